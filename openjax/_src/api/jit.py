@@ -1,0 +1,361 @@
+"""``jit``, ``make_jaxpr``, ``eval_shape``: the staging transformations.
+
+``jit(f)`` traces ``f`` once per combination of argument structure, abstract
+values and static arguments, and binds ``jit_p`` with the staged jaxpr. The
+executor behind ``jit_p`` is pluggable (interpreter now, compiler later).
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import weakref
+from typing import Any, Callable, Sequence
+
+from openjax._src import tree_util
+from openjax._src.api.shapes import ShapeDtypeStruct, abstractify, to_shape_dtype_struct
+from openjax._src.config import config
+from openjax._src.core import ClosedJaxpr, Jaxpr, Tracer, eval_trace
+from openjax._src.interpreters.staging import DebugInfo, flat_arg_names, trace_to_jaxpr
+from openjax._src.primitives.closed_call import jit_p
+
+_all_jitted: "weakref.WeakSet[JitWrapped]" = weakref.WeakSet()
+
+
+def _normalize_argnums(fun, argnums, argnames, what: str):
+  """Fill in static/donate argnums from argnames and vice versa, as JAX does."""
+  if isinstance(argnums, int):
+    argnums = (argnums,)
+  if isinstance(argnames, str):
+    argnames = (argnames,)
+  argnums = tuple(argnums or ())
+  argnames = tuple(argnames or ())
+  try:
+    params = list(inspect.signature(fun).parameters.values())
+  except (TypeError, ValueError):
+    return argnums, argnames, None
+  positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+  has_varargs = any(p.kind == p.VAR_POSITIONAL for p in params)
+  n = len(positional)
+  for i in argnums:
+    if not has_varargs and not -n <= i < n:
+      raise ValueError(f"jitted function has {what}_argnums={argnums} but only "
+                       f"accepts {n} positional arguments.")
+  norm = tuple(sorted({i % n if i < 0 and n else i for i in argnums}))
+  names = set(argnames)
+  for i in norm:
+    if i < n and positional[i].kind == positional[i].POSITIONAL_OR_KEYWORD:
+      names.add(positional[i].name)
+  nums = set(norm)
+  for name in argnames:
+    for i, p in enumerate(positional):
+      if p.name == name and p.kind == p.POSITIONAL_OR_KEYWORD:
+        nums.add(i)
+  return tuple(sorted(nums)), tuple(sorted(names)), positional
+
+
+class _HashableStatic:
+  __slots__ = ("val", "_hash")
+
+  def __init__(self, val):
+    try:
+      self._hash = hash(val)
+    except TypeError as e:
+      raise ValueError(
+          "Non-hashable static arguments are not supported. An error occurred "
+          f"while trying to hash an object of type {type(val)}, {val!r}. The "
+          f"error was:\nTypeError: {e}\nPass it as a traced (non-static) "
+          "argument, or convert it to a hashable value (e.g. a tuple).") from None
+    self.val = val
+
+  def __hash__(self):
+    return self._hash
+
+  def __eq__(self, other):
+    if not isinstance(other, _HashableStatic):
+      return False
+    try:
+      return bool(type(self.val) is type(other.val) and self.val == other.val)
+    except Exception:  # noqa: BLE001 - __eq__ of user objects may fail
+      return False
+
+
+class _CacheEntry:
+  __slots__ = ("closed_jaxpr", "out_tree", "n_hoisted", "hoisted")
+
+  def __init__(self, closed_jaxpr, out_tree, hoisted):
+    self.closed_jaxpr = closed_jaxpr
+    self.out_tree = out_tree
+    self.hoisted = hoisted
+
+
+def _hoist_tracer_consts(jaxpr: Jaxpr, consts: list):
+  """Closed-over tracers of enclosing transformations become leading
+  arguments of the call, so those transformations see them."""
+  keep_vars, keep_vals, hoist_vars, hoist_vals = [], [], [], []
+  for v, c in zip(jaxpr.constvars, consts):
+    if isinstance(c, Tracer):
+      hoist_vars.append(v)
+      hoist_vals.append(c)
+    else:
+      keep_vars.append(v)
+      keep_vals.append(c)
+  if not hoist_vars:
+    return ClosedJaxpr(jaxpr, consts), []
+  new = jaxpr.replace(constvars=keep_vars, invars=hoist_vars + jaxpr.invars)
+  return ClosedJaxpr(new, keep_vals), hoist_vals
+
+
+class JitWrapped:
+  """What ``jit(f)`` returns: call it, or use the AOT stages."""
+
+  def __init__(self, fun: Callable, *, static_argnums=None, static_argnames=None,
+               donate_argnums=None, donate_argnames=None, keep_unused=False,
+               inline=False, compiler_options=None, name=None):
+    if not callable(fun):
+      raise TypeError(f"Expected a callable value, got {fun!r}")
+    self.fun = fun
+    self.static_argnums, self.static_argnames, self._positional = _normalize_argnums(
+        fun, static_argnums, static_argnames, "static")
+    self.donate_argnums, self.donate_argnames, _ = _normalize_argnums(
+        fun, donate_argnums, donate_argnames, "donate")
+    self.keep_unused = keep_unused
+    self.inline = inline
+    self.compiler_options = dict(compiler_options or {})
+    self.name = name or getattr(fun, "__name__", type(fun).__name__)
+    self._cache: dict = {}
+    functools.update_wrapper(self, fun)
+    _all_jitted.add(self)
+
+  def __get__(self, obj, objtype=None):
+    if obj is None:
+      return self
+    return functools.partial(self, obj)
+
+  # ---- splitting arguments ----
+  def _split(self, args, kwargs):
+    static, dyn_args, dyn_kwargs = [], [], {}
+    for i, a in enumerate(args):
+      if i in self.static_argnums:
+        static.append((i, _HashableStatic(a)))
+      else:
+        dyn_args.append(a)
+    for k in sorted(kwargs):
+      if k in self.static_argnames:
+        static.append((k, _HashableStatic(kwargs[k])))
+      else:
+        dyn_kwargs[k] = kwargs[k]
+    return tuple(static), tuple(dyn_args), dyn_kwargs
+
+  def _flat_fun(self, static, n_dyn_args, in_tree, out_tree_box):
+    fun = self.fun
+
+    def flat(*leaves):
+      dyn_args, dyn_kwargs = tree_util.tree_unflatten(in_tree, leaves)
+      args = list(dyn_args)
+      kwargs = dict(dyn_kwargs)
+      for key, s in static:
+        if isinstance(key, int):
+          args.insert(key, s.val)
+        else:
+          kwargs[key] = s.val
+      out = fun(*args, **kwargs)
+      out_leaves, out_tree = tree_util.tree_flatten(out)
+      out_tree_box.append(out_tree)
+      return out_leaves
+    return flat
+
+  def _abstract_leaves(self, leaves, in_tree, args, kwargs):
+    avals = []
+    for i, x in enumerate(leaves):
+      try:
+        avals.append(abstractify(x))
+      except TypeError:
+        names = flat_arg_names(self.fun, args, kwargs, [1] * len(leaves))
+        which = names[i] if i < len(names) else f"#{i}"
+        raise TypeError(
+            f"Error interpreting argument to {self.fun!r} as an abstract array. "
+            f"The problematic value is of type {type(x)} and was passed to the "
+            f"function at path {which}.\nThis typically means that a jit-wrapped "
+            "function was called with a non-array argument, and this argument "
+            "was not marked as static using the static_argnums or "
+            "static_argnames parameters of jax.jit.") from None
+    return tuple(avals)
+
+  def _get_entry(self, args, kwargs, *, avals_override=None):
+    static, dyn_args, dyn_kwargs = self._split(args, kwargs)
+    leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+    avals = avals_override or self._abstract_leaves(leaves, in_tree, dyn_args, dyn_kwargs)
+    key = (in_tree, avals, static, config.values_snapshot())
+    entry = self._cache.get(key)
+    if entry is None:
+      box: list = []
+      flat = self._flat_fun(static, len(dyn_args), in_tree, box)
+      leaf_counts = [tree_util.tree_structure(a).num_leaves for a in dyn_args] + [
+          tree_util.tree_structure(dyn_kwargs[k]).num_leaves for k in sorted(dyn_kwargs)]
+      dbg = DebugInfo("jit", self.fun, flat_arg_names(
+          self.fun, dyn_args, {k: dyn_kwargs[k] for k in sorted(dyn_kwargs)}, leaf_counts))
+      jaxpr, consts = trace_to_jaxpr(flat, avals, dbg)
+      closed, hoisted = _hoist_tracer_consts(jaxpr, consts)
+      entry = _CacheEntry(closed, box[0], hoisted)
+      if not hoisted:  # entries with outer tracers are valid only for this trace
+        self._cache[key] = entry
+    return entry, leaves, in_tree
+
+  def _donated_invars(self, entry, in_tree, n_leaves):
+    if not self.donate_argnums and not self.donate_argnames:
+      return (False,) * (len(entry.hoisted) + n_leaves)
+    dyn_args, dyn_kwargs = tree_util.tree_unflatten(in_tree, [None] * n_leaves)
+    flags = []
+    for i, a in enumerate(dyn_args):
+      flags += [i in self.donate_argnums] * tree_util.tree_structure(a).num_leaves
+    for k in sorted(dyn_kwargs):
+      flags += [k in self.donate_argnames] * tree_util.tree_structure(dyn_kwargs[k]).num_leaves
+    return (False,) * len(entry.hoisted) + tuple(flags)
+
+  def __call__(self, *args, **kwargs):
+    if config.read("jax_disable_jit"):
+      return self.fun(*args, **kwargs)
+    entry, leaves, in_tree = self._get_entry(args, kwargs)
+    outs = jit_p.bind(*entry.hoisted, *leaves, jaxpr=entry.closed_jaxpr, name=self.name,
+                      donated_invars=self._donated_invars(entry, in_tree, len(leaves)),
+                      keep_unused=self.keep_unused, inline=self.inline)
+    return tree_util.tree_unflatten(entry.out_tree, outs)
+
+  # ---- introspection ----
+  def _cache_size(self) -> int:
+    return len(self._cache)
+
+  def clear_cache(self) -> None:
+    self._cache.clear()
+
+  def eval_shape(self, *args, **kwargs):
+    entry, _, _ = self._get_entry(args, kwargs)
+    return tree_util.tree_unflatten(
+        entry.out_tree, [to_shape_dtype_struct(a) for a in entry.closed_jaxpr.out_avals])
+
+  def trace(self, *args, **kwargs) -> "Traced":
+    """Stage ``f`` for these arguments (arrays or ``ShapeDtypeStruct``s)."""
+    entry, leaves, in_tree = self._get_entry(args, kwargs)
+    return Traced(self, entry, in_tree, args, kwargs)
+
+  def __repr__(self):
+    return f"<PjitFunction of {self.fun!r}>"
+
+
+class Traced:
+  """The result of ``jit(f).trace(*args)``: the staged program."""
+
+  def __init__(self, wrapped: JitWrapped, entry: _CacheEntry, in_tree, args, kwargs):
+    self._wrapped = wrapped
+    self._entry = entry
+    self.in_tree = in_tree
+    self.args_info = (args, kwargs)
+
+  @property
+  def jaxpr(self) -> ClosedJaxpr:
+    return self._entry.closed_jaxpr
+
+  @property
+  def out_info(self):
+    return tree_util.tree_unflatten(
+        self._entry.out_tree, [to_shape_dtype_struct(a) for a in self.jaxpr.out_avals])
+
+  @property
+  def fun_name(self) -> str:
+    return self._wrapped.name
+
+
+def jit(fun: Callable | None = None, *, static_argnums=None, static_argnames=None,
+        donate_argnums=None, donate_argnames=None, keep_unused: bool = False,
+        device=None, backend=None, inline: bool = False, abstracted_axes=None,
+        compiler_options=None, in_shardings=None, out_shardings=None):
+  """Compile ``fun`` with the JAX semantics of ``jax.jit``.
+
+  ``fun`` is traced once per combination of argument pytree structure, shapes,
+  dtypes (and weak types) and static argument values; the staged program is
+  cached and reused. ``static_argnums``/``static_argnames`` mark arguments
+  passed as Python values (they must be hashable). Also usable as
+  ``@jit(static_argnames=...)``.
+  """
+  if fun is None:
+    return functools.partial(jit, static_argnums=static_argnums,
+                             static_argnames=static_argnames,
+                             donate_argnums=donate_argnums, donate_argnames=donate_argnames,
+                             keep_unused=keep_unused, device=device, backend=backend,
+                             inline=inline, abstracted_axes=abstracted_axes,
+                             compiler_options=compiler_options,
+                             in_shardings=in_shardings, out_shardings=out_shardings)
+  return JitWrapped(fun, static_argnums=static_argnums, static_argnames=static_argnames,
+                    donate_argnums=donate_argnums, donate_argnames=donate_argnames,
+                    keep_unused=keep_unused, inline=inline,
+                    compiler_options=compiler_options)
+
+
+def clear_caches() -> None:
+  """Drop every jit cache and cached abstract evaluation."""
+  for w in list(_all_jitted):
+    w.clear_cache()
+  eval_trace._aval_cache.clear()
+
+
+def make_jaxpr(fun: Callable, static_argnums: int | Sequence[int] = (), axis_env=None,
+               return_shape: bool = False, abstracted_axes=None):
+  """A function that returns the ``ClosedJaxpr`` of ``fun`` for example
+  arguments (and, with ``return_shape=True``, the output's
+  ``ShapeDtypeStruct`` pytree)."""
+  if isinstance(static_argnums, int):
+    static_argnums = (static_argnums,)
+  static_argnums = tuple(static_argnums)
+
+  @functools.wraps(fun)
+  def make_jaxpr_f(*args, **kwargs):
+    n = len(args)
+    static_idx = {i % n if i < 0 else i for i in static_argnums}
+    dyn_args = tuple(a for i, a in enumerate(args) if i not in static_idx)
+    leaves, in_tree = tree_util.tree_flatten((dyn_args, kwargs))
+    avals = [abstractify(x) for x in leaves]
+    box: list = []
+
+    def flat(*tracers):
+      d_args, d_kwargs = tree_util.tree_unflatten(in_tree, tracers)
+      it = iter(d_args)
+      full = [args[i] if i in static_idx else next(it) for i in range(n)]
+      out = fun(*full, **d_kwargs)
+      out_leaves, out_tree = tree_util.tree_flatten(out)
+      box.append(out_tree)
+      return out_leaves
+
+    counts = [tree_util.tree_structure(a).num_leaves for a in dyn_args] + [
+        tree_util.tree_structure(kwargs[k]).num_leaves for k in sorted(kwargs)]
+    dbg = DebugInfo("make_jaxpr", fun, flat_arg_names(fun, dyn_args, kwargs, counts))
+    jaxpr, consts = trace_to_jaxpr(flat, avals, dbg)
+    closed = ClosedJaxpr(jaxpr, consts)
+    if return_shape:
+      shapes = tree_util.tree_unflatten(
+          box[0], [to_shape_dtype_struct(a) for a in jaxpr.out_avals])
+      return closed, shapes
+    return closed
+
+  make_jaxpr_f.__name__ = f"make_jaxpr({getattr(fun, '__name__', 'fun')})"
+  return make_jaxpr_f
+
+
+def eval_shape(fun: Callable, *args, **kwargs):
+  """The output shapes and dtypes of ``fun(*args, **kwargs)`` as a pytree of
+  ``ShapeDtypeStruct``, computed by tracing alone (no FLOPs)."""
+  leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+  avals = [abstractify(x) for x in leaves]
+  box: list = []
+
+  def flat(*tracers):
+    a, k = tree_util.tree_unflatten(in_tree, tracers)
+    out_leaves, out_tree = tree_util.tree_flatten(fun(*a, **k))
+    box.append(out_tree)
+    return out_leaves
+
+  jaxpr, _ = trace_to_jaxpr(flat, avals, DebugInfo("eval_shape", fun, None))
+  return tree_util.tree_unflatten(box[0], [to_shape_dtype_struct(a) for a in jaxpr.out_avals])
+
+
+__all__ = ["jit", "make_jaxpr", "eval_shape", "clear_caches", "ShapeDtypeStruct",
+           "JitWrapped", "Traced"]

@@ -1,0 +1,76 @@
+"""Abstract values: what tracing knows about an array (shape, dtype, weak type)."""
+from __future__ import annotations
+
+import numpy as np
+
+from openjax._src import dtypes
+
+
+class ShapedArray:
+  """The abstract value of an array: its shape, dtype and weak type.
+
+  ``str_short()`` gives JAX's compact form, e.g. ``f32[3,4]``.
+  """
+  __slots__ = ("shape", "dtype", "weak_type", "_hash")
+  array_abstraction_level = 1
+
+  def __init__(self, shape, dtype, weak_type: bool = False):
+    self.shape = tuple(int(d) for d in shape)
+    self.dtype = np.dtype(dtype)
+    self.weak_type = bool(weak_type)
+    self._hash = None
+
+  @property
+  def ndim(self) -> int:
+    return len(self.shape)
+
+  @property
+  def size(self) -> int:
+    return int(np.prod(self.shape, dtype=np.int64))
+
+  def update(self, shape=None, dtype=None, weak_type=None) -> "ShapedArray":
+    return ShapedArray(self.shape if shape is None else shape,
+                       self.dtype if dtype is None else dtype,
+                       self.weak_type if weak_type is None else weak_type)
+
+  def strip_weak_type(self) -> "ShapedArray":
+    return self if not self.weak_type else ShapedArray(self.shape, self.dtype, False)
+
+  def __eq__(self, other):
+    return (type(other) is ShapedArray and self.shape == other.shape
+            and self.dtype == other.dtype and self.weak_type == other.weak_type)
+
+  def __hash__(self):
+    h = self._hash
+    if h is None:
+      h = self._hash = hash((self.shape, self.dtype, self.weak_type))
+    return h
+
+  def str_short(self, short_dtypes: bool = True) -> str:
+    dt = dtypes.short_dtype_name(self.dtype) if short_dtypes else self.dtype.name
+    return f"{dt}[{','.join(str(d) for d in self.shape)}]"
+
+  def __repr__(self):
+    wt = ", weak_type=True" if self.weak_type else ""
+    return f"ShapedArray({self.str_short(short_dtypes=False)}{wt})"
+
+  __str__ = __repr__
+
+
+def shaped_array_of(value) -> ShapedArray:
+  """The abstract value of a concrete value (NumPy array, scalar, Array)."""
+  aval = getattr(value, "aval", None)
+  if aval is not None:
+    return aval
+  if type(value) in dtypes.python_scalar_dtypes:
+    return ShapedArray((), dtypes.dtype(value), weak_type=True)
+  arr = np.asarray(value)
+  return ShapedArray(arr.shape, dtypes.canonicalize_dtype(arr.dtype), False)
+
+
+def str_short_of(value) -> str:
+  """``f32[3,4]`` for any array-like, for error messages."""
+  try:
+    return shaped_array_of(value).str_short()
+  except Exception:  # noqa: BLE001 - message helper must never fail
+    return type(value).__name__

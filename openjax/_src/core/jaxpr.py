@@ -1,0 +1,407 @@
+"""The jaxpr IR: ``Var``, ``Literal``, ``JaxprEqn``, ``Jaxpr``, ``ClosedJaxpr``,
+the type checker, the evaluator and the printer (JAX's textual form)."""
+from __future__ import annotations
+
+import itertools
+import re
+from collections import Counter, deque
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from openjax._src.core import pretty as pp
+from openjax._src.core.avals import ShapedArray
+
+_var_ids = itertools.count()
+
+
+class Var:
+  """A jaxpr variable: an abstract value and an identity (names are given only
+  when printing)."""
+  __slots__ = ("aval", "count")
+
+  def __init__(self, aval: ShapedArray):
+    self.aval = aval
+    self.count = next(_var_ids)
+
+  def __repr__(self):
+    return f"Var(id={self.count}):{self.aval.str_short()}"
+
+
+class DropVar(Var):
+  """An output that is never used, printed as ``_``."""
+  __slots__ = ()
+
+  def __repr__(self):
+    return "_"
+
+
+class Literal:
+  """A scalar constant inlined into an equation, printed as ``2.0:f32[]``."""
+  __slots__ = ("val", "aval")
+
+  def __init__(self, val: Any, aval: ShapedArray):
+    self.val = val
+    self.aval = aval
+
+  def __repr__(self):
+    return f"Literal({self.val})"
+
+  def pretty(self) -> str:
+    if np.shape(self.val):
+      s = "[...]"
+    else:
+      s = str(np.asarray(self.val).item())
+    return f"{s}:{self.aval.str_short()}"
+
+
+Atom = Var | Literal
+
+
+class JaxprEqn:
+  """``outvars = primitive[params] invars``."""
+  __slots__ = ("invars", "outvars", "primitive", "params")
+
+  def __init__(self, invars, outvars, primitive, params):
+    self.invars = list(invars)
+    self.outvars = list(outvars)
+    self.primitive = primitive
+    self.params = dict(params)
+
+  def replace(self, invars=None, outvars=None, primitive=None, params=None):
+    return JaxprEqn(self.invars if invars is None else invars,
+                    self.outvars if outvars is None else outvars,
+                    self.primitive if primitive is None else primitive,
+                    self.params if params is None else params)
+
+  def __repr__(self):
+    return str(pp_eqn(self, PpContext()).format())
+
+
+class Jaxpr:
+  """A typed first-order program: constvars, invars, equations, outvars."""
+  __slots__ = ("constvars", "invars", "outvars", "eqns", "debug_info", "__weakref__")
+
+  def __init__(self, constvars, invars, outvars, eqns, debug_info=None):
+    self.constvars = list(constvars)
+    self.invars = list(invars)
+    self.outvars = list(outvars)
+    self.eqns = list(eqns)
+    self.debug_info = debug_info
+
+  @property
+  def in_avals(self):
+    return [v.aval for v in self.invars]
+
+  @property
+  def out_avals(self):
+    return [v.aval for v in self.outvars]
+
+  def replace(self, **kw):
+    args = dict(constvars=self.constvars, invars=self.invars, outvars=self.outvars,
+                eqns=self.eqns, debug_info=self.debug_info)
+    args.update(kw)
+    return Jaxpr(**args)
+
+  def pretty_print(self, width: int = 80) -> str:
+    return pp_toplevel_jaxpr(self).format(width)
+
+  def __str__(self):
+    return self.pretty_print()
+
+  __repr__ = __str__
+
+
+class ClosedJaxpr:
+  """A jaxpr together with the values of its constvars (what ``make_jaxpr``
+  returns)."""
+  __slots__ = ("jaxpr", "consts", "__weakref__")
+
+  def __init__(self, jaxpr: Jaxpr, consts: Sequence[Any]):
+    assert len(consts) == len(jaxpr.constvars)
+    self.jaxpr = jaxpr
+    self.consts = list(consts)
+
+  @property
+  def in_avals(self):
+    return self.jaxpr.in_avals
+
+  @property
+  def out_avals(self):
+    return self.jaxpr.out_avals
+
+  @property
+  def eqns(self):
+    return self.jaxpr.eqns
+
+  @property
+  def literals(self):
+    return self.consts
+
+  def map_jaxpr(self, f: Callable[[Jaxpr], Jaxpr]) -> "ClosedJaxpr":
+    return ClosedJaxpr(f(self.jaxpr), self.consts)
+
+  def pretty_print(self, width: int = 80) -> str:
+    return self.jaxpr.pretty_print(width)
+
+  def __str__(self):
+    return self.pretty_print()
+
+  __repr__ = __str__
+
+
+# ------------------------------------------------------------------ checking
+class JaxprTypeError(TypeError):
+  """A jaxpr is ill-typed (a variable used before definition, a type mismatch)."""
+
+
+def _avals_match(a: ShapedArray, b: ShapedArray) -> bool:
+  return a.shape == b.shape and a.dtype == b.dtype
+
+
+def check_jaxpr(jaxpr: Jaxpr | ClosedJaxpr) -> None:
+  """Type-check a jaxpr: every variable defined once before use, and every
+  equation's output types equal its primitive's abstract evaluation."""
+  if isinstance(jaxpr, ClosedJaxpr):
+    jaxpr = jaxpr.jaxpr
+  defined: set[Var] = set()
+
+  def define(v: Var, where: str):
+    if isinstance(v, DropVar):
+      return
+    if v in defined:
+      raise JaxprTypeError(f"Variable {v} defined twice ({where})")
+    defined.add(v)
+
+  def read(a, where: str):
+    if isinstance(a, Literal):
+      return
+    if a not in defined:
+      raise JaxprTypeError(f"Variable {a} used before it is defined ({where})")
+
+  for v in jaxpr.constvars:
+    define(v, "constvar")
+  for v in jaxpr.invars:
+    define(v, "invar")
+  for i, eqn in enumerate(jaxpr.eqns):
+    where = f"equation {i}: {eqn.primitive.name}"
+    for a in eqn.invars:
+      read(a, where)
+    for sub in jaxprs_in_params(eqn.params):
+      check_jaxpr(sub)
+    abstract_eval = eqn.primitive.abstract_eval
+    if abstract_eval is not None:
+      out_avals = abstract_eval(*(a.aval for a in eqn.invars), **eqn.params)
+      if len(out_avals) != len(eqn.outvars):
+        raise JaxprTypeError(
+            f"{where}: {len(eqn.outvars)} outputs bound, primitive gives {len(out_avals)}")
+      for v, a in zip(eqn.outvars, out_avals):
+        if not _avals_match(v.aval, a):
+          raise JaxprTypeError(
+              f"{where}: output typed {v.aval.str_short()} but the primitive "
+              f"produces {a.str_short()}")
+    for v in eqn.outvars:
+      define(v, where)
+  for a in jaxpr.outvars:
+    read(a, "outvars")
+
+
+# ---------------------------------------------------------------- evaluation
+def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list:
+  """Evaluate ``jaxpr`` by binding each equation's primitive in the current
+  trace (so evaluating under a transformation transforms it)."""
+  env: dict[Var, Any] = {}
+
+  def read(a):
+    return a.val if type(a) is Literal else env[a]
+
+  if len(args) != len(jaxpr.invars):
+    raise TypeError(f"eval_jaxpr: jaxpr takes {len(jaxpr.invars)} arguments, "
+                    f"got {len(args)}")
+  for v, x in zip(jaxpr.constvars, consts):
+    env[v] = x
+  for v, x in zip(jaxpr.invars, args):
+    env[v] = x
+  for eqn in jaxpr.eqns:
+    outs = eqn.primitive.bind(*(read(a) for a in eqn.invars), **eqn.params)
+    for v, x in zip(eqn.outvars, outs):
+      env[v] = x
+  return [read(a) for a in jaxpr.outvars]
+
+
+def jaxprs_in_params(params: dict) -> list[Jaxpr]:
+  """Sub-jaxprs held by a higher-order primitive's parameters."""
+  out = []
+  for v in params.values():
+    vs = v if isinstance(v, tuple) else (v,)
+    for x in vs:
+      if isinstance(x, ClosedJaxpr):
+        out.append(x.jaxpr)
+      elif isinstance(x, Jaxpr):
+        out.append(x)
+  return out
+
+
+# ------------------------------------------------------------------ printing
+def _alpha_name(n: int) -> str:
+  s = ""
+  while not s or n:
+    n, i = divmod(n, 26)
+    s = chr(97 + i) + s
+  return s
+
+
+class PpContext:
+  """Globally unique variable names across nested jaxprs, assigned in printing
+  order; shared sub-jaxprs are printed once at the top."""
+
+  def __init__(self):
+    self.names: dict[Var, str] = {}
+    self.shared_jaxprs: dict[int, str] = {}
+    self.shared_names: set[str] = set()
+    self._counter = 0
+
+  def name(self, v: Var) -> str:
+    n = self.names.get(v)
+    if n is None:
+      while True:
+        n = _alpha_name(self._counter)
+        self._counter += 1
+        if n not in self.shared_names:
+          break
+      self.names[v] = n
+    return n
+
+  def suggest_same_names(self, for_vars, like_vars) -> None:
+    """Give inner-jaxpr variables the names of the outer atoms they alias."""
+    if len(for_vars) != len(like_vars):
+      return
+    used = set()
+    for f, l in zip(for_vars, like_vars):
+      if (isinstance(l, Var) and l not in used and isinstance(f, Var)
+          and not isinstance(f, DropVar) and f not in self.names):
+        used.add(l)
+        self.names[f] = self.name(l)
+
+
+def pp_atom(a, ctx: PpContext) -> str:
+  if isinstance(a, Literal):
+    return a.pretty()
+  if isinstance(a, DropVar):
+    return "_"
+  return ctx.name(a)
+
+
+def pp_vars(vs, ctx: PpContext, *, separator: str = "", print_shapes: bool = False) -> pp.Doc:
+  docs = [pp.text(pp_atom(v, ctx) + (":" + v.aval.str_short() if print_shapes else ""))
+          for v in vs]
+  return pp.nest(2, pp.group(pp.join(pp.text(separator) + pp.group(pp.brk()), docs)))
+
+
+def _pp_param_value(v: Any, ctx: PpContext) -> pp.Doc:
+  if isinstance(v, tuple) and v and all(isinstance(j, (Jaxpr, ClosedJaxpr)) for j in v):
+    return pp_jaxprs([j.jaxpr if isinstance(j, ClosedJaxpr) else j for j in v], ctx)
+  if isinstance(v, ClosedJaxpr):
+    return pp_jaxpr(v.jaxpr, ctx)
+  if isinstance(v, Jaxpr):
+    return pp_jaxpr(v, ctx)
+  if isinstance(v, frozenset):
+    return pp.text("frozenset({" + ", ".join(repr(e) for e in sorted(v)) + "})")
+  s = re.sub(r" at 0x([0-9a-fA-F]+)", lambda m: " at 0x" + "X" * len(m.group(1)), str(v))
+  return pp.text(s)
+
+
+def pp_kv_pairs(items, ctx: PpContext) -> pp.Doc:
+  if not items:
+    return pp.nil
+  pairs = [pp.text(f"{k}=") + _pp_param_value(v, ctx) for k, v in items]
+  return pp.group(pp.concat([
+      pp.nest(2, pp.concat([pp.text("["), pp.brk(""), pp.join(pp.brk(), pairs)])),
+      pp.brk(""), pp.text("]")]))
+
+
+def pp_eqn(eqn: JaxprEqn, ctx: PpContext, params: dict | None = None,
+           use_rule: bool = True) -> pp.Doc:
+  """An equation as ``c:f32[] = mul b 2.0:f32[]``. A primitive's ``pp_rule``
+  may hide or reorder parameters and calls back here with ``params``."""
+  if use_rule and params is None and eqn.primitive.pp_rule is not None:
+    return eqn.primitive.pp_rule(eqn, ctx)
+  if params is None:
+    items = [(k, eqn.params[k]) for k in sorted(eqn.params)]
+  else:  # a rule's chosen parameters, in the rule's order
+    items = list(params.items())
+  lhs = pp_vars(eqn.outvars, ctx, print_shapes=True)
+  rhs = [pp.text(eqn.primitive.name), pp_kv_pairs(items, ctx),
+         pp.text(" ") + pp_vars(eqn.invars, ctx)]
+  if eqn.outvars:
+    return pp.concat([lhs, pp.text(" = "), *rhs])
+  return pp.concat(rhs)
+
+
+def _pp_skeleton(jaxpr: Jaxpr, ctx: PpContext) -> pp.Doc:
+  constvars = pp_vars(jaxpr.constvars, ctx, print_shapes=True)
+  invars = pp_vars(jaxpr.invars, ctx, print_shapes=True)
+  eqns = pp.join(pp.brk("; "), [pp_eqn(e, ctx) for e in jaxpr.eqns])
+  outvars = pp.concat([pp.text("("), pp_vars(jaxpr.outvars, ctx, separator=","),
+                       pp.text(")" if len(jaxpr.outvars) != 1 else ",)")])
+  return pp.group(pp.nest(2, pp.concat([
+      pp.text("{ "), pp.text("lambda "), constvars, pp.text("; "), invars,
+      pp.text(". "), pp.text("let"), pp.nest(2, pp.brk() + eqns), pp.brk(),
+      pp.text("in "), outvars])) + pp.text(" }"))
+
+
+def pp_jaxpr(jaxpr: Jaxpr, ctx: PpContext) -> pp.Doc:
+  name = ctx.shared_jaxprs.get(id(jaxpr))
+  if name is not None:
+    return pp.text(name)
+  return _pp_skeleton(jaxpr, ctx)
+
+
+def pp_jaxprs(jaxprs, ctx: PpContext) -> pp.Doc:
+  return pp.group(pp.concat([
+      pp.nest(2, pp.concat([pp.text("("), pp.brk(""),
+                            pp.join(pp.brk(), [pp_jaxpr(j, ctx) for j in jaxprs])])),
+      pp.brk(""), pp.text(")")]))
+
+
+def pp_toplevel_jaxpr(top: Jaxpr) -> pp.Doc:
+  """The whole printout: sub-jaxprs used more than once (or longer than ten
+  equations) are printed first as ``let name = { ... } in``."""
+  ctx = PpContext()
+  counts: Counter = Counter()
+  by_id: dict[int, Jaxpr] = {}
+  names: dict[int, str] = {}
+  queue = deque([top])
+  while queue:
+    j = queue.popleft()
+    by_id[id(j)] = j
+    counts[id(j)] += 1
+    if j is not top and len(j.eqns) > 10:
+      counts[id(j)] += 1
+    for eqn in j.eqns:
+      name = eqn.params.get("name")
+      subs = jaxprs_in_params(eqn.params)
+      if isinstance(name, str):
+        for s in subs:
+          names.setdefault(id(s), name.strip("<>"))
+      queue.extend(subs)
+  name_counts: Counter = Counter()
+  shared = []
+  for jid, c in counts.items():
+    if c == 1 or jid == id(top):
+      continue
+    name = names.get(jid, "jaxpr")
+    if name_counts[name] > 0:
+      n = name_counts[name]
+      name_counts[name] += 1
+      name = f"{name}{n}"
+    name_counts[name] += 1
+    ctx.shared_names.add(name)
+    shared.append((name, by_id[jid]))
+  docs = []
+  for name, j in shared:
+    docs.append(pp.concat([pp.text("let "), pp.text(name), pp.text(" = "),
+                           _pp_skeleton(j, ctx), pp.text(" in"), pp.brk()]))
+    ctx.shared_jaxprs[id(j)] = name
+  docs.append(pp_jaxpr(top, ctx))
+  return pp.concat(docs)

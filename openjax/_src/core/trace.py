@@ -1,0 +1,335 @@
+"""Traces, tracers and the current-trace context.
+
+``Primitive.bind`` hands the operation to the *current* trace. The bottom trace
+is ``EvalTrace``, which runs each primitive's ``impl`` on concrete values;
+transformations install their own trace for the duration of a call
+(``set_current_trace``), and a trace processes values that belong to it while
+treating anything else as a constant. A tracer whose trace has ended and that
+is used again raises ``UnexpectedTracerError``.
+"""
+from __future__ import annotations
+
+import contextlib
+import threading
+from typing import Any, Callable
+
+import numpy as np
+
+from openjax._src import dtypes
+from openjax._src.config import config
+from openjax._src.core.avals import ShapedArray
+from openjax._src.errors import (
+    ConcretizationTypeError, TracerArrayConversionError, TracerBoolConversionError,
+    TracerIntegerConversionError, UnexpectedTracerError)
+
+
+class Trace:
+  """An interpreter for primitives. Subclasses implement ``process_primitive``;
+  higher-order primitives may add ``process_<name>`` hooks later."""
+
+  def __init__(self):
+    self.is_valid = True
+
+  def process_primitive(self, primitive, args, params) -> list:
+    raise NotImplementedError
+
+  def invalidate(self) -> None:
+    self.is_valid = False
+
+  def __repr__(self):
+    return f"{type(self).__name__}"
+
+
+class Tracer:
+  """A value that stands for an array while a function is being transformed.
+
+  It carries its trace and its abstract value (``aval``). Python control flow
+  on a tracer raises the ``openjax.errors`` class that names the fix.
+  """
+  __slots__ = ("_trace",)
+  __array_priority__ = 1000
+
+  @property
+  def aval(self) -> ShapedArray:
+    raise NotImplementedError
+
+  def to_concrete_value(self):
+    """The concrete NumPy value when this tracer is known to be constant."""
+    return None
+
+  # ---- shape/dtype queries are static and always allowed ----
+  @property
+  def shape(self):
+    return self.aval.shape
+
+  @property
+  def dtype(self):
+    return self.aval.dtype
+
+  @property
+  def ndim(self):
+    return self.aval.ndim
+
+  @property
+  def size(self):
+    return self.aval.size
+
+  @property
+  def weak_type(self):
+    return self.aval.weak_type
+
+  def __len__(self):
+    if not self.aval.shape:
+      raise TypeError("len() of unsized object")
+    return self.aval.shape[0]
+
+  def __iter__(self):
+    if not self.aval.shape:
+      raise TypeError("iteration over a 0-d array")
+    return (self[i] for i in range(self.aval.shape[0]))
+
+  # ---- conversions to Python values need concreteness ----
+  def __bool__(self):
+    val = self.to_concrete_value()
+    if val is None:
+      raise TracerBoolConversionError(self)
+    return bool(val)
+
+  def __index__(self):
+    val = self.to_concrete_value()
+    if val is None or not dtypes.issubdtype(self.dtype, np.integer):
+      raise TracerIntegerConversionError(self)
+    return int(val)
+
+  def __int__(self):
+    val = self.to_concrete_value()
+    if val is None:
+      raise ConcretizationTypeError(
+          self, "The problem arose with the `int` function. ")
+    return int(val)
+
+  def __float__(self):
+    val = self.to_concrete_value()
+    if val is None:
+      raise ConcretizationTypeError(
+          self, "The problem arose with the `float` function. ")
+    return float(val)
+
+  def __complex__(self):
+    val = self.to_concrete_value()
+    if val is None:
+      raise ConcretizationTypeError(
+          self, "The problem arose with the `complex` function. ")
+    return complex(val)
+
+  def __array__(self, dtype=None, copy=None):
+    val = self.to_concrete_value()
+    if val is None:
+      raise TracerArrayConversionError(self)
+    return np.asarray(val, dtype=dtype)
+
+  def item(self, *args):
+    val = self.to_concrete_value()
+    if val is None:
+      raise ConcretizationTypeError(
+          self, "The problem arose with the `item` method. ")
+    return np.asarray(val).item(*args)
+
+  def tolist(self):
+    val = self.to_concrete_value()
+    if val is None:
+      raise ConcretizationTypeError(
+          self, "The problem arose with the `tolist` method. ")
+    return np.asarray(val).tolist()
+
+  def __hash__(self):
+    raise TypeError(f"unhashable type: {type(self).__name__} (traced arrays are "
+                    "unhashable; pass hashable values as static arguments)")
+
+  def __setitem__(self, idx, value):
+    raise TypeError(
+        f"'{type(self).__name__}' object does not support item assignment. JAX "
+        "arrays are immutable. Instead of ``x[idx] = y``, use "
+        "``x = x.at[idx].set(y)`` or another .at[] method: "
+        "https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html")
+
+  def __repr__(self):
+    return f"{type(self).__name__}<{self.aval.str_short(short_dtypes=False)}>"
+
+  def __reduce__(self):
+    raise TypeError("tracers cannot be pickled")
+
+  def _provenance(self) -> str:
+    return ""
+
+
+# ------------------------------------------------------------------ arrays
+class _ArrayHooks:
+  """The runtime layer registers its concrete ``Array`` type here, so the eval
+  trace can unwrap and build Arrays without importing the runtime."""
+  array_type: type | None = None
+  make_array: Callable[[np.ndarray, ShapedArray], Any] | None = None
+
+
+array_hooks = _ArrayHooks()
+
+
+def register_array_type(array_type: type, make_array: Callable) -> None:
+  array_hooks.array_type = array_type
+  array_hooks.make_array = make_array
+
+
+def canonical_value(x: Any) -> np.ndarray:
+  """A NumPy value of JAX's canonical dtype for a non-tracer operand."""
+  t = type(x)
+  if t is array_hooks.array_type:
+    return x._value
+  if t in dtypes.python_scalar_dtypes:
+    return np.asarray(x, dtypes.dtype(x))
+  if isinstance(x, Tracer):
+    raise _escaped(x)
+  if hasattr(x, "__jax_array__"):
+    return canonical_value(x.__jax_array__())
+  arr = np.asarray(x)
+  dt = dtypes.dtype(arr)   # validates and canonicalises (float64 -> float32)
+  if arr.dtype != dt:
+    return arr.astype(dt)
+  # A caller's ndarray may be mutated later: results must never alias it.
+  return arr.copy() if arr is x else arr
+
+
+def get_aval(x: Any) -> ShapedArray:
+  """The abstract value of any operand (tracer, Array, NumPy value, scalar)."""
+  aval = getattr(x, "aval", None)
+  if aval is not None:
+    return aval
+  t = type(x)
+  if t in dtypes.python_scalar_dtypes:
+    return ShapedArray((), dtypes.dtype(x), weak_type=True)
+  if hasattr(x, "__jax_array__"):
+    return get_aval(x.__jax_array__())
+  arr = np.asarray(x) if not hasattr(x, "dtype") or not hasattr(x, "shape") else x
+  return ShapedArray(np.shape(arr), dtypes.dtype(arr), False)
+
+
+def is_concrete(x: Any) -> bool:
+  return not isinstance(x, Tracer) or x.to_concrete_value() is not None
+
+
+def to_concrete_value(x: Any):
+  """A NumPy value for ``x`` or None when it is an abstract tracer."""
+  if isinstance(x, Tracer):
+    return x.to_concrete_value()
+  if type(x) is array_hooks.array_type:
+    return x._value
+  return x
+
+
+def concrete_or_error(force: Callable | None, val: Any, context: str = ""):
+  """``force(val)`` for a concrete value; ConcretizationTypeError otherwise.
+
+  Library functions use it for arguments that must be static (shapes, axes).
+  """
+  force = force or (lambda v: v)
+  if isinstance(val, Tracer):
+    c = val.to_concrete_value()
+    if c is None:
+      raise ConcretizationTypeError(val, f"{context}\n" if context else "")
+    return force(c)
+  return force(val)
+
+
+# ------------------------------------------------------------ the eval trace
+def _escaped(tracer) -> UnexpectedTracerError:
+  return UnexpectedTracerError(
+      f"Encountered an unexpected tracer: {tracer!r}. A function transformed "
+      "by JAX (jit, grad, vmap, ...) had a side effect: a value it computed was "
+      "stored outside it (in a global, a closure or an object attribute) and "
+      "used after the transformation ended. Return the value from the "
+      "transformed function instead of storing it.")
+
+
+class EvalTrace(Trace):
+  """The bottom trace: runs each primitive's ``impl`` on NumPy values."""
+
+  def __init__(self):
+    super().__init__()
+    self._aval_cache: dict = {}
+
+  def process_primitive(self, primitive, args, params) -> list:
+    array_type = array_hooks.array_type
+    vals, avals = [], []
+    for x in args:
+      if type(x) is array_type:
+        vals.append(x._value)
+        avals.append(x.aval)
+      else:
+        if isinstance(x, Tracer):
+          raise _escaped(x)
+        v = canonical_value(x)
+        vals.append(v)
+        avals.append(ShapedArray(v.shape, v.dtype, type(x) in dtypes.python_scalar_dtypes))
+    out_avals = self._abstract_eval(primitive, avals, params)
+    outs = primitive.rule("impl")(*vals, **params)
+    make = array_hooks.make_array
+    result = []
+    for o, a in zip(outs, out_avals):
+      o = np.asarray(o)
+      if o.dtype != a.dtype:
+        o = o.astype(a.dtype)
+      result.append(make(o, a) if make is not None else o)
+    if config.read("jax_debug_nans") or config.read("jax_debug_infs"):
+      _check_nans(primitive, result)
+    return result
+
+  def _abstract_eval(self, primitive, avals, params):
+    try:
+      key = (primitive, tuple(avals), tuple(params.items()))
+      hit = self._aval_cache.get(key)
+    except TypeError:  # an unhashable parameter: no caching
+      key, hit = None, None
+    if hit is None:
+      hit = primitive.rule("abstract_eval")(*avals, **params)
+      if key is not None and len(self._aval_cache) < 100_000:
+        self._aval_cache[key] = hit
+    return hit
+
+
+def _check_nans(primitive, outs) -> None:
+  for o in outs:
+    v = np.asarray(getattr(o, "_value", o))
+    if dtypes.kind(v.dtype) not in "fc":
+      continue
+    if config.read("jax_debug_nans") and np.isnan(v).any():
+      raise FloatingPointError(f"invalid value (nan) encountered in {primitive.name}")
+    if config.read("jax_debug_infs") and np.isinf(v).any():
+      raise FloatingPointError(f"invalid value (inf) encountered in {primitive.name}")
+
+
+class _TraceState(threading.local):
+  def __init__(self):
+    self.trace: Trace = eval_trace
+
+
+eval_trace = EvalTrace()
+trace_state = _TraceState()
+
+
+def current_trace() -> Trace:
+  return trace_state.trace
+
+
+@contextlib.contextmanager
+def set_current_trace(trace: Trace):
+  """Make ``trace`` the current trace for the duration of a block."""
+  prev = trace_state.trace
+  trace_state.trace = trace
+  try:
+    yield
+  finally:
+    trace_state.trace = prev
+
+
+def find_top_trace(args) -> Trace:
+  """The current trace (kept for API symmetry with JAX's older model)."""
+  return trace_state.trace

@@ -1,0 +1,205 @@
+"""Staging: trace a Python function into a jaxpr (omnistaging: every primitive
+applied while the staging trace is current is recorded)."""
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from openjax._src import dtypes
+from openjax._src.core import (
+    ClosedJaxpr, Jaxpr, JaxprEqn, Literal, ShapedArray, Trace, Tracer, Var,
+    array_hooks, get_aval, set_current_trace)
+from openjax._src.errors import UnexpectedTracerError
+
+
+class DebugInfo:
+  """Where a traced function came from, to name it and its arguments in errors."""
+  __slots__ = ("traced_for", "func_src", "arg_names", "func_name")
+
+  def __init__(self, traced_for: str, fun: Callable | None, arg_names: Sequence[str] | None):
+    self.traced_for = traced_for
+    self.func_name = getattr(fun, "__name__", type(fun).__name__) if fun is not None else "<unknown>"
+    self.func_src = _func_src(fun)
+    self.arg_names = tuple(arg_names) if arg_names is not None else None
+
+
+def _func_src(fun) -> str:
+  try:
+    fn = inspect.unwrap(fun)
+    code = fn.__code__
+    return f"{fun.__name__} at {code.co_filename}:{code.co_firstlineno}"
+  except Exception:  # noqa: BLE001 - best-effort description
+    return getattr(fun, "__name__", repr(fun))
+
+
+def flat_arg_names(fun: Callable, args: tuple, kwargs: dict, leaf_counts) -> list[str]:
+  """A name per flattened argument leaf, like ``x`` or ``params[0]``."""
+  try:
+    sig = inspect.signature(fun)
+    bound = sig.bind(*args, **kwargs)
+    names = list(bound.arguments)
+  except (TypeError, ValueError):
+    names = [f"args[{i}]" for i in range(len(args))] + list(kwargs)
+  out = []
+  for name, n in zip(names, leaf_counts):
+    out.extend([name] if n == 1 else [f"{name}[{i}]" for i in range(n)])
+  return out
+
+
+class DynamicJaxprTracer(Tracer):
+  __slots__ = ("_aval", "atom")
+
+  def __init__(self, trace: "DynamicJaxprTrace", aval: ShapedArray, atom):
+    self._trace = trace
+    self._aval = aval
+    self.atom = atom
+
+  @property
+  def aval(self):
+    return self._aval
+
+  def to_concrete_value(self):
+    if type(self.atom) is Literal:
+      return self.atom.val
+    val = self._trace.constvar_to_val.get(self.atom)
+    if val is None or isinstance(val, Tracer):
+      return None
+    return np.asarray(getattr(val, "_value", val))
+
+  def _provenance(self) -> str:
+    return self._trace.provenance(self)
+
+
+def _is_literalable(val) -> bool:
+  if isinstance(val, Tracer):
+    return False
+  t = type(val)
+  if t in dtypes.python_scalar_dtypes or isinstance(val, np.generic):
+    return True
+  return getattr(val, "shape", None) == () and (
+      isinstance(val, np.ndarray) or t is array_hooks.array_type)
+
+
+class DynamicJaxprTrace(Trace):
+  """Records every primitive applied to its tracers as a jaxpr equation."""
+
+  def __init__(self, debug_info: DebugInfo | None = None):
+    super().__init__()
+    self.debug_info = debug_info
+    self.invars: list[Var] = []
+    self.eqns: list[JaxprEqn] = []
+    self.constvar_to_val: dict[Var, Any] = {}
+    self._const_tracers: dict[int, DynamicJaxprTracer] = {}
+    self._keepalive: list = []
+
+  def new_arg(self, aval: ShapedArray) -> DynamicJaxprTracer:
+    v = Var(aval)
+    self.invars.append(v)
+    return DynamicJaxprTracer(self, aval, v)
+
+  def new_const(self, val) -> DynamicJaxprTracer:
+    t = self._const_tracers.get(id(val))
+    if t is not None:
+      return t
+    aval = get_aval(val)
+    if _is_literalable(val):
+      if type(val) is array_hooks.array_type:
+        lit = val._value
+      elif type(val) in dtypes.python_scalar_dtypes:
+        lit = np.asarray(val, aval.dtype)[()]
+      else:
+        lit = np.asarray(val).astype(aval.dtype)[()]
+      t = DynamicJaxprTracer(self, aval, Literal(lit, aval))
+    else:
+      if not isinstance(val, Tracer) and type(val) is not array_hooks.array_type:
+        arr = np.asarray(val)
+        if arr.dtype != aval.dtype:
+          val = arr.astype(aval.dtype)
+      v = Var(aval)
+      self.constvar_to_val[v] = val
+      t = DynamicJaxprTracer(self, aval, v)
+    self._const_tracers[id(val)] = t
+    self._keepalive.append(val)   # ids stay unique while we hold the values
+    return t
+
+  def to_jaxpr_tracer(self, x) -> DynamicJaxprTracer:
+    if isinstance(x, DynamicJaxprTracer) and x._trace is self:
+      return x
+    if isinstance(x, Tracer) and not x._trace.is_valid:
+      raise UnexpectedTracerError(
+          f"Encountered an unexpected tracer: {x!r}. It was created by a "
+          "transformation that has already finished (for example, stored in a "
+          "global or closure by a jitted function) and was then used inside "
+          f"{self._where()}. Return values from transformed functions instead "
+          "of storing them as side effects.")
+    return self.new_const(x)
+
+  def _where(self) -> str:
+    d = self.debug_info
+    return f"the trace of {d.func_src} for {d.traced_for}" if d else "a trace"
+
+  def process_primitive(self, primitive, args, params) -> list:
+    tracers = [self.to_jaxpr_tracer(x) for x in args]
+    out_avals = primitive.rule("abstract_eval")(*(t._aval for t in tracers), **params)
+    outs = [DynamicJaxprTracer(self, a, Var(a)) for a in out_avals]
+    self.eqns.append(JaxprEqn([t.atom for t in tracers], [o.atom for o in outs],
+                              primitive, params))
+    return outs
+
+  def to_jaxpr(self, out_tracers: Sequence[DynamicJaxprTracer]) -> tuple[Jaxpr, list]:
+    constvars = list(self.constvar_to_val)
+    consts = [self.constvar_to_val[v] for v in constvars]
+    jaxpr = Jaxpr(constvars, self.invars, [t.atom for t in out_tracers], self.eqns,
+                  debug_info=self.debug_info)
+    return jaxpr, consts
+
+  def provenance(self, tracer: DynamicJaxprTracer) -> str:
+    d = self.debug_info
+    if d is None:
+      return ""
+    head = (f"The error occurred while tracing the function {d.func_src} for "
+            f"{d.traced_for}. ")
+    if d.arg_names is None:
+      return head + "\n"
+    producers = {v: e for e in self.eqns for v in e.outvars}
+    seen, stack, inputs = set(), [tracer.atom], set()
+    invar_index = {v: i for i, v in enumerate(self.invars)}
+    while stack:
+      a = stack.pop()
+      if not isinstance(a, Var) or a in seen:
+        continue
+      seen.add(a)
+      if a in invar_index:
+        inputs.add(invar_index[a])
+      elif a in producers:
+        stack.extend(producers[a].invars)
+    names = [d.arg_names[i] for i in sorted(inputs) if i < len(d.arg_names)]
+    if not names:
+      return head + "\n"
+    if len(names) == 1:
+      dep = f"the value of the argument {names[0]}"
+    else:
+      dep = "the values of the arguments " + ", ".join(names[:-1]) + f" and {names[-1]}"
+    return head + f"This concrete value was not available in Python because it depends on {dep}.\n"
+
+
+def trace_to_jaxpr(fun: Callable[..., Sequence[Any]], in_avals: Sequence[ShapedArray],
+                   debug_info: DebugInfo | None = None) -> tuple[Jaxpr, list]:
+  """Trace ``fun`` (flat arguments -> flat list of outputs) to a jaxpr and the
+  values of its constvars."""
+  trace = DynamicJaxprTrace(debug_info)
+  args = [trace.new_arg(a) for a in in_avals]
+  try:
+    with set_current_trace(trace):
+      outs = fun(*args)
+      out_tracers = [trace.to_jaxpr_tracer(o) for o in outs]
+    return trace.to_jaxpr(out_tracers)
+  finally:
+    trace.invalidate()
+
+
+def trace_to_closed_jaxpr(fun, in_avals, debug_info=None) -> ClosedJaxpr:
+  jaxpr, consts = trace_to_jaxpr(fun, in_avals, debug_info)
+  return ClosedJaxpr(jaxpr, consts)

@@ -1,0 +1,100 @@
+"""Attach the operators and methods of ``jax.Array`` to openjax's ``Array``
+and to every ``Tracer`` (so traced values behave like arrays)."""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from openjax._src import dtypes
+from openjax._src.core import Tracer
+from openjax._src.numpy import (creation, indexing, linalg_ops, misc, reductions,
+                                shape_ops, sorting, ufuncs)
+from openjax._src.runtime.array import Array
+
+ndarray = Array
+
+_MODULES = (ufuncs, reductions, shape_ops, indexing, linalg_ops, sorting, misc, creation)
+
+
+def _jnp(name: str):
+  for m in _MODULES:
+    f = getattr(m, name, None)
+    if f is not None:
+      return f
+  raise NotImplementedError(f"jax.numpy.{name} is not implemented in openjax yet")
+
+
+def _defer(name: str):
+  # Resolve on first call: each family module owns its functions.
+  def call(*args, **kwargs):
+    return _jnp(name)(*args, **kwargs)
+  call.__name__ = name
+  return call
+
+
+def _binary(name: str, reverse: bool = False):
+  fn = _defer(name)
+
+  def op(self, other):
+    if not _accepts(other):
+      return NotImplemented
+    return fn(other, self) if reverse else fn(self, other)
+  return op
+
+
+def _accepts(other) -> bool:
+  return isinstance(other, (Array, Tracer, np.ndarray, np.generic, int, float, complex, bool)) \
+      or hasattr(other, "__jax_array__")
+
+
+_BINARY_OPS = {
+    "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "true_divide",
+    "floordiv": "floor_divide", "mod": "remainder", "pow": "power", "matmul": "matmul",
+    "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
+    "lshift": "left_shift", "rshift": "right_shift", "divmod": "divmod",
+}
+_COMPARISONS = {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal",
+                "gt": "greater", "ge": "greater_equal"}
+_UNARY_OPS = {"neg": "negative", "pos": "positive", "abs": "abs", "invert": "invert"}
+
+_METHODS = (
+    "all", "any", "argmax", "argmin", "argpartition", "argsort", "astype", "choose", "clip",
+    "compress", "conj", "conjugate", "cumprod", "cumsum", "diagonal", "dot", "flatten",
+    "max", "mean", "min", "nonzero", "prod", "ptp", "ravel", "repeat", "reshape",
+    "round", "searchsorted", "sort", "squeeze", "std", "sum", "swapaxes", "take", "trace",
+    "transpose", "var", "view",
+)
+
+
+def _install(cls) -> None:
+  for dunder, name in _BINARY_OPS.items():
+    setattr(cls, f"__{dunder}__", _binary(name))
+    setattr(cls, f"__r{dunder}__", _binary(name, reverse=True))
+  for dunder, name in _COMPARISONS.items():
+    setattr(cls, f"__{dunder}__", _binary(name))
+  for dunder, name in _UNARY_OPS.items():
+    setattr(cls, f"__{dunder}__", _defer(name))
+  for name in _METHODS:
+    setattr(cls, name, _defer("_method_" + name) if name in ("reshape", "transpose", "astype", "view")
+            else _defer(name))
+  cls.__getitem__ = lambda self, idx: _jnp("_getitem")(self, idx)
+  cls.__round__ = lambda self, ndigits=None: _jnp("round")(self, ndigits or 0)
+  cls.T = property(lambda self: _jnp("transpose")(self))
+  cls.mT = property(lambda self: _jnp("matrix_transpose")(self))
+  cls.real = property(lambda self: _jnp("real")(self))
+  cls.imag = property(lambda self: _jnp("imag")(self))
+  cls.flat = property(lambda self: iter(_jnp("ravel")(self)))
+  cls.at = property(lambda self: _jnp("_IndexUpdateHelper")(self))
+  cls.__array_namespace__ = lambda self, api_version=None: sys.modules["openjax.numpy"]
+
+
+_install(Array)
+_install(Tracer)
+
+
+def dtype_of(x):
+  return dtypes.dtype(x)
+
+
+__all__ = ["ndarray"]

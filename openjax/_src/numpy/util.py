@@ -1,0 +1,184 @@
+"""Helpers shared by the ``jax.numpy`` implementation: argument checks, dtype
+promotion (JAX's lattice, with weak types) and NumPy-style rank promotion."""
+from __future__ import annotations
+
+import operator
+import warnings
+from typing import Any, Sequence
+
+import numpy as np
+
+from openjax._src import dtypes
+from openjax._src import lax
+from openjax._src.config import config
+from openjax._src.core import Tracer, array_hooks, get_aval
+
+AxisError = np.exceptions.AxisError
+
+
+def is_arraylike(x: Any) -> bool:
+  return (type(x) is array_hooks.array_type or isinstance(x, (Tracer, np.ndarray, np.generic))
+          or type(x) in dtypes.python_scalar_dtypes or hasattr(x, "__jax_array__"))
+
+
+def check_arraylike(fun_name: str, *args: Any, emit_warning: bool = False) -> None:
+  """JAX's check that every argument is an array or a scalar (not a list)."""
+  for pos, arg in enumerate(args):
+    if not is_arraylike(arg):
+      msg = f"{fun_name} requires ndarray or scalar arguments, got {type(arg)} at position {pos}."
+      raise TypeError(msg)
+
+
+def ensure_arraylike(fun_name: str, *args: Any):
+  """``check_arraylike`` then convert NumPy/scalar inputs to operands."""
+  check_arraylike(fun_name, *args)
+  out = tuple(asarray_operand(a) for a in args)
+  return out[0] if len(out) == 1 else out
+
+
+def asarray_operand(x: Any):
+  """An operand for lax: Arrays and tracers pass through; Python scalars stay
+  weakly typed; NumPy values are canonicalised (float64 -> float32 unless x64)."""
+  if type(x) is array_hooks.array_type or isinstance(x, Tracer):
+    return x
+  if hasattr(x, "__jax_array__"):
+    return asarray_operand(x.__jax_array__())
+  if type(x) in dtypes.python_scalar_dtypes:
+    return lax._convert_element_type(x, dtypes.dtype(x), weak_type=True)
+  arr = np.asarray(x)
+  dt = dtypes.dtype(arr)
+  return arr.astype(dt) if arr.dtype != dt else arr
+
+
+def _weak(x) -> bool:
+  return dtypes.is_weakly_typed(x)
+
+
+def promote_dtypes(*args: Any) -> list:
+  """Convert ``args`` to their common JAX dtype (weak when all are weak)."""
+  if len(args) < 2:
+    return [asarray_operand(a) for a in args]
+  to_dtype, weak = dtypes.result_type(*args, return_weak_type_flag=True)
+  return [lax._convert_element_type(a, to_dtype, weak) for a in args]
+
+
+def promote_dtypes_inexact(*args: Any) -> list:
+  """Like ``promote_dtypes``, then to the default float (or complex) dtype if
+  the common dtype is integer or bool."""
+  to_dtype, weak = dtypes.result_type(*args, return_weak_type_flag=True)
+  to_dtype = to_inexact_dtype(to_dtype)
+  return [lax._convert_element_type(a, to_dtype, weak) for a in args]
+
+
+def promote_dtypes_numeric(*args: Any) -> list:
+  to_dtype, weak = dtypes.result_type(*args, return_weak_type_flag=True)
+  if to_dtype == np.bool_:
+    to_dtype = dtypes.default_int_dtype()
+  return [lax._convert_element_type(a, to_dtype, weak) for a in args]
+
+
+def promote_dtypes_complex(*args: Any) -> list:
+  to_dtype, weak = dtypes.result_type(*args, return_weak_type_flag=True)
+  k = dtypes.kind(to_dtype)
+  if k != "c":
+    to_dtype = dtypes.complex128 if to_dtype == np.float64 else dtypes.default_complex_dtype()
+    to_dtype = dtypes.canonicalize_dtype(to_dtype)
+  return [lax._convert_element_type(a, to_dtype, weak) for a in args]
+
+
+def to_inexact_dtype(dt: np.dtype) -> np.dtype:
+  return dt if dtypes.kind(dt) in "fc" else dtypes.default_float_dtype()
+
+
+def _rank_promotion_check(fun_name: str, shapes) -> None:
+  mode = config.read("jax_numpy_rank_promotion")
+  if mode == "allow" or len({len(s) for s in shapes if s}) <= 1:
+    return
+  msg = (f"Following NumPy automatic rank promotion for {fun_name} on shapes "
+         f"{' '.join(str(s) for s in shapes)}. Set the jax_numpy_rank_promotion config "
+         "option to 'allow' to disable this message.")
+  if mode == "warn":
+    warnings.warn(msg, stacklevel=4)
+  else:
+    raise ValueError(
+        f"Operands could not be broadcast together for {fun_name} on shapes "
+        f"{' '.join(str(s) for s in shapes)} and with the config option "
+        "jax_numpy_rank_promotion='raise'. For more information, see "
+        "https://docs.jax.dev/en/latest/rank_promotion_warning.html.")
+
+
+def promote_shapes(fun_name: str, *args: Any) -> list:
+  """NumPy rank promotion: lower-rank operands get leading size-1 axes (lax
+  ops broadcast equal-rank size-1 axes themselves)."""
+  if len(args) < 2:
+    return list(args)
+  shapes = [np.shape(a) for a in args]
+  nonscalar = [s for s in shapes if s]
+  if len({len(s) for s in nonscalar}) <= 1:
+    return list(args)
+  _rank_promotion_check(fun_name, shapes)
+  result_rank = len(np.broadcast_shapes(*shapes))
+  return [lax.reshape(a, (1,) * (result_rank - len(s)) + tuple(s)) if s and len(s) < result_rank
+          else a for a, s in zip(args, shapes)]
+
+
+def promote_args(fun_name: str, *args: Any) -> list:
+  """Checks, dtype promotion and rank promotion for an n-ary jnp function."""
+  check_arraylike(fun_name, *args)
+  return promote_shapes(fun_name, *promote_dtypes(*args))
+
+
+def promote_args_inexact(fun_name: str, *args: Any) -> list:
+  check_arraylike(fun_name, *args)
+  return promote_shapes(fun_name, *promote_dtypes_inexact(*args))
+
+
+def promote_args_numeric(fun_name: str, *args: Any) -> list:
+  check_arraylike(fun_name, *args)
+  return promote_shapes(fun_name, *promote_dtypes_numeric(*args))
+
+
+def canonicalize_axis(axis: Any, ndim: int) -> int:
+  """A non-negative axis index; numpy's AxisError when out of range."""
+  try:
+    axis = operator.index(axis)
+  except TypeError:
+    raise TypeError(f"axis must be an integer, got {axis!r}") from None
+  if not -ndim <= axis < ndim:
+    raise AxisError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+  return axis % ndim if ndim else axis
+
+
+def canonicalize_axes(axis: Any, ndim: int) -> tuple[int, ...]:
+  """A sorted tuple of distinct non-negative axes (None means all)."""
+  if axis is None:
+    return tuple(range(ndim))
+  if isinstance(axis, (tuple, list)):
+    axes = tuple(canonicalize_axis(a, ndim) for a in axis)
+    if len(set(axes)) != len(axes):
+      raise ValueError(f"repeated axis in {axis}")
+    return axes
+  return (canonicalize_axis(axis, ndim),)
+
+
+def shape_of(x: Any) -> tuple[int, ...]:
+  return tuple(get_aval(x).shape) if not isinstance(x, (list, tuple)) else np.shape(x)
+
+
+def dtype_of(x: Any) -> np.dtype:
+  return dtypes.dtype(x)
+
+
+def broadcast_to_shape(x: Any, shape: Sequence[int]):
+  """Broadcast ``x`` to ``shape`` with NumPy's rules (used by many functions)."""
+  shape = tuple(shape)
+  xs = tuple(np.shape(x))
+  if xs == shape:
+    return x
+  if len(xs) > len(shape) or any(a not in (1, b) for a, b in zip(xs[::-1], shape[::-1])):
+    raise ValueError(f"Incompatible shapes for broadcasting: {xs} and requested shape {shape}")
+  nlead = len(shape) - len(xs)
+  keep = [i for i, d in enumerate(xs) if d == shape[nlead + i]]
+  if len(keep) != len(xs):
+    x = lax.reshape(x, tuple(xs[i] for i in keep))
+  return lax.broadcast_in_dim(x, shape, tuple(nlead + i for i in keep))

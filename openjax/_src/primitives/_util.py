@@ -1,0 +1,114 @@
+"""Shared rule builders for primitive families: dtype classes, the standard
+n-ary abstract evaluation (JAX's lax shape and dtype rules and messages), and
+helpers that run NumPy on ml_dtypes floats by way of float32."""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import numpy as np
+
+from openjax._src import dtypes
+from openjax._src.core import ShapedArray
+
+# Dtype classes accepted by primitives (checked with dtypes.issubdtype).
+BOOL = (np.bool_,)
+INT = (np.integer,)
+SIGNED = (np.signedinteger,)
+UNSIGNED = (np.unsignedinteger,)
+FLOAT = (np.floating,)
+COMPLEX = (np.complexfloating,)
+INEXACT = (np.inexact,)
+NUMBER = (np.number,)
+ANY = (np.number, np.bool_)
+INT_OR_BOOL = (np.integer, np.bool_)
+FLOAT_OR_INT = (np.floating, np.integer)
+
+
+def dtype_name(dt) -> str:
+  return np.dtype(dt).name
+
+
+def check_dtypes(name: str, avals: Sequence[ShapedArray], accepted: Sequence[tuple]) -> None:
+  for i, (aval, types) in enumerate(zip(avals, accepted)):
+    if not any(dtypes.issubdtype(aval.dtype, t) for t in types):
+      if aval.dtype == dtypes.float0:
+        raise TypeError(
+            f"Called {name} with a float0 at position {i}. float0s do not support "
+            "any operations by design: they are the tangents of integer values. "
+            "If you didn't expect a float0, you may have taken a gradient with "
+            "respect to an integer argument.")
+      names = ", ".join(t.__name__ for t in types)
+      raise TypeError(f"{name} does not accept dtype {dtype_name(aval.dtype)} at "
+                      f"position {i}. Accepted dtypes at position {i} are subtypes "
+                      f"of {names}.")
+
+
+def check_same_dtypes(name: str, avals: Sequence[ShapedArray], tip: str | None = None) -> None:
+  if len(avals) < 2:
+    return
+  dt = avals[0].dtype
+  if any(a.dtype != dt for a in avals[1:]):
+    msg = (f"lax.{name} requires arguments to have the same dtypes, got "
+           f"{', '.join(dtype_name(a.dtype) for a in avals)}.")
+    if tip:
+      msg += (f" (Tip: jnp.{tip} is a similar function that does automatic type "
+              "promotion on inputs).")
+    raise TypeError(msg)
+
+
+def broadcasting_shape(name: str, avals: Sequence[ShapedArray]) -> tuple[int, ...]:
+  """lax's rule: rank-0 operands broadcast; others need equal rank, and each
+  dimension equal or 1."""
+  shapes = [a.shape for a in avals if a.shape]
+  if not shapes:
+    return ()
+  if len({len(s) for s in shapes}) != 1:
+    raise TypeError(f"{name}: arrays must have the same number of dimensions, "
+                    f"got {{{', '.join(str(len(s)) for s in shapes)}}}")
+  out = []
+  for ds in zip(*shapes):
+    non1 = [d for d in ds if d != 1]
+    if not non1:
+      out.append(1)
+    elif all(d == non1[0] for d in non1):
+      out.append(non1[0])
+    else:
+      raise TypeError(f"{name} got incompatible shapes for broadcasting: "
+                      f"{', '.join(str(tuple(s)) for s in shapes)}.")
+  return tuple(out)
+
+
+def naryop_abstract_eval(name: str, accepted: Sequence[tuple], *,
+                         result_dtype: Callable | None = None,
+                         require_same: bool = True, tip: str | None = None) -> Callable:
+  """The abstract-eval rule of an elementwise primitive: checks dtypes and
+  shapes; the result is weak only when every operand is weak."""
+  def rule(*avals, **params):
+    check_dtypes(name, avals, accepted)
+    if require_same:
+      check_same_dtypes(name, avals, tip)
+    shape = broadcasting_shape(name, avals)
+    dt = result_dtype(*avals, **params) if result_dtype else avals[0].dtype
+    weak = all(a.weak_type for a in avals) and dt != dtypes.bool_
+    return [ShapedArray(shape, dt, weak)]
+  return rule
+
+
+def via_float32(fn: Callable) -> Callable:
+  """Run a NumPy float function on ml_dtypes floats (bfloat16, float8) by
+  computing in float32 and rounding back."""
+  def impl(*args):
+    dt = np.result_type(*args)
+    if dt in dtypes.custom_float_dtypes:
+      out = fn(*(np.asarray(a, np.float32) for a in args))
+      return np.asarray(out).astype(dt)
+    return fn(*args)
+  return impl
+
+
+def quiet(fn: Callable) -> Callable:
+  """Silence NumPy's floating-point warnings (XLA produces inf/nan silently)."""
+  def impl(*args, **kw):
+    with np.errstate(all="ignore"):
+      return fn(*args, **kw)
+  return impl

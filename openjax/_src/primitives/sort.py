@@ -1,0 +1,2 @@
+"""Placeholder: filled in by its family owner."""
+__all__ = []

@@ -1,0 +1,289 @@
+"""``Array``: openjax's immutable concrete array.
+
+Storage is a read-only NumPy array today; the compiler's runtime extends the
+same small interface (buffer, device, sharding, readiness) with IREE buffers.
+Arithmetic dunders and the jnp method forms are attached by ``openjax.numpy``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from openjax._src import dtypes
+from openjax._src.core import ShapedArray, Tracer, register_array_type
+from openjax._src.runtime import devices as _devices
+
+
+class SingleDeviceSharding:
+  """The sharding of an array that lives whole on one device."""
+
+  def __init__(self, device):
+    self._device = device
+
+  @property
+  def device_set(self):
+    return {self._device}
+
+  def devices_indices_map(self, global_shape):
+    return {self._device: tuple(slice(None) for _ in global_shape)}
+
+  @property
+  def is_fully_replicated(self):
+    return True
+
+  @property
+  def is_fully_addressable(self):
+    return True
+
+  def __eq__(self, other):
+    return isinstance(other, SingleDeviceSharding) and other._device == self._device
+
+  def __hash__(self):
+    return hash(("SingleDeviceSharding", self._device.id))
+
+  def __repr__(self):
+    return f"SingleDeviceSharding(device={self._device!r}, memory_kind=device)"
+
+
+class Shard:
+  """One addressable piece of an Array (a whole copy for single-device arrays)."""
+
+  def __init__(self, device, index, replica_id, data):
+    self.device, self.index, self.replica_id, self.data = device, index, replica_id, data
+
+  def __repr__(self):
+    return f"Shard(device={self.device!r}, index={self.index}, replica_id={self.replica_id}, data={self.data!r})"
+
+
+def _deleted_error(what: str) -> RuntimeError:
+  return RuntimeError(f"Array has been deleted with shape={what}.")
+
+
+class _ArrayMeta(type):
+  # ``isinstance(x, jax.Array)`` is True for tracers too, as in JAX.
+  def __instancecheck__(cls, inst):
+    return type.__instancecheck__(cls, inst) or (cls is Array and isinstance(inst, Tracer))
+
+
+class Array(metaclass=_ArrayMeta):
+  """An immutable array on a device (``jax.Array``)."""
+  __slots__ = ("_value", "aval", "_device", "_deleted", "__weakref__")
+  __array_priority__ = 100
+
+  def __init__(self, value: np.ndarray, aval: ShapedArray, device=None):
+    self._value = value
+    self.aval = aval
+    self._device = device
+    self._deleted = False
+
+  # ---- static properties ----
+  @property
+  def shape(self):
+    return self.aval.shape
+
+  @property
+  def dtype(self):
+    return self.aval.dtype
+
+  @property
+  def ndim(self):
+    return len(self.aval.shape)
+
+  @property
+  def size(self):
+    return self.aval.size
+
+  @property
+  def weak_type(self):
+    return self.aval.weak_type
+
+  @property
+  def itemsize(self):
+    return self.aval.dtype.itemsize
+
+  @property
+  def nbytes(self):
+    return self.aval.size * self.aval.dtype.itemsize
+
+  # ---- storage ----
+  def _check_alive(self):
+    if self._deleted:
+      raise _deleted_error(self.aval.str_short(short_dtypes=False))
+
+  def __array__(self, dtype=None, copy=None):
+    self._check_alive()
+    v = self._value
+    if copy:
+      return np.array(v, dtype=dtype, copy=True)
+    return v if dtype is None else np.asarray(v, dtype=dtype)
+
+  def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+    self._check_alive()
+    v = self._value
+    if max_version is None:
+      return v.__dlpack__(stream=stream)
+    return v.__dlpack__(stream=stream, max_version=max_version, copy=copy)
+
+  def __dlpack_device__(self):
+    return (1, 0)  # kDLCPU, device 0
+
+  def block_until_ready(self):
+    """Wait until the value is computed; returns ``self``."""
+    self._check_alive()
+    return self
+
+  def is_ready(self) -> bool:
+    return True
+
+  def is_deleted(self) -> bool:
+    return self._deleted
+
+  def delete(self) -> None:
+    """Free the storage; any later use raises RuntimeError."""
+    self._deleted = True
+    self._value = None
+
+  def copy_to_host_async(self):
+    return None
+
+  @property
+  def device(self):
+    return self._device or _devices.default_device()
+
+  def devices(self):
+    return {self.device}
+
+  @property
+  def sharding(self):
+    return SingleDeviceSharding(self.device)
+
+  @property
+  def addressable_shards(self):
+    return [Shard(self.device, tuple(slice(None) for _ in self.shape), 0, self)]
+
+  @property
+  def global_shards(self):
+    return self.addressable_shards
+
+  @property
+  def is_fully_addressable(self):
+    return True
+
+  @property
+  def is_fully_replicated(self):
+    return True
+
+  def addressable_data(self, index: int):
+    return self
+
+  # ---- Python conversions ----
+  def item(self, *args):
+    self._check_alive()
+    return self._value.item(*args)
+
+  def tolist(self):
+    self._check_alive()
+    return self._value.tolist()
+
+  def __bool__(self):
+    self._check_alive()
+    return bool(self._value)
+
+  def __int__(self):
+    self._check_alive()
+    return int(self._value)
+
+  def __float__(self):
+    self._check_alive()
+    return float(self._value)
+
+  def __complex__(self):
+    self._check_alive()
+    return complex(self._value)
+
+  def __index__(self):
+    self._check_alive()
+    if not dtypes.issubdtype(self.dtype, np.integer):
+      raise TypeError(f"only integer scalar arrays can be converted to a scalar index; "
+                      f"got {self.aval.str_short()}")
+    return int(self._value)
+
+  def __len__(self):
+    if not self.shape:
+      raise TypeError("len() of unsized object")
+    return self.shape[0]
+
+  def __iter__(self):
+    if not self.shape:
+      raise TypeError("iteration over a 0-d array")
+    return (self[i] for i in range(self.shape[0]))
+
+  def __hash__(self):
+    raise TypeError("unhashable type: 'Array'")
+
+  def __setitem__(self, idx, value):
+    raise TypeError(
+        "'Array' object does not support item assignment. JAX arrays are "
+        "immutable. Instead of ``x[idx] = y``, use ``x = x.at[idx].set(y)`` or "
+        "another .at[] method: "
+        "https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html")
+
+  def __reduce__(self):
+    self._check_alive()
+    return (_reconstruct, (np.array(self._value), self.weak_type))
+
+  def __copy__(self):
+    return self
+
+  def __deepcopy__(self, memo):
+    return self
+
+  # ---- printing ----
+  def __repr__(self):
+    if self._deleted:
+      return f"Array(<deleted>, shape={self.shape}, dtype={self.dtype.name})"
+    prefix, line_width = "Array(", np.get_printoptions()["linewidth"]
+    dtype_str = f"dtype={self.dtype.name}"
+    if self.weak_type:
+      dtype_str += ", weak_type=True"
+    dtype_str += ")"
+    v = self._value
+    if v.size == 0 and v.ndim > 0:
+      return f"{prefix}[], shape={v.shape}, {dtype_str}"
+    s = np.array2string(v, prefix=prefix, suffix=",", separator=", ",
+                        max_line_width=line_width)
+    last_line_len = len(s) - s.rfind("\n") + 1
+    sep = " "
+    if last_line_len + len(dtype_str) + 1 > line_width:
+      sep = "\n" + " " * len(prefix)
+    return f"{prefix}{s},{sep}{dtype_str}"
+
+  def __str__(self):
+    self._check_alive()
+    return str(self._value)
+
+  def __format__(self, spec):
+    self._check_alive()
+    if self.ndim == 0:
+      return format(self._value.item(), spec)
+    return format(str(self._value), spec)
+
+
+def _reconstruct(value, weak_type):
+  return make_array(np.asarray(value), weak_type=weak_type)
+
+
+def _from_eval(value: np.ndarray, aval: ShapedArray) -> Array:
+  if value.flags.writeable:
+    value.flags.writeable = False
+  return Array(value, aval)
+
+
+def make_array(value, dtype=None, weak_type: bool = False) -> Array:
+  """An Array holding a private, read-only copy-free view of ``value`` (which
+  must already have JAX's canonical dtype)."""
+  v = np.asarray(value, dtype=dtype)
+  aval = ShapedArray(v.shape, v.dtype, weak_type)
+  return _from_eval(v, aval)
+
+
+register_array_type(Array, _from_eval)

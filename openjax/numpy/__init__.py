@@ -1,0 +1,10 @@
+"""``openjax.numpy``: the NumPy API on immutable openjax arrays (``jax.numpy``)."""
+from openjax._src.numpy.creation import *  # noqa: F401,F403
+from openjax._src.numpy.indexing import *  # noqa: F401,F403
+from openjax._src.numpy.linalg_ops import *  # noqa: F401,F403
+from openjax._src.numpy.misc import *  # noqa: F401,F403
+from openjax._src.numpy.reductions import *  # noqa: F401,F403
+from openjax._src.numpy.shape_ops import *  # noqa: F401,F403
+from openjax._src.numpy.sorting import *  # noqa: F401,F403
+from openjax._src.numpy.ufuncs import *  # noqa: F401,F403
+from openjax._src.numpy.array_methods import ndarray  # noqa: F401
