@@ -245,12 +245,6 @@ TREES_AND_STRINGS = [
 TREES = [t for t, _ in TREES_AND_STRINGS] + [
     FlatCache(None), FlatCache(1), FlatCache({"a": [1, 2]}), BlackBox(value=2)]
 LEAVES = ["foo", 0.1, 1, object(), np.arange(3)]
-# Trees whose custom nodes all carry keys (or need none).
-TREES_WITH_KEYPATH = [
-    t for t in TREES
-    if not isinstance(t, (FlatCache, ADataclass, ADataclassWithMeta))
-    and t != [AnObject(3, None, [4, "foo"])]
-    and not (type(t) is Special)]
 
 
 def _eq(a, b):
@@ -777,9 +771,14 @@ def test_broadcast_simple_and_errors():
   assert jtree.broadcast((1, 2, 3), full) == (1, {"a": 2, "b": 2}, (3, 3))
   assert broadcast_prefix((1, 2, 3), full) == [1, 2, 2, 3, 3]
   assert broadcast_prefix(0, full) == [0] * 5
-  assert broadcast_prefix((None, 1), ((1, 2), [3])) == [None, None, 1]
+  # None is an empty node, not a leaf, unless is_leaf says so (as vmap does).
+  assert broadcast_prefix((None, 1), ((1, 2), [3]),
+                          is_leaf=lambda x: x is None) == [None, None, 1]
+  with pytest.raises(ValueError, match=r"different types at key path\n"
+                     r"    broadcast_prefix prefix_tree\[0\]"):
+    broadcast_prefix((None, 1), ((1, 2), [3]))
   assert broadcast_prefix([(1, 2)], [[3, 4]],
-                          is_leaf=lambda x: isinstance(x, tuple)) == [(1, 2)]
+                          is_leaf=lambda x: isinstance(x, tuple)) == [(1, 2)] * 2
   for prefix, full in [((1, 2, 3), (0, {"a": 0, "b": 0})),
                        ((1, 2), (0, {"a": 0, "b": 0}, (0, 0))),
                        ((1, {"a": 0}), (0, {"a": 0, "b": 0}))]:
@@ -796,7 +795,7 @@ def test_broadcast_simple_and_errors():
 # Key paths
 # ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("tree", TREES_WITH_KEYPATH + LEAVES)
+@pytest.mark.parametrize("tree", TREES + LEAVES)
 def test_roundtrip_with_path(tree):
   key_leaves, treedef = tree_util.tree_flatten_with_path(tree)
   assert treedef == tree_util.tree_structure(tree)

@@ -1,0 +1,28 @@
+"""Utilities for working with pytrees (mirrors ``jax.tree``).
+
+The functions here are aliases of those in :mod:`openjax.tree_util`
+(e.g. ``openjax.tree.map`` is ``openjax.tree_util.tree_map``).
+"""
+
+from openjax._src.tree_util import (
+    static as static,
+    tree_all as all,
+    tree_broadcast as broadcast,
+    tree_flatten as flatten,
+    tree_flatten_with_path as flatten_with_path,
+    tree_leaves as leaves,
+    tree_leaves_with_path as leaves_with_path,
+    tree_map as map,
+    tree_map_with_path as map_with_path,
+    tree_reduce as reduce,
+    tree_reduce_associative as reduce_associative,
+    tree_structure as structure,
+    tree_transpose as transpose,
+    tree_unflatten as unflatten,
+)
+
+__all__ = [
+    "all", "broadcast", "flatten", "flatten_with_path", "leaves",
+    "leaves_with_path", "map", "map_with_path", "reduce", "reduce_associative",
+    "static", "structure", "transpose", "unflatten",
+]
