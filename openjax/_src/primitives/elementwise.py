@@ -1,20 +1,28 @@
 """Elementwise primitives: unary math, binary arithmetic, comparisons, logic
-and bitwise ops. The families are uniform, so each primitive is one table row;
-rules that differ get their own block below the tables.
+and bitwise ops, casts, select and clamp. The unary and binary families are
+uniform, so each of their primitives is one table row; rules that differ get
+their own block below the tables.
 
 Wrappers follow ``jax.lax``: operands must already have equal dtypes (Python
 scalars are weakly typed and adopt nothing here: ``lax.add(f32, 2)`` is a
-TypeError, ``lax.add(f32, 2.0)`` is fine); rank-0 operands broadcast.
+TypeError, ``lax.add(f32, 2.0)`` is fine); rank-0 operands broadcast. A result
+is weakly typed exactly when every operand is.
 """
 from __future__ import annotations
+
+import builtins
+import dataclasses
+import enum
 
 import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, array_hooks
-from openjax._src.primitives._util import (
-    ANY, BOOL, COMPLEX, FLOAT, INEXACT, INT, INT_OR_BOOL, NUMBER, SIGNED,
-    naryop_abstract_eval, quiet, via_float32)
+from openjax._src.primitives._elementwise_rules import (
+    ABS, ANY, COMPLEX, COMPLEX_PARTS, CONJ, FLOAT, INEXACT, INT, INT_OR_BOOL, INT_OR_FLOAT,
+    NUM, ORDERED, WITH_ACCURACY, bool_dtype, check_nary, check_same_dtypes, check_unary,
+    complex_dtype, fl, naryop, pp_hide_none, real_dtype, unop, weak)
+from openjax._src.primitives._util import broadcasting_shape, quiet
 
 __all__ = []  # filled by _export below
 
@@ -23,155 +31,200 @@ def _export(*names):
   __all__.extend(names)
 
 
-# ---------------------------------------------------------------- unary table
-def _unop(name: str, impl, accepted, *, result_dtype=None, kind="differentiable") -> Primitive:
-  p = Primitive(name, kind=kind)
-  p.def_impl(lambda x, **params: [impl(x, **params)])
-  p.def_abstract_eval(naryop_abstract_eval(name, (accepted,), result_dtype=result_dtype))
-  return p
+def _sign(x):
+  if x.dtype.kind == "u":
+    return (x != 0).astype(x.dtype)
+  return np.sign(x)
 
 
-def _real_dtype(aval, **_):
-  return np.dtype(np.float32) if aval.dtype == dtypes.complex64 else (
-      np.dtype(np.float64) if aval.dtype == dtypes.complex128 else aval.dtype)
+def _unsigned(x):
+  # Same-width signed -> unsigned astype keeps the bits (two's complement).
+  return np.asarray(x).astype(np.dtype(f"u{x.dtype.itemsize}"))
 
 
-def _bool_dtype(*_, **__):
-  return dtypes.bool_
-
-
-_fl = lambda f: quiet(via_float32(f))  # noqa: E731
-
-neg_p = _unop("neg", np.negative, NUMBER, kind="linear")
-sign_p = _unop("sign", lambda x: np.sign(x), NUMBER)
-floor_p = _unop("floor", _fl(np.floor), FLOAT)
-ceil_p = _unop("ceil", _fl(np.ceil), FLOAT)
-is_finite_p = _unop("is_finite", _fl(np.isfinite), FLOAT, result_dtype=_bool_dtype,
-                    kind="nondifferentiable")
-exp_p = _unop("exp", _fl(np.exp), INEXACT)
-exp2_p = _unop("exp2", _fl(np.exp2), INEXACT)
-log_p = _unop("log", _fl(np.log), INEXACT)
-log1p_p = _unop("log1p", _fl(np.log1p), INEXACT)
-expm1_p = _unop("expm1", _fl(np.expm1), INEXACT)
-tanh_p = _unop("tanh", _fl(np.tanh), INEXACT)
-logistic_p = _unop("logistic", _fl(lambda x: 1 / (1 + np.exp(-x))), INEXACT)
-sin_p = _unop("sin", _fl(np.sin), INEXACT)
-cos_p = _unop("cos", _fl(np.cos), INEXACT)
-tan_p = _unop("tan", _fl(np.tan), INEXACT)
-asin_p = _unop("asin", _fl(np.arcsin), INEXACT)
-acos_p = _unop("acos", _fl(np.arccos), INEXACT)
-atan_p = _unop("atan", _fl(np.arctan), INEXACT)
-sinh_p = _unop("sinh", _fl(np.sinh), INEXACT)
-cosh_p = _unop("cosh", _fl(np.cosh), INEXACT)
-asinh_p = _unop("asinh", _fl(np.arcsinh), INEXACT)
-acosh_p = _unop("acosh", _fl(np.arccosh), INEXACT)
-atanh_p = _unop("atanh", _fl(np.arctanh), INEXACT)
-sqrt_p = _unop("sqrt", _fl(np.sqrt), INEXACT)
-rsqrt_p = _unop("rsqrt", _fl(lambda x: 1 / np.sqrt(x)), INEXACT)
-cbrt_p = _unop("cbrt", _fl(np.cbrt), FLOAT)
-abs_p = _unop("abs", lambda x: np.abs(x), NUMBER, result_dtype=_real_dtype)
-real_p = _unop("real", np.real, COMPLEX, result_dtype=_real_dtype, kind="linear")
-imag_p = _unop("imag", np.imag, COMPLEX, result_dtype=_real_dtype, kind="linear")
-conj_p = _unop("conj", lambda x, input_dtype=None: np.conj(x), COMPLEX + FLOAT, kind="linear")
-not_p = _unop("not", lambda x: np.logical_not(x) if x.dtype == np.bool_ else np.invert(x),
-              INT_OR_BOOL, kind="nondifferentiable")
-population_count_p = _unop(
-    "population_count", lambda x: np.bitwise_count(x).astype(x.dtype), INT,
-    kind="nondifferentiable")
-clz_p = _unop("clz", lambda x: _clz(x), INT, kind="nondifferentiable")
-square_p = _unop("square", quiet(np.square), NUMBER)
+def _population_count(x):
+  # NumPy counts the bits of |x| for signed ints; XLA counts the raw bits.
+  return np.bitwise_count(_unsigned(x))
 
 
 def _clz(x):
   bits = x.dtype.itemsize * 8
-  u = x.view(np.dtype(f"u{x.dtype.itemsize}")).astype(np.uint64)
-  out = np.full(x.shape, bits, dtype=np.int64)
-  nz = u != 0
-  # floor(log2) via bit length of each value
-  bl = np.zeros(x.shape, dtype=np.int64)
-  v = u.copy()
+  v = _unsigned(x).astype(np.uint64)
+  length = np.zeros(x.shape, np.int64)   # bit length, by binary search
   for shift in (32, 16, 8, 4, 2, 1):
-    m = v >= (np.uint64(1) << np.uint64(shift))
-    bl = np.where(m, bl + shift, bl)
-    v = np.where(m, v >> np.uint64(shift), v)
-  out = np.where(nz, bits - 1 - bl, bits)
-  return out.astype(x.dtype)
+    big = v >= (np.uint64(1) << np.uint64(shift))
+    length = np.where(big, length + shift, length)
+    v = np.where(big, v >> np.uint64(shift), v)
+  length = np.where(v > 0, length + 1, length)
+  return bits - length
 
 
-def _round_impl(x, *, rounding_method):
-  if int(rounding_method) == 0:   # away from zero
-    return np.where(x >= 0, np.floor(x + 0.5), np.ceil(x - 0.5)).astype(x.dtype)
-  return np.round(x)
+def _not(x):
+  return np.logical_not(x) if x.dtype == np.bool_ else np.invert(x)
 
 
-round_p = _unop("round", _fl(_round_impl), FLOAT)
+def _logistic(x):
+  # Both branches avoid overflow: exp only ever sees non-positive arguments.
+  if x.dtype.kind == "c":
+    return 1 / (1 + np.exp(-x))
+  e = np.exp(-np.abs(x))
+  return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
 
 
-def _integer_pow_impl(x, *, y):
+def _round(x, *, rounding_method):
+  if rounding_method == RoundingMethod.TO_NEAREST_EVEN:
+    return np.round(x)
+  t = np.trunc(x)                  # x - trunc(x) is exact, so ties are found exactly
+  return np.where(np.abs(x - t) >= 0.5, t + np.sign(x), t)
+
+
+def _integer_pow(x, *, y):
   if y == 0:
     return np.ones_like(x)
-  acc = None
-  base = x
-  n = abs(y)
-  while n:
+  acc, base, n = None, x, -y if y < 0 else y
+  while n:                          # square-and-multiply, like XLA's expansion
     if n & 1:
       acc = base if acc is None else acc * base
     n >>= 1
     if n:
       base = base * base
-  return (1 / acc).astype(x.dtype) if y < 0 else acc
+  return np.asarray(1, x.dtype) / acc if y < 0 else acc
 
 
-integer_pow_p = _unop("integer_pow", quiet(via_float32(_integer_pow_impl)), NUMBER)
+neg_p = unop("neg", np.negative, NUM, kind="linear")
+sign_p = unop("sign", _sign, NUM)
+floor_p = unop("floor", fl(np.floor), FLOAT)
+ceil_p = unop("ceil", fl(np.ceil), FLOAT)
+round_p = unop("round", fl(_round), FLOAT)
+is_finite_p = unop("is_finite", np.isfinite, FLOAT, result_dtype=bool_dtype,
+                    kind="nondifferentiable")
+exp_p = unop("exp", fl(np.exp), INEXACT, accuracy=True)
+exp2_p = unop("exp2", fl(np.exp2), INEXACT, accuracy=True)
+log_p = unop("log", fl(np.log), INEXACT, accuracy=True)
+log1p_p = unop("log1p", fl(np.log1p), INEXACT, accuracy=True)
+expm1_p = unop("expm1", fl(np.expm1), INEXACT, accuracy=True)
+tanh_p = unop("tanh", fl(np.tanh), INEXACT, accuracy=True)
+logistic_p = unop("logistic", fl(_logistic), INEXACT, accuracy=True)
+sin_p = unop("sin", fl(np.sin), INEXACT, accuracy=True)
+cos_p = unop("cos", fl(np.cos), INEXACT, accuracy=True)
+tan_p = unop("tan", fl(np.tan), INEXACT, accuracy=True)
+asin_p = unop("asin", fl(np.arcsin), INEXACT)
+acos_p = unop("acos", fl(np.arccos), INEXACT)
+atan_p = unop("atan", fl(np.arctan), INEXACT)
+sinh_p = unop("sinh", fl(np.sinh), INEXACT)
+cosh_p = unop("cosh", fl(np.cosh), INEXACT)
+asinh_p = unop("asinh", fl(np.arcsinh), INEXACT)
+acosh_p = unop("acosh", fl(np.arccosh), INEXACT)
+atanh_p = unop("atanh", fl(np.arctanh), INEXACT)
+sqrt_p = unop("sqrt", fl(np.sqrt), INEXACT, accuracy=True)
+rsqrt_p = unop("rsqrt", fl(lambda x: 1 / np.sqrt(x)), INEXACT, accuracy=True)
+cbrt_p = unop("cbrt", fl(np.cbrt), FLOAT, accuracy=True)
+abs_p = unop("abs", quiet(np.abs), ABS, result_dtype=real_dtype)
+real_p = unop("real", np.real, COMPLEX, result_dtype=real_dtype, kind="linear")
+imag_p = unop("imag", np.imag, COMPLEX, result_dtype=real_dtype, kind="linear")
+conj_p = unop("conj", lambda x, input_dtype: np.conj(x), CONJ, result_dtype=complex_dtype,
+               kind="linear")
+not_p = unop("not", _not, INT_OR_BOOL, kind="nondifferentiable")
+population_count_p = unop("population_count", _population_count, INT,
+                           kind="nondifferentiable")
+clz_p = unop("clz", _clz, INT, kind="nondifferentiable")
+square_p = unop("square", quiet(np.square), NUM)
+integer_pow_p = unop("integer_pow", fl(_integer_pow), NUM)
 
 
-def _make_unary_wrapper(p: Primitive, doc: str):
-  def wrapper(x):
-    return p.bind1(x)
-  wrapper.__name__ = wrapper.__qualname__ = p.name
+@integer_pow_p.def_abstract_eval
+def _integer_pow_abstract_eval(x, *, y):
+  check_unary("integer_pow", x, NUM)
+  if y < 0 and dtypes.issubdtype(x.dtype, np.integer):
+    raise TypeError(f"Integers cannot be raised to negative powers, got "
+                    f"integer_pow({x.str_short(short_dtypes=False)}, {y})")
+  return [ShapedArray(x.shape, x.dtype, x.weak_type)]
+
+
+class RoundingMethod(enum.IntEnum):
+  """How ``lax.round`` breaks ties: away from zero (0) or to nearest even (1)."""
+  AWAY_FROM_ZERO = 0
+  TO_NEAREST_EVEN = 1
+
+
+class AccuracyMode(enum.Enum):
+  """Requested accuracy of a transcendental op (the interpreter is always exact)."""
+  HIGHEST = 1
+  DEFAULT = 2
+
+
+@dataclasses.dataclass(frozen=True)
+class Tolerance:
+  """A requested error bound for a transcendental op."""
+  atol: float = 0.0
+  rtol: float = 0.0
+  ulps: int = 0
+
+
+def _make_unary(p: Primitive, name: str, doc: str, accuracy: bool):
+  if accuracy:
+    def wrapper(x, *, accuracy=None):
+      return p.bind1(x, accuracy=accuracy)
+  else:
+    def wrapper(x):
+      return p.bind1(x)
+  wrapper.__name__ = wrapper.__qualname__ = name
   wrapper.__doc__ = doc
   return wrapper
 
 
-_UNARY_DOCS = {
-    "neg": "Elementwise negation: -x.", "sign": "Elementwise sign.",
-    "floor": "Elementwise floor.", "ceil": "Elementwise ceiling.",
-    "is_finite": "Elementwise isfinite.", "exp": "Elementwise exponential: e**x.",
-    "exp2": "Elementwise base-2 exponential: 2**x.", "log": "Elementwise natural logarithm.",
-    "log1p": "Elementwise log(1 + x).", "expm1": "Elementwise e**x - 1.",
-    "tanh": "Elementwise hyperbolic tangent.", "logistic": "Elementwise logistic (sigmoid) function.",
-    "sin": "Elementwise sine.", "cos": "Elementwise cosine.", "tan": "Elementwise tangent.",
-    "asin": "Elementwise arc sine.", "acos": "Elementwise arc cosine.",
-    "atan": "Elementwise arc tangent.", "sinh": "Elementwise hyperbolic sine.",
-    "cosh": "Elementwise hyperbolic cosine.", "asinh": "Elementwise inverse hyperbolic sine.",
-    "acosh": "Elementwise inverse hyperbolic cosine.", "atanh": "Elementwise inverse hyperbolic tangent.",
-    "sqrt": "Elementwise square root.", "rsqrt": "Elementwise reciprocal square root.",
-    "cbrt": "Elementwise cube root.", "abs": "Elementwise absolute value.",
-    "real": "Elementwise real part.", "imag": "Elementwise imaginary part.",
-    "not": "Elementwise NOT (logical for bool, bitwise for integers).",
-    "population_count": "Elementwise popcount.", "clz": "Elementwise count-leading-zeros.",
-    "square": "Elementwise square: x**2.",
+# primitive -> (wrapper name, docstring); accuracy-carrying ones are marked.
+_UNARY = {
+    neg_p: ("neg", "Elementwise negation: -x."),
+    sign_p: ("sign", "Elementwise sign: -1, 0 or 1 (x / |x| for complex)."),
+    floor_p: ("floor", "Elementwise floor."),
+    ceil_p: ("ceil", "Elementwise ceiling."),
+    is_finite_p: ("is_finite", "Elementwise test for neither infinite nor NaN."),
+    exp_p: ("exp", "Elementwise exponential: e**x."),
+    exp2_p: ("exp2", "Elementwise base-2 exponential: 2**x."),
+    log_p: ("log", "Elementwise natural logarithm."),
+    log1p_p: ("log1p", "Elementwise log(1 + x), accurate for small x."),
+    expm1_p: ("expm1", "Elementwise e**x - 1, accurate for small x."),
+    tanh_p: ("tanh", "Elementwise hyperbolic tangent."),
+    logistic_p: ("logistic", "Elementwise logistic (sigmoid): 1 / (1 + e**-x)."),
+    sin_p: ("sin", "Elementwise sine."),
+    cos_p: ("cos", "Elementwise cosine."),
+    tan_p: ("tan", "Elementwise tangent."),
+    asin_p: ("asin", "Elementwise arc sine."),
+    acos_p: ("acos", "Elementwise arc cosine."),
+    atan_p: ("atan", "Elementwise arc tangent."),
+    sinh_p: ("sinh", "Elementwise hyperbolic sine."),
+    cosh_p: ("cosh", "Elementwise hyperbolic cosine."),
+    asinh_p: ("asinh", "Elementwise inverse hyperbolic sine."),
+    acosh_p: ("acosh", "Elementwise inverse hyperbolic cosine."),
+    atanh_p: ("atanh", "Elementwise inverse hyperbolic tangent."),
+    sqrt_p: ("sqrt", "Elementwise square root."),
+    rsqrt_p: ("rsqrt", "Elementwise reciprocal square root: 1 / sqrt(x)."),
+    cbrt_p: ("cbrt", "Elementwise cube root."),
+    abs_p: ("abs", "Elementwise absolute value (the magnitude for complex)."),
+    real_p: ("real", "Elementwise real part of a complex array."),
+    imag_p: ("imag", "Elementwise imaginary part of a complex array."),
+    not_p: ("bitwise_not", "Elementwise NOT (logical for bool, bitwise for integers)."),
+    population_count_p: ("population_count", "Elementwise count of set bits."),
+    clz_p: ("clz", "Elementwise count of leading zero bits."),
+    square_p: ("square", "Elementwise square: x * x."),
 }
 
-for _p in (neg_p, sign_p, floor_p, ceil_p, is_finite_p, exp_p, exp2_p, log_p, log1p_p,
-           expm1_p, tanh_p, logistic_p, sin_p, cos_p, tan_p, asin_p, acos_p, atan_p,
-           sinh_p, cosh_p, asinh_p, acosh_p, atanh_p, sqrt_p, rsqrt_p, cbrt_p, abs_p,
-           real_p, imag_p, not_p, population_count_p, clz_p, square_p):
-  _name = "bitwise_not" if _p.name == "not" else _p.name
-  globals()[_name] = _make_unary_wrapper(_p, _UNARY_DOCS[_p.name])
+for _p, (_name, _doc) in _UNARY.items():
+  globals()[_name] = _make_unary(_p, _name, _doc, _p in WITH_ACCURACY)
+  globals()[_p.name + "_p"] = _p
   _export(_name, _p.name + "_p")
-globals()["not_p"] = not_p
 
 
 def conj(x):
-  """Elementwise complex conjugate."""
+  """Elementwise complex conjugate (a real input becomes complex)."""
   return conj_p.bind1(x, input_dtype=np.dtype(dtypes.dtype(x)))
 
 
-def round(x, rounding_method=0):  # noqa: A001 - JAX's name
-  """Elementwise round; ``rounding_method`` 0 rounds half away from zero,
-  1 (``RoundingMethod.TO_NEAREST_EVEN``) half to even."""
-  return round_p.bind1(x, rounding_method=int(rounding_method))
+def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):  # noqa: A001 - JAX's name
+  """Elementwise round to integral values; ties go away from zero unless
+  ``rounding_method`` is ``RoundingMethod.TO_NEAREST_EVEN``."""
+  return round_p.bind1(x, rounding_method=RoundingMethod(rounding_method))
 
 
 def integer_pow(x, y: int):
@@ -179,163 +232,225 @@ def integer_pow(x, y: int):
   return integer_pow_p.bind1(x, y=int(y))
 
 
-class RoundingMethod:
-  AWAY_FROM_ZERO = 0
-  TO_NEAREST_EVEN = 1
+def reciprocal(x):
+  """Elementwise reciprocal: 1 / x."""
+  return integer_pow(x, -1)
 
 
-_export("conj", "conj_p", "round", "round_p", "integer_pow", "integer_pow_p", "RoundingMethod")
+_export("conj", "conj_p", "round", "round_p", "integer_pow", "integer_pow_p", "reciprocal",
+        "RoundingMethod", "AccuracyMode", "Tolerance")
 
 
 # --------------------------------------------------------------- binary table
-def _binop(name: str, impl, accepted, *, result_dtype=None, kind="differentiable",
-           tip=None) -> Primitive:
-  p = Primitive(name, kind=kind)
-  p.def_impl(lambda x, y: [impl(x, y)])
-  p.def_abstract_eval(naryop_abstract_eval(name, (accepted, accepted),
-                                           result_dtype=result_dtype, tip=tip))
-  return p
+def _div(x, y):
+  if x.dtype.kind not in "iu":
+    return np.true_divide(x, y)
+  safe = np.where(y == 0, np.ones_like(y), y)
+  if x.dtype.kind == "u":
+    q = x // safe
+  else:    # C division truncates toward zero (|INT_MIN| wraps back to INT_MIN)
+    q = np.abs(x) // np.abs(safe)
+    q = np.where((x < 0) != (safe < 0), -q, q)
+  # XLA defines x / 0 as -1 (all bits set) for integers.
+  return np.where(y == 0, np.array(-1).astype(x.dtype), q)
 
 
-def _int_div(x, y):
-  if x.dtype.kind in "iu":
-    with np.errstate(all="ignore"):
-      safe = np.where(y == 0, 1, y)
-      q = np.abs(x) // np.abs(safe) if x.dtype.kind == "i" else x // safe
-      if x.dtype.kind == "i":
-        q = np.where((x < 0) != (safe < 0), -q, q)
-      # XLA: x / 0 is -1 (all bits set) for integers.
-      return np.where(y == 0, np.array(-1).astype(x.dtype), q).astype(x.dtype)
-  return np.true_divide(x, y).astype(np.result_type(x, y))
+def _rem(x, y):
+  if x.dtype.kind not in "iu":
+    return np.fmod(x, y)
+  safe = np.where(y == 0, np.ones_like(y), y)
+  return np.where(y == 0, x, np.fmod(x, safe))   # XLA: x % 0 == x
 
 
-def _int_rem(x, y):
-  if x.dtype.kind in "iu":
-    with np.errstate(all="ignore"):
-      safe = np.where(y == 0, 1, y)
-      r = np.fmod(x, safe)
-      return np.where(y == 0, x, r).astype(x.dtype)
-  return np.fmod(x, y)
-
-
-def _shift(kind):
+def _shift(direction: str):
   def impl(x, y):
     bits = x.dtype.itemsize * 8
-    u = np.dtype(f"u{x.dtype.itemsize}")
-    ys = y.astype(u) if y.dtype.kind == "i" else y
-    big = (ys >= bits) if y.dtype.kind == "u" else ((y < 0) | (y >= bits))
-    sh = np.where(big, 0, y).astype(x.dtype)
-    if kind == "left":
-      out = np.left_shift(x, sh)
-      return np.where(big, np.zeros_like(x), out)
-    if kind == "right_logical":
-      out = np.right_shift(x.view(u), sh.astype(u)).view(x.dtype)
-      return np.where(big, np.zeros_like(x), out)
-    out = np.right_shift(x, sh)
-    fill = np.where(x < 0, np.array(-1).astype(x.dtype), np.zeros_like(x)) if x.dtype.kind == "i" else np.zeros_like(x)
-    return np.where(big, fill, out)
+    # XLA reads the shift amount as unsigned: negative amounts are too big.
+    big = _unsigned(y) >= bits
+    amount = np.where(big, 0, y).astype(x.dtype)
+    if direction == "left":
+      return np.where(big, 0, np.left_shift(x, amount)).astype(x.dtype)
+    if direction == "right_logical":
+      out = np.right_shift(_unsigned(x), _unsigned(amount)).astype(x.dtype)
+      return np.where(big, 0, out).astype(x.dtype)
+    fill = np.where(x < 0, -1, 0) if x.dtype.kind == "i" else 0
+    return np.where(big, fill, np.right_shift(x, amount)).astype(x.dtype)
   return impl
 
 
-def _pow_impl(x, y):
-  return np.power(x, y)
+def _atan2(x, y):
+  if x.dtype.kind == "c":   # -i log((y + i x) / |y + i x|), the complex extension
+    z = y + 1j * x
+    return -1j * np.log(z / np.sqrt(z * z.conj()))
+  return np.arctan2(x, y)
 
 
-def _nextafter(x, y):
-  return np.nextafter(x, y)
+def _mulhi(x, y):
+  bits = x.dtype.itemsize * 8
+  if bits < 64:
+    wide = np.int64 if x.dtype.kind == "i" else np.uint64
+    return (x.astype(wide) * y.astype(wide)) >> bits
+  # 64-bit: schoolbook product of 32-bit halves, exact in Python ints.
+  prod = np.frompyfunc(lambda a, b: (int(a) * int(b)) >> 64, 2, 1)(x, y)
+  return prod.astype(x.dtype)
 
 
-add_p = _binop("add", quiet(np.add), NUMBER, kind="linear", tip="add")
-sub_p = _binop("sub", quiet(np.subtract), NUMBER, kind="linear", tip="subtract")
-mul_p = _binop("mul", quiet(np.multiply), ANY, tip="multiply")
-div_p = _binop("div", quiet(_int_div), NUMBER, tip="divide")
-rem_p = _binop("rem", quiet(_int_rem), NUMBER, tip="remainder")
-pow_p = Primitive("pow")
-pow_p.def_impl(lambda x, y: [quiet(via_float32(_pow_impl))(x, y).astype(x.dtype)])
-max_p = _binop("max", quiet(np.maximum), ANY, tip="maximum")
-min_p = _binop("min", quiet(np.minimum), ANY, tip="minimum")
-atan2_p = _binop("atan2", quiet(via_float32(np.arctan2)), FLOAT, tip="arctan2")
-nextafter_p = _binop("nextafter", via_float32(_nextafter), FLOAT, kind="nondifferentiable")
-and_p = _binop("and", lambda x, y: np.bitwise_and(x, y), INT_OR_BOOL, kind="nondifferentiable",
-               tip="bitwise_and")
-or_p = _binop("or", lambda x, y: np.bitwise_or(x, y), INT_OR_BOOL, kind="nondifferentiable",
-              tip="bitwise_or")
-xor_p = _binop("xor", lambda x, y: np.bitwise_xor(x, y), INT_OR_BOOL, kind="nondifferentiable",
-               tip="bitwise_xor")
-shift_left_p = _binop("shift_left", _shift("left"), INT, kind="nondifferentiable",
-                      tip="left_shift")
-shift_right_arithmetic_p = _binop("shift_right_arithmetic", _shift("right_arithmetic"), INT,
-                                  kind="nondifferentiable", tip="right_shift")
-shift_right_logical_p = _binop("shift_right_logical", _shift("right_logical"), INT,
+add_p = naryop("add", quiet(np.add), NUM, kind="linear")
+sub_p = naryop("sub", quiet(np.subtract), NUM, kind="linear")
+mul_p = naryop("mul", quiet(np.multiply), NUM, out_dtype_param=True)
+div_p = naryop("div", quiet(_div), NUM)
+rem_p = naryop("rem", quiet(_rem), INT_OR_FLOAT)
+max_p = naryop("max", quiet(np.maximum), ANY)
+min_p = naryop("min", quiet(np.minimum), ANY)
+atan2_p = naryop("atan2", fl(_atan2), INEXACT)
+nextafter_p = naryop("nextafter", np.nextafter, FLOAT, kind="nondifferentiable")
+mulhi_p = naryop("mulhi", _mulhi, INT, kind="nondifferentiable")
+and_p = naryop("and", np.bitwise_and, INT_OR_BOOL, kind="nondifferentiable")
+or_p = naryop("or", np.bitwise_or, INT_OR_BOOL, kind="nondifferentiable")
+xor_p = naryop("xor", np.bitwise_xor, INT_OR_BOOL, kind="nondifferentiable")
+shift_left_p = naryop("shift_left", _shift("left"), INT, kind="nondifferentiable")
+shift_right_arithmetic_p = naryop("shift_right_arithmetic", _shift("right_arithmetic"), INT,
+                                  kind="nondifferentiable")
+shift_right_logical_p = naryop("shift_right_logical", _shift("right_logical"), INT,
                                kind="nondifferentiable")
-eq_p = _binop("eq", np.equal, ANY, result_dtype=_bool_dtype, kind="nondifferentiable", tip="equal")
-ne_p = _binop("ne", np.not_equal, ANY, result_dtype=_bool_dtype, kind="nondifferentiable",
-              tip="not_equal")
-lt_p = _binop("lt", np.less, ANY, result_dtype=_bool_dtype, kind="nondifferentiable", tip="less")
-le_p = _binop("le", np.less_equal, ANY, result_dtype=_bool_dtype, kind="nondifferentiable",
-              tip="less_equal")
-gt_p = _binop("gt", np.greater, ANY, result_dtype=_bool_dtype, kind="nondifferentiable",
-              tip="greater")
-ge_p = _binop("ge", np.greater_equal, ANY, result_dtype=_bool_dtype, kind="nondifferentiable",
-              tip="greater_equal")
+eq_p = naryop("eq", np.equal, ANY, result_dtype=bool_dtype, kind="nondifferentiable")
+ne_p = naryop("ne", np.not_equal, ANY, result_dtype=bool_dtype, kind="nondifferentiable")
+lt_p = naryop("lt", np.less, ORDERED, result_dtype=bool_dtype, kind="nondifferentiable")
+le_p = naryop("le", np.less_equal, ORDERED, result_dtype=bool_dtype, kind="nondifferentiable")
+gt_p = naryop("gt", np.greater, ORDERED, result_dtype=bool_dtype, kind="nondifferentiable")
+ge_p = naryop("ge", np.greater_equal, ORDERED, result_dtype=bool_dtype,
+              kind="nondifferentiable")
+complex_p = naryop("complex", lambda x, y: x + 1j * y.astype(complex_dtype(y.dtype)),
+                   COMPLEX_PARTS, result_dtype=complex_dtype, kind="linear")
 
-
-def _pow_abstract_eval(x, y):
-  from_rule = naryop_abstract_eval("pow", (INEXACT, INEXACT + INT), require_same=False)
-  if dtypes.issubdtype(y.dtype, np.inexact) and y.dtype != x.dtype:
-    raise TypeError(f"lax.pow requires arguments to have the same dtypes when the "
-                    f"exponent is floating, got {x.dtype.name}, {y.dtype.name}. "
-                    "(Tip: jnp.power is a similar function that does automatic "
-                    "type promotion on inputs).")
-  (out,) = from_rule(x, y)
-  return [ShapedArray(out.shape, x.dtype, x.weak_type and y.weak_type)]
-
-
-pow_p.def_abstract_eval(_pow_abstract_eval)
-
-_BINARY_DOCS = {
-    "add": "Elementwise addition: x + y.", "sub": "Elementwise subtraction: x - y.",
-    "mul": "Elementwise multiplication: x * y.",
-    "div": "Elementwise division: x / y (integer division rounds toward zero).",
-    "rem": "Elementwise remainder with the sign of the dividend (C fmod).",
-    "pow": "Elementwise power: x ** y.", "max": "Elementwise maximum (NaN propagates).",
-    "min": "Elementwise minimum (NaN propagates).", "atan2": "Elementwise arc tangent of x / y.",
-    "nextafter": "The next representable value after x in the direction of y.",
-    "and": "Elementwise AND (logical for bool, bitwise for integers).",
-    "or": "Elementwise OR (logical for bool, bitwise for integers).",
-    "xor": "Elementwise XOR (logical for bool, bitwise for integers).",
-    "shift_left": "Elementwise left shift.",
-    "shift_right_arithmetic": "Elementwise arithmetic right shift.",
-    "shift_right_logical": "Elementwise logical right shift.",
-    "eq": "Elementwise equals: x == y.", "ne": "Elementwise not-equals: x != y.",
-    "lt": "Elementwise less-than: x < y.", "le": "Elementwise less-than-or-equals: x <= y.",
-    "gt": "Elementwise greater-than: x > y.", "ge": "Elementwise greater-than-or-equals: x >= y.",
+_BINARY = {
+    add_p: ("add", "Elementwise addition: x + y."),
+    sub_p: ("sub", "Elementwise subtraction: x - y."),
+    div_p: ("div", "Elementwise division: x / y (integer division rounds toward zero)."),
+    rem_p: ("rem", "Elementwise remainder with the sign of the dividend (C's fmod)."),
+    max_p: ("max", "Elementwise maximum (NaN propagates)."),
+    min_p: ("min", "Elementwise minimum (NaN propagates)."),
+    atan2_p: ("atan2", "Elementwise arc tangent of x / y, in the quadrant of (y, x)."),
+    nextafter_p: ("nextafter", "The next representable value after x in the direction of y."),
+    mulhi_p: ("mulhi", "The high half of the double-width integer product x * y."),
+    and_p: ("bitwise_and", "Elementwise AND (logical for bool, bitwise for integers)."),
+    or_p: ("bitwise_or", "Elementwise OR (logical for bool, bitwise for integers)."),
+    xor_p: ("bitwise_xor", "Elementwise XOR (logical for bool, bitwise for integers)."),
+    shift_left_p: ("shift_left", "Elementwise left shift (0 when y >= the bit width)."),
+    shift_right_arithmetic_p: ("shift_right_arithmetic",
+                               "Elementwise sign-filling right shift."),
+    shift_right_logical_p: ("shift_right_logical", "Elementwise zero-filling right shift."),
+    eq_p: ("eq", "Elementwise equals: x == y."),
+    ne_p: ("ne", "Elementwise not-equals: x != y."),
+    lt_p: ("lt", "Elementwise less-than: x < y."),
+    le_p: ("le", "Elementwise less-than-or-equals: x <= y."),
+    gt_p: ("gt", "Elementwise greater-than: x > y."),
+    ge_p: ("ge", "Elementwise greater-than-or-equals: x >= y."),
+    complex_p: ("complex", "Elementwise complex number x + i*y from real parts."),
 }
 
 
-def _make_binary_wrapper(p: Primitive, name: str):
+def _make_binary(p: Primitive, name: str, doc: str):
   def wrapper(x, y):
     return p.bind1(x, y)
   wrapper.__name__ = wrapper.__qualname__ = name
-  wrapper.__doc__ = _BINARY_DOCS[p.name]
+  wrapper.__doc__ = doc
   return wrapper
 
 
-for _p in (add_p, sub_p, mul_p, div_p, rem_p, pow_p, max_p, min_p, atan2_p, nextafter_p,
-           and_p, or_p, xor_p, shift_left_p, shift_right_arithmetic_p,
-           shift_right_logical_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p):
-  _name = {"and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor"}.get(_p.name, _p.name)
-  globals()[_name] = _make_binary_wrapper(_p, _name)
+for _p, (_name, _doc) in _BINARY.items():
+  globals()[_name] = _make_binary(_p, _name, _doc)
   globals()[_p.name + "_p"] = _p
   _export(_name, _p.name + "_p")
 
 
+def mul(x, y, *, out_dtype=None):
+  """Elementwise multiplication: x * y (in ``out_dtype`` when given)."""
+  if out_dtype is not None:
+    out_dtype = dtypes.canonicalize_dtype(out_dtype)
+  return mul_p.bind1(x, y, out_dtype=out_dtype)
+
+
+_export("mul", "mul_p")
+
+# --------------------------------------------------------------------- pow
+pow_p = Primitive("pow")
+
+
+@pow_p.def_impl
+def _pow_impl(x, y):
+  with np.errstate(all="ignore"):
+    if x.dtype in dtypes.custom_float_dtypes:
+      return [np.power(x.astype(np.float32), y).astype(x.dtype)]
+    return [np.asarray(np.power(x, y)).astype(x.dtype, copy=False)]
+
+
+@pow_p.def_abstract_eval
+def _pow_abstract_eval(x, y):
+  check_nary("pow", (x, y), (INEXACT, NUM), require_same=False)
+  if not (dtypes.issubdtype(y.dtype, np.integer) or x.dtype == y.dtype):
+    raise TypeError(
+        "the first argument to pow must have an inexact dtype (float or complex), and "
+        "the second argument must have an inexact or integer dtype, and two inexact "
+        f"dtypes must match, but got {x.dtype.name} and {y.dtype.name} respectively.")
+  return [ShapedArray(broadcasting_shape("pow", (x, y)), x.dtype, weak(x, y))]
+
+
+def pow(x, y):  # noqa: A001 - JAX's name
+  """Elementwise power x**y; ``x`` inexact, ``y`` integer or of ``x``'s dtype."""
+  return pow_p.bind1(x, y)
+
+
+_export("pow", "pow_p")
+
+
+# ------------------------------------------------------------ reduce_precision
+reduce_precision_p = Primitive("reduce_precision")
+
+
+@reduce_precision_p.def_impl
+def _reduce_precision_impl(x, *, exponent_bits, mantissa_bits):
+  info = dtypes.finfo(x.dtype)
+  nmant, nexp = int(info.nmant), int(info.nexp)
+  udt = np.dtype(f"u{x.dtype.itemsize}")
+  bits = np.ascontiguousarray(x).view(udt).astype(np.uint64)
+  sign = np.uint64(1 << (x.dtype.itemsize * 8 - 1))
+  exp_mask = np.uint64(((1 << nexp) - 1) << nmant)
+  if mantissa_bits < nmant:     # round the mantissa to nearest, ties to even
+    shift = np.uint64(nmant - mantissa_bits)
+    last = (bits >> shift) & np.uint64(1)
+    half = np.uint64((1 << (nmant - mantissa_bits - 1)) - 1)
+    bits = (bits + half + last) & ~np.uint64((1 << (nmant - mantissa_bits)) - 1)
+  if exponent_bits < nexp:      # overflow to inf, flush the reduced denormal range to 0
+    src_bias, red_bias = (1 << (nexp - 1)) - 1, (1 << (exponent_bits - 1)) - 1
+    e = (bits & exp_mask) >> np.uint64(nmant)
+    bits = np.where(e > src_bias + red_bias, (bits & sign) | exp_mask, bits)
+    bits = np.where(e <= src_bias - red_bias, bits & sign, bits)
+  out = bits.astype(udt).view(x.dtype).reshape(x.shape)
+  return [np.where(np.isnan(x), x, out)]
+
+
+@reduce_precision_p.def_abstract_eval
+def _reduce_precision_abstract_eval(x, *, exponent_bits, mantissa_bits):
+  check_unary("reduce_precision", x, FLOAT)
+  if exponent_bits < 1 or mantissa_bits < 0:
+    raise ValueError("reduce_precision: exponent_bits must be >= 1 and mantissa_bits "
+                     f">= 0, got {exponent_bits} and {mantissa_bits}.")
+  return [ShapedArray(x.shape, x.dtype, x.weak_type)]
+
+
+def reduce_precision(operand, exponent_bits: int, mantissa_bits: int):
+  """Round ``operand`` as if cast to a float with the given exponent and
+  mantissa widths and back (``reduce_precision(x, 8, 7)`` mimics bfloat16)."""
+  return reduce_precision_p.bind1(operand, exponent_bits=int(exponent_bits),
+                                  mantissa_bits=int(mantissa_bits))
+
+
+_export("reduce_precision", "reduce_precision_p")
+
+
 # ----------------------------------------------------- convert_element_type
 convert_element_type_p = Primitive("convert_element_type")
-
-
-def _convert_impl(x, *, new_dtype, weak_type, sharding=None):
-  return [convert_numpy(x, new_dtype)]
 
 
 def convert_numpy(x: np.ndarray, new_dtype: np.dtype) -> np.ndarray:
@@ -353,29 +468,30 @@ def convert_numpy(x: np.ndarray, new_dtype: np.dtype) -> np.ndarray:
       x = np.real(x)
       src_kind = "f"
     if src_kind == "f" and dst_kind in "iu":
-      info = np.iinfo(new_dtype) if new_dtype not in dtypes.custom_int_dtypes else dtypes.iinfo(new_dtype)
+      info = dtypes.iinfo(new_dtype)
       xf = np.asarray(x, np.float64)
       xf = np.where(np.isnan(xf), 0, np.clip(np.trunc(xf), info.min, info.max))
-      # values that round up to 2**63 in float64 still fit after the clip below
-      out = np.where(xf >= float(info.max), info.max, xf.astype(np.float64))
-      return np.asarray(out).astype(new_dtype) if new_dtype.itemsize < 8 else _f64_to_i64(xf, new_dtype, info)
+      if new_dtype.itemsize < 8:
+        return xf.astype(new_dtype)
+      # float64 cannot hold 2**63 - 1: values at or past the top saturate.
+      hi = xf >= 2.0 ** (new_dtype.itemsize * 8 - (1 if dst_kind == "i" else 0))
+      return np.where(hi, np.array(info.max, new_dtype), np.where(hi, 0, xf).astype(new_dtype))
     if x.dtype in dtypes.custom_float_dtypes and new_dtype in dtypes.custom_float_dtypes:
       return x.astype(np.float32).astype(new_dtype)
     return x.astype(new_dtype)
 
 
-def _f64_to_i64(xf, new_dtype, info):
-  hi = xf >= 2.0 ** (new_dtype.itemsize * 8 - (1 if new_dtype.kind == "i" else 0))
-  out = np.where(hi, 0, xf).astype(new_dtype)
-  return np.where(hi, np.array(info.max, new_dtype), out)
+@convert_element_type_p.def_impl
+def _convert_impl(x, *, new_dtype, weak_type, sharding=None):
+  return [convert_numpy(x, new_dtype)]
 
 
+@convert_element_type_p.def_abstract_eval
 def _convert_abstract_eval(x, *, new_dtype, weak_type, sharding=None):
   return [ShapedArray(x.shape, new_dtype, weak_type)]
 
 
-convert_element_type_p.def_impl(_convert_impl)
-convert_element_type_p.def_abstract_eval(_convert_abstract_eval)
+convert_element_type_p.def_pp(pp_hide_none("sharding"))
 
 
 def convert_element_type(operand, new_dtype):
@@ -412,13 +528,13 @@ bitcast_convert_type_p = Primitive("bitcast_convert_type", kind="nondifferentiab
 
 @bitcast_convert_type_p.def_impl
 def _bitcast_impl(x, *, new_dtype):
-  x = np.ascontiguousarray(x)
   old, new = x.dtype.itemsize, np.dtype(new_dtype).itemsize
+  flat = np.ascontiguousarray(x).reshape(-1).view(new_dtype)
   if old == new:
-    return [x.view(new_dtype)]
+    return [flat.reshape(x.shape)]
   if old > new:
-    return [x.view(new_dtype).reshape(x.shape + (old // new,))]
-  return [x.view(new_dtype).reshape(x.shape[:-1])]
+    return [flat.reshape(x.shape + (old // new,))]
+  return [flat.reshape(x.shape[:-1])]
 
 
 @bitcast_convert_type_p.def_abstract_eval
@@ -451,37 +567,38 @@ select_n_p = Primitive("select_n")
 
 @select_n_p.def_impl
 def _select_n_impl(which, *cases):
+  if len(cases) == 1:
+    return [np.asarray(cases[0])]
   if which.dtype == np.bool_:
-    return [np.where(which, cases[1], cases[0]) if len(cases) == 2 else np.asarray(cases[0])]
-  idx = np.clip(which, 0, len(cases) - 1)
-  return [np.choose(idx, cases)]
+    return [np.where(which, cases[1], cases[0])]
+  out = cases[-1]
+  for i in range(len(cases) - 2, -1, -1):   # out-of-range indices pick an end case
+    out = np.where(which <= i, cases[i], out)
+  return [np.asarray(out)]
 
 
 @select_n_p.def_abstract_eval
 def _select_n_abstract_eval(which, *cases):
   if not cases:
-    raise TypeError("select_n must have at least one case")
-  if any(c.shape != cases[0].shape for c in cases):
-    raise TypeError("select_n cases must have the same shapes, got "
+    raise TypeError("select must have at least one case")
+  if builtins.any(c.shape != cases[0].shape for c in cases[1:]):
+    raise TypeError("select cases must have the same shapes, got "
                     f"[{', '.join(str(c.shape) for c in cases)}].")
-  if any(c.dtype != cases[0].dtype for c in cases):
-    raise TypeError("select_n cases must have the same dtypes, got "
-                    f"[{', '.join(c.dtype.name for c in cases)}].")
-  if which.dtype == np.bool_:
-    if len(cases) > 2:
-      raise TypeError("select_n with boolean which cannot have > 2 cases, got "
-                      f"{len(cases)}.")
-  elif not dtypes.issubdtype(which.dtype, np.integer):
-    raise TypeError(f"select_n which must be boolean or integer type, got {which.dtype.name}.")
   if which.shape and which.shape != cases[0].shape:
-    raise TypeError("select_n which must be scalar or have the same shape as cases, got "
-                    f"which shape {which.shape} but case shape {cases[0].shape}.")
-  weak = all(c.weak_type for c in cases)
-  return [ShapedArray(cases[0].shape, cases[0].dtype, weak)]
+    raise TypeError("select `which` must be scalar or have the same shape as cases, got "
+                    f"`which` shape {which.shape} but case shape {cases[0].shape}.")
+  check_same_dtypes("select", cases)
+  if not (which.dtype == np.bool_ or dtypes.issubdtype(which.dtype, np.integer)):
+    raise TypeError(f"select `which` must be boolean or integer type, got {which.dtype.name}.")
+  if which.dtype == np.bool_ and len(cases) > 2:
+    raise TypeError("select with boolean `which` cannot have > 2 cases.")
+  return [ShapedArray(cases[0].shape, cases[0].dtype, weak(*cases))]
 
 
 def select_n(which, *cases):
   """``cases[which]`` elementwise; ``which`` is bool (two cases) or int."""
+  if not cases:
+    raise ValueError("select_n() must have at least one case")
   return select_n_p.bind1(which, *cases)
 
 
@@ -496,7 +613,7 @@ clamp_p = Primitive("clamp")
 
 @clamp_p.def_impl
 def _clamp_impl(lo, x, hi):
-  return [np.minimum(np.maximum(x, lo), hi).astype(x.dtype)]
+  return [np.minimum(np.maximum(x, lo), hi).astype(x.dtype, copy=False)]
 
 
 @clamp_p.def_abstract_eval
@@ -504,12 +621,9 @@ def _clamp_abstract_eval(lo, x, hi):
   for name, a in (("min", lo), ("max", hi)):
     if a.shape and a.shape != x.shape:
       raise TypeError(f"clamp requires {name}.shape == operand.shape or {name}.shape == (), "
-                      f"got {a.shape} and {x.shape}.")
-  if lo.dtype != x.dtype or hi.dtype != x.dtype:
-    raise TypeError(f"lax.clamp requires arguments to have the same dtypes, got "
-                    f"{lo.dtype.name}, {x.dtype.name}, {hi.dtype.name}. (Tip: jnp.clip "
-                    "is a similar function that does automatic type promotion on inputs).")
-  return [ShapedArray(x.shape, x.dtype, x.weak_type)]
+                      f"got {name}.shape={a.shape}, operand.shape={x.shape}.")
+  check_nary("clamp", (lo, x, hi), (ANY, ANY, ANY))
+  return [ShapedArray(x.shape, x.dtype, weak(lo, x, hi))]
 
 
 def clamp(min, x, max):  # noqa: A002 - JAX's parameter names
