@@ -1,2 +1,386 @@
-"""Placeholder: filled in by its owner."""
-__all__ = []
+"""Array creation: ``array``/``asarray``, the ``zeros``/``ones``/``full``
+family and the ``*_like`` functions, copies, and construction from buffers.
+
+Host data (lists, NumPy arrays, Python scalars) is converted on the host and
+becomes one constant Array; only values that are being traced go through lax
+ops. Ranges, grids and diagonals live in ``ranges.py``.
+"""
+from __future__ import annotations
+
+import operator
+import types
+from typing import Any
+
+import numpy as np
+
+from openjax._src import dtypes
+from openjax._src import lax
+from openjax._src.core import Tracer, concrete_or_error, get_aval
+from openjax._src.numpy import util
+from openjax._src.runtime.array import Array, make_array
+from openjax._src.runtime.transfer import device_put
+
+__all__ = [
+    "array", "asarray", "copy", "empty", "empty_like", "from_dlpack", "frombuffer",
+    "fromfile", "fromiter", "fromstring", "full", "full_like", "load", "ones", "ones_like",
+    "zeros", "zeros_like",
+]
+
+
+# ------------------------------------------------------------------- helpers
+def is_weak(x: Any) -> bool:
+  """JAX's weak-type test: Python int/float/complex and weak arrays (a Python
+  bool is not weak: ``jnp.array(True)`` is a strong bool)."""
+  return type(x) is not bool and dtypes.is_weakly_typed(x)
+
+
+def user_dtype(dtype: Any, fun_name: str):
+  """A user-requested dtype, canonicalised (warns when x64 truncates it)."""
+  if dtype is None:
+    return None
+  if isinstance(dtype, Array) or isinstance(dtype, Tracer):
+    raise ValueError("Passing an array as a dtype argument is no longer supported; "
+                     "instead of dtype=arr use dtype=arr.dtype.")
+  return dtypes.explicit_dtype(dtype, fun_name)
+
+
+def _np_cast(value: Any, dtype: np.dtype) -> np.ndarray:
+  """A fresh host array of ``dtype`` (ml_dtypes floats cast via float32, as
+  NumPy has no direct cast between some of them)."""
+  arr = np.asarray(value)
+  if arr.dtype != dtype and arr.dtype in dtypes.custom_float_dtypes \
+      and dtype in dtypes.custom_float_dtypes:
+    arr = arr.astype(np.float32)
+  return np.array(arr, dtype=dtype, copy=True)
+
+
+def host_array(value: Any, dtype: np.dtype, weak: bool = False) -> Array:
+  """A constant Array holding a private copy of host data ``value``."""
+  return make_array(_np_cast(value, dtype), weak_type=weak and dtype != np.bool_)
+
+
+def canonicalize_shape(shape: Any, context: str = "") -> tuple[int, ...]:
+  """A shape tuple from an int or a sequence of ints (JAX's TypeError otherwise)."""
+  if isinstance(shape, types.GeneratorType):
+    raise TypeError("expected sequence object with len >= 0 or a single integer")
+  if not isinstance(shape, (tuple, list)) and np.ndim(shape) == 0:
+    shape = (shape,)
+  try:
+    return tuple(operator.index(d) for d in shape)
+  except TypeError:
+    pass
+  msg = f"Shapes must be 1D sequences of concrete values of integer type, got {tuple(shape)}."
+  if context:
+    msg += f" {context}."
+  if any(isinstance(d, Tracer) and d.to_concrete_value() is None for d in shape):
+    msg += ("\nIf using `jit`, try using `static_argnums` or applying `jit` to "
+            "smaller subfunctions.")
+  raise TypeError(msg)
+
+
+def _check_forgot_shape_tuple(name: str, shape: Any, dtype: Any) -> None:
+  if isinstance(dtype, int) and isinstance(shape, int) and not isinstance(dtype, bool):
+    raise TypeError(
+        f"Cannot interpret '{dtype}' as a data type.\n\nDid you accidentally write "
+        f"`jax.numpy.{name}({shape}, {dtype})` when you meant "
+        f"`jax.numpy.{name}(({shape}, {dtype}))`, i.e. with a single tuple argument "
+        "for the shape?")
+
+
+def fill(shape: tuple[int, ...], fill_value: Any, dtype: np.dtype, weak: bool):
+  """``lax.full``: broadcast a scalar ``fill_value`` (cast to ``dtype``) to
+  ``shape``; the scalar stays a literal when traced."""
+  if np.ndim(fill_value):
+    raise TypeError("full must be called with scalar fill_value, got fill_value.shape "
+                    f"{np.shape(fill_value)}.")
+  scalar = lax._convert_element_type(fill_value, dtype, weak)
+  if not shape:
+    return scalar if hasattr(scalar, "aval") else host_array(scalar, dtype, weak)
+  return lax.broadcast_in_dim(scalar, shape, ())
+
+
+def _shape_of(a: Any) -> tuple[int, ...]:
+  return tuple(a.shape) if hasattr(a, "shape") else np.shape(a)
+
+
+def _put(x, device):
+  return x if device is None else device_put(x, device)
+
+
+# ------------------------------------------------------------ array / asarray
+def _flatten(obj: Any, leaves: list) -> None:
+  if isinstance(obj, (list, tuple)):
+    for o in obj:
+      _flatten(o, leaves)
+  else:
+    leaves.append(obj)
+
+
+def _jax_array_leaf(x: Any) -> Any:
+  m = getattr(x, "__jax_array__", None)
+  return x if m is None else m()
+
+
+def _replace_leaves(obj: Any, fn):
+  if isinstance(obj, (list, tuple)):
+    return [_replace_leaves(o, fn) for o in obj]
+  return fn(obj)
+
+
+def _infer_dtype(leaves: list) -> tuple[np.dtype, list]:
+  """JAX's dtype for nested data: the lattice join of the leaves (Python
+  scalars are weak); objects without a dtype are read through NumPy."""
+  if not leaves:
+    return dtypes.default_float_dtype(), leaves
+  try:
+    dt, _ = dtypes.lattice_result_type(*leaves)
+  except TypeError:
+    leaves = [x if _has_dtype(x) else np.asarray(x) for x in leaves]
+    dt, _ = dtypes.lattice_result_type(*leaves)
+  if not isinstance(dt, np.dtype):  # a weak lattice node, e.g. bool_ x float
+    dt = dtypes.default_dtype_of_kind(dt.kind)
+  return dt, leaves
+
+
+def _has_dtype(x: Any) -> bool:
+  try:
+    dtypes.dtype(x)
+  except TypeError:
+    return False
+  return True
+
+
+def _check_python_int(x: Any, dtype: np.dtype) -> None:
+  # Python ints have no size: JAX refuses those the default int cannot hold.
+  if type(x) is int and dtypes.kind(dtype) in "iu":
+    info = np.iinfo(dtype)
+    if not info.min <= x <= info.max:
+      raise OverflowError(f"Python int {x} too large to convert to {dtype}")
+
+
+def _stack_traced(obj: Any, dtype: np.dtype):
+  """Nested lists holding tracers: build with lax (expand + concatenate)."""
+  if not isinstance(obj, (list, tuple)):
+    if isinstance(obj, Tracer):
+      return lax._convert_element_type(obj, dtype, False)
+    return host_array(np.asarray(obj, dtype=dtype), dtype)
+  if not obj:
+    return host_array(np.array([], dtype=dtype), dtype)
+  parts = [_stack_traced(o, dtype) for o in obj]
+  shapes = {tuple(np.shape(p)) for p in parts}
+  if len(shapes) != 1:
+    raise ValueError("setting an array element with a sequence. The requested array has "
+                     f"an inhomogeneous shape: elements have shapes {sorted(shapes)}.")
+  return lax.concatenate([lax.expand_dims(p, (0,)) for p in parts], 0)
+
+
+def _fresh(x: Array) -> Array:
+  # Arrays are immutable: a copy shares storage but is a distinct object, so
+  # deleting (or donating) one leaves the other intact.
+  return Array(np.asarray(x), x.aval, x.device)
+
+
+def _to_array(obj: Any, dtype, weak: bool, copy: bool):
+  if isinstance(obj, (bool, int, float, complex)):
+    if dtype is None:
+      dtype = dtypes.dtype(obj)
+      _check_python_int(obj, dtype)
+      return lax._convert_element_type(obj, dtype, weak) if weak else host_array(obj, dtype)
+    return host_array(np.asarray(obj, dtype=dtype), dtype)
+  obj = _jax_array_leaf(obj)
+  if isinstance(obj, Tracer) or type(obj) is Array:
+    out = lax._convert_element_type(obj, obj.dtype if dtype is None else dtype, weak)
+    return _fresh(out) if copy and out is obj and type(out) is Array else out
+  if isinstance(obj, np.ndarray):
+    return host_array(obj, dtypes.dtype(obj) if dtype is None else dtype)
+  leaves: list = []
+  _flatten(obj, leaves)
+  if any(x is None for x in leaves):
+    raise ValueError("None is not a valid value for jnp.array")
+  leaves = [_jax_array_leaf(x) for x in leaves]
+  if dtype is None:
+    dtype, leaves = _infer_dtype(leaves)
+  if any(isinstance(x, Tracer) for x in leaves):
+    it = iter(leaves)
+    return _stack_traced(_replace_leaves(obj, lambda _: next(it)), dtype)
+  if any(type(x) is Array for x in leaves):
+    it = iter(leaves)
+    obj = _replace_leaves(obj, lambda _: np.asarray(next(it)))
+  try:
+    value = np.asarray(obj, dtype=dtype)
+  except TypeError as err:
+    raise TypeError(f"Unexpected input type for array: {type(obj)}: {err}") from None
+  return host_array(value, dtype)
+
+
+def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None = "K",
+          ndmin: int = 0, *, device: Any = None, out_sharding: Any = None):
+  """Convert ``object`` (scalars, nested lists/tuples, NumPy or JAX arrays) to
+  an Array; ``jnp.array(3.0)`` is weakly typed, ``jnp.array([1, 2])`` is not."""
+  if order is not None and order != "K":
+    raise NotImplementedError("Only implemented for order='K'")
+  dtype = user_dtype(dtype, "array")
+  ndmin = operator.index(ndmin)
+  weak = dtype is None and is_weak(object)
+  out = _to_array(object, dtype, weak, bool(copy))
+  nd = np.ndim(out)
+  if ndmin > nd:
+    out = lax.expand_dims(out, tuple(range(ndmin - nd)))
+  return _put(out, device if device is not None else out_sharding)
+
+
+def asarray(a: Any, dtype: Any = None, order: str | None = None, *, copy: bool | None = None,
+            device: Any = None, out_sharding: Any = None):
+  """Convert ``a`` to an Array, copying only when needed."""
+  dtype = user_dtype(dtype, "asarray")
+  return array(a, dtype=dtype, copy=bool(copy), order=order, device=device,
+               out_sharding=out_sharding)
+
+
+def copy(a: Any, order: str | None = None):
+  """A copy of the array ``a``."""
+  util.check_arraylike("copy", a)
+  return array(a, copy=True, order=order)
+
+
+# -------------------------------------------------------- zeros / ones / full
+def _filled(name: str, shape: Any, value: Any, dtype: Any, device: Any):
+  _check_forgot_shape_tuple(name, shape, dtype)
+  dtype = dtypes.explicit_dtype(float if dtype is None else dtype, name)
+  return _put(fill(canonicalize_shape(shape), value, dtype, False), device)
+
+
+def zeros(shape: Any, dtype: Any = None, *, device: Any = None, out_sharding: Any = None):
+  """An array of ``shape`` filled with zeros (float32 by default)."""
+  return _filled("zeros", shape, 0, dtype, device)
+
+
+def ones(shape: Any, dtype: Any = None, *, device: Any = None, out_sharding: Any = None):
+  """An array of ``shape`` filled with ones (float32 by default)."""
+  return _filled("ones", shape, 1, dtype, device)
+
+
+def empty(shape: Any, dtype: Any = None, *, device: Any = None, out_sharding: Any = None):
+  """An array of ``shape`` (zero-filled, as in JAX 0.10)."""
+  return _filled("empty", shape, 0, dtype, device)
+
+
+def full(shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None,
+         out_sharding: Any = None):
+  """An array of ``shape`` filled with ``fill_value`` (broadcast when it is an
+  array); the dtype defaults to the fill value's, weak for Python scalars."""
+  dtype = user_dtype(dtype, "full")
+  util.check_arraylike("full", fill_value)
+  if np.ndim(fill_value) == 0:
+    shape = canonicalize_shape(shape)
+    weak = dtype is None and is_weak(fill_value)
+    dt = dtypes.dtype(fill_value) if dtype is None else dtype
+    return _put(fill(shape, fill_value, dt, weak), device)
+  shape = canonicalize_shape(shape)
+  return _put(util.broadcast_to_shape(asarray(fill_value, dtype=dtype), shape), device)
+
+
+def _like_args(name: str, a: Any, dtype: Any, shape: Any):
+  if not (hasattr(a, "dtype") and hasattr(a, "shape")):
+    a = _jax_array_leaf(a)
+    util.check_arraylike(name, a)
+  dtype = user_dtype(dtype, name)
+  shape = _shape_of(a) if shape is None else canonicalize_shape(shape)
+  weak = dtype is None and is_weak(a)
+  return a, (dtypes.dtype(a) if dtype is None else dtype), shape, weak
+
+
+def zeros_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None,
+               out_sharding: Any = None):
+  """Zeros with the shape and dtype of ``a`` (either may be overridden)."""
+  _, dt, shp, weak = _like_args("zeros_like", a, dtype, shape)
+  return _put(fill(shp, 0, dt, weak), device)
+
+
+def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None,
+              out_sharding: Any = None):
+  """Ones with the shape and dtype of ``a`` (either may be overridden)."""
+  _, dt, shp, weak = _like_args("ones_like", a, dtype, shape)
+  return _put(fill(shp, 1, dt, weak), device)
+
+
+def empty_like(prototype: Any, dtype: Any = None, shape: Any = None, *, device: Any = None):
+  """Like ``zeros_like`` (JAX 0.10 fills "empty" arrays with zeros)."""
+  _, dt, shp, weak = _like_args("empty_like", prototype, dtype, shape)
+  return _put(fill(shp, 0, dt, weak), device)
+
+
+def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *,
+              device: Any = None, out_sharding: Any = None):
+  """``fill_value`` (a scalar, or an array to broadcast) with the shape and
+  dtype of ``a``."""
+  if hasattr(a, "dtype") and hasattr(a, "shape"):
+    util.check_arraylike("full_like", 0, fill_value)
+  else:
+    util.check_arraylike("full_like", a, fill_value)
+  _, dt, shp, weak = _like_args("full_like", a, dtype, shape)
+  if np.ndim(fill_value) == 0:
+    return _put(fill(shp, fill_value, dt, weak), device)
+  return _put(util.broadcast_to_shape(asarray(fill_value, dtype=dt), shp), device)
+
+
+# ------------------------------------------------------------ host converters
+def frombuffer(buffer: Any, dtype: Any = float, count: int = -1, offset: int = 0):
+  """An array read from a bytes-like ``buffer`` (see ``numpy.frombuffer``)."""
+  return asarray(np.frombuffer(buffer=buffer, dtype=dtype, count=count, offset=offset))
+
+
+def fromstring(string: str, dtype: Any = float, count: int = -1, *, sep: str):
+  """An array parsed from text ``string`` (see ``numpy.fromstring``)."""
+  return asarray(np.fromstring(string, dtype=dtype, count=count, sep=sep))
+
+
+def _impure(name: str):
+  def fn(*args, **kwargs):
+    raise NotImplementedError(
+        f"jnp.{name}() is not implemented because it may be non-pure and thus unsafe for "
+        f"use with JIT and other JAX transformations. Consider using "
+        f"jnp.asarray(np.{name}(...)) instead, although care should be taken if "
+        f"np.{name} is used within a jax transformations because of its potential "
+        "side-effect of consuming its input; for more information see "
+        "https://docs.jax.dev/en/latest/notebooks/Common_Gotchas_in_JAX.html#pure-functions")
+  fn.__name__ = fn.__qualname__ = name
+  fn.__doc__ = f"Not implemented: ``np.{name}`` is impure; use ``jnp.asarray(np.{name}(...))``."
+  return fn
+
+
+fromfile = _impure("fromfile")
+fromiter = _impure("fromiter")
+
+
+def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None):
+  """An Array holding the data of a DLPack-capable array ``x`` (its exact dtype)."""
+  if not (hasattr(x, "__dlpack__") and hasattr(x, "__dlpack_device__")):
+    raise TypeError("The array passed to from_dlpack must have __dlpack__ and "
+                    "__dlpack_device__ methods.")
+  value = np.array(np.from_dlpack(x), copy=True)
+  dtypes.dtype(value, canonicalize=False)  # validates: JAX dtypes only
+  return _put(make_array(value), device)
+
+
+def load(file: Any, *args: Any, **kwargs: Any):
+  """``numpy.load`` returning an Array for ``.npy`` files (bfloat16, saved by
+  NumPy as 2-byte void, is restored)."""
+  out = np.load(file, *args, **kwargs)
+  if isinstance(out, np.ndarray):
+    if out.dtype == "V2":
+      out = out.view(dtypes.bfloat16)
+    try:
+      out = asarray(out)
+    except (TypeError, AssertionError):  # a dtype JAX does not support
+      pass
+  return out
+
+
+def concrete_int(x: Any, context: str) -> int:
+  """``operator.index(x)`` of a static value; ConcretizationTypeError when traced."""
+  return concrete_or_error(operator.index, x, context)
+
+
+def aval_shape(x: Any) -> tuple[int, ...]:
+  return tuple(get_aval(x).shape)

@@ -1,0 +1,293 @@
+"""Ranges, grids and diagonals: ``arange``, ``linspace``/``logspace``/
+``geomspace``, ``eye``/``identity``/``tri``, ``diag``/``diagflat``,
+``meshgrid``, ``indices``, ``fromfunction``.
+
+Sizes and axes must be static (Python values, or concrete arrays); the values
+themselves are built with ``iota`` and elementwise lax ops, so they trace.
+"""
+from __future__ import annotations
+
+import operator
+from typing import Any, Callable
+
+import numpy as np
+
+from openjax._src import dtypes
+from openjax._src import lax
+from openjax._src.core import concrete_or_error
+from openjax._src.numpy import creation as _creation
+from openjax._src.numpy import linalg_ops as _linalg
+from openjax._src.numpy import util
+
+__all__ = ["arange", "diag", "diagflat", "eye", "fromfunction", "geomspace", "identity",
+           "indices", "linspace", "logspace", "meshgrid", "tri"]
+
+
+def _strong(x, dtype):
+  """``x`` cast to ``dtype``, strongly typed (a host constant stays one)."""
+  return lax._convert_element_type(x, dtype, False)
+
+
+def _bcast(x, shape, dims):
+  return lax.broadcast_in_dim(x, tuple(shape), tuple(dims))
+
+
+# -------------------------------------------------------------------- arange
+def _static(val, name: str):
+  val = concrete_or_error(None, val, f"It arose in the jnp.arange argument '{name}'")
+  if val is not None and np.ndim(val) != 0:
+    raise ValueError(f"jax.numpy.arange: arguments must be scalars; got {name}={val}")
+  return val
+
+
+def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *,
+           device: Any = None, out_sharding: Any = None):
+  """Evenly spaced values in ``[start, stop)``; the arguments must be static."""
+  dtype = _creation.user_dtype(dtype, "arange")
+  for pos, arg in enumerate((start, stop, step)):
+    if arg is not None and not util.is_arraylike(arg):
+      raise TypeError("arange requires ndarray, scalar, or None arguments, got "
+                      f"{type(arg)} at position {pos}.")
+  start_name = "stop" if stop is None and step is None else "start"
+  start = _static(start, start_name)
+  stop = _static(stop, "stop")
+  step = _static(step, "step")
+  if dtype is None:
+    dtype = dtypes.result_type(start, *(x for x in (stop, step) if x is not None))
+  if any(x is not None and dtypes.kind(dtypes.dtype(x)) == "c" for x in (start, stop, step)):
+    raise ValueError("Passing complex start/stop/step to jnp.arange is no longer supported "
+                     "starting in JAX v0.10.0.")
+  # Array arguments are concrete here: compute sizes with their host values.
+  start, stop, step = (x if x is None or isinstance(x, (int, float)) else np.asarray(x)[()]
+                       for x in (start, stop, step))
+  if stop is None:
+    start, stop = 0, start
+  if step is not None:
+    work = (np.dtype(np.float32) if dtypes.kind(dtype) == "f" and dtype.itemsize < 4
+            else dtype)
+    size = max(0, int(np.ceil((stop - start) / step)))
+    out = lax.add(_strong(start, work),
+                  lax.mul(_strong(step, work), lax.broadcasted_iota(work, (size,), 0)))
+    out = _strong(out, dtype)
+  elif start == 0:
+    out = lax.broadcasted_iota(dtype, (max(0, int(np.ceil(stop))),), 0)
+  else:
+    size = max(0, int(np.ceil(stop - start)))
+    out = lax.add(_strong(start, dtype), lax.broadcasted_iota(dtype, (size,), 0))
+  return _creation._put(out, device if device is not None else out_sharding)
+
+
+# ---------------------------------------------------------- linspace & co.
+def _space_dtype(fun: str, start, stop, dtype):
+  if dtype is None:
+    return util.to_inexact_dtype(dtypes.result_type(start, stop))
+  return dtypes.explicit_dtype(dtype, fun)
+
+
+def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
+             retstep: bool = False, dtype: Any = None, axis: int = 0, *, device: Any = None):
+  """``num`` evenly spaced values from ``start`` to ``stop`` (array bounds give
+  one sequence per element, laid out along ``axis``)."""
+  num = concrete_or_error(operator.index, num, "'num' argument of jnp.linspace")
+  axis = concrete_or_error(operator.index, axis, "'axis' argument of jnp.linspace")
+  if num < 0:
+    raise ValueError(f"Number of samples, {num}, must be non-negative.")
+  start, stop = util.ensure_arraylike("linspace", start, stop)
+  dtype = _space_dtype("linspace", start, stop, dtype)
+  cdt = util.to_inexact_dtype(dtype)
+  start, stop = _strong(start, cdt), _strong(stop, cdt)
+  bounds = tuple(np.broadcast_shapes(np.shape(start), np.shape(stop)))
+  start = util.broadcast_to_shape(start, bounds)
+  stop = util.broadcast_to_shape(stop, bounds)
+  axis = len(bounds) + axis + 1 if axis < 0 else axis
+  axis = util.canonicalize_axis(axis, len(bounds) + 1)
+  out_shape = list(bounds)
+  out_shape.insert(axis, num)
+  rest = tuple(d for d in range(len(out_shape)) if d != axis)
+  if num > 1:
+    div = num - 1 if endpoint else num
+    delta = lax.div(lax.sub(stop, start), np.asarray(div, cdt))
+    real = dtypes.finfo(cdt).dtype
+    # start * (1 - t) + stop * t with t = i / div recovers both endpoints exactly.
+    t = _strong(lax.div(lax.broadcasted_iota(real, out_shape, axis), np.asarray(div, real)), cdt)
+    lo, hi = _bcast(start, out_shape, rest), _bcast(stop, out_shape, rest)
+    out = lax.add(lax.mul(lo, lax.sub(np.asarray(1, cdt), t)), lax.mul(hi, t))
+    if endpoint:
+      last = lax.eq(lax.broadcasted_iota(np.int32, out_shape, axis), np.asarray(num - 1, np.int32))
+      out = lax.select(last, hi, out)
+  elif num == 1:
+    delta = (_creation.fill((), np.nan, cdt, False) if endpoint else lax.sub(stop, start))
+    out = _bcast(start, out_shape, rest)
+  else:
+    delta = _creation.fill((), np.nan, cdt, False)
+    out = _creation.fill(tuple(out_shape), 0, cdt, False)
+  if dtypes.kind(dtype) in "iu" and dtypes.kind(cdt) not in "iu":
+    out = lax.floor(out)
+  result = _creation._put(_strong(out, dtype), device)
+  return (result, delta) if retstep else result
+
+
+def _power(fun: str, base, x):
+  base, x = util.promote_args(fun, base, x)
+  shape = np.broadcast_shapes(np.shape(base), np.shape(x))
+  return lax.pow(util.broadcast_to_shape(base, shape), util.broadcast_to_shape(x, shape))
+
+
+def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
+             base: Any = 10.0, dtype: Any = None, axis: int = 0):
+  """``base ** linspace(start, stop, num)``."""
+  num = concrete_or_error(operator.index, num, "'num' argument of jnp.logspace")
+  axis = concrete_or_error(operator.index, axis, "'axis' argument of jnp.logspace")
+  start, stop = util.ensure_arraylike("logspace", start, stop)
+  dtype = _space_dtype("logspace", start, stop, dtype)
+  cdt = util.to_inexact_dtype(dtype)
+  lin = linspace(_strong(start, cdt), _strong(stop, cdt), num, endpoint=endpoint, axis=axis)
+  return _strong(_power("logspace", base, lin), dtype)
+
+
+def _log10(x):
+  # log(x) * (1 / log(10)), as jnp.log10 computes it
+  return lax.mul(lax.log(x), np.asarray(0.4342944819032518, dtypes.finfo(x.dtype).dtype))
+
+
+def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
+              dtype: Any = None, axis: int = 0):
+  """``num`` values spaced evenly on a log scale from ``start`` to ``stop``."""
+  num = concrete_or_error(operator.index, num, "'num' argument of jnp.geomspace")
+  axis = concrete_or_error(operator.index, axis, "'axis' argument of jnp.geomspace")
+  start, stop = util.ensure_arraylike("geomspace", start, stop)
+  dtype = _space_dtype("geomspace", start, stop, dtype)
+  cdt = util.to_inexact_dtype(dtype)
+  start, stop = _strong(start, cdt), _strong(stop, cdt)
+  sign = lax.sign(start)
+  logs = logspace(_log10(lax.div(start, sign)), _log10(lax.div(stop, sign)), num,
+                  endpoint=endpoint, base=10.0, dtype=cdt, axis=0)
+  res = lax.mul(util.broadcast_to_shape(sign, np.shape(logs)), logs)
+  axis = util.canonicalize_axis(axis, np.ndim(res))
+  if axis != 0:
+    res = lax.transpose(res, (*range(1, axis + 1), 0, *range(axis + 1, np.ndim(res))))
+  return _strong(res, dtype)
+
+
+# -------------------------------------------------------- eye / tri / diag
+def _dim(d: Any, context: str) -> int:
+  return _creation.canonicalize_shape((d,), context)[0]
+
+
+def eye(N: Any, M: Any = None, k: Any = 0, dtype: Any = None, *, device: Any = None):
+  """A 2-D array with ones on diagonal ``k`` (``k`` may be traced)."""
+  dtype = dtypes.explicit_dtype(float if dtype is None else dtype, "eye")
+  if type(k) is int:
+    info = np.iinfo(np.int32)
+    k = min(max(k, int(info.min)), int(info.max))
+  offset = util.ensure_arraylike("eye", k)
+  if not (np.shape(offset) == () and dtypes.kind(dtypes.dtype(offset)) in "iu"):
+    raise ValueError(f"k must be a scalar integer; got {k}")
+  n = _dim(N, "argument of 'N' jnp.eye()")
+  m = n if M is None else _dim(M, "argument 'M' of jnp.eye()")
+  if n < 0 or m < 0:
+    raise ValueError(f"negative dimensions are not allowed, got {N} and {M}")
+  odt = dtypes.dtype(offset)
+  i = lax.broadcasted_iota(odt, (n, m), 0)
+  j = lax.broadcasted_iota(odt, (n, m), 1)
+  on_diag = lax.eq(lax.add(i, _strong(offset, odt)), j)
+  return _creation._put(_strong(on_diag, dtype), device)
+
+
+def identity(n: Any, dtype: Any = None):
+  """The ``n x n`` identity matrix."""
+  dtype = None if dtype is None else dtypes.explicit_dtype(dtype, "identity")
+  return eye(n, dtype=dtype)
+
+
+def tri(N: Any, M: Any = None, k: Any = 0, dtype: Any = None):
+  """Ones at and below diagonal ``k``, zeros above (float32 by default)."""
+  dtype = np.dtype(np.float32) if dtype is None else dtypes.explicit_dtype(dtype, "tri")
+  M = N if M is None else M
+  shape = _creation.canonicalize_shape((N, M), "shape argument of jnp.tri()")
+  offset = _creation.asarray(k)
+  odt = dtypes.dtype(offset)
+  if dtypes.kind(odt) not in "iu":
+    raise TypeError(f"offset must be an integer, got {k!r}")
+  sdt = np.dtype(np.int64) if odt.itemsize > 4 else np.dtype(np.int32)
+  below = lax.ge(lax.add(lax.broadcasted_iota(sdt, shape, 0), _strong(offset, sdt)),
+                 lax.broadcasted_iota(sdt, shape, 1))
+  return _strong(below, dtype)
+
+
+def diag(v: Any, k: int = 0):
+  """The ``k``-th diagonal of a 2-D array, or a 2-D array with 1-D ``v`` on
+  its ``k``-th diagonal."""
+  v = util.ensure_arraylike("diag", v)
+  k = operator.index(k)
+  shape = np.shape(v)
+  if len(shape) == 2:
+    return _linalg.diagonal(v, offset=k)
+  if len(shape) != 1:
+    raise ValueError("diag input must be 1d or 2d")
+  zero = _creation.fill((), 0, dtypes.dtype(v), _creation.is_weak(v))
+  n = shape[0] + abs(k)
+  padded = lax.pad(v, zero, ((max(0, -k), max(0, k), 0),))
+  mask = eye(n, k=k, dtype=bool)
+  return lax.select(mask, _bcast(padded, (n, n), (0,)), _bcast(zero, (n, n), ()))
+
+
+def diagflat(v: Any, k: int = 0):
+  """A 2-D array with the flattened ``v`` on its ``k``-th diagonal."""
+  util.check_arraylike("diagflat", v)
+  v = _creation.asarray(v)
+  flat = lax.reshape(_strong(v, v.dtype), (int(np.prod(np.shape(v), dtype=np.int64)),))
+  return diag(flat, k)
+
+
+# ----------------------------------------------------------- grids / indices
+def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = "xy"):
+  """Coordinate arrays from 1-D coordinate vectors (``indexing`` 'xy' or 'ij')."""
+  util.check_arraylike("meshgrid", *xi)
+  args = [util.asarray_operand(x) for x in xi]
+  if not copy:
+    raise ValueError("jax.numpy.meshgrid only supports copy=True")
+  if indexing not in ("xy", "ij"):
+    raise ValueError(f"Valid values for indexing are 'xy' and 'ij', got {indexing}")
+  if any(np.ndim(a) != 1 for a in args):
+    raise ValueError("Arguments to jax.numpy.meshgrid must be 1D, got shapes "
+                     f"{[tuple(np.shape(a)) for a in args]}")
+  if indexing == "xy" and len(args) >= 2:
+    args[0], args[1] = args[1], args[0]
+  sizes = [np.shape(a)[0] for a in args]
+  full = [1 if sparse else s for s in sizes]
+  out = []
+  for i, a in enumerate(args):
+    shape = [*full[:i], sizes[i], *full[i + 1:]] if sparse else full
+    out.append(_bcast(a, shape, (i,)))
+  if indexing == "xy" and len(args) >= 2:
+    out[0], out[1] = out[1], out[0]
+  return tuple(out)
+
+
+def indices(dimensions: Any, dtype: Any = None, sparse: bool = False):
+  """Arrays holding the index of each position of a grid of ``dimensions``."""
+  dtype = dtypes.explicit_dtype(int if dtype is None else dtype, "indices")
+  dims = tuple(concrete_or_error(operator.index, d, "dimensions argument of jnp.indices")
+               for d in dimensions)
+  n = len(dims)
+  out = []
+  for i, d in enumerate(dims):
+    shape = (1,) * i + (d,) + (1,) * (n - i - 1) if sparse else dims
+    out.append(_bcast(lax.broadcasted_iota(dtype, (d,), 0), shape, (i,)))
+  if sparse:
+    return tuple(out)
+  if not out:
+    return _creation.host_array(np.array([], dtype), dtype)
+  return lax.concatenate([lax.expand_dims(o, (0,)) for o in out], 0)
+
+
+def fromfunction(function: Callable[..., Any], shape: Any, *, dtype: Any = float,
+                 **kwargs: Any):
+  """``function`` applied to index grids of ``shape`` (as in NumPy, it is
+  called once with one full coordinate array per axis)."""
+  shape = _creation.canonicalize_shape(shape, "shape argument of jnp.fromfunction()")
+  dtype = dtypes.explicit_dtype(dtype, "fromfunction")
+  grids = [_bcast(lax.broadcasted_iota(dtype, (d,), 0), shape, (i,))
+           for i, d in enumerate(shape)]
+  return function(*grids, **kwargs)
