@@ -8,3 +8,4 @@ from openjax._src.core.trace import (
     EvalTrace, Trace, Tracer, array_hooks, canonical_value, concrete_or_error,
     current_trace, eval_trace, get_aval, is_concrete, register_array_type,
     set_current_trace, to_concrete_value, trace_state)
+from openjax._src.core.hooks import jaxpr_transforms

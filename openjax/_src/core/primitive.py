@@ -47,6 +47,9 @@ class Primitive:
     self.lower: Callable | None = None
     self.cost: Callable | None = None
     self.pp_rule: Callable | None = None
+    # Optional hook for higher-order primitives under partial evaluation:
+    # partial_eval(pe_trace, unknowns, args, params) -> outputs.
+    self.partial_eval: Callable | None = None
     self.not_applicable: dict[str, str] = {}
     registry[name] = self
 
@@ -80,6 +83,10 @@ class Primitive:
 
   def def_cost(self, f):
     self.cost = f
+    return f
+
+  def def_partial_eval(self, f):
+    self.partial_eval = f
     return f
 
   def def_pp(self, f):

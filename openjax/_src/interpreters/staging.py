@@ -10,7 +10,7 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src.core import (
     ClosedJaxpr, Jaxpr, JaxprEqn, Literal, ShapedArray, Trace, Tracer, Var,
-    array_hooks, get_aval, set_current_trace)
+    array_hooks, get_aval, jaxpr_transforms, set_current_trace)
 from openjax._src.errors import UnexpectedTracerError
 
 
@@ -203,3 +203,6 @@ def trace_to_jaxpr(fun: Callable[..., Sequence[Any]], in_avals: Sequence[ShapedA
 def trace_to_closed_jaxpr(fun, in_avals, debug_info=None) -> ClosedJaxpr:
   jaxpr, consts = trace_to_jaxpr(fun, in_avals, debug_info)
   return ClosedJaxpr(jaxpr, consts)
+
+
+jaxpr_transforms.trace_to_jaxpr = trace_to_jaxpr

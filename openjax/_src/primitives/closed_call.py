@@ -3,7 +3,10 @@ like any other, so ``grad(jit(f))``, ``jit(grad(f))`` and ``vmap(jit(f))``
 compose: each interpreter gives it a rule that transforms the inner jaxpr."""
 from __future__ import annotations
 
-from openjax._src.core import ClosedJaxpr, Primitive, eval_jaxpr, pp_eqn
+from openjax._src.core import (ClosedJaxpr, Primitive, eval_jaxpr, jaxpr_transforms, pp_eqn,
+                               set_current_trace)
+from openjax._src.primitives.ad_util import (Zero, instantiate_zeros, is_undefined_primal,
+                                             tangent_aval)
 
 jit_p = Primitive("jit", multiple_results=True)
 
@@ -39,6 +42,56 @@ def _jit_pp(eqn, ctx):
     ctx.suggest_same_names(inner.invars, eqn.invars)
     ctx.suggest_same_names(inner.outvars, eqn.outvars)
   return pp_eqn(eqn, ctx, params=params)
+
+
+def _call_params(params: dict, jaxpr: ClosedJaxpr, name: str) -> dict:
+  n = len(jaxpr.in_avals)
+  return dict(params, jaxpr=jaxpr, name=name, donated_invars=(False,) * n)
+
+
+@jit_p.def_jvp
+def _jit_jvp(primals, tangents, *, jaxpr, name, **params):
+  nonzeros = [type(t) is not Zero for t in tangents]
+  jvp_closed, out_nonzeros = jaxpr_transforms.jvp_jaxpr(jaxpr, nonzeros, False)
+  outs = jit_p.bind(*primals, *(t for t in tangents if type(t) is not Zero),
+                    **_call_params(params, jvp_closed, name))
+  n = len(jaxpr.out_avals)
+  rest = iter(outs[n:])
+  tangents_out = [next(rest) if nz else Zero(tangent_aval(a))
+                  for a, nz in zip(jaxpr.out_avals, out_nonzeros)]
+  return outs[:n], tangents_out
+
+
+@jit_p.def_transpose
+def _jit_transpose(cts, *invals, jaxpr, name, **params):
+  linear = [is_undefined_primal(x) for x in invals]
+  transposed = jaxpr_transforms.transpose_jaxpr(jaxpr, linear)
+  nonlinear = [x for x, lin in zip(invals, linear) if not lin]
+  outs = jit_p.bind(*nonlinear, *(instantiate_zeros(c) for c in cts),
+                    **_call_params(params, transposed, f"transpose({name})"))
+  rest = iter(outs)
+  return [next(rest) if lin else None for lin in linear]
+
+
+@jit_p.def_partial_eval
+def _jit_partial_eval(pe_trace, unknowns, args, params):
+  # Known inputs run the known part now (still one jitted call); the unknown
+  # part is staged as its own jit equation fed by the residuals.
+  jaxpr = params["jaxpr"]
+  known, unknown, out_unknowns, n_res = jaxpr_transforms.partial_eval_jaxpr(
+      jaxpr.jaxpr, unknowns)
+  known_closed = ClosedJaxpr(known, jaxpr.consts)
+  known_args = [a for a, u in zip(args, unknowns) if not u]
+  with set_current_trace(pe_trace.parent):
+    known_outs = jit_p.bind(*known_args, **_call_params(params, known_closed, params["name"]))
+  n_known = len(known_outs) - n_res
+  residuals = known_outs[n_known:]
+  unknown_closed = ClosedJaxpr(unknown, [])
+  unknown_args = [a for a, u in zip(args, unknowns) if u]
+  unknown_outs = pe_trace.builder.process_primitive(
+      jit_p, [*residuals, *unknown_args], _call_params(params, unknown_closed, params["name"]))
+  k, u = iter(known_outs[:n_known]), iter(unknown_outs)
+  return [next(u) if unk else next(k) for unk in out_unknowns]
 
 
 __all__ = ["jit_p"]

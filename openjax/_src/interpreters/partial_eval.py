@@ -1,0 +1,153 @@
+"""Partial evaluation: split a computation into what can be computed now
+(*known*: primal values) and what must be staged (*unknown*: tangents).
+
+``linearize`` runs the JVP trace on top of a ``PartialEvalTrace``: primal
+work executes in the enclosing trace, tangent work is recorded into a linear
+jaxpr whose constants are the residuals. So reverse mode stores residuals and
+never re-runs the forward pass. Higher-order primitives with a mix of known
+and unknown inputs use their ``partial_eval`` hook (jit splits its jaxpr).
+"""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from openjax._src.core import Jaxpr, Trace, Var, current_trace, jaxpr_transforms, set_current_trace
+from openjax._src.interpreters.jvp import JVPTrace, JVPTracer
+from openjax._src.interpreters.staging import DynamicJaxprTrace, DynamicJaxprTracer
+from openjax._src.primitives.ad_util import Zero
+
+
+class PartialEvalTrace(Trace):
+  """Known values belong to the parent trace; unknown values are tracers of
+  ``self.builder``, which records the unknown part as a jaxpr."""
+
+  def __init__(self, parent: Trace, debug_info=None):
+    super().__init__()
+    self.parent = parent
+    self.builder = DynamicJaxprTrace(debug_info)
+
+  def is_unknown(self, x) -> bool:
+    return isinstance(x, DynamicJaxprTracer) and x._trace is self.builder
+
+  def new_unknown(self, aval) -> DynamicJaxprTracer:
+    return self.builder.new_arg(aval)
+
+  def process_primitive(self, primitive, args, params):
+    unknown = [self.is_unknown(x) for x in args]
+    if not any(unknown):
+      with set_current_trace(self.parent):
+        return primitive.bind(*args, **params)
+    rule = getattr(primitive, "partial_eval", None)
+    if rule is not None:
+      return rule(self, unknown, args, params)
+    return self.builder.process_primitive(primitive, args, params)
+
+  def invalidate(self):
+    super().invalidate()
+    self.builder.invalidate()
+
+
+class LinearFunction:
+  """The linear map of ``linearize``: a jaxpr over tangents whose constants
+  are the residuals saved by the forward pass."""
+
+  def __init__(self, jaxpr: Jaxpr, residuals: list, in_avals, out_avals):
+    self.jaxpr = jaxpr
+    self.residuals = residuals
+    self.in_avals = in_avals
+    self.out_avals = out_avals
+
+
+def linearize_flat(fun: Callable[..., Sequence], primals: Sequence, tangent_avals):
+  """Primal outputs (computed now) and the linear function of the tangents."""
+  parent = current_trace()
+  pe = PartialEvalTrace(parent)
+  jvp_trace = JVPTrace(pe)
+  tangent_in = [pe.new_unknown(a) for a in tangent_avals]
+  tracers = [JVPTracer(jvp_trace, p, t) for p, t in zip(primals, tangent_in)]
+  try:
+    with set_current_trace(jvp_trace):
+      outs = fun(*tracers)
+    primals_out, tangents_out = [], []
+    for o in outs:
+      p, t = jvp_trace.to_primal_tangent(o)
+      primals_out.append(p)
+      tangents_out.append(t)
+    out_atoms, out_avals = [], []
+    for p, t in zip(primals_out, tangents_out):
+      if type(t) is Zero:
+        out_atoms.append(t)
+        out_avals.append(t.aval)
+      else:
+        tr = pe.builder.to_jaxpr_tracer(t)
+        out_atoms.append(tr)
+        out_avals.append(tr.aval)
+    staged = [a for a in out_atoms if type(a) is not Zero]
+    jaxpr, consts = pe.builder.to_jaxpr(staged)
+  finally:
+    jvp_trace.invalidate()
+    pe.invalidate()
+  zero_mask = [type(a) is Zero for a in out_atoms]
+  return primals_out, LinearFunction(jaxpr, consts, list(tangent_avals), out_avals), zero_mask
+
+
+# ------------------------------------------------- splitting a jaxpr in two
+def partial_eval_jaxpr(jaxpr: Jaxpr, in_unknowns: Sequence[bool]):
+  """Split ``jaxpr`` into a known jaxpr (known inputs -> known outputs +
+  residuals) and an unknown jaxpr (residuals + unknown inputs -> unknown
+  outputs). Returns (known, unknown, out_unknowns, num_residuals)."""
+  unknown_vars: set[Var] = {v for v, u in zip(jaxpr.invars, in_unknowns) if u}
+  known_eqns, unknown_eqns = [], []
+  for eqn in jaxpr.eqns:
+    if any(isinstance(a, Var) and a in unknown_vars for a in eqn.invars):
+      unknown_eqns.append(eqn)
+      unknown_vars.update(eqn.outvars)
+    else:
+      known_eqns.append(eqn)
+  out_unknowns = [isinstance(a, Var) and a in unknown_vars for a in jaxpr.outvars]
+  # Residuals: known vars (incl. known invars and constvars) read by unknown eqns
+  # or returned as... unknown outputs never read known vars directly.
+  defined_known = set(jaxpr.constvars) | {v for v, u in zip(jaxpr.invars, in_unknowns) if not u}
+  for e in known_eqns:
+    defined_known.update(e.outvars)
+  residuals: list[Var] = []
+  seen = set()
+  for e in unknown_eqns:
+    for a in e.invars:
+      if isinstance(a, Var) and a in defined_known and a not in seen:
+        seen.add(a)
+        residuals.append(a)
+  known_outs = [a for a, u in zip(jaxpr.outvars, out_unknowns) if not u]
+  known = Jaxpr(jaxpr.constvars, [v for v, u in zip(jaxpr.invars, in_unknowns) if not u],
+                known_outs + residuals, known_eqns)
+  # In the unknown jaxpr, residuals are fresh inputs.
+  res_vars = [Var(r.aval) for r in residuals]
+  rename = dict(zip(residuals, res_vars))
+  unknown_in = [v for v, u in zip(jaxpr.invars, in_unknowns) if u]
+  new_eqns = [e.replace(invars=[rename.get(a, a) if isinstance(a, Var) else a for a in e.invars])
+              for e in unknown_eqns]
+  unknown = Jaxpr([], res_vars + unknown_in,
+                  [a for a, u in zip(jaxpr.outvars, out_unknowns) if u], new_eqns)
+  return known, unknown, out_unknowns, len(residuals)
+
+
+def dce_jaxpr(jaxpr: Jaxpr, used_outputs: Sequence[bool] | None = None) -> Jaxpr:
+  """Drop equations whose results are never used (no primitive here has
+  side effects)."""
+  outvars = jaxpr.outvars if used_outputs is None else [
+      a for a, u in zip(jaxpr.outvars, used_outputs) if u]
+  live = {a for a in outvars if isinstance(a, Var)}
+  kept = []
+  for eqn in reversed(jaxpr.eqns):
+    if any(v in live for v in eqn.outvars):
+      kept.append(eqn)
+      live.update(a for a in eqn.invars if isinstance(a, Var))
+  kept.reverse()
+  return jaxpr.replace(outvars=outvars, eqns=kept)
+
+
+jaxpr_transforms.partial_eval_jaxpr = partial_eval_jaxpr
+
+
+__all__ = ["PartialEvalTrace", "LinearFunction", "linearize_flat", "partial_eval_jaxpr",
+           "dce_jaxpr"]
