@@ -1,2 +1,440 @@
-"""Placeholder: filled in by its owner."""
-__all__ = []
+"""Matrix products of ``jax.numpy``: ``matmul``, ``dot``, ``vdot``, ``vecdot``,
+``inner``, ``outer``, ``tensordot``, ``kron``, ``matvec``, ``vecmat``,
+``cross``, and the diagonal/triangle helpers ``trace``, ``diagonal``,
+``tril``, ``triu``; ``einsum`` lives in ``einsum.py`` and is re-exported here.
+
+Products follow JAX: operands keep their own dtypes and ``dot_general``
+gets the promoted dtype as ``preferred_element_type``, so mixed products
+stage one equation, and the result is weak only when JAX's promotion says so.
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from openjax._src import dtypes
+from openjax._src import lax
+from openjax._src.core import concrete_or_error, get_aval, is_concrete, to_concrete_value
+from openjax._src.numpy import reductions as _red
+from openjax._src.numpy import util
+from openjax._src.numpy.einsum import einsum, einsum_path
+
+__all__ = ["matmul", "dot", "vdot", "vecdot", "inner", "outer", "tensordot", "kron",
+           "matvec", "vecmat", "cross", "trace", "diagonal", "tril", "triu",
+           "einsum", "einsum_path"]
+
+
+# ------------------------------------------------------------------ helpers
+def _result_dtype(fun: str, args, preferred_element_type):
+  """(dtype, weak) of a product: promotion of ``args``, or the requested type."""
+  if preferred_element_type is None:
+    return dtypes.result_type(*args, return_weak_type_flag=True)
+  return dtypes.explicit_dtype(preferred_element_type, fun), False
+
+
+def _check_sharding(fun: str, out_sharding) -> None:
+  if out_sharding is not None:
+    raise NotImplementedError(f"jnp.{fun}: out_sharding is not supported yet; pass "
+                              "out_sharding=None.")
+
+
+def _typeof(x) -> str:
+  # JAX's str(aval): long dtype names, '~' marking a weak type.
+  aval = get_aval(x)
+  return ("~" if aval.weak_type else "") + aval.str_short(short_dtypes=False)
+
+
+def _transpose(x, perm):
+  perm = tuple(perm)
+  return x if perm == tuple(range(len(perm))) else lax.transpose(x, perm)
+
+
+def _moveaxis(x, source, destination):
+  nd = np.ndim(x)
+  src = [util.canonicalize_axis(s, nd) for s in source]
+  dst = [util.canonicalize_axis(d, nd) for d in destination]
+  perm = [i for i in range(nd) if i not in src]
+  for d, s in sorted(zip(dst, src)):
+    perm.insert(d, s)
+  return _transpose(x, perm)
+
+
+def _ravel(x):
+  shape = np.shape(x)
+  return x if len(shape) == 1 else lax.reshape(x, (int(np.prod(shape, dtype=np.int64)),))
+
+
+def _broadcast_batch(x, batch, core):
+  """Broadcast ``x`` (core dims ``core`` last) to ``batch + core``."""
+  return util.broadcast_to_shape(x, tuple(batch) + tuple(core))
+
+
+def _batch_shape(fun: str, *shapes):
+  try:
+    return np.broadcast_shapes(*shapes)
+  except ValueError:
+    raise ValueError(f"jnp.{fun}: batch dimensions {', '.join(map(str, shapes))} cannot "
+                     "be broadcast together; make them equal or 1.") from None
+
+
+def _mul(a, b):
+  # jnp.multiply on bools is a logical and (lax.mul rejects bool).
+  return lax.bitwise_and(a, b) if dtypes.dtype(a) == np.bool_ else lax.mul(a, b)
+
+
+def _multiply(a, b):
+  """Broadcasting multiply with JAX's promotion (``a * b``)."""
+  a, b = util.promote_dtypes(a, b)
+  shape = np.broadcast_shapes(np.shape(a), np.shape(b))
+  return _mul(util.broadcast_to_shape(a, shape), util.broadcast_to_shape(b, shape))
+
+
+def _conj_if_complex(x):
+  return lax.conj(x) if dtypes.kind(dtypes.dtype(x)) == "c" else x
+
+
+def _product(a, b, contract, batch, precision, out_dtype, weak):
+  out = lax.dot_general(a, b, (contract, batch), precision=precision,
+                        preferred_element_type=out_dtype)
+  return lax._convert_element_type(out, out_dtype, weak)
+
+
+# ------------------------------------------------------------------ products
+def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
+  """Matrix product with NumPy's rules: 1-D operands act as vectors and
+  leading (batch) dimensions broadcast. Scalars are an error (use ``*``)."""
+  a, b = util.ensure_arraylike("matmul", a, b)
+  _check_sharding("matmul", out_sharding)
+  for i, x in enumerate((a, b)):
+    if np.ndim(x) < 1:
+      raise ValueError(f"matmul input operand {i} must have ndim at least 1, but it has "
+                       f"ndim {np.ndim(x)}")
+  out_dt, weak = _result_dtype("matmul", (a, b), preferred_element_type)
+  a_shape, b_shape = np.shape(a), np.shape(b)
+  a_mat, b_mat = len(a_shape) > 1, len(b_shape) > 1
+  a_bd = a_shape[:-2] if a_mat else ()
+  b_bd = b_shape[:-2] if b_mat else ()
+  nb = max(len(a_bd), len(b_bd))
+  a_off, b_off = nb - len(a_bd), nb - len(b_bd)
+  # Classify each broadcast batch position: a batch dim of dot_general when
+  # both sides have it; a free dim of one side when the other lacks it or has
+  # size 1 (that size-1 dim is squeezed away); restored at the end when both
+  # sides have size 1.
+  a_keep, b_keep, lhs_batch, rhs_batch = [], [], [], []
+  out_batch, out_a, out_b, restore = [], [], [], []
+  for i in range(nb):
+    da = a_bd[i - a_off] if i >= a_off else None
+    db = b_bd[i - b_off] if i >= b_off else None
+    if da is not None and db is not None and da == db and da != 1:
+      lhs_batch.append(len(a_keep))
+      rhs_batch.append(len(b_keep))
+      a_keep.append(i - a_off)
+      b_keep.append(i - b_off)
+      out_batch.append(i)
+    elif da == 1 and db == 1:
+      restore.append(i)
+    elif da is None or (da == 1 and db is not None):
+      b_keep.append(i - b_off)
+      out_b.append(i)
+    elif db is None or db == 1:
+      a_keep.append(i - a_off)
+      out_a.append(i)
+    else:
+      raise ValueError(f"Incompatible types for matmul arguments: {_typeof(a)} and "
+                       f"{_typeof(b)}")
+  a_sq = tuple(d for d in range(len(a_bd)) if d not in a_keep)
+  b_sq = tuple(d for d in range(len(b_bd)) if d not in b_keep)
+  if a_sq:
+    a = lax.squeeze(a, a_sq)
+  if b_sq:
+    b = lax.squeeze(b, b_sq)
+  a_nd, b_nd = np.ndim(a), np.ndim(b)
+  out = lax.dot_general(a, b, (((a_nd - 1,), (b_nd - 1 - b_mat,)),
+                               (tuple(lhs_batch), tuple(rhs_batch))),
+                        precision=precision, preferred_element_type=out_dt)
+  order = out_batch + out_a + ([nb] if a_mat else []) + out_b + ([nb + 1] if b_mat else [])
+  out = _transpose(out, np.argsort(order))
+  if restore:
+    out = lax.expand_dims(out, tuple(restore))
+  return lax._convert_element_type(out, out_dt, weak)
+
+
+def dot(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
+  """NumPy's dot: a product over the last axis of ``a`` and the second-to-last
+  of ``b`` (the only axis of a 1-D ``b``); batch axes are stacked, not
+  broadcast. With a scalar operand it is elementwise multiplication."""
+  a, b = util.ensure_arraylike("dot", a, b)
+  _check_sharding("dot", out_sharding)
+  out_dt, weak = _result_dtype("dot", (a, b), preferred_element_type)
+  an, bn = np.ndim(a), np.ndim(b)
+  if an == 0 or bn == 0:
+    contract = ((), ())
+  else:
+    contract = ((an - 1,), (0,) if bn == 1 else (bn - 2,))
+  return _product(a, b, contract, ((), ()), precision, out_dt, weak)
+
+
+def vdot(a, b, *, precision=None, preferred_element_type=None):
+  """Dot product of the flattened operands, conjugating ``a`` when complex."""
+  a, b = util.ensure_arraylike("vdot", a, b)
+  a = _conj_if_complex(a)
+  return dot(_ravel(a), _ravel(b), precision=precision,
+             preferred_element_type=preferred_element_type)
+
+
+def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
+  """Conjugate dot product of vectors along ``axis``; the other axes
+  broadcast against each other."""
+  x1, x2 = util.ensure_arraylike("jnp.vecdot", x1, x2)
+  s1, s2 = np.shape(x1), np.shape(x2)
+  ax1, ax2 = util.canonicalize_axis(axis, len(s1)), util.canonicalize_axis(axis, len(s2))
+  if s1[ax1] != s2[ax2]:
+    raise ValueError(f"axes must match; got shapes {s1} and {s2} with axis={axis}")
+  out_dt, weak = _result_dtype("vecdot", (x1, x2), preferred_element_type)
+  x1 = _moveaxis(_conj_if_complex(x1), (ax1,), (-1,))
+  x2 = _moveaxis(x2, (ax2,), (-1,))
+  n = s1[ax1]
+  batch = _batch_shape("vecdot", np.shape(x1)[:-1], np.shape(x2)[:-1])
+  x1 = _broadcast_batch(x1, batch, (n,))
+  x2 = _broadcast_batch(x2, batch, (n,))
+  nb = len(batch)
+  bdims = tuple(range(nb))
+  return _product(x1, x2, ((nb,), (nb,)), (bdims, bdims), precision, out_dt, weak)
+
+
+def _core_dims_error(fun: str, shape, core: str, sig: str) -> ValueError:
+  return ValueError(f"input with shape {tuple(shape)} does not have enough dimensions for "
+                    f"all core dimensions {core} on vectorized function with "
+                    f"excluded=frozenset() and signature={sig!r}")
+
+
+def _batched_matvec(fun: str, mat, vec, vec_first: bool):
+  mshape, vshape = np.shape(mat), np.shape(vec)
+  sig = "(n),(n,m)->(m)" if vec_first else "(n,m),(m)->(n)"
+  if len(mshape) < 2:
+    raise _core_dims_error(fun, mshape, "('n', 'm')", sig)
+  if len(vshape) < 1:
+    raise _core_dims_error(fun, vshape, "('n',)" if vec_first else "('m',)", sig)
+  k = mshape[-2] if vec_first else mshape[-1]
+  if vshape[-1] != k:
+    name = "n" if vec_first else "m"
+    raise ValueError(f"inconsistent size for core dimension {name!r}: {vshape[-1]} vs {k}")
+  out_dt, weak = _result_dtype(fun, (mat, vec), None)
+  batch = _batch_shape(fun, mshape[:-2], vshape[:-1])
+  mat = _broadcast_batch(mat, batch, mshape[-2:])
+  vec = _broadcast_batch(vec, batch, vshape[-1:])
+  nb = len(batch)
+  bdims = tuple(range(nb))
+  if vec_first:
+    return _product(vec, mat, ((nb,), (nb,)), (bdims, bdims), None, out_dt, weak)
+  return _product(mat, vec, ((nb + 1,), (nb,)), (bdims, bdims), None, out_dt, weak)
+
+
+def matvec(x1, x2, /):
+  """Batched matrix-vector product: ``(..., m, n) x (..., n) -> (..., m)``."""
+  x1, x2 = util.ensure_arraylike("matvec", x1, x2)
+  return _batched_matvec("matvec", x1, x2, vec_first=False)
+
+
+def vecmat(x1, x2, /):
+  """Batched conjugate vector-matrix product: ``(..., n) x (..., n, m) -> (..., m)``."""
+  x1, x2 = util.ensure_arraylike("vecmat", x1, x2)
+  return _batched_matvec("vecmat", x2, _conj_if_complex(x1), vec_first=True)
+
+
+def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None,
+              out_sharding=None):
+  """Sum products over the last ``axes`` axes of ``a`` and the first of ``b``,
+  or over the explicit pair of axis sequences ``axes``."""
+  a, b = util.ensure_arraylike("tensordot", a, b)
+  _check_sharding("tensordot", out_sharding)
+  an, bn = np.ndim(a), np.ndim(b)
+  out_dt, weak = _result_dtype("tensordot", (a, b), preferred_element_type)
+  if type(axes) is int:
+    if axes > min(an, bn):
+      raise TypeError(f"Number of tensordot axes (axes {axes}) exceeds input ranks "
+                      f"({np.shape(a)} and {np.shape(b)})")
+    contract = (tuple(range(an - axes, an)), tuple(range(axes)))
+  elif isinstance(axes, (tuple, list)) and len(axes) == 2:
+    ax1, ax2 = axes
+    if isinstance(ax1, int) and isinstance(ax2, int):
+      contract = ((util.canonicalize_axis(ax1, an),), (util.canonicalize_axis(ax2, bn),))
+    elif isinstance(ax1, (tuple, list)) and isinstance(ax2, (tuple, list)):
+      if len(ax1) != len(ax2):
+        raise TypeError("tensordot requires axes lists to have equal length, got "
+                        f"{ax1} and {ax2}.")
+      contract = (tuple(util.canonicalize_axis(i, an) for i in ax1),
+                  tuple(util.canonicalize_axis(i, bn) for i in ax2))
+    else:
+      raise TypeError("tensordot requires both axes lists to be either ints, tuples or "
+                      f"lists, got {ax1} and {ax2}")
+  else:
+    raise TypeError("tensordot axes argument must be an int, a pair of ints, or a pair "
+                    "of lists/tuples of ints.")
+  return _product(a, b, contract, ((), ()), precision, out_dt, weak)
+
+
+def inner(a, b, *, precision=None, preferred_element_type=None):
+  """Inner product over the last axis of each operand; other axes are
+  stacked: ``(*a.shape[:-1], *b.shape[:-1])``."""
+  a, b = util.ensure_arraylike("inner", a, b)
+  if np.ndim(a) == 0 or np.ndim(b) == 0:
+    if preferred_element_type is not None:
+      dt = dtypes.explicit_dtype(preferred_element_type, "inner")
+      a, b = lax.convert_element_type(a, dt), lax.convert_element_type(b, dt)
+    return _multiply(a, b)
+  return tensordot(a, b, (-1, -1), precision=precision,
+                   preferred_element_type=preferred_element_type)
+
+
+def outer(a, b, out=None):
+  """Outer product of the flattened operands: shape ``(a.size, b.size)``."""
+  if out is not None:
+    raise NotImplementedError("The 'out' argument to jnp.outer is not supported.")
+  a, b = util.ensure_arraylike("outer", a, b)
+  a, b = util.promote_dtypes(a, b)
+  a, b = _ravel(a), _ravel(b)
+  shape = (np.shape(a)[0], np.shape(b)[0])
+  return _mul(lax.broadcast_in_dim(a, shape, (0,)), lax.broadcast_in_dim(b, shape, (1,)))
+
+
+def kron(a, b):
+  """Kronecker product: every element of ``a`` scales a copy of ``b``; the
+  shape is the elementwise product of the (rank-aligned) shapes."""
+  util.check_arraylike("kron", a, b)
+  a, b = util.promote_dtypes(a, b)
+  sa, sb = np.shape(a), np.shape(b)
+  nd = max(len(sa), len(sb))
+  sa, sb = (1,) * (nd - len(sa)) + tuple(sa), (1,) * (nd - len(sb)) + tuple(sb)
+  a, b = lax.reshape(a, sa), lax.reshape(b, sb)
+  # Interleave: a's axes at even positions, b's at odd, then merge pairs.
+  full = tuple(d for pair in zip(sa, sb) for d in pair)
+  prod = _mul(lax.broadcast_in_dim(a, full, tuple(range(0, 2 * nd, 2))),
+                 lax.broadcast_in_dim(b, full, tuple(range(1, 2 * nd, 2))))
+  return lax.reshape(prod, tuple(x * y for x, y in zip(sa, sb)))
+
+
+def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | None = None):
+  """Cross product of 3-vectors (or 2-vectors) along ``axisa``/``axisb``,
+  stored along ``axisc``; ``axis`` sets all three. Other axes broadcast."""
+  util.check_arraylike("cross", a, b)
+  if axis is not None:
+    axisa = axisb = axisc = axis
+  a, b = util.promote_dtypes(a, b)
+  a = _moveaxis(a, (axisa,), (-1,))
+  b = _moveaxis(b, (axisb,), (-1,))
+  na, nb_ = np.shape(a)[-1], np.shape(b)[-1]
+  if na not in (2, 3) or nb_ not in (2, 3):
+    raise ValueError("Dimension must be either 2 or 3 for cross product")
+  batch = _batch_shape("cross", np.shape(a)[:-1], np.shape(b)[:-1])
+
+  def comps(x, n):
+    nd = np.ndim(x)
+    cs = [util.broadcast_to_shape(lax.index_in_dim(x, i, nd - 1, keepdims=False), batch)
+          for i in range(n)]
+    if n == 2:
+      cs.append(lax.full_like(cs[0], 0))
+    return cs
+
+  a0, a1, a2 = comps(a, na)
+  b0, b1, b2 = comps(b, nb_)
+  if na == 2 and nb_ == 2:
+    return lax.sub(_mul(a0, b1), _mul(a1, b0))
+  parts = [lax.sub(_mul(a1, b2), _mul(a2, b1)),
+           lax.sub(_mul(a2, b0), _mul(a0, b2)),
+           lax.sub(_mul(a0, b1), _mul(a1, b0))]
+  c = lax.concatenate([lax.expand_dims(p, (0,)) for p in parts], 0)
+  return _moveaxis(c, (0,), (axisc,))
+
+
+# ---------------------------------------------------- diagonals and triangles
+def _diag_size(n: int, m: int, offset: int) -> int:
+  return max(0, min(n + min(offset, 0), m - max(offset, 0)))
+
+
+def diagonal(a, offset=0, axis1: int = 0, axis2: int = 1):
+  """The ``offset`` diagonal over ``axis1``/``axis2``, appended as the last
+  axis of the result (the two axes are removed)."""
+  a = util.ensure_arraylike("diagonal", a)
+  shape = np.shape(a)
+  if len(shape) < 2:
+    raise ValueError("diagonal requires an array of at least two dimensions.")
+  offset = concrete_or_error(operator.index, offset, "'offset' argument of jnp.diagonal()")
+  ax1, ax2 = util.canonicalize_axis(axis1, len(shape)), util.canonicalize_axis(axis2, len(shape))
+  if ax1 == ax2:
+    raise ValueError(f"diagonal: axis1 and axis2 cannot be the same, got axis1={axis1} and "
+                     f"axis2={axis2}; pass two different axes.")
+  a = _moveaxis(a, (ax1, ax2), (-2, -1))
+  batch = np.shape(a)[:-2]
+  n, m = shape[ax1], shape[ax2]
+  size = _diag_size(n, m, offset)
+  # Element (i, i + offset) of the flattened matrix sits at a stride of m + 1
+  # from the first one, so a strided slice reads the diagonal (no gather).
+  flat = lax.reshape(a, batch + (n * m,))
+  start = offset if offset >= 0 else -offset * m
+  if size == 0:
+    start = 0
+  limit = start + (size - 1) * (m + 1) + 1 if size else 0
+  k = len(batch)
+  return lax.slice(flat, (0,) * k + (start,), batch + (limit,), (1,) * k + (m + 1,))
+
+
+def trace(a, offset=0, axis1: int = 0, axis2: int = 1, dtype=None, out=None):
+  """Sum of the ``offset`` diagonal over ``axis1``/``axis2`` (``dtype``: the
+  accumulation and result dtype, as for ``jnp.sum``)."""
+  a = util.ensure_arraylike("trace", a)
+  if out is not None:
+    raise NotImplementedError("The 'out' argument to jnp.trace is not supported.")
+  nd = np.ndim(a)
+  ax1, ax2 = util.canonicalize_axis(axis1, nd), util.canonicalize_axis(axis2, nd)
+  if ax1 == ax2:
+    raise ValueError(f"axis1 and axis2 can not be same. axis1={axis1} and axis2={axis2}")
+  if dtype is not None:
+    dtype = dtypes.explicit_dtype(dtype, "trace")
+  if is_concrete(offset):
+    off = operator.index(to_concrete_value(offset))
+    return _red.sum(diagonal(a, off, ax1, ax2), axis=-1, dtype=dtype)
+  # A traced offset: mask the matrix with (col - row == offset) and sum.
+  off = util.ensure_arraylike("trace", offset)
+  if np.shape(off) or dtypes.kind(dtypes.dtype(off)) not in "iu":
+    raise ValueError(f"k must be a scalar integer; got {offset}")
+  a = _moveaxis(a, (ax1, ax2), (-2, -1))
+  shape = np.shape(a)
+  mask = _offset_mask(shape[-2:], lax.convert_element_type(off, np.int32), lax.eq)
+  mask = lax.broadcast(mask, shape[:-2])
+  a = lax.select(mask, a, lax.full_like(a, 0))
+  return _red.sum(a, axis=(-2, -1), dtype=dtype)
+
+
+def _offset_mask(nm, offset, cmp):
+  """``cmp(row + offset, col)`` over an ``n x m`` grid of int32 iotas."""
+  rows = lax.broadcasted_iota(np.int32, nm, 0)
+  cols = lax.broadcasted_iota(np.int32, nm, 1)
+  # A static offset is a rank-0 int32 constant (a literal when traced).
+  rows = lax.add(rows, np.int32(offset) if isinstance(offset, int) else offset)
+  return cmp(rows, cols)
+
+
+def _triangle(fun: str, m, k, lower: bool):
+  m = util.ensure_arraylike(fun, m)
+  shape = np.shape(m)
+  if len(shape) < 2:
+    raise ValueError(f"Argument to jax.numpy.{fun} must be at least 2D")
+  k = concrete_or_error(operator.index, k, f"'k' argument of jnp.{fun}()")
+  n, mm = shape[-2:]
+  # Clipping k keeps the int32 iotas exact; the mask is unchanged.
+  k = max(-n - 1, min(k, mm + 1))
+  mask = lax.broadcast(_offset_mask((n, mm), k if lower else k - 1, lax.ge), shape[:-2])
+  zeros = lax.full_like(m, 0)
+  return lax.select(mask, m, zeros) if lower else lax.select(mask, zeros, m)
+
+
+def tril(m, k: int = 0):
+  """Lower triangle of the last two axes: entries above diagonal ``k`` zeroed."""
+  return _triangle("tril", m, k, lower=True)
+
+
+def triu(m, k: int = 0):
+  """Upper triangle of the last two axes: entries below diagonal ``k`` zeroed."""
+  return _triangle("triu", m, k, lower=False)

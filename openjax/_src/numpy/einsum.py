@@ -1,0 +1,175 @@
+"""``jnp.einsum`` and ``jnp.einsum_path``.
+
+opt_einsum chooses the contraction order (on shapes only); each step then
+becomes at most one ``dot_general``, with sums for indices that only one
+operand carries and a diagonal mask for indices repeated within an operand.
+"""
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+import opt_einsum
+
+from openjax._src import dtypes
+from openjax._src import lax
+from openjax._src.numpy import util
+
+__all__ = ["einsum", "einsum_path"]
+
+
+class _Unoptimized(opt_einsum.paths.PathOptimizer):
+  """Contract operands left to right, in the order given."""
+
+  def __call__(self, inputs, output, size_dict, memory_limit=None):
+    return [(0, 1)] * (len(inputs) - 1)
+
+
+def _path_type(optimize):
+  if optimize is True:
+    return "optimal"
+  if optimize is False:
+    return _Unoptimized()
+  return optimize
+
+
+def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
+           preferred_element_type=None, _dot_general=lax.dot_general, out_sharding=None):
+  """Einstein summation over ``operands`` described by ``subscripts``
+  (``'ij,jk->ik'``), or in the interleaved form ``einsum(x, [0, 1], y, [1, 2])``.
+
+  ``optimize`` picks the contraction order: ``'auto'`` (default), ``True``
+  (optimal), ``False`` (left to right), an opt_einsum strategy name, or a
+  path from ``einsum_path``. ``preferred_element_type`` sets the
+  accumulation and result dtype.
+  """
+  if out is not None:
+    raise NotImplementedError("The 'out' argument to jnp.einsum is not supported.")
+  if out_sharding is not None:
+    raise NotImplementedError("jnp.einsum: out_sharding is not supported yet; pass "
+                              "out_sharding=None.")
+  args = tuple(a.__jax_array__() if hasattr(a, "__jax_array__") else a
+               for a in (subscripts, *operands))
+  # opt_einsum reads only shapes here; it hands the operands back in order.
+  ops, contractions = opt_einsum.contract_path(
+      *args, einsum_call=True, use_blas=True, optimize=_path_type(optimize))
+  contractions = tuple((idx, frozenset(removed), eq) for idx, removed, eq, *_ in contractions)
+  arrays = [util.ensure_arraylike("einsum", op) for op in ops]
+  return _contract(arrays, contractions, precision, preferred_element_type, _dot_general)
+
+
+def einsum_path(subscripts, /, *operands, optimize="auto"):
+  """The contraction order ``einsum`` would use, and opt_einsum's printable
+  report of it: ``(path, info)``."""
+  return opt_einsum.contract_path(subscripts, *operands, optimize=_path_type(optimize))
+
+
+# ------------------------------------------------------------ the contraction
+def _remove(names: str, chars) -> str:
+  return names.translate(str.maketrans(dict.fromkeys(chars)))
+
+
+def _delta_mask(shape, axes):
+  """True where the coordinates along all of ``axes`` agree."""
+  base = tuple(shape[a] for a in axes)
+  iotas = [lax.broadcasted_iota(np.uint32, base, i) for i in range(len(base))]
+  mask = lax.eq(iotas[0], iotas[1])
+  for i1, i2 in zip(iotas[1:-1], iotas[2:]):
+    mask = lax.bitwise_and(mask, lax.eq(i1, i2))
+  return lax.broadcast_in_dim(mask, tuple(shape), tuple(axes))
+
+
+def _contract(operands, contractions, precision, preferred_element_type, dot_general):
+  if preferred_element_type is None:
+    out_dt, weak = dtypes.result_type(*operands, return_weak_type_flag=True)
+  else:
+    out_dt, weak = dtypes.explicit_dtype(preferred_element_type, "einsum"), False
+
+  def total(x, axes):
+    # Sums accumulate in the result dtype (bool sums are a logical or).
+    if dtypes.result_type(x, out_dt) != dtypes.dtype(x):
+      x = lax.convert_element_type(x, out_dt)
+    if dtypes.dtype(x) == np.bool_:
+      return lax.reduce_or(x, tuple(axes))
+    return lax.reduce_sum(x, tuple(axes))
+
+  def sum_uniques(x, names, uniques):
+    if uniques:
+      x = total(x, [names.index(n) for n in uniques])
+      names = _remove(names, uniques)
+    return x, names
+
+  def sum_repeats(x, names, counts, keep):
+    for name, count in counts.items():
+      if count > 1:
+        axes = [i for i, n in enumerate(names) if n == name]
+        x = lax.select(_delta_mask(np.shape(x), axes), x, lax.full_like(x, 0))
+        if name not in keep:
+          x = total(x, axes)
+          names = names.replace(name, "")
+        else:  # keep one copy: the diagonal
+          x = total(x, axes[:-1])
+          names = names.replace(name, "", count - 1)
+    return x, names
+
+  def drop_singletons(x, names, other_shape, other_names):
+    # A size-1 axis whose partner in the other operand is larger broadcasts:
+    # squeeze it so the other side's axis becomes a free axis.
+    shape = np.shape(x)
+    drop = [i for i, n in enumerate(names)
+            if shape[i] == 1 and n in other_names and other_shape[other_names.index(n)] != 1]
+    if drop:
+      x = lax.squeeze(x, tuple(drop))
+      names = "".join(n for i, n in enumerate(names) if i not in drop)
+    return x, names
+
+  for idx, removed, eq in contractions:
+    contracted = sorted(removed)
+    inputs, result_names = eq.split("->")
+    input_names = inputs.split(",")
+    if len(idx) == 1:
+      x = operands.pop(idx[0])
+      (names,) = input_names
+      counts = collections.Counter(names)
+      x, names = sum_uniques(x, names, [n for n in contracted if counts[n] == 1])
+      x, names = sum_repeats(x, names, counts, result_names)
+    elif len(idx) == 2:
+      lhs, rhs = map(operands.pop, idx)
+      lnames, rnames = input_names
+      lhs, lnames = drop_singletons(lhs, lnames, np.shape(rhs), rnames)
+      rhs, rnames = drop_singletons(rhs, rnames, np.shape(lhs), lnames)
+      lcounts, rcounts = collections.Counter(lnames), collections.Counter(rnames)
+      lhs, lnames = sum_uniques(
+          lhs, lnames, [n for n in contracted if lcounts[n] == 1 and rcounts[n] == 0])
+      rhs, rnames = sum_uniques(
+          rhs, rnames, [n for n in contracted if rcounts[n] == 1 and lcounts[n] == 0])
+      lhs, lnames = sum_repeats(lhs, lnames, lcounts, result_names + rnames)
+      rhs, rnames = sum_repeats(rhs, rnames, rcounts, result_names + lnames)
+      both = set(lnames) & set(rnames)
+      contracted = [n for n in contracted if n in set(lnames) | set(rnames)]
+      batch = [n for n in result_names if n in both]
+      lbatch = tuple(lnames.index(n) for n in batch)
+      rbatch = tuple(rnames.index(n) for n in batch)
+      lcon = tuple(lnames.index(n) for n in contracted)
+      rcon = tuple(rnames.index(n) for n in contracted)
+      gone = "".join(batch) + "".join(contracted)
+      lfree, rfree = _remove(lnames, gone), _remove(rnames, gone)
+      # opt_einsum tends to contract right to left, so (rhs, lhs) order often
+      # yields the result layout directly and saves a transpose.
+      names = "".join(batch) + rfree + lfree
+      if names == result_names:
+        x = dot_general(rhs, lhs, ((rcon, lcon), (rbatch, lbatch)), precision,
+                        preferred_element_type=out_dt)
+      else:
+        names = "".join(batch) + lfree + rfree
+        x = dot_general(lhs, rhs, ((lcon, rcon), (lbatch, rbatch)), precision,
+                        preferred_element_type=out_dt)
+    else:
+      raise NotImplementedError(
+          "jax.numpy.einsum does not support simultaneous contraction of 3 or more "
+          "operands. Typically this means you've passed an unsupported path to the "
+          "einsum optimize parameter.")
+    if names != result_names:
+      x = lax.transpose(x, tuple(names.index(n) for n in result_names))
+    operands.append(x)
+  return lax._convert_element_type(operands[0], out_dt, weak)
