@@ -1,0 +1,472 @@
+"""jax.numpy functions that rearrange one array without arithmetic: reshape,
+transposes, size-1 axes, broadcasting, flips, tiling and repetition.
+
+Everything here is written with lax wrappers; NumPy only sees static things
+(shapes, axes, concrete repeat counts).
+"""
+from __future__ import annotations
+
+import operator
+from typing import Any, Sequence
+
+import numpy as np
+
+from openjax._src import dtypes
+from openjax._src import lax
+from openjax._src.core import Tracer, concrete_or_error
+from openjax._src.numpy import indexing as _idx
+from openjax._src.numpy import reductions as _red
+from openjax._src.numpy.util import (canonicalize_axis, check_arraylike, ensure_arraylike,
+                                     is_arraylike)
+
+__all__ = [
+    "reshape", "ravel", "transpose", "permute_dims", "matrix_transpose", "moveaxis",
+    "swapaxes", "rollaxis", "expand_dims", "squeeze", "broadcast_to", "broadcast_arrays",
+    "broadcast_shapes", "flip", "fliplr", "flipud", "rot90", "atleast_1d", "atleast_2d",
+    "atleast_3d", "tile", "repeat", "resize",
+]
+
+
+# ------------------------------------------------------------------ helpers
+def as_array(x: Any):
+  """``x`` as an openjax array (tracers and Arrays unchanged; NumPy values and
+  Python scalars become Arrays, scalars weakly typed)."""
+  if hasattr(x, "aval"):
+    return x
+  return lax._convert_element_type(x, dtypes.dtype(x), dtypes.is_weakly_typed(x))
+
+
+def index_tuple(x: Any, context: str = "") -> tuple[int, ...]:
+  """A static int or sequence of ints as a tuple (ConcretizationTypeError for
+  traced values)."""
+  x = concrete_or_error(None, x, context or "expected a static index or sequence of indices.")
+  try:
+    return (operator.index(x),)
+  except TypeError:
+    return tuple(operator.index(i) for i in x)
+
+
+def canonicalize_shape(shape: Any, fun: str) -> tuple[int, ...]:
+  """A user shape (an int or a sequence of ints) as a tuple of ints."""
+  if isinstance(shape, Tracer) or not hasattr(shape, "__iter__"):
+    shape = (shape,)
+  try:
+    return tuple(operator.index(d) for d in shape)
+  except TypeError:
+    msg = f"Shapes must be 1D sequences of concrete values of integer type, got {shape}."
+    if any(isinstance(d, Tracer) for d in shape):
+      msg += ("\nIf using `jit`, try using `static_argnums` or applying `jit` to smaller "
+              f"subfunctions (in jnp.{fun}).")
+    raise TypeError(msg) from None
+
+
+# ------------------------------------------------------------------ reshape
+def _compute_newshape(a, newshape) -> tuple[int, ...]:
+  orig = newshape
+  shape = canonicalize_shape(newshape, "reshape")
+  size = int(np.prod(a.shape, dtype=np.int64))
+  neg = [i for i, d in enumerate(shape) if d == -1]
+  if len(neg) > 1:
+    raise TypeError(f"can only specify one unknown axis size with a `-1` value, got {orig}")
+  if any(d < -1 for d in shape):
+    raise TypeError(f"cannot reshape array of shape {a.shape} (size {size}) into shape "
+                    f"{orig}: dimensions must be non-negative (or -1 for one unknown).")
+  if neg:
+    (i,) = neg
+    others = int(np.prod(shape[:i] + shape[i + 1:], dtype=np.int64))
+    if others == 0 or size % others:
+      raise TypeError(f"cannot reshape array of shape {a.shape} (size {size}) into shape "
+                      f"{orig} because the product of specified axis sizes ({others}) does "
+                      f"not evenly divide {size}")
+    return shape[:i] + (size // others,) + shape[i + 1:]
+  if size != int(np.prod(shape, dtype=np.int64)):
+    raise TypeError(f"cannot reshape array of shape {a.shape} (size {size}) into shape "
+                    f"{orig} (size {int(np.prod(shape, dtype=np.int64))})")
+  return shape
+
+
+def _reshape(a, shape, order: str = "C"):
+  newshape = _compute_newshape(a, shape)
+  if order == "C":
+    return as_array(lax.reshape(a, newshape))
+  if order == "F":
+    # Fill in Fortran order: reverse the axes, reshape to the reversed shape, reverse back.
+    rev = tuple(range(a.ndim))[::-1]
+    out = lax.reshape(a, newshape[::-1], rev if a.ndim > 1 else None)
+    return as_array(lax.transpose(out, tuple(range(len(newshape)))[::-1]))
+  if order == "A":
+    raise NotImplementedError("np.reshape order=A is not implemented.")
+  raise ValueError(f"Unexpected value for 'order' argument: {order}.")
+
+
+def reshape(a, shape=None, order: str = "C", *, copy=None, out_sharding=None):
+  """Give ``a`` a new shape (one entry may be -1); ``order='F'`` reads and
+  writes in column-major order."""
+  check_arraylike("reshape", a)
+  if shape is None:
+    raise TypeError("jnp.reshape() missing required argument 'shape'")
+  return _reshape(ensure_arraylike("reshape", a), shape, order)
+
+
+def _method_reshape(self, *args, order: str = "C", out_sharding=None):
+  """``x.reshape(2, 3)`` or ``x.reshape((2, 3))``."""
+  if not args:
+    raise TypeError("reshape() missing required argument 'shape'")
+  return _reshape(self, args[0] if len(args) == 1 else args, order)
+
+
+def ravel(a, order: str = "C", *, out_sharding=None):
+  """``a`` flattened to one dimension."""
+  a = ensure_arraylike("ravel", a)
+  if order == "K":
+    raise NotImplementedError("Ravel not implemented for order='K'.")
+  return _reshape(a, (int(np.prod(a.shape, dtype=np.int64)),), order)
+
+
+def flatten(a, order: str = "C", *, out_sharding=None):
+  """``a`` flattened to one dimension (the ``x.flatten()`` method)."""
+  return ravel(a, order)
+
+
+# --------------------------------------------------------------- transposes
+def transpose(a, axes: Sequence[int] | None = None):
+  """Permute the axes of ``a`` (reverse them when ``axes`` is None)."""
+  a = ensure_arraylike("transpose", a)
+  axes_ = range(a.ndim)[::-1] if axes is None else index_tuple(axes)
+  return as_array(lax.transpose(a, tuple(canonicalize_axis(i, a.ndim) for i in axes_)))
+
+
+def _method_transpose(self, *args):
+  """``x.transpose()``, ``x.transpose(1, 0)`` or ``x.transpose((1, 0))``."""
+  if not args or (len(args) == 1 and args[0] is None):
+    return transpose(self)
+  return transpose(self, index_tuple(args[0] if len(args) == 1 else args))
+
+
+def permute_dims(a, /, axes):
+  """Permute the axes of ``a`` by ``axes`` (the array API's transpose)."""
+  a = ensure_arraylike("permute_dims", a)
+  axes = tuple(canonicalize_axis(i, a.ndim) for i in index_tuple(axes))
+  if len(set(axes)) != len(axes):
+    raise ValueError(f"repeated axis: {axes}")
+  return as_array(lax.transpose(a, axes))
+
+
+def matrix_transpose(x, /):
+  """Swap the last two axes of ``x`` (``x.mT``)."""
+  x = ensure_arraylike("matrix_transpose", x)
+  ndim = x.ndim
+  if ndim < 2:
+    raise ValueError(f"x must be at least two-dimensional for matrix_transpose; got ndim={ndim}")
+  return lax.transpose(x, (*range(ndim - 2), ndim - 1, ndim - 2))
+
+
+def swapaxes(a, axis1: int, axis2: int):
+  """Exchange two axes of ``a``."""
+  a = ensure_arraylike("swapaxes", a)
+  perm = list(range(a.ndim))
+  i, j = canonicalize_axis(axis1, a.ndim), canonicalize_axis(axis2, a.ndim)
+  perm[i], perm[j] = perm[j], perm[i]
+  return as_array(lax.transpose(a, tuple(perm)))
+
+
+def moveaxis(a, source, destination):
+  """Move axes ``source`` of ``a`` to positions ``destination``; the other
+  axes keep their order."""
+  a = ensure_arraylike("moveaxis", a)
+  src = tuple(canonicalize_axis(i, a.ndim) for i in index_tuple(source))
+  dst = tuple(canonicalize_axis(i, a.ndim) for i in index_tuple(destination))
+  if len(src) != len(dst):
+    raise ValueError(f"Inconsistent number of elements: {len(src)} vs {len(dst)}")
+  perm = [i for i in range(a.ndim) if i not in src]
+  for d, s in sorted(zip(dst, src)):
+    perm.insert(d, s)
+  return as_array(lax.transpose(a, tuple(perm)))
+
+
+def rollaxis(a, axis: int, start: int = 0):
+  """Move ``axis`` of ``a`` so that it comes before position ``start``."""
+  a = ensure_arraylike("rollaxis", a)
+  start = concrete_or_error(operator.index, start, "'start' argument of jnp.rollaxis()")
+  ndim = a.ndim
+  axis = canonicalize_axis(axis, ndim)
+  if not -ndim <= start <= ndim:
+    raise ValueError(f"start={start} must satisfy {-ndim}<=start<={ndim}")
+  if start < 0:
+    start += ndim
+  if start > axis:
+    start -= 1
+  return moveaxis(a, axis, start)
+
+
+# ------------------------------------------------------------- size-1 axes
+def expand_dims(a, axis):
+  """Insert size-1 axes into ``a`` at positions ``axis`` (int or tuple) of
+  the result."""
+  a = ensure_arraylike("expand_dims", a)
+  return as_array(lax.expand_dims(a, index_tuple(axis)))
+
+
+def squeeze(a, axis=None):
+  """Remove size-1 axes from ``a`` (all of them, or those in ``axis``; a
+  named axis whose size is not 1 is a ValueError)."""
+  a = ensure_arraylike("squeeze", a)
+  if axis is None:
+    axes = tuple(i for i, d in enumerate(a.shape) if d == 1)
+  else:
+    axes = index_tuple(axis)
+  return as_array(lax.squeeze(a, axes))
+
+
+# -------------------------------------------------------------- broadcasting
+def broadcast_shapes(*shapes):
+  """The shape NumPy broadcasting gives ``shapes`` (ValueError if none)."""
+  if not shapes:
+    return ()
+  shapes = [(s,) if np.ndim(s) == 0 else tuple(s) for s in shapes]
+  return lax.broadcast_shapes(*shapes)
+
+
+def _broadcast_to(a, shape, fun: str = "broadcast_to"):
+  a = ensure_arraylike(fun, a)
+  shape = canonicalize_shape(shape, fun)
+  arr_shape = tuple(a.shape)
+  if arr_shape == shape:
+    return as_array(a)
+  if len(shape) < len(arr_shape):
+    raise ValueError(f"Cannot broadcast to shape with fewer dimensions: arr_shape={arr_shape} "
+                     f"shape={shape}")
+  nlead = len(shape) - len(arr_shape)
+  if any(d not in (1, s) for d, s in zip(arr_shape, shape[nlead:])) or any(d < 0 for d in shape):
+    dt = np.dtype(a.dtype).name
+    raise ValueError(f"Incompatible types for broadcasting: input type=ShapedArray("
+                     f"{dt}[{','.join(map(str, arr_shape))}]) and requested type="
+                     f"{dt}[{','.join(map(str, shape))}]")
+  return lax.broadcast_in_dim(a, shape, tuple(range(nlead, len(shape))))
+
+
+def broadcast_to(array, shape, *, out_sharding=None):
+  """Broadcast ``array`` to ``shape`` with NumPy's rules."""
+  return _broadcast_to(array, shape)
+
+
+def broadcast_arrays(*args):
+  """Broadcast ``args`` against each other; returns a list of arrays."""
+  check_arraylike("broadcast_arrays", *args)
+  args = [ensure_arraylike("broadcast_arrays", a) for a in args]
+  shapes = [tuple(a.shape) for a in args]
+  if not shapes or all(s == shapes[0] for s in shapes):
+    return [as_array(a) for a in args]
+  shape = lax.broadcast_shapes(*shapes)
+  return [_broadcast_to(a, shape, "broadcast_arrays") for a in args]
+
+
+def atleast_nd(x, n: int):
+  """``x`` with leading size-1 axes added up to rank ``n``."""
+  m = np.ndim(x)
+  return as_array(lax.broadcast(x, (1,) * (n - m)) if m < n else x)
+
+
+def atleast_1d(*arys):
+  """Each input viewed with at least one dimension (a list if several)."""
+  check_arraylike("atleast_1d", *arys)
+  out = [atleast_nd(ensure_arraylike("atleast_1d", a), 1) for a in arys]
+  return out[0] if len(out) == 1 else out
+
+
+def atleast_2d(*arys):
+  """Each input viewed with at least two dimensions (a list if several)."""
+  check_arraylike("atleast_2d", *arys)
+  out = [atleast_nd(ensure_arraylike("atleast_2d", a), 2) for a in arys]
+  return out[0] if len(out) == 1 else out
+
+
+def _atleast_3d(a):
+  expand = {0: (0, 1, 2), 1: (0, 2), 2: (2,)}.get(np.ndim(a), ())
+  return as_array(lax.expand_dims(a, expand))
+
+
+def atleast_3d(*arys):
+  """Each input with at least three dimensions: a 1-D ``(N,)`` becomes
+  ``(1, N, 1)`` and a 2-D ``(M, N)`` becomes ``(M, N, 1)``."""
+  check_arraylike("atleast_3d", *arys)
+  out = [_atleast_3d(ensure_arraylike("atleast_3d", a)) for a in arys]
+  return out[0] if len(out) == 1 else out
+
+
+# -------------------------------------------------------------------- flips
+def _flip(m, axis):
+  if axis is None:
+    return as_array(lax.rev(m, tuple(range(m.ndim))))
+  return as_array(lax.rev(m, tuple(canonicalize_axis(ax, m.ndim) for ax in index_tuple(axis))))
+
+
+def flip(m, axis=None):
+  """Reverse ``m`` along ``axis`` (an int, a tuple, or None for all axes)."""
+  return _flip(ensure_arraylike("flip", m), axis)
+
+
+def fliplr(m):
+  """Reverse ``m`` along axis 1."""
+  return _flip(ensure_arraylike("fliplr", m), 1)
+
+
+def flipud(m):
+  """Reverse ``m`` along axis 0."""
+  return _flip(ensure_arraylike("flipud", m), 0)
+
+
+def rot90(m, k: int = 1, axes: tuple[int, int] = (0, 1)):
+  """Rotate ``m`` by 90 degrees ``k`` times, from the first of ``axes``
+  towards the second."""
+  m = ensure_arraylike("rot90", m)
+  if m.ndim < 2:
+    raise ValueError("rot90 requires its first argument to have ndim at least two, but got "
+                     f"first argument of shape {tuple(m.shape)}, which has ndim {m.ndim}")
+  ax1, ax2 = index_tuple(axes)
+  ax1, ax2 = canonicalize_axis(ax1, m.ndim), canonicalize_axis(ax2, m.ndim)
+  if ax1 == ax2:
+    raise ValueError("Axes must be different")
+  k = concrete_or_error(operator.index, k, "'k' argument of jnp.rot90") % 4
+  if k == 0:
+    return as_array(m)
+  if k == 2:
+    return _flip(_flip(m, ax1), ax2)
+  perm = list(range(m.ndim))
+  perm[ax1], perm[ax2] = perm[ax2], perm[ax1]
+  if k == 1:
+    return as_array(lax.transpose(_flip(m, ax2), tuple(perm)))
+  return _flip(lax.transpose(m, tuple(perm)), ax2)
+
+
+# ------------------------------------------------------- tiling, repetition
+def tile(A, reps):
+  """Repeat the whole of ``A`` ``reps`` times (per axis when a tuple)."""
+  A = ensure_arraylike("tile", A)
+  reps_t = index_tuple(reps, "'reps' argument of jnp.tile")
+  reps_t = (1,) * (A.ndim - len(reps_t)) + reps_t
+  if len(reps_t) > A.ndim:
+    A = lax.expand_dims(A, tuple(range(len(reps_t) - A.ndim)))
+  return as_array(lax.tile(A, reps_t))
+
+
+def take_static(a, indices: Sequence[int], axis: int):
+  """``a`` gathered along ``axis`` at static in-range ``indices``, built from
+  slices (no gather): runs of consecutive indices become one slice and a
+  repeated index one broadcast."""
+  groups: list[list[int]] = []             # [index, count] pairs
+  for i in indices:
+    if groups and groups[-1][0] == i:
+      groups[-1][1] += 1
+    else:
+      groups.append([i, 1])
+  pieces, k = [], 0
+  while k < len(groups):
+    start, count = groups[k]
+    if count > 1:
+      piece = lax.slice_in_dim(a, start, start + 1, axis=axis)
+      shape = list(piece.shape)
+      shape[axis] = count
+      pieces.append(lax.broadcast_in_dim(piece, shape, tuple(range(len(shape)))))
+      k += 1
+      continue
+    stop = k + 1
+    while stop < len(groups) and groups[stop] == [groups[stop - 1][0] + 1, 1]:
+      stop += 1
+    pieces.append(lax.slice_in_dim(a, start, groups[stop - 1][0] + 1, axis=axis))
+    k = stop
+  if not pieces:
+    return as_array(lax.slice_in_dim(a, 0, 0, axis=axis))
+  return as_array(lax.concatenate(pieces, axis))
+
+
+def _repeat_traced(a, repeats, axis: int, total: int):
+  # Output position j takes element #(how many inclusive cumulative counts are <= j),
+  # clamped so positions past sum(repeats) repeat the last element.
+  n = a.shape[axis]
+  reps = lax.convert_element_type(_broadcast_to(ravel(repeats), (n,)), np.int32)
+  ends = _red.cumsum(reps)
+  pos = lax.broadcasted_iota(np.int32, (total, n), 0)
+  counts = _red.sum(lax.convert_element_type(
+      lax.le(lax.broadcast_in_dim(ends, (total, n), (1,)), pos), np.int32), axis=1)
+  idx = lax.min(counts, lax.full((), n - 1, np.int32))
+  return _idx.take(a, idx, axis=axis)
+
+
+def repeat(a, repeats, axis: int | None = None, *, total_repeat_length: int | None = None,
+           out_sharding=None):
+  """Repeat each element of ``a`` ``repeats`` times along ``axis`` (the
+  flattened array when None). Under ``jit`` an array of repeats needs a static
+  ``total_repeat_length``."""
+  if isinstance(repeats, int) or (is_arraylike(repeats) and not np.shape(repeats)
+                                  and not isinstance(repeats, Tracer)):
+    check_arraylike("repeat", a)
+  else:
+    check_arraylike("repeat", a, repeats)
+  a = ensure_arraylike("repeat", a)
+  if axis is None:
+    a, axis = ravel(a), 0
+  axis = concrete_or_error(operator.index, axis, "'axis' argument of jnp.repeat()")
+  if total_repeat_length is None:
+    repeats = concrete_or_error(
+        None, repeats,
+        "When jit-compiling jnp.repeat, the total number of repeats must be static. To fix "
+        "this, either specify a static value for `repeats`, or pass a static value to "
+        "`total_repeat_length`.")
+  elif isinstance(repeats, Tracer) and repeats.to_concrete_value() is None:
+    total = operator.index(total_repeat_length)
+    if a.ndim == 0:
+      return _repeat_scalar(a, np.shape(repeats), total)
+    return _repeat_traced(a, repeats, canonicalize_axis(axis, a.ndim), total)
+  reps = np.asarray(getattr(repeats, "_value", repeats))
+  if reps.dtype.kind not in "iub":
+    raise TypeError(f"jnp.repeat: repeats must be integers, got dtype {reps.dtype}")
+  if reps.size and reps.min() < 0:
+    raise ValueError(f"jnp.repeat: repeats may not contain negative values, got {repeats}")
+  if a.ndim == 0:
+    total = int(reps.sum()) if total_repeat_length is None else int(total_repeat_length)
+    return _repeat_scalar(a, reps.shape if reps.ndim == 0 else (reps.size,), total)
+  axis = canonicalize_axis(axis, a.ndim)
+  n = a.shape[axis]
+  if reps.ndim == 0 and total_repeat_length is None:
+    # Every element repeated r times: broadcast a new axis after ``axis`` and merge.
+    r = int(reps)
+    shape = list(a.shape)
+    shape.insert(axis + 1, r)
+    out = lax.broadcast_in_dim(a, shape, tuple(i for i in range(len(shape)) if i != axis + 1))
+    result_shape = list(a.shape)
+    result_shape[axis] *= r
+    return as_array(lax.reshape(out, result_shape))
+  reps = np.broadcast_to(reps.ravel(), (n,))
+  idx = np.repeat(np.arange(n), reps)
+  if total_repeat_length is not None:
+    total = operator.index(total_repeat_length)
+    idx = idx[:total]
+    if total > idx.size and n:
+      idx = np.concatenate([idx, np.full(total - idx.size, n - 1)])
+  if n == 0:
+    return as_array(a)
+  return take_static(a, [int(i) for i in idx], axis)
+
+
+def _repeat_scalar(a, reps_shape, total: int):
+  if tuple(reps_shape) not in ((), (1,)):
+    raise ValueError("`repeat` with a scalar parameter `a` is only implemented for scalar "
+                     "values of the parameter `repeats`.")
+  return as_array(lax.broadcast(a, (total,)))
+
+
+def resize(a, new_shape):
+  """``a`` flattened, repeated cyclically and reshaped to ``new_shape``."""
+  check_arraylike("resize", a)
+  new_shape = index_tuple(new_shape, "'new_shape' argument of jnp.resize")
+  if any(d < 0 for d in new_shape):
+    raise ValueError("all elements of `new_shape` must be non-negative")
+  arr = ravel(a)
+  new_size = int(np.prod(new_shape, dtype=np.int64))
+  if arr.size == 0 or new_size == 0:
+    return lax.full_like(arr, 0, shape=new_shape)
+  reps = -(-new_size // arr.size)
+  arr = lax.slice_in_dim(tile(arr, reps), 0, new_size)
+  return as_array(lax.reshape(arr, new_shape))
+
