@@ -15,7 +15,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
-from openjax._src.core import Tracer, concrete_or_error, get_aval
+from openjax._src.core import Tracer
 from openjax._src.numpy import util
 from openjax._src.runtime.array import Array, make_array
 from openjax._src.runtime.transfer import device_put
@@ -376,11 +376,3 @@ def load(file: Any, *args: Any, **kwargs: Any):
       pass
   return out
 
-
-def concrete_int(x: Any, context: str) -> int:
-  """``operator.index(x)`` of a static value; ConcretizationTypeError when traced."""
-  return concrete_or_error(operator.index, x, context)
-
-
-def aval_shape(x: Any) -> tuple[int, ...]:
-  return tuple(get_aval(x).shape)

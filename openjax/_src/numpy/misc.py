@@ -382,7 +382,7 @@ def round(a: Any, decimals: int = 0, out: None = None):  # noqa: A001 - NumPy's 
   if dtypes.kind(dt) in "iu":
     if decimals < 0:
       raise NotImplementedError("integer np.round not implemented for decimals < 0")
-    return a
+    return _creation.asarray(a)
 
   def round_float(x):
     if decimals == 0:
@@ -395,7 +395,7 @@ def round(a: Any, decimals: int = 0, out: None = None):  # noqa: A001 - NumPy's 
     return lax.convert_element_type(res, dt) if work != dt else res
 
   if decimals > np.log10(float(finfo(dt).max)):
-    return a  # beyond the precision of the type: nothing to round
+    return _creation.asarray(a)  # beyond the precision of the type: nothing to round
   if dtypes.kind(dt) == "c":
     return lax.complex(round_float(lax.real(a)), round_float(lax.imag(a)))
   return round_float(a)
