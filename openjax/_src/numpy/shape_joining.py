@@ -284,8 +284,9 @@ def insert(arr, obj, values, axis: int | None = None):
       idx = idx.astype(np.int64)
     else:
       raise ValueError(f"jnp.insert(): index array must be integer typed; got {obj}")
-  vals = atleast_nd(lax.convert_element_type(ensure_arraylike("insert", values), a.dtype),
-                    a.ndim)
+  # Inserted values take a's dtype and weak type (they are written into a's buffer).
+  vals = atleast_nd(lax._convert_element_type(ensure_arraylike("insert", values), a.dtype,
+                                              dtypes.is_weakly_typed(a)), a.ndim)
   if idx.size == 1:
     if idx.ndim == 0:
       vals = moveaxis(vals, 0, axis)

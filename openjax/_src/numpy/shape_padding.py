@@ -194,9 +194,7 @@ def _pad_linear_ramp(array, pad_width, end_values):
   return array
 
 
-def _stat_funcs() -> dict[str, Callable]:
-  return {"maximum": _red.max, "minimum": _red.min, "mean": _red.mean,
-          "median": _red.median}
+_STAT_FUNCS = {"maximum": "max", "minimum": "min", "mean": "mean", "median": "median"}
 
 
 def _pad_stats(array, pad_width, stat_length, stat_func):
@@ -299,4 +297,5 @@ def pad(array, pad_width, mode: str | Callable = "constant", **kwargs):
   stat_length = kwargs.get("stat_length")
   if stat_length is not None:
     stat_length = _broadcast_to_pairs(stat_length, nd, "stat_length")
-  return as_array(_pad_stats(array, pad_width, stat_length, _stat_funcs()[mode]))
+  return as_array(_pad_stats(array, pad_width, stat_length,
+                                   getattr(_red, _STAT_FUNCS[mode])))
