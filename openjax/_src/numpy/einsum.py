@@ -7,6 +7,7 @@ operand carries and a diagonal mask for indices repeated within an operand.
 from __future__ import annotations
 
 import collections
+import functools
 
 import numpy as np
 import opt_einsum
@@ -50,12 +51,40 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
                               "out_sharding=None.")
   args = tuple(a.__jax_array__() if hasattr(a, "__jax_array__") else a
                for a in (subscripts, *operands))
-  # opt_einsum reads only shapes here; it hands the operands back in order.
-  ops, contractions = opt_einsum.contract_path(
-      *args, einsum_call=True, use_blas=True, optimize=_path_type(optimize))
-  contractions = tuple((idx, frozenset(removed), eq) for idx, removed, eq, *_ in contractions)
-  arrays = [util.ensure_arraylike("einsum", op) for op in ops]
+  if isinstance(subscripts, str):
+    arrays = [util.ensure_arraylike("einsum", op) for op in args[1:]]
+    contractions = _contractions(subscripts, tuple(np.shape(a) for a in arrays), optimize)
+  else:  # the interleaved form: opt_einsum parses it and hands the arrays back
+    ops, contractions = opt_einsum.contract_path(
+        *args, einsum_call=True, use_blas=True, optimize=_path_type(optimize))
+    contractions = _simplify(contractions)
+    arrays = [util.ensure_arraylike("einsum", op) for op in ops]
   return _contract(arrays, contractions, precision, preferred_element_type, _dot_general)
+
+
+def _simplify(contractions):
+  return tuple((idx, frozenset(removed), eq) for idx, removed, eq, *_ in contractions)
+
+
+def _path(subscripts, shapes, optimize):
+  _, contractions = opt_einsum.contract_path(
+      subscripts, *shapes, shapes=True, einsum_call=True, use_blas=True,
+      optimize=_path_type(optimize))
+  return _simplify(contractions)
+
+
+_cached_path = functools.lru_cache(maxsize=1024)(_path)
+
+
+def _contractions(subscripts, shapes, optimize):
+  """opt_einsum's contraction steps. They depend only on the subscripts, the
+  shapes and ``optimize``, so repeated eager calls reuse them."""
+  if isinstance(optimize, list):  # an explicit path: hashable as a tuple
+    optimize = tuple(tuple(step) if isinstance(step, list) else step for step in optimize)
+  try:
+    return _cached_path(subscripts, shapes, optimize)
+  except TypeError:  # an unhashable PathOptimizer
+    return _path(subscripts, shapes, optimize)
 
 
 def einsum_path(subscripts, /, *operands, optimize="auto"):

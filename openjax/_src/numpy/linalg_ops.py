@@ -154,7 +154,7 @@ def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=No
                                (tuple(lhs_batch), tuple(rhs_batch))),
                         precision=precision, preferred_element_type=out_dt)
   order = out_batch + out_a + ([nb] if a_mat else []) + out_b + ([nb + 1] if b_mat else [])
-  out = _transpose(out, np.argsort(order))
+  out = _transpose(out, sorted(range(len(order)), key=order.__getitem__))
   if restore:
     out = lax.expand_dims(out, tuple(restore))
   return lax._convert_element_type(out, out_dt, weak)

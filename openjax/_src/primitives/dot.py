@@ -9,6 +9,8 @@ dimensions (XLA's DotGeneral).
 from __future__ import annotations
 
 import enum
+import functools
+import math
 import operator
 from typing import NamedTuple, Sequence
 
@@ -229,18 +231,31 @@ def _cast(x: np.ndarray, dt: np.dtype) -> np.ndarray:
   return x.astype(dt)
 
 
+@functools.lru_cache(maxsize=4096)
+def _impl_plan(lhs_dt, rhs_dt, precision, preferred_element_type):
+  """(result dtype, accumulation dtype) for the impl (cached: hot in eager)."""
+  out_dt = _dot_result_dtype(lhs_dt, rhs_dt, precision, preferred_element_type)
+  return out_dt, _compute_dtype(lhs_dt, rhs_dt, out_dt)
+
+
+_PLAIN_MATMUL = (((1,), (0,)), ((), ()))
+
+
 @dot_general_p.def_impl
 def _dot_general_impl(lhs, rhs, *, dimension_numbers, precision, preferred_element_type,
                       out_sharding=None):
+  out_dt, comp = _impl_plan(lhs.dtype, rhs.dtype, precision, preferred_element_type)
+  if (dimension_numbers == _PLAIN_MATMUL and lhs.ndim == rhs.ndim == 2
+      and lhs.dtype == rhs.dtype == out_dt == comp):
+    with np.errstate(all="ignore"):  # the common case: one GEMM, no copies
+      return [np.matmul(lhs, rhs)]
   (lc, rc), (lb, rb) = dimension_numbers
-  out_dt = _dot_result_dtype(lhs.dtype, rhs.dtype, precision, preferred_element_type)
-  comp = _compute_dtype(lhs.dtype, rhs.dtype, out_dt)
   lf, rf = _free_dims(lhs.ndim, lc, lb), _free_dims(rhs.ndim, rc, rb)
   batch_shape = tuple(lhs.shape[d] for d in lb)
   m_shape = tuple(lhs.shape[d] for d in lf)
   n_shape = tuple(rhs.shape[d] for d in rf)
-  nb, m, n = (int(np.prod(s, dtype=np.int64)) for s in (batch_shape, m_shape, n_shape))
-  k = int(np.prod([lhs.shape[d] for d in lc], dtype=np.int64))
+  nb, m, n = math.prod(batch_shape), math.prod(m_shape), math.prod(n_shape)
+  k = math.prod(lhs.shape[d] for d in lc)
   # (batch, free, contract) @ (batch, contract, free): one batched GEMM.
   a = np.transpose(lhs, (*lb, *lf, *lc)).reshape(nb, m, k)
   b = np.transpose(rhs, (*rb, *rc, *rf)).reshape(nb, k, n)
@@ -251,7 +266,7 @@ def _dot_general_impl(lhs, rhs, *, dimension_numbers, precision, preferred_eleme
     out = _int_matmul(a, b)
   else:
     with np.errstate(all="ignore"):
-      out = np.matmul(a.astype(comp), b.astype(comp))
+      out = np.matmul(a.astype(comp, copy=False), b.astype(comp, copy=False))
   out = out.reshape(batch_shape + m_shape + n_shape)
   return [_cast(np.asarray(out), out_dt)]
 
@@ -310,11 +325,11 @@ def _dot_general_pp(eqn, ctx):
 
 def _index_tuple(x, what: str) -> tuple[int, ...]:
   try:
-    return (operator.index(x),)
-  except TypeError:
-    pass
-  try:
-    return tuple(operator.index(d) for d in x)
+    if isinstance(x, (tuple, list)):
+      return tuple(map(operator.index, x))
+    if hasattr(x, "__index__"):
+      return (operator.index(x),)
+    return tuple(map(operator.index, x))
   except TypeError:
     raise TypeError(f"dot_general: {what} must be an int or a sequence of ints, "
                     f"got {x!r}") from None
