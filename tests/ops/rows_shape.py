@@ -91,7 +91,9 @@ ROWS = [
     OpRow("lax.collapse", lambda x: lax.collapse(x, 1), _args(_arr((2, 3, 4))),
           lambda x: x.reshape(2, 12)),
     OpRow("lax.full", lambda: lax.full((2, 3), 1.5), lambda rng: (),
-          lambda: np.full((2, 3), 1.5, np.float32)),
+          lambda: np.full((2, 3), 1.5, np.float32), vmap=False),
+    OpRow("lax.broadcast_to_rank", lambda x: lax.broadcast_to_rank(x, 3),
+          _args(_arr((2,), I32)), lambda x: x[None, None]),
     OpRow("lax.full_like", lambda x: lax.full_like(x, 3, shape=(2,)), _args(_arr((4,), I32)),
           lambda x: np.full((2,), 3, np.int32)),
 

@@ -2,6 +2,7 @@
 concatenation."""
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any, Callable
 
@@ -9,7 +10,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
-from openjax._src.core import Tracer, concrete_or_error
+from openjax._src.core import concrete_or_error
 from openjax._src.numpy import reductions as _red
 from openjax._src.numpy.shape_joining import stack
 from openjax._src.numpy.shape_reshaping import (as_array, ensure_arraylike, flip, moveaxis,
@@ -241,7 +242,7 @@ def _pad_func(array, pad_width, func: Callable, **kwargs):
   for axis in range(padded.ndim):
     moved = moveaxis(padded, axis, -1)
     shape = moved.shape
-    rows = lax.reshape(moved, (int(np.prod(shape[:-1], dtype=np.int64)), shape[-1]))
+    rows = lax.reshape(moved, (math.prod(shape[:-1]), shape[-1]))
     outs = [as_array(func(lax.index_in_dim(rows, r, 0, keepdims=False), pad_width[axis],
                           axis, kwargs)) for r in range(rows.shape[0])]
     if outs:
@@ -288,8 +289,6 @@ def pad(array, pad_width, mode: str | Callable = "constant", **kwargs):
     return as_array(_pad_edge(array, pad_width))
   if mode == "linear_ramp":
     end_values = kwargs.get("end_values", 0)
-    if isinstance(end_values, Tracer) or hasattr(end_values, "aval"):
-      end_values = concrete_or_error(np.asarray, end_values, "end_values argument of jnp.pad")
     return as_array(_pad_linear_ramp(array, pad_width,
                                      _broadcast_to_pairs(end_values, nd, "end_values")))
   if mode == "empty":

@@ -6,6 +6,7 @@ Everything here is written with lax wrappers; NumPy only sees static things
 """
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any, Sequence
 
@@ -64,7 +65,7 @@ def canonicalize_shape(shape: Any, fun: str) -> tuple[int, ...]:
 def _compute_newshape(a, newshape) -> tuple[int, ...]:
   orig = newshape
   shape = canonicalize_shape(newshape, "reshape")
-  size = int(np.prod(a.shape, dtype=np.int64))
+  size = math.prod(a.shape)
   neg = [i for i, d in enumerate(shape) if d == -1]
   if len(neg) > 1:
     raise TypeError(f"can only specify one unknown axis size with a `-1` value, got {orig}")
@@ -73,15 +74,15 @@ def _compute_newshape(a, newshape) -> tuple[int, ...]:
                     f"{orig}: dimensions must be non-negative (or -1 for one unknown).")
   if neg:
     (i,) = neg
-    others = int(np.prod(shape[:i] + shape[i + 1:], dtype=np.int64))
+    others = math.prod(shape[:i] + shape[i + 1:])
     if others == 0 or size % others:
       raise TypeError(f"cannot reshape array of shape {a.shape} (size {size}) into shape "
                       f"{orig} because the product of specified axis sizes ({others}) does "
                       f"not evenly divide {size}")
     return shape[:i] + (size // others,) + shape[i + 1:]
-  if size != int(np.prod(shape, dtype=np.int64)):
+  if size != math.prod(shape):
     raise TypeError(f"cannot reshape array of shape {a.shape} (size {size}) into shape "
-                    f"{orig} (size {int(np.prod(shape, dtype=np.int64))})")
+                    f"{orig} (size {math.prod(shape)})")
   return shape
 
 
@@ -120,7 +121,7 @@ def ravel(a, order: str = "C", *, out_sharding=None):
   a = ensure_arraylike("ravel", a)
   if order == "K":
     raise NotImplementedError("Ravel not implemented for order='K'.")
-  return _reshape(a, (int(np.prod(a.shape, dtype=np.int64)),), order)
+  return _reshape(a, (math.prod(a.shape),), order)
 
 
 def flatten(a, order: str = "C", *, out_sharding=None):
@@ -418,7 +419,7 @@ def repeat(a, repeats, axis: int | None = None, *, total_repeat_length: int | No
     if a.ndim == 0:
       return _repeat_scalar(a, np.shape(repeats), total)
     return _repeat_traced(a, repeats, canonicalize_axis(axis, a.ndim), total)
-  reps = np.asarray(getattr(repeats, "_value", repeats))
+  reps = np.asarray(repeats)
   if reps.dtype.kind not in "iub":
     raise TypeError(f"jnp.repeat: repeats must be integers, got dtype {reps.dtype}")
   if reps.size and reps.min() < 0:
@@ -463,7 +464,7 @@ def resize(a, new_shape):
   if any(d < 0 for d in new_shape):
     raise ValueError("all elements of `new_shape` must be non-negative")
   arr = ravel(a)
-  new_size = int(np.prod(new_shape, dtype=np.int64))
+  new_size = math.prod(new_shape)
   if arr.size == 0 or new_size == 0:
     return lax.full_like(arr, 0, shape=new_shape)
   reps = -(-new_size // arr.size)

@@ -1,6 +1,7 @@
 """Structural primitives: shapes and layouts without arithmetic."""
 from __future__ import annotations
 
+import math
 import operator
 from builtins import slice as builtins_slice
 
@@ -96,9 +97,9 @@ def _reshape_impl(x, *, new_sizes, dimensions, sharding=None):
 
 @reshape_p.def_abstract_eval
 def _reshape_abstract_eval(x, *, new_sizes, dimensions, sharding=None):
-  if int(np.prod(new_sizes, dtype=np.int64)) != x.size:
+  if math.prod(new_sizes) != x.size:
     raise TypeError(f"reshape total size must be unchanged, got new_sizes {new_sizes} "
-                    f"(of total size {int(np.prod(new_sizes, dtype=np.int64))}) for shape "
+                    f"(of total size {math.prod(new_sizes)}) for shape "
                     f"{x.shape} (of total size {x.size}).")
   if dimensions is not None and sorted(dimensions) != list(range(x.ndim)):
     raise TypeError("reshape dimensions must be a permutation of operand dimensions, "
@@ -293,20 +294,22 @@ pad_p = Primitive("pad", kind="linear")
 
 @pad_p.def_impl
 def _pad_impl(x, padding_value, *, padding_config):
-  # Interior padding first, then growth at the edges, then the negative edges
-  # (cutting after growing keeps lo=-5, hi=+4 on a length-3 axis correct).
-  fill = np.asarray(padding_value, dtype=x.dtype)
-  if any(i for _, _, i in padding_config):
-    shape = tuple(d + (d - 1) * i if d else 0 for d, (_, _, i) in zip(x.shape, padding_config))
-    out = np.full(shape, fill, dtype=x.dtype)
-    out[tuple(builtins_slice(None, None, i + 1) for _, _, i in padding_config)] = x
-    x = out
-  grow = [(max(lo, 0), max(hi, 0)) for lo, hi, _ in padding_config]
-  if any(lo or hi for lo, hi in grow):
-    x = np.pad(x, grow, mode="constant", constant_values=fill)
-  cut = tuple(builtins_slice(max(-lo, 0), d - max(-hi, 0))
-              for d, (lo, hi, _) in zip(x.shape, padding_config))
-  return [x[cut]]
+  # Source element j of an axis lands at lo + j * (interior + 1); positions
+  # outside the result (negative lo/hi) are dropped. One strided copy does it.
+  shape = tuple(lo + hi + (d + (d - 1) * i if d else 0)
+                for (lo, hi, i), d in zip(padding_config, x.shape))
+  out = np.full(shape, np.asarray(padding_value, dtype=x.dtype), dtype=x.dtype)
+  src, dst = [], []
+  for (lo, hi, i), d, n in zip(padding_config, x.shape, shape):
+    step = i + 1
+    first = -(lo // step) if lo < 0 else 0          # ceil(-lo / step)
+    last = min(d - 1, (n - 1 - lo) // step)
+    if last < first:
+      return [out]
+    src.append(builtins_slice(first, last + 1))
+    dst.append(builtins_slice(lo + first * step, lo + last * step + 1, step))
+  out[tuple(dst)] = x[tuple(src)]
+  return [out]
 
 
 @pad_p.def_abstract_eval
@@ -524,7 +527,7 @@ def collapse(operand, start_dimension: int, stop_dimension: int | None = None):
   if hi < lo:
     raise ValueError(f"Invalid dimension range passed to collapse: {shape}"
                      f"[{start_dimension}:{stop_dimension}]")
-  size = int(np.prod(shape[lo:hi], dtype=np.int64))
+  size = math.prod(shape[lo:hi])
   return reshape(operand, shape[:lo] + (size,) + shape[hi:])
 
 
