@@ -1,0 +1,209 @@
+"""``x.at[idx]``: functional indexed updates (``set``, ``add``, ``multiply``,
+``min``, ``apply``, ...) lowered to one scatter, and ``get`` with an
+out-of-bounds ``mode``.
+
+Defaults follow JAX: out-of-bounds reads clamp, out-of-bounds writes are
+dropped, negative indices wrap, repeated indices all apply (``add``
+accumulates). Updates are cast to ``x``'s dtype.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Any, Callable
+
+import numpy as np
+
+from openjax._src import dtypes
+from openjax._src import lax
+from openjax._src.core import ClosedJaxpr, ShapedArray, Tracer, get_aval
+from openjax._src.interpreters.staging import trace_to_jaxpr
+from openjax._src.numpy import creation as _creation
+from openjax._src.numpy import indexer as _ix
+from openjax._src.numpy import ufuncs as _ufuncs
+from openjax._src.numpy import util
+from openjax._src.primitives.indexing import scatter_apply_jaxpr
+
+
+def _as_update_value(x, y):
+  """``y`` as an array; an in-range Python int takes ``x``'s integer dtype."""
+  dt = dtypes.dtype(x)
+  if (isinstance(y, int) and dtypes.issubdtype(dt, np.integer)
+      and dtypes.iinfo(dt).min <= y <= dtypes.iinfo(dt).max):
+    return _creation.asarray(y, dtype=dt)
+  return _creation.asarray(y)
+
+
+def _safe_to_cast(y, to_dtype) -> bool:
+  from_dtype = dtypes.dtype(y)
+  return from_dtype == to_dtype or dtypes.result_type(y, to_dtype) == to_dtype
+
+
+def scatter_update(x, idx, y, scatter_op: Callable, *, indices_are_sorted: bool,
+                   unique_indices: bool, mode=None, normalize_indices: bool = True):
+  """The value of ``x`` after ``x[idx] op= y``, as one scatter."""
+  util.check_arraylike("scatter", x)
+  x = util.asarray_operand(x)
+  y = _as_update_value(x, y)
+  dtype, weak = dtypes.dtype(x), dtypes.is_weakly_typed(x)
+  shape = get_aval(x).shape
+  parsed = _ix.expand_bool_indices(_ix.parse(idx, shape), shape)
+  if not _safe_to_cast(y, dtype):
+    warnings.warn(
+        "scatter inputs have incompatible types: cannot safely cast value from "
+        f"dtype={dtypes.dtype(y)} to dtype={dtype} with jax_numpy_dtype_promotion="
+        "standard. In future JAX releases this will result in an error.",
+        FutureWarning, stacklevel=3)
+  plan = _ix.to_gather(parsed, shape, normalize=normalize_indices)
+  if 0 in plan.slice_shape:
+    return x
+  x, y = util.promote_dtypes(x, y)
+  y = util.broadcast_to_shape(y, plan.slice_shape)
+  if plan.newaxis_dims:
+    y = lax.squeeze(y, plan.newaxis_dims)
+  if plan.reversed_y_dims:
+    y = lax.rev(y, plan.reversed_y_dims)
+  if plan.scalar_bool_dims:
+    x = lax.expand_dims(x, plan.scalar_bool_dims)
+  dn = plan.dnums
+  dnums = lax.ScatterDimensionNumbers(
+      update_window_dims=dn.offset_dims, inserted_window_dims=dn.collapsed_slice_dims,
+      scatter_dims_to_operand_dims=dn.start_index_map,
+      operand_batching_dims=dn.operand_batching_dims,
+      scatter_indices_batching_dims=dn.start_indices_batching_dims)
+  out = scatter_op(x, plan.indices, y, dnums,
+                   indices_are_sorted=plan.indices_are_sorted or indices_are_sorted,
+                   unique_indices=plan.unique_indices or unique_indices, mode=mode)
+  if plan.scalar_bool_dims:
+    out = lax.squeeze(out, plan.scalar_bool_dims)
+  return lax._convert_element_type(out, dtype, weak)
+
+
+def _apply_scatter_op(func: Callable, dtype) -> Callable:
+  """A scatter op whose combiner is ``func(old)`` (traced to a jaxpr)."""
+  aval = ShapedArray((), dtype)
+  jaxpr, consts = trace_to_jaxpr(lambda old, _: [func(old)], [aval, aval])
+  if any(isinstance(c, Tracer) for c in consts):
+    raise NotImplementedError(
+        ".at[].apply: the function closes over a traced value; pass it as an argument "
+        "of the jitted function by other means (e.g. apply it with jnp.where).")
+  (out_aval,) = jaxpr.out_avals
+  if out_aval.shape != ():
+    raise TypeError(f".at[].apply: the function must map a scalar to a scalar, got "
+                    f"{out_aval.str_short()} for input {aval.str_short()}.")
+  closed = ClosedJaxpr(jaxpr, consts)
+
+  def op(x, indices, y, dnums, **kw):
+    return scatter_apply_jaxpr(x, indices, y, dnums, closed, **kw)
+  return op
+
+
+class _IndexUpdateRef:
+  """``x.at[idx]``: methods return an updated copy of ``x`` (nothing is
+  modified in place)."""
+  __slots__ = ("array", "index")
+
+  def __init__(self, array, index):
+    self.array = array
+    self.index = index
+
+  def __repr__(self):
+    return f"_IndexUpdateRef({self.array!r}, {self.index!r})"
+
+  def _update(self, values, op, indices_are_sorted, unique_indices, mode,
+              wrap_negative_indices):
+    return scatter_update(self.array, self.index, values, op,
+                          indices_are_sorted=indices_are_sorted,
+                          unique_indices=unique_indices, mode=mode,
+                          normalize_indices=wrap_negative_indices)
+
+  def get(self, *, indices_are_sorted=False, unique_indices=False, mode=None,
+          fill_value=None, out_sharding=None, wrap_negative_indices=True):
+    """``x[idx]``; ``mode='fill'`` returns ``fill_value`` out of bounds."""
+    return _ix.rewriting_take(self.array, self.index, indices_are_sorted=indices_are_sorted,
+                              unique_indices=unique_indices, mode=mode,
+                              fill_value=fill_value, normalize_indices=wrap_negative_indices)
+
+  def set(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+          out_sharding=None, wrap_negative_indices=True):
+    """``x[idx] = values``."""
+    return self._update(values, lax.scatter, indices_are_sorted, unique_indices, mode,
+                        wrap_negative_indices)
+
+  def add(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+          out_sharding=None, wrap_negative_indices=True):
+    """``x[idx] += values`` (repeated indices accumulate)."""
+    return self._update(values, lax.scatter_add, indices_are_sorted, unique_indices, mode,
+                        wrap_negative_indices)
+
+  def subtract(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+               out_sharding=None, wrap_negative_indices=True):
+    """``x[idx] -= values``."""
+    return self._update(values, lax.scatter_sub, indices_are_sorted, unique_indices, mode,
+                        wrap_negative_indices)
+
+  def multiply(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+               out_sharding=None, wrap_negative_indices=True):
+    """``x[idx] *= values``."""
+    return self._update(values, lax.scatter_mul, indices_are_sorted, unique_indices, mode,
+                        wrap_negative_indices)
+
+  mul = multiply
+
+  def divide(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+             out_sharding=None, wrap_negative_indices=True):
+    """``x[idx] /= values``."""
+    ones = scatter_update(_creation.ones_like(self.array), self.index, values,
+                          lax.scatter_mul, indices_are_sorted=indices_are_sorted,
+                          unique_indices=unique_indices, mode=mode,
+                          normalize_indices=wrap_negative_indices)
+    return _ufuncs.divide(self.array, ones)
+
+  def power(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+            out_sharding=None, wrap_negative_indices=True):
+    """``x[idx] **= values``."""
+    ones = scatter_update(_creation.ones_like(self.array), self.index, values,
+                          lax.scatter_mul, indices_are_sorted=indices_are_sorted,
+                          unique_indices=unique_indices, mode=mode,
+                          normalize_indices=wrap_negative_indices)
+    return _ufuncs.power(self.array, ones)
+
+  def min(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+          out_sharding=None, wrap_negative_indices=True):
+    """``x[idx] = minimum(x[idx], values)``."""
+    return self._update(values, lax.scatter_min, indices_are_sorted, unique_indices, mode,
+                        wrap_negative_indices)
+
+  def max(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+          out_sharding=None, wrap_negative_indices=True):
+    """``x[idx] = maximum(x[idx], values)``."""
+    return self._update(values, lax.scatter_max, indices_are_sorted, unique_indices, mode,
+                        wrap_negative_indices)
+
+  def apply(self, func: Callable, *, indices_are_sorted=False, unique_indices=False,
+            mode=None, wrap_negative_indices=True):
+    """``func.at(x, idx)`` for a unary elementwise ``func``; repeated indices
+    apply it repeatedly."""
+    zero = lax._convert_element_type(0, dtypes.dtype(self.array),
+                                     dtypes.is_weakly_typed(self.array))
+    op = _apply_scatter_op(func, dtypes.dtype(self.array))
+    return self._update(zero, op, indices_are_sorted, unique_indices, mode,
+                        wrap_negative_indices)
+
+
+class _IndexUpdateHelper:
+  """``x.at``: pure equivalents of in-place updates (``x.at[idx].set(y)`` for
+  ``x[idx] = y``, ``.add``, ``.subtract``, ``.multiply``, ``.divide``,
+  ``.power``, ``.min``, ``.max``, ``.apply``, ``.get``). Keyword arguments:
+  ``mode`` ('promise_in_bounds' (default), 'clip', 'drop', 'fill'),
+  ``fill_value`` (``get``), ``indices_are_sorted``, ``unique_indices``,
+  ``wrap_negative_indices``."""
+  __slots__ = ("array",)
+
+  def __init__(self, array):
+    self.array = array
+
+  def __getitem__(self, index: Any) -> _IndexUpdateRef:
+    return _IndexUpdateRef(self.array, index)
+
+  def __repr__(self):
+    return f"_IndexUpdateHelper({self.array!r})"
