@@ -201,6 +201,11 @@ def test_zeros_bad_shape(shape, match):
     jnp.zeros(shape)
 
 
+def test_negative_shape():
+  with pytest.raises(TypeError, match="non-?negative"):
+    jnp.zeros((2, -1))
+
+
 def test_forgot_shape_tuple_message():
   with pytest.raises(TypeError, match=r"Did you accidentally write `jax.numpy.zeros\(2, 3\)`"):
     jnp.zeros(2, 3)

@@ -103,7 +103,8 @@ def _shape_of(a: Any) -> tuple[int, ...]:
   return tuple(a.shape) if hasattr(a, "shape") else np.shape(a)
 
 
-def _put(x, device):
+def put_on(x, device):
+  """``x`` committed to ``device`` (a Device or Sharding) when one is given."""
   return x if device is None else device_put(x, device)
 
 
@@ -133,13 +134,29 @@ def _infer_dtype(leaves: list) -> tuple[np.dtype, list]:
   if not leaves:
     return dtypes.default_float_dtype(), leaves
   try:
-    dt, _ = dtypes.lattice_result_type(*leaves)
+    dt, _ = dtypes.lattice_result_type(*_representatives(leaves))
   except TypeError:
     leaves = [x if _has_dtype(x) else np.asarray(x) for x in leaves]
-    dt, _ = dtypes.lattice_result_type(*leaves)
+    dt, _ = dtypes.lattice_result_type(*_representatives(leaves))
   if not isinstance(dt, np.dtype):  # a weak lattice node, e.g. bool_ x float
     dt = dtypes.default_dtype_of_kind(dt.kind)
   return dt, leaves
+
+
+def _representatives(leaves: list) -> list:
+  # The join only depends on each leaf's (dtype, weak type): keep one leaf per
+  # Python scalar type and per NumPy dtype, so long lists stay cheap.
+  reps: dict = {}
+  for x in leaves:
+    t = type(x)
+    if t in dtypes.python_scalar_dtypes:
+      key = t
+    elif isinstance(x, (np.ndarray, np.generic)):
+      key = x.dtype
+    else:
+      key = id(x)
+    reps.setdefault(key, x)
+  return list(reps.values())
 
 
 def _has_dtype(x: Any) -> bool:
@@ -174,7 +191,8 @@ def _stack_traced(obj: Any, dtype: np.dtype):
   return lax.concatenate([lax.expand_dims(p, (0,)) for p in parts], 0)
 
 
-def _fresh(x: Array) -> Array:
+def fresh_copy(x: Array) -> Array:
+  """A new Array object with the value of ``x``."""
   # Arrays are immutable: a copy shares storage but is a distinct object, so
   # deleting (or donating) one leaves the other intact.
   return Array(np.asarray(x), x.aval, x.device)
@@ -190,7 +208,7 @@ def _to_array(obj: Any, dtype, weak: bool, copy: bool):
   obj = _jax_array_leaf(obj)
   if isinstance(obj, Tracer) or type(obj) is Array:
     out = lax._convert_element_type(obj, obj.dtype if dtype is None else dtype, weak)
-    return _fresh(out) if copy and out is obj and type(out) is Array else out
+    return fresh_copy(out) if copy and out is obj and type(out) is Array else out
   if isinstance(obj, np.ndarray):
     return host_array(obj, dtypes.dtype(obj) if dtype is None else dtype)
   leaves: list = []
@@ -207,10 +225,10 @@ def _to_array(obj: Any, dtype, weak: bool, copy: bool):
     it = iter(leaves)
     obj = _replace_leaves(obj, lambda _: np.asarray(next(it)))
   try:
-    value = np.asarray(obj, dtype=dtype)
+    value = np.array(obj, dtype=dtype)  # always a private copy (buffers may be shared)
   except TypeError as err:
     raise TypeError(f"Unexpected input type for array: {type(obj)}: {err}") from None
-  return host_array(value, dtype)
+  return make_array(value)
 
 
 def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None = "K",
@@ -226,7 +244,7 @@ def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None =
   nd = np.ndim(out)
   if ndmin > nd:
     out = lax.expand_dims(out, tuple(range(ndmin - nd)))
-  return _put(out, device if device is not None else out_sharding)
+  return put_on(out, device if device is not None else out_sharding)
 
 
 def asarray(a: Any, dtype: Any = None, order: str | None = None, *, copy: bool | None = None,
@@ -247,7 +265,7 @@ def copy(a: Any, order: str | None = None):
 def _filled(name: str, shape: Any, value: Any, dtype: Any, device: Any):
   _check_forgot_shape_tuple(name, shape, dtype)
   dtype = dtypes.explicit_dtype(float if dtype is None else dtype, name)
-  return _put(fill(canonicalize_shape(shape), value, dtype, False), device)
+  return put_on(fill(canonicalize_shape(shape), value, dtype, False), device)
 
 
 def zeros(shape: Any, dtype: Any = None, *, device: Any = None, out_sharding: Any = None):
@@ -275,9 +293,9 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None,
     shape = canonicalize_shape(shape)
     weak = dtype is None and is_weak(fill_value)
     dt = dtypes.dtype(fill_value) if dtype is None else dtype
-    return _put(fill(shape, fill_value, dt, weak), device)
+    return put_on(fill(shape, fill_value, dt, weak), device)
   shape = canonicalize_shape(shape)
-  return _put(util.broadcast_to_shape(asarray(fill_value, dtype=dtype), shape), device)
+  return put_on(util.broadcast_to_shape(asarray(fill_value, dtype=dtype), shape), device)
 
 
 def _like_args(name: str, a: Any, dtype: Any, shape: Any):
@@ -294,20 +312,20 @@ def zeros_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = No
                out_sharding: Any = None):
   """Zeros with the shape and dtype of ``a`` (either may be overridden)."""
   _, dt, shp, weak = _like_args("zeros_like", a, dtype, shape)
-  return _put(fill(shp, 0, dt, weak), device)
+  return put_on(fill(shp, 0, dt, weak), device)
 
 
 def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None,
               out_sharding: Any = None):
   """Ones with the shape and dtype of ``a`` (either may be overridden)."""
   _, dt, shp, weak = _like_args("ones_like", a, dtype, shape)
-  return _put(fill(shp, 1, dt, weak), device)
+  return put_on(fill(shp, 1, dt, weak), device)
 
 
 def empty_like(prototype: Any, dtype: Any = None, shape: Any = None, *, device: Any = None):
   """Like ``zeros_like`` (JAX 0.10 fills "empty" arrays with zeros)."""
   _, dt, shp, weak = _like_args("empty_like", prototype, dtype, shape)
-  return _put(fill(shp, 0, dt, weak), device)
+  return put_on(fill(shp, 0, dt, weak), device)
 
 
 def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *,
@@ -320,8 +338,8 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *,
     util.check_arraylike("full_like", a, fill_value)
   _, dt, shp, weak = _like_args("full_like", a, dtype, shape)
   if np.ndim(fill_value) == 0:
-    return _put(fill(shp, fill_value, dt, weak), device)
-  return _put(util.broadcast_to_shape(asarray(fill_value, dtype=dt), shp), device)
+    return put_on(fill(shp, fill_value, dt, weak), device)
+  return put_on(util.broadcast_to_shape(asarray(fill_value, dtype=dt), shp), device)
 
 
 # ------------------------------------------------------------ host converters
@@ -360,7 +378,7 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None):
                     "__dlpack_device__ methods.")
   value = np.array(np.from_dlpack(x), copy=True)
   dtypes.dtype(value, canonicalize=False)  # validates: JAX dtypes only
-  return _put(make_array(value), device)
+  return put_on(make_array(value), device)
 
 
 def load(file: Any, *args: Any, **kwargs: Any):

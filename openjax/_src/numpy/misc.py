@@ -309,8 +309,8 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None):
       x_arr = lax.ne(x_arr, np.zeros((), dtypes.dtype(x_arr)))
   result = lax._convert_element_type(x_arr, dtype, False)
   if copy and result is x_arr and type(result) is Array:
-    result = _creation._fresh(result)
-  return _creation._put(result, device)
+    result = _creation.fresh_copy(result)
+  return _creation.put_on(result, device)
 
 
 def _method_astype(self, dtype: Any, copy: bool = False, device: Any = None):

@@ -74,7 +74,7 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *,
   else:
     size = max(0, int(np.ceil(stop - start)))
     out = lax.add(_strong(start, dtype), lax.broadcasted_iota(dtype, (size,), 0))
-  return _creation._put(out, device if device is not None else out_sharding)
+  return _creation.put_on(out, device if device is not None else out_sharding)
 
 
 # ---------------------------------------------------------- linspace & co.
@@ -123,7 +123,7 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
     out = _creation.fill(tuple(out_shape), 0, cdt, False)
   if dtypes.kind(dtype) in "iu" and dtypes.kind(cdt) not in "iu":
     out = lax.floor(out)
-  result = _creation._put(_strong(out, dtype), device)
+  result = _creation.put_on(_strong(out, dtype), device)
   return (result, delta) if retstep else result
 
 
@@ -190,8 +190,8 @@ def eye(N: Any, M: Any = None, k: Any = 0, dtype: Any = None, *, device: Any = N
   odt = dtypes.dtype(offset)
   i = lax.broadcasted_iota(odt, (n, m), 0)
   j = lax.broadcasted_iota(odt, (n, m), 1)
-  on_diag = lax.eq(lax.add(i, _strong(offset, odt)), j)
-  return _creation._put(_strong(on_diag, dtype), device)
+  on_diag = lax.eq(lax.add(i, offset), j)
+  return _creation.put_on(_strong(on_diag, dtype), device)
 
 
 def identity(n: Any, dtype: Any = None):
