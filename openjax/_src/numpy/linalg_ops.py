@@ -345,6 +345,8 @@ def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | N
            lax.sub(_mul(a2, b0), _mul(a0, b2)),
            lax.sub(_mul(a0, b1), _mul(a1, b0))]
   c = lax.concatenate([lax.expand_dims(p, (0,)) for p in parts], 0)
+  # JAX stacks the parts with jnp.array, which gives a strongly typed result.
+  c = lax._convert_element_type(c, dtypes.dtype(c), weak_type=False)
   return _moveaxis(c, (0,), (axisc,))
 
 
