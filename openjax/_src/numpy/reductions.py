@@ -1,2 +1,641 @@
-"""Placeholder: filled in by its owner."""
-__all__ = []
+"""NumPy-style reductions (``jnp.sum``, ``mean``, ``var``, ``argmax``, the
+``nan*`` family, ``cumsum``, ...) built on the reduction primitives.
+
+Dtype rules are JAX's: sums and products of small integers and bools
+accumulate in the default integer (``promote_integers``), float16/bfloat16
+sums accumulate in float32, means and variances of integers are floats, and
+every result is strongly typed.
+"""
+from __future__ import annotations
+
+import builtins
+import operator
+from typing import Any, Callable
+
+import numpy as np
+
+from openjax._src import dtypes
+from openjax._src import lax
+from openjax._src.core import concrete_or_error
+from openjax._src.numpy import util
+
+__all__ = [
+    "sum", "prod", "max", "min", "amax", "amin", "all", "any", "mean", "var", "std", "ptp",
+    "count_nonzero", "argmax", "argmin", "nansum", "nanprod", "nanmax", "nanmin", "nanmean",
+    "nanvar", "nanstd", "nanargmax", "nanargmin", "cumsum", "cumprod", "nancumsum",
+    "nancumprod", "cumulative_sum", "cumulative_prod",
+]
+
+_py_all, _py_any = builtins.all, builtins.any
+
+
+# ------------------------------------------------------------ private helpers
+def _const(x, value) -> np.ndarray:
+  """A strongly typed constant with ``x``'s dtype (a literal under tracing)."""
+  return np.array(value).astype(util.dtype_of(x))
+
+
+def _isnan(x):
+  return lax.ne(x, x)
+
+
+def _where(cond, x, y):
+  """``jnp.where(cond, x, y)`` for this module: promotes and broadcasts."""
+  dt, weak = dtypes.result_type(x, y, return_weak_type_flag=True)
+  x, y = (_static_or_traced(v, dt, weak) for v in (x, y))
+  shape = np.broadcast_shapes(np.shape(cond), np.shape(x), np.shape(y))
+  return lax.select(util.broadcast_to_shape(cond, shape), util.broadcast_to_shape(x, shape),
+                    util.broadcast_to_shape(y, shape))
+
+
+def _is_static(x) -> bool:
+  return isinstance(x, (np.ndarray, np.generic)) or type(x) in dtypes.python_scalar_dtypes
+
+
+def _static_or_traced(x, dtype, weak: bool = False):
+  # NumPy/Python constants are converted here, so they stay literals (no
+  # equation), as JAX does; arrays and tracers go through lax.
+  if _is_static(x) and not weak:
+    return np.asarray(x).astype(dtype)
+  return lax._convert_element_type(util.asarray_operand(x), dtype, weak_type=weak)
+
+
+def _expand_dims(x, dims):
+  """Insert size-1 axes at the (result) positions ``dims``."""
+  dims = frozenset(dims)
+  if not dims:
+    return x
+  shape = list(np.shape(x))
+  for d in sorted(dims):
+    shape.insert(d, 1)
+  return lax.broadcast_in_dim(x, tuple(shape), tuple(i for i in range(len(shape))
+                                                     if i not in dims))
+
+
+def _ravel(x):
+  return lax.reshape(x, (int(np.size(x)),)) if np.ndim(x) != 1 else x
+
+
+def _convert(x, dtype):
+  return _static_or_traced(x, dtype)
+
+
+def _upcast_f16(dtype) -> np.dtype:
+  dtype = np.dtype(dtype)
+  return np.dtype(np.float32) if dtype in (dtypes.float16, dtypes.bfloat16) else dtype
+
+
+def _promote_integer_dtype(dtype) -> np.dtype:
+  """Bools and integers narrower than the default accumulate in the default
+  (unsigned) integer, as in JAX (NumPy would always use 64 bits)."""
+  dtype = np.dtype(dtype)
+  if dtype == np.bool_:
+    return dtypes.default_int_dtype()
+  k = dtypes.kind(dtype)
+  if k == "u" and dtype.itemsize < dtypes.default_uint_dtype().itemsize:
+    return dtypes.default_uint_dtype()
+  if k == "i" and dtype.itemsize < dtypes.default_int_dtype().itemsize:
+    return dtypes.default_int_dtype()
+  return dtype
+
+
+def _user_dtype(dtype, name: str) -> np.dtype:
+  return dtypes.explicit_dtype(dtype, name)
+
+
+def _check_out(name: str, out) -> None:
+  if out is not None:
+    raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported.")
+
+
+def _check_where(name: str, where):
+  if where is None:
+    return None
+  where = util.ensure_arraylike(name, where)
+  if util.dtype_of(where) != np.bool_:
+    raise ValueError(f"jnp.{name}: where must be None or a boolean array; got "
+                     f"where.dtype=dtype('{util.dtype_of(where).name}').")
+  return where
+
+
+def _static_axes(axis):
+  """``axis`` as None, an int or a tuple of ints; it must be static."""
+  def force(ax):
+    if ax is None:
+      return None
+    try:
+      return operator.index(ax)
+    except TypeError:
+      return tuple(operator.index(i) for i in ax)
+  return concrete_or_error(force, axis, "The axis argument must be known statically.")
+
+
+def _reduction_dims(a, axis) -> tuple[int, ...]:
+  ndim = np.ndim(a)
+  if axis is None:
+    return tuple(range(ndim))
+  axes = tuple(axis) if isinstance(axis, (tuple, list, np.ndarray)) else (axis,)
+  dims = tuple(util.canonicalize_axis(ax, ndim) for ax in axes)
+  if len(dims) != len(set(dims)):
+    raise ValueError(f"duplicate value in 'axis': {axis}")
+  return dims
+
+
+def _init_value(dtype: np.dtype, value) -> np.ndarray:
+  """The reduction's identity in ``dtype`` (±inf saturate for integers and for
+  floats without infinities)."""
+  if dtype == np.bool_:
+    return np.array(value > 0, dtype=dtype)
+  k = dtypes.kind(dtype)
+  if k in "iu" and np.isinf(value):
+    info = dtypes.iinfo(dtype)
+    return np.array(info.min if value < 0 else info.max, dtype=dtype)
+  if k == "f" and np.isinf(value) and not np.isinf(np.array(value).astype(dtype)):
+    info = dtypes.finfo(dtype)
+    return np.array(info.min if value < 0 else info.max, dtype=dtype)
+  return np.array(value).astype(dtype)
+
+
+def _reduction(a, name: str, reducer: Callable, op: Callable, init_val, *,
+               has_identity: bool = True, preproc: Callable | None = None,
+               bool_reducer: Callable | None = None, bool_op: Callable | None = None,
+               upcast_f16_for_computation: bool = False, axis=None, dtype=None, out=None,
+               keepdims: bool = False, initial=None, where_=None,
+               promote_integers: bool = False):
+  _check_out(name, out)
+  a = util.ensure_arraylike(name, a)
+  where_ = _check_where(name, where_)
+  axis = _static_axes(axis)
+  if initial is None and not has_identity and where_ is not None:
+    raise ValueError(f"reduction operation {name} does not have an identity, so to use a "
+                     "where mask one has to specify 'initial'")
+  a = preproc(a) if preproc else a
+  dims = _reduction_dims(a, axis)
+  shape = np.shape(a)
+  if initial is None and not has_identity and not _py_all(shape[d] >= 1 for d in dims):
+    raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
+  if dtype is None:
+    result_dtype = util.dtype_of(a)
+    if promote_integers:
+      result_dtype = _promote_integer_dtype(result_dtype)
+  else:
+    result_dtype = _user_dtype(dtype, name)
+  computation_dtype = result_dtype
+  if upcast_f16_for_computation and dtypes.kind(result_dtype) in "fc":
+    computation_dtype = _upcast_f16(result_dtype)
+  a = _convert(a, computation_dtype)
+  if computation_dtype == np.bool_:
+    reducer, op = bool_reducer or reducer, bool_op or op
+  init = _init_value(computation_dtype, init_val)
+  if where_ is not None:
+    a = _where(where_, a, init)
+  result = reducer(a, dims)
+  if initial is not None:
+    initial_arr = _convert(initial, computation_dtype)
+    if np.shape(initial_arr) != ():
+      raise ValueError("initial value must be a scalar. "
+                       f"Got array of shape {np.shape(initial_arr)}")
+    result = op(initial_arr, result)
+  if keepdims:
+    result = _expand_dims(result, dims)
+  return _convert(result, result_dtype)
+
+
+def _cast_to_numeric(a):
+  return util.promote_dtypes_numeric(a)[0]
+
+
+def _cast_to_bool(a):
+  if dtypes.kind(util.dtype_of(a)) == "c":
+    a = lax.real(a)
+  return _convert(a, dtypes.bool_)
+
+
+# ------------------------------------------------------------- the reductions
+def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None,  # noqa: A001
+        where=None, promote_integers=True):
+  """Sum of array elements over ``axis`` (``numpy.sum``). Bools and small
+  integers accumulate in the default integer unless ``promote_integers=False``."""
+  return _reduction(a, "sum", lax.reduce_sum, lax.add, 0, preproc=_cast_to_numeric,
+                    bool_reducer=lax.reduce_or, bool_op=lax.bitwise_or,
+                    upcast_f16_for_computation=dtype is None, axis=axis, dtype=dtype,
+                    out=out, keepdims=keepdims, initial=initial, where_=where,
+                    promote_integers=promote_integers)
+
+
+def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
+         promote_integers=True):
+  """Product of array elements over ``axis`` (``numpy.prod``)."""
+  return _reduction(a, "prod", lax.reduce_prod, lax.mul, 1, preproc=_cast_to_numeric,
+                    bool_reducer=lax.reduce_and, bool_op=lax.bitwise_and,
+                    upcast_f16_for_computation=dtype is None, axis=axis, dtype=dtype,
+                    out=out, keepdims=keepdims, initial=initial, where_=where,
+                    promote_integers=promote_integers)
+
+
+def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
+  """Maximum of array elements over ``axis`` (NaN propagates)."""
+  return _reduction(a, "max", lax.reduce_max, lax.max, -np.inf, has_identity=False,
+                    axis=axis, out=out, keepdims=keepdims, initial=initial, where_=where)
+
+
+def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
+  """Minimum of array elements over ``axis`` (NaN propagates)."""
+  return _reduction(a, "min", lax.reduce_min, lax.min, np.inf, has_identity=False,
+                    axis=axis, out=out, keepdims=keepdims, initial=initial, where_=where)
+
+
+def amax(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+  """Alias of ``max``."""
+  return max(a, axis=axis, out=out, keepdims=keepdims, initial=initial, where=where)
+
+
+def amin(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+  """Alias of ``min``."""
+  return min(a, axis=axis, out=out, keepdims=keepdims, initial=initial, where=where)
+
+
+def all(a, axis=None, out=None, keepdims=False, *, where=None):  # noqa: A001
+  """Whether every element over ``axis`` is true."""
+  return _reduction(a, "all", lax.reduce_and, lax.bitwise_and, True, preproc=_cast_to_bool,
+                    axis=axis, out=out, keepdims=keepdims, where_=where)
+
+
+def any(a, axis=None, out=None, keepdims=False, *, where=None):  # noqa: A001
+  """Whether any element over ``axis`` is true."""
+  return _reduction(a, "any", lax.reduce_or, lax.bitwise_or, False, preproc=_cast_to_bool,
+                    axis=axis, out=out, keepdims=keepdims, where_=where)
+
+
+def _axis_size(a, dims) -> int:
+  shape = np.shape(a)
+  n = 1
+  for d in dims:
+    n *= shape[d]
+  return n
+
+
+def _count(a, axis, keepdims, where, dtype):
+  """How many elements each reduction over ``axis`` sees, in ``dtype``."""
+  if where is None:
+    return _convert(np.array(_axis_size(a, _reduction_dims(a, axis))), dtype)
+  return sum(util.broadcast_to_shape(where, np.shape(a)), axis, dtype=dtype, keepdims=keepdims)
+
+
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
+  """Arithmetic mean over ``axis``; integers and bools give the default float."""
+  return _mean(a, axis, dtype, out, keepdims, where=where,
+               upcast_f16_for_computation=dtype is None)
+
+
+def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None,
+          upcast_f16_for_computation=True):
+  a = util.ensure_arraylike("mean", a)
+  where = _check_where("mean", where)
+  _check_out("mean", out)
+  axis = _static_axes(axis)
+  if dtype is None:
+    result_dtype = util.to_inexact_dtype(util.dtype_of(a))
+  else:
+    result_dtype = _user_dtype(dtype, "mean")
+  computation_dtype = result_dtype
+  if upcast_f16_for_computation and dtypes.kind(result_dtype) in "fc":
+    computation_dtype = _upcast_f16(result_dtype)
+  normalizer = _count(a, axis, keepdims, where, computation_dtype)
+  total = sum(a, axis, dtype=computation_dtype, keepdims=keepdims, where=where)
+  return _convert(lax.div(total, normalizer), result_dtype)
+
+
+def _var_promote_types(a_dtype, dtype) -> tuple[np.dtype, np.dtype]:
+  if dtype:
+    if dtypes.kind(np.dtype(dtype)) != "c" and dtypes.kind(a_dtype) == "c":
+      raise ValueError(
+          "jax.numpy.var does not yet support real dtype parameters when computing the "
+          "variance of an array of complex values. The semantics of numpy.var seem unclear "
+          "in this case. Please comment on https://github.com/jax-ml/jax/issues/2283 if "
+          "this behavior is important to you.")
+    computation_dtype = dtype
+  elif dtypes.kind(a_dtype) not in "fc":
+    dtype = util.to_inexact_dtype(a_dtype)
+    computation_dtype = dtype
+  else:
+    dtype = np.array(0, a_dtype).real.dtype if dtypes.kind(a_dtype) == "c" else a_dtype
+    computation_dtype = a_dtype
+  return _upcast_f16(computation_dtype), np.dtype(dtype)
+
+
+def _correction(ddof, correction):
+  if correction is None:
+    return ddof
+  if not isinstance(ddof, int) or ddof != 0:
+    raise ValueError("ddof and correction can't be provided simultaneously.")
+  return correction
+
+
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
+        mean=None, correction=None):  # noqa: A002 - NumPy's parameter name
+  """Variance over ``axis``; divides by ``N - correction`` (alias ``ddof``)."""
+  correction = _correction(ddof, correction)
+  a = util.ensure_arraylike("var", a)
+  where = _check_where("var", where)
+  axis = _static_axes(axis)
+  if dtype is not None:
+    dtype = _user_dtype(dtype, "var")
+  _check_out("var", out)
+  computation_dtype, dtype = _var_promote_types(util.dtype_of(a), dtype)
+  a = _convert(a, computation_dtype)
+  if mean is None:
+    a_mean = _mean(a, axis, dtype=computation_dtype, keepdims=True, where=where)
+  else:
+    a_mean = _convert(util.ensure_arraylike("var", mean), computation_dtype)
+  centered = _sub(a, a_mean)
+  if dtypes.kind(computation_dtype) == "c":
+    centered = lax.real(lax.mul(centered, lax.conj(centered)))
+    computation_dtype = util.dtype_of(centered)
+  else:
+    centered = lax.square(centered)
+  normalizer = _count(a, axis, keepdims, where, computation_dtype)
+  normalizer = lax.sub(normalizer, _convert(correction, computation_dtype))
+  result = sum(centered, axis, dtype=computation_dtype, keepdims=keepdims, where=where)
+  result = _convert(lax.div(result, normalizer), dtype)
+  return _where(lax.gt(normalizer, _const(normalizer, 0)), result, np.nan)
+
+
+def _sub(x, y):
+  """``x - y``; lax broadcasts size-1 axes of equal-rank operands itself."""
+  if np.ndim(x) != np.ndim(y) and np.ndim(y):
+    y = util.broadcast_to_shape(y, np.broadcast_shapes(np.shape(x), np.shape(y)))
+  return lax.sub(x, y)
+
+
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
+        mean=None, correction=None):  # noqa: A002 - NumPy's parameter name
+  """Standard deviation over ``axis`` (the square root of ``var``)."""
+  correction = _correction(ddof, correction)
+  a = util.ensure_arraylike("std", a)
+  where = _check_where("std", where)
+  if dtype is not None:
+    dtype = _user_dtype(dtype, "std")
+    if dtypes.kind(dtype) not in "fc":
+      raise ValueError(f"dtype argument to jnp.std must be inexact; got {dtype}")
+  _check_out("std", out)
+  return lax.sqrt(var(a, axis=axis, dtype=dtype, correction=correction, keepdims=keepdims,
+                      where=where, mean=mean))
+
+
+def ptp(a, axis=None, out=None, keepdims=False):
+  """Range (maximum minus minimum) of values over ``axis``."""
+  a = util.ensure_arraylike("ptp", a)
+  _check_out("ptp", out)
+  axis = _static_axes(axis)
+  return lax.sub(max(a, axis=axis, keepdims=keepdims), min(a, axis=axis, keepdims=keepdims))
+
+
+def count_nonzero(a, axis=None, keepdims=False):
+  """Number of non-zero elements over ``axis`` (default integer dtype)."""
+  a = util.ensure_arraylike("count_nonzero", a)
+  return sum(lax.ne(a, _const(a, 0)), axis=_static_axes(axis),
+             dtype=dtypes.default_int_dtype(), keepdims=keepdims)
+
+
+# ------------------------------------------------------------ argmax / argmin
+def _argminmax(name: str, lax_fn: Callable, a, axis, out, keepdims):
+  a = util.ensure_arraylike(name, a)
+  _check_out(name, out)
+  axis = None if axis is None else operator.index(concrete_or_error(
+      None, axis, f"The axis argument of jnp.{name} must be static."))
+  keepdims = bool(keepdims)
+  if axis is None:
+    dims = tuple(range(np.ndim(a)))
+    a = _ravel(a)
+    axis = 0
+  else:
+    axis = util.canonicalize_axis(axis, np.ndim(a))
+    dims = (axis,)
+  if np.shape(a)[axis] == 0:
+    raise ValueError(f"attempt to get {name} of an empty sequence")
+  result = lax_fn(a, axis, dtypes.default_int_dtype())
+  return _expand_dims(result, dims) if keepdims else result
+
+
+def argmax(a, axis=None, out=None, keepdims=None):
+  """Index of the maximum along ``axis`` (first occurrence; NaN wins)."""
+  return _argminmax("argmax", lax.argmax, a, axis, out, keepdims)
+
+
+def argmin(a, axis=None, out=None, keepdims=None):
+  """Index of the minimum along ``axis`` (first occurrence; NaN wins)."""
+  return _argminmax("argmin", lax.argmin, a, axis, out, keepdims)
+
+
+# ------------------------------------------------------------ NaN-ignoring
+def _nan_reduction(a, name: str, jnp_reduction: Callable, init_val, nan_if_all_nan: bool,
+                   axis=None, keepdims=False, where=None, **kwargs):
+  a = util.ensure_arraylike(name, a)
+  where = _check_where(name, where)
+  if dtypes.kind(util.dtype_of(a)) not in "fc":
+    return jnp_reduction(a, axis=axis, keepdims=keepdims, where=where, **kwargs)
+  out = jnp_reduction(_where(_isnan(a), _init_value(util.dtype_of(a), init_val), a),
+                      axis=axis, keepdims=keepdims, where=where, **kwargs)
+  if nan_if_all_nan:
+    all_nan = all(_isnan(a), axis=axis, keepdims=keepdims)
+    return _where(all_nan, _const(a, np.nan), out)
+  return out
+
+
+def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+  """``min`` ignoring NaNs (NaN where every element is NaN)."""
+  return _nan_reduction(a, "nanmin", min, np.inf, initial is None, axis=_static_axes(axis),
+                        out=out, keepdims=keepdims, initial=initial, where=where)
+
+
+def nanmax(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+  """``max`` ignoring NaNs (NaN where every element is NaN)."""
+  return _nan_reduction(a, "nanmax", max, -np.inf, initial is None, axis=_static_axes(axis),
+                        out=out, keepdims=keepdims, initial=initial, where=where)
+
+
+def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+  """``sum`` treating NaNs as zero."""
+  if dtype is not None:
+    dtype = _user_dtype(dtype, "nansum")
+  return _nan_reduction(a, "nansum", sum, 0, False, axis=_static_axes(axis), dtype=dtype,
+                        out=out, keepdims=keepdims, initial=initial, where=where)
+
+
+def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+  """``prod`` treating NaNs as one."""
+  if dtype is not None:
+    dtype = _user_dtype(dtype, "nanprod")
+  return _nan_reduction(a, "nanprod", prod, 1, False, axis=_static_axes(axis), dtype=dtype,
+                        out=out, keepdims=keepdims, initial=initial, where=where)
+
+
+def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
+  """``mean`` ignoring NaNs (NaN where every element is NaN)."""
+  a = util.ensure_arraylike("nanmean", a)
+  where = _check_where("nanmean", where)
+  _check_out("nanmean", out)
+  axis = _static_axes(axis)
+  if dtypes.kind(util.dtype_of(a)) in "biu":
+    return mean(a, axis, dtype, out, keepdims, where=where)
+  dtype = util.to_inexact_dtype(util.dtype_of(a)) if dtype is None else _user_dtype(dtype, "mean")
+  not_nan = lax.bitwise_not(_isnan(a))
+  normalizer = sum(not_nan, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
+  return lax.div(nansum(a, axis, dtype=dtype, keepdims=keepdims, where=where), normalizer)
+
+
+def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None,
+           mean=None):  # noqa: A002 - NumPy's parameter name
+  """``var`` ignoring NaNs."""
+  a = util.ensure_arraylike("nanvar", a)
+  where = _check_where("nanvar", where)
+  axis = _static_axes(axis)
+  if dtype is not None:
+    dtype = _user_dtype(dtype, "nanvar")
+  _check_out("nanvar", out)
+  computation_dtype, dtype = _var_promote_types(util.dtype_of(a), dtype)
+  a = _convert(a, computation_dtype)
+  if mean is None:
+    a_mean = nanmean(a, axis, dtype=computation_dtype, keepdims=True, where=where)
+  else:
+    a_mean = _convert(util.ensure_arraylike("nanvar", mean), computation_dtype)
+  centered = _where(_isnan(a), 0, _sub(a, a_mean))
+  if dtypes.kind(util.dtype_of(centered)) == "c":
+    centered = lax.real(lax.mul(centered, lax.conj(centered)))
+  else:
+    centered = lax.square(centered)
+  normalizer = sum(lax.bitwise_not(_isnan(a)), axis=axis, keepdims=keepdims, where=where)
+  normalizer = lax.sub(normalizer, _convert(ddof, util.dtype_of(normalizer)))
+  empty = lax.le(normalizer, _const(normalizer, 0))
+  result = sum(centered, axis, keepdims=keepdims, where=where)
+  result = _where(empty, np.nan, result)
+  divisor = _where(empty, 1, normalizer)
+  result = lax.div(result, _convert(divisor, util.dtype_of(result)))
+  return _convert(result, dtype)
+
+
+def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None,
+           mean=None):  # noqa: A002 - NumPy's parameter name
+  """``std`` ignoring NaNs."""
+  a = util.ensure_arraylike("nanstd", a)
+  where = _check_where("nanstd", where)
+  if dtype is not None:
+    dtype = _user_dtype(dtype, "nanstd")
+  _check_out("nanstd", out)
+  return lax.sqrt(nanvar(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims,
+                         where=where, mean=mean))
+
+
+def _nanarg(name: str, jnp_fn: Callable, fill, a, axis, out, keepdims):
+  _check_out(name, out)
+  a = util.ensure_arraylike(name, a)
+  axis = None if axis is None else operator.index(axis)
+  keepdims = bool(keepdims)
+  if dtypes.kind(util.dtype_of(a)) not in "fc":
+    return jnp_fn(a, axis=axis, keepdims=keepdims)
+  nan_mask = _isnan(a)
+  res = jnp_fn(_where(nan_mask, _const(a, fill), a), axis=axis, keepdims=keepdims)
+  return _where(all(nan_mask, axis=axis, keepdims=keepdims), _const(res, -1), res)
+
+
+def nanargmax(a, axis=None, out=None, keepdims=None):
+  """``argmax`` ignoring NaNs (-1 where every element is NaN)."""
+  return _nanarg("nanargmax", argmax, -np.inf, a, axis, out, keepdims)
+
+
+def nanargmin(a, axis=None, out=None, keepdims=None):
+  """``argmin`` ignoring NaNs (-1 where every element is NaN)."""
+  return _nanarg("nanargmin", argmin, np.inf, a, axis, out, keepdims)
+
+
+# ------------------------------------------------------------- cumulative
+def _cumulative_reduction(name: str, reduction: Callable, a, axis, dtype, out=None,
+                          fill_nan: bool = False, fill_value: Any = 0,
+                          promote_integers: bool = False):
+  a = util.ensure_arraylike(name, a)
+  if out is not None:
+    raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported")
+  axis = concrete_or_error(None, axis, f"The axis argument of jnp.{name} must be static.")
+  if axis is None:
+    a = _ravel(a)
+    axis = 0
+  axis = util.canonicalize_axis(axis, np.ndim(a))
+  if fill_nan:
+    a = _where(_isnan(a), _const(a, fill_value), a)
+  a_dtype = util.dtype_of(a)
+  if dtype is None:
+    if promote_integers or a_dtype == np.bool_:
+      result_dtype = _promote_integer_dtype(a_dtype)
+    else:
+      result_dtype = a_dtype
+    computation_dtype = result_dtype
+  elif np.dtype(dtype) == np.bool_:
+    result_dtype = dtypes.bool_
+    if a_dtype != np.bool_:
+      a = lax.ne(a, _const(a, 0))
+    computation_dtype = _promote_integer_dtype(result_dtype)
+  else:
+    result_dtype = _user_dtype(dtype, name)
+    computation_dtype = result_dtype
+  a = _convert(a, computation_dtype)
+  return _convert(reduction(a, axis), result_dtype)
+
+
+def cumsum(a, axis=None, dtype=None, out=None):
+  """Cumulative sum along ``axis`` (flattened when None)."""
+  return _cumulative_reduction("cumsum", lax.cumsum, a, axis, dtype, out)
+
+
+def cumprod(a, axis=None, dtype=None, out=None):
+  """Cumulative product along ``axis`` (flattened when None)."""
+  return _cumulative_reduction("cumprod", lax.cumprod, a, axis, dtype, out)
+
+
+def nancumsum(a, axis=None, dtype=None, out=None):
+  """``cumsum`` treating NaNs as zero."""
+  return _cumulative_reduction("nancumsum", lax.cumsum, a, axis, dtype, out, fill_nan=True,
+                               fill_value=0)
+
+
+def nancumprod(a, axis=None, dtype=None, out=None):
+  """``cumprod`` treating NaNs as one."""
+  return _cumulative_reduction("nancumprod", lax.cumprod, a, axis, dtype, out, fill_nan=True,
+                               fill_value=1)
+
+
+def _cumulative_api(name: str, what: str, reduction: Callable, identity: int, x, axis, dtype,
+                    include_initial: bool, promote_integers: bool):
+  x = util.ensure_arraylike(name, x)
+  if np.ndim(x) == 0:
+    raise ValueError(f"The input must be non-scalar to take a cumulative {what}, however a "
+                     "scalar value or scalar array was given.")
+  if axis is None:
+    axis = 0
+    if np.ndim(x) > 1:
+      raise ValueError(f"The input array has rank {np.ndim(x)}, however axis was not set to "
+                       "an explicit value. The axis argument is only optional for "
+                       "one-dimensional arrays.")
+  axis = util.canonicalize_axis(axis, np.ndim(x))
+  if dtype is not None:
+    dtype = _user_dtype(dtype, name)
+  out = _cumulative_reduction(name, reduction, x, axis, dtype,
+                              promote_integers=promote_integers)
+  if include_initial:
+    shape = list(np.shape(x))
+    shape[axis] = 1
+    init = lax.broadcast_in_dim(_const(out, identity), tuple(shape), ())
+    out = lax.concatenate([init, out], dimension=axis)
+  return out
+
+
+def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
+  """Cumulative sum (array API); ``include_initial`` prepends a zero."""
+  return _cumulative_api("cumulative_sum", "sum", lax.cumsum, 0, x, axis, dtype,
+                         include_initial, promote_integers=True)
+
+
+def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
+  """Cumulative product (array API); ``include_initial`` prepends a one."""
+  return _cumulative_api("cumulative_prod", "product", lax.cumprod, 1, x, axis, dtype,
+                         include_initial, promote_integers=False)

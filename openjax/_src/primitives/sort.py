@@ -1,2 +1,140 @@
-"""Placeholder: filled in by its family owner."""
-__all__ = []
+"""Sorting primitives: variadic ``sort`` and ``top_k``.
+
+The order is JAX's: for floats ``-inf < ... < inf < NaN`` with every NaN equal
+and ``-0.0 == 0.0`` (equal keys keep their input order when the sort is
+stable); complex numbers sort lexicographically by (real, imag).
+"""
+from __future__ import annotations
+
+import operator
+from typing import Sequence
+
+import numpy as np
+
+from openjax._src import dtypes
+from openjax._src.core import Primitive, ShapedArray
+
+__all__ = ["sort", "sort_p", "sort_key_val", "top_k", "top_k_p"]
+
+
+def _canonicalize_axis(axis, ndim: int) -> int:
+  axis = operator.index(axis)
+  if not -ndim <= axis < ndim:
+    raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+  return axis % ndim
+
+
+def _sort_keys(x: np.ndarray) -> list[np.ndarray]:
+  """NumPy key arrays whose lexicographic order is JAX's total order for ``x``.
+
+  NumPy's own sorts already place NaN last and treat -0.0 == 0.0; complex
+  values become two keys so NaN parts order like JAX's (real, imag) keys.
+  """
+  if dtypes.kind(x.dtype) == "c":
+    return [np.real(x), np.imag(x)]
+  if x.dtype in dtypes.custom_float_dtypes:
+    return [x.astype(np.float32)]
+  if x.dtype == np.bool_:
+    return [x.astype(np.uint8)]
+  return [x]
+
+
+# ------------------------------------------------------------------- sort
+sort_p = Primitive("sort", multiple_results=True)
+
+
+@sort_p.def_impl
+def _sort_impl(*operands, dimension, is_stable, num_keys):
+  moved = [np.moveaxis(o, dimension, -1) for o in operands]
+  keys = [k for o in moved[:num_keys] for k in _sort_keys(o)]
+  # np.lexsort is stable and takes its primary key last.
+  perm = np.lexsort(keys[::-1], axis=-1)
+  return [np.moveaxis(np.take_along_axis(o, perm, axis=-1), -1, dimension) for o in moved]
+
+
+@sort_p.def_abstract_eval
+def _sort_abstract_eval(*avals, dimension, is_stable, num_keys):
+  if any(a.shape != avals[0].shape for a in avals[1:]):
+    shapes = " ".join(str(a.shape) for a in avals)
+    raise TypeError(f"Arguments to sort must have equal shapes, got: {shapes}")
+  if not 0 <= dimension < max(avals[0].ndim, 1):
+    raise ValueError(f"sort: dimension {dimension} is out of bounds for operands of shape "
+                     f"{avals[0].shape}")
+  return list(avals)
+
+
+def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1):
+  """Sort ``operand`` along ``dimension``; a sequence of operands sorts
+  lexicographically by the first ``num_keys`` and permutes the rest alike.
+
+  NaNs sort to the end and ``-0.0 == 0.0``; complex numbers sort by (real, imag).
+  """
+  num_keys = operator.index(num_keys)
+  if isinstance(operand, Sequence):
+    operands = tuple(operand)
+    if not operands:
+      raise TypeError("Sort requires at least one operand")
+    if not 1 <= num_keys <= len(operands):
+      raise ValueError(f"num_keys={num_keys} must be between 1 and "
+                       f"len(operand)={len(operands)}")
+    dimension = _canonicalize_axis(dimension, len(np.shape(operands[0])))
+    return tuple(sort_p.bind(*operands, dimension=dimension, is_stable=bool(is_stable),
+                             num_keys=num_keys))
+  if num_keys != 1:
+    raise ValueError(f"num_keys={num_keys} must equal 1 for a single operand.")
+  dimension = _canonicalize_axis(dimension, len(np.shape(operand)))
+  return sort_p.bind(operand, dimension=dimension, is_stable=bool(is_stable), num_keys=1)[0]
+
+
+def sort_key_val(keys, values, dimension: int = -1, is_stable: bool = True):
+  """Sort ``keys`` along ``dimension`` and apply the same permutation to ``values``."""
+  dimension = _canonicalize_axis(dimension, len(np.shape(keys)))
+  k, v = sort_p.bind(keys, values, dimension=dimension, is_stable=bool(is_stable), num_keys=1)
+  return k, v
+
+
+# ------------------------------------------------------------------ top_k
+top_k_p = Primitive("top_k", multiple_results=True)
+
+
+@top_k_p.def_impl
+def _top_k_impl(x, *, k, axis):
+  # Descending and stable (lowest index first among equals), NaN largest:
+  # an ascending stable argsort of the reversed array, read backwards.
+  n = x.shape[axis]
+  key = np.moveaxis(_sort_keys(x)[0], axis, -1)
+  idx_rev = np.argsort(np.flip(key, -1), axis=-1, kind="stable")
+  idx = (n - 1 - np.flip(idx_rev, -1))[..., :k]
+  values = np.take_along_axis(np.moveaxis(x, axis, -1), idx, axis=-1)
+  return [np.moveaxis(values, -1, axis), np.moveaxis(idx.astype(np.int32), -1, axis)]
+
+
+@top_k_p.def_abstract_eval
+def _top_k_abstract_eval(x, *, k, axis):
+  if dtypes.kind(x.dtype) == "c":
+    raise ValueError("top_k is not compatible with complex inputs.")
+  if k < 0:
+    raise ValueError(f"k argument to top_k must be nonnegative, got {k}")
+  if not x.shape:
+    raise TypeError(f"top_k operand must have >= 1 dimension, got {x.shape}")
+  if not 0 <= axis < x.ndim:
+    raise ValueError(f"axis argument out of range: axis={axis} for operand.shape={x.shape}")
+  shape = list(x.shape)
+  if shape[axis] < k:
+    raise ValueError("k argument to top_k must be no larger than size along axis;"
+                     f" got k={k} with shape={tuple(shape)} and axis={axis}")
+  shape[axis] = k
+  # JAX derives both results from the operand's aval, weak type included.
+  return [ShapedArray(shape, x.dtype, x.weak_type),
+          ShapedArray(shape, np.dtype(np.int32), x.weak_type)]
+
+
+def top_k(operand, k: int, *, axis: int = -1):
+  """The ``k`` largest entries along ``axis`` (descending; ties keep input
+  order; NaN counts as largest) and their int32 indices."""
+  k = operator.index(k)
+  if k < 0:
+    raise ValueError(f"k argument to top_k must be nonnegative, got {k}")
+  axis = _canonicalize_axis(axis, len(np.shape(operand)))
+  values, indices = top_k_p.bind(operand, k=k, axis=axis)
+  return values, indices

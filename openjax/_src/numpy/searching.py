@@ -1,0 +1,419 @@
+"""Searching and counting: ``searchsorted``, ``digitize``, ``bincount``,
+``histogram`` and the ``unique`` family.
+
+Comparisons use the sort order (NaN largest, every NaN equal, -0.0 == 0.0),
+so ``searchsorted`` agrees with ``sort``. Every ``searchsorted`` method gives
+the same result; ``compare_all`` costs O(len(a) * len(v)) memory and the others
+co-sort in O((n + m) log(n + m)).
+"""
+from __future__ import annotations
+
+import operator
+from typing import NamedTuple
+
+import numpy as np
+
+from openjax._src import dtypes
+from openjax._src import lax
+from openjax._src.core import concrete_or_error
+from openjax._src.numpy import creation as _creation
+from openjax._src.numpy import reductions as _red
+from openjax._src.numpy import util
+
+__all__ = ["searchsorted", "digitize", "bincount", "histogram", "histogram_bin_edges",
+           "unique", "unique_values", "unique_counts", "unique_inverse", "unique_all"]
+
+_SEARCH_METHODS = ("compare_all", "scan", "scan_unrolled", "sort")
+# Above this many comparisons the scan methods switch from compare_all to
+# co-sorting (both give identical results).
+_COMPARE_ALL_LIMIT = 1 << 16
+
+
+# ------------------------------------------------------ total-order compares
+def _real_keys(x) -> list:
+  if dtypes.kind(util.dtype_of(x)) == "c":
+    return [lax.real(x), lax.imag(x)]
+  return [x]
+
+
+def _key_lt(x, y, or_equal: bool):
+  """``x < y`` (or ``<=``) for one real key in the sort order."""
+  if dtypes.kind(util.dtype_of(x)) != "f":
+    return lax.le(x, y) if or_equal else lax.lt(x, y)
+  y_nan = _red._isnan(y)
+  if or_equal:
+    return lax.bitwise_or(lax.le(x, y), y_nan)
+  return lax.bitwise_or(lax.lt(x, y), lax.bitwise_and(y_nan, lax.bitwise_not(_red._isnan(x))))
+
+
+def _key_eq(x, y):
+  if dtypes.kind(util.dtype_of(x)) != "f":
+    return lax.eq(x, y)
+  return lax.bitwise_or(lax.eq(x, y), lax.bitwise_and(_red._isnan(x), _red._isnan(y)))
+
+
+def _sort_less(x, y, or_equal: bool):
+  """Lexicographic ``x < y`` (or ``<=``) over real and imaginary parts."""
+  xs, ys = _real_keys(x), _real_keys(y)
+  p = _key_lt(xs[-1], ys[-1], or_equal)
+  for xk, yk in zip(xs[-2::-1], ys[-2::-1]):
+    p = lax.bitwise_or(_key_lt(xk, yk, False), lax.bitwise_and(_key_eq(xk, yk), p))
+  return p
+
+
+# ------------------------------------------------------------ searchsorted
+def _searchsorted_compare_all(a, v, side: str, dtype):
+  n, v_shape = np.shape(a)[0], np.shape(v)
+  a_b = lax.broadcast_in_dim(a, (n,) + v_shape, (0,))
+  v_b = lax.broadcast_in_dim(v, (n,) + v_shape, tuple(range(1, len(v_shape) + 1)))
+  return _red.sum(_sort_less(a_b, v_b, or_equal=side == "right"), axis=0, dtype=dtype)
+
+
+def _rank(x, dtype):
+  """Position of each element of 1-D ``x`` in its stable sorted order."""
+  idx = lax.iota(dtype, np.shape(x)[0])
+  perm = lax.sort_key_val(x, idx)[1]
+  return lax.sort_key_val(perm, idx)[1]   # the inverse permutation
+
+
+def _searchsorted_sort(a, v, side: str, dtype):
+  n, m = np.shape(a)[0], int(np.size(v))
+  work = np.dtype(np.int32) if n + m <= np.iinfo(np.int32).max else np.dtype(np.int64)
+  q = _red._ravel(v)
+  if side == "left":
+    index = lax.slice_in_dim(_rank(lax.concatenate([q, a], 0), work), 0, m)
+  else:
+    index = lax.slice_in_dim(_rank(lax.concatenate([a, q], 0), work), n, n + m)
+  out = lax.reshape(lax.sub(index, _rank(q, work)), np.shape(v))
+  return _red._convert(out, dtype)
+
+
+def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
+  """Indices where ``v`` would be inserted into the sorted 1-D ``a`` to keep
+  it sorted (``side='left'``: before equal values, ``'right'``: after)."""
+  if sorter is None:
+    a, v = util.ensure_arraylike("searchsorted", a, v)
+  else:
+    a, v, sorter = util.ensure_arraylike("searchsorted", a, v, sorter)
+  if np.ndim(a) != 1:
+    raise ValueError("a should be 1-dimensional")
+  if side not in ("left", "right"):
+    raise ValueError(f"invalid argument side={side!r}, expected 'left' or 'right'")
+  if method not in _SEARCH_METHODS:
+    raise ValueError(f"invalid argument method={method!r}, expected one of "
+                     f"{list(_SEARCH_METHODS)}")
+  a, v = util.promote_dtypes(a, v)
+  if sorter is not None:
+    a = lax.index_take(a, (sorter,), (0,))
+  n = np.shape(a)[0]
+  dtype = np.dtype(np.int64) if n > np.iinfo(np.int32).max else np.dtype(np.int32)
+  if n == 0:
+    return lax.full(np.shape(v), 0, dtype)
+  if method == "compare_all" or (method != "sort" and n * np.size(v) <= _COMPARE_ALL_LIMIT):
+    return _searchsorted_compare_all(a, v, side, dtype)
+  return _searchsorted_sort(a, v, side, dtype)
+
+
+def digitize(x, bins, right=False, *, method=None):
+  """Index of the bin of each ``x`` (bins increasing or decreasing)."""
+  x, bins_arr = util.ensure_arraylike("digitize", x, bins)
+  right = concrete_or_error(bool, right, "right argument of jnp.digitize()")
+  if np.ndim(bins_arr) != 1:
+    raise ValueError(f"digitize: bins must be a 1-dimensional array; got bins={bins!r}")
+  n = np.shape(bins_arr)[0]
+  if n == 0:
+    return lax.full(np.shape(x), 0, np.int32)
+  side = "right" if not right else "left"
+  kw = {} if method is None else {"method": method}
+  increasing = searchsorted(bins_arr, x, side=side, **kw)
+  decreasing = lax.sub(_red._const(increasing, n),
+                       searchsorted(lax.rev(bins_arr, (0,)), x, side=side, **kw))
+  ascending = lax.ge(lax.index_in_dim(bins_arr, n - 1, keepdims=False),
+                     lax.index_in_dim(bins_arr, 0, keepdims=False))
+  return _red._where(ascending, increasing, decreasing)
+
+
+# ---------------------------------------------------------------- counting
+def _scatter_add_1d(length: int, indices, updates, dtype):
+  """``zeros(length).at[indices].add(updates)``, out-of-range indices dropped."""
+  zeros = lax.full((length,), 0, dtype)
+  idx = lax.broadcast_in_dim(indices, np.shape(indices) + (1,), tuple(range(np.ndim(indices))))
+  dnums = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
+                                      scatter_dims_to_operand_dims=(0,))
+  return lax.scatter_add(zeros, idx, updates, dnums, mode="drop")
+
+
+def bincount(x, weights=None, minlength=0, *, length=None):
+  """Count of each non-negative integer in ``x`` (weighted by ``weights``);
+  ``length`` fixes the output size (needed under ``jit``)."""
+  x = util.ensure_arraylike("bincount", x)
+  if util.dtype_of(x) == np.bool_:
+    x = _red._convert(x, np.int32)
+  if dtypes.kind(util.dtype_of(x)) not in "iu":
+    raise TypeError(f"x argument to bincount must have an integer type; got "
+                    f"{util.dtype_of(x)}")
+  if np.ndim(x) != 1:
+    raise ValueError("only 1-dimensional input supported.")
+  minlength = concrete_or_error(operator.index, minlength,
+                                "The error occurred because of argument 'minlength' of "
+                                "jnp.bincount.")
+  if length is None:
+    concrete_or_error(None, x, "The error occurred because of argument 'x' of jnp.bincount. "
+                      "To avoid this error, pass a static `length` argument.")
+    top = int(_red.max(x, initial=0)) if np.size(x) else -1
+    length = max(minlength, top + 1)
+  else:
+    length = concrete_or_error(operator.index, length, "The error occurred because of "
+                               "argument 'length' of jnp.bincount.")
+  if weights is None:
+    weights = np.array(1, dtype=dtypes.default_int_dtype())
+  else:
+    weights = util.ensure_arraylike("bincount", weights)
+    if np.shape(x) != np.shape(weights):
+      raise ValueError("type of weights must match type of x. Got "
+                       f"typeof(x)={util.shape_of(x)} and "
+                       f"typeof(weights)={util.shape_of(weights)}")
+  dt = util.dtype_of(weights)
+  updates = util.broadcast_to_shape(weights, np.shape(x))
+  indices = lax.max(x, _red._const(x, 0))
+  return _scatter_add_1d(length, indices, updates, dt)
+
+
+def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002 - NumPy's name
+  """The edges ``histogram`` uses: ``bins + 1`` evenly spaced values over
+  ``range`` (default: the data's min and max), or ``bins`` itself if 1-D."""
+  del weights
+  if isinstance(bins, str):
+    raise NotImplementedError("string values for `bins` not implemented.")
+  util.check_arraylike("histogram_bin_edges", a, bins)
+  arr = util.asarray_operand(a)
+  dtype = util.to_inexact_dtype(util.dtype_of(arr))
+  if np.ndim(bins) == 1:
+    return _creation.asarray(bins, dtype=dtype)
+  n_bins = concrete_or_error(operator.index, bins, "bins argument of histogram_bin_edges")
+  if range is None:
+    lo, hi = _red.min(arr), _red.max(arr)
+  else:
+    if np.shape(range) != (2,):
+      raise ValueError(f"`range` must be either None or a sequence of scalars, got {range}")
+    lo, hi = range
+  lo, hi = _red._convert(lo, dtype), _red._convert(hi, dtype)
+  same = lax.eq(lo, hi)
+  half = np.array(0.5, dtype)
+  lo = lax.select(same, lax.sub(lo, half), lo)
+  hi = lax.select(same, lax.add(hi, half), hi)
+  # JAX's linspace(lo, hi, n_bins + 1): lo*(1-t) + hi*t, then hi exactly.
+  t = lax.div(lax.iota(dtype, n_bins), np.array(n_bins, dtype))
+  one_minus_t = lax.sub(np.array(1, dtype), t)
+  edges = lax.add(lax.mul(lo, one_minus_t), lax.mul(hi, t))
+  return lax.concatenate([edges, lax.broadcast_in_dim(hi, (1,), ())], 0)
+
+
+def histogram(a, bins=10, range=None, weights=None, density=None):  # noqa: A002
+  """Counts of ``a`` in each bin and the bin edges (``numpy.histogram``)."""
+  if weights is None:
+    a, _ = util.ensure_arraylike("histogram", a, bins)
+    (a,) = util.promote_dtypes_inexact(a)
+    weights = lax.full(np.shape(a), 1, util.dtype_of(a))
+  else:
+    a, _, weights = util.ensure_arraylike("histogram", a, bins, weights)
+    if np.shape(a) != np.shape(weights):
+      raise ValueError("weights should have the same shape as a.")
+    a, weights = util.promote_dtypes_inexact(a, weights)
+  edges = histogram_bin_edges(a, bins, range, weights)
+  n_edges = np.shape(edges)[0]
+  idx = searchsorted(edges, a, side="right")
+  # The last edge closes the last bin.
+  at_end = lax.eq(a, lax.broadcast_in_dim(lax.index_in_dim(edges, n_edges - 1, keepdims=False),
+                                          np.shape(a), ()))
+  idx = _red._where(at_end, n_edges - 1, idx)
+  counts = _scatter_add_1d(n_edges, _red._ravel(idx), _red._ravel(weights),
+                           util.dtype_of(weights))
+  counts = lax.slice_in_dim(counts, 1, n_edges)
+  if density:
+    widths = lax.sub(lax.slice_in_dim(edges, 1, n_edges), lax.slice_in_dim(edges, 0, n_edges - 1))
+    counts = lax.div(lax.div(counts, widths), _red.sum(counts))
+  return counts, edges
+
+
+# ------------------------------------------------------------------ unique
+_UNIQUE_SIZE_HINT = (
+    "To make jnp.unique() compatible with JIT and other transforms, you can specify "
+    "a concrete value for the size argument, which will determine the output size.")
+
+
+def _take0(x, idx):
+  """``x[idx]`` along axis 0 for in-range integer ``idx``."""
+  return lax.index_take(x, (idx,), (0,))
+
+
+def _nonzero_1d(mask, size: int, int_dtype):
+  """Positions of the first ``size`` True entries of 1-D ``mask`` (0 after)."""
+  count = _red.sum(mask, dtype=int_dtype)
+  targets = lax.add(lax.iota(int_dtype, size), _red._const(count, 1))
+  pos = searchsorted(_red.cumsum(mask, dtype=int_dtype), targets, side="left")
+  pos = _red._convert(pos, int_dtype)
+  return _red._where(lax.lt(lax.iota(int_dtype, size), count), pos, _red._const(pos, 0)), count
+
+
+def _unique_sorted_mask(aux, equal_nan: bool):
+  """Rows of ``aux`` (unique axis first) sorted lexicographically, the mask
+  of rows differing from their predecessor, and the sorting permutation."""
+  n = np.shape(aux)[0]
+  int_dtype = dtypes.default_int_dtype()
+  if dtypes.kind(util.dtype_of(aux)) == "c":
+    aux = _red._where(_red._isnan(aux), _red._const(aux, np.nan), aux)
+  cols = int(np.prod(np.shape(aux)[1:], dtype=np.int64))
+  flat = lax.reshape(aux, (n, cols))
+  keys = [lax.reshape(lax.slice_in_dim(flat, j, j + 1, axis=1), (n,)) for j in range(cols)]
+  perm = lax.sort((*keys, lax.iota(int_dtype, n)), num_keys=cols)[-1]
+  aux = _take0(aux, perm)
+  if n > 1:
+    cur, prev = lax.slice_in_dim(aux, 1, n), lax.slice_in_dim(aux, 0, n - 1)
+    neq = lax.ne(cur, prev)
+    if dtypes.kind(util.dtype_of(aux)) in "fc" and equal_nan:
+      both_nan = lax.bitwise_and(_red._isnan(cur), _red._isnan(prev))
+      neq = lax.bitwise_and(neq, lax.bitwise_not(both_nan))
+    differs = _red.any(neq, axis=tuple(range(1, np.ndim(aux))))
+    mask = lax.concatenate([lax.full((1,), True, np.bool_), differs], 0)
+  else:
+    mask = lax.full((n,), True, np.bool_)
+  return aux, mask, perm
+
+
+def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *,
+           equal_nan=True, size=None, fill_value=None, sorted=True):  # noqa: A002
+  """Sorted unique elements (or slices along ``axis``) of ``ar``. Without
+  ``size`` the input must be concrete; with it, the result has ``size``
+  entries, padded with ``fill_value`` (default: the smallest unique value)."""
+  del sorted
+  arr = util.ensure_arraylike("unique", ar)
+  if size is None:
+    concrete_or_error(None, arr, "The error arose for the first argument of jnp.unique(). "
+                      + _UNIQUE_SIZE_HINT)
+  else:
+    size = concrete_or_error(operator.index, size, "The error arose for the size argument "
+                             "of jnp.unique(). " + _UNIQUE_SIZE_HINT)
+  arr_shape = np.shape(arr)
+  if axis is None:
+    axis_int = 0
+    arr = _red._ravel(arr)
+  else:
+    axis_int = util.canonicalize_axis(axis, np.ndim(arr))
+  result = _unique(arr, axis_int, return_index, return_inverse, return_counts,
+                   equal_nan=equal_nan, size=size, fill_value=fill_value)
+  if return_inverse and axis is None:
+    i = 2 if return_index else 1
+    result = (*result[:i], lax.reshape(result[i], arr_shape), *result[i + 1:])
+  return result
+
+
+def _moveaxis(x, src: int, dst: int):
+  if src == dst:
+    return x
+  perm = [i for i in range(np.ndim(x)) if i != src]
+  perm.insert(dst, src)
+  return lax.transpose(x, tuple(perm))
+
+
+def _unique(ar, axis: int, return_index, return_inverse, return_counts, *, equal_nan, size,
+            fill_value):
+  n = np.shape(ar)[axis]
+  int_dtype = dtypes.default_int_dtype()
+  if n == 0 and size and fill_value is None:
+    raise ValueError("jnp.unique: for zero-sized input with nonzero size argument, "
+                     "fill_value must be specified")
+  aux = _moveaxis(ar, axis, 0)
+  rest = np.shape(aux)[1:]
+  if n == 0 or 0 in rest:
+    return _unique_empty(aux, axis, n, return_index, return_inverse, return_counts, size,
+                         fill_value)
+  aux, mask, perm = _unique_sorted_mask(aux, equal_nan)
+  if size is None:
+    size = int(_red.sum(mask))   # the input is concrete here
+    fill_value = None
+  ind, count = _nonzero_1d(mask, size, int_dtype)
+  result = _take0(aux, ind)
+  if fill_value is not None:
+    fill = _red._convert(fill_value, util.dtype_of(result))
+    valid = lax.lt(lax.iota(int_dtype, size), count)
+    valid = lax.broadcast_in_dim(valid, np.shape(result), (0,))
+    result = lax.select(valid, result, lax.broadcast_in_dim(fill, np.shape(result), ()))
+  ret = (_moveaxis(result, 0, axis),)
+  if return_index:
+    ret += (_take0(perm, ind),)
+  if return_inverse:
+    imask = lax.sub(_red.cumsum(mask, dtype=int_dtype), _red._const(count, 1))
+    ret += (lax.sort_key_val(perm, imask)[1],)   # scatter imask to perm's positions
+  if return_counts:
+    # Slice boundaries: the first size+1 True positions, then n (JAX pads
+    # nonzero's result with 0 and replaces every padded entry after the first).
+    bounds, _ = _nonzero_1d(mask, size + 1, int_dtype)
+    padded = lax.bitwise_and(lax.eq(bounds, _red._const(bounds, 0)),
+                             lax.gt(lax.iota(int_dtype, size + 1), _red._const(bounds, 0)))
+    bounds = _red._where(padded, _red._const(bounds, n), bounds)
+    ret += (lax.sub(lax.slice_in_dim(bounds, 1, size + 1), lax.slice_in_dim(bounds, 0, size)),)
+  return ret[0] if len(ret) == 1 else ret
+
+
+def _unique_empty(aux, axis, n, return_index, return_inverse, return_counts, size, fill_value):
+  int_dtype = dtypes.default_int_dtype()
+  rest = np.shape(aux)[1:]
+  rows = 0 if n == 0 else 1
+  out_rows = rows if size is None else size
+  result = lax.full((out_rows,) + rest, 0 if fill_value is None else fill_value,
+                    util.dtype_of(aux))
+  ret = (_moveaxis(result, 0, axis),)
+  if return_index:
+    ret += (lax.full((rows,), 0, int_dtype),)
+  if return_inverse:
+    ret += (lax.full((n,), 0, int_dtype),)
+  if return_counts:
+    ret += (lax.full((rows,), n, int_dtype),)
+  return ret[0] if len(ret) == 1 else ret
+
+
+class _UniqueAllResult(NamedTuple):
+  values: object
+  indices: object
+  inverse_indices: object
+  counts: object
+
+
+class _UniqueCountsResult(NamedTuple):
+  values: object
+  counts: object
+
+
+class _UniqueInverseResult(NamedTuple):
+  values: object
+  inverse_indices: object
+
+
+def unique_all(x, /, *, size=None, fill_value=None):
+  """Unique values with their first indices, inverse indices and counts."""
+  x = util.ensure_arraylike("unique_all", x)
+  vals, idx, inv, counts = unique(x, return_index=True, return_inverse=True, return_counts=True,
+                                  equal_nan=False, size=size, fill_value=fill_value)
+  return _UniqueAllResult(values=vals, indices=idx, inverse_indices=inv, counts=counts)
+
+
+def unique_counts(x, /, *, size=None, fill_value=None):
+  """Unique values and their counts."""
+  x = util.ensure_arraylike("unique_counts", x)
+  vals, counts = unique(x, return_counts=True, equal_nan=False, size=size,
+                        fill_value=fill_value)
+  return _UniqueCountsResult(values=vals, counts=counts)
+
+
+def unique_inverse(x, /, *, size=None, fill_value=None):
+  """Unique values and the indices that rebuild ``x`` from them."""
+  x = util.ensure_arraylike("unique_inverse", x)
+  vals, inv = unique(x, return_inverse=True, equal_nan=False, size=size, fill_value=fill_value)
+  return _UniqueInverseResult(values=vals, inverse_indices=inv)
+
+
+def unique_values(x, /, *, size=None, fill_value=None):
+  """Unique values of ``x``."""
+  x = util.ensure_arraylike("unique_values", x)
+  return unique(x, equal_nan=False, size=size, fill_value=fill_value)

@@ -1,0 +1,254 @@
+"""Order statistics and weighted means: ``quantile``/``percentile``/``median``
+(and their NaN-ignoring forms) and ``average``.
+
+Quantiles sort along the reduced axis and interpolate between the two
+neighbouring order statistics, as JAX does (``method`` picks how).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from openjax._src import dtypes
+from openjax._src import lax
+from openjax._src.numpy import reductions as _red
+from openjax._src.numpy import util
+
+__all__ = ["quantile", "nanquantile", "percentile", "nanpercentile", "median", "nanmedian",
+           "average"]
+
+_METHODS = ("linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf")
+
+
+def _check_quantile_args(name: str, out, overwrite_input) -> None:
+  if overwrite_input or out is not None:
+    raise ValueError(f"jax.numpy.{name} does not support overwrite_input=True or out != None")
+
+
+def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+             keepdims=False, *, weights=None):
+  """The ``q``-th quantiles (``q`` in [0, 1]) of ``a`` along ``axis``."""
+  a, q = util.ensure_arraylike("quantile", a, q)
+  _check_quantile_args("quantile", out, overwrite_input)
+  return _quantile(a, q, _red._static_axes(axis), method, keepdims, False, weights)
+
+
+def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                keepdims=False, *, weights=None):
+  """``quantile`` ignoring NaNs."""
+  a, q = util.ensure_arraylike("nanquantile", a, q)
+  _check_quantile_args("nanquantile", out, overwrite_input)
+  return _quantile(a, q, _red._static_axes(axis), method, keepdims, True, weights)
+
+
+def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+               keepdims=False, *, weights=None):
+  """The ``q``-th percentiles (``q`` in [0, 100]) of ``a`` along ``axis``."""
+  a, q = util.ensure_arraylike("percentile", a, q)
+  (q,) = util.promote_dtypes_inexact(q)
+  q = lax.div(q, _red._const(q, 100))
+  return quantile(a, q, axis=axis, out=out, overwrite_input=overwrite_input, method=method,
+                  keepdims=keepdims, weights=weights)
+
+
+def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                  keepdims=False, *, weights=None):
+  """``percentile`` ignoring NaNs."""
+  a, q = util.ensure_arraylike("nanpercentile", a, q)
+  (q,) = util.promote_dtypes_inexact(q)
+  q = lax.div(q, _red._const(q, 100))
+  return nanquantile(a, q, axis=axis, out=out, overwrite_input=overwrite_input, method=method,
+                     keepdims=keepdims, weights=weights)
+
+
+def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+  """Median of ``a`` along ``axis`` (the mean of the two middle values)."""
+  a = util.ensure_arraylike("median", a)
+  return quantile(a, 0.5, axis=axis, out=out, overwrite_input=overwrite_input,
+                  keepdims=keepdims, method="midpoint")
+
+
+def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+  """``median`` ignoring NaNs."""
+  a = util.ensure_arraylike("nanmedian", a)
+  return nanquantile(a, 0.5, axis=axis, out=out, overwrite_input=overwrite_input,
+                     keepdims=keepdims, method="midpoint")
+
+
+def _flatten_axes(a, axis: tuple[int, ...]):
+  """Move the reduced ``axis`` to one trailing axis (JAX's permutation)."""
+  nd = np.ndim(a)
+  axis = tuple(util.canonicalize_axis(ax, nd) for ax in axis)
+  if len(set(axis)) != len(axis):
+    raise ValueError("repeated axis")
+  keep = sorted(set(range(nd)) - set(axis))
+  dimensions = list(range(nd))
+  for i, s in enumerate(keep):
+    dimensions[i], dimensions[s] = dimensions[s], dimensions[i]
+  shape = np.shape(a)
+  kept = tuple(shape[d] for d in range(nd) if d not in axis)
+  touched = math.prod(shape[d] for d in axis)
+  keepdim = [1 if d in axis else n for d, n in enumerate(shape)]
+  return lax.reshape(a, kept + (touched,), tuple(dimensions)), keepdim
+
+
+def _quantile(a, q, axis, method: str, keepdims: bool, squash_nans: bool, weights):
+  if method not in _METHODS:
+    raise ValueError("method can only be 'linear', 'lower', 'higher', 'midpoint', 'nearest' "
+                     "or 'inverted_cdf'")
+  if weights is not None or method == "inverted_cdf":
+    raise NotImplementedError("openjax: jnp.quantile with weights or method='inverted_cdf' "
+                              "is not implemented yet; use one of the other methods.")
+  (a,) = util.promote_dtypes_inexact(a)
+  if dtypes.kind(util.dtype_of(a)) == "c":
+    raise ValueError("quantile does not support complex input, as the operation is poorly "
+                     "defined.")
+  keepdim = []
+  if axis is None:
+    if keepdims:
+      keepdim = [1] * np.ndim(a)
+    a = _red._ravel(a)
+    axis = 0
+  elif isinstance(axis, tuple):
+    a, keepdim = _flatten_axes(a, axis)
+    axis = np.ndim(a) - 1
+  else:
+    axis = util.canonicalize_axis(axis, np.ndim(a))
+  q_shape = np.shape(q)
+  q_ndim = len(q_shape)
+  if q_ndim > 1:
+    raise ValueError(f"q must be have rank <= 1, got shape {q_shape}")
+  if squash_nans:
+    low_value, high_value, low_weight, high_weight, q = _nan_order_stats(a, q, axis, keepdims)
+  else:
+    low_value, high_value, low_weight, high_weight, q = _order_stats(a, q, axis, keepdims)
+  q_dtype = util.dtype_of(q)
+  if method == "linear":
+    result = lax.add(lax.mul(_red._convert(low_value, q_dtype), low_weight),
+                     lax.mul(_red._convert(high_value, q_dtype), high_weight))
+  elif method == "lower":
+    result = low_value
+  elif method == "higher":
+    result = high_value
+  elif method == "nearest":
+    pred = lax.le(high_weight, _red._const(high_weight, 0.5))
+    result = lax.select(pred, low_value, high_value)
+  else:  # midpoint
+    result = lax.mul(lax.add(low_value, high_value), _red._const(low_value, 0.5))
+  if keepdims and keepdim:
+    if q_ndim > 0:
+      keepdim = [q_shape[0], *keepdim]
+    result = lax.reshape(result, tuple(keepdim))
+  return _red._convert(result, util.dtype_of(a))
+
+
+def _order_stats(a, q, axis: int, keepdims: bool):
+  a_shape = np.shape(a)
+  # A NaN anywhere in a slice makes every quantile of that slice NaN.
+  a = _red._where(_red.any(_red._isnan(a), axis=axis, keepdims=True), np.nan, a)
+  a = lax.sort(a, dimension=axis)
+  q_dtype = util.dtype_of(q)
+  n_minus_1 = np.array(a_shape[axis] - 1).astype(q_dtype)
+  qn = lax.mul(q, n_minus_1)
+  low, high = lax.floor(qn), lax.ceil(qn)
+  high_weight = lax.sub(qn, low)
+  low_weight = lax.sub(_red._const(high_weight, 1), high_weight)
+  low = lax.clamp(_red._const(low, 0), low, n_minus_1)
+  high = lax.clamp(_red._const(high, 0), high, n_minus_1)
+  int_dtype = dtypes.default_int_dtype()
+  low, high = _red._convert(low, int_dtype), _red._convert(high, int_dtype)
+  q_ndim = np.ndim(q)
+  nd = len(a_shape)
+  slice_sizes = list(a_shape)
+  slice_sizes[axis] = 1
+  dnums = lax.GatherDimensionNumbers(
+      offset_dims=tuple(range(q_ndim, nd + q_ndim if keepdims else nd + q_ndim - 1)),
+      collapsed_slice_dims=() if keepdims else (axis,), start_index_map=(axis,))
+  values = []
+  for idx in (low, high):
+    idx = lax.broadcast_in_dim(idx, np.shape(idx) + (1,), tuple(range(q_ndim)))
+    values.append(lax.gather(a, idx, dnums, tuple(slice_sizes)))
+  low_value, high_value = values
+  if q_ndim == 1:
+    shape = np.shape(low_value)
+    low_weight = lax.broadcast_in_dim(low_weight, shape, (0,))
+    high_weight = lax.broadcast_in_dim(high_weight, shape, (0,))
+  return low_value, high_value, low_weight, high_weight, q
+
+
+def _nan_order_stats(a, q, axis: int, keepdims: bool):
+  a = lax.sort(a, dimension=axis)  # NaNs sort to the end of each slice
+  q_dtype = util.dtype_of(q)
+  counts = _red.sum(lax.bitwise_not(_red._isnan(a)), axis=axis, dtype=q_dtype,
+                    keepdims=keepdims)
+  reduced_shape = np.shape(counts)
+  q_ndim = np.ndim(q)
+  q = _red._expand_dims(q, tuple(range(q_ndim, len(reduced_shape) + q_ndim)))
+  counts = _red._expand_dims(counts, tuple(range(q_ndim)))
+  qn = lax.mul(q, lax.sub(counts, _red._const(counts, 1)))
+  low, high = lax.floor(qn), lax.ceil(qn)
+  high_weight = lax.sub(qn, low)
+  low_weight = lax.sub(_red._const(high_weight, 1), high_weight)
+  last = lax.sub(counts, _red._const(counts, 1))
+  low = lax.max(_red._const(low, 0), lax.min(low, last))
+  high = lax.max(_red._const(high, 0), lax.min(high, last))
+  int_dtype = dtypes.default_int_dtype()
+  low, high = _red._convert(low, int_dtype), _red._convert(high, int_dtype)
+  values = [_take_per_slice(a, idx, axis, q_ndim, keepdims) for idx in (low, high)]
+  return values[0], values[1], low_weight, high_weight, q
+
+
+def _take_per_slice(a, idx, axis: int, q_ndim: int, keepdims: bool):
+  """``a`` indexed along ``axis`` by ``idx`` (shape q_shape + reduced shape),
+  one index per slice: a gather batched over every other axis of ``a``."""
+  nd = np.ndim(a)
+  if keepdims:
+    idx = lax.reshape(idx, tuple(d for i, d in enumerate(np.shape(idx)) if i != q_ndim + axis))
+  idx_shape = np.shape(idx)
+  idx = lax.broadcast_in_dim(idx, idx_shape + (1,), tuple(range(len(idx_shape))))
+  other = tuple(d for d in range(nd) if d != axis)
+  if q_ndim:
+    # The q axis is not shared with ``a``: broadcast ``a`` along it so every
+    # gather batch dimension pairs with an operand dimension.
+    a = lax.broadcast_in_dim(a, idx_shape[:q_ndim] + np.shape(a), tuple(range(1, nd + 1)))
+    axis, nd = axis + 1, nd + 1
+    other = tuple(d for d in range(nd) if d != axis)
+  dnums = lax.GatherDimensionNumbers(
+      offset_dims=(), collapsed_slice_dims=(axis,), start_index_map=(axis,),
+      operand_batching_dims=other, start_indices_batching_dims=tuple(range(len(other))))
+  out = lax.gather(a, idx, dnums, (1,) * nd)
+  if keepdims:
+    out = _red._expand_dims(out, (axis,))
+  return out
+
+
+def average(a, axis=None, weights=None, returned=False, keepdims=False):
+  """Weighted average over ``axis``; ``returned`` also gives the sum of weights."""
+  axis = _red._static_axes(axis)
+  axis_tuple = _red._reduction_dims(a, axis)
+  if weights is None:
+    a = util.ensure_arraylike("average", a)
+    (a,) = util.promote_dtypes_inexact(a)
+    avg = _red.mean(a, axis=axis, keepdims=keepdims)
+    count = np.size(a) if axis is None else math.prod(np.shape(a)[d] for d in axis_tuple)
+    weights_sum = _red._const(avg, count)
+  else:
+    a, weights = util.ensure_arraylike("average", a, weights)
+    a, weights = util.promote_dtypes_inexact(a, weights)
+    a_shape, w_shape = np.shape(a), np.shape(weights)
+    if a_shape != w_shape:
+      if axis is None:
+        raise ValueError("Axis must be specified when shapes of a and weights differ.")
+      if w_shape != tuple(a_shape[ax] for ax in axis_tuple):
+        raise ValueError("Shape of weights must be consistent with shape of a along specified "
+                         "axis.")
+      new_shape = tuple(d if i in axis_tuple else 1 for i, d in enumerate(a_shape))
+      weights = lax.reshape(weights, new_shape, tuple(int(i) for i in np.argsort(axis_tuple)))
+    weights_sum = _red.sum(weights, axis=axis, keepdims=keepdims)
+    avg = lax.div(_red.sum(lax.mul(a, weights), axis=axis, keepdims=keepdims), weights_sum)
+  if returned:
+    if np.shape(avg) != np.shape(weights_sum):
+      weights_sum = util.broadcast_to_shape(weights_sum, np.shape(avg))
+    return avg, weights_sum
+  return avg

@@ -1,0 +1,231 @@
+"""Reductions: errors, result dtypes (JAX's promotion rules), weak types, NaN
+handling and printed jaxprs (the op table checks values)."""
+import numpy as np
+import pytest
+
+import openjax as jax
+import openjax.numpy as jnp
+from openjax import lax
+from openjax._src.lax import _convert_element_type
+from openjax.errors import ConcretizationTypeError
+
+F32 = np.float32
+
+
+def _x(shape=(3, 4), dtype=F32):
+  return np.arange(int(np.prod(shape)), dtype=dtype).reshape(shape)
+
+
+def _weak(value, shape=(3,)):
+  """A weakly typed float32 array (what Python scalars become)."""
+  return lax.broadcast_in_dim(_convert_element_type(value, F32, weak_type=True), shape, ())
+
+
+# ------------------------------------------------------------- lax errors
+def test_reduce_axes_errors():
+  with pytest.raises(ValueError, match=r"reduction axes \(2,\) contains out-of-bounds"):
+    lax.reduce_sum(_x(), (2,))
+  with pytest.raises(ValueError, match="duplicate value in 'axes' of reduction"):
+    lax.reduce_max(_x(), (0, 0))
+  with pytest.raises(ValueError, match="out-of-bounds"):
+    jax.make_jaxpr(lambda x: lax.reduce_min(x, (-1,)))(_x())
+
+
+def test_reduce_dtype_errors():
+  b = np.array([True, False])
+  with pytest.raises(TypeError, match="reduce_sum does not accept dtype bool"):
+    lax.reduce_sum(b, (0,))
+  with pytest.raises(TypeError, match="reduce_prod does not accept dtype bool"):
+    lax.reduce_prod(b, (0,))
+  with pytest.raises(TypeError, match="logical reduction requires operand dtype bool or int"):
+    lax.reduce_or(_x(), (0,))
+  assert lax.reduce_max(b, (0,)).dtype == np.bool_
+
+
+def test_argminmax_errors():
+  with pytest.raises(ValueError, match="require non-empty reduced dimension"):
+    lax.argmax(np.zeros((0, 3), F32), 0, np.int32)
+  with pytest.raises(ValueError, match="Invalid axis 2 for operand shape"):
+    lax.argmin(_x(), 2, np.int32)
+  with pytest.raises(TypeError, match="index_dtype must be an integer type"):
+    lax.argmax(_x(), 0, np.float32)
+
+
+def test_cumulative_errors():
+  with pytest.raises(ValueError, match="XLA operations do not allow negative axes"):
+    lax.cumsum(_x(), -1)
+  with pytest.raises(ValueError, match="axis 2 is out of bounds for array of shape"):
+    lax.cumprod(_x(), 2)
+  with pytest.raises(TypeError, match="cummax does not accept dtype bool"):
+    lax.cummax(np.array([True]), 0)
+
+
+# ------------------------------------------------------------- jnp errors
+def test_jnp_argument_errors():
+  x = _x()
+  with pytest.raises(NotImplementedError, match="The 'out' argument to jnp.sum is not supported"):
+    jnp.sum(x, out=np.zeros(4))
+  with pytest.raises(ValueError, match="reduction operation max does not have an identity"):
+    jnp.max(x, where=x > 2)
+  with pytest.raises(ValueError, match="zero-size array to reduction operation min"):
+    jnp.min(np.zeros((0, 2), F32), axis=0)
+  with pytest.raises(ValueError, match="duplicate value in 'axis'"):
+    jnp.sum(x, axis=(0, -2))
+  with pytest.raises(ValueError, match="out of bounds"):
+    jnp.mean(x, axis=2)
+  with pytest.raises(ValueError, match="where must be None or a boolean array"):
+    jnp.sum(x, where=np.ones((3, 4), np.int32))
+  with pytest.raises(ValueError, match="initial value must be a scalar"):
+    jnp.sum(x, initial=np.ones(2, F32))
+  with pytest.raises(ValueError, match="ddof and correction can't be provided simultaneously"):
+    jnp.var(x, ddof=1, correction=1)
+  with pytest.raises(ValueError, match="dtype argument to jnp.std must be inexact"):
+    jnp.std(x, dtype=np.int32)
+  with pytest.raises(ValueError, match="attempt to get argmax of an empty sequence"):
+    jnp.argmax(np.zeros((0,), F32))
+  with pytest.raises(ValueError, match="non-scalar to take a cumulative sum"):
+    jnp.cumulative_sum(np.float32(1))
+  with pytest.raises(ValueError, match="axis was not set to an explicit value"):
+    jnp.cumulative_prod(x)
+  with pytest.raises(TypeError, match="requires ndarray or scalar arguments"):
+    jnp.sum([1, 2, 3])
+
+
+def test_axis_must_be_static():
+  with pytest.raises(ConcretizationTypeError):
+    jax.jit(lambda x, a: jnp.sum(x, axis=a))(_x(), 0)
+  assert jax.jit(jnp.sum, static_argnames="axis")(_x(), axis=1).shape == (3,)
+
+
+# ------------------------------------------------------------- dtypes
+@pytest.mark.parametrize("fn, in_dtype, out_dtype", [
+    (jnp.sum, np.int8, np.int32), (jnp.sum, np.uint8, np.uint32), (jnp.sum, np.bool_, np.int32),
+    (jnp.sum, np.float16, np.float16), (jnp.prod, np.bool_, np.int32),
+    (jnp.prod, np.int16, np.int32), (jnp.max, np.bool_, np.bool_), (jnp.max, np.int8, np.int8),
+    (jnp.mean, np.int32, np.float32), (jnp.mean, np.bool_, np.float32),
+    (jnp.mean, np.float16, np.float16), (jnp.var, np.int8, np.float32),
+    (jnp.std, np.uint8, np.float32), (jnp.var, np.complex64, np.float32),
+    (jnp.all, np.float32, np.bool_), (jnp.any, np.int32, np.bool_),
+    (jnp.count_nonzero, np.float32, np.int32), (jnp.argmax, np.float16, np.int32),
+    (jnp.cumsum, np.int8, np.int8), (jnp.cumsum, np.bool_, np.int32),
+    (jnp.cumprod, np.uint8, np.uint8), (jnp.cumulative_sum, np.int8, np.int32),
+    (jnp.cumulative_sum, np.bool_, np.int32), (jnp.cumulative_prod, np.int8, np.int8),
+    (jnp.nansum, np.int8, np.int32), (jnp.nanmean, np.int32, np.float32),
+    (jnp.nanvar, np.float16, np.float16), (jnp.nancumsum, np.int16, np.int16),
+    (jnp.ptp, np.uint8, np.uint8), (jnp.nanargmin, np.float32, np.int32),
+])
+def test_result_dtypes(fn, in_dtype, out_dtype):
+  x = np.ones((4,), in_dtype)
+  out = fn(x)
+  assert out.dtype == out_dtype
+  assert jax.jit(fn)(x).dtype == out_dtype
+
+
+def test_promote_integers_false_and_dtype_argument():
+  x = np.ones((4,), np.int8)
+  assert jnp.sum(x, promote_integers=False).dtype == np.int8
+  assert jnp.prod(x, dtype=np.float16).dtype == np.float16
+  assert jnp.sum(np.ones(3, np.float16), dtype=np.float32).dtype == np.float32
+  assert jnp.mean(x, dtype=np.float16).dtype == np.float16
+
+
+def test_x64_dtypes():
+  with jax.enable_x64(True):
+    x = np.ones((4,), np.int32)
+    assert jnp.sum(x).dtype == np.int64
+    assert jnp.sum(x, promote_integers=False).dtype == np.int32
+    assert jnp.mean(x).dtype == np.float64
+    assert jnp.argmax(x).dtype == np.int64
+    assert jnp.cumsum(x).dtype == np.int32
+    assert jnp.cumulative_sum(x).dtype == np.int64
+    assert jnp.sum(np.ones(3, np.uint8)).dtype == np.uint64
+
+
+def test_float64_dtype_request_warns_and_truncates():
+  with pytest.warns(UserWarning, match="Explicitly requested dtype float64"):
+    out = jnp.sum(_x(), dtype=np.float64)
+  assert out.dtype == np.float32
+
+
+# ------------------------------------------------------------- weak types
+def test_lax_reductions_keep_weak_type():
+  w = _weak(2.0)
+  for f in (lambda x: lax.reduce_sum(x, (0,)), lambda x: lax.reduce_max(x, (0,)),
+            lambda x: lax.reduce_prod(x, (0,)), lambda x: lax.cumsum(x, 0),
+            lambda x: lax.cummax(x, 0, reverse=True)):
+    assert f(w).weak_type
+    assert jax.jit(f)(w).weak_type
+  assert not lax.argmax(w, 0, np.int32).weak_type
+  iw = lax.broadcast_in_dim(_convert_element_type(3, np.int32, weak_type=True), (2,), ())
+  assert not lax.reduce_or(iw, (0,)).weak_type
+
+
+def test_jnp_reductions_are_strongly_typed():
+  for f in (jnp.sum, jnp.max, jnp.mean, jnp.var, jnp.nansum, jnp.cumsum, jnp.prod):
+    assert not f(2.0).weak_type
+    assert not f(_weak(1.5)).weak_type
+  assert jnp.sum(2.0).dtype == np.float32
+  assert jnp.sum(3).dtype == np.int32
+
+
+# ------------------------------------------------------------- NaN handling
+def test_nan_propagation_and_ignoring():
+  x = np.array([[1.0, np.nan, 3.0], [2.0, 0.5, -1.0]], F32)
+  np.testing.assert_array_equal(jnp.max(x, axis=1), [np.nan, 2.0])
+  np.testing.assert_array_equal(jnp.min(x, axis=1), [np.nan, -1.0])
+  np.testing.assert_array_equal(jnp.argmax(x, axis=1), [1, 0])
+  np.testing.assert_array_equal(jnp.argmin(x, axis=1), [1, 2])   # NaN counts as the minimum too
+  np.testing.assert_array_equal(jnp.nanargmax(x, axis=1), [2, 0])
+  np.testing.assert_array_equal(jnp.nanmax(x, axis=1), [3.0, 2.0])
+  np.testing.assert_array_equal(lax.cummax(x, 1), [[1.0, np.nan, np.nan], [2.0, 2.0, 2.0]])
+  np.testing.assert_allclose(jnp.nanmean(x, axis=1), [2.0, 0.5])
+  assert np.isnan(jnp.nanmax(np.full(3, np.nan, F32)))
+  assert int(jnp.nanargmin(np.full(3, np.nan, F32))) == -1
+  assert float(jnp.nanmax(np.full(3, np.nan, F32), initial=-5.0)) == -5.0
+
+
+def test_argmax_first_occurrence():
+  x = np.array([1, 3, 3, 0, 3], np.int32)
+  assert int(jnp.argmax(x)) == 1
+  assert int(lax.argmin(np.array([2.0, 0.0, 0.0], F32), 0, np.int32)) == 1
+
+
+def test_empty_reductions():
+  e = np.zeros((0, 3), F32)
+  np.testing.assert_array_equal(jnp.sum(e, axis=0), np.zeros(3))
+  np.testing.assert_array_equal(jnp.prod(e, axis=0), np.ones(3))
+  assert np.isnan(jnp.mean(e, axis=0)).all()
+  np.testing.assert_array_equal(jnp.max(e, axis=0, initial=1.0), np.ones(3))
+  np.testing.assert_array_equal(lax.reduce_min(np.zeros((0,), np.int8), (0,)), 127)
+
+
+# ------------------------------------------------------------- jaxprs
+def test_sum_jaxpr():
+  text = str(jax.make_jaxpr(jnp.sum)(_x()))
+  assert text == ("{ lambda ; a:f32[3,4]. let\n"
+                  "    b:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] a\n"
+                  "  in (b,) }")
+
+
+def test_primitive_params_print_like_jax():
+  x = _x()
+  text = str(jax.make_jaxpr(lambda x: (lax.argmax(x, 1, np.int32), lax.cumsum(x, 0, True),
+                                       lax.reduce_and(x > 1, (0,))))(x))
+  assert "argmax[axes=(1,) index_dtype=int32] a" in text
+  assert "cumsum[axis=0 reverse=True] a" in text
+  assert "reduce_and[axes=(0,)]" in text
+
+
+def test_mean_of_int_jaxpr():
+  text = str(jax.make_jaxpr(lambda x: jnp.mean(x, axis=0))(np.ones((2, 3), np.int32)))
+  assert "convert_element_type[new_dtype=float32 weak_type=False] a" in text
+  assert "reduce_sum[axes=(0,) out_sharding=None]" in text
+  assert "div" in text and "2.0:f32[]" in text
+
+
+def test_jit_matches_eager_with_keepdims_where():
+  x = _x()
+  w = x % 3 == 0
+  f = lambda x, w: jnp.var(x, axis=1, keepdims=True, where=w)  # noqa: E731
+  np.testing.assert_allclose(jax.jit(f)(x, w), f(x, w))
+  np.testing.assert_allclose(f(x, w), np.var(x, axis=1, keepdims=True, where=w))

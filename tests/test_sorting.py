@@ -1,0 +1,257 @@
+"""Sorting, searching, counting and order statistics: errors, dtypes, the sort
+order (NaN, signed zeros, stability), jit/eager agreement for the
+size-dependent functions (the op table checks values)."""
+import numpy as np
+import pytest
+
+import openjax as jax
+import openjax.numpy as jnp
+from openjax import lax
+from openjax._src.lax import _convert_element_type
+from openjax.errors import ConcretizationTypeError
+
+F32 = np.float32
+
+
+# ---------------------------------------------------------------- lax.sort
+def test_sort_errors():
+  with pytest.raises(TypeError, match="Arguments to sort must have equal shapes"):
+    lax.sort((np.ones(3, F32), np.ones(4, F32)))
+  with pytest.raises(ValueError, match="num_keys=3 must be between 1 and len"):
+    lax.sort((np.ones(3, F32), np.ones(3, F32)), num_keys=3)
+  with pytest.raises(ValueError, match="num_keys=2 must equal 1 for a single operand"):
+    lax.sort(np.ones(3, F32), num_keys=2)
+  with pytest.raises(TypeError, match="Sort requires at least one operand"):
+    lax.sort(())
+  with pytest.raises(ValueError, match="out of bounds"):
+    lax.sort(np.ones(3, F32), dimension=1)
+
+
+def test_sort_order_nan_and_signed_zero():
+  x = np.array([np.nan, 1.0, -np.inf, 0.0, -0.0, -np.nan, np.inf], F32)
+  out = np.asarray(lax.sort(x))
+  np.testing.assert_array_equal(out[:5], [-np.inf, 0.0, -0.0, 1.0, np.inf])
+  # -0.0 and 0.0 compare equal: the stable sort keeps their input order.
+  assert not np.signbit(out[1]) and np.signbit(out[2])
+  assert np.isnan(out[5:]).all()
+
+
+def test_sort_tuple_returns_tuple_and_is_stable():
+  keys = np.array([1, 0, 1, 0], np.int32)
+  vals = np.array([10, 20, 30, 40], np.int32)
+  out = lax.sort([keys, vals])
+  assert isinstance(out, tuple) and len(out) == 2
+  np.testing.assert_array_equal(out[1], [20, 40, 10, 30])
+  k, v = lax.sort_key_val(keys, vals)
+  np.testing.assert_array_equal(v, [20, 40, 10, 30])
+
+
+def test_sort_keeps_weak_type_and_prints():
+  w = lax.broadcast_in_dim(_convert_element_type(2.0, F32, weak_type=True), (3,), ())
+  assert lax.sort(w).weak_type
+  text = str(jax.make_jaxpr(lambda x: lax.sort(x, 0))(np.ones((2, 3), F32)))
+  assert "sort[dimension=0 is_stable=True num_keys=1] a" in text
+
+
+# ---------------------------------------------------------------- top_k
+def test_top_k_values_indices_and_ties():
+  x = np.array([1.0, 3.0, 3.0, np.nan, 2.0], F32)
+  v, i = lax.top_k(x, 3)
+  assert i.dtype == np.int32
+  np.testing.assert_array_equal(i, [3, 1, 2])
+  assert np.isnan(v[0]) and list(np.asarray(v[1:])) == [3.0, 3.0]
+
+
+def test_top_k_errors_and_params():
+  with pytest.raises(ValueError, match="k argument to top_k must be no larger than size"):
+    lax.top_k(np.ones(3, F32), 4)
+  with pytest.raises(ValueError, match="k argument to top_k must be nonnegative"):
+    lax.top_k(np.ones(3, F32), -1)
+  with pytest.raises(ValueError, match="top_k is not compatible with complex inputs"):
+    lax.top_k(np.ones(3, np.complex64), 1)
+  with pytest.raises(ValueError, match="out of bounds"):
+    lax.top_k(np.float32(1.0), 1)
+  text = str(jax.make_jaxpr(lambda x: lax.top_k(x, 2))(np.ones((2, 3), F32)))
+  assert "top_k[axis=1 k=2] a" in text
+
+
+# ---------------------------------------------------------------- jnp.sort
+def test_jnp_sort_errors():
+  x = np.ones(3, F32)
+  with pytest.raises(TypeError, match="'kind' argument to sort is not supported"):
+    jnp.sort(x, kind="stable")
+  with pytest.raises(TypeError, match="'order' argument to argsort is not supported"):
+    jnp.argsort(x, order="a")
+  with pytest.raises(ValueError, match="out of bounds"):
+    jnp.sort(x, axis=1)
+  with pytest.raises(TypeError, match="need sequence of keys with len > 0"):
+    jnp.lexsort([])
+  with pytest.raises(ValueError, match="all keys need to be the same shape"):
+    jnp.lexsort([np.ones(2), np.ones(3)])
+  with pytest.raises(NotImplementedError, match="complex"):
+    jnp.partition(np.ones(3, np.complex64), 1)
+
+
+def test_argsort_descending_stable_and_dtypes():
+  x = np.array([2, 1, 2, 3, 1], np.int32)
+  np.testing.assert_array_equal(jnp.argsort(x, descending=True), [3, 0, 2, 1, 4])
+  assert jnp.argsort(x).dtype == np.int32
+  with jax.enable_x64(True):
+    assert jnp.argsort(x).dtype == np.int64
+    assert jnp.searchsorted(x, x).dtype == np.int32
+  assert jnp.sort_complex(np.array([3, 1], np.int32)).dtype == np.complex64
+
+
+def test_sort_descending_puts_nan_first():
+  out = jnp.sort(np.array([1.0, np.nan, 3.0], F32), descending=True)
+  assert np.isnan(out[0]) and list(np.asarray(out[1:])) == [3.0, 1.0]
+
+
+# ------------------------------------------------------------ searchsorted
+def test_searchsorted_errors():
+  a = np.arange(4, dtype=F32)
+  with pytest.raises(ValueError, match="a should be 1-dimensional"):
+    jnp.searchsorted(np.ones((2, 2)), 1.0)
+  with pytest.raises(ValueError, match="invalid argument side='middle'"):
+    jnp.searchsorted(a, 1.0, side="middle")
+  with pytest.raises(ValueError, match="invalid argument method='bisect'"):
+    jnp.searchsorted(a, 1.0, method="bisect")
+
+
+@pytest.mark.parametrize("method", ["scan", "scan_unrolled", "sort", "compare_all"])
+def test_searchsorted_methods_agree_under_jit(method):
+  a = np.array([0.0, 1.0, 1.0, 2.0, np.nan], F32)
+  v = np.array([[-1.0, 1.0], [np.nan, 5.0]], F32)
+  f = lambda a, v: jnp.searchsorted(a, v, side="right", method=method)  # noqa: E731
+  np.testing.assert_array_equal(f(a, v), [[0, 3], [5, 4]])
+  np.testing.assert_array_equal(jax.jit(f)(a, v), f(a, v))
+  assert f(a, np.float32(1.0)).shape == ()
+
+
+def test_digitize_and_histogram_edges():
+  np.testing.assert_array_equal(jnp.digitize(np.array([0.2, 6.4, 3.0, 1.6], F32),
+                                             np.array([0.0, 1.0, 2.5, 4.0, 10.0], F32)),
+                                [1, 4, 3, 2])
+  with pytest.raises(ValueError, match="bins must be a 1-dimensional array"):
+    jnp.digitize(np.ones(3), np.ones((2, 2)))
+  assert jnp.digitize(np.ones(3, F32), np.zeros(0, F32)).dtype == np.int32
+  np.testing.assert_allclose(jnp.histogram_bin_edges(np.array([0.0, 1.0], F32), bins=4),
+                             [0.0, 0.25, 0.5, 0.75, 1.0])
+
+
+# ------------------------------------------------------------ bincount
+def test_bincount():
+  x = np.array([0, 1, 1, 3], np.int32)
+  np.testing.assert_array_equal(jnp.bincount(x), [1, 2, 0, 1])
+  np.testing.assert_array_equal(jnp.bincount(x, minlength=6), [1, 2, 0, 1, 0, 0])
+  np.testing.assert_array_equal(jnp.bincount(np.array([-1, 0], np.int32)), [2])  # clipped
+  with pytest.raises(TypeError, match="must have an integer type"):
+    jnp.bincount(np.ones(3, F32))
+  with pytest.raises(ValueError, match="only 1-dimensional input supported"):
+    jnp.bincount(np.ones((2, 2), np.int32))
+  with pytest.raises(ConcretizationTypeError):
+    jax.jit(jnp.bincount)(x)
+  np.testing.assert_array_equal(jax.jit(lambda x: jnp.bincount(x, length=4))(x), [1, 2, 0, 1])
+
+
+# ------------------------------------------------------------ unique
+def test_unique_needs_size_under_jit():
+  x = np.array([3, 1, 3], np.int32)
+  with pytest.raises(ConcretizationTypeError, match="size argument"):
+    jax.jit(jnp.unique)(x)
+  f = jax.jit(lambda x: jnp.unique(x, size=4, fill_value=0, return_counts=True))
+  vals, counts = f(x)
+  np.testing.assert_array_equal(vals, [1, 3, 0, 0])
+  np.testing.assert_array_equal(counts, [1, 2, 0, 0])
+
+
+def test_unique_default_padding_and_dtypes():
+  x = np.array([5, 2, 5], np.int32)
+  np.testing.assert_array_equal(jnp.unique(x, size=4), [2, 5, 2, 2])
+  vals, idx, inv, cnt = jnp.unique(x, return_index=True, return_inverse=True,
+                                   return_counts=True)
+  assert idx.dtype == inv.dtype == cnt.dtype == np.int32
+  np.testing.assert_array_equal(inv, [1, 0, 1])
+  res = jnp.unique_all(x)
+  assert res._fields == ("values", "indices", "inverse_indices", "counts")
+
+
+def test_unique_nan_and_zero_size():
+  x = np.array([np.nan, 1.0, np.nan], F32)
+  assert np.asarray(jnp.unique(x)).shape == (2,)
+  assert np.asarray(jnp.unique(x, equal_nan=False)).shape == (3,)
+  assert np.asarray(jnp.unique(np.zeros(0, F32))).shape == (0,)
+  with pytest.raises(ValueError, match="fill_value must be specified"):
+    jnp.unique(np.zeros(0, F32), size=2)
+
+
+# ------------------------------------------------------------ statistics
+def test_quantile_errors():
+  x = np.ones((3, 4), F32)
+  with pytest.raises(ValueError, match="method can only be"):
+    jnp.quantile(x, 0.5, method="closest")
+  with pytest.raises(ValueError, match="does not support complex input"):
+    jnp.quantile(np.ones(3, np.complex64), 0.5)
+  with pytest.raises(ValueError, match="q must be have rank <= 1"):
+    jnp.quantile(x, np.ones((2, 2), F32))
+  with pytest.raises(ValueError, match="does not support overwrite_input=True or out != None"):
+    jnp.median(x, overwrite_input=True)
+  with pytest.raises(ValueError, match="repeated axis"):
+    jnp.quantile(x, 0.5, axis=(0, 0))
+
+
+def test_statistics_dtypes_and_nan():
+  x = np.array([[1, 2, 3, 4]], np.int32)
+  assert jnp.median(x).dtype == np.float32
+  assert jnp.percentile(np.ones(4, np.float16), 50).dtype == np.float16
+  y = np.array([1.0, np.nan, 3.0], F32)
+  assert np.isnan(jnp.median(y))
+  assert float(jnp.nanmedian(y)) == 2.0
+  assert jnp.quantile(y, np.array([0.1, 0.9], F32), keepdims=True).shape == (2, 1)
+
+
+def test_average_errors_and_returned():
+  x = np.ones((2, 3), F32)
+  with pytest.raises(ValueError, match="Axis must be specified when shapes of a and weights"):
+    jnp.average(x, weights=np.ones(3, F32))
+  with pytest.raises(ValueError, match="Shape of weights must be consistent"):
+    jnp.average(x, axis=1, weights=np.ones(2, F32))
+  avg, wsum = jnp.average(x, axis=1, weights=np.array([1.0, 2.0, 3.0], F32), returned=True)
+  np.testing.assert_allclose(wsum, [6.0, 6.0])
+  np.testing.assert_allclose(avg, [1.0, 1.0])
+
+
+# Eager-only unique (no size=): not traceable, so checked here, not in the op table.
+_UNIQUE_INPUTS = {
+    "int": np.array([3, 1, 2, 1, 3, 3, 0, -2, 2, 1], np.int32),
+    "float2d": np.array([[0.5, 1.0, 0.5, -1.0], [2.0, 1.0, 1.0, 0.5], [0.0, 0.0, 3.0, 2.0]], F32),
+    "bool": np.array([True, False, True, True]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_UNIQUE_INPUTS))
+def test_unique_eager_matches_numpy(name):
+  x = _UNIQUE_INPUTS[name]
+  got = jnp.unique(x, return_index=True, return_inverse=True, return_counts=True)
+  want = np.unique(x, return_index=True, return_inverse=True, return_counts=True)
+  for g, w in zip(got, want):
+    assert isinstance(g, jax.Array)
+    np.testing.assert_array_equal(g, w)
+  np.testing.assert_array_equal(jnp.unique(x), np.unique(x))
+  np.testing.assert_array_equal(jnp.unique_values(x), np.unique(x))
+  for g, w in zip(jnp.unique_all(x), np.unique_all(x)):
+    np.testing.assert_array_equal(g, w)
+  for g, w in zip(jnp.unique_inverse(x), np.unique_inverse(x)):
+    np.testing.assert_array_equal(g, w)
+  for g, w in zip(jnp.unique_counts(x), np.unique_counts(x)):
+    np.testing.assert_array_equal(g, w)
+
+
+def test_unique_axis_eager():
+  x = np.array([[1, 0, 1], [2, 5, 2]], F32)
+  got = jnp.unique(x, axis=1, return_inverse=True, return_counts=True)
+  want = np.unique(x, axis=1, return_inverse=True, return_counts=True)
+  for g, w in zip(got, want):
+    np.testing.assert_array_equal(g, w)
+  y = np.array([[1, 2], [0, 5], [1, 2], [0, 1]], np.int32)
+  np.testing.assert_array_equal(jnp.unique(y, axis=0), np.unique(y, axis=0))
