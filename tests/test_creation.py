@@ -149,6 +149,8 @@ def test_array_under_jit():
   out = jax.jit(lambda x: jnp.asarray(x))(2.0)
   assert out.weak_type
   check(jax.jit(lambda x: jnp.array(x, dtype=jnp.int8))(np.float32(3.7)), 3, np.int8)
+  with pytest.raises(ValueError, match="inhomogeneous shape"):
+    jax.jit(lambda x: jnp.array([x, [x, x]]))(1.0)
 
 
 def test_copy():

@@ -186,8 +186,9 @@ def _stack_traced(obj: Any, dtype: np.dtype):
   parts = [_stack_traced(o, dtype) for o in obj]
   shapes = {tuple(np.shape(p)) for p in parts}
   if len(shapes) != 1:
-    raise ValueError("setting an array element with a sequence. The requested array has "
-                     f"an inhomogeneous shape: elements have shapes {sorted(shapes)}.")
+    raise ValueError("jnp.array: setting an array element with a sequence. The requested "
+                     f"array has an inhomogeneous shape: elements have shapes {sorted(shapes)}. "
+                     "Give every element of a list the same shape.")
   return lax.concatenate([lax.expand_dims(p, (0,)) for p in parts], 0)
 
 
