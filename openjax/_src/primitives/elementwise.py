@@ -461,7 +461,7 @@ def convert_numpy(x: np.ndarray, new_dtype: np.dtype) -> np.ndarray:
   if x.dtype == new_dtype:
     return x
   if new_dtype == np.bool_:
-    return x != 0
+    return np.asarray(x != 0)
   src_kind, dst_kind = dtypes.kind(x.dtype), dtypes.kind(new_dtype)
   with np.errstate(all="ignore"):
     if src_kind == "c" and dst_kind != "c":
@@ -510,6 +510,12 @@ def _convert_element_type(operand, new_dtype=None, weak_type: bool = False):
   old_weak = dtypes.is_weakly_typed(operand)
   if from_dtype == new_dtype and old_weak == weak_type and hasattr(operand, "aval"):
     return operand
+  if np.ndim(operand) == 0 and (isinstance(operand, (np.ndarray, np.generic))
+                                or type(operand) is array_hooks.array_type):
+    # Concrete scalars convert now, as JAX does, so traces keep them literals.
+    value = np.array(getattr(operand, "_value", operand), copy=True)
+    return array_hooks.make_array(np.asarray(convert_numpy(value, new_dtype)),
+                                  ShapedArray((), new_dtype, weak_type))
   return convert_element_type_p.bind1(operand, new_dtype=new_dtype, weak_type=bool(weak_type),
                                       sharding=None)
 
@@ -520,7 +526,7 @@ def _weak_scalar(x, dt):
   arr = np.asarray(x)
   if dtypes.kind(dt) not in "fc" and isinstance(x, float):
     arr = np.trunc(arr)
-  return array_hooks.make_array(convert_numpy(arr, dt), ShapedArray((), dt, True))
+  return array_hooks.make_array(np.asarray(convert_numpy(arr, dt)), ShapedArray((), dt, True))
 
 
 bitcast_convert_type_p = Primitive("bitcast_convert_type", kind="nondifferentiable")

@@ -1,0 +1,411 @@
+"""Float64 NumPy evaluations of special functions, for the ``impl`` rules in
+``special.py``. Inputs are broadcast float64 arrays; NaN propagates. The
+methods are the textbook ones: the Lanczos approximation (g = 7, n = 9) for
+log-gamma, recurrence plus the asymptotic series for digamma, Euler-Maclaurin
+summation for the Hurwitz zeta function, power series and continued fractions
+(modified Lentz) for erf/erfc and the incomplete gamma and beta functions,
+power series and Hankel's asymptotic expansion for the Bessel functions.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+_EPS = np.finfo(np.float64).eps
+_TINY = 1e-300          # keeps Lentz's denominators away from zero
+_MAX_ITER = 5000        # series and continued fractions stop here at the latest
+
+# --------------------------------------------------------------- log-gamma
+_LANCZOS_G = 7.0
+_LANCZOS = (0.99999999999980993, 676.5203681218851, -1259.1392167224028,
+            771.32342877765313, -176.61502916214059, 12.507343278686905,
+            -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7)
+_HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
+
+
+def _lgamma_lanczos(x):
+  """log Gamma(x) for x >= 0.5."""
+  z = x - 1
+  a = np.full_like(x, _LANCZOS[0])
+  for k in range(1, len(_LANCZOS)):
+    a = a + _LANCZOS[k] / (z + k)
+  t = z + _LANCZOS_G + 0.5
+  # log(t) split so that z near 0 keeps its precision.
+  log_t = math.log(_LANCZOS_G + 0.5) + np.log1p(z / (_LANCZOS_G + 0.5))
+  return _HALF_LOG_2PI + (z + 0.5) * log_t - t + np.log(a)
+
+
+def sinpi(x):
+  """sin(pi x), exact at integers and accurate for large |x|."""
+  r = x - 2 * np.round(x / 2)          # in [-1, 1], exactly
+  a = np.abs(r)
+  a = np.where(a > 0.5, 1 - a, a)      # sin(pi a) = sin(pi (1 - a))
+  s = np.where(a <= 0.25, np.sin(np.pi * a), np.cos(np.pi * (0.5 - a)))
+  return np.copysign(s, r)
+
+
+def cospi(x):
+  """cos(pi x), exact at half-integers."""
+  return sinpi(0.5 - np.abs(x - 2 * np.round(x / 2)))
+
+
+def _is_int(x):
+  return np.isfinite(x) & (x == np.floor(x))
+
+
+def lgamma(x):
+  reflect = x < 0.5
+  lg = _lgamma_lanczos(np.where(reflect, 1 - x, x))
+  # Gamma(x) Gamma(1 - x) = pi / sin(pi x); poles give log(0) = -inf here.
+  reflected = math.log(math.pi) - np.log(np.abs(sinpi(x))) - lg
+  out = np.where(reflect, reflected, lg)
+  return np.where(np.isinf(x), np.inf, out)
+
+
+# ----------------------------------------------------------------- digamma
+# B_2k / (2k) for the asymptotic series psi(z) ~ log z - 1/(2z) - sum B_2k/(2k z^2k).
+_DIGAMMA_ASYMPTOTIC = (1 / 12, -1 / 120, 1 / 252, -1 / 240, 1 / 132, -691 / 32760, 1 / 12)
+
+
+def digamma(x):
+  reflect = x < 0.5
+  z = np.where(reflect, 1 - x, x)
+  acc = np.zeros_like(z)
+  for _ in range(10):                  # psi(z) = psi(z + 1) - 1/z up to z >= 10
+    small = z < 10
+    acc = np.where(small, acc - 1 / z, acc)
+    z = np.where(small, z + 1, z)
+  inv2 = 1 / (z * z)
+  series = np.zeros_like(z)
+  for c in reversed(_DIGAMMA_ASYMPTOTIC):
+    series = (series + c) * inv2
+  psi = acc + np.log(z) - 0.5 / z - series
+  # psi(1 - x) - psi(x) = pi cot(pi x)
+  reflected = psi - np.pi * cospi(x) / sinpi(x)
+  out = np.where(reflect, reflected, psi)
+  pole = (x <= 0) & (x == np.floor(x))  # XLA gives NaN at the poles (and -inf)
+  return np.where(pole | (x == -np.inf), np.nan, out)
+
+
+# ------------------------------------------------------------- Hurwitz zeta
+_BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510,
+              43867 / 798, -174611 / 330, 854513 / 138, -236364091 / 2730)
+# B_2j / (2j)!, the Euler-Maclaurin correction coefficients.
+_EM_COEFS = tuple(b / math.factorial(2 * j + 2) for j, b in enumerate(_BERNOULLI))
+
+
+def zeta(x, q):
+  q_int = q == np.floor(q)
+  x_int = x == np.floor(x)
+  # Sum the first n terms directly, then Euler-Maclaurin from w = q + n on.
+  shift = int(np.ceil(np.max(-q[np.isfinite(q) & (q < 0)], initial=0.0)))
+  n = 10 + min(shift, 100_000)
+  safe_q = np.where(np.isfinite(q), q, 1.0)   # (non-finite q is NaN below)
+  s = np.zeros_like(x)
+  for k in range(n):
+    base = safe_q + k
+    s = s + np.where(base == 0, 0.0, np.power(np.where(base == 0, 1.0, base), -x))
+  w = safe_q + n
+  wx = np.power(w, -x)
+  s = s + w * wx / (x - 1) + 0.5 * wx
+  rising = x.copy()                      # x (x+1) ... (x+2j-2)
+  w_pow = wx / w                         # w^(-x-2j+1)
+  prev = np.full_like(x, np.inf)
+  going = np.ones(x.shape, bool)
+  for j, coef in enumerate(_EM_COEFS):
+    term = coef * rising * w_pow
+    going &= np.abs(term) < np.abs(prev)   # the series is asymptotic: stop at its least term
+    s = s + np.where(going, term, 0.0)
+    prev = term
+    rising = rising * (x + 2 * j + 1) * (x + 2 * j + 2)
+    w_pow = w_pow / (w * w)
+  out = s
+  # XLA's domain: x == 1 is a pole; x < 1 and infinite arguments are NaN;
+  # q a non-positive integer is a pole (inf for even x, NaN otherwise);
+  # negative non-integer q needs an integer x.
+  out = np.where(x == 1, np.inf, out)
+  out = np.where((x < 1) | ~np.isfinite(x) | ~np.isfinite(q), np.nan, out)
+  pole = (q <= 0) & q_int
+  even = x_int & (np.remainder(x, 2) == 0)
+  out = np.where(pole, np.where(even & (x > 1), np.inf, np.nan), out)
+  return np.where((q < 0) & ~q_int & ~x_int, np.nan, out)
+
+
+def polygamma(m, x):
+  integer_m = (m >= 0) & (m == np.floor(m))
+  safe_m = np.where(integer_m, m, 1.0)
+  sign = np.where(np.remainder(safe_m, 2) == 1, 1.0, -1.0)
+  out = sign * np.exp(lgamma(safe_m + 1)) * zeta(safe_m + 1, x)
+  out = np.where(m == 0, digamma(x), out)
+  return np.where(integer_m, out, np.nan)
+
+
+# ------------------------------------------------------------ error function
+_TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
+_ERF_SPLIT = 2.5       # erf: series below, continued fraction above
+_ERFC_SPLIT = 1.5      # erfc: 1 - series below, continued fraction above
+
+
+def _erf_series(x):
+  """erf(x) = 2/sqrt(pi) exp(-x^2) sum 2^n x^(2n+1) / (2n+1)!!, all terms positive."""
+  x2 = x * x
+  term = x.copy()
+  total = x.copy()
+  for n in range(1, 200):
+    term = term * (2 * x2) / (2 * n + 1)
+    total = total + term
+    if np.all(np.abs(term) <= _EPS * np.abs(total)):
+      break
+  return _TWO_OVER_SQRT_PI * np.exp(-x2) * total
+
+
+def _erfc_cf(x):
+  """erfc(x) for x >= _ERFC_SPLIT: exp(-x^2)/sqrt(pi) / (x + 1/2/(x + 1/(x + 3/2/(x + ...))))."""
+  f = x.copy()
+  for k in range(120, 0, -1):          # backward evaluation of the fraction
+    f = x + (k / 2) / f
+  return np.exp(-x * x) / math.sqrt(math.pi) / f
+
+
+def erf(x):
+  ax = np.abs(x)
+  small = ax < _ERF_SPLIT
+  out = np.where(small, _erf_series(np.where(small, x, 0.0)),
+                 np.copysign(1 - _erfc_cf(np.where(small, _ERF_SPLIT, ax)), x))
+  return np.where(np.isnan(x), np.nan, out)
+
+
+def erfc(x):
+  ax = np.abs(x)
+  mid = ax < _ERFC_SPLIT
+  tail = _erfc_cf(np.where(mid, _ERFC_SPLIT, ax))
+  out = np.where(mid, 1 - _erf_series(np.where(mid, x, 0.0)),
+                 np.where(x > 0, tail, 2 - tail))
+  return np.where(np.isnan(x), np.nan, out)
+
+
+def erf_inv(y):
+  ay = np.abs(y)
+  # Winitzki's closed-form guess (relative error < 2e-3), then Newton steps on
+  # erf (or on erfc in the tails, where 1 - |y| is exact).
+  w = np.log((1 - ay) * (1 + ay))
+  c = 2 / (math.pi * 0.147) + 0.5 * w
+  guess = np.sqrt(np.sqrt(np.maximum(c * c - w / 0.147, 0.0)) - c)
+  guess = np.where(ay < 1e-3, ay * (math.sqrt(math.pi) / 2), guess)
+  t = np.where(ay < 1, guess, 0.0)
+  tail = ay > 0.5
+  for _ in range(4):
+    resid = np.where(tail, (1 - ay) - erfc(t), erf(t) - ay)   # both are erf(t) - |y|
+    t = t - resid / (_TWO_OVER_SQRT_PI * np.exp(-t * t))
+  out = np.copysign(t, y)
+  out = np.where(ay == 1, np.copysign(np.inf, y), out)
+  return np.where((ay > 1) | np.isnan(y), np.nan, out)
+
+
+# ------------------------------------------------------- incomplete gamma
+def _log_prefactor(a, x):
+  """log(x^a e^-x / Gamma(a))."""
+  return a * np.log(x) - x - lgamma(a)
+
+
+def _iterate(step, state, active):
+  """Run ``step(state, i) -> (state, converged)`` on the active elements
+  until all converge (or _MAX_ITER)."""
+  for i in range(1, _MAX_ITER):
+    state, converged = step(state, i)
+    active = active & ~converged
+    if not active.any():
+      break
+  return state
+
+
+def _gamma_series(a, x, active):
+  """sum_n x^n / ((a+1)...(a+n)) and its a-derivative."""
+  def step(st, n):
+    term, total, dterm, dtotal, h = st
+    h = h + 1 / (a + n)
+    term = term * x / (a + n)
+    dterm = -term * h
+    total, dtotal = total + term, dtotal + dterm
+    return (term, total, dterm, dtotal, h), np.abs(term) <= _EPS * np.abs(total)
+  ones, zeros = np.ones_like(a), np.zeros_like(a)
+  _, total, _, dtotal, _ = _iterate(step, (ones, ones.copy(), zeros, zeros.copy(), zeros.copy()),
+                                    active)
+  return total, dtotal
+
+
+def _gamma_cf(a, x, active):
+  """Continued fraction F with Q(a, x) = x^a e^-x / Gamma(a) * F (modified
+  Lentz), with dF/da carried along in forward mode."""
+  b = x + 1 - a
+  safe_b = np.where(b == 0, _TINY, b)
+  d, dd = 1 / safe_b, 1 / (safe_b * safe_b)
+  c, dc = np.full_like(a, 1 / _TINY), np.zeros_like(a)
+  h, dh = d.copy(), dd.copy()
+
+  def step(st, i):
+    b, c, dc, d, dd, h, dh = st
+    an, dan = -i * (i - a), float(i)
+    b = b + 2                            # db/da = -1 throughout
+    den = an * d + b
+    den = np.where(np.abs(den) < _TINY, _TINY, den)
+    dden = dan * d + an * dd - 1
+    d = 1 / den
+    dd = -dden * d * d
+    c_new = b + an / c
+    dc = -1 + (dan * c - an * dc) / (c * c)
+    c = np.where(np.abs(c_new) < _TINY, _TINY, c_new)
+    delta = d * c
+    dh = dh * delta + h * (dd * c + d * dc)
+    h = h * delta
+    return (b, c, dc, d, dd, h, dh), np.abs(delta - 1) <= _EPS
+  _, _, _, _, _, h, dh = _iterate(step, (b, c, dc, d, dd, h, dh), active)
+  return h, dh
+
+
+def _igamma_parts(a, x):
+  """(P, Q, dP/da, dP/da / density) on the valid domain a > 0, 0 < x < inf.
+  The last one (the derivative of a Gamma(a) sample) avoids the prefactor
+  that under- or overflows in the tails."""
+  valid = (a > 0) & (x > 0) & np.isfinite(a) & np.isfinite(x)
+  a = np.where(valid, a, 1.0)
+  x = np.where(valid, x, 1.0)
+  use_series = (x < a + 1) | (x <= 1)
+  log_pre = _log_prefactor(a, x)
+  s, ds = _gamma_series(a, x, valid & use_series)
+  pre_p = np.exp(log_pre - np.log(a))    # x^a e^-x / Gamma(a + 1)
+  p_series = pre_p * s
+  dp_series = pre_p * (s * (np.log(x) - digamma(a + 1)) + ds)
+  f, df = _gamma_cf(a, x, valid & ~use_series)
+  pre_q = np.exp(log_pre)
+  q_cf = pre_q * f
+  dq_cf = pre_q * (f * (np.log(x) - digamma(a)) + df)
+  p = np.where(use_series, p_series, 1 - q_cf)
+  q = np.where(use_series, 1 - p_series, q_cf)
+  dp = np.where(use_series, dp_series, -dq_cf)
+  # density x^(a-1) e^-x / Gamma(a) = prefactor * a / x (series) or / x (fraction)
+  ratio = np.where(use_series, (x / a) * (s * (np.log(x) - digamma(a + 1)) + ds),
+                   -x * (f * (np.log(x) - digamma(a)) + df))
+  return p, q, dp, ratio
+
+
+def _igamma_edges(a, x, out, at_zero_x, at_zero_a, at_inf_x):
+  out = np.where(x == 0, at_zero_x, out)
+  out = np.where((a == 0) & (x > 0), at_zero_a, out)
+  out = np.where(np.isposinf(x) & np.isfinite(a) & (a > 0), at_inf_x, out)
+  bad = (a < 0) | (x < 0) | ((a == 0) & (x == 0)) | np.isinf(a) | np.isnan(a) | np.isnan(x)
+  return np.where(bad, np.nan, out)
+
+
+def igamma(a, x):
+  p, _, _, _ = _igamma_parts(a, x)
+  return _igamma_edges(a, x, p, 0.0, 1.0, 1.0)
+
+
+def igammac(a, x):
+  _, q, _, _ = _igamma_parts(a, x)
+  return _igamma_edges(a, x, q, 1.0, 0.0, 0.0)
+
+
+def igamma_grad_a(a, x):
+  _, _, dp, _ = _igamma_parts(a, x)
+  out = _igamma_edges(a, x, dp, 0.0, np.nan, np.nan)
+  return np.where(np.isposinf(x), np.nan, out)
+
+
+def random_gamma_grad(a, x):
+  _, _, _, ratio = _igamma_parts(a, x)
+  out = _igamma_edges(a, x, -ratio, 0.0, np.nan, np.nan)
+  return np.where(np.isposinf(x), np.nan, out)
+
+
+# --------------------------------------------------------- incomplete beta
+def _beta_cf(a, b, x, active):
+  """The continued fraction of I_x(a, b) (modified Lentz)."""
+  qab, qap, qam = a + b, a + 1, a - 1
+  d = 1 - qab * x / qap
+  d = 1 / np.where(np.abs(d) < _TINY, _TINY, d)
+  c = np.ones_like(a)
+  h = d.copy()
+
+  def step(st, m):
+    c, d, h = st
+    m2 = 2 * m
+    for aa in (m * (b - m) * x / ((qam + m2) * (a + m2)),
+               -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))):
+      d = 1 + aa * d
+      d = 1 / np.where(np.abs(d) < _TINY, _TINY, d)
+      c = 1 + aa / c
+      c = np.where(np.abs(c) < _TINY, _TINY, c)
+      delta = d * c
+      h = h * delta
+    return (c, d, h), np.abs(delta - 1) <= _EPS
+  return _iterate(step, (c, d, h), active)[2]
+
+
+def betainc(a, b, x):
+  valid = (a > 0) & (b > 0) & (x > 0) & (x < 1) & np.isfinite(a) & np.isfinite(b)
+  sa, sb = np.where(valid, a, 1.0), np.where(valid, b, 1.0)
+  sx = np.where(valid, x, 0.5)
+  # The fraction converges fast for x below the mean; use symmetry above it.
+  flip = sx > (sa + 1) / (sa + sb + 2)
+  pa, pb, px = np.where(flip, sb, sa), np.where(flip, sa, sb), np.where(flip, 1 - sx, sx)
+  log_front = (pa * np.log(px) + pb * np.log1p(-px)
+               - (lgamma(pa) + lgamma(pb) - lgamma(pa + pb)))
+  part = np.exp(log_front) * _beta_cf(pa, pb, px, valid) / pa
+  out = np.where(flip, 1 - part, part)
+  out = np.where(x == 0, 0.0, np.where(x == 1, 1.0, out))
+  out = np.where((a == 0) & (b > 0), 1.0, out)
+  out = np.where((b == 0) & (a > 0), 0.0, out)
+  out = np.where(np.isposinf(a) & np.isfinite(b), 0.0, out)
+  out = np.where(np.isposinf(b) & np.isfinite(a), 1.0, out)
+  bad = (a < 0) | (b < 0) | (x < 0) | (x > 1) | ((a == 0) & (b == 0))
+  return np.where(bad | np.isnan(a) | np.isnan(b) | np.isnan(x), np.nan, out)
+
+
+# ------------------------------------------------------------ Bessel I0, I1
+_BESSEL_SPLIT = 30.0
+
+
+def _bessel_series(x, order):
+  """exp(-x) I_order(x) for 0 <= x <= _BESSEL_SPLIT by the power series."""
+  q = x * x / 4
+  term = np.ones_like(x) if order == 0 else x / 2
+  total = term.copy()
+  for k in range(1, 200):
+    term = term * q / (k * (k + order))
+    total = total + term
+    if np.all(term <= _EPS * total):
+      break
+  return np.exp(-x) * total
+
+
+def _bessel_asymptotic(x, order):
+  """exp(-x) I_order(x) for x > _BESSEL_SPLIT by Hankel's expansion."""
+  mu = 4.0 * order * order
+  term = np.ones_like(x)
+  total = term.copy()
+  for k in range(1, 40):
+    term = term * -(mu - (2 * k - 1) ** 2) / (k * 8 * x)
+    total = total + term
+  return total / np.sqrt(2 * np.pi * x)
+
+
+def _bessel_e(x, order):
+  ax = np.abs(x)
+  small = ax <= _BESSEL_SPLIT
+  out = np.where(small, _bessel_series(np.where(small, ax, 0.0), order),
+                 _bessel_asymptotic(np.where(small, _BESSEL_SPLIT + 1, ax), order))
+  out = np.where(np.isinf(ax), 0.0, out)
+  if order == 1:
+    out = np.copysign(out, x)
+  return np.where(np.isnan(x), np.nan, out)
+
+
+def bessel_i0e(x):
+  return _bessel_e(x, 0)
+
+
+def bessel_i1e(x):
+  return _bessel_e(x, 1)
