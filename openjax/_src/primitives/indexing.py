@@ -413,7 +413,7 @@ def _gather_impl(operand, indices, *, dimension_numbers, slice_sizes, unique_ind
           if d not in dn.collapsed_slice_dims and d not in dn.operand_batching_dims]
   batch_shape = indices.shape[:-1]
   win = np.reshape(win, batch_shape + tuple(slice_sizes[d] for d in keep))
-  return [np.ascontiguousarray(_to_output_order(win, batch_shape, dn.offset_dims))]
+  return [np.asarray(_to_output_order(win, batch_shape, dn.offset_dims), order="C")]
 
 
 def _is_sorted(dims, op, name):
