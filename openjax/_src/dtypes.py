@@ -161,9 +161,10 @@ def dtype(x: Any, *, canonicalize: bool = True) -> np.dtype:
 
 
 def is_weakly_typed(x: Any) -> bool:
-  """True for Python scalars and for values whose abstract value is weak."""
+  """True for Python int/float/complex scalars (not bool) and for values whose
+  abstract value is weak."""
   if type(x) in python_scalar_dtypes:
-    return True
+    return type(x) is not bool
   aval = getattr(x, "aval", None)
   return bool(getattr(aval, "weak_type", False))
 
