@@ -255,3 +255,19 @@ def test_unique_axis_eager():
     np.testing.assert_array_equal(g, w)
   y = np.array([[1, 2], [0, 5], [1, 2], [0, 1]], np.int32)
   np.testing.assert_array_equal(jnp.unique(y, axis=0), np.unique(y, axis=0))
+
+
+def test_quantile_weights_errors():
+  x = np.ones((2, 3), F32)
+  with pytest.raises(NotImplementedError, match="linear doesn't support weights"):
+    jnp.quantile(x, 0.5, weights=x)
+  with pytest.raises(ValueError, match="Weights cannot be complex types"):
+    jnp.quantile(x, 0.5, method="inverted_cdf", weights=np.ones((2, 3), np.complex64))
+  with pytest.raises(ValueError, match="Weights shape must match 'a' shape when axis is None"):
+    jnp.quantile(x, 0.5, method="inverted_cdf", weights=np.ones(3, F32))
+  with pytest.raises(ValueError, match=r"Weights shape \(2,\) must match reduction axes \(3,\)"):
+    jnp.quantile(x, 0.5, axis=1, method="inverted_cdf", weights=np.ones(2, F32))
+  bad = np.array([[1.0, -1.0, 1.0], [1.0, 1.0, 1.0]], F32)
+  out = jnp.quantile(np.arange(6, dtype=F32).reshape(2, 3), 0.5, axis=1,
+                     method="inverted_cdf", weights=bad)
+  assert np.isnan(out[0]) and float(out[1]) == 4.0

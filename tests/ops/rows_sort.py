@@ -323,3 +323,31 @@ _add("jnp.average_returned_no_weights", lambda x: jnp.average(x, axis=0, returne
 _add("jnp.average_f16_weights_int", lambda x, w: jnp.average(x, weights=w),
      lambda rng: (rng.standard_normal(6).astype(np.float16), np.arange(1, 7, dtype=np.int32)),
      lambda x, w: np.average(x.astype(np.float32), weights=w).astype(np.float16))
+
+
+# inverted_cdf, with and without weights
+def _weighted(rng, nan=False):
+  x = rng.standard_normal((3, 5)).astype(np.float32)
+  if nan:
+    x[1, 2] = np.nan
+  return x, rng.random((3, 5)).astype(np.float32)
+
+
+for fname, (jf, nf) in _QFUNCS.items():
+  scale = 100.0 if "percentile" in fname else 1.0
+  nan = fname.startswith("nan")
+  q = np.array([0.1, 0.5, 0.8], np.float32) * scale
+  _add(f"jnp.{fname}_inverted_cdf_weights", lambda x, w, jf=jf, q=q: jf(
+      x, q, axis=1, method="inverted_cdf", weights=w),
+       lambda rng, nan=nan: _weighted(rng, nan),
+       lambda x, w, nf=nf, q=q: nf(x, q, axis=1, method="inverted_cdf", weights=w))
+  _add(f"jnp.{fname}_inverted_cdf_none_keepdims", lambda x, jf=jf, s=scale: jf(
+      x, 0.3 * s, method="inverted_cdf", keepdims=True),
+       lambda rng, nan=nan: _weighted(rng, nan)[:1],
+       lambda x, nf=nf, s=scale: nf(x, 0.3 * s, method="inverted_cdf", keepdims=True))
+_add("jnp.quantile_inverted_cdf_weights_1d_axis0",
+     lambda x, w: jnp.quantile(x, 0.6, axis=0, method="inverted_cdf", weights=w),
+     lambda rng: (rng.standard_normal((4, 2)).astype(np.float32),
+                  rng.random(4).astype(np.float32)),
+     lambda x, w: np.quantile(x, 0.6, axis=0, method="inverted_cdf",
+                              weights=np.broadcast_to(w[:, None], x.shape)))

@@ -97,10 +97,24 @@ def _quantile(a, q, axis, method: str, keepdims: bool, squash_nans: bool, weight
   if method not in _METHODS:
     raise ValueError("method can only be 'linear', 'lower', 'higher', 'midpoint', 'nearest' "
                      "or 'inverted_cdf'")
-  if weights is not None or method == "inverted_cdf":
-    raise NotImplementedError("openjax: jnp.quantile with weights or method='inverted_cdf' "
-                              "is not implemented yet; use one of the other methods.")
-  (a,) = util.promote_dtypes_inexact(a)
+  if weights is not None:
+    if dtypes.kind(util.dtype_of(weights)) == "c":
+      raise ValueError("Weights cannot be complex types.")
+    if method != "inverted_cdf":
+      raise NotImplementedError(f"{method} doesn't support weights. Only method "
+                                "'inverted_cdf' supports weights.")
+    a, weights = util.promote_dtypes_inexact(a, weights)
+    a_shape, w_shape = np.shape(a), np.shape(weights)
+    if w_shape != a_shape:
+      if axis is None:
+        raise ValueError("Weights shape must match 'a' shape when axis is None.")
+      ax = _red._reduction_dims(a, axis)
+      if w_shape != tuple(a_shape[d] for d in ax):
+        raise ValueError(f"Weights shape {w_shape} must match reduction axes "
+                         f"{tuple(a_shape[d] for d in ax)}")
+      weights = lax.broadcast_in_dim(weights, a_shape, ax)
+  else:
+    (a,) = util.promote_dtypes_inexact(a)
   if dtypes.kind(util.dtype_of(a)) == "c":
     raise ValueError("quantile does not support complex input, as the operation is poorly "
                      "defined.")
@@ -109,9 +123,11 @@ def _quantile(a, q, axis, method: str, keepdims: bool, squash_nans: bool, weight
     if keepdims:
       keepdim = [1] * np.ndim(a)
     a = _red._ravel(a)
+    weights = None if weights is None else _red._ravel(weights)
     axis = 0
   elif isinstance(axis, tuple):
     a, keepdim = _flatten_axes(a, axis)
+    weights = None if weights is None else _flatten_axes(weights, axis)[0]
     axis = np.ndim(a) - 1
   else:
     axis = util.canonicalize_axis(axis, np.ndim(a))
@@ -119,12 +135,16 @@ def _quantile(a, q, axis, method: str, keepdims: bool, squash_nans: bool, weight
   q_ndim = len(q_shape)
   if q_ndim > 1:
     raise ValueError(f"q must be have rank <= 1, got shape {q_shape}")
-  if squash_nans:
+  if method == "inverted_cdf":
+    result = _inverted_cdf(a, q, weights, axis, keepdims, squash_nans)
+  elif squash_nans:
     low_value, high_value, low_weight, high_weight, q = _nan_order_stats(a, q, axis, keepdims)
   else:
     low_value, high_value, low_weight, high_weight, q = _order_stats(a, q, axis, keepdims)
   q_dtype = util.dtype_of(q)
-  if method == "linear":
+  if method == "inverted_cdf":
+    pass
+  elif method == "linear":
     result = lax.add(lax.mul(_red._convert(low_value, q_dtype), low_weight),
                      lax.mul(_red._convert(high_value, q_dtype), high_weight))
   elif method == "lower":
@@ -221,6 +241,52 @@ def _take_per_slice(a, idx, axis: int, q_ndim: int, keepdims: bool):
   if keepdims:
     out = _red._expand_dims(out, (axis,))
   return out
+
+
+def _inverted_cdf(a, q, weights, axis: int, keepdims: bool, squash_nans: bool):
+  """The smallest order statistic whose cumulative weight reaches ``q`` of the
+  total; NaN where a weight is negative or NaN (or, without ``squash_nans``,
+  where the slice holds a NaN)."""
+  n = np.shape(a)[axis]
+  if not squash_nans:
+    a = _red._where(_red.any(_red._isnan(a), axis=axis, keepdims=True), np.nan, a)
+  if weights is None:
+    weights = lax.full(np.shape(a), 1.0, util.dtype_of(a))
+    a = lax.sort(a, dimension=axis)
+  else:
+    a, weights = lax.sort_key_val(a, weights, dimension=axis)
+  q_ndim = np.ndim(q)
+  zeros = _red._const(weights, 0)
+  bad_weights = lax.bitwise_or(lax.lt(weights, zeros), _red._isnan(weights))
+  nan_data = _red._isnan(a)
+  clean = _red._where(lax.bitwise_or(bad_weights, nan_data), zeros, weights)
+  cum = _red.cumsum(clean, axis=axis)
+  total = lax.index_in_dim(cum, n - 1, axis=axis, keepdims=keepdims)
+  q_b = lax.reshape(q, np.shape(q) + (1,) * np.ndim(total))
+  q_b, total_b = util.promote_dtypes(q_b, _red._expand_dims(total, tuple(range(q_ndim))))
+  target = lax.mul(q_b, total_b)
+  if not keepdims:
+    target = _red._expand_dims(target, (axis + q_ndim,))
+  cum_b = _red._expand_dims(cum, tuple(range(q_ndim)))
+  int_dtype = dtypes.default_int_dtype()
+  is_less = lax.lt(_red._convert(cum_b, util.dtype_of(target)), target)
+  idx = _red.sum(_red._convert(is_less, int_dtype), axis=axis + q_ndim, keepdims=keepdims)
+  q_dtype = util.dtype_of(q)
+  if squash_nans:
+    valid = _red.sum(lax.bitwise_not(nan_data), axis=axis, dtype=q_dtype, keepdims=keepdims)
+  else:
+    valid = lax.full(np.shape(total), n, q_dtype)
+  last = _red._convert(lax.sub(valid, _red._const(valid, 1)), int_dtype)
+  last = _red._expand_dims(last, tuple(range(q_ndim)))
+  idx = lax.max(_red._const(idx, 0), lax.min(idx, last))
+  result = _take_per_slice(a, idx, axis, q_ndim, keepdims)
+  if squash_nans:
+    force_nan = lax.bitwise_or(_red.any(bad_weights, axis=axis, keepdims=keepdims),
+                               lax.eq(valid, _red._const(valid, 0)))
+  else:
+    force_nan = _red.any(lax.bitwise_or(bad_weights, nan_data), axis=axis, keepdims=keepdims)
+  force_nan = _red._expand_dims(force_nan, tuple(range(q_ndim)))
+  return _red._where(force_nan, _red._const(result, np.nan), result)
 
 
 def average(a, axis=None, weights=None, returned=False, keepdims=False):
