@@ -62,7 +62,7 @@ def abstractify(x: Any, what: str = "argument") -> ShapedArray:
   if t is array_hooks.array_type or isinstance(x, Tracer):
     return x.aval
   if t in dtypes.python_scalar_dtypes:
-    return ShapedArray((), dtypes.dtype(x), weak_type=True)
+    return ShapedArray((), dtypes.dtype(x), weak_type=t is not bool)
   if t is ShapeDtypeStruct:
     return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype), x.weak_type)
   if isinstance(x, (np.ndarray, np.generic)):

@@ -63,7 +63,7 @@ def shaped_array_of(value) -> ShapedArray:
   if aval is not None:
     return aval
   if type(value) in dtypes.python_scalar_dtypes:
-    return ShapedArray((), dtypes.dtype(value), weak_type=True)
+    return ShapedArray((), dtypes.dtype(value), weak_type=type(value) is not bool)
   arr = np.asarray(value)
   return ShapedArray(arr.shape, dtypes.canonicalize_dtype(arr.dtype), False)
 

@@ -205,7 +205,7 @@ def get_aval(x: Any) -> ShapedArray:
     return aval
   t = type(x)
   if t in dtypes.python_scalar_dtypes:
-    return ShapedArray((), dtypes.dtype(x), weak_type=True)
+    return ShapedArray((), dtypes.dtype(x), weak_type=t is not bool)
   if hasattr(x, "__jax_array__"):
     return get_aval(x.__jax_array__())
   arr = np.asarray(x) if not hasattr(x, "dtype") or not hasattr(x, "shape") else x
@@ -268,7 +268,7 @@ class EvalTrace(Trace):
           raise _escaped(x)
         v = canonical_value(x)
         vals.append(v)
-        avals.append(ShapedArray(v.shape, v.dtype, type(x) in dtypes.python_scalar_dtypes))
+        avals.append(ShapedArray(v.shape, v.dtype, dtypes.is_weakly_typed(x)))
     out_avals = self._abstract_eval(primitive, avals, params)
     outs = primitive.rule("impl")(*vals, **params)
     make = array_hooks.make_array
