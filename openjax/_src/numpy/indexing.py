@@ -15,7 +15,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
-from openjax._src.core import Tracer, concrete_or_error, get_aval
+from openjax._src.core import Tracer, concrete_or_error
 from openjax._src.numpy import creation as _creation
 from openjax._src.numpy import indexer as _ix
 from openjax._src.numpy import shape_ops as _shape

@@ -1,11 +1,12 @@
-"""Indexing primitives: ``dynamic_slice``, ``dynamic_update_slice``, ``gather``
-and the scatter family, with XLA's general dimension-number semantics.
+"""Indexing primitives: ``gather`` and the scatter family, with XLA's general
+dimension-number semantics (``dynamic_slice`` and ``dynamic_update_slice``
+live in ``dynamic_slicing.py`` and are re-exported here).
 
-Start indices are clamped so a slice fits in the operand (as XLA does). Gather
-and scatter take a ``GatherScatterMode``: ``CLIP`` clamps each window into
-range, ``FILL_OR_DROP`` fills out-of-bounds gather windows with ``fill_value``
-and drops out-of-bounds scatter windows, and ``PROMISE_IN_BOUNDS`` behaves as
-XLA does in practice (gathers clamp, scatters drop).
+Gather and scatter take a ``GatherScatterMode``: ``CLIP`` clamps each window
+into range, ``FILL_OR_DROP`` fills out-of-bounds gather windows with
+``fill_value`` and drops out-of-bounds scatter windows, and
+``PROMISE_IN_BOUNDS`` behaves as XLA does in practice (gathers clamp,
+scatters drop).
 """
 from __future__ import annotations
 
@@ -18,15 +19,17 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src.core import (ClosedJaxpr, Primitive, ShapedArray, Tracer, eval_jaxpr,
                                eval_trace, get_aval, set_current_trace)
+from openjax._src.primitives import dynamic_slicing
 from openjax._src.primitives import elementwise as _ew
 from openjax._src.primitives import shape as _shape
 from openjax._src.primitives._util import check_same_dtypes
+from openjax._src.primitives.dynamic_slicing import *  # noqa: F401,F403
+from openjax._src.primitives.dynamic_slicing import shape_param
 
 __all__ = [
+    *dynamic_slicing.__all__,
     "GatherDimensionNumbers", "ScatterDimensionNumbers", "GatherScatterMode",
-    "dynamic_slice", "dynamic_slice_p", "dynamic_update_slice", "dynamic_update_slice_p",
-    "dynamic_slice_in_dim", "dynamic_index_in_dim", "dynamic_update_slice_in_dim",
-    "dynamic_update_index_in_dim", "gather", "gather_p", "scatter", "scatter_p",
+    "gather", "gather_p", "scatter", "scatter_p",
     "scatter_add", "scatter_add_p", "scatter_sub", "scatter_sub_p", "scatter_mul",
     "scatter_mul_p", "scatter_min", "scatter_min_p", "scatter_max", "scatter_max_p",
     "index_take",
@@ -103,13 +106,6 @@ def _scatter_dnums(dnums) -> ScatterDimensionNumbers:
   return ScatterDimensionNumbers(*(_dims("scatter", f, v) for f, v in zip(dnums._fields, dnums)))
 
 
-def _shape_param(fun: str, name: str, shape) -> tuple[int, ...]:
-  out = _dims(fun, name, shape)
-  if any(d < 0 for d in out):
-    raise TypeError(f"{fun}: {name} must be non-negative, got {out}")
-  return out
-
-
 # ---------------------------------------------------- shared NumPy machinery
 def _as_int64(idx: np.ndarray) -> np.ndarray:
   """Index values as int64; huge unsigned values saturate (they are out of
@@ -179,189 +175,6 @@ def _gather_windows(operand, starts, window_shape, indexed_dims):
 
 def _cast_scalar(value, dtype) -> np.ndarray:
   return _ew.convert_numpy(np.asarray(value), dtype)
-
-
-# -------------------------------------------------------------- dynamic_slice
-dynamic_slice_p = Primitive("dynamic_slice", kind="differentiable")
-
-
-def _clamped_starts(shape, starts, sizes) -> list[int]:
-  return [int(min(max(int(s), 0), d - z)) for s, d, z in zip(starts, shape, sizes)]
-
-
-@dynamic_slice_p.def_impl
-def _dynamic_slice_impl(operand, *start_indices, slice_sizes):
-  starts = _clamped_starts(operand.shape, start_indices, slice_sizes)
-  return [operand[tuple(slice(s, s + z) for s, z in zip(starts, slice_sizes))].copy()]
-
-
-def _check_start_indices(name: str, operand, start_indices) -> None:
-  if len(start_indices) != operand.ndim:
-    raise TypeError(f"{name}: got {len(start_indices)} start indices for operand "
-                    f"{operand.str_short()}; pass one scalar start index per dimension.")
-  if any(idx.ndim != 0 for idx in start_indices):
-    raise TypeError(f"start_indices arguments to {name} must be scalars, "
-                    f" got indices {[i.str_short() for i in start_indices]}")
-  if any(i.dtype != start_indices[0].dtype or not dtypes.issubdtype(i.dtype, np.integer)
-         for i in start_indices):
-    sep = ": " if name == "dynamic_slice" else " "
-    raise TypeError(f"index arguments to {name} must be integers of the same type, "
-                    f"got{sep}{', '.join(i.dtype.name for i in start_indices)}")
-
-
-@dynamic_slice_p.def_abstract_eval
-def _dynamic_slice_abstract_eval(operand, *start_indices, slice_sizes):
-  if len(slice_sizes) != operand.ndim:
-    raise TypeError(f"dynamic_slice: slice_sizes {slice_sizes} must have one entry per "
-                    f"dimension of operand {operand.str_short()}.")
-  if not all(d >= s for d, s in zip(operand.shape, slice_sizes)):
-    raise TypeError("slice slice_sizes must be less than or equal to operand shape, "
-                    f"got slice_sizes {slice_sizes} for operand shape {operand.shape}.")
-  if not all(s >= 0 for s in slice_sizes):
-    raise TypeError("slice slice_sizes must be greater than or equal to zero, "
-                    f"got slice_sizes of {slice_sizes}.")
-  _check_start_indices("dynamic_slice", operand, start_indices)
-  return [ShapedArray(slice_sizes, operand.dtype, operand.weak_type)]
-
-
-def _dynamic_slice_indices(operand, start_indices, allow_negative_indices) -> list:
-  """One scalar start index per dimension, negative ones wrapped (static ones
-  on the host, traced ones with ``select``)."""
-  shape = get_aval(operand).shape
-  if not isinstance(start_indices, (list, tuple)):
-    if np.ndim(start_indices) != 1:
-      raise ValueError(f"Slice indices must be a 1D sequence, got {np.shape(start_indices)}")
-    start_indices = list(start_indices)
-  if len(start_indices) != len(shape):
-    raise ValueError("Length of slice indices must match number of operand dimensions "
-                     f"({len(start_indices)} vs {shape})")
-  if isinstance(allow_negative_indices, bool):
-    allow_negative_indices = [allow_negative_indices] * len(shape)
-  out = []
-  for i, d, allow_neg in zip(start_indices, shape, allow_negative_indices):
-    dt = dtypes.dtype(i)
-    if not dtypes.issubdtype(dt, np.integer):
-      out.append(i)   # abstract eval reports the bad dtype
-      continue
-    if isinstance(i, Tracer):
-      if allow_neg and dtypes.kind(dt) == "i":
-        zero = np.zeros((), dt)
-        d_arr = np.asarray(d).astype(dt)
-        i = _ew.select(_ew.lt(i, zero), _ew.add(i, d_arr), i)
-      out.append(i)
-      continue
-    # Static index (Python/NumPy scalar or a concrete Array): wrap on the host.
-    v = np.asarray(i).astype(dt)
-    if v.ndim == 0 and dtypes.kind(dt) == "i" and int(v) < 0:
-      if not allow_neg:
-        raise ValueError(f"Index {int(v)} is out of bounds for dimension {d} if "
-                         "allow_negative_indices=False")
-      v = np.asarray(int(v) + d).astype(dt)
-    out.append(v)
-  return out
-
-
-def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices=True):
-  """The slice of ``operand`` of shape ``slice_sizes`` starting at
-  ``start_indices`` (possibly traced). Starts are clamped so the slice fits;
-  negative starts count from the end when ``allow_negative_indices``."""
-  starts = _dynamic_slice_indices(operand, start_indices, allow_negative_indices)
-  sizes = _shape_param("dynamic_slice", "slice_sizes", slice_sizes)
-  return dynamic_slice_p.bind1(operand, *starts, slice_sizes=sizes)
-
-
-# ------------------------------------------------------- dynamic_update_slice
-dynamic_update_slice_p = Primitive("dynamic_update_slice", kind="differentiable")
-
-
-@dynamic_update_slice_p.def_impl
-def _dynamic_update_slice_impl(operand, update, *start_indices):
-  starts = _clamped_starts(operand.shape, start_indices, update.shape)
-  out = operand.copy()
-  out[tuple(slice(s, s + z) for s, z in zip(starts, update.shape))] = update
-  return [out]
-
-
-@dynamic_update_slice_p.def_abstract_eval
-def _dynamic_update_slice_abstract_eval(operand, update, *start_indices):
-  if operand.ndim != update.ndim:
-    raise TypeError("dynamic_update_slice update must have the same rank as operand, "
-                    f"got update shape {update.shape} for operand shape {operand.shape}.")
-  if operand.ndim != len(start_indices):
-    raise TypeError("dynamic_update_slice start_indices must have length equal to the "
-                    f"rank of operand, got indices {[i.str_short() for i in start_indices]} "
-                    f"for operand shape {operand.shape}.")
-  if not all(d >= u for d, u in zip(operand.shape, update.shape)):
-    raise TypeError("dynamic_update_slice update shape must be smaller than operand "
-                    f"shape, got update shape {update.shape} for operand shape "
-                    f"{operand.shape}.")
-  check_same_dtypes("dynamic_update_slice", [operand, update])
-  _check_start_indices("dynamic_update_slice", operand, start_indices)
-  weak = operand.weak_type and update.weak_type and all(i.weak_type for i in start_indices)
-  return [ShapedArray(operand.shape, operand.dtype, weak)]
-
-
-def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indices=True):
-  """``operand`` with ``update`` written at ``start_indices`` (possibly
-  traced); starts are clamped so the update fits."""
-  starts = _dynamic_slice_indices(operand, start_indices, allow_negative_indices)
-  return dynamic_update_slice_p.bind1(operand, update, *starts)
-
-
-def _scalar_zero_like(index):
-  return np.zeros((), dtypes.dtype(index) if dtypes.issubdtype(
-      dtypes.dtype(index), np.integer) else dtypes.default_int_dtype())
-
-
-def dynamic_slice_in_dim(operand, start_index, slice_size: int, axis: int = 0, *,
-                         allow_negative_indices: bool = True):
-  """``dynamic_slice`` along one axis: ``operand[..., start:start + size, ...]``."""
-  shape = get_aval(operand).shape
-  axis = int(axis)
-  starts = [_scalar_zero_like(start_index)] * len(shape)
-  starts[axis] = start_index
-  sizes = list(shape)
-  sizes[axis] = operator.index(slice_size)
-  allow = [False] * len(shape)
-  allow[axis] = allow_negative_indices
-  return dynamic_slice(operand, starts, sizes, allow_negative_indices=allow)
-
-
-def dynamic_index_in_dim(operand, index, axis: int = 0, keepdims: bool = True, *,
-                         allow_negative_indices: bool = True):
-  """``operand[..., index, ...]`` along ``axis`` with a possibly traced index."""
-  out = dynamic_slice_in_dim(operand, index, 1, axis,
-                             allow_negative_indices=allow_negative_indices)
-  return out if keepdims else _shape.squeeze(out, (int(axis),))
-
-
-def dynamic_update_slice_in_dim(operand, update, start_index, axis: int, *,
-                                allow_negative_indices: bool = True):
-  """``dynamic_update_slice`` along one axis."""
-  ndim = len(get_aval(operand).shape)
-  axis = int(axis)
-  starts = [_scalar_zero_like(start_index)] * ndim
-  starts[axis] = start_index
-  allow = [False] * ndim
-  allow[axis] = allow_negative_indices
-  return dynamic_update_slice(operand, update, starts, allow_negative_indices=allow)
-
-
-def dynamic_update_index_in_dim(operand, update, index, axis: int, *,
-                                allow_negative_indices: bool = True):
-  """Write ``update`` (rank of operand, or one less) at ``index`` along ``axis``."""
-  axis = int(axis)
-  u_shape = get_aval(update).shape
-  ndim = len(get_aval(operand).shape)
-  if len(u_shape) != ndim:
-    if len(u_shape) + 1 != ndim:
-      raise TypeError(f"dynamic_update_index_in_dim: update {get_aval(update).str_short()} "
-                      f"must have rank {ndim} or {ndim - 1}.")
-    new_shape = u_shape[:axis] + (1,) + u_shape[axis:]
-    update = _shape.broadcast_in_dim(update, new_shape,
-                                     tuple(i for i in range(ndim) if i != axis))
-  return dynamic_update_slice_in_dim(operand, update, index, axis,
-                                     allow_negative_indices=allow_negative_indices)
 
 
 # --------------------------------------------------------------------- gather
@@ -577,7 +390,7 @@ def gather(operand, start_indices, dimension_numbers, slice_sizes, *,
     fill_value = None
   return gather_p.bind1(
       operand, start_indices, dimension_numbers=_gather_dnums(dimension_numbers),
-      slice_sizes=_shape_param("gather", "slice_sizes", slice_sizes),
+      slice_sizes=shape_param("gather", "slice_sizes", slice_sizes),
       unique_indices=bool(unique_indices), indices_are_sorted=bool(indices_are_sorted),
       mode=mode, fill_value=fill_value)
 
