@@ -22,7 +22,7 @@ from openjax._src.primitives._elementwise_rules import (
     ABS, ANY, COMPLEX, COMPLEX_PARTS, CONJ, FLOAT, INEXACT, INT, INT_OR_BOOL, INT_OR_FLOAT,
     NUM, ORDERED, WITH_ACCURACY, bool_dtype, check_nary, check_same_dtypes, check_unary,
     complex_dtype, fl, naryop, pp_hide_none, real_dtype, unop, weak)
-from openjax._src.primitives._util import broadcasting_shape, quiet
+from openjax._src.primitives._util import broadcasting_shape
 
 __all__ = []  # filled by _export below
 
@@ -119,7 +119,7 @@ atanh_p = unop("atanh", fl(np.arctanh), INEXACT)
 sqrt_p = unop("sqrt", fl(np.sqrt), INEXACT, accuracy=True)
 rsqrt_p = unop("rsqrt", fl(lambda x: 1 / np.sqrt(x)), INEXACT, accuracy=True)
 cbrt_p = unop("cbrt", fl(np.cbrt), FLOAT, accuracy=True)
-abs_p = unop("abs", quiet(np.abs), ABS, result_dtype=real_dtype)
+abs_p = unop("abs", np.abs, ABS, result_dtype=real_dtype)
 real_p = unop("real", np.real, COMPLEX, result_dtype=real_dtype, kind="linear")
 imag_p = unop("imag", np.imag, COMPLEX, result_dtype=real_dtype, kind="linear")
 conj_p = unop("conj", lambda x, input_dtype: np.conj(x), CONJ, result_dtype=complex_dtype,
@@ -128,7 +128,7 @@ not_p = unop("not", _not, INT_OR_BOOL, kind="nondifferentiable")
 population_count_p = unop("population_count", _population_count, INT,
                            kind="nondifferentiable")
 clz_p = unop("clz", _clz, INT, kind="nondifferentiable")
-square_p = unop("square", quiet(np.square), NUM)
+square_p = unop("square", np.square, NUM)
 integer_pow_p = unop("integer_pow", fl(_integer_pow), NUM)
 
 
@@ -295,13 +295,13 @@ def _mulhi(x, y):
   return prod.astype(x.dtype)
 
 
-add_p = naryop("add", quiet(np.add), NUM, kind="linear")
-sub_p = naryop("sub", quiet(np.subtract), NUM, kind="linear")
-mul_p = naryop("mul", quiet(np.multiply), NUM, out_dtype_param=True)
-div_p = naryop("div", quiet(_div), NUM)
-rem_p = naryop("rem", quiet(_rem), INT_OR_FLOAT)
-max_p = naryop("max", quiet(np.maximum), ANY)
-min_p = naryop("min", quiet(np.minimum), ANY)
+add_p = naryop("add", np.add, NUM, kind="linear")
+sub_p = naryop("sub", np.subtract, NUM, kind="linear")
+mul_p = naryop("mul", np.multiply, NUM, out_dtype_param=True)
+div_p = naryop("div", _div, NUM)
+rem_p = naryop("rem", _rem, INT_OR_FLOAT)
+max_p = naryop("max", np.maximum, ANY)
+min_p = naryop("min", np.minimum, ANY)
 atan2_p = naryop("atan2", fl(_atan2), INEXACT)
 nextafter_p = naryop("nextafter", np.nextafter, FLOAT, kind="nondifferentiable")
 mulhi_p = naryop("mulhi", _mulhi, INT, kind="nondifferentiable")
@@ -619,7 +619,8 @@ clamp_p = Primitive("clamp")
 
 @clamp_p.def_impl
 def _clamp_impl(lo, x, hi):
-  return [np.minimum(np.maximum(x, lo), hi).astype(x.dtype, copy=False)]
+  with np.errstate(all="ignore"):
+    return [np.minimum(np.maximum(x, lo), hi).astype(x.dtype, copy=False)]
 
 
 @clamp_p.def_abstract_eval
