@@ -263,11 +263,15 @@ def _unique_sorted_mask(aux, equal_nan: bool):
   int_dtype = dtypes.default_int_dtype()
   if dtypes.kind(util.dtype_of(aux)) == "c":
     aux = _red._where(_red._isnan(aux), _red._const(aux, np.nan), aux)
-  cols = int(np.prod(np.shape(aux)[1:], dtype=np.int64))
-  flat = lax.reshape(aux, (n, cols))
-  keys = [lax.reshape(lax.slice_in_dim(flat, j, j + 1, axis=1), (n,)) for j in range(cols)]
-  perm = lax.sort((*keys, lax.iota(int_dtype, n)), num_keys=cols)[-1]
-  aux = _take0(aux, perm)
+  if np.ndim(aux) == 1:
+    aux, perm = lax.sort_key_val(aux, lax.iota(int_dtype, n))
+  else:
+    # Rows sort lexicographically: one sort key per column, first column first.
+    cols = int(np.prod(np.shape(aux)[1:], dtype=np.int64))
+    flat = lax.reshape(aux, (n, cols))
+    keys = [lax.reshape(lax.slice_in_dim(flat, j, j + 1, axis=1), (n,)) for j in range(cols)]
+    perm = lax.sort((*keys, lax.iota(int_dtype, n)), num_keys=cols)[-1]
+    aux = _take0(aux, perm)
   if n > 1:
     cur, prev = lax.slice_in_dim(aux, 1, n), lax.slice_in_dim(aux, 0, n - 1)
     neq = lax.ne(cur, prev)

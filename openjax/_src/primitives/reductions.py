@@ -58,7 +58,8 @@ def _in_float32(x: np.ndarray) -> tuple[np.ndarray, np.dtype]:
 def _max_identity(dt: np.dtype):
   k = dtypes.kind(dt)
   if k in "fc":
-    return -np.inf
+    # Floats without infinities (some float8 types) use their lowest value.
+    return -np.inf if _has_inf(dt) else float(dtypes.finfo(dt).min)
   if k in "iu":
     return dtypes.iinfo(dt).min
   return False
@@ -67,10 +68,15 @@ def _max_identity(dt: np.dtype):
 def _min_identity(dt: np.dtype):
   k = dtypes.kind(dt)
   if k in "fc":
-    return np.inf
+    return np.inf if _has_inf(dt) else float(dtypes.finfo(dt).max)
   if k in "iu":
     return dtypes.iinfo(dt).max
   return True
+
+
+def _has_inf(dt: np.dtype) -> bool:
+  with np.errstate(all="ignore"):
+    return bool(np.isinf(np.array(np.inf, np.float32).astype(dt)))
 
 
 # ------------------------------------------------------------ reduce_sum

@@ -58,8 +58,8 @@ def _sort_abstract_eval(*avals, dimension, is_stable, num_keys):
     shapes = " ".join(str(a.shape) for a in avals)
     raise TypeError(f"Arguments to sort must have equal shapes, got: {shapes}")
   if not 0 <= dimension < max(avals[0].ndim, 1):
-    raise ValueError(f"sort: dimension {dimension} is out of bounds for operands of shape "
-                     f"{avals[0].shape}")
+    raise ValueError(f"sort: dimension {dimension} is out of bounds for operand "
+                     f"{avals[0].str_short()}; use a dimension in [0, {avals[0].ndim}).")
   return list(avals)
 
 
