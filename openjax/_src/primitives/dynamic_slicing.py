@@ -33,7 +33,7 @@ def shape_param(fun: str, name: str, shape) -> tuple[int, ...]:
 
 
 # -------------------------------------------------------------- dynamic_slice
-dynamic_slice_p = Primitive("dynamic_slice", kind="differentiable")
+dynamic_slice_p = Primitive("dynamic_slice", kind="linear")   # linear in the operand
 
 
 def _clamped_starts(shape, starts, sizes) -> list[int]:
@@ -122,7 +122,7 @@ def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices
 
 
 # ------------------------------------------------------- dynamic_update_slice
-dynamic_update_slice_p = Primitive("dynamic_update_slice", kind="differentiable")
+dynamic_update_slice_p = Primitive("dynamic_update_slice", kind="linear")
 
 
 @dynamic_update_slice_p.def_impl

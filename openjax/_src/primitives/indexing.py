@@ -178,7 +178,7 @@ def _cast_scalar(value, dtype) -> np.ndarray:
 
 
 # --------------------------------------------------------------------- gather
-gather_p = Primitive("gather", kind="differentiable")
+gather_p = Primitive("gather", kind="linear")   # linear in the operand
 
 
 def _gather_out_shape(indices_shape, dnums, slice_sizes) -> tuple[int, ...]:
@@ -587,7 +587,7 @@ def _scatter_primitive(name: str, combine, kind: str) -> Primitive:
   return p
 
 
-scatter_p = _scatter_primitive("scatter", _replace_combine, "differentiable")
+scatter_p = _scatter_primitive("scatter", _replace_combine, "linear")
 scatter_add_p = _scatter_primitive("scatter-add", _ufunc_combine(np.add, np.logical_or),
                                    "linear")
 scatter_sub_p = _scatter_primitive("scatter-sub", _ufunc_combine(np.subtract), "linear")
