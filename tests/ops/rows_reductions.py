@@ -131,7 +131,8 @@ for dt in (F32, I32, F16):
        lambda x: np.argmin(x, keepdims=True))
 _add("jnp.argmax_bool", lambda x: jnp.argmax(x, axis=0), _one(BOOL),
      lambda x: np.argmax(x, axis=0))
-_add("jnp.argmax_method", lambda x: jnp.asarray(x).argmax(axis=0), _one(F32), lambda x: x.argmax(axis=0))
+_add("jnp.argmax_method", lambda x: jnp.asarray(x).argmax(axis=0), _one(F32),
+     lambda x: x.argmax(axis=0))
 _add("jnp.argmin_method", lambda x: jnp.asarray(x).argmin(), _one(F32), lambda x: x.argmin())
 _add("jnp.ptp_method", lambda x: jnp.asarray(x).ptp(), _one(F32), lambda x: np.ptp(x))
 
@@ -285,7 +286,8 @@ for fname, (jf, nf) in (("cumsum", (jnp.cumsum, np.cumsum)),
        _one(I32), lambda x, nf=nf: nf(x, axis=0, dtype=np.float32))
 _add("jnp.cumsum_dtype_bool", lambda x: jnp.cumsum(x, axis=1, dtype=bool), _one(I32),
      lambda x: np.cumsum(x != 0, axis=1) > 0)
-_add("jnp.cumsum_method", lambda x: jnp.asarray(x).cumsum(axis=0), _one(F32), lambda x: x.cumsum(axis=0))
+_add("jnp.cumsum_method", lambda x: jnp.asarray(x).cumsum(axis=0), _one(F32),
+     lambda x: x.cumsum(axis=0))
 _add("jnp.cumprod_method", lambda x: jnp.asarray(x).cumprod(), _one(F32), lambda x: x.cumprod())
 for fname, (jf, nf) in (("cumulative_sum", (jnp.cumulative_sum, np.cumulative_sum)),
                         ("cumulative_prod", (jnp.cumulative_prod, np.cumulative_prod))):

@@ -26,7 +26,7 @@ __all__ = [
     "nancumprod", "cumulative_sum", "cumulative_prod",
 ]
 
-_py_all, _py_any = builtins.all, builtins.any
+_py_all = builtins.all  # this module defines its own ``all``
 
 
 # ------------------------------------------------------------ private helpers
