@@ -76,8 +76,9 @@ def _install(cls) -> None:
   for dunder, name in _UNARY_OPS.items():
     setattr(cls, f"__{dunder}__", _defer(name))
   for name in _METHODS:
-    setattr(cls, name, _defer("_method_" + name) if name in ("reshape", "transpose", "astype", "view")
-            else _defer(name))
+    # Methods whose signature differs from the jnp function of the same name.
+    setattr(cls, name, _defer("_method_" + name)
+            if name in ("reshape", "transpose", "astype", "view", "compress") else _defer(name))
   cls.__getitem__ = lambda self, idx: _jnp("_getitem")(self, idx)
   cls.__round__ = lambda self, ndigits=None: _jnp("round")(self, ndigits or 0)
   cls.T = property(lambda self: _jnp("transpose")(self))
