@@ -10,3 +10,5 @@ from openjax._src.numpy.ufuncs import *  # noqa: F401,F403
 from openjax._src.numpy.array_methods import ndarray  # noqa: F401
 from openjax._src.numpy.ranges import *  # noqa: F401,F403
 from openjax._src.numpy.scalar_types import *  # noqa: F401,F403
+from openjax._src.numpy.searching import *  # noqa: F401,F403
+from openjax._src.numpy.statistics import *  # noqa: F401,F403
