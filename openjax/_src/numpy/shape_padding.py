@@ -12,6 +12,7 @@ from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.core import concrete_or_error
 from openjax._src.numpy import reductions as _red
+from openjax._src.numpy import statistics as _stats
 from openjax._src.numpy.shape_joining import stack
 from openjax._src.numpy.shape_reshaping import (as_array, ensure_arraylike, flip, moveaxis,
                                                 repeat)
@@ -195,7 +196,9 @@ def _pad_linear_ramp(array, pad_width, end_values):
   return array
 
 
-_STAT_FUNCS = {"maximum": "max", "minimum": "min", "mean": "mean", "median": "median"}
+# mode -> (module, function name), resolved at call time.
+_STAT_FUNCS = {"maximum": (_red, "max"), "minimum": (_red, "min"), "mean": (_red, "mean"),
+               "median": (_stats, "median")}
 
 
 def _pad_stats(array, pad_width, stat_length, stat_func):
@@ -297,4 +300,4 @@ def pad(array, pad_width, mode: str | Callable = "constant", **kwargs):
   if stat_length is not None:
     stat_length = _broadcast_to_pairs(stat_length, nd, "stat_length")
   return as_array(_pad_stats(array, pad_width, stat_length,
-                                   getattr(_red, _STAT_FUNCS[mode])))
+                                   getattr(*_STAT_FUNCS[mode])))
