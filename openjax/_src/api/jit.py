@@ -1,24 +1,62 @@
 """``jit``, ``make_jaxpr``, ``eval_shape``: the staging transformations.
 
 ``jit(f)`` traces ``f`` once per combination of argument structure, abstract
-values and static arguments, and binds ``jit_p`` with the staged jaxpr. The
-executor behind ``jit_p`` is pluggable (interpreter now, compiler later).
+values and static arguments. Outside any transformation, with the ``iree``
+executor (config ``openjax_executor``, env ``OPENJAX_EXECUTOR``), the staged
+jaxpr is lowered and compiled once per cache entry and the call dispatches
+the executable asynchronously; otherwise it binds ``jit_p``, whose impl
+compiles too under the ``iree`` executor or interprets the jaxpr.
 """
 from __future__ import annotations
 
 import functools
 import inspect
+import os
 import weakref
 from typing import Any, Callable, Sequence
 
 from openjax._src import tree_util
 from openjax._src.api.shapes import ShapeDtypeStruct, abstractify, to_shape_dtype_struct
 from openjax._src.config import config
-from openjax._src.core import ClosedJaxpr, Jaxpr, Tracer, eval_trace
+from openjax._src.api.aot import Lowered
+from openjax._src.core import ClosedJaxpr, Jaxpr, Tracer, eval_trace, trace_state
 from openjax._src.interpreters.staging import DebugInfo, flat_arg_names, trace_to_jaxpr
-from openjax._src.primitives.closed_call import jit_p
+from openjax._src.primitives.closed_call import jit_executor, jit_p
+from openjax._src.runtime import compiler as _compiler
+from openjax._src.runtime.pipeline import (compile_lowered, executable_for_jaxpr,
+                                           lower_closed_jaxpr)
+
+_EXECUTORS = ("iree", "interpreter")
+
+
+def _check_executor(value):
+  value = str(value).strip().lower()
+  if value not in _EXECUTORS:
+    raise ValueError(f"openjax_executor must be one of {_EXECUTORS}, got {value!r}")
+  return value
+
+
+config.define("openjax_executor", _check_executor(os.environ.get("OPENJAX_EXECUTOR",
+                                                                 "interpreter")),
+              "How jitted functions run: 'iree' (compile with IREE) or 'interpreter' "
+              "(evaluate the jaxpr op by op).", validator=_check_executor)
 
 _all_jitted: "weakref.WeakSet[JitWrapped]" = weakref.WeakSet()
+
+
+def _compiling() -> bool:
+  return config.read("openjax_executor") == "iree"
+
+
+def _run_jit_p(jaxpr, name, donated_invars, args):
+  # jit_p's impl (reached from transformations' known parts and nested
+  # evaluation): compile the call's jaxpr when the iree executor is on.
+  if not _compiling():
+    return None
+  return executable_for_jaxpr(jaxpr, name, donated_invars).execute(args)
+
+
+jit_executor.run = _run_jit_p
 
 
 def _normalize_argnums(fun, argnums, argnames, what: str):
@@ -80,12 +118,14 @@ class _HashableStatic:
 
 
 class _CacheEntry:
-  __slots__ = ("closed_jaxpr", "out_tree", "n_hoisted", "hoisted")
+  __slots__ = ("closed_jaxpr", "out_tree", "hoisted", "lowered", "executable")
 
   def __init__(self, closed_jaxpr, out_tree, hoisted):
     self.closed_jaxpr = closed_jaxpr
     self.out_tree = out_tree
     self.hoisted = hoisted
+    self.lowered = None      # LoweredModule, made on first compiled call or lower()
+    self.executable = None   # Executable, made on first compiled call
 
 
 def _hoist_tracer_consts(jaxpr: Jaxpr, consts: list):
@@ -216,10 +256,31 @@ class JitWrapped:
     if config.read("jax_disable_jit"):
       return self.fun(*args, **kwargs)
     entry, leaves, in_tree = self._get_entry(args, kwargs)
+    if trace_state.trace is eval_trace and not entry.hoisted and _compiling():
+      ex = entry.executable
+      if ex is None:
+        ex = self._compile_entry(entry, in_tree, len(leaves))
+      return tree_util.tree_unflatten(entry.out_tree, ex.execute(leaves))
     outs = jit_p.bind(*entry.hoisted, *leaves, jaxpr=entry.closed_jaxpr, name=self.name,
                       donated_invars=self._donated_invars(entry, in_tree, len(leaves)),
                       keep_unused=self.keep_unused, inline=self.inline)
     return tree_util.tree_unflatten(entry.out_tree, outs)
+
+  def _lower_entry(self, entry, in_tree, n_leaves):
+    if entry.lowered is None:
+      entry.lowered = lower_closed_jaxpr(entry.closed_jaxpr, self.name,
+                                         self._donated_invars(entry, in_tree, n_leaves))
+    return entry.lowered
+
+  def _compile_entry(self, entry, in_tree, n_leaves):
+    lowered = self._lower_entry(entry, in_tree, n_leaves)
+    entry.executable = compile_lowered(lowered, self.compiler_options or None)
+    return entry.executable
+
+  def lower(self, *args, **kwargs) -> Lowered:
+    """Lower ``f`` for these arguments (arrays or ``ShapeDtypeStruct``s) to
+    StableHLO: ``jit(f).lower(x).compile()(x)``."""
+    return self.trace(*args, **kwargs).lower()
 
   # ---- introspection ----
   def _cache_size(self) -> int:
@@ -236,7 +297,7 @@ class JitWrapped:
   def trace(self, *args, **kwargs) -> "Traced":
     """Stage ``f`` for these arguments (arrays or ``ShapeDtypeStruct``s)."""
     entry, leaves, in_tree = self._get_entry(args, kwargs)
-    return Traced(self, entry, in_tree, args, kwargs)
+    return Traced(self, entry, in_tree, args, kwargs, len(leaves))
 
   def __repr__(self):
     return f"<PjitFunction of {self.fun!r}>"
@@ -245,11 +306,26 @@ class JitWrapped:
 class Traced:
   """The result of ``jit(f).trace(*args)``: the staged program."""
 
-  def __init__(self, wrapped: JitWrapped, entry: _CacheEntry, in_tree, args, kwargs):
+  def __init__(self, wrapped: JitWrapped, entry: _CacheEntry, in_tree, args, kwargs,
+               n_leaves: int):
     self._wrapped = wrapped
     self._entry = entry
     self.in_tree = in_tree
     self.args_info = (args, kwargs)
+    self._n_leaves = n_leaves
+
+  def lower(self, *, lowering_platforms=None) -> Lowered:
+    """Lower the staged program to StableHLO (works whatever the executor)."""
+    if lowering_platforms not in (None, ("cpu",), ["cpu"]):
+      raise ValueError(f"Traced.lower: openjax lowers for 'cpu' only, got "
+                       f"lowering_platforms={lowering_platforms!r}")
+    if self._entry.hoisted:
+      raise TypeError(f"jit of {self._wrapped.name}: cannot lower a function that closes "
+                      "over values of an enclosing transformation (tracers); pass them as "
+                      "arguments instead.")
+    module = self._wrapped._lower_entry(self._entry, self.in_tree, self._n_leaves)
+    return Lowered(module, self.in_tree, self._entry.out_tree, self.args_info,
+                   self._wrapped.compiler_options)
 
   @property
   def jaxpr(self) -> ClosedJaxpr:
@@ -296,6 +372,7 @@ def clear_caches() -> None:
   for w in list(_all_jitted):
     w.clear_cache()
   eval_trace._aval_cache.clear()
+  _compiler.clear_memory_cache()
 
 
 def make_jaxpr(fun: Callable, static_argnums: int | Sequence[int] = (), axis_env=None,
@@ -358,4 +435,4 @@ def eval_shape(fun: Callable, *args, **kwargs):
 
 
 __all__ = ["jit", "make_jaxpr", "eval_shape", "clear_caches", "ShapeDtypeStruct",
-           "JitWrapped", "Traced"]
+           "JitWrapped", "Traced", "Lowered"]

@@ -1,7 +1,14 @@
 """``jit_p``: jit's closed call. It holds a closed jaxpr and is a primitive
 like any other, so ``grad(jit(f))``, ``jit(grad(f))`` and ``vmap(jit(f))``
-compose: each interpreter gives it a rule that transforms the inner jaxpr."""
+compose: each interpreter gives it a rule that transforms the inner jaxpr.
+
+Its impl runs the jaxpr with the interpreter, or, when the runtime has
+installed a compiled executor (``jit_executor.run``) and it accepts the
+call, compiles and runs it. Its lowering is a private ``func.func`` and a
+``func.call`` (inlined with ``inline=True``)."""
 from __future__ import annotations
+
+from typing import Callable
 
 from openjax._src.core import (ClosedJaxpr, Primitive, eval_jaxpr, jaxpr_transforms, pp_eqn,
                                set_current_trace)
@@ -11,10 +18,24 @@ from openjax._src.primitives.ad_util import (Zero, instantiate_zeros, is_undefin
 jit_p = Primitive("jit", multiple_results=True)
 
 
+class _JitExecutor:
+  """Set by the api layer (primitives sit below the runtime):
+  ``run(jaxpr, name, donated_invars, args) -> list | None``; None means
+  "use the interpreter" (the executor flag says so)."""
+  run: Callable | None = None
+
+
+jit_executor = _JitExecutor()
+
+
 @jit_p.def_impl
 def _jit_impl(*args, jaxpr: ClosedJaxpr, name: str, donated_invars: tuple = (),
               keep_unused: bool = False, inline: bool = False):
-  # The interpreter path; the compiler replaces this executor.
+  run = jit_executor.run
+  if run is not None:
+    outs = run(jaxpr, name, donated_invars, args)
+    if outs is not None:
+      return outs
   return eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
 
 
@@ -42,6 +63,15 @@ def _jit_pp(eqn, ctx):
     ctx.suggest_same_names(inner.invars, eqn.invars)
     ctx.suggest_same_names(inner.outvars, eqn.outvars)
   return pp_eqn(eqn, ctx, params=params)
+
+
+@jit_p.def_lower
+def _jit_lower(ctx, *args, jaxpr: ClosedJaxpr, name: str, donated_invars: tuple = (),
+               keep_unused: bool = False, inline: bool = False):
+  if inline:
+    return ctx.lower_jaxpr_inline(jaxpr, args)
+  symbol = ctx.lower_jaxpr_as_function(jaxpr, name)
+  return ctx.call(symbol, args, ctx.avals_out)
 
 
 def _call_params(params: dict, jaxpr: ClosedJaxpr, name: str) -> dict:
@@ -94,4 +124,4 @@ def _jit_partial_eval(pe_trace, unknowns, args, params):
   return [next(u) if unk else next(k) for unk in out_unknowns]
 
 
-__all__ = ["jit_p"]
+__all__ = ["jit_p", "jit_executor"]

@@ -1,7 +1,12 @@
 """``Array``: openjax's immutable concrete array.
 
-Storage is a read-only NumPy array today; the compiler's runtime extends the
-same small interface (buffer, device, sharding, readiness) with IREE buffers.
+An Array is backed either by a read-only NumPy array (results of eager
+operations, ``device_put``) or by an IREE buffer together with the fence
+that signals when the computation writing it has finished (results of
+compiled calls, which return before their work is done). Reading the value
+(``np.asarray``, printing, ``.item()``, an eager operation through
+``_value``) waits for the fence, raises the computation's error if it
+failed, and maps the buffer as a read-only NumPy view without copying.
 Arithmetic dunders and the jnp method forms are attached by ``openjax.numpy``.
 """
 from __future__ import annotations
@@ -11,6 +16,7 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src.core import ShapedArray, Tracer, register_array_type
 from openjax._src.runtime import devices as _devices
+from openjax._src.runtime.iree_device import ExecutionError
 
 
 class SingleDeviceSharding:
@@ -66,14 +72,64 @@ class _ArrayMeta(type):
 
 class Array(metaclass=_ArrayMeta):
   """An immutable array on a device (``jax.Array``)."""
-  __slots__ = ("_value", "aval", "_device", "_deleted", "__weakref__")
+  __slots__ = ("_np", "aval", "_device", "_deleted", "_buf", "_fence", "_idev", "_ref",
+               "_host", "_shared", "__weakref__")
   __array_priority__ = 100
 
   def __init__(self, value: np.ndarray, aval: ShapedArray, device=None):
-    self._value = value
+    self._np = value
     self.aval = aval
     self._device = device
     self._deleted = False
+    self._buf = None      # IREE buffer view (results of compiled calls; cached imports)
+    self._fence = None    # signalled when the computation writing _buf is done
+    self._idev = None     # the IreeDevice owning _buf
+    self._ref = None      # _buf's buffer identity (VmRef), computed on demand
+    self._host = None     # keeps host memory imported into _buf alive
+    self._shared = False  # _buf may be seen through another Array: never donate in place
+
+  # ``_value`` is read by the eval trace for every eager operation: a plain
+  # slot read when the NumPy value exists, a wait + map the first time for a
+  # computed result.
+  @property
+  def _value(self) -> np.ndarray:
+    v = self._np
+    if v is None:
+      v = self._materialize()
+    return v
+
+  def _materialize(self) -> np.ndarray:
+    if self._deleted:
+      raise _deleted_error(self.aval.str_short(short_dtypes=False))
+    self._wait()
+    bv = self._buf
+    aval = self.aval
+    if aval.size == 0:
+      v = np.zeros(aval.shape, aval.dtype)
+    else:
+      v = bv.map().asarray(aval.shape, aval.dtype)
+      if self._host is not None:
+        # The buffer aliases host memory we keep alive only through this
+        # Array; a view handed out could outlive it.
+        v = v.copy()
+    v.flags.writeable = False
+    self._np = v
+    return v
+
+  def _wait(self) -> None:
+    f = self._fence
+    if f is None:
+      return
+    try:
+      f.wait()
+    except RuntimeError as e:
+      idev = self._idev
+      if idev is not None:
+        idev.on_failure()
+      raise ExecutionError(
+          f"The jit-compiled computation producing this {self.aval.str_short()} array "
+          f"failed: {str(e).strip()}") from None
+    self._fence = None
 
   # ---- static properties ----
   @property
@@ -127,12 +183,26 @@ class Array(metaclass=_ArrayMeta):
     return (1, 0)  # kDLCPU, device 0
 
   def block_until_ready(self):
-    """Wait until the value is computed; returns ``self``."""
+    """Wait until the value is computed; returns ``self``. An error of the
+    computation that produces it is raised here."""
     self._check_alive()
+    if self._fence is not None:
+      self._wait()
     return self
 
   def is_ready(self) -> bool:
-    return True
+    """Whether the value is computed (never blocks)."""
+    self._check_alive()
+    f = self._fence
+    if f is None:
+      return True
+    try:
+      done = f.wait(timeout=0)
+    except RuntimeError:
+      return True    # failed: reading it raises at once
+    if done:
+      self._fence = None
+    return bool(done)
 
   def is_deleted(self) -> bool:
     return self._deleted
@@ -140,7 +210,11 @@ class Array(metaclass=_ArrayMeta):
   def delete(self) -> None:
     """Free the storage; any later use raises RuntimeError."""
     self._deleted = True
-    self._value = None
+    self._np = None
+    self._buf = None
+    self._fence = None
+    self._ref = None
+    self._host = None
 
   def copy_to_host_async(self):
     return None
@@ -266,6 +340,23 @@ class Array(metaclass=_ArrayMeta):
     if self.ndim == 0:
       return format(self._value.item(), spec)
     return format(str(self._value), spec)
+
+
+def _from_iree(bv, aval: ShapedArray, fence, idev, device) -> Array:
+  """An Array over an IREE buffer view written by a call that signals
+  ``fence`` when done."""
+  a = Array.__new__(Array)
+  a._np = None
+  a.aval = aval
+  a._device = device
+  a._deleted = False
+  a._buf = bv
+  a._fence = fence
+  a._idev = idev
+  a._ref = None
+  a._host = None
+  a._shared = False
+  return a
 
 
 def _reconstruct(value, weak_type):

@@ -1,0 +1,269 @@
+"""Running compiled modules: ``Executable`` loads a vmfb once per IREE
+device and calls its ``main`` asynchronously, turning inputs into buffers
+and results into ``Array``s.
+
+Inputs: an Array computed by an earlier call passes its buffer as is; an
+Array backed by NumPy is imported without copying when 64-byte aligned
+(copied into an aligned buffer otherwise) and the import is cached on the
+Array; any other value (a NumPy array the caller may still mutate, a Python
+scalar) is copied first.
+
+Donation: a donated input tied to an output (``iree.abi.output``) has its
+buffer overwritten by that output, so it must be seen by no one else. That
+holds for a result of an earlier call whose buffer was never mapped to NumPy
+and is not shared with another Array; IREE returns the *same* buffer for
+outputs that are inputs, reshapes of inputs or repeated values, so after
+each call results are compared (by buffer identity, only where the byte
+sizes allow aliasing) with the inputs and with each other, and shared ones
+are marked. A donated input that fails the test is copied first.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+import threading
+from typing import Sequence
+
+import numpy as np
+
+import iree.runtime as rt
+
+from openjax._src import dtypes
+from openjax._src.core import ShapedArray
+from openjax._src.runtime import devices as _devices
+from openjax._src.runtime.array import Array, _deleted_error, _from_iree, make_array
+from openjax._src.runtime.iree_device import (aligned_copy, iree_device, is_importable,
+                                              vm_instance, _immortal)
+
+_BufferView = rt.HalBufferView
+
+
+def _nbytes(aval: ShapedArray) -> int:
+  if aval.dtype == dtypes.float0:
+    return -1          # never aliases anything
+  return aval.size * aval.dtype.itemsize
+
+
+class Executable:
+  """A compiled module with its signature; callable on any CPU device."""
+
+  def __init__(self, key: str, vmfb: bytes, in_avals: Sequence[ShapedArray],
+               out_avals: Sequence[ShapedArray], name: str,
+               input_output_aliases: dict[int, int] | None = None):
+    self.key = key
+    self.vmfb = vmfb
+    self.name = name
+    self.in_avals = list(in_avals)
+    self.out_avals = list(out_avals)
+    self.aliases = dict(input_output_aliases or {})
+    self._loaded: dict[int, tuple] = {}
+    self._load_lock = threading.Lock()
+    n_in, n_out = len(self.in_avals), len(self.out_avals)
+    in_b = [_nbytes(a) for a in self.in_avals]
+    out_b = [_nbytes(a) for a in self.out_avals]
+    # Pairs of (input or output slot, output slot) whose buffers could be the
+    # same one; slots < n_in are inputs. In-place donated inputs are excluded:
+    # their Array is deleted after the call.
+    tied = set(self.aliases)
+    self._alias_pairs = tuple(
+        [(i, n_in + j) for i in range(n_in) if i not in tied
+         for j in range(n_out) if in_b[i] == out_b[j] and in_b[i] > 0]
+        + [(n_in + j, n_in + k) for j, k in itertools.combinations(range(n_out), 2)
+           if out_b[j] == out_b[k] and out_b[j] > 0])
+    self._float0_out = [a.dtype == dtypes.float0 for a in self.out_avals]
+    self._any_float0_out = any(self._float0_out)
+
+  def _load(self, idev):
+    hit = self._loaded.get(id(idev))
+    if hit is None:
+      with self._load_lock:
+        hit = self._loaded.get(id(idev))
+        if hit is None:
+          inst = vm_instance()
+          module = rt.VmModule.copy_buffer(inst, self.vmfb)
+          context = rt.VmContext(inst, modules=[idev.hal_module, module])
+          fn = module.lookup_function("main")
+          if fn is None:
+            raise RuntimeError(f"jit of {self.name}: compiled module has no 'main'")
+          hit = (context, fn, module)
+          # Contexts hold the device's HAL module: never freed at teardown.
+          _immortal.append(hit)
+          self._loaded[id(idev)] = hit
+    return hit
+
+  # ---- calling ----
+  def execute(self, args: Sequence, device=None) -> list:
+    """Run on ``args`` (flat; Arrays, NumPy arrays or scalars of the input
+    avals). Returns Arrays at once; their values are ready later."""
+    if device is None:
+      device = _pick_device(args)
+    idev = iree_device(device)
+    context, fn, _ = self._load(idev)
+    n_in = len(args)
+    if n_in != len(self.in_avals):
+      raise TypeError(f"jit of {self.name}: called with {n_in} arguments, the compiled "
+                      f"function takes {len(self.in_avals)}")
+    lst = rt.VmVariantList(n_in + 2)
+    keep = []
+    slots = [None] * n_in      # Array (or None) per input, for the aliasing check
+    bvs = [None] * n_in
+    donated = []
+    aliases = self.aliases
+    for i, x in enumerate(args):
+      if type(x) is Array:
+        if x._deleted:
+          raise _deleted_error(x.aval.str_short(short_dtypes=False))
+        if aliases and i in aliases:
+          bv = _donated_buffer(x, idev, args, keep)
+          donated.append(x)
+        else:
+          bv = x._buf
+          if bv is None or x._idev is not idev:
+            bv = _array_buffer(x, idev, keep)
+          elif x._host is not None:
+            keep.append(x._host)
+          slots[i] = x
+      else:
+        bv = _raw_buffer(x, self.in_avals[i], idev, keep)
+      bvs[i] = bv
+      lst.push_ref(bv)
+    out, signal = idev.invoke(context, fn, lst, n_in, len(self.out_avals), keep)
+    dev_attr = None if device is _devices.default_device() else device
+    results = []
+    get = out.get_as_object
+    for j, aval in enumerate(self.out_avals):
+      if self._any_float0_out and self._float0_out[j]:
+        results.append(make_array(np.zeros(aval.shape, dtypes.float0)))
+        continue
+      results.append(_from_iree(get(j, _BufferView), aval, signal, idev, dev_attr))
+    for x in donated:
+      x.delete()
+    if self._alias_pairs:
+      self._mark_shared(slots, bvs, results, keep)
+    return results
+
+  def _mark_shared(self, slots, bvs, results, keep) -> None:
+    n_in = len(slots)
+    refs: dict[int, object] = {}
+
+    def ref(s):
+      r = refs.get(s)
+      if r is None:
+        if s < n_in:
+          a = slots[s]
+          if a is not None:
+            r = a._ref
+            if r is None:
+              r = a._ref = a._buf.get_buffer().ref
+          else:
+            r = bvs[s].get_buffer().ref
+        else:
+          a = results[s - n_in]
+          r = a._ref
+          if r is None:
+            r = a._ref = a._buf.get_buffer().ref
+        refs[s] = r
+      return r
+
+    for s, t in self._alias_pairs:
+      if ref(s) == ref(t):
+        out = results[t - n_in]
+        out._shared = True
+        if s < n_in:
+          src = slots[s]
+          if src is not None:
+            src._shared = True
+            host = src._host
+          else:
+            host = keep       # a copied NumPy input: keep its memory with the result
+          if host is not None:
+            out._host = host
+        else:
+          results[s - n_in]._shared = True
+          if results[s - n_in]._host is not None:
+            out._host = results[s - n_in]._host
+
+
+def _pick_device(args):
+  for x in args:
+    if type(x) is Array and x._device is not None:
+      return x._device
+  return _devices.default_device()
+
+
+def _array_buffer(x: Array, idev, keep):
+  """The buffer of an Array for a call on ``idev``."""
+  if x._np is None:
+    # Computed on another device: bring the value over through the host.
+    arr = x._value
+    return _import(arr, idev, keep)
+  arr = x._np
+  if x._idev is None:
+    # NumPy-backed: import once and remember it on the Array.
+    if arr.dtype == dtypes.float0:
+      arr = np.zeros(arr.shape, np.bool_)
+    src = arr if is_importable(arr) else aligned_copy(arr)
+    bv, holder = idev.import_host(src)
+    x._buf, x._host, x._idev = bv, holder, idev
+    keep.append(holder)
+    return bv
+  return _import(arr, idev, keep)
+
+
+def _import(arr: np.ndarray, idev, keep):
+  src = arr if is_importable(arr) and not arr.flags.writeable else aligned_copy(arr)
+  bv, holder = idev.import_host(src)
+  keep.append(holder)
+  return bv
+
+
+# IREE's allocate-and-copy beats NumPy copy + import for small arrays but
+# is several times slower for large ones (page faults in a fresh allocation).
+_SMALL_COPY = 1 << 16
+_scalar_cache: dict = {}
+_SCALAR_CACHE_SIZE = 4096
+
+
+def _raw_buffer(x, aval: ShapedArray, idev, keep):
+  """A buffer holding a copy of a non-Array input (the caller may mutate it)."""
+  t = type(x)
+  key = None
+  if t is float or t is int or t is bool:
+    # -0.0 == 0.0 but they differ: the sign is part of the key.
+    key = (id(idev), aval.dtype, t, x, t is float and math.copysign(1.0, x) < 0)
+    hit = _scalar_cache.get(key)
+    if hit is not None:
+      return hit[0]
+  dt = aval.dtype
+  if dt == dtypes.float0:
+    arr = np.zeros(aval.shape, np.bool_)
+  else:
+    arr = np.asarray(x)
+    if arr.dtype != dt:
+      arr = arr.astype(dt)
+  if arr.shape != aval.shape:
+    raise TypeError(f"jit: argument of shape {arr.shape} where the compiled function "
+                    f"expects {aval.str_short()}")
+  if arr.nbytes <= _SMALL_COPY:
+    # Small: one copy into an IREE-owned buffer (no host memory to track).
+    bv, holder = idev.copy_to_device(arr), None
+  else:
+    bv, holder = idev.import_host(aligned_copy(arr))
+    keep.append(holder)
+  if key is not None:
+    if len(_scalar_cache) >= _SCALAR_CACHE_SIZE:
+      _scalar_cache.clear()
+    _scalar_cache[key] = (bv, holder)
+  return bv
+
+
+def _donated_buffer(x: Array, idev, args, keep):
+  """The buffer a donated input lends to its tied output: its own when
+  nobody else can see it, else a fresh copy."""
+  if (x._np is None and x._idev is idev and x._host is None and not x._shared
+      and sum(a is x for a in args) == 1):
+    return x._buf
+  return idev.copy_to_device(x._value)
+
+
+__all__ = ["Executable"]

@@ -1,0 +1,292 @@
+"""IREE devices: one process-wide ``local-task`` HAL device per CPU device,
+its in-order timeline, and moving NumPy data into IREE buffers.
+
+Facts this module is built on (``shared/iree/NOTES.md`` and our probes):
+
+* A HAL device must outlive every buffer, mapping and context made from it;
+  devices are therefore created once and never destroyed (they are kept in a
+  list whose reference is leaked at exit, so interpreter teardown cannot free
+  a device before the arrays that point into it).
+* ``import_host_allocation`` wraps NumPy memory without copying, but the
+  memory must be 64-byte aligned (unaligned imports crash inside the call),
+  and it is kept alive only by the Python ``HalBuffer`` object, not by the
+  buffer IREE retains, so we keep the NumPy memory alive ourselves until the
+  call using it has finished (and for as long as a result aliases it).
+* With the async-external ABI a call returns before its work is done; calls
+  on one device wait on the previous timepoint of the device's timeline
+  semaphore and signal the next, so they run in order. A failed call fails
+  the semaphore (every later wait raises); the next dispatch then starts a
+  fresh timeline.
+"""
+from __future__ import annotations
+
+import atexit
+import collections
+import ctypes
+import threading
+
+import numpy as np
+
+import iree.runtime as rt
+from iree._runtime_libs import _runtime as _native
+
+from openjax._src import dtypes
+
+#: bytes of alignment IREE needs for imported host memory
+ALIGNMENT = 64
+
+_HOST_MEMORY = int(rt.MemoryType.HOST_LOCAL | rt.MemoryType.DEVICE_VISIBLE)
+_DEVICE_MEMORY = int(rt.MemoryType.DEVICE_LOCAL)
+_USAGE = int(rt.BufferUsage.DEFAULT | rt.BufferUsage.MAPPING)
+
+_E = rt.HalElementType
+_ELEMENT_TYPES = {
+    np.dtype(np.bool_): _E.BOOL_8,
+    np.dtype(np.int8): _E.SINT_8, np.dtype(np.int16): _E.SINT_16,
+    np.dtype(np.int32): _E.SINT_32, np.dtype(np.int64): _E.SINT_64,
+    np.dtype(np.uint8): _E.UINT_8, np.dtype(np.uint16): _E.UINT_16,
+    np.dtype(np.uint32): _E.UINT_32, np.dtype(np.uint64): _E.UINT_64,
+    np.dtype(np.float16): _E.FLOAT_16, dtypes.bfloat16: _E.BFLOAT_16,
+    np.dtype(np.float32): _E.FLOAT_32, np.dtype(np.float64): _E.FLOAT_64,
+    np.dtype(np.complex64): _E.COMPLEX_64, np.dtype(np.complex128): _E.COMPLEX_128,
+    dtypes.float8_e4m3fn: _E.FLOAT_8_E4M3_FN, dtypes.float8_e4m3fnuz: _E.FLOAT_8_E4M3_FNUZ,
+    dtypes.float8_e5m2: _E.FLOAT_8_E5M2, dtypes.float8_e5m2fnuz: _E.FLOAT_8_E5M2_FNUZ,
+    dtypes.float8_e8m0fnu: _E.FLOAT_8_E8M0_FNU,
+}
+
+
+def hal_element_type(dtype: np.dtype):
+  """The IREE buffer element type of a dtype, or a clear error."""
+  et = _ELEMENT_TYPES.get(dtype)
+  if et is None:
+    raise NotImplementedError(
+        f"jit: arrays of dtype {np.dtype(dtype).name} cannot be passed to or returned "
+        "from compiled functions yet; convert them (e.g. to int8/float32) around the "
+        "jitted call, or run with the interpreter executor")
+  return et
+
+
+# Objects that must survive interpreter teardown (see the module docstring).
+_immortal: list = []
+ctypes.pythonapi.Py_IncRef(ctypes.py_object(_immortal))
+# They are kept on purpose: without this the bindings list them as leaks on
+# stderr at exit.
+_native.disable_leak_checker()
+
+_instance_lock = threading.RLock()
+_instance: rt.VmInstance | None = None
+_devices: dict[int, "IreeDevice"] = {}
+
+
+def vm_instance() -> rt.VmInstance:
+  global _instance
+  with _instance_lock:
+    if _instance is None:
+      _instance = rt.VmInstance()
+      _immortal.append(_instance)
+    return _instance
+
+
+class ExecutionError(RuntimeError):
+  """A compiled computation failed while running (raised where its result is
+  read or waited for)."""
+
+
+class IreeDevice:
+  """One ``local-task`` HAL device with its timeline and in-flight list."""
+
+  def __init__(self, device):
+    self.device = device            # the openjax Device
+    self.hal = rt.get_driver("local-task").create_default_device()
+    self.hal_module = rt.create_hal_module(vm_instance(), self.hal)
+    self.allocator = self.hal.allocator
+    self.lock = threading.Lock()
+    self.sem = self.hal.create_semaphore(0)
+    self.timepoint = 0
+    # (timepoint, objects to keep alive until the semaphore reaches it)
+    self._inflight: collections.deque = collections.deque()
+    _immortal.extend((self.hal, self.hal_module))
+
+  def __repr__(self):
+    return f"IreeDevice({self.device!r})"
+
+  # ---- dispatch ----
+  def invoke(self, context, function, args: rt.VmVariantList, n_in: int, n_out: int,
+             keepalive):
+    """Run ``function`` after every earlier call on this device; returns
+    (results list, signal fence). ``args`` holds the ``n_in`` inputs; the wait
+    and signal fences are appended here. ``keepalive`` lives until the call
+    has finished."""
+    with self.lock:
+      for attempt in (0, 1):
+        t = self.timepoint
+        signal = rt.HalFence.create_at(self.sem, t + 1)
+        args.push_ref(rt.HalFence.create_at(self.sem, t))
+        args.push_ref(signal)
+        out = rt.VmVariantList(n_out)
+        try:
+          context.invoke(function, args, out)
+        except Exception as e:  # noqa: BLE001 - classified below
+          if attempt == 0 and self._timeline_failed():
+            self._reset_timeline()
+            args = _inputs_only(args, n_in)
+            continue
+          raise _invoke_error(e) from None
+        self.timepoint = t + 1
+        if keepalive:
+          self._inflight.append((t + 1, keepalive))
+        self._prune()
+        return out, signal
+    raise AssertionError("unreachable")
+
+  def _prune(self) -> None:
+    q = self._inflight
+    if not q:
+      return
+    try:
+      done = self.sem.query()
+    except Exception:  # noqa: BLE001 - failed timeline: nothing runs any more
+      done = self.timepoint
+    while q and q[0][0] <= done:
+      q.popleft()
+
+  def _timeline_failed(self) -> bool:
+    try:
+      self.sem.query()
+      return False
+    except Exception:  # noqa: BLE001 - query raises on a failed semaphore
+      return True
+
+  def _reset_timeline(self) -> None:
+    # Work waiting on the old semaphore has failed with it; its keep-alive
+    # objects are no longer read by anything.
+    self.sem = self.hal.create_semaphore(0)
+    self.timepoint = 0
+    self._inflight.clear()
+
+  def on_failure(self) -> None:
+    """Called when a wait saw an execution error: later calls start anew."""
+    with self.lock:
+      if self._timeline_failed():
+        self._reset_timeline()
+
+  def synchronize(self, timeout_s: float | None = None) -> None:
+    """Wait for every call dispatched so far (errors are not raised here)."""
+    with self.lock:
+      sem, t = self.sem, self.timepoint
+    try:
+      if timeout_s is None:
+        sem.wait(t)
+      else:
+        sem.wait(t, timeout=int(timeout_s * 1e9))
+    except Exception:  # noqa: BLE001 - a failed timeline has nothing running
+      pass
+    with self.lock:
+      self._prune()
+
+  # ---- host data in ----
+  def import_host(self, arr: np.ndarray):
+    """Wrap ``arr`` (C-contiguous, 64-byte aligned, never written again) as a
+    buffer view without copying. Returns (buffer view, holder); the holder
+    must stay alive as long as the buffer may be read."""
+    holder = _writable_alias(arr)
+    buf = self.allocator.import_host_allocation(holder, memory_type=_HOST_MEMORY,
+                                                allowed_usage=_USAGE)
+    bv = rt.HalBufferView(buf, arr.shape, hal_element_type(arr.dtype))
+    return bv, (arr, holder, buf)
+
+  def copy_to_device(self, arr: np.ndarray):
+    """A new IREE-owned buffer view holding a copy of ``arr``."""
+    src = np.ascontiguousarray(arr)
+    if src.dtype.itemsize == 0 or not src.size:
+      flat = np.zeros(0, np.uint8)
+    else:
+      flat = src.reshape(-1).view(np.uint8)
+    buf = self.allocator.allocate_buffer_copy(memory_type=_DEVICE_MEMORY, allowed_usage=_USAGE,
+                                              device=self.hal, buffer=flat)
+    return rt.HalBufferView(buf, src.shape, hal_element_type(src.dtype))
+
+  # ---- testing ----
+  def _hold_for_testing(self) -> "_Hold":
+    """Make the next call wait on a timepoint nobody has signalled yet (so its
+    results stay not-ready until ``release()``; ``fail(msg)`` fails it)."""
+    with self.lock:
+      t = self.timepoint
+      self.timepoint = t + 1
+      return _Hold(self.sem, t + 1)
+
+
+class _Hold:
+  def __init__(self, sem, t):
+    self._sem, self._t = sem, t
+
+  def release(self) -> None:
+    self._sem.signal(self._t)
+
+  def fail(self, message: str) -> None:
+    self._sem.fail(message)
+
+
+def _inputs_only(args: rt.VmVariantList, n_in: int) -> rt.VmVariantList:
+  fresh = rt.VmVariantList(n_in + 2)
+  for i in range(n_in):
+    fresh.push_ref(args.get_as_ref(i))
+  return fresh
+
+
+def _invoke_error(e: Exception) -> Exception:
+  msg = str(e)
+  if "element type mismatch" in msg or "shape mismatch" in msg:
+    return TypeError(f"jit: a compiled function was called with an argument of the wrong "
+                     f"type: {msg.strip()}")
+  return ExecutionError(f"jit: the compiled computation failed to start: {msg.strip()}")
+
+
+def _writable_alias(arr: np.ndarray):
+  # import_host_allocation asks for a writable buffer; our read-only NumPy
+  # storage is never written through this alias (only donated buffers are
+  # written, and donated NumPy data is copied first).
+  if arr.flags.writeable:
+    return arr.reshape(-1).view(np.uint8) if arr.size else np.zeros(0, np.uint8)
+  if arr.nbytes == 0:
+    return np.zeros(0, np.uint8)
+  return (ctypes.c_char * arr.nbytes).from_address(arr.ctypes.data)
+
+
+def aligned_copy(arr: np.ndarray) -> np.ndarray:
+  """A C-contiguous copy of ``arr`` whose data starts on a 64-byte boundary."""
+  dt = arr.dtype
+  nbytes = int(arr.size) * dt.itemsize
+  raw = np.empty(nbytes + ALIGNMENT, np.uint8)
+  off = (-raw.ctypes.data) % ALIGNMENT
+  out = raw[off:off + nbytes].view(dt).reshape(arr.shape)
+  out[...] = arr
+  return out
+
+
+def is_importable(arr: np.ndarray) -> bool:
+  """Whether ``arr`` can be imported in place (contiguous and aligned)."""
+  return arr.flags.c_contiguous and arr.ctypes.data % ALIGNMENT == 0
+
+
+def iree_device(device) -> IreeDevice:
+  """The IREE device behind an openjax ``Device`` (created on first use)."""
+  d = _devices.get(device.id)
+  if d is None:
+    with _instance_lock:
+      d = _devices.get(device.id)
+      if d is None:
+        if not _devices:
+          atexit.register(_drain_at_exit)
+        d = _devices[device.id] = IreeDevice(device)
+  return d
+
+
+def _drain_at_exit() -> None:
+  # Let queued work finish before teardown frees Python objects it reads.
+  for d in list(_devices.values()):
+    d.synchronize(timeout_s=30.0)
+
+
+__all__ = ["IreeDevice", "ExecutionError", "iree_device", "hal_element_type", "aligned_copy",
+           "is_importable", "vm_instance", "ALIGNMENT"]
