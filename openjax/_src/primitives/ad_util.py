@@ -118,6 +118,15 @@ def _add_any_transpose(cts, x, y):
   return [ct, ct]
 
 
+@add_any_p.def_lower
+def _add_any_lower(ctx, x, y):
+  if ctx.avals_out[0].dtype == dtypes.float0:
+    return [x]          # float0 tangents carry no values (lowered as i1)
+  if ctx.avals_out[0].dtype == np.bool_:
+    return [ctx.op("stablehlo.or", [x, y], ctx.avals_out[0])]
+  return [ctx.op("stablehlo.add", [x, y], ctx.avals_out[0])]
+
+
 # ------------------------------------------------------------ rule builders
 def defjvp(prim: Primitive, *jvp_fns: Callable | None) -> None:
   """JVP from one function per operand: ``fn(g, *primals, **params)`` is the
