@@ -39,6 +39,13 @@ def const(x, val):
   return np.array(val, dt)
 
 
+def weak_scalar(x, val):
+  """``val`` as a weakly typed scalar of ``x``'s dtype: what a Python scalar in
+  ``x - 1`` becomes."""
+  dt = dtypes.dtype(x)
+  return lax._convert_element_type(_python_scalar(val, dt), dt, weak_type=True)
+
+
 def constant_like(x, val):
   """``val`` as a strongly typed constant of ``x``'s dtype."""
   return np.array(val, dtypes.dtype(x))

@@ -17,7 +17,8 @@ from openjax._src import lax
 from openjax._src.core import is_concrete
 from openjax._src.numpy import util
 from openjax._src.numpy._ufunc_helpers import (
-    asarray, broadcast_arrays, const, constant_like, full_like, is_kind, where as _where)
+    asarray, broadcast_arrays, const, constant_like, full_like, is_kind, weak_scalar,
+    where as _where)
 from openjax._src.numpy.util import (
     check_arraylike, ensure_arraylike, promote_args, promote_args_inexact,
     promote_args_numeric, promote_dtypes_inexact, promote_dtypes_numeric, promote_shapes)
@@ -122,7 +123,7 @@ def floor_divide(x1, x2, /):
     # lax.div truncates: step down where the signs differ and it was inexact.
     inexact = lax.bitwise_and(lax.ne(lax.sign(x1), lax.sign(x2)),
                               lax.ne(lax.rem(x1, x2), const(x1, 0)))
-    return _where(inexact, lax.sub(quotient, const(quotient, 1)), quotient)
+    return _where(inexact, lax.sub(quotient, weak_scalar(quotient, 1)), quotient)
   if is_kind(x1, "c"):
     raise TypeError("floor_divide does not support complex-valued inputs")
   return _float_divmod(x1, x2)[0]
@@ -167,7 +168,7 @@ def _float_divmod(x1, x2):
   div = lax.div(x1_exact, x2)
   fix = lax.bitwise_and(lax.ne(mod, const(mod, 0)), lax.ne(lax.sign(x2), lax.sign(mod)))
   mod = lax.select(fix, lax.add(mod, x2), mod)
-  div = lax.select(fix, lax.sub(div, const(div, 1)), div)
+  div = lax.select(fix, lax.sub(div, weak_scalar(div, 1)), div)
   return lax.round(div), mod
 
 
@@ -313,8 +314,10 @@ def _logaddexp(x1, x2, exp_fn, scale, period):
 
 def _wrap_between(x, half_period):
   # Map x into [-half_period, half_period).
-  two_pi = const(x, 2 * half_period)
-  return lax.sub(remainder(lax.add(x, const(x, half_period)), two_pi), const(x, half_period))
+  a, two_a, zero = const(x, half_period), const(x, 2 * half_period), const(x, 0)
+  rem = lax.rem(lax.add(x, a), two_a)
+  rem = lax.select(lax.lt(rem, zero), lax.add(rem, two_a), rem)
+  return lax.sub(rem, a)
 
 
 # -------------------------------------------------------------- trigonometry
@@ -335,7 +338,7 @@ def hypot(x1, x2, /):
   big, small = lax.max(x1, x2), lax.min(x1, x2)
   is_zero = lax.eq(big, const(big, 0))
   ratio = lax.div(small, _where(is_zero, full_like(big, 1), big))
-  x = _where(is_zero, big, lax.mul(big, lax.sqrt(lax.add(const(ratio, 1), lax.square(ratio)))))
+  x = _where(is_zero, big, lax.mul(big, lax.sqrt(lax.add(weak_scalar(ratio, 1), lax.square(ratio)))))
   return _where(any_inf, const(x, np.inf), x)
 
 

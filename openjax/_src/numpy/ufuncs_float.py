@@ -12,7 +12,7 @@ from openjax._src.numpy import misc as _misc
 from openjax._src.numpy import shape_ops as _shape_ops
 from openjax._src.numpy import sorting as _sorting
 from openjax._src.numpy._ufunc_helpers import (
-    asarray, const, constant_like, full_like, is_kind, where as _where)
+    asarray, const, constant_like, full_like, is_kind, weak_scalar, where as _where)
 from openjax._src.numpy.util import (
     ensure_arraylike, promote_args, promote_args_inexact, promote_dtypes_inexact)
 
@@ -189,8 +189,8 @@ def ldexp(x1, x2, /):
   e = lax.add(lax.convert_element_type(e, dt), x2)
   # Move one factor of 2 into the mantissa so 2**e cannot overflow early.
   positive = lax.gt(e, const(e, 0))
-  m = _where(positive, lax.mul(m, const(m, 2)), m)
-  e = _where(positive, lax.sub(e, const(e, 1)), e)
+  m = _where(positive, lax.mul(m, weak_scalar(m, 2)), m)
+  e = _where(positive, lax.sub(e, weak_scalar(e, 1)), e)
   x = lax.mul(m, lax.pow(const(e, 2), e))
   return _where(lax.bitwise_or(isinf(x1), lax.eq(x1, const(x1, 0))), x1, x)
 
