@@ -506,7 +506,7 @@ def _convert_element_type(operand, new_dtype=None, weak_type: bool = False):
   from_dtype = dtypes.dtype(operand)
   new_dtype = from_dtype if new_dtype is None else np.dtype(new_dtype)
   if type(operand) in dtypes.python_scalar_dtypes:
-    return np.asarray(operand).astype(new_dtype) if not weak_type else _weak_scalar(operand, new_dtype)
+    return _scalar_array(operand, new_dtype, weak_type)
   old_weak = dtypes.is_weakly_typed(operand)
   if from_dtype == new_dtype and old_weak == weak_type and hasattr(operand, "aval"):
     return operand
@@ -520,13 +520,14 @@ def _convert_element_type(operand, new_dtype=None, weak_type: bool = False):
                                       sharding=None)
 
 
-def _weak_scalar(x, dt):
-  # A weakly typed constant of dtype ``dt``: a 0-d Array, which tracing turns
-  # into a literal (no equation), as JAX does for Python scalars.
+def _scalar_array(x, dt, weak_type):
+  # A Python scalar as a 0-d Array of dtype ``dt``, which tracing turns into a
+  # literal (no equation), as JAX does for Python scalars.
   arr = np.asarray(x)
   if dtypes.kind(dt) not in "fc" and isinstance(x, float):
     arr = np.trunc(arr)
-  return array_hooks.make_array(np.asarray(convert_numpy(arr, dt)), ShapedArray((), dt, True))
+  return array_hooks.make_array(np.asarray(convert_numpy(arr, dt)),
+                                ShapedArray((), dt, bool(weak_type)))
 
 
 bitcast_convert_type_p = Primitive("bitcast_convert_type", kind="nondifferentiable")
