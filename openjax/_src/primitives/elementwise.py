@@ -523,11 +523,21 @@ def _convert_element_type(operand, new_dtype=None, weak_type: bool = False):
 def _scalar_array(x, dt, weak_type):
   # A Python scalar as a 0-d Array of dtype ``dt``, which tracing turns into a
   # literal (no equation), as JAX does for Python scalars.
+  aval = _SCALAR_AVALS.get((dt, weak_type))
+  if aval is None:
+    aval = _SCALAR_AVALS[(dt, weak_type)] = ShapedArray((), dt, bool(weak_type))
+  if type(x) is float and dtypes.kind(dt) in "fc" or type(x) is int and dtypes.kind(dt) in "iuf":
+    try:   # the common case, kept fast: operators with Python numbers
+      return array_hooks.make_array(np.array(x, dt), aval)
+    except OverflowError:
+      pass
   arr = np.asarray(x)
   if dtypes.kind(dt) not in "fc" and isinstance(x, float):
     arr = np.trunc(arr)
-  return array_hooks.make_array(np.asarray(convert_numpy(arr, dt)),
-                                ShapedArray((), dt, bool(weak_type)))
+  return array_hooks.make_array(np.asarray(convert_numpy(arr, dt)), aval)
+
+
+_SCALAR_AVALS: dict = {}
 
 
 bitcast_convert_type_p = Primitive("bitcast_convert_type", kind="nondifferentiable")
