@@ -244,7 +244,8 @@ class JitWrapped:
   def _donated_invars(self, entry, in_tree, n_leaves):
     if not self.donate_argnums and not self.donate_argnames:
       return (False,) * (len(entry.hoisted) + n_leaves)
-    dyn_args, dyn_kwargs = tree_util.tree_unflatten(in_tree, [None] * n_leaves)
+    # Placeholders must be leaves (None would be an empty subtree).
+    dyn_args, dyn_kwargs = tree_util.tree_unflatten(in_tree, [0] * n_leaves)
     flags = []
     for i, a in enumerate(dyn_args):
       flags += [i in self.donate_argnums] * tree_util.tree_structure(a).num_leaves

@@ -203,9 +203,14 @@ class FunctionBuilder:
     cache = self.current.const_cache
     if key is not None and key in cache:
       return cache[key]
-    attr = mlir_types.dense_attr(arr)
-    v = self.op("stablehlo.constant", [], mlir_types.tensor_type(arr.shape, arr.dtype),
-                attrs={"value": attr})
+    ty = mlir_types.tensor_type(arr.shape, arr.dtype)
+    if arr.dtype == np.complex128:
+      # IREE fills splat constants with one machine word; a 128-bit complex
+      # splat fails to compile, so build it from its f64 parts.
+      parts = [self.constant(arr.real), self.constant(arr.imag)]
+      v = self.op("stablehlo.complex", parts, ty)
+    else:
+      v = self.op("stablehlo.constant", [], ty, attrs={"value": mlir_types.dense_attr(arr)})
     if key is not None:
       cache[key] = v
     return v

@@ -62,7 +62,7 @@ BASE_FLAGS = (
 #: Without these IREE silently demotes f64 to f32, and f64 libm calls fail to link.
 X64_FLAGS = ("--iree-input-demote-f64-to-f32=false", "--iree-llvmcpu-link-embedded=false")
 
-_F64 = re.compile(r"\bf64\b")
+_F64 = re.compile(r"[x<]f64\b")
 
 
 class CompilationError(RuntimeError):

@@ -192,19 +192,19 @@ class IreeDevice:
     holder = _writable_alias(arr)
     buf = self.allocator.import_host_allocation(holder, memory_type=_HOST_MEMORY,
                                                 allowed_usage=_USAGE)
-    bv = rt.HalBufferView(buf, arr.shape, hal_element_type(arr.dtype))
+    bv = rt.HalBufferView(buf, list(arr.shape), hal_element_type(arr.dtype))
     return bv, (arr, holder, buf)
 
   def copy_to_device(self, arr: np.ndarray):
     """A new IREE-owned buffer view holding a copy of ``arr``."""
-    src = np.ascontiguousarray(arr)
+    src = arr if arr.flags.c_contiguous else np.copy(arr, order="C")
     if src.dtype.itemsize == 0 or not src.size:
       flat = np.zeros(0, np.uint8)
     else:
       flat = src.reshape(-1).view(np.uint8)
     buf = self.allocator.allocate_buffer_copy(memory_type=_DEVICE_MEMORY, allowed_usage=_USAGE,
                                               device=self.hal, buffer=flat)
-    return rt.HalBufferView(buf, src.shape, hal_element_type(src.dtype))
+    return rt.HalBufferView(buf, list(src.shape), hal_element_type(src.dtype))
 
   # ---- testing ----
   def _hold_for_testing(self) -> "_Hold":
