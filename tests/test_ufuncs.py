@@ -34,17 +34,6 @@ def _functions():
   return sorted({key.split("|")[0] for key in _FIXTURE["x32"]})
 
 
-def _util_gap(key: str, got: str, want: str, mode: str) -> bool:
-  """Mismatches caused by two known gaps in numpy/util.py's promotion helpers
-  (see test_util_promotion_gaps): Python bools come out weakly typed, and with
-  x64 integers and bools promote to 64-bit types where JAX keeps 32 bits."""
-  if "py_bool" in key and got.replace("bool*", "bool") == want:
-    return True
-  narrowed = (got.replace("float64", "float32").replace("complex128", "complex64")
-              .replace("int64", "int32"))
-  return mode == "x64" and narrowed == want
-
-
 @pytest.mark.parametrize("mode", ["x32", "x64"])
 @pytest.mark.parametrize("fname", _functions())
 def test_result_dtypes_match_jax(fname, mode):
@@ -59,14 +48,12 @@ def test_result_dtypes_match_jax(fname, mode):
         got = _describe(getattr(jnp, name)(*(_operand(o) for o in operands)))
       except Exception as e:  # noqa: BLE001 - the error type is compared
         got = "!" + type(e).__name__
-      if got != want and not _util_gap(key, got, want, mode):
+      if got != want:
         mismatches.append(f"{key}: got {got}, JAX gives {want}")
   assert not mismatches, "\n".join(mismatches)
 
 
-@pytest.mark.xfail(strict=True, reason="numpy/util.py: Python bools are weak; x64 int->float "
-                   "promotion goes to 64 bits (JAX maps int32/bool to float32, bool to int32)")
-def test_util_promotion_gaps():
+def test_promotion_of_bools_and_small_ints_like_jax():
   assert not jnp.isnan(True).weak_type
   with jax.enable_x64():
     assert jnp.sqrt(np.int32(4)).dtype == np.float32

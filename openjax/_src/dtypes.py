@@ -348,6 +348,30 @@ def can_cast(from_, to, casting: str = "safe") -> bool:
   return bool(np.can_cast(f, t, casting=casting))
 
 
+_dtype_to_inexact = {
+    bool_: float32, int2: float32, uint2: float32, int4: float32, uint4: float32,
+    int8: float32, uint8: float32, int16: float32, uint16: float32,
+    int32: float32, uint32: float32, int64: float64, uint64: float64}
+
+
+def to_inexact_dtype(dt) -> np.dtype:
+  """The inexact dtype JAX computes in for ``dt`` (int32 -> float32 even with
+  x64; int64 -> float64)."""
+  dt = np.dtype(dt)
+  return _dtype_to_inexact.get(dt, dt)
+
+
+def to_numeric_dtype(dt) -> np.dtype:
+  """``dt`` with bool replaced by int32."""
+  dt = np.dtype(dt)
+  return int32 if dt == bool_ else dt
+
+
+def to_complex_dtype(dt) -> np.dtype:
+  f = to_inexact_dtype(dt)
+  return complex128 if f in (float64, complex128) else complex64
+
+
 def finfo(dt) -> Any:
   """Machine limits for a floating dtype (bfloat16 and float8 included)."""
   d = dtype(dt, canonicalize=False) if not isinstance(dt, np.dtype) else dt

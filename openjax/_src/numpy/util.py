@@ -44,7 +44,7 @@ def asarray_operand(x: Any):
   if hasattr(x, "__jax_array__"):
     return asarray_operand(x.__jax_array__())
   if type(x) in dtypes.python_scalar_dtypes:
-    return lax._convert_element_type(x, dtypes.dtype(x), weak_type=True)
+    return lax._convert_element_type(x, dtypes.dtype(x), weak_type=dtypes.is_weakly_typed(x))
   arr = np.asarray(x)
   dt = dtypes.dtype(arr)
   return arr.astype(dt) if arr.dtype != dt else arr
@@ -63,31 +63,29 @@ def promote_dtypes(*args: Any) -> list:
 
 
 def promote_dtypes_inexact(*args: Any) -> list:
-  """Like ``promote_dtypes``, then to the default float (or complex) dtype if
-  the common dtype is integer or bool."""
+  """Like ``promote_dtypes``, then to an inexact dtype as JAX does (bool and
+  ints up to 32 bits -> float32, 64-bit ints -> float64)."""
   to_dtype, weak = dtypes.result_type(*args, return_weak_type_flag=True)
-  to_dtype = to_inexact_dtype(to_dtype)
+  to_dtype = dtypes.canonicalize_dtype(dtypes.to_inexact_dtype(to_dtype))
   return [lax._convert_element_type(a, to_dtype, weak) for a in args]
 
 
 def promote_dtypes_numeric(*args: Any) -> list:
+  """Like ``promote_dtypes``, with bool promoted to int32."""
   to_dtype, weak = dtypes.result_type(*args, return_weak_type_flag=True)
-  if to_dtype == np.bool_:
-    to_dtype = dtypes.default_int_dtype()
+  to_dtype = dtypes.to_numeric_dtype(to_dtype)
   return [lax._convert_element_type(a, to_dtype, weak) for a in args]
 
 
 def promote_dtypes_complex(*args: Any) -> list:
+  """Like ``promote_dtypes``, then to complex64 (complex128 from 64-bit types)."""
   to_dtype, weak = dtypes.result_type(*args, return_weak_type_flag=True)
-  k = dtypes.kind(to_dtype)
-  if k != "c":
-    to_dtype = dtypes.complex128 if to_dtype == np.float64 else dtypes.default_complex_dtype()
-    to_dtype = dtypes.canonicalize_dtype(to_dtype)
+  to_dtype = dtypes.canonicalize_dtype(dtypes.to_complex_dtype(to_dtype))
   return [lax._convert_element_type(a, to_dtype, weak) for a in args]
 
 
 def to_inexact_dtype(dt: np.dtype) -> np.dtype:
-  return dt if dtypes.kind(dt) in "fc" else dtypes.default_float_dtype()
+  return dtypes.canonicalize_dtype(dtypes.to_inexact_dtype(dt))
 
 
 def _rank_promotion_check(fun_name: str, shapes) -> None:
