@@ -241,3 +241,32 @@ def test_operations_on_constants_are_staged_under_jit():
     return lax.mul(x, float(lax.add(np.float32(2), np.float32(1))))
   with pytest.raises(ConcretizationTypeError, match="float"):
     f(2.0)
+
+
+def test_print_goldens_with_jnp_from_jax_0_10_2():
+  import openjax.numpy as jnp
+  assert str(jax.make_jaxpr(lambda x: jnp.zeros(3) + x)(1.0)) == """\
+{ lambda ; a:f32[]. let
+    b:f32[3] = broadcast_in_dim 0.0:f32[]
+    c:f32[] = convert_element_type[new_dtype=float32 weak_type=False] a
+    d:f32[3] = add b c
+  in (d,) }"""
+  assert str(jax.make_jaxpr(lambda x: jnp.broadcast_to(x, (2, 3)))(np.ones(3, f32))) == """\
+{ lambda ; a:f32[3]. let
+    b:f32[2,3] = broadcast_in_dim[broadcast_dimensions=(1,)] a
+  in (b,) }"""
+  assert str(jax.make_jaxpr(lambda x: x[0])(np.ones(3, f32))) == """\
+{ lambda ; a:f32[3]. let
+    b:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] a
+    c:f32[] = squeeze[dimensions=(0,)] b
+  in (c,) }"""
+  assert str(jax.make_jaxpr(lambda x: jnp.sum(x, axis=0))(np.ones((2, 3), f32))) == """\
+{ lambda ; a:f32[2,3]. let
+    b:f32[3] = reduce_sum[axes=(0,) out_sharding=None] a
+  in (b,) }"""
+  assert str(jax.make_jaxpr(lambda x: jnp.arange(3) + x)(1)) == """\
+{ lambda ; a:i32[]. let
+    b:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    c:i32[] = convert_element_type[new_dtype=int32 weak_type=False] a
+    d:i32[3] = add b c
+  in (d,) }"""

@@ -3,6 +3,7 @@ n-ary abstract evaluation (JAX's lax shape and dtype rules and messages), and
 helpers that run NumPy on ml_dtypes floats by way of float32."""
 from __future__ import annotations
 
+import operator
 from typing import Callable, Sequence
 
 import numpy as np
@@ -112,3 +113,34 @@ def quiet(fn: Callable) -> Callable:
     with np.errstate(all="ignore"):
       return fn(*args, **kw)
   return impl
+
+
+# ------------------------------------------------- reductions over axes
+def axes_tuple(fun: str, axes) -> tuple[int, ...]:
+  try:
+    return tuple(operator.index(a) for a in axes)
+  except TypeError:
+    raise TypeError(f"lax.{fun}: axes must be a sequence of integers, got {axes!r}") from None
+
+
+def reduced_shape(operand: ShapedArray, axes) -> tuple[int, ...]:
+  # JAX's shape rule for every reduction over ``axes`` (messages included).
+  if len(axes) != len(set(axes)):
+    raise ValueError(f"duplicate value in 'axes' of reduction: {axes}")
+  if not all(0 <= a < operand.ndim for a in axes):
+    raise ValueError(f"reduction axes {axes} contains out-of-bounds indices for {operand}.")
+  return tuple(d for i, d in enumerate(operand.shape) if i not in axes)
+
+
+def check_number(name: str, operand: ShapedArray) -> None:
+  if not dtypes.issubdtype(operand.dtype, np.number):
+    raise TypeError(f"{name} does not accept dtype {operand.dtype.name}. Accepted dtypes "
+                    "are subtypes of number.")
+
+
+def in_float32(x: np.ndarray) -> tuple[np.ndarray, np.dtype]:
+  """ml_dtypes floats computed in float32 (exact for comparisons, and XLA
+  accumulates them in float32 too)."""
+  if x.dtype in dtypes.custom_float_dtypes:
+    return x.astype(np.float32), x.dtype
+  return x, x.dtype

@@ -13,7 +13,11 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray
-from openjax._src.primitives._util import quiet
+from openjax._src.primitives._util import (axes_tuple as _axes_tuple, check_number as _check_number,
+                                           in_float32 as _in_float32, quiet,
+                                           reduced_shape as _reduced_shape)
+# reduce_sum lives with broadcast_in_dim (each is the other's transpose).
+from openjax._src.primitives.shape import reduce_sum, reduce_sum_p  # noqa: F401
 
 __all__ = [
     "reduce_sum", "reduce_sum_p", "reduce_prod", "reduce_prod_p", "reduce_max", "reduce_max_p",
@@ -25,36 +29,6 @@ __all__ = [
 
 
 # ------------------------------------------------------------------ helpers
-def _axes_tuple(fun: str, axes) -> tuple[int, ...]:
-  try:
-    return tuple(operator.index(a) for a in axes)
-  except TypeError:
-    raise TypeError(f"lax.{fun}: axes must be a sequence of integers, got {axes!r}") from None
-
-
-def _reduced_shape(operand: ShapedArray, axes) -> tuple[int, ...]:
-  # JAX's shape rule for every reduction over ``axes`` (messages included).
-  if len(axes) != len(set(axes)):
-    raise ValueError(f"duplicate value in 'axes' of reduction: {axes}")
-  if not all(0 <= a < operand.ndim for a in axes):
-    raise ValueError(f"reduction axes {axes} contains out-of-bounds indices for {operand}.")
-  return tuple(d for i, d in enumerate(operand.shape) if i not in axes)
-
-
-def _check_number(name: str, operand: ShapedArray) -> None:
-  if not dtypes.issubdtype(operand.dtype, np.number):
-    raise TypeError(f"{name} does not accept dtype {operand.dtype.name}. Accepted dtypes "
-                    "are subtypes of number.")
-
-
-def _in_float32(x: np.ndarray) -> tuple[np.ndarray, np.dtype]:
-  """ml_dtypes floats computed in float32 (exact for comparisons, and XLA
-  accumulates them in float32 too)."""
-  if x.dtype in dtypes.custom_float_dtypes:
-    return x.astype(np.float32), x.dtype
-  return x, x.dtype
-
-
 def _max_identity(dt: np.dtype):
   k = dtypes.kind(dt)
   if k in "fc":
@@ -77,28 +51,6 @@ def _min_identity(dt: np.dtype):
 def _has_inf(dt: np.dtype) -> bool:
   with np.errstate(all="ignore"):
     return bool(np.isinf(np.array(np.inf, np.float32).astype(dt)))
-
-
-# ------------------------------------------------------------ reduce_sum
-reduce_sum_p = Primitive("reduce_sum", kind="linear")
-
-
-@reduce_sum_p.def_impl
-@quiet
-def _reduce_sum_impl(x, *, axes, out_sharding=None):
-  xc, dt = _in_float32(x)
-  return [np.asarray(np.sum(xc, axis=axes, dtype=xc.dtype)).astype(dt)]
-
-
-@reduce_sum_p.def_abstract_eval
-def _reduce_sum_abstract_eval(x, *, axes, out_sharding=None):
-  _check_number("reduce_sum", x)
-  return [ShapedArray(_reduced_shape(x, axes), x.dtype, x.weak_type)]
-
-
-def reduce_sum(operand, axes, *, out_sharding=None):
-  """Sum of ``operand`` over ``axes`` (no upcast of narrow dtypes)."""
-  return reduce_sum_p.bind1(operand, axes=_axes_tuple("reduce_sum", axes), out_sharding=None)
 
 
 # ----------------------------------------------------------- reduce_prod

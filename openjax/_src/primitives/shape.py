@@ -8,9 +8,11 @@ from builtins import slice as builtins_slice
 import numpy as np
 
 from openjax._src import dtypes
-from openjax._src.core import Primitive, ShapedArray
-from openjax._src.primitives._util import check_same_dtypes
-from openjax._src.primitives.elementwise import _convert_element_type
+from openjax._src.core import Primitive, ShapedArray, pp_eqn
+from openjax._src.primitives import ad_util
+from openjax._src.primitives._util import (axes_tuple, check_number, check_same_dtypes, in_float32,
+                                           quiet, reduced_shape)
+from openjax._src.primitives.convert import _convert_element_type
 
 __all__ = ["broadcast_in_dim", "broadcast_in_dim_p", "reshape", "reshape_p", "iota", "iota_p",
            "broadcast"]
@@ -74,6 +76,23 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions, out_sharding=None):
     return operand
   return broadcast_in_dim_p.bind1(operand, shape=shape, broadcast_dimensions=bdims,
                                   sharding=None)
+
+
+@broadcast_in_dim_p.def_pp
+def _broadcast_in_dim_pp(eqn, ctx):
+  # Like JAX: the shape is implied by the binder's type; trivial dims hidden.
+  params = {k: v for k, v in eqn.params.items() if k not in ("shape", "sharding")}
+  if not params["broadcast_dimensions"]:
+    del params["broadcast_dimensions"]
+  return pp_eqn(eqn, ctx, params=dict(sorted(params.items())))
+
+
+def _zeros_like_aval(aval: ShapedArray):
+  zero = np.zeros((), aval.dtype)
+  return zero if not aval.shape else broadcast_in_dim(zero, aval.shape, ())
+
+
+ad_util.register_zeros_maker(_zeros_like_aval)
 
 
 def broadcast(operand, sizes):
@@ -585,3 +604,28 @@ __all__ += ["squeeze", "squeeze_p", "expand_dims", "transpose", "transpose_p", "
             "rev_p", "pad", "pad_p", "concatenate", "concatenate_p", "split", "split_p",
             "tile", "tile_p", "slice", "slice_p", "slice_in_dim", "index_in_dim",
             "collapse", "full", "full_like", "broadcast_shapes", "broadcast_to_rank"]
+
+
+# ------------------------------------------------------------ reduce_sum
+reduce_sum_p = Primitive("reduce_sum", kind="linear")
+
+
+@reduce_sum_p.def_impl
+@quiet
+def _reduce_sum_impl(x, *, axes, out_sharding=None):
+  xc, dt = in_float32(x)
+  return [np.asarray(np.sum(xc, axis=axes, dtype=xc.dtype)).astype(dt)]
+
+
+@reduce_sum_p.def_abstract_eval
+def _reduce_sum_abstract_eval(x, *, axes, out_sharding=None):
+  check_number("reduce_sum", x)
+  return [ShapedArray(reduced_shape(x, axes), x.dtype, x.weak_type)]
+
+
+def reduce_sum(operand, axes, *, out_sharding=None):
+  """Sum of ``operand`` over ``axes`` (no upcast of narrow dtypes)."""
+  return reduce_sum_p.bind1(operand, axes=axes_tuple("reduce_sum", axes), out_sharding=None)
+
+
+__all__ += ["reduce_sum", "reduce_sum_p"]

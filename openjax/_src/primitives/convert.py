@@ -1,0 +1,138 @@
+"""Dtype conversions: ``convert_element_type`` (XLA's cast semantics) and
+``bitcast_convert_type``. The bottom of the primitive families: every other
+family converts operands, and these rules need no other family."""
+from __future__ import annotations
+
+import numpy as np
+
+from openjax._src import dtypes
+from openjax._src.core import Primitive, ShapedArray, array_hooks
+from openjax._src.primitives._elementwise_rules import pp_hide_none
+
+__all__ = ["convert_element_type", "convert_element_type_p", "bitcast_convert_type",
+           "bitcast_convert_type_p"]
+
+
+# ----------------------------------------------------- convert_element_type
+convert_element_type_p = Primitive("convert_element_type")
+
+
+def convert_numpy(x: np.ndarray, new_dtype: np.dtype) -> np.ndarray:
+  """NumPy cast with XLA's semantics: float->int saturates and NaN->0;
+  complex->real drops the imaginary part; anything->bool is ``x != 0``."""
+  x = np.asarray(x)
+  new_dtype = np.dtype(new_dtype)
+  if x.dtype == new_dtype:
+    return x
+  if new_dtype == np.bool_:
+    return np.asarray(x != 0)
+  src_kind, dst_kind = dtypes.kind(x.dtype), dtypes.kind(new_dtype)
+  with np.errstate(all="ignore"):
+    if src_kind == "c" and dst_kind != "c":
+      x = np.real(x)
+      src_kind = "f"
+    if src_kind == "f" and dst_kind in "iu":
+      info = dtypes.iinfo(new_dtype)
+      xf = np.asarray(x, np.float64)
+      xf = np.where(np.isnan(xf), 0, np.clip(np.trunc(xf), info.min, info.max))
+      if new_dtype.itemsize < 8:
+        return xf.astype(new_dtype)
+      # float64 cannot hold 2**63 - 1: values at or past the top saturate.
+      hi = xf >= 2.0 ** (new_dtype.itemsize * 8 - (1 if dst_kind == "i" else 0))
+      return np.where(hi, np.array(info.max, new_dtype), np.where(hi, 0, xf).astype(new_dtype))
+    if x.dtype in dtypes.custom_float_dtypes and new_dtype in dtypes.custom_float_dtypes:
+      return x.astype(np.float32).astype(new_dtype)
+    return x.astype(new_dtype)
+
+
+@convert_element_type_p.def_impl
+def _convert_impl(x, *, new_dtype, weak_type, sharding=None):
+  return [convert_numpy(x, new_dtype)]
+
+
+@convert_element_type_p.def_abstract_eval
+def _convert_abstract_eval(x, *, new_dtype, weak_type, sharding=None):
+  return [ShapedArray(x.shape, new_dtype, weak_type)]
+
+
+convert_element_type_p.def_pp(pp_hide_none("sharding"))
+
+
+def convert_element_type(operand, new_dtype):
+  """Elementwise cast to ``new_dtype`` (x64-canonicalised), like ``lax.convert_element_type``."""
+  new_dtype = dtypes.explicit_dtype(new_dtype, "convert_element_type")
+  return _convert_element_type(operand, new_dtype, weak_type=False)
+
+
+def _convert_element_type(operand, new_dtype=None, weak_type: bool = False):
+  """Cast ``operand``; skips the primitive when nothing would change. Python
+  scalars are converted here, at trace time, so they stay literals."""
+  from_dtype = dtypes.dtype(operand)
+  new_dtype = from_dtype if new_dtype is None else np.dtype(new_dtype)
+  if type(operand) in dtypes.python_scalar_dtypes:
+    return _scalar_array(operand, new_dtype, weak_type)
+  old_weak = dtypes.is_weakly_typed(operand)
+  if from_dtype == new_dtype and old_weak == weak_type and hasattr(operand, "aval"):
+    return operand
+  if np.ndim(operand) == 0 and (isinstance(operand, (np.ndarray, np.generic))
+                                or type(operand) is array_hooks.array_type):
+    # Concrete scalars convert now, as JAX does, so traces keep them literals.
+    value = np.array(getattr(operand, "_value", operand), copy=True)
+    return array_hooks.make_array(np.asarray(convert_numpy(value, new_dtype)),
+                                  ShapedArray((), new_dtype, weak_type))
+  return convert_element_type_p.bind1(operand, new_dtype=new_dtype, weak_type=bool(weak_type),
+                                      sharding=None)
+
+
+def _scalar_array(x, dt, weak_type):
+  # A Python scalar as a 0-d Array of dtype ``dt``, which tracing turns into a
+  # literal (no equation), as JAX does for Python scalars.
+  aval = _SCALAR_AVALS.get((dt, weak_type))
+  if aval is None:
+    aval = _SCALAR_AVALS[(dt, weak_type)] = ShapedArray((), dt, bool(weak_type))
+  if type(x) is float and dtypes.kind(dt) in "fc" or type(x) is int and dtypes.kind(dt) in "iuf":
+    try:   # the common case, kept fast: operators with Python numbers
+      return array_hooks.make_array(np.array(x, dt), aval)
+    except OverflowError:
+      pass
+  arr = np.asarray(x)
+  if dtypes.kind(dt) not in "fc" and isinstance(x, float):
+    arr = np.trunc(arr)
+  return array_hooks.make_array(np.asarray(convert_numpy(arr, dt)), aval)
+
+
+_SCALAR_AVALS: dict = {}
+
+
+bitcast_convert_type_p = Primitive("bitcast_convert_type", kind="nondifferentiable")
+
+
+@bitcast_convert_type_p.def_impl
+def _bitcast_impl(x, *, new_dtype):
+  old, new = x.dtype.itemsize, np.dtype(new_dtype).itemsize
+  flat = np.ascontiguousarray(x).reshape(-1).view(new_dtype)
+  if old == new:
+    return [flat.reshape(x.shape)]
+  if old > new:
+    return [flat.reshape(x.shape + (old // new,))]
+  return [flat.reshape(x.shape[:-1])]
+
+
+@bitcast_convert_type_p.def_abstract_eval
+def _bitcast_abstract_eval(x, *, new_dtype):
+  old, new = x.dtype.itemsize, np.dtype(new_dtype).itemsize
+  if old == new:
+    shape = x.shape
+  elif old > new:
+    shape = x.shape + (old // new,)
+  else:
+    if not x.shape or x.shape[-1] != new // old:
+      raise TypeError(f"bitcast_convert_type: {x.str_short()} cannot be bitcast to "
+                      f"{np.dtype(new_dtype).name}: the last dimension must be {new // old}.")
+    shape = x.shape[:-1]
+  return [ShapedArray(shape, new_dtype, False)]
+
+
+def bitcast_convert_type(operand, new_dtype):
+  """Reinterpret the bits of ``operand`` as ``new_dtype``."""
+  return bitcast_convert_type_p.bind1(operand, new_dtype=dtypes.explicit_dtype(new_dtype))
