@@ -121,6 +121,16 @@ def test_unusable_donation_warns_and_keeps_the_array():
     f(x)                             # warned once, at lowering
 
 
+def test_donated_python_scalars_and_numpy_inputs_are_copied():
+  inc = jax.jit(lambda x, one: add(x, one), donate_argnums=0)
+  assert float(inc(1.0, 1.0)) == 2.0
+  assert float(inc(1.0, 1.0)) == 2.0        # a cached scalar buffer was not overwritten
+  big = np.arange(100000, dtype=f32)
+  out = inc(big, np.ones_like(big))
+  np.testing.assert_array_equal(big, np.arange(100000, dtype=f32))
+  np.testing.assert_array_equal(np.asarray(out), big + 1)
+
+
 def test_donation_module_text():
   text = step.lower(np.ones(3, f32), np.ones(3, f32)).as_text()
   assert "iree.abi.output = 0 : index" in text

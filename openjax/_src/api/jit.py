@@ -23,6 +23,7 @@ from openjax._src.core import ClosedJaxpr, Jaxpr, Tracer, eval_trace, trace_stat
 from openjax._src.interpreters.staging import DebugInfo, flat_arg_names, trace_to_jaxpr
 from openjax._src.primitives.closed_call import jit_executor, jit_p
 from openjax._src.runtime import compiler as _compiler
+from openjax._src.runtime.array import Array
 from openjax._src.runtime.pipeline import (compile_lowered, executable_for_jaxpr,
                                            lower_closed_jaxpr)
 
@@ -163,6 +164,10 @@ class JitWrapped:
     self.compiler_options = dict(compiler_options or {})
     self.name = name or getattr(fun, "__name__", type(fun).__name__)
     self._cache: dict = {}
+    # Fast path for the common call: positional Array arguments only, no
+    # static arguments; (config snapshot, avals) -> compiled cache entry.
+    self._fast: dict = {}
+    self._fast_ok = not self.static_argnums and not self.static_argnames
     functools.update_wrapper(self, fun)
     _all_jitted.add(self)
 
@@ -256,11 +261,20 @@ class JitWrapped:
   def __call__(self, *args, **kwargs):
     if config.read("jax_disable_jit"):
       return self.fun(*args, **kwargs)
+    fast = (self._fast_ok and not kwargs and trace_state.trace is eval_trace
+            and all(type(a) is Array for a in args))
+    if fast:
+      key = (config.values_snapshot(), tuple([a.aval for a in args]))
+      entry = self._fast.get(key)
+      if entry is not None and _compiling():
+        return tree_util.tree_unflatten(entry.out_tree, entry.executable.execute(args))
     entry, leaves, in_tree = self._get_entry(args, kwargs)
     if trace_state.trace is eval_trace and not entry.hoisted and _compiling():
       ex = entry.executable
       if ex is None:
         ex = self._compile_entry(entry, in_tree, len(leaves))
+      if fast:
+        self._fast[key] = entry
       return tree_util.tree_unflatten(entry.out_tree, ex.execute(leaves))
     outs = jit_p.bind(*entry.hoisted, *leaves, jaxpr=entry.closed_jaxpr, name=self.name,
                       donated_invars=self._donated_invars(entry, in_tree, len(leaves)),
@@ -289,6 +303,7 @@ class JitWrapped:
 
   def clear_cache(self) -> None:
     self._cache.clear()
+    self._fast.clear()
 
   def eval_shape(self, *args, **kwargs):
     entry, _, _ = self._get_entry(args, kwargs)

@@ -33,7 +33,7 @@ from openjax._src.core import ShapedArray
 from openjax._src.runtime import devices as _devices
 from openjax._src.runtime.array import Array, _deleted_error, _from_iree, make_array
 from openjax._src.runtime.iree_device import (aligned_copy, iree_device, is_importable,
-                                              vm_instance, _immortal)
+                                              vm_instance)
 
 _BufferView = rt.HalBufferView
 
@@ -86,8 +86,6 @@ class Executable:
           if fn is None:
             raise RuntimeError(f"jit of {self.name}: compiled module has no 'main'")
           hit = (context, fn, module)
-          # Contexts hold the device's HAL module: never freed at teardown.
-          _immortal.append(hit)
           self._loaded[id(idev)] = hit
     return hit
 
@@ -97,8 +95,13 @@ class Executable:
     avals). Returns Arrays at once; their values are ready later."""
     if device is None:
       device = _pick_device(args)
-    idev = iree_device(device)
-    context, fn, _ = self._load(idev)
+    if device is None:
+      idev = _default_iree_device()
+    else:
+      idev = iree_device(device)
+      if idev is _default_iree_device():
+        device = None
+    context, fn, _ = self._loaded.get(id(idev)) or self._load(idev)
     n_in = len(args)
     if n_in != len(self.in_avals):
       raise TypeError(f"jit of {self.name}: called with {n_in} arguments, the compiled "
@@ -107,7 +110,7 @@ class Executable:
     keep = []
     slots = [None] * n_in      # Array (or None) per input, for the aliasing check
     bvs = [None] * n_in
-    donated = []
+    donated = None
     aliases = self.aliases
     for i, x in enumerate(args):
       if type(x) is Array:
@@ -115,6 +118,7 @@ class Executable:
           raise _deleted_error(x.aval.str_short(short_dtypes=False))
         if aliases and i in aliases:
           bv = _donated_buffer(x, idev, args, keep)
+          donated = donated or []
           donated.append(x)
         else:
           bv = x._buf
@@ -123,72 +127,83 @@ class Executable:
           elif x._host is not None:
             keep.append(x._host)
           slots[i] = x
+      elif aliases and i in aliases:
+        # Written in place: never a cached scalar or host memory we import.
+        bv = idev.copy_to_device(_as_input_array(x, self.in_avals[i]))
       else:
         bv = _raw_buffer(x, self.in_avals[i], idev, keep)
       bvs[i] = bv
       lst.push_ref(bv)
     out, signal = idev.invoke(context, fn, lst, n_in, len(self.out_avals), keep)
-    dev_attr = None if device is _devices.default_device() else device
-    results = []
     get = out.get_as_object
-    for j, aval in enumerate(self.out_avals):
-      if self._any_float0_out and self._float0_out[j]:
-        results.append(make_array(np.zeros(aval.shape, dtypes.float0)))
-        continue
-      results.append(_from_iree(get(j, _BufferView), aval, signal, idev, dev_attr))
-    for x in donated:
-      x.delete()
+    if self._any_float0_out:
+      results = [make_array(np.zeros(aval.shape, dtypes.float0)) if z
+                 else _from_iree(get(j, _BufferView), aval, signal, idev, device)
+                 for j, (aval, z) in enumerate(zip(self.out_avals, self._float0_out))]
+    else:
+      results = [_from_iree(get(j, _BufferView), aval, signal, idev, device)
+                 for j, aval in enumerate(self.out_avals)]
+    if donated:
+      for x in donated:
+        x.delete()
     if self._alias_pairs:
-      self._mark_shared(slots, bvs, results, keep)
+      _mark_shared(self._alias_pairs, slots, bvs, results, keep)
     return results
 
-  def _mark_shared(self, slots, bvs, results, keep) -> None:
-    n_in = len(slots)
-    refs: dict[int, object] = {}
 
-    def ref(s):
-      r = refs.get(s)
-      if r is None:
-        if s < n_in:
-          a = slots[s]
-          if a is not None:
-            r = a._ref
-            if r is None:
-              r = a._ref = a._buf.get_buffer().ref
-          else:
-            r = bvs[s].get_buffer().ref
-        else:
-          a = results[s - n_in]
-          r = a._ref
-          if r is None:
-            r = a._ref = a._buf.get_buffer().ref
-        refs[s] = r
-      return r
+def _mark_shared(pairs, slots, bvs, results, keep) -> None:
+  """Mark results whose buffer is an input's or another result's as shared
+  (never donated in place); a result aliasing imported host memory keeps
+  that memory alive."""
+  n_in = len(slots)
+  refs: dict = {}
+  for s, t in pairs:
+    rs = refs.get(s)
+    if rs is None:
+      a = slots[s] if s < n_in else results[s - n_in]
+      if a is None:
+        rs = bvs[s].get_buffer().ref
+      else:
+        rs = a._ref
+        if rs is None:
+          rs = a._ref = a._buf.get_buffer().ref
+      refs[s] = rs
+    rt_ = refs.get(t)
+    if rt_ is None:
+      a = results[t - n_in]
+      rt_ = a._ref
+      if rt_ is None:
+        rt_ = a._ref = a._buf.get_buffer().ref
+      refs[t] = rt_
+    if rs == rt_:
+      out = results[t - n_in]
+      out._shared = True
+      src = slots[s] if s < n_in else results[s - n_in]
+      if src is not None:
+        src._shared = True
+        if src._host is not None:
+          out._host = src._host
+      else:
+        out._host = keep   # a copied NumPy input: its memory lives with the result
 
-    for s, t in self._alias_pairs:
-      if ref(s) == ref(t):
-        out = results[t - n_in]
-        out._shared = True
-        if s < n_in:
-          src = slots[s]
-          if src is not None:
-            src._shared = True
-            host = src._host
-          else:
-            host = keep       # a copied NumPy input: keep its memory with the result
-          if host is not None:
-            out._host = host
-        else:
-          results[s - n_in]._shared = True
-          if results[s - n_in]._host is not None:
-            out._host = results[s - n_in]._host
+
+_default = [None, None]   # (devices list object, IreeDevice) of the default device
+
+
+def _default_iree_device():
+  devs = _devices._devices
+  if _default[0] is not devs or devs is None:
+    d = _devices.default_device()
+    _default[0], _default[1] = _devices._devices, iree_device(d)
+  return _default[1]
 
 
 def _pick_device(args):
+  """The device of the first committed Array argument (None: the default)."""
   for x in args:
     if type(x) is Array and x._device is not None:
       return x._device
-  return _devices.default_device()
+  return None
 
 
 def _array_buffer(x: Array, idev, keep):
@@ -234,16 +249,7 @@ def _raw_buffer(x, aval: ShapedArray, idev, keep):
     hit = _scalar_cache.get(key)
     if hit is not None:
       return hit[0]
-  dt = aval.dtype
-  if dt == dtypes.float0:
-    arr = np.zeros(aval.shape, np.bool_)
-  else:
-    arr = np.asarray(x)
-    if arr.dtype != dt:
-      arr = arr.astype(dt)
-  if arr.shape != aval.shape:
-    raise TypeError(f"jit: argument of shape {arr.shape} where the compiled function "
-                    f"expects {aval.str_short()}")
+  arr = _as_input_array(x, aval)
   if arr.nbytes <= _SMALL_COPY:
     # Small: one copy into an IREE-owned buffer (no host memory to track).
     bv, holder = idev.copy_to_device(arr), None
@@ -255,6 +261,19 @@ def _raw_buffer(x, aval: ShapedArray, idev, keep):
       _scalar_cache.clear()
     _scalar_cache[key] = (bv, holder)
   return bv
+
+
+def _as_input_array(x, aval: ShapedArray) -> np.ndarray:
+  dt = aval.dtype
+  if dt == dtypes.float0:
+    return np.zeros(aval.shape, np.bool_)
+  arr = np.asarray(x)
+  if arr.dtype != dt:
+    arr = arr.astype(dt)
+  if arr.shape != aval.shape:
+    raise TypeError(f"jit: argument of shape {arr.shape} where the compiled function "
+                    f"expects {aval.str_short()}")
+  return arr
 
 
 def _donated_buffer(x: Array, idev, args, keep):

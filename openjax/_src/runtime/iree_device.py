@@ -103,6 +103,7 @@ class IreeDevice:
     self.lock = threading.Lock()
     self.sem = self.hal.create_semaphore(0)
     self.timepoint = 0
+    self._last_signal = None
     # (timepoint, objects to keep alive until the semaphore reaches it)
     self._inflight: collections.deque = collections.deque()
     _immortal.extend((self.hal, self.hal_module))
@@ -120,8 +121,12 @@ class IreeDevice:
     with self.lock:
       for attempt in (0, 1):
         t = self.timepoint
+        # The previous call's signal fence is exactly this call's wait fence.
+        wait = self._last_signal
+        if wait is None:
+          wait = rt.HalFence.create_at(self.sem, t)
         signal = rt.HalFence.create_at(self.sem, t + 1)
-        args.push_ref(rt.HalFence.create_at(self.sem, t))
+        args.push_ref(wait)
         args.push_ref(signal)
         out = rt.VmVariantList(n_out)
         try:
@@ -133,9 +138,10 @@ class IreeDevice:
             continue
           raise _invoke_error(e) from None
         self.timepoint = t + 1
+        self._last_signal = signal
         if keepalive:
           self._inflight.append((t + 1, keepalive))
-        self._prune()
+          self._prune()
         return out, signal
     raise AssertionError("unreachable")
 
@@ -162,6 +168,7 @@ class IreeDevice:
     # objects are no longer read by anything.
     self.sem = self.hal.create_semaphore(0)
     self.timepoint = 0
+    self._last_signal = None
     self._inflight.clear()
 
   def on_failure(self) -> None:
@@ -213,6 +220,7 @@ class IreeDevice:
     with self.lock:
       t = self.timepoint
       self.timepoint = t + 1
+      self._last_signal = None
       return _Hold(self.sem, t + 1)
 
 
