@@ -18,7 +18,11 @@ from openjax._src.runtime.transfer import (  # noqa: F401
 from openjax._src.api.jit import (  # noqa: F401
     clear_caches, eval_shape, jit, make_jaxpr)
 from openjax._src.api.shapes import ShapeDtypeStruct  # noqa: F401
-from openjax import numpy, lax, tree_util, tree, errors, dtypes  # noqa: F401
+from openjax._src.api.autodiff import (  # noqa: F401
+    grad, hessian, jacfwd, jacobian, jacrev, jvp, linear_transpose, linearize, value_and_grad,
+    vjp)
+from openjax._src.api.vmap import vmap  # noqa: F401
+from openjax import numpy, lax, tree_util, tree, errors, dtypes, test_util  # noqa: F401
 from openjax._src.tree_util import (  # noqa: F401
     tree_all as _tree_all, tree_flatten as _tree_flatten, tree_leaves as _tree_leaves,
     tree_map as _tree_map, tree_reduce as _tree_reduce, tree_structure as _tree_structure,

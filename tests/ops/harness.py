@@ -107,3 +107,58 @@ def primitives_used(fn: Callable, args: tuple) -> set[str]:
       names.add(eqn.primitive.name)
       stack.extend(jaxprs_in_params(eqn.params))
   return names
+
+
+# ------------------------------------------------------------- vmap column
+def is_batchable(a) -> bool:
+  return isinstance(a, np.ndarray)
+
+
+def vmap_cases(args: tuple) -> list[tuple]:
+  """in_axes to try: every array batched at 0, 1 and -1, and each array alone
+  at 0 with the others unbatched."""
+  idx = [i for i, a in enumerate(args) if is_batchable(a)]
+  cases = []
+  for ax in (0, 1, -1):
+    if ax == 1 and any(args[i].ndim < 1 for i in idx):
+      continue
+    cases.append(tuple(ax if i in idx else None for i in range(len(args))))
+  if len(idx) > 1:
+    for j in idx:
+      cases.append(tuple(0 if i == j else None for i in range(len(args))))
+  return [c for c in dict.fromkeys(cases) if any(a is not None for a in c)]
+
+
+def batched_inputs(row: OpRow, in_axes: tuple, size: int = 3):
+  """Stacked inputs for ``in_axes`` and the per-example argument lists."""
+  samples = [row.args(np.random.default_rng(k)) for k in range(size)]
+  stacked = []
+  for i, ax in enumerate(in_axes):
+    if ax is None:
+      stacked.append(samples[0][i])
+    else:
+      stacked.append(np.stack([s[i] for s in samples], axis=ax))
+  per_example = [[s[i] if ax is not None else samples[0][i] for i, ax in enumerate(in_axes)]
+                 for s in samples]
+  return stacked, per_example
+
+
+def stack_outputs(outs: list):
+  leaves = [openjax.tree_util.tree_leaves(o) for o in outs]
+  tree = openjax.tree_util.tree_structure(outs[0])
+  return openjax.tree_util.tree_unflatten(
+      tree, [np.stack([np.asarray(l[k]) for l in leaves]) for k in range(len(leaves[0]))])
+
+
+# ------------------------------------------------------------- grad columns
+def float_arg_indices(args: tuple) -> list[int]:
+  return [i for i, a in enumerate(args) if isinstance(a, np.ndarray)
+          and a.dtype in (np.float32, np.float64, np.complex64, np.complex128)]
+
+
+def upcast(a):
+  if isinstance(a, np.ndarray) and a.dtype == np.float32:
+    return a.astype(np.float64)
+  if isinstance(a, np.ndarray) and a.dtype == np.complex64:
+    return a.astype(np.complex128)
+  return a

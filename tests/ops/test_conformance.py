@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 
 import openjax as jax
-from tests.ops.harness import all_rows, assert_close
+from tests.ops.harness import (all_rows, assert_close, batched_inputs, float_arg_indices,
+                               stack_outputs, upcast, vmap_cases)
 
 ROWS = all_rows()
 
@@ -31,3 +32,49 @@ def test_jit_matches_eager(row):
   for e, j in zip(jax.tree_util.tree_leaves(eager), jax.tree_util.tree_leaves(jitted)):
     assert np.asarray(e).dtype == np.asarray(j).dtype
     assert getattr(e, "weak_type", False) == getattr(j, "weak_type", False), row.name
+
+
+# ---------------------------------------------------------------- vmap
+def _vmap_params():
+  out = []
+  for r in ROWS:
+    if not r.vmap:
+      continue
+    for axes in vmap_cases(_args(r)):
+      out.append(pytest.param(r, axes, id=f"{r.name}-{axes}"))
+  return out
+
+
+@pytest.mark.parametrize("row,in_axes", _vmap_params())
+def test_vmap_matches_loop(row, in_axes):
+  stacked, per_example = batched_inputs(row, in_axes)
+  got = jax.vmap(row.fn, in_axes=in_axes)(*stacked)
+  expected = stack_outputs([row.fn(*ex) for ex in per_example])
+  assert_close(got, expected, row, check_dtype=False)
+
+
+# ------------------------------------------------------------ gradients
+def _grad_setup(row):
+  args = tuple(upcast(a) for a in _args(row))
+  idx = float_arg_indices(args)
+
+  def f(*dyn):
+    full = list(args)
+    for i, d in zip(idx, dyn):
+      full[i] = d
+    return row.fn(*full)
+  return f, [args[i] for i in idx]
+
+
+@pytest.mark.parametrize("row", [r for r in ROWS if r.grad], ids=repr)
+def test_jvp_matches_finite_differences(row):
+  with jax.enable_x64():
+    f, dyn = _grad_setup(row)
+    jax.test_util.check_grads(f, dyn, order=2, modes=("fwd",), atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("row", [r for r in ROWS if r.grad], ids=repr)
+def test_vjp_matches_finite_differences(row):
+  with jax.enable_x64():
+    f, dyn = _grad_setup(row)
+    jax.test_util.check_grads(f, dyn, order=2, modes=("rev",), atol=1e-4, rtol=1e-4)
