@@ -262,14 +262,19 @@ def _dtype_and_weak(x: Any) -> tuple[np.dtype, bool]:
   return dtype(x), False
 
 
-def lattice_result_type(*args: Any) -> tuple[np.dtype, bool]:
-  """(dtype, weak_type) of combining ``args`` under JAX's promotion rules."""
-  pairs = [_dtype_and_weak(a) for a in args]
+def _dtype_and_weak_fast(x: Any) -> tuple[np.dtype, bool]:
+  aval = getattr(x, "aval", None)   # Arrays and tracers: the common case
+  if aval is not None:
+    return aval.dtype, aval.weak_type
+  return _dtype_and_weak(x)
+
+
+@functools.lru_cache(4096)
+def _lattice_from_pairs(pairs: tuple, x64: bool) -> tuple:
   if len(pairs) == 1:
     return pairs[0][0], pairs[0][1] and pairs[0][0] != bool_
   dts = [p[0] for p in pairs]
   weaks = [p[1] for p in pairs]
-  x64 = x64_enabled()
   if all(d == dts[0] for d in dts) and not all(weaks):
     return dts[0], False
   if all(weaks):
@@ -281,6 +286,21 @@ def lattice_result_type(*args: Any) -> tuple[np.dtype, bool]:
   return out, False
 
 
+def lattice_result_type(*args: Any) -> tuple[np.dtype, bool]:
+  """(dtype, weak_type) of combining ``args`` under JAX's promotion rules."""
+  return _lattice_from_pairs(tuple(_dtype_and_weak_fast(a) for a in args), x64_enabled())
+
+
+@functools.lru_cache(4096)
+def _result_from_pairs(pairs: tuple, x64: bool) -> tuple[np.dtype, bool]:
+  dt, weak = _lattice_from_pairs(pairs, x64)
+  if isinstance(dt, _WeakType):
+    dt = default_dtype_of_kind(dt.kind)
+  elif weak:
+    dt = default_dtype_of_kind(kind(dt))
+  return canonicalize_dtype(dt), weak
+
+
 def result_type(*args: Any, return_weak_type_flag: bool = False):
   """The dtype JAX gives a binary operation on ``args`` (values or dtypes).
 
@@ -288,12 +308,8 @@ def result_type(*args: Any, return_weak_type_flag: bool = False):
   """
   if not args:
     raise ValueError("at least one array or dtype is required")
-  dt, weak = lattice_result_type(*(default_float_dtype() if a is None else a for a in args))
-  if isinstance(dt, _WeakType):
-    dt = default_dtype_of_kind(dt.kind)
-  elif weak:
-    dt = default_dtype_of_kind(kind(dt))
-  dt = canonicalize_dtype(dt)
+  pairs = tuple(_dtype_and_weak_fast(default_float_dtype() if a is None else a) for a in args)
+  dt, weak = _result_from_pairs(pairs, x64_enabled())
   return (dt, weak) if return_weak_type_flag else dt
 
 
