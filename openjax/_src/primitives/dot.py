@@ -18,7 +18,10 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.config import config
-from openjax._src.core import Primitive, ShapedArray, pp_eqn
+from openjax._src.core import Primitive, ShapedArray, get_aval, pp_eqn
+from openjax._src.primitives.ad_util import Zero, defjvp, is_undefined_primal
+from openjax._src.primitives.convert import _convert_element_type
+from openjax._src.primitives.shape import transpose
 
 __all__ = ["dot_general", "dot_general_p", "dot", "batch_matmul", "Precision",
            "DotAlgorithm", "DotAlgorithmPreset"]
@@ -321,6 +324,95 @@ def _dot_general_pp(eqn, ctx):
   (lc, rc), (lb, rb) = params["dimension_numbers"]
   params["dimension_numbers"] = ((list(lc), list(rc)), (list(lb), list(rb)))
   return pp_eqn(eqn, ctx, params=params)
+
+
+# Bilinear: each operand's tangent contracts against the other operand.
+defjvp(dot_general_p,
+       lambda g, x, y, **params: dot_general_p.bind1(g, y, **params),
+       lambda g, x, y, **params: dot_general_p.bind1(x, g, **params))
+
+
+def _ranges_like(*xs):
+  start = 0
+  for x in xs:
+    n = len(x)
+    yield tuple(range(start, start + n))
+    start += n
+
+
+def _transpose_lhs(ct, x_aval, y, *, dimension_numbers, precision, preferred_element_type,
+                   swap_ans=False):
+  (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
+  y_ndim = get_aval(y).ndim
+  x_kept = _free_dims(x_aval.ndim, x_contract, x_batch)
+  y_kept = _free_dims(y_ndim, y_contract, y_batch)
+  if swap_ans:
+    ans_batch, ans_y, _ = _ranges_like(x_batch, y_kept, x_kept)
+  else:
+    ans_batch, _, ans_y = _ranges_like(x_batch, x_kept, y_kept)
+  dims = ((ans_y, tuple(y_kept)), (ans_batch, tuple(y_batch)))
+  # ct . y lays out (x batch, x kept, x contract ordered like y's contract).
+  x_contract_by_y = [c for _, c in sorted(zip(y_contract, x_contract))]
+  unsorted = list(x_batch) + x_kept + x_contract_by_y
+  perm = tuple(int(i) for i in np.argsort(unsorted))
+  out = dot_general_p.bind1(ct, y, dimension_numbers=dims, precision=precision,
+                            preferred_element_type=preferred_element_type, out_sharding=None)
+  x_bar = transpose(out, perm)
+  if get_aval(x_bar).dtype != x_aval.dtype:
+    x_bar = _convert_element_type(x_bar, x_aval.dtype, x_aval.weak_type)
+  return x_bar
+
+
+@dot_general_p.def_transpose
+def _dot_general_transpose(cts, x, y, *, dimension_numbers, precision,
+                           preferred_element_type, out_sharding=None):
+  ct, = cts
+  x_lin, y_lin = is_undefined_primal(x), is_undefined_primal(y)
+  if x_lin and y_lin:
+    raise ValueError("dot_general transpose: both operands are linear (the product "
+                     "is bilinear, not linear)")
+  if type(ct) is Zero:
+    return [Zero(x.aval) if x_lin else None, Zero(y.aval) if y_lin else None]
+  if x_lin:
+    return [_transpose_lhs(ct, x.aval, y, dimension_numbers=dimension_numbers,
+                           precision=precision,
+                           preferred_element_type=preferred_element_type), None]
+  (xc, yc), (xb, yb) = dimension_numbers
+  return [None, _transpose_lhs(ct, y.aval, x, dimension_numbers=((yc, xc), (yb, xb)),
+                               precision=precision,
+                               preferred_element_type=preferred_element_type, swap_ans=True)]
+
+
+def _bump(dims, b: int) -> tuple:
+  return tuple(d + (d >= b) for d in dims)
+
+
+def _batch_dim_nums(ndims, bdims, dimension_numbers):
+  """Dimension numbers of the batched dot_general and where its result's batch
+  dim lands: two batched operands zip their batch dims as a new leading batch
+  dimension; one batched operand keeps its batch dim as a free dimension."""
+  lhs_ndim, _ = ndims
+  lbd, rbd = bdims
+  (lc, rc), (lb, rb) = dimension_numbers
+  if lbd is not None and rbd is not None:
+    new = ((_bump(lc, lbd), _bump(rc, rbd)),
+           ((lbd,) + _bump(lb, lbd), (rbd,) + _bump(rb, rbd)))
+    return new, 0
+  if lbd is not None:
+    lhs_free = _free_dims(lhs_ndim, _bump(lc, lbd), _bump(lb, lbd))
+    out_dim = len(lb) + sum(d < lbd for d in lhs_free)
+    return ((_bump(lc, lbd), rc), (_bump(lb, lbd), rb)), out_dim
+  rhs_free = _free_dims(ndims[1], _bump(rc, rbd), _bump(rb, rbd))
+  out_dim = lhs_ndim - len(lc) + sum(d < rbd for d in rhs_free)
+  return ((lc, _bump(rc, rbd)), (lb, _bump(rb, rbd))), out_dim
+
+
+@dot_general_p.def_batch
+def _dot_general_batch(vals, dims, *, dimension_numbers, **params):
+  lhs, rhs = vals
+  new_dims, out_dim = _batch_dim_nums((get_aval(lhs).ndim, get_aval(rhs).ndim), dims,
+                                      dimension_numbers)
+  return [dot_general_p.bind1(lhs, rhs, dimension_numbers=new_dims, **params)], [out_dim]
 
 
 def _index_tuple(x, what: str) -> tuple[int, ...]:
