@@ -1,4 +1,8 @@
-"""Structural primitives: shapes and layouts without arithmetic."""
+"""Structural primitives: shapes and layouts without arithmetic.
+
+The base primitives (broadcast_in_dim, reshape, iota, squeeze, transpose,
+reduce_sum) live in ``shape_base`` and are re-exported here; this module adds
+rev, pad, concatenate, split, tile and slice, whose rules build on them."""
 from __future__ import annotations
 
 import math
@@ -8,278 +12,16 @@ from builtins import slice as builtins_slice
 import numpy as np
 
 from openjax._src import dtypes
-from openjax._src.core import Primitive, ShapedArray, pp_eqn
-from openjax._src.primitives import ad_util
-from openjax._src.primitives._util import (axes_tuple, check_number, check_same_dtypes, in_float32,
-                                           quiet, reduced_shape)
+from openjax._src.core import Primitive, ShapedArray, get_aval
+from openjax._src.primitives import ad_util, shape_base
+from openjax._src.primitives._util import check_same_dtypes
 from openjax._src.primitives.convert import _convert_element_type
-
-__all__ = ["broadcast_in_dim", "broadcast_in_dim_p", "reshape", "reshape_p", "iota", "iota_p",
-           "broadcast"]
-
-
-def _shape_tuple(fun: str, name: str, shape) -> tuple[int, ...]:
-  try:
-    out = tuple(operator.index(d) for d in shape)
-  except TypeError:
-    raise TypeError(f"{fun}: {name} must be a tuple of integers, got {shape!r}") from None
-  if any(d < 0 for d in out):
-    raise TypeError(f"{fun}: {name} must have non-negative dimensions, got {out}")
-  return out
-
-
-
-
-# ------------------------------------------------------------ broadcast_in_dim
-broadcast_in_dim_p = Primitive("broadcast_in_dim", kind="linear")
-
-
-@broadcast_in_dim_p.def_impl
-def _broadcast_in_dim_impl(x, *, shape, broadcast_dimensions, sharding=None):
-  expanded = [1] * len(shape)
-  for i, d in enumerate(broadcast_dimensions):
-    expanded[d] = x.shape[i]
-  return [np.broadcast_to(np.reshape(x, expanded), shape)]
-
-
-@broadcast_in_dim_p.def_abstract_eval
-def _broadcast_in_dim_abstract_eval(x, *, shape, broadcast_dimensions, sharding=None):
-  if len(broadcast_dimensions) != x.ndim:
-    raise TypeError(
-        "broadcast_in_dim broadcast_dimensions must have length equal to operand "
-        f"ndim; got broadcast_dimensions {broadcast_dimensions} for operand ndim "
-        f"{x.ndim}.")
-  if any(not 0 <= d < len(shape) for d in broadcast_dimensions):
-    raise TypeError(
-        "broadcast_in_dim broadcast_dimensions must be in range [0, len(shape)); "
-        f"got {broadcast_dimensions} for shape {shape}.")
-  if list(broadcast_dimensions) != sorted(set(broadcast_dimensions)):
-    raise TypeError("broadcast_in_dim broadcast_dimensions must be strictly increasing; "
-                    f"got broadcast_dimensions {broadcast_dimensions}")
-  for i, d in enumerate(broadcast_dimensions):
-    if x.shape[i] not in (1, shape[d]):
-      raise TypeError(
-          "broadcast_in_dim operand dimension sizes must either be 1, or be equal to "
-          "their corresponding dimensions in the target broadcast shape; got operand "
-          f"of shape {x.shape}, target broadcast shape {shape}, broadcast_dimensions "
-          f"{broadcast_dimensions} ")
-  return [ShapedArray(shape, x.dtype, x.weak_type)]
-
-
-def broadcast_in_dim(operand, shape, broadcast_dimensions, out_sharding=None):
-  """Broadcast ``operand`` to ``shape``; operand dimension ``i`` becomes
-  output dimension ``broadcast_dimensions[i]``."""
-  shape = _shape_tuple("broadcast_in_dim", "shape", shape)
-  bdims = tuple(int(d) for d in broadcast_dimensions)
-  if np.ndim(operand) == len(shape) and bdims == tuple(range(len(shape))) and \
-      tuple(np.shape(operand)) == shape and hasattr(operand, "aval"):
-    return operand
-  return broadcast_in_dim_p.bind1(operand, shape=shape, broadcast_dimensions=bdims,
-                                  sharding=None)
-
-
-@broadcast_in_dim_p.def_pp
-def _broadcast_in_dim_pp(eqn, ctx):
-  # Like JAX: the shape is implied by the binder's type; trivial dims hidden.
-  params = {k: v for k, v in eqn.params.items() if k not in ("shape", "sharding")}
-  if not params["broadcast_dimensions"]:
-    del params["broadcast_dimensions"]
-  return pp_eqn(eqn, ctx, params=dict(sorted(params.items())))
-
-
-def _zeros_like_aval(aval: ShapedArray):
-  zero = np.zeros((), aval.dtype)
-  return zero if not aval.shape else broadcast_in_dim(zero, aval.shape, ())
-
-
-ad_util.register_zeros_maker(_zeros_like_aval)
-
-
-def broadcast(operand, sizes):
-  """Add leading dimensions of ``sizes`` to ``operand``."""
-  sizes = _shape_tuple("broadcast", "sizes", sizes)
-  nd = np.ndim(operand)
-  return broadcast_in_dim(operand, sizes + tuple(np.shape(operand)),
-                          tuple(range(len(sizes), len(sizes) + nd)))
-
-
-# -------------------------------------------------------------------- reshape
-reshape_p = Primitive("reshape", kind="linear")
-
-
-@reshape_p.def_impl
-def _reshape_impl(x, *, new_sizes, dimensions, sharding=None):
-  if dimensions is not None:
-    x = np.transpose(x, dimensions)
-  return [np.reshape(x, new_sizes)]
-
-
-@reshape_p.def_abstract_eval
-def _reshape_abstract_eval(x, *, new_sizes, dimensions, sharding=None):
-  if math.prod(new_sizes) != x.size:
-    raise TypeError(f"reshape total size must be unchanged, got new_sizes {new_sizes} "
-                    f"(of total size {math.prod(new_sizes)}) for shape "
-                    f"{x.shape} (of total size {x.size}).")
-  if dimensions is not None and sorted(dimensions) != list(range(x.ndim)):
-    raise TypeError("reshape dimensions must be a permutation of operand dimensions, "
-                    f"got dimensions {dimensions} for shape {x.shape}.")
-  return [ShapedArray(new_sizes, x.dtype, x.weak_type)]
-
-
-def reshape(operand, new_sizes, dimensions=None, out_sharding=None):
-  """Reshape ``operand`` to ``new_sizes`` (after transposing by ``dimensions``
-  if given); the total size must not change."""
-  new_sizes = _shape_tuple("reshape", "new_sizes", new_sizes)
-  dims = None if dimensions is None else tuple(int(d) for d in dimensions)
-  if dims is not None and dims == tuple(range(np.ndim(operand))):
-    dims = None
-  if dims is None and tuple(np.shape(operand)) == new_sizes and hasattr(operand, "aval"):
-    return operand
-  return reshape_p.bind1(operand, new_sizes=new_sizes, dimensions=dims, sharding=None)
-
-
-# ----------------------------------------------------------------------- iota
-iota_p = Primitive("iota", kind="nondifferentiable")
-
-
-@iota_p.def_impl
-def _iota_impl(*, dtype, shape, dimension, sharding=None):
-  n = shape[dimension]
-  vals = np.arange(n).astype(dtype)
-  expanded = [1] * len(shape)
-  expanded[dimension] = n
-  return [np.broadcast_to(vals.reshape(expanded), shape)]
-
-
-@iota_p.def_abstract_eval
-def _iota_abstract_eval(*, dtype, shape, dimension, sharding=None):
-  if not 0 <= dimension < len(shape):
-    raise ValueError(f"iota dimension must be between 0 and len(shape), got "
-                     f"dimension={dimension} for shape {shape}")
-  return [ShapedArray(shape, dtype, False)]
-
-
-def iota(dtype, size: int):
-  """``[0, 1, ..., size-1]`` of ``dtype``."""
-  return broadcasted_iota(dtype, (size,), 0)
-
-
-def broadcasted_iota(dtype, shape, dimension: int, out_sharding=None):
-  """An array of ``shape`` counting along ``dimension``."""
-  dtype = dtypes.explicit_dtype(dtype, "iota")
-  shape = _shape_tuple("broadcasted_iota", "shape", shape)
-  dimension = int(dimension)
-  return iota_p.bind1(dtype=dtype, shape=shape, dimension=dimension, sharding=None)
-
-
-__all__ += ["broadcasted_iota"]
-
-
-# ------------------------------------------------------------------ helpers
-def _canonical_axis(axis, ndim: int) -> int:
-  """``axis`` in ``[-ndim, ndim)`` as a non-negative int (lax's ValueError)."""
-  axis = operator.index(axis)
-  if not -ndim <= axis < ndim:
-    raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
-  return axis + ndim if axis < 0 else axis
-
-
-def _check_shapelike(fun: str, arg: str, obj) -> None:
-  """lax's check that ``obj`` is a 1-D tuple of non-negative integers."""
-  if not isinstance(obj, (tuple, list, np.ndarray)):
-    raise TypeError(f"{fun} {arg} must be of type tuple/list/ndarray, got {type(obj)}.")
-  if not len(obj):
-    return
-  try:
-    vals = [operator.index(d) for d in obj]
-  except TypeError:
-    raise TypeError(f"{fun} {arg} must have every element be an integer type, got "
-                    f"{tuple(map(type, obj))}.") from None
-  if not all(d >= 0 for d in vals):
-    raise TypeError(f"{fun} {arg} must have every element be nonnegative, got {tuple(obj)}.")
-
-
-def _int_tuple(fun: str, arg: str, obj) -> tuple[int, ...]:
-  try:
-    return tuple(operator.index(d) for d in obj)
-  except TypeError:
-    raise TypeError(f"{fun}: {arg} must be a sequence of integers, got {obj!r}") from None
-
-
-# -------------------------------------------------------------------- squeeze
-squeeze_p = Primitive("squeeze", kind="linear")
-
-
-@squeeze_p.def_impl
-def _squeeze_impl(x, *, dimensions):
-  return [np.squeeze(x, axis=dimensions) if dimensions else x]
-
-
-@squeeze_p.def_abstract_eval
-def _squeeze_abstract_eval(x, *, dimensions):
-  if len(set(dimensions)) != len(dimensions):
-    raise ValueError(f"dimensions are not unique: {dimensions}")
-  if not all(0 <= d < x.ndim for d in dimensions):
-    raise ValueError(f"dimensions outside range [0, ndim): {dimensions}")
-  if any(x.shape[d] != 1 for d in dimensions):
-    raise ValueError("cannot select an axis to squeeze out which has size not equal to "
-                     f"one, got shape={x.shape} and dimensions={dimensions}")
-  shape = tuple(s for i, s in enumerate(x.shape) if i not in dimensions)
-  return [ShapedArray(shape, x.dtype, x.weak_type)]
-
-
-def squeeze(array, dimensions):
-  """Remove the size-1 ``dimensions`` from ``array``."""
-  ndim = np.ndim(array)
-  dims = tuple(sorted(_canonical_axis(d, ndim) for d in dimensions))
-  if not dims and hasattr(array, "aval"):
-    return array
-  return squeeze_p.bind1(array, dimensions=dims)
-
-
-def expand_dims(array, dimensions):
-  """Insert size-1 dimensions at ``dimensions`` (positions in the result)."""
-  dimensions = tuple(dimensions)
-  if len(set(dimensions)) != len(dimensions):
-    raise ValueError(f"repeated axis in lax.expand_dims: {dimensions}")
-  ndim_out = np.ndim(array) + len(dimensions)
-  dims = [_canonical_axis(d, ndim_out) for d in dimensions]
-  if len(set(dims)) != len(dims):  # -1 and ndim_out-1 name the same axis
-    raise ValueError(f"repeated axis in lax.expand_dims: {dims}")
-  shape = list(np.shape(array))
-  for d in sorted(dims):
-    shape.insert(d, 1)
-  kept = tuple(i for i in range(ndim_out) if i not in set(dims))
-  return broadcast_in_dim(array, shape, kept)
-
-
-# ------------------------------------------------------------------ transpose
-transpose_p = Primitive("transpose", kind="linear")
-
-
-@transpose_p.def_impl
-def _transpose_impl(x, *, permutation):
-  return [np.transpose(x, permutation)]
-
-
-@transpose_p.def_abstract_eval
-def _transpose_abstract_eval(x, *, permutation):
-  if tuple(sorted(permutation)) != tuple(range(x.ndim)):
-    raise TypeError("transpose permutation isn't a permutation of operand dimensions, "
-                    f"got permutation {permutation} for operand shape {x.shape}.")
-  return [ShapedArray(tuple(x.shape[i] for i in permutation), x.dtype, x.weak_type)]
-
-
-def transpose(operand, permutation):
-  """Permute the dimensions of ``operand``: result dimension ``i`` is operand
-  dimension ``permutation[i]``."""
-  if not isinstance(permutation, (tuple, list, np.ndarray)):
-    raise TypeError(f"transpose permutation must be a tuple/list/ndarray, got "
-                    f"{type(permutation)}.")
-  perm = _int_tuple("transpose", "permutation", permutation)
-  if perm == tuple(range(np.ndim(operand))) and hasattr(operand, "aval"):
-    return operand
-  return transpose_p.bind1(operand, permutation=perm)
+from openjax._src.primitives.shape_base import *  # noqa: F401,F403 - the family's surface
+from openjax._src.primitives.shape_base import (_canonical_axis, _check_shapelike, _int_tuple,
+                                                _moveaxis, _shape_tuple, _shifted, broadcast,
+                                                broadcast_in_dim, reduce_sum, reshape, squeeze)
+
+__all__ = list(shape_base.__all__)
 
 
 # ------------------------------------------------------------------------ rev
@@ -307,27 +49,52 @@ def rev(operand, dimensions):
   return rev_p.bind1(operand, dimensions=_int_tuple("rev", "dimensions", dimensions))
 
 
+ad_util.deflinear(rev_p, lambda ct, x, *, dimensions: [rev(ct, dimensions)])
+
+
+@rev_p.def_batch
+def _rev_batch(vals, dims, *, dimensions):
+  x, = vals
+  d, = dims
+  return [rev(x, _shifted(dimensions, d))], [d]
+
+
 # ------------------------------------------------------------------------ pad
 pad_p = Primitive("pad", kind="linear")
 
 
-@pad_p.def_impl
-def _pad_impl(x, padding_value, *, padding_config):
-  # Source element j of an axis lands at lo + j * (interior + 1); positions
-  # outside the result (negative lo/hi) are dropped. One strided copy does it.
-  shape = tuple(lo + hi + (d + (d - 1) * i if d else 0)
-                for (lo, hi, i), d in zip(padding_config, x.shape))
-  out = np.full(shape, np.asarray(padding_value, dtype=x.dtype), dtype=x.dtype)
-  src, dst = [], []
-  for (lo, hi, i), d, n in zip(padding_config, x.shape, shape):
+def _padded_shape(padding_config, shape) -> tuple[int, ...]:
+  return tuple(lo + hi + (d + (d - 1) * i if d else 0)
+               for (lo, hi, i), d in zip(padding_config, shape))
+
+
+def _pad_lattice(padding_config, shape) -> list:
+  """Per axis, where the operand's elements land in pad's result: source
+  element j goes to lo + j * (interior + 1), and those outside the result
+  (negative lo/hi) are dropped. Entries are (first, last, start, limit, step):
+  source elements first..last fill result[start:limit:step]; None when no
+  element survives along that axis."""
+  out = []
+  for (lo, hi, i), d, n in zip(padding_config, shape, _padded_shape(padding_config, shape)):
     step = i + 1
     first = -(lo // step) if lo < 0 else 0          # ceil(-lo / step)
     last = min(d - 1, (n - 1 - lo) // step)
-    if last < first:
-      return [out]
-    src.append(builtins_slice(first, last + 1))
-    dst.append(builtins_slice(lo + first * step, lo + last * step + 1, step))
-  out[tuple(dst)] = x[tuple(src)]
+    out.append(None if last < first else
+               (first, last, lo + first * step, lo + last * step + 1, step))
+  return out
+
+
+@pad_p.def_impl
+def _pad_impl(x, padding_value, *, padding_config):
+  # One strided copy of the surviving elements into a filled result.
+  shape = _padded_shape(padding_config, x.shape)
+  out = np.full(shape, np.asarray(padding_value, dtype=x.dtype), dtype=x.dtype)
+  lattice = _pad_lattice(padding_config, x.shape)
+  if any(lat is None for lat in lattice):
+    return [out]
+  src = tuple(builtins_slice(first, last + 1) for first, last, *_ in lattice)
+  dst = tuple(builtins_slice(start, limit, step) for *_, start, limit, step in lattice)
+  out[dst] = x[src]
   return [out]
 
 
@@ -342,8 +109,7 @@ def _pad_abstract_eval(x, padding_value, *, padding_config):
   if not all(i >= 0 for _, _, i in padding_config):
     raise ValueError("interior padding in padding_config must be nonnegative, got "
                      f"padding_config {padding_config}")
-  shape = tuple(lo + hi + (d + (d - 1) * i if d else 0)
-                for (lo, hi, i), d in zip(padding_config, x.shape))
+  shape = _padded_shape(padding_config, x.shape)
   if not all(d >= 0 for d in shape):
     raise ValueError(f"Dimension size after padding is not at least 0, got result shape "
                      f"{shape}, for padding_config {padding_config} and operand shape "
@@ -364,6 +130,92 @@ def pad(operand, padding_value, padding_config):
     raise TypeError("pad: padding_config must be a sequence of (low, high, interior) "
                     f"integer triples, got {padding_config!r}") from None
   return pad_p.bind1(operand, padding_value, padding_config=config)
+
+
+def _pad_transpose(ct, x, padding_value, *, padding_config):
+  t_operand = t_padv = None
+  if ad_util.is_undefined_primal(x):
+    # Undo the edges (zeros where negative padding cut elements), then take
+    # every (interior + 1)-th element.
+    unpadded = pad(ct, np.zeros((), get_aval(ct).dtype),
+                   [(-lo, -hi, 0) for lo, hi, _ in padding_config])
+    t_operand = slice(unpadded, (0,) * len(padding_config), get_aval(unpadded).shape,
+                      tuple(i + 1 for _, _, i in padding_config))
+  if ad_util.is_undefined_primal(padding_value):
+    shape = x.aval.shape if ad_util.is_undefined_primal(x) else get_aval(x).shape
+    t_padv = _pad_fill_sum(ct, _pad_lattice(padding_config, shape))
+    if t_padv is None:
+      t_padv = ad_util.Zero(padding_value.aval)
+  return [t_operand, t_padv]
+
+
+def _pad_fill_sum(ct, lattice):
+  # The sum of ``ct`` where pad wrote the padding value: the complement of the
+  # operand lattice, summed as disjoint strided boxes (box k: lattice on axes
+  # before k, a gap of the lattice on axis k, everything after). JAX takes
+  # sum(ct) - sum(lattice) instead; subtraction sits above this family.
+  shape = get_aval(ct).shape
+  nd, total = len(shape), None
+  for k, n in enumerate(shape):
+    lat = lattice[k]
+    if lat is None:
+      gaps = [(0, n, 1)]
+    else:
+      _, _, a, b, step = lat
+      gaps = [(0, a, 1), (b, n, 1)] + [(a + r, b, step) for r in range(1, step)]
+    for lo, hi, st in gaps:
+      if lo >= hi:
+        continue
+      box = slice(ct, [l[2] for l in lattice[:k]] + [lo] + [0] * (nd - k - 1),
+                  [l[3] for l in lattice[:k]] + [hi] + list(shape[k + 1:]),
+                  [l[4] for l in lattice[:k]] + [st] + [1] * (nd - k - 1))
+      part = reduce_sum(box, tuple(range(nd)))
+      total = part if total is None else ad_util.add_tangents(total, part)
+    if lat is None:
+      break
+  return total
+
+
+ad_util.deflinear(pad_p, _pad_transpose)
+
+
+@pad_p.def_batch
+def _pad_batch(vals, dims, *, padding_config):
+  x, v = vals
+  xd, vd = dims
+  if vd is None:
+    config = list(padding_config)
+    config.insert(xd, (0, 0, 0))
+    return [pad(x, v, config)], [xd]
+  # A batched padding value: JAX selects with a mask; with shape ops only,
+  # build each axis from the operand and blocks of the broadcast value.
+  size = get_aval(v).shape[vd]
+  x = _moveaxis(x, xd, 0) if xd is not None else broadcast(x, (size,))
+  v = _moveaxis(v, vd, 0)
+
+  def fill(x, ax, n):
+    shape = get_aval(x).shape
+    return broadcast_in_dim(v, shape[:ax] + (n,) + shape[ax + 1:], (0,))
+
+  for ax, (lo, hi, i) in enumerate(padding_config, start=1):
+    shape = get_aval(x).shape
+    d = shape[ax]
+    if d == 0:
+      x = fill(x, ax, lo + hi)
+      continue
+    if i and d > 1:    # interleave: each element followed by i values, trailing ones cut
+      x = reshape(x, shape[:ax + 1] + (1,) + shape[ax + 1:])
+      gaps = broadcast_in_dim(v, shape[:ax + 1] + (i,) + shape[ax + 1:], (0,))
+      x = reshape(concatenate([x, gaps], ax + 1), shape[:ax] + (d * (i + 1),) + shape[ax + 1:])
+      x = slice_in_dim(x, 0, (d - 1) * (i + 1) + 1, axis=ax)
+    for amount, front in sorted([(lo, True), (hi, False)], reverse=True):  # grow, then cut
+      n = get_aval(x).shape[ax]
+      if amount > 0:
+        x = concatenate([fill(x, ax, amount), x] if front else [x, fill(x, ax, amount)], ax)
+      elif amount < 0:
+        x = slice_in_dim(x, -amount, n, axis=ax) if front else \
+            slice_in_dim(x, 0, n + amount, axis=ax)
+  return [x], [0]
 
 
 # ---------------------------------------------------------------- concatenate
@@ -407,6 +259,23 @@ def concatenate(operands, dimension: int):
   return concatenate_p.bind1(*operands, dimension=operator.index(dimension))
 
 
+def _concatenate_transpose(ct, *xs, dimension):
+  sizes = tuple((x.aval if ad_util.is_undefined_primal(x) else get_aval(x)).shape[dimension]
+                for x in xs)
+  parts = split(ct, sizes, dimension)
+  return [p if ad_util.is_undefined_primal(x) else None for p, x in zip(parts, xs)]
+
+
+ad_util.deflinear(concatenate_p, _concatenate_transpose)
+
+
+@concatenate_p.def_batch
+def _concatenate_batch(vals, dims, *, dimension):
+  size = next(get_aval(v).shape[d] for v, d in zip(vals, dims) if d is not None)
+  xs = [broadcast(v, (size,)) if d is None else _moveaxis(v, d, 0) for v, d in zip(vals, dims)]
+  return [concatenate(xs, dimension + 1)], [0]
+
+
 # ---------------------------------------------------------------------- split
 split_p = Primitive("split", multiple_results=True, kind="linear")
 
@@ -439,6 +308,29 @@ def split(operand, sizes, axis: int = 0):
   return split_p.bind(operand, sizes=sizes, axis=_canonical_axis(axis, np.ndim(operand)))
 
 
+@split_p.def_jvp
+def _split_jvp(primals, tangents, *, sizes, axis):
+  outs = split_p.bind(*primals, sizes=sizes, axis=axis)
+  t, = tangents
+  if type(t) is ad_util.Zero:
+    return outs, [ad_util.Zero.from_primal_value(o) for o in outs]
+  return outs, split_p.bind(t, sizes=sizes, axis=axis)
+
+
+@split_p.def_transpose
+def _split_transpose(cts, x, *, sizes, axis):
+  if all(type(c) is ad_util.Zero for c in cts):
+    return [ad_util.Zero(x.aval)]
+  return [concatenate([ad_util.instantiate_zeros(c) for c in cts], axis)]
+
+
+@split_p.def_batch
+def _split_batch(vals, dims, *, sizes, axis):
+  x, = vals
+  d, = dims
+  return split(x, sizes, axis + 1 if axis >= d else axis), [d] * len(sizes)
+
+
 # ----------------------------------------------------------------------- tile
 tile_p = Primitive("tile", kind="linear")
 
@@ -461,6 +353,23 @@ def _tile_abstract_eval(x, *, reps):
 def tile(operand, reps):
   """Repeat ``operand`` ``reps[i]`` times along each dimension ``i``."""
   return tile_p.bind1(operand, reps=_int_tuple("tile", "reps", reps))
+
+
+def _tile_transpose(ct, x, *, reps):
+  # Result dim k is reps[k] copies of operand dim k: split it in two, sum the copies.
+  shape = x.aval.shape
+  ct = reshape(ct, tuple(n for pair in zip(reps, shape) for n in pair))
+  return [reduce_sum(ct, tuple(range(0, 2 * len(shape), 2)))]
+
+
+ad_util.deflinear(tile_p, _tile_transpose)
+
+
+@tile_p.def_batch
+def _tile_batch(vals, dims, *, reps):
+  x, = vals
+  d, = dims
+  return [tile(x, reps[:d] + (1,) + reps[d:])], [d]
 
 
 # ---------------------------------------------------------------------- slice
@@ -509,6 +418,30 @@ def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001 - 
       operand, start_indices=_int_tuple("slice", "start_indices", start_indices),
       limit_indices=_int_tuple("slice", "limit_indices", limit_indices),
       strides=None if strides is None else _int_tuple("slice", "strides", strides))
+
+
+def _slice_transpose(ct, x, *, start_indices, limit_indices, strides):
+  # Pad back with zeros; strides become interior padding.
+  shape, out = x.aval.shape, get_aval(ct).shape
+  strides = strides or (1,) * len(shape)
+  limits = tuple(s + (0 if n == 0 else (n - 1) * st + 1)
+                 for s, n, st in zip(start_indices, out, strides))
+  config = tuple(zip(start_indices, (d - l for d, l in zip(shape, limits)),
+                     (st - 1 for st in strides)))
+  return [pad(ct, np.zeros((), get_aval(ct).dtype), config)]
+
+
+ad_util.deflinear(slice_p, _slice_transpose)
+
+
+@slice_p.def_batch
+def _slice_batch(vals, dims, *, start_indices, limit_indices, strides):
+  x, = vals
+  d, = dims
+  size = get_aval(x).shape[d]
+  strides = None if strides is None else strides[:d] + (1,) + strides[d:]
+  return [slice(x, start_indices[:d] + (0,) + start_indices[d:],
+                limit_indices[:d] + (size,) + limit_indices[d:], strides)], [d]
 
 
 def slice_in_dim(operand, start_index, limit_index, stride: int = 1, axis: int = 0):
@@ -600,32 +533,8 @@ def broadcast_to_rank(x, rank: int):
   return x if ndim == rank else broadcast(x, (1,) * (rank - ndim))
 
 
-__all__ += ["squeeze", "squeeze_p", "expand_dims", "transpose", "transpose_p", "rev",
-            "rev_p", "pad", "pad_p", "concatenate", "concatenate_p", "split", "split_p",
+__all__ += ["rev", "rev_p", "pad", "pad_p", "concatenate", "concatenate_p", "split", "split_p",
             "tile", "tile_p", "slice", "slice_p", "slice_in_dim", "index_in_dim",
             "collapse", "full", "full_like", "broadcast_shapes", "broadcast_to_rank"]
 
 
-# ------------------------------------------------------------ reduce_sum
-reduce_sum_p = Primitive("reduce_sum", kind="linear")
-
-
-@reduce_sum_p.def_impl
-@quiet
-def _reduce_sum_impl(x, *, axes, out_sharding=None):
-  xc, dt = in_float32(x)
-  return [np.asarray(np.sum(xc, axis=axes, dtype=xc.dtype)).astype(dt)]
-
-
-@reduce_sum_p.def_abstract_eval
-def _reduce_sum_abstract_eval(x, *, axes, out_sharding=None):
-  check_number("reduce_sum", x)
-  return [ShapedArray(reduced_shape(x, axes), x.dtype, x.weak_type)]
-
-
-def reduce_sum(operand, axes, *, out_sharding=None):
-  """Sum of ``operand`` over ``axes`` (no upcast of narrow dtypes)."""
-  return reduce_sum_p.bind1(operand, axes=axes_tuple("reduce_sum", axes), out_sharding=None)
-
-
-__all__ += ["reduce_sum", "reduce_sum_p"]
