@@ -23,8 +23,8 @@ import openjax as jax
 from openjax import lax
 from openjax._src.config import config
 from openjax._src.core import ClosedJaxpr, Primitive, ShapedArray, eval_jaxpr, registry
-from openjax._src.lowering import (ModuleBuilder, dense_attr, lower_jaxpr_to_module,
-                                   tensor_type)
+from openjax._src.lowering import (ModuleBuilder, dense_attr, enum_attr,
+                                   lower_jaxpr_to_module, tensor_type)
 from openjax._src.primitives.closed_call import jit_p
 from openjax._src.runtime import compiler
 from openjax._src.runtime.executable import Executable
@@ -108,6 +108,61 @@ def _t_twice_lower(ctx, x, *, jaxpr):
   return ctx.call(ctx.lower_jaxpr_as_function(jaxpr, "twice_body"), [y], ctx.avals_out)
 
 
+# repeat(x; n, jaxpr): apply jaxpr n times in a stablehlo.while (two regions,
+# constants inside regions, a jaxpr lowered inline into a region).
+t_repeat = _new("t_repeat")
+
+
+@t_repeat.def_impl
+def _t_repeat_impl(x, *, n, jaxpr):
+  for _ in range(n):
+    x, = eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, x)
+  return [x]
+
+
+t_repeat.def_abstract_eval(lambda x, *, n, jaxpr: [x])
+
+
+@t_repeat.def_lower
+def _t_repeat_lower(ctx, x, *, n, jaxpr):
+  i32, xt = ctx.tensor_type((), np.int32), ctx.aval_type(ctx.avals_in[0])
+  with ctx.region([i32, xt]) as cond:
+    i, _ = cond.args
+    lt = ctx.op("stablehlo.compare", [i, ctx.constant(np.int32(n))], ctx.tensor_type((), bool),
+                attrs={"comparison_direction": enum_attr("comparison_direction", "LT")})
+    ctx.ret([lt])
+  with ctx.region([i32, xt]) as body:
+    i, v = body.args
+    v2, = ctx.lower_jaxpr_inline(jaxpr, [v])
+    ctx.ret([ctx.op("stablehlo.add", [i, ctx.constant(np.int32(1))], i32), v2])
+  _, out = ctx.op("stablehlo.while", [ctx.constant(np.int32(0)), x], [i32, xt],
+                  regions=[cond, body])
+  return [out]
+
+
+# switch(i, x; branches): stablehlo.case with branch regions capturing x.
+t_switch = _new("t_switch")
+
+
+@t_switch.def_impl
+def _t_switch_impl(i, x, *, branches):
+  b = branches[int(np.clip(i, 0, len(branches) - 1))]
+  return eval_jaxpr(b.jaxpr, b.consts, x)
+
+
+t_switch.def_abstract_eval(lambda i, x, *, branches: [x])
+
+
+@t_switch.def_lower
+def _t_switch_lower(ctx, i, x, *, branches):
+  regions = []
+  for b in branches:
+    with ctx.region([]) as r:
+      ctx.ret(ctx.lower_jaxpr_inline(b, [x]))
+    regions.append(r)
+  return [ctx.op("stablehlo.case", [i], ctx.avals_out[0], regions=regions)]
+
+
 t_nolower = _new("t_nolower")
 t_nolower.def_impl(lambda x: [x])
 t_nolower.def_abstract_eval(lambda x: [x])
@@ -156,7 +211,8 @@ def _iree(tmp_path_factory):
 
 
 def test_test_primitives_are_not_registered():
-  for name in ("t_add", "t_mul", "t_sin", "t_reduce_sum", "t_twice", "t_scale"):
+  for name in ("t_add", "t_mul", "t_sin", "t_reduce_sum", "t_twice", "t_scale", "t_repeat",
+               "t_switch"):
     assert name not in registry
 
 
@@ -275,6 +331,22 @@ def test_higher_order_rule_lowers_its_jaxpr_once():
   assert text.count("func.func private @twice_body") == 1
   assert text.count("call @twice_body") == 2
   np.testing.assert_allclose(np.asarray(f(np.arange(2, dtype=f32))), [0.0, 9.0])
+
+
+def test_while_and_case_regions():
+  body = _jaxpr(lambda v: add(t_scale.bind1(v, s=2.0), np.ones(3, f32)), np.ones(3, f32))
+  x = np.arange(3, dtype=f32)
+  f = jax.jit(lambda v: t_repeat.bind1(v, n=4, jaxpr=body))
+  ref = x
+  for _ in range(4):
+    ref = 2 * ref + 1
+  np.testing.assert_array_equal(np.asarray(f(x)), ref)
+  branches = (_jaxpr(lambda v: sin(v), x), _jaxpr(lambda v: mul(v, v), x),
+              _jaxpr(lambda v: t_scale.bind1(v, s=-1.0), x))
+  g = jax.jit(lambda i, v: t_switch.bind1(i, v, branches=branches))
+  for i, expect in enumerate([np.sin(x), x * x, -x]):
+    np.testing.assert_allclose(np.asarray(g(np.int32(i), x)), expect, rtol=1e-6)
+  assert "stablehlo.case" in g.lower(np.int32(0), x).as_text()
 
 
 # ------------------------------------------------------------ compiled results

@@ -97,6 +97,15 @@ class LoweringContext:
       return x
     return self.op("stablehlo.convert", [x], ty)
 
+  def emit(self, line: str) -> None:
+    """Append one raw line of MLIR to the current block (an escape hatch for
+    syntax ``op`` cannot express; name its results with ``fresh_value``)."""
+    self.fn.current.lines.append(line)
+
+  def fresh_value(self, type_) -> Value:
+    """A new SSA value name of ``type_``, for results written with ``emit``."""
+    return Value(self.fn.fresh_name(), type_of(type_))
+
   def region(self, arg_types: Sequence) -> Region:
     """A new one-block region with block arguments of ``arg_types``; emit its
     body inside ``with ctx.region(...) as r:`` and pass it in ``regions=``."""
