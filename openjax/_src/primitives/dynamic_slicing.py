@@ -12,24 +12,18 @@ from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, Tracer, get_aval
 from openjax._src.primitives import elementwise as _ew
 from openjax._src.primitives import shape as _shape
+from openjax._src.primitives._indexing_util import (GatherDimensionNumbers, GatherScatterMode,
+                                                    ScatterDimensionNumbers, shape_param)
 from openjax._src.primitives._util import check_same_dtypes
+from openjax._src.primitives.ad_util import Zero, instantiate_zeros, is_undefined_primal
+from openjax._src.primitives.batch_util import bdim_at_front, moveaxis
+from openjax._src.primitives.gather_scatter import gather_p, scatter
 
 __all__ = [
     "dynamic_slice", "dynamic_slice_p", "dynamic_update_slice", "dynamic_update_slice_p",
     "dynamic_slice_in_dim", "dynamic_index_in_dim", "dynamic_update_slice_in_dim",
     "dynamic_update_index_in_dim",
 ]
-
-
-def shape_param(fun: str, name: str, shape) -> tuple[int, ...]:
-  """A tuple of non-negative ints (TypeError naming ``fun`` otherwise)."""
-  try:
-    out = tuple(operator.index(d) for d in shape)
-  except TypeError:
-    raise TypeError(f"{fun}: {name} must be a sequence of integers, got {shape!r}") from None
-  if any(d < 0 for d in out):
-    raise TypeError(f"{fun}: {name} must be non-negative, got {out}")
-  return out
 
 
 # -------------------------------------------------------------- dynamic_slice
@@ -73,6 +67,60 @@ def _dynamic_slice_abstract_eval(operand, *start_indices, slice_sizes):
                     f"got slice_sizes of {slice_sizes}.")
   _check_start_indices("dynamic_slice", operand, start_indices)
   return [ShapedArray(slice_sizes, operand.dtype, operand.weak_type)]
+
+
+@dynamic_slice_p.def_jvp
+def _dynamic_slice_jvp(primals, tangents, *, slice_sizes):
+  operand, *starts = primals
+  out = dynamic_slice_p.bind1(operand, *starts, slice_sizes=slice_sizes)
+  if type(tangents[0]) is Zero:
+    return [out], [Zero.from_primal_value(out)]
+  return [out], [dynamic_slice_p.bind1(tangents[0], *starts, slice_sizes=slice_sizes)]
+
+
+@dynamic_slice_p.def_transpose
+def _dynamic_slice_transpose(cts, operand, *starts, slice_sizes):
+  ct, = cts
+  rest = [None] * len(starts)
+  if type(ct) is Zero:
+    return [Zero(operand.aval)] + rest
+  zeros = _shape.full(operand.aval.shape, 0, get_aval(ct).dtype)
+  return [dynamic_update_slice_p.bind1(zeros, ct, *starts)] + rest
+
+
+def _batched_start_indices(starts, dims, size: int):
+  """The scalar start indices of a batch as one (size, n) index array."""
+  cols = [_shape.broadcast_in_dim(s, (size, 1), () if d is None else (0,))
+          for s, d in zip(starts, dims)]
+  return cols[0] if len(cols) == 1 else _shape.concatenate(cols, 1)
+
+
+def _front_zero(starts):
+  """A zero start index for a new leading (batch) dimension."""
+  return np.zeros((), dtypes.dtype(starts[0]) if starts else np.int32)
+
+
+@dynamic_slice_p.def_batch
+def _dynamic_slice_batch(vals, dims, *, slice_sizes):
+  operand, *starts = vals
+  operand_bdim, *start_bdims = dims
+  if all(d is None for d in start_bdims):
+    # Only the operand is batched: slice all of the (leading) batch dimension.
+    operand = moveaxis(operand, operand_bdim, 0)
+    size = get_aval(operand).shape[0]
+    out = dynamic_slice_p.bind1(operand, _front_zero(starts), *starts,
+                                slice_sizes=(size,) + tuple(slice_sizes))
+    return [out], [0]
+  # Batched starts: a gather of one clamped window per example.
+  size = next(get_aval(s).shape[d] for s, d in zip(starts, start_bdims) if d is not None)
+  index = _batched_start_indices(starts, start_bdims, size)
+  n = len(starts)
+  dnums = GatherDimensionNumbers(offset_dims=tuple(range(n)), collapsed_slice_dims=(),
+                                 start_index_map=tuple(range(n)))
+  return gather_p.rule("batch")(
+      [operand, index], [operand_bdim, 0], dimension_numbers=dnums,
+      slice_sizes=tuple(slice_sizes), unique_indices=True, indices_are_sorted=True,
+      mode=GatherScatterMode.CLIP, fill_value=None)
 
 
 def _dynamic_slice_indices(operand, start_indices, allow_negative_indices) -> list:
@@ -150,6 +198,52 @@ def _dynamic_update_slice_abstract_eval(operand, update, *start_indices):
   _check_start_indices("dynamic_update_slice", operand, start_indices)
   weak = operand.weak_type and update.weak_type and all(i.weak_type for i in start_indices)
   return [ShapedArray(operand.shape, operand.dtype, weak)]
+
+
+@dynamic_update_slice_p.def_jvp
+def _dynamic_update_slice_jvp(primals, tangents):
+  operand, update, *starts = primals
+  g_operand, g_update = tangents[:2]
+  out = dynamic_update_slice_p.bind1(operand, update, *starts)
+  if type(g_operand) is Zero and type(g_update) is Zero:
+    return [out], [Zero.from_primal_value(out)]
+  return [out], [dynamic_update_slice_p.bind1(instantiate_zeros(g_operand),
+                                               instantiate_zeros(g_update), *starts)]
+
+
+@dynamic_update_slice_p.def_transpose
+def _dynamic_update_slice_transpose(cts, operand, update, *starts):
+  ct, = cts
+  rest = [None] * len(starts)
+  if type(ct) is Zero:
+    return [Zero(x.aval) if is_undefined_primal(x) else None for x in (operand, update)] + rest
+  upd_shape = update.aval.shape if is_undefined_primal(update) else get_aval(update).shape
+  operand_t = update_t = None
+  if is_undefined_primal(operand):   # the overwritten window gets no cotangent
+    zeros = _shape.full(upd_shape, 0, get_aval(ct).dtype)
+    operand_t = dynamic_update_slice_p.bind1(ct, zeros, *starts)
+  if is_undefined_primal(update):
+    update_t = dynamic_slice_p.bind1(ct, *starts, slice_sizes=upd_shape)
+  return [operand_t, update_t] + rest
+
+
+@dynamic_update_slice_p.def_batch
+def _dynamic_update_slice_batch(vals, dims):
+  operand, update, *starts = vals
+  operand_bdim, update_bdim, *start_bdims = dims
+  size = next(get_aval(v).shape[d] for v, d in zip(vals, dims) if d is not None)
+  operand = bdim_at_front(operand, operand_bdim, size)
+  update = bdim_at_front(update, update_bdim, size)
+  if all(d is None for d in start_bdims):
+    return [dynamic_update_slice_p.bind1(operand, update, _front_zero(starts), *starts)], [0]
+  # Batched starts: a scatter of one clamped window per example.
+  index = _batched_start_indices(starts, start_bdims, size)
+  window = tuple(range(1, len(starts) + 1))
+  dnums = ScatterDimensionNumbers(update_window_dims=window, inserted_window_dims=(),
+                                  scatter_dims_to_operand_dims=window,
+                                  operand_batching_dims=(0,), scatter_indices_batching_dims=(0,))
+  return [scatter(operand, index, update, dnums, indices_are_sorted=True, unique_indices=True,
+                  mode=GatherScatterMode.CLIP)], [0]
 
 
 def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indices=True):
