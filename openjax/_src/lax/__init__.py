@@ -2,6 +2,7 @@
 modules (library code imports ``openjax._src.lax as lax``)."""
 from openjax._src.primitives.closed_call import *  # noqa: F401,F403
 from openjax._src.primitives.convert import *  # noqa: F401,F403
+from openjax._src.primitives.custom_derivatives import stop_gradient  # noqa: F401
 from openjax._src.primitives.dot import *  # noqa: F401,F403
 from openjax._src.primitives.elementwise import *  # noqa: F401,F403
 from openjax._src.primitives.elementwise import _convert_element_type  # noqa: F401

@@ -1,0 +1,338 @@
+"""``remat2`` (the primitive of ``jax.checkpoint``) and ``name`` (``checkpoint_name``).
+
+``remat2`` holds an open jaxpr (closed-over values are leading operands) and
+the parameters ``prevent_cse``, ``differentiated`` and ``policy``. Evaluation,
+batching and JVP just transform the jaxpr. Its partial-evaluation hook is
+where rematerialisation happens: the known part runs now (inlined, as in
+JAX), but only the values the ``policy`` calls saveable (and the known
+inputs) become residuals; every other known value the tangent computation
+needs is *recomputed* inside the staged ``remat2`` equation
+(``differentiated=True``), and again inside its transpose, so the backward
+pass recomputes it.
+
+A policy is ``policy(prim, *in_avals, **params) -> bool``: True means the
+outputs of that (known) equation may be saved. ``None`` saves nothing.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Callable, Sequence
+
+from openjax._src.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Primitive, Var,
+                               eval_jaxpr, jaxpr_transforms, set_current_trace)
+from openjax._src.primitives.ad_util import Zero, instantiate_zeros, is_undefined_primal
+from openjax._src.primitives.closed_call import jit_p
+from openjax._src.primitives.custom_derivatives import convert_constvars
+
+# ---------------------------------------------------------------------- name
+name_p = Primitive("name")
+
+
+@name_p.def_impl
+def _name_impl(x, *, name):
+  return [x]
+
+
+@name_p.def_abstract_eval
+def _name_abstract_eval(x, *, name):
+  return [x]
+
+
+@name_p.def_jvp
+def _name_jvp(primals, tangents, *, name):
+  x, = primals
+  return [name_p.bind1(x, name=name)], [tangents[0]]   # the tangent stays unnamed
+
+
+@name_p.def_batch
+def _name_batch(vals, dims, *, name):
+  return [name_p.bind1(vals[0], name=name)], [dims[0]]
+
+
+@name_p.def_lower
+def _name_lower(ctx, x, *, name):
+  return [x]
+
+
+# -------------------------------------------- source info for saved residuals
+class _SourceState(threading.local):
+  def __init__(self):
+    # While print_saved_residuals records: id(eqn) -> (eqn, "file:line:col (fn)").
+    self.sources: dict | None = None
+    self.current: str | None = None    # the source of the equation being re-evaluated
+
+
+source_state = _SourceState()
+
+
+def source_of(eqn) -> str | None:
+  sources = source_state.sources
+  hit = sources.get(id(eqn)) if sources is not None else None
+  return hit[1] if hit is not None and hit[0] is eqn else None
+
+
+def record_source(eqn, src: str | None) -> None:
+  sources = source_state.sources
+  if sources is not None and src is not None:
+    sources[id(eqn)] = (eqn, src)
+
+
+def eval_jaxpr_with_sources(jaxpr: Jaxpr, consts, args) -> list:
+  """``eval_jaxpr``, but equations bound while re-evaluating a recorded
+  equation inherit its source (``print_saved_residuals`` reads them)."""
+  sources = source_state.sources
+  if sources is None:
+    return eval_jaxpr(jaxpr, consts, *args)
+  env: dict = dict(zip(jaxpr.constvars, consts))
+  env.update(zip(jaxpr.invars, args))
+
+  def read(a):
+    return a.val if type(a) is Literal else env[a]
+
+  prev = source_state.current
+  try:
+    for eqn in jaxpr.eqns:
+      source_state.current = source_of(eqn) or prev
+      outs = eqn.primitive.bind(*(read(a) for a in eqn.invars), **eqn.params)
+      env.update(zip(eqn.outvars, outs))
+  finally:
+    source_state.current = prev
+  return [read(a) for a in jaxpr.outvars]
+
+
+# ------------------------------------------------------------------- remat2
+remat_p = Primitive("remat2", multiple_results=True)
+remat_p.batch_needs_axis = True
+
+
+def nothing_saveable(*_, **__) -> bool:
+  return False
+
+
+@remat_p.def_impl
+def _remat_impl(*args, jaxpr, prevent_cse, differentiated, policy):
+  return eval_jaxpr(jaxpr, (), *args)
+
+
+@remat_p.def_abstract_eval
+def _remat_abstract_eval(*avals, jaxpr, prevent_cse, differentiated, policy):
+  return [v.aval for v in jaxpr.outvars]
+
+
+class _RecordingHooks:
+  """Set by the api layer: a ``jvp_jaxpr`` that keeps equation sources, used
+  while ``print_saved_residuals`` records them."""
+  jvp_jaxpr: Callable | None = None
+
+
+recording_hooks = _RecordingHooks()
+
+
+@remat_p.def_jvp
+def _remat_jvp(primals, tangents, *, jaxpr, prevent_cse, differentiated, policy):
+  nonzeros = [type(t) is not Zero for t in tangents]
+  jvp_jaxpr = jaxpr_transforms.jvp_jaxpr
+  if source_state.sources is not None and recording_hooks.jvp_jaxpr is not None:
+    jvp_jaxpr = recording_hooks.jvp_jaxpr
+  closed, out_nz = jvp_jaxpr(ClosedJaxpr(jaxpr, []), nonzeros, False)
+  jvp_jaxpr, consts = convert_constvars(closed)
+  nz = [t for t in tangents if type(t) is not Zero]
+  outs = remat_p.bind(*consts, *primals, *nz, jaxpr=jvp_jaxpr, prevent_cse=prevent_cse,
+                      differentiated=differentiated, policy=policy)
+  n = len(jaxpr.outvars)
+  rest = iter(outs[n:])
+  tangents_out = [next(rest) if z else Zero.from_primal_value(p)
+                  for p, z in zip(outs[:n], out_nz)]
+  return outs[:n], tangents_out
+
+
+@remat_p.def_transpose
+def _remat_transpose(cts, *invals, jaxpr, prevent_cse, differentiated, policy):
+  linear = [is_undefined_primal(x) for x in invals]
+  transposed = jaxpr_transforms.transpose_jaxpr(ClosedJaxpr(jaxpr, []), linear)
+  t_jaxpr, consts = convert_constvars(transposed)
+  nonlinear = [x for x, lin in zip(invals, linear) if not lin]
+  outs = iter(remat_p.bind(*consts, *nonlinear, *(instantiate_zeros(c) for c in cts),
+                           jaxpr=t_jaxpr, prevent_cse=prevent_cse, differentiated=True,
+                           policy=policy))
+  return [next(outs) if lin else None for lin in linear]
+
+
+@remat_p.def_batch
+def _remat_batch(vals, dims, *, axis_name, axis_size, jaxpr, prevent_cse, differentiated,
+                 policy):
+  params = dict(prevent_cse=prevent_cse, differentiated=differentiated, policy=policy)
+  if all(d is None for d in dims):
+    return remat_p.bind(*vals, jaxpr=jaxpr, **params), [None] * len(jaxpr.outvars)
+  batched, _ = jaxpr_transforms.batch_jaxpr(ClosedJaxpr(jaxpr, []), list(dims),
+                                            axis_size=axis_size, axis_name=axis_name)
+  b_jaxpr, consts = convert_constvars(batched)
+  outs = remat_p.bind(*consts, *vals, jaxpr=b_jaxpr, **params)
+  return outs, [0] * len(outs)
+
+
+@remat_p.def_lower
+def _remat_lower(ctx, *args, jaxpr, prevent_cse, differentiated, policy):
+  return ctx.lower_jaxpr_inline(jaxpr, args)
+
+
+@remat_p.def_partial_eval
+def _remat_partial_eval(pe_trace, unknowns, args, params):
+  jaxpr = params["jaxpr"]
+  policy = params["policy"] or nothing_saveable
+  known, staged, out_unknowns, num_res = partial_eval_jaxpr_policy(jaxpr, unknowns, policy)
+  known_args = [a for a, u in zip(args, unknowns) if not u]
+  with set_current_trace(pe_trace.parent):
+    known_outs = eval_jaxpr_with_sources(known, [], known_args)
+  n_known = len(known_outs) - num_res
+  residuals = known_outs[n_known:]
+  unknown_args = [a for a, u in zip(args, unknowns) if u]
+  staged_outs = []
+  if any(out_unknowns):
+    staged_outs = pe_trace.builder.process_primitive(
+        remat_p, [*residuals, *unknown_args], dict(params, jaxpr=staged, differentiated=True))
+  k, s = iter(known_outs[:n_known]), iter(staged_outs)
+  return [next(s) if u else next(k) for u in out_unknowns]
+
+
+# ------------------------------------------------ policy-driven partial eval
+def _is_var(a) -> bool:
+  return isinstance(a, Var)
+
+
+def _split_call(eqn: JaxprEqn, ins_unknown, policy):
+  """Split a mixed jit/remat2 equation into a known and a staged equation:
+  (known_eqn, staged_eqn, out_unknowns) or None when it cannot be split."""
+  p = eqn.primitive
+  if p is jit_p:
+    inner = eqn.params["jaxpr"]
+    inner_jaxpr, consts = inner.jaxpr, inner.consts
+  elif p is remat_p:
+    inner_jaxpr, consts = eqn.params["jaxpr"], []
+  else:
+    return None
+  known, staged, out_unk, n_res = partial_eval_jaxpr_policy(inner_jaxpr, ins_unknown, policy)
+  res_vars = [Var(v.aval) for v in known.outvars[len(known.outvars) - n_res:]]
+  known_ins = [a for a, u in zip(eqn.invars, ins_unknown) if not u]
+  unknown_ins = [a for a, u in zip(eqn.invars, ins_unknown) if u]
+  known_outs = [v for v, u in zip(eqn.outvars, out_unk) if not u] + res_vars
+  unknown_outs = [v for v, u in zip(eqn.outvars, out_unk) if u]
+  if p is jit_p:
+    kp = dict(eqn.params, jaxpr=ClosedJaxpr(known, consts),
+              donated_invars=(False,) * len(known_ins))
+    sp = dict(eqn.params, jaxpr=ClosedJaxpr(staged, []),
+              donated_invars=(False,) * (n_res + len(unknown_ins)))
+  else:
+    kp = dict(eqn.params, jaxpr=known)
+    sp = dict(eqn.params, jaxpr=staged, differentiated=True)
+  return (JaxprEqn(known_ins, known_outs, p, kp),
+          JaxprEqn(res_vars + unknown_ins, unknown_outs, p, sp), out_unk)
+
+
+def partial_eval_jaxpr_policy(jaxpr: Jaxpr, in_unknowns: Sequence[bool], policy: Callable):
+  """Split ``jaxpr`` into ``known`` (constvars, known inputs -> known outputs
+  + residuals) and ``staged`` (residuals + unknown inputs -> unknown
+  outputs). Known values the staged part needs are residuals when they are
+  inputs, constants or outputs of equations ``policy`` calls saveable, and
+  are recomputed in ``staged`` otherwise. Returns (known, staged,
+  out_unknowns, num_residuals)."""
+  unknown: set = {v for v, u in zip(jaxpr.invars, in_unknowns) if u}
+  saveable: set = set(jaxpr.constvars) | {v for v, u in zip(jaxpr.invars, in_unknowns)
+                                          if not u}
+  producer: dict = {}          # known, non-saveable var -> its equation
+  known_eqns: list = []
+  order: list = []             # ("known", eqn) / ("staged", eqn) in program order
+  for eqn in jaxpr.eqns:
+    ins_unknown = [_is_var(a) and a in unknown for a in eqn.invars]
+    if not any(ins_unknown):
+      known_eqns.append(eqn)
+      order.append(("known", eqn))
+      if policy(eqn.primitive, *(a.aval for a in eqn.invars), **eqn.params):
+        saveable.update(eqn.outvars)
+      else:
+        producer.update((v, eqn) for v in eqn.outvars)
+      continue
+    split = None if all(ins_unknown) else _split_call(eqn, ins_unknown, policy)
+    if split is None:
+      order.append(("staged", eqn))
+      unknown.update(eqn.outvars)
+      continue
+    k_eqn, s_eqn, out_unk = split
+    known_eqns.append(k_eqn)
+    saveable.update(k_eqn.outvars)
+    order.append(("staged", s_eqn))
+    unknown.update(v for v, u in zip(eqn.outvars, out_unk) if u)
+  out_unknowns = [_is_var(a) and a in unknown for a in jaxpr.outvars]
+
+  # Which staged equations are live, and which known values they read.
+  live: set = {a for a, u in zip(jaxpr.outvars, out_unknowns) if u}
+  staged_eqns, recompute = [], set()
+  for kind, eqn in reversed(order):
+    if kind != "staged" or not any(v in live for v in eqn.outvars):
+      continue
+    staged_eqns.append(eqn)
+    live.update(a for a in eqn.invars if _is_var(a))
+  residuals, seen = [], set()
+  stack = [a for a in live if a not in unknown]
+  while stack:
+    v = stack.pop()
+    if v in seen:
+      continue
+    seen.add(v)
+    if v in saveable:
+      residuals.append(v)
+    else:
+      eqn = producer[v]
+      if id(eqn) not in recompute:
+        recompute.add(id(eqn))
+        stack.extend(a for a in eqn.invars if _is_var(a))
+  var_order = {v: i for i, v in enumerate(
+      list(jaxpr.constvars) + list(jaxpr.invars)
+      + [o for e in known_eqns for o in e.outvars])}
+  residuals.sort(key=var_order.__getitem__)
+  staged_set = {id(e) for e in staged_eqns}
+  body = [e for kind, e in order
+          if (kind == "known" and id(e) in recompute) or (kind == "staged" and id(e) in staged_set)]
+
+  known_outs = [a for a, u in zip(jaxpr.outvars, out_unknowns) if not u]
+  known = _dce(Jaxpr(jaxpr.constvars, [v for v, u in zip(jaxpr.invars, in_unknowns) if not u],
+                     known_outs + residuals, known_eqns, jaxpr.debug_info))
+  unknown_ins = [v for v, u in zip(jaxpr.invars, in_unknowns) if u]
+  staged = _fresh_copy(residuals + unknown_ins,
+                       [a for a, u in zip(jaxpr.outvars, out_unknowns) if u], body)
+  return known, staged, out_unknowns, len(residuals)
+
+
+def _dce(jaxpr: Jaxpr) -> Jaxpr:
+  live = {a for a in jaxpr.outvars if _is_var(a)}
+  kept = []
+  for eqn in reversed(jaxpr.eqns):
+    if any(v in live for v in eqn.outvars):
+      kept.append(eqn)
+      live.update(a for a in eqn.invars if _is_var(a))
+  kept.reverse()
+  return jaxpr.replace(eqns=kept)
+
+
+def _fresh_copy(invars, outvars, eqns) -> Jaxpr:
+  """A jaxpr over fresh variables (a staged jaxpr shares none with the known one)."""
+  env: dict = {}
+
+  def new(v):
+    nv = Var(v.aval)
+    env[v] = nv
+    return nv
+
+  def read(a):
+    return env.get(a, a) if _is_var(a) else a
+
+  new_invars = [new(v) for v in invars]
+  new_eqns = []
+  for e in eqns:
+    ne = e.replace(invars=[read(a) for a in e.invars], outvars=[new(v) for v in e.outvars])
+    record_source(ne, source_of(e))
+    new_eqns.append(ne)
+  return Jaxpr([], new_invars, [read(a) for a in outvars], new_eqns)
+
+
+__all__ = ["name_p", "remat_p", "partial_eval_jaxpr_policy"]

@@ -1,0 +1,471 @@
+"""Primitives behind ``custom_jvp``, ``custom_vjp`` and ``stop_gradient``.
+
+``custom_jvp_call`` holds the primal function as a closed jaxpr (its closed-over
+values are leading operands, ``num_consts``) and the user's JVP rule as a
+``CustomJVPRule`` (a flat Python callable, printed by name). Its JVP rule runs
+the user's rule; every other interpreter transforms ``call_jaxpr``.
+
+``custom_vjp_call`` holds the primal jaxpr, the forward rule (``CustomVJPFwd``)
+and the backward rule (``CustomVJPBwd``). Its JVP runs ``fwd`` and emits
+``custom_lin`` on the tangents: a linear primitive whose transpose calls
+``bwd`` and whose evaluation raises JAX's TypeError (no forward mode).
+
+The api layer (``api/custom_derivatives.py``) builds the rule objects from the
+user's pytree-level functions.
+"""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from openjax._src import dtypes, tree_util
+from openjax._src.core import (ClosedJaxpr, Jaxpr, Primitive, ShapedArray, eval_jaxpr, get_aval,
+                               jaxpr_transforms, pp_eqn)
+from openjax._src.primitives.ad_util import (Zero, instantiate_zeros, is_undefined_primal,
+                                             tangent_aval)
+from openjax._src.primitives.batch_util import moveaxis
+from openjax._src.primitives.shape import reduce_sum
+
+
+# ------------------------------------------------------------ stop_gradient
+stop_gradient_p = Primitive("stop_gradient")
+
+
+@stop_gradient_p.def_impl
+def _stop_gradient_impl(x):
+  return [x]
+
+
+@stop_gradient_p.def_abstract_eval
+def _stop_gradient_abstract_eval(x):
+  return [x]
+
+
+@stop_gradient_p.def_jvp
+def _stop_gradient_jvp(primals, tangents):
+  # Bind again so that every enclosing differentiation sees a constant too.
+  x, = primals
+  return [stop_gradient_p.bind1(x)], [Zero.from_primal_value(x)]
+
+
+@stop_gradient_p.def_batch
+def _stop_gradient_batch(vals, dims):
+  return [stop_gradient_p.bind1(vals[0])], [dims[0]]
+
+
+@stop_gradient_p.def_lower
+def _stop_gradient_lower(ctx, x):
+  return [x]
+
+
+def stop_gradient(x):
+  """Stops gradient computation: the identity on values, a constant to
+  differentiation (``x`` may be a pytree of arrays)."""
+  return tree_util.tree_map(stop_gradient_p.bind1, x)
+
+
+# ---------------------------------------------------- user-facing zero types
+class SymbolicZero:
+  """A zero tangent/cotangent passed to rules defined with
+  ``symbolic_zeros=True``: it has the tangent's ``aval`` (and its ``shape``,
+  ``dtype``...), but no value; a rule may also return one."""
+
+  def __init__(self, aval: ShapedArray) -> None:
+    self.aval = aval
+
+  def __repr__(self) -> str:
+    return self.__class__.__name__
+
+  def __getattr__(self, name):
+    if name == "aval":
+      raise AttributeError(name)
+    try:
+      return getattr(self.aval, name)
+    except AttributeError:
+      raise AttributeError(f"{self.__class__.__name__} has no attribute {name}") from None
+
+  @staticmethod
+  def from_primal_value(val) -> "SymbolicZero":
+    return SymbolicZero(tangent_aval(get_aval(val)))
+
+
+def zero_from_primal(val, symbolic_zeros: bool = False):
+  """Zero tangents for the pytree ``val`` (``SymbolicZero``s if asked)."""
+  def f(x):
+    t_aval = tangent_aval(get_aval(x))
+    return SymbolicZero(t_aval) if symbolic_zeros else instantiate_zeros(Zero(t_aval))
+  return tree_util.tree_map(f, val)
+
+
+def to_rule_tangent(t, symbolic_zeros: bool):
+  """An internal tangent as a rule sees it: instantiated, or SymbolicZero."""
+  if type(t) is Zero:
+    return SymbolicZero(t.aval) if symbolic_zeros else instantiate_zeros(t)
+  return t
+
+
+def from_rule_tangent(t):
+  """A rule's output tangent as an internal one (SymbolicZero -> Zero)."""
+  return Zero(t.aval) if type(t) is SymbolicZero else t
+
+
+# -------------------------------------------------------------- rule objects
+class _NamedRule:
+  """A flat rule function that prints as its user-facing name in jaxprs."""
+  __slots__ = ("fn", "name")
+
+  def __init__(self, fn: Callable, name: str):
+    self.fn = fn
+    self.name = name
+
+  def __str__(self):
+    return self.name
+
+  __repr__ = __str__
+
+
+class CustomJVPRule(_NamedRule):
+  """``rule(primals, tangents) -> (primals_out, tangents_out)`` on flat lists.
+  Tangents arrive as arrays or ``SymbolicZero`` (as the api wrapper chose);
+  outputs may hold ``SymbolicZero``."""
+  __slots__ = ()
+
+  def __call__(self, primals, tangents):
+    return self.fn(list(primals), list(tangents))
+
+
+class CustomVJPFwd(_NamedRule):
+  """``fwd(primals, in_zeros) -> (residuals, primals_out)`` on flat lists."""
+  __slots__ = ()
+
+  def __call__(self, primals, in_zeros):
+    return self.fn(list(primals), list(in_zeros))
+
+
+class CustomVJPBwd(_NamedRule):
+  """``bwd(residuals, cts_out) -> cts_in`` on flat lists; ``cts_in`` holds
+  ``Zero`` where the rule gave no cotangent."""
+  __slots__ = ()
+
+  def __call__(self, res, cts):
+    return self.fn(list(res), list(cts))
+
+
+def convert_constvars(closed: ClosedJaxpr) -> tuple[Jaxpr, list]:
+  """``closed``'s constants as leading inputs: (open jaxpr, const values)."""
+  j = closed.jaxpr
+  if not j.constvars:
+    return j, []
+  return Jaxpr([], list(j.constvars) + list(j.invars), j.outvars, j.eqns, j.debug_info), \
+      list(closed.consts)
+
+
+def _func_name(jaxpr: ClosedJaxpr) -> str:
+  d = jaxpr.jaxpr.debug_info
+  return getattr(d, "func_name", None) or "<unknown>"
+
+
+def _move_to_front(vals, dims):
+  """Batched values with their batch dimension first (unbatched untouched)."""
+  out = [v if d is None else moveaxis(v, d, 0) for v, d in zip(vals, dims)]
+  return out, [None if d is None else 0 for d in dims]
+
+
+def _unbatched(aval: ShapedArray, d) -> ShapedArray:
+  if d is None:
+    return aval
+  return ShapedArray(aval.shape[:d] + aval.shape[d + 1:], aval.dtype, aval.weak_type)
+
+
+def _batched_call(fn: Callable, avals: Sequence[ShapedArray], args: Sequence, in_dims,
+                  axis_size: int, axis_name):
+  """Run the flat function ``fn`` (unbatched avals -> flat outputs, possibly
+  holding ``Zero``) vectorised over ``args`` batched at ``in_dims``: it is
+  traced to a jaxpr, batched, and evaluated. Outputs are batched at 0;
+  outputs that were symbolic zeros come back as ``Zero`` of the unbatched
+  aval."""
+  zero_box: list = []
+
+  def flat(*xs):
+    outs = fn(*xs)
+    zero_box.append([o if type(o) is Zero else None for o in outs])
+    return [instantiate_zeros(o) for o in outs]
+
+  jaxpr, consts = jaxpr_transforms.trace_to_jaxpr(flat, list(avals))
+  batched, _ = jaxpr_transforms.batch_jaxpr(ClosedJaxpr(jaxpr, consts), list(in_dims),
+                                            axis_size=axis_size, axis_name=axis_name)
+  outs = eval_jaxpr(batched.jaxpr, batched.consts, *args)
+  return [z if z is not None else o for o, z in zip(outs, zero_box[0])]
+
+
+# ----------------------------------------------------------- custom_jvp_call
+custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
+custom_jvp_call_p.batch_needs_axis = True
+
+
+@custom_jvp_call_p.def_impl
+def _custom_jvp_call_impl(*args, call_jaxpr, jvp_jaxpr_fun, num_consts, symbolic_zeros):
+  return eval_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts, *args)
+
+
+@custom_jvp_call_p.def_abstract_eval
+def _custom_jvp_call_abstract_eval(*avals, call_jaxpr, jvp_jaxpr_fun, num_consts,
+                                   symbolic_zeros):
+  return list(call_jaxpr.out_avals)
+
+
+def apply_custom_jvp_rule(rule: CustomJVPRule, primals, tangents, symbolic_zeros: bool):
+  """Run the user's JVP rule on internal tangents (``Zero`` allowed); returns
+  primal outputs and internal tangents (``Zero`` for symbolic zeros and for
+  integer outputs)."""
+  p_out, t_out = rule(primals, [to_rule_tangent(t, symbolic_zeros) for t in tangents])
+  t_out = [from_rule_tangent(t) for t in t_out]
+  t_out = [Zero(tangent_aval(get_aval(p))) if type(t) is not Zero and
+           get_aval(t).dtype == dtypes.float0 else t for p, t in zip(p_out, t_out)]
+  return list(p_out), t_out
+
+
+@custom_jvp_call_p.def_jvp
+def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, jvp_jaxpr_fun, num_consts,
+                         symbolic_zeros):
+  # Closed-over values (the first num_consts operands) are constants to the
+  # rule, as in JAX: the rule closes over them itself.
+  return apply_custom_jvp_rule(jvp_jaxpr_fun, primals[num_consts:], tangents[num_consts:],
+                               symbolic_zeros)
+
+
+@custom_jvp_call_p.def_transpose
+def _custom_jvp_call_transpose(cts, *invals, call_jaxpr, jvp_jaxpr_fun, num_consts,
+                               symbolic_zeros):
+  # Only reached when the function is applied to tangents (it is then linear).
+  linear = [is_undefined_primal(x) for x in invals]
+  transposed = jaxpr_transforms.transpose_jaxpr(call_jaxpr, linear)
+  nonlinear = [x for x, lin in zip(invals, linear) if not lin]
+  outs = iter(eval_jaxpr(transposed.jaxpr, transposed.consts, *nonlinear,
+                         *(instantiate_zeros(c) for c in cts)))
+  return [next(outs) if lin else None for lin in linear]
+
+
+@custom_jvp_call_p.def_batch
+def _custom_jvp_call_batch(vals, dims, *, axis_name, axis_size, call_jaxpr, jvp_jaxpr_fun,
+                           num_consts, symbolic_zeros):
+  if all(d is None for d in dims):
+    return custom_jvp_call_p.bind(*vals, call_jaxpr=call_jaxpr, jvp_jaxpr_fun=jvp_jaxpr_fun,
+                                  num_consts=num_consts, symbolic_zeros=symbolic_zeros), \
+        [None] * len(call_jaxpr.out_avals)
+  vals, dims = _move_to_front(vals, dims)
+  batched, _ = jaxpr_transforms.batch_jaxpr(call_jaxpr, dims, axis_size=axis_size,
+                                            axis_name=axis_name)
+  jaxpr, consts = convert_constvars(batched)
+  rule_dims = dims[num_consts:]
+  rule_avals = [_unbatched(get_aval(v), d) for v, d in zip(vals[num_consts:], rule_dims)]
+  n = len(rule_avals)
+
+  def batched_rule(primals, tangents):
+    tangents = [instantiate_zeros(from_rule_tangent(t)) for t in tangents]
+
+    def flat(*xs):
+      p_out, t_out = apply_custom_jvp_rule(jvp_jaxpr_fun, xs[:n], xs[n:], symbolic_zeros)
+      return p_out + t_out
+
+    t_avals = [tangent_aval(a) for a in rule_avals]
+    outs = _batched_call(flat, rule_avals + t_avals, list(primals) + tangents,
+                         rule_dims + rule_dims, axis_size, axis_name)
+    m = len(outs) // 2
+    return outs[:m], [SymbolicZero(_batched_aval(t.aval, axis_size)) if type(t) is Zero
+                      else t for t in outs[m:]]
+
+  rule = CustomJVPRule(batched_rule, jvp_jaxpr_fun.name)
+  outs = custom_jvp_call_p.bind(*consts, *vals, call_jaxpr=ClosedJaxpr(jaxpr, []),
+                                jvp_jaxpr_fun=rule, num_consts=len(consts) + num_consts,
+                                symbolic_zeros=False)
+  return outs, [0] * len(outs)
+
+
+def _batched_aval(aval: ShapedArray, size: int) -> ShapedArray:
+  return ShapedArray((size,) + aval.shape, aval.dtype, aval.weak_type)
+
+
+@custom_jvp_call_p.def_lower
+def _custom_jvp_call_lower(ctx, *args, call_jaxpr, **params):
+  return ctx.lower_jaxpr_inline(call_jaxpr, args)
+
+
+@custom_jvp_call_p.def_pp
+def _custom_jvp_call_pp(eqn, ctx):
+  p = eqn.params
+  params = {"name": _func_name(p["call_jaxpr"]), "call_jaxpr": p["call_jaxpr"],
+            "jvp": str(p["jvp_jaxpr_fun"])}
+  if p["num_consts"]:
+    params["num_consts"] = p["num_consts"]
+  params["symbolic_zeros"] = p["symbolic_zeros"]
+  return pp_eqn(eqn, ctx, params=params)
+
+
+# ----------------------------------------------------------- custom_vjp_call
+custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
+custom_vjp_call_p.batch_needs_axis = True
+
+_CLOSED_OVER_MSG = (
+    "Detected differentiation of a custom_vjp function with respect to a closed-over "
+    "value. That isn't supported because the custom VJP rule only specifies how to "
+    "differentiate the custom_vjp function with respect to explicit input parameters. "
+    "Try passing the closed-over value into the custom_vjp function as an argument, and "
+    "adapting the custom_vjp fwd and bwd rules.")
+
+
+class CustomVJPException(Exception):
+  """Differentiation of a custom_vjp function with respect to a closed-over value."""
+
+  def __init__(self):
+    super().__init__(_CLOSED_OVER_MSG)
+
+
+@custom_vjp_call_p.def_impl
+def _custom_vjp_call_impl(*args, call_jaxpr, fwd_jaxpr_thunk, bwd, num_consts, out_trees,
+                          symbolic_zeros):
+  return eval_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts, *args)
+
+
+@custom_vjp_call_p.def_abstract_eval
+def _custom_vjp_call_abstract_eval(*avals, call_jaxpr, fwd_jaxpr_thunk, bwd, num_consts,
+                                   out_trees, symbolic_zeros):
+  return list(call_jaxpr.out_avals)
+
+
+def apply_custom_vjp_fwd(fwd: CustomVJPFwd, bwd: CustomVJPBwd, primals, tangents,
+                         symbolic_zeros: bool):
+  """The JVP of a custom_vjp function: run ``fwd`` on the primals, then
+  ``custom_lin`` on the nonzero tangents (its transpose runs ``bwd``)."""
+  in_zeros = [type(t) is Zero for t in tangents]
+  res, primals_out = fwd(primals, in_zeros)
+  out_avals = tuple(tangent_aval(get_aval(p)) for p in primals_out)
+  nz = [t for t in tangents if type(t) is not Zero]
+  tangents_out = custom_lin_p.bind(*res, *nz, num_res=len(res), bwd=bwd, out_avals=out_avals,
+                                   symbolic_zeros=symbolic_zeros, in_zeros=tuple(in_zeros))
+  tangents_out = [Zero(a) if a.dtype == dtypes.float0 else t
+                  for a, t in zip(out_avals, tangents_out)]
+  return list(primals_out), tangents_out
+
+
+@custom_vjp_call_p.def_jvp
+def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, fwd_jaxpr_thunk, bwd, num_consts,
+                         out_trees, symbolic_zeros):
+  if any(type(t) is not Zero for t in tangents[:num_consts]):
+    raise CustomVJPException()
+  return apply_custom_vjp_fwd(fwd_jaxpr_thunk, bwd, primals[num_consts:],
+                              tangents[num_consts:], symbolic_zeros)
+
+
+@custom_vjp_call_p.def_transpose
+def _custom_vjp_call_transpose(cts, *invals, call_jaxpr, **params):
+  linear = [is_undefined_primal(x) for x in invals]
+  transposed = jaxpr_transforms.transpose_jaxpr(call_jaxpr, linear)
+  nonlinear = [x for x, lin in zip(invals, linear) if not lin]
+  outs = iter(eval_jaxpr(transposed.jaxpr, transposed.consts, *nonlinear,
+                         *(instantiate_zeros(c) for c in cts)))
+  return [next(outs) if lin else None for lin in linear]
+
+
+@custom_vjp_call_p.def_batch
+def _custom_vjp_call_batch(vals, dims, *, axis_name, axis_size, call_jaxpr, fwd_jaxpr_thunk,
+                           bwd, num_consts, out_trees, symbolic_zeros):
+  params = dict(call_jaxpr=call_jaxpr, fwd_jaxpr_thunk=fwd_jaxpr_thunk, bwd=bwd,
+                num_consts=num_consts, out_trees=out_trees, symbolic_zeros=symbolic_zeros)
+  if all(d is None for d in dims):
+    return custom_vjp_call_p.bind(*vals, **params), [None] * len(call_jaxpr.out_avals)
+  vals, dims = _move_to_front(vals, dims)
+  batched, _ = jaxpr_transforms.batch_jaxpr(call_jaxpr, dims, axis_size=axis_size,
+                                            axis_name=axis_name)
+  jaxpr, consts = convert_constvars(batched)
+  rule_dims = dims[num_consts:]
+  rule_avals = [_unbatched(get_aval(v), d) for v, d in zip(vals[num_consts:], rule_dims)]
+  n_out = len(call_jaxpr.out_avals)
+
+  def batched_fwd(primals, in_zeros):
+    outs = _batched_call(lambda *xs: _flat_fwd(fwd_jaxpr_thunk, xs, in_zeros), rule_avals,
+                         primals, rule_dims, axis_size, axis_name)
+    return outs[:len(outs) - n_out], outs[len(outs) - n_out:]
+
+  def batched_bwd(res, cts):
+    cts = [instantiate_zeros(from_rule_tangent(c)) for c in cts]
+    res_avals = [_unbatched(get_aval(r), 0) for r in res]
+    ct_avals = [_unbatched(get_aval(c), 0) for c in cts]
+    nr = len(res)
+    outs = _batched_call(lambda *xs: bwd(xs[:nr], xs[nr:]), res_avals + ct_avals,
+                         list(res) + cts, [0] * (nr + len(cts)), axis_size, axis_name)
+    # Cotangents of unbatched inputs sum over the batch.
+    return [o if type(o) is Zero or d is not None else reduce_sum(o, (0,))
+            for o, d in zip(outs, rule_dims)]
+
+  outs = custom_vjp_call_p.bind(
+      *consts, *vals, call_jaxpr=ClosedJaxpr(jaxpr, []),
+      fwd_jaxpr_thunk=CustomVJPFwd(batched_fwd, fwd_jaxpr_thunk.name),
+      bwd=CustomVJPBwd(batched_bwd, bwd.name), num_consts=len(consts) + num_consts,
+      out_trees=out_trees, symbolic_zeros=False)
+  return outs, [0] * len(outs)
+
+
+def _flat_fwd(fwd: CustomVJPFwd, primals, in_zeros):
+  res, outs = fwd(primals, in_zeros)
+  return list(res) + list(outs)
+
+
+@custom_vjp_call_p.def_lower
+def _custom_vjp_call_lower(ctx, *args, call_jaxpr, **params):
+  return ctx.lower_jaxpr_inline(call_jaxpr, args)
+
+
+@custom_vjp_call_p.def_pp
+def _custom_vjp_call_pp(eqn, ctx):
+  p = eqn.params
+  params = {"name": _func_name(p["call_jaxpr"]), "bwd": str(p["bwd"]),
+            "call_jaxpr": p["call_jaxpr"], "fwd": str(p["fwd_jaxpr_thunk"])}
+  if p["num_consts"]:
+    params["num_consts"] = p["num_consts"]
+  params["symbolic_zeros"] = p["symbolic_zeros"]
+  return pp_eqn(eqn, ctx, params=params)
+
+
+# ---------------------------------------------------------------- custom_lin
+custom_lin_p = Primitive("custom_lin", multiple_results=True, kind="linear")
+
+_NO_JVP_MSG = "can't apply forward-mode autodiff (jvp) to a custom_vjp function."
+
+
+def _raise_custom_vjp_error_on_jvp(*_, **__):
+  raise TypeError(_NO_JVP_MSG)
+
+
+custom_lin_p.def_impl(_raise_custom_vjp_error_on_jvp)
+custom_lin_p.def_jvp(_raise_custom_vjp_error_on_jvp)
+custom_lin_p.def_lower(_raise_custom_vjp_error_on_jvp)
+
+
+@custom_lin_p.def_batch
+def _custom_lin_batch(vals, dims, **params):
+  raise TypeError(_NO_JVP_MSG)
+
+
+@custom_lin_p.def_abstract_eval
+def _custom_lin_abstract_eval(*avals, num_res, bwd, out_avals, symbolic_zeros, in_zeros):
+  return list(out_avals)
+
+
+@custom_lin_p.def_transpose
+def _custom_lin_transpose(cts, *invals, num_res, bwd, out_avals, symbolic_zeros, in_zeros):
+  res = invals[:num_res]
+  cts = [to_rule_tangent(c, symbolic_zeros) for c in cts]
+  cts_in = [from_rule_tangent(c) for c in bwd(res, cts)]
+  nz = [c for c, z in zip(cts_in, in_zeros) if not z]
+  return [None] * num_res + nz
+
+
+@custom_lin_p.def_pp
+def _custom_lin_pp(eqn, ctx):
+  p = eqn.params
+  params = {"bwd": str(p["bwd"]), "in_zeros": p["in_zeros"], "num_res": p["num_res"],
+            "symbolic_zeros": p["symbolic_zeros"]}
+  return pp_eqn(eqn, ctx, params=params)
+
+
+__all__ = ["stop_gradient", "stop_gradient_p"]
