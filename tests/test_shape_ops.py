@@ -1,11 +1,15 @@
 """Shape family: errors (types and messages), weak types, dtype promotion,
-method forms, printed jaxprs and the cases the op table cannot express."""
+method forms, printed jaxprs, transformation rules and the cases the op table
+cannot express."""
+import re
+
 import numpy as np
 import pytest
 
 import openjax as jax
 import openjax.numpy as jnp
 from openjax import lax
+from openjax._src.core import check_jaxpr
 from openjax._src.numpy import indexing as _idx
 from openjax._src.numpy import reductions as _red
 from openjax.errors import ConcretizationTypeError
@@ -429,3 +433,234 @@ def test_x64_shape_ops_keep_float64():
     assert jnp.reshape(y, (2, 2)).dtype == np.float64
     assert jnp.concatenate([y, np.arange(2)]).dtype == np.float64
     assert jnp.pad(np.arange(3), 1, mode="linear_ramp").dtype == np.int64
+
+
+# ------------------------------------------------ transformation rules
+# Printed jaxprs of grad/vmap, pasted from JAX 0.10.2. ``_canonical`` undoes
+# printing details outside the shape family: JAX shows binders that are never
+# used as ``_`` (its printer's dead-variable pass) and prints NumPy integers in
+# some transpose-rule params as ``np.int64(k)`` (which also moves line breaks).
+def _canonical(text: str) -> str:
+  text = re.sub(r"np\.int64\((-?\d+)\)", r"\1", text)
+  text = re.sub(r"\s+", " ", re.sub(r"\s+\]", "]", re.sub(r"\[\s+", "[", text)))
+  names, out = {}, []
+  for tok in re.split(r"([A-Za-z_]\w*(?::(?=\w+\[))?)", text):
+    if tok.endswith(":") and re.fullmatch(r"[A-Za-z_]\w*:", tok):
+      names[tok[:-1]] = f"v{len(names)}"
+      out.append(names[tok[:-1]] + ":")
+    else:
+      out.append(names.get(tok, tok) if tok != "_" else tok)
+  return "".join(out)
+
+
+_GRAD_BROADCAST = """{ lambda ; a:f32[3]. let
+    b:f32[2,3] = broadcast_in_dim[broadcast_dimensions=(1,)] a
+    c:f32[2,3] = integer_pow[y=2] b
+    d:f32[2,3] = mul 2.0:f32[] b
+    _:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] c
+    e:f32[2,3] = broadcast_in_dim 1.0:f32[]
+    f:f32[2,3] = mul e d
+    g:f32[3] = reduce_sum[axes=(0,) out_sharding=None] f
+  in (g,) }"""
+
+_GRAD_BROADCAST_UNIT_DIM = """{ lambda ; a:f32[1,3]. let
+    b:f32[2,3] = broadcast_in_dim[broadcast_dimensions=(0, 1)] a
+    c:f32[2,3] = integer_pow[y=2] b
+    d:f32[2,3] = mul 2.0:f32[] b
+    _:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] c
+    e:f32[2,3] = broadcast_in_dim 1.0:f32[]
+    f:f32[2,3] = mul e d
+    g:f32[3] = reduce_sum[axes=(0,) out_sharding=None] f
+    h:f32[1,3] = broadcast_in_dim[broadcast_dimensions=(1,)] g
+  in (h,) }"""
+
+_GRAD_REDUCE_SUM = """{ lambda ; a:f32[2,3]. let
+    b:f32[3] = reduce_sum[axes=(0,) out_sharding=None] a
+    c:f32[3] = integer_pow[y=2] b
+    d:f32[3] = mul 2.0:f32[] b
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] c
+    e:f32[3] = broadcast_in_dim 1.0:f32[]
+    f:f32[3] = mul e d
+    g:f32[2,3] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] f
+  in (g,) }"""
+
+_GRAD_PAD = """{ lambda ; a:f32[2,3]. let
+    b:f32[3,5] = pad[padding_config=((1, -1, 1), (0, 2, 0))] a 0.0:f32[]
+    _:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] b
+    c:f32[3,5] = broadcast_in_dim 1.0:f32[]
+    d:f32[3,3] = pad[
+      padding_config=((np.int64(-1), np.int64(1), np.int64(0)), (np.int64(0), np.int64(-2), np.int64(0)))
+    ] c 0.0:f32[]
+    e:f32[2,3] = slice[
+      limit_indices=(3, 3)
+      start_indices=(np.int64(0), np.int64(0))
+      strides=(np.int64(2), np.int64(1))
+    ] d
+  in (e,) }"""
+
+_GRAD_SLICE = """{ lambda ; a:f32[2,3]. let
+    b:f32[2,1] = slice[limit_indices=(2, 3) start_indices=(0, 1) strides=(1, 2)] a
+    _:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] b
+    c:f32[2,1] = broadcast_in_dim 1.0:f32[]
+    d:f32[2,3] = pad[
+      padding_config=((0, np.int64(0), np.int64(0)), (1, np.int64(1), np.int64(1)))
+    ] c 0.0:f32[]
+  in (d,) }"""
+
+_GRAD_CONCATENATE = """{ lambda ; a:f32[2,3]. let
+    b:f32[2,3] = mul 2.0:f32[] a
+    c:f32[2,6] = concatenate[dimension=1] a b
+    _:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] c
+    d:f32[2,6] = broadcast_in_dim 1.0:f32[]
+    e:f32[2,3] f:f32[2,3] = split[axis=1 sizes=(3, 3)] d
+    g:f32[2,3] = mul 2.0:f32[] f
+    h:f32[2,3] = add_any e g
+  in (h,) }"""
+
+_GRAD_TILE = """{ lambda ; a:f32[2,3]. let
+    b:f32[4,3] = tile[reps=(2, 1)] a
+    _:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] b
+    c:f32[4,3] = broadcast_in_dim 1.0:f32[]
+    d:f32[2,2,1,3] = reshape[
+      dimensions=None
+      new_sizes=(2, 2, 1, 3)
+      sharding=None
+    ] c
+    e:f32[2,3] = reduce_sum[axes=(0, 2) out_sharding=None] d
+  in (e,) }"""
+
+
+@pytest.mark.parametrize("fn, shape, expected", [
+    (lambda x: jnp.sum(jnp.broadcast_to(x, (2, 3)) ** 2), (3,), _GRAD_BROADCAST),
+    (lambda x: jnp.sum(jnp.broadcast_to(x, (2, 3)) ** 2), (1, 3), _GRAD_BROADCAST_UNIT_DIM),
+    (lambda x: (lax.reduce_sum(x, (0,)) ** 2).sum(), (2, 3), _GRAD_REDUCE_SUM),
+    (lambda x: lax.pad(x, 0.0, [(1, -1, 1), (0, 2, 0)]).sum(), (2, 3), _GRAD_PAD),
+    (lambda x: lax.slice(x, (0, 1), (2, 3), (1, 2)).sum(), (2, 3), _GRAD_SLICE),
+    (lambda x: jnp.concatenate([x, 2 * x], 1).sum(), (2, 3), _GRAD_CONCATENATE),
+    (lambda x: lax.tile(x, (2, 1)).sum(), (2, 3), _GRAD_TILE),
+], ids=["broadcast_in_dim", "broadcast_in_dim_unit", "reduce_sum", "pad", "slice",
+        "concatenate", "tile"])
+def test_grad_jaxpr_matches_jax(fn, shape, expected):
+  closed = jax.make_jaxpr(jax.grad(fn))(np.ones(shape, np.float32))
+  check_jaxpr(closed.jaxpr)
+  assert _canonical(str(closed)) == _canonical(expected)
+
+
+@pytest.mark.parametrize("fn, args, in_axes, out_axes, expected", [
+    (lambda x: jnp.reshape(x, (3, 2)), (np.ones((2, 3, 4), np.float32),), -1, -1,
+     """{ lambda ; a:f32[2,3,4]. let
+    b:f32[4,2,3] = transpose[permutation=(2, 0, 1)] a
+    c:f32[4,3,2] = reshape[dimensions=None new_sizes=(4, 3, 2) sharding=None] b
+    d:f32[3,2,4] = transpose[permutation=(1, 2, 0)] c
+  in (d,) }"""),
+    (jnp.transpose, (np.ones((2, 3, 4), np.float32),), -1, -2,
+     """{ lambda ; a:f32[2,3,4]. let
+    b:f32[4,3,2] = transpose[permutation=(2, 1, 0)] a
+    c:f32[3,4,2] = transpose[permutation=(1, 0, 2)] b
+  in (c,) }"""),
+    (lambda x, y: jnp.concatenate([x, y]),
+     (np.ones((2, 4), np.float32), np.ones((3,), np.float32)), (-1, None), -1,
+     """{ lambda ; a:f32[2,4] b:f32[3]. let
+    c:f32[4,2] = transpose[permutation=(1, 0)] a
+    d:f32[4,3] = broadcast_in_dim[broadcast_dimensions=(1,)] b
+    e:f32[4,5] = concatenate[dimension=1] c d
+    f:f32[5,4] = transpose[permutation=(1, 0)] e
+  in (f,) }"""),
+], ids=["reshape", "transpose", "concatenate"])
+def test_vmap_negative_axes_jaxpr_matches_jax(fn, args, in_axes, out_axes, expected):
+  vf = jax.vmap(fn, in_axes=in_axes, out_axes=out_axes)
+  closed = jax.make_jaxpr(vf)(*args)
+  check_jaxpr(closed.jaxpr)
+  assert str(closed) == expected
+  axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
+  n = next(a.shape[ax] for a, ax in zip(args, axes) if ax is not None)
+  loop = [np.asarray(fn(*(a if ax is None else np.take(a, i, axis=ax)
+                          for a, ax in zip(args, axes)))) for i in range(n)]
+  _same(vf(*args), np.stack(loop, axis=out_axes))
+
+
+@pytest.mark.parametrize("fn, in_axes, out_axes", [
+    (lambda x: lax.reshape(x, (4, 3), (1, 0)), 1, -1),
+    (lambda x: lax.squeeze(lax.expand_dims(x, (0, 2)), (0, 2)), -1, 1),
+    (lambda x: lax.broadcast_in_dim(x, (5, 3, 4), (1, 2)), 2, -2),
+    (lambda x: lax.reduce_sum(x, (1,)), 0, -1),
+    (lambda x: lax.rev(x, (0, 1)), -1, -1),
+    (lambda x: lax.tile(x, (2, 1)), 1, 2),
+    (lambda x: lax.slice(x, (1, 0), (3, 4), (2, 3)), -1, 0),
+    (lambda x: lax.split(x, (1, 2), 0)[1], 1, -1),
+    (lambda x: lax.pad(x, 7.0, [(1, -2, 2), (-1, 3, 0)]), -1, 1),
+], ids=["reshape", "squeeze", "broadcast_in_dim", "reduce_sum", "rev", "tile", "slice",
+        "split", "pad"])
+def test_vmap_negative_axes_matches_loop(fn, in_axes, out_axes):
+  x = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
+  x = np.moveaxis(x, -1, in_axes)             # five examples of shape (3, 4)
+  got = jax.vmap(fn, in_axes=in_axes, out_axes=out_axes)(x)
+  loop = [np.asarray(fn(np.take(x, i, axis=in_axes))) for i in range(5)]
+  _same(got, np.stack(loop, axis=out_axes))
+
+
+def test_vmap_pad_batched_padding_value():
+  x = np.arange(24, dtype=np.int32).reshape(2, 3, 4)
+  v = np.array([-1, -2, -3, -4], np.int32)
+  cfg = [(1, -2, 2), (-3, 2, 1)]
+  got = jax.vmap(lambda x, v: lax.pad(x, v, cfg), in_axes=(2, 0), out_axes=-1)(x, v)
+  loop = [np.asarray(lax.pad(x[..., i], v[i], cfg)) for i in range(4)]
+  _same(got, np.stack(loop, axis=-1))
+  empty = jax.vmap(lambda v: lax.pad(np.zeros((0,), np.float32), v, [(1, 2, 3)]))(
+      np.array([1.0, 2.0], np.float32))
+  _same(empty, np.repeat(np.array([[1.0], [2.0]], np.float32), 3, axis=1))
+
+
+def test_iota_batch_rule_not_applicable():
+  assert "no operands" in lax.iota_p.not_applicable["batch"]
+  got = jax.vmap(lambda x: x + lax.iota(np.float32, 3))(np.ones((2, 3), np.float32))
+  _same(got, np.ones((2, 3), np.float32) + np.arange(3, dtype=np.float32))
+
+
+# Gradients pasted from JAX 0.10.2.
+def test_pad_grads_match_jax():
+  x = np.arange(12, dtype=np.float32).reshape(3, 4)
+
+  def f(x, v):
+    y = lax.pad(x, v, [(2, -1, 2), (-1, 1, 1)])
+    return jnp.sum(y * np.arange(56, dtype=np.float32).reshape(8, 7))
+  gx, gv = jax.grad(f, argnums=(0, 1))(x, np.float32(0.5))
+  _same(gx, np.array([[0., 15., 17., 19.], [0., 36., 38., 40.], [0., 0., 0., 0.]], np.float32))
+  _same(gv, np.array(1375., np.float32))
+
+
+def test_slice_split_tile_grads_match_jax():
+  x = np.arange(12, dtype=np.float32).reshape(3, 4)
+  g = jax.grad(lambda x: jnp.sum(lax.slice(x, (0, 1), (3, 4), (2, 2))
+                                 * np.arange(1, 5, dtype=np.float32).reshape(2, 2)))(x)
+  _same(g, np.array([[0., 1., 0., 2.], [0., 0., 0., 0.], [0., 3., 0., 4.]], np.float32))
+
+  def f(x):
+    a, _, c = lax.split(x, (1, 2, 1), axis=1)   # the middle cotangent is a symbolic zero
+    return jnp.sum(c * 3.0) + jnp.sum(a)
+  _same(jax.grad(f)(x), np.array([[1., 0., 0., 3.]] * 3, np.float32))
+  g = jax.grad(lambda x: jnp.sum(lax.tile(x[:2, :2], (2, 3))
+                                 * np.arange(24, dtype=np.float32).reshape(4, 6)))(x)
+  _same(g, np.array([[48., 54., 0., 0.], [84., 90., 0., 0.], [0., 0., 0., 0.]], np.float32))
+
+
+def test_concatenate_transpose_only_for_linear_operands():
+  c = np.ones((2, 1), np.float32)
+  g = jax.grad(lambda x: jnp.sum(lax.concatenate([c, x, c], 1) * np.arange(8.0).reshape(2, 4)
+                                 .astype(np.float32)))(np.ones((2, 2), np.float32))
+  _same(g, np.array([[1., 2.], [5., 6.]], np.float32))
+  closed = jax.make_jaxpr(jax.linear_transpose(lambda x: lax.concatenate([c, x], 1),
+                                               np.ones((2, 2), np.float32)))(
+      np.ones((2, 3), np.float32))
+  check_jaxpr(closed.jaxpr)
+
+
+def test_transpose_rules_under_jit_and_second_order():
+  x = np.arange(6, dtype=np.float32).reshape(2, 3)
+  f = lambda x: jnp.sum(lax.pad(lax.rev(x, (1,)), 0.0, [(1, 0, 1), (0, -1, 0)]) ** 3)
+  g = jax.grad(f)
+  _same(jax.jit(g)(x), np.asarray(g(x)))
+  hvp = jax.jvp(g, (x,), (np.ones_like(x),))[1]
+  # d/dx of 3 * x**2 (rev'd, padded, cropped) along ones: 6 * x where kept.
+  want = np.where(np.arange(3) > 0, 6 * x, 0).astype(np.float32)
+  _same(hvp, want)
