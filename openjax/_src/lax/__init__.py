@@ -11,3 +11,4 @@ from openjax._src.primitives.reductions import *  # noqa: F401,F403
 from openjax._src.primitives.shape import *  # noqa: F401,F403
 from openjax._src.primitives.sort import *  # noqa: F401,F403
 from openjax._src.primitives.special import *  # noqa: F401,F403
+from openjax._src.lax.parallel import *  # noqa: F401,F403
