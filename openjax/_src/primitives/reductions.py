@@ -12,10 +12,13 @@ import operator
 import numpy as np
 
 from openjax._src import dtypes
-from openjax._src.core import Primitive, ShapedArray
+from openjax._src.core import Primitive, ShapedArray, get_aval
+from openjax._src.primitives import elementwise as _ew
+from openjax._src.primitives import shape as _shape
 from openjax._src.primitives._util import (axes_tuple as _axes_tuple, check_number as _check_number,
                                            in_float32 as _in_float32, quiet,
                                            reduced_shape as _reduced_shape)
+from openjax._src.primitives.ad_util import add_tangents, deflinear, defjvp2, defjvp_zero
 # reduce_sum lives with broadcast_in_dim (each is the other's transpose).
 from openjax._src.primitives.shape import reduce_sum, reduce_sum_p  # noqa: F401
 
@@ -53,6 +56,122 @@ def _has_inf(dt: np.dtype) -> bool:
     return bool(np.isinf(np.array(np.inf, np.float32).astype(dt)))
 
 
+def _reducer_batch(prim: Primitive):
+  """Batching rule of a reduction over ``axes``: the reduced axes shift past
+  the batch dimension, which survives the reduction."""
+  def rule(vals, dims, *, axes, **params):
+    (x,), (d,) = vals, dims
+    new_axes = tuple(a + (a >= d) for a in axes)
+    out_dim = d - sum(a < d for a in axes)
+    return prim.bind(x, axes=new_axes, **params), [out_dim]
+  return rule
+
+
+# JVPs of the tree-shaped reductions and prefix scans JAX differentiates
+# (jax.lax's ``_reduce_jvp`` and ``associative_scan``): each combine maps two
+# (primal, tangent) pairs to one, so the tangents get exactly JAX's values
+# (ties included) from primitives that are themselves differentiable.
+def _mul_pair(a, b):
+  (ax, at), (bx, bt) = a, b
+  return _ew.mul(ax, bx), add_tangents(_ew.mul(at, bx), _ew.mul(ax, bt))
+
+
+def _balanced_eq(x, z, y):
+  # 1 where x == z (halved when y == z too): JAX's max/min tangent weights.
+  one, zero, two = (_shape.full_like(z, v) for v in (1, 0, 2))
+  return _ew.div(_ew.select(_ew.eq(x, z), one, zero), _ew.select(_ew.eq(y, z), two, one))
+
+
+def _chooser_pair(choose):
+  def combine(a, b):
+    (ax, at), (bx, bt) = a, b
+    c = choose(ax, bx)
+    return c, add_tangents(_ew.mul(at, _balanced_eq(ax, c, bx)),
+                           _ew.mul(bt, _balanced_eq(bx, c, ax)))
+  return combine
+
+
+def _replace_inf(x):
+  return _ew.select(_ew.eq(x, _shape.full_like(x, np.inf)), _shape.full_like(x, 0), x)
+
+
+def _logaddexp(x, y):
+  # jax.lax's logaddexp for real floats (NaN or same-signed infinities add).
+  delta = _ew.sub(x, y)
+  big = _ew.add(_ew.max(x, y), _ew.log1p(_ew.exp(_ew.neg(_ew.abs(delta)))))
+  return _ew.select(_ew.ne(delta, delta), _ew.add(x, y), big)
+
+
+def _logaddexp_pair(a, b):
+  (ax, at), (bx, bt) = a, b
+  c = _logaddexp(ax, bx)
+  rc = _replace_inf(c)
+  return c, add_tangents(_ew.mul(at, _ew.exp(_ew.sub(_replace_inf(ax), rc))),
+                         _ew.mul(bt, _ew.exp(_ew.sub(_replace_inf(bx), rc))))
+
+
+def _tree_reduce_jvp(combine, init, x, t, axes):
+  """Tangent of reducing ``x`` over ``axes`` by halving the flattened reduced
+  axis (odd halves padded with ``init``), as JAX's reduction JVP does."""
+  shape = get_aval(x).shape
+  non_axes = tuple(i for i in range(len(shape)) if i not in axes)
+  rest = tuple(shape[i] for i in non_axes)
+  n = int(np.prod([shape[a] for a in axes], dtype=np.int64))
+  if n == 0:
+    return _shape.full(rest, np.zeros((), get_aval(t).dtype))
+  perm = tuple(axes) + non_axes
+  x = _shape.reshape(x, (n,) + rest, perm)
+  t = _shape.reshape(t, (n,) + rest, perm)
+  while n > 1:
+    n1 = (n + 1) // 2
+    x1, t1 = (_shape.slice_in_dim(v, 0, n1) for v in (x, t))
+    x2, t2 = (_shape.slice_in_dim(v, n1, None) for v in (x, t))
+    if n - n1 != n1:
+      config = [(0, 0, 0)] * (len(rest) + 1)
+      config[0] = (0, 1, 0)
+      x2 = _shape.pad(x2, np.array(init, get_aval(x2).dtype), config)
+      t2 = _shape.pad(t2, np.zeros((), get_aval(t2).dtype), config)
+    x, t = combine((x1, t1), (x2, t2))
+    n = n1
+  return _shape.squeeze(t, (0,))
+
+
+def _interleave(a, b, axis: int):
+  na, nb = get_aval(a).shape[axis], get_aval(b).shape[axis]
+  a_cfg, b_cfg = [(0, 0, 0)] * get_aval(a).ndim, [(0, 0, 0)] * get_aval(b).ndim
+  a_cfg[axis] = (0, 1 if na == nb else 0, 1)
+  b_cfg[axis] = (1, 0 if na == nb else 1, 1)
+  zero = np.zeros((), get_aval(a).dtype)
+  return _ew.add(_shape.pad(a, zero, a_cfg), _shape.pad(b, zero, b_cfg))
+
+
+def _scan_jvp(combine, x, t, axis: int, reverse: bool):
+  """Tangent of the inclusive scan of ``x`` by ``combine`` along ``axis``:
+  the parallel prefix scan (``lax.associative_scan``) over (primal, tangent)
+  pairs, as JAX differentiates cumulative reductions."""
+  sl = _shape.slice_in_dim
+
+  def scan(elems):
+    n = get_aval(elems[0]).shape[axis]
+    if n < 2:
+      return elems
+    reduced = combine(tuple(sl(e, 0, -1, 2, axis) for e in elems),
+                      tuple(sl(e, 1, None, 2, axis) for e in elems))
+    odd = scan(reduced)
+    if n % 2 == 0:
+      even = combine(tuple(sl(e, 0, -1, 1, axis) for e in odd),
+                     tuple(sl(e, 2, None, 2, axis) for e in elems))
+    else:
+      even = combine(odd, tuple(sl(e, 2, None, 2, axis) for e in elems))
+    even = [_shape.concatenate([sl(e, 0, 1, 1, axis), r], axis) for e, r in zip(elems, even)]
+    return [_interleave(e, o, axis) for e, o in zip(even, odd)]
+
+  if reverse:
+    x, t = _shape.rev(x, (axis,)), _shape.rev(t, (axis,))
+  _, t_out = scan((x, t))
+  return _shape.rev(t_out, (axis,)) if reverse else t_out
+
+
 # ----------------------------------------------------------- reduce_prod
 reduce_prod_p = Primitive("reduce_prod")
 
@@ -68,6 +187,16 @@ def _reduce_prod_impl(x, *, axes):
 def _reduce_prod_abstract_eval(x, *, axes):
   _check_number("reduce_prod", x)
   return [ShapedArray(_reduced_shape(x, axes), x.dtype, x.weak_type)]
+
+
+@reduce_prod_p.def_jvp
+def _reduce_prod_jvp(primals, tangents, *, axes):
+  # JAX's tree of pairwise products: exact where the operand holds zeros.
+  (x,), (t,) = primals, tangents
+  return [reduce_prod_p.bind1(x, axes=axes)], [_tree_reduce_jvp(_mul_pair, 1, x, t, axes)]
+
+
+reduce_prod_p.def_batch(_reducer_batch(reduce_prod_p))
 
 
 def reduce_prod(operand, axes):
@@ -101,6 +230,21 @@ def _chooser_abstract_eval(x, *, axes, out_sharding=None):
 
 reduce_max_p.def_abstract_eval(_chooser_abstract_eval)
 reduce_min_p.def_abstract_eval(_chooser_abstract_eval)
+
+
+def _chooser_jvp(g, ans, x, *, axes, out_sharding=None):
+  # JAX's "location indicators": the tangent is averaged over tied extrema.
+  shape = get_aval(x).shape
+  kept = tuple(i for i in range(len(shape)) if i not in axes)
+  loc = _ew.convert_element_type(_ew.eq(x, _shape.broadcast_in_dim(ans, shape, kept)),
+                                 get_aval(g).dtype)
+  return _ew.div(reduce_sum(_ew.mul(g, loc), axes), reduce_sum(loc, axes))
+
+
+defjvp2(reduce_max_p, _chooser_jvp)
+defjvp2(reduce_min_p, _chooser_jvp)
+reduce_max_p.def_batch(_reducer_batch(reduce_max_p))
+reduce_min_p.def_batch(_reducer_batch(reduce_min_p))
 
 
 def reduce_max(operand, axes, *, out_sharding=None):
@@ -139,6 +283,7 @@ for _p, _uf in ((reduce_and_p, np.bitwise_and), (reduce_or_p, np.bitwise_or),
                 (reduce_xor_p, np.bitwise_xor)):
   _p.def_impl(_logical_impl(_uf))
   _p.def_abstract_eval(_logical_abstract_eval)
+  _p.def_batch(_reducer_batch(_p))
 
 
 def reduce_and(operand, axes):
@@ -188,6 +333,9 @@ argmax_p.def_impl(_argminmax_impl(np.argmax))
 argmin_p.def_impl(_argminmax_impl(np.argmin))
 argmax_p.def_abstract_eval(_argminmax_abstract_eval)
 argmin_p.def_abstract_eval(_argminmax_abstract_eval)
+for _p in (argmax_p, argmin_p):
+  defjvp_zero(_p)               # integer indices: float0 tangents, as in JAX
+  _p.def_batch(_reducer_batch(_p))
 
 
 def argmax(operand, axis: int, index_dtype):
@@ -224,9 +372,21 @@ def _cumulative_primitive(name: str, accumulate, kind: str = "differentiable") -
     _check_number(name, x)
     return [ShapedArray(x.shape, x.dtype, x.weak_type)]
 
+  def batch(vals, dims, *, axis, reverse):
+    (x,), (d,) = vals, dims
+    return p.bind(x, axis=axis + (d <= axis), reverse=reverse), [d]
+
   p.def_impl(impl)
   p.def_abstract_eval(abstract_eval)
+  p.def_batch(batch)
   return p
+
+
+def _def_scan_jvp(p: Primitive, combine) -> None:
+  @p.def_jvp
+  def jvp(primals, tangents, *, axis, reverse):
+    (x,), (t,) = primals, tangents
+    return [p.bind1(x, axis=axis, reverse=reverse)], [_scan_jvp(combine, x, t, axis, reverse)]
 
 
 cumsum_p = _cumulative_primitive("cumsum", lambda x, a: np.cumsum(x, a, dtype=x.dtype),
@@ -236,6 +396,13 @@ cummax_p = _cumulative_primitive("cummax", lambda x, a: np.maximum.accumulate(x,
 cummin_p = _cumulative_primitive("cummin", lambda x, a: np.minimum.accumulate(x, a))
 cumlogsumexp_p = _cumulative_primitive("cumlogsumexp",
                                        lambda x, a: np.logaddexp.accumulate(x, a))
+# cumsum is linear (its transpose sums from the other end); the others are
+# differentiated as JAX does, through the parallel prefix scan.
+deflinear(cumsum_p, lambda ct, x, *, axis, reverse: [cumsum(ct, axis, not reverse)])
+_def_scan_jvp(cumprod_p, _mul_pair)
+_def_scan_jvp(cummax_p, _chooser_pair(_ew.max))
+_def_scan_jvp(cummin_p, _chooser_pair(_ew.min))
+_def_scan_jvp(cumlogsumexp_p, _logaddexp_pair)
 
 
 def cumsum(operand, axis: int = 0, reverse: bool = False):

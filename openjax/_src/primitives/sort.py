@@ -12,7 +12,11 @@ from typing import Sequence
 import numpy as np
 
 from openjax._src import dtypes
-from openjax._src.core import Primitive, ShapedArray
+from openjax._src.core import Primitive, ShapedArray, get_aval
+from openjax._src.primitives import shape as _shape
+from openjax._src.primitives.ad_util import Zero
+from openjax._src.primitives.batch_util import moveaxis
+from openjax._src.primitives.indexing import GatherDimensionNumbers, GatherScatterMode, gather
 
 __all__ = ["sort", "sort_p", "sort_key_val", "top_k", "top_k_p"]
 
@@ -61,6 +65,49 @@ def _sort_abstract_eval(*avals, dimension, is_stable, num_keys):
     raise ValueError(f"sort: dimension {dimension} is out of bounds for operand "
                      f"{avals[0].str_short()}; use a dimension in [0, {avals[0].ndim}).")
   return list(avals)
+
+
+def _take_along(t, idx, axis: int):
+  """``t`` permuted along ``axis`` by the integer array ``idx`` (same shape):
+  a gather batched over every other dimension, as JAX's sort/top_k JVPs do."""
+  rank = get_aval(idx).ndim
+  others = tuple(i for i in range(rank) if i != axis)
+  dnums = GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(axis,),
+                                 start_index_map=(axis,), operand_batching_dims=others,
+                                 start_indices_batching_dims=others)
+  idx = _shape.broadcast_in_dim(idx, get_aval(idx).shape + (1,), tuple(range(rank)))
+  return gather(t, idx, dnums, (1,) * rank, mode=GatherScatterMode.PROMISE_IN_BOUNDS)
+
+
+@sort_p.def_jvp
+def _sort_jvp(primals, tangents, *, dimension, is_stable, num_keys):
+  # Sort an iota along with the operands; tangents follow that permutation.
+  shape = get_aval(primals[0]).shape
+  index_dtype = np.dtype(np.uint32 if max(shape, default=0) <= np.iinfo(np.uint32).max
+                         else np.uint64)
+  iota = _shape.broadcasted_iota(index_dtype, shape, dimension)
+  *outs, perm = sort_p.bind(*primals, iota, dimension=dimension, is_stable=is_stable,
+                            num_keys=num_keys)
+  tangents_out = [t if type(t) is Zero else _take_along(t, perm, dimension) for t in tangents]
+  return outs, tangents_out
+
+
+@sort_p.def_batch
+def _sort_batch(vals, dims, *, dimension, is_stable, num_keys):
+  # Every operand gets the batch dim of the first batched one; the sorted
+  # dimension shifts past it.
+  proto, bdim = next((v, d) for v, d in zip(vals, dims) if d is not None)
+  shape = get_aval(proto).shape
+  args = []
+  for v, d in zip(vals, dims):
+    if d is None:
+      kept = tuple(i for i in range(len(shape)) if i != bdim)
+      args.append(_shape.broadcast_in_dim(v, shape, kept))
+    else:
+      args.append(moveaxis(v, d, bdim))
+  outs = sort_p.bind(*args, dimension=dimension + (bdim <= dimension), is_stable=is_stable,
+                     num_keys=num_keys)
+  return outs, [bdim] * len(outs)
 
 
 def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1):
@@ -127,6 +174,20 @@ def _top_k_abstract_eval(x, *, k, axis):
   # JAX derives both results from the operand's aval, weak type included.
   return [ShapedArray(shape, x.dtype, x.weak_type),
           ShapedArray(shape, np.dtype(np.int32), x.weak_type)]
+
+
+@top_k_p.def_jvp
+def _top_k_jvp(primals, tangents, *, k, axis):
+  (x,), (t,) = primals, tangents
+  values, indices = top_k_p.bind(x, k=k, axis=axis)
+  return [values, indices], [_take_along(t, indices, axis), Zero.from_primal_value(indices)]
+
+
+@top_k_p.def_batch
+def _top_k_batch(vals, dims, *, k, axis):
+  (x,), (d,) = vals, dims
+  outs = top_k_p.bind(x, k=k, axis=axis + (d <= axis))
+  return outs, [d, d]
 
 
 def top_k(operand, k: int, *, axis: int = -1):
