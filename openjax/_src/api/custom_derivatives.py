@@ -21,6 +21,7 @@ from openjax._src.core import (ClosedJaxpr, Tracer, current_trace, eval_jaxpr, e
                                set_current_trace)
 from openjax._src.errors import UnexpectedTracerError
 from openjax._src.interpreters.jvp import JVPTrace, JVPTracer
+from openjax._src.interpreters.partial_eval import PartialEvalTrace
 from openjax._src.interpreters.staging import DebugInfo, flat_arg_names, trace_to_jaxpr
 from openjax._src.primitives.ad_util import Zero, tangent_aval
 from openjax._src.primitives.custom_derivatives import (
@@ -32,15 +33,6 @@ from openjax._src.primitives.custom_derivatives import (
 # ------------------------------------------------------------------ helpers
 def _fun_name(fun) -> str:
   return getattr(fun, "__name__", None) or type(fun).__name__
-
-
-def _fun_sourceinfo(fun) -> str:
-  fun = inspect.unwrap(fun)
-  try:
-    code = fun.__code__
-    return f"{fun.__name__} at {code.co_filename}:{code.co_firstlineno}"
-  except AttributeError:
-    return _fun_name(fun)
 
 
 def _nondiff_argnums(fun, nondiff_argnums, nondiff_argnames) -> tuple[int, ...]:
@@ -102,6 +94,12 @@ def _jvp_trace_args(trace: JVPTrace, leaves):
     primals.append(p)
     tangents.append(t)
   return primals, tangents
+
+
+def _all_known(trace, leaves) -> bool:
+  """Under partial evaluation with only known inputs the call runs in the
+  parent trace (as JAX's JaxprTrace does), so concrete values stay concrete."""
+  return isinstance(trace, PartialEvalTrace) and not any(trace.is_unknown(x) for x in leaves)
 
 
 def _wrap_jvp_outputs(trace: JVPTrace, primals_out, tangents_out) -> list:
@@ -195,6 +193,9 @@ class custom_jvp:
       info["out"] = (out_tree, [abstractify(o) for o in out_leaves])
       return out_leaves
 
+    if _all_known(trace, leaves):
+      with set_current_trace(trace.parent):
+        return self._call(args)
     rule = CustomJVPRule(self._flat_rule(static_args, in_tree, info), _fun_name(self.jvp))
     if isinstance(trace, JVPTrace):
       primals, tangents = _jvp_trace_args(trace, leaves)
@@ -393,6 +394,9 @@ class custom_vjp:
       info["out"] = (out_tree, [abstractify(o) for o in out_leaves])
       return out_leaves
 
+    if _all_known(trace, leaves):
+      with set_current_trace(trace.parent):
+        return self._call(args)
     fwd = CustomVJPFwd(self._flat_fwd(full_args, in_tree, info), _fun_name(self.fwd))
     bwd = CustomVJPBwd(self._flat_bwd(static_args, in_tree, in_avals, info),
                        _fun_name(self.bwd))
@@ -455,14 +459,12 @@ class custom_vjp:
     return fwd
 
   def _flat_bwd(self, static_args, in_tree, in_avals, info) -> Callable:
-    primal_fun = self.fun
-
     def bwd(res, cts):
       out_tree, res_tree = info["fwd_out"]
       py_res = tree_util.tree_unflatten(res_tree, res)
       py_cts = tree_util.tree_unflatten(out_tree, cts)
       py_cts_in = self.bwd(*static_args, py_res, py_cts)
-      return _flatten_bwd_output(py_cts_in, in_tree, in_avals, primal_fun)
+      return _flatten_bwd_output(py_cts_in, in_tree, in_avals)
     return bwd
 
 
@@ -478,7 +480,7 @@ class _OutTrees:
     return self.info.get("fwd_out")
 
 
-def _flatten_bwd_output(py_cts_in, in_tree, in_avals, primal_fun) -> list:
+def _flatten_bwd_output(py_cts_in, in_tree, in_avals) -> list:
   n_args = len(tree_util.treedef_children(in_tree))
   if isinstance(py_cts_in, list) and len(py_cts_in) == n_args:
     py_cts_in = tuple(py_cts_in)
@@ -528,12 +530,23 @@ def _flatten_bwd_output(py_cts_in, in_tree, in_avals, primal_fun) -> list:
                             and dtypes.kind(ct_aval.dtype) in "fc")
       if not _typematch(ct_aval, ca) and not same_shape_inexact:
         raise ValueError(
-            f"Custom VJP bwd rule attached to {_fun_sourceinfo(primal_fun)} must produce "
-            "an output with the same type as the args tuple of the primal function, but "
-            f"at output{tree_util.keystr(kp)} the bwd rule produced an output of type "
-            f"{ca.str_short()} corresponding to an input of type {a.str_short()}")
+            "Custom VJP bwd rule must produce an output with the same type as the args "
+            f"tuple of the primal function, but at output{tree_util.keystr(kp)} the bwd "
+            f"rule produced an output of type {ca.str_short()} corresponding to an input "
+            f"of type {a.str_short()}{_mismatch_extra(a, ca)}")
       results.append(ct)
   return results
+
+
+def _mismatch_extra(a, b) -> str:
+  mismatches = []
+  if a.dtype != b.dtype:
+    mismatches.append("the dtypes do not match")
+  if a.shape != b.shape:
+    mismatches.append("the shapes do not match")
+  if not mismatches:
+    return ""
+  return ", so " + ", and ".join(mismatches)
 
 
 # ----------------------------------------------------------- custom_gradient

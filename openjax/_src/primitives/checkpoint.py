@@ -22,7 +22,7 @@ from openjax._src.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Primitive,
                                eval_jaxpr, jaxpr_transforms, set_current_trace)
 from openjax._src.primitives.ad_util import Zero, instantiate_zeros, is_undefined_primal
 from openjax._src.primitives.closed_call import jit_p
-from openjax._src.primitives.custom_derivatives import convert_constvars
+from openjax._src.primitives.custom_derivatives import batch_closed, convert_constvars
 
 # ---------------------------------------------------------------------- name
 name_p = Primitive("name")
@@ -102,7 +102,7 @@ def eval_jaxpr_with_sources(jaxpr: Jaxpr, consts, args) -> list:
 
 # ------------------------------------------------------------------- remat2
 remat_p = Primitive("remat2", multiple_results=True)
-remat_p.batch_needs_axis = True
+remat_p.batch_needs_axis = True   # to pass the axis name to batch_jaxpr
 
 
 def nothing_saveable(*_, **__) -> bool:
@@ -164,11 +164,9 @@ def _remat_batch(vals, dims, *, axis_name, axis_size, jaxpr, prevent_cse, differ
   params = dict(prevent_cse=prevent_cse, differentiated=differentiated, policy=policy)
   if all(d is None for d in dims):
     return remat_p.bind(*vals, jaxpr=jaxpr, **params), [None] * len(jaxpr.outvars)
-  batched, _ = jaxpr_transforms.batch_jaxpr(ClosedJaxpr(jaxpr, []), list(dims),
-                                            axis_size=axis_size, axis_name=axis_name)
-  b_jaxpr, consts = convert_constvars(batched)
+  b_jaxpr, consts, out_dims = batch_closed(ClosedJaxpr(jaxpr, []), dims, axis_size, axis_name)
   outs = remat_p.bind(*consts, *vals, jaxpr=b_jaxpr, **params)
-  return outs, [0] * len(outs)
+  return outs, out_dims
 
 
 @remat_p.def_lower
@@ -180,17 +178,18 @@ def _remat_lower(ctx, *args, jaxpr, prevent_cse, differentiated, policy):
 def _remat_partial_eval(pe_trace, unknowns, args, params):
   jaxpr = params["jaxpr"]
   policy = params["policy"] or nothing_saveable
-  known, staged, out_unknowns, num_res = partial_eval_jaxpr_policy(jaxpr, unknowns, policy)
+  known, staged, out_unknowns, num_res, in_mask = partial_eval_jaxpr_policy(jaxpr, unknowns,
+                                                                           policy)
   known_args = [a for a, u in zip(args, unknowns) if not u]
   with set_current_trace(pe_trace.parent):
     known_outs = eval_jaxpr_with_sources(known, [], known_args)
   n_known = len(known_outs) - num_res
   residuals = known_outs[n_known:]
-  unknown_args = [a for a, u in zip(args, unknowns) if u]
+  staged_args = [a for a, m in zip(args, in_mask) if m]
   staged_outs = []
   if any(out_unknowns):
     staged_outs = pe_trace.builder.process_primitive(
-        remat_p, [*residuals, *unknown_args], dict(params, jaxpr=staged, differentiated=True))
+        remat_p, [*residuals, *staged_args], dict(params, jaxpr=staged, differentiated=True))
   k, s = iter(known_outs[:n_known]), iter(staged_outs)
   return [next(s) if u else next(k) for u in out_unknowns]
 
@@ -211,46 +210,49 @@ def _split_call(eqn: JaxprEqn, ins_unknown, policy):
     inner_jaxpr, consts = eqn.params["jaxpr"], []
   else:
     return None
-  known, staged, out_unk, n_res = partial_eval_jaxpr_policy(inner_jaxpr, ins_unknown, policy)
+  known, staged, out_unk, n_res, in_mask = partial_eval_jaxpr_policy(inner_jaxpr, ins_unknown,
+                                                                     policy)
   res_vars = [Var(v.aval) for v in known.outvars[len(known.outvars) - n_res:]]
   known_ins = [a for a, u in zip(eqn.invars, ins_unknown) if not u]
-  unknown_ins = [a for a, u in zip(eqn.invars, ins_unknown) if u]
+  staged_ins = [a for a, m in zip(eqn.invars, in_mask) if m]
   known_outs = [v for v, u in zip(eqn.outvars, out_unk) if not u] + res_vars
   unknown_outs = [v for v, u in zip(eqn.outvars, out_unk) if u]
   if p is jit_p:
     kp = dict(eqn.params, jaxpr=ClosedJaxpr(known, consts),
               donated_invars=(False,) * len(known_ins))
     sp = dict(eqn.params, jaxpr=ClosedJaxpr(staged, []),
-              donated_invars=(False,) * (n_res + len(unknown_ins)))
+              donated_invars=(False,) * (n_res + len(staged_ins)))
   else:
     kp = dict(eqn.params, jaxpr=known)
     sp = dict(eqn.params, jaxpr=staged, differentiated=True)
   return (JaxprEqn(known_ins, known_outs, p, kp),
-          JaxprEqn(res_vars + unknown_ins, unknown_outs, p, sp), out_unk)
+          JaxprEqn(res_vars + staged_ins, unknown_outs, p, sp), out_unk)
 
 
 def partial_eval_jaxpr_policy(jaxpr: Jaxpr, in_unknowns: Sequence[bool], policy: Callable):
   """Split ``jaxpr`` into ``known`` (constvars, known inputs -> known outputs
-  + residuals) and ``staged`` (residuals + unknown inputs -> unknown
-  outputs). Known values the staged part needs are residuals when they are
-  inputs, constants or outputs of equations ``policy`` calls saveable, and
-  are recomputed in ``staged`` otherwise. Returns (known, staged,
-  out_unknowns, num_residuals)."""
+  + residuals) and ``staged`` (residuals + the inputs it uses, known or
+  unknown, in order -> unknown outputs). Known values the staged part needs
+  are inputs, residuals (constants and outputs of equations ``policy`` calls
+  saveable), or else are recomputed in ``staged``; residuals come in the
+  order the staged part first reads them, as in JAX. Returns (known, staged,
+  out_unknowns, num_residuals, staged_in_mask)."""
   unknown: set = {v for v, u in zip(jaxpr.invars, in_unknowns) if u}
-  saveable: set = set(jaxpr.constvars) | {v for v, u in zip(jaxpr.invars, in_unknowns)
-                                          if not u}
+  invars = set(jaxpr.invars)
+  saveable: set = set(jaxpr.constvars)    # values that may be residuals
   producer: dict = {}          # known, non-saveable var -> its equation
   known_eqns: list = []
-  order: list = []             # ("known", eqn) / ("staged", eqn) in program order
+  order: list = []             # ("known"/"recompute"/"staged", eqn) in program order
   for eqn in jaxpr.eqns:
     ins_unknown = [_is_var(a) and a in unknown for a in eqn.invars]
     if not any(ins_unknown):
       known_eqns.append(eqn)
-      order.append(("known", eqn))
       if policy(eqn.primitive, *(a.aval for a in eqn.invars), **eqn.params):
         saveable.update(eqn.outvars)
+        order.append(("known", eqn))
       else:
         producer.update((v, eqn) for v in eqn.outvars)
+        order.append(("recompute", eqn))
       continue
     split = None if all(ins_unknown) else _split_call(eqn, ins_unknown, policy)
     if split is None:
@@ -264,43 +266,43 @@ def partial_eval_jaxpr_policy(jaxpr: Jaxpr, in_unknowns: Sequence[bool], policy:
     unknown.update(v for v, u in zip(eqn.outvars, out_unk) if u)
   out_unknowns = [_is_var(a) and a in unknown for a in jaxpr.outvars]
 
-  # Which staged equations are live, and which known values they read.
+  # Live staged equations, then the known values they need (recomputing
+  # non-saveable ones from their inputs).
   live: set = {a for a, u in zip(jaxpr.outvars, out_unknowns) if u}
-  staged_eqns, recompute = [], set()
+  keep: set = set()
   for kind, eqn in reversed(order):
-    if kind != "staged" or not any(v in live for v in eqn.outvars):
-      continue
-    staged_eqns.append(eqn)
-    live.update(a for a in eqn.invars if _is_var(a))
-  residuals, seen = [], set()
-  stack = [a for a in live if a not in unknown]
+    if kind == "staged" and any(v in live for v in eqn.outvars):
+      keep.add(id(eqn))
+      live.update(a for a in eqn.invars if _is_var(a))
+  needed, stack = set(), [a for a in live if a not in unknown]
   while stack:
     v = stack.pop()
-    if v in seen:
+    if v in needed:
       continue
-    seen.add(v)
-    if v in saveable:
-      residuals.append(v)
-    else:
+    needed.add(v)
+    if v not in saveable and v not in invars:
       eqn = producer[v]
-      if id(eqn) not in recompute:
-        recompute.add(id(eqn))
+      if id(eqn) not in keep:
+        keep.add(id(eqn))
         stack.extend(a for a in eqn.invars if _is_var(a))
-  var_order = {v: i for i, v in enumerate(
-      list(jaxpr.constvars) + list(jaxpr.invars)
-      + [o for e in known_eqns for o in e.outvars])}
-  residuals.sort(key=var_order.__getitem__)
-  staged_set = {id(e) for e in staged_eqns}
-  body = [e for kind, e in order
-          if (kind == "known" and id(e) in recompute) or (kind == "staged" and id(e) in staged_set)]
+  first_reads: dict = {}
+  for kind, eqn in order:
+    if kind != "known":
+      for a in eqn.invars:
+        if _is_var(a) and a in saveable:
+          first_reads.setdefault(a, None)
+  residuals = [v for v in first_reads if v in needed]
+  body = [e for kind, e in order if kind != "known" and id(e) in keep]
+  used = live | needed | {a for a in jaxpr.outvars if _is_var(a) and a in unknown}
+  staged_in_mask = [v in used for v in jaxpr.invars]
 
   known_outs = [a for a, u in zip(jaxpr.outvars, out_unknowns) if not u]
   known = _dce(Jaxpr(jaxpr.constvars, [v for v, u in zip(jaxpr.invars, in_unknowns) if not u],
                      known_outs + residuals, known_eqns, jaxpr.debug_info))
-  unknown_ins = [v for v, u in zip(jaxpr.invars, in_unknowns) if u]
-  staged = _fresh_copy(residuals + unknown_ins,
+  staged_ins = [v for v, m in zip(jaxpr.invars, staged_in_mask) if m]
+  staged = _fresh_copy(residuals + staged_ins,
                        [a for a, u in zip(jaxpr.outvars, out_unknowns) if u], body)
-  return known, staged, out_unknowns, len(residuals)
+  return known, staged, out_unknowns, len(residuals), staged_in_mask
 
 
 def _dce(jaxpr: Jaxpr) -> Jaxpr:

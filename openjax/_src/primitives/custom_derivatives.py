@@ -18,8 +18,8 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from openjax._src import dtypes, tree_util
-from openjax._src.core import (ClosedJaxpr, Jaxpr, Primitive, ShapedArray, eval_jaxpr, get_aval,
-                               jaxpr_transforms, pp_eqn)
+from openjax._src.core import (ClosedJaxpr, Jaxpr, Primitive, ShapedArray, Var, eval_jaxpr,
+                               get_aval, jaxpr_transforms, jaxprs_in_params, pp_eqn)
 from openjax._src.primitives.ad_util import (Zero, instantiate_zeros, is_undefined_primal,
                                              tangent_aval)
 from openjax._src.primitives.batch_util import moveaxis
@@ -176,13 +176,42 @@ def _unbatched(aval: ShapedArray, d) -> ShapedArray:
   return ShapedArray(aval.shape[:d] + aval.shape[d + 1:], aval.dtype, aval.weak_type)
 
 
+def batched_outputs(jaxpr: Jaxpr, in_batched: Sequence[bool]) -> list[bool]:
+  """Which outputs of ``jaxpr`` depend on batched inputs (conservatively:
+  collectives that read the mapped axis count as batching their outputs)."""
+  batched = {v for v, b in zip(jaxpr.invars, in_batched) if b}
+  for eqn in jaxpr.eqns:
+    if any(isinstance(a, Var) and a in batched for a in eqn.invars) or _uses_axis(eqn):
+      batched.update(eqn.outvars)
+  return [isinstance(a, Var) and a in batched for a in jaxpr.outvars]
+
+
+def _uses_axis(eqn) -> bool:
+  # Collectives read the mapped axis; higher-order primitives only pass it on.
+  subs = jaxprs_in_params(eqn.params)
+  if subs:
+    return any(_uses_axis(e) for j in subs for e in j.eqns)
+  return getattr(eqn.primitive, "batch_needs_axis", False)
+
+
+def batch_closed(closed: ClosedJaxpr, dims, axis_size: int, axis_name):
+  """Batch ``closed`` with unbatched outputs left unbatched: (jaxpr with its
+  constants as leading inputs, consts, out_dims)."""
+  out_dims = [0 if b else None for b in
+              batched_outputs(closed.jaxpr, [d is not None for d in dims])]
+  batched, _ = jaxpr_transforms.batch_jaxpr(closed, list(dims), axis_size=axis_size,
+                                            axis_name=axis_name, out_dims=out_dims)
+  jaxpr, consts = convert_constvars(batched)
+  return jaxpr.replace(debug_info=closed.jaxpr.debug_info), consts, out_dims
+
+
 def _batched_call(fn: Callable, avals: Sequence[ShapedArray], args: Sequence, in_dims,
-                  axis_size: int, axis_name):
+                  axis_size: int, axis_name, out_dims):
   """Run the flat function ``fn`` (unbatched avals -> flat outputs, possibly
   holding ``Zero``) vectorised over ``args`` batched at ``in_dims``: it is
-  traced to a jaxpr, batched, and evaluated. Outputs are batched at 0;
-  outputs that were symbolic zeros come back as ``Zero`` of the unbatched
-  aval."""
+  traced to a jaxpr, batched, and evaluated, with outputs at ``out_dims``
+  (None: unbatched). Symbolic-zero outputs come back as ``Zero`` of the
+  unbatched aval."""
   zero_box: list = []
 
   def flat(*xs):
@@ -192,14 +221,15 @@ def _batched_call(fn: Callable, avals: Sequence[ShapedArray], args: Sequence, in
 
   jaxpr, consts = jaxpr_transforms.trace_to_jaxpr(flat, list(avals))
   batched, _ = jaxpr_transforms.batch_jaxpr(ClosedJaxpr(jaxpr, consts), list(in_dims),
-                                            axis_size=axis_size, axis_name=axis_name)
+                                            axis_size=axis_size, axis_name=axis_name,
+                                            out_dims=list(out_dims))
   outs = eval_jaxpr(batched.jaxpr, batched.consts, *args)
   return [z if z is not None else o for o, z in zip(outs, zero_box[0])]
 
 
 # ----------------------------------------------------------- custom_jvp_call
 custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
-custom_jvp_call_p.batch_needs_axis = True
+custom_jvp_call_p.batch_needs_axis = True   # to pass the axis to the rule's batching
 
 
 @custom_jvp_call_p.def_impl
@@ -253,9 +283,7 @@ def _custom_jvp_call_batch(vals, dims, *, axis_name, axis_size, call_jaxpr, jvp_
                                   num_consts=num_consts, symbolic_zeros=symbolic_zeros), \
         [None] * len(call_jaxpr.out_avals)
   vals, dims = _move_to_front(vals, dims)
-  batched, _ = jaxpr_transforms.batch_jaxpr(call_jaxpr, dims, axis_size=axis_size,
-                                            axis_name=axis_name)
-  jaxpr, consts = convert_constvars(batched)
+  jaxpr, consts, out_dims = batch_closed(call_jaxpr, dims, axis_size, axis_name)
   rule_dims = dims[num_consts:]
   rule_avals = [_unbatched(get_aval(v), d) for v, d in zip(vals[num_consts:], rule_dims)]
   n = len(rule_avals)
@@ -269,19 +297,21 @@ def _custom_jvp_call_batch(vals, dims, *, axis_name, axis_size, call_jaxpr, jvp_
 
     t_avals = [tangent_aval(a) for a in rule_avals]
     outs = _batched_call(flat, rule_avals + t_avals, list(primals) + tangents,
-                         rule_dims + rule_dims, axis_size, axis_name)
+                         rule_dims + rule_dims, axis_size, axis_name, out_dims + out_dims)
     m = len(outs) // 2
-    return outs[:m], [SymbolicZero(_batched_aval(t.aval, axis_size)) if type(t) is Zero
-                      else t for t in outs[m:]]
+    return outs[:m], [SymbolicZero(_batched_aval(t.aval, axis_size, d)) if type(t) is Zero
+                      else t for t, d in zip(outs[m:], out_dims)]
 
   rule = CustomJVPRule(batched_rule, jvp_jaxpr_fun.name)
   outs = custom_jvp_call_p.bind(*consts, *vals, call_jaxpr=ClosedJaxpr(jaxpr, []),
                                 jvp_jaxpr_fun=rule, num_consts=len(consts) + num_consts,
                                 symbolic_zeros=False)
-  return outs, [0] * len(outs)
+  return outs, out_dims
 
 
-def _batched_aval(aval: ShapedArray, size: int) -> ShapedArray:
+def _batched_aval(aval: ShapedArray, size: int, d) -> ShapedArray:
+  if d is None:
+    return aval
   return ShapedArray((size,) + aval.shape, aval.dtype, aval.weak_type)
 
 
@@ -374,25 +404,32 @@ def _custom_vjp_call_batch(vals, dims, *, axis_name, axis_size, call_jaxpr, fwd_
   if all(d is None for d in dims):
     return custom_vjp_call_p.bind(*vals, **params), [None] * len(call_jaxpr.out_avals)
   vals, dims = _move_to_front(vals, dims)
-  batched, _ = jaxpr_transforms.batch_jaxpr(call_jaxpr, dims, axis_size=axis_size,
-                                            axis_name=axis_name)
-  jaxpr, consts = convert_constvars(batched)
+  jaxpr, consts, out_dims = batch_closed(call_jaxpr, dims, axis_size, axis_name)
   rule_dims = dims[num_consts:]
   rule_avals = [_unbatched(get_aval(v), d) for v, d in zip(vals[num_consts:], rule_dims)]
   n_out = len(call_jaxpr.out_avals)
+  n_res_box: list = []
 
   def batched_fwd(primals, in_zeros):
-    outs = _batched_call(lambda *xs: _flat_fwd(fwd_jaxpr_thunk, xs, in_zeros), rule_avals,
-                         primals, rule_dims, axis_size, axis_name)
-    return outs[:len(outs) - n_out], outs[len(outs) - n_out:]
+    def flat(*xs):
+      res, outs = fwd_jaxpr_thunk(xs, in_zeros)
+      n_res_box.append(len(res))
+      return list(res) + list(outs)
+    # The number of residuals is known once fwd is traced: trace it first.
+    jaxpr_transforms.trace_to_jaxpr(flat, rule_avals)
+    n_res = n_res_box[-1]
+    outs = _batched_call(flat, rule_avals, primals, rule_dims, axis_size, axis_name,
+                         [0] * n_res + out_dims)
+    return outs[:n_res], outs[n_res:]
 
   def batched_bwd(res, cts):
     cts = [instantiate_zeros(from_rule_tangent(c)) for c in cts]
     res_avals = [_unbatched(get_aval(r), 0) for r in res]
-    ct_avals = [_unbatched(get_aval(c), 0) for c in cts]
+    ct_avals = [_unbatched(get_aval(c), d) for c, d in zip(cts, out_dims)]
     nr = len(res)
     outs = _batched_call(lambda *xs: bwd(xs[:nr], xs[nr:]), res_avals + ct_avals,
-                         list(res) + cts, [0] * (nr + len(cts)), axis_size, axis_name)
+                         list(res) + cts, [0] * nr + out_dims, axis_size, axis_name,
+                         [0] * len(rule_dims))
     # Cotangents of unbatched inputs sum over the batch.
     return [o if type(o) is Zero or d is not None else reduce_sum(o, (0,))
             for o, d in zip(outs, rule_dims)]
@@ -402,12 +439,7 @@ def _custom_vjp_call_batch(vals, dims, *, axis_name, axis_size, call_jaxpr, fwd_
       fwd_jaxpr_thunk=CustomVJPFwd(batched_fwd, fwd_jaxpr_thunk.name),
       bwd=CustomVJPBwd(batched_bwd, bwd.name), num_consts=len(consts) + num_consts,
       out_trees=out_trees, symbolic_zeros=False)
-  return outs, [0] * len(outs)
-
-
-def _flat_fwd(fwd: CustomVJPFwd, primals, in_zeros):
-  res, outs = fwd(primals, in_zeros)
-  return list(res) + list(outs)
+  return outs, out_dims
 
 
 @custom_vjp_call_p.def_lower
