@@ -444,6 +444,22 @@ def test_interpreter_executor_still_interprets():
     config.update("openjax_executor", old)
 
 
+def test_vmap_of_jit_batches_the_inner_jaxpr():
+  old = config.read("openjax_executor")
+  config.update("openjax_executor", "interpreter")     # lax primitives lack lowerings yet
+  try:
+    f = jax.jit(lambda a, b: lax.add(lax.sin(a), b))
+    x, y = np.arange(6, dtype=f32).reshape(2, 3), np.ones(3, f32)
+    out = jax.vmap(f, in_axes=(0, None))(x, y)
+    np.testing.assert_allclose(np.asarray(out), np.sin(x) + y, rtol=1e-6)
+    jaxpr = jax.make_jaxpr(jax.vmap(f, in_axes=(0, None)))(x, y)
+    assert [e.primitive.name for e in jaxpr.eqns] == ["jit"]
+    out = jax.vmap(jax.jit(lambda a: lax.mul(a, 2.0)), in_axes=1)(x)
+    np.testing.assert_array_equal(np.asarray(out), 2 * x.T)
+  finally:
+    config.update("openjax_executor", old)
+
+
 # ------------------------------------------------------------ flags and options
 def test_flags():
   flags = compiler.compile_flags("module {}")

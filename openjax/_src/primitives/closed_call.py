@@ -103,6 +103,19 @@ def _jit_transpose(cts, *invals, jaxpr, name, **params):
   return [next(rest) if lin else None for lin in linear]
 
 
+# The vmapped axis's name must reach collectives inside the call even when no
+# operand is batched.
+jit_p.batch_needs_axis = True
+
+
+@jit_p.def_batch
+def _jit_batch(vals, dims, *, axis_name, axis_size, jaxpr, name, **params):
+  batched, out_dims = jaxpr_transforms.batch_jaxpr(jaxpr, list(dims), axis_size, axis_name,
+                                                   instantiate=False)
+  outs = jit_p.bind(*vals, **_call_params(params, batched, name))
+  return outs, out_dims
+
+
 @jit_p.def_partial_eval
 def _jit_partial_eval(pe_trace, unknowns, args, params):
   # Known inputs run the known part now (still one jitted call); the unknown
