@@ -1,233 +1,351 @@
 """Differentiation transforms: ``jvp``, ``linearize``, ``vjp``, ``grad``,
 ``value_and_grad``, ``jacfwd``, ``jacrev``/``jacobian``, ``hessian``,
-``linear_transpose``."""
+``linear_transpose``. Argument checks and messages follow JAX 0.10.2."""
 from __future__ import annotations
 
 import functools
+import operator
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from openjax._src import dtypes, tree_util
 from openjax._src.api.shapes import abstractify
-from openjax._src.api.vmap import vmap
-from openjax._src.core import eval_jaxpr
+from openjax._src.api.vmap import check_callable, vmap
+from openjax._src.core import Tracer, concrete_or_error, eval_jaxpr
 from openjax._src.interpreters.jvp import jvp_flat
-from openjax._src.interpreters.partial_eval import linearize_flat
-from openjax._src.interpreters.staging import trace_to_jaxpr
+from openjax._src.interpreters.partial_eval import dce_jaxpr_consts, linearize_flat
+from openjax._src.interpreters.staging import DebugInfo, trace_to_jaxpr
 from openjax._src.interpreters.transpose import backward_pass
 from openjax._src.primitives.ad_util import (UndefinedPrimal, Zero, instantiate_zeros,
                                              tangent_aval)
-from openjax._src.primitives.shape import reshape, slice_in_dim
+from openjax._src.primitives.convert import _convert_element_type
+from openjax._src.primitives.elementwise import real
+from openjax._src.primitives.shape import full_like, reshape, slice_in_dim
 from openjax._src.runtime.transfer import device_put
 
 
-def _flatten_fun(fun, in_tree, has_aux: bool, box: list):
-  """``fun`` on flat inputs returning flat outputs; the output tree (and aux)
-  land in ``box``."""
+# ------------------------------------------------------------------ helpers
+def _typeof(x):
+  """The aval of a valid JAX value, with JAX's TypeError otherwise."""
+  try:
+    return abstractify(x)
+  except TypeError:
+    raise TypeError(f"Argument '{x}' of type {type(x)} is not a valid JAX type.") from None
+
+
+def _typecompat(a, b) -> bool:
+  return a.shape == b.shape and np.dtype(a.dtype) == np.dtype(b.dtype)
+
+
+def _str(aval) -> str:
+  return aval.str_short(short_dtypes=False)
+
+
+def _func_src(fun) -> str:
+  return DebugInfo("vjp", fun, None).func_src
+
+
+def _ensure_index(x) -> int | tuple[int, ...]:
+  x = concrete_or_error(None, x, "expected a static index or sequence of indices.")
+  try:
+    return operator.index(x)
+  except TypeError:
+    return tuple(map(operator.index, x))
+
+
+def _argnums_partial(fun, argnums, args, kwargs):
+  """``fun`` of the arguments ``argnums`` only (the others and ``kwargs``
+  fixed), and those arguments."""
+  nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+  n = len(args)
+  resolved = []
+  for i in nums:
+    if not -n <= i < n:
+      raise ValueError(
+          "Positional argument indices, e.g. for `static_argnums`, must have value greater "
+          "than or equal to -len(args) and less than len(args), but got value "
+          f"{i} for len(args) == {n}.")
+    resolved.append(i % n)
+  static = list(args)
+
+  def f_partial(*dyn):
+    full = list(static)
+    for i, x in zip(resolved, dyn):
+      full[i] = x
+    return fun(*full, **kwargs)
+
+  return f_partial, tuple(args[i] for i in resolved)
+
+
+def _split_aux(out, has_aux: bool):
+  if not has_aux:
+    return out, None
+  if not isinstance(out, (list, tuple)) or len(out) != 2:
+    raise TypeError("expected function with aux output to return a two-element tuple, "
+                    f"but got type {type(out)} with value {out!r}")
+  return out
+
+
+def _flat_fun(fun, in_tree, has_aux: bool, box: dict):
+  """``fun`` on flat leaves returning flat leaves (plus aux leaves with
+  ``has_aux``); the output and aux trees land in ``box``."""
   def flat(*leaves):
-    out = fun(*tree_util.tree_unflatten(in_tree, leaves))
-    if has_aux:
-      if not (isinstance(out, (tuple, list)) and len(out) == 2):
-        raise TypeError("has_aux=True requires the function to return a pair "
-                        "(output, auxiliary data)")
-      out, aux = out
-      box.append(("aux", aux))
-    out_leaves, out_tree = tree_util.tree_flatten(out)
-    box.append(("tree", out_tree))
-    return out_leaves
+    out, aux = _split_aux(fun(*tree_util.tree_unflatten(in_tree, leaves)), has_aux)
+    out_leaves, box["out"] = tree_util.tree_flatten(out)
+    if not has_aux:
+      return out_leaves
+    aux_leaves, box["aux"] = tree_util.tree_flatten(aux)
+    return out_leaves, aux_leaves
   return flat
 
 
-def _from_box(box, key):
-  for k, v in box:
-    if k == key:
-      return v
-  raise AssertionError(key)
-
-
-def _check_tangent(p, t, i):
-  pa, ta = abstractify(p), abstractify(t) if type(t) is not Zero else t.aval
-  want = tangent_aval(pa)
-  if ta.shape != pa.shape or np.dtype(ta.dtype) != want.dtype:
-    raise TypeError(
-        "primal and tangent arguments to jax.jvp do not match; dtypes must be equal, or "
-        "in case of int/bool primal dtype the tangent dtype must be float0. Got primal "
-        f"dtype {pa.dtype.name} and so expected tangent dtype {want.dtype.name}, but got "
-        f"tangent dtype {np.dtype(ta.dtype).name} (shapes {pa.shape} and {ta.shape}) "
-        f"for argument {i}.")
-
-
+# ---------------------------------------------------------------------- jvp
 def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
-  """Forward-mode derivative: ``(fun(*primals), d fun(primals) . tangents)``.
-  ``primals`` and ``tangents`` are tuples/lists of the same pytree structure."""
+  """Forward-mode derivative: ``(fun(*primals), d fun(primals) . tangents)``
+  (and the aux data with ``has_aux``). ``primals`` and ``tangents`` are
+  tuples or lists of the same pytree structure; integer and boolean primals
+  take float0 tangents."""
+  check_callable(fun)
   if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
     raise TypeError("primal and tangent arguments to jax.jvp must be tuples or lists; "
                     f"found {type(primals).__name__} and {type(tangents).__name__}.")
-  p_leaves, in_tree = tree_util.tree_flatten(tuple(primals))
-  t_leaves, t_tree = tree_util.tree_flatten(tuple(tangents))
+  return _jvp(fun, primals, tangents, has_aux=has_aux)
+
+
+def _jvp(fun, primals, tangents, has_aux=False):
+  p_leaves, in_tree = tree_util.tree_flatten(primals)
+  t_leaves, t_tree = tree_util.tree_flatten(tangents)
   if in_tree != t_tree:
     raise TypeError("primal and tangent arguments to jax.jvp must have the same tree "
                     f"structure; primals have tree structure {in_tree} whereas tangents "
                     f"have tree structure {t_tree}.")
-  for i, (p, t) in enumerate(zip(p_leaves, t_leaves)):
-    _check_tangent(p, t, i)
-  tangents_in = [Zero(tangent_aval(abstractify(p))) if abstractify(t).dtype == dtypes.float0
-                 else t for p, t in zip(p_leaves, t_leaves)]
-  box: list = []
-  f = _flatten_fun(lambda *a: fun(*a), in_tree, has_aux, box)
-  p_out, t_out = jvp_flat(f, p_leaves, tangents_in, instantiate=True)
-  out_tree = _from_box(box, "tree")
+  tangents_in = []
+  for p, t in zip(p_leaves, t_leaves):
+    pa, ta = _typeof(p), _typeof(t)
+    want = tangent_aval(pa).dtype
+    if want != ta.dtype:
+      raise TypeError("primal and tangent arguments to jax.jvp do not match; dtypes must "
+                      "be equal, or in case of int/bool primal dtype the tangent dtype "
+                      f"must be float0.Got primal dtype {pa.dtype} and so expected tangent "
+                      f"dtype {want}, but got tangent dtype {ta.dtype} instead.")
+    if pa.shape != ta.shape:
+      raise ValueError("jvp called with different primal and tangent shapes;Got primal "
+                       f"shape {pa.shape} and tangent shape as {ta.shape}")
+    tangents_in.append(Zero(tangent_aval(pa)) if want == dtypes.float0 else t)
+  box: dict = {}
+  if has_aux:
+    def f(*leaves):
+      out, aux = fun(*tree_util.tree_unflatten(in_tree, leaves))
+      out_leaves, box["out"] = tree_util.tree_flatten(out)
+      aux_leaves, box["aux"] = tree_util.tree_flatten(aux)
+      return out_leaves, aux_leaves
+    p_out, t_out, aux = jvp_flat(f, p_leaves, tangents_in, has_aux=True)
+  else:
+    p_out, t_out = jvp_flat(_flat_fun(fun, in_tree, False, box), p_leaves, tangents_in)
+  out_tree = box["out"]
   res = (tree_util.tree_unflatten(out_tree, p_out), tree_util.tree_unflatten(out_tree, t_out))
-  return (*res, _from_box(box, "aux")) if has_aux else res
+  return (*res, tree_util.tree_unflatten(box["aux"], aux)) if has_aux else res
 
 
+# --------------------------------------------------------------- linearize
 def _linearize(fun, primals, has_aux):
-  p_leaves, in_tree = tree_util.tree_flatten(tuple(primals))
-  box: list = []
-  f = _flatten_fun(lambda *a: fun(*a), in_tree, has_aux, box)
-  t_avals = [tangent_aval(abstractify(p)) for p in p_leaves]
-  p_out, lin, zero_mask = linearize_flat(f, p_leaves, t_avals)
-  return p_leaves, in_tree, p_out, lin, zero_mask, box
+  p_leaves, in_tree = tree_util.tree_flatten(primals)
+  in_avals = [_typeof(p) for p in p_leaves]
+  box: dict = {}
+  out = linearize_flat(_flat_fun(fun, in_tree, has_aux, box), p_leaves,
+                       [tangent_aval(a) for a in in_avals], has_aux=has_aux)
+  p_out, lin, zero_mask = out[:3]
+  aux = tree_util.tree_unflatten(box["aux"], out[3]) if has_aux else None
+  return in_tree, in_avals, p_out, box["out"], lin, zero_mask, aux
 
 
 def linearize(fun: Callable, *primals, has_aux: bool = False):
-  """``(fun(*primals), f_jvp)`` where ``f_jvp(*tangents)`` evaluates the
-  linearised function (the forward pass is not re-run)."""
-  p_leaves, in_tree, p_out, lin, zero_mask, box = _linearize(fun, primals, has_aux)
-  out_tree = _from_box(box, "tree")
+  """``(fun(*primals), f_jvp)`` (and the aux data with ``has_aux``), where
+  ``f_jvp(*tangents)`` evaluates the linearised function from the saved
+  residuals (the forward pass is not re-run)."""
+  check_callable(fun)
+  in_tree, in_avals, p_out, out_tree, lin, zero_mask, aux = _linearize(fun, primals, has_aux)
 
   def f_jvp(*tangents):
-    t_leaves, t_tree = tree_util.tree_flatten(tuple(tangents))
+    t_leaves, t_tree = tree_util.tree_flatten(tangents)
     if t_tree != in_tree:
-      raise TypeError(f"linearized function called on tangent values inconsistent with "
-                      f"the original primal values: expected {in_tree}, got {t_tree}")
+      raise TypeError(f"expected {in_tree}, got {t_tree}")
+    for pa, t in zip(in_avals, t_leaves):
+      ta, want = _typeof(t), tangent_aval(pa)
+      if not _typecompat(want, ta):
+        raise ValueError(
+            "linearized function called on tangent values inconsistent with the original "
+            f"primal values:\nGot tangent aval {_str(ta)} for primal aval {_str(pa)} but "
+            f"expected {_str(want)}.")
     staged = iter(eval_jaxpr(lin.jaxpr, lin.residuals, *t_leaves))
     outs = [instantiate_zeros(Zero(a)) if z else next(staged)
             for a, z in zip(lin.out_avals, zero_mask)]
     return tree_util.tree_unflatten(out_tree, outs)
 
   primal_out = tree_util.tree_unflatten(out_tree, p_out)
-  return (primal_out, f_jvp, _from_box(box, "aux")) if has_aux else (primal_out, f_jvp)
+  return (primal_out, f_jvp, aux) if has_aux else (primal_out, f_jvp)
 
 
-def _vjp_cts(lin, zero_mask, ct_leaves):
-  staged_cts = [ct for ct, z in zip(ct_leaves, zero_mask) if not z]
-  undefined = [UndefinedPrimal(a) for a in lin.in_avals]
-  cts_in = backward_pass(lin.jaxpr, lin.residuals, undefined, staged_cts)
-  return [instantiate_zeros(c) if type(c) is Zero else c for c in cts_in]
+# ---------------------------------------------------------------------- vjp
+_VJP_TOO_MANY_ARGS = """
+The function returned by `jax.vjp` applied to {} was called with {} arguments,
+but functions returned by `jax.vjp` must be called with a single argument
+corresponding to the single value returned by the function being differentiated
+(even if that returned value is a tuple or other container).
+
+For example, if we have:
+
+  def f(x):
+    return (x, x)
+  _, f_vjp = jax.vjp(f, 1.0)
+
+the function `f` returns a single tuple as output, and so we call `f_vjp` with a
+single tuple as its argument:
+
+  x_bar, = f_vjp((2.0, 2.0))
+
+If we instead call `f_vjp(2.0, 2.0)`, with the values 'splatted out' as
+arguments rather than in a tuple, this error can arise.
+"""
+
+
+class _VJPFunction:
+  """The pullback ``vjp`` returns: cotangent of the output -> tuple of
+  cotangents of the primals (float0 zeros for integer primals)."""
+
+  def __init__(self, fun_src, in_tree, out_tree, out_avals, lin, zero_mask):
+    self._fun_src = fun_src
+    self._in_tree, self._out_tree, self._out_avals = in_tree, out_tree, out_avals
+    self._lin, self._zero_mask = lin, zero_mask
+
+  def __call__(self, ct, *extra):
+    if extra:
+      name = self._fun_src.split(" ")[0]
+      raise TypeError(_VJP_TOO_MANY_ARGS.format(name, len(extra) + 1))
+    ct_leaves, ct_tree = tree_util.tree_flatten(ct, is_leaf=lambda x: type(x) is Zero)
+    if ct_tree != self._out_tree:
+      msg = ("unexpected tree structure.\n\nThe argument to a VJP function returned by "
+             "`jax.vjp` must match the pytree\nstructure of the differentiated function "
+             f"{self._fun_src}.\n\nBut the tree structures differ:\n")
+      msg += "\n".join(
+          f"  * out{tree_util.keystr(path)} was a {thing1} in the original output, but a "
+          f"{thing2} here, so {explanation}."
+          for path, thing1, thing2, explanation
+          in tree_util.equality_errors_pytreedef(self._out_tree, ct_tree))
+      raise ValueError(msg)
+    cts = []
+    for c, a in zip(ct_leaves, self._out_avals):
+      want = tangent_aval(a)
+      if type(c) is Zero:
+        cts.append(c)
+        continue
+      ca = _typeof(c)
+      if not _typecompat(ca, want) and not (ca.shape == want.shape
+                                            and want.dtype == dtypes.float0):
+        raise ValueError(
+            "unexpected JAX type (e.g. shape/dtype) for argument to VJP function: got "
+            f"{_str(ca)}, but expected {_str(want)} because the corresponding output of "
+            f"the differentiated function had JAX type {_str(a)}")
+      if want.dtype == dtypes.float0:
+        cts.append(Zero(want))
+      elif isinstance(c, Tracer) or hasattr(c, "aval"):
+        cts.append(c)
+      else:
+        cts.append(device_put(np.asarray(c, want.dtype)))
+    staged = [c for c, z in zip(cts, self._zero_mask) if not z]
+    undefined = [UndefinedPrimal(a) for a in self._lin.in_avals]
+    cts_in = backward_pass(self._lin.jaxpr, self._lin.residuals, undefined, staged)
+    return tree_util.tree_unflatten(self._in_tree, [instantiate_zeros(c) for c in cts_in])
 
 
 def vjp(fun: Callable, *primals, has_aux: bool = False, reduce_axes=()):
-  """``(fun(*primals), vjp_fn)``; ``vjp_fn(cotangent)`` returns a tuple with
-  one cotangent per primal argument (float0 zeros for integer inputs)."""
-  p_leaves, in_tree, p_out, lin, zero_mask, box = _linearize(fun, primals, has_aux)
-  out_tree = _from_box(box, "tree")
-  out_avals = [abstractify(o) for o in p_out]
-
-  def vjp_fn(ct):
-    ct_leaves, ct_tree = tree_util.tree_flatten(ct)
-    if ct_tree != out_tree:
-      raise ValueError(f"unexpected tree structure of argument to vjp function: got "
-                       f"{ct_tree}, but expected to match {out_tree}")
-    for c, a in zip(ct_leaves, out_avals):
-      ca = abstractify(c)
-      if ca.shape != a.shape:
-        raise ValueError(f"unexpected JAX type (e.g. shape/dtype) for argument to vjp "
-                         f"function: got {ca.str_short()}, but expected "
-                         f"{tangent_aval(a).str_short()} because the corresponding output "
-                         f"of the function had JAX type {a.str_short()}")
-    cts = _vjp_cts(lin, zero_mask, [device_put(c) if not hasattr(c, "aval") else c
-                                    for c in ct_leaves])
-    return tree_util.tree_unflatten(in_tree, cts)
-
+  """``(fun(*primals), vjp_fn)`` (and the aux data with ``has_aux``);
+  ``vjp_fn(cotangent)`` returns a tuple with one cotangent per primal."""
+  if reduce_axes:
+    raise NotImplementedError("reduce_axes argument to vjp is deprecated")
+  check_callable(fun)
+  in_tree, _, p_out, out_tree, lin, zero_mask, aux = _linearize(fun, primals, has_aux)
+  out_avals = [_typeof(o) for o in p_out]
+  vjp_fn = _VJPFunction(_func_src(fun), in_tree, out_tree, out_avals, lin, zero_mask)
   primal_out = tree_util.tree_unflatten(out_tree, p_out)
-  return (primal_out, vjp_fn, _from_box(box, "aux")) if has_aux else (primal_out, vjp_fn)
+  return (primal_out, vjp_fn, aux) if has_aux else (primal_out, vjp_fn)
 
 
-def _check_input_dtype_grad(holomorphic: bool, allow_int: bool, aval) -> None:
+# --------------------------------------------------------------------- grad
+def _check_input_dtype_revderiv(name: str, holomorphic: bool, allow_int: bool, x) -> None:
+  aval = _typeof(x)
   k = dtypes.kind(aval.dtype)
-  if holomorphic:
-    if k != "c":
-      raise TypeError("grad with holomorphic=True requires inputs with complex dtype, "
-                      f"but got {aval.dtype.name}.")
+  if holomorphic and k != "c":
+    raise TypeError(f"{name} with holomorphic=True requires inputs with complex dtype, "
+                    f"but got {aval.dtype.name}.")
   if k in "biu":
     if not allow_int:
-      raise TypeError(
-          "grad requires real- or complex-valued inputs (input dtype that is a sub-dtype "
-          f"of np.inexact), but got {aval.dtype.name}. If you want to use Boolean- or "
-          "integer-valued inputs, use vjp or set allow_int to True.")
+      raise TypeError(f"{name} requires real- or complex-valued inputs (input dtype that is "
+                      f"a sub-dtype of np.inexact), but got {aval.dtype.name}. If you want "
+                      "to use Boolean- or integer-valued inputs, use vjp or set allow_int "
+                      "to True.")
   elif k not in "fc":
-    raise TypeError(f"grad requires numerical inputs, got {aval.dtype.name}")
+    raise TypeError(f"{name} requires numerical-valued inputs (input dtype that is a "
+                    f"sub-dtype of np.bool_ or np.number), but got {aval.dtype.name}.")
 
 
-def _check_output_dtype_grad(holomorphic: bool, aval) -> None:
+def _check_output_dtype_revderiv(name: str, holomorphic: bool, x) -> None:
+  aval = _typeof(x)
   k = dtypes.kind(aval.dtype)
   if holomorphic:
     if k != "c":
-      raise TypeError("grad with holomorphic=True requires outputs with complex dtype, "
+      raise TypeError(f"{name} with holomorphic=True requires outputs with complex dtype, "
                       f"but got {aval.dtype.name}.")
   elif k == "c":
-    raise TypeError(
-        "grad requires real-valued outputs (output dtype that is a sub-dtype of "
-        f"np.floating), but got {aval.dtype.name}. For holomorphic differentiation, pass "
-        "holomorphic=True. For differentiation of non-holomorphic functions involving "
-        "complex outputs, use jax.vjp directly.")
+    raise TypeError(f"{name} requires real-valued outputs (output dtype that is a sub-dtype "
+                    f"of np.floating), but got {aval.dtype.name}. For holomorphic "
+                    "differentiation, pass holomorphic=True. For differentiation of "
+                    "non-holomorphic functions involving complex outputs, use jax.vjp "
+                    "directly.")
   elif k != "f":
-    raise TypeError(
-        "grad requires real-valued outputs (output dtype that is a sub-dtype of "
-        f"np.floating), but got {aval.dtype.name}. For differentiation of functions "
-        "with integer outputs, use jax.vjp directly.")
+    raise TypeError(f"{name} requires real-valued outputs (output dtype that is a sub-dtype "
+                    f"of np.floating), but got {aval.dtype.name}. For differentiation of "
+                    "functions with integer outputs, use jax.vjp directly.")
 
 
-def _argnums_tuple(argnums, nargs: int, fun_name: str):
-  single = isinstance(argnums, int)
-  nums = (argnums,) if single else tuple(argnums)
-  for a in nums:
-    if not isinstance(a, int):
-      raise TypeError(f"argnums must be an int or a tuple of ints, got {argnums!r}")
-    if not -nargs <= a < nargs:
-      raise TypeError(f"differentiating with respect to argnums={argnums} requires at "
-                      f"least {max(a + 1, -a)} positional arguments to be passed by the "
-                      f"caller, but got only {nargs} positional arguments.")
-  return single, tuple(a % nargs for a in nums)
+def _check_scalar(x) -> None:
+  try:
+    aval = abstractify(x)
+  except TypeError:
+    raise TypeError(f"Gradient only defined for scalar-output functions. Output was {x}."
+                    ) from None
+  if aval.shape != ():
+    raise TypeError("Gradient only defined for scalar-output functions. Output had "
+                    f"shape: {aval.shape}.")
 
 
 def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
                    holomorphic: bool = False, allow_int: bool = False, reduce_axes=()):
-  """A function returning ``(fun(*args), gradient)``; the gradient is taken
-  with respect to the positional arguments ``argnums`` of a scalar ``fun``."""
+  """A function returning ``(fun(*args), gradient)`` (``((value, aux),
+  gradient)`` with ``has_aux``): the gradient of the scalar ``fun`` with
+  respect to the positional arguments ``argnums``."""
+  if reduce_axes:
+    raise NotImplementedError("reduce_axes argument to grad is deprecated")
+  check_callable(fun)
+  argnums = _ensure_index(argnums)
 
   @functools.wraps(fun)
   def value_and_grad_f(*args, **kwargs):
-    single, nums = _argnums_tuple(argnums, len(args), getattr(fun, "__name__", "fun"))
-    dyn = tuple(args[i] for i in nums)
-    for leaf in tree_util.tree_leaves(dyn):
-      _check_input_dtype_grad(holomorphic, allow_int, abstractify(leaf))
-
-    def f_partial(*dyn_args):
-      full = list(args)
-      for i, a in zip(nums, dyn_args):
-        full[i] = a
-      return fun(*full, **kwargs)
-
-    out = vjp(f_partial, *dyn, has_aux=has_aux)
-    if has_aux:
-      ans, vjp_fn, aux = out
-    else:
-      ans, vjp_fn = out
-    ans_leaves = tree_util.tree_leaves(ans)
-    if len(ans_leaves) != 1 or abstractify(ans_leaves[0]).shape != ():
-      shape = abstractify(ans_leaves[0]).shape if len(ans_leaves) == 1 else None
-      raise TypeError("Gradient only defined for scalar-output functions. Output "
-                      + (f"had shape: {shape}." if shape is not None
-                         else f"was {type(ans).__name__} with {len(ans_leaves)} leaves."))
-    aval = abstractify(ans_leaves[0])
-    _check_output_dtype_grad(holomorphic, aval)
-    one = np.ones((), aval.dtype)
-    g = vjp_fn(tree_util.tree_unflatten(tree_util.tree_structure(ans), [one]))
-    g = g[0] if single else tuple(g)
-    return ((ans, aux), g) if has_aux else (ans, g)
+    max_argnum = argnums if isinstance(argnums, int) else max(argnums)
+    if max_argnum >= len(args):
+      raise TypeError(f"differentiating with respect to argnums={argnums} requires at "
+                      f"least {max_argnum + 1} positional arguments to be passed by the "
+                      f"caller, but got only {len(args)} positional arguments.")
+    f_partial, dyn_args = _argnums_partial(fun, argnums, args, kwargs)
+    for leaf in tree_util.tree_leaves(dyn_args):
+      _check_input_dtype_revderiv("grad", holomorphic, allow_int, leaf)
+    ans, vjp_fn, *aux = vjp(f_partial, *dyn_args, has_aux=has_aux)
+    _check_scalar(ans)
+    _check_output_dtype_revderiv("grad", holomorphic, ans)
+    g = vjp_fn(full_like(ans, 1, shape=()))
+    g = g[0] if isinstance(argnums, int) else g
+    return ((ans, *aux), g) if has_aux else (ans, g)
 
   return value_and_grad_f
 
@@ -235,178 +353,201 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
 def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
          holomorphic: bool = False, allow_int: bool = False, reduce_axes=()):
   """The gradient of the scalar function ``fun`` with respect to the
-  positional arguments ``argnums`` (a pytree like the argument)."""
-  vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
+  positional arguments ``argnums`` (a pytree like the argument; a tuple of
+  them for a tuple ``argnums``); ``(gradient, aux)`` with ``has_aux``."""
+  if reduce_axes:
+    raise NotImplementedError("reduce_axes argument to grad is deprecated")
+  vg = value_and_grad(fun, argnums, has_aux=has_aux, holomorphic=holomorphic,
+                      allow_int=allow_int)
 
   @functools.wraps(fun)
   def grad_f(*args, **kwargs):
-    if has_aux:
-      (_, aux), g = vg(*args, **kwargs)
-      return g, aux
     return vg(*args, **kwargs)[1]
 
-  return grad_f
+  @functools.wraps(fun)
+  def grad_f_aux(*args, **kwargs):
+    (_, aux), g = vg(*args, **kwargs)
+    return g, aux
+
+  return grad_f_aux if has_aux else grad_f
 
 
-def _std_basis(avals, dtype):
-  """One-hot rows for the flattened leaves: per leaf, shape (n, *leaf.shape)."""
-  sizes = [a.size for a in avals]
-  total = sum(sizes)
-  eye = np.eye(total, dtype=dtype)
-  out, start = [], 0
-  for a, n in zip(avals, sizes):
-    out.append(eye[:, start:start + n].reshape((total,) + a.shape))
-    start += n
-  return out
+# ---------------------------------------------------------------- Jacobians
+def _std_basis(pytree):
+  """One-hot tangents for every element of ``pytree``: each leaf gets a
+  leading axis of the total size (JAX's ``_std_basis``)."""
+  leaves = tree_util.tree_leaves(pytree)
+  avals = [_typeof(x) for x in leaves]
+  n = sum(a.size for a in avals)
+  flat = np.eye(n, dtype=dtypes.result_type(*leaves)) if leaves else np.zeros((0, 0))
+  return _unravel(pytree, 1, None, flat)
 
 
-def _split_axis(y, axis: int, avals, lead_shape):
-  """Split ``axis`` of ``y`` (a flattened concatenation of ``avals``) into one
-  array per aval, shaped ``lead_shape + aval.shape`` (axis last or first)."""
-  pieces, start = [], 0
-  for a in avals:
-    part = slice_in_dim(y, start, start + a.size, axis=axis)
-    shape = (tuple(lead_shape) + a.shape) if axis != 0 else (a.shape + tuple(lead_shape))
-    pieces.append(reshape(part, shape))
-    start += a.size
-  return pieces
+def _unravel(pytree, axis: int, example, arr):
+  """Split ``arr`` along ``axis`` into pieces shaped like the leaves of
+  ``pytree`` (in place of that axis), cast like ``example`` (like each leaf
+  when ``example`` is None; real part taken for a real target)."""
+  leaves, treedef = tree_util.tree_flatten(pytree)
+  shape = np.shape(arr) if isinstance(arr, np.ndarray) else _typeof(arr).shape
+  parts, start = [], 0
+  for leaf in leaves:
+    la = _typeof(leaf)
+    target = _typeof(example) if example is not None else la
+    weak = target.weak_type
+    new_shape = shape[:axis] + la.shape + shape[axis + 1:]
+    stop = start + la.size
+    if _typeof(arr).dtype == dtypes.float0 or target.dtype == dtypes.float0:
+      # Cotangents of integer inputs carry no data: zeros of the target dtype.
+      parts.append(np.zeros(new_shape, dtypes.float0) if target.dtype == dtypes.float0
+                   else device_put(np.zeros(new_shape, target.dtype)))
+    elif isinstance(arr, np.ndarray):
+      idx = [slice(None)] * len(shape)
+      idx[axis] = slice(start, stop)
+      parts.append(_cast_np(arr[tuple(idx)].reshape(new_shape), target.dtype, weak))
+    else:
+      x = reshape(slice_in_dim(arr, start, stop, axis=axis), new_shape)
+      if dtypes.kind(_typeof(x).dtype) == "c" and dtypes.kind(target.dtype) != "c":
+        x = real(x)
+      parts.append(_convert_element_type(x, target.dtype, weak))
+    start = stop
+  return tree_util.tree_unflatten(treedef, parts)
 
 
-def _partial_args(fun, args, kwargs, nums):
-  def f_partial(*dyn_args):
-    full = list(args)
-    for i, a in zip(nums, dyn_args):
-      full[i] = a
-    return fun(*full, **kwargs)
-  return f_partial
+def _cast_np(x: np.ndarray, dtype, weak: bool):
+  if dtypes.kind(x.dtype) == "c" and dtypes.kind(dtype) != "c":
+    x = np.real(x)
+  return _convert_element_type(device_put(np.asarray(x)), dtype, weak)
 
 
-def _check_input_dtype_jac(holomorphic, aval, name):
+def _check_input_dtype_jacfwd(holomorphic: bool, x) -> None:
+  aval = _typeof(x)
   k = dtypes.kind(aval.dtype)
-  if holomorphic and k != "c":
-    raise TypeError(f"{name} with holomorphic=True requires inputs with complex dtype, "
+  if holomorphic:
+    if k != "c":
+      raise TypeError("jacfwd with holomorphic=True requires inputs with complex dtype, "
+                      f"but got {aval.dtype.name}.")
+  elif k != "f":
+    raise TypeError("jacfwd requires real-valued inputs (input dtype that is a sub-dtype of "
+                    f"np.floating), but got {aval.dtype.name}. For holomorphic "
+                    "differentiation, pass holomorphic=True. For differentiation of "
+                    "non-holomorphic functions involving complex inputs or integer inputs, "
+                    "use jax.jvp directly.")
+
+
+def _check_output_dtype_jacfwd(holomorphic: bool, x) -> None:
+  aval = _typeof(x)
+  if holomorphic and dtypes.kind(aval.dtype) != "c":
+    raise TypeError("jacfwd with holomorphic=True requires outputs with complex dtype, "
                     f"but got {aval.dtype.name}.")
-  if k not in "fc":
-    raise TypeError(f"{name} requires real- or complex-valued inputs (input dtype that is a "
-                    f"sub-dtype of np.inexact), but got {aval.dtype.name}. If you want to "
-                    "use Boolean- or integer-valued inputs, use vjp or set allow_int to True.")
 
 
 def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
            holomorphic: bool = False):
-  """The Jacobian of ``fun`` by forward mode: one JVP per input element,
-  vectorised with vmap. Each output leaf gets shape ``out.shape + in.shape``."""
+  """The Jacobian of ``fun`` by forward mode (one JVP per input element,
+  vectorised with vmap). Each output leaf maps to a tree like the inputs whose
+  leaves have shape ``out.shape + in.shape``; ``(jacobian, aux)`` with
+  ``has_aux``."""
+  check_callable(fun)
+  argnums = _ensure_index(argnums)
 
   @functools.wraps(fun)
   def jacfun(*args, **kwargs):
-    single, nums = _argnums_tuple(argnums, len(args), "jacfwd")
-    dyn = tuple(args[i] for i in nums)
-    d_leaves, d_tree = tree_util.tree_flatten(dyn)
-    avals = [abstractify(x) for x in d_leaves]
-    for a in avals:
-      _check_input_dtype_jac(holomorphic, a, "jacfwd")
-    f_partial = _partial_args(fun, args, kwargs, nums)
-    basis = _std_basis(avals, dtypes.result_type(*[a.dtype for a in avals]))
-
-    def push(*tangent_leaves):
-      tangents = tree_util.tree_unflatten(d_tree, [
-          t.astype(a.dtype) if hasattr(t, "astype") else t for t, a in zip(tangent_leaves, avals)])
-      out = jvp(f_partial, dyn, tangents, has_aux=has_aux)
-      return (out[1], out[2]) if has_aux else out[1]
-
-    res = vmap(push, out_axes=(-1, None) if has_aux else -1)(*basis)
-    jac_out, aux = res if has_aux else (res, None)
-    y_leaves, y_tree = tree_util.tree_flatten(jac_out)
-    per_out = []
-    for y in y_leaves:
-      lead = abstractify(y).shape[:-1]
-      pieces = _split_axis(y, -1, avals, lead)
-      tree = tree_util.tree_unflatten(d_tree, pieces)
-      per_out.append(tree[0] if single else tree)
-    jac = tree_util.tree_unflatten(y_tree, per_out)
-    return (jac, aux) if has_aux else jac
+    f_partial, dyn_args = _argnums_partial(fun, argnums, args, kwargs)
+    tree_util.tree_map(functools.partial(_check_input_dtype_jacfwd, holomorphic), dyn_args)
+    pushfwd = functools.partial(_jvp, f_partial, dyn_args, has_aux=has_aux)
+    if has_aux:
+      y, jac, aux = vmap(pushfwd, out_axes=(None, -1, None))(_std_basis(dyn_args))
+    else:
+      y, jac = vmap(pushfwd, out_axes=(None, -1))(_std_basis(dyn_args))
+    tree_util.tree_map(functools.partial(_check_output_dtype_jacfwd, holomorphic), y)
+    example = dyn_args[0] if isinstance(argnums, int) else dyn_args
+    jac_tree = tree_util.tree_map(
+        lambda y_leaf, arr: _unravel(example, _typeof(arr).ndim - 1, y_leaf, arr), y, jac)
+    return (jac_tree, aux) if has_aux else jac_tree
 
   return jacfun
 
 
 def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
            holomorphic: bool = False, allow_int: bool = False):
-  """The Jacobian of ``fun`` by reverse mode: one VJP per output element,
-  vectorised with vmap. Each output leaf gets shape ``out.shape + in.shape``."""
+  """The Jacobian of ``fun`` by reverse mode (one VJP per output element,
+  vectorised with vmap). Each output leaf maps to a tree like the inputs whose
+  leaves have shape ``out.shape + in.shape``; ``(jacobian, aux)`` with
+  ``has_aux``."""
+  check_callable(fun)
 
   @functools.wraps(fun)
   def jacfun(*args, **kwargs):
-    single, nums = _argnums_tuple(argnums, len(args), "jacrev")
-    dyn = tuple(args[i] for i in nums)
-    d_leaves, d_tree = tree_util.tree_flatten(dyn)
-    in_avals = [abstractify(x) for x in d_leaves]
-    for a in in_avals:
-      if not allow_int:
-        _check_input_dtype_jac(holomorphic, a, "jacrev")
-    f_partial = _partial_args(fun, args, kwargs, nums)
-    out = vjp(f_partial, *dyn, has_aux=has_aux)
-    y, pullback = out[0], out[1]
-    y_leaves, y_tree = tree_util.tree_flatten(y)
-    out_avals = [abstractify(v) for v in y_leaves]
-    basis = _std_basis(out_avals, dtypes.result_type(*[a.dtype for a in out_avals]))
-
-    def pull(*ct_leaves):
-      cts = tree_util.tree_unflatten(y_tree, [
-          c.astype(a.dtype) for c, a in zip(ct_leaves, out_avals)])
-      return tree_util.tree_leaves(pullback(cts))
-
-    jac_in = vmap(pull)(*basis)   # per input leaf: (m, *in.shape)
-    per_in = [_split_axis(j, 0, out_avals, a.shape) for j, a in zip(jac_in, in_avals)]
-    per_out = []
-    for k, oa in enumerate(out_avals):
-      pieces = []
-      for i, ia in enumerate(in_avals):
-        part = per_in[i][k]  # shape oa.shape + ia.shape after the reshape above
-        pieces.append(part)
-      tree = tree_util.tree_unflatten(d_tree, pieces)
-      per_out.append(tree[0] if single else tree)
-    jac = tree_util.tree_unflatten(y_tree, per_out)
-    return (jac, out[2]) if has_aux else jac
+    f_partial, dyn_args = _argnums_partial(fun, argnums, args, kwargs)
+    tree_util.tree_map(
+        functools.partial(_check_input_dtype_revderiv, "jacrev", holomorphic, allow_int),
+        dyn_args)
+    y, pullback, *aux = vjp(f_partial, *dyn_args, has_aux=has_aux)
+    tree_util.tree_map(functools.partial(_check_output_dtype_revderiv, "jacrev", holomorphic),
+                       y)
+    jac = vmap(pullback)(_std_basis(y))
+    jac = jac[0] if isinstance(argnums, int) else jac
+    example = dyn_args[0] if isinstance(argnums, int) else dyn_args
+    jac_tree = tree_util.tree_map(lambda x_leaf, arr: _unravel(y, 0, x_leaf, arr),
+                                  example, jac)
+    jac_tree = tree_util.tree_transpose(tree_util.tree_structure(example),
+                                        tree_util.tree_structure(y), jac_tree)
+    return (jac_tree, *aux) if has_aux else jac_tree
 
   return jacfun
 
 
-jacobian = jacrev
+def jacobian(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+             holomorphic: bool = False, allow_int: bool = False):
+  """Alias of ``jacrev``."""
+  return jacrev(fun, argnums=argnums, has_aux=has_aux, holomorphic=holomorphic,
+                allow_int=allow_int)
 
 
 def hessian(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
             holomorphic: bool = False):
-  """The Hessian of a scalar ``fun``: ``jacfwd(jacrev(fun))``."""
-  return jacfwd(jacrev(fun, argnums, has_aux=has_aux, holomorphic=holomorphic), argnums,
-                has_aux=has_aux, holomorphic=holomorphic)
+  """The Hessian of ``fun``, ``jacfwd(jacrev(fun))``: for pytrees, a tree of
+  the output's structure of trees of the input's structure of trees of it."""
+  return jacfwd(jacrev(fun, argnums, has_aux=has_aux, holomorphic=holomorphic),
+                argnums, has_aux=has_aux, holomorphic=holomorphic)
 
 
+# -------------------------------------------------------- linear_transpose
 def linear_transpose(fun: Callable, *primals, reduce_axes=()):
-  """The transpose of the linear function ``fun`` at the shapes of
-  ``primals``: a function from output cotangents to input cotangents."""
+  """The transpose of the linear function ``fun`` at the shapes and dtypes of
+  ``primals`` (arrays or ``ShapeDtypeStruct``s): a function of one argument,
+  the output cotangent, returning a tuple of cotangents like ``primals``."""
+  if reduce_axes:
+    raise NotImplementedError("reduce_axes argument to transpose is deprecated")
   p_leaves, in_tree = tree_util.tree_flatten(primals)
   in_avals = [abstractify(p) for p in p_leaves]
-  for a in in_avals:
-    if dtypes.kind(a.dtype) not in "fc":
-      raise TypeError("linear_transpose only supports [float or complex] -> [float or "
-                      f"complex], got {a.dtype.name}")
-  box: list = []
-  f = _flatten_fun(lambda *a: fun(*a), in_tree, False, box)
-  jaxpr, consts = trace_to_jaxpr(f, in_avals)
-  out_tree = _from_box(box, "tree")
-  out_avals = jaxpr.out_avals
+  box: dict = {}
+  jaxpr, consts = trace_to_jaxpr(_flat_fun(fun, in_tree, False, box), in_avals,
+                                 DebugInfo("linear_transpose", fun, None))
+  jaxpr, consts = dce_jaxpr_consts(jaxpr, consts)
+  out_tree = box["out"]
+  out_avals = tuple(v.aval for v in jaxpr.outvars)
+  in_dtypes = [a.dtype for a in in_avals]
+  out_dtypes = [a.dtype for a in out_avals]
+  kinds = [dtypes.kind(d) for d in in_dtypes + out_dtypes]
+  if not (all(k in "fc" for k in kinds) or all(k in "iu" for k in kinds)):
+    raise TypeError("linear_transpose only supports [float or complex] -> [float or "
+                    "complex], and integer -> integer functions, but got "
+                    f"{in_dtypes} -> {out_dtypes}.")
 
-  def transposed(*cts):
-    ct_leaves, ct_tree = tree_util.tree_flatten(cts[0] if len(cts) == 1 else cts)
+  def transposed_fun(out_cotangent):
+    ct_leaves, ct_tree = tree_util.tree_flatten(out_cotangent)
     if ct_tree != out_tree:
-      raise TypeError(f"cotangent tree does not match function output: expected {out_tree}, "
-                      f"got {ct_tree}")
-    for c, a in zip(ct_leaves, out_avals):
-      ca = abstractify(c)
-      if ca.shape != a.shape or ca.dtype != a.dtype:
-        raise TypeError(f"cotangent type does not match function output: expected "
-                        f"{a.str_short()}, got {ca.str_short()}")
+      raise TypeError("cotangent tree does not match function output, expected "
+                      f"{out_tree} but got {ct_tree}")
+    if not all(_typecompat(a, _typeof(c)) for a, c in zip(out_avals, ct_leaves)):
+      raise TypeError("cotangent type does not match function output, expected "
+                      f"{out_avals} but got {ct_leaves}")
     outs = backward_pass(jaxpr, consts, [UndefinedPrimal(a) for a in in_avals], ct_leaves)
     return tree_util.tree_unflatten(in_tree, [instantiate_zeros(o) for o in outs])
 
-  return transposed
+  return transposed_fun
+
+
+__all__ = ["jvp", "linearize", "vjp", "grad", "value_and_grad", "jacfwd", "jacrev",
+           "jacobian", "hessian", "linear_transpose"]

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
+import numpy as np
+
+from openjax._src import dtypes
 from openjax._src.core import (ClosedJaxpr, ShapedArray, Trace, Tracer, current_trace,
                                eval_jaxpr, get_aval, jaxpr_transforms, set_current_trace)
 from openjax._src.interpreters.staging import trace_to_jaxpr
@@ -74,10 +77,17 @@ class BatchTrace(Trace):
     return [BatchTracer(self, o, d) if d is not None else o for o, d in zip(outs, out_dims)]
 
 
+def canonicalize_axis(axis: int, num_dims: int) -> int:
+  """``axis`` in ``[-num_dims, num_dims)`` as a nonnegative index."""
+  if not -num_dims <= axis < num_dims:
+    raise ValueError(f"axis {axis} is out of bounds for array of dimension {num_dims}")
+  return axis % num_dims
+
+
 def moveaxis(x, src: int, dst: int):
   """Move axis ``src`` of ``x`` to ``dst`` (no-op when equal)."""
   nd = len(get_aval(x).shape)
-  src, dst = src % nd, dst % nd
+  src, dst = canonicalize_axis(src, nd), canonicalize_axis(dst, nd)
   if src == dst:
     return x
   perm = [i for i in range(nd) if i != src]
@@ -85,25 +95,56 @@ def moveaxis(x, src: int, dst: int):
   return transpose(x, tuple(perm))
 
 
-def matchaxis(x, src: int | None, dst: int | None, axis_size: int, *, what: str = "output"):
+class SpecMatchError(Exception):
+  """An output batched at ``src`` whose out_axes entry ``dst`` is None; the
+  vmap API turns it into an error naming the output's key path."""
+
+  def __init__(self, leaf_idx, src, dst):
+    super().__init__(leaf_idx, src, dst)
+    self.leaf_idx, self.src, self.dst = leaf_idx, src, dst
+
+
+def _broadcast(x, axis_size: int, dst: int):
+  aval = get_aval(x)
+  dst = canonicalize_axis(dst, aval.ndim + 1)
+  shape = aval.shape[:dst] + (axis_size,) + aval.shape[dst:]
+  if aval.dtype == dtypes.float0:   # float0 carries no data: a fresh zero array
+    return np.zeros(shape, dtypes.float0)
+  dims = tuple(i if i < dst else i + 1 for i in range(aval.ndim))
+  return broadcast_in_dim(x, shape, dims)
+
+
+def matchaxis(x, src: int | None, dst: int | None, axis_size: int, axis_name=None):
   """Put the batch dim of ``x`` at ``dst``, broadcasting unbatched values."""
+  if src == dst:
+    return x
   if dst is None:
-    if src is None:
-      return x
-    raise ValueError(f"vmap has mapped {what} but out_axes is None")
+    if axis_name is not None:
+      raise ValueError(f"vmap has mapped output (axis_name={axis_name}) but out_axes is {dst}")
+    raise SpecMatchError(None, src, dst)
+  try:
+    get_aval(x)
+  except TypeError as e:
+    raise TypeError(f"Output from batched function {x!r} with type {type(x)} is not a "
+                    "valid JAX type") from e
   if src is None:
-    aval = get_aval(x)
-    dst = dst % (aval.ndim + 1)
-    shape = aval.shape[:dst] + (axis_size,) + aval.shape[dst:]
-    dims = tuple(i if i < dst else i + 1 for i in range(aval.ndim))
-    return broadcast_in_dim(x, shape, dims)
+    return _broadcast(x, axis_size, dst)
+  aval = get_aval(x)
+  if aval.dtype == dtypes.float0:
+    shape = list(aval.shape)
+    n = shape.pop(canonicalize_axis(src, aval.ndim))
+    shape.insert(canonicalize_axis(dst, aval.ndim), n)
+    return np.zeros(tuple(shape), dtypes.float0)
   return moveaxis(x, src, dst)
 
 
 def batch_flat(fun: Callable[..., Sequence], args: Sequence, in_dims: Sequence,
-               out_dims: Sequence, axis_size: int, axis_name=None, spmd_axis_name=None) -> list:
+               out_dims, axis_size: int, axis_name=None, spmd_axis_name=None) -> list:
   """Run ``fun`` (flat in, flat list out) with ``args`` batched along
-  ``in_dims``; outputs have their batch dims at ``out_dims``."""
+  ``in_dims``; outputs have their batch dims at ``out_dims`` (a sequence, or
+  a thunk giving one once ``fun`` has run: the output tree is known only
+  then). An output batched where ``out_dims`` says None raises
+  ``SpecMatchError`` with the output's index."""
   trace = BatchTrace(current_trace(), axis_size, axis_name, spmd_axis_name)
   tracers = [BatchTracer(trace, a, d) if d is not None else a for a, d in zip(args, in_dims)]
   try:
@@ -112,14 +153,25 @@ def batch_flat(fun: Callable[..., Sequence], args: Sequence, in_dims: Sequence,
     vals_dims = [trace.to_batch_info(o) for o in outs]
   finally:
     trace.invalidate()
-  return [matchaxis(v, d, od, axis_size) for (v, d), od in zip(vals_dims, out_dims)]
+  if callable(out_dims):
+    out_dims = out_dims()
+  results = []
+  for i, ((v, d), od) in enumerate(zip(vals_dims, out_dims)):
+    try:
+      results.append(matchaxis(v, d, od, axis_size, axis_name))
+    except SpecMatchError as e:
+      raise SpecMatchError(i, e.src, e.dst) from None
+  return results
 
 
 def batch_jaxpr(closed: ClosedJaxpr, in_dims: Sequence, axis_size: int, axis_name=None,
-                out_dims: Sequence | None = None, spmd_axis_name=None):
+                out_dims: Sequence | None = None, spmd_axis_name=None,
+                instantiate: bool = True):
   """A closed jaxpr mapping ``closed`` over an axis: inputs batched at
-  ``in_dims`` (None: unbatched); outputs at ``out_dims`` (default: all at 0,
-  unbatched outputs broadcast). Returns (closed_batched, out_dims)."""
+  ``in_dims`` (None: unbatched); outputs at ``out_dims`` (default: all at 0).
+  With ``instantiate=False`` outputs that do not depend on a batched input
+  stay unbatched (their out dim is None) instead of being broadcast.
+  Returns (closed_batched, out_dims)."""
   in_avals = []
   for a, d in zip(closed.in_avals, in_dims):
     if d is None:
@@ -127,14 +179,26 @@ def batch_jaxpr(closed: ClosedJaxpr, in_dims: Sequence, axis_size: int, axis_nam
     else:
       shape = a.shape[:d] + (axis_size,) + a.shape[d:]
       in_avals.append(ShapedArray(shape, a.dtype, a.weak_type))
-  out_dims = [0] * len(closed.out_avals) if out_dims is None else list(out_dims)
+  want = [0] * len(closed.out_avals) if out_dims is None else list(out_dims)
+  box: list = []
 
   def fun(*args):
-    return batch_flat(lambda *xs: eval_jaxpr(closed.jaxpr, closed.consts, *xs), args,
-                      in_dims, out_dims, axis_size, axis_name, spmd_axis_name)
+    trace = BatchTrace(current_trace(), axis_size, axis_name, spmd_axis_name)
+    tracers = [BatchTracer(trace, a, d) if d is not None else a for a, d in zip(args, in_dims)]
+    try:
+      with set_current_trace(trace):
+        outs = eval_jaxpr(closed.jaxpr, closed.consts, *tracers)
+      vals_dims = [trace.to_batch_info(o) for o in outs]
+    finally:
+      trace.invalidate()
+    dims = [w if (instantiate or d is not None) else None
+            for (_, d), w in zip(vals_dims, want)]
+    box.append(dims)
+    return [matchaxis(v, d, od, axis_size, axis_name)
+            for (v, d), od in zip(vals_dims, dims)]
 
   jaxpr, consts = trace_to_jaxpr(fun, in_avals)
-  return ClosedJaxpr(jaxpr, consts), out_dims
+  return ClosedJaxpr(jaxpr, consts), box[0]
 
 
 jaxpr_transforms.batch_jaxpr = batch_jaxpr

@@ -69,9 +69,11 @@ class JVPTrace(Trace):
 
 
 def jvp_flat(fun: Callable[..., Sequence], primals: Sequence, tangents: Sequence,
-             *, instantiate: bool | Sequence[bool] = True):
+             *, instantiate: bool | Sequence[bool] = True, has_aux: bool = False):
   """Run ``fun`` (flat in, flat list out) on JVP tracers; returns the primal
-  outputs and their tangents (zeros instantiated where asked)."""
+  outputs and their tangents (zeros instantiated where asked). With
+  ``has_aux`` ``fun`` returns ``(outs, aux_leaves)`` and the aux leaves come
+  back third, as primal values (never tracers of this JVP)."""
   parent = current_trace()
   trace = JVPTrace(parent)
   tracers = [JVPTracer(trace, p, t) if type(t) is not Zero else p
@@ -79,6 +81,9 @@ def jvp_flat(fun: Callable[..., Sequence], primals: Sequence, tangents: Sequence
   try:
     with set_current_trace(trace):
       outs = fun(*tracers)
+      if has_aux:
+        outs, aux = outs
+        aux = [trace.to_primal_tangent(a)[0] if isinstance(a, JVPTracer) else a for a in aux]
     primals_out, tangents_out = [], []
     for o in outs:
       p, t = trace.to_primal_tangent(o)
@@ -90,8 +95,7 @@ def jvp_flat(fun: Callable[..., Sequence], primals: Sequence, tangents: Sequence
     instantiate = [instantiate] * len(tangents_out)
   tangents_out = [instantiate_zeros(t) if inst else t
                   for t, inst in zip(tangents_out, instantiate)]
-  return primals_out, tangents_out
-
+  return (primals_out, tangents_out, aux) if has_aux else (primals_out, tangents_out)
 
 
 def jvp_jaxpr(closed, nonzeros: Sequence[bool], instantiate: bool | Sequence[bool]):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
+from openjax._src import dtypes
 from openjax._src.core import Jaxpr, Trace, Var, current_trace, jaxpr_transforms, set_current_trace
 from openjax._src.interpreters.jvp import JVPTrace, JVPTracer
 from openjax._src.interpreters.staging import DynamicJaxprTrace, DynamicJaxprTracer
@@ -58,16 +59,26 @@ class LinearFunction:
     self.out_avals = out_avals
 
 
-def linearize_flat(fun: Callable[..., Sequence], primals: Sequence, tangent_avals):
-  """Primal outputs (computed now) and the linear function of the tangents."""
+def linearize_flat(fun: Callable[..., Sequence], primals: Sequence, tangent_avals,
+                   *, has_aux: bool = False):
+  """Primal outputs (computed now), the linear function of the tangents and
+  the mask of outputs whose tangent is a symbolic zero. Tangents of integer
+  inputs (float0) are symbolic zeros: their jaxpr inputs are unused. With
+  ``has_aux`` ``fun`` returns ``(outs, aux_leaves)``; the aux leaves (primal
+  values) come back fourth."""
   parent = current_trace()
   pe = PartialEvalTrace(parent)
   jvp_trace = JVPTrace(pe)
   tangent_in = [pe.new_unknown(a) for a in tangent_avals]
-  tracers = [JVPTracer(jvp_trace, p, t) for p, t in zip(primals, tangent_in)]
+  tracers = [JVPTracer(jvp_trace, p, Zero(a) if a.dtype == dtypes.float0 else t)
+             for p, t, a in zip(primals, tangent_in, tangent_avals)]
   try:
     with set_current_trace(jvp_trace):
       outs = fun(*tracers)
+      if has_aux:
+        outs, aux = outs
+        aux = [jvp_trace.to_primal_tangent(a)[0] if isinstance(a, JVPTracer) else a
+               for a in aux]
     primals_out, tangents_out = [], []
     for o in outs:
       p, t = jvp_trace.to_primal_tangent(o)
@@ -87,8 +98,10 @@ def linearize_flat(fun: Callable[..., Sequence], primals: Sequence, tangent_aval
   finally:
     jvp_trace.invalidate()
     pe.invalidate()
+  jaxpr, consts = dce_jaxpr_consts(jaxpr, consts)
   zero_mask = [type(a) is Zero for a in out_atoms]
-  return primals_out, LinearFunction(jaxpr, consts, list(tangent_avals), out_avals), zero_mask
+  lin = LinearFunction(jaxpr, consts, list(tangent_avals), out_avals)
+  return (primals_out, lin, zero_mask, aux) if has_aux else (primals_out, lin, zero_mask)
 
 
 # ------------------------------------------------- splitting a jaxpr in two
@@ -146,8 +159,19 @@ def dce_jaxpr(jaxpr: Jaxpr, used_outputs: Sequence[bool] | None = None) -> Jaxpr
   return jaxpr.replace(outvars=outvars, eqns=kept)
 
 
+def dce_jaxpr_consts(jaxpr: Jaxpr, consts: Sequence) -> tuple[Jaxpr, list]:
+  """``dce_jaxpr`` that also drops the constvars (and their values) no live
+  equation reads, so dead residuals are not kept alive."""
+  jaxpr = dce_jaxpr(jaxpr)
+  used = {a for e in jaxpr.eqns for a in e.invars if isinstance(a, Var)}
+  used.update(a for a in jaxpr.outvars if isinstance(a, Var))
+  keep = [v in used for v in jaxpr.constvars]
+  return (jaxpr.replace(constvars=[v for v, k in zip(jaxpr.constvars, keep) if k]),
+          [c for c, k in zip(consts, keep) if k])
+
+
 jaxpr_transforms.partial_eval_jaxpr = partial_eval_jaxpr
 
 
 __all__ = ["PartialEvalTrace", "LinearFunction", "linearize_flat", "partial_eval_jaxpr",
-           "dce_jaxpr"]
+           "dce_jaxpr", "dce_jaxpr_consts"]

@@ -8,10 +8,20 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from openjax._src.core import (ClosedJaxpr, Jaxpr, Literal, Var, jaxpr_transforms)
+import numpy as np
+
+from openjax._src.core import ClosedJaxpr, Jaxpr, Literal, Var, array_hooks, jaxpr_transforms
 from openjax._src.interpreters.staging import trace_to_jaxpr
 from openjax._src.primitives.ad_util import (UndefinedPrimal, Zero, add_tangents,
                                              instantiate_zeros, is_undefined_primal)
+
+
+def literal_value(lit: Literal):
+  """A literal's value, keeping its weak type (a bare NumPy scalar would
+  lose it, and with it the weak type of every cotangent it touches)."""
+  if lit.aval.weak_type and array_hooks.make_array is not None:
+    return array_hooks.make_array(np.asarray(lit.val, lit.aval.dtype), lit.aval)
+  return lit.val
 
 
 def backward_pass(jaxpr: Jaxpr, consts: Sequence, args: Sequence, cts_out: Sequence) -> list:
@@ -28,7 +38,7 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence, args: Sequence, cts_out: Seque
       known[v] = a
 
   def read(a):
-    return a.val if type(a) is Literal else known[a]
+    return literal_value(a) if type(a) is Literal else known[a]
 
   # Forward: non-linear equations (all inputs known).
   linear_eqns = []
