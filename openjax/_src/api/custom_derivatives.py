@@ -48,19 +48,20 @@ def _nondiff_argnums(fun, nondiff_argnums, nondiff_argnames) -> tuple[int, ...]:
 
 def _resolve_kwargs(fun, args, kwargs, what: str) -> tuple:
   """Bind ``kwargs`` (and defaults) to positions, as JAX's custom rules need."""
-  if not kwargs:
-    try:
-      sig = inspect.signature(fun)
-    except (TypeError, ValueError):
-      return tuple(args)
-    if len(args) == len(sig.parameters) or any(
-        p.kind == p.VAR_POSITIONAL for p in sig.parameters.values()):
-      return tuple(args)
   try:
-    ba = inspect.signature(fun).bind(*args, **kwargs)
+    sig = inspect.signature(
+        (lambda *a, **k: None) if isinstance(fun, functools.partial) else fun)
+  except (TypeError, ValueError):
+    return tuple(args)
+  if not kwargs and len(args) == len(sig.parameters):
+    return tuple(args)
+  try:
+    ba = sig.bind(*args, **kwargs)
     ba.apply_defaults()
-    if ba.kwargs:
-      raise TypeError("keyword arguments could not be resolved to positions")
+    passed = [k for k in ba.kwargs if k in kwargs]
+    if passed:
+      raise TypeError("The following keyword arguments could not be resolved to "
+                      f"positions: {', '.join(passed)}")
   except TypeError as e:
     raise TypeError(
         f"The input arguments to the {what}-decorated function {_fun_name(fun)} could not "
@@ -70,7 +71,7 @@ def _resolve_kwargs(fun, args, kwargs, what: str) -> tuple:
 
 
 def _type_tree(tree, avals) -> str:
-  return str(tree_util.tree_unflatten(tree, [a.str_short() for a in avals])).replace("'", "")
+  return str(tree_util.tree_unflatten(tree, [a.str_short(short_dtypes=False) for a in avals])).replace("'", "")
 
 
 def _typematch(a, b) -> bool:
@@ -275,10 +276,10 @@ def _check_tangents_out(primal_avals, tangents_out):
   if len(expected) == 1:
     raise TypeError(
         "Custom JVP rule must produce primal and tangent outputs with corresponding "
-        f"shapes and dtypes. Expected {expected[0].str_short()} (tangent type of "
-        f"{p_avals[0].str_short()}) but got {got[0].str_short()}.")
+        f"shapes and dtypes. Expected {expected[0].str_short(short_dtypes=False)} (tangent type of "
+        f"{p_avals[0].str_short(short_dtypes=False)}) but got {got[0].str_short(short_dtypes=False)}.")
   lines = "\n".join(
-      f"  primal {p.str_short()} with tangent {t.str_short()}, expecting tangent {e}"
+      f"  primal {p.str_short(short_dtypes=False)} with tangent {t.str_short(short_dtypes=False)}, expecting tangent {e}"
       for p, e, t in zip(p_avals, expected, got) if not _typematch(e, t))
   raise TypeError("Custom JVP rule must produce primal and tangent outputs with "
                   f"corresponding shapes and dtypes, but got:\n{lines}")
@@ -520,8 +521,8 @@ def _flatten_bwd_output(py_cts_in, in_tree, in_avals) -> list:
             "Custom VJP bwd rule produced a SymbolicZero with a shape/dtype that does not "
             "match the corresponding input tangent shape/dtype: at output"
             f"{tree_util.keystr(kp)} the SymbolicZero had shape/dtype "
-            f"{ct.aval.str_short()} while the corresponding input had shape/dtype "
-            f"{a.str_short()}. Consider just returning a None here instead of a "
+            f"{ct.aval.str_short(short_dtypes=False)} while the corresponding input had shape/dtype "
+            f"{a.str_short(short_dtypes=False)}. Consider just returning a None here instead of a "
             "SymbolicZero object.")
       results.append(Zero(ct.aval))
     else:
@@ -532,8 +533,8 @@ def _flatten_bwd_output(py_cts_in, in_tree, in_avals) -> list:
         raise ValueError(
             "Custom VJP bwd rule must produce an output with the same type as the args "
             f"tuple of the primal function, but at output{tree_util.keystr(kp)} the bwd "
-            f"rule produced an output of type {ca.str_short()} corresponding to an input "
-            f"of type {a.str_short()}{_mismatch_extra(a, ca)}")
+            f"rule produced an output of type {ca.str_short(short_dtypes=False)} corresponding to an input "
+            f"of type {a.str_short(short_dtypes=False)}{_mismatch_extra(a, ca)}")
       results.append(ct)
   return results
 
@@ -564,31 +565,43 @@ def custom_gradient(fun: Callable | None = None):
   def fwd(*args, **kwargs):
     ans, rule = fun(*args, **kwargs)
     ans_flat, out_tree = tree_util.tree_flatten((ans,))
-    rule_jaxpr, rule_consts, in_tree = _closure_convert_rule(rule, ans_flat, out_tree)
-    return ans, (rule_jaxpr, in_tree, rule_consts)
+    box: list = []
+
+    def rule_flat(*cts):
+      out = rule(*tree_util.tree_unflatten(out_tree, cts))
+      leaves, tree = tree_util.tree_flatten(out)
+      box.append(tree)
+      return leaves
+
+    jaxpr, consts = trace_to_jaxpr(rule_flat, [tangent_aval(abstractify(a)) for a in ans_flat])
+    return ans, _Residuals(jaxpr, box[0], out_tree, consts)
 
   def bwd(res, cts):
-    rule_jaxpr, in_tree, rule_consts = res
-    cts_flat = tree_util.tree_leaves((cts,))
-    outs = eval_jaxpr(rule_jaxpr, rule_consts, *cts_flat)
-    return tree_util.tree_unflatten(in_tree, outs)
+    cts_flat, out_tree = tree_util.tree_flatten((cts,))
+    if out_tree != res.out_tree:
+      raise TypeError(f"{res.out_tree}\n!=\n{out_tree}")
+    cts_out = tree_util.tree_unflatten(res.in_tree, eval_jaxpr(res.jaxpr, res.consts,
+                                                               *cts_flat))
+    return (cts_out,) if tree_util.treedef_is_leaf(res.in_tree) else cts_out
 
   wrapped_fun.defvjp(fwd, bwd)
-  return functools.wraps(fun)(lambda *a, **k: wrapped_fun(*a, **k))
+  return wrapped_fun
 
 
-def _closure_convert_rule(rule, ans_flat, out_tree):
-  box: list = []
+@tree_util.register_pytree_node_class
+class _Residuals:
+  """custom_gradient's residuals: the traced gradient function; only its
+  constants are pytree leaves."""
 
-  def flat(*cts):
-    out = rule(*tree_util.tree_unflatten(out_tree, cts))
-    leaves, tree = tree_util.tree_flatten(out)
-    box.append(tree)
-    return leaves
+  def __init__(self, jaxpr, in_tree, out_tree, consts):
+    self.jaxpr, self.in_tree, self.out_tree, self.consts = jaxpr, in_tree, out_tree, consts
 
-  avals = [abstractify(a) for a in ans_flat]
-  jaxpr, consts = trace_to_jaxpr(flat, avals)
-  return jaxpr, consts, box[0]
+  def tree_flatten(self):
+    return list(self.consts), (self.jaxpr, self.in_tree, self.out_tree)
+
+  @classmethod
+  def tree_unflatten(cls, aux, consts):
+    return cls(*aux, list(consts))
 
 
 def closure_convert(fun: Callable, *example_args):

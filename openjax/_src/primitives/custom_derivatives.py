@@ -495,7 +495,7 @@ def _custom_lin_transpose(cts, *invals, num_res, bwd, out_avals, symbolic_zeros,
 @custom_lin_p.def_pp
 def _custom_lin_pp(eqn, ctx):
   p = eqn.params
-  params = {"bwd": str(p["bwd"]), "in_zeros": p["in_zeros"], "num_res": p["num_res"],
+  params = {"bwd": str(p["bwd"]), "in_zeros": list(p["in_zeros"]), "num_res": p["num_res"],
             "symbolic_zeros": p["symbolic_zeros"]}
   return pp_eqn(eqn, ctx, params=params)
 
