@@ -14,8 +14,8 @@ from openjax._src.primitives.collectives import extend_axis_env
 from tests.ops.rows_collectives import batching_passes_axis_data
 
 if not batching_passes_axis_data():
-  pytest.skip("batching.py does not yet hand collective batch rules their axis "
-              "(rule(vals, dims, axis_data, **params))", allow_module_level=True)
+  pytest.skip("batching.py does not yet hand collective batch rules their axis as "
+              "axis_data", allow_module_level=True)
 
 RNG = np.random.default_rng(0)
 
@@ -193,6 +193,13 @@ def test_psum_scatter_of_unmapped_value():
   close(out, np.full(4, 4.0))
 
 
+def test_psum_scatter_outer_name_from_inner_vmap():
+  x = _x(4, 4, 3)   # (i, scattered, j)
+  f = jax.vmap(jax.vmap(lambda v: lax.psum_scatter(v, "i"), in_axes=1, axis_name="j"),
+               axis_name="i")
+  close(f(x), x.sum(0))
+
+
 def test_psum_scatter_size_error():
   with pytest.raises(ValueError, match="reduce_scatter operand scatter dimension size 3 must "
                                        "match shard count 4"):
@@ -273,6 +280,13 @@ def test_all_to_all_over_two_names():
   out = vmap_ij(lambda v: lax.all_to_all(v, ("i", "j"), 0, 0, tiled=True))(x)
   flat = [x[i, j] for i in range(2) for j in range(3)]
   close(out, _all_to_all_ref(flat, 0, 0, True).reshape(out.shape))
+
+
+def test_all_to_all_outer_name_from_inner_vmap():
+  x = _x(4, 3, 4, 2)   # (i, j, split, rest)
+  out = vmap_ij(lambda v: lax.all_to_all(v, "i", 0, 1))(x)
+  for j in range(3):
+    close(out[:, j], _all_to_all_ref([x[m, j] for m in range(4)], 0, 1, False))
 
 
 def test_pswapaxes():

@@ -11,8 +11,9 @@ F32, I32 = np.float32, np.int32
 
 
 def batching_passes_axis_data() -> bool:
-  """Whether the batching trace hands collective batch rules its axis
-  (``rule(vals, dims, axis_data, **params)``). Until batching.py does, the
+  """Whether the batching trace hands collective batch rules its axis as
+  ``axis_data`` (not as ``axis_name=``/``axis_size=`` keywords, which clash
+  with the collectives' own parameters). Until batching.py does, the
   collectives cannot batch and their rows and tests are left out."""
   try:
     jax.vmap(lambda v: lax.axis_index("i"), axis_name="i")(np.zeros(2, F32))

@@ -10,8 +10,10 @@ transformation extends while it traces its function (``extend_axis_env``;
 every name against it and raises JAX's ``NameError`` for an unbound one.
 
 Batching: every primitive here sets ``batch_needs_axis``, so the batching
-trace always calls its rule as ``rule(vals, dims, axis_data, **params)``,
-``axis_data.name``/``axis_data.size`` describing the trace's own axis. When
+trace always calls its rule, handing it the trace's own axis as ``axis_data``
+(``.name``, ``.size``; positionally or as ``axis_data=``: the frame cannot
+travel as ``axis_name=``/``axis_size=`` keywords, which are parameters of
+all_gather, ppermute and the others). When
 the collective names that axis it is carried out over the batch dimension
 with ordinary primitives (psum becomes a positional psum over the batch
 dimension, all_gather a moveaxis or broadcast, ppermute a gather, axis_index
