@@ -242,7 +242,8 @@ def index_take(src, idxs, axes):
     col = _shape.broadcast_in_dim(i, i_shape + (1,), tuple(range(len(i_shape))))
     size = np.asarray(shape[ax]).astype(dtypes.dtype(i))
     cols.append(_ew.rem(_ew.add(_ew.rem(col, size), size), size))
-  indices = cols[0] if len(cols) == 1 else _shape.concatenate(cols, len(get_aval(cols[0]).shape) - 1)
+  indices = (cols[0] if len(cols) == 1
+             else _shape.concatenate(cols, len(get_aval(cols[0]).shape) - 1))
   slice_sizes = list(shape)
   for ax in axes:
     slice_sizes[ax] = 1
