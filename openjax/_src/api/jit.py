@@ -22,6 +22,7 @@ from openjax._src.api.aot import Lowered
 from openjax._src.core import ClosedJaxpr, Jaxpr, Tracer, eval_trace, trace_state
 from openjax._src.interpreters.staging import DebugInfo, flat_arg_names, trace_to_jaxpr
 from openjax._src.primitives.closed_call import jit_executor, jit_p
+from openjax._src.primitives.collectives import current_axis_env, extend_axis_env
 from openjax._src.runtime import compiler as _compiler
 from openjax._src.runtime.array import Array
 from openjax._src.runtime.pipeline import (compile_lowered, executable_for_jaxpr,
@@ -230,7 +231,8 @@ class JitWrapped:
     static, dyn_args, dyn_kwargs = self._split(args, kwargs)
     leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
     avals = avals_override or self._abstract_leaves(leaves, in_tree, dyn_args, dyn_kwargs)
-    key = (in_tree, avals, static, config.values_snapshot())
+    # Axis sizes of enclosing named axes are baked into the jaxpr.
+    key = (in_tree, avals, static, config.values_snapshot(), current_axis_env())
     entry = self._cache.get(key)
     if entry is None:
       box: list = []
@@ -421,7 +423,8 @@ def make_jaxpr(fun: Callable, static_argnums: int | Sequence[int] = (), axis_env
     counts = [tree_util.tree_structure(a).num_leaves for a in dyn_args] + [
         tree_util.tree_structure(kwargs[k]).num_leaves for k in sorted(kwargs)]
     dbg = DebugInfo("make_jaxpr", fun, flat_arg_names(fun, dyn_args, kwargs, counts))
-    jaxpr, consts = trace_to_jaxpr(flat, avals, dbg)
+    with extend_axis_env(axis_env or ()):
+      jaxpr, consts = trace_to_jaxpr(flat, avals, dbg)
     closed = ClosedJaxpr(jaxpr, consts)
     if return_shape:
       shapes = tree_util.tree_unflatten(

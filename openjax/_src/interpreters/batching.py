@@ -3,12 +3,13 @@
 A ``BatchTracer`` holds a value with one extra (batch) dimension at
 ``batch_dim`` (``None``: not batched). ``BatchTrace.process_primitive`` reads
 exactly one slot, ``batch``: ``rule(vals, dims, **params) -> (outs, out_dims)``.
-Primitives that need the named axis (collectives) set ``batch_needs_axis`` and
-receive ``axis_name=`` and ``axis_size=`` too.
+Primitives that need the named axis (collectives, and higher-order primitives
+that batch inner jaxprs) set ``batch_needs_axis`` and receive
+``axis_data=AxisData(name, size, spmd_name)`` too.
 """
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -16,9 +17,17 @@ from openjax._src import dtypes
 from openjax._src.core import (ClosedJaxpr, ShapedArray, Trace, Tracer, current_trace,
                                eval_jaxpr, get_aval, jaxpr_transforms, set_current_trace)
 from openjax._src.interpreters.staging import trace_to_jaxpr
+from openjax._src.primitives.collectives import extend_axis_env
 from openjax._src.primitives.shape import broadcast_in_dim, transpose
 
 not_mapped = None
+
+
+class AxisData(NamedTuple):
+  """The axis a BatchTrace maps over, as batch rules of collectives see it."""
+  name: object
+  size: int
+  spmd_name: object = None
 
 
 class BatchTracer(Tracer):
@@ -70,8 +79,8 @@ class BatchTrace(Trace):
     rule = primitive.rule("batch")
     with set_current_trace(self.parent):
       if needs_axis:
-        outs, out_dims = rule(vals, dims, axis_name=self.axis_name,
-                              axis_size=self.axis_size, **params)
+        outs, out_dims = rule(vals, dims, axis_data=AxisData(
+            self.axis_name, self.axis_size, self.spmd_axis_name), **params)
       else:
         outs, out_dims = rule(vals, dims, **params)
     return [BatchTracer(self, o, d) if d is not None else o for o, d in zip(outs, out_dims)]
@@ -147,8 +156,9 @@ def batch_flat(fun: Callable[..., Sequence], args: Sequence, in_dims: Sequence,
   ``SpecMatchError`` with the output's index."""
   trace = BatchTrace(current_trace(), axis_size, axis_name, spmd_axis_name)
   tracers = [BatchTracer(trace, a, d) if d is not None else a for a, d in zip(args, in_dims)]
+  frames = [(axis_name, axis_size)] if axis_name is not None else []
   try:
-    with set_current_trace(trace):
+    with set_current_trace(trace), extend_axis_env(frames):
       outs = fun(*tracers)
     vals_dims = [trace.to_batch_info(o) for o in outs]
   finally:
@@ -186,7 +196,8 @@ def batch_jaxpr(closed: ClosedJaxpr, in_dims: Sequence, axis_size: int, axis_nam
     trace = BatchTrace(current_trace(), axis_size, axis_name, spmd_axis_name)
     tracers = [BatchTracer(trace, a, d) if d is not None else a for a, d in zip(args, in_dims)]
     try:
-      with set_current_trace(trace):
+      with set_current_trace(trace), extend_axis_env(
+          [(axis_name, axis_size)] if axis_name is not None else []):
         outs = eval_jaxpr(closed.jaxpr, closed.consts, *tracers)
       vals_dims = [trace.to_batch_info(o) for o in outs]
     finally:

@@ -159,8 +159,9 @@ def _remat_transpose(cts, *invals, jaxpr, prevent_cse, differentiated, policy):
 
 
 @remat_p.def_batch
-def _remat_batch(vals, dims, *, axis_name, axis_size, jaxpr, prevent_cse, differentiated,
+def _remat_batch(vals, dims, *, axis_data, jaxpr, prevent_cse, differentiated,
                  policy):
+  axis_name, axis_size = axis_data.name, axis_data.size
   params = dict(prevent_cse=prevent_cse, differentiated=differentiated, policy=policy)
   if all(d is None for d in dims):
     return remat_p.bind(*vals, jaxpr=jaxpr, **params), [None] * len(jaxpr.outvars)

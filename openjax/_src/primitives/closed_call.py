@@ -109,7 +109,8 @@ jit_p.batch_needs_axis = True
 
 
 @jit_p.def_batch
-def _jit_batch(vals, dims, *, axis_name, axis_size, jaxpr, name, **params):
+def _jit_batch(vals, dims, *, axis_data, jaxpr, name, **params):
+  axis_name, axis_size = axis_data.name, axis_data.size
   batched, out_dims = jaxpr_transforms.batch_jaxpr(jaxpr, list(dims), axis_size, axis_name,
                                                    instantiate=False)
   outs = jit_p.bind(*vals, **_call_params(params, batched, name))

@@ -276,8 +276,9 @@ def _custom_jvp_call_transpose(cts, *invals, call_jaxpr, jvp_jaxpr_fun, num_cons
 
 
 @custom_jvp_call_p.def_batch
-def _custom_jvp_call_batch(vals, dims, *, axis_name, axis_size, call_jaxpr, jvp_jaxpr_fun,
+def _custom_jvp_call_batch(vals, dims, *, axis_data, call_jaxpr, jvp_jaxpr_fun,
                            num_consts, symbolic_zeros):
+  axis_name, axis_size = axis_data.name, axis_data.size
   if all(d is None for d in dims):
     return custom_jvp_call_p.bind(*vals, call_jaxpr=call_jaxpr, jvp_jaxpr_fun=jvp_jaxpr_fun,
                                   num_consts=num_consts, symbolic_zeros=symbolic_zeros), \
@@ -397,8 +398,9 @@ def _custom_vjp_call_transpose(cts, *invals, call_jaxpr, **params):
 
 
 @custom_vjp_call_p.def_batch
-def _custom_vjp_call_batch(vals, dims, *, axis_name, axis_size, call_jaxpr, fwd_jaxpr_thunk,
+def _custom_vjp_call_batch(vals, dims, *, axis_data, call_jaxpr, fwd_jaxpr_thunk,
                            bwd, num_consts, out_trees, symbolic_zeros):
+  axis_name, axis_size = axis_data.name, axis_data.size
   params = dict(call_jaxpr=call_jaxpr, fwd_jaxpr_thunk=fwd_jaxpr_thunk, bwd=bwd,
                 num_consts=num_consts, out_trees=out_trees, symbolic_zeros=symbolic_zeros)
   if all(d is None for d in dims):
