@@ -78,3 +78,45 @@ def test_vjp_matches_finite_differences(row):
   with jax.enable_x64():
     f, dyn = _grad_setup(row)
     jax.test_util.check_grads(f, dyn, order=2, modes=("rev",), atol=1e-4, rtol=1e-4)
+
+
+# ------------------------------------------------------ compiled (IREE) column
+# Rows are compiled in groups: one IREE module evaluates a whole chunk of rows
+# (a compile costs ~0.3 s, so one module per row would dominate the suite).
+CHUNK = 24
+
+
+def _compile_chunks():
+  rows = [r for r in ROWS if r.jit and getattr(r, "compile", True)]
+  by_module: dict = {}
+  for r in rows:
+    by_module.setdefault(r.fn.__module__ if hasattr(r.fn, "__module__") else "", []).append(r)
+  chunks = []
+  for mod, rs in sorted(by_module.items()):
+    for i in range(0, len(rs), CHUNK):
+      chunks.append(pytest.param(rs[i:i + CHUNK], id=f"{mod.rsplit('.', 1)[-1]}-{i // CHUNK}"))
+  return chunks
+
+
+def _traceable(a) -> bool:
+  return isinstance(a, (np.ndarray, np.generic, int, float, complex, bool))
+
+
+@pytest.mark.parametrize("chunk", _compile_chunks())
+def test_compiled_matches_eager(chunk):
+  all_args = [_args(r) for r in chunk]
+  # Array arguments become inputs of the compiled module; anything else
+  # (modes, shapes) is closed over as a static value.
+  flat_args = [a for args in all_args for a in args if _traceable(a)]
+
+  def run_all(*flat):
+    outs, it = [], iter(flat)
+    for r, args in zip(chunk, all_args):
+      outs.append(r.fn(*[next(it) if _traceable(a) else a for a in args]))
+    return outs
+
+  eager = [r.fn(*args) for r, args in zip(chunk, all_args)]
+  with jax.config.override("openjax_executor", "iree"):
+    compiled = jax.jit(run_all)(*flat_args)
+  for r, e, c in zip(chunk, eager, compiled):
+    assert_close(c, e, r, check_dtype=True)
