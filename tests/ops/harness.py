@@ -36,7 +36,8 @@ class OpRow:
   out_dtype: the expected result dtype when it differs from the reference's
     canonicalised dtype (e.g. jnp.mean of ints); ``check_dtype=False`` skips.
   atol/rtol: tolerances overriding the per-dtype defaults.
-  jit/vmap/grad: which columns apply (grad: differentiable in float args).
+  jit/vmap/grad/compile: which columns apply (grad: differentiable in float
+    args; compile: the IREE-compiled column).
   """
   name: str
   fn: Callable
@@ -49,6 +50,7 @@ class OpRow:
   jit: bool = True
   vmap: bool = True
   grad: bool = False
+  compile: bool = True   # False only where IREE cannot run it (say why in a comment)
 
   def __repr__(self):
     return self.name
