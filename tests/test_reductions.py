@@ -229,3 +229,131 @@ def test_jit_matches_eager_with_keepdims_where():
   f = lambda x, w: jnp.var(x, axis=1, keepdims=True, where=w)  # noqa: E731
   np.testing.assert_allclose(jax.jit(f)(x, w), f(x, w))
   np.testing.assert_allclose(f(x, w), np.var(x, axis=1, keepdims=True, where=w))
+
+
+# ------------------------------------------------------------ transformations
+# Expected values are JAX 0.10.2's (printed by the JAX venv), stored as data.
+_TIES = np.array([[1., 3., 3.], [3., 0., 2.]], F32)
+
+
+def test_grad_max_with_ties_averages_like_jax():
+  # JAX's "location indicators": the tangent is split evenly among tied maxima.
+  np.testing.assert_allclose(jax.grad(lambda x: jnp.max(x))(_TIES),
+                             [[0., 1 / 3, 1 / 3], [1 / 3, 0., 0.]], rtol=1e-6)
+  np.testing.assert_allclose(jax.grad(lambda x: jnp.max(x, axis=1).sum())(_TIES),
+                             [[0., .5, .5], [1., 0., 0.]])
+  np.testing.assert_allclose(
+      jax.grad(lambda x: (jnp.min(x, axis=0) * jnp.array([1., 2., 3.])).sum())(_TIES),
+      [[1., 0., 0.], [0., 2., 3.]])
+  # `initial` ties with the data: the initial value takes a share too.
+  np.testing.assert_allclose(jax.grad(lambda x: jnp.max(x, axis=1, initial=3.0).sum())(_TIES),
+                             [[0., .25, .25], [.5, 0., 0.]])
+  np.testing.assert_allclose(jax.grad(lambda x: jnp.ptp(x))(_TIES),
+                             [[0., 1 / 3, 1 / 3], [1 / 3, -1., 0.]], rtol=1e-6)
+
+
+def test_jvp_reduce_max_ties_and_vmap():
+  t = np.arange(6, dtype=F32).reshape(2, 3)
+  _, tan = jax.jvp(lambda x: lax.reduce_max(x, (1,)), (_TIES,), (t,))
+  np.testing.assert_allclose(tan, [1.5, 3.])
+  g = jax.vmap(jax.grad(lambda x: jnp.max(x)))(_TIES)
+  np.testing.assert_allclose(g, [[0., .5, .5], [1., 0., 0.]])
+
+
+_ZEROS = np.array([[2., 0., 3., .5], [0., 0., 4., 1.], [1.5, -2., .5, 3.]], F32)
+
+
+def test_grad_prod_with_zeros():
+  g = jax.grad(lambda x: (jnp.prod(x, axis=1) * jnp.array([1., 2., 3.])).sum())(_ZEROS)
+  np.testing.assert_allclose(g, [[0., 3., 0., 0.], [0., 0., 0., 0.], [-9., 6.75, -27., -4.5]])
+  np.testing.assert_allclose(jax.grad(lambda x: jnp.prod(x[0]))(_ZEROS),
+                             [[0., 3., 0., 0.], [0.] * 4, [0.] * 4])
+
+
+def test_hessian_prod_with_zeros():
+  h0 = jax.jacfwd(jax.grad(jnp.prod))(_ZEROS[0])
+  np.testing.assert_allclose(h0, [[0., 1.5, 0., 0.], [1.5, 0., 1., 6.], [0., 1., 0., 0.],
+                                  [0., 6., 0., 0.]])
+  h1 = jax.jacrev(jax.grad(jnp.prod))(_ZEROS[1])
+  np.testing.assert_allclose(h1, [[0., 4., 0., 0.], [4., 0., 0., 0.], [0.] * 4, [0.] * 4])
+
+
+_Z = np.array([[.5, -1., 2., .25], [1.5, 3., -.5, 1.]], F32)
+
+
+@pytest.mark.parametrize("name,fn,expected", [
+    ("mean", lambda x: jnp.mean(x, axis=1), [[.25] * 4, [.5] * 4]),
+    ("var", lambda x: jnp.var(x, axis=1),
+     [[.03125, -.71875, .78125, -.09375], [.25, 1.75, -1.75, -.25]]),
+    ("std", lambda x: jnp.std(x, axis=1),
+     [[.014655262, -.33707097, .36638153, -.04396578], [.1, .7, -.7, -.1]]),
+    ("var_ddof1", lambda x: jnp.var(x, axis=0, ddof=1),
+     [[-1., -8., 7.5, -3.], [1., 8., -7.5, 3.]]),
+    ("std_all", lambda x: jnp.std(x),
+     [[-.034913775, -.18726479, .11743724, -.06030561],
+      [.06665357, .21900459, -.13648112, .015869897]]),
+])
+def test_grad_mean_var_std(name, fn, expected):
+  def loss(x):
+    y = fn(x)
+    return (y * jnp.arange(1., 1. + y.size).reshape(y.shape)).sum()
+  np.testing.assert_allclose(jax.grad(loss)(_Z), expected, rtol=2e-6, atol=1e-7)
+
+
+def test_grad_std_of_constant_is_nan_like_jax():
+  ones = np.ones(3, F32)
+  assert np.isnan(np.asarray(jax.grad(jnp.std)(ones))).all()
+  np.testing.assert_array_equal(jax.grad(jnp.var)(ones), [0., 0., 0.])
+
+
+_C = np.array([1., 3., 3., 2., 5., 5.], F32)
+_T = np.arange(6, dtype=F32)
+
+
+@pytest.mark.parametrize("name,fn,jvp_expected,vjp_expected", [
+    # ties split as JAX's associative-scan JVP splits them
+    ("cummax", lambda x: lax.cummax(x), [0., 1., 1.5, 1.5, 4., 4.5],
+     [0., 3.5, 2.5, 0., 6.5, 2.5]),
+    ("cummin_rev", lambda x: lax.cummin(x, reverse=True), [0., 3., 3., 3., 4.5, 5.],
+     [0., 0., 0., 6., 2., 7.]),
+    ("cumprod", lambda x: lax.cumprod(x), [0., 1., 9., 45., 297., 1935.],
+     [2685., 895., 894., 1332., 522., 450.]),
+    ("cumlogsumexp", lambda x: lax.cumlogsumexp(x),
+     [0., .880797, 1.4049317, 1.6393473, 3.4026425, 4.0856323],
+     [.50203466, 3.7095625, 2.8287656, .69608104, 5.125683, 2.137873]),
+    ("cumsum_rev", lambda x: lax.cumsum(x, reverse=True), [15., 15., 14., 12., 9., 5.],
+     [0., 1., 3., 6., 10., 15.]),
+])
+def test_cumulative_jvp_vjp_match_jax(name, fn, jvp_expected, vjp_expected):
+  _, tan = jax.jvp(fn, (_C,), (_T,))
+  np.testing.assert_allclose(tan, jvp_expected, rtol=1e-6)
+  _, pullback = jax.vjp(fn, _C)
+  np.testing.assert_allclose(pullback(_T)[0], vjp_expected, rtol=1e-6)
+
+
+def test_cumprod_with_zeros_grad():
+  x = np.array([2., 0., 3., 0., 1.5], F32)
+  t = np.arange(5, dtype=F32)
+  np.testing.assert_allclose(jax.jvp(lax.cumprod, (x,), (t,))[1], [0., 2., 6., 0., 0.])
+  np.testing.assert_allclose(jax.vjp(lax.cumprod, x)[1](t)[0], [0., 14., 0., 0., 0.])
+
+
+def test_argmax_tangent_is_float0():
+  out, tan = jax.jvp(lambda x: jnp.argmax(x), (_C,), (_T,))
+  assert int(out) == 4
+  assert np.asarray(tan).dtype == jax.dtypes.float0
+  np.testing.assert_array_equal(jax.grad(lambda x: x[jnp.argmax(x)])(_C),
+                                [0., 0., 0., 0., 1., 0.])
+
+
+def test_reductions_under_vmap_and_jit_of_grad():
+  x = np.random.default_rng(0).standard_normal((4, 3, 5)).astype(F32)
+  for f in (lambda v: jnp.max(v, axis=0), lambda v: jnp.prod(v, axis=-1),
+            lambda v: lax.cumprod(v, 1), lambda v: lax.cumlogsumexp(v, 0, reverse=True)):
+    for ax in (0, 1, 2):
+      got = jax.vmap(f, in_axes=ax)(x)
+      want = np.stack([np.asarray(f(np.take(x, i, axis=ax))) for i in range(x.shape[ax])])
+      np.testing.assert_allclose(got, want, rtol=1e-6)
+  g = jax.jit(jax.grad(lambda v: jnp.prod(v[0]) + lax.cummax(v, 1).sum()))(x)
+  g_eager = jax.grad(lambda v: jnp.prod(v[0]) + lax.cummax(v, 1).sum())(x)
+  np.testing.assert_allclose(g, g_eager, rtol=1e-6)

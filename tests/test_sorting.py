@@ -271,3 +271,96 @@ def test_quantile_weights_errors():
   out = jnp.quantile(np.arange(6, dtype=F32).reshape(2, 3), 0.5, axis=1,
                      method="inverted_cdf", weights=bad)
   assert np.isnan(out[0]) and float(out[1]) == 4.0
+
+
+# ------------------------------------------------------------ transformations
+# Expected values are JAX 0.10.2's (printed by the JAX venv), stored as data.
+_X = np.array([[.5, -1., 2., .25, 1.5], [3., 1., -.5, 1., 0.]], F32)   # ties in row 1
+_W = np.arange(1., 11.).reshape(2, 5).astype(F32)
+_T = np.arange(10.).reshape(2, 5).astype(F32)
+
+
+@pytest.mark.parametrize("name,fn,expected", [
+    ("sort", lambda x: jnp.sort(x), [[3., 1., 5., 2., 4.], [10., 8., 6., 9., 7.]]),
+    ("sort_axis0", lambda x: jnp.sort(x, axis=0), [[1., 2., 8., 4., 10.], [6., 7., 3., 9., 5.]]),
+    ("sort_descending", lambda x: jnp.sort(x, descending=True),
+     [[3., 5., 1., 4., 2.], [6., 8., 10., 7., 9.]]),
+    ("partition", lambda x: jnp.partition(x, 2), [[3., 1., 4., 2., 5.], [9., 18., 6., 0., 7.]]),
+])
+def test_grad_of_sort_permutes_cotangents(name, fn, expected):
+  np.testing.assert_array_equal(jax.grad(lambda x: (fn(x) * _W).sum())(_X), expected)
+
+
+def test_grad_of_median_and_quantile():
+  np.testing.assert_array_equal(jax.grad(jnp.median)(_X), [[.5, 0, 0, 0, 0], [0, .5, 0, 0, 0]])
+  np.testing.assert_array_equal(
+      jax.grad(lambda x: (jnp.median(x, axis=1) * jnp.array([1., 2.])).sum())(_X),
+      [[1., 0, 0, 0, 0], [0, 2., 0, 0, 0]])
+  np.testing.assert_array_equal(
+      jax.grad(lambda x: (jnp.median(x, axis=0) * jnp.arange(1., 6.)).sum())(_X),
+      [[.5, 1., 1.5, 2., 2.5]] * 2)
+  np.testing.assert_allclose(jax.grad(lambda x: jnp.quantile(x, 0.3))(_X),
+                             [[0, 0, 0, .70000005, 0], [0, 0, 0, 0, .29999995]], rtol=1e-6)
+
+
+def test_jvp_of_sort_with_ties_follows_the_stable_permutation():
+  _, t = jax.jvp(jnp.sort, (_X,), (_T,))
+  np.testing.assert_array_equal(t, [[1., 3., 0., 4., 2.], [7., 9., 6., 8., 5.]])
+  _, (tk, tv) = jax.jvp(lambda k, v: lax.sort_key_val(k, v), (_X, 2 * _X), (_T, -_T))
+  np.testing.assert_array_equal(tk, [[1., 3., 0., 4., 2.], [7., 9., 6., 8., 5.]])
+  np.testing.assert_array_equal(tv, -tk)
+  # an integer operand sorted along gets no tangent work and a float0 tangent
+  _, (_, ti) = jax.jvp(lambda k: lax.sort_key_val(k, np.ones((2, 5), np.int32)), (_X,),
+                      (_T,))
+  assert np.asarray(ti).dtype == jax.dtypes.float0
+
+
+def test_jvp_and_grad_of_top_k():
+  (v, i), (tv, ti) = jax.jvp(lambda x: lax.top_k(x, 2), (_X,), (_T,))
+  np.testing.assert_array_equal(v, [[2., 1.5], [3., 1.]])
+  np.testing.assert_array_equal(i, [[2, 4], [0, 1]])
+  np.testing.assert_array_equal(tv, [[2., 4.], [5., 6.]])
+  assert np.asarray(ti).dtype == jax.dtypes.float0
+  g = jax.grad(lambda x: (lax.top_k(x, 3)[0] * jnp.array([1., 2., 3.])).sum())(_X)
+  np.testing.assert_array_equal(g, [[3., 0., 1., 0., 2.], [1., 2., 0., 3., 0.]])
+
+
+def test_top_k_jvp_jaxpr_like_jax():
+  text = str(jax.make_jaxpr(lambda x, t: jax.jvp(lambda x: lax.top_k(x, 2), (x,), (t,)))(_X, _T))
+  assert "top_k[axis=1 k=2]" in text
+  assert "reshape[dimensions=None new_sizes=(2, 2, 1)" in text
+  assert ("operand_batching_dims=(0,), start_indices_batching_dims=(0,)" in text)
+
+
+def _loop(f, x, axis):
+  outs = [f(np.take(x, i, axis=axis)) for i in range(x.shape[axis])]
+  return jax.tree_util.tree_map(lambda *o: np.stack([np.asarray(a) for a in o]), *outs)
+
+
+@pytest.mark.parametrize("in_axis", [0, -1, 1])
+@pytest.mark.parametrize("name,fn", [
+    ("sort_last", lambda x: jnp.sort(x)),
+    ("sort_axis0", lambda x: jnp.sort(x, axis=0)),
+    ("argsort_last", lambda x: jnp.argsort(x)),
+    ("argsort_axis0_desc", lambda x: jnp.argsort(x, axis=0, descending=True)),
+    ("top_k", lambda x: lax.top_k(x, 2)),
+    ("top_k_axis0", lambda x: lax.top_k(x, 2, axis=0)),
+    ("sort_key_val_unbatched_values",   # the unbatched operand is broadcast
+     lambda x: lax.sort_key_val(x, jnp.arange(x.size, dtype=F32).reshape(x.shape))),
+    ("median", lambda x: jnp.median(x, axis=-1)),
+])
+def test_vmap_of_sorting_matches_loop(name, fn, in_axis):
+  x = np.round(np.random.default_rng(1).standard_normal((3, 5, 4)) * 2).astype(F32) / 2
+  got = jax.vmap(fn, in_axes=in_axis)(x)
+  want = _loop(fn, x, in_axis)
+  for g, w in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+    np.testing.assert_array_equal(g, w)
+
+
+def test_vmap_of_grad_of_sort_and_jit():
+  x = np.random.default_rng(2).standard_normal((3, 6)).astype(F32)
+  f = lambda v: (jnp.sort(v) * jnp.arange(6.)).sum()   # noqa: E731
+  got = jax.vmap(jax.grad(f))(x)
+  want = np.stack([np.asarray(jax.grad(f)(r)) for r in x])
+  np.testing.assert_array_equal(got, want)
+  np.testing.assert_array_equal(jax.jit(jax.vmap(jax.grad(f)))(x), want)

@@ -37,41 +37,60 @@ def _add(name, fn, args, ref, **kw):
   ROWS.append(OpRow(name, fn, args, ref, **kw))
 
 
+_NONDIFF = ("all", "any", "count_nonzero", "argmax", "argmin", "nanargmax", "nanargmin")
+
+
 # ------------------------------------------------------------ lax primitives
 for dt in (F32, I32, F16):
   n = dt.name
+  g = dt == F32
   _add(f"lax.reduce_sum_{n}", lambda x: lax.reduce_sum(x, (0,)), _one(dt),
-       lambda x: np.sum(x, axis=0, dtype=x.dtype))
+       lambda x: np.sum(x, axis=0, dtype=x.dtype), grad=g)
   _add(f"lax.reduce_prod_{n}", lambda x: lax.reduce_prod(x, (1,)), _one(dt),
-       lambda x: np.prod(x, axis=1, dtype=x.dtype))
+       lambda x: np.prod(x, axis=1, dtype=x.dtype), grad=g)
   _add(f"lax.reduce_max_{n}", lambda x: lax.reduce_max(x, (0, 1)), _one(dt),
-       lambda x: np.max(x))
+       lambda x: np.max(x), grad=g)
   _add(f"lax.reduce_min_{n}", lambda x: lax.reduce_min(x, (1,)), _one(dt),
-       lambda x: np.min(x, axis=1))
+       lambda x: np.min(x, axis=1), grad=g)
   _add(f"lax.argmax_{n}", lambda x: lax.argmax(x, 1, np.int32), _one(dt, nan=dt != I32),
        lambda x: np.argmax(x, axis=1).astype(np.int32))
   _add(f"lax.argmin_{n}", lambda x: lax.argmin(x, 0, np.int32), _one(dt, nan=dt != I32),
        lambda x: np.argmin(x, axis=0).astype(np.int32))
   _add(f"lax.cumsum_{n}", lambda x: lax.cumsum(x, 1), _one(dt),
-       lambda x: np.cumsum(x, axis=1, dtype=x.dtype))
+       lambda x: np.cumsum(x, axis=1, dtype=x.dtype), grad=g)
   _add(f"lax.cumsum_reverse_{n}", lambda x: lax.cumsum(x, 0, reverse=True), _one(dt),
-       lambda x: np.flip(np.cumsum(np.flip(x, 0), axis=0, dtype=x.dtype), 0))
+       lambda x: np.flip(np.cumsum(np.flip(x, 0), axis=0, dtype=x.dtype), 0), grad=g)
   _add(f"lax.cumprod_{n}", lambda x: lax.cumprod(x, 1), _one(dt),
-       lambda x: np.cumprod(x, axis=1, dtype=x.dtype))
+       lambda x: np.cumprod(x, axis=1, dtype=x.dtype), grad=g)
   _add(f"lax.cummax_{n}", lambda x: lax.cummax(x, 1), _one(dt),
-       lambda x: np.maximum.accumulate(x, axis=1))
+       lambda x: np.maximum.accumulate(x, axis=1), grad=g)
   _add(f"lax.cummin_reverse_{n}", lambda x: lax.cummin(x, 1, reverse=True), _one(dt),
-       lambda x: np.flip(np.minimum.accumulate(np.flip(x, 1), axis=1), 1))
+       lambda x: np.flip(np.minimum.accumulate(np.flip(x, 1), axis=1), 1), grad=g)
 for dt in (F32, F16):
   _add(f"lax.cumlogsumexp_{dt.name}", lambda x: lax.cumlogsumexp(x, 1), _one(dt),
-       lambda x: np.logaddexp.accumulate(x.astype(np.float32), axis=1).astype(x.dtype))
+       lambda x: np.logaddexp.accumulate(x.astype(np.float32), axis=1).astype(x.dtype),
+       grad=dt == F32)
   _add(f"lax.cumlogsumexp_reverse_{dt.name}", lambda x: lax.cumlogsumexp(x, 0, reverse=True),
        _one(dt), lambda x: np.flip(np.logaddexp.accumulate(
-           np.flip(x.astype(np.float32), 0), axis=0), 0).astype(x.dtype))
+           np.flip(x.astype(np.float32), 0), axis=0), 0).astype(x.dtype), grad=dt == F32)
 _add("lax.reduce_max_nan", lambda x: lax.reduce_max(x, (1,)), _one(F32, nan=True),
      lambda x: np.max(x, axis=1))
 _add("lax.reduce_sum_empty_axes", lambda x: lax.reduce_sum(x, ()), _one(F32),
-     lambda x: x)
+     lambda x: x, grad=True)
+_add("lax.reduce_prod_with_zeros", lambda x: lax.reduce_prod(x, (1,)),
+     lambda rng: (np.array([[0.0, 2.0, 3.0, -1.5], [0.0, 0.0, 4.0, 0.5], [1.5, -2.0, 0.5, 3.0]],
+                           np.float32),),
+     lambda x: np.prod(x, axis=1), grad=True)
+_add("lax.reduce_prod_all_axes", lambda x: lax.reduce_prod(x, (0, 2)), _one(F32, (2, 3, 3)),
+     lambda x: np.prod(x, axis=(0, 2)), grad=True)
+_add("lax.cumprod_with_zero_reverse", lambda x: lax.cumprod(x, 0, reverse=True),
+     lambda rng: (np.array([[1.5, 0.0], [0.0, 2.0], [-2.0, 0.5], [0.5, 3.0], [2.0, -1.0]],
+                           np.float32),),
+     lambda x: np.flip(np.cumprod(np.flip(x, 0), axis=0), 0), grad=True)
+_add("lax.cummax_reverse_long", lambda x: lax.cummax(x, 1, reverse=True), _one(F32, (2, 7)),
+     lambda x: np.flip(np.maximum.accumulate(np.flip(x, 1), axis=1), 1), grad=True)
+_add("lax.cummin_3d", lambda x: lax.cummin(x, 1), _one(F32, (2, 5, 3)),
+     lambda x: np.minimum.accumulate(x, axis=1), grad=True)
 _add("lax.reduce_max_empty_dim", lambda x: lax.reduce_max(x, (0,)), _one(F32, (0, 3)),
      lambda x: np.full((3,), -np.inf, np.float32))
 for dt in (BOOL, I32, U8):
@@ -108,20 +127,22 @@ for fname, (jf, nf) in _BASIC.items():
       keepdims = aname == "neg1"
       _add(f"jnp.{fname}_{dt.name}_axis{aname}{'_keepdims' if keepdims else ''}",
            _reduce_fn(jf, axis, keepdims), _one(dt, (3, 4)),
-           _reduce_fn(nf, axis, keepdims), **tol)
+           _reduce_fn(nf, axis, keepdims), grad=dt == F32 and fname not in _NONDIFF, **tol)
   _add(f"jnp.{fname}_3d_axis_neg_tuple", lambda x, jf=jf: jf(x, axis=(-1, 0)),
-       _one(F32, (2, 3, 4)), lambda x, nf=nf: nf(x, axis=(-1, 0)), atol=1e-5)
+       _one(F32, (2, 3, 4)), lambda x, nf=nf: nf(x, axis=(-1, 0)), atol=1e-5,
+       grad=fname not in _NONDIFF)
 for fname in ("sum", "prod", "max", "min", "mean", "var", "std", "all", "any"):
   _add(f"jnp.{fname}_method", lambda x, f=fname: getattr(jnp.asarray(x), f)(axis=1), _one(F32),
-       lambda x, f=fname: getattr(x, f)(axis=1))
+       lambda x, f=fname: getattr(x, f)(axis=1), grad=fname not in _NONDIFF)
   _add(f"jnp.{fname}_python_scalar", lambda f=fname: getattr(jnp, f)(2.5), lambda rng: (),
        lambda f=fname: getattr(np, f)(np.float32(2.5)))
 
 for dt in (F32, I32, F16):
   n = dt.name
-  _add(f"jnp.ptp_{n}", lambda x: jnp.ptp(x, axis=0), _one(dt), lambda x: np.ptp(x, axis=0))
+  _add(f"jnp.ptp_{n}", lambda x: jnp.ptp(x, axis=0), _one(dt), lambda x: np.ptp(x, axis=0),
+       grad=dt == F32)
   _add(f"jnp.ptp_{n}_keepdims", lambda x: jnp.ptp(x, axis=1, keepdims=True), _one(dt),
-       lambda x: np.ptp(x, axis=1, keepdims=True))
+       lambda x: np.ptp(x, axis=1, keepdims=True), grad=dt == F32)
   _add(f"jnp.argmax_{n}", lambda x: jnp.argmax(x, axis=1), _one(dt),
        lambda x: np.argmax(x, axis=1))
   _add(f"jnp.argmax_{n}_none", lambda x: jnp.argmax(x), _one(dt), lambda x: np.argmax(x))
@@ -153,11 +174,11 @@ _add("jnp.prod_dtype_f16", lambda x: jnp.prod(x, axis=0, dtype=jnp.float16), _on
 _add("jnp.mean_dtype_f16", lambda x: jnp.mean(x, axis=0, dtype=jnp.float16), _one(I32),
      lambda x: np.mean(x, axis=0, dtype=np.float16))
 _add("jnp.sum_initial", lambda x: jnp.sum(x, axis=0, initial=2.5), _one(F32),
-     lambda x: np.sum(x, axis=0, initial=2.5))
+     lambda x: np.sum(x, axis=0, initial=2.5), grad=True)
 _add("jnp.prod_initial_int", lambda x: jnp.prod(x, initial=2), _one(I32),
      lambda x: np.prod(x, initial=2))
 _add("jnp.max_initial", lambda x: jnp.max(x, axis=1, initial=0.5), _one(F32),
-     lambda x: np.max(x, axis=1, initial=0.5))
+     lambda x: np.max(x, axis=1, initial=0.5), grad=True)
 _add("jnp.min_initial_int", lambda x: jnp.min(x, axis=0, initial=-1), _one(I32),
      lambda x: np.min(x, axis=0, initial=-1))
 _add("jnp.max_empty_initial", lambda x: jnp.max(x, axis=0, initial=3.0), _one(F32, (0, 2)),
@@ -185,26 +206,26 @@ for fname, (jf, nf), kw in (("sum", _BASIC["sum"], {"axis": 1}),
                             ("max", _BASIC["max"], {"axis": 1, "initial": -10.0}),
                             ("min", _BASIC["min"], {"axis": 0, "initial": 10.0})):
   _add(f"jnp.{fname}_where", _with_where(jf, **kw), _where_args(F32),
-       _with_where(nf, **kw))
+       _with_where(nf, **kw), grad=fname not in _NONDIFF)
 _add("jnp.sum_where_broadcast_keepdims", _with_where(jnp.sum, axis=0, keepdims=True),
      _where_args(I32, (3, 4), (1, 4)), _with_where(np.sum, axis=0, keepdims=True))
 _add("jnp.mean_where_int", _with_where(jnp.mean, axis=1), _where_args(I32),
      _with_where(np.mean, axis=1))
 for ddof in (0, 1, 2):
   _add(f"jnp.var_ddof{ddof}", lambda x, d=ddof: jnp.var(x, axis=1, ddof=d), _one(F32),
-       lambda x, d=ddof: np.var(x, axis=1, ddof=d))
+       lambda x, d=ddof: np.var(x, axis=1, ddof=d), grad=True)
   _add(f"jnp.std_ddof{ddof}_int", lambda x, d=ddof: jnp.std(x, axis=0, ddof=d), _one(I32),
        lambda x, d=ddof: np.std(x, axis=0, ddof=d))
 _add("jnp.var_correction", lambda x: jnp.var(x, axis=0, correction=1), _one(F32),
-     lambda x: np.var(x, axis=0, correction=1))
+     lambda x: np.var(x, axis=0, correction=1), grad=True)
 _add("jnp.std_correction_half", lambda x: jnp.std(x, correction=0.5), _one(F32),
-     lambda x: np.std(x, correction=0.5))
+     lambda x: np.std(x, correction=0.5), grad=True)
 _add("jnp.var_ddof_too_large", lambda x: jnp.var(x, axis=0, ddof=3), _one(F32),
      lambda x: np.full((4,), np.nan, np.float32))
 _add("jnp.var_mean_given", lambda x, m: jnp.var(x, axis=1, mean=m),
      lambda rng: (rng.standard_normal((3, 4)).astype(np.float32),
                   rng.standard_normal((3, 1)).astype(np.float32)),
-     lambda x, m: np.var(x, axis=1, mean=m))
+     lambda x, m: np.var(x, axis=1, mean=m), grad=True)
 _add("jnp.var_dtype_f32_of_int", lambda x: jnp.var(x, dtype=jnp.float32), _one(I32),
      lambda x: np.var(x, dtype=np.float32))
 _add("jnp.var_complex", lambda x: jnp.var(x, axis=0),
@@ -212,7 +233,7 @@ _add("jnp.var_complex", lambda x: jnp.var(x, axis=0),
                   .astype(np.complex64),), lambda x: np.var(x, axis=0))
 _add("jnp.sum_complex", lambda x: jnp.sum(x, axis=1),
      lambda rng: ((rng.standard_normal((3, 2)) + 1j * rng.standard_normal((3, 2)))
-                  .astype(np.complex64),), lambda x: np.sum(x, axis=1))
+                  .astype(np.complex64),), lambda x: np.sum(x, axis=1), grad=True)
 _add("jnp.all_complex", lambda x: jnp.all(x), lambda rng: (np.array([1j, 2, 0], np.complex64),),
      lambda x: np.all(x.real != 0))
 _add("jnp.count_nonzero_axis", lambda x: jnp.count_nonzero(x, axis=0, keepdims=True),
@@ -231,11 +252,12 @@ for fname, (jf, nf) in _NAN.items():
     tol = {"atol": 5e-3, "rtol": 5e-3} if dt == F16 else {}
     for aname, axis in (("none", None), ("0", 0), ("neg1", -1)):
       _add(f"jnp.{fname}_{dt.name}_axis{aname}", _reduce_fn(jf, axis, aname == "0"),
-           _one(dt, nan=True), _reduce_fn(nf, axis, aname == "0"), **tol)
+           _one(dt, nan=True), _reduce_fn(nf, axis, aname == "0"), grad=dt == F32, **tol)
   _add(f"jnp.{fname}_int32", _reduce_fn(jf, 1, False), _one(I32), _reduce_fn(nf, 1, False))
   _add(f"jnp.{fname}_where", _with_where(jf, axis=1, **({"initial": 0.0} if fname in (
       "nanmax", "nanmin") else {})), _where_args(F32),
-       _with_where(nf, axis=1, **({"initial": 0.0} if fname in ("nanmax", "nanmin") else {})))
+       _with_where(nf, axis=1, **({"initial": 0.0} if fname in ("nanmax", "nanmin") else {})),
+       grad=True)
 
 
 def _all_nan_col(rng):
@@ -252,7 +274,7 @@ _add("jnp.nanmean_all_nan_column", lambda x: jnp.nanmean(x, axis=0), _all_nan_co
      lambda x: np.array([np.nanmean(c) if not np.isnan(c).all() else np.nan for c in x.T],
                         np.float32))
 _add("jnp.nanvar_ddof1", lambda x: jnp.nanvar(x, axis=1, ddof=1), _one(F32, nan=True),
-     lambda x: np.nanvar(x, axis=1, ddof=1))
+     lambda x: np.nanvar(x, axis=1, ddof=1), grad=True)
 _add("jnp.nanstd_ddof1_int", lambda x: jnp.nanstd(x, axis=0, ddof=1), _one(I32),
      lambda x: np.nanstd(x, axis=0, ddof=1))
 _add("jnp.nansum_dtype", lambda x: jnp.nansum(x, axis=1, dtype=jnp.float16),
@@ -278,7 +300,7 @@ for fname, (jf, nf) in (("cumsum", (jnp.cumsum, np.cumsum)),
     for aname, axis in (("none", None), ("0", 0), ("neg1", -1)):
       _add(f"jnp.{fname}_{dt.name}_axis{aname}", lambda x, jf=jf, a=axis: jf(x, axis=a),
            _one(dt, nan=fname.startswith("nan") and dt in (F32, F16)),
-           lambda x, nf=nf, a=axis: nf(x, axis=a),
+           lambda x, nf=nf, a=axis: nf(x, axis=a), grad=dt == F32,
            **({"atol": 2e-2, "rtol": 2e-2} if dt == F16 else {}))
   _add(f"jnp.{fname}_int8_keeps_dtype", lambda x, jf=jf: jf(x, axis=1), _one(I8),
        lambda x, nf=nf: nf(x, axis=1).astype(np.int8), out_dtype=I8)
@@ -287,8 +309,9 @@ for fname, (jf, nf) in (("cumsum", (jnp.cumsum, np.cumsum)),
 _add("jnp.cumsum_dtype_bool", lambda x: jnp.cumsum(x, axis=1, dtype=bool), _one(I32),
      lambda x: np.cumsum(x != 0, axis=1) > 0)
 _add("jnp.cumsum_method", lambda x: jnp.asarray(x).cumsum(axis=0), _one(F32),
-     lambda x: x.cumsum(axis=0))
-_add("jnp.cumprod_method", lambda x: jnp.asarray(x).cumprod(), _one(F32), lambda x: x.cumprod())
+     lambda x: x.cumsum(axis=0), grad=True)
+_add("jnp.cumprod_method", lambda x: jnp.asarray(x).cumprod(), _one(F32), lambda x: x.cumprod(),
+     grad=True)
 for fname, (jf, nf) in (("cumulative_sum", (jnp.cumulative_sum, np.cumulative_sum)),
                         ("cumulative_prod", (jnp.cumulative_prod, np.cumulative_prod))):
   for dt in (F32, I32, BOOL, I8):
@@ -299,8 +322,8 @@ for fname, (jf, nf) in (("cumulative_sum", (jnp.cumulative_sum, np.cumulative_su
            lambda x, jf=jf, inc=inc: jf(x, axis=1, include_initial=inc), _one(dt),
            lambda x, nf=nf, inc=inc, dt=dt, promote=promote: nf(
                x, axis=1, include_initial=inc, dtype=None if promote else dt),
-           out_dtype=out_dtype)
+           out_dtype=out_dtype, grad=dt == F32)
   _add(f"jnp.{fname}_1d_default_axis", lambda x, jf=jf: jf(x), _one(F32, (5,)),
-       lambda x, nf=nf: nf(x))
+       lambda x, nf=nf: nf(x), grad=True)
   _add(f"jnp.{fname}_dtype", lambda x, jf=jf: jf(x, axis=0, dtype=jnp.float32), _one(I32),
        lambda x, nf=nf: nf(x, axis=0, dtype=np.float32))

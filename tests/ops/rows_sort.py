@@ -138,9 +138,9 @@ def _np_argpartition(x, kth, axis=-1):
 
 for dt in (F32, I32, U8):
   _add(f"jnp.partition_{dt.name}", lambda x: jnp.partition(x, 2), _one(dt, ties=False),
-       lambda x: _np_partition(x, 2))
+       lambda x: _np_partition(x, 2), grad=dt == F32)
   _add(f"jnp.partition_{dt.name}_axis0_negkth", lambda x: jnp.partition(x, -1, axis=0),
-       _one(dt, ties=False), lambda x: _np_partition(x, 2, axis=0))
+       _one(dt, ties=False), lambda x: _np_partition(x, 2, axis=0), grad=dt == F32)
   _add(f"jnp.argpartition_{dt.name}", lambda x: jnp.argpartition(x, 1), _one(dt, ties=False),
        lambda x: _np_argpartition(x, 1))
 _add("jnp.argpartition_axis0", lambda x: jnp.argpartition(x, 0, axis=0), _one(F32, ties=False),
@@ -199,7 +199,7 @@ _add("jnp.bincount", lambda x: jnp.bincount(x, length=6),
 _add("jnp.bincount_weights", lambda x, w: jnp.bincount(x, w, length=5),
      lambda rng: (rng.integers(0, 5, 10).astype(np.int32),
                   rng.standard_normal(10).astype(np.float32)),
-     lambda x, w: np.bincount(x, w, minlength=5).astype(np.float32))
+     lambda x, w: np.bincount(x, w, minlength=5).astype(np.float32), grad=True)
 _add("jnp.bincount_length_drops", lambda x: jnp.bincount(x, length=3),
      lambda rng: (np.array([0, 1, 4, 2, 2], np.int32),), lambda x: np.array([1, 1, 2]))
 _add("jnp.bincount_bool", lambda x: jnp.bincount(x, length=2),
@@ -300,26 +300,26 @@ for fname, (jf, nf) in (("median", (jnp.median, np.median)),
   _add(f"jnp.{fname}_bool", lambda x, jf=jf: jf(x), _one(BOOL, (5,)),
        lambda x, nf=nf: np.float32(nf(x.astype(np.float32))))
 
-_add("jnp.average", lambda x: jnp.average(x), _one(F32), lambda x: np.average(x))
+_add("jnp.average", lambda x: jnp.average(x), _one(F32), lambda x: np.average(x), grad=True)
 _add("jnp.average_axis_int", lambda x: jnp.average(x, axis=1), _one(I32),
      lambda x: np.average(x, axis=1).astype(np.float32))
 _add("jnp.average_weights_full", lambda x, w: jnp.average(x, axis=0, weights=w),
      lambda rng: (rng.standard_normal((3, 4)).astype(np.float32),
                   rng.random((3, 4)).astype(np.float32)),
-     lambda x, w: np.average(x, axis=0, weights=w))
+     lambda x, w: np.average(x, axis=0, weights=w), grad=True)
 _add("jnp.average_weights_1d_returned", lambda x, w: jnp.average(x, axis=1, weights=w,
                                                                  returned=True),
      lambda rng: (rng.standard_normal((3, 4)).astype(np.float32),
                   rng.random(4).astype(np.float32)),
-     lambda x, w: np.average(x, axis=1, weights=w, returned=True))
+     lambda x, w: np.average(x, axis=1, weights=w, returned=True), grad=True)
 _add("jnp.average_weights_tuple_axis_keepdims",
      lambda x, w: jnp.average(x, axis=(2, 0), weights=w, keepdims=True),
      lambda rng: (rng.standard_normal((2, 3, 4)).astype(np.float32),
                   rng.random((4, 2)).astype(np.float32)),
-     lambda x, w: np.average(x, axis=(2, 0), weights=w, keepdims=True), atol=1e-5)
+     lambda x, w: np.average(x, axis=(2, 0), weights=w, keepdims=True), atol=1e-5, grad=True)
 _add("jnp.average_returned_no_weights", lambda x: jnp.average(x, axis=0, returned=True),
      _one(F32), lambda x: tuple(np.asarray(r, np.float32) for r in np.average(
-         x, axis=0, returned=True)))
+         x, axis=0, returned=True)), grad=True)
 _add("jnp.average_f16_weights_int", lambda x, w: jnp.average(x, weights=w),
      lambda rng: (rng.standard_normal(6).astype(np.float16), np.arange(1, 7, dtype=np.int32)),
      lambda x, w: np.average(x.astype(np.float32), weights=w).astype(np.float16))
@@ -351,3 +351,56 @@ _add("jnp.quantile_inverted_cdf_weights_1d_axis0",
                   rng.random(4).astype(np.float32)),
      lambda x, w: np.quantile(x, 0.6, axis=0, method="inverted_cdf",
                               weights=np.broadcast_to(w[:, None], x.shape)))
+
+
+# ------------------------------------------------------- differentiable rows
+# Distinct values (no ties, no NaN), so the sort permutation is locally
+# constant and finite differences see the same order.
+def _distinct(shape=(3, 5)):
+  return _one(F32, shape, ties=False)
+
+
+def _distinct_pair(rng):
+  return _sample(F32, ties=False)(rng), _sample(F32, ties=False)(rng)
+
+
+_add("lax.sort_float32_grad", lambda x: lax.sort(x), _distinct(),
+     lambda x: np.sort(x, axis=-1), grad=True)
+_add("lax.sort_dim0_float32_grad", lambda x: lax.sort(x, dimension=0), _distinct((4, 3)),
+     lambda x: np.sort(x, axis=0), grad=True)
+_add("lax.sort_3d_dim1_grad", lambda x: lax.sort(x, dimension=1), _distinct((2, 4, 3)),
+     lambda x: np.sort(x, axis=1), grad=True)
+_add("lax.sort_key_val_float32_grad", lambda k, v: lax.sort_key_val(k, v), _distinct_pair,
+     lambda k, v: (np.sort(k, axis=-1),
+                   np.take_along_axis(v, np.argsort(k, axis=-1), -1)), grad=True)
+_add("lax.sort_two_keys_grad", lambda a, b: lax.sort((a, b), num_keys=2), _distinct_pair,
+     lambda a, b: tuple(np.take_along_axis(o, np.argsort(a, axis=-1), -1) for o in (a, b)),
+     grad=True)
+_add("lax.top_k_values_grad", lambda x: lax.top_k(x, 3)[0], _distinct(),
+     lambda x: _np_top_k(x, 3)[0], grad=True)
+_add("lax.top_k_axis0_values_grad", lambda x: lax.top_k(x, 2, axis=0)[0], _distinct((4, 3)),
+     lambda x: _np_top_k(x, 2, axis=0)[0], grad=True)
+for aname, axis in (("none", None), ("0", 0), ("neg1", -1)):
+  _add(f"jnp.sort_grad_axis{aname}", lambda x, a=axis: jnp.sort(x, axis=a), _distinct(),
+       lambda x, a=axis: np.sort(x, axis=a), grad=True)
+  _add(f"jnp.median_grad_axis{aname}", lambda x, a=axis: jnp.median(x, axis=a),
+       _distinct((4, 5)), lambda x, a=axis: np.median(x, axis=a), grad=True)
+_add("jnp.sort_grad_descending", lambda x: jnp.sort(x, axis=0, descending=True), _distinct(),
+     lambda x: np.flip(np.sort(x, axis=0), 0), grad=True)
+_add("jnp.median_grad_odd_keepdims", lambda x: jnp.median(x, axis=1, keepdims=True),
+     _distinct((2, 5)), lambda x: np.median(x, axis=1, keepdims=True), grad=True)
+_add("jnp.nanmedian_grad", lambda x: jnp.nanmedian(x, axis=1), _one(F32, (3, 6), nan=True,
+                                                                   ties=False),
+     lambda x: np.nanmedian(x, axis=1), grad=True)
+for method in ("linear", "lower", "higher", "midpoint", "nearest"):
+  _add(f"jnp.quantile_grad_{method}",
+       # q as a default-float array: float64 in the x64 gradient columns
+       lambda x, m=method: jnp.quantile(x, jnp.array([0.1, 0.35, 0.8]), axis=1, method=m),
+       _distinct((3, 6)),
+       lambda x, m=method: np.quantile(x, np.array([0.1, 0.35, 0.8]), axis=1,
+                                       method=m).astype(np.float32), grad=True)
+_add("jnp.percentile_grad_axis_none", lambda x: jnp.percentile(x, 40.0), _distinct(),
+     lambda x: np.float32(np.percentile(x, 40.0)), grad=True)
+_add("jnp.nanquantile_grad", lambda x: jnp.nanquantile(x, 0.3, axis=0),
+     _one(F32, (6, 3), nan=True, ties=False),
+     lambda x: np.nanquantile(x, 0.3, axis=0).astype(np.float32), grad=True)

@@ -67,15 +67,18 @@ def _sort_abstract_eval(*avals, dimension, is_stable, num_keys):
   return list(avals)
 
 
-def _take_along(t, idx, axis: int):
+def _take_along(t, idx, axis: int, *, reshape: bool = False):
   """``t`` permuted along ``axis`` by the integer array ``idx`` (same shape):
-  a gather batched over every other dimension, as JAX's sort/top_k JVPs do."""
+  a gather batched over every other dimension, as JAX's sort/top_k JVPs do
+  (sort appends the index dimension with broadcast_in_dim, top_k reshapes)."""
   rank = get_aval(idx).ndim
   others = tuple(i for i in range(rank) if i != axis)
   dnums = GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(axis,),
                                  start_index_map=(axis,), operand_batching_dims=others,
                                  start_indices_batching_dims=others)
-  idx = _shape.broadcast_in_dim(idx, get_aval(idx).shape + (1,), tuple(range(rank)))
+  idx_shape = get_aval(idx).shape + (1,)
+  idx = (_shape.reshape(idx, idx_shape) if reshape
+         else _shape.broadcast_in_dim(idx, idx_shape, tuple(range(rank))))
   return gather(t, idx, dnums, (1,) * rank, mode=GatherScatterMode.PROMISE_IN_BOUNDS)
 
 
@@ -180,7 +183,8 @@ def _top_k_abstract_eval(x, *, k, axis):
 def _top_k_jvp(primals, tangents, *, k, axis):
   (x,), (t,) = primals, tangents
   values, indices = top_k_p.bind(x, k=k, axis=axis)
-  return [values, indices], [_take_along(t, indices, axis), Zero.from_primal_value(indices)]
+  return [values, indices], [_take_along(t, indices, axis, reshape=True),
+                             Zero.from_primal_value(indices)]
 
 
 @top_k_p.def_batch
