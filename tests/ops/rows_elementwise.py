@@ -388,3 +388,155 @@ add("lax.random_gamma_grad_float32", lax.random_gamma_grad,
 add("lax.random_gamma_grad_zero", lax.random_gamma_grad,
     lambda rng: (np.array([0.5, 1, 3], F32), np.array([0, 0, 0], F32)),
     lambda a, x: np.zeros(3, F32))
+
+
+# ------------------------------------------------- differentiable rows
+# Float32 samples away from kinks, ties, poles and branch cuts: these rows run
+# the JVP/VJP columns (finite differences in float64) and the vmap column.
+# Complex arithmetic is differentiated through real-valued compositions.
+def uni(lo, hi, shape=(2, 3)):
+  return lambda rng: rng.uniform(lo, hi, shape).astype(F32)
+
+
+def away(lo, hi, shape=(2, 3)):
+  """Magnitudes in [lo, hi] with random signs."""
+  return lambda rng: (rng.uniform(lo, hi, shape) * rng.choice([-1, 1], shape)).astype(F32)
+
+
+def off_grid(shape=(2, 3)):
+  """Values a quarter away from the integers and half-integers (floor/round steps)."""
+  return lambda rng: (rng.integers(-3, 3, shape) + rng.uniform(0.1, 0.4, shape)).astype(F32)
+
+
+def grad_row(name, fn, arg_maker, ref, **kw):
+  add(f"{name}_grad", fn, arg_maker, ref, grad=True, **kw)
+
+
+_GRAD_UNARY = {
+    "exp": (lax.exp, np.exp, uni(-2, 2)), "exp2": (lax.exp2, np.exp2, uni(-2, 2)),
+    "log": (lax.log, np.log, uni(0.5, 3)), "log1p": (lax.log1p, np.log1p, uni(-0.5, 2)),
+    "expm1": (lax.expm1, np.expm1, uni(-2, 2)), "tanh": (lax.tanh, np.tanh, uni(-2, 2)),
+    "logistic": (lax.logistic, lambda x: 1 / (1 + np.exp(-x)), uni(-3, 3)),
+    "sin": (lax.sin, np.sin, uni(-3, 3)), "cos": (lax.cos, np.cos, uni(-3, 3)),
+    "tan": (lax.tan, np.tan, uni(-1.2, 1.2)), "asin": (lax.asin, np.arcsin, uni(-0.8, 0.8)),
+    "acos": (lax.acos, np.arccos, uni(-0.8, 0.8)), "atan": (lax.atan, np.arctan, uni(-3, 3)),
+    "sinh": (lax.sinh, np.sinh, uni(-2, 2)), "cosh": (lax.cosh, np.cosh, uni(-2, 2)),
+    "asinh": (lax.asinh, np.arcsinh, uni(-3, 3)), "acosh": (lax.acosh, np.arccosh, uni(1.3, 4)),
+    "atanh": (lax.atanh, np.arctanh, uni(-0.8, 0.8)), "sqrt": (lax.sqrt, np.sqrt, uni(0.3, 4)),
+    "rsqrt": (lax.rsqrt, lambda x: 1 / np.sqrt(x), uni(0.3, 4)),
+    "cbrt": (lax.cbrt, np.cbrt, away(0.3, 4)), "abs": (lax.abs, np.abs, away(0.3, 3)),
+    "square": (lax.square, np.square, uni(-3, 3)), "neg": (lax.neg, np.negative, uni(-3, 3)),
+    "sign": (lax.sign, np.sign, away(0.3, 3)), "floor": (lax.floor, np.floor, off_grid()),
+    "ceil": (lax.ceil, np.ceil, off_grid()), "round": (lax.round, np.round, off_grid()),
+    "reciprocal": (lax.reciprocal, lambda x: 1 / x, away(0.5, 3)),
+    "lgamma": (lax.lgamma, sp.gammaln, uni(0.5, 5)),
+    "digamma": (lax.digamma, sp.digamma, uni(0.5, 5)),
+    "erf": (lax.erf, sp.erf, uni(-2, 2)), "erfc": (lax.erfc, sp.erfc, uni(-2, 2)),
+    "erf_inv": (lax.erf_inv, sp.erfinv, uni(-0.8, 0.8)),
+    "bessel_i0e": (lax.bessel_i0e, sp.i0e, away(0.3, 4)),
+    "bessel_i1e": (lax.bessel_i1e, sp.i1e, away(0.3, 4)),
+}
+for name, (fn, ref, maker) in _GRAD_UNARY.items():
+  grad_row(f"lax.{name}", fn, args(maker), _scipy(ref, F32))
+for y in (0, 1, 2, 3, -2):
+  grad_row(f"lax.integer_pow_{y}".replace("-", "m"), lambda x, y=y: lax.integer_pow(x, y),
+           args(away(0.5, 2)), lambda x, y=y: np.power(x.astype(F64), y).astype(x.dtype))
+
+
+def _distinct_pair(rng, shape=(2, 3)):
+  x = rng.uniform(-3, 3, shape).astype(F32)
+  return x, (x + rng.uniform(0.3, 1, shape) * rng.choice([-1, 1], shape)).astype(F32)
+
+
+def _rem_pair(rng, shape=(2, 3)):
+  y = rng.uniform(1, 2, shape) * rng.choice([-1, 1], shape)
+  x = (rng.integers(-3, 3, shape) + rng.uniform(0.2, 0.8, shape)) * y
+  return x.astype(F32), y.astype(F32)
+
+
+for name, fn, ref, maker in (
+    ("add", lax.add, np.add, args(uni(-3, 3), uni(-3, 3))),
+    ("sub", lax.sub, np.subtract, args(uni(-3, 3), uni(-3, 3))),
+    ("mul", lax.mul, np.multiply, args(uni(-3, 3), uni(-3, 3))),
+    ("div", lax.div, np.divide, args(uni(-3, 3), away(0.5, 3))),
+    ("rem", lax.rem, np.fmod, _rem_pair),
+    ("max", lax.max, np.maximum, _distinct_pair), ("min", lax.min, np.minimum, _distinct_pair),
+    ("atan2", lax.atan2, np.arctan2, args(away(0.5, 2), away(0.5, 2))),
+    ("pow", lax.pow, np.power, args(uni(0.5, 2), uni(-2, 2))),
+    ("igamma", lambda x: lax.igamma(2.5, x), lambda x: sp.gammainc(2.5, x), args(uni(0.5, 5))),
+    ("igammac", lambda x: lax.igammac(2.5, x), lambda x: sp.gammaincc(2.5, x),
+     args(uni(0.5, 5))),
+    ("betainc", lambda x: lax.betainc(2.0, 3.0, x), lambda x: sp.betainc(2, 3, x),
+     args(uni(0.1, 0.9))),
+    ("polygamma", lambda x: lax.polygamma(2.0, x), lambda x: sp.polygamma(2, x),
+     args(uni(0.5, 5))),
+):
+  grad_row(f"lax.{name}", fn, maker, _scipy(ref, F32))
+grad_row("lax.add_rank0_broadcast", lax.add, args(uni(-3, 3), uni(-3, 3, ())), np.add)
+grad_row("lax.mul_size1_broadcast", lax.mul, args(uni(-3, 3, (1, 3)), uni(-3, 3, (2, 1))),
+         np.multiply)
+grad_row("lax.div_rank0_numerator", lax.div, args(uni(-3, 3, ()), away(0.5, 3)), np.divide)
+grad_row("lax.pow_int_exponent", lax.pow,
+         args(away(0.5, 2), lambda rng: rng.integers(-3, 4, (2, 3)).astype(I32)),
+         lambda x, y: np.power(x.astype(F64), y).astype(F32))
+grad_row("lax.pow_rank0_exponent", lax.pow, args(uni(0.5, 2), uni(-2, 2, ())), np.power)
+
+
+def _clamp_args(rng, shape=(2, 3)):
+  lo = rng.uniform(-1, 0, shape)
+  hi = lo + rng.uniform(1.5, 2.5, shape)
+  where = rng.integers(0, 3, shape)        # below, inside, above
+  x = np.where(where == 0, lo - rng.uniform(0.3, 1, shape),
+               np.where(where == 1, lo + rng.uniform(0.3, 1.2, shape), hi + 0.5))
+  return lo.astype(F32), x.astype(F32), hi.astype(F32)
+
+
+grad_row("lax.clamp", lax.clamp, _clamp_args, lambda lo, x, hi: np.clip(x, lo, hi))
+grad_row("lax.clamp_scalar_bounds", lambda x: lax.clamp(-1.0, x, 1.0),
+         args(away(0.2, 2)), lambda x: np.clip(x, -1, 1))
+grad_row("lax.select_n", lax.select_n,
+         args(sample(BOOL, (2, 3)), uni(-3, 3), uni(-3, 3)), lambda p, a, b: np.where(p, b, a))
+grad_row("lax.select_n_int32_3way", lax.select_n,
+         args(lambda rng: rng.integers(0, 3, (2, 3)).astype(I32), uni(-3, 3), uni(-3, 3),
+              uni(-3, 3)), lambda w, a, b, c: np.choose(w, [a, b, c]))
+grad_row("lax.select_scalar_pred", lambda x, y: lax.select(True, x, y),
+         args(uni(-3, 3), uni(-3, 3)), lambda x, y: x)
+
+
+def _complex_of(x):
+  return np.result_type(np.dtype(x.dtype), np.complex64)
+
+
+grad_row("lax.convert_element_type_complex_real",
+         lambda x: lax.real(lax.convert_element_type(x, _complex_of(x))), args(uni(-3, 3)),
+         lambda x: x)
+grad_row("lax.convert_element_type_int_roundtrip",
+         lambda x: lax.add(lax.convert_element_type(lax.convert_element_type(x, np.int32),
+                                                    x.dtype), x),
+         args(off_grid()), lambda x: np.trunc(x) + x)
+
+
+def _complex_ops(x, y):
+  # Every complex rule on one path: complex, real, imag, conj, mul, div,
+  # exp, log, sin, sqrt, abs, integer_pow and pow with complex operands.
+  z = lax.complex(x, y)
+  w = lax.add(lax.mul(z, lax.conj(z)), lax.div(lax.exp(z), lax.add(z, lax.complex(3.0, 1.0))))
+  w = lax.add(w, lax.mul(lax.log(z), lax.sin(z)))
+  w = lax.add(w, lax.sqrt(lax.integer_pow(z, 2)))
+  w = lax.add(w, lax.pow(z, lax.complex(0.5, 0.25)))
+  return lax.add(lax.add(lax.real(w), lax.imag(w)), lax.abs(z))
+
+
+def _complex_ops_ref(x, y):
+  z = x.astype(np.complex128) + 1j * y
+  w = z * np.conj(z) + np.exp(z) / (z + (3 + 1j)) + np.log(z) * np.sin(z) + np.sqrt(z ** 2)
+  w = w + z ** (0.5 + 0.25j)
+  return (w.real + w.imag + np.abs(z)).astype(F32)
+
+
+grad_row("lax.complex_ops", _complex_ops, args(uni(0.5, 2), uni(0.5, 2)), _complex_ops_ref,
+         rtol=1e-5)
+grad_row("lax.complex_tanh_logistic",
+         lambda x: lax.imag(lax.add(lax.tanh(lax.complex(x, x)), lax.logistic(lax.complex(x, x)))),
+         args(uni(-1, 1)),
+         lambda x: np.imag(np.tanh(x + 1j * x) + 1 / (1 + np.exp(-(x + 1j * x)))).astype(F32))

@@ -295,3 +295,87 @@ add("jnp.interp_int", jnp.interp,
     lambda rng: (np.array([0, 1, 2, 5], I32), np.array([0, 2, 4], I32), np.array([1, 3, 7], I32)),
     lambda x, xp, fp: np.interp(x, xp, fp).astype(F32))
 add("jnp.i0_scipy", jnp.i0, args(small(F32, lo=-20, hi=20)), lambda x: sp.i0(x.astype(F64)))
+
+
+# ------------------------------------------------- differentiable rows
+# Float32 samples away from kinks, ties, poles and branch cuts, for the JVP/VJP
+# columns (finite differences in float64) and the vmap column.
+def uni(lo, hi, shape=(2, 3)):
+  return lambda rng: rng.uniform(lo, hi, shape).astype(F32)
+
+
+def away(lo, hi, shape=(2, 3)):
+  """Magnitudes in [lo, hi] with random signs."""
+  return lambda rng: (rng.uniform(lo, hi, shape) * rng.choice([-1, 1], shape)).astype(F32)
+
+
+def off_grid(shape=(2, 3)):
+  """Values well away from the integers and half-integers."""
+  return lambda rng: (rng.integers(-3, 3, shape) + rng.uniform(0.1, 0.4, shape)).astype(F32)
+
+
+def grad_row(name, fn, arg_maker, npf, **kw):
+  add(f"jnp.{name}_grad", fn, arg_maker, ref(npf, F32), grad=True, **kw)
+
+
+_GRAD_UNARY = {
+    "sqrt": uni(0.3, 4), "exp": uni(-2, 2), "exp2": uni(-2, 2), "expm1": uni(-2, 2),
+    "log": uni(0.3, 4), "log2": uni(0.3, 4), "log10": uni(0.3, 4), "log1p": uni(-0.5, 3),
+    "sin": uni(-3, 3), "cos": uni(-3, 3), "tan": uni(-1.2, 1.2), "arcsin": uni(-0.8, 0.8),
+    "arccos": uni(-0.8, 0.8), "arctan": uni(-3, 3), "sinh": uni(-2, 2), "cosh": uni(-2, 2),
+    "tanh": uni(-2, 2), "arcsinh": uni(-3, 3), "arccosh": uni(1.3, 4),
+    "arctanh": uni(-0.8, 0.8), "deg2rad": uni(-90, 90), "rad2deg": uni(-3, 3),
+    "reciprocal": away(0.5, 3), "sinc": away(0.2, 2.5), "cbrt": away(0.3, 4),
+    "fabs": away(0.3, 3), "i0": away(0.3, 4), "negative": uni(-3, 3), "positive": uni(-3, 3),
+    "square": uni(-3, 3), "sign": away(0.3, 3), "abs": away(0.3, 3), "floor": off_grid(),
+    "ceil": off_grid(), "trunc": off_grid(), "rint": off_grid(), "real": uni(-3, 3),
+    "imag": uni(-3, 3), "conj": uni(-3, 3), "angle": away(0.5, 3), "nan_to_num": uni(-3, 3),
+}
+for name, maker in _GRAD_UNARY.items():
+  grad_row(name, getattr(jnp, name), args(maker), getattr(np, name))
+grad_row("sinc_at_zero", jnp.sinc, lambda rng: (np.zeros((2, 3), F32),), np.sinc)
+grad_row("power_static_int", lambda x: jnp.power(x, 3), args(uni(-2, 2)), lambda x: x ** 3)
+grad_row("power_static_negative", lambda x: jnp.power(x, -2), args(away(0.5, 2)),
+         lambda x: x ** -2.0)
+grad_row("power_int_array", jnp.power,
+         args(away(0.5, 2), lambda rng: rng.integers(-3, 4, (2, 3)).astype(I32)),
+         lambda x, y: np.power(x, y.astype(F64)))
+grad_row("modf", jnp.modf, args(off_grid()), np.modf)
+grad_row("frexp_mantissa", lambda x: jnp.frexp(x)[0], args(away(0.3, 20)),
+         lambda x: np.frexp(x)[0])
+grad_row("ldexp", jnp.ldexp, args(away(0.3, 20), lambda rng: rng.integers(-3, 4, (2, 3))
+                                  .astype(I32)), lambda x, e: np.ldexp(x, e.astype(np.int64)))
+
+
+def _distinct(rng, shape=(2, 3)):
+  x = rng.uniform(-3, 3, shape).astype(F32)
+  return x, (x + rng.uniform(0.3, 1, shape) * rng.choice([-1, 1], shape)).astype(F32)
+
+
+def _mod_pair(rng, shape=(2, 3)):
+  y = rng.uniform(1, 2, shape) * rng.choice([-1, 1], shape)
+  x = (rng.integers(-3, 3, shape) + rng.uniform(0.2, 0.8, shape)) * y
+  return x.astype(F32), y.astype(F32)
+
+
+_GRAD_BINARY = {
+    "add": args(uni(-3, 3), uni(-3, 3)), "subtract": args(uni(-3, 3), uni(-3, 3)),
+    "multiply": args(uni(-3, 3), uni(-3, 3)), "divide": args(uni(-3, 3), away(0.5, 3)),
+    "true_divide": args(uni(-3, 3), away(0.5, 3)), "floor_divide": _mod_pair,
+    "remainder": _mod_pair, "mod": _mod_pair, "fmod": _mod_pair, "maximum": _distinct,
+    "minimum": _distinct, "fmax": _distinct, "fmin": _distinct,
+    "arctan2": args(away(0.5, 2), away(0.5, 2)), "hypot": _distinct,
+    "logaddexp": args(uni(-3, 3), uni(-3, 3)), "logaddexp2": args(uni(-3, 3), uni(-3, 3)),
+    "copysign": args(away(0.3, 3), away(0.3, 3)), "heaviside": args(away(0.3, 3), uni(0, 1)),
+    "power": args(uni(0.5, 2), uni(-2, 2)), "float_power": args(uni(0.5, 2), uni(-2, 2)),
+}
+for name, maker in _GRAD_BINARY.items():
+  grad_row(name, getattr(jnp, name), maker, getattr(np, name))
+grad_row("divmod", jnp.divmod, _mod_pair, np.divmod)
+grad_row("logaddexp_ties", jnp.logaddexp, lambda rng: (uni(-3, 3)(rng),) * 2, np.logaddexp)
+grad_row("multiply_broadcast", jnp.multiply, args(uni(-3, 3, (3,)), uni(-3, 3, (2, 1))),
+         np.multiply)
+grad_row("add_scalar", lambda x: jnp.add(x, 2.5), args(uni(-3, 3)), lambda x: x + 2.5)
+grad_row("interp", jnp.interp,
+         lambda rng: (rng.uniform(-2.5, 2.5, 5).astype(F32), np.linspace(-3, 3, 6).astype(F32),
+                      rng.standard_normal(6).astype(F32)), np.interp)

@@ -14,6 +14,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
+from openjax._src.api.custom_derivatives import custom_jvp
 from openjax._src.core import is_concrete
 from openjax._src.numpy import util
 from openjax._src.numpy._ufunc_helpers import (
@@ -286,13 +287,36 @@ def log10(x, /):
 def logaddexp(x1, x2, /):
   """Elementwise ``log(exp(x1) + exp(x2))`` without overflow."""
   x1, x2 = promote_args_inexact("logaddexp", x1, x2)
-  return _logaddexp(x1, x2, lax.exp, 1.0, np.pi)
+  return _logaddexp_e(x1, x2)
 
 
 def logaddexp2(x1, x2, /):
   """Elementwise ``log2(2**x1 + 2**x2)`` without overflow."""
   x1, x2 = promote_args_inexact("logaddexp2", x1, x2)
-  return _logaddexp(x1, x2, lax.exp2, 1 / np.log(2), np.pi / np.log(2))
+  return _logaddexp_2(x1, x2)
+
+
+def _custom_logaddexp(name, exp_fn, scale, period):
+  # As in JAX, a custom JVP: the tangent weights are exp(x_i - out), well
+  # defined at ties (1/2 each) and at infinities (which _replace_inf zeroes).
+  def fn(x1, x2):
+    return _logaddexp(x1, x2, exp_fn, scale, period)
+  fn.__name__ = fn.__qualname__ = name
+  fn = custom_jvp(fn)
+
+  def jvp(primals, tangents):
+    x1, x2 = primals
+    t1, t2 = tangents
+    out = fn(x1, x2)
+    return out, lax.add(lax.mul(t1, exp_fn(lax.sub(_replace_inf(x1), _replace_inf(out)))),
+                        lax.mul(t2, exp_fn(lax.sub(_replace_inf(x2), _replace_inf(out)))))
+  fn.defjvp(jvp)
+  return fn
+
+
+def _replace_inf(x):
+  re = lax.real(x) if is_kind(x, "c") else x
+  return lax.select(lax.eq(re, const(re, np.inf)), full_like(x, 0), x)
 
 
 def _logaddexp(x1, x2, exp_fn, scale, period):
@@ -310,6 +334,10 @@ def _logaddexp(x1, x2, exp_fn, scale, period):
     tail = lax.mul(const(amax, scale), tail)
   out = lax.add(amax, tail)
   return lax.complex(lax.real(out), _wrap_between(lax.imag(out), period))
+
+
+_logaddexp_e = _custom_logaddexp("logaddexp", lax.exp, 1.0, np.pi)
+_logaddexp_2 = _custom_logaddexp("logaddexp2", lax.exp2, 1 / np.log(2), np.pi / np.log(2))
 
 
 def _wrap_between(x, half_period):

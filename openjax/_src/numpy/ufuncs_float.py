@@ -4,10 +4,14 @@ elementwise special functions (``sinc``, ``i0``, ``heaviside``, ``interp``);
 re-exported by ``ufuncs``."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
+from openjax._src.api.autodiff import jvp as _jvp
+from openjax._src.api.custom_derivatives import custom_jvp
 from openjax._src.numpy import misc as _misc
 from openjax._src.numpy import shape_ops as _shape_ops
 from openjax._src.numpy import sorting as _sorting
@@ -155,6 +159,11 @@ def frexp(x, /):
   x, = promote_dtypes_inexact(x)
   if is_kind(x, "c"):
     raise TypeError("frexp does not support complex-valued inputs")
+  return _frexp(x)
+
+
+@custom_jvp
+def _frexp(x):
   dt = dtypes.dtype(x)
   info = dtypes.finfo(dt)
   int_t = _INT_OF_BITS[info.bits]
@@ -174,6 +183,16 @@ def frexp(x, /):
   special = lax.bitwise_or(lax.bitwise_or(isinf(x), isnan(x)), lax.eq(x, constant_like(x, 0)))
   e = _where(special, np.zeros((), int_t), e)
   return _where(special, x, mantissa), lax.convert_element_type(e, np.int32)
+
+
+@_frexp.defjvp
+def _frexp_jvp(primals, tangents):
+  # The mantissa is x * 2**-e with e piecewise constant (as JAX's rule).
+  x, = primals
+  t, = tangents
+  m, e = _frexp(x)
+  mdot = lax.mul(t, lax.exp2(lax.neg(lax.convert_element_type(e, dtypes.dtype(t)))))
+  return (m, e), (mdot, np.zeros(np.shape(e), dtypes.float0))
 
 
 def ldexp(x1, x2, /):
@@ -275,9 +294,23 @@ def sinc(x, /):
     eq_inf = lax.eq(lax.abs(x), const(x, np.inf))
   pi_x = lax.mul(const(x, np.pi), x)
   safe_pi_x = _where(lax.bitwise_or(eq_zero, eq_inf), const(x, 1), pi_x)
-  one = lax.add(lax.mul(pi_x, const(pi_x, 0)), const(pi_x, 1))
-  result = _where(eq_zero, one, lax.div(lax.sin(safe_pi_x), safe_pi_x))
+  result = _where(eq_zero, _sinc_maclaurin(0, pi_x), lax.div(lax.sin(safe_pi_x), safe_pi_x))
   return _where(eq_inf, const(x, 0), result)
+
+
+@functools.partial(custom_jvp, nondiff_argnums=(0,))
+def _sinc_maclaurin(k, x):
+  # The k-th derivative of sin(x)/x at 0 (as JAX's): the JVP of term k is
+  # term k + 1, so every order of derivative at 0 is exact.
+  if k % 2:
+    return lax.mul(x, const(x, 0))
+  return lax.add(lax.mul(x, const(x, 0)), const(x, (-1) ** (k // 2) / (k + 1)))
+
+
+@_sinc_maclaurin.defjvp
+def _sinc_maclaurin_jvp(k, primals, tangents):
+  (x,), (t,) = primals, tangents
+  return _sinc_maclaurin(k, x), lax.mul(_sinc_maclaurin(k + 1, x), t)
 
 
 def i0(x):
@@ -285,8 +318,21 @@ def i0(x):
   x, = promote_args_inexact("i0", x)
   if not is_kind(x, "f"):
     raise ValueError(f"Unsupported input type to jax.numpy.i0: {dtypes.dtype(x)}")
+  return _i0(x)
+
+
+@custom_jvp
+def _i0(x):
   abs_x = lax.abs(x)
   return lax.mul(lax.exp(abs_x), lax.bessel_i0e(abs_x))
+
+
+@_i0.defjvp
+def _i0_jvp(primals, tangents):
+  # abs's kink would give 1 at x = 0, where i0 is flat (as JAX's rule).
+  primal_out, tangent_out = _jvp(_i0.fun, primals, tangents)
+  x, = primals
+  return primal_out, _where(lax.eq(x, const(x, 0)), const(tangent_out, 0), tangent_out)
 
 
 def interp(x, xp, fp, left=None, right=None, period=None):

@@ -15,7 +15,7 @@ from typing import Callable
 import numpy as np
 
 from openjax._src import dtypes
-from openjax._src.core import Primitive, ShapedArray, get_aval
+from openjax._src.core import Primitive, ShapedArray, get_aval, registry
 
 
 def tangent_aval(aval: ShapedArray) -> ShapedArray:
@@ -116,6 +116,29 @@ def _add_any_jvp(primals, tangents):
 def _add_any_transpose(cts, x, y):
   ct, = cts
   return [ct, ct]
+
+
+@add_any_p.def_batch
+def _add_any_batch(vals, dims):
+  x, y = vals
+  dx, dy = dims
+  if dx == dy:
+    return [add_any_p.bind1(x, y)], [dx]
+  if dx is None:
+    x, y, dx, dy = y, x, dy, dx          # symmetric: let x be the batched operand
+  # y (unbatched, or batched at another dim) follows x's batch dim. The shape
+  # family sits above this module, so its primitives are found by name.
+  if dy is None:
+    aval = get_aval(y)
+    shape = aval.shape[:dx] + (get_aval(x).shape[dx],) + aval.shape[dx:]
+    bdims = tuple(i if i < dx else i + 1 for i in range(aval.ndim))
+    y = registry["broadcast_in_dim"].bind1(y, shape=shape, broadcast_dimensions=bdims,
+                                            sharding=None)
+  else:
+    perm = [i for i in range(get_aval(y).ndim) if i != dy]
+    perm.insert(dx, dy)
+    y = registry["transpose"].bind1(y, permutation=tuple(perm))
+  return [add_any_p.bind1(x, y)], [dx]
 
 
 @add_any_p.def_lower

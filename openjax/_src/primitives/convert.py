@@ -1,16 +1,17 @@
-"""Dtype conversions: ``convert_element_type`` (XLA's cast semantics) and
-``bitcast_convert_type``. The bottom of the primitive families: every other
-family converts operands, and these rules need no other family."""
+"""Dtype conversion: ``convert_element_type`` (XLA's cast semantics). The
+bottom of the primitive families: every other family converts operands, and
+its rules need no other family. (``bitcast_convert_type``, whose batching
+moves axes, lives with the elementwise casts.)"""
 from __future__ import annotations
 
 import numpy as np
 
 from openjax._src import dtypes
-from openjax._src.core import Primitive, ShapedArray, array_hooks
+from openjax._src.core import Primitive, ShapedArray, array_hooks, get_aval
 from openjax._src.primitives._elementwise_rules import pp_hide_none
+from openjax._src.primitives.ad_util import Zero, tangent_aval
 
-__all__ = ["convert_element_type", "convert_element_type_p", "bitcast_convert_type",
-           "bitcast_convert_type_p"]
+__all__ = ["convert_element_type", "convert_element_type_p"]
 
 
 # ----------------------------------------------------- convert_element_type
@@ -56,6 +57,38 @@ def _convert_abstract_eval(x, *, new_dtype, weak_type, sharding=None):
 
 
 convert_element_type_p.def_pp(pp_hide_none("sharding"))
+
+
+@convert_element_type_p.def_jvp
+def _convert_jvp(primals, tangents, *, new_dtype, weak_type, sharding=None):
+  x, = primals
+  t, = tangents
+  out = convert_element_type_p.bind1(x, new_dtype=new_dtype, weak_type=weak_type,
+                                     sharding=sharding)
+  new_tangent_dtype = tangent_aval(ShapedArray((), new_dtype)).dtype
+  if type(t) is Zero or new_tangent_dtype == dtypes.float0 or \
+      get_aval(t).dtype == dtypes.float0:
+    return [out], [Zero.from_primal_value(out)]
+  return [out], [convert_element_type_p.bind1(t, new_dtype=new_tangent_dtype,
+                                              weak_type=weak_type, sharding=sharding)]
+
+
+@convert_element_type_p.def_transpose
+def _convert_transpose(cts, x, *, new_dtype, weak_type, sharding=None):
+  ct, = cts
+  old = x.aval
+  if type(ct) is Zero or tangent_aval(old).dtype == dtypes.float0 or \
+      get_aval(ct).dtype == dtypes.float0:
+    return [Zero(tangent_aval(old))]
+  return [convert_element_type_p.bind1(ct, new_dtype=old.dtype, weak_type=old.weak_type,
+                                       sharding=sharding)]
+
+
+@convert_element_type_p.def_batch
+def _convert_batch(vals, dims, **params):
+  x, = vals
+  d, = dims
+  return [convert_element_type_p.bind1(x, **params)], [d]
 
 
 def convert_element_type(operand, new_dtype):
@@ -104,35 +137,3 @@ def _scalar_array(x, dt, weak_type):
 _SCALAR_AVALS: dict = {}
 
 
-bitcast_convert_type_p = Primitive("bitcast_convert_type", kind="nondifferentiable")
-
-
-@bitcast_convert_type_p.def_impl
-def _bitcast_impl(x, *, new_dtype):
-  old, new = x.dtype.itemsize, np.dtype(new_dtype).itemsize
-  flat = np.ascontiguousarray(x).reshape(-1).view(new_dtype)
-  if old == new:
-    return [flat.reshape(x.shape)]
-  if old > new:
-    return [flat.reshape(x.shape + (old // new,))]
-  return [flat.reshape(x.shape[:-1])]
-
-
-@bitcast_convert_type_p.def_abstract_eval
-def _bitcast_abstract_eval(x, *, new_dtype):
-  old, new = x.dtype.itemsize, np.dtype(new_dtype).itemsize
-  if old == new:
-    shape = x.shape
-  elif old > new:
-    shape = x.shape + (old // new,)
-  else:
-    if not x.shape or x.shape[-1] != new // old:
-      raise TypeError(f"bitcast_convert_type: {x.str_short()} cannot be bitcast to "
-                      f"{np.dtype(new_dtype).name}: the last dimension must be {new // old}.")
-    shape = x.shape[:-1]
-  return [ShapedArray(shape, new_dtype, False)]
-
-
-def bitcast_convert_type(operand, new_dtype):
-  """Reinterpret the bits of ``operand`` as ``new_dtype``."""
-  return bitcast_convert_type_p.bind1(operand, new_dtype=dtypes.explicit_dtype(new_dtype))

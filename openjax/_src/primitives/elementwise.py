@@ -17,21 +17,75 @@ import enum
 import numpy as np
 
 from openjax._src import dtypes
-from openjax._src.core import Primitive, ShapedArray, array_hooks
+from openjax._src.core import Primitive, ShapedArray, array_hooks, get_aval
 from openjax._src.primitives._elementwise_rules import (
     ABS, ANY, COMPLEX, COMPLEX_PARTS, CONJ, FLOAT, INEXACT, INT, INT_OR_BOOL, INT_OR_FLOAT,
     NUM, ORDERED, WITH_ACCURACY, bool_dtype, check_nary, check_same_dtypes, check_unary,
     complex_dtype, fl, naryop, pp_hide_none, real_dtype, unop, weak)
 from openjax._src.primitives._util import broadcasting_shape
+from openjax._src.primitives.ad_util import (
+    Zero, defjvp, defjvp2, defjvp_zero, deflinear, instantiate_zeros, is_undefined_primal,
+    tangent_aval)
+from openjax._src.primitives.batch_util import (axis_size, bdim_at_front, defbroadcasting,
+                                                defvectorized, moveaxis)
 from openjax._src.primitives.convert import (  # noqa: F401 - part of lax
-    _convert_element_type, bitcast_convert_type, bitcast_convert_type_p, convert_element_type,
-    convert_element_type_p, convert_numpy)
+    _convert_element_type, convert_element_type, convert_element_type_p, convert_numpy)
+from openjax._src.primitives.shape import (broadcast, broadcast_in_dim, full_like, reduce_sum,
+                                           reshape)
 
 __all__ = []  # filled by _export below
 
 
 def _export(*names):
   __all__.extend(names)
+
+
+# ------------------------------------------------ helpers of the rules below
+_SCALAR_TYPE = {"f": float, "c": complex, "i": int, "u": int, "b": bool}
+
+
+def _const(x, val):
+  """``val`` as a constant of ``x``'s dtype: a weak Python scalar beside a weak
+  scalar ``x`` (as JAX's), else a 0-d NumPy array."""
+  aval = get_aval(x)
+  if aval.weak_type and aval.ndim == 0:
+    py = _SCALAR_TYPE[dtypes.kind(aval.dtype)](val)
+    if dtypes.dtype(py) == aval.dtype:
+      return py
+  return np.array(val, aval.dtype)
+
+
+def _zeros(x):
+  return full_like(x, 0)
+
+
+def _replace_zero(x):
+  return select(eq(x, _const(x, 0)), full_like(x, 1), x)
+
+
+def _shape(x) -> tuple:
+  return get_aval(x).shape
+
+
+def _maybe_broadcast(shape, x):
+  """``x`` broadcast to ``shape`` (from rank 0 or size-1 dims of equal rank)."""
+  xs = _shape(x)
+  if xs == tuple(shape):
+    return x
+  dims = () if not xs else tuple(range(len(shape)))
+  return broadcast_in_dim(x, shape, dims)
+
+
+def _unbroadcast(aval, x):
+  """Sum ``x`` back to ``aval``'s shape: the transpose of lax's implicit
+  broadcasting (rank-0 operands, equal-rank size-1 dims)."""
+  xs = _shape(x)
+  if xs == aval.shape:
+    return x
+  if not aval.shape:
+    return reduce_sum(x, tuple(range(len(xs))))
+  dims = tuple(i for i, (a, b) in enumerate(zip(xs, aval.shape)) if a != b)
+  return reshape(reduce_sum(x, dims), aval.shape)
 
 
 def _sign(x):
@@ -244,6 +298,80 @@ _export("conj", "conj_p", "round", "round_p", "integer_pow", "integer_pow_p", "r
         "RoundingMethod", "AccuracyMode", "Tolerance")
 
 
+# ------------------------------------------------ rules of the unary table
+# JVPs are JAX's (lax.py); ``accuracy`` is forwarded where JAX forwards it.
+def _one(x):
+  return _const(x, 1)
+
+
+def _highest(accuracy) -> bool:
+  return accuracy is AccuracyMode.HIGHEST
+
+
+defjvp_zero(sign_p)
+defjvp_zero(floor_p)
+defjvp_zero(ceil_p)
+defjvp_zero(round_p)
+deflinear(neg_p, lambda ct, x: [neg(ct)])
+defjvp2(exp_p, lambda g, ans, x, accuracy: mul(g, ans))
+defjvp2(exp2_p, lambda g, ans, x, accuracy: mul(_const(x, np.log(2)), mul(g, ans)))
+defjvp(log_p, lambda g, x, accuracy: div(g, x))
+defjvp2(expm1_p, lambda g, ans, x, accuracy: mul(g, exp(x, accuracy=accuracy))
+        if _highest(accuracy) else mul(g, add(ans, _one(ans))))
+defjvp(log1p_p, lambda g, x, accuracy: div(g, add(x, _one(x))))
+defjvp2(tanh_p, lambda g, ans, x, accuracy: mul(g, mul(
+    _const(x, 4), mul(logistic(mul(_const(x, 2), x), accuracy=accuracy),
+                      logistic(mul(_const(x, -2), x), accuracy=accuracy))))
+        if _highest(accuracy) else mul(add(g, mul(g, ans)), sub(_one(x), ans)))
+defjvp2(logistic_p, lambda g, ans, x, accuracy: mul(g, mul(ans, logistic(neg(x))))
+        if _highest(accuracy) else mul(g, mul(ans, sub(_one(ans), ans))))
+defjvp(sin_p, lambda g, x, accuracy: mul(g, cos(x, accuracy=accuracy)))
+defjvp(cos_p, lambda g, x, accuracy: neg(mul(g, sin(x, accuracy=accuracy))))
+defjvp2(tan_p, lambda g, ans, x, accuracy: mul(g, add(_one(x), square(ans))))
+defjvp(asin_p, lambda g, x: mul(g, rsqrt(sub(_one(x), square(x)))))
+defjvp(acos_p, lambda g, x: mul(g, neg(rsqrt(sub(_one(x), square(x))))))
+defjvp(atan_p, lambda g, x: div(g, add(_one(x), square(x))))
+defjvp(sinh_p, lambda g, x: mul(g, cosh(x)))
+defjvp(cosh_p, lambda g, x: mul(g, sinh(x)))
+defjvp(asinh_p, lambda g, x: mul(g, rsqrt(add(square(x), _one(x)))))
+defjvp(acosh_p, lambda g, x: mul(g, rsqrt(sub(square(x), _one(x)))))
+defjvp(atanh_p, lambda g, x: mul(reciprocal(add(_one(x), x)), div(g, sub(_one(x), x))))
+defjvp2(sqrt_p, lambda g, ans, x, accuracy: mul(g, div(_const(x, 0.5), ans)))
+defjvp2(rsqrt_p, lambda g, ans, x, accuracy: mul(g, mul(_const(x, -0.5), div(ans, x))))
+defjvp2(cbrt_p, lambda g, ans, x, accuracy: mul(g, mul(_const(x, 1 / 3), integer_pow(ans, -2))))
+defjvp2(square_p, lambda g, ans, x: mul(g, mul(_const(x, 2), x)))
+
+
+def _abs_jvp(g, ans, x):
+  if dtypes.kind(get_aval(x).dtype) == "c":   # Re(g conj(x) / |x|), 0 at x = 0
+    x_dtype = get_aval(x).dtype
+    return real(mul(g, div(conj(x), _replace_zero(convert_element_type(ans, x_dtype)))))
+  return select(ge(x, _const(x, 0)), g, neg(g))
+
+
+defjvp2(abs_p, _abs_jvp)
+
+
+def _integer_pow_jvp(g, x, *, y):
+  if y == 0:
+    return _zeros(g)
+  if y == 1:
+    return g
+  if y == 2:
+    return mul(g, mul(_const(x, 2), x))
+  return mul(g, mul(_const(x, y), integer_pow(x, y - 1)))
+
+
+defjvp(integer_pow_p, _integer_pow_jvp)
+# real, imag, conj and complex (below) are linear; real's transpose puts the
+# cotangent in the real part, imag's in the (negated) imaginary part.
+deflinear(real_p, lambda ct, x: [complex(ct, np.zeros((), get_aval(ct).dtype))])
+deflinear(imag_p, lambda ct, x: [complex(np.zeros((), get_aval(ct).dtype), neg(ct))])
+deflinear(conj_p, lambda ct, x, *, input_dtype: [
+    conj(ct) if dtypes.kind(np.dtype(input_dtype)) == "c" else real(ct)])
+defvectorized(*_UNARY, conj_p, round_p, integer_pow_p)
+
+
 # --------------------------------------------------------------- binary table
 def _div(x, y):
   if x.dtype.kind not in "iu":
@@ -376,84 +504,113 @@ def mul(x, y, *, out_dtype=None):
 
 _export("mul", "mul_p")
 
-# --------------------------------------------------------------------- pow
-pow_p = Primitive("pow")
+
+# ----------------------------------------------- rules of the binary table
+def _add_jvp(primals, tangents):
+  x, y = primals
+  xdot, ydot = tangents
+  out = add(x, y)
+  if type(xdot) is Zero and type(ydot) is Zero:
+    return [out], [Zero.from_primal_value(out)]
+  if type(xdot) is Zero:
+    return [out], [_maybe_broadcast(_shape(out), ydot)]
+  if type(ydot) is Zero:
+    return [out], [_maybe_broadcast(_shape(out), xdot)]
+  return [out], [add(xdot, ydot)]
 
 
-@pow_p.def_impl
-def _pow_impl(x, y):
-  with np.errstate(all="ignore"):
-    if x.dtype in dtypes.custom_float_dtypes:
-      return [np.power(x.astype(np.float32), y).astype(x.dtype)]
-    return [np.asarray(np.power(x, y)).astype(x.dtype, copy=False)]
+def _sub_jvp(primals, tangents):
+  x, y = primals
+  xdot, ydot = tangents
+  out = sub(x, y)
+  if type(xdot) is Zero and type(ydot) is Zero:
+    return [out], [Zero.from_primal_value(out)]
+  if type(xdot) is Zero:
+    return [out], [_maybe_broadcast(_shape(out), neg(ydot))]
+  if type(ydot) is Zero:
+    return [out], [_maybe_broadcast(_shape(out), xdot)]
+  return [out], [sub(xdot, ydot)]
 
 
-@pow_p.def_abstract_eval
-def _pow_abstract_eval(x, y):
-  check_nary("pow", (x, y), (INEXACT, NUM), require_same=False)
-  if not (dtypes.issubdtype(y.dtype, np.integer) or x.dtype == y.dtype):
-    raise TypeError(
-        "the first argument to pow must have an inexact dtype (float or complex), and "
-        "the second argument must have an inexact or integer dtype, and two inexact "
-        f"dtypes must match, but got {x.dtype.name} and {y.dtype.name} respectively.")
-  return [ShapedArray(broadcasting_shape("pow", (x, y)), x.dtype, weak(x, y))]
+def _additive_transpose(negate_y: bool):
+  def rule(cts, x, y):
+    ct, = cts
+    outs = []
+    for v, sign in ((x, False), (y, negate_y)):
+      if not is_undefined_primal(v):
+        outs.append(None)
+      elif type(ct) is Zero:
+        outs.append(Zero(v.aval))
+      else:
+        outs.append(_unbroadcast(v.aval, neg(ct) if sign else ct))
+    return outs
+  return rule
 
 
-def pow(x, y):  # noqa: A001 - JAX's name
-  """Elementwise power x**y; ``x`` inexact, ``y`` integer or of ``x``'s dtype."""
-  return pow_p.bind1(x, y)
+add_p.def_jvp(_add_jvp)
+add_p.def_transpose(_additive_transpose(False))
+sub_p.def_jvp(_sub_jvp)
+sub_p.def_transpose(_additive_transpose(True))
+
+defjvp(mul_p, lambda xdot, x, y, *, out_dtype: mul(xdot, y, out_dtype=out_dtype),
+       lambda ydot, x, y, *, out_dtype: mul(x, ydot, out_dtype=out_dtype))
 
 
-_export("pow", "pow_p")
+@mul_p.def_transpose
+def _mul_transpose(cts, x, y, *, out_dtype):
+  ct, = cts
+  if is_undefined_primal(x) and is_undefined_primal(y):
+    raise NotImplementedError("mul: transpose of a product of two linear operands "
+                              "(the function is not linear)")
+  lin = x if is_undefined_primal(x) else y
+  if type(ct) is Zero:
+    return [Zero(lin.aval) if v is lin else None for v in (x, y)]
+  dt = None if out_dtype is None else lin.aval.dtype
+  g = mul(ct, y, out_dtype=dt) if lin is x else mul(x, ct, out_dtype=dt)
+  g = _unbroadcast(lin.aval, g)
+  return [g, None] if lin is x else [None, g]
 
 
-# ------------------------------------------------------------ reduce_precision
-reduce_precision_p = Primitive("reduce_precision")
+defjvp(div_p, lambda g, x, y: div(g, y),
+       lambda g, x, y: mul(mul(neg(g), x), integer_pow(y, -2)))
 
 
-@reduce_precision_p.def_impl
-def _reduce_precision_impl(x, *, exponent_bits, mantissa_bits):
-  info = dtypes.finfo(x.dtype)
-  nmant, nexp = int(info.nmant), int(info.nexp)
-  udt = np.dtype(f"u{x.dtype.itemsize}")
-  bits = np.ascontiguousarray(x).view(udt).astype(np.uint64)
-  sign = np.uint64(1 << (x.dtype.itemsize * 8 - 1))
-  exp_mask = np.uint64(((1 << nexp) - 1) << nmant)
-  if mantissa_bits < nmant:     # round the mantissa to nearest, ties to even
-    shift = np.uint64(nmant - mantissa_bits)
-    last = (bits >> shift) & np.uint64(1)
-    half = np.uint64((1 << (nmant - mantissa_bits - 1)) - 1)
-    bits = (bits + half + last) & ~np.uint64((1 << (nmant - mantissa_bits)) - 1)
-  if exponent_bits < nexp:      # overflow to inf, flush the reduced denormal range to 0
-    src_bias, red_bias = (1 << (nexp - 1)) - 1, (1 << (exponent_bits - 1)) - 1
-    e = (bits & exp_mask) >> np.uint64(nmant)
-    bits = np.where(e > src_bias + red_bias, (bits & sign) | exp_mask, bits)
-    bits = np.where(e <= src_bias - red_bias, bits & sign, bits)
-  out = bits.astype(udt).view(x.dtype).reshape(x.shape)
-  return [np.where(np.isnan(x), x, out)]
+@div_p.def_transpose
+def _div_transpose(cts, x, y):
+  ct, = cts
+  if is_undefined_primal(y):
+    raise NotImplementedError("div: transpose with a linear denominator (the function "
+                              "is not linear)")
+  if type(ct) is Zero:
+    return [Zero(x.aval), None]
+  return [_unbroadcast(x.aval, div(ct, y)), None]
 
 
-@reduce_precision_p.def_abstract_eval
-def _reduce_precision_abstract_eval(x, *, exponent_bits, mantissa_bits):
-  check_unary("reduce_precision", x, FLOAT)
-  if exponent_bits < 1 or mantissa_bits < 0:
-    raise ValueError("reduce_precision: exponent_bits must be >= 1 and mantissa_bits "
-                     f">= 0, got {exponent_bits} and {mantissa_bits}.")
-  return [ShapedArray(x.shape, x.dtype, x.weak_type)]
+defjvp(rem_p, lambda g, x, y: _maybe_broadcast(broadcasting_shape("rem", (
+           get_aval(x), get_aval(y))), g),
+       lambda g, x, y: mul(neg(g), mul(sign(div(x, y)), floor(abs(div(x, y))))))
 
 
-def reduce_precision(operand, exponent_bits: int, mantissa_bits: int):
-  """Round ``operand`` as if cast to a float with the given exponent and
-  mantissa widths and back (``reduce_precision(x, 8, 7)`` mimics bfloat16)."""
-  return reduce_precision_p.bind1(operand, exponent_bits=int(exponent_bits),
-                                  mantissa_bits=int(mantissa_bits))
+def _balanced_eq(x, z, y):
+  # 1 where x attains the extremum z, halved where y attains it too (a tie).
+  return div(select(eq(x, z), full_like(z, 1), full_like(z, 0)),
+             select(eq(y, z), full_like(z, 2), full_like(z, 1)))
 
 
-_export("reduce_precision", "reduce_precision_p")
+for _p in (max_p, min_p):
+  defjvp2(_p, lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),
+          lambda g, ans, x, y: mul(g, _balanced_eq(y, ans, x)))
+defjvp(atan2_p, lambda g, x, y: mul(g, div(y, add(square(x), square(y)))),
+       lambda g, x, y: mul(g, div(neg(x), add(square(x), square(y)))))
 
 
+def _complex_transpose(ct, x, y):
+  return [_unbroadcast(x.aval, real(ct)) if is_undefined_primal(x) else None,
+          _unbroadcast(y.aval, imag(neg(ct))) if is_undefined_primal(y) else None]
 
 
+deflinear(complex_p, _complex_transpose)
+defbroadcasting(*_BINARY, mul_p)
 # -------------------------------------------------------------------- select_n
 select_n_p = Primitive("select_n")
 
@@ -500,29 +657,70 @@ def select(pred, on_true, on_false):
   return select_n_p.bind1(pred, on_false, on_true)
 
 
-# ---------------------------------------------------------------------- clamp
-clamp_p = Primitive("clamp")
+_export("select_n", "select_n_p", "select")
 
 
-@clamp_p.def_impl
-def _clamp_impl(lo, x, hi):
-  with np.errstate(all="ignore"):
-    return [np.minimum(np.maximum(x, lo), hi).astype(x.dtype, copy=False)]
+@select_n_p.def_jvp
+def _select_n_jvp(primals, tangents):
+  which, *cases = primals
+  case_tangents = tangents[1:]              # the predicate is not differentiable
+  out = select_n_p.bind1(which, *cases)
+  nonzero = [t for t in case_tangents if type(t) is not Zero]
+  if not nonzero:
+    return [out], [Zero.from_primal_value(out)]
+  z = _zeros(nonzero[0])
+  return [out], [select_n_p.bind1(which, *(z if type(t) is Zero else t
+                                           for t in case_tangents))]
 
 
-@clamp_p.def_abstract_eval
-def _clamp_abstract_eval(lo, x, hi):
-  for name, a in (("min", lo), ("max", hi)):
-    if a.shape and a.shape != x.shape:
-      raise TypeError(f"clamp requires {name}.shape == operand.shape or {name}.shape == (), "
-                      f"got {name}.shape={a.shape}, operand.shape={x.shape}.")
-  check_nary("clamp", (lo, x, hi), (ANY, ANY, ANY))
-  return [ShapedArray(x.shape, x.dtype, weak(lo, x, hi))]
+@select_n_p.def_transpose
+def _select_n_transpose(cts, which, *cases):
+  ct, = cts
+  if is_undefined_primal(which):
+    raise NotImplementedError("select_n: the predicate cannot be a linear input")
+  if type(ct) is Zero:
+    return [None] + [Zero(c.aval) if is_undefined_primal(c) else None for c in cases]
+  zeros = _zeros(ct)
+  if get_aval(which).dtype == np.bool_:
+    picks = [select(which, zeros, ct), select(which, ct, zeros)][:len(cases)]
+    if len(cases) == 1:
+      picks = [ct]
+  else:
+    picks = [select(eq(which, _const(which, i)), ct, zeros) for i in range(len(cases))]
+  return [None] + [p if is_undefined_primal(c) else None for p, c in zip(picks, cases)]
 
 
-def clamp(min, x, max):  # noqa: A002 - JAX's parameter names
-  """Elementwise ``minimum(maximum(x, min), max)``."""
-  return clamp_p.bind1(min, x, max)
+@select_n_p.def_batch
+def _select_n_batch(vals, dims):
+  which, *cases = vals
+  which_d, *case_ds = dims
+  size = axis_size(vals, dims)
+  if builtins.all(which_d == d for d in case_ds):
+    if _shape(which) == _shape(cases[0]):
+      return [select_n_p.bind1(which, *cases)], [which_d]
+    # A scalar predicate batched beside batched cases: spread it along them.
+    which = broadcast_in_dim(which, _shape(cases[0]), (which_d,))
+    return [select_n_p.bind1(which, *cases)], [which_d]
+  if not _shape(which) and builtins.all(d is not None for d in case_ds):
+    # An unbatched scalar predicate: the cases keep (or share) their batch dim.
+    d0 = case_ds[0]
+    cases = [moveaxis(c, d, d0) for c, d in zip(cases, case_ds)]
+    return [select_n_p.bind1(which, *cases)], [d0]
+  if _shape(which):
+    which = bdim_at_front(which, which_d, size)
+  if not builtins.all(_shape(c) == () for c in cases):
+    cases = [bdim_at_front(c, d, size) for c, d in zip(cases, case_ds)]
+  case_shape = _shape(cases[0])
+  if 0 < len(_shape(which)) < len(case_shape):
+    which = broadcast_in_dim(which, case_shape, (0,))   # a batched scalar predicate
+  if len(_shape(which)) > len(case_shape):
+    cases = [broadcast_in_dim(c, _shape(which), ()) for c in cases]
+  return [select_n_p.bind1(which, *cases)], [0]
 
 
-_export("select_n", "select_n_p", "select", "clamp", "clamp_p")
+# pow, reduce_precision, clamp and bitcast_convert_type live in a sibling
+# module (they use the wrappers above); re-exported as part of this family.
+from openjax._src.primitives.elementwise_extra import *  # noqa: E402,F401,F403
+from openjax._src.primitives.elementwise_extra import __all__ as _extra_all  # noqa: E402
+
+_export(*_extra_all)

@@ -11,8 +11,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from openjax._src import dtypes
+from openjax._src.core import get_aval
 from openjax._src.primitives import _special_numerics as num
 from openjax._src.primitives._elementwise_rules import FLOAT, naryop, unop
+from openjax._src.primitives.ad_util import defjvp, defjvp2
+from openjax._src.primitives.batch_util import defbroadcasting, defvectorized
+from openjax._src.primitives.elementwise import (
+    _const, _one, add, exp, gt, log, log1p, mul, neg, reciprocal, select, sign, square, sub)
+from openjax._src.primitives.elementwise import abs as lax_abs
+from openjax._src.primitives.shape import full_like
 
 __all__ = [
     "lgamma", "lgamma_p", "digamma", "digamma_p", "polygamma", "polygamma_p", "zeta", "zeta_p",
@@ -123,3 +131,68 @@ def bessel_i1e(x):
 def betainc(a, b, x):
   """Elementwise regularized incomplete beta function I_x(a, b)."""
   return regularized_incomplete_beta_p.bind1(a, b, x)
+
+
+# -------------------------------------------------------------------- rules
+# Derivatives are JAX's (lax/special.py); where JAX has none, neither do we.
+defjvp(lgamma_p, lambda g, x: mul(g, digamma(x)))
+defjvp(digamma_p, lambda g, x: mul(g, polygamma(_const(x, 1), x)))
+
+
+def _polygamma_grad_m(g, m, x):
+  raise ValueError("polygamma gradient with respect to m is not supported")
+
+
+defjvp(polygamma_p, _polygamma_grad_m,
+       lambda g, m, x: mul(g, polygamma(add(m, _one(m)), x)))
+
+
+def _igamma_grad_x(g, a, x):
+  # The density x**(a-1) e**-x / Gamma(a), in logs.
+  return mul(g, exp(sub(add(neg(x), mul(sub(a, _one(a)), log(x))), lgamma(a))))
+
+
+defjvp(igamma_p, lambda g, a, x: mul(g, igamma_grad_a(a, x)), _igamma_grad_x)
+defjvp(igammac_p, lambda g, a, x: neg(mul(g, igamma_grad_a(a, x))),
+       lambda g, a, x: neg(_igamma_grad_x(g, a, x)))
+
+
+def _betainc_grad_ab(g, a, b, x):
+  raise ValueError("Betainc gradient with respect to a and b not supported.")
+
+
+def _betainc_grad_x(g, a, b, x):
+  lbeta = sub(add(lgamma(a), lgamma(b)), lgamma(add(a, b)))
+  partial_x = exp(sub(add(mul(sub(b, _one(b)), log1p(neg(x))), mul(sub(a, _one(a)), log(x))),
+                      lbeta))
+  return mul(partial_x, g)
+
+
+defjvp(regularized_incomplete_beta_p, _betainc_grad_ab, _betainc_grad_ab, _betainc_grad_x)
+defjvp2(bessel_i0e_p, lambda g, y, x: mul(g, sub(bessel_i1e(x), mul(sign(x), y))))
+
+
+def _bessel_i1e_jvp(g, y, x):
+  eps = dtypes.finfo(get_aval(x).dtype).eps
+  x_is_not_tiny = gt(lax_abs(x), _const(x, eps))
+  safe_x = select(x_is_not_tiny, x, full_like(x, eps))
+  dy_dx = sub(bessel_i0e(safe_x), mul(y, add(sign(safe_x), reciprocal(safe_x))))
+  dy_dx = select(x_is_not_tiny, dy_dx, full_like(x, 0.5))
+  return mul(g, dy_dx)
+
+
+defjvp2(bessel_i1e_p, _bessel_i1e_jvp)
+defjvp(erf_p, lambda g, x: mul(_const(x, 2 / np.sqrt(np.pi)), mul(g, exp(neg(square(x))))))
+defjvp(erfc_p, lambda g, x: mul(_const(x, -2 / np.sqrt(np.pi)), mul(g, exp(neg(square(x))))))
+defjvp2(erf_inv_p, lambda g, ans, x: mul(_const(x, np.sqrt(np.pi) / 2),
+                                         mul(g, exp(square(ans)))))
+zeta_p.mark_not_applicable("jvp", "JAX defines no derivative of zeta (its grad raises "
+                                  "NotImplementedError)")
+igamma_grad_a_p.mark_not_applicable("jvp", "JAX defines no derivative of igamma_grad_a")
+random_gamma_grad_p.mark_not_applicable(
+    "jvp", "JAX computes random_gamma_grad with a while_loop that reverse mode cannot "
+           "differentiate; it has no derivative rule")
+
+defvectorized(lgamma_p, digamma_p, erf_p, erfc_p, erf_inv_p, bessel_i0e_p, bessel_i1e_p)
+defbroadcasting(polygamma_p, zeta_p, igamma_p, igammac_p, igamma_grad_a_p, random_gamma_grad_p,
+                regularized_incomplete_beta_p)
