@@ -1,0 +1,420 @@
+"""PRNG keys: legacy ``uint32[..., 2]`` key data (``PRNGKey``) and typed key
+arrays (``key``), with JAX 0.10's key operations.
+
+A typed key array is a :class:`PRNGKeyArray`: a pytree node over its
+``uint32[*shape, 2]`` key data, so it passes through ``jit``, ``vmap`` and
+``grad`` as that data (jaxprs show the data, ``u32[..., 2]``, where JAX shows
+``key<fry>[...]``). Its ``shape`` leaves out the trailing 2 and its dtype
+prints ``key<fry>``. Samplers accept either form and work on the data.
+"""
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from openjax._src import dtypes
+from openjax._src import lax
+from openjax._src.core import Tracer, concrete_or_error
+from openjax._src.numpy import creation as _creation
+from openjax._src.numpy import reductions as _red
+from openjax._src.numpy.util import is_arraylike
+from openjax._src.primitives import random_bits as rb
+from openjax._src.tree_util import register_pytree_node
+
+__all__ = ["PRNGKeyArray", "KeyTy", "PRNGImpl", "PRNGSpec", "PRNGKey", "key", "key_data",
+           "wrap_key_data", "key_impl", "key_dtype", "split", "fold_in", "clone", "bits",
+           "default_prng_impl", "resolve_prng_impl", "check_prng_key", "canonicalize_shape"]
+
+
+class PRNGImpl:
+  """The threefry2x32 implementation (the only one openjax provides)."""
+  key_shape = rb.KEY_SHAPE
+  name = "threefry2x32"
+  tag = "fry"
+
+  def __repr__(self):
+    return f"PRNGImpl({self.name})"
+
+  def __str__(self):
+    return self.tag
+
+
+_THREEFRY = PRNGImpl()
+_IMPLS = {_THREEFRY.name: _THREEFRY}
+
+
+class PRNGSpec:
+  """Specifies a PRNG key implementation (``jax.random.PRNGSpec``)."""
+  __slots__ = ("_impl",)
+
+  def __init__(self, impl):
+    self._impl = impl
+
+  def __repr__(self):
+    return f"PRNGSpec({self._impl.name!r})"
+
+  def __str__(self):
+    return str(self._impl)
+
+  def __hash__(self):
+    return hash(self._impl.tag)
+
+  def __eq__(self, other):
+    return isinstance(other, PRNGSpec) and self._impl is other._impl
+
+
+class KeyTy:
+  """The element type of typed key arrays: ``key<fry>``."""
+  type = None
+
+  def __init__(self, impl: PRNGImpl):
+    self._impl = impl
+
+  @property
+  def name(self) -> str:
+    return f"key<{self._impl.tag}>"
+
+  @property
+  def itemsize(self) -> int:
+    return 4 * int(np.prod(self._impl.key_shape))
+
+  def __repr__(self):
+    return self.name
+
+  __str__ = __repr__
+
+  def __eq__(self, other):
+    return type(other) is KeyTy and self._impl is other._impl
+
+  def __hash__(self):
+    return hash((KeyTy, self._impl.tag))
+
+
+def default_prng_impl() -> PRNGImpl:
+  """The default PRNG implementation (threefry2x32)."""
+  return _THREEFRY
+
+
+def resolve_prng_impl(impl_spec) -> PRNGImpl:
+  if impl_spec is None:
+    return _THREEFRY
+  if isinstance(impl_spec, PRNGImpl):
+    return impl_spec
+  if isinstance(impl_spec, PRNGSpec):
+    return impl_spec._impl
+  if isinstance(impl_spec, KeyTy):
+    return impl_spec._impl
+  if type(impl_spec) is str:
+    if impl_spec in _IMPLS:
+      return _IMPLS[impl_spec]
+    keys_fmt = ", ".join(f'"{s}"' for s in _IMPLS)
+    raise ValueError(f'unrecognized PRNG implementation "{impl_spec}". '
+                     f"Did you mean one of: {keys_fmt}?")
+  raise TypeError(f"unrecognized type {type(impl_spec)} for specifying PRNG implementation.")
+
+
+def key_dtype(impl_spec=None) -> KeyTy:
+  """The dtype of typed keys of a PRNG implementation (``key<fry>``)."""
+  return KeyTy(resolve_prng_impl(impl_spec))
+
+
+# ------------------------------------------------------------ key arrays
+def _normalize_index(idx):
+  """An index into a key array's leading dims, as one into its data."""
+  parts = idx if isinstance(idx, tuple) else (idx,)
+  if any(p is Ellipsis for p in parts):
+    return parts + (slice(None),)
+  return idx
+
+
+class PRNGKeyArray:
+  """An array of typed PRNG keys (dtype ``key<fry>``) over ``uint32`` data
+  whose trailing dimension holds each key's two words."""
+  __slots__ = ("_base_array",)
+  __array_priority__ = 100
+  __hash__ = None
+
+  def __init__(self, key_data: Any):
+    self._base_array = key_data
+
+  # ---- array-like attributes ----
+  @property
+  def shape(self) -> tuple[int, ...]:
+    return tuple(np.shape(self._base_array)[:-1])
+
+  @property
+  def ndim(self) -> int:
+    return len(self.shape)
+
+  @property
+  def size(self) -> int:
+    return int(np.prod(self.shape, dtype=np.int64))
+
+  @property
+  def dtype(self) -> KeyTy:
+    return KeyTy(_THREEFRY)
+
+  @property
+  def itemsize(self) -> int:
+    return self.dtype.itemsize
+
+  @property
+  def nbytes(self) -> int:
+    return self.itemsize * self.size
+
+  @property
+  def T(self) -> "PRNGKeyArray":
+    return self.transpose()
+
+  def _is_scalar(self) -> bool:
+    return self.ndim == 0
+
+  def __len__(self):
+    if self._is_scalar():
+      raise TypeError("len() of unsized object")
+    return len(self._base_array)
+
+  def __iter__(self):
+    if self._is_scalar():
+      raise TypeError("iteration over a 0-d key array")
+    return (PRNGKeyArray(self._base_array[i]) for i in range(self.shape[0]))
+
+  def __getitem__(self, idx) -> "PRNGKeyArray":
+    return PRNGKeyArray(self._base_array[_normalize_index(idx)])
+
+  def __bool__(self):
+    raise TypeError("key array cannot be converted to boolean.")
+
+  def __array__(self, dtype=None, copy=None):
+    raise TypeError("JAX array with PRNGKey dtype cannot be converted to a NumPy array. "
+                    "Use jax.random.key_data(arr) if you wish to extract the underlying "
+                    "integer array.")
+
+  def __repr__(self):
+    return f"Array({self.shape}, dtype={self.dtype.name}) overlaying:\n{self._base_array}"
+
+  __str__ = __repr__
+
+  def __eq__(self, other):
+    if not isinstance(other, PRNGKeyArray):
+      return NotImplemented
+    return _red.all(lax.eq(self._base_array, other._base_array), axis=-1)
+
+  def __ne__(self, other):
+    if not isinstance(other, PRNGKeyArray):
+      return NotImplemented
+    return _red.any(lax.ne(self._base_array, other._base_array), axis=-1)
+
+  # ---- shape methods act on the leading (key) dims ----
+  def reshape(self, *shape, order: str = "C") -> "PRNGKeyArray":
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+      shape = tuple(shape[0])
+    shape = tuple(int(d) for d in shape)
+    if -1 in shape:
+      known = int(np.prod([d for d in shape if d != -1], dtype=np.int64))
+      shape = tuple(self.size // max(known, 1) if d == -1 else d for d in shape)
+    return PRNGKeyArray(lax.reshape(self._base_array, shape + rb.KEY_SHAPE))
+
+  def ravel(self, order: str = "C") -> "PRNGKeyArray":
+    return self.reshape((self.size,))
+
+  flatten = ravel
+
+  def squeeze(self, axis=None) -> "PRNGKeyArray":
+    if axis is None:
+      axis = tuple(i for i, d in enumerate(self.shape) if d == 1)
+    elif isinstance(axis, int):
+      axis = (axis,)
+    axis = tuple(a % self.ndim for a in axis)
+    return PRNGKeyArray(lax.squeeze(self._base_array, axis))
+
+  def transpose(self, *axes) -> "PRNGKeyArray":
+    if not axes or axes == (None,):
+      axes = tuple(reversed(range(self.ndim)))
+    elif len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+      axes = tuple(axes[0])
+    perm = tuple(a % self.ndim for a in axes) + (self.ndim,)
+    return PRNGKeyArray(lax.transpose(self._base_array, perm))
+
+  def swapaxes(self, axis1: int, axis2: int) -> "PRNGKeyArray":
+    perm = list(range(self.ndim))
+    a, b = axis1 % self.ndim, axis2 % self.ndim
+    perm[a], perm[b] = perm[b], perm[a]
+    return self.transpose(tuple(perm))
+
+  def copy(self) -> "PRNGKeyArray":
+    return PRNGKeyArray(self._base_array)
+
+  def block_until_ready(self) -> "PRNGKeyArray":
+    block = getattr(self._base_array, "block_until_ready", None)
+    if block is not None:
+      block()
+    return self
+
+  def is_deleted(self) -> bool:
+    return bool(getattr(self._base_array, "is_deleted", lambda: False)())
+
+  def devices(self):
+    return self._base_array.devices()
+
+  @property
+  def device(self):
+    return self._base_array.device
+
+  @property
+  def sharding(self):
+    return self._base_array.sharding
+
+
+register_pytree_node(PRNGKeyArray, lambda k: ((k._base_array,), None),
+                     lambda _, children: PRNGKeyArray(children[0]))
+
+
+# ------------------------------------------------------------- checking
+def _check_key_data(key_data) -> None:
+  if not all(hasattr(key_data, a) for a in ("ndim", "shape", "dtype")):
+    raise TypeError("JAX encountered invalid PRNG key data: expected key_data to have "
+                    f"ndim, shape, and dtype attributes. Got {key_data}")
+  if key_data.ndim < 1:
+    raise TypeError("JAX encountered invalid PRNG key data: expected "
+                    f"key_data.ndim >= 1; got ndim={key_data.ndim}")
+  if tuple(key_data.shape[-1:]) != rb.KEY_SHAPE:
+    raise TypeError("JAX encountered invalid PRNG key data: expected key_data.shape to "
+                    f"end with {rb.KEY_SHAPE}; got shape={tuple(key_data.shape)} for "
+                    f"impl={_THREEFRY}")
+  if key_data.dtype not in (np.uint32, dtypes.float0):
+    raise TypeError("JAX encountered invalid PRNG key data: expected key_data.dtype = "
+                    f"uint32; got dtype={key_data.dtype}")
+
+
+def check_prng_key(name: str, key, *, allow_batched: bool = False):
+  """``(key_data, typed)`` for a typed key array or legacy key data; raises
+  JAX's errors for anything else, and for key arrays unless
+  ``allow_batched``."""
+  if isinstance(key, PRNGKeyArray):
+    data, typed = key._base_array, True
+    shape = key.shape
+  elif is_arraylike(key):
+    _check_key_data(key)
+    data, typed = key, False
+    shape = tuple(np.shape(key))
+  else:
+    raise TypeError(f"unexpected PRNG key type {type(key)}")
+  if not allow_batched and len(shape) - (0 if typed else 1):
+    raise ValueError(f"{name} accepts a single key, but was given a key array of "
+                     f"shape {shape} != (). Use jax.vmap for batching.")
+  return data, typed
+
+
+def return_keys(typed: bool, data):
+  return PRNGKeyArray(data) if typed else data
+
+
+def canonicalize_shape(shape, context: str = "") -> tuple[int, ...]:
+  """JAX's ``core.canonicalize_shape``: a tuple of concrete integers."""
+  try:
+    return tuple(operator.index(concrete_or_error(None, d, context)) for d in shape)
+  except TypeError:
+    pass
+  raise TypeError("Shapes must be 1D sequences of concrete values of integer type, "
+                  f"got {shape}.")
+
+
+# --------------------------------------------------------- constructors
+def _key(ctor_name: str, seed, impl_spec):
+  resolve_prng_impl(impl_spec)
+  if isinstance(seed, PRNGKeyArray):
+    raise TypeError(f"{ctor_name} accepts a scalar seed, but was given a PRNG key.")
+  if np.ndim(seed):
+    raise TypeError(f"{ctor_name} accepts a scalar seed, but was given an array of shape "
+                    f"{np.shape(seed)} != (). Use jax.vmap for batching")
+  if isinstance(seed, int):   # Python ints (and bools) are seeded as int64, as JAX does
+    seeds = _creation.asarray(np.int64(seed))
+  else:
+    seeds = _creation.asarray(seed)
+  return rb.random_seed(seeds, impl=_THREEFRY.tag)
+
+
+def key(seed, *, impl=None, dtype=None) -> PRNGKeyArray:
+  """A typed PRNG key (dtype ``key<fry>``, shape ``()``) from an integer seed."""
+  if dtype is not None:
+    if impl is not None:
+      raise ValueError("Cannot specify both `impl` and `dtype` arguments to jax.random.key")
+    impl = dtype
+  return PRNGKeyArray(_key("key", seed, impl))
+
+
+def PRNGKey(seed, *, impl=None):
+  """A legacy PRNG key, ``uint32[2]``, from an integer seed (a 64-bit seed
+  keeps its high word; a 32-bit one has a zero high word)."""
+  return _key("PRNGKey", seed, impl)
+
+
+def key_data(keys):
+  """The ``uint32`` data underlying a PRNG key array."""
+  data, _ = check_prng_key("key_data", keys, allow_batched=True)
+  return data
+
+
+def wrap_key_data(key_bits_array, *, impl=None, dtype=None) -> PRNGKeyArray:
+  """A typed key array over ``uint32`` key data (trailing dimension 2)."""
+  if dtype is not None:
+    if impl is not None:
+      raise ValueError("Cannot specify both `impl` and `dtype` arguments to"
+                       " jax.random.wrap_key_data")
+    impl = dtype
+  resolve_prng_impl(impl)
+  data = key_bits_array if isinstance(key_bits_array, Tracer) else \
+      _creation.asarray(key_bits_array)
+  _check_key_data(data)
+  return PRNGKeyArray(data)
+
+
+def key_impl(keys) -> str:
+  """The name of the keys' PRNG implementation (``'threefry2x32'``)."""
+  check_prng_key("key_impl", keys, allow_batched=True)
+  return _THREEFRY.name
+
+
+# ------------------------------------------------------- key operations
+def split(key, num: int | Sequence[int] = 2):
+  """Split a key into ``num`` new keys (or a ``num``-shaped array of keys)."""
+  data, typed = check_prng_key("split", key)
+  shape = tuple(num) if isinstance(num, Sequence) else (num,)
+  shape = tuple(operator.index(d) for d in shape)
+  return return_keys(typed, rb.random_split(data, shape))
+
+
+def fold_in(key, data):
+  """Fold integer ``data`` (a 32-bit scalar) into a key, giving a new key."""
+  key_data_, typed = check_prng_key("fold_in", key)
+  if np.ndim(data):
+    raise TypeError("fold_in accepts a scalar, but was given an array of"
+                    f"shape {np.shape(data)} != (). Use jax.vmap for batching.")
+  msgs = _creation.asarray(data, dtype="uint32")
+  return return_keys(typed, rb.random_fold_in(key_data_, msgs))
+
+
+def clone(key):
+  """An identical key, for reuse (an identity outside key-reuse checking)."""
+  if isinstance(key, PRNGKeyArray):
+    return PRNGKeyArray(rb.random_clone(key._base_array))
+  return rb.random_clone(key)
+
+
+def bits(key, shape=(), dtype=None, *, out_sharding=None):
+  """Uniform random bits as unsigned integers of ``dtype`` (default uint32,
+  uint64 under x64)."""
+  data, _ = check_prng_key("bits", key)
+  if dtype is None:
+    dtype = dtypes.default_uint_dtype()
+  else:
+    dtype = dtypes.explicit_dtype(dtype)
+  if not dtypes.issubdtype(dtype, np.unsignedinteger):
+    raise ValueError("dtype argument to `bits` must be an unsigned int dtype, "
+                     f"got {dtype}")
+  shape = canonicalize_shape(shape)
+  return rb.random_bits(data, np.dtype(dtype).itemsize * 8, shape)

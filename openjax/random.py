@@ -1,0 +1,12 @@
+"""``openjax.random``: pseudo-random numbers from explicit keys (``jax.random``).
+
+Keys are threefry2x32 keys, made with :func:`key` (typed, dtype ``key<fry>``)
+or :func:`PRNGKey` (legacy ``uint32[2]`` data); every sampler takes a key as
+its first argument and gives JAX's values for the same key.
+"""
+from openjax._src.random.keys import (  # noqa: F401
+    PRNGKey, PRNGSpec, bits, clone, default_prng_impl, fold_in, key, key_data, key_dtype,
+    key_impl, resolve_prng_impl, split, wrap_key_data)
+from openjax._src.random.samplers import (  # noqa: F401
+    bernoulli, categorical, choice, gumbel, normal, permutation, rademacher, randint,
+    truncated_normal, uniform)
