@@ -25,6 +25,7 @@ from openjax._src.api.vmap import vmap  # noqa: F401
 from openjax._src.api.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401
 from openjax._src.api.checkpoint import checkpoint, checkpoint_policies, remat  # noqa: F401
 from openjax import numpy, lax, tree_util, tree, errors, dtypes, test_util  # noqa: F401
+from openjax import random  # noqa: F401
 from openjax._src.tree_util import (  # noqa: F401
     tree_all as _tree_all, tree_flatten as _tree_flatten, tree_leaves as _tree_leaves,
     tree_map as _tree_map, tree_reduce as _tree_reduce, tree_structure as _tree_structure,
