@@ -172,6 +172,9 @@ def _remat_batch(vals, dims, *, axis_data, jaxpr, prevent_cse, differentiated,
 
 @remat_p.def_lower
 def _remat_lower(ctx, *args, jaxpr, prevent_cse, differentiated, policy):
+  if differentiated and prevent_cse and args:
+    # Keep the compiler from merging the recomputation with the forward pass.
+    args = ctx.op("stablehlo.optimization_barrier", list(args), list(ctx.avals_in))
   return ctx.lower_jaxpr_inline(jaxpr, args)
 
 
