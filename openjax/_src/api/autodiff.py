@@ -11,7 +11,7 @@ import numpy as np
 
 from openjax._src import dtypes, tree_util
 from openjax._src.api.shapes import abstractify
-from openjax._src.api.vmap import check_callable, vmap
+from openjax._src.api.vmap import check_callable, vmap, wraps
 from openjax._src.core import Tracer, concrete_or_error, eval_jaxpr
 from openjax._src.interpreters.jvp import jvp_flat
 from openjax._src.interpreters.partial_eval import dce_jaxpr_consts, linearize_flat
@@ -330,7 +330,12 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
   check_callable(fun)
   argnums = _ensure_index(argnums)
 
-  @functools.wraps(fun)
+  docstr = ("Value and gradient of {fun} with respect to positional argument(s) "
+            "{argnums}. Takes the same arguments as {fun} but returns a two-element tuple "
+            "where the first element is the value of {fun} and the second element is the "
+            "gradient, which has the same shape as the arguments at positions {argnums}.")
+
+  @wraps(fun, docstr=docstr, argnums=argnums)
   def value_and_grad_f(*args, **kwargs):
     max_argnum = argnums if isinstance(argnums, int) else max(argnums)
     if max_argnum >= len(args):
@@ -360,11 +365,15 @@ def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
   vg = value_and_grad(fun, argnums, has_aux=has_aux, holomorphic=holomorphic,
                       allow_int=allow_int)
 
-  @functools.wraps(fun)
+  docstr = ("Gradient of {fun} with respect to positional argument(s) {argnums}. Takes the "
+            "same arguments as {fun} but returns the gradient, which has the same shape as "
+            "the arguments at positions {argnums}.")
+
+  @wraps(fun, docstr=docstr, argnums=argnums)
   def grad_f(*args, **kwargs):
     return vg(*args, **kwargs)[1]
 
-  @functools.wraps(fun)
+  @wraps(fun, docstr=docstr, argnums=argnums)
   def grad_f_aux(*args, **kwargs):
     (_, aux), g = vg(*args, **kwargs)
     return g, aux
@@ -450,7 +459,11 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
   check_callable(fun)
   argnums = _ensure_index(argnums)
 
-  @functools.wraps(fun)
+  docstr = ("Jacobian of {fun} with respect to positional argument(s) {argnums}. Takes "
+            "the same arguments as {fun} but returns the jacobian of the output with "
+            "respect to the arguments at positions {argnums}.")
+
+  @wraps(fun, docstr=docstr, argnums=argnums)
   def jacfun(*args, **kwargs):
     f_partial, dyn_args = _argnums_partial(fun, argnums, args, kwargs)
     tree_util.tree_map(functools.partial(_check_input_dtype_jacfwd, holomorphic), dyn_args)
@@ -476,7 +489,11 @@ def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
   ``has_aux``."""
   check_callable(fun)
 
-  @functools.wraps(fun)
+  docstr = ("Jacobian of {fun} with respect to positional argument(s) {argnums}. Takes "
+            "the same arguments as {fun} but returns the jacobian of the output with "
+            "respect to the arguments at positions {argnums}.")
+
+  @wraps(fun, docstr=docstr, argnums=argnums)
   def jacfun(*args, **kwargs):
     f_partial, dyn_args = _argnums_partial(fun, argnums, args, kwargs)
     tree_util.tree_map(

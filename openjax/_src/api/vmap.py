@@ -4,6 +4,7 @@ from __future__ import annotations
 import collections
 import functools
 import inspect
+import types
 from typing import Any, Callable
 
 import numpy as np
@@ -21,6 +22,32 @@ def check_callable(fun) -> None:
     raise TypeError(f"Expected a callable value, got {fun}")
   if inspect.isgeneratorfunction(fun):
     raise TypeError(f"Expected a function, got a generator function: {fun}")
+
+
+def fun_name(fun, default: str = "<unnamed function>") -> str:
+  name = getattr(fun, "__name__", None)
+  if name is not None:
+    return name
+  return fun_name(fun.func) if isinstance(fun, functools.partial) else default
+
+
+def wraps(wrapped, docstr: str | None = None, **kwargs):
+  """``functools.wraps`` with JAX's docstrings (``docstr`` formatted with
+  ``fun``, ``doc`` and ``kwargs``). Attributes in ``__dict__`` are copied only
+  from plain functions: the internal state of callable objects (a jitted
+  function's caches) must not leak into the wrapper."""
+  def wrapper(fun):
+    name = fun_name(wrapped)
+    doc = getattr(wrapped, "__doc__", "") or ""
+    if isinstance(wrapped, types.FunctionType):
+      fun.__dict__.update(wrapped.__dict__)
+    fun.__name__ = name
+    fun.__module__ = getattr(wrapped, "__module__", "<unknown module>")
+    fun.__doc__ = doc if docstr is None else docstr.format(fun=name, doc=doc, **kwargs)
+    fun.__qualname__ = getattr(wrapped, "__qualname__", name)
+    fun.__wrapped__ = wrapped
+    return fun
+  return wrapper
 
 
 class PytreeLeaf:
@@ -173,7 +200,13 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name=None,
     in_axes = tuple(in_axes)
   _check_axes_spec(in_axes, out_axes)
 
-  @functools.wraps(fun)
+  docstr = ("Vectorized version of {fun}. Takes similar arguments as {fun} but with "
+            "additional array axes over which {fun} is mapped.")
+  if fun.__doc__:
+    docstr += "\n\nOriginal documentation:\n\n" + fun.__doc__.replace("{", "{{").replace(
+        "}", "}}")
+
+  @wraps(fun, docstr=docstr)
   def vmap_f(*args, **kwargs):
     if isinstance(in_axes, tuple) and len(in_axes) != len(args):
       raise ValueError(

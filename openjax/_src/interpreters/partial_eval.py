@@ -12,10 +12,11 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from openjax._src import dtypes
-from openjax._src.core import Jaxpr, Trace, Var, current_trace, jaxpr_transforms, set_current_trace
+from openjax._src.core import ClosedJaxpr, Jaxpr, Trace, Var, current_trace, jaxpr_transforms, set_current_trace
 from openjax._src.interpreters.jvp import JVPTrace, JVPTracer
 from openjax._src.interpreters.staging import DynamicJaxprTrace, DynamicJaxprTracer
 from openjax._src.primitives.ad_util import Zero
+from openjax._src.primitives.closed_call import jit_p
 
 
 class PartialEvalTrace(Trace):
@@ -84,6 +85,12 @@ def linearize_flat(fun: Callable[..., Sequence], primals: Sequence, tangent_aval
       p, t = jvp_trace.to_primal_tangent(o)
       primals_out.append(p)
       tangents_out.append(t)
+    for p in primals_out:
+      if pe.is_unknown(p):
+        raise NotImplementedError(
+            "linearize: a primal output depends on the tangents: a higher-order "
+            "primitive in the function lacks a partial evaluation rule that keeps its "
+            "primal outputs known")
     out_atoms, out_avals = [], []
     for p, t in zip(primals_out, tangents_out):
       if type(t) is Zero:
@@ -107,19 +114,28 @@ def linearize_flat(fun: Callable[..., Sequence], primals: Sequence, tangent_aval
 # ------------------------------------------------- splitting a jaxpr in two
 def partial_eval_jaxpr(jaxpr: Jaxpr, in_unknowns: Sequence[bool]):
   """Split ``jaxpr`` into a known jaxpr (known inputs -> known outputs +
-  residuals) and an unknown jaxpr (residuals + unknown inputs -> unknown
-  outputs). Returns (known, unknown, out_unknowns, num_residuals)."""
+  residuals; it keeps ``jaxpr``'s constvars) and an unknown jaxpr (residuals +
+  unknown inputs -> unknown outputs). An equation with an unknown input is
+  unknown, except a jit call with known and unknown inputs, which is split in
+  two the same way (recursively), so its known outputs stay known. Returns
+  (known, unknown, out_unknowns, num_residuals)."""
   unknown_vars: set[Var] = {v for v, u in zip(jaxpr.invars, in_unknowns) if u}
   known_eqns, unknown_eqns = [], []
   for eqn in jaxpr.eqns:
-    if any(isinstance(a, Var) and a in unknown_vars for a in eqn.invars):
+    unknown_in = [isinstance(a, Var) and a in unknown_vars for a in eqn.invars]
+    if not any(unknown_in):
+      known_eqns.append(eqn)
+    elif eqn.primitive is jit_p and not all(unknown_in):
+      known_eqn, unknown_eqn, out_unknowns = _split_jit_eqn(eqn, unknown_in)
+      known_eqns.append(known_eqn)
+      unknown_eqns.append(unknown_eqn)
+      unknown_vars.update(v for v, u in zip(eqn.outvars, out_unknowns) if u)
+    else:
       unknown_eqns.append(eqn)
       unknown_vars.update(eqn.outvars)
-    else:
-      known_eqns.append(eqn)
   out_unknowns = [isinstance(a, Var) and a in unknown_vars for a in jaxpr.outvars]
-  # Residuals: known vars (incl. known invars and constvars) read by unknown eqns
-  # or returned as... unknown outputs never read known vars directly.
+  # Residuals: known vars (known invars, constvars, known eqn outputs) that
+  # unknown equations read.
   defined_known = set(jaxpr.constvars) | {v for v, u in zip(jaxpr.invars, in_unknowns) if not u}
   for e in known_eqns:
     defined_known.update(e.outvars)
@@ -139,9 +155,37 @@ def partial_eval_jaxpr(jaxpr: Jaxpr, in_unknowns: Sequence[bool]):
   unknown_in = [v for v, u in zip(jaxpr.invars, in_unknowns) if u]
   new_eqns = [e.replace(invars=[rename.get(a, a) if isinstance(a, Var) else a for a in e.invars])
               for e in unknown_eqns]
-  unknown = Jaxpr([], res_vars + unknown_in,
-                  [a for a, u in zip(jaxpr.outvars, out_unknowns) if u], new_eqns)
+  unknown_outs = [rename.get(a, a) if isinstance(a, Var) else a
+                  for a, u in zip(jaxpr.outvars, out_unknowns) if u]
+  unknown = Jaxpr([], res_vars + unknown_in, unknown_outs, new_eqns)
   return known, unknown, out_unknowns, len(residuals)
+
+
+def _split_jit_eqn(eqn, unknown_in):
+  """A jit equation with known and unknown inputs as two jit equations: the
+  known part (known inputs -> known outputs + residuals) and the unknown part
+  (residuals + unknown inputs -> unknown outputs)."""
+  closed = eqn.params["jaxpr"]
+  known, unknown, out_unknowns, n_res = partial_eval_jaxpr(closed.jaxpr, unknown_in)
+  res_vars = [Var(v.aval) for v in known.outvars[len(known.outvars) - n_res:]]
+  known_ins = [a for a, u in zip(eqn.invars, unknown_in) if not u]
+  unknown_ins = [a for a, u in zip(eqn.invars, unknown_in) if u]
+
+  def params(inner, n_in):
+    p = dict(eqn.params, jaxpr=inner)
+    if "donated_invars" in p:
+      p["donated_invars"] = (False,) * n_in
+    return p
+
+  known_eqn = eqn.replace(
+      invars=known_ins,
+      outvars=[v for v, u in zip(eqn.outvars, out_unknowns) if not u] + res_vars,
+      params=params(ClosedJaxpr(known, closed.consts), len(known_ins)))
+  unknown_eqn = eqn.replace(
+      invars=res_vars + unknown_ins,
+      outvars=[v for v, u in zip(eqn.outvars, out_unknowns) if u],
+      params=params(ClosedJaxpr(unknown, []), n_res + len(unknown_ins)))
+  return known_eqn, unknown_eqn, out_unknowns
 
 
 def dce_jaxpr(jaxpr: Jaxpr, used_outputs: Sequence[bool] | None = None) -> Jaxpr:
