@@ -357,3 +357,14 @@ def test_reductions_under_vmap_and_jit_of_grad():
   g = jax.jit(jax.grad(lambda v: jnp.prod(v[0]) + lax.cummax(v, 1).sum()))(x)
   g_eager = jax.grad(lambda v: jnp.prod(v[0]) + lax.cummax(v, 1).sum())(x)
   np.testing.assert_allclose(g, g_eager, rtol=1e-6)
+
+
+def test_second_derivative_of_cumlogsumexp_at_ties_like_jax():
+  # JAX differentiates logaddexp through its custom_jvp: exact at ties too.
+  c = np.array([2., 5., 5.], F32)
+  h = jax.jacrev(jax.jacfwd(lax.cumlogsumexp))(c)
+  np.testing.assert_allclose(h[2], [[.02369895, -.01184948, -.01184948],
+                                    [-.01184948, .24985252, -.2380031],
+                                    [-.01184948, -.23800309, .24985251]], rtol=2e-5, atol=1e-7)
+  np.testing.assert_allclose(h[1], [[.04517666, -.04517666, 0.], [-.04517666, .04517663, 0.],
+                                    [0., 0., 0.]], rtol=2e-5, atol=1e-7)

@@ -96,9 +96,15 @@ def _replace_inf(x):
 
 
 def _logaddexp(x, y):
-  # jax.lax's logaddexp for real floats (NaN or same-signed infinities add).
+  # jax.lax's logaddexp for real floats, bit for bit: max + log1p(exp(-|x - y|))
+  # (NaN or same-signed infinities add). The larger and smaller operands are
+  # picked with selects rather than max/abs, so that differentiating this
+  # again (grad of grad) gives logaddexp's exact derivatives at ties, which
+  # JAX gets from its custom_jvp.
+  ge = _ew.ge(x, y)
+  hi, lo = _ew.select(ge, x, y), _ew.select(ge, y, x)
   delta = _ew.sub(x, y)
-  big = _ew.add(_ew.max(x, y), _ew.log1p(_ew.exp(_ew.neg(_ew.abs(delta)))))
+  big = _ew.add(hi, _ew.log1p(_ew.exp(_ew.sub(lo, hi))))
   return _ew.select(_ew.ne(delta, delta), _ew.add(x, y), big)
 
 
