@@ -210,6 +210,7 @@ class custom_jvp:
     names = flat_arg_names(self.fun, dyn_args, {}, [
         tree_util.tree_structure(a).num_leaves for a in dyn_args])
     call_jaxpr, consts = _stage(fun_flat, leaves, "custom_jvp fun", self.fun, names)
+    rule.closure = tuple(consts)
     outs = custom_jvp_call_p.bind(*consts, *leaves, call_jaxpr=call_jaxpr,
                                   jvp_jaxpr_fun=rule, num_consts=len(consts),
                                   symbolic_zeros=self.symbolic_zeros)
@@ -413,6 +414,7 @@ class custom_vjp:
     names = flat_arg_names(self.fun, dyn_args, {}, [
         tree_util.tree_structure(a).num_leaves for a in dyn_args])
     call_jaxpr, consts = _stage(fun_flat, leaves, "custom_vjp fun", self.fun, names)
+    fwd.closure = tuple(consts)
     outs = custom_vjp_call_p.bind(*consts, *leaves, call_jaxpr=call_jaxpr,
                                   fwd_jaxpr_thunk=fwd, bwd=bwd, num_consts=len(consts),
                                   out_trees=_OutTrees(info), symbolic_zeros=self.symbolic_zeros)

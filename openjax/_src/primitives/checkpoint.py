@@ -161,11 +161,10 @@ def _remat_transpose(cts, *invals, jaxpr, prevent_cse, differentiated, policy):
 @remat_p.def_batch
 def _remat_batch(vals, dims, *, axis_data, jaxpr, prevent_cse, differentiated,
                  policy):
-  axis_name, axis_size = axis_data.name, axis_data.size
   params = dict(prevent_cse=prevent_cse, differentiated=differentiated, policy=policy)
   if all(d is None for d in dims):
     return remat_p.bind(*vals, jaxpr=jaxpr, **params), [None] * len(jaxpr.outvars)
-  b_jaxpr, consts, out_dims = batch_closed(ClosedJaxpr(jaxpr, []), dims, axis_size, axis_name)
+  b_jaxpr, consts, out_dims = batch_closed(ClosedJaxpr(jaxpr, []), dims, axis_data)
   outs = remat_p.bind(*consts, *vals, jaxpr=b_jaxpr, **params)
   return outs, out_dims
 
@@ -231,6 +230,19 @@ def _split_call(eqn: JaxprEqn, ins_unknown, policy):
     sp = dict(eqn.params, jaxpr=staged, differentiated=True)
   return (JaxprEqn(known_ins, known_outs, p, kp),
           JaxprEqn(res_vars + staged_ins, unknown_outs, p, sp), out_unk)
+
+
+def _remat_partial_eval_eqn(eqn: JaxprEqn, unknown_in: Sequence[bool]):
+  """A remat2 equation with known and unknown inputs (inside a jaxpr being
+  split, e.g. a jit's) as a known and a staged remat2 equation, by its own
+  policy: (known_eqn, staged_eqn, out_unknowns), like jit's split. The
+  staged equation may read known values of the enclosing jaxpr."""
+  return _split_call(eqn, unknown_in, eqn.params["policy"] or nothing_saveable)
+
+
+# JAX's partial_eval_jaxpr_custom_rules entry: jaxpr splitters (the jit hook's
+# partial_eval_jaxpr) call it for a mixed equation so primal outputs stay known.
+remat_p.partial_eval_jaxpr_custom = _remat_partial_eval_eqn
 
 
 def partial_eval_jaxpr_policy(jaxpr: Jaxpr, in_unknowns: Sequence[bool], policy: Callable):

@@ -22,7 +22,7 @@ from openjax._src.core import (ClosedJaxpr, Jaxpr, Primitive, ShapedArray, Var, 
                                get_aval, jaxpr_transforms, jaxprs_in_params, pp_eqn)
 from openjax._src.primitives.ad_util import (Zero, instantiate_zeros, is_undefined_primal,
                                              tangent_aval)
-from openjax._src.primitives.batch_util import moveaxis
+from openjax._src.primitives.batch_util import bdim_at_front, moveaxis
 from openjax._src.primitives.shape import reduce_sum
 
 
@@ -110,12 +110,15 @@ def from_rule_tangent(t):
 
 # -------------------------------------------------------------- rule objects
 class _NamedRule:
-  """A flat rule function that prints as its user-facing name in jaxprs."""
-  __slots__ = ("fn", "name")
+  """A flat rule function that prints as its user-facing name in jaxprs.
+  ``closure`` holds the values its call's leading (closed-over) operands had
+  when it was bound: batching maps them to their batched values."""
+  __slots__ = ("fn", "name", "closure")
 
-  def __init__(self, fn: Callable, name: str):
+  def __init__(self, fn: Callable, name: str, closure: Sequence = ()):
     self.fn = fn
     self.name = name
+    self.closure = tuple(closure)
 
   def __str__(self):
     return self.name
@@ -176,42 +179,31 @@ def _unbatched(aval: ShapedArray, d) -> ShapedArray:
   return ShapedArray(aval.shape[:d] + aval.shape[d + 1:], aval.dtype, aval.weak_type)
 
 
-def batched_outputs(jaxpr: Jaxpr, in_batched: Sequence[bool]) -> list[bool]:
-  """Which outputs of ``jaxpr`` depend on batched inputs (conservatively:
-  collectives that read the mapped axis count as batching their outputs)."""
-  batched = {v for v, b in zip(jaxpr.invars, in_batched) if b}
-  for eqn in jaxpr.eqns:
-    if any(isinstance(a, Var) and a in batched for a in eqn.invars) or _uses_axis(eqn):
-      batched.update(eqn.outvars)
-  return [isinstance(a, Var) and a in batched for a in jaxpr.outvars]
-
-
-def _uses_axis(eqn) -> bool:
-  # Collectives read the mapped axis; higher-order primitives only pass it on.
-  subs = jaxprs_in_params(eqn.params)
-  if subs:
-    return any(_uses_axis(e) for j in subs for e in j.eqns)
-  return getattr(eqn.primitive, "batch_needs_axis", False)
-
-
-def batch_closed(closed: ClosedJaxpr, dims, axis_size: int, axis_name):
-  """Batch ``closed`` with unbatched outputs left unbatched: (jaxpr with its
-  constants as leading inputs, consts, out_dims)."""
-  out_dims = [0 if b else None for b in
-              batched_outputs(closed.jaxpr, [d is not None for d in dims])]
-  batched, _ = jaxpr_transforms.batch_jaxpr(closed, list(dims), axis_size=axis_size,
-                                            axis_name=axis_name, out_dims=out_dims)
+def batch_closed(closed: ClosedJaxpr, dims, axis_data):
+  """Batch ``closed``, leaving outputs that do not depend on batched inputs
+  unbatched: (jaxpr with its constants as leading inputs, consts, out_dims)."""
+  batched, out_dims = jaxpr_transforms.batch_jaxpr(
+      closed, list(dims), axis_data.size, axis_data.name,
+      spmd_axis_name=axis_data.spmd_name, instantiate=False)
   jaxpr, consts = convert_constvars(batched)
-  return jaxpr.replace(debug_info=closed.jaxpr.debug_info), consts, out_dims
+  return jaxpr.replace(debug_info=closed.jaxpr.debug_info), consts, list(out_dims)
+
+
+def _lifted_closure(rule: _NamedRule, vals, dims) -> dict:
+  """id(closed-over value) -> (batched value, dim) for the rule's closure
+  entries that this batching maps (tracers of the batch trace at work)."""
+  return {id(c): (v, d) for c, v, d in zip(rule.closure, vals, dims) if d is not None}
 
 
 def _batched_call(fn: Callable, avals: Sequence[ShapedArray], args: Sequence, in_dims,
-                  axis_size: int, axis_name, out_dims):
+                  axis_data, lifted: dict, choose_dims: Callable):
   """Run the flat function ``fn`` (unbatched avals -> flat outputs, possibly
   holding ``Zero``) vectorised over ``args`` batched at ``in_dims``: it is
-  traced to a jaxpr, batched, and evaluated, with outputs at ``out_dims``
-  (None: unbatched). Symbolic-zero outputs come back as ``Zero`` of the
-  unbatched aval."""
+  traced to a jaxpr and batched (closed-over values in ``lifted`` become
+  batched inputs), then evaluated. ``choose_dims(natural_dims)`` picks the
+  output dims (0 or None; unbatched outputs are broadcast to 0 as needed).
+  Symbolic-zero outputs come back as ``Zero`` of the unbatched aval.
+  Returns (outputs, out_dims)."""
   zero_box: list = []
 
   def flat(*xs):
@@ -220,11 +212,29 @@ def _batched_call(fn: Callable, avals: Sequence[ShapedArray], args: Sequence, in
     return [instantiate_zeros(o) for o in outs]
 
   jaxpr, consts = jaxpr_transforms.trace_to_jaxpr(flat, list(avals))
-  batched, _ = jaxpr_transforms.batch_jaxpr(ClosedJaxpr(jaxpr, consts), list(in_dims),
-                                            axis_size=axis_size, axis_name=axis_name,
-                                            out_dims=list(out_dims))
+  lift = [id(c) in lifted for c in consts]
+  if any(lift):
+    lifted_vars = [v for v, l in zip(jaxpr.constvars, lift) if l]
+    extra = [lifted[id(c)] for c, l in zip(consts, lift) if l]
+    jaxpr = jaxpr.replace(constvars=[v for v, l in zip(jaxpr.constvars, lift) if not l],
+                          invars=lifted_vars + list(jaxpr.invars))
+    consts = [c for c, l in zip(consts, lift) if not l]
+    args = [v for v, _ in extra] + list(args)
+    in_dims = [d for _, d in extra] + list(in_dims)
+  batched, natural = jaxpr_transforms.batch_jaxpr(
+      ClosedJaxpr(jaxpr, consts), list(in_dims), axis_data.size, axis_data.name,
+      spmd_axis_name=axis_data.spmd_name, instantiate=False)
   outs = eval_jaxpr(batched.jaxpr, batched.consts, *args)
-  return [z if z is not None else o for o, z in zip(outs, zero_box[0])]
+  out_dims = list(choose_dims(list(natural)))
+  for i, (o, have, want) in enumerate(zip(outs, natural, out_dims)):
+    if have == want:
+      continue
+    if want is None:
+      raise ValueError("custom rule under vmap: an output that should be unbatched (like the "
+                       "custom function's own output) came out batched")
+    outs[i] = bdim_at_front(o, have, axis_data.size)
+  outs = [z if z is not None else o for o, z in zip(outs, zero_box[0])]
+  return outs, out_dims
 
 
 # ----------------------------------------------------------- custom_jvp_call
@@ -278,36 +288,54 @@ def _custom_jvp_call_transpose(cts, *invals, call_jaxpr, jvp_jaxpr_fun, num_cons
 @custom_jvp_call_p.def_batch
 def _custom_jvp_call_batch(vals, dims, *, axis_data, call_jaxpr, jvp_jaxpr_fun,
                            num_consts, symbolic_zeros):
-  axis_name, axis_size = axis_data.name, axis_data.size
   if all(d is None for d in dims):
     return custom_jvp_call_p.bind(*vals, call_jaxpr=call_jaxpr, jvp_jaxpr_fun=jvp_jaxpr_fun,
                                   num_consts=num_consts, symbolic_zeros=symbolic_zeros), \
         [None] * len(call_jaxpr.out_avals)
   vals, dims = _move_to_front(vals, dims)
-  jaxpr, consts, out_dims = batch_closed(call_jaxpr, dims, axis_size, axis_name)
+  jaxpr, consts, out_dims = batch_closed(call_jaxpr, dims, axis_data)
+  lifted = _lifted_closure(jvp_jaxpr_fun, vals[:num_consts], dims[:num_consts])
   rule_dims = dims[num_consts:]
   rule_avals = [_unbatched(get_aval(v), d) for v, d in zip(vals[num_consts:], rule_dims)]
-  n = len(rule_avals)
+  n, m = len(rule_avals), len(out_dims)
+  # While this bind runs, a JVP above may call the rule: then, as in JAX, the
+  # outputs are batched wherever the rule's primal or tangent output is.
+  state = {"binding": True, "dims": None}
+
+  def choose(natural):
+    if not state["binding"]:
+      return out_dims + out_dims
+    merged = [0 if (p is not None or t is not None) else None
+              for p, t in zip(natural[:m], natural[m:])]
+    state["dims"] = merged
+    return merged + merged
 
   def batched_rule(primals, tangents):
-    tangents = [instantiate_zeros(from_rule_tangent(t)) for t in tangents]
+    tangents = [from_rule_tangent(t) for t in tangents]
+    nz = [type(t) is not Zero for t in tangents]
 
     def flat(*xs):
-      p_out, t_out = apply_custom_jvp_rule(jvp_jaxpr_fun, xs[:n], xs[n:], symbolic_zeros)
+      rest = iter(xs[n:])
+      tans = [next(rest) if z else Zero(tangent_aval(a)) for a, z in zip(rule_avals, nz)]
+      p_out, t_out = apply_custom_jvp_rule(jvp_jaxpr_fun, xs[:n], tans, symbolic_zeros)
       return p_out + t_out
 
-    t_avals = [tangent_aval(a) for a in rule_avals]
-    outs = _batched_call(flat, rule_avals + t_avals, list(primals) + tangents,
-                         rule_dims + rule_dims, axis_size, axis_name, out_dims + out_dims)
-    m = len(outs) // 2
-    return outs[:m], [SymbolicZero(_batched_aval(t.aval, axis_size, d)) if type(t) is Zero
-                      else t for t, d in zip(outs[m:], out_dims)]
+    t_avals = [tangent_aval(a) for a, z in zip(rule_avals, nz) if z]
+    t_dims = [d for d, z in zip(rule_dims, nz) if z]
+    outs, dims_out = _batched_call(flat, rule_avals + t_avals,
+                                   list(primals) + [t for t in tangents if type(t) is not Zero],
+                                   rule_dims + t_dims, axis_data, lifted, choose)
+    return outs[:m], [SymbolicZero(_batched_aval(t.aval, axis_data.size, d))
+                      if type(t) is Zero else t for t, d in zip(outs[m:], dims_out[m:])]
 
-  rule = CustomJVPRule(batched_rule, jvp_jaxpr_fun.name)
-  outs = custom_jvp_call_p.bind(*consts, *vals, call_jaxpr=ClosedJaxpr(jaxpr, []),
-                                jvp_jaxpr_fun=rule, num_consts=len(consts) + num_consts,
-                                symbolic_zeros=False)
-  return outs, out_dims
+  rule = CustomJVPRule(batched_rule, jvp_jaxpr_fun.name, closure=[*consts, *vals[:num_consts]])
+  try:
+    outs = custom_jvp_call_p.bind(*consts, *vals, call_jaxpr=ClosedJaxpr(jaxpr, []),
+                                  jvp_jaxpr_fun=rule, num_consts=len(consts) + num_consts,
+                                  symbolic_zeros=symbolic_zeros)
+  finally:
+    state["binding"] = False
+  return outs, state["dims"] or out_dims
 
 
 def _batched_aval(aval: ShapedArray, size: int, d) -> ShapedArray:
@@ -400,48 +428,62 @@ def _custom_vjp_call_transpose(cts, *invals, call_jaxpr, **params):
 @custom_vjp_call_p.def_batch
 def _custom_vjp_call_batch(vals, dims, *, axis_data, call_jaxpr, fwd_jaxpr_thunk,
                            bwd, num_consts, out_trees, symbolic_zeros):
-  axis_name, axis_size = axis_data.name, axis_data.size
   params = dict(call_jaxpr=call_jaxpr, fwd_jaxpr_thunk=fwd_jaxpr_thunk, bwd=bwd,
                 num_consts=num_consts, out_trees=out_trees, symbolic_zeros=symbolic_zeros)
   if all(d is None for d in dims):
     return custom_vjp_call_p.bind(*vals, **params), [None] * len(call_jaxpr.out_avals)
   vals, dims = _move_to_front(vals, dims)
-  jaxpr, consts, out_dims = batch_closed(call_jaxpr, dims, axis_size, axis_name)
+  jaxpr, consts, out_dims = batch_closed(call_jaxpr, dims, axis_data)
+  lifted = _lifted_closure(fwd_jaxpr_thunk, vals[:num_consts], dims[:num_consts])
   rule_dims = dims[num_consts:]
   rule_avals = [_unbatched(get_aval(v), d) for v, d in zip(vals[num_consts:], rule_dims)]
-  n_out = len(call_jaxpr.out_avals)
-  n_res_box: list = []
+  n_out = len(out_dims)
+  state = {"binding": True, "dims": None, "res_dims": None}
 
   def batched_fwd(primals, in_zeros):
     def flat(*xs):
       res, outs = fwd_jaxpr_thunk(xs, in_zeros)
-      n_res_box.append(len(res))
       return list(res) + list(outs)
-    # The number of residuals is known once fwd is traced: trace it first.
-    jaxpr_transforms.trace_to_jaxpr(flat, rule_avals)
-    n_res = n_res_box[-1]
-    outs = _batched_call(flat, rule_avals, primals, rule_dims, axis_size, axis_name,
-                         [0] * n_res + out_dims)
+
+    def choose(natural):
+      n_res = len(natural) - n_out
+      out = natural[n_res:] if state["binding"] else out_dims
+      if state["binding"]:
+        state["dims"] = [0 if d is not None else None for d in out]
+      state["res_dims"] = [0 if d is not None else None for d in natural[:n_res]]
+      return state["res_dims"] + [0 if d is not None else None for d in out]
+
+    outs, dims_out = _batched_call(flat, rule_avals, primals, rule_dims, axis_data, lifted,
+                                   choose)
+    n_res = len(outs) - n_out
     return outs[:n_res], outs[n_res:]
 
   def batched_bwd(res, cts):
     cts = [instantiate_zeros(from_rule_tangent(c)) for c in cts]
-    res_avals = [_unbatched(get_aval(r), 0) for r in res]
-    ct_avals = [_unbatched(get_aval(c), d) for c, d in zip(cts, out_dims)]
+    res_dims = state["res_dims"] or [0] * len(res)
+    cts_dims = state["dims"] or out_dims
+    res_avals = [_unbatched(get_aval(r), d) for r, d in zip(res, res_dims)]
+    ct_avals = [_unbatched(get_aval(c), d) for c, d in zip(cts, cts_dims)]
     nr = len(res)
-    outs = _batched_call(lambda *xs: bwd(xs[:nr], xs[nr:]), res_avals + ct_avals,
-                         list(res) + cts, [0] * nr + out_dims, axis_size, axis_name,
-                         [0] * len(rule_dims))
-    # Cotangents of unbatched inputs sum over the batch.
-    return [o if type(o) is Zero or d is not None else reduce_sum(o, (0,))
-            for o, d in zip(outs, rule_dims)]
+    outs, dims_out = _batched_call(
+        lambda *xs: bwd(xs[:nr], xs[nr:]), res_avals + ct_avals, list(res) + cts,
+        res_dims + cts_dims, axis_data, {}, lambda natural: natural)
+    # Cotangents of unbatched inputs sum over the batch; batched ones need it.
+    return [Zero(_batched_aval(o.aval, axis_data.size, want)) if type(o) is Zero else
+            o if have == want else
+            reduce_sum(o, (0,)) if want is None else bdim_at_front(o, None, axis_data.size)
+            for o, have, want in zip(outs, dims_out, rule_dims)]
 
-  outs = custom_vjp_call_p.bind(
-      *consts, *vals, call_jaxpr=ClosedJaxpr(jaxpr, []),
-      fwd_jaxpr_thunk=CustomVJPFwd(batched_fwd, fwd_jaxpr_thunk.name),
-      bwd=CustomVJPBwd(batched_bwd, bwd.name), num_consts=len(consts) + num_consts,
-      out_trees=out_trees, symbolic_zeros=False)
-  return outs, out_dims
+  try:
+    outs = custom_vjp_call_p.bind(
+        *consts, *vals, call_jaxpr=ClosedJaxpr(jaxpr, []),
+        fwd_jaxpr_thunk=CustomVJPFwd(batched_fwd, fwd_jaxpr_thunk.name,
+                                     closure=[*consts, *vals[:num_consts]]),
+        bwd=CustomVJPBwd(batched_bwd, bwd.name), num_consts=len(consts) + num_consts,
+        out_trees=out_trees, symbolic_zeros=False)
+  finally:
+    state["binding"] = False
+  return outs, state["dims"] or out_dims
 
 
 @custom_vjp_call_p.def_lower
