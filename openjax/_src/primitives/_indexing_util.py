@@ -362,3 +362,110 @@ def scatter_impl_with(combine):
     return [out]
   return impl
 
+
+
+# ------------------------------------------------------------ lowering helpers
+# The lowering rules never rely on the backend's handling of out-of-bounds
+# indices (IREE's scatter writes out of bounds instead of dropping, and
+# reinterprets narrow unsigned indices as signed): indices are clamped in
+# their own dtype, masks are explicit, and the indices the ops see are i32
+# (i64 for huge operands).
+def lower_index_dtype(*sizes) -> np.dtype:
+  """The index type of lowered gathers/scatters/dynamic slices: i32 unless
+  an operand dimension needs i64."""
+  return np.dtype(np.int32 if max(sizes, default=0) <= np.iinfo(np.int32).max else np.int64)
+
+
+def _compare_type(dtype) -> str:
+  kind = "UNSIGNED" if dtypes.kind(np.dtype(dtype)) in "ub" else "SIGNED"
+  return f"#stablehlo<comparison_type {kind}>"
+
+
+def _clamp_bounds(dtype, uppers) -> np.ndarray:
+  """``uppers`` (non-negative) saturated to ``dtype``'s largest value."""
+  top = int(dtypes.iinfo(dtype).max)
+  return np.array([min(int(u), top) for u in uppers], dtype)
+
+
+def lower_clamp_index_vectors(ctx, indices, idx_aval, uppers):
+  """``indices`` (..., K) with component k clamped into ``[0, uppers[k]]``,
+  computed in the indices' own dtype."""
+  dt = np.dtype(idx_aval.dtype)
+  shape = idx_aval.shape
+  hi = ctx.broadcast_in_dim(ctx.constant(_clamp_bounds(dt, uppers)), shape, (len(shape) - 1,))
+  lo = ctx.full(0, shape, dt)
+  return ctx.op("stablehlo.clamp", [lo, indices, hi], ctx.tensor_type(shape, dt))
+
+
+def lower_clamp_scalar(ctx, x, aval, upper, index_dtype):
+  """A scalar start index clamped into ``[0, upper]`` and converted to
+  ``index_dtype``."""
+  dt = np.dtype(aval.dtype)
+  t = ctx.tensor_type((), dt)
+  x = ctx.op("stablehlo.clamp", [ctx.constant(np.zeros((), dt)), x,
+                                 ctx.constant(_clamp_bounds(dt, [upper])[0])], t)
+  return ctx.convert(x, index_dtype, ())
+
+
+def lower_unchanged(ctx, raw, clamped, idx_aval):
+  """A boolean of shape ``indices.shape[:-1]``: whether clamping left the
+  whole index vector unchanged (its window is in bounds)."""
+  shape = idx_aval.shape
+  bool_t = ctx.tensor_type(shape, np.bool_)
+  eq = ctx.op("stablehlo.compare", [raw, clamped], bool_t,
+              attrs={"comparison_direction": "#stablehlo<comparison_direction EQ>",
+                     "compare_type": _compare_type(idx_aval.dtype)})
+  out_t = ctx.tensor_type(shape[:-1], np.bool_)
+  if shape[-1] == 1:
+    return ctx.op("stablehlo.reshape", [eq], out_t)
+  scalar = ctx.tensor_type((), np.bool_)
+  with ctx.region([scalar, scalar]) as body:
+    a, b = body.args
+    ctx.ret([ctx.op("stablehlo.and", [a, b], scalar)])
+  return ctx.op("stablehlo.reduce", [eq, ctx.constant(np.array(True))], out_t,
+                attrs={"dimensions": (len(shape) - 1,)}, regions=[body])
+
+
+def _dims_list(dims) -> str:
+  return "[" + ", ".join(str(int(d)) for d in dims) + "]"
+
+
+def _dnums_attr(kind: str, fields, index_vector_dim: int) -> str:
+  parts = [f"{name} = {_dims_list(v)}" for name, v in fields if len(v)]
+  parts.append(f"index_vector_dim = {int(index_vector_dim)}")
+  return f"#stablehlo.{kind}<" + ", ".join(parts) + ">"
+
+
+def gather_dnums_attr(dn: GatherDimensionNumbers, index_vector_dim: int) -> str:
+  """``#stablehlo.gather<...>`` for ``dn`` (empty fields omitted)."""
+  return _dnums_attr("gather", [
+      ("offset_dims", dn.offset_dims), ("collapsed_slice_dims", dn.collapsed_slice_dims),
+      ("operand_batching_dims", dn.operand_batching_dims),
+      ("start_indices_batching_dims", dn.start_indices_batching_dims),
+      ("start_index_map", dn.start_index_map)], index_vector_dim)
+
+
+def scatter_dnums_attr(dn: ScatterDimensionNumbers, index_vector_dim: int) -> str:
+  """``#stablehlo.scatter<...>`` for ``dn`` (empty fields omitted)."""
+  return _dnums_attr("scatter", [
+      ("update_window_dims", dn.update_window_dims),
+      ("inserted_window_dims", dn.inserted_window_dims),
+      ("input_batching_dims", dn.operand_batching_dims),
+      ("scatter_indices_batching_dims", dn.scatter_indices_batching_dims),
+      ("scatter_dims_to_operand_dims", dn.scatter_dims_to_operand_dims)], index_vector_dim)
+
+
+def extreme_value(dtype, largest: bool):
+  """The identity of minimum (``largest``) or maximum: +-inf, or the
+  dtype's extreme finite value where it has no infinity; True/False for bool."""
+  dt = np.dtype(dtype)
+  if dt == np.bool_:
+    return np.array(largest)
+  if dtypes.issubdtype(dt, np.integer):
+    info = dtypes.iinfo(dt)
+    return np.array(info.max if largest else info.min, dt)
+  inf = np.array(np.inf if largest else -np.inf).astype(dt)
+  if np.isinf(float(inf)):
+    return inf
+  info = dtypes.finfo(dt)
+  return np.array(info.max if largest else info.min, dt)

@@ -13,7 +13,8 @@ from openjax._src.core import Primitive, ShapedArray, Tracer, get_aval
 from openjax._src.primitives import elementwise as _ew
 from openjax._src.primitives import shape as _shape
 from openjax._src.primitives._indexing_util import (GatherDimensionNumbers, GatherScatterMode,
-                                                    ScatterDimensionNumbers, shape_param)
+                                                    ScatterDimensionNumbers, lower_clamp_scalar,
+                                                    lower_index_dtype, shape_param)
 from openjax._src.primitives._util import check_same_dtypes
 from openjax._src.primitives.ad_util import Zero, instantiate_zeros, is_undefined_primal
 from openjax._src.primitives.batch_util import bdim_at_front, moveaxis
@@ -121,6 +122,24 @@ def _dynamic_slice_batch(vals, dims, *, slice_sizes):
       [operand, index], [operand_bdim, 0], dimension_numbers=dnums,
       slice_sizes=tuple(slice_sizes), unique_indices=True, indices_are_sorted=True,
       mode=GatherScatterMode.CLIP, fill_value=None)
+
+
+def _lower_starts(ctx, starts, shape, sizes):
+  """Start indices clamped so the window fits (in their own dtype, so huge
+  unsigned starts clamp high), as i32 (i64 for huge operands)."""
+  itype = lower_index_dtype(*shape)
+  return [lower_clamp_scalar(ctx, s, aval, d - z, itype)
+          for s, aval, d, z in zip(starts, ctx.avals_in[-len(starts):], shape, sizes)]
+
+
+@dynamic_slice_p.def_lower
+def _dynamic_slice_lower(ctx, operand, *starts, slice_sizes):
+  out = ctx.avals_out[0]
+  if 0 in out.shape:
+    return [ctx.full(0, out.shape, out.dtype)]
+  starts = _lower_starts(ctx, starts, ctx.avals_in[0].shape, slice_sizes)
+  return [ctx.op("stablehlo.dynamic_slice", [operand, *starts], out,
+                 attrs={"slice_sizes": tuple(slice_sizes)})]
 
 
 def _dynamic_slice_indices(operand, start_indices, allow_negative_indices) -> list:
@@ -244,6 +263,16 @@ def _dynamic_update_slice_batch(vals, dims):
                                   operand_batching_dims=(0,), scatter_indices_batching_dims=(0,))
   return [scatter(operand, index, update, dnums, indices_are_sorted=True, unique_indices=True,
                   mode=GatherScatterMode.CLIP)], [0]
+
+
+@dynamic_update_slice_p.def_lower
+def _dynamic_update_slice_lower(ctx, operand, update, *starts):
+  op_aval, upd_aval = ctx.avals_in[:2]
+  if 0 in upd_aval.shape:
+    return [operand]
+  starts = _lower_starts(ctx, starts, op_aval.shape, upd_aval.shape)
+  return [ctx.op("stablehlo.dynamic_update_slice", [operand, update, *starts],
+                 ctx.avals_out[0])]
 
 
 def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indices=True):
