@@ -125,3 +125,11 @@ _add("random.permutation", lambda k: random.permutation(k, 6), lambda rng: (_key
      **_NOC)
 _add("random.categorical", lambda k, logits: random.categorical(k, logits),
      lambda rng: (_keys()(rng), rng.standard_normal((2, 4)).astype(np.float32)), **_NOC)
+_add("random.gamma", lambda k, a: random.gamma(k, a),
+     lambda rng: (_keys()(rng), (rng.random(4) * 3 + 0.2).astype(np.float32)), **_NOC)
+_add("random.loggamma", lambda k, a: random.loggamma(k, a, (2, 3)),
+     lambda rng: (_keys()(rng), (rng.random(3) * 3 + 0.05).astype(np.float32)), **_NOC)
+_add("random.poisson", lambda k, lam: random.poisson(k, lam),
+     lambda rng: (_keys()(rng), np.array([0., 0.7, 4., 12., 60.], np.float32)), **_NOC)
+_add("random.binomial", lambda k, n: random.binomial(k, n, 0.3),
+     lambda rng: (_keys()(rng), np.array([0., 3., 20., 150.], np.float32)), **_NOC)
