@@ -179,11 +179,7 @@ def test_print_broadcast_matmul_squeezes_and_restores():
       dimension_numbers=(([2], [0]), ([], []))
       preferred_element_type=float32
     ] c d
-    f:f32[1,1,3,2] = broadcast_in_dim[
-      broadcast_dimensions=(0, 2, 3)
-      shape=(1, 1, 3, 2)
-      sharding=None
-    ] e
+    f:f32[1,1,3,2] = broadcast_in_dim[broadcast_dimensions=(0, 2, 3)] e
   in (f,) }"""
 
 
@@ -338,3 +334,140 @@ def test_methods_and_operator():
   assert float(x.trace(offset=1)) == 1 + 5
   np.testing.assert_array_equal(x.diagonal(offset=-1), [3, 7])
   np.testing.assert_array_equal(np.ones((3, 3), f32) @ x, np.ones((3, 3)) @ np.asarray(x))
+
+
+# ------------------------------------------------- transformation rules
+# Printed jaxprs are JAX 0.10.2's for the same programs.
+PERMUTED = (((1, 2), (3, 0)), ((0,), (1,)))
+
+
+def _dg(dims, **kw):
+  return lambda a, b: lax.dot_general(a, b, dims, **kw)
+
+
+def test_dot_general_jvp_is_bilinear():
+  x, y = np.ones((2, 4, 3), f32), np.ones((3, 2, 5, 4), f32)
+  jaxpr = jax.make_jaxpr(lambda a, b, ta, tb: jax.jvp(_dg(PERMUTED), (a, b), (ta, tb)))(
+      x, y, x, y)
+  check_jaxpr(jaxpr)
+  assert str(jaxpr) == """\
+{ lambda ; a:f32[2,4,3] b:f32[3,2,5,4] c:f32[2,4,3] d:f32[3,2,5,4]. let
+    e:f32[2,5] = dot_general[dimension_numbers=(([1, 2], [3, 0]), ([0], [1]))] a
+      b
+    f:f32[2,5] = dot_general[dimension_numbers=(([1, 2], [3, 0]), ([0], [1]))] c
+      b
+    g:f32[2,5] = dot_general[dimension_numbers=(([1, 2], [3, 0]), ([0], [1]))] a
+      d
+    h:f32[2,5] = add_any f g
+  in (e, h) }"""
+  # A zero tangent costs nothing.
+  jaxpr = jax.make_jaxpr(lambda a, b, ta: jax.jvp(lambda a: _dg(PERMUTED)(a, b), (a,),
+                                                  (ta,)))(x, y, x)
+  assert [e.primitive.name for e in jaxpr.jaxpr.eqns] == ["dot_general", "dot_general"]
+
+
+def test_dot_general_transpose_each_operand():
+  x, y = np.ones((2, 4, 3), f32), np.ones((3, 2, 5, 4), f32)
+  ct = np.ones((2, 5), f32)
+  tl = jax.linear_transpose(lambda a: _dg(PERMUTED)(a, y), x)
+  assert str(jax.make_jaxpr(tl)(ct)) == """\
+{ lambda a:f32[3,2,5,4]; b:f32[2,5]. let
+    c:f32[2,3,4] = dot_general[dimension_numbers=(([1], [2]), ([0], [1]))] b a
+    d:f32[2,4,3] = transpose[permutation=(0, 2, 1)] c
+  in (d,) }"""
+  tr = jax.linear_transpose(lambda b: _dg(PERMUTED)(x, b), y)
+  assert str(jax.make_jaxpr(tr)(ct)) == """\
+{ lambda a:f32[2,4,3]; b:f32[2,5]. let
+    c:f32[2,5,4,3] = dot_general[dimension_numbers=(([], []), ([0], [0]))] b a
+    d:f32[3,2,5,4] = transpose[permutation=(3, 0, 1, 2)] c
+  in (d,) }"""
+  # Values: the transposes are the adjoints of the product.
+  rng = np.random.default_rng(0)
+  x, y = rng.standard_normal((2, 4, 3)).astype(f32), rng.standard_normal((3, 2, 5, 4)).astype(f32)
+  ct = rng.standard_normal((2, 5)).astype(f32)
+  gx, gy = jax.vjp(_dg(PERMUTED), x, y)[1](ct)
+  np.testing.assert_allclose(gx, np.einsum("bn,cbnk->bkc", ct, y), rtol=1e-5, atol=1e-5)
+  np.testing.assert_allclose(gy, np.einsum("bn,bkc->cbnk", ct, x), rtol=1e-5, atol=1e-5)
+
+
+def test_dot_general_transpose_with_preferred_element_type():
+  xb, yb = np.ones((3, 4), bf16), np.ones((4, 2), bf16)
+  g = _dg(MM, preferred_element_type=f32)
+  t = jax.linear_transpose(lambda a: g(a, yb), xb)
+  assert str(jax.make_jaxpr(t)(np.ones((3, 2), f32))) == """\
+{ lambda a:bf16[4,2]; b:f32[3,2]. let
+    c:f32[3,4] = dot_general[
+      dimension_numbers=(([1], [1]), ([], []))
+      preferred_element_type=float32
+    ] b a
+    d:bf16[3,4] = convert_element_type[new_dtype=bfloat16 weak_type=False] c
+  in (d,) }"""
+  gx, gy = jax.grad(lambda a, b: g(a, b).sum(), argnums=(0, 1))(xb, yb)
+  assert gx.dtype == gy.dtype == bf16
+  np.testing.assert_array_equal(np.asarray(gx, f32), np.full((3, 4), 2, f32))
+  np.testing.assert_array_equal(np.asarray(gy, f32), np.full((4, 2), 3, f32))
+
+
+def test_dot_general_grad_mixed_dtypes():
+  x = np.arange(12, dtype=f32).reshape(3, 4)
+  y = (np.arange(8) + 1j).reshape(4, 2).astype(c64)
+  h = lambda a, b: (a @ b).real.sum()
+  gx = jax.grad(h, argnums=0)(x, y)        # real operand of a complex product: real part
+  assert gx.dtype == f32
+  np.testing.assert_allclose(gx, np.tile([1.0, 5.0, 9.0, 13.0], (3, 1)))
+  gy = jax.grad(h, argnums=1)(x, y)
+  assert gy.dtype == c64
+  np.testing.assert_allclose(gy, np.tile(x.sum(0)[:, None], (1, 2)).astype(c64))
+  # An integer operand has no tangent; the float one does.
+  gy = jax.grad(lambda a, b: _dg(MM)(a, b).sum(), argnums=1)(np.ones((3, 4), i32),
+                                                              np.ones((4, 2), f32))
+  np.testing.assert_allclose(gy, np.full((4, 2), 3.0))
+
+
+@pytest.mark.parametrize("in_axes, shapes, want", [
+    ((1, None), ((2, 7, 4, 3), (3, 2, 5, 4)), """\
+{ lambda ; a:f32[2,7,4,3] b:f32[3,2,5,4]. let
+    c:f32[2,7,5] = dot_general[dimension_numbers=(([2, 3], [3, 0]), ([0], [1]))] a
+      b
+    d:f32[7,2,5] = transpose[permutation=(1, 0, 2)] c
+  in (d,) }"""),
+    ((None, 2), ((2, 4, 3), (3, 2, 7, 5, 4)), """\
+{ lambda ; a:f32[2,4,3] b:f32[3,2,7,5,4]. let
+    c:f32[2,7,5] = dot_general[dimension_numbers=(([1, 2], [4, 0]), ([0], [1]))] a
+      b
+    d:f32[7,2,5] = transpose[permutation=(1, 0, 2)] c
+  in (d,) }"""),
+    ((2, -1), ((2, 4, 7, 3), (3, 2, 5, 4, 7)), """\
+{ lambda ; a:f32[2,4,7,3] b:f32[3,2,5,4,7]. let
+    c:f32[7,2,5] = dot_general[
+      dimension_numbers=(([1, 3], [3, 0]), ([2, 0], [4, 1]))
+    ] a b
+  in (c,) }"""),
+])
+def test_dot_general_batching_folds_into_dimension_numbers(in_axes, shapes, want):
+  args = [np.ones(s, f32) for s in shapes]
+  jaxpr = jax.make_jaxpr(jax.vmap(_dg(PERMUTED), in_axes=in_axes))(*args)
+  check_jaxpr(jaxpr)
+  assert str(jaxpr) == want
+
+
+@pytest.mark.parametrize("dims, shapes, kw", [
+    (MM, ((3, 4), (4, 5)), {}),
+    ((((2,), (1,)), ((0,), (0,))), ((2, 3, 4), (2, 4, 5)), {}),
+    (PERMUTED, ((2, 4, 3), (3, 2, 5, 4)), {}),
+    ((((), ()), ((), ())), ((2, 3), (4,)), {}),
+    (MM, ((3, 4), (4, 2)), {"preferred_element_type": i32}),
+])
+@pytest.mark.parametrize("axes", [(0, 0), (1, None), (None, 0), (-1, 1), (None, -1)])
+def test_dot_general_vmap_matches_loop(dims, shapes, kw, axes):
+  rng = np.random.default_rng(1)
+  dt = i8 if kw else f32
+  base = [rng.integers(-3, 4, s).astype(dt) for s in shapes]
+  args = [np.stack([b + k for k in range(3)], axis=ax) if ax is not None else b
+          for b, ax in zip(base, axes)]
+  got = jax.vmap(_dg(dims, **kw), in_axes=axes)(*args)
+  loop = np.stack([np.asarray(_dg(dims, **kw)(*[np.take(a, k, axis=ax) if ax is not None else a
+                                                  for a, ax in zip(args, axes)]))
+                   for k in range(3)])
+  assert got.dtype == loop.dtype
+  np.testing.assert_allclose(np.asarray(got), loop, rtol=1e-5, atol=1e-5)

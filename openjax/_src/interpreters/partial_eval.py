@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from openjax._src import dtypes
-from openjax._src.core import ClosedJaxpr, Jaxpr, Trace, Var, current_trace, jaxpr_transforms, set_current_trace
+from openjax._src.core import (ClosedJaxpr, Jaxpr, Trace, Var, current_trace, jaxpr_transforms,
+                               set_current_trace)
 from openjax._src.interpreters.jvp import JVPTrace, JVPTracer
 from openjax._src.interpreters.staging import DynamicJaxprTrace, DynamicJaxprTracer
 from openjax._src.primitives.ad_util import Zero
