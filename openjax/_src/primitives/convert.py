@@ -8,6 +8,8 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, array_hooks, get_aval
+from openjax._src.lowering.builder import enum_attr
+from openjax._src.lowering.mlir_types import split_tensor_type
 from openjax._src.primitives._elementwise_rules import pp_hide_none
 from openjax._src.primitives.ad_util import Zero, tangent_aval
 
@@ -89,6 +91,99 @@ def _convert_batch(vals, dims, **params):
   x, = vals
   d, = dims
   return [convert_element_type_p.bind1(x, **params)], [d]
+
+
+def _cmp(ctx, x, y, direction: str, dtype):
+  # stablehlo.compare of two same-typed tensors (the comparison type from the dtype).
+  k = dtypes.kind(np.dtype(dtype))
+  ctype = {"f": "FLOAT", "c": "FLOAT", "i": "SIGNED", "u": "UNSIGNED", "b": "UNSIGNED"}[k]
+  shape, _ = split_tensor_type(x.type)
+  return ctx.op("stablehlo.compare", [x, y], ctx.tensor_type(shape, np.bool_),
+                attrs={"comparison_direction": enum_attr("comparison_direction", direction),
+                       "compare_type": enum_attr("comparison_type", ctype)})
+
+
+def lower_convert(ctx, x, src, dst):
+  """Emit ``convert_numpy``'s cast of the tensor ``x`` from ``src`` to ``dst``
+  (saturating float->int with NaN->0, the real part of complex->real, ``x != 0``
+  for ->bool; ml_dtypes floats go through float32, as the impl does)."""
+  src, dst = np.dtype(src), np.dtype(dst)
+  shape, _ = split_tensor_type(x.type)
+  if src == dst:
+    return x
+  if dst == dtypes.float0:
+    return ctx.full(False, shape, np.bool_)
+  sk, dk = dtypes.kind(src), dtypes.kind(dst)
+  if dst == np.bool_:
+    if sk == "c":
+      fdt = np.finfo(src).dtype
+      parts = [ctx.op(f"stablehlo.{p}", [x], ctx.tensor_type(shape, fdt)) for p in ("real", "imag")]
+      zero = ctx.full(0, shape, fdt)
+      nz = [_cmp(ctx, p, zero, "NE", fdt) for p in parts]
+      return ctx.op("stablehlo.or", nz, ctx.tensor_type(shape, np.bool_))
+    return _cmp(ctx, x, ctx.full(0, shape, src), "NE", src)
+  if sk == "c" and dk == "c":   # each part on its own (IREE has no complex convert)
+    fs, fd = np.finfo(src).dtype, np.finfo(dst).dtype
+    parts = [lower_convert(ctx, ctx.op(f"stablehlo.{p}", [x], ctx.tensor_type(shape, fs)), fs, fd)
+             for p in ("real", "imag")]
+    return ctx.op("stablehlo.complex", parts, ctx.tensor_type(shape, dst))
+  if sk == "c":
+    src = np.finfo(src).dtype
+    x = ctx.op("stablehlo.real", [x], ctx.tensor_type(shape, src))
+    sk = "f"
+  if dk == "c":
+    fd = np.finfo(dst).dtype
+    re = lower_convert(ctx, x, src, fd)
+    return ctx.op("stablehlo.complex", [re, ctx.full(0, shape, fd)], ctx.tensor_type(shape, dst))
+  f32 = np.dtype(np.float32)
+  if sk == "f" and dk in "iu":
+    if src not in (f32, np.dtype(np.float64)):
+      x, src = lower_convert(ctx, x, src, f32), f32
+    info = dtypes.iinfo(dst)
+    top = src.type(2.0 ** (dst.itemsize * 8 - (1 if dk == "i" else 0)))
+    hi = np.nextafter(top, src.type(0))          # the largest float below 2**bits
+    x = ctx.op("stablehlo.select", [_cmp(ctx, x, x, "NE", src), ctx.full(0, shape, src), x],
+               x.type)
+    xc = ctx.op("stablehlo.clamp", [ctx.full(info.min, shape, src), x, ctx.full(hi, shape, src)],
+                x.type)
+    out = ctx.op("stablehlo.convert", [xc], ctx.tensor_type(shape, dst))
+    if int(hi) != info.max:                       # hi truncates below the maximum
+      out = ctx.op("stablehlo.select", [_cmp(ctx, x, ctx.full(top, shape, src), "GE", src),
+                                        ctx.full(info.max, shape, dst), out], out.type)
+    return out
+  custom = dtypes.custom_float_dtypes
+  if (src in custom or dst in custom) and f32 not in (src, dst):
+    x = lower_convert(ctx, x, src, f32)           # ml_dtypes casts go through float32
+    if sk in "iub" and dst == dtypes.bfloat16:
+      # IREE folds int->f32->bf16 into one cast that needs a libcall its
+      # embedded linker lacks; round the (never NaN) float32 bits ourselves.
+      return _f32_to_bf16_bits(ctx, x, shape)
+    src = f32
+  out = ctx.op("stablehlo.convert", [x], ctx.tensor_type(shape, dst))
+  if src == dtypes.float8_e4m3fn:
+    # IREE decodes the NaN 0xFF as -480 (not an e4m3fn value): make it NaN.
+    bad = _cmp(ctx, out, ctx.full(-480, shape, dst), "EQ", dst)
+    out = ctx.op("stablehlo.select", [bad, ctx.full(np.nan, shape, dst), out], out.type)
+  return out
+
+
+def _f32_to_bf16_bits(ctx, x, shape):
+  # Round to nearest even on the bits: (b + 0x7FFF + lsb) >> 16 (finite inputs).
+  u32 = ctx.tensor_type(shape, np.uint32)
+  b = ctx.op("stablehlo.bitcast_convert", [x], u32)
+  lsb = ctx.op("stablehlo.and", [ctx.op("stablehlo.shift_right_logical",
+                                        [b, ctx.full(16, shape, np.uint32)], u32),
+                                 ctx.full(1, shape, np.uint32)], u32)
+  b = ctx.op("stablehlo.add", [ctx.op("stablehlo.add", [b, ctx.full(0x7FFF, shape, np.uint32)],
+                                      u32), lsb], u32)
+  b = ctx.op("stablehlo.shift_right_logical", [b, ctx.full(16, shape, np.uint32)], u32)
+  b = ctx.op("stablehlo.convert", [b], ctx.tensor_type(shape, np.uint16))
+  return ctx.op("stablehlo.bitcast_convert", [b], ctx.tensor_type(shape, dtypes.bfloat16))
+
+
+@convert_element_type_p.def_lower
+def _convert_lower(ctx, x, *, new_dtype, weak_type, sharding=None):
+  return [lower_convert(ctx, x, ctx.avals_in[0].dtype, new_dtype)]
 
 
 def convert_element_type(operand, new_dtype):

@@ -59,6 +59,14 @@ def _rev_batch(vals, dims, *, dimensions):
   return [rev(x, _shifted(dimensions, d))], [d]
 
 
+@rev_p.def_lower
+def _rev_lower(ctx, x, *, dimensions):
+  if not dimensions:
+    return [x]
+  return [ctx.op("stablehlo.reverse", [x], ctx.avals_out[0],
+                 attrs={"dimensions": tuple(dimensions)})]
+
+
 # ------------------------------------------------------------------------ pad
 pad_p = Primitive("pad", kind="linear")
 
@@ -218,6 +226,27 @@ def _pad_batch(vals, dims, *, padding_config):
   return [x], [0]
 
 
+@pad_p.def_lower
+def _pad_lower(ctx, x, padding_value, *, padding_config):
+  # Interior and positive edges in one stablehlo.pad; negative edges (cuts,
+  # possibly past the operand) as a slice of that, so IREE never sees them.
+  aval = ctx.avals_in[0]
+  lows = tuple(max(lo, 0) for lo, _, _ in padding_config)
+  highs = tuple(max(hi, 0) for _, hi, _ in padding_config)
+  grown = _padded_shape([(lo, hi, i) for lo, hi, (_, _, i) in
+                         zip(lows, highs, padding_config)], aval.shape)
+  out = ctx.op("stablehlo.pad", [x, padding_value], ctx.tensor_type(grown, aval.dtype),
+               attrs={"edge_padding_low": lows, "edge_padding_high": highs,
+                      "interior_padding": tuple(i for _, _, i in padding_config)})
+  if all(lo >= 0 and hi >= 0 for lo, hi, _ in padding_config):
+    return [out]
+  starts = tuple(max(-lo, 0) for lo, _, _ in padding_config)
+  limits = tuple(n - max(-hi, 0) for n, (_, hi, _) in zip(grown, padding_config))
+  return [ctx.op("stablehlo.slice", [out], ctx.avals_out[0],
+                 attrs={"start_indices": starts, "limit_indices": limits,
+                        "strides": (1,) * len(grown)})]
+
+
 # ---------------------------------------------------------------- concatenate
 concatenate_p = Primitive("concatenate", kind="linear")
 
@@ -276,6 +305,12 @@ def _concatenate_batch(vals, dims, *, dimension):
   return [concatenate(xs, dimension + 1)], [0]
 
 
+@concatenate_p.def_lower
+def _concatenate_lower(ctx, *xs, dimension):
+  return [ctx.op("stablehlo.concatenate", list(xs), ctx.avals_out[0],
+                 attrs={"dimension": int(dimension)})]
+
+
 # ---------------------------------------------------------------------- split
 split_p = Primitive("split", multiple_results=True, kind="linear")
 
@@ -331,6 +366,20 @@ def _split_batch(vals, dims, *, sizes, axis):
   return split(x, sizes, axis + 1 if axis >= d else axis), [d] * len(sizes)
 
 
+@split_p.def_lower
+def _split_lower(ctx, x, *, sizes, axis):
+  shape = ctx.avals_in[0].shape
+  outs, start = [], 0
+  for s, aval in zip(sizes, ctx.avals_out):
+    starts, limits = [0] * len(shape), list(shape)
+    starts[axis], limits[axis] = start, start + s
+    outs.append(ctx.op("stablehlo.slice", [x], aval,
+                       attrs={"start_indices": tuple(starts), "limit_indices": tuple(limits),
+                              "strides": (1,) * len(shape)}))
+    start += s
+  return outs
+
+
 # ----------------------------------------------------------------------- tile
 tile_p = Primitive("tile", kind="linear")
 
@@ -370,6 +419,18 @@ def _tile_batch(vals, dims, *, reps):
   x, = vals
   d, = dims
   return [tile(x, reps[:d] + (1,) + reps[d:])], [d]
+
+
+@tile_p.def_lower
+def _tile_lower(ctx, x, *, reps):
+  # Broadcast to (r0, d0, r1, d1, ...), then merge each pair.
+  aval = ctx.avals_in[0]
+  if not aval.shape or all(r == 1 for r in reps):
+    return [x]
+  pairs = tuple(n for r, d in zip(reps, aval.shape) for n in (r, d))
+  big = ctx.op("stablehlo.broadcast_in_dim", [x], ctx.tensor_type(pairs, aval.dtype),
+               attrs={"broadcast_dimensions": tuple(range(1, 2 * aval.ndim, 2))})
+  return [ctx.op("stablehlo.reshape", [big], ctx.avals_out[0])]
 
 
 # ---------------------------------------------------------------------- slice
@@ -442,6 +503,14 @@ def _slice_batch(vals, dims, *, start_indices, limit_indices, strides):
   strides = None if strides is None else strides[:d] + (1,) + strides[d:]
   return [slice(x, start_indices[:d] + (0,) + start_indices[d:],
                 limit_indices[:d] + (size,) + limit_indices[d:], strides)], [d]
+
+
+@slice_p.def_lower
+def _slice_lower(ctx, x, *, start_indices, limit_indices, strides):
+  return [ctx.op("stablehlo.slice", [x], ctx.avals_out[0],
+                 attrs={"start_indices": tuple(start_indices),
+                        "limit_indices": tuple(limit_indices),
+                        "strides": tuple(strides or (1,) * len(start_indices))})]
 
 
 def slice_in_dim(operand, start_index, limit_index, stride: int = 1, axis: int = 0):

@@ -11,6 +11,7 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, get_aval, pp_eqn
 from openjax._src.primitives import ad_util
+from openjax._src.primitives.convert import lower_convert
 from openjax._src.primitives._util import (axes_tuple, check_number, in_float32, quiet,
                                            reduced_shape)
 
@@ -126,6 +127,12 @@ def _broadcast_in_dim_batch(vals, dims, *, shape, broadcast_dimensions, sharding
                            (0,) + tuple(b + 1 for b in broadcast_dimensions))], [0]
 
 
+@broadcast_in_dim_p.def_lower
+def _broadcast_in_dim_lower(ctx, x, *, shape, broadcast_dimensions, sharding=None):
+  return [ctx.op("stablehlo.broadcast_in_dim", [x], ctx.avals_out[0],
+                 attrs={"broadcast_dimensions": tuple(broadcast_dimensions)})]
+
+
 def _zeros_like_aval(aval: ShapedArray):
   zero = np.zeros((), aval.dtype)
   return zero if not aval.shape else broadcast_in_dim(zero, aval.shape, ())
@@ -198,6 +205,16 @@ def _reshape_batch(vals, dims, *, new_sizes, dimensions, sharding=None):
   return [reshape(x, get_aval(x).shape[:1] + new_sizes, dimensions)], [0]
 
 
+@reshape_p.def_lower
+def _reshape_lower(ctx, x, *, new_sizes, dimensions, sharding=None):
+  if dimensions is not None:
+    aval = ctx.avals_in[0]
+    x = ctx.op("stablehlo.transpose", [x],
+               ctx.tensor_type(tuple(aval.shape[d] for d in dimensions), aval.dtype),
+               attrs={"permutation": tuple(dimensions)})
+  return [ctx.op("stablehlo.reshape", [x], ctx.avals_out[0])]
+
+
 # ----------------------------------------------------------------------- iota
 iota_p = Primitive("iota", kind="nondifferentiable")
 
@@ -221,6 +238,18 @@ def _iota_abstract_eval(*, dtype, shape, dimension, sharding=None):
 
 iota_p.mark_not_applicable("batch", "no operands: iota is never batched (vmap only batches "
                                     "primitives applied to batched operands)")
+
+
+@iota_p.def_lower
+def _iota_lower(ctx, *, dtype, shape, dimension, sharding=None):
+  # Counting happens in i32/i64; other dtypes take convert's cast of those
+  # integers, as the impl's ``arange(n).astype(dtype)`` does.
+  dt = np.dtype(dtype)
+  idt = dt if dt in (np.dtype(np.int32), np.dtype(np.int64)) else \
+      np.dtype(np.int32 if shape[dimension] <= 2 ** 31 else np.int64)
+  out = ctx.op("stablehlo.iota", [], ctx.tensor_type(shape, idt),
+               attrs={"iota_dimension": int(dimension)})
+  return [lower_convert(ctx, out, idt, dt)]
 
 
 def iota(dtype, size: int):
@@ -313,6 +342,11 @@ def _squeeze_batch(vals, dims, *, dimensions):
   return [squeeze(x, tuple(i + 1 for i in dimensions))], [0]
 
 
+@squeeze_p.def_lower
+def _squeeze_lower(ctx, x, *, dimensions):
+  return [ctx.op("stablehlo.reshape", [x], ctx.avals_out[0])]
+
+
 def expand_dims(array, dimensions):
   """Insert size-1 dimensions at ``dimensions`` (positions in the result)."""
   dimensions = tuple(dimensions)
@@ -372,6 +406,12 @@ def _transpose_batch(vals, dims, *, permutation):
   return [transpose(x, (d,) + _shifted(permutation, d))], [0]
 
 
+@transpose_p.def_lower
+def _transpose_lower(ctx, x, *, permutation):
+  return [ctx.op("stablehlo.transpose", [x], ctx.avals_out[0],
+                 attrs={"permutation": tuple(permutation)})]
+
+
 
 # ------------------------------------------------------------ reduce_sum
 reduce_sum_p = Primitive("reduce_sum", kind="linear")
@@ -411,3 +451,20 @@ def _reduce_sum_batch(vals, dims, *, axes, out_sharding=None):
   axes = _shifted(axes, d)
   out_dim = d - sum(a < d for a in axes)
   return [reduce_sum(x, axes)], [out_dim]
+
+
+@reduce_sum_p.def_lower
+def _reduce_sum_lower(ctx, x, *, axes, out_sharding=None):
+  # ml_dtypes floats accumulate in float32, as the impl does.
+  aval, out = ctx.avals_in[0], ctx.avals_out[0]
+  acc = np.dtype(np.float32) if aval.dtype in dtypes.custom_float_dtypes else aval.dtype
+  x = lower_convert(ctx, x, aval.dtype, acc)
+  scalar = ctx.tensor_type((), acc)
+  with ctx.region([scalar, scalar]) as body:
+    a, b = body.args
+    ctx.ret([ctx.op("stablehlo.add", [a, b], scalar)])
+  init = ctx.constant(np.zeros((), acc))
+  total = ctx.op("stablehlo.reduce", [x, init], ctx.tensor_type(out.shape, acc),
+                 attrs={"dimensions": tuple(axes)}, regions=[body])
+  return [lower_convert(ctx, total, acc, out.dtype)]
+
