@@ -321,3 +321,41 @@ def test_closed_over_values_and_pytrees():
   gx, gy = jax.grad(outer, (0, 1))(1., 2.)
   _close(gx, 1.0806046)
   _close(gy, 0.84147096)
+
+
+@pytest.mark.parametrize("policy,batched,counts", [
+    (P.checkpoint_dots, False, (2, 6, 3)),
+    (P.checkpoint_dots_with_no_batch_dims, False, (2, 6, 3)),
+    (P.checkpoint_dots_with_no_batch_dims, True, (1, 6, 2)),
+])
+def test_dots_policies_recompute_only_the_rest(policy, batched, counts):
+  # (sin, dot_general, cos) counts in the linearized jaxpr, as JAX 0.10.2.
+  spec = "bij,bjk->bik" if batched else "ij,jk->ik"
+
+  def f(x):
+    for _ in range(3 if not batched else 2):
+      x = jnp.sin(jnp.einsum(spec, x, x, precision=jax.lax.Precision.HIGHEST))
+    return x
+
+  g = jax.checkpoint(f, policy=policy)
+  x = jnp.ones((3, 2, 2) if batched else (2, 2))
+  _, g_lin = jax.linearize(g, x)
+  text = str(jax.make_jaxpr(g_lin)(x))
+  assert (text.count(" sin "), text.count(" dot_"), text.count(" cos ")) == counts
+  _close(jax.grad(lambda y: g(y).sum())(x * 0.1), jax.grad(lambda y: f(y).sum())(x * 0.1))
+
+
+def test_remat_does_not_retrace():
+  count = 0
+
+  @jax.remat
+  def g(x):
+    nonlocal count
+    count += 1
+    return jax.lax.sin(x), 3.
+
+  for _ in range(10):
+    g(2.)[0].block_until_ready()
+  assert count == 1
+  jax.grad(lambda x: g(x)[0])(2.)
+  assert count == 1

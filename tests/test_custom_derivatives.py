@@ -589,3 +589,96 @@ def test_stop_gradient():
   assert [e.primitive.name for e in tree.jaxpr.eqns] == ["mul", "stop_gradient", "stop_gradient"]
   out = lax.stop_gradient(np.arange(3, dtype=np.int32))
   assert out.dtype == np.int32
+
+
+def test_closure_over_vmap_tracer_in_jvp_rule():
+  # JAX issue 8783: the rule closes over a vmap tracer; no vmapped argument.
+  def h(z):
+    def f(x):
+      @jax.custom_jvp
+      def g(y):
+        return x * y
+
+      @g.defjvp
+      def g_jvp(primals, tangents):
+        (y,), (ydot,) = primals, tangents
+        return x * y, x * ydot
+
+      return g(z)
+    return jax.vmap(f)(jnp.arange(3., dtype="float32"))
+
+  primals, tangents = jax.jvp(h, (jnp.float32(1.),), (jnp.float32(2.),))
+  _close(primals, [0., 1., 2.])
+  _close(tangents, [0., 2., 4.])
+
+
+def test_closure_over_vmap_tracer_in_vjp_rule():
+  def h(z):
+    def f(x):
+      @jax.custom_vjp
+      def g(y):
+        return x * y
+
+      g.defvjp(lambda y: (x * y, (x, x * y, y)), lambda res, w_bar: (res[0] * w_bar,))
+      return g(z)
+    return jax.vmap(f)(jnp.arange(3., dtype="float32")).sum()
+
+  _close(jax.grad(h)(jnp.float32(3.14)), 3.0)
+
+
+def test_rule_output_batched_where_primal_is_not():
+  # JAX's "hard stuff 2": the primal output is a constant, the tangent is not.
+  @jax.custom_jvp
+  def f(x):
+    return np.zeros(x.shape, x.dtype)
+
+  @f.defjvp
+  def f_jvp(primals, tangents):
+    x, = primals
+    t, = tangents
+    return f(x), t
+
+  _close(jax.jit(jax.vmap(f))(jnp.arange(3.)), np.zeros(3))
+  _close(jax.jit(jax.vmap(jax.grad(f)))(jnp.arange(3.)), np.ones(3))
+  _close(jax.grad(lambda x: jax.vmap(f)(x).sum())(jnp.arange(3.)), np.ones(3))
+  p, t = jax.jvp(jax.vmap(f), (jnp.arange(3.),), (jnp.ones(3),))
+  _close(p, np.zeros(3))
+  _close(t, np.ones(3))
+
+
+def test_symbolic_zeros_survive_vmap():
+  @jax.custom_jvp
+  def f(x, y):
+    return x * y
+
+  @functools.partial(f.defjvp, symbolic_zeros=True)
+  def f_jvp(primals, tangents):
+    x, y = primals
+    x_dot, y_dot = tangents
+    assert type(y_dot) is SymbolicZero
+    return f(x, y), y_dot
+
+  jax.grad(lambda x, y: jax.vmap(f)(x, y).sum())(jnp.ones(3), jnp.ones(3))
+
+  @jax.custom_vjp
+  def g(x, y):
+    return x, y
+
+  def fwd(x, y):
+    assert x.perturbed and not y.perturbed
+    return g(x.value, y.value), None
+
+  def bwd(_, ct):
+    assert type(ct[1]) is SymbolicZero
+    return ct
+
+  g.defvjp(fwd, bwd, symbolic_zeros=True)
+  _close(jax.grad(lambda x, y: jax.vmap(g)(x, y)[0].sum())(jnp.ones(3), jnp.ones(3)),
+         np.ones(3))
+
+
+def test_closure_convert_structure_error():
+  h, consts = closure_convert(lambda x: x * 2., 1.)
+  with pytest.raises(TypeError, match="The inputs to the closure produced by closure_convert "
+                     "must have the same Pytree structure as the example arguments"):
+    h(1., [])

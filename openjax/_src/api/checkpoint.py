@@ -17,7 +17,8 @@ from typing import Any, Callable, Sequence
 
 from openjax._src import tree_util
 from openjax._src.api.shapes import abstractify
-from openjax._src.core import ClosedJaxpr, Literal, set_current_trace
+from openjax._src.config import config
+from openjax._src.core import ClosedJaxpr, Literal, Tracer, set_current_trace
 from openjax._src.errors import ConcretizationTypeError
 from openjax._src.interpreters.jvp import jvp_flat
 from openjax._src.interpreters.partial_eval import linearize_flat
@@ -151,6 +152,10 @@ def checkpoint(fun: Callable, *, prevent_cse: bool | Sequence[bool] = True,
   if isinstance(static_argnames, str):
     static_argnames = (static_argnames,)
 
+  # Traced jaxprs, reused while the arguments' structure, avals and static
+  # values (and the config) stay the same, as JAX does.
+  cache: dict = {}
+
   @functools.wraps(fun)
   def fun_remat(*args, **kwargs):
     static = _check_static_argnums(static_argnums, len(args)) if static_argnums != () else \
@@ -159,6 +164,16 @@ def checkpoint(fun: Callable, *, prevent_cse: bool | Sequence[bool] = True,
     dyn_kwargs = {k: v for k, v in kwargs.items() if k not in static_kw}
     dyn_args = tuple(a for i, a in enumerate(args) if i not in static)
     leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+    avals = [abstractify(x) for x in leaves]
+    key = (in_tree, tuple(avals), tuple((i, _Hashably(args[i])) for i in sorted(static)),
+           tuple((k, _Hashably(v)) for k, v in sorted(static_kw.items())),
+           config.values_snapshot())
+    hit = cache.get(key) if source_state.sources is None else None
+    if hit is not None:
+      jaxpr, consts, out_tree = hit
+      outs = remat_p.bind(*consts, *leaves, jaxpr=jaxpr, prevent_cse=cse,
+                          differentiated=False, policy=policy)
+      return tree_util.tree_unflatten(out_tree, outs)
     box: list = []
 
     def flat(*xs):
@@ -172,7 +187,7 @@ def checkpoint(fun: Callable, *, prevent_cse: bool | Sequence[bool] = True,
 
     dbg = DebugInfo("checkpoint / remat", fun, _arg_names(fun, dyn_args, dyn_kwargs))
     try:
-      closed = _trace(flat, [abstractify(x) for x in leaves], dbg)
+      closed = _trace(flat, avals, dbg)
     except ConcretizationTypeError as e:
       msg = e.args[0] if e.args else ""
       if "for checkpoint" in msg:
@@ -182,11 +197,39 @@ def checkpoint(fun: Callable, *, prevent_cse: bool | Sequence[bool] = True,
                   "https://docs.jax.dev/en/latest/_autosummary/jax.checkpoint.html\n",)
       raise
     jaxpr, consts = convert_constvars(closed)
+    if not any(isinstance(c, Tracer) for c in consts) and len(cache) < 64:
+      cache[key] = (jaxpr, consts, box[0])
     outs = remat_p.bind(*consts, *leaves, jaxpr=jaxpr, prevent_cse=cse,
                         differentiated=False, policy=policy)
     return tree_util.tree_unflatten(box[0], outs)
 
   return fun_remat
+
+
+class _Hashably:
+  """A static argument as a cache key: by value when hashable, else by id."""
+  __slots__ = ("val", "_key")
+
+  def __init__(self, val):
+    self.val = val
+    try:
+      hash(val)
+      self._key = (True, val)
+    except TypeError:
+      self._key = (False, id(val))
+
+  def __hash__(self):
+    return hash(self._key)
+
+  def __eq__(self, other):
+    if not isinstance(other, _Hashably) or self._key[0] != other._key[0]:
+      return False
+    if not self._key[0]:
+      return self._key[1] == other._key[1]
+    try:
+      return type(self.val) is type(other.val) and bool(self.val == other.val)
+    except Exception:  # noqa: BLE001 - user __eq__ may fail
+      return False
 
 
 def remat(fun: Callable, *, prevent_cse: bool = True, policy: Callable[..., bool] | None = None,

@@ -22,7 +22,9 @@ from openjax._src.core import (ClosedJaxpr, Tracer, current_trace, eval_jaxpr, e
 from openjax._src.errors import UnexpectedTracerError
 from openjax._src.interpreters.jvp import JVPTrace, JVPTracer
 from openjax._src.interpreters.partial_eval import PartialEvalTrace
-from openjax._src.interpreters.staging import DebugInfo, flat_arg_names, trace_to_jaxpr
+from openjax._src.interpreters.batching import BatchTracer
+from openjax._src.interpreters.staging import (DebugInfo, DynamicJaxprTracer, flat_arg_names,
+                                               trace_to_jaxpr)
 from openjax._src.primitives.ad_util import Zero, tangent_aval
 from openjax._src.primitives.custom_derivatives import (
     CustomJVPRule, CustomVJPBwd, CustomVJPFwd, SymbolicZero, apply_custom_jvp_rule,
@@ -606,9 +608,21 @@ class _Residuals:
     return cls(*aux, list(consts))
 
 
+def _maybe_perturbed(x) -> bool:
+  """False when ``x`` cannot carry a nontrivial tangent (JAX's heuristic)."""
+  if not isinstance(x, Tracer):
+    return False
+  if isinstance(x, DynamicJaxprTracer):
+    return tangent_aval(x.aval).dtype != dtypes.float0
+  if isinstance(x, BatchTracer):
+    return _maybe_perturbed(x.val)
+  return True
+
+
 def closure_convert(fun: Callable, *example_args):
-  """``(converted_fun, consts)``: closed-over values of ``fun`` that are
-  tracers become explicit trailing arguments of ``converted_fun``."""
+  """``(converted_fun, consts)``: the closed-over values of ``fun`` that may
+  be differentiated (tracers) become explicit trailing arguments of
+  ``converted_fun``, as custom_vjp rules of higher-order functions need."""
   leaves, in_tree = tree_util.tree_flatten(example_args)
   box: list = []
 
@@ -620,18 +634,19 @@ def closure_convert(fun: Callable, *example_args):
 
   jaxpr, consts = trace_to_jaxpr(flat, [abstractify(x) for x in leaves])
   out_tree = box[0]
-  hoist = [isinstance(c, Tracer) for c in consts]
+  hoist = [_maybe_perturbed(c) for c in consts]
   closed = [c for c, h in zip(consts, hoist) if not h]
   hoisted = [c for c, h in zip(consts, hoist) if h]
-  n_args = len(leaves)
 
   def converted_fun(*args_hconsts):
-    args, hconsts = args_hconsts[:len(args_hconsts) - len(hoisted)], \
-        args_hconsts[len(args_hconsts) - len(hoisted):]
-    a_leaves, a_tree = tree_util.tree_flatten(args)
-    if a_tree != in_tree or len(a_leaves) != n_args:
-      raise TypeError(f"closure_convert: expected arguments of structure {in_tree}, got "
-                      f"{a_tree}")
+    n_args = len(args_hconsts) - len(hoisted)
+    args, hconsts = args_hconsts[:n_args], args_hconsts[n_args:]
+    a_leaves, a_tree = tree_util.tree_flatten(tuple(args))
+    if a_tree != in_tree:
+      raise TypeError(
+          "The inputs to the closure produced by closure_convert must have the same Pytree "
+          "structure as the example arguments passed when closure_convert was called. "
+          f"Expected {in_tree}, but got {a_tree}")
     h, c = iter(hconsts), iter(closed)
     all_consts = [next(h) if is_h else next(c) for is_h in hoist]
     outs = eval_jaxpr(jaxpr, all_consts, *a_leaves)

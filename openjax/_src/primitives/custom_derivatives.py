@@ -459,15 +459,24 @@ def _custom_vjp_call_batch(vals, dims, *, axis_data, call_jaxpr, fwd_jaxpr_thunk
     return outs[:n_res], outs[n_res:]
 
   def batched_bwd(res, cts):
-    cts = [instantiate_zeros(from_rule_tangent(c)) for c in cts]
+    # cts hold SymbolicZero (of the batched aval) when symbolic_zeros is on.
     res_dims = state["res_dims"] or [0] * len(res)
     cts_dims = state["dims"] or out_dims
     res_avals = [_unbatched(get_aval(r), d) for r, d in zip(res, res_dims)]
-    ct_avals = [_unbatched(get_aval(c), d) for c, d in zip(cts, cts_dims)]
+    ct_avals = [_unbatched(c.aval if type(c) is SymbolicZero else get_aval(c), d)
+                for c, d in zip(cts, cts_dims)]
+    nz = [type(c) is not SymbolicZero for c in cts]
     nr = len(res)
+
+    def flat(*xs):
+      rest = iter(xs[nr:])
+      return bwd(xs[:nr], [next(rest) if z else SymbolicZero(a) for a, z in zip(ct_avals, nz)])
+
     outs, dims_out = _batched_call(
-        lambda *xs: bwd(xs[:nr], xs[nr:]), res_avals + ct_avals, list(res) + cts,
-        res_dims + cts_dims, axis_data, {}, lambda natural: natural)
+        flat, res_avals + [a for a, z in zip(ct_avals, nz) if z],
+        list(res) + [c for c in cts if type(c) is not SymbolicZero],
+        res_dims + [d for d, z in zip(cts_dims, nz) if z], axis_data, {},
+        lambda natural: natural)
     # Cotangents of unbatched inputs sum over the batch; batched ones need it.
     return [Zero(_batched_aval(o.aval, axis_data.size, want)) if type(o) is Zero else
             o if have == want else
@@ -480,7 +489,7 @@ def _custom_vjp_call_batch(vals, dims, *, axis_data, call_jaxpr, fwd_jaxpr_thunk
         fwd_jaxpr_thunk=CustomVJPFwd(batched_fwd, fwd_jaxpr_thunk.name,
                                      closure=[*consts, *vals[:num_consts]]),
         bwd=CustomVJPBwd(batched_bwd, bwd.name), num_consts=len(consts) + num_consts,
-        out_trees=out_trees, symbolic_zeros=False)
+        out_trees=out_trees, symbolic_zeros=symbolic_zeros)
   finally:
     state["binding"] = False
   return outs, state["dims"] or out_dims
