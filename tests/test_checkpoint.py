@@ -359,3 +359,33 @@ def test_remat_does_not_retrace():
   assert count == 1
   jax.grad(lambda x: g(x)[0])(2.)
   assert count == 1
+
+
+def test_offload_policies_save_on_cpu(capsys):
+  def g(W, x):
+    h = checkpoint_name(jnp.sin(W @ x), "h")
+    return jnp.sum(jnp.sin(W @ h))
+
+  line = g.__code__.co_firstlineno
+  args = (jnp.ones((3, 3)), jnp.ones(3))
+  pol = P.offload_dot_with_no_batch_dims("device", "pinned_host")
+  assert repr(pol) == ("OffloadDotWithNoBatchDims(offload_src='device', "
+                       "offload_dst='pinned_host')")
+  print_saved_residuals(jax.checkpoint(g, policy=pol), *args)
+  assert capsys.readouterr().out.splitlines() == [
+      "f32[3,3] from the argument W", "f32[3] from the argument x",
+      f"f32[3] output of dot_general from {_SRC}:{line + 1}:32 (g)",
+      f"f32[3] output of dot_general from {_SRC}:{line + 2}:27 (g)"]
+  pol = P.save_and_offload_only_these_names(
+      names_which_can_be_saved=[], names_which_can_be_offloaded=["h"],
+      offload_src="device", offload_dst="pinned_host")
+  print_saved_residuals(jax.checkpoint(g, policy=pol), *args)
+  assert capsys.readouterr().out.splitlines()[-1] == \
+      f"f32[3] named 'h' from {_SRC}:{line + 1}:8 (g)"
+  with pytest.raises(ValueError, match="The names should be exclusive"):
+    P.save_and_offload_only_these_names(names_which_can_be_saved=["a"],
+                                        names_which_can_be_offloaded=["a"],
+                                        offload_src="device", offload_dst="pinned_host")
+  with pytest.raises(ValueError, match="The return value of the policies should be a boolean"):
+    both = P.save_from_both_policies(pol, P.everything_saveable)
+    jax.grad(lambda x: jax.checkpoint(g, policy=both)(x, args[1]))(args[0])

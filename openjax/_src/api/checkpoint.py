@@ -89,6 +89,85 @@ def save_anything_except_these_names(*names_not_to_save):
   return lambda *_, **__: True
 
 
+class _RematCase:
+  """A policy decision: ``Saveable`` or ``Recompute`` (JAX's partial_eval
+  constants); decisions are used for their truth value."""
+  __slots__ = ("_name", "_save")
+
+  def __init__(self, name: str, save: bool):
+    self._name, self._save = name, save
+
+  def __bool__(self):
+    return self._save
+
+  def __repr__(self):
+    return self._name
+
+
+Saveable = _RematCase("Saveable", True)
+Recompute = _RematCase("Recompute", False)
+
+
+@dataclasses.dataclass(frozen=True)
+class Offloadable:
+  """Save the value in another memory space (``dst``). On the CPU every
+  memory space is host memory: the value is simply saved."""
+  src: str
+  dst: str
+
+  def __bool__(self):
+    return True
+
+
+@dataclasses.dataclass(frozen=True)
+class OffloadDotWithNoBatchDims:
+  offload_src: str
+  offload_dst: str
+
+  def __call__(self, prim, *_, **params):
+    if prim is dot_general_p:
+      (_, _), (lhs_b, rhs_b) = params["dimension_numbers"]
+      if not lhs_b and not rhs_b:
+        return Offloadable(src=self.offload_src, dst=self.offload_dst)
+    return Recompute
+
+
+def offload_dot_with_no_batch_dims(offload_src, offload_dst):
+  """Like ``dots_with_no_batch_dims_saveable``, but offload instead of saving."""
+  return OffloadDotWithNoBatchDims(offload_src, offload_dst)
+
+
+@dataclasses.dataclass(frozen=True)
+class SaveAndOffloadOnlyTheseNames:
+  names_which_can_be_saved: frozenset
+  names_which_can_be_offloaded: frozenset
+  offload_src: str
+  offload_dst: str
+
+  def __call__(self, prim, *_, **params):
+    if prim is name_p and params["name"] in self.names_which_can_be_saved:
+      return Saveable
+    if prim is name_p and params["name"] in self.names_which_can_be_offloaded:
+      return Offloadable(src=self.offload_src, dst=self.offload_dst)
+    return Recompute
+
+
+def save_and_offload_only_these_names(*, names_which_can_be_saved,
+                                      names_which_can_be_offloaded, offload_src, offload_dst):
+  """Like ``save_only_these_names``, with a second set of names to offload."""
+  saved = frozenset(names_which_can_be_saved)
+  offloaded = frozenset(names_which_can_be_offloaded)
+  intersection = saved & offloaded
+  if intersection:
+    raise ValueError(
+        "The names should be exclusive and should not intersect in"
+        " `names_which_can_be_saved` and `names_which_can_be_offloaded`. Got"
+        f" names_which_can_be_saved={set(saved)},"
+        f" names_which_can_be_offloaded={set(offloaded)} and"
+        f" the intersection={set(intersection)}")
+  return SaveAndOffloadOnlyTheseNames(saved, offloaded, offload_src, offload_dst)
+
+
 def save_from_both_policies(policy_1, policy_2):
   """Logical OR of two policies."""
   def policy(prim, *args, **params):
@@ -106,6 +185,9 @@ def save_from_both_policies(policy_1, policy_2):
 checkpoint_policies = types.SimpleNamespace(
     SaveOnlyTheseNames=SaveOnlyTheseNames,
     SaveAnyNamesButThese=SaveAnyNamesButThese,
+    SaveAndOffloadOnlyTheseNames=SaveAndOffloadOnlyTheseNames,
+    offload_dot_with_no_batch_dims=offload_dot_with_no_batch_dims,
+    save_and_offload_only_these_names=save_and_offload_only_these_names,
     everything_saveable=everything_saveable,
     nothing_saveable=nothing_saveable,
     dots_saveable=dots_saveable,
@@ -400,5 +482,6 @@ def print_saved_residuals(f: Callable, *args, **kwargs) -> None:
     print(f"{aval.str_short(short_dtypes=True)} {src}")
 
 
-__all__ = ["checkpoint", "remat", "checkpoint_policies", "checkpoint_name",
+__all__ = ["checkpoint", "remat", "checkpoint_policies", "checkpoint_name", "Saveable",
+           "Recompute", "Offloadable",
            "print_saved_residuals", "saved_residuals"]
