@@ -13,7 +13,9 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, get_aval
+from openjax._src.primitives import _reduce_lowering as _lw
 from openjax._src.primitives import elementwise as _ew
+from openjax._src.primitives.convert import lower_convert
 from openjax._src.primitives import shape as _shape
 from openjax._src.primitives._util import (axes_tuple as _axes_tuple, check_number as _check_number,
                                            in_float32 as _in_float32, quiet,
@@ -205,6 +207,11 @@ def _reduce_prod_jvp(primals, tangents, *, axes):
 reduce_prod_p.def_batch(_reducer_batch(reduce_prod_p))
 
 
+@reduce_prod_p.def_lower
+def _reduce_prod_lower(ctx, x, *, axes):
+  return [_lw.reduce(ctx, x, axes, "mul", 1, ctx.avals_in[0].dtype, ctx.avals_out[0])]
+
+
 def reduce_prod(operand, axes):
   """Product of ``operand`` over ``axes`` (no upcast of narrow dtypes)."""
   return reduce_prod_p.bind1(operand, axes=_axes_tuple("reduce_prod", axes))
@@ -253,6 +260,18 @@ reduce_max_p.def_batch(_reducer_batch(reduce_max_p))
 reduce_min_p.def_batch(_reducer_batch(reduce_min_p))
 
 
+@reduce_max_p.def_lower
+def _reduce_max_lower(ctx, x, *, axes, out_sharding=None):
+  dt = ctx.avals_in[0].dtype
+  return [_lw.reduce(ctx, x, axes, "max", _max_identity(dt), dt, ctx.avals_out[0])]
+
+
+@reduce_min_p.def_lower
+def _reduce_min_lower(ctx, x, *, axes, out_sharding=None):
+  dt = ctx.avals_in[0].dtype
+  return [_lw.reduce(ctx, x, axes, "min", _min_identity(dt), dt, ctx.avals_out[0])]
+
+
 def reduce_max(operand, axes, *, out_sharding=None):
   """Maximum of ``operand`` over ``axes`` (NaN propagates)."""
   return reduce_max_p.bind1(operand, axes=_axes_tuple("reduce_max", axes), out_sharding=None)
@@ -290,6 +309,19 @@ for _p, _uf in ((reduce_and_p, np.bitwise_and), (reduce_or_p, np.bitwise_or),
   _p.def_impl(_logical_impl(_uf))
   _p.def_abstract_eval(_logical_abstract_eval)
   _p.def_batch(_reducer_batch(_p))
+
+
+def _logical_lower(kind: str):
+  def rule(ctx, x, *, axes):
+    dt = ctx.avals_in[0].dtype
+    init = (True if dt == np.bool_ else np.array(-1).astype(dt)) if kind == "and" else 0
+    return [_lw.reduce(ctx, x, axes, kind, init, dt, ctx.avals_out[0])]
+  return rule
+
+
+reduce_and_p.def_lower(_logical_lower("and"))
+reduce_or_p.def_lower(_logical_lower("or"))
+reduce_xor_p.def_lower(_logical_lower("xor"))
 
 
 def reduce_and(operand, axes):
@@ -342,6 +374,49 @@ argmin_p.def_abstract_eval(_argminmax_abstract_eval)
 for _p in (argmax_p, argmin_p):
   defjvp_zero(_p)               # integer indices: float0 tangents, as in JAX
   _p.def_batch(_reducer_batch(_p))
+
+
+def _argminmax_lower(largest: bool):
+  # A variadic reduce over (value, index) whose combiner is commutative:
+  # the larger (smaller) value wins, NaN beats every number, ties (NaN ties
+  # included) go to the lower index -- NumPy's first occurrence.
+  def rule(ctx, x, *, axes, index_dtype):
+    (axis,) = axes
+    aval, out = ctx.avals_in[0], ctx.avals_out[0]
+    if dtypes.kind(aval.dtype) == "c":
+      raise NotImplementedError("argmax/argmin of complex values cannot be compiled; "
+                                "reduce the real and imaginary parts separately")
+    dt = _lw.acc_dtype(aval.dtype)
+    x = lower_convert(ctx, x, aval.dtype, dt)
+    idt = np.dtype(index_dtype)
+    iota = ctx.op("stablehlo.iota", [], ctx.tensor_type(aval.shape, idt),
+                  attrs={"iota_dimension": int(axis)})
+    vt, it = ctx.tensor_type((), dt), ctx.tensor_type((), idt)
+    floating = dtypes.kind(dt) == "f"
+    with ctx.region([vt, it, vt, it]) as body:
+      a, ia, b, ib = body.args
+      better = _lw.compare(ctx, a, b, "GT" if largest else "LT", dt)
+      eq = _lw.compare(ctx, a, b, "EQ", dt)
+      if floating:
+        na, nb = _lw.is_nan(ctx, a, dt), _lw.is_nan(ctx, b, dt)
+        not_nb = ctx.op("stablehlo.not", [nb], nb.type)
+        better = _lw.binary(ctx, "or", better, _lw.binary(ctx, "and", na, not_nb))
+        eq = _lw.binary(ctx, "or", eq, _lw.binary(ctx, "and", na, nb))
+      first = _lw.binary(ctx, "and", eq, _lw.compare(ctx, ia, ib, "LT", idt))
+      pick_a = _lw.binary(ctx, "or", better, first)
+      ctx.ret([_lw.select(ctx, pick_a, a, b), _lw.select(ctx, pick_a, ia, ib)])
+    init = (_max_identity if largest else _min_identity)(aval.dtype)
+    _, idx = ctx.op("stablehlo.reduce",
+                    [x, iota, ctx.constant(np.asarray(init).astype(dt)),
+                     ctx.constant(np.zeros((), idt))],
+                    [ctx.tensor_type(out.shape, dt), ctx.aval_type(out)],
+                    attrs={"dimensions": (int(axis),)}, regions=[body])
+    return [idx]
+  return rule
+
+
+argmax_p.def_lower(_argminmax_lower(True))
+argmin_p.def_lower(_argminmax_lower(False))
 
 
 def argmax(operand, axis: int, index_dtype):
@@ -409,6 +484,20 @@ _def_scan_jvp(cumprod_p, _mul_pair)
 _def_scan_jvp(cummax_p, _chooser_pair(_ew.max))
 _def_scan_jvp(cummin_p, _chooser_pair(_ew.min))
 _def_scan_jvp(cumlogsumexp_p, _logaddexp_pair)
+
+
+def _cumulative_lower(kind: str, init_fn):
+  def rule(ctx, x, *, axis, reverse):
+    aval = ctx.avals_in[0]
+    return [_lw.cumulative(ctx, x, axis, reverse, kind, init_fn(aval.dtype), aval.dtype)]
+  return rule
+
+
+cumsum_p.def_lower(_cumulative_lower("add", lambda dt: 0))
+cumprod_p.def_lower(_cumulative_lower("mul", lambda dt: 1))
+cummax_p.def_lower(_cumulative_lower("max", _max_identity))
+cummin_p.def_lower(_cumulative_lower("min", _min_identity))
+cumlogsumexp_p.def_lower(_cumulative_lower("logaddexp", lambda dt: -np.inf))
 
 
 def cumsum(operand, axis: int = 0, reverse: bool = False):

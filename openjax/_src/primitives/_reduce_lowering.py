@@ -1,0 +1,168 @@
+"""StableHLO helpers shared by the lowering rules of the reductions, the
+cumulative reductions and the sorts: typed comparisons, ``stablehlo.reduce``
+with a combiner region, and the inclusive scan the cumulative ops lower to.
+
+Narrow ml_dtypes floats (bfloat16, float8) are computed in float32, as the
+NumPy impls do; every other dtype is computed in its own type.
+"""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import numpy as np
+
+from openjax._src import dtypes
+from openjax._src.lowering.builder import Value, dense_int_attr, enum_attr
+from openjax._src.lowering.mlir_types import split_tensor_type
+from openjax._src.primitives.convert import lower_convert
+
+_COMPARE_TYPE = {"f": "FLOAT", "c": "FLOAT", "i": "SIGNED", "u": "UNSIGNED", "b": "UNSIGNED"}
+
+
+def acc_dtype(dtype) -> np.dtype:
+  """The dtype a reduction computes in: float32 for ml_dtypes floats."""
+  dt = np.dtype(dtype)
+  return np.dtype(np.float32) if dt in dtypes.custom_float_dtypes else dt
+
+
+def shape_of(x: Value) -> tuple[int, ...]:
+  return split_tensor_type(x.type)[0]
+
+
+def compare(ctx, x: Value, y: Value, direction: str, dtype) -> Value:
+  """``stablehlo.compare`` of two same-typed tensors of ``dtype``."""
+  ctype = _COMPARE_TYPE[dtypes.kind(np.dtype(dtype))]
+  return ctx.op("stablehlo.compare", [x, y], ctx.tensor_type(shape_of(x), np.bool_),
+                attrs={"comparison_direction": enum_attr("comparison_direction", direction),
+                       "compare_type": enum_attr("comparison_type", ctype)})
+
+
+def binary(ctx, name: str, x: Value, y: Value) -> Value:
+  """An elementwise ``stablehlo.<name>`` whose result has ``x``'s type."""
+  return ctx.op(f"stablehlo.{name}", [x, y], x.type)
+
+
+def select(ctx, pred: Value, x: Value, y: Value) -> Value:
+  return ctx.op("stablehlo.select", [pred, x, y], x.type)
+
+
+def is_nan(ctx, x: Value, dtype) -> Value:
+  return compare(ctx, x, x, "NE", dtype)
+
+
+def combiner(kind: str, dtype) -> Callable:
+  """``fn(ctx, a, b) -> Value``: the monoid ``kind`` (``add``, ``mul``,
+  ``max``, ``min``, ``and``, ``or``, ``xor``, ``logaddexp``) on tensors of
+  ``dtype`` (any shape), with NumPy's semantics: max/min propagate NaN,
+  bool max/min are or/and, complex max/min compare (real, imag)."""
+  dt = np.dtype(dtype)
+  k = dtypes.kind(dt)
+  if kind == "add":
+    return (lambda ctx, a, b: binary(ctx, "or", a, b)) if k == "b" else \
+        (lambda ctx, a, b: binary(ctx, "add", a, b))
+  if kind == "mul":
+    return (lambda ctx, a, b: binary(ctx, "and", a, b)) if k == "b" else \
+        (lambda ctx, a, b: binary(ctx, "multiply", a, b))
+  if kind in ("and", "or", "xor"):
+    return lambda ctx, a, b: binary(ctx, kind, a, b)
+  if kind in ("max", "min"):
+    if k == "b":
+      return lambda ctx, a, b: binary(ctx, "or" if kind == "max" else "and", a, b)
+    if k == "c":
+      return lambda ctx, a, b: _complex_choose(ctx, a, b, dt, kind == "max")
+    return lambda ctx, a, b: binary(ctx, "maximum" if kind == "max" else "minimum", a, b)
+  if kind == "logaddexp":
+    return lambda ctx, a, b: logaddexp(ctx, a, b, dt)
+  raise ValueError(f"unknown combiner {kind!r}")
+
+
+def _complex_choose(ctx, a, b, dt, largest: bool):
+  # NumPy orders complex numbers by (real, imag); a NaN part propagates.
+  fdt = np.finfo(dt).dtype
+  shape = shape_of(a)
+  ft = ctx.tensor_type(shape, fdt)
+  ar, ai, br, bi = (ctx.op(f"stablehlo.{p}", [v], ft) for v in (a, b) for p in ("real", "imag"))
+  d = "GT" if largest else "LT"
+  pick_a = ctx.op("stablehlo.or", [
+      compare(ctx, ar, br, d, fdt),
+      ctx.op("stablehlo.and", [compare(ctx, ar, br, "EQ", fdt), compare(ctx, ai, bi, d, fdt)],
+             ctx.tensor_type(shape, np.bool_))], ctx.tensor_type(shape, np.bool_))
+  nan_a = ctx.op("stablehlo.or", [is_nan(ctx, ar, fdt), is_nan(ctx, ai, fdt)],
+                 ctx.tensor_type(shape, np.bool_))
+  nan_b = ctx.op("stablehlo.or", [is_nan(ctx, br, fdt), is_nan(ctx, bi, fdt)],
+                 ctx.tensor_type(shape, np.bool_))
+  pick_a = ctx.op("stablehlo.and", [ctx.op("stablehlo.or", [pick_a, nan_a], pick_a.type),
+                                    ctx.op("stablehlo.not", [nan_b], nan_b.type)], pick_a.type)
+  pick_a = ctx.op("stablehlo.or", [pick_a, nan_a], pick_a.type)
+  return select(ctx, pick_a, a, b)
+
+
+def logaddexp(ctx, x: Value, y: Value, dtype) -> Value:
+  """``max + log1p(exp(-|x - y|))``; NaN or same-signed infinities: ``x + y``
+  (JAX's logaddexp, as its cumlogsumexp lowers)."""
+  hi = binary(ctx, "maximum", x, y)
+  delta = binary(ctx, "subtract", x, y)
+  neg = ctx.op("stablehlo.negate", [ctx.op("stablehlo.abs", [delta], delta.type)], delta.type)
+  big = binary(ctx, "add", hi, ctx.op("stablehlo.log_plus_one",
+                                      [ctx.op("stablehlo.exponential", [neg], neg.type)],
+                                      neg.type))
+  return select(ctx, is_nan(ctx, delta, dtype), binary(ctx, "add", x, y), big)
+
+
+def scalar_region(ctx, dtype, fn: Callable):
+  """A two-argument scalar region returning ``fn(ctx, a, b)``."""
+  t = ctx.tensor_type((), dtype)
+  with ctx.region([t, t]) as body:
+    a, b = body.args
+    ctx.ret([fn(ctx, a, b)])
+  return body
+
+
+def reduce(ctx, x: Value, axes: Sequence[int], kind: str, init, in_dtype, out_aval) -> Value:
+  """``x`` (of ``in_dtype``) reduced over ``axes`` by the monoid ``kind``
+  with identity ``init``, computed in ``acc_dtype(in_dtype)``; the result has
+  ``out_aval``'s type."""
+  acc = acc_dtype(in_dtype)
+  if not axes:
+    return lower_convert(ctx, x, in_dtype, out_aval.dtype)
+  x = lower_convert(ctx, x, in_dtype, acc)
+  body = scalar_region(ctx, acc, combiner(kind, acc))
+  out = ctx.op("stablehlo.reduce", [x, ctx.constant(np.asarray(init).astype(acc))],
+               ctx.tensor_type(out_aval.shape, acc),
+               attrs={"dimensions": tuple(int(a) for a in axes)}, regions=[body])
+  return lower_convert(ctx, out, acc, out_aval.dtype)
+
+
+__all__ = ["acc_dtype", "shape_of", "compare", "binary", "select", "is_nan", "combiner",
+           "logaddexp", "scalar_region", "reduce"]
+
+
+def reduce_window_scan(ctx, x: Value, axis: int, reverse: bool, kind: str, init, dtype) -> Value:
+  """The inclusive scan as one ``stablehlo.reduce_window`` whose window spans
+  the whole axis (JAX's CPU lowering; O(n * window))."""
+  shape = shape_of(x)
+  n = shape[axis]
+  rank = len(shape)
+  window = [1] * rank
+  window[axis] = n
+  pad = np.zeros((rank, 2), np.int64)
+  pad[axis, 0 if reverse else 1] = 0
+  pad[axis, 1 if reverse else 0] = n - 1
+  body = scalar_region(ctx, dtype, combiner(kind, dtype))
+  return ctx.op("stablehlo.reduce_window", [x, ctx.constant(np.asarray(init).astype(dtype))],
+                x.type, attrs={"window_dimensions": tuple(window),
+                               "window_strides": (1,) * rank,
+                               "padding": dense_int_attr(pad.reshape(-1), shape=(rank, 2))},
+                regions=[body])
+
+
+def cumulative(ctx, x: Value, axis: int, reverse: bool, kind: str, init, dtype) -> Value:
+  """Inclusive scan of ``x`` (of ``dtype``) along ``axis`` by the monoid
+  ``kind`` (from the end when ``reverse``), computed in ``acc_dtype``."""
+  acc = acc_dtype(dtype)
+  shape = shape_of(x)
+  if 0 in shape or shape[axis] == 1:
+    return x
+  y = lower_convert(ctx, x, dtype, acc)
+  y = reduce_window_scan(ctx, y, axis, reverse, kind, init, acc)
+  return lower_convert(ctx, y, acc, dtype)
