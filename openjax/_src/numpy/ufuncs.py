@@ -310,6 +310,7 @@ def _custom_logaddexp(name, exp_fn, scale, period):
     out = fn(x1, x2)
     return out, lax.add(lax.mul(t1, exp_fn(lax.sub(_replace_inf(x1), _replace_inf(out)))),
                         lax.mul(t2, exp_fn(lax.sub(_replace_inf(x2), _replace_inf(out)))))
+  jvp.__name__ = jvp.__qualname__ = f"_{name}_jvp"
   fn.defjvp(jvp)
   return fn
 
@@ -323,11 +324,12 @@ def _logaddexp(x1, x2, exp_fn, scale, period):
   amax = lax.max(x1, x2)
   if is_kind(x1, "f"):
     delta = lax.sub(x1, x2)
+    # delta is NaN for infinities of one sign (or NaN inputs): x1 + x2 is right.
+    is_nan, both = lax.ne(delta, delta), lax.add(x1, x2)
     tail = lax.log1p(exp_fn(lax.neg(lax.abs(delta))))
     if scale != 1.0:
       tail = lax.mul(const(amax, scale), tail)
-    # delta is NaN for infinities of one sign (or NaN inputs): x1 + x2 is right.
-    return lax.select(lax.ne(delta, delta), lax.add(x1, x2), lax.add(amax, tail))
+    return lax.select(is_nan, both, lax.add(amax, tail))
   delta = lax.sub(lax.add(x1, x2), lax.mul(amax, const(amax, 2)))
   tail = lax.log1p(exp_fn(delta))
   if scale != 1.0:

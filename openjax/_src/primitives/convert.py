@@ -71,8 +71,7 @@ def _convert_jvp(primals, tangents, *, new_dtype, weak_type, sharding=None):
   if type(t) is Zero or new_tangent_dtype == dtypes.float0 or \
       get_aval(t).dtype == dtypes.float0:
     return [out], [Zero.from_primal_value(out)]
-  return [out], [convert_element_type_p.bind1(t, new_dtype=new_tangent_dtype,
-                                              weak_type=weak_type, sharding=sharding)]
+  return [out], [_convert_element_type(t, new_tangent_dtype, weak_type)]
 
 
 @convert_element_type_p.def_transpose
@@ -82,8 +81,7 @@ def _convert_transpose(cts, x, *, new_dtype, weak_type, sharding=None):
   if type(ct) is Zero or tangent_aval(old).dtype == dtypes.float0 or \
       get_aval(ct).dtype == dtypes.float0:
     return [Zero(tangent_aval(old))]
-  return [convert_element_type_p.bind1(ct, new_dtype=old.dtype, weak_type=old.weak_type,
-                                       sharding=sharding)]
+  return [_convert_element_type(ct, old.dtype, old.weak_type)]
 
 
 @convert_element_type_p.def_batch

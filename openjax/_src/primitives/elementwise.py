@@ -301,7 +301,7 @@ _export("conj", "conj_p", "round", "round_p", "integer_pow", "integer_pow_p", "r
 # ------------------------------------------------ rules of the unary table
 # JVPs are JAX's (lax.py); ``accuracy`` is forwarded where JAX forwards it.
 def _one(x):
-  return _const(x, 1)
+  return full_like(x, 1, shape=())     # a rank-0 literal, weak when x is
 
 
 def _highest(accuracy) -> bool:
@@ -314,7 +314,7 @@ defjvp_zero(ceil_p)
 defjvp_zero(round_p)
 deflinear(neg_p, lambda ct, x: [neg(ct)])
 defjvp2(exp_p, lambda g, ans, x, accuracy: mul(g, ans))
-defjvp2(exp2_p, lambda g, ans, x, accuracy: mul(_const(x, np.log(2)), mul(g, ans)))
+defjvp2(exp2_p, lambda g, ans, x, accuracy: mul(log(_const(x, 2)), mul(g, ans)))
 defjvp(log_p, lambda g, x, accuracy: div(g, x))
 defjvp2(expm1_p, lambda g, ans, x, accuracy: mul(g, exp(x, accuracy=accuracy))
         if _highest(accuracy) else mul(g, add(ans, _one(ans))))
@@ -327,10 +327,10 @@ defjvp2(logistic_p, lambda g, ans, x, accuracy: mul(g, mul(ans, logistic(neg(x))
         if _highest(accuracy) else mul(g, mul(ans, sub(_one(ans), ans))))
 defjvp(sin_p, lambda g, x, accuracy: mul(g, cos(x, accuracy=accuracy)))
 defjvp(cos_p, lambda g, x, accuracy: neg(mul(g, sin(x, accuracy=accuracy))))
-defjvp2(tan_p, lambda g, ans, x, accuracy: mul(g, add(_one(x), square(ans))))
-defjvp(asin_p, lambda g, x: mul(g, rsqrt(sub(_one(x), square(x)))))
-defjvp(acos_p, lambda g, x: mul(g, neg(rsqrt(sub(_one(x), square(x))))))
-defjvp(atan_p, lambda g, x: div(g, add(_one(x), square(x))))
+defjvp2(tan_p, lambda g, ans, x, accuracy: mul(g, add(_const(x, 1), square(ans))))
+defjvp(asin_p, lambda g, x: mul(g, rsqrt(sub(_const(x, 1), square(x)))))
+defjvp(acos_p, lambda g, x: mul(g, neg(rsqrt(sub(_const(x, 1), square(x))))))
+defjvp(atan_p, lambda g, x: div(g, add(_const(x, 1), square(x))))
 defjvp(sinh_p, lambda g, x: mul(g, cosh(x)))
 defjvp(cosh_p, lambda g, x: mul(g, sinh(x)))
 defjvp(asinh_p, lambda g, x: mul(g, rsqrt(add(square(x), _one(x)))))
@@ -346,7 +346,7 @@ def _abs_jvp(g, ans, x):
   if dtypes.kind(get_aval(x).dtype) == "c":   # Re(g conj(x) / |x|), 0 at x = 0
     x_dtype = get_aval(x).dtype
     return real(mul(g, div(conj(x), _replace_zero(convert_element_type(ans, x_dtype)))))
-  return select(ge(x, _const(x, 0)), g, neg(g))
+  return select(ge(x, full_like(x, 0, shape=())), g, neg(g))
 
 
 defjvp2(abs_p, _abs_jvp)
@@ -682,12 +682,12 @@ def _select_n_transpose(cts, which, *cases):
     return [None] + [Zero(c.aval) if is_undefined_primal(c) else None for c in cases]
   zeros = _zeros(ct)
   if get_aval(which).dtype == np.bool_:
-    picks = [select(which, zeros, ct), select(which, ct, zeros)][:len(cases)]
-    if len(cases) == 1:
-      picks = [ct]
+    pick = lambda i: select(which, zeros, ct) if i == 0 else select(which, ct, zeros)  # noqa: E731
   else:
-    picks = [select(eq(which, _const(which, i)), ct, zeros) for i in range(len(cases))]
-  return [None] + [p if is_undefined_primal(c) else None for p, c in zip(picks, cases)]
+    pick = lambda i: select(eq(which, _const(which, i)), ct, zeros)  # noqa: E731
+  if len(cases) == 1:
+    pick = lambda i: ct  # noqa: E731
+  return [None] + [pick(i) if is_undefined_primal(c) else None for i, c in enumerate(cases)]
 
 
 @select_n_p.def_batch

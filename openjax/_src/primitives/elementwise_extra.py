@@ -14,9 +14,9 @@ from openjax._src.primitives.ad_util import Zero, defjvp, defjvp2, deflinear
 from openjax._src.primitives.batch_util import (axis_size, bdim_at_front, defbroadcasting,
                                                 defvectorized, moveaxis)
 from openjax._src.primitives.elementwise import (
-    _const, _maybe_broadcast, _one, _replace_zero, _shape, _zeros, bitwise_and,
+    _const, _maybe_broadcast, _replace_zero, _shape, _zeros, bitwise_and,
     convert_element_type, eq, gt, log, lt, mul, select, sub)
-from openjax._src.primitives.shape import broadcast, broadcast_in_dim
+from openjax._src.primitives.shape import broadcast, broadcast_in_dim, full_like
 
 __all__ = ["pow", "pow_p", "reduce_precision", "reduce_precision_p", "clamp", "clamp_p",
            "bitcast_convert_type", "bitcast_convert_type_p"]
@@ -51,15 +51,17 @@ def pow(x, y):  # noqa: A001 - JAX's name
 
 
 def _pow_jvp_lhs(g, ans, x, y):
-  if dtypes.issubdtype(get_aval(y).dtype, np.integer):
+  y_is_int = dtypes.issubdtype(get_aval(y).dtype, np.integer)
+  dt = get_aval(x).dtype                # both operands in x's dtype, strongly typed
+  x, y = convert_element_type(x, dt), convert_element_type(y, dt)
+  if y_is_int:
     # d/dx x**n = n x**(n-1), exactly 0 for n = 0 (even at x = 0).
     shape = _shape(ans)
-    x = _maybe_broadcast(shape, x)
-    y = _maybe_broadcast(shape, convert_element_type(y, get_aval(x).dtype))
+    x, y = _maybe_broadcast(shape, x), _maybe_broadcast(shape, y)
     jac = select(eq(y, _const(y, 0)), _zeros(y),
-                 mul(_replace_zero(y), pow(x, sub(y, _one(y)))))
+                 mul(_replace_zero(y), pow(x, sub(y, full_like(y, 1)))))
   else:
-    jac = mul(y, pow(x, sub(y, _one(y))))
+    jac = mul(y, pow(x, sub(y, full_like(y, 1))))
   return mul(g, jac)
 
 

@@ -144,12 +144,12 @@ def _polygamma_grad_m(g, m, x):
 
 
 defjvp(polygamma_p, _polygamma_grad_m,
-       lambda g, m, x: mul(g, polygamma(add(m, _one(m)), x)))
+       lambda g, m, x: mul(g, polygamma(add(m, _const(m, 1)), x)))
 
 
 def _igamma_grad_x(g, a, x):
   # The density x**(a-1) e**-x / Gamma(a), in logs.
-  return mul(g, exp(sub(add(neg(x), mul(sub(a, _one(a)), log(x))), lgamma(a))))
+  return mul(g, exp(sub(add(neg(x), mul(sub(a, full_like(a, 1)), log(x))), lgamma(a))))
 
 
 defjvp(igamma_p, lambda g, a, x: mul(g, igamma_grad_a(a, x)), _igamma_grad_x)
