@@ -664,3 +664,90 @@ def test_transpose_rules_under_jit_and_second_order():
   # d/dx of 3 * x**2 (rev'd, padded, cropped) along ones: 6 * x where kept.
   want = np.where(np.arange(3) > 0, 6 * x, 0).astype(np.float32)
   _same(hvp, want)
+
+
+# ------------------------------------------------------------ lowering (IREE)
+def _compiled(f, *args):
+  with jax.config.override("openjax_executor", "iree"):
+    return jax.jit(f)(*args)
+
+
+def _bits_equal(got, want):
+  got, want = np.asarray(got), np.asarray(want)
+  assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape, want.shape)
+  assert got.tobytes() == want.tobytes(), (got, want)
+
+
+def _all_shape_ops(x, v):
+  a = lax.broadcast_in_dim(x, (2,) + x.shape, (1, 2))
+  parts = lax.split(x, (1, 0, 2), axis=1)
+  return [a, lax.reshape(x, (3, 2), (1, 0)), lax.squeeze(x[None], (0,)),
+          lax.transpose(a, (2, 0, 1)), lax.rev(x, (0, 1)),
+          lax.pad(x, v, [(1, -1, 2), (-2, 3, 1)]), lax.concatenate([x, x[:, :1], x], 1),
+          *parts, lax.tile(x, (2, 3)), lax.slice(x, (0, 1), (2, 3), (2, 2)),
+          lax.broadcasted_iota(x.dtype, (2, 4), 1)]
+
+
+def test_shape_ops_lower_to_stablehlo():
+  x = np.arange(6, dtype=np.float32).reshape(2, 3)
+  text = jax.jit(lambda x, v: _all_shape_ops(x, v) + [lax.reduce_sum(x, (0,))]).lower(
+      x, np.float32(0)).as_text()
+  for op in ("broadcast_in_dim", "reshape", "transpose", "reverse", "pad", "concatenate",
+             "slice", "iota", "reduce"):
+    assert f"stablehlo.{op}" in text, op
+  # A negative edge is a slice of the positively padded operand.
+  pad_text = jax.jit(lambda x: lax.pad(x, 0.0, [(-1, 2, 1), (0, 0, 0)])).lower(x).as_text()
+  assert "stablehlo.pad" in pad_text and "stablehlo.slice" in pad_text
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint32, jnp.bfloat16, np.float32,
+                                   np.complex64], ids=lambda d: np.dtype(d).name)
+def test_shape_ops_compiled_match_eager(dtype):
+  rng = np.random.default_rng(0)
+  x = (rng.standard_normal((2, 3)) * 4 + 1j * rng.standard_normal((2, 3)))
+  x = x.real > 0 if dtype is np.bool_ else x.astype(dtype) if np.dtype(dtype).kind == "c" \
+      else x.real.astype(dtype)
+  v = x.reshape(-1)[0]
+  got, want = _compiled(_all_shape_ops, x, v), _all_shape_ops(x, v)
+  for g, w in zip(got, want):
+    _bits_equal(g, w)
+
+
+def test_pad_negative_and_empty_compiled():
+  x = np.arange(1, 13, dtype=np.int32).reshape(3, 4)
+  configs = [[(-5, 4, 0), (0, 0, 0)], [(-2, -1, 3), (2, -3, 0)], [(1, 1, 0), (-4, 0, 0)],
+             [(0, -4, 1), (0, 0, 2)]]
+  f = lambda x: [lax.pad(x, np.int32(-7), c) for c in configs] + [
+      lax.pad(x[:0], np.int32(9), [(1, 2, 3), (0, 0, 0)])]
+  for g, w in zip(_compiled(f, x), f(x)):
+    _bits_equal(g, w)
+
+
+def test_empty_and_degenerate_shape_ops_compiled():
+  x = np.arange(6, dtype=np.float32).reshape(2, 3)
+  f = lambda x: [lax.tile(x, (0, 2)), *lax.split(x, (0, 3, 0), axis=1),
+                 lax.concatenate([x[:0], x[:1]], 0), lax.reduce_sum(x[:, :0], (1,)),
+                 lax.transpose(x[:0], (1, 0)), lax.rev(x, ()), lax.reduce_sum(x, ())]
+  for g, w in zip(_compiled(f, x), f(x)):
+    _bits_equal(g, w)
+
+
+def test_iota_compiled_dtypes():
+  # Counting is done in int32 and cast like arange(n).astype(dtype): int8 wraps.
+  dts = [np.int8, np.uint8, np.int32, np.bool_, jnp.bfloat16, np.float16, np.float32,
+         np.complex64]
+  f = lambda: [lax.broadcasted_iota(d, (2, 300), 1) for d in dts]
+  for g, w in zip(_compiled(f), f()):
+    _bits_equal(g, w)
+
+
+def test_reduce_sum_compiled_dtypes():
+  # bfloat16 accumulates in float32 (the exact sum 4096 + 1 * 255 is kept,
+  # where bfloat16 steps would get stuck); ints wrap; complex sums both parts.
+  b = np.concatenate([[4096.0], np.ones(255)]).astype(jnp.bfloat16)
+  i = np.full((4, 64), 2 ** 29, np.int32)
+  c = (np.arange(6) + 1j * np.arange(6)[::-1]).astype(np.complex64).reshape(2, 3)
+  f = lambda b, i, c: [lax.reduce_sum(b, (0,)), lax.reduce_sum(i, (0, 1)),
+                       lax.reduce_sum(i.astype(np.int8), (1,)), lax.reduce_sum(c, (1,))]
+  for g, w in zip(_compiled(f, b, i, c), f(b, i, c)):
+    _bits_equal(g, w)

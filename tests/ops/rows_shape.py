@@ -22,6 +22,7 @@ def _args(*makers):
 
 
 F32, I32, BOOL = np.float32, np.int32, np.bool_
+U8, U32, C64, BF16 = np.uint8, np.uint32, np.complex64, jnp.bfloat16
 
 
 def _np_lax_pad(x, v, config):
@@ -118,6 +119,32 @@ ROWS = [
           lambda x: [x], grad=True),
     OpRow("lax.slice_strides_float", lambda x: lax.slice(x, (1, 0, 2), (4, 3, 3), (2, 2, 1)),
           _args(_arr((4, 3, 3))), lambda x: x[1:4:2, 0:3:2, 2:3], grad=True),
+    # More dtypes through the shape primitives (each lowers per dtype: IREE
+    # reverses unsigned tensors only as signed bits; bfloat16 sums in float32).
+    OpRow("lax.iota", lambda: lax.iota(I32, 5), lambda rng: (), lambda: np.arange(5, dtype=I32),
+          vmap=False),
+    OpRow("lax.broadcasted_iota_bf16", lambda: lax.broadcasted_iota(BF16, (2, 3), 1),
+          lambda rng: (), lambda: np.tile(np.arange(3), (2, 1)).astype(BF16), vmap=False),
+    OpRow("lax.broadcasted_iota_uint8", lambda: lax.broadcasted_iota(U8, (300, 2), 0),
+          lambda rng: (), lambda: np.tile(np.arange(300)[:, None], (1, 2)).astype(U8),
+          vmap=False),
+    OpRow("lax.rev_uint8", lambda x: lax.rev(x, (1,)), _args(_arr((2, 3), U8)),
+          lambda x: x[:, ::-1]),
+    OpRow("lax.pad_complex", lambda x, v: lax.pad(x, v, [(1, -1, 1), (0, 2, 0)]),
+          _args(_arr((3, 2), C64), _arr((), C64)),
+          lambda x, v: _np_lax_pad(x, v, [(1, -1, 1), (0, 2, 0)])),
+    OpRow("lax.concatenate_bf16", lambda x, y: lax.concatenate([y, x], 0),
+          _args(_arr((2, 3), BF16), _arr((1, 3), BF16)), lambda x, y: np.concatenate([y, x])),
+    OpRow("lax.reduce_sum_bf16", lambda x: lax.reduce_sum(x, (1,)), _args(_arr((3, 8), BF16)),
+          lambda x: x.astype(F32).sum(1).astype(BF16)),
+    OpRow("lax.reduce_sum_complex", lambda x: lax.reduce_sum(x, (0,)), _args(_arr((3, 2), C64)),
+          lambda x: x.sum(0)),
+    OpRow("lax.tile_uint32", lambda x: lax.tile(x, (1, 2)), _args(_arr((2, 2), U32)),
+          lambda x: np.tile(x, (1, 2))),
+    OpRow("lax.slice_complex", lambda x: lax.slice(x, (1, 0), (3, 3), (1, 2)),
+          _args(_arr((3, 3), C64)), lambda x: x[1:3, 0:3:2]),
+    OpRow("lax.transpose_bf16", lambda x: lax.transpose(x, (1, 0)), _args(_arr((2, 3), BF16)),
+          lambda x: x.T),
 
     # ----------------------------------------------------- jnp: reshaping
     OpRow("jnp.reshape", lambda x: jnp.reshape(x, (3, -1)), _args(_arr((2, 6))),

@@ -63,8 +63,14 @@ def _rev_batch(vals, dims, *, dimensions):
 def _rev_lower(ctx, x, *, dimensions):
   if not dimensions:
     return [x]
-  return [ctx.op("stablehlo.reverse", [x], ctx.avals_out[0],
-                 attrs={"dimensions": tuple(dimensions)})]
+  aval = ctx.avals_out[0]
+  if dtypes.kind(aval.dtype) != "u":
+    return [ctx.op("stablehlo.reverse", [x], aval, attrs={"dimensions": tuple(dimensions)})]
+  # IREE cannot legalize reverse of unsigned tensors: reverse the signed bits.
+  signed = ctx.tensor_type(aval.shape, np.dtype(f"i{aval.dtype.itemsize}"))
+  y = ctx.op("stablehlo.reverse", [ctx.op("stablehlo.bitcast_convert", [x], signed)], signed,
+             attrs={"dimensions": tuple(dimensions)})
+  return [ctx.op("stablehlo.bitcast_convert", [y], aval)]
 
 
 # ------------------------------------------------------------------------ pad
