@@ -36,6 +36,7 @@ import numpy as np
 from openjax._src.core import Primitive, ShapedArray, get_aval
 from openjax._src.primitives import ad_util
 from openjax._src.primitives import elementwise as _ew
+from openjax._src.primitives import reductions as _red
 from openjax._src.primitives import shape as _shape
 
 __all__ = ["psum_p", "pmax_p", "pmin_p", "all_gather_p", "reduce_scatter_p", "ppermute_p",
@@ -229,6 +230,27 @@ pmin_p.def_impl(_allreduce_impl(lambda x, axis: np.min(x, axis=axis)))
 pmin_p.def_abstract_eval(_allreduce_abstract_eval)
 pmin_p.def_batch(_allreduce_batch(pmin_p, lambda x, size: x))
 pmin_p.mark_not_applicable("jvp", "JAX defines no derivative of pmin")
+
+
+def _allreduce_lower(reduce_p: Primitive, name: str):
+  """Positional axes (what vmap leaves of a named reduction) lower like the
+  matching reduction; reductions across devices need pmap/shard_map."""
+  def rule(ctx, x, *, axes, axis_index_groups):
+    named = _named(axes)
+    if named:
+      raise NotImplementedError(
+          f"{name} over the named axes {named} cannot be compiled here: named axes are "
+          "only bound by vmap (which rewrites them into array reductions) for now.")
+    pos = tuple(a for a in axes if isinstance(a, int))
+    if not pos:
+      return [x]
+    return reduce_p.rule("lower")(ctx, x, axes=pos)
+  return rule
+
+
+psum_p.def_lower(_allreduce_lower(_shape.reduce_sum_p, "psum"))
+pmax_p.def_lower(_allreduce_lower(_red.reduce_max_p, "pmax"))
+pmin_p.def_lower(_allreduce_lower(_red.reduce_min_p, "pmin"))
 
 
 def psum_array(x, axes: tuple, axis_index_groups=None):
