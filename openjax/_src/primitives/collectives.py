@@ -652,3 +652,12 @@ def all_to_all_array(x, axis_name, split_axis: int, concat_axis: int, axis_index
                             axis_name=axis_name, axis_index_groups=axis_index_groups,
                             tiled=bool(tiled))
 
+
+
+# Under vmap these collectives are rewritten into ordinary array ops before
+# lowering; bound to devices (pmap/shard_map) they will lower to host calls.
+for _p in (all_gather_p, reduce_scatter_p, ppermute_p, axis_index_p, pbroadcast_p,
+           all_to_all_p):
+  _p.mark_not_applicable(
+      "lower", "named-axis collective: vmap rewrites it into array ops before lowering; "
+      "across devices it needs pmap/shard_map, which do not exist yet")
