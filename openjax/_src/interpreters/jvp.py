@@ -11,6 +11,7 @@ from typing import Callable, Sequence
 
 from openjax._src.core import (ClosedJaxpr, Trace, Tracer, current_trace, eval_jaxpr, get_aval,
                                jaxpr_transforms, set_current_trace)
+from openjax._src.errors import ConcretizationTypeError, TracerArrayConversionError
 from openjax._src.interpreters.staging import trace_to_jaxpr
 from openjax._src.primitives.ad_util import Zero, instantiate_zeros, tangent_aval
 
@@ -34,6 +35,22 @@ class JVPTracer(Tracer):
   def _provenance(self):
     p = self.primal
     return p._provenance() if isinstance(p, Tracer) else ""
+
+  # As in JAX, a differentiated value may steer Python control flow (bool,
+  # int, indexing, ``item``) when its primal is concrete, but never becomes a
+  # NumPy array or a Python float: the derivative would be silently lost.
+  def __array__(self, dtype=None, copy=None):
+    raise TracerArrayConversionError(self)
+
+  def __float__(self):
+    raise ConcretizationTypeError(self, "The problem arose with the `float` function. ")
+
+  def __complex__(self):
+    raise ConcretizationTypeError(self, "The problem arose with the `complex` function. ")
+
+  def tolist(self):
+    raise ConcretizationTypeError(
+        self, f"The tolist() method was called on {self.aval.str_short(short_dtypes=False)}.\n")
 
 
 class JVPTrace(Trace):

@@ -118,7 +118,9 @@ def partial_eval_jaxpr(jaxpr: Jaxpr, in_unknowns: Sequence[bool]):
   residuals; it keeps ``jaxpr``'s constvars) and an unknown jaxpr (residuals +
   unknown inputs -> unknown outputs). An equation with an unknown input is
   unknown, except a jit call with known and unknown inputs, which is split in
-  two the same way (recursively), so its known outputs stay known. Returns
+  two the same way (recursively), so its known outputs stay known, and a
+  primitive with a ``partial_eval_jaxpr_custom(eqn, unknowns) -> (known_eqn,
+  unknown_eqn, out_unknowns)`` splitter (remat). Returns
   (known, unknown, out_unknowns, num_residuals)."""
   unknown_vars: set[Var] = {v for v, u in zip(jaxpr.invars, in_unknowns) if u}
   known_eqns, unknown_eqns = [], []
@@ -126,8 +128,11 @@ def partial_eval_jaxpr(jaxpr: Jaxpr, in_unknowns: Sequence[bool]):
     unknown_in = [isinstance(a, Var) and a in unknown_vars for a in eqn.invars]
     if not any(unknown_in):
       known_eqns.append(eqn)
-    elif eqn.primitive is jit_p and not all(unknown_in):
-      known_eqn, unknown_eqn, out_unknowns = _split_jit_eqn(eqn, unknown_in)
+    elif not all(unknown_in) and (eqn.primitive is jit_p or getattr(
+        eqn.primitive, "partial_eval_jaxpr_custom", None) is not None):
+      split = (_split_jit_eqn if eqn.primitive is jit_p
+               else eqn.primitive.partial_eval_jaxpr_custom)
+      known_eqn, unknown_eqn, out_unknowns = split(eqn, unknown_in)
       known_eqns.append(known_eqn)
       unknown_eqns.append(unknown_eqn)
       unknown_vars.update(v for v, u in zip(eqn.outvars, out_unknowns) if u)
