@@ -469,3 +469,107 @@ def extreme_value(dtype, largest: bool):
     return inf
   info = dtypes.finfo(dt)
   return np.array(info.max if largest else info.min, dt)
+
+
+
+
+def lower_iree_scatter_form(ctx, operand, op_shape, dtype, indices, idx_shape, updates_shape,
+                            dn: ScatterDimensionNumbers, window_shape, index_dtype):
+  """Rewrite a scatter into the form IREE's scatter accepts (its conversion
+  fails on the others): window dimensions that are not indexed span the whole
+  operand dimension, indexed dimensions are inserted, inserted dimensions are
+  indexed, there is at least one index-like (indexed or batching) dimension,
+  and several index-like dimensions lead the operand.
+
+  A partial window along a dimension that is not indexed scatters into the
+  leading slice of the operand (written back afterwards); a window along an
+  indexed dimension is expanded into more index vectors (that window
+  dimension of the updates becomes a scatter dimension); an inserted
+  dimension that is not indexed gets a zero index component, and so does a
+  new leading unit dimension when nothing is indexed; the operand is
+  transposed to lead with its index-like dimensions. Returns
+  ``(operand, indices, dn, finish)``: ``finish(result)`` undoes the
+  rewrites of the operand."""
+  rank = len(op_shape)
+  shape = tuple(op_shape)
+  ishape = tuple(idx_shape)
+  sdims = list(dn.scatter_dims_to_operand_dims)
+  batching = list(dn.operand_batching_dims)
+  inserted = list(dn.inserted_window_dims)
+  sib = tuple(dn.scatter_indices_batching_dims)
+  window = tuple(dn.update_window_dims)
+  undo = []
+
+  def ttype(shp, dt=dtype):
+    return ctx.tensor_type(shp, dt)
+
+  if not sdims and not batching:   # a new leading unit dimension, inserted
+    inner_shape, shape = shape, (1,) + shape
+    operand = ctx.op("stablehlo.reshape", [operand], ttype(shape))
+    undo.append(lambda r: ctx.op("stablehlo.reshape", [r], ttype(inner_shape)))
+    inserted = [0] + [d + 1 for d in inserted]
+    window_shape = (1,) + tuple(window_shape)
+    rank += 1
+  window_operand_dims = [d for d in range(rank) if d not in inserted and d not in batching]
+  upd_dim_of = dict(zip(window_operand_dims, window))
+
+  partial = [d for d in window_operand_dims if d not in sdims and window_shape[d] < shape[d]]
+  if partial:   # scatter into operand[:w] along them, then write that back
+    whole, whole_shape = operand, shape
+    shape = tuple(window_shape[d] if d in partial else s for d, s in enumerate(shape))
+    operand = ctx.op("stablehlo.slice", [operand], ttype(shape),
+                     attrs={"start_indices": (0,) * rank, "limit_indices": shape,
+                            "strides": (1,) * rank})
+    zero = ctx.constant(np.zeros((), index_dtype))
+    undo.append(lambda r, n=rank: ctx.op("stablehlo.dynamic_update_slice",
+                                         [whole, r] + [zero] * n, ttype(whole_shape)))
+  expand = [d for d in sdims if d in upd_dim_of]
+  if expand:
+    expanded_upd = {upd_dim_of[d] for d in expand}
+    window = tuple(p for p in window if p not in expanded_upd)
+    positions = [p for p in range(len(updates_shape)) if p not in window]
+    orig_scatter = [p for p in range(len(updates_shape)) if p not in dn.update_window_dims]
+    new_of_batch = [positions.index(p) for p in orig_scatter]   # old indices dim -> new
+    lead = tuple(updates_shape[p] for p in positions)
+    k = len(sdims)
+    ishape = lead + (k,)
+    indices = ctx.broadcast_in_dim(indices, ishape, tuple(new_of_batch) + (len(lead),))
+    col_t = ttype(lead + (1,), index_dtype)
+    cols = [ctx.op("stablehlo.iota", [], col_t,
+                   attrs={"iota_dimension": positions.index(upd_dim_of[d])})
+            if d in expand else ctx.full(0, lead + (1,), index_dtype) for d in sdims]
+    offs = cols[0] if k == 1 else ctx.op("stablehlo.concatenate", cols,
+                                          ttype(ishape, index_dtype),
+                                          attrs={"dimension": len(lead)})
+    indices = ctx.op("stablehlo.add", [indices, offs], ttype(ishape, index_dtype))
+    sib = tuple(new_of_batch[j] for j in sib)
+  extra = [d for d in inserted if d not in sdims]
+  if extra:   # inserted but not indexed: index them at 0
+    lead = ishape[:-1]
+    zeros = ctx.full(0, lead + (len(extra),), index_dtype)
+    ishape = lead + (ishape[-1] + len(extra),)
+    indices = zeros if not sdims else ctx.op(
+        "stablehlo.concatenate", [indices, zeros], ttype(ishape, index_dtype),
+        attrs={"dimension": len(lead)})
+    sdims += extra
+  lead_dims = batching + sdims
+  if len(lead_dims) > 1 and set(lead_dims) != set(range(len(lead_dims))):
+    perm = lead_dims + [d for d in range(rank) if d not in lead_dims]
+    orig_shape, shape = shape, tuple(shape[d] for d in perm)
+    operand = ctx.op("stablehlo.transpose", [operand], ttype(shape),
+                     attrs={"permutation": tuple(perm)})
+    inverse = tuple(int(i) for i in np.argsort(perm))
+    undo.append(lambda r: ctx.op("stablehlo.transpose", [r], ttype(orig_shape),
+                                 attrs={"permutation": inverse}))
+    batching = list(range(len(batching)))
+    sdims = list(range(len(batching), len(lead_dims)))
+  new_dn = ScatterDimensionNumbers(
+      update_window_dims=window, inserted_window_dims=tuple(sorted(sdims)),
+      scatter_dims_to_operand_dims=tuple(sdims), operand_batching_dims=tuple(batching),
+      scatter_indices_batching_dims=sib)
+
+  def finish(res):
+    for f in reversed(undo):
+      res = f(res)
+    return res
+  return operand, indices, new_dn, finish

@@ -14,13 +14,15 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, get_aval
+from openjax._src.lowering.mlir_types import split_tensor_type
 from openjax._src.primitives import elementwise as _ew
 from openjax._src.primitives import shape as _shape
 from openjax._src.primitives._indexing_util import (
     GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers, cast_scalar,
     check_batching, check_index_dtype, default_fill_value, dims_in_range, disjoint_dims,
     extreme_value, gather_dnums, gather_dnums_attr, gather_out_shape, gather_windows,
-    in_bounds, is_sorted, lower_clamp_index_vectors, lower_index_dtype, lower_unchanged,
+    in_bounds, is_sorted, lower_clamp_index_vectors, lower_index_dtype, lower_iree_scatter_form,
+    lower_unchanged,
     no_duplicate_dims, replace_combine, scatter_dnums, scatter_dnums_attr, scatter_impl_with,
     scatter_window_shape, shape_param, static_scalar, to_output_order, ufunc_combine,
     window_starts)
@@ -459,6 +461,9 @@ def _scatter_lowering(combiner, drop_identity=None):
                          attrs={"edge_padding_low": (0,) * len(high), "edge_padding_high": high,
                                 "interior_padding": (0,) * len(high)})
     indices = ctx.convert(indices, itype, idx_aval.shape)
+    operand, indices, dn, finish = lower_iree_scatter_form(
+        ctx, operand, res_shape, out.dtype, indices, idx_aval.shape, upd_aval.shape, dn, wshape,
+        itype)
     scalar = ctx.tensor_type((), out.dtype)
     with ctx.region([scalar, scalar]) as body:
       old, new = body.args
@@ -469,11 +474,13 @@ def _scatter_lowering(combiner, drop_identity=None):
       else:
         res = combiner(ctx, old, new, scalar)
       ctx.ret([res])
-    attrs = {"scatter_dimension_numbers": scatter_dnums_attr(dn, idx_aval.ndim - 1),
+    ivd = len(split_tensor_type(indices.type)[0]) - 1
+    attrs = {"scatter_dimension_numbers": scatter_dnums_attr(dn, ivd),
              "indices_are_sorted": bool(indices_are_sorted),
              "unique_indices": bool(unique_indices)}
-    res = ctx.op("stablehlo.scatter", [operand, indices, updates],
-                 ctx.tensor_type(res_shape, out.dtype), attrs=attrs, regions=[body])
+    res = ctx.op("stablehlo.scatter", [operand, indices, updates], operand.type, attrs=attrs,
+                 regions=[body])
+    res = finish(res)
     if res_shape != op_aval.shape:
       res = ctx.op("stablehlo.slice", [res], out,
                    attrs={"start_indices": (0,) * out.ndim, "limit_indices": out.shape,
