@@ -713,6 +713,19 @@ def test_shape_ops_compiled_match_eager(dtype):
     _bits_equal(g, w)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.uint64, np.complex128],
+                         ids=lambda d: np.dtype(d).name)
+def test_shape_ops_compiled_match_eager_x64(dtype):
+  # complex128 pads its float64 parts apart (IREE cannot fill 16-byte values).
+  with jax.enable_x64():
+    x = ((np.arange(6) - 2) * (1 + 2j if dtype is np.complex128 else 1)).reshape(2, 3)
+    x = x.astype(dtype)
+    v = x.reshape(-1)[0]
+    f = lambda x, v: _all_shape_ops(x, v) + [lax.reduce_sum(x, (0, 1))]
+    for g, w in zip(_compiled(f, x, v), f(x, v)):
+      _bits_equal(g, w)
+
+
 def test_pad_negative_and_empty_compiled():
   x = np.arange(1, 13, dtype=np.int32).reshape(3, 4)
   configs = [[(-5, 4, 0), (0, 0, 0)], [(-2, -1, 3), (2, -3, 0)], [(1, 1, 0), (-4, 0, 0)],

@@ -234,23 +234,35 @@ def _pad_batch(vals, dims, *, padding_config):
 
 @pad_p.def_lower
 def _pad_lower(ctx, x, padding_value, *, padding_config):
+  aval = ctx.avals_in[0]
+  if aval.dtype != np.complex128:
+    return [_emit_pad(ctx, x, padding_value, padding_config, aval.shape, aval.dtype)]
+  # IREE fills with one machine word at most: pad the float64 parts apart.
+  f64 = ctx.tensor_type
+  parts = [_emit_pad(ctx, ctx.op(f"stablehlo.{p}", [x], f64(aval.shape, np.float64)),
+                     ctx.op(f"stablehlo.{p}", [padding_value], f64((), np.float64)),
+                     padding_config, aval.shape, np.float64) for p in ("real", "imag")]
+  return [ctx.op("stablehlo.complex", parts, ctx.avals_out[0])]
+
+
+def _emit_pad(ctx, x, padding_value, padding_config, shape, dtype):
   # Interior and positive edges in one stablehlo.pad; negative edges (cuts,
   # possibly past the operand) as a slice of that, so IREE never sees them.
-  aval = ctx.avals_in[0]
   lows = tuple(max(lo, 0) for lo, _, _ in padding_config)
   highs = tuple(max(hi, 0) for _, hi, _ in padding_config)
   grown = _padded_shape([(lo, hi, i) for lo, hi, (_, _, i) in
-                         zip(lows, highs, padding_config)], aval.shape)
-  out = ctx.op("stablehlo.pad", [x, padding_value], ctx.tensor_type(grown, aval.dtype),
+                         zip(lows, highs, padding_config)], shape)
+  out = ctx.op("stablehlo.pad", [x, padding_value], ctx.tensor_type(grown, dtype),
                attrs={"edge_padding_low": lows, "edge_padding_high": highs,
                       "interior_padding": tuple(i for _, _, i in padding_config)})
   if all(lo >= 0 and hi >= 0 for lo, hi, _ in padding_config):
-    return [out]
+    return out
   starts = tuple(max(-lo, 0) for lo, _, _ in padding_config)
   limits = tuple(n - max(-hi, 0) for n, (_, hi, _) in zip(grown, padding_config))
-  return [ctx.op("stablehlo.slice", [out], ctx.avals_out[0],
-                 attrs={"start_indices": starts, "limit_indices": limits,
-                        "strides": (1,) * len(grown)})]
+  return ctx.op("stablehlo.slice", [out],
+                ctx.tensor_type(_padded_shape(padding_config, shape), dtype),
+                attrs={"start_indices": starts, "limit_indices": limits,
+                       "strides": (1,) * len(grown)})
 
 
 # ---------------------------------------------------------------- concatenate
