@@ -415,6 +415,57 @@ def _dot_general_batch(vals, dims, *, dimension_numbers, **params):
   return [dot_general_p.bind1(lhs, rhs, dimension_numbers=new_dims, **params)], [out_dim]
 
 
+def _lower_compute_dtype(lhs_dt, rhs_dt, out_dt) -> np.dtype:
+  """The element type the compiled product runs in: the impl's accumulation
+  type for floats (narrow floats in float32), the result type for integers
+  (wrapping arithmetic gives the same low bits at any width), float32 counts
+  for booleans (IREE cannot tile an i1 matmul)."""
+  if out_dt == dtypes.bool_:
+    return np.dtype(np.float32)
+  comp = _compute_dtype(lhs_dt, rhs_dt, out_dt)
+  if dtypes.kind(comp) in "iu":
+    return out_dt
+  if dtypes.kind(comp) == "f" and dtypes.kind(out_dt) == "f" and out_dt.itemsize >= 4:
+    return out_dt
+  return comp
+
+
+def _lower_operand(ctx, x, aval, comp):
+  if aval.dtype != dtypes.bool_:
+    return ctx.convert(x, comp, aval.shape)
+  # A select, not a convert: IREE folds an i1 convert into the matmul's
+  # operand encoding and then cannot materialise it.
+  return ctx.op("stablehlo.select", [x, ctx.full(1, aval.shape, comp),
+                                     ctx.full(0, aval.shape, comp)],
+                ctx.tensor_type(aval.shape, comp))
+
+
+def _precision_attr(precision) -> str:
+  pair = precision if isinstance(precision, tuple) else (Precision.DEFAULT, Precision.DEFAULT)
+  return "[" + ", ".join(f"#stablehlo<precision {p.name}>" for p in pair) + "]"
+
+
+@dot_general_p.def_lower
+def _dot_general_lower(ctx, lhs, rhs, *, dimension_numbers, precision, preferred_element_type,
+                       out_sharding=None):
+  (lc, rc), (lb, rb) = dimension_numbers
+  lhs_aval, rhs_aval = ctx.avals_in
+  out_aval, = ctx.avals_out
+  comp = _lower_compute_dtype(lhs_aval.dtype, rhs_aval.dtype, out_aval.dtype)
+  lhs, rhs = (_lower_operand(ctx, x, a, comp) for x, a in ((lhs, lhs_aval), (rhs, rhs_aval)))
+  dnums = (f"#stablehlo.dot<lhs_batching_dimensions = {list(lb)}, "
+           f"rhs_batching_dimensions = {list(rb)}, lhs_contracting_dimensions = {list(lc)}, "
+           f"rhs_contracting_dimensions = {list(rc)}>")
+  out = ctx.op("stablehlo.dot_general", [lhs, rhs], ctx.tensor_type(out_aval.shape, comp),
+               attrs={"dot_dimension_numbers": dnums,
+                      "precision_config": _precision_attr(precision)})
+  if out_aval.dtype == dtypes.bool_:
+    zero = ctx.full(0, out_aval.shape, comp)
+    return [ctx.op("stablehlo.compare", [out, zero], out_aval,
+                   attrs={"comparison_direction": "#stablehlo<comparison_direction NE>"})]
+  return [ctx.convert(out, out_aval)]
+
+
 def _index_tuple(x, what: str) -> tuple[int, ...]:
   try:
     if isinstance(x, (tuple, list)):
