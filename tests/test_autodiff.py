@@ -192,6 +192,21 @@ def test_vjp_errors():
       "argument\n")
 
 
+def test_vjp_and_linearize_functions_are_pytrees_of_residuals():
+  f = lambda x, W: jnp.tanh(x @ W)
+  x, W = np.ones((4, 4), f32), np.eye(4, dtype=f32) * 0.5
+  _, f_vjp = jax.vjp(f, x, W)
+  ct = np.ones((4, 4), f32)
+  eager = f_vjp(ct)
+  through_jit = jax.jit(lambda fv, c: fv(c))(f_vjp, ct)
+  for a, b in zip(eager, through_jit):
+    _eq(a, b)
+  _eq(jax.jit(f_vjp)(ct)[1], eager[1])
+  _, f_jvp = jax.linearize(f, x, W)
+  _eq(jax.jit(lambda fj, t: fj(t, t))(f_jvp, x), f_jvp(x, x))
+  assert all(not isinstance(leaf, Tracer) for leaf in jax.tree_util.tree_leaves(f_jvp))
+
+
 # ----------------------------------------------------------------------- grad
 def test_grad_values_dtypes_and_weak_types():
   g = jax.grad(lambda x: x * x)(3.0)

@@ -14,7 +14,8 @@ from openjax._src.api.shapes import abstractify
 from openjax._src.api.vmap import check_callable, vmap, wraps
 from openjax._src.core import Tracer, concrete_or_error, eval_jaxpr
 from openjax._src.interpreters.jvp import jvp_flat
-from openjax._src.interpreters.partial_eval import dce_jaxpr_consts, linearize_flat
+from openjax._src.interpreters.partial_eval import (LinearFunction, dce_jaxpr_consts,
+                                                    linearize_flat)
 from openjax._src.interpreters.staging import DebugInfo, trace_to_jaxpr
 from openjax._src.interpreters.transpose import backward_pass
 from openjax._src.primitives.ad_util import (UndefinedPrimal, Zero, instantiate_zeros,
@@ -160,29 +161,62 @@ def _linearize(fun, primals, has_aux):
   return in_tree, in_avals, p_out, box["out"], lin, zero_mask, aux
 
 
-def linearize(fun: Callable, *primals, has_aux: bool = False):
-  """``(fun(*primals), f_jvp)`` (and the aux data with ``has_aux``), where
-  ``f_jvp(*tangents)`` evaluates the linearised function from the saved
-  residuals (the forward pass is not re-run)."""
-  check_callable(fun)
-  in_tree, in_avals, p_out, out_tree, lin, zero_mask, aux = _linearize(fun, primals, has_aux)
+class _LinearizedJVP:
+  """The ``f_jvp`` that ``linearize`` returns: tangents of the primals ->
+  tangent of the output, from the saved residuals. A pytree whose leaves
+  are the residuals, so it can be passed through ``jit`` (as JAX's)."""
 
-  def f_jvp(*tangents):
+  def __init__(self, in_tree, in_avals, out_tree, lin, zero_mask):
+    self._in_tree, self._in_avals, self._out_tree = in_tree, in_avals, out_tree
+    self._lin, self._zero_mask = lin, zero_mask
+
+  def __call__(self, *tangents):
     t_leaves, t_tree = tree_util.tree_flatten(tangents)
-    if t_tree != in_tree:
-      raise TypeError(f"expected {in_tree}, got {t_tree}")
-    for pa, t in zip(in_avals, t_leaves):
+    if t_tree != self._in_tree:
+      raise TypeError(f"expected {self._in_tree}, got {t_tree}")
+    for pa, t in zip(self._in_avals, t_leaves):
       ta, want = _typeof(t), tangent_aval(pa)
       if not _typecompat(want, ta):
         raise ValueError(
             "linearized function called on tangent values inconsistent with the original "
             f"primal values:\nGot tangent aval {_str(ta)} for primal aval {_str(pa)} but "
             f"expected {_str(want)}.")
+    lin = self._lin
     staged = iter(eval_jaxpr(lin.jaxpr, lin.residuals, *t_leaves))
     outs = [instantiate_zeros(Zero(a)) if z else next(staged)
-            for a, z in zip(lin.out_avals, zero_mask)]
-    return tree_util.tree_unflatten(out_tree, outs)
+            for a, z in zip(lin.out_avals, self._zero_mask)]
+    return tree_util.tree_unflatten(self._out_tree, outs)
 
+
+def _residuals_pytree(cls, static_fields):
+  """Register ``cls`` (holding a ``LinearFunction`` in ``_lin``) as a pytree
+  whose leaves are the residuals."""
+  def flatten(obj):
+    lin = obj._lin
+    static = tuple(getattr(obj, f) for f in static_fields)
+    return lin.residuals, (static, lin.jaxpr, tuple(lin.in_avals), tuple(lin.out_avals))
+
+  def unflatten(aux, residuals):
+    static, jaxpr, in_avals, out_avals = aux
+    obj = cls.__new__(cls)
+    for f, v in zip(static_fields, static):
+      setattr(obj, f, v)
+    obj._lin = LinearFunction(jaxpr, list(residuals), list(in_avals), list(out_avals))
+    return obj
+
+  tree_util.register_pytree_node(cls, flatten, unflatten)
+
+
+_residuals_pytree(_LinearizedJVP, ("_in_tree", "_in_avals", "_out_tree", "_zero_mask"))
+
+
+def linearize(fun: Callable, *primals, has_aux: bool = False):
+  """``(fun(*primals), f_jvp)`` (and the aux data with ``has_aux``), where
+  ``f_jvp(*tangents)`` evaluates the linearised function from the saved
+  residuals (the forward pass is not re-run)."""
+  check_callable(fun)
+  in_tree, in_avals, p_out, out_tree, lin, zero_mask, aux = _linearize(fun, primals, has_aux)
+  f_jvp = _LinearizedJVP(in_tree, tuple(in_avals), out_tree, lin, tuple(zero_mask))
   primal_out = tree_util.tree_unflatten(out_tree, p_out)
   return (primal_out, f_jvp, aux) if has_aux else (primal_out, f_jvp)
 
@@ -212,7 +246,8 @@ arguments rather than in a tuple, this error can arise.
 
 class _VJPFunction:
   """The pullback ``vjp`` returns: cotangent of the output -> tuple of
-  cotangents of the primals (float0 zeros for integer primals)."""
+  cotangents of the primals (float0 zeros for integer primals). A pytree
+  whose leaves are the residuals, so it can be passed through ``jit``."""
 
   def __init__(self, fun_src, in_tree, out_tree, out_avals, lin, zero_mask):
     self._fun_src = fun_src
@@ -259,6 +294,10 @@ class _VJPFunction:
     return tree_util.tree_unflatten(self._in_tree, [instantiate_zeros(c) for c in cts_in])
 
 
+_residuals_pytree(_VJPFunction, ("_fun_src", "_in_tree", "_out_tree", "_out_avals",
+                                 "_zero_mask"))
+
+
 def vjp(fun: Callable, *primals, has_aux: bool = False, reduce_axes=()):
   """``(fun(*primals), vjp_fn)`` (and the aux data with ``has_aux``);
   ``vjp_fn(cotangent)`` returns a tuple with one cotangent per primal."""
@@ -267,7 +306,8 @@ def vjp(fun: Callable, *primals, has_aux: bool = False, reduce_axes=()):
   check_callable(fun)
   in_tree, _, p_out, out_tree, lin, zero_mask, aux = _linearize(fun, primals, has_aux)
   out_avals = [_typeof(o) for o in p_out]
-  vjp_fn = _VJPFunction(_func_src(fun), in_tree, out_tree, out_avals, lin, zero_mask)
+  vjp_fn = _VJPFunction(_func_src(fun), in_tree, out_tree, tuple(out_avals), lin,
+                        tuple(zero_mask))
   primal_out = tree_util.tree_unflatten(out_tree, p_out)
   return (primal_out, vjp_fn, aux) if has_aux else (primal_out, vjp_fn)
 
