@@ -12,7 +12,7 @@ def _two(shape, dtype):
 
 ROWS = [
     OpRow("add_any_f32", lambda x, y: add_any_p.bind1(x, y), _two((3, 4), np.float32),
-          ref=np.add),
+          ref=np.add, grad=True),
     OpRow("add_any_scalar_f16", lambda x, y: add_any_p.bind1(x, y), _two((), np.float16),
           ref=np.add),
 ]

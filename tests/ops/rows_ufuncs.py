@@ -286,7 +286,7 @@ def _interp_args(rng):
   return x, xp, fp
 
 
-add("jnp.interp", jnp.interp, _interp_args, np.interp, vmap=False)
+add("jnp.interp", jnp.interp, _interp_args, np.interp)
 add("jnp.interp_left_right", lambda x, xp, fp: jnp.interp(x, xp, fp, left=-9.0, right=9.0),
     _interp_args, lambda x, xp, fp: np.interp(x, xp, fp, left=-9.0, right=9.0))
 add("jnp.interp_period", lambda x, xp, fp: jnp.interp(x, xp, fp, period=2.0), _interp_args,
