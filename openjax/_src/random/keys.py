@@ -183,6 +183,11 @@ class PRNGKeyArray:
     return (PRNGKeyArray(self._base_array[i]) for i in range(self.shape[0]))
 
   def __getitem__(self, idx) -> "PRNGKeyArray":
+    parts = idx if isinstance(idx, tuple) else (idx,)
+    n = sum(1 for p in parts if p is not None and p is not Ellipsis)
+    if n > self.ndim:
+      raise IndexError(f"Too many indices: array is {self.ndim}-dimensional, but {n} "
+                       "were indexed")
     return PRNGKeyArray(self._base_array[_normalize_index(idx)])
 
   def __bool__(self):
@@ -297,7 +302,7 @@ def check_prng_key(name: str, key, *, allow_batched: bool = False):
   if isinstance(key, PRNGKeyArray):
     data, typed = key._base_array, True
     shape = key.shape
-  elif is_arraylike(key):
+  elif is_arraylike(key) or np.isscalar(key):
     _check_key_data(key)
     data, typed = key, False
     shape = tuple(np.shape(key))
