@@ -569,3 +569,25 @@ def test_cookbook_per_example_gradients():
   _eq(jitted, gw, 1e-6)
   # The sum of per-example gradients is the gradient of the summed loss.
   _eq(np.asarray(gw).sum(0), jax.grad(lambda W: jnp.sum(ploss(W, B0, INPUTS, t)))(W0), 1e-5)
+
+
+# ------------------------------------------------- jaxprs stay well typed
+_G = lambda x: jnp.sum(jnp.tanh(x) * x[::-1]) + jnp.dot(x, x)
+_GJ = jax.jit(_G)
+
+
+@pytest.mark.parametrize("name, fn", [
+    ("grad", jax.grad(_G)), ("grad jit", jax.grad(_GJ)), ("jit grad", jax.jit(jax.grad(_G))),
+    ("hessian", jax.hessian(_G)), ("hessian jit", jax.hessian(_GJ)),
+    ("jacrev", jax.jacrev(jnp.sin)), ("jacfwd jit", jax.jacfwd(jax.jit(jnp.sin))),
+    ("vmap grad", jax.vmap(jax.grad(lambda v: _GJ(v * 2)))),
+    ("hvp", lambda x: jax.jvp(jax.grad(_GJ), (x,), (x,))[1]),
+    ("linearized", lambda x: jax.linearize(_GJ, x)[1](x)),
+    ("vjp", lambda x: jax.vjp(_GJ, x)[1](f32(1.0))),
+    ("grad of grad of nested jits", jax.grad(lambda x: jax.grad(
+        lambda y: jax.jit(lambda z: _GJ(z) * y.sum())(y))(x).sum())),
+])
+def test_transformed_jaxprs_type_check(name, fn):
+  x = np.linspace(0.1, 1, 3).astype(f32)
+  closed = jax.make_jaxpr(fn)(x if name != "vmap grad" else np.stack([x, x]))
+  check_jaxpr(closed)
