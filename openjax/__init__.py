@@ -22,9 +22,11 @@ from openjax._src.api.autodiff import (  # noqa: F401
     grad, hessian, jacfwd, jacobian, jacrev, jvp, linear_transpose, linearize, value_and_grad,
     vjp)
 from openjax._src.api.vmap import vmap  # noqa: F401
-from openjax._src.api.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401
+from openjax._src.api.custom_derivatives import (  # noqa: F401
+    closure_convert, custom_gradient, custom_jvp, custom_vjp)
 from openjax._src.api.checkpoint import checkpoint, checkpoint_policies, remat  # noqa: F401
 from openjax import numpy, lax, tree_util, tree, errors, dtypes, test_util  # noqa: F401
+from openjax import ad_checkpoint, custom_derivatives  # noqa: F401
 from openjax import random  # noqa: F401
 from openjax._src.tree_util import (  # noqa: F401
     tree_all as _tree_all, tree_flatten as _tree_flatten, tree_leaves as _tree_leaves,

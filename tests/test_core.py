@@ -270,3 +270,15 @@ def test_print_goldens_with_jnp_from_jax_0_10_2():
     c:i32[] = convert_element_type[new_dtype=int32 weak_type=False] a
     d:i32[3] = add b c
   in (d,) }"""
+
+
+def test_unused_results_print_as_underscore_like_jax():
+  jaxpr = jax.make_jaxpr(jax.grad(lambda x, y: 2 * x, (0, 1)))(1.0, 2.0)
+  # Golden from JAX 0.10.2.
+  assert str(jaxpr) == """\
+{ lambda ; a:f32[] b:f32[]. let
+    _:f32[] = mul 2.0:f32[] a
+    c:f32[] = mul 2.0:f32[] 1.0:f32[]
+  in (c, 0.0:f32[]) }"""
+  g = jax.grad(lambda x, y: 2 * x, (0, 1))(1.0, 2.0)
+  assert isinstance(g[1], jax.Array) and g[1].weak_type

@@ -14,6 +14,8 @@ REQUIRED_BY_KIND = {"differentiable": ("jvp",), "linear": ("jvp", "transpose"),
 # Primitives covered by dedicated tests rather than op-table rows.
 COVERED_ELSEWHERE = {
     "jit": "tests/test_jit.py",
+    # custom_vjp's forward-mode marker: any program containing it raises by design.
+    "custom_lin": "tests/test_custom_derivatives.py",
     # Under vmap these become ordinary array ops (as in JAX), so no op-table
     # row can show them in a jaxpr; tests/test_collectives.py covers them.
     "all_gather": "tests/test_collectives.py", "all_to_all": "tests/test_collectives.py",

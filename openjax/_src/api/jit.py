@@ -169,7 +169,8 @@ class JitWrapped:
     # static arguments; (config snapshot, avals) -> compiled cache entry.
     self._fast: dict = {}
     self._fast_ok = not self.static_argnums and not self.static_argnames
-    functools.update_wrapper(self, fun)
+    # updated=(): the function's __dict__ must not overwrite our attributes.
+    functools.update_wrapper(self, fun, updated=())
     _all_jitted.add(self)
 
   def __get__(self, obj, objtype=None):

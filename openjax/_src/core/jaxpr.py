@@ -368,6 +368,13 @@ def pp_toplevel_jaxpr(top: Jaxpr) -> pp.Doc:
   """The whole printout: sub-jaxprs used more than once (or longer than ten
   equations) are printed first as ``let name = { ... } in``."""
   ctx = PpContext()
+  # Results of top-level equations that nothing uses print as ``_`` (as JAX).
+  used = {a for a in top.outvars if isinstance(a, Var)}
+  for eqn in reversed(top.eqns):
+    for v in eqn.outvars:
+      if v not in used:
+        ctx.names[v] = "_"
+    used.update(a for a in eqn.invars if isinstance(a, Var))
   counts: Counter = Counter()
   by_id: dict[int, Jaxpr] = {}
   names: dict[int, str] = {}

@@ -9,7 +9,7 @@ import operator
 import numpy as np
 
 from openjax._src import dtypes
-from openjax._src.core import Primitive, ShapedArray, get_aval, pp_eqn
+from openjax._src.core import Primitive, ShapedArray, array_hooks, get_aval, pp_eqn
 from openjax._src.primitives import ad_util
 from openjax._src.primitives.convert import lower_convert
 from openjax._src.primitives._util import (axes_tuple, check_number, in_float32, quiet,
@@ -134,7 +134,9 @@ def _broadcast_in_dim_lower(ctx, x, *, shape, broadcast_dimensions, sharding=Non
 
 
 def _zeros_like_aval(aval: ShapedArray):
-  zero = np.zeros((), aval.dtype)
+  # A 0-d Array: an Array when eager, a literal when traced (like JAX).
+  zero = array_hooks.make_array(np.zeros((), aval.dtype),
+                                ShapedArray((), aval.dtype, aval.weak_type))
   return zero if not aval.shape else broadcast_in_dim(zero, aval.shape, ())
 
 
