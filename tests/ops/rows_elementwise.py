@@ -540,3 +540,27 @@ grad_row("lax.complex_tanh_logistic",
          lambda x: lax.imag(lax.add(lax.tanh(lax.complex(x, x)), lax.logistic(lax.complex(x, x)))),
          args(uni(-1, 1)),
          lambda x: np.imag(np.tanh(x + 1j * x) + 1 / (1 + np.exp(-(x + 1j * x)))).astype(F32))
+
+
+def cuni(lo=0.5, hi=1.5, shape=(2, 3)):
+  """Complex samples in the square [lo, hi] + i[lo, hi] (off every branch cut)."""
+  return lambda rng: (rng.uniform(lo, hi, shape) + 1j * rng.uniform(lo, hi, shape)).astype(C64)
+
+
+_COMPLEX_UNARY = dict(_UNARY_FLOAT, abs=(lax.abs, np.abs), square=(lax.square, np.square),
+                      neg=(lax.neg, np.negative), reciprocal=(lax.reciprocal, lambda z: 1 / z),
+                      real=(lax.real, np.real), imag=(lax.imag, np.imag),
+                      conj=(lax.conj, np.conj))   # (sign's JVP is zero even for complex, as JAX's)
+for name, (fn, ref) in _COMPLEX_UNARY.items():
+  grad_row(f"lax.{name}_complex64", fn, args(cuni()),
+           via32(ref, out=F32 if name in ("abs", "real", "imag") else C64))
+grad_row("lax.integer_pow_complex64", lambda z: lax.integer_pow(z, 3), args(cuni()),
+         lambda z: z ** 3)
+for name, fn, ref in (("add", lax.add, np.add), ("sub", lax.sub, np.subtract),
+                      ("mul", lax.mul, np.multiply), ("div", lax.div, np.divide),
+                      ("pow", lax.pow, np.power)):
+  grad_row(f"lax.{name}_complex64", fn, args(cuni(), cuni()), ref, rtol=1e-5)
+grad_row("lax.complex", lax.complex, args(uni(-3, 3), uni(-3, 3)),
+         lambda x, y: (x + 1j * y.astype(C64)).astype(C64))
+grad_row("lax.select_n_complex64", lax.select_n, args(sample(BOOL, (2, 3)), cuni(), cuni()),
+         lambda p, a, b: np.where(p, b, a))

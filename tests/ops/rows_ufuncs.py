@@ -379,3 +379,22 @@ grad_row("add_scalar", lambda x: jnp.add(x, 2.5), args(uni(-3, 3)), lambda x: x 
 grad_row("interp", jnp.interp,
          lambda rng: (rng.uniform(-2.5, 2.5, 5).astype(F32), np.linspace(-3, 3, 6).astype(F32),
                       rng.standard_normal(6).astype(F32)), np.interp)
+
+
+def cuni(lo=0.5, hi=1.5, shape=(2, 3)):
+  """Complex samples in the square [lo, hi] + i[lo, hi] (off every branch cut)."""
+  return lambda rng: (rng.uniform(lo, hi, shape) + 1j * rng.uniform(lo, hi, shape)).astype(C64)
+
+
+for name in ("sqrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan",
+             "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh",
+             "arctanh", "reciprocal", "square", "negative", "abs", "real", "imag", "conj",
+             "angle", "sinc"):
+  out = F32 if name in ("abs", "real", "imag", "angle") else C64
+  add(f"jnp.{name}_complex64_grad", getattr(jnp, name), args(cuni()),
+      ref(getattr(np, name), out), grad=True)
+for name in ("add", "subtract", "multiply", "divide", "power", "logaddexp"):
+  npf = getattr(np, name) if name != "logaddexp" else \
+      lambda a, b: np.log(np.exp(a) + np.exp(b))
+  add(f"jnp.{name}_complex64_grad", getattr(jnp, name), args(cuni(), cuni()), ref(npf, C64),
+      grad=True, rtol=1e-5)
