@@ -87,9 +87,12 @@ def weak(*avals) -> bool:
 
 # ---------------------------------------------------------------- unary table
 def unop(name: str, impl, accepted, *, result_dtype=None, kind="differentiable",
-          accuracy=False) -> Primitive:
-  """A unary primitive; ``result_dtype(in_dtype)`` gives the result dtype."""
+          accuracy=False, lower=None) -> Primitive:
+  """A unary primitive; ``result_dtype(in_dtype)`` gives the result dtype;
+  ``lower`` is its StableHLO lowering rule."""
   p = Primitive(name, kind=kind)
+  if lower is not None:
+    p.def_lower(lower)
   out_dt = result_dtype or (lambda dt: dt)
 
   @p.def_impl
@@ -155,11 +158,14 @@ def fl(fn):
 
 
 def naryop(name: str, impl, accepted, *, result_dtype=None, kind="differentiable",
-           out_dtype_param=False) -> Primitive:
+           out_dtype_param=False, lower=None) -> Primitive:
   """An elementwise primitive of ``len(accepted)`` operands (one dtype class
   each, or one class for all when given a single class) with equal dtypes;
-  ``result_dtype(first operand's dtype)`` gives the result dtype."""
+  ``result_dtype(first operand's dtype)`` gives the result dtype; ``lower``
+  is its StableHLO lowering rule."""
   p = Primitive(name, kind=kind)
+  if lower is not None:
+    p.def_lower(lower)
   out_dt = result_dtype or (lambda dt: dt)
   if isinstance(accepted[1], str):   # one class for both operands of a binary op
     accepted = (accepted, accepted)

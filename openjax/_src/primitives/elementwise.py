@@ -18,6 +18,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, array_hooks, get_aval
+from openjax._src.primitives import _elementwise_lowering as L
 from openjax._src.primitives._elementwise_rules import (
     ABS, ANY, COMPLEX, COMPLEX_PARTS, CONJ, FLOAT, INEXACT, INT, INT_OR_BOOL, INT_OR_FLOAT,
     NUM, ORDERED, WITH_ACCURACY, bool_dtype, check_nary, check_same_dtypes, check_unary,
@@ -148,45 +149,51 @@ def _integer_pow(x, *, y):
   return np.asarray(1, x.dtype) / acc if y < 0 else acc
 
 
-neg_p = unop("neg", np.negative, NUM, kind="linear")
-sign_p = unop("sign", _sign, NUM)
-floor_p = unop("floor", fl(np.floor), FLOAT)
-ceil_p = unop("ceil", fl(np.ceil), FLOAT)
-round_p = unop("round", fl(_round), FLOAT)
+neg_p = unop("neg", np.negative, NUM, kind="linear", lower=L.unary("stablehlo.negate"))
+sign_p = unop("sign", _sign, NUM, lower=L.sign_rule)
+floor_p = unop("floor", fl(np.floor), FLOAT, lower=L.unary("stablehlo.floor"))
+ceil_p = unop("ceil", fl(np.ceil), FLOAT, lower=L.unary("stablehlo.ceil"))
+round_p = unop("round", fl(_round), FLOAT, lower=L.round_rule)
 is_finite_p = unop("is_finite", np.isfinite, FLOAT, result_dtype=bool_dtype,
-                    kind="nondifferentiable")
-exp_p = unop("exp", fl(np.exp), INEXACT, accuracy=True)
-exp2_p = unop("exp2", fl(np.exp2), INEXACT, accuracy=True)
-log_p = unop("log", fl(np.log), INEXACT, accuracy=True)
-log1p_p = unop("log1p", fl(np.log1p), INEXACT, accuracy=True)
-expm1_p = unop("expm1", fl(np.expm1), INEXACT, accuracy=True)
-tanh_p = unop("tanh", fl(np.tanh), INEXACT, accuracy=True)
-logistic_p = unop("logistic", fl(_logistic), INEXACT, accuracy=True)
-sin_p = unop("sin", fl(np.sin), INEXACT, accuracy=True)
-cos_p = unop("cos", fl(np.cos), INEXACT, accuracy=True)
-tan_p = unop("tan", fl(np.tan), INEXACT, accuracy=True)
-asin_p = unop("asin", fl(np.arcsin), INEXACT)
-acos_p = unop("acos", fl(np.arccos), INEXACT)
-atan_p = unop("atan", fl(np.arctan), INEXACT)
-sinh_p = unop("sinh", fl(np.sinh), INEXACT)
-cosh_p = unop("cosh", fl(np.cosh), INEXACT)
-asinh_p = unop("asinh", fl(np.arcsinh), INEXACT)
-acosh_p = unop("acosh", fl(np.arccosh), INEXACT)
-atanh_p = unop("atanh", fl(np.arctanh), INEXACT)
-sqrt_p = unop("sqrt", fl(np.sqrt), INEXACT, accuracy=True)
-rsqrt_p = unop("rsqrt", fl(lambda x: 1 / np.sqrt(x)), INEXACT, accuracy=True)
-cbrt_p = unop("cbrt", fl(np.cbrt), FLOAT, accuracy=True)
-abs_p = unop("abs", np.abs, ABS, result_dtype=real_dtype)
-real_p = unop("real", np.real, COMPLEX, result_dtype=real_dtype, kind="linear")
-imag_p = unop("imag", np.imag, COMPLEX, result_dtype=real_dtype, kind="linear")
+                    kind="nondifferentiable", lower=L.unary("stablehlo.is_finite"))
+exp_p = unop("exp", fl(np.exp), INEXACT, accuracy=True, lower=L.unary("stablehlo.exponential"))
+exp2_p = unop("exp2", fl(np.exp2), INEXACT, accuracy=True, lower=L.exp2_rule)
+log_p = unop("log", fl(np.log), INEXACT, accuracy=True, lower=L.unary("stablehlo.log"))
+log1p_p = unop("log1p", fl(np.log1p), INEXACT, accuracy=True,
+               lower=L.unary("stablehlo.log_plus_one"))
+expm1_p = unop("expm1", fl(np.expm1), INEXACT, accuracy=True,
+               lower=L.unary("stablehlo.exponential_minus_one"))
+tanh_p = unop("tanh", fl(np.tanh), INEXACT, accuracy=True, lower=L.unary("stablehlo.tanh"))
+logistic_p = unop("logistic", fl(_logistic), INEXACT, accuracy=True, lower=L.logistic_rule)
+sin_p = unop("sin", fl(np.sin), INEXACT, accuracy=True, lower=L.unary("stablehlo.sine"))
+cos_p = unop("cos", fl(np.cos), INEXACT, accuracy=True, lower=L.unary("stablehlo.cosine"))
+tan_p = unop("tan", fl(np.tan), INEXACT, accuracy=True, lower=L.unary("stablehlo.tan"))
+asin_p = unop("asin", fl(np.arcsin), INEXACT, lower=L.unary("chlo.asin"))
+acos_p = unop("acos", fl(np.arccos), INEXACT, lower=L.unary("chlo.acos"))
+atan_p = unop("atan", fl(np.arctan), INEXACT, lower=L.unary("chlo.atan"))
+sinh_p = unop("sinh", fl(np.sinh), INEXACT, lower=L.unary("chlo.sinh"))
+cosh_p = unop("cosh", fl(np.cosh), INEXACT, lower=L.unary("chlo.cosh"))
+asinh_p = unop("asinh", fl(np.arcsinh), INEXACT, lower=L.unary("chlo.asinh"))
+acosh_p = unop("acosh", fl(np.arccosh), INEXACT, lower=L.unary("chlo.acosh"))
+atanh_p = unop("atanh", fl(np.arctanh), INEXACT, lower=L.unary("chlo.atanh"))
+sqrt_p = unop("sqrt", fl(np.sqrt), INEXACT, accuracy=True, lower=L.unary("stablehlo.sqrt"))
+rsqrt_p = unop("rsqrt", fl(lambda x: 1 / np.sqrt(x)), INEXACT, accuracy=True,
+               lower=L.unary("stablehlo.rsqrt"))
+cbrt_p = unop("cbrt", fl(np.cbrt), FLOAT, accuracy=True, lower=L.unary("stablehlo.cbrt"))
+abs_p = unop("abs", np.abs, ABS, result_dtype=real_dtype, lower=L.abs_rule)
+real_p = unop("real", np.real, COMPLEX, result_dtype=real_dtype, kind="linear",
+              lower=L.unary("stablehlo.real"))
+imag_p = unop("imag", np.imag, COMPLEX, result_dtype=real_dtype, kind="linear",
+              lower=L.unary("stablehlo.imag"))
 conj_p = unop("conj", lambda x, input_dtype: np.conj(x), CONJ, result_dtype=complex_dtype,
-               kind="linear")
-not_p = unop("not", _not, INT_OR_BOOL, kind="nondifferentiable")
+               kind="linear", lower=L.conj_rule)
+not_p = unop("not", _not, INT_OR_BOOL, kind="nondifferentiable", lower=L.not_rule)
 population_count_p = unop("population_count", _population_count, INT,
-                           kind="nondifferentiable")
-clz_p = unop("clz", _clz, INT, kind="nondifferentiable")
-square_p = unop("square", np.square, NUM)
-integer_pow_p = unop("integer_pow", fl(_integer_pow), NUM)
+                           kind="nondifferentiable", lower=L.unary("stablehlo.popcnt"))
+clz_p = unop("clz", _clz, INT, kind="nondifferentiable",
+             lower=L.unary("stablehlo.count_leading_zeros"))
+square_p = unop("square", np.square, NUM, lower=L.square_rule)
+integer_pow_p = unop("integer_pow", fl(_integer_pow), NUM, lower=L.integer_pow_rule)
 
 
 @integer_pow_p.def_abstract_eval
@@ -426,33 +433,43 @@ def _mulhi(x, y):
   return prod.astype(x.dtype)
 
 
-add_p = naryop("add", np.add, NUM, kind="linear")
-sub_p = naryop("sub", np.subtract, NUM, kind="linear")
-mul_p = naryop("mul", np.multiply, NUM, out_dtype_param=True)
-div_p = naryop("div", _div, NUM)
-rem_p = naryop("rem", _rem, INT_OR_FLOAT)
-max_p = naryop("max", np.maximum, ANY)
-min_p = naryop("min", np.minimum, ANY)
-atan2_p = naryop("atan2", fl(_atan2), INEXACT)
-nextafter_p = naryop("nextafter", np.nextafter, FLOAT, kind="nondifferentiable")
-mulhi_p = naryop("mulhi", _mulhi, INT, kind="nondifferentiable")
-and_p = naryop("and", np.bitwise_and, INT_OR_BOOL, kind="nondifferentiable")
-or_p = naryop("or", np.bitwise_or, INT_OR_BOOL, kind="nondifferentiable")
-xor_p = naryop("xor", np.bitwise_xor, INT_OR_BOOL, kind="nondifferentiable")
-shift_left_p = naryop("shift_left", _shift("left"), INT, kind="nondifferentiable")
+add_p = naryop("add", np.add, NUM, kind="linear", lower=L.binary("stablehlo.add"))
+sub_p = naryop("sub", np.subtract, NUM, kind="linear", lower=L.binary("stablehlo.subtract"))
+mul_p = naryop("mul", np.multiply, NUM, out_dtype_param=True, lower=L.mul_rule)
+div_p = naryop("div", _div, NUM, lower=L.div_rule)
+rem_p = naryop("rem", _rem, INT_OR_FLOAT, lower=L.rem_rule)
+max_p = naryop("max", np.maximum, ANY, lower=L.minmax_rule(True))
+min_p = naryop("min", np.minimum, ANY, lower=L.minmax_rule(False))
+atan2_p = naryop("atan2", fl(_atan2), INEXACT, lower=L.atan2_rule)
+nextafter_p = naryop("nextafter", np.nextafter, FLOAT, kind="nondifferentiable",
+                     lower=L.nextafter_rule)
+mulhi_p = naryop("mulhi", _mulhi, INT, kind="nondifferentiable", lower=L.mulhi_rule)
+and_p = naryop("and", np.bitwise_and, INT_OR_BOOL, kind="nondifferentiable",
+               lower=L.binary("stablehlo.and"))
+or_p = naryop("or", np.bitwise_or, INT_OR_BOOL, kind="nondifferentiable",
+              lower=L.binary("stablehlo.or"))
+xor_p = naryop("xor", np.bitwise_xor, INT_OR_BOOL, kind="nondifferentiable",
+               lower=L.binary("stablehlo.xor"))
+shift_left_p = naryop("shift_left", _shift("left"), INT, kind="nondifferentiable",
+                      lower=L.shift_rule("left"))
 shift_right_arithmetic_p = naryop("shift_right_arithmetic", _shift("right_arithmetic"), INT,
-                                  kind="nondifferentiable")
+                                  kind="nondifferentiable", lower=L.shift_rule("arithmetic"))
 shift_right_logical_p = naryop("shift_right_logical", _shift("right_logical"), INT,
-                               kind="nondifferentiable")
-eq_p = naryop("eq", np.equal, ANY, result_dtype=bool_dtype, kind="nondifferentiable")
-ne_p = naryop("ne", np.not_equal, ANY, result_dtype=bool_dtype, kind="nondifferentiable")
-lt_p = naryop("lt", np.less, ORDERED, result_dtype=bool_dtype, kind="nondifferentiable")
-le_p = naryop("le", np.less_equal, ORDERED, result_dtype=bool_dtype, kind="nondifferentiable")
-gt_p = naryop("gt", np.greater, ORDERED, result_dtype=bool_dtype, kind="nondifferentiable")
+                               kind="nondifferentiable", lower=L.shift_rule("logical"))
+eq_p = naryop("eq", np.equal, ANY, result_dtype=bool_dtype, kind="nondifferentiable",
+              lower=L.compare_rule("EQ"))
+ne_p = naryop("ne", np.not_equal, ANY, result_dtype=bool_dtype, kind="nondifferentiable",
+              lower=L.compare_rule("NE"))
+lt_p = naryop("lt", np.less, ORDERED, result_dtype=bool_dtype, kind="nondifferentiable",
+              lower=L.compare_rule("LT"))
+le_p = naryop("le", np.less_equal, ORDERED, result_dtype=bool_dtype, kind="nondifferentiable",
+              lower=L.compare_rule("LE"))
+gt_p = naryop("gt", np.greater, ORDERED, result_dtype=bool_dtype, kind="nondifferentiable",
+              lower=L.compare_rule("GT"))
 ge_p = naryop("ge", np.greater_equal, ORDERED, result_dtype=bool_dtype,
-              kind="nondifferentiable")
+              kind="nondifferentiable", lower=L.compare_rule("GE"))
 complex_p = naryop("complex", lambda x, y: x + 1j * y.astype(complex_dtype(y.dtype)),
-                   COMPLEX_PARTS, result_dtype=complex_dtype, kind="linear")
+                   COMPLEX_PARTS, result_dtype=complex_dtype, kind="linear", lower=L.complex_rule)
 
 _BINARY = {
     add_p: ("add", "Elementwise addition: x + y."),
@@ -613,6 +630,7 @@ deflinear(complex_p, _complex_transpose)
 defbroadcasting(*_BINARY, mul_p)
 # -------------------------------------------------------------------- select_n
 select_n_p = Primitive("select_n")
+select_n_p.def_lower(L.select_n_rule)
 
 
 @select_n_p.def_impl

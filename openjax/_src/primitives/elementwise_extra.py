@@ -7,6 +7,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, get_aval
+from openjax._src.primitives import _elementwise_lowering as L
 from openjax._src.primitives._elementwise_rules import (ANY, FLOAT, INEXACT, NUM, check_nary,
                                                         check_unary, weak)
 from openjax._src.primitives._util import broadcasting_shape
@@ -24,6 +25,7 @@ __all__ = ["pow", "pow_p", "reduce_precision", "reduce_precision_p", "clamp", "c
 
 # --------------------------------------------------------------------- pow
 pow_p = Primitive("pow")
+pow_p.def_lower(L.pow_rule)
 
 
 @pow_p.def_impl
@@ -78,6 +80,7 @@ defbroadcasting(pow_p)
 
 # ------------------------------------------------------------ reduce_precision
 reduce_precision_p = Primitive("reduce_precision", kind="linear")
+reduce_precision_p.def_lower(L.reduce_precision_rule)
 
 
 @reduce_precision_p.def_impl
@@ -126,6 +129,7 @@ defvectorized(reduce_precision_p)
 
 # ---------------------------------------------------------------------- clamp
 clamp_p = Primitive("clamp")
+clamp_p.def_lower(L.clamp_rule)
 
 
 @clamp_p.def_impl
@@ -197,6 +201,7 @@ def _clamp_batch(vals, dims):
 
 # ---------------------------------------------------------- bitcast_convert_type
 bitcast_convert_type_p = Primitive("bitcast_convert_type", kind="nondifferentiable")
+bitcast_convert_type_p.def_lower(L.bitcast_convert_rule)
 
 
 @bitcast_convert_type_p.def_impl

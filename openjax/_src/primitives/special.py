@@ -13,6 +13,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import get_aval
+from openjax._src.primitives import _elementwise_lowering as L
 from openjax._src.primitives import _special_numerics as num
 from openjax._src.primitives._elementwise_rules import FLOAT, naryop, unop
 from openjax._src.primitives.ad_util import defjvp, defjvp2
@@ -40,15 +41,16 @@ def _f64(fn):
   return impl
 
 
-lgamma_p = unop("lgamma", _f64(num.lgamma), FLOAT)
-digamma_p = unop("digamma", _f64(num.digamma), FLOAT)
-erf_p = unop("erf", _f64(num.erf), FLOAT)
-erfc_p = unop("erfc", _f64(num.erfc), FLOAT)
-erf_inv_p = unop("erf_inv", _f64(num.erf_inv), FLOAT)
+lgamma_p = unop("lgamma", _f64(num.lgamma), FLOAT, lower=L.chlo("chlo.lgamma"))
+digamma_p = unop("digamma", _f64(num.digamma), FLOAT, lower=L.chlo("chlo.digamma"))
+erf_p = unop("erf", _f64(num.erf), FLOAT, lower=L.chlo("chlo.erf"))
+erfc_p = unop("erfc", _f64(num.erfc), FLOAT, lower=L.chlo("chlo.erfc"))
+erf_inv_p = unop("erf_inv", _f64(num.erf_inv), FLOAT, lower=L.chlo("chlo.erf_inv"))
 bessel_i0e_p = unop("bessel_i0e", _f64(num.bessel_i0e), FLOAT)
-bessel_i1e_p = unop("bessel_i1e", _f64(num.bessel_i1e), FLOAT)
-polygamma_p = naryop("polygamma", _f64(num.polygamma), FLOAT)
-zeta_p = naryop("zeta", _f64(num.zeta), FLOAT)
+bessel_i1e_p = unop("bessel_i1e", _f64(num.bessel_i1e), FLOAT,
+                     lower=L.chlo("chlo.bessel_i1e"))
+polygamma_p = naryop("polygamma", _f64(num.polygamma), FLOAT, lower=L.chlo("chlo.polygamma"))
+zeta_p = naryop("zeta", _f64(num.zeta), FLOAT, lower=L.chlo("chlo.zeta"))
 igamma_p = naryop("igamma", _f64(num.igamma), FLOAT)
 igammac_p = naryop("igammac", _f64(num.igammac), FLOAT)
 igamma_grad_a_p = naryop("igamma_grad_a", _f64(num.igamma_grad_a), FLOAT)
