@@ -17,22 +17,20 @@ import enum
 import numpy as np
 
 from openjax._src import dtypes
-from openjax._src.core import Primitive, ShapedArray, array_hooks, get_aval
+from openjax._src.core import Primitive, ShapedArray, get_aval
 from openjax._src.primitives import _elementwise_lowering as L
 from openjax._src.primitives._elementwise_rules import (
     ABS, ANY, COMPLEX, COMPLEX_PARTS, CONJ, FLOAT, INEXACT, INT, INT_OR_BOOL, INT_OR_FLOAT,
-    NUM, ORDERED, WITH_ACCURACY, bool_dtype, check_nary, check_same_dtypes, check_unary,
-    complex_dtype, fl, naryop, pp_hide_none, real_dtype, unop, weak)
+    NUM, ORDERED, WITH_ACCURACY, bool_dtype, check_same_dtypes, check_unary, complex_dtype, fl,
+    naryop, real_dtype, unop, weak)
 from openjax._src.primitives._util import broadcasting_shape
-from openjax._src.primitives.ad_util import (
-    Zero, defjvp, defjvp2, defjvp_zero, deflinear, instantiate_zeros, is_undefined_primal,
-    tangent_aval)
+from openjax._src.primitives.ad_util import (Zero, defjvp, defjvp2, defjvp_zero, deflinear,
+                                             is_undefined_primal)
 from openjax._src.primitives.batch_util import (axis_size, bdim_at_front, defbroadcasting,
                                                 defvectorized, moveaxis)
 from openjax._src.primitives.convert import (  # noqa: F401 - part of lax
     _convert_element_type, convert_element_type, convert_element_type_p, convert_numpy)
-from openjax._src.primitives.shape import (broadcast, broadcast_in_dim, full_like, reduce_sum,
-                                           reshape)
+from openjax._src.primitives.shape import broadcast_in_dim, full_like, reduce_sum, reshape
 
 __all__ = []  # filled by _export below
 
