@@ -471,3 +471,54 @@ def test_dot_general_vmap_matches_loop(dims, shapes, kw, axes):
                    for k in range(3)])
   assert got.dtype == loop.dtype
   np.testing.assert_allclose(np.asarray(got), loop, rtol=1e-5, atol=1e-5)
+
+
+# ------------------------------------------------------ compiled (IREE)
+def _compiled(f, *args):
+  with jax.config.override("openjax_executor", "iree"):
+    return jax.jit(f)(*args)
+
+
+@pytest.mark.parametrize("lt, rt, kw", [
+    (f32, f32, {}), (i8, i8, {}), (i8, i8, {"preferred_element_type": i32}),
+    (np.bool_, np.bool_, {}), (f16, f16, {}), (bf16, bf16, {"preferred_element_type": f32}),
+    (c64, c64, {}), (i32, f32, {}), (u8, u8, {"preferred_element_type": f32}),
+    (u8, u8, {"preferred_element_type": i32}), (u8, u8, {}), (i8, u8, {}),
+])
+def test_dot_general_compiled_matches_eager(lt, rt, kw):
+  rng = np.random.default_rng(3)
+  x = rng.integers(-100, 100, (2, 3, 40)).astype(lt) if lt != c64 else \
+      (rng.normal(size=(2, 3, 40)) + 1j * rng.normal(size=(2, 3, 40))).astype(c64)
+  y = rng.integers(-100, 100, (2, 40, 5)).astype(rt) if rt != c64 else \
+      (rng.normal(size=(2, 40, 5)) + 1j * rng.normal(size=(2, 40, 5))).astype(c64)
+  if lt == np.bool_:
+    x, y = x > 50, y > 50
+  f = _dg((((2,), (1,)), ((0,), (0,))), **kw)
+  eager, compiled = f(x, y), _compiled(f, x, y)
+  assert compiled.dtype == eager.dtype
+  tol = 1e-2 if lt in (f16, bf16) else 1e-5
+  np.testing.assert_allclose(np.asarray(compiled).astype(np.complex128),
+                             np.asarray(eager).astype(np.complex128), rtol=tol, atol=tol)
+
+
+def test_dot_general_compiled_empty_contraction():
+  x, y = np.ones((3, 0), f32), np.ones((0, 2), f32)
+  np.testing.assert_array_equal(np.asarray(_compiled(jnp.matmul, x, y)), np.zeros((3, 2)))
+
+
+def test_dot_general_compiled_x64():
+  with jax.enable_x64():
+    x = np.random.default_rng(0).normal(size=(4, 3))
+    y = np.random.default_rng(1).normal(size=(3, 2))
+    got = _compiled(jnp.matmul, x, y)
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(np.asarray(got), x @ y, rtol=1e-13)
+
+
+def test_dot_general_cost_analysis_flops():
+  x, y = np.ones((8, 16), f32), np.ones((16, 4), f32)
+  cost = jax.jit(jnp.matmul).lower(x, y).compile().cost_analysis()
+  assert cost["flops"] == 2 * 8 * 16 * 4
+  xb, yb = np.ones((3, 8, 16), f32), np.ones((3, 16, 4), f32)
+  cost = jax.jit(jnp.matmul).lower(xb, yb).compile().cost_analysis()
+  assert cost["flops"] == 2 * 3 * 8 * 16 * 4

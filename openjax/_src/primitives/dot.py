@@ -432,7 +432,12 @@ def _lower_compute_dtype(lhs_dt, rhs_dt, out_dt) -> np.dtype:
 
 def _lower_operand(ctx, x, aval, comp):
   if aval.dtype != dtypes.bool_:
-    return ctx.convert(x, comp, aval.shape)
+    y = ctx.convert(x, comp, aval.shape)
+    if y is not x and dtypes.kind(aval.dtype) == "u":
+      # IREE folds a widening of unsigned operands into the matmul as a sign
+      # extension (200 as uint8 becomes -56): keep the widened tensor apart.
+      y, = ctx.op("stablehlo.optimization_barrier", [y], [y.type])
+    return y
   # A select, not a convert: IREE folds an i1 convert into the matmul's
   # operand encoding and then cannot materialise it.
   return ctx.op("stablehlo.select", [x, ctx.full(1, aval.shape, comp),
@@ -451,6 +456,11 @@ def _dot_general_lower(ctx, lhs, rhs, *, dimension_numbers, precision, preferred
   (lc, rc), (lb, rb) = dimension_numbers
   lhs_aval, rhs_aval = ctx.avals_in
   out_aval, = ctx.avals_out
+  if math.prod(lhs_aval.shape[d] for d in lc) == 0 or math.prod(out_aval.shape) == 0:
+    # An empty contraction sums nothing (IREE's compiler divides by the zero
+    # extent and crashes): the result is zeros.
+    return [ctx.full(False if out_aval.dtype == dtypes.bool_ else 0, out_aval.shape,
+                     out_aval.dtype)]
   comp = _lower_compute_dtype(lhs_aval.dtype, rhs_aval.dtype, out_aval.dtype)
   lhs, rhs = (_lower_operand(ctx, x, a, comp) for x, a in ((lhs, lhs_aval), (rhs, rhs_aval)))
   dnums = (f"#stablehlo.dot<lhs_batching_dimensions = {list(lb)}, "
@@ -464,6 +474,14 @@ def _dot_general_lower(ctx, lhs, rhs, *, dimension_numbers, precision, preferred
     return [ctx.op("stablehlo.compare", [out, zero], out_aval,
                    attrs={"comparison_direction": "#stablehlo<comparison_direction NE>"})]
   return [ctx.convert(out, out_aval)]
+
+
+@dot_general_p.def_cost
+def _dot_general_cost(lhs, rhs, *, avals_out, dimension_numbers, **_):
+  # One multiply and one add per (batch, m, n, k): 2 * batch * M * N * K.
+  (lc, _), _ = dimension_numbers
+  k = math.prod(lhs.shape[d] for d in lc)
+  return {"flops": 2.0 * math.prod(avals_out[0].shape) * k}
 
 
 def _index_tuple(x, what: str) -> tuple[int, ...]:
