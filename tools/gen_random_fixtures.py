@@ -154,6 +154,12 @@ CASES_X32 = {
                               "jax.random.split(key, 3))", None),
     "vmap_fold_in": ("lambda key: jax.random.key_data(jax.vmap(lambda i: jax.random.fold_in("
                      "key, i))(jnp.arange(4)))", None),
+    # the data of seed program 002 (tests/test_seed_002_verbatim.py)
+    "seed002_X": ("lambda key: jax.random.normal(key, (1000, 5))", KEYS[1:2]),
+    "seed002_noise": ("lambda key: jax.random.normal(key, (1000,))", KEYS[1:2]),
+    "seed002_init": ("lambda key: jax.random.normal(jax.random.split(key)[1], (5,))", KEYS[1:2]),
+    "seed002_X_test": ("lambda key: jax.random.normal(jax.random.split(jax.random.split(key)"
+                       "[0])[1], (100, 5))", KEYS[1:2]),
 }
 
 CASES_X64 = {
