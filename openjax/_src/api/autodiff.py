@@ -282,12 +282,7 @@ class _VJPFunction:
             "unexpected JAX type (e.g. shape/dtype) for argument to VJP function: got "
             f"{_str(ca)}, but expected {_str(want)} because the corresponding output of "
             f"the differentiated function had JAX type {_str(a)}")
-      if want.dtype == dtypes.float0:
-        cts.append(Zero(want))
-      elif isinstance(c, Tracer) or hasattr(c, "aval"):
-        cts.append(c)
-      else:
-        cts.append(device_put(np.asarray(c, want.dtype)))
+      cts.append(Zero(want) if want.dtype == dtypes.float0 else c)
     staged = [c for c, z in zip(cts, self._zero_mask) if not z]
     undefined = [UndefinedPrimal(a) for a in self._lin.in_avals]
     cts_in = backward_pass(self._lin.jaxpr, self._lin.residuals, undefined, staged)
@@ -448,7 +443,7 @@ def _unravel(pytree, axis: int, example, arr):
     if _typeof(arr).dtype == dtypes.float0 or target.dtype == dtypes.float0:
       # Cotangents of integer inputs carry no data: zeros of the target dtype.
       parts.append(np.zeros(new_shape, dtypes.float0) if target.dtype == dtypes.float0
-                   else device_put(np.zeros(new_shape, target.dtype)))
+                   else _cast_np(np.zeros(new_shape, target.dtype), target.dtype, weak))
     elif isinstance(arr, np.ndarray):
       idx = [slice(None)] * len(shape)
       idx[axis] = slice(start, stop)
