@@ -14,6 +14,7 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, get_aval
 from openjax._src.primitives import shape as _shape
+from openjax._src.primitives import sort_lowering as _sl
 from openjax._src.primitives.ad_util import Zero
 from openjax._src.primitives.batch_util import moveaxis
 from openjax._src.primitives.indexing import GatherDimensionNumbers, GatherScatterMode, gather
@@ -113,6 +114,22 @@ def _sort_batch(vals, dims, *, dimension, is_stable, num_keys):
   return outs, [bdim] * len(outs)
 
 
+@sort_p.def_lower
+def _sort_lower(ctx, *operands, dimension, is_stable, num_keys):
+  # Stable whatever is_stable says (the index is the last key), as the impl.
+  avals = ctx.avals_in
+  shape = avals[0].shape
+  if not shape or shape[dimension] <= 1 or 0 in shape:
+    return list(operands)
+  rows = [_sl.to_rows(ctx, x, dimension, a.dtype) for x, a in zip(operands, avals)]
+  keys = [k for (r, _, _), a in zip(rows[:num_keys], avals)
+          for k in _sl.sort_keys(ctx, r, a.dtype)]
+  b, n = ctx.avals_out[0].size // shape[dimension], shape[dimension]
+  perm = _sl.sort_permutation(ctx, keys, (b, n))
+  return [_sl.from_rows(ctx, _sl.take_rows(ctx, r, perm, a.dtype), moved, p, a.dtype)
+          for (r, moved, p), a in zip(rows, avals)]
+
+
 def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1):
   """Sort ``operand`` along ``dimension``; a sequence of operands sorts
   lexicographically by the first ``num_keys`` and permutes the rest alike.
@@ -192,6 +209,32 @@ def _top_k_batch(vals, dims, *, k, axis):
   (x,), (d,) = vals, dims
   outs = top_k_p.bind(x, k=k, axis=axis + (d <= axis))
   return outs, [d, d]
+
+
+@top_k_p.def_lower
+def _top_k_lower(ctx, x, *, k, axis):
+  # A stable ascending sort of the reversed keys: descending values, NaN
+  # first, ties in index order; then the first k.
+  aval = ctx.avals_in[0]
+  values_aval, idx_aval = ctx.avals_out
+  n = aval.shape[axis]
+  if 0 in values_aval.shape:
+    return [ctx.constant(np.zeros(values_aval.shape, aval.dtype)),
+            ctx.constant(np.zeros(idx_aval.shape, np.int32))]
+  rows, moved, p = _sl.to_rows(ctx, x, axis, aval.dtype)
+  b = aval.size // n
+  if n == 1:
+    perm = ctx.full(0, (b, 1), np.int32)
+  else:
+    keys = _sl.sort_keys(ctx, rows, aval.dtype, descending=True)
+    perm = _sl.sort_permutation(ctx, keys, (b, n))
+    if k < n:
+      perm = ctx.op("stablehlo.slice", [perm], ctx.tensor_type((b, k), np.int32),
+                    attrs={"start_indices": (0, 0), "limit_indices": (b, k), "strides": (1, 1)})
+  values = _sl.take_rows(ctx, rows, perm, aval.dtype)
+  idx = ctx.convert(perm, np.int32, (b, k))
+  return [_sl.from_rows(ctx, values, moved, p, aval.dtype),
+          _sl.from_rows(ctx, idx, moved, p, np.int32)]
 
 
 def top_k(operand, k: int, *, axis: int = -1):
