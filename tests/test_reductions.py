@@ -368,3 +368,92 @@ def test_second_derivative_of_cumlogsumexp_at_ties_like_jax():
                                     [-.01184948, -.23800309, .24985251]], rtol=2e-5, atol=1e-7)
   np.testing.assert_allclose(h[1], [[.04517666, -.04517666, 0.], [-.04517666, .04517663, 0.],
                                     [0., 0., 0.]], rtol=2e-5, atol=1e-7)
+
+
+# ------------------------------------------------------ compiled (IREE)
+def _sample(rng, dtype, shape=(5, 7)):
+  dt = np.dtype(dtype)
+  if dt == np.bool_:
+    return rng.random(shape) < 0.5
+  if dt.kind in "iu":
+    info = np.iinfo(dt)
+    x = rng.integers(max(info.min, -6), min(info.max, 6) + 1, shape).astype(dt)
+    x.flat[0], x.flat[-1] = info.min, info.max
+    return x
+  x = (np.round(rng.standard_normal(shape) * 4) / 4).astype(dt)   # ties
+  if dt.kind == "c":
+    x = x + 1j * np.round(rng.standard_normal(shape) * 4).astype(dt) / 4
+    return x.astype(dt)
+  x.flat[[3, 12]] = np.nan
+  x.flat[5], x.flat[20] = np.inf, -np.inf
+  return x
+
+
+def _all_reductions(xs):
+  out = {}
+  for name, x in xs.items():
+    dt = np.dtype(x.dtype)
+    r = out[name] = {}
+    empty = x[:0]
+    if dt.kind != "c":
+      for ax in ((0,), (1,), (0, 1), ()):
+        r[f"max{ax}"] = lax.reduce_max(x, ax)
+        r[f"min{ax}"] = lax.reduce_min(x, ax)
+      r["max_empty"] = lax.reduce_max(empty, (0,))
+      r["min_empty"] = lax.reduce_min(empty, (0,))
+      for axis in (0, 1):
+        r[f"argmax{axis}"] = lax.argmax(x, axis, np.int32)
+        r[f"argmin{axis}"] = lax.argmin(x, axis, np.int32)
+    if dt.kind in "iub":
+      for op in (lax.reduce_and, lax.reduce_or, lax.reduce_xor):
+        r[op.__name__] = (op(x, (1,)), op(x, (0, 1)), op(empty, (0,)))
+    if dt.kind != "b":
+      r["prod"] = (lax.reduce_prod(x, (1,)), lax.reduce_prod(empty, (0,)))
+      for rev in (False, True):
+        for axis in (0, 1):
+          r[f"cumsum{axis}{rev}"] = lax.cumsum(x, axis, rev)
+          r[f"cumprod{axis}{rev}"] = lax.cumprod(x, axis, rev)
+          if dt.kind != "c":
+            r[f"cummax{axis}{rev}"] = lax.cummax(x, axis, rev)
+            r[f"cummin{axis}{rev}"] = lax.cummin(x, axis, rev)
+          if dt.kind == "f":
+            r[f"cumlogsumexp{axis}{rev}"] = lax.cumlogsumexp(x, axis, rev)
+  return out
+
+
+def _compare_compiled(got, want):
+  for g, w in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+    g, w = np.asarray(g), np.asarray(w)
+    assert g.dtype == w.dtype and g.shape == w.shape
+    if g.dtype.kind in "fc" or g.dtype == jnp.bfloat16:
+      # max/min/cummax exact; products and sums within rounding of their order
+      tol = 1e-2 if g.dtype in (np.float16, jnp.bfloat16) else 1e-6
+      np.testing.assert_allclose(g.astype(np.complex128), w.astype(np.complex128),
+                                 rtol=tol, atol=tol, equal_nan=True)
+    else:
+      np.testing.assert_array_equal(g, w)
+
+
+def test_compiled_reductions_of_every_dtype_match_eager():
+  rng = np.random.default_rng(0)
+  xs = {str(np.dtype(dt)): _sample(rng, dt) for dt in (
+      np.float32, np.float16, jnp.bfloat16, np.int32, np.int8, np.uint8, np.uint32, np.bool_,
+      np.complex64)}
+  with jax.config.override("openjax_executor", "iree"):
+    got = jax.jit(_all_reductions)(xs)
+  _compare_compiled(got, _all_reductions(xs))
+
+
+def test_compiled_reductions_x64_and_long_cumulative():
+  rng = np.random.default_rng(1)
+  with jax.enable_x64():
+    xs = {str(np.dtype(dt)): _sample(rng, dt) for dt in (np.float64, np.int64, np.uint64)}
+    with jax.config.override("openjax_executor", "iree"):
+      got = jax.jit(_all_reductions)(xs)
+    _compare_compiled(got, _all_reductions(xs))
+  # A long scan lowers to one full-axis reduce_window, scanned linearly.
+  x = rng.integers(-3, 4, (3, 100_000)).astype(np.int32)
+  with jax.config.override("openjax_executor", "iree"):
+    got = jax.jit(lambda x: (lax.cumsum(x, 1), lax.cummax(x, 1, reverse=True)))(x)
+  np.testing.assert_array_equal(got[0], np.cumsum(x, 1, dtype=np.int32))
+  np.testing.assert_array_equal(got[1], np.flip(np.maximum.accumulate(np.flip(x, 1), 1), 1))

@@ -364,3 +364,104 @@ def test_vmap_of_grad_of_sort_and_jit():
   want = np.stack([np.asarray(jax.grad(f)(r)) for r in x])
   np.testing.assert_array_equal(got, want)
   np.testing.assert_array_equal(jax.jit(jax.vmap(jax.grad(f)))(x), want)
+
+
+# ------------------------------------------------------ compiled (IREE)
+# IREE's own sort costs O(n^2) per row: long rows lower to the radix sort
+# (a while loop of prefix sums and scatters), short rows to stablehlo.sort
+# with the index as the last key. Both must equal the stable NumPy impl bit
+# for bit (NaN payloads, signed zeros, tie order).
+def _iree(fn, *args):
+  with jax.config.override("openjax_executor", "iree"):
+    return jax.jit(fn)(*args)
+
+
+def _assert_same_bits(got, want):
+  for g, w in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+    g, w = np.ascontiguousarray(g), np.ascontiguousarray(w)
+    assert g.dtype == w.dtype and g.shape == w.shape, (g.dtype, w.dtype, g.shape, w.shape)
+    np.testing.assert_array_equal(g.view(np.uint8), w.view(np.uint8))
+
+
+def _ties_and_nans(rng, shape):
+  x = (np.round(rng.standard_normal(shape) * 2) / 2).astype(F32)
+  flat = x.reshape(-1)
+  flat[::7] = np.nan
+  flat[3::11] = -0.0
+  flat[5::13] = np.inf
+  flat[6::17] = -np.inf
+  flat[9::19] = -np.nan
+  return x
+
+
+def _complex(re, im, dtype):
+  out = np.empty(re.shape, dtype)
+  out.real, out.imag = re, im
+  return out
+
+
+@pytest.mark.parametrize("fn", [lax.sort, jnp.argsort, lambda x: lax.top_k(x, 5),
+                                lambda x: lax.sort_key_val(x, x)])
+def test_long_sort_lowers_without_stablehlo_sort(fn):
+  long_text = jax.jit(fn).lower(np.zeros((5000,), F32)).as_text()
+  assert "stablehlo.sort" not in long_text and "stablehlo.while" in long_text
+  assert "stablehlo.sort" in jax.jit(fn).lower(np.zeros((16,), F32)).as_text()
+
+
+def test_compiled_long_sorts_match_eager():
+  rng = np.random.default_rng(0)
+  x = _ties_and_nans(rng, (5000,))
+  x2 = _ties_and_nans(rng, (700, 3))
+  keys = rng.integers(0, 4, (5000,)).astype(np.int32)
+
+  def f(x, x2, keys):
+    return {"sort": lax.sort(x), "argsort": jnp.argsort(x),
+            "argsort_desc": jnp.argsort(x, descending=True),
+            "top_k": lax.top_k(x, 50), "top_k_all": lax.top_k(x2, 700, axis=0),
+            "sort_dim0": lax.sort(x2, dimension=0), "argsort_dim0": jnp.argsort(x2, axis=0),
+            "two_keys": lax.sort((keys, x, jnp.arange(5000)), num_keys=2),
+            "key_val": lax.sort_key_val(x, keys)}
+
+  _assert_same_bits(_iree(f, x, x2, keys), f(x, x2, keys))
+
+
+def test_compiled_sorts_of_every_dtype_match_eager():
+  rng = np.random.default_rng(1)
+  samples = {
+      "int8": rng.integers(-128, 128, (2, 900)).astype(np.int8),
+      "uint8": rng.integers(0, 256, (2, 900)).astype(np.uint8),
+      "int32": np.r_[np.iinfo(np.int32).max, np.iinfo(np.int32).min,
+                     rng.integers(-5, 5, 898)].astype(np.int32),
+      "uint32": np.r_[2 ** 32 - 1, 2 ** 31, 0, rng.integers(0, 2 ** 32, 897)].astype(np.uint32),
+      "bool": rng.random(900) < 0.5,
+      "float16": _ties_and_nans(rng, (900,)).astype(np.float16),
+      "bfloat16": _ties_and_nans(rng, (900,)).astype(jnp.bfloat16),
+      "complex64": _complex(_ties_and_nans(rng, (900,)), _ties_and_nans(rng, (900,)),
+                            np.complex64),
+  }
+
+  def f(xs):
+    out = {}
+    for name, x in xs.items():
+      out[name] = (lax.sort(x), jnp.argsort(x[..., :40]))   # radix and comparator
+      if name != "complex64":
+        out[name + "_top_k"] = lax.top_k(x, 3)
+    return out
+
+  _assert_same_bits(_iree(f, samples), f(samples))
+
+
+def test_compiled_sorts_x64_match_eager():
+  rng = np.random.default_rng(2)
+  with jax.enable_x64():
+    i64 = np.r_[2 ** 63 - 1, -2 ** 63, 0, -1, rng.integers(-2 ** 62, 2 ** 62, 996)]
+    samples = {"float64": _ties_and_nans(rng, (1000,)).astype(np.float64), "int64": i64,
+               "uint64": i64.astype(np.uint64),
+               "complex128": _complex(_ties_and_nans(rng, (1000,)),
+                                      _ties_and_nans(rng, (1000,)), np.complex128)}
+
+    def f(xs):
+      return {name: (lax.sort(x), jnp.argsort(x[:30])) for name, x in xs.items()} | {
+          "top_k": lax.top_k(xs["float64"], 9)}
+
+    _assert_same_bits(_iree(f, samples), f(samples))

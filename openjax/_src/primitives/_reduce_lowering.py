@@ -163,6 +163,23 @@ def cumulative(ctx, x: Value, axis: int, reverse: bool, kind: str, init, dtype) 
   shape = shape_of(x)
   if 0 in shape or shape[axis] == 1:
     return x
+  if dtypes.kind(acc) == "u":
+    # IREE cannot compile reduce_window on unsigned types: scan the bits as
+    # the signed type of the same width (wrapping add/mul are the same
+    # bits); for max/min flip the top bit first, so signed order is the
+    # unsigned order.
+    sdt = np.dtype(f"i{acc.itemsize}")
+    st = ctx.tensor_type(shape, sdt)
+    y = ctx.op("stablehlo.bitcast_convert", [x], st)
+    init = np.asarray(init).astype(acc).view(sdt)
+    if kind in ("max", "min"):
+      top = ctx.full(np.iinfo(sdt).min, shape, sdt)
+      y = binary(ctx, "xor", y, top)
+      init = init ^ np.iinfo(sdt).min
+    y = reduce_window_scan(ctx, y, axis, reverse, kind, init, sdt)
+    if kind in ("max", "min"):
+      y = binary(ctx, "xor", y, top)
+    return ctx.op("stablehlo.bitcast_convert", [y], x.type)
   y = lower_convert(ctx, x, dtype, acc)
   y = reduce_window_scan(ctx, y, axis, reverse, kind, init, acc)
   return lower_convert(ctx, y, acc, dtype)

@@ -219,6 +219,12 @@ def _varying_bits(ctx, key: Value, shape, mask: int) -> Value:
   return binary(ctx, "and", binary(ctx, "xor", any_, all_), _scalar(ctx, mask, dt))
 
 
+# Radix passes per loop iteration: each iteration waits for the host to read
+# the loop condition, and two passes per wait were ~20% faster at 1M
+# elements (an extra pass with no bits left is an identity permutation).
+UNROLL = 2
+
+
 def _radix_passes(ctx, key: Value, payload: Value | None, shape, mask: int, idt):
   """Stable LSD radix sort of ``(B, n)`` rows by the bits of ``key`` in
   ``mask`` (unsigned order), one ``stablehlo.while`` iteration per varying
@@ -230,12 +236,15 @@ def _radix_passes(ctx, key: Value, payload: Value | None, shape, mask: int, idt)
   with ctx.region(types) as cond:
     ctx.ret([compare(ctx, cond.args[0], _scalar(ctx, 0, dt), "NE", dt)])
   with ctx.region(types) as body:
-    rem, k, *rest = body.args
-    low = binary(ctx, "and", rem, binary(ctx, "subtract", _scalar(ctx, 0, dt), rem))
-    set_ = compare(ctx, binary(ctx, "and", k, _splat(ctx, low, shape, dt)),
-                   ctx.full(0, shape, dt), "NE", dt)
-    pos = _split_positions(ctx, set_, shape, idt)
-    ctx.ret([binary(ctx, "xor", rem, low)] + [_permute(ctx, v, pos, shape) for v in [k] + rest])
+    rem, *arrays = body.args
+    for _ in range(UNROLL):
+      low = binary(ctx, "and", rem, binary(ctx, "subtract", _scalar(ctx, 0, dt), rem))
+      set_ = compare(ctx, binary(ctx, "and", arrays[0], _splat(ctx, low, shape, dt)),
+                     ctx.full(0, shape, dt), "NE", dt)
+      pos = _split_positions(ctx, set_, shape, idt)
+      rem = binary(ctx, "xor", rem, low)
+      arrays = [_permute(ctx, v, pos, shape) for v in arrays]
+    ctx.ret([rem] + arrays)
   outs = ctx.op("stablehlo.while", carried, types, regions=[cond, body])
   return outs[1], (outs[2] if payload else None)
 
