@@ -11,6 +11,7 @@ import numpy as np
 
 from openjax._src.core import pretty as pp
 from openjax._src.core.avals import ShapedArray
+from openjax._src.core.trace import array_hooks
 
 _var_ids = itertools.count()
 
@@ -38,11 +39,22 @@ class DropVar(Var):
 
 class Literal:
   """A scalar constant inlined into an equation, printed as ``2.0:f32[]``."""
-  __slots__ = ("val", "aval")
+  __slots__ = ("val", "aval", "_operand")
 
   def __init__(self, val: Any, aval: ShapedArray):
     self.val = val
     self.aval = aval
+    self._operand = None
+
+  @property
+  def operand(self):
+    """The value to bind when evaluating: an Array keeping the weak type."""
+    op = self._operand
+    if op is None:
+      make = array_hooks.make_array
+      op = make(np.asarray(self.val, self.aval.dtype), self.aval) if make else self.val
+      self._operand = op
+    return op
 
   def __repr__(self):
     return f"Literal({self.val})"
@@ -213,7 +225,7 @@ def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list:
   env: dict[Var, Any] = {}
 
   def read(a):
-    return a.val if type(a) is Literal else env[a]
+    return a.operand if type(a) is Literal else env[a]
 
   if len(args) != len(jaxpr.invars):
     raise TypeError(f"eval_jaxpr: jaxpr takes {len(jaxpr.invars)} arguments, "

@@ -123,10 +123,8 @@ class Tracer:
     return complex(val)
 
   def __array__(self, dtype=None, copy=None):
-    val = self.to_concrete_value()
-    if val is None:
-      raise TracerArrayConversionError(self)
-    return np.asarray(val, dtype=dtype)
+    # Like JAX: even a tracer with a known value is not silently converted.
+    raise TracerArrayConversionError(self)
 
   def item(self, *args):
     val = self.to_concrete_value()

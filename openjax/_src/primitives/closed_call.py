@@ -98,7 +98,7 @@ def _jit_transpose(cts, *invals, jaxpr, name, **params):
   transposed = jaxpr_transforms.transpose_jaxpr(jaxpr, linear)
   nonlinear = [x for x, lin in zip(invals, linear) if not lin]
   outs = jit_p.bind(*nonlinear, *(instantiate_zeros(c) for c in cts),
-                    **_call_params(params, transposed, f"transpose({name})"))
+                    **_call_params(params, transposed, name))
   rest = iter(outs)
   return [next(rest) if lin else None for lin in linear]
 
