@@ -383,6 +383,7 @@ def _sample(rng, dtype, shape=(5, 7)):
   x = (np.round(rng.standard_normal(shape) * 4) / 4).astype(dt)   # ties
   if dt.kind == "c":
     x = x + 1j * np.round(rng.standard_normal(shape) * 4).astype(dt) / 4
+    x.flat[[2, 8]] = complex(np.nan, 1), complex(1, np.nan)
     return x.astype(dt)
   x.flat[[3, 12]] = np.nan
   x.flat[5], x.flat[20] = np.inf, -np.inf
@@ -395,15 +396,14 @@ def _all_reductions(xs):
     dt = np.dtype(x.dtype)
     r = out[name] = {}
     empty = x[:0]
-    if dt.kind != "c":
-      for ax in ((0,), (1,), (0, 1), ()):
-        r[f"max{ax}"] = lax.reduce_max(x, ax)
-        r[f"min{ax}"] = lax.reduce_min(x, ax)
-      r["max_empty"] = lax.reduce_max(empty, (0,))
-      r["min_empty"] = lax.reduce_min(empty, (0,))
-      for axis in (0, 1):
-        r[f"argmax{axis}"] = lax.argmax(x, axis, np.int32)
-        r[f"argmin{axis}"] = lax.argmin(x, axis, np.int32)
+    for ax in ((0,), (1,), (0, 1), ()):
+      r[f"max{ax}"] = lax.reduce_max(x, ax)
+      r[f"min{ax}"] = lax.reduce_min(x, ax)
+    r["max_empty"] = lax.reduce_max(empty, (0,))
+    r["min_empty"] = lax.reduce_min(empty, (0,))
+    for axis in (0, 1):
+      r[f"argmax{axis}"] = lax.argmax(x, axis, np.int32)
+      r[f"argmin{axis}"] = lax.argmin(x, axis, np.int32)
     if dt.kind in "iub":
       for op in (lax.reduce_and, lax.reduce_or, lax.reduce_xor):
         r[op.__name__] = (op(x, (1,)), op(x, (0, 1)), op(empty, (0,)))
@@ -413,9 +413,8 @@ def _all_reductions(xs):
         for axis in (0, 1):
           r[f"cumsum{axis}{rev}"] = lax.cumsum(x, axis, rev)
           r[f"cumprod{axis}{rev}"] = lax.cumprod(x, axis, rev)
-          if dt.kind != "c":
-            r[f"cummax{axis}{rev}"] = lax.cummax(x, axis, rev)
-            r[f"cummin{axis}{rev}"] = lax.cummin(x, axis, rev)
+          r[f"cummax{axis}{rev}"] = lax.cummax(x, axis, rev)
+          r[f"cummin{axis}{rev}"] = lax.cummin(x, axis, rev)
           if dt.kind == "f":
             r[f"cumlogsumexp{axis}{rev}"] = lax.cumlogsumexp(x, axis, rev)
   return out

@@ -97,6 +97,41 @@ def _complex_choose(ctx, a, b, dt, largest: bool):
   return select(ctx, pick_a, a, b)
 
 
+def order(ctx, a: Value, b: Value, dtype, largest: bool) -> tuple[Value, Value]:
+  """``(a beats b, a ties b)`` in NumPy's argmax (``largest``) or argmin
+  order: NaN beats every number and ties other NaNs; complex numbers
+  compare by (real, imag), NaN when either part is."""
+  dt = np.dtype(dtype)
+  k = dtypes.kind(dt)
+  if k in "iub":
+    return compare(ctx, a, b, "GT" if largest else "LT", dt), compare(ctx, a, b, "EQ", dt)
+  bool_t = ctx.tensor_type(shape_of(a), np.bool_)
+
+  def both(name, x, y):
+    return ctx.op(f"stablehlo.{name}", [x, y], bool_t)
+
+  if k == "c":
+    fdt = np.finfo(dt).dtype
+    ft = ctx.tensor_type(shape_of(a), fdt)
+    (ar, ai), (br, bi) = ([ctx.op(f"stablehlo.{p}", [v], ft) for p in ("real", "imag")]
+                          for v in (a, b))
+    d = "GT" if largest else "LT"
+    better = both("or", compare(ctx, ar, br, d, fdt),
+                  both("and", compare(ctx, ar, br, "EQ", fdt), compare(ctx, ai, bi, d, fdt)))
+    eq = both("and", compare(ctx, ar, br, "EQ", fdt), compare(ctx, ai, bi, "EQ", fdt))
+    na = both("or", is_nan(ctx, ar, fdt), is_nan(ctx, ai, fdt))
+    nb = both("or", is_nan(ctx, br, fdt), is_nan(ctx, bi, fdt))
+  else:
+    better = compare(ctx, a, b, "GT" if largest else "LT", dt)
+    eq = compare(ctx, a, b, "EQ", dt)
+    na, nb = is_nan(ctx, a, dt), is_nan(ctx, b, dt)
+  not_nb = ctx.op("stablehlo.not", [nb], bool_t)
+  not_na = ctx.op("stablehlo.not", [na], bool_t)
+  better = both("or", both("and", both("and", better, not_na), not_nb), both("and", na, not_nb))
+  eq = both("or", both("and", eq, not_na), both("and", na, nb))
+  return better, eq
+
+
 def logaddexp(ctx, x: Value, y: Value, dtype) -> Value:
   """``max + log1p(exp(-|x - y|))``; NaN or same-signed infinities: ``x + y``
   (JAX's logaddexp, as its cumlogsumexp lowers)."""
@@ -133,7 +168,7 @@ def reduce(ctx, x: Value, axes: Sequence[int], kind: str, init, in_dtype, out_av
   return lower_convert(ctx, out, acc, out_aval.dtype)
 
 
-__all__ = ["acc_dtype", "shape_of", "compare", "binary", "select", "is_nan", "combiner",
+__all__ = ["acc_dtype", "shape_of", "compare", "binary", "select", "is_nan", "combiner", "order",
            "logaddexp", "scalar_region", "reduce"]
 
 

@@ -383,32 +383,24 @@ def _argminmax_lower(largest: bool):
   def rule(ctx, x, *, axes, index_dtype):
     (axis,) = axes
     aval, out = ctx.avals_in[0], ctx.avals_out[0]
-    if dtypes.kind(aval.dtype) == "c":
-      raise NotImplementedError("argmax/argmin of complex values cannot be compiled; "
-                                "reduce the real and imaginary parts separately")
     dt = _lw.acc_dtype(aval.dtype)
     x = lower_convert(ctx, x, aval.dtype, dt)
     idt = np.dtype(index_dtype)
     iota = ctx.op("stablehlo.iota", [], ctx.tensor_type(aval.shape, idt),
                   attrs={"iota_dimension": int(axis)})
     vt, it = ctx.tensor_type((), dt), ctx.tensor_type((), idt)
-    floating = dtypes.kind(dt) == "f"
     with ctx.region([vt, it, vt, it]) as body:
       a, ia, b, ib = body.args
-      better = _lw.compare(ctx, a, b, "GT" if largest else "LT", dt)
-      eq = _lw.compare(ctx, a, b, "EQ", dt)
-      if floating:
-        na, nb = _lw.is_nan(ctx, a, dt), _lw.is_nan(ctx, b, dt)
-        not_nb = ctx.op("stablehlo.not", [nb], nb.type)
-        better = _lw.binary(ctx, "or", better, _lw.binary(ctx, "and", na, not_nb))
-        eq = _lw.binary(ctx, "or", eq, _lw.binary(ctx, "and", na, nb))
+      better, eq = _lw.order(ctx, a, b, dt, largest)
       first = _lw.binary(ctx, "and", eq, _lw.compare(ctx, ia, ib, "LT", idt))
       pick_a = _lw.binary(ctx, "or", better, first)
       ctx.ret([_lw.select(ctx, pick_a, a, b), _lw.select(ctx, pick_a, ia, ib)])
-    init = (_max_identity if largest else _min_identity)(aval.dtype)
+    if dtypes.kind(dt) == "c":   # the lexicographic extreme, (-inf, -inf)
+      init = np.array(complex(-np.inf, -np.inf) if largest else complex(np.inf, np.inf), dt)
+    else:
+      init = np.asarray((_max_identity if largest else _min_identity)(aval.dtype)).astype(dt)
     _, idx = ctx.op("stablehlo.reduce",
-                    [x, iota, ctx.constant(np.asarray(init).astype(dt)),
-                     ctx.constant(np.zeros((), idt))],
+                    [x, iota, ctx.constant(init), ctx.constant(np.zeros((), idt))],
                     [ctx.tensor_type(out.shape, dt), ctx.aval_type(out)],
                     attrs={"dimensions": (int(axis),)}, regions=[body])
     return [idx]
