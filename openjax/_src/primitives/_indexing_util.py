@@ -464,6 +464,9 @@ def extreme_value(dtype, largest: bool):
   if dtypes.issubdtype(dt, np.integer):
     info = dtypes.iinfo(dt)
     return np.array(info.max if largest else info.min, dt)
+  if dtypes.issubdtype(dt, np.complexfloating):   # lexicographic order
+    v = np.inf if largest else -np.inf
+    return np.array(complex(v, v), dt)
   inf = np.array(np.inf if largest else -np.inf).astype(dt)
   if np.isinf(float(inf)):
     return inf

@@ -412,19 +412,26 @@ def _scatter_batcher(p: Primitive):
   return rule
 
 
-def _scatter_lowering(combiner, drop_identity=None):
+def _scatter_lowering(combiner, drop_identity=None, widen=False):
   """The lowering rule of a scatter: ``combiner(ctx, old, update, scalar_type)``
   builds its region's result. Windows not wholly in bounds (FILL_OR_DROP,
   PROMISE_IN_BOUNDS) are dropped explicitly, since IREE writes them out of
   bounds: with ``drop_identity(dtype)`` their updates become the combiner's
   identity at clamped indices; without (replace, ``.at[].apply``) they are
-  sent into padding added to the operand and sliced off afterwards."""
+  sent into padding added to the operand and sliced off afterwards. With
+  ``widen``, bfloat16/float8 (int4) values accumulate in float32 (int32) and
+  round once, as the impl does."""
   def rule(ctx, operand, indices, updates, *, dimension_numbers, indices_are_sorted,
            unique_indices, mode, update_jaxpr, update_consts):
     op_aval, idx_aval, upd_aval = ctx.avals_in
     out = ctx.avals_out[0]
     if 0 in op_aval.shape or 0 in upd_aval.shape:
       return [operand]
+    if widen and out.dtype in dtypes.custom_float_dtypes | dtypes.custom_int_dtypes:
+      wide = np.dtype(np.float32 if out.dtype in dtypes.custom_float_dtypes else np.int32)
+      operand = ctx.convert(operand, wide, op_aval.shape)
+      updates = ctx.convert(updates, wide, upd_aval.shape)
+      out, upd_aval = ShapedArray(out.shape, wide), ShapedArray(upd_aval.shape, wide)
     dn = dimension_numbers
     wshape = scatter_window_shape(op_aval.shape, upd_aval.shape, dn)
     sdims = tuple(dn.scatter_dims_to_operand_dims)
@@ -455,11 +462,14 @@ def _scatter_lowering(combiner, drop_identity=None):
         okb = ctx.broadcast_in_dim(ok, shape, tuple(range(len(shape) - 1)))
         indices = ctx.op("stablehlo.select", [okb, ctx.convert(clamped, itype, shape), far],
                          ctx.tensor_type(shape, itype))
-        high = tuple(r - s for r, s in zip(res_shape, op_aval.shape))
-        operand = ctx.op("stablehlo.pad", [operand, ctx.constant(np.zeros((), out.dtype))],
-                         ctx.tensor_type(res_shape, out.dtype),
-                         attrs={"edge_padding_low": (0,) * len(high), "edge_padding_high": high,
-                                "interior_padding": (0,) * len(high)})
+        # (a concatenation: IREE's compiler crashes on a complex stablehlo.pad)
+        cur = list(op_aval.shape)
+        for d in sdims:
+          block = tuple(cur[:d]) + (wshape[d],) + tuple(cur[d + 1:])
+          cur[d] += wshape[d]
+          operand = ctx.op("stablehlo.concatenate",
+                           [operand, ctx.full(0, block, out.dtype)],
+                           ctx.tensor_type(cur, out.dtype), attrs={"dimension": d})
     indices = ctx.convert(indices, itype, idx_aval.shape)
     operand, indices, dn, finish = lower_iree_scatter_form(
         ctx, operand, res_shape, out.dtype, indices, idx_aval.shape, upd_aval.shape, dn, wshape,
@@ -485,7 +495,7 @@ def _scatter_lowering(combiner, drop_identity=None):
       res = ctx.op("stablehlo.slice", [res], out,
                    attrs={"start_indices": (0,) * out.ndim, "limit_indices": out.shape,
                           "strides": (1,) * out.ndim})
-    return [res]
+    return [ctx.convert(res, ctx.avals_out[0])]
   return rule
 
 
@@ -656,8 +666,9 @@ def _scatter_addsub_transpose(p: Primitive):
 for _p in (scatter_add_p, scatter_sub_p):
   _p.def_jvp(_scatter_addsub_jvp(_p))
   _p.def_transpose(_scatter_addsub_transpose(_p))
-scatter_add_p.def_lower(_scatter_lowering(_combine_with("add", "or"), _identity(-0.0, False)))
-scatter_sub_p.def_lower(_scatter_lowering(_combine_with("subtract"), _identity(0)))
+scatter_add_p.def_lower(_scatter_lowering(_combine_with("add", "or"), _identity(-0.0, False),
+                                          widen=True))
+scatter_sub_p.def_lower(_scatter_lowering(_combine_with("subtract"), _identity(0), widen=True))
 scatter_add = _make_scatter_wrapper(scatter_add_p, "scatter_add", "addition")
 scatter_sub = _make_scatter_wrapper(scatter_sub_p, "scatter_sub", "subtraction")
 
@@ -705,7 +716,8 @@ def _scatter_mul_transpose(cts, operand, indices, updates, *, dimension_numbers,
   return [operand_t, None, update_t]
 
 
-scatter_mul_p.def_lower(_scatter_lowering(_combine_with("multiply", "and"), _identity(1, True)))
+scatter_mul_p.def_lower(_scatter_lowering(_combine_with("multiply", "and"), _identity(1, True),
+                                          widen=True))
 scatter_mul = _make_scatter_wrapper(scatter_mul_p, "scatter_mul", "multiplication")
 
 
