@@ -107,29 +107,23 @@ _add("random.random_clone", lambda k: rb.random_clone(k), lambda rng: (_keys(2)(
      lambda k: k)
 
 # --------------------------------------------------------------- samplers
-# compile=False: the samplers also use elementwise/shape primitives (shifts,
-# bitcast, slice, erf_inv, ...) whose IREE lowering rules do not exist yet;
-# the random primitives themselves are compiled by the rows above.
-_NOC = {"compile": False}
 _add("random.key_ops", lambda k: random.fold_in(random.split(k)[1], 7),
-     lambda rng: (_keys()(rng),), **_NOC)
-_add("random.uniform", lambda k: random.uniform(k, (2, 3)), lambda rng: (_keys()(rng),), **_NOC)
+     lambda rng: (_keys()(rng),))
+_add("random.uniform", lambda k: random.uniform(k, (2, 3)), lambda rng: (_keys()(rng),))
 _add("random.uniform_minmax", lambda k, lo: random.uniform(k, (3,), minval=lo, maxval=4.),
-     lambda rng: (_keys()(rng), rng.random(3).astype(np.float32)), **_NOC)
-_add("random.normal", lambda k: random.normal(k, (4,)), lambda rng: (_keys()(rng),), **_NOC)
-_add("random.randint", lambda k: random.randint(k, (5,), -3, 9), lambda rng: (_keys()(rng),),
-     **_NOC)
+     lambda rng: (_keys()(rng), rng.random(3).astype(np.float32)))
+_add("random.normal", lambda k: random.normal(k, (4,)), lambda rng: (_keys()(rng),))
+_add("random.randint", lambda k: random.randint(k, (5,), -3, 9), lambda rng: (_keys()(rng),))
 _add("random.bernoulli", lambda k, p: random.bernoulli(k, p),
-     lambda rng: (_keys()(rng), rng.random(4).astype(np.float32)), **_NOC)
-_add("random.permutation", lambda k: random.permutation(k, 6), lambda rng: (_keys()(rng),),
-     **_NOC)
+     lambda rng: (_keys()(rng), rng.random(4).astype(np.float32)))
+_add("random.permutation", lambda k: random.permutation(k, 6), lambda rng: (_keys()(rng),))
 _add("random.categorical", lambda k, logits: random.categorical(k, logits),
-     lambda rng: (_keys()(rng), rng.standard_normal((2, 4)).astype(np.float32)), **_NOC)
+     lambda rng: (_keys()(rng), rng.standard_normal((2, 4)).astype(np.float32)))
 _add("random.gamma", lambda k, a: random.gamma(k, a),
-     lambda rng: (_keys()(rng), (rng.random(4) * 3 + 0.2).astype(np.float32)), **_NOC)
+     lambda rng: (_keys()(rng), (rng.random(4) * 3 + 0.2).astype(np.float32)))
 _add("random.loggamma", lambda k, a: random.loggamma(k, a, (2, 3)),
-     lambda rng: (_keys()(rng), (rng.random(3) * 3 + 0.05).astype(np.float32)), **_NOC)
+     lambda rng: (_keys()(rng), (rng.random(3) * 3 + 0.05).astype(np.float32)))
 _add("random.poisson", lambda k, lam: random.poisson(k, lam),
-     lambda rng: (_keys()(rng), np.array([0., 0.7, 4., 12., 60.], np.float32)), **_NOC)
+     lambda rng: (_keys()(rng), np.array([0., 0.7, 4., 12., 60.], np.float32)))
 _add("random.binomial", lambda k, n: random.binomial(k, n, 0.3),
-     lambda rng: (_keys()(rng), np.array([0., 3., 20., 150.], np.float32)), **_NOC)
+     lambda rng: (_keys()(rng), np.array([0., 3., 20., 150.], np.float32)))
