@@ -400,12 +400,17 @@ def _complex(re, im, dtype):
   return out
 
 
-@pytest.mark.parametrize("fn", [lax.sort, jnp.argsort, lambda x: lax.top_k(x, 5),
-                                lambda x: lax.sort_key_val(x, x)])
-def test_long_sort_lowers_without_stablehlo_sort(fn):
+@pytest.mark.parametrize("fn,marker", [
+    (lax.sort, "stablehlo.while"), (jnp.argsort, "stablehlo.while"),
+    (lambda x: lax.sort_key_val(x, x), "stablehlo.while"),
+    (lambda x: lax.top_k(x, 100), "stablehlo.while"),
+    # a small k selects the top elements by k min-reductions instead
+    (lambda x: lax.top_k(x, 5), "stablehlo.reduce"),
+])
+def test_long_sort_lowers_without_stablehlo_sort(fn, marker):
   long_text = jax.jit(fn).lower(np.zeros((5000,), F32)).as_text()
-  assert "stablehlo.sort" not in long_text and "stablehlo.while" in long_text
-  assert "stablehlo.sort" in jax.jit(fn).lower(np.zeros((16,), F32)).as_text()
+  assert "stablehlo.sort" not in long_text and marker in long_text
+  assert "stablehlo.sort" in jax.jit(fn).lower(np.zeros((160,), F32)).as_text()
 
 
 def test_compiled_long_sorts_match_eager():
@@ -418,6 +423,7 @@ def test_compiled_long_sorts_match_eager():
     return {"sort": lax.sort(x), "argsort": jnp.argsort(x),
             "argsort_desc": jnp.argsort(x, descending=True),
             "top_k": lax.top_k(x, 50), "top_k_all": lax.top_k(x2, 700, axis=0),
+            "top_k_select": lax.top_k(x, 7), "top_k_select_dim0": lax.top_k(x2, 3, axis=0),
             "sort_dim0": lax.sort(x2, dimension=0), "argsort_dim0": jnp.argsort(x2, axis=0),
             "two_keys": lax.sort((keys, x, jnp.arange(5000)), num_keys=2),
             "key_val": lax.sort_key_val(x, keys)}

@@ -227,10 +227,7 @@ def _top_k_lower(ctx, x, *, k, axis):
     perm = ctx.full(0, (b, 1), np.int32)
   else:
     keys = _sl.sort_keys(ctx, rows, aval.dtype, descending=True)
-    perm = _sl.sort_permutation(ctx, keys, (b, n))
-    if k < n:
-      perm = ctx.op("stablehlo.slice", [perm], ctx.tensor_type((b, k), np.int32),
-                    attrs={"start_indices": (0, 0), "limit_indices": (b, k), "strides": (1, 1)})
+    perm = _sl.smallest_permutation(ctx, keys, (b, n), k)
   values = _sl.take_rows(ctx, rows, perm, aval.dtype)
   idx = ctx.convert(perm, np.int32, (b, k))
   return [_sl.from_rows(ctx, values, moved, p, aval.dtype),

@@ -282,6 +282,54 @@ def sort_permutation(ctx, keys: Sequence[Value], shape) -> Value:
   return _radix_permutation(ctx, keys, shape)
 
 
+#: ``top_k`` with at most this many results from long rows selects them one
+#: by one (k min-reductions over ``key << 32 | index``) instead of sorting
+#: (measured at 1M elements: k=10 in 38 ms, k=64 in 370 ms; the radix sort
+#: takes 720 ms; the unrolled selections grow the module with k).
+SELECTION_MAX_K = 32
+
+
+def _selection_permutation(ctx, key: Value, shape, k: int) -> Value:
+  """Indices of the ``k`` smallest of each row of the i32 ``key`` (ties by
+  index): repeated min-reductions of the unique ``key << 32 | index``, each
+  found element then replaced by the largest i64."""
+  b, n = shape
+  hi = binary(ctx, "shift_left", ctx.convert(key, _I64, shape), ctx.full(32, shape, _I64))
+  iota = ctx.op("stablehlo.iota", [], ctx.tensor_type(shape, _I64), attrs={"iota_dimension": 1})
+  packed = binary(ctx, "or", hi, iota)
+  t = ctx.tensor_type((), _I64)
+  with ctx.region([t, t]) as body:
+    ctx.ret([binary(ctx, "minimum", *body.args)])
+  col_t = ctx.tensor_type((b, 1), _I64)
+  top = np.iinfo(_I64).max
+  found = []
+  for i in range(k):
+    m = ctx.op("stablehlo.reduce", [packed, _scalar(ctx, top, _I64)],
+               ctx.tensor_type((b,), _I64), attrs={"dimensions": (1,)}, regions=[body])
+    found.append(ctx.op("stablehlo.reshape", [m], col_t))
+    if i + 1 < k:
+      hit = compare(ctx, packed, ctx.broadcast_in_dim(m, shape, (0,)), "EQ", _I64)
+      packed = select(ctx, hit, ctx.full(top, shape, _I64), packed)
+  out = found[0] if k == 1 else ctx.op("stablehlo.concatenate", found,
+                                       ctx.tensor_type((b, k), _I64), attrs={"dimension": 1})
+  out = binary(ctx, "and", out, ctx.full(0xFFFFFFFF, (b, k), _I64))
+  return ctx.convert(out, _I32, (b, k))
+
+
+def smallest_permutation(ctx, keys: Sequence[Value], shape, k: int) -> Value:
+  """Indices (``(B, k)``, int32) of the ``k`` smallest elements of each row,
+  in order (ties by index): ``top_k``'s order on descending keys."""
+  b, n = shape
+  if (k <= SELECTION_MAX_K and len(keys) == 1 and _key_dtype(keys[0]) == _I32
+      and not use_comparator(b, n) and n < 2 ** 32 - 1):
+    return _selection_permutation(ctx, keys[0], shape, k)
+  perm = sort_permutation(ctx, keys, shape)
+  if k == n:
+    return perm
+  return ctx.op("stablehlo.slice", [perm], ctx.tensor_type((b, k), _key_dtype(perm)),
+                attrs={"start_indices": (0, 0), "limit_indices": (b, k), "strides": (1, 1)})
+
+
 def take_rows(ctx, x: Value, perm: Value, dtype) -> Value:
   """``x[r, perm[r, i]]`` for ``x`` of shape ``(B, n)`` and ``perm`` of shape
   ``(B, m)``: one gather over the flattened rows."""
@@ -330,5 +378,6 @@ def from_rows(ctx, rows: Value, moved, perm, dtype) -> Value:
   return x
 
 
-__all__ = ["use_comparator", "sort_keys", "lex_less", "sort_permutation", "take_rows",
+__all__ = ["use_comparator", "sort_keys", "lex_less", "sort_permutation",
+           "smallest_permutation", "take_rows",
            "to_rows", "from_rows"]
