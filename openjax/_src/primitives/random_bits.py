@@ -26,8 +26,8 @@ import operator
 import numpy as np
 
 from openjax._src import dtypes
-from openjax._src.core import Primitive, ShapedArray, get_aval
-from openjax._src.lowering.builder import Value, enum_attr
+from openjax._src.core import Primitive, ShapedArray
+from openjax._src.lowering.builder import Value
 from openjax._src.primitives._util import broadcasting_shape
 from openjax._src.primitives.ad_util import defjvp_zero
 from openjax._src.primitives.batch_util import axis_size, bdim_at_front, broadcast_batcher
@@ -48,12 +48,31 @@ _PARITY = 0x1BD11BDA
 _BLOCK = 1 << 14   # elements hashed per pass: the working set stays in cache
 
 
+def _threefry2x32_scalar(k1: int, k2: int, a: int, b: int) -> tuple[int, int]:
+  """One hash on Python ints (faster than NumPy calls for a few elements)."""
+  m = 0xFFFFFFFF
+  ks = (k1, k2, k1 ^ k2 ^ _PARITY)
+  a, b = (a + k1) & m, (b + k2) & m
+  for i in range(5):
+    for r in _ROTATIONS[i % 2]:
+      a = (a + b) & m
+      b = (((b << r) & m) | (b >> (32 - r))) ^ a
+    a = (a + ks[(i + 1) % 3]) & m
+    b = (b + ks[(i + 2) % 3] + i + 1) & m
+  return a, b
+
+
 def threefry2x32_numpy(k1, k2, x1, x2):
   """The Threefry-2x32 hash (20 rounds) of the counter words ``(x1, x2)``
   under the key words ``(k1, k2)``; uint32 operands broadcast."""
   k1, k2, x1, x2 = (np.asarray(a, _U32) for a in (k1, k2, x1, x2))
   shape = np.broadcast_shapes(k1.shape, k2.shape, x1.shape, x2.shape)
   n = math.prod(shape)
+  if n <= 8:
+    args = [np.broadcast_to(v, shape).ravel().tolist() for v in (k1, k2, x1, x2)]
+    out = [_threefry2x32_scalar(*t) for t in zip(*args)]
+    return (np.array([o[0] for o in out], _U32).reshape(shape),
+            np.array([o[1] for o in out], _U32).reshape(shape))
 
   def flat(v):  # 1-d arrays: NumPy wraps uint32 arithmetic silently on them
     return np.broadcast_to(v, shape).reshape(n)

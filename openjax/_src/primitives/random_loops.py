@@ -30,8 +30,7 @@ from openjax._src.primitives.ad_util import Zero, defjvp_zero
 from openjax._src.primitives.batch_util import axis_size, bdim_at_front
 from openjax._src.primitives.random_bits import random_bits, random_split
 from openjax._src.primitives.reductions import reduce_or
-from openjax._src.primitives.shape import (broadcast_in_dim, full_like, index_in_dim, reshape,
-                                           squeeze)
+from openjax._src.primitives.shape import broadcast_in_dim, full_like, index_in_dim, reshape
 
 __all__ = ["random_gamma_p", "random_gamma", "random_poisson_knuth_p",
            "random_poisson_rejection_p", "random_binomial_inversion_p",

@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from functools import partial
-from operator import index
 
 import numpy as np
 
@@ -20,8 +19,7 @@ from openjax._src.core import concrete_or_error
 from openjax._src.numpy.util import canonicalize_axis, check_arraylike, promote_dtypes_inexact
 from openjax._src.primitives.random_bits import random_bits, random_split
 from openjax._src.random import _jnp as jnp
-from openjax._src.random._common import (UINT_DTYPES, check_shape, const, float_dtype, isnan,
-                                         user_dtype)
+from openjax._src.random._common import UINT_DTYPES, check_shape, const, float_dtype, user_dtype
 from openjax._src.random.keys import canonicalize_shape, check_prng_key
 
 __all__ = ["uniform", "normal", "randint", "bernoulli", "truncated_normal", "gumbel",
@@ -408,6 +406,3 @@ def _rademacher(key, shape, dtype):
   bernoulli_samples = bernoulli(key=key, p=0.5, shape=shape).astype(dtype)
   return (2 * bernoulli_samples - 1).astype(dtype)
 
-
-def _index(x, what: str) -> int:
-  return concrete_or_error(index, x, f"The error occurred in jax.random.{what}()")

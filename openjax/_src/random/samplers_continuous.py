@@ -162,7 +162,7 @@ def triangular(key, left, mode, right, shape=None, dtype=None, *, out_sharding=N
 
 @partial(jit, static_argnums=(4, 5), inline=True)
 def _triangular(key, left, mode, right, shape, dtype):
-  # https://en.wikipedia.org/wiki/Triangular_distribution#Generating_triangular-distributed_random_variates
+  # inverse-CDF sampling of the triangular distribution
   left = jnp.broadcast_to(lax.convert_element_type(left, dtype), shape)
   right = jnp.broadcast_to(lax.convert_element_type(right, dtype), shape)
   mode = jnp.broadcast_to(lax.convert_element_type(mode, dtype), shape)
