@@ -164,16 +164,31 @@ def test_scatters_and_gathers_dtypes_compiled():
 
 
 def test_scatter_apply_update_jaxpr_compiled():
-  # .at[].apply's combiner is a jaxpr inlined into the scatter's region.
-  update = jax.make_jaxpr(lambda old, _: old.astype(np.int8).astype(np.float32))(
-      np.float32(0), np.float32(0))
+  # .at[].apply's combiner func(old) runs as a map, as often as each element
+  # is hit (repeated indices apply it repeatedly); a combiner reading the
+  # update is inlined into the scatter's region.
+  def trace(f):
+    return jax.make_jaxpr(f)(np.float32(0), np.float32(0))
+  round_trip = trace(lambda old, _: old.astype(np.int8).astype(np.float32))
+  affine = trace(lambda old, _: old * 2 + 1)
+  uses_update = trace(lambda old, u: old * 2 - u)
   x = np.array([[1.5, -2.25], [3.75, 4.0], [-5.5, 6.5]], np.float32)
-  u = np.zeros((4, 2), np.float32)
-  i = np.array([[2], [0], [7], [-3]], np.int32)
+  u = np.array([[1, 2], [3, 4], [5, 6], [7, 8]], np.float32)
+  rep = np.array([[2], [0], [7], [2], [-3], [2]], np.int32)
+  uniq = np.array([[2], [0], [7], [-3]], np.int32)
 
-  def f(x, i, u):
-    return [scatter_apply_jaxpr(x, i, u, S_ROWS, update, mode=m) for m in MODES]
-  _check(f, x, i, u)
+  def f(x, rep, uniq, u):
+    zeros = lax.full((6, 2), 0, np.float32)
+    out = []
+    for m in MODES:
+      out.append(scatter_apply_jaxpr(x, rep, zeros, S_ROWS, round_trip, mode=m))
+      out.append(scatter_apply_jaxpr(x, rep, zeros, S_ROWS, affine, mode=m))
+      out.append(scatter_apply_jaxpr(x, uniq, u, S_ROWS, affine, mode=m, unique_indices=True))
+      out.append(scatter_apply_jaxpr(x, uniq, u, S_ROWS, uses_update, mode=m))
+    return out
+  _check(f, x, rep, uniq, u)
+  text = _text(f, x, rep, uniq, u)
+  assert "stablehlo.map" in text and "stablehlo.while" in text
 
 
 # ------------------------------------------------------- dynamic slicing

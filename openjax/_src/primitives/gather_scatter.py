@@ -14,18 +14,17 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, get_aval
-from openjax._src.lowering.mlir_types import split_tensor_type
 from openjax._src.primitives import elementwise as _ew
 from openjax._src.primitives import shape as _shape
 from openjax._src.primitives._indexing_util import (
     GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers, cast_scalar,
     check_batching, check_index_dtype, default_fill_value, dims_in_range, disjoint_dims,
-    extreme_value, gather_dnums, gather_dnums_attr, gather_out_shape, gather_windows,
-    in_bounds, is_sorted, lower_clamp_index_vectors, lower_index_dtype, lower_iree_scatter_form,
-    lower_unchanged,
-    no_duplicate_dims, replace_combine, scatter_dnums, scatter_dnums_attr, scatter_impl_with,
-    scatter_window_shape, shape_param, static_scalar, to_output_order, ufunc_combine,
-    window_starts)
+    gather_dnums, gather_dnums_attr, gather_out_shape, gather_windows, in_bounds, is_sorted,
+    lower_clamp_index_vectors, lower_index_dtype, lower_unchanged, no_duplicate_dims,
+    replace_combine, scatter_dnums, scatter_impl_with, scatter_window_shape, shape_param,
+    static_scalar, to_output_order, ufunc_combine, window_starts)
+from openjax._src.primitives._scatter_lowering import (combine_with, extreme_value, identity_of,
+                                                       scatter_lowering)
 from openjax._src.primitives._util import check_same_dtypes
 from openjax._src.primitives.ad_util import (Zero, defjvp, instantiate_zeros,
                                              is_undefined_primal)
@@ -412,112 +411,6 @@ def _scatter_batcher(p: Primitive):
   return rule
 
 
-def _scatter_lowering(combiner, drop_identity=None, widen=False):
-  """The lowering rule of a scatter: ``combiner(ctx, old, update, scalar_type)``
-  builds its region's result. Windows not wholly in bounds (FILL_OR_DROP,
-  PROMISE_IN_BOUNDS) are dropped explicitly, since IREE writes them out of
-  bounds: with ``drop_identity(dtype)`` their updates become the combiner's
-  identity at clamped indices; without (replace, ``.at[].apply``) they are
-  sent into padding added to the operand and sliced off afterwards. With
-  ``widen``, bfloat16/float8 (int4) values accumulate in float32 (int32) and
-  round once, as the impl does."""
-  def rule(ctx, operand, indices, updates, *, dimension_numbers, indices_are_sorted,
-           unique_indices, mode, update_jaxpr, update_consts):
-    op_aval, idx_aval, upd_aval = ctx.avals_in
-    out = ctx.avals_out[0]
-    if 0 in op_aval.shape or 0 in upd_aval.shape:
-      return [operand]
-    if widen and out.dtype in dtypes.custom_float_dtypes | dtypes.custom_int_dtypes:
-      wide = np.dtype(np.float32 if out.dtype in dtypes.custom_float_dtypes else np.int32)
-      operand = ctx.convert(operand, wide, op_aval.shape)
-      updates = ctx.convert(updates, wide, upd_aval.shape)
-      out, upd_aval = ShapedArray(out.shape, wide), ShapedArray(upd_aval.shape, wide)
-    dn = dimension_numbers
-    wshape = scatter_window_shape(op_aval.shape, upd_aval.shape, dn)
-    sdims = tuple(dn.scatter_dims_to_operand_dims)
-    uppers = [op_aval.shape[d] - wshape[d] for d in sdims]
-    res_shape = op_aval.shape
-    itype = lower_index_dtype(*op_aval.shape)
-    if uppers:
-      clamped = lower_clamp_index_vectors(ctx, indices, idx_aval, uppers)
-      identity = None if drop_identity is None else drop_identity(out.dtype)
-      if mode == GatherScatterMode.CLIP:
-        indices, unique_indices = clamped, False
-      elif identity is not None:
-        ok = lower_unchanged(ctx, indices, clamped, idx_aval)
-        scatter_dims = tuple(d for d in range(upd_aval.ndim) if d not in dn.update_window_dims)
-        mask = ctx.broadcast_in_dim(ok, upd_aval.shape, scatter_dims)
-        updates = ctx.op("stablehlo.select", [mask, updates,
-                                              ctx.full(identity, upd_aval.shape, out.dtype)],
-                         ctx.aval_type(upd_aval))
-        indices, unique_indices = clamped, False
-      else:
-        ok = lower_unchanged(ctx, indices, clamped, idx_aval)
-        res_shape = tuple(s + (wshape[d] if d in sdims else 0)
-                          for d, s in enumerate(op_aval.shape))
-        itype = lower_index_dtype(*res_shape)
-        shape = idx_aval.shape
-        far = np.array([op_aval.shape[d] for d in sdims], itype)
-        far = ctx.broadcast_in_dim(ctx.constant(far), shape, (len(shape) - 1,))
-        okb = ctx.broadcast_in_dim(ok, shape, tuple(range(len(shape) - 1)))
-        indices = ctx.op("stablehlo.select", [okb, ctx.convert(clamped, itype, shape), far],
-                         ctx.tensor_type(shape, itype))
-        # (a concatenation: IREE's compiler crashes on a complex stablehlo.pad)
-        cur = list(op_aval.shape)
-        for d in sdims:
-          block = tuple(cur[:d]) + (wshape[d],) + tuple(cur[d + 1:])
-          cur[d] += wshape[d]
-          operand = ctx.op("stablehlo.concatenate",
-                           [operand, ctx.full(0, block, out.dtype)],
-                           ctx.tensor_type(cur, out.dtype), attrs={"dimension": d})
-    indices = ctx.convert(indices, itype, idx_aval.shape)
-    operand, indices, dn, finish = lower_iree_scatter_form(
-        ctx, operand, res_shape, out.dtype, indices, idx_aval.shape, upd_aval.shape, dn, wshape,
-        itype)
-    scalar = ctx.tensor_type((), out.dtype)
-    with ctx.region([scalar, scalar]) as body:
-      old, new = body.args
-      if update_jaxpr is not None:
-        res, = ctx.lower_jaxpr_inline(update_jaxpr, [old, new],
-                                      None if update_consts == () else update_consts)
-        res = ctx.convert(res, out.dtype, ())
-      else:
-        res = combiner(ctx, old, new, scalar)
-      ctx.ret([res])
-    ivd = len(split_tensor_type(indices.type)[0]) - 1
-    attrs = {"scatter_dimension_numbers": scatter_dnums_attr(dn, ivd),
-             "indices_are_sorted": bool(indices_are_sorted),
-             "unique_indices": bool(unique_indices)}
-    res = ctx.op("stablehlo.scatter", [operand, indices, updates], operand.type, attrs=attrs,
-                 regions=[body])
-    res = finish(res)
-    if res_shape != op_aval.shape:
-      res = ctx.op("stablehlo.slice", [res], out,
-                   attrs={"start_indices": (0,) * out.ndim, "limit_indices": out.shape,
-                          "strides": (1,) * out.ndim})
-    return [ctx.convert(res, ctx.avals_out[0])]
-  return rule
-
-
-def _combine_with(name: str, bool_name: str | None = None):
-  def combiner(ctx, old, new, scalar):
-    op = bool_name if bool_name is not None and scalar == "tensor<i1>" else name
-    return ctx.op(f"stablehlo.{op}", [old, new], scalar)
-  return combiner
-
-
-def _identity(value, bool_value=None):
-  """The drop identity: ``value`` in the dtype (negative zero for floats, so
-  that ``-0.0 + identity`` stays ``-0.0``)."""
-  def identity(dtype):
-    if np.dtype(dtype) == np.bool_ and bool_value is not None:
-      return np.array(bool_value)
-    if dtypes.issubdtype(dtype, np.complexfloating):
-      return np.array(complex(value, -0.0 if value == 0 else 0.0), dtype)
-    return cast_scalar(value, dtype)
-  return identity
-
-
 def _inverse_gather(dn: ScatterDimensionNumbers, operand_shape, updates_shape):
   """The gather (dimension numbers, slice sizes) reading back, as updates,
   the windows a scatter with ``dn`` writes."""
@@ -608,7 +501,7 @@ def _scatter_transpose(cts, operand, indices, updates, *, dimension_numbers,
   return [operand_t, None, update_t]
 
 
-scatter_p.def_lower(_scatter_lowering(lambda ctx, old, new, scalar: new))
+scatter_p.def_lower(scatter_lowering(lambda ctx, old, new, scalar: new))
 
 
 def scatter(operand, scatter_indices, updates, dimension_numbers, *,
@@ -666,9 +559,9 @@ def _scatter_addsub_transpose(p: Primitive):
 for _p in (scatter_add_p, scatter_sub_p):
   _p.def_jvp(_scatter_addsub_jvp(_p))
   _p.def_transpose(_scatter_addsub_transpose(_p))
-scatter_add_p.def_lower(_scatter_lowering(_combine_with("add", "or"), _identity(-0.0, False),
+scatter_add_p.def_lower(scatter_lowering(combine_with("add", "or"), identity_of(-0.0, False),
                                           widen=True))
-scatter_sub_p.def_lower(_scatter_lowering(_combine_with("subtract"), _identity(0), widen=True))
+scatter_sub_p.def_lower(scatter_lowering(combine_with("subtract"), identity_of(0), widen=True))
 scatter_add = _make_scatter_wrapper(scatter_add_p, "scatter_add", "addition")
 scatter_sub = _make_scatter_wrapper(scatter_sub_p, "scatter_sub", "subtraction")
 
@@ -716,7 +609,7 @@ def _scatter_mul_transpose(cts, operand, indices, updates, *, dimension_numbers,
   return [operand_t, None, update_t]
 
 
-scatter_mul_p.def_lower(_scatter_lowering(_combine_with("multiply", "and"), _identity(1, True),
+scatter_mul_p.def_lower(scatter_lowering(combine_with("multiply", "and"), identity_of(1, True),
                                           widen=True))
 scatter_mul = _make_scatter_wrapper(scatter_mul_p, "scatter_mul", "multiplication")
 
@@ -766,9 +659,9 @@ def _scatter_extremal_jvp(p: Primitive):
 
 scatter_min_p.def_jvp(_scatter_extremal_jvp(scatter_min_p))
 scatter_max_p.def_jvp(_scatter_extremal_jvp(scatter_max_p))
-scatter_min_p.def_lower(_scatter_lowering(_combine_with("minimum", "and"),
+scatter_min_p.def_lower(scatter_lowering(combine_with("minimum", "and"),
                                           lambda dt: extreme_value(dt, largest=True)))
-scatter_max_p.def_lower(_scatter_lowering(_combine_with("maximum", "or"),
+scatter_max_p.def_lower(scatter_lowering(combine_with("maximum", "or"),
                                           lambda dt: extreme_value(dt, largest=False)))
 scatter_min = _make_scatter_wrapper(scatter_min_p, "scatter_min", "minimum")
 scatter_max = _make_scatter_wrapper(scatter_max_p, "scatter_max", "maximum")
