@@ -188,6 +188,7 @@ def scatter_lowering(combiner, drop_identity=None, widen=False):
         indices, unique_indices = clamped, False
       else:
         ok = lower_unchanged(ctx, indices, clamped, idx_aval)
+        indices_are_sorted = False   # out-of-bounds windows now index the padding
         res_shape = tuple(s + (wshape[d] if d in sdims else 0)
                           for d, s in enumerate(op_aval.shape))
         itype = lower_index_dtype(*res_shape)
@@ -206,6 +207,7 @@ def scatter_lowering(combiner, drop_identity=None, widen=False):
                            [operand, ctx.full(0, block, out.dtype)],
                            ctx.tensor_type(cur, out.dtype), attrs={"dimension": d})
     indices = ctx.convert(indices, itype, idx_aval.shape)
+    given_dn = dn
     operand, indices, dn, finish = lower_iree_scatter_form(
         ctx, operand, res_shape, out.dtype, indices, idx_aval.shape, upd_aval.shape, dn, wshape,
         itype)
@@ -221,7 +223,8 @@ def scatter_lowering(combiner, drop_identity=None, widen=False):
       ctx.ret([res])
     ivd = len(split_tensor_type(indices.type)[0]) - 1
     attrs = {"scatter_dimension_numbers": scatter_dnums_attr(dn, ivd),
-             "indices_are_sorted": bool(indices_are_sorted),
+             # (expanded windows and reordered index vectors are not sorted)
+             "indices_are_sorted": bool(indices_are_sorted) and dn == given_dn,
              "unique_indices": bool(unique_indices)}
     res = ctx.op("stablehlo.scatter", [operand, indices, updates], operand.type, attrs=attrs,
                  regions=[body])
