@@ -6,8 +6,9 @@ import openjax  # noqa: F401 - registers every primitive
 from openjax._src.core import registry
 from tests.ops.harness import all_rows, primitives_used
 
-# Slots required of every primitive today; the compiler issue adds "lower".
-REQUIRED_FOR_ALL = ("impl", "abstract_eval", "batch")
+# Slots required of every primitive (a slot may be marked not applicable with
+# a reason, e.g. collectives that vmap rewrites before lowering).
+REQUIRED_FOR_ALL = ("impl", "abstract_eval", "batch", "lower")
 REQUIRED_BY_KIND = {"differentiable": ("jvp",), "linear": ("jvp", "transpose"),
                     "nondifferentiable": ()}
 
