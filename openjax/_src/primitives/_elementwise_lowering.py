@@ -152,20 +152,115 @@ def compare_rule(direction):
   return rule
 
 
+# ---------------------------------------------------------- complex helpers
+def parts(ctx, z, dt):
+  """(real, imag) of the complex tensor ``z`` of dtype ``dt``."""
+  fdt = np.finfo(np.dtype(dt)).dtype
+  return op(ctx, "stablehlo.real", [z], fdt), op(ctx, "stablehlo.imag", [z], fdt)
+
+
+def make_complex(ctx, re, im, dt):
+  return op(ctx, "stablehlo.complex", [re, im], dt)
+
+
+def complex_div(ctx, a, b, dt):
+  """NumPy's complex division (Smith's algorithm; x / 0 is (inf or NaN)
+  per part, where IREE's gives NaN)."""
+  fdt = np.finfo(np.dtype(dt)).dtype
+  (ar, ai), (br, bi) = parts(ctx, a, dt), parts(ctx, b, dt)
+  f = lambda name, *xs: op(ctx, f"stablehlo.{name}", list(xs))  # noqa: E731
+  abs_r, abs_i = f("abs", br), f("abs", bi)
+  real_big = compare(ctx, abs_r, abs_i, "GE", fdt)
+  zero = op(ctx, "stablehlo.and", [compare(ctx, abs_r, const_like(ctx, br, 0, fdt), "EQ", fdt),
+                                   compare(ctx, abs_i, const_like(ctx, bi, 0, fdt), "EQ", fdt)])
+  one = const_like(ctx, br, 1, fdt)
+  # |br| >= |bi|: rat = bi / br, scl = 1 / (br + bi rat)
+  rat1 = f("divide", bi, br)
+  scl1 = f("divide", one, f("add", br, f("multiply", bi, rat1)))
+  r1 = f("multiply", f("add", ar, f("multiply", ai, rat1)), scl1)
+  i1 = f("multiply", f("subtract", ai, f("multiply", ar, rat1)), scl1)
+  # otherwise: rat = br / bi, scl = 1 / (bi + br rat)
+  rat2 = f("divide", br, bi)
+  scl2 = f("divide", one, f("add", bi, f("multiply", br, rat2)))
+  r2 = f("multiply", f("add", f("multiply", ar, rat2), ai), scl2)
+  i2 = f("multiply", f("subtract", f("multiply", ai, rat2), ar), scl2)
+  r0, i0 = f("divide", ar, abs_r), f("divide", ai, abs_r)
+  re = select(ctx, zero, r0, select(ctx, real_big, r1, r2))
+  im = select(ctx, zero, i0, select(ctx, real_big, i1, i2))
+  return make_complex(ctx, re, im, dt)
+
+
+def copysign(ctx, mag, sgn, dt):
+  """``mag`` with the sign bit of ``sgn`` (float tensors of dtype ``dt``)."""
+  udt = unsigned_dtype(dt)
+  m, s = (op(ctx, "stablehlo.bitcast_convert", [v], udt) for v in (mag, sgn))
+  top = const_like(ctx, m, 1 << (np.dtype(udt).itemsize * 8 - 1), udt)
+  low = const_like(ctx, m, (1 << (np.dtype(udt).itemsize * 8 - 1)) - 1, udt)
+  bits = op(ctx, "stablehlo.or", [op(ctx, "stablehlo.and", [m, low]),
+                                  op(ctx, "stablehlo.and", [s, top])])
+  return op(ctx, "stablehlo.bitcast_convert", [bits], dt)
+
+
+def sign_bit(ctx, x, dt):
+  """Whether the sign bit of the float tensor ``x`` is set."""
+  idt = np.dtype(f"i{np.dtype(dt).itemsize}")
+  bits = op(ctx, "stablehlo.bitcast_convert", [x], idt)
+  return compare(ctx, bits, const_like(ctx, bits, 0, idt), "LT", idt)
+
+
+def is_inf(ctx, x, dt):
+  return compare(ctx, op(ctx, "stablehlo.abs", [x]), const_like(ctx, x, np.inf, dt), "EQ", dt)
+
+
+def real_atan2(ctx, a, b, dt):
+  """``arctan2(a, b)`` (float tensors of dtype ``dt``) with C's values at
+  signed zeros and infinities, where IREE's atan2 gives NaN."""
+  at = op(ctx, "stablehlo.atan2", [a, b])
+  b_neg = sign_bit(ctx, b, dt)
+  pi, pi4 = const_like(ctx, a, np.pi, dt), const_like(ctx, a, np.pi / 4, dt)
+  zeros = op(ctx, "stablehlo.and", [compare(ctx, a, const_like(ctx, a, 0, dt), "EQ", dt),
+                                    op(ctx, "stablehlo.not", [is_nan(ctx, b, dt)])])
+  at_zero = select(ctx, b_neg, pi, const_like(ctx, a, 0, dt))
+  infs = op(ctx, "stablehlo.and", [is_inf(ctx, a, dt), is_inf(ctx, b, dt)])
+  at_inf = select(ctx, b_neg, const_like(ctx, a, 3 * np.pi / 4, dt), pi4)
+  a_inf = op(ctx, "stablehlo.and", [is_inf(ctx, a, dt),
+                                    op(ctx, "stablehlo.not", [is_inf(ctx, b, dt)])])
+  b_inf = op(ctx, "stablehlo.and", [is_inf(ctx, b, dt),
+                                    op(ctx, "stablehlo.not", [is_inf(ctx, a, dt)])])
+  finite_b = op(ctx, "stablehlo.not", [is_nan(ctx, b, dt)])
+  a_inf = op(ctx, "stablehlo.and", [a_inf, finite_b])
+  finite_a = op(ctx, "stablehlo.not", [is_nan(ctx, a, dt)])
+  b_inf = op(ctx, "stablehlo.and", [b_inf, finite_a])
+  mag = select(ctx, zeros, at_zero, select(ctx, infs, at_inf, at))
+  mag = select(ctx, a_inf, const_like(ctx, a, np.pi / 2, dt), mag)
+  mag = select(ctx, b_inf, at_zero, mag)
+  special = op(ctx, "stablehlo.or", [op(ctx, "stablehlo.or", [zeros, infs]),
+                                     op(ctx, "stablehlo.or", [a_inf, b_inf])])
+  return select(ctx, special, copysign(ctx, mag, a, dt), at)
+
+
 # ------------------------------------------------------------ unary rules
 def sign_rule(ctx, x):
   dt = np.dtype(ctx.avals_in[0].dtype)
   if dtypes.kind(dt) == "u":
     nz = compare(ctx, x, const_like(ctx, x, 0, dt), "NE", dt)
     return [select(ctx, nz, const_like(ctx, x, 1, dt), const_like(ctx, x, 0, dt))]
-  if dtypes.kind(dt) == "c":   # x / |x|, 0 at 0
+  if dtypes.kind(dt) == "c":   # NumPy's: x / |x|, 0 at 0, +-1 or +-i at one infinite part
     fdt = np.finfo(dt).dtype
-    mag = op(ctx, "stablehlo.abs", [x], fdt)
+    re, im = parts(ctx, x, dt)
+    mag = complex_abs(ctx, x, dt)
     zero = compare(ctx, mag, const_like(ctx, mag, 0, fdt), "EQ", fdt)
     safe = select(ctx, zero, const_like(ctx, mag, 1, fdt), mag)
-    q = op(ctx, "stablehlo.divide", [x, op(ctx, "stablehlo.complex",
-                                           [safe, const_like(ctx, mag, 0, fdt)], dt)])
-    return [select(ctx, zero, const_like(ctx, x, 0, dt), q)]
+    r, i = (op(ctx, "stablehlo.divide", [v, safe]) for v in (re, im))
+    unit = lambda v: op(ctx, "stablehlo.sign", [v])  # noqa: E731
+    zf = const_like(ctx, re, 0, fdt)
+    re_inf, im_inf = is_inf(ctx, re, fdt), is_inf(ctx, im, fdt)
+    r = select(ctx, re_inf, unit(re), select(ctx, im_inf, zf, r))
+    i = select(ctx, re_inf, zf, select(ctx, im_inf, unit(im), i))
+    both = op(ctx, "stablehlo.and", [re_inf, im_inf])
+    nan = const_like(ctx, re, np.nan, fdt)
+    r, i = select(ctx, both, nan, r), select(ctx, both, nan, i)
+    return [select(ctx, zero, const_like(ctx, x, 0, dt), make_complex(ctx, r, i, dt))]
   return unary("stablehlo.sign")(ctx, x)
 
 
@@ -175,38 +270,19 @@ def round_rule(ctx, x, *, rounding_method):
   return unary(name)(ctx, x)
 
 
-def exp2_rule(ctx, x, **params):
-  dt = ctx.avals_in[0].dtype
-  xc = upcast(ctx, x, dt)
-  cdt = compute_dtype(dt)
-  ln2 = const_like(ctx, xc, np.log(2.0), cdt)
-  y = op(ctx, "stablehlo.exponential", [op(ctx, "stablehlo.multiply", [xc, ln2])])
-  return [downcast(ctx, y, dt)]
-
-
-def logistic_rule(ctx, x, **params):
-  dt = ctx.avals_in[0].dtype
-  xc = upcast(ctx, x, dt)
-  cdt = compute_dtype(dt)
-  one = const_like(ctx, xc, 1, cdt)
-  if dtypes.kind(cdt) == "c":
-    e = op(ctx, "stablehlo.exponential", [op(ctx, "stablehlo.negate", [xc])])
-    return [op(ctx, "stablehlo.divide", [one, op(ctx, "stablehlo.add", [one, e])])]
-  # exp only ever sees -|x|: no overflow (the impl's formula).
-  e = op(ctx, "stablehlo.exponential",
-         [op(ctx, "stablehlo.negate", [op(ctx, "stablehlo.abs", [xc])])])
-  den = op(ctx, "stablehlo.add", [one, e])
-  pos = compare(ctx, xc, const_like(ctx, xc, 0, cdt), "GE", cdt)
-  y = select(ctx, pos, op(ctx, "stablehlo.divide", [one, den]),
-             op(ctx, "stablehlo.divide", [e, den]))
-  return [downcast(ctx, y, dt)]
-
-
 def abs_rule(ctx, x):
   dt = np.dtype(ctx.avals_in[0].dtype)
   if dtypes.kind(dt) == "c":
-    return [op(ctx, "stablehlo.abs", [x], ctx.avals_out[0].dtype)]
+    return [complex_abs(ctx, x, dt)]
   return unary("stablehlo.abs")(ctx, x)
+
+
+def complex_abs(ctx, x, dt):
+  """hypot(re, im): inf when a part is infinite, even beside a NaN."""
+  fdt = np.finfo(np.dtype(dt)).dtype
+  re, im = parts(ctx, x, dt)
+  inf = op(ctx, "stablehlo.or", [is_inf(ctx, re, fdt), is_inf(ctx, im, fdt)])
+  return select(ctx, inf, const_like(ctx, re, np.inf, fdt), op(ctx, "stablehlo.abs", [x], fdt))
 
 
 def conj_rule(ctx, x, *, input_dtype):
@@ -239,7 +315,9 @@ def integer_pow_rule(ctx, x, *, y):
     n >>= 1
     if n:
       base = op(ctx, "stablehlo.multiply", [base, base])
-  if y < 0:
+  if y < 0 and dtypes.kind(cdt) == "c":
+    acc = complex_div(ctx, const_like(ctx, acc, 1, cdt), acc, cdt)
+  elif y < 0:
     acc = op(ctx, "stablehlo.divide", [const_like(ctx, acc, 1, cdt), acc])
   return [downcast(ctx, acc, dt)]
 
@@ -271,6 +349,8 @@ def _int_div_guard(ctx, x, y, dt):
 
 def div_rule(ctx, x, y):
   dt = np.dtype(ctx.avals_in[0].dtype)
+  if dtypes.kind(dt) == "c":
+    return [complex_div(ctx, *operands_to_out(ctx, [x, y]), dt)]
   if dtypes.kind(dt) not in "iu":
     return binary("stablehlo.divide")(ctx, x, y)
   x, y = operands_to_out(ctx, [x, y])
@@ -347,20 +427,6 @@ def shift_rule(kind):
 def complex_rule(ctx, x, y):
   x, y = operands_to_out(ctx, [x, y])
   return [op(ctx, "stablehlo.complex", [x, y], ctx.avals_out[0].dtype)]
-
-
-def atan2_rule(ctx, x, y):
-  dt = np.dtype(ctx.avals_in[0].dtype)
-  if dtypes.kind(dt) != "c":
-    return binary("stablehlo.atan2")(ctx, x, y)
-  # -i log(z / sqrt(z conj(z))) with z = y + i x, the impl's extension.
-  x, y = operands_to_out(ctx, [x, y])
-  i = const_like(ctx, x, 1j, dt)
-  z = op(ctx, "stablehlo.add", [y, op(ctx, "stablehlo.multiply", [i, x])])
-  zc = conj_rule(ctx, z, input_dtype=dt)[0]
-  r = op(ctx, "stablehlo.sqrt", [op(ctx, "stablehlo.multiply", [z, zc])])
-  lg = op(ctx, "stablehlo.log", [op(ctx, "stablehlo.divide", [z, r])])
-  return [op(ctx, "stablehlo.multiply", [const_like(ctx, x, -1j, dt), lg])]
 
 
 def nextafter_rule(ctx, x, y):
@@ -465,7 +531,32 @@ def pow_rule(ctx, x, y):
   x, y = operands_to_out(ctx, [x, y])
   xc = upcast(ctx, x, dt)
   yc = lower_convert(ctx, y, ydt, cdt)
-  return [downcast(ctx, op(ctx, "stablehlo.power", [xc, yc]), dt)]
+  if dtypes.kind(cdt) == "c":
+    return [op(ctx, "stablehlo.power", [xc, yc])]
+  return [downcast(ctx, real_pow(ctx, xc, yc, cdt), dt)]
+
+
+def real_pow(ctx, x, y, dt):
+  """C's pow: IREE's is right for x >= 0 only, so take |x| and set the sign
+  (negative x: odd integer y -> negative, non-integer y -> NaN)."""
+  f = lambda name, *xs: op(ctx, f"stablehlo.{name}", list(xs))  # noqa: E731
+  c = lambda v: const_like(ctx, x, v, dt)  # noqa: E731
+  mag = f("power", f("abs", x), y)
+  y_int = compare(ctx, f("floor", y), y, "EQ", dt)
+  y_odd = op(ctx, "stablehlo.and", [y_int, compare(ctx, f("abs", f("remainder", y, c(2))), c(1),
+                                                   "EQ", dt)])
+  neg = sign_bit(ctx, x, dt)
+  out = select(ctx, op(ctx, "stablehlo.and", [neg, y_odd]), f("negate", mag), mag)
+  x_finite_neg = op(ctx, "stablehlo.and", [compare(ctx, x, c(0), "LT", dt),
+                                           op(ctx, "stablehlo.not", [is_inf(ctx, x, dt)])])
+  bad = op(ctx, "stablehlo.and", [x_finite_neg, op(ctx, "stablehlo.not", [y_int])])
+  bad = op(ctx, "stablehlo.and", [bad, op(ctx, "stablehlo.not", [is_inf(ctx, y, dt)])])
+  out = select(ctx, bad, c(np.nan), out)
+  # pow(x, 0) = 1 and pow(1, y) = 1, even for NaN; pow(-1, +-inf) = 1.
+  one = op(ctx, "stablehlo.or", [compare(ctx, y, c(0), "EQ", dt), compare(ctx, x, c(1), "EQ", dt)])
+  one = op(ctx, "stablehlo.or", [one, op(ctx, "stablehlo.and", [
+      compare(ctx, x, c(-1), "EQ", dt), is_inf(ctx, y, dt)])])
+  return select(ctx, one, c(1), out)
 
 
 def chlo(name):

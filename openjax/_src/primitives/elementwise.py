@@ -19,6 +19,7 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, get_aval
 from openjax._src.primitives import _elementwise_lowering as L
+from openjax._src.primitives import _math_lowering as M
 from openjax._src.primitives._elementwise_rules import (
     ABS, ANY, COMPLEX, COMPLEX_PARTS, CONJ, FLOAT, INEXACT, INT, INT_OR_BOOL, INT_OR_FLOAT,
     NUM, ORDERED, WITH_ACCURACY, bool_dtype, check_same_dtypes, check_unary, complex_dtype, fl,
@@ -154,30 +155,30 @@ ceil_p = unop("ceil", fl(np.ceil), FLOAT, lower=L.unary("stablehlo.ceil"))
 round_p = unop("round", fl(_round), FLOAT, lower=L.round_rule)
 is_finite_p = unop("is_finite", np.isfinite, FLOAT, result_dtype=bool_dtype,
                     kind="nondifferentiable", lower=L.unary("stablehlo.is_finite"))
-exp_p = unop("exp", fl(np.exp), INEXACT, accuracy=True, lower=L.unary("stablehlo.exponential"))
-exp2_p = unop("exp2", fl(np.exp2), INEXACT, accuracy=True, lower=L.exp2_rule)
-log_p = unop("log", fl(np.log), INEXACT, accuracy=True, lower=L.unary("stablehlo.log"))
+exp_p = unop("exp", fl(np.exp), INEXACT, accuracy=True, lower=M.exp_rule)
+exp2_p = unop("exp2", fl(np.exp2), INEXACT, accuracy=True, lower=M.exp2_rule)
+log_p = unop("log", fl(np.log), INEXACT, accuracy=True, lower=M.log_rule)
 log1p_p = unop("log1p", fl(np.log1p), INEXACT, accuracy=True,
-               lower=L.unary("stablehlo.log_plus_one"))
+               lower=M.log1p_rule)
 expm1_p = unop("expm1", fl(np.expm1), INEXACT, accuracy=True,
-               lower=L.unary("stablehlo.exponential_minus_one"))
-tanh_p = unop("tanh", fl(np.tanh), INEXACT, accuracy=True, lower=L.unary("stablehlo.tanh"))
-logistic_p = unop("logistic", fl(_logistic), INEXACT, accuracy=True, lower=L.logistic_rule)
-sin_p = unop("sin", fl(np.sin), INEXACT, accuracy=True, lower=L.unary("stablehlo.sine"))
-cos_p = unop("cos", fl(np.cos), INEXACT, accuracy=True, lower=L.unary("stablehlo.cosine"))
-tan_p = unop("tan", fl(np.tan), INEXACT, accuracy=True, lower=L.unary("stablehlo.tan"))
-asin_p = unop("asin", fl(np.arcsin), INEXACT, lower=L.unary("chlo.asin"))
-acos_p = unop("acos", fl(np.arccos), INEXACT, lower=L.unary("chlo.acos"))
-atan_p = unop("atan", fl(np.arctan), INEXACT, lower=L.unary("chlo.atan"))
-sinh_p = unop("sinh", fl(np.sinh), INEXACT, lower=L.unary("chlo.sinh"))
-cosh_p = unop("cosh", fl(np.cosh), INEXACT, lower=L.unary("chlo.cosh"))
-asinh_p = unop("asinh", fl(np.arcsinh), INEXACT, lower=L.unary("chlo.asinh"))
-acosh_p = unop("acosh", fl(np.arccosh), INEXACT, lower=L.unary("chlo.acosh"))
-atanh_p = unop("atanh", fl(np.arctanh), INEXACT, lower=L.unary("chlo.atanh"))
-sqrt_p = unop("sqrt", fl(np.sqrt), INEXACT, accuracy=True, lower=L.unary("stablehlo.sqrt"))
+               lower=M.expm1_rule)
+tanh_p = unop("tanh", fl(np.tanh), INEXACT, accuracy=True, lower=M.tanh_rule)
+logistic_p = unop("logistic", fl(_logistic), INEXACT, accuracy=True, lower=M.logistic_rule)
+sin_p = unop("sin", fl(np.sin), INEXACT, accuracy=True, lower=M.trig_rule("sine"))
+cos_p = unop("cos", fl(np.cos), INEXACT, accuracy=True, lower=M.trig_rule("cosine"))
+tan_p = unop("tan", fl(np.tan), INEXACT, accuracy=True, lower=M.trig_rule("tan"))
+asin_p = unop("asin", fl(np.arcsin), INEXACT, lower=M.conj_symmetric("chlo.asin"))
+acos_p = unop("acos", fl(np.arccos), INEXACT, lower=M.conj_symmetric("chlo.acos"))
+atan_p = unop("atan", fl(np.arctan), INEXACT, lower=M.atan_rule)
+sinh_p = unop("sinh", fl(np.sinh), INEXACT, lower=M.sinh_cosh_rule(True))
+cosh_p = unop("cosh", fl(np.cosh), INEXACT, lower=M.sinh_cosh_rule(False))
+asinh_p = unop("asinh", fl(np.arcsinh), INEXACT, lower=M.conj_symmetric("chlo.asinh"))
+acosh_p = unop("acosh", fl(np.arccosh), INEXACT, lower=M.conj_symmetric("chlo.acosh"))
+atanh_p = unop("atanh", fl(np.arctanh), INEXACT, lower=M.conj_symmetric("chlo.atanh"))
+sqrt_p = unop("sqrt", fl(np.sqrt), INEXACT, accuracy=True, lower=M.sqrt_rule)
 rsqrt_p = unop("rsqrt", fl(lambda x: 1 / np.sqrt(x)), INEXACT, accuracy=True,
-               lower=L.unary("stablehlo.rsqrt"))
-cbrt_p = unop("cbrt", fl(np.cbrt), FLOAT, accuracy=True, lower=L.unary("stablehlo.cbrt"))
+               lower=M.rsqrt_rule)
+cbrt_p = unop("cbrt", fl(np.cbrt), FLOAT, accuracy=True, lower=M.cbrt_rule)
 abs_p = unop("abs", np.abs, ABS, result_dtype=real_dtype, lower=L.abs_rule)
 real_p = unop("real", np.real, COMPLEX, result_dtype=real_dtype, kind="linear",
               lower=L.unary("stablehlo.real"))
@@ -438,7 +439,7 @@ div_p = naryop("div", _div, NUM, lower=L.div_rule)
 rem_p = naryop("rem", _rem, INT_OR_FLOAT, lower=L.rem_rule)
 max_p = naryop("max", np.maximum, ANY, lower=L.minmax_rule(True))
 min_p = naryop("min", np.minimum, ANY, lower=L.minmax_rule(False))
-atan2_p = naryop("atan2", fl(_atan2), INEXACT, lower=L.atan2_rule)
+atan2_p = naryop("atan2", fl(_atan2), INEXACT, lower=M.atan2_rule)
 nextafter_p = naryop("nextafter", np.nextafter, FLOAT, kind="nondifferentiable",
                      lower=L.nextafter_rule)
 mulhi_p = naryop("mulhi", _mulhi, INT, kind="nondifferentiable", lower=L.mulhi_rule)

@@ -14,6 +14,8 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src.core import get_aval
 from openjax._src.primitives import _elementwise_lowering as L
+from openjax._src.primitives import _math_lowering as M
+from openjax._src.primitives import _special_lowering as S
 from openjax._src.primitives import _special_numerics as num
 from openjax._src.primitives._elementwise_rules import FLOAT, naryop, unop
 from openjax._src.primitives.ad_util import defjvp, defjvp2
@@ -42,23 +44,25 @@ def _f64(fn):
 
 
 lgamma_p = unop("lgamma", _f64(num.lgamma), FLOAT, lower=L.chlo("chlo.lgamma"))
-digamma_p = unop("digamma", _f64(num.digamma), FLOAT, lower=L.chlo("chlo.digamma"))
+digamma_p = unop("digamma", _f64(num.digamma), FLOAT, lower=M.digamma_rule)
 erf_p = unop("erf", _f64(num.erf), FLOAT, lower=L.chlo("chlo.erf"))
 erfc_p = unop("erfc", _f64(num.erfc), FLOAT, lower=L.chlo("chlo.erfc"))
 erf_inv_p = unop("erf_inv", _f64(num.erf_inv), FLOAT, lower=L.chlo("chlo.erf_inv"))
-bessel_i0e_p = unop("bessel_i0e", _f64(num.bessel_i0e), FLOAT)
+bessel_i0e_p = unop("bessel_i0e", _f64(num.bessel_i0e), FLOAT, lower=S.rule(S.bessel_i0e))
 bessel_i1e_p = unop("bessel_i1e", _f64(num.bessel_i1e), FLOAT,
                      lower=L.chlo("chlo.bessel_i1e"))
 polygamma_p = naryop("polygamma", _f64(num.polygamma), FLOAT, lower=L.chlo("chlo.polygamma"))
-zeta_p = naryop("zeta", _f64(num.zeta), FLOAT, lower=L.chlo("chlo.zeta"))
-igamma_p = naryop("igamma", _f64(num.igamma), FLOAT)
-igammac_p = naryop("igammac", _f64(num.igammac), FLOAT)
-igamma_grad_a_p = naryop("igamma_grad_a", _f64(num.igamma_grad_a), FLOAT)
+zeta_p = naryop("zeta", _f64(num.zeta), FLOAT, lower=S.rule(S.zeta))
+igamma_p = naryop("igamma", _f64(num.igamma), FLOAT, lower=S.rule(S.igamma))
+igammac_p = naryop("igammac", _f64(num.igammac), FLOAT, lower=S.rule(S.igammac))
+igamma_grad_a_p = naryop("igamma_grad_a", _f64(num.igamma_grad_a), FLOAT,
+                         lower=S.rule(S.igamma_grad_a))
 # JAX composes this from lax ops; one primitive here evaluates it without the
 # density's underflow and stays cheap eagerly.
-random_gamma_grad_p = naryop("random_gamma_grad", _f64(num.random_gamma_grad), FLOAT)
+random_gamma_grad_p = naryop("random_gamma_grad", _f64(num.random_gamma_grad), FLOAT,
+                             lower=S.rule(S.random_gamma_grad))
 regularized_incomplete_beta_p = naryop("regularized_incomplete_beta", _f64(num.betainc),
-                                       (FLOAT, FLOAT, FLOAT))
+                                       (FLOAT, FLOAT, FLOAT), lower=S.rule(S.betainc))
 
 
 def lgamma(x):

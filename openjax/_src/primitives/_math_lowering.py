@@ -1,0 +1,348 @@
+"""StableHLO lowering rules of the elementwise math functions: exponentials,
+logarithms, trigonometric and hyperbolic functions and their inverses,
+logistic, cbrt, atan2, digamma's poles.
+
+IREE's complex versions differ from C's (which NumPy, hence the impls,
+follows) at signed zeros, branch cuts and infinities, so the complex ones
+are written by parts here; float32 sin/cos/tan reduce their argument in
+float64 (IREE's own reduction is lost past |x| ~ 1e4).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from openjax._src import dtypes
+from openjax._src.primitives._elementwise_lowering import (
+    F32, compare, complex_abs, complex_div, compute_dtype, conj_rule, const_like, copysign,
+    downcast, is_inf, is_nan, make_complex, op, operands_to_out, parts, real_atan2, select,
+    sign_bit, unary, upcast)
+
+
+def complex_exp(ctx, z, dt):
+  """C's cexp by parts: exp(x) (cos y + i sin y), exact 0 imaginary part at y = 0."""
+  x, y = parts(ctx, z, dt)
+  fdt = np.finfo(np.dtype(dt)).dtype
+  a = op(ctx, "stablehlo.exponential", [x])
+  im = op(ctx, "stablehlo.multiply", [a, op(ctx, "stablehlo.sine", [y])])
+  y0 = compare(ctx, y, const_like(ctx, y, 0, fdt), "EQ", fdt)
+  re = op(ctx, "stablehlo.multiply", [a, op(ctx, "stablehlo.cosine", [y])])
+  re, im = select(ctx, y0, a, re), select(ctx, y0, y, im)
+  # x = +-inf with a non-finite y: inf + i NaN and 0 + 0i.
+  y_bad = op(ctx, "stablehlo.or", [is_inf(ctx, y, fdt), is_nan(ctx, y, fdt)])
+  pinf = op(ctx, "stablehlo.and", [compare(ctx, x, const_like(ctx, x, np.inf, fdt), "EQ", fdt),
+                                   y_bad])
+  ninf = op(ctx, "stablehlo.and", [compare(ctx, x, const_like(ctx, x, -np.inf, fdt), "EQ", fdt),
+                                   y_bad])
+  zero = const_like(ctx, x, 0, fdt)
+  re = select(ctx, pinf, x, select(ctx, ninf, zero, re))
+  return make_complex(ctx, re, select(ctx, ninf, zero, im), dt)
+
+
+def exp_rule(ctx, x, **params):
+  dt = ctx.avals_in[0].dtype
+  if dtypes.kind(dt) == "c":
+    return [complex_exp(ctx, x, dt)]
+  return unary("stablehlo.exponential")(ctx, x)
+
+
+def exp2_rule(ctx, x, **params):
+  dt = ctx.avals_in[0].dtype
+  xc = upcast(ctx, x, dt)
+  if dtypes.kind(dt) == "c":
+    fdt = np.finfo(np.dtype(dt)).dtype
+    re, im = parts(ctx, x, dt)
+    ln2 = const_like(ctx, re, np.log(2.0), fdt)
+    z = make_complex(ctx, op(ctx, "stablehlo.multiply", [re, ln2]),
+                     op(ctx, "stablehlo.multiply", [im, ln2]), dt)
+    return [complex_exp(ctx, z, dt)]
+  cdt = compute_dtype(dt)
+  ln2 = const_like(ctx, xc, np.log(2.0), cdt)
+  y = op(ctx, "stablehlo.exponential", [op(ctx, "stablehlo.multiply", [xc, ln2])])
+  return [downcast(ctx, y, dt)]
+
+
+def expm1_rule(ctx, x, **params):
+  dt = ctx.avals_in[0].dtype
+  if dtypes.kind(dt) != "c":
+    return unary("stablehlo.exponential_minus_one")(ctx, x)
+  # NumPy's formula: expm1(x) cos y - 2 sin^2(y/2) + i exp(x) sin y.
+  fdt = np.finfo(np.dtype(dt)).dtype
+  re, im = parts(ctx, x, dt)
+  half = op(ctx, "stablehlo.multiply", [im, const_like(ctx, im, 0.5, fdt)])
+  s = op(ctx, "stablehlo.sine", [half])
+  r = op(ctx, "stablehlo.subtract", [
+      op(ctx, "stablehlo.multiply", [op(ctx, "stablehlo.exponential_minus_one", [re]),
+                                     op(ctx, "stablehlo.cosine", [im])]),
+      op(ctx, "stablehlo.multiply", [const_like(ctx, s, 2, fdt),
+                                     op(ctx, "stablehlo.multiply", [s, s])])])
+  i = op(ctx, "stablehlo.multiply", [op(ctx, "stablehlo.exponential", [re]),
+                                     op(ctx, "stablehlo.sine", [im])])
+  return [make_complex(ctx, r, i, dt)]
+
+
+def log_rule(ctx, x, **params):
+  dt = ctx.avals_in[0].dtype
+  if dtypes.kind(dt) != "c":
+    return unary("stablehlo.log")(ctx, x)
+  return [log_rule_complex(ctx, x, dt)]
+
+
+def log_rule_complex(ctx, x, dt):
+  """C's clog by parts: log|z| + i atan2(y, x)."""
+  fdt = np.finfo(np.dtype(dt)).dtype
+  re, im = parts(ctx, x, dt)
+  mag = complex_abs(ctx, x, dt)
+  return make_complex(ctx, op(ctx, "stablehlo.log", [mag]), real_atan2(ctx, im, re, fdt), dt)
+
+
+def sinh_cosh_rule(is_sinh):
+  """Real operands: chlo; complex ones by parts (exact 0 imaginary part at y = 0)."""
+  def rule(ctx, x):
+    dt = ctx.avals_in[0].dtype
+    if dtypes.kind(dt) != "c":
+      return unary("chlo.sinh" if is_sinh else "chlo.cosh")(ctx, x)
+    fdt = np.finfo(np.dtype(dt)).dtype
+    re, im = parts(ctx, x, dt)
+    sh, ch = op(ctx, "chlo.sinh", [re]), op(ctx, "chlo.cosh", [re])
+    c, s = op(ctx, "stablehlo.cosine", [im]), op(ctx, "stablehlo.sine", [im])
+    r = op(ctx, "stablehlo.multiply", [sh if is_sinh else ch, c])
+    i = op(ctx, "stablehlo.multiply", [ch if is_sinh else sh, s])
+    y0 = compare(ctx, im, const_like(ctx, im, 0, fdt), "EQ", fdt)
+    x0 = compare(ctx, re, const_like(ctx, re, 0, fdt), "EQ", fdt)
+    r, i = select(ctx, y0, sh if is_sinh else ch, r), select(ctx, y0, im, i)
+    # C's values at x = 0 (sinh: real part 0; cosh: imaginary part 0) and at
+    # x = +-inf with a non-finite y (+-inf + i NaN).
+    zero = const_like(ctx, re, 0, fdt)
+    if is_sinh:
+      r = select(ctx, x0, re, r)
+    else:
+      i = select(ctx, op(ctx, "stablehlo.and", [x0, op(ctx, "stablehlo.not", [y0])]), zero, i)
+    y_bad = op(ctx, "stablehlo.or", [is_inf(ctx, im, fdt), is_nan(ctx, im, fdt)])
+    big = op(ctx, "stablehlo.and", [is_inf(ctx, re, fdt), y_bad])
+    r = select(ctx, big, re if is_sinh else op(ctx, "stablehlo.abs", [re]), r)
+    return [make_complex(ctx, r, i, dt)]
+  return rule
+
+
+def atan_rule(ctx, x):
+  dt = ctx.avals_in[0].dtype
+  if dtypes.kind(dt) != "c":
+    return unary("chlo.atan")(ctx, x)
+  # By parts (IREE's is wrong on the branch cuts and at +-i):
+  # re = atan2(2x, (1 - y)(1 + y) - x^2) / 2, im = log1p(4y / (x^2 + (1 - y)^2)) / 4.
+  fdt = np.finfo(np.dtype(dt)).dtype
+  f = lambda name, *xs: op(ctx, f"stablehlo.{name}", list(xs))  # noqa: E731
+  c = lambda v: const_like(ctx, re, v, fdt)  # noqa: E731
+  re, im = parts(ctx, x, dt)
+  xx = f("multiply", re, re)
+  one_m, one_p = f("subtract", c(1), im), f("add", c(1), im)
+  r = f("multiply", c(0.5), real_atan2(ctx, f("multiply", c(2), re),
+                                      f("subtract", f("multiply", one_m, one_p), xx), fdt))
+  i = f("multiply", c(0.25), f("log_plus_one", f("divide", f("multiply", c(4), im),
+                                                   f("add", xx, f("multiply", one_m, one_m)))))
+  big = op(ctx, "stablehlo.or", [is_inf(ctx, re, fdt), is_inf(ctx, im, fdt)])
+  r = select(ctx, big, copysign(ctx, c(np.pi / 2), re, fdt), r)
+  i = select(ctx, big, copysign(ctx, c(0), im, fdt), i)
+  return [make_complex(ctx, r, i, dt)]
+
+
+def cbrt_rule(ctx, x, **params):
+  dt = ctx.avals_in[0].dtype
+  xc = upcast(ctx, x, dt)
+  cdt = compute_dtype(dt)
+  # IREE's cbrt(+-inf) is NaN.
+  y = select(ctx, is_inf(ctx, xc, cdt), xc, op(ctx, "stablehlo.cbrt", [xc]))
+  return [downcast(ctx, y, dt)]
+
+
+def logistic_rule(ctx, x, **params):
+  dt = ctx.avals_in[0].dtype
+  xc = upcast(ctx, x, dt)
+  cdt = compute_dtype(dt)
+  one = const_like(ctx, xc, 1, cdt)
+  if dtypes.kind(cdt) == "c":
+    e = complex_exp(ctx, op(ctx, "stablehlo.negate", [xc]), cdt)
+    return [complex_div(ctx, one, op(ctx, "stablehlo.add", [one, e]), cdt)]
+  # exp only ever sees -|x|: no overflow (the impl's formula).
+  e = op(ctx, "stablehlo.exponential",
+         [op(ctx, "stablehlo.negate", [op(ctx, "stablehlo.abs", [xc])])])
+  den = op(ctx, "stablehlo.add", [one, e])
+  pos = compare(ctx, xc, const_like(ctx, xc, 0, cdt), "GE", cdt)
+  y = select(ctx, pos, op(ctx, "stablehlo.divide", [one, den]),
+             op(ctx, "stablehlo.divide", [e, den]))
+  return [downcast(ctx, y, dt)]
+
+
+def atan2_rule(ctx, x, y):
+  dt = np.dtype(ctx.avals_in[0].dtype)
+  if dtypes.kind(dt) != "c":
+    x, y = (upcast(ctx, v, dt) for v in operands_to_out(ctx, [x, y]))
+    return [downcast(ctx, real_atan2(ctx, x, y, compute_dtype(dt)), dt)]
+  # -i log(z / sqrt(z conj(z))) with z = y + i x, the impl's extension.
+  x, y = operands_to_out(ctx, [x, y])
+  i = const_like(ctx, x, 1j, dt)
+  z = op(ctx, "stablehlo.add", [y, op(ctx, "stablehlo.multiply", [i, x])])
+  zc = conj_rule(ctx, z, input_dtype=dt)[0]
+  r = op(ctx, "stablehlo.sqrt", [op(ctx, "stablehlo.multiply", [z, zc])])
+  lg = log_rule_complex(ctx, complex_div(ctx, z, r, dt), dt)
+  return [op(ctx, "stablehlo.multiply", [const_like(ctx, x, -1j, dt), lg])]
+
+
+def digamma_rule(ctx, x):
+  """chlo.digamma, NaN at the poles (non-positive integers and -inf) as XLA's."""
+  dt = ctx.avals_in[0].dtype
+  xc = upcast(ctx, x, dt)
+  cdt = compute_dtype(dt)
+  out = op(ctx, "chlo.digamma", [xc])
+  pole = op(ctx, "stablehlo.and", [
+      compare(ctx, xc, const_like(ctx, xc, 0, cdt), "LE", cdt),
+      compare(ctx, op(ctx, "stablehlo.floor", [xc]), xc, "EQ", cdt)])
+  return [downcast(ctx, select(ctx, pole, const_like(ctx, xc, np.nan, cdt), out), dt)]
+
+
+def log1p_rule(ctx, x, **params):
+  dt = ctx.avals_in[0].dtype
+  if dtypes.kind(dt) != "c":
+    return unary("stablehlo.log_plus_one")(ctx, x)
+  fdt = np.finfo(np.dtype(dt)).dtype   # NumPy's: log(1 + z) by parts
+  re, im = parts(ctx, x, dt)
+  z = make_complex(ctx, op(ctx, "stablehlo.add", [re, const_like(ctx, re, 1, fdt)]), im, dt)
+  return [log_rule_complex(ctx, z, dt)]
+
+
+def complex_sqrt(ctx, x, dt):
+  """IREE's sqrt with the imaginary part's sign taken from y (C's csqrt on
+  the branch cut: sqrt(-1 - 0i) = -i)."""
+  fdt = np.finfo(np.dtype(dt)).dtype
+  out = op(ctx, "stablehlo.sqrt", [x])
+  r, i = parts(ctx, out, dt)
+  _, y = parts(ctx, x, dt)
+  i = select(ctx, is_nan(ctx, y, fdt), i, copysign(ctx, op(ctx, "stablehlo.abs", [i]), y, fdt))
+  return make_complex(ctx, r, i, dt)
+
+
+def sqrt_rule(ctx, x, **params):
+  dt = ctx.avals_in[0].dtype
+  if dtypes.kind(dt) != "c":
+    return unary("stablehlo.sqrt")(ctx, x)
+  return [complex_sqrt(ctx, x, dt)]
+
+
+def rsqrt_rule(ctx, x, **params):
+  dt = ctx.avals_in[0].dtype
+  if dtypes.kind(dt) != "c":
+    return unary("stablehlo.rsqrt")(ctx, x)
+  return [complex_div(ctx, const_like(ctx, x, 1, dt), complex_sqrt(ctx, x, dt), dt)]
+
+
+def trig_rule(name):
+  """sin/cos/tan; complex operands by parts with C's values where a part is
+  zero (IREE's give NaN where C gives 0 or inf)."""
+  def rule(ctx, x, **params):
+    dt = ctx.avals_in[0].dtype
+    if dtypes.kind(dt) != "c":
+      if compute_dtype(dt) == F32:
+        return [downcast(ctx, reduced_trig(ctx, upcast(ctx, x, dt), name), dt)]
+      return unary(f"stablehlo.{name}")(ctx, x)
+    fdt = np.finfo(np.dtype(dt)).dtype
+    f = lambda nm, *xs: op(ctx, f"stablehlo.{nm}", list(xs))  # noqa: E731
+    re, im = parts(ctx, x, dt)
+    zero = const_like(ctx, re, 0, fdt)
+    x0, y0 = (compare(ctx, v, zero, "EQ", fdt) for v in (re, im))
+    if name == "tan":
+      out = op(ctx, "stablehlo.tan", [x])
+      r, i = parts(ctx, out, dt)
+      r = select(ctx, y0, f("tan", re), r)
+      i = select(ctx, y0, im, i)
+      return [make_complex(ctx, r, i, dt)]
+    sx, cx = f("sine", re), f("cosine", re)
+    shy, chy = op(ctx, "chlo.sinh", [im]), op(ctx, "chlo.cosh", [im])
+    if name == "sine":     # sin x cosh y + i cos x sinh y
+      r, i = f("multiply", sx, chy), f("multiply", cx, shy)
+      r, i = select(ctx, x0, re, r), select(ctx, y0, im, i)
+    else:                  # cos x cosh y - i sin x sinh y
+      r, i = f("multiply", cx, chy), f("negate", f("multiply", sx, shy))
+      i = select(ctx, op(ctx, "stablehlo.or", [x0, y0]), zero, i)
+      r = select(ctx, x0, chy, r)
+    return [make_complex(ctx, r, i, dt)]
+  return rule
+
+
+def tanh_rule(ctx, x, **params):
+  dt = ctx.avals_in[0].dtype
+  out = unary("stablehlo.tanh")(ctx, x)[0]
+  if dtypes.kind(dt) != "c":
+    return [out]
+  fdt = np.finfo(np.dtype(dt)).dtype    # C's ctanh(+-0 + iy) = +-0 + i tan(y)
+  re, im = parts(ctx, x, dt)
+  r, i = parts(ctx, out, dt)
+  x0 = compare(ctx, re, const_like(ctx, re, 0, fdt), "EQ", fdt)
+  return [make_complex(ctx, select(ctx, x0, re, r), i, dt)]
+
+
+def conj_symmetric(name):
+  """A unary chlo op; complex operands are evaluated at (x, |y|) and
+  conjugated back for a negative y, so both signed zeros of a branch cut get
+  C's values (f(conj z) = conj f(z) for asin, acos, asinh, acosh, atanh)."""
+  def rule(ctx, x, **params):
+    dt = ctx.avals_in[0].dtype
+    if dtypes.kind(dt) != "c":
+      return unary(name)(ctx, x)
+    fdt = np.finfo(np.dtype(dt)).dtype
+    re, im = parts(ctx, x, dt)
+    absolute = lambda v: op(ctx, "stablehlo.abs", [v])  # noqa: E731
+    negate = lambda v: op(ctx, "stablehlo.negate", [v])  # noqa: E731
+    neg_sign = lambda v: op(ctx, "stablehlo.and", [  # noqa: E731
+        sign_bit(ctx, v, fdt), op(ctx, "stablehlo.not", [is_nan(ctx, v, fdt)])])
+    # asinh's cuts lie on the imaginary axis: it is odd as well, so x is made
+    # non-negative too (asinh(-conj z) = -conj asinh(z)).
+    odd = name == "chlo.asinh"
+    w = op(ctx, name, [make_complex(ctx, absolute(re) if odd else re, absolute(im), dt)])
+    wr, wi = parts(ctx, w, dt)
+    wi = select(ctx, neg_sign(im), negate(wi), wi)
+    if odd:
+      wr = select(ctx, neg_sign(re), negate(wr), wr)
+    wi = select(ctx, is_nan(ctx, im, fdt), im, wi)   # a NaN imaginary part stays NaN
+    if name == "chlo.atanh":   # atanh(+-1 + 0i) = +-inf + 0i (IREE: NaN imaginary part)
+      one = op(ctx, "stablehlo.and", [
+          compare(ctx, absolute(re), const_like(ctx, re, 1, fdt), "EQ", fdt),
+          compare(ctx, im, const_like(ctx, im, 0, fdt), "EQ", fdt)])
+      wr = select(ctx, one, copysign(ctx, const_like(ctx, re, np.inf, fdt), re, fdt), wr)
+      wi = select(ctx, one, im, wi)
+    return [make_complex(ctx, wr, wi, dt)]
+  return rule
+
+
+# fdlibm's pi/2 in 33-bit pieces: n * piece is exact for |n| < 2**20.
+_PIO2 = (1.57079632673412561417e+00, 6.07710050630396597660e-11, 2.02226624871116645580e-21,
+         8.47842766036889956997e-32)
+
+
+def reduced_trig(ctx, x, name):
+  """float32 sin/cos/tan with the argument reduced in float64 (IREE's own
+  reduction loses all accuracy past |x| ~ 1e4): x = n pi/2 + r, |r| <= pi/4,
+  then the quadrant picks +-sin r or +-cos r."""
+  f64 = np.dtype(np.float64)
+  f = lambda nm, *xs: op(ctx, f"stablehlo.{nm}", list(xs))  # noqa: E731
+  xd = op(ctx, "stablehlo.convert", [x], f64)
+  n = f("round_nearest_even", f("multiply", xd, const_like(ctx, xd, 2 / np.pi, f64)))
+  r = xd
+  for piece in _PIO2:
+    r = f("subtract", r, f("multiply", n, const_like(ctx, xd, piece, f64)))
+  r = op(ctx, "stablehlo.convert", [r], F32)
+  lim = const_like(ctx, r, np.pi / 2, F32)    # past |x| ~ 1e18 the reduction is lost: stay bounded
+  r = ctx.op("stablehlo.clamp", [f("negate", lim), r, lim], r.type)
+  q4 = f("subtract", n, f("multiply", const_like(ctx, n, 4, f64),
+                          f("floor", f("multiply", n, const_like(ctx, n, 0.25, f64)))))
+  q = op(ctx, "stablehlo.convert", [q4], F32)
+  sn, cs = f("sine", r), f("cosine", r)
+  is_q = lambda k: compare(ctx, q, const_like(ctx, q, k, F32), "EQ", F32)  # noqa: E731
+  if name == "tan":
+    out = select(ctx, op(ctx, "stablehlo.or", [is_q(1), is_q(3)]),
+                 f("negate", f("divide", cs, sn)), f("tan", r))
+  else:
+    a, b = (sn, cs) if name == "sine" else (cs, f("negate", sn))
+    out = select(ctx, is_q(0), a, select(ctx, is_q(1), b, select(ctx, is_q(2), f("negate", a),
+                                                                   f("negate", b))))
+  # Infinities and NaN give NaN (n is not finite there).
+  return select(ctx, is_inf(ctx, x, F32), const_like(ctx, x, np.nan, F32), out)
