@@ -5,10 +5,8 @@ or :func:`PRNGKey` (legacy ``uint32[2]`` data); every sampler takes a key as
 its first argument and gives JAX's values for the same key.
 """
 from openjax._src.primitives.random_loops import random_gamma_p  # noqa: F401
-from openjax._src.primitives.random_bits import random_clone_p  # noqa: F401
 from openjax._src.random.keys import (  # noqa: F401
-    PRNGKey, PRNGSpec, bits, clone, default_prng_impl, fold_in, key, key_data, key_dtype,
-    key_impl, resolve_prng_impl, split, wrap_key_data)
+    PRNGKey, bits, clone, fold_in, key, key_data, key_dtype, key_impl, split, wrap_key_data)
 from openjax._src.random.samplers import (  # noqa: F401
     bernoulli, categorical, choice, gumbel, normal, permutation, rademacher, randint,
     truncated_normal, uniform)

@@ -101,6 +101,13 @@ CASES_X32 = {
                          " axis=1)", None),
     "permutation_independent": ("lambda key: jax.random.permutation(key, jnp.arange(12)"
                                 ".reshape(3, 4), axis=1, independent=True)", None),
+    # linear algebra (need jax.numpy.linalg)
+    "multivariate_normal": ("lambda key: jax.random.multivariate_normal(key, jnp.array([1., "
+                            "-1.]), jnp.array([[2., 0.5], [0.5, 1.]]), (3,))", KEYS[:2]),
+    "multivariate_normal_eigh": ("lambda key: jax.random.multivariate_normal(key, jnp.zeros(2), "
+                                 "jnp.array([[2., 0.5], [0.5, 1.]]), (3,), method='eigh')",
+                                 KEYS[:2]),
+    "orthogonal": ("lambda key: jax.random.orthogonal(key, 3)", KEYS[:2]),
     # rejection loops
     "gamma": ("lambda key: jax.random.gamma(key, jnp.array([0.1, 0.5, 1., 2., 7., 30.]))", None),
     "gamma_shape": ("lambda key: jax.random.gamma(key, 2.5, (2, 3))", None),

@@ -361,7 +361,7 @@ def PRNGKey(seed, *, impl=None):
 def key_data(keys):
   """The ``uint32`` data underlying a PRNG key array."""
   data, _ = check_prng_key("key_data", keys, allow_batched=True)
-  return data
+  return data if isinstance(data, Tracer) else _creation.asarray(data)
 
 
 def wrap_key_data(key_bits_array, *, impl=None, dtype=None) -> PRNGKeyArray:
