@@ -387,3 +387,9 @@ def test_loop_primitives_lower_to_while():
     assert "random_gamma" not in str(e).split("'")[1]
     pytest.skip(f"lowering rules still missing: {e}")
   assert "stablehlo.while" in text
+
+
+def test_non_partitionable_threefry_is_refused():
+  with jax.config.override("jax_threefry_partitionable", False):
+    with pytest.raises(NotImplementedError, match="jax_threefry_partitionable=False"):
+      jax.random.split(jax.random.PRNGKey(0))

@@ -26,6 +26,7 @@ import operator
 import numpy as np
 
 from openjax._src import dtypes
+from openjax._src.config import config
 from openjax._src.core import Primitive, ShapedArray
 from openjax._src.lowering.builder import Value
 from openjax._src.primitives._util import broadcasting_shape
@@ -378,9 +379,17 @@ def _random_bits_lower(ctx, keys, *, bit_width, shape):
   return [x if bit_width == 32 else ctx.op("stablehlo.convert", [x], out_type)]
 
 
+def _check_partitionable() -> None:
+  if not config.read("jax_threefry_partitionable"):
+    raise NotImplementedError(
+        "jax_threefry_partitionable=False (JAX's original, pre-0.5 threefry key "
+        "derivation and bit layout) is not implemented; openjax follows JAX's default.")
+
+
 def random_bits(keys, bit_width: int, shape):
   """Uniform random bits ``uint{bit_width}[*keys_shape, *shape]`` from key
   data ``u32[*keys_shape, 2]``."""
+  _check_partitionable()
   return random_bits_p.bind1(keys, bit_width=int(bit_width),
                              shape=tuple(operator.index(d) for d in shape))
 
@@ -416,6 +425,7 @@ def _random_split_lower(ctx, keys, *, shape):
 
 def random_split(keys, shape):
   """New key data ``u32[*keys_shape, *shape, 2]`` derived from ``keys``."""
+  _check_partitionable()
   return random_split_p.bind1(keys, shape=tuple(operator.index(d) for d in shape))
 
 
