@@ -209,3 +209,49 @@ def test_dynamic_slice_and_update_slice_compiled():
         out.append(lax.dynamic_update_slice_p.bind1(x, u, a, b))
     return out
   _check(f, x, u, *starts)
+
+
+# ------------------------------------------- random dimension numbers
+def _random_scatter_case(rng):
+  """A random valid scatter: operand rank 1-3, maybe a batching dimension,
+  indexed dimensions in any order, inserted and windowed dimensions, partial
+  windows, updates with window dimensions at random positions."""
+  rank = int(rng.integers(1, 4))
+  shape = [int(rng.integers(2, 6)) for _ in range(rank)]
+  dims = [int(d) for d in rng.permutation(rank)]
+  bat = sorted(dims[:int(rng.integers(0, 2))] if rank >= 2 else [])
+  rest = dims[len(bat):]
+  k = int(rng.integers(0, len(rest) + 1))
+  sd = rest[:k]
+  inserted = sorted([d for d in sd if rng.random() < 0.5]
+                    + [d for d in rest[k:] if rng.random() < 0.2])
+  wdims = [d for d in range(rank) if d not in inserted and d not in bat]
+  nb = int(rng.integers(1, 3))
+  bshape = [int(rng.integers(1, 4)) for _ in range(nb)]
+  sib = [int(rng.integers(0, nb))] if bat else []
+  if bat:
+    bshape[sib[0]] = shape[bat[0]]
+  idx = np.stack([rng.integers(-1, shape[d] + 1, size=bshape) for d in sd] or
+                 [np.zeros(bshape, np.int64)], -1)[..., :len(sd)].astype(np.int32)
+  uwd = sorted(int(p) for p in rng.choice(nb + len(wdims), len(wdims), replace=False))
+  sizes, batch = iter(int(rng.integers(1, shape[d] + 1)) for d in wdims), iter(bshape)
+  ushape = [next(sizes) if p in uwd else next(batch) for p in range(nb + len(wdims))]
+  dn = SDN(update_window_dims=tuple(uwd), inserted_window_dims=tuple(inserted),
+           scatter_dims_to_operand_dims=tuple(sd), operand_batching_dims=tuple(bat),
+           scatter_indices_batching_dims=tuple(sib))
+  args = (rng.standard_normal(shape).astype(np.float32), idx,
+          rng.standard_normal(ushape).astype(np.float32))
+  return args, dn, SCATTERS[int(rng.integers(1, 6))], MODES[int(rng.integers(3))]
+
+
+def test_scatter_random_dimension_numbers_compiled():
+  # IREE's scatter accepts few layouts; the lowering rewrites the others.
+  rng = np.random.default_rng(4)
+  cases = [_random_scatter_case(rng) for _ in range(24)]
+
+  def f(*flat):
+    return [op(*flat[3 * j:3 * j + 3], dn, mode=m) for j, (_, dn, op, m) in enumerate(cases)]
+  flat = [a for args, *_ in cases for a in args]
+  compiled, eager = _compiled(f, *flat), f(*flat)
+  for c, e in zip(compiled, eager):   # sums and products may round differently
+    np.testing.assert_allclose(np.asarray(c), np.asarray(e), rtol=1e-6, atol=1e-6)
