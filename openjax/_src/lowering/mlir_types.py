@@ -151,7 +151,9 @@ def dense_attr(value, dtype=None) -> str:
 
 
 def _is_splat(flat: np.ndarray) -> bool:
-  # Compare bit patterns, so NaNs with equal payloads count as equal.
+  # Compare bit patterns, so NaNs with equal payloads count as equal
+  # (contiguous first: broadcast views have zero strides and cannot be viewed).
+  flat = np.ascontiguousarray(flat)
   raw = flat.view(np.uint8).reshape(flat.size, -1) if flat.dtype.itemsize else None
   if raw is None:
     return True

@@ -64,6 +64,9 @@ def _rev_lower(ctx, x, *, dimensions):
   if not dimensions:
     return [x]
   aval = ctx.avals_out[0]
+  # IREE fails to compile a reverse fused with a strided slice feeding it
+  # ("unrealized_conversion_cast"): a barrier keeps them apart.
+  x = ctx.op("stablehlo.optimization_barrier", [x], ctx.avals_in[0])
   if dtypes.kind(aval.dtype) != "u":
     return [ctx.op("stablehlo.reverse", [x], aval, attrs={"dimensions": tuple(dimensions)})]
   # IREE cannot legalize reverse of unsigned tensors: reverse the signed bits.
