@@ -467,7 +467,13 @@ def test_compiled_sorts_x64_match_eager():
                                       _ties_and_nans(rng, (1000,)), np.complex128)}
 
     def f(xs):
+      rows = xs["float64"][:960].reshape(15, 64)
+      c = xs["complex128"][:256].reshape(2, 128)
       return {name: (lax.sort(x), jnp.argsort(x[:30])) for name, x in xs.items()} | {
-          "top_k": lax.top_k(xs["float64"], 9)}
+          "top_k": lax.top_k(xs["float64"], 9),
+          # several keys: IREE's comparator sort would overflow its stack
+          "two_keys_many_rows": lax.sort((rows, rows[::-1]), num_keys=2),
+          # one operand as several keys (IREE fails on the repeated key)
+          "repeated_complex_key": lax.sort((c, c, c), num_keys=3)}
 
     _assert_same_bits(_iree(f, samples), f(samples))

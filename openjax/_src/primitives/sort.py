@@ -121,13 +121,26 @@ def _sort_lower(ctx, *operands, dimension, is_stable, num_keys):
   shape = avals[0].shape
   if not shape or shape[dimension] <= 1 or 0 in shape:
     return list(operands)
-  rows = [_sl.to_rows(ctx, x, dimension, a.dtype) for x, a in zip(operands, avals)]
-  keys = [k for (r, _, _), a in zip(rows[:num_keys], avals)
-          for k in _sl.sort_keys(ctx, r, a.dtype)]
-  b, n = ctx.avals_out[0].size // shape[dimension], shape[dimension]
+  # An operand passed twice is laid out and permuted once, and is a key
+  # once: a repeated key never changes the order (and IREE miscompiles some
+  # sorts that read one complex operand as two keys).
+  rows, sorted_rows, keys, seen_keys = {}, {}, [], set()
+  for i, (x, a) in enumerate(zip(operands, avals)):
+    if x.name not in rows:
+      rows[x.name] = _sl.to_rows(ctx, x, dimension, a.dtype)
+    if i < num_keys and x.name not in seen_keys:
+      seen_keys.add(x.name)
+      keys.extend(_sl.sort_keys(ctx, rows[x.name][0], a.dtype))
+  b, n = avals[0].size // shape[dimension], shape[dimension]
   perm = _sl.sort_permutation(ctx, keys, (b, n))
-  return [_sl.from_rows(ctx, _sl.take_rows(ctx, r, perm, a.dtype), moved, p, a.dtype)
-          for (r, moved, p), a in zip(rows, avals)]
+  outs = []
+  for x, a in zip(operands, avals):
+    if x.name not in sorted_rows:
+      r, moved, p = rows[x.name]
+      sorted_rows[x.name] = _sl.from_rows(ctx, _sl.take_rows(ctx, r, perm, a.dtype), moved, p,
+                                          a.dtype)
+    outs.append(sorted_rows[x.name])
+  return outs
 
 
 def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1):

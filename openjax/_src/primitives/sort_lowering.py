@@ -39,8 +39,16 @@ COMPARATOR_ALWAYS_N = 64
 COMPARATOR_WORK = 1 << 18
 
 
-def use_comparator(rows: int, n: int) -> bool:
-  """Whether ``stablehlo.sort`` (O(n^2) per row in IREE) is the cheaper sort."""
+def use_comparator(rows: int, n: int, key_bytes: Sequence[int] = (4,)) -> bool:
+  """Whether ``stablehlo.sort`` (O(n^2) per row in IREE) is the cheaper
+  sort of ``rows`` rows of ``n`` by keys of ``key_bytes`` bytes each.
+
+  IREE copies a tile of rows of every key but the first onto the stack as
+  well, sized for one key: with several keys that overflows its 32 KiB
+  stack limit (seen: 1000 rows of 64 by two f64 keys, a 50-row tile), so
+  those sorts use the radix sort unless a generous tile fits."""
+  if len(key_bytes) > 1 and min(rows, 64) * n * sum(key_bytes) > 24 * 1024:
+    return False
   if n <= COMPARATOR_ALWAYS_N:
     return True
   return n <= COMPARATOR_MAX_N and rows * n * n <= COMPARATOR_WORK
@@ -298,7 +306,7 @@ def _radix_permutation(ctx, keys: Sequence[Value], shape) -> Value:
 def sort_permutation(ctx, keys: Sequence[Value], shape) -> Value:
   """Indices (``(B, n)``, int32) that sort each row of the key arrays
   stably: ``stablehlo.sort`` for short rows, the radix sort for long ones."""
-  if use_comparator(*shape):
+  if use_comparator(*shape, [_key_dtype(k).itemsize for k in keys]):
     return _comparator_permutation(ctx, keys, shape)
   return _radix_permutation(ctx, keys, shape)
 
@@ -342,7 +350,7 @@ def smallest_permutation(ctx, keys: Sequence[Value], shape, k: int) -> Value:
   in order (ties by index): ``top_k``'s order on descending keys."""
   b, n = shape
   if (k <= SELECTION_MAX_K and len(keys) == 1 and _key_dtype(keys[0]) == _I32
-      and not use_comparator(b, n) and n < 2 ** 32 - 1):
+      and not use_comparator(b, n, [4]) and n < 2 ** 32 - 1):
     return _selection_permutation(ctx, keys[0], shape, k)
   perm = sort_permutation(ctx, keys, shape)
   if k == n:
