@@ -29,14 +29,13 @@ from openjax._src.primitives._indexing_util import (ScatterDimensionNumbers, gat
 from openjax._src.primitives._reduce_lowering import binary, compare, select, shape_of
 from openjax._src.primitives.indexing import GatherDimensionNumbers
 
-#: Rows longer than this always use the radix sort; shorter ones use
-#: ``stablehlo.sort`` while ``rows * n**2`` stays under ``COMPARATOR_WORK``
-#: (IREE 3.13 CPU, measured: one row of 256 sorts in 0.4 ms by comparator and
-#: 1.1 ms by radix, one of 1024 in 2.8 ms vs 1.3 ms, 1000 rows of 128 in
-#: 104 ms vs 44 ms, 1000 rows of 32 in 9 ms vs 14 ms).
-COMPARATOR_MAX_N = 512
+#: ``stablehlo.sort`` costs IREE about 3 ns * rows * n**2; the radix sort
+#: about 1 ms + 0.2 us * rows * n (measured on IREE 3.13 CPU: one row of 512
+#: in 0.8 ms vs 0.9 ms, of 768 in 1.5 ms vs 0.5 ms; 100 rows of 96 in 1.6 ms
+#: vs 1.7 ms, 30 rows of 256 in 3.8 ms vs 1.2 ms, 1000 rows of 64 in 12 ms vs
+#: 16 ms, of 96 in 22 ms vs 17 ms). Rows up to COMPARATOR_ALWAYS_N long
+#: always use the comparator.
 COMPARATOR_ALWAYS_N = 64
-COMPARATOR_WORK = 1 << 18
 
 
 def use_comparator(rows: int, n: int, key_bytes: Sequence[int] = (4,)) -> bool:
@@ -51,7 +50,7 @@ def use_comparator(rows: int, n: int, key_bytes: Sequence[int] = (4,)) -> bool:
     return False
   if n <= COMPARATOR_ALWAYS_N:
     return True
-  return n <= COMPARATOR_MAX_N and rows * n * n <= COMPARATOR_WORK
+  return rows * n * (3 * n - 200) < 10 ** 6
 
 
 # ------------------------------------------------------------------ keys
