@@ -150,9 +150,26 @@ def cbrt_rule(ctx, x, **params):
   dt = ctx.avals_in[0].dtype
   xc = upcast(ctx, x, dt)
   cdt = compute_dtype(dt)
-  # IREE's cbrt(+-inf) is NaN.
-  y = select(ctx, is_inf(ctx, xc, cdt), xc, op(ctx, "stablehlo.cbrt", [xc]))
-  return [downcast(ctx, y, dt)]
+  if cdt == np.float64:
+    y = _cbrt_f64(ctx, xc)
+  else:
+    y = op(ctx, "stablehlo.cbrt", [xc])
+  # IREE's cbrt(+-inf) is NaN; 0 keeps its sign.
+  special = op(ctx, "stablehlo.or", [is_inf(ctx, xc, cdt),
+                                     compare(ctx, xc, const_like(ctx, xc, 0, cdt), "EQ", cdt)])
+  return [downcast(ctx, select(ctx, special, xc, y), dt)]
+
+
+def _cbrt_f64(ctx, x):
+  """IREE cannot compile float64 math.cbrt: |x|**(1/3) with the sign, then a
+  Newton step y -= (y - x / y**2) / 3."""
+  f64 = np.dtype(np.float64)
+  f = lambda nm, *xs: op(ctx, f"stablehlo.{nm}", list(xs))  # noqa: E731
+  y = f("power", f("abs", x), const_like(ctx, x, 1 / 3, f64))
+  y = copysign(ctx, y, x, f64)
+  step = f("divide", f("subtract", y, f("divide", x, f("multiply", y, y))),
+           const_like(ctx, x, 3, f64))
+  return f("subtract", y, step)
 
 
 def logistic_rule(ctx, x, **params):

@@ -382,12 +382,12 @@ defvectorized(*_UNARY, conj_p, round_p, integer_pow_p)
 def _div(x, y):
   if x.dtype.kind not in "iu":
     return np.true_divide(x, y)
-  safe = np.where(y == 0, np.ones_like(y), y)
-  if x.dtype.kind == "u":
-    q = x // safe
-  else:    # C division truncates toward zero (|INT_MIN| wraps back to INT_MIN)
-    q = np.abs(x) // np.abs(safe)
-    q = np.where((x < 0) != (safe < 0), -q, q)
+  bad = y == 0
+  if x.dtype.kind == "i":   # INT_MIN / -1 overflows: XLA gives INT_MIN (= x / 1)
+    bad = bad | ((x == np.iinfo(x.dtype).min) & (y == -1))
+  safe = np.where(bad, np.ones_like(y), y)
+  # C division truncates toward zero: x - fmod(x, y) is an exact multiple of y.
+  q = (x - np.fmod(x, safe)) // safe
   # XLA defines x / 0 as -1 (all bits set) for integers.
   return np.where(y == 0, np.array(-1).astype(x.dtype), q)
 
@@ -467,8 +467,16 @@ gt_p = naryop("gt", np.greater, ORDERED, result_dtype=bool_dtype, kind="nondiffe
               lower=L.compare_rule("GT"))
 ge_p = naryop("ge", np.greater_equal, ORDERED, result_dtype=bool_dtype,
               kind="nondifferentiable", lower=L.compare_rule("GE"))
-complex_p = naryop("complex", lambda x, y: x + 1j * y.astype(complex_dtype(y.dtype)),
-                   COMPLEX_PARTS, result_dtype=complex_dtype, kind="linear", lower=L.complex_rule)
+def _complex(x, y):
+  # By parts: x + 1j * y would turn complex(1, nan) into nan + nanj.
+  x, y = np.broadcast_arrays(x, y)
+  out = np.empty(x.shape, complex_dtype(x.dtype))
+  out.real, out.imag = x, y
+  return out
+
+
+complex_p = naryop("complex", _complex, COMPLEX_PARTS, result_dtype=complex_dtype, kind="linear",
+                   lower=L.complex_rule)
 
 _BINARY = {
     add_p: ("add", "Elementwise addition: x + y."),
