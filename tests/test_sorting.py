@@ -418,17 +418,20 @@ def test_compiled_long_sorts_match_eager():
   x = _ties_and_nans(rng, (5000,))
   x2 = _ties_and_nans(rng, (700, 3))
   keys = rng.integers(0, 4, (5000,)).astype(np.int32)
+  x3 = _ties_and_nans(rng, (3, 9000))
 
-  def f(x, x2, keys):
+  def f(x, x2, keys, x3):
     return {"sort": lax.sort(x), "argsort": jnp.argsort(x),
             "argsort_desc": jnp.argsort(x, descending=True),
             "top_k": lax.top_k(x, 50), "top_k_all": lax.top_k(x2, 700, axis=0),
             "top_k_select": lax.top_k(x, 7), "top_k_select_dim0": lax.top_k(x2, 3, axis=0),
+            # long rows: the k best 1024-chunks first
+            "top_k_chunks": lax.top_k(x, 1), "top_k_chunks_rows": lax.top_k(x3, 2),
             "sort_dim0": lax.sort(x2, dimension=0), "argsort_dim0": jnp.argsort(x2, axis=0),
             "two_keys": lax.sort((keys, x, jnp.arange(5000)), num_keys=2),
             "key_val": lax.sort_key_val(x, keys)}
 
-  _assert_same_bits(_iree(f, x, x2, keys), f(x, x2, keys))
+  _assert_same_bits(_iree(f, x, x2, keys, x3), f(x, x2, keys, x3))
 
 
 def test_compiled_sorts_of_every_dtype_match_eager():
