@@ -9,6 +9,8 @@ float64 (IREE's own reduction is lost past |x| ~ 1e4).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from openjax._src import dtypes
@@ -335,31 +337,47 @@ _PIO2 = (1.57079632673412561417e+00, 6.07710050630396597660e-11, 2.0222662487111
          8.47842766036889956997e-32)
 
 
+_SIN_TAYLOR = tuple((-1) ** i / math.factorial(2 * i + 1) for i in range(9))
+_COS_TAYLOR = tuple((-1) ** i / math.factorial(2 * i) for i in range(10))
+
+
 def reduced_trig(ctx, x, name):
-  """float32 sin/cos/tan with the argument reduced in float64 (IREE's own
-  reduction loses all accuracy past |x| ~ 1e4): x = n pi/2 + r, |r| <= pi/4,
-  then the quadrant picks +-sin r or +-cos r."""
+  """float32 sin/cos/tan evaluated in float64 (IREE's float32 ones lose all
+  accuracy past |x| ~ 1e4 and are off by up to 60% near some zeros):
+  sin: x = n pi + r, sin x = (-1)^n sin r; cos: x = (n + 1/2) pi + r,
+  cos x = (-1)^(n+1) sin r; tan: x = n pi/2 + r, tan x = tan r or -1/tan r.
+  sin r and cos r are Taylor polynomials (|r| <= pi/2, error < 1e-13)."""
   f64 = np.dtype(np.float64)
   f = lambda nm, *xs: op(ctx, f"stablehlo.{nm}", list(xs))  # noqa: E731
+  c64 = lambda v: const_like(ctx, xd, v, f64)  # noqa: E731
   xd = op(ctx, "stablehlo.convert", [x], f64)
-  n = f("round_nearest_even", f("multiply", xd, const_like(ctx, xd, 2 / np.pi, f64)))
+  scale = 2.0 if name != "tan" else 1.0          # pieces of pi (sin, cos) or pi/2 (tan)
+  t = f("multiply", xd, c64(1 / (np.pi / 2 * scale)))
+  if name == "cosine":
+    t = f("subtract", t, c64(0.5))
+  n = f("round_nearest_even", t)
+  k = f("add", n, c64(0.5)) if name == "cosine" else n
   r = xd
-  for piece in _PIO2:
-    r = f("subtract", r, f("multiply", n, const_like(ctx, xd, piece, f64)))
-  r = op(ctx, "stablehlo.convert", [r], F32)
-  lim = const_like(ctx, r, np.pi / 2, F32)    # past |x| ~ 1e18 the reduction is lost: stay bounded
+  for piece in _PIO2:                            # exact products while |k| < 2**19
+    r = f("subtract", r, f("multiply", k, c64(piece * scale)))
+  lim = c64(np.pi / 2 if name != "tan" else np.pi / 4)   # the reduction is lost past ~1e18
   r = ctx.op("stablehlo.clamp", [f("negate", lim), r, lim], r.type)
-  q4 = f("subtract", n, f("multiply", const_like(ctx, n, 4, f64),
-                          f("floor", f("multiply", n, const_like(ctx, n, 0.25, f64)))))
-  q = op(ctx, "stablehlo.convert", [q4], F32)
-  sn, cs = f("sine", r), f("cosine", r)
-  is_q = lambda k: compare(ctx, q, const_like(ctx, q, k, F32), "EQ", F32)  # noqa: E731
+  r2 = f("multiply", r, r)
+
+  def poly(coefs):
+    acc = c64(coefs[-1])
+    for c in reversed(coefs[:-1]):
+      acc = f("add", f("multiply", acc, r2), c64(c))
+    return acc
+  sr = f("multiply", r, poly(_SIN_TAYLOR))
+  half_n = f("floor", f("multiply", n, c64(0.5)))
+  odd = compare(ctx, f("subtract", n, f("multiply", c64(2), half_n)), c64(1), "EQ", f64)
   if name == "tan":
-    out = select(ctx, op(ctx, "stablehlo.or", [is_q(1), is_q(3)]),
-                 f("negate", f("divide", cs, sn)), f("tan", r))
+    cr = poly(_COS_TAYLOR)
+    out = select(ctx, odd, f("negate", f("divide", cr, sr)), f("divide", sr, cr))
   else:
-    a, b = (sn, cs) if name == "sine" else (cs, f("negate", sn))
-    out = select(ctx, is_q(0), a, select(ctx, is_q(1), b, select(ctx, is_q(2), f("negate", a),
-                                                                   f("negate", b))))
+    flip = odd if name == "sine" else op(ctx, "stablehlo.not", [odd])
+    out = select(ctx, flip, f("negate", sr), sr)
+  out = op(ctx, "stablehlo.convert", [out], F32)
   # Infinities and NaN give NaN (n is not finite there).
   return select(ctx, is_inf(ctx, x, F32), const_like(ctx, x, np.nan, F32), out)
