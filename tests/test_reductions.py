@@ -438,6 +438,10 @@ def test_compiled_reductions_of_every_dtype_match_eager():
   xs = {str(np.dtype(dt)): _sample(rng, dt) for dt in (
       np.float32, np.float16, jnp.bfloat16, np.int32, np.int8, np.uint8, np.uint32, np.bool_,
       np.complex64)}
+  # first occurrences among NaNs, signed zeros and infinities
+  xs["special"] = np.array([[np.nan, 2.0, np.nan, 2.0], [-0.0, 0.0, -1.0, 0.0],
+                            [-np.inf, -np.inf, -np.inf, -np.inf], [1.0, np.inf, np.nan, np.inf]],
+                           np.float32)
   with jax.config.override("openjax_executor", "iree"):
     got = jax.jit(_all_reductions)(xs)
   _compare_compiled(got, _all_reductions(xs))

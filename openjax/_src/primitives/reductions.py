@@ -376,15 +376,41 @@ for _p in (argmax_p, argmin_p):
   _p.def_batch(_reducer_batch(_p))
 
 
+def _argminmax_two_pass(ctx, x, axis: int, dt, largest: bool, out):
+  # The extreme (NaN-propagating max/min), then the first index holding it
+  # (a NaN when the extreme is NaN): two plain reductions, which IREE
+  # vectorizes, where a variadic (value, index) reduce runs ~6x slower.
+  shape = ctx.avals_in[0].shape
+  kept = tuple(d for d in range(len(shape)) if d != axis)
+  kind = "max" if largest else "min"
+  init = (_max_identity if largest else _min_identity)(ctx.avals_in[0].dtype)
+  m = _lw.reduce(ctx, x, (axis,), kind, init, dt, ShapedArray(out.shape, dt))
+  mb = ctx.broadcast_in_dim(m, shape, kept)
+  hit = _lw.compare(ctx, x, mb, "EQ", dt)
+  if dtypes.kind(dt) == "f":
+    hit = _lw.binary(ctx, "or", hit, _lw.binary(ctx, "and", _lw.is_nan(ctx, mb, dt),
+                                                _lw.is_nan(ctx, x, dt)))
+  n = shape[axis]
+  wide = np.dtype(np.int32 if n < 2 ** 31 else np.int64)
+  iota = ctx.op("stablehlo.iota", [], ctx.tensor_type(shape, wide),
+                attrs={"iota_dimension": int(axis)})
+  cand = _lw.select(ctx, hit, iota, ctx.full(n, shape, wide))
+  idx = _lw.reduce(ctx, cand, (axis,), "min", n, wide, ShapedArray(out.shape, wide))
+  return ctx.convert(idx, out.dtype, out.shape)
+
+
 def _argminmax_lower(largest: bool):
-  # A variadic reduce over (value, index) whose combiner is commutative:
-  # the larger (smaller) value wins, NaN beats every number, ties (NaN ties
-  # included) go to the lower index -- NumPy's first occurrence.
+  # Real numbers: the first index of the extreme (NaN beats every number):
+  # NumPy's first occurrence. Complex numbers: a variadic reduce over
+  # (value, index) whose combiner is commutative: the larger (smaller) value
+  # wins, a NaN part beats every number, ties go to the lower index.
   def rule(ctx, x, *, axes, index_dtype):
     (axis,) = axes
     aval, out = ctx.avals_in[0], ctx.avals_out[0]
     dt = _lw.acc_dtype(aval.dtype)
     x = lower_convert(ctx, x, aval.dtype, dt)
+    if dtypes.kind(dt) != "c":
+      return [_argminmax_two_pass(ctx, x, axis, dt, largest, out)]
     idt = np.dtype(index_dtype)
     iota = ctx.op("stablehlo.iota", [], ctx.tensor_type(aval.shape, idt),
                   attrs={"iota_dimension": int(axis)})
@@ -395,10 +421,8 @@ def _argminmax_lower(largest: bool):
       first = _lw.binary(ctx, "and", eq, _lw.compare(ctx, ia, ib, "LT", idt))
       pick_a = _lw.binary(ctx, "or", better, first)
       ctx.ret([_lw.select(ctx, pick_a, a, b), _lw.select(ctx, pick_a, ia, ib)])
-    if dtypes.kind(dt) == "c":   # the lexicographic extreme, (-inf, -inf)
-      init = np.array(complex(-np.inf, -np.inf) if largest else complex(np.inf, np.inf), dt)
-    else:
-      init = np.asarray((_max_identity if largest else _min_identity)(aval.dtype)).astype(dt)
+    # the lexicographic extreme, (-inf, -inf)
+    init = np.array(complex(-np.inf, -np.inf) if largest else complex(np.inf, np.inf), dt)
     _, idx = ctx.op("stablehlo.reduce",
                     [x, iota, ctx.constant(init), ctx.constant(np.zeros((), idt))],
                     [ctx.tensor_type(out.shape, dt), ctx.aval_type(out)],
