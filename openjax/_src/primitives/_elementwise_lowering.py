@@ -134,16 +134,6 @@ def binary(name):
   return rule
 
 
-def by_kind(**rules):
-  """Dispatch on the first operand's dtype kind: keys ``f``, ``c``, ``i``,
-  ``u``, ``b`` (``f`` covers the ml_dtypes floats; ``default``)."""
-  def rule(ctx, *args, **params):
-    dt = np.dtype(ctx.avals_in[0].dtype)
-    k = "f" if dt in dtypes.custom_float_dtypes else dtypes.kind(dt)
-    return (rules.get(k) or rules["default"])(ctx, *args, **params)
-  return rule
-
-
 def compare_rule(direction):
   def rule(ctx, x, y):
     dt = ctx.avals_in[0].dtype

@@ -1,6 +1,6 @@
 """StableHLO lowering rules of the elementwise math functions: exponentials,
 logarithms, trigonometric and hyperbolic functions and their inverses,
-logistic, cbrt, atan2, digamma's poles.
+logistic, cbrt, atan2.
 
 IREE's complex versions differ from C's (which NumPy, hence the impls,
 follows) at signed zeros, branch cuts and infinities, so the complex ones
@@ -58,9 +58,32 @@ def exp2_rule(ctx, x, **params):
                      op(ctx, "stablehlo.multiply", [im, ln2]), dt)
     return [complex_exp(ctx, z, dt)]
   cdt = compute_dtype(dt)
-  ln2 = const_like(ctx, xc, np.log(2.0), cdt)
-  y = op(ctx, "stablehlo.exponential", [op(ctx, "stablehlo.multiply", [xc, ln2])])
-  return [downcast(ctx, y, dt)]
+  return [downcast(ctx, _real_exp2(ctx, xc, cdt), dt)]
+
+
+def _real_exp2(ctx, x, dt):
+  """2**x = 2**n * exp((x - n) ln 2) with n = round(x): the exponential only
+  sees |x - n| <= 1/2 (exp(x ln 2) loses ~|x| ulps), and 2**n is built from
+  its bits in two factors (each a normal float; n is clamped where the result
+  is 0 or inf anyway)."""
+  f = lambda nm, *xs: op(ctx, f"stablehlo.{nm}", list(xs))  # noqa: E731
+  c = lambda v: const_like(ctx, x, v, dt)  # noqa: E731
+  info = np.finfo(dt)
+  bias = int(info.maxexp) - 1                  # 127 / 1023
+  n = f("round_nearest_even", x)
+  n = ctx.op("stablehlo.clamp", [c(-2 * (bias - 1)), n, c(2 * bias)], x.type)
+  frac = select(ctx, is_inf(ctx, x, dt), c(0), f("subtract", x, n))
+  e = f("exponential", f("multiply", frac, c(np.log(2.0))))
+  idt = np.dtype(f"i{np.dtype(dt).itemsize}")
+  n1 = f("floor", f("multiply", n, c(0.5)))
+
+  def pow2(k):
+    bits = f("shift_left", f("add", op(ctx, "stablehlo.convert", [k], idt),
+                             const_like(ctx, x, bias, idt)),
+             const_like(ctx, x, int(info.nmant), idt))
+    return op(ctx, "stablehlo.bitcast_convert", [bits], dt)
+  y = f("multiply", f("multiply", e, pow2(n1)), pow2(f("subtract", n, n1)))
+  return select(ctx, is_nan(ctx, x, dt), x, y)
 
 
 def expm1_rule(ctx, x, **params):
@@ -154,8 +177,12 @@ def cbrt_rule(ctx, x, **params):
   cdt = compute_dtype(dt)
   if cdt == np.float64:
     y = _cbrt_f64(ctx, xc)
-  else:
+  else:   # IREE's float32 cbrt is off by up to ~12 ulps: one Newton step
     y = op(ctx, "stablehlo.cbrt", [xc])
+    step = op(ctx, "stablehlo.subtract", [y, op(ctx, "stablehlo.divide", [
+        xc, op(ctx, "stablehlo.multiply", [y, y])])])
+    y = op(ctx, "stablehlo.subtract", [y, op(ctx, "stablehlo.multiply", [
+        step, const_like(ctx, y, 1 / 3, cdt)])])
   # IREE's cbrt(+-inf) is NaN; 0 keeps its sign.
   special = op(ctx, "stablehlo.or", [is_inf(ctx, xc, cdt),
                                      compare(ctx, xc, const_like(ctx, xc, 0, cdt), "EQ", cdt)])
@@ -205,18 +232,6 @@ def atan2_rule(ctx, x, y):
   r = op(ctx, "stablehlo.sqrt", [op(ctx, "stablehlo.multiply", [z, zc])])
   lg = log_rule_complex(ctx, complex_div(ctx, z, r, dt), dt)
   return [op(ctx, "stablehlo.multiply", [const_like(ctx, x, -1j, dt), lg])]
-
-
-def digamma_rule(ctx, x):
-  """chlo.digamma, NaN at the poles (non-positive integers and -inf) as XLA's."""
-  dt = ctx.avals_in[0].dtype
-  xc = upcast(ctx, x, dt)
-  cdt = compute_dtype(dt)
-  out = op(ctx, "chlo.digamma", [xc])
-  pole = op(ctx, "stablehlo.and", [
-      compare(ctx, xc, const_like(ctx, xc, 0, cdt), "LE", cdt),
-      compare(ctx, op(ctx, "stablehlo.floor", [xc]), xc, "EQ", cdt)])
-  return [downcast(ctx, select(ctx, pole, const_like(ctx, xc, np.nan, cdt), out), dt)]
 
 
 def log1p_rule(ctx, x, **params):

@@ -1,6 +1,7 @@
 """StableHLO lowerings of the special functions IREE has no (right) ``chlo``
-op for: ``bessel_i0e``, ``zeta`` (IREE's chlo.zeta is NaN for negative
-non-integer q), ``igamma``, ``igammac``, ``igamma_grad_a``,
+op for: ``lgamma`` and ``digamma`` (IREE's lose up to all digits near
+their zeros and poles), ``bessel_i0e``, ``zeta`` (IREE's chlo.zeta is NaN
+for negative non-integer q), ``igamma``, ``igammac``, ``igamma_grad_a``,
 ``random_gamma_grad`` and the incomplete beta function.
 
 They run the float64 algorithms of ``_special_numerics`` (the eager impls)

@@ -14,7 +14,6 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src.core import get_aval
 from openjax._src.primitives import _elementwise_lowering as L
-from openjax._src.primitives import _math_lowering as M
 from openjax._src.primitives import _special_lowering as S
 from openjax._src.primitives import _special_numerics as num
 from openjax._src.primitives._elementwise_rules import FLOAT, naryop, unop
@@ -43,8 +42,8 @@ def _f64(fn):
   return impl
 
 
-lgamma_p = unop("lgamma", _f64(num.lgamma), FLOAT, lower=L.chlo("chlo.lgamma"))
-digamma_p = unop("digamma", _f64(num.digamma), FLOAT, lower=M.digamma_rule)
+lgamma_p = unop("lgamma", _f64(num.lgamma), FLOAT, lower=S.rule(S.lgamma))
+digamma_p = unop("digamma", _f64(num.digamma), FLOAT, lower=S.rule(S.digamma))
 erf_p = unop("erf", _f64(num.erf), FLOAT, lower=L.chlo("chlo.erf"))
 erfc_p = unop("erfc", _f64(num.erfc), FLOAT, lower=L.chlo("chlo.erfc"))
 erf_inv_p = unop("erf_inv", _f64(num.erf_inv), FLOAT, lower=L.chlo("chlo.erf_inv"))
