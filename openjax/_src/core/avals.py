@@ -57,6 +57,42 @@ class ShapedArray:
   __str__ = __repr__
 
 
+class AvalQueries:
+  """Shape/dtype queries answered from ``self.aval``: shared by concrete
+  Arrays and tracers (they are static, so always allowed while tracing)."""
+  __slots__ = ()
+
+  @property
+  def shape(self):
+    return self.aval.shape
+
+  @property
+  def dtype(self):
+    return self.aval.dtype
+
+  @property
+  def ndim(self):
+    return len(self.aval.shape)
+
+  @property
+  def size(self):
+    return self.aval.size
+
+  @property
+  def weak_type(self):
+    return self.aval.weak_type
+
+  def __len__(self):
+    if not self.aval.shape:
+      raise TypeError("len() of unsized object")
+    return self.aval.shape[0]
+
+  def __iter__(self):
+    if not self.aval.shape:
+      raise TypeError("iteration over a 0-d array")
+    return (self[i] for i in range(self.aval.shape[0]))
+
+
 def shaped_array_of(value) -> ShapedArray:
   """The abstract value of a concrete value (NumPy array, scalar, Array)."""
   aval = getattr(value, "aval", None)

@@ -17,7 +17,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.config import config
-from openjax._src.core.avals import ShapedArray
+from openjax._src.core.avals import AvalQueries, ShapedArray
 from openjax._src.errors import (
     ConcretizationTypeError, TracerArrayConversionError, TracerBoolConversionError,
     TracerIntegerConversionError, UnexpectedTracerError)
@@ -40,7 +40,7 @@ class Trace:
     return f"{type(self).__name__}"
 
 
-class Tracer:
+class Tracer(AvalQueries):
   """A value that stands for an array while a function is being transformed.
 
   It carries its trace and its abstract value (``aval``). Python control flow
@@ -56,37 +56,6 @@ class Tracer:
   def to_concrete_value(self):
     """The concrete NumPy value when this tracer is known to be constant."""
     return None
-
-  # ---- shape/dtype queries are static and always allowed ----
-  @property
-  def shape(self):
-    return self.aval.shape
-
-  @property
-  def dtype(self):
-    return self.aval.dtype
-
-  @property
-  def ndim(self):
-    return self.aval.ndim
-
-  @property
-  def size(self):
-    return self.aval.size
-
-  @property
-  def weak_type(self):
-    return self.aval.weak_type
-
-  def __len__(self):
-    if not self.aval.shape:
-      raise TypeError("len() of unsized object")
-    return self.aval.shape[0]
-
-  def __iter__(self):
-    if not self.aval.shape:
-      raise TypeError("iteration over a 0-d array")
-    return (self[i] for i in range(self.aval.shape[0]))
 
   # ---- conversions to Python values need concreteness ----
   def __bool__(self):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from openjax._src import dtypes
-from openjax._src.core import ShapedArray, Tracer, register_array_type
+from openjax._src.core import AvalQueries, ShapedArray, Tracer, register_array_type
 from openjax._src.runtime import devices as _devices
 from openjax._src.runtime.iree_device import ExecutionError
 
@@ -70,7 +70,7 @@ class _ArrayMeta(type):
     return type.__instancecheck__(cls, inst) or (cls is Array and isinstance(inst, Tracer))
 
 
-class Array(metaclass=_ArrayMeta):
+class Array(AvalQueries, metaclass=_ArrayMeta):
   """An immutable array on a device (``jax.Array``)."""
   __slots__ = ("_np", "aval", "_device", "_deleted", "_buf", "_fence", "_idev", "_ref",
                "_host", "_shared", "__weakref__")
@@ -131,27 +131,7 @@ class Array(metaclass=_ArrayMeta):
           f"failed: {str(e).strip()}") from None
     self._fence = None
 
-  # ---- static properties ----
-  @property
-  def shape(self):
-    return self.aval.shape
-
-  @property
-  def dtype(self):
-    return self.aval.dtype
-
-  @property
-  def ndim(self):
-    return len(self.aval.shape)
-
-  @property
-  def size(self):
-    return self.aval.size
-
-  @property
-  def weak_type(self):
-    return self.aval.weak_type
-
+  # ---- static properties (shape, dtype, ndim, size, weak_type: AvalQueries) ----
   @property
   def itemsize(self):
     return self.aval.dtype.itemsize
@@ -280,16 +260,6 @@ class Array(metaclass=_ArrayMeta):
       raise TypeError(f"only integer scalar arrays can be converted to a scalar index; "
                       f"got {self.aval.str_short()}")
     return int(self._value)
-
-  def __len__(self):
-    if not self.shape:
-      raise TypeError("len() of unsized object")
-    return self.shape[0]
-
-  def __iter__(self):
-    if not self.shape:
-      raise TypeError("iteration over a 0-d array")
-    return (self[i] for i in range(self.shape[0]))
 
   def __hash__(self):
     raise TypeError("unhashable type: 'Array'")
