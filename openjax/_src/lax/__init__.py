@@ -12,3 +12,9 @@ from openjax._src.primitives.shape import *  # noqa: F401,F403
 from openjax._src.primitives.sort import *  # noqa: F401,F403
 from openjax._src.primitives.special import *  # noqa: F401,F403
 from openjax._src.lax.parallel import *  # noqa: F401,F403
+from openjax._src.primitives.control_cond import *  # noqa: F401,F403
+from openjax._src.primitives.control_while import *  # noqa: F401,F403
+from openjax._src.primitives.control_scan import *  # noqa: F401,F403
+from openjax._src.primitives.conv import *  # noqa: F401,F403
+from openjax._src.primitives.windowed import *  # noqa: F401,F403
+from openjax._src.lax.associative_scan import *  # noqa: F401,F403

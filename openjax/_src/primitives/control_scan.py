@@ -1,0 +1,3 @@
+"""scan_p: lax.scan, lax.map and lax.fori_loop."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""while_p: lax.while_loop."""
+
+__all__: list[str] = []

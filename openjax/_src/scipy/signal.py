@@ -1,0 +1,3 @@
+"""jax.scipy.signal: convolutions and correlations."""
+
+__all__: list[str] = []

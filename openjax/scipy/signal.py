@@ -1,0 +1,2 @@
+"""``openjax.scipy.signal`` (``jax.scipy.signal``)."""
+from openjax._src.scipy.signal import *  # noqa: F401,F403
