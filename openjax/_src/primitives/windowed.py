@@ -1,3 +1,12 @@
-"""reduce_p (custom monoidal reductions) and the reduce_window family."""
+"""reduce_p (custom monoidal reductions) and the reduce_window family: the
+``lax`` surface of ``reduce_variadic``, ``reduce_window`` and
+``select_and_gather``."""
+from openjax._src.primitives import reduce_variadic as _reduce_variadic
+from openjax._src.primitives import reduce_window as _reduce_window
+from openjax._src.primitives import select_and_gather as _select_and_gather
+from openjax._src.primitives.reduce_variadic import *  # noqa: F401,F403
+from openjax._src.primitives.reduce_window import *  # noqa: F401,F403
+from openjax._src.primitives.select_and_gather import *  # noqa: F401,F403
 
-__all__: list[str] = []
+__all__: list[str] = [*_reduce_variadic.__all__, *_reduce_window.__all__,
+                      *_select_and_gather.__all__]

@@ -1,0 +1,204 @@
+"""User reduction computations (``lax.reduce``, ``lax.reduce_window``):
+tracing the binary ``computation`` to a scalar jaxpr, applying that jaxpr
+elementwise to whole arrays, and the order-preserving tree reduction the impl
+and JVP rules share.
+
+The tree combines adjacent pairs, ``(x0 . x1), (x2 . x3), ...``, level after
+level (an odd element left at the end waits for the next level), and folds
+the init value in once at the end, ``init . (tree)``. Combining neighbours
+keeps the order of the elements, so the result is exact for any associative
+computation, commutative or not, and costs O(log n) whole-array
+applications of the computation instead of n scalar calls.
+"""
+from __future__ import annotations
+
+import functools
+import weakref
+from typing import Callable, Sequence
+
+import numpy as np
+
+from openjax._src import dtypes, tree_util
+from openjax._src.core import (ClosedJaxpr, ShapedArray, Tracer, eval_jaxpr, eval_trace,
+                               get_aval, jaxpr_transforms, set_current_trace)
+from openjax._src.primitives import shape as _shape
+from openjax._src.primitives.ad_util import Zero, tangent_aval, zeros_like_aval
+
+
+# ----------------------------------------------------------------- tracing
+def trace_computation(fun: str, computation: Callable, init_avals: Sequence[ShapedArray],
+                      init_tree) -> tuple[ClosedJaxpr, object]:
+  """The jaxpr of ``computation(x, y)`` on two pytrees of scalars shaped like
+  the init values, and the pytree structure of its result. Cached per
+  (computation, avals, tree) when ``computation`` is hashable, as JAX does."""
+  key = (computation, tuple(init_avals), init_tree)
+  try:
+    hash(key)
+  except TypeError:
+    return _trace_computation(fun, computation, tuple(init_avals), init_tree)
+  return _trace_computation_cached(fun, *key)
+
+
+def _trace_computation(fun, computation, init_avals, init_tree):
+  k = len(init_avals)
+  box = []
+
+  def flat(*args):
+    x = tree_util.tree_unflatten(init_tree, args[:k])
+    y = tree_util.tree_unflatten(init_tree, args[k:])
+    out_flat, out_tree = tree_util.tree_flatten(computation(x, y))
+    box.append(out_tree)
+    return out_flat
+
+  jaxpr, consts = jaxpr_transforms.trace_to_jaxpr(flat, list(init_avals) * 2)
+  if any(isinstance(c, Tracer) for c in consts):
+    raise NotImplementedError(
+        f"{fun}: the computation closes over a traced value (it uses an array computed "
+        "inside a transformed function, e.g. under jit or vmap). Reduction computations "
+        "can't close over Tracers: compute with the operands and init values only.")
+  closed = ClosedJaxpr(jaxpr, consts)
+  outs = closed.out_avals
+  if len(outs) == k:
+    for got, want in zip(outs, init_avals):
+      if got.shape != () or got.dtype != want.dtype:
+        raise TypeError(
+            f"{fun}: the computation must return scalars of the init values' types "
+            f"({', '.join(a.str_short() for a in init_avals)}), got "
+            f"{', '.join(a.str_short() for a in outs)}. Cast its result (e.g. with "
+            "lax.convert_element_type) or pass init values of the result's dtype.")
+  return closed, box[0]
+
+
+@functools.lru_cache(maxsize=256)
+def _trace_computation_cached(fun, computation, init_avals, init_tree):
+  return _trace_computation(fun, computation, init_avals, init_tree)
+
+
+# ---------------------------------------------- elementwise application
+_batched: "weakref.WeakKeyDictionary[ClosedJaxpr, dict]" = weakref.WeakKeyDictionary()
+_jvps: "weakref.WeakKeyDictionary[ClosedJaxpr, tuple]" = weakref.WeakKeyDictionary()
+
+
+def _batched_computation(closed: ClosedJaxpr, size: int) -> ClosedJaxpr:
+  # The scalar jaxpr mapped over one axis of ``size`` (the elementwise form
+  # of any computation, custom_jvp calls and control flow included).
+  per_size = _batched.get(closed)
+  if per_size is None:
+    per_size = _batched[closed] = {}
+  hit = per_size.get(size)
+  if hit is None:
+    if len(per_size) > 64:
+      per_size.clear()
+    hit, _ = jaxpr_transforms.batch_jaxpr(closed, [0] * len(closed.in_avals), size)
+    per_size[size] = hit
+  return hit
+
+
+def apply_elementwise(closed: ClosedJaxpr, args: Sequence) -> list:
+  """``closed`` (scalars in, scalars out) applied to 1-D arrays of one length,
+  in the current trace."""
+  size = get_aval(args[0]).shape[0]
+  batched = _batched_computation(closed, size)
+  return eval_jaxpr(batched.jaxpr, batched.consts, *args)
+
+
+def differentiable(dtype) -> bool:
+  """Whether values of ``dtype`` have real tangents (not float0)."""
+  return tangent_aval(ShapedArray((), dtype)).dtype != dtypes.float0
+
+
+def jvp_computation(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list[bool]]:
+  """The JVP of a computation over pairs: inputs ``(x, y, x_dot, y_dot)``
+  with tangents only for differentiable operands; outputs the results, then
+  the tangents marked in the returned mask (every differentiable output's
+  tangent is instantiated)."""
+  hit = _jvps.get(closed)
+  if hit is None:
+    diff_in = [differentiable(a.dtype) for a in closed.in_avals]
+    diff_out = [differentiable(a.dtype) for a in closed.out_avals]
+    hit = jaxpr_transforms.jvp_jaxpr(closed, diff_in, diff_out)
+    _jvps[closed] = hit
+  return hit
+
+
+# ------------------------------------------------------ NumPy tree (impl)
+def tree_reduce_np(closed: ClosedJaxpr, xs: Sequence[np.ndarray], inits) -> list[np.ndarray]:
+  """Reduce each (n, m) array of ``xs`` over its first axis with the
+  computation ``closed`` (as the module docstring describes): (m,) arrays."""
+  n, m = xs[0].shape
+  dts = [x.dtype for x in xs]
+  if m == 0:
+    return [np.empty((0,), dt) for dt in dts]
+  with set_current_trace(eval_trace):
+    while n > 1:
+      half, odd = n // 2, n % 2
+      left = [x[0:2 * half:2].reshape(half * m) for x in xs]
+      right = [x[1:2 * half:2].reshape(half * m) for x in xs]
+      outs = apply_elementwise(closed, left + right)
+      outs = [np.asarray(o).astype(dt, copy=False).reshape(half, m) for o, dt in zip(outs, dts)]
+      if odd:
+        outs = [np.concatenate([o, x[n - 1:]]) for o, x in zip(outs, xs)]
+      xs, n = outs, half + odd
+    acc = [np.full((m,), np.asarray(i), dt) for i, dt in zip(inits, dts)]
+    if n == 0:
+      return acc
+    outs = apply_elementwise(closed, acc + [x[0] for x in xs])
+    return [np.asarray(o).astype(dt, copy=False) for o, dt in zip(outs, dts)]
+
+
+# ----------------------------------------------------- lax tree (JVP)
+def _combine_jvp(jvp, diff, left, right):
+  # left/right: (primals, tangents) with tangents None where not differentiable.
+  jvp_closed, out_nz = jvp
+  (lp, lt), (rp, rt) = left, right
+  shape = get_aval(lp[0]).shape
+  size = int(np.prod(shape, dtype=np.int64))
+  flat = lambda v: _shape.reshape(v, (size,))    # noqa: E731
+  args = [flat(v) for v in (*lp, *rp)]
+  args += [flat(t) for t, d in zip(lt, diff) if d] + [flat(t) for t, d in zip(rt, diff) if d]
+  outs = [_shape.reshape(o, shape) for o in apply_elementwise(jvp_closed, args)]
+  k = len(lp)
+  tans = iter(outs[k:])
+  tangents = [next(tans) if nz else None for nz in out_nz]
+  return outs[:k], [t if d else None for t, d in zip(tangents, diff)]
+
+
+def tree_reduce_jvp(closed: ClosedJaxpr, xs: Sequence, ts: Sequence, inits: Sequence):
+  """The reduction of ``tree_reduce_np`` written with lax operations on
+  (primal, tangent) pairs: ``xs`` are (n, m) arrays, ``ts`` their tangents
+  (None for non-differentiable operands; the init values' tangents are
+  zero). Returns the (m,) results and their tangents (None where not
+  differentiable); linear in ``ts``, so it transposes (reverse mode)."""
+  jvp = jvp_computation(closed)
+  diff = [t is not None for t in ts]
+  n, m = get_aval(xs[0]).shape
+  xs, ts = list(xs), list(ts)
+  while n > 1:
+    half, odd = n // 2, n % 2
+
+    def rows(vs, start):
+      return [None if v is None else _shape.slice_in_dim(v, start, 2 * half, 2) for v in vs]
+
+    ps, qs = _combine_jvp(jvp, diff, (rows(xs, 0), rows(ts, 0)), (rows(xs, 1), rows(ts, 1)))
+    if odd:
+      last = lambda v: _shape.slice_in_dim(v, n - 1, n)    # noqa: E731
+      ps = [_shape.concatenate([p, last(x)], 0) for p, x in zip(ps, xs)]
+      qs = [None if q is None else _shape.concatenate([q, last(t)], 0) for q, t in zip(qs, ts)]
+    xs, ts, n = ps, qs, half + odd
+  dts = [get_aval(x).dtype for x in xs]
+  acc = [_shape.broadcast_in_dim(i, (m,), ()) for i in inits]
+  acc_t = [zeros_like_aval(ShapedArray((m,), dt)) if d else None for dt, d in zip(dts, diff)]
+  if n == 0:
+    return acc, acc_t
+  last_x = [_shape.reshape(x, (m,)) for x in xs]
+  last_t = [None if t is None else _shape.reshape(t, (m,)) for t in ts]
+  return _combine_jvp(jvp, diff, (acc, acc_t), (last_x, last_t))
+
+
+def tangent_or_zero(t, aval: ShapedArray):
+  """``t``, or the symbolic zero tangent of ``aval`` for None."""
+  return Zero(tangent_aval(aval)) if t is None else t
+
+
+__all__ = ["trace_computation", "apply_elementwise", "differentiable", "jvp_computation",
+           "tree_reduce_np", "tree_reduce_jvp", "tangent_or_zero"]

@@ -1,0 +1,193 @@
+"""``reduce_p``: ``lax.reduce`` with any computation, over pytrees of operands.
+
+``lax.reduce`` recognises the monoids JAX recognises (``lax.add`` with 0,
+``lax.mul`` with 1, ``lax.max``/``lax.min`` with their identities, the
+bitwise and/or/xor of integers with theirs) and binds the dedicated
+reductions (``reduce_sum``, ...). Any other computation is traced to a
+scalar jaxpr held by ``reduce_p`` (JAX's primitive ``reduce``, parameters
+``computation``, ``jaxpr``, ``dimensions``), whose operands are the flat
+operands followed by the flat init values.
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from openjax._src import dtypes, tree_util
+from openjax._src.core import Primitive, ShapedArray, get_aval, is_concrete, to_concrete_value
+from openjax._src.primitives import _reduce_computation as _rc
+from openjax._src.primitives import reductions as _red
+from openjax._src.primitives import shape as _shape
+from openjax._src.primitives import elementwise as _ew
+from openjax._src.primitives._util import reduced_shape
+from openjax._src.primitives._window_util import max_identity, min_identity
+from openjax._src.primitives.ad_util import Zero, instantiate_zeros
+from openjax._src.primitives.batch_util import axis_size, bdim_at_front
+from openjax._src.primitives.convert import _convert_element_type
+
+__all__ = ["reduce", "reduce_p"]
+
+reduce_p = Primitive("reduce", multiple_results=True)
+
+
+def _split(args):
+  k = len(args) // 2
+  return args[:k], args[k:]
+
+
+def _layout(shape, dimensions):
+  """(permutation putting the reduced axes first, in order; reduced size n;
+  kept shape)."""
+  dims = sorted(dimensions)
+  kept = [i for i in range(len(shape)) if i not in dims]
+  n = int(np.prod([shape[d] for d in dims], dtype=np.int64))
+  return tuple(dims + kept), n, tuple(shape[i] for i in kept)
+
+
+@reduce_p.def_impl
+def _reduce_impl(*args, computation, jaxpr, dimensions):
+  operands, inits = _split(args)
+  perm, n, kept = _layout(operands[0].shape, dimensions)
+  m = int(np.prod(kept, dtype=np.int64))
+  xs = [np.transpose(x, perm).reshape(n, m) for x in operands]
+  outs = _rc.tree_reduce_np(jaxpr, xs, inits)
+  return [o.reshape(kept) for o in outs]
+
+
+@reduce_p.def_abstract_eval
+def _reduce_abstract_eval(*avals, computation, jaxpr, dimensions):
+  operands, inits = _split(avals)
+  if any(a.shape != () for a in inits):
+    raise ValueError(f"reduce found non-scalar initial value: {[a.shape for a in inits]}")
+  if [o.dtype for o in operands] != [i.dtype for i in inits]:
+    raise TypeError("reduce operand dtypes should match corresponding initial value dtypes, "
+                    f"got operands={list(operands)} and initial_values={list(inits)}")
+  if any(o.shape != operands[0].shape for o in operands):
+    raise TypeError("reduce operands must have equal shapes, got "
+                    f"{', '.join(o.str_short() for o in operands)}")
+  if len(jaxpr.out_avals) != len(operands):
+    raise TypeError(f"reduce computation returns {len(jaxpr.out_avals)} values for "
+                    f"{len(operands)} operands")
+  shape = reduced_shape(operands[0], dimensions)
+  return [ShapedArray(shape, o.dtype, o.weak_type and i.weak_type)
+          for o, i in zip(operands, inits)]
+
+
+@reduce_p.def_jvp
+def _reduce_jvp(primals, tangents, *, computation, jaxpr, dimensions):
+  operands, inits = _split(primals)
+  t_ops, t_inits = _split(tangents)
+  if any(type(t) is not Zero for t in t_inits):
+    raise NotImplementedError(
+        "Gradient of general lax.reduce with non-zero tangents for initial values to "
+        "reduction not implemented")
+  shape = get_aval(operands[0]).shape
+  perm, n, kept = _layout(shape, dimensions)
+  m = int(np.prod(kept, dtype=np.int64))
+  xs = [_shape.reshape(x, (n, m), perm) for x in operands]
+  ts = [_shape.reshape(instantiate_zeros(t), (n, m), perm)
+        if _rc.differentiable(get_aval(x).dtype) else None for x, t in zip(operands, t_ops)]
+  outs, t_outs = _rc.tree_reduce_jvp(jaxpr, xs, ts, inits)
+  outs = [_shape.reshape(o, kept) for o in outs]
+  t_outs = [_rc.tangent_or_zero(None if t is None else _shape.reshape(t, kept), get_aval(o))
+            for t, o in zip(t_outs, outs)]
+  return outs, t_outs
+
+
+@reduce_p.def_batch
+def _reduce_batch(vals, dims, *, computation, jaxpr, dimensions):
+  operands, inits = _split(vals)
+  op_dims, init_dims = _split(dims)
+  if any(d is not None for d in init_dims):
+    raise NotImplementedError(
+        "lax.reduce: vmap over the init values is not supported (their values must be "
+        "scalars shared by every batch element); pass constant init values, or map "
+        "with a Python loop or lax.map")
+  size = axis_size(operands, op_dims)
+  operands = [bdim_at_front(x, d, size) for x, d in zip(operands, op_dims)]
+  outs = reduce_p.bind(*operands, *inits, computation=computation, jaxpr=jaxpr,
+                       dimensions=tuple(d + 1 for d in dimensions))
+  return outs, [0] * len(outs)
+
+
+@reduce_p.def_lower
+def _reduce_lower(ctx, *args, computation, jaxpr, dimensions):
+  _, init_avals = _split(ctx.avals_in)
+  scalars = [ctx.aval_type(ShapedArray((), a.dtype)) for a in init_avals]
+  with ctx.region(scalars + scalars) as body:
+    ctx.ret(ctx.lower_jaxpr_inline(jaxpr, body.args))
+  return ctx.op("stablehlo.reduce", list(args), [ctx.aval_type(a) for a in ctx.avals_out],
+                attrs={"dimensions": tuple(int(d) for d in dimensions)}, regions=[body])
+
+
+# ------------------------------------------------------------------ wrapper
+def _bitwise_identity(kind: str, dt) -> np.ndarray:
+  return np.array(-1).astype(dt) if kind == "and" else np.array(0, dt)
+
+
+def _monoid_reducer(computation, inits):
+  """The dedicated reduction for ``computation`` when it is one of lax's
+  monoids and the (single, concrete, scalar) init value is its identity."""
+  if len(inits) != 1:
+    return None
+  x, = inits
+  aval = get_aval(x)
+  if aval.shape != () or not is_concrete(x):
+    return None
+  val = np.asarray(to_concrete_value(x))
+  dt = aval.dtype
+  intlike = dt == np.bool_ or dtypes.issubdtype(dt, np.integer)
+  table = [
+      (_ew.add, lambda: np.equal(val, 0), _red.reduce_sum),
+      (_ew.mul, lambda: np.equal(val, 1), _red.reduce_prod),
+      (_ew.max, lambda: np.equal(val, max_identity(dt)), _red.reduce_max),
+      (_ew.min, lambda: np.equal(val, min_identity(dt)), _red.reduce_min),
+  ]
+  if intlike:
+    table += [
+        (_ew.bitwise_or, lambda: np.equal(val, _bitwise_identity("or", dt)), _red.reduce_or),
+        (_ew.bitwise_and, lambda: np.equal(val, _bitwise_identity("and", dt)), _red.reduce_and),
+        (_ew.bitwise_xor, lambda: np.equal(val, _bitwise_identity("xor", dt)), _red.reduce_xor),
+    ]
+  for op, is_identity, reducer in table:
+    if computation is op:
+      return reducer if bool(is_identity()) else None
+  return None
+
+
+def reduce(operands, init_values, computation, dimensions):
+  """Reduce ``operands`` over ``dimensions`` with ``computation``.
+
+  ``operands`` and ``init_values`` are pytrees of the same structure (arrays
+  of one shape, and scalars of their dtypes); ``computation(x, y)`` maps two
+  such pytrees of scalars to one. ``init_values`` must be an identity of
+  ``computation`` and ``computation`` associative (XLA's contract); the
+  result is then exact whatever the order XLA picks. lax's own monoids
+  (``lax.add`` with 0, ``lax.max`` with -inf, ...) become the dedicated
+  reductions (``reduce_sum``, ``reduce_max``, ...).
+  """
+  flat_ops, op_tree = tree_util.tree_flatten(operands)
+  flat_inits, init_tree = tree_util.tree_flatten(init_values)
+  if op_tree != init_tree:
+    raise ValueError("Operands must have the same tree structure as init_values: "
+                     f"{op_tree} vs. {init_tree}")
+  if len(flat_ops) != len(flat_inits):
+    raise ValueError("Must have same total number of operands as init_values: "
+                     f" {len(flat_ops)} vs. {len(flat_inits)}")
+  try:
+    dimensions = tuple(operator.index(d) for d in dimensions)
+  except TypeError:
+    raise TypeError(f"lax.reduce: dimensions must be a sequence of integers, got "
+                    f"{dimensions!r}") from None
+  reducer = _monoid_reducer(computation, flat_inits)
+  if reducer is not None:
+    # The dedicated reductions keep the operand's weak type; a general
+    # reduce's result is weak only when the init value is too.
+    weak = dtypes.is_weakly_typed(flat_ops[0]) and dtypes.is_weakly_typed(flat_inits[0])
+    return _convert_element_type(reducer(flat_ops[0], dimensions), weak_type=weak)
+  init_avals = [get_aval(i) for i in flat_inits]
+  closed, out_tree = _rc.trace_computation("lax.reduce", computation, init_avals, init_tree)
+  outs = reduce_p.bind(*flat_ops, *flat_inits, computation=computation, jaxpr=closed,
+                       dimensions=dimensions)
+  return tree_util.tree_unflatten(out_tree, outs)

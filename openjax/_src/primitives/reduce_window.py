@@ -1,0 +1,370 @@
+"""The reduce_window family: ``reduce_window_sum``, ``reduce_window_max``,
+``reduce_window_min`` (lax's monoids over windows) and ``reduce_window``
+(any computation, held as a scalar jaxpr, over pytrees of operands).
+
+Every member has the parameters ``window_dimensions``, ``window_strides``,
+``padding`` (``(low, high)`` per axis), ``base_dilation`` and
+``window_dilation``, as in JAX. Impls view every window of the padded,
+dilated operand at once (``sliding_window_view``) and reduce the view with
+NumPy (or, for a computation, with the order-preserving tree reduction of
+``_reduce_computation``). Max and min differentiate through
+``select_and_gather_add``; sum is linear and transposes to a padded
+``reduce_window_sum``, as a convolution transposes.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from openjax._src import dtypes, tree_util
+from openjax._src.core import Primitive, ShapedArray, get_aval, is_concrete, to_concrete_value
+from openjax._src.primitives import _reduce_computation as _rc
+from openjax._src.primitives import _reduce_lowering as _lw
+from openjax._src.primitives import _window_util as _wu
+from openjax._src.primitives import elementwise as _ew
+from openjax._src.primitives import shape as _shape
+from openjax._src.primitives._util import in_float32, quiet
+from openjax._src.primitives._window_lowering import lower_reduce_window
+from openjax._src.primitives.ad_util import Zero, deflinear, defjvp, instantiate_zeros
+from openjax._src.primitives.batch_util import axis_size, bdim_at_front
+from openjax._src.primitives.convert import lower_convert
+from openjax._src.primitives.select_and_gather import select_and_gather_add
+
+__all__ = ["reduce_window", "reduce_window_p", "reduce_window_sum_p", "reduce_window_max_p",
+           "reduce_window_min_p", "reduce_window_shape_tuple"]
+
+_WINDOW_PARAMS = ("window_dimensions", "window_strides", "padding", "base_dilation",
+                  "window_dilation")
+
+
+def _window_args(params: dict) -> tuple:
+  return tuple(params[k] for k in _WINDOW_PARAMS)
+
+
+def _with_unit_axis(params: dict, axis: int) -> dict:
+  """Window parameters for an operand with a new axis at ``axis`` that every
+  window covers with extent 1 (how batching maps a windowed reduction)."""
+  unit = {"window_dimensions": 1, "window_strides": 1, "padding": (0, 0),
+          "base_dilation": 1, "window_dilation": 1}
+  out = dict(params)
+  for k, v in unit.items():
+    vals = list(params[k])
+    vals.insert(axis, v)
+    out[k] = tuple(vals)
+  return out
+
+
+def reduce_window_shape_tuple(operand_shape, window_dimensions, window_strides, padding,
+                              base_dilation=None, window_dilation=None) -> tuple[int, ...]:
+  """The shape of a windowed reduction of an operand of ``operand_shape``."""
+  ones = (1,) * len(operand_shape)
+  return _wu.window_shape(tuple(operand_shape), tuple(window_dimensions),
+                          tuple(window_strides), _wu.pads_tuple("reduce_window_shape_tuple",
+                                                                padding),
+                          ones if base_dilation is None else tuple(base_dilation),
+                          ones if window_dilation is None else tuple(window_dilation))
+
+
+def _window_cost(x, *, avals_out, window_dimensions, **_):
+  size = int(np.prod(window_dimensions, dtype=np.int64))
+  return {"flops": float(int(np.prod(avals_out[0].shape, dtype=np.int64)) * max(size - 1, 1))}
+
+
+# ------------------------------------------------ sum / max / min (monoids)
+reduce_window_sum_p = Primitive("reduce_window_sum", kind="linear")
+reduce_window_max_p = Primitive("reduce_window_max")
+reduce_window_min_p = Primitive("reduce_window_min")
+
+_MONOIDS = {
+    reduce_window_sum_p: ("add", lambda dt: np.zeros((), dt)),
+    reduce_window_max_p: ("max", _wu.max_identity),
+    reduce_window_min_p: ("min", _wu.min_identity),
+}
+_NUMPY_REDUCERS = {"add": np.sum, "max": np.max, "min": np.min}
+
+
+def _monoid_impl(kind: str, identity):
+  @quiet
+  def impl(x, *, window_dimensions, window_strides, padding, base_dilation, window_dilation):
+    xc, dt = in_float32(x)
+    w = _wu.window_view(xc, identity(xc.dtype), window_dimensions, window_strides, padding,
+                        base_dilation, window_dilation)
+    axes = tuple(range(x.ndim, 2 * x.ndim))
+    if kind == "add":
+      out = np.sum(w, axis=axes, dtype=xc.dtype)
+    else:
+      out = _NUMPY_REDUCERS[kind](w, axis=axes, initial=identity(xc.dtype))
+    return [np.asarray(out).astype(dt)]
+  return impl
+
+
+def _monoid_abstract_eval(name: str):
+  def rule(x, *, window_dimensions, window_strides, padding, base_dilation, window_dilation):
+    if name == "reduce_window_sum" and not dtypes.issubdtype(x.dtype, np.number):
+      raise TypeError("operand to reduce_window_sum must have a number dtype, got "
+                      f"{np.dtype(x.dtype).name}")
+    shape = _wu.reduce_window_shape(name, x, window_dimensions, window_strides, padding,
+                                    base_dilation, window_dilation)
+    return [ShapedArray(shape, x.dtype, x.weak_type)]
+  return rule
+
+
+def _monoid_batch(prim: Primitive):
+  def rule(vals, dims, **params):
+    (x,), (d,) = vals, dims
+    return prim.bind(x, **_with_unit_axis(params, d)), [d]
+  return rule
+
+
+def _monoid_lower(kind: str, identity):
+  def rule(ctx, x, **params):
+    aval, out = ctx.avals_in[0], ctx.avals_out[0]
+    acc = _lw.acc_dtype(aval.dtype)
+    init = np.asarray(identity(acc)).astype(acc)
+    flip = None
+    if dtypes.kind(acc) == "u":
+      # IREE cannot compile reduce_window on unsigned integers: reduce the
+      # bits as the signed type of the same width (wrapping sums agree; for
+      # max/min the flipped top bit makes signed order the unsigned order).
+      sdt = np.dtype(f"i{acc.itemsize}")
+      x = ctx.op("stablehlo.bitcast_convert", [x], ctx.tensor_type(aval.shape, sdt))
+      init = init.view(sdt)
+      if kind != "add":
+        flip = np.iinfo(sdt).min
+        x = _lw.binary(ctx, "xor", x, ctx.full(flip, aval.shape, sdt))
+        init = init ^ flip
+      acc = sdt
+    else:
+      x = lower_convert(ctx, x, aval.dtype, acc)
+    body = _lw.scalar_region(ctx, acc, _lw.combiner(kind, acc))
+    y = lower_reduce_window(ctx, [x], [ctx.constant(init)], body,
+                             [ctx.tensor_type(out.shape, acc)], *_window_args(params))[0]
+    if dtypes.kind(aval.dtype) == "u":
+      if flip is not None:
+        y = _lw.binary(ctx, "xor", y, ctx.full(flip, out.shape, acc))
+      return [ctx.op("stablehlo.bitcast_convert", [y], ctx.aval_type(out))]
+    return [lower_convert(ctx, y, acc, out.dtype)]
+  return rule
+
+
+for _p, (_kind, _identity) in _MONOIDS.items():
+  _p.def_impl(_monoid_impl(_kind, _identity))
+  _p.def_abstract_eval(_monoid_abstract_eval(_p.name))
+  _p.def_batch(_monoid_batch(_p))
+  _p.def_lower(_monoid_lower(_kind, _identity))
+  _p.def_cost(_window_cost)
+
+
+def _reduce_window_sum_transpose(ct, x, *, window_dimensions, window_strides, padding,
+                                 base_dilation, window_dilation):
+  # The transpose of a windowed sum is a windowed sum over the cotangent
+  # spread back onto the dilated input grid (strides become holes), padded
+  # so that every input position sees each window that covered it; a
+  # stride of ``base_dilation`` then keeps only the real input positions.
+  in_shape = x.aval.shape
+  ct_shape = get_aval(ct).shape
+  in_span = _wu.dilate_shape(in_shape, base_dilation)
+  win_span = _wu.dilate_shape(window_dimensions, window_dilation)
+  ct_span = _wu.dilate_shape(ct_shape, window_strides)
+  config = []
+  for n, w, c, (lo, _), s in zip(in_span, win_span, ct_span, padding, window_strides):
+    before = w - lo - 1
+    after = n + w - 1 - c - before
+    config.append((before, after, s - 1))
+  padded = _shape.pad(ct, np.zeros((), get_aval(ct).dtype), config)
+  ones = (1,) * len(in_shape)
+  out = reduce_window_sum_p.bind1(padded, window_dimensions=tuple(window_dimensions),
+                                  window_strides=tuple(base_dilation),
+                                  padding=((0, 0),) * len(in_shape), base_dilation=ones,
+                                  window_dilation=tuple(window_dilation))
+  return [out]
+
+
+deflinear(reduce_window_sum_p, _reduce_window_sum_transpose)
+
+
+def _chooser_jvp(select_prim):
+  def jvp(g, x, **params):
+    return select_and_gather_add(g, x, select_prim, *_window_args(params))
+  return jvp
+
+
+defjvp(reduce_window_max_p, _chooser_jvp(_ew.ge_p))
+defjvp(reduce_window_min_p, _chooser_jvp(_ew.le_p))
+
+
+# ------------------------------------------------ reduce_window (generic)
+reduce_window_p = Primitive("reduce_window", multiple_results=True)
+
+
+def _split(args):
+  k = len(args) // 2
+  return args[:k], args[k:]
+
+
+@reduce_window_p.def_impl
+def _reduce_window_impl(*args, jaxpr, consts, **params):
+  operands, inits = _split(args)
+  views = [_wu.windows(x, i, *_window_args(params)) for x, i in zip(operands, inits)]
+  out_shape, size = views[0].shape[:-1], views[0].shape[-1]
+  m = int(np.prod(out_shape, dtype=np.int64))
+  xs = [v.reshape(m, size).T for v in views]
+  outs = _rc.tree_reduce_np(jaxpr, xs, inits)
+  return [o.reshape(out_shape) for o in outs]
+
+
+@reduce_window_p.def_abstract_eval
+def _reduce_window_abstract_eval(*avals, jaxpr, consts, **params):
+  operands, inits = _split(avals)
+  if any(o.dtype != i.dtype for o, i in zip(operands, inits)):
+    raise TypeError("reduce_window got inconsistent dtypes for operands and init_values: got "
+                    f"operand dtypes {[o.dtype for o in operands]} and init_value dtypes "
+                    f"{[i.dtype for i in inits]}.")
+  if any(i.ndim != 0 for i in inits):
+    raise TypeError("reduce_window expected init_values to be scalars but init_values have "
+                    f"shapes {[i.shape for i in inits]}.")
+  if any(o.shape != operands[0].shape for o in operands):
+    raise TypeError("reduce_window operands must have equal shapes, got "
+                    f"{', '.join(o.str_short() for o in operands)}")
+  shape = _wu.reduce_window_shape("reduce_window", operands[0], *_window_args(params))
+  return [ShapedArray(shape, o.dtype) for o in operands]
+
+
+@reduce_window_p.def_jvp
+def _reduce_window_jvp(primals, tangents, *, jaxpr, consts, **params):
+  # Every window position as one strided slice of the padded, dilated
+  # operand, stacked on a new leading axis and tree-reduced in (primal,
+  # tangent) pairs: slices, pads and the computation's JVP, all of which
+  # transpose, so reverse mode works too.
+  operands, inits = _split(primals)
+  t_ops, t_inits = _split(tangents)
+  if any(type(t) is not Zero for t in t_inits):
+    raise TypeError("reduce_window jvp does not support non-zero init_value_tangent.")
+  window_dimensions, window_strides, padding, base_dilation, window_dilation = \
+      _window_args(params)
+  out_shape = _wu.reduce_window_shape("reduce_window", get_aval(operands[0]),
+                                      *_window_args(params))
+  m = int(np.prod(out_shape, dtype=np.int64))
+  config = [(lo, hi, d - 1) for (lo, hi), d in zip(padding, base_dilation)]
+
+  def stacked(x, fill):
+    xp = _shape.pad(x, fill, config)
+    rows = []
+    for offset in _wu.window_offsets(window_dimensions):
+      starts = [k * r for k, r in zip(offset, window_dilation)]
+      limits = [s0 + (n - 1) * s + 1 for s0, n, s in zip(starts, out_shape, window_strides)]
+      rows.append(_shape.reshape(_shape.slice(xp, starts, limits, window_strides), (1, m)))
+    return _shape.concatenate(rows, 0)
+
+  xs, ts = [], []
+  for x, t, i in zip(operands, t_ops, inits):
+    dt = get_aval(x).dtype
+    xs.append(stacked(x, i))
+    ts.append(stacked(instantiate_zeros(t), np.zeros((), dt))
+              if _rc.differentiable(dt) else None)
+  outs, t_outs = _rc.tree_reduce_jvp(jaxpr, xs, ts, inits)
+  outs = [_shape.reshape(o, out_shape) for o in outs]
+  t_outs = [_rc.tangent_or_zero(None if t is None else _shape.reshape(t, out_shape),
+                                get_aval(o)) for t, o in zip(t_outs, outs)]
+  return outs, t_outs
+
+
+@reduce_window_p.def_batch
+def _reduce_window_batch(vals, dims, *, jaxpr, consts, **params):
+  operands, inits = _split(vals)
+  op_dims, init_dims = _split(dims)
+  if any(d is not None for d in init_dims):
+    raise NotImplementedError("reduce_window batching is not implemented for initial values")
+  size = axis_size(operands, op_dims)
+  operands = [bdim_at_front(x, d, size) for x, d in zip(operands, op_dims)]
+  outs = reduce_window_p.bind(*operands, *inits, jaxpr=jaxpr, consts=consts,
+                              **_with_unit_axis(params, 0))
+  return outs, [0] * len(outs)
+
+
+@reduce_window_p.def_lower
+def _reduce_window_lower(ctx, *args, jaxpr, consts, **params):
+  operands, inits = _split(args)
+  _, init_avals = _split(ctx.avals_in)
+  scalars = [ctx.aval_type(ShapedArray((), a.dtype)) for a in init_avals]
+  with ctx.region(scalars + scalars) as body:
+    ctx.ret(ctx.lower_jaxpr_inline(jaxpr, body.args))
+  return lower_reduce_window(ctx, operands, inits, body,
+                              [ctx.aval_type(a) for a in ctx.avals_out], *_window_args(params))
+
+
+reduce_window_p.def_cost(_window_cost)
+
+
+# ------------------------------------------------------------------ wrapper
+def _monoid_window_primitive(computation, inits):
+  """The monoid primitive for ``computation`` when JAX picks one: ``lax.add``,
+  ``lax.max`` or ``lax.min`` with its (concrete, scalar) identity."""
+  if len(inits) != 1:
+    return None
+  x, = inits
+  aval = get_aval(x)
+  if aval.shape != () or not is_concrete(x):
+    return None
+  val = np.asarray(to_concrete_value(x))
+  if computation is _ew.add:
+    return reduce_window_sum_p if val == 0 else None
+  if computation is _ew.max:
+    return reduce_window_max_p if val == _wu.max_identity(aval.dtype) else None
+  if computation is _ew.min:
+    return reduce_window_min_p if val == _wu.min_identity(aval.dtype) else None
+  return None
+
+
+def reduce_window(operand, init_value, computation, window_dimensions, window_strides=None,
+                  padding="VALID", base_dilation=None, window_dilation=None):
+  """Reduce every window of ``operand`` with ``computation``.
+
+  ``operand`` and ``init_value`` are pytrees of the same structure (arrays of
+  one shape; scalars of their dtypes). Windows have extent
+  ``window_dimensions`` and move by ``window_strides`` (default 1) over the
+  operand after ``base_dilation`` (holes between its elements) and
+  ``padding``: ``'VALID'``, ``'SAME'``, ``'SAME_LOWER'`` or ``(low, high)``
+  pairs; ``window_dilation`` spreads a window's elements apart. Places that
+  are not operand elements hold the init value. ``lax.add`` with 0 and
+  ``lax.max``/``lax.min`` with their identities become ``reduce_window_sum``,
+  ``reduce_window_max`` and ``reduce_window_min``.
+  """
+  flat_ops, op_tree = tree_util.tree_flatten(operand)
+  flat_inits, init_tree = tree_util.tree_flatten(init_value)
+  if op_tree != init_tree:
+    raise ValueError("Operands must have the same tree structure as init_values: "
+                     f"{op_tree} vs. {init_tree}")
+  if len(flat_ops) != len(flat_inits):
+    raise ValueError("Must have same total number of operands as init_values: "
+                     f" {len(flat_ops)} vs. {len(flat_inits)}")
+  if not flat_ops:
+    raise ValueError("reduce_window must have at least one operand.")
+  fun = "reduce_window"
+  window_dimensions = _wu.int_tuple(fun, "window_dimensions", window_dimensions)
+  ones = (1,) * len(window_dimensions)
+  window_strides = ones if window_strides is None else \
+      _wu.int_tuple(fun, "window_strides", window_strides)
+  base_dilation = ones if base_dilation is None else \
+      _wu.int_tuple(fun, "base_dilation", base_dilation)
+  window_dilation = ones if window_dilation is None else \
+      _wu.int_tuple(fun, "window_dilation", window_dilation)
+  if isinstance(padding, str):
+    span = _wu.dilate_shape(window_dimensions, window_dilation)
+    padding = _wu.padtype_to_pads(fun, get_aval(flat_ops[0]).shape, span, window_strides,
+                                  padding)
+  else:
+    padding = _wu.pads_tuple(fun, padding)
+  params = dict(window_dimensions=window_dimensions, window_strides=window_strides,
+                padding=padding, base_dilation=base_dilation, window_dilation=window_dilation)
+  monoid = _monoid_window_primitive(computation, flat_inits)
+  if monoid is not None:
+    return tree_util.tree_unflatten(op_tree, [monoid.bind1(flat_ops[0], **params)])
+  init_avals = [get_aval(i) for i in flat_inits]
+  closed, out_tree = _rc.trace_computation("lax.reduce_window", computation, init_avals,
+                                           init_tree)
+  if out_tree != op_tree:
+    raise ValueError("reduce_window output must have the same tree structure as the operands"
+                     f" {op_tree} vs. {out_tree}")
+  outs = reduce_window_p.bind(*flat_ops, *flat_inits, jaxpr=closed, consts=tuple(closed.consts),
+                              **params)
+  return tree_util.tree_unflatten(out_tree, outs)
