@@ -271,6 +271,10 @@ def _conv_general_dilated_abstract_eval(lhs, rhs, *, window_strides, padding, lh
     _check_dilation(dil)
   lhs_c = _canonical_order(lhs.shape, lhs_spec)
   rhs_c = _canonical_order(rhs.shape, rhs_spec)
+  if 0 in rhs_c[2:]:
+    raise ValueError("conv_general_dilated: every spatial dimension of the window (rhs) "
+                     f"must be positive, got rhs {rhs.str_short()} with spatial sizes "
+                     f"{rhs_c[2:]}.")
   lhs_d = lhs_c[:2] + tuple(_conv_rules.dilated_size(n, d)
                             for n, d in zip(lhs_c[2:], lhs_dilation))
   rhs_d = rhs_c[:2] + tuple(_conv_rules.dilated_size(n, d)
@@ -317,32 +321,35 @@ def _merge_axes(x, axis: int):
   return reshape(x, shape[:axis] + (shape[axis] * shape[axis + 1],) + shape[axis + 2:])
 
 
-def _move_axis(x, src: int, dst: int):
-  nd = get_aval(x).ndim
-  if src == dst:
-    return x
-  perm = [i for i in range(nd) if i != src]
+def _move_and_merge(x, src: int, dst: int):
+  """Move axis ``src`` of ``x`` to position ``dst`` (of the axes without it)
+  and merge it into the axis that follows it there, as the major part: one
+  ``reshape`` with ``dimensions``."""
+  shape = get_aval(x).shape
+  perm = [i for i in range(len(shape)) if i != src]
   perm.insert(dst, src)
-  return transpose(x, tuple(perm))
+  moved = [shape[i] for i in perm]
+  merged = tuple(moved[:dst]) + (moved[dst] * moved[dst + 1],) + tuple(moved[dst + 2:])
+  return reshape(x, merged, tuple(perm))
 
 
 def _fold_axis(x, src: int, dst: int):
   """Merge axis ``src`` into axis ``dst`` (both numbered in ``x``) as its major
   part; the merged axis takes ``dst``'s place once ``src`` is gone."""
-  order = [i for i in range(get_aval(x).ndim) if i != src]
-  pos = order.index(dst)
-  return _merge_axes(_move_axis(x, src, pos), pos)
+  return _move_and_merge(x, src, dst - (src < dst))
 
 
 def _fold_batch(x, bdim: int, axis: int, groups: int = 1):
   """Fold the vmapped axis ``bdim`` into ``axis`` (numbered without ``bdim``).
   The merged axis is laid out (groups, vmapped, size // groups), so each of
   ``groups`` contiguous groups of ``axis`` stays contiguous."""
-  x = _move_axis(x, bdim, 0)
   if groups == 1:
-    return _fold_axis(x, 0, axis + 1)
-  x = _split_axis(x, axis + 1, groups)
-  return _merge_axes(_fold_axis(x, 0, axis + 2), axis)
+    return _move_and_merge(x, bdim, axis)
+  target = axis + (bdim <= axis)
+  x = _split_axis(x, target, groups)
+  # Without the vmapped axis, the groups sit at ``axis`` and the rest after them.
+  x = _move_and_merge(x, bdim + (bdim > target), axis + 1)
+  return _merge_axes(x, axis)
 
 
 def _unfold_batch(x, axis: int, size: int, groups: int = 1):
@@ -351,7 +358,12 @@ def _unfold_batch(x, axis: int, size: int, groups: int = 1):
   if groups == 1:
     return _split_axis(x, axis, size)
   x = _split_axis(_split_axis(x, axis, groups), axis + 1, size)
-  return _merge_axes(_move_axis(x, axis + 1, axis), axis + 1)
+  # (groups, size, rest) -> size first, then (groups * rest).
+  shape = get_aval(x).shape
+  perm = list(range(len(shape)))
+  perm[axis], perm[axis + 1] = axis + 1, axis
+  merged = shape[:axis] + (size, groups * shape[axis + 2]) + shape[axis + 3:]
+  return reshape(x, merged, tuple(perm))
 
 
 def _to_dtype(x, dtype):
