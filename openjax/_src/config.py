@@ -52,6 +52,7 @@ class Config:
     object.__setattr__(self, "_values", {})
     object.__setattr__(self, "_local", _ThreadLocalOverrides())
     object.__setattr__(self, "_listeners", [])
+    object.__setattr__(self, "_generation", 0)
 
   def define(self, name: str, default: Any, help: str = "", *,
              validator: Callable[[Any], Any] | None = None,
@@ -70,6 +71,7 @@ class Config:
     if flag.validator is not None:
       value = flag.validator(value)
     self._values[name] = value
+    object.__setattr__(self, "_generation", self._generation + 1)
     if flag.on_change is not None:
       flag.on_change(value)
     for listener in self._listeners:
@@ -117,6 +119,14 @@ class Config:
   def add_listener(self, fn: Callable[[str], None]) -> None:
     """Call ``fn(name)`` after any flag changes (used to invalidate caches)."""
     self._listeners.append(fn)
+
+  def state_key(self):
+    """A cheap hashable value that changes whenever any flag's value in this
+    thread may have changed (for fast-path caches keyed on all flags)."""
+    local = self._local.values
+    if not local:
+      return self._generation
+    return (self._generation, tuple(local.items()))
 
   def values_snapshot(self) -> tuple:
     """Flags that change what a traced program means, for cache keys."""

@@ -17,16 +17,16 @@ from typing import Any, Callable, Sequence
 
 from openjax._src import tree_util
 from openjax._src.api.shapes import ShapeDtypeStruct, abstractify, to_shape_dtype_struct
-from openjax._src.config import config
+from openjax._src.config import _env_bool, config
 from openjax._src.api.aot import Lowered
-from openjax._src.core import ClosedJaxpr, Jaxpr, Tracer, eval_trace, trace_state
+from openjax._src.core import ClosedJaxpr, Jaxpr, Tracer, eval_jaxpr, eval_trace, trace_state
 from openjax._src.interpreters.staging import DebugInfo, flat_arg_names, trace_to_jaxpr
 from openjax._src.primitives.closed_call import jit_executor, jit_p
 from openjax._src.primitives.collectives import current_axis_env, extend_axis_env
 from openjax._src.runtime import compiler as _compiler
 from openjax._src.runtime.array import Array
-from openjax._src.runtime.pipeline import (compile_lowered, executable_for_jaxpr,
-                                           lower_closed_jaxpr)
+from openjax._src.runtime.pipeline import (background, cached_executable, compile_lowered,
+                                           executable_for_jaxpr, lower_closed_jaxpr)
 
 _EXECUTORS = ("iree", "interpreter")
 
@@ -38,10 +38,14 @@ def _check_executor(value):
   return value
 
 
-config.define("openjax_executor", _check_executor(os.environ.get("OPENJAX_EXECUTOR",
-                                                                 "interpreter")),
+config.define("openjax_executor", _check_executor(os.environ.get("OPENJAX_EXECUTOR", "iree")),
               "How jitted functions run: 'iree' (compile with IREE) or 'interpreter' "
-              "(evaluate the jaxpr op by op).", validator=_check_executor)
+              "(evaluate the jaxpr op by op, for debugging).", validator=_check_executor)
+config.define("openjax_tiered_compilation",
+              _env_bool("OPENJAX_TIERED_COMPILATION", True),
+              "Compile new jitted functions in a background thread and run their first "
+              "calls with the jaxpr interpreter until the executable is ready (a function "
+              "found in the compilation cache runs compiled at once).", validator=bool)
 
 _all_jitted: "weakref.WeakSet[JitWrapped]" = weakref.WeakSet()
 
@@ -120,7 +124,8 @@ class _HashableStatic:
 
 
 class _CacheEntry:
-  __slots__ = ("closed_jaxpr", "out_tree", "hoisted", "lowered", "executable")
+  __slots__ = ("closed_jaxpr", "out_tree", "hoisted", "lowered", "executable", "pending",
+               "single")
 
   def __init__(self, closed_jaxpr, out_tree, hoisted):
     self.closed_jaxpr = closed_jaxpr
@@ -128,6 +133,11 @@ class _CacheEntry:
     self.hoisted = hoisted
     self.lowered = None      # LoweredModule, made on first compiled call or lower()
     self.executable = None   # Executable, made on first compiled call
+    self.pending = None      # Future of a background compile (tiered execution)
+    self.single = out_tree.num_leaves == 1 and out_tree.num_nodes == 1  # one bare leaf
+
+  def unflatten(self, outs):
+    return outs[0] if self.single else tree_util.tree_unflatten(self.out_tree, outs)
 
 
 def _hoist_tracer_consts(jaxpr: Jaxpr, consts: list):
@@ -262,27 +272,59 @@ class JitWrapped:
     return (False,) * len(entry.hoisted) + tuple(flags)
 
   def __call__(self, *args, **kwargs):
+    # Fast path: positional Arrays, a compiled entry for their avals under the
+    # current flags (state_key changes with every flag, disable_jit included).
+    fast_key = None
+    if not kwargs and self._fast_ok and trace_state.trace is eval_trace:
+      fast_key = [config.state_key()]
+      for a in args:
+        if type(a) is not Array:
+          fast_key = None
+          break
+        fast_key.append(a.aval)
+      if fast_key is not None:
+        fast_key = tuple(fast_key)
+        entry = self._fast.get(fast_key)
+        if entry is not None:
+          return entry.unflatten(entry.executable.execute(args))
     if config.read("jax_disable_jit"):
       return self.fun(*args, **kwargs)
-    fast = (self._fast_ok and not kwargs and trace_state.trace is eval_trace
-            and all(type(a) is Array for a in args))
-    if fast:
-      key = (config.values_snapshot(), tuple([a.aval for a in args]))
-      entry = self._fast.get(key)
-      if entry is not None and _compiling():
-        return tree_util.tree_unflatten(entry.out_tree, entry.executable.execute(args))
     entry, leaves, in_tree = self._get_entry(args, kwargs)
     if trace_state.trace is eval_trace and not entry.hoisted and _compiling():
-      ex = entry.executable
-      if ex is None:
-        ex = self._compile_entry(entry, in_tree, len(leaves))
-      if fast:
-        self._fast[key] = entry
-      return tree_util.tree_unflatten(entry.out_tree, ex.execute(leaves))
+      ex = entry.executable or self._executable(entry, in_tree, len(leaves))
+      if ex is None:   # compiling in the background: interpret this call
+        with config.override("openjax_executor", "interpreter"):
+          return entry.unflatten(eval_jaxpr(entry.closed_jaxpr.jaxpr,
+                                            entry.closed_jaxpr.consts, *leaves))
+      if fast_key is not None:
+        if len(self._fast) >= 64:
+          self._fast.clear()
+        self._fast[fast_key] = entry
+      return entry.unflatten(ex.execute(leaves))
     outs = jit_p.bind(*entry.hoisted, *leaves, jaxpr=entry.closed_jaxpr, name=self.name,
                       donated_invars=self._donated_invars(entry, in_tree, len(leaves)),
                       keep_unused=self.keep_unused, inline=self.inline)
-    return tree_util.tree_unflatten(entry.out_tree, outs)
+    return entry.unflatten(outs)
+
+  def _executable(self, entry, in_tree, n_leaves):
+    """The entry's executable: from the caches, compiled now, or (tiered
+    execution) None while a background compile is under way."""
+    if entry.pending is not None:
+      if not entry.pending.done():
+        return None
+      fut, entry.pending = entry.pending, None
+      entry.executable = fut.result()   # a compile error surfaces here
+      return entry.executable
+    lowered = self._lower_entry(entry, in_tree, n_leaves)
+    options = self.compiler_options or None
+    if (not config.read("openjax_tiered_compilation") or lowered.aliases
+        or any(lowered.donated_invars)):
+      entry.executable = compile_lowered(lowered, options)
+      return entry.executable
+    entry.executable = cached_executable(lowered, options)
+    if entry.executable is None:
+      entry.pending = background.submit(lowered, options)
+    return entry.executable
 
   def _lower_entry(self, entry, in_tree, n_leaves):
     if entry.lowered is None:

@@ -280,11 +280,35 @@ def compile_module(text: str, *, name: str = "module",
     event.set()
 
 
+def lookup_module(text: str, *, compiler_options: dict | None = None
+                  ) -> tuple[str, bytes] | None:
+  """``(cache key, vmfb)`` when ``text`` is already compiled (in memory or on
+  disk), else None; never compiles."""
+  flags = compile_flags(text, compiler_options)
+  key = cache_key(text, flags)
+  with _lock:
+    hit = _memory.get(key)
+    if hit is not None:
+      _memory.move_to_end(key)
+      stats["memory_hits"] += 1
+      return key, hit
+  directory = cache_dir()
+  vmfb = _disk_read(directory, key) if directory else None
+  if vmfb is None:
+    return None
+  stats["disk_hits"] += 1
+  with _lock:
+    _memory[key] = vmfb
+    if len(_memory) > _MEMORY_ENTRIES:
+      _memory.popitem(last=False)
+  return key, vmfb
+
+
 def clear_memory_cache() -> None:
   """Forget compiled modules held in memory (the disk cache stays)."""
   with _lock:
     _memory.clear()
 
 
-__all__ = ["compile_module", "compile_flags", "cache_key", "cache_dir", "CompilationError",
+__all__ = ["compile_module", "lookup_module", "compile_flags", "cache_key", "cache_dir", "CompilationError",
            "stats", "clear_memory_cache", "BASE_FLAGS", "X64_FLAGS", "COMPILER_VERSION"]

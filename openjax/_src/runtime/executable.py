@@ -49,13 +49,15 @@ class Executable:
 
   def __init__(self, key: str, vmfb: bytes, in_avals: Sequence[ShapedArray],
                out_avals: Sequence[ShapedArray], name: str,
-               input_output_aliases: dict[int, int] | None = None):
+               input_output_aliases: dict[int, int] | None = None, inline: bool = False):
     self.key = key
     self.vmfb = vmfb
     self.name = name
     self.in_avals = list(in_avals)
     self.out_avals = list(out_avals)
     self.aliases = dict(input_output_aliases or {})
+    # Small computations run inline in the calling thread (see iree_device).
+    self.inline = inline
     self._loaded: dict[int, tuple] = {}
     self._load_lock = threading.Lock()
     n_in, n_out = len(self.in_avals), len(self.out_avals)
@@ -73,20 +75,22 @@ class Executable:
     self._float0_out = [a.dtype == dtypes.float0 for a in self.out_avals]
     self._any_float0_out = any(self._float0_out)
 
-  def _load(self, idev):
-    hit = self._loaded.get(id(idev))
+  def _load(self, idev, inline: bool = False):
+    slot = (id(idev), inline)
+    hit = self._loaded.get(slot)
     if hit is None:
       with self._load_lock:
-        hit = self._loaded.get(id(idev))
+        hit = self._loaded.get(slot)
         if hit is None:
           inst = vm_instance()
           module = rt.VmModule.copy_buffer(inst, self.vmfb)
-          context = rt.VmContext(inst, modules=[idev.hal_module, module])
+          hal_module = idev.inline_hal()[1] if inline else idev.hal_module
+          context = rt.VmContext(inst, modules=[hal_module, module])
           fn = module.lookup_function("main")
           if fn is None:
             raise RuntimeError(f"jit of {self.name}: compiled module has no 'main'")
           hit = (context, fn, module)
-          self._loaded[id(idev)] = hit
+          self._loaded[slot] = hit
     return hit
 
   # ---- calling ----
@@ -101,7 +105,9 @@ class Executable:
       idev = iree_device(device)
       if idev is _default_iree_device():
         device = None
-    context, fn, _ = self._loaded.get(id(idev)) or self._load(idev)
+    inline = self.inline and idev.idle()
+    slot = (id(idev), inline)
+    context, fn, _ = self._loaded.get(slot) or self._load(idev, inline)
     n_in = len(args)
     if n_in != len(self.in_avals):
       raise TypeError(f"jit of {self.name}: called with {n_in} arguments, the compiled "
@@ -134,7 +140,10 @@ class Executable:
         bv = _raw_buffer(x, self.in_avals[i], idev, keep)
       bvs[i] = bv
       lst.push_ref(bv)
-    out, signal = idev.invoke(context, fn, lst, n_in, len(self.out_avals), keep)
+    if inline:
+      out, signal = idev.invoke_inline(context, fn, lst, len(self.out_avals))
+    else:
+      out, signal = idev.invoke(context, fn, lst, n_in, len(self.out_avals), keep)
     get = out.get_as_object
     if self._any_float0_out:
       results = [make_array(np.zeros(aval.shape, dtypes.float0)) if z

@@ -8,8 +8,10 @@ jaxpr object.
 """
 from __future__ import annotations
 
+import atexit
 import threading
 import warnings
+from concurrent.futures import Future
 import weakref
 from typing import Sequence
 
@@ -18,6 +20,7 @@ from iree.compiler.api import Session
 
 from openjax._src.core import ClosedJaxpr
 from openjax._src.lowering import lower_jaxpr_to_module, plan_donation
+from openjax._src.lowering.cost import cost_analysis
 from openjax._src.runtime import compiler
 from openjax._src.runtime.executable import Executable
 
@@ -52,6 +55,22 @@ def lower_closed_jaxpr(closed_jaxpr: ClosedJaxpr, name: str,
   return LoweredModule(text, name, closed_jaxpr, aliases, donated)
 
 
+# A computation this small finishes sooner inline in the calling thread than
+# the task queue can wake a worker for it (~20-40 us; see iree_device).
+_INLINE_MAX_FLOPS = 2e5
+_INLINE_MAX_BYTES = 1 << 18
+
+
+def runs_inline(closed_jaxpr: ClosedJaxpr) -> bool:
+  """Whether a compiled ``closed_jaxpr`` should run inline (small work)."""
+  try:
+    cost = cost_analysis(closed_jaxpr)
+  except Exception:  # noqa: BLE001 - no estimate: use the task queue
+    return False
+  work = cost.get("flops", 0.0) + 10 * cost.get("transcendentals", 0.0)
+  return work <= _INLINE_MAX_FLOPS and cost.get("bytes accessed", 0.0) <= _INLINE_MAX_BYTES
+
+
 _executables: dict[str, Executable] = {}
 _exec_lock = threading.Lock()
 
@@ -60,12 +79,81 @@ def compile_lowered(lowered: LoweredModule, compiler_options: dict | None = None
   """Compile (or fetch from the caches) and load a lowered module."""
   key, vmfb = compiler.compile_module(lowered.text, name=lowered.name,
                                       compiler_options=compiler_options)
+  return _executable(lowered, key, vmfb)
+
+
+def cached_executable(lowered: LoweredModule,
+                      compiler_options: dict | None = None) -> Executable | None:
+  """The executable of ``lowered`` if it is compiled already (memory or disk
+  cache), else None (nothing is compiled)."""
+  hit = compiler.lookup_module(lowered.text, compiler_options=compiler_options)
+  return None if hit is None else _executable(lowered, *hit)
+
+
+class _BackgroundCompiler:
+  """One worker thread compiling modules (IREE's in-process compiler releases
+  the GIL). At exit, queued requests are dropped and the one in progress is
+  awaited, so no compile runs while the interpreter is torn down."""
+
+  def __init__(self):
+    self._lock = threading.Lock()
+    self._queue: list = []
+    self._wake = threading.Condition(self._lock)
+    self._thread = None
+    self._closed = False
+
+  def submit(self, lowered: LoweredModule, compiler_options: dict | None) -> Future:
+    fut: Future = Future()
+    with self._lock:
+      if self._closed:
+        fut.set_exception(RuntimeError("openjax: the interpreter is shutting down"))
+        return fut
+      self._queue.append((fut, lowered, compiler_options))
+      if self._thread is None:
+        self._thread = threading.Thread(target=self._run, name="openjax-compile", daemon=True)
+        self._thread.start()
+        atexit.register(self.close)
+      self._wake.notify()
+    return fut
+
+  def _run(self) -> None:
+    while True:
+      with self._lock:
+        while not self._queue and not self._closed:
+          self._wake.wait()
+        if self._closed:
+          return
+        fut, lowered, options = self._queue.pop(0)
+      if not fut.set_running_or_notify_cancel():
+        continue
+      try:
+        fut.set_result(compile_lowered(lowered, options))
+      except BaseException as e:  # noqa: BLE001 - delivered to the caller
+        fut.set_exception(e)
+
+  def close(self) -> None:
+    with self._lock:
+      self._closed = True
+      pending, self._queue = self._queue, []
+      self._wake.notify_all()
+      thread = self._thread
+    for fut, _, _ in pending:
+      fut.cancel()
+    if thread is not None:
+      thread.join()
+
+
+background = _BackgroundCompiler()
+
+
+def _executable(lowered: LoweredModule, key: str, vmfb: bytes) -> Executable:
   with _exec_lock:
     ex = _executables.get(key)
     if ex is None:
       jaxpr = lowered.closed_jaxpr.jaxpr
       ex = Executable(key, vmfb, [v.aval for v in jaxpr.invars],
-                      [v.aval for v in jaxpr.outvars], lowered.name, lowered.aliases)
+                      [v.aval for v in jaxpr.outvars], lowered.name, lowered.aliases,
+                      inline=runs_inline(lowered.closed_jaxpr))
       if len(_executables) > 1024:
         _executables.clear()
       _executables[key] = ex
@@ -116,5 +204,6 @@ def pretty_text(text: str) -> str:
     return str(mod)
 
 
-__all__ = ["LoweredModule", "lower_closed_jaxpr", "compile_lowered", "executable_for_jaxpr",
+__all__ = ["LoweredModule", "lower_closed_jaxpr", "compile_lowered", "cached_executable",
+           "background", "runs_inline", "executable_for_jaxpr",
            "parse_module", "pretty_text"]

@@ -1,0 +1,159 @@
+"""Tiered execution (a new jitted function runs through the interpreter while
+IREE compiles it in a background thread; a cache hit runs compiled at once)
+and inline execution of small executables on the ``local-sync`` device."""
+import json
+import pathlib
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import openjax as jax
+import openjax.numpy as jnp
+from openjax._src.config import config
+from openjax._src.runtime import compiler
+from openjax._src.runtime.iree_device import iree_device
+from openjax._src.runtime.pipeline import runs_inline
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def tiered(tmp_path):
+  compiler.clear_memory_cache()
+  with config.override("openjax_executor", "iree"), \
+       config.override("openjax_tiered_compilation", True), \
+       config.override("jax_compilation_cache_dir", str(tmp_path / "cache")):
+    yield tmp_path / "cache"
+  compiler.clear_memory_cache()
+
+
+def _entry(f):
+  (entry,) = f._cache.values()
+  return entry
+
+
+def test_first_call_interprets_while_compiling(tiered):
+  x = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
+
+  @jax.jit
+  def f(x):
+    return jnp.tanh(x * 3.0 + 1.0).sum(axis=0)
+
+  expected = np.tanh(x * 3.0 + 1.0).sum(axis=0)
+  first = f(x)
+  entry = _entry(f)
+  assert entry.executable is not None or entry.pending is not None
+  np.testing.assert_allclose(np.asarray(first), expected, rtol=1e-6)
+  if entry.pending is not None:
+    entry.pending.result(timeout=120)     # the background compile finishes
+  second = f(x)
+  assert entry.executable is not None and entry.pending is None
+  np.testing.assert_allclose(np.asarray(second), expected, rtol=1e-6)
+  # Later calls take the compiled fast path.
+  xs = jnp.asarray(x)
+  np.testing.assert_allclose(np.asarray(f(xs)), expected, rtol=1e-6)
+  assert f._fast
+
+
+def test_tiered_off_compiles_before_the_first_call(tiered):
+  with config.override("openjax_tiered_compilation", False):
+    f = jax.jit(lambda x: x * 2.0 + 1.0)
+    out = f(np.arange(3, dtype=np.float32))
+  assert _entry(f).executable is not None and _entry(f).pending is None
+  np.testing.assert_array_equal(np.asarray(out), [1.0, 3.0, 5.0])
+
+
+def test_donating_functions_compile_at_once(tiered):
+  f = jax.jit(lambda x: x + 1.0, donate_argnums=0)
+  x = jnp.arange(4.0)
+  out = f(x)
+  assert _entry(f).executable is not None
+  assert x.is_deleted()
+  np.testing.assert_array_equal(np.asarray(out), [1.0, 2.0, 3.0, 4.0])
+
+
+def test_nested_jit_is_interpreted_too_while_compiling(tiered):
+  inner = jax.jit(lambda x: jnp.sin(x) * 2.0)
+  outer = jax.jit(lambda x: inner(x) + 1.0)
+  x = np.arange(5, dtype=np.float32)
+  out = outer(x)
+  np.testing.assert_allclose(np.asarray(out), np.sin(x) * 2.0 + 1.0, rtol=1e-6)
+  pending = _entry(outer).pending
+  if pending is not None:
+    pending.result(timeout=120)
+  np.testing.assert_allclose(np.asarray(outer(x)), np.sin(x) * 2.0 + 1.0, rtol=1e-6)
+
+
+_SCRIPT = textwrap.dedent("""
+    import json, sys
+    import numpy as np, openjax as jax, openjax.numpy as jnp
+    from openjax._src.runtime import compiler
+    jax.config.update("openjax_executor", "iree")
+    jax.config.update("openjax_tiered_compilation", True)
+    jax.config.update("jax_compilation_cache_dir", sys.argv[1])
+    f = jax.jit(lambda x, y: jnp.tanh(x @ y).sum())
+    x = np.ones((8, 8), np.float32)
+    out = f(x, x)
+    (entry,) = f._cache.values()
+    ready = entry.executable is not None
+    if entry.pending is not None:
+      entry.pending.result(timeout=120)
+    print(json.dumps({"compiled_at_first_call": ready, "stats": compiler.stats,
+                      "out": float(out)}))
+""")
+
+
+def _run(cache):
+  p = subprocess.run([sys.executable, "-c", _SCRIPT, str(cache)], cwd=str(REPO),
+                     capture_output=True, text=True, timeout=300)
+  assert p.returncode == 0, p.stderr
+  return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def test_a_warm_disk_cache_runs_compiled_from_the_first_call(tmp_path):
+  cold = _run(tmp_path / "cache")
+  assert cold["stats"]["compiles"] == 1
+  warm = _run(tmp_path / "cache")
+  assert warm["stats"]["compiles"] == 0 and warm["stats"]["disk_hits"] == 1
+  assert warm["compiled_at_first_call"]
+  assert warm["out"] == pytest.approx(cold["out"]) == pytest.approx(64 * np.tanh(8.0))
+
+
+# ------------------------------------------------------------ inline calls
+def test_small_executables_run_inline_and_large_ones_on_the_task_queue():
+  small = jax.jit(lambda x, y: x * y + 1).trace(jnp.float32(2), jnp.float32(3)).jaxpr
+  big = jax.jit(lambda x: x @ x).trace(jnp.ones((256, 256))).jaxpr
+  assert runs_inline(small)
+  assert not runs_inline(big)
+
+
+def test_inline_calls_wait_for_queued_work():
+  # While the task timeline is busy, a small call goes through the queue
+  # (in order) instead of running inline on a not-ready input.
+  with config.override("openjax_executor", "iree"):
+    f = jax.jit(lambda x: x * 2.0 + 1.0)
+    x = jnp.float32(3.0)
+    f(x).block_until_ready()
+    assert next(iter(f._fast.values())).executable.inline
+    hold = iree_device(jax.devices()[0])._hold_for_testing()
+    y = f(x)          # queued behind the hold
+    z = f(y)          # depends on y: must not run before it
+    assert not z.is_ready()
+    hold.release()
+    assert float(z) == 15.0
+    # Idle again: inline, ready on return.
+    w = f(z)
+    assert w.is_ready() and float(w) == 31.0
+
+
+def test_inline_results_feed_queued_calls():
+  with config.override("openjax_executor", "iree"):
+    small = jax.jit(lambda x: x + 1.0)
+    big = jax.jit(lambda a, s: (a @ a) * s)
+    a = jnp.ones((128, 128))
+    s = small(jnp.float32(1.0))
+    out = big(a, s)
+    np.testing.assert_allclose(np.asarray(out), np.full((128, 128), 256.0), rtol=1e-6)
