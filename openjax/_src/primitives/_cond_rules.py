@@ -351,6 +351,10 @@ def _bcast_to(pred, like):
   return broadcast_in_dim(pred, shape, tuple(range(get_aval(pred).ndim)))
 
 
+def _bcast_select(pred, on_true, on_false):
+  return select(_bcast_to(pred, on_true), on_true, on_false)
+
+
 @cond_p.def_batch
 def _cond_batch(vals, dims, *, axis_data, branches):
   size, name, spmd = axis_data.size, axis_data.name, axis_data.spmd_name
@@ -367,7 +371,7 @@ def _cond_batch(vals, dims, *, axis_data, branches):
       # Operands of the untaken examples carry no gradient into this branch
       # (so NaNs of a branch's derivative at inputs it never sees stay out).
       taken = eq(index, np.int32(i))
-      branch_ops = [select(_bcast_to(taken, x), x, stop_gradient(x)) for x in ops]
+      branch_ops = [_bcast_select(taken, x, stop_gradient(x)) for x in ops]
       outs_per_branch.append(eval_jaxpr(batched.jaxpr, batched.consts, *branch_ops))
     outs = [select_n(_bcast_to(index, cases[0]), *cases) for cases in zip(*outs_per_branch)]
     return outs, [0] * len(outs)
