@@ -1,5 +1,6 @@
 """``openjax.numpy``: the NumPy API on immutable openjax arrays (``jax.numpy``)."""
 from openjax._src.numpy.creation import *  # noqa: F401,F403
+from openjax._src.numpy.convolution import *  # noqa: F401,F403
 from openjax._src.numpy.indexing import *  # noqa: F401,F403
 from openjax._src.numpy.linalg_ops import *  # noqa: F401,F403
 from openjax._src.numpy.misc import *  # noqa: F401,F403
