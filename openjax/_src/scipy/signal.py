@@ -1,3 +1,117 @@
-"""jax.scipy.signal: convolutions and correlations."""
+"""jax.scipy.signal: n-dimensional convolution and cross-correlation
+(``convolve``, ``correlate``, ``convolve2d``, ``correlate2d``), each one
+``lax.conv_general_dilated`` over all axes of the inputs."""
+from __future__ import annotations
 
-__all__: list[str] = []
+import numpy as np
+
+from openjax._src import dtypes
+from openjax._src import lax
+from openjax._src.core import get_aval
+from openjax._src.numpy import util
+
+__all__ = ["convolve", "correlate", "convolve2d", "correlate2d"]
+
+_MODES = ("full", "same", "valid")
+
+
+def _conj(x):
+  return lax.conj(x) if dtypes.kind(get_aval(x).dtype) == "c" else x
+
+
+def _flip_all(x):
+  return lax.rev(x, tuple(range(get_aval(x).ndim)))
+
+
+def _convolve_nd(in1, in2, mode: str, precision):
+  """SciPy's direct n-d convolution: the smaller operand (in every axis) is
+  the kernel; ``'same'`` output has ``in1``'s shape."""
+  if mode not in _MODES:
+    raise ValueError(f"mode must be one of {list(_MODES)}")
+  in1, in2 = util.ensure_arraylike("convolve", in1, in2)
+  if np.ndim(in1) != np.ndim(in2):
+    raise ValueError("in1 and in2 must have the same number of dimensions")
+  s1, s2 = get_aval(in1).shape, get_aval(in2).shape
+  if 0 in s1 or 0 in s2:
+    raise ValueError(f"zero-size arrays not supported in convolutions, got shapes {s1} and "
+                     f"{s2}.")
+  in1, in2 = util.promote_dtypes_inexact(in1, in2)
+  no_swap = all(a >= b for a, b in zip(s1, s2))
+  swap = all(a <= b for a, b in zip(s1, s2))
+  if not (no_swap or swap):
+    raise ValueError("One input must be smaller than the other in every dimension.")
+  if swap:
+    in1, in2 = in2, in1
+  kernel_shape = get_aval(in2).shape
+  if mode == "valid":
+    padding = [(0, 0)] * len(kernel_shape)
+  elif mode == "same":
+    # Centre the window on in1's (the caller's first operand's) elements.
+    padding = [(k - 1 - (k2 - 1) // 2, k - k2 + (k2 - 1) // 2)
+               for k, k2 in zip(kernel_shape, s2)]
+  else:
+    padding = [(k - 1, k - 1) for k in kernel_shape]
+  nd = len(kernel_shape)
+  lhs = lax.expand_dims(in1, (0, 1))
+  rhs = lax.expand_dims(_flip_all(in2), (0, 1))
+  out = lax.conv_general_dilated(lhs, rhs, (1,) * nd, padding, precision=precision)
+  return lax.squeeze(out, (0, 1))
+
+
+def convolve(in1, in2, mode: str = "full", method: str = "auto", precision=None):
+  """N-dimensional convolution (``scipy.signal.convolve``).
+
+  Args:
+    in1, in2: arrays of equal rank; one must be at least as large as the
+      other in every dimension.
+    mode: ``'full'`` (default), ``'same'`` (the shape of ``in1``, centred) or
+      ``'valid'`` (only full overlaps).
+    method: ``'auto'``, ``'direct'`` or ``'fft'``. All compute the direct
+      convolution (exact up to rounding; this build has no FFT).
+    precision: passed to ``lax.conv_general_dilated``.
+  """
+  if method not in ("auto", "direct", "fft"):
+    raise ValueError(f"Got method={method!r}; expected 'auto', 'fft', or 'direct'.")
+  return _convolve_nd(in1, in2, mode, precision)
+
+
+def correlate(in1, in2, mode: str = "full", method: str = "auto", precision=None):
+  """N-dimensional cross-correlation (``scipy.signal.correlate``):
+  ``convolve(in1, flip(conj(in2)))``. Arguments as in ``convolve``."""
+  in2 = util.ensure_arraylike("correlate", in2)
+  return convolve(in1, _flip_all(_conj(in2)), mode, method=method, precision=precision)
+
+
+def _check_2d(fun: str, in1, in2, boundary, fillvalue) -> None:
+  if boundary != "fill" or fillvalue != 0:
+    raise NotImplementedError(f"{fun}() only supports boundary='fill', fillvalue=0")
+  if np.ndim(in1) != 2 or np.ndim(in2) != 2:
+    raise ValueError(f"{fun}() only supports 2-dimensional inputs.")
+
+
+def convolve2d(in1, in2, mode: str = "full", boundary: str = "fill", fillvalue=0,
+               precision=None):
+  """2-D convolution (``scipy.signal.convolve2d``); only ``boundary='fill'``
+  with ``fillvalue=0`` (zero padding) is supported. ``mode`` as in
+  ``convolve``."""
+  _check_2d("convolve2d", in1, in2, boundary, fillvalue)
+  return _convolve_nd(in1, in2, mode, precision)
+
+
+def correlate2d(in1, in2, mode: str = "full", boundary: str = "fill", fillvalue=0,
+                precision=None):
+  """2-D cross-correlation (``scipy.signal.correlate2d``); only
+  ``boundary='fill'`` with ``fillvalue=0`` is supported. ``mode`` as in
+  ``convolve``."""
+  _check_2d("correlate2d", in1, in2, boundary, fillvalue)
+  in1, in2 = util.ensure_arraylike("correlate2d", in1, in2)
+  s1, s2 = get_aval(in1).shape, get_aval(in2).shape
+  swap = all(a <= b for a, b in zip(s1, s2))
+  same_shape = s1 == s2
+  # correlate2d(a, b) = flip(convolve(flip(a), conj(b))); SciPy swaps the
+  # operands when in1 is the smaller one (for 'valid' and 'full'), which
+  # reads the result backwards and conjugated instead.
+  if mode == "same" or not swap or (mode == "valid" and same_shape):
+    return _flip_all(_convolve_nd(_flip_all(in1), _conj(in2), mode, precision))
+  out = _convolve_nd(_flip_all(in2), _conj(in1), mode, precision)
+  return out if mode == "valid" else _conj(out)
