@@ -37,7 +37,8 @@ class OpRow:
     canonicalised dtype (e.g. jnp.mean of ints); ``check_dtype=False`` skips.
   atol/rtol: tolerances overriding the per-dtype defaults.
   jit/vmap/grad/compile: which columns apply (grad: differentiable in float
-    args; compile: the IREE-compiled column).
+    args; compile: the IREE-compiled column); vjp=False keeps only the JVP
+    half of the grad column (forward-mode-only functions: while_loop).
   """
   name: str
   fn: Callable
@@ -50,6 +51,7 @@ class OpRow:
   jit: bool = True
   vmap: bool = True
   grad: bool = False
+  vjp: bool = True
   compile: bool = True   # False only where IREE cannot run it (say why in a comment)
 
   def __repr__(self):

@@ -120,7 +120,8 @@ def partial_eval_jaxpr(jaxpr: Jaxpr, in_unknowns: Sequence[bool]):
   unknown, except a jit call with known and unknown inputs, which is split in
   two the same way (recursively), so its known outputs stay known, and a
   primitive with a ``partial_eval_jaxpr_custom(eqn, unknowns) -> (known_eqn,
-  unknown_eqn, out_unknowns)`` splitter (remat). Returns
+  unknown_eqn, out_unknowns)`` splitter (remat, while; known_eqn None: nothing
+  is known). Returns
   (known, unknown, out_unknowns, num_residuals)."""
   unknown_vars: set[Var] = {v for v, u in zip(jaxpr.invars, in_unknowns) if u}
   known_eqns, unknown_eqns = [], []
@@ -133,7 +134,8 @@ def partial_eval_jaxpr(jaxpr: Jaxpr, in_unknowns: Sequence[bool]):
       split = (_split_jit_eqn if eqn.primitive is jit_p
                else eqn.primitive.partial_eval_jaxpr_custom)
       known_eqn, unknown_eqn, out_unknowns = split(eqn, unknown_in)
-      known_eqns.append(known_eqn)
+      if known_eqn is not None:
+        known_eqns.append(known_eqn)
       unknown_eqns.append(unknown_eqn)
       unknown_vars.update(v for v, u in zip(eqn.outvars, out_unknowns) if u)
     else:

@@ -21,11 +21,15 @@ import numpy as np
 
 from openjax._src import dtypes, tree_util
 from openjax._src.config import config
-from openjax._src.core import (ClosedJaxpr, Jaxpr, JaxprTypeError, Literal, Primitive,
+from openjax._src.core import (ClosedJaxpr, Jaxpr, JaxprEqn, JaxprTypeError, Literal, Primitive,
                                ShapedArray, Tracer, Var, array_hooks, canonical_value,
-                               eval_jaxpr, get_aval, jaxpr_transforms)
+                               eval_jaxpr, get_aval, jaxpr_transforms, set_current_trace)
 from openjax._src.errors import ConcretizationTypeError
+from openjax._src.primitives import _reduce_lowering as rl
+from openjax._src.primitives.ad_util import Zero, instantiate_zeros, tangent_aval
+from openjax._src.primitives.batch_util import moveaxis
 from openjax._src.primitives.convert import convert_element_type
+from openjax._src.primitives.shape import broadcast_in_dim
 
 while_p = Primitive("while", multiple_results=True)
 
@@ -268,29 +272,46 @@ def _fresh_jaxpr(jaxpr: Jaxpr, invars=None, outvars=None) -> Jaxpr:
 class _NumpyProgram:
   """A jaxpr prepared for repeated evaluation on NumPy values: each step
   calls a primitive's ``impl`` directly (no tracing dispatch, no abstract
-  evaluation: the output dtypes are the jaxpr's)."""
-  __slots__ = ("constvars", "invars", "outvars", "steps")
+  evaluation: the output dtypes are the jaxpr's). Values live in a list of
+  slots (constvars, invars, literals, then equation outputs)."""
+  __slots__ = ("n_in", "template", "steps", "out_slots")
 
   def __init__(self, jaxpr: Jaxpr):
-    self.constvars, self.invars = jaxpr.constvars, jaxpr.invars
-    self.outvars = [(True, np.asarray(a.val, a.aval.dtype)) if type(a) is Literal else (False, a)
-                    for a in jaxpr.outvars]
+    slot: dict = {}
+    template: list = []
+
+    def index(a) -> int:
+      if type(a) is Literal:
+        template.append(np.asarray(a.val, a.aval.dtype))
+        return len(template) - 1
+      i = slot.get(a)
+      if i is None:
+        i = slot[a] = len(template)
+        template.append(None)
+      return i
+
+    for v in [*jaxpr.constvars, *jaxpr.invars]:
+      slot[v] = len(template)
+      template.append(None)
+    self.n_in = len(template)
     self.steps = []
     for eqn in jaxpr.eqns:
-      ins = tuple((True, np.asarray(a.val, a.aval.dtype)) if type(a) is Literal else (False, a)
-                  for a in eqn.invars)
-      outs = tuple((v, v.aval.dtype) for v in eqn.outvars)
+      ins = tuple(index(a) for a in eqn.invars)
+      outs = tuple((index(v), v.aval.dtype) for v in eqn.outvars)
       self.steps.append((eqn.primitive.rule("impl"), eqn.params, ins, outs))
+    self.out_slots = [index(a) for a in jaxpr.outvars]
+    self.template = template
 
-  def __call__(self, consts, args) -> list:
-    env = dict(zip(self.constvars, consts))
-    env.update(zip(self.invars, args))
+  def __call__(self, inputs: list) -> list:
+    env = self.template.copy()
+    env[:self.n_in] = inputs
     for impl, params, ins, outs in self.steps:
-      results = impl(*[x if lit else env[x] for lit, x in ins], **params)
-      for (v, dt), o in zip(outs, results):
-        o = np.asarray(o)
-        env[v] = o if o.dtype == dt else o.astype(dt)
-    return [x if lit else env[x] for lit, x in self.outvars]
+      results = impl(*[env[i] for i in ins], **params)
+      for (i, dt), o in zip(outs, results):
+        if type(o) is not np.ndarray:
+          o = np.asarray(o)
+        env[i] = o if o.dtype is dt or o.dtype == dt else o.astype(dt)
+    return [env[i] for i in self.out_slots]
 
 
 _programs: "weakref.WeakKeyDictionary[Jaxpr, _NumpyProgram]" = weakref.WeakKeyDictionary()
@@ -305,7 +326,9 @@ def _numpy_runner(closed: ClosedJaxpr) -> Callable[[Sequence], list]:
   prog = _programs.get(closed.jaxpr)
   if prog is None:
     prog = _programs[closed.jaxpr] = _NumpyProgram(closed.jaxpr)
-  return lambda args: prog(consts, args)
+  if consts:
+    return lambda args: prog(consts + args)
+  return prog
 
 
 def _select_done(pred: np.ndarray, new: np.ndarray, old: np.ndarray) -> np.ndarray:
@@ -365,4 +388,199 @@ def _while_abstract_eval(*avals, cond_jaxpr: ClosedJaxpr, body_jaxpr: ClosedJaxp
   return list(outs)
 
 
-__all__ = ["while_p", "while_loop"]
+def _split3(xs: Sequence, cond_nconsts: int, body_nconsts: int) -> tuple[list, list, list]:
+  """(cond consts, body consts, carry) of a while's operands."""
+  xs = list(xs)
+  return (xs[:cond_nconsts], xs[cond_nconsts:cond_nconsts + body_nconsts],
+          xs[cond_nconsts + body_nconsts:])
+
+
+# ------------------------------------------------------------------ JVP
+@while_p.def_jvp
+def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+  nonzero = [type(t) is not Zero for t in tangents]
+  _, bconst_nz, carry_nz = _split3(nonzero, cond_nconsts, body_nconsts)
+  # A carry has a tangent if its initial value has one or the body gives it
+  # one from a carry that has: iterate to the fixpoint (each round adds one).
+  for _ in range(len(carry_nz) + 1):
+    body_jvp, out_nz = jaxpr_transforms.jvp_jaxpr(body_jaxpr, bconst_nz + carry_nz, carry_nz)
+    if out_nz == carry_nz:
+      break
+    carry_nz = [a or b for a, b in zip(carry_nz, out_nz)]
+  cconst, bconst, carry = _split3(primals, cond_nconsts, body_nconsts)
+  _, bconst_t, carry_t = _split3(tangents, cond_nconsts, body_nconsts)
+  bconst_dot = [t for t, nz in zip(bconst_t, bconst_nz) if nz]
+  carry_dot = [instantiate_zeros(t) for t, nz in zip(carry_t, carry_nz) if nz]
+  # The JVP body takes (bconst, carry, bconst_dot, carry_dot); the loop
+  # passes (bconst, bconst_dot) as constants and (carry, carry_dot) as carry.
+  n_b, n_c, n_bd = len(bconst), len(carry), len(bconst_dot)
+  inv = body_jvp.jaxpr.invars
+  body = body_jvp.jaxpr.replace(invars=(inv[:n_b] + inv[n_b + n_c:n_b + n_c + n_bd]
+                                        + inv[n_b:n_b + n_c] + inv[n_b + n_c + n_bd:]))
+  cond_in = cond_jaxpr.jaxpr.invars + [Var(get_aval(t)) for t in carry_dot]
+  cond = ClosedJaxpr(_fresh_jaxpr(cond_jaxpr.jaxpr, invars=cond_in), cond_jaxpr.consts)
+  outs = while_p.bind(*cconst, *bconst, *bconst_dot, *carry, *carry_dot,
+                      cond_nconsts=cond_nconsts, cond_jaxpr=cond,
+                      body_nconsts=n_b + n_bd, body_jaxpr=ClosedJaxpr(body, body_jvp.consts))
+  dots = iter(outs[n_c:])
+  return outs[:n_c], [next(dots) if nz else Zero(tangent_aval(a))
+                      for a, nz in zip(body_jaxpr.out_avals, carry_nz)]
+
+
+@while_p.def_transpose
+def _while_transpose(cts, *args, **params):
+  raise ValueError("Reverse-mode differentiation does not work for lax.while_loop or "
+                   "lax.fori_loop with dynamic start/stop values. Try using lax.scan, or "
+                   "using fori_loop with static start/stop.")
+
+
+# ------------------------------------------------------- partial evaluation
+def _known_loop(unknowns: Sequence[bool], cond_jaxpr: ClosedJaxpr, body_jaxpr: ClosedJaxpr,
+                cond_nconsts: int, body_nconsts: int):
+  """Which carries are unknown given which operands are, and the parameters
+  of the loop computing the known carries from the known operands (None
+  when the predicate is unknown or no carry is known: then the whole loop
+  is unknown). Returns (operand_unknown, carry_unknown, known_params): the
+  known loop's operands are those ``operand_unknown`` marks False (the
+  carries found unknown by the fixpoint included)."""
+  cconst_uk, bconst_uk, carry_uk = _split3(unknowns, cond_nconsts, body_nconsts)
+  pe_jaxpr = jaxpr_transforms.partial_eval_jaxpr
+  for _ in range(len(carry_uk) + 1):
+    body_known, _, out_uk, _ = pe_jaxpr(body_jaxpr.jaxpr, bconst_uk + carry_uk)
+    if all(c or not o for c, o in zip(carry_uk, out_uk)):
+      break
+    carry_uk = [c or o for c, o in zip(carry_uk, out_uk)]
+  cond_known, _, (pred_uk,), _ = pe_jaxpr(cond_jaxpr.jaxpr, cconst_uk + carry_uk)
+  operand_uk = cconst_uk + bconst_uk + carry_uk
+  if pred_uk or all(carry_uk):
+    return operand_uk, carry_uk, None
+  # The known body's outputs are the known outputs then residuals: keep the
+  # outputs of the known carries.
+  known_outs = [v for v, o in zip(body_known.outvars, (i for i, u in enumerate(out_uk) if not u))
+                if not carry_uk[o]]
+  known_params = dict(
+      cond_jaxpr=ClosedJaxpr(_fresh_jaxpr(cond_known, outvars=cond_known.outvars[:1]),
+                             cond_jaxpr.consts),
+      body_jaxpr=ClosedJaxpr(_fresh_jaxpr(body_known, outvars=known_outs), body_jaxpr.consts),
+      cond_nconsts=cconst_uk.count(False), body_nconsts=bconst_uk.count(False))
+  return operand_uk, carry_uk, known_params
+
+
+@while_p.def_partial_eval
+def _while_partial_eval(pe_trace, unknowns, args, params):
+  # As in JAX: when the predicate depends only on known values, a loop over
+  # the known part computes the known carries now, and the staged loop
+  # recomputes everything (nothing is saved per iteration: the trip count is
+  # dynamic). So primal outputs stay known under linearize / jvp-of-jit.
+  operand_uk, carry_uk, known_params = _known_loop(unknowns, **params)
+  staged = pe_trace.builder.process_primitive(while_p, list(args), params)
+  if known_params is None:
+    return staged
+  with set_current_trace(pe_trace.parent):
+    known = iter(while_p.bind(*(a for a, u in zip(args, operand_uk) if not u), **known_params))
+  return [s if uk else next(known) for s, uk in zip(staged, carry_uk)]
+
+
+def _while_partial_eval_jaxpr_custom(eqn: JaxprEqn, unknown_in: Sequence[bool]):
+  """A while equation with known and unknown inputs, inside a jaxpr being
+  split (jit's partial evaluation): the known loop for the known carries,
+  and the whole loop staged. Returns (known_eqn or None, staged_eqn,
+  out_unknowns)."""
+  operand_uk, carry_uk, known_params = _known_loop(unknown_in, **eqn.params)
+  if known_params is None:
+    return None, eqn, [True] * len(eqn.outvars)
+  known_eqn = JaxprEqn([a for a, u in zip(eqn.invars, operand_uk) if not u],
+                       [v for v, u in zip(eqn.outvars, carry_uk) if not u], while_p, known_params)
+  # The staged loop's known outputs are dead (the known loop defines them).
+  staged_eqn = eqn.replace(outvars=[v if u else Var(v.aval)
+                                    for v, u in zip(eqn.outvars, carry_uk)])
+  return known_eqn, staged_eqn, carry_uk
+
+
+while_p.partial_eval_jaxpr_custom = _while_partial_eval_jaxpr_custom
+
+
+# ------------------------------------------------------------- batching
+def _broadcast_at(x, size: int, axis: int):
+  aval = get_aval(x)
+  shape = aval.shape[:axis] + (size,) + aval.shape[axis:]
+  return broadcast_in_dim(x, shape, tuple(i if i < axis else i + 1 for i in range(aval.ndim)))
+
+
+# The vmapped axis's name must reach collectives inside the loop.
+while_p.batch_needs_axis = True
+
+
+@while_p.def_batch
+def _while_batch(vals, dims, *, axis_data, cond_jaxpr, body_jaxpr, cond_nconsts,
+                 body_nconsts):
+  size, name, spmd = axis_data.size, axis_data.name, axis_data.spmd_name
+
+  def batch(closed, in_dims, out_dims, instantiate):
+    return jaxpr_transforms.batch_jaxpr(closed, in_dims, size, name, out_dims=out_dims,
+                                        spmd_axis_name=spmd, instantiate=instantiate)
+
+  cconst_dims, bconst_dims, init_dims = _split3(dims, cond_nconsts, body_nconsts)
+  # A carry is batched if its initial value is or the body makes it so from
+  # a batched carry: iterate to the fixpoint.
+  carry_bat = [d is not None for d in init_dims]
+  for _ in range(len(carry_bat) + 1):
+    trial = [0 if b else None for b in carry_bat]
+    _, out_dims = batch(body_jaxpr, bconst_dims + trial, None, False)
+    out_bat = [a or d is not None for a, d in zip(carry_bat, out_dims)]
+    if out_bat == carry_bat:
+      break
+    carry_bat = out_bat
+  _, (pred_dim,) = batch(cond_jaxpr, cconst_dims + [0 if b else None for b in carry_bat],
+                         None, False)
+  if pred_dim is not None:
+    # A batched predicate batches every carry: lanes run until all are done.
+    carry_dims = [0] * len(carry_bat)
+    cond_b, _ = batch(cond_jaxpr, cconst_dims + carry_dims, [0], True)
+  else:
+    # The (unbatched) predicate's shape must stay a prefix of the carries'.
+    rank = cond_jaxpr.out_avals[0].ndim
+    carry_dims = [rank if b else None for b in carry_bat]
+    cond_b, _ = batch(cond_jaxpr, cconst_dims + carry_dims, [None], True)
+  body_b, _ = batch(body_jaxpr, bconst_dims + carry_dims, carry_dims, True)
+  cconsts, bconsts, init = _split3(vals, cond_nconsts, body_nconsts)
+  new_init = []
+  for x, old, new in zip(init, init_dims, carry_dims):
+    if new is None:
+      new_init.append(x)
+    elif old is None:
+      new_init.append(_broadcast_at(x, size, new))
+    else:
+      new_init.append(moveaxis(x, old, new))
+  outs = while_p.bind(*cconsts, *bconsts, *new_init, cond_nconsts=cond_nconsts,
+                      cond_jaxpr=cond_b, body_nconsts=body_nconsts, body_jaxpr=body_b)
+  return outs, carry_dims
+
+
+# ------------------------------------------------------------- lowering
+@while_p.def_lower
+def _while_lower(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+  types = [ctx.aval_type(a) for a in ctx.avals_in]
+  pred_aval = cond_jaxpr.out_avals[0]
+  batched = pred_aval.ndim > 0
+  # Constants ride along as loop-carried values the body returns unchanged.
+  with ctx.region(types) as cond_region:
+    cconst, _, carry = _split3(cond_region.args, cond_nconsts, body_nconsts)
+    pred, = ctx.lower_jaxpr_inline(cond_jaxpr, cconst + carry)
+    if batched:   # run while any lane is active
+      pred = rl.reduce(ctx, pred, tuple(range(pred_aval.ndim)), "or", False, np.bool_,
+                       ShapedArray((), np.dtype(np.bool_)))
+    ctx.ret([pred])
+  with ctx.region(types) as body_region:
+    cconst, bconst, carry = _split3(body_region.args, cond_nconsts, body_nconsts)
+    new = ctx.lower_jaxpr_inline(body_jaxpr, bconst + carry)
+    if batched:   # lanes that are done keep their carry
+      active, = ctx.lower_jaxpr_inline(cond_jaxpr, cconst + carry)
+      new = [rl.select(ctx, ctx.broadcast_in_dim(active, a.shape, range(pred_aval.ndim)), n, c)
+             for a, n, c in zip(body_jaxpr.out_avals, new, carry)]
+    ctx.ret(cconst + bconst + new)
+  outs = ctx.op("stablehlo.while", list(args), types, regions=[cond_region, body_region])
+  return outs[cond_nconsts + body_nconsts:]
+
+
+__all__ = ["while_p", "while_loop", "check_carry_type", "trace_to_open_jaxpr"]
