@@ -212,7 +212,10 @@ def _split_call(eqn: JaxprEqn, ins_unknown, policy):
   elif p is remat_p:
     inner_jaxpr, consts = eqn.params["jaxpr"], []
   else:
-    return None
+    # Other higher-order primitives (scan, ...) split by their own rule (the
+    # residuals it keeps are saved whatever the policy).
+    custom = getattr(p, "partial_eval_jaxpr_custom", None)
+    return None if custom is None else custom(eqn, ins_unknown)
   known, staged, out_unk, n_res, in_mask = partial_eval_jaxpr_policy(inner_jaxpr, ins_unknown,
                                                                      policy)
   res_vars = [Var(v.aval) for v in known.outvars[len(known.outvars) - n_res:]]
@@ -276,8 +279,9 @@ def partial_eval_jaxpr_policy(jaxpr: Jaxpr, in_unknowns: Sequence[bool], policy:
       unknown.update(eqn.outvars)
       continue
     k_eqn, s_eqn, out_unk = split
-    known_eqns.append(k_eqn)
-    saveable.update(k_eqn.outvars)
+    if k_eqn is not None:
+      known_eqns.append(k_eqn)
+      saveable.update(k_eqn.outvars)
     order.append(("staged", s_eqn))
     unknown.update(v for v, u in zip(eqn.outvars, out_unk) if u)
   out_unknowns = [_is_var(a) and a in unknown for a in jaxpr.outvars]

@@ -20,8 +20,7 @@ from openjax._src.primitives._scan_rules import (checked_closed, forwarded_input
                                                  scan_p, typematch)
 from openjax._src.primitives.control_while import check_carry_type, while_loop
 from openjax._src.primitives.convert import convert_element_type
-from openjax._src.primitives.shape import (concatenate, expand_dims, index_in_dim, reshape,
-                                           slice_in_dim)
+from openjax._src.primitives.shape import concatenate, expand_dims, index_in_dim, reshape, slice
 
 __all__ = ["scan", "scan_p", "map", "fori_loop"]
 
@@ -276,10 +275,12 @@ def _batch_and_remainder(xs, batch_size: int):
 
   def batched(x):
     shape = get_aval(x).shape
-    return reshape(slice_in_dim(x, 0, used), (num_batches, batch_size) + shape[1:])
+    return reshape(slice(x, (0,) * len(shape), (used,) + shape[1:]),
+                   (num_batches, batch_size) + shape[1:])
 
   def rest(x):
-    return slice_in_dim(x, used, get_aval(x).shape[0])
+    shape = get_aval(x).shape
+    return slice(x, (used,) + (0,) * (len(shape) - 1), shape)
 
   scan_part = None if num_batches == 0 else tree_util.tree_unflatten(
       tree, [batched(x) for x in leaves])
