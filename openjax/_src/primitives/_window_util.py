@@ -187,6 +187,74 @@ def window_offsets(window_dimensions) -> list[tuple[int, ...]]:
   return list(itertools.product(*(range(w) for w in window_dimensions)))
 
 
+def offset_slices(out_shape, window_dimensions, window_strides, window_dilation):
+  """Per window position (row-major), the strided slice of the padded,
+  dilated operand holding that position of every window (shape
+  ``out_shape``)."""
+  out = []
+  for k in window_offsets(window_dimensions):
+    out.append(tuple(slice(j * r, j * r + (n - 1) * s + 1, s) for j, r, n, s in
+                     zip(k, window_dilation, out_shape, window_strides)))
+  return out
+
+
+#: Up to this many window positions, impls loop over the positions (one
+#: whole-array operation each); beyond it they reduce a window view.
+LOOP_WINDOW_SIZE = 64
+
+
+def window_reduce(x: np.ndarray, ufunc, identity, window_dimensions, window_strides,
+                  padding: Pads, base_dilation, window_dilation) -> np.ndarray:
+  """Reduce every window of the padded, dilated ``x`` with the NumPy ufunc
+  ``ufunc`` (``np.add``, ``np.maximum``, ...) whose identity is ``identity``."""
+  out_shape = window_shape(x.shape, window_dimensions, window_strides, padding, base_dilation,
+                           window_dilation)
+  size = int(np.prod(window_dimensions, dtype=np.int64))
+  if 0 in out_shape or x.ndim == 0 or size > LOOP_WINDOW_SIZE:
+    view = window_view(x, identity, window_dimensions, window_strides, padding, base_dilation,
+                       window_dilation)
+    axes = tuple(range(x.ndim, view.ndim))
+    return np.asarray(ufunc.reduce(view, axis=axes, dtype=x.dtype, initial=identity))
+  xp = pad_dilate(x, identity, padding, base_dilation)
+  acc = None
+  for sl in offset_slices(out_shape, window_dimensions, window_strides, window_dilation):
+    acc = xp[sl].copy() if acc is None else ufunc(acc, xp[sl], out=acc)
+  return acc
+
+
+def window_select(x: np.ndarray, largest: bool, window_dimensions, window_strides,
+                  padding: Pads, base_dilation, window_dilation) -> np.ndarray:
+  """The row-major position, within its window, of the largest (smallest)
+  element of every window of the padded, dilated ``x`` (places outside
+  ``x`` hold the identity); NaN wins, then the first position (``argmax``'s
+  order)."""
+  identity = (max_identity if largest else min_identity)(x.dtype)
+  out_shape = window_shape(x.shape, window_dimensions, window_strides, padding, base_dilation,
+                           window_dilation)
+  size = int(np.prod(window_dimensions, dtype=np.int64))
+  if 0 in out_shape or x.ndim == 0 or size > LOOP_WINDOW_SIZE:
+    w = windows(x, identity, window_dimensions, window_strides, padding, base_dilation,
+                window_dilation)
+    if w.shape[-1] == 0 or w.size == 0:
+      return np.zeros(w.shape[:-1], np.intp)
+    return (np.argmax if largest else np.argmin)(w, axis=-1)
+  xp = pad_dilate(x, identity, padding, base_dilation)
+  slices = offset_slices(out_shape, window_dimensions, window_strides, window_dilation)
+  best = xp[slices[0]].copy()
+  pos = np.zeros(out_shape, np.int32 if size < 2 ** 31 else np.intp)
+  nans = dtypes.kind(x.dtype) in "fc" and bool(np.isnan(x).any())
+  better = np.empty(out_shape, np.bool_)
+  for k, sl in enumerate(slices[1:], start=1):
+    v = xp[sl]
+    (np.greater if largest else np.less)(v, best, out=better)
+    if nans:
+      better |= np.isnan(v) & ~np.isnan(best)
+    np.copyto(best, v, where=better)
+    np.copyto(pos, k, where=better)
+  return pos
+
+
 __all__ = ["check_shapelike", "int_tuple", "pads_tuple", "dilate_shape", "window_shape",
            "reduce_window_shape", "padtype_to_pads", "max_identity", "min_identity",
-           "pad_dilate", "window_view", "windows", "window_offsets"]
+           "pad_dilate", "window_view", "windows", "window_offsets", "offset_slices",
+           "LOOP_WINDOW_SIZE", "window_reduce", "window_select"]

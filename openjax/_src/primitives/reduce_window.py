@@ -79,20 +79,17 @@ _MONOIDS = {
     reduce_window_max_p: ("max", _wu.max_identity),
     reduce_window_min_p: ("min", _wu.min_identity),
 }
-_NUMPY_REDUCERS = {"add": np.sum, "max": np.max, "min": np.min}
+_UFUNCS = {"add": np.add, "max": np.maximum, "min": np.minimum}
 
 
 def _monoid_impl(kind: str, identity):
+  ufunc = _UFUNCS[kind]
+
   @quiet
   def impl(x, *, window_dimensions, window_strides, padding, base_dilation, window_dilation):
     xc, dt = in_float32(x)
-    w = _wu.window_view(xc, identity(xc.dtype), window_dimensions, window_strides, padding,
-                        base_dilation, window_dilation)
-    axes = tuple(range(x.ndim, 2 * x.ndim))
-    if kind == "add":
-      out = np.sum(w, axis=axes, dtype=xc.dtype)
-    else:
-      out = _NUMPY_REDUCERS[kind](w, axis=axes, initial=identity(xc.dtype))
+    out = _wu.window_reduce(xc, ufunc, identity(xc.dtype), window_dimensions, window_strides,
+                            padding, base_dilation, window_dilation)
     return [np.asarray(out).astype(dt)]
   return impl
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from openjax._src.core import Primitive, ShapedArray, get_aval
+from openjax._src.lowering.mlir_types import split_tensor_type
 from openjax._src.primitives import _reduce_lowering as _lw
 from openjax._src.primitives import _window_util as _wu
 from openjax._src.primitives import elementwise as _ew
@@ -28,11 +29,11 @@ __all__ = ["select_and_gather_add_p", "select_and_scatter_add_p"]
 
 
 def _selector(select_prim):
-  """(identity of the selection, NumPy arg-reducer, comparison direction)."""
+  """(identity of the selection, comparison direction)."""
   if select_prim is _ew.ge_p:
-    return _wu.max_identity, np.argmax, "GE"
+    return _wu.max_identity, "GE"
   if select_prim is _ew.le_p:
-    return _wu.min_identity, np.argmin, "LE"
+    return _wu.min_identity, "LE"
   raise ValueError(f"select_prim must be lax.ge_p or lax.le_p, got {select_prim}")
 
 
@@ -50,15 +51,17 @@ select_and_gather_add_p = Primitive("select_and_gather_add", kind="linear")
 @quiet
 def _select_and_gather_add_impl(tangents, operand, *, select_prim, window_dimensions,
                                 window_strides, padding, base_dilation, window_dilation):
-  identity, arg_reduce, _ = _selector(select_prim)
   params = (window_dimensions, window_strides, padding, base_dilation, window_dilation)
   x, _ = in_float32(operand)
-  wx = _wu.windows(x, identity(x.dtype), *params)
-  wt = _wu.windows(tangents, np.zeros((), tangents.dtype), *params)
-  if wx.shape[-1] == 0 or wx.size == 0:
-    return [np.zeros(wx.shape[:-1], tangents.dtype)]
-  picked = arg_reduce(wx, axis=-1)[..., None]
-  return [np.take_along_axis(wt, picked, -1)[..., 0]]
+  picked = _wu.window_select(x, select_prim is _ew.ge_p, *params)
+  out = np.zeros(picked.shape, tangents.dtype)
+  if not out.size:
+    return [out]
+  tp = _wu.pad_dilate(tangents, np.zeros((), tangents.dtype), padding, base_dilation)
+  slices = _wu.offset_slices(out.shape, window_dimensions, window_strides, window_dilation)
+  for k, sl in enumerate(slices):
+    np.copyto(out, tp[sl], where=picked == k)
+  return [out]
 
 
 @select_and_gather_add_p.def_abstract_eval
@@ -94,7 +97,7 @@ def _select_and_gather_add_transpose(cts, tangents, operand, *, select_prim, win
                               f"dilation, got window_dilation={window_dilation}.")
   if type(ct) is Zero:
     return [Zero(tangents.aval), None]
-  identity, _, _ = _selector(select_prim)
+  identity, _ = _selector(select_prim)
   dilated = any(d != 1 for d in base_dilation)
   if dilated:
     # Scatter onto the dilated operand (holes hold the identity, so they are
@@ -120,26 +123,56 @@ def _select_and_gather_add_batch(vals, dims, *, select_prim, window_dimensions, 
   return [out], [0]
 
 
+def _retyped(ty: str, shape) -> str:
+  """The tensor type of ``shape`` with ``ty``'s element type."""
+  _, elt = split_tensor_type(ty)
+  return f"tensor<{''.join(f'{d}x' for d in shape)}{elt}>"
+
+
+def _select_in_windows(ctx, x, dtype, largest: bool, extra, extra_inits, window_dimensions,
+                       window_strides, padding, base_dilation, window_dilation):
+  """One variadic ``stablehlo.reduce_window`` over (value, flat position,
+  *extra) that keeps, in every window, the operand element the selection
+  picks: the largest (smallest) value, NaN first, the lowest position on
+  ties (the impl's first occurrence), whatever order IREE reduces in.
+  Returns the reduced (value, position, *extra)."""
+  shape = _lw.shape_of(x)
+  n = int(np.prod(shape, dtype=np.int64))
+  idt = np.dtype(np.int32 if n < 2 ** 31 - 1 else np.int64)
+  flat = ctx.op("stablehlo.iota", [], ctx.tensor_type((n,), idt), attrs={"iota_dimension": 0})
+  places = ctx.op("stablehlo.reshape", [flat], ctx.tensor_type(shape, idt))
+  operands = [x, places, *extra]
+  scalar = [ctx.tensor_type((), dtype), ctx.tensor_type((), idt),
+            *(_retyped(e.type, ()) for e in extra)]
+  with ctx.region(scalar + scalar) as body:
+    a, b = body.args[:len(scalar)], body.args[len(scalar):]
+    better, eq = _lw.order(ctx, a[0], b[0], dtype, largest)
+    first = _lw.binary(ctx, "and", eq, _lw.compare(ctx, a[1], b[1], "LT", idt))
+    pick_a = _lw.binary(ctx, "or", better, first)
+    ctx.ret([_lw.select(ctx, pick_a, u, v) for u, v in zip(a, b)])
+  identity, _ = _selector(_ew.ge_p if largest else _ew.le_p)
+  inits = [ctx.constant(np.asarray(identity(dtype))),
+           ctx.constant(np.asarray(np.iinfo(idt).max, idt)), *extra_inits]
+  out_shape = _wu.window_shape(shape, window_dimensions, window_strides, padding, base_dilation,
+                               window_dilation)
+  out_types = [ctx.tensor_type(out_shape, dtype), ctx.tensor_type(out_shape, idt),
+               *(_retyped(e.type, out_shape) for e in extra)]
+  return lower_reduce_window(ctx, operands, inits, body, out_types, window_dimensions,
+                             window_strides, padding, base_dilation, window_dilation)
+
+
 @select_and_gather_add_p.def_lower
 def _select_and_gather_add_lower(ctx, tangents, operand, *, select_prim, **params):
-  # One variadic reduce_window over (operand, tangent) pairs: the pair whose
-  # operand is selected wins (JAX's lowering without the bit packing).
-  identity, _, direction = _selector(select_prim)
+  # The tangent rides along as a third operand of the selecting reduce_window.
+  _, direction = _selector(select_prim)
   t_aval, x_aval = ctx.avals_in
   out = ctx.avals_out[0]
   acc = _lw.acc_dtype(x_aval.dtype)
   t_acc = _lw.acc_dtype(t_aval.dtype)
   x = lower_convert(ctx, operand, x_aval.dtype, acc)
   t = lower_convert(ctx, tangents, t_aval.dtype, t_acc)
-  xt, tt = ctx.tensor_type((), acc), ctx.tensor_type((), t_acc)
-  with ctx.region([xt, tt, xt, tt]) as body:
-    a, at, b, bt = body.args
-    pick_a = _lw.compare(ctx, a, b, direction, acc)
-    ctx.ret([_lw.select(ctx, pick_a, a, b), _lw.select(ctx, pick_a, at, bt)])
-  inits = [ctx.constant(np.asarray(identity(acc))), ctx.constant(np.zeros((), t_acc))]
-  _, res = lower_reduce_window(ctx, [x, t], inits, body,
-                               [ctx.tensor_type(out.shape, acc),
-                                ctx.tensor_type(out.shape, t_acc)],
+  *_, res = _select_in_windows(ctx, x, acc, direction == "GE", [t],
+                               [ctx.constant(np.zeros((), t_acc))],
                                params["window_dimensions"], params["window_strides"],
                                params["padding"], params["base_dilation"],
                                params["window_dilation"])
@@ -165,19 +198,19 @@ select_and_scatter_add_p = Primitive("select_and_scatter_add", kind="linear")
 @quiet
 def _select_and_scatter_add_impl(source, operand, *, select_prim, window_dimensions,
                                  window_strides, padding):
-  identity, arg_reduce, _ = _selector(select_prim)
   ones = (1,) * operand.ndim
   x, _ = in_float32(operand)
   src, dt = in_float32(source)
-  xp = _wu.pad_dilate(x, identity(x.dtype), padding, ones)
-  out = np.zeros(xp.shape, src.dtype)
-  wx = _wu.windows(xp, identity(x.dtype), window_dimensions, window_strides,
-                   ((0, 0),) * operand.ndim, ones, ones)
-  if wx.size:
-    picked = np.unravel_index(arg_reduce(wx, axis=-1), window_dimensions)
-    grid = np.indices(wx.shape[:-1], sparse=True)
-    places = tuple(g * s + k for g, s, k in zip(grid, window_strides, picked))
-    np.add.at(out, places, src)
+  picked = _wu.window_select(x, select_prim is _ew.ge_p, window_dimensions, window_strides,
+                             padding, ones, ones)
+  padded = _wu.dilate_shape(x.shape, ones)
+  out = np.zeros(tuple(max(d + lo + hi, 0) for d, (lo, hi) in zip(padded, padding)), src.dtype)
+  if picked.size:
+    # Windows placed at one position never share an element: one masked,
+    # strided add per window position.
+    slices = _wu.offset_slices(picked.shape, window_dimensions, window_strides, ones)
+    for k, sl in enumerate(slices):
+      out[sl] += np.where(picked == k, src, np.zeros((), src.dtype))
   # Undo the padding: negative padding restores cut places as zeros.
   out = _wu.pad_dilate(out, np.zeros((), out.dtype), tuple((-lo, -hi) for lo, hi in padding),
                        ones)
@@ -233,10 +266,11 @@ def _select_and_scatter_add_batch(vals, dims, *, select_prim, window_dimensions,
 @select_and_scatter_add_p.def_lower
 def _select_and_scatter_add_lower(ctx, source, operand, *, select_prim, window_dimensions,
                                   window_strides, padding):
-  # IREE compiles stablehlo.select_and_scatter only without padding: pad the
-  # operand with the selection's identity first, then cut the result back
-  # (JAX's CPU lowering does the same).
-  identity, _, direction = _selector(select_prim)
+  # IREE compiles stablehlo.select_and_scatter only for windows that do not
+  # overlap and without padding. So: pad the operand with the selection's
+  # identity, find the selected flat position of every window (as the
+  # gather does), scatter-add the source there, and cut the padding off.
+  identity, direction = _selector(select_prim)
   s_aval, x_aval = ctx.avals_in
   out = ctx.avals_out[0]
   acc = _lw.acc_dtype(x_aval.dtype)
@@ -246,19 +280,26 @@ def _select_and_scatter_add_lower(ctx, source, operand, *, select_prim, window_d
   src = lower_convert(ctx, source, s_aval.dtype, s_acc)
   if any(p != (0, 0) for p in padding):
     x = explicit_pad(ctx, x, ctx.constant(np.asarray(identity(acc))), padding, ones)
-  x_shape = _lw.shape_of(x)
-  xt, st = ctx.tensor_type((), acc), ctx.tensor_type((), s_acc)
-  with ctx.region([xt, xt]) as select:
-    a, b = select.args
-    ctx.ret([_lw.compare(ctx, a, b, direction, acc)])
-  with ctx.region([st, st]) as scatter:
-    a, b = scatter.args
+  shape = _lw.shape_of(x)
+  _, places = _select_in_windows(ctx, x, acc, direction == "GE", [], [], window_dimensions,
+                                 window_strides, ((0, 0),) * len(shape), ones, ones)
+  n = int(np.prod(shape, dtype=np.int64))
+  m = int(np.prod(s_aval.shape, dtype=np.int64))
+  _, idt = split_tensor_type(places.type)
+  places = ctx.op("stablehlo.reshape", [places], f"tensor<{m}x1x{idt}>")
+  updates = ctx.op("stablehlo.reshape", [src], ctx.tensor_type((m,), s_acc))
+  st = ctx.tensor_type((), s_acc)
+  with ctx.region([st, st]) as add:
+    a, b = add.args
     ctx.ret([_lw.binary(ctx, "or" if s_acc == np.bool_ else "add", a, b)])
-  res = ctx.op("stablehlo.select_and_scatter", [x, src, ctx.constant(np.zeros((), s_acc))],
-               ctx.tensor_type(x_shape, s_acc),
-               attrs={"window_dimensions": tuple(window_dimensions),
-                      "window_strides": tuple(window_strides)},
-               regions=[select, scatter])
+  res = ctx.op("stablehlo.scatter", [ctx.full(0, (n,), s_acc), places, updates],
+               ctx.tensor_type((n,), s_acc),
+               attrs={"scatter_dimension_numbers":
+                      "#stablehlo.scatter<inserted_window_dims = [0], "
+                      "scatter_dims_to_operand_dims = [0], index_vector_dim = 1>",
+                      "indices_are_sorted": False, "unique_indices": False},
+               regions=[add])
+  res = ctx.op("stablehlo.reshape", [res], ctx.tensor_type(shape, s_acc))
   if any(p != (0, 0) for p in padding):
     res = explicit_pad(ctx, res, ctx.constant(np.zeros((), s_acc)),
                        tuple((-lo, -hi) for lo, hi in padding), ones)
