@@ -23,8 +23,9 @@ from openjax._src.lowering.builder import Value, dense_int_attr
 from openjax._src.lowering.mlir_types import split_tensor_type
 from openjax._src.primitives.dot import _cast, _int_matmul
 
-# Above this many window-matrix elements the impl accumulates tap by tap.
-_IM2COL_LIMIT = 1 << 25
+# The window matrix is built in blocks of output rows of at most this many
+# elements; when one row is larger, the impl accumulates tap by tap.
+_IM2COL_LIMIT = 1 << 24
 
 
 def dilated_size(size: int, dilation: int) -> int:
@@ -40,15 +41,18 @@ def conv_out_size(in_size: int, window: int, stride: int, lo: int, hi: int,
   return max(0, (padded - win) // stride + 1)
 
 
-def _dilate_and_pad(x: np.ndarray, dilation, padding) -> np.ndarray:
-  """``x`` (batch, feature, spatial...) with holes between spatial elements
-  and (possibly negative) edge padding: XLA's Pad with interior padding."""
-  if all(d == 1 for d in dilation) and all(lo >= 0 and hi >= 0 for lo, hi in padding):
-    if not any(lo or hi for lo, hi in padding):
-      return x
-    return np.pad(x, ((0, 0), (0, 0), *padding))
-  shape = list(x.shape[:2])
-  dst, src = [slice(None)] * 2, [slice(None)] * 2
+def _channels_last(x: np.ndarray, dilation, padding, dtype) -> np.ndarray:
+  """``x`` (batch, feature, spatial...) as (batch, spatial..., feature) in
+  ``dtype``, with holes between spatial elements and (possibly negative) edge
+  padding (XLA's Pad with interior padding), in one copy. Channels last
+  makes every window's features one contiguous run for the im2col copy."""
+  nsp = x.ndim - 2
+  plain = all(d == 1 for d in dilation) and not any(lo or hi for lo, hi in padding)
+  moved = np.moveaxis(x, 1, -1)
+  if plain and x.dtype == dtype and moved.flags.c_contiguous:
+    return moved
+  shape = [x.shape[0]]
+  dst, src = [slice(None)], [slice(None)]
   empty = False
   for n, d, (lo, hi) in zip(x.shape[2:], dilation, padding):
     size = max(0, dilated_size(n, d) + lo + hi)
@@ -61,9 +65,12 @@ def _dilate_and_pad(x: np.ndarray, dilation, padding) -> np.ndarray:
     start = first * d + lo
     dst.append(slice(start, start + (count - 1) * d + 1 if count else start, d))
     src.append(slice(first, first + count))
-  out = np.zeros(shape, x.dtype)
+  shape.append(x.shape[1])
+  out = np.zeros(shape, dtype)
   if not empty:
-    out[tuple(dst)] = x[tuple(src)]
+    with np.errstate(all="ignore"):
+      out[tuple(dst) + (slice(None),)] = moved[tuple(src) + (slice(None),)]
+  assert out.ndim == nsp + 2
   return out
 
 
@@ -84,64 +91,84 @@ def conv_numpy(lhs: np.ndarray, rhs: np.ndarray, *, window_strides, padding, lhs
                rhs_dilation, feature_group_count: int, batch_group_count: int,
                comp: np.dtype, out_dtype: np.dtype) -> np.ndarray:
   """The convolution of canonical-layout ``lhs`` and ``rhs`` (see the module
-  docstring), accumulated in ``comp`` and rounded to ``out_dtype``."""
+  docstring; any strides), accumulated in ``comp`` and rounded to
+  ``out_dtype``."""
   nsp = lhs.ndim - 2
   n, c = lhs.shape[:2]
   o, i = rhs.shape[:2]
-  ksize = rhs.shape[2:]
+  ksize = tuple(rhs.shape[2:])
   groups = max(feature_group_count, batch_group_count)
   out_spatial = tuple(
       conv_out_size(s, k, st, lo, hi, ld, rd)
       for s, k, st, (lo, hi), ld, rd in zip(lhs.shape[2:], ksize, window_strides, padding,
                                             lhs_dilation, rhs_dilation))
-  out_batch = n // batch_group_count
-  out_shape = (out_batch, o) + out_spatial
-  kpix, opix = math.prod(ksize), math.prod(out_spatial)
+  m = n // batch_group_count
+  out_shape = (m, o) + out_spatial
+  kpix, opix, og = math.prod(ksize), math.prod(out_spatial), o // groups
   if 0 in out_shape or kpix == 0 or i == 0:
     return np.zeros(out_shape, out_dtype)
-  x = _dilate_and_pad(lhs, lhs_dilation, padding)
-  # Batch groups split the lhs batch (group-major); feature groups split its
-  # features. Either way group g pairs with kernel rows g*og:(g+1)*og.
+  # Floats are widened once here, not in the (larger) window matrix.
+  x_dtype = comp if dtypes.kind(comp) in "fc" else lhs.dtype
+  x = _channels_last(lhs, lhs_dilation, padding, x_dtype)        # (n, spatial..., c)
+  sp = tuple(range(1, 1 + nsp))
+  # Batch groups split the batch (group-major), feature groups the features;
+  # either way group g pairs with kernel rows g*og:(g+1)*og. ``lead`` splits x's
+  # batch and feature axes, ``to_gm`` orders the split axes (group, m, ...).
   if batch_group_count > 1:
-    m, lead = out_batch, (groups, out_batch, c)          # lhs axes (g, m, i)
-    perm_gm = (0, 1, 2)
+    def lead(shape_mid):
+      return (groups, m) + shape_mid + (c,)
+    to_gm = (0, 1)
+    feat = 2 + nsp
   else:
-    m, lead = n, (n, groups, c // groups)                # lhs axes (m, g, i)
-    perm_gm = (1, 0, 2)
-  og = o // groups
-  # Kernel as (groups, i * kpix, og), rows ordered (in feature, taps...).
-  w = rhs.reshape(groups, og, i * kpix).transpose(0, 2, 1)
-  out_axes = tuple(range(3, 3 + nsp))
-  win_extent = [dilated_size(k, d) for k, d in zip(ksize, rhs_dilation)]
-  if m * opix * i * kpix * groups <= _IM2COL_LIMIT:
-    view = sliding_window_view(x, win_extent, axis=tuple(range(2, 2 + nsp)))
-    index = (slice(None), slice(None)) + tuple(
-        slice(0, (os - 1) * st + 1, st) for os, st in zip(out_spatial, window_strides)) + tuple(
-        slice(None, None, d) for d in rhs_dilation)
-    view = view[index].reshape(lead + out_spatial + tuple(ksize))
-    tap_axes = tuple(range(3 + nsp, 3 + 2 * nsp))
-    cols = view.transpose(perm_gm[:2] + out_axes + (2,) + tap_axes)
-    acc = _group_matmul(cols.reshape(groups, m * opix, i * kpix), w, comp)
+    def lead(shape_mid):
+      return (n,) + shape_mid + (groups, c // groups)
+    to_gm = (1 + nsp, 0)
+    feat = 2 + nsp
+  out_axes = tuple(range(2, 2 + nsp)) if batch_group_count > 1 else sp
+  # Kernel rows ordered (taps..., in feature), matching the window columns.
+  w = rhs.reshape(groups, og, i, kpix).transpose(0, 3, 2, 1)       # (g, kpix, i, og)
+  # Window-matrix elements per row of the first output spatial axis.
+  row_cols = m * (opix // out_spatial[0] if nsp else 1) * i * kpix * groups
+  if row_cols <= _IM2COL_LIMIT:
+    view = sliding_window_view(
+        x, [dilated_size(k, d) for k, d in zip(ksize, rhs_dilation)], axis=sp)
+    index = (slice(None),) + tuple(
+        slice(0, (os - 1) * st + 1, st) for os, st in zip(out_spatial, window_strides)) + (
+        slice(None),) + tuple(slice(None, None, d) for d in rhs_dilation)
+    view = view[index]                                 # (n, out..., c, taps...)
+    taps = tuple(range(feat + 1, feat + 1 + nsp))
+    w_cols = w.reshape(groups, kpix * i, og)
+    # Blocks of output rows keep the window matrix under the limit.
+    rows = out_spatial[0] if nsp else 1
+    step = max(1, _IM2COL_LIMIT // row_cols)
+    blocks = []
+    for r0 in range(0, rows, step):
+      part = view[:, r0:r0 + step] if nsp else view
+      mid = part.shape[1:1 + nsp]
+      cols = part.reshape(lead(mid) + ksize).transpose(to_gm + out_axes + taps + (feat,))
+      acc = _group_matmul(cols.reshape(groups, m * math.prod(mid), kpix * i), w_cols, comp)
+      blocks.append(acc.reshape((groups, m) + mid + (og,)))
+    acc = blocks[0] if len(blocks) == 1 else np.concatenate(blocks, axis=2)
   else:
     acc = None
-    w_taps = w.reshape(groups, i, kpix, og)
     for t, tap in enumerate(itertools.product(*(range(k) for k in ksize))):
-      index = (slice(None), slice(None)) + tuple(
+      index = (slice(None),) + tuple(
           slice(k * d, k * d + (os - 1) * st + 1, st)
           for k, d, os, st in zip(tap, rhs_dilation, out_spatial, window_strides))
-      part = x[index].reshape(lead + out_spatial).transpose(perm_gm[:2] + out_axes + (2,))
-      term = _group_matmul(part.reshape(groups, m * opix, i), w_taps[:, :, t, :], comp)
+      part = x[index].reshape(lead(out_spatial)).transpose(to_gm + out_axes + (feat,))
+      term = _group_matmul(part.reshape(groups, m * opix, i), w[:, t], comp)
       if acc is None:
         acc = term
       else:
         with np.errstate(all="ignore"):
           acc += term
-  # (groups, m * opix, og) -> (m, groups * og, out spatial...)
+  # (groups, m * opix, og) -> (m, out spatial..., groups * og) -> canonical view.
   out = acc.reshape((groups, m) + out_spatial + (og,))
-  out = out.transpose((1, 0, 2 + nsp) + tuple(range(2, 2 + nsp))).reshape(out_shape)
+  out = out.transpose((1,) + tuple(range(2, 2 + nsp)) + (0, 2 + nsp))
+  out = np.moveaxis(out.reshape((m,) + out_spatial + (o,)), -1, 1)
   if comp == dtypes.bool_:
     return out != 0
-  return _cast(np.asarray(out), out_dtype)
+  return _cast(out, out_dtype)
 
 
 # ------------------------------------------------------------------ lowering

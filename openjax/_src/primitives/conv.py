@@ -31,7 +31,7 @@ from openjax._src.primitives.shape import full, reshape, rev, transpose
 
 __all__ = ["conv_general_dilated", "conv_general_dilated_p", "conv", "conv_with_general_padding",
            "conv_transpose", "conv_dimension_numbers", "ConvDimensionNumbers",
-           "ConvGeneralDilatedDimensionNumbers", "padtype_to_pads", "PaddingType",
+           "ConvGeneralDilatedDimensionNumbers", "padtype_to_pads",
            "conv_general_permutations", "conv_general_shape_tuple", "conv_shape_tuple",
            "conv_transpose_shape_tuple"]
 
