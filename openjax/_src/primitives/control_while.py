@@ -218,8 +218,9 @@ def check_carry_type(name: str, body_fun: Callable, in_tree, in_paths, in_avals,
     why = [w for w, bad in (("the dtypes do not match", a.dtype != o.dtype),
                             ("the shapes do not match", a.shape != o.shape)) if bad]
     extra = ", so " + (why[0] if len(why) == 1 else f"{why[0]}, and {why[1]}")
-    diffs.append(f"{component(path)} has type {a.str_short()} but the corresponding "
-                 f"output carry component has type {o.str_short()}{extra}")
+    diffs.append(f"{component(path)} has type {a.str_short(short_dtypes=False)} but the "
+                 "corresponding output carry component has type "
+                 f"{o.str_short(short_dtypes=False)}{extra}")
   if diffs:
     raise TypeError(
         f"{name} function carry input and carry output must have equal types, but they "
