@@ -98,6 +98,8 @@ def switch(index, branches: Sequence[Callable], *operands, operand=_no_operand):
   if len(np.shape(index)) != 0:
     raise TypeError(f"Branch index must be scalar, got {index} of shape {np.shape(index)}.")
   try:
+    if isinstance(index, (str, bytes)):   # NumPy would read it as a dtype name
+      raise TypeError(index)
     index_dtype = dtypes.result_type(index)
   except TypeError as err:
     raise TypeError(f"Index type must be an integer, got {index}.") from err
