@@ -72,6 +72,7 @@ class Executable:
          for j in range(n_out) if in_b[i] == out_b[j] and in_b[i] > 0]
         + [(n_in + j, n_in + k) for j, k in itertools.combinations(range(n_out), 2)
            if out_b[j] == out_b[k] and out_b[j] > 0])
+    self._alias_checked = False
     self._float0_out = [a.dtype == dtypes.float0 for a in self.out_avals]
     self._any_float0_out = any(self._float0_out)
 
@@ -141,7 +142,7 @@ class Executable:
       bvs[i] = bv
       lst.push_ref(bv)
     if inline:
-      out, signal = idev.invoke_inline(context, fn, lst, len(self.out_avals))
+      out, signal = idev.invoke_inline(context, fn, lst, len(self.out_avals)), None
     else:
       out, signal = idev.invoke(context, fn, lst, n_in, len(self.out_avals), keep)
     get = out.get_as_object
@@ -156,16 +157,23 @@ class Executable:
       for x in donated:
         x.delete()
     if self._alias_pairs:
-      _mark_shared(self._alias_pairs, slots, bvs, results, keep)
+      matched = _mark_shared(self._alias_pairs, slots, bvs, results, keep)
+      if not self._alias_checked:
+        # Which results alias an input or each other is fixed by the
+        # compiled program (IREE forwards buffers it returns unchanged), so
+        # after the first call only the pairs seen aliasing are checked.
+        self._alias_checked = True
+        self._alias_pairs = matched
     return results
 
 
-def _mark_shared(pairs, slots, bvs, results, keep) -> None:
+def _mark_shared(pairs, slots, bvs, results, keep) -> tuple:
   """Mark results whose buffer is an input's or another result's as shared
   (never donated in place); a result aliasing imported host memory keeps
-  that memory alive."""
+  that memory alive. Returns the pairs that alias."""
   n_in = len(slots)
   refs: dict = {}
+  matched = []
   for s, t in pairs:
     rs = refs.get(s)
     if rs is None:
@@ -185,6 +193,7 @@ def _mark_shared(pairs, slots, bvs, results, keep) -> None:
         rt_ = a._ref = a._buf.get_buffer().ref
       refs[t] = rt_
     if rs == rt_:
+      matched.append((s, t))
       out = results[t - n_in]
       out._shared = True
       src = slots[s] if s < n_in else results[s - n_in]
@@ -194,6 +203,7 @@ def _mark_shared(pairs, slots, bvs, results, keep) -> None:
           out._host = src._host
       else:
         out._host = keep   # a copied NumPy input: its memory lives with the result
+  return tuple(matched)
 
 
 _default = [None, None]   # (devices list object, IreeDevice) of the default device

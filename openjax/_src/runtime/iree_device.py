@@ -30,6 +30,8 @@ from __future__ import annotations
 import atexit
 import collections
 import ctypes
+import os
+import re
 import threading
 
 import numpy as np
@@ -80,6 +82,11 @@ ctypes.pythonapi.Py_IncRef(ctypes.py_object(_immortal))
 # stderr at exit.
 _native.disable_leak_checker()
 
+# A fence with no timepoints: waiting on it returns at once, signalling it
+# does nothing (the wait and signal fences of inline calls).
+_EMPTY_FENCE = rt.HalFence(0)
+_immortal.append(_EMPTY_FENCE)
+
 _instance_lock = threading.RLock()
 _instance: rt.VmInstance | None = None
 _devices: dict[int, "IreeDevice"] = {}
@@ -116,8 +123,6 @@ class IreeDevice:
     _immortal.extend((self.hal, self.hal_module))
     self._inline = None             # (hal device, hal module), made on first use
     self._inline_lock = threading.Lock()
-    self._inline_sem = None
-    self._inline_t = 0
 
   def __repr__(self):
     return f"IreeDevice({self.device!r})"
@@ -172,36 +177,24 @@ class IreeDevice:
           hal = rt.get_driver("local-sync").create_default_device()
           module = rt.create_hal_module(vm_instance(), hal)
           _immortal.extend((hal, module))
-          self._inline_sem = hal.create_semaphore(0)
           self._inline = (hal, module)
         hit = self._inline
     return hit
 
   def invoke_inline(self, context, function, args: rt.VmVariantList, n_out: int):
     """Run ``function`` (loaded in a context over ``inline_hal()``) now, in
-    this thread; returns (results list, signal fence: already reached)."""
-    with self._inline_lock:
-      t = self._inline_t
-      sem = self._inline_sem
-      args.push_ref(rt.HalFence.create_at(sem, t))
-      signal = rt.HalFence.create_at(sem, t + 1)
-      args.push_ref(signal)
-      out = rt.VmVariantList(n_out)
+    this thread, and return its results list. The call runs to completion
+    inside ``invoke``, so its wait and signal fences are empty ones (no
+    semaphore to create or advance)."""
+    args.push_ref(_EMPTY_FENCE)
+    args.push_ref(_EMPTY_FENCE)
+    out = rt.VmVariantList(n_out)
+    with self._inline_lock:   # a VM context is not safe to enter from two threads
       try:
         context.invoke(function, args, out)
       except Exception as e:  # noqa: BLE001 - classified below
-        # A failed inline call fails its semaphore: start a fresh one.
-        self._inline_sem = self._inline[0].create_semaphore(0)
-        self._inline_t = 0
         raise _invoke_error(e) from None
-      try:
-        sem.query()
-      except Exception as e:  # noqa: BLE001 - the computation itself failed
-        self._inline_sem = self._inline[0].create_semaphore(0)
-        self._inline_t = 0
-        return out, signal
-      self._inline_t = t + 1
-      return out, signal
+    return out
 
   def _prune(self) -> None:
     q = self._inflight
@@ -335,6 +328,16 @@ def is_importable(arr: np.ndarray) -> bool:
   return arr.flags.c_contiguous and arr.ctypes.data % ALIGNMENT == 0
 
 
+def _cpu_thread_cap() -> int | None:
+  """Worker threads per device: ``OPENJAX_CPU_THREADS``, or JAX's
+  ``XLA_FLAGS=--intra_op_parallelism_threads=N`` (None: one per core)."""
+  env = os.environ.get("OPENJAX_CPU_THREADS")
+  if env:
+    return max(1, int(env))
+  m = re.search(r"intra_op_parallelism_threads=(\d+)", os.environ.get("XLA_FLAGS", ""))
+  return max(1, int(m.group(1))) if m else None
+
+
 def iree_device(device) -> IreeDevice:
   """The IREE device behind an openjax ``Device`` (created on first use)."""
   d = _devices.get(device.id)
@@ -344,6 +347,9 @@ def iree_device(device) -> IreeDevice:
       if d is None:
         if not _devices:
           atexit.register(_drain_at_exit)
+          cap = _cpu_thread_cap()
+          if cap is not None:
+            rt.flags.parse_flags(f"--task_topology_max_group_count={cap}")
         d = _devices[device.id] = IreeDevice(device)
   return d
 
