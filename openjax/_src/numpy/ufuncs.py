@@ -508,16 +508,24 @@ def gcd(x1, x2, /):
   if not is_kind(x1, "i", "u"):
     raise ValueError("Arguments to jax.numpy.gcd must be integers.")
   a, b = broadcast_arrays(absolute(x1), absolute(x2))
-  # Euclid's algorithm, unrolled: Fibonacci pairs are the slowest inputs, and
-  # none of 64 bits needs more than 93 steps (47 for 32 bits, fewer below).
-  for _ in range(_EUCLID_STEPS[dtypes.dtype(a).itemsize]):
-    nonzero = lax.ne(b, const(b, 0))
-    a, b = (_where(nonzero, b, a),
-            _where(nonzero, lax.rem(a, _where(nonzero, b, full_like(b, 1))), const(b, 0)))
-  return a
+  # Euclid's algorithm as a loop: it stops once every remainder is zero.
+  return lax.while_loop(_euclid_running, _euclid_step, (a, b))[0]
 
 
-_EUCLID_STEPS = {1: 14, 2: 26, 4: 48, 8: 94}
+def _euclid_running(pair):
+  b = pair[1]
+  return lax.reduce_or(lax.ne(b, const(b, 0)), tuple(range(np.ndim(b))))
+
+
+def _euclid_step(pair):
+  a, b = pair
+  nonzero = lax.ne(b, const(b, 0))
+  a, b = (_where(nonzero, b, a),
+          _where(nonzero, lax.rem(a, _where(nonzero, b, full_like(b, 1))), const(b, 0)))
+  # The larger first, as in JAX's loop (a no-op on the values; it gives the
+  # carry JAX's weak type).
+  swap = lax.lt(a, b)
+  return _where(swap, b, a), _where(swap, a, b)
 
 
 def lcm(x1, x2, /):
