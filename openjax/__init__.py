@@ -27,7 +27,7 @@ from openjax._src.api.custom_derivatives import (  # noqa: F401
 from openjax._src.api.checkpoint import checkpoint, checkpoint_policies, remat  # noqa: F401
 from openjax import numpy, lax, tree_util, tree, errors, dtypes, test_util  # noqa: F401
 from openjax import ad_checkpoint, custom_derivatives  # noqa: F401
-from openjax import random, scipy  # noqa: F401
+from openjax import random, scipy, nn  # noqa: F401
 from openjax._src.tree_util import (  # noqa: F401
     tree_all as _tree_all, tree_flatten as _tree_flatten, tree_leaves as _tree_leaves,
     tree_map as _tree_map, tree_reduce as _tree_reduce, tree_structure as _tree_structure,
