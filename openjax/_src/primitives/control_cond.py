@@ -132,10 +132,14 @@ def _operands(operands: tuple, operand) -> tuple:
 class _Traced:
   """One branch traced: its jaxpr (constvars = closed-over values), the
   constant values, and the output tree and avals."""
-  __slots__ = ("jaxpr", "consts", "out_tree", "__weakref__")
+  __slots__ = ("jaxpr", "consts", "out_tree", "assembled", "__weakref__")
 
   def __init__(self, jaxpr: Jaxpr, consts: list, out_tree):
     self.jaxpr, self.consts, self.out_tree = jaxpr, consts, out_tree
+    # (all branches' _Traced, order) -> _assemble's result, so that a cond
+    # called again binds the very same branch jaxprs (the eval trace's
+    # abstract-eval cache then hits instead of growing).
+    self.assembled: dict = {}
 
 
 # fun -> {(in_tree, in_avals, flags): _Traced}. Like JAX, a branch function
@@ -196,10 +200,27 @@ def _bind_cond(index, funs: Sequence[Callable], operands: tuple, api_name: str,
   leaves, in_tree = tree_util.tree_flatten(operands)
   in_avals = tuple(_operand_aval(x) for x in leaves)
   traced = [_trace_branch(f, in_tree, in_avals) for f in funs]
-  for i in range(1, len(funs)):
-    _check_branch_outputs(api_name, names[0], names[i], funs[0], funs[i], traced[0], traced[i])
-  # Closed-over values of all branches (in the user's branch order, each
-  # value once) become leading operands.
+  key = (tuple(traced), tuple(order))
+  assembled = traced[0].assembled.get(key)
+  if assembled is None:
+    for i in range(1, len(funs)):
+      _check_branch_outputs(api_name, names[0], names[i], funs[0], funs[i], traced[0],
+                            traced[i])
+    assembled = _assemble(traced, order)
+    traced[0].assembled[key] = assembled
+  consts, branches, in_fwd = assembled
+  outs = iter(cond_p.bind(index, *consts, *leaves, branches=branches))
+  all_inputs = [*consts, *leaves]
+  out_leaves = [next(outs) if f is None else _as_array(all_inputs[f]) for f in in_fwd]
+  return tree_util.tree_unflatten(traced[0].out_tree, out_leaves)
+
+
+def _assemble(traced: list[_Traced], order: Sequence[int]):
+  """(consts, branches, in_fwd): the values the branches close over (each
+  once, in the user's branch order), which become leading operands; the
+  branch jaxprs taking them; and, per output, the input every branch
+  forwards unchanged to it (such outputs are dropped from the cond, as in
+  JAX) or None."""
   consts, const_ids = [], {}
   for t in traced:
     for c in t.consts:
@@ -207,8 +228,6 @@ def _bind_cond(index, funs: Sequence[Callable], operands: tuple, api_name: str,
         const_ids[id(c)] = len(consts)
         consts.append(c)
   branch_jaxprs = [_consts_as_operands(t, consts, const_ids) for t in traced]
-  # Outputs that every branch forwards from the same input are not outputs
-  # of the cond (as in JAX): the input is returned directly.
   fwds = [_forwarded_inputs(j) for j in branch_jaxprs]
   in_fwd = [f[0] if len(set(f)) == 1 else None for f in zip(*fwds)]
   if any(f is not None for f in in_fwd):
@@ -216,10 +235,7 @@ def _bind_cond(index, funs: Sequence[Callable], operands: tuple, api_name: str,
     branch_jaxprs = [j.replace(outvars=[v for v, k in zip(j.outvars, keep) if k])
                      for j in branch_jaxprs]
   branches = tuple(ClosedJaxpr(branch_jaxprs[k], []) for k in order)
-  outs = iter(cond_p.bind(index, *consts, *leaves, branches=branches))
-  all_inputs = [*consts, *leaves]
-  out_leaves = [next(outs) if f is None else _as_array(all_inputs[f]) for f in in_fwd]
-  return tree_util.tree_unflatten(traced[0].out_tree, out_leaves)
+  return consts, branches, in_fwd
 
 
 def _consts_as_operands(traced: _Traced, consts: list, const_ids: dict) -> Jaxpr:
