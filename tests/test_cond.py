@@ -272,6 +272,21 @@ def test_branch_output_type_errors_match_jax():
       lambda: lax.switch(1, [_ident, _ident, _to_int], 1.))
 
 
+def _returns_str():
+  return ("a", 1.)
+
+
+def test_invalid_operand_and_output_types_match_jax():
+  _raises(TypeError, "Argument 'a' of type <class 'str'> is not a valid JAX type",
+          lambda: lax.cond(True, _ident, _ident, "a"))
+  obj = object()
+  _raises(TypeError, f"Argument '{obj}' of type '<class 'object'>' is not a valid JAX type",
+          lambda: lax.cond(True, _ident, _ident, obj))
+  _raises(TypeError, f"function {_src(_returns_str)} traced for switch returned a value of "
+          "type <class 'str'> at output component [0], which is not a valid JAX type",
+          lambda: lax.switch(0, [_returns_str, _returns_str]))
+
+
 def test_traced_python_if_inside_a_branch_names_the_fix():
   with pytest.raises(jax.errors.TracerBoolConversionError):
     lax.cond(True, lambda x: x if x > 0 else -x, _ident, 1.0)

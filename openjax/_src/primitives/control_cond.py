@@ -149,7 +149,7 @@ class _Traced:
 _trace_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
-def _trace_branch(fun: Callable, in_tree, in_avals: tuple) -> _Traced:
+def _trace_branch(fun: Callable, in_tree, in_avals: tuple, api_name: str) -> _Traced:
   key = (in_tree, in_avals, config.values_snapshot())
   try:
     per_fun = _trace_cache.get(fun)
@@ -164,6 +164,11 @@ def _trace_branch(fun: Callable, in_tree, in_avals: tuple) -> _Traced:
     out = fun(*tree_util.tree_unflatten(in_tree, leaves))
     out_leaves, out_tree = tree_util.tree_flatten(out)
     box.append(out_tree)
+    for path, x in zip(_leaf_paths(out_tree), out_leaves):
+      if not _is_jax_type(x):
+        where = f" at output component {tree_util.keystr(tuple(path))}" if path else ""
+        raise TypeError(f"function {_fun_sourceinfo(fun)} traced for {api_name} returned a "
+                        f"value of type {type(x)}{where}, which is not a valid JAX type")
     return out_leaves
 
   jaxpr, consts = jaxpr_transforms.trace_to_jaxpr(flat_fun, list(in_avals))
@@ -186,11 +191,23 @@ def _fun_sourceinfo(fun) -> str:
     return "<unknown>"
 
 
+def _is_jax_type(x) -> bool:
+  if isinstance(x, str):
+    return False
+  try:
+    get_aval(x)
+  except (TypeError, ValueError):
+    return False
+  return True
+
+
 def _operand_aval(x) -> ShapedArray:
+  if isinstance(x, str):
+    raise TypeError(f"Argument '{x}' of type {type(x)} is not a valid JAX type")
   try:
     return get_aval(x)
-  except TypeError as err:
-    raise TypeError(f"Value {x!r} with type {type(x)} is not a valid JAX type") from err
+  except (TypeError, ValueError) as err:
+    raise TypeError(f"Argument '{x}' of type '{type(x)}' is not a valid JAX type") from err
 
 
 def _bind_cond(index, funs: Sequence[Callable], operands: tuple, api_name: str,
@@ -199,7 +216,7 @@ def _bind_cond(index, funs: Sequence[Callable], operands: tuple, api_name: str,
   their outputs agree, and bind ``cond_p`` with branch ``k`` = ``funs[order[k]]``."""
   leaves, in_tree = tree_util.tree_flatten(operands)
   in_avals = tuple(_operand_aval(x) for x in leaves)
-  traced = [_trace_branch(f, in_tree, in_avals) for f in funs]
+  traced = [_trace_branch(f, in_tree, in_avals, api_name) for f in funs]
   key = (tuple(traced), tuple(order))
   assembled = traced[0].assembled.get(key)
   if assembled is None:
