@@ -24,8 +24,8 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src.config import config
 from openjax._src.core import (ClosedJaxpr, Jaxpr, JaxprTypeError, Literal, Primitive,
-                               ShapedArray, Var, array_hooks, canonical_value, eval_jaxpr,
-                               eval_trace, jaxpr_transforms, set_current_trace)
+                               ShapedArray, Tracer, Var, canonical_value, eval_jaxpr, eval_trace,
+                               jaxpr_transforms, set_current_trace)
 from openjax._src.primitives.batch_util import moveaxis
 from openjax._src.primitives.shape import broadcast_in_dim
 
@@ -130,7 +130,7 @@ def checked_closed(jaxpr: Jaxpr, consts: Sequence) -> ClosedJaxpr:
   """A closed jaxpr whose constants are concrete (never tracers of an
   enclosing transformation: those must be operands of the scan)."""
   for c in consts:
-    if hasattr(c, "_trace"):
+    if isinstance(c, Tracer):
       raise AssertionError("scan: a traced value was captured as a constant of a loop body")
   return ClosedJaxpr(jaxpr, list(consts))
 
