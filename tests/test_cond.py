@@ -142,6 +142,17 @@ def test_branch_traces_are_reused():
   assert len(count) == 1
 
 
+def _psum_plus(x):
+  return lax.psum(1., "i") + x
+
+
+def test_branch_traces_are_not_reused_across_axis_sizes():
+  # psum of a constant folds to the axis size while tracing the branch.
+  f = lambda x: lax.cond(True, _psum_plus, lambda x: x, x)  # noqa: E731
+  _close(jax.vmap(f, axis_name="i")(np.zeros(3, F32)), np.full(3, 3.))
+  _close(jax.vmap(f, axis_name="i")(np.zeros(5, F32)), np.full(5, 5.))
+
+
 def test_nested_conds():
   def f(x):
     def inner(x):
@@ -248,6 +259,14 @@ def test_branch_output_structure_errors_match_jax():
       lambda: lax.switch(1, [_ident, _pair, _ident], 1.))
 
 
+def _none_then_float(x):
+  return {"a": (None, x), "b": x}
+
+
+def _none_then_int(x):
+  return {"a": (None, x.astype(jnp.int32)), "b": x}
+
+
 def test_branch_output_type_errors_match_jax():
   _raises(TypeError, (
       "cond branches must have equal output types but they differ.\n\n"
@@ -263,6 +282,13 @@ def test_branch_output_type_errors_match_jax():
       "of false_fun has type float32[3], so the shapes do not match.\n\n"
       "Revise true_fun and/or false_fun so that all output types match."),
       lambda: lax.cond(True, _dict_first, _dict_whole, jnp.ones(3)))
+  _raises(TypeError, (
+      "cond branches must have equal output types but they differ.\n\n"
+      f"true_fun is {_src(_none_then_float)}\nfalse_fun is {_src(_none_then_int)}\n\n"
+      "The output of true_fun at path ['a'][1] has type float32[] but the corresponding output "
+      "of false_fun has type int32[], so the dtypes do not match.\n\n"
+      "Revise true_fun and/or false_fun so that all output types match."),
+      lambda: lax.cond(True, _none_then_float, _none_then_int, 1.))
   _raises(TypeError, (
       "switch branches must have equal output types but they differ.\n\n"
       f"branch 0 is {_src(_ident)}\nbranch2 is {_src(_to_int)}\n\n"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Sequence
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 
@@ -22,6 +22,7 @@ from openjax._src.config import config
 from openjax._src.core import (ClosedJaxpr, Jaxpr, ShapedArray, Tracer, Var, array_hooks,
                                canonical_value, get_aval, is_concrete, jaxpr_transforms)
 from openjax._src.primitives._cond_rules import cond_p
+from openjax._src.primitives.collectives import current_axis_env
 from openjax._src.primitives.convert import convert_element_type
 from openjax._src.primitives.elementwise_extra import clamp
 
@@ -142,7 +143,7 @@ class _Traced:
     self.assembled: dict = {}
 
 
-# fun -> {(in_tree, in_avals, flags): _Traced}. Like JAX, a branch function
+# fun -> {(in_tree, in_avals, flags, axis env): _Traced}. Like JAX, a branch function
 # traced again with the same input types reuses its jaxpr (so identical
 # branches print as one shared jaxpr); only traces closing over concrete
 # values are kept, never ones holding tracers.
@@ -150,7 +151,8 @@ _trace_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def _trace_branch(fun: Callable, in_tree, in_avals: tuple, api_name: str) -> _Traced:
-  key = (in_tree, in_avals, config.values_snapshot())
+  # Bound axis names and sizes shape a trace too (psum of a constant is folded).
+  key = (in_tree, in_avals, config.values_snapshot(), current_axis_env())
   try:
     per_fun = _trace_cache.get(fun)
   except TypeError:   # unhashable or not weakly referenceable: no caching
@@ -280,11 +282,9 @@ def _check_branch_outputs(api_name: str, name1: str, name2: str, f1, f2,
   """JAX's errors for branches whose outputs differ in structure or type."""
   info = f"{name1} is {_fun_sourceinfo(f1)}\n{name2} is {_fun_sourceinfo(f2)}\n\n"
   if t1.out_tree != t2.out_tree:
-    leaf_paths = _leaf_paths(t1.out_tree)
     diffs = [f"{name1} output{_at_path(p)} is a {a} but {name2} output{_at_path(p)} is a "
              f"{b}, so {why}"
              for p, a, b, why in tree_util.equality_errors_pytreedef(t1.out_tree, t2.out_tree)]
-    del leaf_paths
     if not diffs:
       return
     if len(diffs) == 1:
@@ -314,8 +314,10 @@ def _check_branch_outputs(api_name: str, name1: str, name2: str, f1, f2,
 
 
 def _leaf_paths(tree) -> list:
-  leaves = tree_util.tree_unflatten(tree, [None] * tree.num_leaves)
-  with_path, _ = tree_util.tree_flatten_with_path(leaves, is_leaf=lambda x: x is None)
+  """The key path of every leaf of ``tree`` (a treedef)."""
+  placeholder = object()     # a leaf (None would be an empty subtree)
+  with_path, _ = tree_util.tree_flatten_with_path(
+      tree_util.tree_unflatten(tree, [placeholder] * tree.num_leaves))
   return [p for p, _ in with_path]
 
 
