@@ -114,7 +114,6 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
   to_const = [f_ == nk + i for i, f_ in enumerate(carry_fwd)]
   ys_from_xs = [None if f_ is None or f_ < nk + num_carry else f_ - nk - num_carry
                 for f_ in ys_fwd]
-  ys_from_xs = [j if j is not None and _is_array(xs_flat[j]) else None for j in ys_from_xs]
   carry_in, xs_in = body.invars[nk:nk + num_carry], body.invars[nk + num_carry:]
   carry_out, ys_out = body.outvars[:num_carry], body.outvars[num_carry:]
   body = body.replace(
@@ -134,12 +133,8 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
   return tree_util.tree_unflatten(carry_tree, carry), tree_util.tree_unflatten(ys_tree, ys)
 
 
-def _is_array(x) -> bool:
-  return isinstance(x, Tracer) or type(x) is array_hooks.array_type
-
-
 def _as_array(x):
-  if _is_array(x):
+  if isinstance(x, Tracer) or type(x) is array_hooks.array_type:
     return x
   return array_hooks.make_array(canonical_value(x), get_aval(x))
 
