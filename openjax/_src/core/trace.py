@@ -216,6 +216,71 @@ def _escaped(tracer) -> UnexpectedTracerError:
       "transformed function instead of storing it.")
 
 
+class EagerConfig:
+  """What the eager fast paths check on every call, kept current by a config
+  listener and by ``set_current_trace`` (``config.read`` and a thread-local
+  read cost a good part of such a call).
+
+  ``flags_ok``: no ``jax_debug_nans``/``jax_debug_infs``, and no thread
+  overrides one of ``FLAGS`` locally (``config.override``); otherwise the fast
+  paths step aside and the general path reads every flag itself. ``x64`` is
+  the global ``jax_enable_x64``. ``enabled``: ``flags_ok`` and no thread is
+  inside a transformation, so the current trace of every thread is the eval
+  trace; while some thread transforms, a fast path must also check that its
+  own thread's trace is the eval trace.
+  """
+  __slots__ = ("enabled", "flags_ok", "x64", "_overriding", "_tracing", "_lock")
+  FLAGS = ("jax_enable_x64", "jax_debug_nans", "jax_debug_infs")
+
+  def __init__(self):
+    self._overriding: set = set()   # ids of threads with a local override
+    self._tracing = 0               # set_current_trace blocks with a non-eval trace
+    self._lock = threading.Lock()
+    self.refresh("jax_enable_x64")
+
+  def refresh(self, name: str) -> None:
+    if name not in self.FLAGS:
+      return
+    local = config._local.values   # the overrides of the thread changing a flag
+    with self._lock:
+      if any(f in local for f in self.FLAGS):
+        self._overriding.add(threading.get_ident())
+      else:
+        self._overriding.discard(threading.get_ident())
+      values = config._values
+      self.x64 = bool(values["jax_enable_x64"])
+      self.flags_ok = not (values["jax_debug_nans"] or values["jax_debug_infs"]
+                           or self._overriding)
+      self.enabled = self.flags_ok and not self._tracing
+
+  def _count_trace(self, delta: int) -> None:
+    with self._lock:
+      self._tracing += delta
+      self.enabled = self.flags_ok and not self._tracing
+
+
+eager_config = EagerConfig()
+config.add_listener(eager_config.refresh)
+
+_new_aval = ShapedArray.__new__
+_AVALS: dict = {}
+
+
+def shaped_array(shape: tuple, dtype: np.dtype, weak_type: bool) -> ShapedArray:
+  """``ShapedArray(shape, dtype, weak_type)`` for an already-canonical tuple
+  of ints and ``np.dtype``, shared through a cache (the constructor's checks
+  cost more than a whole eager operation)."""
+  key = (shape, dtype, weak_type)
+  aval = _AVALS.get(key)
+  if aval is None:
+    aval = _new_aval(ShapedArray)
+    aval.shape, aval.dtype, aval.weak_type, aval._hash = shape, dtype, weak_type, None
+    if len(_AVALS) >= 10_000:
+      _AVALS.clear()
+    _AVALS[key] = aval
+  return aval
+
+
 class EvalTrace(Trace):
   """The bottom trace: runs each primitive's ``impl`` on NumPy values."""
 
@@ -235,23 +300,28 @@ class EvalTrace(Trace):
           raise _escaped(x)
         v = canonical_value(x)
         vals.append(v)
-        avals.append(ShapedArray(v.shape, v.dtype, dtypes.is_weakly_typed(x)))
+        avals.append(shaped_array(v.shape, v.dtype, dtypes.is_weakly_typed(x)))
     out_avals = self._abstract_eval(primitive, avals, params)
     outs = primitive.rule("impl")(*vals, **params)
     make = array_hooks.make_array
     result = []
     for o, a in zip(outs, out_avals):
-      o = np.asarray(o)
+      if type(o) is not np.ndarray:
+        o = np.asarray(o)
       if o.dtype != a.dtype:
         o = o.astype(a.dtype)
       result.append(make(o, a) if make is not None else o)
-    if config.read("jax_debug_nans") or config.read("jax_debug_infs"):
+    if not eager_config.flags_ok and (config.read("jax_debug_nans")
+                                     or config.read("jax_debug_infs")):
       _check_nans(primitive, result)
     return result
 
   def _abstract_eval(self, primitive, avals, params):
+    # Keyed on plain tuples: hashing and comparing them runs in C, where
+    # ShapedArray's __hash__/__eq__ are Python calls.
     try:
-      key = (primitive, tuple(avals), tuple(params.items()))
+      key = (primitive, tuple([(a.shape, a.dtype, a.weak_type) for a in avals]),
+             tuple(params.items()) if params else ())
       hit = self._aval_cache.get(key)
     except TypeError:  # an unhashable parameter: no caching
       key, hit = None, None
@@ -290,11 +360,16 @@ def current_trace() -> Trace:
 def set_current_trace(trace: Trace):
   """Make ``trace`` the current trace for the duration of a block."""
   prev = trace_state.trace
+  counted = trace is not eval_trace
+  if counted:
+    eager_config._count_trace(1)
   trace_state.trace = trace
   try:
     yield
   finally:
     trace_state.trace = prev
+    if counted:
+      eager_config._count_trace(-1)
 
 
 def find_top_trace(args) -> Trace:

@@ -10,6 +10,7 @@ from openjax._src import dtypes
 from openjax._src.core import Tracer
 from openjax._src.numpy import (creation, indexing, linalg_ops, misc, reductions,
                                 shape_ops, sorting, ufuncs)
+from openjax._src.numpy.ufuncs_eager import eager_binary
 from openjax._src.runtime.array import Array
 
 ndarray = Array
@@ -90,7 +91,25 @@ def _install(cls) -> None:
   cls.__array_namespace__ = lambda self, api_version=None: sys.modules["openjax.numpy"]
 
 
+# Operators whose jnp function has an eager fast path (``ufuncs_eager``):
+# Array gets its own copies, which skip the ``_defer`` lookup as well.
+_FAST_OPERATORS = {"add": "add", "sub": "subtract", "mul": "multiply",
+                   "truediv": "true_divide", **_COMPARISONS}
+_REFLECTED = ("add", "sub", "mul", "truediv")
+
+
+def _install_fast(cls) -> None:
+  for dunder, name in _FAST_OPERATORS.items():
+    make_plan = getattr(ufuncs, name).eager_plan
+    setattr(cls, f"__{dunder}__", eager_binary(_binary(name), make_plan))
+    if dunder in _REFLECTED:
+      setattr(cls, f"__r{dunder}__",
+              eager_binary(_binary(name, reverse=True), make_plan, swap=True))
+  cls.__neg__ = ufuncs.negative
+
+
 _install(Array)
+_install_fast(Array)
 _install(Tracer)
 
 
