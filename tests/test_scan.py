@@ -227,15 +227,17 @@ def test_errors_match_jax():
           "lengths do not match.\n\nRevise the function so that the carry output has the "
           "same pytree structure as the carry input.",
           lambda: lax.scan(lambda c, x: ((c[0],), None), (1., 2.), None, length=3))
-  with pytest.raises(TypeError) as info:
-    lax.scan(lambda c, x: ({"a": c["a"].astype(jnp.int32), "b": c["b"][None]}, None),
-             {"a": jnp.float32(1.), "b": jnp.ones(2)}, None, length=3)
-  msg = str(info.value)
-  assert msg.startswith("scan body function carry input and carry output must have equal "
-                        "types, but they differ:\n\n  * the input carry component c['a'] has")
-  assert "so the dtypes do not match;\n" in msg and "so the shapes do not match.\n" in msg
-  assert msg.endswith("Revise the function so that all output types match the "
-                      "corresponding input types.")
+  _raises(TypeError,
+          "scan body function carry input and carry output must have equal types, but they "
+          "differ:\n\n  * the input carry component c['a'] has type float32[] but the "
+          "corresponding output carry component has type int32[], so the dtypes do not "
+          "match;\n  * the input carry component c['b'] has type float32[2] but the "
+          "corresponding output carry component has type float32[1,2], so the shapes do not "
+          "match.\n\nRevise the function so that all output types match the corresponding "
+          "input types.",
+          lambda: lax.scan(lambda c, x: ({"a": c["a"].astype(jnp.int32), "b": c["b"][None]},
+                                         None), {"a": jnp.float32(1.), "b": jnp.ones(2)},
+                           None, length=3))
   with pytest.raises(jax.errors.ConcretizationTypeError,
                      match="The `length` argument to `scan` expects a concrete `int` value"):
     jax.jit(lambda n: lax.scan(lambda c, x: (c, None), 1., None, length=n))(3)
