@@ -60,9 +60,9 @@ def _trace_computation(fun, computation, init_avals, init_tree):
   outs = closed.out_avals
   if len(outs) == k:
     for got, want in zip(outs, init_avals):
-      if got.shape != () or got.dtype != want.dtype:
+      if got.shape != want.shape or got.dtype != want.dtype:
         raise TypeError(
-            f"{fun}: the computation must return scalars of the init values' types "
+            f"{fun}: the computation must return values of the init values' types "
             f"({', '.join(a.str_short() for a in init_avals)}), got "
             f"{', '.join(a.str_short() for a in outs)}. Cast its result (e.g. with "
             "lax.convert_element_type) or pass init values of the result's dtype.")

@@ -188,6 +188,8 @@ def reduce(operands, init_values, computation, dimensions):
     return _convert_element_type(reducer(flat_ops[0], dimensions), weak_type=weak)
   init_avals = [get_aval(i) for i in flat_inits]
   closed, out_tree = _rc.trace_computation("lax.reduce", computation, init_avals, init_tree)
-  outs = reduce_p.bind(*flat_ops, *flat_inits, computation=computation, jaxpr=closed,
-                       dimensions=dimensions)
+  params = dict(computation=computation, jaxpr=closed, dimensions=dimensions)
+  # Checked here too: transformations (jvp, vmap) apply their rules unchecked.
+  _reduce_abstract_eval(*(get_aval(x) for x in flat_ops), *init_avals, **params)
+  outs = reduce_p.bind(*flat_ops, *flat_inits, **params)
   return tree_util.tree_unflatten(out_tree, outs)

@@ -362,6 +362,8 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
   if out_tree != op_tree:
     raise ValueError("reduce_window output must have the same tree structure as the operands"
                      f" {op_tree} vs. {out_tree}")
-  outs = reduce_window_p.bind(*flat_ops, *flat_inits, jaxpr=closed, consts=tuple(closed.consts),
-                              **params)
+  params.update(jaxpr=closed, consts=tuple(closed.consts))
+  # Checked here too: transformations (jvp, vmap) apply their rules unchecked.
+  _reduce_window_abstract_eval(*(get_aval(x) for x in flat_ops), *init_avals, **params)
+  outs = reduce_window_p.bind(*flat_ops, *flat_inits, **params)
   return tree_util.tree_unflatten(out_tree, outs)
