@@ -89,7 +89,9 @@ def _reduce_jvp(primals, tangents, *, computation, jaxpr, dimensions):
   ts = [_shape.reshape(instantiate_zeros(t), (n, m), perm)
         if _rc.differentiable(get_aval(x).dtype) else None for x, t in zip(operands, t_ops)]
   outs, t_outs = _rc.tree_reduce_jvp(jaxpr, xs, ts, inits)
-  outs = [_shape.reshape(o, kept) for o in outs]
+  weak = [dtypes.is_weakly_typed(x) and dtypes.is_weakly_typed(i) for x, i in zip(operands, inits)]
+  outs = [_convert_element_type(_shape.reshape(o, kept), get_aval(x).dtype, weak_type=w)
+          for o, x, w in zip(outs, operands, weak)]
   t_outs = [_rc.tangent_or_zero(None if t is None else _shape.reshape(t, kept), get_aval(o))
             for t, o in zip(t_outs, outs)]
   return outs, t_outs

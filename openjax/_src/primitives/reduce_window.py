@@ -26,7 +26,7 @@ from openjax._src.primitives._util import in_float32, quiet
 from openjax._src.primitives._window_lowering import lower_reduce_window
 from openjax._src.primitives.ad_util import Zero, deflinear, defjvp, instantiate_zeros
 from openjax._src.primitives.batch_util import axis_size, bdim_at_front
-from openjax._src.primitives.convert import lower_convert
+from openjax._src.primitives.convert import _convert_element_type, lower_convert
 from openjax._src.primitives.select_and_gather import select_and_gather_add
 
 __all__ = ["reduce_window", "reduce_window_p", "reduce_window_sum_p", "reduce_window_max_p",
@@ -241,6 +241,9 @@ def _reduce_window_jvp(primals, tangents, *, jaxpr, consts, **params):
   out_shape = _wu.reduce_window_shape("reduce_window", get_aval(operands[0]),
                                       *_window_args(params))
   m = int(np.prod(out_shape, dtype=np.int64))
+  if m == 0:   # no window fits: empty results, zero tangents
+    outs = reduce_window_p.bind(*primals, jaxpr=jaxpr, consts=consts, **params)
+    return outs, [Zero.from_primal_value(o) for o in outs]
   config = [(lo, hi, d - 1) for (lo, hi), d in zip(padding, base_dilation)]
 
   def stacked(x, fill):
@@ -259,7 +262,8 @@ def _reduce_window_jvp(primals, tangents, *, jaxpr, consts, **params):
     ts.append(stacked(instantiate_zeros(t), np.zeros((), dt))
               if _rc.differentiable(dt) else None)
   outs, t_outs = _rc.tree_reduce_jvp(jaxpr, xs, ts, inits)
-  outs = [_shape.reshape(o, out_shape) for o in outs]
+  outs = [_convert_element_type(_shape.reshape(o, out_shape), get_aval(x).dtype, weak_type=False)
+          for o, x in zip(outs, operands)]
   t_outs = [_rc.tangent_or_zero(None if t is None else _shape.reshape(t, out_shape),
                                 get_aval(o)) for t, o in zip(t_outs, outs)]
   return outs, t_outs
