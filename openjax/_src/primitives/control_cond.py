@@ -226,7 +226,8 @@ def _bind_cond(index, funs: Sequence[Callable], operands: tuple, api_name: str,
       _check_branch_outputs(api_name, names[0], names[i], funs[0], funs[i], traced[0],
                             traced[i])
     assembled = _assemble(traced, order)
-    traced[0].assembled[key] = assembled
+    if not any(isinstance(c, Tracer) for t in traced for c in t.consts):
+      traced[0].assembled[key] = assembled     # never keep tracers alive
   consts, branches, in_fwd = assembled
   outs = iter(cond_p.bind(index, *consts, *leaves, branches=branches))
   all_inputs = [*consts, *leaves]
