@@ -473,7 +473,18 @@ def test_flags():
   assert compiler.compile_flags(dot)[-1] == "--iree-opt-data-tiling=false"
   assert compiler.compile_flags("m", {"iree-opt-level": "O1"})[-1] == "--iree-opt-level=O1"
   with pytest.warns(UserWarning, match="XLA option"):
-    assert compiler.compile_flags("m", {"xla_cpu_foo": True}) == compiler.BASE_FLAGS
+    assert compiler.compile_flags("m", {"xla_cpu_foo": True}) == compiler.BASE_FLAGS + (
+        "--iree-opt-data-tiling=false",)
+
+
+def test_data_tiling_only_for_large_matrix_products():
+  def dot(n):
+    t = f"tensor<{n}x{n}xf32>"
+    return (f"%0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : "
+            f"({t}, {t}) -> {t}")
+  assert "--iree-opt-data-tiling=false" in compiler.compile_flags(dot(64))
+  assert "--iree-opt-data-tiling" in compiler.compile_flags(dot(1024))
+  assert "--iree-opt-data-tiling=false" not in compiler.compile_flags(dot(1024))
 
 
 def test_compiler_options_reach_iree():

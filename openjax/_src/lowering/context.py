@@ -9,6 +9,9 @@ called with ``ctx.call``) or ``ctx.lower_jaxpr_inline`` (into a region).
 """
 from __future__ import annotations
 
+import math
+import re
+
 from typing import Sequence
 
 import numpy as np
@@ -276,5 +279,34 @@ def module_has_complex_dot(text: str) -> bool:
   return False
 
 
+_CONTRACTION_TYPES = re.compile(
+    r":\s*\(tensor<([^>]*)>,\s*tensor<([^>]*)>\)\s*->\s*tensor<([^>]*)>")
+
+
+def _elements(tensor_type: str) -> int:
+  n = 1
+  for d in tensor_type.split("x")[:-1]:
+    n *= int(d) if d.isdigit() else 1
+  return n
+
+
+def max_contraction_flops(text: str) -> float:
+  """The largest flop count of one ``dot_general``/``convolution`` in a module
+  (estimated from its operand and result types: 2 * out * sqrt(lhs * rhs /
+  out), exact for matrix products)."""
+  best = 0.0
+  for line in text.splitlines():
+    if "stablehlo.dot_general" not in line and "stablehlo.convolution" not in line:
+      continue
+    m = _CONTRACTION_TYPES.search(line)
+    if m is None:
+      continue
+    lhs, rhs, out = (_elements(t) for t in m.groups())
+    if out:
+      best = max(best, 2.0 * out * math.sqrt(lhs * rhs / out))
+  return best
+
+
 __all__ = ["LoweringContext", "lower_jaxpr_to_module", "lower_jaxpr_body",
-           "lower_jaxpr_as_function", "plan_donation", "module_has_complex_dot"]
+           "lower_jaxpr_as_function", "plan_donation", "module_has_complex_dot",
+           "max_contraction_flops"]
