@@ -10,6 +10,7 @@ import pytest
 import openjax as jax
 import openjax.numpy as jnp
 from openjax import lax
+from openjax._src.core import check_jaxpr
 from openjax._src.primitives import _conv_rules
 from tests.ops.rows_conv import conv_reference
 
@@ -313,6 +314,10 @@ def test_grads_match_finite_differences(case):
     x, w = _inputs(case, np.float64)
     jax.test_util.check_grads(_conv(case), (x, w), order=2, modes=("fwd", "rev"),
                               atol=1e-5, rtol=1e-5)
+    # The staged second-order gradient is a well-typed jaxpr.
+    loss = lambda x, w: (_conv(case)(x, w) ** 2).sum()
+    hess_vec = jax.grad(lambda x, w: jax.grad(loss, argnums=(0, 1))(x, w)[1].sum())
+    check_jaxpr(jax.make_jaxpr(hess_vec)(x, w))
 
 
 def test_grad_with_preferred_element_type_keeps_input_dtypes():
@@ -356,6 +361,7 @@ def test_vmap_matches_loop(case, in_axes):
   ws = rng.standard_normal((size,) + case[1]).astype(np.float32)
   args = [np.moveaxis(a, 0, ax) if ax is not None else a[0] for a, ax in zip((xs, ws), in_axes)]
   got = jax.vmap(_conv(case), in_axes=in_axes)(*args)
+  check_jaxpr(jax.make_jaxpr(jax.vmap(_conv(case), in_axes=in_axes))(*args))
   expected = np.stack([np.asarray(_conv(case)(xs[i] if in_axes[0] is not None else xs[0],
                                              ws[i] if in_axes[1] is not None else ws[0]))
                        for i in range(size)])
@@ -447,7 +453,9 @@ def _golden_functions():
                                   "grad_feature_groups", "vmap_batch_groups"])
 def test_printed_jaxpr_matches_jax(name):
   fn, args = _golden_functions()[name]
-  assert str(jax.make_jaxpr(fn)(*args)) + "\n" == _GOLDEN_JAXPRS[name]
+  closed = jax.make_jaxpr(fn)(*args)
+  check_jaxpr(closed)
+  assert str(closed) + "\n" == _GOLDEN_JAXPRS[name]
 
 
 # ------------------------------------------------------------------ errors
