@@ -10,7 +10,8 @@ import pytest
 import openjax as jax
 import openjax.numpy as jnp
 from openjax import lax
-from openjax._src.core import check_jaxpr
+from openjax._src.core import check_jaxpr, eval_jaxpr
+from openjax._src.interpreters.partial_eval import partial_eval_jaxpr
 from openjax.test_util import check_grads
 
 F32 = np.float32
@@ -786,3 +787,23 @@ def test_lowered_text_is_a_stablehlo_case():
   text = jax.jit(lambda i, x: lax.switch(i, [jnp.sin, jnp.cos, jnp.exp], x)).lower(1, X3).as_text()
   assert len(re.findall(r"stablehlo\.case", text)) == 1
   assert text.count("stablehlo.return") == 3
+
+
+# ------------------------------------------- jaxpr-level partial evaluation
+def test_jaxpr_level_split_with_known_and_unknown_index():
+  closed = jax.make_jaxpr(lambda i, x, y: lax.switch(i, [lambda x, y: jnp.sin(x) * y,
+                                                         lambda x, y: x * y], x, y))(1, 2., 3.)
+  # Index and x known, y unknown: one cond computes sin(x)/x now, one stages the rest.
+  known, unknown, out_uk, n_res = partial_eval_jaxpr(closed.jaxpr, [False, False, True])
+  assert out_uk == [True] and [e.primitive.name for e in known.eqns][-1] == "cond"
+  assert [e.primitive.name for e in unknown.eqns] == ["cond"]
+  check_jaxpr(known)
+  check_jaxpr(unknown)
+  res = eval_jaxpr(known, [], 1, np.float32(2.))
+  _close(eval_jaxpr(unknown, [], *res, np.float32(3.)), [np.float32(6.)])
+  res = eval_jaxpr(known, [], 0, np.float32(2.))
+  _close(eval_jaxpr(unknown, [], *res, np.float32(3.)), [np.sin(np.float32(2.)) * 3])
+  # An unknown index stages the whole cond.
+  known, unknown, out_uk, n_res = partial_eval_jaxpr(closed.jaxpr, [True, False, False])
+  assert out_uk == [True] and "cond" not in [e.primitive.name for e in known.eqns]
+  assert [e.primitive.name for e in unknown.eqns][-1] == "cond"
