@@ -16,7 +16,7 @@ import openjax as jax
 import openjax.numpy as jnp
 from openjax._src import lax
 from openjax._src.core import ShapedArray, eval_trace
-from openjax._src.numpy import ufuncs_eager
+from openjax._src.numpy import indexing, reductions, ufuncs_eager
 from openjax._src.runtime.array import Array
 
 _DTYPES = [np.dtype(t) for t in (
@@ -154,7 +154,8 @@ def test_common_cases_bind_no_primitive(monkeypatch):
   x, y, i = _array(np.float32), _array(np.float32), _array(np.int32)
   for f in (lambda: x * y, lambda: x + 1.0, lambda: 2.0 - x, lambda: jnp.sin(x),
             lambda: i * 2, lambda: i + 1.5, lambda: x < y, lambda: -x, lambda: x / i,
-            lambda: jnp.maximum(x, 0.0), lambda: jnp.exp(i)):
+            lambda: jnp.maximum(x, 0.0), lambda: jnp.exp(i), lambda: jnp.sum(x),
+            lambda: jnp.prod(i, axis=0), lambda: x.sum(), lambda: x[0], lambda: x[1:3]):
     f()
     f()
   assert binds == []
@@ -213,7 +214,7 @@ def test_kernels_are_the_primitive_impls():
   checked = 0
   for table, n in ((ufuncs_eager.BINARY_KERNELS, 2), (ufuncs_eager.UNARY_KERNELS, 1)):
     for prim, kernel in table.items():
-      for dt in sorted(ufuncs_eager._NUMPY_DTYPES, key=str):
+      for dt in sorted(ufuncs_eager.NUMPY_DTYPES, key=str):
         if not ufuncs_eager._kernel_applies(prim, dt) or not _accepts(prim, dt, n):
           continue
         args = (_values(dt), _values(dt)[::-1].copy())[:n]
@@ -223,6 +224,52 @@ def test_kernels_are_the_primitive_impls():
         assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), (prim, dt)
         checked += 1
   assert checked > 150
+
+
+@pytest.mark.parametrize("name", ["sum", "prod"])
+def test_sum_and_prod_match_the_general_path(name):
+  fast, general = getattr(jnp, name), getattr(reductions, "_" + name)
+  mismatches = []
+  for dt in _DTYPES:
+    for shape in ((), (_N,), (3, 3)):
+      x = _array(dt, shape=shape)
+      for weak in (False, True):
+        if weak:
+          x = lax._convert_element_type(x, x.dtype, weak_type=True)
+        for axis in (None, 0, -1, (0, 1), (), (1, 0), 2, [0]):
+          for keepdims in (False, True):
+            for promote in (True, False):
+              want = _outcome(general, x, axis, None, None, keepdims, None, None, promote)
+              got = _outcome(lambda *a: fast(*a, keepdims=keepdims, promote_integers=promote),
+                             x, axis)
+              if got != want:
+                mismatches.append(f"{name}({x.aval}, {axis}, {keepdims}, {promote}): "
+                                  f"{got[:3]} != {want[:3]}")
+  assert not mismatches, "\n".join(mismatches[:20])
+
+
+def test_sum_under_global_x64():
+  x = _array(np.int8, shape=(3, 3))
+  try:
+    jax.config.update("jax_enable_x64", True)
+    assert jnp.sum(x).dtype == np.int64 and jnp.prod(x, 0).dtype == np.int64
+    assert _outcome(jnp.sum, x) == _outcome(reductions._sum, x, None, None, None, False, None,
+                                            None, True)
+  finally:
+    jax.config.update("jax_enable_x64", False)
+  assert jnp.sum(x).dtype == np.int32
+
+
+@pytest.mark.parametrize("idx", [
+    0, -1, 2, 3, -4, 7, slice(None), slice(1, None), slice(None, None, -1), slice(5, 1, -2),
+    slice(-100, 100), (0,), (1, 2), (-1, -1), (0, slice(None, None, 2)), (slice(None), 1),
+    (), (0, 0, 0), True, None, Ellipsis, (Ellipsis, 0), np.int32(1), slice(np.int64(1), 2),
+    slice(0, 3, 0)])
+def test_basic_indexing_matches_the_general_path(idx):
+  for x in (_array(np.float32, shape=(3, 3)), _array(np.int8, weak=True, shape=(3, 3)),
+            _array(np.bool_, shape=(_N,))):
+    got, want = _outcome(lambda a: a[idx], x), _outcome(indexing._getitem, x, idx)
+    assert got == want, (idx, x.aval)
 
 
 # ------------------------------------------------------ stepping aside

@@ -10,7 +10,8 @@ from openjax._src import dtypes
 from openjax._src.core import Tracer
 from openjax._src.numpy import (creation, indexing, linalg_ops, misc, reductions,
                                 shape_ops, sorting, ufuncs)
-from openjax._src.numpy.ufuncs_eager import eager_binary
+from openjax._src.core.trace import shaped_array
+from openjax._src.numpy.ufuncs_eager import eager_binary, eager_value, wrap_result
 from openjax._src.runtime.array import Array
 
 ndarray = Array
@@ -98,6 +99,34 @@ _FAST_OPERATORS = {"add": "add", "sub": "subtract", "mul": "multiply",
 _REFLECTED = ("add", "sub", "mul", "truediv")
 
 
+def _basic_index(idx, shape) -> bool:
+  """Whether ``idx`` is an in-bounds Python int, a slice of Python ints, or a
+  tuple of those no longer than ``shape``: indexing that NumPy and JAX do
+  alike (JAX clamps out-of-bounds ints; NumPy raises, so those go general)."""
+  t = type(idx)
+  if t is int:
+    return bool(shape) and -shape[0] <= idx < shape[0]
+  if t is slice:
+    return (bool(shape) and (idx.step is None or type(idx.step) is int and idx.step != 0)
+            and (idx.start is None or type(idx.start) is int)
+            and (idx.stop is None or type(idx.stop) is int))
+  if t is tuple and len(idx) <= len(shape):
+    return all(_basic_index(i, shape[k:]) for k, i in enumerate(idx))
+  return False
+
+
+def _getitem(self, idx):
+  """``self[idx]``: basic indexing of a ready Array outside transformations
+  is NumPy's (a view of the immutable value); the rest is ``jnp``'s."""
+  v = eager_value(self)
+  if v is not None:
+    aval = self.aval
+    if _basic_index(idx, aval.shape):
+      out = v[idx]
+      return wrap_result(out, shaped_array(np.shape(out), aval.dtype, aval.weak_type))
+  return _jnp("_getitem")(self, idx)
+
+
 def _install_fast(cls) -> None:
   for dunder, name in _FAST_OPERATORS.items():
     make_plan = getattr(ufuncs, name).eager_plan
@@ -106,6 +135,7 @@ def _install_fast(cls) -> None:
       setattr(cls, f"__r{dunder}__",
               eager_binary(_binary(name, reverse=True), make_plan, swap=True))
   cls.__neg__ = ufuncs.negative
+  cls.__getitem__ = _getitem
 
 
 _install(Array)

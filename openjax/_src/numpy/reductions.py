@@ -17,7 +17,11 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.core import concrete_or_error
+from openjax._src.core.trace import eager_config, shaped_array
 from openjax._src.numpy import util
+from openjax._src.numpy.ufuncs_eager import (NUMPY_DTYPES, eager_value, remember, run_quiet,
+                                             wrap_result)
+from openjax._src.primitives.convert import convert_numpy
 
 __all__ = [
     "sum", "prod", "max", "min", "amax", "amin", "all", "any", "mean", "var", "std", "ptp",
@@ -186,9 +190,8 @@ def _reduction(a, name: str, reducer: Callable, op: Callable, init_val, *,
   a = _convert(a, computation_dtype)
   if computation_dtype == np.bool_:
     reducer, op = bool_reducer or reducer, bool_op or op
-  init = _init_value(computation_dtype, init_val)
   if where_ is not None:
-    a = _where(where_, a, init)
+    a = _where(where_, a, _init_value(computation_dtype, init_val))
   result = reducer(a, dims)
   if initial is not None:
     initial_arr = _convert(initial, computation_dtype)
@@ -199,6 +202,74 @@ def _reduction(a, name: str, reducer: Callable, op: Callable, init_val, *,
   if keepdims:
     result = _expand_dims(result, dims)
   return _convert(result, result_dtype)
+
+
+# ------------------------------------------------- the eager sum/prod path
+_MISSING = object()
+_EAGER_PLANS: dict = {}
+
+
+def _eager_plan(a, axis, keepdims, promote_integers):
+  """What ``_reduction`` does to a NumPy-dtype Array ``a`` for ``sum``/``prod``
+  without ``dtype``/``initial``/``where``: ``(to_numeric, to_computation,
+  dims, out_shape, to_result, out_aval, quiet)``; None where it raises or the
+  dtype has no NumPy kernels. The casts are None when nothing changes."""
+  dt, _ = dtypes.result_type(a, return_weak_type_flag=True)
+  numeric = dtypes.to_numeric_dtype(dt)                     # _cast_to_numeric
+  if numeric not in NUMPY_DTYPES:
+    return None
+  try:
+    dims = _reduction_dims(a, _static_axes(axis))
+  except Exception:  # noqa: BLE001 - the general path raises it for the user
+    return None
+  result_dtype = _promote_integer_dtype(numeric) if promote_integers else numeric
+  computation_dtype = result_dtype
+  if dtypes.kind(result_dtype) in "fc":
+    computation_dtype = _upcast_f16(result_dtype)
+  shape = a.aval.shape
+  out_shape = (tuple(1 if i in dims else d for i, d in enumerate(shape)) if keepdims
+               else tuple(d for i, d in enumerate(shape) if i not in dims))
+  return (None if numeric == a.aval.dtype else numeric,
+          None if computation_dtype == numeric else computation_dtype,
+          dims, out_shape if keepdims else None,
+          None if result_dtype == computation_dtype else result_dtype,
+          shaped_array(out_shape, result_dtype, False),
+          dtypes.kind(computation_dtype) in "fc")
+
+
+def _eager_sum_prod(ufunc, a, axis, keepdims, promote_integers):
+  """``sum``/``prod`` of a ready Array outside transformations: the general
+  path's casts and the reduction impl's NumPy call (``ufunc.reduce`` over the
+  same axes in the computation dtype), from a plan cached per operand aval
+  and arguments. None: take the general path."""
+  v = eager_value(a)
+  if v is None:
+    return None
+  aval = a.aval
+  key = (ufunc, aval.shape, aval.dtype, aval.weak_type, axis, keepdims, promote_integers,
+         eager_config.x64)
+  try:
+    plan = _EAGER_PLANS.get(key, _MISSING)
+  except TypeError:   # an unhashable axis (a list): the general path
+    return None
+  if plan is _MISSING:
+    plan = remember(_EAGER_PLANS, key, _eager_plan(a, axis, keepdims, promote_integers))
+  if plan is None:
+    return None
+  to_numeric, to_computation, dims, keep_shape, to_result, out_aval, quiet = plan
+  if to_numeric is not None:
+    v = convert_numpy(v, to_numeric)
+  if to_computation is not None:
+    v = convert_numpy(v, to_computation)
+  if quiet:
+    out = run_quiet(ufunc.reduce, v, axis=dims, dtype=v.dtype)
+  else:
+    out = ufunc.reduce(v, axis=dims, dtype=v.dtype)
+  if keep_shape is not None:
+    out = np.asarray(out).reshape(keep_shape)
+  if to_result is not None:
+    out = convert_numpy(np.asarray(out), to_result)
+  return wrap_result(out, out_aval)
 
 
 def _cast_to_numeric(a):
@@ -216,6 +287,15 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None,  # noq
         where=None, promote_integers=True):
   """Sum of array elements over ``axis`` (``numpy.sum``). Bools and small
   integers accumulate in the default integer unless ``promote_integers=False``."""
+  if dtype is None and out is None and initial is None and where is None:
+    fast = _eager_sum_prod(np.add, a, axis, keepdims, promote_integers)
+    if fast is not None:
+      return fast
+  return _sum(a, axis, dtype, out, keepdims, initial, where, promote_integers)
+
+
+def _sum(a, axis, dtype, out, keepdims, initial, where, promote_integers):
+  # The general path (through lax; what the eager path must reproduce).
   return _reduction(a, "sum", lax.reduce_sum, lax.add, 0, preproc=_cast_to_numeric,
                     bool_reducer=lax.reduce_or, bool_op=lax.bitwise_or,
                     upcast_f16_for_computation=dtype is None, axis=axis, dtype=dtype,
@@ -226,6 +306,14 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None,  # noq
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
          promote_integers=True):
   """Product of array elements over ``axis`` (``numpy.prod``)."""
+  if dtype is None and out is None and initial is None and where is None:
+    fast = _eager_sum_prod(np.multiply, a, axis, keepdims, promote_integers)
+    if fast is not None:
+      return fast
+  return _prod(a, axis, dtype, out, keepdims, initial, where, promote_integers)
+
+
+def _prod(a, axis, dtype, out, keepdims, initial, where, promote_integers):
   return _reduction(a, "prod", lax.reduce_prod, lax.mul, 1, preproc=_cast_to_numeric,
                     bool_reducer=lax.reduce_and, bool_op=lax.bitwise_and,
                     upcast_f16_for_computation=dtype is None, axis=axis, dtype=dtype,

@@ -40,7 +40,7 @@ from openjax._src.core.trace import eager_config, shaped_array
 from openjax._src.primitives.convert import convert_numpy
 from openjax._src.runtime.array import Array
 
-__all__ = ["eager_binary", "eager_unary", "quiet_errstate"]
+__all__ = ["eager_binary", "eager_unary", "eager_value", "run_quiet", "wrap_result", "remember"]
 
 _ndarray = np.ndarray
 _asarray = np.asarray
@@ -76,10 +76,43 @@ _errstate_var, _IGNORE = _ignore_errstate_var()
 _errstate_set, _errstate_reset = _errstate_var.set, _errstate_var.reset
 
 
-def quiet_errstate():
-  """Silence NumPy's floating-point warnings (XLA produces inf/NaN silently)
-  until ``_errstate_reset`` of the returned token."""
-  return _errstate_set(_IGNORE)
+def eager_value(x):
+  """The NumPy value of ``x`` when an eager fast path may use it: ``x`` is a
+  ready Array, this thread is not transforming, no debug flag or flag
+  override is active. None otherwise (take the general path)."""
+  if type(x) is not Array:
+    return None
+  cfg = eager_config
+  if cfg.enabled or (cfg.flags_ok and trace_state.trace is eval_trace):
+    return x._np
+  return None
+
+
+def run_quiet(kernel, *args, **kwargs):
+  """``kernel(*args, **kwargs)`` with NumPy's floating-point warnings off (XLA
+  produces inf/NaN silently), at a fraction of ``np.errstate``'s cost."""
+  token = _errstate_set(_IGNORE)
+  try:
+    return kernel(*args, **kwargs)
+  finally:
+    _errstate_reset(token)
+
+
+def wrap_result(out, aval: ShapedArray) -> Array:
+  """A fast path's NumPy result (a fresh array, a view of a read-only one or
+  a NumPy scalar) as a read-only Array with ``aval``."""
+  if type(out) is not _ndarray:
+    out = _asarray(out)
+  _setflags(out, False)
+  return Array(out, aval)
+
+
+def remember(plans: dict, key, plan):
+  """Store ``plan`` under ``key`` in a bounded plan cache; returns ``plan``."""
+  if len(plans) >= 1024:
+    plans.clear()
+  plans[key] = plan
+  return plan
 
 
 # ---------------------------------------------------------------- kernels
@@ -87,7 +120,7 @@ def quiet_errstate():
 # (bool, integers, float16/32/64, complex64/128). The ml_dtypes types
 # (bfloat16, float8, int4) compute through float32 in the impls: they take
 # the general path.
-_NUMPY_DTYPES = frozenset(np.dtype(t) for t in (
+NUMPY_DTYPES = frozenset(np.dtype(t) for t in (
     np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
     np.uint64, np.float16, np.float32, np.float64, np.complex64, np.complex128))
 
@@ -112,7 +145,7 @@ del UNARY_KERNELS[lax.not_p]   # its impl picks logical_not/invert by dtype
 
 
 def _kernel_applies(prim, dt: np.dtype) -> bool:
-  if dt not in _NUMPY_DTYPES:
+  if dt not in NUMPY_DTYPES:
     return False
   if prim is lax.div_p:   # integer division has XLA's rounding and x / 0 rules
     return dtypes.kind(dt) in "fc"
@@ -215,13 +248,6 @@ def unary_plan(promote, prim, x):
   return (kernel, None if aval.dtype == dt else dt, *result, _needs_quiet(dt))
 
 
-def _remember(plans: dict, key, plan):
-  if len(plans) >= 1024:
-    plans.clear()
-  plans[key] = plan
-  return plan
-
-
 def _binary_entry(plans, make_plan, x, y, xk, yk, x64):
   """The inline-cache entry for operands like ``x`` and ``y``: the plan plus
   the result's abstract value, or None for the general path."""
@@ -231,7 +257,7 @@ def _binary_entry(plans, make_plan, x, y, xk, yk, x64):
          y.aval.weak_type if yk is not type(y) else None, x64)
   plan = plans.get(key, _MISSING)
   if plan is _MISSING:
-    plan = _remember(plans, key, make_plan(x, y))
+    plan = remember(plans, key, make_plan(x, y))
   if plan is None:
     return None
   kernel, cx, cy, odt, ow, quiet = plan
@@ -356,7 +382,7 @@ def eager_unary(general, make_plan):
           key = (xa.dtype, xa.weak_type, cfg.x64)
           plan = plans.get(key, _MISSING)
           if plan is _MISSING:
-            plan = _remember(plans, key, make_plan(x))
+            plan = remember(plans, key, make_plan(x))
           if plan is None:
             return general(x)
           kernel, cast, odt, ow, quiet = plan
