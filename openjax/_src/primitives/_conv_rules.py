@@ -194,7 +194,7 @@ def padding_attr(padding) -> str:
 def emit_convolution(ctx, lhs: Value, rhs: Value, out_shape, comp, attrs: dict) -> Value:
   """One ``stablehlo.convolution`` of ``comp``-typed operands; complex
   operands as four real convolutions of their parts (IREE's CPU backend
-  compiles no complex convolution)."""
+  segfaults on some complex64 convolutions, e.g. a plain 'SAME' NCHW one)."""
   if dtypes.kind(comp) != "c":
     return ctx.op("stablehlo.convolution", [lhs, rhs], ctx.tensor_type(out_shape, comp),
                   attrs=attrs)
@@ -210,22 +210,3 @@ def emit_convolution(ctx, lhs: Value, rhs: Value, out_shape, comp, attrs: dict) 
   re = ctx.op("stablehlo.subtract", [conv(lr, rr), conv(li, ri)], out_type)
   im = ctx.op("stablehlo.add", [conv(lr, ri), conv(li, rr)], out_type)
   return ctx.op("stablehlo.complex", [re, im], ctx.tensor_type(out_shape, comp))
-
-
-def lower_batch_groups_to_features(ctx, x: Value, shape, lhs_spec, groups: int, comp) -> Value:
-  """Regroup an lhs of physical ``shape``: its batch axis, (groups, rest)
-  group-major, becomes (rest) and the groups join the feature axis as its
-  major part. A batch-grouped convolution of the old lhs equals the
-  feature-grouped convolution of the new one with the same kernel."""
-  b, f = lhs_spec[0], lhs_spec[1]
-  split = list(shape[:b]) + [groups, shape[b] // groups] + list(shape[b + 1:])
-  x = ctx.op("stablehlo.reshape", [x], ctx.tensor_type(split, comp))
-  f_split = f + (f > b)
-  order = [i for i in range(len(split)) if i != b]
-  pos = order.index(f_split)
-  order.insert(pos, b)
-  moved = [split[i] for i in order]
-  x = ctx.op("stablehlo.transpose", [x], ctx.tensor_type(moved, comp),
-             attrs={"permutation": tuple(order)})
-  merged = moved[:pos] + [moved[pos] * moved[pos + 1]] + moved[pos + 2:]
-  return ctx.op("stablehlo.reshape", [x], ctx.tensor_type(merged, comp))

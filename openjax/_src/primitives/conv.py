@@ -307,7 +307,6 @@ defjvp(conv_general_dilated_p,
        lambda g, lhs, rhs, **params: conv_general_dilated_p.bind1(lhs, g, **params))
 
 
-
 # ------------------------------------------------------- axis regrouping
 def _split_axis(x, axis: int, major: int):
   """Split ``axis`` of ``x`` into (major, size // major)."""
@@ -517,13 +516,6 @@ def _conv_general_dilated_lower(ctx, lhs, rhs, *, window_strides, padding, lhs_d
                      out_aval.dtype)]
   comp = _lower_compute_dtype(lhs_aval.dtype, rhs_aval.dtype, out_aval.dtype)
   lhs, rhs = (_lower_operand(ctx, x, a, comp) for x, a in ((lhs, lhs_aval), (rhs, rhs_aval)))
-  if batch_group_count > 1:
-    # IREE has no batch-grouped convolution: move the batch groups into the
-    # features (group-major), where feature groups pair them with the same
-    # kernel rows.
-    lhs = _conv_rules.lower_batch_groups_to_features(ctx, lhs, lhs_aval.shape, lhs_spec,
-                                                      batch_group_count, comp)
-    feature_group_count, batch_group_count = batch_group_count, 1
   attrs = {
       "batch_group_count": batch_group_count,
       "dimension_numbers": _conv_rules.conv_dimension_numbers_attr(dimension_numbers),
