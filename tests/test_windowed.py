@@ -392,10 +392,13 @@ def test_compiled_matches_eager():
       for init, op in [(0., lax.add), (np.inf, lax.min), (1., lax.mul)]:
         outs.append(lax.reduce_window(x, init, op, *cfg))
       outs.append(sg.select_and_gather_add(t, x, lax.ge_p, *cfg))
-    wd, ws, pad = (2, 3), (1, 2), ((-1, 1), (1, 2))
-    shape = lax.reduce_window_shape_tuple(x.shape, wd, ws, pad)
-    src = lax.reshape(t.reshape(-1)[:int(np.prod(shape))], shape)
-    outs.append(sg.select_and_scatter_add(src, x, lax.le_p, wd, ws, pad))
+    # Small windows are unrolled; more than 32 positions take a variadic
+    # reduce_window and a scatter.
+    for wd, ws, pad in [((2, 3), (1, 2), ((-1, 1), (1, 2))), ((6, 6), (1, 1), ((0, 1), (0, 0)))]:
+      shape = lax.reduce_window_shape_tuple(x.shape, wd, ws, pad)
+      src = lax.reshape(t.reshape(-1)[:int(np.prod(shape))], shape)
+      outs.append(sg.select_and_scatter_add(src, x, lax.le_p, wd, ws, pad))
+      outs.append(sg.select_and_gather_add(t, x, lax.ge_p, wd, ws, pad, (1, 1), (1, 1)))
     outs.append(jax.grad(max_pool_sum)(x))
     outs.append(jax.grad(lambda x: lax.reduce_window(x, 1., lax.mul, (2, 3), (1, 1),
                                                      "VALID").sum())(x))

@@ -244,13 +244,14 @@ def window_select(x: np.ndarray, largest: bool, window_dimensions, window_stride
   pos = np.zeros(out_shape, np.int32 if size < 2 ** 31 else np.intp)
   nans = dtypes.kind(x.dtype) in "fc" and bool(np.isnan(x).any())
   better = np.empty(out_shape, np.bool_)
+  beats, keep = (np.greater, np.maximum) if largest else (np.less, np.minimum)
   for k, sl in enumerate(slices[1:], start=1):
     v = xp[sl]
-    (np.greater if largest else np.less)(v, best, out=better)
-    if nans:
+    beats(v, best, out=better)     # strictly: the first of equals stays chosen
+    if nans:                       # NaN wins over numbers (and max/min keep it)
       better |= np.isnan(v) & ~np.isnan(best)
-    np.copyto(best, v, where=better)
-    np.copyto(pos, k, where=better)
+    keep(best, v, out=best)
+    pos = np.where(better, pos.dtype.type(k), pos)
   return pos
 
 

@@ -4,10 +4,11 @@
 
 Every member has the parameters ``window_dimensions``, ``window_strides``,
 ``padding`` (``(low, high)`` per axis), ``base_dilation`` and
-``window_dilation``, as in JAX. Impls view every window of the padded,
-dilated operand at once (``sliding_window_view``) and reduce the view with
-NumPy (or, for a computation, with the order-preserving tree reduction of
-``_reduce_computation``). Max and min differentiate through
+``window_dilation``, as in JAX. Impls pad and dilate the operand once, then
+combine one strided slice per window position (one whole-array NumPy
+operation each; a ``sliding_window_view`` reduction for large windows), or,
+for a computation, tree-reduce the stacked window positions with it
+(``_reduce_computation``). Max and min differentiate through
 ``select_and_gather_add``; sum is linear and transposes to a padded
 ``reduce_window_sum``, as a convolution transposes.
 """
@@ -57,11 +58,11 @@ def reduce_window_shape_tuple(operand_shape, window_dimensions, window_strides, 
                               base_dilation=None, window_dilation=None) -> tuple[int, ...]:
   """The shape of a windowed reduction of an operand of ``operand_shape``."""
   ones = (1,) * len(operand_shape)
-  return _wu.window_shape(tuple(operand_shape), tuple(window_dimensions),
-                          tuple(window_strides), _wu.pads_tuple("reduce_window_shape_tuple",
-                                                                padding),
-                          ones if base_dilation is None else tuple(base_dilation),
-                          ones if window_dilation is None else tuple(window_dilation))
+  padding = _wu.pads_tuple("reduce_window_shape_tuple", padding)
+  base_dilation = ones if base_dilation is None else tuple(base_dilation)
+  window_dilation = ones if window_dilation is None else tuple(window_dilation)
+  return _wu.window_shape(tuple(operand_shape), tuple(window_dimensions), tuple(window_strides),
+                          padding, base_dilation, window_dilation)
 
 
 def _window_cost(x, *, avals_out, window_dimensions, **_):
@@ -134,7 +135,7 @@ def _monoid_lower(kind: str, identity):
       x = lower_convert(ctx, x, aval.dtype, acc)
     body = _lw.scalar_region(ctx, acc, _lw.combiner(kind, acc))
     y = lower_reduce_window(ctx, [x], [ctx.constant(init)], body,
-                             [ctx.tensor_type(out.shape, acc)], *_window_args(params))[0]
+                            [ctx.tensor_type(out.shape, acc)], *_window_args(params))[0]
     if dtypes.kind(aval.dtype) == "u":
       if flip is not None:
         y = _lw.binary(ctx, "xor", y, ctx.full(flip, out.shape, acc))
@@ -290,7 +291,7 @@ def _reduce_window_lower(ctx, *args, jaxpr, consts, **params):
   with ctx.region(scalars + scalars) as body:
     ctx.ret(ctx.lower_jaxpr_inline(jaxpr, body.args))
   return lower_reduce_window(ctx, operands, inits, body,
-                              [ctx.aval_type(a) for a in ctx.avals_out], *_window_args(params))
+                             [ctx.aval_type(a) for a in ctx.avals_out], *_window_args(params))
 
 
 reduce_window_p.def_cost(_window_cost)

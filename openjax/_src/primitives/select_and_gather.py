@@ -14,13 +14,12 @@ from __future__ import annotations
 import numpy as np
 
 from openjax._src.core import Primitive, ShapedArray, get_aval
-from openjax._src.lowering.mlir_types import split_tensor_type
 from openjax._src.primitives import _reduce_lowering as _lw
 from openjax._src.primitives import _window_util as _wu
 from openjax._src.primitives import elementwise as _ew
 from openjax._src.primitives import shape as _shape
 from openjax._src.primitives._util import in_float32, quiet
-from openjax._src.primitives._window_lowering import explicit_pad, lower_reduce_window
+from openjax._src.primitives import _window_lowering as _wl
 from openjax._src.primitives.ad_util import Zero, is_undefined_primal
 from openjax._src.primitives.batch_util import axis_size, bdim_at_front
 from openjax._src.primitives.convert import lower_convert
@@ -37,10 +36,9 @@ def _selector(select_prim):
   raise ValueError(f"select_prim must be lax.ge_p or lax.le_p, got {select_prim}")
 
 
-def _unit_axis(vals, axis: int, value):
-  out = list(vals)
-  out.insert(axis, value)
-  return tuple(out)
+def _window_args(params: dict) -> tuple:
+  return tuple(params[k] for k in ("window_dimensions", "window_strides", "padding",
+                                   "base_dilation", "window_dilation"))
 
 
 # ------------------------------------------------------ select_and_gather_add
@@ -123,47 +121,8 @@ def _select_and_gather_add_batch(vals, dims, *, select_prim, window_dimensions, 
   return [out], [0]
 
 
-def _retyped(ty: str, shape) -> str:
-  """The tensor type of ``shape`` with ``ty``'s element type."""
-  _, elt = split_tensor_type(ty)
-  return f"tensor<{''.join(f'{d}x' for d in shape)}{elt}>"
-
-
-def _select_in_windows(ctx, x, dtype, largest: bool, extra, extra_inits, window_dimensions,
-                       window_strides, padding, base_dilation, window_dilation):
-  """One variadic ``stablehlo.reduce_window`` over (value, flat position,
-  *extra) that keeps, in every window, the operand element the selection
-  picks: the largest (smallest) value, NaN first, the lowest position on
-  ties (the impl's first occurrence), whatever order IREE reduces in.
-  Returns the reduced (value, position, *extra)."""
-  shape = _lw.shape_of(x)
-  n = int(np.prod(shape, dtype=np.int64))
-  idt = np.dtype(np.int32 if n < 2 ** 31 - 1 else np.int64)
-  flat = ctx.op("stablehlo.iota", [], ctx.tensor_type((n,), idt), attrs={"iota_dimension": 0})
-  places = ctx.op("stablehlo.reshape", [flat], ctx.tensor_type(shape, idt))
-  operands = [x, places, *extra]
-  scalar = [ctx.tensor_type((), dtype), ctx.tensor_type((), idt),
-            *(_retyped(e.type, ()) for e in extra)]
-  with ctx.region(scalar + scalar) as body:
-    a, b = body.args[:len(scalar)], body.args[len(scalar):]
-    better, eq = _lw.order(ctx, a[0], b[0], dtype, largest)
-    first = _lw.binary(ctx, "and", eq, _lw.compare(ctx, a[1], b[1], "LT", idt))
-    pick_a = _lw.binary(ctx, "or", better, first)
-    ctx.ret([_lw.select(ctx, pick_a, u, v) for u, v in zip(a, b)])
-  identity, _ = _selector(_ew.ge_p if largest else _ew.le_p)
-  inits = [ctx.constant(np.asarray(identity(dtype))),
-           ctx.constant(np.asarray(np.iinfo(idt).max, idt)), *extra_inits]
-  out_shape = _wu.window_shape(shape, window_dimensions, window_strides, padding, base_dilation,
-                               window_dilation)
-  out_types = [ctx.tensor_type(out_shape, dtype), ctx.tensor_type(out_shape, idt),
-               *(_retyped(e.type, out_shape) for e in extra)]
-  return lower_reduce_window(ctx, operands, inits, body, out_types, window_dimensions,
-                             window_strides, padding, base_dilation, window_dilation)
-
-
 @select_and_gather_add_p.def_lower
 def _select_and_gather_add_lower(ctx, tangents, operand, *, select_prim, **params):
-  # The tangent rides along as a third operand of the selecting reduce_window.
   _, direction = _selector(select_prim)
   t_aval, x_aval = ctx.avals_in
   out = ctx.avals_out[0]
@@ -171,11 +130,7 @@ def _select_and_gather_add_lower(ctx, tangents, operand, *, select_prim, **param
   t_acc = _lw.acc_dtype(t_aval.dtype)
   x = lower_convert(ctx, operand, x_aval.dtype, acc)
   t = lower_convert(ctx, tangents, t_aval.dtype, t_acc)
-  *_, res = _select_in_windows(ctx, x, acc, direction == "GE", [t],
-                               [ctx.constant(np.zeros((), t_acc))],
-                               params["window_dimensions"], params["window_strides"],
-                               params["padding"], params["base_dilation"],
-                               params["window_dilation"])
+  res = _wl.select_in_windows(ctx, x, acc, direction == "GE", t, *_window_args(params))
   return [lower_convert(ctx, res, t_acc, out.dtype)]
 
 
@@ -267,9 +222,9 @@ def _select_and_scatter_add_batch(vals, dims, *, select_prim, window_dimensions,
 def _select_and_scatter_add_lower(ctx, source, operand, *, select_prim, window_dimensions,
                                   window_strides, padding):
   # IREE compiles stablehlo.select_and_scatter only for windows that do not
-  # overlap and without padding. So: pad the operand with the selection's
-  # identity, find the selected flat position of every window (as the
-  # gather does), scatter-add the source there, and cut the padding off.
+  # overlap and without padding, so it is built from parts (see
+  # _window_lowering.scatter_to_selected), on the operand padded with the
+  # selection's identity; the result is cut back to the operand's shape.
   identity, direction = _selector(select_prim)
   s_aval, x_aval = ctx.avals_in
   out = ctx.avals_out[0]
@@ -278,31 +233,14 @@ def _select_and_scatter_add_lower(ctx, source, operand, *, select_prim, window_d
   ones = (1,) * len(window_dimensions)
   x = lower_convert(ctx, operand, x_aval.dtype, acc)
   src = lower_convert(ctx, source, s_aval.dtype, s_acc)
-  if any(p != (0, 0) for p in padding):
-    x = explicit_pad(ctx, x, ctx.constant(np.asarray(identity(acc))), padding, ones)
-  shape = _lw.shape_of(x)
-  _, places = _select_in_windows(ctx, x, acc, direction == "GE", [], [], window_dimensions,
-                                 window_strides, ((0, 0),) * len(shape), ones, ones)
-  n = int(np.prod(shape, dtype=np.int64))
-  m = int(np.prod(s_aval.shape, dtype=np.int64))
-  _, idt = split_tensor_type(places.type)
-  places = ctx.op("stablehlo.reshape", [places], f"tensor<{m}x1x{idt}>")
-  updates = ctx.op("stablehlo.reshape", [src], ctx.tensor_type((m,), s_acc))
-  st = ctx.tensor_type((), s_acc)
-  with ctx.region([st, st]) as add:
-    a, b = add.args
-    ctx.ret([_lw.binary(ctx, "or" if s_acc == np.bool_ else "add", a, b)])
-  res = ctx.op("stablehlo.scatter", [ctx.full(0, (n,), s_acc), places, updates],
-               ctx.tensor_type((n,), s_acc),
-               attrs={"scatter_dimension_numbers":
-                      "#stablehlo.scatter<inserted_window_dims = [0], "
-                      "scatter_dims_to_operand_dims = [0], index_vector_dim = 1>",
-                      "indices_are_sorted": False, "unique_indices": False},
-               regions=[add])
-  res = ctx.op("stablehlo.reshape", [res], ctx.tensor_type(shape, s_acc))
-  if any(p != (0, 0) for p in padding):
-    res = explicit_pad(ctx, res, ctx.constant(np.zeros((), s_acc)),
-                       tuple((-lo, -hi) for lo, hi in padding), ones)
+  padded = any(p != (0, 0) for p in padding)
+  if padded:
+    x = _wl.explicit_pad(ctx, x, ctx.constant(np.asarray(identity(acc))), padding, ones)
+  res = _wl.scatter_to_selected(ctx, x, acc, direction == "GE", src, window_dimensions,
+                                window_strides)
+  if padded:
+    res = _wl.explicit_pad(ctx, res, ctx.constant(np.zeros((), s_acc)),
+                           tuple((-lo, -hi) for lo, hi in padding), ones)
   return [lower_convert(ctx, res, s_acc, out.dtype)]
 
 
