@@ -4,11 +4,13 @@ Both work on the canonical layout: ``lhs`` as (batch, feature, spatial...),
 ``rhs`` as (out feature, in feature, spatial...), the result as (batch,
 feature, spatial...); ``conv.py`` permutes to and from the user's layout.
 
-The impl dilates and pads ``lhs`` once, takes every window as a strided view
-(``sliding_window_view``), and contracts the windows with the kernel as one
-batched matrix product per group (im2col). When the window matrix would be
-too large it instead accumulates one matrix product per kernel tap, which
-needs only output-sized temporaries; neither loops over output pixels.
+The impl dilates and pads ``lhs`` once (channels last), takes every window
+as a strided view (``sliding_window_view``), and contracts the windows with
+the kernel as one batched matrix product over the groups (im2col), built in
+blocks of output rows to bound its size. When even one row of windows is too
+large it accumulates one matrix product per kernel tap instead, which needs
+only output-sized temporaries; neither loops over output pixels. The
+lowering helpers write ``stablehlo.convolution``'s attributes.
 """
 from __future__ import annotations
 
@@ -115,16 +117,14 @@ def conv_numpy(lhs: np.ndarray, rhs: np.ndarray, *, window_strides, padding, lhs
   # either way group g pairs with kernel rows g*og:(g+1)*og. ``lead`` splits x's
   # batch and feature axes, ``to_gm`` orders the split axes (group, m, ...).
   if batch_group_count > 1:
-    def lead(shape_mid):
+    def lead(shape_mid):                       # (group, m, spatial..., c)
       return (groups, m) + shape_mid + (c,)
-    to_gm = (0, 1)
-    feat = 2 + nsp
+    to_gm, out_axes = (0, 1), tuple(range(2, 2 + nsp))
   else:
-    def lead(shape_mid):
+    def lead(shape_mid):                       # (n, spatial..., group, c // group)
       return (n,) + shape_mid + (groups, c // groups)
-    to_gm = (1 + nsp, 0)
-    feat = 2 + nsp
-  out_axes = tuple(range(2, 2 + nsp)) if batch_group_count > 1 else sp
+    to_gm, out_axes = (1 + nsp, 0), sp
+  feat = 2 + nsp                               # the in-feature axis after ``lead``
   # Kernel rows ordered (taps..., in feature), matching the window columns.
   w = rhs.reshape(groups, og, i, kpix).transpose(0, 3, 2, 1)       # (g, kpix, i, og)
   # Window-matrix elements per row of the first output spatial axis.
