@@ -148,25 +148,20 @@ def _reduce_window_select(ctx, x, dtype, largest: bool, extra, extra_inits, wind
                              window_dilation)
 
 
-def select_in_windows(ctx, x, dtype, largest: bool, t, window_dimensions, window_strides,
-                      padding, base_dilation, window_dilation):
-  """select_and_gather_add: the value of ``t`` at the selected element of
-  every window of ``x`` (``dtype``), padding and dilation holes holding the
-  identity (with a zero ``t``)."""
+def select_in_windows(ctx, x, dtype, largest: bool, t, t_dtype, window_dimensions,
+                      window_strides, padding, base_dilation, window_dilation):
+  """select_and_gather_add: the value of ``t`` (of ``t_dtype``) at the
+  selected element of every window of ``x`` (of ``dtype``); padding and
+  dilation holes hold the identity, with a zero ``t``."""
   size = int(np.prod(window_dimensions, dtype=np.int64))
   shape = _lw.shape_of(x)
   out_shape = _wu.window_shape(shape, window_dimensions, window_strides, padding, base_dilation,
                                window_dilation)
-  _, t_elt = split_tensor_type(t.type)
+  zero = ctx.constant(np.zeros((), t_dtype))
   if size > UNROLL_WINDOW_SIZE or 0 in out_shape or not shape:
-    _, t_dtype = split_tensor_type(t.type)
-    zero = ctx.op("stablehlo.convert", [ctx.constant(np.zeros((), np.int32))],
-                  _retyped(t.type, ()))
     return _reduce_window_select(ctx, x, dtype, largest, [t], [zero], window_dimensions,
                                  window_strides, padding, base_dilation, window_dilation)[2]
   xp = explicit_pad(ctx, x, ctx.constant(_identity(dtype, largest)), padding, base_dilation)
-  zero = ctx.op("stablehlo.convert", [ctx.constant(np.zeros((), np.int32))],
-                _retyped(t.type, ()))
   tp = explicit_pad(ctx, t, zero, padding, base_dilation)
   ts = _position_slices(ctx, tp, out_shape, window_dimensions, window_strides, window_dilation)
   return _running_select(ctx, xp, [ts], dtype, largest, out_shape, window_dimensions,
@@ -212,15 +207,15 @@ def _spread_to_chosen(ctx, chosen, src, zero, add, shape, window_dimensions, win
   return total
 
 
-def scatter_to_selected(ctx, x, dtype, largest: bool, src, window_dimensions, window_strides):
-  """select_and_scatter_add on an already padded ``x``: every window adds
-  its ``src`` value at its selected element."""
+def scatter_to_selected(ctx, x, dtype, largest: bool, src, src_dtype, window_dimensions,
+                        window_strides):
+  """select_and_scatter_add on an already padded ``x`` (of ``dtype``): every
+  window adds its ``src`` value (of ``src_dtype``) at its selected element."""
   shape = _lw.shape_of(x)
-  src_shape, s_elt = split_tensor_type(src.type)
+  src_shape = _lw.shape_of(src)
   size = int(np.prod(window_dimensions, dtype=np.int64))
-  zero = ctx.op("stablehlo.convert", [ctx.constant(np.zeros((), np.int32))],
-                _retyped(src.type, ()))
-  add = "or" if s_elt == "i1" else "add"
+  zero = ctx.constant(np.zeros((), src_dtype))
+  add = "or" if np.dtype(src_dtype) == np.bool_ else "add"
   if 0 in src_shape:
     return ctx.broadcast_in_dim(zero, shape, ())
   ones = (1,) * len(shape)

@@ -130,7 +130,8 @@ def _select_and_gather_add_lower(ctx, tangents, operand, *, select_prim, **param
   t_acc = _lw.acc_dtype(t_aval.dtype)
   x = lower_convert(ctx, operand, x_aval.dtype, acc)
   t = lower_convert(ctx, tangents, t_aval.dtype, t_acc)
-  res = _wl.select_in_windows(ctx, x, acc, direction == "GE", t, *_window_args(params))
+  res = _wl.select_in_windows(ctx, x, acc, direction == "GE", t, t_acc,
+                             *_window_args(params))
   return [lower_convert(ctx, res, t_acc, out.dtype)]
 
 
@@ -236,7 +237,7 @@ def _select_and_scatter_add_lower(ctx, source, operand, *, select_prim, window_d
   padded = any(p != (0, 0) for p in padding)
   if padded:
     x = _wl.explicit_pad(ctx, x, ctx.constant(np.asarray(identity(acc))), padding, ones)
-  res = _wl.scatter_to_selected(ctx, x, acc, direction == "GE", src, window_dimensions,
+  res = _wl.scatter_to_selected(ctx, x, acc, direction == "GE", src, s_acc, window_dimensions,
                                 window_strides)
   if padded:
     res = _wl.explicit_pad(ctx, res, ctx.constant(np.zeros((), s_acc)),
