@@ -158,7 +158,7 @@ def _monoid_reducer(computation, inits):
   return None
 
 
-def reduce(operands, init_values, computation, dimensions):
+def reduce(operands, init_values, computation, dimensions, out_sharding=None):
   """Reduce ``operands`` over ``dimensions`` with ``computation``.
 
   ``operands`` and ``init_values`` are pytrees of the same structure (arrays
@@ -167,7 +167,8 @@ def reduce(operands, init_values, computation, dimensions):
   ``computation`` and ``computation`` associative (XLA's contract); the
   result is then exact whatever the order XLA picks. lax's own monoids
   (``lax.add`` with 0, ``lax.max`` with -inf, ...) become the dedicated
-  reductions (``reduce_sum``, ``reduce_max``, ...).
+  reductions (``reduce_sum``, ``reduce_max``, ...). ``out_sharding`` is
+  passed to ``reduce_sum`` (other reductions do not take one).
   """
   flat_ops, op_tree = tree_util.tree_flatten(operands)
   flat_inits, init_tree = tree_util.tree_flatten(init_values)
@@ -184,10 +185,14 @@ def reduce(operands, init_values, computation, dimensions):
                     f"{dimensions!r}") from None
   reducer = _monoid_reducer(computation, flat_inits)
   if reducer is not None:
+    if out_sharding is not None and reducer is not _red.reduce_sum:
+      raise NotImplementedError(
+          f"lax.reduce: out_sharding is supported only for sums, not {reducer.__name__}")
+    kw = {} if out_sharding is None else {"out_sharding": out_sharding}
     # The dedicated reductions keep the operand's weak type; a general
     # reduce's result is weak only when the init value is too.
     weak = dtypes.is_weakly_typed(flat_ops[0]) and dtypes.is_weakly_typed(flat_inits[0])
-    return _convert_element_type(reducer(flat_ops[0], dimensions), weak_type=weak)
+    return _convert_element_type(reducer(flat_ops[0], dimensions, **kw), weak_type=weak)
   init_avals = [get_aval(i) for i in flat_inits]
   closed, out_tree = _rc.trace_computation("lax.reduce", computation, init_avals, init_tree)
   params = dict(computation=computation, jaxpr=closed, dimensions=dimensions)
