@@ -9,6 +9,7 @@ import pytest
 import openjax as jax
 import openjax.numpy as jnp
 from openjax import lax
+from openjax._src.core import check_jaxpr
 from openjax._src.primitives import _reduce_computation as _rc
 from openjax._src.primitives import select_and_gather as sg
 from openjax.test_util import check_grads
@@ -371,6 +372,21 @@ def test_vmap_matches_loop(axis):
       want = [jax.tree_util.tree_leaves(f(ex[0], example[1])) for ex in examples]
       for j, g in enumerate(got):
         np.testing.assert_allclose(g, np.stack([np.asarray(w[j]) for w in want]), rtol=1e-6)
+
+
+def test_transformed_jaxprs_type_check():
+  x = _normal((4, 5), 14)
+  xs = np.stack([x, -x])
+  fns = [lambda x: lax.reduce(x, 1., lambda a, b: a * b, (0,)).sum(),
+         lambda x: lax.reduce_window(x, 1., lax.mul, (2, 2), (1, 2), "SAME").sum(),
+         lambda x: lax.reduce_window(x, -np.inf, lax.max, (2, 2), (1, 1), "VALID", (2, 1)).sum(),
+         lambda x: lax.reduce_window(x, 0., lax.add, (3, 2), (2, 1), ((1, 0), (0, 1))).sum()]
+  for f in fns:
+    for transformed, arg in [(jax.grad(f), x), (jax.vmap(jax.grad(f)), xs),
+                             (jax.jit(jax.grad(jax.jit(f))), x),
+                             (lambda x, f=f: jax.jvp(f, (x,), (x,)), x),
+                             (jax.grad(lambda x, f=f: (jax.grad(f)(x) ** 2).sum()), x)]:
+      check_jaxpr(jax.make_jaxpr(transformed)(arg).jaxpr)
 
 
 # ------------------------------------------------------ compiled vs eager
