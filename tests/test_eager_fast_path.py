@@ -155,7 +155,8 @@ def test_common_cases_bind_no_primitive(monkeypatch):
   for f in (lambda: x * y, lambda: x + 1.0, lambda: 2.0 - x, lambda: jnp.sin(x),
             lambda: i * 2, lambda: i + 1.5, lambda: x < y, lambda: -x, lambda: x / i,
             lambda: jnp.maximum(x, 0.0), lambda: jnp.exp(i), lambda: jnp.sum(x),
-            lambda: jnp.prod(i, axis=0), lambda: x.sum(), lambda: x[0], lambda: x[1:3]):
+            lambda: jnp.prod(i, axis=0), lambda: x.sum(), lambda: x[0], lambda: x[1:3],
+            lambda: jnp.mean(i), lambda: jnp.max(x), lambda: x.min(axis=0)):
     f()
     f()
   assert binds == []
@@ -226,22 +227,38 @@ def test_kernels_are_the_primitive_impls():
   assert checked > 150
 
 
-@pytest.mark.parametrize("name", ["sum", "prod"])
-def test_sum_and_prod_match_the_general_path(name):
-  fast, general = getattr(jnp, name), getattr(reductions, "_" + name)
+def _general_reduction(name):
+  """The general path of jnp.<name> with the fast path's arguments."""
+  if name in ("sum", "prod"):
+    f = getattr(reductions, "_" + name)
+    return lambda x, axis, keepdims, promote: f(x, axis, None, None, keepdims, None, None, promote)
+  if name in ("max", "min"):
+    f = getattr(reductions, "_" + name)
+    return lambda x, axis, keepdims, promote: f(x, axis, None, keepdims, None, None)
+  return lambda x, axis, keepdims, promote: reductions._mean(x, axis, keepdims=keepdims)
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "max", "min", "mean"])
+def test_reductions_match_the_general_path(name):
+  general = _general_reduction(name)
+  promotes = (True, False) if name in ("sum", "prod") else (True,)
+
+  def fast(x, axis, keepdims, promote):
+    kw = {"promote_integers": promote} if name in ("sum", "prod") else {}
+    return getattr(jnp, name)(x, axis, keepdims=keepdims, **kw)
+
   mismatches = []
   for dt in _DTYPES:
-    for shape in ((), (_N,), (3, 3)):
+    for shape in ((), (_N,), (3, 3), (0, 3)):
       x = _array(dt, shape=shape)
       for weak in (False, True):
         if weak:
           x = lax._convert_element_type(x, x.dtype, weak_type=True)
         for axis in (None, 0, -1, (0, 1), (), (1, 0), 2, [0]):
           for keepdims in (False, True):
-            for promote in (True, False):
-              want = _outcome(general, x, axis, None, None, keepdims, None, None, promote)
-              got = _outcome(lambda *a: fast(*a, keepdims=keepdims, promote_integers=promote),
-                             x, axis)
+            for promote in promotes:
+              args = (x, axis, keepdims, promote)
+              want, got = _outcome(general, *args), _outcome(fast, *args)
               if got != want:
                 mismatches.append(f"{name}({x.aval}, {axis}, {keepdims}, {promote}): "
                                   f"{got[:3]} != {want[:3]}")

@@ -10,8 +10,9 @@ from openjax._src import dtypes
 from openjax._src.core import Tracer
 from openjax._src.numpy import (creation, indexing, linalg_ops, misc, reductions,
                                 shape_ops, sorting, ufuncs)
-from openjax._src.core.trace import shaped_array
-from openjax._src.numpy.ufuncs_eager import eager_binary, eager_value, wrap_result
+from openjax._src.core import eval_trace, trace_state
+from openjax._src.core.trace import eager_config, shaped_array
+from openjax._src.numpy.ufuncs_eager import eager_binary, wrap_result
 from openjax._src.runtime.array import Array
 
 ndarray = Array
@@ -28,9 +29,13 @@ def _jnp(name: str):
 
 
 def _defer(name: str):
-  # Resolve on first call: each family module owns its functions.
+  # Resolve on first call (each family module owns its functions), then keep it.
+  resolved = []
+
   def call(*args, **kwargs):
-    return _jnp(name)(*args, **kwargs)
+    if not resolved:
+      resolved.append(_jnp(name))
+    return resolved[0](*args, **kwargs)
   call.__name__ = name
   return call
 
@@ -115,16 +120,31 @@ def _basic_index(idx, shape) -> bool:
   return False
 
 
+_ROW_AVAL = [(None, None)]   # (aval, aval of one row): the last pair, for x[i] in loops
+
+
 def _getitem(self, idx):
   """``self[idx]``: basic indexing of a ready Array outside transformations
   is NumPy's (a view of the immutable value); the rest is ``jnp``'s."""
-  v = eager_value(self)
-  if v is not None:
-    aval = self.aval
-    if _basic_index(idx, aval.shape):
-      out = v[idx]
-      return wrap_result(out, shaped_array(np.shape(out), aval.dtype, aval.weak_type))
-  return _jnp("_getitem")(self, idx)
+  cfg = eager_config
+  if cfg.enabled or (cfg.flags_ok and trace_state.trace is eval_trace):
+    v = self._np
+    if v is not None:
+      aval = self.aval
+      if type(idx) is int:   # x[i], the common case, inline
+        shape = aval.shape
+        if shape and -shape[0] <= idx < shape[0]:
+          cached = _ROW_AVAL[0]
+          if cached[0] is aval:
+            row = cached[1]
+          else:
+            row = shaped_array(shape[1:], aval.dtype, aval.weak_type)
+            _ROW_AVAL[0] = (aval, row)
+          return wrap_result(v[idx], row)
+      elif _basic_index(idx, aval.shape):
+        out = np.asarray(v[idx])
+        return wrap_result(out, shaped_array(out.shape, aval.dtype, aval.weak_type))
+  return indexing._getitem(self, idx)
 
 
 def _install_fast(cls) -> None:
