@@ -170,6 +170,27 @@ def test_typed_key_basics():
   assert isinstance(k1, type(k))
 
 
+def test_typed_keys_are_arrays_with_an_extended_dtype():
+  k = jax.random.key(0)
+  assert isinstance(k, jax.Array) and issubclass(type(k), jax.Array)
+  assert not isinstance(k.dtype, np.dtype) and k.dtype.type is jax.dtypes.prng_key
+  assert jnp.issubdtype(k.dtype, jax.dtypes.prng_key)
+  assert jnp.issubdtype(k.dtype, jax.dtypes.extended)
+  assert jax.dtypes.issubdtype(k.dtype, np.generic)
+  assert not jnp.issubdtype(k.dtype, np.integer)
+  assert jnp.issubdtype(k.dtype, jax.random.key_dtype())
+  assert not jnp.issubdtype(jax.random.PRNGKey(0).dtype, jax.dtypes.prng_key)
+  assert not jnp.issubdtype(np.float32, jax.dtypes.extended)
+  assert jnp.issubdtype(jax.dtypes.prng_key, jax.dtypes.extended)
+  assert k.is_fully_addressable and k.is_fully_replicated
+  with pytest.raises(TypeError, match="expected key_data.ndim >= 1; got ndim=0"):
+    jax.random.wrap_key_data(k)
+  # under jit the key is still a jax.Array
+  seen = []
+  jax.jit(lambda kk: seen.append(isinstance(kk, jax.Array)) or jax.random.key_data(kk))(k)
+  assert seen == [True]
+
+
 def test_typed_key_errors():
   k = jax.random.key(0)
   with pytest.raises(TypeError, match="len\\(\\) of unsized object"):

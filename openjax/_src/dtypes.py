@@ -38,6 +38,23 @@ float4_e2m1fn = np.dtype(ml_dtypes.float4_e2m1fn)
 #: The tangent dtype of integer and boolean values (JAX's ``float0``).
 float0 = np.dtype([("float0", np.void, 0)])
 
+
+class extended(np.generic):
+  """Scalar class of extended dtypes (``jax.dtypes.extended``): abstract, it
+  exists for ``jnp.issubdtype(key.dtype, jax.dtypes.extended)``."""
+
+
+class prng_key(extended):
+  """Scalar class of PRNG key dtypes (``jax.dtypes.prng_key``): abstract, it
+  exists for ``jnp.issubdtype(key.dtype, jax.dtypes.prng_key)``."""
+
+
+def _is_extended(dt) -> bool:
+  # An extended dtype object (a typed key's ``key<fry>``): no NumPy dtype,
+  # a ``type`` attribute naming its scalar class.
+  t = getattr(dt, "type", None)
+  return not isinstance(dt, (np.dtype, type)) and isinstance(t, type) and issubclass(t, extended)
+
 _float8_dtypes = (float8_e3m4, float8_e4m3, float8_e8m0fnu, float8_e4m3b11fnuz,
                   float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz,
                   float4_e2m1fn)
@@ -330,6 +347,12 @@ def issubdtype(a, b) -> bool:
   """``np.issubdtype`` that also knows the ml_dtypes floats and small ints."""
   if a is None or b is None:
     return False
+  if _is_extended(a) or _is_extended(b):
+    if _is_extended(b):
+      return a == b
+    return isinstance(b, type) and issubclass(a.type, b)
+  if isinstance(b, type) and issubclass(b, extended):
+    return isinstance(a, type) and issubclass(a, b)
   try:
     a_dt = np.dtype(a)
   except TypeError:

@@ -22,6 +22,7 @@ from openjax._src.numpy import creation as _creation
 from openjax._src.numpy import reductions as _red
 from openjax._src.numpy.util import is_arraylike
 from openjax._src.primitives import random_bits as rb
+from openjax._src.runtime.array import Array
 from openjax._src.tree_util import register_pytree_node
 
 __all__ = ["PRNGKeyArray", "KeyTy", "PRNGImpl", "PRNGSpec", "PRNGKey", "key", "key_data",
@@ -67,8 +68,9 @@ class PRNGSpec:
 
 
 class KeyTy:
-  """The element type of typed key arrays: ``key<fry>``."""
-  type = None
+  """The element type of typed key arrays: ``key<fry>`` (an extended dtype:
+  ``jnp.issubdtype(KeyTy, jax.dtypes.prng_key)``)."""
+  type = dtypes.prng_key
 
   def __init__(self, impl: PRNGImpl):
     self._impl = impl
@@ -273,7 +275,17 @@ class PRNGKeyArray:
   def sharding(self):
     return self._base_array.sharding
 
+  @property
+  def is_fully_addressable(self) -> bool:
+    return bool(getattr(self._base_array, "is_fully_addressable", True))
 
+  @property
+  def is_fully_replicated(self) -> bool:
+    return bool(getattr(self._base_array, "is_fully_replicated", True))
+
+
+# ``isinstance(key, jax.Array)`` holds for typed keys, as in JAX.
+Array.register(PRNGKeyArray)
 register_pytree_node(PRNGKeyArray, lambda k: ((k._base_array,), None),
                      lambda _, children: PRNGKeyArray(children[0]))
 
@@ -372,6 +384,8 @@ def wrap_key_data(key_bits_array, *, impl=None, dtype=None) -> PRNGKeyArray:
                        " jax.random.wrap_key_data")
     impl = dtype
   resolve_prng_impl(impl)
+  if isinstance(key_bits_array, PRNGKeyArray):   # its shape has no trailing 2
+    _check_key_data(key_bits_array)
   data = key_bits_array if isinstance(key_bits_array, Tracer) else \
       _creation.asarray(key_bits_array)
   _check_key_data(data)

@@ -65,9 +65,22 @@ def _deleted_error(what: str) -> RuntimeError:
 
 
 class _ArrayMeta(type):
-  # ``isinstance(x, jax.Array)`` is True for tracers too, as in JAX.
+  # ``isinstance(x, jax.Array)`` is True for tracers and for the classes
+  # registered with ``Array.register`` (typed PRNG key arrays), as in JAX.
+  _virtual: tuple = (Tracer,)
+
   def __instancecheck__(cls, inst):
-    return type.__instancecheck__(cls, inst) or (cls is Array and isinstance(inst, Tracer))
+    return type.__instancecheck__(cls, inst) or (cls is Array and
+                                                 isinstance(inst, _ArrayMeta._virtual))
+
+  def __subclasscheck__(cls, sub):
+    return type.__subclasscheck__(cls, sub) or (cls is Array and
+                                                issubclass(sub, _ArrayMeta._virtual))
+
+  def register(cls, sub: type) -> type:
+    """Make ``sub`` a virtual subclass of ``Array`` (``abc.ABC.register``)."""
+    _ArrayMeta._virtual = _ArrayMeta._virtual + (sub,)
+    return sub
 
 
 class Array(AvalQueries, metaclass=_ArrayMeta):
