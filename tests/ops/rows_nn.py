@@ -180,10 +180,7 @@ ROWS = [
     OpRow("nn.logsumexp_b", lambda x, b: nn.logsumexp(x, axis=(0, 1), b=b, keepdims=True),
           lambda rng: (rng.standard_normal((3, 4)).astype(F32),
                        (rng.random(4) + 0.5).astype(F32)),
-          _f64(lambda x, b: special.logsumexp(x, (0, 1), b=b, keepdims=True)), grad=True,
-          # IREE fails on sum(x * broadcast(b)) over both axes ("vector.contract op
-          # invalid accumulator/result vector shape"), whatever computes it.
-          compile=False),
+          _f64(lambda x, b: special.logsumexp(x, (0, 1), b=b, keepdims=True)), grad=True),
     OpRow("nn.logsumexp_sign", lambda x, b: nn.logsumexp(x, 0, b=b, return_sign=True),
           _normal((3, 4), (3, 4)),
           _f64(lambda x, b: special.logsumexp(x, 0, b=b, return_sign=True)), grad=True),

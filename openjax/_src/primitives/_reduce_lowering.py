@@ -161,11 +161,23 @@ def reduce(ctx, x: Value, axes: Sequence[int], kind: str, init, in_dtype, out_av
   if not axes:
     return lower_convert(ctx, x, in_dtype, out_aval.dtype)
   x = lower_convert(ctx, x, in_dtype, acc)
-  body = scalar_region(ctx, acc, combiner(kind, acc))
-  out = ctx.op("stablehlo.reduce", [x, ctx.constant(np.asarray(init).astype(acc))],
-               ctx.tensor_type(out_aval.shape, acc),
-               attrs={"dimensions": tuple(int(a) for a in axes)}, regions=[body])
-  return lower_convert(ctx, out, acc, out_aval.dtype)
+  axes = sorted(int(a) for a in axes)
+  shape = list(shape_of(x))
+  # IREE fuses a product with a broadcast operand and a reduction over
+  # several axes into a contraction it then fails to vectorize
+  # ('vector.contract op invalid accumulator/result vector shape'), so
+  # reductions run over one axis: contiguous axes merged by a reshape,
+  # others one after another (highest first).
+  if len(axes) > 1 and axes == list(range(axes[0], axes[-1] + 1)):
+    merged = shape[:axes[0]] + [int(np.prod([shape[a] for a in axes]))] + shape[axes[-1] + 1:]
+    x = ctx.op("stablehlo.reshape", [x], ctx.tensor_type(tuple(merged), acc))
+    shape, axes = merged, [axes[0]]
+  for a in reversed(axes):
+    body = scalar_region(ctx, acc, combiner(kind, acc))
+    shape = shape[:a] + shape[a + 1:]
+    x = ctx.op("stablehlo.reduce", [x, ctx.constant(np.asarray(init).astype(acc))],
+               ctx.tensor_type(tuple(shape), acc), attrs={"dimensions": (a,)}, regions=[body])
+  return lower_convert(ctx, x, acc, out_aval.dtype)
 
 
 __all__ = ["acc_dtype", "shape_of", "compare", "binary", "select", "is_nan", "combiner", "order",

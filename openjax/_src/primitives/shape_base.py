@@ -11,6 +11,7 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, array_hooks, get_aval, pp_eqn
 from openjax._src.primitives import ad_util
+from openjax._src.primitives import _reduce_lowering as _lw
 from openjax._src.primitives.convert import lower_convert
 from openjax._src.primitives._util import (axes_tuple, check_number, in_float32, quiet,
                                            reduced_shape)
@@ -458,15 +459,4 @@ def _reduce_sum_batch(vals, dims, *, axes, out_sharding=None):
 @reduce_sum_p.def_lower
 def _reduce_sum_lower(ctx, x, *, axes, out_sharding=None):
   # ml_dtypes floats accumulate in float32, as the impl does.
-  aval, out = ctx.avals_in[0], ctx.avals_out[0]
-  acc = np.dtype(np.float32) if aval.dtype in dtypes.custom_float_dtypes else aval.dtype
-  x = lower_convert(ctx, x, aval.dtype, acc)
-  scalar = ctx.tensor_type((), acc)
-  with ctx.region([scalar, scalar]) as body:
-    a, b = body.args
-    ctx.ret([ctx.op("stablehlo.add", [a, b], scalar)])
-  init = ctx.constant(np.zeros((), acc))
-  total = ctx.op("stablehlo.reduce", [x, init], ctx.tensor_type(out.shape, acc),
-                 attrs={"dimensions": tuple(axes)}, regions=[body])
-  return [lower_convert(ctx, total, acc, out.dtype)]
-
+  return [_lw.reduce(ctx, x, axes, "add", 0, ctx.avals_in[0].dtype, ctx.avals_out[0])]
