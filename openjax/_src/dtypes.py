@@ -8,6 +8,7 @@ Python scalars): it adopts the dtype of whatever it is combined with, so
 from __future__ import annotations
 
 import functools
+import threading
 import warnings
 from typing import Any
 
@@ -77,16 +78,51 @@ python_scalar_dtypes = {bool: bool_, int: int64, float: float64, complex: comple
 _x32_map = {int64: int32, uint64: uint32, float64: float32, complex128: complex64}
 
 
+class _X64Flag:
+  """``jax_enable_x64`` for the dtype queries, which read it several times per
+  operation: its global value, kept by a config listener, while no thread
+  overrides it locally (``enable_x64()``); ``config.read`` otherwise."""
+  __slots__ = ("value", "_overriding", "_lock")
+
+  def __init__(self):
+    self._overriding: set = set()   # ids of threads overriding the flag
+    self._lock = threading.Lock()
+    self.refresh("jax_enable_x64")
+
+  def refresh(self, name: str) -> None:
+    if name != "jax_enable_x64":
+      return
+    with self._lock:
+      if name in config._local.values:   # the thread changing the flag
+        self._overriding.add(threading.get_ident())
+      else:
+        self._overriding.discard(threading.get_ident())
+      self.value = bool(config._values[name])
+
+  def read(self) -> bool:
+    if self._overriding:
+      return config.read("jax_enable_x64")
+    return self.value
+
+
+_x64_flag = _X64Flag()
+config.add_listener(_x64_flag.refresh)
+
+
 def x64_enabled() -> bool:
-  return config.read("jax_enable_x64")
+  return _x64_flag.read()
 
 
 def canonicalize_dtype(dtype) -> np.dtype:
   """The dtype JAX uses for ``dtype``: 64-bit types become 32-bit unless x64."""
-  dt = np.dtype(dtype)
-  if x64_enabled():
+  dt = dtype if type(dtype) in _dtype_classes else np.dtype(dtype)
+  if _x64_flag.read():
     return dt
   return _x32_map.get(dt, dt)
+
+
+# The classes of NumPy's dtype objects (np.dtype is their base class).
+_dtype_classes = frozenset(type(t) for t in (*jax_dtypes, float0))
 
 
 def default_int_dtype() -> np.dtype:
@@ -155,26 +191,30 @@ def dtype(x: Any, *, canonicalize: bool = True) -> np.dtype:
   (openjax Arrays keep the dtype they were made with)."""
   if x is None:
     raise ValueError(f"Invalid argument to dtype: {x}.")
-  t = type(x)
-  if t in python_scalar_dtypes:
-    dt = python_scalar_dtypes[t]
-  elif isinstance(x, type) and x in python_scalar_dtypes:
-    dt = python_scalar_dtypes[x]
-  elif hasattr(x, "aval") and hasattr(x.aval, "dtype"):
-    return x.aval.dtype
-  elif isinstance(x, (str, np.dtype)) or (isinstance(x, type) and issubclass(x, np.generic)):
-    dt = np.dtype(x)
-  elif hasattr(x, "dtype") and isinstance(x.dtype, np.dtype):
-    dt = x.dtype
-  else:
-    try:
-      dt = np.result_type(x)
-    except TypeError as err:
-      raise TypeError(f"Cannot determine dtype of {x!r}") from err
+  dt = python_scalar_dtypes.get(type(x))
+  if dt is None:
+    aval_dtype = getattr(getattr(x, "aval", None), "dtype", None)
+    if aval_dtype is not None:
+      return aval_dtype   # Arrays and tracers: the common case
+    dt = _dtype_of_other(x)
   if dt not in jax_dtypes and dt != float0:
     raise TypeError(f"Value {x!r} with dtype {dt} is not a valid JAX array type. "
                     "Only arrays of numeric types are supported by JAX.")
   return canonicalize_dtype(dt) if canonicalize else dt
+
+
+def _dtype_of_other(x: Any) -> np.dtype:
+  # dtype() of scalar types, dtype-likes and NumPy values.
+  if isinstance(x, type) and x in python_scalar_dtypes:
+    return python_scalar_dtypes[x]
+  if isinstance(x, (str, np.dtype)) or (isinstance(x, type) and issubclass(x, np.generic)):
+    return np.dtype(x)
+  if hasattr(x, "dtype") and isinstance(x.dtype, np.dtype):
+    return x.dtype
+  try:
+    return np.result_type(x)
+  except TypeError as err:
+    raise TypeError(f"Cannot determine dtype of {x!r}") from err
 
 
 def is_weakly_typed(x: Any) -> bool:
@@ -325,8 +365,14 @@ def result_type(*args: Any, return_weak_type_flag: bool = False):
   """
   if not args:
     raise ValueError("at least one array or dtype is required")
-  pairs = tuple(_dtype_and_weak_fast(default_float_dtype() if a is None else a) for a in args)
-  dt, weak = _result_from_pairs(pairs, x64_enabled())
+  pairs = []
+  for a in args:
+    aval = getattr(a, "aval", None)   # Arrays and tracers: the common case
+    if aval is not None:
+      pairs.append((aval.dtype, aval.weak_type))
+    else:
+      pairs.append(_dtype_and_weak(default_float_dtype() if a is None else a))
+  dt, weak = _result_from_pairs(tuple(pairs), x64_enabled())
   return (dt, weak) if return_weak_type_flag else dt
 
 

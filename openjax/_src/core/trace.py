@@ -293,7 +293,8 @@ class EvalTrace(Trace):
     vals, avals = [], []
     for x in args:
       if type(x) is array_type:
-        vals.append(x._value)
+        v = x._np   # the value, unless still being computed (or deleted)
+        vals.append(v if v is not None else x._value)
         avals.append(x.aval)
       else:
         if isinstance(x, Tracer):
@@ -304,13 +305,10 @@ class EvalTrace(Trace):
     out_avals = self._abstract_eval(primitive, avals, params)
     outs = (primitive.impl or primitive.rule("impl"))(*vals, **params)
     make = array_hooks.make_array
-    result = []
-    for o, a in zip(outs, out_avals):
-      if type(o) is not np.ndarray:
-        o = np.asarray(o)
-      if o.dtype != a.dtype:
-        o = o.astype(a.dtype)
-      result.append(make(o, a) if make is not None else o)
+    if len(outs) == 1:   # most primitives: no loop
+      result = [_concrete_result(outs[0], out_avals[0], make)]
+    else:
+      result = [_concrete_result(o, a, make) for o, a in zip(outs, out_avals)]
     if not eager_config.flags_ok and (config.read("jax_debug_nans")
                                      or config.read("jax_debug_infs")):
       _check_nans(primitive, result)
@@ -330,6 +328,15 @@ class EvalTrace(Trace):
       if key is not None and len(self._aval_cache) < 100_000:
         self._aval_cache[key] = hit
     return hit
+
+
+def _concrete_result(o, aval: ShapedArray, make):
+  """An impl's result as an Array of ``aval`` (NumPy scalars become arrays)."""
+  if type(o) is not np.ndarray:
+    o = np.asarray(o)
+  if o.dtype != aval.dtype:
+    o = o.astype(aval.dtype)
+  return make(o, aval) if make is not None else o
 
 
 def _check_nans(primitive, outs) -> None:

@@ -32,8 +32,9 @@ def check_arraylike(fun_name: str, *args: Any, emit_warning: bool = False) -> No
 def ensure_arraylike(fun_name: str, *args: Any):
   """``check_arraylike`` then convert NumPy/scalar inputs to operands."""
   check_arraylike(fun_name, *args)
-  out = tuple(asarray_operand(a) for a in args)
-  return out[0] if len(out) == 1 else out
+  if len(args) == 1:
+    return asarray_operand(args[0])
+  return tuple([asarray_operand(a) for a in args])
 
 
 def asarray_operand(x: Any):
@@ -54,12 +55,21 @@ def _weak(x) -> bool:
   return dtypes.is_weakly_typed(x)
 
 
+def _convert(x: Any, dtype: np.dtype, weak: bool):
+  """``lax._convert_element_type(x, dtype, weak)``, answered without a call
+  for Arrays and tracers that already are (most operands of most calls)."""
+  aval = getattr(x, "aval", None)
+  if aval is not None and aval.dtype == dtype and aval.weak_type == weak:
+    return x
+  return lax._convert_element_type(x, dtype, weak)
+
+
 def promote_dtypes(*args: Any) -> list:
   """Convert ``args`` to their common JAX dtype (weak when all are weak)."""
   if len(args) < 2:
     return [asarray_operand(a) for a in args]
   to_dtype, weak = dtypes.result_type(*args, return_weak_type_flag=True)
-  return [lax._convert_element_type(a, to_dtype, weak) for a in args]
+  return [_convert(a, to_dtype, weak) for a in args]
 
 
 def promote_dtypes_inexact(*args: Any) -> list:
@@ -67,21 +77,21 @@ def promote_dtypes_inexact(*args: Any) -> list:
   ints up to 32 bits -> float32, 64-bit ints -> float64)."""
   to_dtype, weak = dtypes.result_type(*args, return_weak_type_flag=True)
   to_dtype = dtypes.canonicalize_dtype(dtypes.to_inexact_dtype(to_dtype))
-  return [lax._convert_element_type(a, to_dtype, weak) for a in args]
+  return [_convert(a, to_dtype, weak) for a in args]
 
 
 def promote_dtypes_numeric(*args: Any) -> list:
   """Like ``promote_dtypes``, with bool promoted to int32."""
   to_dtype, weak = dtypes.result_type(*args, return_weak_type_flag=True)
   to_dtype = dtypes.to_numeric_dtype(to_dtype)
-  return [lax._convert_element_type(a, to_dtype, weak) for a in args]
+  return [_convert(a, to_dtype, weak) for a in args]
 
 
 def promote_dtypes_complex(*args: Any) -> list:
   """Like ``promote_dtypes``, then to complex64 (complex128 from 64-bit types)."""
   to_dtype, weak = dtypes.result_type(*args, return_weak_type_flag=True)
   to_dtype = dtypes.canonicalize_dtype(dtypes.to_complex_dtype(to_dtype))
-  return [lax._convert_element_type(a, to_dtype, weak) for a in args]
+  return [_convert(a, to_dtype, weak) for a in args]
 
 
 def to_inexact_dtype(dt: np.dtype) -> np.dtype:

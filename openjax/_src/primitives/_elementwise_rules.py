@@ -10,7 +10,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, pp_eqn
-from openjax._src.primitives._util import broadcasting_shape
+from openjax._src.primitives._util import broadcasting_shape, quiet
 
 # ------------------------------------------------------------ dtype classes
 # (types, the names JAX lists in its "Accepted dtypes are subtypes of" messages)
@@ -96,10 +96,10 @@ def unop(name: str, impl, accepted, *, result_dtype=None, kind="differentiable",
   out_dt = result_dtype or (lambda dt: dt)
 
   @p.def_impl
+  @quiet   # XLA produces inf/NaN silently
   def _impl(x, **params):
     params.pop("accuracy", None)
-    with np.errstate(all="ignore"):   # XLA produces inf/NaN silently
-      return [np.asarray(impl(x, **params)).astype(out_dt(x.dtype), copy=False)]
+    return [np.asarray(impl(x, **params)).astype(out_dt(x.dtype), copy=False)]
 
   @p.def_abstract_eval
   def _abstract_eval(x, **params):
@@ -171,11 +171,11 @@ def naryop(name: str, impl, accepted, *, result_dtype=None, kind="differentiable
     accepted = (accepted, accepted)
 
   @p.def_impl
+  @quiet   # XLA produces inf/NaN silently
   def _impl(*args, out_dtype=None):
     if out_dtype is not None:
       args = [a.astype(out_dtype) for a in args]
-    with np.errstate(all="ignore"):   # XLA produces inf/NaN silently
-      return [np.asarray(impl(*args)).astype(out_dt(args[0].dtype), copy=False)]
+    return [np.asarray(impl(*args)).astype(out_dt(args[0].dtype), copy=False)]
 
   @p.def_abstract_eval
   def _abstract_eval(*avals, out_dtype=None):
