@@ -14,7 +14,7 @@ import pytest
 
 import openjax as jax
 import openjax.numpy as jnp
-from openjax._src import lax
+from openjax._src import dtypes, lax
 from openjax._src.core import ShapedArray, eval_trace
 from openjax._src.numpy import indexing, reductions, ufuncs_eager
 from openjax._src.runtime.array import Array
@@ -350,6 +350,26 @@ def test_x64_changes_are_seen():
   finally:
     jax.config.update("jax_enable_x64", False)
   assert (b + 1).dtype == np.int32 and (b * 1.5).dtype == np.float32
+
+
+def test_x64_override_in_another_thread_stays_there():
+  b = jnp.asarray(np.array([True, False]))
+  inside, release, seen = threading.Event(), threading.Event(), {}
+
+  def worker():
+    with jax.enable_x64():
+      seen["worker"] = ((b + 1).dtype, jnp.sum(b).dtype, dtypes.canonicalize_dtype(np.int64))
+      inside.set()
+      release.wait(10)
+
+  t = threading.Thread(target=worker)
+  t.start()
+  assert inside.wait(10)
+  here = ((b + 1).dtype, jnp.sum(b).dtype, dtypes.canonicalize_dtype(np.int64))
+  release.set()
+  t.join(10)
+  assert seen["worker"] == (np.int64, np.int64, np.int64)
+  assert here == (np.int32, np.int32, np.int32)
 
 
 def test_arrays_still_being_computed_and_deleted_arrays():
