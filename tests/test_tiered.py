@@ -157,3 +157,35 @@ def test_inline_results_feed_queued_calls():
     s = small(jnp.float32(1.0))
     out = big(a, s)
     np.testing.assert_allclose(np.asarray(out), np.full((128, 128), 256.0), rtol=1e-6)
+
+
+def test_threads_chaining_inline_and_queued_calls():
+  import threading
+  with config.override("openjax_executor", "iree"), \
+       config.override("openjax_tiered_compilation", False):
+    small = jax.jit(lambda x: x * 2.0 - 1.0)      # inline
+    big = jax.jit(lambda a, s: a @ a * s)         # task queue
+    a = jnp.ones((96, 96)) / 96.0
+    small(jnp.float32(1.0)).block_until_ready()
+    big(a, jnp.float32(1.0)).block_until_ready()
+  errors = []
+
+  def work(i):
+    try:
+      with config.override("openjax_executor", "iree"), \
+           config.override("openjax_tiered_compilation", False):
+        x = jnp.float32(i + 1.0)
+        for _ in range(50):
+          x = small(x)              # x -> 2x - 1 keeps 1.0 fixed, doubles others' offset
+        m = big(a, small(jnp.float32(1.0)))
+      expect = (i + 1.0 - 1.0) * 2.0 ** 50 + 1.0
+      assert float(x) == np.float32(expect), (i, float(x), expect)
+      np.testing.assert_allclose(np.asarray(m), np.full((96, 96), 1.0 / 96.0), rtol=1e-5)
+    except Exception as e:  # noqa: BLE001 - reported below
+      errors.append(e)
+  threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+  for t in threads:
+    t.start()
+  for t in threads:
+    t.join()
+  assert not errors, errors
