@@ -4,8 +4,9 @@ One program text, run under the array module named by ``--module``
 (``openjax`` by default; ``jax`` when run with JAX's interpreter, e.g.
 ``/tmp/jaxvenv/bin/python benchmarks/eager_ops.py --module jax``), always
 beside NumPy doing the same operation on the same data. Prints, per case,
-the median over ``--repeat`` timeit repeats of the per-call time in µs and
-the ratio to NumPy.
+the median and the minimum over ``--repeat`` timeit repeats of the per-call
+time in µs, and their ratios to NumPy (on a shared machine the minimum is the
+steadier number).
 
     .venv/bin/python benchmarks/eager_ops.py [--module openjax|jax] [--number N]
 """
@@ -19,7 +20,7 @@ import timeit
 import numpy as np
 
 
-def _cases(jnp, xp, block):
+def _cases(jnp, block):
   """name -> (module callable, NumPy callable) on equal data."""
   rng = np.random.default_rng(0)
   x_np = rng.random(1000, dtype=np.float32)
@@ -44,10 +45,11 @@ def _cases(jnp, xp, block):
   }
 
 
-def _per_call_us(f, number: int, repeat: int) -> float:
+def _per_call_us(f, number: int, repeat: int) -> tuple[float, float]:
+  """(median, min) over ``repeat`` timeit repeats of the per-call µs."""
   f()   # warm: caches, plans, first-call imports
   times = timeit.repeat(f, number=number, repeat=repeat)
-  return statistics.median(times) / number * 1e6
+  return statistics.median(times) / number * 1e6, min(times) / number * 1e6
 
 
 def main() -> None:
@@ -67,13 +69,15 @@ def main() -> None:
   version = getattr(jax, "__version__", "?")
   print(f"{args.module} {version}, numpy {np.__version__}: per-call µs "
         f"(median of {args.repeat} x {args.number} calls)")
-  print(f"{'case':16s} {args.module:>10s} {'numpy':>10s} {'ratio':>8s}")
-  for name, (f, f_np) in _cases(jnp, jax, args.block).items():
+  print(f"{'':16s} {'median':>30s}   {'min':>30s}")
+  print(f"{'case':16s}" + f" {args.module:>10s} {'numpy':>10s} {'ratio':>8s} " * 2)
+  for name, (f, f_np) in _cases(jnp, args.block).items():
     if args.only and args.only not in name:
       continue
-    t = _per_call_us(f, args.number, args.repeat)
-    t_np = _per_call_us(f_np, args.number, args.repeat)
-    print(f"{name:16s} {t:10.2f} {t_np:10.2f} {t / t_np:8.1f}")
+    (t, t_min) = _per_call_us(f, args.number, args.repeat)
+    (t_np, t_np_min) = _per_call_us(f_np, args.number, args.repeat)
+    print(f"{name:16s} {t:10.2f} {t_np:10.2f} {t / t_np:8.1f}  "
+          f" {t_min:10.2f} {t_np_min:10.2f} {t_min / t_np_min:8.1f}")
 
 
 if __name__ == "__main__":

@@ -118,9 +118,8 @@ UNARY_KERNELS = {
     lax.cos_p: np.cos, lax.tan_p: np.tan, lax.asin_p: np.arcsin, lax.acos_p: np.arccos,
     lax.atan_p: np.arctan, lax.sinh_p: np.sinh, lax.cosh_p: np.cosh,
     lax.asinh_p: np.arcsinh, lax.atanh_p: np.arctanh, lax.sqrt_p: np.sqrt,
-    lax.floor_p: np.floor, lax.ceil_p: np.ceil, lax.not_p: None,
+    lax.floor_p: np.floor, lax.ceil_p: np.ceil,
 }
-del UNARY_KERNELS[lax.not_p]   # its impl picks logical_not/invert by dtype
 
 
 def _kernel_applies(prim, dt: np.dtype) -> bool:
@@ -158,18 +157,12 @@ def _scalar_value(x, dt: np.dtype) -> np.ndarray:
 
 
 # ------------------------------------------------------------------- plans
-def _operand_aval(x) -> ShapedArray:
-  if type(x) is Array:
-    return x.aval
-  return ShapedArray((), dtypes.dtype(x), type(x) is not bool)
-
-
-def _checked_result(prim, kernel, dt, weak, in_dtypes, **params):
+def _checked_result(prim, kernel, dt, weak, in_dtypes):
   """The result's (dtype, weak type), or None when the primitive's abstract
   evaluation rejects the operands or the kernel's result dtype differs."""
   avals = [ShapedArray((), dt, weak) for _ in in_dtypes]
   try:
-    out, = prim.abstract_eval(*avals, **params)
+    out, = prim.abstract_eval(*avals)
   except Exception:  # noqa: BLE001 - the general path raises it for the user
     return None
   with np.errstate(all="ignore"):
@@ -227,13 +220,18 @@ def unary_plan(promote, prim, x):
   return (kernel, None if aval.dtype == dt else dt, *result, _needs_quiet(dt))
 
 
+def _plan_key(x):
+  # What a plan depends on: an Array's (dtype, weak type), a scalar's type.
+  if type(x) is Array:
+    return x.aval.dtype, x.aval.weak_type
+  return type(x)
+
+
 def _binary_entry(plans, make_plan, x, y, xk, yk, x64):
-  """The inline-cache entry for operands like ``x`` and ``y``: the plan plus
-  the result's abstract value, or None for the general path."""
-  key = (x.aval.dtype if xk is not type(x) else xk,
-         x.aval.weak_type if xk is not type(x) else None,
-         y.aval.dtype if yk is not type(y) else yk,
-         y.aval.weak_type if yk is not type(y) else None, x64)
+  """The inline-cache entry for operands like ``x`` and ``y`` (``xk``/``yk``:
+  their avals or scalar types): the plan plus the result's abstract value, or
+  None for the general path."""
+  key = (_plan_key(x), _plan_key(y), x64)
   plan = plans.get(key, _MISSING)
   if plan is _MISSING:
     plan = remember(plans, key, make_plan(x, y))
