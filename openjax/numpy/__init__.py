@@ -13,3 +13,5 @@ from openjax._src.numpy.ranges import *  # noqa: F401,F403
 from openjax._src.numpy.scalar_types import *  # noqa: F401,F403
 from openjax._src.numpy.searching import *  # noqa: F401,F403
 from openjax._src.numpy.statistics import *  # noqa: F401,F403
+from openjax._src.numpy.vectorize import *  # noqa: F401,F403
+from openjax._src.numpy.functional import *  # noqa: F401,F403

@@ -1,0 +1,120 @@
+"""Functional programming helpers of ``jax.numpy``: ``piecewise``,
+``apply_along_axis`` and ``apply_over_axes``.
+
+NumPy runs these as Python loops over slices; here they are transformations:
+``apply_along_axis`` is a stack of ``vmap``s and ``piecewise`` is a
+``lax.switch`` vectorized over the elements of ``x``, so all of them trace
+once and work under ``jit``, ``grad`` and ``vmap``.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from openjax._src import lax
+from openjax._src.api.jit import jit
+from openjax._src.api.vmap import vmap
+from openjax._src.numpy import creation as _creation
+from openjax._src.numpy import reductions as _red
+from openjax._src.numpy import util
+from openjax._src.numpy.vectorize import vectorize
+
+__all__ = ["piecewise", "apply_along_axis", "apply_over_axes"]
+
+
+def piecewise(x, condlist, funclist: Sequence[Any], *args, **kw):
+  """Evaluate a function defined piecewise over the domain of ``x``
+  (``numpy.piecewise``), as a ``lax.switch`` per element.
+
+  Args:
+    x: the input array.
+    condlist: a boolean array, or a sequence of boolean arrays broadcastable
+      to ``x``'s shape, one per piece. Where several conditions hold, the last
+      one wins (as in NumPy).
+    funclist: one entry per condition, or one more: the last entry is then the
+      default used where no condition holds (otherwise the default is 0). An
+      entry is a function, called as ``f(x_element, *args, **kw)``, or a
+      constant. Results are cast to ``x``'s dtype.
+    args, kw: extra arguments passed to every function of ``funclist``.
+
+  Returns:
+    an array with the shape and dtype of ``x``.
+
+  Unlike NumPy, every function is traced (on scalars) and must be
+  traceable; all of them are evaluated, and ``lax.switch`` picks per element.
+  """
+  x = util.ensure_arraylike("piecewise", x)
+  n_cond, n_fun = len(condlist), len(funclist)
+  if n_fun == n_cond + 1:
+    # Branch 0 is the default: branch i + 1 belongs to condition i.
+    branches = [funclist[-1], *funclist[:-1]]
+  elif n_fun == n_cond:
+    branches = [0, *funclist]
+  else:
+    raise ValueError(f"with {n_cond} condition(s), either {n_cond} or {n_cond + 1} "
+                     f"functions are expected; got {n_fun}")
+  consts = {i: c for i, c in enumerate(branches) if not callable(c)}
+  funcs = frozenset((i, f) for i, f in enumerate(branches) if callable(f))
+  return _piecewise(x, _creation.asarray(condlist, dtype=bool), consts, funcs, *args, **kw)
+
+
+@jit(static_argnames=("funcs",))
+def _piecewise(x, conds, consts: dict[int, Any], funcs: frozenset, *args, **kw):
+  # ``funcs`` is a static argument (the functions shape the trace); the
+  # constants and extra arguments are traced operands of the jit.
+  by_index = dict(funcs)
+  dtype = x.dtype
+
+  def calling(f: Callable) -> Callable:
+    return lambda xi: lax.convert_element_type(f(xi, *args, **kw), dtype)
+
+  def constant(c) -> Callable:
+    return lambda xi: _creation.array(c, dtype=dtype)
+
+  branches = [calling(by_index[i]) if i in by_index else constant(consts[i])
+              for i in range(conds.shape[0] + 1)]
+  # Index of the last true condition, plus one (0 where none holds): the
+  # running count of true conditions first reaches its final value there.
+  no_cond = lax.full((1,) + tuple(conds.shape[1:]), False, bool)
+  counts = _red.cumsum(lax.concatenate([no_cond, conds], 0), axis=0)
+  which = _red.argmax(counts, axis=0)
+  return vectorize(lax.switch, excluded=(1,))(which, branches, x)
+
+
+def apply_along_axis(func1d: Callable, axis: int, arr, *args, **kwargs):
+  """Apply ``func1d`` to the 1-D slices of ``arr`` along ``axis``
+  (``numpy.apply_along_axis``), by ``vmap`` over the other axes.
+
+  ``func1d(slice, *args, **kwargs)`` sees one slice of length
+  ``arr.shape[axis]``; its result's dimensions replace ``axis`` in the output
+  (a scalar result removes it). ``func1d`` must be traceable.
+  """
+  util.check_arraylike("apply_along_axis", arr)
+  ndim = np.ndim(arr)
+  axis = util.canonicalize_axis(axis, ndim)
+  fun = lambda a: func1d(a, *args, **kwargs)  # noqa: E731
+  # The axes after ``axis``: each vmap maps the axis just after the slice
+  # axis and puts its output axis last, so they keep their order.
+  for _ in range(ndim - axis - 1):
+    fun = vmap(fun, in_axes=1, out_axes=-1)
+  # The axes before ``axis``: ordinary leading-axis maps.
+  for _ in range(axis):
+    fun = vmap(fun, in_axes=0, out_axes=0)
+  return fun(arr)
+
+
+def apply_over_axes(func: Callable, a, axes: Sequence[int]):
+  """Apply ``func(a, axis)`` repeatedly, once per axis in ``axes``
+  (``numpy.apply_over_axes``); a result that lost ``axis`` gets it back as a
+  size-1 axis, so the output keeps ``a``'s rank (like ``keepdims=True``)."""
+  a = util.ensure_arraylike("apply_over_axes", a)
+  for axis in (axes,) if np.ndim(axes) == 0 else axes:
+    b = func(a, axis)
+    if b.ndim == a.ndim:
+      a = b
+    elif b.ndim == a.ndim - 1:
+      a = lax.expand_dims(b, (axis,))
+    else:
+      raise ValueError("function is not returning an array of the correct shape")
+  return a
