@@ -94,10 +94,11 @@ def apply_along_axis(func1d: Callable, axis: int, arr, *args, **kwargs):
   ndim = np.ndim(arr)
   axis = util.canonicalize_axis(axis, ndim)
   fun = lambda a: func1d(a, *args, **kwargs)  # noqa: E731
-  # The axes after ``axis``: each vmap maps the axis just after the slice
-  # axis and puts its output axis last, so they keep their order.
-  for _ in range(ndim - axis - 1):
-    fun = vmap(fun, in_axes=1, out_axes=-1)
+  # The axes after ``axis`` go last in the output, in order: the outermost of
+  # these vmaps maps the last axis and appends it, each inner one the axis
+  # before, so the innermost (mapping ``axis + 1``) appends first.
+  for i in range(1, ndim - axis):
+    fun = vmap(fun, in_axes=i, out_axes=-1)
   # The axes before ``axis``: ordinary leading-axis maps.
   for _ in range(axis):
     fun = vmap(fun, in_axes=0, out_axes=0)
