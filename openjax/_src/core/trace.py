@@ -286,6 +286,9 @@ class EvalTrace(Trace):
 
   def __init__(self):
     super().__init__()
+    # (primitive, in avals, params) -> out avals; and primitive -> (avals,
+    # params, out avals) of its last evaluation: an operation repeated on the
+    # same (shared) aval objects skips building and hashing its key.
     self._aval_cache: dict = {}
 
   def process_primitive(self, primitive, args, params) -> list:
@@ -315,18 +318,27 @@ class EvalTrace(Trace):
     return result
 
   def _abstract_eval(self, primitive, avals, params):
-    # Keyed on plain tuples: hashing and comparing them runs in C, where
-    # ShapedArray's __hash__/__eq__ are Python calls.
+    # First the primitive's last evaluation (same aval objects, equal
+    # parameters), then a cache keyed on plain tuples: hashing and comparing
+    # them runs in C, where ShapedArray's __hash__/__eq__ are Python calls.
+    last = self._aval_cache.get(primitive)
+    if last is not None and len(last[0]) == len(avals) and last[1] == params:
+      for a, b in zip(last[0], avals):
+        if a is not b:
+          break
+      else:
+        return last[2]
     try:
       key = (primitive, tuple([(a.shape, a.dtype, a.weak_type) for a in avals]),
              tuple(params.items()) if params else ())
       hit = self._aval_cache.get(key)
     except TypeError:  # an unhashable parameter: no caching
-      key, hit = None, None
+      return primitive.rule("abstract_eval")(*avals, **params)
     if hit is None:
       hit = primitive.rule("abstract_eval")(*avals, **params)
-      if key is not None and len(self._aval_cache) < 100_000:
+      if len(self._aval_cache) < 100_000:
         self._aval_cache[key] = hit
+    self._aval_cache[primitive] = (avals, params, hit)
     return hit
 
 
