@@ -295,8 +295,10 @@ def test_transformations_stage_operations_on_concrete_arrays():
   jaxpr = str(jax.make_jaxpr(lambda a: c * c + jnp.sin(c) + a * 2.0)(c))
   assert jaxpr.count("mul") == 2 and "sin" in jaxpr and "add" in jaxpr
   np.testing.assert_allclose(jax.grad(lambda a: jnp.sum(a * a * 2.0))(c), 4 * np.arange(3))
-  np.testing.assert_allclose(jax.vmap(lambda a: a * c)(jnp.ones((2, 3))), np.tile(np.arange(3), (2, 1)))
-  np.testing.assert_array_equal(jax.jit(lambda a: a * 2.0 - c)(c), np.arange(3) * 2.0 - np.arange(3))
+  np.testing.assert_allclose(jax.vmap(lambda a: a * c)(jnp.ones((2, 3))),
+                             np.tile(np.arange(3), (2, 1)))
+  np.testing.assert_array_equal(jax.jit(lambda a: a * 2.0 - c)(c),
+                                np.arange(3) * 2.0 - np.arange(3))
   with jax.disable_jit():
     np.testing.assert_array_equal(jax.jit(lambda a: a * 2.0 - c)(c), np.arange(3))
 
