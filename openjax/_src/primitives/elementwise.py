@@ -148,7 +148,7 @@ def _integer_pow(x, *, y):
   return np.asarray(1, x.dtype) / acc if y < 0 else acc
 
 
-neg_p = unop("neg", np.negative, NUM, kind="linear", lower=L.unary("stablehlo.negate"))
+neg_p = unop("neg", np.negative, NUM, kind="linear", lower=L.negate)
 sign_p = unop("sign", _sign, NUM, lower=L.sign_rule)
 floor_p = unop("floor", fl(np.floor), FLOAT, lower=L.unary("stablehlo.floor"))
 ceil_p = unop("ceil", fl(np.ceil), FLOAT, lower=L.unary("stablehlo.ceil"))
