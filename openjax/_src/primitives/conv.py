@@ -21,7 +21,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, get_aval
-from openjax._src.primitives import _conv_rules
+from openjax._src.primitives import _conv_lowering, _conv_rules
 from openjax._src.primitives._util import check_same_dtypes
 from openjax._src.primitives.ad_util import Zero, defjvp, is_undefined_primal
 from openjax._src.primitives.convert import _convert_element_type
@@ -516,6 +516,15 @@ def _conv_general_dilated_lower(ctx, lhs, rhs, *, window_strides, padding, lhs_d
                      out_aval.dtype)]
   comp = _lower_compute_dtype(lhs_aval.dtype, rhs_aval.dtype, out_aval.dtype)
   lhs, rhs = (_lower_operand(ctx, x, a, comp) for x, a in ((lhs, lhs_aval), (rhs, rhs_aval)))
+  if dtypes.kind(comp) != "c" and _conv_lowering.use_positions(
+      lhs_aval.shape, rhs_aval.shape, out_aval.shape, dimension_numbers,
+      lhs_dilation=lhs_dilation, feature_group_count=feature_group_count,
+      batch_group_count=batch_group_count):
+    out = _conv_lowering.emit_by_positions(
+        ctx, lhs, rhs, lhs_aval.shape, rhs_aval.shape, out_aval.shape, comp,
+        window_strides=window_strides, padding=padding, rhs_dilation=rhs_dilation,
+        dimension_numbers=dimension_numbers)
+    return [_finish_conv_output(ctx, out, out_aval, comp)]
   attrs = {
       "batch_group_count": batch_group_count,
       "dimension_numbers": _conv_rules.conv_dimension_numbers_attr(dimension_numbers),
@@ -527,11 +536,15 @@ def _conv_general_dilated_lower(ctx, lhs, rhs, *, window_strides, padding, lhs_d
       "window_strides": tuple(window_strides),
   }
   out = _conv_rules.emit_convolution(ctx, lhs, rhs, out_aval.shape, comp, attrs)
+  return [_finish_conv_output(ctx, out, out_aval, comp)]
+
+
+def _finish_conv_output(ctx, out, out_aval, comp):
   if out_aval.dtype == dtypes.bool_:
     zero = ctx.full(0, out_aval.shape, comp)
-    return [ctx.op("stablehlo.compare", [out, zero], out_aval,
-                   attrs={"comparison_direction": "#stablehlo<comparison_direction NE>"})]
-  return [ctx.convert(out, out_aval)]
+    return ctx.op("stablehlo.compare", [out, zero], out_aval,
+                  attrs={"comparison_direction": "#stablehlo<comparison_direction NE>"})
+  return ctx.convert(out, out_aval)
 
 
 @conv_general_dilated_p.def_cost

@@ -1,0 +1,88 @@
+"""Lowering a convolution with few output positions and a large window (the
+kernel gradient of a convolution is one: its "window" is the forward output,
+its outputs the kernel taps) as one matrix product per output position.
+
+IREE compiles such a ``stablehlo.convolution`` into loops it runs slowly
+(the kernel gradient of a 3x3 conv over 32x64x64x32: 5.6 s), while the same
+sums as matrix products over the long contraction take 0.18 s.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+#: Lower by output position when there are at most this many positions and
+#: the window is larger than the number of positions.
+MAX_POSITIONS = 64
+
+
+def use_positions(lhs_shape, rhs_shape, out_shape, dimension_numbers, *, lhs_dilation,
+                  feature_group_count, batch_group_count) -> bool:
+  lhs_spec, rhs_spec, out_spec = dimension_numbers
+  positions = math.prod(out_shape[d] for d in out_spec[2:])
+  window = math.prod(rhs_shape[d] for d in rhs_spec[2:])
+  return (len(out_spec) > 2 and feature_group_count == 1 and batch_group_count == 1
+          and all(d == 1 for d in lhs_dilation) and 0 < positions <= MAX_POSITIONS
+          and window > positions)
+
+
+def emit_by_positions(ctx, lhs, rhs, lhs_shape, rhs_shape, out_shape, comp, *,
+                      window_strides, padding, rhs_dilation, dimension_numbers):
+  """The convolution as, for every output position, a ``dot_general`` of the
+  lhs window at that position with the kernel (contracting input features and
+  window), stacked and laid out as ``out_spec`` says."""
+  lhs_spec, rhs_spec, out_spec = dimension_numbers
+  rank = len(lhs_shape)
+  nsp = rank - 2
+  # Pad (or crop, for negative padding) the spatial dims once.
+  low, high = [0] * rank, [0] * rank
+  for i, (lo, hi) in enumerate(padding):
+    low[lhs_spec[2 + i]], high[lhs_spec[2 + i]] = int(lo), int(hi)
+  padded = list(lhs_shape)
+  for d in range(rank):
+    padded[d] += low[d] + high[d]
+  if any(low) or any(high):
+    zero = ctx.constant(np.zeros((), comp))
+    lhs = ctx.op("stablehlo.pad", [lhs, zero], ctx.tensor_type(tuple(padded), comp),
+                 attrs={"edge_padding_low": tuple(low), "edge_padding_high": tuple(high),
+                        "interior_padding": (0,) * rank})
+  window = [rhs_shape[d] for d in rhs_spec[2:]]
+  out_sp = [out_shape[d] for d in out_spec[2:]]
+  n, o = out_shape[out_spec[0]], out_shape[out_spec[1]]
+  contract_l = [lhs_spec[1]] + list(lhs_spec[2:])
+  contract_r = [rhs_spec[1]] + list(rhs_spec[2:])
+  dnums = (f"#stablehlo.dot<lhs_batching_dimensions = [], rhs_batching_dimensions = [], "
+           f"lhs_contracting_dimensions = {contract_l}, "
+           f"rhs_contracting_dimensions = {contract_r}>")
+  pieces = []
+  for pos in itertools.product(*(range(s) for s in out_sp)):
+    start, limit, stride = [0] * rank, list(padded), [1] * rank
+    slice_shape = list(padded)
+    for i in range(nsp):
+      d = lhs_spec[2 + i]
+      start[d] = pos[i] * int(window_strides[i])
+      stride[d] = int(rhs_dilation[i])
+      limit[d] = start[d] + (window[i] - 1) * stride[d] + 1
+      slice_shape[d] = window[i]
+    win = ctx.op("stablehlo.slice", [lhs], ctx.tensor_type(tuple(slice_shape), comp),
+                 attrs={"start_indices": tuple(start), "limit_indices": tuple(limit),
+                        "strides": tuple(stride)})
+    prod = ctx.op("stablehlo.dot_general", [win, rhs], ctx.tensor_type((n, o), comp),
+                  attrs={"dot_dimension_numbers": dnums})
+    pieces.append(ctx.op("stablehlo.reshape", [prod], ctx.tensor_type((1, n, o), comp)))
+  stacked = pieces[0] if len(pieces) == 1 else ctx.op(
+      "stablehlo.concatenate", pieces, ctx.tensor_type((len(pieces), n, o), comp),
+      attrs={"dimension": 0})
+  grid = ctx.op("stablehlo.reshape", [stacked], ctx.tensor_type((*out_sp, n, o), comp))
+  # grid dims: spatial 0..nsp-1, then batch, then feature.
+  perm = [0] * (nsp + 2)
+  perm[out_spec[0]], perm[out_spec[1]] = nsp, nsp + 1
+  for i in range(nsp):
+    perm[out_spec[2 + i]] = i
+  return ctx.op("stablehlo.transpose", [grid], ctx.tensor_type(tuple(out_shape), comp),
+                attrs={"permutation": tuple(perm)})
+
+
+__all__ = ["use_positions", "emit_by_positions", "MAX_POSITIONS"]
