@@ -73,7 +73,7 @@ def test_comparison_type(dtype, kind):
 
 
 @pytest.mark.parametrize("fn,op", [(lax.erf, "chlo.erf"), (lax.erfc, "chlo.erfc"),
-                                   (lax.erf_inv, "chlo.erf_inv"), (lax.asin, "chlo.asin"),
+                                   (lax.asin, "chlo.asin"),
                                    (lax.bessel_i1e, "chlo.bessel_i1e"),
                                    (lax.exp, "stablehlo.exponential"),
                                    (lambda x: lax.round(x), "stablehlo.round_nearest_afz"),

@@ -11,7 +11,9 @@ that key. tests/test_random.py evaluates the same strings under
 exactly for integers, booleans and key data, bit for bit (or within a stated
 number of ULPs) for floats. Results are stored as base64 of their raw bytes
 with dtype and shape, so floats round-trip exactly. Cases under ``x64`` run
-with ``jax_enable_x64``.
+with ``jax_enable_x64``. ``kernels`` holds arguments and results of the
+float kernels openjax replicates from XLA:CPU (``erf_inv``,
+``random_gamma_grad``, ``igamma_grad_a``), compiled by jaxlib.
 """
 from __future__ import annotations
 
@@ -187,6 +189,42 @@ CASES_X64 = {
 }
 
 
+def _kernel_inputs() -> dict:
+  """Inputs of the kernel goldens: XLA:CPU's ``erf_inv`` and the gamma
+  functions' a-derivatives, which openjax reproduces bit for bit (the gamma
+  ones with a >= 0.5: below, XLA's float32 sine and cosine enter)."""
+  rng = np.random.default_rng(20260)
+  u32 = np.concatenate([rng.uniform(-1, 1, 1500), 1 - 10.0 ** -rng.uniform(1, 7.2, 250),
+                        -(1 - 10.0 ** -rng.uniform(1, 7.2, 250)),
+                        [0, -0.0, 1, -1, 0.5, -0.5, 1.5, -2, np.nan, 1e-40, -1e-40, 1e-30,
+                         0.99999994, -0.99999994, 0.6443, 0.9966]]).astype(np.float32)
+  u64 = np.concatenate([rng.uniform(-1, 1, 400), 1 - 10.0 ** -rng.uniform(1, 15.9, 200),
+                        [0, 1, -1, 2, np.nan, 1e-310, 0.999999999999]])
+  a = np.exp(rng.uniform(np.log(0.5), np.log(150), 1200))
+  x = a * np.exp(rng.uniform(-4, 2, 1200))
+  a[:200] = rng.uniform(0.5, 4, 200)
+  x[:200] = rng.uniform(0, 12, 200)
+  edges_a = [1, 2, 0.5, 3, 0, -1, np.nan, 1, 1, np.inf]
+  edges_x = [2, 0, 0.5, 1e-30, 1, 1, 1, np.nan, np.inf, 1]
+  a32 = np.concatenate([a, edges_a]).astype(np.float32)
+  x32 = np.concatenate([x, edges_x]).astype(np.float32)
+  return {"erf_inv_f32": (u32,), "erf_inv_f64": (u64,),
+          "random_gamma_grad_f32": (a32, x32), "random_gamma_grad_f64": (a[::4], x[::4]),
+          "igamma_grad_a_f32": (a32, x32)}
+
+
+def _kernels(jax) -> dict:
+  # Jitted: JAX composes the gamma derivatives from lax ops, and its eager
+  # op-by-op evaluation rounds the products XLA fuses into multiply-adds.
+  fns = {"erf_inv": jax.lax.erf_inv, "random_gamma_grad": jax.lax.random_gamma_grad,
+         "igamma_grad_a": jax.lax.igamma_grad_a}
+  out = {}
+  for name, args in _kernel_inputs().items():
+    fn = jax.jit(fns[name.rsplit("_", 1)[0]])
+    out[name] = {"args": [_encode(a) for a in args], "result": _encode(fn(*args))}
+  return out
+
+
 def _encode(x) -> dict:
   x = np.asarray(x)
   if x.dtype.names is not None or x.dtype == object:
@@ -217,6 +255,7 @@ def main() -> None:
   data = {"jax_version": jax.__version__, "x32": _run(CASES_X32, ns)}
   jax.config.update("jax_enable_x64", True)
   data["x64"] = _run(CASES_X64, ns)
+  data["kernels"] = _kernels(jax)
   path = os.path.join(os.path.dirname(__file__), "..", "tests", "data", "random_fixtures.json")
   with open(path, "w") as f:
     json.dump(data, f, indent=1, sort_keys=True)

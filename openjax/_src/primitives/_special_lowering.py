@@ -1,8 +1,8 @@
 """StableHLO lowerings of the special functions IREE has no (right) ``chlo``
 op for: ``lgamma`` and ``digamma`` (IREE's lose up to all digits near
 their zeros and poles), ``bessel_i0e``, ``zeta`` (IREE's chlo.zeta is NaN
-for negative non-integer q), ``igamma``, ``igammac``, ``igamma_grad_a``,
-``random_gamma_grad`` and the incomplete beta function.
+for negative non-integer q), ``igamma``, ``igammac`` and the incomplete
+beta function (the gamma functions' a-derivatives are ``_xla_lowering``'s).
 
 They run the float64 algorithms of ``_special_numerics`` (the eager impls)
 on float64 values and round back, so compiled and eager results agree to
@@ -301,43 +301,33 @@ def _log_prefactor(a, x):
 
 def _gamma_series(a, x, active):
   def step(st, n):
-    term, total, dterm, dtotal, h = st
-    h = h + 1 / (a + n)
+    term, total = st
     term = term * x / (a + n)
-    dterm = -term * h
-    total, dtotal = total + term, dtotal + dterm
-    return (term, total, dterm, dtotal, h), absolute(term) <= _EPS * absolute(total)
-  ones, zeros = full_like(a, 1.0), full_like(a, 0.0)
-  _, total, _, dtotal, _ = iterate(a.ctx, step, (ones, ones, zeros, zeros, zeros), active)
-  return total, dtotal
+    total = total + term
+    return (term, total), absolute(term) <= _EPS * absolute(total)
+  ones = full_like(a, 1.0)
+  return iterate(a.ctx, step, (ones, ones), active)[1]
 
 
 def _gamma_cf(a, x, active):
   tiny = num._TINY
   b = x + 1 - a
-  safe_b = where(b.eq(0), tiny, b)
-  d, dd = 1 / safe_b, 1 / (safe_b * safe_b)
-  c, dc = full_like(a, 1 / tiny), full_like(a, 0.0)
-  h, dh = d, dd
+  d = 1 / where(b.eq(0), tiny, b)
+  c = full_like(a, 1 / tiny)
+  h = d
 
   def step(st, i):
-    b, c, dc, d, dd, h, dh = st
-    an, dan = -i * (i - a), i
+    b, c, d, h = st
+    an = -i * (i - a)
     b = b + 2
     den = an * d + b
-    den = where(absolute(den) < tiny, tiny, den)
-    dden = dan * d + an * dd - 1
-    d = 1 / den
-    dd = -dden * d * d
+    d = 1 / where(absolute(den) < tiny, tiny, den)
     c_new = b + an / c
-    dc = -1 + (dan * c - an * dc) / (c * c)
     c = where(absolute(c_new) < tiny, tiny, c_new)
     delta = d * c
-    dh = dh * delta + h * (dd * c + d * dc)
     h = h * delta
-    return (b, c, dc, d, dd, h, dh), absolute(delta - 1) <= _EPS
-  out = iterate(a.ctx, step, (b, c, dc, d, dd, h, dh), active)
-  return out[5], out[6]
+    return (b, c, d, h), absolute(delta - 1) <= _EPS
+  return iterate(a.ctx, step, (b, c, d, h), active)[3]
 
 
 def _igamma_parts(a, x):
@@ -346,20 +336,11 @@ def _igamma_parts(a, x):
   x = where(valid, x, 1.0)
   use_series = (x < a + 1) | (x <= 1)
   log_pre = _log_prefactor(a, x)
-  s, ds = _gamma_series(a, x, valid & use_series)
-  pre_p = exp(log_pre - log(a))
-  p_series = pre_p * s
-  dp_series = pre_p * (s * (log(x) - digamma(a + 1)) + ds)
-  f, df = _gamma_cf(a, x, valid & ~use_series)
-  pre_q = exp(log_pre)
-  q_cf = pre_q * f
-  dq_cf = pre_q * (f * (log(x) - digamma(a)) + df)
+  p_series = exp(log_pre - log(a)) * _gamma_series(a, x, valid & use_series)
+  q_cf = exp(log_pre) * _gamma_cf(a, x, valid & ~use_series)
   p = where(use_series, p_series, 1 - q_cf)
   q = where(use_series, 1 - p_series, q_cf)
-  dp = where(use_series, dp_series, -dq_cf)
-  ratio = where(use_series, (x / a) * (s * (log(x) - digamma(a + 1)) + ds),
-                -x * (f * (log(x) - digamma(a)) + df))
-  return p, q, dp, ratio
+  return p, q
 
 
 def _igamma_edges(a, x, out, at_zero_x, at_zero_a, at_inf_x):
@@ -376,16 +357,6 @@ def igamma(a, x):
 
 def igammac(a, x):
   return _igamma_edges(a, x, _igamma_parts(a, x)[1], 1.0, 0.0, 0.0)
-
-
-def igamma_grad_a(a, x):
-  out = _igamma_edges(a, x, _igamma_parts(a, x)[2], 0.0, np.nan, np.nan)
-  return where(isposinf(x), np.nan, out)
-
-
-def random_gamma_grad(a, x):
-  out = _igamma_edges(a, x, -_igamma_parts(a, x)[3], 0.0, np.nan, np.nan)
-  return where(isposinf(x), np.nan, out)
 
 
 def _beta_cf(a, b, x, active):
@@ -468,5 +439,4 @@ def rule(fn):
   return lower
 
 
-__all__ = ["rule", "bessel_i0e", "zeta", "igamma", "igammac", "igamma_grad_a",
-           "random_gamma_grad", "betainc"]
+__all__ = ["rule", "bessel_i0e", "zeta", "igamma", "igammac", "betainc"]
