@@ -123,11 +123,15 @@ def test_a_warm_disk_cache_runs_compiled_from_the_first_call(tmp_path):
 
 
 # ------------------------------------------------------------ inline calls
-def test_small_executables_run_inline_and_large_ones_on_the_task_queue():
+def test_small_executables_run_inline_and_large_ones_on_the_task_queue(monkeypatch):
+  from openjax._src.runtime import pipeline
+  monkeypatch.setattr(pipeline, "cpu_thread_cap", lambda: None)
   small = jax.jit(lambda x, y: x * y + 1).trace(jnp.float32(2), jnp.float32(3)).jaxpr
   big = jax.jit(lambda x: x @ x).trace(jnp.ones((256, 256))).jaxpr
   assert runs_inline(small)
   assert not runs_inline(big)
+  monkeypatch.setattr(pipeline, "cpu_thread_cap", lambda: 1)   # one worker: all inline
+  assert runs_inline(big)
 
 
 def test_inline_calls_wait_for_queued_work():

@@ -328,7 +328,7 @@ def is_importable(arr: np.ndarray) -> bool:
   return arr.flags.c_contiguous and arr.ctypes.data % ALIGNMENT == 0
 
 
-def _cpu_thread_cap() -> int | None:
+def cpu_thread_cap() -> int | None:
   """Worker threads per device: ``OPENJAX_CPU_THREADS``, or JAX's
   ``XLA_FLAGS=--intra_op_parallelism_threads=N`` (None: one per core)."""
   env = os.environ.get("OPENJAX_CPU_THREADS")
@@ -347,7 +347,7 @@ def iree_device(device) -> IreeDevice:
       if d is None:
         if not _devices:
           atexit.register(_drain_at_exit)
-          cap = _cpu_thread_cap()
+          cap = cpu_thread_cap()
           if cap is not None:
             rt.flags.parse_flags(f"--task_topology_max_group_count={cap}")
         d = _devices[device.id] = IreeDevice(device)
@@ -360,5 +360,5 @@ def _drain_at_exit() -> None:
     d.synchronize(timeout_s=30.0)
 
 
-__all__ = ["IreeDevice", "ExecutionError", "iree_device", "hal_element_type", "aligned_copy",
+__all__ = ["IreeDevice", "cpu_thread_cap", "ExecutionError", "iree_device", "hal_element_type", "aligned_copy",
            "is_importable", "vm_instance", "ALIGNMENT"]
