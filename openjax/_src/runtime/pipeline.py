@@ -9,6 +9,7 @@ jaxpr object.
 from __future__ import annotations
 
 import atexit
+import os
 import threading
 import warnings
 from concurrent.futures import Future
@@ -125,6 +126,13 @@ class _BackgroundCompiler:
     return fut
 
   def _run(self) -> None:
+    # Below the calling threads' priority: the interpreted first calls must
+    # not wait for the CPU behind the compile (threads IREE's compiler
+    # starts from here inherit the niceness on Linux).
+    try:
+      os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), _COMPILE_NICENESS)
+    except (AttributeError, OSError):
+      pass
     while True:
       with self._lock:
         while not self._queue and not self._closed:
@@ -151,6 +159,7 @@ class _BackgroundCompiler:
       thread.join()
 
 
+_COMPILE_NICENESS = 10
 background = _BackgroundCompiler()
 
 
