@@ -49,14 +49,18 @@ def _fma32(a, b, c):
   out = s.astype(F32)
   tie = (s.view(_U64) & _MID_MASK) == _MID
   if tie.any():
+    shape = out.shape
+    tie, s, out = tie.reshape(-1), s.reshape(-1), out.reshape(-1)
     idx = np.nonzero(tie)
-    p = np.multiply(np.broadcast_to(a, s.shape)[idx], np.broadcast_to(b, s.shape)[idx],
-                    dtype=F64)
-    cc = np.broadcast_to(c, s.shape)[idx].astype(F64)
+    p = np.multiply(np.broadcast_to(a, shape).reshape(-1)[idx],
+                    np.broadcast_to(b, shape).reshape(-1)[idx], dtype=F64)
+    cc = np.broadcast_to(c, shape).reshape(-1)[idx].astype(F64)
     st = s[idx]
     pb = st - cc
     err = (p - pb) + (cc - (st - pb))
-    out[idx] = np.where(err == 0, st, np.nextafter(st, st + err)).astype(F32)
+    toward = np.where(err > 0, np.inf, -np.inf)   # the exact sum's side of the tie
+    out[idx] = np.where(err == 0, st, np.nextafter(st, toward)).astype(F32)
+    out = out.reshape(shape)
   return out
 
 
