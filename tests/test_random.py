@@ -207,6 +207,22 @@ def test_typed_key_errors():
     np.asarray(k)
   with pytest.raises(TypeError, match="key accepts a scalar seed, but was given a PRNG key"):
     jax.random.key(k)
+  for expr, msg in [
+      (lambda: k + 1, "add does not accept dtypes key<fry>, int32."),
+      (lambda: 1 + k, "add does not accept dtypes int32, key<fry>."),
+      (lambda: k * 2.0, "multiply does not accept dtypes key<fry>, float32."),
+      (lambda: k / 2, "true_divide does not accept dtypes key<fry>, int32."),
+      (lambda: k & 1, "bitwise_and does not accept dtypes key<fry>, int32."),
+      (lambda: k > 1, "greater does not accept dtypes key<fry>, int32."),
+      (lambda: k < k, "lt does not accept dtype key<fry> at position 0. Accepted dtypes at "
+                      "position 0 are subtypes of integer, floating, bool."),
+      (lambda: -k, "neg does not accept dtype key<fry>. Accepted dtypes are subtypes of "
+                   "integer, floating, complexfloating."),
+      (lambda: abs(k), "abs does not accept dtype key<fry>. Accepted dtypes are subtypes of "
+                       "floating, complexfloating, signedinteger.")]:
+    with pytest.raises(TypeError) as info:
+      expr()
+    assert str(info.value) == msg
 
 
 def test_typed_keys_through_jit_vmap_and_pytrees():

@@ -215,6 +215,45 @@ class PRNGKeyArray:
       return NotImplemented
     return _red.any(lax.ne(self._base_array, other._base_array), axis=-1)
 
+  # ---- arithmetic is refused with JAX's messages ----
+  def _refuse(self, name, other, reflected=False):
+    names = [self.dtype.name, _dtype_name(other)]
+    if reflected:
+      names.reverse()
+    raise TypeError(f"{name} does not accept dtypes {', '.join(names)}.")
+
+  def _refuse_unary(self, name, accepted):
+    raise TypeError(f"{name} does not accept dtype {self.dtype.name}. Accepted dtypes are "
+                    f"subtypes of {accepted}.")
+
+  def _refuse_compare(self, name, other):
+    if isinstance(other, PRNGKeyArray):
+      raise TypeError(f"{name} does not accept dtype {self.dtype.name} at position 0. "
+                      "Accepted dtypes at position 0 are subtypes of integer, floating, bool.")
+    self._refuse({"lt": "less", "le": "less_equal", "gt": "greater",
+                  "ge": "greater_equal"}[name], other)
+
+  __add__ = lambda s, o: s._refuse("add", o)  # noqa: E731
+  __radd__ = lambda s, o: s._refuse("add", o, True)  # noqa: E731
+  __sub__ = lambda s, o: s._refuse("subtract", o)  # noqa: E731
+  __rsub__ = lambda s, o: s._refuse("subtract", o, True)  # noqa: E731
+  __mul__ = lambda s, o: s._refuse("multiply", o)  # noqa: E731
+  __rmul__ = lambda s, o: s._refuse("multiply", o, True)  # noqa: E731
+  __truediv__ = lambda s, o: s._refuse("true_divide", o)  # noqa: E731
+  __rtruediv__ = lambda s, o: s._refuse("true_divide", o, True)  # noqa: E731
+  __floordiv__ = lambda s, o: s._refuse("floor_divide", o)  # noqa: E731
+  __mod__ = lambda s, o: s._refuse("remainder", o)  # noqa: E731
+  __and__ = lambda s, o: s._refuse("bitwise_and", o)  # noqa: E731
+  __or__ = lambda s, o: s._refuse("bitwise_or", o)  # noqa: E731
+  __xor__ = lambda s, o: s._refuse("bitwise_xor", o)  # noqa: E731
+  __lt__ = lambda s, o: s._refuse_compare("lt", o)  # noqa: E731
+  __le__ = lambda s, o: s._refuse_compare("le", o)  # noqa: E731
+  __gt__ = lambda s, o: s._refuse_compare("gt", o)  # noqa: E731
+  __ge__ = lambda s, o: s._refuse_compare("ge", o)  # noqa: E731
+  __neg__ = lambda s: s._refuse_unary("neg", "integer, floating, complexfloating")  # noqa: E731
+  __abs__ = lambda s: s._refuse_unary(  # noqa: E731
+      "abs", "floating, complexfloating, signedinteger")
+
   # ---- shape methods act on the leading (key) dims ----
   def reshape(self, *shape, order: str = "C") -> "PRNGKeyArray":
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
@@ -282,6 +321,16 @@ class PRNGKeyArray:
   @property
   def is_fully_replicated(self) -> bool:
     return bool(getattr(self._base_array, "is_fully_replicated", True))
+
+
+def _dtype_name(x) -> str:
+  """The dtype JAX names for an operand combined with a key array."""
+  if isinstance(x, PRNGKeyArray):
+    return x.dtype.name
+  try:
+    return str(dtypes.dtype(x))
+  except (TypeError, ValueError):
+    return type(x).__name__
 
 
 # ``isinstance(key, jax.Array)`` holds for typed keys, as in JAX.
