@@ -74,3 +74,22 @@ def test_multi_dim_free_blocks_and_precision():
   out, _ = _compiled(f, x, w)
   np.testing.assert_allclose(np.asarray(out), np.einsum("abk,kcd->cdab", x, w), rtol=1e-4,
                              atol=1e-5)
+
+
+def test_long_reductions_split_into_rows():
+  # A reduction of >= 2**16 elements to few outputs lowers as rows reduced in
+  # parallel, then the rows (with identity padding when the length does not
+  # divide): values equal NumPy's.
+  x = rng.standard_normal(100_003).astype(np.float32)
+  i = rng.integers(-50, 50, (3, 70_001)).astype(np.int32)
+  fns = {
+      "sum": (lambda x, i: jnp.sum(x), lambda x, i: np.sum(x.astype(np.float64))),
+      "max": (lambda x, i: jnp.max(x), lambda x, i: np.max(x)),
+      "min": (lambda x, i: jnp.min(x), lambda x, i: np.min(x)),
+      "argmax": (lambda x, i: jnp.argmax(x), lambda x, i: np.argmax(x)),
+      "int_sum_rows": (lambda x, i: jnp.sum(i, axis=1), lambda x, i: np.sum(i, axis=1)),
+      "prod_int": (lambda x, i: jnp.prod(jnp.sign(i)), lambda x, i: np.prod(np.sign(i))),
+  }
+  for name, (f, ref) in fns.items():
+    out, text = _compiled(f, x, i)
+    np.testing.assert_allclose(np.asarray(out), ref(x, i), rtol=1e-5, err_msg=name)
