@@ -286,7 +286,8 @@ class JitWrapped:
         fast_key = tuple(fast_key)
         entry = self._fast.get(fast_key)
         if entry is not None:
-          return entry.unflatten(entry.executable.execute(args))
+          outs = entry.executable.execute(args)
+          return outs[0] if entry.single else tree_util.tree_unflatten(entry.out_tree, outs)
     if config.read("jax_disable_jit"):
       return self.fun(*args, **kwargs)
     entry, leaves, in_tree = self._get_entry(args, kwargs)
