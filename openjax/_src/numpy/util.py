@@ -126,8 +126,10 @@ def promote_shapes(fun_name: str, *args: Any) -> list:
     return list(args)
   _rank_promotion_check(fun_name, shapes)
   result_rank = len(np.broadcast_shapes(*shapes))
-  return [lax.reshape(a, (1,) * (result_rank - len(s)) + tuple(s)) if s and len(s) < result_rank
-          else a for a, s in zip(args, shapes)]
+  # broadcast_in_dim, as JAX stages it (printed jaxprs match).
+  return [lax.broadcast_in_dim(a, (1,) * (result_rank - len(s)) + tuple(s),
+                               tuple(range(result_rank - len(s), result_rank)))
+          if s and len(s) < result_rank else a for a, s in zip(args, shapes)]
 
 
 def promote_args(fun_name: str, *args: Any) -> list:
