@@ -276,14 +276,24 @@ class JitWrapped:
     # current flags (state_key changes with every flag, disable_jit included).
     fast_key = None
     if not kwargs and self._fast_ok and trace_state.trace is eval_trace:
-      fast_key = [config.state_key()]
-      for a in args:
-        if type(a) is not Array:
-          fast_key = None
-          break
-        fast_key.append(a.aval)
+      n = len(args)
+      if n == 2:    # the common arities spelled out (no loop, no list)
+        a, b = args
+        if type(a) is Array and type(b) is Array:
+          fast_key = (config.state_key(), a.aval, b.aval)
+      elif n == 1:
+        a, = args
+        if type(a) is Array:
+          fast_key = (config.state_key(), a.aval)
+      else:
+        key = [config.state_key()]
+        for a in args:
+          if type(a) is not Array:
+            break
+          key.append(a.aval)
+        else:
+          fast_key = tuple(key)
       if fast_key is not None:
-        fast_key = tuple(fast_key)
         entry = self._fast.get(fast_key)
         if entry is not None:
           outs = entry.executable.execute(args)

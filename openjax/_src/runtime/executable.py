@@ -130,6 +130,8 @@ class Executable:
             except Exception as e:  # noqa: BLE001 - classified as the general path does
               raise _invoke_error(e) from None
           get = out.get_as_object
+          if self._n_out == 1:
+            return [_from_iree(get(0, _BufferView), self.out_avals[0], None, idev, None)]
           return [_from_iree(get(j, _BufferView), aval, None, idev, None)
                   for j, aval in enumerate(self.out_avals)]
     if device is None:
