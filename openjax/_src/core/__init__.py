@@ -1,5 +1,5 @@
 """The core layer: abstract values, primitives, traces, the jaxpr IR."""
-from openjax._src.core.avals import AvalQueries, ShapedArray, shaped_array_of, str_short_of
+from openjax._src.core.avals import AvalQueries, ShapedArray, shaped_array_of, str_short_of, typematch
 from openjax._src.core.jaxpr import (
     Atom, ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, JaxprTypeError, Literal, PpContext,
     Var, check_jaxpr, eval_jaxpr, jaxprs_in_params, pp_eqn, pp_toplevel_jaxpr)

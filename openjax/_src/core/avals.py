@@ -110,3 +110,8 @@ def str_short_of(value) -> str:
     return shaped_array_of(value).str_short()
   except Exception:  # noqa: BLE001 - message helper must never fail
     return type(value).__name__
+
+
+def typematch(a: ShapedArray, b: ShapedArray) -> bool:
+  """Equal types up to weak typing (JAX's ``core.typematch``)."""
+  return a.shape == b.shape and a.dtype == b.dtype

@@ -25,7 +25,8 @@ from openjax._src import dtypes
 from openjax._src.config import config
 from openjax._src.core import (ClosedJaxpr, Jaxpr, JaxprTypeError, Literal, Primitive,
                                ShapedArray, Tracer, Var, canonical_value, eval_jaxpr, eval_trace,
-                               jaxpr_transforms, jaxprs_in_params, set_current_trace)
+                               jaxpr_transforms, jaxprs_in_params, set_current_trace,
+                               typematch)
 from openjax._src.primitives.batch_util import moveaxis
 from openjax._src.primitives.shape import broadcast_in_dim
 
@@ -61,11 +62,6 @@ def mapped_aval(aval: ShapedArray) -> ShapedArray:
 def stacked_aval(length: int, aval: ShapedArray) -> ShapedArray:
   """The aval of ``length`` stacked values of ``aval``."""
   return ShapedArray((length,) + aval.shape, aval.dtype, aval.weak_type)
-
-
-def typematch(a: ShapedArray, b: ShapedArray) -> bool:
-  """Equal types up to weak typing (JAX's ``core.typematch``)."""
-  return a.shape == b.shape and a.dtype == b.dtype
 
 
 # ------------------------------------------------------------ jaxpr helpers

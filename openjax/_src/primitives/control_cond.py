@@ -20,7 +20,8 @@ import numpy as np
 from openjax._src import dtypes, tree_util
 from openjax._src.config import config
 from openjax._src.core import (ClosedJaxpr, Jaxpr, ShapedArray, Tracer, Var, array_hooks,
-                               canonical_value, get_aval, is_concrete, jaxpr_transforms)
+                               canonical_value, get_aval, is_concrete, jaxpr_transforms,
+                               typematch)
 from openjax._src.primitives._cond_rules import cond_p
 from openjax._src.primitives.collectives import current_axis_env
 from openjax._src.primitives.convert import convert_element_type
@@ -302,7 +303,7 @@ def _check_branch_outputs(api_name: str, name1: str, name2: str, f1, f2,
   diffs = [f"the output of {name1}{_at_path(p)} has type {a.str_short(short_dtypes=False)} "
            f"but the corresponding output of {name2} has type "
            f"{b.str_short(short_dtypes=False)}{_mismatch(a, b)}"
-           for p, a, b in zip(paths, avals1, avals2) if not _typematch(a, b)]
+           for p, a, b in zip(paths, avals1, avals2) if not typematch(a, b)]
   if not diffs:
     return
   if len(diffs) == 1:
@@ -324,10 +325,6 @@ def _leaf_paths(tree) -> list:
 
 def _at_path(path) -> str:
   return f" at path {tree_util.keystr(tuple(path))}" if path else ""
-
-
-def _typematch(a: ShapedArray, b: ShapedArray) -> bool:
-  return a.shape == b.shape and a.dtype == b.dtype
 
 
 def _mismatch(a: ShapedArray, b: ShapedArray) -> str:

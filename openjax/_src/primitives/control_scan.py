@@ -17,8 +17,8 @@ from openjax._src.errors import ConcretizationTypeError
 from openjax._src.primitives import _scan_autodiff  # noqa: F401 - registers the autodiff rules
 from openjax._src.primitives import elementwise as ew
 from openjax._src.primitives._scan_rules import (checked_closed, forwarded_inputs, mapped_aval,
-                                                 scan_p, typematch)
-from openjax._src.primitives.control_while import check_carry_type, while_loop
+                                                 scan_p)
+from openjax._src.primitives.control_while import check_carry_type, join_weak_carry, while_loop
 from openjax._src.primitives.convert import convert_element_type
 from openjax._src.primitives.shape import concatenate, expand_dims, index_in_dim, reshape, slice
 
@@ -84,14 +84,7 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
   if len(carry_out_avals) != num_carry:
     check_carry_type("scan body", f, init_tree, init_paths, init_avals, carry_tree,
                      carry_out_avals)
-  # A weakly typed initial carry (a Python scalar) takes the type the body
-  # gives it, and the body is traced again with the joined type.
-  changed = False
-  for i, (x, a, o) in enumerate(zip(init_flat, init_avals, carry_out_avals)):
-    if a.weak_type and not typematch(a, o):
-      init_flat[i] = convert_element_type(x, dtypes.result_type(x, o))
-      changed = True
-  if changed:
+  if join_weak_carry(init_flat, init_avals, carry_out_avals):
     init_avals = [get_aval(x) for x in init_flat]
     body, consts, carry_tree, ys_tree = _trace_body(f, init_tree, init_avals, xs_tree, x_avals)
     carry_out_avals = body.out_avals[:num_carry]

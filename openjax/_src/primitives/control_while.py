@@ -24,7 +24,7 @@ from openjax._src.config import config
 from openjax._src.core import (ClosedJaxpr, Jaxpr, JaxprEqn, JaxprTypeError, Literal, Primitive,
                                ShapedArray, Tracer, Var, array_hooks, canonical_value,
                                eval_jaxpr, get_aval, jaxpr_transforms, jaxprs_in_params,
-                               set_current_trace)
+                               set_current_trace, typematch)
 from openjax._src.errors import ConcretizationTypeError
 from openjax._src.primitives import _reduce_lowering as rl
 from openjax._src.primitives.ad_util import Zero, instantiate_zeros, tangent_aval
@@ -87,14 +87,7 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
   if len(body_out_avals) != len(init_avals):
     check_carry_type("while_loop body", body_fun, in_tree, paths, init_avals, out_tree,
                      body_out_avals)
-  # A weakly typed initial value (a Python scalar) takes the type the body
-  # gives it, and the loop is traced again with the joined type.
-  changed = False
-  for i, (x, a, o) in enumerate(zip(init_vals, init_avals, body_out_avals)):
-    if a.weak_type and not _typematch(a, o):
-      init_vals[i] = convert_element_type(x, dtypes.result_type(x, o))
-      changed = True
-  if changed:
+  if join_weak_carry(init_vals, init_avals, body_out_avals):
     init_avals = [get_aval(x) for x in init_vals]
     cond_jaxpr, cond_consts, body_jaxpr, body_consts, out_tree = _trace_loop(
         cond_fun, body_fun, in_tree, init_avals)
@@ -137,9 +130,16 @@ def _as_array(x):
   return array_hooks.make_array(canonical_value(x), get_aval(x))
 
 
-def _typematch(a: ShapedArray, b: ShapedArray) -> bool:
-  """Equal types up to weak typing."""
-  return a.shape == b.shape and a.dtype == b.dtype
+def join_weak_carry(init_vals: list, init_avals, out_avals) -> bool:
+  """A weakly typed initial carry (a Python scalar) takes the type the body
+  gives it, in place in ``init_vals``; True when one changed (the body must
+  then be traced again with the joined types)."""
+  changed = False
+  for i, (x, a, o) in enumerate(zip(init_vals, init_avals, out_avals)):
+    if a.weak_type and not typematch(a, o):
+      init_vals[i] = convert_element_type(x, dtypes.result_type(x, o))
+      changed = True
+  return changed
 
 
 def trace_to_open_jaxpr(fun: Callable, in_tree, in_avals) -> tuple[Jaxpr, list, object]:
@@ -214,7 +214,7 @@ def check_carry_type(name: str, body_fun: Callable, in_tree, in_paths, in_avals,
         "the carry input.")
   diffs = []
   for path, a, o in zip(in_paths, in_avals, out_avals):
-    if _typematch(a, o):
+    if typematch(a, o):
       continue
     why = [w for w, bad in (("the dtypes do not match", a.dtype != o.dtype),
                             ("the shapes do not match", a.shape != o.shape)) if bad]
@@ -373,11 +373,11 @@ def _while_abstract_eval(*avals, cond_jaxpr: ClosedJaxpr, body_jaxpr: ClosedJaxp
       raise JaxprTypeError(f"while: {what} takes {len(expected)} inputs but the loop "
                            f"gives it {len(ins)} (constants and carry)")
     for i, (a, e) in enumerate(zip(ins, expected)):
-      if not _typematch(a, e):
+      if not typematch(a, e):
         raise JaxprTypeError(f"while: input {i} of {what} is {e.str_short()} but the "
                              f"loop gives it {a.str_short()}")
   outs = body_jaxpr.out_avals
-  if len(outs) != len(carry) or not all(map(_typematch, outs, carry)):
+  if len(outs) != len(carry) or not all(map(typematch, outs, carry)):
     raise JaxprTypeError(
         "while: body_jaxpr maps the carry "
         f"({', '.join(a.str_short() for a in carry)}) to "
@@ -618,4 +618,4 @@ def _while_lower(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts)
   return outs[cond_nconsts + body_nconsts:]
 
 
-__all__ = ["while_p", "while_loop", "check_carry_type", "trace_to_open_jaxpr"]
+__all__ = ["while_p", "while_loop", "check_carry_type", "trace_to_open_jaxpr", "join_weak_carry"]
