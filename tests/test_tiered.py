@@ -193,3 +193,17 @@ def test_threads_chaining_inline_and_queued_calls():
   for t in threads:
     t.join()
   assert not errors, errors
+
+
+def test_random_samplers_are_never_tiered(tiered):
+  # A first call run by the interpreter would give other last bits than the
+  # compiled calls after it: jax.random's jitted samplers always compile.
+  key = jax.random.PRNGKey(0)
+  first = jax.random.uniform(key, (6,), minval=-0.3, maxval=2.0)
+  second = jax.random.uniform(key, (6,), minval=-0.3, maxval=2.0)
+  np.testing.assert_array_equal(np.asarray(first).view(np.int32),
+                                np.asarray(second).view(np.int32))
+  # JAX 0.10.2's bits for this call (compiled, fused multiply-add).
+  np.testing.assert_array_equal(
+      np.asarray(first).view(np.int32),
+      [1072732121, 1073328548, 1055765721, 1061627624, 1065443343, 1034235767])

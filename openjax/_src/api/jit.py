@@ -162,7 +162,7 @@ class JitWrapped:
 
   def __init__(self, fun: Callable, *, static_argnums=None, static_argnames=None,
                donate_argnums=None, donate_argnames=None, keep_unused=False,
-               inline=False, compiler_options=None, name=None):
+               inline=False, compiler_options=None, name=None, tiered=None):
     if not callable(fun):
       raise TypeError(f"Expected a callable value, got {fun!r}")
     self.fun = fun
@@ -173,6 +173,10 @@ class JitWrapped:
     self.keep_unused = keep_unused
     self.inline = inline
     self.compiler_options = dict(compiler_options or {})
+    # None: the openjax_tiered_compilation flag decides; False for library
+    # functions whose results must not depend on the tier that computed them
+    # (jax.random's samplers: the interpreter's bits differ in the last place).
+    self.tiered = tiered
     self.name = name or getattr(fun, "__name__", type(fun).__name__)
     self._cache: dict = {}
     # Fast path for the common call: positional Array arguments only, no
@@ -328,8 +332,8 @@ class JitWrapped:
       return entry.executable
     lowered = self._lower_entry(entry, in_tree, n_leaves)
     options = self.compiler_options or None
-    if (not config.read("openjax_tiered_compilation") or lowered.aliases
-        or any(lowered.donated_invars)):
+    tiered = config.read("openjax_tiered_compilation") if self.tiered is None else self.tiered
+    if not tiered or lowered.aliases or any(lowered.donated_invars):
       entry.executable = compile_lowered(lowered, options)
       return entry.executable
     entry.executable = cached_executable(lowered, options)
@@ -416,7 +420,7 @@ class Traced:
 def jit(fun: Callable | None = None, *, static_argnums=None, static_argnames=None,
         donate_argnums=None, donate_argnames=None, keep_unused: bool = False,
         device=None, backend=None, inline: bool = False, abstracted_axes=None,
-        compiler_options=None, in_shardings=None, out_shardings=None):
+        compiler_options=None, in_shardings=None, out_shardings=None, _tiered=None):
   """Compile ``fun`` with the JAX semantics of ``jax.jit``.
 
   ``fun`` is traced once per combination of argument pytree structure, shapes,
@@ -432,11 +436,12 @@ def jit(fun: Callable | None = None, *, static_argnums=None, static_argnames=Non
                              keep_unused=keep_unused, device=device, backend=backend,
                              inline=inline, abstracted_axes=abstracted_axes,
                              compiler_options=compiler_options,
-                             in_shardings=in_shardings, out_shardings=out_shardings)
+                             in_shardings=in_shardings, out_shardings=out_shardings,
+                             _tiered=_tiered)
   return JitWrapped(fun, static_argnums=static_argnums, static_argnames=static_argnames,
                     donate_argnums=donate_argnums, donate_argnames=donate_argnames,
                     keep_unused=keep_unused, inline=inline,
-                    compiler_options=compiler_options)
+                    compiler_options=compiler_options, tiered=_tiered)
 
 
 def clear_caches() -> None:

@@ -1,12 +1,19 @@
 """Argument checks and small helpers shared by the samplers (JAX's messages)."""
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
+from openjax._src.api.jit import jit as _api_jit
 from openjax._src.core import get_aval
 from openjax._src.random.keys import canonicalize_shape
+
+# Samplers are jitted as in JAX, but never tiered: a first call run by the
+# interpreter would give other last bits than the compiled calls after it.
+jit = partial(_api_jit, _tiered=False)
 
 UINT_DTYPES = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: np.dtype(np.uint32),
                64: np.dtype(np.uint64)}

@@ -11,7 +11,7 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.api.custom_derivatives import custom_jvp
-from openjax._src.api.jit import jit
+from openjax._src.random._common import jit
 from openjax._src.core import concrete_or_error
 from openjax._src.numpy.util import check_arraylike, promote_dtypes_inexact
 from openjax._src.primitives.random_loops import (random_binomial_btrs_p,
