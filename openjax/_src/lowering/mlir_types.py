@@ -49,8 +49,20 @@ def element_type(dtype) -> str:
 
 def tensor_type(shape, dtype) -> str:
   """``tensor<2x3xf32>`` (``tensor<f32>`` for a scalar)."""
-  dims = "".join(f"{int(d)}x" for d in shape)
-  return f"tensor<{dims}{element_type(dtype)}>"
+  key = (tuple(shape), dtype)
+  ty = _TENSOR_TYPES.get(key)
+  if ty is None:
+    dims = "".join(f"{int(d)}x" for d in shape)
+    ty = f"tensor<{dims}{element_type(dtype)}>"
+    if len(_TENSOR_TYPES) > 4096:
+      _TENSOR_TYPES.clear()
+    _TENSOR_TYPES[key] = ty
+  return ty
+
+
+# Lowering asks for the same few types thousands of times.
+_TENSOR_TYPES: dict = {}
+_SPLIT_TYPES: dict = {}
 
 
 def aval_type(aval) -> str:
@@ -63,11 +75,17 @@ _DIMS = re.compile(r"^((?:\d+x)*)(.*)$")
 
 def split_tensor_type(ty: str) -> tuple[tuple[int, ...], str]:
   """``"tensor<2x3xf32>"`` -> ``((2, 3), "f32")``."""
+  hit = _SPLIT_TYPES.get(ty)
+  if hit is not None:
+    return hit
   if not (ty.startswith("tensor<") and ty.endswith(">")):
     raise ValueError(f"not a ranked tensor type: {ty!r}")
   m = _DIMS.match(ty[7:-1])
   dims = tuple(int(d) for d in m.group(1).split("x") if d)
-  return dims, m.group(2)
+  if len(_SPLIT_TYPES) > 4096:
+    _SPLIT_TYPES.clear()
+  _SPLIT_TYPES[ty] = hit = (dims, m.group(2))
+  return hit
 
 
 # ------------------------------------------------------------- constants
