@@ -241,6 +241,30 @@ def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list:
   return [read(a) for a in jaxpr.outvars]
 
 
+def live_eqns(eqns, outvars) -> list:
+  """The equations some of ``outvars`` depend on, in order (no primitive has
+  side effects, so the others are dead)."""
+  live = {a for a in outvars if isinstance(a, Var)}
+  kept = []
+  for eqn in reversed(eqns):
+    if any(v in live for v in eqn.outvars):
+      kept.append(eqn)
+      live.update(a for a in eqn.invars if isinstance(a, Var))
+  kept.reverse()
+  return kept
+
+
+def dce_jaxpr(jaxpr: Jaxpr, used_outputs=None) -> Jaxpr:
+  """``jaxpr`` without dead equations (and without the outputs
+  ``used_outputs`` marks False); ``jaxpr`` itself when nothing is dropped."""
+  outvars = jaxpr.outvars if used_outputs is None else [
+      a for a, u in zip(jaxpr.outvars, used_outputs) if u]
+  kept = live_eqns(jaxpr.eqns, outvars)
+  if len(kept) == len(jaxpr.eqns) and len(outvars) == len(jaxpr.outvars):
+    return jaxpr
+  return jaxpr.replace(outvars=outvars, eqns=kept)
+
+
 def jaxprs_in_params(params: dict) -> list[Jaxpr]:
   """Sub-jaxprs held by a higher-order primitive's parameters."""
   out = []

@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from openjax._src import dtypes
-from openjax._src.core import (ClosedJaxpr, Jaxpr, Trace, Var, current_trace, jaxpr_transforms,
-                               set_current_trace)
+from openjax._src.core import (ClosedJaxpr, Jaxpr, Trace, Var, current_trace, dce_jaxpr,
+                               jaxpr_transforms, set_current_trace)
 from openjax._src.interpreters.jvp import JVPTrace, JVPTracer
 from openjax._src.interpreters.staging import DynamicJaxprTrace, DynamicJaxprTracer
 from openjax._src.primitives.ad_util import Zero
@@ -194,21 +194,6 @@ def _split_jit_eqn(eqn, unknown_in):
       outvars=[v for v, u in zip(eqn.outvars, out_unknowns) if u],
       params=params(ClosedJaxpr(unknown, []), n_res + len(unknown_ins)))
   return known_eqn, unknown_eqn, out_unknowns
-
-
-def dce_jaxpr(jaxpr: Jaxpr, used_outputs: Sequence[bool] | None = None) -> Jaxpr:
-  """Drop equations whose results are never used (no primitive here has
-  side effects)."""
-  outvars = jaxpr.outvars if used_outputs is None else [
-      a for a, u in zip(jaxpr.outvars, used_outputs) if u]
-  live = {a for a in outvars if isinstance(a, Var)}
-  kept = []
-  for eqn in reversed(jaxpr.eqns):
-    if any(v in live for v in eqn.outvars):
-      kept.append(eqn)
-      live.update(a for a in eqn.invars if isinstance(a, Var))
-  kept.reverse()
-  return jaxpr.replace(outvars=outvars, eqns=kept)
 
 
 def dce_jaxpr_consts(jaxpr: Jaxpr, consts: Sequence) -> tuple[Jaxpr, list]:

@@ -24,7 +24,8 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Primitive, ShapedArray, Var,
-                               eval_jaxpr, get_aval, jaxpr_transforms, set_current_trace)
+                               dce_jaxpr, eval_jaxpr, get_aval, jaxpr_transforms,
+                               set_current_trace)
 from openjax._src.core.jaxpr import JaxprTypeError
 from openjax._src.primitives.ad_util import (Zero, instantiate_zeros, is_undefined_primal,
                                              tangent_aval)
@@ -294,7 +295,7 @@ def _cond_partial_eval_jaxpr_custom(eqn: JaxprEqn, unknowns: Sequence[bool]):
   split = _split_branches(eqn.params["branches"], ops_uk)
   # As in JAX, the known branches of a split jaxpr lose their dead code
   # (the placeholders of the residual slots a branch fills itself).
-  known = tuple(ClosedJaxpr(_dce(b.jaxpr), b.consts) for b in split.known)
+  known = tuple(ClosedJaxpr(dce_jaxpr(b.jaxpr), b.consts) for b in split.known)
   index, *ops = eqn.invars
   res_vars = [Var(a) for a in split.res_avals]
   known_eqn = JaxprEqn(
@@ -309,20 +310,6 @@ def _cond_partial_eval_jaxpr_custom(eqn: JaxprEqn, unknowns: Sequence[bool]):
 
 
 cond_p.partial_eval_jaxpr_custom = _cond_partial_eval_jaxpr_custom
-
-
-def _dce(jaxpr: Jaxpr) -> Jaxpr:
-  """``jaxpr`` without the equations no output depends on (no primitive
-  inside a branch has side effects)."""
-  live = {a for a in jaxpr.outvars if isinstance(a, Var)}
-  kept = []
-  for e in reversed(jaxpr.eqns):
-    if any(v in live for v in e.outvars):
-      kept.append(e)
-      live.update(a for a in e.invars if isinstance(a, Var))
-  if len(kept) == len(jaxpr.eqns):
-    return jaxpr
-  return jaxpr.replace(eqns=kept[::-1])
 
 
 # ----------------------------------------------------------------- transpose

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import NamedTuple, Sequence
 
-from openjax._src.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, eval_jaxpr,
-                               jaxpr_transforms, set_current_trace)
-from openjax._src.primitives._scan_rules import (checked_closed, dce_jaxpr, merge_by_mask,
+from openjax._src.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, dce_jaxpr,
+                               eval_jaxpr, jaxpr_transforms, set_current_trace)
+from openjax._src.primitives._scan_rules import (checked_closed, merge_by_mask,
                                                  partial_eval_instantiate, scan_p, split_list,
                                                  stacked_aval)
 from openjax._src.primitives.ad_util import (Zero, add_tangents, instantiate_zeros,

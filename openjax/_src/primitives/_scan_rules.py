@@ -25,8 +25,8 @@ from openjax._src import dtypes
 from openjax._src.config import config
 from openjax._src.core import (ClosedJaxpr, Jaxpr, JaxprTypeError, Literal, Primitive,
                                ShapedArray, Tracer, Var, canonical_value, eval_jaxpr, eval_trace,
-                               jaxpr_transforms, jaxprs_in_params, set_current_trace,
-                               typematch)
+                               dce_jaxpr, jaxpr_transforms, jaxprs_in_params,
+                               set_current_trace, typematch)
 from openjax._src.primitives.batch_util import moveaxis
 from openjax._src.primitives.shape import broadcast_in_dim
 
@@ -65,18 +65,6 @@ def stacked_aval(length: int, aval: ShapedArray) -> ShapedArray:
 
 
 # ------------------------------------------------------------ jaxpr helpers
-def dce_jaxpr(jaxpr: Jaxpr) -> Jaxpr:
-  """``jaxpr`` without equations that no output depends on (inputs kept)."""
-  live = {a for a in jaxpr.outvars if isinstance(a, Var)}
-  kept = []
-  for eqn in reversed(jaxpr.eqns):
-    if any(v in live for v in eqn.outvars):
-      kept.append(eqn)
-      live.update(a for a in eqn.invars if isinstance(a, Var))
-  kept.reverse()
-  return jaxpr.replace(eqns=kept)
-
-
 def forwarded_inputs(jaxpr: Jaxpr) -> list[int | None]:
   """For each output, the index of the input it returns unchanged (or None)."""
   index = {v: i for i, v in enumerate(jaxpr.invars)}

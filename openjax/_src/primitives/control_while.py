@@ -24,7 +24,7 @@ from openjax._src.config import config
 from openjax._src.core import (ClosedJaxpr, Jaxpr, JaxprEqn, JaxprTypeError, Literal, Primitive,
                                ShapedArray, Tracer, Var, array_hooks, canonical_value,
                                eval_jaxpr, get_aval, jaxpr_transforms, jaxprs_in_params,
-                               set_current_trace, typematch)
+                               live_eqns, set_current_trace, typematch)
 from openjax._src.errors import ConcretizationTypeError
 from openjax._src.primitives import _reduce_lowering as rl
 from openjax._src.primitives.ad_util import Zero, instantiate_zeros, tangent_aval
@@ -247,13 +247,7 @@ def _fresh_jaxpr(jaxpr: Jaxpr, invars=None, outvars=None) -> Jaxpr:
   they came from (the printer names variables by identity)."""
   invars = jaxpr.invars if invars is None else invars
   outvars = jaxpr.outvars if outvars is None else outvars
-  live = {a for a in outvars if isinstance(a, Var)}
-  kept = []
-  for eqn in reversed(jaxpr.eqns):
-    if any(v in live for v in eqn.outvars):
-      kept.append(eqn)
-      live.update(a for a in eqn.invars if isinstance(a, Var))
-  kept.reverse()
+  kept = live_eqns(jaxpr.eqns, outvars)
   env: dict = {}
 
   def new(v):
