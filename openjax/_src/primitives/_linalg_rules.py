@@ -61,9 +61,10 @@ def mv(a, v):
 
 def tri_mask(n: int, m: int, k: int = 0):
   """``bool[n, m]``: True on and below the ``k``-th diagonal."""
-  rows = sh.broadcasted_iota(np.int32, (n, m), 0)
+  # JAX's order of equations: the shifted row index, then the column index.
+  rows = ew.add(sh.broadcasted_iota(np.int32, (n, m), 0), np.array(k, np.int32))
   cols = sh.broadcasted_iota(np.int32, (n, m), 1)
-  return ew.ge(ew.add(rows, np.array(k, np.int32)), cols)
+  return ew.ge(rows, cols)
 
 
 def _broadcast_mask(mask, shape):
