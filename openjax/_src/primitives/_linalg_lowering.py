@@ -130,8 +130,11 @@ def _onehot(idx, size: int, dtype):
   """``[b, size]`` one-hot rows of the int32 indices ``idx`` ``[b, k]``."""
   b, k = get_aval(idx).shape
   grid = sh.broadcasted_iota(_I32, (b, k, size), 2)
-  return convert_element_type(ew.eq(sh.broadcast_in_dim(idx, (b, k, size), (0, 1)), grid),
-                              dtype)
+  hit = ew.eq(sh.broadcast_in_dim(idx, (b, k, size), (0, 1)), grid)
+  # A select, not a convert of the booleans: IREE folds a bool->float
+  # convert into a contraction as an i1 operand and then fails to compile it.
+  return ew.select(hit, sh.full((b, k, size), 1, dtype),
+                   sh.full((b, k, size), 0, dtype))
 
 
 def permute_rows(x, perm):
@@ -401,7 +404,8 @@ def _swap_rows(x, j, i):
     row_j = sh.reshape(dynamic_slice(x, (_zero(), j), (b, 1), allow_negative_indices=False),
                        (b,))
   else:
-    row_i = sh.reshape(lr.mm(onehot, x), (b, shape[2]))
+    weights = sh.broadcast_in_dim(sh.reshape(onehot, (b, m)), shape, (0, 1))
+    row_i = reduce_sum(ew.mul(weights, x), (1,))
     row_j = _row(x, j)
   rows = sh.broadcasted_iota(_I32, shape, 1)
   i_b = sh.broadcast_in_dim(i, shape, (0,))
