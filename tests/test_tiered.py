@@ -207,3 +207,17 @@ def test_random_samplers_are_never_tiered(tiered):
   np.testing.assert_array_equal(
       np.asarray(first).view(np.int32),
       [1072732121, 1073328548, 1055765721, 1061627624, 1065443343, 1034235767])
+
+
+def test_linalg_runs_lapack_eagerly_and_stages_a_jit_when_traced(tiered):
+  # jnp.linalg's functions are jitted as in JAX (a traced call stages a jit),
+  # but eagerly they run op by op: LAPACK's results, the same every call.
+  a = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]], np.float32)
+  w1, v1 = jnp.linalg.eigh(a)
+  w2, v2 = jnp.linalg.eigh(a)
+  w_np, v_np = np.linalg.eigh(a)
+  np.testing.assert_array_equal(np.asarray(v1), np.asarray(v2))
+  np.testing.assert_array_equal(np.asarray(v1), v_np)
+  np.testing.assert_array_equal(np.asarray(w1), w_np)
+  jaxpr = jax.make_jaxpr(jnp.linalg.eigh)(a)
+  assert jaxpr.jaxpr.eqns[0].primitive.name == "jit"

@@ -162,7 +162,7 @@ class JitWrapped:
 
   def __init__(self, fun: Callable, *, static_argnums=None, static_argnames=None,
                donate_argnums=None, donate_argnames=None, keep_unused=False,
-               inline=False, compiler_options=None, name=None, tiered=None):
+               inline=False, compiler_options=None, name=None, tiered=None, eager=False):
     if not callable(fun):
       raise TypeError(f"Expected a callable value, got {fun!r}")
     self.fun = fun
@@ -177,6 +177,10 @@ class JitWrapped:
     # functions whose results must not depend on the tier that computed them
     # (jax.random's samplers: the interpreter's bits differ in the last place).
     self.tiered = tiered
+    # True for library functions whose primitives' eager impls are what JAX
+    # computes (LAPACK decompositions): outside any transformation they run
+    # op by op; traced, they stage a jit call as JAX does.
+    self.eager = eager
     self.name = name or getattr(fun, "__name__", type(fun).__name__)
     self._cache: dict = {}
     # Fast path for the common call: positional Array arguments only, no
@@ -302,7 +306,7 @@ class JitWrapped:
         if entry is not None:
           outs = entry.executable.execute(args)
           return outs[0] if entry.single else tree_util.tree_unflatten(entry.out_tree, outs)
-    if config.read("jax_disable_jit"):
+    if config.read("jax_disable_jit") or (self.eager and trace_state.trace is eval_trace):
       return self.fun(*args, **kwargs)
     entry, leaves, in_tree = self._get_entry(args, kwargs)
     if trace_state.trace is eval_trace and not entry.hoisted and _compiling():
@@ -420,7 +424,8 @@ class Traced:
 def jit(fun: Callable | None = None, *, static_argnums=None, static_argnames=None,
         donate_argnums=None, donate_argnames=None, keep_unused: bool = False,
         device=None, backend=None, inline: bool = False, abstracted_axes=None,
-        compiler_options=None, in_shardings=None, out_shardings=None, _tiered=None):
+        compiler_options=None, in_shardings=None, out_shardings=None, _tiered=None,
+        _eager=False):
   """Compile ``fun`` with the JAX semantics of ``jax.jit``.
 
   ``fun`` is traced once per combination of argument pytree structure, shapes,
@@ -437,11 +442,11 @@ def jit(fun: Callable | None = None, *, static_argnums=None, static_argnames=Non
                              inline=inline, abstracted_axes=abstracted_axes,
                              compiler_options=compiler_options,
                              in_shardings=in_shardings, out_shardings=out_shardings,
-                             _tiered=_tiered)
+                             _tiered=_tiered, _eager=_eager)
   return JitWrapped(fun, static_argnums=static_argnums, static_argnames=static_argnames,
                     donate_argnums=donate_argnums, donate_argnames=donate_argnames,
                     keep_unused=keep_unused, inline=inline,
-                    compiler_options=compiler_options, tiered=_tiered)
+                    compiler_options=compiler_options, tiered=_tiered, eager=_eager)
 
 
 def clear_caches() -> None:

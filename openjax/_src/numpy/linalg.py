@@ -15,7 +15,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
-from openjax._src.api.jit import jit
+from openjax._src.api.jit import jit as _api_jit
 from openjax._src.core import Tracer, concrete_or_error
 from openjax._src.numpy import linalg_ops as _lo
 from openjax._src.numpy import util
@@ -28,6 +28,12 @@ from openjax._src.numpy.shape_ops import expand_dims, matrix_transpose, moveaxis
 from openjax._src.numpy.sorting import argsort
 from openjax._src.numpy.ufuncs import abs as _abs, conj, log, real, sign, sqrt
 from openjax._src.primitives import linalg as lax_linalg
+
+# Jitted as in JAX (traced, they stage a jit call), but run op by op outside
+# transformations: the decompositions' eager impls are LAPACK's, as JAX's are,
+# while compiled ones are openjax's own loops (other eigenvector signs and
+# last bits), and a tiered first call would differ from later ones.
+jit = partial(_api_jit, _eager=True)
 
 __all__ = ["cholesky", "eigh", "eigvalsh", "eig", "eigvals", "qr", "svd", "svdvals", "inv",
            "solve", "det", "slogdet", "pinv", "norm", "matrix_norm", "vector_norm",

@@ -297,7 +297,9 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method: str = "c
   return _multivariate_normal(key, mean, cov, shape, np.dtype(dtype), method)
 
 
-@partial(jit, static_argnums=(3, 4, 5))
+# Run op by op outside transformations, so eager calls decompose with LAPACK
+# (as JAX does) rather than openjax's compiled loops.
+@partial(jit, static_argnums=(3, 4, 5), _eager=True)
 def _multivariate_normal(key, mean, cov, shape, dtype, method):
   if not np.ndim(mean) >= 1:
     raise ValueError(f"multivariate_normal requires mean.ndim >= 1, got mean.ndim == "
@@ -339,7 +341,7 @@ def orthogonal(key, n: int, shape=(), dtype=None, m: int | None = None, *,
   return _orthogonal(key, n, _m, shape, dtype)
 
 
-@partial(jit, static_argnums=(1, 2, 3, 4))
+@partial(jit, static_argnums=(1, 2, 3, 4), _eager=True)
 def _orthogonal(key, n, _m, shape, dtype):
   z = normal(key, (*shape, max(n, _m), min(n, _m)), dtype)
   q, r = _need_linalg("orthogonal", "qr")(z)
