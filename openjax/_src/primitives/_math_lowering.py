@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from openjax._src import dtypes
+from openjax._src.primitives import _xla_lowering as XL
 from openjax._src.primitives._elementwise_lowering import (
     F32, compare, complex_abs, complex_div, compute_dtype, conj_rule, const_like, copysign,
     downcast, is_inf, is_nan, make_complex, op, operands_to_out, parts, real_atan2, select,
@@ -108,6 +109,9 @@ def expm1_rule(ctx, x, **params):
 def log_rule(ctx, x, **params):
   dt = ctx.avals_in[0].dtype
   if dtypes.kind(dt) != "c":
+    if compute_dtype(dt) == F32:
+      # XLA:CPU's float32 log, op for op (JAX's bits; as fast as IREE's own).
+      return [downcast(ctx, XL.log_f32(XL.V(ctx, upcast(ctx, x, dt), F32)).v, dt)]
     return unary("stablehlo.log")(ctx, x)
   return [log_rule_complex(ctx, x, dt)]
 
