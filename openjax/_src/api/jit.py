@@ -331,8 +331,9 @@ class JitWrapped:
     if entry.pending is not None:
       if not entry.pending.done():
         return None
-      fut, entry.pending = entry.pending, None
-      entry.executable = fut.result()   # a compile error surfaces here
+      # A compile error surfaces here, on this call and every later one.
+      entry.executable = entry.pending.result()
+      entry.pending = None
       return entry.executable
     lowered = self._lower_entry(entry, in_tree, n_leaves)
     options = self.compiler_options or None
