@@ -221,3 +221,21 @@ def test_linalg_runs_lapack_eagerly_and_stages_a_jit_when_traced(tiered):
   np.testing.assert_array_equal(np.asarray(w1), w_np)
   jaxpr = jax.make_jaxpr(jnp.linalg.eigh)(a)
   assert jaxpr.jaxpr.eqns[0].primitive.name == "jit"
+
+
+def test_a_failed_background_compile_raises_on_later_calls(tiered, monkeypatch):
+  from openjax._src.runtime import pipeline
+
+  def broken(lowered, options=None):
+    raise compiler.CompilationError("jit of f: IREE failed (simulated)")
+  monkeypatch.setattr(pipeline, "compile_lowered", broken)
+  f = jax.jit(lambda x: x * 3.0 - 1.0)
+  x = np.arange(3, dtype=np.float32)
+  np.testing.assert_array_equal(np.asarray(f(x)), x * 3.0 - 1.0)   # interpreted
+  entry = _entry(f)
+  assert entry.pending is not None
+  with pytest.raises(compiler.CompilationError):
+    entry.pending.result(timeout=60)
+  for _ in range(2):
+    with pytest.raises(compiler.CompilationError, match="simulated"):
+      f(x)
