@@ -16,3 +16,4 @@ from openjax._src.numpy.statistics import *  # noqa: F401,F403
 from openjax._src.numpy.vectorize import *  # noqa: F401,F403
 from openjax._src.numpy.functional import *  # noqa: F401,F403
 from openjax.numpy import linalg  # noqa: F401,E402 - the jnp.linalg submodule
+from openjax.numpy import fft  # noqa: F401,E402 - the jnp.fft submodule

@@ -19,3 +19,4 @@ from openjax._src.primitives.conv import *  # noqa: F401,F403
 from openjax._src.primitives.windowed import *  # noqa: F401,F403
 from openjax._src.lax.associative_scan import *  # noqa: F401,F403
 from openjax._src.primitives import linalg  # noqa: F401 - ``lax.linalg``
+from openjax._src.primitives.fft import *  # noqa: F401,F403
