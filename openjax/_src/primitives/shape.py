@@ -238,13 +238,15 @@ def _pad_batch(vals, dims, *, padding_config):
 @pad_p.def_lower
 def _pad_lower(ctx, x, padding_value, *, padding_config):
   aval = ctx.avals_in[0]
-  if aval.dtype != np.complex128:
+  if aval.dtype.kind != "c":
     return [_emit_pad(ctx, x, padding_value, padding_config, aval.shape, aval.dtype)]
-  # IREE fills with one machine word at most: pad the float64 parts apart.
-  f64 = ctx.tensor_type
-  parts = [_emit_pad(ctx, ctx.op(f"stablehlo.{p}", [x], f64(aval.shape, np.float64)),
-                     ctx.op(f"stablehlo.{p}", [padding_value], f64((), np.float64)),
-                     padding_config, aval.shape, np.float64) for p in ("real", "imag")]
+  # IREE fills with one machine word at most, and its complex64 pad crashes
+  # at run time (segfault): pad the real and imaginary parts apart.
+  part = np.float64 if aval.dtype == np.complex128 else np.float32
+  ty = ctx.tensor_type
+  parts = [_emit_pad(ctx, ctx.op(f"stablehlo.{p}", [x], ty(aval.shape, part)),
+                     ctx.op(f"stablehlo.{p}", [padding_value], ty((), part)),
+                     padding_config, aval.shape, part) for p in ("real", "imag")]
   return [ctx.op("stablehlo.complex", parts, ctx.avals_out[0])]
 
 
