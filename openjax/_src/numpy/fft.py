@@ -26,7 +26,8 @@ __all__ = ["fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "rfft2", "irfft2", "
            "ifftshift"]
 
 
-def fft_primitive(x, fft_type, fft_lengths):  # noqa: D103 - renamed below
+def fft_primitive(x, fft_type, fft_lengths):
+  """``lax.fft``, staged under the name ``fft`` (see ``_lax_fft``)."""
   return lax.fft(x, fft_type, fft_lengths)
 
 
@@ -235,13 +236,12 @@ def rfftfreq(n: int, d=1.0, *, dtype=None, device=None):
 
 
 def _shifts(x, axes, sign: int):
+  """``(axes, shifts)`` for ``roll``: half of each axis' length, signed."""
   if axes is None:
     axes = tuple(range(x.ndim))
-    return axes, tuple(sign * (dim // 2) if sign > 0 else -(dim // 2) for dim in x.shape)
   if isinstance(axes, int):
-    return axes, (x.shape[axes] // 2) if sign > 0 else -(x.shape[axes] // 2)
-  return tuple(axes), tuple((x.shape[ax] // 2) if sign > 0 else -(x.shape[ax] // 2)
-                            for ax in axes)
+    return axes, sign * (x.shape[axes] // 2)
+  return tuple(axes), tuple(sign * (x.shape[ax] // 2) for ax in axes)
 
 
 def fftshift(x, axes: None | int | Sequence[int] = None):
