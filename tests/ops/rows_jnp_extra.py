@@ -1,0 +1,37 @@
+"""Op-table rows for the less common ``jax.numpy`` functions built from
+other jnp operations: differences and integrals, covariances, windows, set
+membership, polynomials and bit packing. NumPy's versions are the references."""
+import numpy as np
+
+import openjax.numpy as jnp
+from tests.ops.harness import OpRow
+
+F32 = np.float32
+
+
+def _normal(*shapes):
+  return lambda rng: tuple(rng.standard_normal(s).astype(F32) for s in shapes)
+
+
+ROWS = [
+    OpRow("jnp_diff_n2", lambda x: jnp.diff(x, n=2, axis=0), _normal((5, 3)),
+          lambda x: np.diff(x, n=2, axis=0), grad=True),
+    OpRow("jnp_ediff1d", jnp.ediff1d, _normal((2, 4)), np.ediff1d),
+    OpRow("jnp_gradient", lambda x: jnp.gradient(x, 0.5, axis=1), _normal((3, 5)),
+          lambda x: np.gradient(x, 0.5, axis=1), grad=True),
+    OpRow("jnp_trapezoid_x", jnp.trapezoid,
+          lambda rng: (rng.standard_normal((2, 6)).astype(F32),
+                       np.cumsum(rng.uniform(0.5, 1.5, 6)).astype(F32)),
+          np.trapezoid, grad=True, rtol=1e-5),
+    OpRow("jnp_cov", jnp.cov, _normal((3, 6)), lambda x: np.cov(x).astype(F32),
+          grad=True, rtol=1e-4, atol=1e-5),
+    OpRow("jnp_corrcoef", jnp.corrcoef, _normal((3, 6)), lambda x: np.corrcoef(x).astype(F32),
+          rtol=1e-4, atol=1e-5),
+    OpRow("jnp_vander", lambda x: jnp.vander(x, 4), _normal((5,)),
+          lambda x: np.vander(x, 4), grad=True, rtol=1e-5),
+    OpRow("jnp_unwrap", jnp.unwrap, lambda rng: (rng.uniform(-9, 9, (2, 7)).astype(F32),),
+          lambda x: np.unwrap(x).astype(F32), atol=1e-5, rtol=1e-5),
+    OpRow("jnp_kaiser", lambda beta: jnp.kaiser(6, beta),
+          lambda rng: (rng.uniform(1, 5, ()).astype(F32),),
+          lambda beta: np.kaiser(6, beta).astype(F32), rtol=1e-4, vmap=False),
+]

@@ -1,0 +1,120 @@
+"""The less common ``jax.numpy`` functions (differences, covariances, windows,
+set operations, polynomials, index tricks, bit packing) against NumPy, with
+JAX 0.10.2's dtypes, weak types and errors pasted in as goldens."""
+import numpy as np
+import pytest
+
+import openjax
+import openjax.numpy as jnp
+
+F32 = np.float32
+
+
+def _close(actual, expected, rtol=2e-5, atol=1e-5, dtype=None):
+  actual = np.asarray(actual)
+  if dtype is not None:
+    assert actual.dtype == np.dtype(dtype), (actual.dtype, dtype)
+  assert actual.shape == np.shape(expected), (actual.shape, np.shape(expected))
+  np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol)
+
+
+# ------------------------------------------------------------- stats.py
+def test_diff_values_dtypes_and_errors():
+  x = np.random.default_rng(0).standard_normal((3, 5)).astype(F32)
+  for n, axis in [(1, -1), (2, 0), (3, 1), (0, 0)]:
+    _close(jnp.diff(x, n=n, axis=axis), np.diff(x, n=n, axis=axis), dtype=F32)
+  _close(jnp.diff(x, prepend=1.0, append=x[:, :2]),
+         np.diff(x, prepend=1.0, append=x[:, :2]))
+  b = np.array([True, False, False])
+  np.testing.assert_array_equal(jnp.diff(b), np.diff(b))
+  assert jnp.diff(np.arange(5)).dtype == np.int32
+  with pytest.raises(ValueError, match="order must be non-negative but got -1"):
+    jnp.diff(x, n=-1)
+  with pytest.raises(ValueError, match="at least one dimensional"):
+    jnp.diff(np.float32(1))
+  assert "name=diff" in str(openjax.make_jaxpr(jnp.diff)(x))   # JAX stages jit[name=diff]
+
+
+def test_ediff1d():
+  a = np.array([[1, 4], [9, 2]])
+  np.testing.assert_array_equal(jnp.ediff1d(a), np.ediff1d(a))
+  # JAX casts to_begin/to_end to the input dtype (golden: [3 3 5 -7 0 0]); lists raise
+  with pytest.raises(TypeError):
+    jnp.ediff1d(a, to_end=[0, 0])
+  np.testing.assert_array_equal(jnp.ediff1d(a, to_begin=3.5, to_end=np.zeros(2)),
+                                [3, 3, 5, -7, 0, 0])
+
+
+def test_gradient_trapezoid_unwrap_vander():
+  rng = np.random.default_rng(1)
+  f = rng.standard_normal((4, 6)).astype(F32)
+  for got, want in zip(jnp.gradient(f), np.gradient(f)):
+    _close(got, want, dtype=F32)
+  _close(jnp.gradient(f, 0.5, axis=1), np.gradient(f, 0.5, axis=1))
+  xs = np.cumsum(rng.uniform(0.5, 1.5, 6)).astype(F32)
+  _close(jnp.gradient(f, xs, axis=1), np.gradient(f, xs, axis=1), rtol=1e-4, atol=1e-4)
+  with pytest.raises(NotImplementedError):
+    jnp.gradient(f, edge_order=1)
+  _close(jnp.trapezoid(f), np.trapezoid(f), dtype=F32)
+  _close(jnp.trapezoid(f, dx=0.3, axis=0), np.trapezoid(f, dx=0.3, axis=0))
+  _close(jnp.trapezoid(f, xs), np.trapezoid(f, xs), rtol=1e-5)
+  r = jnp.trapezoid(np.arange(5))
+  assert r.dtype == np.float32 and not r.weak_type   # JAX: float32, strong
+  p = np.cumsum(rng.uniform(-2, 5, (2, 9)), axis=1).astype(F32)
+  wrapped = np.angle(np.exp(1j * p)).astype(F32)
+  _close(jnp.unwrap(wrapped), np.unwrap(wrapped), rtol=1e-5, atol=1e-5)
+  _close(jnp.unwrap(p, period=4.0, axis=0), np.unwrap(p, period=4.0, axis=0))
+  v = np.array([1.5, -2.0, 3.0], F32)
+  _close(jnp.vander(v), np.vander(v), dtype=F32)
+  _close(jnp.vander(v, 5, increasing=True), np.vander(v, 5, increasing=True))
+  np.testing.assert_array_equal(jnp.vander(np.arange(3)), np.vander(np.arange(3)))
+
+
+def test_cov_corrcoef():
+  rng = np.random.default_rng(2)
+  m = rng.standard_normal((3, 7)).astype(F32)
+  y = rng.standard_normal((2, 7)).astype(F32)
+  fw = rng.integers(1, 4, 7)
+  aw = rng.uniform(0.1, 2, 7).astype(F32)
+  _close(jnp.cov(m), np.cov(m), dtype=F32)
+  _close(jnp.cov(m, y), np.cov(m, y))
+  _close(jnp.cov(m.T, rowvar=False, bias=True), np.cov(m.T, rowvar=False, bias=True))
+  _close(jnp.cov(m, fweights=fw, aweights=aw), np.cov(m, fweights=fw, aweights=aw), rtol=1e-4)
+  _close(jnp.cov(m, ddof=0, aweights=aw), np.cov(m, ddof=0, aweights=aw), rtol=1e-4)
+  _close(jnp.cov(m[0]), np.cov(m[0]))
+  assert jnp.cov(np.arange(6).reshape(2, 3)).dtype == np.float32
+  _close(jnp.corrcoef(m), np.corrcoef(m), rtol=1e-4)
+  _close(jnp.corrcoef(m, y, rowvar=True), np.corrcoef(m, y), rtol=1e-4)
+  c = (m + 1j * y[:1]).astype(np.complex64)
+  _close(jnp.cov(c), np.cov(c), rtol=1e-4)
+  _close(jnp.corrcoef(c), np.corrcoef(c), rtol=1e-4, atol=1e-5)
+  with pytest.raises(TypeError, match="fweights must be integer"):
+    jnp.cov(m, fweights=aw)
+
+
+def test_stats_under_jit_and_grad():
+  x = np.random.default_rng(3).standard_normal((3, 5)).astype(F32)
+  _close(openjax.jit(jnp.cov)(x), np.cov(x), rtol=1e-4)
+  _close(openjax.jit(lambda a: jnp.trapezoid(a, axis=0))(x), np.trapezoid(x, axis=0))
+  g = openjax.grad(lambda a: jnp.sum(jnp.diff(a, n=2) ** 2))(x)
+  d2 = np.diff(x, n=2)
+  want = np.zeros_like(x)
+  want[:, :-2] += 2 * d2
+  want[:, 1:-1] -= 4 * d2
+  want[:, 2:] += 2 * d2
+  _close(g, want, rtol=1e-4, atol=1e-5)
+
+
+# ------------------------------------------------------------- windows.py
+@pytest.mark.parametrize("name", ["bartlett", "blackman", "hamming", "hanning"])
+def test_windows(name):
+  for m in (0, 1, 2, 7, 10):
+    w = getattr(jnp, name)(m)
+    assert w.dtype == np.float32 and not w.weak_type
+    _close(w, getattr(np, name)(m), atol=1e-6)
+
+
+def test_kaiser():
+  for m in (1, 4, 9):
+    _close(jnp.kaiser(m, 3.0), np.kaiser(m, 3.0), rtol=1e-5)
+  _close(jnp.kaiser(6, 8.6), np.kaiser(6, 8.6), rtol=1e-4, atol=1e-6)
