@@ -8,6 +8,12 @@ import warnings as _warnings
 
 from openjax._src.config import config  # noqa: F401
 from openjax._src.config import enable_x64, disable_jit, debug_nans  # noqa: F401
+from openjax._src.config import (  # noqa: F401
+    check_tracer_leaks, checking_leaks, debug_infs, default_device, default_matmul_precision,
+    default_prng_impl, enable_checks, explain_cache_misses, log_compiles, numpy_dtype_promotion,
+    numpy_rank_promotion, softmax_custom_jvp, threefry_partitionable, transfer_guard,
+    transfer_guard_device_to_device, transfer_guard_device_to_host,
+    transfer_guard_host_to_device)
 from openjax._src import dtypes as _dtypes  # noqa: F401
 from openjax._src.runtime.array import Array  # noqa: F401
 from openjax._src.runtime.devices import (  # noqa: F401
@@ -22,12 +28,17 @@ from openjax._src.api.autodiff import (  # noqa: F401
     grad, hessian, jacfwd, jacobian, jacrev, jvp, linear_transpose, linearize, value_and_grad,
     vjp)
 from openjax._src.api.vmap import vmap  # noqa: F401
+from openjax._src.api.misc import (  # noqa: F401
+    copy_to_host_async, ensure_compile_time_eval, host_count, host_id, host_ids, live_arrays,
+    named_call, named_scope, print_environment_info, process_indices, typeof)
+from openjax._src.dtypes import float0  # noqa: F401
 from openjax._src.api.custom_derivatives import (  # noqa: F401
     closure_convert, custom_gradient, custom_jvp, custom_vjp)
 from openjax._src.api.checkpoint import checkpoint, checkpoint_policies, remat  # noqa: F401
 from openjax import numpy, lax, tree_util, tree, errors, dtypes, test_util  # noqa: F401
 from openjax import ad_checkpoint, custom_derivatives  # noqa: F401
 from openjax import random, scipy, nn  # noqa: F401
+from openjax import dlpack, stages, typing  # noqa: F401
 from openjax._src.tree_util import (  # noqa: F401
     tree_all as _tree_all, tree_flatten as _tree_flatten, tree_leaves as _tree_leaves,
     tree_map as _tree_map, tree_reduce as _tree_reduce, tree_structure as _tree_structure,

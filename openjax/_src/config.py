@@ -177,3 +177,124 @@ def disable_jit(disable: bool = True):
 def debug_nans(enable: bool = True):
   """Context manager that sets ``jax_debug_nans`` in this thread."""
   return config.override("jax_debug_nans", bool(enable))
+
+
+# ---- flags with context managers, as in JAX's top-level namespace ----
+
+def _one_of(flag: str, choices: tuple, *, allow_none: bool = False):
+  def check(value):
+    if value is None and allow_none:
+      return None
+    if value not in choices:
+      raise ValueError(f"{flag}: invalid value {value!r}; expected one of {list(choices)}.")
+    return value
+  return check
+
+
+_TRANSFER_GUARD_LEVELS = ("allow", "log", "disallow", "log_explicit", "disallow_explicit")
+
+config.define("jax_numpy_dtype_promotion",
+              os.environ.get("JAX_NUMPY_DTYPE_PROMOTION", "standard"),
+              "Implicit dtype promotion in jax.numpy: 'standard' or 'strict'.",
+              validator=_one_of("jax_numpy_dtype_promotion", ("standard", "strict")))
+config.define("jax_log_compiles", _env_bool("JAX_LOG_COMPILES", False),
+              "Log (at WARNING level, logger 'openjax') each time a function is compiled.",
+              validator=bool)
+config.define("jax_explain_cache_misses", _env_bool("JAX_EXPLAIN_CACHE_MISSES", False),
+              "Log why a jitted function was traced again (a tracing-cache miss).",
+              validator=bool)
+config.define("jax_check_tracer_leaks", _env_bool("JAX_CHECK_TRACER_LEAKS", False),
+              "Check for tracers that leak out of a transformation.", validator=bool)
+config.define("jax_default_prng_impl", os.environ.get("JAX_DEFAULT_PRNG_IMPL", "threefry2x32"),
+              "The PRNG implementation of jax.random keys (openjax has 'threefry2x32').",
+              validator=_one_of("jax_default_prng_impl", ("threefry2x32",)))
+config.define("jax_default_device", None,
+              "The device that jitted and eager computations run on (None: the first device).")
+if "jax_softmax_custom_jvp" not in config._flags:
+  config.define("jax_softmax_custom_jvp", False,
+                "Use the custom_jvp softmax (JAX's old behaviour) instead of plain autodiff.",
+                validator=bool)
+for _kind in ("", "_host_to_device", "_device_to_host", "_device_to_device"):
+  config.define(f"jax_transfer_guard{_kind}", None if _kind else "allow",
+                f"Transfer guard level{(' for ' + _kind[1:].replace('_', ' ')) if _kind else ''}: "
+                f"one of {list(_TRANSFER_GUARD_LEVELS)}.",
+                validator=_one_of(f"jax_transfer_guard{_kind}", _TRANSFER_GUARD_LEVELS,
+                                  allow_none=bool(_kind)))
+
+
+def _flag_context(name: str, doc: str, convert: Callable[[Any], Any] = lambda v: v):
+  def context(new_val: Any):
+    return config.override(name, convert(new_val))
+  context.__name__ = name[len("jax_"):]
+  context.__qualname__ = context.__name__
+  context.__doc__ = doc
+  return context
+
+
+default_matmul_precision = _flag_context(
+    "jax_default_matmul_precision",
+    "Context manager setting the default precision of matmul-like operations "
+    "(``'bfloat16'``, ``'tensorfloat32'``, ``'float32'``, ``'highest'``...) in this thread; "
+    "dot_general and matmul read it when called with ``precision=None``.")
+numpy_rank_promotion = _flag_context(
+    "jax_numpy_rank_promotion",
+    "Context manager setting jax.numpy rank promotion (``'allow'``, ``'warn'``, ``'raise'``).",
+    _one_of("jax_numpy_rank_promotion", ("allow", "warn", "raise")))
+numpy_dtype_promotion = _flag_context(
+    "jax_numpy_dtype_promotion",
+    "Context manager setting jax.numpy dtype promotion (``'standard'`` or ``'strict'``).")
+debug_infs = _flag_context(
+    "jax_debug_infs",
+    "Context manager that raises FloatingPointError when an operation produces an inf.", bool)
+enable_checks = _flag_context(
+    "jax_enable_checks", "Context manager that type-checks every traced jaxpr.", bool)
+log_compiles = _flag_context(
+    "jax_log_compiles", "Context manager that logs every compilation (logger 'openjax').", bool)
+explain_cache_misses = _flag_context(
+    "jax_explain_cache_misses",
+    "Context manager that logs why a jitted function is traced again.", bool)
+check_tracer_leaks = _flag_context(
+    "jax_check_tracer_leaks", "Context manager that checks for leaked tracers.", bool)
+threefry_partitionable = _flag_context(
+    "jax_threefry_partitionable",
+    "Context manager choosing the partitionable threefry key derivation.", bool)
+softmax_custom_jvp = _flag_context(
+    "jax_softmax_custom_jvp",
+    "Context manager choosing the custom_jvp softmax derivative.", bool)
+default_prng_impl = _flag_context(
+    "jax_default_prng_impl", "Context manager choosing the default PRNG implementation.")
+default_device = _flag_context(
+    "jax_default_device",
+    "Context manager choosing the device that jitted and eager computations run on "
+    "(a Device, or None for the first device).")
+transfer_guard_host_to_device = _flag_context(
+    "jax_transfer_guard_host_to_device",
+    "Context manager setting the transfer guard level for host-to-device transfers.")
+transfer_guard_device_to_host = _flag_context(
+    "jax_transfer_guard_device_to_host",
+    "Context manager setting the transfer guard level for device-to-host transfers.")
+transfer_guard_device_to_device = _flag_context(
+    "jax_transfer_guard_device_to_device",
+    "Context manager setting the transfer guard level for device-to-device transfers.")
+
+
+def checking_leaks():
+  """Context manager that turns on ``jax_check_tracer_leaks`` in this thread."""
+  return check_tracer_leaks(True)
+
+
+@contextlib.contextmanager
+def transfer_guard(new_val: str):
+  """Context manager setting the transfer guard level of all three transfer
+  kinds (host-to-device, device-to-host, device-to-device) in this thread."""
+  with contextlib.ExitStack() as stack:
+    stack.enter_context(config.override("jax_transfer_guard", new_val))
+    for kind in ("host_to_device", "device_to_host", "device_to_device"):
+      stack.enter_context(config.override(f"jax_transfer_guard_{kind}", new_val))
+    yield
+
+
+def transfer_guard_level(kind: str) -> str:
+  """The effective transfer guard level for ``kind`` ('host_to_device', ...)."""
+  level = config.read(f"jax_transfer_guard_{kind}")
+  return config.read("jax_transfer_guard") if level is None else level

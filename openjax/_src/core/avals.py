@@ -54,7 +54,9 @@ class ShapedArray:
     wt = ", weak_type=True" if self.weak_type else ""
     return f"ShapedArray({self.str_short(short_dtypes=False)}{wt})"
 
-  __str__ = __repr__
+  def __str__(self):
+    # JAX prints a type as ``float32[3,4]``, weak types with a leading ``~``.
+    return ("~" if self.weak_type else "") + self.str_short(short_dtypes=False)
 
 
 class AvalQueries:

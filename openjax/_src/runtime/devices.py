@@ -67,7 +67,9 @@ def local_device_count(backend: str | None = None) -> int:
 
 
 def default_device() -> Device:
-  return devices()[0]
+  """The device computations run on: ``jax_default_device`` when set, else the first."""
+  chosen = config.read("jax_default_device")
+  return chosen if chosen is not None else devices()[0]
 
 
 def default_backend() -> str:

@@ -251,14 +251,14 @@ def _mark_shared(pairs, slots, bvs, results, keep) -> tuple:
   return tuple(matched)
 
 
-_default = [None, None]   # (devices list object, IreeDevice) of the default device
+_default = [None, None]   # (Device, IreeDevice) of the default device
 
 
 def _default_iree_device():
-  devs = _devices._devices
-  if _default[0] is not devs or devs is None:
-    d = _devices.default_device()
-    _default[0], _default[1] = _devices._devices, iree_device(d)
+  # Keyed on the device itself: ``jax_default_device`` may change it.
+  d = _devices.default_device()
+  if _default[0] is not d:
+    _default[0], _default[1] = d, iree_device(d)
   return _default[1]
 
 
