@@ -77,6 +77,19 @@ def test_numpy_rank_promotion_and_debug_infs_take_effect():
   assert np.isinf(float(jnp.log(jnp.float32(0.0))))
 
 
+def test_numpy_dtype_promotion_strict_rejects_mixed_dtypes():
+  f = jax.jit(lambda a, b: a * b)
+  x32, xbf = jnp.ones(3, jnp.float32), jnp.ones(3, jnp.bfloat16)
+  assert f(x32, xbf).dtype == np.float32   # traced under standard promotion first
+  with jax.numpy_dtype_promotion("strict"):
+    assert (x32 + 1.0).dtype == np.float32 and (jnp.ones(3, jnp.int32) + 1).dtype == np.int32
+    for g in (lambda: jnp.ones(3, jnp.int32) + x32, lambda: f(x32, xbf),
+              lambda: jnp.ones(3, jnp.int32) * 1.5):
+      with pytest.raises(jax.dtypes.TypePromotionError, match="dtype_promotion=strict"):
+        g()
+  assert (jnp.ones(3, jnp.int32) + x32).dtype == np.float32
+
+
 def test_threefry_partitionable_and_softmax_custom_jvp_take_effect():
   with jax.threefry_partitionable(False):
     with pytest.raises(NotImplementedError, match="jax_threefry_partitionable"):

@@ -131,7 +131,7 @@ class Config:
   def values_snapshot(self) -> tuple:
     """Flags that change what a traced program means, for cache keys."""
     return (self.read("jax_enable_x64"), self.read("jax_default_matmul_precision"),
-            self.read("jax_numpy_rank_promotion"))
+            self.read("jax_numpy_rank_promotion"), self.read("jax_numpy_dtype_promotion"))
 
 
 config = Config()

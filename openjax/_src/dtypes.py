@@ -278,7 +278,29 @@ def _upper_bounds(x64: bool) -> dict:
   return ubs
 
 
-_ubs = {True: _upper_bounds(True), False: _upper_bounds(False)}
+def _strict_upper_bounds() -> dict:
+  # jax_numpy_dtype_promotion='strict': only weak (Python scalar) types
+  # promote, to a type of their kind or higher kind; typed dtypes never mix.
+  nodes = list(_lattice(True))
+  ints = [n for n in nodes if not isinstance(n, _WeakType) and n != bool_ and kind(n) in "iu"]
+  floats = [n for n in nodes if not isinstance(n, _WeakType) and kind(n) == "f"]
+  complexes = [n for n in nodes if not isinstance(n, _WeakType) and kind(n) == "c"]
+  ubs = {n: {n} for n in nodes}
+  ubs[_c_weak] |= set(complexes)
+  ubs[_f_weak] |= {_c_weak, *floats, *complexes}
+  ubs[_i_weak] |= {_f_weak, _c_weak, *ints, *floats, *complexes}
+  return ubs
+
+
+# Keyed by the lattice key: x64 (standard promotion) or "strict".
+_ubs = {True: _upper_bounds(True), False: _upper_bounds(False), "strict": _strict_upper_bounds()}
+
+
+def _lattice_key():
+  """``"strict"`` under ``jax_numpy_dtype_promotion='strict'``, else x64."""
+  if config.read("jax_numpy_dtype_promotion") == "strict":
+    return "strict"
+  return x64_enabled()
 
 
 class TypePromotionError(ValueError):
@@ -294,6 +316,11 @@ def _least_upper_bound(x64: bool, nodes: frozenset):
   if len(lub) == 1:
     return lub.pop()
   names = tuple(str(n) for n in nodes)
+  if x64 == "strict":
+    raise TypePromotionError(
+        f"Input dtypes {names} have no available implicit dtype promotion path when "
+        "jax_numpy_dtype_promotion=strict. Try explicitly casting inputs to the desired "
+        "output type, or set jax_numpy_dtype_promotion=standard.")
   raise TypePromotionError(
       f"Input dtypes {names} have no available implicit dtype promotion path. "
       "Try explicitly casting inputs to the desired output type.")
@@ -345,7 +372,7 @@ def _lattice_from_pairs(pairs: tuple, x64: bool) -> tuple:
 
 def lattice_result_type(*args: Any) -> tuple[np.dtype, bool]:
   """(dtype, weak_type) of combining ``args`` under JAX's promotion rules."""
-  return _lattice_from_pairs(tuple(_dtype_and_weak_fast(a) for a in args), x64_enabled())
+  return _lattice_from_pairs(tuple(_dtype_and_weak_fast(a) for a in args), _lattice_key())
 
 
 @functools.lru_cache(4096)
@@ -372,7 +399,7 @@ def result_type(*args: Any, return_weak_type_flag: bool = False):
       pairs.append((aval.dtype, aval.weak_type))
     else:
       pairs.append(_dtype_and_weak(default_float_dtype() if a is None else a))
-  dt, weak = _result_from_pairs(tuple(pairs), x64_enabled())
+  dt, weak = _result_from_pairs(tuple(pairs), _lattice_key())
   return (dt, weak) if return_weak_type_flag else dt
 
 

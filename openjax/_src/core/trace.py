@@ -230,7 +230,7 @@ class EagerConfig:
   own thread's trace is the eval trace.
   """
   __slots__ = ("enabled", "flags_ok", "x64", "_overriding", "_tracing", "_lock")
-  FLAGS = ("jax_enable_x64", "jax_debug_nans", "jax_debug_infs")
+  FLAGS = ("jax_enable_x64", "jax_debug_nans", "jax_debug_infs", "jax_numpy_dtype_promotion")
 
   def __init__(self):
     self._overriding: set = set()   # ids of threads with a local override
@@ -250,6 +250,7 @@ class EagerConfig:
       values = config._values
       self.x64 = bool(values["jax_enable_x64"])
       self.flags_ok = not (values["jax_debug_nans"] or values["jax_debug_infs"]
+                           or values["jax_numpy_dtype_promotion"] != "standard"
                            or self._overriding)
       self.enabled = self.flags_ok and not self._tracing
 
