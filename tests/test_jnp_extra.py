@@ -118,3 +118,56 @@ def test_kaiser():
   for m in (1, 4, 9):
     _close(jnp.kaiser(m, 3.0), np.kaiser(m, 3.0), rtol=1e-5)
   _close(jnp.kaiser(6, 8.6), np.kaiser(6, 8.6), rtol=1e-4, atol=1e-6)
+
+
+# ------------------------------------------------------------- setops.py
+def _set_inputs(seed):
+  rng = np.random.default_rng(seed)
+  return rng.integers(0, 8, (3, 4)).astype(np.int32), rng.integers(3, 12, 6).astype(np.int32)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_set_operations_match_numpy(seed):
+  a, b = _set_inputs(seed)
+  for name in ("union1d", "intersect1d", "setdiff1d", "setxor1d"):
+    np.testing.assert_array_equal(getattr(jnp, name)(a, b), getattr(np, name)(a, b), err_msg=name)
+  for got, want in zip(jnp.intersect1d(a, b, return_indices=True),
+                       np.intersect1d(a, b, return_indices=True)):
+    np.testing.assert_array_equal(got, want)
+  ua, ub = np.unique(a), np.unique(b)
+  np.testing.assert_array_equal(jnp.setdiff1d(ua, ub, assume_unique=True),
+                                np.setdiff1d(ua, ub, assume_unique=True))
+  np.testing.assert_array_equal(jnp.setxor1d(ua, ub, assume_unique=True),
+                                np.setxor1d(ua, ub, assume_unique=True))
+  for method in ("auto", "compare_all", "binary_search", "sort"):
+    np.testing.assert_array_equal(jnp.isin(a, b, method=method), np.isin(a, b))
+    np.testing.assert_array_equal(jnp.isin(a, b, invert=True, method=method),
+                                  np.isin(a, b, invert=True))
+
+
+def test_set_operations_size_fill_and_jit():
+  # Goldens from JAX 0.10.2 for a = [4 1 3 3 9], b = [3 5 4 7].
+  a, b = np.array([4, 1, 3, 3, 9], np.int32), np.array([3, 5, 4, 7], np.int32)
+  goldens = {"union1d": [1, 3, 4, 5, 7, 9, 1], "setdiff1d": [1, 9, 0, 0, 0, 0, 0],
+             "setxor1d": [1, 5, 7, 9, 1, 1, 1], "intersect1d": [3, 4, 3, 3, 3, 3, 3]}
+  for name, want in goldens.items():
+    fn = getattr(jnp, name)
+    np.testing.assert_array_equal(fn(a, b, size=7), want, err_msg=name)
+    np.testing.assert_array_equal(openjax.jit(lambda x, y, fn=fn: fn(x, y, size=7))(a, b), want)
+    padded = fn(a, b, size=7, fill_value=-1)
+    np.testing.assert_array_equal(padded[:len(getattr(np, name)(a, b))], getattr(np, name)(a, b))
+    assert (np.asarray(padded[len(getattr(np, name)(a, b)):]) == -1).all()
+    np.testing.assert_array_equal(fn(a, b, size=2), getattr(np, name)(a, b)[:2])
+    with pytest.raises(openjax.errors.ConcretizationTypeError):
+      openjax.jit(fn)(a, b)
+  vals, i1, i2 = jnp.intersect1d(a, b, return_indices=True, size=4)
+  np.testing.assert_array_equal(vals, [3, 4, 3, 3])
+  np.testing.assert_array_equal(i1, [2, 0, 5, 5])
+  np.testing.assert_array_equal(i2, [0, 2, 4, 4])
+  np.testing.assert_array_equal(jnp.intersect1d(np.array([5, 5, 1]), np.array([9]), size=2),
+                                [0, 0])
+  assert jnp.union1d(np.array([1, 2]), np.array([1.0, 2.0])).dtype == np.float32
+  r = jnp.isin(np.array([[1, 2], [3, 4]]), np.array([2.0, 4.0]))
+  assert r.shape == (2, 2) and r.dtype == np.bool_
+  with pytest.raises(ValueError, match="method='x' is not implemented"):
+    jnp.isin(a, b, method="x")

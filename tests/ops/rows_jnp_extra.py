@@ -13,6 +13,19 @@ def _normal(*shapes):
   return lambda rng: tuple(rng.standard_normal(s).astype(F32) for s in shapes)
 
 
+def _ints(*shapes, hi=8):
+  return lambda rng: tuple(rng.integers(0, hi, s).astype(np.int32) for s in shapes)
+
+
+def _padded(np_fn, size):
+  """NumPy's result padded to ``size`` with JAX's default fill."""
+  def ref(a, b):
+    r = np_fn(a, b)
+    fill = 0 if np_fn is np.setdiff1d or r.size == 0 else r[0]
+    return np.concatenate([r, np.full(size, fill, r.dtype)])[:size]
+  return ref
+
+
 ROWS = [
     OpRow("jnp_diff_n2", lambda x: jnp.diff(x, n=2, axis=0), _normal((5, 3)),
           lambda x: np.diff(x, n=2, axis=0), grad=True),
@@ -34,4 +47,15 @@ ROWS = [
     OpRow("jnp_kaiser", lambda beta: jnp.kaiser(6, beta),
           lambda rng: (rng.uniform(1, 5, ()).astype(F32),),
           lambda beta: np.kaiser(6, beta).astype(F32), rtol=1e-4, vmap=False),
+    OpRow("jnp_isin", jnp.isin, _ints((3, 4), (5,)), np.isin),
+    OpRow("jnp_isin_sort", lambda a, b: jnp.isin(a, b, invert=True, method="sort"),
+          _ints((6,), (4,)), lambda a, b: np.isin(a, b, invert=True)),
+    OpRow("jnp_union1d_size", lambda a, b: jnp.union1d(a, b, size=12), _ints((5,), (6,)),
+          _padded(np.union1d, 12)),
+    OpRow("jnp_intersect1d_size", lambda a, b: jnp.intersect1d(a, b, size=6),
+          _ints((7,), (6,)), _padded(np.intersect1d, 6)),
+    OpRow("jnp_setdiff1d_size", lambda a, b: jnp.setdiff1d(a, b, size=6), _ints((7,), (4,)),
+          _padded(np.setdiff1d, 6)),
+    OpRow("jnp_setxor1d_size", lambda a, b: jnp.setxor1d(a, b, size=9), _ints((5,), (5,)),
+          _padded(np.setxor1d, 9)),
 ]
