@@ -171,3 +171,73 @@ def test_set_operations_size_fill_and_jit():
   assert r.shape == (2, 2) and r.dtype == np.bool_
   with pytest.raises(ValueError, match="method='x' is not implemented"):
     jnp.isin(a, b, method="x")
+
+
+# ------------------------------------------------------------- polynomial.py
+def test_polynomial_arithmetic_and_calculus():
+  rng = np.random.default_rng(4)
+  p = rng.standard_normal(5).astype(F32)
+  q = rng.standard_normal(3).astype(F32)
+  x = rng.standard_normal((2, 3)).astype(F32)
+  _close(jnp.polyval(p, x), np.polyval(p, x), rtol=1e-5, dtype=F32)
+  _close(jnp.polyadd(p, q), np.polyadd(p, q), dtype=F32)
+  _close(jnp.polyadd(q, p), np.polyadd(q, p))
+  _close(jnp.polysub(q, p), np.polysub(q, p))
+  _close(jnp.polymul(p, q), np.polymul(p, q), rtol=1e-5)
+  (quot, rem), (quot_np, rem_np) = jnp.polydiv(p, q), np.polydiv(p, q)
+  _close(quot, quot_np, rtol=1e-4, atol=1e-4)
+  # JAX keeps the remainder at len(u) (leading zeros untrimmed), unlike NumPy.
+  assert rem.shape == p.shape
+  _close(rem[-len(rem_np):], rem_np, rtol=1e-4, atol=1e-4)
+  _close(rem[:-len(rem_np)], np.zeros(len(p) - len(rem_np)), atol=1e-4)
+  for m in (0, 1, 2, 6):
+    _close(jnp.polyder(p, m), np.polyder(p, m), rtol=1e-5)
+  k = np.array([0.5, -1.0], F32)
+  _close(jnp.polyint(p, 2, k=k), np.polyint(p, 2, k=k), rtol=1e-5)
+  _close(jnp.polyint(p), np.polyint(p), rtol=1e-5)
+  # Dtypes from JAX 0.10.2: polyval/polyadd/polysub keep ints; the rest go inexact.
+  ip, iq = np.array([1, 2, 3]), np.array([1, 2])
+  assert jnp.polyval(ip, 2).dtype == np.int32 and int(jnp.polyval(ip, 2)) == 11
+  assert not jnp.polyval(p, 2.0).weak_type
+  assert jnp.polysub(ip, iq).dtype == np.int32
+  assert jnp.polymul(ip, iq).dtype == np.float32
+  _close(jnp.polyder(np.array([1, 2, 3, 4]), 2), [6.0, 4.0], dtype=F32)
+  _close(jnp.polyint(ip, 2, k=3), [1 / 12, 1 / 3, 1.5, 3.0, 3.0], dtype=F32)
+  with pytest.raises(ValueError, match="Order of derivative must be positive"):
+    jnp.polyder(p, -1)
+  q_, r_ = jnp.polydiv(np.array([1.0, 3, 2]), np.array([1.0, 1]), trim_leading_zeros=True)
+  _close(q_, [1.0, 2.0])
+  assert r_.shape == (0,)
+  _close(openjax.jit(jnp.polyval)(p, x), np.polyval(p, x), rtol=1e-5)
+  _close(openjax.grad(lambda c: jnp.polyval(c, 1.5))(p), 1.5 ** np.arange(4, -1, -1), rtol=1e-5)
+
+
+def test_poly_roots_polyfit():
+  z = np.array([1.0, -2.0, 0.5], F32)
+  _close(jnp.poly(z), np.poly(z), dtype=F32)
+  assert jnp.poly(np.array([1, 2])).dtype == np.float32
+  a = np.array([[1.0, 2.0], [3.0, 4.0]], F32)
+  _close(jnp.poly(a), np.poly(a), rtol=1e-4, atol=1e-4)
+  r = jnp.roots(np.array([0.0, 1.0, -3.0, 2.0], F32))
+  assert r.dtype == np.complex64
+  _close(np.sort_complex(np.asarray(r)), [1.0, 2.0], rtol=1e-5)
+  # strip_zeros=False keeps the length and reports one NaN per leading zero.
+  r = np.asarray(jnp.roots(np.array([0.0, 1.0, -3.0, 2.0], F32), strip_zeros=False))
+  assert r.shape == (3,) and np.isnan(r[2]) and np.allclose(np.sort_complex(r[:2]), [1, 2])
+  assert jnp.roots(np.array([3.0])).shape == (0,)
+  with pytest.raises(openjax.errors.ConcretizationTypeError):
+    openjax.jit(jnp.roots)(np.array([1.0, 2.0]))
+  rng = np.random.default_rng(5)
+  x = np.linspace(-1, 1, 12).astype(F32)
+  y = (2 * x ** 2 - x + 0.5 + 0.01 * rng.standard_normal(12)).astype(F32)
+  _close(jnp.polyfit(x, y, 2), np.polyfit(x, y, 2), rtol=1e-4, atol=1e-5)
+  w = rng.uniform(0.5, 1.5, 12).astype(F32)
+  _close(jnp.polyfit(x, y, 3, w=w), np.polyfit(x, y, 3, w=w), rtol=1e-3, atol=1e-4)
+  y2 = np.stack([y, -y], axis=1)
+  _close(jnp.polyfit(x, y2, 1), np.polyfit(x, y2, 1), rtol=1e-4, atol=1e-5)
+  c, v = jnp.polyfit(x, y, 2, cov=True)
+  c_np, v_np = np.polyfit(x, y, 2, cov=True)
+  _close(v, v_np, rtol=2e-2, atol=1e-7)
+  _close(openjax.jit(lambda x, y: jnp.polyfit(x, y, 2))(x, y), c_np, rtol=1e-4, atol=1e-5)
+  with pytest.raises(ValueError, match="expected deg >= 0"):
+    jnp.polyfit(x, y, -1)

@@ -20,3 +20,4 @@ from openjax.numpy import fft  # noqa: F401,E402 - the jnp.fft submodule
 from openjax._src.numpy.stats import *  # noqa: F401,F403
 from openjax._src.numpy.windows import *  # noqa: F401,F403
 from openjax._src.numpy.setops import *  # noqa: F401,F403
+from openjax._src.numpy.polynomial import *  # noqa: F401,F403

@@ -58,4 +58,21 @@ ROWS = [
           _padded(np.setdiff1d, 6)),
     OpRow("jnp_setxor1d_size", lambda a, b: jnp.setxor1d(a, b, size=9), _ints((5,), (5,)),
           _padded(np.setxor1d, 9)),
+    OpRow("jnp_polyval", jnp.polyval, _normal((4,), (3, 2)), np.polyval, grad=True, rtol=1e-5),
+    OpRow("jnp_polymul", jnp.polymul, _normal((4,), (3,)), np.polymul, grad=True, rtol=1e-5),
+    OpRow("jnp_polyadd", jnp.polyadd, _normal((2,), (4,)), np.polyadd, grad=True),
+    OpRow("jnp_polyder", lambda p: jnp.polyder(p, 2), _normal((5,)),
+          lambda p: np.polyder(p, 2), grad=True),
+    OpRow("jnp_polyint", lambda p: jnp.polyint(p, 2), _normal((4,)),
+          lambda p: np.polyint(p, 2), grad=True, rtol=1e-5),
+    OpRow("jnp_polydiv_quotient", lambda u, v: jnp.polydiv(u, v)[0],
+          lambda rng: (rng.standard_normal(5).astype(F32),
+                       np.array([1.5, -0.5], F32) + 0.1 * rng.standard_normal(2).astype(F32)),
+          lambda u, v: np.polydiv(u, v)[0].astype(F32), rtol=1e-4, atol=1e-5),
+    OpRow("jnp_polyfit", lambda x, y: jnp.polyfit(x, y, 2),
+          lambda rng: (np.linspace(-1, 1, 8).astype(F32), rng.standard_normal(8).astype(F32)),
+          lambda x, y: np.polyfit(x, y, 2).astype(F32), rtol=1e-3, atol=1e-4,
+          # lstsq's SVD loop fails IREE compilation ('scf.while' operand
+          # count mismatch in the lowered while), outside this module.
+          compile=False),
 ]
