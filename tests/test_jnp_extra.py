@@ -241,3 +241,31 @@ def test_poly_roots_polyfit():
   _close(openjax.jit(lambda x, y: jnp.polyfit(x, y, 2))(x, y), c_np, rtol=1e-4, atol=1e-5)
   with pytest.raises(ValueError, match="expected deg >= 0"):
     jnp.polyfit(x, y, -1)
+
+
+# ------------------------------------------------------------- index_tricks.py
+def test_index_tricks_match_numpy():
+  a, b = np.array([1, 2]), np.array([3, 4])
+  cases = [
+      (jnp.r_[1:3, 5, a], np.r_[1:3, 5, a]),
+      (jnp.c_[a, b], np.c_[a, b]),
+      (jnp.c_[np.array([[1, 2]]), 3, 4], np.c_[np.array([[1, 2]]), 3, 4]),
+      (jnp.r_["0,2", a, b], np.r_["0,2", a, b]),
+      (jnp.r_["-1,2,0", a, b], np.r_["-1,2,0", a, b]),
+      (jnp.r_["r", a, 3], np.r_["r", a, 3]),
+      (jnp.r_["c", a, 3], np.r_["c", a, 3]),
+      (jnp.mgrid[0:2, 0:3], np.mgrid[0:2, 0:3]),
+      (jnp.mgrid[0:4], np.mgrid[0:4]),
+  ]
+  for got, want in cases:
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got, want)
+  _close(jnp.r_[0:1:4j, 2.5], np.r_[0:1:4j, 2.5], dtype=F32)
+  _close(jnp.mgrid[0:1:3j, 0:2], np.mgrid[0:1:3j, 0:2], dtype=F32)
+  og, og_np = jnp.ogrid[0:2, 0:3:0.5], np.ogrid[0:2, 0:3:0.5]
+  assert isinstance(og, list) and len(og) == 2
+  for got, want in zip(og, og_np):
+    _close(got, want, dtype=F32)   # JAX 0.10.2: float32 (2, 1) and (1, 6)
+  assert jnp.s_[1:2, ::3] == np.s_[1:2, ::3] and jnp.index_exp[2:] == (slice(2, None),)
+  with pytest.raises(ValueError, match="string directive"):
+    jnp.r_[a, "0,2"]
