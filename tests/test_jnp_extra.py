@@ -269,3 +269,27 @@ def test_index_tricks_match_numpy():
   assert jnp.s_[1:2, ::3] == np.s_[1:2, ::3] and jnp.index_exp[2:] == (slice(2, None),)
   with pytest.raises(ValueError, match="string directive"):
     jnp.r_[a, "0,2"]
+
+
+# ------------------------------------------------------------- bits.py
+def test_packbits_unpackbits():
+  x = np.random.default_rng(6).integers(0, 3, (3, 11)).astype(np.int32)
+  for axis in (None, 0, 1):
+    for order in ("big", "little"):
+      packed = np.packbits(x, axis, bitorder=order)
+      got = jnp.packbits(x, axis, order)
+      assert got.dtype == np.uint8
+      np.testing.assert_array_equal(got, packed)
+      for count in (None, 5, -3):
+        np.testing.assert_array_equal(jnp.unpackbits(packed, axis, count, order),
+                                      np.unpackbits(packed, axis, count, bitorder=order))
+  np.testing.assert_array_equal(jnp.unpackbits(np.array([5], np.uint8), count=12),
+                                np.unpackbits(np.array([5], np.uint8), count=12))
+  np.testing.assert_array_equal(jnp.packbits(x.astype(bool)), np.packbits(x.astype(bool)))
+  np.testing.assert_array_equal(openjax.jit(jnp.packbits)(x), np.packbits(x))
+  with pytest.raises(TypeError, match="integer or boolean"):
+    jnp.packbits(x.astype(F32))
+  with pytest.raises(TypeError, match="unsigned byte"):
+    jnp.unpackbits(x)
+  with pytest.raises(ValueError, match="'order' must be either 'little' or 'big'"):
+    jnp.packbits(x, bitorder="middle")

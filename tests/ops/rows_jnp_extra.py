@@ -75,4 +75,9 @@ ROWS = [
           # lstsq's SVD loop fails IREE compilation ('scf.while' operand
           # count mismatch in the lowered while), outside this module.
           compile=False),
+    OpRow("jnp_packbits", lambda x: jnp.packbits(x, axis=-1), _ints((3, 13), hi=2),
+          lambda x: np.packbits(x, axis=-1)),
+    OpRow("jnp_unpackbits", lambda x: jnp.unpackbits(x, axis=0, bitorder="little"),
+          lambda rng: (rng.integers(0, 256, (2, 3)).astype(np.uint8),),
+          lambda x: np.unpackbits(x, axis=0, bitorder="little")),
 ]
