@@ -293,3 +293,49 @@ def test_packbits_unpackbits():
     jnp.unpackbits(x)
   with pytest.raises(ValueError, match="'order' must be either 'little' or 'big'"):
     jnp.packbits(x, bitorder="middle")
+
+
+# ------------------------------------------------------------- index_tricks.py updates
+def _np_inplace(fn, a, *args, **kw):
+  out = np.array(a)
+  fn(out, *args, **kw)
+  return out
+
+
+def test_functional_put_place_fill_diagonal():
+  z = np.zeros((5, 3), F32)
+  np.testing.assert_array_equal(jnp.fill_diagonal(z, np.array([1.0, 2.0]), inplace=False),
+                                _np_inplace(np.fill_diagonal, z, np.array([1.0, 2.0])))
+  cube = np.zeros((3, 3, 3), np.int32)
+  np.testing.assert_array_equal(jnp.fill_diagonal(cube, 7, inplace=False),
+                                _np_inplace(np.fill_diagonal, cube, 7))
+  a = np.arange(6)
+  ind, v = np.array([1, 4, -1]), np.array([10, 20])
+  for mode in (None, "clip", "wrap"):
+    want = _np_inplace(np.put, a, ind, v, mode=mode or "raise")
+    np.testing.assert_array_equal(jnp.put(a, ind, v, mode=mode, inplace=False), want)
+  # JAX 0.10.2 drops out-of-range indices by default (golden: [0 10 2 3 4 10]).
+  np.testing.assert_array_equal(jnp.put(a, np.array([1, 7, -1]), v, inplace=False),
+                                [0, 10, 2, 3, 4, 10])
+  m = np.arange(6).reshape(2, 3) % 2 == 0
+  b = np.arange(6).reshape(2, 3)
+  np.testing.assert_array_equal(jnp.place(b, m, np.array([10, 20]), inplace=False),
+                                _np_inplace(np.place, b, m, np.array([10, 20])))
+  np.testing.assert_array_equal(
+      openjax.jit(lambda b, m: jnp.place(b, m, np.array([10, 20]), inplace=False))(b, m),
+      _np_inplace(np.place, b, m, np.array([10, 20])))
+  idx = np.array([[0], [2]])
+  np.testing.assert_array_equal(jnp.put_along_axis(b, idx, 9, 1, inplace=False),
+                                _np_inplace(np.put_along_axis, b, idx, 9, 1))
+  idx0 = np.array([[1, 0, 1]])
+  vals = np.array([[5, 6, 7]])
+  np.testing.assert_array_equal(jnp.put_along_axis(b, idx0, vals, 0, inplace=False),
+                                _np_inplace(np.put_along_axis, b, idx0, vals, 0))
+  np.testing.assert_array_equal(
+      jnp.put_along_axis(b, np.array([[0], [5]]), 9, 1, inplace=False), [[9, 1, 2], [3, 4, 5]])
+  for fn, args in [(jnp.put, (a, ind, v)), (jnp.place, (b, m, v)),
+                   (jnp.put_along_axis, (b, idx, 9, 1))]:
+    with pytest.raises(ValueError, match="cannot modify arrays in-place"):
+      fn(*args)
+  with pytest.raises(NotImplementedError, match="must use inplace=False"):
+    jnp.fill_diagonal(z, 1.0)

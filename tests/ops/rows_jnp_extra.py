@@ -80,4 +80,23 @@ ROWS = [
     OpRow("jnp_unpackbits", lambda x: jnp.unpackbits(x, axis=0, bitorder="little"),
           lambda rng: (rng.integers(0, 256, (2, 3)).astype(np.uint8),),
           lambda x: np.unpackbits(x, axis=0, bitorder="little")),
+    OpRow("jnp_put_along_axis",
+          lambda a, i: jnp.put_along_axis(a, i, 2.5, 1, inplace=False),
+          lambda rng: (rng.standard_normal((3, 4)).astype(F32),
+                       rng.integers(0, 4, (3, 1)).astype(np.int32)),
+          lambda a, i: _put_along_axis_ref(a, i), vmap=False),
+    OpRow("jnp_fill_diagonal", lambda a: jnp.fill_diagonal(a, 3.0, inplace=False),
+          _normal((4, 3)), lambda a: _fill_diagonal_ref(a), grad=True),
 ]
+
+
+def _put_along_axis_ref(a, i):
+  out = a.copy()
+  np.put_along_axis(out, i, 2.5, 1)
+  return out
+
+
+def _fill_diagonal_ref(a):
+  out = a.copy()
+  np.fill_diagonal(out, 3.0)
+  return out

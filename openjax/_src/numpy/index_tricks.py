@@ -13,9 +13,10 @@ from openjax._src.numpy import util
 from openjax._src.numpy.creation import array, asarray
 from openjax._src.numpy.ranges import arange, linspace, meshgrid
 from openjax._src.numpy.shape_joining import concatenate, stack
-from openjax._src.numpy.shape_reshaping import moveaxis
+from openjax._src.numpy.shape_reshaping import moveaxis, ravel
 
-__all__ = ["mgrid", "ogrid", "r_", "c_", "s_", "index_exp"]
+__all__ = ["mgrid", "ogrid", "r_", "c_", "s_", "index_exp", "fill_diagonal", "put", "place",
+           "put_along_axis"]
 
 s_ = np.s_
 index_exp = np.index_exp
@@ -133,3 +134,111 @@ def _promote_rank(arr, ndmin: int, trans1d: int):
 
 r_ = _Concatenator(0, 1, -1, "r_")
 c_ = _Concatenator(-1, 2, 0, "c_")
+
+
+# ------------------------------------------------- functional in-place updates
+# NumPy's put/place/fill_diagonal/put_along_axis modify their argument; JAX
+# arrays are immutable, so these return the updated array and require
+# inplace=False, raising JAX's errors otherwise.
+def _immutable_error(name: str) -> ValueError:
+  return ValueError(f"jax.numpy.{name} cannot modify arrays in-place, because JAX arrays are "
+                    "immutable. Pass inplace=False to instead return an updated array.")
+
+
+def _cycled(values, n: int):
+  """The flattened ``values`` repeated cyclically to length ``n``."""
+  flat = ravel(values)
+  if flat.shape[0] == n:
+    return flat
+  return flat[arange(n) % flat.shape[0]]
+
+
+def fill_diagonal(a, val, wrap=False, *, inplace=True):
+  """``a`` with its main diagonal set to ``val`` (repeated cyclically); needs
+  ``inplace=False``. ``wrap`` is not supported (as in JAX)."""
+  if inplace:
+    raise NotImplementedError("JAX arrays are immutable, must use inplace=False")
+  if wrap:
+    raise NotImplementedError("wrap=True is not implemented, must use wrap=False")
+  a, val = util.ensure_arraylike("fill_diagonal", a, val)
+  if a.ndim < 2:
+    raise ValueError("array must be at least 2-d")
+  if a.ndim > 2 and len(set(a.shape)) != 1:
+    raise ValueError("All dimensions of input must be of equal length")
+  n = min(a.shape)
+  idx = arange(n)
+  if val.size == 0:
+    return a
+  return asarray(a).at[(idx,) * a.ndim].set(_cycled(val, n))
+
+
+def put(a, ind, v, mode=None, *, inplace=True):
+  """The flattened ``a`` with ``v`` (repeated cyclically) written at ``ind``,
+  reshaped back; needs ``inplace=False``. ``mode``: None drops out-of-range
+  indices, ``'clip'`` clips them, ``'wrap'`` wraps them around."""
+  if inplace:
+    raise _immutable_error("put")
+  a, ind, v = util.ensure_arraylike("put", a, ind, v)
+  flat = ravel(a)
+  ind = ravel(ind)
+  if ind.size == 0 or v.size == 0 or flat.size == 0:
+    return a
+  vals = _cycled(v, ind.shape[0])
+  size = flat.shape[0]
+  if mode is None:
+    scatter_mode = "drop"
+  elif mode == "clip":
+    ind, scatter_mode = ind.clip(0, size - 1), "promise_in_bounds"
+  elif mode == "wrap":
+    ind, scatter_mode = ind % size, "promise_in_bounds"
+  else:
+    raise ValueError(f"jnp.put: mode={mode!r} is not supported; use None, 'clip' or 'wrap'.")
+  return asarray(flat).at[ind].set(vals, mode=scatter_mode).reshape(a.shape)
+
+
+def place(arr, mask, vals, *, inplace=True):
+  """``arr`` with the positions where ``mask`` is true filled, in order, by
+  ``vals`` (repeated cyclically); needs ``inplace=False``."""
+  if inplace:
+    raise _immutable_error("place")
+  arr, mask, vals = util.ensure_arraylike("place", arr, mask, vals)
+  flat, flat_mask, flat_vals = ravel(arr), ravel(mask).astype(bool), ravel(vals)
+  if flat_vals.size == 0:
+    return arr
+  from openjax._src.numpy.misc import where  # noqa: PLC0415 - misc imports creation
+  from openjax._src.numpy.reductions import cumsum  # noqa: PLC0415
+  pos = (cumsum(flat_mask, dtype=np.int32) - 1) % flat_vals.shape[0]
+  fill = flat_vals[pos].astype(flat.dtype)
+  return where(flat_mask, fill, flat).reshape(arr.shape)
+
+
+def put_along_axis(arr, indices, values, axis, inplace=True, *, mode=None):
+  """``arr`` with ``values`` written at ``indices`` along ``axis`` (the
+  counterpart of ``take_along_axis``); needs ``inplace=False``.
+  Out-of-range indices are dropped unless ``mode`` says otherwise."""
+  if inplace:
+    raise _immutable_error("put_along_axis")
+  arr, indices = util.ensure_arraylike("put_along_axis", arr, indices)
+  if axis is None:
+    if indices.ndim != 1:
+      raise ValueError("when axis=None, `indices` must have a single dimension.")
+    arr_shape = arr.shape
+    return put_along_axis(ravel(arr), indices, values, 0, inplace=False,
+                          mode=mode).reshape(arr_shape)
+  axis = util.canonicalize_axis(axis, arr.ndim)
+  if indices.ndim != arr.ndim:
+    raise ValueError("indices and arr must have the same number of dimensions; "
+                     f"got {indices.ndim} vs {arr.ndim}")
+  idx = []
+  bshape = np.broadcast_shapes(indices.shape, tuple(
+      1 if d == axis else arr.shape[d] for d in range(arr.ndim)))
+  for d in range(arr.ndim):
+    if d == axis:
+      idx.append(indices)
+    else:
+      grid_shape = [1] * arr.ndim
+      grid_shape[d] = arr.shape[d]
+      idx.append(arange(arr.shape[d]).reshape(grid_shape))
+  from openjax._src.numpy.shape_reshaping import broadcast_to  # noqa: PLC0415
+  idx = tuple(broadcast_to(i, bshape) for i in idx)
+  return asarray(arr).at[idx].set(values, mode="drop" if mode is None else mode)
