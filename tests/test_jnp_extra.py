@@ -244,6 +244,8 @@ def test_poly_roots_polyfit():
 
 
 # ------------------------------------------------------------- index_tricks.py
+# NumPy's "r"/"c" directives build np.matrix, which warns; jnp returns arrays.
+@pytest.mark.filterwarnings("ignore:the matrix subclass:PendingDeprecationWarning")
 def test_index_tricks_match_numpy():
   a, b = np.array([1, 2]), np.array([3, 4])
   cases = [
