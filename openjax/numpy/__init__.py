@@ -23,3 +23,4 @@ from openjax._src.numpy.setops import *  # noqa: F401,F403
 from openjax._src.numpy.polynomial import *  # noqa: F401,F403
 from openjax._src.numpy.index_tricks import *  # noqa: F401,F403
 from openjax._src.numpy.bits import *  # noqa: F401,F403
+from openjax._src.numpy.histograms import *  # noqa: F401,F403
