@@ -242,6 +242,30 @@ _lock = threading.Lock()
 _inflight: dict[str, threading.Event] = {}
 
 
+def _memory_hit(key: str) -> bytes | None:
+  """The memory cache's entry (marked recently used), or None. Hold _lock."""
+  hit = _memory.get(key)
+  if hit is not None:
+    _memory.move_to_end(key)
+    stats["memory_hits"] += 1
+  return hit
+
+
+def _disk_hit(key: str) -> bytes | None:
+  directory = cache_dir()
+  vmfb = _disk_read(directory, key) if directory else None
+  if vmfb is not None:
+    stats["disk_hits"] += 1
+  return vmfb
+
+
+def _remember(key: str, vmfb: bytes) -> None:
+  with _lock:
+    _memory[key] = vmfb
+    if len(_memory) > _MEMORY_ENTRIES:
+      _memory.popitem(last=False)
+
+
 def compile_module(text: str, *, name: str = "module",
                    compiler_options: dict | None = None) -> tuple[str, bytes]:
   """Compile StableHLO ``text``; returns ``(cache key, vmfb bytes)``.
@@ -253,10 +277,8 @@ def compile_module(text: str, *, name: str = "module",
   key = cache_key(text, flags)
   while True:
     with _lock:
-      hit = _memory.get(key)
+      hit = _memory_hit(key)
       if hit is not None:
-        _memory.move_to_end(key)
-        stats["memory_hits"] += 1
         return key, hit
       event = _inflight.get(key)
       if event is None:
@@ -264,21 +286,16 @@ def compile_module(text: str, *, name: str = "module",
         break
     event.wait()   # another thread compiles it; then read the memory cache
   try:
-    directory = cache_dir()
-    vmfb = _disk_read(directory, key) if directory else None
-    if vmfb is not None:
-      stats["disk_hits"] += 1
-    else:
+    vmfb = _disk_hit(key)
+    if vmfb is None:
       t0 = time.perf_counter()
       vmfb = _compile_in_process(text, flags, name)
       stats["compiles"] += 1
       stats["compile_seconds"] += time.perf_counter() - t0
+      directory = cache_dir()
       if directory:
         _disk_write(directory, key, vmfb)
-    with _lock:
-      _memory[key] = vmfb
-      if len(_memory) > _MEMORY_ENTRIES:
-        _memory.popitem(last=False)
+    _remember(key, vmfb)
     return key, vmfb
   finally:
     with _lock:
@@ -290,24 +307,15 @@ def lookup_module(text: str, *, compiler_options: dict | None = None
                   ) -> tuple[str, bytes] | None:
   """``(cache key, vmfb)`` when ``text`` is already compiled (in memory or on
   disk), else None; never compiles."""
-  flags = compile_flags(text, compiler_options)
-  key = cache_key(text, flags)
+  key = cache_key(text, compile_flags(text, compiler_options))
   with _lock:
-    hit = _memory.get(key)
-    if hit is not None:
-      _memory.move_to_end(key)
-      stats["memory_hits"] += 1
-      return key, hit
-  directory = cache_dir()
-  vmfb = _disk_read(directory, key) if directory else None
-  if vmfb is None:
-    return None
-  stats["disk_hits"] += 1
-  with _lock:
-    _memory[key] = vmfb
-    if len(_memory) > _MEMORY_ENTRIES:
-      _memory.popitem(last=False)
-  return key, vmfb
+    hit = _memory_hit(key)
+  if hit is None:
+    hit = _disk_hit(key)
+    if hit is None:
+      return None
+    _remember(key, hit)
+  return key, hit
 
 
 def clear_memory_cache() -> None:
