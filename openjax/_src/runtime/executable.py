@@ -107,11 +107,7 @@ class Executable:
       # import, donate or alias-check (see _enable_fast_inline). Written out
       # in place (no helper calls): this is the whole cost of a tiny call.
       idev, context, fn = fast
-      try:
-        idle = idev.sem.query() >= idev.timepoint
-      except Exception:  # noqa: BLE001 - failed timeline: the general path resets it
-        idle = False
-      if idle and _default[1] is idev:
+      if _default[1] is idev and idev.idle():
         lst = _VariantList(len(args) + 2)
         for x in args:
           if type(x) is not Array or x._idev is not idev or x._device is not None or x._deleted:
