@@ -19,7 +19,8 @@ from openjax._src import tree_util
 from openjax._src.api.shapes import ShapeDtypeStruct, abstractify, to_shape_dtype_struct
 from openjax._src.config import _env_bool, config
 from openjax._src.api.aot import Lowered
-from openjax._src.core import ClosedJaxpr, Jaxpr, Tracer, eval_jaxpr, eval_trace, trace_state
+from openjax._src.core import (ClosedJaxpr, Jaxpr, Tracer, eval_jaxpr, eval_trace, trace_state,
+                               use_xla_kernels)
 from openjax._src.interpreters.staging import DebugInfo, flat_arg_names, trace_to_jaxpr
 from openjax._src.primitives.closed_call import jit_executor, jit_p
 from openjax._src.primitives.collectives import current_axis_env, extend_axis_env
@@ -162,7 +163,8 @@ class JitWrapped:
 
   def __init__(self, fun: Callable, *, static_argnums=None, static_argnames=None,
                donate_argnums=None, donate_argnames=None, keep_unused=False,
-               inline=False, compiler_options=None, name=None, tiered=None, eager=False):
+               inline=False, compiler_options=None, name=None, tiered=None, eager=False,
+               xla_kernels=False):
     if not callable(fun):
       raise TypeError(f"Expected a callable value, got {fun!r}")
     self.fun = fun
@@ -181,6 +183,9 @@ class JitWrapped:
     # computes (LAPACK decompositions): outside any transformation they run
     # op by op; traced, they stage a jit call as JAX does.
     self.eager = eager
+    # True for jax.random's samplers: evaluated and lowered with XLA:CPU's
+    # float kernels (core.kernels), so their bits are JAX's.
+    self.xla_kernels = xla_kernels
     self.name = name or getattr(fun, "__name__", type(fun).__name__)
     self._cache: dict = {}
     # Fast path for the common call: positional Array arguments only, no
@@ -307,12 +312,14 @@ class JitWrapped:
           outs = entry.executable.execute(args)
           return outs[0] if entry.single else tree_util.tree_unflatten(entry.out_tree, outs)
     if config.read("jax_disable_jit") or (self.eager and trace_state.trace is eval_trace):
-      return self.fun(*args, **kwargs)
+      with use_xla_kernels(self.xla_kernels):
+        return self.fun(*args, **kwargs)
     entry, leaves, in_tree = self._get_entry(args, kwargs)
     if trace_state.trace is eval_trace and not entry.hoisted and _compiling():
       ex = entry.executable or self._executable(entry, in_tree, len(leaves))
       if ex is None:   # compiling in the background: interpret this call
-        with config.override("openjax_executor", "interpreter"):
+        with config.override("openjax_executor", "interpreter"), \
+             use_xla_kernels(self.xla_kernels):
           return entry.unflatten(eval_jaxpr(entry.closed_jaxpr.jaxpr,
                                             entry.closed_jaxpr.consts, *leaves))
       if fast_key is not None:
@@ -322,7 +329,8 @@ class JitWrapped:
       return entry.unflatten(ex.execute(leaves))
     outs = jit_p.bind(*entry.hoisted, *leaves, jaxpr=entry.closed_jaxpr, name=self.name,
                       donated_invars=self._donated_invars(entry, in_tree, len(leaves)),
-                      keep_unused=self.keep_unused, inline=self.inline)
+                      keep_unused=self.keep_unused, inline=self.inline,
+                      **({"xla_kernels": True} if self.xla_kernels else {}))
     return entry.unflatten(outs)
 
   def _executable(self, entry, in_tree, n_leaves):
@@ -348,8 +356,9 @@ class JitWrapped:
 
   def _lower_entry(self, entry, in_tree, n_leaves):
     if entry.lowered is None:
-      entry.lowered = lower_closed_jaxpr(entry.closed_jaxpr, self.name,
-                                         self._donated_invars(entry, in_tree, n_leaves))
+      with use_xla_kernels(self.xla_kernels):
+        entry.lowered = lower_closed_jaxpr(entry.closed_jaxpr, self.name,
+                                           self._donated_invars(entry, in_tree, n_leaves))
     return entry.lowered
 
   def _compile_entry(self, entry, in_tree, n_leaves):
@@ -426,7 +435,7 @@ def jit(fun: Callable | None = None, *, static_argnums=None, static_argnames=Non
         donate_argnums=None, donate_argnames=None, keep_unused: bool = False,
         device=None, backend=None, inline: bool = False, abstracted_axes=None,
         compiler_options=None, in_shardings=None, out_shardings=None, _tiered=None,
-        _eager=False):
+        _eager=False, _xla_kernels=False):
   """Compile ``fun`` with the JAX semantics of ``jax.jit``.
 
   ``fun`` is traced once per combination of argument pytree structure, shapes,
@@ -443,11 +452,12 @@ def jit(fun: Callable | None = None, *, static_argnums=None, static_argnames=Non
                              inline=inline, abstracted_axes=abstracted_axes,
                              compiler_options=compiler_options,
                              in_shardings=in_shardings, out_shardings=out_shardings,
-                             _tiered=_tiered, _eager=_eager)
+                             _tiered=_tiered, _eager=_eager, _xla_kernels=_xla_kernels)
   return JitWrapped(fun, static_argnums=static_argnums, static_argnames=static_argnames,
                     donate_argnums=donate_argnums, donate_argnames=donate_argnames,
                     keep_unused=keep_unused, inline=inline,
-                    compiler_options=compiler_options, tiered=_tiered, eager=_eager)
+                    compiler_options=compiler_options, tiered=_tiered, eager=_eager,
+                    xla_kernels=_xla_kernels)
 
 
 def clear_caches() -> None:

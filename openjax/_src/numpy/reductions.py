@@ -22,6 +22,7 @@ from openjax._src.numpy import util
 from openjax._src.numpy.ufuncs_eager import (NUMPY_DTYPES, eager_value, remember, run_quiet,
                                              wrap_result)
 from openjax._src.primitives.convert import convert_numpy
+from openjax._src.primitives.elementwise import true_divide
 
 __all__ = [
     "sum", "prod", "max", "min", "amax", "amin", "all", "any", "mean", "var", "std", "ptp",
@@ -307,7 +308,7 @@ def _eager_reduce(kind, a, axis, keepdims, promote_integers=True):
   if keep_shape is not None:
     out = np.asarray(out).reshape(keep_shape)
   if divisor is not None:   # mean: div_p's impl for inexact dtypes
-    out = run_quiet(np.true_divide, out, divisor)
+    out = run_quiet(true_divide, out, divisor)
   if to_result is not None:
     out = convert_numpy(np.asarray(out), to_result)
   return wrap_result(out, out_aval)

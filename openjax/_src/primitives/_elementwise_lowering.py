@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from openjax._src import dtypes
+from openjax._src.core import xla_kernels
 from openjax._src.lowering.builder import enum_attr
 from openjax._src.lowering.mlir_types import split_tensor_type
 from openjax._src.primitives.convert import lower_convert
@@ -356,6 +357,10 @@ def div_rule(ctx, x, y):
   if dtypes.kind(dt) == "c":
     return [complex_div(ctx, *operands_to_out(ctx, [x, y]), dt)]
   if dtypes.kind(dt) not in "iu":
+    if dt in (F32, np.dtype(np.float64)) and ctx.avals_in[1].shape != ctx.avals_out[0].shape:
+      # XLA's a / broadcast(b) -> a * broadcast(1 / b) (elementwise.true_divide).
+      recip = op(ctx, "stablehlo.divide", [const_like(ctx, y, 1, dt), y])
+      return binary("stablehlo.multiply")(ctx, x, recip)
     return binary("stablehlo.divide")(ctx, x, y)
   x, y = operands_to_out(ctx, [x, y])
   zero, safe = _int_div_guard(ctx, x, y, dt)
@@ -545,7 +550,14 @@ def real_pow(ctx, x, y, dt):
   (negative x: odd integer y -> negative, non-integer y -> NaN)."""
   f = lambda name, *xs: op(ctx, f"stablehlo.{name}", list(xs))  # noqa: E731
   c = lambda v: const_like(ctx, x, v, dt)  # noqa: E731
-  mag = f("power", f("abs", x), y)
+  if xla_kernels.get() and np.dtype(dt) == F32:
+    # jax.random's bodies: XLA:CPU calls the C library's powf, which works in
+    # float64 (IREE's float32 power is exp(y log x) in float32).
+    f64 = np.dtype(np.float64)
+    mag = op(ctx, "stablehlo.convert", [f("power", op(ctx, "stablehlo.convert", [f("abs", x)], f64),
+                                          op(ctx, "stablehlo.convert", [y], f64))], dt)
+  else:
+    mag = f("power", f("abs", x), y)
   y_int = compare(ctx, f("floor", y), y, "EQ", dt)
   y_odd = op(ctx, "stablehlo.and", [y_int, compare(ctx, f("abs", f("remainder", y, c(2))), c(1),
                                                    "EQ", dt)])

@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from openjax._src import dtypes
+from openjax._src.core import xla_kernels
 from openjax._src.primitives import _xla_lowering as XL
 from openjax._src.primitives._elementwise_lowering import (
     F32, compare, complex_abs, complex_div, compute_dtype, conj_rule, const_like, copysign,
@@ -45,6 +46,9 @@ def exp_rule(ctx, x, **params):
   dt = ctx.avals_in[0].dtype
   if dtypes.kind(dt) == "c":
     return [complex_exp(ctx, x, dt)]
+  if xla_kernels.get() and compute_dtype(dt) == F32:
+    # jax.random's bodies: XLA:CPU's kernel (JAX's bits; IREE's own is ~40% faster).
+    return [downcast(ctx, XL.exp_f32(XL.V(ctx, upcast(ctx, x, dt), F32)).v, dt)]
   return unary("stablehlo.exponential")(ctx, x)
 
 
@@ -241,6 +245,10 @@ def atan2_rule(ctx, x, y):
 def log1p_rule(ctx, x, **params):
   dt = ctx.avals_in[0].dtype
   if dtypes.kind(dt) != "c":
+    cdt = compute_dtype(dt)
+    if xla_kernels.get() and cdt in (F32, np.dtype(np.float64)):
+      # jax.random's bodies: XLA:CPU's kernel (JAX's bits).
+      return [downcast(ctx, XL.log1p(XL.V(ctx, upcast(ctx, x, dt), cdt)).v, dt)]
     return unary("stablehlo.log_plus_one")(ctx, x)
   fdt = np.finfo(np.dtype(dt)).dtype   # NumPy's: log(1 + z) by parts
   re, im = parts(ctx, x, dt)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Callable
 
 from openjax._src.core import (ClosedJaxpr, Primitive, eval_jaxpr, jaxpr_transforms, pp_eqn,
-                               set_current_trace)
+                               set_current_trace, use_xla_kernels)
 from openjax._src.primitives.ad_util import (Zero, instantiate_zeros, is_undefined_primal,
                                              tangent_aval)
 
@@ -30,18 +30,20 @@ jit_executor = _JitExecutor()
 
 @jit_p.def_impl
 def _jit_impl(*args, jaxpr: ClosedJaxpr, name: str, donated_invars: tuple = (),
-              keep_unused: bool = False, inline: bool = False):
-  run = jit_executor.run
-  if run is not None:
-    outs = run(jaxpr, name, donated_invars, args)
-    if outs is not None:
-      return outs
-  return eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
+              keep_unused: bool = False, inline: bool = False, xla_kernels: bool = False):
+  with use_xla_kernels(xla_kernels):
+    run = jit_executor.run
+    if run is not None:
+      outs = run(jaxpr, name, donated_invars, args)
+      if outs is not None:
+        return outs
+    return eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
 
 
 @jit_p.def_abstract_eval
 def _jit_abstract_eval(*avals, jaxpr: ClosedJaxpr, name: str, donated_invars: tuple = (),
-                       keep_unused: bool = False, inline: bool = False):
+                       keep_unused: bool = False, inline: bool = False,
+                       xla_kernels: bool = False):
   expected = jaxpr.in_avals
   if len(avals) != len(expected):
     raise TypeError(f"jit of {name}: called with {len(avals)} arguments, the jaxpr "
@@ -67,10 +69,11 @@ def _jit_pp(eqn, ctx):
 
 @jit_p.def_lower
 def _jit_lower(ctx, *args, jaxpr: ClosedJaxpr, name: str, donated_invars: tuple = (),
-               keep_unused: bool = False, inline: bool = False):
-  if inline:
-    return ctx.lower_jaxpr_inline(jaxpr, args)
-  symbol = ctx.lower_jaxpr_as_function(jaxpr, name)
+               keep_unused: bool = False, inline: bool = False, xla_kernels: bool = False):
+  with use_xla_kernels(xla_kernels):
+    if inline:
+      return ctx.lower_jaxpr_inline(jaxpr, args)
+    symbol = ctx.lower_jaxpr_as_function(jaxpr, name)
   return ctx.call(symbol, args, ctx.avals_out)
 
 

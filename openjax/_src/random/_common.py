@@ -11,9 +11,10 @@ from openjax._src.api.jit import jit as _api_jit
 from openjax._src.core import get_aval
 from openjax._src.random.keys import canonicalize_shape
 
-# Samplers are jitted as in JAX, but never tiered: a first call run by the
-# interpreter would give other last bits than the compiled calls after it.
-jit = partial(_api_jit, _tiered=False)
+# Samplers are jitted as in JAX, but never tiered (a first call run by the
+# interpreter could give other last bits than the compiled calls after it),
+# and evaluated with XLA:CPU's float kernels (core.kernels): JAX's bits.
+jit = partial(_api_jit, _tiered=False, _xla_kernels=True)
 
 UINT_DTYPES = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: np.dtype(np.uint32),
                64: np.dtype(np.uint64)}
