@@ -106,7 +106,26 @@ def upcast(ctx, x, dtype):
 
 def downcast(ctx, x, dtype):
   cdt = compute_dtype(dtype)
-  return x if cdt == np.dtype(dtype) else lower_convert(ctx, x, cdt, dtype)
+  if cdt == np.dtype(dtype):
+    return x
+  if np.dtype(dtype) == dtypes.bfloat16:
+    # IREE drops a bfloat16 rounding between two float32 computations (28% of
+    # (x * a) * b differed from XLA's, which rounds after every op), so the
+    # value is first rounded to bfloat16 in float32 by its bits; the convert
+    # is then exact, whatever IREE folds.
+    x = _round_to_bfloat16(ctx, x)
+  return lower_convert(ctx, x, cdt, dtype)
+
+
+def _round_to_bfloat16(ctx, x):
+  """Float32 ``x`` rounded to the nearest bfloat16 (ties to even), still float32."""
+  i32 = np.dtype(np.int32)
+  f = lambda name, *xs: op(ctx, f"stablehlo.{name}", list(xs))  # noqa: E731
+  c = lambda v: const_like(ctx, x, v, i32)  # noqa: E731
+  bits = op(ctx, "stablehlo.bitcast_convert", [x], i32)
+  lsb = f("and", f("shift_right_logical", bits, c(16)), c(1))
+  r = f("and", f("add", f("add", bits, c(0x7FFF)), lsb), c(-65536))
+  return select(ctx, is_nan(ctx, x, F32), x, op(ctx, "stablehlo.bitcast_convert", [r], F32))
 
 
 def unsigned_dtype(dt):
