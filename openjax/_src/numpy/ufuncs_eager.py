@@ -115,7 +115,8 @@ BINARY_KERNELS = {
 
 UNARY_KERNELS = {
     lax.neg_p: np.negative, lax.exp_p: _elementwise.exp_kernel, lax.exp2_p: np.exp2,
-    lax.log_p: _elementwise.log_kernel, lax.log1p_p: _elementwise.log1p_kernel, lax.expm1_p: np.expm1, lax.tanh_p: np.tanh, lax.sin_p: np.sin,
+    lax.log_p: _elementwise.log_kernel, lax.log1p_p: _elementwise.log1p_kernel,
+    lax.expm1_p: np.expm1, lax.tanh_p: np.tanh, lax.sin_p: np.sin,
     lax.cos_p: np.cos, lax.tan_p: np.tan, lax.asin_p: np.arcsin, lax.acos_p: np.arccos,
     lax.atan_p: np.arctan, lax.sinh_p: np.sinh, lax.cosh_p: np.cosh,
     lax.asinh_p: np.arcsinh, lax.atanh_p: np.arctanh, lax.sqrt_p: np.sqrt,

@@ -111,21 +111,10 @@ def downcast(ctx, x, dtype):
   if np.dtype(dtype) == dtypes.bfloat16:
     # IREE drops a bfloat16 rounding between two float32 computations (28% of
     # (x * a) * b differed from XLA's, which rounds after every op), so the
-    # value is first rounded to bfloat16 in float32 by its bits; the convert
-    # is then exact, whatever IREE folds.
-    x = _round_to_bfloat16(ctx, x)
+    # value is first rounded to bfloat16 in float32 (reduce_precision, which
+    # IREE keeps); the convert is then exact, whatever IREE folds.
+    x = reduce_precision_rule(ctx, x, exponent_bits=8, mantissa_bits=7)[0]
   return lower_convert(ctx, x, cdt, dtype)
-
-
-def _round_to_bfloat16(ctx, x):
-  """Float32 ``x`` rounded to the nearest bfloat16 (ties to even), still float32."""
-  i32 = np.dtype(np.int32)
-  f = lambda name, *xs: op(ctx, f"stablehlo.{name}", list(xs))  # noqa: E731
-  c = lambda v: const_like(ctx, x, v, i32)  # noqa: E731
-  bits = op(ctx, "stablehlo.bitcast_convert", [x], i32)
-  lsb = f("and", f("shift_right_logical", bits, c(16)), c(1))
-  r = f("and", f("add", f("add", bits, c(0x7FFF)), lsb), c(-65536))
-  return select(ctx, is_nan(ctx, x, F32), x, op(ctx, "stablehlo.bitcast_convert", [r], F32))
 
 
 def unsigned_dtype(dt):
@@ -573,8 +562,8 @@ def real_pow(ctx, x, y, dt):
     # jax.random's bodies: XLA:CPU calls the C library's powf, which works in
     # float64 (IREE's float32 power is exp(y log x) in float32).
     f64 = np.dtype(np.float64)
-    mag = op(ctx, "stablehlo.convert", [f("power", op(ctx, "stablehlo.convert", [f("abs", x)], f64),
-                                          op(ctx, "stablehlo.convert", [y], f64))], dt)
+    wide = f("power", lower_convert(ctx, f("abs", x), dt, f64), lower_convert(ctx, y, dt, f64))
+    mag = lower_convert(ctx, wide, f64, dt)
   else:
     mag = f("power", f("abs", x), y)
   y_int = compare(ctx, f("floor", y), y, "EQ", dt)

@@ -174,7 +174,6 @@ def fl_xla(fn, kernel32, kernel64=None):
   return impl
 
 
-
 def naryop(name: str, impl, accepted, *, result_dtype=None, kind="differentiable",
            out_dtype_param=False, lower=None) -> Primitive:
   """An elementwise primitive of ``len(accepted)`` operands (one dtype class

@@ -47,8 +47,9 @@ def exp_rule(ctx, x, **params):
   if dtypes.kind(dt) == "c":
     return [complex_exp(ctx, x, dt)]
   if xla_kernels.get() and compute_dtype(dt) == F32:
-    # jax.random's bodies: XLA:CPU's kernel (JAX's bits; IREE's own is ~40% faster).
-    return [downcast(ctx, XL.exp_f32(XL.V(ctx, upcast(ctx, x, dt), F32)).v, dt)]
+    # jax.random's bodies: XLA:CPU's kernel (JAX's bits; exp + sum of 10M floats
+    # takes 3.8 ms with it, 2.4 ms with IREE's own).
+    return [XL.lower_kernel(ctx, XL.exp_f32, x)]
   return unary("stablehlo.exponential")(ctx, x)
 
 
@@ -115,7 +116,7 @@ def log_rule(ctx, x, **params):
   if dtypes.kind(dt) != "c":
     if compute_dtype(dt) == F32:
       # XLA:CPU's float32 log, op for op (JAX's bits; as fast as IREE's own).
-      return [downcast(ctx, XL.log_f32(XL.V(ctx, upcast(ctx, x, dt), F32)).v, dt)]
+      return [XL.lower_kernel(ctx, XL.log_f32, x)]
     return unary("stablehlo.log")(ctx, x)
   return [log_rule_complex(ctx, x, dt)]
 
@@ -248,7 +249,7 @@ def log1p_rule(ctx, x, **params):
     cdt = compute_dtype(dt)
     if xla_kernels.get() and cdt in (F32, np.dtype(np.float64)):
       # jax.random's bodies: XLA:CPU's kernel (JAX's bits).
-      return [downcast(ctx, XL.log1p(XL.V(ctx, upcast(ctx, x, dt), cdt)).v, dt)]
+      return [XL.lower_kernel(ctx, XL.log1p, x, cdt)]
     return unary("stablehlo.log_plus_one")(ctx, x)
   fdt = np.finfo(np.dtype(dt)).dtype   # NumPy's: log(1 + z) by parts
   re, im = parts(ctx, x, dt)

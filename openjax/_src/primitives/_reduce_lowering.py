@@ -215,7 +215,6 @@ def reduce(ctx, x: Value, axes: Sequence[int], kind: str, init, in_dtype, out_av
   return lower_convert(ctx, x, acc, out_aval.dtype)
 
 
-
 __all__ = ["acc_dtype", "shape_of", "compare", "binary", "select", "is_nan", "combiner", "order",
            "logaddexp", "scalar_region", "reduce"]
 

@@ -260,10 +260,15 @@ def erf_inv(x):
   return flush_denormals(x * p)
 
 
+def lower_kernel(ctx, kernel, x, cdt=F32):
+  """``kernel`` (one of the emitters above) on ``x``, the rule's operand, in
+  ``cdt``: narrow floats are computed in float32 and rounded back."""
+  dt = np.dtype(ctx.avals_in[0].dtype)
+  return L.downcast(ctx, kernel(V(ctx, L.upcast(ctx, x, dt), cdt)).v, dt)
+
+
 def erf_inv_rule(ctx, x, **params):
   """The lowering of ``erf_inv``: XLA's kernel in float64, or in float32
   (narrow floats computed in float32 and rounded)."""
-  dt = np.dtype(ctx.avals_in[0].dtype)
-  cdt = F64 if dt == F64 else F32
-  out = erf_inv(V(ctx, L.upcast(ctx, x, dt), cdt))
-  return [L.downcast(ctx, out.v, dt)]
+  cdt = F64 if np.dtype(ctx.avals_in[0].dtype) == F64 else F32
+  return [lower_kernel(ctx, erf_inv, x, cdt)]
