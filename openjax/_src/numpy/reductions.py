@@ -21,6 +21,7 @@ from openjax._src.core.trace import eager_config, shaped_array
 from openjax._src.numpy import util
 from openjax._src.numpy.ufuncs_eager import (NUMPY_DTYPES, eager_value, remember, run_quiet,
                                              wrap_result)
+from openjax._src.primitives import _xla_orders as _xo
 from openjax._src.primitives.convert import convert_numpy
 from openjax._src.primitives.elementwise import true_divide
 
@@ -218,6 +219,17 @@ _EAGER_REDUCERS = {"sum": (np.add, lax.reduce_sum_p), "prod": (np.multiply, lax.
                    "mean": (np.add, lax.reduce_sum_p)}
 
 
+class _OrderedAdd:
+  """``np.add``'s ``reduce`` in XLA's summation order (``_xla_orders``)."""
+
+  @staticmethod
+  def reduce(v, axis, dtype):
+    return _xo.ordered_sum(np.asarray(v, dtype), axis)
+
+
+_ORDERED_ADD = _OrderedAdd()
+
+
 def _extremum_identity(kind: str, dt: np.dtype):
   # reduce_max/min's identity for NumPy dtypes (every float type has inf).
   k = dtypes.kind(dt)
@@ -255,6 +267,8 @@ def _eager_plan(kind, a, axis, keepdims, promote_integers):
   if kind != "max" and kind != "min" and dtypes.kind(result_dtype) in "fc":
     computation_dtype = _upcast_f16(result_dtype)
   ufunc, prim = _EAGER_REDUCERS[kind]
+  if ufunc is np.add and _xo.sum_axis(shape, computation_dtype, dims) is not None:
+    ufunc = _ORDERED_ADD     # XLA's summation order, as the impl computes it
   try:
     prim.abstract_eval(ShapedArray(shape, computation_dtype), axes=dims)
   except Exception:  # noqa: BLE001
@@ -268,6 +282,10 @@ def _eager_plan(kind, a, axis, keepdims, promote_integers):
   divisor = None
   if kind == "mean":   # _count's normalizer, a static constant
     divisor = _convert(np.array(_axis_size(a, dims)), computation_dtype)
+    if computation_dtype in (np.float32, np.float64):
+      # JAX's jitted mean divides by a constant: XLA multiplies by its reciprocal.
+      with np.errstate(divide="ignore"):
+        divisor = (np.multiply, np.reciprocal(divisor))
   out_shape = (tuple(1 if i in dims else d for i, d in enumerate(shape)) if keepdims
                else tuple(d for i, d in enumerate(shape) if i not in dims))
   return (None if numeric == in_dtype else numeric,
@@ -307,7 +325,9 @@ def _eager_reduce(kind, a, axis, keepdims, promote_integers=True):
     out = ufunc.reduce(v, axis=dims, **reduce_kwargs)
   if keep_shape is not None:
     out = np.asarray(out).reshape(keep_shape)
-  if divisor is not None:   # mean: div_p's impl for inexact dtypes
+  if type(divisor) is tuple:   # mean: XLA's rewrite of the jitted division
+    out = run_quiet(divisor[0], out, divisor[1])
+  elif divisor is not None:   # mean: div_p's impl for inexact dtypes
     out = run_quiet(true_divide, out, divisor)
   if to_result is not None:
     out = convert_numpy(np.asarray(out), to_result)

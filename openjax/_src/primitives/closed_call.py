@@ -12,6 +12,7 @@ from typing import Callable
 
 from openjax._src.core import (ClosedJaxpr, Primitive, eval_jaxpr, jaxpr_transforms, pp_eqn,
                                set_current_trace, use_xla_kernels)
+from openjax._src.primitives import _xla_rewrites
 from openjax._src.primitives.ad_util import (Zero, instantiate_zeros, is_undefined_primal,
                                              tangent_aval)
 
@@ -37,7 +38,7 @@ def _jit_impl(*args, jaxpr: ClosedJaxpr, name: str, donated_invars: tuple = (),
       outs = run(jaxpr, name, donated_invars, args)
       if outs is not None:
         return outs
-    return eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
+    return eval_jaxpr(_xla_rewrites.rewrite_jaxpr(jaxpr.jaxpr), jaxpr.consts, *args)
 
 
 @jit_p.def_abstract_eval

@@ -12,6 +12,8 @@ from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, array_hooks, get_aval, pp_eqn
 from openjax._src.primitives import ad_util
 from openjax._src.primitives import _reduce_lowering as _lw
+from openjax._src.primitives import _xla_orders as _xo
+from openjax._src.primitives import _xla_orders_lowering as _xol
 from openjax._src.primitives.convert import lower_convert
 from openjax._src.primitives._util import (axes_tuple, check_number, in_float32, quiet,
                                            reduced_shape)
@@ -423,6 +425,8 @@ reduce_sum_p = Primitive("reduce_sum", kind="linear")
 @reduce_sum_p.def_impl
 @quiet
 def _reduce_sum_impl(x, *, axes, out_sharding=None):
+  if _xo.sum_axis(x.shape, x.dtype, axes) is not None:   # XLA's order, JAX's bits
+    return [_xo.ordered_sum(x, axes)]
   xc, dt = in_float32(x)
   return [np.asarray(np.sum(xc, axis=axes, dtype=xc.dtype)).astype(dt)]
 
@@ -458,5 +462,8 @@ def _reduce_sum_batch(vals, dims, *, axes, out_sharding=None):
 
 @reduce_sum_p.def_lower
 def _reduce_sum_lower(ctx, x, *, axes, out_sharding=None):
+  aval = ctx.avals_in[0]
+  if _xo.sum_axis(aval.shape, aval.dtype, axes) is not None:   # XLA's order, JAX's bits
+    return [_xol.lower_ordered_sum(ctx, x, aval.shape, aval.dtype, axes)]
   # ml_dtypes floats accumulate in float32, as the impl does.
   return [_lw.reduce(ctx, x, axes, "add", 0, ctx.avals_in[0].dtype, ctx.avals_out[0])]

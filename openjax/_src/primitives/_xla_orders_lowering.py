@@ -1,0 +1,80 @@
+"""StableHLO for XLA:CPU's summation orders (``_xla_orders`` says which).
+
+IREE reassociates a ``stablehlo.reduce`` whose region is a plain add (the
+compiler runs with ``--iree-llvmcpu-reassociate-fp-reductions``), so the
+ordered sums and fused multiply-add chains reduce two operands at once with
+both results computed from the second accumulator: the first is then no
+reduction IREE recognizes, which keeps it to one in-order loop over the
+reduced axis (measured: bit-identical to the sequential sum and to the chain
+of fused multiply-adds, LLVM contracting the product and the add).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from openjax._src.primitives import _xla_orders as _xo
+
+
+def _in_order(ctx, a, b, dim: int, shape, dtype, step):
+  """``stablehlo.reduce`` of ``(a, b)`` over ``dim`` from +0: each step
+  ``acc = step(acc, x_a, x_b)``, kept in order (see the module docstring)."""
+  out_type = ctx.tensor_type(tuple(d for i, d in enumerate(shape) if i != dim), dtype)
+  t = ctx.tensor_type((), dtype)
+  with ctx.region([t, t, t, t]) as body:
+    _, acc, xa, xb = body.args
+    # Both results are the step from the second accumulator: the first is
+    # then no reduction IREE recognizes, so none of it is reassociated.
+    new = step(acc, xa, xb)
+    ctx.ret([new, new])
+  zero = ctx.constant(np.zeros((), dtype))
+  return ctx.op("stablehlo.reduce", [a, b, zero, zero], [out_type, out_type],
+                attrs={"dimensions": (dim,)}, regions=[body])[0]
+
+
+def _sum_last_in_order(ctx, x, shape, dtype):
+  def step(acc, value, _same):
+    return ctx.op("stablehlo.add", [acc, value], acc.type)
+  return _in_order(ctx, x, x, len(shape) - 1, shape, dtype, step)
+
+
+def lower_ordered_sum(ctx, x, shape, dtype, axes):
+  """``x`` (of ``shape``) summed over ``axes`` in XLA's order."""
+  axis = _xo.sum_axis(shape, dtype, axes)
+  out_shape = tuple(d for i, d in enumerate(shape) if i not in axes)
+  n = shape[axis]
+  if axis != len(shape) - 1:
+    perm = tuple(i for i in range(len(shape)) if i != axis) + (axis,)
+    x = ctx.op("stablehlo.transpose", [x], ctx.tensor_type(tuple(shape[i] for i in perm), dtype),
+               attrs={"permutation": perm})
+  x = ctx.op("stablehlo.reshape", [x], ctx.tensor_type(out_shape + (n,), dtype))
+  if n == 1:
+    return ctx.op("stablehlo.reshape", [x], ctx.tensor_type(out_shape, dtype))
+  zero = ctx.constant(np.zeros((), dtype))
+  rank, m = len(out_shape) + 1, n
+  for windows, low, high in _xo.window_levels(n):
+    padded = out_shape + (windows * _xo.WINDOW,)
+    x = ctx.op("stablehlo.pad", [x, zero], ctx.tensor_type(padded, dtype),
+               attrs={"edge_padding_low": (0,) * (rank - 1) + (low,),
+                      "edge_padding_high": (0,) * (rank - 1) + (high,),
+                      "interior_padding": (0,) * rank})
+    split = out_shape + (windows, _xo.WINDOW)
+    x = ctx.op("stablehlo.reshape", [x], ctx.tensor_type(split, dtype))
+    x = _sum_last_in_order(ctx, x, split, dtype)
+    m = windows
+  return _sum_last_in_order(ctx, x, out_shape + (m,), dtype)
+
+
+def lower_ordered_dot(ctx, lhs, rhs, lhs_shape, rhs_shape, chain, dtype):
+  """The vector product ``_xo.dot_chain`` described, as chains of fused
+  multiply-adds in order."""
+  side, axis = chain
+  vector, matrix = (lhs, rhs) if side == 0 else (rhs, lhs)
+  mshape = tuple(rhs_shape if side == 0 else lhs_shape)
+  dim = 0 if axis == -1 else axis
+  if axis != -1:
+    vector = ctx.broadcast_in_dim(vector, mshape, (dim,))
+
+  def step(acc, v, m):
+    product = ctx.op("stablehlo.multiply", [v, m], v.type)
+    return ctx.op("stablehlo.add", [acc, product], acc.type)
+  return _in_order(ctx, vector, matrix, dim, mshape, dtype, step)
