@@ -40,6 +40,8 @@ def _sum_last_in_order(ctx, x, shape, dtype):
 def lower_ordered_sum(ctx, x, shape, dtype, axes):
   """``x`` (of ``shape``) summed over ``axes`` in XLA's order."""
   axis = _xo.sum_axis(shape, dtype, axes)
+  # XLA sums a materialized operand (no product contracted into the adds).
+  x = ctx.op("stablehlo.optimization_barrier", [x], x.type)
   out_shape = tuple(d for i, d in enumerate(shape) if i not in axes)
   n = shape[axis]
   if axis != len(shape) - 1:
@@ -68,6 +70,8 @@ def lower_ordered_dot(ctx, lhs, rhs, lhs_shape, rhs_shape, chain, dtype):
   """The vector product ``_xo.dot_chain`` described, as chains of fused
   multiply-adds in order."""
   side, axis = chain
+  # XLA's dot reads materialized operands (none of their producers fuses in).
+  lhs, rhs = ctx.op("stablehlo.optimization_barrier", [lhs, rhs], [lhs.type, rhs.type])
   vector, matrix = (lhs, rhs) if side == 0 else (rhs, lhs)
   mshape = tuple(rhs_shape if side == 0 else lhs_shape)
   dim = 0 if axis == -1 else axis

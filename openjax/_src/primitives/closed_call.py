@@ -38,7 +38,8 @@ def _jit_impl(*args, jaxpr: ClosedJaxpr, name: str, donated_invars: tuple = (),
       outs = run(jaxpr, name, donated_invars, args)
       if outs is not None:
         return outs
-    return eval_jaxpr(_xla_rewrites.rewrite_jaxpr(jaxpr.jaxpr), jaxpr.consts, *args)
+    return eval_jaxpr(_xla_rewrites.rewrite_jaxpr(jaxpr.jaxpr, contract=True), jaxpr.consts,
+                      *args)
 
 
 @jit_p.def_abstract_eval

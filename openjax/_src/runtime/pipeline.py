@@ -55,7 +55,7 @@ def lower_closed_jaxpr(closed_jaxpr: ClosedJaxpr, name: str,
         "input itself). See an explanation at "
         "https://docs.jax.dev/en/latest/faq.html#buffer-donation.", UserWarning,
         stacklevel=4)
-  text = lower_jaxpr_to_module(simplify_for_lowering(rewrite_closed(closed_jaxpr)), name,
+  text = lower_jaxpr_to_module(simplify_for_lowering(rewrite_closed(closed_jaxpr, contract=True)), name,
                                input_output_aliases=aliases)
   return LoweredModule(text, name, closed_jaxpr, aliases, donated)
 
