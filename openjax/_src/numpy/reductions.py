@@ -17,7 +17,7 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.core import ShapedArray, concrete_or_error
-from openjax._src.core.trace import eager_config, shaped_array
+from openjax._src.core.trace import eager_config, eval_trace, shaped_array, trace_state
 from openjax._src.numpy import util
 from openjax._src.numpy.ufuncs_eager import (NUMPY_DTYPES, eager_value, remember, run_quiet,
                                              wrap_result)
@@ -473,6 +473,12 @@ def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None,
     computation_dtype = _upcast_f16(result_dtype)
   normalizer = _count(a, axis, keepdims, where, computation_dtype)
   total = sum(a, axis, dtype=computation_dtype, keepdims=keepdims, where=where)
+  if (where is None and trace_state.trace is eval_trace
+      and computation_dtype in (np.float32, np.float64)):
+    # JAX's mean is jitted: XLA multiplies by the constant count's
+    # reciprocal (traced, the jit's rewrite of ``div`` by a literal does).
+    with np.errstate(divide="ignore"):
+      return _convert(lax.mul(total, np.reciprocal(normalizer)), result_dtype)
   return _convert(lax.div(total, normalizer), result_dtype)
 
 

@@ -42,8 +42,9 @@ def sum_axis(shape, dtype, axes) -> int | None:
   """The one axis whose sum follows XLA's order, or None (not reproduced)."""
   if np.dtype(dtype) not in (F32, F64) or not axes:
     return None
+  size = int(np.prod(shape))
   long_axes = [a for a in axes if shape[a] > 1]
-  if len(long_axes) > 1 or int(np.prod(shape)) >= SUM_MAX_ELEMENTS:
+  if len(long_axes) > 1 or size >= SUM_MAX_ELEMENTS or size == 0:
     return None
   return long_axes[0] if long_axes else axes[0]
 

@@ -27,43 +27,46 @@ def _in_order(ctx, a, b, dim: int, shape, dtype, step):
     new = step(acc, xa, xb)
     ctx.ret([new, new])
   zero = ctx.constant(np.zeros((), dtype))
-  return ctx.op("stablehlo.reduce", [a, b, zero, zero], [out_type, out_type],
-                attrs={"dimensions": (dim,)}, regions=[body])[0]
+  both = ctx.op("stablehlo.reduce", [a, b, zero, zero], [out_type, out_type],
+                attrs={"dimensions": (dim,)}, regions=[body])
+  # Both results stay live: IREE drops an unused one and then either
+  # reassociates the rest or, with a transpose fused in, fails to compile.
+  return ctx.op("stablehlo.optimization_barrier", list(both), [out_type, out_type])[0]
 
 
-def _sum_last_in_order(ctx, x, shape, dtype):
+def _sum_in_order(ctx, x, shape, dim, dtype):
   def step(acc, value, _same):
     return ctx.op("stablehlo.add", [acc, value], acc.type)
-  return _in_order(ctx, x, x, len(shape) - 1, shape, dtype, step)
+  return _in_order(ctx, x, x, dim, shape, dtype, step)
 
 
 def lower_ordered_sum(ctx, x, shape, dtype, axes):
-  """``x`` (of ``shape``) summed over ``axes`` in XLA's order."""
+  """``x`` (of ``shape``) summed over ``axes`` in XLA's order. The axis stays
+  in place (IREE fails on some transposes fused into these reductions)."""
   axis = _xo.sum_axis(shape, dtype, axes)
   # XLA sums a materialized operand (no product contracted into the adds).
   x = ctx.op("stablehlo.optimization_barrier", [x], x.type)
-  out_shape = tuple(d for i, d in enumerate(shape) if i not in axes)
-  n = shape[axis]
-  if axis != len(shape) - 1:
-    perm = tuple(i for i in range(len(shape)) if i != axis) + (axis,)
-    x = ctx.op("stablehlo.transpose", [x], ctx.tensor_type(tuple(shape[i] for i in perm), dtype),
-               attrs={"permutation": perm})
-  x = ctx.op("stablehlo.reshape", [x], ctx.tensor_type(out_shape + (n,), dtype))
+  # Other reduced axes have length 1: drop them.
+  shape = tuple(d for i, d in enumerate(shape) if i not in axes or i == axis)
+  axis -= sum(1 for a in axes if a < axis)
+  x = ctx.op("stablehlo.reshape", [x], ctx.tensor_type(shape, dtype))
+  before, n, after = shape[:axis], shape[axis], shape[axis + 1:]
   if n == 1:
-    return ctx.op("stablehlo.reshape", [x], ctx.tensor_type(out_shape, dtype))
+    return ctx.op("stablehlo.reshape", [x], ctx.tensor_type(before + after, dtype))
   zero = ctx.constant(np.zeros((), dtype))
-  rank, m = len(out_shape) + 1, n
+  rank = len(shape)
   for windows, low, high in _xo.window_levels(n):
-    padded = out_shape + (windows * _xo.WINDOW,)
+    padded = before + (windows * _xo.WINDOW,) + after
+    pad_low, pad_high = [0] * rank, [0] * rank
+    pad_low[axis], pad_high[axis] = low, high
     x = ctx.op("stablehlo.pad", [x, zero], ctx.tensor_type(padded, dtype),
-               attrs={"edge_padding_low": (0,) * (rank - 1) + (low,),
-                      "edge_padding_high": (0,) * (rank - 1) + (high,),
+               attrs={"edge_padding_low": tuple(pad_low), "edge_padding_high": tuple(pad_high),
                       "interior_padding": (0,) * rank})
-    split = out_shape + (windows, _xo.WINDOW)
+    split = before + (windows, _xo.WINDOW) + after
     x = ctx.op("stablehlo.reshape", [x], ctx.tensor_type(split, dtype))
-    x = _sum_last_in_order(ctx, x, split, dtype)
-    m = windows
-  return _sum_last_in_order(ctx, x, out_shape + (m,), dtype)
+    x = _sum_in_order(ctx, x, split, axis + 1, dtype)
+    n = windows
+  return _sum_in_order(ctx, x, before + (n,) + after, axis, dtype)
 
 
 def lower_ordered_dot(ctx, lhs, rhs, lhs_shape, rhs_shape, chain, dtype):

@@ -39,7 +39,7 @@ fma_p = Primitive("xla_fma")
 
 @fma_p.def_impl
 def _fma_impl(a, b, c, *, negate_product: bool, negate_addend: bool):
-  a, b, c = (np.asarray(v) for v in (a, b, c))
+  a, b, c = np.broadcast_arrays(*(np.asarray(v) for v in (a, b, c)))
   out = _xla_numerics.fma(np.negative(a) if negate_product else a, b,
                           np.negative(c) if negate_addend else c)
   return [np.asarray(out, np.result_type(a, b, c))]
