@@ -24,7 +24,7 @@ COVERED_ELSEWHERE = {
     "ppermute": "tests/test_collectives.py", "reduce_scatter": "tests/test_collectives.py",
     # Only in the program a jit runs (XLA's fused multiply-adds), never in a
     # jaxpr users trace or transform.
-    "xla_fma": "tests/test_xla_orders.py",
+    "xla_fma": "tests/test_xla_orders.py", "xla_fma_sum": "tests/test_xla_orders.py",
 }
 
 

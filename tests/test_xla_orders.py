@@ -76,6 +76,9 @@ FUSED_FNS = {
     "div_literal": lambda a, b, c, d: a / 1000.0,
     "sum_of_squares": lambda a, b, c, d: jnp.sum(a * a),
     "mean_sq": lambda a, b, c, d: jnp.mean((a - b) ** 2),
+    "row_dots": lambda a, b, c, d: jnp.sum(a.reshape(25, 4) * b.reshape(25, 4), axis=1),
+    "col_dots": lambda a, b, c, d: jnp.sum(a.reshape(4, 25) * b.reshape(4, 25), axis=0),
+    "short_sum_sq": lambda a, b, c, d: jnp.sum(a[:20] ** 2),
 }
 
 

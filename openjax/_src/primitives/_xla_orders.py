@@ -123,3 +123,27 @@ def ordered_dot(lhs: np.ndarray, rhs: np.ndarray, chain: tuple[int, int]) -> np.
     for i in range(vector.shape[0]):
       acc = fma(vector[i], matrix[i], acc)
   return acc.reshape(()) if axis == -1 else acc
+
+
+def fma_sum_axis(shape, dtype, axes) -> int | None:
+  """The axis of a sum XLA fuses with the product it sums (a chain of fused
+  multiply-adds): an ordered sum without windows (at most 32 terms)."""
+  axis = sum_axis(shape, dtype, axes)
+  if axis is None or not 1 < shape[axis] <= WINDOW:
+    return None
+  return axis
+
+
+def ordered_fma_sum(a: np.ndarray, b: np.ndarray, axes) -> np.ndarray:
+  """``sum(a * b, axes)`` as XLA's fused reduction computes it: one fused
+  multiply-add per term, in order from +0."""
+  a, b = np.broadcast_arrays(a, b)
+  axis = fma_sum_axis(a.shape, a.dtype, axes)
+  out_shape = tuple(d for i, d in enumerate(a.shape) if i not in axes)
+  a = np.moveaxis(a, axis, -1).reshape(out_shape + (a.shape[axis],))
+  b = np.moveaxis(b, axis, -1).reshape(a.shape)
+  acc = np.zeros(out_shape, a.dtype)
+  with np.errstate(over="ignore", invalid="ignore"):
+    for i in range(a.shape[-1]):
+      acc = fma(a[..., i], b[..., i], acc)
+  return np.asarray(acc, a.dtype)

@@ -85,3 +85,17 @@ def lower_ordered_dot(ctx, lhs, rhs, lhs_shape, rhs_shape, chain, dtype):
     product = ctx.op("stablehlo.multiply", [v, m], v.type)
     return ctx.op("stablehlo.add", [acc, product], acc.type)
   return _in_order(ctx, vector, matrix, dim, mshape, dtype, step)
+
+
+def lower_ordered_fma_sum(ctx, a, b, shape, dtype, axes):
+  """``sum(a * b, axes)`` (operands of ``shape``) as one chain of fused
+  multiply-adds per output, in order (``_xo.ordered_fma_sum``)."""
+  axis = _xo.fma_sum_axis(shape, dtype, axes)
+  kept = tuple(d for i, d in enumerate(shape) if i not in axes or i == axis)
+  axis -= sum(1 for a_ in axes if a_ < axis)
+  a, b = (ctx.op("stablehlo.reshape", [v], ctx.tensor_type(kept, dtype)) for v in (a, b))
+
+  def step(acc, x, y):
+    return ctx.op("stablehlo.add", [acc, ctx.op("stablehlo.multiply", [x, y], x.type)],
+                  acc.type)
+  return _in_order(ctx, a, b, axis, kept, dtype, step)
