@@ -25,6 +25,7 @@ import weakref
 import numpy as np
 
 from openjax._src.core import ClosedJaxpr, Jaxpr, Literal, Primitive, ShapedArray, Var
+from openjax._src.primitives import _reduce_lowering as _lw
 from openjax._src.primitives import _xla_numerics
 from openjax._src.primitives import _xla_orders as _xo
 from openjax._src.primitives import _xla_orders_lowering as _xol
@@ -94,10 +95,14 @@ def _fma_sum_abstract_eval(a, b, *, axes):
 @fma_sum_p.def_lower
 def _fma_sum_lower(ctx, a, b, *, axes):
   shape = broadcasting_shape("xla_fma_sum", ctx.avals_in)
+  dtype = ctx.avals_out[0].dtype
   a, b = (v if aval.shape == shape else
           ctx.broadcast_in_dim(v, shape, tuple(range(len(aval.shape))))
           for v, aval in zip((a, b), ctx.avals_in))
-  return [_xol.lower_ordered_fma_sum(ctx, a, b, shape, ctx.avals_out[0].dtype, axes)]
+  if _xo.compiled_sum_axis(shape, dtype, axes) is None:   # many outputs: IREE's reduction
+    product = ctx.op("stablehlo.multiply", [a, b], ctx.tensor_type(shape, dtype))
+    return [_lw.reduce(ctx, product, axes, "add", 0, dtype, ctx.avals_out[0])]
+  return [_xol.lower_ordered_fma_sum(ctx, a, b, shape, dtype, axes)]
 
 
 for _slot in ("jvp", "transpose", "batch"):

@@ -463,7 +463,7 @@ def _reduce_sum_batch(vals, dims, *, axes, out_sharding=None):
 @reduce_sum_p.def_lower
 def _reduce_sum_lower(ctx, x, *, axes, out_sharding=None):
   aval = ctx.avals_in[0]
-  if _xo.sum_axis(aval.shape, aval.dtype, axes) is not None:   # XLA's order, JAX's bits
+  if _xo.compiled_sum_axis(aval.shape, aval.dtype, axes) is not None:   # XLA's order
     return [_xol.lower_ordered_sum(ctx, x, aval.shape, aval.dtype, axes)]
   # ml_dtypes floats accumulate in float32, as the impl does.
   return [_lw.reduce(ctx, x, axes, "add", 0, ctx.avals_in[0].dtype, ctx.avals_out[0])]
