@@ -2,7 +2,8 @@
 
     /tmp/jaxvenv/bin/python tools/gen_xla_order_fixtures.py
 
-Each case stores its inputs and JAX's result; tests/test_xla_orders.py checks
+Each case stores its inputs and JAX's result (the jitted cases also their
+source, which the test evaluates with openjax); tests/test_xla_orders.py checks
 that openjax gives the same bits eagerly, interpreted and compiled. The
 inputs have a wide range of magnitudes so that any other summation order
 shows in the last bits.
@@ -39,22 +40,23 @@ DOTS = [
     ("vecvec_6", (6,), (6,), (((0,), (0,)), ((), ()))),
     ("mat_t_vec", (300, 3), (300,), (((0,), (0,)), ((), ()))),
 ]
-# (name, function of a, b, c, d): jitted products feeding sums.
+# name -> source of a function of a, b, c, d run under jax.jit; the test
+# evaluates the same source with openjax.numpy as ``jnp``.
 FUSED = {
-    "a*b+c": lambda a, b, c, d: a * b + c,
-    "c-a*b": lambda a, b, c, d: c - a * b,
-    "a*b-c": lambda a, b, c, d: a * b - c,
-    "shared": lambda a, b, c, d: (lambda t: (t + c, t - d))(a * b),
-    "result_too": lambda a, b, c, d: (a * b, a * b + c),
-    "a*b+c*d": lambda a, b, c, d: a * b + c * d,
-    "square+c": lambda a, b, c, d: a ** 2 + c,
-    "scaled": lambda a, b, c, d: c - 0.01 * a,
-    "div_literal": lambda a, b, c, d: a / 1000.0,
-    "sum_of_squares": lambda a, b, c, d: jnp.sum(a * a),
-    "mean_sq": lambda a, b, c, d: jnp.mean((a - b) ** 2),
-    "row_dots": lambda a, b, c, d: jnp.sum(a.reshape(25, 4) * b.reshape(25, 4), axis=1),
-    "col_dots": lambda a, b, c, d: jnp.sum(a.reshape(4, 25) * b.reshape(4, 25), axis=0),
-    "short_sum_sq": lambda a, b, c, d: jnp.sum(a[:20] ** 2),
+    "a*b+c": "lambda a, b, c, d: a * b + c",
+    "c-a*b": "lambda a, b, c, d: c - a * b",
+    "a*b-c": "lambda a, b, c, d: a * b - c",
+    "shared": "lambda a, b, c, d: (lambda t: (t + c, t - d))(a * b)",
+    "result_too": "lambda a, b, c, d: (a * b, a * b + c)",
+    "a*b+c*d": "lambda a, b, c, d: a * b + c * d",
+    "square+c": "lambda a, b, c, d: a ** 2 + c",
+    "scaled": "lambda a, b, c, d: c - 0.01 * a",
+    "div_literal": "lambda a, b, c, d: a / 1000.0",
+    "sum_of_squares": "lambda a, b, c, d: jnp.sum(a * a)",
+    "mean_sq": "lambda a, b, c, d: jnp.mean((a - b) ** 2)",
+    "row_dots": "lambda a, b, c, d: jnp.sum(a.reshape(25, 4) * b.reshape(25, 4), axis=1)",
+    "col_dots": "lambda a, b, c, d: jnp.sum(a.reshape(4, 25) * b.reshape(4, 25), axis=0)",
+    "short_sum_sq": "lambda a, b, c, d: jnp.sum(a[:20] ** 2)",
 }
 
 
@@ -78,10 +80,11 @@ def main() -> None:
   args = [_wide(rng, (100,), np.float32) for _ in range(4)]
   for i, a in enumerate(args):
     data[f"fused/arg{i}"] = a
-  for name, f in FUSED.items():
-    r = jax.jit(f)(*args)
+  for name, src in FUSED.items():
+    r = jax.jit(eval(src, {"jnp": jnp}))(*args)   # noqa: S307 - our own case text
     r = r if isinstance(r, tuple) else (r,)
-    data[f"fused/{name}"] = np.concatenate([np.ravel(np.asarray(v)) for v in r])
+    data[f"fused/{name}/src"] = np.array(src)
+    data[f"fused/{name}/out"] = np.concatenate([np.ravel(np.asarray(v)) for v in r])
   means = [_wide(rng, (n,), np.float32) for n in (10, 100, 1000)]
   for x in means:
     data[f"mean/{x.size}/x"] = x

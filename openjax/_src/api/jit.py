@@ -19,11 +19,10 @@ from openjax._src import tree_util
 from openjax._src.api.shapes import ShapeDtypeStruct, abstractify, to_shape_dtype_struct
 from openjax._src.config import _env_bool, config
 from openjax._src.api.aot import Lowered
-from openjax._src.core import (ClosedJaxpr, Jaxpr, Tracer, eval_jaxpr, eval_trace, trace_state,
+from openjax._src.core import (ClosedJaxpr, Jaxpr, Tracer, eval_trace, trace_state,
                                use_xla_kernels)
 from openjax._src.interpreters.staging import DebugInfo, flat_arg_names, trace_to_jaxpr
-from openjax._src.primitives._xla_rewrites import rewrite_jaxpr
-from openjax._src.primitives.closed_call import jit_executor, jit_p
+from openjax._src.primitives.closed_call import eval_jit_jaxpr, jit_executor, jit_p
 from openjax._src.primitives.collectives import current_axis_env, extend_axis_env
 from openjax._src.runtime import compiler as _compiler
 from openjax._src.runtime.array import Array
@@ -321,8 +320,7 @@ class JitWrapped:
       if ex is None:   # compiling in the background: interpret this call
         with config.override("openjax_executor", "interpreter"), \
              use_xla_kernels(self.xla_kernels):
-          jaxpr = rewrite_jaxpr(entry.closed_jaxpr.jaxpr, contract=True)   # XLA's bits
-          return entry.unflatten(eval_jaxpr(jaxpr, entry.closed_jaxpr.consts, *leaves))
+          return entry.unflatten(eval_jit_jaxpr(entry.closed_jaxpr, leaves))
       if fast_key is not None:
         if len(self._fast) >= 64:
           self._fast.clear()

@@ -220,14 +220,14 @@ _EAGER_REDUCERS = {"sum": (np.add, lax.reduce_sum_p), "prod": (np.multiply, lax.
 
 
 class _OrderedAdd:
-  """``np.add``'s ``reduce`` in XLA's summation order (``_xla_orders``)."""
+  """``np.add``'s ``reduce`` in XLA's summation order (``_xla_orders``) for
+  one plan, whose long axis it keeps."""
 
-  @staticmethod
-  def reduce(v, axis, dtype):
-    return _xo.ordered_sum(np.asarray(v, dtype), axis)
+  def __init__(self, long_axis: int):
+    self.long_axis = long_axis
 
-
-_ORDERED_ADD = _OrderedAdd()
+  def reduce(self, v, axis, dtype):
+    return _xo.ordered_sum(np.asarray(v, dtype), axis, self.long_axis)
 
 
 def _extremum_identity(kind: str, dt: np.dtype):
@@ -267,8 +267,9 @@ def _eager_plan(kind, a, axis, keepdims, promote_integers):
   if kind != "max" and kind != "min" and dtypes.kind(result_dtype) in "fc":
     computation_dtype = _upcast_f16(result_dtype)
   ufunc, prim = _EAGER_REDUCERS[kind]
-  if ufunc is np.add and _xo.sum_axis(shape, computation_dtype, dims) is not None:
-    ufunc = _ORDERED_ADD     # XLA's summation order, as the impl computes it
+  long_axis = _xo.sum_axis(shape, computation_dtype, dims) if ufunc is np.add else None
+  if long_axis is not None:
+    ufunc = _OrderedAdd(long_axis)     # XLA's summation order, as the impl computes it
   try:
     prim.abstract_eval(ShapedArray(shape, computation_dtype), axes=dims)
   except Exception:  # noqa: BLE001

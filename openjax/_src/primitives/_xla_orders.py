@@ -82,10 +82,9 @@ def _sum_last_in_order(x: np.ndarray) -> np.ndarray:
   return acc
 
 
-def ordered_sum(x: np.ndarray, axes) -> np.ndarray:
-  """``x`` summed over ``axes`` (of which ``sum_axis`` names the long one)
-  in XLA's order."""
-  axis = sum_axis(x.shape, x.dtype, axes)
+def ordered_sum(x: np.ndarray, axes, axis: int) -> np.ndarray:
+  """``x`` summed over ``axes`` in XLA's order; ``axis`` is the long one
+  (``sum_axis``)."""
   out_shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
   x = np.moveaxis(x, axis, -1)
   x = x.reshape(out_shape + x.shape[-1:])

@@ -40,10 +40,10 @@ def _sum_in_order(ctx, x, shape, dim, dtype):
   return _in_order(ctx, x, x, dim, shape, dtype, step)
 
 
-def lower_ordered_sum(ctx, x, shape, dtype, axes):
-  """``x`` (of ``shape``) summed over ``axes`` in XLA's order. The axis stays
-  in place (IREE fails on some transposes fused into these reductions)."""
-  axis = _xo.sum_axis(shape, dtype, axes)
+def lower_ordered_sum(ctx, x, shape, dtype, axes, axis: int):
+  """``x`` (of ``shape``) summed over ``axes`` in XLA's order, ``axis`` the
+  long one (``_xo.compiled_sum_axis``). The axis stays in place (IREE fails
+  on some transposes fused into these reductions)."""
   # XLA sums a materialized operand (no product contracted into the adds).
   x = ctx.op("stablehlo.optimization_barrier", [x], x.type)
   # Other reduced axes have length 1: drop them.

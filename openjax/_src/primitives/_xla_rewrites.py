@@ -25,14 +25,14 @@ import weakref
 import numpy as np
 
 from openjax._src.core import ClosedJaxpr, Jaxpr, Literal, Primitive, ShapedArray, Var
+from openjax._src.primitives import _elementwise_lowering as _L
 from openjax._src.primitives import _reduce_lowering as _lw
 from openjax._src.primitives import _xla_numerics
 from openjax._src.primitives import _xla_orders as _xo
 from openjax._src.primitives import _xla_orders_lowering as _xol
 from openjax._src.primitives._util import broadcasting_shape
-from openjax._src.primitives.elementwise import mul_p
+from openjax._src.primitives.elementwise import _RECIPROCAL_DTYPES, mul_p
 
-_RECIPROCAL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 _CACHES = {False: weakref.WeakKeyDictionary(), True: weakref.WeakKeyDictionary()}
 
 # ------------------------------------------------------------------ fma
@@ -58,11 +58,8 @@ def _fma_abstract_eval(a, b, c, *, negate_product: bool, negate_addend: bool):
 @fma_p.def_lower
 def _fma_lower(ctx, a, b, c, *, negate_product: bool, negate_addend: bool):
   # A product feeding an add: LLVM contracts the pair, as XLA's does.
-  out_aval = ctx.avals_out[0]
-  out = ctx.aval_type(out_aval)
-  a, b, c = (v if aval.shape == out_aval.shape else
-             ctx.broadcast_in_dim(v, out_aval.shape, tuple(range(len(aval.shape))))
-             for v, aval in zip((a, b, c), ctx.avals_in))
+  out = ctx.aval_type(ctx.avals_out[0])
+  a, b, c = _L.operands_to_out(ctx, [a, b, c])
   p = ctx.op("stablehlo.multiply", [a, b], out)
   if negate_product:
     p = ctx.op("stablehlo.negate", [p], out)
@@ -96,9 +93,7 @@ def _fma_sum_abstract_eval(a, b, *, axes):
 def _fma_sum_lower(ctx, a, b, *, axes):
   shape = broadcasting_shape("xla_fma_sum", ctx.avals_in)
   dtype = ctx.avals_out[0].dtype
-  a, b = (v if aval.shape == shape else
-          ctx.broadcast_in_dim(v, shape, tuple(range(len(aval.shape))))
-          for v, aval in zip((a, b), ctx.avals_in))
+  a, b = (_L.to_shape(ctx, v, shape) for v in (a, b))
   if _xo.compiled_sum_axis(shape, dtype, axes) is None:   # many outputs: IREE's reduction
     product = ctx.op("stablehlo.multiply", [a, b], ctx.tensor_type(shape, dtype))
     return [_lw.reduce(ctx, product, axes, "add", 0, dtype, ctx.avals_out[0])]

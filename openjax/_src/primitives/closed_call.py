@@ -29,6 +29,13 @@ class _JitExecutor:
 jit_executor = _JitExecutor()
 
 
+def eval_jit_jaxpr(jaxpr: ClosedJaxpr, args) -> list:
+  """Interpret a jit's jaxpr as XLA would run it (``_xla_rewrites``: the
+  same bits as its compiled code)."""
+  return eval_jaxpr(_xla_rewrites.rewrite_jaxpr(jaxpr.jaxpr, contract=True), jaxpr.consts,
+                    *args)
+
+
 @jit_p.def_impl
 def _jit_impl(*args, jaxpr: ClosedJaxpr, name: str, donated_invars: tuple = (),
               keep_unused: bool = False, inline: bool = False, xla_kernels: bool = False):
@@ -38,8 +45,7 @@ def _jit_impl(*args, jaxpr: ClosedJaxpr, name: str, donated_invars: tuple = (),
       outs = run(jaxpr, name, donated_invars, args)
       if outs is not None:
         return outs
-    return eval_jaxpr(_xla_rewrites.rewrite_jaxpr(jaxpr.jaxpr, contract=True), jaxpr.consts,
-                      *args)
+    return eval_jit_jaxpr(jaxpr, args)
 
 
 @jit_p.def_abstract_eval

@@ -425,8 +425,9 @@ reduce_sum_p = Primitive("reduce_sum", kind="linear")
 @reduce_sum_p.def_impl
 @quiet
 def _reduce_sum_impl(x, *, axes, out_sharding=None):
-  if _xo.sum_axis(x.shape, x.dtype, axes) is not None:   # XLA's order, JAX's bits
-    return [_xo.ordered_sum(x, axes)]
+  axis = _xo.sum_axis(x.shape, x.dtype, axes)
+  if axis is not None:   # XLA's order, JAX's bits
+    return [_xo.ordered_sum(x, axes, axis)]
   xc, dt = in_float32(x)
   return [np.asarray(np.sum(xc, axis=axes, dtype=xc.dtype)).astype(dt)]
 
@@ -463,7 +464,8 @@ def _reduce_sum_batch(vals, dims, *, axes, out_sharding=None):
 @reduce_sum_p.def_lower
 def _reduce_sum_lower(ctx, x, *, axes, out_sharding=None):
   aval = ctx.avals_in[0]
-  if _xo.compiled_sum_axis(aval.shape, aval.dtype, axes) is not None:   # XLA's order
-    return [_xol.lower_ordered_sum(ctx, x, aval.shape, aval.dtype, axes)]
+  axis = _xo.compiled_sum_axis(aval.shape, aval.dtype, axes)
+  if axis is not None:   # XLA's order, JAX's bits
+    return [_xol.lower_ordered_sum(ctx, x, aval.shape, aval.dtype, axes, axis)]
   # ml_dtypes floats accumulate in float32, as the impl does.
   return [_lw.reduce(ctx, x, axes, "add", 0, ctx.avals_in[0].dtype, ctx.avals_out[0])]
