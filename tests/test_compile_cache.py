@@ -110,6 +110,26 @@ def test_corrupt_entry_is_recompiled(cache_dir, damage):
   assert entry.read_bytes() == data            # rewritten whole
 
 
+def test_entry_copied_over_another_key_is_not_run(cache_dir):
+  """An entry is trusted by the key stored inside it, not by its file name:
+  another program's entry copied over this key's file is recompiled."""
+  x = np.arange(4, dtype=f32)
+  f = lambda v: mul(v, add(v, v))   # noqa: E731
+  g = lambda v: add(v, v)           # noqa: E731
+  jax.jit(f)(x).block_until_ready()
+  entry_f, = _entries(cache_dir)
+  jax.jit(g)(x).block_until_ready()
+  entry_g, = [e for e in _entries(cache_dir) if e != entry_f]
+  good = entry_f.read_bytes()
+  entry_f.write_bytes(entry_g.read_bytes())
+  compiler.clear_memory_cache()
+  before = dict(compiler.stats)
+  np.testing.assert_array_equal(np.asarray(jax.jit(f)(x)), 2 * x * x)
+  assert compiler.stats["disk_corrupt"] == before["disk_corrupt"] + 1
+  assert compiler.stats["compiles"] == before["compiles"] + 1
+  assert entry_f.read_bytes() == good
+
+
 def test_disabled_disk_cache_writes_nothing(cache_dir):
   config.update("jax_enable_compilation_cache", False)
   try:

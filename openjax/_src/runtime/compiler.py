@@ -7,7 +7,8 @@ are captured through a callback and put into the exception, never printed.
 
 Compiled modules are cached in memory and on disk. The key is the sha256 of
 the module text, the flags and the compiler version. Disk entries carry a
-header with the payload's length and sha256: a truncated or corrupt entry
+header with their own key and the payload's length and sha256: a truncated,
+corrupt or misplaced entry (another key's file copied over it)
 is detected, removed and recompiled, never loaded. Entries are written to a
 temporary file and renamed into place, so concurrent processes never see a
 partial file.
@@ -172,8 +173,10 @@ def _compile_in_process(text: str, flags, name: str) -> bytes:
 
 
 # ------------------------------------------------------------ disk cache
-_MAGIC = b"OPENJAX-VMFB\x00\x01"
-_HEADER = struct.Struct("<14sQ32s")   # magic, payload length, payload sha256
+_MAGIC = b"OPENJAX-VMFB\x00\x02"
+# magic, the entry's own cache key, payload length, payload sha256. The key is
+# stored and checked: an entry copied over another key's file must not run.
+_HEADER = struct.Struct("<14s32sQ32s")
 
 
 def cache_dir() -> str | None:
@@ -200,9 +203,9 @@ def _disk_read(directory: str, key: str) -> bytes | None:
     return None
   ok = len(data) >= _HEADER.size
   if ok:
-    magic, length, digest = _HEADER.unpack_from(data)
+    magic, stored_key, length, digest = _HEADER.unpack_from(data)
     payload = data[_HEADER.size:]
-    ok = (magic == _MAGIC and length == len(payload)
+    ok = (magic == _MAGIC and stored_key == bytes.fromhex(key) and length == len(payload)
           and hashlib.sha256(payload).digest() == digest)
   if not ok:
     stats["disk_corrupt"] += 1
@@ -220,7 +223,8 @@ def _disk_write(directory: str, key: str, payload: bytes) -> None:
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{key[:16]}.", suffix=".tmp")
     try:
       with os.fdopen(fd, "wb") as f:
-        f.write(_HEADER.pack(_MAGIC, len(payload), hashlib.sha256(payload).digest()))
+        f.write(_HEADER.pack(_MAGIC, bytes.fromhex(key), len(payload),
+                             hashlib.sha256(payload).digest()))
         f.write(payload)
       os.replace(tmp, _entry_path(directory, key))
     except BaseException:
