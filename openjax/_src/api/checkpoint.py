@@ -23,7 +23,8 @@ from openjax._src.errors import ConcretizationTypeError
 from openjax._src.interpreters.jvp import jvp_flat
 from openjax._src.interpreters.partial_eval import linearize_flat
 from openjax._src.interpreters.staging import DebugInfo, DynamicJaxprTrace, trace_to_jaxpr
-from openjax._src.primitives.ad_util import Zero, instantiate_zeros, tangent_aval
+from openjax._src.primitives.ad_util import Zero, tangent_aval
+from openjax._src.primitives.shape_base import instantiate_zeros
 from openjax._src.primitives.checkpoint import (eval_jaxpr_with_sources, name_p, nothing_saveable,
                                                 record_source, recording_hooks, remat_p,
                                                 source_state)

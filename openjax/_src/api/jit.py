@@ -19,13 +19,12 @@ from openjax._src import tree_util
 from openjax._src.api.shapes import ShapeDtypeStruct, abstractify, to_shape_dtype_struct
 from openjax._src.config import _env_bool, config
 from openjax._src.api.aot import Lowered
-from openjax._src.core import (ClosedJaxpr, Jaxpr, Tracer, eval_trace, trace_state,
+from openjax._src.core import (Array, ClosedJaxpr, eval_trace, Jaxpr, trace_state, Tracer,
                                use_xla_kernels)
 from openjax._src.interpreters.staging import DebugInfo, flat_arg_names, trace_to_jaxpr
 from openjax._src.primitives.closed_call import eval_jit_jaxpr, jit_executor, jit_p
 from openjax._src.primitives.collectives import current_axis_env, extend_axis_env
 from openjax._src.runtime import compiler as _compiler
-from openjax._src.runtime.array import Array
 from openjax._src.runtime.pipeline import (background, cached_executable, compile_lowered,
                                            executable_for_jaxpr, lower_closed_jaxpr)
 

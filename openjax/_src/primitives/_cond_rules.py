@@ -27,8 +27,8 @@ from openjax._src.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Primitive, ShapedAr
                                dce_jaxpr, eval_jaxpr, get_aval, jaxpr_transforms,
                                set_current_trace)
 from openjax._src.core.jaxpr import JaxprTypeError
-from openjax._src.primitives.ad_util import (Zero, instantiate_zeros, is_undefined_primal,
-                                             tangent_aval)
+from openjax._src.primitives.ad_util import Zero, is_undefined_primal, tangent_aval
+from openjax._src.primitives.shape_base import instantiate_zeros
 from openjax._src.primitives.batch_util import bdim_at_front, moveaxis
 from openjax._src.primitives.custom_derivatives import stop_gradient
 from openjax._src.primitives.elementwise import eq, select, select_n

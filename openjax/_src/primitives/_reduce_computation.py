@@ -22,7 +22,8 @@ from openjax._src import dtypes, tree_util
 from openjax._src.core import (ClosedJaxpr, ShapedArray, Tracer, eval_jaxpr, eval_trace,
                                get_aval, jaxpr_transforms, set_current_trace)
 from openjax._src.primitives import shape as _shape
-from openjax._src.primitives.ad_util import Zero, tangent_aval, zeros_like_aval
+from openjax._src.primitives.ad_util import Zero, tangent_aval
+from openjax._src.primitives.shape_base import zeros_like_aval
 
 
 # ----------------------------------------------------------------- tracing

@@ -20,7 +20,8 @@ from typing import Callable, Sequence
 
 from openjax._src.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Primitive, Var,
                                eval_jaxpr, jaxpr_transforms, set_current_trace)
-from openjax._src.primitives.ad_util import Zero, instantiate_zeros, is_undefined_primal
+from openjax._src.primitives.ad_util import Zero, is_undefined_primal
+from openjax._src.primitives.shape_base import instantiate_zeros
 from openjax._src.primitives.closed_call import jit_p
 from openjax._src.primitives.custom_derivatives import batch_closed, convert_constvars
 

@@ -13,8 +13,8 @@ from typing import Callable
 from openjax._src.core import (ClosedJaxpr, Primitive, eval_jaxpr, jaxpr_transforms, pp_eqn,
                                set_current_trace, use_xla_kernels)
 from openjax._src.primitives import _xla_rewrites
-from openjax._src.primitives.ad_util import (Zero, instantiate_zeros, is_undefined_primal,
-                                             tangent_aval)
+from openjax._src.primitives.ad_util import Zero, is_undefined_primal, tangent_aval
+from openjax._src.primitives.shape_base import instantiate_zeros
 
 jit_p = Primitive("jit", multiple_results=True)
 

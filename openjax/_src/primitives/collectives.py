@@ -38,6 +38,7 @@ from openjax._src.primitives import ad_util
 from openjax._src.primitives import elementwise as _ew
 from openjax._src.primitives import reductions as _red
 from openjax._src.primitives import shape as _shape
+from openjax._src.primitives.shape_base import deflinear
 
 __all__ = ["psum_p", "pmax_p", "pmin_p", "all_gather_p", "reduce_scatter_p", "ppermute_p",
            "pbroadcast_p", "all_to_all_p", "axis_index_p"]
@@ -215,7 +216,7 @@ def _psum_transpose(ct, x, *, axes, axis_index_groups):
   return [ct]
 
 
-ad_util.deflinear(psum_p, _psum_transpose)
+deflinear(psum_p, _psum_transpose)
 
 pmax_p = Primitive("pmax")
 pmax_p.batch_needs_axis = True
@@ -320,7 +321,7 @@ def _all_gather_transpose(ct, x, *, all_gather_dimension, axis_name, axis_index_
                                  axis_size=axis_size, tiled=tiled)]
 
 
-ad_util.deflinear(all_gather_p, _all_gather_transpose)
+deflinear(all_gather_p, _all_gather_transpose)
 
 
 def all_gather_array(x, *, all_gather_dimension: int, axis_name: tuple, axis_index_groups,
@@ -395,7 +396,7 @@ def _reduce_scatter_transpose(ct, x, *, scatter_dimension, axis_name, axis_index
                              tiled=tiled)]
 
 
-ad_util.deflinear(reduce_scatter_p, _reduce_scatter_transpose)
+deflinear(reduce_scatter_p, _reduce_scatter_transpose)
 
 
 def reduce_scatter_array(x, *, scatter_dimension: int, axis_name: tuple, axis_index_groups,
@@ -476,7 +477,7 @@ def _ppermute_transpose(ct, x, *, axis_name, perm):
   return [ppermute_p.bind1(ct, axis_name=axis_name, perm=tuple((t, s) for s, t in perm))]
 
 
-ad_util.deflinear(ppermute_p, _ppermute_transpose)
+deflinear(ppermute_p, _ppermute_transpose)
 
 
 def ppermute_array(x, axis_name: tuple, perm):
@@ -550,7 +551,7 @@ def _pbroadcast_transpose(ct, x, *, axis_name, source):
   return [_ew.select_n(is_source, _shape.full(aval.shape, 0, aval.dtype), total)]
 
 
-ad_util.deflinear(pbroadcast_p, _pbroadcast_transpose)
+deflinear(pbroadcast_p, _pbroadcast_transpose)
 
 
 def pbroadcast_array(x, axis_name, source: int):
@@ -643,7 +644,7 @@ def _all_to_all_transpose(ct, x, *, split_axis, concat_axis, axis_name, axis_ind
                              tiled=tiled)]
 
 
-ad_util.deflinear(all_to_all_p, _all_to_all_transpose)
+deflinear(all_to_all_p, _all_to_all_transpose)
 
 
 def all_to_all_array(x, axis_name, split_axis: int, concat_axis: int, axis_index_groups,

@@ -19,9 +19,8 @@ import numpy as np
 
 from openjax._src import dtypes, tree_util
 from openjax._src.config import config
-from openjax._src.core import (ClosedJaxpr, Jaxpr, ShapedArray, Tracer, Var, array_hooks,
-                               canonical_value, get_aval, is_concrete, jaxpr_transforms,
-                               typematch)
+from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, ShapedArray, Tracer, Var, array_of,
+                               canonical_value, get_aval, is_concrete, jaxpr_transforms, typematch)
 from openjax._src.primitives._cond_rules import cond_p
 from openjax._src.primitives.collectives import current_axis_env
 from openjax._src.primitives.convert import convert_element_type
@@ -274,9 +273,9 @@ def _forwarded_inputs(j: Jaxpr) -> list:
 
 
 def _as_array(x):
-  if isinstance(x, Tracer) or type(x) is array_hooks.array_type:
+  if isinstance(x, Tracer) or type(x) is Array:
     return x
-  return array_hooks.make_array(canonical_value(x), get_aval(x))
+  return array_of(canonical_value(x), get_aval(x))
 
 
 def _check_branch_outputs(api_name: str, name1: str, name2: str, f1, f2,

@@ -10,7 +10,7 @@ import numpy as np
 
 from openjax._src import dtypes, tree_util
 from openjax._src.config import config
-from openjax._src.core import (ClosedJaxpr, Jaxpr, Tracer, array_hooks, canonical_value,
+from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, Tracer, array_of, canonical_value,
                                concrete_or_error, eval_jaxpr, get_aval, is_concrete,
                                jaxpr_transforms)
 from openjax._src.errors import ConcretizationTypeError
@@ -127,9 +127,9 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
 
 
 def _as_array(x):
-  if isinstance(x, Tracer) or type(x) is array_hooks.array_type:
+  if isinstance(x, Tracer) or type(x) is Array:
     return x
-  return array_hooks.make_array(canonical_value(x), get_aval(x))
+  return array_of(canonical_value(x), get_aval(x))
 
 
 def _infer_scan_length(xs_flat: list, length) -> int:

@@ -21,13 +21,14 @@ import numpy as np
 
 from openjax._src import dtypes, tree_util
 from openjax._src.config import config
-from openjax._src.core import (ClosedJaxpr, Jaxpr, JaxprEqn, JaxprTypeError, Literal, Primitive,
-                               ShapedArray, Tracer, Var, array_hooks, canonical_value,
-                               eval_jaxpr, get_aval, jaxpr_transforms, jaxprs_in_params,
-                               live_eqns, set_current_trace, typematch)
+from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, JaxprEqn, JaxprTypeError, Literal,
+                               Primitive, ShapedArray, Tracer, Var, array_of, canonical_value,
+                               eval_jaxpr, get_aval, jaxpr_transforms, jaxprs_in_params, live_eqns,
+                               set_current_trace, typematch)
 from openjax._src.errors import ConcretizationTypeError
 from openjax._src.primitives import _reduce_lowering as rl
-from openjax._src.primitives.ad_util import Zero, instantiate_zeros, tangent_aval
+from openjax._src.primitives.ad_util import Zero, tangent_aval
+from openjax._src.primitives.shape_base import instantiate_zeros
 from openjax._src.primitives.batch_util import moveaxis
 from openjax._src.primitives.convert import convert_element_type
 from openjax._src.primitives.shape import broadcast_in_dim
@@ -125,9 +126,9 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
 
 
 def _as_array(x):
-  if isinstance(x, Tracer) or type(x) is array_hooks.array_type:
+  if isinstance(x, Tracer) or type(x) is Array:
     return x
-  return array_hooks.make_array(canonical_value(x), get_aval(x))
+  return array_of(canonical_value(x), get_aval(x))
 
 
 def join_weak_carry(init_vals: list, init_avals, out_avals) -> bool:

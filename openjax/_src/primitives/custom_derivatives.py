@@ -20,8 +20,8 @@ from typing import Callable, Sequence
 from openjax._src import dtypes, tree_util
 from openjax._src.core import (ClosedJaxpr, Jaxpr, Primitive, ShapedArray, Var, eval_jaxpr,
                                get_aval, jaxpr_transforms, jaxprs_in_params, pp_eqn)
-from openjax._src.primitives.ad_util import (Zero, instantiate_zeros, is_undefined_primal,
-                                             tangent_aval)
+from openjax._src.primitives.ad_util import Zero, is_undefined_primal, tangent_aval
+from openjax._src.primitives.shape_base import instantiate_zeros
 from openjax._src.primitives.batch_util import bdim_at_front, moveaxis
 from openjax._src.primitives.shape import reduce_sum
 

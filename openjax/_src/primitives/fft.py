@@ -22,7 +22,7 @@ from openjax._src.core import jaxpr_transforms
 from openjax._src.primitives import elementwise as ew
 from openjax._src.primitives import shape as sh
 from openjax._src.primitives import shape_base as sb
-from openjax._src.primitives.ad_util import deflinear
+from openjax._src.primitives.shape_base import deflinear
 from openjax._src.primitives.batch_util import moveaxis
 from openjax._src.primitives.convert import _convert_element_type
 from openjax._src.primitives.dot import dot_general

@@ -25,7 +25,8 @@ from openjax._src.primitives import elementwise as _ew
 from openjax._src.primitives import shape as _shape
 from openjax._src.primitives._util import in_float32, quiet
 from openjax._src.primitives._window_lowering import lower_reduce_window
-from openjax._src.primitives.ad_util import Zero, deflinear, defjvp, instantiate_zeros
+from openjax._src.primitives.ad_util import Zero
+from openjax._src.primitives.shape_base import defjvp, deflinear, instantiate_zeros
 from openjax._src.primitives.batch_util import axis_size, bdim_at_front
 from openjax._src.primitives.convert import _convert_element_type, lower_convert
 from openjax._src.primitives.select_and_gather import select_and_gather_add

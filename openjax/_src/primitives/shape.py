@@ -18,8 +18,9 @@ from openjax._src.primitives._util import check_same_dtypes
 from openjax._src.primitives.convert import _convert_element_type
 from openjax._src.primitives.shape_base import *  # noqa: F401,F403 - the family's surface
 from openjax._src.primitives.shape_base import (_canonical_axis, _check_shapelike, _int_tuple,
-                                                _moveaxis, _shape_tuple, _shifted, broadcast,
-                                                broadcast_in_dim, reduce_sum, reshape, squeeze)
+                                                _moveaxis, _shape_tuple, _shifted, add_tangents,
+                                                broadcast, broadcast_in_dim, deflinear,
+                                                instantiate_zeros, reduce_sum, reshape, squeeze)
 
 __all__ = list(shape_base.__all__)
 
@@ -49,7 +50,7 @@ def rev(operand, dimensions):
   return rev_p.bind1(operand, dimensions=_int_tuple("rev", "dimensions", dimensions))
 
 
-ad_util.deflinear(rev_p, lambda ct, x, *, dimensions: [rev(ct, dimensions)])
+deflinear(rev_p, lambda ct, x, *, dimensions: [rev(ct, dimensions)])
 
 
 @rev_p.def_batch
@@ -187,13 +188,13 @@ def _pad_fill_sum(ct, lattice):
                   [l[3] for l in lattice[:k]] + [hi] + list(shape[k + 1:]),
                   [l[4] for l in lattice[:k]] + [st] + [1] * (nd - k - 1))
       part = reduce_sum(box, tuple(range(nd)))
-      total = part if total is None else ad_util.add_tangents(total, part)
+      total = part if total is None else add_tangents(total, part)
     if lat is None:
       break
   return total
 
 
-ad_util.deflinear(pad_p, _pad_transpose)
+deflinear(pad_p, _pad_transpose)
 
 
 @pad_p.def_batch
@@ -318,7 +319,7 @@ def _concatenate_transpose(ct, *xs, dimension):
   return [p if ad_util.is_undefined_primal(x) else None for p, x in zip(parts, xs)]
 
 
-ad_util.deflinear(concatenate_p, _concatenate_transpose)
+deflinear(concatenate_p, _concatenate_transpose)
 
 
 @concatenate_p.def_batch
@@ -379,7 +380,7 @@ def _split_jvp(primals, tangents, *, sizes, axis):
 def _split_transpose(cts, x, *, sizes, axis):
   if all(type(c) is ad_util.Zero for c in cts):
     return [ad_util.Zero(x.aval)]
-  return [concatenate([ad_util.instantiate_zeros(c) for c in cts], axis)]
+  return [concatenate([instantiate_zeros(c) for c in cts], axis)]
 
 
 @split_p.def_batch
@@ -434,7 +435,7 @@ def _tile_transpose(ct, x, *, reps):
   return [reduce_sum(ct, tuple(range(0, 2 * len(shape), 2)))]
 
 
-ad_util.deflinear(tile_p, _tile_transpose)
+deflinear(tile_p, _tile_transpose)
 
 
 @tile_p.def_batch
@@ -515,7 +516,7 @@ def _slice_transpose(ct, x, *, start_indices, limit_indices, strides):
   return [pad(ct, np.zeros((), get_aval(ct).dtype), config)]
 
 
-ad_util.deflinear(slice_p, _slice_transpose)
+deflinear(slice_p, _slice_transpose)
 
 
 @slice_p.def_batch
