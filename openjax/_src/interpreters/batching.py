@@ -14,8 +14,8 @@ from typing import Callable, NamedTuple, Sequence
 import numpy as np
 
 from openjax._src import dtypes
-from openjax._src.core import (ClosedJaxpr, ShapedArray, Trace, Tracer, current_trace,
-                               eval_jaxpr, get_aval, jaxpr_transforms, set_current_trace)
+from openjax._src.core import (ClosedJaxpr, ShapedArray, Trace, Tracer, current_trace, eval_jaxpr,
+                               get_aval, set_current_trace)
 from openjax._src.interpreters.staging import trace_to_jaxpr
 from openjax._src.primitives.collectives import extend_axis_env
 from openjax._src.primitives.shape import broadcast_in_dim, transpose
@@ -211,5 +211,3 @@ def batch_jaxpr(closed: ClosedJaxpr, in_dims: Sequence, axis_size: int, axis_nam
   jaxpr, consts = trace_to_jaxpr(fun, in_avals)
   return ClosedJaxpr(jaxpr, consts), box[0]
 
-
-jaxpr_transforms.batch_jaxpr = batch_jaxpr

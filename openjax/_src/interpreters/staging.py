@@ -9,7 +9,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, ShapedArray, Trace,
-                               Tracer, Var, get_aval, jaxpr_transforms, set_current_trace)
+                               Tracer, Var, get_aval, set_current_trace)
 from openjax._src.errors import UnexpectedTracerError
 
 
@@ -203,5 +203,3 @@ def trace_to_closed_jaxpr(fun, in_avals, debug_info=None) -> ClosedJaxpr:
   jaxpr, consts = trace_to_jaxpr(fun, in_avals, debug_info)
   return ClosedJaxpr(jaxpr, consts)
 
-
-jaxpr_transforms.trace_to_jaxpr = trace_to_jaxpr

@@ -10,7 +10,7 @@ from typing import Sequence
 
 import numpy as np
 
-from openjax._src.core import ClosedJaxpr, Jaxpr, Literal, Var, array_of, jaxpr_transforms
+from openjax._src.core import ClosedJaxpr, Jaxpr, Literal, Var, array_of
 from openjax._src.interpreters.staging import trace_to_jaxpr
 from openjax._src.primitives.ad_util import UndefinedPrimal, Zero, is_undefined_primal
 from openjax._src.primitives.shape_base import add_tangents, instantiate_zeros
@@ -94,5 +94,3 @@ def transpose_jaxpr(closed: ClosedJaxpr, linear_mask: Sequence[bool]) -> ClosedJ
   new_jaxpr, consts = trace_to_jaxpr(transposed, nonlin_avals + ct_avals)
   return ClosedJaxpr(new_jaxpr, consts)
 
-
-jaxpr_transforms.transpose_jaxpr = transpose_jaxpr

@@ -1,6 +1,6 @@
 """Pieces of automatic differentiation that primitive rules use: symbolic
-zero tangents, undefined primals (the linear inputs of a transpose rule) and
-``defjvp_zero``. What needs primitives to build values (zeros of an aval,
+zero tangents, undefined primals (the linear inputs of a transpose rule),
+``defjvp_zero`` and ``stop_gradient`` (as in JAX's ``ad_util``). What needs primitives to build values (zeros of an aval,
 ``add_any`` for tangent accumulation, the ``defjvp``/``deflinear`` builders)
 sits with the structural primitives in ``shape_base``.
 
@@ -12,7 +12,7 @@ position (``None`` for non-linear inputs); cotangents may be ``Zero``.
 """
 from __future__ import annotations
 
-from openjax._src import dtypes
+from openjax._src import dtypes, tree_util
 from openjax._src.core import Primitive, ShapedArray, get_aval
 
 
@@ -61,3 +61,40 @@ def defjvp_zero(prim: Primitive) -> None:
     outs = prim.bind(*primals, **params)
     return outs, [Zero.from_primal_value(o) for o in outs]
   prim.def_jvp(rule)
+
+
+# ------------------------------------------------------------ stop_gradient
+stop_gradient_p = Primitive("stop_gradient")
+
+
+@stop_gradient_p.def_impl
+def _stop_gradient_impl(x):
+  return [x]
+
+
+@stop_gradient_p.def_abstract_eval
+def _stop_gradient_abstract_eval(x):
+  return [x]
+
+
+@stop_gradient_p.def_jvp
+def _stop_gradient_jvp(primals, tangents):
+  # Bind again so that every enclosing differentiation sees a constant too.
+  x, = primals
+  return [stop_gradient_p.bind1(x)], [Zero.from_primal_value(x)]
+
+
+@stop_gradient_p.def_batch
+def _stop_gradient_batch(vals, dims):
+  return [stop_gradient_p.bind1(vals[0])], [dims[0]]
+
+
+@stop_gradient_p.def_lower
+def _stop_gradient_lower(ctx, x):
+  return [x]
+
+
+def stop_gradient(x):
+  """Stops gradient computation: the identity on values, a constant to
+  differentiation (``x`` may be a pytree of arrays)."""
+  return tree_util.tree_map(stop_gradient_p.bind1, x)

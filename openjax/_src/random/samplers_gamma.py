@@ -14,7 +14,7 @@ from openjax._src.api.custom_derivatives import custom_jvp
 from openjax._src.random._common import jit
 from openjax._src.core import concrete_or_error
 from openjax._src.numpy.util import check_arraylike, promote_dtypes_inexact
-from openjax._src.primitives.random_loops import (random_binomial_btrs_p,
+from openjax._src.control.random_loops import (random_binomial_btrs_p,
                                                   random_binomial_inversion_p, random_gamma,
                                                   random_poisson_knuth_p,
                                                   random_poisson_rejection_p)

@@ -16,7 +16,7 @@ import numpy as np
 
 from openjax._src import dtypes, tree_util
 from openjax._src.core import Primitive, ShapedArray, get_aval, is_concrete, to_concrete_value
-from openjax._src.primitives import _reduce_computation as _rc
+from openjax._src.control import _reduce_computation as _rc
 from openjax._src.primitives import reductions as _red
 from openjax._src.primitives import shape as _shape
 from openjax._src.primitives import elementwise as _ew

@@ -20,8 +20,9 @@ import numpy as np
 from openjax._src import dtypes, tree_util
 from openjax._src.config import config
 from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, ShapedArray, Tracer, Var, array_of,
-                               canonical_value, get_aval, is_concrete, jaxpr_transforms, typematch)
-from openjax._src.primitives._cond_rules import cond_p
+                               canonical_value, get_aval, is_concrete, typematch)
+from openjax._src.control._cond_rules import cond_p
+from openjax._src.interpreters.staging import trace_to_jaxpr
 from openjax._src.primitives.collectives import current_axis_env
 from openjax._src.primitives.convert import convert_element_type
 from openjax._src.primitives.elementwise_extra import clamp
@@ -173,7 +174,7 @@ def _trace_branch(fun: Callable, in_tree, in_avals: tuple, api_name: str) -> _Tr
                         f"value of type {type(x)}{where}, which is not a valid JAX type")
     return out_leaves
 
-  jaxpr, consts = jaxpr_transforms.trace_to_jaxpr(flat_fun, list(in_avals))
+  jaxpr, consts = trace_to_jaxpr(flat_fun, list(in_avals))
   traced = _Traced(jaxpr, consts, box[0])
   if not any(isinstance(c, Tracer) for c in consts):
     try:
