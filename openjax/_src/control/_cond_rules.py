@@ -32,8 +32,8 @@ from openjax._src.interpreters.partial_eval import partial_eval_jaxpr
 from openjax._src.interpreters.staging import trace_to_jaxpr
 from openjax._src.interpreters.transpose import transpose_jaxpr
 from openjax._src.primitives.ad_util import Zero, is_undefined_primal, stop_gradient, tangent_aval
-from openjax._src.primitives.shape_base import instantiate_zeros
-from openjax._src.primitives.batch_util import bdim_at_front, moveaxis
+from openjax._src.primitives.shape_base import instantiate_zeros, moveaxis
+from openjax._src.primitives.batch_util import bdim_at_front
 from openjax._src.primitives.elementwise import eq, select, select_n
 from openjax._src.primitives.shape import broadcast_in_dim
 

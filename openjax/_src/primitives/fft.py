@@ -19,8 +19,7 @@ from openjax._src.core import Primitive, ShapedArray, get_aval
 from openjax._src.primitives import elementwise as ew
 from openjax._src.primitives import shape as sh
 from openjax._src.primitives import shape_base as sb
-from openjax._src.primitives.shape_base import deflinear
-from openjax._src.primitives.batch_util import moveaxis
+from openjax._src.primitives.shape_base import deflinear, moveaxis
 from openjax._src.primitives.convert import _convert_element_type
 
 __all__ = ["FftType", "fft", "fft_p"]

@@ -17,10 +17,11 @@ from openjax._src.primitives import ad_util, shape_base
 from openjax._src.primitives._util import check_same_dtypes
 from openjax._src.primitives.convert import _convert_element_type
 from openjax._src.primitives.shape_base import *  # noqa: F401,F403 - the family's surface
-from openjax._src.primitives.shape_base import (_canonical_axis, _check_shapelike, _int_tuple,
-                                                _moveaxis, _shape_tuple, _shifted, add_tangents,
-                                                broadcast, broadcast_in_dim, deflinear,
-                                                instantiate_zeros, reduce_sum, reshape, squeeze)
+from openjax._src.primitives.shape_base import (_check_shapelike, _int_tuple, _shape_tuple,
+                                                _shifted, add_tangents, broadcast,
+                                                broadcast_in_dim, canonicalize_axis, deflinear,
+                                                instantiate_zeros, moveaxis, reduce_sum, reshape,
+                                                squeeze)
 
 __all__ = list(shape_base.__all__)
 
@@ -208,8 +209,8 @@ def _pad_batch(vals, dims, *, padding_config):
   # A batched padding value: JAX selects with a mask; with shape ops only,
   # build each axis from the operand and blocks of the broadcast value.
   size = get_aval(v).shape[vd]
-  x = _moveaxis(x, xd, 0) if xd is not None else broadcast(x, (size,))
-  v = _moveaxis(v, vd, 0)
+  x = moveaxis(x, xd, 0) if xd is not None else broadcast(x, (size,))
+  v = moveaxis(v, vd, 0)
 
   def fill(x, ax, n):
     shape = get_aval(x).shape
@@ -325,7 +326,7 @@ deflinear(concatenate_p, _concatenate_transpose)
 @concatenate_p.def_batch
 def _concatenate_batch(vals, dims, *, dimension):
   size = next(get_aval(v).shape[d] for v, d in zip(vals, dims) if d is not None)
-  xs = [broadcast(v, (size,)) if d is None else _moveaxis(v, d, 0) for v, d in zip(vals, dims)]
+  xs = [broadcast(v, (size,)) if d is None else moveaxis(v, d, 0) for v, d in zip(vals, dims)]
   return [concatenate(xs, dimension + 1)], [0]
 
 
@@ -364,7 +365,7 @@ def _split_abstract_eval(x, *, sizes, axis):
 def split(operand, sizes, axis: int = 0):
   """Split ``operand`` along ``axis`` into pieces of the given ``sizes``."""
   sizes = _int_tuple("split", "sizes", sizes)
-  return split_p.bind(operand, sizes=sizes, axis=_canonical_axis(axis, np.ndim(operand)))
+  return split_p.bind(operand, sizes=sizes, axis=canonicalize_axis(axis, np.ndim(operand)))
 
 
 @split_p.def_jvp

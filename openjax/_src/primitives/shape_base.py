@@ -35,10 +35,10 @@ def _shape_tuple(fun: str, name: str, shape) -> tuple[int, ...]:
   return out
 
 
-def _moveaxis(x, src: int, dst: int):
-  # batch_util.moveaxis sits above this module; the rules here use this one.
+def moveaxis(x, src: int, dst: int):
+  """Move axis ``src`` of ``x`` to position ``dst`` (no-op when equal)."""
   nd = get_aval(x).ndim
-  src, dst = src % nd, dst % nd
+  src, dst = canonicalize_axis(src, nd), canonicalize_axis(dst, nd)
   if src == dst:
     return x
   perm = [i for i in range(nd) if i != src]
@@ -263,7 +263,7 @@ deflinear(broadcast_in_dim_p, _broadcast_in_dim_transpose)
 def _broadcast_in_dim_batch(vals, dims, *, shape, broadcast_dimensions, sharding=None):
   x, = vals
   d, = dims
-  x = _moveaxis(x, d, 0)
+  x = moveaxis(x, d, 0)
   size = get_aval(x).shape[0]
   return [broadcast_in_dim(x, (size,) + shape,
                            (0,) + tuple(b + 1 for b in broadcast_dimensions))], [0]
@@ -333,7 +333,7 @@ deflinear(reshape_p, _reshape_transpose)
 def _reshape_batch(vals, dims, *, new_sizes, dimensions, sharding=None):
   x, = vals
   d, = dims
-  x = _moveaxis(x, d, 0)
+  x = moveaxis(x, d, 0)
   if dimensions is not None:
     dimensions = (0,) + tuple(i + 1 for i in dimensions)
   return [reshape(x, get_aval(x).shape[:1] + new_sizes, dimensions)], [0]
@@ -400,7 +400,7 @@ def broadcasted_iota(dtype, shape, dimension: int, out_sharding=None):
 
 
 # ------------------------------------------------------------------ helpers
-def _canonical_axis(axis, ndim: int) -> int:
+def canonicalize_axis(axis, ndim: int) -> int:
   """``axis`` in ``[-ndim, ndim)`` as a non-negative int (lax's ValueError)."""
   axis = operator.index(axis)
   if not -ndim <= axis < ndim:
@@ -455,7 +455,7 @@ def _squeeze_abstract_eval(x, *, dimensions):
 def squeeze(array, dimensions):
   """Remove the size-1 ``dimensions`` from ``array``."""
   ndim = np.ndim(array)
-  dims = tuple(sorted(_canonical_axis(d, ndim) for d in dimensions))
+  dims = tuple(sorted(canonicalize_axis(d, ndim) for d in dimensions))
   if not dims and hasattr(array, "aval"):
     return array
   return squeeze_p.bind1(array, dimensions=dims)
@@ -472,7 +472,7 @@ deflinear(squeeze_p, _squeeze_transpose)
 def _squeeze_batch(vals, dims, *, dimensions):
   x, = vals
   d, = dims
-  x = _moveaxis(x, d, 0)
+  x = moveaxis(x, d, 0)
   return [squeeze(x, tuple(i + 1 for i in dimensions))], [0]
 
 
@@ -487,7 +487,7 @@ def expand_dims(array, dimensions):
   if len(set(dimensions)) != len(dimensions):
     raise ValueError(f"repeated axis in lax.expand_dims: {dimensions}")
   ndim_out = np.ndim(array) + len(dimensions)
-  dims = [_canonical_axis(d, ndim_out) for d in dimensions]
+  dims = [canonicalize_axis(d, ndim_out) for d in dimensions]
   if len(set(dims)) != len(dims):  # -1 and ndim_out-1 name the same axis
     raise ValueError(f"repeated axis in lax.expand_dims: {dims}")
   shape = list(np.shape(array))
