@@ -1,6 +1,6 @@
 """``scan_p``: the primitive of ``lax.scan`` with its evaluation, abstract
 evaluation, batching and lowering rules (the autodiff rules are in
-``_scan_autodiff.py``, the user-facing wrappers in ``control_scan.py``).
+``_scan_autodiff.py``, the user-facing wrappers in ``scan.py``).
 
 Operands are the loop constants, the initial carry and the scanned inputs
 ``xs``; parameters are JAX 0.10.2's::

@@ -519,4 +519,5 @@ def _custom_lin_pp(eqn, ctx):
   return pp_eqn(eqn, ctx, params=params)
 
 
-__all__ = ["SymbolicZero", "custom_jvp_call_p", "custom_vjp_call_p", "custom_lin_p", "zero_from_primal"]
+__all__ = ["SymbolicZero", "custom_jvp_call_p", "custom_vjp_call_p", "custom_lin_p",
+           "zero_from_primal"]

@@ -3,11 +3,11 @@ their other rules are in ``primitives/linalg.py``).
 
 IREE has no LAPACK, so each decomposition is written here with lax wrappers
 (loops over columns with dynamic slices, ``while_loop``/``fori_loop``) and
-the lowering rule traces it and emits it inline (``lower_traced``): Cholesky column by column, triangular
-solves by forward substitution, Householder QR with LAPACK's reflector
-convention (so ``r``'s diagonal signs match ``geqrf``), LU with partial
-pivoting, Hermitian eigendecomposition by cyclic Jacobi sweeps and the SVD by
-one-sided (Hestenes) Jacobi. Every function takes ``[..., m, n]`` operands and
+the lowering rule traces it and emits it inline (``lower_traced``): Cholesky
+column by column, triangular solves by forward substitution, Householder QR
+with LAPACK's reflector convention (so ``r``'s diagonal signs match
+``geqrf``), LU with partial pivoting, Hermitian eigendecomposition by cyclic
+Jacobi sweeps and the SVD by one-sided (Hestenes) Jacobi. Every function takes ``[..., m, n]`` operands and
 flattens the batch dimensions to one.
 """
 from __future__ import annotations
@@ -419,7 +419,8 @@ def lu(x):
   perm = sh.broadcasted_iota(_I32, (b, m), 1)
   if k:
     a, piv, perm = fori_loop(_i32(0), _i32(k), step, [a, piv, perm])
-  return [lr.unflatten_batch(a, batch), lr.unflatten_batch(piv, batch), lr.unflatten_batch(perm, batch)]
+  return [lr.unflatten_batch(a, batch), lr.unflatten_batch(piv, batch),
+          lr.unflatten_batch(perm, batch)]
 
 
 def lu_pivots_to_permutation(pivots, *, permutation_size):
@@ -508,7 +509,8 @@ def svd(x, *, full_matrices, compute_uv, subset_by_index, algorithm):
     u = _complete_basis(u)
   if wide:   # A^H = U S V^H  =>  A = V S U^H
     u, v = v, u
-  return [lr.unflatten_batch(s, batch), lr.unflatten_batch(u, batch), lr.unflatten_batch(lr.H(v), batch)]
+  return [lr.unflatten_batch(s, batch), lr.unflatten_batch(u, batch),
+          lr.unflatten_batch(lr.H(v), batch)]
 
 
 # ----------------------------------------------------------- lowering rules

@@ -1,5 +1,5 @@
 """Matrix helpers written with lax wrappers, shared by the linear-algebra
-primitives' JVP rules and by their StableHLO lowerings (``_linalg_lowering``):
+primitives' JVP rules and by their StableHLO lowerings (``control/linalg_lowering.py``):
 transposes, triangles, identity matrices and batched matrix products over
 ``[..., m, n]`` operands."""
 from __future__ import annotations

@@ -6,9 +6,9 @@ Every primitive works on ``[..., m, n]`` operands whose leading dimensions
 index independent problems, so batching moves batch dimensions to the front
 and binds again. Eager impls run NumPy (LAPACK through ``numpy.linalg``);
 compiled code runs the algorithms of ``control/linalg_lowering.py`` (which
-sets each primitive's lowering) written with StableHLO loops (IREE has no LAPACK). Like LAPACK in JAX, a failed
-factorisation (a matrix that is not positive definite) gives NaNs, never an
-exception.
+sets each primitive's lowering), written with StableHLO loops (IREE has no
+LAPACK). Like LAPACK in JAX, a failed factorisation (a matrix that is not
+positive definite) gives NaNs, never an exception.
 """
 from __future__ import annotations
 

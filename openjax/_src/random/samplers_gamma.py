@@ -1,7 +1,7 @@
 """Samplers built on rejection loops: gamma and its relatives (loggamma,
 beta, dirichlet, chisquare, f, t, generalized_normal, ball), poisson,
 binomial and multinomial (JAX 0.10's algorithms, op for op; the loops are
-the primitives of ``primitives/random_loops.py``)."""
+the primitives of ``control/random_loops.py``)."""
 from __future__ import annotations
 
 from functools import partial
