@@ -15,8 +15,8 @@ from openjax._src.config import (  # noqa: F401
     transfer_guard_device_to_device, transfer_guard_device_to_host,
     transfer_guard_host_to_device)
 from openjax._src import dtypes as _dtypes  # noqa: F401
-from openjax._src.runtime.array import Array  # noqa: F401
-from openjax._src.runtime.devices import (  # noqa: F401
+from openjax._src.core import Array  # noqa: F401
+from openjax._src.core.devices import (  # noqa: F401
     Device, default_backend, device_count, devices, local_device_count, local_devices,
     process_count, process_index)
 from openjax._src.runtime.transfer import (  # noqa: F401

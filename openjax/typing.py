@@ -11,7 +11,7 @@ from typing import Any, Protocol, Union
 
 import numpy as np
 
-from openjax._src.runtime.array import Array
+from openjax._src.core import Array
 
 
 class _SupportsDType(Protocol):

@@ -122,9 +122,9 @@ def test_memory_analysis_and_compiler_options():
 def test_lower_with_the_interpreter_default():
   assert config.read("openjax_executor") == "interpreter"
   out = jax.jit(f)(np.ones(2, f32), np.ones(2, f32))     # interpreted
-  assert out._buf is None
+  assert out._buffer is None
   compiled = jax.jit(f).lower(np.ones(2, f32), np.ones(2, f32)).compile()
-  assert compiled(np.ones(2, f32), np.ones(2, f32))._buf is not None
+  assert compiled(np.ones(2, f32), np.ones(2, f32))._buffer is not None
 
 
 def test_seed_walkthrough():

@@ -12,7 +12,7 @@ import openjax.numpy as jnp
 from openjax.ad_checkpoint import checkpoint_name, print_saved_residuals
 from openjax.core import check_jaxpr
 from openjax.errors import ConcretizationTypeError
-from openjax._src.primitives.checkpoint import name_p, remat_p
+from openjax._src.control.remat import name_p, remat_p
 
 P = jax.checkpoint_policies
 

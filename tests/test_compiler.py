@@ -25,7 +25,7 @@ from openjax._src.config import config
 from openjax._src.core import ClosedJaxpr, Primitive, ShapedArray, eval_jaxpr, registry
 from openjax._src.lowering import (ModuleBuilder, dense_attr, enum_attr,
                                    lower_jaxpr_to_module, tensor_type)
-from openjax._src.primitives.closed_call import jit_p
+from openjax._src.control.closed_call import jit_p
 from openjax._src.runtime import compiler
 from openjax._src.runtime.executable import Executable
 from openjax._src.runtime.pipeline import parse_module

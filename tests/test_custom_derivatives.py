@@ -15,7 +15,7 @@ from openjax.core import check_jaxpr
 from openjax.custom_derivatives import (SymbolicZero, closure_convert, custom_gradient,
                                         custom_jvp_call_p, custom_vjp_call_p)
 from openjax.errors import UnexpectedTracerError
-from openjax._src.primitives.custom_derivatives import custom_lin_p
+from openjax._src.control.custom_derivatives import custom_lin_p
 
 
 def _close(a, b, tol=1e-6):

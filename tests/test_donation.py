@@ -20,7 +20,7 @@ def _iree(tmp_path_factory):
 
 
 def _buffer_id(a):
-  return a._buf.get_buffer().ref
+  return a._buffer.ref()
 
 
 def _computed(v):

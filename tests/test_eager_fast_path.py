@@ -15,9 +15,8 @@ import pytest
 import openjax as jax
 import openjax.numpy as jnp
 from openjax._src import dtypes, lax
-from openjax._src.core import ShapedArray, eval_trace
+from openjax._src.core import Array, eval_trace, ShapedArray
 from openjax._src.numpy import indexing, reductions, ufuncs_eager
-from openjax._src.runtime.array import Array
 
 _DTYPES = [np.dtype(t) for t in (
     np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,

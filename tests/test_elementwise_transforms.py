@@ -17,7 +17,7 @@ import pytest
 import openjax as jax
 import openjax.numpy as jnp
 from openjax import lax
-from openjax._src.primitives.ad_util import add_any_p
+from openjax._src.primitives.shape_base import add_any_p
 
 DATA = pathlib.Path(__file__).parent / "data"
 F32, F64, I32 = np.float32, np.float64, np.int32

@@ -9,8 +9,8 @@ import openjax as jax
 import openjax.numpy as jnp
 from openjax import lax
 from openjax._src.config import config
-from openjax._src.primitives._scan_rules import _auto_unroll
-from openjax._src.primitives.control_while import _guarded_steps
+from openjax._src.control._scan_rules import _auto_unroll
+from openjax._src.control.while_loop import _guarded_steps
 
 
 @pytest.fixture(autouse=True)

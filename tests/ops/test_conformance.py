@@ -121,6 +121,6 @@ def test_compiled_matches_eager(chunk):
     compiled = jax.jit(run_all)(*flat_args)
   # Computed by IREE (results over IREE buffers), not by the interpreter.
   leaves = [x for x in jax.tree_util.tree_leaves(compiled) if isinstance(x, jax.Array)]
-  assert any(x._buf is not None for x in leaves), "the chunk did not run compiled"
+  assert any(x._buffer is not None for x in leaves), "the chunk did not run compiled"
   for r, e, c in zip(chunk, eager, compiled):
     assert_close(c, e, r, check_dtype=True)

@@ -14,10 +14,9 @@ from typing import Any
 
 from openjax._src import tree_util
 from openjax._src.api.shapes import to_shape_dtype_struct
-from openjax._src.core import ClosedJaxpr, Tracer, get_aval
+from openjax._src.core import ClosedJaxpr, Tracer, default_device, get_aval
+from openjax._src.core.devices import SingleDeviceSharding
 from openjax._src.lowering.cost import cost_analysis as _jaxpr_cost
-from openjax._src.runtime import devices as _devices
-from openjax._src.runtime.array import SingleDeviceSharding
 from openjax._src.runtime.executable import Executable
 from openjax._src.runtime.pipeline import (LoweredModule, compile_lowered, parse_module,
                                            pretty_text)
@@ -130,12 +129,12 @@ class Compiled:
 
   @property
   def input_shardings(self):
-    sh = SingleDeviceSharding(_devices.default_device())
+    sh = SingleDeviceSharding(default_device())
     return tree_util.tree_unflatten(self.in_tree, [sh] * self.in_tree.num_leaves)
 
   @property
   def output_shardings(self):
-    sh = SingleDeviceSharding(_devices.default_device())
+    sh = SingleDeviceSharding(default_device())
     return tree_util.tree_unflatten(self.out_tree, [sh] * self.out_tree.num_leaves)
 
   def runtime_executable(self) -> Executable:

@@ -3,31 +3,27 @@
 
 ``checkpoint(f)`` traces ``f`` to a jaxpr and binds ``remat2``; when it is
 differentiated, values the policy does not save are recomputed on the
-backward pass (see ``primitives/checkpoint.py``).
+backward pass (see ``control/remat.py``).
 """
 from __future__ import annotations
 
 import dataclasses
 import functools
 import inspect
-import os
-import sys
 import types
 from typing import Any, Callable, Sequence
 
 from openjax._src import tree_util
 from openjax._src.api.shapes import abstractify
 from openjax._src.config import config
-from openjax._src.core import ClosedJaxpr, Literal, Tracer, set_current_trace
+from openjax._src.core import Literal, Tracer, set_current_trace
 from openjax._src.errors import ConcretizationTypeError
-from openjax._src.interpreters.jvp import jvp_flat
 from openjax._src.interpreters.partial_eval import linearize_flat
-from openjax._src.interpreters.staging import DebugInfo, DynamicJaxprTrace, trace_to_jaxpr
-from openjax._src.primitives.ad_util import Zero, instantiate_zeros, tangent_aval
-from openjax._src.primitives.checkpoint import (eval_jaxpr_with_sources, name_p, nothing_saveable,
-                                                record_source, recording_hooks, remat_p,
-                                                source_state)
-from openjax._src.primitives.custom_derivatives import convert_constvars
+from openjax._src.interpreters.staging import DebugInfo
+from openjax._src.primitives.ad_util import tangent_aval
+from openjax._src.control.remat import (RecordingTrace, name_p, nothing_saveable, remat_p,
+                                        source_state, trace_recording_sources)
+from openjax._src.control.custom_derivatives import convert_constvars
 from openjax._src.primitives.dot import dot_general_p
 
 # ------------------------------------------------------------------ policies
@@ -269,7 +265,7 @@ def checkpoint(fun: Callable, *, prevent_cse: bool | Sequence[bool] = True,
 
     dbg = DebugInfo("checkpoint / remat", fun, _arg_names(fun, dyn_args, dyn_kwargs))
     try:
-      closed = _trace(flat, avals, dbg)
+      closed = trace_recording_sources(flat, avals, dbg)
     except ConcretizationTypeError as e:
       msg = e.args[0] if e.args else ""
       if "for checkpoint" in msg:
@@ -327,74 +323,6 @@ def checkpoint_name(x, name):
 
 
 # -------------------------------------------------------- saved residuals
-_OPENJAX_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def _user_frame() -> str | None:
-  """``file:line:col (function)`` of the innermost frame outside openjax."""
-  f = sys._getframe(1)
-  while f is not None and os.path.abspath(f.f_code.co_filename).startswith(_OPENJAX_DIR):
-    f = f.f_back
-  if f is None:
-    return None
-  code = f.f_code
-  line, col = f.f_lineno, 0
-  try:
-    pos = list(code.co_positions())[f.f_lasti // 2]
-    line = pos[0] if pos[0] is not None else line
-    col = pos[2] if pos[2] is not None else 0
-  except (AttributeError, IndexError):
-    pass
-  return f"{code.co_filename}:{line}:{col} ({code.co_name})"
-
-
-class _RecordingTrace(DynamicJaxprTrace):
-  """A staging trace that remembers where each equation came from."""
-
-  def process_primitive(self, primitive, args, params):
-    n = len(self.eqns)
-    outs = super().process_primitive(primitive, args, params)
-    if len(self.eqns) > n:
-      record_source(self.eqns[-1], source_state.current or _user_frame())
-    return outs
-
-
-def _trace(flat: Callable, avals, dbg) -> ClosedJaxpr:
-  if source_state.sources is None:
-    jaxpr, consts = trace_to_jaxpr(flat, avals, dbg)
-    return ClosedJaxpr(jaxpr, consts)
-  trace = _RecordingTrace(dbg)
-  tracers = [trace.new_arg(a) for a in avals]
-  try:
-    with set_current_trace(trace):
-      outs = [trace.to_jaxpr_tracer(o) for o in flat(*tracers)]
-    jaxpr, consts = trace.to_jaxpr(outs)
-  finally:
-    trace.invalidate()
-  return ClosedJaxpr(jaxpr, consts)
-
-
-def _jvp_jaxpr_with_sources(closed: ClosedJaxpr, nonzeros, instantiate):
-  """``jvp_jaxpr`` whose equations keep the sources of the equations they
-  differentiate (used while recording for ``print_saved_residuals``)."""
-  in_avals = closed.in_avals
-  n = len(in_avals)
-  box: list = []
-
-  def fun(*args):
-    tans = iter(args[n:])
-    tangents = [next(tans) if nz else Zero(tangent_aval(a)) for a, nz in zip(in_avals, nonzeros)]
-    p_out, t_out = jvp_flat(lambda *xs: eval_jaxpr_with_sources(closed.jaxpr, closed.consts, xs),
-                            list(args[:n]), tangents, instantiate=instantiate)
-    box.append([type(t) is not Zero for t in t_out])
-    return p_out + [t for t in t_out if type(t) is not Zero]
-
-  t_avals = [tangent_aval(a) for a, nz in zip(in_avals, nonzeros) if nz]
-  out = _trace(fun, list(in_avals) + t_avals, None)
-  return out, box[0]
-
-
-recording_hooks.jvp_jaxpr = _jvp_jaxpr_with_sources
 
 
 def _arg_names(fun, args, kwargs) -> list[str]:
@@ -433,7 +361,7 @@ def saved_residuals(f: Callable, *args, **kwargs) -> list[tuple[Any, str]]:
 
   prev = source_state.sources
   source_state.sources = {}
-  trace = _RecordingTrace(DebugInfo("saved_residuals", f, arg_names))
+  trace = RecordingTrace(DebugInfo("saved_residuals", f, arg_names))
   try:
     tracers = [trace.new_arg(abstractify(x)) for x in leaves]
     with set_current_trace(trace):

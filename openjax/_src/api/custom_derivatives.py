@@ -25,11 +25,11 @@ from openjax._src.interpreters.partial_eval import PartialEvalTrace
 from openjax._src.interpreters.batching import BatchTracer
 from openjax._src.interpreters.staging import (DebugInfo, DynamicJaxprTracer, flat_arg_names,
                                                trace_to_jaxpr)
-from openjax._src.primitives.ad_util import Zero, tangent_aval
-from openjax._src.primitives.custom_derivatives import (
-    CustomJVPRule, CustomVJPBwd, CustomVJPFwd, SymbolicZero, apply_custom_jvp_rule,
-    apply_custom_vjp_fwd, convert_constvars, custom_jvp_call_p, custom_vjp_call_p,
-    stop_gradient_p)
+from openjax._src.primitives.ad_util import Zero, stop_gradient_p, tangent_aval
+from openjax._src.control.custom_derivatives import (CustomJVPRule, CustomVJPBwd, CustomVJPFwd,
+                                                     SymbolicZero, apply_custom_jvp_rule,
+                                                     apply_custom_vjp_fwd, convert_constvars,
+                                                     custom_jvp_call_p, custom_vjp_call_p)
 
 
 # ------------------------------------------------------------------ helpers

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import os
 import weakref
 from typing import Any, Callable, Sequence
 
@@ -19,29 +18,15 @@ from openjax._src import tree_util
 from openjax._src.api.shapes import ShapeDtypeStruct, abstractify, to_shape_dtype_struct
 from openjax._src.config import _env_bool, config
 from openjax._src.api.aot import Lowered
-from openjax._src.core import (ClosedJaxpr, Jaxpr, Tracer, eval_trace, trace_state,
+from openjax._src.core import (Array, ClosedJaxpr, eval_trace, Jaxpr, trace_state, Tracer,
                                use_xla_kernels)
 from openjax._src.interpreters.staging import DebugInfo, flat_arg_names, trace_to_jaxpr
-from openjax._src.primitives.closed_call import eval_jit_jaxpr, jit_executor, jit_p
+from openjax._src.control.closed_call import eval_jit_jaxpr, jit_p
 from openjax._src.primitives.collectives import current_axis_env, extend_axis_env
 from openjax._src.runtime import compiler as _compiler
-from openjax._src.runtime.array import Array
 from openjax._src.runtime.pipeline import (background, cached_executable, compile_lowered,
-                                           executable_for_jaxpr, lower_closed_jaxpr)
+                                           compiling, lower_closed_jaxpr)
 
-_EXECUTORS = ("iree", "interpreter")
-
-
-def _check_executor(value):
-  value = str(value).strip().lower()
-  if value not in _EXECUTORS:
-    raise ValueError(f"openjax_executor must be one of {_EXECUTORS}, got {value!r}")
-  return value
-
-
-config.define("openjax_executor", _check_executor(os.environ.get("OPENJAX_EXECUTOR", "iree")),
-              "How jitted functions run: 'iree' (compile with IREE) or 'interpreter' "
-              "(evaluate the jaxpr op by op, for debugging).", validator=_check_executor)
 config.define("openjax_tiered_compilation",
               _env_bool("OPENJAX_TIERED_COMPILATION", True),
               "Compile new jitted functions in a background thread and run their first "
@@ -49,21 +34,6 @@ config.define("openjax_tiered_compilation",
               "found in the compilation cache runs compiled at once).", validator=bool)
 
 _all_jitted: "weakref.WeakSet[JitWrapped]" = weakref.WeakSet()
-
-
-def _compiling() -> bool:
-  return config.read("openjax_executor") == "iree"
-
-
-def _run_jit_p(jaxpr, name, donated_invars, args):
-  # jit_p's impl (reached from transformations' known parts and nested
-  # evaluation): compile the call's jaxpr when the iree executor is on.
-  if not _compiling():
-    return None
-  return executable_for_jaxpr(jaxpr, name, donated_invars).execute(args)
-
-
-jit_executor.run = _run_jit_p
 
 
 def _normalize_argnums(fun, argnums, argnames, what: str):
@@ -315,7 +285,7 @@ class JitWrapped:
       with use_xla_kernels(self.xla_kernels):
         return self.fun(*args, **kwargs)
     entry, leaves, in_tree = self._get_entry(args, kwargs)
-    if trace_state.trace is eval_trace and not entry.hoisted and _compiling():
+    if trace_state.trace is eval_trace and not entry.hoisted and compiling():
       ex = entry.executable or self._executable(entry, in_tree, len(leaves))
       if ex is None:   # compiling in the background: interpret this call
         with config.override("openjax_executor", "interpreter"), \

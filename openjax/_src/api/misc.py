@@ -15,9 +15,9 @@ from typing import Any, Callable
 import numpy as np
 
 from openjax._src import dtypes, tree_util
-from openjax._src.core.trace import Trace, Tracer, eval_trace, get_aval, set_current_trace, trace_state
-from openjax._src.runtime import devices as _devices
-from openjax._src.runtime.array import Array, make_array
+from openjax._src.core import (Array, Trace, Tracer, eval_trace, get_aval, make_array,
+                               set_current_trace, trace_state)
+from openjax._src.core.devices import devices, process_count, process_index
 from openjax._src.runtime.transfer import device_put
 
 __all__ = ["named_call", "named_scope", "ensure_compile_time_eval", "typeof",
@@ -117,10 +117,10 @@ def _versions() -> list[tuple[str, str]]:
 def print_environment_info(return_string: bool = False) -> str | None:
   """Print (or return, with ``return_string=True``) the versions of openjax and
   its dependencies, the devices and the platform, for bug reports."""
-  devs = _devices.devices()
+  devs = devices()
   lines = [f"{name}: {version}" for name, version in _versions()]
   lines.append(f"device info: {devs[0].device_kind}-{len(devs)}, {len(devs)} local devices")
-  lines.append(f"process_count: {_devices.process_count()}")
+  lines.append(f"process_count: {process_count()}")
   lines.append(f"platform: {platform.uname()}")
   info = "\n".join(lines) + "\n"
   if return_string:
@@ -133,7 +133,7 @@ def live_arrays(platform: str | None = None) -> list[Array]:
   """All Arrays that are alive (referenced and not deleted) in this process."""
   if platform not in (None, "cpu"):
     raise RuntimeError(f"live_arrays: unknown platform {platform!r}: only 'cpu' is available.")
-  return [o for o in gc.get_objects() if type(o) is Array and not o._deleted]
+  return [o for o in gc.get_objects() if type(o) is Array and not o.is_deleted()]
 
 
 def _renamed(old: str, new: str) -> None:
@@ -144,18 +144,18 @@ def _renamed(old: str, new: str) -> None:
 def host_count(backend: str | None = None) -> int:
   """The number of hosts (processes): ``process_count``'s old name."""
   _renamed("host_count", "process_count")
-  return _devices.process_count(backend)
+  return process_count(backend)
 
 
 def host_id(backend: str | None = None) -> int:
   """This host's index: ``process_index``'s old name."""
   _renamed("host_id", "process_index")
-  return _devices.process_index(backend)
+  return process_index(backend)
 
 
 def process_indices(backend: str | None = None) -> list[int]:
   """The indices of all processes, ``[0, ..., process_count() - 1]``."""
-  return sorted({d.process_index for d in _devices.devices(backend)})
+  return sorted({d.process_index for d in devices(backend)})
 
 
 def host_ids(backend: str | None = None) -> list[int]:

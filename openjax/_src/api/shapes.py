@@ -6,7 +6,7 @@ from typing import Any
 import numpy as np
 
 from openjax._src import dtypes
-from openjax._src.core import ShapedArray, Tracer, array_hooks
+from openjax._src.core import Array, ShapedArray, Tracer
 
 
 class ShapeDtypeStruct:
@@ -59,7 +59,7 @@ def abstractify(x: Any, what: str = "argument") -> ShapedArray:
   """The abstract value of a function argument, with JAX's TypeError for
   values that are not arrays."""
   t = type(x)
-  if t is array_hooks.array_type or isinstance(x, Tracer):
+  if t is Array or isinstance(x, Tracer):
     return x.aval
   if t in dtypes.python_scalar_dtypes:
     return ShapedArray((), dtypes.dtype(x), weak_type=t is not bool)

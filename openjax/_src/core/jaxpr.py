@@ -11,7 +11,7 @@ import numpy as np
 
 from openjax._src.core import pretty as pp
 from openjax._src.core.avals import ShapedArray
-from openjax._src.core.trace import array_hooks
+from openjax._src.core.array import array_of
 
 _var_ids = itertools.count()
 
@@ -51,9 +51,7 @@ class Literal:
     """The value to bind when evaluating: an Array keeping the weak type."""
     op = self._operand
     if op is None:
-      make = array_hooks.make_array
-      op = make(np.asarray(self.val, self.aval.dtype), self.aval) if make else self.val
-      self._operand = op
+      op = self._operand = array_of(np.array(self.val, self.aval.dtype), self.aval)
     return op
 
   def __repr__(self):

@@ -1,4 +1,4 @@
-"""Traces, tracers and the current-trace context.
+"""The eval trace, the current-trace context and how operands become values.
 
 ``Primitive.bind`` hands the operation to the *current* trace. The bottom trace
 is ``EvalTrace``, which runs each primitive's ``impl`` on concrete values;
@@ -17,139 +17,16 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.config import config
-from openjax._src.core.avals import AvalQueries, ShapedArray
-from openjax._src.errors import (
-    ConcretizationTypeError, TracerArrayConversionError, TracerBoolConversionError,
-    TracerIntegerConversionError, UnexpectedTracerError)
-
-
-class Trace:
-  """An interpreter for primitives. Subclasses implement ``process_primitive``;
-  higher-order primitives may add ``process_<name>`` hooks later."""
-
-  def __init__(self):
-    self.is_valid = True
-
-  def process_primitive(self, primitive, args, params) -> list:
-    raise NotImplementedError
-
-  def invalidate(self) -> None:
-    self.is_valid = False
-
-  def __repr__(self):
-    return f"{type(self).__name__}"
-
-
-class Tracer(AvalQueries):
-  """A value that stands for an array while a function is being transformed.
-
-  It carries its trace and its abstract value (``aval``). Python control flow
-  on a tracer raises the ``openjax.errors`` class that names the fix.
-  """
-  __slots__ = ("_trace",)
-  __array_priority__ = 1000
-
-  @property
-  def aval(self) -> ShapedArray:
-    raise NotImplementedError
-
-  def to_concrete_value(self):
-    """The concrete NumPy value when this tracer is known to be constant."""
-    return None
-
-  # ---- conversions to Python values need concreteness ----
-  def __bool__(self):
-    val = self.to_concrete_value()
-    if val is None:
-      raise TracerBoolConversionError(self)
-    return bool(val)
-
-  def __index__(self):
-    val = self.to_concrete_value()
-    if val is None or not dtypes.issubdtype(self.dtype, np.integer):
-      raise TracerIntegerConversionError(self)
-    return int(val)
-
-  def __int__(self):
-    val = self.to_concrete_value()
-    if val is None:
-      raise ConcretizationTypeError(
-          self, "The problem arose with the `int` function. ")
-    return int(val)
-
-  def __float__(self):
-    val = self.to_concrete_value()
-    if val is None:
-      raise ConcretizationTypeError(
-          self, "The problem arose with the `float` function. ")
-    return float(val)
-
-  def __complex__(self):
-    val = self.to_concrete_value()
-    if val is None:
-      raise ConcretizationTypeError(
-          self, "The problem arose with the `complex` function. ")
-    return complex(val)
-
-  def __array__(self, dtype=None, copy=None):
-    # Like JAX: even a tracer with a known value is not silently converted.
-    raise TracerArrayConversionError(self)
-
-  def item(self, *args):
-    val = self.to_concrete_value()
-    if val is None:
-      raise ConcretizationTypeError(
-          self, "The problem arose with the `item` method. ")
-    return np.asarray(val).item(*args)
-
-  def tolist(self):
-    val = self.to_concrete_value()
-    if val is None:
-      raise ConcretizationTypeError(
-          self, "The problem arose with the `tolist` method. ")
-    return np.asarray(val).tolist()
-
-  def __hash__(self):
-    raise TypeError(f"unhashable type: {type(self).__name__} (traced arrays are "
-                    "unhashable; pass hashable values as static arguments)")
-
-  def __setitem__(self, idx, value):
-    raise TypeError(
-        f"'{type(self).__name__}' object does not support item assignment. JAX "
-        "arrays are immutable. Instead of ``x[idx] = y``, use "
-        "``x = x.at[idx].set(y)`` or another .at[] method: "
-        "https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html")
-
-  def __repr__(self):
-    return f"{type(self).__name__}<{self.aval.str_short(short_dtypes=False)}>"
-
-  def __reduce__(self):
-    raise TypeError("tracers cannot be pickled")
-
-  def _provenance(self) -> str:
-    return ""
-
-
-# ------------------------------------------------------------------ arrays
-class _ArrayHooks:
-  """The runtime layer registers its concrete ``Array`` type here, so the eval
-  trace can unwrap and build Arrays without importing the runtime."""
-  array_type: type | None = None
-  make_array: Callable[[np.ndarray, ShapedArray], Any] | None = None
-
-
-array_hooks = _ArrayHooks()
-
-
-def register_array_type(array_type: type, make_array: Callable) -> None:
-  array_hooks.array_type = array_type
-  array_hooks.make_array = make_array
+from openjax._src.core.array import Array
+from openjax._src.core.avals import ShapedArray
+from openjax._src.core.tracer import Trace, Tracer
+from openjax._src.errors import ConcretizationTypeError, UnexpectedTracerError
 
 
 def canonical_value(x: Any) -> np.ndarray:
   """A NumPy value of JAX's canonical dtype for a non-tracer operand."""
   t = type(x)
-  if t is array_hooks.array_type:
+  if t is Array:
     return x._value
   if t in dtypes.python_scalar_dtypes:
     return np.asarray(x, dtypes.dtype(x))
@@ -187,7 +64,7 @@ def to_concrete_value(x: Any):
   """A NumPy value for ``x`` or None when it is an abstract tracer."""
   if isinstance(x, Tracer):
     return x.to_concrete_value()
-  if type(x) is array_hooks.array_type:
+  if type(x) is Array:
     return x._value
   return x
 
@@ -293,10 +170,9 @@ class EvalTrace(Trace):
     self._aval_cache: dict = {}
 
   def process_primitive(self, primitive, args, params) -> list:
-    array_type = array_hooks.array_type
     vals, avals = [], []
     for x in args:
-      if type(x) is array_type:
+      if type(x) is Array:
         v = x._np   # the value, unless still being computed (or deleted)
         vals.append(v if v is not None else x._value)
         avals.append(x.aval)
@@ -308,11 +184,10 @@ class EvalTrace(Trace):
         avals.append(shaped_array(v.shape, v.dtype, dtypes.is_weakly_typed(x)))
     out_avals = self._abstract_eval(primitive, avals, params)
     outs = (primitive.impl or primitive.rule("impl"))(*vals, **params)
-    make = array_hooks.make_array
     if len(outs) == 1:   # most primitives: no loop
-      result = [_concrete_result(outs[0], out_avals[0], make)]
+      result = [_concrete_result(outs[0], out_avals[0])]
     else:
-      result = [_concrete_result(o, a, make) for o, a in zip(outs, out_avals)]
+      result = [_concrete_result(o, a) for o, a in zip(outs, out_avals)]
     if not eager_config.flags_ok and (config.read("jax_debug_nans")
                                      or config.read("jax_debug_infs")):
       _check_nans(primitive, result)
@@ -343,18 +218,19 @@ class EvalTrace(Trace):
     return hit
 
 
-def _concrete_result(o, aval: ShapedArray, make):
+def _concrete_result(o, aval: ShapedArray) -> Array:
   """An impl's result as an Array of ``aval`` (NumPy scalars become arrays)."""
   if type(o) is not np.ndarray:
     o = np.asarray(o)
   if o.dtype != aval.dtype:
     o = o.astype(aval.dtype)
-  return make(o, aval) if make is not None else o
+  o.setflags(False)   # write=False, positional: a third of ``flags.writeable``'s cost
+  return Array(o, aval)
 
 
 def _check_nans(primitive, outs) -> None:
   for o in outs:
-    v = np.asarray(getattr(o, "_value", o))
+    v = o._value
     if dtypes.kind(v.dtype) not in "fc":
       continue
     if config.read("jax_debug_nans") and np.isnan(v).any():

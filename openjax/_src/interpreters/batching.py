@@ -14,11 +14,12 @@ from typing import Callable, NamedTuple, Sequence
 import numpy as np
 
 from openjax._src import dtypes
-from openjax._src.core import (ClosedJaxpr, ShapedArray, Trace, Tracer, current_trace,
-                               eval_jaxpr, get_aval, jaxpr_transforms, set_current_trace)
+from openjax._src.core import (ClosedJaxpr, ShapedArray, Trace, Tracer, current_trace, eval_jaxpr,
+                               get_aval, set_current_trace)
 from openjax._src.interpreters.staging import trace_to_jaxpr
 from openjax._src.primitives.collectives import extend_axis_env
-from openjax._src.primitives.shape import broadcast_in_dim, transpose
+from openjax._src.primitives.shape import broadcast_in_dim
+from openjax._src.primitives.shape_base import canonicalize_axis, moveaxis
 
 not_mapped = None
 
@@ -84,24 +85,6 @@ class BatchTrace(Trace):
       else:
         outs, out_dims = rule(vals, dims, **params)
     return [BatchTracer(self, o, d) if d is not None else o for o, d in zip(outs, out_dims)]
-
-
-def canonicalize_axis(axis: int, num_dims: int) -> int:
-  """``axis`` in ``[-num_dims, num_dims)`` as a nonnegative index."""
-  if not -num_dims <= axis < num_dims:
-    raise ValueError(f"axis {axis} is out of bounds for array of dimension {num_dims}")
-  return axis % num_dims
-
-
-def moveaxis(x, src: int, dst: int):
-  """Move axis ``src`` of ``x`` to ``dst`` (no-op when equal)."""
-  nd = len(get_aval(x).shape)
-  src, dst = canonicalize_axis(src, nd), canonicalize_axis(dst, nd)
-  if src == dst:
-    return x
-  perm = [i for i in range(nd) if i != src]
-  perm.insert(dst, src)
-  return transpose(x, tuple(perm))
 
 
 class SpecMatchError(Exception):
@@ -211,5 +194,3 @@ def batch_jaxpr(closed: ClosedJaxpr, in_dims: Sequence, axis_size: int, axis_nam
   jaxpr, consts = trace_to_jaxpr(fun, in_avals)
   return ClosedJaxpr(jaxpr, consts), box[0]
 
-
-jaxpr_transforms.batch_jaxpr = batch_jaxpr

@@ -10,10 +10,11 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from openjax._src.core import (ClosedJaxpr, Trace, Tracer, current_trace, eval_jaxpr, get_aval,
-                               jaxpr_transforms, set_current_trace)
+                               set_current_trace)
 from openjax._src.errors import ConcretizationTypeError, TracerArrayConversionError
 from openjax._src.interpreters.staging import trace_to_jaxpr
-from openjax._src.primitives.ad_util import Zero, instantiate_zeros, tangent_aval
+from openjax._src.primitives.ad_util import Zero, tangent_aval
+from openjax._src.primitives.shape_base import instantiate_zeros
 
 
 class JVPTracer(Tracer):
@@ -139,5 +140,3 @@ def jvp_jaxpr(closed, nonzeros: Sequence[bool], instantiate: bool | Sequence[boo
   jaxpr, consts = trace_to_jaxpr(fun, list(from_avals) + tan_avals)
   return ClosedJaxpr(jaxpr, consts), out_nz_box[0]
 
-
-jaxpr_transforms.jvp_jaxpr = jvp_jaxpr

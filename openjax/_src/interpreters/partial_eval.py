@@ -5,19 +5,17 @@
 work executes in the enclosing trace, tangent work is recorded into a linear
 jaxpr whose constants are the residuals. So reverse mode stores residuals and
 never re-runs the forward pass. Higher-order primitives with a mix of known
-and unknown inputs use their ``partial_eval`` hook (jit splits its jaxpr).
+and unknown inputs use their ``partial_eval`` rule (jit splits its jaxpr).
 """
 from __future__ import annotations
 
 from typing import Callable, Sequence
 
 from openjax._src import dtypes
-from openjax._src.core import (ClosedJaxpr, Jaxpr, Trace, Var, current_trace, dce_jaxpr,
-                               jaxpr_transforms, set_current_trace)
+from openjax._src.core import Jaxpr, Trace, Var, current_trace, dce_jaxpr, set_current_trace
 from openjax._src.interpreters.jvp import JVPTrace, JVPTracer
 from openjax._src.interpreters.staging import DynamicJaxprTrace, DynamicJaxprTracer
 from openjax._src.primitives.ad_util import Zero
-from openjax._src.primitives.closed_call import jit_p
 
 
 class PartialEvalTrace(Trace):
@@ -117,11 +115,11 @@ def partial_eval_jaxpr(jaxpr: Jaxpr, in_unknowns: Sequence[bool]):
   """Split ``jaxpr`` into a known jaxpr (known inputs -> known outputs +
   residuals; it keeps ``jaxpr``'s constvars) and an unknown jaxpr (residuals +
   unknown inputs -> unknown outputs). An equation with an unknown input is
-  unknown, except a jit call with known and unknown inputs, which is split in
-  two the same way (recursively), so its known outputs stay known, and a
-  primitive with a ``partial_eval_jaxpr_custom(eqn, unknowns) -> (known_eqn,
-  unknown_eqn, out_unknowns)`` splitter (remat, while; known_eqn None: nothing
-  is known). Returns
+  unknown, except one of a primitive with a ``partial_eval_jaxpr_custom(eqn,
+  unknowns) -> (known_eqn, unknown_eqn, out_unknowns)`` splitter (jit splits
+  its jaxpr in two the same way, recursively; remat, cond, scan and while
+  have theirs; known_eqn None: nothing is known), whose known outputs stay
+  known. Returns
   (known, unknown, out_unknowns, num_residuals)."""
   unknown_vars: set[Var] = {v for v, u in zip(jaxpr.invars, in_unknowns) if u}
   known_eqns, unknown_eqns = [], []
@@ -129,11 +127,10 @@ def partial_eval_jaxpr(jaxpr: Jaxpr, in_unknowns: Sequence[bool]):
     unknown_in = [isinstance(a, Var) and a in unknown_vars for a in eqn.invars]
     if not any(unknown_in):
       known_eqns.append(eqn)
-    elif not all(unknown_in) and (eqn.primitive is jit_p or getattr(
-        eqn.primitive, "partial_eval_jaxpr_custom", None) is not None):
-      split = (_split_jit_eqn if eqn.primitive is jit_p
-               else eqn.primitive.partial_eval_jaxpr_custom)
-      known_eqn, unknown_eqn, out_unknowns = split(eqn, unknown_in)
+    elif not all(unknown_in) and getattr(
+        eqn.primitive, "partial_eval_jaxpr_custom", None) is not None:
+      known_eqn, unknown_eqn, out_unknowns = eqn.primitive.partial_eval_jaxpr_custom(
+          eqn, unknown_in)
       if known_eqn is not None:
         known_eqns.append(known_eqn)
       unknown_eqns.append(unknown_eqn)
@@ -169,33 +166,6 @@ def partial_eval_jaxpr(jaxpr: Jaxpr, in_unknowns: Sequence[bool]):
   return known, unknown, out_unknowns, len(residuals)
 
 
-def _split_jit_eqn(eqn, unknown_in):
-  """A jit equation with known and unknown inputs as two jit equations: the
-  known part (known inputs -> known outputs + residuals) and the unknown part
-  (residuals + unknown inputs -> unknown outputs)."""
-  closed = eqn.params["jaxpr"]
-  known, unknown, out_unknowns, n_res = partial_eval_jaxpr(closed.jaxpr, unknown_in)
-  res_vars = [Var(v.aval) for v in known.outvars[len(known.outvars) - n_res:]]
-  known_ins = [a for a, u in zip(eqn.invars, unknown_in) if not u]
-  unknown_ins = [a for a, u in zip(eqn.invars, unknown_in) if u]
-
-  def params(inner, n_in):
-    p = dict(eqn.params, jaxpr=inner)
-    if "donated_invars" in p:
-      p["donated_invars"] = (False,) * n_in
-    return p
-
-  known_eqn = eqn.replace(
-      invars=known_ins,
-      outvars=[v for v, u in zip(eqn.outvars, out_unknowns) if not u] + res_vars,
-      params=params(ClosedJaxpr(known, closed.consts), len(known_ins)))
-  unknown_eqn = eqn.replace(
-      invars=res_vars + unknown_ins,
-      outvars=[v for v, u in zip(eqn.outvars, out_unknowns) if u],
-      params=params(ClosedJaxpr(unknown, []), n_res + len(unknown_ins)))
-  return known_eqn, unknown_eqn, out_unknowns
-
-
 def dce_jaxpr_consts(jaxpr: Jaxpr, consts: Sequence) -> tuple[Jaxpr, list]:
   """``dce_jaxpr`` that also drops the constvars (and their values) no live
   equation reads, so dead residuals are not kept alive."""
@@ -206,8 +176,6 @@ def dce_jaxpr_consts(jaxpr: Jaxpr, consts: Sequence) -> tuple[Jaxpr, list]:
   return (jaxpr.replace(constvars=[v for v, k in zip(jaxpr.constvars, keep) if k]),
           [c for c, k in zip(consts, keep) if k])
 
-
-jaxpr_transforms.partial_eval_jaxpr = partial_eval_jaxpr
 
 
 __all__ = ["PartialEvalTrace", "LinearFunction", "linearize_flat", "partial_eval_jaxpr",

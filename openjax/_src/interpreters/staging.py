@@ -8,9 +8,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from openjax._src import dtypes
-from openjax._src.core import (
-    ClosedJaxpr, Jaxpr, JaxprEqn, Literal, ShapedArray, Trace, Tracer, Var,
-    array_hooks, get_aval, jaxpr_transforms, set_current_trace)
+from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, ShapedArray, Trace,
+                               Tracer, Var, get_aval, set_current_trace)
 from openjax._src.errors import UnexpectedTracerError
 
 
@@ -79,7 +78,7 @@ def _is_literalable(val) -> bool:
   if t in dtypes.python_scalar_dtypes or isinstance(val, np.generic):
     return True
   return getattr(val, "shape", None) == () and (
-      isinstance(val, np.ndarray) or t is array_hooks.array_type)
+      isinstance(val, np.ndarray) or t is Array)
 
 
 class DynamicJaxprTrace(Trace):
@@ -105,7 +104,7 @@ class DynamicJaxprTrace(Trace):
       return t
     aval = get_aval(val)
     if _is_literalable(val):
-      if type(val) is array_hooks.array_type:
+      if type(val) is Array:
         lit = val._value
       elif type(val) in dtypes.python_scalar_dtypes:
         lit = np.asarray(val, aval.dtype)[()]
@@ -113,7 +112,7 @@ class DynamicJaxprTrace(Trace):
         lit = np.asarray(val).astype(aval.dtype)[()]
       t = DynamicJaxprTracer(self, aval, Literal(lit, aval))
     else:
-      if not isinstance(val, Tracer) and type(val) is not array_hooks.array_type:
+      if not isinstance(val, Tracer) and type(val) is not Array:
         arr = np.asarray(val)
         if arr.dtype != aval.dtype:
           val = arr.astype(aval.dtype)
@@ -204,5 +203,3 @@ def trace_to_closed_jaxpr(fun, in_avals, debug_info=None) -> ClosedJaxpr:
   jaxpr, consts = trace_to_jaxpr(fun, in_avals, debug_info)
   return ClosedJaxpr(jaxpr, consts)
 
-
-jaxpr_transforms.trace_to_jaxpr = trace_to_jaxpr

@@ -10,17 +10,17 @@ from typing import Sequence
 
 import numpy as np
 
-from openjax._src.core import ClosedJaxpr, Jaxpr, Literal, Var, array_hooks, jaxpr_transforms
+from openjax._src.core import ClosedJaxpr, Jaxpr, Literal, Var, array_of
 from openjax._src.interpreters.staging import trace_to_jaxpr
-from openjax._src.primitives.ad_util import (UndefinedPrimal, Zero, add_tangents,
-                                             instantiate_zeros, is_undefined_primal)
+from openjax._src.primitives.ad_util import UndefinedPrimal, Zero, is_undefined_primal
+from openjax._src.primitives.shape_base import add_tangents, instantiate_zeros
 
 
 def literal_value(lit: Literal):
   """A literal's value, keeping its weak type (a bare NumPy scalar would
   lose it, and with it the weak type of every cotangent it touches)."""
-  if lit.aval.weak_type and array_hooks.make_array is not None:
-    return array_hooks.make_array(np.asarray(lit.val, lit.aval.dtype), lit.aval)
+  if lit.aval.weak_type:
+    return array_of(np.array(lit.val, lit.aval.dtype), lit.aval)
   return lit.val
 
 
@@ -94,5 +94,3 @@ def transpose_jaxpr(closed: ClosedJaxpr, linear_mask: Sequence[bool]) -> ClosedJ
   new_jaxpr, consts = trace_to_jaxpr(transposed, nonlin_avals + ct_avals)
   return ClosedJaxpr(new_jaxpr, consts)
 
-
-jaxpr_transforms.transpose_jaxpr = transpose_jaxpr

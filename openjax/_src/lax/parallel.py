@@ -11,7 +11,6 @@ The primitives and their rules are in ``openjax._src.primitives.collectives``.
 from __future__ import annotations
 
 import math
-import operator
 
 import numpy as np
 
@@ -24,6 +23,7 @@ from openjax._src.primitives.collectives import (all_gather_p, all_to_all_p, axi
 from openjax._src.primitives.convert import convert_element_type
 from openjax._src.primitives.elementwise import add, mul
 from openjax._src.primitives.shape import expand_dims, reduce_sum, squeeze
+from openjax._src.primitives.shape_base import canonicalize_axis
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute",
            "pshuffle", "pswapaxes", "all_to_all", "pbroadcast", "axis_index", "axis_size",
@@ -33,13 +33,6 @@ __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "pperm
 
 def _axes(axis_name) -> tuple:
   return tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
-
-
-def _canonical_axis(axis, ndim: int) -> int:
-  axis = operator.index(axis)
-  if not -ndim <= axis < ndim:
-    raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
-  return axis + ndim if axis < 0 else axis
 
 
 def _validate_reduce_axis_index_groups(axis_index_groups) -> None:
@@ -92,7 +85,7 @@ def psum(x, axis_name, *, axis_index_groups=None):
     def pos_reduce(v):
       if not pos:
         return v
-      return reduce_sum(v, tuple(_canonical_axis(a, np.ndim(v)) for a in pos))
+      return reduce_sum(v, tuple(canonicalize_axis(a, np.ndim(v)) for a in pos))
     out = [_const(leaf, size) * pos_reduce(leaf) for leaf in leaves]
   else:
     out = [_c.psum_array(leaf, axes, groups) for leaf in leaves]
@@ -149,7 +142,7 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False, to=
   def gather(leaf):
     ndim = np.ndim(leaf) if not isinstance(leaf, Tracer) else get_aval(leaf).ndim
     return _c.all_gather_array(
-        leaf, all_gather_dimension=_canonical_axis(axis, ndim if tiled else ndim + 1),
+        leaf, all_gather_dimension=canonicalize_axis(axis, ndim if tiled else ndim + 1),
         axis_name=names, axis_index_groups=groups, axis_size=size, tiled=tiled)
   return tree_util.tree_map(gather, x)
 

@@ -7,13 +7,11 @@ import sys
 import numpy as np
 
 from openjax._src import dtypes
-from openjax._src.core import Tracer
+from openjax._src.core import Array, eval_trace, trace_state, Tracer
 from openjax._src.numpy import (creation, indexing, linalg_ops, misc, reductions,
                                 shape_ops, sorting, ufuncs)
-from openjax._src.core import eval_trace, trace_state
 from openjax._src.core.trace import eager_config, shaped_array
 from openjax._src.numpy.ufuncs_eager import eager_binary, wrap_result
-from openjax._src.runtime.array import Array
 
 ndarray = Array
 

@@ -15,9 +15,8 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
-from openjax._src.core import Tracer
+from openjax._src.core import Array, make_array, Tracer
 from openjax._src.numpy import util
-from openjax._src.runtime.array import Array, make_array
 from openjax._src.runtime.transfer import device_put
 
 __all__ = [

@@ -14,12 +14,11 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
-from openjax._src.core import concrete_or_error
+from openjax._src.core import Array, concrete_or_error
 from openjax._src.numpy import creation as _creation
 from openjax._src.numpy import indexing as _idx
 from openjax._src.numpy import reductions as _red
 from openjax._src.numpy import util
-from openjax._src.runtime.array import Array
 
 __all__ = [
     # selection, comparison, casting

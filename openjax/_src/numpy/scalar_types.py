@@ -16,7 +16,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.numpy import creation as _creation
-from openjax._src.runtime import devices as _devices
+from openjax._src.core.devices import devices
 
 __all__ = [
     "bool_", "bool", "int2", "int4", "int8", "int16", "int32", "int64",
@@ -122,7 +122,7 @@ class ArrayNamespaceInfo:
     return None
 
   def devices(self) -> list:
-    return [None, *_devices.devices()]
+    return [None, *devices()]
 
   def default_dtypes(self, *, device: Any = None) -> dict:
     return {

@@ -34,12 +34,11 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
-from openjax._src.core import ShapedArray, eval_trace, trace_state
+from openjax._src.core import Array, eval_trace, ShapedArray, trace_state
 from openjax._src.core.trace import eager_config, shaped_array
 from openjax._src.primitives import elementwise as _elementwise
 from openjax._src.primitives._util import FP_ERRSTATE, FP_IGNORE
 from openjax._src.primitives.convert import convert_numpy
-from openjax._src.runtime.array import Array
 
 __all__ = ["eager_binary", "eager_unary", "eager_value", "run_quiet", "wrap_result", "remember"]
 

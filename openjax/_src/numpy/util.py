@@ -11,13 +11,13 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.config import config
-from openjax._src.core import Tracer, array_hooks, get_aval
+from openjax._src.core import Array, Tracer, get_aval
 
 AxisError = np.exceptions.AxisError
 
 
 def is_arraylike(x: Any) -> bool:
-  return (type(x) is array_hooks.array_type or isinstance(x, (Tracer, np.ndarray, np.generic))
+  return (type(x) is Array or isinstance(x, (Tracer, np.ndarray, np.generic))
           or type(x) in dtypes.python_scalar_dtypes or hasattr(x, "__jax_array__"))
 
 
@@ -40,7 +40,7 @@ def ensure_arraylike(fun_name: str, *args: Any):
 def asarray_operand(x: Any):
   """An operand for lax: Arrays and tracers pass through; Python scalars stay
   weakly typed; NumPy values are canonicalised (float64 -> float32 unless x64)."""
-  if type(x) is array_hooks.array_type or isinstance(x, Tracer):
+  if type(x) is Array or isinstance(x, Tracer):
     return x
   if hasattr(x, "__jax_array__"):
     return asarray_operand(x.__jax_array__())

@@ -1,8 +1,10 @@
 """Matrix helpers written with lax wrappers, shared by the linear-algebra
-primitives' JVP rules and by their StableHLO lowerings (``_linalg_lowering``):
+primitives' JVP rules and by their StableHLO lowerings (``control/linalg_lowering.py``):
 transposes, triangles, identity matrices and batched matrix products over
 ``[..., m, n]`` operands."""
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -117,3 +119,35 @@ def diag_matrix(d):
 
 def symmetrize(x):
   return ew.div(ew.add(x, H(x)), const(x, 2))
+
+
+def flatten_batch(x, core: int = 2):
+  """``x`` as ``[b, *core_dims]`` and its batch shape."""
+  shape = get_aval(x).shape
+  batch = shape[:len(shape) - core]
+  return sh.reshape(x, (math.prod(batch), *shape[len(shape) - core:])), batch
+
+
+def unflatten_batch(x, batch):
+  return sh.reshape(x, (*batch, *get_aval(x).shape[1:]))
+
+
+def onehot(idx, size: int, dtype):
+  """``[b, size]`` one-hot rows of the int32 indices ``idx`` ``[b, k]``."""
+  b, k = get_aval(idx).shape
+  grid = sh.broadcasted_iota(np.dtype(np.int32), (b, k, size), 2)
+  hit = ew.eq(sh.broadcast_in_dim(idx, (b, k, size), (0, 1)), grid)
+  # A select, not a convert of the booleans: IREE folds a bool->float
+  # convert into a contraction as an i1 operand and then fails to compile it.
+  return ew.select(hit, sh.full((b, k, size), 1, dtype),
+                   sh.full((b, k, size), 0, dtype))
+
+
+def permute_rows(x, perm):
+  """``x[..., perm[..., i], :]`` as a product with a permutation matrix (linear
+  in ``x``, so it also serves JVPs and their transposes)."""
+  xf, batch = flatten_batch(x)
+  pf, _ = flatten_batch(perm, 1)
+  m = get_aval(xf).shape[1]
+  p = onehot(pf, m, get_aval(x).dtype)          # p[b, i, r] = (perm[b, i] == r)
+  return unflatten_batch(mm(p, xf), batch)

@@ -18,6 +18,15 @@ Pads = tuple[tuple[int, int], ...]
 
 
 # ------------------------------------------------------------------ checks
+WINDOW_PARAMS = ("window_dimensions", "window_strides", "padding", "base_dilation",
+                 "window_dilation")
+
+
+def window_args(params: dict) -> tuple:
+  """The window parameters of a windowed primitive, in their positional order."""
+  return tuple(params[k] for k in WINDOW_PARAMS)
+
+
 def check_shapelike(fun: str, arg: str, obj, *, non_zero: bool = False) -> None:
   """lax's check that ``obj`` is a sequence of non-negative (or, with
   ``non_zero``, positive) integers."""

@@ -7,18 +7,8 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from openjax._src.core import Primitive, get_aval
-from openjax._src.primitives.shape import broadcast_in_dim, reshape, transpose
-
-
-def moveaxis(x, src: int, dst: int):
-  """Move axis ``src`` of ``x`` to position ``dst``."""
-  nd = get_aval(x).ndim
-  src, dst = src % nd, dst % nd
-  if src == dst:
-    return x
-  perm = [i for i in range(nd) if i != src]
-  perm.insert(dst, src)
-  return transpose(x, tuple(perm))
+from openjax._src.primitives.shape import broadcast_in_dim, reshape
+from openjax._src.primitives.shape_base import moveaxis
 
 
 def bdim_at_front(x, d: int | None, size: int):

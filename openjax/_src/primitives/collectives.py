@@ -38,6 +38,7 @@ from openjax._src.primitives import ad_util
 from openjax._src.primitives import elementwise as _ew
 from openjax._src.primitives import reductions as _red
 from openjax._src.primitives import shape as _shape
+from openjax._src.primitives.shape_base import deflinear, moveaxis
 
 __all__ = ["psum_p", "pmax_p", "pmin_p", "all_gather_p", "reduce_scatter_p", "ppermute_p",
            "pbroadcast_p", "all_to_all_p", "axis_index_p"]
@@ -114,10 +115,6 @@ def _unmapped_impl(name: str):
 
 
 # ---------------------------------------------------------- layout helpers
-def _moveaxis(x, src: int, dst: int):
-  return _shape._moveaxis(x, src, dst)
-
-
 def _splitaxis(axis: int, factor: int, x):
   shape = list(get_aval(x).shape)
   shape[axis:axis + 1] = [factor, shape[axis] // factor]
@@ -189,7 +186,7 @@ def _allreduce_batch(prim: Primitive, if_unmapped):
     if not over_frame and not any(isinstance(a, int) for a in axes):
       return prim.bind(x, axes=axes, axis_index_groups=axis_index_groups), [d]
     _no_groups_in_vmap(axis_index_groups)
-    x = _moveaxis(x, d, 0)
+    x = moveaxis(x, d, 0)
     new_axes = tuple(a + 1 if isinstance(a, int) else (0 if a == frame else a) for a in axes)
     return prim.bind(x, axes=new_axes, axis_index_groups=None), [None if over_frame else 0]
   return rule
@@ -215,7 +212,7 @@ def _psum_transpose(ct, x, *, axes, axis_index_groups):
   return [ct]
 
 
-ad_util.deflinear(psum_p, _psum_transpose)
+deflinear(psum_p, _psum_transpose)
 
 pmax_p = Primitive("pmax")
 pmax_p.batch_needs_axis = True
@@ -307,7 +304,7 @@ def _all_gather_batch(vals, dims, axis_data, *, all_gather_dimension, axis_name,
   if d is None:
     y = _bcast_along(x, axis_data.size, all_gather_dimension)
   else:
-    y = _moveaxis(x, d, all_gather_dimension)
+    y = moveaxis(x, d, all_gather_dimension)
   if tiled:
     y = _foldaxis(all_gather_dimension, y)
   return [y], [None]
@@ -320,7 +317,7 @@ def _all_gather_transpose(ct, x, *, all_gather_dimension, axis_name, axis_index_
                                  axis_size=axis_size, tiled=tiled)]
 
 
-ad_util.deflinear(all_gather_p, _all_gather_transpose)
+deflinear(all_gather_p, _all_gather_transpose)
 
 
 def all_gather_array(x, *, all_gather_dimension: int, axis_name: tuple, axis_index_groups,
@@ -395,7 +392,7 @@ def _reduce_scatter_transpose(ct, x, *, scatter_dimension, axis_name, axis_index
                              tiled=tiled)]
 
 
-ad_util.deflinear(reduce_scatter_p, _reduce_scatter_transpose)
+deflinear(reduce_scatter_p, _reduce_scatter_transpose)
 
 
 def reduce_scatter_array(x, *, scatter_dimension: int, axis_name: tuple, axis_index_groups,
@@ -476,7 +473,7 @@ def _ppermute_transpose(ct, x, *, axis_name, perm):
   return [ppermute_p.bind1(ct, axis_name=axis_name, perm=tuple((t, s) for s, t in perm))]
 
 
-ad_util.deflinear(ppermute_p, _ppermute_transpose)
+deflinear(ppermute_p, _ppermute_transpose)
 
 
 def ppermute_array(x, axis_name: tuple, perm):
@@ -550,7 +547,7 @@ def _pbroadcast_transpose(ct, x, *, axis_name, source):
   return [_ew.select_n(is_source, _shape.full(aval.shape, 0, aval.dtype), total)]
 
 
-ad_util.deflinear(pbroadcast_p, _pbroadcast_transpose)
+deflinear(pbroadcast_p, _pbroadcast_transpose)
 
 
 def pbroadcast_array(x, axis_name, source: int):
@@ -612,11 +609,11 @@ def _all_to_all_batch(vals, dims, axis_data, *, split_axis, concat_axis, axis_na
       perm = list(range(get_aval(x).ndim))
       perm[d], perm[axis] = axis, d
       return [_foldaxis(axis, _shape.transpose(x, tuple(perm)))], [d_out]
-    x = _foldaxis(concat_axis, _moveaxis(x, d, concat_axis))
+    x = _foldaxis(concat_axis, moveaxis(x, d, concat_axis))
     return [_splitaxis(split_axis, size, x)], [split_axis]
   # Several names: chunks gather in three leading dims [major, frame, minor, ...]
   # (JAX's construction).
-  x, d = _shape.expand_dims(_moveaxis(x, d, 0), (0, 2)), 1
+  x, d = _shape.expand_dims(moveaxis(x, d, 0), (0, 2)), 1
   split_axis += 3
   concat_axis += 3
   if major:
@@ -632,7 +629,7 @@ def _all_to_all_batch(vals, dims, axis_data, *, split_axis, concat_axis, axis_na
   x = _foldaxis(0, _foldaxis(0, x))
   concat_axis -= 2
   new_d -= 2
-  x = _foldaxis(concat_axis - 1, _moveaxis(x, 0, concat_axis - 1))
+  x = _foldaxis(concat_axis - 1, moveaxis(x, 0, concat_axis - 1))
   return [x], [new_d - 1]
 
 
@@ -643,7 +640,7 @@ def _all_to_all_transpose(ct, x, *, split_axis, concat_axis, axis_name, axis_ind
                              tiled=tiled)]
 
 
-ad_util.deflinear(all_to_all_p, _all_to_all_transpose)
+deflinear(all_to_all_p, _all_to_all_transpose)
 
 
 def all_to_all_array(x, axis_name, split_axis: int, concat_axis: int, axis_index_groups,

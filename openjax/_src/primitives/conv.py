@@ -23,7 +23,8 @@ from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, get_aval
 from openjax._src.primitives import _conv_lowering, _conv_rules
 from openjax._src.primitives._util import check_same_dtypes
-from openjax._src.primitives.ad_util import Zero, defjvp, is_undefined_primal
+from openjax._src.primitives.ad_util import Zero, is_undefined_primal
+from openjax._src.primitives.shape_base import defjvp
 from openjax._src.primitives.convert import _convert_element_type
 from openjax._src.primitives.dot import (_compute_dtype, _lower_compute_dtype, _lower_operand,
                                          _precision_attr, canonicalize_precision)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from openjax._src import dtypes
-from openjax._src.core import Primitive, ShapedArray, array_hooks, get_aval
+from openjax._src.core import Array, Primitive, ShapedArray, array_of, get_aval
 from openjax._src.lowering.builder import enum_attr
 from openjax._src.lowering.mlir_types import split_tensor_type
 from openjax._src.primitives._elementwise_rules import pp_hide_none
@@ -201,10 +201,10 @@ def _convert_element_type(operand, new_dtype=None, weak_type: bool = False):
   if from_dtype == new_dtype and old_weak == weak_type and hasattr(operand, "aval"):
     return operand
   if np.ndim(operand) == 0 and (isinstance(operand, (np.ndarray, np.generic))
-                                or type(operand) is array_hooks.array_type):
+                                or type(operand) is Array):
     # Concrete scalars convert now, as JAX does, so traces keep them literals.
     value = np.array(getattr(operand, "_value", operand), copy=True)
-    return array_hooks.make_array(np.asarray(convert_numpy(value, new_dtype)),
+    return array_of(np.asarray(convert_numpy(value, new_dtype)),
                                   ShapedArray((), new_dtype, weak_type))
   return convert_element_type_p.bind1(operand, new_dtype=new_dtype, weak_type=bool(weak_type),
                                       sharding=None)
@@ -218,13 +218,13 @@ def _scalar_array(x, dt, weak_type):
     aval = _SCALAR_AVALS[(dt, weak_type)] = ShapedArray((), dt, bool(weak_type))
   if type(x) is float and dtypes.kind(dt) in "fc" or type(x) is int and dtypes.kind(dt) in "iuf":
     try:   # the common case, kept fast: operators with Python numbers
-      return array_hooks.make_array(np.array(x, dt), aval)
+      return array_of(np.array(x, dt), aval)
     except OverflowError:
       pass
   arr = np.asarray(x)
   if dtypes.kind(dt) not in "fc" and isinstance(x, float):
     arr = np.trunc(arr)
-  return array_hooks.make_array(np.asarray(convert_numpy(arr, dt)), aval)
+  return array_of(np.asarray(convert_numpy(arr, dt)), aval)
 
 
 _SCALAR_AVALS: dict = {}

@@ -19,7 +19,8 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src.config import config
 from openjax._src.core import Primitive, ShapedArray, get_aval, pp_eqn
-from openjax._src.primitives.ad_util import Zero, defjvp, is_undefined_primal
+from openjax._src.primitives.ad_util import Zero, is_undefined_primal
+from openjax._src.primitives.shape_base import defjvp
 from openjax._src.primitives import _xla_orders as _xo
 from openjax._src.primitives import _xla_orders_lowering as _xol
 from openjax._src.primitives.convert import _convert_element_type

@@ -16,8 +16,9 @@ from openjax._src.primitives._indexing_util import (GatherDimensionNumbers, Gath
                                                     ScatterDimensionNumbers, lower_clamp_scalar,
                                                     lower_index_dtype, shape_param)
 from openjax._src.primitives._util import check_same_dtypes
-from openjax._src.primitives.ad_util import Zero, instantiate_zeros, is_undefined_primal
-from openjax._src.primitives.batch_util import bdim_at_front, moveaxis
+from openjax._src.primitives.ad_util import Zero, is_undefined_primal
+from openjax._src.primitives.shape_base import instantiate_zeros, moveaxis
+from openjax._src.primitives.batch_util import bdim_at_front
 from openjax._src.primitives.gather_scatter import gather_p, scatter
 
 __all__ = [

@@ -26,10 +26,10 @@ from openjax._src.primitives._elementwise_rules import (
     NUM, ORDERED, WITH_ACCURACY, bool_dtype, check_same_dtypes, check_unary, complex_dtype, fl,
     fl_xla, naryop, real_dtype, unop, weak)
 from openjax._src.primitives._util import broadcasting_shape
-from openjax._src.primitives.ad_util import (Zero, defjvp, defjvp2, defjvp_zero, deflinear,
-                                             is_undefined_primal)
+from openjax._src.primitives.ad_util import Zero, defjvp_zero, is_undefined_primal
+from openjax._src.primitives.shape_base import defjvp, defjvp2, deflinear, moveaxis
 from openjax._src.primitives.batch_util import (axis_size, bdim_at_front, defbroadcasting,
-                                                defvectorized, moveaxis)
+                                                defvectorized)
 from openjax._src.primitives.convert import (  # noqa: F401 - part of lax
     _convert_element_type, convert_element_type, convert_element_type_p, convert_numpy)
 from openjax._src.primitives.shape import broadcast_in_dim, full_like, reduce_sum, reshape

@@ -11,9 +11,9 @@ from openjax._src.primitives import _elementwise_lowering as L
 from openjax._src.primitives._elementwise_rules import (ANY, FLOAT, INEXACT, NUM, check_nary,
                                                         check_unary, weak)
 from openjax._src.primitives._util import broadcasting_shape
-from openjax._src.primitives.ad_util import defjvp, defjvp2, deflinear
+from openjax._src.primitives.shape_base import defjvp, defjvp2, deflinear, moveaxis
 from openjax._src.primitives.batch_util import (axis_size, bdim_at_front, defbroadcasting,
-                                                defvectorized, moveaxis)
+                                                defvectorized)
 from openjax._src.primitives.elementwise import (
     _const, _maybe_broadcast, _replace_zero, _shape, _zeros, bitwise_and,
     convert_element_type, eq, gt, log, lt, mul, select, sub)

@@ -26,9 +26,9 @@ from openjax._src.primitives._indexing_util import (
 from openjax._src.primitives._scatter_lowering import (combine_with, extreme_value, identity_of,
                                                        scatter_lowering)
 from openjax._src.primitives._util import check_same_dtypes
-from openjax._src.primitives.ad_util import (Zero, defjvp, instantiate_zeros,
-                                             is_undefined_primal)
-from openjax._src.primitives.batch_util import bdim_at_front, moveaxis
+from openjax._src.primitives.ad_util import Zero, is_undefined_primal
+from openjax._src.primitives.shape_base import defjvp, instantiate_zeros, moveaxis
+from openjax._src.primitives.batch_util import bdim_at_front
 
 __all__ = [
     "GatherDimensionNumbers", "ScatterDimensionNumbers", "GatherScatterMode",

@@ -5,10 +5,10 @@ and ``svd``, with JAX's names, parameters and output orders.
 Every primitive works on ``[..., m, n]`` operands whose leading dimensions
 index independent problems, so batching moves batch dimensions to the front
 and binds again. Eager impls run NumPy (LAPACK through ``numpy.linalg``);
-compiled code runs the algorithms of ``_linalg_lowering`` written with
-StableHLO loops (IREE has no LAPACK). Like LAPACK in JAX, a failed
-factorisation (a matrix that is not positive definite) gives NaNs, never an
-exception.
+compiled code runs the algorithms of ``control/linalg_lowering.py`` (which
+sets each primitive's lowering), written with StableHLO loops (IREE has no
+LAPACK). Like LAPACK in JAX, a failed factorisation (a matrix that is not
+positive definite) gives NaNs, never an exception.
 """
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, get_aval
-from openjax._src.primitives import _linalg_lowering as lw
 from openjax._src.primitives import _linalg_rules as lr
 from openjax._src.primitives import elementwise as ew
 from openjax._src.primitives import shape as sh
@@ -69,14 +68,6 @@ def _real(dtype) -> np.dtype:
   return lr.real_dtype(dtype)
 
 
-def _lower_with(fun):
-  """A lowering rule that traces ``fun(*operands, **params)`` (lax wrappers)
-  and emits its StableHLO inline."""
-  def rule(ctx, *operands, **params):
-    return lw.lower_traced(ctx, lambda *xs: fun(*xs, **params), operands)
-  return rule
-
-
 # ---------------------------------------------------------------- cholesky
 cholesky_p = Primitive("cholesky")
 
@@ -120,7 +111,6 @@ def _cholesky_jvp(primals, tangents):
 
 
 _batch_at_front(cholesky_p)
-cholesky_p.def_lower(_lower_with(lw.cholesky))
 
 
 def cholesky(x, *, symmetrize_input: bool = True):
@@ -235,7 +225,6 @@ def _triangular_solve_transpose(cts, a, b, *, left_side, lower, transpose_a, con
 
 
 _batch_at_front(triangular_solve_p)
-triangular_solve_p.def_lower(_lower_with(lw.triangular_solve))
 
 
 def triangular_solve(a, b, *, left_side: bool = False, lower: bool = False,
@@ -304,7 +293,6 @@ def _eigh_jvp(primals, tangents, *, lower, sort_eigenvalues, subset_by_index, al
 
 
 _batch_at_front(eigh_p)
-eigh_p.def_lower(_lower_with(lw.eigh))
 
 
 def eigh(x, *, lower: bool = True, symmetrize_input: bool = True,
@@ -381,7 +369,6 @@ def _qr_jvp(primals, tangents, *, pivoting, full_matrices, use_magma):
 
 
 _batch_at_front(qr_p)
-qr_p.def_lower(_lower_with(lw.qr))
 
 
 def qr(x, *, pivoting: bool = False, full_matrices: bool = True, use_magma=None):
@@ -465,7 +452,7 @@ def _lu_jvp(primals, tangents):
   u = sh.pad(lr.triu(u), zero, [*no_pad, (0, n - k, 0), (0, 0, 0)])
   u_eye = sh.pad(lr.eye(dtype, n - k), zero, [(k, 0, 0), (k, 0, 0)])
   u = ew.add(u, sh.broadcast_in_dim(u_eye, (*batch, n, n), (nb, nb + 1)))
-  pa_dot = lw.permute_rows(a_dot, perm)
+  pa_dot = lr.permute_rows(a_dot, perm)
   la = triangular_solve(l, pa_dot, left_side=True, lower=True, unit_diagonal=True)
   lau = triangular_solve(u, la, left_side=False, lower=False)
   l_dot = lr.mm(l, lr.tril(lau, -1))
@@ -474,7 +461,6 @@ def _lu_jvp(primals, tangents):
 
 
 _batch_at_front(lu_p)
-lu_p.def_lower(_lower_with(lw.lu))
 
 
 def lu(x):
@@ -520,7 +506,6 @@ def _lu_pivots_to_permutation_jvp(primals, tangents, **params):
 
 
 _batch_at_front(lu_pivots_to_permutation_p)
-lu_pivots_to_permutation_p.def_lower(_lower_with(lw.lu_pivots_to_permutation))
 
 
 def lu_pivots_to_permutation(pivots, permutation_size: int):
@@ -607,7 +592,6 @@ def _svd_jvp(primals, tangents, *, full_matrices, compute_uv, subset_by_index, a
 
 
 _batch_at_front(svd_p)
-svd_p.def_lower(_lower_with(lw.svd))
 
 
 def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_index=None,

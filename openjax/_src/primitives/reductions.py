@@ -20,7 +20,8 @@ from openjax._src.primitives import shape as _shape
 from openjax._src.primitives._util import (axes_tuple as _axes_tuple, check_number as _check_number,
                                            in_float32 as _in_float32, quiet,
                                            reduced_shape as _reduced_shape)
-from openjax._src.primitives.ad_util import add_tangents, deflinear, defjvp2, defjvp_zero
+from openjax._src.primitives.ad_util import defjvp_zero
+from openjax._src.primitives.shape_base import add_tangents, defjvp2, deflinear
 # reduce_sum lives with broadcast_in_dim (each is the other's transpose).
 from openjax._src.primitives.shape import reduce_sum, reduce_sum_p  # noqa: F401
 

@@ -36,11 +36,6 @@ def _selector(select_prim):
   raise ValueError(f"select_prim must be lax.ge_p or lax.le_p, got {select_prim}")
 
 
-def _window_args(params: dict) -> tuple:
-  return tuple(params[k] for k in ("window_dimensions", "window_strides", "padding",
-                                   "base_dilation", "window_dilation"))
-
-
 # ------------------------------------------------------ select_and_gather_add
 select_and_gather_add_p = Primitive("select_and_gather_add", kind="linear")
 
@@ -131,7 +126,7 @@ def _select_and_gather_add_lower(ctx, tangents, operand, *, select_prim, **param
   x = lower_convert(ctx, operand, x_aval.dtype, acc)
   t = lower_convert(ctx, tangents, t_aval.dtype, t_acc)
   res = _wl.select_in_windows(ctx, x, acc, direction == "GE", t, t_acc,
-                             *_window_args(params))
+                             *_wu.window_args(params))
   return [lower_convert(ctx, res, t_acc, out.dtype)]
 
 

@@ -17,9 +17,11 @@ from openjax._src.primitives import ad_util, shape_base
 from openjax._src.primitives._util import check_same_dtypes
 from openjax._src.primitives.convert import _convert_element_type
 from openjax._src.primitives.shape_base import *  # noqa: F401,F403 - the family's surface
-from openjax._src.primitives.shape_base import (_canonical_axis, _check_shapelike, _int_tuple,
-                                                _moveaxis, _shape_tuple, _shifted, broadcast,
-                                                broadcast_in_dim, reduce_sum, reshape, squeeze)
+from openjax._src.primitives.shape_base import (_check_shapelike, _int_tuple, _shape_tuple,
+                                                _shifted, add_tangents, broadcast,
+                                                broadcast_in_dim, canonicalize_axis, deflinear,
+                                                instantiate_zeros, moveaxis, reduce_sum, reshape,
+                                                squeeze)
 
 __all__ = list(shape_base.__all__)
 
@@ -49,7 +51,7 @@ def rev(operand, dimensions):
   return rev_p.bind1(operand, dimensions=_int_tuple("rev", "dimensions", dimensions))
 
 
-ad_util.deflinear(rev_p, lambda ct, x, *, dimensions: [rev(ct, dimensions)])
+deflinear(rev_p, lambda ct, x, *, dimensions: [rev(ct, dimensions)])
 
 
 @rev_p.def_batch
@@ -187,13 +189,13 @@ def _pad_fill_sum(ct, lattice):
                   [l[3] for l in lattice[:k]] + [hi] + list(shape[k + 1:]),
                   [l[4] for l in lattice[:k]] + [st] + [1] * (nd - k - 1))
       part = reduce_sum(box, tuple(range(nd)))
-      total = part if total is None else ad_util.add_tangents(total, part)
+      total = part if total is None else add_tangents(total, part)
     if lat is None:
       break
   return total
 
 
-ad_util.deflinear(pad_p, _pad_transpose)
+deflinear(pad_p, _pad_transpose)
 
 
 @pad_p.def_batch
@@ -207,8 +209,8 @@ def _pad_batch(vals, dims, *, padding_config):
   # A batched padding value: JAX selects with a mask; with shape ops only,
   # build each axis from the operand and blocks of the broadcast value.
   size = get_aval(v).shape[vd]
-  x = _moveaxis(x, xd, 0) if xd is not None else broadcast(x, (size,))
-  v = _moveaxis(v, vd, 0)
+  x = moveaxis(x, xd, 0) if xd is not None else broadcast(x, (size,))
+  v = moveaxis(v, vd, 0)
 
   def fill(x, ax, n):
     shape = get_aval(x).shape
@@ -318,13 +320,13 @@ def _concatenate_transpose(ct, *xs, dimension):
   return [p if ad_util.is_undefined_primal(x) else None for p, x in zip(parts, xs)]
 
 
-ad_util.deflinear(concatenate_p, _concatenate_transpose)
+deflinear(concatenate_p, _concatenate_transpose)
 
 
 @concatenate_p.def_batch
 def _concatenate_batch(vals, dims, *, dimension):
   size = next(get_aval(v).shape[d] for v, d in zip(vals, dims) if d is not None)
-  xs = [broadcast(v, (size,)) if d is None else _moveaxis(v, d, 0) for v, d in zip(vals, dims)]
+  xs = [broadcast(v, (size,)) if d is None else moveaxis(v, d, 0) for v, d in zip(vals, dims)]
   return [concatenate(xs, dimension + 1)], [0]
 
 
@@ -363,7 +365,7 @@ def _split_abstract_eval(x, *, sizes, axis):
 def split(operand, sizes, axis: int = 0):
   """Split ``operand`` along ``axis`` into pieces of the given ``sizes``."""
   sizes = _int_tuple("split", "sizes", sizes)
-  return split_p.bind(operand, sizes=sizes, axis=_canonical_axis(axis, np.ndim(operand)))
+  return split_p.bind(operand, sizes=sizes, axis=canonicalize_axis(axis, np.ndim(operand)))
 
 
 @split_p.def_jvp
@@ -379,7 +381,7 @@ def _split_jvp(primals, tangents, *, sizes, axis):
 def _split_transpose(cts, x, *, sizes, axis):
   if all(type(c) is ad_util.Zero for c in cts):
     return [ad_util.Zero(x.aval)]
-  return [concatenate([ad_util.instantiate_zeros(c) for c in cts], axis)]
+  return [concatenate([instantiate_zeros(c) for c in cts], axis)]
 
 
 @split_p.def_batch
@@ -434,7 +436,7 @@ def _tile_transpose(ct, x, *, reps):
   return [reduce_sum(ct, tuple(range(0, 2 * len(shape), 2)))]
 
 
-ad_util.deflinear(tile_p, _tile_transpose)
+deflinear(tile_p, _tile_transpose)
 
 
 @tile_p.def_batch
@@ -515,7 +517,7 @@ def _slice_transpose(ct, x, *, start_indices, limit_indices, strides):
   return [pad(ct, np.zeros((), get_aval(ct).dtype), config)]
 
 
-ad_util.deflinear(slice_p, _slice_transpose)
+deflinear(slice_p, _slice_transpose)
 
 
 @slice_p.def_batch

@@ -6,17 +6,19 @@ from __future__ import annotations
 
 import math
 import operator
+from typing import Callable
+
 import numpy as np
 
 from openjax._src import dtypes
-from openjax._src.core import Primitive, ShapedArray, array_hooks, get_aval, pp_eqn
-from openjax._src.primitives import ad_util
+from openjax._src.core import Primitive, ShapedArray, array_of, get_aval, pp_eqn
 from openjax._src.primitives import _reduce_lowering as _lw
 from openjax._src.primitives import _xla_orders as _xo
 from openjax._src.primitives import _xla_orders_lowering as _xol
 from openjax._src.primitives.convert import lower_convert
 from openjax._src.primitives._util import (axes_tuple, check_number, in_float32, quiet,
                                            reduced_shape)
+from openjax._src.primitives.ad_util import Zero, is_undefined_primal
 
 __all__ = ["broadcast_in_dim", "broadcast_in_dim_p", "reshape", "reshape_p", "iota", "iota_p",
            "broadcast", "broadcasted_iota", "squeeze", "squeeze_p", "expand_dims", "transpose",
@@ -33,10 +35,10 @@ def _shape_tuple(fun: str, name: str, shape) -> tuple[int, ...]:
   return out
 
 
-def _moveaxis(x, src: int, dst: int):
-  # batch_util.moveaxis sits above this module; the rules here use this one.
+def moveaxis(x, src: int, dst: int):
+  """Move axis ``src`` of ``x`` to position ``dst`` (no-op when equal)."""
   nd = get_aval(x).ndim
-  src, dst = src % nd, dst % nd
+  src, dst = canonicalize_axis(src, nd), canonicalize_axis(dst, nd)
   if src == dst:
     return x
   perm = [i for i in range(nd) if i != src]
@@ -47,6 +49,143 @@ def _moveaxis(x, src: int, dst: int):
 def _shifted(axes, bdim: int) -> tuple[int, ...]:
   """Operand ``axes`` renumbered for an operand with a batch dim at ``bdim``."""
   return tuple(a + 1 if a >= bdim else a for a in axes)
+
+
+# ------------------------------------------ tangent zeros, add_any, JVP rule builders
+# Here rather than in ad_util: zeros are staged as ``broadcast_in_dim`` and
+# ``add_any`` batches with ``broadcast_in_dim``/``transpose``, while those
+# primitives' own rules are built with ``deflinear``.
+def zeros_like_aval(aval: ShapedArray):
+  """An array of zeros for ``aval`` (staged as ``broadcast_in_dim 0.0`` under
+  tracing, like JAX)."""
+  if aval.dtype == dtypes.float0:
+    return np.zeros(aval.shape, dtypes.float0)
+  # A 0-d Array: an Array when eager, a literal when traced (like JAX).
+  zero = array_of(np.zeros((), aval.dtype), ShapedArray((), aval.dtype, aval.weak_type))
+  return zero if not aval.shape else broadcast_in_dim(zero, aval.shape, ())
+
+
+def instantiate_zeros(t):
+  """A real array for a possibly symbolic zero."""
+  return zeros_like_aval(t.aval) if type(t) is Zero else t
+
+
+def add_tangents(x, y):
+  if type(x) is Zero:
+    return y
+  if type(y) is Zero:
+    return x
+  return add_any_p.bind1(x, y)
+
+
+# ----------------------------------------------------------------- add_any
+add_any_p = Primitive("add_any", kind="linear")
+
+
+@add_any_p.def_impl
+def _add_any_impl(x, y):
+  if x.dtype == dtypes.float0:
+    return [x]
+  return [np.add(x, y).astype(x.dtype)]
+
+
+@add_any_p.def_abstract_eval
+def _add_any_abstract_eval(x, y):
+  if x.shape != y.shape:
+    raise TypeError(f"add_any: shapes differ, {x.str_short()} and {y.str_short()}")
+  return [ShapedArray(x.shape, x.dtype, x.weak_type and y.weak_type)]
+
+
+@add_any_p.def_jvp
+def _add_any_jvp(primals, tangents):
+  return [add_any_p.bind1(*primals)], [add_tangents(*tangents)]
+
+
+@add_any_p.def_transpose
+def _add_any_transpose(cts, x, y):
+  ct, = cts
+  return [ct, ct]
+
+
+@add_any_p.def_batch
+def _add_any_batch(vals, dims):
+  x, y = vals
+  dx, dy = dims
+  if dx == dy:
+    return [add_any_p.bind1(x, y)], [dx]
+  if dx is None:
+    x, y, dx, dy = y, x, dy, dx          # symmetric: let x be the batched operand
+  # y (unbatched, or batched at another dim) follows x's batch dim.
+  if dy is None:
+    aval = get_aval(y)
+    shape = aval.shape[:dx] + (get_aval(x).shape[dx],) + aval.shape[dx:]
+    bdims = tuple(i if i < dx else i + 1 for i in range(aval.ndim))
+    y = broadcast_in_dim(y, shape, bdims)
+  else:
+    perm = [i for i in range(get_aval(y).ndim) if i != dy]
+    perm.insert(dx, dy)
+    y = transpose(y, tuple(perm))
+  return [add_any_p.bind1(x, y)], [dx]
+
+
+@add_any_p.def_lower
+def _add_any_lower(ctx, x, y):
+  if ctx.avals_out[0].dtype == dtypes.float0:
+    return [x]          # float0 tangents carry no values (lowered as i1)
+  if ctx.avals_out[0].dtype == np.bool_:
+    return [ctx.op("stablehlo.or", [x, y], ctx.avals_out[0])]
+  return [ctx.op("stablehlo.add", [x, y], ctx.avals_out[0])]
+
+
+
+def defjvp(prim: Primitive, *jvp_fns: Callable | None) -> None:
+  """JVP from one function per operand: ``fn(g, *primals, **params)`` is the
+  tangent contribution of operand ``i`` (None: not differentiable there).
+  Contributions are summed; zero tangents cost nothing."""
+  def rule(primals, tangents, **params):
+    out = prim.bind1(*primals, **params)
+    total = None
+    for fn, t in zip(jvp_fns, tangents):
+      if fn is None or type(t) is Zero:
+        continue
+      contrib = fn(t, *primals, **params)
+      total = contrib if total is None else add_any_p.bind1(total, contrib)
+    return [out], [Zero.from_primal_value(out) if total is None else total]
+  prim.def_jvp(rule)
+
+
+def defjvp2(prim: Primitive, *jvp_fns: Callable | None) -> None:
+  """Like ``defjvp`` but each function also receives the output:
+  ``fn(g, ans, *primals, **params)`` (e.g. exp's tangent is ``g * ans``)."""
+  def rule(primals, tangents, **params):
+    out = prim.bind1(*primals, **params)
+    total = None
+    for fn, t in zip(jvp_fns, tangents):
+      if fn is None or type(t) is Zero:
+        continue
+      contrib = fn(t, out, *primals, **params)
+      total = contrib if total is None else add_any_p.bind1(total, contrib)
+    return [out], [Zero.from_primal_value(out) if total is None else total]
+  prim.def_jvp(rule)
+
+
+
+def deflinear(prim: Primitive, transpose_fn: Callable) -> None:
+  """A primitive linear in all operands: its JVP applies it to the tangents,
+  and ``transpose_fn(ct, *invals, **params) -> list`` transposes it."""
+  def jvp(primals, tangents, **params):
+    outs = prim.bind(*primals, **params)
+    if all(type(t) is Zero for t in tangents):
+      return outs, [Zero.from_primal_value(o) for o in outs]
+    return outs, prim.bind(*(instantiate_zeros(t) for t in tangents), **params)
+
+  def transpose(cts, *invals, **params):
+    ct = cts[0] if len(cts) == 1 else cts
+    if type(ct) is Zero:
+      return [Zero(x.aval) if is_undefined_primal(x) else None for x in invals]
+    return transpose_fn(ct, *invals, **params)
+  prim.def_jvp(jvp)
+  prim.def_transpose(transpose)
 
 
 # ------------------------------------------------------------ broadcast_in_dim
@@ -107,7 +246,7 @@ def _broadcast_in_dim_pp(eqn, ctx):
 
 
 def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions, sharding=None):
-  if not ad_util.is_undefined_primal(x):
+  if not is_undefined_primal(x):
     return [None]
   # Sum over the new dims; operand dims of size 1 that were stretched come
   # back through a final expand_dims (as JAX does).
@@ -117,14 +256,14 @@ def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions, sharding=
   return [expand_dims(reduce_sum(ct, axes), unit_dims)]
 
 
-ad_util.deflinear(broadcast_in_dim_p, _broadcast_in_dim_transpose)
+deflinear(broadcast_in_dim_p, _broadcast_in_dim_transpose)
 
 
 @broadcast_in_dim_p.def_batch
 def _broadcast_in_dim_batch(vals, dims, *, shape, broadcast_dimensions, sharding=None):
   x, = vals
   d, = dims
-  x = _moveaxis(x, d, 0)
+  x = moveaxis(x, d, 0)
   size = get_aval(x).shape[0]
   return [broadcast_in_dim(x, (size,) + shape,
                            (0,) + tuple(b + 1 for b in broadcast_dimensions))], [0]
@@ -134,16 +273,6 @@ def _broadcast_in_dim_batch(vals, dims, *, shape, broadcast_dimensions, sharding
 def _broadcast_in_dim_lower(ctx, x, *, shape, broadcast_dimensions, sharding=None):
   return [ctx.op("stablehlo.broadcast_in_dim", [x], ctx.avals_out[0],
                  attrs={"broadcast_dimensions": tuple(broadcast_dimensions)})]
-
-
-def _zeros_like_aval(aval: ShapedArray):
-  # A 0-d Array: an Array when eager, a literal when traced (like JAX).
-  zero = array_hooks.make_array(np.zeros((), aval.dtype),
-                                ShapedArray((), aval.dtype, aval.weak_type))
-  return zero if not aval.shape else broadcast_in_dim(zero, aval.shape, ())
-
-
-ad_util.register_zeros_maker(_zeros_like_aval)
 
 
 def broadcast(operand, sizes):
@@ -197,14 +326,14 @@ def _reshape_transpose(ct, x, *, new_sizes, dimensions, sharding=None):
   return [transpose(ct, tuple(int(i) for i in np.argsort(dimensions)))]
 
 
-ad_util.deflinear(reshape_p, _reshape_transpose)
+deflinear(reshape_p, _reshape_transpose)
 
 
 @reshape_p.def_batch
 def _reshape_batch(vals, dims, *, new_sizes, dimensions, sharding=None):
   x, = vals
   d, = dims
-  x = _moveaxis(x, d, 0)
+  x = moveaxis(x, d, 0)
   if dimensions is not None:
     dimensions = (0,) + tuple(i + 1 for i in dimensions)
   return [reshape(x, get_aval(x).shape[:1] + new_sizes, dimensions)], [0]
@@ -271,7 +400,7 @@ def broadcasted_iota(dtype, shape, dimension: int, out_sharding=None):
 
 
 # ------------------------------------------------------------------ helpers
-def _canonical_axis(axis, ndim: int) -> int:
+def canonicalize_axis(axis, ndim: int) -> int:
   """``axis`` in ``[-ndim, ndim)`` as a non-negative int (lax's ValueError)."""
   axis = operator.index(axis)
   if not -ndim <= axis < ndim:
@@ -326,7 +455,7 @@ def _squeeze_abstract_eval(x, *, dimensions):
 def squeeze(array, dimensions):
   """Remove the size-1 ``dimensions`` from ``array``."""
   ndim = np.ndim(array)
-  dims = tuple(sorted(_canonical_axis(d, ndim) for d in dimensions))
+  dims = tuple(sorted(canonicalize_axis(d, ndim) for d in dimensions))
   if not dims and hasattr(array, "aval"):
     return array
   return squeeze_p.bind1(array, dimensions=dims)
@@ -336,14 +465,14 @@ def _squeeze_transpose(ct, x, *, dimensions):
   return [expand_dims(ct, dimensions)]
 
 
-ad_util.deflinear(squeeze_p, _squeeze_transpose)
+deflinear(squeeze_p, _squeeze_transpose)
 
 
 @squeeze_p.def_batch
 def _squeeze_batch(vals, dims, *, dimensions):
   x, = vals
   d, = dims
-  x = _moveaxis(x, d, 0)
+  x = moveaxis(x, d, 0)
   return [squeeze(x, tuple(i + 1 for i in dimensions))], [0]
 
 
@@ -358,7 +487,7 @@ def expand_dims(array, dimensions):
   if len(set(dimensions)) != len(dimensions):
     raise ValueError(f"repeated axis in lax.expand_dims: {dimensions}")
   ndim_out = np.ndim(array) + len(dimensions)
-  dims = [_canonical_axis(d, ndim_out) for d in dimensions]
+  dims = [canonicalize_axis(d, ndim_out) for d in dimensions]
   if len(set(dims)) != len(dims):  # -1 and ndim_out-1 name the same axis
     raise ValueError(f"repeated axis in lax.expand_dims: {dims}")
   shape = list(np.shape(array))
@@ -401,7 +530,7 @@ def _transpose_transpose(ct, x, *, permutation):
   return [transpose(ct, tuple(int(i) for i in np.argsort(permutation)))]
 
 
-ad_util.deflinear(transpose_p, _transpose_transpose)
+deflinear(transpose_p, _transpose_transpose)
 
 
 @transpose_p.def_batch
@@ -449,7 +578,7 @@ def _reduce_sum_transpose(ct, x, *, axes, out_sharding=None):
   return [broadcast_in_dim(ct, shape, kept)]
 
 
-ad_util.deflinear(reduce_sum_p, _reduce_sum_transpose)
+deflinear(reduce_sum_p, _reduce_sum_transpose)
 
 
 @reduce_sum_p.def_batch

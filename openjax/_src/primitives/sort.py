@@ -16,17 +16,10 @@ from openjax._src.core import Primitive, ShapedArray, get_aval
 from openjax._src.primitives import shape as _shape
 from openjax._src.primitives import sort_lowering as _sl
 from openjax._src.primitives.ad_util import Zero
-from openjax._src.primitives.batch_util import moveaxis
+from openjax._src.primitives.shape_base import canonicalize_axis, moveaxis
 from openjax._src.primitives.indexing import GatherDimensionNumbers, GatherScatterMode, gather
 
 __all__ = ["sort", "sort_p", "sort_key_val", "top_k", "top_k_p"]
-
-
-def _canonicalize_axis(axis, ndim: int) -> int:
-  axis = operator.index(axis)
-  if not -ndim <= axis < ndim:
-    raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
-  return axis % ndim
 
 
 def _sort_keys(x: np.ndarray) -> list[np.ndarray]:
@@ -157,18 +150,18 @@ def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1
     if not 1 <= num_keys <= len(operands):
       raise ValueError(f"num_keys={num_keys} must be between 1 and "
                        f"len(operand)={len(operands)}")
-    dimension = _canonicalize_axis(dimension, len(np.shape(operands[0])))
+    dimension = canonicalize_axis(dimension, len(np.shape(operands[0])))
     return tuple(sort_p.bind(*operands, dimension=dimension, is_stable=bool(is_stable),
                              num_keys=num_keys))
   if num_keys != 1:
     raise ValueError(f"num_keys={num_keys} must equal 1 for a single operand.")
-  dimension = _canonicalize_axis(dimension, len(np.shape(operand)))
+  dimension = canonicalize_axis(dimension, len(np.shape(operand)))
   return sort_p.bind(operand, dimension=dimension, is_stable=bool(is_stable), num_keys=1)[0]
 
 
 def sort_key_val(keys, values, dimension: int = -1, is_stable: bool = True):
   """Sort ``keys`` along ``dimension`` and apply the same permutation to ``values``."""
-  dimension = _canonicalize_axis(dimension, len(np.shape(keys)))
+  dimension = canonicalize_axis(dimension, len(np.shape(keys)))
   k, v = sort_p.bind(keys, values, dimension=dimension, is_stable=bool(is_stable), num_keys=1)
   return k, v
 
@@ -253,6 +246,6 @@ def top_k(operand, k: int, *, axis: int = -1):
   k = operator.index(k)
   if k < 0:
     raise ValueError(f"k argument to top_k must be nonnegative, got {k}")
-  axis = _canonicalize_axis(axis, len(np.shape(operand)))
+  axis = canonicalize_axis(axis, len(np.shape(operand)))
   values, indices = top_k_p.bind(operand, k=k, axis=axis)
   return values, indices

@@ -25,7 +25,7 @@ from openjax._src.primitives import _xla_gamma_lowering as xla_gamma_lower
 from openjax._src.primitives import _xla_lowering as xla_lower
 from openjax._src.primitives import _xla_numerics as xla_num
 from openjax._src.primitives._elementwise_rules import FLOAT, naryop, unop
-from openjax._src.primitives.ad_util import defjvp, defjvp2
+from openjax._src.primitives.shape_base import defjvp, defjvp2
 from openjax._src.primitives.batch_util import defbroadcasting, defvectorized
 from openjax._src.primitives.elementwise import (
     _const, _one, add, exp, gt, log, log1p, mul, neg, reciprocal, select, sign, square, sub)

@@ -1,7 +1,7 @@
 """Samplers built on rejection loops: gamma and its relatives (loggamma,
 beta, dirichlet, chisquare, f, t, generalized_normal, ball), poisson,
 binomial and multinomial (JAX 0.10's algorithms, op for op; the loops are
-the primitives of ``primitives/random_loops.py``)."""
+the primitives of ``control/random_loops.py``)."""
 from __future__ import annotations
 
 from functools import partial
@@ -14,7 +14,7 @@ from openjax._src.api.custom_derivatives import custom_jvp
 from openjax._src.random._common import jit
 from openjax._src.core import concrete_or_error
 from openjax._src.numpy.util import check_arraylike, promote_dtypes_inexact
-from openjax._src.primitives.random_loops import (random_binomial_btrs_p,
+from openjax._src.control.random_loops import (random_binomial_btrs_p,
                                                   random_binomial_inversion_p, random_gamma,
                                                   random_poisson_knuth_p,
                                                   random_poisson_rejection_p)

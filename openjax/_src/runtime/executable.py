@@ -29,9 +29,8 @@ import numpy as np
 import iree.runtime as rt
 
 from openjax._src import dtypes
-from openjax._src.core import ShapedArray
-from openjax._src.runtime import devices as _devices
-from openjax._src.runtime.array import Array, _deleted_error, _from_iree, make_array
+from openjax._src.core import Array, ShapedArray, default_device, make_array
+from openjax._src.runtime.device_buffer import IreeBuffer
 from openjax._src.runtime.iree_device import (_EMPTY_FENCE, _invoke_error, aligned_copy,
                                               iree_device, is_importable, vm_instance)
 
@@ -110,12 +109,13 @@ class Executable:
       if _default[1] is idev and idev.idle():
         lst = _VariantList(len(args) + 2)
         for x in args:
-          if type(x) is not Array or x._idev is not idev or x._device is not None or x._deleted:
+          # A deleted Array has no buffer.
+          if type(x) is not Array or x._device is not None:
             break
-          bv = x._buf
-          if bv is None:
+          b = x._buffer
+          if b is None or b.idev is not idev:
             break
-          lst.push_ref(bv)
+          lst.push_ref(b.view)
         else:
           lst.push_ref(_EMPTY_FENCE)
           lst.push_ref(_EMPTY_FENCE)
@@ -127,8 +127,9 @@ class Executable:
               raise _invoke_error(e) from None
           get = out.get_as_object
           if self._n_out == 1:
-            return [_from_iree(get(0, _BufferView), self.out_avals[0], None, idev, None)]
-          return [_from_iree(get(j, _BufferView), aval, None, idev, None)
+            return [Array(None, self.out_avals[0], None,
+                          IreeBuffer(get(0, _BufferView), None, idev))]
+          return [Array(None, aval, None, IreeBuffer(get(j, _BufferView), None, idev))
                   for j, aval in enumerate(self.out_avals)]
     if device is None:
       device = _pick_device(args)
@@ -153,18 +154,20 @@ class Executable:
     aliases = self.aliases
     for i, x in enumerate(args):
       if type(x) is Array:
-        if x._deleted:
-          raise _deleted_error(x.aval.str_short(short_dtypes=False))
+        if x.is_deleted():
+          x._check_alive()
         if aliases and i in aliases:
           bv = _donated_buffer(x, idev, args, keep)
           donated = donated or []
           donated.append(x)
         else:
-          bv = x._buf
-          if bv is None or x._idev is not idev:
+          b = x._buffer
+          if b is None or b.idev is not idev:
             bv = _array_buffer(x, idev, keep)
-          elif x._host is not None:
-            keep.append(x._host)
+          else:
+            bv = b.view
+            if b.host is not None:
+              keep.append(b.host)
           slots[i] = x
       elif aliases and i in aliases:
         # Written in place: never a cached scalar or host memory we import.
@@ -180,10 +183,10 @@ class Executable:
     get = out.get_as_object
     if self._any_float0_out:
       results = [make_array(np.zeros(aval.shape, dtypes.float0)) if z
-                 else _from_iree(get(j, _BufferView), aval, signal, idev, device)
+                 else Array(None, aval, device, IreeBuffer(get(j, _BufferView), signal, idev))
                  for j, (aval, z) in enumerate(zip(self.out_avals, self._float0_out))]
     else:
-      results = [_from_iree(get(j, _BufferView), aval, signal, idev, device)
+      results = [Array(None, aval, device, IreeBuffer(get(j, _BufferView), signal, idev))
                  for j, aval in enumerate(self.out_avals)]
     if donated:
       for x in donated:
@@ -219,31 +222,23 @@ def _mark_shared(pairs, slots, bvs, results, keep) -> tuple:
     rs = refs.get(s)
     if rs is None:
       a = slots[s] if s < n_in else results[s - n_in]
-      if a is None:
-        rs = bvs[s].get_buffer().ref
-      else:
-        rs = a._ref
-        if rs is None:
-          rs = a._ref = a._buf.get_buffer().ref
+      rs = bvs[s].get_buffer().ref if a is None else a._buffer.ref()
       refs[s] = rs
     rt_ = refs.get(t)
     if rt_ is None:
-      a = results[t - n_in]
-      rt_ = a._ref
-      if rt_ is None:
-        rt_ = a._ref = a._buf.get_buffer().ref
-      refs[t] = rt_
+      rt_ = refs[t] = results[t - n_in]._buffer.ref()
     if rs == rt_:
       matched.append((s, t))
-      out = results[t - n_in]
-      out._shared = True
+      out = results[t - n_in]._buffer
+      out.shared = True
       src = slots[s] if s < n_in else results[s - n_in]
       if src is not None:
-        src._shared = True
-        if src._host is not None:
-          out._host = src._host
+        src = src._buffer
+        src.shared = True
+        if src.host is not None:
+          out.host = src.host
       else:
-        out._host = keep   # a copied NumPy input: its memory lives with the result
+        out.host = keep   # a copied NumPy input: its memory lives with the result
   return tuple(matched)
 
 
@@ -252,7 +247,7 @@ _default = [None, None]   # (Device, IreeDevice) of the default device
 
 def _default_iree_device():
   # Keyed on the device itself: ``jax_default_device`` may change it.
-  d = _devices.default_device()
+  d = default_device()
   if _default[0] is not d:
     _default[0], _default[1] = d, iree_device(d)
   return _default[1]
@@ -273,13 +268,13 @@ def _array_buffer(x: Array, idev, keep):
     arr = x._value
     return _import(arr, idev, keep)
   arr = x._np
-  if x._idev is None:
+  if x._buffer is None:
     # NumPy-backed: import once and remember it on the Array.
     if arr.dtype == dtypes.float0:
       arr = np.zeros(arr.shape, np.bool_)
     src = arr if is_importable(arr) else aligned_copy(arr)
     bv, holder = idev.import_host(src)
-    x._buf, x._host, x._idev = bv, holder, idev
+    x._buffer = IreeBuffer(bv, None, idev, holder)
     keep.append(holder)
     return bv
   return _import(arr, idev, keep)
@@ -339,9 +334,10 @@ def _as_input_array(x, aval: ShapedArray) -> np.ndarray:
 def _donated_buffer(x: Array, idev, args, keep):
   """The buffer a donated input lends to its tied output: its own when
   nobody else can see it, else a fresh copy."""
-  if (x._np is None and x._idev is idev and x._host is None and not x._shared
+  b = x._buffer
+  if (x._np is None and b.idev is idev and b.host is None and not b.shared
       and sum(a is x for a in args) == 1):
-    return x._buf
+    return b.view
   return idev.copy_to_device(x._value)
 
 

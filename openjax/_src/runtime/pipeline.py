@@ -19,6 +19,7 @@ from typing import Sequence
 from iree.compiler import ir
 from iree.compiler.api import Session
 
+from openjax._src.config import config
 from openjax._src.core import ClosedJaxpr
 from openjax._src.lowering import lower_jaxpr_to_module, plan_donation
 from openjax._src.lowering.cost import cost_analysis
@@ -27,6 +28,27 @@ from openjax._src.primitives._xla_rewrites import rewrite_closed
 from openjax._src.runtime import compiler
 from openjax._src.runtime.executable import Executable
 from openjax._src.runtime.iree_device import cpu_thread_cap
+
+
+_EXECUTORS = ("iree", "interpreter")
+
+
+def _check_executor(value):
+  value = str(value).strip().lower()
+  if value not in _EXECUTORS:
+    raise ValueError(f"openjax_executor must be one of {_EXECUTORS}, got {value!r}")
+  return value
+
+
+config.define("openjax_executor", _check_executor(os.environ.get("OPENJAX_EXECUTOR", "iree")),
+              "How jitted functions run: 'iree' (compile with IREE) or 'interpreter' "
+              "(evaluate the jaxpr op by op, for debugging).", validator=_check_executor)
+
+
+def compiling() -> bool:
+  """Whether jitted functions compile (the ``iree`` executor) rather than
+  interpret their jaxprs."""
+  return config.read("openjax_executor") == "iree"
 
 
 class LoweredModule:

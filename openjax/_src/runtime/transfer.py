@@ -7,8 +7,7 @@ from typing import Any
 import numpy as np
 
 from openjax._src import dtypes, tree_util
-from openjax._src.core import Tracer, canonical_value
-from openjax._src.runtime.array import Array, make_array
+from openjax._src.core import Array, Tracer, canonical_value, make_array
 
 
 def _put_leaf(x: Any, device=None) -> Any:
@@ -21,9 +20,7 @@ def _put_leaf(x: Any, device=None) -> Any:
   weak = type(x) in dtypes.python_scalar_dtypes
   value = canonical_value(x)
   arr = make_array(value, weak_type=weak)
-  if device is not None:
-    arr._device = device
-  return arr
+  return arr if device is None else Array(arr._np, arr.aval, device)
 
 
 def device_put(x: Any, device=None, *, src=None, donate: bool = False, may_alias=None):

@@ -1,63 +1,24 @@
-"""``Array``: openjax's immutable concrete array.
+"""``Array``: openjax's immutable concrete array (``jax.Array``).
 
-An Array is backed either by a read-only NumPy array (results of eager
-operations, ``device_put``) or by an IREE buffer together with the fence
-that signals when the computation writing it has finished (results of
-compiled calls, which return before their work is done). Reading the value
-(``np.asarray``, printing, ``.item()``, an eager operation through
-``_value``) waits for the fence, raises the computation's error if it
-failed, and maps the buffer as a read-only NumPy view without copying.
-Arithmetic dunders and the jnp method forms are attached by ``openjax.numpy``.
+The value type lives in core, as in JAX, so the eval trace builds Arrays and
+every layer recognises them by their class. An Array holds either a
+read-only NumPy value (results of eager operations, ``device_put``) or a
+device buffer supplied by the runtime (results of compiled calls, which
+return before their work is done), or both once the buffer has been read.
+The buffer is the runtime's object; the Array only calls its methods:
+``read(aval)`` waits for the computation that writes it (raising its
+``ExecutionError``) and returns the value as a read-only NumPy array,
+``wait(aval)`` only waits, ``is_ready()`` never blocks. Arithmetic dunders and
+the jnp method forms are attached by ``openjax.numpy``.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from openjax._src import dtypes
-from openjax._src.core import AvalQueries, ShapedArray, Tracer, register_array_type
-from openjax._src.runtime import devices as _devices
-from openjax._src.runtime.iree_device import ExecutionError
-
-
-class SingleDeviceSharding:
-  """The sharding of an array that lives whole on one device."""
-
-  def __init__(self, device):
-    self._device = device
-
-  @property
-  def device_set(self):
-    return {self._device}
-
-  def devices_indices_map(self, global_shape):
-    return {self._device: tuple(slice(None) for _ in global_shape)}
-
-  @property
-  def is_fully_replicated(self):
-    return True
-
-  @property
-  def is_fully_addressable(self):
-    return True
-
-  def __eq__(self, other):
-    return isinstance(other, SingleDeviceSharding) and other._device == self._device
-
-  def __hash__(self):
-    return hash(("SingleDeviceSharding", self._device.id))
-
-  def __repr__(self):
-    return f"SingleDeviceSharding(device={self._device!r}, memory_kind=device)"
-
-
-class Shard:
-  """One addressable piece of an Array (a whole copy for single-device arrays)."""
-
-  def __init__(self, device, index, replica_id, data):
-    self.device, self.index, self.replica_id, self.data = device, index, replica_id, data
-
-  def __repr__(self):
-    return f"Shard(device={self.device!r}, index={self.index}, replica_id={self.replica_id}, data={self.data!r})"
+from openjax._src.core.avals import AvalQueries, ShapedArray
+from openjax._src.core.devices import Shard, SingleDeviceSharding, default_device
+from openjax._src.core.tracer import Tracer
 
 
 def _deleted_error(what: str) -> RuntimeError:
@@ -85,21 +46,15 @@ class _ArrayMeta(type):
 
 class Array(AvalQueries, metaclass=_ArrayMeta):
   """An immutable array on a device (``jax.Array``)."""
-  __slots__ = ("_np", "aval", "_device", "_deleted", "_buf", "_fence", "_idev", "_ref",
-               "_host", "_shared", "__weakref__")
+  __slots__ = ("_np", "aval", "_device", "_deleted", "_buffer", "__weakref__")
   __array_priority__ = 100
 
-  def __init__(self, value: np.ndarray, aval: ShapedArray, device=None):
-    self._np = value
+  def __init__(self, value: np.ndarray | None, aval: ShapedArray, device=None, buffer=None):
+    self._np = value          # read-only NumPy value; None until a buffer is read
     self.aval = aval
-    self._device = device
+    self._device = device     # None: the default device, uncommitted
     self._deleted = False
-    self._buf = None      # IREE buffer view (results of compiled calls; cached imports)
-    self._fence = None    # signalled when the computation writing _buf is done
-    self._idev = None     # the IreeDevice owning _buf
-    self._ref = None      # _buf's buffer identity (VmRef), computed on demand
-    self._host = None     # keeps host memory imported into _buf alive
-    self._shared = False  # _buf may be seen through another Array: never donate in place
+    self._buffer = buffer     # the runtime's device buffer (computed results; cached imports)
 
   # ``_value`` is read by the eval trace for every eager operation: a plain
   # slot read when the NumPy value exists, a wait + map the first time for a
@@ -114,35 +69,9 @@ class Array(AvalQueries, metaclass=_ArrayMeta):
   def _materialize(self) -> np.ndarray:
     if self._deleted:
       raise _deleted_error(self.aval.str_short(short_dtypes=False))
-    self._wait()
-    bv = self._buf
-    aval = self.aval
-    if aval.size == 0:
-      v = np.zeros(aval.shape, aval.dtype)
-    else:
-      v = bv.map().asarray(aval.shape, aval.dtype)
-      if self._host is not None:
-        # The buffer aliases host memory we keep alive only through this
-        # Array; a view handed out could outlive it.
-        v = v.copy()
-    v.flags.writeable = False
+    v = self._buffer.read(self.aval)
     self._np = v
     return v
-
-  def _wait(self) -> None:
-    f = self._fence
-    if f is None:
-      return
-    try:
-      f.wait()
-    except RuntimeError as e:
-      idev = self._idev
-      if idev is not None:
-        idev.on_failure()
-      raise ExecutionError(
-          f"The jit-compiled computation producing this {self.aval.str_short()} array "
-          f"failed: {str(e).strip()}") from None
-    self._fence = None
 
   # ---- static properties (shape, dtype, ndim, size, weak_type: AvalQueries) ----
   @property
@@ -179,23 +108,16 @@ class Array(AvalQueries, metaclass=_ArrayMeta):
     """Wait until the value is computed; returns ``self``. An error of the
     computation that produces it is raised here."""
     self._check_alive()
-    if self._fence is not None:
-      self._wait()
+    buffer = self._buffer
+    if buffer is not None and self._np is None:
+      buffer.wait(self.aval)
     return self
 
   def is_ready(self) -> bool:
     """Whether the value is computed (never blocks)."""
     self._check_alive()
-    f = self._fence
-    if f is None:
-      return True
-    try:
-      done = f.wait(timeout=0)
-    except RuntimeError:
-      return True    # failed: reading it raises at once
-    if done:
-      self._fence = None
-    return bool(done)
+    buffer = self._buffer
+    return buffer is None or self._np is not None or buffer.is_ready()
 
   def is_deleted(self) -> bool:
     return self._deleted
@@ -204,17 +126,14 @@ class Array(AvalQueries, metaclass=_ArrayMeta):
     """Free the storage; any later use raises RuntimeError."""
     self._deleted = True
     self._np = None
-    self._buf = None
-    self._fence = None
-    self._ref = None
-    self._host = None
+    self._buffer = None
 
   def copy_to_host_async(self):
     return None
 
   @property
   def device(self):
-    return self._device or _devices.default_device()
+    return self._device or default_device()
 
   def devices(self):
     return {self.device}
@@ -325,28 +244,13 @@ class Array(AvalQueries, metaclass=_ArrayMeta):
     return format(str(self._value), spec)
 
 
-def _from_iree(bv, aval: ShapedArray, fence, idev, device) -> Array:
-  """An Array over an IREE buffer view written by a call that signals
-  ``fence`` when done."""
-  a = Array.__new__(Array)
-  a._np = None
-  a.aval = aval
-  a._device = device
-  a._deleted = False
-  a._buf = bv
-  a._fence = fence
-  a._idev = idev
-  a._ref = None
-  a._host = None
-  a._shared = False
-  return a
-
-
 def _reconstruct(value, weak_type):
   return make_array(np.asarray(value), weak_type=weak_type)
 
 
-def _from_eval(value: np.ndarray, aval: ShapedArray) -> Array:
+def array_of(value: np.ndarray, aval: ShapedArray) -> Array:
+  """An Array of ``aval`` over ``value`` (a NumPy array of ``aval``'s dtype
+  and shape that no one else writes), which becomes read-only."""
   value.setflags(False)   # write=False, positional: a third of ``flags.writeable``'s cost
   return Array(value, aval)
 
@@ -356,7 +260,7 @@ def make_array(value, dtype=None, weak_type: bool = False) -> Array:
   must already have JAX's canonical dtype)."""
   v = np.asarray(value, dtype=dtype)
   aval = ShapedArray(v.shape, v.dtype, weak_type)
-  return _from_eval(v, aval)
+  return array_of(v, aval)
 
 
-register_array_type(Array, _from_eval)
+__all__ = ["Array", "array_of", "make_array"]

@@ -15,14 +15,17 @@ from __future__ import annotations
 
 from typing import NamedTuple, Sequence
 
-from openjax._src.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, dce_jaxpr,
-                               eval_jaxpr, jaxpr_transforms, set_current_trace)
-from openjax._src.primitives._scan_rules import (checked_closed, merge_by_mask,
+from openjax._src.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, dce_jaxpr, eval_jaxpr,
+                               set_current_trace)
+from openjax._src.control._scan_rules import (checked_closed, merge_by_mask,
                                                  partial_eval_instantiate, scan_p, split_list,
                                                  stacked_aval)
-from openjax._src.primitives.ad_util import (Zero, add_tangents, instantiate_zeros,
-                                             is_undefined_primal, tangent_aval, zeros_like_aval)
-from openjax._src.primitives.closed_call import jit_p
+from openjax._src.primitives.ad_util import Zero, is_undefined_primal, tangent_aval
+from openjax._src.primitives.shape_base import add_tangents, instantiate_zeros, zeros_like_aval
+from openjax._src.control.closed_call import jit_p
+from openjax._src.interpreters.jvp import jvp_jaxpr
+from openjax._src.interpreters.staging import trace_to_jaxpr
+from openjax._src.interpreters.transpose import transpose_jaxpr
 
 
 def _or(a: Sequence[bool], b: Sequence[bool]) -> list[bool]:
@@ -40,7 +43,7 @@ def _scan_jvp(primals, tangents, *, reverse, length, jaxpr, num_consts, num_carr
   # makes it so; iterate until the set stops growing.
   carry_nz = init_nz
   for _ in range(num_carry + 1):
-    jvp_closed, out_nz = jaxpr_transforms.jvp_jaxpr(
+    jvp_closed, out_nz = jvp_jaxpr(
         jaxpr, const_nz + carry_nz + xs_nz, carry_nz + [False] * num_ys)
     grown = _or(carry_nz, out_nz[:num_carry])
     if grown == carry_nz:
@@ -246,7 +249,7 @@ def _scan_partial_eval_jaxpr_custom(eqn: JaxprEqn, unknowns: Sequence[bool]):
     counts.extend([len(outs), len(hoisted)])
     return [*outs, *hoisted, *stacked]
 
-  kj, kconsts = jaxpr_transforms.trace_to_jaxpr(known_fun, [a.aval for a in known_atoms])
+  kj, kconsts = trace_to_jaxpr(known_fun, [a.aval for a in known_atoms])
   n_out, n_hoisted = counts
   # Outer variables for the known jaxpr's outputs: the equation's own known
   # outputs, and fresh variables for residuals, except residuals that are
@@ -333,7 +336,7 @@ def _transpose_body(jaxpr: ClosedJaxpr, num_consts: int, num_carry: int,
   (accumulated cotangents of the linear consts and the carry; cotangents of
   the linear xs)."""
   linear = const_lin + [True] * num_carry + xs_lin
-  transposed = jaxpr_transforms.transpose_jaxpr(jaxpr, linear)
+  transposed = transpose_jaxpr(jaxpr, linear)
   in_avals = jaxpr.in_avals
   const_avals, _, x_avals = split_list(in_avals, [num_consts, num_carry])
   ires_avals = [a for a, lin in zip(const_avals, const_lin) if not lin]
@@ -351,7 +354,7 @@ def _transpose_body(jaxpr: ClosedJaxpr, num_consts: int, num_carry: int,
     return [*(add_tangents(a, b) for a, b in zip(ct_consts, new_ct_consts)),
             *ct_carry_in, *ct_xs]
 
-  body_jaxpr, consts = jaxpr_transforms.trace_to_jaxpr(
+  body_jaxpr, consts = trace_to_jaxpr(
       body, [*ires_avals, *ct_const_avals, *ct_carry_avals, *ct_y_avals, *eres_avals])
   return checked_closed(body_jaxpr, consts)
 

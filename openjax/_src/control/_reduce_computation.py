@@ -19,10 +19,14 @@ from typing import Callable, Sequence
 import numpy as np
 
 from openjax._src import dtypes, tree_util
-from openjax._src.core import (ClosedJaxpr, ShapedArray, Tracer, eval_jaxpr, eval_trace,
-                               get_aval, jaxpr_transforms, set_current_trace)
+from openjax._src.core import (ClosedJaxpr, ShapedArray, Tracer, eval_jaxpr, eval_trace, get_aval,
+                               set_current_trace)
+from openjax._src.interpreters.batching import batch_jaxpr
+from openjax._src.interpreters.jvp import jvp_jaxpr
+from openjax._src.interpreters.staging import trace_to_jaxpr
 from openjax._src.primitives import shape as _shape
-from openjax._src.primitives.ad_util import Zero, tangent_aval, zeros_like_aval
+from openjax._src.primitives.ad_util import Zero, tangent_aval
+from openjax._src.primitives.shape_base import zeros_like_aval
 
 
 # ----------------------------------------------------------------- tracing
@@ -50,7 +54,7 @@ def _trace_computation(fun, computation, init_avals, init_tree):
     box.append(out_tree)
     return out_flat
 
-  jaxpr, consts = jaxpr_transforms.trace_to_jaxpr(flat, list(init_avals) * 2)
+  jaxpr, consts = trace_to_jaxpr(flat, list(init_avals) * 2)
   if any(isinstance(c, Tracer) for c in consts):
     raise NotImplementedError(
         f"{fun}: the computation closes over a traced value (it uses an array computed "
@@ -89,7 +93,7 @@ def _batched_computation(closed: ClosedJaxpr, size: int) -> ClosedJaxpr:
   if hit is None:
     if len(per_size) > 64:
       per_size.clear()
-    hit, _ = jaxpr_transforms.batch_jaxpr(closed, [0] * len(closed.in_avals), size)
+    hit, _ = batch_jaxpr(closed, [0] * len(closed.in_avals), size)
     per_size[size] = hit
   return hit
 
@@ -116,7 +120,7 @@ def jvp_computation(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list[bool]]:
   if hit is None:
     diff_in = [differentiable(a.dtype) for a in closed.in_avals]
     diff_out = [differentiable(a.dtype) for a in closed.out_avals]
-    hit = jaxpr_transforms.jvp_jaxpr(closed, diff_in, diff_out)
+    hit = jvp_jaxpr(closed, diff_in, diff_out)
     _jvps[closed] = hit
   return hit
 

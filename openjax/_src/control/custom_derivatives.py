@@ -1,4 +1,4 @@
-"""Primitives behind ``custom_jvp``, ``custom_vjp`` and ``stop_gradient``.
+"""Primitives behind ``custom_jvp`` and ``custom_vjp``.
 
 ``custom_jvp_call`` holds the primal function as a closed jaxpr (its closed-over
 values are leading operands, ``num_consts``) and the user's JVP rule as a
@@ -18,49 +18,15 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from openjax._src import dtypes, tree_util
-from openjax._src.core import (ClosedJaxpr, Jaxpr, Primitive, ShapedArray, Var, eval_jaxpr,
-                               get_aval, jaxpr_transforms, jaxprs_in_params, pp_eqn)
-from openjax._src.primitives.ad_util import (Zero, instantiate_zeros, is_undefined_primal,
-                                             tangent_aval)
-from openjax._src.primitives.batch_util import bdim_at_front, moveaxis
+from openjax._src.core import (ClosedJaxpr, Jaxpr, Primitive, ShapedArray, eval_jaxpr, get_aval,
+                               pp_eqn)
+from openjax._src.interpreters.batching import batch_jaxpr
+from openjax._src.interpreters.staging import trace_to_jaxpr
+from openjax._src.interpreters.transpose import transpose_jaxpr
+from openjax._src.primitives.ad_util import Zero, is_undefined_primal, tangent_aval
+from openjax._src.primitives.shape_base import instantiate_zeros, moveaxis
+from openjax._src.primitives.batch_util import bdim_at_front
 from openjax._src.primitives.shape import reduce_sum
-
-
-# ------------------------------------------------------------ stop_gradient
-stop_gradient_p = Primitive("stop_gradient")
-
-
-@stop_gradient_p.def_impl
-def _stop_gradient_impl(x):
-  return [x]
-
-
-@stop_gradient_p.def_abstract_eval
-def _stop_gradient_abstract_eval(x):
-  return [x]
-
-
-@stop_gradient_p.def_jvp
-def _stop_gradient_jvp(primals, tangents):
-  # Bind again so that every enclosing differentiation sees a constant too.
-  x, = primals
-  return [stop_gradient_p.bind1(x)], [Zero.from_primal_value(x)]
-
-
-@stop_gradient_p.def_batch
-def _stop_gradient_batch(vals, dims):
-  return [stop_gradient_p.bind1(vals[0])], [dims[0]]
-
-
-@stop_gradient_p.def_lower
-def _stop_gradient_lower(ctx, x):
-  return [x]
-
-
-def stop_gradient(x):
-  """Stops gradient computation: the identity on values, a constant to
-  differentiation (``x`` may be a pytree of arrays)."""
-  return tree_util.tree_map(stop_gradient_p.bind1, x)
 
 
 # ---------------------------------------------------- user-facing zero types
@@ -182,7 +148,7 @@ def _unbatched(aval: ShapedArray, d) -> ShapedArray:
 def batch_closed(closed: ClosedJaxpr, dims, axis_data):
   """Batch ``closed``, leaving outputs that do not depend on batched inputs
   unbatched: (jaxpr with its constants as leading inputs, consts, out_dims)."""
-  batched, out_dims = jaxpr_transforms.batch_jaxpr(
+  batched, out_dims = batch_jaxpr(
       closed, list(dims), axis_data.size, axis_data.name,
       spmd_axis_name=axis_data.spmd_name, instantiate=False)
   jaxpr, consts = convert_constvars(batched)
@@ -211,7 +177,7 @@ def _batched_call(fn: Callable, avals: Sequence[ShapedArray], args: Sequence, in
     zero_box.append([o if type(o) is Zero else None for o in outs])
     return [instantiate_zeros(o) for o in outs]
 
-  jaxpr, consts = jaxpr_transforms.trace_to_jaxpr(flat, list(avals))
+  jaxpr, consts = trace_to_jaxpr(flat, list(avals))
   lift = [id(c) in lifted for c in consts]
   if any(lift):
     lifted_vars = [v for v, l in zip(jaxpr.constvars, lift) if l]
@@ -221,7 +187,7 @@ def _batched_call(fn: Callable, avals: Sequence[ShapedArray], args: Sequence, in
     consts = [c for c, l in zip(consts, lift) if not l]
     args = [v for v, _ in extra] + list(args)
     in_dims = [d for _, d in extra] + list(in_dims)
-  batched, natural = jaxpr_transforms.batch_jaxpr(
+  batched, natural = batch_jaxpr(
       ClosedJaxpr(jaxpr, consts), list(in_dims), axis_data.size, axis_data.name,
       spmd_axis_name=axis_data.spmd_name, instantiate=False)
   outs = eval_jaxpr(batched.jaxpr, batched.consts, *args)
@@ -278,7 +244,7 @@ def _custom_jvp_call_transpose(cts, *invals, call_jaxpr, jvp_jaxpr_fun, num_cons
                                symbolic_zeros):
   # Only reached when the function is applied to tangents (it is then linear).
   linear = [is_undefined_primal(x) for x in invals]
-  transposed = jaxpr_transforms.transpose_jaxpr(call_jaxpr, linear)
+  transposed = transpose_jaxpr(call_jaxpr, linear)
   nonlinear = [x for x, lin in zip(invals, linear) if not lin]
   outs = iter(eval_jaxpr(transposed.jaxpr, transposed.consts, *nonlinear,
                          *(instantiate_zeros(c) for c in cts)))
@@ -418,7 +384,7 @@ def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, fwd_jaxpr_thunk, bwd,
 @custom_vjp_call_p.def_transpose
 def _custom_vjp_call_transpose(cts, *invals, call_jaxpr, **params):
   linear = [is_undefined_primal(x) for x in invals]
-  transposed = jaxpr_transforms.transpose_jaxpr(call_jaxpr, linear)
+  transposed = transpose_jaxpr(call_jaxpr, linear)
   nonlinear = [x for x, lin in zip(invals, linear) if not lin]
   outs = iter(eval_jaxpr(transposed.jaxpr, transposed.consts, *nonlinear,
                          *(instantiate_zeros(c) for c in cts)))
@@ -553,4 +519,5 @@ def _custom_lin_pp(eqn, ctx):
   return pp_eqn(eqn, ctx, params=params)
 
 
-__all__ = ["stop_gradient", "stop_gradient_p"]
+__all__ = ["SymbolicZero", "custom_jvp_call_p", "custom_vjp_call_p", "custom_lin_p",
+           "zero_from_primal"]

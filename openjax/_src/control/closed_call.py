@@ -2,31 +2,27 @@
 like any other, so ``grad(jit(f))``, ``jit(grad(f))`` and ``vmap(jit(f))``
 compose: each interpreter gives it a rule that transforms the inner jaxpr.
 
-Its impl runs the jaxpr with the interpreter, or, when the runtime has
-installed a compiled executor (``jit_executor.run``) and it accepts the
-call, compiles and runs it. Its lowering is a private ``func.func`` and a
-``func.call`` (inlined with ``inline=True``)."""
+Its impl compiles the jaxpr and runs it with the runtime's executor (under
+the ``iree`` executor, ``openjax_executor``) or interprets it. Its lowering
+is a private ``func.func`` and a ``func.call`` (inlined with
+``inline=True``). Inside a jaxpr that is partially evaluated (``grad`` of a
+function calling a jitted one), ``partial_eval_jaxpr_custom`` splits a jit
+equation with known and unknown inputs into a known and an unknown jit
+equation, so the known outputs stay known."""
 from __future__ import annotations
 
-from typing import Callable
-
-from openjax._src.core import (ClosedJaxpr, Primitive, eval_jaxpr, jaxpr_transforms, pp_eqn,
-                               set_current_trace, use_xla_kernels)
+from openjax._src.core import (ClosedJaxpr, Primitive, Var, eval_jaxpr, pp_eqn, set_current_trace,
+                               use_xla_kernels)
+from openjax._src.interpreters.batching import batch_jaxpr
+from openjax._src.interpreters.jvp import jvp_jaxpr
+from openjax._src.interpreters.partial_eval import partial_eval_jaxpr
+from openjax._src.interpreters.transpose import transpose_jaxpr
 from openjax._src.primitives import _xla_rewrites
-from openjax._src.primitives.ad_util import (Zero, instantiate_zeros, is_undefined_primal,
-                                             tangent_aval)
+from openjax._src.primitives.ad_util import Zero, is_undefined_primal, tangent_aval
+from openjax._src.primitives.shape_base import instantiate_zeros
+from openjax._src.runtime.pipeline import compiling, executable_for_jaxpr
 
 jit_p = Primitive("jit", multiple_results=True)
-
-
-class _JitExecutor:
-  """Set by the api layer (primitives sit below the runtime):
-  ``run(jaxpr, name, donated_invars, args) -> list | None``; None means
-  "use the interpreter" (the executor flag says so)."""
-  run: Callable | None = None
-
-
-jit_executor = _JitExecutor()
 
 
 def eval_jit_jaxpr(jaxpr: ClosedJaxpr, args) -> list:
@@ -39,12 +35,11 @@ def eval_jit_jaxpr(jaxpr: ClosedJaxpr, args) -> list:
 @jit_p.def_impl
 def _jit_impl(*args, jaxpr: ClosedJaxpr, name: str, donated_invars: tuple = (),
               keep_unused: bool = False, inline: bool = False, xla_kernels: bool = False):
+  # Reached from transformations' known parts and nested evaluation (a
+  # top-level jitted call dispatches its executable itself).
   with use_xla_kernels(xla_kernels):
-    run = jit_executor.run
-    if run is not None:
-      outs = run(jaxpr, name, donated_invars, args)
-      if outs is not None:
-        return outs
+    if compiling():
+      return executable_for_jaxpr(jaxpr, name, donated_invars).execute(args)
     return eval_jit_jaxpr(jaxpr, args)
 
 
@@ -93,7 +88,7 @@ def _call_params(params: dict, jaxpr: ClosedJaxpr, name: str) -> dict:
 @jit_p.def_jvp
 def _jit_jvp(primals, tangents, *, jaxpr, name, **params):
   nonzeros = [type(t) is not Zero for t in tangents]
-  jvp_closed, out_nonzeros = jaxpr_transforms.jvp_jaxpr(jaxpr, nonzeros, False)
+  jvp_closed, out_nonzeros = jvp_jaxpr(jaxpr, nonzeros, False)
   outs = jit_p.bind(*primals, *(t for t in tangents if type(t) is not Zero),
                     **_call_params(params, jvp_closed, name))
   n = len(jaxpr.out_avals)
@@ -106,7 +101,7 @@ def _jit_jvp(primals, tangents, *, jaxpr, name, **params):
 @jit_p.def_transpose
 def _jit_transpose(cts, *invals, jaxpr, name, **params):
   linear = [is_undefined_primal(x) for x in invals]
-  transposed = jaxpr_transforms.transpose_jaxpr(jaxpr, linear)
+  transposed = transpose_jaxpr(jaxpr, linear)
   nonlinear = [x for x, lin in zip(invals, linear) if not lin]
   outs = jit_p.bind(*nonlinear, *(instantiate_zeros(c) for c in cts),
                     **_call_params(params, transposed, name))
@@ -122,7 +117,7 @@ jit_p.batch_needs_axis = True
 @jit_p.def_batch
 def _jit_batch(vals, dims, *, axis_data, jaxpr, name, **params):
   axis_name, axis_size = axis_data.name, axis_data.size
-  batched, out_dims = jaxpr_transforms.batch_jaxpr(jaxpr, list(dims), axis_size, axis_name,
+  batched, out_dims = batch_jaxpr(jaxpr, list(dims), axis_size, axis_name,
                                                    instantiate=False)
   outs = jit_p.bind(*vals, **_call_params(params, batched, name))
   return outs, out_dims
@@ -133,7 +128,7 @@ def _jit_partial_eval(pe_trace, unknowns, args, params):
   # Known inputs run the known part now (still one jitted call); the unknown
   # part is staged as its own jit equation fed by the residuals.
   jaxpr = params["jaxpr"]
-  known, unknown, out_unknowns, n_res = jaxpr_transforms.partial_eval_jaxpr(
+  known, unknown, out_unknowns, n_res = partial_eval_jaxpr(
       jaxpr.jaxpr, unknowns)
   known_closed = ClosedJaxpr(known, jaxpr.consts)
   known_args = [a for a, u in zip(args, unknowns) if not u]
@@ -149,4 +144,27 @@ def _jit_partial_eval(pe_trace, unknowns, args, params):
   return [next(u) if unk else next(k) for unk in out_unknowns]
 
 
-__all__ = ["jit_p", "jit_executor"]
+def _jit_partial_eval_jaxpr_custom(eqn, unknown_in):
+  """A jit equation with known and unknown inputs as two jit equations: the
+  known part (known inputs -> known outputs + residuals) and the unknown part
+  (residuals + unknown inputs -> unknown outputs)."""
+  closed = eqn.params["jaxpr"]
+  known, unknown, out_unknowns, n_res = partial_eval_jaxpr(closed.jaxpr, unknown_in)
+  res_vars = [Var(v.aval) for v in known.outvars[len(known.outvars) - n_res:]]
+  known_ins = [a for a, u in zip(eqn.invars, unknown_in) if not u]
+  unknown_ins = [a for a, u in zip(eqn.invars, unknown_in) if u]
+  known_eqn = eqn.replace(
+      invars=known_ins,
+      outvars=[v for v, u in zip(eqn.outvars, out_unknowns) if not u] + res_vars,
+      params=_call_params(eqn.params, ClosedJaxpr(known, closed.consts), eqn.params["name"]))
+  unknown_eqn = eqn.replace(
+      invars=res_vars + unknown_ins,
+      outvars=[v for v, u in zip(eqn.outvars, out_unknowns) if u],
+      params=_call_params(eqn.params, ClosedJaxpr(unknown, []), eqn.params["name"]))
+  return known_eqn, unknown_eqn, out_unknowns
+
+
+jit_p.partial_eval_jaxpr_custom = _jit_partial_eval_jaxpr_custom
+
+
+__all__ = ["jit_p"]

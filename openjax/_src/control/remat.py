@@ -15,14 +15,20 @@ outputs of that (known) equation may be saved. ``None`` saves nothing.
 """
 from __future__ import annotations
 
+import os
+import sys
 import threading
 from typing import Callable, Sequence
 
-from openjax._src.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Primitive, Var,
-                               eval_jaxpr, jaxpr_transforms, set_current_trace)
-from openjax._src.primitives.ad_util import Zero, instantiate_zeros, is_undefined_primal
-from openjax._src.primitives.closed_call import jit_p
-from openjax._src.primitives.custom_derivatives import batch_closed, convert_constvars
+from openjax._src.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Primitive, Var, eval_jaxpr,
+                               set_current_trace)
+from openjax._src.primitives.ad_util import Zero, is_undefined_primal, tangent_aval
+from openjax._src.primitives.shape_base import instantiate_zeros
+from openjax._src.control.closed_call import jit_p
+from openjax._src.control.custom_derivatives import batch_closed, convert_constvars
+from openjax._src.interpreters.jvp import jvp_flat, jvp_jaxpr
+from openjax._src.interpreters.staging import DynamicJaxprTrace, trace_to_jaxpr
+from openjax._src.interpreters.transpose import transpose_jaxpr
 
 # ---------------------------------------------------------------------- name
 name_p = Primitive("name")
@@ -119,25 +125,84 @@ def _remat_abstract_eval(*avals, jaxpr, prevent_cse, differentiated, policy):
   return [v.aval for v in jaxpr.outvars]
 
 
-class _RecordingHooks:
-  """Set by the api layer: a ``jvp_jaxpr`` that keeps equation sources, used
-  while ``print_saved_residuals`` records them."""
-  jvp_jaxpr: Callable | None = None
+# The source-recording trace of ``print_saved_residuals``.
+_OPENJAX_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-recording_hooks = _RecordingHooks()
+def _user_frame() -> str | None:
+  """``file:line:col (function)`` of the innermost frame outside openjax."""
+  f = sys._getframe(1)
+  while f is not None and os.path.abspath(f.f_code.co_filename).startswith(_OPENJAX_DIR):
+    f = f.f_back
+  if f is None:
+    return None
+  code = f.f_code
+  line, col = f.f_lineno, 0
+  try:
+    pos = list(code.co_positions())[f.f_lasti // 2]
+    line = pos[0] if pos[0] is not None else line
+    col = pos[2] if pos[2] is not None else 0
+  except (AttributeError, IndexError):
+    pass
+  return f"{code.co_filename}:{line}:{col} ({code.co_name})"
+
+
+class RecordingTrace(DynamicJaxprTrace):
+  """A staging trace that remembers where each equation came from."""
+
+  def process_primitive(self, primitive, args, params):
+    n = len(self.eqns)
+    outs = super().process_primitive(primitive, args, params)
+    if len(self.eqns) > n:
+      record_source(self.eqns[-1], source_state.current or _user_frame())
+    return outs
+
+
+def trace_recording_sources(flat: Callable, avals, dbg) -> ClosedJaxpr:
+  """``trace_to_jaxpr`` as a ClosedJaxpr, recording each equation's source
+  while ``print_saved_residuals`` records."""
+  if source_state.sources is None:
+    jaxpr, consts = trace_to_jaxpr(flat, avals, dbg)
+    return ClosedJaxpr(jaxpr, consts)
+  trace = RecordingTrace(dbg)
+  tracers = [trace.new_arg(a) for a in avals]
+  try:
+    with set_current_trace(trace):
+      outs = [trace.to_jaxpr_tracer(o) for o in flat(*tracers)]
+    jaxpr, consts = trace.to_jaxpr(outs)
+  finally:
+    trace.invalidate()
+  return ClosedJaxpr(jaxpr, consts)
+
+
+def _jvp_jaxpr_with_sources(closed: ClosedJaxpr, nonzeros, instantiate):
+  """``jvp_jaxpr`` whose equations keep the sources of the equations they
+  differentiate (used while recording for ``print_saved_residuals``)."""
+  in_avals = closed.in_avals
+  n = len(in_avals)
+  box: list = []
+
+  def fun(*args):
+    tans = iter(args[n:])
+    tangents = [next(tans) if nz else Zero(tangent_aval(a)) for a, nz in zip(in_avals, nonzeros)]
+    p_out, t_out = jvp_flat(lambda *xs: eval_jaxpr_with_sources(closed.jaxpr, closed.consts, xs),
+                            list(args[:n]), tangents, instantiate=instantiate)
+    box.append([type(t) is not Zero for t in t_out])
+    return p_out + [t for t in t_out if type(t) is not Zero]
+
+  t_avals = [tangent_aval(a) for a, nz in zip(in_avals, nonzeros) if nz]
+  out = trace_recording_sources(fun, list(in_avals) + t_avals, None)
+  return out, box[0]
 
 
 @remat_p.def_jvp
 def _remat_jvp(primals, tangents, *, jaxpr, prevent_cse, differentiated, policy):
   nonzeros = [type(t) is not Zero for t in tangents]
-  jvp_jaxpr = jaxpr_transforms.jvp_jaxpr
-  if source_state.sources is not None and recording_hooks.jvp_jaxpr is not None:
-    jvp_jaxpr = recording_hooks.jvp_jaxpr
-  closed, out_nz = jvp_jaxpr(ClosedJaxpr(jaxpr, []), nonzeros, False)
-  jvp_jaxpr, consts = convert_constvars(closed)
+  jvp = jvp_jaxpr if source_state.sources is None else _jvp_jaxpr_with_sources
+  closed, out_nz = jvp(ClosedJaxpr(jaxpr, []), nonzeros, False)
+  body, consts = convert_constvars(closed)
   nz = [t for t in tangents if type(t) is not Zero]
-  outs = remat_p.bind(*consts, *primals, *nz, jaxpr=jvp_jaxpr, prevent_cse=prevent_cse,
+  outs = remat_p.bind(*consts, *primals, *nz, jaxpr=body, prevent_cse=prevent_cse,
                       differentiated=differentiated, policy=policy)
   n = len(jaxpr.outvars)
   rest = iter(outs[n:])
@@ -149,7 +214,7 @@ def _remat_jvp(primals, tangents, *, jaxpr, prevent_cse, differentiated, policy)
 @remat_p.def_transpose
 def _remat_transpose(cts, *invals, jaxpr, prevent_cse, differentiated, policy):
   linear = [is_undefined_primal(x) for x in invals]
-  transposed = jaxpr_transforms.transpose_jaxpr(ClosedJaxpr(jaxpr, []), linear)
+  transposed = transpose_jaxpr(ClosedJaxpr(jaxpr, []), linear)
   t_jaxpr, consts = convert_constvars(transposed)
   nonlinear = [x for x, lin in zip(invals, linear) if not lin]
   outs = iter(remat_p.bind(*consts, *nonlinear, *(instantiate_zeros(c) for c in cts),
@@ -243,8 +308,8 @@ def _remat_partial_eval_eqn(eqn: JaxprEqn, unknown_in: Sequence[bool]):
   return _split_call(eqn, unknown_in, eqn.params["policy"] or nothing_saveable)
 
 
-# JAX's partial_eval_jaxpr_custom_rules entry: jaxpr splitters (the jit hook's
-# partial_eval_jaxpr) call it for a mixed equation so primal outputs stay known.
+# JAX's partial_eval_jaxpr_custom_rules entry: jaxpr splitters
+# (``partial_eval_jaxpr``) call it for a mixed equation so primal outputs stay known.
 remat_p.partial_eval_jaxpr_custom = _remat_partial_eval_eqn
 
 

@@ -23,7 +23,8 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import (Primitive, ShapedArray, Tracer, eval_trace, get_aval,
-                               jaxpr_transforms, set_current_trace)
+                               set_current_trace)
+from openjax._src.interpreters.staging import trace_to_jaxpr
 from openjax._src.primitives import _xla_numerics as xla_num
 from openjax._src.primitives import _xla_traced as xla_traced
 from openjax._src.primitives import elementwise as ew
@@ -174,7 +175,7 @@ class _Loop:
 
 
 def _trace(fun, avals):
-  return jaxpr_transforms.trace_to_jaxpr(lambda *xs: list(fun(*xs)), list(avals))
+  return trace_to_jaxpr(lambda *xs: list(fun(*xs)), list(avals))
 
 
 def _lower_loop(ctx, loop: _Loop, operands, avals_in):

@@ -19,10 +19,10 @@ import numpy as np
 
 from openjax._src import dtypes, tree_util
 from openjax._src.config import config
-from openjax._src.core import (ClosedJaxpr, Jaxpr, ShapedArray, Tracer, Var, array_hooks,
-                               canonical_value, get_aval, is_concrete, jaxpr_transforms,
-                               typematch)
-from openjax._src.primitives._cond_rules import cond_p
+from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, ShapedArray, Tracer, Var, array_of,
+                               canonical_value, get_aval, is_concrete, typematch)
+from openjax._src.control._cond_rules import cond_p
+from openjax._src.interpreters.staging import trace_to_jaxpr
 from openjax._src.primitives.collectives import current_axis_env
 from openjax._src.primitives.convert import convert_element_type
 from openjax._src.primitives.elementwise_extra import clamp
@@ -174,7 +174,7 @@ def _trace_branch(fun: Callable, in_tree, in_avals: tuple, api_name: str) -> _Tr
                         f"value of type {type(x)}{where}, which is not a valid JAX type")
     return out_leaves
 
-  jaxpr, consts = jaxpr_transforms.trace_to_jaxpr(flat_fun, list(in_avals))
+  jaxpr, consts = trace_to_jaxpr(flat_fun, list(in_avals))
   traced = _Traced(jaxpr, consts, box[0])
   if not any(isinstance(c, Tracer) for c in consts):
     try:
@@ -274,9 +274,9 @@ def _forwarded_inputs(j: Jaxpr) -> list:
 
 
 def _as_array(x):
-  if isinstance(x, Tracer) or type(x) is array_hooks.array_type:
+  if isinstance(x, Tracer) or type(x) is Array:
     return x
-  return array_hooks.make_array(canonical_value(x), get_aval(x))
+  return array_of(canonical_value(x), get_aval(x))
 
 
 def _check_branch_outputs(api_name: str, name1: str, name2: str, f1, f2,

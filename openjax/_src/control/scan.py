@@ -10,15 +10,16 @@ import numpy as np
 
 from openjax._src import dtypes, tree_util
 from openjax._src.config import config
-from openjax._src.core import (ClosedJaxpr, Jaxpr, Tracer, array_hooks, canonical_value,
-                               concrete_or_error, eval_jaxpr, get_aval, is_concrete,
-                               jaxpr_transforms)
+from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, Tracer, array_of, canonical_value,
+                               concrete_or_error, eval_jaxpr, get_aval, is_concrete)
 from openjax._src.errors import ConcretizationTypeError
-from openjax._src.primitives import _scan_autodiff  # noqa: F401 - registers the autodiff rules
+from openjax._src.control import _scan_autodiff  # noqa: F401 - registers the autodiff rules
 from openjax._src.primitives import elementwise as ew
-from openjax._src.primitives._scan_rules import (checked_closed, forwarded_inputs, mapped_aval,
+from openjax._src.control._scan_rules import (checked_closed, forwarded_inputs, mapped_aval,
                                                  scan_p)
-from openjax._src.primitives.control_while import check_carry_type, join_weak_carry, while_loop
+from openjax._src.control.while_loop import check_carry_type, join_weak_carry, while_loop
+from openjax._src.interpreters.batching import batch_jaxpr
+from openjax._src.interpreters.staging import trace_to_jaxpr
 from openjax._src.primitives.convert import convert_element_type
 from openjax._src.primitives.shape import concatenate, expand_dims, index_in_dim, reshape, slice
 
@@ -127,9 +128,9 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
 
 
 def _as_array(x):
-  if isinstance(x, Tracer) or type(x) is array_hooks.array_type:
+  if isinstance(x, Tracer) or type(x) is Array:
     return x
-  return array_hooks.make_array(canonical_value(x), get_aval(x))
+  return array_of(canonical_value(x), get_aval(x))
 
 
 def _infer_scan_length(xs_flat: list, length) -> int:
@@ -189,7 +190,7 @@ def _trace_body(f, init_tree, carry_avals, xs_tree, x_avals):
     trees[:] = [carry_tree, ys_tree]
     return [*carry_leaves, *y_leaves]
 
-  jaxpr, consts = jaxpr_transforms.trace_to_jaxpr(flat, [*carry_avals, *x_avals])
+  jaxpr, consts = trace_to_jaxpr(flat, [*carry_avals, *x_avals])
   jaxpr = Jaxpr([], [*jaxpr.constvars, *jaxpr.invars], jaxpr.outvars, jaxpr.eqns,
                 jaxpr.debug_info)
   return jaxpr, consts, trees[0], trees[1]
@@ -289,9 +290,9 @@ def _vmap(f: Callable, xs):
     out_trees[:] = [out_tree]
     return out_leaves
 
-  jaxpr, consts = jaxpr_transforms.trace_to_jaxpr(flat, [mapped_aval(get_aval(x))
+  jaxpr, consts = trace_to_jaxpr(flat, [mapped_aval(get_aval(x))
                                                          for x in leaves])
-  batched, _ = jaxpr_transforms.batch_jaxpr(ClosedJaxpr(jaxpr, consts), [0] * len(leaves), size)
+  batched, _ = batch_jaxpr(ClosedJaxpr(jaxpr, consts), [0] * len(leaves), size)
   outs = eval_jaxpr(batched.jaxpr, batched.consts, *leaves)
   return tree_util.tree_unflatten(out_trees[0], outs)
 

@@ -1,6 +1,6 @@
 """``scan_p``: the primitive of ``lax.scan`` with its evaluation, abstract
 evaluation, batching and lowering rules (the autodiff rules are in
-``_scan_autodiff.py``, the user-facing wrappers in ``control_scan.py``).
+``_scan_autodiff.py``, the user-facing wrappers in ``scan.py``).
 
 Operands are the loop constants, the initial carry and the scanned inputs
 ``xs``; parameters are JAX 0.10.2's::
@@ -23,11 +23,13 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.config import config
-from openjax._src.core import (ClosedJaxpr, Jaxpr, JaxprTypeError, Literal, Primitive,
-                               ShapedArray, Tracer, Var, canonical_value, eval_jaxpr, eval_trace,
-                               dce_jaxpr, jaxpr_transforms, jaxprs_in_params,
-                               set_current_trace, typematch)
-from openjax._src.primitives.batch_util import moveaxis
+from openjax._src.core import (ClosedJaxpr, Jaxpr, JaxprTypeError, Literal, Primitive, ShapedArray,
+                               Tracer, Var, canonical_value, eval_jaxpr, eval_trace,
+                               jaxprs_in_params, set_current_trace, typematch)
+from openjax._src.interpreters.batching import batch_jaxpr
+from openjax._src.interpreters.partial_eval import partial_eval_jaxpr
+from openjax._src.interpreters.staging import trace_to_jaxpr
+from openjax._src.primitives.shape_base import moveaxis
 from openjax._src.primitives.shape import broadcast_in_dim
 
 scan_p = Primitive("scan", multiple_results=True)
@@ -73,13 +75,13 @@ def forwarded_inputs(jaxpr: Jaxpr) -> list[int | None]:
 
 def partial_eval_instantiate(jaxpr: Jaxpr, in_unknowns: Sequence[bool],
                              instantiate: Sequence[bool]):
-  """``jaxpr_transforms.partial_eval_jaxpr`` where the outputs marked in
+  """``partial_eval_jaxpr`` where the outputs marked in
   ``instantiate`` are unknown even when computable from known inputs (they
   become residuals the unknown jaxpr returns). Returns (known, unknown,
   out_unknowns, num_residuals) like ``partial_eval_jaxpr``: ``known`` maps
   (constvars; known inputs) to (known outputs, residuals) and ``unknown``
   maps (residuals, unknown inputs) to the unknown outputs."""
-  known, unknown, out_uk, n_res = jaxpr_transforms.partial_eval_jaxpr(jaxpr, list(in_unknowns))
+  known, unknown, out_uk, n_res = partial_eval_jaxpr(jaxpr, list(in_unknowns))
   out_uk = list(out_uk)
   if not any(inst and not uk for inst, uk in zip(instantiate, out_uk)):
     return known, unknown, out_uk, n_res
@@ -217,7 +219,7 @@ def batch_body(closed: ClosedJaxpr, in_dims: Sequence, axis_data,
   Outputs are batched at 0 when they depend on a batched input or are
   marked in ``force_batched`` (then broadcast), else unbatched. Returns
   (batched closed jaxpr, out_dims)."""
-  batched, out_dims = jaxpr_transforms.batch_jaxpr(
+  batched, out_dims = batch_jaxpr(
       closed, list(in_dims), axis_data.size, axis_data.name,
       spmd_axis_name=axis_data.spmd_name, instantiate=False)
   out_dims = list(out_dims)
@@ -231,7 +233,7 @@ def batch_body(closed: ClosedJaxpr, in_dims: Sequence, axis_data,
     return [broadcast_in_dim(o, (size,) + v.aval.shape, tuple(range(1, v.aval.ndim + 1)))
             if g else o for o, g, v in zip(outs, grow, batched.jaxpr.outvars)]
 
-  jaxpr, consts = jaxpr_transforms.trace_to_jaxpr(broadcast_forced, batched.in_avals)
+  jaxpr, consts = trace_to_jaxpr(broadcast_forced, batched.in_avals)
   return checked_closed(jaxpr, consts), [0 if g else d for d, g in zip(out_dims, grow)]
 
 

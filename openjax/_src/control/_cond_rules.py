@@ -24,13 +24,16 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Primitive, ShapedArray, Var,
-                               dce_jaxpr, eval_jaxpr, get_aval, jaxpr_transforms,
-                               set_current_trace)
+                               dce_jaxpr, eval_jaxpr, get_aval, set_current_trace)
 from openjax._src.core.jaxpr import JaxprTypeError
-from openjax._src.primitives.ad_util import (Zero, instantiate_zeros, is_undefined_primal,
-                                             tangent_aval)
-from openjax._src.primitives.batch_util import bdim_at_front, moveaxis
-from openjax._src.primitives.custom_derivatives import stop_gradient
+from openjax._src.interpreters.batching import batch_jaxpr
+from openjax._src.interpreters.jvp import jvp_jaxpr
+from openjax._src.interpreters.partial_eval import partial_eval_jaxpr
+from openjax._src.interpreters.staging import trace_to_jaxpr
+from openjax._src.interpreters.transpose import transpose_jaxpr
+from openjax._src.primitives.ad_util import Zero, is_undefined_primal, stop_gradient, tangent_aval
+from openjax._src.primitives.shape_base import instantiate_zeros, moveaxis
+from openjax._src.primitives.batch_util import bdim_at_front
 from openjax._src.primitives.elementwise import eq, select, select_n
 from openjax._src.primitives.shape import broadcast_in_dim
 
@@ -150,7 +153,6 @@ def _cond_lower(ctx, index, *args, branches):
 def _cond_jvp(primals, tangents, *, branches):
   index, *ops = primals
   ops_nz = [type(t) is not Zero for t in tangents[1:]]
-  jvp_jaxpr = jaxpr_transforms.jvp_jaxpr
   first = [jvp_jaxpr(b, ops_nz, False) for b in branches]
   out_nz = [any(nz) for nz in zip(*(nz for _, nz in first))]
   if not out_nz:
@@ -178,7 +180,7 @@ class _Split(NamedTuple):
 def _split_branches(branches: Sequence[ClosedJaxpr], ops_unknown: Sequence[bool]) -> _Split:
   """Split every branch in a known and an unknown part with the same
   unknown outputs (the union over branches) and the same residuals."""
-  parts = [jaxpr_transforms.partial_eval_jaxpr(b.jaxpr, list(ops_unknown)) for b in branches]
+  parts = [partial_eval_jaxpr(b.jaxpr, list(ops_unknown)) for b in branches]
   n_out = len(branches[0].out_avals)
   out_uks = [any(u) for u in zip(*(p[2] for p in parts))] or [False] * n_out
   known, unknown, res_avals = [], [], []
@@ -250,7 +252,7 @@ def _fill_residuals(known: ClosedJaxpr, n_out: int, slots: list[int],
       res[s] = r
     return outs[:n_out] + res
 
-  jaxpr, consts = jaxpr_transforms.trace_to_jaxpr(fill, known.in_avals)
+  jaxpr, consts = trace_to_jaxpr(fill, known.in_avals)
   return ClosedJaxpr(jaxpr, consts)
 
 
@@ -318,7 +320,7 @@ def _cond_transpose(cts, index, *ops, branches):
   if is_undefined_primal(index):
     raise TypeError("cond transpose: the branch index cannot be a linear input")
   linear = [is_undefined_primal(x) for x in ops]
-  transposed = tuple(jaxpr_transforms.transpose_jaxpr(b, linear) for b in branches)
+  transposed = tuple(transpose_jaxpr(b, linear) for b in branches)
   residuals = [x for x, lin in zip(ops, linear) if not lin]
   outs = iter(cond_p.bind(index, *residuals, *(instantiate_zeros(c) for c in cts),
                           branches=transposed))
@@ -345,7 +347,6 @@ def _bcast_select(pred, on_true, on_false):
 @cond_p.def_batch
 def _cond_batch(vals, dims, *, axis_data, branches):
   size, name, spmd = axis_data.size, axis_data.name, axis_data.spmd_name
-  batch_jaxpr = jaxpr_transforms.batch_jaxpr
   index, *ops = vals
   index_dim, *op_dims = dims
   if index_dim is not None:

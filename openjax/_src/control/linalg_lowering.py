@@ -1,28 +1,30 @@
-"""The algorithms behind the linear-algebra primitives' StableHLO lowerings.
+"""The linear-algebra primitives' StableHLO lowerings (the primitives and
+their other rules are in ``primitives/linalg.py``).
 
 IREE has no LAPACK, so each decomposition is written here with lax wrappers
-(loops over columns with dynamic slices) and the lowering rule traces it and
-emits it inline (``lower_traced``): Cholesky column by column, triangular
-solves by forward substitution, Householder QR with LAPACK's reflector
-convention (so ``r``'s diagonal signs match ``geqrf``), LU with partial
-pivoting, Hermitian eigendecomposition by cyclic Jacobi sweeps and the SVD by
-one-sided (Hestenes) Jacobi. Every function takes ``[..., m, n]`` operands and
+(loops over columns with dynamic slices, ``while_loop``/``fori_loop``) and
+the lowering rule traces it and emits it inline (``lower_traced``): Cholesky
+column by column, triangular solves by forward substitution, Householder QR
+with LAPACK's reflector convention (so ``r``'s diagonal signs match
+``geqrf``), LU with partial pivoting, Hermitian eigendecomposition by cyclic
+Jacobi sweeps and the SVD by one-sided (Hestenes) Jacobi. Every function takes ``[..., m, n]`` operands and
 flattens the batch dimensions to one.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from openjax._src.core import get_aval, jaxpr_transforms
+from openjax._src.control.scan import fori_loop
+from openjax._src.control.while_loop import while_loop
+from openjax._src.core import get_aval
+from openjax._src.interpreters.staging import trace_to_jaxpr
 from openjax._src.primitives import _linalg_rules as lr
 from openjax._src.primitives import elementwise as ew
 from openjax._src.primitives import shape as sh
-from openjax._src.primitives.control_scan import fori_loop
-from openjax._src.primitives.control_while import while_loop
 from openjax._src.primitives.convert import convert_element_type
 from openjax._src.primitives.dynamic_slicing import dynamic_slice, dynamic_update_slice
+from openjax._src.primitives.linalg import (cholesky_p, eigh_p, lu_p, lu_pivots_to_permutation_p,
+                                            qr_p, svd_p, triangular_solve_p)
 from openjax._src.primitives.reductions import argmax, reduce_max, reduce_or, reduce_sum
 from openjax._src.primitives.sort import sort
 
@@ -36,22 +38,11 @@ def lower_traced(ctx, fun, operands):
   def flat(*xs):
     out = fun(*xs)
     return list(out) if isinstance(out, (list, tuple)) else [out]
-  jaxpr, consts = jaxpr_transforms.trace_to_jaxpr(flat, list(ctx.avals_in))
+  jaxpr, consts = trace_to_jaxpr(flat, list(ctx.avals_in))
   return ctx.lower_jaxpr_inline(jaxpr, list(operands), consts)
 
 
 # ------------------------------------------------------------------ helpers
-def _flatten(x, core: int = 2):
-  """``x`` as ``[b, *core_dims]`` and its batch shape."""
-  shape = get_aval(x).shape
-  batch = shape[:len(shape) - core]
-  return sh.reshape(x, (math.prod(batch), *shape[len(shape) - core:])), batch
-
-
-def _unflatten(x, batch):
-  return sh.reshape(x, (*batch, *get_aval(x).shape[1:]))
-
-
 def _i32(v):
   return np.array(v, _I32)
 
@@ -126,37 +117,16 @@ def _any_nan(x):
   return reduce_or(ew.ne(x, x), (1, 2))
 
 
-def _onehot(idx, size: int, dtype):
-  """``[b, size]`` one-hot rows of the int32 indices ``idx`` ``[b, k]``."""
-  b, k = get_aval(idx).shape
-  grid = sh.broadcasted_iota(_I32, (b, k, size), 2)
-  hit = ew.eq(sh.broadcast_in_dim(idx, (b, k, size), (0, 1)), grid)
-  # A select, not a convert of the booleans: IREE folds a bool->float
-  # convert into a contraction as an i1 operand and then fails to compile it.
-  return ew.select(hit, sh.full((b, k, size), 1, dtype),
-                   sh.full((b, k, size), 0, dtype))
-
-
-def permute_rows(x, perm):
-  """``x[..., perm[..., i], :]`` as a product with a permutation matrix (linear
-  in ``x``, so it also serves JVPs and their transposes)."""
-  xf, batch = _flatten(x)
-  pf, _ = _flatten(perm, 1)
-  m = get_aval(xf).shape[1]
-  p = _onehot(pf, m, get_aval(x).dtype)          # p[b, i, r] = (perm[b, i] == r)
-  return _unflatten(lr.mm(p, xf), batch)
-
-
 def _permute_cols(x, perm):
   """``x[:, :, perm[:, j]]`` for ``[b, m, n]`` ``x`` and ``[b, k]`` ``perm``."""
   n = get_aval(x).shape[2]
-  p = _onehot(perm, n, get_aval(x).dtype)        # p[b, j, c] = (perm[b, j] == c)
+  p = lr.onehot(perm, n, get_aval(x).dtype)        # p[b, j, c] = (perm[b, j] == c)
   return lr.mm(x, lr.T(p))
 
 
 # ---------------------------------------------------------------- cholesky
 def cholesky(x):
-  a, batch = _flatten(x)
+  a, batch = lr.flatten_batch(x)
   b, n, _ = get_aval(a).shape
   rows = _index_grid(b, n)
 
@@ -174,7 +144,7 @@ def cholesky(x):
   l = fori_loop(_i32(0), _i32(n), column, sh.full_like(a, 0))
   # A failed factorisation is all NaN, as LAPACK's in JAX.
   bad = _bcast_vec(_any_nan(l), (b, n, n))
-  return _unflatten(ew.select(bad, sh.full_like(l, np.nan), l), batch)
+  return lr.unflatten_batch(ew.select(bad, sh.full_like(l, np.nan), l), batch)
 
 
 # -------------------------------------------------------- triangular_solve
@@ -210,9 +180,9 @@ def triangular_solve(a, b_, *, left_side, lower, transpose_a, conjugate_a, unit_
   nd = get_aval(t).ndim
   if not is_lower:               # reversing rows and columns makes t lower
     t, rhs = sh.rev(t, (nd - 2, nd - 1)), sh.rev(rhs, (nd - 2,))
-  tf, batch = _flatten(t)
-  rf, _ = _flatten(rhs)
-  x = _unflatten(_forward_substitution(tf, rf), batch)
+  tf, batch = lr.flatten_batch(t)
+  rf, _ = lr.flatten_batch(rhs)
+  x = lr.unflatten_batch(_forward_substitution(tf, rf), batch)
   if not is_lower:
     x = sh.rev(x, (nd - 2,))
   if not left_side:
@@ -300,7 +270,7 @@ def _hermitian_from_triangle(a, lower: bool):
 
 
 def eigh(x, *, lower, sort_eigenvalues, subset_by_index, algorithm):
-  a, batch = _flatten(_hermitian_from_triangle(x, lower))
+  a, batch = lr.flatten_batch(_hermitian_from_triangle(x, lower))
   b, n, _ = get_aval(a).shape
   dtype = get_aval(a).dtype
   v = sh.broadcast_in_dim(lr.eye(dtype, n), (b, n, n), (1, 2))
@@ -337,7 +307,7 @@ def eigh(x, *, lower, sort_eigenvalues, subset_by_index, algorithm):
     lo, hi = subset_by_index
     w = sh.slice(w, (0, lo), (b, hi))
     v = sh.slice(v, (0, 0, lo), (b, n, hi))
-  return [_unflatten(v, batch), _unflatten(w, batch)]
+  return [lr.unflatten_batch(v, batch), lr.unflatten_batch(w, batch)]
 
 
 # ---------------------------------------------------------------------- qr
@@ -378,7 +348,7 @@ def _householder(a, q, k):
 
 
 def qr(x, *, pivoting, full_matrices, use_magma):
-  a, batch = _flatten(x)
+  a, batch = lr.flatten_batch(x)
   b, m, n = get_aval(a).shape
   dtype = get_aval(a).dtype
   q = sh.broadcast_in_dim(lr.eye(dtype, m), (b, m, m), (1, 2))
@@ -390,7 +360,7 @@ def qr(x, *, pivoting, full_matrices, use_magma):
   if not full_matrices and m > n:
     q = sh.slice(q, (0, 0, 0), (b, m, n))
     r = sh.slice(r, (0, 0, 0), (b, n, n))
-  return [_unflatten(q, batch), _unflatten(r, batch)]
+  return [lr.unflatten_batch(q, batch), lr.unflatten_batch(r, batch)]
 
 
 # ---------------------------------------------------------------------- lu
@@ -398,7 +368,7 @@ def _swap_rows(x, j, i):
   """Swap rows ``j`` (traced scalar) and ``i`` (``[b]``) of each ``[b, m, ...]``."""
   shape = get_aval(x).shape
   b, m = shape[:2]
-  onehot = _onehot(sh.reshape(i, (b, 1)), m, get_aval(x).dtype)   # [b, 1, m]
+  onehot = lr.onehot(sh.reshape(i, (b, 1)), m, get_aval(x).dtype)   # [b, 1, m]
   if len(shape) == 2:
     row_i = reduce_sum(ew.mul(sh.reshape(onehot, (b, m)), x), (1,))
     row_j = sh.reshape(dynamic_slice(x, (_zero(), j), (b, 1), allow_negative_indices=False),
@@ -418,7 +388,7 @@ def _swap_rows(x, j, i):
 
 
 def lu(x):
-  a, batch = _flatten(x)
+  a, batch = lr.flatten_batch(x)
   b, m, n = get_aval(a).shape
   k = min(m, n)
   rows = _index_grid(b, m)
@@ -449,11 +419,12 @@ def lu(x):
   perm = sh.broadcasted_iota(_I32, (b, m), 1)
   if k:
     a, piv, perm = fori_loop(_i32(0), _i32(k), step, [a, piv, perm])
-  return [_unflatten(a, batch), _unflatten(piv, batch), _unflatten(perm, batch)]
+  return [lr.unflatten_batch(a, batch), lr.unflatten_batch(piv, batch),
+          lr.unflatten_batch(perm, batch)]
 
 
 def lu_pivots_to_permutation(pivots, *, permutation_size):
-  piv, batch = _flatten(pivots, 1)
+  piv, batch = lr.flatten_batch(pivots, 1)
   b, k = get_aval(piv).shape
   perm = sh.broadcasted_iota(_I32, (b, permutation_size), 1)
 
@@ -463,7 +434,7 @@ def lu_pivots_to_permutation(pivots, *, permutation_size):
 
   if k:
     perm = fori_loop(_i32(0), _i32(k), step, perm)
-  return _unflatten(perm, batch)
+  return lr.unflatten_batch(perm, batch)
 
 
 # --------------------------------------------------------------------- svd
@@ -516,7 +487,7 @@ def _complete_basis(u):
 
 
 def svd(x, *, full_matrices, compute_uv, subset_by_index, algorithm):
-  a, batch = _flatten(x)
+  a, batch = lr.flatten_batch(x)
   b, m, n = get_aval(a).shape
   wide = m < n
   if wide:
@@ -529,7 +500,7 @@ def svd(x, *, full_matrices, compute_uv, subset_by_index, algorithm):
   neg_s, perm = sort((ew.neg(s), idx), dimension=1, num_keys=1)
   s = ew.neg(neg_s)
   if not compute_uv:
-    return [_unflatten(s, batch)]
+    return [lr.unflatten_batch(s, batch)]
   us, v = _permute_cols(us, perm), _permute_cols(v, perm)
   nonzero = ew.gt(s, lr.const(s, 0))
   safe = ew.select(nonzero, s, sh.full_like(s, 1))
@@ -538,5 +509,23 @@ def svd(x, *, full_matrices, compute_uv, subset_by_index, algorithm):
     u = _complete_basis(u)
   if wide:   # A^H = U S V^H  =>  A = V S U^H
     u, v = v, u
-  return [_unflatten(s, batch), _unflatten(u, batch), _unflatten(lr.H(v), batch)]
+  return [lr.unflatten_batch(s, batch), lr.unflatten_batch(u, batch),
+          lr.unflatten_batch(lr.H(v), batch)]
 
+
+# ----------------------------------------------------------- lowering rules
+def _lower_with(fun):
+  """A lowering rule that traces ``fun(*operands, **params)`` (lax wrappers)
+  and emits its StableHLO inline."""
+  def rule(ctx, *operands, **params):
+    return lower_traced(ctx, lambda *xs: fun(*xs, **params), operands)
+  return rule
+
+
+cholesky_p.def_lower(_lower_with(cholesky))
+triangular_solve_p.def_lower(_lower_with(triangular_solve))
+eigh_p.def_lower(_lower_with(eigh))
+qr_p.def_lower(_lower_with(qr))
+lu_p.def_lower(_lower_with(lu))
+lu_pivots_to_permutation_p.def_lower(_lower_with(lu_pivots_to_permutation))
+svd_p.def_lower(_lower_with(svd))

@@ -21,14 +21,18 @@ import numpy as np
 
 from openjax._src import dtypes, tree_util
 from openjax._src.config import config
-from openjax._src.core import (ClosedJaxpr, Jaxpr, JaxprEqn, JaxprTypeError, Literal, Primitive,
-                               ShapedArray, Tracer, Var, array_hooks, canonical_value,
-                               eval_jaxpr, get_aval, jaxpr_transforms, jaxprs_in_params,
-                               live_eqns, set_current_trace, typematch)
+from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, JaxprEqn, JaxprTypeError, Literal,
+                               Primitive, ShapedArray, Tracer, Var, array_of, canonical_value,
+                               eval_jaxpr, get_aval, jaxprs_in_params, live_eqns,
+                               set_current_trace, typematch)
 from openjax._src.errors import ConcretizationTypeError
+from openjax._src.interpreters.batching import batch_jaxpr
+from openjax._src.interpreters.jvp import jvp_jaxpr
+from openjax._src.interpreters.partial_eval import partial_eval_jaxpr
+from openjax._src.interpreters.staging import trace_to_jaxpr
 from openjax._src.primitives import _reduce_lowering as rl
-from openjax._src.primitives.ad_util import Zero, instantiate_zeros, tangent_aval
-from openjax._src.primitives.batch_util import moveaxis
+from openjax._src.primitives.ad_util import Zero, tangent_aval
+from openjax._src.primitives.shape_base import instantiate_zeros, moveaxis
 from openjax._src.primitives.convert import convert_element_type
 from openjax._src.primitives.shape import broadcast_in_dim
 
@@ -125,9 +129,9 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
 
 
 def _as_array(x):
-  if isinstance(x, Tracer) or type(x) is array_hooks.array_type:
+  if isinstance(x, Tracer) or type(x) is Array:
     return x
-  return array_hooks.make_array(canonical_value(x), get_aval(x))
+  return array_of(canonical_value(x), get_aval(x))
 
 
 def join_weak_carry(init_vals: list, init_avals, out_avals) -> bool:
@@ -154,7 +158,7 @@ def trace_to_open_jaxpr(fun: Callable, in_tree, in_avals) -> tuple[Jaxpr, list, 
     out_tree_box.append(out_tree)
     return out_leaves
 
-  jaxpr, consts = jaxpr_transforms.trace_to_jaxpr(flat_fun, list(in_avals))
+  jaxpr, consts = trace_to_jaxpr(flat_fun, list(in_avals))
   jaxpr = Jaxpr([], [*jaxpr.constvars, *jaxpr.invars], jaxpr.outvars, jaxpr.eqns,
                 jaxpr.debug_info)
   return jaxpr, consts, out_tree_box[0]
@@ -399,7 +403,7 @@ def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_
   # A carry has a tangent if its initial value has one or the body gives it
   # one from a carry that has: iterate to the fixpoint (each round adds one).
   for _ in range(len(carry_nz) + 1):
-    body_jvp, out_nz = jaxpr_transforms.jvp_jaxpr(body_jaxpr, bconst_nz + carry_nz, carry_nz)
+    body_jvp, out_nz = jvp_jaxpr(body_jaxpr, bconst_nz + carry_nz, carry_nz)
     if out_nz == carry_nz:
       break
     carry_nz = [a or b for a, b in zip(carry_nz, out_nz)]
@@ -440,13 +444,12 @@ def _known_loop(unknowns: Sequence[bool], cond_jaxpr: ClosedJaxpr, body_jaxpr: C
   known loop's operands are those ``operand_unknown`` marks False (the
   carries found unknown by the fixpoint included)."""
   cconst_uk, bconst_uk, carry_uk = _split3(unknowns, cond_nconsts, body_nconsts)
-  pe_jaxpr = jaxpr_transforms.partial_eval_jaxpr
   for _ in range(len(carry_uk) + 1):
-    body_known, _, out_uk, _ = pe_jaxpr(body_jaxpr.jaxpr, bconst_uk + carry_uk)
+    body_known, _, out_uk, _ = partial_eval_jaxpr(body_jaxpr.jaxpr, bconst_uk + carry_uk)
     if all(c or not o for c, o in zip(carry_uk, out_uk)):
       break
     carry_uk = [c or o for c, o in zip(carry_uk, out_uk)]
-  cond_known, _, (pred_uk,), _ = pe_jaxpr(cond_jaxpr.jaxpr, cconst_uk + carry_uk)
+  cond_known, _, (pred_uk,), _ = partial_eval_jaxpr(cond_jaxpr.jaxpr, cconst_uk + carry_uk)
   operand_uk = cconst_uk + bconst_uk + carry_uk
   if pred_uk or all(carry_uk):
     return operand_uk, carry_uk, None
@@ -513,7 +516,7 @@ def _while_batch(vals, dims, *, axis_data, cond_jaxpr, body_jaxpr, cond_nconsts,
   size, name, spmd = axis_data.size, axis_data.name, axis_data.spmd_name
 
   def batch(closed, in_dims, out_dims, instantiate):
-    return jaxpr_transforms.batch_jaxpr(closed, in_dims, size, name, out_dims=out_dims,
+    return batch_jaxpr(closed, in_dims, size, name, out_dims=out_dims,
                                         spmd_axis_name=spmd, instantiate=instantiate)
 
   cconst_dims, bconst_dims, init_dims = _split3(dims, cond_nconsts, body_nconsts)

@@ -1,0 +1,140 @@
+"""The ``fft`` primitive's StableHLO lowering (the primitive and its other
+rules are in ``primitives/fft.py``). IREE's ``stablehlo.fft`` only handles
+some power-of-two transforms (DESIGN.md decision 5), so the lowering emits
+``stablehlo.fft`` where IREE computes it correctly and otherwise traces a
+transform that multiplies by DFT matrices, one ``dot_general`` per axis on
+the real and imaginary parts (real products keep IREE's data tiling on).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from openjax._src.core import get_aval
+from openjax._src.interpreters.staging import trace_to_jaxpr
+from openjax._src.primitives import elementwise as ew
+from openjax._src.primitives import shape_base as sb
+from openjax._src.primitives.dot import dot_general
+from openjax._src.primitives.fft import FftType, fft_p, real_dtype
+
+
+def _dft_contract(x, mat: np.ndarray, axis: int):
+  """``x`` with dimension ``axis`` multiplied by ``mat`` (``[n_in, n_out]``)."""
+  ndim = get_aval(x).ndim
+  y = dot_general(x, mat, (((axis,), (0,)), ((), ())))
+  perm = list(range(ndim - 1))
+  perm.insert(axis, ndim - 1)
+  return sb.transpose(y, tuple(perm)) if axis != ndim - 1 else y
+
+
+def _dft_matrices(n_in: int, n_out: int, n: int, sign: float, scale: float, dtype):
+  """Real and (signed) imaginary parts of ``exp(sign 2 pi i t k / n) * scale``
+  for ``t < n_in``, ``k < n_out``; rows ``t >= n`` are zero (padding)."""
+  t = np.arange(n_in)[:, None]
+  k = np.arange(n_out)[None, :]
+  theta = 2 * np.pi * ((t * k) % n) / n
+  keep = (t < n) * scale
+  return ((np.cos(theta) * keep).astype(dtype), (sign * np.sin(theta) * keep).astype(dtype))
+
+
+def _complex_dft_last(x, n: int, inverse: bool):
+  """The 1-D FFT/IFFT of complex ``x`` over its last axis as matrix products
+  on the real and imaginary parts."""
+  ndim = get_aval(x).ndim
+  rdt = real_dtype(get_aval(x).dtype)
+  c, s = _dft_matrices(n, n, n, 1.0 if inverse else -1.0, 1 / n if inverse else 1.0, rdt)
+  re, im = ew.real(x), ew.imag(x)
+  out_re = ew.sub(_dft_contract(re, c, ndim - 1), _dft_contract(im, s, ndim - 1))
+  out_im = ew.add(_dft_contract(re, s, ndim - 1), _dft_contract(im, c, ndim - 1))
+  return ew.complex(out_re, out_im)
+
+
+def _rfft_dft_last(x, n: int):
+  ndim = get_aval(x).ndim
+  c, s = _dft_matrices(n, n // 2 + 1, n, -1.0, 1.0, get_aval(x).dtype)
+  return ew.complex(_dft_contract(x, c, ndim - 1), _dft_contract(x, s, ndim - 1))
+
+
+def _irfft_dft_last(x, n: int):
+  # x_t = (1/n) sum_k w_k Re(X_k e^{2 pi i k t / n}) over the half spectrum,
+  # w_k the Hermitian weights; entries past n//2 and the imaginary parts of
+  # the DC/Nyquist entries do not contribute (as in numpy.fft.irfft).
+  aval = get_aval(x)
+  rdt = real_dtype(aval.dtype)
+  m, half = aval.shape[-1], n // 2 + 1
+  w = np.where(np.arange(m) < half, 2.0, 0.0)
+  w[0] = 1.0
+  if n % 2 == 0 and half - 1 < m:
+    w[half - 1] = 1.0
+  theta = 2 * np.pi * ((np.arange(m)[:, None] * np.arange(n)[None, :]) % n) / n
+  a = (np.cos(theta) * w[:, None] / n).astype(rdt)
+  b = (-np.sin(theta) * w[:, None] / n).astype(rdt)
+  return ew.add(_dft_contract(ew.real(x), a, aval.ndim - 1),
+                _dft_contract(ew.imag(x), b, aval.ndim - 1))
+
+
+def _is_power_of_two(n: int) -> bool:
+  return n > 1 and n & (n - 1) == 0
+
+
+def _native_fft_ok(fft_type, fft_lengths, in_aval) -> bool:
+  """Whether IREE's own ``stablehlo.fft`` computes this transform: IREE
+  legalises 1-D transforms of power-of-two lengths only (checked against
+  NumPy in tests/test_fft.py); an IRFFT must get exactly ``n // 2 + 1``
+  half-spectrum entries."""
+  if len(fft_lengths) != 1 or not _is_power_of_two(fft_lengths[0]):
+    return False
+  return fft_type != FftType.IRFFT or in_aval.shape[-1] == fft_lengths[0] // 2 + 1
+
+
+def _fft_1d_last(x, fft_type, n: int):
+  """A 1-D transform over the last axis: the primitive itself where IREE
+  lowers it natively, DFT-matrix products otherwise."""
+  if _native_fft_ok(fft_type, (n,), get_aval(x)):
+    return fft_p.bind1(x, fft_type=fft_type, fft_lengths=(n,))
+  if fft_type == FftType.RFFT:
+    return _rfft_dft_last(x, n)
+  if fft_type == FftType.IRFFT:
+    return _irfft_dft_last(x, n)
+  return _complex_dft_last(x, n, fft_type == FftType.IFFT)
+
+
+def _complex_on_axis(x, axis: int, n: int, inverse: bool):
+  ndim = get_aval(x).ndim
+  if axis == ndim - 1:
+    return _fft_1d_last(x, FftType.IFFT if inverse else FftType.FFT, n)
+  perm = list(range(ndim))
+  perm[axis], perm[-1] = perm[-1], perm[axis]
+  y = _fft_1d_last(sb.transpose(x, tuple(perm)), FftType.IFFT if inverse else FftType.FFT, n)
+  return sb.transpose(y, tuple(perm))
+
+
+def _fft_by_axes(x, *, fft_type, fft_lengths):
+  """A multi-dimensional transform as 1-D transforms, one axis at a time
+  (lax wrappers; any lengths)."""
+  ndim, k = get_aval(x).ndim, len(fft_lengths)
+  outer = list(zip(range(ndim - k, ndim - 1), fft_lengths[:-1]))
+  if fft_type == FftType.RFFT:
+    x = _fft_1d_last(x, FftType.RFFT, fft_lengths[-1])
+    for ax, n in outer:
+      x = _complex_on_axis(x, ax, n, False)
+    return x
+  if fft_type == FftType.IRFFT:
+    for ax, n in outer:
+      x = _complex_on_axis(x, ax, n, True)
+    return _fft_1d_last(x, FftType.IRFFT, fft_lengths[-1])
+  inverse = fft_type == FftType.IFFT
+  for ax, n in outer + [(ndim - 1, fft_lengths[-1])]:
+    x = _complex_on_axis(x, ax, n, inverse)
+  return x
+
+
+@fft_p.def_lower
+def _fft_lower(ctx, x, *, fft_type, fft_lengths):
+  if _native_fft_ok(fft_type, fft_lengths, ctx.avals_in[0]):
+    attrs = {"fft_type": f"#stablehlo<fft_type {fft_type.name}>",
+             "fft_length": tuple(fft_lengths)}
+    return [ctx.op("stablehlo.fft", [x], ctx.avals_out[0], attrs=attrs)]
+  jaxpr, consts = trace_to_jaxpr(
+      lambda v: [_fft_by_axes(v, fft_type=fft_type, fft_lengths=fft_lengths)],
+      list(ctx.avals_in))
+  return ctx.lower_jaxpr_inline(jaxpr, [x], consts)

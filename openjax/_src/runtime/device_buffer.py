@@ -1,0 +1,82 @@
+"""``IreeBuffer``: the device storage an ``Array`` holds for the runtime.
+
+A compiled call returns before its work is done: each result is an IREE
+buffer view together with the fence that signals when the computation writing
+it has finished. A NumPy-backed Array passed to a compiled call keeps its
+import here too, so later calls pass the same buffer. The Array (a core
+class) only calls ``read``, ``wait`` and ``is_ready``; the executor reads and
+updates the rest.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from openjax._src.core import ShapedArray
+from openjax._src.runtime.iree_device import ExecutionError
+
+
+class IreeBuffer:
+  """An IREE buffer view on ``idev`` (an ``IreeDevice``), its write fence
+  (None once signalled or for imports), the host memory it aliases (kept
+  alive with it) and whether another Array may see it (never donated in
+  place then)."""
+  __slots__ = ("view", "fence", "idev", "host", "shared", "_ref")
+
+  def __init__(self, view, fence, idev, host=None):
+    self.view = view
+    self.fence = fence
+    self.idev = idev
+    self.host = host
+    self.shared = False
+    self._ref = None
+
+  def ref(self):
+    """The identity of the underlying buffer (a VmRef), computed once."""
+    r = self._ref
+    if r is None:
+      r = self._ref = self.view.get_buffer().ref
+    return r
+
+  def wait(self, aval: ShapedArray) -> None:
+    """Wait for the computation writing this buffer; its failure raises
+    ``ExecutionError`` (and the device's timeline starts anew)."""
+    f = self.fence
+    if f is None:
+      return
+    try:
+      f.wait()
+    except RuntimeError as e:
+      self.idev.on_failure()
+      raise ExecutionError(
+          f"The jit-compiled computation producing this {aval.str_short()} array "
+          f"failed: {str(e).strip()}") from None
+    self.fence = None
+
+  def is_ready(self) -> bool:
+    f = self.fence
+    if f is None:
+      return True
+    try:
+      done = f.wait(timeout=0)
+    except RuntimeError:
+      return True    # failed: reading it raises at once
+    if done:
+      self.fence = None
+    return bool(done)
+
+  def read(self, aval: ShapedArray) -> np.ndarray:
+    """The value as a read-only NumPy array (a view of the buffer without
+    copying, unless the buffer aliases host memory that only its Array keeps
+    alive: a view handed out could outlive it)."""
+    self.wait(aval)
+    if aval.size == 0:
+      v = np.zeros(aval.shape, aval.dtype)
+    else:
+      v = self.view.map().asarray(aval.shape, aval.dtype)
+      if self.host is not None:
+        v = v.copy()
+    v.flags.writeable = False
+    return v
+
+
+__all__ = ["IreeBuffer"]
