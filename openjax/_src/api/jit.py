@@ -10,8 +10,10 @@ compiles too under the ``iree`` executor or interprets the jaxpr.
 from __future__ import annotations
 
 import functools
+import contextlib
 import inspect
 import os
+import threading
 import weakref
 from typing import Any, Callable, Sequence
 
@@ -19,10 +21,9 @@ from openjax._src import tree_util
 from openjax._src.api.shapes import ShapeDtypeStruct, abstractify, to_shape_dtype_struct
 from openjax._src.config import _env_bool, config
 from openjax._src.api.aot import Lowered
-from openjax._src.core import (ClosedJaxpr, Jaxpr, Tracer, eval_trace, trace_state,
-                               use_xla_kernels)
+from openjax._src.core import ClosedJaxpr, Jaxpr, Tracer, eval_jaxpr, eval_trace, trace_state
 from openjax._src.interpreters.staging import DebugInfo, flat_arg_names, trace_to_jaxpr
-from openjax._src.primitives.closed_call import eval_jit_jaxpr, jit_executor, jit_p
+from openjax._src.primitives.closed_call import jit_executor, jit_p
 from openjax._src.primitives.collectives import current_axis_env, extend_axis_env
 from openjax._src.runtime import compiler as _compiler
 from openjax._src.runtime.array import Array
@@ -51,14 +52,36 @@ config.define("openjax_tiered_compilation",
 _all_jitted: "weakref.WeakSet[JitWrapped]" = weakref.WeakSet()
 
 
-def _compiling() -> bool:
-  return config.read("openjax_executor") == "iree"
+class _FirstCall(threading.local):
+  """Whether this thread is interpreting the first call of a jitted function
+  whose executable compiles in the background (tiered execution)."""
+  interpreting = False
 
 
-def _run_jit_p(jaxpr, name, donated_invars, args):
+_first_call = _FirstCall()
+
+
+@contextlib.contextmanager
+def _interpreting_first_call():
+  outer = _first_call.interpreting
+  _first_call.interpreting = True
+  try:
+    yield
+  finally:
+    _first_call.interpreting = outer
+
+
+def _compiling(tiered: bool = True) -> bool:
+  """Whether a jitted call runs compiled: under the iree executor, except a
+  tiered call inside an interpreted first call (which interprets all of its
+  program but the calls marked ``tiered=False``)."""
+  return config.read("openjax_executor") == "iree" and not (tiered and _first_call.interpreting)
+
+
+def _run_jit_p(jaxpr, name, donated_invars, args, tiered):
   # jit_p's impl (reached from transformations' known parts and nested
   # evaluation): compile the call's jaxpr when the iree executor is on.
-  if not _compiling():
+  if not _compiling(tiered):
     return None
   return executable_for_jaxpr(jaxpr, name, donated_invars).execute(args)
 
@@ -163,8 +186,7 @@ class JitWrapped:
 
   def __init__(self, fun: Callable, *, static_argnums=None, static_argnames=None,
                donate_argnums=None, donate_argnames=None, keep_unused=False,
-               inline=False, compiler_options=None, name=None, tiered=None, eager=False,
-               xla_kernels=False):
+               inline=False, compiler_options=None, name=None, tiered=None, eager=False):
     if not callable(fun):
       raise TypeError(f"Expected a callable value, got {fun!r}")
     self.fun = fun
@@ -177,15 +199,14 @@ class JitWrapped:
     self.compiler_options = dict(compiler_options or {})
     # None: the openjax_tiered_compilation flag decides; False for library
     # functions whose results must not depend on the tier that computed them
-    # (jax.random's samplers: the interpreter's bits differ in the last place).
+    # (jax.random's samplers: the interpreter's bits differ in the last place):
+    # they run compiled, also inside an interpreted first call (jit_p's
+    # ``tiered`` parameter).
     self.tiered = tiered
     # True for library functions whose primitives' eager impls are what JAX
     # computes (LAPACK decompositions): outside any transformation they run
     # op by op; traced, they stage a jit call as JAX does.
     self.eager = eager
-    # True for jax.random's samplers: evaluated and lowered with XLA:CPU's
-    # float kernels (core.kernels), so their bits are JAX's.
-    self.xla_kernels = xla_kernels
     self.name = name or getattr(fun, "__name__", type(fun).__name__)
     self._cache: dict = {}
     # Fast path for the common call: positional Array arguments only, no
@@ -312,15 +333,15 @@ class JitWrapped:
           outs = entry.executable.execute(args)
           return outs[0] if entry.single else tree_util.tree_unflatten(entry.out_tree, outs)
     if config.read("jax_disable_jit") or (self.eager and trace_state.trace is eval_trace):
-      with use_xla_kernels(self.xla_kernels):
-        return self.fun(*args, **kwargs)
+      return self.fun(*args, **kwargs)
     entry, leaves, in_tree = self._get_entry(args, kwargs)
-    if trace_state.trace is eval_trace and not entry.hoisted and _compiling():
+    if (trace_state.trace is eval_trace and not entry.hoisted
+        and _compiling(self.tiered is not False)):
       ex = entry.executable or self._executable(entry, in_tree, len(leaves))
       if ex is None:   # compiling in the background: interpret this call
-        with config.override("openjax_executor", "interpreter"), \
-             use_xla_kernels(self.xla_kernels):
-          return entry.unflatten(eval_jit_jaxpr(entry.closed_jaxpr, leaves))
+        jaxpr = entry.closed_jaxpr
+        with _interpreting_first_call():
+          return entry.unflatten(eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *leaves))
       if fast_key is not None:
         if len(self._fast) >= 64:
           self._fast.clear()
@@ -329,7 +350,7 @@ class JitWrapped:
     outs = jit_p.bind(*entry.hoisted, *leaves, jaxpr=entry.closed_jaxpr, name=self.name,
                       donated_invars=self._donated_invars(entry, in_tree, len(leaves)),
                       keep_unused=self.keep_unused, inline=self.inline,
-                      **({"xla_kernels": True} if self.xla_kernels else {}))
+                      tiered=self.tiered is not False)
     return entry.unflatten(outs)
 
   def _executable(self, entry, in_tree, n_leaves):
@@ -355,9 +376,8 @@ class JitWrapped:
 
   def _lower_entry(self, entry, in_tree, n_leaves):
     if entry.lowered is None:
-      with use_xla_kernels(self.xla_kernels):
-        entry.lowered = lower_closed_jaxpr(entry.closed_jaxpr, self.name,
-                                           self._donated_invars(entry, in_tree, n_leaves))
+      entry.lowered = lower_closed_jaxpr(entry.closed_jaxpr, self.name,
+                                         self._donated_invars(entry, in_tree, n_leaves))
     return entry.lowered
 
   def _compile_entry(self, entry, in_tree, n_leaves):
@@ -434,7 +454,7 @@ def jit(fun: Callable | None = None, *, static_argnums=None, static_argnames=Non
         donate_argnums=None, donate_argnames=None, keep_unused: bool = False,
         device=None, backend=None, inline: bool = False, abstracted_axes=None,
         compiler_options=None, in_shardings=None, out_shardings=None, _tiered=None,
-        _eager=False, _xla_kernels=False):
+        _eager=False):
   """Compile ``fun`` with the JAX semantics of ``jax.jit``.
 
   ``fun`` is traced once per combination of argument pytree structure, shapes,
@@ -451,12 +471,11 @@ def jit(fun: Callable | None = None, *, static_argnums=None, static_argnames=Non
                              inline=inline, abstracted_axes=abstracted_axes,
                              compiler_options=compiler_options,
                              in_shardings=in_shardings, out_shardings=out_shardings,
-                             _tiered=_tiered, _eager=_eager, _xla_kernels=_xla_kernels)
+                             _tiered=_tiered, _eager=_eager)
   return JitWrapped(fun, static_argnums=static_argnums, static_argnames=static_argnames,
                     donate_argnums=donate_argnums, donate_argnames=donate_argnames,
                     keep_unused=keep_unused, inline=inline,
-                    compiler_options=compiler_options, tiered=_tiered, eager=_eager,
-                    xla_kernels=_xla_kernels)
+                    compiler_options=compiler_options, tiered=_tiered, eager=_eager)
 
 
 def clear_caches() -> None:

@@ -10,4 +10,3 @@ from openjax._src.core.trace import (
     current_trace, eval_trace, get_aval, is_concrete, register_array_type,
     set_current_trace, to_concrete_value, trace_state)
 from openjax._src.core.hooks import jaxpr_transforms
-from openjax._src.core.kernels import use_xla_kernels, xla_kernels

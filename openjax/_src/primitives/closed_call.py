@@ -5,14 +5,18 @@ compose: each interpreter gives it a rule that transforms the inner jaxpr.
 Its impl runs the jaxpr with the interpreter, or, when the runtime has
 installed a compiled executor (``jit_executor.run``) and it accepts the
 call, compiles and runs it. Its lowering is a private ``func.func`` and a
-``func.call`` (inlined with ``inline=True``)."""
+``func.call`` (inlined with ``inline=True``).
+
+``tiered=False`` marks a call whose results must not depend on the tier that
+runs it (``jax.random``'s samplers: NumPy's and IREE's ``exp``/``log`` differ
+in the last bits): the executor runs it compiled even inside an interpreted
+first call of an enclosing jitted function."""
 from __future__ import annotations
 
 from typing import Callable
 
 from openjax._src.core import (ClosedJaxpr, Primitive, eval_jaxpr, jaxpr_transforms, pp_eqn,
-                               set_current_trace, use_xla_kernels)
-from openjax._src.primitives import _xla_rewrites
+                               set_current_trace)
 from openjax._src.primitives.ad_util import (Zero, instantiate_zeros, is_undefined_primal,
                                              tangent_aval)
 
@@ -21,37 +25,29 @@ jit_p = Primitive("jit", multiple_results=True)
 
 class _JitExecutor:
   """Set by the api layer (primitives sit below the runtime):
-  ``run(jaxpr, name, donated_invars, args) -> list | None``; None means
-  "use the interpreter" (the executor flag says so)."""
+  ``run(jaxpr, name, donated_invars, args, tiered) -> list | None``; None
+  means "use the interpreter" (the executor flag says so)."""
   run: Callable | None = None
 
 
 jit_executor = _JitExecutor()
 
 
-def eval_jit_jaxpr(jaxpr: ClosedJaxpr, args) -> list:
-  """Interpret a jit's jaxpr as XLA would run it (``_xla_rewrites``: the
-  same bits as its compiled code)."""
-  return eval_jaxpr(_xla_rewrites.rewrite_jaxpr(jaxpr.jaxpr, contract=True), jaxpr.consts,
-                    *args)
-
-
 @jit_p.def_impl
 def _jit_impl(*args, jaxpr: ClosedJaxpr, name: str, donated_invars: tuple = (),
-              keep_unused: bool = False, inline: bool = False, xla_kernels: bool = False):
-  with use_xla_kernels(xla_kernels):
-    run = jit_executor.run
-    if run is not None:
-      outs = run(jaxpr, name, donated_invars, args)
-      if outs is not None:
-        return outs
-    return eval_jit_jaxpr(jaxpr, args)
+              keep_unused: bool = False, inline: bool = False, tiered: bool = True):
+  run = jit_executor.run
+  if run is not None:
+    outs = run(jaxpr, name, donated_invars, args, tiered)
+    if outs is not None:
+      return outs
+  return eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
 
 
 @jit_p.def_abstract_eval
 def _jit_abstract_eval(*avals, jaxpr: ClosedJaxpr, name: str, donated_invars: tuple = (),
                        keep_unused: bool = False, inline: bool = False,
-                       xla_kernels: bool = False):
+                       tiered: bool = True):
   expected = jaxpr.in_avals
   if len(avals) != len(expected):
     raise TypeError(f"jit of {name}: called with {len(avals)} arguments, the jaxpr "
@@ -77,11 +73,10 @@ def _jit_pp(eqn, ctx):
 
 @jit_p.def_lower
 def _jit_lower(ctx, *args, jaxpr: ClosedJaxpr, name: str, donated_invars: tuple = (),
-               keep_unused: bool = False, inline: bool = False, xla_kernels: bool = False):
-  with use_xla_kernels(xla_kernels):
-    if inline:
-      return ctx.lower_jaxpr_inline(jaxpr, args)
-    symbol = ctx.lower_jaxpr_as_function(jaxpr, name)
+               keep_unused: bool = False, inline: bool = False, tiered: bool = True):
+  if inline:
+    return ctx.lower_jaxpr_inline(jaxpr, args)
+  symbol = ctx.lower_jaxpr_as_function(jaxpr, name)
   return ctx.call(symbol, args, ctx.avals_out)
 
 

@@ -20,8 +20,6 @@ from openjax._src import dtypes
 from openjax._src.config import config
 from openjax._src.core import Primitive, ShapedArray, get_aval, pp_eqn
 from openjax._src.primitives.ad_util import Zero, defjvp, is_undefined_primal
-from openjax._src.primitives import _xla_orders as _xo
-from openjax._src.primitives import _xla_orders_lowering as _xol
 from openjax._src.primitives.convert import _convert_element_type
 from openjax._src.primitives.shape import transpose
 
@@ -250,10 +248,6 @@ _PLAIN_MATMUL = (((1,), (0,)), ((), ()))
 def _dot_general_impl(lhs, rhs, *, dimension_numbers, precision, preferred_element_type,
                       out_sharding=None):
   out_dt, comp = _impl_plan(lhs.dtype, rhs.dtype, precision, preferred_element_type)
-  if lhs.dtype == rhs.dtype == out_dt:   # XLA's fused multiply-add chains, JAX's bits
-    chain = _xo.dot_chain(lhs.shape, rhs.shape, out_dt, dimension_numbers)
-    if chain is not None:
-      return [_xo.ordered_dot(lhs, rhs, chain)]
   if (dimension_numbers == _PLAIN_MATMUL and lhs.ndim == rhs.ndim == 2
       and lhs.dtype == rhs.dtype == out_dt == comp):
     with np.errstate(all="ignore"):  # the common case: one GEMM, no copies
@@ -467,11 +461,6 @@ def _dot_general_lower(ctx, lhs, rhs, *, dimension_numbers, precision, preferred
     # extent and crashes): the result is zeros.
     return [ctx.full(False if out_aval.dtype == dtypes.bool_ else 0, out_aval.shape,
                      out_aval.dtype)]
-  if lhs_aval.dtype == rhs_aval.dtype == out_aval.dtype:   # XLA's chains, JAX's bits
-    chain = _xo.dot_chain(lhs_aval.shape, rhs_aval.shape, out_aval.dtype, dimension_numbers)
-    if chain is not None:
-      return [_xol.lower_ordered_dot(ctx, lhs, rhs, lhs_aval.shape, rhs_aval.shape, chain,
-                                     out_aval.dtype)]
   comp = _lower_compute_dtype(lhs_aval.dtype, rhs_aval.dtype, out_aval.dtype)
   lhs, rhs = (_lower_operand(ctx, x, a, comp) for x, a in ((lhs, lhs_aval), (rhs, rhs_aval)))
   dnums = (f"#stablehlo.dot<lhs_batching_dimensions = {list(lb)}, "

@@ -23,7 +23,6 @@ from openjax._src.core import ClosedJaxpr
 from openjax._src.lowering import lower_jaxpr_to_module, plan_donation
 from openjax._src.lowering.cost import cost_analysis
 from openjax._src.lowering.simplify import simplify_for_lowering
-from openjax._src.primitives._xla_rewrites import rewrite_closed
 from openjax._src.runtime import compiler
 from openjax._src.runtime.executable import Executable
 from openjax._src.runtime.iree_device import cpu_thread_cap
@@ -55,7 +54,7 @@ def lower_closed_jaxpr(closed_jaxpr: ClosedJaxpr, name: str,
         "input itself). See an explanation at "
         "https://docs.jax.dev/en/latest/faq.html#buffer-donation.", UserWarning,
         stacklevel=4)
-  text = lower_jaxpr_to_module(simplify_for_lowering(rewrite_closed(closed_jaxpr, contract=True)), name,
+  text = lower_jaxpr_to_module(simplify_for_lowering(closed_jaxpr), name,
                                input_output_aliases=aliases)
   return LoweredModule(text, name, closed_jaxpr, aliases, donated)
 
