@@ -241,18 +241,20 @@ def _impl_plan(lhs_dt, rhs_dt, precision, preferred_element_type):
   return out_dt, _compute_dtype(lhs_dt, rhs_dt, out_dt)
 
 
-_PLAIN_MATMUL = (((1,), (0,)), ((), ()))
-
-
 @dot_general_p.def_impl
 def _dot_general_impl(lhs, rhs, *, dimension_numbers, precision, preferred_element_type,
                       out_sharding=None):
   out_dt, comp = _impl_plan(lhs.dtype, rhs.dtype, precision, preferred_element_type)
-  if (dimension_numbers == _PLAIN_MATMUL and lhs.ndim == rhs.ndim == 2
-      and lhs.dtype == rhs.dtype == out_dt == comp):
-    with np.errstate(all="ignore"):  # the common case: one GEMM, no copies
-      return [np.matmul(lhs, rhs)]
   (lc, rc), (lb, rb) = dimension_numbers
+  if (not lb and len(lc) == 1 and lhs.ndim <= 2 and rhs.ndim <= 2
+      and lhs.dtype == rhs.dtype == out_dt == comp and dtypes.kind(comp) in "fc"):
+    # The common cases (vector and matrix products): one BLAS call on views.
+    if lhs.ndim == 2 and lc[0] == 0:
+      lhs = lhs.T
+    if rhs.ndim == 2 and rc[0] == 1:
+      rhs = rhs.T
+    with np.errstate(all="ignore"):
+      return [np.asarray(np.dot(lhs, rhs))]
   lf, rf = _free_dims(lhs.ndim, lc, lb), _free_dims(rhs.ndim, rc, rb)
   batch_shape = tuple(lhs.shape[d] for d in lb)
   m_shape = tuple(lhs.shape[d] for d in lf)
