@@ -9,8 +9,8 @@ compiles too under the ``iree`` executor or interprets the jaxpr.
 """
 from __future__ import annotations
 
-import functools
 import contextlib
+import functools
 import inspect
 import os
 import threading
