@@ -20,7 +20,7 @@ from openjax._src.core import get_aval
 from openjax._src.primitives import _elementwise_lowering as L
 from openjax._src.primitives import _special_lowering as S
 from openjax._src.primitives import _special_numerics as num
-from openjax._src.primitives import _gamma_kernels as gamma_kernels
+from openjax._src.primitives import _gamma_kernels as G
 from openjax._src.primitives import _gamma_lowering as gamma_lowering
 from openjax._src.primitives._elementwise_rules import FLOAT, naryop, unop
 from openjax._src.primitives.ad_util import defjvp, defjvp2
@@ -69,11 +69,11 @@ zeta_p = naryop("zeta", _f64(num.zeta), FLOAT, lower=S.rule(S.zeta))
 igamma_p = naryop("igamma", _f64(num.igamma), FLOAT, lower=S.rule(S.igamma))
 igammac_p = naryop("igammac", _f64(num.igammac), FLOAT, lower=S.rule(S.igammac))
 # The a-derivatives are JAX's algorithm in the operands' precision.
-igamma_grad_a_p = naryop("igamma_grad_a", gamma_kernels.igamma_grad_a, FLOAT,
+igamma_grad_a_p = naryop("igamma_grad_a", G.igamma_grad_a, FLOAT,
                          lower=gamma_lowering.igamma_grad_a_rule)
 # JAX composes this from lax ops (while loops); one primitive here evaluates
 # them eagerly without a while primitive.
-random_gamma_grad_p = naryop("random_gamma_grad", gamma_kernels.random_gamma_grad, FLOAT,
+random_gamma_grad_p = naryop("random_gamma_grad", G.random_gamma_grad, FLOAT,
                              lower=gamma_lowering.random_gamma_grad_rule)
 regularized_incomplete_beta_p = naryop("regularized_incomplete_beta", _f64(num.betainc),
                                        (FLOAT, FLOAT, FLOAT), lower=S.rule(S.betainc))
