@@ -22,9 +22,6 @@ COVERED_ELSEWHERE = {
     "all_gather": "tests/test_collectives.py", "all_to_all": "tests/test_collectives.py",
     "axis_index": "tests/test_collectives.py", "pbroadcast": "tests/test_collectives.py",
     "ppermute": "tests/test_collectives.py", "reduce_scatter": "tests/test_collectives.py",
-    # Only in the program a jit runs (XLA's fused multiply-adds), never in a
-    # jaxpr users trace or transform.
-    "xla_fma": "tests/test_xla_orders.py", "xla_fma_sum": "tests/test_xla_orders.py",
 }
 
 

@@ -8,11 +8,11 @@ Every case is a pair of expression strings evaluated in a namespace holding
 ``jax``, ``jnp`` and ``np``: ``key`` builds the key, ``fn`` is a function of
 that key. tests/test_random.py evaluates the same strings under
 ``import openjax as jax`` and compares the results with the stored ones:
-exactly for integers, booleans and key data, bit for bit (or within a stated
-number of ULPs) for floats. Results are stored as base64 of their raw bytes
-with dtype and shape, so floats round-trip exactly. Cases under ``x64`` run
-with ``jax_enable_x64``. ``kernels`` holds arguments and results of the
-float kernels openjax replicates from XLA:CPU (``erf_inv``,
+exactly for integers, booleans and key data, within 2 ULPs (or a stated
+number) for floats. Results are stored as base64 of their raw bytes with
+dtype and shape, so floats round-trip exactly. Cases under ``x64`` run with
+``jax_enable_x64``. ``kernels`` holds arguments and results of the float
+functions whose algorithms openjax shares with JAX (``erf_inv``,
 ``random_gamma_grad``, ``igamma_grad_a``), compiled by jaxlib.
 """
 from __future__ import annotations

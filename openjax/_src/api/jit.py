@@ -18,14 +18,14 @@ from openjax._src import tree_util
 from openjax._src.api.shapes import ShapeDtypeStruct, abstractify, to_shape_dtype_struct
 from openjax._src.config import _env_bool, config
 from openjax._src.api.aot import Lowered
-from openjax._src.core import (Array, ClosedJaxpr, eval_trace, Jaxpr, trace_state, Tracer,
-                               use_xla_kernels)
+from openjax._src.core import Array, ClosedJaxpr, Jaxpr, Tracer, eval_jaxpr, eval_trace, trace_state
 from openjax._src.interpreters.staging import DebugInfo, flat_arg_names, trace_to_jaxpr
-from openjax._src.control.closed_call import eval_jit_jaxpr, jit_p
+from openjax._src.control.closed_call import jit_p
 from openjax._src.primitives.collectives import current_axis_env, extend_axis_env
 from openjax._src.runtime import compiler as _compiler
 from openjax._src.runtime.pipeline import (background, cached_executable, compile_lowered,
-                                           compiling, lower_closed_jaxpr)
+                                           compiling, interpreting_first_call,
+                                           lower_closed_jaxpr)
 
 config.define("openjax_tiered_compilation",
               _env_bool("OPENJAX_TIERED_COMPILATION", True),
@@ -133,8 +133,7 @@ class JitWrapped:
 
   def __init__(self, fun: Callable, *, static_argnums=None, static_argnames=None,
                donate_argnums=None, donate_argnames=None, keep_unused=False,
-               inline=False, compiler_options=None, name=None, tiered=None, eager=False,
-               xla_kernels=False):
+               inline=False, compiler_options=None, name=None, tiered=None, eager=False):
     if not callable(fun):
       raise TypeError(f"Expected a callable value, got {fun!r}")
     self.fun = fun
@@ -147,15 +146,14 @@ class JitWrapped:
     self.compiler_options = dict(compiler_options or {})
     # None: the openjax_tiered_compilation flag decides; False for library
     # functions whose results must not depend on the tier that computed them
-    # (jax.random's samplers: the interpreter's bits differ in the last place).
+    # (jax.random's samplers: the interpreter's bits differ in the last place):
+    # they run compiled, also inside an interpreted first call (jit_p's
+    # ``tiered`` parameter).
     self.tiered = tiered
     # True for library functions whose primitives' eager impls are what JAX
     # computes (LAPACK decompositions): outside any transformation they run
     # op by op; traced, they stage a jit call as JAX does.
     self.eager = eager
-    # True for jax.random's samplers: evaluated and lowered with XLA:CPU's
-    # float kernels (core.kernels), so their bits are JAX's.
-    self.xla_kernels = xla_kernels
     self.name = name or getattr(fun, "__name__", type(fun).__name__)
     self._cache: dict = {}
     # Fast path for the common call: positional Array arguments only, no
@@ -282,15 +280,15 @@ class JitWrapped:
           outs = entry.executable.execute(args)
           return outs[0] if entry.single else tree_util.tree_unflatten(entry.out_tree, outs)
     if config.read("jax_disable_jit") or (self.eager and trace_state.trace is eval_trace):
-      with use_xla_kernels(self.xla_kernels):
-        return self.fun(*args, **kwargs)
+      return self.fun(*args, **kwargs)
     entry, leaves, in_tree = self._get_entry(args, kwargs)
-    if trace_state.trace is eval_trace and not entry.hoisted and compiling():
+    if (trace_state.trace is eval_trace and not entry.hoisted
+        and compiling(self.tiered is not False)):
       ex = entry.executable or self._executable(entry, in_tree, len(leaves))
       if ex is None:   # compiling in the background: interpret this call
-        with config.override("openjax_executor", "interpreter"), \
-             use_xla_kernels(self.xla_kernels):
-          return entry.unflatten(eval_jit_jaxpr(entry.closed_jaxpr, leaves))
+        jaxpr = entry.closed_jaxpr
+        with interpreting_first_call():
+          return entry.unflatten(eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *leaves))
       if fast_key is not None:
         if len(self._fast) >= 64:
           self._fast.clear()
@@ -299,7 +297,7 @@ class JitWrapped:
     outs = jit_p.bind(*entry.hoisted, *leaves, jaxpr=entry.closed_jaxpr, name=self.name,
                       donated_invars=self._donated_invars(entry, in_tree, len(leaves)),
                       keep_unused=self.keep_unused, inline=self.inline,
-                      **({"xla_kernels": True} if self.xla_kernels else {}))
+                      tiered=self.tiered is not False)
     return entry.unflatten(outs)
 
   def _executable(self, entry, in_tree, n_leaves):
@@ -325,9 +323,8 @@ class JitWrapped:
 
   def _lower_entry(self, entry, in_tree, n_leaves):
     if entry.lowered is None:
-      with use_xla_kernels(self.xla_kernels):
-        entry.lowered = lower_closed_jaxpr(entry.closed_jaxpr, self.name,
-                                           self._donated_invars(entry, in_tree, n_leaves))
+      entry.lowered = lower_closed_jaxpr(entry.closed_jaxpr, self.name,
+                                         self._donated_invars(entry, in_tree, n_leaves))
     return entry.lowered
 
   def _compile_entry(self, entry, in_tree, n_leaves):
@@ -404,7 +401,7 @@ def jit(fun: Callable | None = None, *, static_argnums=None, static_argnames=Non
         donate_argnums=None, donate_argnames=None, keep_unused: bool = False,
         device=None, backend=None, inline: bool = False, abstracted_axes=None,
         compiler_options=None, in_shardings=None, out_shardings=None, _tiered=None,
-        _eager=False, _xla_kernels=False):
+        _eager=False):
   """Compile ``fun`` with the JAX semantics of ``jax.jit``.
 
   ``fun`` is traced once per combination of argument pytree structure, shapes,
@@ -421,12 +418,11 @@ def jit(fun: Callable | None = None, *, static_argnums=None, static_argnames=Non
                              inline=inline, abstracted_axes=abstracted_axes,
                              compiler_options=compiler_options,
                              in_shardings=in_shardings, out_shardings=out_shardings,
-                             _tiered=_tiered, _eager=_eager, _xla_kernels=_xla_kernels)
+                             _tiered=_tiered, _eager=_eager)
   return JitWrapped(fun, static_argnums=static_argnums, static_argnames=static_argnames,
                     donate_argnums=donate_argnums, donate_argnames=donate_argnames,
                     keep_unused=keep_unused, inline=inline,
-                    compiler_options=compiler_options, tiered=_tiered, eager=_eager,
-                    xla_kernels=_xla_kernels)
+                    compiler_options=compiler_options, tiered=_tiered, eager=_eager)
 
 
 def clear_caches() -> None:

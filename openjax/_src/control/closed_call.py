@@ -8,16 +8,19 @@ is a private ``func.func`` and a ``func.call`` (inlined with
 ``inline=True``). Inside a jaxpr that is partially evaluated (``grad`` of a
 function calling a jitted one), ``partial_eval_jaxpr_custom`` splits a jit
 equation with known and unknown inputs into a known and an unknown jit
-equation, so the known outputs stay known."""
+equation, so the known outputs stay known.
+
+``tiered=False`` marks a call whose results must not depend on the tier that
+runs it (``jax.random``'s samplers: NumPy's and IREE's ``exp``/``log`` differ
+in the last bits): it runs compiled even inside an interpreted first call of
+an enclosing jitted function."""
 from __future__ import annotations
 
-from openjax._src.core import (ClosedJaxpr, Primitive, Var, eval_jaxpr, pp_eqn, set_current_trace,
-                               use_xla_kernels)
+from openjax._src.core import ClosedJaxpr, Primitive, Var, eval_jaxpr, pp_eqn, set_current_trace
 from openjax._src.interpreters.batching import batch_jaxpr
 from openjax._src.interpreters.jvp import jvp_jaxpr
 from openjax._src.interpreters.partial_eval import partial_eval_jaxpr
 from openjax._src.interpreters.transpose import transpose_jaxpr
-from openjax._src.primitives import _xla_rewrites
 from openjax._src.primitives.ad_util import Zero, is_undefined_primal, tangent_aval
 from openjax._src.primitives.shape_base import instantiate_zeros
 from openjax._src.runtime.pipeline import compiling, executable_for_jaxpr
@@ -25,28 +28,22 @@ from openjax._src.runtime.pipeline import compiling, executable_for_jaxpr
 jit_p = Primitive("jit", multiple_results=True)
 
 
-def eval_jit_jaxpr(jaxpr: ClosedJaxpr, args) -> list:
-  """Interpret a jit's jaxpr as XLA would run it (``_xla_rewrites``: the
-  same bits as its compiled code)."""
-  return eval_jaxpr(_xla_rewrites.rewrite_jaxpr(jaxpr.jaxpr, contract=True), jaxpr.consts,
-                    *args)
 
 
 @jit_p.def_impl
 def _jit_impl(*args, jaxpr: ClosedJaxpr, name: str, donated_invars: tuple = (),
-              keep_unused: bool = False, inline: bool = False, xla_kernels: bool = False):
+              keep_unused: bool = False, inline: bool = False, tiered: bool = True):
   # Reached from transformations' known parts and nested evaluation (a
   # top-level jitted call dispatches its executable itself).
-  with use_xla_kernels(xla_kernels):
-    if compiling():
-      return executable_for_jaxpr(jaxpr, name, donated_invars).execute(args)
-    return eval_jit_jaxpr(jaxpr, args)
+  if compiling(tiered):
+    return executable_for_jaxpr(jaxpr, name, donated_invars).execute(args)
+  return eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
 
 
 @jit_p.def_abstract_eval
 def _jit_abstract_eval(*avals, jaxpr: ClosedJaxpr, name: str, donated_invars: tuple = (),
                        keep_unused: bool = False, inline: bool = False,
-                       xla_kernels: bool = False):
+                       tiered: bool = True):
   expected = jaxpr.in_avals
   if len(avals) != len(expected):
     raise TypeError(f"jit of {name}: called with {len(avals)} arguments, the jaxpr "
@@ -72,11 +69,10 @@ def _jit_pp(eqn, ctx):
 
 @jit_p.def_lower
 def _jit_lower(ctx, *args, jaxpr: ClosedJaxpr, name: str, donated_invars: tuple = (),
-               keep_unused: bool = False, inline: bool = False, xla_kernels: bool = False):
-  with use_xla_kernels(xla_kernels):
-    if inline:
-      return ctx.lower_jaxpr_inline(jaxpr, args)
-    symbol = ctx.lower_jaxpr_as_function(jaxpr, name)
+               keep_unused: bool = False, inline: bool = False, tiered: bool = True):
+  if inline:
+    return ctx.lower_jaxpr_inline(jaxpr, args)
+  symbol = ctx.lower_jaxpr_as_function(jaxpr, name)
   return ctx.call(symbol, args, ctx.avals_out)
 
 

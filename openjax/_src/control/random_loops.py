@@ -22,11 +22,9 @@ from typing import Callable
 import numpy as np
 
 from openjax._src import dtypes
-from openjax._src.core import (Primitive, ShapedArray, Tracer, eval_trace, get_aval,
+from openjax._src.core import (Primitive, ShapedArray, eval_trace, get_aval,
                                set_current_trace)
 from openjax._src.interpreters.staging import trace_to_jaxpr
-from openjax._src.primitives import _xla_numerics as xla_num
-from openjax._src.primitives import _xla_traced as xla_traced
 from openjax._src.primitives import elementwise as ew
 from openjax._src.primitives import special
 from openjax._src.primitives.ad_util import Zero, defjvp_zero
@@ -85,55 +83,7 @@ def _normal_draws(keys, dtype):
 
 def _exponential_draws(keys, dtype):
   u = key_draws(keys, (), dtype)
-  return ew.neg(_log1p(ew.neg(u)))
-
-
-def _fma(a, b, c):
-  """``a*b + c`` where XLA fuses the pair into one multiply-add: rounded once
-  when the loop runs eagerly on float32/float64 values; when traced for the
-  lowering, a multiply feeding an add, which IREE fuses the same way."""
-  v = _eager_value(a, b, c)
-  if v is None:
-    return ew.add(ew.mul(a, b), c)
-  return xla_num.fma(*v)
-
-
-def _eager_value(*xs):
-  """The NumPy values of ``xs`` when the loop runs eagerly on float32/float64
-  values; None when traced (for the lowering) or for narrower floats."""
-  vals = [getattr(v, "_value", v) for v in xs]
-  if any(isinstance(v, Tracer) for v in vals):
-    return None
-  vals = [np.asarray(v) for v in vals]
-  return vals if np.result_type(*vals) in (xla_num.F32, xla_num.F64) else None
-
-
-def _log(x):
-  """``log`` with XLA:CPU's kernel, eagerly and lowered (its float64 ``log``
-  is the C library's, as NumPy's is)."""
-  v = _eager_value(x)
-  if v is None:
-    return xla_traced.log_f32(x) if get_aval(x).dtype == xla_num.F32 else ew.log(x)
-  return xla_num.log_f32(v[0]) if v[0].dtype == xla_num.F32 else np.log(v[0])
-
-
-def _log1p(x):
-  """``log1p`` with XLA:CPU's kernel, eagerly and lowered."""
-  v = _eager_value(x)
-  if v is None:
-    return xla_traced.log1p_f32(x) if get_aval(x).dtype == xla_num.F32 else ew.log1p(x)
-  return (xla_num.log1p_f32 if v[0].dtype == xla_num.F32 else xla_num.log1p_f64)(v[0])
-
-
-def _rsqrt(x):
-  """``1/sqrt(x)``, which XLA substitutes for the division by a square root
-  in Marsaglia-Tsang's ``c``. XLA:CPU refines the CPU's ``rsqrtps`` estimate
-  by Newton steps (its last bits depend on the processor); the eager loop
-  takes the correctly rounded value, which they give for ~80% of arguments."""
-  v = _eager_value(x)
-  if v is None:
-    return xla_traced.rsqrt(x)
-  return (1 / np.sqrt(v[0].astype(np.float64))).astype(v[0].dtype)
+  return ew.neg(ew.log1p(ew.neg(u)))
 
 
 # -------------------------------------------------------------- loop runner
@@ -245,7 +195,7 @@ def _gamma_loop(*, log_space):
     one = _c(a, 1)
     alpha = ew.select(ew.ge(a, one), a, ew.add(a, one))
     d = ew.sub(alpha, _c(a, 1. / 3.))
-    c = ew.mul(_c(a, 1. / 3.), _rsqrt(d))
+    c = ew.div(_c(a, 1. / 3.), ew.sqrt(d))
     key, _ = split_keys(_gamma_element_keys(keys, a), 2)
     zero = full_like(a, 0)
     inner = ew.ne(zero, zero)
@@ -255,9 +205,9 @@ def _gamma_loop(*, log_space):
   def cond(key, kin, ukey, x, v, X, V, U, inner, d, c):
     one = _c(X, 1)
     accept = ew.bitwise_and(
-        ew.ge(U, _fma(_c(X, -0.0331), ew.mul(X, X), one)),
-        ew.ge(_log(U), ew.add(ew.mul(X, _c(X, 0.5)),
-                              ew.mul(d, ew.add(ew.sub(one, V), _log(V))))))
+        ew.ge(U, ew.sub(one, ew.mul(_c(X, 0.0331), ew.mul(X, X)))),
+        ew.ge(ew.log(U), ew.add(ew.mul(X, _c(X, 0.5)),
+                                ew.mul(d, ew.add(ew.sub(one, V), ew.log(V))))))
     return ew.bitwise_or(inner, accept)
 
   def body(key, kin, ukey, x, v, X, V, U, inner, d, c):
@@ -270,7 +220,7 @@ def _gamma_loop(*, log_space):
     # one step of the inner loop (v <= 0 holds for every active element here)
     kin, sub = split_keys(kin, 2)
     x = _normal_draws(sub, get_aval(v).dtype)
-    v = _fma(x, c, _c(v, 1))
+    v = ew.add(_c(v, 1), ew.mul(x, c))
     done = ew.gt(v, _c(v, 0))
     X = ew.select(done, ew.mul(x, x), X)
     V = ew.select(done, ew.mul(ew.mul(v, v), v), V)
@@ -291,7 +241,7 @@ def _gamma_finish(operands, state, *, log_space):
     log_samples = ew.neg(_exponential_draws(subkey, dtype))
     log_boost = ew.select(ew.bitwise_or(boost_mask, ew.eq(log_samples, zero)),
                           full_like(a, 0), ew.mul(log_samples, ew.div(one, a)))
-    return ew.add(ew.add(_log(d), _log(V)), log_boost)
+    return ew.add(ew.add(ew.log(d), ew.log(V)), log_boost)
   samples = ew.sub(one, key_draws(subkey, (), dtype))
   boost = ew.select(boost_mask, full_like(a, 1), ew.pow(samples, ew.div(one, a)))
   return ew.mul(ew.mul(d, V), boost)

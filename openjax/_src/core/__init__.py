@@ -11,4 +11,3 @@ from openjax._src.core.primitive import Primitive, RULE_SLOTS, registry
 from openjax._src.core.trace import (
     EvalTrace, canonical_value, concrete_or_error, current_trace, eval_trace, get_aval,
     is_concrete, set_current_trace, to_concrete_value, trace_state)
-from openjax._src.core.kernels import use_xla_kernels, xla_kernels

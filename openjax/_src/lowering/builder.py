@@ -251,7 +251,7 @@ class ModuleBuilder:
     self.functions: list[FunctionBuilder] = []
     self._symbols: set[str] = set()
     # id(jaxpr) -> (symbol, jaxpr kept alive so the id stays unique)
-    self.lowered_jaxprs: dict[tuple[int, bool], tuple[str, object]] = {}
+    self.lowered_jaxprs: dict[int, tuple[str, object]] = {}
 
   def unique_symbol(self, base: str) -> str:
     base = sanitize_symbol(base)

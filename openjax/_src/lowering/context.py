@@ -17,7 +17,7 @@ from typing import Sequence
 import numpy as np
 
 from openjax._src import dtypes
-from openjax._src.core import ClosedJaxpr, DropVar, Jaxpr, Literal, ShapedArray, Var, xla_kernels
+from openjax._src.core import ClosedJaxpr, DropVar, Jaxpr, Literal, ShapedArray, Var
 from openjax._src.lowering import mlir_types
 from openjax._src.lowering.builder import (FunctionBuilder, ModuleBuilder, Region, Value,
                                            type_of)
@@ -193,15 +193,13 @@ def lower_jaxpr_as_function(module: ModuleBuilder, jaxpr: ClosedJaxpr | Jaxpr,
     inner, consts = jaxpr.jaxpr, jaxpr.consts
   else:
     inner, consts = jaxpr, []
-  # (The kernel choice is part of the key: core.kernels.)
-  key = (id(jaxpr), xla_kernels.get())
-  hit = module.lowered_jaxprs.get(key)
+  hit = module.lowered_jaxprs.get(id(jaxpr))
   if hit is not None:
     return "@" + hit[0]
   fn = module.new_function(name, [v.aval for v in inner.invars])
   outs = lower_jaxpr_body(fn, inner, consts, fn.args)
   fn.ret(outs)
-  module.lowered_jaxprs[key] = (fn.symbol, jaxpr)
+  module.lowered_jaxprs[id(jaxpr)] = (fn.symbol, jaxpr)
   return "@" + fn.symbol
 
 

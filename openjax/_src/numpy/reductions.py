@@ -17,13 +17,11 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.core import ShapedArray, concrete_or_error
-from openjax._src.core.trace import eager_config, eval_trace, shaped_array, trace_state
+from openjax._src.core.trace import eager_config, shaped_array
 from openjax._src.numpy import util
 from openjax._src.numpy.ufuncs_eager import (NUMPY_DTYPES, eager_value, remember, run_quiet,
                                              wrap_result)
-from openjax._src.primitives import _xla_orders as _xo
 from openjax._src.primitives.convert import convert_numpy
-from openjax._src.primitives.elementwise import true_divide
 
 __all__ = [
     "sum", "prod", "max", "min", "amax", "amin", "all", "any", "mean", "var", "std", "ptp",
@@ -219,17 +217,6 @@ _EAGER_REDUCERS = {"sum": (np.add, lax.reduce_sum_p), "prod": (np.multiply, lax.
                    "mean": (np.add, lax.reduce_sum_p)}
 
 
-class _OrderedAdd:
-  """``np.add``'s ``reduce`` in XLA's summation order (``_xla_orders``) for
-  one plan, whose long axis it keeps."""
-
-  def __init__(self, long_axis: int):
-    self.long_axis = long_axis
-
-  def reduce(self, v, axis, dtype):
-    return _xo.ordered_sum(np.asarray(v, dtype), axis, self.long_axis)
-
-
 def _extremum_identity(kind: str, dt: np.dtype):
   # reduce_max/min's identity for NumPy dtypes (every float type has inf).
   k = dtypes.kind(dt)
@@ -267,9 +254,6 @@ def _eager_plan(kind, a, axis, keepdims, promote_integers):
   if kind != "max" and kind != "min" and dtypes.kind(result_dtype) in "fc":
     computation_dtype = _upcast_f16(result_dtype)
   ufunc, prim = _EAGER_REDUCERS[kind]
-  long_axis = _xo.sum_axis(shape, computation_dtype, dims) if ufunc is np.add else None
-  if long_axis is not None:
-    ufunc = _OrderedAdd(long_axis)     # XLA's summation order, as the impl computes it
   try:
     prim.abstract_eval(ShapedArray(shape, computation_dtype), axes=dims)
   except Exception:  # noqa: BLE001
@@ -283,10 +267,6 @@ def _eager_plan(kind, a, axis, keepdims, promote_integers):
   divisor = None
   if kind == "mean":   # _count's normalizer, a static constant
     divisor = _convert(np.array(_axis_size(a, dims)), computation_dtype)
-    if computation_dtype in (np.float32, np.float64):
-      # JAX's jitted mean divides by a constant: XLA multiplies by its reciprocal.
-      with np.errstate(divide="ignore"):
-        divisor = (np.multiply, np.reciprocal(divisor))
   out_shape = (tuple(1 if i in dims else d for i, d in enumerate(shape)) if keepdims
                else tuple(d for i, d in enumerate(shape) if i not in dims))
   return (None if numeric == in_dtype else numeric,
@@ -326,10 +306,8 @@ def _eager_reduce(kind, a, axis, keepdims, promote_integers=True):
     out = ufunc.reduce(v, axis=dims, **reduce_kwargs)
   if keep_shape is not None:
     out = np.asarray(out).reshape(keep_shape)
-  if type(divisor) is tuple:   # mean: XLA's rewrite of the jitted division
-    out = run_quiet(divisor[0], out, divisor[1])
-  elif divisor is not None:   # mean: div_p's impl for inexact dtypes
-    out = run_quiet(true_divide, out, divisor)
+  if divisor is not None:   # mean: div_p's impl for inexact dtypes
+    out = run_quiet(np.true_divide, out, divisor)
   if to_result is not None:
     out = convert_numpy(np.asarray(out), to_result)
   return wrap_result(out, out_aval)
@@ -474,12 +452,6 @@ def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None,
     computation_dtype = _upcast_f16(result_dtype)
   normalizer = _count(a, axis, keepdims, where, computation_dtype)
   total = sum(a, axis, dtype=computation_dtype, keepdims=keepdims, where=where)
-  if (where is None and trace_state.trace is eval_trace
-      and computation_dtype in (np.float32, np.float64)):
-    # JAX's mean is jitted: XLA multiplies by the constant count's
-    # reciprocal (traced, the jit's rewrite of ``div`` by a literal does).
-    with np.errstate(divide="ignore"):
-      return _convert(lax.mul(total, np.reciprocal(normalizer)), result_dtype)
   return _convert(lax.div(total, normalizer), result_dtype)
 
 

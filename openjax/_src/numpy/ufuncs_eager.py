@@ -36,7 +36,6 @@ from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.core import Array, eval_trace, ShapedArray, trace_state
 from openjax._src.core.trace import eager_config, shaped_array
-from openjax._src.primitives import elementwise as _elementwise
 from openjax._src.primitives._util import FP_ERRSTATE, FP_IGNORE
 from openjax._src.primitives.convert import convert_numpy
 
@@ -105,7 +104,7 @@ NUMPY_DTYPES = frozenset(np.dtype(t) for t in (
 
 BINARY_KERNELS = {
     lax.add_p: np.add, lax.sub_p: np.subtract, lax.mul_p: np.multiply,
-    lax.div_p: _elementwise.true_divide,   # inexact dtypes only: see _kernel_applies
+    lax.div_p: np.true_divide,          # inexact dtypes only: see _kernel_applies
     lax.max_p: np.maximum, lax.min_p: np.minimum,
     lax.and_p: np.bitwise_and, lax.or_p: np.bitwise_or, lax.xor_p: np.bitwise_xor,
     lax.eq_p: np.equal, lax.ne_p: np.not_equal, lax.lt_p: np.less, lax.le_p: np.less_equal,
@@ -113,8 +112,8 @@ BINARY_KERNELS = {
 }
 
 UNARY_KERNELS = {
-    lax.neg_p: np.negative, lax.exp_p: _elementwise.exp_kernel, lax.exp2_p: np.exp2,
-    lax.log_p: _elementwise.log_kernel, lax.log1p_p: _elementwise.log1p_kernel,
+    lax.neg_p: np.negative, lax.exp_p: np.exp, lax.exp2_p: np.exp2,
+    lax.log_p: np.log, lax.log1p_p: np.log1p,
     lax.expm1_p: np.expm1, lax.tanh_p: np.tanh, lax.sin_p: np.sin,
     lax.cos_p: np.cos, lax.tan_p: np.tan, lax.asin_p: np.arcsin, lax.acos_p: np.arccos,
     lax.atan_p: np.arctan, lax.sinh_p: np.sinh, lax.cosh_p: np.cosh,

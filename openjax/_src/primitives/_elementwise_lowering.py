@@ -16,7 +16,6 @@ from __future__ import annotations
 import numpy as np
 
 from openjax._src import dtypes
-from openjax._src.core import xla_kernels
 from openjax._src.lowering.builder import enum_attr
 from openjax._src.lowering.mlir_types import split_tensor_type
 from openjax._src.primitives.convert import lower_convert
@@ -365,10 +364,6 @@ def div_rule(ctx, x, y):
   if dtypes.kind(dt) == "c":
     return [complex_div(ctx, *operands_to_out(ctx, [x, y]), dt)]
   if dtypes.kind(dt) not in "iu":
-    if dt in (F32, np.dtype(np.float64)) and ctx.avals_in[1].shape != ctx.avals_out[0].shape:
-      # XLA's a / broadcast(b) -> a * broadcast(1 / b) (elementwise.true_divide).
-      recip = op(ctx, "stablehlo.divide", [const_like(ctx, y, 1, dt), y])
-      return binary("stablehlo.multiply")(ctx, x, recip)
     return binary("stablehlo.divide")(ctx, x, y)
   x, y = operands_to_out(ctx, [x, y])
   zero, safe = _int_div_guard(ctx, x, y, dt)
@@ -555,12 +550,13 @@ def pow_rule(ctx, x, y):
 
 def real_pow(ctx, x, y, dt):
   """C's pow: IREE's is right for x >= 0 only, so take |x| and set the sign
-  (negative x: odd integer y -> negative, non-integer y -> NaN)."""
+  (negative x: odd integer y -> negative, non-integer y -> NaN). IREE's
+  float32 power is exp(y log x) in float32 (measured: up to 108 ulps off
+  for x in (0, 1), y in (1, 20)), so float32 powers are taken in float64 and
+  rounded once."""
   f = lambda name, *xs: op(ctx, f"stablehlo.{name}", list(xs))  # noqa: E731
   c = lambda v: const_like(ctx, x, v, dt)  # noqa: E731
-  if xla_kernels.get() and np.dtype(dt) == F32:
-    # jax.random's bodies: XLA:CPU calls the C library's powf, which works in
-    # float64 (IREE's float32 power is exp(y log x) in float32).
+  if np.dtype(dt) == F32:
     f64 = np.dtype(np.float64)
     wide = f("power", lower_convert(ctx, f("abs", x), dt, f64), lower_convert(ctx, y, dt, f64))
     mag = lower_convert(ctx, wide, f64, dt)

@@ -9,7 +9,7 @@ import builtins
 import numpy as np
 
 from openjax._src import dtypes
-from openjax._src.core import Primitive, ShapedArray, pp_eqn, xla_kernels
+from openjax._src.core import Primitive, ShapedArray, pp_eqn
 from openjax._src.primitives._util import broadcasting_shape, quiet
 
 # ------------------------------------------------------------ dtype classes
@@ -153,25 +153,6 @@ def via_float32(fn):
 
 def fl(fn):
   return via_float32(fn)
-
-
-def fl_xla(fn, kernel32, kernel64=None):
-  """``fl(fn)``, but XLA:CPU's own kernel (an ``_xla_numerics`` replica) while
-  ``core.xla_kernels`` is set (``jax.random``'s bodies): ``kernel32`` for
-  float32 and the narrower floats XLA computes in float32, ``kernel64`` (if
-  given) for float64."""
-  plain = via_float32(fn)
-
-  def impl(x, **params):
-    if xla_kernels.get():
-      if x.dtype == np.float32:
-        return kernel32(x)
-      if x.dtype == np.float16 or x.dtype in dtypes.custom_float_dtypes:
-        return np.asarray(kernel32(x.astype(np.float32))).astype(x.dtype)
-      if x.dtype == np.float64 and kernel64 is not None:
-        return kernel64(x)
-    return plain(x, **params)
-  return impl
 
 
 def naryop(name: str, impl, accepted, *, result_dtype=None, kind="differentiable",

@@ -14,13 +14,13 @@ import math
 import numpy as np
 
 from openjax._src import dtypes
-from openjax._src.core import xla_kernels
-from openjax._src.primitives import _xla_lowering as XL
 from openjax._src.primitives._elementwise_lowering import (
     F32, compare, complex_abs, complex_div, compute_dtype, conj_rule, const_like, copysign,
     downcast, is_inf, is_nan, make_complex, op, operands_to_out, parts, real_atan2, select,
     sign_bit, unary, upcast)
 
+
+F64 = np.dtype(np.float64)
 
 def complex_exp(ctx, z, dt):
   """C's cexp by parts: exp(x) (cos y + i sin y), exact 0 imaginary part at y = 0."""
@@ -46,10 +46,6 @@ def exp_rule(ctx, x, **params):
   dt = ctx.avals_in[0].dtype
   if dtypes.kind(dt) == "c":
     return [complex_exp(ctx, x, dt)]
-  if xla_kernels.get() and compute_dtype(dt) == F32:
-    # jax.random's bodies: XLA:CPU's kernel (JAX's bits; exp + sum of 10M floats
-    # takes 3.8 ms with it, 2.4 ms with IREE's own).
-    return [XL.lower_kernel(ctx, XL.exp_f32, x)]
   return unary("stablehlo.exponential")(ctx, x)
 
 
@@ -92,10 +88,42 @@ def _real_exp2(ctx, x, dt):
   return select(ctx, is_nan(ctx, x, dt), x, y)
 
 
+def real_expm1(ctx, x, dt):
+  """exp(x) - 1 of real ``x``. IREE's float64 exponential_minus_one is off
+  by thousands of ulps near 0 (expm1(1.3e-4): 3840), so float64 takes
+  Kahan's identity (u - 1) x / log(u), u = exp(x) (x itself where u == 1)."""
+  if np.dtype(dt) != F64:
+    return op(ctx, "stablehlo.exponential_minus_one", [x])
+  one = const_like(ctx, x, 1, dt)
+  u = op(ctx, "stablehlo.exponential", [x])
+  um1 = op(ctx, "stablehlo.subtract", [u, one])
+  r = op(ctx, "stablehlo.multiply", [um1, op(ctx, "stablehlo.divide", [
+      x, op(ctx, "stablehlo.log", [u])])])
+  r = select(ctx, compare(ctx, u, one, "EQ", dt), x, r)
+  r = select(ctx, compare(ctx, um1, const_like(ctx, x, -1, dt), "EQ", dt), um1, r)
+  return select(ctx, is_inf(ctx, u, dt), u, r)   # x = +inf: inf / inf
+
+
+def real_log1p(ctx, x, dt):
+  """log(1 + x) of real ``x``. IREE's float64 log_plus_one loses all digits
+  for tiny x (log1p(1e-13) is off by ~1e-3 relatively) and ~1e-10 near -1,
+  so float64 takes Goldberg's identity log(u) x / (u - 1), u = 1 + x (x
+  itself where u == 1)."""
+  if np.dtype(dt) != F64:
+    return op(ctx, "stablehlo.log_plus_one", [x])
+  one = const_like(ctx, x, 1, dt)
+  u = op(ctx, "stablehlo.add", [one, x])
+  log_u = op(ctx, "stablehlo.log", [u])
+  r = op(ctx, "stablehlo.multiply", [log_u, op(ctx, "stablehlo.divide", [
+      x, op(ctx, "stablehlo.subtract", [u, one])])])
+  r = select(ctx, compare(ctx, u, one, "EQ", dt), x, r)
+  return select(ctx, is_inf(ctx, u, dt), log_u, r)   # x = +inf: inf / inf
+
+
 def expm1_rule(ctx, x, **params):
   dt = ctx.avals_in[0].dtype
   if dtypes.kind(dt) != "c":
-    return unary("stablehlo.exponential_minus_one")(ctx, x)
+    return [downcast(ctx, real_expm1(ctx, upcast(ctx, x, dt), compute_dtype(dt)), dt)]
   # NumPy's formula: expm1(x) cos y - 2 sin^2(y/2) + i exp(x) sin y.
   fdt = np.finfo(np.dtype(dt)).dtype
   re, im = parts(ctx, x, dt)
@@ -114,9 +142,6 @@ def expm1_rule(ctx, x, **params):
 def log_rule(ctx, x, **params):
   dt = ctx.avals_in[0].dtype
   if dtypes.kind(dt) != "c":
-    if compute_dtype(dt) == F32:
-      # XLA:CPU's float32 log, op for op (JAX's bits; as fast as IREE's own).
-      return [XL.lower_kernel(ctx, XL.log_f32, x)]
     return unary("stablehlo.log")(ctx, x)
   return [log_rule_complex(ctx, x, dt)]
 
@@ -246,11 +271,7 @@ def atan2_rule(ctx, x, y):
 def log1p_rule(ctx, x, **params):
   dt = ctx.avals_in[0].dtype
   if dtypes.kind(dt) != "c":
-    cdt = compute_dtype(dt)
-    if xla_kernels.get() and cdt in (F32, np.dtype(np.float64)):
-      # jax.random's bodies: XLA:CPU's kernel (JAX's bits).
-      return [XL.lower_kernel(ctx, XL.log1p, x, cdt)]
-    return unary("stablehlo.log_plus_one")(ctx, x)
+    return [downcast(ctx, real_log1p(ctx, upcast(ctx, x, dt), compute_dtype(dt)), dt)]
   fdt = np.finfo(np.dtype(dt)).dtype   # NumPy's: log(1 + z) by parts
   re, im = parts(ctx, x, dt)
   z = make_complex(ctx, op(ctx, "stablehlo.add", [re, const_like(ctx, re, 1, fdt)]), im, dt)

@@ -2,7 +2,7 @@
 op for: ``lgamma`` and ``digamma`` (IREE's lose up to all digits near
 their zeros and poles), ``bessel_i0e``, ``zeta`` (IREE's chlo.zeta is NaN
 for negative non-integer q), ``igamma``, ``igammac`` and the incomplete
-beta function (the gamma functions' a-derivatives are ``_xla_lowering``'s).
+beta function (the gamma functions' a-derivatives are ``_gamma_lowering``'s).
 
 They run the float64 algorithms of ``_special_numerics`` (the eager impls)
 on float64 values and round back, so compiled and eager results agree to
@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from openjax._src.primitives import _elementwise_lowering as L
+from openjax._src.primitives import _math_lowering as M
 from openjax._src.primitives import _special_numerics as num
 from openjax._src.primitives.convert import lower_convert
 
@@ -93,9 +94,12 @@ def _un(name):
   return lambda x: x._un(name)
 
 
-log, exp, log1p, absolute, floor, sqrt, sin, cos = (
-    _un(n) for n in ("log", "exponential", "log_plus_one", "abs", "floor", "sqrt", "sine",
-                     "cosine"))
+log, exp, absolute, floor, sqrt, sin, cos = (
+    _un(n) for n in ("log", "exponential", "abs", "floor", "sqrt", "sine", "cosine"))
+
+
+def log1p(x):
+  return T(x.ctx, M.real_log1p(x.ctx, x.v, F64))
 
 
 def full_like(x, value):
@@ -427,6 +431,25 @@ def bessel_i0e(x):
   return where(isnan(x), np.nan, out)
 
 
+def erf_inv(x):
+  """``num.erf_inv``'s double-precision approximation (float64 operands:
+  IREE's ``chlo.erf_inv`` takes its float64 ``log_plus_one``, ~1e-10 off
+  near |x| = 1)."""
+  w = -log1p(-(x * x))
+  p = full_like(x, 0.0)
+  below = w.ne(w)
+  for bound, shift, in_sqrt, coefs in num._ERF_INV64:
+    piece = ~below & (w < bound)
+    below = below | piece
+    t = (sqrt(w) if in_sqrt else w) - shift
+    acc = full_like(x, coefs[0])
+    for c in coefs[1:]:
+      acc = acc * t + c
+    p = where(piece, acc, p)
+  out = where(absolute(x).eq(1.0), copysign(full_like(x, np.inf), x), x * p)
+  return where(absolute(x) > 1.0, np.nan, out)
+
+
 # ------------------------------------------------------------------ rules
 def rule(fn):
   """A lowering rule evaluating ``fn`` on float64 copies of the operands
@@ -439,4 +462,13 @@ def rule(fn):
   return lower
 
 
-__all__ = ["rule", "bessel_i0e", "zeta", "igamma", "igammac", "betainc"]
+def erf_inv_rule(ctx, x, **params):
+  """``erf_inv``: JAX's lowering (``chlo.erf_inv``, Giles' single-precision
+  polynomial) for float32 and narrower floats, the double-precision one
+  written out for float64."""
+  if np.dtype(ctx.avals_in[0].dtype) == F64:
+    return rule(erf_inv)(ctx, x)
+  return L.chlo("chlo.erf_inv")(ctx, x)
+
+
+__all__ = ["rule", "erf_inv_rule", "bessel_i0e", "zeta", "igamma", "igammac", "betainc"]

@@ -185,6 +185,69 @@ def erfc(x):
   return np.where(np.isnan(x), np.nan, out)
 
 
+# ------------------------------------------------- inverse error function
+# Giles' approximations ("Approximating the erfinv function", GPU Computing
+# Gems Jade, 2011), JAX's algorithm (XLA's ErfInv): with w = -log(1 - x^2),
+# erf_inv(x) = x p(w), p a polynomial in w - c or sqrt(w) - c by pieces.
+# The single-precision one (relative error ~4e-7) serves float32 and
+# narrower floats, the double-precision one float64.
+_ERF_INV32 = (   # (w below which the piece applies, its shift, coefficients from the highest)
+    (5.0, 2.5, False, (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
+                        0.00021858087, -0.00125372503, -0.00417768164, 0.246640727,
+                        1.50140941)),
+    (np.inf, 3.0, True, (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
+                         0.00573950773, -0.0076224613, 0.00943887047, 1.00167406,
+                         2.83297682)))
+_ERF_INV64 = (
+    (6.25, 3.125, False, (
+        -3.6444120640178196996e-21, -1.685059138182016589e-19, 1.2858480715256400167e-18,
+        1.115787767802518096e-17, -1.333171662854620906e-16, 2.0972767875968561637e-17,
+        6.6376381343583238325e-15, -4.0545662729752068639e-14, -8.1519341976054721522e-14,
+        2.6335093153082322977e-12, -1.2975133253453532498e-11, -5.4154120542946279317e-11,
+        1.051212273321532285e-09, -4.1126339803469836976e-09, -2.9070369957882005086e-08,
+        4.2347877827932403518e-07, -1.3654692000834678645e-06, -1.3882523362786468719e-05,
+        0.0001867342080340571352, -0.00074070253416626697512, -0.0060336708714301490533,
+        0.24015818242558961693, 1.6536545626831027356)),
+    (16.0, 3.25, True, (
+        2.2137376921775787049e-09, 9.0756561938885390979e-08, -2.7517406297064545428e-07,
+        1.8239629214389227755e-08, 1.5027403968909827627e-06, -4.013867526981545969e-06,
+        2.9234449089955446044e-06, 1.2475304481671778723e-05, -4.7318229009055733981e-05,
+        6.8284851459573175448e-05, 2.4031110387097893999e-05, -0.0003550375203628474796,
+        0.00095328937973738049703, -0.0016882755560235047313, 0.0024914420961078508066,
+        -0.0037512085075692412107, 0.005370914553590063617, 1.0052589676941592334,
+        3.0838856104922207635)),
+    (np.inf, 5.0, True, (
+        -2.7109920616438573243e-11, -2.5556418169965252055e-10, 1.5076572693500548083e-09,
+        -3.7894654401267369937e-09, 7.6157012080783393804e-09, -1.4960026627149240478e-08,
+        2.9147953450901080826e-08, -6.7711997758452339498e-08, 2.2900482228026654717e-07,
+        -9.9298272942317002539e-07, 4.5260625972231537039e-06, -1.9681778105531670567e-05,
+        7.5995277030017761139e-05, -0.00021503011930044477347, -0.00013871931833623122026,
+        1.0103004648645343977, 4.8499064014085844221)))
+
+
+def erf_inv(x, single_precision: bool):
+  """The inverse error function by Giles' single- or double-precision
+  approximation, evaluated in float64 (±inf at ±1, NaN outside [-1, 1]).
+  The single-precision algorithm squares x in float32, as JAX does (near
+  |x| = 1 that rounding decides w's last digits)."""
+  square = x * x
+  if single_precision:   # exact in float64 for float32 x, then rounded
+    square = square.astype(np.float32).astype(np.float64)
+  w = -np.log1p(-square)
+  p = np.zeros_like(x)
+  below = np.zeros(x.shape, bool)
+  for bound, shift, in_sqrt, coefs in (_ERF_INV32 if single_precision else _ERF_INV64):
+    piece = ~below & (w < bound)
+    below |= piece
+    t = (np.sqrt(w) if in_sqrt else w) - shift
+    acc = np.full_like(x, coefs[0])
+    for c in coefs[1:]:
+      acc = acc * t + c
+    p = np.where(piece, acc, p)
+  out = np.where(np.abs(x) == 1, np.copysign(np.inf, x), x * p)
+  return np.where(np.abs(x) > 1, np.nan, out)
+
+
 # ------------------------------------------------------- incomplete gamma
 def _log_prefactor(a, x):
   """log(x^a e^-x / Gamma(a))."""
@@ -238,7 +301,7 @@ def _gamma_cf(a, x, active):
 
 def _igamma_parts(a, x):
   """(P, Q) on the valid domain a > 0, 0 < x < inf. (Their a-derivatives
-  are JAX's algorithm in ``_xla_gamma``.)"""
+  are JAX's algorithm in ``_gamma_kernels``.)"""
   valid = (a > 0) & (x > 0) & np.isfinite(a) & np.isfinite(x)
   a = np.where(valid, a, 1.0)
   x = np.where(valid, x, 1.0)

@@ -21,8 +21,6 @@ from openjax._src.config import config
 from openjax._src.core import Primitive, ShapedArray, get_aval, pp_eqn
 from openjax._src.primitives.ad_util import Zero, is_undefined_primal
 from openjax._src.primitives.shape_base import defjvp
-from openjax._src.primitives import _xla_orders as _xo
-from openjax._src.primitives import _xla_orders_lowering as _xol
 from openjax._src.primitives.convert import _convert_element_type
 from openjax._src.primitives.shape import transpose
 
@@ -244,22 +242,20 @@ def _impl_plan(lhs_dt, rhs_dt, precision, preferred_element_type):
   return out_dt, _compute_dtype(lhs_dt, rhs_dt, out_dt)
 
 
-_PLAIN_MATMUL = (((1,), (0,)), ((), ()))
-
-
 @dot_general_p.def_impl
 def _dot_general_impl(lhs, rhs, *, dimension_numbers, precision, preferred_element_type,
                       out_sharding=None):
   out_dt, comp = _impl_plan(lhs.dtype, rhs.dtype, precision, preferred_element_type)
-  if lhs.dtype == rhs.dtype == out_dt:   # XLA's fused multiply-add chains, JAX's bits
-    chain = _xo.dot_chain(lhs.shape, rhs.shape, out_dt, dimension_numbers)
-    if chain is not None:
-      return [_xo.ordered_dot(lhs, rhs, chain)]
-  if (dimension_numbers == _PLAIN_MATMUL and lhs.ndim == rhs.ndim == 2
-      and lhs.dtype == rhs.dtype == out_dt == comp):
-    with np.errstate(all="ignore"):  # the common case: one GEMM, no copies
-      return [np.matmul(lhs, rhs)]
   (lc, rc), (lb, rb) = dimension_numbers
+  if (not lb and len(lc) == 1 and lhs.ndim <= 2 and rhs.ndim <= 2
+      and lhs.dtype == rhs.dtype == out_dt == comp and dtypes.kind(comp) in "fc"):
+    # The common cases (vector and matrix products): one BLAS call on views.
+    if lhs.ndim == 2 and lc[0] == 0:
+      lhs = lhs.T
+    if rhs.ndim == 2 and rc[0] == 1:
+      rhs = rhs.T
+    with np.errstate(all="ignore"):
+      return [np.asarray(np.dot(lhs, rhs))]
   lf, rf = _free_dims(lhs.ndim, lc, lb), _free_dims(rhs.ndim, rc, rb)
   batch_shape = tuple(lhs.shape[d] for d in lb)
   m_shape = tuple(lhs.shape[d] for d in lf)
@@ -468,11 +464,6 @@ def _dot_general_lower(ctx, lhs, rhs, *, dimension_numbers, precision, preferred
     # extent and crashes): the result is zeros.
     return [ctx.full(False if out_aval.dtype == dtypes.bool_ else 0, out_aval.shape,
                      out_aval.dtype)]
-  if lhs_aval.dtype == rhs_aval.dtype == out_aval.dtype:   # XLA's chains, JAX's bits
-    chain = _xo.dot_chain(lhs_aval.shape, rhs_aval.shape, out_aval.dtype, dimension_numbers)
-    if chain is not None:
-      return [_xol.lower_ordered_dot(ctx, lhs, rhs, lhs_aval.shape, rhs_aval.shape, chain,
-                                     out_aval.dtype)]
   comp = _lower_compute_dtype(lhs_aval.dtype, rhs_aval.dtype, out_aval.dtype)
   lhs, rhs = (_lower_operand(ctx, x, a, comp) for x, a in ((lhs, lhs_aval), (rhs, rhs_aval)))
   dnums = (f"#stablehlo.dot<lhs_batching_dimensions = {list(lb)}, "

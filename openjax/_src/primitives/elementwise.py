@@ -20,11 +20,10 @@ from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, get_aval
 from openjax._src.primitives import _elementwise_lowering as L
 from openjax._src.primitives import _math_lowering as M
-from openjax._src.primitives import _xla_numerics as X
 from openjax._src.primitives._elementwise_rules import (
     ABS, ANY, COMPLEX, COMPLEX_PARTS, CONJ, FLOAT, INEXACT, INT, INT_OR_BOOL, INT_OR_FLOAT,
     NUM, ORDERED, WITH_ACCURACY, bool_dtype, check_same_dtypes, check_unary, complex_dtype, fl,
-    fl_xla, naryop, real_dtype, unop, weak)
+    naryop, real_dtype, unop, weak)
 from openjax._src.primitives._util import broadcasting_shape
 from openjax._src.primitives.ad_util import Zero, defjvp_zero, is_undefined_primal
 from openjax._src.primitives.shape_base import defjvp, defjvp2, deflinear, moveaxis
@@ -156,15 +155,10 @@ ceil_p = unop("ceil", fl(np.ceil), FLOAT, lower=L.unary("stablehlo.ceil"))
 round_p = unop("round", fl(_round), FLOAT, lower=L.round_rule)
 is_finite_p = unop("is_finite", np.isfinite, FLOAT, result_dtype=bool_dtype,
                     kind="nondifferentiable", lower=L.unary("stablehlo.is_finite"))
-# exp, log and log1p evaluate with XLA:CPU's kernels inside jax.random's
-# bodies (core.kernels); the eager fast path (numpy/ufuncs_eager) uses these too.
-exp_kernel = fl_xla(np.exp, X.exp_f32)
-log_kernel = fl_xla(np.log, X.log_f32)
-log1p_kernel = fl_xla(np.log1p, X.log1p_f32, X.log1p_f64)
-exp_p = unop("exp", exp_kernel, INEXACT, accuracy=True, lower=M.exp_rule)
+exp_p = unop("exp", fl(np.exp), INEXACT, accuracy=True, lower=M.exp_rule)
 exp2_p = unop("exp2", fl(np.exp2), INEXACT, accuracy=True, lower=M.exp2_rule)
-log_p = unop("log", log_kernel, INEXACT, accuracy=True, lower=M.log_rule)
-log1p_p = unop("log1p", log1p_kernel, INEXACT, accuracy=True,
+log_p = unop("log", fl(np.log), INEXACT, accuracy=True, lower=M.log_rule)
+log1p_p = unop("log1p", fl(np.log1p), INEXACT, accuracy=True,
                lower=M.log1p_rule)
 expm1_p = unop("expm1", fl(np.expm1), INEXACT, accuracy=True,
                lower=M.expm1_rule)
@@ -385,24 +379,9 @@ defvectorized(*_UNARY, conj_p, round_p, integer_pow_p)
 
 
 # --------------------------------------------------------------- binary table
-_RECIPROCAL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-
-
-def true_divide(x, y):
-  """``np.true_divide`` as XLA computes it: XLA rewrites ``a / broadcast(b)``
-  as ``a * broadcast(1 / b)`` for float32 and float64 (JAX's ``x / 3.0`` or
-  ``sum / n`` then differ from a true division in the last bit for ~25% of
-  elements), so a divisor broadcast against the dividend is inverted first."""
-  ys = y.shape
-  if ys != x.shape and y.dtype in _RECIPROCAL_DTYPES and (
-      not ys or ys != np.broadcast_shapes(x.shape, ys)):
-    return np.multiply(x, np.reciprocal(y))
-  return np.true_divide(x, y)
-
-
 def _div(x, y):
   if x.dtype.kind not in "iu":
-    return true_divide(x, y)
+    return np.true_divide(x, y)
   bad = y == 0
   if x.dtype.kind == "i":   # INT_MIN / -1 overflows: XLA gives INT_MIN (= x / 1)
     bad = bad | ((x == np.iinfo(x.dtype).min) & (y == -1))

@@ -13,8 +13,6 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, array_of, get_aval, pp_eqn
 from openjax._src.primitives import _reduce_lowering as _lw
-from openjax._src.primitives import _xla_orders as _xo
-from openjax._src.primitives import _xla_orders_lowering as _xol
 from openjax._src.primitives.convert import lower_convert
 from openjax._src.primitives._util import (axes_tuple, check_number, in_float32, quiet,
                                            reduced_shape)
@@ -554,9 +552,6 @@ reduce_sum_p = Primitive("reduce_sum", kind="linear")
 @reduce_sum_p.def_impl
 @quiet
 def _reduce_sum_impl(x, *, axes, out_sharding=None):
-  axis = _xo.sum_axis(x.shape, x.dtype, axes)
-  if axis is not None:   # XLA's order, JAX's bits
-    return [_xo.ordered_sum(x, axes, axis)]
   xc, dt = in_float32(x)
   return [np.asarray(np.sum(xc, axis=axes, dtype=xc.dtype)).astype(dt)]
 
@@ -592,9 +587,5 @@ def _reduce_sum_batch(vals, dims, *, axes, out_sharding=None):
 
 @reduce_sum_p.def_lower
 def _reduce_sum_lower(ctx, x, *, axes, out_sharding=None):
-  aval = ctx.avals_in[0]
-  axis = _xo.compiled_sum_axis(aval.shape, aval.dtype, axes)
-  if axis is not None:   # XLA's order, JAX's bits
-    return [_xol.lower_ordered_sum(ctx, x, aval.shape, aval.dtype, axes, axis)]
   # ml_dtypes floats accumulate in float32, as the impl does.
   return [_lw.reduce(ctx, x, axes, "add", 0, ctx.avals_in[0].dtype, ctx.avals_out[0])]

@@ -5,11 +5,11 @@ Implementations are NumPy only (no SciPy): most evaluate in float64 with a
 classical series, continued fraction or asymptotic expansion (numerics in
 ``_special_numerics``) and round to the operand dtype, so float32 results are
 correctly rounded or nearly so. ``erf_inv``, ``igamma_grad_a`` and
-``random_gamma_grad`` instead reproduce XLA:CPU's kernels bit for bit
-(``_xla_numerics``, ``_xla_gamma``; lowered op for op by ``_xla_lowering``,
-``_xla_gamma_lowering``): they decide the values of ``jax.random.normal`` and
-of the gamma samplers' gradients. Edge cases (poles, domain errors,
-infinities) follow XLA, whose values JAX returns.
+``random_gamma_grad`` use JAX's own algorithms instead (Giles' polynomial
+approximations; the gamma derivatives' series and continued fraction in the
+operands' precision, ``_gamma_kernels``): they decide the values of
+``jax.random.normal`` and of the gamma samplers' gradients. Edge cases
+(poles, domain errors, infinities) follow XLA, whose values JAX returns.
 """
 from __future__ import annotations
 
@@ -20,10 +20,8 @@ from openjax._src.core import get_aval
 from openjax._src.primitives import _elementwise_lowering as L
 from openjax._src.primitives import _special_lowering as S
 from openjax._src.primitives import _special_numerics as num
-from openjax._src.primitives import _xla_gamma as xla_gamma
-from openjax._src.primitives import _xla_gamma_lowering as xla_gamma_lower
-from openjax._src.primitives import _xla_lowering as xla_lower
-from openjax._src.primitives import _xla_numerics as xla_num
+from openjax._src.primitives import _gamma_kernels as G
+from openjax._src.primitives import _gamma_lowering as gamma_lowering
 from openjax._src.primitives._elementwise_rules import FLOAT, naryop, unop
 from openjax._src.primitives.shape_base import defjvp, defjvp2
 from openjax._src.primitives.batch_util import defbroadcasting, defvectorized
@@ -50,12 +48,19 @@ def _f64(fn):
   return impl
 
 
+def _erf_inv_impl(x):
+  """Giles' approximation of ``x``'s precision (the single-precision one for
+  float32 and narrower floats), evaluated in float64 and rounded."""
+  with np.errstate(all="ignore"):
+    out = num.erf_inv(np.asarray(x, np.float64), single_precision=x.dtype != np.float64)
+  return out.astype(x.dtype)
+
+
 lgamma_p = unop("lgamma", _f64(num.lgamma), FLOAT, lower=S.rule(S.lgamma))
 digamma_p = unop("digamma", _f64(num.digamma), FLOAT, lower=S.rule(S.digamma))
 erf_p = unop("erf", _f64(num.erf), FLOAT, lower=L.chlo("chlo.erf"))
 erfc_p = unop("erfc", _f64(num.erfc), FLOAT, lower=L.chlo("chlo.erfc"))
-# XLA's float32/float64 polynomials, evaluated as XLA:CPU does (bit-identical).
-erf_inv_p = unop("erf_inv", xla_num.erf_inv, FLOAT, lower=xla_lower.erf_inv_rule)
+erf_inv_p = unop("erf_inv", _erf_inv_impl, FLOAT, lower=S.erf_inv_rule)
 bessel_i0e_p = unop("bessel_i0e", _f64(num.bessel_i0e), FLOAT, lower=S.rule(S.bessel_i0e))
 bessel_i1e_p = unop("bessel_i1e", _f64(num.bessel_i1e), FLOAT,
                      lower=L.chlo("chlo.bessel_i1e"))
@@ -63,14 +68,13 @@ polygamma_p = naryop("polygamma", _f64(num.polygamma), FLOAT, lower=L.chlo("chlo
 zeta_p = naryop("zeta", _f64(num.zeta), FLOAT, lower=S.rule(S.zeta))
 igamma_p = naryop("igamma", _f64(num.igamma), FLOAT, lower=S.rule(S.igamma))
 igammac_p = naryop("igammac", _f64(num.igammac), FLOAT, lower=S.rule(S.igammac))
-# The a-derivatives are JAX's algorithm in the operands' precision, as XLA:CPU
-# evaluates it (bit-identical).
-igamma_grad_a_p = naryop("igamma_grad_a", xla_gamma.igamma_grad_a, FLOAT,
-                         lower=xla_gamma_lower.igamma_grad_a_rule)
+# The a-derivatives are JAX's algorithm in the operands' precision.
+igamma_grad_a_p = naryop("igamma_grad_a", G.igamma_grad_a, FLOAT,
+                         lower=gamma_lowering.igamma_grad_a_rule)
 # JAX composes this from lax ops (while loops); one primitive here evaluates
 # them eagerly without a while primitive.
-random_gamma_grad_p = naryop("random_gamma_grad", xla_gamma.random_gamma_grad, FLOAT,
-                             lower=xla_gamma_lower.random_gamma_grad_rule)
+random_gamma_grad_p = naryop("random_gamma_grad", G.random_gamma_grad, FLOAT,
+                             lower=gamma_lowering.random_gamma_grad_rule)
 regularized_incomplete_beta_p = naryop("regularized_incomplete_beta", _f64(num.betainc),
                                        (FLOAT, FLOAT, FLOAT), lower=S.rule(S.betainc))
 

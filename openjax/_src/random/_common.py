@@ -11,10 +11,12 @@ from openjax._src.api.jit import jit as _api_jit
 from openjax._src.core import get_aval
 from openjax._src.random.keys import canonicalize_shape
 
-# Samplers are jitted as in JAX, but never tiered (a first call run by the
-# interpreter could give other last bits than the compiled calls after it),
-# and evaluated with XLA:CPU's float kernels (core.kernels): JAX's bits.
-jit = partial(_api_jit, _tiered=False, _xla_kernels=True)
+# Samplers are jitted as in JAX, but never tiered: the interpreter's exp/log
+# (NumPy's) differ from the compiled code's (IREE's) in the last bits, so a
+# sampler always runs compiled under the iree executor, also inside the
+# interpreted first call of a user's jitted function (jit_p's ``tiered``):
+# the same key gives the same bits on every call.
+jit = partial(_api_jit, _tiered=False)
 
 UINT_DTYPES = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: np.dtype(np.uint32),
                64: np.dtype(np.uint64)}

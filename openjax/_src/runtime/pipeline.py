@@ -9,6 +9,7 @@ jaxpr object.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import threading
 import warnings
@@ -24,7 +25,6 @@ from openjax._src.core import ClosedJaxpr
 from openjax._src.lowering import lower_jaxpr_to_module, plan_donation
 from openjax._src.lowering.cost import cost_analysis
 from openjax._src.lowering.simplify import simplify_for_lowering
-from openjax._src.primitives._xla_rewrites import rewrite_closed
 from openjax._src.runtime import compiler
 from openjax._src.runtime.executable import Executable
 from openjax._src.runtime.iree_device import cpu_thread_cap
@@ -45,10 +45,32 @@ config.define("openjax_executor", _check_executor(os.environ.get("OPENJAX_EXECUT
               "(evaluate the jaxpr op by op, for debugging).", validator=_check_executor)
 
 
-def compiling() -> bool:
-  """Whether jitted functions compile (the ``iree`` executor) rather than
-  interpret their jaxprs."""
-  return config.read("openjax_executor") == "iree"
+class _FirstCall(threading.local):
+  """Whether this thread is interpreting the first call of a jitted function
+  whose executable compiles in the background (tiered execution)."""
+  interpreting = False
+
+
+_first_call = _FirstCall()
+
+
+@contextlib.contextmanager
+def interpreting_first_call():
+  """Mark this thread as interpreting a tiered first call for a block."""
+  outer = _first_call.interpreting
+  _first_call.interpreting = True
+  try:
+    yield
+  finally:
+    _first_call.interpreting = outer
+
+
+def compiling(tiered: bool = True) -> bool:
+  """Whether a jitted call runs compiled (the ``iree`` executor) rather than
+  interpreting its jaxpr: not for a tiered call inside an interpreted first
+  call, which interprets all of its program but the calls marked
+  ``tiered=False``."""
+  return config.read("openjax_executor") == "iree" and not (tiered and _first_call.interpreting)
 
 
 class LoweredModule:
@@ -77,7 +99,7 @@ def lower_closed_jaxpr(closed_jaxpr: ClosedJaxpr, name: str,
         "input itself). See an explanation at "
         "https://docs.jax.dev/en/latest/faq.html#buffer-donation.", UserWarning,
         stacklevel=4)
-  text = lower_jaxpr_to_module(simplify_for_lowering(rewrite_closed(closed_jaxpr, contract=True)), name,
+  text = lower_jaxpr_to_module(simplify_for_lowering(closed_jaxpr), name,
                                input_output_aliases=aliases)
   return LoweredModule(text, name, closed_jaxpr, aliases, donated)
 

@@ -1,15 +1,14 @@
-"""JAX's derivatives of the incomplete gamma function, evaluated as XLA:CPU
-evaluates them: ``igamma_grad_a`` (dP(a, x)/da) and ``random_gamma_grad``
-(the derivative of a Gamma(a) sample x with respect to a, -dP/da / density).
+"""The derivatives of the incomplete gamma function by JAX's algorithm:
+``igamma_grad_a`` (dP(a, x)/da) and ``random_gamma_grad`` (the derivative of
+a Gamma(a) sample x with respect to a, -dP/da / density).
 
 JAX computes both in the operands' precision (float16/bfloat16 in float32)
 with a power series for x <= max(1, a) and a continued fraction above, each
 carrying its a-derivative along and stopping per element once that
 derivative's last change is below the dtype's epsilon (the fraction after
-2000 terms at most), and with the Lanczos ``lgamma``/``digamma`` of XLA's
-CHLO decomposition. The loops here step only the elements still running,
-with XLA's fused multiply-adds (``_xla_numerics``), so the results are JAX's
-bits.
+2000 terms at most), and with the Lanczos ``lgamma``/``digamma`` of the CHLO
+decomposition. The loops here step only the elements still running; the
+lowering (``_gamma_lowering``) runs the same algorithm.
 """
 from __future__ import annotations
 
@@ -17,9 +16,7 @@ import math
 
 import numpy as np
 
-from openjax._src.primitives import _xla_numerics as X
-
-F32, F64 = X.F32, X.F64
+F32, F64 = np.dtype(np.float32), np.dtype(np.float64)
 
 # Lanczos (g = 7, n = 9) coefficients, as XLA's CHLO decomposition has them.
 LANCZOS_G = 7.0
@@ -32,25 +29,12 @@ MAX_CF_TERMS = 2000
 
 
 class _Ops:
-  """The float kernels of one dtype: XLA's replicas for float32, the C
-  library's ``log`` (which XLA calls too) and exact FMAs for float64."""
+  """The computation dtype: its scalar type and epsilon."""
 
   def __init__(self, dtype):
     self.dt = np.dtype(dtype)
     self.t = self.dt.type
-    if self.dt == F32:
-      self.fma, self.log, self.log1p = X._fma32, X.log_f32, X.log1p_f32
-    else:
-      self.fma, self.log, self.log1p = X._fma64, np.log, X.log1p_f64
     self.eps = self.t(np.finfo(self.dt).eps)
-
-  def sin(self, x):
-    # XLA:CPU's float32 sine and cosine (a vector library's) are correctly
-    # rounded for ~99% of arguments; these are, always.
-    return np.sin(x.astype(F64)).astype(self.dt)
-
-  def cos(self, x):
-    return np.cos(x.astype(F64)).astype(self.dt)
 
 
 _OPS = {F32: _Ops(F32), F64: _Ops(F64)}
@@ -63,13 +47,12 @@ def _lanczos_z(x, o):
 
 
 def _log_t(z, o):
-  # log(g + 1/2 + z) = log(g + 1/2) + log1p(z / (g + 1/2)); XLA multiplies
-  # by the reciprocal of the constant instead of dividing.
-  return o.t(math.log(LANCZOS_G + 0.5)) + o.log1p(z * o.t(1 / (LANCZOS_G + 0.5)))
+  # log(g + 1/2 + z) = log(g + 1/2) + log1p(z / (g + 1/2))
+  return o.t(math.log(LANCZOS_G + 0.5)) + np.log1p(z / o.t(LANCZOS_G + 0.5))
 
 
 def lgamma(x, o):
-  """XLA's (CHLO's) Lanczos log-gamma in ``o``'s precision."""
+  """CHLO's Lanczos log-gamma in ``o``'s precision."""
   z, reflect = _lanczos_z(x, o)
   a = np.full_like(x, o.t(LANCZOS_BASE))
   for i, c in enumerate(LANCZOS):
@@ -77,21 +60,21 @@ def lgamma(x, o):
   t = o.t(LANCZOS_G + 0.5) + z
   log_t = _log_t(z, o)
   r = ((z + o.t(0.5)) - t / log_t)
-  out = o.fma(r, log_t, o.t((math.log(2) + math.log(math.pi)) / 2)) + o.log(a)
+  out = (r * log_t + o.t((math.log(2) + math.log(math.pi)) / 2)) + np.log(a)
   if reflect.any():
     ax = np.abs(x)
     frac = ax - np.floor(ax)
     frac = np.where(o.t(0.5) < frac, o.t(1) - frac, frac)
-    denom = o.log(o.sin(o.t(math.pi) * frac))
+    denom = np.log(np.sin(o.t(math.pi) * frac))
     refl = np.where(np.isfinite(denom), (o.t(math.log(math.pi)) - denom) - out, -denom)
     out = np.where(reflect, refl, out)
   return np.where(np.isinf(x), o.t(np.inf), out)
 
 
 def digamma(x, o, x_minus_one=None):
-  """XLA's (CHLO's) Lanczos digamma in ``o``'s precision (NaN at the poles
-  0, -1, -2, ...). For ``x = a + 1`` XLA folds ``x - 1`` to ``a``: pass
-  that as ``x_minus_one``."""
+  """CHLO's Lanczos digamma in ``o``'s precision (NaN at the poles 0, -1,
+  -2, ...). For ``x = a + 1``, ``x - 1`` is ``a`` exactly: pass that as
+  ``x_minus_one``."""
   z, reflect = _lanczos_z(x, o)
   if x_minus_one is not None:
     z = np.where(reflect, z, x_minus_one)
@@ -106,7 +89,7 @@ def digamma(x, o, x_minus_one=None):
   if reflect.any():
     reduced = x + np.abs(np.floor(x + o.t(0.5)))
     arg = o.t(math.pi) * reduced
-    refl = out - (o.cos(arg) * o.t(math.pi)) / o.sin(arg)
+    refl = out - (np.cos(arg) * o.t(math.pi)) / np.sin(arg)
     out = np.where(reflect, refl, out)
   pole = (x <= 0) & (x == np.floor(x))
   return np.where(pole, o.t(np.nan), out)
@@ -123,10 +106,10 @@ def _series(a, x, enabled, o):
     rr = r[idx] + o.t(1)
     xi, ci = x[idx], c[idx]
     xr = xi / rr
-    dcn = o.fma(dc[idx], xr, -((ci * xi) / (rr * rr)))
+    dcn = dc[idx] * xr - (ci * xi) / (rr * rr)
     dansn = dans[idx] + dcn
     r[idx], dc[idx], dans[idx] = rr, dcn, dansn
-    ans[idx] = o.fma(ci, xr, ans[idx])
+    ans[idx] = ci * xr + ans[idx]
     c[idx] = ci * xr
     idx = idx[np.abs(dcn / dansn) > o.eps]
   return ans, dans
@@ -156,14 +139,14 @@ def _continued_fraction(a, x, enabled, o):
     yc = yi * cc
     p1, q1, p2, q2 = pkm1[idx], qkm1[idx], pkm2[idx], qkm2[idx]
     dp1, dq1, dp2, dq2 = dpkm1[idx], dqkm1[idx], dpkm2[idx], dqkm2[idx]
-    pk = o.fma(p1, zi, -(p2 * yc))
-    qk = o.fma(q1, zi, -(q2 * yc))
+    pk = p1 * zi - p2 * yc
+    qk = q1 * zi - q2 * yc
     nonzero = qk != 0
     ans_i = np.where(nonzero, pk / qk, ans[idx])
-    dpk = o.fma(p2, cc, o.fma(-dp2, yc, o.fma(dp1, zi, -p1)))
-    dqk = o.fma(q2, cc, o.fma(-dq2, yc, o.fma(dq1, zi, -q1)))
+    dpk = ((dp1 * zi - p1) - dp2 * yc) + p2 * cc
+    dqk = ((dq1 * zi - q1) - dq2 * yc) + q2 * cc
     dans_old = dans[idx]
-    dans_i = np.where(nonzero, o.fma(-ans_i, dqk, dpk) / qk, dans_old)
+    dans_i = np.where(nonzero, (dpk - ans_i * dqk) / qk, dans_old)
     change = np.where(nonzero, np.abs(dans_i - dans_old), one)
     scale = np.where(np.abs(pk) > big, o.eps, one)
     pkm2[idx], pkm1[idx] = p1 * scale, pk * scale
@@ -187,20 +170,20 @@ def _gamma_derivative(a, x, sample: bool):
     x_is_zero = x == 0
     domain_error = (x < 0) | (a <= 0)
     use_cf = (x > 1) & (x > a)
-    log_x = o.log(x)
-    lax_ = o.fma(a, log_x, -x) - lgamma(a, o)
+    log_x = np.log(x)
+    lax_ = (a * log_x - x) - lgamma(a, o)
     underflow = lax_ < -o.t(np.log(np.finfo(cdt).max))
     enabled = ~(x_is_zero | domain_error | underflow | is_nan)
     s_ans, s_dans = _series(a, x, enabled & ~use_cf, o)
     c_ans, c_dans = _continued_fraction(a, x, enabled & use_cf, o)
-    s_sum = o.fma(s_ans, log_x - digamma(a + o.t(1), o, x_minus_one=a), s_dans)
-    c_sum = o.fma(c_ans, log_x - digamma(a, o), c_dans)
+    s_sum = s_ans * (log_x - digamma(a + o.t(1), o, x_minus_one=a)) + s_dans
+    c_sum = c_ans * (log_x - digamma(a, o)) + c_dans
     if sample:
       out = np.where(use_cf, c_sum * x, ((-s_sum) * x) / a)
     else:
-      ax = X.exp_f32(lax_) if cdt == F32 else np.exp(lax_)
+      ax = np.exp(lax_)
       out = np.where(use_cf, -(ax * c_sum), (ax * s_sum) / a)
-    out = np.where(x_is_zero, o.t(0), X.flush_denormals(out))
+    out = np.where(x_is_zero, o.t(0), out)
     out = np.where(domain_error | is_nan, o.t(np.nan), out)
   return out.astype(dtype).reshape(shape)
 
