@@ -24,7 +24,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Primitive, ShapedArray, Var,
-                               dce_jaxpr, eval_jaxpr, get_aval, set_current_trace)
+                               dce_jaxpr, eval_jaxpr, get_aval, program_of, set_current_trace)
 from openjax._src.core.jaxpr import JaxprTypeError
 from openjax._src.interpreters.batching import batch_jaxpr
 from openjax._src.interpreters.jvp import jvp_jaxpr
@@ -96,7 +96,7 @@ def select_branch(index, n: int) -> int:
 @cond_p.def_impl
 def _cond_impl(index, *args, branches):
   branch = branches[select_branch(index, len(branches))]
-  return eval_jaxpr(branch.jaxpr, branch.consts, *args)
+  return program_of(branch.jaxpr).runner(branch.consts)(args)
 
 
 def _typematch(a: ShapedArray, b: ShapedArray) -> bool:

@@ -16,16 +16,14 @@ iterations per trip of the compiled loop (``0``: the whole loop unrolled).
 """
 from __future__ import annotations
 
-import weakref
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 
 from openjax._src import dtypes
-from openjax._src.config import config
 from openjax._src.core import (ClosedJaxpr, Jaxpr, JaxprTypeError, Literal, Primitive, ShapedArray,
                                Tracer, Var, canonical_value, eval_jaxpr, eval_trace,
-                               jaxprs_in_params, set_current_trace, typematch)
+                               jaxprs_in_params, program_of, set_current_trace, typematch)
 from openjax._src.interpreters.batching import batch_jaxpr
 from openjax._src.interpreters.partial_eval import partial_eval_jaxpr
 from openjax._src.interpreters.staging import trace_to_jaxpr
@@ -150,55 +148,10 @@ def _scan_abstract_eval(*avals, reverse, length, jaxpr, num_consts, num_carry, u
 
 
 # ------------------------------------------------------------------- impl
-class _NumpyBody:
-  """A loop body prepared for many evaluations on NumPy values: each
-  equation calls its primitive's ``impl`` directly (no trace dispatch and no
-  abstract evaluation per iteration; output dtypes are the jaxpr's)."""
-  __slots__ = ("invars", "outvars", "steps", "env0")
-
-  def __init__(self, closed: ClosedJaxpr):
-    jaxpr = closed.jaxpr
-    self.invars = jaxpr.invars
-    self.env0 = {v: canonical_value(c) for v, c in zip(jaxpr.constvars, closed.consts)}
-
-    def atom(a):
-      return (True, np.asarray(a.val, a.aval.dtype)) if type(a) is Literal else (False, a)
-
-    self.outvars = [atom(a) for a in jaxpr.outvars]
-    self.steps = [(eqn.primitive.rule("impl"), eqn.params, [atom(a) for a in eqn.invars],
-                   [(v, v.aval.dtype) for v in eqn.outvars]) for eqn in jaxpr.eqns]
-
-  def __call__(self, args: Sequence) -> list:
-    env = dict(self.env0)
-    env.update(zip(self.invars, args))
-    for impl, params, ins, outs in self.steps:
-      results = impl(*[x if lit else env[x] for lit, x in ins], **params)
-      for (v, dt), o in zip(outs, results):
-        o = np.asarray(o)
-        env[v] = o if o.dtype == dt else o.astype(dt)
-    return [x if lit else env[x] for lit, x in self.outvars]
-
-
-_bodies: "weakref.WeakKeyDictionary[ClosedJaxpr, _NumpyBody]" = weakref.WeakKeyDictionary()
-
-
-def _body_runner(closed: ClosedJaxpr) -> Callable[[Sequence], list]:
-  if config.read("jax_debug_nans") or config.read("jax_debug_infs"):
-    # The checked path: every equation through the eval trace, which checks.
-    def checked(args):
-      with set_current_trace(eval_trace):
-        return [canonical_value(o) for o in eval_jaxpr(closed.jaxpr, closed.consts, *args)]
-    return checked
-  body = _bodies.get(closed)
-  if body is None:
-    body = _bodies[closed] = _NumpyBody(closed)
-  return body
-
-
 @scan_p.def_impl
 def _scan_impl(*args, reverse, length, jaxpr, num_consts, num_carry, unroll):
   consts, carry, xs = split_list(args, [num_consts, num_carry])
-  run = _body_runner(jaxpr)
+  run = program_of(jaxpr.jaxpr).runner(jaxpr.consts)
   # ys are written in place into preallocated stacks (no list of slices to
   # concatenate at the end).
   ys = [np.empty((length,) + a.shape, a.dtype) for a in jaxpr.out_avals[num_carry:]]

@@ -16,7 +16,7 @@ in the last bits): it runs compiled even inside an interpreted first call of
 an enclosing jitted function."""
 from __future__ import annotations
 
-from openjax._src.core import ClosedJaxpr, Primitive, Var, eval_jaxpr, pp_eqn, set_current_trace
+from openjax._src.core import ClosedJaxpr, Primitive, Var, pp_eqn, program_of, set_current_trace
 from openjax._src.interpreters.batching import batch_jaxpr
 from openjax._src.interpreters.jvp import jvp_jaxpr
 from openjax._src.interpreters.partial_eval import partial_eval_jaxpr
@@ -37,7 +37,7 @@ def _jit_impl(*args, jaxpr: ClosedJaxpr, name: str, donated_invars: tuple = (),
   # top-level jitted call dispatches its executable itself).
   if compiling(tiered):
     return executable_for_jaxpr(jaxpr, name, donated_invars).execute(args)
-  return eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
+  return program_of(jaxpr.jaxpr).runner(jaxpr.consts)(args)
 
 
 @jit_p.def_abstract_eval

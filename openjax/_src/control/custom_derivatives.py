@@ -19,7 +19,7 @@ from typing import Callable, Sequence
 
 from openjax._src import dtypes, tree_util
 from openjax._src.core import (ClosedJaxpr, Jaxpr, Primitive, ShapedArray, eval_jaxpr, get_aval,
-                               pp_eqn)
+                               pp_eqn, program_of)
 from openjax._src.interpreters.batching import batch_jaxpr
 from openjax._src.interpreters.staging import trace_to_jaxpr
 from openjax._src.interpreters.transpose import transpose_jaxpr
@@ -210,7 +210,7 @@ custom_jvp_call_p.batch_needs_axis = True   # to pass the axis to the rule's bat
 
 @custom_jvp_call_p.def_impl
 def _custom_jvp_call_impl(*args, call_jaxpr, jvp_jaxpr_fun, num_consts, symbolic_zeros):
-  return eval_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts, *args)
+  return program_of(call_jaxpr.jaxpr).runner(call_jaxpr.consts)(args)
 
 
 @custom_jvp_call_p.def_abstract_eval
@@ -348,7 +348,7 @@ class CustomVJPException(Exception):
 @custom_vjp_call_p.def_impl
 def _custom_vjp_call_impl(*args, call_jaxpr, fwd_jaxpr_thunk, bwd, num_consts, out_trees,
                           symbolic_zeros):
-  return eval_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts, *args)
+  return program_of(call_jaxpr.jaxpr).runner(call_jaxpr.consts)(args)
 
 
 @custom_vjp_call_p.def_abstract_eval

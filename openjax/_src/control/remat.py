@@ -15,12 +15,13 @@ outputs of that (known) equation may be saved. ``None`` saves nothing.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
 from typing import Callable, Sequence
 
-from openjax._src.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Primitive, Var, eval_jaxpr,
+from openjax._src.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Primitive, Var, eval_jaxpr, program_of,
                                set_current_trace)
 from openjax._src.primitives.ad_util import Zero, is_undefined_primal, tangent_aval
 from openjax._src.primitives.shape_base import instantiate_zeros
@@ -83,27 +84,22 @@ def record_source(eqn, src: str | None) -> None:
     sources[id(eqn)] = (eqn, src)
 
 
-def eval_jaxpr_with_sources(jaxpr: Jaxpr, consts, args) -> list:
-  """``eval_jaxpr``, but equations bound while re-evaluating a recorded
-  equation inherit its source (``print_saved_residuals`` reads them)."""
-  sources = source_state.sources
-  if sources is None:
-    return eval_jaxpr(jaxpr, consts, *args)
-  env: dict = dict(zip(jaxpr.constvars, consts))
-  env.update(zip(jaxpr.invars, args))
-
-  def read(a):
-    return a.val if type(a) is Literal else env[a]
-
+@contextlib.contextmanager
+def inheriting_sources():
+  """While ``print_saved_residuals`` records: an ``on_step`` hook for
+  ``eval_jaxpr`` under which equations bound while re-evaluating a recorded
+  equation inherit its source; None otherwise (no hook, no cost)."""
+  if source_state.sources is None:
+    yield None
+    return
   prev = source_state.current
+
+  def on_step(eqn):
+    source_state.current = source_of(eqn) or prev
   try:
-    for eqn in jaxpr.eqns:
-      source_state.current = source_of(eqn) or prev
-      outs = eqn.primitive.bind(*(read(a) for a in eqn.invars), **eqn.params)
-      env.update(zip(eqn.outvars, outs))
+    yield on_step
   finally:
     source_state.current = prev
-  return [read(a) for a in jaxpr.outvars]
 
 
 # ------------------------------------------------------------------- remat2
@@ -117,7 +113,7 @@ def nothing_saveable(*_, **__) -> bool:
 
 @remat_p.def_impl
 def _remat_impl(*args, jaxpr, prevent_cse, differentiated, policy):
-  return eval_jaxpr(jaxpr, (), *args)
+  return program_of(jaxpr).runner(())(args)
 
 
 @remat_p.def_abstract_eval
@@ -185,8 +181,10 @@ def _jvp_jaxpr_with_sources(closed: ClosedJaxpr, nonzeros, instantiate):
   def fun(*args):
     tans = iter(args[n:])
     tangents = [next(tans) if nz else Zero(tangent_aval(a)) for a, nz in zip(in_avals, nonzeros)]
-    p_out, t_out = jvp_flat(lambda *xs: eval_jaxpr_with_sources(closed.jaxpr, closed.consts, xs),
-                            list(args[:n]), tangents, instantiate=instantiate)
+    with inheriting_sources() as on_step:
+      p_out, t_out = jvp_flat(
+          lambda *xs: eval_jaxpr(closed.jaxpr, closed.consts, *xs, on_step=on_step),
+          list(args[:n]), tangents, instantiate=instantiate)
     box.append([type(t) is not Zero for t in t_out])
     return p_out + [t for t in t_out if type(t) is not Zero]
 
@@ -249,8 +247,8 @@ def _remat_partial_eval(pe_trace, unknowns, args, params):
   known, staged, out_unknowns, num_res, in_mask = partial_eval_jaxpr_policy(jaxpr, unknowns,
                                                                            policy)
   known_args = [a for a, u in zip(args, unknowns) if not u]
-  with set_current_trace(pe_trace.parent):
-    known_outs = eval_jaxpr_with_sources(known, [], known_args)
+  with set_current_trace(pe_trace.parent), inheriting_sources() as on_step:
+    known_outs = eval_jaxpr(known, [], *known_args, on_step=on_step)
   n_known = len(known_outs) - num_res
   residuals = known_outs[n_known:]
   staged_args = [a for a, m in zip(args, in_mask) if m]

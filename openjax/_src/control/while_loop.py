@@ -14,17 +14,16 @@ carry (``select_n``), as in JAX.
 from __future__ import annotations
 
 import inspect
-import weakref
 from typing import Callable, Sequence
 
 import numpy as np
 
 from openjax._src import dtypes, tree_util
 from openjax._src.config import config
-from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, JaxprEqn, JaxprTypeError, Literal,
-                               Primitive, ShapedArray, Tracer, Var, array_of, canonical_value,
-                               eval_jaxpr, get_aval, jaxprs_in_params, live_eqns,
-                               set_current_trace, typematch)
+from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, JaxprEqn, JaxprTypeError, Primitive,
+                               ShapedArray, Tracer, Var, array_of, canonical_value, get_aval,
+                               jaxprs_in_params, live_eqns, program_of, set_current_trace,
+                               typematch)
 from openjax._src.errors import ConcretizationTypeError
 from openjax._src.interpreters.batching import batch_jaxpr
 from openjax._src.interpreters.jvp import jvp_jaxpr
@@ -269,68 +268,6 @@ def _fresh_jaxpr(jaxpr: Jaxpr, invars=None, outvars=None) -> Jaxpr:
 
 
 # ----------------------------------------------------------------- impl
-class _NumpyProgram:
-  """A jaxpr prepared for repeated evaluation on NumPy values: each step
-  calls a primitive's ``impl`` directly (no tracing dispatch, no abstract
-  evaluation: the output dtypes are the jaxpr's). Values live in a list of
-  slots (constvars, invars, literals, then equation outputs)."""
-  __slots__ = ("n_in", "template", "steps", "out_slots")
-
-  def __init__(self, jaxpr: Jaxpr):
-    slot: dict = {}
-    template: list = []
-
-    def index(a) -> int:
-      if type(a) is Literal:
-        template.append(np.asarray(a.val, a.aval.dtype))
-        return len(template) - 1
-      i = slot.get(a)
-      if i is None:
-        i = slot[a] = len(template)
-        template.append(None)
-      return i
-
-    for v in [*jaxpr.constvars, *jaxpr.invars]:
-      slot[v] = len(template)
-      template.append(None)
-    self.n_in = len(template)
-    self.steps = []
-    for eqn in jaxpr.eqns:
-      ins = tuple(index(a) for a in eqn.invars)
-      outs = tuple((index(v), v.aval.dtype) for v in eqn.outvars)
-      self.steps.append((eqn.primitive.rule("impl"), eqn.params, ins, outs))
-    self.out_slots = [index(a) for a in jaxpr.outvars]
-    self.template = template
-
-  def __call__(self, inputs: list) -> list:
-    env = self.template.copy()
-    env[:self.n_in] = inputs
-    for impl, params, ins, outs in self.steps:
-      results = impl(*[env[i] for i in ins], **params)
-      for (i, dt), o in zip(outs, results):
-        if type(o) is not np.ndarray:
-          o = np.asarray(o)
-        env[i] = o if o.dtype is dt or o.dtype == dt else o.astype(dt)
-    return [env[i] for i in self.out_slots]
-
-
-_programs: "weakref.WeakKeyDictionary[Jaxpr, _NumpyProgram]" = weakref.WeakKeyDictionary()
-
-
-def _numpy_runner(closed: ClosedJaxpr) -> Callable[[Sequence], list]:
-  """``args -> outs`` evaluating ``closed`` on NumPy values."""
-  consts = [canonical_value(c) for c in closed.consts]
-  if config.read("jax_debug_nans") or config.read("jax_debug_infs"):
-    # The checked path: every equation through the eval trace.
-    return lambda args: [canonical_value(o) for o in eval_jaxpr(closed.jaxpr, consts, *args)]
-  prog = _programs.get(closed.jaxpr)
-  if prog is None:
-    prog = _programs[closed.jaxpr] = _NumpyProgram(closed.jaxpr)
-  if consts:
-    return lambda args: prog(consts + args)
-  return prog
-
-
 def _select_done(pred: np.ndarray, new: np.ndarray, old: np.ndarray) -> np.ndarray:
   """Lanes where ``pred`` holds take ``new``; ``pred``'s shape is a prefix of
   the carry's."""
@@ -343,7 +280,8 @@ def _while_impl(*args, cond_jaxpr: ClosedJaxpr, body_jaxpr: ClosedJaxpr, cond_nc
   cond_consts = list(args[:cond_nconsts])
   body_consts = list(args[cond_nconsts:cond_nconsts + body_nconsts])
   carry = list(args[cond_nconsts + body_nconsts:])
-  run_cond, run_body = _numpy_runner(cond_jaxpr), _numpy_runner(body_jaxpr)
+  run_cond = program_of(cond_jaxpr.jaxpr).runner(cond_jaxpr.consts)
+  run_body = program_of(body_jaxpr.jaxpr).runner(body_jaxpr.consts)
   if cond_jaxpr.out_avals[0].shape == ():
     while run_cond(cond_consts + carry)[0]:
       carry = run_body(body_consts + carry)

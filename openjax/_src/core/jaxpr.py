@@ -1,5 +1,6 @@
 """The jaxpr IR: ``Var``, ``Literal``, ``JaxprEqn``, ``Jaxpr``, ``ClosedJaxpr``,
-the type checker, the evaluator and the printer (JAX's textual form)."""
+the type checker, dead-code elimination and the printer (JAX's textual form);
+the evaluator is ``program.py``."""
 from __future__ import annotations
 
 import itertools
@@ -216,29 +217,7 @@ def check_jaxpr(jaxpr: Jaxpr | ClosedJaxpr) -> None:
     read(a, "outvars")
 
 
-# ---------------------------------------------------------------- evaluation
-def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list:
-  """Evaluate ``jaxpr`` by binding each equation's primitive in the current
-  trace (so evaluating under a transformation transforms it)."""
-  env: dict[Var, Any] = {}
-
-  def read(a):
-    return a.operand if type(a) is Literal else env[a]
-
-  if len(args) != len(jaxpr.invars):
-    raise TypeError(f"eval_jaxpr: jaxpr takes {len(jaxpr.invars)} arguments, "
-                    f"got {len(args)}")
-  for v, x in zip(jaxpr.constvars, consts):
-    env[v] = x
-  for v, x in zip(jaxpr.invars, args):
-    env[v] = x
-  for eqn in jaxpr.eqns:
-    outs = eqn.primitive.bind(*(read(a) for a in eqn.invars), **eqn.params)
-    for v, x in zip(eqn.outvars, outs):
-      env[v] = x
-  return [read(a) for a in jaxpr.outvars]
-
-
+# ----------------------------------------------------------- dead code
 def live_eqns(eqns, outvars) -> list:
   """The equations some of ``outvars`` depend on, in order (no primitive has
   side effects, so the others are dead)."""

@@ -229,8 +229,14 @@ def _concrete_result(o, aval: ShapedArray) -> Array:
 
 
 def _check_nans(primitive, outs) -> None:
-  for o in outs:
-    v = o._value
+  check_nans(primitive, [o._value for o in outs])
+
+
+def check_nans(primitive, values) -> None:
+  """Raise FloatingPointError naming ``primitive`` when ``jax_debug_nans``
+  (``jax_debug_infs``) is on and one of its result ``values`` (NumPy arrays)
+  holds a nan (an inf)."""
+  for v in values:
     if dtypes.kind(v.dtype) not in "fc":
       continue
     if config.read("jax_debug_nans") and np.isnan(v).any():

@@ -1,0 +1,303 @@
+"""The jaxpr program evaluator: every jaxpr that is interpreted rather than
+compiled runs here (``eval_jaxpr``, jit's interpreted and tiered first calls,
+the impls of jit, cond, scan, while, remat and the custom-derivative calls).
+
+``program_of(jaxpr)`` compiles a jaxpr once (cached per ``Jaxpr`` object,
+weakly) into a ``Program``: a list of steps over value slots (constvars,
+invars, literals, then equation outputs), each step naming its primitive, its
+parameters, the slots it reads and writes and the slots whose value is dead
+after it. A program runs in one of two ways:
+
+* on concrete values with impls (``Program.runner``, and ``eval_jaxpr`` under
+  the eval trace with concrete inputs of the jaxpr's types): each step calls
+  its primitive's ``impl`` on NumPy values and casts the results to the
+  jaxpr's dtypes, with no trace dispatch and no abstract evaluation; values
+  become ``Array``s only at the program's boundary. With ``jax_debug_nans`` or
+  ``jax_debug_infs`` on, each step's results are checked and a nan/inf raises
+  ``FloatingPointError`` naming the step's primitive.
+* by binding each step's primitive in the current trace (``eval_jaxpr`` under
+  a transformation or with tracers among the inputs), so evaluating under a
+  transformation transforms the program; an ``on_step`` hook may watch every
+  equation (``print_saved_residuals`` gives equations their sources with it).
+
+Slots whose value is large are released after their last use, so a big
+intermediate does not live until the program ends.
+"""
+from __future__ import annotations
+
+import math
+import weakref
+from operator import itemgetter
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from openjax._src import dtypes
+from openjax._src.config import config
+from openjax._src.core.array import Array
+from openjax._src.core.avals import ShapedArray
+from openjax._src.core.jaxpr import Jaxpr, JaxprTypeError, Literal
+from openjax._src.core.trace import (canonical_value, check_nans, eager_config, eval_trace,
+                                     trace_state)
+from openjax._src.core.tracer import Tracer
+
+# A dead value this large (bytes) has its slot cleared after its last use;
+# smaller ones stay until the program ends (clearing costs more than they do).
+RELEASE_MIN_BYTES = 1 << 12
+
+
+def _no_inputs(env: list) -> tuple:
+  return ()
+
+
+def _nbytes(aval: ShapedArray) -> int:
+  return math.prod(aval.shape) * aval.dtype.itemsize
+
+
+class _MissingImpl:
+  """A step's impl when its primitive has none (yet): the standard error
+  when called."""
+  __slots__ = ("primitive",)
+
+  def __init__(self, primitive):
+    self.primitive = primitive
+
+  def __call__(self, *args, **params):
+    return self.primitive.rule("impl")(*args, **params)
+
+
+class Program:
+  """A jaxpr compiled to steps over value slots.
+
+  ``steps`` holds one tuple per equation: (primitive, impl, params, gather,
+  unary, outs, free), where ``gather(env)`` reads the equation's operands
+  (the operand itself when ``unary``, else a tuple), ``outs`` is
+  ((slot, dtype), ...) of its results and ``free`` the slots dead after it.
+  ``values`` and ``operands`` are the initial slot lists of the two ways to
+  run (literals as NumPy values, or as the Arrays that binding takes).
+  """
+  __slots__ = ("n_consts", "n_args", "in_avals", "eqns", "steps", "out_slots", "out_avals",
+               "out_literals", "values", "operands", "__weakref__")
+
+  def __init__(self, jaxpr: Jaxpr):
+    slots: dict = {}
+    values: list = []
+    operands: list = []
+    last_read: dict[int, int] = {}
+    big: set[int] = set()
+
+    def define(v) -> int:
+      i = slots[v] = len(values)
+      values.append(None)
+      operands.append(None)
+      if _nbytes(v.aval) >= RELEASE_MIN_BYTES:
+        big.add(i)
+      return i
+
+    def read(a, k: int) -> int:
+      if type(a) is Literal:
+        value = np.asarray(a.val, a.aval.dtype)
+        value.setflags(False)
+        values.append(value)
+        operands.append(a.operand)
+        return len(values) - 1
+      i = slots.get(a)
+      if i is None:
+        raise JaxprTypeError(f"eval_jaxpr: variable {a} is used before it is defined")
+      last_read[i] = k
+      return i
+
+    invars = [*jaxpr.constvars, *jaxpr.invars]
+    for v in invars:
+      define(v)
+    self.n_consts, self.n_args = len(jaxpr.constvars), len(jaxpr.invars)
+    self.in_avals = [v.aval for v in invars]
+    self.eqns = list(jaxpr.eqns)
+    reads, writes = [], []
+    for k, eqn in enumerate(self.eqns):
+      reads.append(tuple(read(a, k) for a in eqn.invars))
+      writes.append(tuple(define(v) for v in eqn.outvars))
+    self.out_slots = [read(a, len(self.eqns)) for a in jaxpr.outvars]
+    self.out_avals = [a.aval for a in jaxpr.outvars]
+    self.out_literals = [a.operand if type(a) is Literal else None for a in jaxpr.outvars]
+    kept = set(self.out_slots)
+    free_after: dict[int, list] = {}
+    for i in big - kept:
+      # Never read: dead as soon as it is written (its step is the writer).
+      k = last_read.get(i)
+      if k is None:
+        k = next((k for k, w in enumerate(writes) if i in w), None)
+      if k is not None:
+        free_after.setdefault(k, []).append(i)
+    self.steps = []
+    for k, (eqn, ins, outs) in enumerate(zip(self.eqns, reads, writes)):
+      p = eqn.primitive
+      if not ins:
+        gather = _no_inputs
+      else:
+        gather = itemgetter(*ins)
+      self.steps.append((p, p.impl or _MissingImpl(p), eqn.params, gather, len(ins) == 1,
+                         tuple((i, v.aval.dtype) for i, v in zip(outs, eqn.outvars)),
+                         tuple(sorted(free_after.get(k, ())))))
+    self.values, self.operands = values, operands
+
+  # ---------------------------------------------------------- impl path
+  def runner(self, consts: Sequence[Any]) -> Callable[[Sequence], list]:
+    """``args -> outs`` on NumPy values of the invars' types, by impls, for a
+    caller that runs the program many times (a loop body) or inside an impl
+    (under the eval trace). The debug flags are read now."""
+    env0 = self.values.copy()
+    env0[:self.n_consts] = [canonical_value(c) for c in consts]
+    run, steps, out_slots = _impl_loop(), self.steps, self.out_slots
+    lo, hi = self.n_consts, self.n_consts + self.n_args
+    if len(out_slots) == 1:
+      out_slot, = out_slots
+
+      def run_program(args: Sequence) -> list:
+        env = env0.copy()
+        env[lo:hi] = args
+        run(steps, env)
+        return [env[out_slot]]
+      return run_program
+
+    def run_program(args: Sequence) -> list:
+      env = env0.copy()
+      env[lo:hi] = args
+      run(steps, env)
+      return [env[i] for i in out_slots]
+    return run_program
+
+  def input_values(self, consts: Sequence, args: Sequence) -> list | None:
+    """The initial slots for the impl path: NumPy values of ``consts`` and
+    ``args``; None when one is a tracer or differs from the jaxpr's types
+    (then only binding gives the right result types)."""
+    env = self.values.copy()
+    i = 0
+    for xs in (consts, args):
+      for x in xs:
+        aval = self.in_avals[i]
+        if type(x) is Array:
+          a = x.aval
+          if a is not aval and (a.shape != aval.shape or a.dtype != aval.dtype
+                                or a.weak_type != aval.weak_type):
+            return None
+          env[i] = x._value
+        elif isinstance(x, Tracer):
+          return None
+        else:
+          v = canonical_value(x)
+          if (v.shape != aval.shape or v.dtype != aval.dtype
+              or dtypes.is_weakly_typed(x) != aval.weak_type):
+            return None
+          env[i] = v
+        i += 1
+    return env
+
+  def run_to_arrays(self, env: list, consts: Sequence, args: Sequence) -> list:
+    """Run the impl path on initial slots ``env`` and return Arrays (an
+    output that is an input Array is that Array)."""
+    _impl_loop()(self.steps, env)
+    n_in = self.n_consts + self.n_args
+    outs = []
+    for i, aval, lit in zip(self.out_slots, self.out_avals, self.out_literals):
+      if lit is not None:
+        outs.append(lit)
+        continue
+      if i < n_in:
+        x = consts[i] if i < self.n_consts else args[i - self.n_consts]
+        if type(x) is Array:
+          outs.append(x)
+          continue
+      v = env[i]
+      v.setflags(False)   # write=False, positional
+      outs.append(Array(v, aval))
+    return outs
+
+  # ---------------------------------------------------------- bind path
+  def bind(self, consts: Sequence, args: Sequence, on_step: Callable | None = None) -> list:
+    """Bind each step's primitive in the current trace; ``on_step(eqn)``
+    runs before each equation is bound."""
+    env = self.operands.copy()
+    n = self.n_consts
+    env[:n] = consts
+    env[n:n + self.n_args] = args
+    if on_step is None:
+      for p, _, params, gather, unary, outs, free in self.steps:
+        results = p.bind(gather(env), **params) if unary else p.bind(*gather(env), **params)
+        for (i, _), o in zip(outs, results):
+          env[i] = o
+        for i in free:
+          env[i] = None
+    else:
+      for eqn, (p, _, params, gather, unary, outs, free) in zip(self.eqns, self.steps):
+        on_step(eqn)
+        results = p.bind(gather(env), **params) if unary else p.bind(*gather(env), **params)
+        for (i, _), o in zip(outs, results):
+          env[i] = o
+        for i in free:
+          env[i] = None
+    return [env[i] for i in self.out_slots]
+
+
+def _run_impls(steps: list, env: list) -> None:
+  for _, impl, params, gather, unary, outs, free in steps:
+    results = impl(gather(env), **params) if unary else impl(*gather(env), **params)
+    for (i, dt), o in zip(outs, results):
+      if type(o) is not np.ndarray:
+        o = np.asarray(o)
+      env[i] = o if o.dtype is dt or o.dtype == dt else o.astype(dt)
+    if free:
+      for i in free:
+        env[i] = None
+
+
+def _run_impls_checked(steps: list, env: list) -> None:
+  """``_run_impls`` checking every step's results for nan/inf."""
+  for p, impl, params, gather, unary, outs, free in steps:
+    results = impl(gather(env), **params) if unary else impl(*gather(env), **params)
+    for (i, dt), o in zip(outs, results):
+      if type(o) is not np.ndarray:
+        o = np.asarray(o)
+      env[i] = o if o.dtype is dt or o.dtype == dt else o.astype(dt)
+    check_nans(p, [env[i] for i, _ in outs])
+    for i in free:
+      env[i] = None
+
+
+def _impl_loop() -> Callable[[list, list], None]:
+  """The impl loop the debug flags ask for."""
+  if not eager_config.flags_ok and (config.read("jax_debug_nans")
+                                   or config.read("jax_debug_infs")):
+    return _run_impls_checked
+  return _run_impls
+
+
+_programs: "weakref.WeakKeyDictionary[Jaxpr, Program]" = weakref.WeakKeyDictionary()
+
+
+def program_of(jaxpr: Jaxpr) -> Program:
+  """``jaxpr``'s program, compiled on first use."""
+  program = _programs.get(jaxpr)
+  if program is None:
+    program = _programs[jaxpr] = Program(jaxpr)
+  return program
+
+
+def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any,
+               on_step: Callable | None = None) -> list:
+  """Evaluate ``jaxpr`` on ``consts`` and ``args``.
+
+  Under the eval trace with concrete inputs of the jaxpr's types, each
+  equation runs its primitive's impl (results are Arrays); otherwise each
+  equation's primitive is bound in the current trace, so evaluating under a
+  transformation transforms it. ``on_step(eqn)``, when given, runs before each
+  equation is bound (the bind path is then always taken)."""
+  program = program_of(jaxpr)
+  if len(args) != program.n_args or len(consts) != program.n_consts:
+    raise TypeError(f"eval_jaxpr: jaxpr takes {program.n_consts} constants and "
+                    f"{program.n_args} arguments, got {len(consts)} and {len(args)}")
+  if on_step is None and trace_state.trace is eval_trace:
+    env = program.input_values(consts, args)
+    if env is not None:
+      return program.run_to_arrays(env, consts, args)
+  return program.bind(consts, args, on_step)
