@@ -83,15 +83,14 @@ class Program:
     slots: dict = {}
     values: list = []
     operands: list = []
-    last_read: dict[int, int] = {}
-    big: set[int] = set()
+    last_use: dict[int, int] = {}   # large slot -> the step after which it is dead
 
-    def define(v) -> int:
+    def define(v, k: int) -> int:
       i = slots[v] = len(values)
       values.append(None)
       operands.append(None)
-      if _nbytes(v.aval) >= RELEASE_MIN_BYTES:
-        big.add(i)
+      if k >= 0 and _nbytes(v.aval) >= RELEASE_MIN_BYTES:
+        last_use[i] = k   # until read: dead once written
       return i
 
     def read(a, k: int) -> int:
@@ -104,38 +103,30 @@ class Program:
       i = slots.get(a)
       if i is None:
         raise JaxprTypeError(f"eval_jaxpr: variable {a} is used before it is defined")
-      last_read[i] = k
+      if i in last_use:
+        last_use[i] = k
       return i
 
     invars = [*jaxpr.constvars, *jaxpr.invars]
     for v in invars:
-      define(v)
+      define(v, -1)   # the caller's values: never released here
     self.n_consts, self.n_args = len(jaxpr.constvars), len(jaxpr.invars)
     self.in_avals = [v.aval for v in invars]
     self.eqns = list(jaxpr.eqns)
     reads, writes = [], []
     for k, eqn in enumerate(self.eqns):
       reads.append(tuple(read(a, k) for a in eqn.invars))
-      writes.append(tuple(define(v) for v in eqn.outvars))
+      writes.append(tuple(define(v, k) for v in eqn.outvars))
     self.out_slots = [read(a, len(self.eqns)) for a in jaxpr.outvars]
     self.out_avals = [a.aval for a in jaxpr.outvars]
     self.out_literals = [a.operand if type(a) is Literal else None for a in jaxpr.outvars]
-    kept = set(self.out_slots)
     free_after: dict[int, list] = {}
-    for i in big - kept:
-      # Never read: dead as soon as it is written (its step is the writer).
-      k = last_read.get(i)
-      if k is None:
-        k = next((k for k, w in enumerate(writes) if i in w), None)
-      if k is not None:
-        free_after.setdefault(k, []).append(i)
+    for i, k in last_use.items():
+      free_after.setdefault(k, []).append(i)   # outputs: k is past the last step
     self.steps = []
     for k, (eqn, ins, outs) in enumerate(zip(self.eqns, reads, writes)):
       p = eqn.primitive
-      if not ins:
-        gather = _no_inputs
-      else:
-        gather = itemgetter(*ins)
+      gather = itemgetter(*ins) if ins else _no_inputs
       self.steps.append((p, p.impl or _MissingImpl(p), eqn.params, gather, len(ins) == 1,
                          tuple((i, v.aval.dtype) for i, v in zip(outs, eqn.outvars)),
                          tuple(sorted(free_after.get(k, ())))))
