@@ -2,8 +2,8 @@
 from openjax._src.core.avals import AvalQueries, ShapedArray, shaped_array_of, str_short_of, typematch
 from openjax._src.core.jaxpr import (
     Atom, ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, JaxprTypeError, Literal, PpContext,
-    Var, check_jaxpr, dce_jaxpr, eval_jaxpr, jaxprs_in_params, live_eqns, pp_eqn,
-    pp_toplevel_jaxpr)
+    Var, check_jaxpr, check_transformed, dce_jaxpr, eval_jaxpr, jaxprs_in_params, live_eqns,
+    pp_eqn, pp_toplevel_jaxpr)
 from openjax._src.core.primitive import Primitive, RULE_SLOTS, registry
 from openjax._src.core.trace import (
     EvalTrace, Trace, Tracer, array_hooks, canonical_value, concrete_or_error,
