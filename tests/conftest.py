@@ -9,3 +9,6 @@ os.environ.pop("JAX_ENABLE_X64", None)
 # every jit. Tiered execution is tested explicitly (tests/test_tiered.py).
 os.environ.setdefault("OPENJAX_EXECUTOR", "interpreter")
 os.environ.setdefault("OPENJAX_TIERED_COMPILATION", "0")
+# Every jaxpr a transformation builds is type-checked where it is built
+# (jax_enable_checks); JAX_ENABLE_CHECKS=0 turns it off to time without it.
+os.environ.setdefault("JAX_ENABLE_CHECKS", "1")

@@ -18,7 +18,8 @@ from openjax._src import tree_util
 from openjax._src.api.shapes import ShapeDtypeStruct, abstractify, to_shape_dtype_struct
 from openjax._src.config import _env_bool, config
 from openjax._src.api.aot import Lowered
-from openjax._src.core import Array, ClosedJaxpr, Jaxpr, Tracer, eval_jaxpr, eval_trace, trace_state
+from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, Tracer, check_transformed, eval_jaxpr,
+                               eval_trace, trace_state)
 from openjax._src.interpreters.staging import DebugInfo, flat_arg_names, trace_to_jaxpr
 from openjax._src.control.closed_call import jit_p
 from openjax._src.primitives.collectives import current_axis_env, extend_axis_env
@@ -124,8 +125,10 @@ def _hoist_tracer_consts(jaxpr: Jaxpr, consts: list):
       keep_vals.append(c)
   if not hoist_vars:
     return ClosedJaxpr(jaxpr, consts), []
-  new = jaxpr.replace(constvars=keep_vars, invars=hoist_vars + jaxpr.invars)
-  return ClosedJaxpr(new, keep_vals), hoist_vals
+  new = ClosedJaxpr(jaxpr.replace(constvars=keep_vars, invars=hoist_vars + jaxpr.invars),
+                    keep_vals)
+  check_transformed(new, "jit (closed-over tracers as arguments)")
+  return new, hoist_vals
 
 
 class JitWrapped:

@@ -5,7 +5,7 @@ from openjax._src.core.devices import default_device
 from openjax._src.core.array import Array, array_of, make_array
 from openjax._src.core.jaxpr import (
     Atom, ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, JaxprTypeError, Literal, PpContext,
-    Var, check_jaxpr, dce_jaxpr, jaxprs_in_params, live_eqns, pp_eqn,
+    Var, check_jaxpr, check_transformed, dce_jaxpr, jaxprs_in_params, live_eqns, pp_eqn,
     pp_toplevel_jaxpr)
 from openjax._src.core.primitive import Primitive, RULE_SLOTS, registry
 from openjax._src.core.program import Program, eval_jaxpr, program_of

@@ -10,9 +10,11 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from openjax._src.config import config
 from openjax._src.core import pretty as pp
 from openjax._src.core.avals import ShapedArray
 from openjax._src.core.array import array_of
+from openjax._src.core.trace import get_aval
 
 _var_ids = itertools.count()
 
@@ -170,10 +172,20 @@ def _avals_match(a: ShapedArray, b: ShapedArray) -> bool:
   return a.shape == b.shape and a.dtype == b.dtype
 
 
+def _check_consts(closed: ClosedJaxpr) -> None:
+  for v, c in zip(closed.jaxpr.constvars, closed.consts):
+    aval = get_aval(c)
+    if not _avals_match(v.aval, aval):
+      raise JaxprTypeError(f"constvar {v} typed {v.aval.str_short()} holds a constant of "
+                           f"type {aval.str_short()}")
+
+
 def check_jaxpr(jaxpr: Jaxpr | ClosedJaxpr) -> None:
-  """Type-check a jaxpr: every variable defined once before use, and every
-  equation's output types equal its primitive's abstract evaluation."""
+  """Type-check a jaxpr: every variable defined once before use, every
+  equation's output types equal its primitive's abstract evaluation, and a
+  closed jaxpr's constants typed as its constvars."""
   if isinstance(jaxpr, ClosedJaxpr):
+    _check_consts(jaxpr)
     jaxpr = jaxpr.jaxpr
   defined: set[Var] = set()
 
@@ -217,6 +229,18 @@ def check_jaxpr(jaxpr: Jaxpr | ClosedJaxpr) -> None:
     read(a, "outvars")
 
 
+def check_transformed(jaxpr: Jaxpr | ClosedJaxpr, transformation: str) -> None:
+  """``check_jaxpr`` on what ``transformation`` built, when ``jax_enable_checks``
+  is on (the test suite turns it on): an ill-typed jaxpr fails where it is
+  made, naming the transformation, instead of later in whatever runs it."""
+  if not config.jax_enable_checks:
+    return
+  try:
+    check_jaxpr(jaxpr)
+  except JaxprTypeError as err:
+    raise JaxprTypeError(f"{transformation} built an ill-typed jaxpr: {err}\n{jaxpr}") from None
+
+
 # ----------------------------------------------------------- dead code
 def live_eqns(eqns, outvars) -> list:
   """The equations some of ``outvars`` depend on, in order (no primitive has
@@ -239,7 +263,9 @@ def dce_jaxpr(jaxpr: Jaxpr, used_outputs=None) -> Jaxpr:
   kept = live_eqns(jaxpr.eqns, outvars)
   if len(kept) == len(jaxpr.eqns) and len(outvars) == len(jaxpr.outvars):
     return jaxpr
-  return jaxpr.replace(outvars=outvars, eqns=kept)
+  pruned = jaxpr.replace(outvars=outvars, eqns=kept)
+  check_transformed(pruned, "dce_jaxpr")
+  return pruned
 
 
 def jaxprs_in_params(params: dict) -> list[Jaxpr]:

@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from openjax._src import dtypes
-from openjax._src.core import Jaxpr, Trace, Var, current_trace, dce_jaxpr, set_current_trace
+from openjax._src.core import (Jaxpr, Trace, Var, check_transformed, current_trace, dce_jaxpr,
+                               set_current_trace)
 from openjax._src.interpreters.jvp import JVPTrace, JVPTracer
 from openjax._src.interpreters.staging import DynamicJaxprTrace, DynamicJaxprTracer
 from openjax._src.primitives.ad_util import Zero
@@ -163,6 +164,8 @@ def partial_eval_jaxpr(jaxpr: Jaxpr, in_unknowns: Sequence[bool]):
   unknown_outs = [rename.get(a, a) if isinstance(a, Var) else a
                   for a, u in zip(jaxpr.outvars, out_unknowns) if u]
   unknown = Jaxpr([], res_vars + unknown_in, unknown_outs, new_eqns)
+  check_transformed(known, "partial_eval_jaxpr (known part)")
+  check_transformed(unknown, "partial_eval_jaxpr (unknown part)")
   return known, unknown, out_unknowns, len(residuals)
 
 
@@ -173,8 +176,9 @@ def dce_jaxpr_consts(jaxpr: Jaxpr, consts: Sequence) -> tuple[Jaxpr, list]:
   used = {a for e in jaxpr.eqns for a in e.invars if isinstance(a, Var)}
   used.update(a for a in jaxpr.outvars if isinstance(a, Var))
   keep = [v in used for v in jaxpr.constvars]
-  return (jaxpr.replace(constvars=[v for v, k in zip(jaxpr.constvars, keep) if k]),
-          [c for c, k in zip(consts, keep) if k])
+  pruned = jaxpr.replace(constvars=[v for v, k in zip(jaxpr.constvars, keep) if k])
+  check_transformed(pruned, "dce_jaxpr_consts")
+  return pruned, [c for c, k in zip(consts, keep) if k]
 
 
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, ShapedArray, Trace,
-                               Tracer, Var, get_aval, set_current_trace)
+                               Tracer, Var, check_transformed, get_aval, set_current_trace)
 from openjax._src.errors import UnexpectedTracerError
 
 
@@ -187,16 +187,22 @@ class DynamicJaxprTrace(Trace):
 def trace_to_jaxpr(fun: Callable[..., Sequence[Any]], in_avals: Sequence[ShapedArray],
                    debug_info: DebugInfo | None = None) -> tuple[Jaxpr, list]:
   """Trace ``fun`` (flat arguments -> flat list of outputs) to a jaxpr and the
-  values of its constvars."""
+  values of its constvars. Every jaxpr-to-jaxpr transformation that re-traces
+  (``jvp_jaxpr``, ``transpose_jaxpr``, ``batch_jaxpr``, control-flow rules) and
+  ``make_jaxpr``/``jit`` come through here, so this is where
+  ``jax_enable_checks`` checks what they build."""
   trace = DynamicJaxprTrace(debug_info)
   args = [trace.new_arg(a) for a in in_avals]
   try:
     with set_current_trace(trace):
       outs = fun(*args)
       out_tracers = [trace.to_jaxpr_tracer(o) for o in outs]
-    return trace.to_jaxpr(out_tracers)
+    jaxpr, consts = trace.to_jaxpr(out_tracers)
   finally:
     trace.invalidate()
+  check_transformed(ClosedJaxpr(jaxpr, consts), "trace_to_jaxpr" if debug_info is None else
+                    f"trace_to_jaxpr ({debug_info.traced_for} of {debug_info.func_src})")
+  return jaxpr, consts
 
 
 def trace_to_closed_jaxpr(fun, in_avals, debug_info=None) -> ClosedJaxpr:

@@ -6,41 +6,43 @@ import sys
 
 import numpy as np
 
-from openjax._src import dtypes
-from openjax._src.core import Array, eval_trace, trace_state, Tracer
-from openjax._src.numpy import (creation, indexing, linalg_ops, misc, reductions,
-                                shape_ops, sorting, ufuncs)
+from openjax._src.core import Array, Tracer, eval_trace, trace_state
 from openjax._src.core.trace import eager_config, shaped_array
+from openjax._src.numpy.index_update import _IndexUpdateHelper
+from openjax._src.numpy.indexing import (
+    _getitem as _general_getitem, _method_compress, choose, nonzero, repeat, take)
+from openjax._src.numpy.linalg_ops import diagonal, dot, matmul, trace
+from openjax._src.numpy.misc import _method_astype, _method_view, clip, round as _round
+from openjax._src.numpy.reductions import (
+    all as _all, any as _any, argmax, argmin, cumprod, cumsum, max as _max, mean, min as _min,
+    prod, ptp, std, sum as _sum, var)
+from openjax._src.numpy.searching import searchsorted
+from openjax._src.numpy.shape_reshaping import (
+    _method_reshape, _method_transpose, flatten, matrix_transpose, ravel, squeeze, swapaxes,
+    transpose)
+from openjax._src.numpy.sorting import argpartition, argsort, sort
+from openjax._src.numpy.ufuncs import (
+    abs as _abs, add, divmod as _divmod, equal, floor_divide, greater, greater_equal, less,
+    less_equal, multiply, negative, not_equal, positive, power, remainder, subtract,
+    true_divide)
+from openjax._src.numpy.ufuncs_bitwise import (
+    bitwise_and, bitwise_or, bitwise_xor, invert, left_shift, right_shift)
 from openjax._src.numpy.ufuncs_eager import eager_binary, wrap_result
+from openjax._src.numpy.ufuncs_float import conj, conjugate, imag, real
 
 ndarray = Array
 
-_MODULES = (ufuncs, reductions, shape_ops, indexing, linalg_ops, sorting, misc, creation)
 
-
-def _jnp(name: str):
-  for m in _MODULES:
-    f = getattr(m, name, None)
-    if f is not None:
-      return f
-  raise NotImplementedError(f"jax.numpy.{name} is not implemented in openjax yet")
-
-
-def _defer(name: str):
-  # Resolve on first call (each family module owns its functions), then keep it.
-  resolved = []
-
-  def call(*args, **kwargs):
-    if not resolved:
-      resolved.append(_jnp(name))
-    return resolved[0](*args, **kwargs)
-  call.__name__ = name
+def _method(fn):
+  # A function, not the jnp callable itself: some jnp functions are objects
+  # (jit or custom_jvp wrappers) that would not bind ``self``.
+  def call(self, *args, **kwargs):
+    return fn(self, *args, **kwargs)
+  call.__name__ = fn.__name__
   return call
 
 
-def _binary(name: str, reverse: bool = False):
-  fn = _defer(name)
-
+def _binary(fn, reverse: bool = False):
   def op(self, other):
     if not _accepts(other):
       return NotImplemented
@@ -54,51 +56,55 @@ def _accepts(other) -> bool:
 
 
 _BINARY_OPS = {
-    "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "true_divide",
-    "floordiv": "floor_divide", "mod": "remainder", "pow": "power", "matmul": "matmul",
-    "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
-    "lshift": "left_shift", "rshift": "right_shift", "divmod": "divmod",
+    "add": add, "sub": subtract, "mul": multiply, "truediv": true_divide,
+    "floordiv": floor_divide, "mod": remainder, "pow": power, "matmul": matmul,
+    "and": bitwise_and, "or": bitwise_or, "xor": bitwise_xor,
+    "lshift": left_shift, "rshift": right_shift, "divmod": _divmod,
 }
-_COMPARISONS = {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal",
-                "gt": "greater", "ge": "greater_equal"}
-_UNARY_OPS = {"neg": "negative", "pos": "positive", "abs": "abs", "invert": "invert"}
+_COMPARISONS = {"eq": equal, "ne": not_equal, "lt": less, "le": less_equal,
+                "gt": greater, "ge": greater_equal}
+_UNARY_OPS = {"neg": negative, "pos": positive, "abs": _abs, "invert": invert}
 
-_METHODS = (
-    "all", "any", "argmax", "argmin", "argpartition", "argsort", "astype", "choose", "clip",
-    "compress", "conj", "conjugate", "cumprod", "cumsum", "diagonal", "dot", "flatten",
-    "max", "mean", "min", "nonzero", "prod", "ptp", "ravel", "repeat", "reshape",
-    "round", "searchsorted", "sort", "squeeze", "std", "sum", "swapaxes", "take", "trace",
-    "transpose", "var", "view",
-)
+# Method name -> jnp function taking the array first (the ``_method_*`` ones
+# have the method's signature where it differs from the function's).
+_METHODS = {
+    "all": _all, "any": _any, "argmax": argmax, "argmin": argmin,
+    "argpartition": argpartition, "argsort": argsort, "astype": _method_astype,
+    "choose": choose, "clip": clip, "compress": _method_compress, "conj": conj,
+    "conjugate": conjugate, "cumprod": cumprod, "cumsum": cumsum, "diagonal": diagonal,
+    "dot": dot, "flatten": flatten, "max": _max, "mean": mean, "min": _min,
+    "nonzero": nonzero, "prod": prod, "ptp": ptp, "ravel": ravel, "repeat": repeat,
+    "reshape": _method_reshape, "round": _round, "searchsorted": searchsorted, "sort": sort,
+    "squeeze": squeeze, "std": std, "sum": _sum, "swapaxes": swapaxes, "take": take,
+    "trace": trace, "transpose": _method_transpose, "var": var, "view": _method_view,
+}
 
 
 def _install(cls) -> None:
-  for dunder, name in _BINARY_OPS.items():
-    setattr(cls, f"__{dunder}__", _binary(name))
-    setattr(cls, f"__r{dunder}__", _binary(name, reverse=True))
-  for dunder, name in _COMPARISONS.items():
-    setattr(cls, f"__{dunder}__", _binary(name))
-  for dunder, name in _UNARY_OPS.items():
-    setattr(cls, f"__{dunder}__", _defer(name))
-  for name in _METHODS:
-    # Methods whose signature differs from the jnp function of the same name.
-    setattr(cls, name, _defer("_method_" + name)
-            if name in ("reshape", "transpose", "astype", "view", "compress") else _defer(name))
-  cls.__getitem__ = lambda self, idx: _jnp("_getitem")(self, idx)
-  cls.__round__ = lambda self, ndigits=None: _jnp("round")(self, ndigits or 0)
-  cls.T = property(lambda self: _jnp("transpose")(self))
-  cls.mT = property(lambda self: _jnp("matrix_transpose")(self))
-  cls.real = property(lambda self: _jnp("real")(self))
-  cls.imag = property(lambda self: _jnp("imag")(self))
-  cls.flat = property(lambda self: iter(_jnp("ravel")(self)))
-  cls.at = property(lambda self: _jnp("_IndexUpdateHelper")(self))
+  for dunder, fn in _BINARY_OPS.items():
+    setattr(cls, f"__{dunder}__", _binary(fn))
+    setattr(cls, f"__r{dunder}__", _binary(fn, reverse=True))
+  for dunder, fn in _COMPARISONS.items():
+    setattr(cls, f"__{dunder}__", _binary(fn))
+  for dunder, fn in _UNARY_OPS.items():
+    setattr(cls, f"__{dunder}__", _method(fn))
+  for name, fn in _METHODS.items():
+    setattr(cls, name, _method(fn))
+  cls.__getitem__ = _method(_general_getitem)
+  cls.__round__ = lambda self, ndigits=None: _round(self, ndigits or 0)
+  cls.T = property(transpose)
+  cls.mT = property(matrix_transpose)
+  cls.real = property(real)
+  cls.imag = property(imag)
+  cls.flat = property(lambda self: iter(ravel(self)))
+  cls.at = property(_IndexUpdateHelper)
   cls.__array_namespace__ = lambda self, api_version=None: sys.modules["openjax.numpy"]
 
 
 # Operators whose jnp function has an eager fast path (``ufuncs_eager``):
-# Array gets its own copies, which skip the ``_defer`` lookup as well.
-_FAST_OPERATORS = {"add": "add", "sub": "subtract", "mul": "multiply",
-                   "truediv": "true_divide", **_COMPARISONS}
+# Array gets its own copies.
+_FAST_OPERATORS = {"add": add, "sub": subtract, "mul": multiply, "truediv": true_divide,
+                   **_COMPARISONS}
 _REFLECTED = ("add", "sub", "mul", "truediv")
 
 
@@ -142,27 +148,22 @@ def _getitem(self, idx):
       elif _basic_index(idx, aval.shape):
         out = np.asarray(v[idx])
         return wrap_result(out, shaped_array(out.shape, aval.dtype, aval.weak_type))
-  return indexing._getitem(self, idx)
+  return _general_getitem(self, idx)
 
 
 def _install_fast(cls) -> None:
-  for dunder, name in _FAST_OPERATORS.items():
-    make_plan = getattr(ufuncs, name).eager_plan
-    setattr(cls, f"__{dunder}__", eager_binary(_binary(name), make_plan))
+  for dunder, fn in _FAST_OPERATORS.items():
+    make_plan = fn.eager_plan
+    setattr(cls, f"__{dunder}__", eager_binary(_binary(fn), make_plan))
     if dunder in _REFLECTED:
-      setattr(cls, f"__r{dunder}__",
-              eager_binary(_binary(name, reverse=True), make_plan, swap=True))
-  cls.__neg__ = ufuncs.negative
+      setattr(cls, f"__r{dunder}__", eager_binary(_binary(fn, reverse=True), make_plan, swap=True))
+  cls.__neg__ = negative
   cls.__getitem__ = _getitem
 
 
 _install(Array)
 _install_fast(Array)
 _install(Tracer)
-
-
-def dtype_of(x):
-  return dtypes.dtype(x)
 
 
 __all__ = ["ndarray"]

@@ -8,9 +8,9 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
-from openjax._src.numpy import reductions as _red
 from openjax._src.numpy import util
 from openjax._src.numpy.creation import asarray
+from openjax._src.numpy.reductions import sum as _sum
 from openjax._src.numpy.shape_padding import pad
 from openjax._src.numpy.shape_reshaping import moveaxis, ravel
 
@@ -41,7 +41,7 @@ def packbits(a, axis=None, bitorder="big"):
   if extra:
     bits = pad(bits, [(0, 0)] * (bits.ndim - 1) + [(0, extra)])
   bits = bits.reshape(bits.shape[:-1] + ((n + extra) // 8, 8))
-  packed = _red.sum(lax.shift_left(bits, lax.broadcast_in_dim(shifts, bits.shape,
+  packed = _sum(lax.shift_left(bits, lax.broadcast_in_dim(shifts, bits.shape,
                                                               (bits.ndim - 1,))),
                     axis=-1, dtype=np.uint8)
   return moveaxis(packed, -1, axis)

@@ -15,9 +15,9 @@ import numpy as np
 from openjax._src import lax
 from openjax._src.api.jit import jit
 from openjax._src.api.vmap import vmap
-from openjax._src.numpy import creation as _creation
-from openjax._src.numpy import reductions as _red
 from openjax._src.numpy import util
+from openjax._src.numpy.creation import array, asarray
+from openjax._src.numpy.reductions import argmax, cumsum
 from openjax._src.numpy.vectorize import vectorize
 
 __all__ = ["piecewise", "apply_along_axis", "apply_over_axes"]
@@ -56,7 +56,7 @@ def piecewise(x, condlist, funclist: Sequence[Any], *args, **kw):
                      f"functions are expected; got {n_fun}")
   consts = {i: c for i, c in enumerate(branches) if not callable(c)}
   funcs = frozenset((i, f) for i, f in enumerate(branches) if callable(f))
-  return _piecewise(x, _creation.asarray(condlist, dtype=bool), consts, funcs, *args, **kw)
+  return _piecewise(x, asarray(condlist, dtype=bool), consts, funcs, *args, **kw)
 
 
 @jit(static_argnames=("funcs",))
@@ -70,15 +70,15 @@ def _piecewise(x, conds, consts: dict[int, Any], funcs: frozenset, *args, **kw):
     return lambda xi: lax.convert_element_type(f(xi, *args, **kw), dtype)
 
   def constant(c) -> Callable:
-    return lambda xi: _creation.array(c, dtype=dtype)
+    return lambda xi: array(c, dtype=dtype)
 
   branches = [calling(by_index[i]) if i in by_index else constant(consts[i])
               for i in range(conds.shape[0] + 1)]
   # Index of the last true condition, plus one (0 where none holds): the
   # running count of true conditions first reaches its final value there.
   no_cond = lax.full((1,) + tuple(conds.shape[1:]), False, bool)
-  counts = _red.cumsum(lax.concatenate([no_cond, conds], 0), axis=0)
-  which = _red.argmax(counts, axis=0)
+  counts = cumsum(lax.concatenate([no_cond, conds], 0), axis=0)
+  which = argmax(counts, axis=0)
   return vectorize(lax.switch, excluded=(1,))(which, branches, x)
 
 

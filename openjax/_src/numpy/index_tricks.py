@@ -11,9 +11,11 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src.numpy import util
 from openjax._src.numpy.creation import array, asarray
+from openjax._src.numpy.misc import where
 from openjax._src.numpy.ranges import arange, linspace, meshgrid
+from openjax._src.numpy.reductions import cumsum
 from openjax._src.numpy.shape_joining import concatenate, stack
-from openjax._src.numpy.shape_reshaping import moveaxis, ravel
+from openjax._src.numpy.shape_reshaping import broadcast_to, moveaxis, ravel
 
 __all__ = ["mgrid", "ogrid", "r_", "c_", "s_", "index_exp", "fill_diagonal", "put", "place",
            "put_along_axis"]
@@ -205,8 +207,6 @@ def place(arr, mask, vals, *, inplace=True):
   flat, flat_mask, flat_vals = ravel(arr), ravel(mask).astype(bool), ravel(vals)
   if flat_vals.size == 0:
     return arr
-  from openjax._src.numpy.misc import where  # noqa: PLC0415 - misc imports creation
-  from openjax._src.numpy.reductions import cumsum  # noqa: PLC0415
   pos = (cumsum(flat_mask, dtype=np.int32) - 1) % flat_vals.shape[0]
   fill = flat_vals[pos].astype(flat.dtype)
   return where(flat_mask, fill, flat).reshape(arr.shape)
@@ -239,6 +239,5 @@ def put_along_axis(arr, indices, values, axis, inplace=True, *, mode=None):
       grid_shape = [1] * arr.ndim
       grid_shape[d] = arr.shape[d]
       idx.append(arange(arr.shape[d]).reshape(grid_shape))
-  from openjax._src.numpy.shape_reshaping import broadcast_to  # noqa: PLC0415
   idx = tuple(broadcast_to(i, bshape) for i in idx)
   return asarray(arr).at[idx].set(values, mode="drop" if mode is None else mode)

@@ -17,10 +17,10 @@ from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.core import ClosedJaxpr, ShapedArray, Tracer, get_aval
 from openjax._src.interpreters.staging import trace_to_jaxpr
-from openjax._src.numpy import creation as _creation
-from openjax._src.numpy import indexer as _ix
-from openjax._src.numpy import ufuncs as _ufuncs
 from openjax._src.numpy import util
+from openjax._src.numpy.creation import asarray, ones_like
+from openjax._src.numpy.indexer import expand_bool_indices, parse, rewriting_take, to_gather
+from openjax._src.numpy.ufuncs import divide as _divide, power as _power
 from openjax._src.primitives.indexing import scatter_apply_jaxpr
 
 
@@ -29,8 +29,8 @@ def _as_update_value(x, y):
   dt = dtypes.dtype(x)
   if (isinstance(y, int) and dtypes.issubdtype(dt, np.integer)
       and dtypes.iinfo(dt).min <= y <= dtypes.iinfo(dt).max):
-    return _creation.asarray(y, dtype=dt)
-  return _creation.asarray(y)
+    return asarray(y, dtype=dt)
+  return asarray(y)
 
 
 def _safe_to_cast(y, to_dtype) -> bool:
@@ -46,14 +46,14 @@ def scatter_update(x, idx, y, scatter_op: Callable, *, indices_are_sorted: bool,
   y = _as_update_value(x, y)
   dtype, weak = dtypes.dtype(x), dtypes.is_weakly_typed(x)
   shape = get_aval(x).shape
-  parsed = _ix.expand_bool_indices(_ix.parse(idx, shape), shape)
+  parsed = expand_bool_indices(parse(idx, shape), shape)
   if not _safe_to_cast(y, dtype):
     warnings.warn(
         "scatter inputs have incompatible types: cannot safely cast value from "
         f"dtype={dtypes.dtype(y)} to dtype={dtype} with jax_numpy_dtype_promotion="
         "standard. In future JAX releases this will result in an error.",
         FutureWarning, stacklevel=3)
-  plan = _ix.to_gather(parsed, shape, normalize=normalize_indices)
+  plan = to_gather(parsed, shape, normalize=normalize_indices)
   if 0 in plan.slice_shape:
     return x
   x, y = util.promote_dtypes(x, y)
@@ -119,7 +119,7 @@ class _IndexUpdateRef:
   def get(self, *, indices_are_sorted=False, unique_indices=False, mode=None,
           fill_value=None, out_sharding=None, wrap_negative_indices=True):
     """``x[idx]``; ``mode='fill'`` returns ``fill_value`` out of bounds."""
-    return _ix.rewriting_take(self.array, self.index, indices_are_sorted=indices_are_sorted,
+    return rewriting_take(self.array, self.index, indices_are_sorted=indices_are_sorted,
                               unique_indices=unique_indices, mode=mode,
                               fill_value=fill_value, normalize_indices=wrap_negative_indices)
 
@@ -152,20 +152,20 @@ class _IndexUpdateRef:
   def divide(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
              out_sharding=None, wrap_negative_indices=True):
     """``x[idx] /= values``."""
-    ones = scatter_update(_creation.ones_like(self.array), self.index, values,
+    ones = scatter_update(ones_like(self.array), self.index, values,
                           lax.scatter_mul, indices_are_sorted=indices_are_sorted,
                           unique_indices=unique_indices, mode=mode,
                           normalize_indices=wrap_negative_indices)
-    return _ufuncs.divide(self.array, ones)
+    return _divide(self.array, ones)
 
   def power(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
             out_sharding=None, wrap_negative_indices=True):
     """``x[idx] **= values``."""
-    ones = scatter_update(_creation.ones_like(self.array), self.index, values,
+    ones = scatter_update(ones_like(self.array), self.index, values,
                           lax.scatter_mul, indices_are_sorted=indices_are_sorted,
                           unique_indices=unique_indices, mode=mode,
                           normalize_indices=wrap_negative_indices)
-    return _ufuncs.power(self.array, ones)
+    return _power(self.array, ones)
 
   def min(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
           out_sharding=None, wrap_negative_indices=True):

@@ -19,8 +19,8 @@ from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.core import Tracer, get_aval
 from openjax._src.errors import NonConcreteBooleanIndexError
-from openjax._src.numpy import creation as _creation
 from openjax._src.numpy import util
+from openjax._src.numpy.creation import asarray
 
 GatherScatterMode = lax.GatherScatterMode
 
@@ -329,7 +329,7 @@ def _to_index_array(i):
   if _is_array(i):
     return i
   if isinstance(i, Sequence) and any(isinstance(e, Tracer) for e in _leaves(i)):
-    return _creation.asarray(i)
+    return asarray(i)
   arr = np.asarray(i)
   if arr.size == 0 and arr.dtype.kind not in "biu":
     arr = arr.astype(np.int32)

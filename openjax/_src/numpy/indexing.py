@@ -1,7 +1,7 @@
-"""Indexing in ``jax.numpy``: ``x[idx]`` (``_getitem``), ``x.at[...]``
-(``_IndexUpdateHelper``), and the index functions (``take``,
-``take_along_axis``, ``nonzero``, ``choose``, ``select``, the ``*_indices``
-constructors, ``unravel_index``, ``ravel_multi_index``, ``ix_``, ...).
+"""Indexing in ``jax.numpy``: ``x[idx]`` (``_getitem``) and the index
+functions (``take``, ``repeat``, ``take_along_axis``, ``nonzero``, ``choose``,
+``select``, the ``*_indices`` constructors, ``unravel_index``,
+``ravel_multi_index``, ``ix_``, ...); ``x.at[...]`` is in ``index_update``.
 
 Out-of-bounds indices do not raise (there is no cheap bounds check inside a
 compiled program): reads clamp or fill, writes are dropped, as in JAX.
@@ -16,23 +16,22 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.core import Tracer, concrete_or_error
-from openjax._src.numpy import creation as _creation
-from openjax._src.numpy import indexer as _ix
-from openjax._src.numpy import shape_ops as _shape
 from openjax._src.numpy import util
-from openjax._src.numpy.index_update import _IndexUpdateHelper, _IndexUpdateRef  # noqa: F401
+from openjax._src.numpy.creation import asarray, ones
+from openjax._src.numpy.indexer import _to_index_dtype, _wrap_negative, rewriting_take
+from openjax._src.numpy.shape_reshaping import as_array, broadcast_to, moveaxis, ravel, take_static
 
 __all__ = [
-    "take", "take_along_axis", "nonzero", "flatnonzero", "argwhere", "extract", "compress",
-    "choose", "select", "diag_indices", "diag_indices_from", "tril_indices", "triu_indices",
-    "tril_indices_from", "triu_indices_from", "mask_indices", "unravel_index",
+    "take", "repeat", "take_along_axis", "nonzero", "flatnonzero", "argwhere", "extract",
+    "compress", "choose", "select", "diag_indices", "diag_indices_from", "tril_indices",
+    "triu_indices", "tril_indices_from", "triu_indices_from", "mask_indices", "unravel_index",
     "ravel_multi_index", "ix_",
 ]
 
 
 def _getitem(x, idx):
   """``x[idx]`` with NumPy's indexing rules (out-of-bounds reads clamp)."""
-  return _ix.rewriting_take(x, idx)
+  return rewriting_take(x, idx)
 
 
 # -------------------------------------------------------------- host helpers
@@ -47,7 +46,7 @@ def _const(value, like):
 
 def _int_array(value):
   """A host integer result as an Array of the default int dtype."""
-  return _creation.asarray(np.asarray(value).astype(dtypes.default_int_dtype()))
+  return asarray(np.asarray(value).astype(dtypes.default_int_dtype()))
 
 
 def _where(cond, x, y):
@@ -95,7 +94,7 @@ def take(a, indices, axis: int | None = None, out=None, mode: str | None = None,
   size = shape[axis_idx]
   if mode is None or mode == "fill":
     gather_mode = lax.GatherScatterMode.FILL_OR_DROP
-    indices = _ix._wrap_negative(indices, size, dtypes.dtype(indices))
+    indices = _wrap_negative(indices, size, dtypes.dtype(indices))
   elif mode == "raise":
     raise NotImplementedError("The 'raise' mode to jnp.take is not supported.")
   elif mode == "wrap":
@@ -126,6 +125,83 @@ def take(a, indices, axis: int | None = None, out=None, mode: str | None = None,
                     fill_value=fill_value)
 
 
+# ------------------------------------------------------------------- repeat
+def _repeat_traced(a, repeats, axis: int, total: int):
+  # Output position j takes element #(how many inclusive cumulative counts are <= j),
+  # clamped so positions past sum(repeats) repeat the last element.
+  n = a.shape[axis]
+  reps = lax.convert_element_type(broadcast_to(ravel(repeats), (n,)), np.int32)
+  ends = lax.cumsum(reps)
+  pos = lax.broadcasted_iota(np.int32, (total, n), 0)
+  counts = lax.reduce_sum(lax.convert_element_type(
+      lax.le(lax.broadcast_in_dim(ends, (total, n), (1,)), pos), np.int32), (1,))
+  idx = lax.min(counts, lax.full((), n - 1, np.int32))
+  return take(a, idx, axis=axis)
+
+
+def repeat(a, repeats, axis: int | None = None, *, total_repeat_length: int | None = None,
+           out_sharding=None):
+  """Repeat each element of ``a`` ``repeats`` times along ``axis`` (the
+  flattened array when None). Under ``jit`` an array of repeats needs a static
+  ``total_repeat_length``."""
+  if isinstance(repeats, int) or (util.is_arraylike(repeats) and not np.shape(repeats)
+                                  and not isinstance(repeats, Tracer)):
+    util.check_arraylike("repeat", a)
+  else:
+    util.check_arraylike("repeat", a, repeats)
+  a = util.ensure_arraylike("repeat", a)
+  if axis is None:
+    a, axis = ravel(a), 0
+  axis = concrete_or_error(operator.index, axis, "'axis' argument of jnp.repeat()")
+  if total_repeat_length is None:
+    repeats = concrete_or_error(
+        None, repeats,
+        "When jit-compiling jnp.repeat, the total number of repeats must be static. To fix "
+        "this, either specify a static value for `repeats`, or pass a static value to "
+        "`total_repeat_length`.")
+  elif isinstance(repeats, Tracer) and repeats.to_concrete_value() is None:
+    total = operator.index(total_repeat_length)
+    if a.ndim == 0:
+      return _repeat_scalar(a, np.shape(repeats), total)
+    return _repeat_traced(a, repeats, util.canonicalize_axis(axis, a.ndim), total)
+  reps = np.asarray(repeats)
+  if reps.dtype.kind not in "iub":
+    raise TypeError(f"jnp.repeat: repeats must be integers, got dtype {reps.dtype}")
+  if reps.size and reps.min() < 0:
+    raise ValueError(f"jnp.repeat: repeats may not contain negative values, got {repeats}")
+  if a.ndim == 0:
+    total = int(reps.sum()) if total_repeat_length is None else int(total_repeat_length)
+    return _repeat_scalar(a, reps.shape if reps.ndim == 0 else (reps.size,), total)
+  axis = util.canonicalize_axis(axis, a.ndim)
+  n = a.shape[axis]
+  if reps.ndim == 0 and total_repeat_length is None:
+    # Every element repeated r times: broadcast a new axis after ``axis`` and merge.
+    r = int(reps)
+    shape = list(a.shape)
+    shape.insert(axis + 1, r)
+    out = lax.broadcast_in_dim(a, shape, tuple(i for i in range(len(shape)) if i != axis + 1))
+    result_shape = list(a.shape)
+    result_shape[axis] *= r
+    return as_array(lax.reshape(out, result_shape))
+  reps = np.broadcast_to(reps.ravel(), (n,))
+  idx = np.repeat(np.arange(n), reps)
+  if total_repeat_length is not None:
+    total = operator.index(total_repeat_length)
+    idx = idx[:total]
+    if total > idx.size and n:
+      idx = np.concatenate([idx, np.full(total - idx.size, n - 1)])
+  if n == 0:
+    return as_array(a)
+  return take_static(a, [int(i) for i in idx], axis)
+
+
+def _repeat_scalar(a, reps_shape, total: int):
+  if tuple(reps_shape) not in ((), (1,)):
+    raise ValueError("`repeat` with a scalar parameter `a` is only implemented for scalar "
+                     "values of the parameter `repeats`.")
+  return as_array(lax.broadcast(a, (total,)))
+
+
 def take_along_axis(arr, indices, axis: int | None = -1, mode=None, fill_value=None, *,
                     wrap_negative_indices: bool | None = None):
   """``arr`` indexed by ``indices`` along ``axis``, matching index and array
@@ -154,8 +230,8 @@ def take_along_axis(arr, indices, axis: int | None = -1, mode=None, fill_value=N
     wrap_negative_indices = mode != "promise_in_bounds"
   if wrap_negative_indices:
     dt = np.dtype(np.int64 if axis_size > np.iinfo(np.int32).max else np.int32)
-    indices = _ix._to_index_dtype(indices, dt)
-    indices = _ix._wrap_negative(indices, axis_size, dt)
+    indices = _to_index_dtype(indices, dt)
+    indices = _wrap_negative(indices, axis_size, dt)
   index_dims = [i for i, d in enumerate(idx_shape) if i == axis_int or d != 1]
   gather_index_shape = tuple(out_shape[i] for i in index_dims) + (1,)
   gather_indices = lax.reshape(indices, gather_index_shape) if not _host(indices) else \
@@ -295,7 +371,7 @@ def compress(condition, a, axis: int | None = None, *, size: int | None = None,
     axis, arr = 0, _ravel(arr)
   else:
     axis = util.canonicalize_axis(axis, np.ndim(arr))
-    arr = _shape.moveaxis(arr, axis, 0)
+    arr = moveaxis(arr, axis, 0)
   n = np.shape(arr)[0]
   extra = condition[n:]
   condition = condition[:n]
@@ -321,7 +397,7 @@ def compress(condition, a, axis: int | None = None, *, size: int | None = None,
         lax.reshape(valid, (size,) + (1,) * (np.ndim(taken) - 1)), np.shape(taken))
     fill = lax._convert_element_type(fill_value, dtypes.dtype(taken))
     result = lax.select(valid, taken, util.broadcast_to_shape(fill, np.shape(taken)))
-  return _shape.moveaxis(result, 0, axis)
+  return moveaxis(result, 0, axis)
 
 
 def _method_compress(self, condition, axis=None, *, size=None, fill_value=0, out=None):
@@ -455,7 +531,7 @@ def tril_indices_from(arr, k: int = 0):
 
 def mask_indices(n: int, mask_func: Callable, k: int = 0, *, size: int | None = None):
   """Indices where ``mask_func(ones((n, n)), k)`` is nonzero."""
-  i, j = nonzero(mask_func(_creation.ones((n, n)), k), size=size)
+  i, j = nonzero(mask_func(ones((n, n)), k), size=size)
   return i, j
 
 
@@ -534,7 +610,7 @@ def ravel_multi_index(multi_index: Sequence, dims: Sequence[int], mode: str = "r
   for i, s in zip(idx, strides):
     term = lax.mul(lax.convert_element_type(i, dtype), np.asarray(int(s), dtype))
     result = lax.add(util.broadcast_to_shape(result, shape), util.broadcast_to_shape(term, shape))
-  return result if hasattr(result, "aval") else _creation.asarray(result)
+  return result if hasattr(result, "aval") else asarray(result)
 
 
 def ix_(*args):

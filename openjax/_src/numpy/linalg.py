@@ -17,16 +17,19 @@ from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.api.jit import jit as _api_jit
 from openjax._src.core import Tracer, concrete_or_error
-from openjax._src.numpy import linalg_ops as _lo
 from openjax._src.numpy import util
 from openjax._src.numpy.creation import asarray
 from openjax._src.numpy.indexing import take_along_axis
+from openjax._src.numpy.linalg_ops import (
+    cross as _cross, diagonal as _diagonal, matmul as _matmul, outer as _outer, trace as _trace,
+    vecdot as _vecdot)
 from openjax._src.numpy.misc import where
 from openjax._src.numpy.ranges import eye
 from openjax._src.numpy.reductions import amax, count_nonzero, prod, sum as _sum
-from openjax._src.numpy.shape_ops import expand_dims, matrix_transpose, moveaxis, reshape
+from openjax._src.numpy.shape_reshaping import expand_dims, matrix_transpose, moveaxis, reshape
 from openjax._src.numpy.sorting import argsort
-from openjax._src.numpy.ufuncs import abs as _abs, conj, log, real, sign, sqrt
+from openjax._src.numpy.ufuncs import abs as _abs, log, sign, sqrt
+from openjax._src.numpy.ufuncs_float import conj, real
 from openjax._src.primitives import linalg as lax_linalg
 
 # Jitted as in JAX (traced, they stage a jit call), but run op by op outside
@@ -245,7 +248,7 @@ def inv(a):
 # ------------------------------------------------------------ determinants
 def _slogdet_lu(a):
   lu_, pivots, _ = lax_linalg.lu(a)
-  diag = _lo.diagonal(lu_, axis1=-2, axis2=-1)
+  diag = _diagonal(lu_, axis1=-2, axis2=-1)
   is_zero = (diag == 0).any(axis=-1)
   parity = count_nonzero(pivots != np.arange(a.shape[-1], dtype=np.int32), axis=-1)
   if dtypes.kind(a.dtype) == "c":
@@ -313,7 +316,7 @@ def pinv(a, rtol=None, hermitian: bool = False):
   u, s, vh = svd(a, full_matrices=False, hermitian=hermitian)
   cutoff = (asarray(rtol)[..., None] * amax(s, axis=-1, keepdims=True)).astype(s.dtype)
   s_inv = where(s > cutoff, 1 / where(s > cutoff, s, 1), 0).astype(s.dtype)
-  res = _lo.matmul(matrix_transpose(vh) * s_inv[..., None, :].astype(vh.dtype),
+  res = _matmul(matrix_transpose(vh) * s_inv[..., None, :].astype(vh.dtype),
                    matrix_transpose(u), precision="highest")
   return res
 
@@ -361,12 +364,12 @@ def lstsq(a, b, rcond=None, *, numpy_resid: bool = False):
   rank = mask.sum()
   safe_s = where(mask, s, 1).astype(dtype)
   s_inv = where(mask, 1 / safe_s, 0)[:, None]
-  uTb = _lo.matmul(_H(u), b, precision="highest")
-  x = _lo.matmul(_H(vt), s_inv * uTb, precision="highest")
+  uTb = _matmul(_H(u), b, precision="highest")
+  x = _matmul(_H(vt), s_inv * uTb, precision="highest")
   if numpy_resid and (rank < n or m <= n):
     resid = asarray([], dtype=_real_dtype(dtype))
   else:
-    b_est = _lo.matmul(a, x, precision="highest")
+    b_est = _matmul(a, x, precision="highest")
     resid = _sum(_abs(b - b_est) ** 2, axis=0)
   if b_vector:
     x = x[:, 0]
@@ -505,10 +508,10 @@ def matrix_power(a, n: int):
   z = a
   while n > 0:
     if n & 1:
-      result = z if result is None else _lo.matmul(result, z)
+      result = z if result is None else _matmul(result, z)
     n >>= 1
     if n:
-      z = _lo.matmul(z, z)
+      z = _matmul(z, z)
   return result
 
 
@@ -548,7 +551,7 @@ def multi_dot(arrays, *, precision=None):
     raise ValueError(f"multi_dot requires at least two arrays, got {len(arrays)}.")
   out = arrays[0]
   for x in arrays[1:]:
-    out = _lo.matmul(out, x, precision=precision)
+    out = _matmul(out, x, precision=precision)
   return out
 
 
@@ -558,7 +561,7 @@ def outer(x1, x2, /):
   if x1.ndim != 1 or x2.ndim != 1:
     raise ValueError(f"Input arrays must be one-dimensional, but they are x1.ndim={x1.ndim} "
                      f"and x2.ndim={x2.ndim}")
-  return _lo.outer(x1, x2)
+  return _outer(x1, x2)
 
 
 def cross(x1, x2, /, *, axis: int = -1):
@@ -568,26 +571,26 @@ def cross(x1, x2, /, *, axis: int = -1):
     raise ValueError("Both input arrays must be (arrays of) 3-dimensional vectors, but they "
                      f"have x1.shape[{axis}]={x1.shape[axis]}, x2.shape[{axis}]="
                      f"{x2.shape[axis]}")
-  return _lo.cross(x1, x2, axis=axis)
+  return _cross(x1, x2, axis=axis)
 
 
 def matmul(x1, x2, /, *, precision=None, preferred_element_type=None):
   """The matrix product of ``x1`` and ``x2`` (``x1 @ x2``)."""
-  return _lo.matmul(x1, x2, precision=precision, preferred_element_type=preferred_element_type)
+  return _matmul(x1, x2, precision=precision, preferred_element_type=preferred_element_type)
 
 
 def vecdot(x1, x2, /, *, axis: int = -1, precision=None, preferred_element_type=None):
   """The conjugated dot product of vectors along ``axis``."""
-  return _lo.vecdot(x1, x2, axis=axis, precision=precision,
+  return _vecdot(x1, x2, axis=axis, precision=precision,
                     preferred_element_type=preferred_element_type)
 
 
 def trace(x, /, *, offset: int = 0, dtype=None):
   """The sum of the ``offset`` diagonal of the matrices in the last two axes."""
-  return _lo.trace(x, offset=offset, axis1=-2, axis2=-1, dtype=dtype)
+  return _trace(x, offset=offset, axis1=-2, axis2=-1, dtype=dtype)
 
 
 def diagonal(x, /, *, offset: int = 0):
   """The ``offset`` diagonal of the matrices in the last two axes."""
-  return _lo.diagonal(x, offset=offset, axis1=-2, axis2=-1)
+  return _diagonal(x, offset=offset, axis1=-2, axis2=-1)
 

@@ -16,9 +16,9 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.core import concrete_or_error, get_aval, is_concrete, to_concrete_value
-from openjax._src.numpy import reductions as _red
 from openjax._src.numpy import util
 from openjax._src.numpy.einsum import einsum, einsum_path
+from openjax._src.numpy.reductions import sum as _sum
 
 __all__ = ["matmul", "dot", "vdot", "vecdot", "inner", "outer", "tensordot", "kron",
            "matvec", "vecmat", "cross", "trace", "diagonal", "tril", "triu",
@@ -396,7 +396,7 @@ def trace(a, offset=0, axis1: int = 0, axis2: int = 1, dtype=None, out=None):
     dtype = dtypes.explicit_dtype(dtype, "trace")
   if is_concrete(offset):
     off = operator.index(to_concrete_value(offset))
-    return _red.sum(diagonal(a, off, ax1, ax2), axis=-1, dtype=dtype)
+    return _sum(diagonal(a, off, ax1, ax2), axis=-1, dtype=dtype)
   # A traced offset: mask the matrix with (col - row == offset) and sum.
   off = util.ensure_arraylike("trace", offset)
   if np.shape(off) or dtypes.kind(dtypes.dtype(off)) not in "iu":
@@ -406,7 +406,7 @@ def trace(a, offset=0, axis1: int = 0, axis2: int = 1, dtype=None, out=None):
   mask = _offset_mask(shape[-2:], lax.convert_element_type(off, np.int32), lax.eq)
   mask = lax.broadcast(mask, shape[:-2])
   a = lax.select(mask, a, lax.full_like(a, 0))
-  return _red.sum(a, axis=(-2, -1), dtype=dtype)
+  return _sum(a, axis=(-2, -1), dtype=dtype)
 
 
 def _offset_mask(nm, offset, cmp):

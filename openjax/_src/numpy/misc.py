@@ -15,10 +15,10 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.core import Array, concrete_or_error
-from openjax._src.numpy import creation as _creation
-from openjax._src.numpy import indexing as _idx
-from openjax._src.numpy import reductions as _red
 from openjax._src.numpy import util
+from openjax._src.numpy.creation import array, asarray, fresh_copy, put_on, user_dtype
+from openjax._src.numpy.indexing import nonzero
+from openjax._src.numpy.reductions import all as _all
 
 __all__ = [
     # selection, comparison, casting
@@ -116,7 +116,7 @@ def iscomplexobj(x: Any) -> bool:
   try:
     typ = x.dtype.type
   except AttributeError:
-    typ = _creation.asarray(x).dtype.type
+    typ = asarray(x).dtype.type
   return dtypes.issubdtype(typ, np.complexfloating)
 
 
@@ -133,7 +133,7 @@ def isscalar(element: Any) -> bool:
   if isinstance(element, (np.ndarray, Array)):
     return element.ndim == 0
   if getattr(element, "__jax_array__", None) is not None:
-    return _creation.asarray(element).ndim == 0
+    return asarray(element).ndim == 0
   return False
 
 
@@ -206,7 +206,7 @@ def where(condition: Any, x: Any = None, y: Any = None, /, *, size: int | None =
   ``condition``, the indices of its nonzero elements (see ``nonzero``)."""
   if x is None and y is None:
     util.check_arraylike("where", condition)
-    return _idx.nonzero(condition, size=size, fill_value=fill_value)
+    return nonzero(condition, size=size, fill_value=fill_value)
   util.check_arraylike("where", condition, x, y)
   if size is not None or fill_value is not None:
     raise ValueError("size and fill_value arguments cannot be used in three-term where "
@@ -230,7 +230,7 @@ def clip(arr: Any = None, /, min: Any = None, max: Any = None):  # noqa: A002 - 
     arr = lax.max(*util.promote_args("maximum", min, arr))
   if max is not None:
     arr = lax.min(*util.promote_args("minimum", max, arr))
-  return _creation.asarray(arr)
+  return asarray(arr)
 
 
 # --------------------------------------------------------------- comparisons
@@ -263,31 +263,31 @@ def isclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: boo
 def allclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bool = False):
   """Whether every element of ``a`` and ``b`` is close (see ``isclose``)."""
   util.check_arraylike("allclose", a, b)
-  return _red.all(isclose(a, b, rtol, atol, equal_nan))
+  return _all(isclose(a, b, rtol, atol, equal_nan))
 
 
 def array_equal(a1: Any, a2: Any, equal_nan: bool = False):
   """Whether ``a1`` and ``a2`` have the same shape and elements."""
-  a1, a2 = _creation.asarray(a1), _creation.asarray(a2)
+  a1, a2 = asarray(a1), asarray(a2)
   if np.shape(a1) != np.shape(a2):
-    return _creation.array(False, dtype=bool)
+    return array(False, dtype=bool)
   a1, a2 = util.promote_dtypes(a1, a2)
   eq = lax.eq(a1, a2)
   if equal_nan:
     eq = lax.bitwise_or(eq, lax.bitwise_and(_isnan(a1), _isnan(a2)))
-  return _red.all(eq)
+  return _all(eq)
 
 
 def array_equiv(a1: Any, a2: Any):
   """Whether ``a1`` and ``a2`` are equal after broadcasting (False when their
   shapes do not broadcast)."""
-  a1, a2 = _creation.asarray(a1), _creation.asarray(a2)
+  a1, a2 = asarray(a1), asarray(a2)
   try:
     shp = broadcast_shapes(np.shape(a1), np.shape(a2))
   except ValueError:
-    return _creation.array(False)
+    return array(False)
   a1, a2 = util.promote_dtypes(a1, a2)
-  return _red.all(lax.eq(util.broadcast_to_shape(a1, shp), util.broadcast_to_shape(a2, shp)))
+  return _all(lax.eq(util.broadcast_to_shape(a1, shp), util.broadcast_to_shape(a2, shp)))
 
 
 # ------------------------------------------------------------------ casting
@@ -297,7 +297,7 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None):
   if dtype is None:
     dtype = dtypes.default_float_dtype()
   else:
-    dtype = _creation.user_dtype(dtype, "astype")
+    dtype = user_dtype(dtype, "astype")
   if dtypes.kind(dtypes.dtype(x_arr)) == "c":
     if isdtype(dtype, ("integral", "real floating")):
       warnings.warn("Casting from complex to real dtypes will soon raise a ValueError. "
@@ -308,8 +308,8 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None):
       x_arr = lax.ne(x_arr, np.zeros((), dtypes.dtype(x_arr)))
   result = lax._convert_element_type(x_arr, dtype, False)
   if copy and result is x_arr and type(result) is Array:
-    result = _creation.fresh_copy(result)
-  return _creation.put_on(result, device)
+    result = fresh_copy(result)
+  return put_on(result, device)
 
 
 def _method_astype(self, dtype: Any, copy: bool = False, device: Any = None):
@@ -331,7 +331,7 @@ def _method_view(self, dtype: Any = None, type: Any = None):  # noqa: A002 - Num
     raise NotImplementedError("`type` argument of array.view() is not supported.")
   if dtype is None:
     return self
-  dtype = _creation.user_dtype(dtype, "view")
+  dtype = user_dtype(dtype, "view")
   nbits_in, nbits_out = _bits(self.dtype), _bits(dtype)
   shp = tuple(self.shape)
   if not shp:
@@ -381,7 +381,7 @@ def round(a: Any, decimals: int = 0, out: None = None):  # noqa: A001 - NumPy's 
   if dtypes.kind(dt) in "iu":
     if decimals < 0:
       raise NotImplementedError("integer np.round not implemented for decimals < 0")
-    return _creation.asarray(a)
+    return asarray(a)
 
   def round_float(x):
     if decimals == 0:
@@ -394,7 +394,7 @@ def round(a: Any, decimals: int = 0, out: None = None):  # noqa: A001 - NumPy's 
     return lax.convert_element_type(res, dt) if work != dt else res
 
   if decimals > np.log10(float(finfo(dt).max)):
-    return _creation.asarray(a)  # beyond the precision of the type: nothing to round
+    return asarray(a)  # beyond the precision of the type: nothing to round
   if dtypes.kind(dt) == "c":
     return lax.complex(round_float(lax.real(a)), round_float(lax.imag(a)))
   return round_float(a)

@@ -13,14 +13,14 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.core.trace import concrete_or_error
-from openjax._src.numpy import linalg
-from openjax._src.numpy import reductions as _red
 from openjax._src.numpy import util
 from openjax._src.numpy.convolution import convolve
 from openjax._src.numpy.creation import asarray, full, ones, zeros
+from openjax._src.numpy.linalg import eigvals, inv, lstsq
 from openjax._src.numpy.linalg_ops import dot, outer
 from openjax._src.numpy.misc import where
 from openjax._src.numpy.ranges import arange
+from openjax._src.numpy.reductions import all as _all, argmin, sum as _sum
 from openjax._src.numpy.shape_joining import concatenate, trim_zeros
 from openjax._src.numpy.shape_reshaping import atleast_1d
 from openjax._src.numpy.stats import vander
@@ -149,7 +149,7 @@ def poly(seq_of_zeros):
   (z,) = util.promote_dtypes_inexact(z)
   z = atleast_1d(z)
   if z.ndim == 2 and z.shape[0] == z.shape[1] and z.shape[0] != 0:
-    z = linalg.eigvals(z)
+    z = eigvals(z)
   if z.ndim != 1:
     raise ValueError("input must be 1d or non-empty square 2d array.")
   if z.shape[0] == 0:
@@ -169,7 +169,7 @@ def _companion_roots(p):
   sub = (arange(n)[:, None] == arange(n)[None, :] + 1)
   companion = where(sub, ones((), p.dtype), zeros((), p.dtype))
   companion = companion.at[0, :].set(-p[1:] / p[0])
-  return linalg.eigvals(companion)
+  return eigvals(companion)
 
 
 def roots(p, *, strip_zeros=True):
@@ -185,7 +185,7 @@ def roots(p, *, strip_zeros=True):
   if p.shape[0] < 2:
     return zeros((0,), dtypes.to_complex_dtype(p.dtype))
   is_zero = p == 0
-  n_lead = where(_red.all(is_zero), p.shape[0], _red.argmin(is_zero))
+  n_lead = where(_all(is_zero), p.shape[0], argmin(is_zero))
   if strip_zeros:
     n_lead = concrete_or_error(
         int, n_lead, "The error occurred in the jnp.roots() function. To use this within a "
@@ -238,15 +238,15 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     lhs = lhs * w[:, None]
     rhs = rhs * (w[:, None] if rhs.ndim == 2 else w)
   # Scale the columns to unit norm for conditioning, then undo it.
-  scale = sqrt(_red.sum(lhs * lhs, axis=0))
+  scale = sqrt(_sum(lhs * lhs, axis=0))
   lhs = lhs / scale[None, :]
-  c, resids, rank, s = linalg.lstsq(lhs, rhs, rcond)
+  c, resids, rank, s = lstsq(lhs, rhs, rcond)
   c = (c.T / scale).T if c.ndim > 1 else c / scale
   if full:
     return c, resids, rank, s, asarray(rcond)
   if not cov:
     return c
-  vbase = linalg.inv(dot(lhs.T, lhs)) / outer(scale, scale)
+  vbase = inv(dot(lhs.T, lhs)) / outer(scale, scale)
   if cov == "unscaled":
     fac = asarray(1.0)
   else:

@@ -15,9 +15,10 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.core import concrete_or_error
-from openjax._src.numpy import creation as _creation
-from openjax._src.numpy import linalg_ops as _linalg
 from openjax._src.numpy import util
+from openjax._src.numpy.creation import (
+    asarray, canonicalize_shape, fill, host_array, is_weak, put_on, user_dtype)
+from openjax._src.numpy.linalg_ops import diagonal
 
 __all__ = ["arange", "diag", "diagflat", "eye", "fromfunction", "geomspace", "identity",
            "indices", "linspace", "logspace", "meshgrid", "tri"]
@@ -43,7 +44,7 @@ def _static(val, name: str):
 def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *,
            device: Any = None, out_sharding: Any = None):
   """Evenly spaced values in ``[start, stop)``; the arguments must be static."""
-  dtype = _creation.user_dtype(dtype, "arange")
+  dtype = user_dtype(dtype, "arange")
   for pos, arg in enumerate((start, stop, step)):
     if arg is not None and not util.is_arraylike(arg):
       raise TypeError("arange requires ndarray, scalar, or None arguments, got "
@@ -74,7 +75,7 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *,
   else:
     size = max(0, int(np.ceil(stop - start)))
     out = lax.add(_strong(start, dtype), lax.broadcasted_iota(dtype, (size,), 0))
-  return _creation.put_on(out, device if device is not None else out_sharding)
+  return put_on(out, device if device is not None else out_sharding)
 
 
 # ---------------------------------------------------------- linspace & co.
@@ -116,14 +117,14 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
       last = lax.eq(lax.broadcasted_iota(np.int32, out_shape, axis), np.asarray(num - 1, np.int32))
       out = lax.select(last, hi, out)
   elif num == 1:
-    delta = (_creation.fill((), np.nan, cdt, False) if endpoint else lax.sub(stop, start))
+    delta = (fill((), np.nan, cdt, False) if endpoint else lax.sub(stop, start))
     out = _bcast(start, out_shape, rest)
   else:
-    delta = _creation.fill((), np.nan, cdt, False)
-    out = _creation.fill(tuple(out_shape), 0, cdt, False)
+    delta = fill((), np.nan, cdt, False)
+    out = fill(tuple(out_shape), 0, cdt, False)
   if dtypes.kind(dtype) in "iu" and dtypes.kind(cdt) not in "iu":
     out = lax.floor(out)
-  result = _creation.put_on(_strong(out, dtype), device)
+  result = put_on(_strong(out, dtype), device)
   return (result, delta) if retstep else result
 
 
@@ -171,7 +172,7 @@ def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
 
 # -------------------------------------------------------- eye / tri / diag
 def _dim(d: Any, context: str) -> int:
-  return _creation.canonicalize_shape((d,), context)[0]
+  return canonicalize_shape((d,), context)[0]
 
 
 def eye(N: Any, M: Any = None, k: Any = 0, dtype: Any = None, *, device: Any = None):
@@ -191,7 +192,7 @@ def eye(N: Any, M: Any = None, k: Any = 0, dtype: Any = None, *, device: Any = N
   i = lax.broadcasted_iota(odt, (n, m), 0)
   j = lax.broadcasted_iota(odt, (n, m), 1)
   on_diag = lax.eq(lax.add(i, offset), j)
-  return _creation.put_on(_strong(on_diag, dtype), device)
+  return put_on(_strong(on_diag, dtype), device)
 
 
 def identity(n: Any, dtype: Any = None):
@@ -204,8 +205,8 @@ def tri(N: Any, M: Any = None, k: Any = 0, dtype: Any = None):
   """Ones at and below diagonal ``k``, zeros above (float32 by default)."""
   dtype = np.dtype(np.float32) if dtype is None else dtypes.explicit_dtype(dtype, "tri")
   M = N if M is None else M
-  shape = _creation.canonicalize_shape((N, M), "shape argument of jnp.tri()")
-  offset = _creation.asarray(k)
+  shape = canonicalize_shape((N, M), "shape argument of jnp.tri()")
+  offset = asarray(k)
   odt = dtypes.dtype(offset)
   if dtypes.kind(odt) not in "iu":
     raise TypeError(f"offset must be an integer, got {k!r}")
@@ -222,10 +223,10 @@ def diag(v: Any, k: int = 0):
   k = operator.index(k)
   shape = np.shape(v)
   if len(shape) == 2:
-    return _linalg.diagonal(v, offset=k)
+    return diagonal(v, offset=k)
   if len(shape) != 1:
     raise ValueError("diag input must be 1d or 2d")
-  zero = _creation.fill((), 0, dtypes.dtype(v), _creation.is_weak(v))
+  zero = fill((), 0, dtypes.dtype(v), is_weak(v))
   n = shape[0] + abs(k)
   padded = lax.pad(v, zero, ((max(0, -k), max(0, k), 0),))
   mask = eye(n, k=k, dtype=bool)
@@ -235,7 +236,7 @@ def diag(v: Any, k: int = 0):
 def diagflat(v: Any, k: int = 0):
   """A 2-D array with the flattened ``v`` on its ``k``-th diagonal."""
   util.check_arraylike("diagflat", v)
-  v = _creation.asarray(v)
+  v = asarray(v)
   flat = lax.reshape(_strong(v, v.dtype), (int(np.prod(np.shape(v), dtype=np.int64)),))
   return diag(flat, k)
 
@@ -278,7 +279,7 @@ def indices(dimensions: Any, dtype: Any = None, sparse: bool = False):
   if sparse:
     return tuple(out)
   if not out:
-    return _creation.host_array(np.array([], dtype), dtype)
+    return host_array(np.array([], dtype), dtype)
   return lax.concatenate([lax.expand_dims(o, (0,)) for o in out], 0)
 
 
@@ -286,7 +287,7 @@ def fromfunction(function: Callable[..., Any], shape: Any, *, dtype: Any = float
                  **kwargs: Any):
   """``function`` applied to index grids of ``shape`` (as in NumPy, it is
   called once with one full coordinate array per axis)."""
-  shape = _creation.canonicalize_shape(shape, "shape argument of jnp.fromfunction()")
+  shape = canonicalize_shape(shape, "shape argument of jnp.fromfunction()")
   dtype = dtypes.explicit_dtype(dtype, "fromfunction")
   grids = [_bcast(lax.broadcasted_iota(dtype, (d,), 0), shape, (i,))
            for i, d in enumerate(shape)]

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from openjax._src import dtypes
-from openjax._src.numpy import creation as _creation
+from openjax._src.numpy.creation import asarray
 from openjax._src.core.devices import devices
 
 __all__ = [
@@ -47,7 +47,7 @@ class _ScalarMeta(type):
     return not cls == other
 
   def __call__(cls, x: Any):
-    return _creation.asarray(x, dtype=cls.dtype)
+    return asarray(x, dtype=cls.dtype)
 
   def __instancecheck__(cls, instance: Any) -> bool:
     return isinstance(instance, cls.dtype.type)

@@ -1,4 +1,4 @@
-"""Searching and counting: ``searchsorted``, ``digitize``, ``bincount``,
+"""Searching and counting: ``searchsorted``, ``digitize``, ``interp``, ``bincount``,
 ``histogram`` and the ``unique`` family.
 
 Comparisons use the sort order (NaN largest, every NaN equal, -0.0 == 0.0),
@@ -16,11 +16,16 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.core import concrete_or_error
-from openjax._src.numpy import creation as _creation
-from openjax._src.numpy import reductions as _red
 from openjax._src.numpy import util
+from openjax._src.numpy._ufunc_helpers import const, is_kind
+from openjax._src.numpy.creation import asarray
+from openjax._src.numpy.misc import clip, where
+from openjax._src.numpy.reductions import (
+    _const, _convert, _isnan, _ravel, _where, any as _any, cumsum, max as _max, min as _min,
+    sum as _sum)
+from openjax._src.numpy.shape_joining import concatenate
 
-__all__ = ["searchsorted", "digitize", "bincount", "histogram", "histogram_bin_edges",
+__all__ = ["searchsorted", "digitize", "interp", "bincount", "histogram", "histogram_bin_edges",
            "unique", "unique_values", "unique_counts", "unique_inverse", "unique_all"]
 
 _SEARCH_METHODS = ("compare_all", "scan", "scan_unrolled", "sort")
@@ -40,16 +45,16 @@ def _key_lt(x, y, or_equal: bool):
   """``x < y`` (or ``<=``) for one real key in the sort order."""
   if dtypes.kind(util.dtype_of(x)) != "f":
     return lax.le(x, y) if or_equal else lax.lt(x, y)
-  y_nan = _red._isnan(y)
+  y_nan = _isnan(y)
   if or_equal:
     return lax.bitwise_or(lax.le(x, y), y_nan)
-  return lax.bitwise_or(lax.lt(x, y), lax.bitwise_and(y_nan, lax.bitwise_not(_red._isnan(x))))
+  return lax.bitwise_or(lax.lt(x, y), lax.bitwise_and(y_nan, lax.bitwise_not(_isnan(x))))
 
 
 def _key_eq(x, y):
   if dtypes.kind(util.dtype_of(x)) != "f":
     return lax.eq(x, y)
-  return lax.bitwise_or(lax.eq(x, y), lax.bitwise_and(_red._isnan(x), _red._isnan(y)))
+  return lax.bitwise_or(lax.eq(x, y), lax.bitwise_and(_isnan(x), _isnan(y)))
 
 
 def _sort_less(x, y, or_equal: bool):
@@ -66,7 +71,7 @@ def _searchsorted_compare_all(a, v, side: str, dtype):
   n, v_shape = np.shape(a)[0], np.shape(v)
   a_b = lax.broadcast_in_dim(a, (n,) + v_shape, (0,))
   v_b = lax.broadcast_in_dim(v, (n,) + v_shape, tuple(range(1, len(v_shape) + 1)))
-  return _red.sum(_sort_less(a_b, v_b, or_equal=side == "right"), axis=0, dtype=dtype)
+  return _sum(_sort_less(a_b, v_b, or_equal=side == "right"), axis=0, dtype=dtype)
 
 
 def _rank(x, dtype):
@@ -79,13 +84,13 @@ def _rank(x, dtype):
 def _searchsorted_sort(a, v, side: str, dtype):
   n, m = np.shape(a)[0], int(np.size(v))
   work = np.dtype(np.int32) if n + m <= np.iinfo(np.int32).max else np.dtype(np.int64)
-  q = _red._ravel(v)
+  q = _ravel(v)
   if side == "left":
     index = lax.slice_in_dim(_rank(lax.concatenate([q, a], 0), work), 0, m)
   else:
     index = lax.slice_in_dim(_rank(lax.concatenate([a, q], 0), work), n, n + m)
   out = lax.reshape(lax.sub(index, _rank(q, work)), np.shape(v))
-  return _red._convert(out, dtype)
+  return _convert(out, dtype)
 
 
 def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
@@ -126,11 +131,58 @@ def digitize(x, bins, right=False, *, method=None):
   side = "right" if not right else "left"
   kw = {} if method is None else {"method": method}
   increasing = searchsorted(bins_arr, x, side=side, **kw)
-  decreasing = lax.sub(_red._const(increasing, n),
+  decreasing = lax.sub(_const(increasing, n),
                        searchsorted(lax.rev(bins_arr, (0,)), x, side=side, **kw))
   ascending = lax.ge(lax.index_in_dim(bins_arr, n - 1, keepdims=False),
                      lax.index_in_dim(bins_arr, 0, keepdims=False))
-  return _red._where(ascending, increasing, decreasing)
+  return _where(ascending, increasing, decreasing)
+
+
+def interp(x, xp, fp, left=None, right=None, period=None):
+  """One-dimensional piecewise-linear interpolation of ``(xp, fp)`` at ``x``
+  (``xp`` increasing); ``left``/``right`` may be ``'extrapolate'``."""
+  x, xp, fp = util.ensure_arraylike("interp", x, xp, fp)
+  if np.shape(xp) != np.shape(fp) or np.ndim(xp) != 1:
+    raise ValueError("xp and fp must be one-dimensional arrays of equal size")
+  x, xp = util.promote_dtypes_inexact(x, xp)
+  fp, = util.promote_dtypes_inexact(fp)
+  extrapolate = {}
+  for name, value in (("left", left), ("right", right)):
+    if isinstance(value, str) and value != "extrapolate":
+      raise ValueError(f"the only valid string value of `{name}` is 'extrapolate', "
+                       f"but got: {value!r}")
+    extrapolate[name] = isinstance(value, str)
+  if is_kind(x, "c"):
+    raise ValueError("jnp.interp: complex x values not supported.")
+  if period is not None:
+    if np.ndim(period) != 0:
+      raise ValueError(f"period must be a scalar; got {period}")
+    period = _abs_of_period(period)
+    x, xp = _mod(x, period), _mod(xp, period)
+    xp, fp = lax.sort_key_val(xp, fp)
+    xp = concatenate([xp[-1:] - period, xp, xp[:1] + period])
+    fp = concatenate([fp[-1:], fp, fp[:1]])
+  i = clip(searchsorted(xp, x, side="right"), 1, np.shape(xp)[0] - 1)
+  df = fp[i] - fp[i - 1]
+  dx = xp[i] - xp[i - 1]
+  delta = x - xp[i - 1]
+  eps = np.spacing(dtypes.finfo(dtypes.dtype(xp)).eps)
+  dx0 = lax.le(lax.abs(dx), const(dx, eps))
+  f = where(dx0, fp[i - 1], fp[i - 1] + delta / where(dx0, 1, dx) * df)
+  if not extrapolate["left"] and period is None:
+    f = where(x < xp[0], fp[0] if left is None else left, f)
+  if not extrapolate["right"] and period is None:
+    f = where(x > xp[-1], fp[-1] if right is None else right, f)
+  return f
+
+
+def _abs_of_period(v):
+  v = util.ensure_arraylike("interp", v)
+  return v if is_kind(v, "u", "b") else lax.abs(v)
+
+
+def _mod(x, period):
+  return x % period   # dispatches to jnp.remainder
 
 
 # ---------------------------------------------------------------- counting
@@ -148,7 +200,7 @@ def bincount(x, weights=None, minlength=0, *, length=None):
   ``length`` fixes the output size (needed under ``jit``)."""
   x = util.ensure_arraylike("bincount", x)
   if util.dtype_of(x) == np.bool_:
-    x = _red._convert(x, np.int32)
+    x = _convert(x, np.int32)
   if dtypes.kind(util.dtype_of(x)) not in "iu":
     raise TypeError(f"x argument to bincount must have an integer type; got "
                     f"{util.dtype_of(x)}")
@@ -160,7 +212,7 @@ def bincount(x, weights=None, minlength=0, *, length=None):
   if length is None:
     concrete_or_error(None, x, "The error occurred because of argument 'x' of jnp.bincount. "
                       "To avoid this error, pass a static `length` argument.")
-    top = int(_red.max(x, initial=0)) if np.size(x) else -1
+    top = int(_max(x, initial=0)) if np.size(x) else -1
     length = max(minlength, top + 1)
   else:
     length = concrete_or_error(operator.index, length, "The error occurred because of "
@@ -175,7 +227,7 @@ def bincount(x, weights=None, minlength=0, *, length=None):
                        f"typeof(weights)={util.shape_of(weights)}")
   dt = util.dtype_of(weights)
   updates = util.broadcast_to_shape(weights, np.shape(x))
-  indices = lax.max(x, _red._const(x, 0))
+  indices = lax.max(x, _const(x, 0))
   return _scatter_add_1d(length, indices, updates, dt)
 
 
@@ -189,15 +241,15 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002 - N
   arr = util.asarray_operand(a)
   dtype = util.to_inexact_dtype(util.dtype_of(arr))
   if np.ndim(bins) == 1:
-    return _creation.asarray(bins, dtype=dtype)
+    return asarray(bins, dtype=dtype)
   n_bins = concrete_or_error(operator.index, bins, "bins argument of histogram_bin_edges")
   if range is None:
-    lo, hi = _red.min(arr), _red.max(arr)
+    lo, hi = _min(arr), _max(arr)
   else:
     if np.shape(range) != (2,):
       raise ValueError(f"`range` must be either None or a sequence of scalars, got {range}")
     lo, hi = range
-  lo, hi = _red._convert(lo, dtype), _red._convert(hi, dtype)
+  lo, hi = _convert(lo, dtype), _convert(hi, dtype)
   same = lax.eq(lo, hi)
   half = np.array(0.5, dtype)
   lo = lax.select(same, lax.sub(lo, half), lo)
@@ -226,13 +278,13 @@ def histogram(a, bins=10, range=None, weights=None, density=None):  # noqa: A002
   # The last edge closes the last bin.
   at_end = lax.eq(a, lax.broadcast_in_dim(lax.index_in_dim(edges, n_edges - 1, keepdims=False),
                                           np.shape(a), ()))
-  idx = _red._where(at_end, n_edges - 1, idx)
-  counts = _scatter_add_1d(n_edges, _red._ravel(idx), _red._ravel(weights),
+  idx = _where(at_end, n_edges - 1, idx)
+  counts = _scatter_add_1d(n_edges, _ravel(idx), _ravel(weights),
                            util.dtype_of(weights))
   counts = lax.slice_in_dim(counts, 1, n_edges)
   if density:
     widths = lax.sub(lax.slice_in_dim(edges, 1, n_edges), lax.slice_in_dim(edges, 0, n_edges - 1))
-    counts = lax.div(lax.div(counts, widths), _red.sum(counts))
+    counts = lax.div(lax.div(counts, widths), _sum(counts))
   return counts, edges
 
 
@@ -249,11 +301,11 @@ def _take0(x, idx):
 
 def _nonzero_1d(mask, size: int, int_dtype):
   """Positions of the first ``size`` True entries of 1-D ``mask`` (0 after)."""
-  count = _red.sum(mask, dtype=int_dtype)
-  targets = lax.add(lax.iota(int_dtype, size), _red._const(count, 1))
-  pos = searchsorted(_red.cumsum(mask, dtype=int_dtype), targets, side="left")
-  pos = _red._convert(pos, int_dtype)
-  return _red._where(lax.lt(lax.iota(int_dtype, size), count), pos, _red._const(pos, 0)), count
+  count = _sum(mask, dtype=int_dtype)
+  targets = lax.add(lax.iota(int_dtype, size), _const(count, 1))
+  pos = searchsorted(cumsum(mask, dtype=int_dtype), targets, side="left")
+  pos = _convert(pos, int_dtype)
+  return _where(lax.lt(lax.iota(int_dtype, size), count), pos, _const(pos, 0)), count
 
 
 def _unique_sorted_mask(aux, equal_nan: bool):
@@ -262,7 +314,7 @@ def _unique_sorted_mask(aux, equal_nan: bool):
   n = np.shape(aux)[0]
   int_dtype = dtypes.default_int_dtype()
   if dtypes.kind(util.dtype_of(aux)) == "c":
-    aux = _red._where(_red._isnan(aux), _red._const(aux, np.nan), aux)
+    aux = _where(_isnan(aux), _const(aux, np.nan), aux)
   if np.ndim(aux) == 1:
     aux, perm = lax.sort_key_val(aux, lax.iota(int_dtype, n))
   else:
@@ -276,9 +328,9 @@ def _unique_sorted_mask(aux, equal_nan: bool):
     cur, prev = lax.slice_in_dim(aux, 1, n), lax.slice_in_dim(aux, 0, n - 1)
     neq = lax.ne(cur, prev)
     if dtypes.kind(util.dtype_of(aux)) in "fc" and equal_nan:
-      both_nan = lax.bitwise_and(_red._isnan(cur), _red._isnan(prev))
+      both_nan = lax.bitwise_and(_isnan(cur), _isnan(prev))
       neq = lax.bitwise_and(neq, lax.bitwise_not(both_nan))
-    differs = _red.any(neq, axis=tuple(range(1, np.ndim(aux))))
+    differs = _any(neq, axis=tuple(range(1, np.ndim(aux))))
     mask = lax.concatenate([lax.full((1,), True, np.bool_), differs], 0)
   else:
     mask = lax.full((n,), True, np.bool_)
@@ -301,7 +353,7 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
   arr_shape = np.shape(arr)
   if axis is None:
     axis_int = 0
-    arr = _red._ravel(arr)
+    arr = _ravel(arr)
   else:
     axis_int = util.canonicalize_axis(axis, np.ndim(arr))
   result = _unique(arr, axis_int, return_index, return_inverse, return_counts,
@@ -334,12 +386,12 @@ def _unique(ar, axis: int, return_index, return_inverse, return_counts, *, equal
                          fill_value)
   aux, mask, perm = _unique_sorted_mask(aux, equal_nan)
   if size is None:
-    size = int(_red.sum(mask))   # the input is concrete here
+    size = int(_sum(mask))   # the input is concrete here
     fill_value = None
   ind, count = _nonzero_1d(mask, size, int_dtype)
   result = _take0(aux, ind)
   if fill_value is not None:
-    fill = _red._convert(fill_value, util.dtype_of(result))
+    fill = _convert(fill_value, util.dtype_of(result))
     valid = lax.lt(lax.iota(int_dtype, size), count)
     valid = lax.broadcast_in_dim(valid, np.shape(result), (0,))
     result = lax.select(valid, result, lax.broadcast_in_dim(fill, np.shape(result), ()))
@@ -347,15 +399,15 @@ def _unique(ar, axis: int, return_index, return_inverse, return_counts, *, equal
   if return_index:
     ret += (_take0(perm, ind),)
   if return_inverse:
-    imask = lax.sub(_red.cumsum(mask, dtype=int_dtype), _red._const(count, 1))
+    imask = lax.sub(cumsum(mask, dtype=int_dtype), _const(count, 1))
     ret += (lax.sort_key_val(perm, imask)[1],)   # scatter imask to perm's positions
   if return_counts:
     # Slice boundaries: the first size+1 True positions, then n (JAX pads
     # nonzero's result with 0 and replaces every padded entry after the first).
     bounds, _ = _nonzero_1d(mask, size + 1, int_dtype)
-    padded = lax.bitwise_and(lax.eq(bounds, _red._const(bounds, 0)),
-                             lax.gt(lax.iota(int_dtype, size + 1), _red._const(bounds, 0)))
-    bounds = _red._where(padded, _red._const(bounds, n), bounds)
+    padded = lax.bitwise_and(lax.eq(bounds, _const(bounds, 0)),
+                             lax.gt(lax.iota(int_dtype, size + 1), _const(bounds, 0)))
+    bounds = _where(padded, _const(bounds, n), bounds)
     ret += (lax.sub(lax.slice_in_dim(bounds, 1, size + 1), lax.slice_in_dim(bounds, 0, size)),)
   return ret[0] if len(ret) == 1 else ret
 

@@ -13,12 +13,12 @@ import operator
 import numpy as np
 
 from openjax._src import lax
-from openjax._src.numpy import reductions as _red
 from openjax._src.numpy import util
-from openjax._src.numpy.creation import asarray, full, ones, zeros
+from openjax._src.numpy.creation import asarray, ones, zeros
 from openjax._src.numpy.indexing import nonzero
 from openjax._src.numpy.misc import where
 from openjax._src.numpy.ranges import arange
+from openjax._src.numpy.reductions import all as _all, any as _any, sum as _sum
 from openjax._src.numpy.searching import searchsorted, unique
 from openjax._src.numpy.shape_joining import concatenate
 from openjax._src.numpy.shape_reshaping import ravel
@@ -39,8 +39,8 @@ def _in1d(a, b, invert: bool, method: str):
     return (ones if invert else zeros)(a.shape, dtype=bool)
   if method == "compare_all" or method == "auto":
     if invert:
-      return _red.all(not_equal(a[:, None], b[None, :]), axis=-1)
-    return _red.any(equal(a[:, None], b[None, :]), axis=-1)
+      return _all(not_equal(a[:, None], b[None, :]), axis=-1)
+    return _any(equal(a[:, None], b[None, :]), axis=-1)
   # binary_search and sort: look each element up in the sorted test values.
   b_sorted = sort(b)
   pos = searchsorted(b_sorted, a)
@@ -82,7 +82,7 @@ def _compact(values, mask, size, fill_value, default_fill):
     return values[nonzero(mask)[0]]
   (idx,) = nonzero(mask, size=size, fill_value=0)
   picked = values[idx] if values.size else zeros((size,), values.dtype)
-  count = _red.sum(mask, dtype=np.int32)
+  count = _sum(mask, dtype=np.int32)
   if fill_value is None:
     fill = default_fill(picked, count)
   else:
@@ -161,7 +161,7 @@ def intersect1d(ar1, ar2, assume_unique=False, return_indices=False, *, size=Non
   ind2 = (order_b[lax.min(searchsorted(sb, values), asarray(max(b.size - 1, 0), np.int32))]
           if b.size else zeros(pos.shape, order_b.dtype))
   if size is not None:
-    valid = arange(size) < _red.sum(keep, dtype=np.int32)
+    valid = arange(size) < _sum(keep, dtype=np.int32)
     ind1 = where(valid, ind1, a.size)
     ind2 = where(valid, ind2, b.size)
   return values, ind1, ind2

@@ -11,11 +11,12 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.core import concrete_or_error
-from openjax._src.numpy import reductions as _red
-from openjax._src.numpy import statistics as _stats
+from openjax._src.numpy.indexing import repeat
+from openjax._src.numpy.reductions import max as _max, mean, min as _min
 from openjax._src.numpy.shape_joining import stack
-from openjax._src.numpy.shape_reshaping import (as_array, ensure_arraylike, flip, moveaxis,
-                                                repeat)
+from openjax._src.numpy.shape_reshaping import as_array, flip, moveaxis
+from openjax._src.numpy.statistics import median
+from openjax._src.numpy.util import ensure_arraylike
 
 __all__ = ["pad"]
 
@@ -196,9 +197,7 @@ def _pad_linear_ramp(array, pad_width, end_values):
   return array
 
 
-# mode -> (module, function name), resolved at call time.
-_STAT_FUNCS = {"maximum": (_red, "max"), "minimum": (_red, "min"), "mean": (_red, "mean"),
-               "median": (_stats, "median")}
+_STAT_FUNCS = {"maximum": _max, "minimum": _min, "mean": mean, "median": median}
 
 
 def _pad_stats(array, pad_width, stat_length, stat_func):
@@ -299,5 +298,4 @@ def pad(array, pad_width, mode: str | Callable = "constant", **kwargs):
   stat_length = kwargs.get("stat_length")
   if stat_length is not None:
     stat_length = _broadcast_to_pairs(stat_length, nd, "stat_length")
-  return as_array(_pad_stats(array, pad_width, stat_length,
-                                   getattr(*_STAT_FUNCS[mode])))
+  return as_array(_pad_stats(array, pad_width, stat_length, _STAT_FUNCS[mode]))

@@ -1,5 +1,6 @@
 """jax.numpy functions that rearrange one array without arithmetic: reshape,
-transposes, size-1 axes, broadcasting, flips, tiling and repetition.
+transposes, size-1 axes, broadcasting, flips and tiling (``repeat``, a gather
+at computed positions, is in ``indexing``).
 
 Everything here is written with lax wrappers; NumPy only sees static things
 (shapes, axes, concrete repeat counts).
@@ -15,16 +16,13 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.core import Tracer, concrete_or_error
-from openjax._src.numpy import indexing as _idx
-from openjax._src.numpy import reductions as _red
-from openjax._src.numpy.util import (canonicalize_axis, check_arraylike, ensure_arraylike,
-                                     is_arraylike)
+from openjax._src.numpy.util import canonicalize_axis, check_arraylike, ensure_arraylike
 
 __all__ = [
     "reshape", "ravel", "transpose", "permute_dims", "matrix_transpose", "moveaxis",
     "swapaxes", "rollaxis", "expand_dims", "squeeze", "broadcast_to", "broadcast_arrays",
     "broadcast_shapes", "flip", "fliplr", "flipud", "rot90", "atleast_1d", "atleast_2d",
-    "atleast_3d", "tile", "repeat", "resize",
+    "atleast_3d", "tile", "resize",
 ]
 
 
@@ -340,7 +338,7 @@ def rot90(m, k: int = 1, axes: tuple[int, int] = (0, 1)):
   return _flip(lax.transpose(m, tuple(perm)), ax2)
 
 
-# ------------------------------------------------------- tiling, repetition
+# ------------------------------------------------------------------ tiling
 def tile(A, reps):
   """Repeat the whole of ``A`` ``reps`` times (per axis when a tuple)."""
   A = ensure_arraylike("tile", A)
@@ -379,82 +377,6 @@ def take_static(a, indices: Sequence[int], axis: int):
   if not pieces:
     return as_array(lax.slice_in_dim(a, 0, 0, axis=axis))
   return as_array(lax.concatenate(pieces, axis))
-
-
-def _repeat_traced(a, repeats, axis: int, total: int):
-  # Output position j takes element #(how many inclusive cumulative counts are <= j),
-  # clamped so positions past sum(repeats) repeat the last element.
-  n = a.shape[axis]
-  reps = lax.convert_element_type(_broadcast_to(ravel(repeats), (n,)), np.int32)
-  ends = _red.cumsum(reps)
-  pos = lax.broadcasted_iota(np.int32, (total, n), 0)
-  counts = _red.sum(lax.convert_element_type(
-      lax.le(lax.broadcast_in_dim(ends, (total, n), (1,)), pos), np.int32), axis=1)
-  idx = lax.min(counts, lax.full((), n - 1, np.int32))
-  return _idx.take(a, idx, axis=axis)
-
-
-def repeat(a, repeats, axis: int | None = None, *, total_repeat_length: int | None = None,
-           out_sharding=None):
-  """Repeat each element of ``a`` ``repeats`` times along ``axis`` (the
-  flattened array when None). Under ``jit`` an array of repeats needs a static
-  ``total_repeat_length``."""
-  if isinstance(repeats, int) or (is_arraylike(repeats) and not np.shape(repeats)
-                                  and not isinstance(repeats, Tracer)):
-    check_arraylike("repeat", a)
-  else:
-    check_arraylike("repeat", a, repeats)
-  a = ensure_arraylike("repeat", a)
-  if axis is None:
-    a, axis = ravel(a), 0
-  axis = concrete_or_error(operator.index, axis, "'axis' argument of jnp.repeat()")
-  if total_repeat_length is None:
-    repeats = concrete_or_error(
-        None, repeats,
-        "When jit-compiling jnp.repeat, the total number of repeats must be static. To fix "
-        "this, either specify a static value for `repeats`, or pass a static value to "
-        "`total_repeat_length`.")
-  elif isinstance(repeats, Tracer) and repeats.to_concrete_value() is None:
-    total = operator.index(total_repeat_length)
-    if a.ndim == 0:
-      return _repeat_scalar(a, np.shape(repeats), total)
-    return _repeat_traced(a, repeats, canonicalize_axis(axis, a.ndim), total)
-  reps = np.asarray(repeats)
-  if reps.dtype.kind not in "iub":
-    raise TypeError(f"jnp.repeat: repeats must be integers, got dtype {reps.dtype}")
-  if reps.size and reps.min() < 0:
-    raise ValueError(f"jnp.repeat: repeats may not contain negative values, got {repeats}")
-  if a.ndim == 0:
-    total = int(reps.sum()) if total_repeat_length is None else int(total_repeat_length)
-    return _repeat_scalar(a, reps.shape if reps.ndim == 0 else (reps.size,), total)
-  axis = canonicalize_axis(axis, a.ndim)
-  n = a.shape[axis]
-  if reps.ndim == 0 and total_repeat_length is None:
-    # Every element repeated r times: broadcast a new axis after ``axis`` and merge.
-    r = int(reps)
-    shape = list(a.shape)
-    shape.insert(axis + 1, r)
-    out = lax.broadcast_in_dim(a, shape, tuple(i for i in range(len(shape)) if i != axis + 1))
-    result_shape = list(a.shape)
-    result_shape[axis] *= r
-    return as_array(lax.reshape(out, result_shape))
-  reps = np.broadcast_to(reps.ravel(), (n,))
-  idx = np.repeat(np.arange(n), reps)
-  if total_repeat_length is not None:
-    total = operator.index(total_repeat_length)
-    idx = idx[:total]
-    if total > idx.size and n:
-      idx = np.concatenate([idx, np.full(total - idx.size, n - 1)])
-  if n == 0:
-    return as_array(a)
-  return take_static(a, [int(i) for i in idx], axis)
-
-
-def _repeat_scalar(a, reps_shape, total: int):
-  if tuple(reps_shape) not in ((), (1,)):
-    raise ValueError("`repeat` with a scalar parameter `a` is only implemented for scalar "
-                     "values of the parameter `repeats`.")
-  return as_array(lax.broadcast(a, (total,)))
 
 
 def resize(a, new_shape):

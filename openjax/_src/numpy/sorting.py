@@ -1,10 +1,6 @@
 """Sorting: ``jnp.sort``, ``argsort``, ``lexsort``, ``sort_complex``,
 ``partition`` and ``argpartition``, built on the ``sort`` and ``top_k``
 primitives (NaNs sort to the end; equal keys keep their order when stable).
-
-``openjax.numpy`` imports this module's ``__all__``, which also carries the
-order statistics (``statistics.py``) and the searching/counting functions
-(``searching.py``), so every function of this family is exported from here.
 """
 from __future__ import annotations
 
@@ -15,15 +11,10 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.core import concrete_or_error
-from openjax._src.numpy import reductions as _red
-from openjax._src.numpy import searching
-from openjax._src.numpy import statistics
 from openjax._src.numpy import util
-from openjax._src.numpy.searching import *  # noqa: F401,F403 - re-exported (see docstring)
-from openjax._src.numpy.statistics import *  # noqa: F401,F403 - re-exported (see docstring)
+from openjax._src.numpy.reductions import _const, _convert, _ravel
 
-__all__ = ["sort", "argsort", "lexsort", "sort_complex", "partition", "argpartition",
-           *statistics.__all__, *searching.__all__]
+__all__ = ["sort", "argsort", "lexsort", "sort_complex", "partition", "argpartition"]
 
 
 def _check_sort_args(name: str, kind, order) -> None:
@@ -46,7 +37,7 @@ def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
   _check_sort_args("sort", kind, order)
   axis = _static_axis("sort", axis)
   if axis is None:
-    arr = _red._ravel(arr)
+    arr = _ravel(arr)
     axis = 0
   dimension = util.canonicalize_axis(axis, np.ndim(arr))
   result = lax.sort(arr, dimension=dimension, is_stable=bool(stable))
@@ -60,7 +51,7 @@ def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False,
   _check_sort_args("argsort", kind, order)
   axis = _static_axis("argsort", axis)
   if axis is None:
-    arr = _red._ravel(arr)
+    arr = _ravel(arr)
     axis = 0
   dimension = util.canonicalize_axis(axis, np.ndim(arr))
   if dtype is not None:
@@ -107,7 +98,7 @@ def sort_complex(a):
   if dtypes.kind(dt) != "c":
     dt = dtypes.complex128 if dt == np.float64 else dtypes.default_complex_dtype()
     dt = dtypes.canonicalize_dtype(dt)
-  return _red._convert(a, dt)
+  return _convert(a, dt)
 
 
 def _kth(kth, n: int) -> int:
@@ -120,7 +111,7 @@ def _negate_for_bottom(arr):
   """An array whose top_k is ``arr``'s bottom k (unsigned ints wrap, so they
   are shifted first, as JAX does)."""
   if dtypes.kind(util.dtype_of(arr)) == "u":
-    return lax.neg(lax.add(arr, _red._const(arr, 1)))
+    return lax.neg(lax.add(arr, _const(arr, 1)))
   return lax.neg(arr)
 
 
@@ -135,7 +126,7 @@ def partition(a, kth, axis=-1):
   kth = _kth(kth, n)
   bottom = lax.top_k(_negate_for_bottom(arr), kth + 1, axis=axis)[0]
   if dtypes.kind(util.dtype_of(arr)) == "u":
-    bottom = lax.sub(lax.neg(bottom), _red._const(bottom, 1))
+    bottom = lax.sub(lax.neg(bottom), _const(bottom, 1))
   else:
     bottom = lax.neg(bottom)
   top = lax.top_k(arr, n - kth - 1, axis=axis)[0]

@@ -12,8 +12,10 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
-from openjax._src.numpy import reductions as _red
 from openjax._src.numpy import util
+from openjax._src.numpy.reductions import (
+    _const, _convert, _expand_dims, _isnan, _ravel, _reduction_dims, _static_axes, _where,
+    any as _any, cumsum, mean, sum as _sum)
 
 __all__ = ["quantile", "nanquantile", "percentile", "nanpercentile", "median", "nanmedian",
            "average"]
@@ -31,7 +33,7 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
   """The ``q``-th quantiles (``q`` in [0, 1]) of ``a`` along ``axis``."""
   a, q = util.ensure_arraylike("quantile", a, q)
   _check_quantile_args("quantile", out, overwrite_input)
-  return _quantile(a, q, _red._static_axes(axis), method, keepdims, False, weights)
+  return _quantile(a, q, _static_axes(axis), method, keepdims, False, weights)
 
 
 def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
@@ -39,7 +41,7 @@ def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear
   """``quantile`` ignoring NaNs."""
   a, q = util.ensure_arraylike("nanquantile", a, q)
   _check_quantile_args("nanquantile", out, overwrite_input)
-  return _quantile(a, q, _red._static_axes(axis), method, keepdims, True, weights)
+  return _quantile(a, q, _static_axes(axis), method, keepdims, True, weights)
 
 
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
@@ -47,7 +49,7 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
   """The ``q``-th percentiles (``q`` in [0, 100]) of ``a`` along ``axis``."""
   a, q = util.ensure_arraylike("percentile", a, q)
   (q,) = util.promote_dtypes_inexact(q)
-  q = lax.div(q, _red._const(q, 100))
+  q = lax.div(q, _const(q, 100))
   return quantile(a, q, axis=axis, out=out, overwrite_input=overwrite_input, method=method,
                   keepdims=keepdims, weights=weights)
 
@@ -57,7 +59,7 @@ def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="line
   """``percentile`` ignoring NaNs."""
   a, q = util.ensure_arraylike("nanpercentile", a, q)
   (q,) = util.promote_dtypes_inexact(q)
-  q = lax.div(q, _red._const(q, 100))
+  q = lax.div(q, _const(q, 100))
   return nanquantile(a, q, axis=axis, out=out, overwrite_input=overwrite_input, method=method,
                      keepdims=keepdims, weights=weights)
 
@@ -108,7 +110,7 @@ def _quantile(a, q, axis, method: str, keepdims: bool, squash_nans: bool, weight
     if w_shape != a_shape:
       if axis is None:
         raise ValueError("Weights shape must match 'a' shape when axis is None.")
-      ax = _red._reduction_dims(a, axis)
+      ax = _reduction_dims(a, axis)
       if w_shape != tuple(a_shape[d] for d in ax):
         raise ValueError(f"Weights shape {w_shape} must match reduction axes "
                          f"{tuple(a_shape[d] for d in ax)}")
@@ -122,8 +124,8 @@ def _quantile(a, q, axis, method: str, keepdims: bool, squash_nans: bool, weight
   if axis is None:
     if keepdims:
       keepdim = [1] * np.ndim(a)
-    a = _red._ravel(a)
-    weights = None if weights is None else _red._ravel(weights)
+    a = _ravel(a)
+    weights = None if weights is None else _ravel(weights)
     axis = 0
   elif isinstance(axis, tuple):
     a, keepdim = _flatten_axes(a, axis)
@@ -145,39 +147,39 @@ def _quantile(a, q, axis, method: str, keepdims: bool, squash_nans: bool, weight
   if method == "inverted_cdf":
     pass
   elif method == "linear":
-    result = lax.add(lax.mul(_red._convert(low_value, q_dtype), low_weight),
-                     lax.mul(_red._convert(high_value, q_dtype), high_weight))
+    result = lax.add(lax.mul(_convert(low_value, q_dtype), low_weight),
+                     lax.mul(_convert(high_value, q_dtype), high_weight))
   elif method == "lower":
     result = low_value
   elif method == "higher":
     result = high_value
   elif method == "nearest":
-    pred = lax.le(high_weight, _red._const(high_weight, 0.5))
+    pred = lax.le(high_weight, _const(high_weight, 0.5))
     result = lax.select(pred, low_value, high_value)
   else:  # midpoint
-    result = lax.mul(lax.add(low_value, high_value), _red._const(low_value, 0.5))
+    result = lax.mul(lax.add(low_value, high_value), _const(low_value, 0.5))
   if keepdims and keepdim:
     if q_ndim > 0:
       keepdim = [q_shape[0], *keepdim]
     result = lax.reshape(result, tuple(keepdim))
-  return _red._convert(result, util.dtype_of(a))
+  return _convert(result, util.dtype_of(a))
 
 
 def _order_stats(a, q, axis: int, keepdims: bool):
   a_shape = np.shape(a)
   # A NaN anywhere in a slice makes every quantile of that slice NaN.
-  a = _red._where(_red.any(_red._isnan(a), axis=axis, keepdims=True), np.nan, a)
+  a = _where(_any(_isnan(a), axis=axis, keepdims=True), np.nan, a)
   a = lax.sort(a, dimension=axis)
   q_dtype = util.dtype_of(q)
   n_minus_1 = np.array(a_shape[axis] - 1).astype(q_dtype)
   qn = lax.mul(q, n_minus_1)
   low, high = lax.floor(qn), lax.ceil(qn)
   high_weight = lax.sub(qn, low)
-  low_weight = lax.sub(_red._const(high_weight, 1), high_weight)
-  low = lax.clamp(_red._const(low, 0), low, n_minus_1)
-  high = lax.clamp(_red._const(high, 0), high, n_minus_1)
+  low_weight = lax.sub(_const(high_weight, 1), high_weight)
+  low = lax.clamp(_const(low, 0), low, n_minus_1)
+  high = lax.clamp(_const(high, 0), high, n_minus_1)
   int_dtype = dtypes.default_int_dtype()
-  low, high = _red._convert(low, int_dtype), _red._convert(high, int_dtype)
+  low, high = _convert(low, int_dtype), _convert(high, int_dtype)
   q_ndim = np.ndim(q)
   nd = len(a_shape)
   slice_sizes = list(a_shape)
@@ -200,21 +202,21 @@ def _order_stats(a, q, axis: int, keepdims: bool):
 def _nan_order_stats(a, q, axis: int, keepdims: bool):
   a = lax.sort(a, dimension=axis)  # NaNs sort to the end of each slice
   q_dtype = util.dtype_of(q)
-  counts = _red.sum(lax.bitwise_not(_red._isnan(a)), axis=axis, dtype=q_dtype,
+  counts = _sum(lax.bitwise_not(_isnan(a)), axis=axis, dtype=q_dtype,
                     keepdims=keepdims)
   reduced_shape = np.shape(counts)
   q_ndim = np.ndim(q)
-  q = _red._expand_dims(q, tuple(range(q_ndim, len(reduced_shape) + q_ndim)))
-  counts = _red._expand_dims(counts, tuple(range(q_ndim)))
-  qn = lax.mul(q, lax.sub(counts, _red._const(counts, 1)))
+  q = _expand_dims(q, tuple(range(q_ndim, len(reduced_shape) + q_ndim)))
+  counts = _expand_dims(counts, tuple(range(q_ndim)))
+  qn = lax.mul(q, lax.sub(counts, _const(counts, 1)))
   low, high = lax.floor(qn), lax.ceil(qn)
   high_weight = lax.sub(qn, low)
-  low_weight = lax.sub(_red._const(high_weight, 1), high_weight)
-  last = lax.sub(counts, _red._const(counts, 1))
-  low = lax.max(_red._const(low, 0), lax.min(low, last))
-  high = lax.max(_red._const(high, 0), lax.min(high, last))
+  low_weight = lax.sub(_const(high_weight, 1), high_weight)
+  last = lax.sub(counts, _const(counts, 1))
+  low = lax.max(_const(low, 0), lax.min(low, last))
+  high = lax.max(_const(high, 0), lax.min(high, last))
   int_dtype = dtypes.default_int_dtype()
-  low, high = _red._convert(low, int_dtype), _red._convert(high, int_dtype)
+  low, high = _convert(low, int_dtype), _convert(high, int_dtype)
   values = [_take_per_slice(a, idx, axis, q_ndim, keepdims) for idx in (low, high)]
   return values[0], values[1], low_weight, high_weight, q
 
@@ -239,7 +241,7 @@ def _take_per_slice(a, idx, axis: int, q_ndim: int, keepdims: bool):
       operand_batching_dims=other, start_indices_batching_dims=tuple(range(len(other))))
   out = lax.gather(a, idx, dnums, (1,) * nd)
   if keepdims:
-    out = _red._expand_dims(out, (axis,))
+    out = _expand_dims(out, (axis,))
   return out
 
 
@@ -249,56 +251,56 @@ def _inverted_cdf(a, q, weights, axis: int, keepdims: bool, squash_nans: bool):
   where the slice holds a NaN)."""
   n = np.shape(a)[axis]
   if not squash_nans:
-    a = _red._where(_red.any(_red._isnan(a), axis=axis, keepdims=True), np.nan, a)
+    a = _where(_any(_isnan(a), axis=axis, keepdims=True), np.nan, a)
   if weights is None:
     weights = lax.full(np.shape(a), 1.0, util.dtype_of(a))
     a = lax.sort(a, dimension=axis)
   else:
     a, weights = lax.sort_key_val(a, weights, dimension=axis)
   q_ndim = np.ndim(q)
-  zeros = _red._const(weights, 0)
-  bad_weights = lax.bitwise_or(lax.lt(weights, zeros), _red._isnan(weights))
-  nan_data = _red._isnan(a)
-  clean = _red._where(lax.bitwise_or(bad_weights, nan_data), zeros, weights)
-  cum = _red.cumsum(clean, axis=axis)
+  zeros = _const(weights, 0)
+  bad_weights = lax.bitwise_or(lax.lt(weights, zeros), _isnan(weights))
+  nan_data = _isnan(a)
+  clean = _where(lax.bitwise_or(bad_weights, nan_data), zeros, weights)
+  cum = cumsum(clean, axis=axis)
   total = lax.index_in_dim(cum, n - 1, axis=axis, keepdims=keepdims)
   q_b = lax.reshape(q, np.shape(q) + (1,) * np.ndim(total))
-  q_b, total_b = util.promote_dtypes(q_b, _red._expand_dims(total, tuple(range(q_ndim))))
+  q_b, total_b = util.promote_dtypes(q_b, _expand_dims(total, tuple(range(q_ndim))))
   target = lax.mul(q_b, total_b)
   if not keepdims:
-    target = _red._expand_dims(target, (axis + q_ndim,))
-  cum_b = _red._expand_dims(cum, tuple(range(q_ndim)))
+    target = _expand_dims(target, (axis + q_ndim,))
+  cum_b = _expand_dims(cum, tuple(range(q_ndim)))
   int_dtype = dtypes.default_int_dtype()
-  is_less = lax.lt(_red._convert(cum_b, util.dtype_of(target)), target)
-  idx = _red.sum(_red._convert(is_less, int_dtype), axis=axis + q_ndim, keepdims=keepdims)
+  is_less = lax.lt(_convert(cum_b, util.dtype_of(target)), target)
+  idx = _sum(_convert(is_less, int_dtype), axis=axis + q_ndim, keepdims=keepdims)
   q_dtype = util.dtype_of(q)
   if squash_nans:
-    valid = _red.sum(lax.bitwise_not(nan_data), axis=axis, dtype=q_dtype, keepdims=keepdims)
+    valid = _sum(lax.bitwise_not(nan_data), axis=axis, dtype=q_dtype, keepdims=keepdims)
   else:
     valid = lax.full(np.shape(total), n, q_dtype)
-  last = _red._convert(lax.sub(valid, _red._const(valid, 1)), int_dtype)
-  last = _red._expand_dims(last, tuple(range(q_ndim)))
-  idx = lax.max(_red._const(idx, 0), lax.min(idx, last))
+  last = _convert(lax.sub(valid, _const(valid, 1)), int_dtype)
+  last = _expand_dims(last, tuple(range(q_ndim)))
+  idx = lax.max(_const(idx, 0), lax.min(idx, last))
   result = _take_per_slice(a, idx, axis, q_ndim, keepdims)
   if squash_nans:
-    force_nan = lax.bitwise_or(_red.any(bad_weights, axis=axis, keepdims=keepdims),
-                               lax.eq(valid, _red._const(valid, 0)))
+    force_nan = lax.bitwise_or(_any(bad_weights, axis=axis, keepdims=keepdims),
+                               lax.eq(valid, _const(valid, 0)))
   else:
-    force_nan = _red.any(lax.bitwise_or(bad_weights, nan_data), axis=axis, keepdims=keepdims)
-  force_nan = _red._expand_dims(force_nan, tuple(range(q_ndim)))
-  return _red._where(force_nan, _red._const(result, np.nan), result)
+    force_nan = _any(lax.bitwise_or(bad_weights, nan_data), axis=axis, keepdims=keepdims)
+  force_nan = _expand_dims(force_nan, tuple(range(q_ndim)))
+  return _where(force_nan, _const(result, np.nan), result)
 
 
 def average(a, axis=None, weights=None, returned=False, keepdims=False):
   """Weighted average over ``axis``; ``returned`` also gives the sum of weights."""
-  axis = _red._static_axes(axis)
-  axis_tuple = _red._reduction_dims(a, axis)
+  axis = _static_axes(axis)
+  axis_tuple = _reduction_dims(a, axis)
   if weights is None:
     a = util.ensure_arraylike("average", a)
     (a,) = util.promote_dtypes_inexact(a)
-    avg = _red.mean(a, axis=axis, keepdims=keepdims)
+    avg = mean(a, axis=axis, keepdims=keepdims)
     count = np.size(a) if axis is None else math.prod(np.shape(a)[d] for d in axis_tuple)
-    weights_sum = _red._const(avg, count)
+    weights_sum = _const(avg, count)
   else:
     a, weights = util.ensure_arraylike("average", a, weights)
     a, weights = util.promote_dtypes_inexact(a, weights)
@@ -311,8 +313,8 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
                          "axis.")
       new_shape = tuple(d if i in axis_tuple else 1 for i, d in enumerate(a_shape))
       weights = lax.reshape(weights, new_shape, tuple(int(i) for i in np.argsort(axis_tuple)))
-    weights_sum = _red.sum(weights, axis=axis, keepdims=keepdims)
-    avg = lax.div(_red.sum(lax.mul(a, weights), axis=axis, keepdims=keepdims), weights_sum)
+    weights_sum = _sum(weights, axis=axis, keepdims=keepdims)
+    avg = lax.div(_sum(lax.mul(a, weights), axis=axis, keepdims=keepdims), weights_sum)
   if returned:
     if np.shape(avg) != np.shape(weights_sum):
       weights_sum = util.broadcast_to_shape(weights_sum, np.shape(avg))

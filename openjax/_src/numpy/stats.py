@@ -11,17 +11,16 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.api.jit import jit as _api_jit
-from openjax._src.numpy import reductions as _red
 from openjax._src.numpy import util
 from openjax._src.numpy.creation import asarray
-from openjax._src.numpy.linalg_ops import outer
 from openjax._src.numpy.misc import clip, where
 from openjax._src.numpy.ranges import arange
+from openjax._src.numpy.reductions import cumsum, mean, sum as _sum
 from openjax._src.numpy.shape_joining import concatenate
 from openjax._src.numpy.shape_reshaping import (atleast_2d, broadcast_to, expand_dims, moveaxis,
                                                 ravel)
-from openjax._src.numpy.ufuncs import (abs as _abs, conjugate, equal, not_equal, power,
-                                       remainder, sqrt, real)
+from openjax._src.numpy.ufuncs import abs as _abs, not_equal, power, remainder, sqrt
+from openjax._src.numpy.ufuncs_float import conjugate, real
 
 __all__ = ["diff", "ediff1d", "gradient", "trapezoid", "unwrap", "vander", "cov", "corrcoef"]
 
@@ -180,8 +179,8 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
   y = moveaxis(y, axis, -1)
   if dxa.ndim == 0 or dxa.shape[-1] == 1:
     step = dxa if dxa.ndim == 0 else dxa[..., 0]
-    return step * (_red.sum(y, -1) - 0.5 * (y[..., 0] + y[..., -1]))
-  return _red.sum(0.5 * (dxa * (y[..., 1:] + y[..., :-1])), -1)
+    return step * (_sum(y, -1) - 0.5 * (y[..., 0] + y[..., -1]))
+  return _sum(0.5 * (dxa * (y[..., 1:] + y[..., :-1])), -1)
 
 
 def unwrap(p, discont=None, axis=-1, period=2 * np.pi):
@@ -202,7 +201,7 @@ def unwrap(p, discont=None, axis=-1, period=2 * np.pi):
   correction = where(_abs(dd) < discont, 0, ddmod - dd)
   first = _slice_axis(p, 0, 1, axis)
   return concatenate([first, _slice_axis(p, 1, None, axis)
-                      + _red.cumsum(correction, axis=axis, dtype=None)], axis=axis)
+                      + cumsum(correction, axis=axis, dtype=None)], axis=axis)
 
 
 def vander(x, N=None, increasing=False):
@@ -264,18 +263,18 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
       raise RuntimeError("incompatible numbers of samples and aweights")
     w = aweights if w is None else w * aweights
   if w is None:
-    avg = _red.mean(x, axis=1)
+    avg = mean(x, axis=1)
     w_sum = asarray(x.shape[1], dtype=avg.dtype)
     fact = w_sum - ddof
   else:
-    avg = _red.sum(x * w, axis=1) / _red.sum(w)
-    w_sum = _red.sum(w)
+    avg = _sum(x * w, axis=1) / _sum(w)
+    w_sum = _sum(w)
     if ddof == 0:
       fact = w_sum
     elif aweights is None:
       fact = w_sum - ddof
     else:
-      fact = w_sum - ddof * _red.sum(w * aweights) / w_sum
+      fact = w_sum - ddof * _sum(w * aweights) / w_sum
   fact = lax.convert_element_type(fact, avg.dtype) if fact.dtype != avg.dtype else fact
   x = x - avg[:, None]
   xw = x if w is None else x * w

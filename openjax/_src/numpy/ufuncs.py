@@ -4,7 +4,7 @@ powers, exponentials and logarithms, trigonometry, rounding and extrema.
 Each follows NumPy's semantics with JAX's dtype promotion (weak Python scalars
 adopt the array's dtype) and is written with lax wrappers only. Bitwise and
 logical functions live in ``ufuncs_bitwise``, floating-point inspection and
-complex parts in ``ufuncs_float``; both are re-exported here.
+complex parts in ``ufuncs_float``.
 """
 from __future__ import annotations
 
@@ -594,11 +594,3 @@ def lcm(x1, x2, /):
 
 
 __all__ += ["gcd", "lcm"]
-
-# The other ufunc families, so ``jnp`` and the Array methods find them here.
-from openjax._src.numpy.ufuncs_bitwise import *  # noqa: E402,F401,F403
-from openjax._src.numpy.ufuncs_bitwise import __all__ as _bitwise_all  # noqa: E402
-from openjax._src.numpy.ufuncs_float import *  # noqa: E402,F401,F403
-from openjax._src.numpy.ufuncs_float import __all__ as _float_all  # noqa: E402
-
-__all__ += _bitwise_all + _float_all

@@ -1,7 +1,6 @@
 """``jax.numpy`` floating-point inspection and manipulation (NaN/inf tests,
 sign bits, mantissa/exponent, neighbours), complex parts, and a few
-elementwise special functions (``sinc``, ``i0``, ``heaviside``, ``interp``);
-re-exported by ``ufuncs``."""
+elementwise special functions (``sinc``, ``i0``, ``heaviside``)."""
 from __future__ import annotations
 
 import functools
@@ -12,9 +11,6 @@ from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.api.autodiff import jvp as _jvp
 from openjax._src.api.custom_derivatives import custom_jvp
-from openjax._src.numpy import misc as _misc
-from openjax._src.numpy import shape_ops as _shape_ops
-from openjax._src.numpy import sorting as _sorting
 from openjax._src.numpy._ufunc_helpers import (
     asarray, const, constant_like, full_like, is_kind, weak_scalar, where as _where)
 from openjax._src.numpy.util import (
@@ -23,7 +19,7 @@ from openjax._src.numpy.util import (
 __all__ = [
     "isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit", "copysign",
     "nextafter", "spacing", "ldexp", "frexp", "modf", "nan_to_num", "heaviside", "sinc",
-    "i0", "angle", "real", "imag", "conj", "conjugate", "iscomplex", "isreal", "interp",
+    "i0", "angle", "real", "imag", "conj", "conjugate", "iscomplex", "isreal",
 ]
 
 _INT_OF_BITS = {16: np.int16, 32: np.int32, 64: np.int64}
@@ -333,50 +329,3 @@ def _i0_jvp(primals, tangents):
   primal_out, tangent_out = _jvp(_i0.fun, primals, tangents)
   x, = primals
   return primal_out, _where(lax.eq(x, const(x, 0)), const(tangent_out, 0), tangent_out)
-
-
-def interp(x, xp, fp, left=None, right=None, period=None):
-  """One-dimensional piecewise-linear interpolation of ``(xp, fp)`` at ``x``
-  (``xp`` increasing); ``left``/``right`` may be ``'extrapolate'``."""
-  x, xp, fp = ensure_arraylike("interp", x, xp, fp)
-  if np.shape(xp) != np.shape(fp) or np.ndim(xp) != 1:
-    raise ValueError("xp and fp must be one-dimensional arrays of equal size")
-  x, xp = promote_dtypes_inexact(x, xp)
-  fp, = promote_dtypes_inexact(fp)
-  extrapolate = {}
-  for name, value in (("left", left), ("right", right)):
-    if isinstance(value, str) and value != "extrapolate":
-      raise ValueError(f"the only valid string value of `{name}` is 'extrapolate', "
-                       f"but got: {value!r}")
-    extrapolate[name] = isinstance(value, str)
-  if is_kind(x, "c"):
-    raise ValueError("jnp.interp: complex x values not supported.")
-  if period is not None:
-    if np.ndim(period) != 0:
-      raise ValueError(f"period must be a scalar; got {period}")
-    period = _misc_abs(period)
-    x, xp = _mod(x, period), _mod(xp, period)
-    xp, fp = lax.sort_key_val(xp, fp)
-    xp = _shape_ops.concatenate([xp[-1:] - period, xp, xp[:1] + period])
-    fp = _shape_ops.concatenate([fp[-1:], fp, fp[:1]])
-  i = _misc.clip(_sorting.searchsorted(xp, x, side="right"), 1, np.shape(xp)[0] - 1)
-  df = fp[i] - fp[i - 1]
-  dx = xp[i] - xp[i - 1]
-  delta = x - xp[i - 1]
-  eps = np.spacing(dtypes.finfo(dtypes.dtype(xp)).eps)
-  dx0 = lax.le(lax.abs(dx), const(dx, eps))
-  f = _where(dx0, fp[i - 1], fp[i - 1] + delta / _where(dx0, 1, dx) * df)
-  if not extrapolate["left"] and period is None:
-    f = _where(x < xp[0], fp[0] if left is None else left, f)
-  if not extrapolate["right"] and period is None:
-    f = _where(x > xp[-1], fp[-1] if right is None else right, f)
-  return f
-
-
-def _misc_abs(v):
-  v = ensure_arraylike("interp", v)
-  return v if is_kind(v, "u", "b") else lax.abs(v)
-
-
-def _mod(x, period):
-  return x % period   # dispatches to jnp.remainder

@@ -21,7 +21,7 @@ from openjax._src import lax
 from openjax._src import tree_util
 from openjax._src.api.vmap import vmap
 from openjax._src.config import config
-from openjax._src.numpy import creation as _creation
+from openjax._src.numpy.creation import asarray
 
 __all__ = ["vectorize"]
 
@@ -182,7 +182,7 @@ def vectorize(pyfunc: Callable, *, excluded=frozenset(), signature: str | None =
       fun, args, _ = _bind_excluded(fun, none_at, args, {})
       in_core = [c for i, c in enumerate(in_core) if i not in none_at]
 
-    args = [_creation.asarray(a) for a in args]
+    args = [asarray(a) for a in args]
     if len(args) != len(in_core):
       raise TypeError(f"wrong number of positional arguments: expected {len(in_core)!r}, "
                       f"got {len(args)!r} {context}")

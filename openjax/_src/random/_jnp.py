@@ -5,9 +5,13 @@ from openjax._src.numpy.indexing import *  # noqa: F401,F403
 from openjax._src.numpy.linalg_ops import *  # noqa: F401,F403
 from openjax._src.numpy.misc import *  # noqa: F401,F403
 from openjax._src.numpy.reductions import *  # noqa: F401,F403
-from openjax._src.numpy.shape_ops import *  # noqa: F401,F403
+from openjax._src.numpy.shape_joining import *  # noqa: F401,F403
+from openjax._src.numpy.shape_padding import *  # noqa: F401,F403
+from openjax._src.numpy.shape_reshaping import *  # noqa: F401,F403
 from openjax._src.numpy.sorting import *  # noqa: F401,F403
 from openjax._src.numpy.ufuncs import *  # noqa: F401,F403
+from openjax._src.numpy.ufuncs_bitwise import *  # noqa: F401,F403
+from openjax._src.numpy.ufuncs_float import *  # noqa: F401,F403
 from openjax._src.numpy.ranges import *  # noqa: F401,F403
 from openjax._src.numpy.scalar_types import *  # noqa: F401,F403
 from openjax._src.numpy.searching import *  # noqa: F401,F403

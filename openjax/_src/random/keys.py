@@ -17,9 +17,9 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
-from openjax._src.core import Array, concrete_or_error, Tracer
-from openjax._src.numpy import creation as _creation
-from openjax._src.numpy import reductions as _red
+from openjax._src.core import Array, Tracer, concrete_or_error
+from openjax._src.numpy.creation import asarray
+from openjax._src.numpy.reductions import all as _all, any as _any
 from openjax._src.numpy.util import is_arraylike
 from openjax._src.primitives import random_bits as rb
 from openjax._src.tree_util import register_pytree_node
@@ -207,12 +207,12 @@ class PRNGKeyArray:
   def __eq__(self, other):
     if not isinstance(other, PRNGKeyArray):
       return NotImplemented
-    return _red.all(lax.eq(self._base_array, other._base_array), axis=-1)
+    return _all(lax.eq(self._base_array, other._base_array), axis=-1)
 
   def __ne__(self, other):
     if not isinstance(other, PRNGKeyArray):
       return NotImplemented
-    return _red.any(lax.ne(self._base_array, other._base_array), axis=-1)
+    return _any(lax.ne(self._base_array, other._base_array), axis=-1)
 
   # ---- arithmetic is refused with JAX's messages ----
   def _refuse(self, name, other, reflected=False):
@@ -397,9 +397,9 @@ def _key(ctor_name: str, seed, impl_spec):
     raise TypeError(f"{ctor_name} accepts a scalar seed, but was given an array of shape "
                     f"{np.shape(seed)} != (). Use jax.vmap for batching")
   if isinstance(seed, int):   # Python ints (and bools) are seeded as int64, as JAX does
-    seeds = _creation.asarray(np.int64(seed))
+    seeds = asarray(np.int64(seed))
   else:
-    seeds = _creation.asarray(seed)
+    seeds = asarray(seed)
   return rb.random_seed(seeds, impl=_THREEFRY.tag)
 
 
@@ -421,7 +421,7 @@ def PRNGKey(seed, *, impl=None):
 def key_data(keys):
   """The ``uint32`` data underlying a PRNG key array."""
   data, _ = check_prng_key("key_data", keys, allow_batched=True)
-  return data if isinstance(data, Tracer) else _creation.asarray(data)
+  return data if isinstance(data, Tracer) else asarray(data)
 
 
 def wrap_key_data(key_bits_array, *, impl=None, dtype=None) -> PRNGKeyArray:
@@ -435,7 +435,7 @@ def wrap_key_data(key_bits_array, *, impl=None, dtype=None) -> PRNGKeyArray:
   if isinstance(key_bits_array, PRNGKeyArray):   # its shape has no trailing 2
     _check_key_data(key_bits_array)
   data = key_bits_array if isinstance(key_bits_array, Tracer) else \
-      _creation.asarray(key_bits_array)
+      asarray(key_bits_array)
   _check_key_data(data)
   return PRNGKeyArray(data)
 
@@ -461,7 +461,7 @@ def fold_in(key, data):
   if np.ndim(data):
     raise TypeError("fold_in accepts a scalar, but was given an array of"
                     f"shape {np.shape(data)} != (). Use jax.vmap for batching.")
-  msgs = _creation.asarray(data, dtype="uint32")
+  msgs = asarray(data, dtype="uint32")
   return return_keys(typed, rb.random_fold_in(key_data_, msgs))
 
 

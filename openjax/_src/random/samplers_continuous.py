@@ -10,32 +10,18 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
-from openjax._src.random._common import jit
 from openjax._src.core import concrete_or_error
+from openjax._src.numpy.linalg import cholesky, eigh, qr, svd
 from openjax._src.numpy.util import check_arraylike, promote_dtypes_inexact
 from openjax._src.random import _jnp as jnp
 from openjax._src.random._common import (check_all_safe_to_cast, check_broadcast_shapes,
-                                         check_shape, const, float_dtype, user_dtype)
+                                         check_shape, const, float_dtype, jit, user_dtype)
 from openjax._src.random.keys import canonicalize_shape, check_prng_key
 from openjax._src.random.samplers import _split, normal, rademacher, uniform
 
 __all__ = ["exponential", "laplace", "logistic", "cauchy", "pareto", "weibull_min",
            "rayleigh", "wald", "triangular", "lognormal", "maxwell", "double_sided_maxwell",
            "geometric", "multivariate_normal", "orthogonal"]
-
-try:   # the linear-algebra library arrives with its own issue
-  from openjax._src.numpy import linalg as _linalg
-except ImportError:
-  _linalg = None
-
-
-def _need_linalg(fun: str, what: str):
-  if _linalg is None or not hasattr(_linalg, what):
-    raise NotImplementedError(
-        f"jax.random.{fun} needs jax.numpy.linalg.{what}, which openjax does not "
-        "provide yet.")
-  return getattr(_linalg, what)
-
 
 # ------------------------------------------------- uniform transformations
 def exponential(key, shape=(), dtype=None, *, out_sharding=None):
@@ -316,13 +302,13 @@ def _multivariate_normal(key, mean, cov, shape, dtype, method):
   else:
     check_shape("normal", shape, mean.shape[:-1], cov.shape[:-2])
   if method == "svd":
-    u, s, _ = _need_linalg("multivariate_normal", "svd")(cov)
+    u, s, _ = svd(cov)
     factor = u * jnp.sqrt(s[..., None, :])
   elif method == "eigh":
-    w, v = _need_linalg("multivariate_normal", "eigh")(cov)
+    w, v = eigh(cov)
     factor = v * jnp.sqrt(w[..., None, :])
   else:  # 'cholesky'
-    factor = _need_linalg("multivariate_normal", "cholesky")(cov)
+    factor = cholesky(cov)
   normal_samples = normal(key, shape + mean.shape[-1:], dtype)
   return mean + jnp.einsum("...ij,...j->...i", factor, normal_samples)
 
@@ -344,7 +330,7 @@ def orthogonal(key, n: int, shape=(), dtype=None, m: int | None = None, *,
 @partial(jit, static_argnums=(1, 2, 3, 4), _eager=True)
 def _orthogonal(key, n, _m, shape, dtype):
   z = normal(key, (*shape, max(n, _m), min(n, _m)), dtype)
-  q, r = _need_linalg("orthogonal", "qr")(z)
+  q, r = qr(z)
   d = jnp.diagonal(r, 0, -2, -1)
   x = q * jnp.expand_dims(jnp.sign(d), -2)
   if n < _m:

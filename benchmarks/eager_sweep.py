@@ -1,0 +1,443 @@
+"""Eager speed sweep: every op-table row beside its NumPy reference.
+
+Each row of ``tests/ops/rows_*.py`` runs eagerly (no ``jit``) on its sample
+inputs scaled to about 10, 1e3 and 1e6 elements (the largest argument), beside
+the row's NumPy/SciPy reference on the same data, and beside JAX when ``jax``
+is importable (for rows whose function is a public openjax function called
+directly: JAX's function of the same name). Matrix-product rows of
+``rows_dot`` run as n x n products and as vector-matrix products, n = 8, 256
+and 1024. Prints the rows slowest relative to NumPy and flags every case over
+max(3 x NumPy, NumPy + 10 us).
+
+    python benchmarks/eager_sweep.py [--quick] [--only PATTERN] [--sizes 10,1e3,1e6]
+                                     [--budget SECONDS] [--top N] [--json FILE]
+
+Scaling: a row's sample arrays are extended cyclically along every axis
+(``np.resize`` per axis), one factor for every dimension size so dimensions
+that match stay matched; a scaled case is kept only when both the row's
+function and its reference accept it and give outputs of the same shapes.
+Rows whose inputs cannot be scaled that way (shapes or sizes fixed in the
+row's closure, keys, matrices that must stay invertible) run at their sample
+size only and are counted in the summary.
+
+Timing: the best per-call time of adaptive repeats (each repeat at least a
+tenth of ``--budget``, repeats until ``--budget`` is spent, at least 3); the
+implementations of one case are timed back to back. Inputs are openjax
+Arrays (JAX arrays for JAX), made before timing, as a user holds them.
+"""
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import gc
+import importlib
+import json
+import math
+import pkgutil
+import signal
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # the repo: tests.ops rows
+
+import openjax  # noqa: E402
+import openjax.numpy  # noqa: E402,F401 - resolved by jax_equivalent
+import openjax.scipy  # noqa: E402,F401
+import tests.ops  # noqa: E402
+
+try:
+  import jax
+except ImportError:   # JAX is optional: the sweep compares against it when installed
+  jax = None
+
+SLOW_FACTOR, SLOW_MARGIN_S = 3.0, 10e-6
+# A scaled case whose output would hold more elements than this is skipped
+# (outer products and the like at 1e6 inputs).
+MAX_OUTPUT_ELEMENTS = 1 << 23
+# Skip a size when the previous size's call, extrapolated linearly, would
+# take longer than this, and stop a case whose first call runs longer (the
+# inputs of convolutions and other superlinear rows scale their work by more
+# than their size).
+MAX_CALL_S = 2.0
+MATRIX_SIZES = (8, 256, 1024)
+
+
+# ------------------------------------------------------------------ the rows
+def load_rows(pattern: str | None) -> list[tuple[str, object]]:
+  """(row module, row) for every op-table row whose name matches ``pattern``
+  (fnmatch; a plain word matches as a substring)."""
+  if pattern and not any(c in pattern for c in "*?["):
+    pattern = f"*{pattern}*"
+  out = []
+  for info in sorted(pkgutil.iter_modules(tests.ops.__path__), key=lambda i: i.name):
+    if info.name.startswith("rows_"):
+      module = importlib.import_module(f"tests.ops.{info.name}")
+      out += [(info.name[len("rows_"):], row) for row in module.ROWS
+              if pattern is None or fnmatch.fnmatch(row.name, pattern)]
+  return out
+
+
+_PUBLIC_MODULES = ("numpy", "numpy.linalg", "numpy.fft", "lax", "nn", "scipy.special",
+                   "scipy.linalg", "scipy.signal", "scipy.stats", "random")
+
+
+def jax_equivalent(fn, package) -> object | None:
+  """``package``'s function of the same public name as ``fn`` (an openjax
+  public function called directly), or None."""
+  for path in _PUBLIC_MODULES:
+    ours = openjax
+    for part in path.split("."):
+      ours = getattr(ours, part, None)
+    name = getattr(fn, "__name__", None)
+    if ours is None or name is None or getattr(ours, name, None) is not fn:
+      continue
+    theirs = package
+    for part in path.split("."):
+      theirs = getattr(theirs, part, None)
+    return getattr(theirs, name, None) if theirs is not None else None
+  return None
+
+
+# ----------------------------------------------------------------- scaling
+def _map_arrays(args, f):
+  if isinstance(args, (list, tuple)):
+    return type(args)(_map_arrays(a, f) for a in args)
+  return f(args) if isinstance(args, np.ndarray) else args
+
+
+def _arrays(args) -> list[np.ndarray]:
+  found = []
+  _map_arrays(args, lambda a: found.append(a) or a)
+  return found
+
+
+def elements(args) -> int:
+  return max((a.size for a in _arrays(args)), default=0)
+
+
+def _cyclic_resize(a: np.ndarray, shape) -> np.ndarray:
+  for axis, n in enumerate(shape):
+    if a.shape[axis] != n:
+      a = np.take(a, np.arange(n) % a.shape[axis], axis=axis)
+  return np.ascontiguousarray(a)
+
+
+def scaled(args, target: int):
+  """``args`` with every dimension size d > 1 scaled by one factor so the
+  largest array has about ``target`` elements; None when that is not larger."""
+  arrays = _arrays(args)
+  if not arrays:
+    return None
+  big = max(arrays, key=lambda a: a.size)
+  free = [d for d in big.shape if d > 1]
+  if not free or target <= big.size:
+    return None
+  g = (target / big.size) ** (1 / len(free))
+  new = {d: max(d, round(d * g)) for a in arrays for d in a.shape if d > 1}
+  return _map_arrays(args, lambda a: _cyclic_resize(a, [new.get(d, d) for d in a.shape]))
+
+
+def square_products(args):
+  """For a matrix-product row (two matrices, inner dimensions equal): the
+  (label, args) cases n x n @ n x n and vector @ n x n, n in MATRIX_SIZES."""
+  if len(args) != 2 or not all(isinstance(a, np.ndarray) and a.ndim == 2 for a in args):
+    return []
+  x, y = args
+  if x.shape[1] != y.shape[0]:
+    return []
+  cases = []
+  for n in MATRIX_SIZES:
+    cases.append((f"{n}x{n}", (_cyclic_resize(x, (n, n)), _cyclic_resize(y, (n, n)))))
+  for n in MATRIX_SIZES:
+    vec = _cyclic_resize(x, (1, n))
+    cases.append((f"vec{n}", (vec[0], _cyclic_resize(y, (n, n)))))
+    cases.append((f"vec{n}", (vec, _cyclic_resize(y, (n, n)))))   # when 1-D is refused
+  return cases
+
+
+def size_label(target: float) -> str:
+  return f"{target:.0e}".replace("e+0", "e") if target >= 1000 else str(int(target))
+
+
+# ------------------------------------------------------------------ timing
+def _leaves(x) -> list:
+  if isinstance(x, dict):
+    x = list(x.values())
+  if isinstance(x, (list, tuple)):
+    return [leaf for item in x for leaf in _leaves(item)]
+  return [x]
+
+
+def _shapes(out) -> list:
+  return [np.shape(leaf) for leaf in _leaves(out)]
+
+
+def _to_openjax(args):
+  return _map_arrays(args, openjax.device_put)
+
+
+def _to_jax(args):
+  return _map_arrays(args, jax.device_put)
+
+
+def best_time(call, budget: float, first: float) -> float:
+  """Best per-call seconds of adaptive repeats of ``call`` (``first``: the
+  time of one call already made)."""
+  loops = max(1, int(budget / 10 / max(first, 1e-7)))
+  min_repeats = 3 if first * loops * 3 < 4 * budget else 1
+  best, repeats, deadline = math.inf, 0, time.perf_counter() + budget
+  gc_was_enabled = gc.isenabled()
+  gc.disable()
+  try:
+    while repeats < min_repeats or (time.perf_counter() < deadline and repeats < 1000):
+      t0 = time.perf_counter()
+      for _ in range(loops):
+        call()
+      best = min(best, (time.perf_counter() - t0) / loops)
+      repeats += 1
+  finally:
+    if gc_was_enabled:
+      gc.enable()
+  return best
+
+
+def _timed_once(call):
+  t0 = time.perf_counter()
+  out = call()
+  return out, time.perf_counter() - t0
+
+
+def _openjax_call(fn, args):
+  return lambda: openjax.block_until_ready(fn(*args))
+
+
+class CallTooSlow(Exception):
+  pass
+
+
+def _too_slow(signum, frame):
+  raise CallTooSlow(f"a call ran over {MAX_CALL_S:g} s")
+
+
+def _prepare(row, args, jax_fn):
+  """The calls of one case, after one run of each that checks the case
+  (None when the row's function or reference rejects the inputs)."""
+  ref_out, ref_t = _timed_once(lambda: row.ref(*args))
+  ojx_args = _to_openjax(args)
+  try:
+    ojx_out, ojx_t = _timed_once(_openjax_call(row.fn, ojx_args))
+  except Exception:   # some rows take static NumPy arguments
+    ojx_args = args
+    ojx_out, ojx_t = _timed_once(_openjax_call(row.fn, ojx_args))
+  if _shapes(ojx_out) != _shapes(ref_out):
+    raise ValueError(f"output shapes {_shapes(ojx_out)} != reference {_shapes(ref_out)}")
+  calls = {"numpy": (lambda: row.ref(*args), ref_t),
+           "openjax": (_openjax_call(row.fn, ojx_args), ojx_t)}
+  if jax_fn is not None:
+    jax_args = _to_jax(args)
+    call = lambda: jax.block_until_ready(jax_fn(*jax_args))  # noqa: E731
+    try:
+      _, jax_t = _timed_once(call)
+      _, jax_t = _timed_once(call)   # the first call compiles
+      calls["jax"] = (call, jax_t)
+    except Exception:
+      pass
+  return calls
+
+
+def _output_too_large(row, args) -> bool:
+  try:
+    out = openjax.eval_shape(row.fn, *args)
+  except Exception:
+    return False
+  return sum(math.prod(np.shape(leaf)) for leaf in _leaves(out)) > MAX_OUTPUT_ELEMENTS
+
+
+class _Guard:
+  """SIGALRM after MAX_CALL_S: interrupts Python-level loops (a call stuck
+  inside one C call still runs to its end, hence the probes below)."""
+
+  def __enter__(self):
+    self.previous = signal.signal(signal.SIGALRM, _too_slow)
+    signal.setitimer(signal.ITIMER_REAL, MAX_CALL_S)
+
+  def __exit__(self, *exc):
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    signal.signal(signal.SIGALRM, self.previous)
+
+
+class _Growth:
+  """The (elements, seconds) of the last two calls of a row, to predict the
+  next size's call before making it."""
+  STEP = 32      # probe sizes at most this far apart
+  NOISE_S = 20e-6
+
+  def __init__(self):
+    self.points: list[tuple[int, float]] = []
+
+  def add(self, n: int, t: float) -> None:
+    self.points = (self.points + [(n, t)])[-2:]
+
+  def predict(self, n: int) -> float:
+    if not self.points:
+      return 0.0
+    n1, t1 = self.points[-1]
+    power = 1.0
+    if len(self.points) == 2 and self.points[0][1] > self.NOISE_S:
+      n0, t0 = self.points[0]
+      if n1 > n0 and t1 > t0:
+        power = max(1.0, math.log(t1 / t0) / math.log(n1 / n0))
+    return t1 * (n / n1) ** power
+
+
+def _first_calls(row, args) -> float:
+  """Seconds of one call of the row's function and of its reference."""
+  with _Guard():
+    _, ref_t = _timed_once(lambda: row.ref(*args))
+    _, fn_t = _timed_once(_openjax_call(row.fn, args))
+  return max(ref_t, fn_t)
+
+
+def _cases(module: str, sample, targets) -> list:
+  if module == "dot" and square_products(sample):
+    return [("sample", sample)] + square_products(sample)
+  cases = []
+  for target in targets:
+    args = sample if target <= 100 else scaled(sample, int(target))
+    if args is not None:
+      cases.append((size_label(target), args))
+  return cases
+
+
+def sweep_row(module: str, row, targets, budget: float, with_jax: bool) -> tuple[list, list]:
+  """(results, notes) of one row: a result per case that ran, a note per
+  case skipped."""
+  results, notes = [], []
+  sample = row.args(np.random.default_rng(0))
+  jax_fn = jax_equivalent(row.fn, jax) if with_jax else None
+  growth, done = _Growth(), set()
+  for label, args in _cases(module, sample, targets):
+    if label in done:
+      continue
+    n = elements(args)
+    try:
+      with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        if label != "sample" and _output_too_large(row, args):
+          notes.append((row.name, label, "skipped: output over 8M elements"))
+          continue
+        # Probe sizes up to this one (a single call each), so a row whose
+        # time grows faster than its size is stopped before a call of minutes.
+        while growth.points and module != "dot" and n > growth.points[-1][0] * _Growth.STEP:
+          probe_n = growth.points[-1][0] * _Growth.STEP
+          if growth.predict(probe_n) > MAX_CALL_S:
+            break
+          growth.add(probe_n, _first_calls(row, scaled(sample, probe_n)))
+        if growth.predict(n) > MAX_CALL_S:
+          notes.append((row.name, label, f"skipped: predicted over {MAX_CALL_S:g} s a call "
+                        "(time grows faster than size)"))
+          continue
+        with _Guard():
+          calls = _prepare(row, args, jax_fn)
+        times = {impl: best_time(call, budget, first) for impl, (call, first) in calls.items()}
+    except CallTooSlow as err:
+      notes.append((row.name, label, f"skipped: {err}"))
+      continue
+    except Exception as err:   # a scaled case the row does not accept
+      if label == "sample":
+        notes.append((row.name, label, f"failed: {type(err).__name__}: {err}"[:200]))
+      continue
+    done.add(label)
+    growth.add(n, max(times.values()))
+    results.append({"row": row.name, "module": module, "size": label, "elements": n,
+                    **{f"{impl}_s": t for impl, t in times.items()}})
+  return results, notes
+
+
+# --------------------------------------------------------------- reporting
+def is_slow(r) -> bool:
+  np_s = r["numpy_s"]
+  return r["openjax_s"] > max(SLOW_FACTOR * np_s, np_s + SLOW_MARGIN_S)
+
+
+def _us(s: float | None) -> str:
+  if s is None:
+    return "-"
+  return f"{s * 1e6:.1f} us" if s < 1e-3 else f"{s * 1e3:.2f} ms" if s < 1 else f"{s:.2f} s"
+
+
+def report(results, notes, rows, top: int) -> None:
+  with_jax = any("jax_s" in r for r in results)
+  ranked = sorted(results, key=lambda r: r["openjax_s"] / r["numpy_s"], reverse=True)
+  print(f"\n{len(rows)} rows, {len(results)} cases timed; slowest relative to NumPy:")
+  head = f"{'row':44} {'size':>9} {'elements':>9} {'openjax':>10} {'numpy':>10}"
+  head += f" {'jax':>10}" if with_jax else ""
+  print(head + f" {'ratio':>7}  flag")
+  for r in ranked[:top]:
+    line = (f"{r['row'][:44]:44} {r['size']:>9} {r['elements']:>9} {_us(r['openjax_s']):>10} "
+            f"{_us(r['numpy_s']):>10}")
+    line += f" {_us(r.get('jax_s')):>10}" if with_jax else ""
+    print(line + f" {r['openjax_s'] / r['numpy_s']:7.2f}  {'SLOW' if is_slow(r) else ''}")
+  slow = [r for r in ranked if is_slow(r)]
+  print(f"\n{len(slow)} cases over max({SLOW_FACTOR:g} x NumPy, NumPy + "
+        f"{SLOW_MARGIN_S * 1e6:g} us)" + (":" if slow else "."))
+  for r in slow:
+    print(f"  {r['row']} [{r['size']}]: {_us(r['openjax_s'])} vs {_us(r['numpy_s'])} "
+          f"({r['openjax_s'] / r['numpy_s']:.1f}x)")
+  cases_of: dict[str, int] = {}
+  for r in results:
+    cases_of[r["row"]] = cases_of.get(r["row"], 0) + 1
+  by_row = set(cases_of)
+  sample_only = sorted(name for name, k in cases_of.items() if k == 1)
+  no_ref = [row.name for _, row in rows if row.ref is None]
+  print(f"\n{len(by_row)} rows timed; {len(sample_only)} only at their sample size (inputs "
+        f"not scalable); {len(no_ref)} without a NumPy reference (not timed)")
+  for name, label, note in notes:
+    print(f"  {name} [{label}]: {note}")
+
+
+def main(argv=None) -> None:
+  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser.add_argument("--quick", action="store_true",
+                      help="a shorter budget per case (0.005 s) for a first look")
+  parser.add_argument("--only", metavar="PATTERN", help="rows whose name matches (fnmatch)")
+  parser.add_argument("--sizes", default="10,1e3,1e6",
+                      help="element counts of the largest argument (comma-separated)")
+  parser.add_argument("--budget", type=float, default=0.01,
+                      help="seconds of repeats per implementation and case")
+  parser.add_argument("--top", type=int, default=40, help="rows printed in the ranking")
+  parser.add_argument("--no-jax", action="store_true", help="skip JAX even when importable")
+  parser.add_argument("--json", metavar="FILE", help="write every result to FILE")
+  parser.add_argument("--verbose", action="store_true", help="print rows that take over 1 s")
+  opts = parser.parse_args(argv)
+  budget = 0.005 if opts.quick else opts.budget
+  targets = sorted(float(s) for s in opts.sizes.split(","))
+  rows = load_rows(opts.only)
+  with_jax = jax is not None and not opts.no_jax
+  print(f"openjax {openjax.__version__}, NumPy {np.__version__}"
+        + (f", JAX {jax.__version__}" if with_jax else ", JAX not installed")
+        + f"; {len(rows)} rows, sizes {opts.sizes}, {budget:g} s per case", flush=True)
+  results, notes, t0 = [], [], time.perf_counter()
+  for i, (module, row) in enumerate(rows):
+    if row.ref is None:
+      continue
+    t_row = time.perf_counter()
+    got, row_notes = sweep_row(module, row, targets, budget, with_jax)
+    results += got
+    notes += row_notes
+    if opts.verbose and time.perf_counter() - t_row > 1:
+      print(f"  {row.name}: {time.perf_counter() - t_row:.1f} s", flush=True)
+    if (i + 1) % 200 == 0:
+      print(f"  {i + 1}/{len(rows)} rows, {time.perf_counter() - t0:.0f} s", flush=True)
+  print(f"swept in {time.perf_counter() - t0:.0f} s")
+  report(results, notes, rows, opts.top)
+  if opts.json:
+    Path(opts.json).write_text(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+  main()
