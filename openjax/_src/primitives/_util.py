@@ -3,7 +3,6 @@ n-ary abstract evaluation (JAX's lax shape and dtype rules and messages), and
 helpers that run NumPy on ml_dtypes floats by way of float32."""
 from __future__ import annotations
 
-import contextvars
 import operator
 from typing import Callable, Sequence
 
@@ -11,6 +10,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import ShapedArray
+from openjax._src.core.trace import FP_ERRSTATE, FP_IGNORE
 
 # Dtype classes accepted by primitives (checked with dtypes.issubdtype).
 BOOL = (np.bool_,)
@@ -108,33 +108,6 @@ def via_float32(fn: Callable) -> Callable:
   return impl
 
 
-def _fp_errstate():
-  """NumPy's error-state context variable and its all-"ignore" value. Setting
-  it directly costs a fifth of ``np.errstate(all="ignore")`` (~1.4 µs, more
-  than a 1000-element multiply); an equivalent built on ``np.errstate`` where
-  NumPy keeps the state elsewhere."""
-  try:
-    from numpy._core._ufunc_config import _extobj_contextvar as var
-  except ImportError:
-    var = None
-  if isinstance(var, contextvars.ContextVar):
-    with np.errstate(all="ignore"):
-      return var, var.get()
-
-  class _ErrstateVar:
-    def set(self, _value):
-      state = np.errstate(all="ignore")
-      state.__enter__()
-      return state
-
-    def reset(self, state):
-      state.__exit__(None, None, None)
-  return _ErrstateVar(), None
-
-
-#: ``token = FP_ERRSTATE.set(FP_IGNORE)`` ... ``FP_ERRSTATE.reset(token)``:
-#: NumPy's floating-point warnings off in between (XLA produces inf/nan silently).
-FP_ERRSTATE, FP_IGNORE = _fp_errstate()
 _fp_set, _fp_reset = FP_ERRSTATE.set, FP_ERRSTATE.reset
 
 
