@@ -283,23 +283,74 @@ class EvalTrace(Trace):
     cfg = eager_config
     x64 = cfg.x64 if cfg.flags_ok else bool(config.read("jax_enable_x64"))
     entry = self._last.get(primitive)
-    if entry is None or entry[2] is not x64 or len(entry[0]) != len(args) \
-        or entry[1] != params:
+    if entry is None or entry[2] is not x64 or entry[1] != params:
       return self._process(primitive, args, params, x64)
+    # The operands against the last call's: Arrays by aval identity (and a
+    # value that exists), Python scalars by type. One and two operands, most
+    # calls, are checked inline.
     sig = entry[0]
-    vals = []
-    for i, x in enumerate(args):
+    n = len(args)
+    if n != len(sig):
+      return self._process(primitive, args, params, x64)
+    if n == 2:
+      x, y = args
       t = type(x)
       if t is Array:
-        v = x._np   # None while being computed, or deleted
-        if x.aval is not sig[i] or v is None:
+        xv = x._np   # None while being computed, or deleted: the general path
+        if x.aval is not sig[0] or xv is None:
           return self._process(primitive, args, params, x64)
-        vals.append(v)
-      elif t is sig[i]:
-        vals.append(_scalar_value(x, entry[7][i]))
+      elif t is sig[0]:
+        xv = _scalar_value(x, entry[7][0])
       else:
         return self._process(primitive, args, params, x64)
-    return _run(primitive, entry[3], entry[4], entry[5], entry[6], vals, params)
+      t = type(y)
+      if t is Array:
+        yv = y._np
+        if y.aval is not sig[1] or yv is None:
+          return self._process(primitive, args, params, x64)
+      elif t is sig[1]:
+        yv = _scalar_value(y, entry[7][1])
+      else:
+        return self._process(primitive, args, params, x64)
+      vals = (xv, yv)
+    elif n == 1:
+      x, = args
+      if type(x) is not Array or x.aval is not sig[0]:
+        return self._process(primitive, args, params, x64)
+      xv = x._np
+      if xv is None:
+        return self._process(primitive, args, params, x64)
+      vals = (xv,)
+    else:
+      vals = []
+      for i, x in enumerate(args):
+        t = type(x)
+        if t is Array:
+          v = x._np
+          if x.aval is not sig[i] or v is None:
+            return self._process(primitive, args, params, x64)
+          vals.append(v)
+        elif t is sig[i]:
+          vals.append(_scalar_value(x, entry[7][i]))
+        else:
+          return self._process(primitive, args, params, x64)
+    if entry[4]:   # a lean kernel, inline: its one result
+      if entry[5]:
+        token = _fp_set(FP_IGNORE)
+        try:
+          out = entry[3](*vals)
+        finally:
+          _fp_reset(token)
+      else:
+        out = entry[3](*vals)
+      if type(out) is not _ndarray:   # rank-0 results come back as NumPy scalars
+        out = _asarray(out)
+      _setflags(out, False)
+      result = [Array(out, entry[6][0])]
+      if not cfg.flags_ok and (config.read("jax_debug_nans") or config.read("jax_debug_infs")):
+        _check_nans(primitive, result)
+      return result
+    return _run(primitive, entry[3], False, False, entry[6], vals, params)
 
   def _process(self, primitive, args, params, x64) -> list:
     """The plan of operands seen for the first time (or not Arrays/Python

@@ -37,11 +37,14 @@ __all__ = [
 ]
 
 
+_BOOL = np.dtype(bool)
+
+
 # ------------------------------------------------------------- arithmetic
 def add(x, y, /):
   """Elementwise ``x + y`` (logical or for booleans)."""
   x, y = promote_args("add", x, y)
-  return lax.bitwise_or(x, y) if is_kind(x, "b") else lax.add(x, y)
+  return lax.bitwise_or(x, y) if x.aval.dtype == _BOOL else lax.add(x, y)
 
 
 def subtract(x, y, /):
@@ -52,7 +55,7 @@ def subtract(x, y, /):
 def multiply(x, y, /):
   """Elementwise ``x * y`` (logical and for booleans)."""
   x, y = promote_args("multiply", x, y)
-  return lax.bitwise_and(x, y) if is_kind(x, "b") else lax.mul(x, y)
+  return lax.bitwise_and(x, y) if x.aval.dtype == _BOOL else lax.mul(x, y)
 
 
 def negative(x, /):
