@@ -276,6 +276,9 @@ def canonicalize_axes(axis: Any, ndim: int) -> tuple[int, ...]:
 
 
 def shape_of(x: Any) -> tuple[int, ...]:
+  aval = getattr(x, "aval", None)   # Arrays and tracers (the common case)
+  if aval is not None:
+    return aval.shape
   return tuple(get_aval(x).shape) if not isinstance(x, (list, tuple)) else np.shape(x)
 
 
