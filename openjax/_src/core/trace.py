@@ -226,8 +226,9 @@ def _shared_aval(aval, in_avals):
 
 def _eval_kernel(primitive, avals, params, out_avals):
   """The lean kernel ``primitive`` declares for these operands (one NumPy
-  call on the values, no params), checked once on 0-d zeros to give the
-  abstract result's dtype; None: call the impl."""
+  call on the values, no params), checked once on zeros (of the operands'
+  ranks, each dimension at most 1) to give the abstract result's dtype;
+  None: call the impl."""
   rule = primitive.eval_kernel
   if rule is None or len(out_avals) != 1 or type(out_avals[0]) is not ShapedArray:
     return None
@@ -235,7 +236,7 @@ def _eval_kernel(primitive, avals, params, out_avals):
   if kernel is None:
     return None
   with np.errstate(all="ignore"):
-    sample = kernel(*[np.zeros((), a.dtype) for a in avals])
+    sample = kernel(*[np.zeros(tuple([min(d, 1) for d in a.shape]), a.dtype) for a in avals])
   return kernel if _asarray(sample).dtype == out_avals[0].dtype else None
 
 

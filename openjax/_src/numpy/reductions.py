@@ -55,6 +55,9 @@ def _is_static(x) -> bool:
 def _static_or_traced(x, dtype, weak: bool = False):
   # NumPy/Python constants are converted here, so they stay literals (no
   # equation), as JAX does; arrays and tracers go through lax.
+  aval = getattr(x, "aval", None)
+  if aval is not None and aval.dtype == dtype and aval.weak_type == weak:
+    return x   # nothing to convert (most operands)
   if _is_static(x) and not weak:
     return np.asarray(x).astype(dtype)
   return lax._convert_element_type(util.asarray_operand(x), dtype, weak_type=weak)
@@ -120,6 +123,8 @@ def _check_where(name: str, where):
 
 def _static_axes(axis):
   """``axis`` as None, an int or a tuple of ints; it must be static."""
+  if axis is None or type(axis) is int:   # the common cases
+    return axis
   def force(ax):
     if ax is None:
       return None
@@ -131,7 +136,7 @@ def _static_axes(axis):
 
 
 def _reduction_dims(a, axis) -> tuple[int, ...]:
-  ndim = np.ndim(a)
+  ndim = len(util.shape_of(a))
   if axis is None:
     return tuple(range(ndim))
   axes = tuple(axis) if isinstance(axis, (tuple, list, np.ndarray)) else (axis,)
@@ -171,7 +176,7 @@ def _reduction(a, name: str, reducer: Callable, op: Callable, init_val, *,
                      "where mask one has to specify 'initial'")
   a = preproc(a) if preproc else a
   dims = _reduction_dims(a, axis)
-  shape = np.shape(a)
+  shape = util.shape_of(a)
   if initial is None and not has_identity and not _py_all(shape[d] >= 1 for d in dims):
     raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
   if dtype is None:
@@ -201,6 +206,9 @@ def _reduction(a, name: str, reducer: Callable, op: Callable, init_val, *,
 
 
 def _cast_to_numeric(a):
+  aval = getattr(a, "aval", None)
+  if aval is not None and aval.dtype != np.bool_:
+    return a   # already numeric
   return util.promote_dtypes_numeric(a)[0]
 
 

@@ -7,6 +7,8 @@ NumPy-style reductions (dtype promotion, ``where``, ``keepdims``) on these.
 """
 from __future__ import annotations
 
+import functools
+
 import operator
 
 import numpy as np
@@ -236,6 +238,27 @@ def _reduce_max_impl(x, *, axes, out_sharding=None):
 def _reduce_min_impl(x, *, axes, out_sharding=None):
   xc, dt = _in_float32(x)
   return [np.asarray(np.min(xc, axis=axes, initial=_min_identity(dt))).astype(dt)]
+
+
+@reduce_prod_p.def_eval_kernel
+def _reduce_prod_eval_kernel(x, *, axes):
+  if x.dtype in dtypes.custom_float_dtypes:   # those compute in float32 (the impl)
+    return None
+  return functools.partial(np.multiply.reduce, axis=axes, dtype=x.dtype)
+
+
+@reduce_max_p.def_eval_kernel
+def _reduce_max_eval_kernel(x, *, axes, out_sharding=None):
+  if x.dtype in dtypes.custom_float_dtypes:
+    return None
+  return functools.partial(np.maximum.reduce, axis=axes, initial=_max_identity(x.dtype))
+
+
+@reduce_min_p.def_eval_kernel
+def _reduce_min_eval_kernel(x, *, axes, out_sharding=None):
+  if x.dtype in dtypes.custom_float_dtypes:
+    return None
+  return functools.partial(np.minimum.reduce, axis=axes, initial=_min_identity(x.dtype))
 
 
 def _chooser_abstract_eval(x, *, axes, out_sharding=None):

@@ -4,6 +4,8 @@ transpose and reduce_sum, with all their rules. Every other family's rules
 primitives on top and re-exports this module."""
 from __future__ import annotations
 
+import functools
+
 import math
 import operator
 from typing import Callable
@@ -554,6 +556,14 @@ reduce_sum_p = Primitive("reduce_sum", kind="linear")
 def _reduce_sum_impl(x, *, axes, out_sharding=None):
   xc, dt = in_float32(x)
   return [np.asarray(np.sum(xc, axis=axes, dtype=xc.dtype)).astype(dt)]
+
+
+@reduce_sum_p.def_eval_kernel
+def _reduce_sum_eval_kernel(x, *, axes, out_sharding=None):
+  # The impl's np.sum for NumPy's dtypes (ml_dtypes floats sum in float32).
+  if x.dtype in dtypes.custom_float_dtypes:
+    return None
+  return functools.partial(np.add.reduce, axis=axes, dtype=x.dtype)
 
 
 @reduce_sum_p.def_abstract_eval
