@@ -397,6 +397,11 @@ class EvalTrace(Trace):
       if type(s) is type:
         vals[i] = _scalar_value(args[i], casts[i])
     if plain and key is not None:
+      # Results take this call's operand aval object when equal (the plan's
+      # may be another call's): a chain of operations then passes the same
+      # aval objects along and keeps hitting the inline caches.
+      operand_avals = [s for s in sig if type(s) is ShapedArray]
+      out_avals = [_shared_aval(a, operand_avals) for a in out_avals]
       self._last[primitive] = (tuple(sig), params, x64, kernel, lean, quiet, out_avals, casts)
     return _run(primitive, kernel, lean, quiet, out_avals, vals, params)
 

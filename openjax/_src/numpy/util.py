@@ -232,6 +232,11 @@ def _promotion(args: tuple, key: tuple, refine):
   (rank promotion and its config check: the general path)."""
   if len({k[2] for k in key[2:] if type(k) is tuple and k[2]}) > 1:
     return False
+  if refine is _same_dtype and len(args) == 1:   # promote_dtypes of one operand: as it is
+    a, = args
+    if type(a) in _SCALAR_TYPES:
+      return dtypes.dtype(a), dtypes.is_weakly_typed(a), (True,)
+    return a.aval.dtype, a.aval.weak_type, None
   dt, weak = dtypes.result_type(*args, return_weak_type_flag=True)
   dt = refine(dt)
   converts = tuple([type(a) in _SCALAR_TYPES or a.aval.dtype != dt
