@@ -147,7 +147,7 @@ def square_products(args):
   if len(args) != 2 or not all(isinstance(a, np.ndarray) and a.ndim == 2 for a in args):
     return []
   x, y = args
-  if x.shape[1] != y.shape[0]:
+  if x.shape[1] != y.shape[0] or not x.size or not y.size:   # empty matrices cannot grow
     return []
   cases = []
   for n in MATRIX_SIZES:
