@@ -134,7 +134,7 @@ def scaled(args, target: int):
     return None
   big = max(arrays, key=lambda a: a.size)
   free = [d for d in big.shape if d > 1]
-  if not free or target <= big.size:
+  if not free or not big.size or target <= big.size:   # empty arrays cannot grow
     return None
   g = (target / big.size) ** (1 / len(free))
   new = {d: max(d, round(d * g)) for a in arrays for d in a.shape if d > 1}
