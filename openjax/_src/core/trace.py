@@ -287,7 +287,10 @@ class EvalTrace(Trace):
     cfg = eager_config
     x64 = cfg.x64 if cfg.flags_ok else bool(config.read("jax_enable_x64"))
     entry = self._last.get(primitive)
-    if entry is None or entry[2] is not x64 or entry[1] != params:
+    try:
+      if entry is None or entry[2] is not x64 or entry[1] != params:
+        return self._process(primitive, args, params, x64)
+    except (TypeError, ValueError):   # parameters that do not compare (arrays)
       return self._process(primitive, args, params, x64)
     # The operands against the last call's: Arrays by aval identity (and a
     # value that exists), Python scalars by type. One and two operands, most
@@ -375,7 +378,7 @@ class EvalTrace(Trace):
       else:
         plain = False
         v = canonical_value(x)   # waits for an Array, raises for a deleted one or a tracer
-        a = x.aval if t is Array else shaped_array(v.shape, v.dtype, False)
+        a = x.aval if t is Array else shaped_array(v.shape, v.dtype, dtypes.is_weakly_typed(x))
         sig.append(a)
         keys.append((a.shape, a.dtype, a.weak_type))
         vals.append(v)
