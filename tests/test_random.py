@@ -13,7 +13,7 @@ import pytest
 import openjax as jax
 import openjax.numpy as jnp
 from openjax._src.core import check_jaxpr
-from openjax._src.primitives import random_bits as rb
+from openjax._src.primitives.random_bits import random_bits as rb
 from openjax._src.control import random_loops as rl
 
 _DATA = os.path.join(os.path.dirname(__file__), "data", "random_fixtures.json")

@@ -11,7 +11,7 @@ import openjax.numpy as jnp
 from openjax import lax
 from openjax._src.core import check_jaxpr
 from openjax._src.control import _reduce_computation as _rc
-from openjax._src.primitives import select_and_gather as sg
+from openjax._src.primitives.reduce import select_and_gather as sg
 from openjax.test_util import check_grads
 from tests.ops.rows_windowed import gather_reference, scatter_reference, window_reference
 

@@ -8,7 +8,7 @@ independently of the library's vectorised NumPy one."""
 import numpy as np
 
 from openjax import random
-from openjax._src.primitives import random_bits as rb
+from openjax._src.primitives.random_bits import random_bits as rb
 from tests.ops.harness import OpRow
 
 U32 = np.dtype(np.uint32)

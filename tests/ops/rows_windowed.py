@@ -8,7 +8,7 @@ import itertools
 import numpy as np
 
 from openjax import lax
-from openjax._src.primitives import select_and_gather as sg
+from openjax._src.primitives.reduce import select_and_gather as sg
 from tests.ops.harness import OpRow
 
 F32, I32, U8 = np.dtype(np.float32), np.dtype(np.int32), np.dtype(np.uint8)

@@ -21,7 +21,7 @@ from openjax._src.api.aot import Lowered
 from openjax._src.core import Array, ClosedJaxpr, Jaxpr, Tracer, eval_jaxpr, eval_trace, trace_state
 from openjax._src.interpreters.staging import DebugInfo, flat_arg_names, trace_to_jaxpr
 from openjax._src.control.closed_call import jit_p
-from openjax._src.primitives.collectives import current_axis_env, extend_axis_env
+from openjax._src.primitives.collectives.collectives import current_axis_env, extend_axis_env
 from openjax._src.runtime import compiler as _compiler
 from openjax._src.runtime.pipeline import (background, cached_executable, compile_lowered,
                                            compiling, interpreting_first_call,

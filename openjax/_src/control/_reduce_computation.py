@@ -24,9 +24,9 @@ from openjax._src.core import (ClosedJaxpr, ShapedArray, Tracer, eval_jaxpr, eva
 from openjax._src.interpreters.batching import batch_jaxpr
 from openjax._src.interpreters.jvp import jvp_jaxpr
 from openjax._src.interpreters.staging import trace_to_jaxpr
-from openjax._src.primitives import shape as _shape
-from openjax._src.primitives.ad_util import Zero, tangent_aval
-from openjax._src.primitives.shape_base import zeros_like_aval
+from openjax._src.primitives.shape import shape as _shape
+from openjax._src.primitives.base.ad_util import Zero, tangent_aval
+from openjax._src.primitives.base.structural import zeros_like_aval
 
 
 # ----------------------------------------------------------------- tracing

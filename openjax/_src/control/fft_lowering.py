@@ -1,5 +1,5 @@
 """The ``fft`` primitive's StableHLO lowering (the primitive and its other
-rules are in ``primitives/fft.py``). IREE's ``stablehlo.fft`` only handles
+rules are in ``primitives/fft/fft.py``). IREE's ``stablehlo.fft`` only handles
 some power-of-two transforms (DESIGN.md decision 5), so the lowering emits
 ``stablehlo.fft`` where IREE computes it correctly and otherwise traces a
 transform that multiplies by DFT matrices, one ``dot_general`` per axis on
@@ -11,10 +11,10 @@ import numpy as np
 
 from openjax._src.core import get_aval
 from openjax._src.interpreters.staging import trace_to_jaxpr
-from openjax._src.primitives import elementwise as ew
-from openjax._src.primitives import shape_base as sb
-from openjax._src.primitives.dot import dot_general
-from openjax._src.primitives.fft import FftType, fft_p, real_dtype
+from openjax._src.primitives.elementwise import arithmetic as ew
+from openjax._src.primitives.base import structural as sb
+from openjax._src.primitives.dot_conv.dot import dot_general
+from openjax._src.primitives.fft.fft import FftType, fft_p, real_dtype
 
 
 def _dft_contract(x, mat: np.ndarray, axis: int):

@@ -1,5 +1,5 @@
 """The linear-algebra primitives' StableHLO lowerings (the primitives and
-their other rules are in ``primitives/linalg.py``).
+their other rules are in ``primitives/linalg/linalg.py``).
 
 IREE has no LAPACK, so each decomposition is written here with lax wrappers
 (loops over columns with dynamic slices, ``while_loop``/``fori_loop``) and
@@ -18,14 +18,15 @@ from openjax._src.control.scan import fori_loop
 from openjax._src.control.while_loop import while_loop
 from openjax._src.core import get_aval
 from openjax._src.interpreters.staging import trace_to_jaxpr
-from openjax._src.primitives import _linalg_rules as lr
-from openjax._src.primitives import elementwise as ew
-from openjax._src.primitives import shape as sh
-from openjax._src.primitives.convert import convert_element_type
-from openjax._src.primitives.dynamic_slicing import dynamic_slice, dynamic_update_slice
-from openjax._src.primitives.linalg import (cholesky_p, eigh_p, lu_p, lu_pivots_to_permutation_p,
-                                            qr_p, svd_p, triangular_solve_p)
-from openjax._src.primitives.reductions import argmax, reduce_max, reduce_or, reduce_sum
+from openjax._src.primitives.linalg import linalg_rules as lr
+from openjax._src.primitives.elementwise import arithmetic as ew
+from openjax._src.primitives.shape import shape as sh
+from openjax._src.primitives.base.convert import convert_element_type
+from openjax._src.primitives.index.dynamic_slicing import dynamic_slice, dynamic_update_slice
+from openjax._src.primitives.linalg.linalg import (cholesky_p, eigh_p, lu_p,
+                                                   lu_pivots_to_permutation_p, qr_p, svd_p,
+                                                   triangular_solve_p)
+from openjax._src.primitives.reduce.reductions import argmax, reduce_max, reduce_or, reduce_sum
 from openjax._src.primitives.sort import sort
 
 _I32 = np.dtype(np.int32)

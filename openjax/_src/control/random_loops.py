@@ -25,13 +25,13 @@ from openjax._src import dtypes
 from openjax._src.core import (Primitive, ShapedArray, eval_trace, get_aval,
                                set_current_trace)
 from openjax._src.interpreters.staging import trace_to_jaxpr
-from openjax._src.primitives import elementwise as ew
-from openjax._src.primitives import special
-from openjax._src.primitives.ad_util import Zero, defjvp_zero
-from openjax._src.primitives.batch_util import axis_size, bdim_at_front
-from openjax._src.primitives.random_bits import random_bits, random_split
-from openjax._src.primitives.reductions import reduce_or
-from openjax._src.primitives.shape import broadcast_in_dim, full_like, index_in_dim, reshape
+from openjax._src.primitives.elementwise import arithmetic as ew
+from openjax._src.primitives.elementwise import special
+from openjax._src.primitives.base.ad_util import Zero, defjvp_zero
+from openjax._src.primitives.base.batch_util import axis_size, bdim_at_front
+from openjax._src.primitives.random_bits.random_bits import random_bits, random_split
+from openjax._src.primitives.reduce.reductions import reduce_or
+from openjax._src.primitives.shape.shape import broadcast_in_dim, full_like, index_in_dim, reshape
 
 __all__ = ["random_gamma_p", "random_gamma", "random_poisson_knuth_p",
            "random_poisson_rejection_p", "random_binomial_inversion_p",

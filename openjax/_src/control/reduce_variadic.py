@@ -17,15 +17,15 @@ import numpy as np
 from openjax._src import dtypes, tree_util
 from openjax._src.core import Primitive, ShapedArray, get_aval, is_concrete, to_concrete_value
 from openjax._src.control import _reduce_computation as _rc
-from openjax._src.primitives import reductions as _red
-from openjax._src.primitives import shape as _shape
-from openjax._src.primitives import elementwise as _ew
-from openjax._src.primitives._util import reduced_shape
-from openjax._src.primitives._window_util import max_identity, min_identity
-from openjax._src.primitives.ad_util import Zero
-from openjax._src.primitives.shape_base import instantiate_zeros
-from openjax._src.primitives.batch_util import axis_size, bdim_at_front
-from openjax._src.primitives.convert import _convert_element_type
+from openjax._src.primitives.reduce import reductions as _red
+from openjax._src.primitives.shape import shape as _shape
+from openjax._src.primitives.elementwise import arithmetic as _ew
+from openjax._src.primitives.base.util import reduced_shape
+from openjax._src.primitives.reduce.window_util import max_identity, min_identity
+from openjax._src.primitives.base.ad_util import Zero
+from openjax._src.primitives.base.structural import instantiate_zeros
+from openjax._src.primitives.base.batch_util import axis_size, bdim_at_front
+from openjax._src.primitives.base.convert import _convert_element_type
 
 __all__ = ["reduce", "reduce_p"]
 

@@ -11,18 +11,16 @@ import numpy as np
 from openjax._src import tree_util
 from openjax._src.core import Primitive, ShapedArray, get_aval, is_concrete, to_concrete_value
 from openjax._src.control import _reduce_computation as _rc
-from openjax._src.primitives import _window_util as _wu
-from openjax._src.primitives import elementwise as _ew
-from openjax._src.primitives import shape as _shape
-from openjax._src.primitives._window_lowering import lower_reduce_window
-from openjax._src.primitives.ad_util import Zero
-from openjax._src.primitives.batch_util import axis_size, bdim_at_front
-from openjax._src.primitives.convert import _convert_element_type
-from openjax._src.primitives.reduce_window_monoid import (reduce_window_max_p,
-                                                          reduce_window_min_p,
-                                                          reduce_window_sum_p, window_cost,
-                                                          with_unit_axis)
-from openjax._src.primitives.shape_base import instantiate_zeros
+from openjax._src.primitives.reduce import window_util as _wu
+from openjax._src.primitives.elementwise import arithmetic as _ew
+from openjax._src.primitives.shape import shape as _shape
+from openjax._src.primitives.reduce.window_lowering import lower_reduce_window
+from openjax._src.primitives.base.ad_util import Zero
+from openjax._src.primitives.base.batch_util import axis_size, bdim_at_front
+from openjax._src.primitives.base.convert import _convert_element_type
+from openjax._src.primitives.reduce.reduce_window_monoid import (
+    reduce_window_max_p, reduce_window_min_p, reduce_window_sum_p, window_cost, with_unit_axis)
+from openjax._src.primitives.base.structural import instantiate_zeros
 
 __all__ = ["reduce_window", "reduce_window_p"]
 

@@ -30,11 +30,11 @@ from openjax._src.interpreters.batching import batch_jaxpr
 from openjax._src.interpreters.jvp import jvp_jaxpr
 from openjax._src.interpreters.partial_eval import partial_eval_jaxpr
 from openjax._src.interpreters.staging import trace_to_jaxpr
-from openjax._src.primitives import _reduce_lowering as rl
-from openjax._src.primitives.ad_util import Zero, tangent_aval
-from openjax._src.primitives.shape_base import instantiate_zeros, moveaxis
-from openjax._src.primitives.convert import convert_element_type
-from openjax._src.primitives.shape import broadcast_in_dim
+from openjax._src.primitives.base import reduce_lowering as rl
+from openjax._src.primitives.base.ad_util import Zero, tangent_aval
+from openjax._src.primitives.base.structural import instantiate_zeros, moveaxis
+from openjax._src.primitives.base.convert import convert_element_type
+from openjax._src.primitives.shape.shape import broadcast_in_dim
 
 while_p = Primitive("while", multiple_results=True)
 

@@ -15,7 +15,7 @@ from openjax._src import dtypes
 from openjax._src.core import Jaxpr, Trace, Var, current_trace, dce_jaxpr, set_current_trace
 from openjax._src.interpreters.jvp import JVPTrace, JVPTracer
 from openjax._src.interpreters.staging import DynamicJaxprTrace, DynamicJaxprTracer
-from openjax._src.primitives.ad_util import Zero
+from openjax._src.primitives.base.ad_util import Zero
 
 
 class PartialEvalTrace(Trace):

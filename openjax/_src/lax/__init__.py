@@ -1,18 +1,19 @@
 """The ``lax`` surface: every primitive wrapper, gathered from the family
 modules (library code imports ``openjax._src.lax as lax``)."""
-from openjax._src.primitives.convert import *  # noqa: F401,F403
-from openjax._src.primitives.ad_util import stop_gradient  # noqa: F401
-from openjax._src.primitives.dot import *  # noqa: F401,F403
-from openjax._src.primitives.elementwise import *  # noqa: F401,F403
-from openjax._src.primitives.elementwise import _convert_element_type  # noqa: F401
-from openjax._src.primitives.indexing import *  # noqa: F401,F403
-from openjax._src.primitives.reductions import *  # noqa: F401,F403
-from openjax._src.primitives.shape import *  # noqa: F401,F403
-from openjax._src.primitives.sort import *  # noqa: F401,F403
-from openjax._src.primitives.special import *  # noqa: F401,F403
-from openjax._src.primitives.conv import *  # noqa: F401,F403
-from openjax._src.primitives import linalg  # noqa: F401 - ``lax.linalg``
-from openjax._src.primitives.fft import *  # noqa: F401,F403
+from openjax._src.primitives.base.convert import *  # noqa: F401,F403
+from openjax._src.primitives.base.ad_util import stop_gradient  # noqa: F401
+from openjax._src.primitives.dot_conv.dot import *  # noqa: F401,F403
+from openjax._src.primitives.elementwise.arithmetic import *  # noqa: F401,F403
+from openjax._src.primitives.elementwise.arithmetic import _convert_element_type  # noqa: F401
+from openjax._src.primitives.index.gather_scatter import *  # noqa: F401,F403
+from openjax._src.primitives.index.dynamic_slicing import *  # noqa: F401,F403
+from openjax._src.primitives.reduce.reductions import *  # noqa: F401,F403
+from openjax._src.primitives.shape.shape import *  # noqa: F401,F403
+from openjax._src.primitives.sort.sort import *  # noqa: F401,F403
+from openjax._src.primitives.elementwise.special import *  # noqa: F401,F403
+from openjax._src.primitives.dot_conv.conv import *  # noqa: F401,F403
+from openjax._src.primitives.linalg import linalg  # noqa: F401 - ``lax.linalg``
+from openjax._src.primitives.fft.fft import *  # noqa: F401,F403
 from openjax._src.control.closed_call import *  # noqa: F401,F403
 from openjax._src.control.cond import *  # noqa: F401,F403
 from openjax._src.control.while_loop import *  # noqa: F401,F403

@@ -7,8 +7,8 @@ import numpy as np
 
 from openjax._src import tree_util
 from openjax._src.core import get_aval
-from openjax._src.primitives import elementwise as _ew
-from openjax._src.primitives import shape as _shape
+from openjax._src.primitives.elementwise import arithmetic as _ew
+from openjax._src.primitives.shape import shape as _shape
 
 __all__ = ["associative_scan"]
 

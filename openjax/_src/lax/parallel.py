@@ -6,7 +6,7 @@ Each takes a pytree and a name (or a tuple of names: ``psum(x, ('i', 'j'))``
 reduces over both axes of nested ``vmap``s). As in JAX, ``psum`` of values
 that are not traced (Python scalars, NumPy arrays) is folded at trace time to
 ``value * axis size``, which is how ``axis_size`` and ``pmean`` count members.
-The primitives and their rules are in ``openjax._src.primitives.collectives``.
+The primitives and their rules are in ``openjax._src.primitives.collectives.collectives``.
 """
 from __future__ import annotations
 
@@ -16,14 +16,14 @@ import numpy as np
 
 from openjax._src import dtypes, tree_util
 from openjax._src.core import Tracer, get_aval
-from openjax._src.primitives import collectives as _c
-from openjax._src.primitives.collectives import (all_gather_p, all_to_all_p, axis_index_p,
-                                                 pbroadcast_p, pmax_p, pmin_p, ppermute_p,
-                                                 psum_p, reduce_scatter_p)
-from openjax._src.primitives.convert import convert_element_type
-from openjax._src.primitives.elementwise import add, mul
-from openjax._src.primitives.shape import expand_dims, reduce_sum, squeeze
-from openjax._src.primitives.shape_base import canonicalize_axis
+from openjax._src.primitives.collectives import collectives as _c
+from openjax._src.primitives.collectives.collectives import (
+    all_gather_p, all_to_all_p, axis_index_p, pbroadcast_p, pmax_p, pmin_p, ppermute_p, psum_p,
+    reduce_scatter_p)
+from openjax._src.primitives.base.convert import convert_element_type
+from openjax._src.primitives.elementwise.arithmetic import add, mul
+from openjax._src.primitives.shape.shape import expand_dims, reduce_sum, squeeze
+from openjax._src.primitives.base.structural import canonicalize_axis
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute",
            "pshuffle", "pswapaxes", "all_to_all", "pbroadcast", "axis_index", "axis_size",

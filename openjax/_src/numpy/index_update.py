@@ -21,7 +21,7 @@ from openjax._src.numpy import creation as _creation
 from openjax._src.numpy import indexer as _ix
 from openjax._src.numpy import ufuncs as _ufuncs
 from openjax._src.numpy import util
-from openjax._src.primitives.indexing import scatter_apply_jaxpr
+from openjax._src.primitives.index.gather_scatter import scatter_apply_jaxpr
 
 
 def _as_update_value(x, y):

@@ -27,7 +27,7 @@ from openjax._src.numpy.reductions import amax, count_nonzero, prod, sum as _sum
 from openjax._src.numpy.shape_ops import expand_dims, matrix_transpose, moveaxis, reshape
 from openjax._src.numpy.sorting import argsort
 from openjax._src.numpy.ufuncs import abs as _abs, conj, log, real, sign, sqrt
-from openjax._src.primitives import linalg as lax_linalg
+from openjax._src.primitives.linalg import linalg as lax_linalg
 
 # Jitted as in JAX (traced, they stage a jit call), but run op by op outside
 # transformations: the decompositions' eager impls are LAPACK's, as JAX's are,

@@ -21,7 +21,7 @@ from openjax._src.core import Array, concrete_or_error, Tracer
 from openjax._src.numpy import creation as _creation
 from openjax._src.numpy import reductions as _red
 from openjax._src.numpy.util import is_arraylike
-from openjax._src.primitives import random_bits as rb
+from openjax._src.primitives.random_bits import random_bits as rb
 from openjax._src.tree_util import register_pytree_node
 
 __all__ = ["PRNGKeyArray", "KeyTy", "PRNGImpl", "PRNGSpec", "PRNGKey", "key", "key_data",

@@ -1,0 +1,2 @@
+"""Collective family: psum, pmax, all_gather, ppermute, ... and the
+named-axis environment they read."""

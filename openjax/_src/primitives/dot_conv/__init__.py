@@ -1,0 +1,2 @@
+"""Contraction family: dot_general (``dot``) and
+conv_general_dilated (``conv``)."""

@@ -1,0 +1,1 @@
+"""FFT family: the fft primitive (its traced lowering is in control/)."""

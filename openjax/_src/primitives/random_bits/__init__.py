@@ -1,0 +1,1 @@
+"""Random-bit family: threefry2x32 and the key primitives."""
