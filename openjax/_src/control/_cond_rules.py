@@ -33,10 +33,9 @@ from openjax._src.interpreters.staging import trace_to_jaxpr
 from openjax._src.interpreters.transpose import transpose_jaxpr
 from openjax._src.primitives.base.ad_util import (Zero, is_undefined_primal, stop_gradient,
                                                   tangent_aval)
-from openjax._src.primitives.base.structural import instantiate_zeros, moveaxis
+from openjax._src.primitives.base.structural import broadcast_in_dim, instantiate_zeros, moveaxis
 from openjax._src.primitives.base.batch_util import bdim_at_front
-from openjax._src.primitives.elementwise.arithmetic import eq, select, select_n
-from openjax._src.primitives.shape.shape import broadcast_in_dim
+from openjax._src.primitives.elementwise.logic import eq, select, select_n
 
 # -------------------------------------------------------------------- empty2
 class MemorySpace(enum.Enum):

@@ -24,9 +24,8 @@ from openjax._src.interpreters.batching import batch_jaxpr
 from openjax._src.interpreters.staging import trace_to_jaxpr
 from openjax._src.interpreters.transpose import transpose_jaxpr
 from openjax._src.primitives.base.ad_util import Zero, is_undefined_primal, tangent_aval
-from openjax._src.primitives.base.structural import instantiate_zeros, moveaxis
+from openjax._src.primitives.base.structural import instantiate_zeros, moveaxis, reduce_sum
 from openjax._src.primitives.base.batch_util import bdim_at_front
-from openjax._src.primitives.shape.shape import reduce_sum
 
 
 # ---------------------------------------------------- user-facing zero types

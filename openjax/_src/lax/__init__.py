@@ -3,8 +3,10 @@ modules (library code imports ``openjax._src.lax as lax``)."""
 from openjax._src.primitives.base.convert import *  # noqa: F401,F403
 from openjax._src.primitives.base.ad_util import stop_gradient  # noqa: F401
 from openjax._src.primitives.dot_conv.dot import *  # noqa: F401,F403
+from openjax._src.primitives.base.convert import _convert_element_type  # noqa: F401
+from openjax._src.primitives.elementwise.logic import *  # noqa: F401,F403
 from openjax._src.primitives.elementwise.arithmetic import *  # noqa: F401,F403
-from openjax._src.primitives.elementwise.arithmetic import _convert_element_type  # noqa: F401
+from openjax._src.primitives.elementwise.transcendental import *  # noqa: F401,F403
 from openjax._src.primitives.index.gather_scatter import *  # noqa: F401,F403
 from openjax._src.primitives.index.dynamic_slicing import *  # noqa: F401,F403
 from openjax._src.primitives.reduce.reductions import *  # noqa: F401,F403
@@ -18,7 +20,10 @@ from openjax._src.control.closed_call import *  # noqa: F401,F403
 from openjax._src.control.cond import *  # noqa: F401,F403
 from openjax._src.control.while_loop import *  # noqa: F401,F403
 from openjax._src.control.scan import *  # noqa: F401,F403
-from openjax._src.control.windowed import *  # noqa: F401,F403
+from openjax._src.control.reduce_variadic import *  # noqa: F401,F403
+from openjax._src.control.reduce_window import *  # noqa: F401,F403
+from openjax._src.primitives.reduce.reduce_window_monoid import *  # noqa: F401,F403
+from openjax._src.primitives.reduce.select_and_gather import *  # noqa: F401,F403
 # The traced lowerings of linalg's and fft's primitives are set on import.
 from openjax._src.control import fft_lowering, linalg_lowering  # noqa: F401
 from openjax._src.lax.parallel import *  # noqa: F401,F403

@@ -18,10 +18,11 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.core import Array, concrete_or_error, Tracer
-from openjax._src.numpy import creation as _creation
-from openjax._src.numpy import reductions as _red
+from openjax._src.numpy.creation import asarray
+from openjax._src.numpy import reductions
 from openjax._src.numpy.util import is_arraylike
-from openjax._src.primitives.random_bits import random_bits as rb
+from openjax._src.primitives.random_bits.random_bits import (
+    KEY_SHAPE, random_bits, random_clone, random_fold_in, random_seed, random_split)
 from openjax._src.tree_util import register_pytree_node
 
 __all__ = ["PRNGKeyArray", "KeyTy", "PRNGImpl", "PRNGSpec", "PRNGKey", "key", "key_data",
@@ -31,7 +32,7 @@ __all__ = ["PRNGKeyArray", "KeyTy", "PRNGImpl", "PRNGSpec", "PRNGKey", "key", "k
 
 class PRNGImpl:
   """The threefry2x32 implementation (the only one openjax provides)."""
-  key_shape = rb.KEY_SHAPE
+  key_shape = KEY_SHAPE
   name = "threefry2x32"
   tag = "fry"
 
@@ -207,12 +208,12 @@ class PRNGKeyArray:
   def __eq__(self, other):
     if not isinstance(other, PRNGKeyArray):
       return NotImplemented
-    return _red.all(lax.eq(self._base_array, other._base_array), axis=-1)
+    return reductions.all(lax.eq(self._base_array, other._base_array), axis=-1)
 
   def __ne__(self, other):
     if not isinstance(other, PRNGKeyArray):
       return NotImplemented
-    return _red.any(lax.ne(self._base_array, other._base_array), axis=-1)
+    return reductions.any(lax.ne(self._base_array, other._base_array), axis=-1)
 
   # ---- arithmetic is refused with JAX's messages ----
   def _refuse(self, name, other, reflected=False):
@@ -261,7 +262,7 @@ class PRNGKeyArray:
     if -1 in shape:
       known = int(np.prod([d for d in shape if d != -1], dtype=np.int64))
       shape = tuple(self.size // max(known, 1) if d == -1 else d for d in shape)
-    return PRNGKeyArray(lax.reshape(self._base_array, shape + rb.KEY_SHAPE))
+    return PRNGKeyArray(lax.reshape(self._base_array, shape + KEY_SHAPE))
 
   def ravel(self, order: str = "C") -> "PRNGKeyArray":
     return self.reshape((self.size,))
@@ -346,9 +347,9 @@ def _check_key_data(key_data) -> None:
   if key_data.ndim < 1:
     raise TypeError("JAX encountered invalid PRNG key data: expected "
                     f"key_data.ndim >= 1; got ndim={key_data.ndim}")
-  if tuple(key_data.shape[-1:]) != rb.KEY_SHAPE:
+  if tuple(key_data.shape[-1:]) != KEY_SHAPE:
     raise TypeError("JAX encountered invalid PRNG key data: expected key_data.shape to "
-                    f"end with {rb.KEY_SHAPE}; got shape={tuple(key_data.shape)} for "
+                    f"end with {KEY_SHAPE}; got shape={tuple(key_data.shape)} for "
                     f"impl={_THREEFRY}")
   if key_data.dtype not in (np.uint32, dtypes.float0):
     raise TypeError("JAX encountered invalid PRNG key data: expected key_data.dtype = "
@@ -397,10 +398,10 @@ def _key(ctor_name: str, seed, impl_spec):
     raise TypeError(f"{ctor_name} accepts a scalar seed, but was given an array of shape "
                     f"{np.shape(seed)} != (). Use jax.vmap for batching")
   if isinstance(seed, int):   # Python ints (and bools) are seeded as int64, as JAX does
-    seeds = _creation.asarray(np.int64(seed))
+    seeds = asarray(np.int64(seed))
   else:
-    seeds = _creation.asarray(seed)
-  return rb.random_seed(seeds, impl=_THREEFRY.tag)
+    seeds = asarray(seed)
+  return random_seed(seeds, impl=_THREEFRY.tag)
 
 
 def key(seed, *, impl=None, dtype=None) -> PRNGKeyArray:
@@ -421,7 +422,7 @@ def PRNGKey(seed, *, impl=None):
 def key_data(keys):
   """The ``uint32`` data underlying a PRNG key array."""
   data, _ = check_prng_key("key_data", keys, allow_batched=True)
-  return data if isinstance(data, Tracer) else _creation.asarray(data)
+  return data if isinstance(data, Tracer) else asarray(data)
 
 
 def wrap_key_data(key_bits_array, *, impl=None, dtype=None) -> PRNGKeyArray:
@@ -435,7 +436,7 @@ def wrap_key_data(key_bits_array, *, impl=None, dtype=None) -> PRNGKeyArray:
   if isinstance(key_bits_array, PRNGKeyArray):   # its shape has no trailing 2
     _check_key_data(key_bits_array)
   data = key_bits_array if isinstance(key_bits_array, Tracer) else \
-      _creation.asarray(key_bits_array)
+      asarray(key_bits_array)
   _check_key_data(data)
   return PRNGKeyArray(data)
 
@@ -452,7 +453,7 @@ def split(key, num: int | Sequence[int] = 2):
   data, typed = check_prng_key("split", key)
   shape = tuple(num) if isinstance(num, Sequence) else (num,)
   shape = tuple(operator.index(d) for d in shape)
-  return return_keys(typed, rb.random_split(data, shape))
+  return return_keys(typed, random_split(data, shape))
 
 
 def fold_in(key, data):
@@ -461,15 +462,15 @@ def fold_in(key, data):
   if np.ndim(data):
     raise TypeError("fold_in accepts a scalar, but was given an array of"
                     f"shape {np.shape(data)} != (). Use jax.vmap for batching.")
-  msgs = _creation.asarray(data, dtype="uint32")
-  return return_keys(typed, rb.random_fold_in(key_data_, msgs))
+  msgs = asarray(data, dtype="uint32")
+  return return_keys(typed, random_fold_in(key_data_, msgs))
 
 
 def clone(key):
   """An identical key, for reuse (an identity outside key-reuse checking)."""
   if isinstance(key, PRNGKeyArray):
-    return PRNGKeyArray(rb.random_clone(key._base_array))
-  return rb.random_clone(key)
+    return PRNGKeyArray(random_clone(key._base_array))
+  return random_clone(key)
 
 
 def bits(key, shape=(), dtype=None, *, out_sharding=None):
@@ -484,4 +485,4 @@ def bits(key, shape=(), dtype=None, *, out_sharding=None):
     raise ValueError("dtype argument to `bits` must be an unsigned int dtype, "
                      f"got {dtype}")
   shape = canonicalize_shape(shape)
-  return rb.random_bits(data, np.dtype(dtype).itemsize * 8, shape)
+  return random_bits(data, np.dtype(dtype).itemsize * 8, shape)

@@ -24,17 +24,17 @@ __all__ = ["exponential", "laplace", "logistic", "cauchy", "pareto", "weibull_mi
            "geometric", "multivariate_normal", "orthogonal"]
 
 try:   # the linear-algebra library arrives with its own issue
-  from openjax._src.numpy import linalg as _linalg
+  from openjax._src.numpy import linalg
 except ImportError:
-  _linalg = None
+  linalg = None
 
 
 def _need_linalg(fun: str, what: str):
-  if _linalg is None or not hasattr(_linalg, what):
+  if linalg is None or not hasattr(linalg, what):
     raise NotImplementedError(
         f"jax.random.{fun} needs jax.numpy.linalg.{what}, which openjax does not "
         "provide yet.")
-  return getattr(_linalg, what)
+  return getattr(linalg, what)
 
 
 # ------------------------------------------------- uniform transformations

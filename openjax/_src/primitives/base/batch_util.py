@@ -7,8 +7,7 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from openjax._src.core import Primitive, get_aval
-from openjax._src.primitives.shape.shape import broadcast_in_dim, reshape
-from openjax._src.primitives.base.structural import moveaxis
+from openjax._src.primitives.base.structural import broadcast_in_dim, moveaxis, reshape
 
 
 def bdim_at_front(x, d: int | None, size: int):

@@ -10,8 +10,8 @@ from openjax._src import dtypes
 from openjax._src.core import Array, Primitive, ShapedArray, array_of, get_aval
 from openjax._src.lowering.builder import enum_attr
 from openjax._src.lowering.mlir_types import split_tensor_type
-from openjax._src.primitives.elementwise.elementwise_rules import pp_hide_none
 from openjax._src.primitives.base.ad_util import Zero, tangent_aval
+from openjax._src.primitives.base.util import pp_hide_none
 
 __all__ = ["convert_element_type", "convert_element_type_p"]
 

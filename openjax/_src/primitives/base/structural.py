@@ -12,7 +12,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, array_of, get_aval, pp_eqn
-from openjax._src.primitives.base import reduce_lowering as _lw
+from openjax._src.primitives.base.reduce_lowering import reduce
 from openjax._src.primitives.base.convert import lower_convert
 from openjax._src.primitives.base.util import (axes_tuple, check_number, in_float32, quiet,
                                                reduced_shape)
@@ -588,4 +588,4 @@ def _reduce_sum_batch(vals, dims, *, axes, out_sharding=None):
 @reduce_sum_p.def_lower
 def _reduce_sum_lower(ctx, x, *, axes, out_sharding=None):
   # ml_dtypes floats accumulate in float32, as the impl does.
-  return [_lw.reduce(ctx, x, axes, "add", 0, ctx.avals_in[0].dtype, ctx.avals_out[0])]
+  return [reduce(ctx, x, axes, "add", 0, ctx.avals_in[0].dtype, ctx.avals_out[0])]

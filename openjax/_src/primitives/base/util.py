@@ -10,7 +10,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from openjax._src import dtypes
-from openjax._src.core import ShapedArray
+from openjax._src.core import ShapedArray, pp_eqn
 
 # Dtype classes accepted by primitives (checked with dtypes.issubdtype).
 BOOL = (np.bool_,)
@@ -93,6 +93,16 @@ def naryop_abstract_eval(name: str, accepted: Sequence[tuple], *,
     dt = result_dtype(*avals, **params) if result_dtype else avals[0].dtype
     weak = all(a.weak_type for a in avals) and dt != dtypes.bool_
     return [ShapedArray(shape, dt, weak)]
+  return rule
+
+
+def pp_hide_none(*names):
+  """A pretty-printing rule that shows the parameters ``names`` only when they
+  are set (as JAX prints them)."""
+  def rule(eqn, ctx):
+    params = {k: eqn.params[k] for k in sorted(eqn.params)
+              if not (k in names and eqn.params[k] is None)}
+    return pp_eqn(eqn, ctx, params=params)
   return rule
 
 

@@ -35,10 +35,13 @@ import numpy as np
 
 from openjax._src.core import Primitive, ShapedArray, get_aval
 from openjax._src.primitives.base import ad_util
-from openjax._src.primitives.elementwise import arithmetic as _ew
-from openjax._src.primitives.reduce import reductions as _red
-from openjax._src.primitives.shape import shape as _shape
-from openjax._src.primitives.base.structural import deflinear, moveaxis
+from openjax._src.primitives.elementwise.arithmetic import add, mul
+from openjax._src.primitives.elementwise.logic import eq, select_n
+from openjax._src.primitives.reduce.reductions import reduce_max_p, reduce_min_p
+from openjax._src.primitives.base.structural import (broadcast_in_dim, deflinear, expand_dims, iota,
+                                                     moveaxis, reduce_sum, reduce_sum_p, reshape,
+                                                     transpose)
+from openjax._src.primitives.shape.shape import concatenate, full, index_in_dim, slice_in_dim
 
 __all__ = ["psum_p", "pmax_p", "pmin_p", "all_gather_p", "reduce_scatter_p", "ppermute_p",
            "pbroadcast_p", "all_to_all_p", "axis_index_p"]
@@ -118,24 +121,24 @@ def _unmapped_impl(name: str):
 def _splitaxis(axis: int, factor: int, x):
   shape = list(get_aval(x).shape)
   shape[axis:axis + 1] = [factor, shape[axis] // factor]
-  return _shape.reshape(x, tuple(shape))
+  return reshape(x, tuple(shape))
 
 
 def _foldaxis(axis: int, x):
   shape = list(get_aval(x).shape)
   shape[axis:axis + 2] = [shape[axis] * shape[axis + 1]]
-  return _shape.reshape(x, tuple(shape))
+  return reshape(x, tuple(shape))
 
 
 def _times(x, n: int):
-  return _ew.mul(x, np.asarray(n, get_aval(x).dtype))
+  return mul(x, np.asarray(n, get_aval(x).dtype))
 
 
 def _bcast_along(x, size: int, dim: int):
   """``x`` repeated ``size`` times along a new dimension ``dim``."""
   shape = list(get_aval(x).shape)
   shape.insert(dim, size)
-  return _shape.broadcast_in_dim(x, tuple(shape), tuple(i for i in range(len(shape))
+  return broadcast_in_dim(x, tuple(shape), tuple(i for i in range(len(shape))
                                                          if i != dim))
 
 
@@ -205,7 +208,7 @@ def _psum_transpose(ct, x, *, axes, axis_index_groups):
   pos = tuple(a for a in axes if isinstance(a, int))
   if pos:
     shape = x.aval.shape
-    ct = _shape.broadcast_in_dim(ct, shape, tuple(i for i in range(len(shape)) if i not in pos))
+    ct = broadcast_in_dim(ct, shape, tuple(i for i in range(len(shape)) if i not in pos))
   named = _named(axes)
   if named:
     ct = psum_p.bind1(ct, axes=named, axis_index_groups=axis_index_groups)
@@ -245,9 +248,9 @@ def _allreduce_lower(reduce_p: Primitive, name: str):
   return rule
 
 
-psum_p.def_lower(_allreduce_lower(_shape.reduce_sum_p, "psum"))
-pmax_p.def_lower(_allreduce_lower(_red.reduce_max_p, "pmax"))
-pmin_p.def_lower(_allreduce_lower(_red.reduce_min_p, "pmin"))
+psum_p.def_lower(_allreduce_lower(reduce_sum_p, "psum"))
+pmax_p.def_lower(_allreduce_lower(reduce_max_p, "pmax"))
+pmin_p.def_lower(_allreduce_lower(reduce_min_p, "pmin"))
 
 
 def psum_array(x, axes: tuple, axis_index_groups=None):
@@ -378,7 +381,7 @@ def _reduce_scatter_batch(vals, dims, axis_data, *, scatter_dimension, axis_name
   if len(names) > 1:
     raise NotImplementedError("psum_scatter over several axis names under vmap: please "
                               "open a feature request!")
-  y = _times(x, axis_data.size) if d is None else _shape.reduce_sum(x, (d,))
+  y = _times(x, axis_data.size) if d is None else reduce_sum(x, (d,))
   _scattered_shape(get_aval(y).shape, scatter_dimension, axis_data.size, tiled)
   if tiled:
     y = _splitaxis(scatter_dimension, axis_data.size, y)
@@ -442,10 +445,10 @@ def _permuted(x, src: list, axis: int):
   for start, _, length in runs:
     if start is None:
       shape = aval.shape[:axis] + (length,) + aval.shape[axis + 1:]
-      pieces.append(_shape.full(shape, 0, aval.dtype))
+      pieces.append(full(shape, 0, aval.dtype))
     else:
-      pieces.append(_shape.slice_in_dim(x, start, start + length, 1, axis))
-  return pieces[0] if len(pieces) == 1 else _shape.concatenate(pieces, axis)
+      pieces.append(slice_in_dim(x, start, start + length, 1, axis))
+  return pieces[0] if len(pieces) == 1 else concatenate(pieces, axis)
 
 
 @ppermute_p.def_batch
@@ -497,7 +500,7 @@ def _axis_index_abstract_eval(*, axis_name):
 def _axis_index_batch(vals, dims, axis_data, *, axis_name):
   if axis_data.name not in _names(axis_name):
     return axis_index_p.bind(axis_name=axis_name), [None]
-  return [_shape.iota(np.int32, axis_data.size)], [0]
+  return [iota(np.int32, axis_data.size)], [0]
 
 
 def axis_index_array(axis_name):
@@ -529,7 +532,7 @@ def _pbroadcast_batch(vals, dims, axis_data, *, axis_name, source):
                      f"{axis_data.name!r} of size {axis_data.size}")
   if d is None:
     return [x], [None]
-  return [_shape.index_in_dim(x, source, d, keepdims=False)], [None]
+  return [index_in_dim(x, source, d, keepdims=False)], [None]
 
 
 def _pbroadcast_transpose(ct, x, *, axis_name, source):
@@ -537,14 +540,14 @@ def _pbroadcast_transpose(ct, x, *, axis_name, source):
   names = _names(axis_name)
   index, inner = None, 1
   for i, name in enumerate(reversed(names)):
-    term = _ew.mul(axis_index_p.bind1(axis_name=name), np.int32(inner))
-    index = term if index is None else _ew.add(index, term)
+    term = mul(axis_index_p.bind1(axis_name=name), np.int32(inner))
+    index = term if index is None else add(index, term)
     if i < len(names) - 1:
       inner *= bound_axis_size(name)
   total = psum_p.bind1(ct, axes=names, axis_index_groups=None)
   aval = get_aval(total)
-  is_source = _shape.broadcast_in_dim(_ew.eq(index, np.int32(source)), aval.shape, ())
-  return [_ew.select_n(is_source, _shape.full(aval.shape, 0, aval.dtype), total)]
+  is_source = broadcast_in_dim(eq(index, np.int32(source)), aval.shape, ())
+  return [select_n(is_source, full(aval.shape, 0, aval.dtype), total)]
 
 
 deflinear(pbroadcast_p, _pbroadcast_transpose)
@@ -608,12 +611,12 @@ def _all_to_all_batch(vals, dims, axis_data, *, split_axis, concat_axis, axis_na
       d += axis <= d
       perm = list(range(get_aval(x).ndim))
       perm[d], perm[axis] = axis, d
-      return [_foldaxis(axis, _shape.transpose(x, tuple(perm)))], [d_out]
+      return [_foldaxis(axis, transpose(x, tuple(perm)))], [d_out]
     x = _foldaxis(concat_axis, moveaxis(x, d, concat_axis))
     return [_splitaxis(split_axis, size, x)], [split_axis]
   # Several names: chunks gather in three leading dims [major, frame, minor, ...]
   # (JAX's construction).
-  x, d = _shape.expand_dims(moveaxis(x, d, 0), (0, 2)), 1
+  x, d = expand_dims(moveaxis(x, d, 0), (0, 2)), 1
   split_axis += 3
   concat_axis += 3
   if major:

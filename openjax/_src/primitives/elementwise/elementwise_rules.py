@@ -1,7 +1,10 @@
 """Rule builders shared by the elementwise and special-function primitives:
-JAX's dtype classes and its dtype-error messages, the standard unary and
-n-ary abstract evaluations, and NumPy helpers (float32 detour for ml_dtypes
-floats, silenced floating-point warnings)."""
+JAX's dtype classes and its dtype-error messages, the table builders ``unop``
+and ``naryop`` (a primitive with its impl, abstract evaluation, batching and
+lowering rules from one row), NumPy helpers (float32 detour for ml_dtypes
+floats) and the small helpers the families' JVP and transpose rules share
+(constants of an operand's dtype, lax's implicit broadcasting and its
+transpose)."""
 from __future__ import annotations
 
 import builtins
@@ -9,8 +12,11 @@ import builtins
 import numpy as np
 
 from openjax._src import dtypes
-from openjax._src.core import Primitive, ShapedArray, pp_eqn
-from openjax._src.primitives.base.util import broadcasting_shape, quiet
+from openjax._src.core import Primitive, ShapedArray, get_aval
+from openjax._src.primitives.base.batch_util import broadcast_batcher
+from openjax._src.primitives.base.structural import broadcast_in_dim, reduce_sum, reshape
+from openjax._src.primitives.base.util import broadcasting_shape, pp_hide_none, quiet
+from openjax._src.primitives.shape.shape import full_like
 
 # ------------------------------------------------------------ dtype classes
 # (types, the names JAX lists in its "Accepted dtypes are subtypes of" messages)
@@ -89,10 +95,9 @@ def weak(*avals) -> bool:
 def unop(name: str, impl, accepted, *, result_dtype=None, kind="differentiable",
           accuracy=False, lower=None) -> Primitive:
   """A unary primitive; ``result_dtype(in_dtype)`` gives the result dtype;
-  ``lower`` is its StableHLO lowering rule."""
+  ``accuracy``: it takes JAX's ``accuracy`` parameter; ``lower`` is its
+  StableHLO lowering rule. Its batch dimension passes through."""
   p = Primitive(name, kind=kind)
-  if lower is not None:
-    p.def_lower(lower)
   out_dt = result_dtype or (lambda dt: dt)
 
   @p.def_impl
@@ -108,20 +113,16 @@ def unop(name: str, impl, accepted, *, result_dtype=None, kind="differentiable",
 
   if accuracy:
     p.def_pp(pp_hide_none("accuracy"))
-    WITH_ACCURACY.add(p)
+
+  @p.def_batch
+  def _batch(vals, dims, **params):
+    x, = vals
+    d, = dims
+    return p.bind(x, **params), [d]
+
+  if lower is not None:
+    p.def_lower(lower)
   return p
-
-
-WITH_ACCURACY: set = set()   # unary primitives with JAX's ``accuracy`` parameter
-
-
-def pp_hide_none(*names):
-  # JAX prints these parameters only when they are set.
-  def rule(eqn, ctx):
-    params = {k: eqn.params[k] for k in sorted(eqn.params)
-              if not (k in names and eqn.params[k] is None)}
-    return pp_eqn(eqn, ctx, params=params)
-  return rule
 
 
 REAL_OF = {dtypes.complex64: dtypes.float32, dtypes.complex128: dtypes.float64}
@@ -160,10 +161,8 @@ def naryop(name: str, impl, accepted, *, result_dtype=None, kind="differentiable
   """An elementwise primitive of ``len(accepted)`` operands (one dtype class
   each, or one class for all when given a single class) with equal dtypes;
   ``result_dtype(first operand's dtype)`` gives the result dtype; ``lower``
-  is its StableHLO lowering rule."""
+  is its StableHLO lowering rule. Batching follows lax's broadcasting."""
   p = Primitive(name, kind=kind)
-  if lower is not None:
-    p.def_lower(lower)
   out_dt = result_dtype or (lambda dt: dt)
   if isinstance(accepted[1], str):   # one class for both operands of a binary op
     accepted = (accepted, accepted)
@@ -184,4 +183,52 @@ def naryop(name: str, impl, accepted, *, result_dtype=None, kind="differentiable
 
   if out_dtype_param:
     p.def_pp(pp_hide_none("out_dtype"))
+  p.def_batch(broadcast_batcher(p))
+  if lower is not None:
+    p.def_lower(lower)
   return p
+
+
+# ------------------------------------------- helpers of the JVP/transpose rules
+_SCALAR_TYPE = {"f": float, "c": complex, "i": int, "u": int, "b": bool}
+
+
+def scalar_like(x, val):
+  """``val`` as a constant of ``x``'s dtype: a weak Python scalar beside a weak
+  scalar ``x`` (as JAX's), else a 0-d NumPy array."""
+  aval = get_aval(x)
+  if aval.weak_type and aval.ndim == 0:
+    py = _SCALAR_TYPE[dtypes.kind(aval.dtype)](val)
+    if dtypes.dtype(py) == aval.dtype:
+      return py
+  return np.array(val, aval.dtype)
+
+
+def one_like(x):
+  """A rank-0 one of ``x``'s dtype (a literal, weak when ``x`` is)."""
+  return full_like(x, 1, shape=())
+
+
+def zeros_like(x):
+  return full_like(x, 0)
+
+
+def maybe_broadcast(shape, x):
+  """``x`` broadcast to ``shape`` (from rank 0 or size-1 dims of equal rank)."""
+  xs = get_aval(x).shape
+  if xs == tuple(shape):
+    return x
+  dims = () if not xs else tuple(range(len(shape)))
+  return broadcast_in_dim(x, shape, dims)
+
+
+def unbroadcast(aval, x):
+  """Sum ``x`` back to ``aval``'s shape: the transpose of lax's implicit
+  broadcasting (rank-0 operands, equal-rank size-1 dims)."""
+  xs = get_aval(x).shape
+  if xs == aval.shape:
+    return x
+  if not aval.shape:
+    return reduce_sum(x, tuple(range(len(xs))))
+  dims = tuple(i for i, (a, b) in enumerate(zip(xs, aval.shape)) if a != b)
+  return reshape(reduce_sum(x, dims), aval.shape)

@@ -9,10 +9,13 @@ import math
 
 import numpy as np
 
-from openjax._src.primitives.elementwise import elementwise_lowering as L
-from openjax._src.primitives.elementwise import gamma_kernels as G
+from openjax._src.primitives.elementwise.elementwise_lowering import (
+    compare, const_like, downcast, op, operands_to_out, select, shape_of, to_shape, upcast)
+from openjax._src.primitives.elementwise import gamma_kernels
+from openjax._src.primitives.elementwise.gamma_kernels import (
+    LANCZOS, LANCZOS_BASE, LANCZOS_G, MAX_CF_TERMS)
 
-F32, F64 = G.F32, G.F64
+F32, F64 = gamma_kernels.F32, gamma_kernels.F64
 
 
 class V:
@@ -24,14 +27,14 @@ class V:
     self.ctx, self.v, self.dtype = ctx, v, np.dtype(dtype)
 
   def c(self, value, dtype=None):
-    return V(self.ctx, L.const_like(self.ctx, self.v, value, dtype or self.dtype),
+    return V(self.ctx, const_like(self.ctx, self.v, value, dtype or self.dtype),
              dtype or self.dtype)
 
   def _v(self, o):
     return o if isinstance(o, V) else self.c(o)
 
   def _bin(self, name, a, b):
-    return V(self.ctx, L.op(self.ctx, f"stablehlo.{name}", [a.v, b.v]), a.dtype)
+    return V(self.ctx, op(self.ctx, f"stablehlo.{name}", [a.v, b.v]), a.dtype)
 
   def __add__(self, o):
     return self._bin("add", self, self._v(o))
@@ -67,17 +70,17 @@ class V:
     return self.un("not")
 
   def un(self, name):
-    return V(self.ctx, L.op(self.ctx, f"stablehlo.{name}", [self.v]), self.dtype)
+    return V(self.ctx, op(self.ctx, f"stablehlo.{name}", [self.v]), self.dtype)
 
   def cmp(self, o, direction):
     o = self._v(o)
-    return V(self.ctx, L.compare(self.ctx, self.v, o.v, direction, self.dtype), np.bool_)
+    return V(self.ctx, compare(self.ctx, self.v, o.v, direction, self.dtype), np.bool_)
 
 
 def where(c, a, b):
   a = a if isinstance(a, V) else b.c(a)
   b = b if isinstance(b, V) else a.c(b)
-  return V(c.ctx, L.select(c.ctx, c.v, a.v, b.v), a.dtype)
+  return V(c.ctx, select(c.ctx, c.v, a.v, b.v), a.dtype)
 
 
 def _scalar(ctx, value, dtype):
@@ -86,14 +89,14 @@ def _scalar(ctx, value, dtype):
 
 def _broadcast(x, like):
   """The rank-0 ``x`` broadcast to ``like``'s shape."""
-  shape = L.shape_of(like.v)
-  return x if L.shape_of(x.v) == shape else V(x.ctx, L.to_shape(x.ctx, x.v, shape), x.dtype)
+  shape = shape_of(like.v)
+  return x if shape_of(x.v) == shape else V(x.ctx, to_shape(x.ctx, x.v, shape), x.dtype)
 
 
 def _any_true(c):
   """A rank-0 bool: whether any element of the bool tensor ``c`` is true."""
   ctx = c.ctx
-  shape = L.shape_of(c.v)
+  shape = shape_of(c.v)
   if not shape:
     return c
   t = "tensor<i1>"
@@ -124,16 +127,16 @@ def _lanczos_z(x):
 
 
 def _log_t(z):
-  return z.c(math.log(G.LANCZOS_G + 0.5)) + (z / (G.LANCZOS_G + 0.5)).un("log_plus_one")
+  return z.c(math.log(LANCZOS_G + 0.5)) + (z / (LANCZOS_G + 0.5)).un("log_plus_one")
 
 
 def lgamma(x):
   """``_gamma_kernels.lgamma``."""
   z, reflect = _lanczos_z(x)
-  a = x.c(G.LANCZOS_BASE)
-  for i, c in enumerate(G.LANCZOS):
+  a = x.c(LANCZOS_BASE)
+  for i, c in enumerate(LANCZOS):
     a = a + x.c(c) / (z + float(i + 1))
-  t = x.c(G.LANCZOS_G + 0.5) + z
+  t = x.c(LANCZOS_G + 0.5) + z
   log_t = _log_t(z)
   r = (z + 0.5) - t / log_t
   out = (r * log_t + (math.log(2) + math.log(math.pi)) / 2) + a.un("log")
@@ -152,13 +155,13 @@ def digamma(x, x_minus_one=None):
   z, reflect = _lanczos_z(x)
   if x_minus_one is not None:
     z = where(reflect, z, x_minus_one)
-  num, den = x.c(0.0), x.c(G.LANCZOS_BASE)
-  for i, c in enumerate(G.LANCZOS):
+  num, den = x.c(0.0), x.c(LANCZOS_BASE)
+  for i, c in enumerate(LANCZOS):
     zk = z + float(i + 1)
     num = num - x.c(c) / (zk * zk)
     den = den + x.c(c) / zk
-  t = x.c(G.LANCZOS_G + 0.5) + z
-  out = (_log_t(z) + num / den) - x.c(G.LANCZOS_G) / t
+  t = x.c(LANCZOS_G + 0.5) + z
+  out = (_log_t(z) + num / den) - x.c(LANCZOS_G) / t
   arg = (x + (x + 0.5).un("floor").un("abs")) * math.pi
   refl = out - (arg.un("cosine") * math.pi) / arg.un("sine")
   out = where(reflect, refl, out)
@@ -203,7 +206,7 @@ def _continued_fraction(a, x, enabled):
   step0 = _scalar(ctx, 0.0, dt)
 
   def cond(step, act, *_):
-    return step.cmp(float(G.MAX_CF_TERMS), "LT") & _any_true(act)
+    return step.cmp(float(MAX_CF_TERMS), "LT") & _any_true(act)
 
   def body(step, act, y, z, ans, dans, pkm1, qkm1, pkm2, qkm2, dpkm1, dqkm1, dpkm2, dqkm2):
     step = step + 1.0
@@ -255,8 +258,8 @@ def _rule(sample: bool):
   def lower(ctx, a, x, **params):
     dt = np.dtype(ctx.avals_out[0].dtype)
     cdt = F64 if dt == F64 else F32
-    a, x = (V(ctx, L.upcast(ctx, v, dt), cdt) for v in L.operands_to_out(ctx, [a, x]))
-    return [L.downcast(ctx, _gamma_derivative(a, x, sample).v, dt)]
+    a, x = (V(ctx, upcast(ctx, v, dt), cdt) for v in operands_to_out(ctx, [a, x]))
+    return [downcast(ctx, _gamma_derivative(a, x, sample).v, dt)]
   return lower
 
 

@@ -16,9 +16,13 @@ import math
 
 import numpy as np
 
-from openjax._src.primitives.elementwise import elementwise_lowering as L
-from openjax._src.primitives.elementwise import math_lowering as M
-from openjax._src.primitives.elementwise import special_numerics as num
+from openjax._src.primitives.elementwise import elementwise_lowering
+from openjax._src.primitives.elementwise.elementwise_lowering import (
+    chlo, compare, const_like, op, operands_to_out, real_pow, select, shape_of, to_shape)
+from openjax._src.primitives.elementwise.math_lowering import real_log1p
+from openjax._src.primitives.elementwise.special_numerics import (
+    _BESSEL_SPLIT, _DIGAMMA_ASYMPTOTIC, _EM_COEFS, _ERF_INV64, _HALF_LOG_2PI, _LANCZOS, _LANCZOS_G,
+    _MAX_ITER, _TINY)
 from openjax._src.primitives.base.convert import lower_convert
 
 F64 = np.dtype(np.float64)
@@ -35,29 +39,29 @@ class T:
 
   @property
   def shape(self):
-    return L.shape_of(self.v)
+    return shape_of(self.v)
 
   def _lift(self, o):
     if isinstance(o, T):
       if o.shape != self.shape and not o.shape:
-        return T(self.ctx, L.to_shape(self.ctx, o.v, self.shape), o.dtype)
+        return T(self.ctx, to_shape(self.ctx, o.v, self.shape), o.dtype)
       return o
-    return T(self.ctx, L.const_like(self.ctx, self.v, o, self.dtype), self.dtype)
+    return T(self.ctx, const_like(self.ctx, self.v, o, self.dtype), self.dtype)
 
   def _bin(self, o, name, rev=False):
     o = self._lift(o)
     a = self
     if not self.shape and o.shape:
-      a = T(self.ctx, L.to_shape(self.ctx, self.v, o.shape), self.dtype)
+      a = T(self.ctx, to_shape(self.ctx, self.v, o.shape), self.dtype)
     x, y = (o, a) if rev else (a, o)
-    return T(self.ctx, L.op(self.ctx, f"stablehlo.{name}", [x.v, y.v]), x.dtype)
+    return T(self.ctx, op(self.ctx, f"stablehlo.{name}", [x.v, y.v]), x.dtype)
 
   def _cmp(self, o, d):
     o = self._lift(o)
     a = self
     if not self.shape and o.shape:
-      a = T(self.ctx, L.to_shape(self.ctx, self.v, o.shape), self.dtype)
-    return T(self.ctx, L.compare(self.ctx, a.v, o.v, d, a.dtype), np.bool_)
+      a = T(self.ctx, to_shape(self.ctx, self.v, o.shape), self.dtype)
+    return T(self.ctx, compare(self.ctx, a.v, o.v, d, a.dtype), np.bool_)
 
   __add__ = lambda s, o: s._bin(o, "add")  # noqa: E731
   __radd__ = lambda s, o: s._bin(o, "add", True)  # noqa: E731
@@ -87,7 +91,7 @@ class T:
     return self._un("not")
 
   def _un(self, name):
-    return T(self.ctx, L.op(self.ctx, f"stablehlo.{name}", [self.v]), self.dtype)
+    return T(self.ctx, op(self.ctx, f"stablehlo.{name}", [self.v]), self.dtype)
 
 
 def _un(name):
@@ -99,11 +103,11 @@ log, exp, absolute, floor, sqrt, sin, cos = (
 
 
 def log1p(x):
-  return T(x.ctx, M.real_log1p(x.ctx, x.v, F64))
+  return T(x.ctx, real_log1p(x.ctx, x.v, F64))
 
 
 def full_like(x, value):
-  return T(x.ctx, L.const_like(x.ctx, x.v, value, F64))
+  return T(x.ctx, const_like(x.ctx, x.v, value, F64))
 
 
 def where(c, a, b):
@@ -114,10 +118,10 @@ def where(c, a, b):
   def lift(v, dt=F64):
     if not isinstance(v, T):
       return T(ctx, ctx.full(v, shape, dt), dt)
-    return v if v.shape == shape else T(ctx, L.to_shape(ctx, v.v, shape), v.dtype)
+    return v if v.shape == shape else T(ctx, to_shape(ctx, v.v, shape), v.dtype)
   c, a = lift(c, np.bool_), lift(a)
   b = lift(b, a.dtype)
-  return T(ctx, L.select(ctx, c.v, a.v, b.v), a.dtype)
+  return T(ctx, select(ctx, c.v, a.v, b.v), a.dtype)
 
 
 def isnan(x):
@@ -137,12 +141,12 @@ def isposinf(x):
 
 
 def copysign(m, s):
-  return T(m.ctx, L.copysign(m.ctx, m.v, s.v, F64))
+  return T(m.ctx, elementwise_lowering.copysign(m.ctx, m.v, s.v, F64))
 
 
 def power(x, y):
   y = x._lift(y)
-  return T(x.ctx, L.real_pow(x.ctx, x.v, y.v, F64))
+  return T(x.ctx, real_pow(x.ctx, x.v, y.v, F64))
 
 
 def remainder(x, m):
@@ -194,7 +198,7 @@ def while_loop(ctx, cond, body, init):
   return [T(ctx, r, d) for r, d in zip(res, dts)]
 
 
-def iterate(ctx, step, state, active, max_iter=num._MAX_ITER):
+def iterate(ctx, step, state, active, max_iter=_MAX_ITER):
   """The impls' ``_iterate``: ``step(state, i) -> (state, converged)`` on all
   elements until every active one converged (or ``max_iter``)."""
   i0 = T(ctx, ctx.constant(np.asarray(1.0)))
@@ -212,7 +216,7 @@ def iterate(ctx, step, state, active, max_iter=num._MAX_ITER):
 
 # --------------------------------------------------------- the algorithms
 def sinpi(x):
-  r = x - 2 * T(x.ctx, L.op(x.ctx, "stablehlo.round_nearest_even", [(x / 2).v]))
+  r = x - 2 * T(x.ctx, op(x.ctx, "stablehlo.round_nearest_even", [(x / 2).v]))
   a = absolute(r)
   a = where(a > 0.5, 1 - a, a)
   s = where(a <= 0.25, sin(np.pi * a), cos(np.pi * (0.5 - a)))
@@ -220,18 +224,18 @@ def sinpi(x):
 
 
 def cospi(x):
-  rr = x - 2 * T(x.ctx, L.op(x.ctx, "stablehlo.round_nearest_even", [(x / 2).v]))
+  rr = x - 2 * T(x.ctx, op(x.ctx, "stablehlo.round_nearest_even", [(x / 2).v]))
   return sinpi(0.5 - absolute(rr))
 
 
 def _lgamma_lanczos(x):
   z = x - 1
-  a = full_like(x, num._LANCZOS[0])
-  for k in range(1, len(num._LANCZOS)):
-    a = a + num._LANCZOS[k] / (z + k)
-  t = z + num._LANCZOS_G + 0.5
-  log_t = math.log(num._LANCZOS_G + 0.5) + log1p(z / (num._LANCZOS_G + 0.5))
-  return num._HALF_LOG_2PI + (z + 0.5) * log_t - t + log(a)
+  a = full_like(x, _LANCZOS[0])
+  for k in range(1, len(_LANCZOS)):
+    a = a + _LANCZOS[k] / (z + k)
+  t = z + _LANCZOS_G + 0.5
+  log_t = math.log(_LANCZOS_G + 0.5) + log1p(z / (_LANCZOS_G + 0.5))
+  return _HALF_LOG_2PI + (z + 0.5) * log_t - t + log(a)
 
 
 def lgamma(x):
@@ -252,7 +256,7 @@ def digamma(x):
     z = where(small, z + 1, z)
   inv2 = 1 / (z * z)
   series = full_like(x, 0.0)
-  for c in reversed(num._DIGAMMA_ASYMPTOTIC):
+  for c in reversed(_DIGAMMA_ASYMPTOTIC):
     series = (series + c) * inv2
   psi = acc + log(z) - 0.5 / z - series
   reflected = psi - np.pi * cospi(x) / sinpi(x)
@@ -266,7 +270,7 @@ def zeta(x, q):
   q_int = q.eq(floor(q))
   x_int = x.eq(floor(x))
   neg = where(isfinite(q) & (q < 0), -q, 0.0)
-  shift = T(ctx, L.op(ctx, "stablehlo.ceil", [max_all(neg).v]))
+  shift = T(ctx, op(ctx, "stablehlo.ceil", [max_all(neg).v]))
   shift = where(shift < 100_000.0, shift, 100_000.0)
   n = shift + 10.0
   safe_q = where(isfinite(q), q, 1.0)
@@ -284,7 +288,7 @@ def zeta(x, q):
   w_pow = wx / w
   prev = full_like(x, np.inf)
   going = T(ctx, ctx.full(True, x.shape, np.bool_), np.bool_)
-  for j, coef in enumerate(num._EM_COEFS):
+  for j, coef in enumerate(_EM_COEFS):
     term = coef * rising * w_pow
     going = going & (absolute(term) < absolute(prev))
     s = s + where(going, term, 0.0)
@@ -314,7 +318,7 @@ def _gamma_series(a, x, active):
 
 
 def _gamma_cf(a, x, active):
-  tiny = num._TINY
+  tiny = _TINY
   b = x + 1 - a
   d = 1 / where(b.eq(0), tiny, b)
   c = full_like(a, 1 / tiny)
@@ -364,7 +368,7 @@ def igammac(a, x):
 
 
 def _beta_cf(a, b, x, active):
-  tiny = num._TINY
+  tiny = _TINY
   qab, qap, qam = a + b, a + 1, a - 1
   d = 1 - qab * x / qap
   d = 1 / where(absolute(d) < tiny, tiny, d)
@@ -407,7 +411,7 @@ def betainc(a, b, x):
 
 def bessel_i0e(x):
   ax = absolute(x)
-  small = ax <= num._BESSEL_SPLIT
+  small = ax <= _BESSEL_SPLIT
   xs = where(small, ax, 0.0)
   q = xs * xs / 4
 
@@ -420,7 +424,7 @@ def bessel_i0e(x):
   every = T(x.ctx, x.ctx.full(True, x.shape, np.bool_), np.bool_)
   _, total = iterate(x.ctx, step, (ones, ones), every, max_iter=200)
   series = exp(-xs) * total
-  xl = where(small, num._BESSEL_SPLIT + 1, ax)
+  xl = where(small, _BESSEL_SPLIT + 1, ax)
   term, tot = full_like(xl, 1.0), full_like(xl, 1.0)
   for k in range(1, 40):
     term = term * (-(0.0 - (2 * k - 1) ** 2)) / (xl * (k * 8))
@@ -438,7 +442,7 @@ def erf_inv(x):
   w = -log1p(-(x * x))
   p = full_like(x, 0.0)
   below = w.ne(w)
-  for bound, shift, in_sqrt, coefs in num._ERF_INV64:
+  for bound, shift, in_sqrt, coefs in _ERF_INV64:
     piece = ~below & (w < bound)
     below = below | piece
     t = (sqrt(w) if in_sqrt else w) - shift
@@ -455,7 +459,7 @@ def rule(fn):
   """A lowering rule evaluating ``fn`` on float64 copies of the operands
   (broadcast to the result shape) and rounding to the result dtype."""
   def lower(ctx, *args, **params):
-    args = L.operands_to_out(ctx, args)
+    args = operands_to_out(ctx, args)
     ts = [T(ctx, lower_convert(ctx, a, av.dtype, F64)) for a, av in zip(args, ctx.avals_in)]
     out = fn(*ts)
     return [lower_convert(ctx, out.v, F64, ctx.avals_out[0].dtype)]
@@ -468,7 +472,7 @@ def erf_inv_rule(ctx, x, **params):
   written out for float64."""
   if np.dtype(ctx.avals_in[0].dtype) == F64:
     return rule(erf_inv)(ctx, x)
-  return L.chlo("chlo.erf_inv")(ctx, x)
+  return chlo("chlo.erf_inv")(ctx, x)
 
 
 __all__ = ["rule", "erf_inv_rule", "bessel_i0e", "zeta", "igamma", "igammac", "betainc"]

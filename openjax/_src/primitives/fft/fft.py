@@ -16,10 +16,9 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, get_aval
-from openjax._src.primitives.elementwise import arithmetic as ew
-from openjax._src.primitives.shape import shape as sh
-from openjax._src.primitives.base import structural as sb
-from openjax._src.primitives.base.structural import deflinear, moveaxis
+from openjax._src.primitives.elementwise.arithmetic import conj, div, mul
+from openjax._src.primitives.shape.shape import pad, slice
+from openjax._src.primitives.base.structural import broadcast_in_dim, deflinear, moveaxis
 from openjax._src.primitives.base.convert import _convert_element_type
 
 __all__ = ["FftType", "fft", "fft_p"]
@@ -115,12 +114,12 @@ def _hermitian_mask(aval: ShapedArray, n: int):
   mask[0] = 1.0
   if n % 2 == 0:
     mask[m - 1] = 1.0
-  return sb.broadcast_in_dim(mask.astype(aval.dtype), aval.shape, (aval.ndim - 1,))
+  return broadcast_in_dim(mask.astype(aval.dtype), aval.shape, (aval.ndim - 1,))
 
 
 def _scale(x, factor):
   aval = get_aval(x)
-  return ew.mul(x, sb.broadcast_in_dim(np.asarray(factor, aval.dtype), aval.shape, ()))
+  return mul(x, broadcast_in_dim(np.asarray(factor, aval.dtype), aval.shape, ()))
 
 
 def _fft_transpose(ct, x, *, fft_type, fft_lengths):
@@ -130,14 +129,14 @@ def _fft_transpose(ct, x, *, fft_type, fft_lengths):
   # conjugation convention for complex cotangents).
   n = fft_lengths[-1]
   if fft_type == FftType.RFFT:
-    weighted = ew.div(ew.conj(ct), _hermitian_mask(get_aval(ct), n))
+    weighted = div(conj(ct), _hermitian_mask(get_aval(ct), n))
     out = fft_p.bind1(weighted, fft_type=FftType.IRFFT, fft_lengths=fft_lengths)
     return [_scale(out, math.prod(fft_lengths))]
   if fft_type == FftType.IRFFT:
     spec = fft_p.bind1(ct, fft_type=FftType.RFFT, fft_lengths=fft_lengths)
     aval = get_aval(spec)
-    out = ew.mul(_hermitian_mask(aval, n), spec)
-    out = ew.conj(_scale(out, 1 / math.prod(fft_lengths)))
+    out = mul(_hermitian_mask(aval, n), spec)
+    out = conj(_scale(out, 1 / math.prod(fft_lengths)))
     want = x.aval.shape[-1]
     if aval.shape[-1] != want:   # the operand held more/fewer half-spectrum entries
       out = _fit_last(out, want)
@@ -150,9 +149,9 @@ def _fit_last(x, m: int):
   aval = get_aval(x)
   have = aval.shape[-1]
   if have > m:
-    return sh.slice(x, (0,) * aval.ndim, aval.shape[:-1] + (m,))
+    return slice(x, (0,) * aval.ndim, aval.shape[:-1] + (m,))
   zero = np.zeros((), aval.dtype)
-  return sh.pad(x, zero, [(0, 0, 0)] * (aval.ndim - 1) + [(0, m - have, 0)])
+  return pad(x, zero, [(0, 0, 0)] * (aval.ndim - 1) + [(0, m - have, 0)])
 
 
 deflinear(fft_p, _fft_transpose)

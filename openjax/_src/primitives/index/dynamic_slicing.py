@@ -10,15 +10,17 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, Tracer, get_aval
-from openjax._src.primitives.elementwise import arithmetic as _ew
-from openjax._src.primitives.shape import shape as _shape
+from openjax._src.primitives.elementwise.arithmetic import add
+from openjax._src.primitives.elementwise.logic import lt, select
+from openjax._src.primitives.base.structural import (broadcast_in_dim, instantiate_zeros, moveaxis,
+                                                     squeeze)
+from openjax._src.primitives.shape.shape import concatenate, full
 from openjax._src.primitives.index.indexing_util import (GatherDimensionNumbers, GatherScatterMode,
                                                          ScatterDimensionNumbers,
                                                          lower_clamp_scalar, lower_index_dtype,
                                                          shape_param)
 from openjax._src.primitives.base.util import check_same_dtypes
 from openjax._src.primitives.base.ad_util import Zero, is_undefined_primal
-from openjax._src.primitives.base.structural import instantiate_zeros, moveaxis
 from openjax._src.primitives.base.batch_util import bdim_at_front
 from openjax._src.primitives.index.gather_scatter import gather_p, scatter
 
@@ -87,15 +89,15 @@ def _dynamic_slice_transpose(cts, operand, *starts, slice_sizes):
   rest = [None] * len(starts)
   if type(ct) is Zero:
     return [Zero(operand.aval)] + rest
-  zeros = _shape.full(operand.aval.shape, 0, get_aval(ct).dtype)
+  zeros = full(operand.aval.shape, 0, get_aval(ct).dtype)
   return [dynamic_update_slice_p.bind1(zeros, ct, *starts)] + rest
 
 
 def _batched_start_indices(starts, dims, size: int):
   """The scalar start indices of a batch as one (size, n) index array."""
-  cols = [_shape.broadcast_in_dim(s, (size, 1), () if d is None else (0,))
+  cols = [broadcast_in_dim(s, (size, 1), () if d is None else (0,))
           for s, d in zip(starts, dims)]
-  return cols[0] if len(cols) == 1 else _shape.concatenate(cols, 1)
+  return cols[0] if len(cols) == 1 else concatenate(cols, 1)
 
 
 def _front_zero(starts):
@@ -167,7 +169,7 @@ def _dynamic_slice_indices(operand, start_indices, allow_negative_indices) -> li
       if allow_neg and dtypes.kind(dt) == "i":
         zero = np.zeros((), dt)
         d_arr = np.asarray(d).astype(dt)
-        i = _ew.select(_ew.lt(i, zero), _ew.add(i, d_arr), i)
+        i = select(lt(i, zero), add(i, d_arr), i)
       out.append(i)
       continue
     # Static index (Python/NumPy scalar or a concrete Array): wrap on the host.
@@ -241,7 +243,7 @@ def _dynamic_update_slice_transpose(cts, operand, update, *starts):
   upd_shape = update.aval.shape if is_undefined_primal(update) else get_aval(update).shape
   operand_t = update_t = None
   if is_undefined_primal(operand):   # the overwritten window gets no cotangent
-    zeros = _shape.full(upd_shape, 0, get_aval(ct).dtype)
+    zeros = full(upd_shape, 0, get_aval(ct).dtype)
     operand_t = dynamic_update_slice_p.bind1(ct, zeros, *starts)
   if is_undefined_primal(update):
     update_t = dynamic_slice_p.bind1(ct, *starts, slice_sizes=upd_shape)
@@ -308,7 +310,7 @@ def dynamic_index_in_dim(operand, index, axis: int = 0, keepdims: bool = True, *
   """``operand[..., index, ...]`` along ``axis`` with a possibly traced index."""
   out = dynamic_slice_in_dim(operand, index, 1, axis,
                              allow_negative_indices=allow_negative_indices)
-  return out if keepdims else _shape.squeeze(out, (int(axis),))
+  return out if keepdims else squeeze(out, (int(axis),))
 
 
 def dynamic_update_slice_in_dim(operand, update, start_index, axis: int, *,
@@ -334,7 +336,7 @@ def dynamic_update_index_in_dim(operand, update, index, axis: int, *,
       raise TypeError(f"dynamic_update_index_in_dim: update {get_aval(update).str_short()} "
                       f"must have rank {ndim} or {ndim - 1}.")
     new_shape = u_shape[:axis] + (1,) + u_shape[axis:]
-    update = _shape.broadcast_in_dim(update, new_shape,
-                                     tuple(i for i in range(ndim) if i != axis))
+    update = broadcast_in_dim(update, new_shape,
+                              tuple(i for i in range(ndim) if i != axis))
   return dynamic_update_slice_in_dim(operand, update, index, axis,
                                      allow_negative_indices=allow_negative_indices)

@@ -14,8 +14,11 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, get_aval
-from openjax._src.primitives.elementwise import arithmetic as _ew
-from openjax._src.primitives.shape import shape as _shape
+from openjax._src.primitives.elementwise.arithmetic import add, div, mul, neg, rem, sub
+from openjax._src.primitives.elementwise.logic import eq, select
+from openjax._src.primitives.base.structural import (broadcast_in_dim, defjvp, instantiate_zeros,
+                                                     iota, moveaxis, reshape)
+from openjax._src.primitives.shape.shape import concatenate, full, full_like
 from openjax._src.primitives.index.indexing_util import (GatherDimensionNumbers, GatherScatterMode,
                                                          ScatterDimensionNumbers, cast_scalar,
                                                          check_batching, check_index_dtype,
@@ -34,7 +37,6 @@ from openjax._src.primitives.index.scatter_lowering import (combine_with, extrem
                                                             identity_of, scatter_lowering)
 from openjax._src.primitives.base.util import check_same_dtypes
 from openjax._src.primitives.base.ad_util import Zero, is_undefined_primal
-from openjax._src.primitives.base.structural import defjvp, instantiate_zeros, moveaxis
 from openjax._src.primitives.base.batch_util import bdim_at_front
 
 __all__ = [
@@ -164,7 +166,7 @@ def _gather_transpose(cts, operand, indices, *, dimension_numbers, slice_sizes,
       scatter_dims_to_operand_dims=dn.start_index_map,
       operand_batching_dims=dn.operand_batching_dims,
       scatter_indices_batching_dims=dn.start_indices_batching_dims)
-  zeros = _shape.full(operand.aval.shape, 0, get_aval(ct).dtype)
+  zeros = full(operand.aval.shape, 0, get_aval(ct).dtype)
   return [scatter_add(zeros, indices, ct, sdn, indices_are_sorted=indices_are_sorted,
                       unique_indices=unique_indices, mode=mode), None]
 
@@ -278,11 +280,11 @@ def index_take(src, idxs, axes):
   cols = []
   for i, ax in zip(idxs, axes):
     i_shape = get_aval(i).shape
-    col = _shape.broadcast_in_dim(i, i_shape + (1,), tuple(range(len(i_shape))))
+    col = broadcast_in_dim(i, i_shape + (1,), tuple(range(len(i_shape))))
     size = np.asarray(shape[ax]).astype(dtypes.dtype(i))
-    cols.append(_ew.rem(_ew.add(_ew.rem(col, size), size), size))
+    cols.append(rem(add(rem(col, size), size), size))
   indices = (cols[0] if len(cols) == 1
-             else _shape.concatenate(cols, len(get_aval(cols[0]).shape) - 1))
+             else concatenate(cols, len(get_aval(cols[0]).shape) - 1))
   slice_sizes = list(shape)
   for ax in axes:
     slice_sizes[ax] = 1
@@ -467,18 +469,18 @@ def _scatter_jvp(primals, tangents, *, dimension_numbers, indices_are_sorted, un
   ids_shape = tuple(1 if d in dn.update_window_dims else s for d, s in enumerate(upd_shape))
   num_ids = int(np.prod(ids_shape, dtype=np.int64))
   id_dtype = np.dtype(np.uint32 if num_ids < np.iinfo(np.uint32).max else np.uint64)
-  ids = _ew.add(_shape.reshape(_shape.iota(id_dtype, num_ids), ids_shape),
-                np.ones((), id_dtype))
-  update_ids = _shape.broadcast_in_dim(ids, upd_shape, tuple(range(len(upd_shape))))
+  ids = add(reshape(iota(id_dtype, num_ids), ids_shape),
+            np.ones((), id_dtype))
+  update_ids = broadcast_in_dim(ids, upd_shape, tuple(range(len(upd_shape))))
   op_shape = get_aval(operand).shape
-  scattered_ids = scatter(_shape.full(op_shape, 0, id_dtype), indices, update_ids, dn, **kw)
+  scattered_ids = scatter(full(op_shape, 0, id_dtype), indices, update_ids, dn, **kw)
   gdn, slice_sizes = _inverse_gather(dn, op_shape, upd_shape)
   gathered_ids = gather(scattered_ids, indices, gdn, slice_sizes)
-  keep_operand = _ew.eq(scattered_ids, np.zeros((), id_dtype))
-  keep_update = _ew.eq(update_ids, gathered_ids)
+  keep_operand = eq(scattered_ids, np.zeros((), id_dtype))
+  keep_update = eq(update_ids, gathered_ids)
 
   def masked(keep, x):
-    return _ew.select(keep, x, _shape.full_like(x, 0))
+    return select(keep, x, full_like(x, 0))
   out = scatter_add(masked(keep_operand, operand), indices, masked(keep_update, updates),
                     dn, **kw)
   tangent = scatter_add(masked(keep_operand, g_operand), indices,
@@ -500,7 +502,7 @@ def _scatter_transpose(cts, operand, indices, updates, *, dimension_numbers,
   ct_dtype = get_aval(ct).dtype
   operand_t = update_t = None
   if is_undefined_primal(operand):   # the overwritten elements get no cotangent
-    operand_t = scatter(ct, indices, _shape.full(upd_shape, 0, ct_dtype), dn,
+    operand_t = scatter(ct, indices, full(upd_shape, 0, ct_dtype), dn,
                         indices_are_sorted=indices_are_sorted, unique_indices=True, mode=mode)
   if is_undefined_primal(updates):
     gdn, slice_sizes = _inverse_gather(dn, get_aval(ct).shape, upd_shape)
@@ -558,7 +560,7 @@ def _scatter_addsub_transpose(p: Primitive):
                                          updates.aval.shape)
       update_t = gather(ct, indices, gdn, slice_sizes, mode=mode, fill_value=0)
       if p is scatter_sub_p:
-        update_t = _ew.neg(update_t)
+        update_t = neg(update_t)
     return [operand_t, None, update_t]
   return rule
 
@@ -587,9 +589,9 @@ def _scatter_mul_unique_only(unique_indices: bool) -> None:
 def _scatter_mul_jvp_updates(g, x, i, y, *, dimension_numbers, indices_are_sorted,
                              unique_indices, mode, **params):
   _scatter_mul_unique_only(unique_indices)
-  return _ew.mul(x, scatter_add(_shape.full_like(x, 0), i, g, dimension_numbers,
-                                indices_are_sorted=indices_are_sorted,
-                                unique_indices=unique_indices, mode=mode))
+  return mul(x, scatter_add(full_like(x, 0), i, g, dimension_numbers,
+                            indices_are_sorted=indices_are_sorted,
+                            unique_indices=unique_indices, mode=mode))
 
 
 defjvp(scatter_mul_p, lambda g, x, i, y, **params: scatter_mul_p.bind1(g, i, y, **params),
@@ -611,7 +613,7 @@ def _scatter_mul_transpose(cts, operand, indices, updates, *, dimension_numbers,
     _scatter_mul_unique_only(unique_indices)
     gdn, slice_sizes = _inverse_gather(dimension_numbers, get_aval(ct).shape,
                                        updates.aval.shape)
-    update_t = gather(_ew.mul(ct, operand), indices, gdn, slice_sizes, mode=mode,
+    update_t = gather(mul(ct, operand), indices, gdn, slice_sizes, mode=mode,
                       fill_value=0)
   return [operand_t, None, update_t]
 
@@ -642,24 +644,24 @@ def _scatter_extremal_jvp(p: Primitive):
     gdn, slice_sizes = _inverse_gather(dn, get_aval(operand).shape, get_aval(updates).shape)
     initial = gather(operand, indices, gdn, slice_sizes)
     target = gather(out, indices, gdn, slice_sizes)
-    successful = _ew.eq(updates, target)
-    retained = _ew.eq(initial, target)
-    zeros_op, zeros_upd = _shape.full_like(operand, 0), _shape.full_like(updates, 0)
-    ones_upd = _shape.full_like(updates, 1)
-    num_updates = gather(scatter_add(zeros_op, indices, _ew.select(successful, ones_upd,
-                                                                   zeros_upd), dn),
+    successful = eq(updates, target)
+    retained = eq(initial, target)
+    zeros_op, zeros_upd = full_like(operand, 0), full_like(updates, 0)
+    ones_upd = full_like(updates, 1)
+    num_updates = gather(scatter_add(zeros_op, indices, select(successful, ones_upd,
+                                                               zeros_upd), dn),
                          indices, gdn, slice_sizes)
     num_refs = gather(scatter_add(zeros_op, indices, ones_upd, dn), indices, gdn, slice_sizes)
     one = np.ones((), get_aval(updates).dtype)
-    updates_normalizer = _ew.select(retained, _ew.div(one, _ew.add(num_updates, one)),
-                                    _ew.div(one, num_updates))
-    updates_coef = _ew.select(successful, updates_normalizer, zeros_upd)
-    operand_normalizer = _ew.select(retained, _ew.div(one, _ew.add(num_updates, one)),
-                                    zeros_upd)
-    operand_coef = _ew.div(_ew.sub(operand_normalizer, one), num_refs)
+    updates_normalizer = select(retained, div(one, add(num_updates, one)),
+                                div(one, num_updates))
+    updates_coef = select(successful, updates_normalizer, zeros_upd)
+    operand_normalizer = select(retained, div(one, add(num_updates, one)),
+                                zeros_upd)
+    operand_coef = div(sub(operand_normalizer, one), num_refs)
     target_tangents = gather(g_operand, indices, gdn, slice_sizes)
-    tangent_updates = _ew.add(_ew.mul(target_tangents, operand_coef),
-                              _ew.mul(g_updates, updates_coef))
+    tangent_updates = add(mul(target_tangents, operand_coef),
+                          mul(g_updates, updates_coef))
     return [out], [scatter_add(g_operand, indices, tangent_updates, dn, **kw)]
   return rule
 

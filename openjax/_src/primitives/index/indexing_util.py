@@ -12,7 +12,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import ClosedJaxpr, Tracer, eval_jaxpr, eval_trace, set_current_trace
-from openjax._src.primitives.elementwise import arithmetic as _ew
+from openjax._src.primitives.base.convert import convert_numpy
 
 
 def shape_param(fun: str, name: str, shape) -> tuple[int, ...]:
@@ -164,7 +164,7 @@ def gather_windows(operand, starts, window_shape, indexed_dims):
 
 
 def cast_scalar(value, dtype) -> np.ndarray:
-  return _ew.convert_numpy(np.asarray(value), dtype)
+  return convert_numpy(np.asarray(value), dtype)
 
 
 # ------------------------------------------------------------ gather helpers

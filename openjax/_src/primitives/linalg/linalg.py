@@ -16,9 +16,16 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, get_aval
-from openjax._src.primitives.linalg import linalg_rules as lr
-from openjax._src.primitives.elementwise import arithmetic as ew
-from openjax._src.primitives.shape import shape as sh
+from openjax._src.primitives.linalg import linalg_rules
+from openjax._src.primitives.linalg.linalg_rules import (H, T, conj, const, diag_matrix, diagonal,
+                                                         eye_like, is_complex, mm, permute_rows,
+                                                         real_dtype, symmetrize, tril, triu)
+from openjax._src.primitives.base.convert import convert_element_type
+from openjax._src.primitives.elementwise.arithmetic import (add, div, integer_pow, mul, neg, real,
+                                                            sub)
+from openjax._src.primitives.elementwise.logic import eq
+from openjax._src.primitives.base.structural import broadcast_in_dim
+from openjax._src.primitives.shape.shape import concatenate, pad, slice
 from openjax._src.primitives.base.util import check_dtypes, check_same_dtypes
 from openjax._src.primitives.base.ad_util import Zero
 from openjax._src.primitives.base.batch_util import axis_size, bdim_at_front
@@ -65,7 +72,7 @@ def _lapack_dtype(x: np.ndarray) -> np.ndarray:
 
 
 def _real(dtype) -> np.dtype:
-  return lr.real_dtype(dtype)
+  return real_dtype(dtype)
 
 
 # ---------------------------------------------------------------- cholesky
@@ -100,14 +107,14 @@ def _cholesky_jvp(primals, tangents):
   # L_dot = L phi(L^-1 A_dot L^-H), phi: the lower triangle, diagonal halved
   # (Murray 2016, arXiv:1602.07527).
   (x,), (x_dot,) = primals, tangents
-  L = lr.tril(cholesky_p.bind1(x))
+  L = tril(cholesky_p.bind1(x))
   if type(x_dot) is Zero:
     return [L], [Zero.from_primal_value(L)]
   tmp = triangular_solve(L, x_dot, left_side=False, lower=True, transpose_a=True,
                          conjugate_a=True)
   inner = triangular_solve(L, tmp, left_side=True, lower=True)
-  phi = ew.div(lr.tril(inner), ew.add(lr.const(inner, 1), lr.eye_like(inner)))
-  return [L], [lr.mm(L, phi)]
+  phi = div(tril(inner), add(const(inner, 1), eye_like(inner)))
+  return [L], [mm(L, phi)]
 
 
 _batch_at_front(cholesky_p)
@@ -120,8 +127,8 @@ def cholesky(x, *, symmetrize_input: bool = True):
   gives NaNs. Only the lower triangle of the result is meaningful; the upper
   is zero here."""
   if symmetrize_input:
-    x = lr.symmetrize(x)
-  return lr.tril(cholesky_p.bind1(x))
+    x = symmetrize(x)
+  return tril(cholesky_p.bind1(x))
 
 
 # -------------------------------------------------------- triangular_solve
@@ -198,17 +205,17 @@ def _triangular_solve_jvp(primals, tangents, **params):
   if type(a_dot) is not Zero:
     # d(op(A)^-1 B) = -op(A)^-1 op(dA) X (left side), -X op(dA) op(A)^-1 (right)
     k = 1 if params["unit_diagonal"] else 0
-    g = lr.tril(a_dot, -k) if params["lower"] else lr.triu(a_dot, k)
-    g = ew.neg(g)
+    g = tril(a_dot, -k) if params["lower"] else triu(a_dot, k)
+    g = neg(g)
     if params["conjugate_a"]:
-      g = lr.conj(g)
+      g = conj(g)
     if params["transpose_a"]:
-      g = lr.T(g)
+      g = T(g)
     if params["left_side"]:
-      contrib = triangular_solve_p.bind1(a, lr.mm(g, x), **params)
+      contrib = triangular_solve_p.bind1(a, mm(g, x), **params)
     else:
-      contrib = triangular_solve_p.bind1(a, lr.mm(x, g), **params)
-    out = contrib if out is None else ew.add(out, contrib)
+      contrib = triangular_solve_p.bind1(a, mm(x, g), **params)
+    out = contrib if out is None else add(out, contrib)
   return [x], [Zero.from_primal_value(x) if out is None else out]
 
 
@@ -274,21 +281,21 @@ def _eigh_jvp(primals, tangents, *, lower, sort_eigenvalues, subset_by_index, al
   n = get_aval(a).shape[-1]
   if subset_by_index is not None and tuple(subset_by_index) != (0, n):
     raise NotImplementedError("Derivatives not defined for partial eigen decomposition.")
-  v, w_real = eigh_p.bind(lr.symmetrize(a), lower=lower, sort_eigenvalues=sort_eigenvalues,
+  v, w_real = eigh_p.bind(symmetrize(a), lower=lower, sort_eigenvalues=sort_eigenvalues,
                           subset_by_index=subset_by_index, algorithm=algorithm)
   if type(a_dot) is Zero:
     return [v, w_real], [Zero.from_primal_value(v), Zero.from_primal_value(w_real)]
   dtype = get_aval(a).dtype
-  w = ew.convert_element_type(w_real, dtype) if dtypes.kind(dtype) == "c" else w_real
+  w = convert_element_type(w_real, dtype) if dtypes.kind(dtype) == "c" else w_real
   nd = get_aval(w).ndim
   shape = get_aval(v).shape
-  w_col = sh.broadcast_in_dim(w, shape, (*range(nd - 1), nd))
-  w_row = sh.broadcast_in_dim(w, shape, tuple(range(nd)))
-  eye = lr.eye_like(v)
-  f = ew.sub(ew.integer_pow(ew.add(eye, ew.sub(w_col, w_row)), -1), eye)
-  vdag_adot_v = lr.mm(lr.mm(lr.H(v), a_dot), v)
-  dv = lr.mm(v, ew.mul(f, vdag_adot_v))
-  dw = lr.diagonal(ew.real(vdag_adot_v) if dtypes.kind(dtype) == "c" else vdag_adot_v)
+  w_col = broadcast_in_dim(w, shape, (*range(nd - 1), nd))
+  w_row = broadcast_in_dim(w, shape, tuple(range(nd)))
+  eye = eye_like(v)
+  f = sub(integer_pow(add(eye, sub(w_col, w_row)), -1), eye)
+  vdag_adot_v = mm(mm(H(v), a_dot), v)
+  dv = mm(v, mul(f, vdag_adot_v))
+  dw = diagonal(real(vdag_adot_v) if dtypes.kind(dtype) == "c" else vdag_adot_v)
   return [v, w_real], [dv, dw]
 
 
@@ -302,7 +309,7 @@ def eigh(x, *, lower: bool = True, symmetrize_input: bool = True,
   ascending and real. ``lower`` names the triangle read when the input is not
   symmetrized."""
   if symmetrize_input:
-    x = lr.symmetrize(x)
+    x = symmetrize(x)
   if subset_by_index is not None:
     subset_by_index = tuple(int(i) for i in subset_by_index)
   v, w = eigh_p.bind(x, lower=bool(lower), sort_eigenvalues=bool(sort_eigenvalues),
@@ -332,15 +339,15 @@ def _qr_abstract_eval(x, *, pivoting, full_matrices, use_magma):
 def _thin_qr_jvp(q, r, dx):
   """Tangents of the thin QR of ``[..., m, n]`` matrices with m >= n."""
   dx_rinv = triangular_solve(r, dx)             # dx r^-1 (right side, upper)
-  qt_dx_rinv = lr.mm(lr.H(q), dx_rinv)
-  lower = lr.tril(qt_dx_rinv, -1)
-  do = ew.sub(lower, lr.H(lower))               # skew-Hermitian part
-  if lr.is_complex(qt_dx_rinv):                 # imaginary diagonal of Q^H dX R^-1
-    imag_diag = ew.sub(qt_dx_rinv, ew.convert_element_type(ew.real(qt_dx_rinv),
-                                                           get_aval(qt_dx_rinv).dtype))
-    do = ew.add(do, ew.mul(lr.eye_like(do), imag_diag))
-  dq = ew.add(lr.mm(q, ew.sub(do, qt_dx_rinv)), dx_rinv)
-  dr = lr.mm(ew.sub(qt_dx_rinv, do), r)
+  qt_dx_rinv = mm(H(q), dx_rinv)
+  lower = tril(qt_dx_rinv, -1)
+  do = sub(lower, H(lower))               # skew-Hermitian part
+  if is_complex(qt_dx_rinv):                 # imaginary diagonal of Q^H dX R^-1
+    imag_diag = sub(qt_dx_rinv, convert_element_type(real(qt_dx_rinv),
+                                                     get_aval(qt_dx_rinv).dtype))
+    do = add(do, mul(eye_like(do), imag_diag))
+  dq = add(mm(q, sub(do, qt_dx_rinv)), dx_rinv)
+  dr = mm(sub(qt_dx_rinv, do), r)
   return dq, dr
 
 
@@ -354,13 +361,13 @@ def _qr_jvp(primals, tangents, *, pivoting, full_matrices, use_magma):
   nb = len(batch)
   if m < n:
     # x = [x1 x2] with x1 square: (q, r1) is the QR of x1 and r2 = q^H x2.
-    x2 = sh.slice(x, (*(0,) * nb, 0, m), (*batch, m, n))
-    dx1 = sh.slice(dx, (0,) * (nb + 2), (*batch, m, m))
-    dx2 = sh.slice(dx, (*(0,) * nb, 0, m), (*batch, m, n))
-    r1 = sh.slice(r, (0,) * (nb + 2), (*batch, m, m))
+    x2 = slice(x, (*(0,) * nb, 0, m), (*batch, m, n))
+    dx1 = slice(dx, (0,) * (nb + 2), (*batch, m, m))
+    dx2 = slice(dx, (*(0,) * nb, 0, m), (*batch, m, n))
+    r1 = slice(r, (0,) * (nb + 2), (*batch, m, m))
     dq, dr1 = _thin_qr_jvp(q, r1, dx1)
-    dr2 = ew.add(lr.mm(lr.H(dq), x2), lr.mm(lr.H(q), dx2))
-    return [q, r], [dq, sh.concatenate([dr1, dr2], nb + 1)]
+    dr2 = add(mm(H(dq), x2), mm(H(q), dx2))
+    return [q, r], [dq, concatenate([dr1, dr2], nb + 1)]
   if full_matrices and m != n:
     raise NotImplementedError(
         "qr: the derivative of the full (m, m) Q of a tall m x n matrix (m > n) is not "
@@ -445,19 +452,19 @@ def _lu_jvp(primals, tangents):
   dtype = get_aval(a).dtype
   zero = np.array(0, dtype)
   no_pad = [(0, 0, 0)] * nb
-  l = sh.slice(lu_, (0,) * (nb + 2), (*batch, m, k))
-  l = sh.pad(lr.tril(l, -1), zero, [*no_pad, (0, 0, 0), (0, m - k, 0)])
-  l = ew.add(l, lr.eye_like(l))
-  u = sh.slice(lu_, (0,) * (nb + 2), (*batch, k, n))
-  u = sh.pad(lr.triu(u), zero, [*no_pad, (0, n - k, 0), (0, 0, 0)])
-  u_eye = sh.pad(lr.eye(dtype, n - k), zero, [(k, 0, 0), (k, 0, 0)])
-  u = ew.add(u, sh.broadcast_in_dim(u_eye, (*batch, n, n), (nb, nb + 1)))
-  pa_dot = lr.permute_rows(a_dot, perm)
+  l = slice(lu_, (0,) * (nb + 2), (*batch, m, k))
+  l = pad(tril(l, -1), zero, [*no_pad, (0, 0, 0), (0, m - k, 0)])
+  l = add(l, eye_like(l))
+  u = slice(lu_, (0,) * (nb + 2), (*batch, k, n))
+  u = pad(triu(u), zero, [*no_pad, (0, n - k, 0), (0, 0, 0)])
+  u_eye = pad(linalg_rules.eye(dtype, n - k), zero, [(k, 0, 0), (k, 0, 0)])
+  u = add(u, broadcast_in_dim(u_eye, (*batch, n, n), (nb, nb + 1)))
+  pa_dot = permute_rows(a_dot, perm)
   la = triangular_solve(l, pa_dot, left_side=True, lower=True, unit_diagonal=True)
   lau = triangular_solve(u, la, left_side=False, lower=False)
-  l_dot = lr.mm(l, lr.tril(lau, -1))
-  u_dot = lr.mm(lr.triu(lau), u)
-  return [lu_, pivots, perm], [ew.add(l_dot, u_dot), *zeros_int]
+  l_dot = mm(l, tril(lau, -1))
+  u_dot = mm(triu(lau), u)
+  return [lu_, pivots, perm], [add(l_dot, u_dot), *zeros_int]
 
 
 _batch_at_front(lu_p)
@@ -558,37 +565,37 @@ def _svd_jvp(primals, tangents, *, full_matrices, compute_uv, subset_by_index, a
     return outs, [Zero.from_primal_value(o) for o in outs]
   dtype = get_aval(a).dtype
   cplx = dtypes.kind(dtype) == "c"
-  ut, v = lr.H(u), lr.H(vt)
-  ds_mat = lr.mm(lr.mm(ut, da), v)
-  ds = lr.diagonal(ew.real(ds_mat) if cplx else ds_mat)
+  ut, v = H(u), H(vt)
+  ds_mat = mm(mm(ut, da), v)
+  ds = diagonal(real(ds_mat) if cplx else ds_mat)
   if not compute_uv:
     return [s], [ds]
   k = min(m, n)
   nb = len(batch)
   shape = (*batch, k, k)
-  s_row = sh.broadcast_in_dim(s, shape, (*range(nb), nb + 1))   # s_j at [i, j]
-  s_col = sh.broadcast_in_dim(s, shape, tuple(range(nb + 1)))   # s_i at [i, j]
-  s_diffs = ew.mul(ew.add(s_row, s_col), ew.sub(s_row, s_col))
-  eye = lr.eye_like(s_diffs)
-  f = ew.sub(ew.div(lr.const(eye, 1), ew.add(s_diffs, eye)), eye)
-  cast = (lambda t: ew.convert_element_type(t, dtype)) if cplx else (lambda t: t)
-  dss = ew.mul(cast(s_row), ds_mat)
-  sds = ew.mul(cast(s_col), ds_mat)
-  s_zeros = ew.convert_element_type(ew.eq(s, lr.const(s, 0)), get_aval(s).dtype)
-  s_inv = ew.sub(ew.div(lr.const(s, 1), ew.add(s, s_zeros)), s_zeros)
-  dudv_diag = ew.mul(ew.mul(ew.sub(ds_mat, lr.H(ds_mat)), np.array(0.5, dtype)),
-                     cast(lr.diag_matrix(s_inv)))
-  du = lr.mm(u, ew.add(ew.mul(cast(f), ew.add(dss, lr.H(dss))), dudv_diag))
-  dv = lr.mm(v, ew.mul(cast(f), ew.add(sds, lr.H(sds))))
+  s_row = broadcast_in_dim(s, shape, (*range(nb), nb + 1))   # s_j at [i, j]
+  s_col = broadcast_in_dim(s, shape, tuple(range(nb + 1)))   # s_i at [i, j]
+  s_diffs = mul(add(s_row, s_col), sub(s_row, s_col))
+  eye = eye_like(s_diffs)
+  f = sub(div(const(eye, 1), add(s_diffs, eye)), eye)
+  cast = (lambda t: convert_element_type(t, dtype)) if cplx else (lambda t: t)
+  dss = mul(cast(s_row), ds_mat)
+  sds = mul(cast(s_col), ds_mat)
+  s_zeros = convert_element_type(eq(s, const(s, 0)), get_aval(s).dtype)
+  s_inv = sub(div(const(s, 1), add(s, s_zeros)), s_zeros)
+  dudv_diag = mul(mul(sub(ds_mat, H(ds_mat)), np.array(0.5, dtype)),
+                  cast(diag_matrix(s_inv)))
+  du = mm(u, add(mul(cast(f), add(dss, H(dss))), dudv_diag))
+  dv = mm(v, mul(cast(f), add(sds, H(sds))))
   if m > n:
-    dav = lr.mm(da, v)
-    du = ew.add(du, ew.div(ew.sub(dav, lr.mm(u, lr.mm(ut, dav))),
-                           sh.broadcast_in_dim(cast(s), (*batch, m, k), (*range(nb), nb + 1))))
+    dav = mm(da, v)
+    du = add(du, div(sub(dav, mm(u, mm(ut, dav))),
+                     broadcast_in_dim(cast(s), (*batch, m, k), (*range(nb), nb + 1))))
   if n > m:
-    dahu = lr.mm(lr.H(da), u)
-    dv = ew.add(dv, ew.div(ew.sub(dahu, lr.mm(v, lr.mm(vt, dahu))),
-                           sh.broadcast_in_dim(cast(s), (*batch, n, k), (*range(nb), nb + 1))))
-  return [s, u, vt], [ds, du, lr.H(dv)]
+    dahu = mm(H(da), u)
+    dv = add(dv, div(sub(dahu, mm(v, mm(vt, dahu))),
+                     broadcast_in_dim(cast(s), (*batch, n, k), (*range(nb), nb + 1))))
+  return [s, u, vt], [ds, du, H(dv)]
 
 
 _batch_at_front(svd_p)

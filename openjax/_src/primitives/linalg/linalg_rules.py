@@ -10,8 +10,12 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import get_aval
-from openjax._src.primitives.elementwise import arithmetic as ew
-from openjax._src.primitives.shape import shape as sh
+from openjax._src.primitives.elementwise import arithmetic
+from openjax._src.primitives.elementwise.arithmetic import add, div, mul
+from openjax._src.primitives.elementwise.logic import eq, ge, select
+from openjax._src.primitives.base.structural import (broadcast_in_dim, broadcasted_iota, reduce_sum,
+                                                     reshape, transpose)
+from openjax._src.primitives.shape.shape import full, full_like, slice
 from openjax._src.primitives.base.convert import convert_element_type
 from openjax._src.primitives.dot_conv.dot import Precision, dot_general
 
@@ -33,11 +37,11 @@ def real_dtype(dtype) -> np.dtype:
 def T(x):
   """Swap the last two dimensions."""
   nd = get_aval(x).ndim
-  return sh.transpose(x, (*range(nd - 2), nd - 1, nd - 2))
+  return transpose(x, (*range(nd - 2), nd - 1, nd - 2))
 
 
 def conj(x):
-  return ew.conj(x) if is_complex(x) else x
+  return arithmetic.conj(x) if is_complex(x) else x
 
 
 def H(x):
@@ -64,32 +68,32 @@ def mv(a, v):
 def tri_mask(n: int, m: int, k: int = 0):
   """``bool[n, m]``: True on and below the ``k``-th diagonal."""
   # JAX's order of equations: the shifted row index, then the column index.
-  rows = ew.add(sh.broadcasted_iota(np.int32, (n, m), 0), np.array(k, np.int32))
-  cols = sh.broadcasted_iota(np.int32, (n, m), 1)
-  return ew.ge(rows, cols)
+  rows = add(broadcasted_iota(np.int32, (n, m), 0), np.array(k, np.int32))
+  cols = broadcasted_iota(np.int32, (n, m), 1)
+  return ge(rows, cols)
 
 
 def _broadcast_mask(mask, shape):
-  return sh.broadcast_in_dim(mask, shape, (len(shape) - 2, len(shape) - 1))
+  return broadcast_in_dim(mask, shape, (len(shape) - 2, len(shape) - 1))
 
 
 def tril(x, k: int = 0):
   shape = get_aval(x).shape
   mask = _broadcast_mask(tri_mask(shape[-2], shape[-1], k), shape)
-  return ew.select(mask, x, sh.full_like(x, 0))
+  return select(mask, x, full_like(x, 0))
 
 
 def triu(x, k: int = 0):
   shape = get_aval(x).shape
   mask = _broadcast_mask(tri_mask(shape[-2], shape[-1], k - 1), shape)
-  return ew.select(mask, sh.full_like(x, 0), x)
+  return select(mask, full_like(x, 0), x)
 
 
 def eye(dtype, n: int, m: int | None = None):
   m = n if m is None else m
-  rows = sh.broadcasted_iota(np.int32, (n, m), 0)
-  cols = sh.broadcasted_iota(np.int32, (n, m), 1)
-  return convert_element_type(ew.eq(rows, cols), dtype)
+  rows = broadcasted_iota(np.int32, (n, m), 0)
+  cols = broadcasted_iota(np.int32, (n, m), 1)
+  return convert_element_type(eq(rows, cols), dtype)
 
 
 def eye_like(x):
@@ -103,9 +107,9 @@ def diagonal(x):
   aval = get_aval(x)
   m, n = aval.shape[-2:]
   k = min(m, n)
-  sq = sh.slice(x, (0,) * aval.ndim, (*aval.shape[:-2], k, k))
-  masked = ew.mul(sq, eye_like(sq))
-  return sh.reduce_sum(masked, (aval.ndim - 1,))
+  sq = slice(x, (0,) * aval.ndim, (*aval.shape[:-2], k, k))
+  masked = mul(sq, eye_like(sq))
+  return reduce_sum(masked, (aval.ndim - 1,))
 
 
 def diag_matrix(d):
@@ -113,34 +117,34 @@ def diag_matrix(d):
   aval = get_aval(d)
   n = aval.shape[-1]
   shape = (*aval.shape, n)
-  full = sh.broadcast_in_dim(d, shape, tuple(range(aval.ndim)))
-  return ew.mul(full, _broadcast_mask(eye(aval.dtype, n), shape))
+  spread = broadcast_in_dim(d, shape, tuple(range(aval.ndim)))
+  return mul(spread, _broadcast_mask(eye(aval.dtype, n), shape))
 
 
 def symmetrize(x):
-  return ew.div(ew.add(x, H(x)), const(x, 2))
+  return div(add(x, H(x)), const(x, 2))
 
 
 def flatten_batch(x, core: int = 2):
   """``x`` as ``[b, *core_dims]`` and its batch shape."""
   shape = get_aval(x).shape
   batch = shape[:len(shape) - core]
-  return sh.reshape(x, (math.prod(batch), *shape[len(shape) - core:])), batch
+  return reshape(x, (math.prod(batch), *shape[len(shape) - core:])), batch
 
 
 def unflatten_batch(x, batch):
-  return sh.reshape(x, (*batch, *get_aval(x).shape[1:]))
+  return reshape(x, (*batch, *get_aval(x).shape[1:]))
 
 
 def onehot(idx, size: int, dtype):
   """``[b, size]`` one-hot rows of the int32 indices ``idx`` ``[b, k]``."""
   b, k = get_aval(idx).shape
-  grid = sh.broadcasted_iota(np.dtype(np.int32), (b, k, size), 2)
-  hit = ew.eq(sh.broadcast_in_dim(idx, (b, k, size), (0, 1)), grid)
+  grid = broadcasted_iota(np.dtype(np.int32), (b, k, size), 2)
+  hit = eq(broadcast_in_dim(idx, (b, k, size), (0, 1)), grid)
   # A select, not a convert of the booleans: IREE folds a bool->float
   # convert into a contraction as an i1 operand and then fails to compile it.
-  return ew.select(hit, sh.full((b, k, size), 1, dtype),
-                   sh.full((b, k, size), 0, dtype))
+  return select(hit, full((b, k, size), 1, dtype),
+                full((b, k, size), 0, dtype))
 
 
 def permute_rows(x, perm):

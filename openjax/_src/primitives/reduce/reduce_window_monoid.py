@@ -17,10 +17,12 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, get_aval
-from openjax._src.primitives.base import reduce_lowering as _lw
-from openjax._src.primitives.reduce import window_util as _wu
-from openjax._src.primitives.elementwise import arithmetic as _ew
-from openjax._src.primitives.shape import shape as _shape
+from openjax._src.primitives.base.reduce_lowering import acc_dtype, binary, combiner, scalar_region
+from openjax._src.primitives.reduce.window_util import (dilate_shape, max_identity, min_identity,
+                                                        pads_tuple, reduce_window_shape,
+                                                        window_args, window_reduce, window_shape)
+from openjax._src.primitives.elementwise.logic import ge_p, le_p
+from openjax._src.primitives.shape.shape import pad
 from openjax._src.primitives.base.util import in_float32, quiet
 from openjax._src.primitives.reduce.window_lowering import lower_reduce_window
 from openjax._src.primitives.base.structural import defjvp, deflinear
@@ -47,11 +49,11 @@ def reduce_window_shape_tuple(operand_shape, window_dimensions, window_strides, 
                               base_dilation=None, window_dilation=None) -> tuple[int, ...]:
   """The shape of a windowed reduction of an operand of ``operand_shape``."""
   ones = (1,) * len(operand_shape)
-  padding = _wu.pads_tuple("reduce_window_shape_tuple", padding)
+  padding = pads_tuple("reduce_window_shape_tuple", padding)
   base_dilation = ones if base_dilation is None else tuple(base_dilation)
   window_dilation = ones if window_dilation is None else tuple(window_dilation)
-  return _wu.window_shape(tuple(operand_shape), tuple(window_dimensions), tuple(window_strides),
-                          padding, base_dilation, window_dilation)
+  return window_shape(tuple(operand_shape), tuple(window_dimensions), tuple(window_strides),
+                      padding, base_dilation, window_dilation)
 
 
 def window_cost(x, *, avals_out, window_dimensions, **_):
@@ -66,8 +68,8 @@ reduce_window_min_p = Primitive("reduce_window_min")
 
 _MONOIDS = {
     reduce_window_sum_p: ("add", lambda dt: np.zeros((), dt)),
-    reduce_window_max_p: ("max", _wu.max_identity),
-    reduce_window_min_p: ("min", _wu.min_identity),
+    reduce_window_max_p: ("max", max_identity),
+    reduce_window_min_p: ("min", min_identity),
 }
 _UFUNCS = {"add": np.add, "max": np.maximum, "min": np.minimum}
 
@@ -78,8 +80,8 @@ def _monoid_impl(kind: str, identity):
   @quiet
   def impl(x, *, window_dimensions, window_strides, padding, base_dilation, window_dilation):
     xc, dt = in_float32(x)
-    out = _wu.window_reduce(xc, ufunc, identity(xc.dtype), window_dimensions, window_strides,
-                            padding, base_dilation, window_dilation)
+    out = window_reduce(xc, ufunc, identity(xc.dtype), window_dimensions, window_strides,
+                        padding, base_dilation, window_dilation)
     return [np.asarray(out).astype(dt)]
   return impl
 
@@ -89,8 +91,8 @@ def _monoid_abstract_eval(name: str):
     if name == "reduce_window_sum" and not dtypes.issubdtype(x.dtype, np.number):
       raise TypeError("operand to reduce_window_sum must have a number dtype, got "
                       f"{np.dtype(x.dtype).name}")
-    shape = _wu.reduce_window_shape(name, x, window_dimensions, window_strides, padding,
-                                    base_dilation, window_dilation)
+    shape = reduce_window_shape(name, x, window_dimensions, window_strides, padding,
+                                base_dilation, window_dilation)
     return [ShapedArray(shape, x.dtype, x.weak_type)]
   return rule
 
@@ -105,7 +107,7 @@ def _monoid_batch(prim: Primitive):
 def _monoid_lower(kind: str, identity):
   def rule(ctx, x, **params):
     aval, out = ctx.avals_in[0], ctx.avals_out[0]
-    acc = _lw.acc_dtype(aval.dtype)
+    acc = acc_dtype(aval.dtype)
     init = np.asarray(identity(acc)).astype(acc)
     flip = None
     if dtypes.kind(acc) == "u":
@@ -117,17 +119,17 @@ def _monoid_lower(kind: str, identity):
       init = init.view(sdt)
       if kind != "add":
         flip = np.iinfo(sdt).min
-        x = _lw.binary(ctx, "xor", x, ctx.full(flip, aval.shape, sdt))
+        x = binary(ctx, "xor", x, ctx.full(flip, aval.shape, sdt))
         init = init ^ flip
       acc = sdt
     else:
       x = lower_convert(ctx, x, aval.dtype, acc)
-    body = _lw.scalar_region(ctx, acc, _lw.combiner(kind, acc))
+    body = scalar_region(ctx, acc, combiner(kind, acc))
     y = lower_reduce_window(ctx, [x], [ctx.constant(init)], body,
-                            [ctx.tensor_type(out.shape, acc)], *_wu.window_args(params))[0]
+                            [ctx.tensor_type(out.shape, acc)], *window_args(params))[0]
     if dtypes.kind(aval.dtype) == "u":
       if flip is not None:
-        y = _lw.binary(ctx, "xor", y, ctx.full(flip, out.shape, acc))
+        y = binary(ctx, "xor", y, ctx.full(flip, out.shape, acc))
       return [ctx.op("stablehlo.bitcast_convert", [y], ctx.aval_type(out))]
     return [lower_convert(ctx, y, acc, out.dtype)]
   return rule
@@ -149,15 +151,15 @@ def _reduce_window_sum_transpose(ct, x, *, window_dimensions, window_strides, pa
   # stride of ``base_dilation`` then keeps only the real input positions.
   in_shape = x.aval.shape
   ct_shape = get_aval(ct).shape
-  in_span = _wu.dilate_shape(in_shape, base_dilation)
-  win_span = _wu.dilate_shape(window_dimensions, window_dilation)
-  ct_span = _wu.dilate_shape(ct_shape, window_strides)
+  in_span = dilate_shape(in_shape, base_dilation)
+  win_span = dilate_shape(window_dimensions, window_dilation)
+  ct_span = dilate_shape(ct_shape, window_strides)
   config = []
   for n, w, c, (lo, _), s in zip(in_span, win_span, ct_span, padding, window_strides):
     before = w - lo - 1
     after = n + w - 1 - c - before
     config.append((before, after, s - 1))
-  padded = _shape.pad(ct, np.zeros((), get_aval(ct).dtype), config)
+  padded = pad(ct, np.zeros((), get_aval(ct).dtype), config)
   ones = (1,) * len(in_shape)
   out = reduce_window_sum_p.bind1(padded, window_dimensions=tuple(window_dimensions),
                                   window_strides=tuple(base_dilation),
@@ -171,9 +173,9 @@ deflinear(reduce_window_sum_p, _reduce_window_sum_transpose)
 
 def _chooser_jvp(select_prim):
   def jvp(g, x, **params):
-    return select_and_gather_add(g, x, select_prim, *_wu.window_args(params))
+    return select_and_gather_add(g, x, select_prim, *window_args(params))
   return jvp
 
 
-defjvp(reduce_window_max_p, _chooser_jvp(_ew.ge_p))
-defjvp(reduce_window_min_p, _chooser_jvp(_ew.le_p))
+defjvp(reduce_window_max_p, _chooser_jvp(ge_p))
+defjvp(reduce_window_min_p, _chooser_jvp(le_p))

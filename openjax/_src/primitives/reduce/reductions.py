@@ -13,18 +13,23 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, get_aval
-from openjax._src.primitives.base import reduce_lowering as _lw
-from openjax._src.primitives.elementwise import arithmetic as _ew
-from openjax._src.primitives.base.convert import lower_convert
-from openjax._src.primitives.shape import shape as _shape
+from openjax._src.primitives.base.reduce_lowering import (acc_dtype, binary, compare, cumulative,
+                                                          is_nan, order, reduce, select)
+from openjax._src.primitives.base.convert import convert_element_type, lower_convert
+from openjax._src.primitives.elementwise import arithmetic, logic
+from openjax._src.primitives.elementwise.arithmetic import add, div, mul, sub
+from openjax._src.primitives.elementwise.logic import ne
+from openjax._src.primitives.elementwise.transcendental import exp, log1p
+from openjax._src.primitives.base.structural import (add_tangents, broadcast_in_dim, defjvp2,
+                                                     deflinear, reduce_sum, reduce_sum_p, reshape,
+                                                     squeeze)
+from openjax._src.primitives.shape.shape import concatenate, full, full_like, pad, rev, slice_in_dim
 from openjax._src.primitives.base.util import (axes_tuple as _axes_tuple,
                                                check_number as _check_number,
                                                in_float32 as _in_float32, quiet,
                                                reduced_shape as _reduced_shape)
 from openjax._src.primitives.base.ad_util import defjvp_zero
-from openjax._src.primitives.base.structural import add_tangents, defjvp2, deflinear
 # reduce_sum lives with broadcast_in_dim (each is the other's transpose).
-from openjax._src.primitives.shape.shape import reduce_sum, reduce_sum_p  # noqa: F401
 
 __all__ = [
     "reduce_sum", "reduce_sum_p", "reduce_prod", "reduce_prod_p", "reduce_max", "reduce_max_p",
@@ -77,26 +82,26 @@ def _reducer_batch(prim: Primitive):
 # (ties included) from primitives that are themselves differentiable.
 def _mul_pair(a, b):
   (ax, at), (bx, bt) = a, b
-  return _ew.mul(ax, bx), add_tangents(_ew.mul(at, bx), _ew.mul(ax, bt))
+  return mul(ax, bx), add_tangents(mul(at, bx), mul(ax, bt))
 
 
 def _balanced_eq(x, z, y):
   # 1 where x == z (halved when y == z too): JAX's max/min tangent weights.
-  one, zero, two = (_shape.full_like(z, v) for v in (1, 0, 2))
-  return _ew.div(_ew.select(_ew.eq(x, z), one, zero), _ew.select(_ew.eq(y, z), two, one))
+  one, zero, two = (full_like(z, v) for v in (1, 0, 2))
+  return div(logic.select(logic.eq(x, z), one, zero), logic.select(logic.eq(y, z), two, one))
 
 
 def _chooser_pair(choose):
   def combine(a, b):
     (ax, at), (bx, bt) = a, b
     c = choose(ax, bx)
-    return c, add_tangents(_ew.mul(at, _balanced_eq(ax, c, bx)),
-                           _ew.mul(bt, _balanced_eq(bx, c, ax)))
+    return c, add_tangents(mul(at, _balanced_eq(ax, c, bx)),
+                           mul(bt, _balanced_eq(bx, c, ax)))
   return combine
 
 
 def _replace_inf(x):
-  return _ew.select(_ew.eq(x, _shape.full_like(x, np.inf)), _shape.full_like(x, 0), x)
+  return logic.select(logic.eq(x, full_like(x, np.inf)), full_like(x, 0), x)
 
 
 def _logaddexp(x, y):
@@ -105,19 +110,19 @@ def _logaddexp(x, y):
   # picked with selects rather than max/abs, so that differentiating this
   # again (grad of grad) gives logaddexp's exact derivatives at ties, which
   # JAX gets from its custom_jvp.
-  ge = _ew.ge(x, y)
-  hi, lo = _ew.select(ge, x, y), _ew.select(ge, y, x)
-  delta = _ew.sub(x, y)
-  big = _ew.add(hi, _ew.log1p(_ew.exp(_ew.sub(lo, hi))))
-  return _ew.select(_ew.ne(delta, delta), _ew.add(x, y), big)
+  ge = logic.ge(x, y)
+  hi, lo = logic.select(ge, x, y), logic.select(ge, y, x)
+  delta = sub(x, y)
+  big = add(hi, log1p(exp(sub(lo, hi))))
+  return logic.select(ne(delta, delta), add(x, y), big)
 
 
 def _logaddexp_pair(a, b):
   (ax, at), (bx, bt) = a, b
   c = _logaddexp(ax, bx)
   rc = _replace_inf(c)
-  return c, add_tangents(_ew.mul(at, _ew.exp(_ew.sub(_replace_inf(ax), rc))),
-                         _ew.mul(bt, _ew.exp(_ew.sub(_replace_inf(bx), rc))))
+  return c, add_tangents(mul(at, exp(sub(_replace_inf(ax), rc))),
+                         mul(bt, exp(sub(_replace_inf(bx), rc))))
 
 
 def _tree_reduce_jvp(combine, init, x, t, axes):
@@ -128,22 +133,22 @@ def _tree_reduce_jvp(combine, init, x, t, axes):
   rest = tuple(shape[i] for i in non_axes)
   n = int(np.prod([shape[a] for a in axes], dtype=np.int64))
   if n == 0:
-    return _shape.full(rest, np.zeros((), get_aval(t).dtype))
+    return full(rest, np.zeros((), get_aval(t).dtype))
   perm = tuple(axes) + non_axes
-  x = _shape.reshape(x, (n,) + rest, perm)
-  t = _shape.reshape(t, (n,) + rest, perm)
+  x = reshape(x, (n,) + rest, perm)
+  t = reshape(t, (n,) + rest, perm)
   while n > 1:
     n1 = (n + 1) // 2
-    x1, t1 = (_shape.slice_in_dim(v, 0, n1) for v in (x, t))
-    x2, t2 = (_shape.slice_in_dim(v, n1, None) for v in (x, t))
+    x1, t1 = (slice_in_dim(v, 0, n1) for v in (x, t))
+    x2, t2 = (slice_in_dim(v, n1, None) for v in (x, t))
     if n - n1 != n1:
       config = [(0, 0, 0)] * (len(rest) + 1)
       config[0] = (0, 1, 0)
-      x2 = _shape.pad(x2, np.array(init, get_aval(x2).dtype), config)
-      t2 = _shape.pad(t2, np.zeros((), get_aval(t2).dtype), config)
+      x2 = pad(x2, np.array(init, get_aval(x2).dtype), config)
+      t2 = pad(t2, np.zeros((), get_aval(t2).dtype), config)
     x, t = combine((x1, t1), (x2, t2))
     n = n1
-  return _shape.squeeze(t, (0,))
+  return squeeze(t, (0,))
 
 
 def _interleave(a, b, axis: int):
@@ -152,14 +157,14 @@ def _interleave(a, b, axis: int):
   a_cfg[axis] = (0, 1 if na == nb else 0, 1)
   b_cfg[axis] = (1, 0 if na == nb else 1, 1)
   zero = np.zeros((), get_aval(a).dtype)
-  return _ew.add(_shape.pad(a, zero, a_cfg), _shape.pad(b, zero, b_cfg))
+  return add(pad(a, zero, a_cfg), pad(b, zero, b_cfg))
 
 
 def _scan_jvp(combine, x, t, axis: int, reverse: bool):
   """Tangent of the inclusive scan of ``x`` by ``combine`` along ``axis``:
   the parallel prefix scan (``lax.associative_scan``) over (primal, tangent)
   pairs, as JAX differentiates cumulative reductions."""
-  sl = _shape.slice_in_dim
+  sl = slice_in_dim
 
   def scan(elems):
     n = get_aval(elems[0]).shape[axis]
@@ -173,13 +178,13 @@ def _scan_jvp(combine, x, t, axis: int, reverse: bool):
                      tuple(sl(e, 2, None, 2, axis) for e in elems))
     else:
       even = combine(odd, tuple(sl(e, 2, None, 2, axis) for e in elems))
-    even = [_shape.concatenate([sl(e, 0, 1, 1, axis), r], axis) for e, r in zip(elems, even)]
+    even = [concatenate([sl(e, 0, 1, 1, axis), r], axis) for e, r in zip(elems, even)]
     return [_interleave(e, o, axis) for e, o in zip(even, odd)]
 
   if reverse:
-    x, t = _shape.rev(x, (axis,)), _shape.rev(t, (axis,))
+    x, t = rev(x, (axis,)), rev(t, (axis,))
   _, t_out = scan((x, t))
-  return _shape.rev(t_out, (axis,)) if reverse else t_out
+  return rev(t_out, (axis,)) if reverse else t_out
 
 
 # ----------------------------------------------------------- reduce_prod
@@ -211,7 +216,7 @@ reduce_prod_p.def_batch(_reducer_batch(reduce_prod_p))
 
 @reduce_prod_p.def_lower
 def _reduce_prod_lower(ctx, x, *, axes):
-  return [_lw.reduce(ctx, x, axes, "mul", 1, ctx.avals_in[0].dtype, ctx.avals_out[0])]
+  return [reduce(ctx, x, axes, "mul", 1, ctx.avals_in[0].dtype, ctx.avals_out[0])]
 
 
 def reduce_prod(operand, axes):
@@ -251,9 +256,9 @@ def _chooser_jvp(g, ans, x, *, axes, out_sharding=None):
   # JAX's "location indicators": the tangent is averaged over tied extrema.
   shape = get_aval(x).shape
   kept = tuple(i for i in range(len(shape)) if i not in axes)
-  loc = _ew.convert_element_type(_ew.eq(x, _shape.broadcast_in_dim(ans, shape, kept)),
-                                 get_aval(g).dtype)
-  return _ew.div(reduce_sum(_ew.mul(g, loc), axes), reduce_sum(loc, axes))
+  loc = convert_element_type(logic.eq(x, broadcast_in_dim(ans, shape, kept)),
+                             get_aval(g).dtype)
+  return div(reduce_sum(mul(g, loc), axes), reduce_sum(loc, axes))
 
 
 defjvp2(reduce_max_p, _chooser_jvp)
@@ -265,13 +270,13 @@ reduce_min_p.def_batch(_reducer_batch(reduce_min_p))
 @reduce_max_p.def_lower
 def _reduce_max_lower(ctx, x, *, axes, out_sharding=None):
   dt = ctx.avals_in[0].dtype
-  return [_lw.reduce(ctx, x, axes, "max", _max_identity(dt), dt, ctx.avals_out[0])]
+  return [reduce(ctx, x, axes, "max", _max_identity(dt), dt, ctx.avals_out[0])]
 
 
 @reduce_min_p.def_lower
 def _reduce_min_lower(ctx, x, *, axes, out_sharding=None):
   dt = ctx.avals_in[0].dtype
-  return [_lw.reduce(ctx, x, axes, "min", _min_identity(dt), dt, ctx.avals_out[0])]
+  return [reduce(ctx, x, axes, "min", _min_identity(dt), dt, ctx.avals_out[0])]
 
 
 def reduce_max(operand, axes, *, out_sharding=None):
@@ -317,7 +322,7 @@ def _logical_lower(kind: str):
   def rule(ctx, x, *, axes):
     dt = ctx.avals_in[0].dtype
     init = (True if dt == np.bool_ else np.array(-1).astype(dt)) if kind == "and" else 0
-    return [_lw.reduce(ctx, x, axes, kind, init, dt, ctx.avals_out[0])]
+    return [reduce(ctx, x, axes, kind, init, dt, ctx.avals_out[0])]
   return rule
 
 
@@ -386,18 +391,18 @@ def _argminmax_two_pass(ctx, x, axis: int, dt, largest: bool, out):
   kept = tuple(d for d in range(len(shape)) if d != axis)
   kind = "max" if largest else "min"
   init = (_max_identity if largest else _min_identity)(ctx.avals_in[0].dtype)
-  m = _lw.reduce(ctx, x, (axis,), kind, init, dt, ShapedArray(out.shape, dt))
+  m = reduce(ctx, x, (axis,), kind, init, dt, ShapedArray(out.shape, dt))
   mb = ctx.broadcast_in_dim(m, shape, kept)
-  hit = _lw.compare(ctx, x, mb, "EQ", dt)
+  hit = compare(ctx, x, mb, "EQ", dt)
   if dtypes.kind(dt) == "f":
-    hit = _lw.binary(ctx, "or", hit, _lw.binary(ctx, "and", _lw.is_nan(ctx, mb, dt),
-                                                _lw.is_nan(ctx, x, dt)))
+    hit = binary(ctx, "or", hit, binary(ctx, "and", is_nan(ctx, mb, dt),
+                                        is_nan(ctx, x, dt)))
   n = shape[axis]
   wide = np.dtype(np.int32 if n < 2 ** 31 else np.int64)
   iota = ctx.op("stablehlo.iota", [], ctx.tensor_type(shape, wide),
                 attrs={"iota_dimension": int(axis)})
-  cand = _lw.select(ctx, hit, iota, ctx.full(n, shape, wide))
-  idx = _lw.reduce(ctx, cand, (axis,), "min", n, wide, ShapedArray(out.shape, wide))
+  cand = select(ctx, hit, iota, ctx.full(n, shape, wide))
+  idx = reduce(ctx, cand, (axis,), "min", n, wide, ShapedArray(out.shape, wide))
   return ctx.convert(idx, out.dtype, out.shape)
 
 
@@ -409,7 +414,7 @@ def _argminmax_lower(largest: bool):
   def rule(ctx, x, *, axes, index_dtype):
     (axis,) = axes
     aval, out = ctx.avals_in[0], ctx.avals_out[0]
-    dt = _lw.acc_dtype(aval.dtype)
+    dt = acc_dtype(aval.dtype)
     x = lower_convert(ctx, x, aval.dtype, dt)
     if dtypes.kind(dt) != "c":
       return [_argminmax_two_pass(ctx, x, axis, dt, largest, out)]
@@ -419,10 +424,10 @@ def _argminmax_lower(largest: bool):
     vt, it = ctx.tensor_type((), dt), ctx.tensor_type((), idt)
     with ctx.region([vt, it, vt, it]) as body:
       a, ia, b, ib = body.args
-      better, eq = _lw.order(ctx, a, b, dt, largest)
-      first = _lw.binary(ctx, "and", eq, _lw.compare(ctx, ia, ib, "LT", idt))
-      pick_a = _lw.binary(ctx, "or", better, first)
-      ctx.ret([_lw.select(ctx, pick_a, a, b), _lw.select(ctx, pick_a, ia, ib)])
+      better, eq = order(ctx, a, b, dt, largest)
+      first = binary(ctx, "and", eq, compare(ctx, ia, ib, "LT", idt))
+      pick_a = binary(ctx, "or", better, first)
+      ctx.ret([select(ctx, pick_a, a, b), select(ctx, pick_a, ia, ib)])
     # the lexicographic extreme, (-inf, -inf)
     init = np.array(complex(-np.inf, -np.inf) if largest else complex(np.inf, np.inf), dt)
     _, idx = ctx.op("stablehlo.reduce",
@@ -499,15 +504,15 @@ cumlogsumexp_p = _cumulative_primitive("cumlogsumexp",
 # differentiated as JAX does, through the parallel prefix scan.
 deflinear(cumsum_p, lambda ct, x, *, axis, reverse: [cumsum(ct, axis, not reverse)])
 _def_scan_jvp(cumprod_p, _mul_pair)
-_def_scan_jvp(cummax_p, _chooser_pair(_ew.max))
-_def_scan_jvp(cummin_p, _chooser_pair(_ew.min))
+_def_scan_jvp(cummax_p, _chooser_pair(arithmetic.max))
+_def_scan_jvp(cummin_p, _chooser_pair(arithmetic.min))
 _def_scan_jvp(cumlogsumexp_p, _logaddexp_pair)
 
 
 def _cumulative_lower(kind: str, init_fn):
   def rule(ctx, x, *, axis, reverse):
     aval = ctx.avals_in[0]
-    return [_lw.cumulative(ctx, x, axis, reverse, kind, init_fn(aval.dtype), aval.dtype)]
+    return [cumulative(ctx, x, axis, reverse, kind, init_fn(aval.dtype), aval.dtype)]
   return rule
 
 

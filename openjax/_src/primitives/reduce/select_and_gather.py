@@ -14,12 +14,16 @@ from __future__ import annotations
 import numpy as np
 
 from openjax._src.core import Primitive, ShapedArray, get_aval
-from openjax._src.primitives.base import reduce_lowering as _lw
-from openjax._src.primitives.reduce import window_util as _wu
-from openjax._src.primitives.elementwise import arithmetic as _ew
-from openjax._src.primitives.shape import shape as _shape
+from openjax._src.primitives.base.reduce_lowering import acc_dtype
+from openjax._src.primitives.reduce.window_util import (dilate_shape, max_identity, min_identity,
+                                                        offset_slices, pad_dilate,
+                                                        reduce_window_shape, window_args,
+                                                        window_select)
+from openjax._src.primitives.elementwise.logic import ge_p, le_p
+from openjax._src.primitives.shape.shape import pad, slice
 from openjax._src.primitives.base.util import in_float32, quiet
-from openjax._src.primitives.reduce import window_lowering as _wl
+from openjax._src.primitives.reduce.window_lowering import (explicit_pad, scatter_to_selected,
+                                                            select_in_windows)
 from openjax._src.primitives.base.ad_util import Zero, is_undefined_primal
 from openjax._src.primitives.base.batch_util import axis_size, bdim_at_front
 from openjax._src.primitives.base.convert import lower_convert
@@ -29,10 +33,10 @@ __all__ = ["select_and_gather_add_p", "select_and_scatter_add_p"]
 
 def _selector(select_prim):
   """(identity of the selection, comparison direction)."""
-  if select_prim is _ew.ge_p:
-    return _wu.max_identity, "GE"
-  if select_prim is _ew.le_p:
-    return _wu.min_identity, "LE"
+  if select_prim is ge_p:
+    return max_identity, "GE"
+  if select_prim is le_p:
+    return min_identity, "LE"
   raise ValueError(f"select_prim must be lax.ge_p or lax.le_p, got {select_prim}")
 
 
@@ -46,12 +50,12 @@ def _select_and_gather_add_impl(tangents, operand, *, select_prim, window_dimens
                                 window_strides, padding, base_dilation, window_dilation):
   params = (window_dimensions, window_strides, padding, base_dilation, window_dilation)
   x, _ = in_float32(operand)
-  picked = _wu.window_select(x, select_prim is _ew.ge_p, *params)
+  picked = window_select(x, select_prim is ge_p, *params)
   out = np.zeros(picked.shape, tangents.dtype)
   if not out.size:
     return [out]
-  tp = _wu.pad_dilate(tangents, np.zeros((), tangents.dtype), padding, base_dilation)
-  slices = _wu.offset_slices(out.shape, window_dimensions, window_strides, window_dilation)
+  tp = pad_dilate(tangents, np.zeros((), tangents.dtype), padding, base_dilation)
+  slices = offset_slices(out.shape, window_dimensions, window_strides, window_dilation)
   for k, sl in enumerate(slices):
     np.copyto(out, tp[sl], where=picked == k)
   return [out]
@@ -65,8 +69,8 @@ def _select_and_gather_add_abstract_eval(tangents, operand, *, select_prim, wind
     raise TypeError("select_and_gather_add tangents and operand shapes must match, got "
                     f"{tangents.shape} and {operand.shape}.")
   _selector(select_prim)
-  shape = _wu.reduce_window_shape("select_and_gather_add", operand, window_dimensions,
-                                  window_strides, padding, base_dilation, window_dilation)
+  shape = reduce_window_shape("select_and_gather_add", operand, window_dimensions,
+                              window_strides, padding, base_dilation, window_dilation)
   return [ShapedArray(shape, tangents.dtype, tangents.weak_type)]
 
 
@@ -96,11 +100,11 @@ def _select_and_gather_add_transpose(cts, tangents, operand, *, select_prim, win
     # Scatter onto the dilated operand (holes hold the identity, so they are
     # never selected), then keep the real positions.
     dt = np.dtype(tangents.aval.dtype)
-    operand = _shape.pad(operand, identity(dt), [(0, 0, d - 1) for d in base_dilation])
+    operand = pad(operand, identity(dt), [(0, 0, d - 1) for d in base_dilation])
   out = select_and_scatter_add(ct, operand, select_prim, window_dimensions, window_strides,
                                padding)
   if dilated:
-    out = _shape.slice(out, (0,) * len(base_dilation), get_aval(out).shape, base_dilation)
+    out = slice(out, (0,) * len(base_dilation), get_aval(out).shape, base_dilation)
   return [out, None]
 
 
@@ -121,12 +125,12 @@ def _select_and_gather_add_lower(ctx, tangents, operand, *, select_prim, **param
   _, direction = _selector(select_prim)
   t_aval, x_aval = ctx.avals_in
   out = ctx.avals_out[0]
-  acc = _lw.acc_dtype(x_aval.dtype)
-  t_acc = _lw.acc_dtype(t_aval.dtype)
+  acc = acc_dtype(x_aval.dtype)
+  t_acc = acc_dtype(t_aval.dtype)
   x = lower_convert(ctx, operand, x_aval.dtype, acc)
   t = lower_convert(ctx, tangents, t_aval.dtype, t_acc)
-  res = _wl.select_in_windows(ctx, x, acc, direction == "GE", t, t_acc,
-                             *_wu.window_args(params))
+  res = select_in_windows(ctx, x, acc, direction == "GE", t, t_acc,
+                             *window_args(params))
   return [lower_convert(ctx, res, t_acc, out.dtype)]
 
 
@@ -152,19 +156,19 @@ def _select_and_scatter_add_impl(source, operand, *, select_prim, window_dimensi
   ones = (1,) * operand.ndim
   x, _ = in_float32(operand)
   src, dt = in_float32(source)
-  picked = _wu.window_select(x, select_prim is _ew.ge_p, window_dimensions, window_strides,
-                             padding, ones, ones)
-  padded = _wu.dilate_shape(x.shape, ones)
+  picked = window_select(x, select_prim is ge_p, window_dimensions, window_strides,
+                         padding, ones, ones)
+  padded = dilate_shape(x.shape, ones)
   out = np.zeros(tuple(max(d + lo + hi, 0) for d, (lo, hi) in zip(padded, padding)), src.dtype)
   if picked.size:
     # Windows placed at one position never share an element: one masked,
     # strided add per window position.
-    slices = _wu.offset_slices(picked.shape, window_dimensions, window_strides, ones)
+    slices = offset_slices(picked.shape, window_dimensions, window_strides, ones)
     for k, sl in enumerate(slices):
       out[sl] += np.where(picked == k, src, np.zeros((), src.dtype))
   # Undo the padding: negative padding restores cut places as zeros.
-  out = _wu.pad_dilate(out, np.zeros((), out.dtype), tuple((-lo, -hi) for lo, hi in padding),
-                       ones)
+  out = pad_dilate(out, np.zeros((), out.dtype), tuple((-lo, -hi) for lo, hi in padding),
+                   ones)
   return [out.astype(dt)]
 
 
@@ -173,8 +177,8 @@ def _select_and_scatter_add_abstract_eval(source, operand, *, select_prim, windo
                                           window_strides, padding):
   _selector(select_prim)
   ones = (1,) * operand.ndim
-  shape = _wu.reduce_window_shape("select_and_scatter_add", operand, window_dimensions,
-                                  window_strides, padding, ones, ones)
+  shape = reduce_window_shape("select_and_scatter_add", operand, window_dimensions,
+                              window_strides, padding, ones, ones)
   if source.shape != shape:
     raise TypeError(f"select_and_scatter_add: source is {source.str_short()} but the windows "
                     f"of operand {operand.str_short()} give shape {shape}; pass one source "
@@ -224,19 +228,19 @@ def _select_and_scatter_add_lower(ctx, source, operand, *, select_prim, window_d
   identity, direction = _selector(select_prim)
   s_aval, x_aval = ctx.avals_in
   out = ctx.avals_out[0]
-  acc = _lw.acc_dtype(x_aval.dtype)
-  s_acc = _lw.acc_dtype(s_aval.dtype)
+  acc = acc_dtype(x_aval.dtype)
+  s_acc = acc_dtype(s_aval.dtype)
   ones = (1,) * len(window_dimensions)
   x = lower_convert(ctx, operand, x_aval.dtype, acc)
   src = lower_convert(ctx, source, s_aval.dtype, s_acc)
   padded = any(p != (0, 0) for p in padding)
   if padded:
-    x = _wl.explicit_pad(ctx, x, ctx.constant(np.asarray(identity(acc))), padding, ones)
-  res = _wl.scatter_to_selected(ctx, x, acc, direction == "GE", src, s_acc, window_dimensions,
-                                window_strides)
+    x = explicit_pad(ctx, x, ctx.constant(np.asarray(identity(acc))), padding, ones)
+  res = scatter_to_selected(ctx, x, acc, direction == "GE", src, s_acc, window_dimensions,
+                            window_strides)
   if padded:
-    res = _wl.explicit_pad(ctx, res, ctx.constant(np.zeros((), s_acc)),
-                           tuple((-lo, -hi) for lo, hi in padding), ones)
+    res = explicit_pad(ctx, res, ctx.constant(np.zeros((), s_acc)),
+                       tuple((-lo, -hi) for lo, hi in padding), ones)
   return [lower_convert(ctx, res, s_acc, out.dtype)]
 
 

@@ -17,8 +17,10 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src.lowering.builder import dense_int_attr
 from openjax._src.lowering.mlir_types import split_tensor_type
-from openjax._src.primitives.base import reduce_lowering as _lw
-from openjax._src.primitives.reduce import window_util as _wu
+from openjax._src.primitives.base.reduce_lowering import (binary, compare, is_nan, order, select,
+                                                          shape_of)
+from openjax._src.primitives.reduce.window_util import (max_identity, min_identity, window_offsets,
+                                                        window_shape)
 
 #: Windows with at most this many positions are unrolled.
 UNROLL_WINDOW_SIZE = 32
@@ -75,18 +77,18 @@ def _retyped(ty: str, shape) -> str:
 
 
 def _identity(dtype, largest: bool) -> np.ndarray:
-  return (_wu.max_identity if largest else _wu.min_identity)(dtype)
+  return (max_identity if largest else min_identity)(dtype)
 
 
 def _beats(ctx, v, best, dtype, largest: bool):
   """Where ``v`` replaces the running choice ``best``: strictly larger
   (smaller), or NaN over a number."""
-  better = _lw.compare(ctx, v, best, "GT" if largest else "LT", dtype)
+  better = compare(ctx, v, best, "GT" if largest else "LT", dtype)
   if dtypes.kind(np.dtype(dtype)) in "fc":
-    nan_over_number = _lw.binary(ctx, "and", _lw.is_nan(ctx, v, dtype),
-                                 ctx.op("stablehlo.not", [_lw.is_nan(ctx, best, dtype)],
-                                        better.type))
-    better = _lw.binary(ctx, "or", better, nan_over_number)
+    nan_over_number = binary(ctx, "and", is_nan(ctx, v, dtype),
+                             ctx.op("stablehlo.not", [is_nan(ctx, best, dtype)],
+                                    better.type))
+    better = binary(ctx, "or", better, nan_over_number)
   return better
 
 
@@ -95,7 +97,7 @@ def _position_slices(ctx, xp, out_shape, window_dimensions, window_strides, wind
   dilated ``xp`` holding that position of every window."""
   out = []
   ty = _retyped(xp.type, out_shape)
-  for k in _wu.window_offsets(window_dimensions):
+  for k in window_offsets(window_dimensions):
     starts = tuple(j * r for j, r in zip(k, window_dilation))
     limits = tuple(a + (n - 1) * s + 1 for a, n, s in zip(starts, out_shape, window_strides))
     out.append(ctx.op("stablehlo.slice", [xp], ty,
@@ -114,8 +116,8 @@ def _running_select(ctx, xp, payloads, dtype, largest, out_shape, window_dimensi
   best, chosen = values[0], [p[0] for p in payloads]
   for k in range(1, len(values)):
     better = _beats(ctx, values[k], best, dtype, largest)
-    best = _lw.select(ctx, better, values[k], best)
-    chosen = [_lw.select(ctx, better, p[k], c) for p, c in zip(payloads, chosen)]
+    best = select(ctx, better, values[k], best)
+    chosen = [select(ctx, better, p[k], c) for p, c in zip(payloads, chosen)]
   return chosen
 
 
@@ -124,7 +126,7 @@ def _reduce_window_select(ctx, x, dtype, largest: bool, extra, extra_inits, wind
   """One variadic ``stablehlo.reduce_window`` over (value, flat position,
   *extra) keeping the selected element of every window (ties: the lowest
   position). Returns the reduced (value, position, *extra)."""
-  shape = _lw.shape_of(x)
+  shape = shape_of(x)
   n = int(np.prod(shape, dtype=np.int64))
   idt = np.dtype(np.int32 if n < 2 ** 31 - 1 else np.int64)
   flat = ctx.op("stablehlo.iota", [], ctx.tensor_type((n,), idt), attrs={"iota_dimension": 0})
@@ -133,14 +135,14 @@ def _reduce_window_select(ctx, x, dtype, largest: bool, extra, extra_inits, wind
             *(_retyped(e.type, ()) for e in extra)]
   with ctx.region(scalar + scalar) as body:
     a, b = body.args[:len(scalar)], body.args[len(scalar):]
-    better, eq = _lw.order(ctx, a[0], b[0], dtype, largest)
-    first = _lw.binary(ctx, "and", eq, _lw.compare(ctx, a[1], b[1], "LT", idt))
-    pick_a = _lw.binary(ctx, "or", better, first)
-    ctx.ret([_lw.select(ctx, pick_a, u, v) for u, v in zip(a, b)])
+    better, eq = order(ctx, a[0], b[0], dtype, largest)
+    first = binary(ctx, "and", eq, compare(ctx, a[1], b[1], "LT", idt))
+    pick_a = binary(ctx, "or", better, first)
+    ctx.ret([select(ctx, pick_a, u, v) for u, v in zip(a, b)])
   inits = [ctx.constant(_identity(dtype, largest)),
            ctx.constant(np.asarray(np.iinfo(idt).max, idt)), *extra_inits]
-  out_shape = _wu.window_shape(shape, window_dimensions, window_strides, padding, base_dilation,
-                               window_dilation)
+  out_shape = window_shape(shape, window_dimensions, window_strides, padding, base_dilation,
+                           window_dilation)
   out_types = [ctx.tensor_type(out_shape, dtype), ctx.tensor_type(out_shape, idt),
                *(_retyped(e.type, out_shape) for e in extra)]
   return lower_reduce_window(ctx, [x, places, *extra], inits, body, out_types,
@@ -154,9 +156,9 @@ def select_in_windows(ctx, x, dtype, largest: bool, t, t_dtype, window_dimension
   selected element of every window of ``x`` (of ``dtype``); padding and
   dilation holes hold the identity, with a zero ``t``."""
   size = int(np.prod(window_dimensions, dtype=np.int64))
-  shape = _lw.shape_of(x)
-  out_shape = _wu.window_shape(shape, window_dimensions, window_strides, padding, base_dilation,
-                               window_dilation)
+  shape = shape_of(x)
+  out_shape = window_shape(shape, window_dimensions, window_strides, padding, base_dilation,
+                           window_dilation)
   zero = ctx.constant(np.zeros((), t_dtype))
   if size > UNROLL_WINDOW_SIZE or 0 in out_shape or not shape:
     return _reduce_window_select(ctx, x, dtype, largest, [t], [zero], window_dimensions,
@@ -188,22 +190,22 @@ def _spread_to_chosen(ctx, chosen, src, zero, add, shape, window_dimensions, win
   row_major = np.cumprod((1,) + tuple(window_dimensions[::-1]))[:-1][::-1]
   grid = tuple(n * st for n, st in zip(src_shape, window_strides))
   total = None
-  for q in _wu.window_offsets([-(-w // st) for w, st in zip(window_dimensions,
+  for q in window_offsets([-(-w // st) for w, st in zip(window_dimensions,
                                                            window_strides)]):
     flat, valid = None, None
     for ax in range(nd):
-      k_ax = _lw.binary(ctx, "add", rems[ax], ctx.full(q[ax] * window_strides[ax], blocks, i32))
-      inside = _lw.compare(ctx, k_ax, ctx.full(window_dimensions[ax], blocks, i32), "LT", i32)
-      term = _lw.binary(ctx, "multiply", k_ax, ctx.full(int(row_major[ax]), blocks, i32))
-      flat = term if flat is None else _lw.binary(ctx, "add", flat, term)
-      valid = inside if valid is None else _lw.binary(ctx, "and", valid, inside)
-    hit = _lw.binary(ctx, "and", valid, _lw.compare(ctx, chosen_b, flat, "EQ", i32))
-    part = ctx.op("stablehlo.reshape", [_lw.select(ctx, hit, src_b, zeros_b)],
+      k_ax = binary(ctx, "add", rems[ax], ctx.full(q[ax] * window_strides[ax], blocks, i32))
+      inside = compare(ctx, k_ax, ctx.full(window_dimensions[ax], blocks, i32), "LT", i32)
+      term = binary(ctx, "multiply", k_ax, ctx.full(int(row_major[ax]), blocks, i32))
+      flat = term if flat is None else binary(ctx, "add", flat, term)
+      valid = inside if valid is None else binary(ctx, "and", valid, inside)
+    hit = binary(ctx, "and", valid, compare(ctx, chosen_b, flat, "EQ", i32))
+    part = ctx.op("stablehlo.reshape", [select(ctx, hit, src_b, zeros_b)],
                   _retyped(src.type, grid))
     pads = tuple((qq * st, n - qq * st - g) for qq, st, n, g in
                  zip(q, window_strides, shape, grid))
     part = explicit_pad(ctx, part, zero, pads, (1,) * nd)
-    total = part if total is None else _lw.binary(ctx, add, total, part)
+    total = part if total is None else binary(ctx, add, total, part)
   return total
 
 
@@ -211,8 +213,8 @@ def scatter_to_selected(ctx, x, dtype, largest: bool, src, src_dtype, window_dim
                         window_strides):
   """select_and_scatter_add on an already padded ``x`` (of ``dtype``): every
   window adds its ``src`` value (of ``src_dtype``) at its selected element."""
-  shape = _lw.shape_of(x)
-  src_shape = _lw.shape_of(src)
+  shape = shape_of(x)
+  src_shape = shape_of(src)
   size = int(np.prod(window_dimensions, dtype=np.int64))
   zero = ctx.constant(np.zeros((), src_dtype))
   add = "or" if np.dtype(src_dtype) == np.bool_ else "add"
@@ -237,7 +239,7 @@ def scatter_to_selected(ctx, x, dtype, largest: bool, src, src_dtype, window_dim
   st = _retyped(src.type, ())
   with ctx.region([st, st]) as body:
     a, b = body.args
-    ctx.ret([_lw.binary(ctx, add, a, b)])
+    ctx.ret([binary(ctx, add, a, b)])
   res = ctx.op("stablehlo.scatter", [ctx.broadcast_in_dim(zero, (n,), ()), places, updates],
                _retyped(src.type, (n,)),
                attrs={"scatter_dimension_numbers":

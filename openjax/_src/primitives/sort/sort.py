@@ -13,12 +13,14 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, get_aval
-from openjax._src.primitives.shape import shape as _shape
-from openjax._src.primitives.sort import sort_lowering as _sl
+from openjax._src.primitives.base import structural
+from openjax._src.primitives.base.structural import (broadcast_in_dim, broadcasted_iota,
+                                                     canonicalize_axis, moveaxis)
+from openjax._src.primitives.sort.sort_lowering import (from_rows, smallest_permutation, sort_keys,
+                                                        sort_permutation, take_rows, to_rows)
 from openjax._src.primitives.base.ad_util import Zero
-from openjax._src.primitives.base.structural import canonicalize_axis, moveaxis
-from openjax._src.primitives.index.gather_scatter import (GatherDimensionNumbers, GatherScatterMode,
-                                                          gather)
+from openjax._src.primitives.index.gather_scatter import gather
+from openjax._src.primitives.index.indexing_util import GatherDimensionNumbers, GatherScatterMode
 
 __all__ = ["sort", "sort_p", "sort_key_val", "top_k", "top_k_p"]
 
@@ -72,8 +74,8 @@ def _take_along(t, idx, axis: int, *, reshape: bool = False):
                                  start_index_map=(axis,), operand_batching_dims=others,
                                  start_indices_batching_dims=others)
   idx_shape = get_aval(idx).shape + (1,)
-  idx = (_shape.reshape(idx, idx_shape) if reshape
-         else _shape.broadcast_in_dim(idx, idx_shape, tuple(range(rank))))
+  idx = (structural.reshape(idx, idx_shape) if reshape
+         else broadcast_in_dim(idx, idx_shape, tuple(range(rank))))
   return gather(t, idx, dnums, (1,) * rank, mode=GatherScatterMode.PROMISE_IN_BOUNDS)
 
 
@@ -83,7 +85,7 @@ def _sort_jvp(primals, tangents, *, dimension, is_stable, num_keys):
   shape = get_aval(primals[0]).shape
   index_dtype = np.dtype(np.uint32 if max(shape, default=0) <= np.iinfo(np.uint32).max
                          else np.uint64)
-  iota = _shape.broadcasted_iota(index_dtype, shape, dimension)
+  iota = broadcasted_iota(index_dtype, shape, dimension)
   *outs, perm = sort_p.bind(*primals, iota, dimension=dimension, is_stable=is_stable,
                             num_keys=num_keys)
   tangents_out = [t if type(t) is Zero else _take_along(t, perm, dimension) for t in tangents]
@@ -100,7 +102,7 @@ def _sort_batch(vals, dims, *, dimension, is_stable, num_keys):
   for v, d in zip(vals, dims):
     if d is None:
       kept = tuple(i for i in range(len(shape)) if i != bdim)
-      args.append(_shape.broadcast_in_dim(v, shape, kept))
+      args.append(broadcast_in_dim(v, shape, kept))
     else:
       args.append(moveaxis(v, d, bdim))
   outs = sort_p.bind(*args, dimension=dimension + (bdim <= dimension), is_stable=is_stable,
@@ -121,18 +123,18 @@ def _sort_lower(ctx, *operands, dimension, is_stable, num_keys):
   rows, sorted_rows, keys, seen_keys = {}, {}, [], set()
   for i, (x, a) in enumerate(zip(operands, avals)):
     if x.name not in rows:
-      rows[x.name] = _sl.to_rows(ctx, x, dimension, a.dtype)
+      rows[x.name] = to_rows(ctx, x, dimension, a.dtype)
     if i < num_keys and x.name not in seen_keys:
       seen_keys.add(x.name)
-      keys.extend(_sl.sort_keys(ctx, rows[x.name][0], a.dtype))
+      keys.extend(sort_keys(ctx, rows[x.name][0], a.dtype))
   b, n = avals[0].size // shape[dimension], shape[dimension]
-  perm = _sl.sort_permutation(ctx, keys, (b, n))
+  perm = sort_permutation(ctx, keys, (b, n))
   outs = []
   for x, a in zip(operands, avals):
     if x.name not in sorted_rows:
       r, moved, p = rows[x.name]
-      sorted_rows[x.name] = _sl.from_rows(ctx, _sl.take_rows(ctx, r, perm, a.dtype), moved, p,
-                                          a.dtype)
+      sorted_rows[x.name] = from_rows(ctx, take_rows(ctx, r, perm, a.dtype), moved, p,
+                                      a.dtype)
     outs.append(sorted_rows[x.name])
   return outs
 
@@ -228,17 +230,17 @@ def _top_k_lower(ctx, x, *, k, axis):
   if 0 in values_aval.shape:
     return [ctx.constant(np.zeros(values_aval.shape, aval.dtype)),
             ctx.constant(np.zeros(idx_aval.shape, np.int32))]
-  rows, moved, p = _sl.to_rows(ctx, x, axis, aval.dtype)
+  rows, moved, p = to_rows(ctx, x, axis, aval.dtype)
   b = aval.size // n
   if n == 1:
     perm = ctx.full(0, (b, 1), np.int32)
   else:
-    keys = _sl.sort_keys(ctx, rows, aval.dtype, descending=True)
-    perm = _sl.smallest_permutation(ctx, keys, (b, n), k)
-  values = _sl.take_rows(ctx, rows, perm, aval.dtype)
+    keys = sort_keys(ctx, rows, aval.dtype, descending=True)
+    perm = smallest_permutation(ctx, keys, (b, n), k)
+  values = take_rows(ctx, rows, perm, aval.dtype)
   idx = ctx.convert(perm, np.int32, (b, k))
-  return [_sl.from_rows(ctx, values, moved, p, aval.dtype),
-          _sl.from_rows(ctx, idx, moved, p, np.int32)]
+  return [from_rows(ctx, values, moved, p, aval.dtype),
+          from_rows(ctx, idx, moved, p, np.int32)]
 
 
 def top_k(operand, k: int, *, axis: int = -1):
