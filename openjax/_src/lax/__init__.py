@@ -1,5 +1,6 @@
 """The ``lax`` surface: every primitive wrapper, gathered from the family
 modules (library code imports ``openjax._src.lax as lax``)."""
+from openjax._src.primitives.base.structural import *  # noqa: F401,F403
 from openjax._src.primitives.base.convert import *  # noqa: F401,F403
 from openjax._src.primitives.base.ad_util import stop_gradient  # noqa: F401
 from openjax._src.primitives.dot_conv.dot import *  # noqa: F401,F403

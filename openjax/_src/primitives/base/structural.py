@@ -12,11 +12,11 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, array_of, get_aval, pp_eqn
-from openjax._src.primitives.base.reduce_lowering import reduce
+from openjax._src.primitives.base.ad_util import Zero, is_undefined_primal
 from openjax._src.primitives.base.convert import lower_convert
+from openjax._src.primitives.base.reduce_lowering import reduce
 from openjax._src.primitives.base.util import (axes_tuple, check_number, in_float32, quiet,
                                                reduced_shape)
-from openjax._src.primitives.base.ad_util import Zero, is_undefined_primal
 
 __all__ = ["broadcast_in_dim", "broadcast_in_dim_p", "reshape", "reshape_p", "iota", "iota_p",
            "broadcast", "broadcasted_iota", "squeeze", "squeeze_p", "expand_dims", "transpose",

@@ -35,12 +35,12 @@ import numpy as np
 
 from openjax._src.core import Primitive, ShapedArray, get_aval
 from openjax._src.primitives.base import ad_util
-from openjax._src.primitives.elementwise.arithmetic import add, mul
-from openjax._src.primitives.elementwise.logic import eq, select_n
-from openjax._src.primitives.reduce.reductions import reduce_max_p, reduce_min_p
 from openjax._src.primitives.base.structural import (broadcast_in_dim, deflinear, expand_dims, iota,
                                                      moveaxis, reduce_sum, reduce_sum_p, reshape,
                                                      transpose)
+from openjax._src.primitives.elementwise.arithmetic import add, mul
+from openjax._src.primitives.elementwise.logic import eq, select_n
+from openjax._src.primitives.reduce.reductions import reduce_max_p, reduce_min_p
 from openjax._src.primitives.shape.shape import concatenate, full, index_in_dim, slice_in_dim
 
 __all__ = ["psum_p", "pmax_p", "pmin_p", "all_gather_p", "reduce_scatter_p", "ppermute_p",

@@ -21,11 +21,11 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, get_aval
-from openjax._src.primitives.dot_conv import conv_lowering, conv_rules
-from openjax._src.primitives.base.util import check_same_dtypes
 from openjax._src.primitives.base.ad_util import Zero, is_undefined_primal
-from openjax._src.primitives.base.structural import defjvp, reshape, transpose
 from openjax._src.primitives.base.convert import _convert_element_type
+from openjax._src.primitives.base.structural import defjvp, reshape, transpose
+from openjax._src.primitives.base.util import check_same_dtypes
+from openjax._src.primitives.dot_conv import conv_lowering, conv_rules
 from openjax._src.primitives.dot_conv.dot import (_compute_dtype, _lower_compute_dtype,
                                                   _lower_operand, _precision_attr,
                                                   canonicalize_precision)

@@ -20,8 +20,8 @@ from openjax._src import dtypes
 from openjax._src.config import config
 from openjax._src.core import Primitive, ShapedArray, get_aval, pp_eqn
 from openjax._src.primitives.base.ad_util import Zero, is_undefined_primal
-from openjax._src.primitives.base.structural import defjvp, transpose
 from openjax._src.primitives.base.convert import _convert_element_type
+from openjax._src.primitives.base.structural import defjvp, transpose
 
 __all__ = ["dot_general", "dot_general_p", "dot", "batch_matmul", "Precision",
            "DotAlgorithm", "DotAlgorithmPreset"]

@@ -9,9 +9,9 @@ import math
 
 import numpy as np
 
+from openjax._src.primitives.elementwise import gamma_kernels
 from openjax._src.primitives.elementwise.elementwise_lowering import (
     compare, const_like, downcast, op, operands_to_out, select, shape_of, to_shape, upcast)
-from openjax._src.primitives.elementwise import gamma_kernels
 from openjax._src.primitives.elementwise.gamma_kernels import (
     LANCZOS, LANCZOS_BASE, LANCZOS_G, MAX_CF_TERMS)
 

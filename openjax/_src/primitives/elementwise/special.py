@@ -23,8 +23,8 @@ from openjax._src.primitives.elementwise import (gamma_kernels, gamma_lowering, 
 from openjax._src.primitives.elementwise.arithmetic import (abs as lax_abs, add, mul, neg,
                                                             reciprocal, sign, square, sub)
 from openjax._src.primitives.elementwise.elementwise_lowering import chlo
-from openjax._src.primitives.elementwise.elementwise_rules import (FLOAT, naryop, one_like,
-                                                                   scalar_like, unop)
+from openjax._src.primitives.elementwise.elementwise_rules import (
+    FLOAT, naryop, one_like, scalar_like, unop)
 from openjax._src.primitives.elementwise.logic import gt, select
 from openjax._src.primitives.elementwise.transcendental import exp, log, log1p
 from openjax._src.primitives.shape.shape import full_like

@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 
+from openjax._src.primitives.base.convert import lower_convert
 from openjax._src.primitives.elementwise import elementwise_lowering
 from openjax._src.primitives.elementwise.elementwise_lowering import (
     chlo, compare, const_like, op, operands_to_out, real_pow, select, shape_of, to_shape)
@@ -23,7 +24,6 @@ from openjax._src.primitives.elementwise.math_lowering import real_log1p
 from openjax._src.primitives.elementwise.special_numerics import (
     _BESSEL_SPLIT, _DIGAMMA_ASYMPTOTIC, _EM_COEFS, _ERF_INV64, _HALF_LOG_2PI, _LANCZOS, _LANCZOS_G,
     _MAX_ITER, _TINY)
-from openjax._src.primitives.base.convert import lower_convert
 
 F64 = np.dtype(np.float64)
 _EPS = float(np.finfo(np.float64).eps)

@@ -17,17 +17,15 @@ from openjax._src.primitives.base.convert import convert_element_type
 from openjax._src.primitives.base.structural import defjvp, defjvp2
 from openjax._src.primitives.base.util import broadcasting_shape
 from openjax._src.primitives.elementwise.arithmetic import (add, div, integer_pow, mul, neg,
-                                                            reciprocal, replace_zero, square,
-                                                            sub)
+                                                            reciprocal, replace_zero, square, sub)
 from openjax._src.primitives.elementwise.elementwise_lowering import pow_rule
 from openjax._src.primitives.elementwise.elementwise_rules import (
-    FLOAT, INEXACT, NUM, check_nary, fl, maybe_broadcast, naryop, one_like, scalar_like, unop,
-    weak, zeros_like)
+    FLOAT, INEXACT, NUM, check_nary, fl, maybe_broadcast, naryop, one_like, scalar_like, unop, weak,
+    zeros_like)
 from openjax._src.primitives.elementwise.logic import eq, select
 from openjax._src.primitives.elementwise.math_lowering import (
-    atan2_rule, atan_rule, cbrt_rule, conj_symmetric, exp2_rule, exp_rule, expm1_rule,
-    log1p_rule, log_rule, logistic_rule, rsqrt_rule, sinh_cosh_rule, sqrt_rule, tanh_rule,
-    trig_rule)
+    atan2_rule, atan_rule, cbrt_rule, conj_symmetric, exp2_rule, exp_rule, expm1_rule, log1p_rule,
+    log_rule, logistic_rule, rsqrt_rule, sinh_cosh_rule, sqrt_rule, tanh_rule, trig_rule)
 from openjax._src.primitives.shape.shape import full_like
 
 __all__ = [

@@ -16,10 +16,10 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, get_aval
+from openjax._src.primitives.base.convert import _convert_element_type
+from openjax._src.primitives.base.structural import broadcast_in_dim, deflinear, moveaxis
 from openjax._src.primitives.elementwise.arithmetic import conj, div, mul
 from openjax._src.primitives.shape.shape import pad, slice
-from openjax._src.primitives.base.structural import broadcast_in_dim, deflinear, moveaxis
-from openjax._src.primitives.base.convert import _convert_element_type
 
 __all__ = ["FftType", "fft", "fft_p"]
 

@@ -10,19 +10,19 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, Tracer, get_aval
-from openjax._src.primitives.elementwise.arithmetic import add
-from openjax._src.primitives.elementwise.logic import lt, select
+from openjax._src.primitives.base.ad_util import Zero, is_undefined_primal
+from openjax._src.primitives.base.batch_util import bdim_at_front
 from openjax._src.primitives.base.structural import (broadcast_in_dim, instantiate_zeros, moveaxis,
                                                      squeeze)
-from openjax._src.primitives.shape.shape import concatenate, full
+from openjax._src.primitives.base.util import check_same_dtypes
+from openjax._src.primitives.elementwise.arithmetic import add
+from openjax._src.primitives.elementwise.logic import lt, select
+from openjax._src.primitives.index.gather_scatter import gather_p, scatter
 from openjax._src.primitives.index.indexing_util import (GatherDimensionNumbers, GatherScatterMode,
                                                          ScatterDimensionNumbers,
                                                          lower_clamp_scalar, lower_index_dtype,
                                                          shape_param)
-from openjax._src.primitives.base.util import check_same_dtypes
-from openjax._src.primitives.base.ad_util import Zero, is_undefined_primal
-from openjax._src.primitives.base.batch_util import bdim_at_front
-from openjax._src.primitives.index.gather_scatter import gather_p, scatter
+from openjax._src.primitives.shape.shape import concatenate, full
 
 __all__ = [
     "dynamic_slice", "dynamic_slice_p", "dynamic_update_slice", "dynamic_update_slice_p",

@@ -14,11 +14,13 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, get_aval
-from openjax._src.primitives.elementwise.arithmetic import add, div, mul, neg, rem, sub
-from openjax._src.primitives.elementwise.logic import eq, select
+from openjax._src.primitives.base.ad_util import Zero, is_undefined_primal
+from openjax._src.primitives.base.batch_util import bdim_at_front
 from openjax._src.primitives.base.structural import (broadcast_in_dim, defjvp, instantiate_zeros,
                                                      iota, moveaxis, reshape)
-from openjax._src.primitives.shape.shape import concatenate, full, full_like
+from openjax._src.primitives.base.util import check_same_dtypes
+from openjax._src.primitives.elementwise.arithmetic import add, div, mul, neg, rem, sub
+from openjax._src.primitives.elementwise.logic import eq, select
 from openjax._src.primitives.index.indexing_util import (GatherDimensionNumbers, GatherScatterMode,
                                                          ScatterDimensionNumbers, cast_scalar,
                                                          check_batching, check_index_dtype,
@@ -35,9 +37,7 @@ from openjax._src.primitives.index.indexing_util import (GatherDimensionNumbers,
                                                          ufunc_combine, window_starts)
 from openjax._src.primitives.index.scatter_lowering import (combine_with, extreme_value,
                                                             identity_of, scatter_lowering)
-from openjax._src.primitives.base.util import check_same_dtypes
-from openjax._src.primitives.base.ad_util import Zero, is_undefined_primal
-from openjax._src.primitives.base.batch_util import bdim_at_front
+from openjax._src.primitives.shape.shape import concatenate, full, full_like
 
 __all__ = [
     "GatherDimensionNumbers", "ScatterDimensionNumbers", "GatherScatterMode",

@@ -16,19 +16,19 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, get_aval
+from openjax._src.primitives.base.ad_util import Zero
+from openjax._src.primitives.base.batch_util import axis_size, bdim_at_front
+from openjax._src.primitives.base.convert import convert_element_type
+from openjax._src.primitives.base.structural import broadcast_in_dim
+from openjax._src.primitives.base.util import check_dtypes, check_same_dtypes
+from openjax._src.primitives.elementwise.arithmetic import (add, div, integer_pow, mul, neg, real,
+                                                            sub)
+from openjax._src.primitives.elementwise.logic import eq
 from openjax._src.primitives.linalg import linalg_rules
 from openjax._src.primitives.linalg.linalg_rules import (H, T, conj, const, diag_matrix, diagonal,
                                                          eye_like, is_complex, mm, permute_rows,
                                                          real_dtype, symmetrize, tril, triu)
-from openjax._src.primitives.base.convert import convert_element_type
-from openjax._src.primitives.elementwise.arithmetic import (add, div, integer_pow, mul, neg, real,
-                                                            sub)
-from openjax._src.primitives.elementwise.logic import eq
-from openjax._src.primitives.base.structural import broadcast_in_dim
 from openjax._src.primitives.shape.shape import concatenate, pad, slice
-from openjax._src.primitives.base.util import check_dtypes, check_same_dtypes
-from openjax._src.primitives.base.ad_util import Zero
-from openjax._src.primitives.base.batch_util import axis_size, bdim_at_front
 
 __all__ = ["cholesky", "cholesky_p", "triangular_solve", "triangular_solve_p", "eigh", "eigh_p",
            "qr", "qr_p", "lu", "lu_p", "lu_pivots_to_permutation", "lu_pivots_to_permutation_p",

@@ -10,14 +10,14 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import get_aval
+from openjax._src.primitives.base.convert import convert_element_type
+from openjax._src.primitives.base.structural import (broadcast_in_dim, broadcasted_iota, reduce_sum,
+                                                     reshape, transpose)
+from openjax._src.primitives.dot_conv.dot import Precision, dot_general
 from openjax._src.primitives.elementwise import arithmetic
 from openjax._src.primitives.elementwise.arithmetic import add, div, mul
 from openjax._src.primitives.elementwise.logic import eq, ge, select
-from openjax._src.primitives.base.structural import (broadcast_in_dim, broadcasted_iota, reduce_sum,
-                                                     reshape, transpose)
 from openjax._src.primitives.shape.shape import full, full_like, slice
-from openjax._src.primitives.base.convert import convert_element_type
-from openjax._src.primitives.dot_conv.dot import Precision, dot_general
 
 
 def is_complex(x) -> bool:

@@ -29,9 +29,9 @@ from openjax._src import dtypes
 from openjax._src.config import config
 from openjax._src.core import Primitive, ShapedArray
 from openjax._src.lowering.builder import Value
-from openjax._src.primitives.base.util import broadcasting_shape
 from openjax._src.primitives.base.ad_util import defjvp_zero
 from openjax._src.primitives.base.batch_util import axis_size, bdim_at_front, broadcast_batcher
+from openjax._src.primitives.base.util import broadcasting_shape
 
 __all__ = ["threefry2x32_p", "threefry2x32", "random_seed_p", "random_seed",
            "random_bits_p", "random_bits", "random_split_p", "random_split",

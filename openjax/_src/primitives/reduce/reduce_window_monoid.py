@@ -17,17 +17,17 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, get_aval
+from openjax._src.primitives.base.convert import lower_convert
 from openjax._src.primitives.base.reduce_lowering import acc_dtype, binary, combiner, scalar_region
+from openjax._src.primitives.base.structural import defjvp, deflinear
+from openjax._src.primitives.base.util import in_float32, quiet
+from openjax._src.primitives.elementwise.logic import ge_p, le_p
+from openjax._src.primitives.reduce.select_and_gather import select_and_gather_add
+from openjax._src.primitives.reduce.window_lowering import lower_reduce_window
 from openjax._src.primitives.reduce.window_util import (dilate_shape, max_identity, min_identity,
                                                         pads_tuple, reduce_window_shape,
                                                         window_args, window_reduce, window_shape)
-from openjax._src.primitives.elementwise.logic import ge_p, le_p
 from openjax._src.primitives.shape.shape import pad
-from openjax._src.primitives.base.util import in_float32, quiet
-from openjax._src.primitives.reduce.window_lowering import lower_reduce_window
-from openjax._src.primitives.base.structural import defjvp, deflinear
-from openjax._src.primitives.base.convert import lower_convert
-from openjax._src.primitives.reduce.select_and_gather import select_and_gather_add
 
 __all__ = ["reduce_window_sum_p", "reduce_window_max_p", "reduce_window_min_p",
            "reduce_window_shape_tuple"]

@@ -1,6 +1,7 @@
-"""Reduction primitives: monoid reductions over axes (``reduce_sum``,
-``reduce_max``, ...), ``argmax``/``argmin`` and the cumulative reductions
-(``cumsum``, ``cumprod``, ``cummax``, ``cummin``, ``cumlogsumexp``).
+"""Reduction primitives: monoid reductions over axes (``reduce_prod``,
+``reduce_max``, ...; ``reduce_sum``, the transpose of ``broadcast_in_dim``,
+is in ``base.structural``), ``argmax``/``argmin`` and the cumulative
+reductions (``cumsum``, ``cumprod``, ``cummax``, ``cummin``, ``cumlogsumexp``).
 
 Parameters and messages follow ``jax.lax``; ``jax.numpy`` builds its
 NumPy-style reductions (dtype promotion, ``where``, ``keepdims``) on these.
@@ -13,26 +14,22 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, get_aval
+from openjax._src.primitives.base.ad_util import defjvp_zero
+from openjax._src.primitives.base.convert import convert_element_type, lower_convert
 from openjax._src.primitives.base.reduce_lowering import (acc_dtype, binary, compare, cumulative,
                                                           is_nan, order, reduce, select)
-from openjax._src.primitives.base.convert import convert_element_type, lower_convert
+from openjax._src.primitives.base.structural import (add_tangents, broadcast_in_dim, defjvp2,
+                                                     deflinear, reduce_sum, reshape, squeeze)
+from openjax._src.primitives.base.util import (axes_tuple, check_number, in_float32, quiet,
+                                               reduced_shape)
 from openjax._src.primitives.elementwise import arithmetic, logic
 from openjax._src.primitives.elementwise.arithmetic import add, div, mul, sub
 from openjax._src.primitives.elementwise.logic import ne
 from openjax._src.primitives.elementwise.transcendental import exp, log1p
-from openjax._src.primitives.base.structural import (add_tangents, broadcast_in_dim, defjvp2,
-                                                     deflinear, reduce_sum, reduce_sum_p, reshape,
-                                                     squeeze)
 from openjax._src.primitives.shape.shape import concatenate, full, full_like, pad, rev, slice_in_dim
-from openjax._src.primitives.base.util import (axes_tuple as _axes_tuple,
-                                               check_number as _check_number,
-                                               in_float32 as _in_float32, quiet,
-                                               reduced_shape as _reduced_shape)
-from openjax._src.primitives.base.ad_util import defjvp_zero
-# reduce_sum lives with broadcast_in_dim (each is the other's transpose).
 
 __all__ = [
-    "reduce_sum", "reduce_sum_p", "reduce_prod", "reduce_prod_p", "reduce_max", "reduce_max_p",
+    "reduce_prod", "reduce_prod_p", "reduce_max", "reduce_max_p",
     "reduce_min", "reduce_min_p", "reduce_and", "reduce_and_p", "reduce_or", "reduce_or_p",
     "reduce_xor", "reduce_xor_p", "argmax", "argmax_p", "argmin", "argmin_p",
     "cumsum", "cumsum_p", "cumprod", "cumprod_p", "cummax", "cummax_p", "cummin", "cummin_p",
@@ -194,14 +191,14 @@ reduce_prod_p = Primitive("reduce_prod")
 @reduce_prod_p.def_impl
 @quiet
 def _reduce_prod_impl(x, *, axes):
-  xc, dt = _in_float32(x)
+  xc, dt = in_float32(x)
   return [np.asarray(np.prod(xc, axis=axes, dtype=xc.dtype)).astype(dt)]
 
 
 @reduce_prod_p.def_abstract_eval
 def _reduce_prod_abstract_eval(x, *, axes):
-  _check_number("reduce_prod", x)
-  return [ShapedArray(_reduced_shape(x, axes), x.dtype, x.weak_type)]
+  check_number("reduce_prod", x)
+  return [ShapedArray(reduced_shape(x, axes), x.dtype, x.weak_type)]
 
 
 @reduce_prod_p.def_jvp
@@ -221,7 +218,7 @@ def _reduce_prod_lower(ctx, x, *, axes):
 
 def reduce_prod(operand, axes):
   """Product of ``operand`` over ``axes`` (no upcast of narrow dtypes)."""
-  return reduce_prod_p.bind1(operand, axes=_axes_tuple("reduce_prod", axes))
+  return reduce_prod_p.bind1(operand, axes=axes_tuple("reduce_prod", axes))
 
 
 # ------------------------------------------------------ reduce_max / min
@@ -233,19 +230,19 @@ reduce_min_p = Primitive("reduce_min")
 @quiet
 def _reduce_max_impl(x, *, axes, out_sharding=None):
   # An empty reduction gives the identity (-inf, iinfo.min, False), as XLA does.
-  xc, dt = _in_float32(x)
+  xc, dt = in_float32(x)
   return [np.asarray(np.max(xc, axis=axes, initial=_max_identity(dt))).astype(dt)]
 
 
 @reduce_min_p.def_impl
 @quiet
 def _reduce_min_impl(x, *, axes, out_sharding=None):
-  xc, dt = _in_float32(x)
+  xc, dt = in_float32(x)
   return [np.asarray(np.min(xc, axis=axes, initial=_min_identity(dt))).astype(dt)]
 
 
 def _chooser_abstract_eval(x, *, axes, out_sharding=None):
-  return [ShapedArray(_reduced_shape(x, axes), x.dtype, x.weak_type)]
+  return [ShapedArray(reduced_shape(x, axes), x.dtype, x.weak_type)]
 
 
 reduce_max_p.def_abstract_eval(_chooser_abstract_eval)
@@ -281,12 +278,12 @@ def _reduce_min_lower(ctx, x, *, axes, out_sharding=None):
 
 def reduce_max(operand, axes, *, out_sharding=None):
   """Maximum of ``operand`` over ``axes`` (NaN propagates)."""
-  return reduce_max_p.bind1(operand, axes=_axes_tuple("reduce_max", axes), out_sharding=None)
+  return reduce_max_p.bind1(operand, axes=axes_tuple("reduce_max", axes), out_sharding=None)
 
 
 def reduce_min(operand, axes, *, out_sharding=None):
   """Minimum of ``operand`` over ``axes`` (NaN propagates)."""
-  return reduce_min_p.bind1(operand, axes=_axes_tuple("reduce_min", axes), out_sharding=None)
+  return reduce_min_p.bind1(operand, axes=axes_tuple("reduce_min", axes), out_sharding=None)
 
 
 # -------------------------------------------------- reduce_and / or / xor
@@ -308,7 +305,7 @@ def _logical_abstract_eval(x, *, axes):
     raise TypeError("logical reduction requires operand dtype bool or int, got "
                     f"{x.dtype.name}.")
   # These reductions are never weakly typed in JAX.
-  return [ShapedArray(_reduced_shape(x, axes), x.dtype, False)]
+  return [ShapedArray(reduced_shape(x, axes), x.dtype, False)]
 
 
 for _p, _uf in ((reduce_and_p, np.bitwise_and), (reduce_or_p, np.bitwise_or),
@@ -333,17 +330,17 @@ reduce_xor_p.def_lower(_logical_lower("xor"))
 
 def reduce_and(operand, axes):
   """Bitwise (logical for bool) AND of ``operand`` over ``axes``."""
-  return reduce_and_p.bind1(operand, axes=_axes_tuple("reduce_and", axes))
+  return reduce_and_p.bind1(operand, axes=axes_tuple("reduce_and", axes))
 
 
 def reduce_or(operand, axes):
   """Bitwise (logical for bool) OR of ``operand`` over ``axes``."""
-  return reduce_or_p.bind1(operand, axes=_axes_tuple("reduce_or", axes))
+  return reduce_or_p.bind1(operand, axes=axes_tuple("reduce_or", axes))
 
 
 def reduce_xor(operand, axes):
   """Bitwise (logical for bool) XOR of ``operand`` over ``axes``."""
-  return reduce_xor_p.bind1(operand, axes=_axes_tuple("reduce_xor", axes))
+  return reduce_xor_p.bind1(operand, axes=axes_tuple("reduce_xor", axes))
 
 
 # --------------------------------------------------------- argmax / argmin
@@ -356,7 +353,7 @@ def _argminmax_impl(np_fn):
   # extreme value (the first NaN wins), exactly XLA's comparator in JAX.
   def impl(x, *, axes, index_dtype):
     (axis,) = axes
-    xc, _ = _in_float32(x)
+    xc, _ = in_float32(x)
     return [np.asarray(np_fn(xc, axis=axis)).astype(index_dtype)]
   return impl
 
@@ -462,7 +459,7 @@ def _cumulative_primitive(name: str, accumulate, kind: str = "differentiable") -
 
   @quiet
   def impl(x, *, axis, reverse):
-    xc, dt = _in_float32(x)
+    xc, dt = in_float32(x)
     if reverse:
       xc = np.flip(xc, axis)
     out = np.asarray(accumulate(xc, axis)).astype(dt)
@@ -473,7 +470,7 @@ def _cumulative_primitive(name: str, accumulate, kind: str = "differentiable") -
       raise ValueError("XLA operations do not allow negative axes")
     if axis >= x.ndim:
       raise ValueError(f"axis {axis} is out of bounds for array of shape {x.shape}")
-    _check_number(name, x)
+    check_number(name, x)
     return [ShapedArray(x.shape, x.dtype, x.weak_type)]
 
   def batch(vals, dims, *, axis, reverse):

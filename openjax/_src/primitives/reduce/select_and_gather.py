@@ -14,19 +14,19 @@ from __future__ import annotations
 import numpy as np
 
 from openjax._src.core import Primitive, ShapedArray, get_aval
+from openjax._src.primitives.base.ad_util import Zero, is_undefined_primal
+from openjax._src.primitives.base.batch_util import axis_size, bdim_at_front
+from openjax._src.primitives.base.convert import lower_convert
 from openjax._src.primitives.base.reduce_lowering import acc_dtype
+from openjax._src.primitives.base.util import in_float32, quiet
+from openjax._src.primitives.elementwise.logic import ge_p, le_p
+from openjax._src.primitives.reduce.window_lowering import (explicit_pad, scatter_to_selected,
+                                                            select_in_windows)
 from openjax._src.primitives.reduce.window_util import (dilate_shape, max_identity, min_identity,
                                                         offset_slices, pad_dilate,
                                                         reduce_window_shape, window_args,
                                                         window_select)
-from openjax._src.primitives.elementwise.logic import ge_p, le_p
 from openjax._src.primitives.shape.shape import pad, slice
-from openjax._src.primitives.base.util import in_float32, quiet
-from openjax._src.primitives.reduce.window_lowering import (explicit_pad, scatter_to_selected,
-                                                            select_in_windows)
-from openjax._src.primitives.base.ad_util import Zero, is_undefined_primal
-from openjax._src.primitives.base.batch_util import axis_size, bdim_at_front
-from openjax._src.primitives.base.convert import lower_convert
 
 __all__ = ["select_and_gather_add_p", "select_and_scatter_add_p"]
 

@@ -1,8 +1,7 @@
-"""Structural primitives: shapes and layouts without arithmetic.
-
-The base primitives (broadcast_in_dim, reshape, iota, squeeze, transpose,
-reduce_sum) live in ``shape_base`` and are re-exported here; this module adds
-rev, pad, concatenate, split, tile and slice, whose rules build on them."""
+"""Shape primitives: rev, pad, concatenate, split, tile and slice, and the
+``full``/``full_like`` constructors: shapes and layouts without arithmetic,
+written on the structural primitives of ``base.structural`` (broadcast_in_dim,
+reshape, iota, squeeze, transpose, reduce_sum)."""
 from __future__ import annotations
 
 import math
@@ -13,17 +12,18 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, get_aval
-from openjax._src.primitives.base import ad_util, structural
-from openjax._src.primitives.base.util import check_same_dtypes
+from openjax._src.primitives.base import ad_util
 from openjax._src.primitives.base.convert import _convert_element_type
-from openjax._src.primitives.base.structural import *  # noqa: F401,F403 - the family's surface
 from openjax._src.primitives.base.structural import (_check_shapelike, _int_tuple, _shape_tuple,
                                                      _shifted, add_tangents, broadcast,
                                                      broadcast_in_dim, canonicalize_axis, deflinear,
                                                      instantiate_zeros, moveaxis, reduce_sum,
                                                      reshape, squeeze)
+from openjax._src.primitives.base.util import check_same_dtypes
 
-__all__ = list(structural.__all__)
+__all__ = ["rev", "rev_p", "pad", "pad_p", "concatenate", "concatenate_p", "split", "split_p",
+           "tile", "tile_p", "slice", "slice_p", "slice_in_dim", "index_in_dim", "collapse", "full",
+           "full_like", "broadcast_shapes", "broadcast_to_rank"]
 
 
 # ------------------------------------------------------------------------ rev
@@ -625,10 +625,4 @@ def broadcast_to_rank(x, rank: int):
   """Add leading size-1 dimensions to give ``x`` rank ``rank``."""
   ndim = np.ndim(x)
   return x if ndim == rank else broadcast(x, (1,) * (rank - ndim))
-
-
-__all__ += ["rev", "rev_p", "pad", "pad_p", "concatenate", "concatenate_p", "split", "split_p",
-            "tile", "tile_p", "slice", "slice_p", "slice_in_dim", "index_in_dim",
-            "collapse", "full", "full_like", "broadcast_shapes", "broadcast_to_rank"]
-
 

@@ -14,13 +14,13 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, get_aval
 from openjax._src.primitives.base import structural
+from openjax._src.primitives.base.ad_util import Zero
 from openjax._src.primitives.base.structural import (broadcast_in_dim, broadcasted_iota,
                                                      canonicalize_axis, moveaxis)
-from openjax._src.primitives.sort.sort_lowering import (from_rows, smallest_permutation, sort_keys,
-                                                        sort_permutation, take_rows, to_rows)
-from openjax._src.primitives.base.ad_util import Zero
 from openjax._src.primitives.index.gather_scatter import gather
 from openjax._src.primitives.index.indexing_util import GatherDimensionNumbers, GatherScatterMode
+from openjax._src.primitives.sort.sort_lowering import (from_rows, smallest_permutation, sort_keys,
+                                                        sort_permutation, take_rows, to_rows)
 
 __all__ = ["sort", "sort_p", "sort_key_val", "top_k", "top_k_p"]
 

@@ -24,10 +24,10 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.lowering.builder import Value, dense_int_attr
+from openjax._src.primitives.base.reduce_lowering import binary, compare, select, shape_of
 from openjax._src.primitives.index.indexing_util import (GatherDimensionNumbers,
                                                          ScatterDimensionNumbers, gather_dnums_attr,
                                                          scatter_dnums_attr)
-from openjax._src.primitives.base.reduce_lowering import binary, compare, select, shape_of
 
 #: ``stablehlo.sort`` costs IREE about 3 ns * rows * n**2; the radix sort
 #: about 1 ms + 0.2 us * rows * n (measured on IREE 3.13 CPU: one row of 512
