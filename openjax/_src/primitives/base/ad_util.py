@@ -68,6 +68,12 @@ def defjvp_zero(prim: Primitive) -> None:
 stop_gradient_p = Primitive("stop_gradient")
 
 
+def stop_gradient(x):
+  """Stops gradient computation: the identity on values, a constant to
+  differentiation (``x`` may be a pytree of arrays)."""
+  return tree_util.tree_map(stop_gradient_p.bind1, x)
+
+
 @stop_gradient_p.def_impl
 def _stop_gradient_impl(x):
   return [x]
@@ -93,9 +99,3 @@ def _stop_gradient_batch(vals, dims):
 @stop_gradient_p.def_lower
 def _stop_gradient_lower(ctx, x):
   return [x]
-
-
-def stop_gradient(x):
-  """Stops gradient computation: the identity on values, a constant to
-  differentiation (``x`` may be a pytree of arrays)."""
-  return tree_util.tree_map(stop_gradient_p.bind1, x)

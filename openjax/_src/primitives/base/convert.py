@@ -20,6 +20,52 @@ __all__ = ["convert_element_type", "convert_element_type_p"]
 convert_element_type_p = Primitive("convert_element_type")
 
 
+def convert_element_type(operand, new_dtype):
+  """Elementwise cast to ``new_dtype`` (x64-canonicalised), like ``lax.convert_element_type``."""
+  new_dtype = dtypes.explicit_dtype(new_dtype, "convert_element_type")
+  return _convert_element_type(operand, new_dtype, weak_type=False)
+
+
+def _convert_element_type(operand, new_dtype=None, weak_type: bool = False):
+  """Cast ``operand``; skips the primitive when nothing would change. Python
+  scalars are converted here, at trace time, so they stay literals."""
+  from_dtype = dtypes.dtype(operand)
+  new_dtype = from_dtype if new_dtype is None else np.dtype(new_dtype)
+  if type(operand) in dtypes.python_scalar_dtypes:
+    return _scalar_array(operand, new_dtype, weak_type)
+  old_weak = dtypes.is_weakly_typed(operand)
+  if from_dtype == new_dtype and old_weak == weak_type and hasattr(operand, "aval"):
+    return operand
+  if np.ndim(operand) == 0 and (isinstance(operand, (np.ndarray, np.generic))
+                                or type(operand) is Array):
+    # Concrete scalars convert now, as JAX does, so traces keep them literals.
+    value = np.array(getattr(operand, "_value", operand), copy=True)
+    return array_of(np.asarray(convert_numpy(value, new_dtype)),
+                    ShapedArray((), new_dtype, weak_type))
+  return convert_element_type_p.bind1(operand, new_dtype=new_dtype, weak_type=bool(weak_type),
+                                      sharding=None)
+
+
+def _scalar_array(x, dt, weak_type):
+  # A Python scalar as a 0-d Array of dtype ``dt``, which tracing turns into a
+  # literal (no equation), as JAX does for Python scalars.
+  aval = _SCALAR_AVALS.get((dt, weak_type))
+  if aval is None:
+    aval = _SCALAR_AVALS[(dt, weak_type)] = ShapedArray((), dt, bool(weak_type))
+  if type(x) is float and dtypes.kind(dt) in "fc" or type(x) is int and dtypes.kind(dt) in "iuf":
+    try:   # the common case, kept fast: operators with Python numbers
+      return array_of(np.array(x, dt), aval)
+    except OverflowError:
+      pass
+  arr = np.asarray(x)
+  if dtypes.kind(dt) not in "fc" and isinstance(x, float):
+    arr = np.trunc(arr)
+  return array_of(np.asarray(convert_numpy(arr, dt)), aval)
+
+
+_SCALAR_AVALS: dict = {}
+
+
 def convert_numpy(x: np.ndarray, new_dtype: np.dtype) -> np.ndarray:
   """NumPy cast with XLA's semantics: float->int saturates and NaN->0;
   complex->real drops the imaginary part; anything->bool is ``x != 0``."""
@@ -182,51 +228,3 @@ def _f32_to_bf16_bits(ctx, x, shape):
 @convert_element_type_p.def_lower
 def _convert_lower(ctx, x, *, new_dtype, weak_type, sharding=None):
   return [lower_convert(ctx, x, ctx.avals_in[0].dtype, new_dtype)]
-
-
-def convert_element_type(operand, new_dtype):
-  """Elementwise cast to ``new_dtype`` (x64-canonicalised), like ``lax.convert_element_type``."""
-  new_dtype = dtypes.explicit_dtype(new_dtype, "convert_element_type")
-  return _convert_element_type(operand, new_dtype, weak_type=False)
-
-
-def _convert_element_type(operand, new_dtype=None, weak_type: bool = False):
-  """Cast ``operand``; skips the primitive when nothing would change. Python
-  scalars are converted here, at trace time, so they stay literals."""
-  from_dtype = dtypes.dtype(operand)
-  new_dtype = from_dtype if new_dtype is None else np.dtype(new_dtype)
-  if type(operand) in dtypes.python_scalar_dtypes:
-    return _scalar_array(operand, new_dtype, weak_type)
-  old_weak = dtypes.is_weakly_typed(operand)
-  if from_dtype == new_dtype and old_weak == weak_type and hasattr(operand, "aval"):
-    return operand
-  if np.ndim(operand) == 0 and (isinstance(operand, (np.ndarray, np.generic))
-                                or type(operand) is Array):
-    # Concrete scalars convert now, as JAX does, so traces keep them literals.
-    value = np.array(getattr(operand, "_value", operand), copy=True)
-    return array_of(np.asarray(convert_numpy(value, new_dtype)),
-                                  ShapedArray((), new_dtype, weak_type))
-  return convert_element_type_p.bind1(operand, new_dtype=new_dtype, weak_type=bool(weak_type),
-                                      sharding=None)
-
-
-def _scalar_array(x, dt, weak_type):
-  # A Python scalar as a 0-d Array of dtype ``dt``, which tracing turns into a
-  # literal (no equation), as JAX does for Python scalars.
-  aval = _SCALAR_AVALS.get((dt, weak_type))
-  if aval is None:
-    aval = _SCALAR_AVALS[(dt, weak_type)] = ShapedArray((), dt, bool(weak_type))
-  if type(x) is float and dtypes.kind(dt) in "fc" or type(x) is int and dtypes.kind(dt) in "iuf":
-    try:   # the common case, kept fast: operators with Python numbers
-      return array_of(np.array(x, dt), aval)
-    except OverflowError:
-      pass
-  arr = np.asarray(x)
-  if dtypes.kind(dt) not in "fc" and isinstance(x, float):
-    arr = np.trunc(arr)
-  return array_of(np.asarray(convert_numpy(arr, dt)), aval)
-
-
-_SCALAR_AVALS: dict = {}
-
-

@@ -1,7 +1,9 @@
-"""The base structural primitives: broadcast_in_dim, reshape, iota, squeeze,
-transpose and reduce_sum, with all their rules. Every other family's rules
-(and ``batch_util``) build on these; ``shape`` adds the slicing and joining
-primitives on top and re-exports this module."""
+"""The structural primitives every family's rules may use: add_any (tangent
+accumulation), broadcast_in_dim, reshape, iota, squeeze, transpose and
+reduce_sum, each with all its rules, and the JVP rule builders ``defjvp``,
+``defjvp2`` and ``deflinear`` (written with add_any and zeros). Every other
+family (and ``batch_util``) builds on these; the ``shape`` family adds the
+slicing and joining primitives."""
 from __future__ import annotations
 
 import math
@@ -49,6 +51,36 @@ def _shifted(axes, bdim: int) -> tuple[int, ...]:
   return tuple(a + 1 if a >= bdim else a for a in axes)
 
 
+def canonicalize_axis(axis, ndim: int) -> int:
+  """``axis`` in ``[-ndim, ndim)`` as a non-negative int (lax's ValueError)."""
+  axis = operator.index(axis)
+  if not -ndim <= axis < ndim:
+    raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+  return axis + ndim if axis < 0 else axis
+
+
+def _check_shapelike(fun: str, arg: str, obj) -> None:
+  """lax's check that ``obj`` is a 1-D tuple of non-negative integers."""
+  if not isinstance(obj, (tuple, list, np.ndarray)):
+    raise TypeError(f"{fun} {arg} must be of type tuple/list/ndarray, got {type(obj)}.")
+  if not len(obj):
+    return
+  try:
+    vals = [operator.index(d) for d in obj]
+  except TypeError:
+    raise TypeError(f"{fun} {arg} must have every element be an integer type, got "
+                    f"{tuple(map(type, obj))}.") from None
+  if not all(d >= 0 for d in vals):
+    raise TypeError(f"{fun} {arg} must have every element be nonnegative, got {tuple(obj)}.")
+
+
+def _int_tuple(fun: str, arg: str, obj) -> tuple[int, ...]:
+  try:
+    return tuple(operator.index(d) for d in obj)
+  except TypeError:
+    raise TypeError(f"{fun}: {arg} must be a sequence of integers, got {obj!r}") from None
+
+
 # ------------------------------------------ tangent zeros, add_any, JVP rule builders
 # Here rather than in ad_util: zeros are staged as ``broadcast_in_dim`` and
 # ``add_any`` batches with ``broadcast_in_dim``/``transpose``, while those
@@ -68,16 +100,16 @@ def instantiate_zeros(t):
   return zeros_like_aval(t.aval) if type(t) is Zero else t
 
 
+# ----------------------------------------------------------------- add_any
+add_any_p = Primitive("add_any", kind="linear")
+
+
 def add_tangents(x, y):
   if type(x) is Zero:
     return y
   if type(y) is Zero:
     return x
   return add_any_p.bind1(x, y)
-
-
-# ----------------------------------------------------------------- add_any
-add_any_p = Primitive("add_any", kind="linear")
 
 
 @add_any_p.def_impl
@@ -135,7 +167,6 @@ def _add_any_lower(ctx, x, y):
   return [ctx.op("stablehlo.add", [x, y], ctx.avals_out[0])]
 
 
-
 def defjvp(prim: Primitive, *jvp_fns: Callable | None) -> None:
   """JVP from one function per operand: ``fn(g, *primals, **params)`` is the
   tangent contribution of operand ``i`` (None: not differentiable there).
@@ -167,7 +198,6 @@ def defjvp2(prim: Primitive, *jvp_fns: Callable | None) -> None:
   prim.def_jvp(rule)
 
 
-
 def deflinear(prim: Primitive, transpose_fn: Callable) -> None:
   """A primitive linear in all operands: its JVP applies it to the tangents,
   and ``transpose_fn(ct, *invals, **params) -> list`` transposes it."""
@@ -188,6 +218,26 @@ def deflinear(prim: Primitive, transpose_fn: Callable) -> None:
 
 # ------------------------------------------------------------ broadcast_in_dim
 broadcast_in_dim_p = Primitive("broadcast_in_dim", kind="linear")
+
+
+def broadcast_in_dim(operand, shape, broadcast_dimensions, out_sharding=None):
+  """Broadcast ``operand`` to ``shape``; operand dimension ``i`` becomes
+  output dimension ``broadcast_dimensions[i]``."""
+  shape = _shape_tuple("broadcast_in_dim", "shape", shape)
+  bdims = tuple(int(d) for d in broadcast_dimensions)
+  if np.ndim(operand) == len(shape) and bdims == tuple(range(len(shape))) and \
+      tuple(np.shape(operand)) == shape and hasattr(operand, "aval"):
+    return operand
+  return broadcast_in_dim_p.bind1(operand, shape=shape, broadcast_dimensions=bdims,
+                                  sharding=None)
+
+
+def broadcast(operand, sizes):
+  """Add leading dimensions of ``sizes`` to ``operand``."""
+  sizes = _shape_tuple("broadcast", "sizes", sizes)
+  nd = np.ndim(operand)
+  return broadcast_in_dim(operand, sizes + tuple(np.shape(operand)),
+                          tuple(range(len(sizes), len(sizes) + nd)))
 
 
 @broadcast_in_dim_p.def_impl
@@ -220,18 +270,6 @@ def _broadcast_in_dim_abstract_eval(x, *, shape, broadcast_dimensions, sharding=
           f"of shape {x.shape}, target broadcast shape {shape}, broadcast_dimensions "
           f"{broadcast_dimensions} ")
   return [ShapedArray(shape, x.dtype, x.weak_type)]
-
-
-def broadcast_in_dim(operand, shape, broadcast_dimensions, out_sharding=None):
-  """Broadcast ``operand`` to ``shape``; operand dimension ``i`` becomes
-  output dimension ``broadcast_dimensions[i]``."""
-  shape = _shape_tuple("broadcast_in_dim", "shape", shape)
-  bdims = tuple(int(d) for d in broadcast_dimensions)
-  if np.ndim(operand) == len(shape) and bdims == tuple(range(len(shape))) and \
-      tuple(np.shape(operand)) == shape and hasattr(operand, "aval"):
-    return operand
-  return broadcast_in_dim_p.bind1(operand, shape=shape, broadcast_dimensions=bdims,
-                                  sharding=None)
 
 
 @broadcast_in_dim_p.def_pp
@@ -273,16 +311,20 @@ def _broadcast_in_dim_lower(ctx, x, *, shape, broadcast_dimensions, sharding=Non
                  attrs={"broadcast_dimensions": tuple(broadcast_dimensions)})]
 
 
-def broadcast(operand, sizes):
-  """Add leading dimensions of ``sizes`` to ``operand``."""
-  sizes = _shape_tuple("broadcast", "sizes", sizes)
-  nd = np.ndim(operand)
-  return broadcast_in_dim(operand, sizes + tuple(np.shape(operand)),
-                          tuple(range(len(sizes), len(sizes) + nd)))
-
-
 # -------------------------------------------------------------------- reshape
 reshape_p = Primitive("reshape", kind="linear")
+
+
+def reshape(operand, new_sizes, dimensions=None, out_sharding=None):
+  """Reshape ``operand`` to ``new_sizes`` (after transposing by ``dimensions``
+  if given); the total size must not change."""
+  new_sizes = _shape_tuple("reshape", "new_sizes", new_sizes)
+  dims = None if dimensions is None else tuple(int(d) for d in dimensions)
+  if dims is not None and dims == tuple(range(np.ndim(operand))):
+    dims = None
+  if dims is None and tuple(np.shape(operand)) == new_sizes and hasattr(operand, "aval"):
+    return operand
+  return reshape_p.bind1(operand, new_sizes=new_sizes, dimensions=dims, sharding=None)
 
 
 @reshape_p.def_impl
@@ -302,18 +344,6 @@ def _reshape_abstract_eval(x, *, new_sizes, dimensions, sharding=None):
     raise TypeError("reshape dimensions must be a permutation of operand dimensions, "
                     f"got dimensions {dimensions} for shape {x.shape}.")
   return [ShapedArray(new_sizes, x.dtype, x.weak_type)]
-
-
-def reshape(operand, new_sizes, dimensions=None, out_sharding=None):
-  """Reshape ``operand`` to ``new_sizes`` (after transposing by ``dimensions``
-  if given); the total size must not change."""
-  new_sizes = _shape_tuple("reshape", "new_sizes", new_sizes)
-  dims = None if dimensions is None else tuple(int(d) for d in dimensions)
-  if dims is not None and dims == tuple(range(np.ndim(operand))):
-    dims = None
-  if dims is None and tuple(np.shape(operand)) == new_sizes and hasattr(operand, "aval"):
-    return operand
-  return reshape_p.bind1(operand, new_sizes=new_sizes, dimensions=dims, sharding=None)
 
 
 def _reshape_transpose(ct, x, *, new_sizes, dimensions, sharding=None):
@@ -351,6 +381,19 @@ def _reshape_lower(ctx, x, *, new_sizes, dimensions, sharding=None):
 iota_p = Primitive("iota", kind="nondifferentiable")
 
 
+def iota(dtype, size: int):
+  """``[0, 1, ..., size-1]`` of ``dtype``."""
+  return broadcasted_iota(dtype, (size,), 0)
+
+
+def broadcasted_iota(dtype, shape, dimension: int, out_sharding=None):
+  """An array of ``shape`` counting along ``dimension``."""
+  dtype = dtypes.explicit_dtype(dtype, "iota")
+  shape = _shape_tuple("broadcasted_iota", "shape", shape)
+  dimension = int(dimension)
+  return iota_p.bind1(dtype=dtype, shape=shape, dimension=dimension, sharding=None)
+
+
 @iota_p.def_impl
 def _iota_impl(*, dtype, shape, dimension, sharding=None):
   n = shape[dimension]
@@ -384,52 +427,33 @@ def _iota_lower(ctx, *, dtype, shape, dimension, sharding=None):
   return [lower_convert(ctx, out, idt, dt)]
 
 
-def iota(dtype, size: int):
-  """``[0, 1, ..., size-1]`` of ``dtype``."""
-  return broadcasted_iota(dtype, (size,), 0)
-
-
-def broadcasted_iota(dtype, shape, dimension: int, out_sharding=None):
-  """An array of ``shape`` counting along ``dimension``."""
-  dtype = dtypes.explicit_dtype(dtype, "iota")
-  shape = _shape_tuple("broadcasted_iota", "shape", shape)
-  dimension = int(dimension)
-  return iota_p.bind1(dtype=dtype, shape=shape, dimension=dimension, sharding=None)
-
-
-# ------------------------------------------------------------------ helpers
-def canonicalize_axis(axis, ndim: int) -> int:
-  """``axis`` in ``[-ndim, ndim)`` as a non-negative int (lax's ValueError)."""
-  axis = operator.index(axis)
-  if not -ndim <= axis < ndim:
-    raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
-  return axis + ndim if axis < 0 else axis
-
-
-def _check_shapelike(fun: str, arg: str, obj) -> None:
-  """lax's check that ``obj`` is a 1-D tuple of non-negative integers."""
-  if not isinstance(obj, (tuple, list, np.ndarray)):
-    raise TypeError(f"{fun} {arg} must be of type tuple/list/ndarray, got {type(obj)}.")
-  if not len(obj):
-    return
-  try:
-    vals = [operator.index(d) for d in obj]
-  except TypeError:
-    raise TypeError(f"{fun} {arg} must have every element be an integer type, got "
-                    f"{tuple(map(type, obj))}.") from None
-  if not all(d >= 0 for d in vals):
-    raise TypeError(f"{fun} {arg} must have every element be nonnegative, got {tuple(obj)}.")
-
-
-def _int_tuple(fun: str, arg: str, obj) -> tuple[int, ...]:
-  try:
-    return tuple(operator.index(d) for d in obj)
-  except TypeError:
-    raise TypeError(f"{fun}: {arg} must be a sequence of integers, got {obj!r}") from None
-
-
 # -------------------------------------------------------------------- squeeze
 squeeze_p = Primitive("squeeze", kind="linear")
+
+
+def squeeze(array, dimensions):
+  """Remove the size-1 ``dimensions`` from ``array``."""
+  ndim = np.ndim(array)
+  dims = tuple(sorted(canonicalize_axis(d, ndim) for d in dimensions))
+  if not dims and hasattr(array, "aval"):
+    return array
+  return squeeze_p.bind1(array, dimensions=dims)
+
+
+def expand_dims(array, dimensions):
+  """Insert size-1 dimensions at ``dimensions`` (positions in the result)."""
+  dimensions = tuple(dimensions)
+  if len(set(dimensions)) != len(dimensions):
+    raise ValueError(f"repeated axis in lax.expand_dims: {dimensions}")
+  ndim_out = np.ndim(array) + len(dimensions)
+  dims = [canonicalize_axis(d, ndim_out) for d in dimensions]
+  if len(set(dims)) != len(dims):  # -1 and ndim_out-1 name the same axis
+    raise ValueError(f"repeated axis in lax.expand_dims: {dims}")
+  shape = list(np.shape(array))
+  for d in sorted(dims):
+    shape.insert(d, 1)
+  kept = tuple(i for i in range(ndim_out) if i not in set(dims))
+  return broadcast_in_dim(array, shape, kept)
 
 
 @squeeze_p.def_impl
@@ -448,15 +472,6 @@ def _squeeze_abstract_eval(x, *, dimensions):
                      f"one, got shape={x.shape} and dimensions={dimensions}")
   shape = tuple(s for i, s in enumerate(x.shape) if i not in dimensions)
   return [ShapedArray(shape, x.dtype, x.weak_type)]
-
-
-def squeeze(array, dimensions):
-  """Remove the size-1 ``dimensions`` from ``array``."""
-  ndim = np.ndim(array)
-  dims = tuple(sorted(canonicalize_axis(d, ndim) for d in dimensions))
-  if not dims and hasattr(array, "aval"):
-    return array
-  return squeeze_p.bind1(array, dimensions=dims)
 
 
 def _squeeze_transpose(ct, x, *, dimensions):
@@ -479,24 +494,20 @@ def _squeeze_lower(ctx, x, *, dimensions):
   return [ctx.op("stablehlo.reshape", [x], ctx.avals_out[0])]
 
 
-def expand_dims(array, dimensions):
-  """Insert size-1 dimensions at ``dimensions`` (positions in the result)."""
-  dimensions = tuple(dimensions)
-  if len(set(dimensions)) != len(dimensions):
-    raise ValueError(f"repeated axis in lax.expand_dims: {dimensions}")
-  ndim_out = np.ndim(array) + len(dimensions)
-  dims = [canonicalize_axis(d, ndim_out) for d in dimensions]
-  if len(set(dims)) != len(dims):  # -1 and ndim_out-1 name the same axis
-    raise ValueError(f"repeated axis in lax.expand_dims: {dims}")
-  shape = list(np.shape(array))
-  for d in sorted(dims):
-    shape.insert(d, 1)
-  kept = tuple(i for i in range(ndim_out) if i not in set(dims))
-  return broadcast_in_dim(array, shape, kept)
-
-
 # ------------------------------------------------------------------ transpose
 transpose_p = Primitive("transpose", kind="linear")
+
+
+def transpose(operand, permutation):
+  """Permute the dimensions of ``operand``: result dimension ``i`` is operand
+  dimension ``permutation[i]``."""
+  if not isinstance(permutation, (tuple, list, np.ndarray)):
+    raise TypeError(f"transpose permutation must be a tuple/list/ndarray, got "
+                    f"{type(permutation)}.")
+  perm = _int_tuple("transpose", "permutation", permutation)
+  if perm == tuple(range(np.ndim(operand))) and hasattr(operand, "aval"):
+    return operand
+  return transpose_p.bind1(operand, permutation=perm)
 
 
 @transpose_p.def_impl
@@ -510,18 +521,6 @@ def _transpose_abstract_eval(x, *, permutation):
     raise TypeError("transpose permutation isn't a permutation of operand dimensions, "
                     f"got permutation {permutation} for operand shape {x.shape}.")
   return [ShapedArray(tuple(x.shape[i] for i in permutation), x.dtype, x.weak_type)]
-
-
-def transpose(operand, permutation):
-  """Permute the dimensions of ``operand``: result dimension ``i`` is operand
-  dimension ``permutation[i]``."""
-  if not isinstance(permutation, (tuple, list, np.ndarray)):
-    raise TypeError(f"transpose permutation must be a tuple/list/ndarray, got "
-                    f"{type(permutation)}.")
-  perm = _int_tuple("transpose", "permutation", permutation)
-  if perm == tuple(range(np.ndim(operand))) and hasattr(operand, "aval"):
-    return operand
-  return transpose_p.bind1(operand, permutation=perm)
 
 
 def _transpose_transpose(ct, x, *, permutation):
@@ -544,9 +543,13 @@ def _transpose_lower(ctx, x, *, permutation):
                  attrs={"permutation": tuple(permutation)})]
 
 
-
 # ------------------------------------------------------------ reduce_sum
 reduce_sum_p = Primitive("reduce_sum", kind="linear")
+
+
+def reduce_sum(operand, axes, *, out_sharding=None):
+  """Sum of ``operand`` over ``axes`` (no upcast of narrow dtypes)."""
+  return reduce_sum_p.bind1(operand, axes=axes_tuple("reduce_sum", axes), out_sharding=None)
 
 
 @reduce_sum_p.def_impl
@@ -560,11 +563,6 @@ def _reduce_sum_impl(x, *, axes, out_sharding=None):
 def _reduce_sum_abstract_eval(x, *, axes, out_sharding=None):
   check_number("reduce_sum", x)
   return [ShapedArray(reduced_shape(x, axes), x.dtype, x.weak_type)]
-
-
-def reduce_sum(operand, axes, *, out_sharding=None):
-  """Sum of ``operand`` over ``axes`` (no upcast of narrow dtypes)."""
-  return reduce_sum_p.bind1(operand, axes=axes_tuple("reduce_sum", axes), out_sharding=None)
 
 
 def _reduce_sum_transpose(ct, x, *, axes, out_sharding=None):

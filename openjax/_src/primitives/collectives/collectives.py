@@ -195,8 +195,30 @@ def _allreduce_batch(prim: Primitive, if_unmapped):
   return rule
 
 
+def _allreduce_lower(reduce_p: Primitive, name: str):
+  """Positional axes (what vmap leaves of a named reduction) lower like the
+  matching reduction; reductions across devices need pmap/shard_map."""
+  def rule(ctx, x, *, axes, axis_index_groups):
+    named = _named(axes)
+    if named:
+      raise NotImplementedError(
+          f"{name} over the named axes {named} cannot be compiled here: named axes are "
+          "only bound by vmap (which rewrites them into array reductions) for now.")
+    pos = tuple(a for a in axes if isinstance(a, int))
+    if not pos:
+      return [x]
+    return reduce_p.rule("lower")(ctx, x, axes=pos)
+  return rule
+
+
 psum_p = Primitive("psum", kind="linear")
 psum_p.batch_needs_axis = True
+
+
+def psum_array(x, axes: tuple, axis_index_groups=None):
+  return psum_p.bind1(x, axes=tuple(axes), axis_index_groups=axis_index_groups)
+
+
 psum_p.def_impl(_allreduce_impl(lambda x, axis: np.sum(x, axis=axis, dtype=x.dtype)))
 psum_p.def_abstract_eval(_allreduce_abstract_eval)
 psum_p.def_batch(_allreduce_batch(psum_p, _times))
@@ -216,58 +238,49 @@ def _psum_transpose(ct, x, *, axes, axis_index_groups):
 
 
 deflinear(psum_p, _psum_transpose)
+psum_p.def_lower(_allreduce_lower(reduce_sum_p, "psum"))
 
 pmax_p = Primitive("pmax")
 pmax_p.batch_needs_axis = True
-pmax_p.def_impl(_allreduce_impl(lambda x, axis: np.max(x, axis=axis)))
-pmax_p.def_abstract_eval(_allreduce_abstract_eval)
-pmax_p.def_batch(_allreduce_batch(pmax_p, lambda x, size: x))
-pmax_p.mark_not_applicable("jvp", "JAX defines no derivative of pmax")
-
-pmin_p = Primitive("pmin")
-pmin_p.batch_needs_axis = True
-pmin_p.def_impl(_allreduce_impl(lambda x, axis: np.min(x, axis=axis)))
-pmin_p.def_abstract_eval(_allreduce_abstract_eval)
-pmin_p.def_batch(_allreduce_batch(pmin_p, lambda x, size: x))
-pmin_p.mark_not_applicable("jvp", "JAX defines no derivative of pmin")
-
-
-def _allreduce_lower(reduce_p: Primitive, name: str):
-  """Positional axes (what vmap leaves of a named reduction) lower like the
-  matching reduction; reductions across devices need pmap/shard_map."""
-  def rule(ctx, x, *, axes, axis_index_groups):
-    named = _named(axes)
-    if named:
-      raise NotImplementedError(
-          f"{name} over the named axes {named} cannot be compiled here: named axes are "
-          "only bound by vmap (which rewrites them into array reductions) for now.")
-    pos = tuple(a for a in axes if isinstance(a, int))
-    if not pos:
-      return [x]
-    return reduce_p.rule("lower")(ctx, x, axes=pos)
-  return rule
-
-
-psum_p.def_lower(_allreduce_lower(reduce_sum_p, "psum"))
-pmax_p.def_lower(_allreduce_lower(reduce_max_p, "pmax"))
-pmin_p.def_lower(_allreduce_lower(reduce_min_p, "pmin"))
-
-
-def psum_array(x, axes: tuple, axis_index_groups=None):
-  return psum_p.bind1(x, axes=tuple(axes), axis_index_groups=axis_index_groups)
 
 
 def pmax_array(x, axes: tuple, axis_index_groups=None):
   return pmax_p.bind1(x, axes=tuple(axes), axis_index_groups=axis_index_groups)
 
 
+pmax_p.def_impl(_allreduce_impl(lambda x, axis: np.max(x, axis=axis)))
+pmax_p.def_abstract_eval(_allreduce_abstract_eval)
+pmax_p.def_batch(_allreduce_batch(pmax_p, lambda x, size: x))
+pmax_p.mark_not_applicable("jvp", "JAX defines no derivative of pmax")
+pmax_p.def_lower(_allreduce_lower(reduce_max_p, "pmax"))
+
+pmin_p = Primitive("pmin")
+pmin_p.batch_needs_axis = True
+
+
 def pmin_array(x, axes: tuple, axis_index_groups=None):
   return pmin_p.bind1(x, axes=tuple(axes), axis_index_groups=axis_index_groups)
+
+
+pmin_p.def_impl(_allreduce_impl(lambda x, axis: np.min(x, axis=axis)))
+pmin_p.def_abstract_eval(_allreduce_abstract_eval)
+pmin_p.def_batch(_allreduce_batch(pmin_p, lambda x, size: x))
+pmin_p.mark_not_applicable("jvp", "JAX defines no derivative of pmin")
+pmin_p.def_lower(_allreduce_lower(reduce_min_p, "pmin"))
 
 
 # --------------------------------------------------------------- all_gather
 all_gather_p = Primitive("all_gather", kind="linear")
 all_gather_p.batch_needs_axis = True
+
+
+def all_gather_array(x, *, all_gather_dimension: int, axis_name: tuple, axis_index_groups,
+                     axis_size: int, tiled: bool):
+  return all_gather_p.bind1(x, all_gather_dimension=int(all_gather_dimension),
+                            axis_name=axis_name, axis_index_groups=axis_index_groups,
+                            axis_size=int(axis_size), tiled=bool(tiled))
+
+
 all_gather_p.def_impl(_unmapped_impl("all_gather"))
 
 
@@ -323,16 +336,18 @@ def _all_gather_transpose(ct, x, *, all_gather_dimension, axis_name, axis_index_
 deflinear(all_gather_p, _all_gather_transpose)
 
 
-def all_gather_array(x, *, all_gather_dimension: int, axis_name: tuple, axis_index_groups,
-                     axis_size: int, tiled: bool):
-  return all_gather_p.bind1(x, all_gather_dimension=int(all_gather_dimension),
-                            axis_name=axis_name, axis_index_groups=axis_index_groups,
-                            axis_size=int(axis_size), tiled=bool(tiled))
-
-
 # ----------------------------------------------------------- reduce_scatter
 reduce_scatter_p = Primitive("reduce_scatter", kind="linear")
 reduce_scatter_p.batch_needs_axis = True
+
+
+def reduce_scatter_array(x, *, scatter_dimension: int, axis_name: tuple, axis_index_groups,
+                         axis_size: int, tiled: bool):
+  return reduce_scatter_p.bind1(x, scatter_dimension=int(scatter_dimension),
+                                axis_name=axis_name, axis_index_groups=axis_index_groups,
+                                axis_size=int(axis_size), tiled=bool(tiled))
+
+
 reduce_scatter_p.def_impl(_unmapped_impl("psum_scatter"))
 
 
@@ -398,16 +413,15 @@ def _reduce_scatter_transpose(ct, x, *, scatter_dimension, axis_name, axis_index
 deflinear(reduce_scatter_p, _reduce_scatter_transpose)
 
 
-def reduce_scatter_array(x, *, scatter_dimension: int, axis_name: tuple, axis_index_groups,
-                         axis_size: int, tiled: bool):
-  return reduce_scatter_p.bind1(x, scatter_dimension=int(scatter_dimension),
-                                axis_name=axis_name, axis_index_groups=axis_index_groups,
-                                axis_size=int(axis_size), tiled=bool(tiled))
-
-
 # ----------------------------------------------------------------- ppermute
 ppermute_p = Primitive("ppermute", kind="linear")
 ppermute_p.batch_needs_axis = True
+
+
+def ppermute_array(x, axis_name: tuple, perm):
+  return ppermute_p.bind1(x, axis_name=axis_name, perm=tuple(tuple(p) for p in perm))
+
+
 ppermute_p.def_impl(_unmapped_impl("ppermute"))
 
 
@@ -479,13 +493,15 @@ def _ppermute_transpose(ct, x, *, axis_name, perm):
 deflinear(ppermute_p, _ppermute_transpose)
 
 
-def ppermute_array(x, axis_name: tuple, perm):
-  return ppermute_p.bind1(x, axis_name=axis_name, perm=tuple(tuple(p) for p in perm))
-
-
 # --------------------------------------------------------------- axis_index
 axis_index_p = Primitive("axis_index", kind="nondifferentiable")
 axis_index_p.batch_needs_axis = True
+
+
+def axis_index_array(axis_name):
+  return axis_index_p.bind1(axis_name=axis_name)
+
+
 axis_index_p.def_impl(_unmapped_impl("axis_index"))
 ad_util.defjvp_zero(axis_index_p)
 
@@ -503,13 +519,15 @@ def _axis_index_batch(vals, dims, axis_data, *, axis_name):
   return [iota(np.int32, axis_data.size)], [0]
 
 
-def axis_index_array(axis_name):
-  return axis_index_p.bind1(axis_name=axis_name)
-
-
 # --------------------------------------------------------------- pbroadcast
 pbroadcast_p = Primitive("pbroadcast", kind="linear")
 pbroadcast_p.batch_needs_axis = True
+
+
+def pbroadcast_array(x, axis_name, source: int):
+  return pbroadcast_p.bind1(x, axis_name=axis_name, source=int(source))
+
+
 pbroadcast_p.def_impl(_unmapped_impl("pbroadcast"))
 
 
@@ -553,13 +571,18 @@ def _pbroadcast_transpose(ct, x, *, axis_name, source):
 deflinear(pbroadcast_p, _pbroadcast_transpose)
 
 
-def pbroadcast_array(x, axis_name, source: int):
-  return pbroadcast_p.bind1(x, axis_name=axis_name, source=int(source))
-
-
 # --------------------------------------------------------------- all_to_all
 all_to_all_p = Primitive("all_to_all", kind="linear")
 all_to_all_p.batch_needs_axis = True
+
+
+def all_to_all_array(x, axis_name, split_axis: int, concat_axis: int, axis_index_groups,
+                     tiled: bool):
+  return all_to_all_p.bind1(x, split_axis=int(split_axis), concat_axis=int(concat_axis),
+                            axis_name=axis_name, axis_index_groups=axis_index_groups,
+                            tiled=bool(tiled))
+
+
 all_to_all_p.def_impl(_unmapped_impl("all_to_all"))
 
 
@@ -644,14 +667,6 @@ def _all_to_all_transpose(ct, x, *, split_axis, concat_axis, axis_name, axis_ind
 
 
 deflinear(all_to_all_p, _all_to_all_transpose)
-
-
-def all_to_all_array(x, axis_name, split_axis: int, concat_axis: int, axis_index_groups,
-                     tiled: bool):
-  return all_to_all_p.bind1(x, split_axis=int(split_axis), concat_axis=int(concat_axis),
-                            axis_name=axis_name, axis_index_groups=axis_index_groups,
-                            tiled=bool(tiled))
-
 
 
 # Under vmap these collectives are rewritten into ordinary array ops before

@@ -186,8 +186,179 @@ def conv_transpose_shape_tuple(lhs_shape, rhs_shape, window_strides, padding,
   return tuple(out[i] for i in np.argsort(op))
 
 
-# ---------------------------------------------------------------- primitive
+def _int_tuple(fun: str, name: str, xs, n: int | None = None) -> tuple[int, ...]:
+  try:
+    out = tuple(operator.index(x) for x in xs)
+  except TypeError:
+    raise TypeError(f"{fun}: {name} must be a sequence of integers, got {xs!r}") from None
+  if n is not None and len(out) != n:
+    raise ValueError(f"{fun}: {name} must have one entry per spatial dimension ({n}), got "
+                     f"{out}.")
+  return out
+
+
+# ----------------------------------------------------- conv_general_dilated
 conv_general_dilated_p = Primitive("conv_general_dilated", kind="differentiable")
+
+
+def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
+                         rhs_dilation=None, dimension_numbers=None, feature_group_count=1,
+                         batch_group_count=1, precision=None, preferred_element_type=None,
+                         out_sharding=None):
+  """General n-dimensional convolution with dilation (XLA's ConvGeneralDilated).
+
+  Args:
+    lhs: the input, rank ``n + 2``.
+    rhs: the kernel, rank ``n + 2``.
+    window_strides: ``n`` strides between windows.
+    padding: ``'SAME'``, ``'SAME_LOWER'``, ``'VALID'``, or ``n`` ``(low, high)``
+      pairs (negative values crop).
+    lhs_dilation: ``n`` input dilations (holes between input elements: a
+      transposed convolution); None means 1.
+    rhs_dilation: ``n`` kernel dilations (atrous convolution); None means 1.
+    dimension_numbers: None (``('NCHW', 'OIHW', 'NCHW')`` and its n-d
+      analogues), three layout strings such as ``('NHWC', 'HWIO', 'NHWC')``, or
+      a ``ConvDimensionNumbers``. In strings, ``N``/``C`` mark batch and
+      feature, ``O``/``I`` the kernel's output/input features, other letters
+      spatial dimensions, matched across the three (strides follow ``rhs``'s
+      spatial order).
+    feature_group_count: split the features into this many independent groups.
+    batch_group_count: split the batch into this many groups, each paired
+      with a group of output features.
+    precision: None, a ``lax.Precision``, a string, or a pair of them.
+    preferred_element_type: the accumulation and result dtype.
+    out_sharding: only None is supported.
+
+  Returns:
+    The convolution, laid out as ``dimension_numbers``' output spec says.
+  """
+  lhs_shape, rhs_shape = np.shape(lhs), np.shape(rhs)
+  dnums = conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers)
+  if out_sharding is not None:
+    raise NotImplementedError("conv_general_dilated: out_sharding is not supported yet; pass "
+                              "out_sharding=None.")
+  nsp = len(lhs_shape) - 2
+  window_strides = _int_tuple("conv_general_dilated", "window_strides", window_strides)
+  if lhs_dilation is None:
+    lhs_dilation = (1,) * nsp
+  else:
+    lhs_dilation = _int_tuple("conv_general_dilated", "lhs_dilation", lhs_dilation, nsp)
+    if isinstance(padding, str) and any(d != 1 for d in lhs_dilation):
+      raise ValueError("String padding is not implemented for transposed convolution using "
+                       "this op. Please either exactly specify the required padding or use "
+                       "conv_transpose.")
+  if rhs_dilation is None:
+    rhs_dilation = (1,) * nsp
+  else:
+    rhs_dilation = _int_tuple("conv_general_dilated", "rhs_dilation", rhs_dilation, nsp)
+  if isinstance(padding, str):
+    _check_dilation(rhs_dilation)
+    window = [conv_rules.dilated_size(rhs_shape[d], r)
+              for d, r in zip(dnums.rhs_spec[2:], rhs_dilation)]
+    padding = padtype_to_pads([lhs_shape[d] for d in dnums.lhs_spec[2:]], window,
+                              window_strides, padding)
+  try:
+    padding = tuple((operator.index(lo), operator.index(hi)) for lo, hi in padding)
+  except (TypeError, ValueError):
+    raise ValueError("padding argument to conv_general_dilated should be a string or a "
+                     f"sequence of (low, high) pairs, got {padding}") from None
+  if preferred_element_type is not None:
+    preferred_element_type = dtypes.explicit_dtype(preferred_element_type,
+                                                   "conv_general_dilated")
+  return conv_general_dilated_p.bind1(
+      lhs, rhs, window_strides=window_strides, padding=padding,
+      lhs_dilation=lhs_dilation, rhs_dilation=rhs_dilation, dimension_numbers=dnums,
+      feature_group_count=operator.index(feature_group_count),
+      batch_group_count=operator.index(batch_group_count),
+      precision=canonicalize_precision(precision),
+      preferred_element_type=preferred_element_type, out_sharding=None)
+
+
+def conv(lhs, rhs, window_strides, padding, precision=None, preferred_element_type=None):
+  """Convolution of an NCHW-style ``lhs`` with an OIHW-style kernel ``rhs``;
+  ``padding`` is ``'SAME'`` or ``'VALID'``."""
+  return conv_general_dilated(lhs, rhs, window_strides, padding, precision=precision,
+                              preferred_element_type=preferred_element_type)
+
+
+def conv_with_general_padding(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation,
+                              precision=None, preferred_element_type=None):
+  """``conv`` with explicit ``(low, high)`` padding and input/kernel dilation."""
+  return conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=lhs_dilation,
+                              rhs_dilation=rhs_dilation, precision=precision,
+                              preferred_element_type=preferred_element_type)
+
+
+def _conv_transpose_padding(k: int, s: int, padding) -> tuple[int, int]:
+  """(before, after) padding of the stride-dilated input for a transposed
+  convolution with (dilated) kernel size ``k`` and stride ``s``, so that
+  it inverts the shape map of a forward convolution with ``padding``."""
+  if padding == "SAME":
+    total = k + s - 2
+    before = k - 1 if s > k - 1 else -(-total // 2)
+  elif padding == "VALID":
+    total = k + s - 2 + max(k - s, 0)
+    before = k - 1
+  elif isinstance(padding, tuple):
+    before, after = (k - p - 1 for p in padding)
+    return before, after
+  else:
+    raise ValueError(f"Invalid padding mode: {padding}")
+  return before, total - before
+
+
+def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numbers=None,
+                   transpose_kernel=False, precision=None, preferred_element_type=None,
+                   use_consistent_padding=False):
+  """The n-d transposed ("fractionally strided") convolution: the input is
+  dilated by ``strides`` and convolved with stride 1.
+
+  Args:
+    lhs, rhs: input and kernel, rank ``n + 2``.
+    strides: ``n`` fractional strides (input dilations).
+    padding: ``'SAME'`` or ``'VALID'`` (the padding of the forward
+      convolution this one transposes), or ``n`` ``(low, high)`` pairs: the
+      padding of this convolution, or with ``use_consistent_padding=True`` the
+      forward convolution's padding, as in PyTorch.
+    rhs_dilation: ``n`` kernel dilations; None means 1.
+    dimension_numbers: as in ``conv_general_dilated``; defaults to
+      TensorFlow's layout (``('NHWC', 'HWIO', 'NHWC')`` for 2-D).
+    transpose_kernel: flip the kernel's spatial axes and swap its input and
+      output feature axes, so the result is the gradient of ``conv`` as in
+      Keras' ``Conv2DTranspose``.
+    precision, preferred_element_type: as in ``conv_general_dilated``.
+    use_consistent_padding: read explicit ``padding`` pairs as the forward
+      convolution's padding too.
+  """
+  lhs_shape, rhs_shape = np.shape(lhs), np.shape(rhs)
+  ndim = len(lhs_shape)
+  if ndim != len(rhs_shape) or ndim < 2:
+    raise ValueError("conv_transpose: lhs and rhs must have the same rank, at least 2; got "
+                     f"shapes {tuple(lhs_shape)} and {tuple(rhs_shape)}.")
+  if dimension_numbers is None:
+    if ndim not in _TRANSPOSE_DEFAULT_DIMS:
+      raise ValueError("No 4+ dimensional dimension_number defaults.")
+    dimension_numbers = _TRANSPOSE_DEFAULT_DIMS[ndim]
+  dn = conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers)
+  strides = _int_tuple("conv_transpose", "strides", strides)
+  kernel_spatial = [rhs_shape[d] for d in dn.rhs_spec[2:]]
+  if rhs_dilation is None:
+    rhs_dilation = (1,) * (ndim - 2)
+  if use_consistent_padding or (isinstance(padding, str) and padding in ("SAME", "VALID")):
+    per_dim = [padding] * len(strides) if isinstance(padding, str) else \
+        [tuple(p) for p in padding]
+    pads = tuple(_conv_transpose_padding(conv_rules.dilated_size(k, r), s, p)
+                 for k, r, s, p in zip(kernel_spatial, rhs_dilation, strides, per_dim))
+  else:
+    pads = padding
+  if transpose_kernel:
+    rhs = rev(rhs, tuple(dn.rhs_spec[2:]))
+    perm = list(range(ndim))
+    perm[dn.rhs_spec[0]], perm[dn.rhs_spec[1]] = perm[dn.rhs_spec[1]], perm[dn.rhs_spec[0]]
+    rhs = transpose(rhs, tuple(perm))
+  return conv_general_dilated(lhs, rhs, (1,) * (ndim - 2), pads, strides, rhs_dilation, dn,
+                              precision=precision,
+                              preferred_element_type=preferred_element_type)
 
 
 def _canonical_order(shape, spec) -> tuple[int, ...]:
@@ -213,6 +384,22 @@ def _conv_result_dtype(lhs_dt, rhs_dt, preferred_element_type) -> np.dtype:
   if pet.itemsize < np.dtype(lhs_dt).itemsize:
     raise TypeError("`preferred_element_type` must not be narrower than the original type.")
   return pet
+
+
+@conv_general_dilated_p.def_impl
+def _conv_general_dilated_impl(lhs, rhs, *, window_strides, padding, lhs_dilation,
+                               rhs_dilation, dimension_numbers, feature_group_count,
+                               batch_group_count, precision, preferred_element_type,
+                               out_sharding=None):
+  lhs_spec, rhs_spec, out_spec = dimension_numbers
+  out_dt = _conv_result_dtype(lhs.dtype, rhs.dtype, preferred_element_type)
+  out = conv_rules.conv_numpy(
+      np.transpose(lhs, lhs_spec), np.transpose(rhs, rhs_spec),
+      window_strides=window_strides, padding=padding, lhs_dilation=lhs_dilation,
+      rhs_dilation=rhs_dilation, feature_group_count=feature_group_count,
+      batch_group_count=batch_group_count,
+      comp=_compute_dtype(lhs.dtype, rhs.dtype, out_dt), out_dtype=out_dt)
+  return [np.transpose(out, np.argsort(out_spec))]
 
 
 @conv_general_dilated_p.def_abstract_eval
@@ -285,22 +472,6 @@ def _conv_general_dilated_abstract_eval(lhs, rhs, *, window_strides, padding, lh
   shape = tuple(out_c[i] for i in np.argsort(out_spec))
   dt = _conv_result_dtype(lhs.dtype, rhs.dtype, preferred_element_type)
   return [ShapedArray(shape, dt, lhs.weak_type and rhs.weak_type)]
-
-
-@conv_general_dilated_p.def_impl
-def _conv_general_dilated_impl(lhs, rhs, *, window_strides, padding, lhs_dilation,
-                               rhs_dilation, dimension_numbers, feature_group_count,
-                               batch_group_count, precision, preferred_element_type,
-                               out_sharding=None):
-  lhs_spec, rhs_spec, out_spec = dimension_numbers
-  out_dt = _conv_result_dtype(lhs.dtype, rhs.dtype, preferred_element_type)
-  out = conv_rules.conv_numpy(
-      np.transpose(lhs, lhs_spec), np.transpose(rhs, rhs_spec),
-      window_strides=window_strides, padding=padding, lhs_dilation=lhs_dilation,
-      rhs_dilation=rhs_dilation, feature_group_count=feature_group_count,
-      batch_group_count=batch_group_count,
-      comp=_compute_dtype(lhs.dtype, rhs.dtype, out_dt), out_dtype=out_dt)
-  return [np.transpose(out, np.argsort(out_spec))]
 
 
 # JVP: bilinear, so each operand's tangent convolves with the other operand.
@@ -558,177 +729,7 @@ def _conv_general_dilated_cost(lhs, rhs, *, avals_out, dimension_numbers, **_):
   return {"flops": 2.0 * math.prod(avals_out[0].shape) * per_out}
 
 
-# ----------------------------------------------------------------- wrappers
-def _int_tuple(fun: str, name: str, xs, n: int | None = None) -> tuple[int, ...]:
-  try:
-    out = tuple(operator.index(x) for x in xs)
-  except TypeError:
-    raise TypeError(f"{fun}: {name} must be a sequence of integers, got {xs!r}") from None
-  if n is not None and len(out) != n:
-    raise ValueError(f"{fun}: {name} must have one entry per spatial dimension ({n}), got "
-                     f"{out}.")
-  return out
-
-
-def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
-                         rhs_dilation=None, dimension_numbers=None, feature_group_count=1,
-                         batch_group_count=1, precision=None, preferred_element_type=None,
-                         out_sharding=None):
-  """General n-dimensional convolution with dilation (XLA's ConvGeneralDilated).
-
-  Args:
-    lhs: the input, rank ``n + 2``.
-    rhs: the kernel, rank ``n + 2``.
-    window_strides: ``n`` strides between windows.
-    padding: ``'SAME'``, ``'SAME_LOWER'``, ``'VALID'``, or ``n`` ``(low, high)``
-      pairs (negative values crop).
-    lhs_dilation: ``n`` input dilations (holes between input elements: a
-      transposed convolution); None means 1.
-    rhs_dilation: ``n`` kernel dilations (atrous convolution); None means 1.
-    dimension_numbers: None (``('NCHW', 'OIHW', 'NCHW')`` and its n-d
-      analogues), three layout strings such as ``('NHWC', 'HWIO', 'NHWC')``, or
-      a ``ConvDimensionNumbers``. In strings, ``N``/``C`` mark batch and
-      feature, ``O``/``I`` the kernel's output/input features, other letters
-      spatial dimensions, matched across the three (strides follow ``rhs``'s
-      spatial order).
-    feature_group_count: split the features into this many independent groups.
-    batch_group_count: split the batch into this many groups, each paired
-      with a group of output features.
-    precision: None, a ``lax.Precision``, a string, or a pair of them.
-    preferred_element_type: the accumulation and result dtype.
-    out_sharding: only None is supported.
-
-  Returns:
-    The convolution, laid out as ``dimension_numbers``' output spec says.
-  """
-  lhs_shape, rhs_shape = np.shape(lhs), np.shape(rhs)
-  dnums = conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers)
-  if out_sharding is not None:
-    raise NotImplementedError("conv_general_dilated: out_sharding is not supported yet; pass "
-                              "out_sharding=None.")
-  nsp = len(lhs_shape) - 2
-  window_strides = _int_tuple("conv_general_dilated", "window_strides", window_strides)
-  if lhs_dilation is None:
-    lhs_dilation = (1,) * nsp
-  else:
-    lhs_dilation = _int_tuple("conv_general_dilated", "lhs_dilation", lhs_dilation, nsp)
-    if isinstance(padding, str) and any(d != 1 for d in lhs_dilation):
-      raise ValueError("String padding is not implemented for transposed convolution using "
-                       "this op. Please either exactly specify the required padding or use "
-                       "conv_transpose.")
-  if rhs_dilation is None:
-    rhs_dilation = (1,) * nsp
-  else:
-    rhs_dilation = _int_tuple("conv_general_dilated", "rhs_dilation", rhs_dilation, nsp)
-  if isinstance(padding, str):
-    _check_dilation(rhs_dilation)
-    window = [conv_rules.dilated_size(rhs_shape[d], r)
-              for d, r in zip(dnums.rhs_spec[2:], rhs_dilation)]
-    padding = padtype_to_pads([lhs_shape[d] for d in dnums.lhs_spec[2:]], window,
-                              window_strides, padding)
-  try:
-    padding = tuple((operator.index(lo), operator.index(hi)) for lo, hi in padding)
-  except (TypeError, ValueError):
-    raise ValueError("padding argument to conv_general_dilated should be a string or a "
-                     f"sequence of (low, high) pairs, got {padding}") from None
-  if preferred_element_type is not None:
-    preferred_element_type = dtypes.explicit_dtype(preferred_element_type,
-                                                   "conv_general_dilated")
-  return conv_general_dilated_p.bind1(
-      lhs, rhs, window_strides=window_strides, padding=padding,
-      lhs_dilation=lhs_dilation, rhs_dilation=rhs_dilation, dimension_numbers=dnums,
-      feature_group_count=operator.index(feature_group_count),
-      batch_group_count=operator.index(batch_group_count),
-      precision=canonicalize_precision(precision),
-      preferred_element_type=preferred_element_type, out_sharding=None)
-
-
-def conv(lhs, rhs, window_strides, padding, precision=None, preferred_element_type=None):
-  """Convolution of an NCHW-style ``lhs`` with an OIHW-style kernel ``rhs``;
-  ``padding`` is ``'SAME'`` or ``'VALID'``."""
-  return conv_general_dilated(lhs, rhs, window_strides, padding, precision=precision,
-                              preferred_element_type=preferred_element_type)
-
-
-def conv_with_general_padding(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation,
-                              precision=None, preferred_element_type=None):
-  """``conv`` with explicit ``(low, high)`` padding and input/kernel dilation."""
-  return conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=lhs_dilation,
-                              rhs_dilation=rhs_dilation, precision=precision,
-                              preferred_element_type=preferred_element_type)
-
-
-def _conv_transpose_padding(k: int, s: int, padding) -> tuple[int, int]:
-  """(before, after) padding of the stride-dilated input for a transposed
-  convolution with (dilated) kernel size ``k`` and stride ``s``, so that
-  it inverts the shape map of a forward convolution with ``padding``."""
-  if padding == "SAME":
-    total = k + s - 2
-    before = k - 1 if s > k - 1 else -(-total // 2)
-  elif padding == "VALID":
-    total = k + s - 2 + max(k - s, 0)
-    before = k - 1
-  elif isinstance(padding, tuple):
-    before, after = (k - p - 1 for p in padding)
-    return before, after
-  else:
-    raise ValueError(f"Invalid padding mode: {padding}")
-  return before, total - before
 
 
 _TRANSPOSE_DEFAULT_DIMS = {2: ("NC", "IO", "NC"), 3: ("NHC", "HIO", "NHC"),
                            4: ("NHWC", "HWIO", "NHWC"), 5: ("NHWDC", "HWDIO", "NHWDC")}
-
-
-def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numbers=None,
-                   transpose_kernel=False, precision=None, preferred_element_type=None,
-                   use_consistent_padding=False):
-  """The n-d transposed ("fractionally strided") convolution: the input is
-  dilated by ``strides`` and convolved with stride 1.
-
-  Args:
-    lhs, rhs: input and kernel, rank ``n + 2``.
-    strides: ``n`` fractional strides (input dilations).
-    padding: ``'SAME'`` or ``'VALID'`` (the padding of the forward
-      convolution this one transposes), or ``n`` ``(low, high)`` pairs: the
-      padding of this convolution, or with ``use_consistent_padding=True`` the
-      forward convolution's padding, as in PyTorch.
-    rhs_dilation: ``n`` kernel dilations; None means 1.
-    dimension_numbers: as in ``conv_general_dilated``; defaults to
-      TensorFlow's layout (``('NHWC', 'HWIO', 'NHWC')`` for 2-D).
-    transpose_kernel: flip the kernel's spatial axes and swap its input and
-      output feature axes, so the result is the gradient of ``conv`` as in
-      Keras' ``Conv2DTranspose``.
-    precision, preferred_element_type: as in ``conv_general_dilated``.
-    use_consistent_padding: read explicit ``padding`` pairs as the forward
-      convolution's padding too.
-  """
-  lhs_shape, rhs_shape = np.shape(lhs), np.shape(rhs)
-  ndim = len(lhs_shape)
-  if ndim != len(rhs_shape) or ndim < 2:
-    raise ValueError("conv_transpose: lhs and rhs must have the same rank, at least 2; got "
-                     f"shapes {tuple(lhs_shape)} and {tuple(rhs_shape)}.")
-  if dimension_numbers is None:
-    if ndim not in _TRANSPOSE_DEFAULT_DIMS:
-      raise ValueError("No 4+ dimensional dimension_number defaults.")
-    dimension_numbers = _TRANSPOSE_DEFAULT_DIMS[ndim]
-  dn = conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers)
-  strides = _int_tuple("conv_transpose", "strides", strides)
-  kernel_spatial = [rhs_shape[d] for d in dn.rhs_spec[2:]]
-  if rhs_dilation is None:
-    rhs_dilation = (1,) * (ndim - 2)
-  if use_consistent_padding or (isinstance(padding, str) and padding in ("SAME", "VALID")):
-    per_dim = [padding] * len(strides) if isinstance(padding, str) else \
-        [tuple(p) for p in padding]
-    pads = tuple(_conv_transpose_padding(conv_rules.dilated_size(k, r), s, p)
-                 for k, r, s, p in zip(kernel_spatial, rhs_dilation, strides, per_dim))
-  else:
-    pads = padding
-  if transpose_kernel:
-    rhs = rev(rhs, tuple(dn.rhs_spec[2:]))
-    perm = list(range(ndim))
-    perm[dn.rhs_spec[0]], perm[dn.rhs_spec[1]] = perm[dn.rhs_spec[1]], perm[dn.rhs_spec[0]]
-    rhs = transpose(rhs, tuple(perm))
-  return conv_general_dilated(lhs, rhs, (1,) * (ndim - 2), pads, strides, rhs_dilation, dn,
-                              precision=precision,
-                              preferred_element_type=preferred_element_type)

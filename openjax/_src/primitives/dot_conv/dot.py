@@ -183,6 +183,77 @@ def _dot_result_dtype(lhs_dt, rhs_dt, precision, preferred_element_type) -> np.d
 dot_general_p = Primitive("dot_general", kind="differentiable")
 
 
+def dot(lhs, rhs, *, dimension_numbers=None, precision=None, preferred_element_type=None,
+        out_sharding=None):
+  """General dot product (XLA's DotGeneral). Without ``dimension_numbers``,
+  the plain vector/matrix product of 1-D or 2-D operands.
+
+  ``dimension_numbers`` is ``((lhs_contracting, rhs_contracting), (lhs_batch,
+  rhs_batch))``; the result holds the batch dimensions, then the remaining
+  ``lhs`` dimensions, then the remaining ``rhs`` dimensions.
+  """
+  lhs_shape, rhs_shape = np.shape(lhs), np.shape(rhs)
+  if dimension_numbers is None:
+    if 1 <= len(lhs_shape) <= 2 and 1 <= len(rhs_shape) <= 2 and \
+        lhs_shape[-1] == rhs_shape[0]:
+      dimension_numbers = (((len(lhs_shape) - 1,), (0,)), ((), ()))
+    else:
+      raise ValueError(
+          "jax.lax.dot: dimension_numbers must be specified when not performing simple "
+          "un-batched matrix-matrix, matrix-vector, or vector-vector products; got "
+          f"lhs_shape={tuple(lhs_shape)} rhs_shape={tuple(rhs_shape)}")
+  if out_sharding is not None:
+    raise NotImplementedError("dot_general: out_sharding is not supported yet; "
+                              "pass out_sharding=None.")
+  try:
+    (lc, rc), (lb, rb) = dimension_numbers
+  except (TypeError, ValueError):
+    raise TypeError("dot_general: dimension_numbers must be ((lhs_contracting, "
+                    "rhs_contracting), (lhs_batch, rhs_batch)), got "
+                    f"{dimension_numbers!r}") from None
+  dims = ((_index_tuple(lc, "lhs_contracting"), _index_tuple(rc, "rhs_contracting")),
+          (_index_tuple(lb, "lhs_batch"), _index_tuple(rb, "rhs_batch")))
+  if preferred_element_type is not None:
+    preferred_element_type = dtypes.explicit_dtype(preferred_element_type, "dot")
+  return dot_general_p.bind1(lhs, rhs, dimension_numbers=dims,
+                             precision=canonicalize_precision(precision),
+                             preferred_element_type=preferred_element_type,
+                             out_sharding=None)
+
+
+def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None,
+                *, out_sharding=None):
+  """``lax.dot`` with explicit ``dimension_numbers`` ``((lhs_contracting,
+  rhs_contracting), (lhs_batch, rhs_batch))``."""
+  return dot(lhs, rhs, dimension_numbers=dimension_numbers, precision=precision,
+             preferred_element_type=preferred_element_type, out_sharding=out_sharding)
+
+
+def batch_matmul(lhs, rhs, precision=None):
+  """Batched matrix product over the leading dimensions of equal-rank
+  operands of rank at least 2."""
+  lnd, rnd = np.ndim(lhs), np.ndim(rhs)
+  if min(lnd, rnd) < 2:
+    raise ValueError(f"Arguments to batch_matmul must be at least 2D, got {lnd}, {rnd}")
+  if lnd != rnd:
+    raise ValueError(f"Arguments to batch_matmul must have same ndim, got {lnd}, {rnd}")
+  batch = tuple(range(lnd - 2))
+  return dot_general(lhs, rhs, (((lnd - 1,), (rnd - 2,)), (batch, batch)),
+                     precision=precision)
+
+
+def _index_tuple(x, what: str) -> tuple[int, ...]:
+  try:
+    if isinstance(x, (tuple, list)):
+      return tuple(map(operator.index, x))
+    if hasattr(x, "__index__"):
+      return (operator.index(x),)
+    return tuple(map(operator.index, x))
+  except TypeError:
+    raise TypeError(f"dot_general: {what} must be an int or a sequence of ints, "
+                    f"got {x!r}") from None
+
+
 def _free_dims(ndim: int, contract: Sequence[int], batch: Sequence[int]) -> list[int]:
   used = set(contract) | set(batch)
   return [d for d in range(ndim) if d not in used]
@@ -484,74 +555,3 @@ def _dot_general_cost(lhs, rhs, *, avals_out, dimension_numbers, **_):
   (lc, _), _ = dimension_numbers
   k = math.prod(lhs.shape[d] for d in lc)
   return {"flops": 2.0 * math.prod(avals_out[0].shape) * k}
-
-
-def _index_tuple(x, what: str) -> tuple[int, ...]:
-  try:
-    if isinstance(x, (tuple, list)):
-      return tuple(map(operator.index, x))
-    if hasattr(x, "__index__"):
-      return (operator.index(x),)
-    return tuple(map(operator.index, x))
-  except TypeError:
-    raise TypeError(f"dot_general: {what} must be an int or a sequence of ints, "
-                    f"got {x!r}") from None
-
-
-def dot(lhs, rhs, *, dimension_numbers=None, precision=None, preferred_element_type=None,
-        out_sharding=None):
-  """General dot product (XLA's DotGeneral). Without ``dimension_numbers``,
-  the plain vector/matrix product of 1-D or 2-D operands.
-
-  ``dimension_numbers`` is ``((lhs_contracting, rhs_contracting), (lhs_batch,
-  rhs_batch))``; the result holds the batch dimensions, then the remaining
-  ``lhs`` dimensions, then the remaining ``rhs`` dimensions.
-  """
-  lhs_shape, rhs_shape = np.shape(lhs), np.shape(rhs)
-  if dimension_numbers is None:
-    if 1 <= len(lhs_shape) <= 2 and 1 <= len(rhs_shape) <= 2 and \
-        lhs_shape[-1] == rhs_shape[0]:
-      dimension_numbers = (((len(lhs_shape) - 1,), (0,)), ((), ()))
-    else:
-      raise ValueError(
-          "jax.lax.dot: dimension_numbers must be specified when not performing simple "
-          "un-batched matrix-matrix, matrix-vector, or vector-vector products; got "
-          f"lhs_shape={tuple(lhs_shape)} rhs_shape={tuple(rhs_shape)}")
-  if out_sharding is not None:
-    raise NotImplementedError("dot_general: out_sharding is not supported yet; "
-                              "pass out_sharding=None.")
-  try:
-    (lc, rc), (lb, rb) = dimension_numbers
-  except (TypeError, ValueError):
-    raise TypeError("dot_general: dimension_numbers must be ((lhs_contracting, "
-                    "rhs_contracting), (lhs_batch, rhs_batch)), got "
-                    f"{dimension_numbers!r}") from None
-  dims = ((_index_tuple(lc, "lhs_contracting"), _index_tuple(rc, "rhs_contracting")),
-          (_index_tuple(lb, "lhs_batch"), _index_tuple(rb, "rhs_batch")))
-  if preferred_element_type is not None:
-    preferred_element_type = dtypes.explicit_dtype(preferred_element_type, "dot")
-  return dot_general_p.bind1(lhs, rhs, dimension_numbers=dims,
-                             precision=canonicalize_precision(precision),
-                             preferred_element_type=preferred_element_type,
-                             out_sharding=None)
-
-
-def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None,
-                *, out_sharding=None):
-  """``lax.dot`` with explicit ``dimension_numbers`` ``((lhs_contracting,
-  rhs_contracting), (lhs_batch, rhs_batch))``."""
-  return dot(lhs, rhs, dimension_numbers=dimension_numbers, precision=precision,
-             preferred_element_type=preferred_element_type, out_sharding=out_sharding)
-
-
-def batch_matmul(lhs, rhs, precision=None):
-  """Batched matrix product over the leading dimensions of equal-rank
-  operands of rank at least 2."""
-  lnd, rnd = np.ndim(lhs), np.ndim(rhs)
-  if min(lnd, rnd) < 2:
-    raise ValueError(f"Arguments to batch_matmul must be at least 2D, got {lnd}, {rnd}")
-  if lnd != rnd:
-    raise ValueError(f"Arguments to batch_matmul must have same ndim, got {lnd}, {rnd}")
-  batch = tuple(range(lnd - 2))
-  return dot_general(lhs, rhs, (((lnd - 1,), (rnd - 2,)), (batch, batch)),
-                     precision=precision)

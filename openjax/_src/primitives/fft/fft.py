@@ -63,6 +63,26 @@ def real_dtype(dtype) -> np.dtype:
 fft_p = Primitive("fft", kind="linear")
 
 
+def fft(x, fft_type: FftType | str, fft_lengths: Sequence[int]):
+  """The discrete Fourier transform of ``x`` over its last
+  ``len(fft_lengths)`` dimensions (``jax.lax.fft``). ``fft_type`` is an
+  ``FftType`` or one of ``'fft'``, ``'ifft'``, ``'rfft'``, ``'irfft'``. RFFT
+  takes a real array and returns the half spectrum (last length
+  ``n // 2 + 1``); IRFFT inverts it to a real array of ``fft_lengths``."""
+  typ = _fft_type(fft_type)
+  fft_lengths = tuple(int(n) for n in fft_lengths)
+  dt = dtypes.dtype(x)
+  if typ == FftType.RFFT:
+    if dtypes.kind(dt) == "c":
+      raise ValueError("only real valued inputs supported for rfft")
+    x = _convert_element_type(x, dtypes.to_inexact_dtype(dt))
+  else:
+    x = _convert_element_type(x, dtypes.to_complex_dtype(dt))
+  if not fft_lengths:
+    return x
+  return fft_p.bind1(x, fft_type=typ, fft_lengths=fft_lengths)
+
+
 @fft_p.def_impl
 def _fft_impl(x, *, fft_type, fft_lengths):
   axes = tuple(range(x.ndim - len(fft_lengths), x.ndim))
@@ -162,23 +182,3 @@ def _fft_batch(vals, dims, *, fft_type, fft_lengths):
   x, = vals
   d, = dims
   return [fft_p.bind1(moveaxis(x, d, 0), fft_type=fft_type, fft_lengths=fft_lengths)], [0]
-
-
-def fft(x, fft_type: FftType | str, fft_lengths: Sequence[int]):
-  """The discrete Fourier transform of ``x`` over its last
-  ``len(fft_lengths)`` dimensions (``jax.lax.fft``). ``fft_type`` is an
-  ``FftType`` or one of ``'fft'``, ``'ifft'``, ``'rfft'``, ``'irfft'``. RFFT
-  takes a real array and returns the half spectrum (last length
-  ``n // 2 + 1``); IRFFT inverts it to a real array of ``fft_lengths``."""
-  typ = _fft_type(fft_type)
-  fft_lengths = tuple(int(n) for n in fft_lengths)
-  dt = dtypes.dtype(x)
-  if typ == FftType.RFFT:
-    if dtypes.kind(dt) == "c":
-      raise ValueError("only real valued inputs supported for rfft")
-    x = _convert_element_type(x, dtypes.to_inexact_dtype(dt))
-  else:
-    x = _convert_element_type(x, dtypes.to_complex_dtype(dt))
-  if not fft_lengths:
-    return x
-  return fft_p.bind1(x, fft_type=typ, fft_lengths=fft_lengths)

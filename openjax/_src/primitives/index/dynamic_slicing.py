@@ -35,6 +35,15 @@ __all__ = [
 dynamic_slice_p = Primitive("dynamic_slice", kind="linear")   # linear in the operand
 
 
+def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices=True):
+  """The slice of ``operand`` of shape ``slice_sizes`` starting at
+  ``start_indices`` (possibly traced). Starts are clamped so the slice fits;
+  negative starts count from the end when ``allow_negative_indices``."""
+  starts = _dynamic_slice_indices(operand, start_indices, allow_negative_indices)
+  sizes = shape_param("dynamic_slice", "slice_sizes", slice_sizes)
+  return dynamic_slice_p.bind1(operand, *starts, slice_sizes=sizes)
+
+
 def _clamped_starts(shape, starts, sizes) -> list[int]:
   return [int(min(max(int(s), 0), d - z)) for s, d, z in zip(starts, shape, sizes)]
 
@@ -183,17 +192,15 @@ def _dynamic_slice_indices(operand, start_indices, allow_negative_indices) -> li
   return out
 
 
-def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices=True):
-  """The slice of ``operand`` of shape ``slice_sizes`` starting at
-  ``start_indices`` (possibly traced). Starts are clamped so the slice fits;
-  negative starts count from the end when ``allow_negative_indices``."""
-  starts = _dynamic_slice_indices(operand, start_indices, allow_negative_indices)
-  sizes = shape_param("dynamic_slice", "slice_sizes", slice_sizes)
-  return dynamic_slice_p.bind1(operand, *starts, slice_sizes=sizes)
-
-
 # ------------------------------------------------------- dynamic_update_slice
 dynamic_update_slice_p = Primitive("dynamic_update_slice", kind="linear")
+
+
+def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indices=True):
+  """``operand`` with ``update`` written at ``start_indices`` (possibly
+  traced); starts are clamped so the update fits."""
+  starts = _dynamic_slice_indices(operand, start_indices, allow_negative_indices)
+  return dynamic_update_slice_p.bind1(operand, update, *starts)
 
 
 @dynamic_update_slice_p.def_impl
@@ -277,13 +284,6 @@ def _dynamic_update_slice_lower(ctx, operand, update, *starts):
   starts = _lower_starts(ctx, starts, op_aval.shape, upd_aval.shape)
   return [ctx.op("stablehlo.dynamic_update_slice", [operand, update, *starts],
                  ctx.avals_out[0])]
-
-
-def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indices=True):
-  """``operand`` with ``update`` written at ``start_indices`` (possibly
-  traced); starts are clamped so the update fits."""
-  starts = _dynamic_slice_indices(operand, start_indices, allow_negative_indices)
-  return dynamic_update_slice_p.bind1(operand, update, *starts)
 
 
 def _scalar_zero_like(index):

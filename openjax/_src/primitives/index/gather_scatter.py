@@ -51,6 +51,30 @@ __all__ = [
 gather_p = Primitive("gather", kind="linear")   # linear in the operand
 
 
+def gather(operand, start_indices, dimension_numbers, slice_sizes, *,
+           unique_indices: bool = False, indices_are_sorted: bool = False,
+           mode=None, fill_value=None):
+  """XLA's Gather: slices of ``operand`` of size ``slice_sizes`` starting at
+  the index vectors in the last dimension of ``start_indices``. ``mode`` says
+  how out-of-bounds windows behave (default: ``PROMISE_IN_BOUNDS``, which
+  clamps); ``fill_value`` is used by ``'fill'``."""
+  if mode is None:
+    mode = GatherScatterMode.PROMISE_IN_BOUNDS
+  mode = GatherScatterMode.from_any(mode)
+  if mode == GatherScatterMode.FILL_OR_DROP:
+    if fill_value is None:
+      fill_value = default_fill_value(dtypes.dtype(operand))
+    else:
+      fill_value = static_scalar(fill_value, "gather fill_value")
+  else:
+    fill_value = None
+  return gather_p.bind1(
+      operand, start_indices, dimension_numbers=gather_dnums(dimension_numbers),
+      slice_sizes=shape_param("gather", "slice_sizes", slice_sizes),
+      unique_indices=bool(unique_indices), indices_are_sorted=bool(indices_are_sorted),
+      mode=mode, fill_value=fill_value)
+
+
 @gather_p.def_impl
 def _gather_impl(operand, indices, *, dimension_numbers, slice_sizes, unique_indices,
                  indices_are_sorted, mode, fill_value):
@@ -248,30 +272,6 @@ def _gather_lower(ctx, operand, indices, *, dimension_numbers, slice_sizes, uniq
   return [res]
 
 
-def gather(operand, start_indices, dimension_numbers, slice_sizes, *,
-           unique_indices: bool = False, indices_are_sorted: bool = False,
-           mode=None, fill_value=None):
-  """XLA's Gather: slices of ``operand`` of size ``slice_sizes`` starting at
-  the index vectors in the last dimension of ``start_indices``. ``mode`` says
-  how out-of-bounds windows behave (default: ``PROMISE_IN_BOUNDS``, which
-  clamps); ``fill_value`` is used by ``'fill'``."""
-  if mode is None:
-    mode = GatherScatterMode.PROMISE_IN_BOUNDS
-  mode = GatherScatterMode.from_any(mode)
-  if mode == GatherScatterMode.FILL_OR_DROP:
-    if fill_value is None:
-      fill_value = default_fill_value(dtypes.dtype(operand))
-    else:
-      fill_value = static_scalar(fill_value, "gather fill_value")
-  else:
-    fill_value = None
-  return gather_p.bind1(
-      operand, start_indices, dimension_numbers=gather_dnums(dimension_numbers),
-      slice_sizes=shape_param("gather", "slice_sizes", slice_sizes),
-      unique_indices=bool(unique_indices), indices_are_sorted=bool(indices_are_sorted),
-      mode=mode, fill_value=fill_value)
-
-
 def index_take(src, idxs, axes):
   """``src`` indexed by the integer arrays ``idxs`` along ``axes`` (indices
   wrap modulo the axis size)."""
@@ -379,17 +379,6 @@ def _bind_scatter(p, operand, indices, updates, dimension_numbers, indices_are_s
                  update_jaxpr=update_jaxpr, update_consts=tuple(update_consts))
 
 
-def _make_scatter_wrapper(p: Primitive, name: str, what: str):
-  def wrapper(operand, scatter_indices, updates, dimension_numbers, *,
-              indices_are_sorted: bool = False, unique_indices: bool = False, mode=None):
-    return _bind_scatter(p, operand, scatter_indices, updates, dimension_numbers,
-                         indices_are_sorted, unique_indices, mode)
-  wrapper.__name__ = wrapper.__qualname__ = name
-  wrapper.__doc__ = (f"XLA's Scatter combining with {what}: repeated indices all "
-                     "apply; out-of-bounds windows are dropped unless ``mode='clip'``.")
-  return wrapper
-
-
 def _scatter_batcher(p: Primitive):
   """The batching rule of every scatter: the batch dimension leads operand and
   updates (materialised if they are unbatched); unbatched indices make it one
@@ -443,6 +432,23 @@ def _shape_of(x):
 
 # -------------------------------------------------------------------- scatter
 scatter_p = _scatter_primitive("scatter", replace_combine, "linear")
+
+
+def scatter(operand, scatter_indices, updates, dimension_numbers, *,
+            indices_are_sorted: bool = False, unique_indices: bool = False, mode=None):
+  """XLA's Scatter where updates replace the values of ``operand``
+  (out-of-bounds windows are dropped unless ``mode='clip'``)."""
+  return _bind_scatter(scatter_p, operand, scatter_indices, updates, dimension_numbers,
+                       indices_are_sorted, unique_indices, mode)
+
+
+def scatter_apply_jaxpr(operand, scatter_indices, updates, dimension_numbers, update_jaxpr,
+                        *, indices_are_sorted: bool = False, unique_indices: bool = False,
+                        mode=None):
+  """``scatter`` whose combiner is the traced ``update_jaxpr(old, update)``
+  (a ClosedJaxpr); ``jnp``'s ``.at[].apply`` traces its function into one."""
+  return _bind_scatter(scatter_p, operand, scatter_indices, updates, dimension_numbers,
+                       indices_are_sorted, unique_indices, mode, update_jaxpr=update_jaxpr)
 
 
 @scatter_p.def_jvp
@@ -513,29 +519,8 @@ def _scatter_transpose(cts, operand, indices, updates, *, dimension_numbers,
 scatter_p.def_lower(scatter_lowering(lambda ctx, old, new, scalar: new))
 
 
-def scatter(operand, scatter_indices, updates, dimension_numbers, *,
-            indices_are_sorted: bool = False, unique_indices: bool = False, mode=None):
-  """XLA's Scatter where updates replace the values of ``operand``
-  (out-of-bounds windows are dropped unless ``mode='clip'``)."""
-  return _bind_scatter(scatter_p, operand, scatter_indices, updates, dimension_numbers,
-                       indices_are_sorted, unique_indices, mode)
-
-
-def scatter_apply_jaxpr(operand, scatter_indices, updates, dimension_numbers, update_jaxpr,
-                        *, indices_are_sorted: bool = False, unique_indices: bool = False,
-                        mode=None):
-  """``scatter`` whose combiner is the traced ``update_jaxpr(old, update)``
-  (a ClosedJaxpr); ``jnp``'s ``.at[].apply`` traces its function into one."""
-  return _bind_scatter(scatter_p, operand, scatter_indices, updates, dimension_numbers,
-                       indices_are_sorted, unique_indices, mode, update_jaxpr=update_jaxpr)
-
-
 # ----------------------------------------------------- scatter-add, scatter-sub
-scatter_add_p = _scatter_primitive("scatter-add", ufunc_combine(np.add, np.logical_or),
-                                   "linear")
-scatter_sub_p = _scatter_primitive("scatter-sub", ufunc_combine(np.subtract), "linear")
-
-
+# Both are linear in operand and updates; their rules differ in one sign.
 def _scatter_addsub_jvp(p: Primitive):
   def rule(primals, tangents, **params):
     operand, indices, updates = primals
@@ -565,19 +550,50 @@ def _scatter_addsub_transpose(p: Primitive):
   return rule
 
 
-for _p in (scatter_add_p, scatter_sub_p):
-  _p.def_jvp(_scatter_addsub_jvp(_p))
-  _p.def_transpose(_scatter_addsub_transpose(_p))
+scatter_add_p = _scatter_primitive("scatter-add", ufunc_combine(np.add, np.logical_or),
+                                   "linear")
+
+
+def scatter_add(operand, scatter_indices, updates, dimension_numbers, *,
+                indices_are_sorted: bool = False, unique_indices: bool = False, mode=None):
+  """XLA's Scatter combining with addition: repeated indices all apply;
+  out-of-bounds windows are dropped unless ``mode='clip'``."""
+  return _bind_scatter(scatter_add_p, operand, scatter_indices, updates, dimension_numbers,
+                       indices_are_sorted, unique_indices, mode)
+
+
+scatter_add_p.def_jvp(_scatter_addsub_jvp(scatter_add_p))
+scatter_add_p.def_transpose(_scatter_addsub_transpose(scatter_add_p))
 scatter_add_p.def_lower(scatter_lowering(combine_with("add", "or"), identity_of(-0.0, False),
                                           widen=True))
+
+scatter_sub_p = _scatter_primitive("scatter-sub", ufunc_combine(np.subtract), "linear")
+
+
+def scatter_sub(operand, scatter_indices, updates, dimension_numbers, *,
+                indices_are_sorted: bool = False, unique_indices: bool = False, mode=None):
+  """XLA's Scatter combining with subtraction: repeated indices all apply;
+  out-of-bounds windows are dropped unless ``mode='clip'``."""
+  return _bind_scatter(scatter_sub_p, operand, scatter_indices, updates, dimension_numbers,
+                       indices_are_sorted, unique_indices, mode)
+
+
+scatter_sub_p.def_jvp(_scatter_addsub_jvp(scatter_sub_p))
+scatter_sub_p.def_transpose(_scatter_addsub_transpose(scatter_sub_p))
 scatter_sub_p.def_lower(scatter_lowering(combine_with("subtract"), identity_of(0), widen=True))
-scatter_add = _make_scatter_wrapper(scatter_add_p, "scatter_add", "addition")
-scatter_sub = _make_scatter_wrapper(scatter_sub_p, "scatter_sub", "subtraction")
 
 
 # ---------------------------------------------------------------- scatter-mul
 scatter_mul_p = _scatter_primitive("scatter-mul", ufunc_combine(np.multiply, np.logical_and),
                                    "differentiable")
+
+
+def scatter_mul(operand, scatter_indices, updates, dimension_numbers, *,
+                indices_are_sorted: bool = False, unique_indices: bool = False, mode=None):
+  """XLA's Scatter combining with multiplication: repeated indices all apply;
+  out-of-bounds windows are dropped unless ``mode='clip'``."""
+  return _bind_scatter(scatter_mul_p, operand, scatter_indices, updates, dimension_numbers,
+                       indices_are_sorted, unique_indices, mode)
 
 
 def _scatter_mul_unique_only(unique_indices: bool) -> None:
@@ -620,14 +636,9 @@ def _scatter_mul_transpose(cts, operand, indices, updates, *, dimension_numbers,
 
 scatter_mul_p.def_lower(scatter_lowering(combine_with("multiply", "and"), identity_of(1, True),
                                           widen=True))
-scatter_mul = _make_scatter_wrapper(scatter_mul_p, "scatter_mul", "multiplication")
 
 
 # ------------------------------------------------------ scatter-min, scatter-max
-scatter_min_p = _scatter_primitive("scatter-min", ufunc_combine(np.minimum), "differentiable")
-scatter_max_p = _scatter_primitive("scatter-max", ufunc_combine(np.maximum), "differentiable")
-
-
 def _scatter_extremal_jvp(p: Primitive):
   """As JAX: where several values tie for the extremum (updates, and the
   operand element if it is kept) the tangent is their average."""
@@ -666,11 +677,32 @@ def _scatter_extremal_jvp(p: Primitive):
   return rule
 
 
+scatter_min_p = _scatter_primitive("scatter-min", ufunc_combine(np.minimum), "differentiable")
+
+
+def scatter_min(operand, scatter_indices, updates, dimension_numbers, *,
+                indices_are_sorted: bool = False, unique_indices: bool = False, mode=None):
+  """XLA's Scatter combining with minimum: repeated indices all apply;
+  out-of-bounds windows are dropped unless ``mode='clip'``."""
+  return _bind_scatter(scatter_min_p, operand, scatter_indices, updates, dimension_numbers,
+                       indices_are_sorted, unique_indices, mode)
+
+
 scatter_min_p.def_jvp(_scatter_extremal_jvp(scatter_min_p))
-scatter_max_p.def_jvp(_scatter_extremal_jvp(scatter_max_p))
 scatter_min_p.def_lower(scatter_lowering(combine_with("minimum", "and"),
                                           lambda dt: extreme_value(dt, largest=True)))
+
+scatter_max_p = _scatter_primitive("scatter-max", ufunc_combine(np.maximum), "differentiable")
+
+
+def scatter_max(operand, scatter_indices, updates, dimension_numbers, *,
+                indices_are_sorted: bool = False, unique_indices: bool = False, mode=None):
+  """XLA's Scatter combining with maximum: repeated indices all apply;
+  out-of-bounds windows are dropped unless ``mode='clip'``."""
+  return _bind_scatter(scatter_max_p, operand, scatter_indices, updates, dimension_numbers,
+                       indices_are_sorted, unique_indices, mode)
+
+
+scatter_max_p.def_jvp(_scatter_extremal_jvp(scatter_max_p))
 scatter_max_p.def_lower(scatter_lowering(combine_with("maximum", "or"),
                                           lambda dt: extreme_value(dt, largest=False)))
-scatter_min = _make_scatter_wrapper(scatter_min_p, "scatter_min", "minimum")
-scatter_max = _make_scatter_wrapper(scatter_max_p, "scatter_max", "maximum")

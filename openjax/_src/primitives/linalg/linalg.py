@@ -79,6 +79,17 @@ def _real(dtype) -> np.dtype:
 cholesky_p = Primitive("cholesky")
 
 
+def cholesky(x, *, symmetrize_input: bool = True):
+  """The lower Cholesky factor ``L`` of Hermitian positive-definite matrices
+  ``x`` (``[..., n, n]``): ``x = L @ L^H``. With ``symmetrize_input`` the
+  factor is of ``(x + x^H) / 2``. A matrix that is not positive definite
+  gives NaNs. Only the lower triangle of the result is meaningful; the upper
+  is zero here."""
+  if symmetrize_input:
+    x = symmetrize(x)
+  return tril(cholesky_p.bind1(x))
+
+
 @cholesky_p.def_impl
 def _cholesky_impl(x):
   a = _lapack_dtype(x)
@@ -120,19 +131,21 @@ def _cholesky_jvp(primals, tangents):
 _batch_at_front(cholesky_p)
 
 
-def cholesky(x, *, symmetrize_input: bool = True):
-  """The lower Cholesky factor ``L`` of Hermitian positive-definite matrices
-  ``x`` (``[..., n, n]``): ``x = L @ L^H``. With ``symmetrize_input`` the
-  factor is of ``(x + x^H) / 2``. A matrix that is not positive definite
-  gives NaNs. Only the lower triangle of the result is meaningful; the upper
-  is zero here."""
-  if symmetrize_input:
-    x = symmetrize(x)
-  return tril(cholesky_p.bind1(x))
-
-
 # -------------------------------------------------------- triangular_solve
 triangular_solve_p = Primitive("triangular_solve")
+
+
+def triangular_solve(a, b, *, left_side: bool = False, lower: bool = False,
+                     transpose_a: bool = False, conjugate_a: bool = False,
+                     unit_diagonal: bool = False):
+  """Solve ``op(a) @ x = b`` (``left_side``) or ``x @ op(a) = b`` for
+  triangular ``a``: ``op`` transposes (``transpose_a``) and conjugates
+  (``conjugate_a``); only the triangle named by ``lower`` is read, and
+  ``unit_diagonal`` takes its diagonal as ones."""
+  conjugate_a = bool(conjugate_a) and dtypes.kind(get_aval(a).dtype) == "c"
+  return triangular_solve_p.bind1(a, b, left_side=bool(left_side), lower=bool(lower),
+                                  transpose_a=bool(transpose_a), conjugate_a=conjugate_a,
+                                  unit_diagonal=bool(unit_diagonal))
 
 
 def _effective_triangle(a: np.ndarray, *, lower, transpose_a, conjugate_a, unit_diagonal):
@@ -234,21 +247,23 @@ def _triangular_solve_transpose(cts, a, b, *, left_side, lower, transpose_a, con
 _batch_at_front(triangular_solve_p)
 
 
-def triangular_solve(a, b, *, left_side: bool = False, lower: bool = False,
-                     transpose_a: bool = False, conjugate_a: bool = False,
-                     unit_diagonal: bool = False):
-  """Solve ``op(a) @ x = b`` (``left_side``) or ``x @ op(a) = b`` for
-  triangular ``a``: ``op`` transposes (``transpose_a``) and conjugates
-  (``conjugate_a``); only the triangle named by ``lower`` is read, and
-  ``unit_diagonal`` takes its diagonal as ones."""
-  conjugate_a = bool(conjugate_a) and dtypes.kind(get_aval(a).dtype) == "c"
-  return triangular_solve_p.bind1(a, b, left_side=bool(left_side), lower=bool(lower),
-                                  transpose_a=bool(transpose_a), conjugate_a=conjugate_a,
-                                  unit_diagonal=bool(unit_diagonal))
-
-
 # -------------------------------------------------------------------- eigh
 eigh_p = Primitive("eigh", multiple_results=True)
+
+
+def eigh(x, *, lower: bool = True, symmetrize_input: bool = True,
+         sort_eigenvalues: bool = True, subset_by_index=None, implementation=None):
+  """Eigenvectors and eigenvalues ``(v, w)`` of Hermitian matrices ``x``
+  (``[..., n, n]``): ``x @ v[..., :, i] = w[..., i] * v[..., :, i]``, ``w``
+  ascending and real. ``lower`` names the triangle read when the input is not
+  symmetrized."""
+  if symmetrize_input:
+    x = symmetrize(x)
+  if subset_by_index is not None:
+    subset_by_index = tuple(int(i) for i in subset_by_index)
+  v, w = eigh_p.bind(x, lower=bool(lower), sort_eigenvalues=bool(sort_eigenvalues),
+                     subset_by_index=subset_by_index, algorithm=implementation)
+  return v, w
 
 
 @eigh_p.def_impl
@@ -302,23 +317,19 @@ def _eigh_jvp(primals, tangents, *, lower, sort_eigenvalues, subset_by_index, al
 _batch_at_front(eigh_p)
 
 
-def eigh(x, *, lower: bool = True, symmetrize_input: bool = True,
-         sort_eigenvalues: bool = True, subset_by_index=None, implementation=None):
-  """Eigenvectors and eigenvalues ``(v, w)`` of Hermitian matrices ``x``
-  (``[..., n, n]``): ``x @ v[..., :, i] = w[..., i] * v[..., :, i]``, ``w``
-  ascending and real. ``lower`` names the triangle read when the input is not
-  symmetrized."""
-  if symmetrize_input:
-    x = symmetrize(x)
-  if subset_by_index is not None:
-    subset_by_index = tuple(int(i) for i in subset_by_index)
-  v, w = eigh_p.bind(x, lower=bool(lower), sort_eigenvalues=bool(sort_eigenvalues),
-                     subset_by_index=subset_by_index, algorithm=implementation)
-  return v, w
-
-
 # ---------------------------------------------------------------------- qr
 qr_p = Primitive("qr", multiple_results=True)
+
+
+def qr(x, *, pivoting: bool = False, full_matrices: bool = True, use_magma=None):
+  """The QR decomposition ``x = q @ r`` of ``[..., m, n]`` matrices: ``q``
+  unitary ``[..., m, m]`` (``[..., m, min(m, n)]`` unless ``full_matrices``)
+  and ``r`` upper triangular."""
+  if pivoting:
+    raise NotImplementedError("lax.linalg.qr: pivoting=True is not supported by openjax; "
+                              "use pivoting=False.")
+  q, r = qr_p.bind(x, pivoting=False, full_matrices=bool(full_matrices), use_magma=use_magma)
+  return q, r
 
 
 @qr_p.def_impl
@@ -378,19 +389,17 @@ def _qr_jvp(primals, tangents, *, pivoting, full_matrices, use_magma):
 _batch_at_front(qr_p)
 
 
-def qr(x, *, pivoting: bool = False, full_matrices: bool = True, use_magma=None):
-  """The QR decomposition ``x = q @ r`` of ``[..., m, n]`` matrices: ``q``
-  unitary ``[..., m, m]`` (``[..., m, min(m, n)]`` unless ``full_matrices``)
-  and ``r`` upper triangular."""
-  if pivoting:
-    raise NotImplementedError("lax.linalg.qr: pivoting=True is not supported by openjax; "
-                              "use pivoting=False.")
-  q, r = qr_p.bind(x, pivoting=False, full_matrices=bool(full_matrices), use_magma=use_magma)
-  return q, r
-
-
 # ---------------------------------------------------------------------- lu
 lu_p = Primitive("lu", multiple_results=True)
+
+
+def lu(x):
+  """LU decomposition with partial pivoting, ``P x = L U``: returns ``(lu,
+  pivots, permutation)``; ``lu`` holds ``L`` (unit diagonal implied) below the
+  diagonal and ``U`` on and above it, ``pivots`` the int32 row swaps and
+  ``permutation`` the int32 row order."""
+  lu_, pivots, perm = lu_p.bind(x)
+  return lu_, pivots, perm
 
 
 def _lu_numpy(a: np.ndarray):
@@ -470,17 +479,14 @@ def _lu_jvp(primals, tangents):
 _batch_at_front(lu_p)
 
 
-def lu(x):
-  """LU decomposition with partial pivoting, ``P x = L U``: returns ``(lu,
-  pivots, permutation)``; ``lu`` holds ``L`` (unit diagonal implied) below the
-  diagonal and ``U`` on and above it, ``pivots`` the int32 row swaps and
-  ``permutation`` the int32 row order."""
-  lu_, pivots, perm = lu_p.bind(x)
-  return lu_, pivots, perm
-
-
 # ------------------------------------------------- lu_pivots_to_permutation
 lu_pivots_to_permutation_p = Primitive("lu_pivots_to_permutation", kind="nondifferentiable")
+
+
+def lu_pivots_to_permutation(pivots, permutation_size: int):
+  """The permutation (int32 ``[..., permutation_size]``) made by applying the
+  row swaps ``pivots`` in order to ``arange(permutation_size)``."""
+  return lu_pivots_to_permutation_p.bind1(pivots, permutation_size=int(permutation_size))
 
 
 @lu_pivots_to_permutation_p.def_impl
@@ -515,14 +521,21 @@ def _lu_pivots_to_permutation_jvp(primals, tangents, **params):
 _batch_at_front(lu_pivots_to_permutation_p)
 
 
-def lu_pivots_to_permutation(pivots, permutation_size: int):
-  """The permutation (int32 ``[..., permutation_size]``) made by applying the
-  row swaps ``pivots`` in order to ``arange(permutation_size)``."""
-  return lu_pivots_to_permutation_p.bind1(pivots, permutation_size=int(permutation_size))
-
-
 # --------------------------------------------------------------------- svd
 svd_p = Primitive("svd", multiple_results=True)
+
+
+def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_index=None,
+        algorithm=None):
+  """Singular value decomposition ``x = u @ diag(s) @ vh`` of ``[..., m, n]``
+  matrices; ``s`` descending and real. Returns ``(u, s, vh)``, or ``s`` alone
+  when ``compute_uv`` is False."""
+  outs = svd_p.bind(x, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv),
+                    subset_by_index=subset_by_index, algorithm=algorithm)
+  if compute_uv:
+    s, u, vh = outs
+    return u, s, vh
+  return outs[0]
 
 
 @svd_p.def_impl
@@ -599,17 +612,3 @@ def _svd_jvp(primals, tangents, *, full_matrices, compute_uv, subset_by_index, a
 
 
 _batch_at_front(svd_p)
-
-
-def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_index=None,
-        algorithm=None):
-  """Singular value decomposition ``x = u @ diag(s) @ vh`` of ``[..., m, n]``
-  matrices; ``s`` descending and real. Returns ``(u, s, vh)``, or ``s`` alone
-  when ``compute_uv`` is False."""
-  outs = svd_p.bind(x, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv),
-                    subset_by_index=subset_by_index, algorithm=algorithm)
-  if compute_uv:
-    s, u, vh = outs
-    return u, s, vh
-  return outs[0]
-

@@ -233,6 +233,12 @@ def _front_batcher(prim: Primitive):
 threefry2x32_p = Primitive("threefry2x32", multiple_results=True, kind="nondifferentiable")
 
 
+def threefry2x32(k1, k2, x1, x2):
+  """The Threefry-2x32 hash of counter words ``(x1, x2)`` under key words
+  ``(k1, k2)`` (uint32 arrays, lax broadcasting); returns two uint32 arrays."""
+  return threefry2x32_p.bind(k1, k2, x1, x2)
+
+
 @threefry2x32_p.def_impl
 def _threefry2x32_impl(k1, k2, x1, x2):
   return list(threefry2x32_numpy(k1, k2, x1, x2))
@@ -265,14 +271,14 @@ def _threefry2x32_lower(ctx, k1, k2, x1, x2):
   return list(em.threefry(*ops))
 
 
-def threefry2x32(k1, k2, x1, x2):
-  """The Threefry-2x32 hash of counter words ``(x1, x2)`` under key words
-  ``(k1, k2)`` (uint32 arrays, lax broadcasting); returns two uint32 arrays."""
-  return threefry2x32_p.bind(k1, k2, x1, x2)
-
-
 # ------------------------------------------------------------- random_seed
 random_seed_p = Primitive("random_seed", kind="nondifferentiable")
+
+
+def random_seed(seeds, impl: str = "fry"):
+  """Key data ``u32[*seeds.shape, 2]`` from integer seeds (JAX's threefry
+  seeding: 64-bit seeds keep their high word)."""
+  return random_seed_p.bind1(seeds, impl=impl)
 
 
 def _seed_words(seeds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -323,14 +329,16 @@ def _random_seed_lower(ctx, seeds, *, impl="fry"):
   return [em.stack_words(hi, lo)]
 
 
-def random_seed(seeds, impl: str = "fry"):
-  """Key data ``u32[*seeds.shape, 2]`` from integer seeds (JAX's threefry
-  seeding: 64-bit seeds keep their high word)."""
-  return random_seed_p.bind1(seeds, impl=impl)
-
-
 # ------------------------------------------------------------- random_bits
 random_bits_p = Primitive("random_bits", kind="nondifferentiable")
+
+
+def random_bits(keys, bit_width: int, shape):
+  """Uniform random bits ``uint{bit_width}[*keys_shape, *shape]`` from key
+  data ``u32[*keys_shape, 2]``."""
+  _check_partitionable()
+  return random_bits_p.bind1(keys, bit_width=int(bit_width),
+                             shape=tuple(operator.index(d) for d in shape))
 
 
 def _bits_from_words(b1, b2, bit_width: int):
@@ -386,16 +394,14 @@ def _check_partitionable() -> None:
         "derivation and bit layout) is not implemented; openjax follows JAX's default.")
 
 
-def random_bits(keys, bit_width: int, shape):
-  """Uniform random bits ``uint{bit_width}[*keys_shape, *shape]`` from key
-  data ``u32[*keys_shape, 2]``."""
-  _check_partitionable()
-  return random_bits_p.bind1(keys, bit_width=int(bit_width),
-                             shape=tuple(operator.index(d) for d in shape))
-
-
 # ------------------------------------------------------------ random_split
 random_split_p = Primitive("random_split", kind="nondifferentiable")
+
+
+def random_split(keys, shape):
+  """New key data ``u32[*keys_shape, *shape, 2]`` derived from ``keys``."""
+  _check_partitionable()
+  return random_split_p.bind1(keys, shape=tuple(operator.index(d) for d in shape))
 
 
 @random_split_p.def_impl
@@ -423,14 +429,14 @@ def _random_split_lower(ctx, keys, *, shape):
   return [em.stack_words(*em.threefry(k1, k2, hi, lo))]
 
 
-def random_split(keys, shape):
-  """New key data ``u32[*keys_shape, *shape, 2]`` derived from ``keys``."""
-  _check_partitionable()
-  return random_split_p.bind1(keys, shape=tuple(operator.index(d) for d in shape))
-
-
 # ---------------------------------------------------------- random_fold_in
 random_fold_in_p = Primitive("random_fold_in", kind="nondifferentiable")
+
+
+def random_fold_in(keys, msgs):
+  """Key data with the uint32 ``msgs`` folded in (lax broadcasting between the
+  keys' shape and the messages' shape)."""
+  return random_fold_in_p.bind1(keys, msgs)
 
 
 def _fold_in_shape(keys: ShapedArray, msgs: ShapedArray) -> tuple[int, ...]:
@@ -471,14 +477,15 @@ def _random_fold_in_lower(ctx, keys, msgs):
   return [em.stack_words(*em.threefry(k1, k2, em.splat(0), msgs))]
 
 
-def random_fold_in(keys, msgs):
-  """Key data with the uint32 ``msgs`` folded in (lax broadcasting between the
-  keys' shape and the messages' shape)."""
-  return random_fold_in_p.bind1(keys, msgs)
-
-
 # ------------------------------------------------------------ random_clone
 random_clone_p = Primitive("random_clone", kind="nondifferentiable")
+
+
+def random_clone(keys):
+  """An identity on keys (a marker for key-reuse checking in JAX)."""
+  return random_clone_p.bind1(keys)
+
+
 random_clone_p.def_impl(lambda keys: [keys])
 random_clone_p.def_abstract_eval(lambda keys: [keys])
 defjvp_zero(random_clone_p)
@@ -492,8 +499,3 @@ def _random_clone_batch(vals, dims):
 @random_clone_p.def_lower
 def _random_clone_lower(ctx, keys):
   return [keys]
-
-
-def random_clone(keys):
-  """An identity on keys (a marker for key-reuse checking in JAX)."""
-  return random_clone_p.bind1(keys)

@@ -62,15 +62,6 @@ def window_cost(x, *, avals_out, window_dimensions, **_):
 
 
 # ------------------------------------------------ sum / max / min (monoids)
-reduce_window_sum_p = Primitive("reduce_window_sum", kind="linear")
-reduce_window_max_p = Primitive("reduce_window_max")
-reduce_window_min_p = Primitive("reduce_window_min")
-
-_MONOIDS = {
-    reduce_window_sum_p: ("add", lambda dt: np.zeros((), dt)),
-    reduce_window_max_p: ("max", max_identity),
-    reduce_window_min_p: ("min", min_identity),
-}
 _UFUNCS = {"add": np.add, "max": np.maximum, "min": np.minimum}
 
 
@@ -135,12 +126,21 @@ def _monoid_lower(kind: str, identity):
   return rule
 
 
-for _p, (_kind, _identity) in _MONOIDS.items():
-  _p.def_impl(_monoid_impl(_kind, _identity))
-  _p.def_abstract_eval(_monoid_abstract_eval(_p.name))
-  _p.def_batch(_monoid_batch(_p))
-  _p.def_lower(_monoid_lower(_kind, _identity))
-  _p.def_cost(window_cost)
+def _monoid_primitive(name: str, monoid: str, identity, **kw) -> Primitive:
+  """A windowed reduction with the ``monoid`` (``add``, ``max``, ``min``) and
+  its ``identity(dtype)``: impl, abstract evaluation, batching, lowering and
+  cost from one row; differentiation follows each row."""
+  p = Primitive(name, **kw)
+  p.def_impl(_monoid_impl(monoid, identity))
+  p.def_abstract_eval(_monoid_abstract_eval(name))
+  p.def_batch(_monoid_batch(p))
+  p.def_lower(_monoid_lower(monoid, identity))
+  p.def_cost(window_cost)
+  return p
+
+
+reduce_window_sum_p = _monoid_primitive("reduce_window_sum", "add", lambda dt: np.zeros((), dt),
+                                        kind="linear")
 
 
 def _reduce_window_sum_transpose(ct, x, *, window_dimensions, window_strides, padding,
@@ -172,10 +172,14 @@ deflinear(reduce_window_sum_p, _reduce_window_sum_transpose)
 
 
 def _chooser_jvp(select_prim):
+  # The tangent at the window's chosen (max or min) element.
   def jvp(g, x, **params):
     return select_and_gather_add(g, x, select_prim, *window_args(params))
   return jvp
 
 
+reduce_window_max_p = _monoid_primitive("reduce_window_max", "max", max_identity)
 defjvp(reduce_window_max_p, _chooser_jvp(ge_p))
+
+reduce_window_min_p = _monoid_primitive("reduce_window_min", "min", min_identity)
 defjvp(reduce_window_min_p, _chooser_jvp(le_p))

@@ -188,6 +188,11 @@ def _scan_jvp(combine, x, t, axis: int, reverse: bool):
 reduce_prod_p = Primitive("reduce_prod")
 
 
+def reduce_prod(operand, axes):
+  """Product of ``operand`` over ``axes`` (no upcast of narrow dtypes)."""
+  return reduce_prod_p.bind1(operand, axes=axes_tuple("reduce_prod", axes))
+
+
 @reduce_prod_p.def_impl
 @quiet
 def _reduce_prod_impl(x, *, axes):
@@ -216,37 +221,9 @@ def _reduce_prod_lower(ctx, x, *, axes):
   return [reduce(ctx, x, axes, "mul", 1, ctx.avals_in[0].dtype, ctx.avals_out[0])]
 
 
-def reduce_prod(operand, axes):
-  """Product of ``operand`` over ``axes`` (no upcast of narrow dtypes)."""
-  return reduce_prod_p.bind1(operand, axes=axes_tuple("reduce_prod", axes))
-
-
 # ------------------------------------------------------ reduce_max / min
-reduce_max_p = Primitive("reduce_max")
-reduce_min_p = Primitive("reduce_min")
-
-
-@reduce_max_p.def_impl
-@quiet
-def _reduce_max_impl(x, *, axes, out_sharding=None):
-  # An empty reduction gives the identity (-inf, iinfo.min, False), as XLA does.
-  xc, dt = in_float32(x)
-  return [np.asarray(np.max(xc, axis=axes, initial=_max_identity(dt))).astype(dt)]
-
-
-@reduce_min_p.def_impl
-@quiet
-def _reduce_min_impl(x, *, axes, out_sharding=None):
-  xc, dt = in_float32(x)
-  return [np.asarray(np.min(xc, axis=axes, initial=_min_identity(dt))).astype(dt)]
-
-
 def _chooser_abstract_eval(x, *, axes, out_sharding=None):
   return [ShapedArray(reduced_shape(x, axes), x.dtype, x.weak_type)]
-
-
-reduce_max_p.def_abstract_eval(_chooser_abstract_eval)
-reduce_min_p.def_abstract_eval(_chooser_abstract_eval)
 
 
 def _chooser_jvp(g, ans, x, *, axes, out_sharding=None):
@@ -258,10 +235,25 @@ def _chooser_jvp(g, ans, x, *, axes, out_sharding=None):
   return div(reduce_sum(mul(g, loc), axes), reduce_sum(loc, axes))
 
 
+reduce_max_p = Primitive("reduce_max")
+
+
+def reduce_max(operand, axes, *, out_sharding=None):
+  """Maximum of ``operand`` over ``axes`` (NaN propagates)."""
+  return reduce_max_p.bind1(operand, axes=axes_tuple("reduce_max", axes), out_sharding=None)
+
+
+@reduce_max_p.def_impl
+@quiet
+def _reduce_max_impl(x, *, axes, out_sharding=None):
+  # An empty reduction gives the identity (-inf, iinfo.min, False), as XLA does.
+  xc, dt = in_float32(x)
+  return [np.asarray(np.max(xc, axis=axes, initial=_max_identity(dt))).astype(dt)]
+
+
+reduce_max_p.def_abstract_eval(_chooser_abstract_eval)
 defjvp2(reduce_max_p, _chooser_jvp)
-defjvp2(reduce_min_p, _chooser_jvp)
 reduce_max_p.def_batch(_reducer_batch(reduce_max_p))
-reduce_min_p.def_batch(_reducer_batch(reduce_min_p))
 
 
 @reduce_max_p.def_lower
@@ -270,15 +262,7 @@ def _reduce_max_lower(ctx, x, *, axes, out_sharding=None):
   return [reduce(ctx, x, axes, "max", _max_identity(dt), dt, ctx.avals_out[0])]
 
 
-@reduce_min_p.def_lower
-def _reduce_min_lower(ctx, x, *, axes, out_sharding=None):
-  dt = ctx.avals_in[0].dtype
-  return [reduce(ctx, x, axes, "min", _min_identity(dt), dt, ctx.avals_out[0])]
-
-
-def reduce_max(operand, axes, *, out_sharding=None):
-  """Maximum of ``operand`` over ``axes`` (NaN propagates)."""
-  return reduce_max_p.bind1(operand, axes=axes_tuple("reduce_max", axes), out_sharding=None)
+reduce_min_p = Primitive("reduce_min")
 
 
 def reduce_min(operand, axes, *, out_sharding=None):
@@ -286,12 +270,25 @@ def reduce_min(operand, axes, *, out_sharding=None):
   return reduce_min_p.bind1(operand, axes=axes_tuple("reduce_min", axes), out_sharding=None)
 
 
+@reduce_min_p.def_impl
+@quiet
+def _reduce_min_impl(x, *, axes, out_sharding=None):
+  xc, dt = in_float32(x)
+  return [np.asarray(np.min(xc, axis=axes, initial=_min_identity(dt))).astype(dt)]
+
+
+reduce_min_p.def_abstract_eval(_chooser_abstract_eval)
+defjvp2(reduce_min_p, _chooser_jvp)
+reduce_min_p.def_batch(_reducer_batch(reduce_min_p))
+
+
+@reduce_min_p.def_lower
+def _reduce_min_lower(ctx, x, *, axes, out_sharding=None):
+  dt = ctx.avals_in[0].dtype
+  return [reduce(ctx, x, axes, "min", _min_identity(dt), dt, ctx.avals_out[0])]
+
+
 # -------------------------------------------------- reduce_and / or / xor
-reduce_and_p = Primitive("reduce_and", kind="nondifferentiable")
-reduce_or_p = Primitive("reduce_or", kind="nondifferentiable")
-reduce_xor_p = Primitive("reduce_xor", kind="nondifferentiable")
-
-
 def _logical_impl(ufunc):
   def impl(x, *, axes):
     if not axes:
@@ -308,13 +305,6 @@ def _logical_abstract_eval(x, *, axes):
   return [ShapedArray(reduced_shape(x, axes), x.dtype, False)]
 
 
-for _p, _uf in ((reduce_and_p, np.bitwise_and), (reduce_or_p, np.bitwise_or),
-                (reduce_xor_p, np.bitwise_xor)):
-  _p.def_impl(_logical_impl(_uf))
-  _p.def_abstract_eval(_logical_abstract_eval)
-  _p.def_batch(_reducer_batch(_p))
-
-
 def _logical_lower(kind: str):
   def rule(ctx, x, *, axes):
     dt = ctx.avals_in[0].dtype
@@ -323,9 +313,7 @@ def _logical_lower(kind: str):
   return rule
 
 
-reduce_and_p.def_lower(_logical_lower("and"))
-reduce_or_p.def_lower(_logical_lower("or"))
-reduce_xor_p.def_lower(_logical_lower("xor"))
+reduce_and_p = Primitive("reduce_and", kind="nondifferentiable")
 
 
 def reduce_and(operand, axes):
@@ -333,9 +321,25 @@ def reduce_and(operand, axes):
   return reduce_and_p.bind1(operand, axes=axes_tuple("reduce_and", axes))
 
 
+reduce_and_p.def_impl(_logical_impl(np.bitwise_and))
+reduce_and_p.def_abstract_eval(_logical_abstract_eval)
+reduce_and_p.def_batch(_reducer_batch(reduce_and_p))
+reduce_and_p.def_lower(_logical_lower("and"))
+
+reduce_or_p = Primitive("reduce_or", kind="nondifferentiable")
+
+
 def reduce_or(operand, axes):
   """Bitwise (logical for bool) OR of ``operand`` over ``axes``."""
   return reduce_or_p.bind1(operand, axes=axes_tuple("reduce_or", axes))
+
+
+reduce_or_p.def_impl(_logical_impl(np.bitwise_or))
+reduce_or_p.def_abstract_eval(_logical_abstract_eval)
+reduce_or_p.def_batch(_reducer_batch(reduce_or_p))
+reduce_or_p.def_lower(_logical_lower("or"))
+
+reduce_xor_p = Primitive("reduce_xor", kind="nondifferentiable")
 
 
 def reduce_xor(operand, axes):
@@ -343,11 +347,13 @@ def reduce_xor(operand, axes):
   return reduce_xor_p.bind1(operand, axes=axes_tuple("reduce_xor", axes))
 
 
+reduce_xor_p.def_impl(_logical_impl(np.bitwise_xor))
+reduce_xor_p.def_abstract_eval(_logical_abstract_eval)
+reduce_xor_p.def_batch(_reducer_batch(reduce_xor_p))
+reduce_xor_p.def_lower(_logical_lower("xor"))
+
+
 # --------------------------------------------------------- argmax / argmin
-argmax_p = Primitive("argmax", kind="nondifferentiable")
-argmin_p = Primitive("argmin", kind="nondifferentiable")
-
-
 def _argminmax_impl(np_fn):
   # NumPy's argmax/argmin pick the first occurrence and treat NaN as the
   # extreme value (the first NaN wins), exactly XLA's comparator in JAX.
@@ -369,15 +375,6 @@ def _argminmax_abstract_eval(x, *, axes, index_dtype):
     raise TypeError(f"index_dtype must be an integer type, but got {np.dtype(index_dtype).name}")
   shape = tuple(d for i, d in enumerate(x.shape) if i != axis)
   return [ShapedArray(shape, index_dtype, False)]
-
-
-argmax_p.def_impl(_argminmax_impl(np.argmax))
-argmin_p.def_impl(_argminmax_impl(np.argmin))
-argmax_p.def_abstract_eval(_argminmax_abstract_eval)
-argmin_p.def_abstract_eval(_argminmax_abstract_eval)
-for _p in (argmax_p, argmin_p):
-  defjvp_zero(_p)               # integer indices: float0 tangents, as in JAX
-  _p.def_batch(_reducer_batch(_p))
 
 
 def _argminmax_two_pass(ctx, x, axis: int, dt, largest: bool, out):
@@ -435,8 +432,7 @@ def _argminmax_lower(largest: bool):
   return rule
 
 
-argmax_p.def_lower(_argminmax_lower(True))
-argmin_p.def_lower(_argminmax_lower(False))
+argmax_p = Primitive("argmax", kind="nondifferentiable")
 
 
 def argmax(operand, axis: int, index_dtype):
@@ -446,11 +442,27 @@ def argmax(operand, axis: int, index_dtype):
   return argmax_p.bind1(operand, axes=(operator.index(axis),), index_dtype=index_dtype)
 
 
+argmax_p.def_impl(_argminmax_impl(np.argmax))
+argmax_p.def_abstract_eval(_argminmax_abstract_eval)
+defjvp_zero(argmax_p)               # integer indices: float0 tangents, as in JAX
+argmax_p.def_batch(_reducer_batch(argmax_p))
+argmax_p.def_lower(_argminmax_lower(True))
+
+argmin_p = Primitive("argmin", kind="nondifferentiable")
+
+
 def argmin(operand, axis: int, index_dtype):
   """Index of the minimum of ``operand`` along ``axis`` (first occurrence;
   NaN counts as the minimum)."""
   index_dtype = dtypes.explicit_dtype(index_dtype, "argmin")
   return argmin_p.bind1(operand, axes=(operator.index(axis),), index_dtype=index_dtype)
+
+
+argmin_p.def_impl(_argminmax_impl(np.argmin))
+argmin_p.def_abstract_eval(_argminmax_abstract_eval)
+defjvp_zero(argmin_p)
+argmin_p.def_batch(_reducer_batch(argmin_p))
+argmin_p.def_lower(_argminmax_lower(False))
 
 
 # ------------------------------------------------------ cumulative reductions
@@ -490,22 +502,6 @@ def _def_scan_jvp(p: Primitive, combine) -> None:
     return [p.bind1(x, axis=axis, reverse=reverse)], [_scan_jvp(combine, x, t, axis, reverse)]
 
 
-cumsum_p = _cumulative_primitive("cumsum", lambda x, a: np.cumsum(x, a, dtype=x.dtype),
-                                 kind="linear")
-cumprod_p = _cumulative_primitive("cumprod", lambda x, a: np.cumprod(x, a, dtype=x.dtype))
-cummax_p = _cumulative_primitive("cummax", lambda x, a: np.maximum.accumulate(x, a))
-cummin_p = _cumulative_primitive("cummin", lambda x, a: np.minimum.accumulate(x, a))
-cumlogsumexp_p = _cumulative_primitive("cumlogsumexp",
-                                       lambda x, a: np.logaddexp.accumulate(x, a))
-# cumsum is linear (its transpose sums from the other end); the others are
-# differentiated as JAX does, through the parallel prefix scan.
-deflinear(cumsum_p, lambda ct, x, *, axis, reverse: [cumsum(ct, axis, not reverse)])
-_def_scan_jvp(cumprod_p, _mul_pair)
-_def_scan_jvp(cummax_p, _chooser_pair(arithmetic.max))
-_def_scan_jvp(cummin_p, _chooser_pair(arithmetic.min))
-_def_scan_jvp(cumlogsumexp_p, _logaddexp_pair)
-
-
 def _cumulative_lower(kind: str, init_fn):
   def rule(ctx, x, *, axis, reverse):
     aval = ctx.avals_in[0]
@@ -513,11 +509,10 @@ def _cumulative_lower(kind: str, init_fn):
   return rule
 
 
-cumsum_p.def_lower(_cumulative_lower("add", lambda dt: 0))
-cumprod_p.def_lower(_cumulative_lower("mul", lambda dt: 1))
-cummax_p.def_lower(_cumulative_lower("max", _max_identity))
-cummin_p.def_lower(_cumulative_lower("min", _min_identity))
-cumlogsumexp_p.def_lower(_cumulative_lower("logaddexp", lambda dt: -np.inf))
+# cumsum is linear (its transpose sums from the other end); the others are
+# differentiated as JAX does, through the parallel prefix scan.
+cumsum_p = _cumulative_primitive("cumsum", lambda x, a: np.cumsum(x, a, dtype=x.dtype),
+                                 kind="linear")
 
 
 def cumsum(operand, axis: int = 0, reverse: bool = False):
@@ -525,9 +520,21 @@ def cumsum(operand, axis: int = 0, reverse: bool = False):
   return cumsum_p.bind1(operand, axis=int(axis), reverse=bool(reverse))
 
 
+deflinear(cumsum_p, lambda ct, x, *, axis, reverse: [cumsum(ct, axis, not reverse)])
+cumsum_p.def_lower(_cumulative_lower("add", lambda dt: 0))
+
+cumprod_p = _cumulative_primitive("cumprod", lambda x, a: np.cumprod(x, a, dtype=x.dtype))
+
+
 def cumprod(operand, axis: int = 0, reverse: bool = False):
   """Cumulative product along ``axis`` (from the end when ``reverse``)."""
   return cumprod_p.bind1(operand, axis=int(axis), reverse=bool(reverse))
+
+
+_def_scan_jvp(cumprod_p, _mul_pair)
+cumprod_p.def_lower(_cumulative_lower("mul", lambda dt: 1))
+
+cummax_p = _cumulative_primitive("cummax", lambda x, a: np.maximum.accumulate(x, a))
 
 
 def cummax(operand, axis: int = 0, reverse: bool = False):
@@ -535,11 +542,28 @@ def cummax(operand, axis: int = 0, reverse: bool = False):
   return cummax_p.bind1(operand, axis=int(axis), reverse=bool(reverse))
 
 
+_def_scan_jvp(cummax_p, _chooser_pair(arithmetic.max))
+cummax_p.def_lower(_cumulative_lower("max", _max_identity))
+
+cummin_p = _cumulative_primitive("cummin", lambda x, a: np.minimum.accumulate(x, a))
+
+
 def cummin(operand, axis: int = 0, reverse: bool = False):
   """Cumulative minimum along ``axis`` (from the end when ``reverse``)."""
   return cummin_p.bind1(operand, axis=int(axis), reverse=bool(reverse))
 
 
+_def_scan_jvp(cummin_p, _chooser_pair(arithmetic.min))
+cummin_p.def_lower(_cumulative_lower("min", _min_identity))
+
+cumlogsumexp_p = _cumulative_primitive("cumlogsumexp",
+                                       lambda x, a: np.logaddexp.accumulate(x, a))
+
+
 def cumlogsumexp(operand, axis: int = 0, reverse: bool = False):
   """Cumulative ``log(sum(exp(x)))`` along ``axis`` (from the end when ``reverse``)."""
   return cumlogsumexp_p.bind1(operand, axis=int(axis), reverse=bool(reverse))
+
+
+_def_scan_jvp(cumlogsumexp_p, _logaddexp_pair)
+cumlogsumexp_p.def_lower(_cumulative_lower("logaddexp", lambda dt: -np.inf))

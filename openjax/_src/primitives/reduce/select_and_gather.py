@@ -40,8 +40,25 @@ def _selector(select_prim):
   raise ValueError(f"select_prim must be lax.ge_p or lax.le_p, got {select_prim}")
 
 
+def _window_cost(*avals, avals_out, window_dimensions, **_):
+  size = int(np.prod(window_dimensions, dtype=np.int64))
+  n = max(int(np.prod(a.shape, dtype=np.int64)) for a in (*avals, *avals_out))
+  return {"flops": float(n * size)}
+
+
 # ------------------------------------------------------ select_and_gather_add
 select_and_gather_add_p = Primitive("select_and_gather_add", kind="linear")
+
+
+def select_and_gather_add(tangents, operand, select_prim, window_dimensions, window_strides,
+                          padding, base_dilation, window_dilation):
+  """The tangent at the element ``select_prim`` (``lax.ge_p``: maximum,
+  ``lax.le_p``: minimum) picks in every window of ``operand``."""
+  return select_and_gather_add_p.bind1(
+      tangents, operand, select_prim=select_prim,
+      window_dimensions=tuple(window_dimensions), window_strides=tuple(window_strides),
+      padding=tuple(tuple(p) for p in padding), base_dilation=tuple(base_dilation),
+      window_dilation=tuple(window_dilation))
 
 
 @select_and_gather_add_p.def_impl
@@ -134,19 +151,21 @@ def _select_and_gather_add_lower(ctx, tangents, operand, *, select_prim, **param
   return [lower_convert(ctx, res, t_acc, out.dtype)]
 
 
-def select_and_gather_add(tangents, operand, select_prim, window_dimensions, window_strides,
-                          padding, base_dilation, window_dilation):
-  """The tangent at the element ``select_prim`` (``lax.ge_p``: maximum,
-  ``lax.le_p``: minimum) picks in every window of ``operand``."""
-  return select_and_gather_add_p.bind1(
-      tangents, operand, select_prim=select_prim,
-      window_dimensions=tuple(window_dimensions), window_strides=tuple(window_strides),
-      padding=tuple(tuple(p) for p in padding), base_dilation=tuple(base_dilation),
-      window_dilation=tuple(window_dilation))
+select_and_gather_add_p.def_cost(_window_cost)
 
 
 # ----------------------------------------------------- select_and_scatter_add
 select_and_scatter_add_p = Primitive("select_and_scatter_add", kind="linear")
+
+
+def select_and_scatter_add(source, operand, select_prim, window_dimensions, window_strides,
+                           padding):
+  """Add each window's ``source`` value at the element of ``operand`` that
+  ``select_prim`` picks in that window (the transpose of
+  ``select_and_gather_add``)."""
+  return select_and_scatter_add_p.bind1(
+      source, operand, select_prim=select_prim, window_dimensions=tuple(window_dimensions),
+      window_strides=tuple(window_strides), padding=tuple(tuple(p) for p in padding))
 
 
 @select_and_scatter_add_p.def_impl
@@ -244,21 +263,4 @@ def _select_and_scatter_add_lower(ctx, source, operand, *, select_prim, window_d
   return [lower_convert(ctx, res, s_acc, out.dtype)]
 
 
-def select_and_scatter_add(source, operand, select_prim, window_dimensions, window_strides,
-                           padding):
-  """Add each window's ``source`` value at the element of ``operand`` that
-  ``select_prim`` picks in that window (the transpose of
-  ``select_and_gather_add``)."""
-  return select_and_scatter_add_p.bind1(
-      source, operand, select_prim=select_prim, window_dimensions=tuple(window_dimensions),
-      window_strides=tuple(window_strides), padding=tuple(tuple(p) for p in padding))
-
-
-def _window_cost(*avals, avals_out, window_dimensions, **_):
-  size = int(np.prod(window_dimensions, dtype=np.int64))
-  n = max(int(np.prod(a.shape, dtype=np.int64)) for a in (*avals, *avals_out))
-  return {"flops": float(n * size)}
-
-
-select_and_gather_add_p.def_cost(_window_cost)
 select_and_scatter_add_p.def_cost(_window_cost)

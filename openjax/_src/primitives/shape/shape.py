@@ -30,6 +30,11 @@ __all__ = ["rev", "rev_p", "pad", "pad_p", "concatenate", "concatenate_p", "spli
 rev_p = Primitive("rev", kind="linear")
 
 
+def rev(operand, dimensions):
+  """Reverse ``operand`` along each of ``dimensions``."""
+  return rev_p.bind1(operand, dimensions=_int_tuple("rev", "dimensions", dimensions))
+
+
 @rev_p.def_impl
 def _rev_impl(x, *, dimensions):
   return [np.flip(x, axis=dimensions) if dimensions else x]
@@ -44,11 +49,6 @@ def _rev_abstract_eval(x, *, dimensions):
     raise TypeError("rev dimensions must all be less than operand ndim, got dimensions "
                     f"{dimensions} for operand ndim {x.ndim}.")
   return [ShapedArray(x.shape, x.dtype, x.weak_type)]
-
-
-def rev(operand, dimensions):
-  """Reverse ``operand`` along each of ``dimensions``."""
-  return rev_p.bind1(operand, dimensions=_int_tuple("rev", "dimensions", dimensions))
 
 
 deflinear(rev_p, lambda ct, x, *, dimensions: [rev(ct, dimensions)])
@@ -80,6 +80,18 @@ def _rev_lower(ctx, x, *, dimensions):
 
 # ------------------------------------------------------------------------ pad
 pad_p = Primitive("pad", kind="linear")
+
+
+def pad(operand, padding_value, padding_config):
+  """Pad ``operand`` with ``padding_value``: ``padding_config`` holds one
+  ``(low, high, interior)`` triple per dimension; negative low/high cut."""
+  try:
+    config = tuple((operator.index(lo), operator.index(hi), operator.index(i))
+                   for lo, hi, i in padding_config)
+  except (TypeError, ValueError):
+    raise TypeError("pad: padding_config must be a sequence of (low, high, interior) "
+                    f"integer triples, got {padding_config!r}") from None
+  return pad_p.bind1(operand, padding_value, padding_config=config)
 
 
 def _padded_shape(padding_config, shape) -> tuple[int, ...]:
@@ -137,18 +149,6 @@ def _pad_abstract_eval(x, padding_value, *, padding_config):
     raise TypeError(f"pad operand and padding_value must be same dtype: got "
                     f"{x.dtype.name} and {padding_value.dtype.name}.")
   return [ShapedArray(shape, x.dtype, x.weak_type and padding_value.weak_type)]
-
-
-def pad(operand, padding_value, padding_config):
-  """Pad ``operand`` with ``padding_value``: ``padding_config`` holds one
-  ``(low, high, interior)`` triple per dimension; negative low/high cut."""
-  try:
-    config = tuple((operator.index(lo), operator.index(hi), operator.index(i))
-                   for lo, hi, i in padding_config)
-  except (TypeError, ValueError):
-    raise TypeError("pad: padding_config must be a sequence of (low, high, interior) "
-                    f"integer triples, got {padding_config!r}") from None
-  return pad_p.bind1(operand, padding_value, padding_config=config)
 
 
 def _pad_transpose(ct, x, padding_value, *, padding_config):
@@ -276,6 +276,16 @@ def _emit_pad(ctx, x, padding_value, padding_config, shape, dtype):
 concatenate_p = Primitive("concatenate", kind="linear")
 
 
+def concatenate(operands, dimension: int):
+  """Join ``operands`` (same dtype, same shape but along ``dimension``)."""
+  operands = list(operands)
+  if not operands:
+    raise ValueError("concatenate requires a non-empty sequences of arrays")
+  if len(operands) == 1 and hasattr(operands[0], "aval"):
+    return operands[0]
+  return concatenate_p.bind1(*operands, dimension=operator.index(dimension))
+
+
 @concatenate_p.def_impl
 def _concatenate_impl(*xs, dimension):
   return [np.concatenate(xs, axis=dimension)]
@@ -301,16 +311,6 @@ def _concatenate_abstract_eval(*xs, dimension):
   shape = list(xs[0].shape)
   shape[dimension] = sum(x.shape[dimension] for x in xs)
   return [ShapedArray(shape, xs[0].dtype, all(x.weak_type for x in xs))]
-
-
-def concatenate(operands, dimension: int):
-  """Join ``operands`` (same dtype, same shape but along ``dimension``)."""
-  operands = list(operands)
-  if not operands:
-    raise ValueError("concatenate requires a non-empty sequences of arrays")
-  if len(operands) == 1 and hasattr(operands[0], "aval"):
-    return operands[0]
-  return concatenate_p.bind1(*operands, dimension=operator.index(dimension))
 
 
 def _concatenate_transpose(ct, *xs, dimension):
@@ -340,6 +340,12 @@ def _concatenate_lower(ctx, *xs, dimension):
 split_p = Primitive("split", multiple_results=True, kind="linear")
 
 
+def split(operand, sizes, axis: int = 0):
+  """Split ``operand`` along ``axis`` into pieces of the given ``sizes``."""
+  sizes = _int_tuple("split", "sizes", sizes)
+  return split_p.bind(operand, sizes=sizes, axis=canonicalize_axis(axis, np.ndim(operand)))
+
+
 @split_p.def_impl
 def _split_impl(x, *, sizes, axis):
   if not sizes:   # np.split would still return the (empty) operand
@@ -360,12 +366,6 @@ def _split_abstract_eval(x, *, sizes, axis):
     shape[axis] = s
     outs.append(ShapedArray(shape, x.dtype, x.weak_type))
   return outs
-
-
-def split(operand, sizes, axis: int = 0):
-  """Split ``operand`` along ``axis`` into pieces of the given ``sizes``."""
-  sizes = _int_tuple("split", "sizes", sizes)
-  return split_p.bind(operand, sizes=sizes, axis=canonicalize_axis(axis, np.ndim(operand)))
 
 
 @split_p.def_jvp
@@ -409,6 +409,11 @@ def _split_lower(ctx, x, *, sizes, axis):
 tile_p = Primitive("tile", kind="linear")
 
 
+def tile(operand, reps):
+  """Repeat ``operand`` ``reps[i]`` times along each dimension ``i``."""
+  return tile_p.bind1(operand, reps=_int_tuple("tile", "reps", reps))
+
+
 @tile_p.def_impl
 def _tile_impl(x, *, reps):
   return [np.tile(x, reps) if x.ndim else x]
@@ -422,11 +427,6 @@ def _tile_abstract_eval(x, *, reps):
   if any(r < 0 for r in reps):
     raise ValueError(f"tile: reps must be nonnegative, got {reps}")
   return [ShapedArray(tuple(d * r for d, r in zip(x.shape, reps)), x.dtype, x.weak_type)]
-
-
-def tile(operand, reps):
-  """Repeat ``operand`` ``reps[i]`` times along each dimension ``i``."""
-  return tile_p.bind1(operand, reps=_int_tuple("tile", "reps", reps))
 
 
 def _tile_transpose(ct, x, *, reps):
@@ -460,6 +460,41 @@ def _tile_lower(ctx, x, *, reps):
 
 # ---------------------------------------------------------------------- slice
 slice_p = Primitive("slice", kind="linear")
+
+
+def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001 - JAX's name
+  """The static slice ``operand[start:limit:stride]`` in every dimension."""
+  return slice_p.bind1(
+      operand, start_indices=_int_tuple("slice", "start_indices", start_indices),
+      limit_indices=_int_tuple("slice", "limit_indices", limit_indices),
+      strides=None if strides is None else _int_tuple("slice", "strides", strides))
+
+
+def slice_in_dim(operand, start_index, limit_index, stride: int = 1, axis: int = 0):
+  """``operand[start:limit:stride]`` along ``axis`` only; None and negative
+  indices count as in Python."""
+  shape = np.shape(operand)
+  axis = int(axis)
+  n = shape[axis]
+  start = 0 if start_index is None else operator.index(start_index)
+  limit = n if limit_index is None else operator.index(limit_index)
+  start = start + n if start < 0 else start
+  limit = limit + n if limit < 0 else limit
+  starts, limits, strides = [0] * len(shape), list(shape), [1] * len(shape)
+  starts[axis], limits[axis], strides[axis] = start, limit, operator.index(stride)
+  return slice(operand, starts, limits, strides)
+
+
+def index_in_dim(operand, index: int, axis: int = 0, keepdims: bool = True):
+  """``operand[index]`` along ``axis`` (the axis is kept unless
+  ``keepdims=False``); IndexError when out of bounds."""
+  index, axis = operator.index(index), int(axis)
+  n = np.shape(operand)[axis]
+  wrapped = index + n if index < 0 else index
+  if not 0 <= wrapped < n:
+    raise IndexError(f"index {index} is out of bounds for axis {axis} with size {n}")
+  out = slice_in_dim(operand, wrapped, wrapped + 1, 1, axis)
+  return out if keepdims else squeeze(out, (axis,))
 
 
 @slice_p.def_impl
@@ -498,14 +533,6 @@ def _slice_abstract_eval(x, *, start_indices, limit_indices, strides):
   return [ShapedArray(diff, x.dtype, x.weak_type)]
 
 
-def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001 - JAX's name
-  """The static slice ``operand[start:limit:stride]`` in every dimension."""
-  return slice_p.bind1(
-      operand, start_indices=_int_tuple("slice", "start_indices", start_indices),
-      limit_indices=_int_tuple("slice", "limit_indices", limit_indices),
-      strides=None if strides is None else _int_tuple("slice", "strides", strides))
-
-
 def _slice_transpose(ct, x, *, start_indices, limit_indices, strides):
   # Pad back with zeros; strides become interior padding.
   shape, out = x.aval.shape, get_aval(ct).shape
@@ -536,33 +563,6 @@ def _slice_lower(ctx, x, *, start_indices, limit_indices, strides):
                  attrs={"start_indices": tuple(start_indices),
                         "limit_indices": tuple(limit_indices),
                         "strides": tuple(strides or (1,) * len(start_indices))})]
-
-
-def slice_in_dim(operand, start_index, limit_index, stride: int = 1, axis: int = 0):
-  """``operand[start:limit:stride]`` along ``axis`` only; None and negative
-  indices count as in Python."""
-  shape = np.shape(operand)
-  axis = int(axis)
-  n = shape[axis]
-  start = 0 if start_index is None else operator.index(start_index)
-  limit = n if limit_index is None else operator.index(limit_index)
-  start = start + n if start < 0 else start
-  limit = limit + n if limit < 0 else limit
-  starts, limits, strides = [0] * len(shape), list(shape), [1] * len(shape)
-  starts[axis], limits[axis], strides[axis] = start, limit, operator.index(stride)
-  return slice(operand, starts, limits, strides)
-
-
-def index_in_dim(operand, index: int, axis: int = 0, keepdims: bool = True):
-  """``operand[index]`` along ``axis`` (the axis is kept unless
-  ``keepdims=False``); IndexError when out of bounds."""
-  index, axis = operator.index(index), int(axis)
-  n = np.shape(operand)[axis]
-  wrapped = index + n if index < 0 else index
-  if not 0 <= wrapped < n:
-    raise IndexError(f"index {index} is out of bounds for axis {axis} with size {n}")
-  out = slice_in_dim(operand, wrapped, wrapped + 1, 1, axis)
-  return out if keepdims else squeeze(out, (axis,))
 
 
 # ------------------------------------------------- convenience wrappers
@@ -625,4 +625,3 @@ def broadcast_to_rank(x, rank: int):
   """Add leading size-1 dimensions to give ``x`` rank ``rank``."""
   ndim = np.ndim(x)
   return x if ndim == rank else broadcast(x, (1,) * (rank - ndim))
-

@@ -44,6 +44,29 @@ def _sort_keys(x: np.ndarray) -> list[np.ndarray]:
 sort_p = Primitive("sort", multiple_results=True)
 
 
+def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1):
+  """Sort ``operand`` along ``dimension``; a sequence of operands sorts
+  lexicographically by the first ``num_keys`` and permutes the rest alike.
+
+  NaNs sort to the end and ``-0.0 == 0.0``; complex numbers sort by (real, imag).
+  """
+  num_keys = operator.index(num_keys)
+  if isinstance(operand, Sequence):
+    operands = tuple(operand)
+    if not operands:
+      raise TypeError("Sort requires at least one operand")
+    if not 1 <= num_keys <= len(operands):
+      raise ValueError(f"num_keys={num_keys} must be between 1 and "
+                       f"len(operand)={len(operands)}")
+    dimension = canonicalize_axis(dimension, len(np.shape(operands[0])))
+    return tuple(sort_p.bind(*operands, dimension=dimension, is_stable=bool(is_stable),
+                             num_keys=num_keys))
+  if num_keys != 1:
+    raise ValueError(f"num_keys={num_keys} must equal 1 for a single operand.")
+  dimension = canonicalize_axis(dimension, len(np.shape(operand)))
+  return sort_p.bind(operand, dimension=dimension, is_stable=bool(is_stable), num_keys=1)[0]
+
+
 @sort_p.def_impl
 def _sort_impl(*operands, dimension, is_stable, num_keys):
   moved = [np.moveaxis(o, dimension, -1) for o in operands]
@@ -139,29 +162,6 @@ def _sort_lower(ctx, *operands, dimension, is_stable, num_keys):
   return outs
 
 
-def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1):
-  """Sort ``operand`` along ``dimension``; a sequence of operands sorts
-  lexicographically by the first ``num_keys`` and permutes the rest alike.
-
-  NaNs sort to the end and ``-0.0 == 0.0``; complex numbers sort by (real, imag).
-  """
-  num_keys = operator.index(num_keys)
-  if isinstance(operand, Sequence):
-    operands = tuple(operand)
-    if not operands:
-      raise TypeError("Sort requires at least one operand")
-    if not 1 <= num_keys <= len(operands):
-      raise ValueError(f"num_keys={num_keys} must be between 1 and "
-                       f"len(operand)={len(operands)}")
-    dimension = canonicalize_axis(dimension, len(np.shape(operands[0])))
-    return tuple(sort_p.bind(*operands, dimension=dimension, is_stable=bool(is_stable),
-                             num_keys=num_keys))
-  if num_keys != 1:
-    raise ValueError(f"num_keys={num_keys} must equal 1 for a single operand.")
-  dimension = canonicalize_axis(dimension, len(np.shape(operand)))
-  return sort_p.bind(operand, dimension=dimension, is_stable=bool(is_stable), num_keys=1)[0]
-
-
 def sort_key_val(keys, values, dimension: int = -1, is_stable: bool = True):
   """Sort ``keys`` along ``dimension`` and apply the same permutation to ``values``."""
   dimension = canonicalize_axis(dimension, len(np.shape(keys)))
@@ -171,6 +171,17 @@ def sort_key_val(keys, values, dimension: int = -1, is_stable: bool = True):
 
 # ------------------------------------------------------------------ top_k
 top_k_p = Primitive("top_k", multiple_results=True)
+
+
+def top_k(operand, k: int, *, axis: int = -1):
+  """The ``k`` largest entries along ``axis`` (descending; ties keep input
+  order; NaN counts as largest) and their int32 indices."""
+  k = operator.index(k)
+  if k < 0:
+    raise ValueError(f"k argument to top_k must be nonnegative, got {k}")
+  axis = canonicalize_axis(axis, len(np.shape(operand)))
+  values, indices = top_k_p.bind(operand, k=k, axis=axis)
+  return values, indices
 
 
 @top_k_p.def_impl
@@ -241,14 +252,3 @@ def _top_k_lower(ctx, x, *, k, axis):
   idx = ctx.convert(perm, np.int32, (b, k))
   return [from_rows(ctx, values, moved, p, aval.dtype),
           from_rows(ctx, idx, moved, p, np.int32)]
-
-
-def top_k(operand, k: int, *, axis: int = -1):
-  """The ``k`` largest entries along ``axis`` (descending; ties keep input
-  order; NaN counts as largest) and their int32 indices."""
-  k = operator.index(k)
-  if k < 0:
-    raise ValueError(f"k argument to top_k must be nonnegative, got {k}")
-  axis = canonicalize_axis(axis, len(np.shape(operand)))
-  values, indices = top_k_p.bind(operand, k=k, axis=axis)
-  return values, indices
