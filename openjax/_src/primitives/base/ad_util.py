@@ -3,7 +3,7 @@ zero tangents, undefined primals (the linear inputs of a transpose rule),
 ``defjvp_zero`` and ``stop_gradient`` (as in JAX's ``ad_util``). What needs
 primitives to build values (zeros of an aval, ``add_any`` for tangent
 accumulation, the ``defjvp``/``deflinear`` builders) sits with the
-structural primitives in ``shape_base``.
+structural primitives (``structural``).
 
 JVP rule: ``jvp(primals, tangents, **params) -> (primals_out, tangents_out)``;
 tangents may be ``Zero`` (no work should be done for them).

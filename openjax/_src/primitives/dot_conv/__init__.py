@@ -1,2 +1,3 @@
-"""Contraction family: dot_general (``dot``) and
-conv_general_dilated (``conv``)."""
+"""Contraction family, on ``base`` and ``shape``: ``dot`` (dot_general) ->
+``conv_rules`` (NumPy convolution, shape rules) and ``conv_lowering`` ->
+``conv`` (conv_general_dilated)."""

@@ -8,7 +8,7 @@ carrying its a-derivative along and stopping per element once that
 derivative's last change is below the dtype's epsilon (the fraction after
 2000 terms at most), and with the Lanczos ``lgamma``/``digamma`` of the CHLO
 decomposition. The loops here step only the elements still running; the
-lowering (``_gamma_lowering``) runs the same algorithm.
+lowering (``gamma_lowering``) runs the same algorithm.
 """
 from __future__ import annotations
 

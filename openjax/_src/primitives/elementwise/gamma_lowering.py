@@ -1,5 +1,5 @@
 """StableHLO lowerings of ``igamma_grad_a`` and ``random_gamma_grad``:
-``_gamma_kernels``' algorithm (JAX's, in the operands' precision), its
+``gamma_kernels``' algorithm (JAX's, in the operands' precision), its
 loops as ``stablehlo.while`` over all elements with a per-element running
 mask. The algorithm is written against ``V``, a tensor value of one dtype
 with NumPy-style operators."""
@@ -131,7 +131,7 @@ def _log_t(z):
 
 
 def lgamma(x):
-  """``_gamma_kernels.lgamma``."""
+  """``gamma_kernels.lgamma``."""
   z, reflect = _lanczos_z(x)
   a = x.c(LANCZOS_BASE)
   for i, c in enumerate(LANCZOS):
@@ -151,7 +151,7 @@ def lgamma(x):
 
 
 def digamma(x, x_minus_one=None):
-  """``_gamma_kernels.digamma``."""
+  """``gamma_kernels.digamma``."""
   z, reflect = _lanczos_z(x)
   if x_minus_one is not None:
     z = where(reflect, z, x_minus_one)
@@ -170,7 +170,7 @@ def digamma(x, x_minus_one=None):
 
 
 def _series(a, x, enabled):
-  """``_gamma_kernels._series``: (ans, dans)."""
+  """``gamma_kernels._series``: (ans, dans)."""
   ctx = a.ctx
   one, zero = a.c(1.0), a.c(0.0)
   eps = float(np.finfo(a.dtype).eps)
@@ -193,7 +193,7 @@ def _series(a, x, enabled):
 
 
 def _continued_fraction(a, x, enabled):
-  """``_gamma_kernels._continued_fraction``: (ans, dans)."""
+  """``gamma_kernels._continued_fraction``: (ans, dans)."""
   ctx = a.ctx
   dt = a.dtype
   eps = float(np.finfo(dt).eps)

@@ -2,9 +2,9 @@
 op for: ``lgamma`` and ``digamma`` (IREE's lose up to all digits near
 their zeros and poles), ``bessel_i0e``, ``zeta`` (IREE's chlo.zeta is NaN
 for negative non-integer q), ``igamma``, ``igammac`` and the incomplete
-beta function (the gamma functions' a-derivatives are ``_gamma_lowering``'s).
+beta function (the gamma functions' a-derivatives are ``gamma_lowering``'s).
 
-They run the float64 algorithms of ``_special_numerics`` (the eager impls)
+They run the float64 algorithms of ``special_numerics`` (the eager impls)
 on float64 values and round back, so compiled and eager results agree to
 float64 rounding. The algorithms are written against ``T``, a small tensor
 wrapper that emits StableHLO for NumPy-style arithmetic, and ``iterate``,

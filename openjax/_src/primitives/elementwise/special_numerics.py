@@ -301,7 +301,7 @@ def _gamma_cf(a, x, active):
 
 def _igamma_parts(a, x):
   """(P, Q) on the valid domain a > 0, 0 < x < inf. (Their a-derivatives
-  are JAX's algorithm in ``_gamma_kernels``.)"""
+  are JAX's algorithm in ``gamma_kernels``.)"""
   valid = (a > 0) & (x > 0) & np.isfinite(a) & np.isfinite(x)
   a = np.where(valid, a, 1.0)
   x = np.where(valid, x, 1.0)

@@ -1,1 +1,2 @@
-"""FFT family: the fft primitive (its traced lowering is in control/)."""
+"""FFT family, on ``base``, ``shape`` and ``elementwise``: the fft primitive
+(``fft``); its traced lowering is in control/fft_lowering.py."""

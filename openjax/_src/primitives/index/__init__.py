@@ -1,2 +1,4 @@
-"""Indexing family: gather and the scatters (``gather_scatter``),
-dynamic_slice and dynamic_update_slice (``dynamic_slicing``)."""
+"""Indexing family, on ``base``, ``shape`` and ``elementwise``:
+``indexing_util`` (dimension numbers, modes, NumPy kernels) ->
+``scatter_lowering`` -> ``gather_scatter`` (gather and the scatters) ->
+``dynamic_slicing`` (dynamic_slice, dynamic_update_slice)."""

@@ -242,7 +242,7 @@ def _select_and_scatter_add_lower(ctx, source, operand, *, select_prim, window_d
                                   window_strides, padding):
   # IREE compiles stablehlo.select_and_scatter only for windows that do not
   # overlap and without padding, so it is built from parts (see
-  # _window_lowering.scatter_to_selected), on the operand padded with the
+  # window_lowering.scatter_to_selected), on the operand padded with the
   # selection's identity; the result is cut back to the operand's shape.
   identity, direction = _selector(select_prim)
   s_aval, x_aval = ctx.avals_in

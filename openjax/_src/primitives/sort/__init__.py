@@ -1,2 +1,2 @@
-"""Sorting family: variadic sort and top_k, with the lowering of large
-sorts (``sort_lowering``)."""
+"""Sorting family, on ``base`` and ``index``: ``sort_lowering`` (the
+StableHLO of large sorts) -> ``sort`` (variadic sort, top_k)."""
