@@ -31,7 +31,7 @@ def test_positions_lowering_matches_eager(case):
   out = f(lhs, rhs)
   dnums = lax.conv_dimension_numbers(lhs_shape, rhs_shape, dn)
   assert conv_lowering.use_positions(lhs_shape, rhs_shape, out.shape, dnums, lhs_dilation=(1,),
-                                      feature_group_count=1, batch_group_count=1)
+                                     feature_group_count=1, batch_group_count=1)
   with config.override("openjax_executor", "iree"), \
        config.override("openjax_tiered_compilation", False):
     text = jax.jit(f).lower(lhs, rhs).as_text()

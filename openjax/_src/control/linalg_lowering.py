@@ -218,7 +218,7 @@ def _jacobi_rotation(app, aqq, apq):
   sign = select(ge(theta, const(theta, 0)), full_like(theta, 1),
                 full_like(theta, -1))
   t = div(sign, add(arithmetic.abs(theta), sqrt(add(square(theta),
-                                                         const(theta, 1)))))
+                                                    const(theta, 1)))))
   t = select(zero, full_like(t, 0), t)
   c = rsqrt(add(square(t), const(t, 1)))
   return c, mul(t, c), w

@@ -147,7 +147,7 @@ def _select_and_gather_add_lower(ctx, tangents, operand, *, select_prim, **param
   x = lower_convert(ctx, operand, x_aval.dtype, acc)
   t = lower_convert(ctx, tangents, t_aval.dtype, t_acc)
   res = select_in_windows(ctx, x, acc, direction == "GE", t, t_acc,
-                             *window_args(params))
+                          *window_args(params))
   return [lower_convert(ctx, res, t_acc, out.dtype)]
 
 
