@@ -1,6 +1,7 @@
-"""Shared rule builders for primitive families: dtype classes, the standard
-n-ary abstract evaluation (JAX's lax shape and dtype rules and messages), and
-helpers that run NumPy on ml_dtypes floats by way of float32."""
+"""Checks and helpers every family's rules use: dtype checks with JAX's
+messages, lax's broadcasting shape rule, the shape rule of reductions over
+axes, NumPy impl helpers (floating-point warnings off, ml_dtypes floats
+computed in float32) and ``pp_hide_none`` for the jaxpr printer."""
 from __future__ import annotations
 
 import contextvars
@@ -11,20 +12,6 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import ShapedArray, pp_eqn
-
-# Dtype classes accepted by primitives (checked with dtypes.issubdtype).
-BOOL = (np.bool_,)
-INT = (np.integer,)
-SIGNED = (np.signedinteger,)
-UNSIGNED = (np.unsignedinteger,)
-FLOAT = (np.floating,)
-COMPLEX = (np.complexfloating,)
-INEXACT = (np.inexact,)
-NUMBER = (np.number,)
-ANY = (np.number, np.bool_)
-INT_OR_BOOL = (np.integer, np.bool_)
-FLOAT_OR_INT = (np.floating, np.integer)
-
 
 def dtype_name(dt) -> str:
   return np.dtype(dt).name
@@ -45,16 +32,23 @@ def check_dtypes(name: str, avals: Sequence[ShapedArray], accepted: Sequence[tup
                       f"of {names}.")
 
 
-def check_same_dtypes(name: str, avals: Sequence[ShapedArray], tip: str | None = None) -> None:
-  if len(avals) < 2:
-    return
-  dt = avals[0].dtype
-  if any(a.dtype != dt for a in avals[1:]):
+# lax names whose same-dtype error suggests a jnp function (as JAX's does).
+JNP_EQUIVALENT = {
+    "add": "add", "sub": "subtract", "mul": "multiply", "div": "divide", "max": "maximum",
+    "min": "minimum", "eq": "equal", "ne": "not_equal", "atan2": "arctan2",
+    "nextafter": "nextafter", "shift_left": "left_shift", "shift_right_logical": "right_shift",
+    "shift_right_arithmetic": "right_shift", "select": "where", "concatenate": "concatenate",
+}
+
+
+def check_same_dtypes(name: str, avals: Sequence[ShapedArray]) -> None:
+  """JAX's ``lax.<name> requires arguments to have the same dtypes`` check."""
+  if any(a.dtype != avals[0].dtype for a in avals[1:]):
     msg = (f"lax.{name} requires arguments to have the same dtypes, got "
            f"{', '.join(dtype_name(a.dtype) for a in avals)}.")
-    if tip:
-      msg += (f" (Tip: jnp.{tip} is a similar function that does automatic type "
-              "promotion on inputs).")
+    if name in JNP_EQUIVALENT:
+      msg += (f" (Tip: jnp.{JNP_EQUIVALENT[name]} is a similar function that does "
+              "automatic type promotion on inputs).")
     raise TypeError(msg)
 
 
@@ -80,22 +74,6 @@ def broadcasting_shape(name: str, avals: Sequence[ShapedArray]) -> tuple[int, ..
   return tuple(out)
 
 
-def naryop_abstract_eval(name: str, accepted: Sequence[tuple], *,
-                         result_dtype: Callable | None = None,
-                         require_same: bool = True, tip: str | None = None) -> Callable:
-  """The abstract-eval rule of an elementwise primitive: checks dtypes and
-  shapes; the result is weak only when every operand is weak."""
-  def rule(*avals, **params):
-    check_dtypes(name, avals, accepted)
-    if require_same:
-      check_same_dtypes(name, avals, tip)
-    shape = broadcasting_shape(name, avals)
-    dt = result_dtype(*avals, **params) if result_dtype else avals[0].dtype
-    weak = all(a.weak_type for a in avals) and dt != dtypes.bool_
-    return [ShapedArray(shape, dt, weak)]
-  return rule
-
-
 def pp_hide_none(*names):
   """A pretty-printing rule that shows the parameters ``names`` only when they
   are set (as JAX prints them)."""
@@ -104,18 +82,6 @@ def pp_hide_none(*names):
               if not (k in names and eqn.params[k] is None)}
     return pp_eqn(eqn, ctx, params=params)
   return rule
-
-
-def via_float32(fn: Callable) -> Callable:
-  """Run a NumPy float function on ml_dtypes floats (bfloat16, float8) by
-  computing in float32 and rounding back."""
-  def impl(*args):
-    dt = np.result_type(*args)
-    if dt in dtypes.custom_float_dtypes:
-      out = fn(*(np.asarray(a, np.float32) for a in args))
-      return np.asarray(out).astype(dt)
-    return fn(*args)
-  return impl
 
 
 def _fp_errstate():

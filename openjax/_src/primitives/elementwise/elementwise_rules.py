@@ -15,7 +15,8 @@ from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, get_aval
 from openjax._src.primitives.base.batch_util import broadcast_batcher
 from openjax._src.primitives.base.structural import broadcast_in_dim, reduce_sum, reshape
-from openjax._src.primitives.base.util import broadcasting_shape, pp_hide_none, quiet
+from openjax._src.primitives.base.util import (broadcasting_shape, check_same_dtypes, pp_hide_none,
+                                               quiet)
 from openjax._src.primitives.shape.shape import full_like
 
 # ------------------------------------------------------------ dtype classes
@@ -34,15 +35,6 @@ ABS = ((np.signedinteger, np.floating, np.complexfloating),
        "floating, complexfloating, signedinteger")
 CONJ = ((np.float32, np.float64, np.complexfloating), "float32, complexfloating, float64")
 COMPLEX_PARTS = ((np.float32, np.float64), "float32, float64")
-
-# lax names whose same-dtype error suggests a jnp function (as JAX's does).
-JNP_EQUIVALENT = {
-    "add": "add", "sub": "subtract", "mul": "multiply", "div": "divide", "max": "maximum",
-    "min": "minimum", "eq": "equal", "ne": "not_equal", "atan2": "arctan2",
-    "nextafter": "nextafter", "shift_left": "left_shift", "shift_right_logical": "right_shift",
-    "shift_right_arithmetic": "right_shift", "select": "where",
-}
-
 
 def accepts(dt, types) -> bool:
   return builtins.any(dtypes.issubdtype(dt, t) for t in types)
@@ -74,17 +66,6 @@ def check_nary(name: str, avals, accepted, require_same: bool = True) -> None:
                       f"Accepted dtypes at position {i} are subtypes of {names}.")
   if require_same:
     check_same_dtypes(name, avals)
-
-
-def check_same_dtypes(name: str, avals) -> None:
-  """JAX's ``lax.<name> requires arguments to have the same dtypes`` check."""
-  if any(a.dtype != avals[0].dtype for a in avals[1:]):
-    msg = (f"lax.{name} requires arguments to have the same dtypes, got "
-           f"{', '.join(a.dtype.name for a in avals)}.")
-    if name in JNP_EQUIVALENT:
-      msg += (f" (Tip: jnp.{JNP_EQUIVALENT[name]} is a similar function that does "
-              "automatic type promotion on inputs).")
-    raise TypeError(msg)
 
 
 def weak(*avals) -> bool:

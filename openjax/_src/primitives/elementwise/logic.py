@@ -17,12 +17,13 @@ from openjax._src.core import Primitive, ShapedArray, get_aval
 from openjax._src.primitives.base.ad_util import Zero, is_undefined_primal
 from openjax._src.primitives.base.batch_util import axis_size, bdim_at_front
 from openjax._src.primitives.base.structural import broadcast, broadcast_in_dim, defjvp, moveaxis
+from openjax._src.primitives.base.util import check_same_dtypes
 from openjax._src.primitives.elementwise.elementwise_lowering import (
     binary, bitcast_convert_rule, clamp_rule, compare_rule, not_rule, select_n_rule, shift_rule,
     unary)
 from openjax._src.primitives.elementwise.elementwise_rules import (
-    ANY, FLOAT, INT, INT_OR_BOOL, ORDERED, bool_dtype, check_nary, check_same_dtypes,
-    maybe_broadcast, naryop, scalar_like, unop, weak, zeros_like)
+    ANY, FLOAT, INT, INT_OR_BOOL, ORDERED, bool_dtype, check_nary, maybe_broadcast, naryop,
+    scalar_like, unop, weak, zeros_like)
 
 __all__ = [
     "is_finite", "is_finite_p", "bitwise_not", "not_p", "population_count", "population_count_p",

@@ -307,7 +307,7 @@ def _concatenate_abstract_eval(*xs, dimension):
     raise TypeError("Cannot concatenate arrays with shapes that differ in dimensions other "
                     f"than the one being concatenated: concatenating along dimension "
                     f"{dimension} for shapes {shapes}.")
-  check_same_dtypes("concatenate", xs, "concatenate")
+  check_same_dtypes("concatenate", xs)
   shape = list(xs[0].shape)
   shape[dimension] = sum(x.shape[dimension] for x in xs)
   return [ShapedArray(shape, xs[0].dtype, all(x.weak_type for x in xs))]
