@@ -22,8 +22,8 @@ from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, Tracer, check_transfor
                                eval_trace, trace_state)
 from openjax._src.interpreters.staging import DebugInfo, flat_arg_names, trace_to_jaxpr
 from openjax._src.control.closed_call import jit_p
-from openjax._src.primitives.collectives import current_axis_env, extend_axis_env
-from openjax._src.runtime import compiler as _compiler
+from openjax._src.primitives.collectives.collectives import current_axis_env, extend_axis_env
+from openjax._src.runtime.compiler import clear_memory_cache
 from openjax._src.runtime.pipeline import (background, cached_executable, compile_lowered,
                                            compiling, interpreting_first_call,
                                            lower_closed_jaxpr)
@@ -433,7 +433,7 @@ def clear_caches() -> None:
   for w in list(_all_jitted):
     w.clear_cache()
   eval_trace._aval_cache.clear()
-  _compiler.clear_memory_cache()
+  clear_memory_cache()
 
 
 def make_jaxpr(fun: Callable, static_argnums: int | Sequence[int] = (), axis_env=None,

@@ -21,7 +21,7 @@ from openjax._src.core.trace import eager_config, shaped_array
 from openjax._src.numpy import util
 from openjax._src.numpy.ufuncs_eager import (NUMPY_DTYPES, eager_value, remember, run_quiet,
                                              wrap_result)
-from openjax._src.primitives.convert import convert_numpy
+from openjax._src.primitives.base.convert import convert_numpy
 
 __all__ = [
     "sum", "prod", "max", "min", "amax", "amin", "all", "any", "mean", "var", "std", "ptp",

@@ -36,8 +36,8 @@ from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.core import Array, eval_trace, ShapedArray, trace_state
 from openjax._src.core.trace import eager_config, shaped_array
-from openjax._src.primitives._util import FP_ERRSTATE, FP_IGNORE
-from openjax._src.primitives.convert import convert_numpy
+from openjax._src.primitives.base.util import FP_ERRSTATE, FP_IGNORE
+from openjax._src.primitives.base.convert import convert_numpy
 
 __all__ = ["eager_binary", "eager_unary", "eager_value", "run_quiet", "wrap_result", "remember"]
 
