@@ -290,11 +290,23 @@ def abs_rule(ctx, x):
 
 
 def complex_abs(ctx, x, dt):
-  """hypot(re, im): inf when a part is infinite, even beside a NaN."""
+  """hypot(re, im) scaled as XLA computes it, max * sqrt(1 + (min / max)**2):
+  IREE's complex abs squares the parts and overflows (|1e30 + 0j| was inf);
+  inf when a part is infinite, even beside a NaN; NaN for a NaN part."""
   fdt = np.finfo(np.dtype(dt)).dtype
+  f = lambda name, *xs: op(ctx, f"stablehlo.{name}", list(xs))  # noqa: E731
   re, im = parts(ctx, x, dt)
+  a, b = f("abs", re), f("abs", im)
+  big, small = f("maximum", a, b), f("minimum", a, b)
+  zero, one = const_like(ctx, re, 0, fdt), const_like(ctx, re, 1, fdt)
+  ratio = f("divide", small, big)
+  scaled = f("multiply", big, f("sqrt", f("add", one, f("multiply", ratio, ratio))))
+  # big == 0: 0 (not 0/0); a NaN part: NaN (maximum/minimum propagate it).
+  out = select(ctx, compare(ctx, big, zero, "EQ", fdt), zero, scaled)
+  nan = op(ctx, "stablehlo.or", [is_nan(ctx, re, fdt), is_nan(ctx, im, fdt)])
+  out = select(ctx, nan, const_like(ctx, re, np.nan, fdt), out)
   inf = op(ctx, "stablehlo.or", [is_inf(ctx, re, fdt), is_inf(ctx, im, fdt)])
-  return select(ctx, inf, const_like(ctx, re, np.inf, fdt), op(ctx, "stablehlo.abs", [x], fdt))
+  return select(ctx, inf, const_like(ctx, re, np.inf, fdt), out)
 
 
 def conj_rule(ctx, x, *, input_dtype):
