@@ -4,8 +4,6 @@
 unchanged: NumPy-compatible immutable arrays, composable transformations
 (``jit``, ``grad``, ``vmap``, ...) and a compiler for the CPU.
 """
-import warnings as _warnings
-
 from openjax._src.config import config  # noqa: F401
 from openjax._src.config import enable_x64, disable_jit, debug_nans  # noqa: F401
 from openjax._src.config import (  # noqa: F401
@@ -14,7 +12,6 @@ from openjax._src.config import (  # noqa: F401
     numpy_rank_promotion, softmax_custom_jvp, threefry_partitionable, transfer_guard,
     transfer_guard_device_to_device, transfer_guard_device_to_host,
     transfer_guard_host_to_device)
-from openjax._src import dtypes as _dtypes  # noqa: F401
 from openjax._src.core import Array  # noqa: F401
 from openjax._src.core.devices import (  # noqa: F401
     Device, default_backend, device_count, devices, local_device_count, local_devices,
@@ -39,28 +36,7 @@ from openjax import numpy, lax, tree_util, tree, errors, dtypes, test_util  # no
 from openjax import ad_checkpoint, custom_derivatives  # noqa: F401
 from openjax import random, scipy, nn  # noqa: F401
 from openjax import dlpack, stages, typing  # noqa: F401
-from openjax._src.tree_util import (  # noqa: F401
-    tree_all as _tree_all, tree_flatten as _tree_flatten, tree_leaves as _tree_leaves,
-    tree_map as _tree_map, tree_reduce as _tree_reduce, tree_structure as _tree_structure,
-    tree_transpose as _tree_transpose, tree_unflatten as _tree_unflatten)
+# Old top-level pytree aliases (jax.tree_map, ...) still work, and warn.
+from openjax._src.tree_util import deprecated_top_level_alias as __getattr__  # noqa: F401
 
 __version__ = "0.1.0"
-
-# Old top-level pytree aliases (removed from JAX 0.6): still work, and warn.
-_DEPRECATED_TREE_ALIASES = {
-    "tree_map": (_tree_map, "jax.tree.map"), "tree_leaves": (_tree_leaves, "jax.tree.leaves"),
-    "tree_flatten": (_tree_flatten, "jax.tree.flatten"),
-    "tree_unflatten": (_tree_unflatten, "jax.tree.unflatten"),
-    "tree_structure": (_tree_structure, "jax.tree.structure"),
-    "tree_transpose": (_tree_transpose, "jax.tree.transpose"),
-    "tree_reduce": (_tree_reduce, "jax.tree.reduce"), "tree_all": (_tree_all, "jax.tree.all"),
-}
-
-
-def __getattr__(name):
-  if name in _DEPRECATED_TREE_ALIASES:
-    fn, new = _DEPRECATED_TREE_ALIASES[name]
-    _warnings.warn(f"jax.{name} is deprecated: use {new} (or jax.tree_util.{name}) instead.",
-                   DeprecationWarning, stacklevel=2)
-    return fn
-  raise AttributeError(f"module 'openjax' has no attribute {name!r}")

@@ -1,5 +1,5 @@
 """Errors raised by openjax (``jax.errors``)."""
 from openjax._src.errors import (  # noqa: F401
-    ConcretizationTypeError, JAXIndexError, JAXTypeError, KeyReuseError,
+    ConcretizationTypeError, JAXIndexError, JAXTypeError, JaxRuntimeError, KeyReuseError,
     NonConcreteBooleanIndexError, TracerArrayConversionError, TracerBoolConversionError,
     TracerIntegerConversionError, UnexpectedTracerError)

@@ -10,7 +10,7 @@ import openjax.numpy as jnp
 from openjax._src.config import config
 from openjax._src.core import ShapedArray
 from openjax._src.lowering.cost import cost_analysis
-from openjax._src.primitives.elementwise import add_p, mul_p
+from openjax._src.primitives.elementwise.arithmetic import add_p, mul_p
 from tests.test_compiler import _new, add, iree_executor, mul, sin, t_reduce_sum, t_scale
 
 f32 = np.float32

@@ -10,7 +10,7 @@ import openjax as jax
 import openjax.numpy as jnp
 from openjax import lax
 from openjax._src.core import check_jaxpr
-from openjax._src.primitives.collectives import extend_axis_env
+from openjax._src.primitives.collectives.collectives import extend_axis_env
 from tests.ops.rows_collectives import batching_passes_axis_data
 
 if not batching_passes_axis_data():

@@ -11,7 +11,7 @@ import openjax as jax
 import openjax.numpy as jnp
 from openjax import lax
 from openjax._src.core import check_jaxpr
-from openjax._src.primitives import _conv_rules
+from openjax._src.primitives.dot_conv import conv_rules
 from tests.ops.rows_conv import conv_reference
 
 NHWC = ("NHWC", "HWIO", "NHWC")
@@ -62,7 +62,7 @@ def test_window_matrix_blocks_and_taps(monkeypatch, case, limit):
   # A tiny limit forces the per-tap accumulation, a small one row blocks.
   x, w = _inputs(case)
   expected = np.asarray(_conv(case)(x, w))
-  monkeypatch.setattr(_conv_rules, "_IM2COL_LIMIT", limit)
+  monkeypatch.setattr(conv_rules, "_IM2COL_LIMIT", limit)
   np.testing.assert_allclose(np.asarray(_conv(case)(x, w)), expected, rtol=1e-6, atol=1e-6)
 
 
@@ -100,7 +100,7 @@ def test_result_dtypes(dtype, pref, expected):
 
 
 def test_weak_type_only_when_both_operands_are_weak():
-  from openjax._src.primitives.convert import _convert_element_type
+  from openjax._src.primitives.base.convert import _convert_element_type
   x, w = np.ones((1, 2, 4, 4), np.float32), np.ones((3, 2, 2, 2), np.float32)
 
   def f(weak_x, weak_w):

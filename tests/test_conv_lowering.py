@@ -7,7 +7,7 @@ import pytest
 import openjax as jax
 from openjax import lax
 from openjax._src.config import config
-from openjax._src.primitives import _conv_lowering
+from openjax._src.primitives.dot_conv import conv_lowering
 
 CASES = [
     # lhs shape, rhs shape, strides, padding, rhs_dilation, dimension numbers
@@ -30,8 +30,8 @@ def test_positions_lowering_matches_eager(case):
                                     dimension_numbers=dn)
   out = f(lhs, rhs)
   dnums = lax.conv_dimension_numbers(lhs_shape, rhs_shape, dn)
-  assert _conv_lowering.use_positions(lhs_shape, rhs_shape, out.shape, dnums, lhs_dilation=(1,),
-                                      feature_group_count=1, batch_group_count=1)
+  assert conv_lowering.use_positions(lhs_shape, rhs_shape, out.shape, dnums, lhs_dilation=(1,),
+                                     feature_group_count=1, batch_group_count=1)
   with config.override("openjax_executor", "iree"), \
        config.override("openjax_tiered_compilation", False):
     text = jax.jit(f).lower(lhs, rhs).as_text()

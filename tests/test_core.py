@@ -98,11 +98,11 @@ def test_print_nested_jit_names_vars_like_outer():
 
 
 def test_pretty_printer_breaks_groups_that_do_not_fit():
-  from openjax._src.core import pretty as pp
-  doc = pp.group(pp.concat([pp.text("aaaa"), pp.brk(), pp.text("bbbb")]))
+  from openjax._src.core.pretty import brk, concat, group, nest, text
+  doc = group(concat([text("aaaa"), brk(), text("bbbb")]))
   assert doc.format(width=20) == "aaaa bbbb"
   assert doc.format(width=5) == "aaaa\nbbbb"
-  nested = pp.group(pp.nest(2, pp.concat([pp.text("x"), pp.brk(), pp.text("y")])))
+  nested = group(nest(2, concat([text("x"), brk(), text("y")])))
   assert nested.format(width=1) == "x\n  y"
 
 

@@ -146,3 +146,29 @@ def test_interpreter_executor_ignores_donation():
     np.testing.assert_array_equal(np.asarray(out), [2, 2])
   finally:
     config.update("openjax_executor", old)
+
+
+def test_donating_the_same_array_twice_raises_jax_runtime_error():
+  f = jax.jit(lambda a, b: add(a, b), donate_argnums=(0, 1))
+  x = _computed(np.arange(4))
+  with pytest.raises(jax.errors.JaxRuntimeError, match="donate the same buffer twice"):
+    f(x, x)
+  assert not x.is_deleted()          # nothing ran, nothing was consumed
+  np.testing.assert_array_equal(np.asarray(x), np.arange(4, dtype=f32))
+
+
+def test_donated_array_also_read_in_the_same_call_raises():
+  f = jax.jit(lambda a, b: add(a, b), donate_argnums=(0,))
+  x = _computed(np.arange(4))
+  with pytest.raises(jax.errors.JaxRuntimeError, match="donated in the same call"):
+    f(x, x)
+  y = _computed(np.arange(4))
+  np.testing.assert_array_equal(np.asarray(f(y, x)), 2 * np.arange(4, dtype=f32))
+
+
+def test_repr_of_a_deleted_array_raises():
+  x = _computed(np.arange(3))
+  x.delete()
+  with pytest.raises(RuntimeError, match="deleted"):
+    repr(x)
+  assert issubclass(jax.errors.JaxRuntimeError, RuntimeError)

@@ -8,7 +8,7 @@ import pytest
 import openjax as jax
 import openjax.numpy as jnp
 from openjax import lax
-from openjax._src import lax as lax_internal
+from openjax._src.primitives.base.convert import _convert_element_type
 from openjax._src.core import check_jaxpr
 
 f32, i32, i8, u8, f16, c64 = np.float32, np.int32, np.int8, np.uint8, np.float16, np.complex64
@@ -18,7 +18,7 @@ MM = (((1,), (0,)), ((), ()))
 
 def _weak(x):
   """A weakly typed array (as a Python scalar would give)."""
-  return lax_internal._convert_element_type(np.asarray(x, f32), f32, weak_type=True)
+  return _convert_element_type(np.asarray(x, f32), f32, weak_type=True)
 
 
 # ------------------------------------------------------------- dot_general

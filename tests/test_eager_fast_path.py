@@ -23,10 +23,10 @@ import openjax as jax
 import openjax.numpy as jnp
 from openjax._src import dtypes, lax
 from openjax._src.core import Array, eval_trace, registry
-from openjax._src.core import trace as core_trace
+from openjax._src.core.avals import ShapedArray
 from openjax._src.core.trace import canonical_value, check_nans, eager_config, get_aval
 from openjax._src.numpy import indexer, reductions
-from openjax._src.primitives import sort as sort_primitive
+from openjax._src.primitives.sort.sort import _sort_impl
 
 _DTYPES = [np.dtype(t) for t in (
     np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
@@ -79,7 +79,7 @@ def _reference_process(primitive, args, params):
   """Eager evaluation by its definition: no plan, no inline cache."""
   vals = [canonical_value(x) for x in args]
   avals = [get_aval(x) if type(x) is Array else
-           core_trace.ShapedArray(np.shape(v), v.dtype, dtypes.is_weakly_typed(x))
+           ShapedArray(np.shape(v), v.dtype, dtypes.is_weakly_typed(x))
            for x, v in zip(args, vals)]
   out_avals = primitive.abstract_eval(*avals, **params)
   outs = primitive.impl(*vals, **params)
@@ -259,7 +259,7 @@ def test_sort_kernel_keeps_the_stable_order_of_zeros_and_nans():
         warnings.simplefilter("ignore")
         x = v.astype(dt)
       for shaped, axis in ((x, 0), (np.resize(x, (3, n)), 1), (np.resize(x, (3, n)), 0)):
-        want, = sort_primitive._sort_impl(shaped, dimension=axis, is_stable=True, num_keys=1)
+        want, = _sort_impl(shaped, dimension=axis, is_stable=True, num_keys=1)
         with jax.enable_x64():
           got = np.asarray(jnp.sort(jnp.asarray(shaped), axis=axis))
         assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), (dt, n, axis)

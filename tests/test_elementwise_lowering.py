@@ -12,6 +12,7 @@ import pytest
 
 import openjax as jax
 from openjax import lax
+import openjax.numpy as jnp
 
 F32, F16, BF16, C64 = np.float32, np.float16, ml_dtypes.bfloat16, np.complex64
 _FLOAT_EDGES = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, -2.5, 3.0, 1e-30, 1e30, np.inf, -np.inf,
@@ -449,3 +450,17 @@ def test_x64_dtypes():
       _check(fn, z, rtol=1e-13, atol=1e-15)
     _check(lambda a, b: lax.igamma(a, b), np.array([0.5, 3, 10], np.float64),
            np.array([1, 2, 30], np.float64), rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_abs_does_not_overflow_compiled(dtype):
+  """|z| is a scaled hypot compiled (IREE's squares the parts: |1e30+0j| was
+  inf), so jitted log, log1p and isclose on large complex values are right."""
+  big = 1e30 if dtype == np.complex64 else 1e300
+  x = np.array([big, big * (1 + 1j), 3 + 4j, 0, -0.0, complex(np.nan, 1), complex(np.inf, np.nan),
+                1e-30 * (1 + 1j), complex(0, -big)], dtype)
+  with jax.config.override("jax_enable_x64", dtype == np.complex128):
+    _check(jnp.abs, x)
+    _check(jnp.log, x[:3])
+    _check(jnp.log1p, x[:3])
+    assert not bool(_compiled(jnp.isclose, dtype(1 + 1j), dtype(big)))

@@ -17,7 +17,7 @@ import pytest
 import openjax as jax
 import openjax.numpy as jnp
 from openjax import lax
-from openjax._src.primitives.shape_base import add_any_p
+from openjax._src.primitives.base.structural import add_any_p
 
 DATA = pathlib.Path(__file__).parent / "data"
 F32, F64, I32 = np.float32, np.float64, np.int32
@@ -390,7 +390,7 @@ def test_reduce_precision_is_linear_in_its_tangent():
 
 
 def test_nonlinear_transposes_raise():
-  from openjax._src.primitives.ad_util import UndefinedPrimal
+  from openjax._src.primitives.base.ad_util import UndefinedPrimal
   from openjax._src.core import ShapedArray
   a = UndefinedPrimal(ShapedArray((), np.dtype(F32)))
   with pytest.raises(NotImplementedError, match="not linear"):

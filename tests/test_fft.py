@@ -9,7 +9,7 @@ import pytest
 import openjax as jax
 import openjax.numpy as jnp
 from openjax import lax
-from openjax._src.primitives.fft import FftType
+from openjax._src.primitives.fft.fft import FftType
 
 RNG = np.random.default_rng(0)
 

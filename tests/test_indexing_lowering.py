@@ -8,7 +8,7 @@ import pytest
 
 import openjax as jax
 from openjax import lax
-from openjax._src.primitives.indexing import scatter_apply_jaxpr
+from openjax._src.primitives.index.gather_scatter import scatter_apply_jaxpr
 
 GDN, SDN = lax.GatherDimensionNumbers, lax.ScatterDimensionNumbers
 G_ROWS = GDN(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,))

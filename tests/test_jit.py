@@ -229,3 +229,14 @@ def test_four_threads_calling_jitted_functions():
   for t in threads:
     t.join()
   assert not errors
+
+
+@pytest.mark.parametrize("executor", ["interpreter", "iree"])
+def test_python_scalars_come_back_as_arrays_in_every_executor(executor):
+  """An interpreted call (the tiered first call) returns what the compiled
+  call returns: Arrays with the weak type, never the Python scalar passed in."""
+  with jax.config.override("openjax_executor", executor):
+    for f, arg in ((lambda x: x, 1), (lambda x: x, 1.5), (lambda x: (x, 2), 1)):
+      outs = jax.tree_util.tree_leaves(jax.jit(f)(arg))
+      for out in outs:
+        assert isinstance(out, jax.Array) and out.weak_type and out.shape == ()

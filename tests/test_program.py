@@ -17,7 +17,8 @@ from openjax._src import core
 from openjax._src.config import config
 from openjax._src.core import (ClosedJaxpr, DropVar, Jaxpr, Literal, Primitive, eval_jaxpr,
                                eval_trace, program_of, set_current_trace)
-from openjax._src.core import program as program_module
+from openjax._src.core import program
+from openjax._src.core.program import Program
 from openjax._src.runtime.pipeline import interpreting_first_call
 
 f32 = np.float32
@@ -267,12 +268,12 @@ def test_a_dead_intermediate_is_released_before_the_program_ends(capture_and_pro
 # ------------------------------------------------------- one evaluator
 def test_loops_and_jit_run_through_the_program(monkeypatch):
   runs = []
-  runner = program_module.Program.runner
+  runner = Program.runner
 
   def counting(self, consts):
     runs.append(self)
     return runner(self, consts)
-  monkeypatch.setattr(program_module.Program, "runner", counting)
+  monkeypatch.setattr(Program, "runner", counting)
   x = np.arange(3, dtype=f32)
   lax.scan(lambda c, x: (c + x, c), 0.0, x)
   assert len(runs) == 1
@@ -317,4 +318,4 @@ def test_there_is_one_jaxpr_evaluator():
   # non-linear equations of a jaxpr it transposes (a transformation, not an
   # evaluation).
   assert sorted(found) == ["core/program.py", "interpreters/transpose.py"], found
-  assert core.eval_jaxpr is program_module.eval_jaxpr
+  assert core.eval_jaxpr is program.eval_jaxpr

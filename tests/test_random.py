@@ -13,8 +13,9 @@ import pytest
 import openjax as jax
 import openjax.numpy as jnp
 from openjax._src.core import check_jaxpr
-from openjax._src.primitives import random_bits as rb
-from openjax._src.control import random_loops as rl
+from openjax._src.primitives.random_bits.random_bits import (
+    random_bits, random_fold_in, random_seed, random_split, threefry2x32)
+from openjax._src.control.random_loops import random_gamma
 
 _DATA = os.path.join(os.path.dirname(__file__), "data", "random_fixtures.json")
 with open(_DATA) as _f:
@@ -396,7 +397,7 @@ def test_grad_location_scale_and_gamma():
 # ------------------------------------------------------------ lowering
 def test_threefry_lowering_is_unrolled_and_exact():
   k = np.array([0, 42], np.uint32)
-  f = jax.jit(lambda k: rb.random_bits(k, 32, (4, 5)))
+  f = jax.jit(lambda k: random_bits(k, 32, (4, 5)))
   text = f.lower(k).as_text()
   assert "stablehlo.while" not in text
   for r in (13, 15, 26, 6, 17, 29, 16, 24):
@@ -404,13 +405,13 @@ def test_threefry_lowering_is_unrolled_and_exact():
   with jax.config.override("openjax_executor", "iree"):
     ks = np.stack([k, k + 1])
     for fn, args in [
-        (lambda k: rb.random_bits(k, 32, (4, 5)), (k,)),
-        (lambda k: rb.random_bits(k, 8, (3,)), (ks,)),
-        (lambda k: rb.random_bits(k, 16, ()), (ks,)),
-        (lambda k: rb.random_split(k, (2, 3)), (ks,)),
-        (lambda k, m: rb.random_fold_in(k, m), (ks, np.array([3, 9], np.uint32))),
-        (lambda s: rb.random_seed(s), (np.array([-3, 7], np.int32),)),
-        (lambda a, b, c, d: tuple(rb.threefry2x32(a, b, c, d)),
+        (lambda k: random_bits(k, 32, (4, 5)), (k,)),
+        (lambda k: random_bits(k, 8, (3,)), (ks,)),
+        (lambda k: random_bits(k, 16, ()), (ks,)),
+        (lambda k: random_split(k, (2, 3)), (ks,)),
+        (lambda k, m: random_fold_in(k, m), (ks, np.array([3, 9], np.uint32))),
+        (lambda s: random_seed(s), (np.array([-3, 7], np.int32),)),
+        (lambda a, b, c, d: tuple(threefry2x32(a, b, c, d)),
          (np.uint32(1), np.uint32(2), np.arange(6, dtype=np.uint32),
           np.arange(6, dtype=np.uint32) * 7)),
     ]:
@@ -424,10 +425,10 @@ def test_threefry_lowering_is_unrolled_and_exact():
 def test_threefry_lowering_64_bit_paths():
   with jax.enable_x64(), jax.config.override("openjax_executor", "iree"):
     k = np.array([7, 8], np.uint32)
-    np.testing.assert_array_equal(jax.jit(lambda k: rb.random_bits(k, 64, (5,)))(k),
-                                  rb.random_bits(k, 64, (5,)))
+    np.testing.assert_array_equal(jax.jit(lambda k: random_bits(k, 64, (5,)))(k),
+                                  random_bits(k, 64, (5,)))
     s = np.array([-5, 2 ** 40 + 3], np.int64)
-    np.testing.assert_array_equal(jax.jit(rb.random_seed)(s), rb.random_seed(s))
+    np.testing.assert_array_equal(jax.jit(random_seed)(s), random_seed(s))
 
 
 # -------------------------------------------- erf_inv and the gamma derivatives
@@ -533,7 +534,7 @@ def test_gamma_grad_below_one_half():
 
 def test_loop_primitives_lower_to_while():
   k = jax.random.PRNGKey(0)
-  f = jax.jit(lambda k, a: rl.random_gamma(k, a))
+  f = jax.jit(lambda k, a: random_gamma(k, a))
   a = np.array([0.5, 2.0], np.float32)
   try:
     text = f.lower(k, a).as_text()

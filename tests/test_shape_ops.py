@@ -10,8 +10,8 @@ import openjax as jax
 import openjax.numpy as jnp
 from openjax import lax
 from openjax._src.core import check_jaxpr
-from openjax._src.numpy import indexing as _idx
-from openjax._src.numpy import reductions as _red
+from openjax._src.numpy import indexing
+from openjax._src.numpy import reductions
 from openjax.errors import ConcretizationTypeError
 
 X = np.arange(6, dtype=np.float32).reshape(2, 3)
@@ -401,8 +401,8 @@ def test_pad_stat_length_zero():
     jnp.pad(X, 1, mode="mean", stat_length=0)
 
 
-@pytest.mark.skipif(not (hasattr(_red, "cumsum") and hasattr(_red, "sum")
-                         and hasattr(_idx, "take")),
+@pytest.mark.skipif(not (hasattr(reductions, "cumsum") and hasattr(reductions, "sum")
+                         and hasattr(indexing, "take")),
                     reason="needs the reductions (cumsum, sum) and indexing (take) families")
 def test_repeat_traced_repeats_with_total_length():
   x = np.arange(4, dtype=np.float32)

@@ -282,3 +282,16 @@ def test_nan_to_num_and_sinc_edges():
   np.testing.assert_array_equal(jnp.nan_to_num(x), [0, 65504, -65504, 1])
   np.testing.assert_array_equal(jnp.sinc(np.array([0.0, np.inf, -np.inf], F32)), [1, 0, 0])
   np.testing.assert_array_equal(jnp.frexp(np.array([np.inf, np.nan, 0.0], F32))[1], [0, 0, 0])
+
+
+@pytest.mark.parametrize("name", ["fmax", "fmin"])
+def test_fmax_fmin_broadcast_across_ranks(name):
+  """The NaN test broadcasts with the operands (fmax(f32[2,3], f32[3]) raised)."""
+  a = np.array([[1, np.nan, 3], [np.nan, 5, np.nan]], np.float32)
+  b = np.array([2, 2, np.nan], np.float32)
+  f, ref = getattr(jnp, name), getattr(np, name)
+  for x, y in ((a, b), (b, a), (a, np.float32(2)), (np.ones((4, 1, 3), np.float32), a)):
+    want = ref(x, y)
+    for got in (f(x, y), jax.jit(f)(x, y)):
+      assert got.shape == want.shape and got.dtype == want.dtype
+      np.testing.assert_array_equal(np.asarray(got), want)

@@ -10,8 +10,9 @@ import openjax as jax
 import openjax.numpy as jnp
 from openjax import lax
 from openjax._src.core import check_jaxpr
-from openjax._src.control import _reduce_computation as _rc
-from openjax._src.primitives import select_and_gather as sg
+from openjax._src.control import _reduce_computation
+from openjax._src.primitives.reduce.select_and_gather import (
+    select_and_gather_add, select_and_scatter_add)
 from openjax.test_util import check_grads
 from tests.ops.rows_windowed import gather_reference, scatter_reference, window_reference
 
@@ -107,13 +108,13 @@ def test_reduce_integer_monoids_are_exact():
 
 def test_reduce_takes_log_many_whole_array_steps(monkeypatch):
   calls = []
-  apply = _rc.apply_elementwise
+  apply = _reduce_computation.apply_elementwise
 
   def counting(closed, args):
     calls.append(np.shape(args[0]))
     return apply(closed, args)
 
-  monkeypatch.setattr(_rc, "apply_elementwise", counting)
+  monkeypatch.setattr(_reduce_computation, "apply_elementwise", counting)
   x = np.arange(1000, dtype=np.int32).reshape(1000, 1)
   out = lax.reduce(x, np.int32(0), add_pair, (0,))
   assert int(out[0]) == 999 * 1000 // 2
@@ -255,18 +256,18 @@ def test_select_and_gather_scatter_match_references_and_are_adjoint():
   x, t = _normal((5, 6), 4), _normal((5, 6), 5)
   for cfg in CONFIGS:
     for prim, largest in ((lax.ge_p, True), (lax.le_p, False)):
-      got = sg.select_and_gather_add(t, x, prim, *cfg)
+      got = select_and_gather_add(t, x, prim, *cfg)
       np.testing.assert_array_equal(got, gather_reference(t, x, largest, *cfg))
   for wd, ws, pad in [((2, 2), (1, 1), ((0, 0), (0, 0))), ((3, 2), (2, 1), ((1, 2), (0, 1))),
                       ((2, 3), (2, 2), ((-1, 1), (1, -1)))]:
     s = rng.standard_normal(lax.reduce_window_shape_tuple(x.shape, wd, ws, pad))
     s = s.astype(np.float32)
     for prim, largest in ((lax.ge_p, True), (lax.le_p, False)):
-      sc = sg.select_and_scatter_add(s, x, prim, wd, ws, pad)
+      sc = select_and_scatter_add(s, x, prim, wd, ws, pad)
       if all(lo >= 0 and hi >= 0 for lo, hi in pad):
         np.testing.assert_allclose(sc, scatter_reference(s, x, largest, wd, ws, pad), atol=1e-6)
       ones = (1, 1)
-      ga = sg.select_and_gather_add(t, x, prim, wd, ws, pad, ones, ones)
+      ga = select_and_gather_add(t, x, prim, wd, ws, pad, ones, ones)
       np.testing.assert_allclose(np.vdot(ga, s), np.vdot(t, sc), rtol=1e-5)
 
 
@@ -349,10 +350,10 @@ def _vmap_cases():
        [n(4, 5), perm(4, 5)]),
       (lambda x, i: lax.reduce_window((x, i), (-np.inf, INT32_MAX), argmax_pair, (2, 2),
                                       (1, 1), "VALID"), [n(4, 5), perm(4, 5)]),
-      (lambda t, x: sg.select_and_gather_add(t, x, lax.ge_p, (2, 2), (1, 1), ((0, 1), (1, 0)),
-                                             (1, 2), (1, 1)), [n(4, 5), n(4, 5)]),
-      (lambda s, x: sg.select_and_scatter_add(s, x, lax.le_p, (2, 2), (2, 2),
-                                              ((0, 0), (1, 0))), [n(2, 3), n(4, 5)]),
+      (lambda t, x: select_and_gather_add(t, x, lax.ge_p, (2, 2), (1, 1), ((0, 1), (1, 0)),
+                                          (1, 2), (1, 1)), [n(4, 5), n(4, 5)]),
+      (lambda s, x: select_and_scatter_add(s, x, lax.le_p, (2, 2), (2, 2),
+                                           ((0, 0), (1, 0))), [n(2, 3), n(4, 5)]),
   ]
 
 
@@ -407,14 +408,14 @@ def test_compiled_matches_eager():
     for cfg in (CONFIGS[1], CONFIGS[4]):
       for init, op in [(0., lax.add), (np.inf, lax.min), (1., lax.mul)]:
         outs.append(lax.reduce_window(x, init, op, *cfg))
-      outs.append(sg.select_and_gather_add(t, x, lax.ge_p, *cfg))
+      outs.append(select_and_gather_add(t, x, lax.ge_p, *cfg))
     # Small windows are unrolled; more than 32 positions take a variadic
     # reduce_window and a scatter.
     for wd, ws, pad in [((2, 3), (1, 2), ((-1, 1), (1, 2))), ((6, 6), (1, 1), ((0, 1), (0, 0)))]:
       shape = lax.reduce_window_shape_tuple(x.shape, wd, ws, pad)
       src = lax.reshape(t.reshape(-1)[:int(np.prod(shape))], shape)
-      outs.append(sg.select_and_scatter_add(src, x, lax.le_p, wd, ws, pad))
-      outs.append(sg.select_and_gather_add(t, x, lax.ge_p, wd, ws, pad, (1, 1), (1, 1)))
+      outs.append(select_and_scatter_add(src, x, lax.le_p, wd, ws, pad))
+      outs.append(select_and_gather_add(t, x, lax.ge_p, wd, ws, pad, (1, 1), (1, 1)))
     outs.append(jax.grad(max_pool_sum)(x))
     outs.append(jax.grad(lambda x: lax.reduce_window(x, 1., lax.mul, (2, 3), (1, 1),
                                                      "VALID").sum())(x))

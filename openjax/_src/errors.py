@@ -121,3 +121,10 @@ def _provenance(tracer) -> str:
     return fn() if fn is not None else ""
   except Exception:  # noqa: BLE001 - diagnostics must never mask the error
     return ""
+
+
+class JaxRuntimeError(RuntimeError):
+  """An error of the runtime while a computation is dispatched or runs
+  (``jax.errors.JaxRuntimeError``): its message starts with the status code,
+  e.g. ``INVALID_ARGUMENT:`` or ``RESOURCE_EXHAUSTED:``."""
+

@@ -1,7 +1,7 @@
 """Op-table rows for the core primitives used by transformations."""
 import numpy as np
 
-from openjax._src.primitives.shape_base import add_any_p
+from openjax._src.primitives.base.structural import add_any_p
 from tests.ops.harness import OpRow
 
 

@@ -8,7 +8,8 @@ independently of the library's vectorised NumPy one."""
 import numpy as np
 
 from openjax import random
-from openjax._src.primitives import random_bits as rb
+from openjax._src.primitives.random_bits.random_bits import (
+    random_bits, random_clone, random_fold_in, random_seed, random_split, threefry2x32)
 from tests.ops.harness import OpRow
 
 U32 = np.dtype(np.uint32)
@@ -83,27 +84,27 @@ def _add(name, fn, args, ref=None, **kw):
 
 
 # ------------------------------------------------------------- primitives
-_add("random.threefry2x32", lambda a, b, c, d: tuple(rb.threefry2x32(a, b, c, d)),
+_add("random.threefry2x32", lambda a, b, c, d: tuple(threefry2x32(a, b, c, d)),
      lambda rng: tuple(_u32(4)(rng) for _ in range(4)), threefry_ref)
 _add("random.threefry2x32_scalar_key",
-     lambda a, b, c, d: tuple(rb.threefry2x32(a, b, c, d)),
+     lambda a, b, c, d: tuple(threefry2x32(a, b, c, d)),
      lambda rng: (_u32()(rng), _u32()(rng), _u32(2, 3)(rng), _u32(2, 3)(rng)), threefry_ref)
 for bw in (8, 16, 32):
-  _add(f"random.random_bits_{bw}", lambda k, bw=bw: rb.random_bits(k, bw, (3, 4)),
+  _add(f"random.random_bits_{bw}", lambda k, bw=bw: random_bits(k, bw, (3, 4)),
        lambda rng: (_keys()(rng),), lambda k, bw=bw: bits_ref(k, bw, (3, 4)))
-_add("random.random_bits_key_array", lambda k: rb.random_bits(k, 32, (5,)),
+_add("random.random_bits_key_array", lambda k: random_bits(k, 32, (5,)),
      lambda rng: (_keys(3)(rng),), lambda k: bits_ref(k, 32, (5,)))
-_add("random.random_split", lambda k: rb.random_split(k, (3,)),
+_add("random.random_split", lambda k: random_split(k, (3,)),
      lambda rng: (_keys()(rng),), lambda k: split_ref(k, (3,)))
-_add("random.random_split_key_array", lambda k: rb.random_split(k, (2, 2)),
+_add("random.random_split_key_array", lambda k: random_split(k, (2, 2)),
      lambda rng: (_keys(3)(rng),), lambda k: split_ref(k, (2, 2)))
-_add("random.random_fold_in", lambda k, m: rb.random_fold_in(k, m),
+_add("random.random_fold_in", lambda k, m: random_fold_in(k, m),
      lambda rng: (_keys()(rng), _u32()(rng)), fold_in_ref)
-_add("random.random_fold_in_key_array", lambda k, m: rb.random_fold_in(k, m),
+_add("random.random_fold_in_key_array", lambda k, m: random_fold_in(k, m),
      lambda rng: (_keys(3)(rng), _u32(3)(rng)), fold_in_ref)
-_add("random.random_seed", lambda s: rb.random_seed(s),
+_add("random.random_seed", lambda s: random_seed(s),
      lambda rng: (rng.integers(-2 ** 31, 2 ** 31, (3,)).astype(np.int32),), seed_ref)
-_add("random.random_clone", lambda k: rb.random_clone(k), lambda rng: (_keys(2)(rng),),
+_add("random.random_clone", lambda k: random_clone(k), lambda rng: (_keys(2)(rng),),
      lambda k: k)
 
 # --------------------------------------------------------------- samplers

@@ -8,7 +8,8 @@ import itertools
 import numpy as np
 
 from openjax import lax
-from openjax._src.primitives import select_and_gather as sg
+from openjax._src.primitives.reduce.select_and_gather import (
+    select_and_gather_add, select_and_scatter_add)
 from tests.ops.harness import OpRow
 
 F32, I32, U8 = np.dtype(np.float32), np.dtype(np.int32), np.dtype(np.uint8)
@@ -184,11 +185,11 @@ for wname in ("valid", "strided_padded", "base_dilated", "window_dilated"):
   full = tuple(v or ones for v in w)
   grad = w[4] is None   # no transpose with window dilation (as in JAX)
   _add(f"select_and_gather_add_ge_{wname}",
-       lambda t, x, full=full: sg.select_and_gather_add(t, x, lax.ge_p, *full),
+       lambda t, x, full=full: select_and_gather_add(t, x, lax.ge_p, *full),
        _normal((4, 5), (4, 5)),
        lambda t, x, w=w: gather_reference(t, x, True, *w), grad=grad)
   _add(f"select_and_gather_add_le_{wname}",
-       lambda t, x, full=full: sg.select_and_gather_add(t, x, lax.le_p, *full),
+       lambda t, x, full=full: select_and_gather_add(t, x, lax.le_p, *full),
        _normal((4, 5), (4, 5)),
        lambda t, x, w=w: gather_reference(t, x, False, *w), grad=grad)
 for wname, (wd, ws, pad) in {"overlapping": ((2, 2), (1, 1), ((0, 0), (0, 0))),
@@ -196,14 +197,14 @@ for wname, (wd, ws, pad) in {"overlapping": ((2, 2), (1, 1), ((0, 0), (0, 0))),
                              "pool": ((2, 2), (2, 2), ((0, 0), (0, 0)))}.items():
   out_shape = lax.reduce_window_shape_tuple((4, 5), wd, ws, pad)
   _add(f"select_and_scatter_add_ge_{wname}",
-       lambda s, x, wd=wd, ws=ws, pad=pad: sg.select_and_scatter_add(s, x, lax.ge_p, wd, ws,
-                                                                     pad),
+       lambda s, x, wd=wd, ws=ws, pad=pad: select_and_scatter_add(s, x, lax.ge_p, wd, ws,
+                                                                  pad),
        _normal(out_shape, (4, 5)),
        lambda s, x, wd=wd, ws=ws, pad=pad: scatter_reference(s, x, True, wd, ws, pad),
        atol=1e-6, grad=True)
   _add(f"select_and_scatter_add_le_{wname}",
-       lambda s, x, wd=wd, ws=ws, pad=pad: sg.select_and_scatter_add(s, x, lax.le_p, wd, ws,
-                                                                     pad),
+       lambda s, x, wd=wd, ws=ws, pad=pad: select_and_scatter_add(s, x, lax.le_p, wd, ws,
+                                                                  pad),
        _normal(out_shape, (4, 5)),
        lambda s, x, wd=wd, ws=ws, pad=pad: scatter_reference(s, x, False, wd, ws, pad),
        atol=1e-6, grad=True)

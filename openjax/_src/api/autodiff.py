@@ -18,11 +18,11 @@ from openjax._src.interpreters.partial_eval import (LinearFunction, dce_jaxpr_co
                                                     linearize_flat)
 from openjax._src.interpreters.staging import DebugInfo, trace_to_jaxpr
 from openjax._src.interpreters.transpose import backward_pass
-from openjax._src.primitives.ad_util import UndefinedPrimal, Zero, tangent_aval
-from openjax._src.primitives.shape_base import instantiate_zeros
-from openjax._src.primitives.convert import _convert_element_type
-from openjax._src.primitives.elementwise import real
-from openjax._src.primitives.shape import full_like, reshape, slice_in_dim
+from openjax._src.primitives.base.ad_util import UndefinedPrimal, Zero, tangent_aval
+from openjax._src.primitives.base.structural import instantiate_zeros, reshape
+from openjax._src.primitives.base.convert import _convert_element_type
+from openjax._src.primitives.elementwise.arithmetic import real
+from openjax._src.primitives.shape.shape import full_like, slice_in_dim
 from openjax._src.runtime.transfer import device_put
 
 

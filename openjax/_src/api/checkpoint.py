@@ -20,11 +20,11 @@ from openjax._src.core import Literal, Tracer, set_current_trace
 from openjax._src.errors import ConcretizationTypeError
 from openjax._src.interpreters.partial_eval import linearize_flat
 from openjax._src.interpreters.staging import DebugInfo
-from openjax._src.primitives.ad_util import tangent_aval
+from openjax._src.primitives.base.ad_util import tangent_aval
 from openjax._src.control.remat import (RecordingTrace, name_p, nothing_saveable, remat_p,
                                         source_state, trace_recording_sources)
 from openjax._src.control.custom_derivatives import convert_constvars
-from openjax._src.primitives.dot import dot_general_p
+from openjax._src.primitives.dot_conv.dot import dot_general_p
 
 # ------------------------------------------------------------------ policies
 

@@ -25,7 +25,7 @@ from openjax._src.interpreters.partial_eval import PartialEvalTrace
 from openjax._src.interpreters.batching import BatchTracer
 from openjax._src.interpreters.staging import (DebugInfo, DynamicJaxprTracer, flat_arg_names,
                                                trace_to_jaxpr)
-from openjax._src.primitives.ad_util import Zero, stop_gradient_p, tangent_aval
+from openjax._src.primitives.base.ad_util import Zero, stop_gradient_p, tangent_aval
 from openjax._src.control.custom_derivatives import (CustomJVPRule, CustomVJPBwd, CustomVJPFwd,
                                                      SymbolicZero, apply_custom_jvp_rule,
                                                      apply_custom_vjp_fwd, convert_constvars,

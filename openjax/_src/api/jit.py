@@ -17,13 +17,14 @@ from typing import Any, Callable, Sequence
 from openjax._src import tree_util
 from openjax._src.api.shapes import ShapeDtypeStruct, abstractify, to_shape_dtype_struct
 from openjax._src.config import _env_bool, config
+from openjax._src.errors import JaxRuntimeError
 from openjax._src.api.aot import Lowered
 from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, Tracer, check_transformed, eval_jaxpr,
                                eval_trace, trace_state)
 from openjax._src.interpreters.staging import DebugInfo, flat_arg_names, trace_to_jaxpr
 from openjax._src.control.closed_call import jit_p
-from openjax._src.primitives.collectives import current_axis_env, extend_axis_env
-from openjax._src.runtime import compiler as _compiler
+from openjax._src.primitives.collectives.collectives import current_axis_env, extend_axis_env
+from openjax._src.runtime.compiler import clear_memory_cache
 from openjax._src.runtime.pipeline import (background, cached_executable, compile_lowered,
                                            compiling, interpreting_first_call,
                                            lower_closed_jaxpr)
@@ -95,6 +96,30 @@ class _HashableStatic:
       return False
 
 
+def _check_donated_once(leaves, donated_invars) -> None:
+  """JAX's errors for a buffer donated twice, or donated and also read, in one
+  call (the donated buffer is consumed by the call, so neither can work)."""
+  n_hoisted = len(donated_invars) - len(leaves)
+  donated = donated_invars[n_hoisted:]
+  first: dict = {}
+  for i, x in enumerate(leaves):
+    if type(x) is not Array:
+      continue
+    j = first.setdefault(id(x), i)
+    if j == i:
+      continue
+    if donated[i] and donated[j]:
+      raise JaxRuntimeError(
+          f"INVALID_ARGUMENT: Attempt to donate the same buffer twice in Execute() "
+          f"(flattened argument {i}, replica 0). Toy code: b=np.array([1, 2, 3]); "
+          f"jax.jit(lambda x, y: x + y, donate_argnums=(0, 1))(b, b)")
+    if donated[i] or donated[j]:
+      raise JaxRuntimeError(
+          f"INVALID_ARGUMENT: Attempt to use a buffer that was donated in the same call "
+          f"to Execute() (second use: flattened argument {i}, replica 0). Toy code: "
+          f"b=np.array([1, 2, 3]); jax.jit(lambda x, y: x + y, donate_argnums=(0,))(b, b)")
+
+
 class _CacheEntry:
   __slots__ = ("closed_jaxpr", "out_tree", "hoisted", "lowered", "executable", "pending",
                "single")
@@ -162,7 +187,9 @@ class JitWrapped:
     # Fast path for the common call: positional Array arguments only, no
     # static arguments; (config snapshot, avals) -> compiled cache entry.
     self._fast: dict = {}
-    self._fast_ok = not self.static_argnums and not self.static_argnames
+    self._donates = bool(self.donate_argnums or self.donate_argnames)
+    # Donating calls take the general path, which checks the donated buffers.
+    self._fast_ok = not self.static_argnums and not self.static_argnames and not self._donates
     # updated=(): the function's __dict__ must not overwrite our attributes.
     functools.update_wrapper(self, fun, updated=())
     _all_jitted.add(self)
@@ -285,6 +312,8 @@ class JitWrapped:
     if config.read("jax_disable_jit") or (self.eager and trace_state.trace is eval_trace):
       return self.fun(*args, **kwargs)
     entry, leaves, in_tree = self._get_entry(args, kwargs)
+    if self._donates and trace_state.trace is eval_trace:
+      _check_donated_once(leaves, self._donated_invars(entry, in_tree, len(leaves)))
     if (trace_state.trace is eval_trace and not entry.hoisted
         and compiling(self.tiered is not False)):
       ex = entry.executable or self._executable(entry, in_tree, len(leaves))
@@ -433,7 +462,7 @@ def clear_caches() -> None:
   for w in list(_all_jitted):
     w.clear_cache()
   eval_trace.clear_cache()
-  _compiler.clear_memory_cache()
+  clear_memory_cache()
 
 
 def make_jaxpr(fun: Callable, static_argnums: int | Sequence[int] = (), axis_env=None,

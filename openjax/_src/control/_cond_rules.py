@@ -31,11 +31,11 @@ from openjax._src.interpreters.jvp import jvp_jaxpr
 from openjax._src.interpreters.partial_eval import partial_eval_jaxpr
 from openjax._src.interpreters.staging import trace_to_jaxpr
 from openjax._src.interpreters.transpose import transpose_jaxpr
-from openjax._src.primitives.ad_util import Zero, is_undefined_primal, stop_gradient, tangent_aval
-from openjax._src.primitives.shape_base import instantiate_zeros, moveaxis
-from openjax._src.primitives.batch_util import bdim_at_front
-from openjax._src.primitives.elementwise import eq, select, select_n
-from openjax._src.primitives.shape import broadcast_in_dim
+from openjax._src.primitives.base.ad_util import (Zero, is_undefined_primal, stop_gradient,
+                                                  tangent_aval)
+from openjax._src.primitives.base.structural import broadcast_in_dim, instantiate_zeros, moveaxis
+from openjax._src.primitives.base.batch_util import bdim_at_front
+from openjax._src.primitives.elementwise.logic import eq, select, select_n
 
 # -------------------------------------------------------------------- empty2
 class MemorySpace(enum.Enum):

@@ -24,9 +24,9 @@ from openjax._src.core import (ClosedJaxpr, ShapedArray, Tracer, eval_jaxpr, eva
 from openjax._src.interpreters.batching import batch_jaxpr
 from openjax._src.interpreters.jvp import jvp_jaxpr
 from openjax._src.interpreters.staging import trace_to_jaxpr
-from openjax._src.primitives import shape as _shape
-from openjax._src.primitives.ad_util import Zero, tangent_aval
-from openjax._src.primitives.shape_base import zeros_like_aval
+from openjax._src.primitives.base.structural import broadcast_in_dim, reshape, zeros_like_aval
+from openjax._src.primitives.shape.shape import concatenate, slice_in_dim
+from openjax._src.primitives.base.ad_util import Zero, tangent_aval
 
 
 # ----------------------------------------------------------------- tracing
@@ -157,10 +157,10 @@ def _combine_jvp(jvp, diff, left, right):
   (lp, lt), (rp, rt) = left, right
   shape = get_aval(lp[0]).shape
   size = int(np.prod(shape, dtype=np.int64))
-  flat = lambda v: _shape.reshape(v, (size,))    # noqa: E731
+  flat = lambda v: reshape(v, (size,))    # noqa: E731
   args = [flat(v) for v in (*lp, *rp)]
   args += [flat(t) for t, d in zip(lt, diff) if d] + [flat(t) for t, d in zip(rt, diff) if d]
-  outs = [_shape.reshape(o, shape) for o in apply_elementwise(jvp_closed, args)]
+  outs = [reshape(o, shape) for o in apply_elementwise(jvp_closed, args)]
   k = len(lp)
   tans = iter(outs[k:])
   tangents = [next(tans) if nz else None for nz in out_nz]
@@ -181,21 +181,21 @@ def tree_reduce_jvp(closed: ClosedJaxpr, xs: Sequence, ts: Sequence, inits: Sequ
     half, odd = n // 2, n % 2
 
     def rows(vs, start):
-      return [None if v is None else _shape.slice_in_dim(v, start, 2 * half, 2) for v in vs]
+      return [None if v is None else slice_in_dim(v, start, 2 * half, 2) for v in vs]
 
     ps, qs = _combine_jvp(jvp, diff, (rows(xs, 0), rows(ts, 0)), (rows(xs, 1), rows(ts, 1)))
     if odd:
-      last = lambda v: _shape.slice_in_dim(v, n - 1, n)    # noqa: E731
-      ps = [_shape.concatenate([p, last(x)], 0) for p, x in zip(ps, xs)]
-      qs = [None if q is None else _shape.concatenate([q, last(t)], 0) for q, t in zip(qs, ts)]
+      last = lambda v: slice_in_dim(v, n - 1, n)    # noqa: E731
+      ps = [concatenate([p, last(x)], 0) for p, x in zip(ps, xs)]
+      qs = [None if q is None else concatenate([q, last(t)], 0) for q, t in zip(qs, ts)]
     xs, ts, n = ps, qs, half + odd
   dts = [get_aval(x).dtype for x in xs]
-  acc = [_shape.broadcast_in_dim(i, (m,), ()) for i in inits]
+  acc = [broadcast_in_dim(i, (m,), ()) for i in inits]
   acc_t = [zeros_like_aval(ShapedArray((m,), dt)) if d else None for dt, d in zip(dts, diff)]
   if n == 0:
     return acc, acc_t
-  last_x = [_shape.reshape(x, (m,)) for x in xs]
-  last_t = [None if t is None else _shape.reshape(t, (m,)) for t in ts]
+  last_x = [reshape(x, (m,)) for x in xs]
+  last_t = [None if t is None else reshape(t, (m,)) for t in ts]
   return _combine_jvp(jvp, diff, (acc, acc_t), (last_x, last_t))
 
 

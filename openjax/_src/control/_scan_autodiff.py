@@ -20,8 +20,8 @@ from openjax._src.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, dce_j
 from openjax._src.control._scan_rules import (checked_closed, merge_by_mask,
                                                  partial_eval_instantiate, scan_p, split_list,
                                                  stacked_aval)
-from openjax._src.primitives.ad_util import Zero, is_undefined_primal, tangent_aval
-from openjax._src.primitives.shape_base import add_tangents, instantiate_zeros, zeros_like_aval
+from openjax._src.primitives.base.ad_util import Zero, is_undefined_primal, tangent_aval
+from openjax._src.primitives.base.structural import add_tangents, instantiate_zeros, zeros_like_aval
 from openjax._src.control.closed_call import jit_p
 from openjax._src.interpreters.jvp import jvp_jaxpr
 from openjax._src.interpreters.staging import trace_to_jaxpr

@@ -27,8 +27,7 @@ from openjax._src.core import (ClosedJaxpr, Jaxpr, JaxprTypeError, Literal, Prim
 from openjax._src.interpreters.batching import batch_jaxpr
 from openjax._src.interpreters.partial_eval import partial_eval_jaxpr
 from openjax._src.interpreters.staging import trace_to_jaxpr
-from openjax._src.primitives.shape_base import moveaxis
-from openjax._src.primitives.shape import broadcast_in_dim
+from openjax._src.primitives.base.structural import broadcast_in_dim, moveaxis
 
 scan_p = Primitive("scan", multiple_results=True)
 # The vmapped axis's name must reach collectives inside the body even when no

@@ -21,8 +21,8 @@ from openjax._src.interpreters.batching import batch_jaxpr
 from openjax._src.interpreters.jvp import jvp_jaxpr
 from openjax._src.interpreters.partial_eval import partial_eval_jaxpr
 from openjax._src.interpreters.transpose import transpose_jaxpr
-from openjax._src.primitives.ad_util import Zero, is_undefined_primal, tangent_aval
-from openjax._src.primitives.shape_base import instantiate_zeros
+from openjax._src.primitives.base.ad_util import Zero, is_undefined_primal, tangent_aval
+from openjax._src.primitives.base.structural import instantiate_zeros
 from openjax._src.runtime.pipeline import compiling, executable_for_jaxpr
 
 jit_p = Primitive("jit", multiple_results=True)

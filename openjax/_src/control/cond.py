@@ -23,9 +23,9 @@ from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, ShapedArray, Tracer, V
                                canonical_value, get_aval, is_concrete, typematch)
 from openjax._src.control._cond_rules import cond_p
 from openjax._src.interpreters.staging import trace_to_jaxpr
-from openjax._src.primitives.collectives import current_axis_env
-from openjax._src.primitives.convert import convert_element_type
-from openjax._src.primitives.elementwise_extra import clamp
+from openjax._src.primitives.collectives.collectives import current_axis_env
+from openjax._src.primitives.base.convert import convert_element_type
+from openjax._src.primitives.elementwise.logic import clamp
 
 _no_operand = object()   # ``operand=`` not passed (JAX's older calling convention)
 

@@ -23,10 +23,9 @@ from openjax._src.core import (ClosedJaxpr, Jaxpr, Primitive, ShapedArray, eval_
 from openjax._src.interpreters.batching import batch_jaxpr
 from openjax._src.interpreters.staging import trace_to_jaxpr
 from openjax._src.interpreters.transpose import transpose_jaxpr
-from openjax._src.primitives.ad_util import Zero, is_undefined_primal, tangent_aval
-from openjax._src.primitives.shape_base import instantiate_zeros, moveaxis
-from openjax._src.primitives.batch_util import bdim_at_front
-from openjax._src.primitives.shape import reduce_sum
+from openjax._src.primitives.base.ad_util import Zero, is_undefined_primal, tangent_aval
+from openjax._src.primitives.base.structural import instantiate_zeros, moveaxis, reduce_sum
+from openjax._src.primitives.base.batch_util import bdim_at_front
 
 
 # ---------------------------------------------------- user-facing zero types

@@ -1,5 +1,5 @@
 """The ``fft`` primitive's StableHLO lowering (the primitive and its other
-rules are in ``primitives/fft.py``). IREE's ``stablehlo.fft`` only handles
+rules are in ``primitives/fft/fft.py``). IREE's ``stablehlo.fft`` only handles
 some power-of-two transforms (DESIGN.md decision 5), so the lowering emits
 ``stablehlo.fft`` where IREE computes it correctly and otherwise traces a
 transform that multiplies by DFT matrices, one ``dot_general`` per axis on
@@ -11,10 +11,11 @@ import numpy as np
 
 from openjax._src.core import get_aval
 from openjax._src.interpreters.staging import trace_to_jaxpr
-from openjax._src.primitives import elementwise as ew
-from openjax._src.primitives import shape_base as sb
-from openjax._src.primitives.dot import dot_general
-from openjax._src.primitives.fft import FftType, fft_p, real_dtype
+from openjax._src.primitives.elementwise import arithmetic
+from openjax._src.primitives.elementwise.arithmetic import add, imag, real, sub
+from openjax._src.primitives.base.structural import transpose
+from openjax._src.primitives.dot_conv.dot import dot_general
+from openjax._src.primitives.fft.fft import FftType, fft_p, real_dtype
 
 
 def _dft_contract(x, mat: np.ndarray, axis: int):
@@ -23,7 +24,7 @@ def _dft_contract(x, mat: np.ndarray, axis: int):
   y = dot_general(x, mat, (((axis,), (0,)), ((), ())))
   perm = list(range(ndim - 1))
   perm.insert(axis, ndim - 1)
-  return sb.transpose(y, tuple(perm)) if axis != ndim - 1 else y
+  return transpose(y, tuple(perm)) if axis != ndim - 1 else y
 
 
 def _dft_matrices(n_in: int, n_out: int, n: int, sign: float, scale: float, dtype):
@@ -42,16 +43,16 @@ def _complex_dft_last(x, n: int, inverse: bool):
   ndim = get_aval(x).ndim
   rdt = real_dtype(get_aval(x).dtype)
   c, s = _dft_matrices(n, n, n, 1.0 if inverse else -1.0, 1 / n if inverse else 1.0, rdt)
-  re, im = ew.real(x), ew.imag(x)
-  out_re = ew.sub(_dft_contract(re, c, ndim - 1), _dft_contract(im, s, ndim - 1))
-  out_im = ew.add(_dft_contract(re, s, ndim - 1), _dft_contract(im, c, ndim - 1))
-  return ew.complex(out_re, out_im)
+  re, im = real(x), imag(x)
+  out_re = sub(_dft_contract(re, c, ndim - 1), _dft_contract(im, s, ndim - 1))
+  out_im = add(_dft_contract(re, s, ndim - 1), _dft_contract(im, c, ndim - 1))
+  return arithmetic.complex(out_re, out_im)
 
 
 def _rfft_dft_last(x, n: int):
   ndim = get_aval(x).ndim
   c, s = _dft_matrices(n, n // 2 + 1, n, -1.0, 1.0, get_aval(x).dtype)
-  return ew.complex(_dft_contract(x, c, ndim - 1), _dft_contract(x, s, ndim - 1))
+  return arithmetic.complex(_dft_contract(x, c, ndim - 1), _dft_contract(x, s, ndim - 1))
 
 
 def _irfft_dft_last(x, n: int):
@@ -68,8 +69,8 @@ def _irfft_dft_last(x, n: int):
   theta = 2 * np.pi * ((np.arange(m)[:, None] * np.arange(n)[None, :]) % n) / n
   a = (np.cos(theta) * w[:, None] / n).astype(rdt)
   b = (-np.sin(theta) * w[:, None] / n).astype(rdt)
-  return ew.add(_dft_contract(ew.real(x), a, aval.ndim - 1),
-                _dft_contract(ew.imag(x), b, aval.ndim - 1))
+  return add(_dft_contract(real(x), a, aval.ndim - 1),
+             _dft_contract(imag(x), b, aval.ndim - 1))
 
 
 def _is_power_of_two(n: int) -> bool:
@@ -104,8 +105,8 @@ def _complex_on_axis(x, axis: int, n: int, inverse: bool):
     return _fft_1d_last(x, FftType.IFFT if inverse else FftType.FFT, n)
   perm = list(range(ndim))
   perm[axis], perm[-1] = perm[-1], perm[axis]
-  y = _fft_1d_last(sb.transpose(x, tuple(perm)), FftType.IFFT if inverse else FftType.FFT, n)
-  return sb.transpose(y, tuple(perm))
+  y = _fft_1d_last(transpose(x, tuple(perm)), FftType.IFFT if inverse else FftType.FFT, n)
+  return transpose(y, tuple(perm))
 
 
 def _fft_by_axes(x, *, fft_type, fft_lengths):

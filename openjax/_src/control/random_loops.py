@@ -25,13 +25,19 @@ from openjax._src import dtypes
 from openjax._src.core import (Primitive, ShapedArray, eval_trace, get_aval,
                                set_current_trace)
 from openjax._src.interpreters.staging import trace_to_jaxpr
-from openjax._src.primitives import elementwise as ew
-from openjax._src.primitives import special
-from openjax._src.primitives.ad_util import Zero, defjvp_zero
-from openjax._src.primitives.batch_util import axis_size, bdim_at_front
-from openjax._src.primitives.random_bits import random_bits, random_split
-from openjax._src.primitives.reductions import reduce_or
-from openjax._src.primitives.shape import broadcast_in_dim, full_like, index_in_dim, reshape
+from openjax._src.primitives.base.convert import convert_element_type
+from openjax._src.primitives.elementwise import arithmetic, special, transcendental
+from openjax._src.primitives.elementwise.arithmetic import add, ceil, div, floor, mul, neg
+from openjax._src.primitives.elementwise.logic import (bitcast_convert_type, bitwise_and,
+                                                       bitwise_not, bitwise_or, clamp, eq, ge, gt,
+                                                       le, lt, ne, select, shift_right_logical)
+from openjax._src.primitives.elementwise.transcendental import exp, log, log1p, sqrt
+from openjax._src.primitives.base.ad_util import Zero, defjvp_zero
+from openjax._src.primitives.base.batch_util import axis_size, bdim_at_front
+from openjax._src.primitives.random_bits.random_bits import random_bits, random_split
+from openjax._src.primitives.reduce.reductions import reduce_or
+from openjax._src.primitives.base.structural import broadcast_in_dim, reshape
+from openjax._src.primitives.shape.shape import full_like, index_in_dim
 
 __all__ = ["random_gamma_p", "random_gamma", "random_poisson_knuth_p",
            "random_poisson_rejection_p", "random_binomial_inversion_p",
@@ -64,13 +70,13 @@ def key_draws(keys, shape, dtype, minval=0., maxval=1.):
   uint_dtype = np.dtype(f"uint{nbits}")
   bits = random_bits(keys, rng_bits, shape)
   if rng_bits != nbits:
-    bits = ew.convert_element_type(bits, uint_dtype)
-  float_bits = ew.shift_right_logical(bits, np.array(rng_bits - nmant, uint_dtype))
-  float_bits = ew.bitwise_or(float_bits, np.array(1.0, dtype).view(uint_dtype))
-  floats = ew.sub(ew.bitcast_convert_type(float_bits, dtype), np.array(1., dtype))
+    bits = convert_element_type(bits, uint_dtype)
+  float_bits = shift_right_logical(bits, np.array(rng_bits - nmant, uint_dtype))
+  float_bits = bitwise_or(float_bits, np.array(1.0, dtype).view(uint_dtype))
+  floats = arithmetic.sub(bitcast_convert_type(float_bits, dtype), np.array(1., dtype))
   minval = np.array(minval, dtype)
   maxval = np.array(maxval, dtype)
-  return ew.max(minval, ew.add(ew.mul(floats, ew.sub(maxval, minval)), minval))
+  return arithmetic.max(minval, add(mul(floats, arithmetic.sub(maxval, minval)), minval))
 
 
 def _normal_draws(keys, dtype):
@@ -78,12 +84,12 @@ def _normal_draws(keys, dtype):
   dtype = np.dtype(dtype)
   lo = np.nextafter(np.array(-1., dtype), np.array(0., dtype), dtype=dtype)
   u = key_draws(keys, (), dtype, lo, 1.)
-  return ew.mul(np.array(np.sqrt(2), dtype), special.erf_inv(u))
+  return mul(np.array(np.sqrt(2), dtype), special.erf_inv(u))
 
 
 def _exponential_draws(keys, dtype):
   u = key_draws(keys, (), dtype)
-  return ew.neg(ew.log1p(ew.neg(u)))
+  return neg(log1p(neg(u)))
 
 
 # -------------------------------------------------------------- loop runner
@@ -92,7 +98,7 @@ def _select_active(pred, new, old):
   pshape = get_aval(pred).shape
   if aval.shape != pshape:
     pred = broadcast_in_dim(pred, aval.shape, tuple(range(len(pshape))))
-  return ew.select(pred, new, old)
+  return select(pred, new, old)
 
 
 class _Loop:
@@ -193,39 +199,39 @@ def _gamma_loop(*, log_space):
   # into the outer one: ``inner`` marks elements drawing (x, v).
   def init(keys, a):
     one = _c(a, 1)
-    alpha = ew.select(ew.ge(a, one), a, ew.add(a, one))
-    d = ew.sub(alpha, _c(a, 1. / 3.))
-    c = ew.div(_c(a, 1. / 3.), ew.sqrt(d))
+    alpha = select(ge(a, one), a, add(a, one))
+    d = arithmetic.sub(alpha, _c(a, 1. / 3.))
+    c = div(_c(a, 1. / 3.), sqrt(d))
     key, _ = split_keys(_gamma_element_keys(keys, a), 2)
     zero = full_like(a, 0)
-    inner = ew.ne(zero, zero)
+    inner = ne(zero, zero)
     return key, key, key, zero, full_like(a, -1), zero, full_like(a, 1), full_like(a, 2), \
         inner, d, c
 
   def cond(key, kin, ukey, x, v, X, V, U, inner, d, c):
     one = _c(X, 1)
-    accept = ew.bitwise_and(
-        ew.ge(U, ew.sub(one, ew.mul(_c(X, 0.0331), ew.mul(X, X)))),
-        ew.ge(ew.log(U), ew.add(ew.mul(X, _c(X, 0.5)),
-                                ew.mul(d, ew.add(ew.sub(one, V), ew.log(V))))))
-    return ew.bitwise_or(inner, accept)
+    accept = bitwise_and(
+        ge(U, arithmetic.sub(one, mul(_c(X, 0.0331), mul(X, X)))),
+        ge(log(U), add(mul(X, _c(X, 0.5)),
+                       mul(d, add(arithmetic.sub(one, V), log(V))))))
+    return bitwise_or(inner, accept)
 
   def body(key, kin, ukey, x, v, X, V, U, inner, d, c):
-    start = ew.bitwise_not(inner)
+    start = bitwise_not(inner)
     nkey, x_key, u_key = split_keys(key, 3)
     key = _select_active(start, nkey, key)
     kin = _select_active(start, x_key, kin)
     ukey = _select_active(start, u_key, ukey)
-    v = ew.select(start, full_like(v, -1), v)
+    v = select(start, full_like(v, -1), v)
     # one step of the inner loop (v <= 0 holds for every active element here)
     kin, sub = split_keys(kin, 2)
     x = _normal_draws(sub, get_aval(v).dtype)
-    v = ew.add(_c(v, 1), ew.mul(x, c))
-    done = ew.gt(v, _c(v, 0))
-    X = ew.select(done, ew.mul(x, x), X)
-    V = ew.select(done, ew.mul(ew.mul(v, v), v), V)
-    U = ew.select(done, key_draws(ukey, (), get_aval(v).dtype), U)
-    return key, kin, ukey, x, v, X, V, U, ew.bitwise_not(done), d, c
+    v = add(_c(v, 1), mul(x, c))
+    done = gt(v, _c(v, 0))
+    X = select(done, mul(x, x), X)
+    V = select(done, mul(mul(v, v), v), V)
+    U = select(done, key_draws(ukey, (), get_aval(v).dtype), U)
+    return key, kin, ukey, x, v, X, V, U, bitwise_not(done), d, c
 
   return _Loop(init, cond, body)
 
@@ -234,17 +240,17 @@ def _gamma_finish(operands, state, *, log_space):
   keys, a = operands
   V, d = state[6], state[9]
   zero, one = _c(a, 0), _c(a, 1)
-  boost_mask = ew.ge(a, one)
+  boost_mask = ge(a, one)
   _, subkey = split_keys(_gamma_element_keys(keys, a), 2)
   dtype = get_aval(a).dtype
   if log_space:
-    log_samples = ew.neg(_exponential_draws(subkey, dtype))
-    log_boost = ew.select(ew.bitwise_or(boost_mask, ew.eq(log_samples, zero)),
-                          full_like(a, 0), ew.mul(log_samples, ew.div(one, a)))
-    return ew.add(ew.add(ew.log(d), ew.log(V)), log_boost)
-  samples = ew.sub(one, key_draws(subkey, (), dtype))
-  boost = ew.select(boost_mask, full_like(a, 1), ew.pow(samples, ew.div(one, a)))
-  return ew.mul(ew.mul(d, V), boost)
+    log_samples = neg(_exponential_draws(subkey, dtype))
+    log_boost = select(bitwise_or(boost_mask, eq(log_samples, zero)),
+                       full_like(a, 0), mul(log_samples, div(one, a)))
+    return add(add(log(d), log(V)), log_boost)
+  samples = arithmetic.sub(one, key_draws(subkey, (), dtype))
+  boost = select(boost_mask, full_like(a, 1), transcendental.pow(samples, div(one, a)))
+  return mul(mul(d, V), boost)
 
 
 def _gamma_out_aval(keys, a, *, log_space):
@@ -264,10 +270,10 @@ LoopSampler(random_gamma_p, _gamma_loop, _gamma_finish, _gamma_out_aval)
 def _gamma_grad(sample, a, *, log_space):
   if log_space:
     # d[log(sample)] = d[sample] / sample; exp(log_sample) may round to zero.
-    samples = ew.exp(sample)
+    samples = exp(sample)
     tiny = full_like(samples, dtypes.finfo(get_aval(samples).dtype).tiny)
-    samples = ew.select(ew.eq(samples, _c(samples, 0)), tiny, samples)
-    return ew.div(special.random_gamma_grad(a, samples), samples)
+    samples = select(eq(samples, _c(samples, 0)), tiny, samples)
+    return div(special.random_gamma_grad(a, samples), samples)
   return special.random_gamma_grad(a, sample)
 
 
@@ -278,7 +284,7 @@ def _random_gamma_jvp(primals, tangents, *, log_space):
   ans = random_gamma_p.bind1(keys, a, log_space=log_space)
   if type(a_dot) is Zero:
     return [ans], [Zero.from_primal_value(ans)]
-  return [ans], [ew.mul(a_dot, _gamma_grad(ans, a, log_space=log_space))]
+  return [ans], [mul(a_dot, _gamma_grad(ans, a, log_space=log_space))]
 
 
 def random_gamma(keys, a, *, log_space: bool = False):
@@ -317,20 +323,20 @@ def _poisson_knuth_loop(*, dtype):
     return keys, full_like(lam, 0, dtype), full_like(lam, 0, np.float32), lam
 
   def cond(keys, k, log_prod, lam):
-    return _any_over_sample(keys, ew.gt(log_prod, ew.neg(lam)))
+    return _any_over_sample(keys, gt(log_prod, neg(lam)))
 
   def body(keys, k, log_prod, lam):
     keys, subkey = split_keys(keys, 2)
-    k = ew.select(ew.gt(log_prod, ew.neg(lam)), ew.add(k, _c(k, 1)), k)
+    k = select(gt(log_prod, neg(lam)), add(k, _c(k, 1)), k)
     u = key_draws(subkey, _sample_shape(keys, lam), np.float32)
-    return keys, k, ew.add(log_prod, ew.log(u)), lam
+    return keys, k, add(log_prod, log(u)), lam
 
   return _Loop(init, cond, body)
 
 
 def _poisson_knuth_finish(operands, state, *, dtype):
   k = state[1]
-  return ew.convert_element_type(ew.sub(k, _c(k, 1)), dtype)
+  return convert_element_type(arithmetic.sub(k, _c(k, 1)), dtype)
 
 
 LoopSampler(random_poisson_knuth_p, _poisson_knuth_loop, _poisson_knuth_finish,
@@ -343,43 +349,43 @@ random_poisson_rejection_p = Primitive("random_poisson_rejection", kind="nondiff
 def _poisson_rejection_loop(*, dtype):
   # Hormann's transformed rejection (PTRS).
   def init(keys, lam):
-    log_lam = ew.log(lam)
-    b = ew.add(_c(lam, 0.931), ew.mul(_c(lam, 2.53), ew.sqrt(lam)))
-    a = ew.add(_c(lam, -0.059), ew.mul(_c(lam, 0.02483), b))
-    inv_alpha = ew.add(_c(lam, 1.1239), ew.div(_c(lam, 1.1328), ew.sub(b, _c(lam, 3.4))))
-    v_r = ew.sub(_c(lam, 0.9277), ew.div(_c(lam, 3.6224), ew.sub(b, _c(lam, 2))))
+    log_lam = log(lam)
+    b = add(_c(lam, 0.931), mul(_c(lam, 2.53), sqrt(lam)))
+    a = add(_c(lam, -0.059), mul(_c(lam, 0.02483), b))
+    inv_alpha = add(_c(lam, 1.1239), div(_c(lam, 1.1328), arithmetic.sub(b, _c(lam, 3.4))))
+    v_r = arithmetic.sub(_c(lam, 0.9277), div(_c(lam, 3.6224), arithmetic.sub(b, _c(lam, 2))))
     k_out = full_like(lam, -1)
-    accepted = ew.ne(k_out, k_out)
+    accepted = ne(k_out, k_out)
     return keys, k_out, accepted, lam, log_lam, b, a, inv_alpha, v_r
 
   def cond(keys, k_out, accepted, *_):
-    return _any_over_sample(keys, ew.bitwise_not(accepted))
+    return _any_over_sample(keys, bitwise_not(accepted))
 
   def body(keys, k_out, accepted, lam, log_lam, b, a, inv_alpha, v_r):
     keys, subkey_0, subkey_1 = split_keys(keys, 3)
     shape, dt = _sample_shape(keys, lam), get_aval(lam).dtype
-    u = ew.sub(key_draws(subkey_0, shape, dt), _c(lam, 0.5))
+    u = arithmetic.sub(key_draws(subkey_0, shape, dt), _c(lam, 0.5))
     v = key_draws(subkey_1, shape, dt)
-    u_shifted = ew.sub(_c(u, 0.5), ew.abs(u))
-    k = ew.floor(ew.add(ew.add(ew.mul(ew.add(ew.div(ew.mul(_c(a, 2), a), u_shifted), b), u),
-                               lam), _c(lam, 0.43)))
-    s = ew.log(ew.div(ew.mul(v, inv_alpha),
-                      ew.add(ew.div(a, ew.mul(u_shifted, u_shifted)), b)))
-    t = ew.sub(ew.add(ew.neg(lam), ew.mul(k, log_lam)), special.lgamma(ew.add(k, _c(k, 1))))
-    accept1 = ew.bitwise_and(ew.ge(u_shifted, _c(u, 0.07)), ew.le(v, v_r))
-    reject = ew.bitwise_or(ew.lt(k, _c(k, 0)),
-                           ew.bitwise_and(ew.lt(u_shifted, _c(u, 0.013)), ew.gt(v, u_shifted)))
-    accept2 = ew.le(s, t)
-    accept = ew.bitwise_or(accept1, ew.bitwise_and(ew.bitwise_not(reject), accept2))
-    k_out = ew.select(accept, k, k_out)
-    accepted = ew.bitwise_or(accepted, accept)
+    u_shifted = arithmetic.sub(_c(u, 0.5), arithmetic.abs(u))
+    k = floor(add(add(mul(add(div(mul(_c(a, 2), a), u_shifted), b), u),
+                      lam), _c(lam, 0.43)))
+    s = log(div(mul(v, inv_alpha),
+                add(div(a, mul(u_shifted, u_shifted)), b)))
+    t = arithmetic.sub(add(neg(lam), mul(k, log_lam)), special.lgamma(add(k, _c(k, 1))))
+    accept1 = bitwise_and(ge(u_shifted, _c(u, 0.07)), le(v, v_r))
+    reject = bitwise_or(lt(k, _c(k, 0)),
+                        bitwise_and(lt(u_shifted, _c(u, 0.013)), gt(v, u_shifted)))
+    accept2 = le(s, t)
+    accept = bitwise_or(accept1, bitwise_and(bitwise_not(reject), accept2))
+    k_out = select(accept, k, k_out)
+    accepted = bitwise_or(accepted, accept)
     return keys, k_out, accepted, lam, log_lam, b, a, inv_alpha, v_r
 
   return _Loop(init, cond, body)
 
 
 def _poisson_rejection_finish(operands, state, *, dtype):
-  return ew.convert_element_type(state[1], dtype)
+  return convert_element_type(state[1], dtype)
 
 
 LoopSampler(random_poisson_rejection_p, _poisson_rejection_loop, _poisson_rejection_finish,
@@ -397,27 +403,27 @@ random_binomial_inversion_p = Primitive("random_binomial_inversion", kind="nondi
 
 def _binomial_inversion_loop(*, dtype):
   def init(keys, count, prob):
-    log1minusprob = ew.log1p(ew.neg(prob))
+    log1minusprob = log1p(neg(prob))
     zeros = full_like(prob, 0)
     return keys, zeros, zeros, count, log1minusprob
 
   def cond(keys, num_geom, geom_sum, count, log1minusprob):
-    return _any_over_sample(keys, ew.le(geom_sum, count))
+    return _any_over_sample(keys, le(geom_sum, count))
 
   def body(keys, num_geom, geom_sum, count, log1minusprob):
     subkey, keys = split_keys(keys, 2)
-    num_geom_out = ew.select(ew.le(geom_sum, count), ew.add(num_geom, _c(num_geom, 1)),
-                             num_geom)
+    num_geom_out = select(le(geom_sum, count), add(num_geom, _c(num_geom, 1)),
+                          num_geom)
     u = key_draws(subkey, _sample_shape(keys, count), get_aval(count).dtype)
-    geom = ew.ceil(ew.div(ew.log(u), log1minusprob))
-    return keys, num_geom_out, ew.add(geom_sum, geom), count, log1minusprob
+    geom = ceil(div(log(u), log1minusprob))
+    return keys, num_geom_out, add(geom_sum, geom), count, log1minusprob
 
   return _Loop(init, cond, body)
 
 
 def _binomial_inversion_finish(operands, state, *, dtype):
   k = state[1]
-  return ew.convert_element_type(ew.sub(k, _c(k, 1)), dtype)
+  return convert_element_type(arithmetic.sub(k, _c(k, 1)), dtype)
 
 
 LoopSampler(random_binomial_inversion_p, _binomial_inversion_loop,
@@ -434,77 +440,77 @@ _STIRLING_TAIL = (0.0810614667953272, 0.0413406959554092, 0.0276779256849983,
 
 def _stirling_approx_tail(k):
   dt = get_aval(k).dtype
-  use_tail_values = ew.le(k, _c(k, 9))
-  k = ew.clamp(_c(k, 0.0), k, _c(k, 9.0))
-  kp1sq = ew.mul(ew.add(k, _c(k, 1)), ew.add(k, _c(k, 1)))
-  approx = ew.div(ew.sub(_c(k, 1.0 / 12), ew.div(ew.sub(_c(k, 1.0 / 360),
-                                                        ew.div(_c(k, 1.0 / 1260), kp1sq)),
-                                                 kp1sq)),
-                  ew.add(k, _c(k, 1)))
-  k = ew.floor(k)
+  use_tail_values = le(k, _c(k, 9))
+  k = clamp(_c(k, 0.0), k, _c(k, 9.0))
+  kp1sq = mul(add(k, _c(k, 1)), add(k, _c(k, 1)))
+  approx = div(arithmetic.sub(_c(k, 1.0 / 12), div(arithmetic.sub(_c(k, 1.0 / 360),
+                                                                  div(_c(k, 1.0 / 1260), kp1sq)),
+                                                   kp1sq)),
+               add(k, _c(k, 1)))
+  k = floor(k)
   # stirling_tail_vals[int(k)] as a select chain over the ten table entries
-  idx = ew.convert_element_type(k, np.int32)
+  idx = convert_element_type(k, np.int32)
   table = full_like(k, _STIRLING_TAIL[0])
   for i, val in enumerate(_STIRLING_TAIL[1:], start=1):
-    table = ew.select(ew.eq(idx, np.array(i, np.int32)), full_like(k, np.array(val, dt)), table)
-  return ew.select(use_tail_values, table, approx)
+    table = select(eq(idx, np.array(i, np.int32)), full_like(k, np.array(val, dt)), table)
+  return select(use_tail_values, table, approx)
 
 
 def _btrs_loop(*, dtype):
   def init(keys, count, prob):
     one = _c(prob, 1)
-    stddev = ew.sqrt(ew.mul(ew.mul(count, prob), ew.sub(one, prob)))
-    b = ew.add(_c(prob, 1.15), ew.mul(_c(prob, 2.53), stddev))
-    a = ew.add(ew.add(_c(prob, -0.0873), ew.mul(_c(prob, 0.0248), b)),
-               ew.mul(_c(prob, 0.01), prob))
-    c = ew.add(ew.mul(count, prob), _c(prob, 0.5))
-    v_r = ew.sub(_c(prob, 0.92), ew.div(_c(prob, 4.2), b))
-    r = ew.div(prob, ew.sub(one, prob))
-    alpha = ew.mul(ew.add(_c(prob, 2.83), ew.div(_c(prob, 5.1), b)), stddev)
-    m = ew.floor(ew.mul(ew.add(count, one), prob))
+    stddev = sqrt(mul(mul(count, prob), arithmetic.sub(one, prob)))
+    b = add(_c(prob, 1.15), mul(_c(prob, 2.53), stddev))
+    a = add(add(_c(prob, -0.0873), mul(_c(prob, 0.0248), b)),
+            mul(_c(prob, 0.01), prob))
+    c = add(mul(count, prob), _c(prob, 0.5))
+    v_r = arithmetic.sub(_c(prob, 0.92), div(_c(prob, 4.2), b))
+    r = div(prob, arithmetic.sub(one, prob))
+    alpha = mul(add(_c(prob, 2.83), div(_c(prob, 5.1), b)), stddev)
+    m = floor(mul(add(count, one), prob))
     k_out = full_like(prob, -1)
-    accepted = ew.ne(k_out, k_out)
+    accepted = ne(k_out, k_out)
     return keys, k_out, accepted, count, a, b, c, v_r, r, alpha, m
 
   def cond(keys, k_out, accepted, *_):
-    return _any_over_sample(keys, ew.bitwise_not(accepted))
+    return _any_over_sample(keys, bitwise_not(accepted))
 
   def body(keys, k_out, accepted, count, a, b, c, v_r, r, alpha, m):
     keys, subkey_0, subkey_1 = split_keys(keys, 3)
     shape, dt = _sample_shape(keys, count), get_aval(count).dtype
     u = key_draws(subkey_0, shape, dt)
     v = key_draws(subkey_1, shape, dt)
-    u = ew.sub(u, _c(u, 0.5))
-    us = ew.sub(_c(u, 0.5), ew.abs(u))
-    accept1 = ew.bitwise_and(ew.ge(us, _c(us, 0.07)), ew.le(v, v_r))
-    k = ew.floor(ew.add(ew.mul(ew.add(ew.div(ew.mul(_c(a, 2), a), us), b), u), c))
-    reject = ew.bitwise_or(ew.lt(k, _c(k, 0)), ew.gt(k, count))
-    v = ew.log(ew.div(ew.mul(v, alpha), ew.add(ew.div(a, ew.mul(us, us)), b)))
+    u = arithmetic.sub(u, _c(u, 0.5))
+    us = arithmetic.sub(_c(u, 0.5), arithmetic.abs(u))
+    accept1 = bitwise_and(ge(us, _c(us, 0.07)), le(v, v_r))
+    k = floor(add(mul(add(div(mul(_c(a, 2), a), us), b), u), c))
+    reject = bitwise_or(lt(k, _c(k, 0)), gt(k, count))
+    v = log(div(mul(v, alpha), add(div(a, mul(us, us)), b)))
     one, half = _c(k, 1), _c(k, 0.5)
-    ub = ew.add(ew.add(ew.mul(ew.add(m, half),
-                              ew.log(ew.div(ew.add(m, one),
-                                            ew.mul(r, ew.add(ew.sub(count, m), one))))),
-                       ew.mul(ew.add(count, one),
-                              ew.log(ew.div(ew.add(ew.sub(count, m), one),
-                                            ew.add(ew.sub(count, k), one))))),
-                ew.mul(ew.add(k, half),
-                       ew.log(ew.div(ew.mul(r, ew.add(ew.sub(count, k), one)),
-                                     ew.add(k, one)))))
-    ub = ew.sub(ew.sub(ew.add(ew.add(ub, _stirling_approx_tail(m)),
-                              _stirling_approx_tail(ew.sub(count, m))),
-                       _stirling_approx_tail(k)),
-                _stirling_approx_tail(ew.sub(count, k)))
-    accept2 = ew.le(v, ub)
-    accept = ew.bitwise_or(accept1, ew.bitwise_and(ew.bitwise_not(reject), accept2))
-    k_out = ew.select(accept, k, k_out)
-    accepted = ew.bitwise_or(accepted, accept)
+    ub = add(add(mul(add(m, half),
+                     log(div(add(m, one),
+                             mul(r, add(arithmetic.sub(count, m), one))))),
+                 mul(add(count, one),
+                     log(div(add(arithmetic.sub(count, m), one),
+                             add(arithmetic.sub(count, k), one))))),
+             mul(add(k, half),
+                 log(div(mul(r, add(arithmetic.sub(count, k), one)),
+                         add(k, one)))))
+    ub = arithmetic.sub(arithmetic.sub(add(add(ub, _stirling_approx_tail(m)),
+                                           _stirling_approx_tail(arithmetic.sub(count, m))),
+                                       _stirling_approx_tail(k)),
+                        _stirling_approx_tail(arithmetic.sub(count, k)))
+    accept2 = le(v, ub)
+    accept = bitwise_or(accept1, bitwise_and(bitwise_not(reject), accept2))
+    k_out = select(accept, k, k_out)
+    accepted = bitwise_or(accepted, accept)
     return keys, k_out, accepted, count, a, b, c, v_r, r, alpha, m
 
   return _Loop(init, cond, body)
 
 
 def _btrs_finish(operands, state, *, dtype):
-  return ew.convert_element_type(state[1], dtype)
+  return convert_element_type(state[1], dtype)
 
 
 LoopSampler(random_binomial_btrs_p, _btrs_loop, _btrs_finish, _float_out_aval)

@@ -16,16 +16,20 @@ import numpy as np
 
 from openjax._src import dtypes, tree_util
 from openjax._src.core import Primitive, ShapedArray, get_aval, is_concrete, to_concrete_value
-from openjax._src.control import _reduce_computation as _rc
-from openjax._src.primitives import reductions as _red
-from openjax._src.primitives import shape as _shape
-from openjax._src.primitives import elementwise as _ew
-from openjax._src.primitives._util import reduced_shape
-from openjax._src.primitives._window_util import max_identity, min_identity
-from openjax._src.primitives.ad_util import Zero
-from openjax._src.primitives.shape_base import instantiate_zeros
-from openjax._src.primitives.batch_util import axis_size, bdim_at_front
-from openjax._src.primitives.convert import _convert_element_type
+from openjax._src.control._reduce_computation import (differentiable, tangent_or_zero,
+                                                      trace_computation, tree_reduce_jvp,
+                                                      tree_reduce_np)
+from openjax._src.primitives.base.structural import instantiate_zeros, reduce_sum, reshape
+from openjax._src.primitives.reduce.reductions import (reduce_and, reduce_max, reduce_min,
+                                                       reduce_or, reduce_prod, reduce_xor)
+from openjax._src.primitives.elementwise import arithmetic
+from openjax._src.primitives.elementwise.arithmetic import add, mul
+from openjax._src.primitives.elementwise.logic import bitwise_and, bitwise_or, bitwise_xor
+from openjax._src.primitives.base.util import reduced_shape
+from openjax._src.primitives.reduce.window_util import max_identity, min_identity
+from openjax._src.primitives.base.ad_util import Zero
+from openjax._src.primitives.base.batch_util import axis_size, bdim_at_front
+from openjax._src.primitives.base.convert import _convert_element_type
 
 __all__ = ["reduce", "reduce_p"]
 
@@ -52,7 +56,7 @@ def _reduce_impl(*args, computation, jaxpr, dimensions):
   perm, n, kept = _layout(operands[0].shape, dimensions)
   m = int(np.prod(kept, dtype=np.int64))
   xs = [np.transpose(x, perm).reshape(n, m) for x in operands]
-  outs = _rc.tree_reduce_np(jaxpr, xs, inits)
+  outs = tree_reduce_np(jaxpr, xs, inits)
   return [o.reshape(kept) for o in outs]
 
 
@@ -86,14 +90,14 @@ def _reduce_jvp(primals, tangents, *, computation, jaxpr, dimensions):
   shape = get_aval(operands[0]).shape
   perm, n, kept = _layout(shape, dimensions)
   m = int(np.prod(kept, dtype=np.int64))
-  xs = [_shape.reshape(x, (n, m), perm) for x in operands]
-  ts = [_shape.reshape(instantiate_zeros(t), (n, m), perm)
-        if _rc.differentiable(get_aval(x).dtype) else None for x, t in zip(operands, t_ops)]
-  outs, t_outs = _rc.tree_reduce_jvp(jaxpr, xs, ts, inits)
+  xs = [reshape(x, (n, m), perm) for x in operands]
+  ts = [reshape(instantiate_zeros(t), (n, m), perm)
+        if differentiable(get_aval(x).dtype) else None for x, t in zip(operands, t_ops)]
+  outs, t_outs = tree_reduce_jvp(jaxpr, xs, ts, inits)
   weak = [dtypes.is_weakly_typed(x) and dtypes.is_weakly_typed(i) for x, i in zip(operands, inits)]
-  outs = [_convert_element_type(_shape.reshape(o, kept), get_aval(x).dtype, weak_type=w)
+  outs = [_convert_element_type(reshape(o, kept), get_aval(x).dtype, weak_type=w)
           for o, x, w in zip(outs, operands, weak)]
-  t_outs = [_rc.tangent_or_zero(None if t is None else _shape.reshape(t, kept), get_aval(o))
+  t_outs = [tangent_or_zero(None if t is None else reshape(t, kept), get_aval(o))
             for t, o in zip(t_outs, outs)]
   return outs, t_outs
 
@@ -142,16 +146,16 @@ def _monoid_reducer(computation, inits):
   dt = aval.dtype
   intlike = dt == np.bool_ or dtypes.issubdtype(dt, np.integer)
   table = [
-      (_ew.add, lambda: np.equal(val, 0), _red.reduce_sum),
-      (_ew.mul, lambda: np.equal(val, 1), _red.reduce_prod),
-      (_ew.max, lambda: np.equal(val, max_identity(dt)), _red.reduce_max),
-      (_ew.min, lambda: np.equal(val, min_identity(dt)), _red.reduce_min),
+      (add, lambda: np.equal(val, 0), reduce_sum),
+      (mul, lambda: np.equal(val, 1), reduce_prod),
+      (arithmetic.max, lambda: np.equal(val, max_identity(dt)), reduce_max),
+      (arithmetic.min, lambda: np.equal(val, min_identity(dt)), reduce_min),
   ]
   if intlike:
     table += [
-        (_ew.bitwise_or, lambda: np.equal(val, _bitwise_identity("or", dt)), _red.reduce_or),
-        (_ew.bitwise_and, lambda: np.equal(val, _bitwise_identity("and", dt)), _red.reduce_and),
-        (_ew.bitwise_xor, lambda: np.equal(val, _bitwise_identity("xor", dt)), _red.reduce_xor),
+        (bitwise_or, lambda: np.equal(val, _bitwise_identity("or", dt)), reduce_or),
+        (bitwise_and, lambda: np.equal(val, _bitwise_identity("and", dt)), reduce_and),
+        (bitwise_xor, lambda: np.equal(val, _bitwise_identity("xor", dt)), reduce_xor),
     ]
   for op, is_identity, reducer in table:
     if computation is op:
@@ -186,7 +190,7 @@ def reduce(operands, init_values, computation, dimensions, out_sharding=None):
                     f"{dimensions!r}") from None
   reducer = _monoid_reducer(computation, flat_inits)
   if reducer is not None:
-    if out_sharding is not None and reducer is not _red.reduce_sum:
+    if out_sharding is not None and reducer is not reduce_sum:
       raise NotImplementedError(
           f"lax.reduce: out_sharding is supported only for sums, not {reducer.__name__}")
     kw = {} if out_sharding is None else {"out_sharding": out_sharding}
@@ -195,7 +199,7 @@ def reduce(operands, init_values, computation, dimensions, out_sharding=None):
     weak = dtypes.is_weakly_typed(flat_ops[0]) and dtypes.is_weakly_typed(flat_inits[0])
     return _convert_element_type(reducer(flat_ops[0], dimensions, **kw), weak_type=weak)
   init_avals = [get_aval(i) for i in flat_inits]
-  closed, out_tree = _rc.trace_computation("lax.reduce", computation, init_avals, init_tree)
+  closed, out_tree = trace_computation("lax.reduce", computation, init_avals, init_tree)
   params = dict(computation=computation, jaxpr=closed, dimensions=dimensions)
   # Checked here too: transformations (jvp, vmap) apply their rules unchecked.
   _reduce_abstract_eval(*(get_aval(x) for x in flat_ops), *init_avals, **params)

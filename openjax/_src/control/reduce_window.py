@@ -10,19 +10,23 @@ import numpy as np
 
 from openjax._src import tree_util
 from openjax._src.core import Primitive, ShapedArray, get_aval, is_concrete, to_concrete_value
-from openjax._src.control import _reduce_computation as _rc
-from openjax._src.primitives import _window_util as _wu
-from openjax._src.primitives import elementwise as _ew
-from openjax._src.primitives import shape as _shape
-from openjax._src.primitives._window_lowering import lower_reduce_window
-from openjax._src.primitives.ad_util import Zero
-from openjax._src.primitives.batch_util import axis_size, bdim_at_front
-from openjax._src.primitives.convert import _convert_element_type
-from openjax._src.primitives.reduce_window_monoid import (reduce_window_max_p,
-                                                          reduce_window_min_p,
-                                                          reduce_window_sum_p, window_cost,
-                                                          with_unit_axis)
-from openjax._src.primitives.shape_base import instantiate_zeros
+from openjax._src.control._reduce_computation import (differentiable, tangent_or_zero,
+                                                      trace_computation, tree_reduce_jvp,
+                                                      tree_reduce_np)
+from openjax._src.primitives.reduce.window_util import (dilate_shape, int_tuple, max_identity,
+                                                        min_identity, pads_tuple, padtype_to_pads,
+                                                        reduce_window_shape, window_args,
+                                                        window_offsets, windows)
+from openjax._src.primitives.elementwise import arithmetic
+from openjax._src.primitives.elementwise.arithmetic import add
+from openjax._src.primitives.base.structural import instantiate_zeros, reshape
+from openjax._src.primitives.shape.shape import concatenate, pad, slice
+from openjax._src.primitives.reduce.window_lowering import lower_reduce_window
+from openjax._src.primitives.base.ad_util import Zero
+from openjax._src.primitives.base.batch_util import axis_size, bdim_at_front
+from openjax._src.primitives.base.convert import _convert_element_type
+from openjax._src.primitives.reduce.reduce_window_monoid import (
+    reduce_window_max_p, reduce_window_min_p, reduce_window_sum_p, window_cost, with_unit_axis)
 
 __all__ = ["reduce_window", "reduce_window_p"]
 
@@ -39,11 +43,11 @@ def _split(args):
 @reduce_window_p.def_impl
 def _reduce_window_impl(*args, jaxpr, consts, **params):
   operands, inits = _split(args)
-  views = [_wu.windows(x, i, *_wu.window_args(params)) for x, i in zip(operands, inits)]
+  views = [windows(x, i, *window_args(params)) for x, i in zip(operands, inits)]
   out_shape, size = views[0].shape[:-1], views[0].shape[-1]
   m = int(np.prod(out_shape, dtype=np.int64))
   xs = [v.reshape(m, size).T for v in views]
-  outs = _rc.tree_reduce_np(jaxpr, xs, inits)
+  outs = tree_reduce_np(jaxpr, xs, inits)
   return [o.reshape(out_shape) for o in outs]
 
 
@@ -60,7 +64,7 @@ def _reduce_window_abstract_eval(*avals, jaxpr, consts, **params):
   if any(o.shape != operands[0].shape for o in operands):
     raise TypeError("reduce_window operands must have equal shapes, got "
                     f"{', '.join(o.str_short() for o in operands)}")
-  shape = _wu.reduce_window_shape("reduce_window", operands[0], *_wu.window_args(params))
+  shape = reduce_window_shape("reduce_window", operands[0], *window_args(params))
   return [ShapedArray(shape, o.dtype) for o in operands]
 
 
@@ -75,9 +79,9 @@ def _reduce_window_jvp(primals, tangents, *, jaxpr, consts, **params):
   if any(type(t) is not Zero for t in t_inits):
     raise TypeError("reduce_window jvp does not support non-zero init_value_tangent.")
   window_dimensions, window_strides, padding, base_dilation, window_dilation = \
-      _wu.window_args(params)
-  out_shape = _wu.reduce_window_shape("reduce_window", get_aval(operands[0]),
-                                      *_wu.window_args(params))
+      window_args(params)
+  out_shape = reduce_window_shape("reduce_window", get_aval(operands[0]),
+                                  *window_args(params))
   m = int(np.prod(out_shape, dtype=np.int64))
   if m == 0:   # no window fits: empty results, zero tangents
     outs = reduce_window_p.bind(*primals, jaxpr=jaxpr, consts=consts, **params)
@@ -85,25 +89,25 @@ def _reduce_window_jvp(primals, tangents, *, jaxpr, consts, **params):
   config = [(lo, hi, d - 1) for (lo, hi), d in zip(padding, base_dilation)]
 
   def stacked(x, fill):
-    xp = _shape.pad(x, fill, config)
+    xp = pad(x, fill, config)
     rows = []
-    for offset in _wu.window_offsets(window_dimensions):
+    for offset in window_offsets(window_dimensions):
       starts = [k * r for k, r in zip(offset, window_dilation)]
       limits = [s0 + (n - 1) * s + 1 for s0, n, s in zip(starts, out_shape, window_strides)]
-      rows.append(_shape.reshape(_shape.slice(xp, starts, limits, window_strides), (1, m)))
-    return _shape.concatenate(rows, 0)
+      rows.append(reshape(slice(xp, starts, limits, window_strides), (1, m)))
+    return concatenate(rows, 0)
 
   xs, ts = [], []
   for x, t, i in zip(operands, t_ops, inits):
     dt = get_aval(x).dtype
     xs.append(stacked(x, i))
     ts.append(stacked(instantiate_zeros(t), np.zeros((), dt))
-              if _rc.differentiable(dt) else None)
-  outs, t_outs = _rc.tree_reduce_jvp(jaxpr, xs, ts, inits)
-  outs = [_convert_element_type(_shape.reshape(o, out_shape), get_aval(x).dtype, weak_type=False)
+              if differentiable(dt) else None)
+  outs, t_outs = tree_reduce_jvp(jaxpr, xs, ts, inits)
+  outs = [_convert_element_type(reshape(o, out_shape), get_aval(x).dtype, weak_type=False)
           for o, x in zip(outs, operands)]
-  t_outs = [_rc.tangent_or_zero(None if t is None else _shape.reshape(t, out_shape),
-                                get_aval(o)) for t, o in zip(t_outs, outs)]
+  t_outs = [tangent_or_zero(None if t is None else reshape(t, out_shape),
+                            get_aval(o)) for t, o in zip(t_outs, outs)]
   return outs, t_outs
 
 
@@ -128,7 +132,7 @@ def _reduce_window_lower(ctx, *args, jaxpr, consts, **params):
   with ctx.region(scalars + scalars) as body:
     ctx.ret(ctx.lower_jaxpr_inline(jaxpr, body.args))
   return lower_reduce_window(ctx, operands, inits, body,
-                             [ctx.aval_type(a) for a in ctx.avals_out], *_wu.window_args(params))
+                             [ctx.aval_type(a) for a in ctx.avals_out], *window_args(params))
 
 
 reduce_window_p.def_cost(window_cost)
@@ -145,12 +149,12 @@ def _monoid_window_primitive(computation, inits):
   if aval.shape != () or not is_concrete(x):
     return None
   val = np.asarray(to_concrete_value(x))
-  if computation is _ew.add:
+  if computation is add:
     return reduce_window_sum_p if val == 0 else None
-  if computation is _ew.max:
-    return reduce_window_max_p if val == _wu.max_identity(aval.dtype) else None
-  if computation is _ew.min:
-    return reduce_window_min_p if val == _wu.min_identity(aval.dtype) else None
+  if computation is arithmetic.max:
+    return reduce_window_max_p if val == max_identity(aval.dtype) else None
+  if computation is arithmetic.min:
+    return reduce_window_min_p if val == min_identity(aval.dtype) else None
   return None
 
 
@@ -179,28 +183,28 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
   if not flat_ops:
     raise ValueError("reduce_window must have at least one operand.")
   fun = "reduce_window"
-  window_dimensions = _wu.int_tuple(fun, "window_dimensions", window_dimensions)
+  window_dimensions = int_tuple(fun, "window_dimensions", window_dimensions)
   ones = (1,) * len(window_dimensions)
   window_strides = ones if window_strides is None else \
-      _wu.int_tuple(fun, "window_strides", window_strides)
+      int_tuple(fun, "window_strides", window_strides)
   base_dilation = ones if base_dilation is None else \
-      _wu.int_tuple(fun, "base_dilation", base_dilation)
+      int_tuple(fun, "base_dilation", base_dilation)
   window_dilation = ones if window_dilation is None else \
-      _wu.int_tuple(fun, "window_dilation", window_dilation)
+      int_tuple(fun, "window_dilation", window_dilation)
   if isinstance(padding, str):
-    span = _wu.dilate_shape(window_dimensions, window_dilation)
-    padding = _wu.padtype_to_pads(fun, get_aval(flat_ops[0]).shape, span, window_strides,
-                                  padding)
+    span = dilate_shape(window_dimensions, window_dilation)
+    padding = padtype_to_pads(fun, get_aval(flat_ops[0]).shape, span, window_strides,
+                              padding)
   else:
-    padding = _wu.pads_tuple(fun, padding)
+    padding = pads_tuple(fun, padding)
   params = dict(window_dimensions=window_dimensions, window_strides=window_strides,
                 padding=padding, base_dilation=base_dilation, window_dilation=window_dilation)
   monoid = _monoid_window_primitive(computation, flat_inits)
   if monoid is not None:
     return tree_util.tree_unflatten(op_tree, [monoid.bind1(flat_ops[0], **params)])
   init_avals = [get_aval(i) for i in flat_inits]
-  closed, out_tree = _rc.trace_computation("lax.reduce_window", computation, init_avals,
-                                           init_tree)
+  closed, out_tree = trace_computation("lax.reduce_window", computation, init_avals,
+                                       init_tree)
   if out_tree != op_tree:
     raise ValueError("reduce_window output must have the same tree structure as the operands"
                      f" {op_tree} vs. {out_tree}")

@@ -23,8 +23,8 @@ from typing import Callable, Sequence
 
 from openjax._src.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Primitive, Var, eval_jaxpr, program_of,
                                set_current_trace)
-from openjax._src.primitives.ad_util import Zero, is_undefined_primal, tangent_aval
-from openjax._src.primitives.shape_base import instantiate_zeros
+from openjax._src.primitives.base.ad_util import Zero, is_undefined_primal, tangent_aval
+from openjax._src.primitives.base.structural import instantiate_zeros
 from openjax._src.control.closed_call import jit_p
 from openjax._src.control.custom_derivatives import batch_closed, convert_constvars
 from openjax._src.interpreters.jvp import jvp_flat, jvp_jaxpr

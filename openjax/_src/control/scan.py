@@ -14,14 +14,16 @@ from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, Tracer, array_of, cano
                                concrete_or_error, eval_jaxpr, get_aval, is_concrete)
 from openjax._src.errors import ConcretizationTypeError
 from openjax._src.control import _scan_autodiff  # noqa: F401 - registers the autodiff rules
-from openjax._src.primitives import elementwise as ew
+from openjax._src.primitives.elementwise.arithmetic import add
+from openjax._src.primitives.elementwise.logic import lt
 from openjax._src.control._scan_rules import (checked_closed, forwarded_inputs, mapped_aval,
                                                  scan_p)
 from openjax._src.control.while_loop import check_carry_type, join_weak_carry, while_loop
 from openjax._src.interpreters.batching import batch_jaxpr
 from openjax._src.interpreters.staging import trace_to_jaxpr
-from openjax._src.primitives.convert import convert_element_type
-from openjax._src.primitives.shape import concatenate, expand_dims, index_in_dim, reshape, slice
+from openjax._src.primitives.base.convert import convert_element_type
+from openjax._src.primitives.base.structural import expand_dims, reshape
+from openjax._src.primitives.shape.shape import concatenate, index_in_dim, slice
 
 __all__ = ["scan", "scan_p", "map", "fori_loop"]
 
@@ -364,8 +366,8 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll: int | bool 
 
   def while_body(carry):
     i, hi, x = carry
-    return ew.add(i, np.array(1, get_aval(i).dtype)), hi, body_fun(i, x)
+    return add(i, np.array(1, get_aval(i).dtype)), hi, body_fun(i, x)
 
-  _, _, result = while_loop(lambda carry: ew.lt(carry[0], carry[1]), while_body,
+  _, _, result = while_loop(lambda carry: lt(carry[0], carry[1]), while_body,
                             (lower, upper, init_val))
   return result

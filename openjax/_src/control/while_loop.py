@@ -29,11 +29,10 @@ from openjax._src.interpreters.batching import batch_jaxpr
 from openjax._src.interpreters.jvp import jvp_jaxpr
 from openjax._src.interpreters.partial_eval import partial_eval_jaxpr
 from openjax._src.interpreters.staging import trace_to_jaxpr
-from openjax._src.primitives import _reduce_lowering as rl
-from openjax._src.primitives.ad_util import Zero, tangent_aval
-from openjax._src.primitives.shape_base import instantiate_zeros, moveaxis
-from openjax._src.primitives.convert import convert_element_type
-from openjax._src.primitives.shape import broadcast_in_dim
+from openjax._src.primitives.base.reduce_lowering import reduce, select
+from openjax._src.primitives.base.ad_util import Zero, tangent_aval
+from openjax._src.primitives.base.structural import broadcast_in_dim, instantiate_zeros, moveaxis
+from openjax._src.primitives.base.convert import convert_element_type
 
 while_p = Primitive("while", multiple_results=True)
 
@@ -529,15 +528,15 @@ def _while_lower(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts)
                 for a in carry_avals]
     else:
       active = [active] * len(carry)
-    return [rl.select(ctx, p, n, c) for p, n, c in zip(active, new, carry)]
+    return [select(ctx, p, n, c) for p, n, c in zip(active, new, carry)]
 
   # Constants ride along as loop-carried values the body returns unchanged.
   with ctx.region(types) as cond_region:
     cconst, _, carry = _split3(cond_region.args, cond_nconsts, body_nconsts)
     pred, = ctx.lower_jaxpr_inline(cond_jaxpr, cconst + carry)
     if batched:   # run while any lane is active
-      pred = rl.reduce(ctx, pred, tuple(range(pred_aval.ndim)), "or", False, np.bool_,
-                       ShapedArray((), np.dtype(np.bool_)))
+      pred = reduce(ctx, pred, tuple(range(pred_aval.ndim)), "or", False, np.bool_,
+                    ShapedArray((), np.dtype(np.bool_)))
     ctx.ret([pred])
   with ctx.region(types) as body_region:
     cconst, bconst, carry = _split3(body_region.args, cond_nconsts, body_nconsts)

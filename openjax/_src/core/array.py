@@ -215,8 +215,7 @@ class Array(AvalQueries, metaclass=_ArrayMeta):
 
   # ---- printing ----
   def __repr__(self):
-    if self._deleted:
-      return f"Array(<deleted>, shape={self.shape}, dtype={self.dtype.name})"
+    self._check_alive()   # as JAX: a deleted Array's repr raises RuntimeError
     prefix, line_width = "Array(", np.get_printoptions()["linewidth"]
     dtype_str = f"dtype={self.dtype.name}"
     if self.weak_type:

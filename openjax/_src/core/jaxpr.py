@@ -11,7 +11,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from openjax._src.config import config
-from openjax._src.core import pretty as pp
+from openjax._src.core.pretty import Doc, brk, concat, group, join, nest, nil, text
 from openjax._src.core.avals import ShapedArray
 from openjax._src.core.array import array_of
 from openjax._src.core.trace import get_aval
@@ -331,13 +331,13 @@ def pp_atom(a, ctx: PpContext) -> str:
   return ctx.name(a)
 
 
-def pp_vars(vs, ctx: PpContext, *, separator: str = "", print_shapes: bool = False) -> pp.Doc:
-  docs = [pp.text(pp_atom(v, ctx) + (":" + v.aval.str_short() if print_shapes else ""))
+def pp_vars(vs, ctx: PpContext, *, separator: str = "", print_shapes: bool = False) -> Doc:
+  docs = [text(pp_atom(v, ctx) + (":" + v.aval.str_short() if print_shapes else ""))
           for v in vs]
-  return pp.nest(2, pp.group(pp.join(pp.text(separator) + pp.group(pp.brk()), docs)))
+  return nest(2, group(join(text(separator) + group(brk()), docs)))
 
 
-def _pp_param_value(v: Any, ctx: PpContext) -> pp.Doc:
+def _pp_param_value(v: Any, ctx: PpContext) -> Doc:
   if isinstance(v, tuple) and v and all(isinstance(j, (Jaxpr, ClosedJaxpr)) for j in v):
     return pp_jaxprs([j.jaxpr if isinstance(j, ClosedJaxpr) else j for j in v], ctx)
   if isinstance(v, ClosedJaxpr):
@@ -345,22 +345,22 @@ def _pp_param_value(v: Any, ctx: PpContext) -> pp.Doc:
   if isinstance(v, Jaxpr):
     return pp_jaxpr(v, ctx)
   if isinstance(v, frozenset):
-    return pp.text("frozenset({" + ", ".join(repr(e) for e in sorted(v)) + "})")
+    return text("frozenset({" + ", ".join(repr(e) for e in sorted(v)) + "})")
   s = re.sub(r" at 0x([0-9a-fA-F]+)", lambda m: " at 0x" + "X" * len(m.group(1)), str(v))
-  return pp.text(s)
+  return text(s)
 
 
-def pp_kv_pairs(items, ctx: PpContext) -> pp.Doc:
+def pp_kv_pairs(items, ctx: PpContext) -> Doc:
   if not items:
-    return pp.nil
-  pairs = [pp.text(f"{k}=") + _pp_param_value(v, ctx) for k, v in items]
-  return pp.group(pp.concat([
-      pp.nest(2, pp.concat([pp.text("["), pp.brk(""), pp.join(pp.brk(), pairs)])),
-      pp.brk(""), pp.text("]")]))
+    return nil
+  pairs = [text(f"{k}=") + _pp_param_value(v, ctx) for k, v in items]
+  return group(concat([
+      nest(2, concat([text("["), brk(""), join(brk(), pairs)])),
+      brk(""), text("]")]))
 
 
 def pp_eqn(eqn: JaxprEqn, ctx: PpContext, params: dict | None = None,
-           use_rule: bool = True) -> pp.Doc:
+           use_rule: bool = True) -> Doc:
   """An equation as ``c:f32[] = mul b 2.0:f32[]``. A primitive's ``pp_rule``
   may hide or reorder parameters and calls back here with ``params``."""
   if use_rule and params is None and eqn.primitive.pp_rule is not None:
@@ -370,40 +370,40 @@ def pp_eqn(eqn: JaxprEqn, ctx: PpContext, params: dict | None = None,
   else:  # a rule's chosen parameters, in the rule's order
     items = list(params.items())
   lhs = pp_vars(eqn.outvars, ctx, print_shapes=True)
-  rhs = [pp.text(eqn.primitive.name), pp_kv_pairs(items, ctx),
-         pp.text(" ") + pp_vars(eqn.invars, ctx)]
+  rhs = [text(eqn.primitive.name), pp_kv_pairs(items, ctx),
+         text(" ") + pp_vars(eqn.invars, ctx)]
   if eqn.outvars:
-    return pp.concat([lhs, pp.text(" = "), *rhs])
-  return pp.concat(rhs)
+    return concat([lhs, text(" = "), *rhs])
+  return concat(rhs)
 
 
-def _pp_skeleton(jaxpr: Jaxpr, ctx: PpContext) -> pp.Doc:
+def _pp_skeleton(jaxpr: Jaxpr, ctx: PpContext) -> Doc:
   constvars = pp_vars(jaxpr.constvars, ctx, print_shapes=True)
   invars = pp_vars(jaxpr.invars, ctx, print_shapes=True)
-  eqns = pp.join(pp.brk("; "), [pp_eqn(e, ctx) for e in jaxpr.eqns])
-  outvars = pp.concat([pp.text("("), pp_vars(jaxpr.outvars, ctx, separator=","),
-                       pp.text(")" if len(jaxpr.outvars) != 1 else ",)")])
-  return pp.group(pp.nest(2, pp.concat([
-      pp.text("{ "), pp.text("lambda "), constvars, pp.text("; "), invars,
-      pp.text(". "), pp.text("let"), pp.nest(2, pp.brk() + eqns), pp.brk(),
-      pp.text("in "), outvars])) + pp.text(" }"))
+  eqns = join(brk("; "), [pp_eqn(e, ctx) for e in jaxpr.eqns])
+  outvars = concat([text("("), pp_vars(jaxpr.outvars, ctx, separator=","),
+                    text(")" if len(jaxpr.outvars) != 1 else ",)")])
+  return group(nest(2, concat([
+      text("{ "), text("lambda "), constvars, text("; "), invars,
+      text(". "), text("let"), nest(2, brk() + eqns), brk(),
+      text("in "), outvars])) + text(" }"))
 
 
-def pp_jaxpr(jaxpr: Jaxpr, ctx: PpContext) -> pp.Doc:
+def pp_jaxpr(jaxpr: Jaxpr, ctx: PpContext) -> Doc:
   name = ctx.shared_jaxprs.get(id(jaxpr))
   if name is not None:
-    return pp.text(name)
+    return text(name)
   return _pp_skeleton(jaxpr, ctx)
 
 
-def pp_jaxprs(jaxprs, ctx: PpContext) -> pp.Doc:
-  return pp.group(pp.concat([
-      pp.nest(2, pp.concat([pp.text("("), pp.brk(""),
-                            pp.join(pp.brk(), [pp_jaxpr(j, ctx) for j in jaxprs])])),
-      pp.brk(""), pp.text(")")]))
+def pp_jaxprs(jaxprs, ctx: PpContext) -> Doc:
+  return group(concat([
+      nest(2, concat([text("("), brk(""),
+                      join(brk(), [pp_jaxpr(j, ctx) for j in jaxprs])])),
+      brk(""), text(")")]))
 
 
-def pp_toplevel_jaxpr(top: Jaxpr) -> pp.Doc:
+def pp_toplevel_jaxpr(top: Jaxpr) -> Doc:
   """The whole printout: sub-jaxprs used more than once (or longer than ten
   equations) are printed first as ``let name = { ... } in``."""
   ctx = PpContext()
@@ -446,8 +446,8 @@ def pp_toplevel_jaxpr(top: Jaxpr) -> pp.Doc:
     shared.append((name, by_id[jid]))
   docs = []
   for name, j in shared:
-    docs.append(pp.concat([pp.text("let "), pp.text(name), pp.text(" = "),
-                           _pp_skeleton(j, ctx), pp.text(" in"), pp.brk()]))
+    docs.append(concat([text("let "), text(name), text(" = "),
+                        _pp_skeleton(j, ctx), text(" in"), brk()]))
     ctx.shared_jaxprs[id(j)] = name
   docs.append(pp_jaxpr(top, ctx))
-  return pp.concat(docs)
+  return concat(docs)

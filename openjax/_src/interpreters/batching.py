@@ -17,9 +17,8 @@ from openjax._src import dtypes
 from openjax._src.core import (ClosedJaxpr, ShapedArray, Trace, Tracer, current_trace, eval_jaxpr,
                                get_aval, set_current_trace)
 from openjax._src.interpreters.staging import trace_to_jaxpr
-from openjax._src.primitives.collectives import extend_axis_env
-from openjax._src.primitives.shape import broadcast_in_dim
-from openjax._src.primitives.shape_base import canonicalize_axis, moveaxis
+from openjax._src.primitives.collectives.collectives import extend_axis_env
+from openjax._src.primitives.base.structural import broadcast_in_dim, canonicalize_axis, moveaxis
 
 not_mapped = None
 

@@ -13,8 +13,8 @@ from openjax._src.core import (ClosedJaxpr, Trace, Tracer, current_trace, eval_j
                                set_current_trace)
 from openjax._src.errors import ConcretizationTypeError, TracerArrayConversionError
 from openjax._src.interpreters.staging import trace_to_jaxpr
-from openjax._src.primitives.ad_util import Zero, tangent_aval
-from openjax._src.primitives.shape_base import instantiate_zeros
+from openjax._src.primitives.base.ad_util import Zero, tangent_aval
+from openjax._src.primitives.base.structural import instantiate_zeros
 
 
 class JVPTracer(Tracer):

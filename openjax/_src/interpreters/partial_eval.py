@@ -16,7 +16,7 @@ from openjax._src.core import (Jaxpr, Trace, Var, check_transformed, current_tra
                                set_current_trace)
 from openjax._src.interpreters.jvp import JVPTrace, JVPTracer
 from openjax._src.interpreters.staging import DynamicJaxprTrace, DynamicJaxprTracer
-from openjax._src.primitives.ad_util import Zero
+from openjax._src.primitives.base.ad_util import Zero
 
 
 class PartialEvalTrace(Trace):

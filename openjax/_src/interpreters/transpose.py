@@ -12,8 +12,8 @@ import numpy as np
 
 from openjax._src.core import ClosedJaxpr, Jaxpr, Literal, Var, array_of
 from openjax._src.interpreters.staging import trace_to_jaxpr
-from openjax._src.primitives.ad_util import UndefinedPrimal, Zero, is_undefined_primal
-from openjax._src.primitives.shape_base import add_tangents, instantiate_zeros
+from openjax._src.primitives.base.ad_util import UndefinedPrimal, Zero, is_undefined_primal
+from openjax._src.primitives.base.structural import add_tangents, instantiate_zeros
 
 
 def literal_value(lit: Literal):

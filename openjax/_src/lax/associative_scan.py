@@ -7,8 +7,9 @@ import numpy as np
 
 from openjax._src import tree_util
 from openjax._src.core import get_aval
-from openjax._src.primitives import elementwise as _ew
-from openjax._src.primitives import shape as _shape
+from openjax._src.primitives.elementwise.arithmetic import add
+from openjax._src.primitives.elementwise.logic import bitwise_or
+from openjax._src.primitives.shape.shape import concatenate, pad, rev, slice_in_dim
 
 __all__ = ["associative_scan"]
 
@@ -22,9 +23,9 @@ def _interleave(evens, odds, axis: int):
   a_cfg, b_cfg = [(0, 0, 0)] * a.ndim, [(0, 0, 0)] * b.ndim
   a_cfg[axis] = (0, 1 if same else 0, 1)
   b_cfg[axis] = (1, 0 if same else 1, 1)
-  combine = _ew.bitwise_or if a.dtype == np.bool_ else _ew.add
-  return combine(_shape.pad(evens, np.zeros((), a.dtype), a_cfg),
-                 _shape.pad(odds, np.zeros((), b.dtype), b_cfg))
+  combine = bitwise_or if a.dtype == np.bool_ else add
+  return combine(pad(evens, np.zeros((), a.dtype), a_cfg),
+                 pad(odds, np.zeros((), b.dtype), b_cfg))
 
 
 def _prefix_scan(combine: Callable, elems: Sequence, axis: int) -> list:
@@ -37,7 +38,7 @@ def _prefix_scan(combine: Callable, elems: Sequence, axis: int) -> list:
   n = get_aval(elems[0]).shape[axis]
   if n < 2:
     return list(elems)
-  sl = _shape.slice_in_dim
+  sl = slice_in_dim
   pairs = combine([sl(e, 0, -1, 2, axis) for e in elems],
                   [sl(e, 1, None, 2, axis) for e in elems])
   odd = _prefix_scan(combine, pairs, axis)
@@ -46,7 +47,7 @@ def _prefix_scan(combine: Callable, elems: Sequence, axis: int) -> list:
                    [sl(e, 2, None, 2, axis) for e in elems])
   else:
     even = combine(odd, [sl(e, 2, None, 2, axis) for e in elems])
-  even = [_shape.concatenate([sl(e, 0, 1, 1, axis), r], axis) for e, r in zip(elems, even)]
+  even = [concatenate([sl(e, 0, 1, 1, axis), r], axis) for e, r in zip(elems, even)]
   return [_interleave(e, o, axis) for e, o in zip(even, odd)]
 
 
@@ -72,7 +73,7 @@ def associative_scan(fn: Callable, elems, reverse: bool = False, axis: int = 0):
     raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
   axis = axis % ndim
   if reverse:
-    elems_flat = [_shape.rev(e, (axis,)) for e in elems_flat]
+    elems_flat = [rev(e, (axis,)) for e in elems_flat]
   num_elems = get_aval(elems_flat[0]).shape[axis]
   if any(get_aval(e).shape[axis] != num_elems for e in elems_flat[1:]):
     raise ValueError("Array inputs to associative_scan must have the same first dimension. "
@@ -88,5 +89,5 @@ def associative_scan(fn: Callable, elems, reverse: bool = False, axis: int = 0):
 
   scans = _prefix_scan(combine, elems_flat, axis)
   if reverse:
-    scans = [_shape.rev(s, (axis,)) for s in scans]
+    scans = [rev(s, (axis,)) for s in scans]
   return tree_util.tree_unflatten(tree, scans)

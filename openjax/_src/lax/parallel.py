@@ -6,7 +6,7 @@ Each takes a pytree and a name (or a tuple of names: ``psum(x, ('i', 'j'))``
 reduces over both axes of nested ``vmap``s). As in JAX, ``psum`` of values
 that are not traced (Python scalars, NumPy arrays) is folded at trace time to
 ``value * axis size``, which is how ``axis_size`` and ``pmean`` count members.
-The primitives and their rules are in ``openjax._src.primitives.collectives``.
+The primitives and their rules are in ``openjax._src.primitives.collectives.collectives``.
 """
 from __future__ import annotations
 
@@ -16,14 +16,14 @@ import numpy as np
 
 from openjax._src import dtypes, tree_util
 from openjax._src.core import Tracer, get_aval
-from openjax._src.primitives import collectives as _c
-from openjax._src.primitives.collectives import (all_gather_p, all_to_all_p, axis_index_p,
-                                                 pbroadcast_p, pmax_p, pmin_p, ppermute_p,
-                                                 psum_p, reduce_scatter_p)
-from openjax._src.primitives.convert import convert_element_type
-from openjax._src.primitives.elementwise import add, mul
-from openjax._src.primitives.shape import expand_dims, reduce_sum, squeeze
-from openjax._src.primitives.shape_base import canonicalize_axis
+from openjax._src.primitives.collectives.collectives import (
+    all_gather_array, all_gather_p, all_to_all_array, all_to_all_p, axis_index_array, axis_index_p,
+    bound_axis_size, pbroadcast_array, pbroadcast_p, pmax_array, pmax_p, pmin_array, pmin_p,
+    ppermute_array, ppermute_p, psum_array, psum_p, reduce_scatter_array, reduce_scatter_p)
+from openjax._src.primitives.base.convert import convert_element_type
+from openjax._src.primitives.elementwise.arithmetic import add, mul
+from openjax._src.primitives.base.structural import (canonicalize_axis, expand_dims, reduce_sum,
+                                                     squeeze)
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute",
            "pshuffle", "pswapaxes", "all_to_all", "pbroadcast", "axis_index", "axis_size",
@@ -80,7 +80,7 @@ def psum(x, axis_name, *, axis_index_groups=None):
     named = [a for a in axes if not isinstance(a, int)]
     pos = [a for a in axes if isinstance(a, int)]
     size = (len(groups[0]) if groups is not None
-            else math.prod(_c.bound_axis_size(name) for name in named))
+            else math.prod(bound_axis_size(name) for name in named))
 
     def pos_reduce(v):
       if not pos:
@@ -88,7 +88,7 @@ def psum(x, axis_name, *, axis_index_groups=None):
       return reduce_sum(v, tuple(canonicalize_axis(a, np.ndim(v)) for a in pos))
     out = [_const(leaf, size) * pos_reduce(leaf) for leaf in leaves]
   else:
-    out = [_c.psum_array(leaf, axes, groups) for leaf in leaves]
+    out = [psum_array(leaf, axes, groups) for leaf in leaves]
   return tree_util.tree_unflatten(treedef, out)
 
 
@@ -117,10 +117,10 @@ def _chooser(array_fn):
   return reduce
 
 
-pmax = _chooser(_c.pmax_array)
+pmax = _chooser(pmax_array)
 pmax.__name__ = pmax.__qualname__ = "pmax"
 pmax.__doc__ = "All-reduce max of ``x`` over the mapped axis (or axes) ``axis_name``."
-pmin = _chooser(_c.pmin_array)
+pmin = _chooser(pmin_array)
 pmin.__name__ = pmin.__qualname__ = "pmin"
 pmin.__doc__ = "All-reduce min of ``x`` over the mapped axis (or axes) ``axis_name``."
 
@@ -141,7 +141,7 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False, to=
 
   def gather(leaf):
     ndim = np.ndim(leaf) if not isinstance(leaf, Tracer) else get_aval(leaf).ndim
-    return _c.all_gather_array(
+    return all_gather_array(
         leaf, all_gather_dimension=canonicalize_axis(axis, ndim if tiled else ndim + 1),
         axis_name=names, axis_index_groups=groups, axis_size=size, tiled=tiled)
   return tree_util.tree_map(gather, x)
@@ -156,7 +156,7 @@ def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, t
   size = _axis_size(names, axis_index_groups)
   groups = _canonicalize_axis_index_groups(axis_index_groups)
   return tree_util.tree_map(
-      lambda leaf: _c.reduce_scatter_array(
+      lambda leaf: reduce_scatter_array(
           leaf, scatter_dimension=scatter_dimension, axis_name=names,
           axis_index_groups=groups, axis_size=size, tiled=tiled), x)
 
@@ -166,7 +166,7 @@ def ppermute(x, axis_name, perm):
   """Send each member's ``x`` along ``perm``, pairs ``(source, destination)``
   of indices into ``axis_name``; members no pair sends to get zeros."""
   names = _axes(axis_name)
-  return tree_util.tree_map(lambda leaf: _c.ppermute_array(leaf, names, perm), x)
+  return tree_util.tree_map(lambda leaf: ppermute_array(leaf, names, perm), x)
 
 
 def pshuffle(x, axis_name, perm):
@@ -178,7 +178,7 @@ def pshuffle(x, axis_name, perm):
 
 def pbroadcast(x, axis_name, source):
   """Every member of ``axis_name`` gets the ``source`` member's ``x``."""
-  return tree_util.tree_map(lambda leaf: _c.pbroadcast_array(leaf, axis_name, source), x)
+  return tree_util.tree_map(lambda leaf: pbroadcast_array(leaf, axis_name, source), x)
 
 
 def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
@@ -207,7 +207,7 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
       elif split_axis != concat_axis:
         leaf = expand_dims(leaf, (concat_axis,))
         split_axis += 1
-    out = _c.all_to_all_array(leaf, axis_name, split_axis, concat_axis, groups, tiled)
+    out = all_to_all_array(leaf, axis_name, split_axis, concat_axis, groups, tiled)
     if not tiled and split_axis != concat_axis:
       out = squeeze(out, (split_axis,))
     return out
@@ -223,7 +223,7 @@ def pswapaxes(x, axis_name, axis, *, axis_index_groups=None):
 def axis_index(axis_name):
   """This member's index along ``axis_name`` (row-major over a tuple of names)."""
   if not isinstance(axis_name, (tuple, list)):
-    return _c.axis_index_array(axis_name)
+    return axis_index_array(axis_name)
   inner_size = 1
   index = 0
   for name in reversed(axis_name):

@@ -15,7 +15,7 @@ from openjax._src import lax
 from openjax._src.api.custom_derivatives import custom_jvp
 from openjax._src.api.jit import jit
 from openjax._src.core import str_short_of
-from openjax._src.nn import _jnp as jnp
+from openjax._src.nn import jnp
 from openjax._src.numpy.util import canonicalize_axis, ensure_arraylike, promote_args_inexact
 
 __all__ = ["identity", "relu", "relu6", "squareplus", "softplus", "sparse_plus", "soft_sign",

@@ -10,7 +10,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
-from openjax._src.nn import _jnp as jnp
+from openjax._src.nn import jnp
 from openjax._src.nn.softmax import logsumexp, softmax
 
 __all__ = ["dot_product_attention"]

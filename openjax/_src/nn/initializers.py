@@ -16,7 +16,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from openjax._src import dtypes
-from openjax._src.nn import _jnp as jnp
+from openjax._src.nn import jnp
 from openjax._src.random.keys import canonicalize_shape, split
 from openjax._src.random.samplers import normal as _normal
 from openjax._src.random.samplers import truncated_normal as _truncated_normal

@@ -9,7 +9,7 @@ from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.api.jit import jit
 from openjax._src.core import concrete_or_error
-from openjax._src.nn import _jnp as jnp
+from openjax._src.nn import jnp
 from openjax._src.numpy.util import canonicalize_axis, check_arraylike
 
 __all__ = ["standardize", "one_hot"]

@@ -17,7 +17,7 @@ from openjax._src import lax
 from openjax._src.api.custom_derivatives import custom_jvp
 from openjax._src.api.jit import jit
 from openjax._src.config import config, debug_nans
-from openjax._src.nn import _jnp as jnp
+from openjax._src.nn import jnp
 from openjax._src.numpy.reductions import _count, _reduction_dims
 from openjax._src.numpy.util import ensure_arraylike, promote_args_inexact
 

@@ -19,7 +19,7 @@ from openjax._src.numpy.shape_joining import roll
 from openjax._src.numpy.shape_padding import pad
 from openjax._src.numpy.shape_reshaping import moveaxis
 from openjax._src.numpy.ufuncs_float import conj
-from openjax._src.primitives.fft import FftType
+from openjax._src.primitives.fft.fft import FftType
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn",
            "ifftn", "rfftn", "irfftn", "hfft", "ihfft", "fftfreq", "rfftfreq", "fftshift",

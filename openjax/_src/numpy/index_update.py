@@ -21,7 +21,7 @@ from openjax._src.numpy import util
 from openjax._src.numpy.creation import asarray, ones_like
 from openjax._src.numpy.indexer import expand_bool_indices, parse, rewriting_take, to_gather
 from openjax._src.numpy.ufuncs import divide as _divide, power as _power
-from openjax._src.primitives.indexing import scatter_apply_jaxpr
+from openjax._src.primitives.index.gather_scatter import scatter_apply_jaxpr
 
 
 def _as_update_value(x, y):

@@ -30,7 +30,8 @@ from openjax._src.numpy.shape_reshaping import expand_dims, matrix_transpose, mo
 from openjax._src.numpy.sorting import argsort
 from openjax._src.numpy.ufuncs import abs as _abs, log, sign, sqrt
 from openjax._src.numpy.ufuncs_float import conj, real
-from openjax._src.primitives import linalg as lax_linalg
+from openjax._src.primitives.linalg import linalg
+from openjax._src.primitives.linalg.linalg import lu, triangular_solve
 
 # Jitted as in JAX (traced, they stage a jit call), but run op by op outside
 # transformations: the decompositions' eager impls are LAPACK's, as JAX's are,
@@ -96,7 +97,7 @@ def cholesky(a, *, upper: bool = False, symmetrize_input: bool = True):
   lower ``L`` with ``a = L @ L^H``, or upper ``U = L^H`` when ``upper``.
   Matrices that are not positive definite give NaNs."""
   a, = _inexact("cholesky", a)
-  L = lax_linalg.cholesky(a, symmetrize_input=symmetrize_input)
+  L = linalg.cholesky(a, symmetrize_input=symmetrize_input)
   return _H(L) if upper else L
 
 
@@ -112,7 +113,7 @@ def eigh(a, UPLO: str | None = None, symmetrize_input: bool = True):
     lower = False
   else:
     raise ValueError(f"jnp.linalg.eigh: UPLO must be 'L' or 'U', got {UPLO!r}.")
-  v, w = lax_linalg.eigh(a, lower=lower, symmetrize_input=symmetrize_input)
+  v, w = linalg.eigh(a, lower=lower, symmetrize_input=symmetrize_input)
   return EighResult(w, v)
 
 
@@ -137,7 +138,7 @@ def qr(a, mode: str = "reduced"):
     full_matrices = True
   else:
     raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
-  q, r = lax_linalg.qr(a, pivoting=False, full_matrices=full_matrices)
+  q, r = linalg.qr(a, pivoting=False, full_matrices=full_matrices)
   if mode == "r":
     return r
   return QRResult(q, r)
@@ -151,7 +152,7 @@ def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool 
   ``hermitian`` it is computed from ``eigh``."""
   a, = _inexact("svd", a)
   if hermitian:
-    w, v = lax_linalg.eigh(a, subset_by_index=subset_by_index)
+    w, v = linalg.eigh(a, subset_by_index=subset_by_index)
     s = _abs(w)
     if not compute_uv:
       return -lax.sort(-s, dimension=s.ndim - 1)
@@ -162,11 +163,11 @@ def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool 
     vh = _H(u * sgn[..., None, :].astype(u.dtype))
     return SVDResult(u, s, vh)
   if compute_uv:
-    u, s, vh = lax_linalg.svd(a, full_matrices=full_matrices, compute_uv=True,
-                              subset_by_index=subset_by_index)
+    u, s, vh = linalg.svd(a, full_matrices=full_matrices, compute_uv=True,
+                          subset_by_index=subset_by_index)
     return SVDResult(u, s, vh)
-  return lax_linalg.svd(a, full_matrices=full_matrices, compute_uv=False,
-                        subset_by_index=subset_by_index)
+  return linalg.svd(a, full_matrices=full_matrices, compute_uv=False,
+                    subset_by_index=subset_by_index)
 
 
 @jit
@@ -206,11 +207,11 @@ def _lu_solve(lu_, perm, b, trans: int):
   ``b`` is ``[..., m, k]`` with the batch dims of ``lu_``."""
   if trans == 0:
     x = take_along_axis(b, perm[..., :, None], axis=-2)
-    x = lax_linalg.triangular_solve(lu_, x, left_side=True, lower=True, unit_diagonal=True)
-    return lax_linalg.triangular_solve(lu_, x, left_side=True, lower=False)
-  x = lax_linalg.triangular_solve(lu_, b, left_side=True, lower=False, transpose_a=True)
-  x = lax_linalg.triangular_solve(lu_, x, left_side=True, lower=True, transpose_a=True,
-                                  unit_diagonal=True)
+    x = triangular_solve(lu_, x, left_side=True, lower=True, unit_diagonal=True)
+    return triangular_solve(lu_, x, left_side=True, lower=False)
+  x = triangular_solve(lu_, b, left_side=True, lower=False, transpose_a=True)
+  x = triangular_solve(lu_, x, left_side=True, lower=True, transpose_a=True,
+                       unit_diagonal=True)
   inv_perm = argsort(perm, axis=-1)
   return take_along_axis(x, inv_perm[..., :, None], axis=-2)
 
@@ -232,7 +233,7 @@ def solve(a, b):
   b = util.broadcast_to_shape(b, batch + b.shape[-2:])
   # Derivatives flow through lu's and triangular_solve's JVP rules (JAX
   # wraps this in custom_linear_solve, which openjax does not have).
-  lu_, _, perm = lax_linalg.lu(a)
+  lu_, _, perm = lu(a)
   x = _lu_solve(lu_, perm, b, 0)
   return x[..., 0] if vector else x
 
@@ -247,7 +248,7 @@ def inv(a):
 
 # ------------------------------------------------------------ determinants
 def _slogdet_lu(a):
-  lu_, pivots, _ = lax_linalg.lu(a)
+  lu_, pivots, _ = lu(a)
   diag = _diagonal(lu_, axis1=-2, axis2=-1)
   is_zero = (diag == 0).any(axis=-1)
   parity = count_nonzero(pivots != np.arange(a.shape[-1], dtype=np.int32), axis=-1)

@@ -462,11 +462,13 @@ def minimum(x, y, /):
 
 def fmax(x1, x2, /):
   """Elementwise maximum that ignores NaN (NaN only where both are NaN)."""
+  x1, x2 = broadcast_arrays(*promote_args("fmax", x1, x2))
   return _where(lax.bitwise_or(greater(x1, x2), _isnan(x2)), x1, x2)
 
 
 def fmin(x1, x2, /):
   """Elementwise minimum that ignores NaN (NaN only where both are NaN)."""
+  x1, x2 = broadcast_arrays(*promote_args("fmin", x1, x2))
   return _where(lax.bitwise_or(less(x1, x2), _isnan(x2)), x1, x2)
 
 

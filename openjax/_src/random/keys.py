@@ -21,7 +21,8 @@ from openjax._src.core import Array, Tracer, concrete_or_error
 from openjax._src.numpy.creation import asarray
 from openjax._src.numpy.reductions import all as _all, any as _any
 from openjax._src.numpy.util import is_arraylike
-from openjax._src.primitives import random_bits as rb
+from openjax._src.primitives.random_bits.random_bits import (
+    KEY_SHAPE, random_bits, random_clone, random_fold_in, random_seed, random_split)
 from openjax._src.tree_util import register_pytree_node
 
 __all__ = ["PRNGKeyArray", "KeyTy", "PRNGImpl", "PRNGSpec", "PRNGKey", "key", "key_data",
@@ -31,7 +32,7 @@ __all__ = ["PRNGKeyArray", "KeyTy", "PRNGImpl", "PRNGSpec", "PRNGKey", "key", "k
 
 class PRNGImpl:
   """The threefry2x32 implementation (the only one openjax provides)."""
-  key_shape = rb.KEY_SHAPE
+  key_shape = KEY_SHAPE
   name = "threefry2x32"
   tag = "fry"
 
@@ -261,7 +262,7 @@ class PRNGKeyArray:
     if -1 in shape:
       known = int(np.prod([d for d in shape if d != -1], dtype=np.int64))
       shape = tuple(self.size // max(known, 1) if d == -1 else d for d in shape)
-    return PRNGKeyArray(lax.reshape(self._base_array, shape + rb.KEY_SHAPE))
+    return PRNGKeyArray(lax.reshape(self._base_array, shape + KEY_SHAPE))
 
   def ravel(self, order: str = "C") -> "PRNGKeyArray":
     return self.reshape((self.size,))
@@ -346,9 +347,9 @@ def _check_key_data(key_data) -> None:
   if key_data.ndim < 1:
     raise TypeError("JAX encountered invalid PRNG key data: expected "
                     f"key_data.ndim >= 1; got ndim={key_data.ndim}")
-  if tuple(key_data.shape[-1:]) != rb.KEY_SHAPE:
+  if tuple(key_data.shape[-1:]) != KEY_SHAPE:
     raise TypeError("JAX encountered invalid PRNG key data: expected key_data.shape to "
-                    f"end with {rb.KEY_SHAPE}; got shape={tuple(key_data.shape)} for "
+                    f"end with {KEY_SHAPE}; got shape={tuple(key_data.shape)} for "
                     f"impl={_THREEFRY}")
   if key_data.dtype not in (np.uint32, dtypes.float0):
     raise TypeError("JAX encountered invalid PRNG key data: expected key_data.dtype = "
@@ -400,7 +401,7 @@ def _key(ctor_name: str, seed, impl_spec):
     seeds = asarray(np.int64(seed))
   else:
     seeds = asarray(seed)
-  return rb.random_seed(seeds, impl=_THREEFRY.tag)
+  return random_seed(seeds, impl=_THREEFRY.tag)
 
 
 def key(seed, *, impl=None, dtype=None) -> PRNGKeyArray:
@@ -452,7 +453,7 @@ def split(key, num: int | Sequence[int] = 2):
   data, typed = check_prng_key("split", key)
   shape = tuple(num) if isinstance(num, Sequence) else (num,)
   shape = tuple(operator.index(d) for d in shape)
-  return return_keys(typed, rb.random_split(data, shape))
+  return return_keys(typed, random_split(data, shape))
 
 
 def fold_in(key, data):
@@ -462,14 +463,14 @@ def fold_in(key, data):
     raise TypeError("fold_in accepts a scalar, but was given an array of"
                     f"shape {np.shape(data)} != (). Use jax.vmap for batching.")
   msgs = asarray(data, dtype="uint32")
-  return return_keys(typed, rb.random_fold_in(key_data_, msgs))
+  return return_keys(typed, random_fold_in(key_data_, msgs))
 
 
 def clone(key):
   """An identical key, for reuse (an identity outside key-reuse checking)."""
   if isinstance(key, PRNGKeyArray):
-    return PRNGKeyArray(rb.random_clone(key._base_array))
-  return rb.random_clone(key)
+    return PRNGKeyArray(random_clone(key._base_array))
+  return random_clone(key)
 
 
 def bits(key, shape=(), dtype=None, *, out_sharding=None):
@@ -484,4 +485,4 @@ def bits(key, shape=(), dtype=None, *, out_sharding=None):
     raise ValueError("dtype argument to `bits` must be an unsigned int dtype, "
                      f"got {dtype}")
   shape = canonicalize_shape(shape)
-  return rb.random_bits(data, np.dtype(dtype).itemsize * 8, shape)
+  return random_bits(data, np.dtype(dtype).itemsize * 8, shape)

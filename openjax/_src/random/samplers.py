@@ -16,8 +16,8 @@ from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.core import concrete_or_error
 from openjax._src.numpy.util import canonicalize_axis, check_arraylike, promote_dtypes_inexact
-from openjax._src.primitives.random_bits import random_bits, random_split
-from openjax._src.random import _jnp as jnp
+from openjax._src.primitives.random_bits.random_bits import random_bits, random_split
+from openjax._src.random import jnp
 from openjax._src.random._common import (UINT_DTYPES, check_shape, const, float_dtype, jit,
                                          user_dtype)
 from openjax._src.random.keys import canonicalize_shape, check_prng_key

@@ -13,7 +13,7 @@ from openjax._src import lax
 from openjax._src.core import concrete_or_error
 from openjax._src.numpy.linalg import cholesky, eigh, qr, svd
 from openjax._src.numpy.util import check_arraylike, promote_dtypes_inexact
-from openjax._src.random import _jnp as jnp
+from openjax._src.random import jnp
 from openjax._src.random._common import (check_all_safe_to_cast, check_broadcast_shapes,
                                          check_shape, const, float_dtype, jit, user_dtype)
 from openjax._src.random.keys import canonicalize_shape, check_prng_key

@@ -18,7 +18,7 @@ from openjax._src.control.random_loops import (random_binomial_btrs_p,
                                                   random_binomial_inversion_p, random_gamma,
                                                   random_poisson_knuth_p,
                                                   random_poisson_rejection_p)
-from openjax._src.random import _jnp as jnp
+from openjax._src.random import jnp
 from openjax._src.random._common import (check_all_safe_to_cast, check_broadcast_shapes,
                                          check_shape, const, float_dtype, isnan, user_dtype)
 from openjax._src.random.keys import canonicalize_shape, check_prng_key, split

@@ -39,6 +39,7 @@ import iree.runtime as rt
 from iree._runtime_libs import _runtime as _native
 
 from openjax._src import dtypes
+from openjax._src.errors import JaxRuntimeError
 
 #: bytes of alignment IREE needs for imported host memory
 ALIGNMENT = 64
@@ -100,7 +101,7 @@ def vm_instance() -> rt.VmInstance:
     return _instance
 
 
-class ExecutionError(RuntimeError):
+class ExecutionError(JaxRuntimeError):
   """A compiled computation failed while running (raised where its result is
   read or waited for)."""
 

@@ -25,6 +25,6 @@ from openjax._src.tree_util._paths import (  # noqa: F401
     register_static, static, tree_flatten_with_path, tree_leaves_with_path)
 from openjax._src.tree_util._api import (  # noqa: F401
     Unspecified, broadcast_flattened_prefix_with_treedef, broadcast_prefix,
-    equality_errors, equality_errors_pytreedef, prefix_errors, tree_all,
+    deprecated_top_level_alias, equality_errors, equality_errors_pytreedef, prefix_errors, tree_all,
     tree_broadcast, tree_map, tree_map_with_path, tree_reduce,
     tree_reduce_associative, tree_transpose)

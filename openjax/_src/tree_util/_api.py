@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import functools
 import textwrap
+import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -334,3 +335,27 @@ def broadcast_flattened_prefix_with_treedef(
 
   go(0, prefix_treedef, full_treedef)
   return out
+
+
+# Old top-level pytree aliases (removed from JAX 0.6): ``jax.tree_map`` and
+# friends still work, and warn. ``openjax/__init__.py`` uses this function as
+# its module ``__getattr__``.
+_DEPRECATED_TOP_LEVEL = {
+    "tree_map": (tree_map, "jax.tree.map"), "tree_leaves": (tree_leaves, "jax.tree.leaves"),
+    "tree_flatten": (tree_flatten, "jax.tree.flatten"),
+    "tree_unflatten": (tree_unflatten, "jax.tree.unflatten"),
+    "tree_structure": (tree_structure, "jax.tree.structure"),
+    "tree_transpose": (tree_transpose, "jax.tree.transpose"),
+    "tree_reduce": (tree_reduce, "jax.tree.reduce"), "tree_all": (tree_all, "jax.tree.all"),
+}
+
+
+def deprecated_top_level_alias(name: str):
+  """``openjax.<name>`` for the removed top-level pytree aliases, with JAX's
+  deprecation warning; any other name is an AttributeError."""
+  if name in _DEPRECATED_TOP_LEVEL:
+    fn, new = _DEPRECATED_TOP_LEVEL[name]
+    warnings.warn(f"jax.{name} is deprecated: use {new} (or jax.tree_util.{name}) instead.",
+                  DeprecationWarning, stacklevel=2)
+    return fn
+  raise AttributeError(f"module 'openjax' has no attribute {name!r}")

@@ -1,0 +1,529 @@
+"""Elementwise arithmetic: negation, sign, rounding, absolute value, complex
+parts, powers with integer exponents, the four operations, remainder,
+maximum and minimum, ``complex``, ``mulhi`` and ``reduce_precision``. Their
+rules use ``logic``'s comparisons and selects; ``transcendental`` builds on
+these.
+
+Wrappers follow ``jax.lax``: operands must already have equal dtypes (Python
+scalars are weakly typed and adopt nothing here: ``lax.add(f32, 2)`` is a
+TypeError, ``lax.add(f32, 2.0)`` is fine); rank-0 operands broadcast. A result
+is weakly typed exactly when every operand is.
+"""
+from __future__ import annotations
+
+import enum
+
+import numpy as np
+
+from openjax._src import dtypes
+from openjax._src.core import Primitive, ShapedArray, get_aval
+from openjax._src.primitives.base.ad_util import Zero, defjvp_zero, is_undefined_primal
+from openjax._src.primitives.base.batch_util import defvectorized
+from openjax._src.primitives.base.convert import convert_element_type
+from openjax._src.primitives.base.structural import defjvp, defjvp2, deflinear
+from openjax._src.primitives.base.util import broadcasting_shape
+from openjax._src.primitives.elementwise.elementwise_lowering import (
+    abs_rule, binary, complex_rule, conj_rule, div_rule, integer_pow_rule, minmax_rule, mul_rule,
+    mulhi_rule, negate, nextafter_rule, reduce_precision_rule, rem_rule, round_rule, sign_rule,
+    square_rule, unary)
+from openjax._src.primitives.elementwise.elementwise_rules import (
+    ABS, ANY, COMPLEX, COMPLEX_PARTS, CONJ, FLOAT, INT, INT_OR_FLOAT, NUM, check_unary,
+    complex_dtype, fl, maybe_broadcast, naryop, real_dtype, scalar_like, unbroadcast, unop,
+    zeros_like)
+from openjax._src.primitives.elementwise.logic import eq, ge, select
+from openjax._src.primitives.shape.shape import full_like
+
+__all__ = [
+    "neg", "neg_p", "sign", "sign_p", "floor", "floor_p", "ceil", "ceil_p", "round", "round_p",
+    "RoundingMethod", "abs", "abs_p", "real", "real_p", "imag", "imag_p", "conj", "conj_p",
+    "square", "square_p", "integer_pow", "integer_pow_p", "reciprocal", "add", "add_p", "sub",
+    "sub_p", "mul", "mul_p", "div", "div_p", "rem", "rem_p", "max", "max_p", "min", "min_p",
+    "nextafter", "nextafter_p", "mulhi", "mulhi_p", "complex", "complex_p", "reduce_precision",
+    "reduce_precision_p",
+]
+
+
+def replace_zero(x):
+  """``x`` with its zeros replaced by ones (a safe divisor)."""
+  return select(eq(x, scalar_like(x, 0)), full_like(x, 1), x)
+
+
+# ------------------------------------------------------------------------ neg
+neg_p = unop("neg", np.negative, NUM, kind="linear", lower=negate)
+
+
+def neg(x):
+  """Elementwise negation: -x."""
+  return neg_p.bind1(x)
+
+
+deflinear(neg_p, lambda ct, x: [neg(ct)])
+
+
+# ----------------------------------------------------------------------- sign
+def _sign(x):
+  if x.dtype.kind == "u":
+    return (x != 0).astype(x.dtype)
+  return np.sign(x)
+
+
+sign_p = unop("sign", _sign, NUM, lower=sign_rule)
+
+
+def sign(x):
+  """Elementwise sign: -1, 0 or 1 (x / |x| for complex)."""
+  return sign_p.bind1(x)
+
+
+defjvp_zero(sign_p)
+
+
+# ---------------------------------------------------------------- floor, ceil
+floor_p = unop("floor", fl(np.floor), FLOAT, lower=unary("stablehlo.floor"))
+
+
+def floor(x):
+  """Elementwise floor."""
+  return floor_p.bind1(x)
+
+
+defjvp_zero(floor_p)
+
+ceil_p = unop("ceil", fl(np.ceil), FLOAT, lower=unary("stablehlo.ceil"))
+
+
+def ceil(x):
+  """Elementwise ceiling."""
+  return ceil_p.bind1(x)
+
+
+defjvp_zero(ceil_p)
+
+
+# ---------------------------------------------------------------------- round
+class RoundingMethod(enum.IntEnum):
+  """How ``lax.round`` breaks ties: away from zero (0) or to nearest even (1)."""
+  AWAY_FROM_ZERO = 0
+  TO_NEAREST_EVEN = 1
+
+
+def _round(x, *, rounding_method):
+  if rounding_method == RoundingMethod.TO_NEAREST_EVEN:
+    return np.round(x)
+  t = np.trunc(x)                  # x - trunc(x) is exact, so ties are found exactly
+  return np.where(np.abs(x - t) >= 0.5, t + np.sign(x), t)
+
+
+round_p = unop("round", fl(_round), FLOAT, lower=round_rule)
+
+
+def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):  # noqa: A001 - JAX's name
+  """Elementwise round to integral values; ties go away from zero unless
+  ``rounding_method`` is ``RoundingMethod.TO_NEAREST_EVEN``."""
+  return round_p.bind1(x, rounding_method=RoundingMethod(rounding_method))
+
+
+defjvp_zero(round_p)
+
+
+# ------------------------------------------------------------------------ abs
+abs_p = unop("abs", np.abs, ABS, result_dtype=real_dtype, lower=abs_rule)
+
+
+def abs(x):  # noqa: A001 - JAX's name
+  """Elementwise absolute value (the magnitude for complex)."""
+  return abs_p.bind1(x)
+
+
+def _abs_jvp(g, ans, x):
+  if dtypes.kind(get_aval(x).dtype) == "c":   # Re(g conj(x) / |x|), 0 at x = 0
+    x_dtype = get_aval(x).dtype
+    return real(mul(g, div(conj(x), replace_zero(convert_element_type(ans, x_dtype)))))
+  return select(ge(x, full_like(x, 0, shape=())), g, neg(g))
+
+
+defjvp2(abs_p, _abs_jvp)
+
+
+# --------------------------------------------------------- real, imag, conj
+# real, imag, conj and complex (below) are linear; real's transpose puts the
+# cotangent in the real part, imag's in the (negated) imaginary part.
+real_p = unop("real", np.real, COMPLEX, result_dtype=real_dtype, kind="linear",
+              lower=unary("stablehlo.real"))
+
+
+def real(x):
+  """Elementwise real part of a complex array."""
+  return real_p.bind1(x)
+
+
+deflinear(real_p, lambda ct, x: [complex(ct, np.zeros((), get_aval(ct).dtype))])
+
+imag_p = unop("imag", np.imag, COMPLEX, result_dtype=real_dtype, kind="linear",
+              lower=unary("stablehlo.imag"))
+
+
+def imag(x):
+  """Elementwise imaginary part of a complex array."""
+  return imag_p.bind1(x)
+
+
+deflinear(imag_p, lambda ct, x: [complex(np.zeros((), get_aval(ct).dtype), neg(ct))])
+
+conj_p = unop("conj", lambda x, input_dtype: np.conj(x), CONJ, result_dtype=complex_dtype,
+              kind="linear", lower=conj_rule)
+
+
+def conj(x):
+  """Elementwise complex conjugate (a real input becomes complex)."""
+  return conj_p.bind1(x, input_dtype=np.dtype(dtypes.dtype(x)))
+
+
+deflinear(conj_p, lambda ct, x, *, input_dtype: [
+    conj(ct) if dtypes.kind(np.dtype(input_dtype)) == "c" else real(ct)])
+
+
+# --------------------------------------------------------------------- square
+square_p = unop("square", np.square, NUM, lower=square_rule)
+
+
+def square(x):
+  """Elementwise square: x * x."""
+  return square_p.bind1(x)
+
+
+defjvp2(square_p, lambda g, ans, x: mul(g, mul(scalar_like(x, 2), x)))
+
+
+# ---------------------------------------------------------------- integer_pow
+def _integer_pow(x, *, y):
+  if y == 0:
+    return np.ones_like(x)
+  acc, base, n = None, x, -y if y < 0 else y
+  while n:                          # square-and-multiply, like XLA's expansion
+    if n & 1:
+      acc = base if acc is None else acc * base
+    n >>= 1
+    if n:
+      base = base * base
+  return np.asarray(1, x.dtype) / acc if y < 0 else acc
+
+
+integer_pow_p = unop("integer_pow", fl(_integer_pow), NUM, lower=integer_pow_rule)
+
+
+def integer_pow(x, y: int):
+  """Elementwise power with a static integer exponent: x**y."""
+  return integer_pow_p.bind1(x, y=int(y))
+
+
+def reciprocal(x):
+  """Elementwise reciprocal: 1 / x."""
+  return integer_pow(x, -1)
+
+
+@integer_pow_p.def_abstract_eval
+def _integer_pow_abstract_eval(x, *, y):
+  check_unary("integer_pow", x, NUM)
+  if y < 0 and dtypes.issubdtype(x.dtype, np.integer):
+    raise TypeError(f"Integers cannot be raised to negative powers, got "
+                    f"integer_pow({x.str_short(short_dtypes=False)}, {y})")
+  return [ShapedArray(x.shape, x.dtype, x.weak_type)]
+
+
+def _integer_pow_jvp(g, x, *, y):
+  if y == 0:
+    return zeros_like(g)
+  if y == 1:
+    return g
+  if y == 2:
+    return mul(g, mul(scalar_like(x, 2), x))
+  return mul(g, mul(scalar_like(x, y), integer_pow(x, y - 1)))
+
+
+defjvp(integer_pow_p, _integer_pow_jvp)
+
+
+# ------------------------------------------------------------------- add, sub
+def _additive_transpose(negate_y: bool):
+  def rule(cts, x, y):
+    ct, = cts
+    outs = []
+    for v, negated in ((x, False), (y, negate_y)):
+      if not is_undefined_primal(v):
+        outs.append(None)
+      elif type(ct) is Zero:
+        outs.append(Zero(v.aval))
+      else:
+        outs.append(unbroadcast(v.aval, neg(ct) if negated else ct))
+    return outs
+  return rule
+
+
+add_p = naryop("add", np.add, NUM, kind="linear", lower=binary("stablehlo.add"))
+
+
+def add(x, y):
+  """Elementwise addition: x + y."""
+  return add_p.bind1(x, y)
+
+
+@add_p.def_jvp
+def _add_jvp(primals, tangents):
+  x, y = primals
+  xdot, ydot = tangents
+  out = add(x, y)
+  if type(xdot) is Zero and type(ydot) is Zero:
+    return [out], [Zero.from_primal_value(out)]
+  if type(xdot) is Zero:
+    return [out], [maybe_broadcast(get_aval(out).shape, ydot)]
+  if type(ydot) is Zero:
+    return [out], [maybe_broadcast(get_aval(out).shape, xdot)]
+  return [out], [add(xdot, ydot)]
+
+
+add_p.def_transpose(_additive_transpose(False))
+
+sub_p = naryop("sub", np.subtract, NUM, kind="linear", lower=binary("stablehlo.subtract"))
+
+
+def sub(x, y):
+  """Elementwise subtraction: x - y."""
+  return sub_p.bind1(x, y)
+
+
+@sub_p.def_jvp
+def _sub_jvp(primals, tangents):
+  x, y = primals
+  xdot, ydot = tangents
+  out = sub(x, y)
+  if type(xdot) is Zero and type(ydot) is Zero:
+    return [out], [Zero.from_primal_value(out)]
+  if type(xdot) is Zero:
+    return [out], [maybe_broadcast(get_aval(out).shape, neg(ydot))]
+  if type(ydot) is Zero:
+    return [out], [maybe_broadcast(get_aval(out).shape, xdot)]
+  return [out], [sub(xdot, ydot)]
+
+
+sub_p.def_transpose(_additive_transpose(True))
+
+
+# ------------------------------------------------------------------------ mul
+mul_p = naryop("mul", np.multiply, NUM, out_dtype_param=True, lower=mul_rule)
+
+
+def mul(x, y, *, out_dtype=None):
+  """Elementwise multiplication: x * y (in ``out_dtype`` when given)."""
+  if out_dtype is not None:
+    out_dtype = dtypes.canonicalize_dtype(out_dtype)
+  return mul_p.bind1(x, y, out_dtype=out_dtype)
+
+
+defjvp(mul_p, lambda xdot, x, y, *, out_dtype: mul(xdot, y, out_dtype=out_dtype),
+       lambda ydot, x, y, *, out_dtype: mul(x, ydot, out_dtype=out_dtype))
+
+
+@mul_p.def_transpose
+def _mul_transpose(cts, x, y, *, out_dtype):
+  ct, = cts
+  if is_undefined_primal(x) and is_undefined_primal(y):
+    raise NotImplementedError("mul: transpose of a product of two linear operands "
+                              "(the function is not linear)")
+  lin = x if is_undefined_primal(x) else y
+  if type(ct) is Zero:
+    return [Zero(lin.aval) if v is lin else None for v in (x, y)]
+  dt = None if out_dtype is None else lin.aval.dtype
+  g = mul(ct, y, out_dtype=dt) if lin is x else mul(x, ct, out_dtype=dt)
+  g = unbroadcast(lin.aval, g)
+  return [g, None] if lin is x else [None, g]
+
+
+# ------------------------------------------------------------------------ div
+def _div(x, y):
+  if x.dtype.kind not in "iu":
+    return np.true_divide(x, y)
+  bad = y == 0
+  if x.dtype.kind == "i":   # INT_MIN / -1 overflows: XLA gives INT_MIN (= x / 1)
+    bad = bad | ((x == np.iinfo(x.dtype).min) & (y == -1))
+  safe = np.where(bad, np.ones_like(y), y)
+  # C division truncates toward zero: x - fmod(x, y) is an exact multiple of y.
+  q = (x - np.fmod(x, safe)) // safe
+  # XLA defines x / 0 as -1 (all bits set) for integers.
+  return np.where(y == 0, np.array(-1).astype(x.dtype), q)
+
+
+div_p = naryop("div", _div, NUM, lower=div_rule)
+
+
+def div(x, y):
+  """Elementwise division: x / y (integer division rounds toward zero)."""
+  return div_p.bind1(x, y)
+
+
+defjvp(div_p, lambda g, x, y: div(g, y),
+       lambda g, x, y: mul(mul(neg(g), x), integer_pow(y, -2)))
+
+
+@div_p.def_transpose
+def _div_transpose(cts, x, y):
+  ct, = cts
+  if is_undefined_primal(y):
+    raise NotImplementedError("div: transpose with a linear denominator (the function "
+                              "is not linear)")
+  if type(ct) is Zero:
+    return [Zero(x.aval), None]
+  return [unbroadcast(x.aval, div(ct, y)), None]
+
+
+# ------------------------------------------------------------------------ rem
+def _rem(x, y):
+  if x.dtype.kind not in "iu":
+    return np.fmod(x, y)
+  safe = np.where(y == 0, np.ones_like(y), y)
+  return np.where(y == 0, x, np.fmod(x, safe))   # XLA: x % 0 == x
+
+
+rem_p = naryop("rem", _rem, INT_OR_FLOAT, lower=rem_rule)
+
+
+def rem(x, y):
+  """Elementwise remainder with the sign of the dividend (C's fmod)."""
+  return rem_p.bind1(x, y)
+
+
+defjvp(rem_p, lambda g, x, y: maybe_broadcast(broadcasting_shape("rem", (
+           get_aval(x), get_aval(y))), g),
+       lambda g, x, y: mul(neg(g), mul(sign(div(x, y)), floor(abs(div(x, y))))))
+
+
+# ------------------------------------------------------------------- max, min
+def _balanced_eq(x, z, y):
+  # 1 where x attains the extremum z, halved where y attains it too (a tie).
+  return div(select(eq(x, z), full_like(z, 1), full_like(z, 0)),
+             select(eq(y, z), full_like(z, 2), full_like(z, 1)))
+
+
+max_p = naryop("max", np.maximum, ANY, lower=minmax_rule(True))
+
+
+def max(x, y):  # noqa: A001 - JAX's name
+  """Elementwise maximum (NaN propagates)."""
+  return max_p.bind1(x, y)
+
+
+defjvp2(max_p, lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),
+        lambda g, ans, x, y: mul(g, _balanced_eq(y, ans, x)))
+
+min_p = naryop("min", np.minimum, ANY, lower=minmax_rule(False))
+
+
+def min(x, y):  # noqa: A001 - JAX's name
+  """Elementwise minimum (NaN propagates)."""
+  return min_p.bind1(x, y)
+
+
+defjvp2(min_p, lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),
+        lambda g, ans, x, y: mul(g, _balanced_eq(y, ans, x)))
+
+
+# ------------------------------------------------------------------ nextafter
+nextafter_p = naryop("nextafter", np.nextafter, FLOAT, kind="nondifferentiable",
+                     lower=nextafter_rule)
+
+
+def nextafter(x, y):
+  """The next representable value after x in the direction of y."""
+  return nextafter_p.bind1(x, y)
+
+
+# ---------------------------------------------------------------------- mulhi
+def _mulhi(x, y):
+  bits = x.dtype.itemsize * 8
+  if bits < 64:
+    wide = np.int64 if x.dtype.kind == "i" else np.uint64
+    return (x.astype(wide) * y.astype(wide)) >> bits
+  # 64-bit: schoolbook product of 32-bit halves, exact in Python ints.
+  prod = np.frompyfunc(lambda a, b: (int(a) * int(b)) >> 64, 2, 1)(x, y)
+  return prod.astype(x.dtype)
+
+
+mulhi_p = naryop("mulhi", _mulhi, INT, kind="nondifferentiable", lower=mulhi_rule)
+
+
+def mulhi(x, y):
+  """The high half of the double-width integer product x * y."""
+  return mulhi_p.bind1(x, y)
+
+
+# -------------------------------------------------------------------- complex
+def _complex(x, y):
+  # By parts: x + 1j * y would turn complex(1, nan) into nan + nanj.
+  x, y = np.broadcast_arrays(x, y)
+  out = np.empty(x.shape, complex_dtype(x.dtype))
+  out.real, out.imag = x, y
+  return out
+
+
+complex_p = naryop("complex", _complex, COMPLEX_PARTS, result_dtype=complex_dtype, kind="linear",
+                   lower=complex_rule)
+
+
+def complex(x, y):  # noqa: A001 - JAX's name
+  """Elementwise complex number x + i*y from real parts."""
+  return complex_p.bind1(x, y)
+
+
+def _complex_transpose(ct, x, y):
+  return [unbroadcast(x.aval, real(ct)) if is_undefined_primal(x) else None,
+          unbroadcast(y.aval, imag(neg(ct))) if is_undefined_primal(y) else None]
+
+
+deflinear(complex_p, _complex_transpose)
+
+
+# ----------------------------------------------------------- reduce_precision
+reduce_precision_p = Primitive("reduce_precision", kind="linear")
+
+
+def reduce_precision(operand, exponent_bits: int, mantissa_bits: int):
+  """Round ``operand`` as if cast to a float with the given exponent and
+  mantissa widths and back (``reduce_precision(x, 8, 7)`` mimics bfloat16)."""
+  return reduce_precision_p.bind1(operand, exponent_bits=int(exponent_bits),
+                                  mantissa_bits=int(mantissa_bits))
+
+
+@reduce_precision_p.def_impl
+def _reduce_precision_impl(x, *, exponent_bits, mantissa_bits):
+  info = dtypes.finfo(x.dtype)
+  nmant, nexp = int(info.nmant), int(info.nexp)
+  udt = np.dtype(f"u{x.dtype.itemsize}")
+  bits = np.ascontiguousarray(x).view(udt).astype(np.uint64)
+  sign = np.uint64(1 << (x.dtype.itemsize * 8 - 1))
+  exp_mask = np.uint64(((1 << nexp) - 1) << nmant)
+  if mantissa_bits < nmant:     # round the mantissa to nearest, ties to even
+    shift = np.uint64(nmant - mantissa_bits)
+    last = (bits >> shift) & np.uint64(1)
+    half = np.uint64((1 << (nmant - mantissa_bits - 1)) - 1)
+    bits = (bits + half + last) & ~np.uint64((1 << (nmant - mantissa_bits)) - 1)
+  if exponent_bits < nexp:      # overflow to inf, flush the reduced denormal range to 0
+    src_bias, red_bias = (1 << (nexp - 1)) - 1, (1 << (exponent_bits - 1)) - 1
+    e = (bits & exp_mask) >> np.uint64(nmant)
+    bits = np.where(e > src_bias + red_bias, (bits & sign) | exp_mask, bits)
+    bits = np.where(e <= src_bias - red_bias, bits & sign, bits)
+  out = bits.astype(udt).view(x.dtype).reshape(x.shape)
+  return [np.where(np.isnan(x), x, out)]
+
+
+@reduce_precision_p.def_abstract_eval
+def _reduce_precision_abstract_eval(x, *, exponent_bits, mantissa_bits):
+  check_unary("reduce_precision", x, FLOAT)
+  if exponent_bits < 1 or mantissa_bits < 0:
+    raise ValueError("reduce_precision: exponent_bits must be >= 1 and mantissa_bits "
+                     f">= 0, got {exponent_bits} and {mantissa_bits}.")
+  return [ShapedArray(x.shape, x.dtype, x.weak_type)]
+
+
+deflinear(reduce_precision_p, lambda ct, x, **params: [reduce_precision_p.bind1(ct, **params)])
+defvectorized(reduce_precision_p)
+reduce_precision_p.def_lower(reduce_precision_rule)

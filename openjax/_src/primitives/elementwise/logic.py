@@ -1,0 +1,470 @@
+"""Elementwise predicates, comparisons, logical and bitwise operations,
+``select_n``, ``clamp`` and ``bitcast_convert_type``: the elementwise
+primitives whose rules need no arithmetic, so ``arithmetic`` and
+``transcendental`` write their rules with these.
+
+Wrappers follow ``jax.lax``: operands must already have equal dtypes; rank-0
+operands broadcast. A result is weakly typed exactly when every operand is.
+"""
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from openjax._src import dtypes
+from openjax._src.core import Primitive, ShapedArray, get_aval
+from openjax._src.primitives.base.ad_util import Zero, is_undefined_primal
+from openjax._src.primitives.base.batch_util import axis_size, bdim_at_front
+from openjax._src.primitives.base.structural import broadcast, broadcast_in_dim, defjvp, moveaxis
+from openjax._src.primitives.base.util import check_same_dtypes
+from openjax._src.primitives.elementwise.elementwise_lowering import (
+    binary, bitcast_convert_rule, clamp_rule, compare_rule, not_rule, select_n_rule, shift_rule,
+    unary)
+from openjax._src.primitives.elementwise.elementwise_rules import (
+    ANY, FLOAT, INT, INT_OR_BOOL, ORDERED, bool_dtype, check_nary, maybe_broadcast, naryop,
+    scalar_like, unop, weak, zeros_like)
+
+__all__ = [
+    "is_finite", "is_finite_p", "bitwise_not", "not_p", "population_count", "population_count_p",
+    "clz", "clz_p", "bitwise_and", "and_p", "bitwise_or", "or_p", "bitwise_xor", "xor_p",
+    "shift_left", "shift_left_p", "shift_right_arithmetic", "shift_right_arithmetic_p",
+    "shift_right_logical", "shift_right_logical_p", "eq", "eq_p", "ne", "ne_p", "lt", "lt_p",
+    "le", "le_p", "gt", "gt_p", "ge", "ge_p", "select_n", "select_n_p", "select", "clamp",
+    "clamp_p", "bitcast_convert_type", "bitcast_convert_type_p",
+]
+
+
+def _shape(x) -> tuple:
+  return get_aval(x).shape
+
+
+def _unsigned(x):
+  # Same-width signed -> unsigned astype keeps the bits (two's complement).
+  return np.asarray(x).astype(np.dtype(f"u{x.dtype.itemsize}"))
+
+
+# ------------------------------------------------------------------ is_finite
+is_finite_p = unop("is_finite", np.isfinite, FLOAT, result_dtype=bool_dtype,
+                   kind="nondifferentiable", lower=unary("stablehlo.is_finite"))
+
+
+def is_finite(x):
+  """Elementwise test for neither infinite nor NaN."""
+  return is_finite_p.bind1(x)
+
+
+# ------------------------------------------------------------------------ not
+def _not(x):
+  return np.logical_not(x) if x.dtype == np.bool_ else np.invert(x)
+
+
+not_p = unop("not", _not, INT_OR_BOOL, kind="nondifferentiable", lower=not_rule)
+
+
+def bitwise_not(x):
+  """Elementwise NOT (logical for bool, bitwise for integers)."""
+  return not_p.bind1(x)
+
+
+# ----------------------------------------------------------- population_count
+def _population_count(x):
+  # NumPy counts the bits of |x| for signed ints; XLA counts the raw bits.
+  return np.bitwise_count(_unsigned(x))
+
+
+population_count_p = unop("population_count", _population_count, INT,
+                          kind="nondifferentiable", lower=unary("stablehlo.popcnt"))
+
+
+def population_count(x):
+  """Elementwise count of set bits."""
+  return population_count_p.bind1(x)
+
+
+# ------------------------------------------------------------------------ clz
+def _clz(x):
+  bits = x.dtype.itemsize * 8
+  v = _unsigned(x).astype(np.uint64)
+  length = np.zeros(x.shape, np.int64)   # bit length, by binary search
+  for shift in (32, 16, 8, 4, 2, 1):
+    big = v >= (np.uint64(1) << np.uint64(shift))
+    length = np.where(big, length + shift, length)
+    v = np.where(big, v >> np.uint64(shift), v)
+  length = np.where(v > 0, length + 1, length)
+  return bits - length
+
+
+clz_p = unop("clz", _clz, INT, kind="nondifferentiable",
+             lower=unary("stablehlo.count_leading_zeros"))
+
+
+def clz(x):
+  """Elementwise count of leading zero bits."""
+  return clz_p.bind1(x)
+
+
+# ------------------------------------------------------------ and, or, xor
+and_p = naryop("and", np.bitwise_and, INT_OR_BOOL, kind="nondifferentiable",
+               lower=binary("stablehlo.and"))
+
+
+def bitwise_and(x, y):
+  """Elementwise AND (logical for bool, bitwise for integers)."""
+  return and_p.bind1(x, y)
+
+
+or_p = naryop("or", np.bitwise_or, INT_OR_BOOL, kind="nondifferentiable",
+              lower=binary("stablehlo.or"))
+
+
+def bitwise_or(x, y):
+  """Elementwise OR (logical for bool, bitwise for integers)."""
+  return or_p.bind1(x, y)
+
+
+xor_p = naryop("xor", np.bitwise_xor, INT_OR_BOOL, kind="nondifferentiable",
+               lower=binary("stablehlo.xor"))
+
+
+def bitwise_xor(x, y):
+  """Elementwise XOR (logical for bool, bitwise for integers)."""
+  return xor_p.bind1(x, y)
+
+
+# --------------------------------------------------------------------- shifts
+def _shift(direction: str):
+  def impl(x, y):
+    bits = x.dtype.itemsize * 8
+    # XLA reads the shift amount as unsigned: negative amounts are too big.
+    big = _unsigned(y) >= bits
+    amount = np.where(big, 0, y).astype(x.dtype)
+    if direction == "left":
+      return np.where(big, 0, np.left_shift(x, amount)).astype(x.dtype)
+    if direction == "right_logical":
+      out = np.right_shift(_unsigned(x), _unsigned(amount)).astype(x.dtype)
+      return np.where(big, 0, out).astype(x.dtype)
+    fill = np.where(x < 0, -1, 0) if x.dtype.kind == "i" else 0
+    return np.where(big, fill, np.right_shift(x, amount)).astype(x.dtype)
+  return impl
+
+
+shift_left_p = naryop("shift_left", _shift("left"), INT, kind="nondifferentiable",
+                      lower=shift_rule("left"))
+
+
+def shift_left(x, y):
+  """Elementwise left shift (0 when y >= the bit width)."""
+  return shift_left_p.bind1(x, y)
+
+
+shift_right_arithmetic_p = naryop("shift_right_arithmetic", _shift("right_arithmetic"), INT,
+                                  kind="nondifferentiable", lower=shift_rule("arithmetic"))
+
+
+def shift_right_arithmetic(x, y):
+  """Elementwise sign-filling right shift."""
+  return shift_right_arithmetic_p.bind1(x, y)
+
+
+shift_right_logical_p = naryop("shift_right_logical", _shift("right_logical"), INT,
+                               kind="nondifferentiable", lower=shift_rule("logical"))
+
+
+def shift_right_logical(x, y):
+  """Elementwise zero-filling right shift."""
+  return shift_right_logical_p.bind1(x, y)
+
+
+# ---------------------------------------------------------------- comparisons
+eq_p = naryop("eq", np.equal, ANY, result_dtype=bool_dtype, kind="nondifferentiable",
+              lower=compare_rule("EQ"))
+
+
+def eq(x, y):
+  """Elementwise equals: x == y."""
+  return eq_p.bind1(x, y)
+
+
+ne_p = naryop("ne", np.not_equal, ANY, result_dtype=bool_dtype, kind="nondifferentiable",
+              lower=compare_rule("NE"))
+
+
+def ne(x, y):
+  """Elementwise not-equals: x != y."""
+  return ne_p.bind1(x, y)
+
+
+lt_p = naryop("lt", np.less, ORDERED, result_dtype=bool_dtype, kind="nondifferentiable",
+              lower=compare_rule("LT"))
+
+
+def lt(x, y):
+  """Elementwise less-than: x < y."""
+  return lt_p.bind1(x, y)
+
+
+le_p = naryop("le", np.less_equal, ORDERED, result_dtype=bool_dtype, kind="nondifferentiable",
+              lower=compare_rule("LE"))
+
+
+def le(x, y):
+  """Elementwise less-than-or-equals: x <= y."""
+  return le_p.bind1(x, y)
+
+
+gt_p = naryop("gt", np.greater, ORDERED, result_dtype=bool_dtype, kind="nondifferentiable",
+              lower=compare_rule("GT"))
+
+
+def gt(x, y):
+  """Elementwise greater-than: x > y."""
+  return gt_p.bind1(x, y)
+
+
+ge_p = naryop("ge", np.greater_equal, ORDERED, result_dtype=bool_dtype,
+              kind="nondifferentiable", lower=compare_rule("GE"))
+
+
+def ge(x, y):
+  """Elementwise greater-than-or-equals: x >= y."""
+  return ge_p.bind1(x, y)
+
+
+# ------------------------------------------------------------------- select_n
+select_n_p = Primitive("select_n")
+
+
+def select_n(which, *cases):
+  """``cases[which]`` elementwise; ``which`` is bool (two cases) or int."""
+  if not cases:
+    raise ValueError("select_n() must have at least one case")
+  return select_n_p.bind1(which, *cases)
+
+
+def select(pred, on_true, on_false):
+  """``on_true`` where ``pred`` else ``on_false`` (``select_n(pred, on_false, on_true)``)."""
+  return select_n_p.bind1(pred, on_false, on_true)
+
+
+@select_n_p.def_impl
+def _select_n_impl(which, *cases):
+  if len(cases) == 1:
+    return [np.asarray(cases[0])]
+  if which.dtype == np.bool_:
+    return [np.where(which, cases[1], cases[0])]
+  out = cases[-1]
+  for i in range(len(cases) - 2, -1, -1):   # out-of-range indices pick an end case
+    out = np.where(which <= i, cases[i], out)
+  return [np.asarray(out)]
+
+
+def _select2(which, on_false, on_true):
+  return np.where(which, on_true, on_false)
+
+
+@select_n_p.def_eval_kernel
+def _select_n_eval_kernel(which, *cases):
+  # ``jnp.where``'s case, one NumPy call (the impl handles the others).
+  return _select2 if len(cases) == 2 and which.dtype == np.bool_ else None
+
+
+@select_n_p.def_abstract_eval
+def _select_n_abstract_eval(which, *cases):
+  if not cases:
+    raise TypeError("select must have at least one case")
+  if builtins.any(c.shape != cases[0].shape for c in cases[1:]):
+    raise TypeError("select cases must have the same shapes, got "
+                    f"[{', '.join(str(c.shape) for c in cases)}].")
+  if which.shape and which.shape != cases[0].shape:
+    raise TypeError("select `which` must be scalar or have the same shape as cases, got "
+                    f"`which` shape {which.shape} but case shape {cases[0].shape}.")
+  check_same_dtypes("select", cases)
+  if not (which.dtype == np.bool_ or dtypes.issubdtype(which.dtype, np.integer)):
+    raise TypeError(f"select `which` must be boolean or integer type, got {which.dtype.name}.")
+  if which.dtype == np.bool_ and len(cases) > 2:
+    raise TypeError("select with boolean `which` cannot have > 2 cases.")
+  return [ShapedArray(cases[0].shape, cases[0].dtype, weak(*cases))]
+
+
+@select_n_p.def_jvp
+def _select_n_jvp(primals, tangents):
+  which, *cases = primals
+  case_tangents = tangents[1:]              # the predicate is not differentiable
+  out = select_n_p.bind1(which, *cases)
+  nonzero = [t for t in case_tangents if type(t) is not Zero]
+  if not nonzero:
+    return [out], [Zero.from_primal_value(out)]
+  z = zeros_like(nonzero[0])
+  return [out], [select_n_p.bind1(which, *(z if type(t) is Zero else t
+                                           for t in case_tangents))]
+
+
+@select_n_p.def_transpose
+def _select_n_transpose(cts, which, *cases):
+  ct, = cts
+  if is_undefined_primal(which):
+    raise NotImplementedError("select_n: the predicate cannot be a linear input")
+  if type(ct) is Zero:
+    return [None] + [Zero(c.aval) if is_undefined_primal(c) else None for c in cases]
+  zeros = zeros_like(ct)
+  if get_aval(which).dtype == np.bool_:
+    pick = lambda i: select(which, zeros, ct) if i == 0 else select(which, ct, zeros)  # noqa: E731
+  else:
+    pick = lambda i: select(eq(which, scalar_like(which, i)), ct, zeros)  # noqa: E731
+  if len(cases) == 1:
+    pick = lambda i: ct  # noqa: E731
+  return [None] + [pick(i) if is_undefined_primal(c) else None for i, c in enumerate(cases)]
+
+
+@select_n_p.def_batch
+def _select_n_batch(vals, dims):
+  which, *cases = vals
+  which_d, *case_ds = dims
+  size = axis_size(vals, dims)
+  if builtins.all(which_d == d for d in case_ds):
+    if _shape(which) == _shape(cases[0]):
+      return [select_n_p.bind1(which, *cases)], [which_d]
+    # A scalar predicate batched beside batched cases: spread it along them.
+    which = broadcast_in_dim(which, _shape(cases[0]), (which_d,))
+    return [select_n_p.bind1(which, *cases)], [which_d]
+  if not _shape(which) and builtins.all(d is not None for d in case_ds):
+    # An unbatched scalar predicate: the cases keep (or share) their batch dim.
+    d0 = case_ds[0]
+    cases = [moveaxis(c, d, d0) for c, d in zip(cases, case_ds)]
+    return [select_n_p.bind1(which, *cases)], [d0]
+  if _shape(which):
+    which = bdim_at_front(which, which_d, size)
+  if not builtins.all(_shape(c) == () for c in cases):
+    cases = [bdim_at_front(c, d, size) for c, d in zip(cases, case_ds)]
+  case_shape = _shape(cases[0])
+  if 0 < len(_shape(which)) < len(case_shape):
+    which = broadcast_in_dim(which, case_shape, (0,))   # a batched scalar predicate
+  if len(_shape(which)) > len(case_shape):
+    cases = [broadcast_in_dim(c, _shape(which), ()) for c in cases]
+  return [select_n_p.bind1(which, *cases)], [0]
+
+
+select_n_p.def_lower(select_n_rule)
+
+
+# ---------------------------------------------------------------------- clamp
+clamp_p = Primitive("clamp")
+
+
+def clamp(min, x, max):  # noqa: A002 - JAX's parameter names
+  """Elementwise ``minimum(maximum(x, min), max)``."""
+  return clamp_p.bind1(min, x, max)
+
+
+@clamp_p.def_impl
+def _clamp_impl(lo, x, hi):
+  with np.errstate(all="ignore"):
+    return [np.minimum(np.maximum(x, lo), hi).astype(x.dtype, copy=False)]
+
+
+@clamp_p.def_abstract_eval
+def _clamp_abstract_eval(lo, x, hi):
+  for name, a in (("min", lo), ("max", hi)):
+    if a.shape and a.shape != x.shape:
+      raise TypeError(f"clamp requires {name}.shape == operand.shape or {name}.shape == (), "
+                      f"got {name}.shape={a.shape}, operand.shape={x.shape}.")
+  check_nary("clamp", (lo, x, hi), (ANY, ANY, ANY))
+  return [ShapedArray(x.shape, x.dtype, weak(lo, x, hi))]
+
+
+def _clamp_jvp_bound(pred):
+  def fn(g, lo, x, hi):
+    return select(pred(lo, x, hi), maybe_broadcast(_shape(x), g), zeros_like(x))
+  return fn
+
+
+# min's tangent flows where min is above x (and below max); x's strictly
+# inside; max's where max is below x -- JAX's convention at the ties.
+defjvp(clamp_p,
+       _clamp_jvp_bound(lambda lo, x, hi: bitwise_and(gt(lo, x), lt(lo, hi))),
+       _clamp_jvp_bound(lambda lo, x, hi: bitwise_and(gt(x, lo), lt(x, hi))),
+       _clamp_jvp_bound(lambda lo, x, hi: lt(hi, x)))
+
+
+@clamp_p.def_batch
+def _clamp_batch(vals, dims):
+  lo, x, hi = vals
+  lo_d, x_d, hi_d = dims
+  size = axis_size(vals, dims)
+  nd = [len(_shape(v)) for v in vals]
+  if lo_d == x_d == hi_d:
+    if _shape(lo) == _shape(x) == _shape(hi):
+      return [clamp_p.bind1(lo, x, hi)], [x_d]
+    if nd[0] == nd[2] == 1:       # batched scalar bounds beside a batched operand
+      lo = broadcast_in_dim(lo, _shape(x), (lo_d,))
+      hi = broadcast_in_dim(hi, _shape(x), (hi_d,))
+      return [clamp_p.bind1(lo, x, hi)], [x_d]
+  elif nd[0] == nd[2] == 0 and x_d is not None:   # unbatched scalar bounds
+    return [clamp_p.bind1(lo, x, hi)], [x_d]
+  lo = bdim_at_front(lo, lo_d, size) if _shape(lo) else lo
+  hi = bdim_at_front(hi, hi_d, size) if _shape(hi) else hi
+  x = bdim_at_front(x, x_d, size) if _shape(x) else x
+  xs = _shape(x)
+  if not _shape(lo) and xs:
+    lo = broadcast(lo, xs)
+  if not _shape(hi) and xs:
+    hi = broadcast(hi, xs)
+  if 0 < len(_shape(lo)) < len(xs):       # a batched scalar bound
+    lo = broadcast_in_dim(lo, xs, (0,))
+  if 0 < len(_shape(hi)) < len(xs):
+    hi = broadcast_in_dim(hi, xs, (0,))
+  if len(_shape(lo)) > len(xs):           # a scalar operand beside batched bounds
+    x = broadcast(x, _shape(lo))
+  return [clamp_p.bind1(lo, x, hi)], [0]
+
+
+clamp_p.def_lower(clamp_rule)
+
+
+# ------------------------------------------------------- bitcast_convert_type
+bitcast_convert_type_p = Primitive("bitcast_convert_type", kind="nondifferentiable")
+
+
+def bitcast_convert_type(operand, new_dtype):
+  """Reinterpret the bits of ``operand`` as ``new_dtype``."""
+  return bitcast_convert_type_p.bind1(operand, new_dtype=dtypes.explicit_dtype(new_dtype))
+
+
+@bitcast_convert_type_p.def_impl
+def _bitcast_impl(x, *, new_dtype):
+  old, new = x.dtype.itemsize, np.dtype(new_dtype).itemsize
+  flat = np.ascontiguousarray(x).reshape(-1).view(new_dtype)
+  if old == new:
+    return [flat.reshape(x.shape)]
+  if old > new:
+    return [flat.reshape(x.shape + (old // new,))]
+  return [flat.reshape(x.shape[:-1])]
+
+
+@bitcast_convert_type_p.def_abstract_eval
+def _bitcast_abstract_eval(x, *, new_dtype):
+  old, new = x.dtype.itemsize, np.dtype(new_dtype).itemsize
+  if old == new:
+    shape = x.shape
+  elif old > new:
+    shape = x.shape + (old // new,)
+  else:
+    if not x.shape or x.shape[-1] != new // old:
+      raise TypeError(f"bitcast_convert_type: {x.str_short()} cannot be bitcast to "
+                      f"{np.dtype(new_dtype).name}: the last dimension must be {new // old}.")
+    shape = x.shape[:-1]
+  return [ShapedArray(shape, new_dtype, False)]
+
+
+@bitcast_convert_type_p.def_batch
+def _bitcast_batch(vals, dims, *, new_dtype):
+  x, = vals
+  d, = dims
+  aval = get_aval(x)
+  if aval.dtype.itemsize < np.dtype(new_dtype).itemsize and d == aval.ndim - 1:
+    x, d = moveaxis(x, d, 0), 0          # the last axis is consumed by the cast
+  return [bitcast_convert_type_p.bind1(x, new_dtype=new_dtype)], [d]
+
+
+bitcast_convert_type_p.def_lower(bitcast_convert_rule)

@@ -1,0 +1,432 @@
+"""StableHLO lowering rules of the elementwise math functions: exponentials,
+logarithms, trigonometric and hyperbolic functions and their inverses,
+logistic, cbrt, atan2.
+
+IREE's complex versions differ from C's (which NumPy, hence the impls,
+follows) at signed zeros, branch cuts and infinities, so the complex ones
+are written by parts here; float32 sin/cos/tan reduce their argument in
+float64 (IREE's own reduction is lost past |x| ~ 1e4).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from openjax._src import dtypes
+from openjax._src.primitives.elementwise.elementwise_lowering import (
+    F32, compare, complex_abs, complex_div, compute_dtype, conj_rule, const_like, copysign,
+    downcast, is_inf, is_nan, make_complex, op, operands_to_out, parts, real_atan2, select,
+    sign_bit, unary, upcast)
+
+
+F64 = np.dtype(np.float64)
+
+def complex_exp(ctx, z, dt):
+  """C's cexp by parts: exp(x) (cos y + i sin y), exact 0 imaginary part at y = 0."""
+  x, y = parts(ctx, z, dt)
+  fdt = np.finfo(np.dtype(dt)).dtype
+  a = op(ctx, "stablehlo.exponential", [x])
+  im = op(ctx, "stablehlo.multiply", [a, op(ctx, "stablehlo.sine", [y])])
+  y0 = compare(ctx, y, const_like(ctx, y, 0, fdt), "EQ", fdt)
+  re = op(ctx, "stablehlo.multiply", [a, op(ctx, "stablehlo.cosine", [y])])
+  re, im = select(ctx, y0, a, re), select(ctx, y0, y, im)
+  # x = +-inf with a non-finite y: inf + i NaN and 0 + 0i.
+  y_bad = op(ctx, "stablehlo.or", [is_inf(ctx, y, fdt), is_nan(ctx, y, fdt)])
+  pinf = op(ctx, "stablehlo.and", [compare(ctx, x, const_like(ctx, x, np.inf, fdt), "EQ", fdt),
+                                   y_bad])
+  ninf = op(ctx, "stablehlo.and", [compare(ctx, x, const_like(ctx, x, -np.inf, fdt), "EQ", fdt),
+                                   y_bad])
+  zero = const_like(ctx, x, 0, fdt)
+  re = select(ctx, pinf, x, select(ctx, ninf, zero, re))
+  return make_complex(ctx, re, select(ctx, ninf, zero, im), dt)
+
+
+def exp_rule(ctx, x, **params):
+  dt = ctx.avals_in[0].dtype
+  if dtypes.kind(dt) == "c":
+    return [complex_exp(ctx, x, dt)]
+  return unary("stablehlo.exponential")(ctx, x)
+
+
+def exp2_rule(ctx, x, **params):
+  dt = ctx.avals_in[0].dtype
+  xc = upcast(ctx, x, dt)
+  if dtypes.kind(dt) == "c":
+    fdt = np.finfo(np.dtype(dt)).dtype
+    re, im = parts(ctx, x, dt)
+    ln2 = const_like(ctx, re, np.log(2.0), fdt)
+    z = make_complex(ctx, op(ctx, "stablehlo.multiply", [re, ln2]),
+                     op(ctx, "stablehlo.multiply", [im, ln2]), dt)
+    return [complex_exp(ctx, z, dt)]
+  cdt = compute_dtype(dt)
+  return [downcast(ctx, _real_exp2(ctx, xc, cdt), dt)]
+
+
+def _real_exp2(ctx, x, dt):
+  """2**x = 2**n * exp((x - n) ln 2) with n = round(x): the exponential only
+  sees |x - n| <= 1/2 (exp(x ln 2) loses ~|x| ulps), and 2**n is built from
+  its bits in two factors (each a normal float; n is clamped where the result
+  is 0 or inf anyway)."""
+  f = lambda nm, *xs: op(ctx, f"stablehlo.{nm}", list(xs))  # noqa: E731
+  c = lambda v: const_like(ctx, x, v, dt)  # noqa: E731
+  info = np.finfo(dt)
+  bias = int(info.maxexp) - 1                  # 127 / 1023
+  n = f("round_nearest_even", x)
+  n = ctx.op("stablehlo.clamp", [c(-2 * (bias - 1)), n, c(2 * bias)], x.type)
+  frac = select(ctx, is_inf(ctx, x, dt), c(0), f("subtract", x, n))
+  e = f("exponential", f("multiply", frac, c(np.log(2.0))))
+  idt = np.dtype(f"i{np.dtype(dt).itemsize}")
+  n1 = f("floor", f("multiply", n, c(0.5)))
+
+  def pow2(k):
+    bits = f("shift_left", f("add", op(ctx, "stablehlo.convert", [k], idt),
+                             const_like(ctx, x, bias, idt)),
+             const_like(ctx, x, int(info.nmant), idt))
+    return op(ctx, "stablehlo.bitcast_convert", [bits], dt)
+  y = f("multiply", f("multiply", e, pow2(n1)), pow2(f("subtract", n, n1)))
+  return select(ctx, is_nan(ctx, x, dt), x, y)
+
+
+def real_expm1(ctx, x, dt):
+  """exp(x) - 1 of real ``x``. IREE's float64 exponential_minus_one is off
+  by thousands of ulps near 0 (expm1(1.3e-4): 3840), so float64 takes
+  Kahan's identity (u - 1) x / log(u), u = exp(x) (x itself where u == 1)."""
+  if np.dtype(dt) != F64:
+    return op(ctx, "stablehlo.exponential_minus_one", [x])
+  one = const_like(ctx, x, 1, dt)
+  u = op(ctx, "stablehlo.exponential", [x])
+  um1 = op(ctx, "stablehlo.subtract", [u, one])
+  r = op(ctx, "stablehlo.multiply", [um1, op(ctx, "stablehlo.divide", [
+      x, op(ctx, "stablehlo.log", [u])])])
+  r = select(ctx, compare(ctx, u, one, "EQ", dt), x, r)
+  r = select(ctx, compare(ctx, um1, const_like(ctx, x, -1, dt), "EQ", dt), um1, r)
+  return select(ctx, is_inf(ctx, u, dt), u, r)   # x = +inf: inf / inf
+
+
+def real_log1p(ctx, x, dt):
+  """log(1 + x) of real ``x``. IREE's float64 log_plus_one loses all digits
+  for tiny x (log1p(1e-13) is off by ~1e-3 relatively) and ~1e-10 near -1,
+  so float64 takes Goldberg's identity log(u) x / (u - 1), u = 1 + x (x
+  itself where u == 1)."""
+  if np.dtype(dt) != F64:
+    return op(ctx, "stablehlo.log_plus_one", [x])
+  one = const_like(ctx, x, 1, dt)
+  u = op(ctx, "stablehlo.add", [one, x])
+  log_u = op(ctx, "stablehlo.log", [u])
+  r = op(ctx, "stablehlo.multiply", [log_u, op(ctx, "stablehlo.divide", [
+      x, op(ctx, "stablehlo.subtract", [u, one])])])
+  r = select(ctx, compare(ctx, u, one, "EQ", dt), x, r)
+  return select(ctx, is_inf(ctx, u, dt), log_u, r)   # x = +inf: inf / inf
+
+
+def expm1_rule(ctx, x, **params):
+  dt = ctx.avals_in[0].dtype
+  if dtypes.kind(dt) != "c":
+    return [downcast(ctx, real_expm1(ctx, upcast(ctx, x, dt), compute_dtype(dt)), dt)]
+  # NumPy's formula: expm1(x) cos y - 2 sin^2(y/2) + i exp(x) sin y.
+  fdt = np.finfo(np.dtype(dt)).dtype
+  re, im = parts(ctx, x, dt)
+  half = op(ctx, "stablehlo.multiply", [im, const_like(ctx, im, 0.5, fdt)])
+  s = op(ctx, "stablehlo.sine", [half])
+  r = op(ctx, "stablehlo.subtract", [
+      op(ctx, "stablehlo.multiply", [op(ctx, "stablehlo.exponential_minus_one", [re]),
+                                     op(ctx, "stablehlo.cosine", [im])]),
+      op(ctx, "stablehlo.multiply", [const_like(ctx, s, 2, fdt),
+                                     op(ctx, "stablehlo.multiply", [s, s])])])
+  i = op(ctx, "stablehlo.multiply", [op(ctx, "stablehlo.exponential", [re]),
+                                     op(ctx, "stablehlo.sine", [im])])
+  return [make_complex(ctx, r, i, dt)]
+
+
+def log_rule(ctx, x, **params):
+  dt = ctx.avals_in[0].dtype
+  if dtypes.kind(dt) != "c":
+    return unary("stablehlo.log")(ctx, x)
+  return [log_rule_complex(ctx, x, dt)]
+
+
+def log_rule_complex(ctx, x, dt):
+  """C's clog by parts: log|z| + i atan2(y, x)."""
+  fdt = np.finfo(np.dtype(dt)).dtype
+  re, im = parts(ctx, x, dt)
+  mag = complex_abs(ctx, x, dt)
+  return make_complex(ctx, op(ctx, "stablehlo.log", [mag]), real_atan2(ctx, im, re, fdt), dt)
+
+
+def sinh_cosh_rule(is_sinh):
+  """Real operands: chlo; complex ones by parts (exact 0 imaginary part at y = 0)."""
+  def rule(ctx, x):
+    dt = ctx.avals_in[0].dtype
+    if dtypes.kind(dt) != "c":
+      return unary("chlo.sinh" if is_sinh else "chlo.cosh")(ctx, x)
+    fdt = np.finfo(np.dtype(dt)).dtype
+    re, im = parts(ctx, x, dt)
+    sh, ch = op(ctx, "chlo.sinh", [re]), op(ctx, "chlo.cosh", [re])
+    c, s = op(ctx, "stablehlo.cosine", [im]), op(ctx, "stablehlo.sine", [im])
+    r = op(ctx, "stablehlo.multiply", [sh if is_sinh else ch, c])
+    i = op(ctx, "stablehlo.multiply", [ch if is_sinh else sh, s])
+    y0 = compare(ctx, im, const_like(ctx, im, 0, fdt), "EQ", fdt)
+    x0 = compare(ctx, re, const_like(ctx, re, 0, fdt), "EQ", fdt)
+    r, i = select(ctx, y0, sh if is_sinh else ch, r), select(ctx, y0, im, i)
+    # C's values at x = 0 (sinh: real part 0; cosh: imaginary part 0) and at
+    # x = +-inf with a non-finite y (+-inf + i NaN).
+    zero = const_like(ctx, re, 0, fdt)
+    if is_sinh:
+      r = select(ctx, x0, re, r)
+    else:
+      i = select(ctx, op(ctx, "stablehlo.and", [x0, op(ctx, "stablehlo.not", [y0])]), zero, i)
+    y_bad = op(ctx, "stablehlo.or", [is_inf(ctx, im, fdt), is_nan(ctx, im, fdt)])
+    big = op(ctx, "stablehlo.and", [is_inf(ctx, re, fdt), y_bad])
+    r = select(ctx, big, re if is_sinh else op(ctx, "stablehlo.abs", [re]), r)
+    return [make_complex(ctx, r, i, dt)]
+  return rule
+
+
+def atan_rule(ctx, x):
+  dt = ctx.avals_in[0].dtype
+  if dtypes.kind(dt) != "c":
+    return unary("chlo.atan")(ctx, x)
+  # By parts (IREE's is wrong on the branch cuts and at +-i):
+  # re = atan2(2x, (1 - y)(1 + y) - x^2) / 2, im = log1p(4y / (x^2 + (1 - y)^2)) / 4.
+  fdt = np.finfo(np.dtype(dt)).dtype
+  f = lambda name, *xs: op(ctx, f"stablehlo.{name}", list(xs))  # noqa: E731
+  c = lambda v: const_like(ctx, re, v, fdt)  # noqa: E731
+  re, im = parts(ctx, x, dt)
+  xx = f("multiply", re, re)
+  one_m, one_p = f("subtract", c(1), im), f("add", c(1), im)
+  r = f("multiply", c(0.5), real_atan2(ctx, f("multiply", c(2), re),
+                                      f("subtract", f("multiply", one_m, one_p), xx), fdt))
+  i = f("multiply", c(0.25), f("log_plus_one", f("divide", f("multiply", c(4), im),
+                                                   f("add", xx, f("multiply", one_m, one_m)))))
+  big = op(ctx, "stablehlo.or", [is_inf(ctx, re, fdt), is_inf(ctx, im, fdt)])
+  r = select(ctx, big, copysign(ctx, c(np.pi / 2), re, fdt), r)
+  i = select(ctx, big, copysign(ctx, c(0), im, fdt), i)
+  return [make_complex(ctx, r, i, dt)]
+
+
+def cbrt_rule(ctx, x, **params):
+  dt = ctx.avals_in[0].dtype
+  xc = upcast(ctx, x, dt)
+  cdt = compute_dtype(dt)
+  if cdt == np.float64:
+    y = _cbrt_f64(ctx, xc)
+  else:   # IREE's float32 cbrt is off by up to ~12 ulps: one Newton step
+    y = op(ctx, "stablehlo.cbrt", [xc])
+    step = op(ctx, "stablehlo.subtract", [y, op(ctx, "stablehlo.divide", [
+        xc, op(ctx, "stablehlo.multiply", [y, y])])])
+    y = op(ctx, "stablehlo.subtract", [y, op(ctx, "stablehlo.multiply", [
+        step, const_like(ctx, y, 1 / 3, cdt)])])
+  # IREE's cbrt(+-inf) is NaN; 0 keeps its sign.
+  special = op(ctx, "stablehlo.or", [is_inf(ctx, xc, cdt),
+                                     compare(ctx, xc, const_like(ctx, xc, 0, cdt), "EQ", cdt)])
+  return [downcast(ctx, select(ctx, special, xc, y), dt)]
+
+
+def _cbrt_f64(ctx, x):
+  """IREE cannot compile float64 math.cbrt: |x|**(1/3) with the sign, then a
+  Newton step y -= (y - x / y**2) / 3."""
+  f64 = np.dtype(np.float64)
+  f = lambda nm, *xs: op(ctx, f"stablehlo.{nm}", list(xs))  # noqa: E731
+  y = f("power", f("abs", x), const_like(ctx, x, 1 / 3, f64))
+  y = copysign(ctx, y, x, f64)
+  step = f("divide", f("subtract", y, f("divide", x, f("multiply", y, y))),
+           const_like(ctx, x, 3, f64))
+  return f("subtract", y, step)
+
+
+def logistic_rule(ctx, x, **params):
+  dt = ctx.avals_in[0].dtype
+  xc = upcast(ctx, x, dt)
+  cdt = compute_dtype(dt)
+  one = const_like(ctx, xc, 1, cdt)
+  if dtypes.kind(cdt) == "c":
+    e = complex_exp(ctx, op(ctx, "stablehlo.negate", [xc]), cdt)
+    return [complex_div(ctx, one, op(ctx, "stablehlo.add", [one, e]), cdt)]
+  # exp only ever sees -|x|: no overflow (the impl's formula).
+  e = op(ctx, "stablehlo.exponential",
+         [op(ctx, "stablehlo.negate", [op(ctx, "stablehlo.abs", [xc])])])
+  den = op(ctx, "stablehlo.add", [one, e])
+  pos = compare(ctx, xc, const_like(ctx, xc, 0, cdt), "GE", cdt)
+  y = select(ctx, pos, op(ctx, "stablehlo.divide", [one, den]),
+             op(ctx, "stablehlo.divide", [e, den]))
+  return [downcast(ctx, y, dt)]
+
+
+def atan2_rule(ctx, x, y):
+  dt = np.dtype(ctx.avals_in[0].dtype)
+  if dtypes.kind(dt) != "c":
+    x, y = (upcast(ctx, v, dt) for v in operands_to_out(ctx, [x, y]))
+    return [downcast(ctx, real_atan2(ctx, x, y, compute_dtype(dt)), dt)]
+  # -i log(z / sqrt(z conj(z))) with z = y + i x, the impl's extension.
+  x, y = operands_to_out(ctx, [x, y])
+  i = const_like(ctx, x, 1j, dt)
+  z = op(ctx, "stablehlo.add", [y, op(ctx, "stablehlo.multiply", [i, x])])
+  zc = conj_rule(ctx, z, input_dtype=dt)[0]
+  r = op(ctx, "stablehlo.sqrt", [op(ctx, "stablehlo.multiply", [z, zc])])
+  lg = log_rule_complex(ctx, complex_div(ctx, z, r, dt), dt)
+  return [op(ctx, "stablehlo.multiply", [const_like(ctx, x, -1j, dt), lg])]
+
+
+def log1p_rule(ctx, x, **params):
+  dt = ctx.avals_in[0].dtype
+  if dtypes.kind(dt) != "c":
+    return [downcast(ctx, real_log1p(ctx, upcast(ctx, x, dt), compute_dtype(dt)), dt)]
+  fdt = np.finfo(np.dtype(dt)).dtype   # NumPy's: log(1 + z) by parts
+  re, im = parts(ctx, x, dt)
+  z = make_complex(ctx, op(ctx, "stablehlo.add", [re, const_like(ctx, re, 1, fdt)]), im, dt)
+  return [log_rule_complex(ctx, z, dt)]
+
+
+def complex_sqrt(ctx, x, dt):
+  """IREE's sqrt with the imaginary part's sign taken from y (C's csqrt on
+  the branch cut: sqrt(-1 - 0i) = -i)."""
+  fdt = np.finfo(np.dtype(dt)).dtype
+  out = op(ctx, "stablehlo.sqrt", [x])
+  r, i = parts(ctx, out, dt)
+  _, y = parts(ctx, x, dt)
+  i = select(ctx, is_nan(ctx, y, fdt), i, copysign(ctx, op(ctx, "stablehlo.abs", [i]), y, fdt))
+  return make_complex(ctx, r, i, dt)
+
+
+def sqrt_rule(ctx, x, **params):
+  dt = ctx.avals_in[0].dtype
+  if dtypes.kind(dt) != "c":
+    return unary("stablehlo.sqrt")(ctx, x)
+  return [complex_sqrt(ctx, x, dt)]
+
+
+def rsqrt_rule(ctx, x, **params):
+  dt = ctx.avals_in[0].dtype
+  if dtypes.kind(dt) != "c":
+    return unary("stablehlo.rsqrt")(ctx, x)
+  return [complex_div(ctx, const_like(ctx, x, 1, dt), complex_sqrt(ctx, x, dt), dt)]
+
+
+def trig_rule(name):
+  """sin/cos/tan; complex operands by parts with C's values where a part is
+  zero (IREE's give NaN where C gives 0 or inf)."""
+  def rule(ctx, x, **params):
+    dt = ctx.avals_in[0].dtype
+    if dtypes.kind(dt) != "c":
+      if compute_dtype(dt) == F32:
+        return [downcast(ctx, reduced_trig(ctx, upcast(ctx, x, dt), name), dt)]
+      return unary(f"stablehlo.{name}")(ctx, x)
+    fdt = np.finfo(np.dtype(dt)).dtype
+    f = lambda nm, *xs: op(ctx, f"stablehlo.{nm}", list(xs))  # noqa: E731
+    re, im = parts(ctx, x, dt)
+    zero = const_like(ctx, re, 0, fdt)
+    x0, y0 = (compare(ctx, v, zero, "EQ", fdt) for v in (re, im))
+    if name == "tan":
+      out = op(ctx, "stablehlo.tan", [x])
+      r, i = parts(ctx, out, dt)
+      r = select(ctx, y0, f("tan", re), r)
+      i = select(ctx, y0, im, i)
+      return [make_complex(ctx, r, i, dt)]
+    sx, cx = f("sine", re), f("cosine", re)
+    shy, chy = op(ctx, "chlo.sinh", [im]), op(ctx, "chlo.cosh", [im])
+    if name == "sine":     # sin x cosh y + i cos x sinh y
+      r, i = f("multiply", sx, chy), f("multiply", cx, shy)
+      r, i = select(ctx, x0, re, r), select(ctx, y0, im, i)
+    else:                  # cos x cosh y - i sin x sinh y
+      r, i = f("multiply", cx, chy), f("negate", f("multiply", sx, shy))
+      i = select(ctx, op(ctx, "stablehlo.or", [x0, y0]), zero, i)
+      r = select(ctx, x0, chy, r)
+    return [make_complex(ctx, r, i, dt)]
+  return rule
+
+
+def tanh_rule(ctx, x, **params):
+  dt = ctx.avals_in[0].dtype
+  out = unary("stablehlo.tanh")(ctx, x)[0]
+  if dtypes.kind(dt) != "c":
+    return [out]
+  fdt = np.finfo(np.dtype(dt)).dtype    # C's ctanh(+-0 + iy) = +-0 + i tan(y)
+  re, im = parts(ctx, x, dt)
+  r, i = parts(ctx, out, dt)
+  x0 = compare(ctx, re, const_like(ctx, re, 0, fdt), "EQ", fdt)
+  return [make_complex(ctx, select(ctx, x0, re, r), i, dt)]
+
+
+def conj_symmetric(name):
+  """A unary chlo op; complex operands are evaluated at (x, |y|) and
+  conjugated back for a negative y, so both signed zeros of a branch cut get
+  C's values (f(conj z) = conj f(z) for asin, acos, asinh, acosh, atanh)."""
+  def rule(ctx, x, **params):
+    dt = ctx.avals_in[0].dtype
+    if dtypes.kind(dt) != "c":
+      return unary(name)(ctx, x)
+    fdt = np.finfo(np.dtype(dt)).dtype
+    re, im = parts(ctx, x, dt)
+    absolute = lambda v: op(ctx, "stablehlo.abs", [v])  # noqa: E731
+    negate = lambda v: op(ctx, "stablehlo.negate", [v])  # noqa: E731
+    neg_sign = lambda v: op(ctx, "stablehlo.and", [  # noqa: E731
+        sign_bit(ctx, v, fdt), op(ctx, "stablehlo.not", [is_nan(ctx, v, fdt)])])
+    # asinh's cuts lie on the imaginary axis: it is odd as well, so x is made
+    # non-negative too (asinh(-conj z) = -conj asinh(z)).
+    odd = name == "chlo.asinh"
+    w = op(ctx, name, [make_complex(ctx, absolute(re) if odd else re, absolute(im), dt)])
+    wr, wi = parts(ctx, w, dt)
+    wi = select(ctx, neg_sign(im), negate(wi), wi)
+    if odd:
+      wr = select(ctx, neg_sign(re), negate(wr), wr)
+    wi = select(ctx, is_nan(ctx, im, fdt), im, wi)   # a NaN imaginary part stays NaN
+    if name == "chlo.atanh":   # atanh(+-1 + 0i) = +-inf + 0i (IREE: NaN imaginary part)
+      one = op(ctx, "stablehlo.and", [
+          compare(ctx, absolute(re), const_like(ctx, re, 1, fdt), "EQ", fdt),
+          compare(ctx, im, const_like(ctx, im, 0, fdt), "EQ", fdt)])
+      wr = select(ctx, one, copysign(ctx, const_like(ctx, re, np.inf, fdt), re, fdt), wr)
+      wi = select(ctx, one, im, wi)
+    return [make_complex(ctx, wr, wi, dt)]
+  return rule
+
+
+# fdlibm's pi/2 in 33-bit pieces: n * piece is exact for |n| < 2**20.
+_PIO2 = (1.57079632673412561417e+00, 6.07710050630396597660e-11, 2.02226624871116645580e-21,
+         8.47842766036889956997e-32)
+
+
+_SIN_TAYLOR = tuple((-1) ** i / math.factorial(2 * i + 1) for i in range(9))
+_COS_TAYLOR = tuple((-1) ** i / math.factorial(2 * i) for i in range(10))
+
+
+def reduced_trig(ctx, x, name):
+  """float32 sin/cos/tan evaluated in float64 (IREE's float32 ones lose all
+  accuracy past |x| ~ 1e4 and are off by up to 60% near some zeros):
+  sin: x = n pi + r, sin x = (-1)^n sin r; cos: x = (n + 1/2) pi + r,
+  cos x = (-1)^(n+1) sin r; tan: x = n pi/2 + r, tan x = tan r or -1/tan r.
+  sin r and cos r are Taylor polynomials (|r| <= pi/2, error < 1e-13)."""
+  f64 = np.dtype(np.float64)
+  f = lambda nm, *xs: op(ctx, f"stablehlo.{nm}", list(xs))  # noqa: E731
+  c64 = lambda v: const_like(ctx, xd, v, f64)  # noqa: E731
+  xd = op(ctx, "stablehlo.convert", [x], f64)
+  scale = 2.0 if name != "tan" else 1.0          # pieces of pi (sin, cos) or pi/2 (tan)
+  t = f("multiply", xd, c64(1 / (np.pi / 2 * scale)))
+  if name == "cosine":
+    t = f("subtract", t, c64(0.5))
+  n = f("round_nearest_even", t)
+  k = f("add", n, c64(0.5)) if name == "cosine" else n
+  r = xd
+  for piece in _PIO2:                            # exact products while |k| < 2**19
+    r = f("subtract", r, f("multiply", k, c64(piece * scale)))
+  lim = c64(np.pi / 2 if name != "tan" else np.pi / 4)   # the reduction is lost past ~1e18
+  r = ctx.op("stablehlo.clamp", [f("negate", lim), r, lim], r.type)
+  r2 = f("multiply", r, r)
+
+  def poly(coefs):
+    acc = c64(coefs[-1])
+    for c in reversed(coefs[:-1]):
+      acc = f("add", f("multiply", acc, r2), c64(c))
+    return acc
+  sr = f("multiply", r, poly(_SIN_TAYLOR))
+  half_n = f("floor", f("multiply", n, c64(0.5)))
+  odd = compare(ctx, f("subtract", n, f("multiply", c64(2), half_n)), c64(1), "EQ", f64)
+  if name == "tan":
+    cr = poly(_COS_TAYLOR)
+    out = select(ctx, odd, f("negate", f("divide", cr, sr)), f("divide", sr, cr))
+  else:
+    flip = odd if name == "sine" else op(ctx, "stablehlo.not", [odd])
+    out = select(ctx, flip, f("negate", sr), sr)
+  out = op(ctx, "stablehlo.convert", [out], F32)
+  # Infinities and NaN give NaN (n is not finite there).
+  return select(ctx, is_inf(ctx, x, F32), const_like(ctx, x, np.nan, F32), out)

@@ -1,0 +1,184 @@
+"""The ``fft`` primitive (``jax.lax.fft``): complex and real discrete Fourier
+transforms over the trailing ``len(fft_lengths)`` dimensions of an array.
+
+Eager impls run ``numpy.fft`` (pocketfft, which keeps single precision for
+float32/complex64 as XLA does). The lowering traces DFT-matrix products where
+IREE's ``stablehlo.fft`` falls short, so it is set from the control layer
+(``control/fft_lowering.py``).
+"""
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from openjax._src import dtypes
+from openjax._src.core import Primitive, ShapedArray, get_aval
+from openjax._src.primitives.base.convert import _convert_element_type
+from openjax._src.primitives.base.structural import broadcast_in_dim, deflinear, moveaxis
+from openjax._src.primitives.elementwise.arithmetic import conj, div, mul
+from openjax._src.primitives.shape.shape import pad, slice
+
+__all__ = ["FftType", "fft", "fft_p"]
+
+
+class FftType(enum.IntEnum):
+  """Which transform ``fft`` computes (prints as its number, as in JAX)."""
+  FFT = 0     # forward complex-to-complex
+  IFFT = 1    # inverse complex-to-complex
+  RFFT = 2    # forward real-to-complex (half spectrum)
+  IRFFT = 3   # inverse complex-to-real (from a half spectrum)
+
+  def __repr__(self):
+    return str(int(self))
+
+
+_FFT_TYPE_NAMES = {"fft": FftType.FFT, "ifft": FftType.IFFT, "rfft": FftType.RFFT,
+                   "irfft": FftType.IRFFT}
+
+
+def _fft_type(fft_type) -> FftType:
+  if isinstance(fft_type, FftType):
+    return fft_type
+  if isinstance(fft_type, str):
+    typ = _FFT_TYPE_NAMES.get(fft_type.lower())
+    if typ is None:
+      raise ValueError(f"Unknown FFT type '{fft_type}'")
+    return typ
+  raise TypeError(f"Unknown FFT type value '{fft_type}'")
+
+
+def _complex_dtype(dtype) -> np.dtype:
+  return np.dtype(np.complex128 if np.dtype(dtype) in (np.float64, np.complex128)
+                  else np.complex64)
+
+
+def real_dtype(dtype) -> np.dtype:
+  return np.dtype(np.float64 if np.dtype(dtype) in (np.float64, np.complex128) else np.float32)
+
+
+# --------------------------------------------------------------------- fft
+fft_p = Primitive("fft", kind="linear")
+
+
+def fft(x, fft_type: FftType | str, fft_lengths: Sequence[int]):
+  """The discrete Fourier transform of ``x`` over its last
+  ``len(fft_lengths)`` dimensions (``jax.lax.fft``). ``fft_type`` is an
+  ``FftType`` or one of ``'fft'``, ``'ifft'``, ``'rfft'``, ``'irfft'``. RFFT
+  takes a real array and returns the half spectrum (last length
+  ``n // 2 + 1``); IRFFT inverts it to a real array of ``fft_lengths``."""
+  typ = _fft_type(fft_type)
+  fft_lengths = tuple(int(n) for n in fft_lengths)
+  dt = dtypes.dtype(x)
+  if typ == FftType.RFFT:
+    if dtypes.kind(dt) == "c":
+      raise ValueError("only real valued inputs supported for rfft")
+    x = _convert_element_type(x, dtypes.to_inexact_dtype(dt))
+  else:
+    x = _convert_element_type(x, dtypes.to_complex_dtype(dt))
+  if not fft_lengths:
+    return x
+  return fft_p.bind1(x, fft_type=typ, fft_lengths=fft_lengths)
+
+
+@fft_p.def_impl
+def _fft_impl(x, *, fft_type, fft_lengths):
+  axes = tuple(range(x.ndim - len(fft_lengths), x.ndim))
+  if fft_type == FftType.FFT:
+    out = np.fft.fftn(x, s=fft_lengths, axes=axes)
+  elif fft_type == FftType.IFFT:
+    out = np.fft.ifftn(x, s=fft_lengths, axes=axes)
+  elif fft_type == FftType.RFFT:
+    out = np.fft.rfftn(x, s=fft_lengths, axes=axes)
+  else:
+    out = np.fft.irfftn(x, s=fft_lengths, axes=axes)
+  out_dtype = real_dtype(x.dtype) if fft_type == FftType.IRFFT else _complex_dtype(x.dtype)
+  return [np.asarray(out).astype(out_dtype, copy=False)]
+
+
+@fft_p.def_abstract_eval
+def _fft_abstract_eval(x, *, fft_type, fft_lengths):
+  k = len(fft_lengths)
+  if k > x.ndim:
+    raise ValueError(f"FFT input shape {x.shape} must have at least as many input "
+                     f"dimensions as fft_lengths {fft_lengths}.")
+  if fft_type == FftType.RFFT:
+    if x.dtype not in (np.float32, np.float64):
+      raise ValueError(f"RFFT input must be float32 or float64, got {x.dtype}")
+    if x.shape[x.ndim - k:] != fft_lengths:
+      raise ValueError(f"RFFT input shape {x.shape} minor dimensions must be equal to "
+                       f"fft_lengths {fft_lengths}")
+    shape = x.shape[:x.ndim - k] + fft_lengths[:-1] + (fft_lengths[-1] // 2 + 1,)
+    return [ShapedArray(shape, _complex_dtype(x.dtype))]
+  if dtypes.kind(x.dtype) != "c":
+    raise ValueError(f"{fft_type.name} input must be complex64 or complex128, got {x.dtype}")
+  if fft_type == FftType.IRFFT:
+    if x.shape[x.ndim - k:-1] != fft_lengths[:-1]:
+      raise ValueError(f"IRFFT input shape {x.shape} minor dimensions must be equal to all "
+                       f"except the last fft_length, got fft_lengths={fft_lengths}")
+    return [ShapedArray(x.shape[:x.ndim - k] + fft_lengths, real_dtype(x.dtype))]
+  if x.shape[x.ndim - k:] != fft_lengths:
+    raise ValueError(f"FFT input shape {x.shape} minor dimensions must be equal to "
+                     f"fft_lengths {fft_lengths}")
+  return [ShapedArray(x.shape, x.dtype)]
+
+
+def _hermitian_mask(aval: ShapedArray, n: int):
+  """Weights of a half spectrum (the last axis of ``aval``) for length ``n``: 1
+  for the DC (and, for even ``n``, Nyquist) entry, 2 for entries standing for
+  a conjugate pair."""
+  m = aval.shape[-1]
+  mask = np.full(m, 2.0)
+  mask[0] = 1.0
+  if n % 2 == 0:
+    mask[m - 1] = 1.0
+  return broadcast_in_dim(mask.astype(aval.dtype), aval.shape, (aval.ndim - 1,))
+
+
+def _scale(x, factor):
+  aval = get_aval(x)
+  return mul(x, broadcast_in_dim(np.asarray(factor, aval.dtype), aval.shape, ()))
+
+
+def _fft_transpose(ct, x, *, fft_type, fft_lengths):
+  # The DFT matrix is symmetric, so FFT and IFFT are their own transposes.
+  # RFFT/IRFFT drop the redundant half of a Hermitian spectrum: their
+  # transposes reweight the kept entries (JAX's rules, including its
+  # conjugation convention for complex cotangents).
+  n = fft_lengths[-1]
+  if fft_type == FftType.RFFT:
+    weighted = div(conj(ct), _hermitian_mask(get_aval(ct), n))
+    out = fft_p.bind1(weighted, fft_type=FftType.IRFFT, fft_lengths=fft_lengths)
+    return [_scale(out, math.prod(fft_lengths))]
+  if fft_type == FftType.IRFFT:
+    spec = fft_p.bind1(ct, fft_type=FftType.RFFT, fft_lengths=fft_lengths)
+    aval = get_aval(spec)
+    out = mul(_hermitian_mask(aval, n), spec)
+    out = conj(_scale(out, 1 / math.prod(fft_lengths)))
+    want = x.aval.shape[-1]
+    if aval.shape[-1] != want:   # the operand held more/fewer half-spectrum entries
+      out = _fit_last(out, want)
+    return [out]
+  return [fft_p.bind1(ct, fft_type=fft_type, fft_lengths=fft_lengths)]
+
+
+def _fit_last(x, m: int):
+  """``x`` cropped or zero-padded to ``m`` entries on its last axis."""
+  aval = get_aval(x)
+  have = aval.shape[-1]
+  if have > m:
+    return slice(x, (0,) * aval.ndim, aval.shape[:-1] + (m,))
+  zero = np.zeros((), aval.dtype)
+  return pad(x, zero, [(0, 0, 0)] * (aval.ndim - 1) + [(0, m - have, 0)])
+
+
+deflinear(fft_p, _fft_transpose)
+
+
+@fft_p.def_batch
+def _fft_batch(vals, dims, *, fft_type, fft_lengths):
+  x, = vals
+  d, = dims
+  return [fft_p.bind1(moveaxis(x, d, 0), fft_type=fft_type, fft_lengths=fft_lengths)], [0]
