@@ -169,12 +169,36 @@ def _promoter(refine, promote_dtypes_general, doc: str):
   ``_PROMOTIONS`` inline (every eager jnp call comes here); anything else
   takes the general path (``check_arraylike``, ``promote_dtypes_general``,
   ``promote_shapes``)."""
+  last = [(None, None, None, None)]   # (x's aval or type, y's, x64, entry): the last call
+  # The last Python scalar converted, (scalar, dtype, weak type, Array): the
+  # same constant object in a loop (``x * 2.0``) is converted once.
+  scalar = [(None, None, None, None)]
+
+  def converted(a, dt, weak):
+    s = scalar[0]
+    if a is s[0] and s[1] is dt and s[2] is weak and s[3]._np is not None:   # not deleted
+      return s[3]
+    out = lax._convert_element_type(a, dt, weak)
+    if type(a) in _SCALAR_TYPES:
+      scalar[0] = (a, dt, weak, out)
+    return out
+
   def promote(fun_name: str, *args: Any) -> list:
     cfg = eager_config
     if cfg.flags_ok:
       key = None
       if len(args) == 2:   # most calls: no loop
         x, y = args
+        # The last call's operands again (same aval objects or scalar types)?
+        tx, ty = type(x), type(y)
+        entry = last[0]
+        if ((x.aval if tx is Array else tx) is entry[0]
+            and (y.aval if ty is Array else ty) is entry[1] and entry[2] is cfg.x64):
+          dt, weak, converts = entry[3]
+          if converts is None:
+            return [x, y]
+          cx, cy = converts
+          return [converted(x, dt, weak) if cx else x, converted(y, dt, weak) if cy else y]
         t = type(x)
         if t is Array:
           aval = x.aval
@@ -194,6 +218,10 @@ def _promoter(refine, promote_dtypes_general, doc: str):
         t = type(x)
         if t is Array:
           aval = x.aval
+          entry = last[0]
+          if aval is entry[0] and entry[1] is None and entry[2] is cfg.x64:
+            dt, weak, converts = entry[3]
+            return [x] if converts is None else [lax._convert_element_type(x, dt, weak)]
           key = (refine, cfg.x64, (aval.dtype, aval.weak_type, len(aval.shape)))
         else:
           k = t if t in _SCALAR_TYPES else _operand_key(x, t)
@@ -215,6 +243,13 @@ def _promoter(refine, promote_dtypes_general, doc: str):
         if hit is None:
           hit = _PROMOTIONS[key] = _promotion(args, key, refine)
         if hit is not False:
+          if len(args) == 2 and (type(args[0]) is Array or type(args[0]) in _SCALAR_TYPES) \
+              and (type(args[1]) is Array or type(args[1]) in _SCALAR_TYPES):
+            x, y = args
+            last[0] = (x.aval if type(x) is Array else type(x),
+                       y.aval if type(y) is Array else type(y), cfg.x64, hit)
+          elif len(args) == 1 and type(args[0]) is Array:
+            last[0] = (args[0].aval, None, cfg.x64, hit)
           dt, weak, converts = hit
           if converts is None:
             return list(args)
