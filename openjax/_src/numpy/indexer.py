@@ -554,9 +554,22 @@ def _static_index_key(idx):
   return None
 
 
-# (shape, index key, mode, normalize) -> the StaticSlice plan, or None when the
-# index needs the dynamic or gather path: ``x[i]`` and ``x[a:b]`` in loops are
-# parsed once.
+def _static_slice_ops(plan: StaticSlice, shape) -> tuple:
+  """``apply_static_slice``'s decisions for ``plan`` on ``shape``: (slice
+  arguments or None, rev axes, squeeze axes, new axes), as tuples."""
+  trivial = all(s == 1 for s in plan.strides) and all(
+      a == 0 and b == d for a, b, d in zip(plan.starts, plan.limits, shape))
+  slice_args = None
+  if not trivial:
+    strides = None if all(s == 1 for s in plan.strides) else tuple(plan.strides)
+    slice_args = (tuple(plan.starts), tuple(plan.limits), strides)
+  return (slice_args, tuple(plan.rev_axes), tuple(plan.squeeze_axes),
+          tuple(plan.newaxis_dims))
+
+
+# (shape, index key, mode, normalize) -> the static slice's lax calls
+# (``_static_slice_ops``), or None when the index needs the dynamic or gather
+# path: ``x[i]`` and ``x[a:b]`` in loops are parsed once.
 _STATIC_PLANS: dict = {}
 _MISSING = object()
 
@@ -568,14 +581,23 @@ def rewriting_take(arr, idx, *, indices_are_sorted: bool = False, unique_indices
   key = _static_index_key(idx)
   if key is not None:
     key = (shape, key, mode, normalize_indices)
-    plan = _STATIC_PLANS.get(key, _MISSING)
-    if plan is _MISSING:
+    ops = _STATIC_PLANS.get(key, _MISSING)
+    if ops is _MISSING:
       plan = to_static_slice(parse(idx, shape), shape, mode=mode, normalize=normalize_indices)
+      ops = None if plan is None else _static_slice_ops(plan, shape)
       if len(_STATIC_PLANS) >= 4096:
         _STATIC_PLANS.clear()
-      _STATIC_PLANS[key] = plan
-    if plan is not None:
-      return apply_static_slice(arr, plan)
+      _STATIC_PLANS[key] = ops
+    if ops is not None:   # apply_static_slice's lax calls, decided once
+      slice_args, rev_axes, squeeze_axes, newaxis_dims = ops
+      out = arr if slice_args is None else lax.slice(arr, *slice_args)
+      if rev_axes:
+        out = lax.rev(out, rev_axes)
+      if squeeze_axes:
+        out = lax.squeeze(out, squeeze_axes)
+      if newaxis_dims:
+        out = lax.expand_dims(out, newaxis_dims)
+      return out
   parsed = parse(idx, shape)
   plan = to_static_slice(parsed, shape, mode=mode, normalize=normalize_indices)
   if plan is not None:

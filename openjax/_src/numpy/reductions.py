@@ -16,7 +16,8 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
-from openjax._src.core import concrete_or_error
+from openjax._src.core import Array, Tracer, concrete_or_error
+from openjax._src.core.trace import eager_config
 from openjax._src.numpy import util
 
 __all__ = [
@@ -161,12 +162,37 @@ def _init_value(dtype: np.dtype, value) -> np.ndarray:
   return np.array(value).astype(dtype)
 
 
+# (name, reducer, preproc, ..., operand aval, axis, keepdims, x64) -> (dims,
+# computation dtype, result dtype, reducer) of reductions without dtype,
+# initial, where or out: the static work of ``_reduction`` done once.
+_REDUCTION_PLANS: dict = {}
+
+
 def _reduction(a, name: str, reducer: Callable, op: Callable, init_val, *,
                has_identity: bool = True, preproc: Callable | None = None,
                bool_reducer: Callable | None = None, bool_op: Callable | None = None,
                upcast_f16_for_computation: bool = False, axis=None, dtype=None, out=None,
                keepdims: bool = False, initial=None, where_=None,
                promote_integers: bool = False):
+  cacheable = (out is None and initial is None and where_ is None and dtype is None
+               and eager_config.flags_ok and (type(a) is Array or isinstance(a, Tracer)))
+  if cacheable:
+    # The common call again: its checks, axes and dtypes come from the plan
+    # the first such call recorded below; the same lax calls follow.
+    aval = a.aval
+    try:
+      key = (name, reducer, preproc, has_identity, upcast_f16_for_computation, aval.shape,
+             aval.dtype, aval.weak_type, axis, keepdims, promote_integers, eager_config.x64)
+      plan = _REDUCTION_PLANS.get(key)
+    except TypeError:   # an unhashable axis (a list): the general path
+      cacheable, plan = False, None
+    if plan is not None:
+      dims, computation_dtype, result_dtype, reducer = plan
+      a = _convert(preproc(a) if preproc else a, computation_dtype)
+      result = reducer(a, dims)
+      if keepdims:
+        result = _expand_dims(result, dims)
+      return _convert(result, result_dtype)
   _check_out(name, out)
   a = util.ensure_arraylike(name, a)
   where_ = _check_where(name, where_)
@@ -191,6 +217,10 @@ def _reduction(a, name: str, reducer: Callable, op: Callable, init_val, *,
   a = _convert(a, computation_dtype)
   if computation_dtype == np.bool_:
     reducer, op = bool_reducer or reducer, bool_op or op
+  if cacheable:
+    if len(_REDUCTION_PLANS) >= 4096:
+      _REDUCTION_PLANS.clear()
+    _REDUCTION_PLANS[key] = (dims, computation_dtype, result_dtype, reducer)
   if where_ is not None:
     a = _where(where_, a, _init_value(computation_dtype, init_val))
   result = reducer(a, dims)
