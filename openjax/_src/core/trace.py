@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import math
 import threading
 from typing import Any, Callable
 
@@ -226,19 +227,23 @@ def _shared_aval(aval, in_avals):
 
 def _eval_kernel(primitive, avals, params, out_avals):
   """The lean kernel ``primitive`` declares for these operands (one NumPy
-  call on the values, no params), checked once on zeros (of the operands'
-  ranks, each dimension at most 1) to give the abstract result's dtype;
-  None: call the impl."""
+  call on the values, no params), checked once on zeros to give the abstract
+  result's dtype; None: call the impl."""
   rule = primitive.eval_kernel
   if rule is None or len(out_avals) != 1 or type(out_avals[0]) is not ShapedArray:
     return None
   kernel = rule(*avals, **params)
   if kernel is None:
     return None
+  # Small operands are sampled at their shapes; large ones with each
+  # dimension at most 1 (a kernel that needs the real shapes, such as a
+  # reshape, then fails the check and the impl runs: its cost is the data's).
+  small = all(math.prod(a.shape) <= 4096 for a in avals)
   try:
     with np.errstate(all="ignore"):
-      sample = kernel(*[np.zeros(tuple([min(d, 1) for d in a.shape]), a.dtype) for a in avals])
-  except Exception:  # noqa: BLE001 - a kernel that cannot run these dtypes: the impl runs
+      sample = kernel(*[np.zeros(a.shape if small else tuple([min(d, 1) for d in a.shape]),
+                                 a.dtype) for a in avals])
+  except Exception:  # noqa: BLE001 - a kernel that cannot run these operands: the impl runs
     return None
   return kernel if _asarray(sample).dtype == out_avals[0].dtype else None
 

@@ -162,10 +162,16 @@ def _init_value(dtype: np.dtype, value) -> np.ndarray:
   return np.array(value).astype(dtype)
 
 
-# (name, reducer, preproc, ..., operand aval, axis, keepdims, x64) -> (dims,
-# computation dtype, result dtype, reducer) of reductions without dtype,
+# (name, reducer, preproc, ..., operand aval, axis, dtype, keepdims, x64) ->
+# (dims, computation dtype, result dtype, reducer) of reductions without
 # initial, where or out: the static work of ``_reduction`` done once.
 _REDUCTION_PLANS: dict = {}
+
+
+def _canonical_dtype(dtype) -> bool:
+  """Whether ``dtype`` is a NumPy dtype that ``explicit_dtype`` keeps as it
+  is (so no truncation warning is skipped by replaying a plan)."""
+  return isinstance(dtype, np.dtype) and dtypes.canonicalize_dtype(dtype) == dtype
 
 
 def _reduction(a, name: str, reducer: Callable, op: Callable, init_val, *,
@@ -174,7 +180,8 @@ def _reduction(a, name: str, reducer: Callable, op: Callable, init_val, *,
                upcast_f16_for_computation: bool = False, axis=None, dtype=None, out=None,
                keepdims: bool = False, initial=None, where_=None,
                promote_integers: bool = False):
-  cacheable = (out is None and initial is None and where_ is None and dtype is None
+  cacheable = (out is None and initial is None and where_ is None
+               and (dtype is None or _canonical_dtype(dtype))
                and eager_config.flags_ok and (type(a) is Array or isinstance(a, Tracer)))
   if cacheable:
     # The common call again: its checks, axes and dtypes come from the plan
@@ -182,7 +189,8 @@ def _reduction(a, name: str, reducer: Callable, op: Callable, init_val, *,
     aval = a.aval
     try:
       key = (name, reducer, preproc, has_identity, upcast_f16_for_computation, aval.shape,
-             aval.dtype, aval.weak_type, axis, keepdims, promote_integers, eager_config.x64)
+             aval.dtype, aval.weak_type, axis, dtype, keepdims, promote_integers,
+             eager_config.x64)
       plan = _REDUCTION_PLANS.get(key)
     except TypeError:   # an unhashable axis (a list): the general path
       cacheable, plan = False, None
@@ -325,8 +333,27 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
                upcast_f16_for_computation=dtype is None)
 
 
+# (operand aval, axis, keepdims, upcast, x64) -> (computation dtype, result
+# dtype, normalizer) of means without dtype, where or out.
+_MEAN_PLANS: dict = {}
+
+
 def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None,
           upcast_f16_for_computation=True):
+  cacheable = (dtype is None and out is None and where is None and eager_config.flags_ok
+               and (type(a) is Array or isinstance(a, Tracer)))
+  if cacheable:   # the common call again: the same lax calls, decided once
+    aval = a.aval
+    try:
+      key = (aval.shape, aval.dtype, aval.weak_type, axis, keepdims,
+             upcast_f16_for_computation, eager_config.x64)
+      plan = _MEAN_PLANS.get(key)
+    except TypeError:   # an unhashable axis (a list): the general path
+      cacheable, plan = False, None
+    if plan is not None:
+      computation_dtype, result_dtype, normalizer = plan
+      total = sum(a, axis, dtype=computation_dtype, keepdims=keepdims)
+      return _convert(lax.div(total, normalizer), result_dtype)
   a = util.ensure_arraylike("mean", a)
   where = _check_where("mean", where)
   _check_out("mean", out)
@@ -340,6 +367,13 @@ def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None,
     computation_dtype = _upcast_f16(result_dtype)
   normalizer = _count(a, axis, keepdims, where, computation_dtype)
   total = sum(a, axis, dtype=computation_dtype, keepdims=keepdims, where=where)
+  if cacheable:
+    if len(_MEAN_PLANS) >= 4096:
+      _MEAN_PLANS.clear()
+    # The normalizer as a 0-d Array (a literal when traced, as the NumPy
+    # constant is): an operand the eval trace's inline cache takes as it is.
+    _MEAN_PLANS[key] = (computation_dtype, result_dtype,
+                        lax._convert_element_type(normalizer, computation_dtype))
   return _convert(lax.div(total, normalizer), result_dtype)
 
 

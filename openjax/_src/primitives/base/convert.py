@@ -4,6 +4,8 @@ its rules need no other family. (``bitcast_convert_type``, whose batching
 moves axes, lives with the elementwise casts.)"""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from openjax._src import dtypes
@@ -113,6 +115,25 @@ def convert_numpy(x: np.ndarray, new_dtype: np.dtype) -> np.ndarray:
 @convert_element_type_p.def_impl
 def _convert_impl(x, *, new_dtype, weak_type, sharding=None):
   return [convert_numpy(x, new_dtype)]
+
+
+def _nonzero(x):
+  return x != 0
+
+
+@convert_element_type_p.def_eval_kernel
+def _convert_eval_kernel(x, *, new_dtype, weak_type, sharding=None):
+  # convert_numpy's plain cases, decided once: NumPy's cast, or ``x != 0``.
+  src, dst = x.dtype, np.dtype(new_dtype)
+  if src == dst:
+    return None   # the impl returns the value itself
+  if dst == np.bool_:
+    return _nonzero
+  src_kind, dst_kind = dtypes.kind(src), dtypes.kind(dst)
+  if (src_kind == "c" and dst_kind != "c") or (src_kind == "f" and dst_kind in "iu") or \
+      (src in dtypes.custom_float_dtypes and dst in dtypes.custom_float_dtypes):
+    return None
+  return functools.partial(np.ndarray.astype, dtype=dst)
 
 
 @convert_element_type_p.def_abstract_eval

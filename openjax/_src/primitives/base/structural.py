@@ -250,6 +250,16 @@ def _broadcast_in_dim_impl(x, *, shape, broadcast_dimensions, sharding=None):
   return [np.broadcast_to(np.reshape(x, expanded), shape)]
 
 
+@broadcast_in_dim_p.def_eval_kernel
+def _broadcast_in_dim_eval_kernel(x, *, shape, broadcast_dimensions, sharding=None):
+  # Only new size-1 dimensions (keepdims, expand_dims): a reshape, without
+  # np.broadcast_to's cost.
+  if math.prod(x.shape) != math.prod(shape) or list(broadcast_dimensions) != sorted(
+      broadcast_dimensions):
+    return None
+  return functools.partial(np.reshape, shape=shape)
+
+
 @broadcast_in_dim_p.def_abstract_eval
 def _broadcast_in_dim_abstract_eval(x, *, shape, broadcast_dimensions, sharding=None):
   if len(broadcast_dimensions) != x.ndim:
