@@ -1,10 +1,17 @@
-"""The eager fast path (``openjax/_src/numpy/ufuncs_eager.py``) against the
-general path it short-cuts: the same values bit for bit, dtypes, weak types,
-shapes and errors for every pair of operand kinds, and out of the way under
-transformations, debug flags and x64 changes.
+"""Eager operations: one path through ``bind`` and the eval trace's plans.
 
-The general path of a jnp function is its ``__wrapped__`` (promotion, casts
-and primitive binds through the eval trace)."""
+Every eager ``jnp`` function and ``Array`` operator goes through the lax
+wrappers and ``Primitive.bind`` to ``EvalTrace.process_primitive``, whose
+plan cache (kernel, Python scalar casts, result avals) and inline cache of
+the last plan must give exactly what abstract evaluation + the impl give: the
+same bits, dtypes, weak types, shapes and errors, for every operand kind, and
+step aside for tracers, deleted arrays and arrays still being computed.
+
+The reference is the definition of eager evaluation without any cache:
+``canonical_value`` of each operand, the primitive's abstract evaluation and
+impl, and the general promotion path of the jnp helpers (``flags_ok`` off)."""
+import contextlib
+import importlib.util
 import threading
 import warnings
 
@@ -15,8 +22,11 @@ import pytest
 import openjax as jax
 import openjax.numpy as jnp
 from openjax._src import dtypes, lax
-from openjax._src.core import Array, eval_trace, ShapedArray
-from openjax._src.numpy import indexing, reductions, ufuncs_eager
+from openjax._src.core import Array, eval_trace, registry
+from openjax._src.core.avals import ShapedArray
+from openjax._src.core.trace import canonical_value, check_nans, eager_config, get_aval
+from openjax._src.numpy import indexer, reductions
+from openjax._src.primitives.sort.sort import _sort_impl
 
 _DTYPES = [np.dtype(t) for t in (
     np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
@@ -44,7 +54,7 @@ def _values(dt: np.dtype) -> np.ndarray:
 
 def _array(dt, weak=False, shape=(_N,)):
   v = _values(np.dtype(dt))
-  v = v[:int(np.prod(shape))].reshape(shape) if shape != (_N,) else v
+  v = np.resize(v, shape) if shape != (_N,) else v
   x = jnp.asarray(v) if np.dtype(dt) != np.float64 and np.dtype(dt) != np.int64 and \
       np.dtype(dt) != np.uint64 and np.dtype(dt) != np.complex128 else None
   if x is None:   # 64-bit dtypes need x64 to be made; they stay 64-bit afterwards
@@ -63,10 +73,41 @@ def _operands():
   return out
 
 
-_OPERANDS = _operands()
-_BINARY = ["add", "subtract", "multiply", "true_divide", "maximum", "minimum", "equal",
-           "not_equal", "less", "greater_equal"]
-_UNARY = ["sin", "cos", "exp", "log", "sqrt", "tanh", "arctanh", "negative", "expm1"]
+
+
+def _reference_process(primitive, args, params):
+  """Eager evaluation by its definition: no plan, no inline cache."""
+  vals = [canonical_value(x) for x in args]
+  avals = [get_aval(x) if type(x) is Array else
+           ShapedArray(np.shape(v), v.dtype, dtypes.is_weakly_typed(x))
+           for x, v in zip(args, vals)]
+  out_avals = primitive.abstract_eval(*avals, **params)
+  outs = primitive.impl(*vals, **params)
+  result = []
+  for o, a in zip(outs, out_avals):
+    o = np.asarray(o)
+    if o.dtype != a.dtype:
+      o = o.astype(a.dtype)
+    o.setflags(write=False)
+    result.append(Array(o, a))
+  if jax.config.read("jax_debug_nans") or jax.config.read("jax_debug_infs"):
+    check_nans(primitive, [o._value for o in result])
+  return result
+
+
+@contextlib.contextmanager
+def _reference():
+  """Run eager code by the reference: the eval trace without plans and the
+  jnp helpers' general promotion (their cache is skipped without
+  ``flags_ok``)."""
+  flags_ok = eager_config.flags_ok
+  eval_trace.process_primitive = _reference_process
+  eager_config.flags_ok = False
+  try:
+    yield
+  finally:
+    del eval_trace.process_primitive
+    eager_config.flags_ok = flags_ok
 
 
 def _outcome(fn, *args):
@@ -82,109 +123,281 @@ def _outcome(fn, *args):
   return (r.dtype, r.weak_type, r.shape, v.tobytes())
 
 
+def _both(fn, *args):
+  """``fn(*args)``'s outcome by the reference, then twice through the plans
+  (the second call hits the inline cache)."""
+  with _reference():
+    want = _outcome(fn, *args)
+  return want, _outcome(fn, *args), _outcome(fn, *args)
+
+
+def _mismatch(what, want, got, again):
+  if got == want and again == want:
+    return None
+  return f"{what}: {got[:3]} / {again[:3]} != {want[:3]}"
+
+
 def _is_scalar(x):
   return type(x) in (bool, int, float, complex)
 
 
+_OPERANDS = _operands()
+_BINARY = ["add", "subtract", "multiply", "true_divide", "maximum", "minimum", "equal",
+           "not_equal", "less", "greater_equal", "power", "floor_divide", "arctan2"]
+_UNARY = ["sin", "cos", "exp", "log", "sqrt", "tanh", "arctanh", "negative", "expm1",
+          "abs", "square", "floor", "sign"]
+
+
 @pytest.mark.parametrize("name", _BINARY)
-def test_binary_functions_match_the_general_path(name):
-  fast = getattr(jnp, name)
-  general = fast.__wrapped__
+def test_binary_functions_match_the_reference(name):
+  fn = getattr(jnp, name)
   mismatches = []
   for xn, x in _OPERANDS:
     for yn, y in _OPERANDS:
       if _is_scalar(x) and _is_scalar(y):
         continue
-      want, got = _outcome(general, x, y), _outcome(fast, x, y)
-      if got != want:
-        mismatches.append(f"{name}({xn}, {yn}): {got[:3]} != {want[:3]}")
+      m = _mismatch(f"{name}({xn}, {yn})", *_both(fn, x, y))
+      if m:
+        mismatches.append(m)
   assert not mismatches, "\n".join(mismatches[:20])
 
 
 _OPERATORS = {"add": lambda x, y: x + y, "subtract": lambda x, y: x - y,
               "multiply": lambda x, y: x * y, "true_divide": lambda x, y: x / y,
               "equal": lambda x, y: x == y, "less": lambda x, y: x < y,
-              "greater_equal": lambda x, y: x >= y}
+              "greater_equal": lambda x, y: x >= y, "matmul": lambda x, y: x @ y,
+              "bitwise_and": lambda x, y: x & y, "power": lambda x, y: x ** y}
 
 
 @pytest.mark.parametrize("name", sorted(_OPERATORS))
-def test_operators_match_the_general_path(name):
-  op, general = _OPERATORS[name], getattr(jnp, name).__wrapped__
+def test_operators_match_the_reference(name):
+  op = _OPERATORS[name]
   mismatches = []
   for xn, x in _OPERANDS:
     for yn, y in _OPERANDS:
       if _is_scalar(x) and _is_scalar(y):
         continue
-      want, got = _outcome(general, x, y), _outcome(op, x, y)
-      if got != want:
-        mismatches.append(f"{xn} {name} {yn}: {got[:3]} != {want[:3]}")
+      m = _mismatch(f"{xn} {name} {yn}", *_both(op, x, y))
+      if m:
+        mismatches.append(m)
   assert not mismatches, "\n".join(mismatches[:20])
 
 
 @pytest.mark.parametrize("name", _UNARY)
-def test_unary_functions_match_the_general_path(name):
-  fast = getattr(jnp, name)
-  general = fast.__wrapped__
+def test_unary_functions_match_the_reference(name):
+  fn = getattr(jnp, name)
+  mismatches = []
   for xn, x in _OPERANDS:
-    if _is_scalar(x):
-      continue
-    assert _outcome(fast, x) == _outcome(general, x), (name, xn)
-  x = _array(np.float32)
-  assert _outcome(lambda a: -a, x) == _outcome(jnp.negative.__wrapped__, x)
+    m = _mismatch(f"{name}({xn})", *_both(fn, x))
+    if m:
+      mismatches.append(m)
+  for xn, x in _OPERANDS[:5]:
+    m = _mismatch(f"-{xn}", *_both(lambda a: -a, x))
+    if m:
+      mismatches.append(m)
+  assert not mismatches, "\n".join(mismatches[:20])
 
 
 @pytest.mark.parametrize("xshape,yshape", [
     ((), ()), ((), (3,)), ((3,), ()), ((2, 3), (3,)), ((1, 3), (2, 1)), ((2, 3), (2, 3)),
-    ((0,), (0,)), ((0,), ()), ((2, 3), (3, 2))])
-def test_shapes_match_the_general_path(xshape, yshape):
+    ((0,), (0,)), ((0,), ()), ((2, 3), (3, 2)), ((3,), (3, 2)), ((2, 3), (3, 4))])
+def test_shapes_match_the_reference(xshape, yshape):
   for dx, dy in [(np.float32, np.float32), (np.int32, np.float32), (np.bool_, np.uint8)]:
     x, y = _array(dx, shape=xshape), _array(dy, shape=yshape)
-    for name in ("add", "multiply", "less"):
-      fast = getattr(jnp, name)
-      assert _outcome(fast, x, y) == _outcome(fast.__wrapped__, x, y), (name, xshape, yshape)
-    assert _outcome(lambda a, b: a * b, x, 2.5) == _outcome(jnp.multiply.__wrapped__, x, 2.5)
+    for fn in (jnp.add, jnp.multiply, jnp.less, jnp.matmul, lambda a, b: jnp.where(a > 0, a, b),
+               lambda a, b: a * 2.5):
+      want, got, again = _both(fn, x, y)
+      assert got == want and again == want, (fn, xshape, yshape, got[:3], want[:3])
 
 
-def test_common_cases_bind_no_primitive(monkeypatch):
-  """The cases the fast path exists for really take it (no eval-trace bind)."""
-  binds = []
+def test_eval_kernels_give_the_impls_bits():
+  """Every primitive's lean eval kernel, on every NumPy dtype its abstract
+  evaluation accepts, gives what its impl gives (bits and dtypes)."""
+  checked = 0
+  for prim in list(registry.values()):
+    if prim.eval_kernel is None or prim.name in ("dot_general", "sort", "select_n") \
+        or prim.name.startswith("reduce_"):
+      continue   # those are checked below with their parameters
+    for dt in _DTYPES:
+      for n in (1, 2):
+        args = [_array(dt), _array(dt, shape=(_N,))[::-1]][:n]
+        with _reference():
+          want = _outcome(lambda *a: prim.bind1(*a), *args)
+        if want[0] == "error":
+          continue
+        got = _outcome(lambda *a: prim.bind1(*a), *args)
+        assert got == want, (prim, dt)
+        checked += 1
+  assert checked > 300
+  for dt in _DTYPES:
+    x = _array(dt, shape=(3, 3))
+    for prim in (lax.reduce_sum_p, lax.reduce_prod_p, lax.reduce_max_p, lax.reduce_min_p):
+      for axes in ((), (0,), (1,), (0, 1)):
+        with _reference():
+          want = _outcome(lambda a: prim.bind1(a, axes=axes), x)
+        assert _outcome(lambda a: prim.bind1(a, axes=axes), x) == want, (prim, dt, axes)
+    for dims in ((((1,), (0,)), ((), ())), (((0,), (0,)), ((), ())), (((1,), (1,)), ((), ())),
+                 (((0,), (1,)), ((), ()))):
+      fn = lambda a, b: lax.dot_general(a, b, dims)  # noqa: E731
+      with _reference():
+        want = _outcome(fn, x, x)
+      assert _outcome(fn, x, x) == want, (dt, dims)
+
+
+def test_sort_kernel_keeps_the_stable_order_of_zeros_and_nans():
+  rng = np.random.default_rng(0)
+  for dt in (np.float16, np.float32, np.float64, np.int8, np.uint32, np.bool_):
+    for n in (0, 1, 9, 1000):
+      v = rng.standard_normal(n) * 3
+      v[rng.random(n) < 0.2] = 0.0
+      if np.dtype(dt).kind == "f":
+        v[rng.random(n) < 0.1] = -0.0
+        v[rng.random(n) < 0.1] = np.nan
+        v[rng.random(n) < 0.05] = -np.nan
+        v[rng.random(n) < 0.05] = -np.inf
+      with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        x = v.astype(dt)
+      for shaped, axis in ((x, 0), (np.resize(x, (3, n)), 1), (np.resize(x, (3, n)), 0)):
+        want, = _sort_impl(shaped, dimension=axis, is_stable=True, num_keys=1)
+        with jax.enable_x64():
+          got = np.asarray(jnp.sort(jnp.asarray(shaped), axis=axis))
+        assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), (dt, n, axis)
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "max", "min", "mean"])
+def test_reductions_match_the_reference(name):
+  fn = getattr(jnp, name)
+  promotes = (True, False) if name in ("sum", "prod") else (None,)
+  mismatches = []
+  for dt in _DTYPES:
+    for shape in ((), (_N,), (3, 3), (0, 3)):
+      x = _array(dt, shape=shape)
+      for weak in (False, True):
+        if weak:
+          x = lax._convert_element_type(x, x.dtype, weak_type=True)
+        for axis in (None, 0, -1, (0, 1), (), (1, 0), 2, [0]):
+          for keepdims in (False, True):
+            for promote in promotes:
+              kw = {} if promote is None else {"promote_integers": promote}
+              call = lambda a: fn(a, axis, keepdims=keepdims, **kw)  # noqa: B023,E731
+              m = _mismatch(f"{name}({x.aval}, {axis}, {keepdims}, {promote})", *_both(call, x))
+              if m:
+                mismatches.append(m)
+  assert not mismatches, "\n".join(mismatches[:20])
+
+
+def test_sum_under_global_x64():
+  x = _array(np.int8, shape=(3, 3))
+  try:
+    jax.config.update("jax_enable_x64", True)
+    assert jnp.sum(x).dtype == np.int64 and jnp.prod(x, 0).dtype == np.int64
+    want, got, again = _both(jnp.sum, x)
+    assert got == want == again
+  finally:
+    jax.config.update("jax_enable_x64", False)
+  assert jnp.sum(x).dtype == np.int32
+
+
+@pytest.mark.parametrize("idx", [
+    0, -1, 2, 3, -4, 7, slice(None), slice(1, None), slice(None, None, -1), slice(5, 1, -2),
+    slice(-100, 100), (0,), (1, 2), (-1, -1), (0, slice(None, None, 2)), (slice(None), 1),
+    (), (0, 0, 0), True, None, Ellipsis, (Ellipsis, 0), np.int32(1), slice(np.int64(1), 2),
+    slice(0, 3, 0), (None, 1), ((0, 1),), [0]])
+def test_indexing_matches_the_reference(idx):
+  for x in (_array(np.float32, shape=(3, 3)), _array(np.int8, weak=True, shape=(3, 3)),
+            _array(np.bool_, shape=(_N,))):
+    indexer._STATIC_PLANS.clear()
+    with _reference():
+      want = _outcome(lambda a: a[idx], x)
+    assert _outcome(lambda a: a[idx], x) == want, (idx, x.aval)   # plans made
+    assert _outcome(lambda a: a[idx], x) == want, (idx, x.aval)   # plans reused
+
+
+# ------------------------------------------------------------ one path
+def test_there_is_one_eager_path(monkeypatch):
+  """Operators, jnp functions and methods reach the primitive's bind in the
+  eval trace; the separate fast paths are gone."""
+  assert importlib.util.find_spec("openjax._src.numpy.ufuncs_eager") is None
+  assert not hasattr(jnp.add, "eager_plan") and not hasattr(jnp.add, "__wrapped__")
+  assert not hasattr(reductions, "_EAGER_PLANS") and not hasattr(reductions, "_eager_reduce")
+  bound = []
+  process = eval_trace.process_primitive
   monkeypatch.setattr(eval_trace, "process_primitive",
-                      lambda p, args, params: binds.append(p) or [])
+                      lambda p, args, params: bound.append(p.name) or process(p, args, params))
   x, y, i = _array(np.float32), _array(np.float32), _array(np.int32)
-  for f in (lambda: x * y, lambda: x + 1.0, lambda: 2.0 - x, lambda: jnp.sin(x),
-            lambda: i * 2, lambda: i + 1.5, lambda: x < y, lambda: -x, lambda: x / i,
-            lambda: jnp.maximum(x, 0.0), lambda: jnp.exp(i), lambda: jnp.sum(x),
-            lambda: jnp.prod(i, axis=0), lambda: x.sum(), lambda: x[0], lambda: x[1:3],
-            lambda: jnp.mean(i), lambda: jnp.max(x), lambda: x.min(axis=0)):
-    f()
-    f()
-  assert binds == []
+  m = _array(np.float32, shape=(3, 3))
+  cases = [(lambda: x + y, "add"), (lambda: jnp.add(x, y), "add"), (lambda: 2.0 - x, "sub"),
+           (lambda: x * 2.0, "mul"), (lambda: jnp.sin(x), "sin"), (lambda: -x, "neg"),
+           (lambda: x < y, "lt"), (lambda: x / i, "div"), (lambda: jnp.sum(x), "reduce_sum"),
+           (lambda: x.sum(), "reduce_sum"), (lambda: jnp.max(x), "reduce_max"),
+           (lambda: x[0], "slice"), (lambda: x[1:3], "slice"), (lambda: m @ m, "dot_general"),
+           (lambda: jnp.where(x > 0, x, y), "select_n"), (lambda: jnp.sort(x), "sort"),
+           (lambda: jnp.mean(m, axis=1), "reduce_sum")]
+  for f, name in cases:
+    for _ in range(2):   # the first call makes the plans, the second reuses them
+      bound.clear()
+      f()
+      assert name in bound, (name, bound)
+
+
+def test_plans_are_shared_and_chains_keep_their_avals():
+  x, y = _array(np.float32), _array(np.float32)
+  z = x + y
+  # Results of one plan share its aval object, an operand's when equal: a
+  # chain of operations keeps hitting the inline caches.
+  assert (x + y).aval is z.aval and (z * y).aval is z.aval and (z + 1.0).aval is z.aval
+  assert (z - z).aval is z.aval
+  key_count = len(eval_trace._plans)
+  for _ in range(3):
+    x * y + 2.0
+  assert len(eval_trace._plans) <= key_count + 2
 
 
 def test_results_are_read_only_and_rank_0_results_are_arrays():
   x, y = _array(np.float32), _array(np.float32)
-  for r in (x * y, x + 1.0, jnp.sin(x), 2.0 - x):
+  for r in (x * y, x + 1.0, jnp.sin(x), 2.0 - x, jnp.sum(x), x[0], jnp.sort(x)):
     assert not np.asarray(r).flags.writeable
   s = jnp.asarray(np.float32(2)) * 3.0
   assert type(s) is Array and s.shape == () and s.dtype == np.float32 and not s.weak_type
   assert isinstance(s._value, np.ndarray) and not s._value.flags.writeable
+  d = x @ y
+  assert type(d) is Array and isinstance(d._value, np.ndarray) and d.shape == ()
 
 
 def test_signed_zero_and_nan_scalars_are_not_confused():
   x = jnp.asarray(np.ones(3, np.float32))
-  assert np.signbit(np.asarray(x * -0.0)).all()
-  assert not np.signbit(np.asarray(x * 0.0)).any()
-  assert np.signbit(np.asarray(x * -0.0)).all()
+  for _ in range(2):
+    assert np.signbit(np.asarray(x * -0.0)).all()
+    assert not np.signbit(np.asarray(x * 0.0)).any()
+    assert np.signbit(np.asarray(lax.mul(x, -0.0))).all()
+    assert not np.signbit(np.asarray(lax.mul(x, 0.0))).any()
   assert np.isnan(np.asarray(x + float("nan"))).all()
   assert (np.asarray(x + 1) == 2).all() and (np.asarray(x + True) == 2).all()
   assert (x + 1.0).dtype == np.float32 and (x + 1j).dtype == np.complex64
+  assert (x + 1).weak_type is False and jnp.asarray(2.0).weak_type
+
+
+def test_python_scalars_at_the_primitive_level():
+  x = jnp.asarray(np.arange(3, dtype=np.float32))
+  for s in (2.0, -0.0, float("nan"), 1e300):
+    with _reference():
+      want = _outcome(lax.mul, x, s)
+    assert _outcome(lax.mul, x, s) == want == _outcome(lax.mul, x, s)
+  i = jnp.asarray(np.arange(3, dtype=np.int32))
+  with pytest.raises(OverflowError):
+    lax.add(i, 2 ** 40)
+  assert _outcome(lax.add, i, 2) == _outcome(lax.add, i, 2)
+  assert np.asarray(lax.add(i, 2)).tolist() == [2, 3, 4]
 
 
 def test_no_floating_point_warnings():
   x = jnp.asarray(np.array([3e38, 0.0, np.inf], np.float32))
   with warnings.catch_warnings():
     warnings.simplefilter("error")
-    x * x, x / 0.0, x - x, jnp.log(x - 1.0), jnp.sqrt(-x), x < float("nan")  # noqa: B018
+    for _ in range(2):
+      x * x, x / 0.0, x - x, jnp.log(x - 1.0), jnp.sqrt(-x), x < float("nan")  # noqa: B018
+      jnp.sum(x * x), x @ x, jnp.prod(x)  # noqa: B018
 
 
 def test_unsupported_operands_keep_python_semantics():
@@ -196,96 +409,51 @@ def test_unsupported_operands_keep_python_semantics():
     object() - x
   with pytest.raises(TypeError):
     jnp.multiply(x, [1.0] * _N)
-  got = x * np.float32(2)      # NumPy operands take the general path
+
+  class Other:
+    def __radd__(self, other):
+      return "radd"
+  assert x + Other() == "radd"
+  got = x * np.float32(2)      # NumPy operands: converted as canonical_value does
   assert got.dtype == np.float32 and not got.weak_type
 
 
-def _accepts(prim, dt, n):
+def test_tracers_never_use_a_plan():
+  x = _array(np.float32)
+  leaked = []
+
+  def f(a):
+    leaked.append(a)
+    return a * 2.0
+  jax.jit(f).lower(x)
+  x * x   # a plan for f32[9] operands exists
+  with pytest.raises(jax.errors.UnexpectedTracerError):
+    leaked[0] * x
+  with pytest.raises(jax.errors.UnexpectedTracerError):
+    lax.mul(x, leaked[0])
+
+
+def test_debug_nans_is_checked_on_every_result():
+  x = jnp.asarray(np.array([0.0, 1.0], np.float32))
+  for _ in range(2):   # plans and inline caches made before the flag is set
+    x / x, jnp.log(x - 1.0), x * float("nan"), jnp.sum(x / x)  # noqa: B018
   try:
-    prim.abstract_eval(*[ShapedArray((), dt) for _ in range(n)])
-  except TypeError:
-    return False
-  return True
-
-
-def test_kernels_are_the_primitive_impls():
-  """Each kernel gives the primitive impl's bits for every NumPy dtype its
-  abstract evaluation accepts."""
-  checked = 0
-  for table, n in ((ufuncs_eager.BINARY_KERNELS, 2), (ufuncs_eager.UNARY_KERNELS, 1)):
-    for prim, kernel in table.items():
-      for dt in sorted(ufuncs_eager.NUMPY_DTYPES, key=str):
-        if not ufuncs_eager._kernel_applies(prim, dt) or not _accepts(prim, dt, n):
-          continue
-        args = (_values(dt), _values(dt)[::-1].copy())[:n]
-        want, = prim.impl(*args)
-        with np.errstate(all="ignore"):
-          got = np.asarray(kernel(*args))
-        assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), (prim, dt)
-        checked += 1
-  assert checked > 150
-
-
-def _general_reduction(name):
-  """The general path of jnp.<name> with the fast path's arguments."""
-  if name in ("sum", "prod"):
-    f = getattr(reductions, "_" + name)
-    return lambda x, axis, keepdims, promote: f(x, axis, None, None, keepdims, None, None, promote)
-  if name in ("max", "min"):
-    f = getattr(reductions, "_" + name)
-    return lambda x, axis, keepdims, promote: f(x, axis, None, keepdims, None, None)
-  return lambda x, axis, keepdims, promote: reductions._mean(x, axis, keepdims=keepdims)
-
-
-@pytest.mark.parametrize("name", ["sum", "prod", "max", "min", "mean"])
-def test_reductions_match_the_general_path(name):
-  general = _general_reduction(name)
-  promotes = (True, False) if name in ("sum", "prod") else (True,)
-
-  def fast(x, axis, keepdims, promote):
-    kw = {"promote_integers": promote} if name in ("sum", "prod") else {}
-    return getattr(jnp, name)(x, axis, keepdims=keepdims, **kw)
-
-  mismatches = []
-  for dt in _DTYPES:
-    for shape in ((), (_N,), (3, 3), (0, 3)):
-      x = _array(dt, shape=shape)
-      for weak in (False, True):
-        if weak:
-          x = lax._convert_element_type(x, x.dtype, weak_type=True)
-        for axis in (None, 0, -1, (0, 1), (), (1, 0), 2, [0]):
-          for keepdims in (False, True):
-            for promote in promotes:
-              args = (x, axis, keepdims, promote)
-              want, got = _outcome(general, *args), _outcome(fast, *args)
-              if got != want:
-                mismatches.append(f"{name}({x.aval}, {axis}, {keepdims}, {promote}): "
-                                  f"{got[:3]} != {want[:3]}")
-  assert not mismatches, "\n".join(mismatches[:20])
-
-
-def test_sum_under_global_x64():
-  x = _array(np.int8, shape=(3, 3))
-  try:
-    jax.config.update("jax_enable_x64", True)
-    assert jnp.sum(x).dtype == np.int64 and jnp.prod(x, 0).dtype == np.int64
-    assert _outcome(jnp.sum, x) == _outcome(reductions._sum, x, None, None, None, False, None,
-                                            None, True)
+    jax.config.update("jax_debug_nans", True)
+    with pytest.raises(FloatingPointError, match="div"):
+      x / x
+    with pytest.raises(FloatingPointError):
+      jnp.log(x - 1.0)
+    with pytest.raises(FloatingPointError, match="div"):
+      lax.div(x, x)
   finally:
-    jax.config.update("jax_enable_x64", False)
-  assert jnp.sum(x).dtype == np.int32
-
-
-@pytest.mark.parametrize("idx", [
-    0, -1, 2, 3, -4, 7, slice(None), slice(1, None), slice(None, None, -1), slice(5, 1, -2),
-    slice(-100, 100), (0,), (1, 2), (-1, -1), (0, slice(None, None, 2)), (slice(None), 1),
-    (), (0, 0, 0), True, None, Ellipsis, (Ellipsis, 0), np.int32(1), slice(np.int64(1), 2),
-    slice(0, 3, 0)])
-def test_basic_indexing_matches_the_general_path(idx):
-  for x in (_array(np.float32, shape=(3, 3)), _array(np.int8, weak=True, shape=(3, 3)),
-            _array(np.bool_, shape=(_N,))):
-    got, want = _outcome(lambda a: a[idx], x), _outcome(indexing._getitem, x, idx)
-    assert got == want, (idx, x.aval)
+    jax.config.update("jax_debug_nans", False)
+  with jax.debug_nans(True):
+    with pytest.raises(FloatingPointError):
+      x * float("nan")
+  with jax.debug_infs(True):
+    with pytest.raises(FloatingPointError):
+      x / 0.0
+  assert np.isnan(np.asarray(x / x))[0]
 
 
 # ------------------------------------------------------ stepping aside
@@ -320,22 +488,6 @@ def test_another_thread_tracing_does_not_change_eager_results():
   assert type(eager) is Array
   np.testing.assert_array_equal(eager, np.arange(3) ** 2)
   assert "mul" in out["jaxpr"]
-
-
-def test_debug_nans_still_raises():
-  x = jnp.asarray(np.array([0.0, 1.0], np.float32))
-  try:
-    jax.config.update("jax_debug_nans", True)
-    with pytest.raises(FloatingPointError):
-      x / x
-    with pytest.raises(FloatingPointError):
-      jnp.log(x - 1.0)
-  finally:
-    jax.config.update("jax_debug_nans", False)
-  with jax.debug_nans(True):
-    with pytest.raises(FloatingPointError):
-      x * float("nan")
-  assert np.isnan(np.asarray(x / x))[0]
 
 
 def test_x64_changes_are_seen():
@@ -373,8 +525,19 @@ def test_x64_override_in_another_thread_stays_there():
   assert here == (np.int32, np.int32, np.int32)
 
 
+def test_x64_changes_reach_primitive_level_scalars():
+  x = jnp.asarray(np.arange(3, dtype=np.float32))
+  assert lax.add(2.0, 1.0).dtype == np.float32
+  with jax.enable_x64():
+    assert lax.add(2.0, 1.0).dtype == np.float64 and lax.add(2, 1).dtype == np.int64
+    assert (x + 1.5).dtype == np.float32
+  assert lax.add(2.0, 1.0).dtype == np.float32 and lax.add(2, 1).dtype == np.int32
+
+
 def test_arrays_still_being_computed_and_deleted_arrays():
   x = jnp.asarray(np.arange(4, dtype=np.float32))
+  for _ in range(2):   # plans and inline caches for f32[4] operands exist
+    x * 2.0, jnp.sin(x), x * x  # noqa: B018
   compiled = jax.jit(lambda a: a + 1.0).lower(x).compile()
   y = compiled(x)              # backed by an IREE buffer until read
   np.testing.assert_array_equal(y * 2.0, (np.arange(4) + 1.0) * 2.0)

@@ -21,8 +21,8 @@ FAMILY_ORDER = ("base", "shape", "elementwise", "reduce", "index", "dot_conv", "
                 "fft", "sort", "collectives", "linalg")
 
 # The rule slots of a primitive block, in reading order (equal ranks: any order).
-_SLOT_RANK = {"primitive": 0, "wrapper": 1, "impl": 2, "abstract_eval": 3, "pp": 3,
-              "sharding_rule": 3, "jvp": 4, "transpose": 4, "batch": 4, "lower": 5, "cost": 5}
+_SLOT_RANK = {"primitive": 0, "wrapper": 1, "impl": 2, "eval_kernel": 2, "abstract_eval": 3,
+              "pp": 3, "sharding_rule": 3, "jvp": 4, "transpose": 4, "batch": 4, "lower": 5, "cost": 5}
 _BUILDER_SLOT = {"defjvp": "jvp", "defjvp2": "jvp", "deflinear": "jvp", "defjvp_zero": "jvp",
                  "defbroadcasting": "batch", "defvectorized": "batch"}
 

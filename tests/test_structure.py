@@ -46,7 +46,6 @@ LAYER_OF_PREFIX = {
 NUMPY_ORDER = (
     "__init__",
     "util",
-    "ufuncs_eager",      # the eager fast path (NumPy plans) of ufuncs and reductions
     "creation",
     "scalar_types",
     "_ufunc_helpers",

@@ -458,10 +458,10 @@ def jit(fun: Callable | None = None, *, static_argnums=None, static_argnames=Non
 
 
 def clear_caches() -> None:
-  """Drop every jit cache and cached abstract evaluation."""
+  """Drop every jit cache and the eval trace's plans."""
   for w in list(_all_jitted):
     w.clear_cache()
-  eval_trace._aval_cache.clear()
+  eval_trace.clear_cache()
   clear_memory_cache()
 
 

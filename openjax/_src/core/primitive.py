@@ -50,6 +50,11 @@ class Primitive:
     # Optional hook for higher-order primitives under partial evaluation:
     # partial_eval(pe_trace, unknowns, args, params) -> outputs.
     self.partial_eval: Callable | None = None
+    # Optional lean kernel for the eval trace: eval_kernel(*avals, **params)
+    # -> a function of the operand values alone giving the one result (e.g.
+    # ``np.add``, without the impl's per-call ``np.errstate``), or None for
+    # operands it does not cover (the impl runs).
+    self.eval_kernel: Callable | None = None
     self.not_applicable: dict[str, str] = {}
     registry[name] = self
 
@@ -87,6 +92,10 @@ class Primitive:
 
   def def_partial_eval(self, f):
     self.partial_eval = f
+    return f
+
+  def def_eval_kernel(self, f):
+    self.eval_kernel = f
     return f
 
   def def_pp(self, f):

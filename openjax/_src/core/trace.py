@@ -10,6 +10,7 @@ is used again raises ``UnexpectedTracerError``.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import threading
 from typing import Any, Callable
 
@@ -83,6 +84,36 @@ def concrete_or_error(force: Callable | None, val: Any, context: str = ""):
   return force(val)
 
 
+# ------------------------------------------------ NumPy's floating-point state
+def _fp_errstate():
+  """NumPy's error-state context variable and its all-"ignore" value. Setting
+  it directly costs a fifth of ``np.errstate(all="ignore")`` (~1.4 µs, more
+  than a 1000-element multiply); an equivalent built on ``np.errstate`` where
+  NumPy keeps the state elsewhere."""
+  try:
+    from numpy._core._ufunc_config import _extobj_contextvar as var
+  except ImportError:
+    var = None
+  if isinstance(var, contextvars.ContextVar):
+    with np.errstate(all="ignore"):
+      return var, var.get()
+
+  class _ErrstateVar:
+    def set(self, _value):
+      state = np.errstate(all="ignore")
+      state.__enter__()
+      return state
+
+    def reset(self, state):
+      state.__exit__(None, None, None)
+  return _ErrstateVar(), None
+
+
+#: ``token = FP_ERRSTATE.set(FP_IGNORE)`` ... ``FP_ERRSTATE.reset(token)``:
+#: NumPy's floating-point warnings off in between (XLA produces inf/nan silently).
+FP_ERRSTATE, FP_IGNORE = _fp_errstate()
+
+
 # ------------------------------------------------------------ the eval trace
 def _escaped(tracer) -> UnexpectedTracerError:
   return UnexpectedTracerError(
@@ -94,24 +125,20 @@ def _escaped(tracer) -> UnexpectedTracerError:
 
 
 class EagerConfig:
-  """What the eager fast paths check on every call, kept current by a config
-  listener and by ``set_current_trace`` (``config.read`` and a thread-local
-  read cost a good part of such a call).
+  """The flags every eager operation depends on, kept current by a config
+  listener (``config.read`` and a thread-local read cost a good part of an
+  eager operation).
 
-  ``flags_ok``: no ``jax_debug_nans``/``jax_debug_infs``, and no thread
-  overrides one of ``FLAGS`` locally (``config.override``); otherwise the fast
-  paths step aside and the general path reads every flag itself. ``x64`` is
-  the global ``jax_enable_x64``. ``enabled``: ``flags_ok`` and no thread is
-  inside a transformation, so the current trace of every thread is the eval
-  trace; while some thread transforms, a fast path must also check that its
-  own thread's trace is the eval trace.
+  ``flags_ok``: no ``jax_debug_nans``/``jax_debug_infs``, standard dtype
+  promotion, and no thread overrides one of ``FLAGS`` locally
+  (``config.override``); otherwise eager code reads every flag itself. ``x64``
+  is the global ``jax_enable_x64``.
   """
-  __slots__ = ("enabled", "flags_ok", "x64", "_overriding", "_tracing", "_lock")
+  __slots__ = ("flags_ok", "x64", "_overriding", "_lock")
   FLAGS = ("jax_enable_x64", "jax_debug_nans", "jax_debug_infs", "jax_numpy_dtype_promotion")
 
   def __init__(self):
     self._overriding: set = set()   # ids of threads with a local override
-    self._tracing = 0               # set_current_trace blocks with a non-eval trace
     self._lock = threading.Lock()
     self.refresh("jax_enable_x64")
 
@@ -129,12 +156,10 @@ class EagerConfig:
       self.flags_ok = not (values["jax_debug_nans"] or values["jax_debug_infs"]
                            or values["jax_numpy_dtype_promotion"] != "standard"
                            or self._overriding)
-      self.enabled = self.flags_ok and not self._tracing
 
-  def _count_trace(self, delta: int) -> None:
-    with self._lock:
-      self._tracing += delta
-      self.enabled = self.flags_ok and not self._tracing
+  def read_x64(self) -> bool:
+    """``jax_enable_x64`` as this thread sees it."""
+    return self.x64 if self.flags_ok else bool(config.read("jax_enable_x64"))
 
 
 eager_config = EagerConfig()
@@ -159,63 +184,256 @@ def shaped_array(shape: tuple, dtype: np.dtype, weak_type: bool) -> ShapedArray:
   return aval
 
 
+# ------------------------------------------------------------ the plan cache
+_ndarray = np.ndarray
+_asarray = np.asarray
+_setflags = np.ndarray.setflags
+_fp_set, _fp_reset = FP_ERRSTATE.set, FP_ERRSTATE.reset
+_SCALAR_TYPES = frozenset(dtypes.python_scalar_dtypes)
+_SCALAR_VALUES: dict = {}
+
+
+def _scalar_value(x, dt: np.dtype) -> np.ndarray:
+  """The read-only 0-d value of the Python scalar ``x`` in ``dt`` (its
+  canonical dtype), made once per (type, value, dtype): converting costs
+  more than adding two small arrays."""
+  t = type(x)
+  # 0.0 == -0.0 and nan != nan: those are converted every time.
+  cacheable = t is int or t is bool or (x == x and x != 0)
+  if cacheable:
+    v = _SCALAR_VALUES.get((t, x, dt))
+    if v is not None:
+      return v
+  v = np.asarray(x, dt)   # OverflowError for ints out of range, as canonical_value
+  v.setflags(False)
+  if cacheable:
+    if len(_SCALAR_VALUES) >= 4096:
+      _SCALAR_VALUES.clear()
+    _SCALAR_VALUES[(t, x, dt)] = v
+  return v
+
+
+def _shared_aval(aval, in_avals):
+  """``aval``, as an operand's aval object when equal (chains of operations
+  then keep hitting the inline caches), else the shared one of its kind."""
+  if type(aval) is not ShapedArray:
+    return aval
+  for a in in_avals:
+    if a == aval:
+      return a
+  return shaped_array(aval.shape, aval.dtype, aval.weak_type)
+
+
+def _eval_kernel(primitive, avals, params, out_avals):
+  """The lean kernel ``primitive`` declares for these operands (one NumPy
+  call on the values, no params), checked once on zeros (of the operands'
+  ranks, each dimension at most 1) to give the abstract result's dtype;
+  None: call the impl."""
+  rule = primitive.eval_kernel
+  if rule is None or len(out_avals) != 1 or type(out_avals[0]) is not ShapedArray:
+    return None
+  kernel = rule(*avals, **params)
+  if kernel is None:
+    return None
+  try:
+    with np.errstate(all="ignore"):
+      sample = kernel(*[np.zeros(tuple([min(d, 1) for d in a.shape]), a.dtype) for a in avals])
+  except Exception:  # noqa: BLE001 - a kernel that cannot run these dtypes: the impl runs
+    return None
+  return kernel if _asarray(sample).dtype == out_avals[0].dtype else None
+
+
+def _make_plan(primitive, avals, params) -> tuple:
+  """``(kernel, lean, quiet, out_avals, casts)`` for ``primitive`` on
+  operands of ``avals``: a lean kernel (called on the values alone, its one
+  result wrapped as is) or the impl; ``quiet``: NumPy's floating-point
+  warnings off around a lean kernel (the impls silence their own); ``casts``:
+  the dtype each Python scalar operand is made in (None for arrays)."""
+  out_avals = primitive.rule("abstract_eval")(*avals, **params)
+  out_avals = [_shared_aval(a, avals) for a in out_avals]
+  casts = tuple([a.dtype for a in avals])
+  kernel = _eval_kernel(primitive, avals, params, out_avals)
+  if kernel is None:
+    return (primitive.rule("impl"), False, False, out_avals, casts)
+  quiet = any(dtypes.kind(a.dtype) in "fc" for a in (*avals, *out_avals))
+  return (kernel, True, quiet, out_avals, casts)
+
+
 class EvalTrace(Trace):
-  """The bottom trace: runs each primitive's ``impl`` on NumPy values."""
+  """The bottom trace: runs each primitive on NumPy values.
+
+  Every eager operation comes here through ``bind``. A *plan* per
+  (primitive, operands' (shape, dtype, weak type) or Python scalar type,
+  params, x64) holds what a call needs besides the values: the kernel (the
+  primitive's lean eval kernel or its impl), the dtype Python scalars are
+  made in, and the result avals (so abstract evaluation runs once per plan).
+  The plan used last by each primitive is checked first, by the identity of
+  the operands' aval objects (a loop repeating an operation skips building
+  and hashing a key). Tracers, NumPy operands, Arrays not yet computed or
+  deleted take the general path (``_process``), which converts operands as
+  ``canonical_value`` does and waits for (or raises on) such Arrays.
+  """
 
   def __init__(self):
     super().__init__()
-    # (primitive, in avals, params) -> out avals; and primitive -> (avals,
-    # params, out avals) of its last evaluation: an operation repeated on the
-    # same (shared) aval objects skips building and hashing its key.
-    self._aval_cache: dict = {}
+    self._plans: dict = {}   # key -> plan (``_make_plan``)
+    self._last: dict = {}    # primitive -> (sig, params, x64, *plan), its last call
+
+  def clear_cache(self) -> None:
+    self._plans.clear()
+    self._last.clear()
 
   def process_primitive(self, primitive, args, params) -> list:
-    vals, avals = [], []
-    for x in args:
-      if type(x) is Array:
-        v = x._np   # the value, unless still being computed (or deleted)
-        vals.append(v if v is not None else x._value)
-        avals.append(x.aval)
+    cfg = eager_config
+    x64 = cfg.x64 if cfg.flags_ok else bool(config.read("jax_enable_x64"))
+    entry = self._last.get(primitive)
+    try:
+      if entry is None or entry[2] is not x64 or entry[1] != params:
+        return self._process(primitive, args, params, x64)
+    except (TypeError, ValueError):   # parameters that do not compare (arrays)
+      return self._process(primitive, args, params, x64)
+    # The operands against the last call's: Arrays by aval identity (and a
+    # value that exists), Python scalars by type. One and two operands, most
+    # calls, are checked inline.
+    sig = entry[0]
+    n = len(args)
+    if n != len(sig):
+      return self._process(primitive, args, params, x64)
+    if n == 2:
+      x, y = args
+      t = type(x)
+      if t is Array:
+        xv = x._np   # None while being computed, or deleted: the general path
+        if x.aval is not sig[0] or xv is None:
+          return self._process(primitive, args, params, x64)
+      elif t is sig[0]:
+        xv = _scalar_value(x, entry[7][0])
       else:
-        if isinstance(x, Tracer):
-          raise _escaped(x)
-        v = canonical_value(x)
+        return self._process(primitive, args, params, x64)
+      t = type(y)
+      if t is Array:
+        yv = y._np
+        if y.aval is not sig[1] or yv is None:
+          return self._process(primitive, args, params, x64)
+      elif t is sig[1]:
+        yv = _scalar_value(y, entry[7][1])
+      else:
+        return self._process(primitive, args, params, x64)
+      vals = (xv, yv)
+    elif n == 1:
+      x, = args
+      if type(x) is not Array or x.aval is not sig[0]:
+        return self._process(primitive, args, params, x64)
+      xv = x._np
+      if xv is None:
+        return self._process(primitive, args, params, x64)
+      vals = (xv,)
+    else:
+      vals = []
+      for i, x in enumerate(args):
+        t = type(x)
+        if t is Array:
+          v = x._np
+          if x.aval is not sig[i] or v is None:
+            return self._process(primitive, args, params, x64)
+          vals.append(v)
+        elif t is sig[i]:
+          vals.append(_scalar_value(x, entry[7][i]))
+        else:
+          return self._process(primitive, args, params, x64)
+    if entry[4]:   # a lean kernel, inline: its one result
+      if entry[5]:
+        token = _fp_set(FP_IGNORE)
+        try:
+          out = entry[3](*vals)
+        finally:
+          _fp_reset(token)
+      else:
+        out = entry[3](*vals)
+      if type(out) is not _ndarray:   # rank-0 results come back as NumPy scalars
+        out = _asarray(out)
+      _setflags(out, False)
+      result = [Array(out, entry[6][0])]
+      if not cfg.flags_ok and (config.read("jax_debug_nans") or config.read("jax_debug_infs")):
+        _check_nans(primitive, result)
+      return result
+    return _run(primitive, entry[3], False, False, entry[6], vals, params)
+
+  def _process(self, primitive, args, params, x64) -> list:
+    """The plan of operands seen for the first time (or not Arrays/Python
+    scalars): looked up by key, made on a miss."""
+    sig, keys, vals = [], [], []
+    plain = True   # only ready Arrays and Python scalars: the inline cache may hold it
+    for x in args:
+      t = type(x)
+      if t is Array and x._np is not None:
+        a = x.aval
+        sig.append(a)
+        keys.append((a.shape, a.dtype, a.weak_type))
+        vals.append(x._np)
+      elif t in _SCALAR_TYPES:
+        sig.append(t)
+        keys.append(t)
+        vals.append(None)   # made by the plan's cast below
+      else:
+        plain = False
+        v = canonical_value(x)   # waits for an Array, raises for a deleted one or a tracer
+        a = x.aval if t is Array else shaped_array(v.shape, v.dtype, dtypes.is_weakly_typed(x))
+        sig.append(a)
+        keys.append((a.shape, a.dtype, a.weak_type))
         vals.append(v)
-        avals.append(shaped_array(v.shape, v.dtype, dtypes.is_weakly_typed(x)))
-    out_avals = self._abstract_eval(primitive, avals, params)
-    outs = (primitive.impl or primitive.rule("impl"))(*vals, **params)
+    try:
+      key = (primitive, tuple(keys), tuple(params.items()) if params else (), x64)
+      plan = self._plans.get(key)
+    except TypeError:   # an unhashable parameter: no caching
+      key = plan = None
+    if plan is None:
+      avals = [shaped_array((), dtypes.dtype(s), s is not bool) if type(s) is type else s
+               for s in sig]
+      plan = _make_plan(primitive, avals, params)
+      if key is not None:
+        if len(self._plans) >= 100_000:
+          self._plans.clear()
+        self._plans[key] = plan
+    kernel, lean, quiet, out_avals, casts = plan
+    for i, s in enumerate(sig):
+      if type(s) is type:
+        vals[i] = _scalar_value(args[i], casts[i])
+    if plain and key is not None:
+      # Results take this call's operand aval object when equal (the plan's
+      # may be another call's): a chain of operations then passes the same
+      # aval objects along and keeps hitting the inline caches.
+      operand_avals = [s for s in sig if type(s) is ShapedArray]
+      out_avals = [_shared_aval(a, operand_avals) for a in out_avals]
+      self._last[primitive] = (tuple(sig), params, x64, kernel, lean, quiet, out_avals, casts)
+    return _run(primitive, kernel, lean, quiet, out_avals, vals, params)
+
+
+def _run(primitive, kernel, lean, quiet, out_avals, vals, params) -> list:
+  """Run a plan's kernel on ``vals``: its results as read-only Arrays."""
+  if lean:
+    if quiet:
+      token = _fp_set(FP_IGNORE)
+      try:
+        out = kernel(*vals)
+      finally:
+        _fp_reset(token)
+    else:
+      out = kernel(*vals)
+    if type(out) is not _ndarray:   # rank-0 results come back as NumPy scalars
+      out = _asarray(out)
+    _setflags(out, False)
+    result = [Array(out, out_avals[0])]
+  else:
+    outs = kernel(*vals, **params)
     if len(outs) == 1:   # most primitives: no loop
       result = [_concrete_result(outs[0], out_avals[0])]
     else:
       result = [_concrete_result(o, a) for o, a in zip(outs, out_avals)]
-    if not eager_config.flags_ok and (config.read("jax_debug_nans")
-                                     or config.read("jax_debug_infs")):
-      _check_nans(primitive, result)
-    return result
-
-  def _abstract_eval(self, primitive, avals, params):
-    # First the primitive's last evaluation (same aval objects, equal
-    # parameters), then a cache keyed on plain tuples: hashing and comparing
-    # them runs in C, where ShapedArray's __hash__/__eq__ are Python calls.
-    last = self._aval_cache.get(primitive)
-    if last is not None and len(last[0]) == len(avals) and last[1] == params:
-      for a, b in zip(last[0], avals):
-        if a is not b:
-          break
-      else:
-        return last[2]
-    try:
-      key = (primitive, tuple([(a.shape, a.dtype, a.weak_type) for a in avals]),
-             tuple(params.items()) if params else ())
-      hit = self._aval_cache.get(key)
-    except TypeError:  # an unhashable parameter: no caching
-      return primitive.rule("abstract_eval")(*avals, **params)
-    if hit is None:
-      hit = primitive.rule("abstract_eval")(*avals, **params)
-      if len(self._aval_cache) < 100_000:
-        self._aval_cache[key] = hit
-    self._aval_cache[primitive] = (avals, params, hit)
-    return hit
+  if not eager_config.flags_ok and (config.read("jax_debug_nans")
+                                   or config.read("jax_debug_infs")):
+    _check_nans(primitive, result)
+  return result
 
 
 def _concrete_result(o, aval: ShapedArray) -> Array:
@@ -262,16 +480,11 @@ def current_trace() -> Trace:
 def set_current_trace(trace: Trace):
   """Make ``trace`` the current trace for the duration of a block."""
   prev = trace_state.trace
-  counted = trace is not eval_trace
-  if counted:
-    eager_config._count_trace(1)
   trace_state.trace = trace
   try:
     yield
   finally:
     trace_state.trace = prev
-    if counted:
-      eager_config._count_trace(-1)
 
 
 def find_top_trace(args) -> Trace:

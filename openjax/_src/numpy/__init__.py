@@ -3,7 +3,7 @@
 modules before it, with plain ``from openjax._src.numpy.<module> import name``
 imports.
 
-1. helpers: ``util``, the eager fast path ``ufuncs_eager``
+1. helpers: ``util``
 2. creation: ``creation``, ``scalar_types``
 3. ufuncs: ``_ufunc_helpers``, ``ufuncs_bitwise``, ``ufuncs_float``, ``ufuncs``
 4. shape: ``shape_reshaping``, ``shape_joining``

@@ -3,11 +3,11 @@ and to every ``Tracer`` (so traced values behave like arrays)."""
 from __future__ import annotations
 
 import sys
+import types
 
 import numpy as np
 
-from openjax._src.core import Array, Tracer, eval_trace, trace_state
-from openjax._src.core.trace import eager_config, shaped_array
+from openjax._src.core import Array, Tracer
 from openjax._src.numpy.index_update import _IndexUpdateHelper
 from openjax._src.numpy.indexing import (
     _getitem as _general_getitem, _method_compress, choose, nonzero, repeat, take)
@@ -27,26 +27,41 @@ from openjax._src.numpy.ufuncs import (
     true_divide)
 from openjax._src.numpy.ufuncs_bitwise import (
     bitwise_and, bitwise_or, bitwise_xor, invert, left_shift, right_shift)
-from openjax._src.numpy.ufuncs_eager import eager_binary, wrap_result
 from openjax._src.numpy.ufuncs_float import conj, conjugate, imag, real
 
 ndarray = Array
 
 
 def _method(fn):
-  # A function, not the jnp callable itself: some jnp functions are objects
-  # (jit or custom_jvp wrappers) that would not bind ``self``.
+  """``fn`` as a method: a plain function is bound as it is (no extra call
+  per operation); other jnp callables (jit or custom_jvp wrappers, which
+  would not bind ``self``) get a function around them."""
+  if isinstance(fn, types.FunctionType):
+    return fn
   def call(self, *args, **kwargs):
     return fn(self, *args, **kwargs)
   call.__name__ = fn.__name__
   return call
 
 
+# Operand types of the operators, checked by type first (a set lookup).
+_OPERAND_TYPES = frozenset((Array, int, float, complex, bool))
+
+
 def _binary(fn, reverse: bool = False):
-  def op(self, other):
-    if not _accepts(other):
+  """The operator calling ``fn``; NotImplemented for operands it does not
+  know (so Python tries the other operand's reflected operator)."""
+  if reverse:
+    def reflected(self, other):
+      if type(other) in _OPERAND_TYPES or _accepts(other):
+        return fn(other, self)
       return NotImplemented
-    return fn(other, self) if reverse else fn(self, other)
+    return reflected
+
+  def op(self, other):
+    if type(other) in _OPERAND_TYPES or _accepts(other):
+      return fn(self, other)
+    return NotImplemented
   return op
 
 
@@ -101,68 +116,7 @@ def _install(cls) -> None:
   cls.__array_namespace__ = lambda self, api_version=None: sys.modules["openjax.numpy"]
 
 
-# Operators whose jnp function has an eager fast path (``ufuncs_eager``):
-# Array gets its own copies.
-_FAST_OPERATORS = {"add": add, "sub": subtract, "mul": multiply, "truediv": true_divide,
-                   **_COMPARISONS}
-_REFLECTED = ("add", "sub", "mul", "truediv")
-
-
-def _basic_index(idx, shape) -> bool:
-  """Whether ``idx`` is an in-bounds Python int, a slice of Python ints, or a
-  tuple of those no longer than ``shape``: indexing that NumPy and JAX do
-  alike (JAX clamps out-of-bounds ints; NumPy raises, so those go general)."""
-  t = type(idx)
-  if t is int:
-    return bool(shape) and -shape[0] <= idx < shape[0]
-  if t is slice:
-    return (bool(shape) and (idx.step is None or type(idx.step) is int and idx.step != 0)
-            and (idx.start is None or type(idx.start) is int)
-            and (idx.stop is None or type(idx.stop) is int))
-  if t is tuple and len(idx) <= len(shape):
-    return all(_basic_index(i, shape[k:]) for k, i in enumerate(idx))
-  return False
-
-
-_ROW_AVAL = [(None, None)]   # (aval, aval of one row): the last pair, for x[i] in loops
-
-
-def _getitem(self, idx):
-  """``self[idx]``: basic indexing of a ready Array outside transformations
-  is NumPy's (a view of the immutable value); the rest is ``jnp``'s."""
-  cfg = eager_config
-  if cfg.enabled or (cfg.flags_ok and trace_state.trace is eval_trace):
-    v = self._np
-    if v is not None:
-      aval = self.aval
-      if type(idx) is int:   # x[i], the common case, inline
-        shape = aval.shape
-        if shape and -shape[0] <= idx < shape[0]:
-          cached = _ROW_AVAL[0]
-          if cached[0] is aval:
-            row = cached[1]
-          else:
-            row = shaped_array(shape[1:], aval.dtype, aval.weak_type)
-            _ROW_AVAL[0] = (aval, row)
-          return wrap_result(v[idx], row)
-      elif _basic_index(idx, aval.shape):
-        out = np.asarray(v[idx])
-        return wrap_result(out, shaped_array(out.shape, aval.dtype, aval.weak_type))
-  return _general_getitem(self, idx)
-
-
-def _install_fast(cls) -> None:
-  for dunder, fn in _FAST_OPERATORS.items():
-    make_plan = fn.eager_plan
-    setattr(cls, f"__{dunder}__", eager_binary(_binary(fn), make_plan))
-    if dunder in _REFLECTED:
-      setattr(cls, f"__r{dunder}__", eager_binary(_binary(fn, reverse=True), make_plan, swap=True))
-  cls.__neg__ = negative
-  cls.__getitem__ = _getitem
-
-
 _install(Array)
-_install_fast(Array)
 _install(Tracer)
 
 

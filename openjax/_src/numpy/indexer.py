@@ -234,8 +234,8 @@ def apply_static_slice(arr, plan: StaticSlice):
   trivial = all(s == 1 for s in plan.strides) and all(
       a == 0 and b == d for a, b, d in zip(plan.starts, plan.limits, shape))
   if not trivial:
-    strides = None if all(s == 1 for s in plan.strides) else plan.strides
-    out = lax.slice(out, plan.starts, plan.limits, strides)
+    strides = None if all(s == 1 for s in plan.strides) else tuple(plan.strides)
+    out = lax.slice(out, tuple(plan.starts), tuple(plan.limits), strides)
   if plan.rev_axes:
     out = lax.rev(out, plan.rev_axes)
   if plan.squeeze_axes:
@@ -528,10 +528,76 @@ def _static_fill_value(fill_value):
   return value.item()
 
 
+def _static_index_key(idx):
+  """A hashable key for an index made of Python ints, slices of Python ints
+  (or None), None and Ellipsis, alone or in a tuple; None for other indices
+  (arrays, NumPy scalars, bools, lists: parsed every time)."""
+  t = type(idx)
+  if t is int:
+    return idx
+  if t is slice:
+    start, stop, step = idx.start, idx.stop, idx.step
+    if ((start is None or type(start) is int) and (stop is None or type(stop) is int)
+        and (step is None or type(step) is int)):
+      return (slice, start, stop, step)
+    return None
+  if idx is None or idx is Ellipsis:
+    return (idx,)
+  if t is tuple:
+    keys = []
+    for i in idx:
+      k = _static_index_key(i) if type(i) is not tuple else None
+      if k is None:
+        return None
+      keys.append(k)
+    return (tuple, *keys)
+  return None
+
+
+def _static_slice_ops(plan: StaticSlice, shape) -> tuple:
+  """``apply_static_slice``'s decisions for ``plan`` on ``shape``: (slice
+  arguments or None, rev axes, squeeze axes, new axes), as tuples."""
+  trivial = all(s == 1 for s in plan.strides) and all(
+      a == 0 and b == d for a, b, d in zip(plan.starts, plan.limits, shape))
+  slice_args = None
+  if not trivial:
+    strides = None if all(s == 1 for s in plan.strides) else tuple(plan.strides)
+    slice_args = (tuple(plan.starts), tuple(plan.limits), strides)
+  return (slice_args, tuple(plan.rev_axes), tuple(plan.squeeze_axes),
+          tuple(plan.newaxis_dims))
+
+
+# (shape, index key, mode, normalize) -> the static slice's lax calls
+# (``_static_slice_ops``), or None when the index needs the dynamic or gather
+# path: ``x[i]`` and ``x[a:b]`` in loops are parsed once.
+_STATIC_PLANS: dict = {}
+_MISSING = object()
+
+
 def rewriting_take(arr, idx, *, indices_are_sorted: bool = False, unique_indices: bool = False,
                    mode=None, fill_value=None, normalize_indices: bool = True):
   """``arr[idx]`` with NumPy's semantics, lowered to the cheapest lax ops."""
   shape = get_aval(arr).shape
+  key = _static_index_key(idx)
+  if key is not None:
+    key = (shape, key, mode, normalize_indices)
+    ops = _STATIC_PLANS.get(key, _MISSING)
+    if ops is _MISSING:
+      plan = to_static_slice(parse(idx, shape), shape, mode=mode, normalize=normalize_indices)
+      ops = None if plan is None else _static_slice_ops(plan, shape)
+      if len(_STATIC_PLANS) >= 4096:
+        _STATIC_PLANS.clear()
+      _STATIC_PLANS[key] = ops
+    if ops is not None:   # apply_static_slice's lax calls, decided once
+      slice_args, rev_axes, squeeze_axes, newaxis_dims = ops
+      out = arr if slice_args is None else lax.slice(arr, *slice_args)
+      if rev_axes:
+        out = lax.rev(out, rev_axes)
+      if squeeze_axes:
+        out = lax.squeeze(out, squeeze_axes)
+      if newaxis_dims:
+        out = lax.expand_dims(out, newaxis_dims)
+      return out
   parsed = parse(idx, shape)
   plan = to_static_slice(parsed, shape, mode=mode, normalize=normalize_indices)
   if plan is not None:

@@ -106,13 +106,19 @@ def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=No
   leading (batch) dimensions broadcast. Scalars are an error (use ``*``)."""
   a, b = util.ensure_arraylike("matmul", a, b)
   _check_sharding("matmul", out_sharding)
-  for i, x in enumerate((a, b)):
-    if np.ndim(x) < 1:
+  a_shape, b_shape = util.shape_of(a), util.shape_of(b)
+  for i, shape in enumerate((a_shape, b_shape)):
+    if not shape:
       raise ValueError(f"matmul input operand {i} must have ndim at least 1, but it has "
-                       f"ndim {np.ndim(x)}")
+                       f"ndim 0")
   out_dt, weak = _result_dtype("matmul", (a, b), preferred_element_type)
-  a_shape, b_shape = np.shape(a), np.shape(b)
   a_mat, b_mat = len(a_shape) > 1, len(b_shape) > 1
+  if len(a_shape) <= 2 and len(b_shape) <= 2:
+    # Vectors and matrices (no batch dimensions): the one dot_general below,
+    # without the batch bookkeeping.
+    out = lax.dot_general(a, b, (((len(a_shape) - 1,), (len(b_shape) - 1 - b_mat,)), ((), ())),
+                          precision=precision, preferred_element_type=out_dt)
+    return lax._convert_element_type(out, out_dt, weak)
   a_bd = a_shape[:-2] if a_mat else ()
   b_bd = b_shape[:-2] if b_mat else ()
   nb = max(len(a_bd), len(b_bd))

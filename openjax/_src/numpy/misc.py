@@ -186,16 +186,25 @@ def _broadcast_all(*args) -> list:
   return [util.broadcast_to_shape(a, shp) for a in args]
 
 
+def _shape_of(x) -> tuple[int, ...]:
+  aval = getattr(x, "aval", None)   # Arrays and tracers: their static shape
+  return aval.shape if aval is not None else np.shape(x)
+
+
 def _where3(condition, x, y):
   condition, x, y = util.ensure_arraylike("where", condition, x, y)
   if dtypes.dtype(condition) != np.bool_:
     condition = lax.ne(condition, np.zeros((), dtypes.dtype(condition)))
   x, y = util.promote_dtypes(x, y)
-  if np.ndim(condition) == 0:
-    x, y = _broadcast_all(x, y)
-  else:
-    condition, x, y = _broadcast_all(condition, x, y)
-  if 0 in np.shape(x):
+  shape = _shape_of(x)
+  if _shape_of(y) != shape or _shape_of(condition) not in ((), shape):
+    # Broadcasting (the common case of equal shapes needs none).
+    if np.ndim(condition) == 0:
+      x, y = _broadcast_all(x, y)
+    else:
+      condition, x, y = _broadcast_all(condition, x, y)
+    shape = _shape_of(x)
+  if 0 in shape:
     return x
   return lax.select(condition, x, y)
 
@@ -207,7 +216,6 @@ def where(condition: Any, x: Any = None, y: Any = None, /, *, size: int | None =
   if x is None and y is None:
     util.check_arraylike("where", condition)
     return nonzero(condition, size=size, fill_value=fill_value)
-  util.check_arraylike("where", condition, x, y)
   if size is not None or fill_value is not None:
     raise ValueError("size and fill_value arguments cannot be used in three-term where "
                      "function.")

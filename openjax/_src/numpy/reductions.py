@@ -16,12 +16,9 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
-from openjax._src.core import ShapedArray, concrete_or_error
-from openjax._src.core.trace import eager_config, shaped_array
+from openjax._src.core import Array, Tracer, concrete_or_error
+from openjax._src.core.trace import eager_config
 from openjax._src.numpy import util
-from openjax._src.numpy.ufuncs_eager import (NUMPY_DTYPES, eager_value, remember, run_quiet,
-                                             wrap_result)
-from openjax._src.primitives.base.convert import convert_numpy
 
 __all__ = [
     "sum", "prod", "max", "min", "amax", "amin", "all", "any", "mean", "var", "std", "ptp",
@@ -59,6 +56,9 @@ def _is_static(x) -> bool:
 def _static_or_traced(x, dtype, weak: bool = False):
   # NumPy/Python constants are converted here, so they stay literals (no
   # equation), as JAX does; arrays and tracers go through lax.
+  aval = getattr(x, "aval", None)
+  if aval is not None and aval.dtype == dtype and aval.weak_type == weak:
+    return x   # nothing to convert (most operands)
   if _is_static(x) and not weak:
     return np.asarray(x).astype(dtype)
   return lax._convert_element_type(util.asarray_operand(x), dtype, weak_type=weak)
@@ -124,6 +124,8 @@ def _check_where(name: str, where):
 
 def _static_axes(axis):
   """``axis`` as None, an int or a tuple of ints; it must be static."""
+  if axis is None or type(axis) is int:   # the common cases
+    return axis
   def force(ax):
     if ax is None:
       return None
@@ -135,7 +137,7 @@ def _static_axes(axis):
 
 
 def _reduction_dims(a, axis) -> tuple[int, ...]:
-  ndim = np.ndim(a)
+  ndim = len(util.shape_of(a))
   if axis is None:
     return tuple(range(ndim))
   axes = tuple(axis) if isinstance(axis, (tuple, list, np.ndarray)) else (axis,)
@@ -160,12 +162,37 @@ def _init_value(dtype: np.dtype, value) -> np.ndarray:
   return np.array(value).astype(dtype)
 
 
+# (name, reducer, preproc, ..., operand aval, axis, keepdims, x64) -> (dims,
+# computation dtype, result dtype, reducer) of reductions without dtype,
+# initial, where or out: the static work of ``_reduction`` done once.
+_REDUCTION_PLANS: dict = {}
+
+
 def _reduction(a, name: str, reducer: Callable, op: Callable, init_val, *,
                has_identity: bool = True, preproc: Callable | None = None,
                bool_reducer: Callable | None = None, bool_op: Callable | None = None,
                upcast_f16_for_computation: bool = False, axis=None, dtype=None, out=None,
                keepdims: bool = False, initial=None, where_=None,
                promote_integers: bool = False):
+  cacheable = (out is None and initial is None and where_ is None and dtype is None
+               and eager_config.flags_ok and (type(a) is Array or isinstance(a, Tracer)))
+  if cacheable:
+    # The common call again: its checks, axes and dtypes come from the plan
+    # the first such call recorded below; the same lax calls follow.
+    aval = a.aval
+    try:
+      key = (name, reducer, preproc, has_identity, upcast_f16_for_computation, aval.shape,
+             aval.dtype, aval.weak_type, axis, keepdims, promote_integers, eager_config.x64)
+      plan = _REDUCTION_PLANS.get(key)
+    except TypeError:   # an unhashable axis (a list): the general path
+      cacheable, plan = False, None
+    if plan is not None:
+      dims, computation_dtype, result_dtype, reducer = plan
+      a = _convert(preproc(a) if preproc else a, computation_dtype)
+      result = reducer(a, dims)
+      if keepdims:
+        result = _expand_dims(result, dims)
+      return _convert(result, result_dtype)
   _check_out(name, out)
   a = util.ensure_arraylike(name, a)
   where_ = _check_where(name, where_)
@@ -175,7 +202,7 @@ def _reduction(a, name: str, reducer: Callable, op: Callable, init_val, *,
                      "where mask one has to specify 'initial'")
   a = preproc(a) if preproc else a
   dims = _reduction_dims(a, axis)
-  shape = np.shape(a)
+  shape = util.shape_of(a)
   if initial is None and not has_identity and not _py_all(shape[d] >= 1 for d in dims):
     raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
   if dtype is None:
@@ -190,6 +217,10 @@ def _reduction(a, name: str, reducer: Callable, op: Callable, init_val, *,
   a = _convert(a, computation_dtype)
   if computation_dtype == np.bool_:
     reducer, op = bool_reducer or reducer, bool_op or op
+  if cacheable:
+    if len(_REDUCTION_PLANS) >= 4096:
+      _REDUCTION_PLANS.clear()
+    _REDUCTION_PLANS[key] = (dims, computation_dtype, result_dtype, reducer)
   if where_ is not None:
     a = _where(where_, a, _init_value(computation_dtype, init_val))
   result = reducer(a, dims)
@@ -204,116 +235,10 @@ def _reduction(a, name: str, reducer: Callable, op: Callable, init_val, *,
   return _convert(result, result_dtype)
 
 
-# ------------------------------------------------ the eager reduction path
-# Outside transformations, sum/prod/max/min/mean of a ready Array without
-# dtype/initial/where run the general path's casts and the reduction impl's
-# NumPy call from a plan cached per operand aval and arguments (the general
-# path binds up to five primitives and costs 30-80 µs).
-_MISSING = object()
-_EAGER_PLANS: dict = {}
-# kind -> (NumPy ufunc whose reduce the impl calls, the primitive)
-_EAGER_REDUCERS = {"sum": (np.add, lax.reduce_sum_p), "prod": (np.multiply, lax.reduce_prod_p),
-                   "max": (np.maximum, lax.reduce_max_p), "min": (np.minimum, lax.reduce_min_p),
-                   "mean": (np.add, lax.reduce_sum_p)}
-
-
-def _extremum_identity(kind: str, dt: np.dtype):
-  # reduce_max/min's identity for NumPy dtypes (every float type has inf).
-  k = dtypes.kind(dt)
-  if k == "b":
-    return kind == "min"
-  if k in "iu":
-    info = dtypes.iinfo(dt)
-    return info.min if kind == "max" else info.max
-  return -np.inf if kind == "max" else np.inf
-
-
-def _eager_plan(kind, a, axis, keepdims, promote_integers):
-  """What the general path does to a NumPy-dtype Array ``a``:
-  ``(to_numeric, to_computation, dims, keep_shape, ufunc, reduce_kwargs,
-  divisor, to_result, out_aval, quiet)``, casts None when nothing changes; or
-  None where it raises, or for dtypes without NumPy kernels."""
-  in_dtype = a.aval.dtype
-  numeric = in_dtype
-  if kind in ("sum", "prod", "mean"):                      # _cast_to_numeric
-    numeric = dtypes.to_numeric_dtype(dtypes.result_type(a))
-  if numeric not in NUMPY_DTYPES:
-    return None
-  try:
-    dims = _reduction_dims(a, _static_axes(axis))
-  except Exception:  # noqa: BLE001 - the general path raises it for the user
-    return None
-  shape = a.aval.shape
-  if kind == "mean":
-    result_dtype = util.to_inexact_dtype(in_dtype)
-  elif kind in ("sum", "prod") and promote_integers:
-    result_dtype = _promote_integer_dtype(numeric)
-  else:
-    result_dtype = numeric
-  computation_dtype = result_dtype
-  if kind != "max" and kind != "min" and dtypes.kind(result_dtype) in "fc":
-    computation_dtype = _upcast_f16(result_dtype)
-  ufunc, prim = _EAGER_REDUCERS[kind]
-  try:
-    prim.abstract_eval(ShapedArray(shape, computation_dtype), axes=dims)
-  except Exception:  # noqa: BLE001
-    return None
-  if kind in ("max", "min"):
-    if 0 in [shape[d] for d in dims]:   # no identity: the general path raises
-      return None
-    reduce_kwargs = {"initial": _extremum_identity(kind, computation_dtype)}
-  else:
-    reduce_kwargs = {"dtype": computation_dtype}
-  divisor = None
-  if kind == "mean":   # _count's normalizer, a static constant
-    divisor = _convert(np.array(_axis_size(a, dims)), computation_dtype)
-  out_shape = (tuple(1 if i in dims else d for i, d in enumerate(shape)) if keepdims
-               else tuple(d for i, d in enumerate(shape) if i not in dims))
-  return (None if numeric == in_dtype else numeric,
-          None if computation_dtype == numeric else computation_dtype,
-          dims, out_shape if keepdims else None, ufunc, reduce_kwargs, divisor,
-          None if result_dtype == computation_dtype else result_dtype,
-          shaped_array(out_shape, result_dtype, False),
-          dtypes.kind(computation_dtype) in "fc")
-
-
-def _eager_reduce(kind, a, axis, keepdims, promote_integers=True):
-  """``kind``'s reduction of ``a`` by its cached plan, or None: take the
-  general path."""
-  v = eager_value(a)
-  if v is None:
-    return None
-  aval = a.aval
-  key = (kind, aval.shape, aval.dtype, aval.weak_type, axis, keepdims, promote_integers,
-         eager_config.x64)
-  try:
-    plan = _EAGER_PLANS.get(key, _MISSING)
-  except TypeError:   # an unhashable axis (a list): the general path
-    return None
-  if plan is _MISSING:
-    plan = remember(_EAGER_PLANS, key, _eager_plan(kind, a, axis, keepdims, promote_integers))
-  if plan is None:
-    return None
-  (to_numeric, to_computation, dims, keep_shape, ufunc, reduce_kwargs, divisor, to_result,
-   out_aval, quiet) = plan
-  if to_numeric is not None:
-    v = convert_numpy(v, to_numeric)
-  if to_computation is not None:
-    v = convert_numpy(v, to_computation)
-  if quiet:
-    out = run_quiet(ufunc.reduce, v, axis=dims, **reduce_kwargs)
-  else:
-    out = ufunc.reduce(v, axis=dims, **reduce_kwargs)
-  if keep_shape is not None:
-    out = np.asarray(out).reshape(keep_shape)
-  if divisor is not None:   # mean: div_p's impl for inexact dtypes
-    out = run_quiet(np.true_divide, out, divisor)
-  if to_result is not None:
-    out = convert_numpy(np.asarray(out), to_result)
-  return wrap_result(out, out_aval)
-
-
 def _cast_to_numeric(a):
+  aval = getattr(a, "aval", None)
+  if aval is not None and aval.dtype != np.bool_:
+    return a   # already numeric
   return util.promote_dtypes_numeric(a)[0]
 
 
@@ -328,15 +253,6 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None,  # noq
         where=None, promote_integers=True):
   """Sum of array elements over ``axis`` (``numpy.sum``). Bools and small
   integers accumulate in the default integer unless ``promote_integers=False``."""
-  if dtype is None and out is None and initial is None and where is None:
-    fast = _eager_reduce("sum", a, axis, keepdims, promote_integers)
-    if fast is not None:
-      return fast
-  return _sum(a, axis, dtype, out, keepdims, initial, where, promote_integers)
-
-
-def _sum(a, axis, dtype, out, keepdims, initial, where, promote_integers):
-  # The general path (through lax; what the eager path must reproduce).
   return _reduction(a, "sum", lax.reduce_sum, lax.add, 0, preproc=_cast_to_numeric,
                     bool_reducer=lax.reduce_or, bool_op=lax.bitwise_or,
                     upcast_f16_for_computation=dtype is None, axis=axis, dtype=dtype,
@@ -347,14 +263,6 @@ def _sum(a, axis, dtype, out, keepdims, initial, where, promote_integers):
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
          promote_integers=True):
   """Product of array elements over ``axis`` (``numpy.prod``)."""
-  if dtype is None and out is None and initial is None and where is None:
-    fast = _eager_reduce("prod", a, axis, keepdims, promote_integers)
-    if fast is not None:
-      return fast
-  return _prod(a, axis, dtype, out, keepdims, initial, where, promote_integers)
-
-
-def _prod(a, axis, dtype, out, keepdims, initial, where, promote_integers):
   return _reduction(a, "prod", lax.reduce_prod, lax.mul, 1, preproc=_cast_to_numeric,
                     bool_reducer=lax.reduce_and, bool_op=lax.bitwise_and,
                     upcast_f16_for_computation=dtype is None, axis=axis, dtype=dtype,
@@ -364,28 +272,12 @@ def _prod(a, axis, dtype, out, keepdims, initial, where, promote_integers):
 
 def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
   """Maximum of array elements over ``axis`` (NaN propagates)."""
-  if out is None and initial is None and where is None:
-    fast = _eager_reduce("max", a, axis, keepdims)
-    if fast is not None:
-      return fast
-  return _max(a, axis, out, keepdims, initial, where)
-
-
-def _max(a, axis, out, keepdims, initial, where):
   return _reduction(a, "max", lax.reduce_max, lax.max, -np.inf, has_identity=False,
                     axis=axis, out=out, keepdims=keepdims, initial=initial, where_=where)
 
 
 def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
   """Minimum of array elements over ``axis`` (NaN propagates)."""
-  if out is None and initial is None and where is None:
-    fast = _eager_reduce("min", a, axis, keepdims)
-    if fast is not None:
-      return fast
-  return _min(a, axis, out, keepdims, initial, where)
-
-
-def _min(a, axis, out, keepdims, initial, where):
   return _reduction(a, "min", lax.reduce_min, lax.min, np.inf, has_identity=False,
                     axis=axis, out=out, keepdims=keepdims, initial=initial, where_=where)
 
@@ -429,10 +321,6 @@ def _count(a, axis, keepdims, where, dtype):
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
   """Arithmetic mean over ``axis``; integers and bools give the default float."""
-  if dtype is None and out is None and where is None:
-    fast = _eager_reduce("mean", a, axis, keepdims)
-    if fast is not None:
-      return fast
   return _mean(a, axis, dtype, out, keepdims, where=where,
                upcast_f16_for_computation=dtype is None)
 

@@ -20,8 +20,6 @@ from openjax._src.numpy import util
 from openjax._src.numpy._ufunc_helpers import (
     asarray, broadcast_arrays, const, constant_like, full_like, is_kind, weak_scalar,
     where as _where)
-from openjax._src.numpy.ufuncs_eager import (
-    UNARY_KERNELS, binary_plan, eager_binary, eager_unary, unary_plan)
 from openjax._src.numpy.util import (
     check_arraylike, ensure_arraylike, promote_args, promote_args_inexact,
     promote_args_numeric, promote_dtypes_inexact, promote_dtypes_numeric, promote_shapes)
@@ -39,67 +37,27 @@ __all__ = [
 ]
 
 
-# ------------------------------------------- eager fast paths (ufuncs_eager)
-def _same_dtype(dt):
-  return dt
-
-
-def _promoted(choose, promote=_same_dtype):
-  """The eager plan builder of a function that promotes its operands with
-  ``promote_args`` (or ``promote_args_inexact`` when ``promote`` is
-  ``util.to_inexact_dtype``) and binds ``choose(dtype)``'s primitive."""
-  return lambda x, y: binary_plan(promote, choose, x, y)
-
-
-def _fast_binary(make_plan):
-  def wrap(general):
-    fast = eager_binary(general, make_plan)
-    fast.eager_plan = make_plan   # the Array operators build the same plans
-    return fast
-  return wrap
-
-
-def _fast_unary(prim, promote=util.to_inexact_dtype):
-  def wrap(general):
-    if prim not in UNARY_KERNELS:
-      return general
-    return eager_unary(general, lambda x: unary_plan(promote, prim, x))
-  return wrap
-
-
-# lax wrapper -> the primitive it binds (for the unary and ordered families).
-_LAX_PRIMITIVES = {
-    lax.exp: lax.exp_p, lax.exp2: lax.exp2_p, lax.expm1: lax.expm1_p, lax.log: lax.log_p,
-    lax.log1p: lax.log1p_p, lax.sin: lax.sin_p, lax.cos: lax.cos_p, lax.tan: lax.tan_p,
-    lax.asin: lax.asin_p, lax.acos: lax.acos_p, lax.atan: lax.atan_p, lax.sinh: lax.sinh_p,
-    lax.cosh: lax.cosh_p, lax.tanh: lax.tanh_p, lax.asinh: lax.asinh_p,
-    lax.atanh: lax.atanh_p, lax.sqrt: lax.sqrt_p, lax.cbrt: lax.cbrt_p,
-    lax.lt: lax.lt_p, lax.le: lax.le_p, lax.gt: lax.gt_p, lax.ge: lax.ge_p,
-}
+_BOOL = np.dtype(bool)
 
 
 # ------------------------------------------------------------- arithmetic
-@_fast_binary(_promoted(lambda dt: lax.or_p if dt == np.bool_ else lax.add_p))
 def add(x, y, /):
   """Elementwise ``x + y`` (logical or for booleans)."""
   x, y = promote_args("add", x, y)
-  return lax.bitwise_or(x, y) if is_kind(x, "b") else lax.add(x, y)
+  return lax.bitwise_or(x, y) if x.aval.dtype == _BOOL else lax.add(x, y)
 
 
-@_fast_binary(_promoted(lambda dt: lax.sub_p))
 def subtract(x, y, /):
   """Elementwise ``x - y``."""
   return lax.sub(*promote_args("subtract", x, y))
 
 
-@_fast_binary(_promoted(lambda dt: lax.and_p if dt == np.bool_ else lax.mul_p))
 def multiply(x, y, /):
   """Elementwise ``x * y`` (logical and for booleans)."""
   x, y = promote_args("multiply", x, y)
-  return lax.bitwise_and(x, y) if is_kind(x, "b") else lax.mul(x, y)
+  return lax.bitwise_and(x, y) if x.aval.dtype == _BOOL else lax.mul(x, y)
 
 
-@_fast_unary(lax.neg_p, promote=None)
 def negative(x, /):
   """Elementwise ``-x``."""
   return lax.neg(*promote_args("negative", x))
@@ -149,7 +107,6 @@ def reciprocal(x, /):
 
 
 # -------------------------------------------------- division and remainders
-@_fast_binary(_promoted(lambda dt: lax.div_p, util.to_inexact_dtype))
 def true_divide(x1, x2, /):
   """Elementwise true division ``x1 / x2``; integers divide as floats."""
   return lax.div(*promote_args_inexact("true_divide", x1, x2))
@@ -273,7 +230,6 @@ def float_power(x, y, /):
 
 # ------------------------------------------------- exponentials and logs
 def _inexact_unary(name, lax_fn, doc):
-  @_fast_unary(_LAX_PRIMITIVES[lax_fn])
   def fn(x, /):
     return lax_fn(*promote_args_inexact(name, x))
   fn.__name__ = fn.__qualname__ = name
@@ -494,13 +450,11 @@ def rint(x, /):
 
 
 # ------------------------------------------------------ extrema, comparisons
-@_fast_binary(_promoted(lambda dt: lax.max_p))
 def maximum(x, y, /):
   """Elementwise maximum; NaN wins."""
   return lax.max(*promote_args("maximum", x, y))
 
 
-@_fast_binary(_promoted(lambda dt: lax.min_p))
 def minimum(x, y, /):
   """Elementwise minimum; NaN wins."""
   return lax.min(*promote_args("minimum", x, y))
@@ -523,22 +477,17 @@ def _isnan(x):
   return lax.ne(x, x)
 
 
-@_fast_binary(_promoted(lambda dt: lax.eq_p))
 def equal(x, y, /):
   """Elementwise ``x == y``."""
   return lax.eq(*promote_args("equal", x, y))
 
 
-@_fast_binary(_promoted(lambda dt: lax.ne_p))
 def not_equal(x, y, /):
   """Elementwise ``x != y``."""
   return lax.ne(*promote_args("not_equal", x, y))
 
 
 def _ordered(name, lax_op, doc):
-  prim = _LAX_PRIMITIVES[lax_op]
-
-  @_fast_binary(_promoted(lambda dt: None if dtypes.kind(dt) == "c" else prim))
   def fn(x, y, /):
     x, y = promote_args(name, x, y)
     if is_kind(x, "c"):   # lexicographic on (real, imag), like NumPy

@@ -12,6 +12,7 @@ from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.config import config
 from openjax._src.core import Array, Tracer, get_aval
+from openjax._src.core.trace import eager_config
 
 AxisError = np.exceptions.AxisError
 
@@ -132,20 +133,163 @@ def promote_shapes(fun_name: str, *args: Any) -> list:
           if s and len(s) < result_rank else a for a, s in zip(args, shapes)]
 
 
-def promote_args(fun_name: str, *args: Any) -> list:
-  """Checks, dtype promotion and rank promotion for an n-ary jnp function."""
-  check_arraylike(fun_name, *args)
-  return promote_shapes(fun_name, *promote_dtypes(*args))
+# ---------------------------------------------- promotion of the common case
+# Every eager jnp call promotes its operands; the common case (Arrays or
+# tracers of one rank, Python scalars, standard promotion, no flag overrides)
+# is answered from a cache keyed by the operands' (dtype, weak type) or
+# scalar type, ``jax_enable_x64`` and the dtype refinement: the promoted
+# dtype and weak type, and which operands need a conversion.
+_SCALAR_TYPES = frozenset(dtypes.python_scalar_dtypes)
+_PROMOTIONS: dict = {}
 
 
-def promote_args_inexact(fun_name: str, *args: Any) -> list:
-  check_arraylike(fun_name, *args)
-  return promote_shapes(fun_name, *promote_dtypes_inexact(*args))
+def _same_dtype(dt: np.dtype) -> np.dtype:
+  return dt
 
 
-def promote_args_numeric(fun_name: str, *args: Any) -> list:
-  check_arraylike(fun_name, *args)
-  return promote_shapes(fun_name, *promote_dtypes_numeric(*args))
+def _to_numeric_dtype(dt: np.dtype) -> np.dtype:
+  return dtypes.to_numeric_dtype(dt)
+
+
+def _operand_key(a, t):
+  """``a``'s part of a promotion key: its (dtype, weak type), or None when it
+  is not an Array or tracer (``t``: its type, not a Python scalar type)."""
+  if t is not Array and not isinstance(a, Tracer):
+    return None
+  aval = a.aval
+  return aval.dtype, aval.weak_type, len(aval.shape)
+
+
+def _promoter(refine, promote_dtypes_general, doc: str):
+  """A ``promote_args`` function: checks, dtype promotion (the common dtype
+  refined by ``refine``) and rank promotion for an n-ary jnp function.
+
+  Operands of one rank (or rank 0) that are Arrays, tracers or Python
+  scalars, under standard promotion and no flag overrides, are answered from
+  ``_PROMOTIONS`` inline (every eager jnp call comes here); anything else
+  takes the general path (``check_arraylike``, ``promote_dtypes_general``,
+  ``promote_shapes``)."""
+  last = [(None, None, None, None)]   # (x's aval or type, y's, x64, entry): the last call
+  # The last Python scalar converted, (scalar, dtype, weak type, Array): the
+  # same constant object in a loop (``x * 2.0``) is converted once.
+  scalar = [(None, None, None, None)]
+
+  def converted(a, dt, weak):
+    s = scalar[0]
+    if a is s[0] and s[1] is dt and s[2] is weak and s[3]._np is not None:   # not deleted
+      return s[3]
+    out = lax._convert_element_type(a, dt, weak)
+    if type(a) in _SCALAR_TYPES:
+      scalar[0] = (a, dt, weak, out)
+    return out
+
+  def promote(fun_name: str, *args: Any) -> list:
+    cfg = eager_config
+    if cfg.flags_ok:
+      key = None
+      if len(args) == 2:   # most calls: no loop
+        x, y = args
+        # The last call's operands again (same aval objects or scalar types)?
+        tx, ty = type(x), type(y)
+        entry = last[0]
+        if ((x.aval if tx is Array else tx) is entry[0]
+            and (y.aval if ty is Array else ty) is entry[1] and entry[2] is cfg.x64):
+          dt, weak, converts = entry[3]
+          if converts is None:
+            return [x, y]
+          cx, cy = converts
+          return [converted(x, dt, weak) if cx else x, converted(y, dt, weak) if cy else y]
+        t = type(x)
+        if t is Array:
+          aval = x.aval
+          kx = aval.dtype, aval.weak_type, len(aval.shape)
+        else:
+          kx = t if t in _SCALAR_TYPES else _operand_key(x, t)
+        t = type(y)
+        if t is Array:
+          aval = y.aval
+          ky = aval.dtype, aval.weak_type, len(aval.shape)
+        else:
+          ky = t if t in _SCALAR_TYPES else _operand_key(y, t)
+        if kx is not None and ky is not None:
+          key = (refine, cfg.x64, kx, ky)
+      elif len(args) == 1:
+        x, = args
+        t = type(x)
+        if t is Array:
+          aval = x.aval
+          entry = last[0]
+          if aval is entry[0] and entry[1] is None and entry[2] is cfg.x64:
+            dt, weak, converts = entry[3]
+            return [x] if converts is None else [lax._convert_element_type(x, dt, weak)]
+          key = (refine, cfg.x64, (aval.dtype, aval.weak_type, len(aval.shape)))
+        else:
+          k = t if t in _SCALAR_TYPES else _operand_key(x, t)
+          if k is not None:
+            key = (refine, cfg.x64, k)
+      else:
+        key = [refine, cfg.x64]
+        for a in args:
+          t = type(a)
+          k = t if t in _SCALAR_TYPES else _operand_key(a, t)
+          if k is None:
+            key = None
+            break
+          key.append(k)
+        else:
+          key = tuple(key)
+      if key is not None:
+        hit = _PROMOTIONS.get(key)
+        if hit is None:
+          hit = _PROMOTIONS[key] = _promotion(args, key, refine)
+        if hit is not False:
+          if len(args) == 2 and (type(args[0]) is Array or type(args[0]) in _SCALAR_TYPES) \
+              and (type(args[1]) is Array or type(args[1]) in _SCALAR_TYPES):
+            x, y = args
+            last[0] = (x.aval if type(x) is Array else type(x),
+                       y.aval if type(y) is Array else type(y), cfg.x64, hit)
+          elif len(args) == 1 and type(args[0]) is Array:
+            last[0] = (args[0].aval, None, cfg.x64, hit)
+          dt, weak, converts = hit
+          if converts is None:
+            return list(args)
+          return [lax._convert_element_type(a, dt, weak) if c else a
+                  for a, c in zip(args, converts)]
+    check_arraylike(fun_name, *args)
+    return promote_shapes(fun_name, *promote_dtypes_general(*args))
+  promote.__doc__ = doc
+  return promote
+
+
+def _promotion(args: tuple, key: tuple, refine):
+  """The cache entry of ``_promote_common``: ``(dtype, weak type, which
+  operands convert or None)``, or False for operands of different ranks
+  (rank promotion and its config check: the general path)."""
+  if len({k[2] for k in key[2:] if type(k) is tuple and k[2]}) > 1:
+    return False
+  if refine is _same_dtype and len(args) == 1:   # promote_dtypes of one operand: as it is
+    a, = args
+    if type(a) in _SCALAR_TYPES:
+      return dtypes.dtype(a), dtypes.is_weakly_typed(a), (True,)
+    return a.aval.dtype, a.aval.weak_type, None
+  dt, weak = dtypes.result_type(*args, return_weak_type_flag=True)
+  dt = refine(dt)
+  converts = tuple([type(a) in _SCALAR_TYPES or a.aval.dtype != dt
+                    or a.aval.weak_type != weak for a in args])
+  if len(_PROMOTIONS) >= 4096:
+    _PROMOTIONS.clear()
+  return dt, weak, converts if any(converts) else None
+
+
+promote_args = _promoter(
+    _same_dtype, promote_dtypes,
+    "Checks, dtype promotion and rank promotion for an n-ary jnp function.")
+promote_args_inexact = _promoter(
+    to_inexact_dtype, promote_dtypes_inexact,
+    "``promote_args`` to an inexact dtype (``promote_dtypes_inexact``).")
+promote_args_numeric = _promoter(
+    _to_numeric_dtype, promote_dtypes_numeric,
+    "``promote_args`` with bool promoted to int32 (``promote_dtypes_numeric``).")
 
 
 def canonicalize_axis(axis: Any, ndim: int) -> int:
@@ -172,6 +316,9 @@ def canonicalize_axes(axis: Any, ndim: int) -> tuple[int, ...]:
 
 
 def shape_of(x: Any) -> tuple[int, ...]:
+  aval = getattr(x, "aval", None)   # Arrays and tracers (the common case)
+  if aval is not None:
+    return aval.shape
   return tuple(get_aval(x).shape) if not isinstance(x, (list, tuple)) else np.shape(x)
 
 

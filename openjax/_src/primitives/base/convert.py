@@ -29,10 +29,15 @@ def convert_element_type(operand, new_dtype):
 def _convert_element_type(operand, new_dtype=None, weak_type: bool = False):
   """Cast ``operand``; skips the primitive when nothing would change. Python
   scalars are converted here, at trace time, so they stay literals."""
+  if type(operand) in dtypes.python_scalar_dtypes:   # first: jnp calls with Python numbers
+    value = _SCALAR_VALUES.get((type(operand), operand, new_dtype, weak_type))
+    if value is not None:
+      return Array(value, _SCALAR_AVALS[(value.dtype, weak_type)])
+    from_dtype = dtypes.dtype(operand)
+    new_dtype = from_dtype if new_dtype is None else np.dtype(new_dtype)
+    return _scalar_array(operand, new_dtype, weak_type)
   from_dtype = dtypes.dtype(operand)
   new_dtype = from_dtype if new_dtype is None else np.dtype(new_dtype)
-  if type(operand) in dtypes.python_scalar_dtypes:
-    return _scalar_array(operand, new_dtype, weak_type)
   old_weak = dtypes.is_weakly_typed(operand)
   if from_dtype == new_dtype and old_weak == weak_type and hasattr(operand, "aval"):
     return operand
@@ -52,18 +57,29 @@ def _scalar_array(x, dt, weak_type):
   aval = _SCALAR_AVALS.get((dt, weak_type))
   if aval is None:
     aval = _SCALAR_AVALS[(dt, weak_type)] = ShapedArray((), dt, bool(weak_type))
+  value = None
   if type(x) is float and dtypes.kind(dt) in "fc" or type(x) is int and dtypes.kind(dt) in "iuf":
-    try:   # the common case, kept fast: operators with Python numbers
-      return array_of(np.array(x, dt), aval)
+    try:   # the common case: operators with Python numbers
+      value = np.array(x, dt)
     except OverflowError:
       pass
-  arr = np.asarray(x)
-  if dtypes.kind(dt) not in "fc" and isinstance(x, float):
-    arr = np.trunc(arr)
-  return array_of(np.asarray(convert_numpy(arr, dt)), aval)
+  if value is None:
+    arr = np.asarray(x)
+    if dtypes.kind(dt) not in "fc" and isinstance(x, float):
+      arr = np.trunc(arr)
+    value = np.asarray(convert_numpy(arr, dt))
+  value.setflags(False)
+  # Remembered per (type, value, dtype, weak type), the read-only value shared
+  # by the Arrays made of it; 0.0 == -0.0 and nan != nan are made every time.
+  if x == x and (x != 0 or type(x) is int or type(x) is bool):
+    if len(_SCALAR_VALUES) >= 4096:
+      _SCALAR_VALUES.clear()
+    _SCALAR_VALUES[(type(x), x, dt, weak_type)] = value
+  return Array(value, aval)
 
 
 _SCALAR_AVALS: dict = {}
+_SCALAR_VALUES: dict = {}
 
 
 def convert_numpy(x: np.ndarray, new_dtype: np.dtype) -> np.ndarray:

@@ -6,6 +6,8 @@ family (and ``batch_util``) builds on these; the ``shape`` family adds the
 slicing and joining primitives."""
 from __future__ import annotations
 
+import functools
+
 import math
 import operator
 from typing import Callable
@@ -557,6 +559,14 @@ def reduce_sum(operand, axes, *, out_sharding=None):
 def _reduce_sum_impl(x, *, axes, out_sharding=None):
   xc, dt = in_float32(x)
   return [np.asarray(np.sum(xc, axis=axes, dtype=xc.dtype)).astype(dt)]
+
+
+@reduce_sum_p.def_eval_kernel
+def _reduce_sum_eval_kernel(x, *, axes, out_sharding=None):
+  # The impl's np.sum for NumPy's dtypes (ml_dtypes floats sum in float32).
+  if x.dtype in dtypes.custom_float_dtypes:
+    return None
+  return functools.partial(np.add.reduce, axis=axes, dtype=x.dtype)
 
 
 @reduce_sum_p.def_abstract_eval

@@ -4,7 +4,6 @@ axes, NumPy impl helpers (floating-point warnings off, ml_dtypes floats
 computed in float32) and ``pp_hide_none`` for the jaxpr printer."""
 from __future__ import annotations
 
-import contextvars
 import operator
 from typing import Callable, Sequence
 
@@ -12,6 +11,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import ShapedArray, pp_eqn
+from openjax._src.core.trace import FP_ERRSTATE, FP_IGNORE
 
 def dtype_name(dt) -> str:
   return np.dtype(dt).name
@@ -84,33 +84,6 @@ def pp_hide_none(*names):
   return rule
 
 
-def _fp_errstate():
-  """NumPy's error-state context variable and its all-"ignore" value. Setting
-  it directly costs a fifth of ``np.errstate(all="ignore")`` (~1.4 µs, more
-  than a 1000-element multiply); an equivalent built on ``np.errstate`` where
-  NumPy keeps the state elsewhere."""
-  try:
-    from numpy._core._ufunc_config import _extobj_contextvar as var
-  except ImportError:
-    var = None
-  if isinstance(var, contextvars.ContextVar):
-    with np.errstate(all="ignore"):
-      return var, var.get()
-
-  class _ErrstateVar:
-    def set(self, _value):
-      state = np.errstate(all="ignore")
-      state.__enter__()
-      return state
-
-    def reset(self, state):
-      state.__exit__(None, None, None)
-  return _ErrstateVar(), None
-
-
-#: ``token = FP_ERRSTATE.set(FP_IGNORE)`` ... ``FP_ERRSTATE.reset(token)``:
-#: NumPy's floating-point warnings off in between (XLA produces inf/nan silently).
-FP_ERRSTATE, FP_IGNORE = _fp_errstate()
 _fp_set, _fp_reset = FP_ERRSTATE.set, FP_ERRSTATE.reset
 
 

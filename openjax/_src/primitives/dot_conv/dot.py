@@ -183,6 +183,28 @@ def _dot_result_dtype(lhs_dt, rhs_dt, precision, preferred_element_type) -> np.d
 dot_general_p = Primitive("dot_general", kind="differentiable")
 
 
+_DIMENSION_NUMBERS: dict = {}
+
+
+def _dimension_numbers(dimension_numbers) -> tuple:
+  """``dimension_numbers`` as tuples of ints, remembered when hashable."""
+  try:
+    (lc, rc), (lb, rb) = dimension_numbers
+  except (TypeError, ValueError):
+    raise TypeError("dot_general: dimension_numbers must be ((lhs_contracting, "
+                    "rhs_contracting), (lhs_batch, rhs_batch)), got "
+                    f"{dimension_numbers!r}") from None
+  dims = ((_index_tuple(lc, "lhs_contracting"), _index_tuple(rc, "rhs_contracting")),
+          (_index_tuple(lb, "lhs_batch"), _index_tuple(rb, "rhs_batch")))
+  if type(dimension_numbers) is tuple and dims == dimension_numbers:
+    try:
+      if len(_DIMENSION_NUMBERS) < 1024:
+        _DIMENSION_NUMBERS[dimension_numbers] = dims
+    except TypeError:
+      pass
+  return dims
+
+
 def dot(lhs, rhs, *, dimension_numbers=None, precision=None, preferred_element_type=None,
         out_sharding=None):
   """General dot product (XLA's DotGeneral). Without ``dimension_numbers``,
@@ -192,8 +214,8 @@ def dot(lhs, rhs, *, dimension_numbers=None, precision=None, preferred_element_t
   rhs_batch))``; the result holds the batch dimensions, then the remaining
   ``lhs`` dimensions, then the remaining ``rhs`` dimensions.
   """
-  lhs_shape, rhs_shape = np.shape(lhs), np.shape(rhs)
   if dimension_numbers is None:
+    lhs_shape, rhs_shape = np.shape(lhs), np.shape(rhs)
     if 1 <= len(lhs_shape) <= 2 and 1 <= len(rhs_shape) <= 2 and \
         lhs_shape[-1] == rhs_shape[0]:
       dimension_numbers = (((len(lhs_shape) - 1,), (0,)), ((), ()))
@@ -205,14 +227,12 @@ def dot(lhs, rhs, *, dimension_numbers=None, precision=None, preferred_element_t
   if out_sharding is not None:
     raise NotImplementedError("dot_general: out_sharding is not supported yet; "
                               "pass out_sharding=None.")
-  try:
-    (lc, rc), (lb, rb) = dimension_numbers
-  except (TypeError, ValueError):
-    raise TypeError("dot_general: dimension_numbers must be ((lhs_contracting, "
-                    "rhs_contracting), (lhs_batch, rhs_batch)), got "
-                    f"{dimension_numbers!r}") from None
-  dims = ((_index_tuple(lc, "lhs_contracting"), _index_tuple(rc, "rhs_contracting")),
-          (_index_tuple(lb, "lhs_batch"), _index_tuple(rb, "rhs_batch")))
+  try:   # dimension numbers seen before (tuples of ints, hashable): no checks
+    dims = _DIMENSION_NUMBERS.get(dimension_numbers)
+  except TypeError:
+    dims = None
+  if dims is None:
+    dims = _dimension_numbers(dimension_numbers)
   if preferred_element_type is not None:
     preferred_element_type = dtypes.explicit_dtype(preferred_element_type, "dot")
   return dot_general_p.bind1(lhs, rhs, dimension_numbers=dims,
@@ -310,6 +330,33 @@ def _impl_plan(lhs_dt, rhs_dt, precision, preferred_element_type):
   """(result dtype, accumulation dtype) for the impl (cached: hot in eager)."""
   out_dt = _dot_result_dtype(lhs_dt, rhs_dt, precision, preferred_element_type)
   return out_dt, _compute_dtype(lhs_dt, rhs_dt, out_dt)
+
+
+def _dot_tl(lhs, rhs):
+  return np.dot(lhs.T, rhs)
+
+
+def _dot_tr(lhs, rhs):
+  return np.dot(lhs, rhs.T)
+
+
+def _dot_tlr(lhs, rhs):
+  return np.dot(lhs.T, rhs.T)
+
+
+@dot_general_p.def_eval_kernel
+def _dot_general_eval_kernel(lhs, rhs, *, dimension_numbers, precision, preferred_element_type,
+                             out_sharding=None):
+  # The impl's common case (vector and matrix products of one float dtype),
+  # chosen once per plan: one BLAS call on views.
+  out_dt, comp = _impl_plan(lhs.dtype, rhs.dtype, precision, preferred_element_type)
+  (lc, rc), (lb, _) = dimension_numbers
+  if (lb or len(lc) != 1 or len(lhs.shape) > 2 or len(rhs.shape) > 2
+      or not lhs.dtype == rhs.dtype == out_dt == comp or dtypes.kind(comp) not in "fc"):
+    return None
+  tl = len(lhs.shape) == 2 and lc[0] == 0
+  tr = len(rhs.shape) == 2 and rc[0] == 1
+  return (_dot_tlr if tr else _dot_tl) if tl else (_dot_tr if tr else np.dot)
 
 
 @dot_general_p.def_impl

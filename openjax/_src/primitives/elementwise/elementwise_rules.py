@@ -92,6 +92,12 @@ def unop(name: str, impl, accepted, *, result_dtype=None, kind="differentiable",
     check_unary(name, x, accepted)
     return [ShapedArray(x.shape, out_dt(x.dtype), x.weak_type)]
 
+  @p.def_eval_kernel
+  def _eval_kernel(x, accuracy=None, **params):
+    # The impl's NumPy function itself (the eval trace checks its dtype and
+    # silences warnings once); parameters other than accuracy need the impl.
+    return None if params else impl
+
   if accuracy:
     p.def_pp(pp_hide_none("accuracy"))
 
@@ -161,6 +167,10 @@ def naryop(name: str, impl, accepted, *, result_dtype=None, kind="differentiable
     shape = broadcasting_shape(name, avals)
     dt = np.dtype(out_dtype) if out_dtype is not None else out_dt(avals[0].dtype)
     return [ShapedArray(shape, dt, weak(*avals))]
+
+  @p.def_eval_kernel
+  def _eval_kernel(*avals, out_dtype=None):
+    return impl if out_dtype is None else None
 
   if out_dtype_param:
     p.def_pp(pp_hide_none("out_dtype"))

@@ -259,6 +259,16 @@ def _select_n_impl(which, *cases):
   return [np.asarray(out)]
 
 
+def _select2(which, on_false, on_true):
+  return np.where(which, on_true, on_false)
+
+
+@select_n_p.def_eval_kernel
+def _select_n_eval_kernel(which, *cases):
+  # ``jnp.where``'s case, one NumPy call (the impl handles the others).
+  return _select2 if len(cases) == 2 and which.dtype == np.bool_ else None
+
+
 @select_n_p.def_abstract_eval
 def _select_n_abstract_eval(which, *cases):
   if not cases:

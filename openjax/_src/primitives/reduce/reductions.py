@@ -8,6 +8,7 @@ NumPy-style reductions (dtype promotion, ``where``, ``keepdims``) on these.
 """
 from __future__ import annotations
 
+import functools
 import operator
 
 import numpy as np
@@ -200,6 +201,15 @@ def _reduce_prod_impl(x, *, axes):
   return [np.asarray(np.prod(xc, axis=axes, dtype=xc.dtype)).astype(dt)]
 
 
+@reduce_prod_p.def_eval_kernel
+def _reduce_prod_eval_kernel(x, *, axes):
+  # The impl's NumPy reduction for NumPy's dtypes (ml_dtypes floats compute
+  # in float32: the impl).
+  if x.dtype in dtypes.custom_float_dtypes:
+    return None
+  return functools.partial(np.multiply.reduce, axis=axes, dtype=x.dtype)
+
+
 @reduce_prod_p.def_abstract_eval
 def _reduce_prod_abstract_eval(x, *, axes):
   check_number("reduce_prod", x)
@@ -251,6 +261,13 @@ def _reduce_max_impl(x, *, axes, out_sharding=None):
   return [np.asarray(np.max(xc, axis=axes, initial=_max_identity(dt))).astype(dt)]
 
 
+@reduce_max_p.def_eval_kernel
+def _reduce_max_eval_kernel(x, *, axes, out_sharding=None):
+  if x.dtype in dtypes.custom_float_dtypes:
+    return None
+  return functools.partial(np.maximum.reduce, axis=axes, initial=_max_identity(x.dtype))
+
+
 reduce_max_p.def_abstract_eval(_chooser_abstract_eval)
 defjvp2(reduce_max_p, _chooser_jvp)
 reduce_max_p.def_batch(_reducer_batch(reduce_max_p))
@@ -275,6 +292,13 @@ def reduce_min(operand, axes, *, out_sharding=None):
 def _reduce_min_impl(x, *, axes, out_sharding=None):
   xc, dt = in_float32(x)
   return [np.asarray(np.min(xc, axis=axes, initial=_min_identity(dt))).astype(dt)]
+
+
+@reduce_min_p.def_eval_kernel
+def _reduce_min_eval_kernel(x, *, axes, out_sharding=None):
+  if x.dtype in dtypes.custom_float_dtypes:
+    return None
+  return functools.partial(np.minimum.reduce, axis=axes, initial=_min_identity(x.dtype))
 
 
 reduce_min_p.def_abstract_eval(_chooser_abstract_eval)
