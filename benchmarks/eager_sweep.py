@@ -10,7 +10,7 @@ and 1024. Prints the rows slowest relative to NumPy and flags every case over
 max(3 x NumPy, NumPy + 10 us).
 
     python benchmarks/eager_sweep.py [--quick] [--only PATTERN] [--sizes 10,1e3,1e6]
-                                     [--budget SECONDS] [--top N] [--json FILE]
+                                     [--budget SECONDS] [--top N] [--json FILE] [--verbose]
 
 Scaling: a row's sample arrays are extended cyclically along every axis
 (``np.resize`` per axis), one factor for every dimension size so dimensions
@@ -62,7 +62,7 @@ MAX_OUTPUT_ELEMENTS = 1 << 23
 # take longer than this, and stop a case whose first call runs longer (the
 # inputs of convolutions and other superlinear rows scale their work by more
 # than their size).
-MAX_CALL_S = 2.0
+MAX_CALL_S = 1.0
 MATRIX_SIZES = (8, 256, 1024)
 
 
@@ -132,11 +132,14 @@ def scaled(args, target: int):
   arrays = _arrays(args)
   if not arrays:
     return None
-  big = max(arrays, key=lambda a: a.size)
-  free = [d for d in big.shape if d > 1]
-  if not free or not big.size or target <= big.size:   # empty arrays cannot grow
+  # One factor g for every dimension size d > 1 (d -> d * g); an array with k
+  # such dimensions grows by g ** k, so g is what takes the first array to
+  # ``target`` elements.
+  growable = [(a.size, sum(d > 1 for d in a.shape)) for a in arrays if a.size]
+  growable = [(size, k) for size, k in growable if k]
+  if not growable or target <= max(size for size, _ in growable):
     return None
-  g = (target / big.size) ** (1 / len(free))
+  g = min((target / size) ** (1 / k) for size, k in growable)
   new = {d: max(d, round(d * g)) for a in arrays for d in a.shape if d > 1}
   return _map_arrays(args, lambda a: _cyclic_resize(a, [new.get(d, d) for d in a.shape]))
 
@@ -147,7 +150,7 @@ def square_products(args):
   if len(args) != 2 or not all(isinstance(a, np.ndarray) and a.ndim == 2 for a in args):
     return []
   x, y = args
-  if x.shape[1] != y.shape[0] or not x.size or not y.size:   # empty matrices cannot grow
+  if x.shape[1] != y.shape[0] or x.size == 0 or y.size == 0:
     return []
   cases = []
   for n in MATRIX_SIZES:
@@ -215,8 +218,9 @@ def _openjax_call(fn, args):
   return lambda: openjax.block_until_ready(fn(*args))
 
 
-class CallTooSlow(Exception):
-  pass
+class CallTooSlow(BaseException):
+  """Raised by SIGALRM in a call that runs too long (a BaseException, so that
+  library code catching Exception does not swallow it)."""
 
 
 def _too_slow(signum, frame):
@@ -258,12 +262,13 @@ def _output_too_large(row, args) -> bool:
 
 
 class _Guard:
-  """SIGALRM after MAX_CALL_S: interrupts Python-level loops (a call stuck
-  inside one C call still runs to its end, hence the probes below)."""
+  """SIGALRM after MAX_CALL_S (and every 0.25 s after): interrupts
+  Python-level loops (a call stuck inside one C call still runs to its end,
+  hence the probes below)."""
 
   def __enter__(self):
     self.previous = signal.signal(signal.SIGALRM, _too_slow)
-    signal.setitimer(signal.ITIMER_REAL, MAX_CALL_S)
+    signal.setitimer(signal.ITIMER_REAL, MAX_CALL_S, 0.25)   # again until it stops
 
   def __exit__(self, *exc):
     signal.setitimer(signal.ITIMER_REAL, 0)
@@ -273,7 +278,7 @@ class _Guard:
 class _Growth:
   """The (elements, seconds) of the last two calls of a row, to predict the
   next size's call before making it."""
-  STEP = 32      # probe sizes at most this far apart
+  STEP = 8       # probe sizes at most this far apart
   NOISE_S = 20e-6
 
   def __init__(self):
@@ -302,9 +307,11 @@ def _first_calls(row, args) -> float:
   return max(ref_t, fn_t)
 
 
-def _cases(module: str, sample, targets) -> list:
+def _cases(module: str, sample, targets) -> tuple[list, bool]:
+  """The (label, args) cases of a row, and whether they grow by element
+  count (so probes between them apply)."""
   if module == "dot" and square_products(sample):
-    return [("sample", sample)] + square_products(sample)
+    return [("sample", sample)] + square_products(sample), False
   cases = []
   for target in targets:
     try:
@@ -313,7 +320,7 @@ def _cases(module: str, sample, targets) -> list:
       args = None
     if args is not None:
       cases.append((size_label(target), args))
-  return cases
+  return cases, True
 
 
 def sweep_row(module: str, row, targets, budget: float, with_jax: bool) -> tuple[list, list]:
@@ -323,28 +330,28 @@ def sweep_row(module: str, row, targets, budget: float, with_jax: bool) -> tuple
   sample = row.args(np.random.default_rng(0))
   jax_fn = jax_equivalent(row.fn, jax) if with_jax else None
   growth, done = _Growth(), set()
-  for label, args in _cases(module, sample, targets):
+  cases, probe = _cases(module, sample, targets)
+  for label, args in cases:
     if label in done:
       continue
     n = elements(args)
     try:
       with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
-        if label != "sample" and _output_too_large(row, args):
-          notes.append((row.name, label, "skipped: output over 8M elements"))
-          continue
         # Probe sizes up to this one (a single call each), so a row whose
         # time grows faster than its size is stopped before a call of minutes.
-        while growth.points and module != "dot" and n > growth.points[-1][0] * _Growth.STEP:
+        while probe and growth.points and n > growth.points[-1][0] * _Growth.STEP:
           probe_n = growth.points[-1][0] * _Growth.STEP
           if growth.predict(probe_n) > MAX_CALL_S:
             break
           growth.add(probe_n, _first_calls(row, scaled(sample, probe_n)))
         if growth.predict(n) > MAX_CALL_S:
-          notes.append((row.name, label, f"skipped: predicted over {MAX_CALL_S:g} s a call "
-                        "(time grows faster than size)"))
+          notes.append((row.name, label, f"skipped: predicted over {MAX_CALL_S:g} s a call"))
           continue
         with _Guard():
+          if label != "sample" and _output_too_large(row, args):
+            notes.append((row.name, label, "skipped: output over 8M elements"))
+            continue
           calls = _prepare(row, args, jax_fn)
         times = {impl: best_time(call, budget, first) for impl, (call, first) in calls.items()}
     except CallTooSlow as err:
@@ -373,32 +380,61 @@ def _us(s: float | None) -> str:
   return f"{s * 1e6:.1f} us" if s < 1e-3 else f"{s * 1e3:.2f} ms" if s < 1 else f"{s:.2f} s"
 
 
+def constant_time_references(results) -> set[str]:
+  """Rows whose NumPy reference takes about the same time at 1e5 elements or
+  more as at 100x fewer: it returns a view, its input or a constant, where openjax makes
+  an array (such rows are flagged by the rule but say little about speed)."""
+  by_row: dict[str, list] = {}
+  for r in results:
+    by_row.setdefault(r["row"], []).append(r)
+  out = set()
+  for name, cases in by_row.items():
+    lo, hi = min(cases, key=lambda r: r["elements"]), max(cases, key=lambda r: r["elements"])
+    if hi["elements"] >= 1e5 and hi["elements"] >= 100 * max(lo["elements"], 1) \
+        and hi["numpy_s"] < 2 * lo["numpy_s"]:
+      out.add(name)
+  return out
+
+
 def report(results, notes, rows, top: int) -> None:
   with_jax = any("jax_s" in r for r in results)
+  constant_refs = constant_time_references(results)
   ranked = sorted(results, key=lambda r: r["openjax_s"] / r["numpy_s"], reverse=True)
-  print(f"\n{len(rows)} rows, {len(results)} cases timed; slowest relative to NumPy:")
+  print(f"\n{len(rows)} rows, {len(results)} cases timed; slowest relative to NumPy "
+        "(ref O(1): NumPy's reference returns a view or constant):")
   head = f"{'row':44} {'size':>9} {'elements':>9} {'openjax':>10} {'numpy':>10}"
   head += f" {'jax':>10}" if with_jax else ""
-  print(head + f" {'ratio':>7}  flag")
+  print(head + f" {'ratio':>9}  flag")
   for r in ranked[:top]:
     line = (f"{r['row'][:44]:44} {r['size']:>9} {r['elements']:>9} {_us(r['openjax_s']):>10} "
             f"{_us(r['numpy_s']):>10}")
     line += f" {_us(r.get('jax_s')):>10}" if with_jax else ""
-    print(line + f" {r['openjax_s'] / r['numpy_s']:7.2f}  {'SLOW' if is_slow(r) else ''}")
-  slow = [r for r in ranked if is_slow(r)]
-  print(f"\n{len(slow)} cases over max({SLOW_FACTOR:g} x NumPy, NumPy + "
-        f"{SLOW_MARGIN_S * 1e6:g} us)" + (":" if slow else "."))
-  for r in slow:
-    print(f"  {r['row']} [{r['size']}]: {_us(r['openjax_s'])} vs {_us(r['numpy_s'])} "
-          f"({r['openjax_s'] / r['numpy_s']:.1f}x)")
+    flag = ("SLOW" if is_slow(r) else "") + (" ref O(1)" if r["row"] in constant_refs else "")
+    print(line + f" {r['openjax_s'] / r['numpy_s']:9.1f}  {flag}")
+  slow: dict[str, list] = {}
+  for r in results:
+    if is_slow(r):
+      slow.setdefault(r["row"], []).append(r)
+  n_cases = sum(len(v) for v in slow.values())
+  print(f"\n{n_cases} cases of {len(slow)} rows over max({SLOW_FACTOR:g} x NumPy, NumPy + "
+        f"{SLOW_MARGIN_S * 1e6:g} us); per row, the flagged sizes (openjax / NumPy):")
+  for name in sorted(slow, key=lambda k: -max(r["openjax_s"] / r["numpy_s"] for r in slow[k])):
+    sizes = ", ".join(f"{r['size']} {_us(r['openjax_s'])}/{_us(r['numpy_s'])}"
+                      for r in slow[name])
+    print(f"  {name}{' (ref O(1))' if name in constant_refs else ''}: {sizes}")
+  modules: dict[str, set] = {}
+  for r in results:
+    modules.setdefault(r["module"], set()).add(r["row"])
+  print("\nflagged rows per row module: " + ", ".join(
+      f"{m} {len(names & set(slow))}/{len(names)}" for m, names in sorted(modules.items())))
   cases_of: dict[str, int] = {}
   for r in results:
     cases_of[r["row"]] = cases_of.get(r["row"], 0) + 1
-  by_row = set(cases_of)
   sample_only = sorted(name for name, k in cases_of.items() if k == 1)
   no_ref = [row.name for _, row in rows if row.ref is None]
-  print(f"\n{len(by_row)} rows timed; {len(sample_only)} only at their sample size (inputs "
-        f"not scalable); {len(no_ref)} without a NumPy reference (not timed)")
+  print(f"{len(cases_of)} rows timed; {len(sample_only)} only at their sample size (inputs "
+        f"not scalable); {len(no_ref)} without a NumPy reference (not timed); "
+        f"{len(constant_refs)} with an O(1) NumPy reference")
   for name, label, note in notes:
     print(f"  {name} [{label}]: {note}")
 
@@ -406,26 +442,31 @@ def report(results, notes, rows, top: int) -> None:
 def main(argv=None) -> None:
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--quick", action="store_true",
-                      help="a shorter budget per case (0.005 s) for a first look")
+                      help="a first look: 0.001 s a case, sizes 10 and 1e3 (about a minute)")
   parser.add_argument("--only", metavar="PATTERN", help="rows whose name matches (fnmatch)")
-  parser.add_argument("--sizes", default="10,1e3,1e6",
-                      help="element counts of the largest argument (comma-separated)")
-  parser.add_argument("--budget", type=float, default=0.01,
+  parser.add_argument("--sizes", help="element counts of the largest argument, comma-"
+                      "separated (default 10,1e3,1e6; 10,1e3 with --quick)")
+  parser.add_argument("--budget", type=float, default=0.005,
                       help="seconds of repeats per implementation and case")
   parser.add_argument("--top", type=int, default=40, help="rows printed in the ranking")
   parser.add_argument("--no-jax", action="store_true", help="skip JAX even when importable")
   parser.add_argument("--json", metavar="FILE", help="write every result to FILE")
   parser.add_argument("--verbose", action="store_true", help="print rows that take over 1 s")
   opts = parser.parse_args(argv)
-  budget = 0.005 if opts.quick else opts.budget
-  targets = sorted(float(s) for s in opts.sizes.split(","))
+  budget = 0.001 if opts.quick else opts.budget
+  sizes = opts.sizes or ("10,1e3" if opts.quick else "10,1e3,1e6")
+  targets = sorted(float(s) for s in sizes.split(","))
   rows = load_rows(opts.only)
   with_jax = jax is not None and not opts.no_jax
   print(f"openjax {openjax.__version__}, NumPy {np.__version__}"
         + (f", JAX {jax.__version__}" if with_jax else ", JAX not installed")
-        + f"; {len(rows)} rows, sizes {opts.sizes}, {budget:g} s per case", flush=True)
+        + f"; {len(rows)} rows, sizes {sizes}, {budget:g} s per case", flush=True)
   results, notes, t0 = [], [], time.perf_counter()
+  module_started = {}
   for i, (module, row) in enumerate(rows):
+    if opts.verbose and module not in module_started:
+      module_started[module] = time.perf_counter()
+      print(f"  rows_{module} from {module_started[module] - t0:.0f} s", flush=True)
     if row.ref is None:
       continue
     t_row = time.perf_counter()
