@@ -295,3 +295,16 @@ def test_fmax_fmin_broadcast_across_ranks(name):
     for got in (f(x, y), jax.jit(f)(x, y)):
       assert got.shape == want.shape and got.dtype == want.dtype
       np.testing.assert_array_equal(np.asarray(got), want)
+
+
+@pytest.mark.parametrize("make", [
+    lambda i: i + 2**40, lambda i: jnp.minimum(2**40, i), lambda i: jnp.multiply(2**33, i),
+    lambda i: jnp.where(i > 1, 2**40, 0), lambda i: i + 2**31, lambda i: i - (-2**31 - 1),
+    lambda i: jax.jit(lambda x: x + 2**40)(i)])
+def test_python_int_outside_int32_raises_overflow_error(make):
+  """With x64 off a Python int the int32 operand cannot hold raises, as in
+  JAX, eagerly and under jit (it wrapped silently: int32 + 2**40 was +0)."""
+  i = jnp.array([1, 2], jnp.int32)
+  with pytest.raises(OverflowError, match="too large to convert to int32"):
+    make(i)
+  np.testing.assert_array_equal(np.asarray(i + (2**31 - 2)), [2**31 - 1, -2**31])   # in range: wraps

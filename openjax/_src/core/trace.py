@@ -194,6 +194,11 @@ _SCALAR_TYPES = frozenset(dtypes.python_scalar_dtypes)
 _SCALAR_VALUES: dict = {}
 
 
+def _int_fits(x: int, dt: np.dtype) -> bool:
+  info = dtypes.iinfo(dt)
+  return info.min <= x <= info.max
+
+
 def _scalar_value(x, dt: np.dtype) -> np.ndarray:
   """The read-only 0-d value of the Python scalar ``x`` in ``dt`` (its
   canonical dtype), made once per (type, value, dtype): converting costs
@@ -205,7 +210,9 @@ def _scalar_value(x, dt: np.dtype) -> np.ndarray:
     v = _SCALAR_VALUES.get((t, x, dt))
     if v is not None:
       return v
-  v = np.asarray(x, dt)   # OverflowError for ints out of range, as canonical_value
+  if t is int and dtypes.kind(dt) in "iu" and not _int_fits(x, dt):
+    raise OverflowError(f"Python int {x} too large to convert to {dt.name}")
+  v = np.asarray(x, dt)
   v.setflags(False)
   if cacheable:
     if len(_SCALAR_VALUES) >= 4096:

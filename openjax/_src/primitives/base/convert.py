@@ -59,6 +59,12 @@ def _scalar_array(x, dt, weak_type):
   aval = _SCALAR_AVALS.get((dt, weak_type))
   if aval is None:
     aval = _SCALAR_AVALS[(dt, weak_type)] = ShapedArray((), dt, bool(weak_type))
+  if type(x) is int and dtypes.kind(dt) in "iu":
+    info = dtypes.iinfo(dt)
+    if not info.min <= x <= info.max:
+      # As JAX: a Python int the operand's integer dtype cannot hold is an
+      # error, not a silent wraparound (int32 + 2**40).
+      raise OverflowError(f"Python int {x} too large to convert to {dt.name}")
   value = None
   if type(x) is float and dtypes.kind(dt) in "fc" or type(x) is int and dtypes.kind(dt) in "iuf":
     try:   # the common case: operators with Python numbers
