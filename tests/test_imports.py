@@ -10,6 +10,8 @@ import ast
 import collections
 import pathlib
 
+from tests.test_structure import find_cycles
+
 REPO = pathlib.Path(__file__).resolve().parent.parent
 PACKAGE = REPO / "openjax"
 PRIMITIVES = PACKAGE / "_src" / "primitives"
@@ -128,32 +130,9 @@ def test_primitives_are_family_folders_whose_init_only_documents():
 
 def test_primitives_have_no_import_cycle():
   modules = _primitive_modules()
-  graph = {m: _imported_primitive_modules(p, modules) - {m} for m, p in modules.items()}
-  index, low, stack, on_stack, cycles = {}, {}, [], set(), []
-
-  def visit(v):   # Tarjan's strongly connected components
-    index[v] = low[v] = len(index)
-    stack.append(v)
-    on_stack.add(v)
-    for w in graph[v]:
-      if w not in index:
-        visit(w)
-        low[v] = min(low[v], low[w])
-      elif w in on_stack:
-        low[v] = min(low[v], index[w])
-    if low[v] == index[v]:
-      component = []
-      while True:
-        w = stack.pop()
-        on_stack.discard(w)
-        component.append(w)
-        if w == v:
-          break
-      if len(component) > 1:
-        cycles.append(sorted(component))
-  for v in graph:
-    if v not in index:
-      visit(v)
+  graph = {m: dict.fromkeys(_imported_primitive_modules(p, modules) - {m}, 0)
+           for m, p in modules.items()}
+  cycles = [cycle for cycle, _ in find_cycles(graph)]
   assert not cycles, f"import cycles in primitives/: {cycles}"
 
 
