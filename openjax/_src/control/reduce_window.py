@@ -13,13 +13,13 @@ from openjax._src.core import Primitive, ShapedArray, get_aval, is_concrete, to_
 from openjax._src.control._reduce_computation import (differentiable, tangent_or_zero,
                                                       trace_computation, tree_reduce_jvp,
                                                       tree_reduce_np)
-from openjax._src.primitives.reduce.window_util import (dilate_shape, int_tuple, max_identity,
+from openjax._src.primitives.reduce.window_util import (dilate_shape, max_identity,
                                                         min_identity, pads_tuple, padtype_to_pads,
                                                         reduce_window_shape, window_args,
                                                         window_offsets, windows)
 from openjax._src.primitives.elementwise import arithmetic
 from openjax._src.primitives.elementwise.arithmetic import add
-from openjax._src.primitives.base.structural import instantiate_zeros, reshape
+from openjax._src.primitives.base.structural import _int_tuple, instantiate_zeros, reshape
 from openjax._src.primitives.shape.shape import concatenate, pad, slice
 from openjax._src.primitives.reduce.window_lowering import lower_reduce_window
 from openjax._src.primitives.base.ad_util import Zero
@@ -183,14 +183,14 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
   if not flat_ops:
     raise ValueError("reduce_window must have at least one operand.")
   fun = "reduce_window"
-  window_dimensions = int_tuple(fun, "window_dimensions", window_dimensions)
+  window_dimensions = _int_tuple(fun, "window_dimensions", window_dimensions)
   ones = (1,) * len(window_dimensions)
   window_strides = ones if window_strides is None else \
-      int_tuple(fun, "window_strides", window_strides)
+      _int_tuple(fun, "window_strides", window_strides)
   base_dilation = ones if base_dilation is None else \
-      int_tuple(fun, "base_dilation", base_dilation)
+      _int_tuple(fun, "base_dilation", base_dilation)
   window_dilation = ones if window_dilation is None else \
-      int_tuple(fun, "window_dilation", window_dilation)
+      _int_tuple(fun, "window_dilation", window_dilation)
   if isinstance(padding, str):
     span = dilate_shape(window_dimensions, window_dilation)
     padding = padtype_to_pads(fun, get_aval(flat_ops[0]).shape, span, window_strides,

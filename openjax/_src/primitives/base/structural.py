@@ -61,8 +61,9 @@ def canonicalize_axis(axis, ndim: int) -> int:
   return axis + ndim if axis < 0 else axis
 
 
-def _check_shapelike(fun: str, arg: str, obj) -> None:
-  """lax's check that ``obj`` is a 1-D tuple of non-negative integers."""
+def _check_shapelike(fun: str, arg: str, obj, *, non_zero: bool = False) -> None:
+  """lax's check that ``obj`` is a 1-D tuple of non-negative (or, with
+  ``non_zero``, positive) integers."""
   if not isinstance(obj, (tuple, list, np.ndarray)):
     raise TypeError(f"{fun} {arg} must be of type tuple/list/ndarray, got {type(obj)}.")
   if not len(obj):
@@ -74,6 +75,9 @@ def _check_shapelike(fun: str, arg: str, obj) -> None:
                     f"{tuple(map(type, obj))}.") from None
   if not all(d >= 0 for d in vals):
     raise TypeError(f"{fun} {arg} must have every element be nonnegative, got {tuple(obj)}.")
+  if non_zero and not all(d > 0 for d in vals):
+    raise TypeError(f"{fun} {arg} must have every element be strictly positive, "
+                    f"got {tuple(obj)}.")
 
 
 def _int_tuple(fun: str, arg: str, obj) -> tuple[int, ...]:

@@ -13,6 +13,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from openjax._src import dtypes
 from openjax._src.core import ShapedArray
+from openjax._src.primitives.base.structural import _check_shapelike
 
 Pads = tuple[tuple[int, int], ...]
 
@@ -25,32 +26,6 @@ WINDOW_PARAMS = ("window_dimensions", "window_strides", "padding", "base_dilatio
 def window_args(params: dict) -> tuple:
   """The window parameters of a windowed primitive, in their positional order."""
   return tuple(params[k] for k in WINDOW_PARAMS)
-
-
-def check_shapelike(fun: str, arg: str, obj, *, non_zero: bool = False) -> None:
-  """lax's check that ``obj`` is a sequence of non-negative (or, with
-  ``non_zero``, positive) integers."""
-  if not isinstance(obj, (tuple, list, np.ndarray)):
-    raise TypeError(f"{fun} {arg} must be of type tuple/list/ndarray, got {type(obj)}.")
-  if not len(obj):
-    return
-  try:
-    vals = [operator.index(d) for d in obj]
-  except TypeError:
-    raise TypeError(f"{fun} {arg} must have every element be an integer type, got "
-                    f"{tuple(map(type, obj))}.") from None
-  if not all(d >= 0 for d in vals):
-    raise TypeError(f"{fun} {arg} must have every element be nonnegative, got {tuple(obj)}.")
-  if non_zero and not all(d > 0 for d in vals):
-    raise TypeError(f"{fun} {arg} must have every element be strictly positive, "
-                    f"got {tuple(obj)}.")
-
-
-def int_tuple(fun: str, arg: str, obj) -> tuple[int, ...]:
-  try:
-    return tuple(operator.index(d) for d in obj)
-  except TypeError:
-    raise TypeError(f"{fun}: {arg} must be a sequence of integers, got {obj!r}") from None
 
 
 def pads_tuple(fun: str, padding) -> Pads:
@@ -79,10 +54,10 @@ def window_shape(operand_shape, window_dimensions, window_strides, padding,
 def reduce_window_shape(fun: str, operand: ShapedArray, window_dimensions, window_strides,
                         padding, base_dilation, window_dilation) -> tuple[int, ...]:
   """lax's shape rule of every windowed reduction, with its messages."""
-  check_shapelike(fun, "window_dimensions", window_dimensions, non_zero=True)
-  check_shapelike(fun, "window_strides", window_strides, non_zero=True)
-  check_shapelike(fun, "base_dilation", base_dilation)
-  check_shapelike(fun, "window_dilation", window_dilation)
+  _check_shapelike(fun, "window_dimensions", window_dimensions, non_zero=True)
+  _check_shapelike(fun, "window_strides", window_strides, non_zero=True)
+  _check_shapelike(fun, "base_dilation", base_dilation)
+  _check_shapelike(fun, "window_dilation", window_dilation)
   if operand.ndim != len(window_dimensions):
     raise TypeError(f"{fun} got the wrong number of window_dimensions for operand: got "
                     f"operand shape {operand.shape} with window_dimensions "
@@ -264,7 +239,7 @@ def window_select(x: np.ndarray, largest: bool, window_dimensions, window_stride
   return pos
 
 
-__all__ = ["check_shapelike", "int_tuple", "pads_tuple", "dilate_shape", "window_shape",
+__all__ = ["pads_tuple", "dilate_shape", "window_shape",
            "reduce_window_shape", "padtype_to_pads", "max_identity", "min_identity",
            "pad_dilate", "window_view", "windows", "window_offsets", "offset_slices",
            "LOOP_WINDOW_SIZE", "window_reduce", "window_select"]
