@@ -204,5 +204,21 @@ def tangent_or_zero(t, aval: ShapedArray):
   return Zero(tangent_aval(aval)) if t is None else t
 
 
-__all__ = ["trace_computation", "apply_elementwise", "differentiable", "jvp_computation",
+def flatten_operands_and_inits(operands, init_values) -> tuple[list, list, object]:
+  """The leaves of ``operands`` and ``init_values`` and the operands' tree,
+  with lax's errors when the two trees differ (``lax.reduce``,
+  ``lax.reduce_window``)."""
+  flat_ops, op_tree = tree_util.tree_flatten(operands)
+  flat_inits, init_tree = tree_util.tree_flatten(init_values)
+  if op_tree != init_tree:
+    raise ValueError("Operands must have the same tree structure as init_values: "
+                     f"{op_tree} vs. {init_tree}")
+  if len(flat_ops) != len(flat_inits):
+    raise ValueError("Must have same total number of operands as init_values: "
+                     f" {len(flat_ops)} vs. {len(flat_inits)}")
+  return flat_ops, flat_inits, op_tree
+
+
+__all__ = ["flatten_operands_and_inits", "trace_computation",
+           "apply_elementwise", "differentiable", "jvp_computation",
            "tree_reduce_np", "tree_reduce_jvp", "tangent_or_zero"]

@@ -16,7 +16,8 @@ import numpy as np
 
 from openjax._src import dtypes, tree_util
 from openjax._src.core import Primitive, ShapedArray, get_aval, is_concrete, to_concrete_value
-from openjax._src.control._reduce_computation import (differentiable, tangent_or_zero,
+from openjax._src.control._reduce_computation import (differentiable, flatten_operands_and_inits,
+                                                      tangent_or_zero,
                                                       trace_computation, tree_reduce_jvp,
                                                       tree_reduce_np)
 from openjax._src.primitives.base.structural import instantiate_zeros, reduce_sum, reshape
@@ -175,14 +176,7 @@ def reduce(operands, init_values, computation, dimensions, out_sharding=None):
   reductions (``reduce_sum``, ``reduce_max``, ...). ``out_sharding`` is
   passed to ``reduce_sum`` (other reductions do not take one).
   """
-  flat_ops, op_tree = tree_util.tree_flatten(operands)
-  flat_inits, init_tree = tree_util.tree_flatten(init_values)
-  if op_tree != init_tree:
-    raise ValueError("Operands must have the same tree structure as init_values: "
-                     f"{op_tree} vs. {init_tree}")
-  if len(flat_ops) != len(flat_inits):
-    raise ValueError("Must have same total number of operands as init_values: "
-                     f" {len(flat_ops)} vs. {len(flat_inits)}")
+  flat_ops, flat_inits, op_tree = flatten_operands_and_inits(operands, init_values)
   try:
     dimensions = tuple(operator.index(d) for d in dimensions)
   except TypeError:
@@ -199,7 +193,7 @@ def reduce(operands, init_values, computation, dimensions, out_sharding=None):
     weak = dtypes.is_weakly_typed(flat_ops[0]) and dtypes.is_weakly_typed(flat_inits[0])
     return _convert_element_type(reducer(flat_ops[0], dimensions, **kw), weak_type=weak)
   init_avals = [get_aval(i) for i in flat_inits]
-  closed, out_tree = trace_computation("lax.reduce", computation, init_avals, init_tree)
+  closed, out_tree = trace_computation("lax.reduce", computation, init_avals, op_tree)
   params = dict(computation=computation, jaxpr=closed, dimensions=dimensions)
   # Checked here too: transformations (jvp, vmap) apply their rules unchecked.
   _reduce_abstract_eval(*(get_aval(x) for x in flat_ops), *init_avals, **params)

@@ -10,7 +10,8 @@ import numpy as np
 
 from openjax._src import tree_util
 from openjax._src.core import Primitive, ShapedArray, get_aval, is_concrete, to_concrete_value
-from openjax._src.control._reduce_computation import (differentiable, tangent_or_zero,
+from openjax._src.control._reduce_computation import (differentiable, flatten_operands_and_inits,
+                                                      tangent_or_zero,
                                                       trace_computation, tree_reduce_jvp,
                                                       tree_reduce_np)
 from openjax._src.primitives.reduce.window_util import (dilate_shape, max_identity,
@@ -172,14 +173,7 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
   ``lax.max``/``lax.min`` with their identities become ``reduce_window_sum``,
   ``reduce_window_max`` and ``reduce_window_min``.
   """
-  flat_ops, op_tree = tree_util.tree_flatten(operand)
-  flat_inits, init_tree = tree_util.tree_flatten(init_value)
-  if op_tree != init_tree:
-    raise ValueError("Operands must have the same tree structure as init_values: "
-                     f"{op_tree} vs. {init_tree}")
-  if len(flat_ops) != len(flat_inits):
-    raise ValueError("Must have same total number of operands as init_values: "
-                     f" {len(flat_ops)} vs. {len(flat_inits)}")
+  flat_ops, flat_inits, op_tree = flatten_operands_and_inits(operand, init_value)
   if not flat_ops:
     raise ValueError("reduce_window must have at least one operand.")
   fun = "reduce_window"
@@ -204,7 +198,7 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
     return tree_util.tree_unflatten(op_tree, [monoid.bind1(flat_ops[0], **params)])
   init_avals = [get_aval(i) for i in flat_inits]
   closed, out_tree = trace_computation("lax.reduce_window", computation, init_avals,
-                                       init_tree)
+                                       op_tree)
   if out_tree != op_tree:
     raise ValueError("reduce_window output must have the same tree structure as the operands"
                      f" {op_tree} vs. {out_tree}")
