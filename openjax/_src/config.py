@@ -154,9 +154,6 @@ config.define("jax_default_matmul_precision", None,
               "Default precision for matmul-like operations.")
 config.define("jax_platforms", os.environ.get("JAX_PLATFORMS", None),
               "Comma-separated platforms to use (e.g. 'cpu').")
-config.define("jax_num_cpu_devices", int(os.environ.get("JAX_NUM_CPU_DEVICES", "-1")),
-              "Number of CPU devices; -1 reads XLA_FLAGS or defaults to 1.",
-              validator=int)
 config.define("jax_threefry_partitionable", True,
               "Use the partitionable threefry key derivation (JAX's default).",
               validator=bool)
@@ -208,8 +205,6 @@ config.define("jax_check_tracer_leaks", _env_bool("JAX_CHECK_TRACER_LEAKS", Fals
 config.define("jax_default_prng_impl", os.environ.get("JAX_DEFAULT_PRNG_IMPL", "threefry2x32"),
               "The PRNG implementation of jax.random keys (openjax has 'threefry2x32').",
               validator=_one_of("jax_default_prng_impl", ("threefry2x32",)))
-config.define("jax_default_device", None,
-              "The device that jitted and eager computations run on (None: the first device).")
 if "jax_softmax_custom_jvp" not in config._flags:
   config.define("jax_softmax_custom_jvp", False,
                 "Use the custom_jvp softmax (JAX's old behaviour) instead of plain autodiff.",

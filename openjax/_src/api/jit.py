@@ -21,6 +21,7 @@ from openjax._src.errors import JaxRuntimeError
 from openjax._src.api.aot import Lowered
 from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, Tracer, check_transformed, eval_jaxpr,
                                eval_trace, trace_state)
+from openjax._src.core.placement import commit, committed_device
 from openjax._src.interpreters.staging import DebugInfo, flat_arg_names, trace_to_jaxpr
 from openjax._src.control.closed_call import jit_p
 from openjax._src.primitives.collectives.collectives import current_axis_env, extend_axis_env
@@ -319,8 +320,10 @@ class JitWrapped:
       ex = entry.executable or self._executable(entry, in_tree, len(leaves))
       if ex is None:   # compiling in the background: interpret this call
         jaxpr = entry.closed_jaxpr
+        device = committed_device(leaves, self.name)
         with interpreting_first_call():
-          return entry.unflatten(eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *leaves))
+          outs = eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *leaves)
+        return entry.unflatten(outs if device is None else commit(outs, device))
       if fast_key is not None:
         if len(self._fast) >= 64:
           self._fast.clear()

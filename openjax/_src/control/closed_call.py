@@ -17,6 +17,7 @@ an enclosing jitted function."""
 from __future__ import annotations
 
 from openjax._src.core import ClosedJaxpr, Primitive, Var, pp_eqn, program_of, set_current_trace
+from openjax._src.core.placement import commit, committed_device
 from openjax._src.interpreters.batching import batch_jaxpr
 from openjax._src.interpreters.jvp import jvp_jaxpr
 from openjax._src.interpreters.partial_eval import partial_eval_jaxpr
@@ -37,7 +38,9 @@ def _jit_impl(*args, jaxpr: ClosedJaxpr, name: str, donated_invars: tuple = (),
   # top-level jitted call dispatches its executable itself).
   if compiling(tiered):
     return executable_for_jaxpr(jaxpr, name, donated_invars).execute(args)
-  return program_of(jaxpr.jaxpr).runner(jaxpr.consts)(args)
+  device = committed_device(args, name)
+  outs = program_of(jaxpr.jaxpr).runner(jaxpr.consts)(args)
+  return outs if device is None else commit(outs, device)
 
 
 @jit_p.def_abstract_eval

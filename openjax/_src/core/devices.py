@@ -17,8 +17,12 @@ from openjax._src.config import config
 
 
 class Device:
-  """One device. ``platform`` is ``'cpu'``; ``id`` is unique in the process."""
-  __slots__ = ("id", "platform", "device_kind", "process_index", "host_id")
+  """One device, as JAX's ``CpuDevice``: ``repr`` ``CpuDevice(id=1)``, ``str``
+  ``cpu:1``. Devices are made once per process, so equality and hashing are
+  by identity (as JAX's); ``local_hardware_id`` is the id among this
+  process's devices of its platform."""
+  __slots__ = ("id", "platform", "device_kind", "process_index", "host_id", "task_id",
+               "local_hardware_id")
 
   def __init__(self, id: int, platform: str = "cpu"):
     self.id = id
@@ -26,16 +30,48 @@ class Device:
     self.device_kind = platform
     self.process_index = 0
     self.host_id = 0
+    self.task_id = 0
+    self.local_hardware_id = id
 
   @property
-  def client(self):
+  def client(self) -> "Client":
+    return _CLIENT
+
+  def memory_stats(self):
+    """None: CPU devices report no memory statistics (as in JAX)."""
     return None
 
   def __repr__(self):
     return f"{self.platform.capitalize()}Device(id={self.id})"
 
   def __str__(self):
-    return f"TFRT_CPU_{self.id}" if self.platform == "cpu" else repr(self)
+    return f"{self.platform}:{self.id}"
+
+
+class Client:
+  """The backend that owns the devices (``device.client``): ``platform``
+  ``'cpu'``, its device counts and lists."""
+  platform = "cpu"
+  platform_version = "cpu"
+  runtime_type = "pjrt_ifrt"
+
+  def process_index(self) -> int:
+    return 0
+
+  def device_count(self) -> int:
+    return device_count()
+
+  def local_device_count(self) -> int:
+    return local_device_count()
+
+  def devices(self) -> list[Device]:
+    return devices()
+
+  def local_devices(self) -> list[Device]:
+    return local_devices()
+
+
+_CLIENT = Client()
 
 
 class SingleDeviceSharding:
@@ -83,6 +119,33 @@ class Shard:
 _devices: list[Device] | None = None
 
 
+def _check_num_cpu_devices(n) -> int:
+  n = int(n)
+  if _devices is not None and n != len(_devices) and not (n <= 0 and len(_devices) == 1):
+    raise RuntimeError(
+        "jax_num_cpu_devices config should be updated before backends are initialized i.e. "
+        "before any JAX operation is executed. You should initialize this config immediately "
+        f"after `import jax` (openjax already has {len(_devices)} devices listed).")
+  return n
+
+
+def _check_default_device(value):
+  if value is None or isinstance(value, (Device, str)):
+    return value
+  raise ValueError(
+      "jax.default_device must be passed either a Device object (e.g. `jax.devices('cpu')[0]`) "
+      f"or a platform name string like 'cpu' or 'gpu', got: {value!r}")
+
+
+config.define("jax_num_cpu_devices", int(os.environ.get("JAX_NUM_CPU_DEVICES", "-1")),
+              "Number of CPU devices; -1 reads XLA_FLAGS or defaults to 1. Set it right after "
+              "import, before devices are used.", validator=_check_num_cpu_devices)
+config.define("jax_default_device", None,
+              "The device that jitted and eager computations run on: a Device, a platform "
+              "name ('cpu') for its first device, or None for the first device.",
+              validator=_check_default_device)
+
+
 def _requested_count() -> int:
   n = config.read("jax_num_cpu_devices")
   if n is not None and n > 0:
@@ -91,50 +154,62 @@ def _requested_count() -> int:
   return int(m.group(1)) if m else 1
 
 
-def devices(backend: str | None = None) -> list[Device]:
+def _check_backend(backend) -> None:
+  if backend is None or backend is _CLIENT:
+    return
+  if not isinstance(backend, str) or backend.lower() != "cpu":
+    raise RuntimeError(
+        f"Unknown backend: {backend!r} requested, but no platforms that are instances of "
+        f"{backend} are present. Platforms present are: cpu")
+
+
+def devices(backend: str | Client | None = None) -> list[Device]:
   """All devices (``[CpuDevice(id=0), ...]``)."""
   global _devices
-  if backend not in (None, "cpu"):
-    raise RuntimeError(f"Unknown backend {backend!r}: only 'cpu' is available.")
+  _check_backend(backend)
   if _devices is None:
     _devices = [Device(i) for i in range(_requested_count())]
   return list(_devices)
 
 
-def local_devices(process_index: int | None = None, backend: str | None = None) -> list[Device]:
-  return devices(backend)
+def local_devices(process_index: int | None = None, backend: str | Client | None = None,
+                  host_id: int | None = None) -> list[Device]:
+  """The devices of process ``process_index`` (default: this one)."""
+  index = process_index if process_index is not None else host_id
+  found = devices(backend)
+  if index is None:
+    return found
+  return [d for d in found if d.process_index == index]
 
 
-def device_count(backend: str | None = None) -> int:
+def device_count(backend: str | Client | None = None) -> int:
   return len(devices(backend))
 
 
-def local_device_count(backend: str | None = None) -> int:
-  return len(devices(backend))
+def local_device_count(backend: str | Client | None = None) -> int:
+  return len(local_devices(backend=backend))
 
 
 def default_device() -> Device:
-  """The device computations run on: ``jax_default_device`` when set, else the first."""
+  """The device computations run on: ``jax_default_device`` when set (a
+  platform name means its first device), else the first device."""
   chosen = config.read("jax_default_device")
-  return chosen if chosen is not None else devices()[0]
+  if chosen is None:
+    return (_devices or devices())[0]
+  if type(chosen) is str:
+    return devices(chosen)[0]
+  return chosen
 
 
 def default_backend() -> str:
   return "cpu"
 
 
-def process_index(backend: str | None = None) -> int:
+def process_index(backend: str | Client | None = None) -> int:
+  _check_backend(backend)
   return 0
 
 
-def process_count(backend: str | None = None) -> int:
+def process_count(backend: str | Client | None = None) -> int:
+  _check_backend(backend)
   return 1
-
-
-def _reset_devices_for_config(name: str) -> None:
-  global _devices
-  if name == "jax_num_cpu_devices":
-    _devices = None
-
-
-config.add_listener(_reset_devices_for_config)

@@ -21,6 +21,7 @@ from openjax._src import dtypes
 from openjax._src.config import config
 from openjax._src.core.array import Array
 from openjax._src.core.avals import ShapedArray
+from openjax._src.core.placement import committed_device
 from openjax._src.core.tracer import Trace, Tracer
 from openjax._src.errors import ConcretizationTypeError, UnexpectedTracerError
 
@@ -316,7 +317,9 @@ class EvalTrace(Trace):
       t = type(x)
       if t is Array:
         xv = x._np   # None while being computed, or deleted: the general path
-        if x.aval is not sig[0] or xv is None:
+        # Committed operands (placed on a device) take the general path,
+        # which places the results on their device.
+        if x.aval is not sig[0] or xv is None or x._device is not None:
           return self._process(primitive, args, params, x64)
       elif t is sig[0]:
         xv = _scalar_value(x, entry[7][0])
@@ -325,7 +328,7 @@ class EvalTrace(Trace):
       t = type(y)
       if t is Array:
         yv = y._np
-        if y.aval is not sig[1] or yv is None:
+        if y.aval is not sig[1] or yv is None or y._device is not None:
           return self._process(primitive, args, params, x64)
       elif t is sig[1]:
         yv = _scalar_value(y, entry[7][1])
@@ -334,7 +337,7 @@ class EvalTrace(Trace):
       vals = (xv, yv)
     elif n == 1:
       x, = args
-      if type(x) is not Array or x.aval is not sig[0]:
+      if type(x) is not Array or x.aval is not sig[0] or x._device is not None:
         return self._process(primitive, args, params, x64)
       xv = x._np
       if xv is None:
@@ -346,7 +349,7 @@ class EvalTrace(Trace):
         t = type(x)
         if t is Array:
           v = x._np
-          if x.aval is not sig[i] or v is None:
+          if x.aval is not sig[i] or v is None or x._device is not None:
             return self._process(primitive, args, params, x64)
           vals.append(v)
         elif t is sig[i]:
@@ -376,8 +379,11 @@ class EvalTrace(Trace):
     scalars): looked up by key, made on a miss."""
     sig, keys, vals = [], [], []
     plain = True   # only ready Arrays and Python scalars: the inline cache may hold it
+    device = None  # the device of committed operands: results are placed there too
     for x in args:
       t = type(x)
+      if t is Array and x._device is not None and device is None:
+        device = committed_device(args, primitive.name)
       if t is Array and x._np is not None:
         a = x.aval
         sig.append(a)
@@ -418,7 +424,11 @@ class EvalTrace(Trace):
       operand_avals = [s for s in sig if type(s) is ShapedArray]
       out_avals = [_shared_aval(a, operand_avals) for a in out_avals]
       self._last[primitive] = (tuple(sig), params, x64, kernel, lean, quiet, out_avals, casts)
-    return _run(primitive, kernel, lean, quiet, out_avals, vals, params)
+    results = _run(primitive, kernel, lean, quiet, out_avals, vals, params)
+    if device is not None:
+      for r in results:   # fresh Arrays: placing them changes no one else's
+        r._device = device
+    return results
 
 
 def _run(primitive, kernel, lean, quiet, out_avals, vals, params) -> list:

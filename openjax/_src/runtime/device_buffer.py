@@ -12,14 +12,15 @@ from __future__ import annotations
 import numpy as np
 
 from openjax._src.core import ShapedArray
-from openjax._src.runtime.iree_device import ExecutionError
+from openjax._src.runtime.iree_device import ExecutionError, aligned_copy, iree_device
 
 
 class IreeBuffer:
-  """An IREE buffer view on ``idev`` (an ``IreeDevice``), its write fence
-  (None once signalled or for imports), the host memory it aliases (kept
-  alive with it) and whether another Array may see it (never donated in
-  place then)."""
+  """An IREE buffer view written by the stream ``idev`` (an ``IreeDevice``;
+  the one it was imported on for host data), its write fence (None once
+  signalled or for imports), the host memory it aliases (kept alive with it)
+  and whether another Array may see it (never donated in place then). A call
+  on another stream reads it after its fence (``executable``)."""
   __slots__ = ("view", "fence", "idev", "host", "shared", "_ref")
 
   def __init__(self, view, fence, idev, host=None):
@@ -79,4 +80,31 @@ class IreeBuffer:
     return v
 
 
-__all__ = ["IreeBuffer"]
+def transfer_to(device, value) -> IreeBuffer:
+  """``value`` (a NumPy array, or an ``IreeBuffer`` of another device) as a
+  buffer for ``device`` (an openjax ``Device``); returns at once.
+
+  NumPy data is copied (the caller may still change it) into 64-byte
+  aligned memory and imported. A device buffer is not copied: every CPU
+  device's stream runs on one HAL device, whose memory all of them read, so
+  the result is the same buffer with the same write fence (calls on
+  ``device`` wait for it), marked shared on both sides so that neither
+  Array's buffer is ever donated in place. Wrap the result as
+  ``Array(None, aval, device, buffer)``."""
+  idev = iree_device(device)
+  if isinstance(value, IreeBuffer):
+    if value.idev.hal is idev.hal:
+      value.shared = True
+      moved = IreeBuffer(value.view, value.fence, value.idev, value.host)
+      moved.shared = True
+      return moved
+    raise NotImplementedError(
+        f"transfer_to: moving a buffer of {value.idev!r} to {device!r} needs a copy between "
+        "HAL devices, which only CPU devices (one HAL device) do not need; read it to the "
+        "host first (np.asarray) and transfer that")
+  arr = np.asarray(value)
+  view, holder = idev.import_host(aligned_copy(arr))
+  return IreeBuffer(view, None, idev, holder)
+
+
+__all__ = ["IreeBuffer", "transfer_to"]

@@ -33,6 +33,7 @@ from openjax._src.core import Array, ShapedArray, default_device, make_array
 from openjax._src.runtime.device_buffer import IreeBuffer
 from openjax._src.runtime.iree_device import (_EMPTY_FENCE, _invoke_error, aligned_copy,
                                               iree_device, is_importable, vm_instance)
+from openjax._src.core.placement import committed_device
 
 _BufferView = rt.HalBufferView
 _VariantList = rt.VmVariantList
@@ -132,14 +133,11 @@ class Executable:
           return [Array(None, aval, None, IreeBuffer(get(j, _BufferView), None, idev))
                   for j, aval in enumerate(self.out_avals)]
     if device is None:
-      device = _pick_device(args)
-    if device is None:
-      idev = _default_iree_device()
-    else:
-      idev = iree_device(device)
-      if idev is _default_iree_device():
-        device = None
-    inline = self.inline and idev.idle()
+      device = committed_device(args, self.name)
+    # Results are committed to the device of committed inputs (as in JAX);
+    # otherwise they are uncommitted, on the default device.
+    idev = _default_iree_device() if device is None else iree_device(device)
+    inline = self.inline and idev.idle() and _others_ready(args, idev)
     slot = (id(idev), inline)
     context, fn, _ = self._loaded.get(slot) or self._load(idev, inline)
     n_in = len(args)
@@ -151,6 +149,8 @@ class Executable:
     slots = [None] * n_in      # Array (or None) per input, for the aliasing check
     bvs = [None] * n_in
     donated = None
+    # Fences of inputs that another device's stream is still writing.
+    waits = None if inline else []
     aliases = self.aliases
     for i, x in enumerate(args):
       if type(x) is Array:
@@ -162,12 +162,14 @@ class Executable:
           donated.append(x)
         else:
           b = x._buffer
-          if b is None or b.idev is not idev:
+          if b is None:
             bv = _array_buffer(x, idev, keep)
-          else:
+          elif b.idev is idev:
             bv = b.view
             if b.host is not None:
               keep.append(b.host)
+          else:
+            bv = _other_stream_buffer(x, b, idev, keep, waits)
           slots[i] = x
       elif aliases and i in aliases:
         # Written in place: never a cached scalar or host memory we import.
@@ -179,7 +181,7 @@ class Executable:
     if inline:
       out, signal = idev.invoke_inline(context, fn, lst, len(self.out_avals)), None
     else:
-      out, signal = idev.invoke(context, fn, lst, n_in, len(self.out_avals), keep)
+      out, signal = idev.invoke(context, fn, lst, n_in, len(self.out_avals), keep, waits)
     get = out.get_as_object
     if self._any_float0_out:
       results = [make_array(np.zeros(aval.shape, dtypes.float0)) if z
@@ -253,31 +255,48 @@ def _default_iree_device():
   return _default[1]
 
 
-def _pick_device(args):
-  """The device of the first committed Array argument (None: the default)."""
+def _others_ready(args, idev) -> bool:
+  """Whether no input is still being written by another device's stream
+  (an inline call would have to wait for it in this thread)."""
   for x in args:
-    if type(x) is Array and x._device is not None:
-      return x._device
-  return None
+    if type(x) is Array:
+      b = x._buffer
+      if b is not None and b.idev is not idev and not b.is_ready():
+        return False
+  return True
 
 
 def _array_buffer(x: Array, idev, keep):
-  """The buffer of an Array for a call on ``idev``."""
-  if x._np is None:
-    # Computed on another device: bring the value over through the host.
-    arr = x._value
-    return _import(arr, idev, keep)
+  """The buffer of a NumPy-backed Array for a call on ``idev``: imported
+  once and remembered on the Array."""
   arr = x._np
-  if x._buffer is None:
-    # NumPy-backed: import once and remember it on the Array.
-    if arr.dtype == dtypes.float0:
-      arr = np.zeros(arr.shape, np.bool_)
-    src = arr if is_importable(arr) else aligned_copy(arr)
-    bv, holder = idev.import_host(src)
-    x._buffer = IreeBuffer(bv, None, idev, holder)
-    keep.append(holder)
-    return bv
-  return _import(arr, idev, keep)
+  if arr.dtype == dtypes.float0:
+    arr = np.zeros(arr.shape, np.bool_)
+  src = arr if is_importable(arr) else aligned_copy(arr)
+  bv, holder = idev.import_host(src)
+  x._buffer = IreeBuffer(bv, None, idev, holder)
+  keep.append(holder)
+  return bv
+
+
+def _other_stream_buffer(x: Array, b, idev, keep, waits):
+  """The buffer of an Array that another device's stream wrote (or
+  imported), for a call on ``idev``. Streams of one HAL device share its
+  memory, so the buffer is read in place, after its writer's fence: on the
+  device side for a queued call (``waits``), in this thread for an inline
+  one (``waits`` None). It may now be read by two streams, so it is never
+  donated in place."""
+  if b.idev.hal is not idev.hal:
+    return _import(x._value, idev, keep)
+  if b.fence is not None:
+    if waits is None:
+      b.wait(x.aval)
+    else:
+      waits.append(b.fence)
+  b.shared = True
+  if b.host is not None:
+    keep.append(b.host)
+  return b.view
 
 
 def _import(arr: np.ndarray, idev, keep):

@@ -1,8 +1,20 @@
-"""IREE devices: one process-wide ``local-task`` HAL device per CPU device,
-its in-order timeline, and moving NumPy data into IREE buffers.
+"""IREE devices: the execution stream of each CPU device (an in-order
+timeline on one process-wide ``local-task`` HAL device), and moving NumPy
+data into IREE buffers.
 
 Facts this module is built on (``shared/iree/NOTES.md`` and our probes):
 
+* Every CPU device is a timeline semaphore of its own on ONE shared
+  ``local-task`` HAL device, whose task executor has one worker per core.
+  Measured (IREE 3.13, 2 cores): calls on two semaphores of one HAL device
+  run independently (a call on device 1 finishes while device 0's stream is
+  held), and both streams' dispatches share the workers, so the worker
+  count stays the core count for any number of devices. One HAL device per
+  CPU device would add a proactor thread per device (20 devices: 22
+  threads vs 5) and gain nothing: HAL devices of one driver share its
+  executor anyway. Buffers of one HAL device are valid on every stream, so
+  an array moves between devices without a copy; a call that reads a buffer
+  another stream is still writing also waits on that stream's fence.
 * A HAL device must outlive every buffer, mapping and context made from it;
   devices are therefore created once and never destroyed (they are kept in a
   list whose reference is leaked at exit, so interpreter teardown cannot free
@@ -106,13 +118,55 @@ class ExecutionError(JaxRuntimeError):
   read or waited for)."""
 
 
+def _task_hal():
+  """(HAL device, HAL module) of the ``local-task`` device every CPU device's
+  stream runs on, made on first use (so ``import openjax`` starts no
+  threads). Its executor gets ``OPENJAX_CPU_THREADS`` workers, or one per
+  core this process may run on."""
+  global _task
+  hit = _task
+  if hit is None:
+    with _instance_lock:
+      if _task is None:
+        atexit.register(_drain_at_exit)
+        workers = cpu_thread_cap() or len(os.sched_getaffinity(0))
+        rt.flags.parse_flags(f"--task_topology_max_group_count={workers}")
+        hal = rt.get_driver("local-task").create_default_device()
+        module = rt.create_hal_module(vm_instance(), hal)
+        _immortal.extend((hal, module))
+        _task = (hal, module)
+      hit = _task
+  return hit
+
+
+def _sync_hal():
+  """(HAL device, HAL module) of the ``local-sync`` device that runs small
+  calls inline in the calling thread (shared by every CPU device)."""
+  global _sync
+  hit = _sync
+  if hit is None:
+    with _instance_lock:
+      if _sync is None:
+        hal = rt.get_driver("local-sync").create_default_device()
+        module = rt.create_hal_module(vm_instance(), hal)
+        _immortal.extend((hal, module))
+        _sync = (hal, module)
+      hit = _sync
+  return hit
+
+
+_task = None
+_sync = None
+
+
 class IreeDevice:
-  """One ``local-task`` HAL device with its timeline and in-flight list."""
+  """The execution stream of one CPU device: a timeline semaphore on the
+  shared ``local-task`` HAL device, and the list of what its queued calls
+  must keep alive."""
 
   def __init__(self, device):
     self.device = device            # the openjax Device
-    self.hal = rt.get_driver("local-task").create_default_device()
-    self.hal_module = rt.create_hal_module(vm_instance(), self.hal)
+    self.hal, self.hal_module = _task_hal()
     self.allocator = self.hal.allocator
     self.lock = threading.Lock()
     self.sem = self.hal.create_semaphore(0)
@@ -120,8 +174,8 @@ class IreeDevice:
     self._last_signal = None
     # (timepoint, objects to keep alive until the semaphore reaches it)
     self._inflight: collections.deque = collections.deque()
-    _immortal.extend((self.hal, self.hal_module))
-    self._inline = None             # (hal device, hal module), made on first use
+    # A VM context is not safe to enter from two threads: this device's
+    # inline contexts are entered under it.
     self._inline_lock = threading.Lock()
 
   def __repr__(self):
@@ -129,11 +183,12 @@ class IreeDevice:
 
   # ---- dispatch ----
   def invoke(self, context, function, args: rt.VmVariantList, n_in: int, n_out: int,
-             keepalive):
-    """Run ``function`` after every earlier call on this device; returns
-    (results list, signal fence). ``args`` holds the ``n_in`` inputs; the wait
-    and signal fences are appended here. ``keepalive`` lives until the call
-    has finished."""
+             keepalive, waits=None):
+    """Run ``function`` after every earlier call on this device (and after
+    the fences in ``waits``: inputs another device's stream still writes);
+    returns (results list, signal fence). ``args`` holds the ``n_in``
+    inputs; the wait and signal fences are appended here. ``keepalive``
+    lives until the call has finished."""
     with self.lock:
       for attempt in (0, 1):
         t = self.timepoint
@@ -141,6 +196,8 @@ class IreeDevice:
         wait = self._last_signal
         if wait is None:
           wait = rt.HalFence.create_at(self.sem, t)
+        if waits:
+          wait = rt.HalFence.join([wait, *waits])
         signal = rt.HalFence.create_at(self.sem, t + 1)
         args.push_ref(wait)
         args.push_ref(signal)
@@ -170,16 +227,7 @@ class IreeDevice:
 
   def inline_hal(self):
     """(HAL device, HAL module) of the ``local-sync`` device for inline calls."""
-    hit = self._inline
-    if hit is None:
-      with self._inline_lock:
-        if self._inline is None:
-          hal = rt.get_driver("local-sync").create_default_device()
-          module = rt.create_hal_module(vm_instance(), hal)
-          _immortal.extend((hal, module))
-          self._inline = (hal, module)
-        hit = self._inline
-    return hit
+    return _sync_hal()
 
   def invoke_inline(self, context, function, args: rt.VmVariantList, n_out: int):
     """Run ``function`` (loaded in a context over ``inline_hal()``) now, in
@@ -329,8 +377,8 @@ def is_importable(arr: np.ndarray) -> bool:
 
 
 def cpu_thread_cap() -> int | None:
-  """Worker threads per device from ``OPENJAX_CPU_THREADS`` (None: one per
-  core). ``XLA_FLAGS``' ``intra_op_parallelism_threads`` is not read: JAX's
+  """Worker threads of the task executor that every CPU device's stream
+  shares, from ``OPENJAX_CPU_THREADS`` (None: one per core). ``XLA_FLAGS``' ``intra_op_parallelism_threads`` is not read: JAX's
   CPU client ignores it there too (measured: JAX 0.10.2 still runs matmuls
   on every core with it set)."""
   env = os.environ.get("OPENJAX_CPU_THREADS")
@@ -338,17 +386,12 @@ def cpu_thread_cap() -> int | None:
 
 
 def iree_device(device) -> IreeDevice:
-  """The IREE device behind an openjax ``Device`` (created on first use)."""
+  """The execution stream of an openjax ``Device`` (made on first use)."""
   d = _devices.get(device.id)
   if d is None:
     with _instance_lock:
       d = _devices.get(device.id)
       if d is None:
-        if not _devices:
-          atexit.register(_drain_at_exit)
-          cap = cpu_thread_cap()
-          if cap is not None:
-            rt.flags.parse_flags(f"--task_topology_max_group_count={cap}")
         d = _devices[device.id] = IreeDevice(device)
   return d
 

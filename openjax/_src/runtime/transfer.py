@@ -8,6 +8,7 @@ import numpy as np
 
 from openjax._src import dtypes, tree_util
 from openjax._src.core import Array, Tracer, canonical_value, make_array
+from openjax._src.runtime.device_buffer import transfer_to
 
 
 def _put_leaf(x: Any, device=None) -> Any:
@@ -16,7 +17,12 @@ def _put_leaf(x: Any, device=None) -> Any:
   if type(x) is Array:
     if x.is_deleted():
       x._check_alive()
-    return x if device is None or device == x.device else Array(x._value, x.aval, device)
+    if device is None or x._device is device:
+      return x
+    if x._np is not None:   # a host value: share it (it is read-only)
+      return Array(x._np, x.aval, device)
+    # Computed by a device's stream: moved without waiting for it.
+    return Array(None, x.aval, device, transfer_to(device, x._buffer))
   weak = type(x) in dtypes.python_scalar_dtypes
   value = canonical_value(x)
   arr = make_array(value, weak_type=weak)
