@@ -195,7 +195,7 @@ def fresh_copy(x: Array) -> Array:
   """A new Array object with the value of ``x``."""
   # Arrays are immutable: a copy shares storage but is a distinct object, so
   # deleting (or donating) one leaves the other intact.
-  return Array(np.asarray(x), x.aval, x.device)
+  return Array(np.asarray(x), x.aval, x._device)   # committed only if x is
 
 
 def _to_array(obj: Any, dtype, weak: bool, copy: bool):
