@@ -312,15 +312,18 @@ class EvalTrace(Trace):
     n = len(args)
     if n != len(sig):
       return self._process(primitive, args, params, x64)
+    # ``device``: where committed operands are (results are placed there
+    # too); operands committed to two devices take the general path, which
+    # raises.
+    device = None
     if n == 2:
       x, y = args
       t = type(x)
       if t is Array:
         xv = x._np   # None while being computed, or deleted: the general path
-        # Committed operands (placed on a device) take the general path,
-        # which places the results on their device.
-        if x.aval is not sig[0] or xv is None or x._device is not None:
+        if x.aval is not sig[0] or xv is None:
           return self._process(primitive, args, params, x64)
+        device = x._device
       elif t is sig[0]:
         xv = _scalar_value(x, entry[7][0])
       else:
@@ -328,8 +331,13 @@ class EvalTrace(Trace):
       t = type(y)
       if t is Array:
         yv = y._np
-        if y.aval is not sig[1] or yv is None or y._device is not None:
+        if y.aval is not sig[1] or yv is None:
           return self._process(primitive, args, params, x64)
+        d = y._device
+        if d is not device and d is not None:
+          if device is not None:
+            return self._process(primitive, args, params, x64)
+          device = d
       elif t is sig[1]:
         yv = _scalar_value(y, entry[7][1])
       else:
@@ -337,11 +345,12 @@ class EvalTrace(Trace):
       vals = (xv, yv)
     elif n == 1:
       x, = args
-      if type(x) is not Array or x.aval is not sig[0] or x._device is not None:
+      if type(x) is not Array or x.aval is not sig[0]:
         return self._process(primitive, args, params, x64)
       xv = x._np
       if xv is None:
         return self._process(primitive, args, params, x64)
+      device = x._device
       vals = (xv,)
     else:
       vals = []
@@ -349,8 +358,13 @@ class EvalTrace(Trace):
         t = type(x)
         if t is Array:
           v = x._np
-          if x.aval is not sig[i] or v is None or x._device is not None:
+          if x.aval is not sig[i] or v is None:
             return self._process(primitive, args, params, x64)
+          d = x._device
+          if d is not device and d is not None:
+            if device is not None:
+              return self._process(primitive, args, params, x64)
+            device = d
           vals.append(v)
         elif t is sig[i]:
           vals.append(_scalar_value(x, entry[7][i]))
@@ -368,11 +382,15 @@ class EvalTrace(Trace):
       if type(out) is not _ndarray:   # rank-0 results come back as NumPy scalars
         out = _asarray(out)
       _setflags(out, False)
-      result = [Array(out, entry[6][0])]
+      result = [Array(out, entry[6][0], device)]
       if not cfg.flags_ok and (config.read("jax_debug_nans") or config.read("jax_debug_infs")):
         _check_nans(primitive, result)
       return result
-    return _run(primitive, entry[3], False, False, entry[6], vals, params)
+    result = _run(primitive, entry[3], False, False, entry[6], vals, params)
+    if device is not None:
+      for r in result:   # fresh Arrays: placing them changes no one else's
+        r._device = device
+    return result
 
   def _process(self, primitive, args, params, x64) -> list:
     """The plan of operands seen for the first time (or not Arrays/Python
