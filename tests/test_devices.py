@@ -367,3 +367,39 @@ def test_transfer_to_copies_host_data_and_shares_device_buffers():
       print("ok")
   """, 2, compiled=True)
   assert out.split() == ["ok"]
+
+
+def test_threads_dispatching_to_their_own_devices():
+  # One thread per device, each running jitted and eager code on its device
+  # (the pattern a per-device program loop uses): values and placement hold.
+  out = run("""
+      import threading
+      ds = jax.devices()
+      f = jax.jit(lambda a, b: jnp.tanh(a @ b) + 1.0)
+      errors = []
+
+      def work(d):
+        try:
+          x = jax.device_put(np.eye(16, dtype=np.float32) * (d.id + 1), d)
+          y = x
+          for _ in range(30):
+            y = f(y, x) * 0.5
+          z = (y - 1).sum()
+          assert y.devices() == {d} and z.devices() == {d}
+          want = np.eye(16, dtype=np.float32) * (d.id + 1)
+          h = want
+          for _ in range(30):
+            h = (np.tanh(h @ want) + 1.0) * 0.5
+          np.testing.assert_allclose(np.asarray(y), h, rtol=1e-5, atol=1e-6)
+        except Exception as e:  # noqa: BLE001 - reported below
+          errors.append(f"{d}: {e!r}")
+
+      threads = [threading.Thread(target=work, args=(d,)) for d in ds]
+      for t in threads:
+        t.start()
+      for t in threads:
+        t.join()
+      assert not errors, errors
+      print("ok")
+  """, 8, compiled=True)
+  assert out.split() == ["ok"]
