@@ -29,6 +29,16 @@ JAX_STR_4 = ["cpu:0", "cpu:1", "cpu:2", "cpu:3"]
 JAX_FIELDS_4 = [["cpu", "cpu", 0, 0, i, 0] for i in range(4)]
 # d.client: (platform, platform_version, process_index(), device_count())
 JAX_CLIENT_4 = ["cpu", "cpu", 0, 4]
+# [(repr(m), str(m), m.kind) for m in jax.devices()[3].addressable_memories()]
+JAX_MEMORIES_3 = [
+    ["CPU_DEVICE_9", "CpuDeviceMemory(id=9, process_index=0, client=cpu)", "device"],
+    ["PINNED_HOST_10", "PinnedHostMemory(id=10, process_index=0, client=cpu)", "pinned_host"],
+    ["UNPINNED_HOST_11", "UnpinnedHostMemorySpace(id=11, process_index=0, client=cpu)",
+     "unpinned_host"]]
+# jax.devices()[0].memory("hbm")
+JAX_MEMORY_ERROR = (
+    "INVALID_ARGUMENT: Could not find memory addressable by device cpu. Device cpu can address "
+    "the following memory kinds: device, pinned_host, unpinned_host. Got memory kind: hbm")
 # jax.default_device(1)
 JAX_DEFAULT_DEVICE_ERROR = (
     "jax.default_device must be passed either a Device object (e.g. `jax.devices('cpu')[0]`) "
@@ -73,7 +83,10 @@ LISTING = """
         same=jax.devices()[-1] is d and jax.devices()[-1] == d and hash(jax.devices()[-1]) == hash(d),
         distinct=len(set(ds)) == len(ds) and (len(ds) == 1 or ds[0] != ds[1]),
         other_process=jax.local_devices(process_index=1),
-        backend=jax.default_backend(), stats=d.memory_stats())))
+        backend=jax.default_backend(), stats=d.memory_stats(),
+        memories=[(repr(m), str(m), m.kind) for m in d.addressable_memories()],
+        default_memory=d.default_memory() is d.memory("device")
+                       and d.memory("device").addressable_by_devices() == [d])))
 """
 
 
@@ -90,9 +103,14 @@ def test_device_listing_matches_jax(n, how):
   assert got["local"] == got["cpu"] == got["repr"]
   assert got["same"] and got["distinct"]
   assert got["other_process"] == [] and got["backend"] == "cpu" and got["stats"] is None
+  k = 3 * (n - 1)
+  assert [m[0] for m in got["memories"]] == [f"CPU_DEVICE_{k}", f"PINNED_HOST_{k + 1}",
+                                             f"UNPINNED_HOST_{k + 2}"]
+  assert got["default_memory"]
   if n == 4:
     assert got["repr"] == JAX_REPR_4 and got["str"] == JAX_STR_4
     assert got["fields"] == JAX_FIELDS_4 and got["client"] == JAX_CLIENT_4
+    assert got["memories"] == JAX_MEMORIES_3
 
 
 def test_device_count_is_fixed_once_devices_are_listed():
@@ -109,8 +127,13 @@ def test_device_count_is_fixed_once_devices_are_listed():
         jax.devices("gpu")
       except RuntimeError as e:
         print(e)
+      try:
+        jax.devices()[0].memory("hbm")
+      except jax.errors.JaxRuntimeError as e:
+        print(e)
   """)
-  first, second = out.strip().splitlines()
+  first, second, third = out.strip().splitlines()
+  assert third == JAX_MEMORY_ERROR
   assert first.startswith("jax_num_cpu_devices config should be updated before backends are "
                           "initialized")
   assert second == ("Unknown backend: 'gpu' requested, but no platforms that are instances of "

@@ -14,6 +14,7 @@ import os
 import re
 
 from openjax._src.config import config
+from openjax._src.errors import JaxRuntimeError
 
 
 class Device:
@@ -22,7 +23,7 @@ class Device:
   by identity (as JAX's); ``local_hardware_id`` is the id among this
   process's devices of its platform."""
   __slots__ = ("id", "platform", "device_kind", "process_index", "host_id", "task_id",
-               "local_hardware_id")
+               "local_hardware_id", "_memories")
 
   def __init__(self, id: int, platform: str = "cpu"):
     self.id = id
@@ -32,10 +33,32 @@ class Device:
     self.host_id = 0
     self.task_id = 0
     self.local_hardware_id = id
+    self._memories = None
 
   @property
   def client(self) -> "Client":
     return _CLIENT
+
+  def addressable_memories(self) -> list["Memory"]:
+    """The memories this device reads: its own (kind ``'device'``), then
+    pinned and unpinned host memory, numbered as JAX numbers them."""
+    if self._memories is None:
+      self._memories = [Memory(3 * self.id + i, kind, self)
+                        for i, kind in enumerate(MEMORY_KINDS)]
+    return list(self._memories)
+
+  def default_memory(self) -> "Memory":
+    return self.addressable_memories()[0]
+
+  def memory(self, kind: str) -> "Memory":
+    """The memory of ``kind`` (``'device'``, ``'pinned_host'``, ``'unpinned_host'``)."""
+    for m in self.addressable_memories():
+      if m.kind == kind:
+        return m
+    raise JaxRuntimeError(
+        f"INVALID_ARGUMENT: Could not find memory addressable by device {self.device_kind}. "
+        f"Device {self.device_kind} can address the following memory kinds: "
+        f"{', '.join(MEMORY_KINDS)}. Got memory kind: {kind}")
 
   def memory_stats(self):
     """None: CPU devices report no memory statistics (as in JAX)."""
@@ -46,6 +69,34 @@ class Device:
 
   def __str__(self):
     return f"{self.platform}:{self.id}"
+
+
+#: the memory kinds of a CPU device, default first
+MEMORY_KINDS = ("device", "pinned_host", "unpinned_host")
+_MEMORY_NAMES = {"device": ("CPU_DEVICE", "CpuDeviceMemory"),
+                 "pinned_host": ("PINNED_HOST", "PinnedHostMemory"),
+                 "unpinned_host": ("UNPINNED_HOST", "UnpinnedHostMemorySpace")}
+
+
+class Memory:
+  """A memory space a device addresses (``device.default_memory()``); all
+  are host memory on the CPU. ``repr``: ``CPU_DEVICE_3``; ``str``:
+  ``CpuDeviceMemory(id=3, process_index=0, client=cpu)``, as JAX's."""
+  __slots__ = ("id", "kind", "_device")
+  platform = "cpu"
+  process_index = 0
+
+  def __init__(self, id: int, kind: str, device: Device):
+    self.id, self.kind, self._device = id, kind, device
+
+  def addressable_by_devices(self) -> list[Device]:
+    return [self._device]
+
+  def __repr__(self):
+    return f"{_MEMORY_NAMES[self.kind][0]}_{self.id}"
+
+  def __str__(self):
+    return f"{_MEMORY_NAMES[self.kind][1]}(id={self.id}, process_index=0, client=cpu)"
 
 
 class Client:
