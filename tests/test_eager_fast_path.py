@@ -548,3 +548,53 @@ def test_arrays_still_being_computed_and_deleted_arrays():
     z * x
   with pytest.raises(RuntimeError, match="deleted"):
     jnp.sin(z)
+
+
+def test_a_primitive_alternating_signatures_reuses_its_recent_plans(monkeypatch):
+  """A jnp function that uses one primitive on operands of a few kinds (two
+  shapes, a NumPy constant) finds each in the primitive's recent plans: no
+  key is built after the first calls."""
+  x, m = _array(np.float32), _array(np.float32, shape=(3, 3))
+  const = np.array(2.0, np.float32)
+  made = []
+  process = type(eval_trace)._process
+  monkeypatch.setattr(type(eval_trace), "_process",
+                      lambda self, *a: made.append(a[0].name) or process(self, *a))
+  for _ in range(3):
+    made.clear()
+    outs = (lax.add(x, x), lax.add(m, m), lax.add(x, const), lax.add(const, m))
+  assert made == []
+  np.testing.assert_array_equal(outs[2], np.asarray(x) + 2)
+  np.testing.assert_array_equal(outs[3], np.asarray(m) + 2)
+  assert len(eval_trace._last[lax.add_p]) <= type(eval_trace).RECENT
+
+
+def test_numpy_operands_are_canonicalised_and_never_aliased():
+  a = np.arange(3, dtype=np.float64)
+  for _ in range(2):   # the plan's first use, then the recent-plan path
+    y = lax.add(a, a)
+    z = lax.reshape(a, (3, 1))
+    assert y.dtype == np.float32 and z.dtype == np.float32
+  b = np.arange(3, dtype=np.float32)
+  outs = [lax.reshape(b, (3,)) for _ in range(2)] + [lax.neg(lax.neg(b)) for _ in range(2)]
+  b[0] = 100.0   # the caller mutates its array afterwards: results keep their values
+  for o in outs:
+    np.testing.assert_array_equal(o, [0.0, 1.0, 2.0])
+  assert b.flags.writeable
+
+
+def test_broadcasts_are_read_only_views_with_the_right_values():
+  base = np.arange(6, dtype=np.float32).reshape(2, 3)
+  x = jnp.asarray(base)
+  for shape, dims in [((4, 2, 3), (1, 2)), ((2, 5, 3), (0, 2)), ((2, 3, 2), (0, 1))]:
+    y = lax.broadcast_in_dim(x, shape, dims)
+    expected = np.broadcast_to(np.expand_dims(base, [d for d in range(3) if d not in dims]),
+                               shape)
+    np.testing.assert_array_equal(y, expected)
+    assert not np.asarray(y).flags.writeable
+  t = x.T   # not C-contiguous: still right
+  np.testing.assert_array_equal(lax.broadcast_in_dim(t, (3, 2, 4), (0, 1)),
+                                np.broadcast_to(base.T[:, :, None], (3, 2, 4)))
+  big = lax.broadcast_in_dim(jnp.float32(1.5), (1000, 1000), ())
+  assert np.asarray(big).strides == (0, 0)   # no copy of a million elements
+  assert float(jnp.sum(big)) == 1.5e6

@@ -271,6 +271,51 @@ def _make_plan(primitive, avals, params) -> tuple:
   return (kernel, True, quiet, out_avals, casts)
 
 
+class _NumpyOperand:
+  """A NumPy array operand's place in a plan's signature: its shape and dtype
+  as given, and the canonical dtype its value is made in."""
+  __slots__ = ("shape", "dtype", "cast")
+
+  def __init__(self, shape, dtype, cast):
+    self.shape, self.dtype, self.cast = shape, dtype, cast
+
+
+def _numpy_value(x: np.ndarray, cast: np.dtype) -> np.ndarray:
+  """The value of a NumPy operand: in its canonical dtype, and never the
+  caller's writeable array itself (results must not alias what the caller may
+  mutate later)."""
+  if x.dtype != cast:
+    return x.astype(cast)
+  return x.copy() if x.flags.writeable else x
+
+
+def _match(entry, args):
+  """The operands' values when ``args`` fit the signature of the cached
+  ``entry`` (Arrays by aval identity, Python scalars by type, NumPy arrays
+  by shape and dtype), else None."""
+  sig, casts = entry[0], entry[7]
+  if len(args) != len(sig):
+    return None
+  vals = []
+  for i, x in enumerate(args):
+    t = type(x)
+    s = sig[i]
+    if t is Array:
+      v = x._np
+      if x.aval is not s or v is None:
+        return None
+    elif t is s:
+      v = _scalar_value(x, casts[i])
+    elif t is _ndarray:
+      if type(s) is not _NumpyOperand or x.dtype != s.dtype or x.shape != s.shape:
+        return None
+      v = _numpy_value(x, s.cast)
+    else:
+      return None
+    vals.append(v)
+  return vals
+
+
 class EvalTrace(Trace):
   """The bottom trace: runs each primitive on NumPy values.
 
@@ -279,17 +324,22 @@ class EvalTrace(Trace):
   params, x64) holds what a call needs besides the values: the kernel (the
   primitive's lean eval kernel or its impl), the dtype Python scalars are
   made in, and the result avals (so abstract evaluation runs once per plan).
-  The plan used last by each primitive is checked first, by the identity of
-  the operands' aval objects (a loop repeating an operation skips building
-  and hashing a key). Tracers, NumPy operands, Arrays not yet computed or
-  deleted take the general path (``_process``), which converts operands as
-  ``canonical_value`` does and waits for (or raises on) such Arrays.
+  The plans used last by each primitive (up to ``RECENT``, most recent first)
+  are checked first, by the identity of the operands' aval objects: a loop
+  repeating operations skips building and hashing a key, also when one
+  primitive alternates between a few signatures (a ``jnp`` function that
+  compares, selects and broadcasts operands of two shapes). Tracers, Arrays
+  not yet computed or deleted take the general path (``_process``), which
+  converts operands as ``canonical_value`` does and waits for (or raises on)
+  such Arrays.
   """
+  RECENT = 4
 
   def __init__(self):
     super().__init__()
     self._plans: dict = {}   # key -> plan (``_make_plan``)
-    self._last: dict = {}    # primitive -> (sig, params, x64, *plan), its last call
+    # primitive -> its recent calls, [(sig, params, x64, *plan), ...]
+    self._last: dict = {}
 
   def clear_cache(self) -> None:
     self._plans.clear()
@@ -298,10 +348,13 @@ class EvalTrace(Trace):
   def process_primitive(self, primitive, args, params) -> list:
     cfg = eager_config
     x64 = cfg.x64 if cfg.flags_ok else bool(config.read("jax_enable_x64"))
-    entry = self._last.get(primitive)
+    recent = self._last.get(primitive)
+    if recent is None:
+      return self._process(primitive, args, params, x64)
+    entry = recent[0]
     try:
-      if entry is None or entry[2] is not x64 or entry[1] != params:
-        return self._process(primitive, args, params, x64)
+      if entry[2] is not x64 or entry[1] != params:
+        return self._recent(primitive, args, params, x64, recent)
     except (TypeError, ValueError):   # parameters that do not compare (arrays)
       return self._process(primitive, args, params, x64)
     # The operands against the last call's: Arrays by aval identity (and a
@@ -309,50 +362,37 @@ class EvalTrace(Trace):
     # calls, are checked inline.
     sig = entry[0]
     n = len(args)
-    if n != len(sig):
-      return self._process(primitive, args, params, x64)
-    if n == 2:
+    if n == 2 and len(sig) == 2:
       x, y = args
       t = type(x)
       if t is Array:
         xv = x._np   # None while being computed, or deleted: the general path
         if x.aval is not sig[0] or xv is None:
-          return self._process(primitive, args, params, x64)
+          return self._recent(primitive, args, params, x64, recent)
       elif t is sig[0]:
         xv = _scalar_value(x, entry[7][0])
       else:
-        return self._process(primitive, args, params, x64)
+        return self._recent(primitive, args, params, x64, recent)
       t = type(y)
       if t is Array:
         yv = y._np
         if y.aval is not sig[1] or yv is None:
-          return self._process(primitive, args, params, x64)
+          return self._recent(primitive, args, params, x64, recent)
       elif t is sig[1]:
         yv = _scalar_value(y, entry[7][1])
       else:
-        return self._process(primitive, args, params, x64)
+        return self._recent(primitive, args, params, x64, recent)
       vals = (xv, yv)
-    elif n == 1:
+    elif n == 1 and len(sig) == 1:
       x, = args
       if type(x) is not Array or x.aval is not sig[0]:
-        return self._process(primitive, args, params, x64)
+        return self._recent(primitive, args, params, x64, recent)
       xv = x._np
       if xv is None:
-        return self._process(primitive, args, params, x64)
+        return self._recent(primitive, args, params, x64, recent)
       vals = (xv,)
     else:
-      vals = []
-      for i, x in enumerate(args):
-        t = type(x)
-        if t is Array:
-          v = x._np
-          if x.aval is not sig[i] or v is None:
-            return self._process(primitive, args, params, x64)
-          vals.append(v)
-        elif t is sig[i]:
-          vals.append(_scalar_value(x, entry[7][i]))
-        else:
-          return self._process(primitive, args, params, x64)
+      return self._recent(primitive, args, params, x64, recent)
     if entry[4]:   # a lean kernel, inline: its one result
       if entry[5]:
         token = _fp_set(FP_IGNORE)
@@ -371,11 +411,29 @@ class EvalTrace(Trace):
       return result
     return _run(primitive, entry[3], False, False, entry[6], vals, params)
 
+  def _recent(self, primitive, args, params, x64, recent) -> list:
+    """The call against each of the primitive's recent plans (the inline
+    check of the most recent one failed or does not apply); a hit moves to
+    the front."""
+    for i, entry in enumerate(recent):
+      try:
+        if entry[2] is not x64 or entry[1] != params:
+          continue
+      except (TypeError, ValueError):
+        return self._process(primitive, args, params, x64)
+      vals = _match(entry, args)
+      if vals is not None:
+        if i:
+          del recent[i]
+          recent.insert(0, entry)
+        return _run(primitive, entry[3], entry[4], entry[5], entry[6], vals, params)
+    return self._process(primitive, args, params, x64)
+
   def _process(self, primitive, args, params, x64) -> list:
-    """The plan of operands seen for the first time (or not Arrays/Python
-    scalars): looked up by key, made on a miss."""
+    """The plan of operands seen for the first time (or not Arrays, Python
+    scalars or NumPy arrays): looked up by key, made on a miss."""
     sig, keys, vals = [], [], []
-    plain = True   # only ready Arrays and Python scalars: the inline cache may hold it
+    plain = True   # only ready Arrays, Python scalars, NumPy arrays: a recent plan may hold it
     for x in args:
       t = type(x)
       if t is Array and x._np is not None:
@@ -387,6 +445,11 @@ class EvalTrace(Trace):
         sig.append(t)
         keys.append(t)
         vals.append(None)   # made by the plan's cast below
+      elif t is _ndarray:
+        cast = dtypes.dtype(x)   # validates and canonicalises (float64 -> float32)
+        sig.append(_NumpyOperand(x.shape, x.dtype, cast))
+        keys.append((x.shape, cast, False))
+        vals.append(_numpy_value(x, cast))
       else:
         plain = False
         v = canonical_value(x)   # waits for an Array, raises for a deleted one or a tracer
@@ -400,7 +463,8 @@ class EvalTrace(Trace):
     except TypeError:   # an unhashable parameter: no caching
       key = plan = None
     if plan is None:
-      avals = [shaped_array((), dtypes.dtype(s), s is not bool) if type(s) is type else s
+      avals = [shaped_array((), dtypes.dtype(s), s is not bool) if type(s) is type
+               else shaped_array(s.shape, s.cast, False) if type(s) is _NumpyOperand else s
                for s in sig]
       plan = _make_plan(primitive, avals, params)
       if key is not None:
@@ -414,10 +478,16 @@ class EvalTrace(Trace):
     if plain and key is not None:
       # Results take this call's operand aval object when equal (the plan's
       # may be another call's): a chain of operations then passes the same
-      # aval objects along and keeps hitting the inline caches.
+      # aval objects along and keeps hitting the recent plans.
       operand_avals = [s for s in sig if type(s) is ShapedArray]
       out_avals = [_shared_aval(a, operand_avals) for a in out_avals]
-      self._last[primitive] = (tuple(sig), params, x64, kernel, lean, quiet, out_avals, casts)
+      entry = (tuple(sig), params, x64, kernel, lean, quiet, out_avals, casts)
+      recent = self._last.get(primitive)
+      if recent is None:
+        self._last[primitive] = [entry]
+      else:
+        recent.insert(0, entry)
+        del recent[self.RECENT:]
     return _run(primitive, kernel, lean, quiet, out_avals, vals, params)
 
 
