@@ -255,7 +255,7 @@ def _eval_kernel(primitive, avals, params, out_avals):
   return kernel if _asarray(sample).dtype == out_avals[0].dtype else None
 
 
-def _make_plan(primitive, avals, params) -> tuple:
+def make_plan(primitive, avals, params) -> tuple:
   """``(kernel, lean, quiet, out_avals, casts)`` for ``primitive`` on
   operands of ``avals``: a lean kernel (called on the values alone, its one
   result wrapped as is) or the impl; ``quiet``: NumPy's floating-point
@@ -337,7 +337,7 @@ class EvalTrace(Trace):
 
   def __init__(self):
     super().__init__()
-    self._plans: dict = {}   # key -> plan (``_make_plan``)
+    self._plans: dict = {}   # key -> plan (``make_plan``)
     # primitive -> its recent calls, [(sig, params, x64, *plan), ...]
     self._last: dict = {}
 
@@ -466,7 +466,7 @@ class EvalTrace(Trace):
       avals = [shaped_array((), dtypes.dtype(s), s is not bool) if type(s) is type
                else shaped_array(s.shape, s.cast, False) if type(s) is _NumpyOperand else s
                for s in sig]
-      plan = _make_plan(primitive, avals, params)
+      plan = make_plan(primitive, avals, params)
       if key is not None:
         if len(self._plans) >= 100_000:
           self._plans.clear()
