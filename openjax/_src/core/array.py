@@ -10,6 +10,10 @@ The buffer is the runtime's object; the Array only calls its methods:
 ``ExecutionError``) and returns the value as a read-only NumPy array,
 ``wait(aval)`` only waits, ``is_ready()`` never blocks. Arithmetic dunders and
 the jnp method forms are attached by ``openjax.numpy``.
+
+An Array over several devices holds a ``ShardedBuffer`` as its buffer: its
+sharding and one single-device Array per device (``Shard.data``); reading
+it gathers the pieces into one NumPy value.
 """
 from __future__ import annotations
 
@@ -17,7 +21,8 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core.avals import AvalQueries, ShapedArray
-from openjax._src.core.devices import Shard, SingleDeviceSharding, default_device
+from openjax._src.core.devices import default_device
+from openjax._src.core.sharding import Shard, SingleDeviceSharding, aval_sharding, replica_ids
 from openjax._src.core.tracer import Tracer
 
 
@@ -42,6 +47,39 @@ class _ArrayMeta(type):
     """Make ``sub`` a virtual subclass of ``Array`` (``abc.ABC.register``)."""
     _ArrayMeta._virtual = _ArrayMeta._virtual + (sub,)
     return sub
+
+
+class ShardedBuffer:
+  """The storage of an Array split over devices: ``sharding`` and ``shards``,
+  one single-device Array per device of ``sharding._device_assignment``
+  (each committed to its device), with their ``indices`` (tuples of slices
+  into the global array) and ``replicas`` (replica ids). ``idev`` is None:
+  the runtime never passes this storage to a compiled call as one buffer
+  (it reads the gathered value, or the shards one by one)."""
+  __slots__ = ("sharding", "shards", "indices", "replicas")
+  idev = None
+
+  def __init__(self, sharding, shards: list, indices: list):
+    self.sharding = sharding
+    self.shards = shards
+    self.indices = indices
+    self.replicas = replica_ids(indices)
+
+  def wait(self, aval: ShapedArray) -> None:
+    for shard in self.shards:
+      shard.block_until_ready()
+
+  def is_ready(self) -> bool:
+    return all(shard.is_ready() for shard in self.shards)
+
+  def read(self, aval: ShapedArray) -> np.ndarray:
+    """The global value, gathered from the first replica of each piece."""
+    out = np.empty(aval.shape, aval.dtype)
+    for shard, index, replica in zip(self.shards, self.indices, self.replicas):
+      if replica == 0:
+        out[index] = shard._value
+    out.setflags(False)
+    return out
 
 
 class Array(AvalQueries, metaclass=_ArrayMeta):
@@ -124,6 +162,10 @@ class Array(AvalQueries, metaclass=_ArrayMeta):
 
   def delete(self) -> None:
     """Free the storage; any later use raises RuntimeError."""
+    b = self._buffer
+    if type(b) is ShardedBuffer:
+      for shard in b.shards:
+        shard.delete()
     self._deleted = True
     self._np = None
     self._buffer = None
@@ -133,32 +175,61 @@ class Array(AvalQueries, metaclass=_ArrayMeta):
 
   @property
   def device(self):
+    """The device of a single-device Array; the sharding of one over several."""
+    b = self._buffer
+    if type(b) is ShardedBuffer:
+      return b.sharding
     return self._device or default_device()
 
   def devices(self):
-    return {self.device}
+    b = self._buffer
+    if type(b) is ShardedBuffer:
+      return b.sharding.device_set
+    return {self._device or default_device()}
+
+  @property
+  def committed(self) -> bool:
+    return self._device is not None or type(self._buffer) is ShardedBuffer
 
   @property
   def sharding(self):
-    return SingleDeviceSharding(self.device)
+    b = self._buffer
+    if type(b) is ShardedBuffer:
+      return b.sharding
+    return SingleDeviceSharding(self._device or default_device())
 
   @property
-  def addressable_shards(self):
-    return [Shard(self.device, tuple(slice(None) for _ in self.shape), 0, self)]
+  def addressable_shards(self) -> list:
+    self._check_alive()
+    b = self._buffer
+    if type(b) is ShardedBuffer:
+      return [Shard(a._device, index, replica, a)
+              for a, index, replica in zip(b.shards, b.indices, b.replicas)]
+    return [Shard(self._device or default_device(), tuple(slice(None) for _ in self.shape),
+                  0, self)]
 
   @property
-  def global_shards(self):
+  def global_shards(self) -> list:
+    # One process addresses every device.
     return self.addressable_shards
 
   @property
-  def is_fully_addressable(self):
+  def is_fully_addressable(self) -> bool:
     return True
 
   @property
-  def is_fully_replicated(self):
-    return True
+  def is_fully_replicated(self) -> bool:
+    return self.sharding.is_fully_replicated
 
-  def addressable_data(self, index: int):
+  def addressable_data(self, index: int) -> "Array":
+    """The ``index``-th device's piece (a single-device Array)."""
+    self._check_alive()
+    b = self._buffer
+    if type(b) is ShardedBuffer:
+      return b.shards[index]
+    if index != 0:
+      raise IndexError(f"addressable_data: index {index} out of range for an Array on "
+                       "1 device")
     return self
 
   # ---- Python conversions ----
@@ -254,6 +325,31 @@ def array_of(value: np.ndarray, aval: ShapedArray) -> Array:
   return Array(value, aval)
 
 
+def sharded_array_of(value: np.ndarray, sharding, weak_type: bool = False) -> Array:
+  """An Array of the NumPy ``value`` (canonical dtype, private) laid out by
+  ``sharding`` (a NamedSharding): each device holds a read-only view of its
+  piece (Arrays are immutable, so pieces and replicas may share memory; the
+  runtime copies a piece that it cannot import as is). Raises JAX's
+  ValueError when a dimension does not divide evenly."""
+  value.setflags(False)
+  shape = value.shape
+  aval = ShapedArray(shape, value.dtype, weak_type, aval_sharding(sharding, shape))
+  indices = sharding._indices(shape)
+  shards = []
+  for device, index in zip(sharding._device_assignment, indices):
+    piece = value[index]
+    shards.append(Array(piece, ShapedArray(piece.shape, value.dtype, weak_type), device))
+  return Array(value, aval, None, ShardedBuffer(sharding, shards, indices))
+
+
+def sharded_array_of_shards(aval: ShapedArray, sharding, shards: list) -> Array:
+  """An Array of ``aval`` (global shape, its aval sharding set) assembled
+  from ``shards``: one single-device Array per device of
+  ``sharding._device_assignment``, in that order."""
+  indices = sharding._indices(aval.shape)
+  return Array(None, aval, None, ShardedBuffer(sharding, list(shards), indices))
+
+
 def make_array(value, dtype=None, weak_type: bool = False) -> Array:
   """An Array holding a private, read-only copy-free view of ``value`` (which
   must already have JAX's canonical dtype)."""
@@ -262,4 +358,5 @@ def make_array(value, dtype=None, weak_type: bool = False) -> Array:
   return array_of(v, aval)
 
 
-__all__ = ["Array", "array_of", "make_array"]
+__all__ = ["Array", "ShardedBuffer", "array_of", "make_array", "sharded_array_of",
+           "sharded_array_of_shards"]

@@ -179,6 +179,7 @@ def shaped_array(shape: tuple, dtype: np.dtype, weak_type: bool) -> ShapedArray:
   if aval is None:
     aval = _new_aval(ShapedArray)
     aval.shape, aval.dtype, aval.weak_type, aval._hash = shape, dtype, weak_type, None
+    aval.sharding = None
     if len(_AVALS) >= 10_000:
       _AVALS.clear()
     _AVALS[key] = aval
