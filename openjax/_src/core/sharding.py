@@ -520,6 +520,15 @@ def replica_ids(indices: list) -> list:
 
 
 # ---------------------------------------------------- abstract shardings
+@functools.lru_cache(maxsize=1024)
+def result_sharding(sharding: NamedSharding, ndim: int) -> NamedSharding:
+  """The sharding JAX reports for a computed result: the spec with one entry
+  per dimension (``P('x')`` of a 2-d result reads ``P('x', None)``)."""
+  spec = sharding.spec._normalized_spec_for_aval(ndim)
+  return sharding if spec == sharding.spec else sharding.update(spec=spec)
+
+
+@functools.lru_cache(maxsize=4096)
 def aval_sharding(sharding, shape: tuple):
   """The sharding an abstract value of ``shape`` records for ``sharding``:
   a NamedSharding over the abstract mesh naming only Explicit axes, one
@@ -595,5 +604,5 @@ class Shard:
 
 __all__ = ["DuplicateSpecError", "IndivisibleError", "NamedSharding", "P", "PartitionSpec",
            "Shard", "Sharding", "SingleDeviceSharding", "UNCONSTRAINED", "aval_sharding",
-           "dim_axes", "make_single_device_sharding", "replica_ids", "resolve_sharding",
+           "dim_axes", "make_single_device_sharding", "replica_ids", "resolve_sharding", "result_sharding",
            "shape_sharding_str"]

@@ -19,7 +19,8 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.config import config
-from openjax._src.core.array import Array
+from openjax._src.core.array import Array, ShardedBuffer, sharded_array_of
+from openjax._src.core.sharding import result_sharding
 from openjax._src.core.avals import ShapedArray
 from openjax._src.core.tracer import Trace, Tracer
 from openjax._src.errors import ConcretizationTypeError, UnexpectedTracerError
@@ -377,9 +378,10 @@ class EvalTrace(Trace):
     scalars): looked up by key, made on a miss."""
     sig, keys, vals = [], [], []
     plain = True   # only ready Arrays and Python scalars: the inline cache may hold it
+    sharded = None   # the operands split over devices
     for x in args:
       t = type(x)
-      if t is Array and x._np is not None:
+      if t is Array and x._np is not None and type(x._buffer) is not ShardedBuffer:
         a = x.aval
         sig.append(a)
         keys.append((a.shape, a.dtype, a.weak_type))
@@ -390,6 +392,8 @@ class EvalTrace(Trace):
         vals.append(None)   # made by the plan's cast below
       else:
         plain = False
+        if t is Array and type(x._buffer) is ShardedBuffer:
+          sharded = [x] if sharded is None else sharded + [x]
         v = canonical_value(x)   # waits for an Array, raises for a deleted one or a tracer
         a = x.aval if t is Array else shaped_array(v.shape, v.dtype, dtypes.is_weakly_typed(x))
         sig.append(a)
@@ -419,7 +423,22 @@ class EvalTrace(Trace):
       operand_avals = [s for s in sig if type(s) is ShapedArray]
       out_avals = [_shared_aval(a, operand_avals) for a in out_avals]
       self._last[primitive] = (tuple(sig), params, x64, kernel, lean, quiet, out_avals, casts)
-    return _run(primitive, kernel, lean, quiet, out_avals, vals, params)
+    result = _run(primitive, kernel, lean, quiet, out_avals, vals, params)
+    return result if sharded is None else _keep_sharding(sharded, result)
+
+
+def _keep_sharding(sharded: list, result: list) -> list:
+  """Results of an eager operation on Arrays split over devices: those of the
+  operands' shape keep their common sharding (as an elementwise operation in
+  JAX does); any other result is whole on the default device (correct
+  values; the sharded jit gives the layouts JAX picks)."""
+  shape = sharded[0].shape
+  sharding = result_sharding(sharded[0].sharding, len(shape))
+  for x in sharded[1:]:
+    if x.shape != shape or result_sharding(x.sharding, len(shape)) != sharding:
+      return result
+  return [sharded_array_of(r._value, sharding, r.weak_type)
+          if type(r) is Array and r.shape == shape else r for r in result]
 
 
 def _run(primitive, kernel, lean, quiet, out_avals, vals, params) -> list:
