@@ -50,6 +50,23 @@ def _canonicalize_partition(p):
   return p
 
 
+def _check_unreduced(partitions: tuple, unreduced: frozenset, reduced: frozenset) -> None:
+  for name, axes in (("unreduced", unreduced), ("reduced", reduced)):
+    if None in axes:
+      raise ValueError(f"{name} cannot contain None. All elements in {name} should refer to "
+                       "the mesh axes.")
+  if unreduced & reduced:
+    raise ValueError("`unreduced` and `reduced` argument to PartitionSpec cannot overlap. "
+                     f"Got unreduced: {unreduced} and reduced: {reduced}")
+  for p in partitions:
+    for a in (p if isinstance(p, tuple) else (p,)):
+      for name, axes in (("unreduced", unreduced), ("reduced", reduced)):
+        if a in axes:
+          raise ValueError(f"partitions cannot overlap with {name} axes passed to "
+                           f"PartitionSpec. Got partitions: {partitions} and {name} axes: "
+                           f"{axes}")
+
+
 def _canonicalize_axis_set(name: str, val) -> frozenset:
   if isinstance(val, frozenset):
     return val
@@ -75,12 +92,7 @@ class PartitionSpec:
     partitions = tuple(_canonicalize_partition(p) for p in partitions)
     unreduced = _canonicalize_axis_set("unreduced", unreduced)
     reduced = _canonicalize_axis_set("reduced", reduced)
-    if None in unreduced or None in reduced:
-      raise ValueError("unreduced cannot contain None. All elements in unreduced should "
-                       "refer to the mesh axes.")
-    if unreduced & reduced:
-      raise ValueError("`unreduced` and `reduced` argument to PartitionSpec cannot overlap. "
-                       f"Got unreduced: {unreduced} and reduced: {reduced}")
+    _check_unreduced(partitions, unreduced, reduced)
     object.__setattr__(self, "_partitions", partitions)
     object.__setattr__(self, "unreduced", unreduced)
     object.__setattr__(self, "reduced", reduced)
@@ -588,6 +600,54 @@ def resolve_sharding(sharding: Any, api_name: str):
   return NamedSharding(mesh, sharding)
 
 
+class ManualAxisType:
+  """The type of a value over Manual mesh axes (inside ``shard_map``): the
+  axes along which it is ``varying``, and those over which it holds partial
+  sums (``unreduced``) or is already ``reduced``."""
+  __slots__ = ("varying", "unreduced", "reduced", "_hash")
+
+  def __init__(self, *, varying=frozenset(), unreduced=frozenset(), reduced=frozenset()):
+    varying = _canonicalize_axis_set("varying", varying)
+    unreduced = _canonicalize_axis_set("unreduced", unreduced)
+    reduced = _canonicalize_axis_set("reduced", reduced)
+    _check_unreduced((), unreduced, reduced)
+    object.__setattr__(self, "varying", varying)
+    object.__setattr__(self, "unreduced", unreduced)
+    object.__setattr__(self, "reduced", reduced)
+    object.__setattr__(self, "_hash", hash((varying, unreduced, reduced)))
+
+  def __setattr__(self, name, value):
+    raise AttributeError("ManualAxisType is immutable")
+
+  def __eq__(self, other):
+    return type(other) is ManualAxisType and (
+        (self.varying, self.unreduced, self.reduced)
+        == (other.varying, other.unreduced, other.reduced))
+
+  def __hash__(self):
+    return self._hash
+
+  def __repr__(self):
+    return (f"ManualAxisType(varying={self.varying}, unreduced={self.unreduced}, "
+            f"reduced={self.reduced})")
+
+  def __reduce__(self):
+    return (_manual_axis_type, (self.varying, self.unreduced, self.reduced))
+
+  @property
+  def empty(self) -> bool:
+    return not (self.varying or self.unreduced or self.reduced)
+
+  def update(self, **kwargs) -> "ManualAxisType":
+    for name in ("varying", "unreduced", "reduced"):
+      kwargs.setdefault(name, getattr(self, name))
+    return ManualAxisType(**kwargs)
+
+
+def _manual_axis_type(varying, unreduced, reduced) -> ManualAxisType:
+  return ManualAxisType(varying=varying, unreduced=unreduced, reduced=reduced)
+
+
 class Shard:
   """One device's piece of an Array: its ``device``, ``index`` (a tuple of
   slices into the global array), ``replica_id`` and ``data`` (an Array on
@@ -602,7 +662,7 @@ class Shard:
             f"replica_id={self.replica_id}, data={self.data})")
 
 
-__all__ = ["DuplicateSpecError", "IndivisibleError", "NamedSharding", "P", "PartitionSpec",
+__all__ = ["DuplicateSpecError", "IndivisibleError", "ManualAxisType", "NamedSharding", "P", "PartitionSpec",
            "Shard", "Sharding", "SingleDeviceSharding", "UNCONSTRAINED", "aval_sharding",
            "dim_axes", "make_single_device_sharding", "replica_ids", "resolve_sharding", "result_sharding",
            "shape_sharding_str"]
