@@ -455,3 +455,27 @@ def test_seed_000_sharding_program_prints_what_jax_prints():
                        capture_output=True, text=True, timeout=300)
   assert out.returncode == 0, out.stderr
   assert out.stdout == (DATA / "seed000_sharding.out").read_text()
+
+
+def test_is_equivalent_to_compares_placements(mesh42, devices8):
+  a = NamedSharding(mesh42, P("x"))
+  assert a.is_equivalent_to(NamedSharding(mesh42, P("x", None)), 2)
+  assert not a.is_equivalent_to(NamedSharding(mesh42, P("y")), 2)
+  flat = Mesh(np.array(devices8).reshape(4, 2), ("x", "y"))
+  assert a.is_equivalent_to(NamedSharding(flat, P("x")), 2)
+  one = jax.make_mesh((1,), ("x",))
+  assert NamedSharding(one, P("x")).is_equivalent_to(SingleDeviceSharding(devices8[0]), 1)
+
+
+def test_creation_functions_take_out_sharding(mesh42):
+  z = jnp.zeros((8, 4), out_sharding=NamedSharding(mesh42, P("x")))
+  assert str(jax.typeof(z)) == "float32[8@x,4]" and not np.asarray(z).any()
+  with jax.set_mesh(mesh42):
+    assert str(jax.typeof(jnp.ones((8, 4), out_sharding=P(None, "y")))) == "float32[8,4@y]"
+    full = jnp.full((8,), 2.0, dtype=jnp.float32, out_sharding=P("x"))
+    assert str(jax.typeof(full)) == "float32[8@x]"
+    assert str(jax.typeof(jnp.zeros_like(full, out_sharding=P("x")))) == "float32[8@x]"
+  x = jax.device_put(np.ones((8, 4), np.float32), NamedSharding(mesh42, P("x", "y")))
+  y = jnp.array(x)
+  assert y is not x and y.sharding == x.sharding
+  np.testing.assert_array_equal(np.asarray(y), np.ones((8, 4)))

@@ -265,14 +265,19 @@ class Sharding:
     return tuple(len(range(*s.indices(n))) for s, n in zip(index, global_shape))
 
   def is_equivalent_to(self, other: "Sharding", ndim: int) -> bool:
-    """Whether both place the same pieces of an ``ndim``-d array on the same devices."""
+    """Whether both place the same pieces of an ``ndim``-d array on the same
+    devices (in the same order)."""
     if self._device_assignment != other._device_assignment:
       return False
-    shape = (8,) * ndim
-    try:
-      return self.devices_indices_map(shape) == other.devices_indices_map(shape)
-    except ValueError:
-      return False
+    # Every dimension of this shape divides into any number of pieces that
+    # either sharding can make (a divisor of its device count).
+    shape = (math.lcm(self.num_devices, other.num_devices),) * ndim
+
+    def placement(sharding):
+      # slice(None) and slice(0, n) are the same piece.
+      return {d: tuple(s.indices(n) for s, n in zip(index, shape))
+              for d, index in sharding.devices_indices_map(shape).items()}
+    return placement(self) == placement(other)
 
   def with_memory_kind(self, kind: str) -> "Sharding":
     raise NotImplementedError("Subclasses should implement this method.")
@@ -662,7 +667,7 @@ class Shard:
             f"replica_id={self.replica_id}, data={self.data})")
 
 
-__all__ = ["DuplicateSpecError", "IndivisibleError", "ManualAxisType", "NamedSharding", "P", "PartitionSpec",
-           "Shard", "Sharding", "SingleDeviceSharding", "UNCONSTRAINED", "aval_sharding",
-           "dim_axes", "make_single_device_sharding", "replica_ids", "resolve_sharding", "result_sharding",
-           "shape_sharding_str"]
+__all__ = ["DuplicateSpecError", "IndivisibleError", "ManualAxisType", "NamedSharding", "P",
+           "PartitionSpec", "Shard", "Sharding", "SingleDeviceSharding", "UNCONSTRAINED",
+           "aval_sharding", "dim_axes", "make_single_device_sharding", "replica_ids",
+           "resolve_sharding", "result_sharding", "shape_sharding_str"]
