@@ -479,3 +479,14 @@ def test_creation_functions_take_out_sharding(mesh42):
   y = jnp.array(x)
   assert y is not x and y.sharding == x.sharding
   np.testing.assert_array_equal(np.asarray(y), np.ones((8, 4)))
+
+
+def test_scalars_and_keys_on_a_mesh(mesh42):
+  s = jax.device_put(np.float32(3), NamedSharding(mesh42, P()))
+  assert str(jax.typeof(s)) == "float32[]" and len(s.addressable_shards) == 8
+  assert all(sh.index == () and sh.data.shape == () for sh in s.addressable_shards)
+  assert float(s + 1) == 4.0
+  keys = jax.device_put(jax.random.split(jax.random.key(0), 8), NamedSharding(mesh42, P("x")))
+  assert keys.sharding == NamedSharding(mesh42, P("x"))
+  np.testing.assert_array_equal(jax.random.key_data(keys),
+                                jax.random.key_data(jax.random.split(jax.random.key(0), 8)))

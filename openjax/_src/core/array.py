@@ -337,7 +337,7 @@ def sharded_array_of(value: np.ndarray, sharding, weak_type: bool = False) -> Ar
   indices = sharding._indices(shape)
   shards = []
   for device, index in zip(sharding._device_assignment, indices):
-    piece = value[index]
+    piece = value[index] if index else value   # a 0-d value indexed by () gives a scalar
     shards.append(Array(piece, ShapedArray(piece.shape, value.dtype, weak_type), device))
   return Array(value, aval, None, ShardedBuffer(sharding, shards, indices))
 
