@@ -486,6 +486,8 @@ def test_scalars_and_keys_on_a_mesh(mesh42):
   assert str(jax.typeof(s)) == "float32[]" and len(s.addressable_shards) == 8
   assert all(sh.index == () and sh.data.shape == () for sh in s.addressable_shards)
   assert float(s + 1) == 4.0
+  w = jax.device_put(1.0, NamedSharding(mesh42, P()))   # JAX: weak, and so are its pieces
+  assert str(jax.typeof(w)) == "~float32[]" and w.addressable_shards[0].data.weak_type
   keys = jax.device_put(jax.random.split(jax.random.key(0), 8), NamedSharding(mesh42, P("x")))
   assert keys.sharding == NamedSharding(mesh42, P("x"))
   np.testing.assert_array_equal(jax.random.key_data(keys),

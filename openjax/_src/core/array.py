@@ -50,36 +50,69 @@ class _ArrayMeta(type):
 
 
 class ShardedBuffer:
-  """The storage of an Array split over devices: ``sharding`` and ``shards``,
-  one single-device Array per device of ``sharding._device_assignment``
-  (each committed to its device), with their ``indices`` (tuples of slices
-  into the global array) and ``replicas`` (replica ids). ``idev`` is None:
-  the runtime never passes this storage to a compiled call as one buffer
-  (it reads the gathered value, or the shards one by one)."""
-  __slots__ = ("sharding", "shards", "indices", "replicas")
+  """The storage of an Array split over devices: its ``sharding``, each
+  device's ``indices`` (tuples of slices into the global array, in
+  ``sharding._device_assignment`` order) and ``shards``: one single-device
+  Array per device, committed to it. Built from a global NumPy value, the
+  shards are made on first use, as read-only views of it (so an eager
+  operation that keeps a sharding costs no copies). ``idev`` is None: the
+  runtime never passes this storage to a compiled call as one buffer (it
+  reads the gathered value, or the shards one by one)."""
+  __slots__ = ("sharding", "indices", "_shards", "_value", "_weak_type", "_replicas")
   idev = None
 
-  def __init__(self, sharding, shards: list, indices: list):
+  def __init__(self, sharding, indices: list, shards: list | None = None,
+               value: np.ndarray | None = None, weak_type: bool = False):
     self.sharding = sharding
-    self.shards = shards
     self.indices = indices
-    self.replicas = replica_ids(indices)
+    self._shards = shards
+    self._value = value
+    self._weak_type = weak_type
+    self._replicas = None
+
+  @property
+  def shards(self) -> list:
+    shards = self._shards
+    if shards is None:
+      value, weak, shards = self._value, self._weak_type, []
+      for device, index in zip(self.sharding._device_assignment, self.indices):
+        piece = value[index] if index else value   # () on a 0-d value gives a scalar
+        shards.append(Array(piece, ShapedArray(piece.shape, value.dtype, weak), device))
+      self._shards = shards
+    return shards
+
+  @property
+  def replicas(self) -> list:
+    """Each shard's replica id."""
+    r = self._replicas
+    if r is None:
+      r = self._replicas = replica_ids(self.indices)
+    return r
 
   def wait(self, aval: ShapedArray) -> None:
-    for shard in self.shards:
-      shard.block_until_ready()
+    if self._value is None:
+      for shard in self._shards:
+        shard.block_until_ready()
 
   def is_ready(self) -> bool:
-    return all(shard.is_ready() for shard in self.shards)
+    return self._value is not None or all(shard.is_ready() for shard in self._shards)
 
   def read(self, aval: ShapedArray) -> np.ndarray:
     """The global value, gathered from the first replica of each piece."""
+    if self._value is not None:
+      return self._value
     out = np.empty(aval.shape, aval.dtype)
-    for shard, index, replica in zip(self.shards, self.indices, self.replicas):
+    for shard, index, replica in zip(self._shards, self.indices, self.replicas):
       if replica == 0:
         out[index] = shard._value
     out.setflags(False)
+    self._value = out
     return out
+
+  def delete(self) -> None:
+    for shard in self._shards or ():
+      shard.delete()
+    self._shards = self._value = None
 
 
 class Array(AvalQueries, metaclass=_ArrayMeta):
@@ -164,8 +197,7 @@ class Array(AvalQueries, metaclass=_ArrayMeta):
     """Free the storage; any later use raises RuntimeError."""
     b = self._buffer
     if type(b) is ShardedBuffer:
-      for shard in b.shards:
-        shard.delete()
+      b.delete()
     self._deleted = True
     self._np = None
     self._buffer = None
@@ -334,20 +366,16 @@ def sharded_array_of(value: np.ndarray, sharding, weak_type: bool = False) -> Ar
   value.setflags(False)
   shape = value.shape
   aval = ShapedArray(shape, value.dtype, weak_type, aval_sharding(sharding, shape))
-  indices = sharding._indices(shape)
-  shards = []
-  for device, index in zip(sharding._device_assignment, indices):
-    piece = value[index] if index else value   # a 0-d value indexed by () gives a scalar
-    shards.append(Array(piece, ShapedArray(piece.shape, value.dtype, weak_type), device))
-  return Array(value, aval, None, ShardedBuffer(sharding, shards, indices))
+  return Array(value, aval, None, ShardedBuffer(sharding, sharding._indices(shape), value=value,
+                                               weak_type=weak_type))
 
 
 def sharded_array_of_shards(aval: ShapedArray, sharding, shards: list) -> Array:
   """An Array of ``aval`` (global shape, its aval sharding set) assembled
   from ``shards``: one single-device Array per device of
   ``sharding._device_assignment``, in that order."""
-  indices = sharding._indices(aval.shape)
-  return Array(None, aval, None, ShardedBuffer(sharding, list(shards), indices))
+  return Array(None, aval, None, ShardedBuffer(sharding, sharding._indices(aval.shape),
+                                               shards=list(shards)))
 
 
 def make_array(value, dtype=None, weak_type: bool = False) -> Array:
