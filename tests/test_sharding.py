@@ -492,3 +492,11 @@ def test_scalars_and_keys_on_a_mesh(mesh42):
   assert keys.sharding == NamedSharding(mesh42, P("x"))
   np.testing.assert_array_equal(jax.random.key_data(keys),
                                 jax.random.key_data(jax.random.split(jax.random.key(0), 8)))
+
+
+def test_pickling_a_sharded_array_gives_a_single_device_array(mesh42):
+  # As in JAX 0.10.2 (devices do not pickle): the value comes back whole.
+  x = jax.device_put(np.arange(8.0), NamedSharding(mesh42, P("x")))
+  y = pickle.loads(pickle.dumps(x))
+  assert isinstance(y.sharding, SingleDeviceSharding) and str(jax.typeof(y)) == "float32[8]"
+  np.testing.assert_array_equal(np.asarray(y), np.arange(8.0))
