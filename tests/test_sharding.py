@@ -500,3 +500,16 @@ def test_pickling_a_sharded_array_gives_a_single_device_array(mesh42):
   y = pickle.loads(pickle.dumps(x))
   assert isinstance(y.sharding, SingleDeviceSharding) and str(jax.typeof(y)) == "float32[8]"
   np.testing.assert_array_equal(np.asarray(y), np.arange(8.0))
+
+
+@pytest.mark.parametrize("renderer", ["rich", "plain"])
+def test_visualize_a_single_device_array(renderer, monkeypatch):
+  if renderer == "rich":
+    pytest.importorskip("rich")
+  else:
+    monkeypatch.setattr(visualize, "_HAS_RICH", False)
+  buf = io.StringIO()
+  with contextlib.redirect_stdout(buf):
+    jax.debug.visualize_array_sharding(jnp.ones((4,)))
+  # JAX 0.10.2's picture.
+  assert buf.getvalue() == "┌───────┐\n│ CPU 0 │\n└───────┘\n"
