@@ -513,3 +513,13 @@ def test_visualize_a_single_device_array(renderer, monkeypatch):
     jax.debug.visualize_array_sharding(jnp.ones((4,)))
   # JAX 0.10.2's picture.
   assert buf.getvalue() == "┌───────┐\n│ CPU 0 │\n└───────┘\n"
+
+
+def test_results_live_on_the_current_devices_after_the_count_changes():
+  value = np.arange(8.0, dtype=np.float32).reshape(4, 2)
+  for n in (4, 2, 4):
+    with cpu_devices(n) as devices:
+      mesh = jax.make_mesh((n,), ("x",))
+      y = jax.device_put(value, NamedSharding(mesh, P("x"))) * 2
+      assert y.devices() == set(devices)
+      assert [s.device for s in y.addressable_shards] == devices

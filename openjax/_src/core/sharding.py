@@ -537,12 +537,17 @@ def replica_ids(indices: list) -> list:
 
 
 # ---------------------------------------------------- abstract shardings
-@functools.lru_cache(maxsize=1024)
 def result_sharding(sharding: NamedSharding, ndim: int) -> NamedSharding:
   """The sharding JAX reports for a computed result: the spec with one entry
   per dimension (``P('x')`` of a 2-d result reads ``P('x', None)``)."""
-  spec = sharding.spec._normalized_spec_for_aval(ndim)
-  return sharding if spec == sharding.spec else sharding.update(spec=spec)
+  # Kept on the sharding itself (not in a global cache, which could hand
+  # out a mesh of Device objects from before a change of device count).
+  cache = sharding.__dict__.setdefault("_result_shardings", {})
+  out = cache.get(ndim)
+  if out is None:
+    spec = sharding.spec._normalized_spec_for_aval(ndim)
+    out = cache[ndim] = sharding if spec == sharding.spec else sharding.update(spec=spec)
+  return out
 
 
 @functools.lru_cache(maxsize=4096)
