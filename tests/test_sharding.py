@@ -523,3 +523,12 @@ def test_results_live_on_the_current_devices_after_the_count_changes():
       y = jax.device_put(value, NamedSharding(mesh, P("x"))) * 2
       assert y.devices() == set(devices)
       assert [s.device for s in y.addressable_shards] == devices
+
+
+def test_reshard_to_an_abstract_values_sharding(mesh42):
+  y = jax.device_put(np.ones((8, 4)), NamedSharding(mesh42, P(None, "y")))
+  with jax.set_mesh(mesh42):
+    x = jax.reshard(jnp.zeros((8, 4)), jax.typeof(y).sharding)
+  assert x.sharding == NamedSharding(mesh42, P(None, "y"))
+  with pytest.raises(ValueError, match="is over an AbstractMesh; enter a mesh"):
+    jax.reshard(jnp.zeros((8, 4)), jax.typeof(y).sharding)

@@ -19,7 +19,7 @@ import numpy as np
 from openjax._src import tree_util
 from openjax._src.core import Array, Tracer, eval_trace, trace_state
 from openjax._src.core.devices import devices as all_devices
-from openjax._src.core.mesh import (AxisType, Mesh, empty_abstract_mesh, empty_concrete_mesh,
+from openjax._src.core.mesh import (AbstractMesh, AxisType, Mesh, empty_abstract_mesh, empty_concrete_mesh,
                                     get_abstract_mesh, get_concrete_mesh, set_context_mesh,
                                     use_abstract_mesh)
 from openjax._src.core.sharding import NamedSharding, PartitionSpec, Sharding
@@ -106,6 +106,15 @@ def _concrete_sharding(s: Any, ndim: int, api_name: str) -> NamedSharding:
   if not isinstance(s, NamedSharding):
     raise ValueError(f"{api_name} should only be used with out_shardings which are non-None "
                      f"and have a non-empty mesh. Got sharding {s}.")
+  if isinstance(s.mesh, AbstractMesh):
+    # An abstract value's sharding (``jax.typeof(y).sharding``): over the
+    # devices of the mesh in context.
+    mesh = get_concrete_mesh()
+    if mesh.axis_names != s.mesh.axis_names or mesh.axis_sizes != s.mesh.axis_sizes:
+      raise ValueError(f"{api_name}: the sharding {s} is over an AbstractMesh; enter a mesh "
+                       "of its axis names and sizes with `jax.set_mesh`, or pass a "
+                       f"NamedSharding over a Mesh (the mesh in context is {mesh}).")
+    s = NamedSharding(mesh.update(axis_types=s.mesh.axis_types), s.spec)
   return s.update(spec=s.spec._normalized_spec_for_aval(ndim))
 
 
