@@ -93,6 +93,11 @@ def test_abstract_mesh():
   assert repr(jax.sharding.get_abstract_mesh()) == "AbstractMesh((), axis_types=())"
   with pytest.raises(ValueError, match="AbstractMesh does not implement devices"):
     am.devices
+  assert repr(jax.make_mesh((1,), ("x",)).abstract_mesh.abstract_device) == (
+      "AbstractDevice(device_kind=cpu, num_cores=None, platform=cpu)")
+  empty = jax.sharding.get_mesh()
+  assert repr(empty) == "Mesh(axis_sizes=(), axis_names=())" and str(empty) == "Mesh()"
+  assert empty.empty and empty.size == 0
 
 
 def test_mesh_context_manager_is_deprecated_as_in_jax(mesh42):
