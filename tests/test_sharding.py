@@ -537,3 +537,16 @@ def test_reshard_to_an_abstract_values_sharding(mesh42):
   assert x.sharding == NamedSharding(mesh42, P(None, "y"))
   with pytest.raises(ValueError, match="is over an AbstractMesh; enter a mesh"):
     jax.reshard(jnp.zeros((8, 4)), jax.typeof(y).sharding)
+
+
+def test_avals_with_a_sharding(mesh42):
+  from openjax._src.core import ShapedArray
+  s = jax.typeof(jax.device_put(np.ones((8, 4)), NamedSharding(mesh42, P("x")))).sharding
+  a = ShapedArray((8, 4), np.float32, sharding=s)
+  plain = ShapedArray((8, 4), np.float32)
+  assert a != plain and a == ShapedArray((8, 4), np.float32, sharding=s)
+  assert hash(a) == hash(ShapedArray((8, 4), np.float32, sharding=s))
+  assert a.str_short() == "f32[8@x,4]" and str(a.update(weak_type=True)) == "~float32[8@x,4]"
+  assert a.update(dtype=np.int32).sharding == s and a.strip_weak_type() is a
+  assert a.update(shape=(8, 4)).sharding is None   # a new shape drops the sharding
+  assert plain.sharding is None and hash(plain) == hash(ShapedArray((8, 4), np.float32))

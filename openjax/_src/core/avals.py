@@ -35,8 +35,9 @@ class ShapedArray:
     return int(np.prod(self.shape, dtype=np.int64))
 
   def update(self, shape=None, dtype=None, weak_type=None, sharding=None) -> "ShapedArray":
-    # The sharding describes the dimensions: it is kept only while they are.
-    if sharding is None and (shape is None or tuple(shape) == self.shape):
+    # The sharding describes the dimensions: a new shape (even an equal one,
+    # as a square transpose gives) drops it unless one is given.
+    if sharding is None and shape is None:
       sharding = self.sharding
     return ShapedArray(self.shape if shape is None else shape,
                        self.dtype if dtype is None else dtype,
