@@ -20,8 +20,8 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src.config import config
 from openjax._src.core.array import Array, ShardedBuffer, sharded_array_of
-from openjax._src.core.sharding import result_sharding
 from openjax._src.core.avals import ShapedArray
+from openjax._src.core.sharding import result_sharding
 from openjax._src.core.tracer import Trace, Tracer
 from openjax._src.errors import ConcretizationTypeError, UnexpectedTracerError
 
