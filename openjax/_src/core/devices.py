@@ -1,5 +1,4 @@
-"""CPU devices, as JAX reports them (``CpuDevice(id=0)``), and the sharding of
-an array that lives whole on one of them.
+"""CPU devices, as JAX reports them (``CpuDevice(id=0)``).
 
 These are descriptors only (what a device is called, how many there are);
 the IREE devices that run programs on them are the runtime's
@@ -36,48 +35,6 @@ class Device:
 
   def __str__(self):
     return f"TFRT_CPU_{self.id}" if self.platform == "cpu" else repr(self)
-
-
-class SingleDeviceSharding:
-  """The sharding of an array that lives whole on one device."""
-
-  def __init__(self, device):
-    self._device = device
-
-  @property
-  def device_set(self):
-    return {self._device}
-
-  def devices_indices_map(self, global_shape):
-    return {self._device: tuple(slice(None) for _ in global_shape)}
-
-  @property
-  def is_fully_replicated(self):
-    return True
-
-  @property
-  def is_fully_addressable(self):
-    return True
-
-  def __eq__(self, other):
-    return isinstance(other, SingleDeviceSharding) and other._device == self._device
-
-  def __hash__(self):
-    return hash(("SingleDeviceSharding", self._device.id))
-
-  def __repr__(self):
-    return f"SingleDeviceSharding(device={self._device!r}, memory_kind=device)"
-
-
-class Shard:
-  """One addressable piece of an Array (a whole copy for single-device arrays)."""
-
-  def __init__(self, device, index, replica_id, data):
-    self.device, self.index, self.replica_id, self.data = device, index, replica_id, data
-
-  def __repr__(self):
-    return f"Shard(device={self.device!r}, index={self.index}, replica_id={self.replica_id}, data={self.data!r})"
-
 
 
 _devices: list[Device] | None = None

@@ -19,8 +19,9 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.config import config
-from openjax._src.core.array import Array
+from openjax._src.core.array import Array, ShardedBuffer, sharded_array_of
 from openjax._src.core.avals import ShapedArray
+from openjax._src.core.sharding import result_sharding
 from openjax._src.core.tracer import Trace, Tracer
 from openjax._src.errors import ConcretizationTypeError, UnexpectedTracerError
 
@@ -179,6 +180,7 @@ def shaped_array(shape: tuple, dtype: np.dtype, weak_type: bool) -> ShapedArray:
   if aval is None:
     aval = _new_aval(ShapedArray)
     aval.shape, aval.dtype, aval.weak_type, aval._hash = shape, dtype, weak_type, None
+    aval.sharding = None
     if len(_AVALS) >= 10_000:
       _AVALS.clear()
     _AVALS[key] = aval
@@ -434,9 +436,10 @@ class EvalTrace(Trace):
     scalars or NumPy arrays): looked up by key, made on a miss."""
     sig, keys, vals = [], [], []
     plain = True   # only ready Arrays, Python scalars, NumPy arrays: a recent plan may hold it
+    sharded = None   # the operands split over devices
     for x in args:
       t = type(x)
-      if t is Array and x._np is not None:
+      if t is Array and x._np is not None and type(x._buffer) is not ShardedBuffer:
         a = x.aval
         sig.append(a)
         keys.append((a.shape, a.dtype, a.weak_type))
@@ -452,6 +455,8 @@ class EvalTrace(Trace):
         vals.append(_numpy_value(x, cast))
       else:
         plain = False
+        if t is Array and type(x._buffer) is ShardedBuffer:
+          sharded = [x] if sharded is None else sharded + [x]
         v = canonical_value(x)   # waits for an Array, raises for a deleted one or a tracer
         a = x.aval if t is Array else shaped_array(v.shape, v.dtype, dtypes.is_weakly_typed(x))
         sig.append(a)
@@ -488,7 +493,22 @@ class EvalTrace(Trace):
       else:
         recent.insert(0, entry)
         del recent[self.RECENT:]
-    return _run(primitive, kernel, lean, quiet, out_avals, vals, params)
+    result = _run(primitive, kernel, lean, quiet, out_avals, vals, params)
+    return result if sharded is None else _keep_sharding(sharded, result)
+
+
+def _keep_sharding(sharded: list, result: list) -> list:
+  """Results of an eager operation on Arrays split over devices: those of the
+  operands' shape keep their common sharding (as an elementwise operation in
+  JAX does); any other result is whole on the default device (correct
+  values; the sharded jit gives the layouts JAX picks)."""
+  shape = sharded[0].shape
+  sharding = result_sharding(sharded[0].sharding, len(shape))
+  for x in sharded[1:]:
+    if x.shape != shape or result_sharding(x.sharding, len(shape)) != sharding:
+      return result
+  return [sharded_array_of(r._value, sharding, r.weak_type)
+          if type(r) is Array and r.shape == shape else r for r in result]
 
 
 def _run(primitive, kernel, lean, quiet, out_avals, vals, params) -> list:
