@@ -18,6 +18,11 @@ from openjax._src.core.devices import (  # noqa: F401
     process_count, process_index)
 from openjax._src.runtime.transfer import (  # noqa: F401
     block_until_ready, device_get, device_put)
+from openjax._src.runtime.sharded_arrays import (  # noqa: F401
+    make_array_from_callback, make_array_from_process_local_data,
+    make_array_from_single_device_arrays)
+from openjax._src.core.sharding import NamedSharding, P, Shard  # noqa: F401
+from openjax._src.sharding.api import make_mesh, reshard, set_mesh  # noqa: F401
 from openjax._src.api.jit import (  # noqa: F401
     clear_caches, eval_shape, jit, make_jaxpr)
 from openjax._src.api.shapes import ShapeDtypeStruct  # noqa: F401
@@ -36,6 +41,7 @@ from openjax import numpy, lax, tree_util, tree, errors, dtypes, test_util  # no
 from openjax import ad_checkpoint, custom_derivatives  # noqa: F401
 from openjax import random, scipy, nn  # noqa: F401
 from openjax import dlpack, stages, typing  # noqa: F401
+from openjax import debug, sharding  # noqa: F401
 # Old top-level pytree aliases (jax.tree_map, ...) still work, and warn.
 from openjax._src.tree_util import deprecated_top_level_alias as __getattr__  # noqa: F401
 

@@ -15,6 +15,7 @@ DATA = pathlib.Path(__file__).parent / "data" / "jax_names"
 COMPLETE = (
   "jax.numpy.fft",
   "jax.random",
+  "jax.sharding",
   "jax.tree",
   "jax.tree_util",
 )

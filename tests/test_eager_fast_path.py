@@ -332,7 +332,7 @@ def test_there_is_one_eager_path(monkeypatch):
            (lambda: x < y, "lt"), (lambda: x / i, "div"), (lambda: jnp.sum(x), "reduce_sum"),
            (lambda: x.sum(), "reduce_sum"), (lambda: jnp.max(x), "reduce_max"),
            (lambda: x[0], "slice"), (lambda: x[1:3], "slice"), (lambda: m @ m, "dot_general"),
-           (lambda: jnp.where(x > 0, x, y), "select_n"), (lambda: jnp.sort(x), "sort"),
+           (lambda: jnp.where(x > 0, x, y), "select_n"),
            (lambda: jnp.mean(m, axis=1), "reduce_sum")]
   for f, name in cases:
     for _ in range(2):   # the first call makes the plans, the second reuses them
@@ -548,3 +548,101 @@ def test_arrays_still_being_computed_and_deleted_arrays():
     z * x
   with pytest.raises(RuntimeError, match="deleted"):
     jnp.sin(z)
+
+
+def test_a_primitive_alternating_signatures_reuses_its_recent_plans(monkeypatch):
+  """A jnp function that uses one primitive on operands of a few kinds (two
+  shapes, a NumPy constant) finds each in the primitive's recent plans: no
+  key is built after the first calls."""
+  x, m = _array(np.float32), _array(np.float32, shape=(3, 3))
+  const = np.array(2.0, np.float32)
+  made = []
+  process = type(eval_trace)._process
+  monkeypatch.setattr(type(eval_trace), "_process",
+                      lambda self, *a: made.append(a[0].name) or process(self, *a))
+  for _ in range(3):
+    made.clear()
+    outs = (lax.add(x, x), lax.add(m, m), lax.add(x, const), lax.add(const, m))
+  assert made == []
+  np.testing.assert_array_equal(outs[2], np.asarray(x) + 2)
+  np.testing.assert_array_equal(outs[3], np.asarray(m) + 2)
+  assert len(eval_trace._last[lax.add_p]) <= type(eval_trace).RECENT
+
+
+def test_numpy_operands_are_canonicalised_and_never_aliased():
+  a = np.arange(3, dtype=np.float64)
+  for _ in range(2):   # the plan's first use, then the recent-plan path
+    y = lax.add(a, a)
+    z = lax.reshape(a, (3, 1))
+    assert y.dtype == np.float32 and z.dtype == np.float32
+  b = np.arange(3, dtype=np.float32)
+  outs = [lax.reshape(b, (3,)) for _ in range(2)] + [lax.neg(lax.neg(b)) for _ in range(2)]
+  b[0] = 100.0   # the caller mutates its array afterwards: results keep their values
+  for o in outs:
+    np.testing.assert_array_equal(o, [0.0, 1.0, 2.0])
+  assert b.flags.writeable
+
+
+def test_broadcasts_are_read_only_views_with_the_right_values():
+  base = np.arange(6, dtype=np.float32).reshape(2, 3)
+  x = jnp.asarray(base)
+  for shape, dims in [((4, 2, 3), (1, 2)), ((2, 5, 3), (0, 2)), ((2, 3, 2), (0, 1))]:
+    y = lax.broadcast_in_dim(x, shape, dims)
+    expected = np.broadcast_to(np.expand_dims(base, [d for d in range(3) if d not in dims]),
+                               shape)
+    np.testing.assert_array_equal(y, expected)
+    assert not np.asarray(y).flags.writeable
+  t = x.T   # not C-contiguous: still right
+  np.testing.assert_array_equal(lax.broadcast_in_dim(t, (3, 2, 4), (0, 1)),
+                                np.broadcast_to(base.T[:, :, None], (3, 2, 4)))
+  big = lax.broadcast_in_dim(jnp.float32(1.5), (1000, 1000), ())
+  assert np.asarray(big).strides == (0, 0)   # no copy of a million elements
+  assert float(jnp.sum(big)) == 1.5e6
+
+
+@pytest.mark.parametrize("name,call", [
+    ("hypot", lambda x, y: jnp.hypot(x, y)), ("sinc", lambda x, y: jnp.sinc(x)),
+    ("var", lambda x, y: jnp.var(x, axis=0, ddof=1)), ("std", lambda x, y: jnp.std(x)),
+    ("nanmean", lambda x, y: jnp.nanmean(x, axis=1, keepdims=True)),
+    ("quantile", lambda x, y: jnp.quantile(x, 0.3, axis=0)),
+    ("median", lambda x, y: jnp.median(x)), ("cumsum", lambda x, y: jnp.cumsum(x, axis=1)),
+    ("sort", lambda x, y: jnp.sort(x, axis=0)), ("heaviside", lambda x, y: jnp.heaviside(x, y)),
+    ("isclose", lambda x, y: jnp.isclose(x, y, rtol=0.5)), ("clip", lambda x, y: jnp.clip(x, -1, y)),
+    ("trapezoid", lambda x, y: jnp.trapezoid(x, dx=0.5)), ("ldexp", lambda x, y: jnp.ldexp(x, 3)),
+    ("kron", lambda x, y: jnp.kron(x, y)), ("polyval", lambda x, y: jnp.polyval(x, y))])
+def test_library_functions_run_their_program_with_the_eager_bits(name, call):
+  """The jnp functions JAX jits run their cached jaxpr on the eval trace's
+  kernels when called eagerly: no primitive is bound after the first call,
+  and the bits are those of running the function op by op (disable_jit)."""
+  rng = np.random.default_rng(0)
+  x = jnp.asarray(rng.standard_normal((4, 5)).astype(np.float32))
+  y = jnp.asarray(rng.standard_normal((4, 5)).astype(np.float32))
+  with jax.disable_jit():
+    expected = call(x, y)
+  call(x, y)
+  bound = []
+  process = eval_trace.process_primitive
+  try:
+    eval_trace.process_primitive = lambda p, args, params: bound.append(p.name) or process(
+        p, args, params)
+    got = call(x, y)
+  finally:
+    del eval_trace.process_primitive
+  assert bound == [], bound
+  for g, e in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(expected)):
+    assert type(g) is Array and g.dtype == e.dtype and g.shape == e.shape
+    np.testing.assert_array_equal(np.asarray(g), np.asarray(e))
+  traced = str(jax.make_jaxpr(call)(x, y))
+  assert f"name={name}" in traced   # staged as a jit call, as JAX prints it
+
+
+def test_library_functions_with_arguments_jit_cannot_stage_run_inline():
+  """A list axis (does not hash) or a body that needs a value jit would trace
+  runs the function itself, eagerly and under a transformation."""
+  x = jnp.arange(24.0).reshape(2, 3, 4)
+  np.testing.assert_allclose(jnp.var(x, axis=[0, 2]), np.var(np.asarray(x), axis=(0, 2)),
+                             rtol=1e-6)
+  np.testing.assert_allclose(jax.jit(lambda a: jnp.var(a, axis=[0, 2]))(x),
+                             np.var(np.asarray(x), axis=(0, 2)), rtol=1e-6)
+  np.testing.assert_allclose(jnp.round(x / 7, decimals=2), np.round(np.asarray(x) / 7, 2),
+                             rtol=1e-6)

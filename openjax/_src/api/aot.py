@@ -15,7 +15,7 @@ from typing import Any
 from openjax._src import tree_util
 from openjax._src.api.shapes import to_shape_dtype_struct
 from openjax._src.core import ClosedJaxpr, Tracer, default_device, get_aval
-from openjax._src.core.devices import SingleDeviceSharding
+from openjax._src.core.sharding import SingleDeviceSharding
 from openjax._src.lowering.cost import cost_analysis as _jaxpr_cost
 from openjax._src.runtime.executable import Executable
 from openjax._src.runtime.pipeline import (LoweredModule, compile_lowered, parse_module,

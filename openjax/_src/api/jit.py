@@ -14,13 +14,15 @@ import inspect
 import weakref
 from typing import Any, Callable, Sequence
 
-from openjax._src import tree_util
+from openjax._src import dtypes, tree_util
 from openjax._src.api.shapes import ShapeDtypeStruct, abstractify, to_shape_dtype_struct
 from openjax._src.config import _env_bool, config
-from openjax._src.errors import JaxRuntimeError
+from openjax._src.errors import (ConcretizationTypeError, JaxRuntimeError,
+                                 NonConcreteBooleanIndexError, TracerArrayConversionError,
+                                 TracerIntegerConversionError)
 from openjax._src.api.aot import Lowered
 from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, Tracer, check_transformed, eval_jaxpr,
-                               eval_trace, trace_state)
+                               eval_trace, program_of, trace_state)
 from openjax._src.core.placement import commit, committed_device
 from openjax._src.interpreters.staging import DebugInfo, flat_arg_names, trace_to_jaxpr
 from openjax._src.control.closed_call import jit_p
@@ -71,6 +73,17 @@ def _normalize_argnums(fun, argnums, argnames, what: str):
   return tuple(sorted(nums)), tuple(sorted(names)), positional
 
 
+class NonHashableStaticError(ValueError):
+  """A static argument that does not hash."""
+
+
+# Errors that make a library function's call run inline instead of staged: its
+# body needs the concrete value of an argument jit would trace.
+_INLINE_ERRORS = (NonHashableStaticError, ConcretizationTypeError, TracerArrayConversionError,
+                  TracerIntegerConversionError, NonConcreteBooleanIndexError)
+_INLINE = object()   # an eager library call known to run inline
+
+
 class _HashableStatic:
   __slots__ = ("val", "_hash")
 
@@ -78,7 +91,7 @@ class _HashableStatic:
     try:
       self._hash = hash(val)
     except TypeError as e:
-      raise ValueError(
+      raise NonHashableStaticError(
           "Non-hashable static arguments are not supported. An error occurred "
           f"while trying to hash an object of type {type(val)}, {val!r}. The "
           f"error was:\nTypeError: {e}\nPass it as a traced (non-static) "
@@ -121,9 +134,12 @@ def _check_donated_once(leaves, donated_invars) -> None:
           f"b=np.array([1, 2, 3]); jax.jit(lambda x, y: x + y, donate_argnums=(0,))(b, b)")
 
 
+_SCALAR_TYPES = frozenset(dtypes.python_scalar_dtypes)
+
+
 class _CacheEntry:
   __slots__ = ("closed_jaxpr", "out_tree", "hoisted", "lowered", "executable", "pending",
-               "single")
+               "single", "program")
 
   def __init__(self, closed_jaxpr, out_tree, hoisted):
     self.closed_jaxpr = closed_jaxpr
@@ -133,6 +149,19 @@ class _CacheEntry:
     self.executable = None   # Executable, made on first compiled call
     self.pending = None      # Future of a background compile (tiered execution)
     self.single = out_tree.num_leaves == 1 and out_tree.num_nodes == 1  # one bare leaf
+    self.program = None      # the jaxpr's Program, for eager library functions
+
+  def run_program(self, leaves) -> list:
+    """Run the jaxpr with the eval trace's kernels (an eager library call):
+    the bits of running its equations one by one, without their dispatch."""
+    program = self.program
+    if program is None:
+      program = self.program = program_of(self.closed_jaxpr.jaxpr)
+    consts = self.closed_jaxpr.consts
+    env = program.input_values(consts, leaves)
+    if env is None:   # operands of other types than traced (cannot happen for avals' keys)
+      return eval_jaxpr(self.closed_jaxpr.jaxpr, consts, *leaves)
+    return program.run_to_arrays(env, consts, leaves)
 
   def unflatten(self, outs):
     return outs[0] if self.single else tree_util.tree_unflatten(self.out_tree, outs)
@@ -179,10 +208,14 @@ class JitWrapped:
     # they run compiled, also inside an interpreted first call (jit_p's
     # ``tiered`` parameter).
     self.tiered = tiered
-    # True for library functions whose primitives' eager impls are what JAX
-    # computes (LAPACK decompositions): outside any transformation they run
-    # op by op; traced, they stage a jit call as JAX does.
+    # True for library functions that JAX jits (jnp.hypot, jnp.var, the
+    # decompositions, ...): traced, they stage a jit call as JAX does; outside
+    # any transformation their jaxpr runs on the eval trace's kernels (the
+    # bits of running it op by op, LAPACK's for decompositions, as JAX's
+    # eager impls are), never compiled: ~1 us a primitive plus the call,
+    # where binding each one costs several, and no compile stall.
     self.eager = eager
+    self._eager_fast: dict = {}   # _eager_key(...) -> cache entry
     self.name = name or getattr(fun, "__name__", type(fun).__name__)
     self._cache: dict = {}
     # Fast path for the common call: positional Array arguments only, no
@@ -283,7 +316,79 @@ class JitWrapped:
       flags += [k in self.donate_argnames] * tree_util.tree_structure(dyn_kwargs[k]).num_leaves
     return (False,) * len(entry.hoisted) + tuple(flags)
 
+  def _eager_key(self, args, kwargs):
+    """The key of an eager library call whose dynamic arguments are Arrays or
+    Python scalars (static ones hashable), with those leaves in jit's flat
+    order; (None, None) for other calls."""
+    key = [config.state_key()]
+    leaves = []
+    for i, a in enumerate(args):
+      t = type(a)
+      if i in self.static_argnums:
+        key.append(a)
+      elif t is Array and a._np is not None:
+        key.append(a.aval)
+        leaves.append(a)
+      elif t in _SCALAR_TYPES:
+        key.append(t)
+        leaves.append(a)
+      elif a is None:   # an empty pytree
+        key.append(None)
+      else:
+        return None, None
+    if kwargs:
+      for k in sorted(kwargs):
+        a = kwargs[k]
+        t = type(a)
+        if k in self.static_argnames:
+          key.append((k, a))
+        elif t is Array and a._np is not None:
+          key.append((k, a.aval))
+          leaves.append(a)
+        elif t in _SCALAR_TYPES:
+          key.append((k, t))
+          leaves.append(a)
+        elif a is None:
+          key.append((k, None))
+        else:
+          return None, None
+    return tuple(key), leaves
+
+  def _library_entry(self, args, kwargs):
+    """A library function's cache entry for this call, or None when the call
+    runs inline, as the function itself (not staged): a static argument that
+    does not hash (``axis=[0, 1]``, a tracer), or a body that needs the value
+    of an argument jit traces. Library functions accept every argument their
+    un-jitted bodies accept; jit must not narrow that."""
+    try:
+      entry, leaves, in_tree = self._get_entry(args, kwargs)
+    except _INLINE_ERRORS:
+      return None, None, None
+    if entry.hoisted:
+      return None, None, None
+    return entry, leaves, in_tree
+
+  def _call_eager(self, args, kwargs):
+    try:
+      key, leaves = self._eager_key(args, kwargs)
+      entry = self._eager_fast.get(key) if key is not None else None
+    except TypeError:   # an unhashable static argument: the general path decides
+      key = entry = None
+    if entry is None:
+      entry, leaves, _ = self._library_entry(args, kwargs)
+      if key is not None:
+        if len(self._eager_fast) >= 256:
+          self._eager_fast.clear()
+        self._eager_fast[key] = _INLINE if entry is None else entry
+    if entry is None or entry is _INLINE:
+      return self.fun(*args, **kwargs)
+    return entry.unflatten(entry.run_program(leaves))
+
   def __call__(self, *args, **kwargs):
+    if self.eager and trace_state.trace is eval_trace:
+      if config.read("jax_disable_jit"):
+        return self.fun(*args, **kwargs)
+      return self._call_eager(args, kwargs)
     # Fast path: positional Arrays, a compiled entry for their avals under the
     # current flags (state_key changes with every flag, disable_jit included).
     fast_key = None
@@ -310,9 +415,14 @@ class JitWrapped:
         if entry is not None:
           outs = entry.executable.execute(args)
           return outs[0] if entry.single else tree_util.tree_unflatten(entry.out_tree, outs)
-    if config.read("jax_disable_jit") or (self.eager and trace_state.trace is eval_trace):
+    if config.read("jax_disable_jit"):
       return self.fun(*args, **kwargs)
-    entry, leaves, in_tree = self._get_entry(args, kwargs)
+    if self.eager:   # traced (the eval trace was handled above)
+      entry, leaves, in_tree = self._library_entry(args, kwargs)
+      if entry is None:
+        return self.fun(*args, **kwargs)
+    else:
+      entry, leaves, in_tree = self._get_entry(args, kwargs)
     if self._donates and trace_state.trace is eval_trace:
       _check_donated_once(leaves, self._donated_invars(entry, in_tree, len(leaves)))
     if (trace_state.trace is eval_trace and not entry.hoisted
@@ -379,6 +489,7 @@ class JitWrapped:
   def clear_cache(self) -> None:
     self._cache.clear()
     self._fast.clear()
+    self._eager_fast.clear()
 
   def eval_shape(self, *args, **kwargs):
     entry, _, _ = self._get_entry(args, kwargs)

@@ -7,6 +7,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Array, ShapedArray, Tracer
+from openjax._src.core.sharding import aval_sharding
 
 
 class ShapeDtypeStruct:
@@ -64,7 +65,8 @@ def abstractify(x: Any, what: str = "argument") -> ShapedArray:
   if t in dtypes.python_scalar_dtypes:
     return ShapedArray((), dtypes.dtype(x), weak_type=t is not bool)
   if t is ShapeDtypeStruct:
-    return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype), x.weak_type)
+    return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype), x.weak_type,
+                       aval_sharding(x.sharding, x.shape))
   if isinstance(x, (np.ndarray, np.generic)):
     try:
       dt = dtypes.dtype(x)

@@ -10,6 +10,10 @@ The buffer is the runtime's object; the Array only calls its methods:
 ``ExecutionError``) and returns the value as a read-only NumPy array,
 ``wait(aval)`` only waits, ``is_ready()`` never blocks. Arithmetic dunders and
 the jnp method forms are attached by ``openjax.numpy``.
+
+An Array over several devices holds a ``ShardedBuffer`` as its buffer: its
+sharding and one single-device Array per device (``Shard.data``); reading
+it gathers the pieces into one NumPy value.
 """
 from __future__ import annotations
 
@@ -17,7 +21,8 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core.avals import AvalQueries, ShapedArray
-from openjax._src.core.devices import Shard, SingleDeviceSharding, default_device
+from openjax._src.core.devices import default_device
+from openjax._src.core.sharding import Shard, SingleDeviceSharding, aval_sharding, replica_ids
 from openjax._src.core.tracer import Tracer
 
 
@@ -42,6 +47,72 @@ class _ArrayMeta(type):
     """Make ``sub`` a virtual subclass of ``Array`` (``abc.ABC.register``)."""
     _ArrayMeta._virtual = _ArrayMeta._virtual + (sub,)
     return sub
+
+
+class ShardedBuffer:
+  """The storage of an Array split over devices: its ``sharding``, each
+  device's ``indices`` (tuples of slices into the global array, in
+  ``sharding._device_assignment`` order) and ``shards``: one single-device
+  Array per device, committed to it. Built from a global NumPy value, the
+  shards are made on first use, as read-only views of it (so an eager
+  operation that keeps a sharding costs no copies). ``idev`` is None: the
+  runtime never passes this storage to a compiled call as one buffer (it
+  reads the gathered value, or the shards one by one)."""
+  __slots__ = ("sharding", "indices", "_shards", "_value", "_weak_type", "_replicas")
+  idev = None
+
+  def __init__(self, sharding, indices: list, shards: list | None = None,
+               value: np.ndarray | None = None, weak_type: bool = False):
+    self.sharding = sharding
+    self.indices = indices
+    self._shards = shards
+    self._value = value
+    self._weak_type = weak_type
+    self._replicas = None
+
+  @property
+  def shards(self) -> list:
+    shards = self._shards
+    if shards is None:
+      value, weak, shards = self._value, self._weak_type, []
+      for device, index in zip(self.sharding._device_assignment, self.indices):
+        piece = value[index] if index else value   # () on a 0-d value gives a scalar
+        shards.append(Array(piece, ShapedArray(piece.shape, value.dtype, weak), device))
+      self._shards = shards
+    return shards
+
+  @property
+  def replicas(self) -> list:
+    """Each shard's replica id."""
+    r = self._replicas
+    if r is None:
+      r = self._replicas = replica_ids(self.indices)
+    return r
+
+  def wait(self, aval: ShapedArray) -> None:
+    if self._value is None:
+      for shard in self._shards:
+        shard.block_until_ready()
+
+  def is_ready(self) -> bool:
+    return self._value is not None or all(shard.is_ready() for shard in self._shards)
+
+  def read(self, aval: ShapedArray) -> np.ndarray:
+    """The global value, gathered from the first replica of each piece."""
+    if self._value is not None:
+      return self._value
+    out = np.empty(aval.shape, aval.dtype)
+    for shard, index, replica in zip(self._shards, self.indices, self.replicas):
+      if replica == 0:
+        out[index] = shard._value
+    out.setflags(False)
+    self._value = out
+    return out
+
+  def delete(self) -> None:
+    for shard in self._shards or ():
+      shard.delete()
+    self._shards = self._value = None
 
 
 class Array(AvalQueries, metaclass=_ArrayMeta):
@@ -124,6 +195,9 @@ class Array(AvalQueries, metaclass=_ArrayMeta):
 
   def delete(self) -> None:
     """Free the storage; any later use raises RuntimeError."""
+    b = self._buffer
+    if type(b) is ShardedBuffer:
+      b.delete()
     self._deleted = True
     self._np = None
     self._buffer = None
@@ -133,32 +207,61 @@ class Array(AvalQueries, metaclass=_ArrayMeta):
 
   @property
   def device(self):
+    """The device of a single-device Array; the sharding of one over several."""
+    b = self._buffer
+    if type(b) is ShardedBuffer:
+      return b.sharding
     return self._device or default_device()
 
   def devices(self):
-    return {self.device}
+    b = self._buffer
+    if type(b) is ShardedBuffer:
+      return b.sharding.device_set
+    return {self._device or default_device()}
+
+  @property
+  def committed(self) -> bool:
+    return self._device is not None or type(self._buffer) is ShardedBuffer
 
   @property
   def sharding(self):
-    return SingleDeviceSharding(self.device)
+    b = self._buffer
+    if type(b) is ShardedBuffer:
+      return b.sharding
+    return SingleDeviceSharding(self._device or default_device())
 
   @property
-  def addressable_shards(self):
-    return [Shard(self.device, tuple(slice(None) for _ in self.shape), 0, self)]
+  def addressable_shards(self) -> list:
+    self._check_alive()
+    b = self._buffer
+    if type(b) is ShardedBuffer:
+      return [Shard(a._device, index, replica, a)
+              for a, index, replica in zip(b.shards, b.indices, b.replicas)]
+    return [Shard(self._device or default_device(), tuple(slice(None) for _ in self.shape),
+                  0, self)]
 
   @property
-  def global_shards(self):
+  def global_shards(self) -> list:
+    # One process addresses every device.
     return self.addressable_shards
 
   @property
-  def is_fully_addressable(self):
+  def is_fully_addressable(self) -> bool:
     return True
 
   @property
-  def is_fully_replicated(self):
-    return True
+  def is_fully_replicated(self) -> bool:
+    return self.sharding.is_fully_replicated
 
-  def addressable_data(self, index: int):
+  def addressable_data(self, index: int) -> "Array":
+    """The ``index``-th device's piece (a single-device Array)."""
+    self._check_alive()
+    b = self._buffer
+    if type(b) is ShardedBuffer:
+      return b.shards[index]
+    if index != 0:
+      raise IndexError(f"addressable_data: index {index} out of range for an Array on "
+                       "1 device")
     return self
 
   # ---- Python conversions ----
@@ -254,6 +357,27 @@ def array_of(value: np.ndarray, aval: ShapedArray) -> Array:
   return Array(value, aval)
 
 
+def sharded_array_of(value: np.ndarray, sharding, weak_type: bool = False) -> Array:
+  """An Array of the NumPy ``value`` (canonical dtype, private) laid out by
+  ``sharding`` (a NamedSharding): each device holds a read-only view of its
+  piece (Arrays are immutable, so pieces and replicas may share memory; the
+  runtime copies a piece that it cannot import as is). Raises JAX's
+  ValueError when a dimension does not divide evenly."""
+  value.setflags(False)
+  shape = value.shape
+  aval = ShapedArray(shape, value.dtype, weak_type, aval_sharding(sharding, shape))
+  return Array(value, aval, None, ShardedBuffer(sharding, sharding._indices(shape), value=value,
+                                               weak_type=weak_type))
+
+
+def sharded_array_of_shards(aval: ShapedArray, sharding, shards: list) -> Array:
+  """An Array of ``aval`` (global shape, its aval sharding set) assembled
+  from ``shards``: one single-device Array per device of
+  ``sharding._device_assignment``, in that order."""
+  return Array(None, aval, None, ShardedBuffer(sharding, sharding._indices(aval.shape),
+                                               shards=list(shards)))
+
+
 def make_array(value, dtype=None, weak_type: bool = False) -> Array:
   """An Array holding a private, read-only copy-free view of ``value`` (which
   must already have JAX's canonical dtype)."""
@@ -262,4 +386,5 @@ def make_array(value, dtype=None, weak_type: bool = False) -> Array:
   return array_of(v, aval)
 
 
-__all__ = ["Array", "array_of", "make_array"]
+__all__ = ["Array", "ShardedBuffer", "array_of", "make_array", "sharded_array_of",
+           "sharded_array_of_shards"]

@@ -1,23 +1,29 @@
-"""Abstract values: what tracing knows about an array (shape, dtype, weak type)."""
+"""Abstract values: what tracing knows about an array (shape, dtype, weak type
+and, for arrays split over Explicit mesh axes, their sharding)."""
 from __future__ import annotations
 
 import numpy as np
 
 from openjax._src import dtypes
+from openjax._src.core.sharding import shape_sharding_str
 
 
 class ShapedArray:
-  """The abstract value of an array: its shape, dtype and weak type.
+  """The abstract value of an array: its shape, dtype, weak type and sharding.
 
-  ``str_short()`` gives JAX's compact form, e.g. ``f32[3,4]``.
+  ``sharding`` is None, or a NamedSharding over an AbstractMesh naming the
+  Explicit mesh axes each dimension is split over (``core/sharding.py``'s
+  ``aval_sharding``). ``str_short()`` gives JAX's compact form, e.g.
+  ``f32[3,4]``, ``f32[8@x,4]``.
   """
-  __slots__ = ("shape", "dtype", "weak_type", "_hash")
+  __slots__ = ("shape", "dtype", "weak_type", "sharding", "_hash")
   array_abstraction_level = 1
 
-  def __init__(self, shape, dtype, weak_type: bool = False):
+  def __init__(self, shape, dtype, weak_type: bool = False, sharding=None):
     self.shape = tuple(int(d) for d in shape)
     self.dtype = np.dtype(dtype)
     self.weak_type = bool(weak_type)
+    self.sharding = sharding
     self._hash = None
 
   @property
@@ -28,26 +34,36 @@ class ShapedArray:
   def size(self) -> int:
     return int(np.prod(self.shape, dtype=np.int64))
 
-  def update(self, shape=None, dtype=None, weak_type=None) -> "ShapedArray":
+  def update(self, shape=None, dtype=None, weak_type=None, sharding=None) -> "ShapedArray":
+    # The sharding describes the dimensions: a new shape (even an equal one,
+    # as a square transpose gives) drops it unless one is given.
+    if sharding is None and shape is None:
+      sharding = self.sharding
     return ShapedArray(self.shape if shape is None else shape,
                        self.dtype if dtype is None else dtype,
-                       self.weak_type if weak_type is None else weak_type)
+                       self.weak_type if weak_type is None else weak_type, sharding)
 
   def strip_weak_type(self) -> "ShapedArray":
-    return self if not self.weak_type else ShapedArray(self.shape, self.dtype, False)
+    return (self if not self.weak_type
+            else ShapedArray(self.shape, self.dtype, False, self.sharding))
 
   def __eq__(self, other):
     return (type(other) is ShapedArray and self.shape == other.shape
-            and self.dtype == other.dtype and self.weak_type == other.weak_type)
+            and self.dtype == other.dtype and self.weak_type == other.weak_type
+            and (self.sharding is other.sharding or self.sharding == other.sharding))
 
   def __hash__(self):
     h = self._hash
     if h is None:
-      h = self._hash = hash((self.shape, self.dtype, self.weak_type))
+      s = self.sharding
+      h = self._hash = hash((self.shape, self.dtype, self.weak_type) if s is None
+                            else (self.shape, self.dtype, self.weak_type, s))
     return h
 
   def str_short(self, short_dtypes: bool = True) -> str:
     dt = dtypes.short_dtype_name(self.dtype) if short_dtypes else self.dtype.name
+    if self.sharding is not None:
+      return f"{dt}[{shape_sharding_str(self.shape, self.sharding)}]"
     return f"{dt}[{','.join(str(d) for d in self.shape)}]"
 
   def __repr__(self):

@@ -1,12 +1,13 @@
-"""CPU devices, as JAX reports them (``CpuDevice(id=0)``), and the sharding of
-an array that lives whole on one of them.
+"""CPU devices, as JAX reports them (``CpuDevice(id=0)``).
 
 These are descriptors only (what a device is called, how many there are);
 the IREE devices that run programs on them are the runtime's
 (``runtime/iree_device.py``).
 
 Their number is set as in JAX: ``XLA_FLAGS=--xla_force_host_platform_device_count=N``
-or ``openjax.config.update("jax_num_cpu_devices", N)`` before first use.
+or ``openjax.config.update("jax_num_cpu_devices", N)`` before first use (openjax,
+unlike JAX, also accepts a change later: the listing changes, devices keep
+their identity).
 """
 from __future__ import annotations
 
@@ -125,59 +126,12 @@ class Client:
 _CLIENT = Client()
 
 
-class SingleDeviceSharding:
-  """The sharding of an array that lives whole on one device."""
-
-  def __init__(self, device):
-    self._device = device
-
-  @property
-  def device_set(self):
-    return {self._device}
-
-  def devices_indices_map(self, global_shape):
-    return {self._device: tuple(slice(None) for _ in global_shape)}
-
-  @property
-  def is_fully_replicated(self):
-    return True
-
-  @property
-  def is_fully_addressable(self):
-    return True
-
-  def __eq__(self, other):
-    return isinstance(other, SingleDeviceSharding) and other._device == self._device
-
-  def __hash__(self):
-    return hash(("SingleDeviceSharding", self._device.id))
-
-  def __repr__(self):
-    return f"SingleDeviceSharding(device={self._device!r}, memory_kind=device)"
-
-
-class Shard:
-  """One addressable piece of an Array (a whole copy for single-device arrays)."""
-
-  def __init__(self, device, index, replica_id, data):
-    self.device, self.index, self.replica_id, self.data = device, index, replica_id, data
-
-  def __repr__(self):
-    return f"Shard(device={self.device!r}, index={self.index}, replica_id={self.replica_id}, data={self.data!r})"
-
-
-
 _devices: list[Device] | None = None
-
-
-def _check_num_cpu_devices(n) -> int:
-  n = int(n)
-  if _devices is not None and n != len(_devices) and not (n <= 0 and len(_devices) == 1):
-    raise RuntimeError(
-        "jax_num_cpu_devices config should be updated before backends are initialized i.e. "
-        "before any JAX operation is executed. You should initialize this config immediately "
-        f"after `import jax` (openjax already has {len(_devices)} devices listed).")
-  return n
+# Every Device made, by id: a changed device count lists the same objects
+# again (JAX refuses a change once devices are in use; openjax allows it, so
+# that one process, a test suite, can run with several counts, and keeps
+# each device's identity and execution stream across changes).
+_made: dict[int, Device] = {}
 
 
 def _check_default_device(value):
@@ -189,8 +143,7 @@ def _check_default_device(value):
 
 
 config.define("jax_num_cpu_devices", int(os.environ.get("JAX_NUM_CPU_DEVICES", "-1")),
-              "Number of CPU devices; -1 reads XLA_FLAGS or defaults to 1. Set it right after "
-              "import, before devices are used.", validator=_check_num_cpu_devices)
+              "Number of CPU devices; -1 reads XLA_FLAGS or defaults to 1.", validator=int)
 config.define("jax_default_device", None,
               "The device that jitted and eager computations run on: a Device, a platform "
               "name ('cpu') for its first device, or None for the first device.",
@@ -219,7 +172,8 @@ def devices(backend: str | Client | None = None) -> list[Device]:
   global _devices
   _check_backend(backend)
   if _devices is None:
-    _devices = [Device(i) for i in range(_requested_count())]
+    _devices = [_made.get(i) or _made.setdefault(i, Device(i))
+                for i in range(_requested_count())]
   return list(_devices)
 
 
@@ -264,3 +218,12 @@ def process_index(backend: str | Client | None = None) -> int:
 def process_count(backend: str | Client | None = None) -> int:
   _check_backend(backend)
   return 1
+
+
+def _reset_devices_for_config(name: str) -> None:
+  global _devices
+  if name == "jax_num_cpu_devices":
+    _devices = None
+
+
+config.add_listener(_reset_devices_for_config)

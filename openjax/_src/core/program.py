@@ -37,8 +37,8 @@ from openjax._src.config import config
 from openjax._src.core.array import Array
 from openjax._src.core.avals import ShapedArray
 from openjax._src.core.jaxpr import Jaxpr, JaxprTypeError, Literal
-from openjax._src.core.trace import (canonical_value, check_nans, eager_config, eval_trace,
-                                     trace_state)
+from openjax._src.core.trace import (FP_ERRSTATE, FP_IGNORE, canonical_value, check_nans,
+                                     eager_config, eval_trace, make_plan, trace_state)
 from openjax._src.core.tracer import Tracer
 
 # A dead value this large (bytes) has its slot cleared after its last use;
@@ -77,7 +77,7 @@ class Program:
   run (literals as NumPy values, or as the Arrays that binding takes).
   """
   __slots__ = ("n_consts", "n_args", "in_avals", "eqns", "steps", "out_slots", "out_avals",
-               "out_literals", "values", "operands", "__weakref__")
+               "out_literals", "values", "operands", "_kernel_steps", "__weakref__")
 
   def __init__(self, jaxpr: Jaxpr):
     slots: dict = {}
@@ -131,6 +131,25 @@ class Program:
                          tuple((i, v.aval.dtype) for i, v in zip(outs, eqn.outvars)),
                          tuple(sorted(free_after.get(k, ())))))
     self.values, self.operands = values, operands
+    self._kernel_steps = None
+
+  @property
+  def kernel_steps(self) -> list:
+    """The steps with the kernels the eval trace's plans run for the same
+    operand types (a primitive's lean eval kernel, else its impl), made on
+    first use: (kernel, lean, params, gather, unary, outs, free). Running
+    them gives the bits an eager call of each equation gives, without a
+    dispatch or a plan lookup per equation."""
+    if self._kernel_steps is None:
+      ksteps = []
+      for eqn, (p, impl, params, gather, unary, outs, free) in zip(self.eqns, self.steps):
+        try:
+          kernel, lean, _, _, _ = make_plan(p, [a.aval for a in eqn.invars], params)
+        except Exception:  # noqa: BLE001 - no plan for these operands: the impl, as before
+          kernel, lean = impl, False
+        ksteps.append((kernel, lean and len(outs) == 1, params, gather, unary, outs, free))
+      self._kernel_steps = ksteps
+    return self._kernel_steps
 
   # ---------------------------------------------------------- impl path
   def runner(self, consts: Sequence[Any]) -> Callable[[Sequence], list]:
@@ -139,21 +158,22 @@ class Program:
     (under the eval trace). The debug flags are read now."""
     env0 = self.values.copy()
     env0[:self.n_consts] = [canonical_value(c) for c in consts]
-    run, steps, out_slots = _impl_loop(), self.steps, self.out_slots
+    run, out_slots = _impl_loop(), self.out_slots
+    steps = self.kernel_steps if run is _run_kernels else self.steps
     lo, hi = self.n_consts, self.n_consts + self.n_args
     if len(out_slots) == 1:
       out_slot, = out_slots
 
       def run_program(args: Sequence) -> list:
         env = env0.copy()
-        env[lo:hi] = args
+        env[lo:hi] = _ndarrays(args)
         run(steps, env)
         return [env[out_slot]]
       return run_program
 
     def run_program(args: Sequence) -> list:
       env = env0.copy()
-      env[lo:hi] = args
+      env[lo:hi] = _ndarrays(args)
       run(steps, env)
       return [env[i] for i in out_slots]
     return run_program
@@ -187,7 +207,8 @@ class Program:
   def run_to_arrays(self, env: list, consts: Sequence, args: Sequence) -> list:
     """Run the impl path on initial slots ``env`` and return Arrays (an
     output that is an input Array is that Array)."""
-    _impl_loop()(self.steps, env)
+    run = _impl_loop()
+    run(self.kernel_steps if run is _run_kernels else self.steps, env)
     n_in = self.n_consts + self.n_args
     outs = []
     for i, aval, lit in zip(self.out_slots, self.out_avals, self.out_literals):
@@ -230,16 +251,34 @@ class Program:
     return [env[i] for i in self.out_slots]
 
 
-def _run_impls(steps: list, env: list) -> None:
-  for _, impl, params, gather, unary, outs, free in steps:
-    results = impl(gather(env), **params) if unary else impl(*gather(env), **params)
-    for (i, dt), o in zip(outs, results):
-      if type(o) is not np.ndarray:
-        o = np.asarray(o)
-      env[i] = o if o.dtype is dt or o.dtype == dt else o.astype(dt)
-    if free:
-      for i in free:
-        env[i] = None
+def _ndarrays(values: Sequence) -> list:
+  """Loop bodies get NumPy scalars (a row of a 1-d ``xs``) where the kernels
+  take arrays (``np.ndarray.astype`` is one)."""
+  return [v if type(v) is np.ndarray else np.asarray(v) for v in values]
+
+
+def _run_kernels(steps: list, env: list) -> None:
+  """Run ``Program.kernel_steps``: lean kernels on the values alone, with
+  NumPy's floating-point warnings off for the whole program (as the eval
+  trace does around each), impls with their parameters."""
+  token = FP_ERRSTATE.set(FP_IGNORE)
+  try:
+    for kernel, lean, params, gather, unary, outs, free in steps:
+      if lean:
+        o = kernel(gather(env)) if unary else kernel(*gather(env))
+        env[outs[0][0]] = o if type(o) is np.ndarray else np.asarray(o)
+      else:
+        # No name holds the result list: a dead value must not outlive its slot.
+        for (i, dt), o in zip(outs, kernel(gather(env), **params) if unary
+                              else kernel(*gather(env), **params)):
+          if type(o) is not np.ndarray:
+            o = np.asarray(o)
+          env[i] = o if o.dtype is dt or o.dtype == dt else o.astype(dt)
+      if free:
+        for i in free:
+          env[i] = None
+  finally:
+    FP_ERRSTATE.reset(token)
 
 
 def _run_impls_checked(steps: list, env: list) -> None:
@@ -260,7 +299,7 @@ def _impl_loop() -> Callable[[list, list], None]:
   if not eager_config.flags_ok and (config.read("jax_debug_nans")
                                    or config.read("jax_debug_infs")):
     return _run_impls_checked
-  return _run_impls
+  return _run_kernels
 
 
 _programs: "weakref.WeakKeyDictionary[Jaxpr, Program]" = weakref.WeakKeyDictionary()

@@ -19,9 +19,10 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.config import config
-from openjax._src.core.array import Array
+from openjax._src.core.array import Array, ShardedBuffer, sharded_array_of
 from openjax._src.core.avals import ShapedArray
 from openjax._src.core.placement import committed_device
+from openjax._src.core.sharding import result_sharding
 from openjax._src.core.tracer import Trace, Tracer
 from openjax._src.errors import ConcretizationTypeError, UnexpectedTracerError
 
@@ -180,6 +181,7 @@ def shaped_array(shape: tuple, dtype: np.dtype, weak_type: bool) -> ShapedArray:
   if aval is None:
     aval = _new_aval(ShapedArray)
     aval.shape, aval.dtype, aval.weak_type, aval._hash = shape, dtype, weak_type, None
+    aval.sharding = None
     if len(_AVALS) >= 10_000:
       _AVALS.clear()
     _AVALS[key] = aval
@@ -256,7 +258,7 @@ def _eval_kernel(primitive, avals, params, out_avals):
   return kernel if _asarray(sample).dtype == out_avals[0].dtype else None
 
 
-def _make_plan(primitive, avals, params) -> tuple:
+def make_plan(primitive, avals, params) -> tuple:
   """``(kernel, lean, quiet, out_avals, casts)`` for ``primitive`` on
   operands of ``avals``: a lean kernel (called on the values alone, its one
   result wrapped as is) or the impl; ``quiet``: NumPy's floating-point
@@ -272,6 +274,51 @@ def _make_plan(primitive, avals, params) -> tuple:
   return (kernel, True, quiet, out_avals, casts)
 
 
+class _NumpyOperand:
+  """A NumPy array operand's place in a plan's signature: its shape and dtype
+  as given, and the canonical dtype its value is made in."""
+  __slots__ = ("shape", "dtype", "cast")
+
+  def __init__(self, shape, dtype, cast):
+    self.shape, self.dtype, self.cast = shape, dtype, cast
+
+
+def _numpy_value(x: np.ndarray, cast: np.dtype) -> np.ndarray:
+  """The value of a NumPy operand: in its canonical dtype, and never the
+  caller's writeable array itself (results must not alias what the caller may
+  mutate later)."""
+  if x.dtype != cast:
+    return x.astype(cast)
+  return x.copy() if x.flags.writeable else x
+
+
+def _match(entry, args):
+  """The operands' values when ``args`` fit the signature of the cached
+  ``entry`` (Arrays by aval identity, Python scalars by type, NumPy arrays
+  by shape and dtype), else None."""
+  sig, casts = entry[0], entry[7]
+  if len(args) != len(sig):
+    return None
+  vals = []
+  for i, x in enumerate(args):
+    t = type(x)
+    s = sig[i]
+    if t is Array:
+      v = x._np
+      if x.aval is not s or v is None:
+        return None
+    elif t is s:
+      v = _scalar_value(x, casts[i])
+    elif t is _ndarray:
+      if type(s) is not _NumpyOperand or x.dtype != s.dtype or x.shape != s.shape:
+        return None
+      v = _numpy_value(x, s.cast)
+    else:
+      return None
+    vals.append(v)
+  return vals
+
+
 class EvalTrace(Trace):
   """The bottom trace: runs each primitive on NumPy values.
 
@@ -280,17 +327,22 @@ class EvalTrace(Trace):
   params, x64) holds what a call needs besides the values: the kernel (the
   primitive's lean eval kernel or its impl), the dtype Python scalars are
   made in, and the result avals (so abstract evaluation runs once per plan).
-  The plan used last by each primitive is checked first, by the identity of
-  the operands' aval objects (a loop repeating an operation skips building
-  and hashing a key). Tracers, NumPy operands, Arrays not yet computed or
-  deleted take the general path (``_process``), which converts operands as
-  ``canonical_value`` does and waits for (or raises on) such Arrays.
+  The plans used last by each primitive (up to ``RECENT``, most recent first)
+  are checked first, by the identity of the operands' aval objects: a loop
+  repeating operations skips building and hashing a key, also when one
+  primitive alternates between a few signatures (a ``jnp`` function that
+  compares, selects and broadcasts operands of two shapes). Tracers, Arrays
+  not yet computed or deleted take the general path (``_process``), which
+  converts operands as ``canonical_value`` does and waits for (or raises on)
+  such Arrays.
   """
+  RECENT = 4
 
   def __init__(self):
     super().__init__()
-    self._plans: dict = {}   # key -> plan (``_make_plan``)
-    self._last: dict = {}    # primitive -> (sig, params, x64, *plan), its last call
+    self._plans: dict = {}   # key -> plan (``make_plan``)
+    # primitive -> its recent calls, [(sig, params, x64, *plan), ...]
+    self._last: dict = {}
 
   def clear_cache(self) -> None:
     self._plans.clear()
@@ -299,10 +351,13 @@ class EvalTrace(Trace):
   def process_primitive(self, primitive, args, params) -> list:
     cfg = eager_config
     x64 = cfg.x64 if cfg.flags_ok else bool(config.read("jax_enable_x64"))
-    entry = self._last.get(primitive)
+    recent = self._last.get(primitive)
+    if recent is None:
+      return self._process(primitive, args, params, x64)
+    entry = recent[0]
     try:
-      if entry is None or entry[2] is not x64 or entry[1] != params:
-        return self._process(primitive, args, params, x64)
+      if entry[2] is not x64 or entry[1] != params:
+        return self._recent(primitive, args, params, x64, recent)
     except (TypeError, ValueError):   # parameters that do not compare (arrays)
       return self._process(primitive, args, params, x64)
     # The operands against the last call's: Arrays by aval identity (and a
@@ -310,29 +365,27 @@ class EvalTrace(Trace):
     # calls, are checked inline.
     sig = entry[0]
     n = len(args)
-    if n != len(sig):
-      return self._process(primitive, args, params, x64)
     # ``device``: where committed operands are (results are placed there
     # too); operands committed to two devices take the general path, which
     # raises.
     device = None
-    if n == 2:
+    if n == 2 and len(sig) == 2:
       x, y = args
       t = type(x)
       if t is Array:
         xv = x._np   # None while being computed, or deleted: the general path
         if x.aval is not sig[0] or xv is None:
-          return self._process(primitive, args, params, x64)
+          return self._recent(primitive, args, params, x64, recent)
         device = x._device
       elif t is sig[0]:
         xv = _scalar_value(x, entry[7][0])
       else:
-        return self._process(primitive, args, params, x64)
+        return self._recent(primitive, args, params, x64, recent)
       t = type(y)
       if t is Array:
         yv = y._np
         if y.aval is not sig[1] or yv is None:
-          return self._process(primitive, args, params, x64)
+          return self._recent(primitive, args, params, x64, recent)
         d = y._device
         if d is not device and d is not None:
           if device is not None:
@@ -341,35 +394,19 @@ class EvalTrace(Trace):
       elif t is sig[1]:
         yv = _scalar_value(y, entry[7][1])
       else:
-        return self._process(primitive, args, params, x64)
+        return self._recent(primitive, args, params, x64, recent)
       vals = (xv, yv)
-    elif n == 1:
+    elif n == 1 and len(sig) == 1:
       x, = args
       if type(x) is not Array or x.aval is not sig[0]:
-        return self._process(primitive, args, params, x64)
+        return self._recent(primitive, args, params, x64, recent)
       xv = x._np
       if xv is None:
-        return self._process(primitive, args, params, x64)
+        return self._recent(primitive, args, params, x64, recent)
       device = x._device
       vals = (xv,)
     else:
-      vals = []
-      for i, x in enumerate(args):
-        t = type(x)
-        if t is Array:
-          v = x._np
-          if x.aval is not sig[i] or v is None:
-            return self._process(primitive, args, params, x64)
-          d = x._device
-          if d is not device and d is not None:
-            if device is not None:
-              return self._process(primitive, args, params, x64)
-            device = d
-          vals.append(v)
-        elif t is sig[i]:
-          vals.append(_scalar_value(x, entry[7][i]))
-        else:
-          return self._process(primitive, args, params, x64)
+      return self._recent(primitive, args, params, x64, recent)
     if entry[4]:   # a lean kernel, inline: its one result
       if entry[5]:
         token = _fp_set(FP_IGNORE)
@@ -387,22 +424,37 @@ class EvalTrace(Trace):
         _check_nans(primitive, result)
       return result
     result = _run(primitive, entry[3], False, False, entry[6], vals, params)
-    if device is not None:
-      for r in result:   # fresh Arrays: placing them changes no one else's
-        r._device = device
-    return result
+    return result if device is None else _place(result, device)
+
+  def _recent(self, primitive, args, params, x64, recent) -> list:
+    """The call against each of the primitive's recent plans (the inline
+    check of the most recent one failed or does not apply); a hit moves to
+    the front."""
+    for i, entry in enumerate(recent):
+      try:
+        if entry[2] is not x64 or entry[1] != params:
+          continue
+      except (TypeError, ValueError):
+        return self._process(primitive, args, params, x64)
+      vals = _match(entry, args)
+      if vals is not None:
+        if i:
+          del recent[i]
+          recent.insert(0, entry)
+        device = _operands_device(primitive, args)
+        result = _run(primitive, entry[3], entry[4], entry[5], entry[6], vals, params)
+        return result if device is None else _place(result, device)
+    return self._process(primitive, args, params, x64)
 
   def _process(self, primitive, args, params, x64) -> list:
-    """The plan of operands seen for the first time (or not Arrays/Python
-    scalars): looked up by key, made on a miss."""
+    """The plan of operands seen for the first time (or not Arrays, Python
+    scalars or NumPy arrays): looked up by key, made on a miss."""
     sig, keys, vals = [], [], []
-    plain = True   # only ready Arrays and Python scalars: the inline cache may hold it
-    device = None  # the device of committed operands: results are placed there too
+    plain = True   # only ready Arrays, Python scalars, NumPy arrays: a recent plan may hold it
+    sharded = None   # the operands split over devices
     for x in args:
       t = type(x)
-      if t is Array and x._device is not None and device is None:
-        device = committed_device(args, primitive.name)
-      if t is Array and x._np is not None:
+      if t is Array and x._np is not None and type(x._buffer) is not ShardedBuffer:
         a = x.aval
         sig.append(a)
         keys.append((a.shape, a.dtype, a.weak_type))
@@ -411,8 +463,15 @@ class EvalTrace(Trace):
         sig.append(t)
         keys.append(t)
         vals.append(None)   # made by the plan's cast below
+      elif t is _ndarray:
+        cast = dtypes.dtype(x)   # validates and canonicalises (float64 -> float32)
+        sig.append(_NumpyOperand(x.shape, x.dtype, cast))
+        keys.append((x.shape, cast, False))
+        vals.append(_numpy_value(x, cast))
       else:
         plain = False
+        if t is Array and type(x._buffer) is ShardedBuffer:
+          sharded = [x] if sharded is None else sharded + [x]
         v = canonical_value(x)   # waits for an Array, raises for a deleted one or a tracer
         a = x.aval if t is Array else shaped_array(v.shape, v.dtype, dtypes.is_weakly_typed(x))
         sig.append(a)
@@ -424,9 +483,10 @@ class EvalTrace(Trace):
     except TypeError:   # an unhashable parameter: no caching
       key = plan = None
     if plan is None:
-      avals = [shaped_array((), dtypes.dtype(s), s is not bool) if type(s) is type else s
+      avals = [shaped_array((), dtypes.dtype(s), s is not bool) if type(s) is type
+               else shaped_array(s.shape, s.cast, False) if type(s) is _NumpyOperand else s
                for s in sig]
-      plan = _make_plan(primitive, avals, params)
+      plan = make_plan(primitive, avals, params)
       if key is not None:
         if len(self._plans) >= 100_000:
           self._plans.clear()
@@ -438,15 +498,52 @@ class EvalTrace(Trace):
     if plain and key is not None:
       # Results take this call's operand aval object when equal (the plan's
       # may be another call's): a chain of operations then passes the same
-      # aval objects along and keeps hitting the inline caches.
+      # aval objects along and keeps hitting the recent plans.
       operand_avals = [s for s in sig if type(s) is ShapedArray]
       out_avals = [_shared_aval(a, operand_avals) for a in out_avals]
-      self._last[primitive] = (tuple(sig), params, x64, kernel, lean, quiet, out_avals, casts)
-    results = _run(primitive, kernel, lean, quiet, out_avals, vals, params)
-    if device is not None:
-      for r in results:   # fresh Arrays: placing them changes no one else's
-        r._device = device
-    return results
+      entry = (tuple(sig), params, x64, kernel, lean, quiet, out_avals, casts)
+      recent = self._last.get(primitive)
+      if recent is None:
+        self._last[primitive] = [entry]
+      else:
+        recent.insert(0, entry)
+        del recent[self.RECENT:]
+    device = None if sharded is not None else _operands_device(primitive, args)
+    result = _run(primitive, kernel, lean, quiet, out_avals, vals, params)
+    if sharded is not None:
+      return _keep_sharding(sharded, result)
+    return result if device is None else _place(result, device)
+
+
+def _operands_device(primitive, args):
+  """The device of the committed Arrays among ``args`` (None: none is
+  committed); committed to two devices raises ValueError."""
+  for x in args:
+    if type(x) is Array and x._device is not None:
+      return committed_device(args, primitive.name)
+  return None
+
+
+def _place(result: list, device) -> list:
+  """Results of an operation on operands committed to ``device``: placed
+  there too (fresh Arrays, so placing them changes no one else's)."""
+  for r in result:
+    r._device = device
+  return result
+
+
+def _keep_sharding(sharded: list, result: list) -> list:
+  """Results of an eager operation on Arrays split over devices: those of the
+  operands' shape keep their common sharding (as an elementwise operation in
+  JAX does); any other result is whole on the default device (correct
+  values; the sharded jit gives the layouts JAX picks)."""
+  shape = sharded[0].shape
+  sharding = result_sharding(sharded[0].sharding, len(shape))
+  for x in sharded[1:]:
+    if x.shape != shape or result_sharding(x.sharding, len(shape)) != sharding:
+      return result
+  return [sharded_array_of(r._value, sharding, r.weak_type)
+          if type(r) is Array and r.shape == shape else r for r in result]
 
 
 def _run(primitive, kernel, lean, quiet, out_avals, vals, params) -> list:

@@ -24,6 +24,7 @@ def _bit_shifts(bitorder: str):
   return asarray(shifts[::-1].copy() if bitorder == "big" else shifts)
 
 
+@util.jit(static_argnames=('axis', 'bitorder'))
 def packbits(a, axis=None, bitorder="big"):
   """Pack the truth values of ``a`` (ints or bools) into ``uint8`` along
   ``axis`` (the flattened array by default), zero-padding to whole bytes."""
@@ -47,6 +48,7 @@ def packbits(a, axis=None, bitorder="big"):
   return moveaxis(packed, -1, axis)
 
 
+@util.jit(static_argnames=('axis', 'count', 'bitorder'))
 def unpackbits(a, axis=None, count=None, bitorder="big"):
   """Unpack the bits of the ``uint8`` array ``a`` along ``axis`` (the
   flattened array by default); ``count`` keeps that many bits (negative:

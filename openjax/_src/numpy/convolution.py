@@ -57,6 +57,7 @@ def _conv_1d(x, y, mode: str, op: str, precision, preferred_element_type):
   return lax.rev(out, (0,)) if reverse_out else out
 
 
+@util.jit(static_argnames=('mode', 'precision', 'preferred_element_type'))
 def convolve(a, v, mode: str = "full", *, precision=None, preferred_element_type=None):
   """Discrete linear convolution of two 1-D arrays (``numpy.convolve``):
   ``c[k] = sum_j a[k - j] v[j]``.
@@ -68,6 +69,7 @@ def convolve(a, v, mode: str = "full", *, precision=None, preferred_element_type
   return _conv_1d(a, v, mode, "convolve", precision, preferred_element_type)
 
 
+@util.jit(static_argnames=('mode', 'precision', 'preferred_element_type'))
 def correlate(a, v, mode: str = "valid", *, precision=None, preferred_element_type=None):
   """Cross-correlation of two 1-D arrays (``numpy.correlate``):
   ``c[k] = sum_n a[n + k] conj(v[n])``.

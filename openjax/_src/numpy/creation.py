@@ -16,6 +16,7 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.core import Array, make_array, Tracer
+from openjax._src.core.sharding import NamedSharding
 from openjax._src.numpy import util
 from openjax._src.runtime.transfer import device_put
 
@@ -102,9 +103,12 @@ def _shape_of(a: Any) -> tuple[int, ...]:
   return tuple(a.shape) if hasattr(a, "shape") else np.shape(a)
 
 
-def put_on(x, device):
-  """``x`` committed to ``device`` (a Device or Sharding) when one is given."""
-  return x if device is None else device_put(x, device)
+def put_on(x, device, out_sharding=None):
+  """``x`` committed to ``device`` (a Device or Sharding) or laid out by
+  ``out_sharding`` (a Sharding, or a PartitionSpec under ``jax.set_mesh``)
+  when one is given."""
+  target = device if device is not None else out_sharding
+  return x if target is None else device_put(x, target)
 
 
 # ------------------------------------------------------------ array / asarray
@@ -195,6 +199,9 @@ def fresh_copy(x: Array) -> Array:
   """A new Array object with the value of ``x``."""
   # Arrays are immutable: a copy shares storage but is a distinct object, so
   # deleting (or donating) one leaves the other intact.
+  sharding = x.sharding
+  if isinstance(sharding, NamedSharding):
+    return device_put(np.asarray(x), sharding)
   return Array(np.asarray(x), x.aval, x._device)   # committed only if x is
 
 
@@ -262,25 +269,25 @@ def copy(a: Any, order: str | None = None):
 
 
 # -------------------------------------------------------- zeros / ones / full
-def _filled(name: str, shape: Any, value: Any, dtype: Any, device: Any):
+def _filled(name: str, shape: Any, value: Any, dtype: Any, device: Any, out_sharding: Any):
   _check_forgot_shape_tuple(name, shape, dtype)
   dtype = dtypes.explicit_dtype(float if dtype is None else dtype, name)
-  return put_on(fill(canonicalize_shape(shape), value, dtype, False), device)
+  return put_on(fill(canonicalize_shape(shape), value, dtype, False), device, out_sharding)
 
 
 def zeros(shape: Any, dtype: Any = None, *, device: Any = None, out_sharding: Any = None):
   """An array of ``shape`` filled with zeros (float32 by default)."""
-  return _filled("zeros", shape, 0, dtype, device)
+  return _filled("zeros", shape, 0, dtype, device, out_sharding)
 
 
 def ones(shape: Any, dtype: Any = None, *, device: Any = None, out_sharding: Any = None):
   """An array of ``shape`` filled with ones (float32 by default)."""
-  return _filled("ones", shape, 1, dtype, device)
+  return _filled("ones", shape, 1, dtype, device, out_sharding)
 
 
 def empty(shape: Any, dtype: Any = None, *, device: Any = None, out_sharding: Any = None):
   """An array of ``shape`` (zero-filled, as in JAX 0.10)."""
-  return _filled("empty", shape, 0, dtype, device)
+  return _filled("empty", shape, 0, dtype, device, out_sharding)
 
 
 def full(shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None,
@@ -293,9 +300,10 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None,
     shape = canonicalize_shape(shape)
     weak = dtype is None and is_weak(fill_value)
     dt = dtypes.dtype(fill_value) if dtype is None else dtype
-    return put_on(fill(shape, fill_value, dt, weak), device)
+    return put_on(fill(shape, fill_value, dt, weak), device, out_sharding)
   shape = canonicalize_shape(shape)
-  return put_on(util.broadcast_to_shape(asarray(fill_value, dtype=dtype), shape), device)
+  return put_on(util.broadcast_to_shape(asarray(fill_value, dtype=dtype), shape), device,
+                out_sharding)
 
 
 def _like_args(name: str, a: Any, dtype: Any, shape: Any):
@@ -312,14 +320,14 @@ def zeros_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = No
                out_sharding: Any = None):
   """Zeros with the shape and dtype of ``a`` (either may be overridden)."""
   _, dt, shp, weak = _like_args("zeros_like", a, dtype, shape)
-  return put_on(fill(shp, 0, dt, weak), device)
+  return put_on(fill(shp, 0, dt, weak), device, out_sharding)
 
 
 def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None,
               out_sharding: Any = None):
   """Ones with the shape and dtype of ``a`` (either may be overridden)."""
   _, dt, shp, weak = _like_args("ones_like", a, dtype, shape)
-  return put_on(fill(shp, 1, dt, weak), device)
+  return put_on(fill(shp, 1, dt, weak), device, out_sharding)
 
 
 def empty_like(prototype: Any, dtype: Any = None, shape: Any = None, *, device: Any = None):
@@ -338,8 +346,8 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *,
     util.check_arraylike("full_like", a, fill_value)
   _, dt, shp, weak = _like_args("full_like", a, dtype, shape)
   if np.ndim(fill_value) == 0:
-    return put_on(fill(shp, fill_value, dt, weak), device)
-  return put_on(util.broadcast_to_shape(asarray(fill_value, dtype=dt), shp), device)
+    return put_on(fill(shp, fill_value, dt, weak), device, out_sharding)
+  return put_on(util.broadcast_to_shape(asarray(fill_value, dtype=dt), shp), device, out_sharding)
 
 
 # ------------------------------------------------------------ host converters

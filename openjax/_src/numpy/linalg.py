@@ -8,14 +8,12 @@ eagerly only, as JAX runs them on the CPU only.
 from __future__ import annotations
 
 import operator
-from functools import partial
 from typing import NamedTuple
 
 import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
-from openjax._src.api.jit import jit as _api_jit
 from openjax._src.core import Tracer, concrete_or_error
 from openjax._src.numpy import util
 from openjax._src.numpy.creation import asarray
@@ -33,11 +31,11 @@ from openjax._src.numpy.ufuncs_float import conj, real
 from openjax._src.primitives.linalg import linalg
 from openjax._src.primitives.linalg.linalg import lu, triangular_solve
 
-# Jitted as in JAX (traced, they stage a jit call), but run op by op outside
-# transformations: the decompositions' eager impls are LAPACK's, as JAX's are,
-# while compiled ones are openjax's own loops (other eigenvector signs and
-# last bits), and a tiered first call would differ from later ones.
-jit = partial(_api_jit, _eager=True)
+# The decompositions are jitted as in JAX (``util.jit``: traced, they stage a
+# jit call; eager, their jaxpr runs on the eager kernels, never compiled):
+# their eager impls are LAPACK's, as JAX's are, while compiled ones are
+# openjax's own loops (other eigenvector signs and last bits), and a tiered
+# first call would differ from later ones.
 
 __all__ = ["cholesky", "eigh", "eigvalsh", "eig", "eigvals", "qr", "svd", "svdvals", "inv",
            "solve", "det", "slogdet", "pinv", "norm", "matrix_norm", "vector_norm",
@@ -91,7 +89,7 @@ def _real_dtype(dt):
 
 
 # ---------------------------------------------------------- decompositions
-@partial(jit, static_argnames=("upper", "symmetrize_input"))
+@util.jit(static_argnames=("upper", "symmetrize_input"))
 def cholesky(a, *, upper: bool = False, symmetrize_input: bool = True):
   """The Cholesky factor of Hermitian positive-definite ``a`` (``[..., n, n]``):
   lower ``L`` with ``a = L @ L^H``, or upper ``U = L^H`` when ``upper``.
@@ -101,7 +99,7 @@ def cholesky(a, *, upper: bool = False, symmetrize_input: bool = True):
   return _H(L) if upper else L
 
 
-@partial(jit, static_argnames=("UPLO", "symmetrize_input"))
+@util.jit(static_argnames=("UPLO", "symmetrize_input"))
 def eigh(a, UPLO: str | None = None, symmetrize_input: bool = True):
   """Eigenvalues (ascending) and eigenvectors of Hermitian matrices ``a``:
   ``EighResult(eigenvalues, eigenvectors)``. ``UPLO`` ('L' or 'U') names the
@@ -117,14 +115,14 @@ def eigh(a, UPLO: str | None = None, symmetrize_input: bool = True):
   return EighResult(w, v)
 
 
-@partial(jit, static_argnames=("UPLO", "symmetrize_input"))
+@util.jit(static_argnames=("UPLO", "symmetrize_input"))
 def eigvalsh(a, UPLO: str | None = "L", *, symmetrize_input: bool = True):
   """The eigenvalues (ascending, real) of Hermitian matrices ``a``."""
   w, _ = eigh(a, UPLO, symmetrize_input)
   return w
 
 
-@partial(jit, static_argnames=("mode",))
+@util.jit(static_argnames=("mode",))
 def qr(a, mode: str = "reduced"):
   """QR decomposition ``a = Q @ R``: ``mode`` 'reduced' (``Q`` [..., m, k],
   k = min(m, n)), 'complete' (``Q`` [..., m, m]) or 'r' (``R`` only)."""
@@ -144,7 +142,7 @@ def qr(a, mode: str = "reduced"):
   return QRResult(q, r)
 
 
-@partial(jit, static_argnames=("full_matrices", "compute_uv", "hermitian", "subset_by_index"))
+@util.jit(static_argnames=("full_matrices", "compute_uv", "hermitian", "subset_by_index"))
 def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False,
         subset_by_index=None):
   """Singular value decomposition ``a = U @ diag(S) @ Vh`` (``S`` descending):
@@ -170,7 +168,7 @@ def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool 
                     subset_by_index=subset_by_index)
 
 
-@jit
+@util.jit
 def svdvals(x):
   """The singular values of ``x`` (descending)."""
   return svd(x, compute_uv=False)
@@ -216,7 +214,7 @@ def _lu_solve(lu_, perm, b, trans: int):
   return take_along_axis(x, inv_perm[..., :, None], axis=-2)
 
 
-@jit
+@util.jit
 def solve(a, b):
   """The solution ``x`` of ``a @ x = b`` for square ``a`` (``[..., m, m]``)
   and ``b`` ``[..., m]`` or ``[..., m, k]`` (batch dims broadcast)."""
@@ -238,7 +236,7 @@ def solve(a, b):
   return x[..., 0] if vector else x
 
 
-@jit
+@util.jit
 def inv(a):
   """The inverse of square matrices ``a`` (``[..., n, n]``)."""
   a, = _inexact("inv", a)
@@ -264,7 +262,7 @@ def _slogdet_lu(a):
   return sgn, logdet
 
 
-@partial(jit, static_argnames=("method",))
+@util.jit(static_argnames=("method",))
 def slogdet(a, *, method: str | None = None):
   """Sign and natural log of the absolute determinant of square matrices:
   ``SlogdetResult(sign, logabsdet)``."""
@@ -287,7 +285,7 @@ def _det_3x3(a):
           - a[..., 0, 0] * a[..., 1, 2] * a[..., 2, 1] - a[..., 0, 1] * a[..., 1, 0] * a[..., 2, 2])
 
 
-@jit
+@util.jit
 def det(a):
   """The determinant of square matrices ``a`` (``[..., n, n]``)."""
   a, = _inexact("det", a)
@@ -307,7 +305,7 @@ def _default_rtol(a):
                   _real_dtype(a.dtype))
 
 
-@partial(jit, static_argnames=("hermitian",))
+@util.jit(static_argnames=("hermitian",))
 def pinv(a, rtol=None, hermitian: bool = False):
   """The Moore-Penrose pseudo-inverse of ``a`` (``[..., m, n]``): singular
   values at most ``rtol * max(s)`` count as zero."""
@@ -322,7 +320,7 @@ def pinv(a, rtol=None, hermitian: bool = False):
   return res
 
 
-@partial(jit, static_argnames=("tol_is_none",))
+@util.jit(static_argnames=("tol_is_none",))
 def _matrix_rank(M, rtol, tol_is_none):
   s = svd(M, compute_uv=False)
   if tol_is_none:
@@ -394,7 +392,7 @@ def matrix_norm(x, /, *, keepdims: bool = False, ord="fro"):
   return norm(x, ord=ord, keepdims=keepdims, axis=(-2, -1))
 
 
-@partial(jit, static_argnames=("ord", "axis", "keepdims"))
+@util.jit(static_argnames=("ord", "axis", "keepdims"))
 def norm(x, ord=None, axis=None, keepdims: bool = False):
   """Vector norms (one axis) and matrix norms (two axes): ``ord`` None/2-norm
   or Frobenius, ``inf``, ``-inf``, 0, 1, -1, ``'fro'``, ``'nuc'``, 2, -2 and
@@ -478,7 +476,7 @@ def _matrix_norm(x, ord, axis, keepdims):
   raise ValueError(f"Invalid order '{ord}' for matrix norm.")
 
 
-@jit
+@util.jit
 def cond(x, p=None):
   """The condition number of ``x`` (2-norm by default)."""
   x, = _inexact("cond", x)

@@ -237,12 +237,14 @@ def _batched_matvec(fun: str, mat, vec, vec_first: bool):
   return _product(mat, vec, ((nb + 1,), (nb,)), (bdims, bdims), None, out_dt, weak)
 
 
+@util.jit
 def matvec(x1, x2, /):
   """Batched matrix-vector product: ``(..., m, n) x (..., n) -> (..., m)``."""
   x1, x2 = util.ensure_arraylike("matvec", x1, x2)
   return _batched_matvec("matvec", x1, x2, vec_first=False)
 
 
+@util.jit
 def vecmat(x1, x2, /):
   """Batched conjugate vector-matrix product: ``(..., n) x (..., n, m) -> (..., m)``."""
   x1, x2 = util.ensure_arraylike("vecmat", x1, x2)
@@ -305,6 +307,7 @@ def outer(a, b, out=None):
   return _mul(lax.broadcast_in_dim(a, shape, (0,)), lax.broadcast_in_dim(b, shape, (1,)))
 
 
+@util.jit
 def kron(a, b):
   """Kronecker product: every element of ``a`` scales a copy of ``b``; the
   shape is the elementwise product of the (rank-aligned) shapes."""
@@ -321,6 +324,7 @@ def kron(a, b):
   return lax.reshape(prod, tuple(x * y for x, y in zip(sa, sb)))
 
 
+@util.jit(static_argnames=('axisa', 'axisb', 'axisc', 'axis'))
 def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | None = None):
   """Cross product of 3-vectors (or 2-vectors) along ``axisa``/``axisb``,
   stored along ``axisc``; ``axis`` sets all three. Other axes broadcast."""
@@ -361,6 +365,7 @@ def _diag_size(n: int, m: int, offset: int) -> int:
   return max(0, min(n + min(offset, 0), m - max(offset, 0)))
 
 
+@util.jit(static_argnames=('offset', 'axis1', 'axis2'))
 def diagonal(a, offset=0, axis1: int = 0, axis2: int = 1):
   """The ``offset`` diagonal over ``axis1``/``axis2``, appended as the last
   axis of the result (the two axes are removed)."""
@@ -388,6 +393,7 @@ def diagonal(a, offset=0, axis1: int = 0, axis2: int = 1):
   return lax.slice(flat, (0,) * k + (start,), batch + (limit,), (1,) * k + (m + 1,))
 
 
+@util.jit(static_argnames=('offset', 'axis1', 'axis2', 'dtype', 'out'))
 def trace(a, offset=0, axis1: int = 0, axis2: int = 1, dtype=None, out=None):
   """Sum of the ``offset`` diagonal over ``axis1``/``axis2`` (``dtype``: the
   accumulation and result dtype, as for ``jnp.sum``)."""
@@ -438,11 +444,13 @@ def _triangle(fun: str, m, k, lower: bool):
   return lax.select(mask, m, zeros) if lower else lax.select(mask, zeros, m)
 
 
+@util.jit(static_argnames=('k',))
 def tril(m, k: int = 0):
   """Lower triangle of the last two axes: entries above diagonal ``k`` zeroed."""
   return _triangle("tril", m, k, lower=True)
 
 
+@util.jit(static_argnames=('k',))
 def triu(m, k: int = 0):
   """Upper triangle of the last two axes: entries below diagonal ``k`` zeroed."""
   return _triangle("triu", m, k, lower=False)

@@ -222,6 +222,7 @@ def where(condition: Any, x: Any = None, y: Any = None, /, *, size: int | None =
   return _where3(condition, x, y)
 
 
+@util.jit
 def clip(arr: Any = None, /, min: Any = None, max: Any = None):  # noqa: A002 - NumPy's names
   """``arr`` with values below ``min`` set to ``min`` and above ``max`` to
   ``max`` (``max`` wins where ``min > max``)."""
@@ -252,6 +253,7 @@ def _isfinite(x):
   return lax.is_finite(x)
 
 
+@util.jit(static_argnames=('rtol', 'atol', 'equal_nan'))
 def isclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bool = False):
   """Elementwise ``|a - b| <= atol + rtol * |b|`` (infinities equal when they
   match; NaNs equal only with ``equal_nan``)."""
@@ -268,6 +270,7 @@ def isclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: boo
   return out
 
 
+@util.jit(static_argnames=('rtol', 'atol', 'equal_nan'))
 def allclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bool = False):
   """Whether every element of ``a`` and ``b`` is close (see ``isclose``)."""
   util.check_arraylike("allclose", a, b)
@@ -379,6 +382,7 @@ def _method_view(self, dtype: Any = None, type: Any = None):  # noqa: A002 - Num
 
 
 # ----------------------------------------------------------------- rounding
+@util.jit(static_argnames=('decimals', 'out'))
 def round(a: Any, decimals: int = 0, out: None = None):  # noqa: A001 - NumPy's name
   """``a`` rounded to ``decimals`` places, halves to even (integers unchanged)."""
   a = util.ensure_arraylike("round", a)
@@ -408,6 +412,7 @@ def round(a: Any, decimals: int = 0, out: None = None):  # noqa: A001 - NumPy's 
   return round_float(a)
 
 
+@util.jit(static_argnames=('decimals', 'out'))
 def around(a: Any, decimals: int = 0, out: None = None):
   """Alias of ``round``."""
   return round(a, decimals, out)

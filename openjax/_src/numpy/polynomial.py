@@ -37,6 +37,7 @@ def _static_int(name: str, what: str, value) -> int:
     raise TypeError(f"jnp.{name}: {what} must be a static Python int; got {value!r}.") from None
 
 
+@util.jit(static_argnames=('unroll',))
 def polyval(p, x, *, unroll=16):
   """Evaluate the polynomial ``p`` at ``x`` by Horner's rule (``p`` may carry
   trailing batch dimensions that broadcast against ``x``)."""
@@ -50,6 +51,7 @@ def polyval(p, x, *, unroll=16):
   return lax.convert_element_type(acc, x.dtype) if acc.dtype != x.dtype else acc
 
 
+@util.jit
 def polyadd(a1, a2):
   """Sum of two polynomials (the shorter is aligned to the constant term)."""
   a1, a2 = util.ensure_arraylike("polyadd", a1, a2)
@@ -60,6 +62,7 @@ def polyadd(a1, a2):
   return long.at[long.shape[0] - short.shape[0]:].add(short)
 
 
+@util.jit
 def polysub(a1, a2):
   """Difference ``a1 - a2`` of two polynomials."""
   a1, a2 = util.ensure_arraylike("polysub", a1, a2)
@@ -102,6 +105,7 @@ def polydiv(u, v, *, trim_leading_zeros=False):
   return quotient, rem
 
 
+@util.jit(static_argnames=('m',))
 def polyder(p, m=1):
   """The ``m``-th derivative of the polynomial ``p``."""
   p = util.ensure_arraylike("polyder", p)
@@ -118,6 +122,7 @@ def polyder(p, m=1):
   return p[:max(n + 1 - m, 0)] * asarray(factors, dtype=p.dtype)
 
 
+@util.jit(static_argnames=('m',))
 def polyint(p, m=1, k=None):
   """The ``m``-th antiderivative of ``p``; ``k`` gives the integration
   constants (a scalar, or one per integration, lowest order first)."""
@@ -142,6 +147,7 @@ def polyint(p, m=1, k=None):
   return concatenate((p, k)) / asarray(divisors, dtype=p.dtype)
 
 
+@util.jit
 def poly(seq_of_zeros):
   """Coefficients of the monic polynomial with the given roots (or, for a
   square matrix, with its eigenvalues as roots)."""
@@ -203,6 +209,7 @@ def roots(p, *, strip_zeros=True):
   return where(arange(found.shape[0]) < found.shape[0] - n_lead, zero_last, nan)
 
 
+@util.jit(static_argnames=('deg', 'rcond', 'full', 'cov'))
 def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
   """Least-squares fit of a degree-``deg`` polynomial to ``(x, y)`` (``y``
   may hold several data sets as columns), optionally weighted by ``w``.

@@ -403,6 +403,7 @@ def _correction(ddof, correction):
   return correction
 
 
+@util.jit(static_argnames=('axis', 'dtype', 'out', 'ddof', 'keepdims', 'correction'))
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
         mean=None, correction=None):  # noqa: A002 - NumPy's parameter name
   """Variance over ``axis``; divides by ``N - correction`` (alias ``ddof``)."""
@@ -439,6 +440,7 @@ def _sub(x, y):
   return lax.sub(x, y)
 
 
+@util.jit(static_argnames=('axis', 'dtype', 'out', 'ddof', 'keepdims', 'correction'))
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
         mean=None, correction=None):  # noqa: A002 - NumPy's parameter name
   """Standard deviation over ``axis`` (the square root of ``var``)."""
@@ -454,6 +456,7 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
                       where=where, mean=mean))
 
 
+@util.jit(static_argnames=('axis', 'out', 'keepdims'))
 def ptp(a, axis=None, out=None, keepdims=False):
   """Range (maximum minus minimum) of values over ``axis``."""
   a = util.ensure_arraylike("ptp", a)
@@ -462,6 +465,7 @@ def ptp(a, axis=None, out=None, keepdims=False):
   return lax.sub(max(a, axis=axis, keepdims=keepdims), min(a, axis=axis, keepdims=keepdims))
 
 
+@util.jit(static_argnames=('axis', 'keepdims'))
 def count_nonzero(a, axis=None, keepdims=False):
   """Number of non-zero elements over ``axis`` (default integer dtype)."""
   a = util.ensure_arraylike("count_nonzero", a)
@@ -514,18 +518,21 @@ def _nan_reduction(a, name: str, jnp_reduction: Callable, init_val, nan_if_all_n
   return out
 
 
+@util.jit(static_argnames=('axis', 'out', 'keepdims', 'initial'))
 def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=None):
   """``min`` ignoring NaNs (NaN where every element is NaN)."""
   return _nan_reduction(a, "nanmin", min, np.inf, initial is None, axis=_static_axes(axis),
                         out=out, keepdims=keepdims, initial=initial, where=where)
 
 
+@util.jit(static_argnames=('axis', 'out', 'keepdims', 'initial'))
 def nanmax(a, axis=None, out=None, keepdims=False, initial=None, where=None):
   """``max`` ignoring NaNs (NaN where every element is NaN)."""
   return _nan_reduction(a, "nanmax", max, -np.inf, initial is None, axis=_static_axes(axis),
                         out=out, keepdims=keepdims, initial=initial, where=where)
 
 
+@util.jit(static_argnames=('axis', 'dtype', 'out', 'keepdims', 'initial'))
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
   """``sum`` treating NaNs as zero."""
   if dtype is not None:
@@ -534,6 +541,7 @@ def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, whe
                         out=out, keepdims=keepdims, initial=initial, where=where)
 
 
+@util.jit(static_argnames=('axis', 'dtype', 'out', 'keepdims', 'initial'))
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
   """``prod`` treating NaNs as one."""
   if dtype is not None:
@@ -542,6 +550,7 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, wh
                         out=out, keepdims=keepdims, initial=initial, where=where)
 
 
+@util.jit(static_argnames=('axis', 'dtype', 'out', 'keepdims'))
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
   """``mean`` ignoring NaNs (NaN where every element is NaN)."""
   a = util.ensure_arraylike("nanmean", a)
@@ -556,6 +565,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
   return lax.div(nansum(a, axis, dtype=dtype, keepdims=keepdims, where=where), normalizer)
 
 
+@util.jit(static_argnames=('axis', 'dtype', 'out', 'ddof', 'keepdims'))
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None,
            mean=None):  # noqa: A002 - NumPy's parameter name
   """``var`` ignoring NaNs."""
@@ -586,6 +596,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Non
   return _convert(result, dtype)
 
 
+@util.jit(static_argnames=('axis', 'dtype', 'out', 'ddof', 'keepdims'))
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None,
            mean=None):  # noqa: A002 - NumPy's parameter name
   """``std`` ignoring NaNs."""
@@ -653,22 +664,26 @@ def _cumulative_reduction(name: str, reduction: Callable, a, axis, dtype, out=No
   return _convert(reduction(a, axis), result_dtype)
 
 
+@util.jit(static_argnames=('axis', 'dtype', 'out'))
 def cumsum(a, axis=None, dtype=None, out=None):
   """Cumulative sum along ``axis`` (flattened when None)."""
   return _cumulative_reduction("cumsum", lax.cumsum, a, axis, dtype, out)
 
 
+@util.jit(static_argnames=('axis', 'dtype', 'out'))
 def cumprod(a, axis=None, dtype=None, out=None):
   """Cumulative product along ``axis`` (flattened when None)."""
   return _cumulative_reduction("cumprod", lax.cumprod, a, axis, dtype, out)
 
 
+@util.jit(static_argnames=('axis', 'dtype', 'out'))
 def nancumsum(a, axis=None, dtype=None, out=None):
   """``cumsum`` treating NaNs as zero."""
   return _cumulative_reduction("nancumsum", lax.cumsum, a, axis, dtype, out, fill_nan=True,
                                fill_value=0)
 
 
+@util.jit(static_argnames=('axis', 'dtype', 'out'))
 def nancumprod(a, axis=None, dtype=None, out=None):
   """``cumprod`` treating NaNs as one."""
   return _cumulative_reduction("nancumprod", lax.cumprod, a, axis, dtype, out, fill_nan=True,

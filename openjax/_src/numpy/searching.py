@@ -93,6 +93,7 @@ def _searchsorted_sort(a, v, side: str, dtype):
   return _convert(out, dtype)
 
 
+@util.jit(static_argnames=('side', 'method'))
 def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
   """Indices where ``v`` would be inserted into the sorted 1-D ``a`` to keep
   it sorted (``side='left'``: before equal values, ``'right'``: after)."""
@@ -119,6 +120,7 @@ def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
   return _searchsorted_sort(a, v, side, dtype)
 
 
+@util.jit(static_argnames=('right', 'method'))
 def digitize(x, bins, right=False, *, method=None):
   """Index of the bin of each ``x`` (bins increasing or decreasing)."""
   x, bins_arr = util.ensure_arraylike("digitize", x, bins)

@@ -11,6 +11,7 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.core import Tracer, concrete_or_error
+from openjax._src.numpy import util
 from openjax._src.numpy.shape_reshaping import (
     as_array, atleast_1d, atleast_2d, atleast_3d, atleast_nd, expand_dims, index_tuple, moveaxis, ravel, take_static)
 from openjax._src.numpy.util import (canonicalize_axis, check_arraylike, ensure_arraylike,
@@ -208,6 +209,7 @@ def _block(xs):
   return as_array(ensure_arraylike("block", xs)), 1
 
 
+@util.jit
 def block(arrays):
   """Assemble an array from nested lists of blocks (the innermost lists join
   along the last axis)."""
@@ -216,6 +218,7 @@ def block(arrays):
 
 
 # ----------------------------------------------------- append/insert/delete
+@util.jit(static_argnames=('axis',))
 def append(arr, values, axis: int | None = None):
   """``values`` joined to the end of ``arr`` (both flattened when ``axis`` is None)."""
   if axis is None:

@@ -16,6 +16,7 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.core import Tracer, concrete_or_error
+from openjax._src.numpy import util
 from openjax._src.numpy.util import canonicalize_axis, check_arraylike, ensure_arraylike
 
 __all__ = [
@@ -183,6 +184,7 @@ def moveaxis(a, source, destination):
   return as_array(lax.transpose(a, tuple(perm)))
 
 
+@util.jit(static_argnames=('axis', 'start'))
 def rollaxis(a, axis: int, start: int = 0):
   """Move ``axis`` of ``a`` so that it comes before position ``start``."""
   a = ensure_arraylike("rollaxis", a)
@@ -315,6 +317,7 @@ def flipud(m):
   return _flip(ensure_arraylike("flipud", m), 0)
 
 
+@util.jit(static_argnames=('k', 'axes'))
 def rot90(m, k: int = 1, axes: tuple[int, int] = (0, 1)):
   """Rotate ``m`` by 90 degrees ``k`` times, from the first of ``axes``
   towards the second."""
@@ -379,6 +382,7 @@ def take_static(a, indices: Sequence[int], axis: int):
   return as_array(lax.concatenate(pieces, axis))
 
 
+@util.jit(static_argnames=('new_shape',))
 def resize(a, new_shape):
   """``a`` flattened, repeated cyclically and reshaped to ``new_shape``."""
   check_arraylike("resize", a)

@@ -30,6 +30,7 @@ def _static_axis(name: str, axis):
                            f"The axis argument of jnp.{name} must be static.")
 
 
+@util.jit(static_argnames=('axis', 'kind', 'order', 'stable', 'descending'))
 def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
   """Sorted copy of ``a`` along ``axis`` (flattened when None). NaNs sort to
   the end (to the front when ``descending``)."""
@@ -44,6 +45,7 @@ def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
   return lax.rev(result, (dimension,)) if descending else result
 
 
+@util.jit(static_argnames=('axis', 'kind', 'order', 'stable', 'descending', 'dtype'))
 def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False, dtype=None):
   """Indices that sort ``a`` along ``axis``; with ``stable`` equal elements
   keep their order (also when ``descending``)."""
@@ -75,6 +77,7 @@ def _index_dtype(n: int) -> np.dtype:
   return dtypes.default_int_dtype()
 
 
+@util.jit(static_argnames=('axis',))
 def lexsort(keys, axis=-1):
   """Indirect stable sort by several keys; the LAST key is the primary one."""
   key_arrays = tuple(util.ensure_arraylike("lexsort", k) for k in keys)
@@ -90,6 +93,7 @@ def lexsort(keys, axis=-1):
   return lax.sort((*key_arrays[::-1], iota), dimension=axis, num_keys=len(key_arrays))[-1]
 
 
+@util.jit
 def sort_complex(a):
   """``a`` sorted by real part then imaginary part, as a complex array."""
   a = util.ensure_arraylike("sort_complex", a)
@@ -115,6 +119,7 @@ def _negate_for_bottom(arr):
   return lax.neg(arr)
 
 
+@util.jit(static_argnames=('kth', 'axis'))
 def partition(a, kth, axis=-1):
   """``a`` rearranged along ``axis`` so the ``kth`` element is in sorted
   position, smaller ones before it and larger ones after it."""
@@ -133,6 +138,7 @@ def partition(a, kth, axis=-1):
   return lax.concatenate([bottom, top], axis)
 
 
+@util.jit(static_argnames=('kth', 'axis'))
 def argpartition(a, kth, axis=-1):
   """Indices that would ``partition`` ``a`` along ``axis``."""
   arr = util.ensure_arraylike("partition", a)

@@ -28,6 +28,7 @@ def _check_quantile_args(name: str, out, overwrite_input) -> None:
     raise ValueError(f"jax.numpy.{name} does not support overwrite_input=True or out != None")
 
 
+@util.jit(static_argnames=('axis', 'out', 'overwrite_input', 'method', 'keepdims'))
 def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
              keepdims=False, *, weights=None):
   """The ``q``-th quantiles (``q`` in [0, 1]) of ``a`` along ``axis``."""
@@ -36,6 +37,7 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
   return _quantile(a, q, _static_axes(axis), method, keepdims, False, weights)
 
 
+@util.jit(static_argnames=('axis', 'out', 'overwrite_input', 'method', 'keepdims'))
 def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                 keepdims=False, *, weights=None):
   """``quantile`` ignoring NaNs."""
@@ -44,6 +46,7 @@ def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear
   return _quantile(a, q, _static_axes(axis), method, keepdims, True, weights)
 
 
+@util.jit(static_argnames=('axis', 'out', 'overwrite_input', 'method', 'keepdims'))
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                keepdims=False, *, weights=None):
   """The ``q``-th percentiles (``q`` in [0, 100]) of ``a`` along ``axis``."""
@@ -54,6 +57,7 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
                   keepdims=keepdims, weights=weights)
 
 
+@util.jit(static_argnames=('axis', 'out', 'overwrite_input', 'method', 'keepdims'))
 def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                   keepdims=False, *, weights=None):
   """``percentile`` ignoring NaNs."""
@@ -64,6 +68,7 @@ def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="line
                      keepdims=keepdims, weights=weights)
 
 
+@util.jit(static_argnames=('axis', 'out', 'overwrite_input', 'keepdims'))
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
   """Median of ``a`` along ``axis`` (the mean of the two middle values)."""
   a = util.ensure_arraylike("median", a)
@@ -71,6 +76,7 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
                   keepdims=keepdims, method="midpoint")
 
 
+@util.jit(static_argnames=('axis', 'out', 'overwrite_input', 'keepdims'))
 def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
   """``median`` ignoring NaNs."""
   a = util.ensure_arraylike("nanmedian", a)

@@ -78,6 +78,7 @@ _diff.__name__ = _diff.__qualname__ = "diff"
 _diff_jit = _api_jit(_diff, static_argnums=(1, 2))
 
 
+@util.jit(static_argnames=('n', 'axis'))
 def diff(a, n=1, axis=-1, prepend=None, append=None):
   """The ``n``-th discrete difference of ``a`` along ``axis`` (``numpy.diff``);
   booleans use ``not_equal``. ``prepend``/``append`` are joined to ``a``
@@ -87,6 +88,7 @@ def diff(a, n=1, axis=-1, prepend=None, append=None):
   return _diff_jit(a, n, axis, prepend, append)
 
 
+@util.jit
 def ediff1d(ary, to_end=None, to_begin=None):
   """Differences between consecutive elements of the flattened ``ary``, with
   ``to_begin``/``to_end`` (cast to ``ary``'s dtype) around them."""
@@ -163,6 +165,7 @@ def gradient(f, *varargs, axis=None, edge_order=None):
   return out[0] if len(axes) == 1 else out
 
 
+@util.jit(static_argnames=('dx', 'axis'))
 def trapezoid(y, x=None, dx=1.0, axis=-1):
   """Integral of ``y`` along ``axis`` by the composite trapezoidal rule, at the
   sample points ``x`` or with constant spacing ``dx``."""
@@ -183,6 +186,7 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
   return _sum(0.5 * (dxa * (y[..., 1:] + y[..., :-1])), -1)
 
 
+@util.jit(static_argnames=('discont', 'axis', 'period'))
 def unwrap(p, discont=None, axis=-1, period=2 * np.pi):
   """Unwrap the periodic signal ``p`` along ``axis``: steps larger than
   ``discont`` (default ``period / 2``) get multiples of ``period`` removed."""
@@ -204,6 +208,7 @@ def unwrap(p, discont=None, axis=-1, period=2 * np.pi):
                       + cumsum(correction, axis=axis, dtype=None)], axis=axis)
 
 
+@util.jit(static_argnames=('N', 'increasing'))
 def vander(x, N=None, increasing=False):
   """The Vandermonde matrix of the 1-D ``x``: columns ``x**(N-1) ... x**0``
   (reversed when ``increasing``); ``N`` defaults to ``len(x)``."""
@@ -219,6 +224,7 @@ def vander(x, N=None, increasing=False):
   return power(x[:, None], expand_dims(powers, 0))
 
 
+@util.jit(static_argnames=('rowvar', 'bias', 'ddof', 'dtype'))
 def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None,
         dtype=None):
   """Covariance matrix of the variables in the rows of ``m`` (columns when
@@ -283,6 +289,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
   return c.squeeze() if c.ndim else c
 
 
+@util.jit(static_argnames=('rowvar', 'dtype'))
 def corrcoef(x, y=None, rowvar=True, dtype=None):
   """Pearson correlation coefficients: ``cov`` normalised by the standard
   deviations, with the real and imaginary parts clipped to [-1, 1]."""

@@ -117,6 +117,7 @@ def divide(x1, x2, /):
   return true_divide(x1, x2)
 
 
+@util.jit
 def floor_divide(x1, x2, /):
   """Elementwise ``x1 // x2``, rounding toward negative infinity."""
   x1, x2 = promote_args_numeric("floor_divide", x1, x2)
@@ -133,6 +134,7 @@ def floor_divide(x1, x2, /):
   return _float_divmod(x1, x2)[0]
 
 
+@util.jit
 def remainder(x1, x2, /):
   """Elementwise remainder with the sign of the divisor (Python's ``%``)."""
   x1, x2 = promote_args_numeric("remainder", x1, x2)
@@ -150,6 +152,7 @@ def mod(x1, x2, /):
   return remainder(x1, x2)
 
 
+@util.jit
 def fmod(x1, x2, /):
   """Elementwise remainder with the sign of the dividend (C's ``fmod``)."""
   x1, x2 = ensure_arraylike("fmod", x1, x2)
@@ -158,6 +161,7 @@ def fmod(x1, x2, /):
   return lax.rem(*promote_args_numeric("fmod", x1, x2))
 
 
+@util.jit
 def divmod(x1, x2, /):  # noqa: A001 - NumPy's name
   """``(floor_divide(x1, x2), remainder(x1, x2))`` computed together."""
   x1, x2 = promote_args_numeric("divmod", x1, x2)
@@ -257,6 +261,7 @@ arcsinh = _inexact_unary("arcsinh", lax.asinh, "Elementwise inverse hyperbolic s
 arctanh = _inexact_unary("arctanh", lax.atanh, "Elementwise inverse hyperbolic tangent.")
 
 
+@util.jit
 def arccosh(x, /):
   """Elementwise inverse hyperbolic cosine (principal branch for complex)."""
   result = lax.acosh(*promote_args_inexact("arccosh", x))
@@ -359,6 +364,7 @@ def arctan2(x1, x2, /):
   return lax.atan2(*promote_args_inexact("arctan2", x1, x2))
 
 
+@util.jit
 def hypot(x1, x2, /):
   """Elementwise ``sqrt(x1**2 + x2**2)`` without overflow or underflow."""
   x1, x2 = promote_args_inexact("hypot", x1, x2)
@@ -431,6 +437,7 @@ def ceil(x, /):
   return lax.ceil(*promote_args_inexact("ceil", x))
 
 
+@util.jit
 def trunc(x, /):
   """Elementwise rounding toward zero."""
   x = ensure_arraylike("trunc", x)
@@ -439,6 +446,7 @@ def trunc(x, /):
   return _where(lax.lt(x, const(x, 0)), ceil(x), floor(x))
 
 
+@util.jit
 def rint(x, /):
   """Elementwise rounding to the nearest integer, ties to even."""
   x = ensure_arraylike("rint", x)
@@ -460,12 +468,14 @@ def minimum(x, y, /):
   return lax.min(*promote_args("minimum", x, y))
 
 
+@util.jit
 def fmax(x1, x2, /):
   """Elementwise maximum that ignores NaN (NaN only where both are NaN)."""
   x1, x2 = broadcast_arrays(*promote_args("fmax", x1, x2))
   return _where(lax.bitwise_or(greater(x1, x2), _isnan(x2)), x1, x2)
 
 
+@util.jit
 def fmin(x1, x2, /):
   """Elementwise minimum that ignores NaN (NaN only where both are NaN)."""
   x1, x2 = broadcast_arrays(*promote_args("fmin", x1, x2))
@@ -506,6 +516,7 @@ greater_equal = _ordered("greater_equal", lax.ge, "Elementwise ``x >= y``.")
 
 
 # ----------------------------------------------------------- gcd and lcm
+@util.jit
 def gcd(x1, x2, /):
   """Elementwise greatest common divisor of integers (non-negative)."""
   x1, x2 = ensure_arraylike("gcd", x1, x2)
@@ -533,6 +544,7 @@ def _euclid_step(pair):
   return _where(swap, b, a), _where(swap, a, b)
 
 
+@util.jit
 def lcm(x1, x2, /):
   """Elementwise least common multiple of integers (non-negative)."""
   x1, x2 = ensure_arraylike("lcm", x1, x2)

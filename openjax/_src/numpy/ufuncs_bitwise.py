@@ -3,6 +3,7 @@ and integers, bit counts and shifts (re-exported by ``ufuncs``)."""
 from __future__ import annotations
 
 from openjax._src import lax
+from openjax._src.numpy import util
 from openjax._src.numpy._ufunc_helpers import is_kind, to_bool
 from openjax._src.numpy.util import promote_args, promote_args_numeric
 
@@ -54,6 +55,7 @@ def _not(name):
 bitwise_not, bitwise_invert, invert = _not("bitwise_not"), _not("bitwise_invert"), _not("invert")
 
 
+@util.jit
 def bitwise_count(x, /):
   """Elementwise number of set bits in ``|x|``, as uint8."""
   x, = promote_args_numeric("bitwise_count", x)

@@ -11,6 +11,7 @@ from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.api.autodiff import jvp as _jvp
 from openjax._src.api.custom_derivatives import custom_jvp
+from openjax._src.numpy import util
 from openjax._src.numpy._ufunc_helpers import (
     asarray, const, constant_like, full_like, is_kind, weak_scalar, where as _where)
 from openjax._src.numpy.util import (
@@ -42,6 +43,7 @@ def isfinite(x, /):
   return full_like(x, True, dtype=np.bool_)
 
 
+@util.jit
 def isinf(x, /):
   """Elementwise test for positive or negative infinity."""
   x = ensure_arraylike("isinf", x)
@@ -75,6 +77,7 @@ def isneginf(x, /, out=None):
   return _isposneginf("isneginf", -np.inf, x, out)
 
 
+@util.jit(static_argnames=('copy', 'nan', 'posinf', 'neginf'))
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
   """Replace NaN by ``nan`` and infinities by ``posinf``/``neginf`` (the
   largest finite values by default)."""
@@ -102,6 +105,7 @@ def _typed(value, dt):
 
 
 # ------------------------------------------------------- sign and neighbours
+@util.jit
 def signbit(x, /):
   """Elementwise test of the sign bit (True for -0.0 and negative NaN)."""
   x, = promote_args("signbit", x)
@@ -120,6 +124,7 @@ def signbit(x, /):
   return lax.convert_element_type(lax.shift_right_arithmetic(bits, shift), np.bool_)
 
 
+@util.jit
 def copysign(x1, x2, /):
   """Elementwise magnitude of ``x1`` with the sign of ``x2``."""
   x1, x2 = promote_args_inexact("copysign", x1, x2)
@@ -149,6 +154,7 @@ def spacing(x, /):
 
 
 # ------------------------------------------------------ mantissa, exponent
+@util.jit
 def frexp(x, /):
   """Split ``x`` into mantissa in [0.5, 1) and integer exponent: ``x = m * 2**e``."""
   x = ensure_arraylike("frexp", x)
@@ -191,6 +197,7 @@ def _frexp_jvp(primals, tangents):
   return (m, e), (mdot, np.zeros(np.shape(e), dtypes.float0))
 
 
+@util.jit
 def ldexp(x1, x2, /):
   """Elementwise ``x1 * 2**x2`` for integer ``x2``."""
   x1, x2 = ensure_arraylike("ldexp", x1, x2)
@@ -210,6 +217,7 @@ def ldexp(x1, x2, /):
   return _where(lax.bitwise_or(isinf(x1), lax.eq(x1, const(x1, 0))), x1, x)
 
 
+@util.jit(static_argnames=('out',))
 def modf(x, /, out=None):
   """Split ``x`` into fractional and integral parts, both with ``x``'s sign."""
   x = ensure_arraylike("modf", x)
@@ -244,6 +252,7 @@ def conj(x, /):
   return conjugate(x)
 
 
+@util.jit(static_argnames=('deg',))
 def angle(z, deg=False):
   """Elementwise argument of complex numbers, in radians (degrees if ``deg``)."""
   z = ensure_arraylike("angle", z)
@@ -255,12 +264,14 @@ def angle(z, deg=False):
   return lax.mul(result, const(result, 180 / np.pi)) if deg else result
 
 
+@util.jit
 def iscomplex(x, /):
   """Elementwise test for a non-zero imaginary part."""
   i = imag(x)
   return lax.ne(i, const(i, 0))
 
 
+@util.jit
 def isreal(x, /):
   """Elementwise test for a zero imaginary part."""
   i = imag(x)
@@ -268,6 +279,7 @@ def isreal(x, /):
 
 
 # -------------------------------------------------------- special functions
+@util.jit
 def heaviside(x1, x2, /):
   """Elementwise step function: 0 below zero, 1 above, ``x2`` at zero."""
   x1, x2 = ensure_arraylike("heaviside", x1, x2)
@@ -277,6 +289,7 @@ def heaviside(x1, x2, /):
                 _where(lax.gt(x1, zero), const(x1, 1), _where(isnan(x1), x1, x2)))
 
 
+@util.jit
 def sinc(x, /):
   """Elementwise normalised sinc: ``sin(pi x) / (pi x)``, 1 at 0."""
   x = ensure_arraylike("sinc", x)
@@ -309,6 +322,7 @@ def _sinc_maclaurin_jvp(k, primals, tangents):
   return _sinc_maclaurin(k, x), lax.mul(_sinc_maclaurin(k + 1, x), t)
 
 
+@util.jit
 def i0(x):
   """Elementwise modified Bessel function of the first kind, order 0."""
   x, = promote_args_inexact("i0", x)

@@ -30,6 +30,7 @@ import iree.runtime as rt
 
 from openjax._src import dtypes
 from openjax._src.core import Array, ShapedArray, default_device, make_array
+from openjax._src.core.array import ShardedBuffer
 from openjax._src.runtime.device_buffer import IreeBuffer
 from openjax._src.runtime.iree_device import (_EMPTY_FENCE, _invoke_error, aligned_copy,
                                               iree_device, is_importable, vm_instance)
@@ -168,9 +169,12 @@ class Executable:
             bv = b.view
             if b.host is not None:
               keep.append(b.host)
+          elif type(b) is ShardedBuffer:
+            # An Array over several devices passes a gathered import, not its buffer.
+            bv = _import(x._value, idev, keep)
           else:
             bv = _other_stream_buffer(x, b, idev, keep, waits)
-          slots[i] = x
+          slots[i] = x if type(b) is not ShardedBuffer else None
       elif aliases and i in aliases:
         # Written in place: never a cached scalar or host memory we import.
         bv = idev.copy_to_device(_as_input_array(x, self.in_avals[i]))

@@ -6,34 +6,39 @@ from typing import Any
 
 import numpy as np
 
-from openjax._src import dtypes, tree_util
-from openjax._src.core import Array, Tracer, canonical_value, make_array
-from openjax._src.runtime.device_buffer import transfer_to
+from openjax._src import tree_util
+from openjax._src.core import Array, Tracer
+from openjax._src.core.devices import Device
+from openjax._src.core.sharding import PartitionSpec, Sharding, resolve_sharding
+from openjax._src.runtime.sharded_arrays import put_on_device, put_sharded
 
 
-def _put_leaf(x: Any, device=None) -> Any:
+def _put_leaf(x: Any, target=None) -> Any:
   if isinstance(x, Tracer):
     return x
-  if type(x) is Array:
-    if x.is_deleted():
-      x._check_alive()
-    if device is None or x._device is device:
-      return x
-    if x._np is not None:   # a host value: share it (it is read-only)
-      return Array(x._np, x.aval, device)
-    # Computed by a device's stream: moved without waiting for it.
-    return Array(None, x.aval, device, transfer_to(device, x._buffer))
-  weak = type(x) in dtypes.python_scalar_dtypes
-  value = canonical_value(x)
-  arr = make_array(value, weak_type=weak)
-  return arr if device is None else Array(arr._np, arr.aval, device)
+  if isinstance(target, Sharding):
+    return put_sharded(x, target)
+  return put_on_device(x, target)
+
+
+def _is_target(t: Any) -> bool:
+  return t is None or isinstance(t, (Device, Sharding, PartitionSpec))
 
 
 def device_put(x: Any, device=None, *, src=None, donate: bool = False, may_alias=None):
-  """Transfer ``x`` (any pytree of arrays) to ``device`` (default: the first);
-  NumPy inputs are copied, so later changes to them are not seen."""
-  target = getattr(device, "_device", None) if hasattr(device, "device_set") else device
-  return tree_util.tree_map(lambda leaf: _put_leaf(leaf, target), x)
+  """Transfer ``x`` (any pytree of arrays) to ``device``: a Device (default:
+  the first, uncommitted), a Sharding (``NamedSharding`` splits each array
+  over its mesh), a PartitionSpec (over the mesh of ``jax.set_mesh``), or a
+  pytree of those that is a prefix of ``x``'s. NumPy inputs are copied, so
+  later changes to them are not seen."""
+  if _is_target(device):
+    target = resolve_sharding(device, "device_put")
+    return tree_util.tree_map(lambda leaf: _put_leaf(leaf, target), x)
+
+  def put_subtree(target, sub):
+    target = resolve_sharding(target, "device_put")
+    return tree_util.tree_map(lambda leaf: _put_leaf(leaf, target), sub)
+  return tree_util.tree_map(put_subtree, device, x, is_leaf=_is_target)
 
 
 def device_get(x: Any):

@@ -47,8 +47,7 @@ def _convert_element_type(operand, new_dtype=None, weak_type: bool = False):
                                 or type(operand) is Array):
     # Concrete scalars convert now, as JAX does, so traces keep them literals.
     value = np.array(getattr(operand, "_value", operand), copy=True)
-    return array_of(np.asarray(convert_numpy(value, new_dtype)),
-                    ShapedArray((), new_dtype, weak_type))
+    return array_of(np.asarray(convert_numpy(value, new_dtype)), _scalar_aval(new_dtype, weak_type))
   return convert_element_type_p.bind1(operand, new_dtype=new_dtype, weak_type=bool(weak_type),
                                       sharding=None)
 
@@ -56,9 +55,7 @@ def _convert_element_type(operand, new_dtype=None, weak_type: bool = False):
 def _scalar_array(x, dt, weak_type):
   # A Python scalar as a 0-d Array of dtype ``dt``, which tracing turns into a
   # literal (no equation), as JAX does for Python scalars.
-  aval = _SCALAR_AVALS.get((dt, weak_type))
-  if aval is None:
-    aval = _SCALAR_AVALS[(dt, weak_type)] = ShapedArray((), dt, bool(weak_type))
+  aval = _scalar_aval(dt, weak_type)
   if type(x) is int and dtypes.kind(dt) in "iu":
     info = dtypes.iinfo(dt)
     if not info.min <= x <= info.max:
@@ -87,6 +84,16 @@ def _scalar_array(x, dt, weak_type):
 
 
 _SCALAR_AVALS: dict = {}
+
+
+def _scalar_aval(dt: np.dtype, weak_type) -> ShapedArray:
+  """The one shared aval of 0-d ``dt`` values: eager plans recognise operands
+  by their aval's identity, so constants made each call must not bring a new
+  one (a fresh aval per ``jnp.where`` constant cost a plan lookup per use)."""
+  aval = _SCALAR_AVALS.get((dt, weak_type))
+  if aval is None:
+    aval = _SCALAR_AVALS[(dt, weak_type)] = ShapedArray((), dt, bool(weak_type))
+  return aval
 _SCALAR_VALUES: dict = {}
 
 
