@@ -46,39 +46,46 @@ def small_chain(x, w):
   return x
 
 
-def timed(fn, reps: int) -> dict:
-  """Wall and process CPU seconds of ``fn()``: the best run and the median."""
-  walls, cpus = [], []
+def timed(modes: dict, reps: int) -> dict:
+  """Wall and process CPU seconds of each ``modes[label]()``: the best run
+  and the median. The modes take turns within each repetition, so a change
+  in the machine's load hits all of them alike."""
+  walls = {label: [] for label in modes}
+  cpus = {label: [] for label in modes}
   for _ in range(reps):
-    c0, t0 = time.process_time(), time.perf_counter()
-    fn()
-    walls.append(time.perf_counter() - t0)
-    cpus.append(time.process_time() - c0)
-  best = min(range(reps), key=walls.__getitem__)
-  return {"wall_s": walls[best], "cpu_s": cpus[best], "cores_busy": cpus[best] / walls[best],
-          "median_wall_s": statistics.median(walls)}
+    for label, fn in modes.items():
+      c0, t0 = time.process_time(), time.perf_counter()
+      fn()
+      walls[label].append(time.perf_counter() - t0)
+      cpus[label].append(time.process_time() - c0)
+  rows = {}
+  for label in modes:
+    w, c = walls[label], cpus[label]
+    best = min(range(reps), key=w.__getitem__)
+    rows[label] = {"wall_s": w[best], "cpu_s": c[best], "cores_busy": c[best] / w[best],
+                   "median_wall_s": statistics.median(w)}
+  return rows
 
 
 def compare(name: str, call, args0, args1, reps: int) -> dict:
   """One call; the two devices one after the other; two calls queued on
   device 0; devices 0 and 1 both in flight."""
   jax.block_until_ready((call(*args0), call(*args1)))    # compiled and loaded on both
-  rows = {
-      "one call (device 0)": timed(lambda: call(*args0).block_until_ready(), reps),
-      "sequential d0 then d1": timed(
-          lambda: (call(*args0).block_until_ready(), call(*args1).block_until_ready()), reps),
-      "two queued on d0": timed(lambda: jax.block_until_ready((call(*args0), call(*args0))),
-                                reps),
-      "concurrent d0 || d1": timed(lambda: jax.block_until_ready((call(*args0), call(*args1))),
-                                   reps),
-  }
+  rows = timed({
+      "one call (device 0)": lambda: call(*args0).block_until_ready(),
+      "sequential d0 then d1": lambda: (call(*args0).block_until_ready(),
+                                        call(*args1).block_until_ready()),
+      "two queued on d0": lambda: jax.block_until_ready((call(*args0), call(*args0))),
+      "concurrent d0 || d1": lambda: jax.block_until_ready((call(*args0), call(*args1))),
+  }, reps)
   seq, par = rows["sequential d0 then d1"], rows["concurrent d0 || d1"]
   print(f"\n{name}")
   for label, r in rows.items():
     print(f"  {label:24s} wall {r['wall_s'] * 1e3:8.1f} ms (median {r['median_wall_s'] * 1e3:8.1f})"
           f"  cpu {r['cpu_s'] * 1e3:8.1f} ms  cores busy {r['cores_busy']:.2f}")
   speedup = seq["wall_s"] / par["wall_s"]
-  print(f"  speedup concurrent vs sequential: {speedup:.2f}x")
+  print(f"  speedup concurrent vs sequential: {speedup:.2f}x (medians: "
+        f"{seq['median_wall_s'] / par['median_wall_s']:.2f}x)")
   return {"rows": rows, "speedup": speedup}
 
 
