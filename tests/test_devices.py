@@ -243,20 +243,23 @@ def test_streams_of_devices_are_independent():
       np.testing.assert_allclose(np.asarray(b), want, rtol=1e-6)
       np.testing.assert_allclose(np.asarray(c), np.sin(want) * 2 + 1, rtol=1e-6)
       np.testing.assert_allclose(np.asarray(moved), want, rtol=1e-6)
-      # a failure on device 0 is raised where its result is read; device 1 runs on
+      # a failure on device 0 is raised where its result is read, also from a
+      # call on device 1 that read it; both devices run on afterwards
       hold = iree_device(d0)._hold_for_testing()
       bad = f(x0)
+      downstream = f(jax.device_put(bad, d1))
       hold.fail("injected failure")
-      try:
-        bad.block_until_ready()
-        print("no error")
-      except Exception as e:
-        print(type(e).__name__)
-      np.testing.assert_allclose(np.asarray(f(x1)), want, rtol=1e-6)
+      for y in (bad, downstream):
+        try:
+          y.block_until_ready()
+          print("no error")
+        except Exception as e:
+          print(type(e).__name__)
+      np.testing.assert_allclose(np.asarray(f(x1)), want, rtol=1e-6)   # d1 recovers
       np.testing.assert_allclose(np.asarray(f(x0)), want, rtol=1e-6)   # d0 recovers
       print("ok")
   """, 2, compiled=True)
-  assert out.split() == ["ExecutionError", "ok"]
+  assert out.split() == ["ExecutionError", "ExecutionError", "ok"]
 
 
 BARRIER = """
