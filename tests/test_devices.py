@@ -431,3 +431,27 @@ def test_threads_dispatching_to_their_own_devices():
       print("ok")
   """, 8, compiled=True)
   assert out.split() == ["ok"]
+
+
+def test_jit_device_argument_places_the_computation():
+  # Deprecated in JAX 0.10.2 but honoured (warning and all), never ignored.
+  out = run("""
+      import warnings
+      d0, d1, d2, d3 = jax.devices()
+      with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        f = jax.jit(lambda a: a * 2, device=d2)
+        g = jax.jit(lambda n, a: a * n, static_argnums=0, backend="cpu")
+      assert [w.category for w in caught] == [DeprecationWarning] * 2
+      print(caught[0].message)
+      y = f(jnp.ones(3))
+      assert y.devices() == {d2} and y.committed and y.tolist() == [2.0] * 3
+      assert f(jax.device_put(np.ones(3, np.float32), d1)).devices() == {d2}
+      z = g(3, jnp.ones(2))
+      assert z.devices() == {d0} and z.committed and z.tolist() == [3.0, 3.0]
+      assert jax.grad(lambda a: f(a).sum())(jnp.ones(2)).tolist() == [2.0, 2.0]
+  """, 4)
+  assert out.strip() == (
+      "backend and device argument on jit is deprecated. You can use `jax.device_put(..., "
+      'jax.local_devices(backend="cpu")[0])` on the inputs to the jitted function to get the '
+      "same behavior.")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 import weakref
 from typing import Any, Callable, Sequence
 
@@ -23,6 +24,7 @@ from openjax._src.errors import (ConcretizationTypeError, JaxRuntimeError,
 from openjax._src.api.aot import Lowered
 from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, Tracer, check_transformed, eval_jaxpr,
                                eval_trace, program_of, trace_state)
+from openjax._src.core.devices import local_devices
 from openjax._src.core.placement import commit, committed_device
 from openjax._src.interpreters.staging import DebugInfo, flat_arg_names, trace_to_jaxpr
 from openjax._src.control.closed_call import jit_p
@@ -31,6 +33,7 @@ from openjax._src.runtime.compiler import clear_memory_cache
 from openjax._src.runtime.pipeline import (background, cached_executable, compile_lowered,
                                            compiling, interpreting_first_call,
                                            lower_closed_jaxpr)
+from openjax._src.runtime.transfer import device_put
 
 config.define("openjax_tiered_compilation",
               _env_bool("OPENJAX_TIERED_COMPILATION", True),
@@ -565,10 +568,33 @@ def jit(fun: Callable | None = None, *, static_argnums=None, static_argnames=Non
                              compiler_options=compiler_options,
                              in_shardings=in_shardings, out_shardings=out_shardings,
                              _tiered=_tiered, _eager=_eager)
-  return JitWrapped(fun, static_argnums=static_argnums, static_argnames=static_argnames,
-                    donate_argnums=donate_argnums, donate_argnames=donate_argnames,
-                    keep_unused=keep_unused, inline=inline,
-                    compiler_options=compiler_options, tiered=_tiered, eager=_eager)
+  options = dict(static_argnums=static_argnums, static_argnames=static_argnames,
+                 donate_argnums=donate_argnums, donate_argnames=donate_argnames,
+                 keep_unused=keep_unused, inline=inline,
+                 compiler_options=compiler_options, tiered=_tiered, eager=_eager)
+  if device is None and backend is None:
+    return JitWrapped(fun, **options)
+  warnings.warn("backend and device argument on jit is deprecated. You can use "
+                "`jax.device_put(..., jax.local_devices(backend=\"cpu\")[0])` on the inputs to "
+                "the jitted function to get the same behavior.", DeprecationWarning, stacklevel=2)
+  return _PlacedJit(fun, device if device is not None else local_devices(backend=backend)[0],
+                    **options)
+
+
+class _PlacedJit(JitWrapped):
+  """``jit(fun, device=d)`` (or ``backend=``; deprecated in JAX): the
+  arguments are placed on ``d`` first, so the program runs there, and its
+  results are committed to ``d``."""
+
+  def __init__(self, fun, device, **options):
+    super().__init__(fun, **options)
+    self._device = device
+
+  def __call__(self, *args, **kwargs):
+    d = self._device
+    args = tuple(a if i in self.static_argnums else device_put(a, d) for i, a in enumerate(args))
+    kwargs = {k: v if k in self.static_argnames else device_put(v, d) for k, v in kwargs.items()}
+    return device_put(super().__call__(*args, **kwargs), d)
 
 
 def clear_caches() -> None:
