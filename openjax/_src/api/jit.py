@@ -161,10 +161,15 @@ class _CacheEntry:
     if program is None:
       program = self.program = program_of(self.closed_jaxpr.jaxpr)
     consts = self.closed_jaxpr.consts
-    env = program.input_values(consts, leaves)
-    if env is None:   # operands of other types than traced (cannot happen for avals' keys)
-      return eval_jaxpr(self.closed_jaxpr.jaxpr, consts, *leaves)
-    return program.run_to_arrays(env, consts, leaves)
+    # Library functions calling library functions (jnp.std calls jnp.var)
+    # interpret those calls too, as a tiered first call does: jit's impl
+    # would compile them (other bits, a compile stall). Samplers' calls
+    # (tiered=False) still run compiled.
+    with interpreting_first_call():
+      env = program.input_values(consts, leaves)
+      if env is None:   # operands of other types than traced (cannot happen for avals' keys)
+        return eval_jaxpr(self.closed_jaxpr.jaxpr, consts, *leaves)
+      return program.run_to_arrays(env, consts, leaves)
 
   def unflatten(self, outs):
     return outs[0] if self.single else tree_util.tree_unflatten(self.out_tree, outs)

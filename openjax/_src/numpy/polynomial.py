@@ -39,16 +39,16 @@ def _static_int(name: str, what: str, value) -> int:
 
 @util.jit(static_argnames=('unroll',))
 def polyval(p, x, *, unroll=16):
-  """Evaluate the polynomial ``p`` at ``x`` by Horner's rule (``p`` may carry
-  trailing batch dimensions that broadcast against ``x``)."""
-  del unroll   # the loop over coefficients is unrolled at trace time
+  """Evaluate the polynomial ``p`` at ``x`` by Horner's rule, as a ``scan``
+  over the coefficients (``unroll`` of them per compiled loop step), as JAX
+  does; ``p`` may carry trailing batch dimensions that broadcast against
+  ``x``."""
   p, x = util.ensure_arraylike("polyval", p, x)
   p, x = util.promote_dtypes(p, x)
   shape = np.broadcast_shapes(p.shape[1:], x.shape)
   acc = zeros(shape, x.dtype)
-  for i in range(p.shape[0]):
-    acc = acc * x + p[i]
-  return lax.convert_element_type(acc, x.dtype) if acc.dtype != x.dtype else acc
+  acc, _ = lax.scan(lambda y, c: (y * x + c, None), acc, p, unroll=unroll)
+  return acc
 
 
 @util.jit
