@@ -80,7 +80,8 @@ LISTING = """
         counts=(jax.device_count(), jax.local_device_count(), jax.process_index(),
                 jax.process_count()),
         local=repr(jax.local_devices()), cpu=repr(jax.devices("cpu")),
-        same=jax.devices()[-1] is d and jax.devices()[-1] == d and hash(jax.devices()[-1]) == hash(d),
+        same=(jax.devices()[-1] is d and jax.devices()[-1] == d
+              and hash(jax.devices()[-1]) == hash(d)),
         distinct=len(set(ds)) == len(ds) and (len(ds) == 1 or ds[0] != ds[1]),
         other_process=jax.local_devices(process_index=1),
         backend=jax.default_backend(), stats=d.memory_stats(),

@@ -31,10 +31,10 @@ import iree.runtime as rt
 from openjax._src import dtypes
 from openjax._src.core import Array, ShapedArray, default_device, make_array
 from openjax._src.core.array import ShardedBuffer
+from openjax._src.core.placement import committed_device
 from openjax._src.runtime.device_buffer import IreeBuffer
 from openjax._src.runtime.iree_device import (_EMPTY_FENCE, _invoke_error, aligned_copy,
                                               iree_device, is_importable, vm_instance)
-from openjax._src.core.placement import committed_device
 
 _BufferView = rt.HalBufferView
 _VariantList = rt.VmVariantList

@@ -378,9 +378,10 @@ def is_importable(arr: np.ndarray) -> bool:
 
 def cpu_thread_cap() -> int | None:
   """Worker threads of the task executor that every CPU device's stream
-  shares, from ``OPENJAX_CPU_THREADS`` (None: one per core). ``XLA_FLAGS``' ``intra_op_parallelism_threads`` is not read: JAX's
-  CPU client ignores it there too (measured: JAX 0.10.2 still runs matmuls
-  on every core with it set)."""
+  shares, from ``OPENJAX_CPU_THREADS`` (None: one per core). ``XLA_FLAGS``'
+  ``intra_op_parallelism_threads`` is not read: JAX's CPU client ignores it
+  there too (measured: JAX 0.10.2 still runs matmuls on every core with it
+  set)."""
   env = os.environ.get("OPENJAX_CPU_THREADS")
   return max(1, int(env)) if env else None
 
