@@ -1,3 +1,4 @@
 """``openjax.scipy``: SciPy functions on openjax arrays (``jax.scipy``)."""
 from openjax.scipy import signal  # noqa: F401
 from openjax.scipy import linalg  # noqa: F401
+from openjax.scipy import cluster, fft, integrate  # noqa: F401

@@ -19,6 +19,7 @@ from openjax._src.numpy.einsum import einsum  # noqa: F401
 from openjax._src.numpy.linalg_ops import *  # noqa: F401,F403
 from openjax._src.numpy.ranges import *  # noqa: F401,F403
 from openjax._src.numpy.convolution import *  # noqa: F401,F403
+from openjax._src.numpy.stats import *  # noqa: F401,F403
 from openjax._src.numpy.polynomial import *  # noqa: F401,F403
 from openjax._src.numpy.index_tricks import *  # noqa: F401,F403
 from openjax._src.numpy.windows import *  # noqa: F401,F403
