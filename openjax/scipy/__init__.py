@@ -3,3 +3,4 @@ from openjax.scipy import signal  # noqa: F401
 from openjax.scipy import linalg  # noqa: F401
 from openjax.scipy import cluster, fft, integrate  # noqa: F401
 from openjax.scipy import interpolate, ndimage  # noqa: F401
+from openjax.scipy import sparse  # noqa: F401
