@@ -5,3 +5,4 @@ from openjax.scipy import cluster, fft, integrate  # noqa: F401
 from openjax.scipy import interpolate, ndimage  # noqa: F401
 from openjax.scipy import sparse  # noqa: F401
 from openjax.scipy import optimize  # noqa: F401
+from openjax.scipy import spatial  # noqa: F401
