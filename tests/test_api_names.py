@@ -15,6 +15,16 @@ DATA = pathlib.Path(__file__).parent / "data" / "jax_names"
 COMPLETE = (
   "jax.numpy.fft",
   "jax.random",
+  "jax.scipy.cluster.vq",
+  "jax.scipy.fft",
+  "jax.scipy.integrate",
+  "jax.scipy.interpolate",
+  "jax.scipy.linalg",
+  "jax.scipy.ndimage",
+  "jax.scipy.optimize",
+  "jax.scipy.signal",
+  "jax.scipy.sparse.linalg",
+  "jax.scipy.spatial.transform",
   "jax.tree",
   "jax.tree_util",
 )

@@ -5,7 +5,10 @@ column off, as rows_linalg.py does (IREE fails on several of their loops in
 one module; tests/test_linalg.py compiles each primitive alone)."""
 import numpy as np
 import scipy.linalg
+import scipy.linalg.lapack
 
+import openjax.numpy as jnp
+from openjax.lax import linalg as lax_linalg
 from openjax.scipy import linalg as jsl
 from tests.ops.harness import OpRow
 
@@ -140,4 +143,54 @@ ROWS += [
           lambda a: scipy.linalg.convolution_matrix(a, 3, "valid"), grad=True),
     OpRow("scipy_linalg_block_diag", lambda a, b: jsl.block_diag(a, b),
           _pair(_vec((2, 3)), _vec((3, 1))), scipy.linalg.block_diag, grad=True),
+]
+
+# The Schur family: lax.linalg.hessenberg (LAPACK gehrd's packed output, so
+# compared entry for entry), lax.linalg.schur as sign-free products, and the
+# scipy functions built on them.
+
+
+def _gehrd(a):
+  packed, taus, _ = scipy.linalg.lapack.sgehrd(a)
+  return packed, taus[:a.shape[-1] - 1]
+
+
+def _schur_products(a):
+  t, z = lax_linalg.schur(a)
+  return z @ t @ jnp.swapaxes(z, -1, -2), jnp.swapaxes(z, -1, -2) @ z, jnp.tril(t, -2)
+
+
+def _np_schur_products(a):
+  return a, np.eye(a.shape[-1], dtype=a.dtype), np.zeros_like(a)
+
+
+ROWS += [
+    OpRow("lax_linalg_hessenberg", lambda a: lax_linalg.hessenberg(a), _one(_vec((5, 5))),
+          _gehrd, compile=False, atol=1e-5, rtol=1e-5),
+    OpRow("lax_linalg_schur", _schur_products, _one(_vec((5, 5))), _np_schur_products,
+          compile=False, atol=1e-5, rtol=1e-5),
+    OpRow("scipy_linalg_hessenberg", lambda a: jsl.hessenberg(a, calc_q=True),
+          _one(_vec((5, 5))),
+          lambda a: tuple(np.asarray(x, F32) for x in scipy.linalg.hessenberg(a, calc_q=True)),
+          compile=False, atol=1e-5, rtol=1e-5),
+    OpRow("scipy_linalg_schur_eigenvalues",
+          lambda a: jnp.sort(jnp.real(jnp.diagonal(jsl.schur(a, output="complex")[0]))),
+          _one(_spd()),
+          lambda a: np.sort(np.linalg.eigvalsh(a.astype(np.float64))).astype(F32),
+          compile=False, atol=1e-5, rtol=1e-5),
+    OpRow("scipy_linalg_rsf2csf", lambda t, z: jsl.rsf2csf(t, z),
+          lambda rng: tuple(x.astype(F32) for x in scipy.linalg.schur(
+              rng.standard_normal((4, 4)))),
+          lambda t, z: tuple(np.asarray(x, np.complex64) for x in scipy.linalg.rsf2csf(t, z)),
+          vmap=False, compile=False, atol=1e-4, rtol=1e-4),
+    OpRow("scipy_linalg_sqrtm", lambda a: jsl.sqrtm(a), _one(_spd(4)),
+          lambda a: np.asarray(scipy.linalg.sqrtm(a.astype(np.float64)), np.complex64),
+          compile=False, atol=1e-5, rtol=1e-5),
+    OpRow("scipy_linalg_funm_exp", lambda a: jsl.funm(a, jnp.exp), _one(_vec((4, 4))),
+          lambda a: np.asarray(scipy.linalg.expm(a.astype(np.float64)), np.complex64),
+          vmap=False, compile=False, atol=1e-4, rtol=1e-4),
+    OpRow("scipy_linalg_solve_sylvester", lambda a, b, c: jsl.solve_sylvester(a, b, c),
+          lambda rng: (_general((4, 4))(rng), _general((3, 3))(rng), _vec((4, 3))(rng)),
+          lambda a, b, c: np.asarray(scipy.linalg.solve_sylvester(a, b, c), F32),
+          compile=False, atol=1e-4, rtol=1e-4),
 ]

@@ -104,8 +104,8 @@ def _hessenberg_one(a):
   rows, cols = _grid(n)
   idx = broadcasted_iota(_I32, (n,), 0)
   zeros_n = full((n,), 0, dtype)
-  if n < 3:      # already Hessenberg: no reflectors
-    return a, full((max(n - 1, 0),), 0, dtype), _eye(n, dtype)
+  if n < 2:
+    return a, _zeros_vector(0, dtype), _eye(n, dtype)
 
   def step(k, state):
     h, store, taus, q = state
@@ -144,7 +144,8 @@ def _hessenberg_one(a):
     return h, store, taus, q
 
   state = (a, full((n, n), 0, dtype), _zeros_vector(n - 1, dtype), _eye(n, dtype))
-  h, store, taus, q = fori_loop(0, n - 2, step, state)
+  # n - 1 reflectors, as gehrd (the last only makes a complex entry real).
+  h, store, taus, q = fori_loop(0, n - 1, step, state)
   packed = select(gt(rows, add(cols, _i32(1))), store, h)
   return packed, taus, q
 

@@ -3,7 +3,7 @@ observation."""
 from __future__ import annotations
 
 from openjax._src.numpy import util
-from openjax._src.scipy import linalg_jnp as jnp
+from openjax._src.scipy import jnp
 
 __all__ = ["vq"]
 

@@ -10,7 +10,8 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.numpy import util
-from openjax._src.scipy import linalg_jnp as jnp
+from openjax._src.numpy import fft
+from openjax._src.scipy import jnp
 
 __all__ = ["dct", "idct", "dctn", "idctn"]
 
@@ -56,7 +57,7 @@ def _dct_real(x, axis: int, norm):
   # v = [x0, x2, x4, ..., x5, x3, x1]: the DCT-II is Re(2 W^k FFT(v)_k).
   evens = lax.slice_in_dim(x, 0, None, 2, axis)
   odds = lax.rev(lax.slice_in_dim(x, 1, None, 2, axis), (axis,))
-  spectrum = jnp.fft.fft(lax.concatenate([evens, odds], axis), axis=axis)
+  spectrum = fft.fft(lax.concatenate([evens, odds], axis), axis=axis)
   out = 2 * jnp.real(spectrum * _along(axis, x.ndim, _twiddle(n, spectrum.dtype)))
   if norm == "ortho":
     out = out * _along(axis, x.ndim, _ortho_scale(n, out.dtype))
@@ -74,7 +75,7 @@ def _idct_real(x, axis: int, norm):
                              reversed_tail], axis)
   cdtype = dtypes.to_complex_dtype(x.dtype)
   spectrum = lax.complex(x, -shifted) / (2 * _along(axis, x.ndim, _twiddle(n, cdtype)))
-  v = jnp.real(jnp.fft.ifft(spectrum, axis=axis))
+  v = jnp.real(fft.ifft(spectrum, axis=axis))
   # Undo the interleave: x[2j] = v[j], x[2j+1] = v[n-1-j].
   half = (n + 1) // 2
   evens = lax.slice_in_dim(v, 0, half, 1, axis)

@@ -1,7 +1,7 @@
 """``jax.scipy.integrate``: ``trapezoid``, the composite trapezoidal rule."""
 from __future__ import annotations
 
-from openjax._src.scipy import linalg_jnp as jnp
+from openjax._src.scipy import jnp
 
 __all__ = ["trapezoid"]
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.numpy import util
-from openjax._src.scipy import linalg_jnp as jnp
+from openjax._src.scipy import jnp
 from openjax._src.tree_util import register_pytree_node
 
 __all__ = ["RegularGridInterpolator"]

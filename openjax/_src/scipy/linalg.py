@@ -19,7 +19,7 @@ from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.api.jit import jit as _api_jit
 from openjax._src.numpy import util
-from openjax._src.scipy import linalg_jnp as jnp
+from openjax._src.scipy import jnp
 
 # As jnp.linalg: traced, these stage a jit call; eager, they run op by op so
 # the decompositions use their LAPACK impls.

@@ -10,7 +10,7 @@ import numpy as np
 from openjax._src import lax
 from openjax._src.api.autodiff import jvp
 from openjax._src.numpy import util
-from openjax._src.scipy import linalg_jnp as jnp
+from openjax._src.scipy import jnp
 from openjax._src.scipy.linalg import jit, solve_triangular
 
 __all__ = ["expm", "expm_frechet"]

@@ -15,7 +15,7 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.numpy import util
-from openjax._src.scipy import linalg_jnp as jnp
+from openjax._src.scipy import jnp
 
 __all__ = ["block_diag", "toeplitz", "hankel", "circulant", "leslie", "companion", "fiedler",
            "fiedler_companion", "convolution_matrix", "hilbert", "invhilbert", "pascal",

@@ -11,7 +11,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
-from openjax._src.scipy import linalg_jnp as jnp
+from openjax._src.scipy import jnp
 
 __all__ = ["map_coordinates"]
 

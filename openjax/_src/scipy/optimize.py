@@ -12,7 +12,7 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.api.autodiff import value_and_grad
-from openjax._src.scipy import linalg_jnp as jnp
+from openjax._src.scipy import jnp
 from openjax._src.scipy.optimize_line_search import line_search
 
 __all__ = ["minimize", "OptimizeResults"]

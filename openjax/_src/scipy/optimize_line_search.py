@@ -12,7 +12,7 @@ from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.api.autodiff import value_and_grad
 from openjax._src.numpy import util
-from openjax._src.scipy import linalg_jnp as jnp
+from openjax._src.scipy import jnp
 
 
 class LineSearchResults(NamedTuple):

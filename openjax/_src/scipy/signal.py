@@ -12,7 +12,8 @@ from openjax._src import lax
 from openjax._src.api.vmap import vmap
 from openjax._src.core import get_aval
 from openjax._src.numpy import util
-from openjax._src.scipy import linalg_jnp as jnp
+from openjax._src.numpy import fft
+from openjax._src.scipy import jnp
 
 __all__ = ["convolve", "correlate", "convolve2d", "correlate2d", "fftconvolve"]
 
@@ -138,10 +139,10 @@ def _fftconvolve_all_axes(in1, in2, mode: str):
   if all(a == 1 or b == 1 for a, b in zip(s1, s2)):
     conv = in1 * in2    # an outer product: no transform needed
   elif dtypes.kind(in1.dtype) == "c":
-    conv = jnp.fft.ifftn(jnp.fft.fftn(in1, full_shape) * jnp.fft.fftn(in2, full_shape),
+    conv = fft.ifftn(fft.fftn(in1, full_shape) * fft.fftn(in2, full_shape),
                          full_shape)
   else:
-    conv = jnp.fft.irfftn(jnp.fft.rfftn(in1, full_shape) * jnp.fft.rfftn(in2, full_shape),
+    conv = fft.irfftn(fft.rfftn(in1, full_shape) * fft.rfftn(in2, full_shape),
                           full_shape)
   if mode == "full":
     out_shape = full_shape

@@ -18,7 +18,8 @@ from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.core import concrete_or_error
 from openjax._src.numpy import util
-from openjax._src.scipy import linalg_jnp as jnp
+from openjax._src.numpy import fft
+from openjax._src.scipy import jnp
 
 __all__ = ["detrend", "stft", "istft", "csd", "welch"]
 
@@ -137,8 +138,8 @@ def _segments_fft(x, win, detrend_func, nperseg: int, noverlap: int, nfft: int, 
     segs, = util.promote_dtypes_complex(segs)
   segs = win * segs
   if sides == "twosided":
-    return jnp.fft.fft(segs, n=nfft)
-  return jnp.fft.rfft(jnp.real(segs), n=nfft)
+    return fft.fft(segs, n=nfft)
+  return fft.rfft(jnp.real(segs), n=nfft)
 
 
 def _static_int(value, what: str) -> int:
@@ -219,8 +220,8 @@ def _spectral(x, y, fs, window, nperseg, noverlap, nfft, detrend_type, return_on
                           (y is not None and dtypes.kind(y.dtype) == "c")):
     sides = "twosided"
     warnings.warn("Input data is complex, switching to return_onesided=False")
-  freqs = (jnp.fft.fftfreq(nfft, 1 / fs, dtype=freq_dtype) if sides == "twosided"
-           else jnp.fft.rfftfreq(nfft, 1 / fs, dtype=freq_dtype))
+  freqs = (fft.fftfreq(nfft, 1 / fs, dtype=freq_dtype) if sides == "twosided"
+           else fft.rfftfreq(nfft, 1 / fs, dtype=freq_dtype))
   result = _segments_fft(x, win, detrend_func, nperseg, noverlap, nfft, sides)
   if y is not None:
     result = jnp.conj(result) * _segments_fft(y, win, detrend_func, nperseg, noverlap, nfft,
@@ -340,7 +341,7 @@ def istft(Zxx, fs=1.0, window="hann", nperseg=None, noverlap=None, nfft=None,
   step = nperseg - noverlap
   outer = tuple(i for i in range(Zxx.ndim) if i not in (time_axis, freq_axis))
   Zxx = jnp.transpose(Zxx, outer + (freq_axis, time_axis))
-  inverse = jnp.fft.irfft if input_onesided else jnp.fft.ifft
+  inverse = fft.irfft if input_onesided else fft.ifft
   segs = inverse(Zxx, axis=-2, n=nfft)[..., :nperseg, :]
   if isinstance(window, (str, tuple)):
     name = window if isinstance(window, str) else window[0]

@@ -17,7 +17,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
-from openjax._src.scipy import linalg_jnp as jnp
+from openjax._src.scipy import jnp
 from openjax._src.tree_util import tree_leaves, tree_map, tree_structure
 
 __all__ = ["cg", "bicgstab", "gmres"]

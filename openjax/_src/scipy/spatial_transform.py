@@ -12,7 +12,7 @@ import typing
 
 import numpy as np
 
-from openjax._src.scipy import linalg_jnp as jnp
+from openjax._src.scipy import jnp
 
 __all__ = ["Rotation", "Slerp"]
 

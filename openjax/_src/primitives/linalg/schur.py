@@ -83,7 +83,9 @@ def _hessenberg_one(a: np.ndarray):
   a = a.copy()
   n = a.shape[-1]
   taus = np.zeros(max(n - 1, 0), a.dtype)
-  for k in range(n - 2):
+  # n - 1 reflectors, as gehrd: the last has no tail and only makes a
+  # complex subdiagonal entry real (tau = 0 for real input).
+  for k in range(n - 1):
     v, tau, beta = _reflector(a[k + 1:, k].copy())
     taus[k] = tau
     # H^H from the left, H from the right (H = I - tau v v^H).
@@ -99,7 +101,7 @@ def _hessenberg_one(a: np.ndarray):
 def _q_from_reflectors(packed: np.ndarray, taus: np.ndarray) -> np.ndarray:
   n = packed.shape[-1]
   q = np.eye(n, dtype=packed.dtype)
-  for k in reversed(range(n - 2)):
+  for k in reversed(range(n - 1)):
     v = np.concatenate([[1], packed[k + 2:, k]]).astype(packed.dtype)
     block = q[k + 1:, k + 1:]
     block -= taus[k] * np.outer(v, np.conj(v) @ block)
