@@ -3,9 +3,11 @@
 ``scipy.optimize.minimize``. The solvers are ``while_loop``s: their
 derivatives are forward-mode only (JAX reaches reverse mode through
 ``custom_linear_solve``, which openjax lacks). ``minimize`` keeps the
-compiled column off: IREE runs out of memory or corrupts its heap compiling
-the nested line-search loops (an IREE failure, reproducible with the
-lowered module alone)."""
+compiled column off: compiling its loops aborts IREE's compiler ("LLVM
+ERROR: out of memory", or a segfault), as does any compiled ``while_loop``
+that carries a reduction of a carried array, e.g.
+``while_loop(lambda s: s[0] < 5, lambda s: (s[0] + 1, s[1] * 2,
+jnp.max(s[1])), (0, x, 0.0))`` on main too: a compiler-side failure."""
 import numpy as np
 import scipy.optimize
 

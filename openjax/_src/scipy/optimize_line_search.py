@@ -151,18 +151,19 @@ def line_search(f, xk, pk, old_fval=None, old_old_fval=None, gfk=None, c1=1e-4, 
     zoom_down = (dphi_i >= 0.0) & ~zoom_up & ~accept
     prev = dict(a=s["a_prev"], phi=s["phi_prev"], dphi=s["dphi_prev"])
     here = dict(a=a_i, phi=phi_i, dphi=dphi_i)
-    z1 = _zoom(phi_and_grad, sufficient_decrease, curvature, prev, here, gfk, ~zoom_up)
-    z2 = _zoom(phi_and_grad, sufficient_decrease, curvature, here, prev, gfk, ~zoom_down)
-    s = {**s, "nfev": s["nfev"] + z1["nfev"] + z2["nfev"],
-         "ngev": s["ngev"] + z1["ngev"] + z2["ngev"]}
+    # One zoom over the bracket that applies: (prev, here) when the step
+    # overshot, (here, prev) when the slope turned positive (at most one
+    # holds; one loop instead of two keeps the compiled module small).
+    lo = {k: jnp.where(zoom_up, prev[k], here[k]) for k in prev}
+    hi = {k: jnp.where(zoom_up, here[k], prev[k]) for k in prev}
+    zooming = zoom_up | zoom_down
+    z = _zoom(phi_and_grad, sufficient_decrease, curvature, lo, hi, gfk, ~zooming)
+    s = {**s, "nfev": s["nfev"] + z["nfev"], "ngev": s["ngev"] + z["ngev"]}
     keys = ("a_star", "phi_star", "dphi_star", "g_star")
-    s = _select(zoom_up, {k: z1[k] for k in keys}, s)
-    s = {**s, "done": s["done"] | zoom_up, "failed": s["failed"] | (zoom_up & z1["failed"])}
+    s = _select(zooming, {k: z[k] for k in keys}, s)
+    s = {**s, "done": s["done"] | zooming, "failed": s["failed"] | (zooming & z["failed"])}
     s = _select(accept, dict(a_star=a_i, phi_star=phi_i, dphi_star=dphi_i, g_star=g_i), s)
     s = {**s, "done": s["done"] | accept}
-    s = _select(zoom_down, {k: z2[k] for k in keys}, s)
-    s = {**s, "done": s["done"] | zoom_down,
-         "failed": s["failed"] | (zoom_down & z2["failed"])}
     return {**s, "i": s["i"] + 1, "a_prev": a_i, "phi_prev": phi_i, "dphi_prev": dphi_i}
   s = lax.while_loop(lambda s: ~s["done"] & (s["i"] <= maxiter) & ~s["failed"], body, state)
   status = jnp.where(s["failed"], 1, jnp.where(s["i"] > maxiter, 3, 0))
