@@ -279,8 +279,16 @@ def test_rsf2csf_sqrtm_funm_sylvester():
     _close(jsl.solve_sylvester(a, b, c), scipy.linalg.solve_sylvester(a, b, c), 1e-9)
     ac, bc, cc = (x.astype(np.complex128) + 1j for x in (a, b, c))
     _close(jsl.solve_sylvester(ac, bc, cc), scipy.linalg.solve_sylvester(ac, bc, cc), 1e-9)
+    _close(jsl.solve_sylvester(a, b, c, method="eigen"), scipy.linalg.solve_sylvester(a, b, c),
+           1e-9)
     # A and -B sharing an eigenvalue: no unique solution, NaNs as in JAX.
-    assert np.isnan(np.asarray(jsl.solve_sylvester(np.eye(2), -np.eye(2), np.ones((2, 2))))).all()
+    for method in ("schur", "eigen"):
+      assert np.isnan(np.asarray(jsl.solve_sylvester(np.eye(2), -np.eye(2), np.ones((2, 2)),
+                                                     method=method))).all()
+  with pytest.raises(jax.errors.ConcretizationTypeError, match="eagerly only"):
+    jax.jit(lambda m: jsl.solve_sylvester(m, m, m, method="eigen"))(np.eye(2))
+  with pytest.raises(ValueError, match="Unrecognized method"):
+    jsl.solve_sylvester(np.eye(2), np.eye(2), np.eye(2), method="direct")
   with pytest.raises(NotImplementedError, match="blocksize"):
     jsl.sqrtm(np.eye(2), blocksize=2)
   with pytest.raises(ValueError, match="Input array shapes must match"):
