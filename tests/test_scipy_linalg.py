@@ -151,6 +151,9 @@ def test_expm_options_and_frechet():
     _close(jsl.expm(batch), np.stack([scipy.linalg.expm(a), scipy.linalg.expm(-a)]), 1e-12)
   with pytest.raises(ValueError, match="square"):
     jsl.expm(np.ones((2, 3)))
+  with pytest.raises(TypeError, match="float16 is not supported"):
+    jsl.expm(np.eye(2, dtype=np.float16))
+  assert jsl.expm(np.eye(2, dtype=np.int32)).dtype == np.float32
   with pytest.raises(ValueError, match="same shape"):
     jsl.expm_frechet(np.eye(2), np.eye(3))
 

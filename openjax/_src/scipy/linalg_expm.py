@@ -89,7 +89,8 @@ def expm(A, *, upper_triangular: bool = False, max_squarings: int = 16):
   if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
     raise ValueError(f"Expected A to be a (batched) square matrix, got A.shape={A.shape}.")
   if A.dtype not in (np.float32, np.float64, np.complex64, np.complex128):
-    A = A.astype(np.float32)
+    # The Padé degrees are tuned for single and double precision only.
+    raise TypeError(f"A.dtype={A.dtype} is not supported.")
   return jnp.vectorize(partial(_expm_2d, upper_triangular=upper_triangular,
                                max_squarings=max_squarings), signature="(n,n)->(n,n)")(A)
 
