@@ -343,8 +343,7 @@ def _householder(a, q, k):
   denom = select(skip, full_like(alpha, 1), sub(alpha, beta_c))
   v = select(eq(rows, k), full_like(x, 1), div(below, _bcast_vec(denom, (b, m))))
   # A <- H^H A = A - conj(tau) v (v^H A);  Q <- Q H = Q - tau (Q v) v^H
-  vha = mv(H(a), conj(v))                  # [b, n]: sum_i conj(v_i) A[i, :]
-  vha = conj(vha) if is_complex(vha) else vha
+  vha = conj(mv(H(a), v))                  # [b, n]: sum_i conj(v_i) A[i, :]
   n = get_aval(a).shape[2]
   a = sub(a, _outer(mul(_bcast_vec(conj(tau), (b, m)), v), vha))
   new_col = select(lt(rows, k), col,

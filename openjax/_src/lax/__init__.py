@@ -27,5 +27,6 @@ from openjax._src.primitives.reduce.reduce_window_monoid import *  # noqa: F401,
 from openjax._src.primitives.reduce.select_and_gather import *  # noqa: F401,F403
 # The traced lowerings of linalg's and fft's primitives are set on import.
 from openjax._src.control import fft_lowering, linalg_lowering  # noqa: F401
+from openjax._src.control import linalg_schur_lowering  # noqa: F401
 from openjax._src.lax.parallel import *  # noqa: F401,F403
 from openjax._src.lax.associative_scan import *  # noqa: F401,F403

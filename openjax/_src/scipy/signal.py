@@ -1,16 +1,21 @@
 """jax.scipy.signal: n-dimensional convolution and cross-correlation
 (``convolve``, ``correlate``, ``convolve2d``, ``correlate2d``), each one
-``lax.conv_general_dilated`` over all axes of the inputs."""
+``lax.conv_general_dilated`` over all axes of the inputs, and
+``fftconvolve`` (products of FFTs). The spectral functions (``stft``,
+``istft``, ``welch``, ``csd``, ``detrend``) are in ``signal_spectral.py``."""
 from __future__ import annotations
 
 import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
+from openjax._src.api.vmap import vmap
 from openjax._src.core import get_aval
 from openjax._src.numpy import util
+from openjax._src.numpy import fft
+from openjax._src.scipy import jnp
 
-__all__ = ["convolve", "correlate", "convolve2d", "correlate2d"]
+__all__ = ["convolve", "correlate", "convolve2d", "correlate2d", "fftconvolve"]
 
 _MODES = ("full", "same", "valid")
 
@@ -66,12 +71,14 @@ def convolve(in1, in2, mode: str = "full", method: str = "auto", precision=None)
       other in every dimension.
     mode: ``'full'`` (default), ``'same'`` (the shape of ``in1``, centred) or
       ``'valid'`` (only full overlaps).
-    method: ``'auto'``, ``'direct'`` or ``'fft'``. All compute the direct
-      convolution (exact up to rounding; this build has no FFT).
+    method: ``'auto'`` or ``'direct'`` (a direct convolution, as JAX's
+      ``'auto'``) or ``'fft'`` (``fftconvolve``).
     precision: passed to ``lax.conv_general_dilated``.
   """
   if method not in ("auto", "direct", "fft"):
     raise ValueError(f"Got method={method!r}; expected 'auto', 'fft', or 'direct'.")
+  if method == "fft":
+    return fftconvolve(in1, in2, mode=mode)
   return _convolve_nd(in1, in2, mode, precision)
 
 
@@ -115,3 +122,57 @@ def correlate2d(in1, in2, mode: str = "full", boundary: str = "fill", fillvalue=
     return _flip_all(_convolve_nd(_flip_all(in1), _conj(in2), mode, precision))
   out = _convolve_nd(_flip_all(in2), _conj(in1), mode, precision)
   return out if mode == "valid" else _conj(out)
+
+
+def _fftconvolve_all_axes(in1, in2, mode: str):
+  s1, s2 = in1.shape, in2.shape
+  full_shape = tuple(a + b - 1 for a, b in zip(s1, s2))
+  if mode == "valid":
+    no_swap = all(a >= b for a, b in zip(s1, s2))
+    swap = all(a <= b for a, b in zip(s1, s2))
+    if not (no_swap or swap):
+      raise ValueError("For 'valid' mode, One input must be at least as large as the other "
+                       "in every dimension.")
+    if swap:
+      in1, in2 = in2, in1
+      s1, s2 = s2, s1
+  if all(a == 1 or b == 1 for a, b in zip(s1, s2)):
+    conv = in1 * in2    # an outer product: no transform needed
+  elif dtypes.kind(in1.dtype) == "c":
+    conv = fft.ifftn(fft.fftn(in1, full_shape) * fft.fftn(in2, full_shape),
+                         full_shape)
+  else:
+    conv = fft.irfftn(fft.rfftn(in1, full_shape) * fft.rfftn(in2, full_shape),
+                          full_shape)
+  if mode == "full":
+    out_shape = full_shape
+  elif mode == "same":
+    out_shape = s1
+  else:
+    out_shape = tuple(a - b + 1 for a, b in zip(s1, s2))
+  start = tuple((f - o) // 2 for f, o in zip(full_shape, out_shape))
+  return lax.slice(conv, start, tuple(b + o for b, o in zip(start, out_shape)))
+
+
+def fftconvolve(in1, in2, mode: str = "full", axes=None):
+  """N-dimensional convolution by FFTs (``scipy.signal.fftconvolve``):
+  the same result as ``convolve`` up to rounding. With ``axes``, only those
+  axes are convolved; the others must match and are mapped over."""
+  in1, in2 = util.promote_dtypes_inexact(*util.ensure_arraylike("fftconvolve", in1, in2))
+  if in1.ndim != in2.ndim:
+    raise ValueError("in1 and in2 should have the same dimensionality")
+  if mode not in _MODES:
+    raise ValueError(f"mode must be one of {list(_MODES)}")
+
+  def conv(a, b):
+    return _fftconvolve_all_axes(a, b, mode)
+  if axes is None:
+    return conv(in1, in2)
+  axes = util.canonicalize_axes(axes if isinstance(axes, (tuple, list)) else (axes,), in1.ndim)
+  mapped = sorted(set(range(in1.ndim)) - set(axes))
+  if any(in1.shape[i] != in2.shape[i] for i in mapped):
+    raise ValueError(f"mapped axes must have same shape; got in1.shape={in1.shape} "
+                     f"in2.shape={in2.shape} axes={axes}")
+  for ax in mapped:
+    conv = vmap(conv, in_axes=ax, out_axes=ax)
+  return conv(in1, in2)

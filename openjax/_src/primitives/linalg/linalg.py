@@ -1,6 +1,7 @@
 """Linear-algebra primitives (``jax.lax.linalg``): ``cholesky``,
 ``triangular_solve``, ``eigh``, ``qr``, ``lu``, ``lu_pivots_to_permutation``
-and ``svd``, with JAX's names, parameters and output orders.
+and ``svd``, with JAX's names, parameters and output orders (``hessenberg``
+and ``schur``, from ``schur.py``, are part of the same namespace).
 
 Every primitive works on ``[..., m, n]`` operands whose leading dimensions
 index independent problems, so batching moves batch dimensions to the front
@@ -25,6 +26,7 @@ from openjax._src.primitives.elementwise.arithmetic import (add, div, integer_po
                                                             sub)
 from openjax._src.primitives.elementwise.logic import eq
 from openjax._src.primitives.linalg import linalg_rules
+from openjax._src.primitives.linalg.schur import hessenberg, hessenberg_p, schur, schur_p
 from openjax._src.primitives.linalg.linalg_rules import (H, T, conj, const, diag_matrix, diagonal,
                                                          eye_like, is_complex, mm, permute_rows,
                                                          real_dtype, symmetrize, tril, triu)
@@ -32,7 +34,7 @@ from openjax._src.primitives.shape.shape import concatenate, pad, slice
 
 __all__ = ["cholesky", "cholesky_p", "triangular_solve", "triangular_solve_p", "eigh", "eigh_p",
            "qr", "qr_p", "lu", "lu_p", "lu_pivots_to_permutation", "lu_pivots_to_permutation_p",
-           "svd", "svd_p"]
+           "svd", "svd_p", "hessenberg", "hessenberg_p", "schur", "schur_p"]
 
 _INEXACT = (np.floating, np.complexfloating)
 
