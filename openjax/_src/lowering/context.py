@@ -131,6 +131,14 @@ class LoweringContext:
     return self.op("func.call", list(operands), [type_of(t) for t in result_types],
                    attrs={"callee": symbol})
 
+  def call_import(self, symbol: str, operands: Sequence[Value],
+                  result_types: Sequence) -> list[Value]:
+    """Call ``@symbol`` (``module.function``), a function the runtime
+    provides when the program is loaded (host calls), declaring it in the
+    module; returns the list of results."""
+    callee = self.module.declare_import(symbol, [o.type for o in operands], result_types)
+    return self.call(callee, operands, result_types)
+
   def lower_jaxpr_inline(self, jaxpr: ClosedJaxpr | Jaxpr, args: Sequence[Value],
                          consts: Sequence | None = None) -> list[Value]:
     """Lower ``jaxpr``'s equations into the current block (e.g. a region

@@ -21,11 +21,11 @@ from iree.compiler import ir
 from iree.compiler.api import Session
 
 from openjax._src.config import config
-from openjax._src.core import ClosedJaxpr
+from openjax._src.core import ClosedJaxpr, dce_jaxpr
 from openjax._src.lowering import lower_jaxpr_to_module, plan_donation
 from openjax._src.lowering.cost import cost_analysis
 from openjax._src.lowering.simplify import simplify_for_lowering
-from openjax._src.runtime import compiler
+from openjax._src.runtime import compiler, host_calls
 from openjax._src.runtime.executable import Executable
 from openjax._src.runtime.iree_device import cpu_thread_cap
 
@@ -70,7 +70,10 @@ def compiling(tiered: bool = True) -> bool:
   interpreting its jaxpr: not for a tiered call inside an interpreted first
   call, which interprets all of its program but the calls marked
   ``tiered=False``."""
-  return config.read("openjax_executor") == "iree" and not (tiered and _first_call.interpreting)
+  # Inside a host call the calling program holds its device: a nested
+  # compiled call would wait for it forever, so it interprets.
+  return (config.read("openjax_executor") == "iree"
+          and not (tiered and _first_call.interpreting) and not host_calls.active())
 
 
 class LoweredModule:
@@ -99,6 +102,9 @@ def lower_closed_jaxpr(closed_jaxpr: ClosedJaxpr, name: str,
         "input itself). See an explanation at "
         "https://docs.jax.dev/en/latest/faq.html#buffer-donation.", UserWarning,
         stacklevel=4)
+  # Equations whose results nobody reads are not compiled (as XLA drops
+  # them): an unused pure_callback is not called. Effects are kept.
+  closed_jaxpr = closed_jaxpr.map_jaxpr(dce_jaxpr)
   text = lower_jaxpr_to_module(simplify_for_lowering(closed_jaxpr), name,
                                input_output_aliases=aliases)
   return LoweredModule(text, name, closed_jaxpr, aliases, donated)
@@ -215,7 +221,8 @@ def _executable(lowered: LoweredModule, key: str, vmfb: bytes) -> Executable:
       jaxpr = lowered.closed_jaxpr.jaxpr
       ex = Executable(key, vmfb, [v.aval for v in jaxpr.invars],
                       [v.aval for v in jaxpr.outvars], lowered.name, lowered.aliases,
-                      inline=runs_inline(lowered.closed_jaxpr))
+                      inline=runs_inline(lowered.closed_jaxpr),
+                      host_imports=host_calls.imports_of(lowered.text))
       if len(_executables) > 1024:
         _executables.clear()
       _executables[key] = ex

@@ -1,0 +1,2 @@
+"""``jax.experimental``."""
+from openjax._src.control.callbacks import io_callback  # noqa: F401
