@@ -1,3 +1,6 @@
-"""``jax.debug``: print, call back and stop inside traced and compiled code."""
+"""``jax.debug``: print, log, call back and stop inside traced and compiled
+code."""
 from openjax._src.control.callbacks import (  # noqa: F401
     DebugEffect, OrderedDebugEffect, debug_callback as callback, debug_print as print)
+from openjax._src.debug.breakpoint import breakpoint  # noqa: F401
+from openjax._src.debug.debugging import inspect_array_sharding, log  # noqa: F401

@@ -466,15 +466,16 @@ def debug_print_params(fmt: str, args: tuple, kwargs: dict, *, ordered: bool,
 
 
 def debug_print(fmt: str | None = None, *args, ordered: bool = False, partitioned: bool = False,
-                skip_format_check: bool = False, **kwargs):
+                skip_format_check: bool = False, _logging_record=None, **kwargs):
   """Print ``fmt.format(*args, **kwargs)`` with the values at this point of
   a traced or compiled program (not an f-string: formatting is delayed).
-  Also ``debug_print(ordered=True)(fmt, *args)``."""
+  Also ``debug_print(ordered=True)(fmt, *args)``. ``_logging_record`` (a
+  ``logging.LogRecord``; ``jax.debug.log``) logs the text instead."""
   def bind_print(fmt, *c_args, **c_kwargs):
     dynamic, params = debug_print_params(fmt, c_args, c_kwargs, ordered=ordered,
                                          partitioned=partitioned,
                                          skip_format_check=skip_format_check,
-                                         logging_record=None)
+                                         logging_record=_logging_record)
     debug_print_p.bind(*dynamic, **params)
 
   if fmt is not None:

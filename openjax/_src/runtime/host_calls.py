@@ -177,7 +177,8 @@ def _to_buffer(hal_device, value, aval: ShapedArray, where: str, index: int):
         f"expects {aval.str_short()}; return values of the declared shapes and dtypes.")
   if not arr.flags.c_contiguous:   # (np.ascontiguousarray would make a 0-d array 1-d)
     arr = np.copy(arr, order="C")
-  flat = arr.reshape(-1).view(np.uint8) if arr.size and arr.dtype.itemsize else np.zeros(0, np.uint8)
+  flat = (arr.reshape(-1).view(np.uint8) if arr.size and arr.dtype.itemsize
+          else np.zeros(0, np.uint8))
   buf = hal_device.allocator.allocate_buffer_copy(memory_type=_DEVICE_MEMORY, allowed_usage=_USAGE,
                                                   device=hal_device, buffer=flat)
   return rt.HalBufferView(buf, list(aval.shape), hal_element_type(aval.dtype)).ref
