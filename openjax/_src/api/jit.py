@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import time
 import weakref
 from typing import Any, Callable, Sequence
 
@@ -19,8 +20,11 @@ from openjax._src.api.shapes import ShapeDtypeStruct, abstractify, to_shape_dtyp
 from openjax._src.config import _env_bool, config
 from openjax._src.errors import JaxRuntimeError
 from openjax._src.api.aot import Lowered
+from openjax._src.api.jit_debug import explain_cache_miss, log_lowering, log_traced, run_checked
 from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, Tracer, check_transformed, eval_jaxpr,
                                eval_trace, trace_state)
+from openjax._src.core.trace import eager_config
+from openjax._src.core.transfer_guard import guard_host_to_device
 from openjax._src.interpreters.staging import DebugInfo, flat_arg_names, trace_to_jaxpr
 from openjax._src.control.closed_call import jit_p
 from openjax._src.primitives.collectives.collectives import current_axis_env, extend_axis_env
@@ -257,6 +261,10 @@ class JitWrapped:
     key = (in_tree, avals, static, config.values_snapshot(), current_axis_env())
     entry = self._cache.get(key)
     if entry is None:
+      logging_compiles = config.read("jax_log_compiles")
+      if logging_compiles or config.read("jax_explain_cache_misses"):
+        self._explain_miss(key, dyn_args, dyn_kwargs, leaves)
+      t0 = time.perf_counter()
       box: list = []
       flat = self._flat_fun(static, len(dyn_args), in_tree, box)
       leaf_counts = [tree_util.tree_structure(a).num_leaves for a in dyn_args] + [
@@ -264,11 +272,20 @@ class JitWrapped:
       dbg = DebugInfo("jit", self.fun, flat_arg_names(
           self.fun, dyn_args, {k: dyn_kwargs[k] for k in sorted(dyn_kwargs)}, leaf_counts))
       jaxpr, consts = trace_to_jaxpr(flat, avals, dbg)
+      if logging_compiles:
+        log_traced(self.name, time.perf_counter() - t0)
       closed, hoisted = _hoist_tracer_consts(jaxpr, consts)
       entry = _CacheEntry(closed, box[0], hoisted)
       if not hoisted:  # entries with outer tracers are valid only for this trace
         self._cache[key] = entry
     return entry, leaves, in_tree
+
+  def _explain_miss(self, key, dyn_args, dyn_kwargs, leaves) -> None:
+    counts = [tree_util.tree_structure(a).num_leaves for a in dyn_args] + [
+        tree_util.tree_structure(dyn_kwargs[k]).num_leaves for k in sorted(dyn_kwargs)]
+    names = flat_arg_names(self.fun, dyn_args, {k: dyn_kwargs[k] for k in sorted(dyn_kwargs)},
+                           counts)
+    explain_cache_miss(self.fun, self.name, key, list(self._cache), names)
 
   def _donated_invars(self, entry, in_tree, n_leaves):
     if not self.donate_argnums and not self.donate_argnames:
@@ -311,6 +328,26 @@ class JitWrapped:
           return outs[0] if entry.single else tree_util.tree_unflatten(entry.out_tree, outs)
     if config.read("jax_disable_jit") or (self.eager and trace_state.trace is eval_trace):
       return self.fun(*args, **kwargs)
+    if not eager_config.flags_ok and trace_state.trace is eval_trace:
+      return self._call_flagged(args, kwargs)
+    return self._call(args, kwargs, fast_key)
+
+  def _call_flagged(self, args, kwargs):
+    """A call under the debugging flags: the host-to-device transfer guard
+    on the arguments, the nan/inf checks on the results."""
+    _, dyn_args, dyn_kwargs = self._split(args, kwargs)
+    guard_host_to_device(tree_util.tree_leaves((dyn_args, dyn_kwargs)), abstractify)
+    if not (config.read("jax_debug_nans") or config.read("jax_debug_infs")):
+      return self._call(args, kwargs, None)
+    box = []
+
+    def call():
+      box.append(self._call(args, kwargs, None))
+      return tree_util.tree_leaves(box[-1])
+    run_checked(call, lambda: self.fun(*args, **kwargs), self.name)
+    return box[-1]
+
+  def _call(self, args, kwargs, fast_key):
     entry, leaves, in_tree = self._get_entry(args, kwargs)
     if self._donates and trace_state.trace is eval_trace:
       _check_donated_once(leaves, self._donated_invars(entry, in_tree, len(leaves)))
@@ -321,7 +358,7 @@ class JitWrapped:
         jaxpr = entry.closed_jaxpr
         with interpreting_first_call():
           return entry.unflatten(eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *leaves))
-      if fast_key is not None:
+      if fast_key is not None and eager_config.flags_ok:   # flagged calls check each time
         if len(self._fast) >= 64:
           self._fast.clear()
         self._fast[fast_key] = entry
@@ -355,8 +392,13 @@ class JitWrapped:
 
   def _lower_entry(self, entry, in_tree, n_leaves):
     if entry.lowered is None:
-      entry.lowered = lower_closed_jaxpr(entry.closed_jaxpr, self.name,
-                                         self._donated_invars(entry, in_tree, n_leaves))
+      def lower():
+        return lower_closed_jaxpr(entry.closed_jaxpr, self.name,
+                                  self._donated_invars(entry, in_tree, n_leaves))
+      if config.read("jax_log_compiles"):
+        entry.lowered = log_lowering(self.name, entry.closed_jaxpr.in_avals, lower)
+      else:
+        entry.lowered = lower()
     return entry.lowered
 
   def _compile_entry(self, entry, in_tree, n_leaves):

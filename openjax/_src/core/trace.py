@@ -12,6 +12,8 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import math
+import os
+import sys
 import threading
 from typing import Any, Callable
 
@@ -22,6 +24,7 @@ from openjax._src.config import config
 from openjax._src.core.array import Array
 from openjax._src.core.avals import ShapedArray
 from openjax._src.core.tracer import Trace, Tracer
+from openjax._src.core.transfer_guard import guard_eager_operands
 from openjax._src.errors import ConcretizationTypeError, UnexpectedTracerError
 
 
@@ -131,12 +134,14 @@ class EagerConfig:
   eager operation).
 
   ``flags_ok``: no ``jax_debug_nans``/``jax_debug_infs``, standard dtype
-  promotion, and no thread overrides one of ``FLAGS`` locally
+  promotion, no host-to-device transfer guard, and no thread overrides one
+  of ``FLAGS`` locally
   (``config.override``); otherwise eager code reads every flag itself. ``x64``
   is the global ``jax_enable_x64``.
   """
   __slots__ = ("flags_ok", "x64", "_overriding", "_lock")
-  FLAGS = ("jax_enable_x64", "jax_debug_nans", "jax_debug_infs", "jax_numpy_dtype_promotion")
+  FLAGS = ("jax_enable_x64", "jax_debug_nans", "jax_debug_infs", "jax_numpy_dtype_promotion",
+           "jax_transfer_guard", "jax_transfer_guard_host_to_device")
 
   def __init__(self):
     self._overriding: set = set()   # ids of threads with a local override
@@ -156,6 +161,8 @@ class EagerConfig:
       self.x64 = bool(values["jax_enable_x64"])
       self.flags_ok = not (values["jax_debug_nans"] or values["jax_debug_infs"]
                            or values["jax_numpy_dtype_promotion"] != "standard"
+                           or values["jax_transfer_guard"] != "allow"
+                           or values["jax_transfer_guard_host_to_device"] not in (None, "allow")
                            or self._overriding)
 
   def read_x64(self) -> bool:
@@ -297,7 +304,12 @@ class EvalTrace(Trace):
 
   def process_primitive(self, primitive, args, params) -> list:
     cfg = eager_config
-    x64 = cfg.x64 if cfg.flags_ok else bool(config.read("jax_enable_x64"))
+    if cfg.flags_ok:
+      x64 = cfg.x64
+    else:
+      x64 = bool(config.read("jax_enable_x64"))
+      # NumPy operands are host-to-device transfers.
+      guard_eager_operands(args, get_aval)
     entry = self._last.get(primitive)
     try:
       if entry is None or entry[2] is not x64 or entry[1] != params:
@@ -470,9 +482,26 @@ def check_nans(primitive, values) -> None:
     if dtypes.kind(v.dtype) not in "fc":
       continue
     if config.read("jax_debug_nans") and np.isnan(v).any():
-      raise FloatingPointError(f"invalid value (nan) encountered in {primitive.name}")
+      raise FloatingPointError(f"invalid value (nan) encountered in {primitive.name}"
+                               f"{_user_line()}")
     if config.read("jax_debug_infs") and np.isinf(v).any():
-      raise FloatingPointError(f"invalid value (inf) encountered in {primitive.name}")
+      raise FloatingPointError(f"invalid value (inf) encountered in {primitive.name}"
+                               f"{_user_line()}")
+
+
+_OPENJAX_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _user_line() -> str:
+  """`` at file:line (function)`` of the innermost frame outside openjax
+  (the user's line that ran the operation), or "" when there is none."""
+  frame = sys._getframe(1)
+  while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(
+      _OPENJAX_DIR + os.sep):
+    frame = frame.f_back
+  if frame is None:
+    return ""
+  return f" at {frame.f_code.co_filename}:{frame.f_lineno} ({frame.f_code.co_name})"
 
 
 class _TraceState(threading.local):

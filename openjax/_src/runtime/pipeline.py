@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import logging
 import os
 import threading
+import time
 import warnings
 from concurrent.futures import Future
 import weakref
@@ -31,6 +33,8 @@ from openjax._src.runtime.iree_device import cpu_thread_cap
 
 
 _EXECUTORS = ("iree", "interpreter")
+# jax_log_compiles writes here (the logger jit's other compile logs use).
+_dispatch_log = logging.getLogger("openjax._src.dispatch")
 
 
 def _check_executor(value):
@@ -137,8 +141,13 @@ _exec_lock = threading.Lock()
 
 def compile_lowered(lowered: LoweredModule, compiler_options: dict | None = None) -> Executable:
   """Compile (or fetch from the caches) and load a lowered module."""
+  t0, compiles = time.perf_counter(), compiler.stats["compiles"]
   key, vmfb = compiler.compile_module(lowered.text, name=lowered.name,
                                       compiler_options=compiler_options)
+  if config.read("jax_log_compiles"):
+    hit = "" if compiler.stats["compiles"] > compiles else " (found in the compilation cache)"
+    _dispatch_log.warning(f"Finished IREE compilation of jit({lowered.name}) in "
+                          f"{time.perf_counter() - t0:.9f} sec{hit}")
   return _executable(lowered, key, vmfb)
 
 

@@ -7,7 +7,8 @@ from typing import Any
 import numpy as np
 
 from openjax._src import dtypes, tree_util
-from openjax._src.core import Array, Tracer, canonical_value, make_array
+from openjax._src.core import Array, Tracer, canonical_value, get_aval, make_array
+from openjax._src.core.transfer_guard import guard_host_to_device
 
 
 def _put_leaf(x: Any, device=None) -> Any:
@@ -27,6 +28,7 @@ def device_put(x: Any, device=None, *, src=None, donate: bool = False, may_alias
   """Transfer ``x`` (any pytree of arrays) to ``device`` (default: the first);
   NumPy inputs are copied, so later changes to them are not seen."""
   target = getattr(device, "_device", None) if hasattr(device, "device_set") else device
+  guard_host_to_device(tree_util.tree_leaves(x), get_aval, explicit=True)
   return tree_util.tree_map(lambda leaf: _put_leaf(leaf, target), x)
 
 
