@@ -26,6 +26,8 @@ COVERED_ELSEWHERE = {
     # result types that the op table's generic rows cannot give.
     "debug_callback": "tests/test_callbacks.py", "debug_print": "tests/test_callbacks.py",
     "io_callback": "tests/test_callbacks.py", "pure_callback": "tests/test_callbacks.py",
+    # A runtime assertion: meaningful only with checkify (or eagerly).
+    "check": "tests/test_checkify.py",
 }
 
 

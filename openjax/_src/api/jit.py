@@ -22,10 +22,11 @@ from openjax._src.errors import JaxRuntimeError
 from openjax._src.api.aot import Lowered
 from openjax._src.api.jit_debug import explain_cache_miss, log_lowering, log_traced, run_checked
 from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, Tracer, check_transformed, eval_jaxpr,
-                               eval_trace, trace_state)
+                               eval_trace, jaxpr_effects, trace_state)
 from openjax._src.core.trace import eager_config
 from openjax._src.core.transfer_guard import guard_host_to_device
 from openjax._src.interpreters.staging import DebugInfo, flat_arg_names, trace_to_jaxpr
+from openjax._src.control.checks import NOT_FUNCTIONALIZED
 from openjax._src.control.closed_call import jit_p
 from openjax._src.primitives.collectives.collectives import current_axis_env, extend_axis_env
 from openjax._src.runtime.compiler import clear_memory_cache
@@ -126,7 +127,7 @@ def _check_donated_once(leaves, donated_invars) -> None:
 
 class _CacheEntry:
   __slots__ = ("closed_jaxpr", "out_tree", "hoisted", "lowered", "executable", "pending",
-               "single")
+               "single", "unchecked")
 
   def __init__(self, closed_jaxpr, out_tree, hoisted):
     self.closed_jaxpr = closed_jaxpr
@@ -136,6 +137,9 @@ class _CacheEntry:
     self.executable = None   # Executable, made on first compiled call
     self.pending = None      # Future of a background compile (tiered execution)
     self.single = out_tree.num_leaves == 1 and out_tree.num_nodes == 1  # one bare leaf
+    # A checkify.check staged without checkify: the program cannot run.
+    self.unchecked = any(getattr(e, "must_be_functionalized", False)
+                         for e in jaxpr_effects(closed_jaxpr))
 
   def unflatten(self, outs):
     return outs[0] if self.single else tree_util.tree_unflatten(self.out_tree, outs)
@@ -349,6 +353,8 @@ class JitWrapped:
 
   def _call(self, args, kwargs, fast_key):
     entry, leaves, in_tree = self._get_entry(args, kwargs)
+    if entry.unchecked and trace_state.trace is eval_trace:
+      raise ValueError(NOT_FUNCTIONALIZED)
     if self._donates and trace_state.trace is eval_trace:
       _check_donated_once(leaves, self._donated_invars(entry, in_tree, len(leaves)))
     if (trace_state.trace is eval_trace and not entry.hoisted
