@@ -37,7 +37,7 @@ from openjax import ad_checkpoint, custom_derivatives  # noqa: F401
 from openjax import random, scipy, nn  # noqa: F401
 from openjax import dlpack, stages, typing  # noqa: F401
 from openjax import debug, experimental  # noqa: F401
-from openjax._src.control.callbacks import pure_callback  # noqa: F401
+from openjax._src.control.callbacks import effects_barrier, pure_callback  # noqa: F401
 # Old top-level pytree aliases (jax.tree_map, ...) still work, and warn.
 from openjax._src.tree_util import deprecated_top_level_alias as __getattr__  # noqa: F401
 

@@ -39,7 +39,7 @@ def test_debug_nans_names_primitive_and_line(mode, capsys):
       f(-1.)
     assert float(f(2.)) == pytest.approx(2 * np.log(2.))
   if mode != "eager":
-    assert "Calling the de-optimized version" in capsys.readouterr().err
+    assert "Calling the de-optimized version" in capsys.readouterr().out
 
 
 def test_debug_infs_and_flags_off():

@@ -141,8 +141,9 @@ def run_checked(call: Callable[[], list], rerun: Callable[[], Any], name: str) -
     first = None
     if kind is None:
       return outs
-  sys.stderr.write(f"Invalid {kind} value encountered in the output of a jax.jit function. "
-                   "Calling the de-optimized version.\n")
+  # Printed to stdout, as JAX does.
+  print(f"Invalid {kind} value encountered in the output of a jax.jit function. "
+        "Calling the de-optimized version.")
   with disable_jit():
     rerun()
   # Op by op everything was finite (a nan only the compiled code makes).

@@ -30,6 +30,12 @@ class ShapeDtypeStruct:
   def size(self) -> int:
     return int(np.prod(self.shape, dtype=np.int64))
 
+  @classmethod
+  def like(cls, x) -> "ShapeDtypeStruct":
+    """The shape, dtype and weak type of an array-like ``x``."""
+    aval = abstractify(x)
+    return cls(aval.shape, aval.dtype, weak_type=aval.weak_type)
+
   def update(self, shape=None, dtype=None, sharding=None, weak_type=None):
     return ShapeDtypeStruct(self.shape if shape is None else shape,
                             self.dtype if dtype is None else dtype,

@@ -29,6 +29,7 @@ from openjax._src.control.scan import scan
 from openjax._src.primitives.base.structural import broadcast, moveaxis
 from openjax._src.primitives.shape.shape import concatenate, index_in_dim
 from openjax._src.runtime import host_calls
+from openjax._src.runtime.iree_device import synchronize_all
 
 
 # ------------------------------------------------------------------ effects
@@ -234,7 +235,7 @@ def _pure_callback_batch(vals, dims, *, callback, result_avals, sharding, vmap_m
   raise NotImplementedError(
       "vmap is only supported for the pure_callback primitive when vmap_method is one of "
       "'sequential', 'sequential_unrolled', 'expand_dims', 'broadcast_all', or "
-      "'legacy_vectorized'.")
+      f"'legacy_vectorized'. Got vmap_method={vmap_method}.")
 
 
 @pure_callback_p.def_lower
@@ -414,6 +415,13 @@ def _debug_callback_lower(ctx, *args, callback, effect, partitioned):
   return _lower_host_call(ctx, args, run, ("debug_callback", callback))
 
 
+def effects_barrier() -> None:
+  """Wait until every callback of the programs dispatched so far has run.
+  (Compiled programs call their host functions while ``invoke`` runs, so
+  this waits for the device work still queued.)"""
+  synchronize_all()
+
+
 # ------------------------------------------------------------ debug_print
 debug_print_p = Primitive("debug_print", multiple_results=True)
 
@@ -536,7 +544,7 @@ def _debug_print_lower(ctx, *args, **params):
 
 
 __all__ = ["pure_callback_p", "io_callback_p", "debug_callback_p", "debug_print_p",
-           "pure_callback", "io_callback", "debug_callback", "debug_print",
+           "effects_barrier", "pure_callback", "io_callback", "debug_callback", "debug_print",
            "DebugEffect", "OrderedDebugEffect", "IOEffect", "OrderedIOEffect",
            "debug_effect", "ordered_debug_effect", "split_callback_args",
            "merge_callback_args", "format_message", "debug_print_params"]

@@ -151,8 +151,17 @@ class Error:
     return "\n".join(lines) if lines else None
 
   def get_exception(self) -> JaxRuntimeError | None:
-    msg = self.get()
-    return None if msg is None else JaxRuntimeError(msg)
+    """The exception ``throw`` raises: for a ``vmap``ped error, the check
+    that comes first in the program among those failing in any example
+    (with the values of the first such example), as JAX reports it."""
+    leaves = [np.asarray(x) for x in self._leaves]
+    if not leaves or not leaves[0].any():
+      return None
+    if leaves[0].ndim == 0:
+      return JaxRuntimeError(self._table.message(leaves))
+    failing = [idx for idx in np.ndindex(*leaves[0].shape) if leaves[0][idx]]
+    first = min(failing, key=lambda idx: int(leaves[1][idx]))
+    return JaxRuntimeError(self._table.message([x[first] for x in leaves]))
 
   def throw(self) -> None:
     """Raise ``JaxRuntimeError`` with the message if a check failed."""
