@@ -396,3 +396,21 @@ def test_host_call_runtime_piece_directly():
     out = ex.execute([np.arange(4, dtype=F32)])
     assert np.asarray(out[0]).tolist() == [0.0, 4.0, 14.0, 30.0]
   assert seen == [([0.0, 1.0, 4.0, 9.0], 3)] * 2
+
+
+def test_callback_on_a_returned_value_in_a_task_device_program():
+  """A callback reading a value the program computes and also returns, in a
+  program large enough for the local-task device (it used to hang there)."""
+  seen = []
+  m = np.random.default_rng(0).normal(size=(256, 256)).astype(F32)
+
+  def f(x):
+    y = x @ x
+    jax.debug.callback(lambda a: seen.append(np.asarray(a).shape), y)
+    jax.debug.print("corner {}", y[0, 0])
+    return y
+  with compiled():
+    ex = jax.jit(f).lower(m).compile()
+    out = ex(m).block_until_ready()
+  np.testing.assert_allclose(np.asarray(out), m @ m, rtol=1e-4, atol=1e-3)
+  assert seen == [(256, 256)]

@@ -137,6 +137,12 @@ class LoweringContext:
     provides when the program is loaded (host calls), declaring it in the
     module; returns the list of results."""
     callee = self.module.declare_import(symbol, [o.type for o in operands], result_types)
+    if operands:
+      # Without the barrier, an import reading a value the program computes
+      # and also returns leaves the program's signal fence unsignalled on
+      # the local-task device (IREE 3.13; probed): the call never finishes.
+      operands = self.op("stablehlo.optimization_barrier", list(operands),
+                         [o.type for o in operands])
     return self.call(callee, operands, result_types)
 
   def lower_jaxpr_inline(self, jaxpr: ClosedJaxpr | Jaxpr, args: Sequence[Value],
