@@ -414,3 +414,18 @@ def test_callback_on_a_returned_value_in_a_task_device_program():
     out = ex(m).block_until_ready()
   np.testing.assert_allclose(np.asarray(out), m @ m, rtol=1e-4, atol=1e-3)
   assert seen == [(256, 256)]
+
+
+def test_callback_calling_jit_from_a_compiled_program():
+  # The calling program holds its device: the nested jitted call interprets
+  # instead of waiting for it.
+  inner = jax.jit(lambda a: a * 3)
+
+  def host(a):
+    assert host_calls.active()
+    return np.asarray(inner(a))
+
+  f = lambda x: jax.pure_callback(host, jax.ShapeDtypeStruct((2,), F32), x) + 1  # noqa: E731
+  with compiled():
+    out = jax.jit(f)(np.ones(2, F32))
+  assert np.asarray(out).tolist() == [4.0, 4.0] and not host_calls.active()
