@@ -129,3 +129,20 @@ def test_control_flow_and_grad():
   with compiled():
     err, ys = jax.jit(scanned)(jnp.arange(4.))
   assert err.get() == "x too big: 2.0 (`check` failed)"
+
+
+def test_gather_index_checks():
+  f = checkify.checkify(lambda x, i: x[i], errors=checkify.index_checks)
+  assert f(jnp.arange(5.), jnp.array([1, 7]))[0].get() == (
+      "out-of-bounds indexing for array of shape (5,): index 7 is out of bounds for axis 0 "
+      "with size 5. ")
+  assert f(jnp.ones((2, 5)), (jnp.array([0, 1]), jnp.array([1, 9])))[0].get() == (
+      "out-of-bounds indexing for array of shape (2, 5): index 9 is out of bounds for axis 1 "
+      "with size 5. ")
+  assert f(jnp.arange(5.), jnp.array([1, -7]))[0].get() == (
+      "out-of-bounds indexing for array of shape (5,): index -2 is out of bounds for axis 0 "
+      "with size 5. ")
+  assert f(jnp.arange(5.), jnp.array([1, 4]))[0].get() is None
+  # jnp.take's default mode fills out-of-bounds windows: defined, not an error.
+  g = checkify.checkify(lambda x, i: jnp.take(x, i), errors=checkify.index_checks)
+  assert g(jnp.arange(5.), jnp.array([9]))[0].get() is None

@@ -32,6 +32,7 @@ from openjax._src.core import (ClosedJaxpr, DropVar, Jaxpr, Literal, ShapedArray
 from openjax._src.numpy import reductions
 from openjax._src.numpy.creation import asarray, full
 from openjax._src.numpy.misc import where
+from openjax._src.numpy.shape_reshaping import ravel
 from openjax._src.numpy.ufuncs import equal
 from openjax._src.numpy.ufuncs_bitwise import logical_and, logical_not, logical_or
 from openjax._src.numpy.ufuncs_float import isnan
@@ -264,6 +265,10 @@ class _Checker:
     if (DivisionByZeroError in errors and name in ("div", "rem")
         and np.issubdtype(eqn.invars[1].aval.dtype, np.integer)):
       return _Site(DivisionByZeroError, "div", None)
+    if OOBError in errors and name == "gather" and "FILL_OR_DROP" not in str(
+        eqn.params.get("mode")):   # filled windows are defined behaviour, not an error
+      scalar_i32 = ShapedArray((), np.dtype(np.int32))
+      return _Site(OOBError, "oob", tuple(eqn.invars[0].aval.shape), (scalar_i32, scalar_i32))
     if OOBError in errors and name in ("dynamic_slice", "dynamic_update_slice"):
       scalar_i32 = ShapedArray((), np.dtype(np.int32))
       return _Site(OOBError, "oob", tuple(eqn.invars[0].aval.shape), (scalar_i32, scalar_i32))
@@ -339,8 +344,10 @@ class _Checker:
       return self._record(state, index, fail, [])
     if site.kind == "div":
       return self._record(state, index, reductions.any(equal(ins[1], 0)), [])
-    # out-of-bounds start indices of dynamic_slice / dynamic_update_slice
+    # out-of-bounds start indices of gather / dynamic_slice / dynamic_update_slice
     operand = eqn.invars[0].aval
+    if eqn.primitive.name == "gather":
+      return self._gather_bounds(index, eqn, operand, ins[1], state)
     if eqn.primitive.name == "dynamic_slice":
       sizes, starts = eqn.params["slice_sizes"], ins[1:]
     else:
@@ -352,6 +359,22 @@ class _Checker:
       bad_index = where(bad, s, bad_index)
       bad_axis = where(bad, np.int32(axis), bad_axis)
       fail = logical_or(fail, bad)
+    return self._record(state, index, fail, [bad_index, bad_axis])
+
+  def _gather_bounds(self, index: int, eqn, operand, indices, state):
+    """The first out-of-bounds start index of a gather (the indices' last
+    axis holds one start per ``start_index_map`` entry)."""
+    dnums, sizes = eqn.params["dimension_numbers"], eqn.params["slice_sizes"]
+    fail, bad_index, bad_axis = asarray(False), asarray(np.int32(0)), asarray(np.int32(0))
+    for k in reversed(range(len(dnums.start_index_map))):   # the lowest component wins
+      axis = dnums.start_index_map[k]
+      starts = ravel(asarray(indices)[..., k]).astype(np.int32)
+      bad = logical_or(starts < 0, starts > operand.shape[axis] - sizes[axis])
+      any_bad = reductions.any(bad)
+      first = starts[reductions.argmax(bad)]
+      bad_index = where(any_bad, first, bad_index)
+      bad_axis = where(any_bad, np.int32(axis), bad_axis)
+      fail = logical_or(fail, any_bad)
     return self._record(state, index, fail, [bad_index, bad_axis])
 
   def _record(self, state, site: int, fail, values):
