@@ -41,7 +41,8 @@ from openjax import numpy, lax, tree_util, tree, errors, dtypes, test_util  # no
 from openjax import ad_checkpoint, custom_derivatives  # noqa: F401
 from openjax import random, scipy, nn  # noqa: F401
 from openjax import dlpack, stages, typing  # noqa: F401
-from openjax import debug, sharding  # noqa: F401
+from openjax import debug, experimental, sharding  # noqa: F401
+from openjax._src.control.callbacks import effects_barrier, pure_callback  # noqa: F401
 # Old top-level pytree aliases (jax.tree_map, ...) still work, and warn.
 from openjax._src.tree_util import deprecated_top_level_alias as __getattr__  # noqa: F401
 

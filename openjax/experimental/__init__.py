@@ -1,0 +1,3 @@
+"""``jax.experimental``."""
+from openjax._src.control.callbacks import io_callback  # noqa: F401
+from openjax.experimental import checkify  # noqa: F401
