@@ -1,2 +1,4 @@
 """``openjax.scipy``: SciPy functions on openjax arrays (``jax.scipy``)."""
 from openjax.scipy import signal  # noqa: F401
+from openjax.scipy import special  # noqa: F401
+from openjax.scipy import stats  # noqa: F401
