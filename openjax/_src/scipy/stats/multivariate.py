@@ -14,11 +14,14 @@ __all__ = ["multivariate_normal_logpdf", "multivariate_normal_pdf", "dirichlet_l
            "dirichlet_pdf", "multinomial_logpmf", "multinomial_pmf"]
 
 
-def _solve_lower_transposed(chol, y):
-  """L^-1 y for a batch of lower-triangular L and vectors y (``...n``)."""
-  def solve(l, v):
-    return lax.linalg.triangular_solve(l, v, lower=True, transpose_a=True)
-  return jnp.vectorize(solve, signature="(n,n),(n)->(n)")(chol, y)
+def _solve_lower(chol, y):
+  """L^-1 y for a (batch of) lower-triangular L and vectors y (``...n``),
+  broadcast against each other."""
+  n = y.shape[-1]
+  batch = jnp.broadcast_shapes(chol.shape[:-2], y.shape[:-1])
+  chol = jnp.broadcast_to(chol, batch + (n, n))
+  y = jnp.broadcast_to(y, batch + (n,))[..., None]
+  return lax.linalg.triangular_solve(chol, y, left_side=True, lower=True)[..., 0]
 
 
 def multivariate_normal_logpdf(x, mean, cov, allow_singular=None):
@@ -38,7 +41,7 @@ def multivariate_normal_logpdf(x, mean, cov, allow_singular=None):
     raise ValueError(f"multivariate_normal.logpdf got incompatible shapes: mean "
                      f"{mean.shape}, cov {cov.shape}; cov must end in ({n}, {n}).")
   chol = lax.linalg.cholesky(cov)
-  y = _solve_lower_transposed(chol, x - mean)
+  y = _solve_lower(chol, x - mean)
   return (-0.5 * jnp.einsum("...i,...i->...", y, y) - n / 2 * np.log(2 * np.pi)
           - jnp.log(jnp.diagonal(chol, axis1=-1, axis2=-2)).sum(-1))
 
