@@ -1,9 +1,8 @@
-"""jax.scipy.special, part two: the functions JAX computes by iteration or
-recurrence: Bessel J_n (Miller's backward recurrence), spherical harmonics
-(normalized associated Legendre recurrences), exponential and trigonometric
-integrals, Spence's function, Bernoulli numbers and the confluent and Gauss
-hypergeometric functions (power series, asymptotic series and the digamma
-transformation near x = 1). Rational approximations are Cephes', as in JAX.
+"""jax.scipy.special, part two: the functions JAX computes by iteration,
+recurrence or piecewise rational approximation: Bessel J_n (Miller's backward
+recurrence), spherical harmonics (normalized associated Legendre recurrences),
+exponential, trigonometric and Fresnel integrals, Spence's function and
+Bernoulli numbers. Rational approximations are Cephes', as in JAX.
 """
 from __future__ import annotations
 
@@ -19,10 +18,10 @@ from openjax._src.api.jit import jit
 from openjax._src.core import concrete_or_error
 from openjax._src.numpy.util import promote_args_inexact, promote_dtypes_inexact
 from openjax._src.scipy import jnp
-from openjax._src.scipy.special import digamma, gamma, gammaln
+from openjax._src.scipy.special import gammaln
 
 __all__ = ["bessel_jn", "sph_harm_y", "expi", "expn", "exp1", "sici", "fresnel", "spence",
-           "bernoulli", "hyp1f1", "hyp2f1"]
+           "bernoulli"]
 
 
 def _reject_complex(name: str, x) -> None:
@@ -447,227 +446,6 @@ def bernoulli(n: int):
   k = jnp.arange(2, 50, dtype=out.dtype)
   zeta_tail = jnp.sum(k[:, None] ** (-m[None, :]), axis=0)
   return out.at[4::2].set(lead * (1 + zeta_tail))
-
-
-# --------------------------------------------------------------- hyp1f1
-def _converging(eps):
-  def cond(state):
-    total, k, term = state
-    return (k < 250) & (lax.abs(term) / lax.abs(total) > eps)
-  return cond
-
-
-def _hyp1f1_series(a, b, x):
-  def body(state):
-    total, k, term = state
-    return total + term, k + 1, term * (a + k) / (b + k) * x / (k + 1)
-  one = jnp.ones_like(x)
-  return lax.while_loop(_converging(dtypes.finfo(x.dtype).eps), body,
-                        (one, one, a / b * x))[0]
-
-
-def _hyp1f1_asymptotic(a, b, x):
-  def body(state):
-    total, k, term = state
-    return total + term, k + 1, term * (b - a + k) * (1 - a + k) / (k + 1) / x
-  one = jnp.ones_like(x)
-  total = lax.while_loop(_converging(dtypes.finfo(x.dtype).eps), body,
-                         (one, one, (b - a) * (1 - a) / x))[0]
-  return gamma(b) / gamma(a) * lax.exp(x) * x ** (a - b) * total
-
-
-def _parameter_derivative(ratio, weight):
-  """d/dp of a hypergeometric series sum_k t_k: sum_k t_k weight(k), with the
-  terms' ratio t_{k+1}/t_k = ratio(k)."""
-  def derivative(first_term, x):
-    def body(state):
-      total, k, term = state
-      return total + term * weight(k), k + 1, term * ratio(k)
-    init = (jnp.zeros_like(x), jnp.ones_like(x), first_term)
-    return lax.while_loop(_converging(dtypes.finfo(x.dtype).eps), body, init)[0]
-  return derivative
-
-
-@jit
-def _hyp1f1_da(a, b, x):
-  def scalar(a, b, x):
-    return _parameter_derivative(lambda k: (a + k) / (b + k) * x / (k + 1),
-                                 lambda k: digamma(a + k) - digamma(a))(a / b * x, x)
-  return jnp.vectorize(scalar)(a, b, x)
-
-
-@jit
-def _hyp1f1_db(a, b, x):
-  def scalar(a, b, x):
-    return _parameter_derivative(lambda k: (a + k) / (b + k) * x / (k + 1),
-                                 lambda k: digamma(b) - digamma(b + k))(a / b * x, x)
-  return jnp.vectorize(scalar)(a, b, x)
-
-
-def _hyp1f1_scalar(a, b, x):
-  out = lax.cond(lax.abs(x) < 100, _hyp1f1_series, _hyp1f1_asymptotic, a, b, x)
-  case = (a == 0) * 1 + ((a == b) & (a != 0)) * 2 + ((b == 0) & (a != 0)) * 3
-  return lax.select_n(case, out, jnp.ones_like(x), jnp.exp(x), jnp.full_like(x, np.inf))
-
-
-@custom_jvp
-@jit
-def hyp1f1(a, b, x):
-  """Confluent hypergeometric function 1F1(a; b; x) (real arguments): the
-  power series for |x| < 100, the asymptotic series beyond."""
-  a, b, x = promote_args_inexact("hyp1f1", a, b, x)
-  _reject_complex("hyp1f1", x)
-  return jnp.vectorize(_hyp1f1_scalar)(a, b, x)
-
-
-hyp1f1.defjvps(
-    lambda a_dot, out, a, b, x: _hyp1f1_da(a, b, x) * a_dot,
-    lambda b_dot, out, a, b, x: _hyp1f1_db(a, b, x) * b_dot,
-    lambda x_dot, out, a, b, x: a / b * hyp1f1(a + 1, b + 1, x) * x_dot)
-
-
-# --------------------------------------------------------------- hyp2f1
-def _hyp2f1_terminating(a, b, c, x):
-  """The polynomial 2F1 when a (or b) is a non-positive integer."""
-  eps = dtypes.finfo(x.dtype).eps * 50
-  swap = (b < a) & (jnp.abs(b - jnp.round(b)) < eps) & ~(
-      (c % 1 == 0) & (c <= 0) & (c > b))
-  a, b = jnp.where(swap, b, a), jnp.where(swap, a, b)
-  a = jnp.abs(a)
-
-  def body(i, state):
-    total, term = state
-    term = term * -(a - i + 1) / (c + i - 1) * (b + i - 1) / i * x
-    return total + term, term
-
-  one = jnp.ones((), x.dtype)
-  return lax.fori_loop(one, a + 1, body, (one, one))[0]
-
-
-def _hyp2f1_series(a, b, c, x):
-  def body(state):
-    total, k, term = state
-    return total + term, k + 1, term * (a + k - 1) * (b + k - 1) / (c + k - 1) / k * x
-
-  def cond(state):
-    total, k, term = state
-    return (k < 250) & (lax.abs(term) > dtypes.finfo(x.dtype).eps * lax.abs(total))
-
-  return lax.while_loop(cond, body, (jnp.zeros_like(x), jnp.ones_like(x), jnp.ones_like(x)))[0]
-
-
-def _hyp2f1_near_one(a, b, c, x):
-  """2F1 for x near 1 with c - a - b close to an integer: the digamma series of
-  Abramowitz & Stegun 15.3.10-12 in s = 1 - x (Cephes' hys2f1 / hyt2f1)."""
-  eps = dtypes.finfo(x.dtype).eps
-  d = c - a - b
-  s = 1 - x
-  rd = jnp.round(d)
-  e = jnp.where(rd >= 0, d, -d)
-  d1 = jnp.where(rd >= 0, d, 0.0)
-  d2 = jnp.where(rd >= 0, 0.0, d)
-  ard = jnp.where(rd >= 0, rd, -rd).astype(np.int32)
-  log_s = jnp.log(s)
-  y = (digamma(1.0) + digamma(1.0 + e) - digamma(a + d1) - digamma(b + d1) - log_s) / gamma(
-      e + 1.0)
-  p = (a + d1) * (b + d1) * s / gamma(e + 2.0)
-
-  def cond(state):
-    p, q, t, y = state
-    return (t < 250) & (jnp.abs(q) >= eps * jnp.abs(y))
-
-  def body(state):
-    p, q, t, y = state
-    r = digamma(1.0 + t) + digamma(1.0 + t + e) - digamma(a + t + d1) - digamma(b + t + d1) - log_s
-    q = p * r
-    p = p * s * (a + t + d1) / (t + 1.0) * (b + t + d1) / (t + 1.0 + e)
-    return p, q, t + 1.0, y + q
-
-  _, _, _, y = lax.while_loop(cond, body, (p, y, jnp.ones_like(x), y))
-
-  def finite_sum(i, state):
-    p, t, y1 = state
-    p = p * s * (a + t + d2) * (b + t + d2) / (1.0 - e + t)
-    t = t + 1.0
-    p = p / t
-    return p, t, y1 + p
-
-  one = jnp.ones_like(x)
-  y1 = lax.fori_loop(1, ard, finite_sum, (one, jnp.zeros_like(x), one))[2]
-  gc = gamma(c)
-  y1 = y1 * gamma(e) * gc / (gamma(a + d1) * gamma(b + d1))
-  y_scaled = y * gc / (gamma(a + d2) * gamma(b + d2))
-  y_scaled = jnp.where(ard & 1 != 0, -y_scaled, y_scaled)
-  q = s ** rd
-  general = jnp.where(rd > 0, y_scaled * q + y1, y_scaled + y1 * q)
-  return jnp.where(rd == 0, y * gc / (gamma(a) * gamma(b)), general)
-
-
-def _hyp2f1_dispatch(a, b, c, x):
-  eps = dtypes.finfo(x.dtype).eps * 50
-  d = c - a - b
-  neg_int_a = (a <= 0) & (jnp.abs(a - jnp.round(a)) < eps)
-  neg_int_b = (b <= 0) & (jnp.abs(b - jnp.round(b)) < eps)
-  terminating = neg_int_a | neg_int_b
-  case = jnp.where((x > 0.9) & ~terminating,
-                   jnp.where(jnp.abs(d - jnp.round(d)) >= eps, 0, 1),
-                   jnp.where(terminating, 2, 0))
-  return lax.select_n(case, _hyp2f1_series(a, b, c, x), _hyp2f1_near_one(a, b, c, x),
-                      _hyp2f1_terminating(a, b, c, x))
-
-
-def _hyp2f1_scalar(a, b, c, x):
-  eps = dtypes.finfo(x.dtype).eps * 50
-  d = c - a - b
-  s = 1 - x
-  ca, cb = c - a, c - b
-  pole_c = (c == 0) | ((c < 0) & (c % 1 == 0))
-  case = jnp.where(
-      (x == 0) | (((a == 0) | (b == 0)) & (c != 0)), 0,
-      jnp.where(pole_c, 1,
-                jnp.where((d <= -1) & ~((jnp.abs(d - jnp.round(d)) >= eps) & (s < 0)), 2,
-                          jnp.where((d <= 0) & (x == 1), 1,
-                                    jnp.where((x < 1) & (b == c), 3,
-                                              jnp.where((x < 1) & (a == c), 4,
-                                                        jnp.where(x > 1, 1,
-                                                                  jnp.where(x == 1, 5, 6))))))))
-  return lax.select_n(
-      case, jnp.ones_like(x), jnp.full_like(x, np.inf),
-      s ** d * _hyp2f1_dispatch(ca, cb, c, x),  # Euler's transformation
-      s ** (-a), s ** (-b),
-      gamma(c) * gamma(d) / (gamma(ca) * gamma(cb)),  # Gauss' theorem at x = 1
-      _hyp2f1_dispatch(a, b, c, x))
-
-
-def _hyp2f1_parameter_derivative(weight):
-  @jit
-  def derivative(a, b, c, x):
-    def scalar(a, b, c, x):
-      ratio = lambda k: (a + k) * (b + k) / (c + k) / (k + 1) * x  # noqa: E731
-      return _parameter_derivative(ratio, weight(a, b, c))(a * b / c * x, x)
-    return jnp.vectorize(scalar)(a, b, c, x)
-  return derivative
-
-
-_hyp2f1_da = _hyp2f1_parameter_derivative(lambda a, b, c: lambda k: digamma(a + k) - digamma(a))
-_hyp2f1_db = _hyp2f1_parameter_derivative(lambda a, b, c: lambda k: digamma(b + k) - digamma(b))
-_hyp2f1_dc = _hyp2f1_parameter_derivative(lambda a, b, c: lambda k: digamma(c) - digamma(c + k))
-
-
-@custom_jvp
-@jit
-def hyp2f1(a, b, c, x):
-  """Gauss' hypergeometric function 2F1(a, b; c; x) for real x < 1 (and the
-  closed forms at x = 1), as JAX computes it."""
-  a, b, c, x = promote_args_inexact("hyp2f1", a, b, c, x)
-  return jnp.vectorize(_hyp2f1_scalar)(a, b, c, x)
-
-
-hyp2f1.defjvps(
-    lambda a_dot, out, a, b, c, x: _hyp2f1_da(a, b, c, x) * a_dot,
-    lambda b_dot, out, a, b, c, x: _hyp2f1_db(a, b, c, x) * b_dot,
-    lambda c_dot, out, a, b, c, x: _hyp2f1_dc(a, b, c, x) * c_dot,
-    lambda x_dot, out, a, b, c, x: a * b / c * hyp2f1(a + 1, b + 1, c + 1, x) * x_dot)
 
 
 # --------------------------------------------------------------- fresnel
