@@ -14,7 +14,7 @@ from openjax._src import lax
 from openjax._src.nn.activations import log1mexp
 from openjax._src.numpy.util import promote_args_inexact
 from openjax._src.scipy import jnp
-from openjax._src.scipy.special import expit, log_ndtr, logit, ndtr, ndtri, xlog1py, xlogy
+from openjax._src.scipy.special import expit, log_ndtr, logit, ndtr, ndtri
 
 __all__ = [
     "norm_logpdf", "norm_pdf", "norm_cdf", "norm_logcdf", "norm_sf", "norm_logsf", "norm_ppf",
@@ -274,6 +274,8 @@ def uniform_ppf(q, loc=0, scale=1):
 
 
 # ------------------------------------------------------------- gumbel_l
+# -log(scale) where JAX writes xlogy(-1, scale) (the same values): JAX's form
+# cannot be differentiated in scale (the integer -1 gets a float0 tangent).
 def _gumbel_z(name, x, loc, scale):
   x, loc, scale = promote_args_inexact(name, x, loc, scale)
   return (x - loc) / scale, scale > 0, scale
@@ -281,7 +283,7 @@ def _gumbel_z(name, x, loc, scale):
 
 def gumbel_l_logpdf(x, loc=0, scale=1):
   z, ok, scale = _gumbel_z("gumbel_l.logpdf", x, loc, scale)
-  return jnp.where(ok, xlogy(-1, scale) + z - lax.exp(z), np.nan)
+  return jnp.where(ok, -lax.log(scale) + z - lax.exp(z), np.nan)
 
 
 def gumbel_l_pdf(x, loc=0, scale=1):
@@ -308,13 +310,13 @@ def gumbel_l_sf(x, loc=0, scale=1):
 
 def gumbel_l_ppf(p, loc=0, scale=1):
   p, loc, scale = promote_args_inexact("gumbel_l.ppf", p, loc, scale)
-  return jnp.where((p > 0) & (p < 1), loc + scale * lax.log(xlog1py(-1, -p)), np.nan)
+  return jnp.where((p > 0) & (p < 1), loc + scale * lax.log(-lax.log1p(-p)), np.nan)
 
 
 # ------------------------------------------------------------- gumbel_r
 def gumbel_r_logpdf(x, loc=0, scale=1):
   z, ok, scale = _gumbel_z("gumbel_r.logpdf", x, loc, scale)
-  return jnp.where(ok, xlogy(-1, scale) - (z + lax.exp(-z)), np.nan)
+  return jnp.where(ok, -lax.log(scale) - (z + lax.exp(-z)), np.nan)
 
 
 def gumbel_r_pdf(x, loc=0, scale=1):
@@ -342,7 +344,7 @@ def gumbel_r_logsf(x, loc=0, scale=1):
 
 def gumbel_r_ppf(p, loc=0, scale=1):
   p, loc, scale = promote_args_inexact("gumbel_r.ppf", p, loc, scale)
-  return jnp.where((p > 0) & (p < 1), loc - scale * lax.log(xlogy(-1, p)), np.nan)
+  return jnp.where((p > 0) & (p < 1), loc - scale * lax.log(-lax.log(p)), np.nan)
 
 
 # -------------------------------------------------------------- gennorm
