@@ -244,6 +244,7 @@ def _zeta_euler_maclaurin(s, a):
   """Hurwitz zeta by Euler-Maclaurin summation (N terms, then the integral and
   M Bernoulli corrections): differentiable in both arguments, so it defines
   zeta's derivatives, as in JAX."""
+  s, a = jnp.asarray(s), jnp.asarray(a)
   n = 8 if a.dtype == np.float32 else 16
   k = np.arange(n, dtype=a.dtype)
   head = jnp.sum((a[..., None] + k) ** (-s[..., None]), -1)
@@ -376,8 +377,11 @@ def _erfcx_real(x, nterms: int):
   return lax.select(large, asymptotic, direct)
 
 
+# The custom rules below may be handed primals as Python scalars (openjax's
+# grad passes an argument's original value), hence the asarray before .dtype.
 @custom_jvp
 def _erfcx(x):
+  x = jnp.asarray(x)
   if x.dtype == np.float64:
     return _erfcx_real(x, 9)
   if x.dtype == np.float32:
@@ -450,6 +454,7 @@ def _dawsn_real(x):
 
 @custom_jvp
 def _dawsn(x):
+  x = jnp.asarray(x)
   if x.dtype in (np.float32, np.float64):
     return _dawsn_real(x)
   return _dawsn_real(x.astype(np.float32)).astype(x.dtype)
@@ -680,7 +685,7 @@ def log_ndtr(x, series_order: int = 3):
 def _make_log_ndtr(series_order: int):
   @custom_jvp
   def log_ndtr_n(x):
-    return _log_ndtr(x, series_order)
+    return _log_ndtr(jnp.asarray(x), series_order)
 
   @log_ndtr_n.defjvp
   def _log_ndtr_jvp(primals, tangents):
