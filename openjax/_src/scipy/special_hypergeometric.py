@@ -19,7 +19,7 @@ from openjax._src.api.custom_derivatives import custom_jvp
 from openjax._src.api.jit import jit
 from openjax._src.numpy.util import promote_args_inexact
 from openjax._src.scipy import jnp
-from openjax._src.scipy.special import digamma, gamma
+from openjax._src.scipy.special import digamma, gamma, reject_complex
 
 __all__ = ["hyp1f1", "hyp2f1"]
 
@@ -83,9 +83,7 @@ def hyp1f1(a, b, x):
   """Confluent hypergeometric function 1F1(a; b; x) (real arguments): the
   power series for |x| < 100, the asymptotic series beyond."""
   a, b, x = promote_args_inexact("hyp1f1", a, b, x)
-  if dtypes.issubdtype(x.dtype, np.complexfloating):
-    raise ValueError(f"hyp1f1 does not support complex-valued inputs, got {x.dtype} "
-                     f"(pass real values).")
+  reject_complex("hyp1f1", x)
   a, b, x = jnp.broadcast_arrays(a, b, x)
   near = lax.abs(x) < 100
   x_near = jnp.where(near, x, 0.0)

@@ -18,16 +18,11 @@ from openjax._src.api.jit import jit
 from openjax._src.core import concrete_or_error
 from openjax._src.numpy.util import promote_args_inexact, promote_dtypes_inexact
 from openjax._src.scipy import jnp
-from openjax._src.scipy.special import gammaln
+from openjax._src.scipy.special import gammaln, reject_complex
+from openjax._src.scipy.special_error import float_only
 
 __all__ = ["bessel_jn", "sph_harm_y", "expi", "expn", "exp1", "sici", "fresnel", "spence",
            "bernoulli"]
-
-
-def _reject_complex(name: str, x) -> None:
-  if dtypes.issubdtype(x.dtype, np.complexfloating):
-    raise ValueError(f"{name} does not support complex-valued inputs, got {x.dtype} "
-                     f"(pass real values).")
 
 
 # ---------------------------------------------------------------- Bessel J
@@ -192,7 +187,7 @@ def _expi_positive(x):
 def expi(x):
   """Exponential integral Ei(x) = -E_1(-x) (principal value)."""
   x, = promote_args_inexact("expi", x)
-  _reject_complex("expi", x)
+  reject_complex("expi", x)
   return jnp.piecewise(x, [x < 0], [lambda v: -exp1(-v), _expi_positive])
 
 
@@ -276,7 +271,7 @@ def _expn_large_n(x, n):
 @jit
 def _expn_values(n, x):
   n, x = promote_args_inexact("expn", n, x)
-  _reject_complex("expn", x)
+  reject_complex("expn", x)
   n, x = jnp.broadcast_arrays(n, x)
   invalid = (n < 0) | (x < 0) | jnp.isnan(x) | jnp.isnan(n)
   at_zero = x == 0
@@ -310,7 +305,7 @@ def _expn_jvp(n, primals, tangents):
 def exp1(x):
   """Exponential integral E_1(x)."""
   x, = promote_args_inexact("exp1", x)
-  _reject_complex("exp1", x)
+  reject_complex("exp1", x)
   return expn(1, x)
 
 
@@ -423,9 +418,7 @@ def _spence_positive(x):
 
 def spence(x):
   """Spence's function (dilogarithm) int_1^x log t / (1 - t) dt, x >= 0."""
-  x = jnp.asarray(x)
-  if x.dtype not in (np.float32, np.float64):
-    raise TypeError(f"spence: x.dtype={x.dtype} is not supported; pass float32 or float64.")
+  x = float_only("spence", x)
   return jnp.piecewise(x, [x < 0.0, x == 1.0, x == 0.0],
                        [np.nan, 0, np.pi ** 2 / 6, _spence_positive])
 

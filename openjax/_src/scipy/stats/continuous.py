@@ -14,7 +14,8 @@ from openjax._src import lax
 from openjax._src.nn.activations import log1mexp
 from openjax._src.numpy.util import promote_args_inexact
 from openjax._src.scipy import jnp
-from openjax._src.scipy.special import expit, log_ndtr, logit, ndtr, ndtri
+from openjax._src.scipy.special import expit, logit
+from openjax._src.scipy.special_error import log_ndtr, ndtr, ndtri
 
 __all__ = [
     "norm_logpdf", "norm_pdf", "norm_cdf", "norm_logcdf", "norm_sf", "norm_logsf", "norm_ppf",

@@ -9,8 +9,9 @@ from openjax._src import lax
 from openjax._src.api.jit import jit
 from openjax._src.numpy.util import promote_args_inexact
 from openjax._src.scipy import jnp
-from openjax._src.scipy.special import (betainc, betaln, gammainc, gammaincc, gammaln, log_ndtr,
-                                        logsumexp, ndtr, xlog1py, xlogy)
+from openjax._src.scipy.special import (betainc, betaln, gammainc, gammaincc, gammaln, logsumexp,
+                                        xlog1py, xlogy)
+from openjax._src.scipy.special_error import log_ndtr, ndtr
 from openjax._src.scipy.stats.continuous import norm_logpdf
 
 __all__ = [

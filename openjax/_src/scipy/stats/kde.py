@@ -15,7 +15,8 @@ from openjax._src.random.keys import split
 from openjax._src.random.samplers import choice
 from openjax._src.random.samplers_continuous import multivariate_normal
 from openjax._src.scipy import jnp
-from openjax._src.scipy.special import logsumexp, ndtr
+from openjax._src.scipy.special import logsumexp
+from openjax._src.scipy.special_error import ndtr
 from openjax._src.tree_util import register_pytree_node_class
 
 __all__ = ["gaussian_kde"]
