@@ -191,8 +191,9 @@ def expi(x):
   return jnp.piecewise(x, [x < 0], [lambda v: -exp1(-v), _expi_positive])
 
 
+# The rules are not jitted (JAX's are): IREE fails to compile expi's piecewise
+# switch fused with its derivative in one module ("circular dependency").
 @expi.defjvp
-@jit
 def _expi_jvp(primals, tangents):
   x, = primals
   x_dot, = tangents
@@ -385,7 +386,6 @@ def sici(x):
 
 
 @sici.defjvp
-@jit
 def _sici_jvp(primals, tangents):
   x, = primals
   x_dot, = tangents

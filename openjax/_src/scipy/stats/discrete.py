@@ -58,7 +58,9 @@ def binom_pmf(k, n, p, loc=0):
 
 
 # ------------------------------------------------------------ betabinom
-@jit
+# Not jitted (JAX's is): the transpose of the jitted function, compiled on its
+# own under an eager grad, fuses 77 operands into one dispatch and IREE's
+# runtime refuses more than 64 bindings.
 def betabinom_logpmf(k, n, a, b, loc=0):
   k, n, a, b, loc = promote_args_inexact("betabinom.logpmf", k, n, a, b, loc)
   y = lax.floor(k) - loc
