@@ -210,6 +210,11 @@ def hyp2f1(a, b, c, x):
   closed forms at x = 1), as JAX computes it."""
   a, b, c, x = promote_args_inexact("hyp2f1", a, b, c, x)
   a, b, c, x = jnp.broadcast_arrays(a, b, c, x)
+  shape = x.shape
+  # Computed on a 1-d view: on 0-d operands IREE fuses the loops' scalar
+  # updates into a dispatch with more bindings (38) than a command buffer
+  # takes (32), and the compiled call fails at run time.
+  a, b, c, x = (v.reshape(-1) for v in (a, b, c, x))
   eps = dtypes.finfo(x.dtype).eps * 50
   d = c - a - b
   s = 1 - x
@@ -220,12 +225,13 @@ def hyp2f1(a, b, c, x):
        (d <= -1) & ~((jnp.abs(d - jnp.round(d)) >= eps) & (s < 0)), (d <= 0) & (x == 1),
        (x < 1) & (b == c), (x < 1) & (a == c), x > 1, x == 1],
       [0, 1, 2, 1, 3, 4, 1, 5], 6).astype(np.int32)
-  return lax.select_n(
+  out = lax.select_n(
       case, jnp.ones_like(x), jnp.full_like(x, np.inf),
       s ** d * _hyp2f1_dispatch(ca, cb, c, x),  # Euler's transformation
       s ** (-a), s ** (-b),
       gamma(c) * gamma(d) / (gamma(ca) * gamma(cb)),  # Gauss' theorem at x = 1
       _hyp2f1_dispatch(a, b, c, x))
+  return out.reshape(shape)
 
 
 def _hyp2f1_parameter_derivative(weight):

@@ -178,8 +178,11 @@ def _expi_octave(coeffs):
 
 
 def _expi_positive(x):
+  """Ei for x > 0: the rational approximation of x's octave (the last one
+  beyond 64, as JAX's piecewise falls through to it)."""
   conds = [(x > 0) & (x <= 2)] + [(x > 2.0 ** i) & (x <= 2.0 ** (i + 1)) for i in range(1, 6)]
-  return jnp.piecewise(x, conds, [_expi_small] + [_expi_octave(c) for c in _EI_OCTAVES])
+  octaves = [_expi_octave(c)(x) for c in _EI_OCTAVES]
+  return jnp.select(conds, [_expi_small(x)] + octaves[:-1], octaves[-1])
 
 
 @custom_jvp
@@ -188,12 +191,13 @@ def expi(x):
   """Exponential integral Ei(x) = -E_1(-x) (principal value)."""
   x, = promote_args_inexact("expi", x)
   reject_complex("expi", x)
-  return jnp.piecewise(x, [x < 0], [lambda v: -exp1(-v), _expi_positive])
+  # Every branch on the whole array, then a select (JAX: a piecewise switch,
+  # which IREE fails to compile in float64: "circular dependency").
+  return jnp.where(x < 0, -exp1(-x), _expi_positive(x))
 
 
-# The rules are not jitted (JAX's are): IREE fails to compile expi's piecewise
-# switch fused with its derivative in one module ("circular dependency").
 @expi.defjvp
+@jit
 def _expi_jvp(primals, tangents):
   x, = primals
   x_dot, = tangents
@@ -386,6 +390,7 @@ def sici(x):
 
 
 @sici.defjvp
+@jit
 def _sici_jvp(primals, tangents):
   x, = primals
   x_dot, = tangents

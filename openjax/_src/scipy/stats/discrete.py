@@ -58,9 +58,9 @@ def binom_pmf(k, n, p, loc=0):
 
 
 # ------------------------------------------------------------ betabinom
-# Not jitted (JAX's is): the transpose of the jitted function, compiled on its
-# own under an eager grad, fuses 77 operands into one dispatch and IREE's
-# runtime refuses more than 64 bindings.
+# Not jitted (JAX's is): under an eager grad the jitted function's transpose
+# is compiled on its own, and IREE fuses it into a dispatch with 77 bindings,
+# more than its runtime takes (64); grad(jit(f)) of this body fails so.
 def betabinom_logpmf(k, n, a, b, loc=0):
   k, n, a, b, loc = promote_args_inexact("betabinom.logpmf", k, n, a, b, loc)
   y = lax.floor(k) - loc
