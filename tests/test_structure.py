@@ -38,6 +38,10 @@ LAYER_OF_PREFIX = {
     "openjax._src.sharding": "libraries",
     "openjax._src.distributed": "libraries",
     "openjax._src.debug": "libraries",
+    "openjax._src.alias": "libraries",
+    "openjax._src.flatten_util": "libraries",
+    "openjax._src.image": "libraries",
+    "openjax._src.example_libraries": "libraries",
 }
 
 # ``_src/numpy/``'s internal order: each module imports only modules before it
