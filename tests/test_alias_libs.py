@@ -1,0 +1,38 @@
+"""Libraries written against JAX train on openjax unedited (``python -m openjax``).
+
+Each script in tests/libs/ runs under ``python -m openjax`` and must print the
+same losses as under JAX 0.10.2 (stored in tests/data/lib_losses.json) within
+float32 tolerance. The libraries are not openjax dependencies: install them
+with ``pip install -e .[libs]``; without them these tests skip.
+"""
+import importlib.util
+import json
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+LIBS = pathlib.Path(__file__).parent / "libs"
+EXPECTED = json.loads((pathlib.Path(__file__).parent / "data" / "lib_losses.json").read_text())
+
+
+def _require(*packages: str) -> None:
+  absent = [p for p in packages if importlib.util.find_spec(p) is None]
+  if absent:
+    pytest.skip(f"needs {', '.join(absent)} (pip install -e .[libs]); not an openjax dependency")
+
+
+def _losses(script: str) -> dict:
+  result = subprocess.run([sys.executable, "-m", "openjax", str(LIBS / script)],
+                          capture_output=True, text=True, timeout=600)
+  assert result.returncode == 0, result.stderr[-4000:]
+  return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_optax_chain_trains_a_small_model_as_under_jax():
+  _require("optax", "chex")
+  losses = _losses("train_optax.py")["optax"]
+  np.testing.assert_allclose(losses, EXPECTED["optax"], rtol=2e-4, atol=1e-6)
+  assert losses[-1] < 0.1 * losses[0]
