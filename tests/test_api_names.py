@@ -13,6 +13,9 @@ DATA = pathlib.Path(__file__).parent / "data" / "jax_names"
 
 # Modules whose every JAX 0.10.2 name exists in openjax.
 COMPLETE = (
+  "jax.example_libraries.optimizers",
+  "jax.example_libraries.stax",
+  "jax.flatten_util",
   "jax.numpy.fft",
   "jax.random",
   "jax.tree",
