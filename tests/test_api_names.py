@@ -16,6 +16,7 @@ COMPLETE = (
   "jax.example_libraries.optimizers",
   "jax.example_libraries.stax",
   "jax.flatten_util",
+  "jax.image",
   "jax.numpy.fft",
   "jax.random",
   "jax.tree",

@@ -39,8 +39,8 @@ LAYER_OF_PREFIX = {
     "openjax._src.distributed": "libraries",
     "openjax._src.debug": "libraries",
     "openjax._src.alias": "libraries",
-    "openjax._src.flatten_util": "libraries",
     "openjax._src.image": "libraries",
+    "openjax._src.flatten_util": "libraries",
     "openjax._src.example_libraries": "libraries",
 }
 
