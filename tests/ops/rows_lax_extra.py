@@ -1,0 +1,36 @@
+"""Op-table rows for the lax functions added with issue 17: stack/unstack,
+optimization_barrier, copy, stage, broadcast_like, empty and scatter_apply."""
+import numpy as np
+
+import openjax.lax as lax
+from tests.ops.harness import OpRow
+
+F32, I32 = np.float32, np.int32
+
+
+def _normal(*shapes, dtype=F32):
+  return lambda rng: tuple(rng.standard_normal(s).astype(dtype) for s in shapes)
+
+
+_SCATTER_DN = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
+                                          scatter_dims_to_operand_dims=(0,))
+
+ROWS = [
+    OpRow("lax.stack_axis0", lambda a, b, c: lax.stack([a, b, c]), _normal((2, 3), (2, 3), (2, 3)),
+          lambda a, b, c: np.stack([a, b, c]), grad=True),
+    OpRow("lax.stack_axis_last", lambda a, b: lax.stack([a, b], axis=-1),
+          _normal((4,), (4,), dtype=I32), lambda a, b: np.stack([a, b], -1)),
+    OpRow("lax.unstack_axis1", lambda x: lax.unstack(x, 1), _normal((2, 3, 2)),
+          lambda x: tuple(np.moveaxis(x, 1, 0)), grad=True),
+    OpRow("lax.optimization_barrier", lambda x, y: lax.optimization_barrier((x, y * 2)),
+          _normal((3,), (2, 2)), lambda x, y: (x, y * 2), grad=True),
+    OpRow("lax.copy_p", lambda x: lax.copy_p.bind(x), _normal((3, 2)), lambda x: x, grad=True),
+    OpRow("lax.stage", lambda x: lax.stage(x) * 2, _normal((3,)), lambda x: x * 2, grad=True),
+    OpRow("lax.broadcast_like", lambda x, y: lax.broadcast_like(x, y), _normal((3,), (2, 3)),
+          lambda x, y: np.broadcast_to(x, y.shape), grad=True),
+    OpRow("lax.scatter_apply_exp",
+          lambda x: lax.scatter_apply(x, np.array([[1], [3]], I32), lambda v: v * v + 1,
+                                      _SCATTER_DN, update_shape=(2,)),
+          _normal((5,)), lambda x: np.where(np.isin(np.arange(5), [1, 3]), x * x + 1, x),
+          grad=False),
+]

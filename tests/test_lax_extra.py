@@ -1,0 +1,87 @@
+"""The jax.lax names added with issue 17: behaviour and printed jaxprs as in
+JAX 0.10.2 (expected strings taken from JAX)."""
+import numpy as np
+import pytest
+
+import openjax as jax
+import openjax.numpy as jnp
+from openjax import lax
+
+
+def test_stack_and_unstack_print_as_jax():
+  assert str(jax.make_jaxpr(lambda x: lax.stack([x, x], 1))(jnp.ones(2))) == (
+      "{ lambda ; a:f32[2]. let b:f32[2,2] = stack[axis=1] a a in (b,) }")
+  assert str(jax.make_jaxpr(lambda x: lax.unstack(x, 1))(jnp.ones((2, 3)))) == (
+      "{ lambda ; a:f32[2,3]. let\n    b:f32[2] c:f32[2] d:f32[2] = unstack[axis=1] a\n"
+      "  in (b, c, d) }")
+
+
+def test_stack_unstack_grads_and_errors():
+  assert float(jax.grad(lambda x: lax.stack([x, 2 * x]).sum())(1.0)) == 3.0
+  np.testing.assert_array_equal(jax.grad(lambda x: lax.unstack(x)[1] * 3)(jnp.ones(2)), [0, 3])
+  with pytest.raises(TypeError, match=r"same shape and dtype.*f32\[2\].*f32\[3\]"):
+    lax.stack([jnp.ones(2), jnp.ones(3)])
+  with pytest.raises(ValueError, match="empty sequence"):
+    lax.stack([])
+
+
+def test_unstack_of_size_one_axis_transposes():
+  g = jax.grad(lambda x: lax.unstack(x, 0)[0].sum())(jnp.ones((1, 3)))
+  np.testing.assert_array_equal(g, np.ones((1, 3)))
+
+
+def test_optimization_barrier_is_identity_on_pytrees():
+  out = lax.optimization_barrier((1.0, {"a": jnp.arange(3)}))
+  assert float(out[0]) == 1.0 and out[1]["a"].dtype == jnp.int32
+  assert str(jax.make_jaxpr(lax.optimization_barrier)(jnp.ones(2))) == (
+      "{ lambda ; a:f32[2]. let b:f32[2] = optimization_barrier a in (b,) }")
+  assert float(jax.grad(lambda x: lax.optimization_barrier(x) * 2)(1.0)) == 2.0
+  np.testing.assert_array_equal(
+      jax.vmap(lambda x: lax.optimization_barrier(x) + 1)(jnp.arange(3.0)), [1, 2, 3])
+
+
+def test_stage_lifts_into_the_trace():
+  assert str(jax.make_jaxpr(lax.stage)(1.0)) == "{ lambda ; a:f32[]. let  in (a,) }"
+  staged = lax.stage(3.0)
+  assert isinstance(staged, jax.Array) and staged.weak_type
+  assert not lax.stage(np.ones(2, np.float32)).weak_type
+
+
+def test_small_helpers_match_jax():
+  np.testing.assert_array_equal(lax.shape_as_value((2, 3)), [2, 3])
+  assert lax.shape_as_value(()).shape == (0,) and lax.shape_as_value(()).dtype == jnp.int32
+  assert lax.dtype(1.0) == np.float32 and lax.dtype(3) == np.int32
+  assert lax.dtype(jnp.ones(2, jnp.float16)) == np.float16
+  empty = lax.empty((2, 3), jnp.float32)
+  assert empty.shape == (2, 3) and empty.dtype == jnp.float32
+  assert lax.empty(4, jnp.int32).shape == (4,)
+  assert lax.dce_sink(jnp.ones(3)) is None
+  b = lax.broadcast_like(2.0, jnp.zeros((2, 3), jnp.int32))
+  assert b.shape == (2, 3) and b.dtype == jnp.float32 and b.weak_type
+  with pytest.raises(ValueError, match="cannot broadcast an array of rank 2"):
+    lax.broadcast_like(jnp.ones((2, 2)), jnp.ones(3))
+
+
+def test_type_names():
+  assert [int(a) for a in lax.RandomAlgorithm] == [0, 1, 2]
+  assert str(lax.RandomAlgorithm.RNG_PHILOX) == "RNG_PHILOX"
+  dn = lax.RaggedDotDimensionNumbers((((1,), (1,)), ((), ())), (0,), (0,))
+  assert dn.lhs_ragged_dimensions == (0,)
+
+
+def test_composite_computes_its_decomposition_under_its_name():
+  mul = lax.composite(lambda x, *, n: x * n, name="my.mul")
+  np.testing.assert_array_equal(mul(jnp.ones(2), n=3), [3, 3])
+  assert "name=my.mul" in str(jax.make_jaxpr(lambda x: mul(x, n=3))(jnp.ones(2)))
+  np.testing.assert_array_equal(jax.jit(lambda x: mul(x, n=2))(jnp.arange(3.0)), [0, 2, 4])
+  with pytest.raises(TypeError, match="must be a static Python value"):
+    mul(jnp.ones(2), n=jnp.ones(2))
+
+
+def test_scatter_apply_matches_jax():
+  dn = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
+                                   scatter_dims_to_operand_dims=(0,))
+  # JAX 0.10.2: exp applied twice at the repeated index 3.
+  out = lax.scatter_apply(jnp.arange(5.0), jnp.array([[1], [3], [3]]), jnp.exp, dn,
+                          update_shape=(3,))
+  np.testing.assert_allclose(out, [0, 2.7182817, 2, 5.2849133e+08, 4], rtol=1e-6)
