@@ -85,3 +85,96 @@ def test_scatter_apply_matches_jax():
   out = lax.scatter_apply(jnp.arange(5.0), jnp.array([[1], [3], [3]]), jnp.exp, dn,
                           update_shape=(3,))
   np.testing.assert_allclose(out, [0, 2.7182817, 2, 5.2849133e+08, 4], rtol=1e-6)
+
+
+# ------------------------------------------------- custom_root / custom_linear_solve
+def _newton_sqrt(y):
+  def solve(f, x):
+    for _ in range(30):
+      x = x - f(x) / jax.grad(f)(x)
+    return x
+  return lax.custom_root(lambda x: x ** 2 - y, 1.0, solve, lambda g, r: r / g(1.0))
+
+
+def test_custom_root_derivatives_by_the_implicit_function_theorem():
+  # JAX 0.10.2: 1.4142135, 0.35355338, 0.28867513, -0.08838836.
+  assert float(_newton_sqrt(2.0)) == pytest.approx(1.4142135, rel=1e-6)
+  assert float(jax.grad(_newton_sqrt)(2.0)) == pytest.approx(0.35355338, rel=1e-6)
+  assert float(jax.jit(jax.grad(_newton_sqrt))(3.0)) == pytest.approx(0.28867513, rel=1e-6)
+  assert float(jax.grad(jax.grad(_newton_sqrt))(2.0)) == pytest.approx(-0.08838836, rel=1e-5)
+  np.testing.assert_allclose(jax.vmap(_newton_sqrt)(jnp.array([4.0, 9.0])), [2, 3], rtol=1e-6)
+
+
+def test_custom_root_with_aux_and_pytrees():
+  def solve(f, x):
+    for _ in range(20):
+      x = {"a": x["a"] - f(x)["a"] / (2 * x["a"])}
+    return x, jnp.int32(20)
+
+  def root(y):
+    return lax.custom_root(lambda x: {"a": x["a"] ** 2 - y}, {"a": jnp.ones(2)}, solve,
+                           lambda g, r: {"a": r["a"] / g({"a": jnp.ones(2)})["a"]},
+                           has_aux=True)
+
+  (sol, iters) = root(jnp.array([4.0, 16.0]))
+  np.testing.assert_allclose(sol["a"], [2, 4], rtol=1e-6)
+  assert int(iters) == 20
+  g = jax.grad(lambda y: root(y)[0]["a"].sum())(jnp.array([4.0, 16.0]))
+  np.testing.assert_allclose(g, [0.25, 0.125], rtol=1e-5)
+
+
+_A = jnp.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
+_B = jnp.array([1.0, 2.0, 3.0])
+
+
+def _jacobi(a):
+  def solve(matvec, b):
+    # Unrolled Jacobi iterations: reverse mode goes through transpose_solve instead.
+    x = jnp.zeros_like(b)
+    for _ in range(60):
+      x = x + (b - matvec(x)) / jnp.diag(a)
+    return x
+  return solve
+
+
+def _solve(a, b, symmetric=False):
+  if symmetric:
+    return lax.custom_linear_solve(lambda x: a @ x, b, _jacobi(a), symmetric=True)
+  return lax.custom_linear_solve(lambda x: a @ x, b, _jacobi(a),
+                                 transpose_solve=lambda vecmat, y: jnp.linalg.solve(a.T, y))
+
+
+def test_custom_linear_solve_values_and_derivatives_match_jax():
+  np.testing.assert_allclose(_solve(_A, _B), [-0.0817285, 0.5965242, 1.4607797], rtol=1e-5)
+  _, x_dot = jax.jvp(lambda b: _solve(_A, b), (_B,), (jnp.ones(3),))
+  np.testing.assert_allclose(x_dot, [0.12963831, 0.26068577, 0.44152185], rtol=1e-5)
+  np.testing.assert_allclose(jax.grad(lambda b: _solve(_A, b).sum())(_B),
+                             [0.12963831, 0.26068577, 0.44152182], rtol=1e-5)
+  grad_a = jax.grad(lambda a: _solve(a, _B).sum())(_A)
+  np.testing.assert_allclose(grad_a[0], [0.01059515, -0.07733239, -0.18937302], rtol=1e-4)
+  grad_a_sym = jax.grad(lambda a: _solve(a, _B, symmetric=True).sum())(_A)
+  np.testing.assert_allclose(grad_a_sym, grad_a, rtol=1e-4, atol=1e-6)
+  jit_grad = jax.jit(jax.grad(lambda a, b: (_solve(a, b) ** 2).sum(), argnums=(0, 1)))(_A, _B)
+  np.testing.assert_allclose(jit_grad[0][0], [-0.02702155, 0.19722627, 0.4829714], rtol=1e-4)
+
+
+def test_custom_linear_solve_under_vmap():
+  bs = jnp.stack([_B, 2 * _B])
+  np.testing.assert_allclose(jax.vmap(lambda b: _solve(_A, b))(bs),
+                             np.linalg.solve(np.asarray(_A), np.asarray(bs).T).T, rtol=1e-5)
+  a_batch = jnp.stack([_A, _A + jnp.eye(3)])
+  np.testing.assert_allclose(jax.vmap(lambda a: _solve(a, _B))(a_batch),
+                             [np.linalg.solve(a, _B) for a in np.asarray(a_batch)], rtol=1e-5)
+
+
+def test_custom_linear_solve_reverse_mode_needs_transpose_solve():
+  def no_transpose(b):
+    return lax.custom_linear_solve(lambda x: _A @ x, b, _jacobi(_A)).sum()
+  jax.jvp(no_transpose, (_B,), (_B,))  # forward mode needs no transpose_solve
+  with pytest.raises(TypeError, match="transpose_solve required for backwards mode"):
+    jax.grad(no_transpose)(_B)
+
+
+def test_custom_linear_solve_checks_solve_output_structure():
+  with pytest.raises(TypeError, match=r"solve\(\) output pytree structure must match b"):
+    lax.custom_linear_solve(lambda x: x, _B, lambda mv, b: (b, b))

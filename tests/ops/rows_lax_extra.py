@@ -3,6 +3,7 @@ optimization_barrier, copy, stage, broadcast_like, empty and scatter_apply."""
 import numpy as np
 
 import openjax.lax as lax
+import openjax.numpy as jnp
 from tests.ops.harness import OpRow
 
 F32, I32 = np.float32, np.int32
@@ -15,7 +16,42 @@ def _normal(*shapes, dtype=F32):
 _SCATTER_DN = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
                                           scatter_dims_to_operand_dims=(0,))
 
+def _spd(n):
+  def make(rng):
+    m = rng.standard_normal((n, n)).astype(F32)
+    return (m @ m.T + n * np.eye(n, dtype=F32), rng.standard_normal(n).astype(F32))
+  return make
+
+
+def _solve_with(a):
+  return lambda matvec, b: jnp.linalg.solve(a, b)
+
+
+def _linear_solve(a, b):
+  return lax.custom_linear_solve(lambda x: a @ x, b, _solve_with(a),
+                                 transpose_solve=_solve_with(a.T))
+
+
+def _cube_root(y):
+  # Newton's iterations as the solver; the derivative comes from custom_root.
+  def solve(f, x):
+    for _ in range(25):
+      x = x - f(x) / (3 * x * x)
+    return x
+  return lax.custom_root(lambda x: x ** 3 - y, jnp.ones_like(y), solve,
+                         lambda g, r: r / g(jnp.ones_like(r)))
+
+
 ROWS = [
+    OpRow("lax.custom_linear_solve", _linear_solve, _spd(3),
+          lambda a, b: np.linalg.solve(a, b), grad=True, atol=1e-4, rtol=1e-4),
+    OpRow("lax.custom_linear_solve_symmetric",
+          lambda a, b: lax.custom_linear_solve(lambda x: a @ x, b, _solve_with(a),
+                                               symmetric=True),
+          _spd(4), lambda a, b: np.linalg.solve(a, b), grad=True, atol=1e-4, rtol=1e-4),
+    OpRow("lax.custom_root_cube_root", _cube_root,
+          lambda rng: ((np.abs(rng.standard_normal(4)) + 0.5).astype(F32),), np.cbrt,
+          grad=True, atol=1e-5, rtol=1e-5),
     OpRow("lax.stack_axis0", lambda a, b, c: lax.stack([a, b, c]), _normal((2, 3), (2, 3), (2, 3)),
           lambda a, b, c: np.stack([a, b, c]), grad=True),
     OpRow("lax.stack_axis_last", lambda a, b: lax.stack([a, b], axis=-1),
@@ -24,7 +60,7 @@ ROWS = [
           lambda x: tuple(np.moveaxis(x, 1, 0)), grad=True),
     OpRow("lax.optimization_barrier", lambda x, y: lax.optimization_barrier((x, y * 2)),
           _normal((3,), (2, 2)), lambda x, y: (x, y * 2), grad=True),
-    OpRow("lax.copy_p", lambda x: lax.copy_p.bind(x), _normal((3, 2)), lambda x: x, grad=True),
+    OpRow("lax.copy_p", lambda x: lax.copy_p.bind1(x), _normal((3, 2)), lambda x: x, grad=True),
     OpRow("lax.stage", lambda x: lax.stage(x) * 2, _normal((3,)), lambda x: x * 2, grad=True),
     OpRow("lax.broadcast_like", lambda x, y: lax.broadcast_like(x, y), _normal((3,), (2, 3)),
           lambda x, y: np.broadcast_to(x, y.shape), grad=True),

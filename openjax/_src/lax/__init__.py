@@ -33,3 +33,5 @@ from openjax._src.primitives.base.ad_util import stop_gradient_p  # noqa: F401
 from openjax._src.primitives.shape.stacking import *  # noqa: F401,F403
 from openjax._src.primitives.identity.identity_ops import *  # noqa: F401,F403
 from openjax._src.lax.extra import *  # noqa: F401,F403
+from openjax._src.lax.solves import *  # noqa: F401,F403
+from openjax._src.control.linear_solve import linear_solve_p  # noqa: F401
