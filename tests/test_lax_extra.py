@@ -1,11 +1,17 @@
 """The jax.lax names added with issue 17: behaviour and printed jaxprs as in
-JAX 0.10.2 (expected strings taken from JAX)."""
+JAX 0.10.2 (expected strings and values taken from JAX; the larger cases run
+tests/libs/lax_extra_program.py, written against JAX, under ``alias_jax``)."""
+import importlib.util
+import pathlib
+
 import numpy as np
 import pytest
 
 import openjax as jax
 import openjax.numpy as jnp
 from openjax import lax
+from openjax._src import alias
+from openjax._src.primitives.sort.approx_top_k import approx_top_k_output_size
 
 
 def test_stack_and_unstack_print_as_jax():
@@ -178,3 +184,50 @@ def test_custom_linear_solve_reverse_mode_needs_transpose_solve():
 def test_custom_linear_solve_checks_solve_output_structure():
   with pytest.raises(TypeError, match=r"solve\(\) output pytree structure must match b"):
     lax.custom_linear_solve(lambda x: x, _B, lambda mv, b: (b, b))
+
+
+# ----------------------------------- approx_max_k/min_k, conv patches/local vs JAX
+HERE = pathlib.Path(__file__).parent
+EXPECTED = np.load(HERE / "data" / "lax_extra.npz")
+
+
+@pytest.fixture(scope="module")
+def program():
+  alias.alias_jax()
+  try:
+    spec = importlib.util.spec_from_file_location("lax_extra_program",
+                                                  HERE / "libs" / "lax_extra_program.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    yield module
+  finally:
+    alias.unalias_jax()
+
+
+@pytest.mark.parametrize("part", ["approx_cases", "conv_cases"])
+def test_matches_jax_values(program, part):
+  values = getattr(program, part)()
+  assert values
+  for key, value in values.items():
+    value = np.asarray(value)
+    assert value.dtype == EXPECTED[key].dtype and value.shape == EXPECTED[key].shape, key
+    np.testing.assert_allclose(value, EXPECTED[key], rtol=1e-5, atol=1e-5, err_msg=key)
+
+
+def test_approx_top_k_prints_as_jax_and_checks_dtype():
+  x = jnp.ones((2, 8))
+  assert str(jax.make_jaxpr(lambda x: lax.approx_max_k(x, 3))(x)) == (
+      "{ lambda ; a:f32[2,8]. let\n    b:f32[2,3] c:i32[2,3] = approx_top_k[\n"
+      "      aggregate_to_topk=True\n      is_max_k=True\n      k=3\n      recall_target=0.95\n"
+      "      reduction_dimension=-1\n      reduction_input_size_override=-1\n    ] a\n"
+      "  in (b, c) }")
+  with pytest.raises(ValueError, match="operand must be a floating type"):
+    lax.approx_max_k(jnp.array([1, 5, 3]), 2)
+
+
+@pytest.mark.parametrize("n,rank,k,recall,expected", [
+    # XLA's ApproxTopKReductionOutputSize, as JAX 0.10.2 reports it.
+    (100, 2, 3, 0.95, 100), (200, 2, 1, 0.95, 128), (1000, 2, 3, 0.95, 256),
+    (65536, 1, 10, 0.95, 1024), (100000, 2, 100, 0.99, 12544), (5000, 1, 3, 1.0, 5000)])
+def test_approx_top_k_output_size(n, rank, k, recall, expected):
+  assert approx_top_k_output_size(n, rank, k, recall, False) == expected

@@ -42,7 +42,37 @@ def _cube_root(y):
                          lambda g, r: r / g(jnp.ones_like(r)))
 
 
+def _distinct(shape):
+  # Distinct values: top-k's choice (and its derivative) is then unambiguous.
+  return lambda rng: (rng.permutation(np.prod(shape)).reshape(shape).astype(F32) / 7,)
+
+
+def _top_k_ref(k, largest):
+  def ref(x):
+    idx = np.argsort(-x if largest else x, axis=-1, kind="stable")[..., :k]
+    return np.take_along_axis(x, idx, -1), idx.astype(I32)
+  return ref
+
+
 ROWS = [
+    OpRow("lax.approx_max_k", lambda x: lax.approx_max_k(x, 3), _distinct((4, 9)),
+          _top_k_ref(3, True)),
+    # The values alone for the derivative columns (indices are integers).
+    OpRow("lax.approx_max_k_values", lambda x: lax.approx_max_k(x, 3)[0], _distinct((4, 9)),
+          lambda x: _top_k_ref(3, True)(x)[0], grad=True),
+    OpRow("lax.approx_min_k_dim0", lambda x: lax.approx_min_k(x, 2, reduction_dimension=0),
+          _distinct((5, 3)),
+          lambda x: tuple(np.swapaxes(r, 0, 1) for r in _top_k_ref(2, False)(x.T))),
+    OpRow("lax.approx_min_k_dim0_values",
+          lambda x: lax.approx_min_k(x, 2, reduction_dimension=0)[0], _distinct((5, 3)),
+          lambda x: np.swapaxes(_top_k_ref(2, False)(x.T)[0], 0, 1), grad=True),
+    OpRow("lax.conv_general_dilated_patches",
+          lambda x: lax.conv_general_dilated_patches(x, (2, 2), (1, 1), "VALID"),
+          _normal((1, 2, 3, 3)), None, grad=True),
+    OpRow("lax.conv_general_dilated_local",
+          lambda x, w: lax.conv_general_dilated_local(x, w, (1, 1), "VALID", (2, 2),
+                                                      dimension_numbers=("NCHW", "IOHW", "NCHW")),
+          _normal((1, 2, 3, 3), (8, 3, 2, 2)), None, grad=True),
     OpRow("lax.custom_linear_solve", _linear_solve, _spd(3),
           lambda a, b: np.linalg.solve(a, b), grad=True, atol=1e-4, rtol=1e-4),
     OpRow("lax.custom_linear_solve_symmetric",
