@@ -17,6 +17,7 @@ COMPLETE = (
   "jax.example_libraries.stax",
   "jax.flatten_util",
   "jax.image",
+  "jax.nn.initializers",
   "jax.numpy.fft",
   "jax.random",
   "jax.tree",
