@@ -27,7 +27,8 @@ def test_main_runs_script_with_jax_resolving_to_openjax(tmp_path):
       import jax.tree_util
       import openjax
       import helper_mod
-      assert jax is openjax and jnp is openjax.numpy and lax is openjax.lax
+      assert jax.jit is openjax.jit and jnp is openjax.numpy and lax is openjax.lax
+      assert jax.__version_info__ == (0, 10, 2)
       assert jax.tree_util is openjax.tree_util
       assert __name__ == "__main__"
       print(sys.argv[1:], helper_mod.VALUE, float(jax.grad(lambda x: jnp.sin(x) * x)(1.0)))
@@ -74,9 +75,12 @@ def test_alias_jax_maps_submodules_to_the_same_module_objects(aliased):
   import jax.numpy
   import jax.nn.initializers
   import jaxlib
-  assert jax is openjax and jax.numpy is openjax.numpy
+  assert jax.numpy is openjax.numpy and jax.grad is openjax.grad
   assert jax.nn.initializers is openjax.nn.initializers
-  assert jaxlib is openjax
+  # jax and jaxlib forward to openjax but report the JAX API version openjax follows.
+  assert jax.__version__ == jaxlib.__version__ == alias.JAX_API_VERSION == "0.10.2"
+  assert jax.__version_info__ >= (0, 4, 29) and jaxlib.version.__version__ == "0.10.2"
+  assert "vmap" in dir(jax)
 
 
 def test_alias_jax_missing_module_names_the_openjax_module(aliased):
@@ -92,7 +96,7 @@ def test_alias_jax_from_import_of_a_name(aliased):
 
 def test_unalias_jax_removes_the_finder():
   alias.alias_jax()
-  assert alias.is_aliased() and sys.modules["jax"] is openjax
+  assert alias.is_aliased() and sys.modules["jax"].vmap is openjax.vmap
   alias.unalias_jax()
   assert not alias.is_aliased() and "jax" not in sys.modules
   assert "jax.numpy" not in sys.modules

@@ -1,9 +1,11 @@
 """Run code written against JAX on openjax: ``import jax`` resolves to openjax.
 
 ``alias_jax()`` puts a finder first on ``sys.meta_path`` that answers every
-import of ``jax`` or ``jax.X.Y`` with the module ``openjax.X.Y`` (the same
-module object, so ``jax.numpy is openjax.numpy``), and ``jaxlib`` with
-``openjax``. Libraries written against JAX (optax, flax, equinox, ...) then
+import of ``jax.X.Y`` with the module ``openjax.X.Y`` (the same module object,
+so ``jax.numpy is openjax.numpy``). ``jax`` and ``jaxlib`` themselves are
+facades that forward every attribute to ``openjax`` but report the JAX API
+version openjax implements (``JAX_API_VERSION``): libraries gate code paths on
+``jax.__version_info__``, and openjax's own version number means nothing to them. Libraries written against JAX (optax, flax, equinox, ...) then
 run on openjax without edits, even where a real JAX is installed beside it:
 the finder comes before the path finders, so JAX's own files are never read.
 ``python -m openjax script.py`` calls it before running the script.
@@ -12,9 +14,38 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import sys
+import types
 
 # Import names whose modules are answered by openjax's (name -> openjax name).
 ALIASED_ROOTS = {"jax": "openjax", "jaxlib": "openjax"}
+
+# The JAX release whose public API openjax follows (tests/data/jax_names).
+JAX_API_VERSION = "0.10.2"
+
+
+class _JaxFacade(types.ModuleType):
+  """``jax`` / ``jaxlib``: openjax's attributes, JAX's version."""
+
+  def __getattr__(self, name):
+    return getattr(openjax_module(), name)
+
+  def __dir__(self):
+    return sorted(set(dir(openjax_module())) | set(self.__dict__))
+
+
+def openjax_module():
+  return importlib.import_module("openjax")
+
+
+def _facade(name: str) -> _JaxFacade:
+  facade = _JaxFacade(name, openjax_module().__doc__)
+  facade.__version__ = JAX_API_VERSION
+  facade.__version_info__ = tuple(int(p) for p in JAX_API_VERSION.split("."))
+  facade.version = types.SimpleNamespace(__version__=JAX_API_VERSION,
+                                         _version=JAX_API_VERSION)
+  # Submodules (jax.numpy, ...) are found through the alias finder, not this path.
+  facade.__path__ = []
+  return facade
 
 
 def openjax_name(fullname: str) -> str | None:
@@ -49,6 +80,9 @@ class JaxAliasFinder(importlib.abc.MetaPathFinder):
     name = openjax_name(fullname)
     if name is None:
       return None
+    if fullname in ALIASED_ROOTS:
+      return importlib.machinery.ModuleSpec(fullname, _ExistingModuleLoader(_facade(fullname)),
+                                            is_package=True)
     try:
       module = importlib.import_module(name)
     except ModuleNotFoundError as err:
@@ -79,10 +113,11 @@ def alias_jax() -> None:
     sys.meta_path.insert(0, _FINDER)
   for fullname in [m for m in sys.modules if openjax_name(m) is not None]:
     module = sys.modules[fullname]
-    if not module.__name__.startswith("openjax"):
+    if not isinstance(module, _JaxFacade) and not module.__name__.startswith("openjax"):
       del sys.modules[fullname]
-  sys.modules["jax"] = importlib.import_module("openjax")
-  sys.modules["jaxlib"] = sys.modules["jax"]
+  for root in ALIASED_ROOTS:
+    if not isinstance(sys.modules.get(root), _JaxFacade):
+      sys.modules[root] = _facade(root)
 
 
 def unalias_jax() -> None:
@@ -90,7 +125,8 @@ def unalias_jax() -> None:
   if _FINDER in sys.meta_path:
     sys.meta_path.remove(_FINDER)
   for fullname in [m for m in sys.modules if openjax_name(m) is not None]:
-    if sys.modules[fullname].__name__.startswith("openjax"):
+    module = sys.modules[fullname]
+    if isinstance(module, _JaxFacade) or module.__name__.startswith("openjax"):
       del sys.modules[fullname]
 
 
