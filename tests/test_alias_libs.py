@@ -36,3 +36,9 @@ def test_optax_chain_trains_a_small_model_as_under_jax():
   losses = _losses("train_optax.py")["optax"]
   np.testing.assert_allclose(losses, EXPECTED["optax"], rtol=2e-4, atol=1e-6)
   assert losses[-1] < 0.1 * losses[0]
+
+
+def test_flax_linen_mlp_trains_as_under_jax():
+  _require("flax", "optax", "msgpack")
+  losses = _losses("train_flax_linen.py")["flax_linen"]
+  np.testing.assert_allclose(losses, EXPECTED["flax_linen"], rtol=2e-4, atol=1e-6)

@@ -512,3 +512,59 @@ def is_float0(dt) -> bool:
 
 def supported_dtypes() -> frozenset:
   return jax_dtypes
+
+
+# ------------------------------------------------ extended dtypes, bit widths
+DType = np.dtype
+
+
+class ExtendedDType:
+  """Base of dtypes outside NumPy's (typed PRNG keys, libraries' own): an
+  instance names its scalar class in ``type`` (a subclass of ``extended``) and
+  may carry ``_rules`` telling transformations how to treat it."""
+  _rules: Any = None
+
+  @property
+  def type(self) -> type:
+    raise NotImplementedError(f"{type(self).__name__} must define its scalar `type`")
+
+
+def supports_inf(dtype) -> bool:
+  """Whether ``dtype`` has infinities (the ``fn``/``fnuz`` float8s do not)."""
+  if np.dtype(dtype) in {np.dtype(t) for t in (float8_e4m3b11fnuz, float8_e4m3fn,
+                                                float8_e4m3fnuz, float8_e5m2fnuz)}:
+    return False
+  return issubdtype(dtype, np.inexact)
+
+
+def itemsize_bits(dtype) -> int:
+  """Bits per element (sub-byte integers and floats count their real width)."""
+  if dtype is None:
+    raise ValueError("dtype cannot be None.")
+  if np.dtype(dtype) == np.dtype(bool):
+    return 8  # booleans take a byte each
+  if issubdtype(dtype, np.integer):
+    return iinfo(dtype).bits
+  if issubdtype(dtype, np.floating):
+    return finfo(dtype).bits
+  if issubdtype(dtype, np.complexfloating):
+    return 2 * finfo(dtype).bits
+  raise ValueError(f"unexpected input: dtype={dtype!r}")
+
+
+def scalar_type_of(x: Any) -> type:
+  """The Python scalar type (bool, int, float, complex) of ``x``'s dtype."""
+  typ = dtype(x)
+  if typ in custom_float_dtypes:
+    return float
+  if typ in custom_int_dtypes:
+    return int
+  if np.issubdtype(typ, np.bool_):
+    return bool
+  if np.issubdtype(typ, np.integer):
+    return int
+  if np.issubdtype(typ, np.floating):
+    return float
+  if np.issubdtype(typ, np.complexfloating):
+    return complex
+  raise TypeError(f"Invalid scalar value {x}")

@@ -1,0 +1,1 @@
+"""``openjax.experimental`` (``jax.experimental``): APIs JAX marks experimental."""

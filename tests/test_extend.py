@@ -1,0 +1,79 @@
+"""The JAX-internal interfaces libraries import (found running optax/flax under
+``alias_jax``): ``jax.extend`` (core, linear_util, source_info_util),
+``jax.interpreters.partial_eval``, ``jax._src.traceback_util``,
+``jax.experimental.layout`` and ``jax.dtypes``' extended-dtype helpers."""
+import numpy as np
+import pytest
+
+import openjax as jax
+import openjax.numpy as jnp
+from openjax import dtypes
+from openjax._src import traceback_util
+from openjax._src.dtypes import supports_inf
+from openjax._src.core import ShapedArray
+from openjax.experimental.layout import Format, Layout
+from openjax.extend import core as jex_core
+from openjax.extend import linear_util as lu
+from openjax.interpreters import partial_eval as pe
+
+
+def test_opaque_trace_state_tells_traces_apart():
+  outside = jex_core.get_opaque_trace_state(convention="flax")
+  assert outside == jex_core.get_opaque_trace_state()
+  inside = []
+  jax.jit(lambda x: inside.append(jex_core.get_opaque_trace_state()) or x)(1.0)
+  assert inside[0] != outside
+
+
+def test_mapped_and_unmapped_avals():
+  aval = ShapedArray((3, 4), np.dtype(np.float32))
+  assert jex_core.mapped_aval(3, 0, aval).shape == (4,)
+  assert jex_core.unmapped_aval(5, 1, aval).shape == (3, 5, 4)
+  assert jex_core.mapped_aval(3, None, aval) is aval
+  with pytest.raises(ValueError, match="has size 4, not 3"):
+    jex_core.mapped_aval(3, 1, aval)
+
+
+def test_wrap_init_calls_with_params():
+  f = lu.wrap_init(lambda x, *, scale: x * scale, {"scale": 3})
+  assert f.call_wrapped(2) == 6 and f.__name__ == "<lambda>"
+
+
+def test_trace_to_jaxpr_nounits_runs_known_parts():
+  f = lu.wrap_init(lambda x, y: [jnp.sin(x) * 2, x + y, jnp.ones(3) * 5])
+  jaxpr, out_pvals, residuals = pe.trace_to_jaxpr_nounits(
+      f, [pe.PartialVal.known(jnp.float32(1.0)),
+          pe.PartialVal.unknown(ShapedArray((), np.dtype(np.float32)))])
+  assert str(jaxpr) == "{ lambda a:f32[]; b:f32[]. let c:f32[] = add a b in (c,) }"
+  assert out_pvals[0].is_known() and not out_pvals[1].is_known()
+  np.testing.assert_allclose(out_pvals[0].get_known(), 2 * np.sin(1.0), rtol=1e-6)
+  np.testing.assert_array_equal(out_pvals[2].get_known(), [5, 5, 5])
+  assert out_pvals[1].get_aval().shape == () and len(residuals) == 1
+
+
+def test_traceback_util_and_source_info_record_exclusions():
+  assert traceback_util.api_boundary(len) is len
+  assert traceback_util.api_boundary(repro_api_name="x")(len) is len
+  from openjax.extend import source_info_util
+  source_info_util.register_exclusion("/some/lib.py")
+  assert "/some/lib.py" in traceback_util._exclude_paths
+
+
+def test_layout_and_format():
+  assert Format().layout is None and Format(Layout.AUTO).layout is Layout.AUTO
+  assert Layout((1, 0)) == Layout((1, 0)) and hash(Layout((0,))) == hash(Layout((0,)))
+  with pytest.raises(ValueError, match="Sharding has to be concrete"):
+    Format(Layout((0,)))
+  with pytest.raises(TypeError, match="Invalid value received for the layout"):
+    Format("row-major")
+
+
+def test_dtype_helpers_match_jax():
+  # JAX 0.10.2: 4 64 8 float int bool; fn float8s have no inf.
+  assert dtypes.itemsize_bits(jnp.int4) == 4 and dtypes.itemsize_bits(jnp.complex64) == 64
+  assert dtypes.itemsize_bits(bool) == 8
+  assert dtypes.scalar_type_of(jnp.bfloat16(1)) is float
+  assert dtypes.scalar_type_of(jnp.ones(2, jnp.int4)) is int
+  assert dtypes.scalar_type_of(True) is bool and dtypes.scalar_type_of(1j) is complex
+  assert not supports_inf(jnp.float8_e4m3fn) and supports_inf(jnp.float16)
+  assert not supports_inf(jnp.int32)
