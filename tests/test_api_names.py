@@ -13,12 +13,15 @@ DATA = pathlib.Path(__file__).parent / "data" / "jax_names"
 
 # Modules whose every JAX 0.10.2 name exists in openjax.
 COMPLETE = (
+  "jax.dtypes",
+  "jax.errors",
   "jax.example_libraries.optimizers",
   "jax.example_libraries.stax",
   "jax.flatten_util",
   "jax.image",
   "jax.nn.initializers",
   "jax.numpy.fft",
+  "jax.numpy.linalg",
   "jax.random",
   "jax.tree",
   "jax.tree_util",
