@@ -231,3 +231,53 @@ def test_approx_top_k_prints_as_jax_and_checks_dtype():
     (65536, 1, 10, 0.95, 1024), (100000, 2, 100, 0.99, 12544), (5000, 1, 3, 1.0, 5000)])
 def test_approx_top_k_output_size(n, rank, k, recall, expected):
   assert approx_top_k_output_size(n, rank, k, recall, False) == expected
+
+
+# ---------------------------------------------------- ragged_dot, platform_dependent
+def _np_ragged_dot(a, b, sizes):
+  out = np.zeros((a.shape[0], b.shape[2]), np.float32)
+  start = 0
+  for g, size in enumerate(sizes):
+    out[start:start + size] = a[start:start + size] @ b[g]
+    start += size
+  return out
+
+
+def test_ragged_dot_groups_rows_and_zeroes_the_rest():
+  a, b = np.arange(12.0, dtype=np.float32).reshape(4, 3), np.arange(24.0).reshape(2, 3, 4)
+  out = lax.ragged_dot(a, b.astype(np.float32), jnp.array([1, 2]))
+  # JAX 0.10.2: rows [20 23 26 29], [200 ...], [344 ...], and a zero row.
+  np.testing.assert_allclose(out, _np_ragged_dot(a, b, [1, 2]))
+  assert float(out[1, 0]) == 200.0 and not np.any(np.asarray(out[3]))
+
+
+def test_ragged_dot_gradients_match_jax():
+  a = jnp.arange(12.0).reshape(4, 3)
+  b = jnp.arange(24.0).reshape(2, 3, 4)
+  ga, gb = jax.grad(lambda a, b: (lax.ragged_dot(a, b, jnp.array([1, 2])) ** 2).sum(),
+                    argnums=(0, 1))(a, b)
+  np.testing.assert_allclose(ga[:, 0], [324, 23664, 40764, 0])
+  np.testing.assert_allclose(gb[1, 2], [7504, 7960, 8416, 8872])
+
+
+def test_ragged_dot_general_contracting_and_batch_modes():
+  a, b = jnp.arange(12.0).reshape(4, 3), jnp.arange(15.0).reshape(3, 5)
+  dn = lax.RaggedDotDimensionNumbers((((1,), (0,)), ((), ())), (1,), ())
+  out = lax.ragged_dot_general(a, b, jnp.array([1, 2]), dn)
+  assert out.shape == (2, 4, 5)
+  np.testing.assert_allclose(out[0], np.asarray(a)[:, :1] @ np.asarray(b)[:1])
+  np.testing.assert_allclose(out[1], np.asarray(a)[:, 1:] @ np.asarray(b)[1:])
+  a3, b3 = jnp.arange(24.0).reshape(2, 4, 3), jnp.arange(30.0).reshape(2, 3, 5)
+  batch = lax.RaggedDotDimensionNumbers((((2,), (1,)), ((0,), (0,))), (0,), ())
+  np.testing.assert_allclose(lax.ragged_dot_general(a3, b3, jnp.array([1, 1]), batch),
+                             np.einsum("bmk,bkn->bmn", a3, b3))
+  contracting = lax.RaggedDotDimensionNumbers((((2,), (1,)), ((0,), (0,))), (2,), ())
+  assert lax.ragged_dot_general(a3, b3, jnp.array([1, 2]), contracting).shape == (2, 2, 4, 5)
+
+
+def test_platform_dependent_picks_the_cpu_branch():
+  assert float(lax.platform_dependent(1.0, cpu=lambda x: x * 2, default=lambda x: x * 3)) == 2
+  assert float(lax.platform_dependent(1.0, tpu=lambda x: x * 2, default=lambda x: x * 3)) == 3
+  assert float(jax.jit(lambda x: lax.platform_dependent(x, cpu=lambda v: v + 1))(1.0)) == 2
+  with pytest.raises(NotImplementedError, match="no branch for platform 'cpu'"):
+    lax.platform_dependent(1.0, tpu=lambda x: x)

@@ -54,7 +54,15 @@ def _top_k_ref(k, largest):
   return ref
 
 
+def _ragged_ref(a, b):
+  out = np.zeros((a.shape[0], b.shape[2]), a.dtype)
+  out[:2], out[2:5] = a[:2] @ b[0], a[2:5] @ b[1]
+  return out
+
+
 ROWS = [
+    OpRow("lax.ragged_dot", lambda a, b: lax.ragged_dot(a, b, np.array([2, 3], I32)),
+          _normal((6, 3), (2, 3, 4)), _ragged_ref, grad=True, atol=1e-5, rtol=1e-5),
     OpRow("lax.approx_max_k", lambda x: lax.approx_max_k(x, 3), _distinct((4, 9)),
           _top_k_ref(3, True)),
     # The values alone for the derivative columns (indices are integers).

@@ -16,12 +16,13 @@ from openjax._src import lax
 from openjax._src import tree_util
 from openjax._src.api.jit import jit
 from openjax._src.core import ClosedJaxpr, ShapedArray, Tracer, get_aval
+from openjax._src.core.devices import default_backend
 from openjax._src.interpreters.staging import trace_to_jaxpr
 from openjax._src.primitives.index.gather_scatter import scatter_apply_jaxpr
 
 __all__ = ["DotDimensionNumbers", "PrecisionLike", "RaggedDotDimensionNumbers",
            "RandomAlgorithm", "broadcast_like", "composite", "dce_sink", "dtype", "empty",
-           "scatter_apply", "shape_as_value", "stage"]
+           "platform_dependent", "scatter_apply", "shape_as_value", "stage"]
 
 # ((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))
 DotDimensionNumbers = tuple[tuple[Sequence[int], Sequence[int]],
@@ -139,3 +140,21 @@ def composite(decomposition: Callable, name: str, version: int = 0):
     return jit(fn)(*args)
 
   return call
+
+
+# Names platform_dependent accepts for each openjax backend (JAX's spellings).
+_PLATFORM_NAMES = {"cpu": ("cpu",), "gpu": ("cuda", "gpu"), "cuda": ("cuda", "gpu")}
+
+
+def platform_dependent(*args, default: Callable | None = None, **per_platform: Callable):
+  """Call the function for the platform computations run on (``cpu=``, ``cuda=``,
+  ...), or ``default`` when none is given for it."""
+  from_backend = _PLATFORM_NAMES.get(default_backend(), (default_backend(),))
+  for name in from_backend:
+    if name in per_platform:
+      return per_platform[name](*args)
+  if default is None:
+    raise NotImplementedError(
+        f"lax.platform_dependent: no branch for platform {from_backend[0]!r} (given: "
+        f"{sorted(per_platform)}); pass {from_backend[0]}= or default=")
+  return default(*args)
