@@ -104,3 +104,12 @@ def test_unalias_jax_removes_the_finder():
 
 def test_alias_jax_is_public():
   assert openjax.alias_jax is alias.alias_jax
+
+
+def test_missing_private_jax_module_imports_empty(aliased):
+  import jax._src.no_such_private_module as private
+  with pytest.raises(AttributeError, match="no counterpart of JAX's private module"):
+    private.wait_for_tokens  # noqa: B018
+  assert not hasattr(private, "anything")
+  with pytest.raises(ImportError):
+    from jax._src.no_such_private_module import LiteralArray  # noqa: F401

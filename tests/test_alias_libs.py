@@ -42,3 +42,9 @@ def test_flax_linen_mlp_trains_as_under_jax():
   _require("flax", "optax", "msgpack")
   losses = _losses("train_flax_linen.py")["flax_linen"]
   np.testing.assert_allclose(losses, EXPECTED["flax_linen"], rtol=2e-4, atol=1e-6)
+
+
+def test_equinox_mlp_trains_as_under_jax():
+  _require("equinox", "optax", "jaxtyping")
+  losses = _losses("train_equinox.py")["equinox"]
+  np.testing.assert_allclose(losses, EXPECTED["equinox"], rtol=2e-4, atol=1e-6)

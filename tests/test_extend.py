@@ -77,3 +77,90 @@ def test_dtype_helpers_match_jax():
   assert dtypes.scalar_type_of(True) is bool and dtypes.scalar_type_of(1j) is complex
   assert not supports_inf(jnp.float8_e4m3fn) and supports_inf(jnp.float16)
   assert not supports_inf(jnp.int32)
+
+
+# ------------------------------- primitives written with JAX's conventions and tables
+from openjax.interpreters import ad, batching, mlir  # noqa: E402
+from openjax._src.core import registry  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _restore_registry():
+  # Primitives made here must not reach tests/test_registry.py's checks of
+  # openjax's own primitives (a later test in the same process).
+  before = set(registry)
+  yield
+  for name in set(registry) - before:
+    del registry[name]
+
+
+def _make_scaled_sin():
+  """A primitive as libraries (equinox) define it against JAX."""
+  p = jex_core.Primitive("test_scaled_sin")
+  p.def_impl(lambda x, *, scale: jnp.sin(x) * scale)
+  p.def_abstract_eval(lambda x, *, scale: ShapedArray(x.shape, x.dtype))
+
+  def jvp(primals, tangents, *, scale):
+    (x,), (t,) = primals, tangents
+    out = p.bind(x, scale=scale)
+    if type(t) is ad.Zero:
+      return out, ad.Zero.from_primal_value(out)
+    return out, jnp.cos(x) * scale * t
+
+  def batch(vals, dims, *, scale):
+    return p.bind(vals[0], scale=scale), dims[0]
+
+  ad.primitive_jvps[p] = jvp
+  batching.primitive_batchers[p] = batch
+  mlir.register_lowering(p, mlir.lower_fun(lambda x, *, scale: jnp.sin(x) * scale,
+                                           multiple_results=False))
+  return p
+
+
+def test_extend_primitive_with_jax_conventions_transforms():
+  p = _make_scaled_sin()
+  x = jnp.array([0.1, 0.5, 1.0])
+  out = p.bind(x, scale=2.0)  # a bare result, as in JAX
+  np.testing.assert_allclose(out, 2 * np.sin(np.asarray(x)), rtol=1e-6)
+  np.testing.assert_allclose(jax.jit(lambda v: p.bind(v, scale=2.0))(x), out, rtol=1e-6)
+  np.testing.assert_allclose(jax.grad(lambda v: p.bind(v, scale=3.0).sum())(x),
+                             3 * np.cos(np.asarray(x)), rtol=1e-6)
+  np.testing.assert_allclose(jax.vmap(lambda v: p.bind(v, scale=2.0))(x.reshape(3, 1)),
+                             np.asarray(out).reshape(3, 1), rtol=1e-6)
+  assert "test_scaled_sin" in str(jax.make_jaxpr(lambda v: p.bind(v, scale=2.0))(x))
+
+
+def test_extend_primitive_compiles_through_lower_fun():
+  p = _make_scaled_sin()
+  x = jnp.array([0.25, 2.0])
+  with jax.config.override("openjax_executor", "iree"), \
+       jax.config.override("openjax_tiered_compilation", False):
+    compiled = jax.jit(lambda v: p.bind(v, scale=0.5))(x)
+  assert compiled._buffer is not None  # ran compiled by IREE
+  np.testing.assert_allclose(compiled, 0.5 * np.sin(np.asarray(x)), rtol=1e-6)
+
+
+def test_mlir_api_lowering_raises_when_needed():
+  p = jex_core.Primitive("test_mlir_only")
+  p.def_impl(lambda x: x)
+  p.def_abstract_eval(lambda x: x)
+  mlir.register_lowering(p, lambda ctx, x: [x])
+  np.testing.assert_array_equal(p.bind(jnp.ones(2)), [1, 1])
+  with pytest.raises(NotImplementedError, match="JAX's MLIR Python API"):
+    jax.jit(lambda v: p.bind(v)).lower(jnp.ones(2)).as_text()
+
+
+def test_multiple_results_and_transpose_table():
+  p = jex_core.Primitive("test_swap")
+  p.multiple_results = True
+  p.def_impl(lambda x, y: (y, x))
+  p.def_abstract_eval(lambda x, y: [y, x])
+  ad.primitive_jvps[p] = lambda primals, tangents: (p.bind(*primals), p.bind(
+      *(ad.instantiate_zeros(t) for t in tangents)))
+  ad.primitive_transposes[p] = lambda cts, x, y: p.bind(*(ad.instantiate_zeros(c) for c in cts))
+  a, b = p.bind(jnp.ones(2), jnp.zeros(2))
+  np.testing.assert_array_equal(a, [0, 0])
+  g = jax.grad(lambda x, y: (p.bind(x, y)[0] * jnp.arange(2.0)).sum(), argnums=(0, 1))(
+      jnp.ones(2), jnp.ones(2))
+  np.testing.assert_array_equal(g[0], [0, 0])
+  np.testing.assert_array_equal(g[1], [0, 1])

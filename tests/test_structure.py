@@ -41,6 +41,7 @@ LAYER_OF_PREFIX = {
     "openjax._src.alias": "libraries",
     "openjax._src.traceback_util": "core",
     "openjax._src.extend": "libraries",
+    "openjax._src.extend_rules": "libraries",
     "openjax._src.layout": "libraries",
     "openjax._src.image": "libraries",
     "openjax._src.flatten_util": "libraries",

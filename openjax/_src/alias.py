@@ -73,6 +73,21 @@ class _ExistingModuleLoader(importlib.abc.Loader):
     pass
 
 
+class _MissingPrivateModule(types.ModuleType):
+  """A JAX-private module openjax has no counterpart of."""
+
+  def __init__(self, name: str):
+    super().__init__(name)
+    self.__path__ = []
+
+  def __getattr__(self, attr):
+    if attr.startswith("__"):
+      raise AttributeError(attr)
+    raise AttributeError(
+        f"{self.__name__}.{attr}: openjax has no counterpart of JAX's private module "
+        f"{self.__name__} (alias_jax maps jax.X to openjax.X)")
+
+
 class JaxAliasFinder(importlib.abc.MetaPathFinder):
   """Answers ``jax.*`` and ``jaxlib.*`` imports with openjax's modules."""
 
@@ -88,6 +103,13 @@ class JaxAliasFinder(importlib.abc.MetaPathFinder):
     except ModuleNotFoundError as err:
       if err.name is None or not (name == err.name or name.startswith(err.name + ".")):
         raise
+      parent = sys.modules.get(fullname.rpartition(".")[0])
+      if fullname.startswith("jax._src.") and not isinstance(parent, _MissingPrivateModule):
+        # JAX's private modules are not its API; libraries reach into them
+        # defensively (hasattr, try/except AttributeError), so an empty module
+        # whose attributes raise AttributeError lets them import.
+        return importlib.machinery.ModuleSpec(
+            fullname, _ExistingModuleLoader(_MissingPrivateModule(fullname)), is_package=True)
       # Falling through to the path finders would load a real JAX's module
       # beside openjax's, mixing two array types in one program.
       raise ModuleNotFoundError(
