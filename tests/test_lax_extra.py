@@ -281,3 +281,16 @@ def test_platform_dependent_picks_the_cpu_branch():
   assert float(jax.jit(lambda x: lax.platform_dependent(x, cpu=lambda v: v + 1))(1.0)) == 2
   with pytest.raises(NotImplementedError, match="no branch for platform 'cpu'"):
     lax.platform_dependent(1.0, tpu=lambda x: x)
+
+
+def test_total_order_comparisons_match_jax():
+  x = jnp.array([-0.0, 0.0, jnp.nan, -jnp.nan, 1.0, -jnp.inf, jnp.inf], jnp.float32)
+  y = jnp.array([0.0, -0.0, jnp.inf, -jnp.inf, jnp.nan, -jnp.nan, 1.0], jnp.float32)
+  # JAX 0.10.2 on CPU:
+  expected_lt = [True, False, False, True, True, False, False]
+  np.testing.assert_array_equal(lax.lt_to_p.bind1(x, y), expected_lt)
+  np.testing.assert_array_equal(lax.le_to_p.bind1(x, y), expected_lt)
+  np.testing.assert_array_equal(lax.eq_to_p.bind1(x, y), [False] * 7)
+  np.testing.assert_array_equal(lax.eq_to_p.bind1(x, x), [True] * 7)
+  xb, yb = x.astype(jnp.bfloat16), y.astype(jnp.bfloat16)
+  np.testing.assert_array_equal(jax.jit(lax.lt_to_p.bind1)(xb, yb), expected_lt)

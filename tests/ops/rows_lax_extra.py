@@ -60,7 +60,28 @@ def _ragged_ref(a, b):
   return out
 
 
+_SPECIAL = np.array([-0.0, 0.0, np.nan, -np.nan, 1.0, -np.inf, np.inf, 2.5], F32)
+
+
+def _specials(rng):
+  return rng.permutation(_SPECIAL), rng.permutation(_SPECIAL)
+
+
+def _bits_key(x):
+  # IEEE total order of float32 values, as signed integers.
+  i = x.view(np.int32)
+  return i ^ ((i >> 31) & 0x7FFFFFFF)
+
+
 ROWS = [
+    OpRow("lax.eq_to_p", lambda x, y: lax.eq_to_p.bind1(x, y), _specials,
+          lambda x, y: _bits_key(x) == _bits_key(y)),
+    OpRow("lax.le_to_p", lambda x, y: lax.le_to_p.bind1(x, y), _specials,
+          lambda x, y: _bits_key(x) <= _bits_key(y)),
+    OpRow("lax.lt_to_p", lambda x, y: lax.lt_to_p.bind1(x, y), _specials,
+          lambda x, y: _bits_key(x) < _bits_key(y)),
+    OpRow("lax.lt_to_p_int32", lambda x, y: lax.lt_to_p.bind1(x, y),
+          _normal((5,), (5,), dtype=I32), lambda x, y: x < y),
     OpRow("lax.ragged_dot", lambda a, b: lax.ragged_dot(a, b, np.array([2, 3], I32)),
           _normal((6, 3), (2, 3, 4)), _ragged_ref, grad=True, atol=1e-5, rtol=1e-5),
     OpRow("lax.approx_max_k", lambda x: lax.approx_max_k(x, 3), _distinct((4, 9)),
