@@ -19,6 +19,7 @@ COMPLETE = (
   "jax.example_libraries.stax",
   "jax.flatten_util",
   "jax.image",
+  "jax.nn",
   "jax.nn.initializers",
   "jax.numpy.fft",
   "jax.numpy.linalg",

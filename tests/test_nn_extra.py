@@ -45,3 +45,41 @@ def test_orthogonal_under_jit_with_dtype():
   assert q.dtype == jnp.float16
   np.testing.assert_allclose(np.asarray(q, np.float32) @ np.asarray(q, np.float32).T,
                              np.eye(4), atol=5e-3)
+
+
+# ------------------------------------------------------- block-scaled products
+def test_scaled_matmul_applies_block_scales():
+  a = jnp.ones((1, 4, 64), jnp.float8_e4m3fn)
+  b = jnp.full((1, 2, 64), 2, jnp.float8_e4m3fn)
+  # Two blocks of 32 along K; scales are powers of two (e8m0).
+  sa = jnp.array([[[1, 2]] * 4], jnp.float32).astype(jnp.float8_e8m0fnu)
+  sb = jnp.array([[[4, 1]] * 2], jnp.float32).astype(jnp.float8_e8m0fnu)
+  out = jax.nn.scaled_matmul(a, b, sa, sb)
+  # 32 * (1*1*2*4) + 32 * (1*2*2*1) = 256 + 128
+  np.testing.assert_array_equal(out, np.full((1, 4, 2), 384.0))
+  assert out.dtype == jnp.float32
+  with pytest.raises(ValueError, match="3-dimensional"):
+    jax.nn.scaled_matmul(a[0], b, sa, sb)
+
+
+def test_scaled_dot_general_quantizes_like_mxfp8():
+  config = jax.nn.get_scaled_dot_general_config("mxfp8")
+  assert (config.block_size, config.data_type) == (32, jnp.float8_e4m3fn)
+  assert config.scale_type == jnp.float8_e8m0fnu and config.global_scale is None
+  nv = jax.nn.get_scaled_dot_general_config("nvfp4")
+  assert nv.block_size == 16 and nv.global_scale.shape == (1,)
+  x = jnp.linspace(-3, 3, 32 * 64).reshape(32, 64)
+  y = jnp.linspace(-1, 2, 64 * 32).reshape(64, 32)
+  dn = (((1,), (0,)), ((), ()))
+  exact = np.asarray(x) @ np.asarray(y)
+  out = jax.nn.scaled_dot_general(x, y, dn, configs=[config] * 3)
+  assert out.shape == (32, 32) and out.dtype == jnp.float32
+  # e4m3 keeps 3 mantissa bits (steps of 1/8): errors of a few percent of the largest product.
+  np.testing.assert_allclose(out, exact, atol=0.08 * np.abs(exact).max())
+  assert not np.array_equal(np.asarray(out), exact)  # it did quantize
+  g = jax.grad(lambda x: jax.nn.scaled_dot_general(x, y, dn, configs=[config] * 3).sum())(x)
+  exact_g = np.broadcast_to(np.asarray(y).sum(1), (32, 64))
+  np.testing.assert_allclose(g, exact_g, atol=0.08 * np.abs(exact_g).max())
+  np.testing.assert_allclose(jax.nn.scaled_dot_general(x, y, dn), exact, rtol=1e-5)
+  with pytest.raises(ValueError, match="Unsupported mode"):
+    jax.nn.get_scaled_dot_general_config("int8")
