@@ -21,3 +21,25 @@ def test_linalg_tensordot_has_the_array_api_signature():
   np.testing.assert_allclose(jnp.linalg.tensordot(a, a), np.tensordot(a, a))
   with pytest.raises(TypeError):
     jnp.linalg.tensordot(a, b, 1)  # JAX: axes is keyword-only
+
+
+def test_fwd_and_bwd_reuses_one_backward():
+  x, w, ct = jnp.arange(4.0).reshape(2, 2), jnp.full((2, 2), 2.0), jnp.ones((2, 2))
+  f = lambda x, w: jnp.sin(x @ w)  # noqa: E731
+  fwd, bwd = jax.fwd_and_bwd(f, argnums=(0, 1))
+  y, residuals = fwd(x, w)
+  _, f_vjp = jax.vjp(f, x, w)
+  np.testing.assert_allclose(y, f(x, w), rtol=1e-6)
+  for got, want in zip(bwd(residuals, ct), f_vjp(ct)):
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+  y2, residuals2 = fwd(x + 1, w)
+  np.testing.assert_allclose(bwd(residuals2, ct)[1], jax.vjp(f, x + 1, w)[1](ct)[1], rtol=1e-6)
+
+
+def test_fwd_and_bwd_single_argnum_with_aux():
+  x, w = jnp.arange(4.0).reshape(2, 2), jnp.full((2, 2), 2.0)
+  fwd, bwd = jax.fwd_and_bwd(lambda x, w: (x @ w, x.sum()), argnums=1, has_aux=True,
+                             jitted=False)
+  y, residuals, aux = fwd(x, w)
+  assert float(aux) == 6.0
+  np.testing.assert_allclose(bwd(residuals, jnp.ones((2, 2))), np.asarray(x).T @ np.ones((2, 2)))
