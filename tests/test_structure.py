@@ -86,6 +86,7 @@ NUMPY_ORDER = (
     "windows",
     "vectorize",
     "functional",
+    "ufunc_api",
     "array_methods",
 )
 
