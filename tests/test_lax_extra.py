@@ -294,3 +294,26 @@ def test_total_order_comparisons_match_jax():
   np.testing.assert_array_equal(lax.eq_to_p.bind1(x, x), [True] * 7)
   xb, yb = x.astype(jnp.bfloat16), y.astype(jnp.bfloat16)
   np.testing.assert_array_equal(jax.jit(lax.lt_to_p.bind1)(xb, yb), expected_lt)
+
+
+def test_scaled_dot_applies_subchannel_scales():
+  rng = np.random.default_rng(0)
+  a = jnp.asarray(rng.standard_normal((2, 4, 64)), jnp.float8_e4m3fn)
+  b = jnp.asarray(rng.standard_normal((2, 64, 3)), jnp.float8_e4m3fn)
+  sa = jnp.asarray(2.0 ** rng.integers(-2, 3, (2, 4, 2)), jnp.float8_e8m0fnu)
+  sb = jnp.asarray(2.0 ** rng.integers(-2, 3, (2, 2, 3)), jnp.float8_e8m0fnu)
+  expected = np.einsum(
+      "bmk,bkn->bmn", np.asarray(a, np.float32) * np.repeat(np.asarray(sa, np.float32), 32, -1),
+      np.asarray(b, np.float32) * np.repeat(np.asarray(sb, np.float32), 32, 1))
+  out = lax.scaled_dot(a, b, lhs_scale=sa, rhs_scale=sb, preferred_element_type=jnp.float32)
+  np.testing.assert_allclose(out, expected, rtol=1e-6)
+  default = lax.scaled_dot(a, b, lhs_scale=sa, rhs_scale=sb)
+  assert default.dtype == jnp.bfloat16  # JAX's default result type
+  # JAX 0.10.2: ones(4,64) @ ones(64,2) with scales 2 and 4 -> 512 everywhere.
+  np.testing.assert_array_equal(
+      lax.scaled_dot(jnp.ones((4, 64)), jnp.ones((64, 2)), lhs_scale=jnp.full((4, 2), 2.0),
+                     rhs_scale=jnp.full((2, 2), 4.0)), np.full((4, 2), 512.0))
+  with pytest.raises(TypeError, match="0-rank and 1-rank"):
+    lax.scaled_dot(jnp.ones(3), jnp.ones(3))
+  with pytest.raises(TypeError, match="not a multiple of its scale"):
+    lax.scaled_dot(jnp.ones((4, 64)), jnp.ones((64, 2)), lhs_scale=jnp.ones((4, 3)))

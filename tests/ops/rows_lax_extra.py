@@ -73,7 +73,16 @@ def _bits_key(x):
   return i ^ ((i >> 31) & 0x7FFFFFFF)
 
 
+def _scaled_dot_ref(a, b, sa, sb):
+  return ((a * np.repeat(sa, 4, -1)) @ (b * np.repeat(sb, 4, 0))).astype(F32)
+
+
 ROWS = [
+    OpRow("lax.scaled_dot_f32",
+          lambda a, b, sa, sb: lax.scaled_dot(a, b, lhs_scale=sa, rhs_scale=sb,
+                                              preferred_element_type=np.float32),
+          _normal((3, 8), (8, 2), (3, 2), (2, 2)), _scaled_dot_ref, grad=True,
+          atol=1e-5, rtol=1e-5),
     OpRow("lax.eq_to_p", lambda x, y: lax.eq_to_p.bind1(x, y), _specials,
           lambda x, y: _bits_key(x) == _bits_key(y)),
     OpRow("lax.le_to_p", lambda x, y: lax.le_to_p.bind1(x, y), _specials,

@@ -39,3 +39,4 @@ from openjax._src.primitives.sort.approx_top_k import approx_max_k, approx_min_k
 from openjax._src.lax.convolution_extra import *  # noqa: F401,F403
 from openjax._src.lax.ragged import *  # noqa: F401,F403
 from openjax._src.primitives.sort.total_order import *  # noqa: F401,F403
+from openjax._src.lax.scaled_dot import *  # noqa: F401,F403
