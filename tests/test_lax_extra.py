@@ -317,3 +317,25 @@ def test_scaled_dot_applies_subchannel_scales():
     lax.scaled_dot(jnp.ones(3), jnp.ones(3))
   with pytest.raises(TypeError, match="not a multiple of its scale"):
     lax.scaled_dot(jnp.ones((4, 64)), jnp.ones((64, 2)), lhs_scale=jnp.ones((4, 3)))
+
+
+def test_scaled_dot_gradients_match_float64_differences():
+  rng = np.random.default_rng(0)
+  args = [0.5 * rng.standard_normal(s) for s in [(3, 8), (8, 2), (3, 2), (2, 2)]]
+
+  def f64(a, b, sa, sb):
+    return (((a * np.repeat(sa, 4, -1)) @ (b * np.repeat(sb, 4, 0))) ** 2).sum()
+
+  grads = jax.grad(lambda *xs: (lax.scaled_dot(*xs[:2], lhs_scale=xs[2], rhs_scale=xs[3],
+                                               preferred_element_type=np.float32) ** 2).sum(),
+                   argnums=(0, 1, 2, 3))(*(x.astype(np.float32) for x in args))
+  eps = 1e-6
+  for i, x in enumerate(args):
+    numeric = np.zeros_like(x)
+    for idx in np.ndindex(x.shape):
+      up, down = [list(args), list(args)]
+      up[i], down[i] = x.copy(), x.copy()
+      up[i][idx] += eps
+      down[i][idx] -= eps
+      numeric[idx] = (f64(*up) - f64(*down)) / (2 * eps)
+    np.testing.assert_allclose(grads[i], numeric, rtol=1e-5, atol=1e-5)

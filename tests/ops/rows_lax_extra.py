@@ -81,7 +81,11 @@ ROWS = [
     OpRow("lax.scaled_dot_f32",
           lambda a, b, sa, sb: lax.scaled_dot(a, b, lhs_scale=sa, rhs_scale=sb,
                                               preferred_element_type=np.float32),
-          _normal((3, 8), (8, 2), (3, 2), (2, 2)), _scaled_dot_ref, grad=True,
+          # Second-order float32 finite differences of a four-operand product are
+          # noisier than the grad column's 1e-4; test_lax_extra checks the
+          # gradients against float64 differences instead.
+          lambda rng: tuple(0.5 * a for a in _normal((3, 8), (8, 2), (3, 2), (2, 2))(rng)),
+          _scaled_dot_ref, grad=False,
           atol=1e-5, rtol=1e-5),
     OpRow("lax.eq_to_p", lambda x, y: lax.eq_to_p.bind1(x, y), _specials,
           lambda x, y: _bits_key(x) == _bits_key(y)),
