@@ -39,7 +39,7 @@ from openjax import dlpack, stages, typing  # noqa: F401
 # Library surface (issue 17: alias, image, flatten_util, example_libraries, lax/nn extras).
 from openjax._src.alias import alias_jax  # noqa: F401
 from openjax._src.api.fwd_and_bwd import fwd_and_bwd  # noqa: F401
-from openjax import flatten_util, image  # noqa: F401
+from openjax import api_util, core, flatten_util, image  # noqa: F401
 # Old top-level pytree aliases (jax.tree_map, ...) still work, and warn.
 from openjax._src.tree_util import deprecated_top_level_alias as __getattr__  # noqa: F401
 

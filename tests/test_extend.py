@@ -164,3 +164,22 @@ def test_multiple_results_and_transpose_table():
       jnp.ones(2), jnp.ones(2))
   np.testing.assert_array_equal(g[0], [0, 0])
   np.testing.assert_array_equal(g[1], [0, 1])
+
+
+def test_api_util_flattens_wrapped_functions():
+  from openjax import api_util, tree_util
+  fun = lu.wrap_init(lambda a, b: {"sum": a + b["x"], "pair": (a, b["x"])})
+  in_tree = tree_util.tree_structure((1.0, {"x": 2.0}))
+  flat, out_tree = api_util.flatten_fun_nokwargs(fun, in_tree)
+  with pytest.raises(ValueError, match="known only after"):
+    out_tree()
+  leaves = flat.call_wrapped(jnp.float32(1.0), jnp.float32(2.0))
+  assert tree_util.tree_unflatten(out_tree(), leaves)["pair"][1] == 2.0
+  assert [float(v) for v in leaves] == [1.0, 2.0, 3.0]
+  kw_tree = tree_util.tree_structure(((1.0,), {"b": {"x": 2.0}}))
+  flat_kw, out_kw = api_util.flatten_fun(fun, kw_tree)
+  assert len(flat_kw.call_wrapped(1.0, 2.0)) == 3 and out_kw().num_leaves == 3
+  info = api_util.debug_info("scan", len, (), {})
+  assert info.func_name == "len"
+  assert api_util.shaped_abstractify(jnp.ones((2, 3))).shape == (2, 3)
+  assert issubclass(ShapedArray, jax.core.AbstractValue)

@@ -42,6 +42,7 @@ def _facade(name: str) -> _JaxFacade:
   facade.__version__ = JAX_API_VERSION
   facade.__version_info__ = tuple(int(p) for p in JAX_API_VERSION.split("."))
   facade.version = types.SimpleNamespace(__version__=JAX_API_VERSION,
+                                         __version_info__=facade.__version_info__,
                                          _version=JAX_API_VERSION)
   # Submodules (jax.numpy, ...) are found through the alias finder, not this path.
   facade.__path__ = []

@@ -9,11 +9,12 @@ from typing import Any
 from openjax._src import traceback_util
 from openjax._src.core import Jaxpr, ShapedArray, current_trace, eval_jaxpr, get_aval
 from openjax._src.interpreters.partial_eval import partial_eval_jaxpr
-from openjax._src.interpreters.staging import trace_to_jaxpr
+from openjax._src.interpreters.staging import DebugInfo, trace_to_jaxpr
+from openjax._src.tree_util import tree_flatten, tree_unflatten
 
-__all__ = ["OpaqueTraceState", "PartialVal", "WrappedFun", "get_opaque_trace_state",
-           "mapped_aval", "register_exclusion", "trace_to_jaxpr_nounits", "unmapped_aval",
-           "wrap_init"]
+__all__ = ["OpaqueTraceState", "PartialVal", "WrappedFun", "debug_info", "flatten_fun",
+           "flatten_fun_nokwargs", "get_opaque_trace_state", "mapped_aval", "register_exclusion",
+           "trace_to_jaxpr_nounits", "unmapped_aval", "wrap_init"]
 
 
 class OpaqueTraceState:
@@ -142,3 +143,52 @@ def trace_to_jaxpr_nounits(fun: WrappedFun, pvals, instantiate: bool = False):
                for u in out_unknowns]
   return staged, out_pvals, list(residuals)
 
+
+
+# ------------------------------------------------------------- jax.api_util
+def debug_info(traced_for: str, fun: Callable, args, kwargs, *, static_argnums=(),
+               static_argnames=(), result_paths_thunk=None, sourceinfo=None,
+               signature=None) -> DebugInfo:
+  """Where ``fun`` comes from (name, source) and its argument names, for errors."""
+  del static_argnums, static_argnames, result_paths_thunk, sourceinfo, signature
+  return DebugInfo(traced_for, fun, None)
+
+
+class _OutTree:
+  """The output treedef of a flattened function, known once it has run."""
+  __slots__ = ("treedef",)
+
+  def __init__(self):
+    self.treedef = None
+
+  def __call__(self):
+    if self.treedef is None:
+      raise ValueError("the output tree of a flattened function is known only after it "
+                       "has been called")
+    return self.treedef
+
+
+def flatten_fun(fun: WrappedFun, in_tree):
+  """``fun`` on flat leaves of ``(args, kwargs)`` (structure ``in_tree``),
+  returning flat leaves; the second result gives the output treedef."""
+  out_tree = _OutTree()
+
+  def flat(*leaves):
+    args, kwargs = tree_unflatten(in_tree, leaves)
+    out_leaves, out_tree.treedef = tree_flatten(fun.call_wrapped(*args, **kwargs))
+    return out_leaves
+
+  return WrappedFun(flat, {}, fun.debug_info), out_tree
+
+
+def flatten_fun_nokwargs(fun: WrappedFun, in_tree):
+  """``flatten_fun`` for a function of positional arguments (``in_tree`` is
+  the tuple of them)."""
+  out_tree = _OutTree()
+
+  def flat(*leaves):
+    args = tree_unflatten(in_tree, leaves)
+    out_leaves, out_tree.treedef = tree_flatten(fun.call_wrapped(*args))
+    return out_leaves
+
+  return WrappedFun(flat, {}, fun.debug_info), out_tree
