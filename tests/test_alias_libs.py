@@ -104,3 +104,19 @@ def test_flax_linen_layers_and_lifted_transforms_match_jax():
         np.testing.assert_allclose(g, w, atol=2e-5, err_msg=name)
     else:
       np.testing.assert_allclose(got, want, atol=2e-5, err_msg=name)
+
+
+def test_equinox_layers_and_filtered_transforms_match_jax():
+  _require("equinox", "optax", "jaxtyping")
+  _require_openjax("scipy.stats.norm", "scipy.special", "sharding.Sharding", "pmap",
+                   "experimental.io_callback")
+  expected = json.loads((LIBS.parent / "data" / "equinox_many.json").read_text())
+  values = _run_json("equinox_many.py")
+  for name, want in expected.items():
+    got = values[name]
+    assert not isinstance(got, str), f"{name}: {got}"
+    if name == "filter_vmap_grad":
+      for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, atol=5e-5, err_msg=name)
+    else:
+      np.testing.assert_allclose(got, want, atol=5e-5, err_msg=name)
