@@ -21,6 +21,7 @@ COMPLETE = (
   "jax.image",
   "jax.nn",
   "jax.nn.initializers",
+  "jax.numpy",
   "jax.numpy.fft",
   "jax.numpy.linalg",
   "jax.random",

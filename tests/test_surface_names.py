@@ -43,3 +43,17 @@ def test_fwd_and_bwd_single_argnum_with_aux():
   y, residuals, aux = fwd(x, w)
   assert float(aux) == 6.0
   np.testing.assert_allclose(bwd(residuals, jnp.ones((2, 2))), np.asarray(x).T @ np.ones((2, 2)))
+
+
+def test_low_bit_dtypes_promote_as_jax():
+  # JAX 0.10.2: int1/uint1 join only themselves (and bool, Python ints);
+  # float6s behave as the float8s (int8 -> float6, float32 -> error).
+  assert jnp.dtype(jnp.int1) == np.dtype("int1") and jnp.iinfo(jnp.uint1).max == 1
+  assert float(jnp.finfo(jnp.float6_e3m2fn).max) == 28.0
+  assert jnp.issubdtype(jnp.uint1, jnp.unsignedinteger)
+  assert jnp.promote_types(jnp.int1, bool) == jnp.int1
+  assert jnp.promote_types(jnp.float6_e2m3fn, jnp.int8) == jnp.float6_e2m3fn
+  for a, b in [(jnp.int1, jnp.int8), (jnp.uint1, jnp.float32), (jnp.float6_e2m3fn, jnp.float32)]:
+    with pytest.raises(jax.dtypes.TypePromotionError):
+      jnp.promote_types(a, b)
+  assert jax.dtypes.itemsize_bits(jnp.int1) == 1 and jax.dtypes.itemsize_bits(jnp.float6_e2m3fn) == 6
