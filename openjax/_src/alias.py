@@ -5,9 +5,10 @@ import of ``jax.X.Y`` with the module ``openjax.X.Y`` (the same module object,
 so ``jax.numpy is openjax.numpy``). ``jax`` and ``jaxlib`` themselves are
 facades that forward every attribute to ``openjax`` but report the JAX API
 version openjax implements (``JAX_API_VERSION``): libraries gate code paths on
-``jax.__version_info__``, and openjax's own version number means nothing to them. Libraries written against JAX (optax, flax, equinox, ...) then
-run on openjax without edits, even where a real JAX is installed beside it:
-the finder comes before the path finders, so JAX's own files are never read.
+``jax.__version_info__``, and openjax's own version number means nothing to
+them. Libraries written against JAX (optax, flax, equinox, ...) then run on
+openjax without edits, even where a real JAX is installed beside it: the
+finder comes before the path finders, so JAX's own files are never read.
 ``python -m openjax script.py`` calls it before running the script.
 """
 import importlib
@@ -34,7 +35,8 @@ class _JaxFacade(types.ModuleType):
 
 
 def openjax_module():
-  return importlib.import_module("openjax")
+  # The package this module belongs to: imported (and in sys.modules) first.
+  return sys.modules["openjax"]
 
 
 def _facade(name: str) -> _JaxFacade:
