@@ -3,6 +3,8 @@ JAX 0.10.2 (expected strings and values taken from JAX; the larger cases run
 tests/libs/lax_extra_program.py, written against JAX, under ``alias_jax``)."""
 import importlib.util
 import pathlib
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -339,3 +341,29 @@ def test_scaled_dot_gradients_match_float64_differences():
       down[i][idx] -= eps
       numeric[idx] = (f64(*up) - f64(*down)) / (2 * eps)
     np.testing.assert_allclose(grads[i], numeric, rtol=1e-5, atol=1e-5)
+
+
+# --------------------------------------------------------------- rng_bit_generator
+def test_rng_bit_generator_three_fry_is_jax_bit_for_bit():
+  result = subprocess.run(
+      [sys.executable, "-m", "openjax", str(HERE / "libs" / "rng_bit_generator_program.py")],
+      capture_output=True, text=True, timeout=600)
+  assert result.returncode == 0, result.stderr[-3000:]
+  assert result.stdout == (HERE / "data" / "rng_bit_generator.txt").read_text()
+
+
+def test_rng_bit_generator_defaults_batching_and_errors():
+  key = jnp.array([1, 2, 3, 4], jnp.uint32)
+  new_key, bits = lax.rng_bit_generator(key, (4,))
+  # RNG_DEFAULT is Threefry in openjax (JAX's CPU default, Philox, is not implemented).
+  np.testing.assert_array_equal(new_key, [1, 2, 5, 4])
+  np.testing.assert_array_equal(bits, [1576285164, 2249660814, 740599976, 2425682526])
+  # JAX's batching rule: the first key draws for the whole batch.
+  keys, batched = jax.vmap(lambda k: lax.rng_bit_generator(
+      k, (2,), algorithm=lax.RandomAlgorithm.RNG_THREE_FRY))(jnp.stack([key, key + 1]))
+  np.testing.assert_array_equal(keys, [[1, 2, 5, 4], [2, 3, 4, 5]])
+  np.testing.assert_array_equal(batched, [[1576285164, 740599976], [2249660814, 2425682526]])
+  with pytest.raises(TypeError, match="unsupported dtype int32"):
+    lax.rng_bit_generator(key, (2,), jnp.int32)
+  with pytest.raises(NotImplementedError, match="RNG_PHILOX is not implemented"):
+    lax.rng_bit_generator(key, (2,), algorithm=lax.RandomAlgorithm.RNG_PHILOX)

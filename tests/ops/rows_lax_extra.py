@@ -77,7 +77,20 @@ def _scaled_dot_ref(a, b, sa, sb):
   return ((a * np.repeat(sa, 4, -1)) @ (b * np.repeat(sb, 4, 0))).astype(F32)
 
 
+def _rbg_key(rng):
+  return (rng.integers(0, 2 ** 32, size=4, dtype=np.uint64).astype(np.uint32),)
+
+
 ROWS = [
+    # Bits as JAX's (tests/test_lax_extra.py); here eager vs jit vs compiled. No
+    # vmap column: JAX's batching rule draws the whole batch from the first key,
+    # which a per-key loop does not.
+    OpRow("lax.rng_bit_generator_threefry",
+          lambda k: lax.rng_bit_generator(k, (3, 4), np.uint32,
+                                          algorithm=lax.RandomAlgorithm.RNG_THREE_FRY),
+          _rbg_key, None, vmap=False),
+    OpRow("lax.rng_bit_generator_uint8",
+          lambda k: lax.rng_bit_generator(k, (5, 3), np.uint8), _rbg_key, None, vmap=False),
     OpRow("lax.scaled_dot_f32",
           lambda a, b, sa, sb: lax.scaled_dot(a, b, lhs_scale=sa, rhs_scale=sb,
                                               preferred_element_type=np.float32),

@@ -15,6 +15,7 @@ from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src import tree_util
 from openjax._src.api.jit import jit
+from openjax._src.control.rng_bit_generator import rng_bit_generator_p
 from openjax._src.core import ClosedJaxpr, ShapedArray, Tracer, get_aval
 from openjax._src.core.devices import default_backend
 from openjax._src.interpreters.staging import trace_to_jaxpr
@@ -22,7 +23,8 @@ from openjax._src.primitives.index.gather_scatter import scatter_apply_jaxpr
 
 __all__ = ["DotDimensionNumbers", "PrecisionLike", "RaggedDotDimensionNumbers",
            "RandomAlgorithm", "broadcast_like", "composite", "dce_sink", "dtype", "empty",
-           "platform_dependent", "scatter_apply", "shape_as_value", "stage"]
+           "platform_dependent", "rng_bit_generator", "rng_bit_generator_p", "scatter_apply",
+           "shape_as_value", "stage"]
 
 # ((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))
 DotDimensionNumbers = tuple[tuple[Sequence[int], Sequence[int]],
@@ -158,3 +160,16 @@ def platform_dependent(*args, default: Callable | None = None, **per_platform: C
         f"lax.platform_dependent: no branch for platform {from_backend[0]!r} (given: "
         f"{sorted(per_platform)}); pass {from_backend[0]}= or default=")
   return default(*args)
+
+
+def rng_bit_generator(key, shape, dtype=np.uint32, algorithm=RandomAlgorithm.RNG_DEFAULT, *,
+                      out_sharding=None):
+  """``(new_key, bits)``: ``bits`` of ``shape`` and unsigned ``dtype`` from the
+  ``uint32[4]`` state ``key`` (stateless; see ``control/rng_bit_generator``)."""
+  shape = tuple(int(d) for d in shape)
+  dtype = dtypes.canonicalize_dtype(dtype)
+  if dtype not in (np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.uint32),
+                   np.dtype(np.uint64)):
+    raise TypeError(f"rng_bit_generator: unsupported dtype {dtype}")
+  return tuple(rng_bit_generator_p.bind(key, shape=shape, dtype=dtype,
+                                        algorithm=int(algorithm)))
