@@ -367,3 +367,12 @@ def test_rng_bit_generator_defaults_batching_and_errors():
     lax.rng_bit_generator(key, (2,), jnp.int32)
   with pytest.raises(NotImplementedError, match="RNG_PHILOX is not implemented"):
     lax.rng_bit_generator(key, (2,), algorithm=lax.RandomAlgorithm.RNG_PHILOX)
+
+
+def test_dce_sink_prints_as_jax():
+  assert lax.dce_sink(jnp.ones(2)) is None
+  assert str(jax.make_jaxpr(lambda x: (lax.dce_sink(x), x * 2)[1])(jnp.ones(2))) == (
+      "{ lambda ; a:f32[2]. let\n    dce_sink[prevent_mlir_dce=False] a\n"
+      "    b:f32[2] = mul a 2.0:f32[]\n  in (b,) }")
+  np.testing.assert_array_equal(jax.grad(lambda x: (lax.dce_sink(x), (x * 2).sum())[1])(
+      jnp.ones(2)), [2, 2])

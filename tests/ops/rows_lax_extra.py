@@ -81,7 +81,15 @@ def _rbg_key(rng):
   return (rng.integers(0, 2 ** 32, size=4, dtype=np.uint64).astype(np.uint32),)
 
 
+def _sink_then_double(x):
+  lax.dce_sink((x, lax.add(x, np.float32(1))))
+  return lax.mul(x, np.float32(2))
+
+
 ROWS = [
+    OpRow("lax.stage_p", lambda x: lax.stage_p.bind1(x) * 3, _normal((4,)), lambda x: x * 3,
+          grad=True),
+    OpRow("lax.dce_sink", _sink_then_double, _normal((3,)), lambda x: x * 2, grad=True),
     # Bits as JAX's (tests/test_lax_extra.py); here eager vs jit vs compiled. No
     # vmap column: JAX's batching rule draws the whole batch from the first key,
     # which a per-key loop does not.

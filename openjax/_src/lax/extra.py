@@ -19,6 +19,7 @@ from openjax._src.control.rng_bit_generator import rng_bit_generator_p
 from openjax._src.core import ClosedJaxpr, ShapedArray, Tracer, get_aval
 from openjax._src.core.devices import default_backend
 from openjax._src.interpreters.staging import trace_to_jaxpr
+from openjax._src.primitives.identity.identity_ops import dce_sink_p, stage_p
 from openjax._src.primitives.index.gather_scatter import scatter_apply_jaxpr
 
 __all__ = ["DotDimensionNumbers", "PrecisionLike", "RaggedDotDimensionNumbers",
@@ -79,8 +80,8 @@ def stage(x, /):
   """Lift ``x`` (a Python scalar, NumPy array or Array) into the current trace;
   outside any trace, an Array. The identity on values."""
   if isinstance(x, Tracer):
-    return x
-  return lax._convert_element_type(x, dtypes.dtype(x), dtypes.is_weakly_typed(x))
+    return x  # already in the trace: as in JAX, no equation
+  return stage_p.bind1(x)
 
 
 def shape_as_value(shape):
@@ -92,11 +93,9 @@ def shape_as_value(shape):
 
 
 def dce_sink(val, *, prevent_mlir_dce: bool = False):
-  """Mark values as used so dead-code elimination keeps what computes them.
-  Returns None. openjax's jit runs every equation it traced, so nothing needs
-  keeping alive: this only checks its argument is a pytree of arrays."""
+  """Mark every array of the pytree ``val`` as used (``dce_sink_p``); returns None."""
   for leaf in tree_util.tree_leaves(val):
-    get_aval(leaf)
+    dce_sink_p.bind(leaf, prevent_mlir_dce=prevent_mlir_dce)
 
 
 def scatter_apply(operand, scatter_indices, func: Callable, dimension_numbers, *,

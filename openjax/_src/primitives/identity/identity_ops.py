@@ -8,7 +8,7 @@ import numpy as np
 
 from openjax._src import tree_util
 from openjax._src.core import Primitive
-from openjax._src.primitives.base.ad_util import Zero
+from openjax._src.primitives.base.ad_util import Zero, is_undefined_primal
 from openjax._src.primitives.base.structural import deflinear, instantiate_zeros
 
 # ------------------------------------------------------- optimization_barrier
@@ -85,4 +85,72 @@ def _copy_lower(ctx, x):
   return [x]
 
 
-__all__ = ["copy_p", "optimization_barrier", "optimization_barrier_p"]
+
+
+# ---------------------------------------------------------------------- stage
+stage_p = Primitive("stage", kind="linear")
+
+
+@stage_p.def_impl
+def _stage_impl(x):
+  return [np.asarray(x)]
+
+
+@stage_p.def_abstract_eval
+def _stage_abstract_eval(x):
+  return [x]
+
+
+deflinear(stage_p, lambda ct, x: [stage_p.bind1(ct)])
+
+
+@stage_p.def_batch
+def _stage_batch(vals, dims):
+  return [stage_p.bind1(vals[0])], [dims[0]]
+
+
+@stage_p.def_lower
+def _stage_lower(ctx, x):
+  return [x]
+
+
+# ------------------------------------------------------------------- dce_sink
+# Marks values as used. openjax's jit runs every equation it traced, and no
+# primitive has side effects, so there is nothing for it to keep alive: it
+# computes nothing, and dead-code elimination inside transformations may drop it.
+dce_sink_p = Primitive("dce_sink", multiple_results=True, kind="linear")
+
+
+@dce_sink_p.def_impl
+def _dce_sink_impl(x, *, prevent_mlir_dce=False):
+  return []
+
+
+@dce_sink_p.def_abstract_eval
+def _dce_sink_abstract_eval(x, *, prevent_mlir_dce=False):
+  return []
+
+
+def _dce_sink_jvp(primals, tangents, **params):
+  return [], []
+
+
+def _dce_sink_transpose(cts, x, **params):
+  return [Zero(x.aval)] if is_undefined_primal(x) else [None]
+
+
+dce_sink_p.def_jvp(_dce_sink_jvp)
+dce_sink_p.def_transpose(_dce_sink_transpose)
+
+
+@dce_sink_p.def_batch
+def _dce_sink_batch(vals, dims, **params):
+  return [], []
+
+
+@dce_sink_p.def_lower
+def _dce_sink_lower(ctx, x, **params):
+  return []
+
+
+__all__ = ["copy_p", "dce_sink_p", "optimization_barrier", "optimization_barrier_p", "stage_p"]
