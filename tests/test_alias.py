@@ -113,3 +113,10 @@ def test_missing_private_jax_module_imports_empty(aliased):
   assert not hasattr(private, "anything")
   with pytest.raises(ImportError):
     from jax._src.no_such_private_module import LiteralArray  # noqa: F401
+
+
+def test_aliased_modules_keep_their_own_spec(aliased):
+  import jax.numpy  # noqa: F401
+  import jax._src  # noqa: F401
+  assert openjax.numpy.__spec__.name == "openjax.numpy"
+  assert sys.modules["openjax._src"].__spec__.name == "openjax._src"

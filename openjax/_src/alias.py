@@ -66,14 +66,17 @@ class _ExistingModuleLoader(importlib.abc.Loader):
 
   def __init__(self, module):
     self.module = module
+    self.own_spec = getattr(module, "__spec__", None)
 
   def create_module(self, spec):
     return self.module
 
   def exec_module(self, module):
     # The openjax module ran when it was imported under its own name; running it
-    # again would make a second copy of every primitive and registry.
-    pass
+    # again would make a second copy of every primitive and registry. The import
+    # system has just set its __spec__ to the jax.* one: give it its own back.
+    if self.own_spec is not None:
+      module.__spec__ = self.own_spec
 
 
 class _MissingPrivateModule(types.ModuleType):
