@@ -120,3 +120,11 @@ def test_aliased_modules_keep_their_own_spec(aliased):
   import jax._src  # noqa: F401
   assert openjax.numpy.__spec__.name == "openjax.numpy"
   assert sys.modules["openjax._src"].__spec__.name == "openjax._src"
+
+
+def test_from_import_of_a_missing_private_submodule(aliased):
+  from jax._src import no_such_private_submodule  # a jax name: an empty module
+  from jax._src import core
+  assert core.Tracer is sys.modules["openjax._src.core"].Tracer
+  with pytest.raises(AttributeError, match="no counterpart"):
+    no_such_private_submodule.anything  # noqa: B018

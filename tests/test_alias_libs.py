@@ -120,3 +120,12 @@ def test_equinox_layers_and_filtered_transforms_match_jax():
         np.testing.assert_allclose(g, w, atol=5e-5, err_msg=name)
     else:
       np.testing.assert_allclose(got, want, atol=5e-5, err_msg=name)
+
+
+def test_chex_asserts_and_dataclasses_work():
+  _require("chex")
+  _require_openjax("experimental.checkify")
+  result = subprocess.run([sys.executable, "-m", "openjax", str(LIBS / "chex_basic.py")],
+                          capture_output=True, text=True, timeout=600)
+  assert result.returncode == 0, result.stderr[-4000:]
+  assert result.stdout.split() == ["12.0", "2.0", "shape", "error", "ok", "True", "chex", "ok"]

@@ -94,6 +94,22 @@ class _MissingPrivateModule(types.ModuleType):
         f"{self.__name__} (alias_jax maps jax.X to openjax.X)")
 
 
+class _PrivateFacade(types.ModuleType):
+  """``jax._src.X`` where openjax has ``openjax._src.X``: its attributes, but
+  named ``jax._src.X``, so ``from jax._src.X import missing_submodule`` is
+  looked up as a jax name (an empty module) and not as an openjax one."""
+
+  def __init__(self, name: str, target):
+    super().__init__(name, getattr(target, "__doc__", None))
+    self.__path__ = []
+    self._target = target
+
+  def __getattr__(self, attr):
+    if attr.startswith("__"):
+      raise AttributeError(attr)
+    return getattr(self._target, attr)
+
+
 class JaxAliasFinder(importlib.abc.MetaPathFinder):
   """Answers ``jax.*`` and ``jaxlib.*`` imports with openjax's modules."""
 
@@ -122,6 +138,8 @@ class JaxAliasFinder(importlib.abc.MetaPathFinder):
           f"import {fullname}: openjax has no module {name}, so JAX code that imports "
           f"{fullname} does not run on openjax yet (alias_jax maps jax.X to openjax.X)",
           name=fullname) from None
+    if fullname.startswith("jax._src"):
+      module = _PrivateFacade(fullname, module)
     return importlib.machinery.ModuleSpec(
         fullname, _ExistingModuleLoader(module),
         is_package=hasattr(module, "__path__"))
@@ -154,7 +172,8 @@ def unalias_jax() -> None:
     sys.meta_path.remove(_FINDER)
   for fullname in [m for m in sys.modules if openjax_name(m) is not None]:
     module = sys.modules[fullname]
-    if isinstance(module, _JaxFacade) or module.__name__.startswith("openjax"):
+    if isinstance(module, (_JaxFacade, _PrivateFacade, _MissingPrivateModule)) or (
+        module.__name__.startswith("openjax")):
       del sys.modules[fullname]
 
 
