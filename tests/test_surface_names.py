@@ -42,7 +42,8 @@ def test_fwd_and_bwd_single_argnum_with_aux():
                              jitted=False)
   y, residuals, aux = fwd(x, w)
   assert float(aux) == 6.0
-  np.testing.assert_allclose(bwd(residuals, jnp.ones((2, 2))), np.asarray(x).T @ np.ones((2, 2)))
+  np.testing.assert_allclose(bwd(residuals, jnp.ones((2, 2))),
+                             np.asarray(x).T @ np.ones((2, 2)))
 
 
 def test_low_bit_dtypes_promote_as_jax():

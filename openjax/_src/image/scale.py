@@ -107,7 +107,8 @@ def _weight_matrix(input_size: int, output_size: int, scale, translation, kernel
   inv_scale = 1. / scale
   kernel_scale = jnp.maximum(inv_scale, 1.) if antialias else 1.
   # Output pixel centres mapped back into input coordinates (pixel centres at +0.5).
-  sample_f = (jnp.arange(output_size, dtype=dtype) + 0.5) * inv_scale - translation * inv_scale - 0.5
+  sample_f = ((jnp.arange(output_size, dtype=dtype) + 0.5) * inv_scale
+              - translation * inv_scale - 0.5)
   if edge_padding and antialias:
     static_scale = concrete_or_error(
         None, scale, "scale_and_translate: antialiasing with edge padding needs a static scale")
