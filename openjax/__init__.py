@@ -36,8 +36,6 @@ from openjax import numpy, lax, tree_util, tree, errors, dtypes, test_util  # no
 from openjax import ad_checkpoint, custom_derivatives  # noqa: F401
 from openjax import random, scipy, nn  # noqa: F401
 from openjax import dlpack, stages, typing  # noqa: F401
-from openjax import sharding  # SCRATCH
-pmap = lambda *a, **k: None  # SCRATCH
 # Library surface (issue 17: alias, image, flatten_util, example_libraries, lax/nn extras).
 from openjax._src.alias import alias_jax  # noqa: F401
 from openjax._src.api.fwd_and_bwd import fwd_and_bwd  # noqa: F401
