@@ -14,8 +14,18 @@ DATA = pathlib.Path(__file__).parent / "data" / "jax_names"
 # Modules whose every JAX 0.10.2 name exists in openjax.
 COMPLETE = (
   "jax.debug",
+  "jax.dtypes",
+  "jax.errors",
+  "jax.example_libraries.optimizers",
+  "jax.example_libraries.stax",
   "jax.experimental.checkify",
+  "jax.flatten_util",
+  "jax.image",
+  "jax.nn",
+  "jax.nn.initializers",
+  "jax.numpy",
   "jax.numpy.fft",
+  "jax.numpy.linalg",
   "jax.random",
   "jax.scipy.cluster.vq",
   "jax.scipy.fft",
