@@ -19,6 +19,8 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src.config import config
 from openjax._src.core import Primitive, ShapedArray, get_aval, pp_eqn
+from openjax._src.core.sharding_rules import type_str
+from openjax._src.errors import ShardingTypeError
 from openjax._src.primitives.base.ad_util import Zero, is_undefined_primal
 from openjax._src.primitives.base.convert import _convert_element_type
 from openjax._src.primitives.base.structural import defjvp, transpose
@@ -400,6 +402,38 @@ def _check_dims(side: str, ndim: int, contract, batch) -> None:
         f"dot_general requires {side} dimension numbers to be nonnegative and less "
         f"than the number of axes of the {side} value, got {side}_batch of "
         f"{batch} and {side}_contracting of {contract} for {side} of rank {ndim}")
+
+
+@dot_general_p.def_sharding_rule
+def _dot_general_sharding_rule(specs, avals, out_avals, *, dimension_numbers, precision,
+                               preferred_element_type, out_sharding=None):
+  # JAX's rule: batch dimensions split alike; contracting dimensions alike
+  # and whole (a partial sum's layout is ambiguous); the free dimensions
+  # keep their splits, no mesh axis twice.
+  (lc, rc), (lb, rb) = dimension_numbers
+  ls, rs = specs
+  lbs, rbs = tuple(ls[d] for d in lb), tuple(rs[d] for d in rb)
+  if lbs != rbs:
+    raise ShardingTypeError("dot_general requires lhs batch dimensions and rhs batch "
+                            f"dimensions to have the consistent sharding, got {lbs} and {rbs}.")
+  lcs, rcs = tuple(ls[d] for d in lc), tuple(rs[d] for d in rc)
+  if lcs != rcs:
+    raise ShardingTypeError("dot_general requires contracting dimensions to have consistent "
+                            f"sharding, got {lcs} and {rcs}.")
+  if any(p is not None for p in lcs):
+    raise ShardingTypeError(
+        "Contracting dimensions are sharded and it is ambiguous how the output should be "
+        "sharded. Please specify the output sharding via the `out_sharding` parameter. Got "
+        f"lhs_contracting_spec={lcs} and rhs_contracting_spec={rcs}")
+  out = (lbs + tuple(p for d, p in enumerate(ls) if d not in lc and d not in lb)
+         + tuple(p for d, p in enumerate(rs) if d not in rc and d not in rb))
+  used = [a for p in out if p is not None for a in ((p,) if isinstance(p, str) else p)]
+  if len(used) != len(set(used)):
+    raise ShardingTypeError(
+        f"dot_general operation with inputs: {avals[0].str_short()}, "
+        f"{avals[1].str_short()} produces an illegally sharded result: "
+        f"{type_str(out_avals[0], out, short=True)}")
+  return [out]
 
 
 @dot_general_p.def_abstract_eval

@@ -12,6 +12,8 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, get_aval
+from openjax._src.core.sharding_rules import concatenate_rule, type_str
+from openjax._src.errors import ShardingTypeError
 from openjax._src.primitives.base import ad_util
 from openjax._src.primitives.base.convert import _convert_element_type
 from openjax._src.primitives.base.structural import (_check_shapelike, _int_tuple, _shape_tuple,
@@ -291,6 +293,9 @@ def _concatenate_impl(*xs, dimension):
   return [np.concatenate(xs, axis=dimension)]
 
 
+concatenate_p.def_sharding_rule(concatenate_rule)
+
+
 @concatenate_p.def_abstract_eval
 def _concatenate_abstract_eval(*xs, dimension):
   if not xs:
@@ -502,6 +507,24 @@ def _slice_impl(x, *, start_indices, limit_indices, strides):
   strides = strides or (1,) * x.ndim
   return [x[tuple(builtins_slice(s, l, st)
                   for s, l, st in zip(start_indices, limit_indices, strides))]]
+
+
+@slice_p.def_sharding_rule
+def _slice_sharding_rule(specs, avals, out_avals, *, start_indices, limit_indices, strides):
+  # A split dimension may be cut to a size its devices still divide (JAX
+  # moves the data); other cuts need a reshard first.
+  x, spec, out_shape = avals[0], specs[0], out_avals[0].shape
+  for d, p in enumerate(spec):
+    if p is None or out_shape[d] == x.shape[d]:
+      continue
+    axes = (p,) if isinstance(p, str) else p
+    k = math.prod(x.sharding.mesh.shape[a] for a in axes)
+    if out_shape[d] % k:
+      raise ShardingTypeError(
+          f"slicing on sharded dims where out dim ({out_shape[d]}) is not divisible by mesh "
+          f"axes ({k}) with spec ({', '.join(axes)}) is not implemented. Got input "
+          f"type={type_str(x, spec, short=True)} and output shape={tuple(out_shape)}")
+  return [spec]
 
 
 @slice_p.def_abstract_eval
