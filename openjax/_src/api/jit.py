@@ -28,6 +28,9 @@ from openjax._src.core.devices import local_devices
 from openjax._src.core.placement import commit, committed_device
 from openjax._src.interpreters.staging import DebugInfo, flat_arg_names, trace_to_jaxpr
 from openjax._src.control.closed_call import jit_p
+from openjax._src.control.spmd import Layout, SpmdPlan, layout_of, mesh_of
+from openjax._src.core.array import ShardedBuffer
+from openjax._src.core.sharding import NamedSharding, PartitionSpec, Sharding, resolve_sharding
 from openjax._src.primitives.collectives.collectives import current_axis_env, extend_axis_env
 from openjax._src.runtime.compiler import clear_memory_cache
 from openjax._src.runtime.pipeline import (background, cached_executable, compile_lowered,
@@ -142,7 +145,7 @@ _SCALAR_TYPES = frozenset(dtypes.python_scalar_dtypes)
 
 class _CacheEntry:
   __slots__ = ("closed_jaxpr", "out_tree", "hoisted", "lowered", "executable", "pending",
-               "single", "program")
+               "single", "program", "spmd")
 
   def __init__(self, closed_jaxpr, out_tree, hoisted):
     self.closed_jaxpr = closed_jaxpr
@@ -153,6 +156,7 @@ class _CacheEntry:
     self.pending = None      # Future of a background compile (tiered execution)
     self.single = out_tree.num_leaves == 1 and out_tree.num_nodes == 1  # one bare leaf
     self.program = None      # the jaxpr's Program, for eager library functions
+    self.spmd = {}           # (mesh, argument layouts, result specs) -> SpmdPlan
 
   def run_program(self, leaves) -> list:
     """Run the jaxpr with the eval trace's kernels (an eager library call):
@@ -199,7 +203,8 @@ class JitWrapped:
 
   def __init__(self, fun: Callable, *, static_argnums=None, static_argnames=None,
                donate_argnums=None, donate_argnames=None, keep_unused=False,
-               inline=False, compiler_options=None, name=None, tiered=None, eager=False):
+               inline=False, compiler_options=None, name=None, tiered=None, eager=False,
+               in_shardings=None, out_shardings=None):
     if not callable(fun):
       raise TypeError(f"Expected a callable value, got {fun!r}")
     self.fun = fun
@@ -230,6 +235,8 @@ class JitWrapped:
     # static arguments; (config snapshot, avals) -> compiled cache entry.
     self._fast: dict = {}
     self._donates = bool(self.donate_argnums or self.donate_argnames)
+    self.in_shardings, self.out_shardings = in_shardings, out_shardings
+    self._sharded = in_shardings is not None or out_shardings is not None
     # Donating calls take the general path, which checks the donated buffers.
     self._fast_ok = not self.static_argnums and not self.static_argnames and not self._donates
     # updated=(): the function's __dict__ must not overwrite our attributes.
@@ -404,16 +411,17 @@ class JitWrapped:
       n = len(args)
       if n == 2:    # the common arities spelled out (no loop, no list)
         a, b = args
-        if type(a) is Array and type(b) is Array:
+        if type(a) is Array and type(b) is Array and type(a._buffer) is not ShardedBuffer \
+            and type(b._buffer) is not ShardedBuffer:
           fast_key = (config.state_key(), a.aval, b.aval)
       elif n == 1:
         a, = args
-        if type(a) is Array:
+        if type(a) is Array and type(a._buffer) is not ShardedBuffer:
           fast_key = (config.state_key(), a.aval)
       else:
         key = [config.state_key()]
         for a in args:
-          if type(a) is not Array:
+          if type(a) is not Array or type(a._buffer) is ShardedBuffer:
             break
           key.append(a.aval)
         else:
@@ -431,6 +439,10 @@ class JitWrapped:
         return self.fun(*args, **kwargs)
     else:
       entry, leaves, in_tree = self._get_entry(args, kwargs)
+    if trace_state.trace is eval_trace and not entry.hoisted:
+      outs = self._call_sharded(entry, leaves, in_tree, args)
+      if outs is not None:
+        return entry.unflatten(outs)
     if self._donates and trace_state.trace is eval_trace:
       _check_donated_once(leaves, self._donated_invars(entry, in_tree, len(leaves)))
     if (trace_state.trace is eval_trace and not entry.hoisted
@@ -452,6 +464,54 @@ class JitWrapped:
                       keep_unused=self.keep_unused, inline=self.inline,
                       tiered=self.tiered is not False)
     return entry.unflatten(outs)
+
+  def _call_sharded(self, entry, leaves, in_tree, args):
+    """Run a call whose arguments (or ``in_shardings``/``out_shardings``)
+    split over a mesh of several devices as an SPMD partition; None for an
+    unsharded call."""
+    in_sh = self._leaf_shardings(self.in_shardings, in_tree, len(leaves), "in_shardings")
+    out_sh = None
+    if self.out_shardings is not None:
+      out_sh = _prefix_leaves(self.out_shardings, entry.out_tree, "out_shardings")
+    mesh = mesh_of(leaves, (in_sh or []) + (out_sh or []))
+    if mesh is None:
+      return None
+    in_avals = entry.closed_jaxpr.in_avals
+    layouts = []
+    for i, (x, aval) in enumerate(zip(leaves, in_avals)):
+      s = in_sh[i] if in_sh is not None else None
+      ndim = len(aval.shape)
+      if isinstance(s, NamedSharding):
+        layouts.append(Layout(tuple(s.spec._normalized_spec_for_aval(ndim))))
+      else:
+        layouts.append(layout_of(x, mesh, ndim))
+    out_specs = None
+    if out_sh is not None:
+      out_specs = [None if not isinstance(s, NamedSharding) else
+                   tuple(s.spec._normalized_spec_for_aval(len(a.shape)))
+                   for s, a in zip(out_sh, entry.closed_jaxpr.out_avals)]
+    key = (mesh, tuple(layouts), None if out_specs is None else tuple(out_specs))
+    plan = entry.spmd.get(key)
+    if plan is None:
+      plan = entry.spmd[key] = SpmdPlan(entry.closed_jaxpr, mesh, layouts, out_specs,
+                                        self.name)
+    return plan.run(leaves)
+
+  def _leaf_shardings(self, shardings, in_tree, n_leaves, what):
+    if shardings is None:
+      return None
+    dyn_args, dyn_kwargs = tree_util.tree_unflatten(in_tree, [0] * n_leaves)
+    if _is_sharding_leaf(shardings):
+      return [resolve_sharding(shardings, "jit")] * n_leaves
+    shardings = tuple(shardings)
+    if len(shardings) != len(dyn_args):
+      raise ValueError(f"jit of {self.name}: {what} has {len(shardings)} entries but the "
+                       f"function was called with {len(dyn_args)} positional arguments; "
+                       "give one sharding (or pytree prefix) per positional argument.")
+    out = []
+    for s, a in zip(shardings, dyn_args):
+      out.extend(_prefix_leaves(s, tree_util.tree_structure(a), what))
+    return out + [None] * (n_leaves - len(out))
 
   def _executable(self, entry, in_tree, n_leaves):
     """The entry's executable: from the caches, compiled now, or (tiered
@@ -511,6 +571,29 @@ class JitWrapped:
 
   def __repr__(self):
     return f"<PjitFunction of {self.fun!r}>"
+
+
+def _is_sharding_leaf(s) -> bool:
+  return s is None or isinstance(s, (Sharding, PartitionSpec))
+
+
+def _prefix_leaves(shardings, tree, what: str) -> list:
+  """One sharding (or None) per leaf of ``tree`` from ``shardings``, a
+  pytree prefix of it."""
+  n = tree.num_leaves
+  if _is_sharding_leaf(shardings):
+    return [resolve_sharding(shardings, "jit")] * n
+  placeholder = tree_util.tree_unflatten(tree, [object() for _ in range(n)])
+  out = []
+
+  def expand(s, sub):
+    out.extend([resolve_sharding(s, "jit")] * tree_util.tree_structure(sub).num_leaves)
+  try:
+    tree_util.tree_map(expand, shardings, placeholder, is_leaf=_is_sharding_leaf)
+  except ValueError as e:
+    raise ValueError(f"jit: {what} is not a pytree prefix of the values it describes: "
+                     f"{e}") from None
+  return out
 
 
 class Traced:
@@ -576,7 +659,8 @@ def jit(fun: Callable | None = None, *, static_argnums=None, static_argnames=Non
   options = dict(static_argnums=static_argnums, static_argnames=static_argnames,
                  donate_argnums=donate_argnums, donate_argnames=donate_argnames,
                  keep_unused=keep_unused, inline=inline,
-                 compiler_options=compiler_options, tiered=_tiered, eager=_eager)
+                 compiler_options=compiler_options, tiered=_tiered, eager=_eager,
+                 in_shardings=in_shardings, out_shardings=out_shardings)
   if device is None and backend is None:
     return JitWrapped(fun, **options)
   warnings.warn("backend and device argument on jit is deprecated. You can use "
