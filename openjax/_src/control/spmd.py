@@ -127,6 +127,7 @@ class SpmdPlan:
       self.layouts[v] = lay
     eqns, self.out_keys = flatten_eqns(closed, self.in_keys)
     self.steps = []
+    self._reduced_of = {}   # partial value -> its reduced copy
     self._seg = _Segment()
     self._uses = self._count_uses(eqns)
     for i, (prim, ins, outs, params) in enumerate(eqns):
@@ -137,6 +138,7 @@ class SpmdPlan:
       if isinstance(k, _Const):
         finals.append(k)
         continue
+      k = self._reduced_of.get(k, k)
       lay = self.layouts[k]
       if lay.partial:
         k = self._host(k, Layout(lay.spec))
@@ -186,6 +188,9 @@ class SpmdPlan:
                for n, p in zip(shape, spec))
 
   def _plan_eqn(self, i, prim, ins, outs, params):
+    reduced = self._reduced_of
+    if reduced:   # values reduced at an earlier split are read reduced
+      ins = [reduced.get(k, k) if not isinstance(k, _Const) else k for k in ins]
     avals = [self._aval(k) for k in ins]
     lays = [self._layout(k, a) for k, a in zip(ins, avals)]
     out_avals = [v.aval for v in outs]
@@ -360,9 +365,7 @@ class SpmdPlan:
     value live past equation ``i`` in the same host step."""
     if isinstance(k, _Const) or not self.layouts[k].partial:
       return k
-    reduced = getattr(self, "_reduced_of", None)
-    if reduced is None:
-      reduced = self._reduced_of = {}
+    reduced = self._reduced_of
     if k in reduced:
       return reduced[k]
     pending = [p for p in list(self.layouts) if self.layouts[p].partial and p not in reduced
