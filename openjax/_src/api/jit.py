@@ -28,7 +28,7 @@ from openjax._src.core.devices import local_devices
 from openjax._src.core.placement import commit, committed_device
 from openjax._src.interpreters.staging import DebugInfo, flat_arg_names, trace_to_jaxpr
 from openjax._src.control.closed_call import jit_p
-from openjax._src.control.spmd import Layout, SpmdPlan, layout_of, mesh_of
+from openjax._src.control.spmd import Layout, SpmdPlan, constraint_mesh, layout_of, mesh_of
 from openjax._src.core.array import ShardedBuffer
 from openjax._src.core.sharding import NamedSharding, PartitionSpec, Sharding, resolve_sharding
 from openjax._src.primitives.collectives.collectives import current_axis_env, extend_axis_env
@@ -475,7 +475,12 @@ class JitWrapped:
       out_sh = _prefix_leaves(self.out_shardings, entry.out_tree, "out_shardings")
     mesh = mesh_of(leaves, (in_sh or []) + (out_sh or []))
     if mesh is None:
-      return None
+      # A with_sharding_constraint inside partitions the call too.
+      if "constraint_mesh" not in entry.spmd:
+        entry.spmd["constraint_mesh"] = constraint_mesh(entry.closed_jaxpr)
+      mesh = entry.spmd["constraint_mesh"]
+      if mesh is None:
+        return None
     in_avals = entry.closed_jaxpr.in_avals
     layouts = []
     for i, (x, aval) in enumerate(zip(leaves, in_avals)):

@@ -22,6 +22,7 @@ import numpy as np
 
 from openjax._src.core import Array, ClosedJaxpr, Literal, ShapedArray
 from openjax._src.core.array import ShardedBuffer, sharded_array_of_shards
+from openjax._src.core.mesh import Mesh
 from openjax._src.core.sharding import NamedSharding, PartitionSpec, aval_sharding, dim_axes
 from openjax._src.core.sharding_rules import is_replicated
 from openjax._src.errors import ShardingTypeError
@@ -29,6 +30,7 @@ from openjax._src.interpreters.staging import trace_to_jaxpr
 from openjax._src.primitives.base.structural import broadcast_in_dim, reshape
 from openjax._src.primitives.elementwise.arithmetic import add, mul
 from openjax._src.primitives.index.dynamic_slicing import dynamic_slice
+from openjax._src.primitives.shape.sharding_constraint import constraint_spec
 from openjax._src.runtime.pipeline import compile_lowered, lower_closed_jaxpr
 
 # Partial sums flow through these (linear in the partial operand).
@@ -198,7 +200,7 @@ class SpmdPlan:
     for v in outs:
       self.avals[v] = v.aval
     if name == "sharding_constraint":
-      target = Layout(tuple(params["spec"]))
+      target = Layout(constraint_spec(params["sharding"], len(avals[0].shape)))
       src = self._reduced(ins[0], i)
       dst = self._relayout(src, target, i) if self.layouts[src] != target else src
       self._alias(outs[0], dst)
@@ -565,7 +567,13 @@ class SpmdPlan:
       return v if type(v) is Array else Array(np.asarray(v), ShapedArray(np.shape(v),
                                                                          np.asarray(v).dtype))
     aval, lay = self.avals[k], self.layouts[k]
-    sharding = NamedSharding(self.mesh, PartitionSpec(*lay.spec))
+    spec = lay.spec
+    if not self.mesh._any_axis_explicit:
+      # Over Auto axes JAX reports the layout the compiler chose, trailing
+      # whole dimensions left out (P('x',) for P('x', None)).
+      while spec and spec[-1] is None:
+        spec = spec[:-1]
+    sharding = NamedSharding(self.mesh, PartitionSpec(*spec))
     shards = []
     for d, p in zip(self.devices, env[k]):
       if type(p) is not Array or p._device is not d:
@@ -586,6 +594,18 @@ def layout_of(x, mesh, ndim: int) -> Layout:
   return _replicated(ndim)
 
 
+def constraint_mesh(closed: ClosedJaxpr):
+  """The mesh of the first ``sharding_constraint`` of several devices in the
+  jaxpr (nested ``jit`` calls included), or None."""
+  eqns, _ = flatten_eqns(closed, list(closed.jaxpr.invars))
+  for prim, _, _, params in eqns:
+    if prim.name == "sharding_constraint":
+      mesh = params["sharding"].mesh
+      if isinstance(mesh, Mesh) and mesh.size > 1:
+        return mesh
+  return None
+
+
 def mesh_of(leaves: list, shardings: list):
   """The mesh of the first argument or sharding split over several devices."""
   for s in shardings:
@@ -599,4 +619,4 @@ def mesh_of(leaves: list, shardings: list):
   return None
 
 
-__all__ = ["Layout", "SpmdPlan", "flatten_eqns", "layout_of", "mesh_of"]
+__all__ = ["Layout", "SpmdPlan", "constraint_mesh", "flatten_eqns", "layout_of", "mesh_of"]
