@@ -48,6 +48,13 @@ def type_str(aval, spec: tuple, short: bool = False) -> str:
   return f"{name}[{','.join(dims)}]"
 
 
+# Why a primitive has no rule (``mark_not_applicable("sharding_rule", ...)``).
+TYPED_BY_SUB_JAXPR = ("higher-order: its results are typed by its sub-jaxpr, traced with the "
+                      "operands' shardings")
+MANUAL_AXES_ONLY = ("named-axis collective: runs over Manual axes (shard_map, pmap, vmap), "
+                    "where values carry no Explicit sharding types")
+
+
 # ----------------------------------------------------------------- rules
 def elementwise_rule(name: str):
   """Operands of the result's shape share one sharding (a whole dimension
@@ -205,6 +212,7 @@ def apply_sharding_rule(primitive, avals: list, out_avals: list, params: dict) -
   return out
 
 
-__all__ = ["apply_sharding_rule", "concatenate_rule", "elementwise_rule", "is_replicated", "join_axes",
-           "reduce_axes_rule", "replicated_rule", "reshape_spec", "same_as_operand_rule",
-           "spec_of", "type_str", "unsharded_axis_rule"]
+__all__ = ["MANUAL_AXES_ONLY", "TYPED_BY_SUB_JAXPR", "apply_sharding_rule", "concatenate_rule",
+           "elementwise_rule", "is_replicated", "join_axes", "reduce_axes_rule",
+           "replicated_rule", "reshape_spec", "same_as_operand_rule", "spec_of", "type_str",
+           "unsharded_axis_rule"]

@@ -12,7 +12,8 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, get_aval
-from openjax._src.core.sharding_rules import concatenate_rule, type_str
+from openjax._src.core.sharding_rules import (concatenate_rule, replicated_rule,
+                                              same_as_operand_rule, type_str)
 from openjax._src.errors import ShardingTypeError
 from openjax._src.primitives.base import ad_util
 from openjax._src.primitives.base.convert import _convert_element_type
@@ -51,6 +52,9 @@ def _rev_abstract_eval(x, *, dimensions):
     raise TypeError("rev dimensions must all be less than operand ndim, got dimensions "
                     f"{dimensions} for operand ndim {x.ndim}.")
   return [ShapedArray(x.shape, x.dtype, x.weak_type)]
+
+
+rev_p.def_sharding_rule(same_as_operand_rule)
 
 
 deflinear(rev_p, lambda ct, x, *, dimensions: [rev(ct, dimensions)])
@@ -151,6 +155,9 @@ def _pad_abstract_eval(x, padding_value, *, padding_config):
     raise TypeError(f"pad operand and padding_value must be same dtype: got "
                     f"{x.dtype.name} and {padding_value.dtype.name}.")
   return [ShapedArray(shape, x.dtype, x.weak_type and padding_value.weak_type)]
+
+
+pad_p.def_sharding_rule(replicated_rule)
 
 
 def _pad_transpose(ct, x, padding_value, *, padding_config):
@@ -373,6 +380,9 @@ def _split_abstract_eval(x, *, sizes, axis):
   return outs
 
 
+split_p.def_sharding_rule(replicated_rule)
+
+
 @split_p.def_jvp
 def _split_jvp(primals, tangents, *, sizes, axis):
   outs = split_p.bind(*primals, sizes=sizes, axis=axis)
@@ -432,6 +442,9 @@ def _tile_abstract_eval(x, *, reps):
   if any(r < 0 for r in reps):
     raise ValueError(f"tile: reps must be nonnegative, got {reps}")
   return [ShapedArray(tuple(d * r for d, r in zip(x.shape, reps)), x.dtype, x.weak_type)]
+
+
+tile_p.def_sharding_rule(replicated_rule)
 
 
 def _tile_transpose(ct, x, *, reps):
