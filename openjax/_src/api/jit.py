@@ -469,6 +469,12 @@ class JitWrapped:
     """Run a call whose arguments (or ``in_shardings``/``out_shardings``)
     split over a mesh of several devices as an SPMD partition; None for an
     unsharded call."""
+    plan = self._spmd_plan(entry, leaves, in_tree)
+    return None if plan is None else plan.run(leaves)
+
+  def _spmd_plan(self, entry, leaves, in_tree):
+    """The SPMD partition of ``entry`` for arguments ``leaves`` (Arrays or
+    ShapeDtypeStructs), or None when nothing splits over several devices."""
     in_sh = self._leaf_shardings(self.in_shardings, in_tree, len(leaves), "in_shardings")
     out_sh = None
     if self.out_shardings is not None:
@@ -500,7 +506,7 @@ class JitWrapped:
     if plan is None:
       plan = entry.spmd[key] = SpmdPlan(entry.closed_jaxpr, mesh, layouts, out_specs,
                                         self.name)
-    return plan.run(leaves)
+    return plan
 
   def _leaf_shardings(self, shardings, in_tree, n_leaves, what):
     if shardings is None:
@@ -572,7 +578,7 @@ class JitWrapped:
   def trace(self, *args, **kwargs) -> "Traced":
     """Stage ``f`` for these arguments (arrays or ``ShapeDtypeStruct``s)."""
     entry, leaves, in_tree = self._get_entry(args, kwargs)
-    return Traced(self, entry, in_tree, args, kwargs, len(leaves))
+    return Traced(self, entry, in_tree, args, kwargs, leaves)
 
   def __repr__(self):
     return f"<PjitFunction of {self.fun!r}>"
@@ -605,12 +611,13 @@ class Traced:
   """The result of ``jit(f).trace(*args)``: the staged program."""
 
   def __init__(self, wrapped: JitWrapped, entry: _CacheEntry, in_tree, args, kwargs,
-               n_leaves: int):
+               leaves: list):
     self._wrapped = wrapped
     self._entry = entry
     self.in_tree = in_tree
     self.args_info = (args, kwargs)
-    self._n_leaves = n_leaves
+    self._leaves = leaves
+    self._n_leaves = len(leaves)
 
   def lower(self, *, lowering_platforms=None) -> Lowered:
     """Lower the staged program to StableHLO (works whatever the executor)."""
@@ -622,8 +629,9 @@ class Traced:
                       "over values of an enclosing transformation (tracers); pass them as "
                       "arguments instead.")
     module = self._wrapped._lower_entry(self._entry, self.in_tree, self._n_leaves)
+    plan = self._wrapped._spmd_plan(self._entry, self._leaves, self.in_tree)
     return Lowered(module, self.in_tree, self._entry.out_tree, self.args_info,
-                   self._wrapped.compiler_options)
+                   self._wrapped.compiler_options, spmd=plan)
 
   @property
   def jaxpr(self) -> ClosedJaxpr:

@@ -119,6 +119,9 @@ class SpmdPlan:
   def __init__(self, closed: ClosedJaxpr, mesh, in_layouts: list, out_specs: list | None,
                name: str):
     self.mesh, self.name = mesh, name
+    # Results' layouts were asked for (or are types, over Explicit axes):
+    # the lowered text shows them, as JAX's does.
+    self._results_fixed = out_specs is not None or mesh._any_axis_explicit
     self.sizes = dict(mesh.shape)
     self.devices = mesh._flat_devices_tuple
     self.in_keys = list(closed.jaxpr.invars)
@@ -561,19 +564,78 @@ class SpmdPlan:
       out[index] = v
     return out
 
+  # ---- what the AOT stages show ----
+  def reported_sharding(self, spec: tuple) -> NamedSharding:
+    """The NamedSharding JAX reports for a value laid out by ``spec``."""
+    if not self.mesh._any_axis_explicit:
+      # Over Auto axes JAX reports the layout the compiler chose, trailing
+      # whole dimensions left out (P('x',) for P('x', None)).
+      while spec and spec[-1] is None:
+        spec = spec[:-1]
+    return NamedSharding(self.mesh, PartitionSpec(*spec))
+
+  def input_shardings(self) -> list:
+    return [self.reported_sharding(self.layouts[k].spec) for k in self.in_keys]
+
+  def output_shardings(self) -> list:
+    out = []
+    for k in self.out_keys:
+      spec = (None,) * len(np.shape(k.val)) if isinstance(k, _Const) else self.layouts[k].spec
+      out.append(self.reported_sharding(spec))
+    return out
+
+  def annotate(self, text: str) -> str:
+    """``text`` (the whole program's StableHLO) with the mesh and the
+    arguments' and results' shardings as JAX prints them (Shardy)."""
+    names = list(self.sizes)
+    mesh = ", ".join(f'"{a}"={self.sizes[a]}' for a in names)
+    axes = ", ".join(f'{{name = "{a}", size = {self.sizes[a]} : i64}}' for a in names)
+    lines = text.split("\n")
+    out = []
+    for line in lines:
+      if line.startswith("module @") and line.endswith("{"):
+        out.append(f"{line[:-1]}attributes {{mhlo.num_partitions = {len(self.devices)} : i32, "
+                   "mhlo.num_replicas = 1 : i32} {")
+        out.append(f"  sdy.mesh @mesh = <[{mesh}]> {{stablehlo.mesh = {{axes = [{axes}]}}}}")
+        continue
+      if line.lstrip().startswith("func.func public @main("):
+        line = self._annotate_signature(line)
+      out.append(line)
+    return "\n".join(out)
+
+  def _annotate_signature(self, line: str) -> str:
+    head, _, results = line.partition(") -> ")
+    prefix, _, params = head.partition("@main(")
+    args = params.split(", %")
+    new_args = []
+    for i, a in enumerate(args):
+      a = a if i == 0 else "%" + a
+      if i < len(self.in_keys) and not is_replicated(self.layouts[self.in_keys[i]].spec):
+        a += f" {{sdy.sharding = {self._sdy(self.layouts[self.in_keys[i]].spec)}}}"
+      new_args.append(a)
+    results = results[:-2] if results.endswith(" {") else results
+    tuple_ = results.startswith("(")
+    types = results[1:-1].split(", ") if tuple_ else [results]
+    specs = [None if isinstance(k, _Const) else self.layouts[k].spec for k in self.out_keys]
+    new_types = [t if spec is None or is_replicated(spec) or not self._results_fixed
+                 else f"{t} {{sdy.sharding = {self._sdy(spec)}}}"
+                 for t, spec in zip(types, specs)]
+    shown = ", ".join(new_types)
+    shown = f"({shown})" if tuple_ or shown != results else shown
+    return f"{prefix}@main({', '.join(new_args)}) -> {shown} {{"
+
+  @staticmethod
+  def _sdy(spec: tuple) -> str:
+    dims = ", ".join("{" + ", ".join(f'"{a}"' for a in dim_axes(p)) + "}" for p in spec)
+    return f"#sdy.sharding<@mesh, [{dims}]>"
+
   def _assemble(self, k, env) -> Array:
     if isinstance(k, _Const):
       v = k.val
       return v if type(v) is Array else Array(np.asarray(v), ShapedArray(np.shape(v),
                                                                          np.asarray(v).dtype))
     aval, lay = self.avals[k], self.layouts[k]
-    spec = lay.spec
-    if not self.mesh._any_axis_explicit:
-      # Over Auto axes JAX reports the layout the compiler chose, trailing
-      # whole dimensions left out (P('x',) for P('x', None)).
-      while spec and spec[-1] is None:
-        spec = spec[:-1]
-    sharding = NamedSharding(self.mesh, PartitionSpec(*spec))
+    sharding = self.reported_sharding(lay.spec)
     shards = []
     for d, p in zip(self.devices, env[k]):
       if type(p) is not Array or p._device is not d:
@@ -585,12 +647,21 @@ class SpmdPlan:
     return sharded_array_of_shards(out_aval, sharding, shards)
 
 
+def _arg_sharding(x):
+  """The sharding of argument ``x`` (an Array split over devices, or a
+  ``ShapeDtypeStruct`` given one), or None."""
+  if type(x) is Array:
+    return x._buffer.sharding if type(x._buffer) is ShardedBuffer else None
+  s = getattr(x, "sharding", None)
+  return s if isinstance(s, NamedSharding) and not isinstance(x, Array) else None
+
+
 def layout_of(x, mesh, ndim: int) -> Layout:
   """The layout of argument ``x`` over ``mesh`` (replicated unless split on it)."""
-  if type(x) is Array and type(x._buffer) is ShardedBuffer:
-    s = x._buffer.sharding
-    if isinstance(s, NamedSharding) and s.mesh._flat_devices_tuple == mesh._flat_devices_tuple:
-      return Layout(tuple(s.spec._normalized_spec_for_aval(ndim)))
+  s = _arg_sharding(x)
+  if isinstance(s, NamedSharding) and isinstance(s.mesh, Mesh) and \
+      s.mesh._flat_devices_tuple == mesh._flat_devices_tuple:
+    return Layout(tuple(s.spec._normalized_spec_for_aval(ndim)))
   return _replicated(ndim)
 
 
@@ -612,10 +683,9 @@ def mesh_of(leaves: list, shardings: list):
     if isinstance(s, NamedSharding) and s.mesh.size > 1:
       return s.mesh
   for x in leaves:
-    if type(x) is Array and type(x._buffer) is ShardedBuffer:
-      s = x._buffer.sharding
-      if isinstance(s, NamedSharding) and s.mesh.size > 1:
-        return s.mesh
+    s = _arg_sharding(x)
+    if isinstance(s, NamedSharding) and isinstance(s.mesh, Mesh) and s.mesh.size > 1:
+      return s.mesh
   return None
 
 
