@@ -22,9 +22,9 @@ import numpy as np
 
 from openjax._src.core import Array, ClosedJaxpr, Literal, ShapedArray
 from openjax._src.core.array import ShardedBuffer, sharded_array_of_shards
-from openjax._src.core.mesh import Mesh
+from openjax._src.core.mesh import AxisType, Mesh
 from openjax._src.core.sharding import NamedSharding, PartitionSpec, aval_sharding, dim_axes
-from openjax._src.core.sharding_rules import is_replicated
+from openjax._src.core.sharding_rules import is_replicated, spec_of
 from openjax._src.errors import ShardingTypeError
 from openjax._src.interpreters.staging import trace_to_jaxpr
 from openjax._src.primitives.base.structural import broadcast_in_dim, reshape
@@ -131,6 +131,9 @@ class SpmdPlan:
       self.avals[v] = v.aval
       self.layouts[v] = lay
     eqns, self.out_keys = flatten_eqns(closed, self.in_keys)
+    if out_specs is None and all(t is AxisType.Explicit for t in mesh.axis_types):
+      # Over Explicit axes the results' types are their layouts.
+      out_specs = [spec_of(a) for a in closed.out_avals]
     self.steps = []
     self._reduced_of = {}   # partial value -> its reduced copy
     self._seg = _Segment()
@@ -338,7 +341,7 @@ class SpmdPlan:
           target = tuple(p if a.shape[d] == out_avals[0].shape[d] else None
                          for d, p in enumerate(out_specs[0]))
           if target != specs[j]:
-            if not is_replicated(specs[j]):
+            if not self._refines(specs[j], target):
               return None
             ins[j] = self._slice_in_segment(k, target)
     return [Layout(s) for s in out_specs]
@@ -354,6 +357,12 @@ class SpmdPlan:
     self.avals[v] = self.avals[k]
     self._seg.ops.append(("alias", k, v))
     self._seg.defined.add(v)
+
+  @staticmethod
+  def _refines(src: tuple, dst: tuple) -> bool:
+    """Whether each device's ``dst`` piece lies inside its ``src`` piece
+    (every dimension's source axes lead its target axes): a local slice."""
+    return all(dim_axes(d)[:len(dim_axes(s))] == dim_axes(s) for s, d in zip(src, dst))
 
   def _slice_in_segment(self, k, spec):
     dst = ("sliced", k, spec)
@@ -385,7 +394,7 @@ class SpmdPlan:
     lay = self.layouts[k]
     if lay == target:
       return k
-    if not lay.partial and is_replicated(lay.spec):
+    if not lay.partial and not target.partial and self._refines(lay.spec, target.spec):
       return self._slice_in_segment(k, target.spec)
     return self._host(k, target)
 
@@ -450,7 +459,8 @@ class SpmdPlan:
         if op[0] == "alias":
           env[op[2]] = env[op[1]]
         elif op[0] == "slice":
-          env[op[2]] = self._local_slice(read(op[1]), self.avals[op[1]], op[3], coords)
+          env[op[2]] = self._local_slice(read(op[1]), self.avals[op[1]],
+                                         self.layouts[op[1]].spec, op[3], coords)
         else:
           _, prim, ins, outs, params = op
           vals = prim.bind(*[read(k) for k in ins], **self._local_params(prim, outs, params))
@@ -461,12 +471,14 @@ class SpmdPlan:
     closed = ClosedJaxpr(jaxpr, consts)
     seg.executable = compile_lowered(lower_closed_jaxpr(closed, f"{self.name}_spmd"))
 
-  def _local_slice(self, x, aval, spec, coords):
+  def _local_slice(self, x, aval, src_spec, spec, coords):
+    """This device's ``spec`` piece of ``x``, its ``src_spec`` piece."""
     names = list(self.sizes)
     local = self._local_shape(aval.shape, spec)
     starts = []
     for d, p in enumerate(spec):
-      axes = dim_axes(p)
+      # The axes the source already split over choose the source piece.
+      axes = dim_axes(p)[len(dim_axes(src_spec[d])):]
       if not axes:
         starts.append(0)
         continue

@@ -107,7 +107,8 @@ def unsharded_axis_rule(message: str, param: str):
     axis = params[param]
     for spec, aval in zip(specs, avals):
       if len(spec) > axis and spec[axis] is not None:
-        raise ShardingTypeError(message.format(type=type_str(aval, spec), axis=axis))
+        raise ShardingTypeError(message.format(type=type_str(aval, spec), axis=axis,
+                                               sharding=aval.sharding))
     return same_as_operand_rule(specs, avals, out_avals)
   return rule
 
@@ -173,6 +174,8 @@ def reshape_spec(spec: tuple, in_shape: tuple, out_shape: tuple, aval=None) -> t
     entries = [spec[d] for d in gi]
     if all(e is None for e in entries):
       continue
+    if len(gi) > 1 and len(gj) > 1:   # neither a merge nor a split
+      fail()
     # The split dimensions lead their group: whole ones follow.
     first_whole = next((k for k, e in enumerate(entries) if e is None), len(entries))
     if any(e is not None for e in entries[first_whole:]):

@@ -134,8 +134,8 @@ def _sort_abstract_eval(*avals, dimension, is_stable, num_keys):
 
 
 sort_p.def_sharding_rule(unsharded_axis_rule(
-    "Arguments to sort must be unsharded over the sorting dimension. Got arg type={type} "
-    "and sorting dimension={axis}", "dimension"))
+    "Arguments to sort must be unsharded over the sorting dimension. Got arg sharding="
+    "{sharding} and sorting dimension={axis}", "dimension"))
 
 
 def _take_along(t, idx, axis: int, *, reshape: bool = False):
