@@ -247,6 +247,10 @@ class SpmdPlan:
     if name in ("mul", "div", "dot_general"):
       if len(partial) != 1 or (name == "div" and not lays[0].partial):
         return None
+      # The other operand must be the same on every device the partial sum
+      # spans (a product distributes over the sum only then).
+      if any(a in first.partial for l in lays for p in l.spec for a in dim_axes(p)):
+        return None
       if name == "dot_general":
         out = self._dot_layout(ins, [l.spec for l in lays], avals, params)
         if out is None:
