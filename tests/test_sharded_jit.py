@@ -250,3 +250,64 @@ def test_uneven_shapes():
     y = jax.jit(jnp.cos)(padded)
     np.testing.assert_allclose(np.asarray(jax.reshard(y, NamedSharding(explicit, P())))[:10],
                                np.cos(np.arange(10.0)), rtol=1e-6)
+
+
+def test_introduction_to_parallel_programming_examples():
+  # The sharded-array and sharded-jit examples of JAX's "Introduction to
+  # parallel programming", as written (jax.make_mesh: Explicit axes), with
+  # the values and layouts JAX 0.10.2 gives.
+  with cpu_devices(8):
+    arr = jnp.arange(32.0).reshape(4, 8)
+    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    sharding = jax.sharding.NamedSharding(mesh, P("x", "y"))
+    arr_sharded = jax.device_put(arr, sharding)
+
+    @jax.jit
+    def f_elementwise(x):
+      return 2 * jnp.sin(x) + 1
+    result = f_elementwise(arr_sharded)
+    assert result.sharding == arr_sharded.sharding
+
+    @jax.jit
+    def f_contract(x):
+      return x.sum(axis=0)
+    result = f_contract(arr_sharded)
+    assert result.sharding.spec == P("y") and [s.device.id for s in result.addressable_shards
+                                               if s.index[0].start == 0] == [0, 4]
+    np.testing.assert_array_equal(np.asarray(result), np.arange(32.0).reshape(4, 8).sum(0))
+
+    @jax.jit
+    def f_contract_2(x):
+      out = x.sum(axis=0)
+      return jax.lax.with_sharding_constraint(out, jax.sharding.NamedSharding(mesh, P("x")))
+    with pytest.raises(ValueError, match="can only refer to Auto axes"):
+      f_contract_2(arr_sharded)
+
+    @jax.jit
+    def layer(x, weights, bias):
+      return jax.nn.sigmoid(x @ weights + bias)
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(32,))
+    weights = rng.normal(size=(32, 4))
+    bias = rng.normal(size=(4,))
+    expected = 1 / (1 + np.exp(-(x @ weights + bias)))
+    np.testing.assert_allclose(np.asarray(layer(x, weights, bias)), expected, rtol=1e-5)
+    # Over Auto axes (the tutorial's meaning before Explicit became the
+    # default): the contraction over the split axis is all-reduced.
+    mesh = jax.make_mesh((8,), ("x",), axis_types=(AxisType.Auto,))
+    sharding = jax.sharding.NamedSharding(mesh, P("x"))
+    out = layer(jax.device_put(x, sharding), jax.device_put(weights, sharding), bias)
+    np.testing.assert_allclose(np.asarray(out), expected, rtol=1e-5)
+
+    @jax.jit
+    def layer_auto(x, weights, bias):
+      x = jax.lax.with_sharding_constraint(x, sharding)
+      weights = jax.lax.with_sharding_constraint(weights, sharding)
+      return layer(x, weights, bias)
+    np.testing.assert_allclose(np.asarray(layer_auto(x, weights, bias)), expected, rtol=1e-5)
+    # A constraint over another mesh of the same devices.
+    auto24 = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+    a = jax.device_put(arr, NamedSharding(auto24, P("x", "y")))
+    out = jax.jit(lambda v: jax.lax.with_sharding_constraint(v.sum(0), sharding))(a)
+    assert out.sharding == sharding
+    np.testing.assert_array_equal(np.asarray(out), np.arange(32.0).reshape(4, 8).sum(0))

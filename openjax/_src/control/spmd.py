@@ -32,6 +32,7 @@ from openjax._src.primitives.elementwise.arithmetic import add, mul
 from openjax._src.primitives.index.dynamic_slicing import dynamic_slice
 from openjax._src.primitives.shape.sharding_constraint import constraint_spec
 from openjax._src.runtime.pipeline import compile_lowered, lower_closed_jaxpr
+from openjax._src.runtime.sharded_arrays import put_sharded
 
 # Partial sums flow through these (linear in the partial operand).
 _PARTIAL_LINEAR = frozenset(["neg", "convert_element_type", "transpose", "reduce_sum",
@@ -131,11 +132,13 @@ class SpmdPlan:
       self.avals[v] = v.aval
       self.layouts[v] = lay
     eqns, self.out_keys = flatten_eqns(closed, self.in_keys)
+    self._result_vars = list(self.out_keys)
     if out_specs is None and all(t is AxisType.Explicit for t in mesh.axis_types):
       # Over Explicit axes the results' types are their layouts.
       out_specs = [spec_of(a) for a in closed.out_avals]
     self.steps = []
     self._reduced_of = {}   # partial value -> its reduced copy
+    self._foreign = {}      # value -> a constraint's sharding over another mesh
     self._seg = _Segment()
     self._uses = self._count_uses(eqns)
     for i, (prim, ins, outs, params) in enumerate(eqns):
@@ -206,7 +209,14 @@ class SpmdPlan:
     for v in outs:
       self.avals[v] = v.aval
     if name == "sharding_constraint":
-      target = Layout(constraint_spec(params["sharding"], len(avals[0].shape)))
+      sharding = params["sharding"]
+      if sharding.mesh != self.mesh:
+        # Another mesh over these devices: the value is whole here, and laid
+        # out by ``sharding`` if it is a result.
+        target = _replicated(len(avals[0].shape))
+        self._foreign[outs[0]] = sharding
+      else:
+        target = Layout(constraint_spec(sharding, len(avals[0].shape)))
       src = self._reduced(ins[0], i)
       dst = self._relayout(src, target, i) if self.layouts[src] != target else src
       self._alias(outs[0], dst)
@@ -357,6 +367,8 @@ class SpmdPlan:
     self._seg.defined.update(outs)
 
   def _alias(self, v, k):
+    if k in self._foreign:
+      self._foreign[v] = self._foreign[k]
     self.layouts[v] = self.layouts[k]
     self.avals[v] = self.avals[k]
     self._seg.ops.append(("alias", k, v))
@@ -525,7 +537,11 @@ class SpmdPlan:
         outs.append(seg.executable.execute(args, device=self.devices[d]))
       for j, k in enumerate(seg.outputs):
         env[k] = [outs[d][j] for d in range(n)]
-    return [self._assemble(k, env) for k in self.out_keys]
+    outs = [self._assemble(k, env) for k in self.out_keys]
+    if self._foreign:
+      outs = [put_sharded(x, self._foreign[k]) if k in self._foreign else x
+              for k, x in zip(self._result_vars, outs)]
+    return outs
 
   def _coords(self) -> list:
     names, out = list(self.sizes), []
