@@ -62,6 +62,15 @@ class Layout:
     return hash((self.spec, self.partial, self.op))
 
 
+def _aligned_empty(shape: tuple, dtype) -> np.ndarray:
+  """An uninitialised array whose data starts on a 64-byte boundary."""
+  dtype = np.dtype(dtype)
+  nbytes = max(int(np.prod(shape)) * dtype.itemsize, 1)
+  raw = np.empty(nbytes + 64, np.uint8)
+  offset = -raw.ctypes.data % 64
+  return raw[offset:offset + nbytes].view(dtype)[:int(np.prod(shape))].reshape(shape)
+
+
 def _replicated(ndim: int) -> Layout:
   return Layout((None,) * ndim)
 
@@ -569,6 +578,16 @@ class SpmdPlan:
 
   def _collective(self, pieces, src: Layout, dst: Layout, aval) -> list:
     values = [np.asarray(p) for p in pieces]
+    if src.partial and len(src.partial) == len(self.sizes) and src.spec == dst.spec:
+      # Every device holds a partial result of the whole: one total, shared
+      # (read-only, 64-byte aligned so each device imports it without a copy).
+      total = _aligned_empty(values[0].shape, values[0].dtype)
+      combine = _HOST_REDUCE[src.op]
+      combine(values[0], values[1], out=total)
+      for v in values[2:]:
+        combine(total, v, out=total)
+      total.setflags(write=False)
+      return [total] * len(values)
     if src.partial:
       names = list(self.sizes)
       shape = tuple(self.sizes[a] for a in names)
