@@ -311,3 +311,25 @@ def test_introduction_to_parallel_programming_examples():
     out = jax.jit(lambda v: jax.lax.with_sharding_constraint(v.sum(0), sharding))(a)
     assert out.sharding == sharding
     np.testing.assert_array_equal(np.asarray(out), np.arange(32.0).reshape(4, 8).sum(0))
+
+
+def test_grad_over_explicit_axes_types_cotangents_as_jax():
+  with cpu_devices(4):
+    mesh = jax.make_mesh((4,), ("x",))
+    xv = np.linspace(0, 1, 32, dtype=np.float32).reshape(8, 4)
+    wv = np.ones((4, 3), np.float32) / 3
+    x = jax.device_put(xv, NamedSharding(mesh, P("x")))
+    w = jax.device_put(wv, NamedSharding(mesh, P()))
+    loss = lambda w, x: jnp.mean(jnp.tanh(x @ w) ** 2)
+    with jax.set_mesh(mesh):
+      jaxpr = str(jax.make_jaxpr(jax.grad(loss))(w, x))
+      eager, jitted = jax.grad(loss)(w, x), jax.jit(jax.grad(loss))(w, x)
+    # JAX 0.10.2: the mean's cotangent is broadcast split as its operand, and
+    # the weight gradient contracts the split batch (a partial sum).
+    assert "f32[8@x,3] = broadcast_in_dim" in jaxpr
+    assert "o:f32[3,4] = dot_general" in jaxpr or "f32[3,4] = dot_general" in jaxpr
+    t = np.tanh(xv @ wv)
+    ref = xv.T @ (2 * t * (1 - t ** 2) / t.size)
+    for g in (eager, jitted):
+      assert str(jax.typeof(g)) == "float32[4,3]"
+      np.testing.assert_allclose(np.asarray(g), ref, rtol=1e-5)

@@ -27,7 +27,6 @@ from openjax._src.core.sharding import NamedSharding, PartitionSpec, aval_shardi
 from openjax._src.core.sharding_rules import is_replicated, spec_of
 from openjax._src.errors import ShardingTypeError
 from openjax._src.interpreters.staging import trace_to_jaxpr
-from openjax._src.primitives.base.structural import broadcast_in_dim, reshape
 from openjax._src.primitives.elementwise.arithmetic import add, mul
 from openjax._src.primitives.index.dynamic_slicing import dynamic_slice
 from openjax._src.primitives.shape.sharding_constraint import constraint_spec
@@ -42,7 +41,7 @@ _PARTIAL_REDUCERS = {"reduce_sum": "sum", "reduce_max": "max", "reduce_min": "mi
 # Primitives whose per-device form is the primitive itself on local shapes
 # (shape parameters rescaled below), given the layout their rule gives.
 _LOCAL = frozenset(["broadcast_in_dim", "reshape", "transpose", "squeeze", "cumsum", "cumprod",
-                    "cummax", "cummin", "cumlogsumexp", "concatenate_unsharded"])
+                    "cummax", "cummin", "cumlogsumexp"])
 _HOST_REDUCE = {"sum": np.add, "max": np.maximum, "min": np.minimum, "prod": np.multiply,
                 "and": np.logical_and, "or": np.logical_or}
 
@@ -234,24 +233,22 @@ class SpmdPlan:
     if any(l.partial for l in lays):
       lay = self._partial_through(prim, ins, lays, avals, out_avals, params)
       if lay is not None:
-        self._emit(prim, ins, outs, params, [lay], avals, lays)
+        self._emit(prim, ins, outs, params, [lay])
         return
       ins = [self._reduced(k, i) if not isinstance(k, _Const) and self.layouts[k].partial
              else k for k in ins]
       lays = [self._layout(k, a) for k, a in zip(ins, avals)]
     specs = [l.spec for l in lays]
     if all(is_replicated(s) for s in specs):
-      self._emit(prim, ins, outs, params, [_replicated(len(a.shape)) for a in out_avals],
-                 avals, lays)
+      self._emit(prim, ins, outs, params, [_replicated(len(a.shape)) for a in out_avals])
       return
     out_lays = self._local_layouts(prim, ins, specs, avals, out_avals, params)
     if out_lays is None:
       # No per-device form: gather the operands, compute whole on every device.
       ins = [k if isinstance(k, _Const) or is_replicated(self.layouts[k].spec)
              else self._relayout(k, _replicated(len(a.shape)), i) for k, a in zip(ins, avals)]
-      lays = [self._layout(k, a) for k, a in zip(ins, avals)]
       out_lays = [_replicated(len(a.shape)) for a in out_avals]
-    self._emit(prim, ins, outs, params, out_lays, avals, lays)
+    self._emit(prim, ins, outs, params, out_lays)
 
   def _partial_through(self, prim, ins, lays, avals, out_avals, params):
     name = prim.name
@@ -352,12 +349,21 @@ class SpmdPlan:
       return None
     if not all(self._divisible(a.shape, s) for a, s in zip(out_avals, out_specs)):
       return None
+    if name == "broadcast_in_dim":
+      # Each device broadcasts its own piece: the operand's dimensions split
+      # as the result's.
+      for i, d in enumerate(params["broadcast_dimensions"]):
+        want = out_specs[0][d] if avals[0].shape[i] == out_avals[0].shape[d] else None
+        if specs[0][i] != want:
+          return None
     if name == "reshape":
       n_in = sum(p is not None for p in specs[0])
       if sum(p is not None for p in out_specs[0]) != n_in or params["dimensions"] is not None:
         return None
     if elementwise:
-      # Operands of the result's shape are relaid to its layout in-segment.
+      # Operands of the result's shape are relaid to its layout in-segment
+      # (when each only needs a local slice of its pieces).
+      slices = []
       for j, (k, a) in enumerate(zip(ins, avals)):
         if len(a.shape) == len(out_avals[0].shape) and specs[j] != out_specs[0] and \
             not isinstance(k, _Const):
@@ -366,10 +372,12 @@ class SpmdPlan:
           if target != specs[j]:
             if not self._refines(specs[j], target):
               return None
-            ins[j] = self._slice_in_segment(k, target)
+            slices.append((j, target))
+      for j, target in slices:
+        ins[j] = self._slice_in_segment(ins[j], target)
     return [Layout(s) for s in out_specs]
 
-  def _emit(self, prim, ins, outs, params, out_lays, avals, lays):
+  def _emit(self, prim, ins, outs, params, out_lays):
     for v, lay in zip(outs, out_lays):
       self.layouts[v] = lay
     self._seg.ops.append(("eqn", prim, list(ins), list(outs), params))

@@ -203,7 +203,12 @@ def apply_sharding_rule(primitive, avals: list, out_avals: list, params: dict) -
   rule = primitive.sharding_rule
   if rule is None:
     return out_avals
-  mesh = next(a.sharding.mesh for a in avals if a.sharding is not None)
+  mesh = next((a.sharding.mesh for a in avals if a.sharding is not None), None)
+  if mesh is None:
+    asked = params.get("sharding")
+    if not isinstance(asked, NamedSharding):
+      return out_avals
+    mesh = asked.mesh.abstract_mesh
   specs = [spec_of(a) for a in avals]
   out_specs = rule(specs, avals, out_avals, **params)
   out = []

@@ -148,6 +148,9 @@ class DynamicJaxprTrace(Trace):
       if a.sharding is not None:   # operands split over Explicit mesh axes
         out_avals = apply_sharding_rule(primitive, avals, out_avals, params)
         break
+    else:
+      if params.get("sharding") is not None:   # a result layout asked for
+        out_avals = apply_sharding_rule(primitive, avals, out_avals, params)
     outs = [DynamicJaxprTracer(self, a, Var(a)) for a in out_avals]
     self.eqns.append(JaxprEqn([t.atom for t in tracers], [o.atom for o in outs],
                               primitive, params))

@@ -240,7 +240,7 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions, out_sharding=None):
       tuple(np.shape(operand)) == shape and hasattr(operand, "aval"):
     return operand
   return broadcast_in_dim_p.bind1(operand, shape=shape, broadcast_dimensions=bdims,
-                                  sharding=None)
+                                  sharding=out_sharding)
 
 
 def broadcast(operand, sizes):
@@ -309,6 +309,8 @@ def _broadcast_in_dim_abstract_eval(x, *, shape, broadcast_dimensions, sharding=
 @broadcast_in_dim_p.def_sharding_rule
 def _broadcast_in_dim_sharding_rule(specs, avals, out_avals, *, shape, broadcast_dimensions,
                                     sharding=None):
+  if sharding is not None:   # asked for (a transpose lays a cotangent out as its primal)
+    return [tuple(sharding.spec._normalized_spec_for_aval(len(shape)))]
   out = [None] * len(shape)
   for i, d in enumerate(broadcast_dimensions):
     if avals[0].shape[i] == shape[d]:
@@ -643,7 +645,8 @@ reduce_sum_p.def_sharding_rule(reduce_axes_rule)
 def _reduce_sum_transpose(ct, x, *, axes, out_sharding=None):
   shape = x.aval.shape
   kept = tuple(i for i in range(len(shape)) if i not in axes)
-  return [broadcast_in_dim(ct, shape, kept)]
+  # The cotangent is laid out as the operand (JAX's rule).
+  return [broadcast_in_dim(ct, shape, kept, out_sharding=x.aval.sharding)]
 
 
 deflinear(reduce_sum_p, _reduce_sum_transpose)
