@@ -15,6 +15,15 @@ from openjax._src.control.spmd import SpmdPlan
 from openjax._src.core.sharding import IndivisibleError
 
 
+@pytest.fixture(params=["interpreter", "iree"])
+def executor(request):
+  """Both executors: the per-device programs interpreted, and compiled."""
+  before = jax.config.read("openjax_executor")
+  jax.config.update("openjax_executor", request.param)
+  yield request.param
+  jax.config.update("openjax_executor", before)
+
+
 @contextlib.contextmanager
 def cpu_devices(n: int):
   jax.config.update("jax_num_cpu_devices", n)
@@ -42,7 +51,7 @@ def np_chain(x):
 
 
 @pytest.mark.parametrize("n", [1, 2, 4, 8])
-def test_elementwise_chain_runs_on_every_device_without_a_gather(n):
+def test_elementwise_chain_runs_on_every_device_without_a_gather(n, executor):
   with cpu_devices(n) as devices:
     mesh = jax.make_mesh((n,), ("x",))
     value = np.linspace(-3, 3, 16 * 6, dtype=np.float32).reshape(16, 6)
@@ -84,7 +93,7 @@ def mlp_data(rng):
 
 
 @pytest.mark.parametrize("n", [2, 4, 8])
-def test_data_parallel_train_step_matches_one_device(n):
+def test_data_parallel_train_step_matches_one_device(n, executor):
   params, x, y = mlp_data(np.random.default_rng(0))
   ref_params, ref_loss = jax.jit(mlp_step)(params, x, y)
   with cpu_devices(n):
@@ -194,7 +203,7 @@ def test_with_sharding_constraint_inside_jit_partitions_the_call():
       jax.lax.with_sharding_constraint(value, NamedSharding(explicit, P("x")))
 
 
-def test_partial_sums_over_auto_axes_are_all_reduced():
+def test_partial_sums_over_auto_axes_are_all_reduced(executor):
   with cpu_devices(4):
     mesh = jax.make_mesh((4,), ("x",), axis_types=(AxisType.Auto,))
     value = np.arange(32.0, dtype=np.float32).reshape(8, 4) / 10

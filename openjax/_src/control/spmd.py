@@ -20,9 +20,10 @@ import math
 
 import numpy as np
 
-from openjax._src.core import Array, ClosedJaxpr, Literal, ShapedArray
+from openjax._src.core import Array, ClosedJaxpr, Literal, ShapedArray, eval_jaxpr
 from openjax._src.core.array import ShardedBuffer, sharded_array_of_shards
 from openjax._src.core.mesh import AxisType, Mesh
+from openjax._src.core.placement import commit
 from openjax._src.core.sharding import NamedSharding, PartitionSpec, aval_sharding, dim_axes
 from openjax._src.core.sharding_rules import is_replicated, spec_of
 from openjax._src.errors import ShardingTypeError
@@ -30,7 +31,7 @@ from openjax._src.interpreters.staging import trace_to_jaxpr
 from openjax._src.primitives.elementwise.arithmetic import add, mul
 from openjax._src.primitives.index.dynamic_slicing import dynamic_slice
 from openjax._src.primitives.shape.sharding_constraint import constraint_spec
-from openjax._src.runtime.pipeline import compile_lowered, lower_closed_jaxpr
+from openjax._src.runtime.pipeline import compile_lowered, compiling, lower_closed_jaxpr
 from openjax._src.runtime.sharded_arrays import put_sharded
 
 # Partial sums flow through these (linear in the partial operand).
@@ -118,6 +119,7 @@ class _Segment:
     self.defined = set()
     self.inputs = []        # keys read from outside, in order
     self.outputs = []       # keys later steps read
+    self.closed = None       # the per-device program (local shapes)
     self.executable = None
     self.needs_coords = False
 
@@ -501,8 +503,19 @@ class SpmdPlan:
             env[v] = x
       return [env[k] for k in seg.outputs]
     jaxpr, consts = trace_to_jaxpr(local_program, in_avals)
-    closed = ClosedJaxpr(jaxpr, consts)
-    seg.executable = compile_lowered(lower_closed_jaxpr(closed, f"{self.name}_spmd"))
+    seg.closed = ClosedJaxpr(jaxpr, consts)
+
+  def _run_segment(self, seg: _Segment, args: list, device) -> list:
+    """``seg`` on one device's pieces: compiled on the device's stream, or
+    interpreted (the ``interpreter`` executor) and committed to the device."""
+    if seg.closed is None:
+      self._compile(seg)
+    if not compiling():
+      closed = seg.closed
+      return commit(eval_jaxpr(closed.jaxpr, closed.consts, *args), device)
+    if seg.executable is None:
+      seg.executable = compile_lowered(lower_closed_jaxpr(seg.closed, f"{self.name}_spmd"))
+    return seg.executable.execute(args, device=device)
 
   def _local_slice(self, x, aval, src_spec, spec, coords):
     """This device's ``spec`` piece of ``x``, its ``src_spec`` piece."""
@@ -544,14 +557,12 @@ class SpmdPlan:
                                     self.avals[src])
         continue
       seg = rest[0]
-      if seg.executable is None:
-        self._compile(seg)
       outs = []
       for d in range(n):
         args = [env[k][d] for k in seg.inputs]
         if seg.needs_coords:
           args.append(coords[d])
-        outs.append(seg.executable.execute(args, device=self.devices[d]))
+        outs.append(self._run_segment(seg, args, self.devices[d]))
       for j, k in enumerate(seg.outputs):
         env[k] = [outs[d][j] for d in range(n)]
     outs = [self._assemble(k, env) for k in self.out_keys]
@@ -737,13 +748,14 @@ def constraint_mesh(closed: ClosedJaxpr):
 
 
 def mesh_of(leaves: list, shardings: list):
-  """The mesh of the first argument or sharding split over several devices."""
+  """The mesh of the first argument or sharding over a mesh (its results
+  are laid out over that mesh, as JAX's are, even on one device)."""
   for s in shardings:
-    if isinstance(s, NamedSharding) and s.mesh.size > 1:
+    if isinstance(s, NamedSharding) and isinstance(s.mesh, Mesh) and not s.mesh.empty:
       return s.mesh
   for x in leaves:
     s = _arg_sharding(x)
-    if isinstance(s, NamedSharding) and isinstance(s.mesh, Mesh) and s.mesh.size > 1:
+    if isinstance(s, NamedSharding) and isinstance(s.mesh, Mesh) and not s.mesh.empty:
       return s.mesh
   return None
 
