@@ -342,3 +342,28 @@ def test_grad_over_explicit_axes_types_cotangents_as_jax():
     for g in (eager, jitted):
       assert str(jax.typeof(g)) == "float32[4,3]"
       np.testing.assert_allclose(np.asarray(g), ref, rtol=1e-5)
+
+
+def test_calls_inside_are_partitioned_through():
+  # jit, custom_jvp/custom_vjp and checkpoint calls compute their
+  # sub-jaxprs: the partition sees through them (no gather).
+  @jax.custom_jvp
+  def softsin(x):
+    return jnp.sin(x)
+  softsin.defjvp(lambda primals, tangents: (softsin(primals[0]),
+                                            jnp.cos(primals[0]) * tangents[0]))
+
+  @jax.custom_vjp
+  def double(x):
+    return 2 * x
+  double.defvjp(lambda x: (2 * x, None), lambda _, g: (2 * g,))
+
+  f = jax.jit(lambda x: jax.checkpoint(lambda v: jax.jit(softsin)(double(v)))(x) + 1)
+  with cpu_devices(4):
+    mesh = jax.make_mesh((4,), ("x",))
+    value = np.linspace(-1, 1, 24, dtype=np.float32).reshape(8, 3)
+    out = f(jax.device_put(value, NamedSharding(mesh, P("x"))))
+    assert out.sharding == NamedSharding(mesh, P("x", None))
+    np.testing.assert_allclose(np.asarray(out), np.sin(2 * value) + 1, rtol=1e-6)
+    (plan,) = plans(f)
+    assert [kind for kind, *_ in plan.steps] == ["segment"]

@@ -83,8 +83,22 @@ class _Const:
     self.val = val
 
 
+def _inlined_jaxpr(eqn) -> ClosedJaxpr | None:
+  """The sub-jaxpr a call computes, for the calls whose value is just their
+  sub-jaxpr's (jit, custom derivatives and checkpoint without their rules),
+  which the partition sees through; None for other equations."""
+  name, params = eqn.primitive.name, eqn.params
+  if name == "jit":
+    return params["jaxpr"]
+  if name in ("custom_jvp_call", "custom_vjp_call"):
+    return params["call_jaxpr"]
+  if name == "remat2":
+    return ClosedJaxpr(params["jaxpr"], [])
+  return None
+
+
 def flatten_eqns(closed: ClosedJaxpr, in_keys: list) -> tuple[list, list]:
-  """The jaxpr's equations with nested ``jit`` calls inlined: a list of
+  """The jaxpr's equations with nested calls inlined: a list of
   (primitive, operand keys, result keys, params), and the output keys.
   Keys are Vars; constants are ``_Const``s."""
   env = {}
@@ -99,8 +113,9 @@ def flatten_eqns(closed: ClosedJaxpr, in_keys: list) -> tuple[list, list]:
     return _Const(a.val) if isinstance(a, Literal) else env[a]
   for eqn in jaxpr.eqns:
     ins = [read(a) for a in eqn.invars]
-    if eqn.primitive.name == "jit":
-      eqns, outs = flatten_eqns(eqn.params["jaxpr"], ins)
+    inner = _inlined_jaxpr(eqn)
+    if inner is not None:
+      eqns, outs = flatten_eqns(inner, ins)
       out.extend(eqns)
       for v, k in zip(eqn.outvars, outs):
         env[v] = k
