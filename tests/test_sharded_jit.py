@@ -213,6 +213,16 @@ def test_partial_sums_over_auto_axes_are_all_reduced(executor):
     np.testing.assert_allclose(np.asarray(gram), value.T @ value, rtol=1e-5)
     assert float(top) == value.max()
     np.testing.assert_allclose(np.asarray(scaled), np.exp(value).sum(0) * value[0], rtol=1e-5)
+    # A partial sum constrained split (a reduce-scatter), and a split value
+    # constrained along another dimension (an all-to-all).
+    g = jax.jit(lambda a: (
+        jax.lax.with_sharding_constraint(a.T @ a, NamedSharding(mesh, P("x"))),
+        jax.lax.with_sharding_constraint(a * 2, NamedSharding(mesh, P(None, "x")))))
+    scattered, moved = g(x)
+    assert scattered.sharding.spec == P("x") and moved.sharding.spec == P(None, "x")
+    assert [s.data.shape for s in scattered.addressable_shards] == [(1, 4)] * 4
+    np.testing.assert_allclose(np.asarray(scattered), value.T @ value, rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(moved), value * 2, rtol=1e-6)
 
 
 def test_lowered_text_and_compiled_shardings_as_jax():
