@@ -377,3 +377,22 @@ def test_calls_inside_are_partitioned_through():
     np.testing.assert_allclose(np.asarray(out), np.sin(2 * value) + 1, rtol=1e-6)
     (plan,) = plans(f)
     assert [kind for kind, *_ in plan.steps] == ["segment"]
+
+
+def test_in_and_out_shardings_as_pytree_prefixes():
+  with cpu_devices(4):
+    mesh = jax.make_mesh((4,), ("x",), axis_types=(AxisType.Auto,))
+    s, r = NamedSharding(mesh, P("x")), NamedSharding(mesh, P())
+    x = np.arange(16.0, dtype=np.float32).reshape(8, 2)
+    out = jax.jit(lambda a, b: a + b, in_shardings=(s, None))(x, x)
+    assert out.sharding.spec == P("x") and np.array_equal(np.asarray(out), 2 * x)
+    out = jax.jit(lambda a: {"u": a, "v": a * 2}, out_shardings={"u": s, "v": r})(x)
+    assert out["u"].sharding.spec == P("x") and out["v"].sharding.spec == P()
+    out = jax.jit(lambda d: d["a"] * d["b"], in_shardings=({"a": s, "b": s},))({"a": x, "b": x})
+    assert out.sharding.spec == P("x") and np.array_equal(np.asarray(out), x * x)
+    out = jax.jit(lambda a, c: a * c, in_shardings=(s, None))(x, 3.0)
+    assert np.array_equal(np.asarray(out), x * 3)
+    # JAX 0.10.2's message.
+    with pytest.raises(ValueError, match="pjit in_shardings is the wrong length: got a tuple or "
+                                         "list of length 1 for an args tuple of length 2"):
+      jax.jit(lambda a, b: a + b, in_shardings=(s,))(x, x)

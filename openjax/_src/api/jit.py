@@ -516,9 +516,12 @@ class JitWrapped:
       return [resolve_sharding(shardings, "jit")] * n_leaves
     shardings = tuple(shardings)
     if len(shardings) != len(dyn_args):
-      raise ValueError(f"jit of {self.name}: {what} has {len(shardings)} entries but the "
-                       f"function was called with {len(dyn_args)} positional arguments; "
-                       "give one sharding (or pytree prefix) per positional argument.")
+      raise ValueError(
+          f"pjit {what} specification must be a tree prefix of the positional arguments "
+          f"tuple. In particular, pjit {what} must either be a Sharding, a PartitionSpec, or "
+          f"a tuple of length equal to the number of positional arguments. But pjit {what} "
+          f"is the wrong length: got a tuple or list of length {len(shardings)} for an args "
+          f"tuple of length {len(dyn_args)}.")
     out = []
     for s, a in zip(shardings, dyn_args):
       out.extend(_prefix_leaves(s, tree_util.tree_structure(a), what))
