@@ -20,6 +20,7 @@ import math
 
 import numpy as np
 
+from openjax._src.control.spmd_collectives import host_relayout
 from openjax._src.core import Array, ClosedJaxpr, Literal, ShapedArray, eval_jaxpr
 from openjax._src.core.array import ShardedBuffer, sharded_array_of_shards
 from openjax._src.core.mesh import AxisType, Mesh
@@ -43,8 +44,6 @@ _PARTIAL_REDUCERS = {"reduce_sum": "sum", "reduce_max": "max", "reduce_min": "mi
 # (shape parameters rescaled below), given the layout their rule gives.
 _LOCAL = frozenset(["broadcast_in_dim", "reshape", "transpose", "squeeze", "cumsum", "cumprod",
                     "cummax", "cummin", "cumlogsumexp"])
-_HOST_REDUCE = {"sum": np.add, "max": np.maximum, "min": np.minimum, "prod": np.multiply,
-                "and": np.logical_and, "or": np.logical_or}
 
 
 class Layout:
@@ -60,15 +59,6 @@ class Layout:
 
   def __hash__(self):
     return hash((self.spec, self.partial, self.op))
-
-
-def _aligned_empty(shape: tuple, dtype) -> np.ndarray:
-  """An uninitialised array whose data starts on a 64-byte boundary."""
-  dtype = np.dtype(dtype)
-  nbytes = max(int(np.prod(shape)) * dtype.itemsize, 1)
-  raw = np.empty(nbytes + 64, np.uint8)
-  offset = -raw.ctypes.data % 64
-  return raw[offset:offset + nbytes].view(dtype)[:int(np.prod(shape))].reshape(shape)
 
 
 def _replicated(ndim: int) -> Layout:
@@ -568,8 +558,9 @@ class SpmdPlan:
     for kind, *rest in self.steps:
       if kind == "host":
         src, dst = rest
-        env[dst] = self._collective(env[src], self.layouts[src], self.layouts[dst],
-                                    self.avals[src])
+        s, d = self.layouts[src], self.layouts[dst]
+        env[dst] = host_relayout(env[src], self.mesh, s.spec, s.partial, s.op, d.spec,
+                                 self.avals[src])
         continue
       seg = rest[0]
       outs = []
@@ -609,45 +600,6 @@ class SpmdPlan:
     value = x._value if type(x) is Array else np.asarray(x)
     indices = NamedSharding(self.mesh, PartitionSpec(*lay.spec))._indices(np.shape(value))
     return [value[index] for index in indices]
-
-  def _collective(self, pieces, src: Layout, dst: Layout, aval) -> list:
-    values = [np.asarray(p) for p in pieces]
-    if src.partial and len(src.partial) == len(self.sizes) and src.spec == dst.spec:
-      # Every device holds a partial result of the whole: one total, shared
-      # (read-only, 64-byte aligned so each device imports it without a copy).
-      total = _aligned_empty(values[0].shape, values[0].dtype)
-      combine = _HOST_REDUCE[src.op]
-      combine(values[0], values[1], out=total)
-      for v in values[2:]:
-        combine(total, v, out=total)
-      total.setflags(write=False)
-      return [total] * len(values)
-    if src.partial:
-      names = list(self.sizes)
-      shape = tuple(self.sizes[a] for a in names)
-      stacked = np.stack(values).reshape(shape + values[0].shape)
-      red_axes = tuple(names.index(a) for a in src.partial)
-      total = _HOST_REDUCE[src.op].reduce(stacked, axis=red_axes, keepdims=True)
-      total = np.broadcast_to(total, stacked.shape).reshape((-1,) + values[0].shape)
-      values = [np.array(v) for v in total]
-      src = Layout(src.spec)
-      if src.spec == dst.spec:
-        return values
-    # All-gather to the whole value, then each device's piece of ``dst``.
-    whole = self._whole(values, src.spec, aval)
-    if is_replicated(dst.spec):
-      return [whole] * len(self.devices)
-    indices = NamedSharding(self.mesh, PartitionSpec(*dst.spec))._indices(aval.shape)
-    return [np.array(whole[index]) for index in indices]
-
-  def _whole(self, values, spec, aval):
-    if is_replicated(spec):
-      return values[0]
-    out = np.empty(aval.shape, aval.dtype)
-    indices = NamedSharding(self.mesh, PartitionSpec(*spec))._indices(aval.shape)
-    for v, index in zip(values, indices):
-      out[index] = v
-    return out
 
   # ---- what the AOT stages show ----
   def reported_sharding(self, spec: tuple) -> NamedSharding:
