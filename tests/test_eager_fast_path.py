@@ -26,6 +26,7 @@ from openjax._src.core import Array, eval_trace, registry
 from openjax._src.core.avals import ShapedArray
 from openjax._src.core.trace import canonical_value, check_nans, eager_config, get_aval
 from openjax._src.numpy import indexer, reductions
+from openjax._src.primitives.index import gather_scatter
 from openjax._src.primitives.sort.sort import _sort_impl
 
 _DTYPES = [np.dtype(t) for t in (
@@ -47,8 +48,8 @@ def _values(dt: np.dtype) -> np.ndarray:
             -2.25, 1e-40 + 1j, complex(0, -np.inf)]
   else:
     vals = [0.0, -0.0, 1.5, -2.25, np.inf, -np.inf, np.nan, 3e38, 1e-40]
-  with warnings.catch_warnings():
-    warnings.simplefilter("ignore")
+  with warningather_scatter.catch_warnings():
+    warningather_scatter.simplefilter("ignore")
     return np.array(vals).astype(dt)
 
 
@@ -113,8 +114,8 @@ def _reference():
 def _outcome(fn, *args):
   """(dtype, weak type, shape, bytes) of ``fn(*args)``, or its error."""
   try:
-    with warnings.catch_warnings():
-      warnings.simplefilter("ignore")
+    with warningather_scatter.catch_warnings():
+      warningather_scatter.simplefilter("ignore")
       r = fn(*args)
   except Exception as e:  # noqa: BLE001 - the error is compared
     return ("error", type(e).__name__, str(e))
@@ -255,8 +256,8 @@ def test_sort_kernel_keeps_the_stable_order_of_zeros_and_nans():
         v[rng.random(n) < 0.1] = np.nan
         v[rng.random(n) < 0.05] = -np.nan
         v[rng.random(n) < 0.05] = -np.inf
-      with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")
+      with warningather_scatter.catch_warnings(), np.errstate(all="ignore"):
+        warningather_scatter.simplefilter("ignore")
         x = v.astype(dt)
       for shaped, axis in ((x, 0), (np.resize(x, (3, n)), 1), (np.resize(x, (3, n)), 0)):
         want, = _sort_impl(shaped, dimension=axis, is_stable=True, num_keys=1)
@@ -357,10 +358,10 @@ def test_plans_are_shared_and_chains_keep_their_avals():
 def test_results_are_read_only_and_rank_0_results_are_arrays():
   x, y = _array(np.float32), _array(np.float32)
   for r in (x * y, x + 1.0, jnp.sin(x), 2.0 - x, jnp.sum(x), x[0], jnp.sort(x)):
-    assert not np.asarray(r).flags.writeable
+    assert not np.asarray(r).flagather_scatter.writeable
   s = jnp.asarray(np.float32(2)) * 3.0
   assert type(s) is Array and s.shape == () and s.dtype == np.float32 and not s.weak_type
-  assert isinstance(s._value, np.ndarray) and not s._value.flags.writeable
+  assert isinstance(s._value, np.ndarray) and not s._value.flagather_scatter.writeable
   d = x @ y
   assert type(d) is Array and isinstance(d._value, np.ndarray) and d.shape == ()
 
@@ -393,8 +394,8 @@ def test_python_scalars_at_the_primitive_level():
 
 def test_no_floating_point_warnings():
   x = jnp.asarray(np.array([3e38, 0.0, np.inf], np.float32))
-  with warnings.catch_warnings():
-    warnings.simplefilter("error")
+  with warningather_scatter.catch_warnings():
+    warningather_scatter.simplefilter("error")
     for _ in range(2):
       x * x, x / 0.0, x - x, jnp.log(x - 1.0), jnp.sqrt(-x), x < float("nan")  # noqa: B018
       jnp.sum(x * x), x @ x, jnp.prod(x)  # noqa: B018
@@ -580,7 +581,7 @@ def test_numpy_operands_are_canonicalised_and_never_aliased():
   b[0] = 100.0   # the caller mutates its array afterwards: results keep their values
   for o in outs:
     np.testing.assert_array_equal(o, [0.0, 1.0, 2.0])
-  assert b.flags.writeable
+  assert b.flagather_scatter.writeable
 
 
 def test_broadcasts_are_read_only_views_with_the_right_values():
@@ -591,7 +592,7 @@ def test_broadcasts_are_read_only_views_with_the_right_values():
     expected = np.broadcast_to(np.expand_dims(base, [d for d in range(3) if d not in dims]),
                                shape)
     np.testing.assert_array_equal(y, expected)
-    assert not np.asarray(y).flags.writeable
+    assert not np.asarray(y).flagather_scatter.writeable
   t = x.T   # not C-contiguous: still right
   np.testing.assert_array_equal(lax.broadcast_in_dim(t, (3, 2, 4), (0, 1)),
                                 np.broadcast_to(base.T[:, :, None], (3, 2, 4)))
@@ -646,3 +647,44 @@ def test_library_functions_with_arguments_jit_cannot_stage_run_inline():
                              np.var(np.asarray(x), axis=(0, 2)), rtol=1e-6)
   np.testing.assert_allclose(jnp.round(x / 7, decimals=2), np.round(np.asarray(x) / 7, 2),
                              rtol=1e-6)
+
+
+@pytest.mark.parametrize("mode", ["drop", "clip", "promise_in_bounds"])
+def test_point_scatter_kernel_gives_the_impls_result(mode):
+  """``x.at[i].set(v)``'s eager kernel (NumPy item assignment) equals the
+  scatter impl for in-bounds, out-of-bounds and negative indices, rows and
+  elements, every dtype kind."""
+  mode = gather_scatter.GatherScatterMode.from_any(mode)
+  cases = [((5,), (0,), ()), ((3, 4), (0,), (4,)), ((3, 4), (0, 1), ()),
+           ((2, 3, 4), (0, 1), (4,)), ((2, 3, 4), (1,), ())]
+  for dt in (np.float32, np.int32, np.bool_, np.complex64):
+    for shape, points, upd_shape in cases:
+      rest = [d for d in range(len(shape)) if d not in points]
+      if tuple(shape[d] for d in rest) != upd_shape:
+        continue
+      dn = gather_scatter.ScatterDimensionNumbers(tuple(range(len(upd_shape))), points, points)
+      params = dict(dimension_numbers=dn, indices_are_sorted=True, unique_indices=True,
+                    mode=mode, update_jaxpr=None, update_consts=())
+      x = (np.arange(np.prod(shape)).reshape(shape) % 3).astype(dt)
+      u = np.ones(upd_shape, dt)
+      kernel = gather_scatter.scatter_p.eval_kernel(ShapedArray(x.shape, x.dtype),
+                                        ShapedArray((len(points),), np.dtype(np.int32)),
+                                        ShapedArray(u.shape, u.dtype), **params)
+      assert kernel is not None
+      for where in ([0] * len(points), [shape[d] - 1 for d in points], [-1] * len(points),
+                    [shape[d] + 2 for d in points]):
+        idx = np.array(where, np.int32)
+        if mode == gather_scatter.GatherScatterMode.PROMISE_IN_BOUNDS and (
+            any(not 0 <= i < shape[d] for i, d in zip(where, points))):
+          continue   # undefined by contract
+        np.testing.assert_array_equal(kernel(x, idx, u),
+                                      gather_scatter.scatter_p.impl(x, idx, u, **params)[0])
+
+
+def test_static_index_plans_are_made_once():
+  assert indexer.gather_plan((1, 2), (3, 4)) is indexer.gather_plan((1, 2), (3, 4))
+  assert indexer.gather_plan(1, (3, 4)) is not indexer.gather_plan(1, (5, 4))
+  x = jnp.zeros((3, 4))
+  for i in range(3):
+    x = x.at[i, i].set(float(i + 1))
+  np.testing.assert_array_equal(np.asarray(x), np.diag([1.0, 2.0, 3.0, 0.0])[:3])

@@ -19,7 +19,7 @@ from openjax._src.core import ClosedJaxpr, ShapedArray, Tracer, get_aval
 from openjax._src.interpreters.staging import trace_to_jaxpr
 from openjax._src.numpy import util
 from openjax._src.numpy.creation import asarray, ones_like
-from openjax._src.numpy.indexer import expand_bool_indices, parse, rewriting_take, to_gather
+from openjax._src.numpy.indexer import gather_plan, rewriting_take
 from openjax._src.numpy.ufuncs import divide as _divide, power as _power
 from openjax._src.primitives.index.gather_scatter import scatter_apply_jaxpr
 
@@ -46,14 +46,13 @@ def scatter_update(x, idx, y, scatter_op: Callable, *, indices_are_sorted: bool,
   y = _as_update_value(x, y)
   dtype, weak = dtypes.dtype(x), dtypes.is_weakly_typed(x)
   shape = get_aval(x).shape
-  parsed = expand_bool_indices(parse(idx, shape), shape)
+  plan = gather_plan(idx, shape, normalize=normalize_indices)
   if not _safe_to_cast(y, dtype):
     warnings.warn(
         "scatter inputs have incompatible types: cannot safely cast value from "
         f"dtype={dtypes.dtype(y)} to dtype={dtype} with jax_numpy_dtype_promotion="
         "standard. In future JAX releases this will result in an error.",
         FutureWarning, stacklevel=3)
-  plan = to_gather(parsed, shape, normalize=normalize_indices)
   if 0 in plan.slice_shape:
     return x
   x, y = util.promote_dtypes(x, y)
