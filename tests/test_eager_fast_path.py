@@ -48,8 +48,8 @@ def _values(dt: np.dtype) -> np.ndarray:
             -2.25, 1e-40 + 1j, complex(0, -np.inf)]
   else:
     vals = [0.0, -0.0, 1.5, -2.25, np.inf, -np.inf, np.nan, 3e38, 1e-40]
-  with warningather_scatter.catch_warnings():
-    warningather_scatter.simplefilter("ignore")
+  with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
     return np.array(vals).astype(dt)
 
 
@@ -114,8 +114,8 @@ def _reference():
 def _outcome(fn, *args):
   """(dtype, weak type, shape, bytes) of ``fn(*args)``, or its error."""
   try:
-    with warningather_scatter.catch_warnings():
-      warningather_scatter.simplefilter("ignore")
+    with warnings.catch_warnings():
+      warnings.simplefilter("ignore")
       r = fn(*args)
   except Exception as e:  # noqa: BLE001 - the error is compared
     return ("error", type(e).__name__, str(e))
@@ -256,8 +256,8 @@ def test_sort_kernel_keeps_the_stable_order_of_zeros_and_nans():
         v[rng.random(n) < 0.1] = np.nan
         v[rng.random(n) < 0.05] = -np.nan
         v[rng.random(n) < 0.05] = -np.inf
-      with warningather_scatter.catch_warnings(), np.errstate(all="ignore"):
-        warningather_scatter.simplefilter("ignore")
+      with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
         x = v.astype(dt)
       for shaped, axis in ((x, 0), (np.resize(x, (3, n)), 1), (np.resize(x, (3, n)), 0)):
         want, = _sort_impl(shaped, dimension=axis, is_stable=True, num_keys=1)
@@ -394,8 +394,8 @@ def test_python_scalars_at_the_primitive_level():
 
 def test_no_floating_point_warnings():
   x = jnp.asarray(np.array([3e38, 0.0, np.inf], np.float32))
-  with warningather_scatter.catch_warnings():
-    warningather_scatter.simplefilter("error")
+  with warnings.catch_warnings():
+    warnings.simplefilter("error")
     for _ in range(2):
       x * x, x / 0.0, x - x, jnp.log(x - 1.0), jnp.sqrt(-x), x < float("nan")  # noqa: B018
       jnp.sum(x * x), x @ x, jnp.prod(x)  # noqa: B018
