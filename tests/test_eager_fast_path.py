@@ -358,10 +358,10 @@ def test_plans_are_shared_and_chains_keep_their_avals():
 def test_results_are_read_only_and_rank_0_results_are_arrays():
   x, y = _array(np.float32), _array(np.float32)
   for r in (x * y, x + 1.0, jnp.sin(x), 2.0 - x, jnp.sum(x), x[0], jnp.sort(x)):
-    assert not np.asarray(r).flagather_scatter.writeable
+    assert not np.asarray(r).flags.writeable
   s = jnp.asarray(np.float32(2)) * 3.0
   assert type(s) is Array and s.shape == () and s.dtype == np.float32 and not s.weak_type
-  assert isinstance(s._value, np.ndarray) and not s._value.flagather_scatter.writeable
+  assert isinstance(s._value, np.ndarray) and not s._value.flags.writeable
   d = x @ y
   assert type(d) is Array and isinstance(d._value, np.ndarray) and d.shape == ()
 
@@ -581,7 +581,7 @@ def test_numpy_operands_are_canonicalised_and_never_aliased():
   b[0] = 100.0   # the caller mutates its array afterwards: results keep their values
   for o in outs:
     np.testing.assert_array_equal(o, [0.0, 1.0, 2.0])
-  assert b.flagather_scatter.writeable
+  assert b.flags.writeable
 
 
 def test_broadcasts_are_read_only_views_with_the_right_values():
@@ -592,7 +592,7 @@ def test_broadcasts_are_read_only_views_with_the_right_values():
     expected = np.broadcast_to(np.expand_dims(base, [d for d in range(3) if d not in dims]),
                                shape)
     np.testing.assert_array_equal(y, expected)
-    assert not np.asarray(y).flagather_scatter.writeable
+    assert not np.asarray(y).flags.writeable
   t = x.T   # not C-contiguous: still right
   np.testing.assert_array_equal(lax.broadcast_in_dim(t, (3, 2, 4), (0, 1)),
                                 np.broadcast_to(base.T[:, :, None], (3, 2, 4)))
