@@ -1,0 +1,1 @@
+"""``jax.experimental``: the deprecated homes JAX still serves."""
