@@ -52,6 +52,9 @@ __all__ = ["shard_map_p", "run_on_devices", "local_aval", "global_aval", "shard_
 
 shard_map_p = Primitive("shard_map", multiple_results=True)
 
+shard_map_p.sub_jaxpr_env = lambda params: extend_axis_env(
+    mesh_axis_sizes(params["mesh"]).items())
+
 COLLECTIVES = frozenset([psum_p, pmax_p, pmin_p, all_gather_p, reduce_scatter_p, ppermute_p,
                          pbroadcast_p, all_to_all_p, axis_index_p])
 
