@@ -14,7 +14,7 @@ import pytest
 import openjax as jax
 import openjax.numpy as jnp
 from openjax import lax
-from openjax._src.control import shard_map as shard_map_module
+from openjax._src.control import shard_map
 from openjax._src.runtime.collectives import CollectiveError, MeshRendezvous
 from tests.test_pmap import CASES, _bcast, _cases, cpu_devices
 
@@ -47,7 +47,7 @@ def test_segments_are_compiled_calls(compiled):
     x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
     np.testing.assert_allclose(np.asarray(f(x)), _bcast(np.exp(np.sin(x).sum(0)) + 1, 2),
                                rtol=1e-5)
-    plans = [p for p in list(shard_map_module._plans.values())]
+    plans = [p for p in list(shard_map._plans.values())]
     kinds = [[s[0] for s in p.steps] for p in plans]
     assert ["call", "eqn", "call"] in kinds
 
@@ -89,7 +89,7 @@ def test_train_step_compiled_matches_interpreted():
 def test_failing_device_raises_everywhere_without_hanging(monkeypatch):
   # Device 1's program fails before the psum; device 0, waiting there, must
   # raise at once (the run is aborted), and the caller sees device 1's error.
-  real = shard_map_module._device_runner
+  real = shard_map._device_runner
   waited = {}
 
   def runner(closed, device):
@@ -107,7 +107,7 @@ def test_failing_device_raises_everywhere_without_hanging(monkeypatch):
       finally:
         waited[device.id] = time.monotonic() - t0
     return timed
-  monkeypatch.setattr(shard_map_module, "_device_runner", runner)
+  monkeypatch.setattr(shard_map, "_device_runner", runner)
   with cpu_devices(2):
     with pytest.raises(FloatingPointError, match="device 1 failed"):
       jax.pmap(lambda v: lax.psum(v, "i"), axis_name="i")(np.zeros((2, 3), np.float32))
