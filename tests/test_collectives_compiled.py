@@ -49,7 +49,15 @@ def test_segments_are_compiled_calls(compiled):
                                rtol=1e-5)
     plans = [p for p in list(shard_map._plans.values())]
     kinds = [[s[0] for s in p.steps] for p in plans]
-    assert ["call", "eqn", "call"] in kinds
+    assert ["call", "allreduce", "call"] in kinds
+    # a pytree's psums meet the other devices once
+    g = jax.pmap(lambda v: lax.psum((v * 2, v + 1, jnp.sin(v)), "i"), axis_name="i")
+    a, b, c = g(x)
+    np.testing.assert_allclose(np.asarray(c), _bcast(np.sin(x).sum(0), 2), rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(b), _bcast((x + 1).sum(0), 2), rtol=1e-5)
+    steps = [s for p in list(shard_map._plans.values()) for s in p.steps
+             if s[0] == "allreduce"]
+    assert max(len(s[3]) for s in steps) == 3
 
 
 def test_collective_inside_jit_and_loop_compiled(compiled):

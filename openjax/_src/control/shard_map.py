@@ -44,8 +44,9 @@ from openjax._src.primitives.collectives.collectives import (
     all_gather_p, all_to_all_p, axis_index_p, current_mesh_member, extend_axis_env, pbroadcast_p,
     pmax_p, pmin_p, ppermute_p, psum_p, reduce_scatter_p, running_on_mesh_device)
 from openjax._src.primitives.shape.shape import index_in_dim
-from openjax._src.runtime.collectives import MeshRendezvous
-from openjax._src.runtime.pipeline import compiling, interpreting_first_call
+from openjax._src.runtime.collectives import MeshRendezvous, aligned_empty
+from openjax._src.runtime.pipeline import (compiling, executable_for_jaxpr,
+                                           interpreting_first_call)
 from openjax._src.runtime.sharded_arrays import put_sharded
 
 __all__ = ["shard_map_p", "run_on_devices", "local_aval", "global_aval", "shard_map_as_vmap", "mesh_axis_sizes"]
@@ -124,7 +125,9 @@ def _has_collective(jaxpr: Jaxpr) -> bool:
 class _Plan:
   """A per-device program split at its collectives: ``steps`` are
   ``("call", closed_segment, in_atoms, out_vars)`` (collective-free
-  equations, one compiled call), ``("inline", eqn, inner_plan)`` (a jit call
+  equations, one compiled call), ``["allreduce", primitive, axes, eqns,
+  their outvars]`` (consecutive psums, pmaxes or pmins over the same axes:
+  one meeting of the devices), ``("inline", eqn, inner_plan)`` (a jit call
   holding collectives, evaluated step by step) or ``("eqn", eqn)``."""
   __slots__ = ("jaxpr", "consts", "steps")
 
@@ -146,11 +149,29 @@ class _Plan:
         run = []
       if eqn.primitive is jit_p:
         steps.append(("inline", eqn, _plan_of(eqn.params["jaxpr"])))
+      elif _is_all_reduce(eqn):
+        last = steps[-1] if steps else None
+        names = tuple(eqn.params["axes"])
+        if (last is not None and last[0] == "allreduce" and last[1] is eqn.primitive
+            and last[2] == names and not any(v in last[4] for v in eqn.invars)):
+          # Consecutive all-reduces (a gradient pytree's leaves) meet once.
+          last[3].append(eqn)
+          last[4].update(eqn.outvars)
+        else:
+          steps.append(["allreduce", eqn.primitive, names, [eqn], set(eqn.outvars)])
       else:
         steps.append(("eqn", eqn))
     if run:
       steps.append(_segment(jaxpr, run, later_reads[run[-1]]))
     self.steps = steps
+
+
+_ALL_REDUCE_UFUNCS = {psum_p: np.add, pmax_p: np.maximum, pmin_p: np.minimum}
+
+
+def _is_all_reduce(eqn) -> bool:
+  return (eqn.primitive in _ALL_REDUCE_UFUNCS and eqn.params["axis_index_groups"] is None
+          and not any(isinstance(a, int) for a in eqn.params["axes"]))
 
 
 def _reads_after(jaxpr: Jaxpr) -> list:
@@ -205,6 +226,15 @@ def _run_plan(plan: _Plan, args: list, call) -> list:
       vals = call(closed, [env[v] for v in ins])
       env.update(zip(outs, vals))
       continue
+    if kind == "allreduce":
+      _, prim, names, eqns, _ = step
+      arrays = [np.asarray(read(e.invars[0])) for e in eqns]   # waits for the segment
+      outs = current_mesh_member().all_reduce(names, arrays, _ALL_REDUCE_UFUNCS[prim],
+                                              prim.name)
+      for e, o in zip(eqns, outs):
+        # An Array over the aligned result: the next segment imports it in place.
+        env[e.outvars[0]] = Array(o, e.outvars[0].aval)
+      continue
     eqn = step[1]
     invals = [read(a) for a in eqn.invars]
     if kind == "inline":
@@ -228,7 +258,8 @@ def _device_runner(closed: ClosedJaxpr, device):
   plan = _plan_of(closed)
 
   def call(seg: ClosedJaxpr, vals: list) -> list:
-    return jit_p.bind(*vals, jaxpr=seg, name="shard_map", donated_invars=(False,) * len(vals))
+    # Straight to the device's stream: results stay on it, not waited for.
+    return executable_for_jaxpr(seg, "shard_map").execute(vals, device)
   return lambda args: _run_plan(plan, args, call)
 
 
@@ -236,21 +267,160 @@ _pool = concurrent.futures.ThreadPoolExecutor(max_workers=64,
                                               thread_name_prefix="openjax-device")
 
 
-def _shards_for(x, sharding: NamedSharding) -> list:
+def _shards_for(x, sharding: NamedSharding, shape: tuple) -> list:
   buffer = getattr(x, "_buffer", None)
-  if type(buffer) is ShardedBuffer and buffer.sharding == sharding:
+  if type(buffer) is ShardedBuffer and (
+      buffer.sharding == sharding or
+      (buffer.sharding._device_assignment == sharding._device_assignment
+       and buffer.indices == sharding._indices(shape))):
+    # Laid out as needed already (a pmap result fed to the next pmap).
     return buffer.shards
   return put_sharded(x, sharding)._buffer.shards
+
+
+class _LockstepMember:
+  """A device's member in a lock-step run: every device's operand of the
+  current collective is at hand, so an exchange is a lookup."""
+  __slots__ = ("coords", "sizes", "axis_names", "values", "mesh_shape")
+
+  def __init__(self, coords: dict, sizes: dict, values: list, mesh_shape: tuple):
+    self.coords, self.sizes, self.values, self.mesh_shape = coords, sizes, values, mesh_shape
+    self.axis_names = tuple(sizes)
+
+  def size(self, names: tuple) -> int:
+    return math.prod(self.sizes[n] for n in names)
+
+  def index(self, names: tuple) -> int:
+    index = 0
+    for n in names:
+      index = index * self.sizes[n] + self.coords[n]
+    return index
+
+  def exchange(self, names: tuple, value, api_name: str) -> list:
+    return [self.values[k] for k in _group_devices(self.coords, names, self.sizes,
+                                                   self.mesh_shape)]
+
+
+def _group_devices(coords: dict, names: tuple, sizes: dict, mesh_shape: tuple) -> list:
+  """Flat device indices of ``coords``' group over ``names``, in the group's
+  (row-major over ``names``) order."""
+  axis_names = tuple(sizes)
+  out = []
+  for linear in range(math.prod(sizes[n] for n in names)):
+    c = dict(coords)
+    for n in reversed(names):
+      c[n] = linear % sizes[n]
+      linear //= sizes[n]
+    out.append(int(np.ravel_multi_index(tuple(c[a] for a in axis_names), mesh_shape)))
+  return out
+
+
+def _lockstep_ok(plan: _Plan) -> bool:
+  for step in plan.steps:
+    kind = step[0]
+    if kind == "eqn":
+      eqn = step[1]
+      if eqn.primitive not in COLLECTIVES or (
+          eqn.primitive in _ALL_REDUCE_UFUNCS
+          and any(isinstance(a, int) for a in eqn.params["axes"])):
+        return False
+    elif kind == "inline":
+      return False
+  return True
+
+
+def _run_lockstep(plan: _Plan, per_device_args: list, devices: list, mesh) -> list:
+  """The compiled program on every device from this one thread: each
+  segment is dispatched to every device's stream (they run concurrently),
+  and at a collective this thread reads the devices' operands and computes
+  every device's result; no thread hand-offs, no barrier."""
+  sizes = mesh_axis_sizes(mesh)
+  shape = mesh.devices.shape
+  coords = [{n: int(c) for n, c in zip(mesh.axis_names, np.unravel_index(k, shape))}
+            for k in range(len(devices))]
+  envs = []
+  for args in per_device_args:
+    env = dict(zip(plan.jaxpr.constvars, plan.consts))
+    env.update(zip(plan.jaxpr.invars, args))
+    envs.append(env)
+
+  def read(env, a):
+    return a.operand if isinstance(a, Literal) else env[a]
+
+  for step in plan.steps:
+    kind = step[0]
+    if kind == "call":
+      _, closed, ins, outs = step
+      executable = executable_for_jaxpr(closed, "shard_map")
+      for env, device in zip(envs, devices):
+        env.update(zip(outs, executable.execute([env[v] for v in ins], device)))
+    elif kind == "allreduce":
+      _, prim, names, eqns, _ = step
+      ufunc = _ALL_REDUCE_UFUNCS[prim]
+      done = set()
+      for k in range(len(devices)):
+        if k in done:
+          continue
+        group = _group_devices(coords[k], names, sizes, shape)
+        done.update(group)
+        for e in eqns:
+          aval = e.outvars[0].aval
+          values = [np.asarray(read(envs[m], e.invars[0])) for m in group]
+          total = aligned_empty(aval.shape, aval.dtype)
+          if len(values) == 1:
+            total[...] = values[0]
+          else:
+            ufunc(values[0], values[1], out=total)
+            for v in values[2:]:
+              ufunc(total, v, out=total)
+          total.setflags(write=False)
+          result = Array(total, aval)
+          for m in group:
+            envs[m][e.outvars[0]] = result
+    else:
+      eqn = step[1]
+      values = [np.asarray(read(env, eqn.invars[0])) if eqn.invars else None for env in envs]
+      for k, env in enumerate(envs):
+        member = _LockstepMember(coords[k], sizes, values, shape)
+        with running_on_mesh_device(member):
+          outs = eqn.primitive.bind(*(read(env, a) for a in eqn.invars), **eqn.params)
+        for v, x in zip(eqn.outvars, outs):
+          if not isinstance(v, DropVar):
+            env[v] = x
+  return [[read(env, a) for a in plan.jaxpr.outvars] for env in envs]
+
+
+_shardings: dict = {}
+
+
+def _named_sharding(mesh, spec) -> NamedSharding:
+  key = (mesh, spec)
+  s = _shardings.get(key)
+  if s is None:
+    if len(_shardings) > 4096:
+      _shardings.clear()
+    s = _shardings[key] = NamedSharding(mesh, spec)
+  return s
 
 
 def run_on_devices(args, jaxpr: ClosedJaxpr, mesh, in_specs, out_specs) -> list:
   sizes = mesh_axis_sizes(mesh)
   devices = list(mesh.devices.flat)
-  shards = [_shards_for(x, NamedSharding(mesh, spec)) for x, spec in zip(args, in_specs)]
-  rendezvous = MeshRendezvous(sizes)
-  frames = list(sizes.items())
+  shards = [_shards_for(x, _named_sharding(mesh, spec), np.shape(x))
+            for x, spec in zip(args, in_specs)]
   results: list = [None] * len(devices)
   errors: list = [None] * len(devices)
+  frames = list(sizes.items())
+  if compiling():
+    plan = _plan_of(jaxpr)
+    if _lockstep_ok(plan):
+      with extend_axis_env(frames):
+        outs = _run_lockstep(plan, [[s[k] for s in shards] for k in range(len(devices))],
+                             devices, mesh)
+      results = [commit([_as_array(o, a) for o, a in zip(r, jaxpr.out_avals)], d)
+                 for r, d in zip(outs, devices)]
+      return _assemble(results, jaxpr, mesh, out_specs, sizes)
+  rendezvous = MeshRendezvous(sizes)
 
   def run(k: int):
     device = devices[k]
@@ -274,9 +444,14 @@ def run_on_devices(args, jaxpr: ClosedJaxpr, mesh, in_specs, out_specs) -> list:
     # The device that failed first, not a peer that only heard of it.
     first = next((e for e in failed if type(e).__name__ != "CollectiveError"), failed[0])
     raise first
+  return _assemble(results, jaxpr, mesh, out_specs, sizes)
+
+
+def _assemble(results: list, jaxpr: ClosedJaxpr, mesh, out_specs, sizes: dict) -> list:
+  """The global Arrays from each device's results (one shard per device)."""
   outs = []
   for i, (aval, spec) in enumerate(zip(jaxpr.out_avals, out_specs)):
-    sharding = NamedSharding(mesh, spec)
+    sharding = _named_sharding(mesh, spec)
     g = global_aval(aval, spec, sizes)
     g = ShapedArray(g.shape, g.dtype, g.weak_type, aval_sharding(sharding, g.shape))
     outs.append(sharded_array_of_shards(g, sharding, [r[i] for r in results]))

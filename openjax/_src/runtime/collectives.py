@@ -23,7 +23,11 @@ import math
 import threading
 import time
 
-__all__ = ["CollectiveError", "MeshRendezvous", "MeshMember", "DEFAULT_TIMEOUT_S"]
+import numpy as np
+
+from openjax._src.runtime.iree_device import ALIGNMENT
+
+__all__ = ["CollectiveError", "MeshRendezvous", "MeshMember", "DEFAULT_TIMEOUT_S", "aligned_empty"]
 
 # A slow peer (one compiling its program on a loaded machine) must not be
 # taken for a dead one; a failed peer aborts the run at once instead.
@@ -32,6 +36,21 @@ DEFAULT_TIMEOUT_S = 300.0
 
 class CollectiveError(RuntimeError):
   """A collective that could not complete: a peer failed or never came."""
+
+
+# Below this many elements one device reduces a whole all-reduce (splitting
+# it costs more than it saves).
+_SPLIT_MIN_ELEMENTS = 1 << 15
+
+
+def aligned_empty(shape: tuple, dtype) -> np.ndarray:
+  """An uninitialised array whose data starts on the runtime's import
+  alignment, so a compiled program on any device reads it in place."""
+  dtype = np.dtype(dtype)
+  nbytes = math.prod(shape) * dtype.itemsize
+  raw = np.empty(nbytes + ALIGNMENT, np.uint8)
+  off = (-raw.ctypes.data) % ALIGNMENT
+  return raw[off:off + nbytes].view(dtype).reshape(shape)
 
 
 class MeshRendezvous:
@@ -65,44 +84,107 @@ class MeshRendezvous:
         f"{api_name}: the program on {who} failed, so this collective cannot complete: "
         f"{type(exc).__name__}: {exc}")
 
-  def exchange(self, coords: dict, names: tuple, value, api_name: str) -> list:
-    sizes = [self.axis_sizes[n] for n in names]
-    index = 0
-    for n, size in zip(names, sizes):
-      index = index * size + coords[n]
-    count = math.prod(sizes)
-    group = (names, tuple((n, c) for n, c in coords.items() if n not in names))
-    deadline = time.monotonic() + self.timeout_s
-    with self._cond:
+  def _wait(self, slot, key: int, count: int, deadline: float, names, coords, api_name):
+    """Wait (holding the lock) until ``slot[key]`` reaches ``count``."""
+    while slot[key] < count:
       if self._failure is not None:
         raise self._failed_error(api_name)
-      r = self._next_round.get((group, index), 0)
-      self._next_round[(group, index)] = r + 1
-      slot = self._rounds.get((group, r))
-      if slot is None:
-        slot = self._rounds[(group, r)] = [[None] * count, 0, 0]
-      slot[0][index] = value
-      slot[1] += 1
-      if slot[1] == count:
+      left = deadline - time.monotonic()
+      if left <= 0:
+        error = CollectiveError(
+            f"{api_name} over the axes {names}: {count - slot[key]} of the {count} "
+            f"devices did not arrive within {self.timeout_s:g} s. Every device must run "
+            "the same collectives in the same order.")
+        self._failure = (f"device coordinates {coords}", error)
         self._cond.notify_all()
-      while slot[1] < count:
-        if self._failure is not None:
-          raise self._failed_error(api_name)
-        left = deadline - time.monotonic()
-        if left <= 0:
-          error = CollectiveError(
-              f"{api_name} over the axes {names}: {count - slot[1]} of the {count} "
-              f"devices did not arrive within {self.timeout_s:g} s. Every device must run "
-              "the same collectives in the same order.")
-          self._failure = (f"device coordinates {coords}", error)
-          self._cond.notify_all()
-          raise error
-        self._cond.wait(left)
+        raise error
+      self._cond.wait(left)
+
+  def _group(self, coords: dict, names: tuple):
+    index = 0
+    count = 1
+    for n in names:
+      size = self.axis_sizes[n]
+      index = index * size + coords[n]
+      count *= size
+    group = (names, tuple((n, c) for n, c in coords.items() if n not in names))
+    return group, index, count
+
+  def _arrive(self, group, index: int, count: int, value, api_name: str) -> tuple:
+    """Hand in ``value`` for this member's next round of ``group`` (lock
+    held); returns (round, slot): [values, arrived, read, done, result]."""
+    if self._failure is not None:
+      raise self._failed_error(api_name)
+    r = self._next_round.get((group, index), 0)
+    self._next_round[(group, index)] = r + 1
+    slot = self._rounds.get((group, r))
+    if slot is None:
+      slot = self._rounds[(group, r)] = [[None] * count, 0, 0, 0, None]
+    slot[0][index] = value
+    slot[1] += 1
+    if slot[1] == count:
+      self._cond.notify_all()
+    return r, slot
+
+  def _leave(self, group, r: int, slot, count: int) -> None:
+    slot[2] += 1
+    if slot[2] == count:
+      del self._rounds[(group, r)]
+
+  def exchange(self, coords: dict, names: tuple, value, api_name: str) -> list:
+    group, index, count = self._group(coords, names)
+    deadline = time.monotonic() + self.timeout_s
+    with self._cond:
+      r, slot = self._arrive(group, index, count, value, api_name)
+      self._wait(slot, 1, count, deadline, names, coords, api_name)
       values = slot[0]
-      slot[2] += 1
-      if slot[2] == count:
-        del self._rounds[(group, r)]
+      self._leave(group, r, slot, count)
       return values
+
+  def all_reduce(self, coords: dict, names: tuple, arrays: list, ufunc,
+                 api_name: str) -> list:
+    """Every member's ``arrays`` (NumPy, one list per member, the same
+    shapes) combined elementwise by ``ufunc``; the results are computed once
+    for the group, each member reducing its share of every array in
+    parallel, into arrays a compiled program imports without a copy. All
+    members get the same (read-only) result arrays."""
+    group, index, count = self._group(coords, names)
+    deadline = time.monotonic() + self.timeout_s
+    arrays = [np.asarray(a, order="C") for a in arrays]   # (ascontiguousarray makes 0-d 1-d)
+    with self._cond:
+      r, slot = self._arrive(group, index, count, arrays, api_name)
+      if slot[4] is None:
+        slot[4] = [aligned_empty(a.shape, a.dtype) for a in arrays]
+      self._wait(slot, 1, count, deadline, names, coords, api_name)
+      values, outs = slot[0], slot[4]
+    total = sum(a.size for a in arrays)
+    split = count > 1 and total >= _SPLIT_MIN_ELEMENTS
+    if split or index == 0:
+      for j, out in enumerate(outs):
+        flat = out.reshape(-1)
+        n = flat.size
+        lo, hi = ((n * index) // count, (n * (index + 1)) // count) if split else (0, n)
+        if lo == hi:
+          continue
+        # NumPy's ufuncs release the GIL on large arrays: the members'
+        # shares run in parallel.
+        first = values[0][j].reshape(-1)
+        if count == 1:
+          flat[lo:hi] = first[lo:hi]
+          continue
+        ufunc(first[lo:hi], values[1][j].reshape(-1)[lo:hi], out=flat[lo:hi])
+        for m in range(2, count):
+          ufunc(flat[lo:hi], values[m][j].reshape(-1)[lo:hi], out=flat[lo:hi])
+    with self._cond:
+      if split or index == 0:
+        slot[3] += count if not split else 1
+        if slot[3] == count:
+          for out in outs:
+            out.setflags(write=False)
+          self._cond.notify_all()
+      self._wait(slot, 3, count, deadline, names, coords, api_name)
+      self._leave(group, r, slot, count)
+    return outs
 
 
 class MeshMember:
@@ -129,3 +211,6 @@ class MeshMember:
 
   def exchange(self, names: tuple, value, api_name: str) -> list:
     return self.rendezvous.exchange(self.coords, names, value, api_name)
+
+  def all_reduce(self, names: tuple, arrays: list, ufunc, api_name: str) -> list:
+    return self.rendezvous.all_reduce(self.coords, names, arrays, ufunc, api_name)

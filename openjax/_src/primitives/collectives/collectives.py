@@ -203,7 +203,7 @@ def _allreduce_abstract_eval(x, *, axes, axis_index_groups):
   return [ShapedArray(shape, x.dtype, False)]
 
 
-def _allreduce_impl(np_reduce, api_name: str):
+def _allreduce_impl(np_reduce, ufunc, api_name: str):
   def impl(x, *, axes, axis_index_groups):
     pos = tuple(a for a in axes if isinstance(a, int))
     named = _named(axes)
@@ -212,6 +212,8 @@ def _allreduce_impl(np_reduce, api_name: str):
     if not named:
       return [x]
     member = _device_member(named, api_name)
+    if axis_index_groups is None:
+      return member.all_reduce(named, [np.asarray(x)], ufunc, api_name)
     values, _ = _group_values(member, named, x, axis_index_groups, api_name)
     return [np_reduce(np.stack(values), axis=0)]
   return impl
@@ -266,7 +268,8 @@ def psum_array(x, axes: tuple, axis_index_groups=None):
   return psum_p.bind1(x, axes=tuple(axes), axis_index_groups=axis_index_groups)
 
 
-psum_p.def_impl(_allreduce_impl(lambda x, axis: np.sum(x, axis=axis, dtype=x.dtype), "psum"))
+psum_p.def_impl(_allreduce_impl(lambda x, axis: np.sum(x, axis=axis, dtype=x.dtype),
+                                np.add, "psum"))
 psum_p.def_abstract_eval(_allreduce_abstract_eval)
 psum_p.def_batch(_allreduce_batch(psum_p, _times))
 
@@ -295,7 +298,7 @@ def pmax_array(x, axes: tuple, axis_index_groups=None):
   return pmax_p.bind1(x, axes=tuple(axes), axis_index_groups=axis_index_groups)
 
 
-pmax_p.def_impl(_allreduce_impl(lambda x, axis: np.max(x, axis=axis), "pmax"))
+pmax_p.def_impl(_allreduce_impl(lambda x, axis: np.max(x, axis=axis), np.maximum, "pmax"))
 pmax_p.def_abstract_eval(_allreduce_abstract_eval)
 pmax_p.def_batch(_allreduce_batch(pmax_p, lambda x, size: x))
 pmax_p.mark_not_applicable("jvp", "JAX defines no derivative of pmax")
@@ -309,7 +312,7 @@ def pmin_array(x, axes: tuple, axis_index_groups=None):
   return pmin_p.bind1(x, axes=tuple(axes), axis_index_groups=axis_index_groups)
 
 
-pmin_p.def_impl(_allreduce_impl(lambda x, axis: np.min(x, axis=axis), "pmin"))
+pmin_p.def_impl(_allreduce_impl(lambda x, axis: np.min(x, axis=axis), np.minimum, "pmin"))
 pmin_p.def_abstract_eval(_allreduce_abstract_eval)
 pmin_p.def_batch(_allreduce_batch(pmin_p, lambda x, size: x))
 pmin_p.mark_not_applicable("jvp", "JAX defines no derivative of pmin")
