@@ -39,11 +39,15 @@ from openjax._src.core.jaxpr import DropVar, jaxprs_in_params
 from openjax._src.core.placement import commit
 from openjax._src.core.sharding import NamedSharding, aval_sharding, dim_axes
 from openjax._src.interpreters.batching import batch_jaxpr
-from openjax._src.primitives.base.structural import reshape, transpose
+from openjax._src.interpreters.staging import trace_to_closed_jaxpr
+from openjax._src.primitives.base.structural import expand_dims, reshape, transpose
+from openjax._src.primitives.elementwise.arithmetic import add
+from openjax._src.primitives.elementwise.arithmetic import max as max_
+from openjax._src.primitives.elementwise.arithmetic import min as min_
 from openjax._src.primitives.collectives.collectives import (
     all_gather_p, all_to_all_p, axis_index_p, current_mesh_member, extend_axis_env, pbroadcast_p,
     pmax_p, pmin_p, ppermute_p, psum_p, reduce_scatter_p, running_on_mesh_device)
-from openjax._src.primitives.shape.shape import index_in_dim
+from openjax._src.primitives.shape.shape import concatenate, index_in_dim
 from openjax._src.runtime.collectives import MeshRendezvous, aligned_empty
 from openjax._src.runtime.pipeline import (compiling, executable_for_jaxpr,
                                            interpreting_first_call)
@@ -129,9 +133,10 @@ class _Plan:
   their outvars]`` (consecutive psums, pmaxes or pmins over the same axes:
   one meeting of the devices), ``("inline", eqn, inner_plan)`` (a jit call
   holding collectives, evaluated step by step) or ``("eqn", eqn)``."""
-  __slots__ = ("jaxpr", "consts", "steps")
+  __slots__ = ("jaxpr", "consts", "steps", "programs")
 
   def __init__(self, closed: ClosedJaxpr):
+    self.programs: dict = {}   # the lock-step run's collective executables
     self.jaxpr = closed.jaxpr
     self.consts = closed.consts
     jaxpr = closed.jaxpr
@@ -331,9 +336,12 @@ def _lockstep_ok(plan: _Plan) -> bool:
 
 def _run_lockstep(plan: _Plan, per_device_args: list, devices: list, mesh) -> list:
   """The compiled program on every device from this one thread: each
-  segment is dispatched to every device's stream (they run concurrently),
-  and at a collective this thread reads the devices' operands and computes
-  every device's result; no thread hand-offs, no barrier."""
+  segment is dispatched to every device's stream (they run concurrently)
+  and so is each collective, as a small compiled program per device that
+  reads its peers' operands where they are (all CPU devices share the
+  host's memory and one HAL device; fences order the reads after the
+  writes). Nothing waits here: no thread hand-offs, no barrier, no host
+  copy; results are ready when the devices are."""
   sizes = mesh_axis_sizes(mesh)
   shape = mesh.devices.shape
   coords = [{n: int(c) for n, c in zip(mesh.axis_names, np.unravel_index(k, shape))}
@@ -347,7 +355,7 @@ def _run_lockstep(plan: _Plan, per_device_args: list, devices: list, mesh) -> li
   def read(env, a):
     return a.operand if isinstance(a, Literal) else env[a]
 
-  for step in plan.steps:
+  for i, step in enumerate(plan.steps):
     kind = step[0]
     if kind == "call":
       _, closed, ins, outs = step
@@ -355,39 +363,87 @@ def _run_lockstep(plan: _Plan, per_device_args: list, devices: list, mesh) -> li
       for env, device in zip(envs, devices):
         env.update(zip(outs, executable.execute([env[v] for v in ins], device)))
     elif kind == "allreduce":
+      # Every device's program reads its group's operands in place (CPU
+      # devices share the host's memory; each waits on the writers' fences
+      # on the device side): no host round trip.
       _, prim, names, eqns, _ = step
-      ufunc = _ALL_REDUCE_UFUNCS[prim]
-      done = set()
-      for k in range(len(devices)):
-        if k in done:
-          continue
+      executable = _all_reduce_executable(plan, i, prim, eqns, len(
+          _group_devices(coords[0], names, sizes, shape)))
+      for k, device in enumerate(devices):
         group = _group_devices(coords[k], names, sizes, shape)
-        done.update(group)
-        for e in eqns:
-          aval = e.outvars[0].aval
-          values = [np.asarray(read(envs[m], e.invars[0])) for m in group]
-          total = aligned_empty(aval.shape, aval.dtype)
-          if len(values) == 1:
-            total[...] = values[0]
-          else:
-            ufunc(values[0], values[1], out=total)
-            for v in values[2:]:
-              ufunc(total, v, out=total)
-          total.setflags(write=False)
-          result = Array(total, aval)
-          for m in group:
-            envs[m][e.outvars[0]] = result
+        ins = [read(envs[m], e.invars[0]) for e in eqns for m in group]
+        outs = executable.execute(ins, device)
+        envs[k].update((e.outvars[0], o) for e, o in zip(eqns, outs))
     else:
       eqn = step[1]
-      values = [np.asarray(read(env, eqn.invars[0])) if eqn.invars else None for env in envs]
-      for k, env in enumerate(envs):
-        member = _LockstepMember(coords[k], sizes, values, shape)
-        with running_on_mesh_device(member):
-          outs = eqn.primitive.bind(*(read(env, a) for a in eqn.invars), **eqn.params)
-        for v, x in zip(eqn.outvars, outs):
-          if not isinstance(v, DropVar):
-            env[v] = x
+      if not eqn.invars:   # axis_index: this device's coordinates
+        for k, env in enumerate(envs):
+          member = _LockstepMember(coords[k], sizes, None, shape)
+          with running_on_mesh_device(member):
+            outs = eqn.primitive.bind(**eqn.params)
+          env.update((v, x) for v, x in zip(eqn.outvars, outs) if not isinstance(v, DropVar))
+        continue
+      operands = [read(env, eqn.invars[0]) for env in envs]
+      for k, device in enumerate(devices):
+        outs = _collective_executable(plan, i, eqn, mesh, k).execute(operands, device)
+        envs[k].update((v, x) for v, x in zip(eqn.outvars, outs)
+                       if not isinstance(v, DropVar))
   return [[read(env, a) for a in plan.jaxpr.outvars] for env in envs]
+
+
+def _all_reduce_executable(plan: _Plan, i: int, prim, eqns: list, group_size: int):
+  key = ("allreduce", i)
+  ex = plan.programs.get(key)
+  if ex is None:
+    combine = {psum_p: add, pmax_p: max_, pmin_p: min_}[prim]
+    avals = [e.invars[0].aval for e in eqns for _ in range(group_size)]
+
+    def reduce(*xs):
+      outs = []
+      for j in range(len(eqns)):
+        acc = xs[j * group_size]
+        for m in range(1, group_size):
+          acc = combine(acc, xs[j * group_size + m])
+        outs.append(acc)
+      return outs
+    closed = trace_to_closed_jaxpr(reduce, avals)
+    ex = plan.programs[key] = executable_for_jaxpr(closed, prim.name)
+    plan.programs[key + ("jaxpr",)] = closed   # the executable cache is keyed weakly on it
+  return ex
+
+
+def _collective_executable(plan: _Plan, i: int, eqn, mesh, k: int):
+  """Device ``k``'s result of the collective ``eqn`` from every device's
+  operand: the operands stacked over the mesh axes, the collective mapped
+  over them (its batching rule over named axes), device ``k``'s entry."""
+  key = ("collective", i, k)
+  ex = plan.programs.get(key)
+  if ex is None:
+    sizes = mesh_axis_sizes(mesh)
+    names = tuple(mesh.axis_names)
+    aval = eqn.invars[0].aval
+    n = math.prod(sizes.values())
+    with extend_axis_env(sizes.items()):
+      one = trace_to_closed_jaxpr(lambda x: eqn.primitive.bind(x, **eqn.params), [aval])
+    mapped = one
+    for name in reversed(names):
+      mapped, _ = batch_jaxpr(mapped, [0], sizes[name], name)
+    coords = np.unravel_index(k, mesh.devices.shape)
+
+    def device_k(*xs):
+      stacked = concatenate([expand_dims(x, (0,)) for x in xs], 0)
+      stacked = reshape(stacked, tuple(mesh.devices.shape) + aval.shape)
+      outs = eval_jaxpr(mapped.jaxpr, mapped.consts, stacked)
+      picked = []
+      for o in outs:
+        for c in coords:
+          o = index_in_dim(o, int(c), 0, keepdims=False)
+        picked.append(o)
+      return picked
+    closed = trace_to_closed_jaxpr(device_k, [aval] * n)
+    ex = plan.programs[key] = executable_for_jaxpr(closed, eqn.primitive.name)
+    plan.programs[key + ("jaxpr",)] = closed
+  return ex
 
 
 _shardings: dict = {}
