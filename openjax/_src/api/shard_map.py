@@ -13,17 +13,19 @@ row back.
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 
 from openjax._src import tree_util
 from openjax._src.api.shapes import abstractify
 from openjax._src.api.vmap import check_callable, fun_name, wraps
-from openjax._src.control.shard_map import (local_aval, mesh_axis_sizes, run_on_devices,
-                                             shard_map_p)
-from openjax._src.control.shard_map_rules import check_replication
-from openjax._src.core import ShapedArray, eval_trace, trace_state
+from openjax._src.control.shard_map import (assemble, local_aval, mesh_axis_sizes,
+                                            named_sharding, run_on_devices, shard_map_p,
+                                            shards_for)
+from openjax._src.control.shard_map_eager import ShardMapTrace, ShardMapTracer, eager_blocks
+from openjax._src.control.shard_map_rules import check_out_replication, check_replication
+from openjax._src.core import ShapedArray, eval_trace, set_current_trace, trace_state
 from openjax._src.core.mesh import AbstractMesh, Mesh, get_abstract_mesh, get_concrete_mesh
 from openjax._src.core.sharding import PartitionSpec, dim_axes
 from openjax._src.interpreters.staging import trace_to_closed_jaxpr
@@ -133,6 +135,8 @@ def shard_map(f: Callable | None = None, /, *, out_specs, in_specs=Infer, mesh=N
       specs = _flat_specs("in_specs", in_tree, tuple(in_specs) if isinstance(in_specs, list)
                           else in_specs)
     _check_specs(m, specs, "in_specs")
+    if trace_state.trace is eval_trace:
+      return _run_eagerly(f, m, leaves, in_tree, specs, out_specs, check_vma)
     avals = [abstractify(x) for x in leaves]
     key = (m, in_tree, tuple((a.shape, a.dtype, a.weak_type) for a in avals), tuple(specs),
            current_axis_env())
@@ -142,10 +146,42 @@ def shard_map(f: Callable | None = None, /, *, out_specs, in_specs=Infer, mesh=N
     jaxpr, out_tree, flat_out_specs = entry
     outs = bind_shard_map(leaves, jaxpr=jaxpr, mesh=m, in_specs=tuple(specs),
                           out_specs=tuple(flat_out_specs), check_vma=bool(check_vma),
-                          manual_axes=manual)
+                          newly_manual_axes=manual)
     return tree_util.tree_unflatten(out_tree, outs)
 
   return shard_map_f
+
+
+def _run_eagerly(f, mesh, leaves, in_tree, specs, out_specs, check_vma):
+  """JAX's eager shard_map: ``f`` runs op by op on every device's block."""
+  sizes = mesh_axis_sizes(mesh)
+  for x, s in zip(leaves, specs):
+    a = abstractify(x)
+    local_aval(ShapedArray(a.shape, a.dtype, a.weak_type), s, sizes)   # divisibility errors
+  trace = ShardMapTrace(eval_trace, mesh)
+  tracers = []
+  for x, s in zip(leaves, specs):
+    blocks = shards_for(x, named_sharding(mesh, s), np.shape(x))
+    tracers.append(ShardMapTracer(trace, list(blocks), frozenset(_spec_axes(s))))
+  try:
+    with set_current_trace(trace), extend_axis_env(sizes.items()):
+      out = f(*tree_util.tree_unflatten(in_tree, tracers))
+    out_leaves, out_tree = tree_util.tree_flatten(out)
+    flat = _flat_specs("out_specs", out_tree, out_specs)
+    _check_specs(mesh, flat, "out_specs")
+    per_output = [eager_blocks(trace, o) for o in out_leaves]
+  finally:
+    trace.invalidate()
+  if check_vma:
+    for (_, varying), spec in zip(per_output, flat):
+      check_out_replication(varying, spec, mesh, flat, fun_name(f))
+  results = [[blocks[k] for blocks, _ in per_output] for k in range(mesh.devices.size)]
+  avals = [ShapedArray(b[0].shape, b[0].dtype, b[0].weak_type) for b, _ in per_output]
+  return tree_util.tree_unflatten(out_tree, assemble(results, avals, mesh, flat, sizes))
+
+
+def _spec_axes(spec) -> set:
+  return {a for e in spec for a in dim_axes(e)}
 
 
 def bind_shard_map(args, **params) -> list:

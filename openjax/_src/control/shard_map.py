@@ -6,7 +6,7 @@ Its jaxpr is the *per-device* program: inputs and outputs have the local
 (block) shapes, and collectives over the mesh axes meet the other devices.
 Its parameters: ``mesh``, ``in_specs``/``out_specs`` (a PartitionSpec per
 operand/result: which mesh axes split which dimension), ``check_vma`` and
-``manual_axes``.
+``newly_manual_axes``.
 
 Evaluation (DESIGN decision 10): every device runs the program in its own
 thread on its own stream; a collective is an exchange through
@@ -53,7 +53,7 @@ from openjax._src.runtime.pipeline import (compiling, executable_for_jaxpr,
                                            interpreting_first_call)
 from openjax._src.runtime.sharded_arrays import put_sharded
 
-__all__ = ["shard_map_p", "run_on_devices", "local_aval", "global_aval", "shard_map_as_vmap", "mesh_axis_sizes"]
+__all__ = ["shard_map_p", "run_on_devices", "assemble", "named_sharding", "shards_for", "local_aval", "global_aval", "shard_map_as_vmap", "mesh_axis_sizes"]
 
 shard_map_p = Primitive("shard_map", multiple_results=True)
 
@@ -106,7 +106,7 @@ def global_aval(aval: ShapedArray, spec, sizes: dict) -> ShapedArray:
 # ------------------------------------------------------ abstract eval
 @shard_map_p.def_abstract_eval
 def _shard_map_abstract_eval(*avals, jaxpr, mesh, in_specs, out_specs, check_vma,
-                             manual_axes):
+                             newly_manual_axes):
   sizes = mesh_axis_sizes(mesh)
   for i, (a, spec, e) in enumerate(zip(avals, in_specs, jaxpr.in_avals)):
     la = local_aval(a, spec, sizes)
@@ -272,7 +272,7 @@ _pool = concurrent.futures.ThreadPoolExecutor(max_workers=64,
                                               thread_name_prefix="openjax-device")
 
 
-def _shards_for(x, sharding: NamedSharding, shape: tuple) -> list:
+def shards_for(x, sharding: NamedSharding, shape: tuple) -> list:
   buffer = getattr(x, "_buffer", None)
   if type(buffer) is ShardedBuffer and (
       buffer.sharding == sharding or
@@ -449,7 +449,7 @@ def _collective_executable(plan: _Plan, i: int, eqn, mesh, k: int):
 _shardings: dict = {}
 
 
-def _named_sharding(mesh, spec) -> NamedSharding:
+def named_sharding(mesh, spec) -> NamedSharding:
   key = (mesh, spec)
   s = _shardings.get(key)
   if s is None:
@@ -462,7 +462,7 @@ def _named_sharding(mesh, spec) -> NamedSharding:
 def run_on_devices(args, jaxpr: ClosedJaxpr, mesh, in_specs, out_specs) -> list:
   sizes = mesh_axis_sizes(mesh)
   devices = list(mesh.devices.flat)
-  shards = [_shards_for(x, _named_sharding(mesh, spec), np.shape(x))
+  shards = [shards_for(x, named_sharding(mesh, spec), np.shape(x))
             for x, spec in zip(args, in_specs)]
   results: list = [None] * len(devices)
   errors: list = [None] * len(devices)
@@ -475,7 +475,7 @@ def run_on_devices(args, jaxpr: ClosedJaxpr, mesh, in_specs, out_specs) -> list:
                              devices, mesh)
       results = [commit([_as_array(o, a) for o, a in zip(r, jaxpr.out_avals)], d)
                  for r, d in zip(outs, devices)]
-      return _assemble(results, jaxpr, mesh, out_specs, sizes)
+      return assemble(results, jaxpr.out_avals, mesh, out_specs, sizes)
   rendezvous = MeshRendezvous(sizes)
 
   def run(k: int):
@@ -500,14 +500,14 @@ def run_on_devices(args, jaxpr: ClosedJaxpr, mesh, in_specs, out_specs) -> list:
     # The device that failed first, not a peer that only heard of it.
     first = next((e for e in failed if type(e).__name__ != "CollectiveError"), failed[0])
     raise first
-  return _assemble(results, jaxpr, mesh, out_specs, sizes)
+  return assemble(results, jaxpr.out_avals, mesh, out_specs, sizes)
 
 
-def _assemble(results: list, jaxpr: ClosedJaxpr, mesh, out_specs, sizes: dict) -> list:
+def assemble(results: list, out_avals, mesh, out_specs, sizes: dict) -> list:
   """The global Arrays from each device's results (one shard per device)."""
   outs = []
-  for i, (aval, spec) in enumerate(zip(jaxpr.out_avals, out_specs)):
-    sharding = _named_sharding(mesh, spec)
+  for i, (aval, spec) in enumerate(zip(out_avals, out_specs)):
+    sharding = named_sharding(mesh, spec)
     g = global_aval(aval, spec, sizes)
     g = ShapedArray(g.shape, g.dtype, g.weak_type, aval_sharding(sharding, g.shape))
     outs.append(sharded_array_of_shards(g, sharding, [r[i] for r in results]))
@@ -523,7 +523,7 @@ def _as_array(x, aval: ShapedArray):
 
 
 @shard_map_p.def_impl
-def _shard_map_impl(*args, jaxpr, mesh, in_specs, out_specs, check_vma, manual_axes):
+def _shard_map_impl(*args, jaxpr, mesh, in_specs, out_specs, check_vma, newly_manual_axes):
   if current_mesh_member() is not None:
     # Nested inside another device run: this thread is one device already.
     return shard_map_as_vmap(args, jaxpr, mesh, in_specs, out_specs)

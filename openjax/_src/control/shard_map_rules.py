@@ -25,7 +25,7 @@ from openjax._src.primitives.collectives.collectives import (all_gather_p, axis_
                                                              extend_axis_env, psum_p)
 from openjax._src.primitives.elementwise.arithmetic import div
 
-__all__ = ["check_replication"]
+__all__ = ["check_replication", "check_out_replication", "varying_after"]
 
 
 def _mesh_env(mesh):
@@ -38,24 +38,23 @@ def _spec_axes(spec) -> set:
 
 # ------------------------------------------------------ replication check
 
-def _varying_out(eqn, ins: set) -> set:
-  """The mesh axes an equation's results vary over, from its inputs'."""
-  p = eqn.primitive
+def varying_after(p, params: dict, ins: set) -> set:
+  """The mesh axes a primitive's results vary over, from its inputs'."""
   if p is psum_p or p.name in ("pmax", "pmin"):
-    return ins - set(a for a in eqn.params["axes"] if not isinstance(a, int))
+    return ins - set(a for a in params["axes"] if not isinstance(a, int))
   if p is all_gather_p:
-    names = eqn.params["axis_name"]
+    names = params["axis_name"]
     names = names if isinstance(names, tuple) else (names,)
     return ins - set(names)
   if p is axis_index_p:
-    names = eqn.params["axis_name"]
+    names = params["axis_name"]
     return ins | set(names if isinstance(names, tuple) else (names,))
   if p in COLLECTIVES:   # ppermute, psum_scatter, all_to_all, pbroadcast: per device
-    names = eqn.params.get("axis_name", ())
+    names = params.get("axis_name", ())
     return ins | set(names if isinstance(names, tuple) else (names,))
-  if jaxprs_in_params(eqn.params):
+  if jaxprs_in_params(params):
     inner = set()
-    for j in jaxprs_in_params(eqn.params):
+    for j in jaxprs_in_params(params):
       inner |= _jaxpr_varying(j)
     return ins | inner
   return ins
@@ -88,24 +87,32 @@ def check_replication(jaxpr: ClosedJaxpr, mesh, in_specs, out_specs, name: str) 
     ins = set()
     for a in eqn.invars:
       ins |= read(a)
-    outs = _varying_out(eqn, ins)
+    outs = varying_after(eqn.primitive, eqn.params, ins)
     for v in eqn.outvars:
       env[v] = outs
-  for i, (v, spec) in enumerate(zip(jaxpr.jaxpr.outvars, out_specs)):
-    bad = read(v) - _spec_axes(spec)
-    if bad:
-      axes = tuple(a for a in mesh.axis_names if a in bad)
-      raise ValueError(
-          f"shard_map applied to the function '{name}' was given out_specs which require "
-          "replication which can't be statically inferred given the mesh:\n\n"
-          f"The mesh given has shape {tuple(mesh.devices.shape)} with corresponding axis "
-          f"names {mesh.axis_names}.\n\nout_specs is {tuple(out_specs)} which implies that the "
-          f"corresponding output on all devices should be replicated across mesh axes "
-          f"{axes}, but could not infer replication over any axes.\n\n"
-          "Check if these output values are meant to be replicated over those mesh axes. If "
-          "not, consider revising the corresponding out_specs entries. If so, consider "
-          "disabling the check by passing the check_vma=False argument to "
-          "`jax.shard_map`.")
+  for v, spec in zip(jaxpr.jaxpr.outvars, out_specs):
+    check_out_replication(read(v), spec, mesh, out_specs, name)
+
+
+def check_out_replication(varying: set, spec, mesh, out_specs, name: str) -> None:
+  bad = set(varying) - _spec_axes(spec)
+  if not bad:
+    return
+  axes = tuple(a for a in mesh.axis_names if a in bad)
+  shown = out_specs[0] if len(out_specs) == 1 else tuple(out_specs)
+  where = (f"mesh axis {axes[0]!r}" if len(axes) == 1
+           else f"mesh axes {axes}")
+  raise ValueError(
+      f"shard_map applied to the function '{name}' was given out_specs which require "
+      "replication which can't be statically inferred given the mesh:\n\n"
+      f"The mesh given has shape {tuple(mesh.devices.shape)} with corresponding axis "
+      f"names {mesh.axis_names}.\n\nout_specs is {shown} which implies that the "
+      f"corresponding output value is replicated across {where}, but could not infer "
+      "replication over any axes\n\n"
+      "Check if these output values are meant to be replicated over those mesh axes. If "
+      "not, consider revising the corresponding out_specs entries. If so, consider "
+      "disabling the check by passing the check_vma=False argument to "
+      "`jax.shard_map`.")
 
 
 # ------------------------------------------------------------------ rules
@@ -240,7 +247,7 @@ def _shard_map_partial_eval(pe_trace, unknowns, args, params):
 
 
 @shard_map_p.def_lower
-def _shard_map_lower(ctx, *args, jaxpr, mesh, in_specs, out_specs, check_vma, manual_axes):
+def _shard_map_lower(ctx, *args, jaxpr, mesh, in_specs, out_specs, check_vma, newly_manual_axes):
   # Inside a compiled program: one program for all devices, the per-device
   # program mapped over the mesh axes (exact collectives, one device).
   in_avals = [v for v in ctx.avals_in]
