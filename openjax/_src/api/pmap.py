@@ -98,7 +98,8 @@ def pmap(fun: Callable, axis_name=None, *, in_axes: Any = 0, out_axes: Any = 0,
                                   out_axes)
     jaxpr, out_tree, in_specs, out_specs, out_dims = entry
     outs = bind_shard_map(moved, jaxpr=jaxpr, mesh=mesh, in_specs=in_specs,
-                          out_specs=out_specs, check_vma=False, newly_manual_axes=frozenset([name]))
+                          out_specs=out_specs, check_vma=False,
+                          newly_manual_axes=frozenset([name]))
     outs = [o if d in (None, 0) else moveaxis(o, 0, d) for o, d in zip(outs, out_dims)]
     return tree_util.tree_unflatten(out_tree, outs)
 

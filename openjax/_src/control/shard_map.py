@@ -523,7 +523,8 @@ def _as_array(x, aval: ShapedArray):
 
 
 @shard_map_p.def_impl
-def _shard_map_impl(*args, jaxpr, mesh, in_specs, out_specs, check_vma, newly_manual_axes):
+def _shard_map_impl(*args, jaxpr, mesh, in_specs, out_specs, check_vma,
+                    newly_manual_axes):
   if current_mesh_member() is not None:
     # Nested inside another device run: this thread is one device already.
     return shard_map_as_vmap(args, jaxpr, mesh, in_specs, out_specs)

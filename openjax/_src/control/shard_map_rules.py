@@ -247,7 +247,8 @@ def _shard_map_partial_eval(pe_trace, unknowns, args, params):
 
 
 @shard_map_p.def_lower
-def _shard_map_lower(ctx, *args, jaxpr, mesh, in_specs, out_specs, check_vma, newly_manual_axes):
+def _shard_map_lower(ctx, *args, jaxpr, mesh, in_specs, out_specs, check_vma,
+                     newly_manual_axes):
   # Inside a compiled program: one program for all devices, the per-device
   # program mapped over the mesh axes (exact collectives, one device).
   in_avals = [v for v in ctx.avals_in]

@@ -81,7 +81,7 @@ class BaseMesh:
     return self._axes_of_type(AxisType.Explicit)
 
   @property
-  def newly_manual_axes(self) -> tuple:
+  def manual_axes(self) -> tuple:
     return self._axes_of_type(AxisType.Manual)
 
   def _all(self, *types) -> bool:
