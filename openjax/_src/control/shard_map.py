@@ -53,7 +53,8 @@ from openjax._src.runtime.pipeline import (compiling, executable_for_jaxpr,
                                            interpreting_first_call)
 from openjax._src.runtime.sharded_arrays import put_sharded
 
-__all__ = ["shard_map_p", "run_on_devices", "assemble", "named_sharding", "shards_for", "local_aval", "global_aval", "shard_map_as_vmap", "mesh_axis_sizes"]
+__all__ = ["shard_map_p", "run_on_devices", "assemble", "named_sharding", "shards_for",
+           "local_aval", "global_aval", "shard_map_as_vmap", "mesh_axis_sizes"]
 
 shard_map_p = Primitive("shard_map", multiple_results=True)
 
