@@ -25,7 +25,7 @@ from openjax._src.control.shard_map import (assemble, local_aval, mesh_axis_size
                                             shards_for)
 from openjax._src.control.shard_map_eager import ShardMapTrace, ShardMapTracer, eager_blocks
 from openjax._src.control.shard_map_rules import check_out_replication, check_replication
-from openjax._src.core import ShapedArray, eval_trace, set_current_trace, trace_state
+from openjax._src.core import ShapedArray, Tracer, eval_trace, set_current_trace, trace_state
 from openjax._src.core.mesh import AbstractMesh, Mesh, get_abstract_mesh, get_concrete_mesh
 from openjax._src.core.sharding import PartitionSpec, dim_axes
 from openjax._src.interpreters.staging import trace_to_closed_jaxpr
@@ -97,14 +97,17 @@ def _check_specs(mesh, specs, what: str) -> None:
 
 
 def _infer_specs(leaves) -> list:
+  """in_specs=Infer: each argument's own layout (its type's sharding under a
+  transformation, its Array's sharding eagerly); a value laid out on no mesh
+  axis is replicated (P())."""
   specs = []
   for x in leaves:
-    sharding = getattr(x, "sharding", None)
+    if isinstance(x, Tracer):
+      sharding = x.aval.sharding
+    else:
+      sharding = getattr(x, "sharding", None)
     spec = getattr(sharding, "spec", None)
-    if spec is None:
-      raise ValueError("shard_map in_specs=Infer needs every argument to carry a "
-                       f"NamedSharding; got {type(x).__name__}. Pass in_specs explicitly.")
-    specs.append(spec)
+    specs.append(PartitionSpec() if spec is None else PartitionSpec(*spec))
   return specs
 
 

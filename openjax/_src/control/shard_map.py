@@ -425,10 +425,9 @@ def _collective_executable(plan: _Plan, i: int, eqn, mesh, k: int):
     aval = eqn.invars[0].aval
     n = math.prod(sizes.values())
     with extend_axis_env(sizes.items()):
-      one = trace_to_closed_jaxpr(lambda x: eqn.primitive.bind(x, **eqn.params), [aval])
-    mapped = one
-    for name in reversed(names):
-      mapped, _ = batch_jaxpr(mapped, [0], sizes[name], name)
+      mapped = trace_to_closed_jaxpr(lambda x: eqn.primitive.bind(x, **eqn.params), [aval])
+      for name in reversed(names):
+        mapped, _ = batch_jaxpr(mapped, [0], sizes[name], name)
     coords = np.unravel_index(k, mesh.devices.shape)
 
     def device_k(*xs):
@@ -592,8 +591,11 @@ def shard_map_as_vmap(args, jaxpr: ClosedJaxpr, mesh, in_specs, out_specs) -> li
     blocked.append(y)
     used.append(u)
   mapped = jaxpr
-  for name in reversed(names):
-    dims = [0 if name in u else None for u in used]
-    mapped, _ = batch_jaxpr(mapped, dims, sizes[name], name)
+  # Every mesh axis stays bound while the inner ones are mapped (the
+  # program still names the outer ones; its jaxprs are checked as built).
+  with extend_axis_env(sizes.items()):
+    for name in reversed(names):
+      dims = [0 if name in u else None for u in used]
+      mapped, _ = batch_jaxpr(mapped, dims, sizes[name], name)
   outs = eval_jaxpr(mapped.jaxpr, mapped.consts, *blocked)
   return [_unblocked(y, spec, names, sizes) for y, spec in zip(outs, out_specs)]
