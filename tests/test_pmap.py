@@ -273,3 +273,25 @@ def test_data_parallel_train_step():
     x_all, y_all = xs.reshape(16, 3), ys.reshape(16, 1)
     ref = w - 0.1 * (2 * x_all.T @ (x_all @ w - y_all) / 16)
     np.testing.assert_allclose(np.asarray(new_w), ref, rtol=1e-5, atol=1e-6)
+
+
+def test_nested_pmap_collectives_over_both_axes():
+  with cpu_devices(8):
+    x = _x(2, 4, 3)
+    f = jax.pmap(jax.pmap(lambda v: lax.psum(v, ("i", "j")), axis_name="j"), axis_name="i")
+    np.testing.assert_allclose(np.asarray(f(x)), np.broadcast_to(x.sum((0, 1)), x.shape),
+                               rtol=1e-5)
+    g = jax.pmap(jax.pmap(lambda v: lax.psum(v, "i") + lax.axis_index("j"), axis_name="j"),
+                 axis_name="i")
+    np.testing.assert_allclose(np.asarray(g(x)),
+                               _bcast(x.sum(0), 2) + np.arange(4)[None, :, None], rtol=1e-5)
+
+
+def test_pmap_lower():
+  with cpu_devices(2):
+    f = jax.pmap(lambda v, k: lax.psum(v * k, "i"), axis_name="i",
+                 static_broadcasted_argnums=1)
+    lowered = f.lower(np.ones((2, 3), np.float32), 3)
+    assert "func.func public @main" in lowered.as_text()
+    np.testing.assert_array_equal(np.asarray(lowered.compile()(np.ones((2, 3), np.float32))),
+                                  np.full((2, 3), 6.0))

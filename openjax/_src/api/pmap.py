@@ -11,6 +11,7 @@ from typing import Any, Callable
 import numpy as np
 
 from openjax._src import tree_util
+from openjax._src.api.jit import jit
 from openjax._src.api.shapes import abstractify
 from openjax._src.api.shard_map import bind_shard_map, trace_shard_map
 from openjax._src.api.vmap import (check_callable, flatten_axes, fun_name, mapped_axis_size,
@@ -103,6 +104,13 @@ def pmap(fun: Callable, axis_name=None, *, in_axes: Any = 0, out_axes: Any = 0,
     outs = [o if d in (None, 0) else moveaxis(o, 0, d) for o, d in zip(outs, out_dims)]
     return tree_util.tree_unflatten(out_tree, outs)
 
+  def lower(*args, **kwargs):
+    """The ahead-of-time stages of the mapped computation: one module, the
+    per-device program mapped over the devices (``as_text()``,
+    ``compile()``)."""
+    return jit(pmap_f, static_argnums=static).lower(*args, **kwargs)
+
+  pmap_f.lower = lower
   return pmap_f
 
 
