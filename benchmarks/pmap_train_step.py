@@ -5,7 +5,7 @@ under ``jit``), and the cost of one ``psum`` of 1 KB and of 4 MB between the
 2 devices inside a compiled per-device program (a program with the psum
 minus the same program without it).
 
-    python benchmarks/pmap_train_step.py                 # both modules, ratios
+    python benchmarks/pmap_train_step.py [--rounds 3]    # both modules, ratios
     python benchmarks/pmap_train_step.py --module jax    # one module (JSON line)
 
 Each module runs in its own process (``XLA_FLAGS`` must be set before JAX
@@ -126,16 +126,29 @@ def main():
   ap = argparse.ArgumentParser()
   ap.add_argument("--module", default=None)
   ap.add_argument("--reps", type=int, default=15)
+  ap.add_argument("--rounds", type=int, default=3)
   args = ap.parse_args()
   if args.module:
     print(json.dumps(run_module(args.module, args.reps)))
     return
-  results = {}
-  for name, python in (("openjax", sys.executable),
-                       ("jax", os.environ.get("JAX_PYTHON", "/tmp/jaxvenv/bin/python"))):
-    proc = subprocess.run([python, __file__, "--module", name, "--reps", str(args.reps)],
-                          capture_output=True, text=True, check=True)
-    results[name] = json.loads(proc.stdout.strip().splitlines()[-1])
+  # The modules take turns (openjax, jax, openjax, ...): a change in the
+  # machine's load hits both; each case keeps its best round's median.
+  results = {"openjax": {}, "jax": {}}
+  for _ in range(args.rounds):
+    for name, python in (("openjax", sys.executable),
+                         ("jax", os.environ.get("JAX_PYTHON", "/tmp/jaxvenv/bin/python"))):
+      proc = subprocess.run([python, __file__, "--module", name, "--reps", str(args.reps)],
+                            capture_output=True, text=True, check=True)
+      got = json.loads(proc.stdout.strip().splitlines()[-1])
+      for label, row in got.items():
+        best = results[name].get(label)
+        if best is None or row["median_s"] < best["median_s"]:
+          results[name][label] = row
+  for name in results:   # the psum costs from the best rounds' programs
+    for label in ("1KB", "4MB"):
+      results[name][f"psum_{label}_cost"] = {
+          "median_s": results[name][f"program_with_psum_{label}"]["median_s"]
+          - results[name][f"program_without_psum_{label}"]["median_s"]}
   print(f"{'case':34s} {'openjax ms':>11s} {'jax ms':>9s} {'ratio':>7s}")
   for label in results["openjax"]:
     a = results["openjax"][label]["median_s"] * 1e3

@@ -17,7 +17,7 @@ from openjax._src.api.shard_map import bind_shard_map, trace_shard_map
 from openjax._src.api.vmap import (check_callable, flatten_axes, fun_name, mapped_axis_size,
                                    wraps)
 from openjax._src.core import Tracer
-from openjax._src.core.devices import _check_backend, local_devices
+from openjax._src.core.devices import _check_backend, device_count, local_devices
 from openjax._src.core.mesh import Mesh
 from openjax._src.core.sharding import PartitionSpec
 from openjax._src.primitives.base.structural import expand_dims, moveaxis, squeeze
@@ -67,6 +67,8 @@ def pmap(fun: Callable, axis_name=None, *, in_axes: Any = 0, out_axes: Any = 0,
     in_axes = tuple(in_axes)
   name = _UNNAMED_AXIS if axis_name is None else axis_name
   cache: dict = {}
+  dims_cache: dict = {}
+  meshes: dict = {}   # (mapped size, device count) -> Mesh
 
   @wraps(fun)
   def pmap_f(*args, **kwargs):
@@ -83,12 +85,19 @@ def pmap(fun: Callable, axis_name=None, *, in_axes: Any = 0, out_axes: Any = 0,
             f"len(args)={n_args}")
       axes = tuple(a for i, a in enumerate(axes) if i not in static_pos)
     leaves, in_tree = tree_util.tree_flatten((dyn_args, kwargs))
-    dims = flatten_axes("pmap in_axes", in_tree, (axes, 0), kws=True)
+    dims = dims_cache.get((in_tree, axes))
+    if dims is None:
+      dims = flatten_axes("pmap in_axes", in_tree, (axes, 0), kws=True)
+      dims_cache[(in_tree, axes)] = dims
     size = mapped_axis_size(fun, in_tree, leaves, dims, "pmap", axis_size)
     dims = [None if d is None else d % np.ndim(x) if not isinstance(x, Tracer)
             else d % x.aval.ndim for x, d in zip(leaves, dims)]
-    mesh_devices = _pmap_devices(size, devices, backend)
-    mesh = Mesh(np.array(mesh_devices, dtype=object), (name,))
+    # (the device count can change between calls: jax_num_cpu_devices)
+    mesh_key = (size, device_count() if devices is None else None)
+    mesh = meshes.get(mesh_key)
+    if mesh is None:
+      mesh = meshes[mesh_key] = Mesh(np.array(_pmap_devices(size, devices, backend),
+                                              dtype=object), (name,))
     moved = [x if d in (None, 0) else moveaxis(x, d, 0) for x, d in zip(leaves, dims)]
     avals = [abstractify(x) for x in moved]
     key = (mesh, in_tree, tuple(dims), tuple((a.shape, a.dtype, a.weak_type) for a in avals),

@@ -276,7 +276,7 @@ _pool = concurrent.futures.ThreadPoolExecutor(max_workers=64,
 def shards_for(x, sharding: NamedSharding, shape: tuple) -> list:
   buffer = getattr(x, "_buffer", None)
   if type(buffer) is ShardedBuffer and (
-      buffer.sharding == sharding or
+      buffer.sharding is sharding or buffer.sharding == sharding or
       (buffer.sharding._device_assignment == sharding._device_assignment
        and buffer.indices == sharding._indices(shape))):
     # Laid out as needed already (a pmap result fed to the next pmap).
@@ -459,23 +459,59 @@ def named_sharding(mesh, spec) -> NamedSharding:
   return s
 
 
+class _Layout:
+  """What a run over ``mesh`` needs besides the values, computed once per
+  (program, mesh, specs): the input shardings, each output's sharding,
+  global aval and per-device indices."""
+  __slots__ = ("sizes", "devices", "in_shardings", "outs", "plan", "lockstep")
+
+  def __init__(self, jaxpr: ClosedJaxpr, mesh, in_specs, out_specs):
+    self.sizes = mesh_axis_sizes(mesh)
+    self.devices = list(mesh.devices.flat)
+    self.in_shardings = [named_sharding(mesh, spec) for spec in in_specs]
+    self.outs = []
+    for aval, spec in zip(jaxpr.out_avals, out_specs):
+      sharding = named_sharding(mesh, spec)
+      g = global_aval(aval, spec, self.sizes)
+      g = ShapedArray(g.shape, g.dtype, g.weak_type, aval_sharding(sharding, g.shape))
+      self.outs.append((sharding, g, sharding._indices(g.shape)))
+    self.plan = None
+    self.lockstep = False
+
+
+_layouts: dict = {}
+
+
+def _layout_of(jaxpr, mesh, in_specs, out_specs) -> _Layout:
+  key = (jaxpr, mesh, in_specs, out_specs)
+  layout = _layouts.get(key)
+  if layout is None:
+    if len(_layouts) > 1024:
+      _layouts.clear()
+    layout = _layouts[key] = _Layout(jaxpr, mesh, in_specs, out_specs)
+  return layout
+
+
 def run_on_devices(args, jaxpr: ClosedJaxpr, mesh, in_specs, out_specs) -> list:
-  sizes = mesh_axis_sizes(mesh)
-  devices = list(mesh.devices.flat)
-  shards = [shards_for(x, named_sharding(mesh, spec), np.shape(x))
-            for x, spec in zip(args, in_specs)]
+  layout = _layout_of(jaxpr, mesh, tuple(in_specs), tuple(out_specs))
+  sizes, devices = layout.sizes, layout.devices
+  shards = [shards_for(x, sharding, np.shape(x))
+            for x, sharding in zip(args, layout.in_shardings)]
   results: list = [None] * len(devices)
   errors: list = [None] * len(devices)
   frames = list(sizes.items())
   if compiling():
-    plan = _plan_of(jaxpr)
-    if _lockstep_ok(plan):
+    if layout.plan is None:
+      layout.plan = _plan_of(jaxpr)
+      layout.lockstep = _lockstep_ok(layout.plan)
+    if layout.lockstep:
       with extend_axis_env(frames):
-        outs = _run_lockstep(plan, [[s[k] for s in shards] for k in range(len(devices))],
+        outs = _run_lockstep(layout.plan,
+                             [[s[k] for s in shards] for k in range(len(devices))],
                              devices, mesh)
       results = [commit([_as_array(o, a) for o, a in zip(r, jaxpr.out_avals)], d)
                  for r, d in zip(outs, devices)]
-      return assemble(results, jaxpr.out_avals, mesh, out_specs, sizes)
+      return _assembled(results, layout)
   rendezvous = MeshRendezvous(sizes)
 
   def run(k: int):
@@ -500,7 +536,12 @@ def run_on_devices(args, jaxpr: ClosedJaxpr, mesh, in_specs, out_specs) -> list:
     # The device that failed first, not a peer that only heard of it.
     first = next((e for e in failed if type(e).__name__ != "CollectiveError"), failed[0])
     raise first
-  return assemble(results, jaxpr.out_avals, mesh, out_specs, sizes)
+  return _assembled(results, layout)
+
+
+def _assembled(results: list, layout: _Layout) -> list:
+  return [Array(None, g, None, ShardedBuffer(sharding, indices, shards=[r[i] for r in results]))
+          for i, (sharding, g, indices) in enumerate(layout.outs)]
 
 
 def assemble(results: list, out_avals, mesh, out_specs, sizes: dict) -> list:
