@@ -177,7 +177,8 @@ def _run_eagerly(f, mesh, leaves, in_tree, specs, out_specs, check_vma):
     trace.invalidate()
   if check_vma:
     for (_, varying), spec in zip(per_output, flat):
-      check_out_replication(varying, spec, mesh, flat, fun_name(f))
+      # JAX names its eager per-op helper here, not the function.
+      check_out_replication(varying, spec, mesh, flat, "_rem_singleton")
   results = [[blocks[k] for blocks, _ in per_output] for k in range(mesh.devices.size)]
   avals = [ShapedArray(b[0].shape, b[0].dtype, b[0].weak_type) for b, _ in per_output]
   return tree_util.tree_unflatten(out_tree, assemble(results, avals, mesh, flat, sizes))
