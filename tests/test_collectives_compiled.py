@@ -164,3 +164,15 @@ def test_rendezvous_groups_over_two_axes():
     t.join(5)
   assert results[(1, 0)] == ([10, 11], [0, 1, 10, 11], [0, 10])
   assert results[(0, 1)] == ([0, 1], [0, 1, 10, 11], [1, 11])
+
+
+def test_axis_index_groups_compiled(compiled):
+  with cpu_devices(4):
+    x = _cases(4)["psum"][1]
+    groups = [[0, 2], [1, 3]]
+    out = jax.pmap(lambda v: lax.psum(v * 2, "i", axis_index_groups=groups) + 1,
+                   axis_name="i")(x)
+    ref = 2 * np.stack([x[0] + x[2], x[1] + x[3], x[0] + x[2], x[1] + x[3]]) + 1
+    np.testing.assert_allclose(np.asarray(out), ref, rtol=1e-5)
+    g = jax.pmap(lambda v: lax.all_gather(v, "i", axis_index_groups=groups), axis_name="i")
+    np.testing.assert_allclose(np.asarray(g(x))[1], np.stack([x[1], x[3]]), rtol=1e-6)

@@ -326,9 +326,9 @@ def _lockstep_ok(plan: _Plan) -> bool:
     kind = step[0]
     if kind == "eqn":
       eqn = step[1]
-      if eqn.primitive not in COLLECTIVES or (
-          eqn.primitive in _ALL_REDUCE_UFUNCS
-          and any(isinstance(a, int) for a in eqn.params["axes"])):
+      # (groups have no batching rule to build the device program from:
+      # the threaded run's impls handle them)
+      if eqn.primitive not in COLLECTIVES or eqn.params.get("axis_index_groups") is not None:
         return False
     elif kind == "inline":
       return False
