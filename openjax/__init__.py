@@ -43,7 +43,11 @@ from openjax import numpy, lax, tree_util, tree, errors, dtypes, test_util  # no
 from openjax import ad_checkpoint, custom_derivatives  # noqa: F401
 from openjax import random, scipy, nn  # noqa: F401
 from openjax import dlpack, stages, typing  # noqa: F401
-from openjax import debug, sharding  # noqa: F401
+from openjax import debug, experimental, sharding  # noqa: F401
+from openjax._src.control.callbacks import effects_barrier, pure_callback  # noqa: F401
+from openjax._src.alias import alias_jax  # noqa: F401
+from openjax._src.api.fwd_and_bwd import fwd_and_bwd  # noqa: F401
+from openjax import api_util, core, flatten_util, image  # noqa: F401
 # Old top-level pytree aliases (jax.tree_map, ...) still work, and warn.
 from openjax._src.tree_util import deprecated_top_level_alias as __getattr__  # noqa: F401
 

@@ -9,6 +9,7 @@ from scipy import special as sp
 
 import openjax as jax
 from openjax import lax
+from openjax._src.config import config
 from openjax._src.core import Literal
 from tests.ops.harness import all_rows
 
@@ -316,3 +317,29 @@ def test_impls_return_exactly_the_abstract_dtype():
         env[v] = np.asarray(o)
       checked.add(eqn.primitive.name)
   assert {"sin", "add", "lgamma", "betainc", "regularized_incomplete_beta", "select_n"} & checked
+
+
+# JAX 0.10.2's values at the special functions' edges (jax.lax, float32).
+_JAX_EDGES = [
+    ("betainc", (1.0, 0.0, 1.0), 1.0), ("betainc", (0.0, 2.0, 0.0), 0.0),
+    ("betainc", (0.0, 2.0, 0.5), 1.0), ("betainc", (2.0, 0.0, 0.5), 0.0),
+    ("betainc", (np.inf, 1.0, 1.0), 1.0), ("betainc", (1.0, np.inf, 0.0), 0.0),
+    ("igamma", (np.inf, np.inf), 1.0), ("igamma", (np.inf, 0.0), 0.0),
+    ("igammac", (np.inf, np.inf), 0.0), ("igammac", (np.inf, 0.0), 1.0),
+    ("igamma", (np.inf, 1.0), np.nan), ("igamma", (0.0, 1.0), 1.0),
+    ("zeta", (1.0, 0.0), np.inf), ("zeta", (1.0, -1.0), np.inf), ("zeta", (1.0, np.inf), np.inf),
+    ("zeta", (1.0, np.nan), np.inf), ("zeta", (2.0, 0.0), np.inf)]
+
+
+@pytest.mark.parametrize("executor", ["interpreter", "iree"])
+def test_special_function_edges_match_jax(executor):
+  """x at an end of the domain decides before the parameters' edges, and
+  zeta's pole at x == 1 before q's NaN cases, as JAX 0.10.2 computes them,
+  eagerly and compiled."""
+  for name, args, want in _JAX_EDGES:
+    fn = getattr(lax, name)
+    args = [np.float32(a) for a in args]
+    with config.override("openjax_executor", executor), \
+         config.override("openjax_tiered_compilation", False):
+      for got in (fn(*args), jax.jit(fn)(*args)):
+        np.testing.assert_equal(float(got), want, err_msg=f"{name}{tuple(map(float, args))}")

@@ -19,8 +19,8 @@ PRIM = "openjax._src.primitives"
 
 # Each family imports only families before it (DESIGN.md: one bottom module
 # of structural primitives every family's rules may use, families in order).
-FAMILY_ORDER = ("base", "shape", "elementwise", "reduce", "index", "dot_conv", "random_bits",
-                "fft", "sort", "collectives", "linalg")
+FAMILY_ORDER = ("base", "identity", "shape", "elementwise", "reduce", "index", "dot_conv",
+                "random_bits", "fft", "sort", "collectives", "linalg")
 
 # The rule slots of a primitive block, in reading order (equal ranks: any order).
 _SLOT_RANK = {"primitive": 0, "wrapper": 1, "impl": 2, "eval_kernel": 2, "abstract_eval": 3,

@@ -2,6 +2,9 @@
 guarded steps for small carries). Results must equal the interpreter's and
 a Python loop's for every trip count, including counts that do not divide
 the steps per trip, and while loops whose body overflows past the end."""
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -77,7 +80,41 @@ def test_unroll_choices():
   assert 1 < _auto_unroll(small, 97) <= 64        # prime: k_max with a remainder
   closed = jax.make_jaxpr(lambda c: c < 3)(1)
   body = jax.make_jaxpr(lambda c: c + 1)(1)
-  assert _guarded_steps(closed, body, body.out_avals) > 1
+  assert _guarded_steps(closed, body, body.out_avals, 0) > 1
   big = jax.make_jaxpr(lambda c: c + 1)(np.zeros(10000, np.float32))
   assert _guarded_steps(jax.make_jaxpr(lambda c: c[0] < 3)(np.zeros(10000, np.float32)),
-                        big, big.out_avals) == 1
+                        big, big.out_avals, 0) == 1
+
+
+_DEAD_CARRY_PROGRAM = r"""
+import sys
+import numpy as np
+import openjax as jax, openjax.numpy as jnp
+from openjax import lax
+from openjax._src.config import config
+from openjax._src.control import while_loop
+config.update("openjax_executor", "iree")
+config.update("openjax_tiered_compilation", False)
+while_loop._GUARD_MAX_STEPS = int(sys.argv[1])
+x = jnp.arange(4.0)
+bodies = [lambda s: (s[0] + 1, s[1] * 2, jnp.max(s[1])),
+          lambda s: (s[0] + 1, s[1] * 2, s[1][1] * 3.0),
+          lambda s: (s[0] + 1, s[1] * 2, s[1] @ s[1])]
+for body in bodies:
+  out = jax.jit(lambda x: lax.while_loop(lambda s: s[0] < 5, body, (0, x, jnp.float32(0))))(x)
+  s = (0, np.arange(4.0, dtype=np.float32), np.float32(0))
+  while s[0] < 5:
+    s = tuple(np.asarray(v) for v in body(s))
+  np.testing.assert_allclose(np.asarray(out[2]), s[2], rtol=1e-6)
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("max_steps", [2, 16])
+def test_a_carry_the_body_does_not_read_compiles(max_steps):
+  """A carry overwritten without being read (``(i + 1, x * 2, max(x))``):
+  IREE failed to compile its guarded steps, or aborted the whole process
+  (LLVM out of memory) for 2 steps; such loops run one step a trip."""
+  proc = subprocess.run([sys.executable, "-c", _DEAD_CARRY_PROGRAM, str(max_steps)],
+                        capture_output=True, text=True, timeout=600)
+  assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]

@@ -38,6 +38,14 @@ LAYER_OF_PREFIX = {
     "openjax._src.sharding": "libraries",
     "openjax._src.distributed": "libraries",
     "openjax._src.debug": "libraries",
+    "openjax._src.alias": "libraries",
+    "openjax._src.traceback_util": "core",
+    "openjax._src.extend": "libraries",
+    "openjax._src.extend_rules": "libraries",
+    "openjax._src.layout": "libraries",
+    "openjax._src.image": "libraries",
+    "openjax._src.flatten_util": "libraries",
+    "openjax._src.example_libraries": "libraries",
 }
 
 # ``_src/numpy/``'s internal order: each module imports only modules before it
@@ -78,6 +86,7 @@ NUMPY_ORDER = (
     "windows",
     "vectorize",
     "functional",
+    "ufunc_api",
     "array_methods",
 )
 

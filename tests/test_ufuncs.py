@@ -308,3 +308,20 @@ def test_python_int_outside_int32_raises_overflow_error(make):
   with pytest.raises(OverflowError, match="too large to convert to int32"):
     make(i)
   np.testing.assert_array_equal(np.asarray(i + (2**31 - 2)), [2**31 - 1, -2**31])   # in range: wraps
+
+
+def test_python_ints_are_weak_int32_as_in_jax():
+  """A Python int is a weak int32 (x64 off): it wraps into a narrower integer
+  operand's dtype (JAX 0.10.2: int8 [0, 1, 2] + 300 is [44, 45, 46]; uint8 //
+  -1 is 0), and one int32 cannot hold raises whatever the other operand is
+  (JAX: float32 + 2**40 raises), eagerly, in library functions and jitted."""
+  i8 = jnp.arange(3, dtype=jnp.int8)
+  np.testing.assert_array_equal(np.asarray(i8 + 300), [44, 45, 46])
+  np.testing.assert_array_equal(np.asarray(jnp.floor_divide(i8, 300)), [0, 0, 0])
+  np.testing.assert_array_equal(np.asarray(jnp.floor_divide(jnp.arange(3, dtype=jnp.uint8), -1)),
+                                [0, 0, 0])
+  f32 = jnp.arange(3, dtype=jnp.float32)
+  for make in (lambda: f32 + 2**40, lambda: jnp.floor_divide(f32, 2**40),
+               lambda: jax.jit(lambda a, b: a * b)(f32, 2**40)):
+    with pytest.raises(OverflowError, match="Python int 1099511627776 too large to convert to int32"):
+      make()

@@ -26,6 +26,7 @@ complex64, complex128 = np.dtype(np.complex64), np.dtype(np.complex128)
 bfloat16 = np.dtype(ml_dtypes.bfloat16)
 int4, uint4 = np.dtype(ml_dtypes.int4), np.dtype(ml_dtypes.uint4)
 int2, uint2 = np.dtype(ml_dtypes.int2), np.dtype(ml_dtypes.uint2)
+int1, uint1 = np.dtype(ml_dtypes.int1), np.dtype(ml_dtypes.uint1)
 float8_e3m4 = np.dtype(ml_dtypes.float8_e3m4)
 float8_e4m3 = np.dtype(ml_dtypes.float8_e4m3)
 float8_e8m0fnu = np.dtype(ml_dtypes.float8_e8m0fnu)
@@ -35,6 +36,8 @@ float8_e4m3fnuz = np.dtype(ml_dtypes.float8_e4m3fnuz)
 float8_e5m2 = np.dtype(ml_dtypes.float8_e5m2)
 float8_e5m2fnuz = np.dtype(ml_dtypes.float8_e5m2fnuz)
 float4_e2m1fn = np.dtype(ml_dtypes.float4_e2m1fn)
+float6_e2m3fn = np.dtype(ml_dtypes.float6_e2m3fn)
+float6_e3m2fn = np.dtype(ml_dtypes.float6_e3m2fn)
 
 #: The tangent dtype of integer and boolean values (JAX's ``float0``).
 float0 = np.dtype([("float0", np.void, 0)])
@@ -58,14 +61,14 @@ def _is_extended(dt) -> bool:
 
 _float8_dtypes = (float8_e3m4, float8_e4m3, float8_e8m0fnu, float8_e4m3b11fnuz,
                   float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz,
-                  float4_e2m1fn)
+                  float4_e2m1fn, float6_e2m3fn, float6_e3m2fn)
 #: Floating dtypes NumPy does not know as floating (they come from ml_dtypes).
 custom_float_dtypes = frozenset((bfloat16, *_float8_dtypes))
-custom_int_dtypes = frozenset((int4, uint4, int2, uint2))
+custom_int_dtypes = frozenset((int4, uint4, int2, uint2, int1, uint1))
 
 _bool_types = (bool_,)
-_signed_types = (int2, int4, int8, int16, int32, int64)
-_unsigned_types = (uint2, uint4, uint8, uint16, uint32, uint64)
+_signed_types = (int1, int2, int4, int8, int16, int32, int64)
+_unsigned_types = (uint1, uint2, uint4, uint8, uint16, uint32, uint64)
 _int_types = _unsigned_types + _signed_types
 _float_types = (*_float8_dtypes, bfloat16, float16, float32, float64)
 _complex_types = (complex64, complex128)
@@ -154,7 +157,7 @@ def kind(dtype: np.dtype) -> str:
   if dtype in custom_float_dtypes:
     return "f"
   if dtype in custom_int_dtypes:
-    return "u" if dtype in (uint4, uint2) else "i"
+    return "u" if dtype in (uint4, uint2, uint1) else "i"
   return dtype.kind
 
 
@@ -244,8 +247,8 @@ def _lattice(x64: bool) -> dict:
   b1 = bool_
   out = {
       b1: [_i_weak],
-      _i_weak: [uint8, uint2, uint4, int8, int2, int4],
-      uint2: [], uint4: [], int2: [], int4: [],
+      _i_weak: [uint8, uint1, uint2, uint4, int8, int1, int2, int4],
+      uint1: [], uint2: [], uint4: [], int1: [], int2: [], int4: [],
       uint8: [int16, uint16],
       uint16: [int32, uint32],
       uint32: [int64, uint64],
@@ -461,7 +464,8 @@ def can_cast(from_, to, casting: str = "safe") -> bool:
 
 
 _dtype_to_inexact = {
-    bool_: float32, int2: float32, uint2: float32, int4: float32, uint4: float32,
+    bool_: float32, int1: float32, uint1: float32, int2: float32, uint2: float32, int4: float32,
+    uint4: float32,
     int8: float32, uint8: float32, int16: float32, uint16: float32,
     int32: float32, uint32: float32, int64: float64, uint64: float64}
 
@@ -512,3 +516,59 @@ def is_float0(dt) -> bool:
 
 def supported_dtypes() -> frozenset:
   return jax_dtypes
+
+
+# ------------------------------------------------ extended dtypes, bit widths
+DType = np.dtype
+
+
+class ExtendedDType:
+  """Base of dtypes outside NumPy's (typed PRNG keys, libraries' own): an
+  instance names its scalar class in ``type`` (a subclass of ``extended``) and
+  may carry ``_rules`` telling transformations how to treat it."""
+  _rules: Any = None
+
+  @property
+  def type(self) -> type:
+    raise NotImplementedError(f"{type(self).__name__} must define its scalar `type`")
+
+
+def supports_inf(dtype) -> bool:
+  """Whether ``dtype`` has infinities (the ``fn``/``fnuz`` float8s do not)."""
+  if np.dtype(dtype) in {np.dtype(t) for t in (float8_e4m3b11fnuz, float8_e4m3fn,
+                                                float8_e4m3fnuz, float8_e5m2fnuz)}:
+    return False
+  return issubdtype(dtype, np.inexact)
+
+
+def itemsize_bits(dtype) -> int:
+  """Bits per element (sub-byte integers and floats count their real width)."""
+  if dtype is None:
+    raise ValueError("dtype cannot be None.")
+  if np.dtype(dtype) == np.dtype(bool):
+    return 8  # booleans take a byte each
+  if issubdtype(dtype, np.integer):
+    return iinfo(dtype).bits
+  if issubdtype(dtype, np.floating):
+    return finfo(dtype).bits
+  if issubdtype(dtype, np.complexfloating):
+    return 2 * finfo(dtype).bits
+  raise ValueError(f"unexpected input: dtype={dtype!r}")
+
+
+def scalar_type_of(x: Any) -> type:
+  """The Python scalar type (bool, int, float, complex) of ``x``'s dtype."""
+  typ = dtype(x)
+  if typ in custom_float_dtypes:
+    return float
+  if typ in custom_int_dtypes:
+    return int
+  if np.issubdtype(typ, np.bool_):
+    return bool
+  if np.issubdtype(typ, np.integer):
+    return int
+  if np.issubdtype(typ, np.floating):
+    return float
+  if np.issubdtype(typ, np.complexfloating):
+    return complex
+  raise TypeError(f"Invalid scalar value {x}")

@@ -128,3 +128,9 @@ class JaxRuntimeError(RuntimeError):
   (``jax.errors.JaxRuntimeError``): its message starts with the status code,
   e.g. ``INVALID_ARGUMENT:`` or ``RESOURCE_EXHAUSTED:``."""
 
+
+
+class InconclusiveDimensionOperation(Exception):
+  """A comparison or arithmetic on symbolic dimensions has no definite result.
+  openjax's shapes are always concrete, so it never raises this itself; it
+  exists so that code catching JAX's error runs."""

@@ -25,6 +25,7 @@ from openjax._src.numpy.histograms import *  # noqa: F401,F403
 from openjax._src.numpy.windows import *  # noqa: F401,F403
 from openjax._src.numpy.vectorize import *  # noqa: F401,F403
 from openjax._src.numpy.functional import *  # noqa: F401,F403
+from openjax._src.numpy.ufunc_api import *  # noqa: F401,F403
 from openjax._src.numpy.array_methods import ndarray  # noqa: F401
 from openjax.numpy import fft  # noqa: F401 - the jnp.fft submodule
 from openjax.numpy import linalg  # noqa: F401 - the jnp.linalg submodule

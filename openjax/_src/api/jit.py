@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import functools
 import inspect
+import time
 import warnings
 import weakref
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 from openjax._src import dtypes, tree_util
 from openjax._src.api.shapes import ShapeDtypeStruct, abstractify, to_shape_dtype_struct
@@ -22,11 +23,15 @@ from openjax._src.errors import (ConcretizationTypeError, JaxRuntimeError,
                                  NonConcreteBooleanIndexError, TracerArrayConversionError,
                                  TracerIntegerConversionError)
 from openjax._src.api.aot import Lowered
+from openjax._src.api.jit_debug import explain_cache_miss, log_lowering, log_traced, run_checked
 from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, Tracer, check_transformed, eval_jaxpr,
-                               eval_trace, program_of, trace_state)
+                               eval_trace, jaxpr_effects, program_of, trace_state)
 from openjax._src.core.devices import local_devices
 from openjax._src.core.placement import commit, committed_device
+from openjax._src.core.trace import eager_config
+from openjax._src.core.transfer_guard import guard_host_to_device
 from openjax._src.interpreters.staging import DebugInfo, flat_arg_names, trace_to_jaxpr
+from openjax._src.control.checks import NOT_FUNCTIONALIZED
 from openjax._src.control.closed_call import jit_p
 from openjax._src.primitives.collectives.collectives import current_axis_env, extend_axis_env
 from openjax._src.runtime.compiler import clear_memory_cache
@@ -142,7 +147,7 @@ _SCALAR_TYPES = frozenset(dtypes.python_scalar_dtypes)
 
 class _CacheEntry:
   __slots__ = ("closed_jaxpr", "out_tree", "hoisted", "lowered", "executable", "pending",
-               "single", "program")
+               "single", "program", "unchecked")
 
   def __init__(self, closed_jaxpr, out_tree, hoisted):
     self.closed_jaxpr = closed_jaxpr
@@ -153,6 +158,9 @@ class _CacheEntry:
     self.pending = None      # Future of a background compile (tiered execution)
     self.single = out_tree.num_leaves == 1 and out_tree.num_nodes == 1  # one bare leaf
     self.program = None      # the jaxpr's Program, for eager library functions
+    # A checkify.check staged without checkify: the program cannot run.
+    self.unchecked = any(getattr(e, "must_be_functionalized", False)
+                         for e in jaxpr_effects(closed_jaxpr))
 
   def run_program(self, leaves) -> list:
     """Run the jaxpr with the eval trace's kernels (an eager library call):
@@ -299,6 +307,10 @@ class JitWrapped:
     key = (in_tree, avals, static, config.values_snapshot(), current_axis_env())
     entry = self._cache.get(key)
     if entry is None:
+      logging_compiles = config.read("jax_log_compiles")
+      if logging_compiles or config.read("jax_explain_cache_misses"):
+        self._explain_miss(key, dyn_args, dyn_kwargs, leaves)
+      t0 = time.perf_counter()
       box: list = []
       flat = self._flat_fun(static, len(dyn_args), in_tree, box)
       leaf_counts = [tree_util.tree_structure(a).num_leaves for a in dyn_args] + [
@@ -306,11 +318,20 @@ class JitWrapped:
       dbg = DebugInfo("jit", self.fun, flat_arg_names(
           self.fun, dyn_args, {k: dyn_kwargs[k] for k in sorted(dyn_kwargs)}, leaf_counts))
       jaxpr, consts = trace_to_jaxpr(flat, avals, dbg)
+      if logging_compiles:
+        log_traced(self.name, time.perf_counter() - t0)
       closed, hoisted = _hoist_tracer_consts(jaxpr, consts)
       entry = _CacheEntry(closed, box[0], hoisted)
       if not hoisted:  # entries with outer tracers are valid only for this trace
         self._cache[key] = entry
     return entry, leaves, in_tree
+
+  def _explain_miss(self, key, dyn_args, dyn_kwargs, leaves) -> None:
+    counts = [tree_util.tree_structure(a).num_leaves for a in dyn_args] + [
+        tree_util.tree_structure(dyn_kwargs[k]).num_leaves for k in sorted(dyn_kwargs)]
+    names = flat_arg_names(self.fun, dyn_args, {k: dyn_kwargs[k] for k in sorted(dyn_kwargs)},
+                           counts)
+    explain_cache_miss(self.fun, self.name, key, list(self._cache), names)
 
   def _donated_invars(self, entry, in_tree, n_leaves):
     if not self.donate_argnums and not self.donate_argnames:
@@ -394,7 +415,8 @@ class JitWrapped:
 
   def __call__(self, *args, **kwargs):
     if self.eager and trace_state.trace is eval_trace:
-      if config.read("jax_disable_jit"):
+      if not eager_config.flags_ok or config.read("jax_disable_jit"):
+        # Debugging flags: op by op, each eager operation checks itself.
         return self.fun(*args, **kwargs)
       return self._call_eager(args, kwargs)
     # Fast path: positional Arrays, a compiled entry for their avals under the
@@ -425,12 +447,34 @@ class JitWrapped:
           return outs[0] if entry.single else tree_util.tree_unflatten(entry.out_tree, outs)
     if config.read("jax_disable_jit"):
       return self.fun(*args, **kwargs)
-    if self.eager:   # traced (the eval trace was handled above)
+    if not eager_config.flags_ok and trace_state.trace is eval_trace:
+      return self._call_flagged(args, kwargs)
+    return self._call(args, kwargs, fast_key)
+
+  def _call_flagged(self, args, kwargs):
+    """A call under the debugging flags: the host-to-device transfer guard
+    on the arguments, the nan/inf checks on the results."""
+    _, dyn_args, dyn_kwargs = self._split(args, kwargs)
+    guard_host_to_device(tree_util.tree_leaves((dyn_args, dyn_kwargs)), abstractify)
+    if not (config.read("jax_debug_nans") or config.read("jax_debug_infs")):
+      return self._call(args, kwargs, None)
+    box = []
+
+    def call():
+      box.append(self._call(args, kwargs, None))
+      return tree_util.tree_leaves(box[-1])
+    run_checked(call, lambda: self.fun(*args, **kwargs), self.name)
+    return box[-1]
+
+  def _call(self, args, kwargs, fast_key):
+    if self.eager:   # traced (eager calls were handled in __call__)
       entry, leaves, in_tree = self._library_entry(args, kwargs)
       if entry is None:
         return self.fun(*args, **kwargs)
     else:
       entry, leaves, in_tree = self._get_entry(args, kwargs)
+    if entry.unchecked and trace_state.trace is eval_trace:
+      raise ValueError(NOT_FUNCTIONALIZED)
     if self._donates and trace_state.trace is eval_trace:
       _check_donated_once(leaves, self._donated_invars(entry, in_tree, len(leaves)))
     if (trace_state.trace is eval_trace and not entry.hoisted
@@ -442,7 +486,7 @@ class JitWrapped:
         with interpreting_first_call():
           outs = eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *leaves)
         return entry.unflatten(outs if device is None else commit(outs, device))
-      if fast_key is not None:
+      if fast_key is not None and eager_config.flags_ok:   # flagged calls check each time
         if len(self._fast) >= 64:
           self._fast.clear()
         self._fast[fast_key] = entry
@@ -476,8 +520,13 @@ class JitWrapped:
 
   def _lower_entry(self, entry, in_tree, n_leaves):
     if entry.lowered is None:
-      entry.lowered = lower_closed_jaxpr(entry.closed_jaxpr, self.name,
-                                         self._donated_invars(entry, in_tree, n_leaves))
+      def lower():
+        return lower_closed_jaxpr(entry.closed_jaxpr, self.name,
+                                  self._donated_invars(entry, in_tree, n_leaves))
+      if config.read("jax_log_compiles"):
+        entry.lowered = log_lowering(self.name, entry.closed_jaxpr.in_avals, lower)
+      else:
+        entry.lowered = lower()
     return entry.lowered
 
   def _compile_entry(self, entry, in_tree, n_leaves):

@@ -31,6 +31,12 @@ class ShapeDtypeStruct:
   def size(self) -> int:
     return int(np.prod(self.shape, dtype=np.int64))
 
+  @classmethod
+  def like(cls, x) -> "ShapeDtypeStruct":
+    """The shape, dtype and weak type of an array-like ``x``."""
+    aval = abstractify(x)
+    return cls(aval.shape, aval.dtype, weak_type=aval.weak_type)
+
   def update(self, shape=None, dtype=None, sharding=None, weak_type=None):
     return ShapeDtypeStruct(self.shape if shape is None else shape,
                             self.dtype if dtype is None else dtype,
@@ -63,7 +69,11 @@ def abstractify(x: Any, what: str = "argument") -> ShapedArray:
   if t is Array or isinstance(x, Tracer):
     return x.aval
   if t in dtypes.python_scalar_dtypes:
-    return ShapedArray((), dtypes.dtype(x), weak_type=t is not bool)
+    dt = dtypes.dtype(x)
+    if t is int and not dtypes.iinfo(dt).min <= x <= dtypes.iinfo(dt).max:
+      # As an eager operand's (``core.trace.python_int_value``).
+      raise OverflowError(f"Python int {x} too large to convert to {dt.name}")
+    return ShapedArray((), dt, weak_type=t is not bool)
   if t is ShapeDtypeStruct:
     return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype), x.weak_type,
                        aval_sharding(x.sharding, x.shape))

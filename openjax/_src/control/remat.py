@@ -21,8 +21,8 @@ import sys
 import threading
 from typing import Callable, Sequence
 
-from openjax._src.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Primitive, Var, eval_jaxpr, program_of,
-                               set_current_trace)
+from openjax._src.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Primitive, Var, eqn_effects,
+                               eval_jaxpr, program_of, set_current_trace)
 from openjax._src.primitives.base.ad_util import Zero, is_undefined_primal, tangent_aval
 from openjax._src.primitives.base.structural import instantiate_zeros
 from openjax._src.control.closed_call import jit_p
@@ -392,7 +392,7 @@ def _dce(jaxpr: Jaxpr) -> Jaxpr:
   live = {a for a in jaxpr.outvars if _is_var(a)}
   kept = []
   for eqn in reversed(jaxpr.eqns):
-    if any(v in live for v in eqn.outvars):
+    if any(v in live for v in eqn.outvars) or eqn_effects(eqn):
       kept.append(eqn)
       live.update(a for a in eqn.invars if _is_var(a))
   kept.reverse()

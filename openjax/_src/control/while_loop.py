@@ -22,8 +22,8 @@ from openjax._src import dtypes, tree_util
 from openjax._src.config import config
 from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, JaxprEqn, JaxprTypeError, Primitive,
                                ShapedArray, Tracer, Var, array_of, canonical_value, get_aval,
-                               jaxprs_in_params, live_eqns, program_of, set_current_trace,
-                               typematch)
+                               eqn_effects, jaxpr_effects, jaxprs_in_params, live_eqns, program_of,
+                               set_current_trace, typematch)
 from openjax._src.errors import ConcretizationTypeError
 from openjax._src.interpreters.batching import batch_jaxpr
 from openjax._src.interpreters.jvp import jvp_jaxpr
@@ -237,7 +237,7 @@ def _used_invars(jaxpr: Jaxpr) -> list[bool]:
   """Which inputs the (dead-code-free part of the) jaxpr reads."""
   live = {a for a in jaxpr.outvars if isinstance(a, Var)}
   for eqn in reversed(jaxpr.eqns):
-    if any(v in live for v in eqn.outvars):
+    if any(v in live for v in eqn.outvars) or eqn_effects(eqn):
       live.update(a for a in eqn.invars if isinstance(a, Var))
   return [v in live for v in jaxpr.invars]
 
@@ -505,13 +505,27 @@ _GUARD_OP_BUDGET = 128
 _GUARD_MAX_STEPS = 16
 
 
-def _guarded_steps(cond_jaxpr, body_jaxpr, carry_avals) -> int:
+def _guarded_steps(cond_jaxpr, body_jaxpr, carry_avals, body_nconsts: int) -> int:
   if sum(a.size for a in carry_avals) > _GUARD_MAX_ELEMENTS:
+    return 1
+  if _has_dead_carry(body_jaxpr.jaxpr, body_nconsts):
+    # A carry the body overwrites without reading (``(i + 1, x * 2, max(x))``)
+    # makes IREE's compiler fail on guarded steps, or abort the process
+    # ("LLVM ERROR: out of memory" for 2 steps, iree-base-compiler 3.x).
     return 1
   n = len(cond_jaxpr.jaxpr.eqns) + len(body_jaxpr.jaxpr.eqns) + 1
   if any(jaxprs_in_params(e.params) for e in (*cond_jaxpr.jaxpr.eqns, *body_jaxpr.jaxpr.eqns)):
     return 1   # nested loops/conds: keep the body small
+  if jaxpr_effects(cond_jaxpr) or jaxpr_effects(body_jaxpr):
+    return 1   # a guarded step would run its prints/callbacks past the loop's end
   return max(1, min(_GUARD_MAX_STEPS, _GUARD_OP_BUDGET // n))
+
+
+def _has_dead_carry(body, nconsts: int) -> bool:
+  """Whether a carry enters the body unread (by no equation, no output)."""
+  read = {id(v) for e in body.eqns for v in e.invars}
+  read.update(id(v) for v in body.outvars)
+  return any(id(v) not in read for v in body.invars[nconsts:])
 
 
 @while_p.def_lower
@@ -520,7 +534,7 @@ def _while_lower(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts)
   pred_aval = cond_jaxpr.out_avals[0]
   batched = pred_aval.ndim > 0
   carry_avals = body_jaxpr.out_avals
-  steps = _guarded_steps(cond_jaxpr, body_jaxpr, carry_avals)
+  steps = _guarded_steps(cond_jaxpr, body_jaxpr, carry_avals, body_nconsts)
 
   def guarded(active, new, carry):
     if batched:

@@ -5,9 +5,9 @@ from openjax._src.core.devices import default_device
 from openjax._src.core.array import Array, array_of, make_array
 from openjax._src.core.jaxpr import (
     Atom, ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, JaxprTypeError, Literal, PpContext,
-    Var, check_jaxpr, check_transformed, dce_jaxpr, jaxprs_in_params, live_eqns, pp_eqn,
-    pp_toplevel_jaxpr)
-from openjax._src.core.primitive import Primitive, RULE_SLOTS, registry
+    Var, check_jaxpr, check_transformed, dce_jaxpr, eqn_effects, jaxpr_effects, jaxprs_in_params,
+    live_eqns, pp_eqn, pp_toplevel_jaxpr)
+from openjax._src.core.primitive import Effect, Primitive, RULE_SLOTS, registry
 from openjax._src.core.program import Program, eval_jaxpr, program_of
 from openjax._src.core.trace import (
     EvalTrace, canonical_value, concrete_or_error, current_trace, eval_trace, get_aval,

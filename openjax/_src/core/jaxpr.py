@@ -7,6 +7,7 @@ import contextlib
 
 import itertools
 import re
+import weakref
 from collections import Counter, deque
 from typing import Any, Callable, Sequence
 
@@ -247,14 +248,41 @@ def check_transformed(jaxpr: Jaxpr | ClosedJaxpr, transformation: str) -> None:
     raise JaxprTypeError(f"{transformation} built an ill-typed jaxpr: {err}\n{jaxpr}") from None
 
 
+# ------------------------------------------------------------- effects
+_jaxpr_effects: "weakref.WeakKeyDictionary[Jaxpr, frozenset]" = weakref.WeakKeyDictionary()
+
+
+def eqn_effects(eqn: JaxprEqn) -> frozenset:
+  """The side effects of an equation: its primitive's, or those of the
+  sub-jaxprs a higher-order primitive holds."""
+  rule = eqn.primitive.effects
+  if rule is not None:
+    return rule(**eqn.params)
+  subs = jaxprs_in_params(eqn.params)
+  if not subs:
+    return frozenset()
+  return frozenset().union(*(jaxpr_effects(j) for j in subs))
+
+
+def jaxpr_effects(jaxpr: Jaxpr | ClosedJaxpr) -> frozenset:
+  """Every side effect of ``jaxpr``'s equations (cached per jaxpr)."""
+  if isinstance(jaxpr, ClosedJaxpr):
+    jaxpr = jaxpr.jaxpr
+  hit = _jaxpr_effects.get(jaxpr)
+  if hit is None:
+    hit = frozenset().union(*(eqn_effects(e) for e in jaxpr.eqns)) if jaxpr.eqns else frozenset()
+    _jaxpr_effects[jaxpr] = hit
+  return hit
+
+
 # ----------------------------------------------------------- dead code
 def live_eqns(eqns, outvars) -> list:
-  """The equations some of ``outvars`` depend on, in order (no primitive has
-  side effects, so the others are dead)."""
+  """The equations some of ``outvars`` depend on, and those with side
+  effects (a print whose result nobody reads still prints), in order."""
   live = {a for a in outvars if isinstance(a, Var)}
   kept = []
   for eqn in reversed(eqns):
-    if any(v in live for v in eqn.outvars):
+    if any(v in live for v in eqn.outvars) or eqn_effects(eqn):
       kept.append(eqn)
       live.update(a for a in eqn.invars if isinstance(a, Var))
   kept.reverse()

@@ -24,6 +24,15 @@ RULE_SLOTS = {
 registry: dict[str, "Primitive"] = {}
 
 
+class Effect:
+  """A side effect an equation has beyond computing its outputs (printing,
+  calling the host). Equations with effects are never removed as dead code
+  and keep their order; subclasses print as JAX names them (``Debug``)."""
+
+  def __repr__(self):
+    return str(self)
+
+
 class Primitive:
   """A primitive operation with its rules.
 
@@ -47,6 +56,9 @@ class Primitive:
     self.lower: Callable | None = None
     self.cost: Callable | None = None
     self.pp_rule: Callable | None = None
+    # effects(**params) -> frozenset of Effects, for primitives with side
+    # effects (host callbacks); None: the primitive is pure.
+    self.effects: Callable | None = None
     # Optional hook for higher-order primitives under partial evaluation:
     # partial_eval(pe_trace, unknowns, args, params) -> outputs.
     self.partial_eval: Callable | None = None
@@ -96,6 +108,10 @@ class Primitive:
 
   def def_eval_kernel(self, f):
     self.eval_kernel = f
+    return f
+
+  def def_effects(self, f):
+    self.effects = f
     return f
 
   def def_pp(self, f):

@@ -12,6 +12,8 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import math
+import os
+import sys
 import threading
 from typing import Any, Callable
 
@@ -24,6 +26,7 @@ from openjax._src.core.avals import ShapedArray
 from openjax._src.core.placement import committed_device
 from openjax._src.core.sharding import result_sharding
 from openjax._src.core.tracer import Trace, Tracer
+from openjax._src.core.transfer_guard import guard_eager_operands
 from openjax._src.errors import ConcretizationTypeError, UnexpectedTracerError
 
 
@@ -33,7 +36,8 @@ def canonical_value(x: Any) -> np.ndarray:
   if t is Array:
     return x._value
   if t in dtypes.python_scalar_dtypes:
-    return np.asarray(x, dtypes.dtype(x))
+    dt = dtypes.dtype(x)
+    return python_int_value(x, dt) if t is int else np.asarray(x, dt)
   if isinstance(x, Tracer):
     raise _escaped(x)
   if hasattr(x, "__jax_array__"):
@@ -133,12 +137,14 @@ class EagerConfig:
   eager operation).
 
   ``flags_ok``: no ``jax_debug_nans``/``jax_debug_infs``, standard dtype
-  promotion, and no thread overrides one of ``FLAGS`` locally
+  promotion, no host-to-device transfer guard, and no thread overrides one
+  of ``FLAGS`` locally
   (``config.override``); otherwise eager code reads every flag itself. ``x64``
   is the global ``jax_enable_x64``.
   """
   __slots__ = ("flags_ok", "x64", "_overriding", "_lock")
-  FLAGS = ("jax_enable_x64", "jax_debug_nans", "jax_debug_infs", "jax_numpy_dtype_promotion")
+  FLAGS = ("jax_enable_x64", "jax_debug_nans", "jax_debug_infs", "jax_numpy_dtype_promotion",
+           "jax_transfer_guard", "jax_transfer_guard_host_to_device")
 
   def __init__(self):
     self._overriding: set = set()   # ids of threads with a local override
@@ -158,6 +164,8 @@ class EagerConfig:
       self.x64 = bool(values["jax_enable_x64"])
       self.flags_ok = not (values["jax_debug_nans"] or values["jax_debug_infs"]
                            or values["jax_numpy_dtype_promotion"] != "standard"
+                           or values["jax_transfer_guard"] != "allow"
+                           or values["jax_transfer_guard_host_to_device"] not in (None, "allow")
                            or self._overriding)
 
   def read_x64(self) -> bool:
@@ -197,9 +205,16 @@ _SCALAR_TYPES = frozenset(dtypes.python_scalar_dtypes)
 _SCALAR_VALUES: dict = {}
 
 
-def _int_fits(x: int, dt: np.dtype) -> bool:
-  info = dtypes.iinfo(dt)
-  return info.min <= x <= info.max
+def python_int_value(x: int, dt: np.dtype) -> np.ndarray:
+  """A Python int as an operand of dtype ``dt``, as JAX makes it: a weak
+  int32 (int64 with x64) that must hold the value (OverflowError naming it
+  otherwise, whatever the other operand: ``int32 + 2**40``, ``float32 +
+  2**40``), then cast to ``dt`` (``int8 + 300`` wraps, as JAX's does)."""
+  own = dtypes.dtype(x)
+  info = dtypes.iinfo(own)
+  if not info.min <= x <= info.max:
+    raise OverflowError(f"Python int {x} too large to convert to {own.name}")
+  return np.asarray(x, own).astype(dt)
 
 
 def _scalar_value(x, dt: np.dtype) -> np.ndarray:
@@ -213,9 +228,7 @@ def _scalar_value(x, dt: np.dtype) -> np.ndarray:
     v = _SCALAR_VALUES.get((t, x, dt))
     if v is not None:
       return v
-  if t is int and dtypes.kind(dt) in "iu" and not _int_fits(x, dt):
-    raise OverflowError(f"Python int {x} too large to convert to {dt.name}")
-  v = np.asarray(x, dt)
+  v = python_int_value(x, dt) if t is int else np.asarray(x, dt)
   v.setflags(False)
   if cacheable:
     if len(_SCALAR_VALUES) >= 4096:
@@ -350,7 +363,12 @@ class EvalTrace(Trace):
 
   def process_primitive(self, primitive, args, params) -> list:
     cfg = eager_config
-    x64 = cfg.x64 if cfg.flags_ok else bool(config.read("jax_enable_x64"))
+    if cfg.flags_ok:
+      x64 = cfg.x64
+    else:
+      x64 = bool(config.read("jax_enable_x64"))
+      # NumPy operands are host-to-device transfers.
+      guard_eager_operands(args, get_aval)
     recent = self._last.get(primitive)
     if recent is None:
       return self._process(primitive, args, params, x64)
@@ -595,9 +613,26 @@ def check_nans(primitive, values) -> None:
     if dtypes.kind(v.dtype) not in "fc":
       continue
     if config.read("jax_debug_nans") and np.isnan(v).any():
-      raise FloatingPointError(f"invalid value (nan) encountered in {primitive.name}")
+      raise FloatingPointError(f"invalid value (nan) encountered in {primitive.name}"
+                               f"{_user_line()}")
     if config.read("jax_debug_infs") and np.isinf(v).any():
-      raise FloatingPointError(f"invalid value (inf) encountered in {primitive.name}")
+      raise FloatingPointError(f"invalid value (inf) encountered in {primitive.name}"
+                               f"{_user_line()}")
+
+
+_OPENJAX_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _user_line() -> str:
+  """`` at file:line (function)`` of the innermost frame outside openjax
+  (the user's line that ran the operation), or "" when there is none."""
+  frame = sys._getframe(1)
+  while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(
+      _OPENJAX_DIR + os.sep):
+    frame = frame.f_back
+  if frame is None:
+    return ""
+  return f" at {frame.f_code.co_filename}:{frame.f_lineno} ({frame.f_code.co_name})"
 
 
 class _TraceState(threading.local):

@@ -70,6 +70,11 @@ class DynamicJaxprTracer(Tracer):
   def _provenance(self) -> str:
     return self._trace.provenance(self)
 
+  def __repr__(self):
+    # As JAX prints a tracer of jit (``~`` marks a weak type).
+    weak = "~" if self._aval.weak_type else ""
+    return f"JitTracer({weak}{self._aval.str_short(short_dtypes=False)})"
+
 
 def _is_literalable(val) -> bool:
   if isinstance(val, Tracer):

@@ -30,3 +30,15 @@ from openjax._src.control import fft_lowering, linalg_lowering  # noqa: F401
 from openjax._src.control import linalg_schur_lowering  # noqa: F401
 from openjax._src.lax.parallel import *  # noqa: F401,F403
 from openjax._src.lax.associative_scan import *  # noqa: F401,F403
+from openjax._src.primitives.base.ad_util import stop_gradient_p  # noqa: F401
+from openjax._src.primitives.shape.stacking import *  # noqa: F401,F403
+from openjax._src.primitives.identity.identity_ops import *  # noqa: F401,F403
+from openjax._src.lax.extra import *  # noqa: F401,F403
+from openjax._src.lax.solves import *  # noqa: F401,F403
+from openjax._src.control.linear_solve import linear_solve_p  # noqa: F401
+from openjax._src.primitives.sort.approx_top_k import (  # noqa: F401
+    approx_max_k, approx_min_k, approx_top_k_p)
+from openjax._src.lax.convolution_extra import *  # noqa: F401,F403
+from openjax._src.lax.ragged import *  # noqa: F401,F403
+from openjax._src.primitives.sort.total_order import *  # noqa: F401,F403
+from openjax._src.lax.scaled_dot import *  # noqa: F401,F403

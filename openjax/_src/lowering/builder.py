@@ -252,6 +252,20 @@ class ModuleBuilder:
     self._symbols: set[str] = set()
     # id(jaxpr) -> (symbol, jaxpr kept alive so the id stays unique)
     self.lowered_jaxprs: dict[int, tuple[str, object]] = {}
+    # symbol -> declaration line of a function the runtime provides
+    # (``@module.function``, resolved when the program is loaded)
+    self.imports: dict[str, str] = {}
+
+  def declare_import(self, symbol: str, arg_types: Sequence, result_types: Sequence) -> str:
+    """Declare ``@symbol`` (``module.function``), a function the program
+    imports from the runtime, once per module; returns ``@symbol``."""
+    symbol = symbol.lstrip("@")
+    if symbol not in self.imports:
+      args = ", ".join(type_of(t) for t in arg_types)
+      results = [type_of(t) for t in result_types]
+      res = "" if not results else " -> " + _types_text(results)
+      self.imports[symbol] = f"  func.func private @{symbol}({args}){res}\n"
+    return "@" + symbol
 
   def unique_symbol(self, base: str) -> str:
     base = sanitize_symbol(base)
@@ -268,7 +282,7 @@ class ModuleBuilder:
     return fb
 
   def text(self) -> str:
-    funcs = "".join(f.text() for f in self.functions)
+    funcs = "".join(self.imports.values()) + "".join(f.text() for f in self.functions)
     return f"module @{self.name} {{\n{funcs}}}\n"
 
 

@@ -131,6 +131,20 @@ class LoweringContext:
     return self.op("func.call", list(operands), [type_of(t) for t in result_types],
                    attrs={"callee": symbol})
 
+  def call_import(self, symbol: str, operands: Sequence[Value],
+                  result_types: Sequence) -> list[Value]:
+    """Call ``@symbol`` (``module.function``), a function the runtime
+    provides when the program is loaded (host calls), declaring it in the
+    module; returns the list of results."""
+    callee = self.module.declare_import(symbol, [o.type for o in operands], result_types)
+    if operands:
+      # Without the barrier, an import reading a value the program computes
+      # and also returns leaves the program's signal fence unsignalled on
+      # the local-task device (IREE 3.13; probed): the call never finishes.
+      operands = self.op("stablehlo.optimization_barrier", list(operands),
+                         [o.type for o in operands])
+    return self.call(callee, operands, result_types)
+
   def lower_jaxpr_inline(self, jaxpr: ClosedJaxpr | Jaxpr, args: Sequence[Value],
                          consts: Sequence | None = None) -> list[Value]:
     """Lower ``jaxpr``'s equations into the current block (e.g. a region

@@ -19,8 +19,8 @@ from openjax._src.numpy import util
 from openjax._src.numpy.creation import asarray
 from openjax._src.numpy.indexing import take_along_axis
 from openjax._src.numpy.linalg_ops import (
-    cross as _cross, diagonal as _diagonal, matmul as _matmul, outer as _outer, trace as _trace,
-    vecdot as _vecdot)
+    cross as _cross, diagonal as _diagonal, matmul as _matmul, outer as _outer,
+    tensordot as _tensordot, trace as _trace, vecdot as _vecdot)
 from openjax._src.numpy.misc import where
 from openjax._src.numpy.ranges import eye
 from openjax._src.numpy.reductions import amax, count_nonzero, prod, sum as _sum
@@ -41,7 +41,7 @@ __all__ = ["cholesky", "eigh", "eigvalsh", "eig", "eigvals", "qr", "svd", "svdva
            "solve", "det", "slogdet", "pinv", "norm", "matrix_norm", "vector_norm",
            "matrix_power", "matrix_rank", "lstsq", "tensorsolve", "tensorinv", "cross",
            "outer", "multi_dot", "vecdot", "matmul", "trace", "diagonal", "matrix_transpose",
-           "cond", "EighResult", "QRResult", "SVDResult", "SlogdetResult"]
+           "cond", "tensordot", "EighResult", "QRResult", "SVDResult", "SlogdetResult"]
 
 
 class EighResult(NamedTuple):
@@ -576,6 +576,13 @@ def cross(x1, x2, /, *, axis: int = -1):
 def matmul(x1, x2, /, *, precision=None, preferred_element_type=None):
   """The matrix product of ``x1`` and ``x2`` (``x1 @ x2``)."""
   return _matmul(x1, x2, precision=precision, preferred_element_type=preferred_element_type)
+
+
+def tensordot(x1, x2, /, *, axes=2, precision=None, preferred_element_type=None,
+              out_sharding=None):
+  """``jnp.tensordot`` with the array API's signature (``axes`` keyword-only)."""
+  return _tensordot(x1, x2, axes, precision=precision,
+                    preferred_element_type=preferred_element_type, out_sharding=out_sharding)
 
 
 def vecdot(x1, x2, /, *, axis: int = -1, precision=None, preferred_element_type=None):

@@ -19,10 +19,11 @@ from openjax._src.numpy.creation import asarray
 from openjax._src.core.devices import devices
 
 __all__ = [
-    "bool_", "bool", "int2", "int4", "int8", "int16", "int32", "int64",
-    "uint2", "uint4", "uint8", "uint16", "uint32", "uint64",
+    "bool_", "bool", "int1", "int2", "int4", "int8", "int16", "int32", "int64",
+    "uint1", "uint2", "uint4", "uint8", "uint16", "uint32", "uint64",
     "float16", "float32", "float64", "bfloat16", "complex64", "complex128",
-    "float4_e2m1fn", "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn",
+    "float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn", "float8_e3m4", "float8_e4m3",
+    "float8_e4m3b11fnuz", "float8_e4m3fn",
     "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu",
     "single", "double", "csingle", "cdouble", "int_", "uint", "float_", "complex_",
     "__array_api_version__", "__array_namespace_info__",
@@ -63,12 +64,14 @@ def _scalar_type(dt: np.dtype) -> _ScalarMeta:
 
 
 bool_ = _scalar_type(dtypes.bool_)
+int1 = _scalar_type(dtypes.int1)
 int2 = _scalar_type(dtypes.int2)
 int4 = _scalar_type(dtypes.int4)
 int8 = _scalar_type(dtypes.int8)
 int16 = _scalar_type(dtypes.int16)
 int32 = _scalar_type(dtypes.int32)
 int64 = _scalar_type(dtypes.int64)
+uint1 = _scalar_type(dtypes.uint1)
 uint2 = _scalar_type(dtypes.uint2)
 uint4 = _scalar_type(dtypes.uint4)
 uint8 = _scalar_type(dtypes.uint8)
@@ -76,6 +79,8 @@ uint16 = _scalar_type(dtypes.uint16)
 uint32 = _scalar_type(dtypes.uint32)
 uint64 = _scalar_type(dtypes.uint64)
 float4_e2m1fn = _scalar_type(dtypes.float4_e2m1fn)
+float6_e2m3fn = _scalar_type(dtypes.float6_e2m3fn)
+float6_e3m2fn = _scalar_type(dtypes.float6_e3m2fn)
 float8_e3m4 = _scalar_type(dtypes.float8_e3m4)
 float8_e4m3 = _scalar_type(dtypes.float8_e4m3)
 float8_e8m0fnu = _scalar_type(dtypes.float8_e8m0fnu)

@@ -32,6 +32,7 @@ from openjax._src import dtypes
 from openjax._src.core import Array, ShapedArray, default_device, make_array
 from openjax._src.core.array import ShardedBuffer
 from openjax._src.core.placement import committed_device
+from openjax._src.runtime import host_calls
 from openjax._src.runtime.device_buffer import IreeBuffer
 from openjax._src.runtime.iree_device import (_EMPTY_FENCE, _invoke_error, aligned_copy,
                                               iree_device, is_importable, vm_instance)
@@ -51,13 +52,16 @@ class Executable:
 
   def __init__(self, key: str, vmfb: bytes, in_avals: Sequence[ShapedArray],
                out_avals: Sequence[ShapedArray], name: str,
-               input_output_aliases: dict[int, int] | None = None, inline: bool = False):
+               input_output_aliases: dict[int, int] | None = None, inline: bool = False,
+               host_imports: Sequence[str] = ()):
     self.key = key
     self.vmfb = vmfb
     self.name = name
     self.in_avals = list(in_avals)
     self.out_avals = list(out_avals)
     self.aliases = dict(input_output_aliases or {})
+    # VM module names of the host functions the program calls (host_calls)
+    self.host_imports = tuple(host_imports)
     # Small computations run inline in the calling thread (see iree_device).
     self.inline = inline
     self._loaded: dict[int, tuple] = {}
@@ -89,8 +93,9 @@ class Executable:
         if hit is None:
           inst = vm_instance()
           module = rt.VmModule.copy_buffer(inst, self.vmfb)
-          hal_module = idev.inline_hal()[1] if inline else idev.hal_module
-          context = rt.VmContext(inst, modules=[hal_module, module])
+          hal, hal_module = idev.inline_hal() if inline else (idev.hal, idev.hal_module)
+          hosts = host_calls.vm_modules(self.host_imports, hal) if self.host_imports else []
+          context = rt.VmContext(inst, modules=[hal_module, *hosts, module])
           fn = module.lookup_function("main")
           if fn is None:
             raise RuntimeError(f"jit of {self.name}: compiled module has no 'main'")
@@ -126,7 +131,7 @@ class Executable:
             try:
               context.invoke(fn, lst, out)
             except Exception as e:  # noqa: BLE001 - classified as the general path does
-              raise _invoke_error(e) from None
+              raise _host_call_error() or _invoke_error(e) from None
           get = out.get_as_object
           if self._n_out == 1:
             return [Array(None, self.out_avals[0], None,
@@ -182,10 +187,16 @@ class Executable:
         bv = _raw_buffer(x, self.in_avals[i], idev, keep)
       bvs[i] = bv
       lst.push_ref(bv)
-    if inline:
-      out, signal = idev.invoke_inline(context, fn, lst, len(self.out_avals)), None
-    else:
-      out, signal = idev.invoke(context, fn, lst, n_in, len(self.out_avals), keep, waits)
+    try:
+      if inline:
+        out, signal = idev.invoke_inline(context, fn, lst, len(self.out_avals)), None
+      else:
+        out, signal = idev.invoke(context, fn, lst, n_in, len(self.out_avals), keep, waits)
+    except Exception:
+      err = self.host_imports and _host_call_error()
+      if err:
+        raise err from None
+      raise
     get = out.get_as_object
     if self._any_float0_out:
       results = [make_array(np.zeros(aval.shape, dtypes.float0)) if z
@@ -215,6 +226,12 @@ class Executable:
     # call: aliasing is fixed by the program).
     if not (self.aliases or self._alias_pairs or self._any_float0_out):
       self._fast_inline = (idev, context, fn)
+
+
+def _host_call_error() -> BaseException | None:
+  """The exception a host function raised inside the failed call (raised
+  as is, with its traceback into the function), if that is why it failed."""
+  return host_calls.take_error()
 
 
 def _mark_shared(pairs, slots, bvs, results, keep) -> tuple:

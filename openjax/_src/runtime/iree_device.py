@@ -397,11 +397,17 @@ def iree_device(device) -> IreeDevice:
   return d
 
 
+def synchronize_all() -> None:
+  """Wait for every call dispatched so far on every device."""
+  for d in list(_devices.values()):
+    d.synchronize()
+
+
 def _drain_at_exit() -> None:
   # Let queued work finish before teardown frees Python objects it reads.
   for d in list(_devices.values()):
     d.synchronize(timeout_s=30.0)
 
 
-__all__ = ["IreeDevice", "cpu_thread_cap", "ExecutionError", "iree_device", "hal_element_type", "aligned_copy",
+__all__ = ["IreeDevice", "cpu_thread_cap", "synchronize_all", "ExecutionError", "iree_device", "hal_element_type", "aligned_copy",
            "is_importable", "vm_instance", "ALIGNMENT"]

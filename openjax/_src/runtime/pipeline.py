@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import logging
 import os
 import threading
+import time
 import warnings
 from concurrent.futures import Future
 import weakref
@@ -21,16 +23,18 @@ from iree.compiler import ir
 from iree.compiler.api import Session
 
 from openjax._src.config import config
-from openjax._src.core import ClosedJaxpr
+from openjax._src.core import ClosedJaxpr, dce_jaxpr
 from openjax._src.lowering import lower_jaxpr_to_module, plan_donation
 from openjax._src.lowering.cost import cost_analysis
 from openjax._src.lowering.simplify import simplify_for_lowering
-from openjax._src.runtime import compiler
+from openjax._src.runtime import compiler, host_calls
 from openjax._src.runtime.executable import Executable
 from openjax._src.runtime.iree_device import cpu_thread_cap
 
 
 _EXECUTORS = ("iree", "interpreter")
+# jax_log_compiles writes here (the logger jit's other compile logs use).
+_dispatch_log = logging.getLogger("openjax._src.dispatch")
 
 
 def _check_executor(value):
@@ -70,7 +74,10 @@ def compiling(tiered: bool = True) -> bool:
   interpreting its jaxpr: not for a tiered call inside an interpreted first
   call, which interprets all of its program but the calls marked
   ``tiered=False``."""
-  return config.read("openjax_executor") == "iree" and not (tiered and _first_call.interpreting)
+  # Inside a host call the calling program holds its device: a nested
+  # compiled call would wait for it forever, so it interprets.
+  return (config.read("openjax_executor") == "iree"
+          and not (tiered and _first_call.interpreting) and not host_calls.active())
 
 
 class LoweredModule:
@@ -99,6 +106,9 @@ def lower_closed_jaxpr(closed_jaxpr: ClosedJaxpr, name: str,
         "input itself). See an explanation at "
         "https://docs.jax.dev/en/latest/faq.html#buffer-donation.", UserWarning,
         stacklevel=4)
+  # Equations whose results nobody reads are not compiled (as XLA drops
+  # them): an unused pure_callback is not called. Effects are kept.
+  closed_jaxpr = closed_jaxpr.map_jaxpr(dce_jaxpr)
   text = lower_jaxpr_to_module(simplify_for_lowering(closed_jaxpr), name,
                                input_output_aliases=aliases)
   return LoweredModule(text, name, closed_jaxpr, aliases, donated)
@@ -131,8 +141,13 @@ _exec_lock = threading.Lock()
 
 def compile_lowered(lowered: LoweredModule, compiler_options: dict | None = None) -> Executable:
   """Compile (or fetch from the caches) and load a lowered module."""
+  t0, compiles = time.perf_counter(), compiler.stats["compiles"]
   key, vmfb = compiler.compile_module(lowered.text, name=lowered.name,
                                       compiler_options=compiler_options)
+  if config.read("jax_log_compiles"):
+    hit = "" if compiler.stats["compiles"] > compiles else " (found in the compilation cache)"
+    _dispatch_log.warning(f"Finished IREE compilation of jit({lowered.name}) in "
+                          f"{time.perf_counter() - t0:.9f} sec{hit}")
   return _executable(lowered, key, vmfb)
 
 
@@ -215,7 +230,8 @@ def _executable(lowered: LoweredModule, key: str, vmfb: bytes) -> Executable:
       jaxpr = lowered.closed_jaxpr.jaxpr
       ex = Executable(key, vmfb, [v.aval for v in jaxpr.invars],
                       [v.aval for v in jaxpr.outvars], lowered.name, lowered.aliases,
-                      inline=runs_inline(lowered.closed_jaxpr))
+                      inline=runs_inline(lowered.closed_jaxpr),
+                      host_imports=host_calls.imports_of(lowered.text))
       if len(_executables) > 1024:
         _executables.clear()
       _executables[key] = ex

@@ -7,9 +7,10 @@ from typing import Any
 import numpy as np
 
 from openjax._src import tree_util
-from openjax._src.core import Array, Tracer
+from openjax._src.core import Array, Tracer, get_aval
 from openjax._src.core.devices import Device
 from openjax._src.core.sharding import PartitionSpec, Sharding, resolve_sharding
+from openjax._src.core.transfer_guard import guard_host_to_device
 from openjax._src.runtime.sharded_arrays import put_on_device, put_sharded
 
 
@@ -31,6 +32,7 @@ def device_put(x: Any, device=None, *, src=None, donate: bool = False, may_alias
   over its mesh), a PartitionSpec (over the mesh of ``jax.set_mesh``), or a
   pytree of those that is a prefix of ``x``'s. NumPy inputs are copied, so
   later changes to them are not seen."""
+  guard_host_to_device(tree_util.tree_leaves(x), get_aval, explicit=True)
   if _is_target(device):
     target = resolve_sharding(device, "device_put")
     return tree_util.tree_map(lambda leaf: _put_leaf(leaf, target), x)

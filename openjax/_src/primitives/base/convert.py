@@ -10,6 +10,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Array, Primitive, ShapedArray, array_of, get_aval
+from openjax._src.core.trace import python_int_value
 from openjax._src.lowering.builder import enum_attr
 from openjax._src.lowering.mlir_types import split_tensor_type
 from openjax._src.primitives.base.ad_util import Zero, tangent_aval
@@ -56,14 +57,10 @@ def _scalar_array(x, dt, weak_type):
   # A Python scalar as a 0-d Array of dtype ``dt``, which tracing turns into a
   # literal (no equation), as JAX does for Python scalars.
   aval = _scalar_aval(dt, weak_type)
-  if type(x) is int and dtypes.kind(dt) in "iu":
-    info = dtypes.iinfo(dt)
-    if not info.min <= x <= info.max:
-      # As JAX: a Python int the operand's integer dtype cannot hold is an
-      # error, not a silent wraparound (int32 + 2**40).
-      raise OverflowError(f"Python int {x} too large to convert to {dt.name}")
   value = None
-  if type(x) is float and dtypes.kind(dt) in "fc" or type(x) is int and dtypes.kind(dt) in "iuf":
+  if type(x) is int:
+    value = python_int_value(x, dt)   # JAX's overflow check, then the cast
+  elif type(x) is float and dtypes.kind(dt) in "fc":
     try:   # the common case: operators with Python numbers
       value = np.array(x, dt)
     except OverflowError:

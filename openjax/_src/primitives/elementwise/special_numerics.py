@@ -124,12 +124,13 @@ def zeta(x, q):
   # XLA's domain: x == 1 is a pole; x < 1 and infinite arguments are NaN;
   # q a non-positive integer is a pole (inf for even x, NaN otherwise);
   # negative non-integer q needs an integer x.
-  out = np.where(x == 1, np.inf, out)
   out = np.where((x < 1) | ~np.isfinite(x) | ~np.isfinite(q), np.nan, out)
   pole = (q <= 0) & q_int
   even = x_int & (np.remainder(x, 2) == 0)
   out = np.where(pole, np.where(even & (x > 1), np.inf, np.nan), out)
-  return np.where((q < 0) & ~q_int & ~x_int, np.nan, out)
+  out = np.where((q < 0) & ~q_int & ~x_int, np.nan, out)
+  # The pole at x == 1 comes first, whatever q is (XLA's, as JAX 0.10.2 gives).
+  return np.where((x == 1), np.inf, out)
 
 
 def polygamma(m, x):
@@ -316,10 +317,13 @@ def _igamma_parts(a, x):
 
 
 def _igamma_edges(a, x, out, at_zero_x, at_zero_a, at_inf_x):
+  # x = 0 and x = inf decide for any a > 0, infinite a too (JAX: igamma(inf,
+  # inf) = 1, igamma(inf, 0) = 0); an infinite a with a finite x is NaN.
+  out = np.where(np.isposinf(x) & (a > 0), at_inf_x, out)
   out = np.where(x == 0, at_zero_x, out)
   out = np.where((a == 0) & (x > 0), at_zero_a, out)
-  out = np.where(np.isposinf(x) & np.isfinite(a) & (a > 0), at_inf_x, out)
-  bad = (a < 0) | (x < 0) | ((a == 0) & (x == 0)) | np.isinf(a) | np.isnan(a) | np.isnan(x)
+  bad = ((a < 0) | (x < 0) | ((a == 0) & (x == 0)) | (np.isinf(a) & (x > 0) & np.isfinite(x))
+         | np.isnan(a) | np.isnan(x))
   return np.where(bad, np.nan, out)
 
 
@@ -368,11 +372,12 @@ def betainc(a, b, x):
                - (lgamma(pa) + lgamma(pb) - lgamma(pa + pb)))
   part = np.exp(log_front) * _beta_cf(pa, pb, px, valid) / pa
   out = np.where(flip, 1 - part, part)
-  out = np.where(x == 0, 0.0, np.where(x == 1, 1.0, out))
   out = np.where((a == 0) & (b > 0), 1.0, out)
   out = np.where((b == 0) & (a > 0), 0.0, out)
   out = np.where(np.isposinf(a) & np.isfinite(b), 0.0, out)
   out = np.where(np.isposinf(b) & np.isfinite(a), 1.0, out)
+  # x at an end of [0, 1] decides first (JAX: betainc(1, 0, 1) = 1, betainc(0, 2, 0) = 0).
+  out = np.where(x == 0, 0.0, np.where(x == 1, 1.0, out))
   bad = (a < 0) | (b < 0) | (x < 0) | (x > 1) | ((a == 0) & (b == 0))
   return np.where(bad | np.isnan(a) | np.isnan(b) | np.isnan(x), np.nan, out)
 

@@ -1,0 +1,2 @@
+"""``jax.example_libraries``' implementation: the small optimizer and layer
+libraries that JAX's tutorials import (``optimizers``, ``stax``)."""

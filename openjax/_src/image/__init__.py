@@ -1,0 +1,1 @@
+"""``jax.image``'s implementation: resampling by separable weight matrices."""

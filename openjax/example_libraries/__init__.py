@@ -1,0 +1,1 @@
+"""``openjax.example_libraries`` (``jax.example_libraries``): ``optimizers`` and ``stax``."""
