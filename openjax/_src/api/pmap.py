@@ -19,7 +19,7 @@ from openjax._src.api.vmap import (check_callable, flatten_axes, fun_name, mappe
 from openjax._src.core import Tracer
 from openjax._src.core.devices import _check_backend, device_count, local_devices
 from openjax._src.core.mesh import Mesh
-from openjax._src.core.sharding import PartitionSpec
+from openjax._src.core.sharding import IndivisibleError, NamedSharding, PartitionSpec
 from openjax._src.primitives.base.structural import expand_dims, moveaxis, squeeze
 from openjax._src.primitives.collectives.collectives import current_axis_env
 
@@ -40,18 +40,29 @@ def _argnums(argnums, what: str) -> tuple:
 
 def _pmap_devices(size: int, devices, backend) -> list:
   if devices is not None:
-    available = list(devices)
-  else:
-    _check_backend(backend)
-    available = list(local_devices(backend=backend))
-  if size > len(available):
-    raise ValueError(
-        f"compiling computation that requires {size} logical devices, but only "
-        f"{len(available)} XLA devices are available (num_replicas={size}). A pmapped axis "
-        "must not be larger than the local device count: use fewer rows, vmap, or more CPU "
-        "devices (XLA_FLAGS=--xla_force_host_platform_device_count=N or "
-        "jax.config.update('jax_num_cpu_devices', N)).")
-  return available[:size]
+    return list(devices)[:size]
+  _check_backend(backend)
+  return list(local_devices(backend=backend))[:size]
+
+
+def _too_few_devices(name, mesh, size: int, leaves, dims) -> Exception:
+  """JAX 0.10.2's error for a mapped size above the device count: pmap runs
+  over the devices there are, so the mapped axis is split unevenly (JAX's
+  IndivisibleError) or each device's block holds several rows (the squeeze
+  of the row fails)."""
+  n = mesh.devices.size
+  x = next(x for x, d in zip(leaves, dims) if d is not None)
+  shape = tuple(np.shape(x))
+  if size % n:
+    sharding = NamedSharding(mesh, PartitionSpec(name))
+    factors = [n] + [1] * (len(shape) - 1)
+    return IndivisibleError(
+        f"Sharding {sharding} implies that array axis 0 is partitioned {n} times, but the "
+        f"dimension size is {size} (full shape: {shape}, per-dimension tiling factors: "
+        f"{factors} should evenly divide the shape)")
+  block = (size // n,) + shape[1:]
+  return ValueError("cannot select an axis to squeeze out which has size not equal to one, "
+                    f"got shape={block} and dimensions=(0,)")
 
 
 def pmap(fun: Callable, axis_name=None, *, in_axes: Any = 0, out_axes: Any = 0,
@@ -98,6 +109,8 @@ def pmap(fun: Callable, axis_name=None, *, in_axes: Any = 0, out_axes: Any = 0,
     if mesh is None:
       mesh = meshes[mesh_key] = Mesh(np.array(_pmap_devices(size, devices, backend),
                                               dtype=object), (name,))
+    if mesh.devices.size < size:
+      raise _too_few_devices(name, mesh, size, leaves, dims)
     moved = [x if d in (None, 0) else moveaxis(x, d, 0) for x, d in zip(leaves, dims)]
     avals = [abstractify(x) for x in moved]
     key = (mesh, in_tree, tuple(dims), tuple((a.shape, a.dtype, a.weak_type) for a in avals),
