@@ -176,3 +176,26 @@ def test_axis_index_groups_compiled(compiled):
     np.testing.assert_allclose(np.asarray(out), ref, rtol=1e-5)
     g = jax.pmap(lambda v: lax.all_gather(v, "i", axis_index_groups=groups), axis_name="i")
     np.testing.assert_allclose(np.asarray(g(x))[1], np.stack([x[1], x[3]]), rtol=1e-6)
+
+
+@pytest.mark.parametrize("executor", ["interpreter", "iree"])
+def test_callback_failing_on_one_device_raises_without_hanging(executor):
+  # Device 1's program fails (its host callback raises) before the psum that
+  # device 0 waits in: the call raises device 1's error, promptly.
+  def check(i):
+    if int(i) == 1:
+      raise RuntimeError("device 1 failed")
+    return np.float32(0)
+
+  def body(v):
+    bad = jax.pure_callback(check, jax.ShapeDtypeStruct((), np.float32), lax.axis_index("i"))
+    return lax.psum(v + bad, "i")
+  jax.config.update("openjax_executor", executor)
+  try:
+    with cpu_devices(2):
+      t0 = time.monotonic()
+      with pytest.raises(RuntimeError, match="device 1 failed"):
+        jax.block_until_ready(jax.pmap(body, axis_name="i")(np.zeros((2, 2), np.float32)))
+      assert time.monotonic() - t0 < 60
+  finally:
+    jax.config.update("openjax_executor", "interpreter")
