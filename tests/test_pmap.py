@@ -308,3 +308,22 @@ def test_pmap_lower():
     assert "func.func public @main" in lowered.as_text()
     np.testing.assert_array_equal(np.asarray(lowered.compile()(np.ones((2, 3), np.float32))),
                                   np.full((2, 3), 6.0))
+
+
+def test_donate_argnums_deletes_the_donated_input():
+  with cpu_devices(2):
+    x = jax.pmap(lambda v: v)(np.ones((2, 3), np.float32))
+    y = jax.pmap(lambda v: v * 2, donate_argnums=0)(x)
+    assert x.is_deleted()
+    np.testing.assert_array_equal(np.asarray(y), np.full((2, 3), 2.0))
+    with pytest.raises(RuntimeError):
+      np.asarray(x)
+    # passed through unchanged: the result stays alive
+    x = jax.pmap(lambda v: v)(np.ones((2, 3), np.float32))
+    y = jax.pmap(lambda v: v, donate_argnums=0)(x)
+    assert x.is_deleted() and not y.is_deleted()
+    np.testing.assert_array_equal(np.asarray(y), np.ones((2, 3)))
+    # NumPy arguments: nothing to delete
+    np.testing.assert_array_equal(
+        np.asarray(jax.pmap(lambda v: v + 1, donate_argnums=0)(np.zeros((2, 3), np.float32))),
+        np.ones((2, 3)))

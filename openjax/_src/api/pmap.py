@@ -16,7 +16,8 @@ from openjax._src.api.shapes import abstractify
 from openjax._src.api.shard_map import bind_shard_map, trace_shard_map
 from openjax._src.api.vmap import (check_callable, flatten_axes, fun_name, mapped_axis_size,
                                    wraps)
-from openjax._src.core import Tracer
+from openjax._src.core import Array, Tracer
+from openjax._src.core.array import ShardedBuffer
 from openjax._src.core.devices import _check_backend, device_count, local_devices
 from openjax._src.core.mesh import Mesh
 from openjax._src.core.sharding import IndivisibleError, NamedSharding, PartitionSpec
@@ -43,6 +44,22 @@ def _pmap_devices(size: int, devices, backend) -> list:
     return list(devices)[:size]
   _check_backend(backend)
   return list(local_devices(backend=backend))[:size]
+
+
+def _delete_donated(donated_args, outs) -> None:
+  """Donated arguments are deleted after the call, as in JAX (using one
+  raises). A result that passes a donated argument's shards through keeps
+  them: the argument is only marked deleted."""
+  kept = {id(s) for o in outs if isinstance(o, Array) and type(o._buffer) is ShardedBuffer
+          for s in o._buffer.shards}
+  for x in tree_util.tree_leaves(donated_args):
+    if type(x) is not Array or x.is_deleted() or any(x is o for o in outs):
+      continue
+    b = x._buffer
+    if type(b) is ShardedBuffer and any(id(s) in kept for s in b.shards):
+      x._deleted, x._buffer, x._np = True, None, None
+    else:
+      x.delete()
 
 
 def _too_few_devices(name, mesh, size: int, leaves, dims) -> Exception:
@@ -73,7 +90,7 @@ def pmap(fun: Callable, axis_name=None, *, in_axes: Any = 0, out_axes: Any = 0,
   over ``axis_name`` (``lax.psum``...) combine the devices' values."""
   check_callable(fun)
   static = _argnums(static_broadcasted_argnums, "static_broadcasted_argnums")
-  _argnums(donate_argnums, "donate_argnums")
+  donate = _argnums(donate_argnums, "donate_argnums")
   if isinstance(in_axes, list):
     in_axes = tuple(in_axes)
   name = _UNNAMED_AXIS if axis_name is None else axis_name
@@ -124,6 +141,9 @@ def pmap(fun: Callable, axis_name=None, *, in_axes: Any = 0, out_axes: Any = 0,
                           out_specs=out_specs, check_vma=False,
                           newly_manual_axes=frozenset([name]))
     outs = [o if d in (None, 0) else moveaxis(o, 0, d) for o, d in zip(outs, out_dims)]
+    if donate and n_args:
+      _delete_donated([a for i, a in enumerate(args) if i in {j % n_args for j in donate}
+                       and i not in static_pos], outs)
     return tree_util.tree_unflatten(out_tree, outs)
 
   def lower(*args, **kwargs):
