@@ -23,8 +23,8 @@ from openjax._src.runtime.sharded_arrays import (  # noqa: F401
     make_array_from_single_device_arrays)
 from openjax._src.core.sharding import NamedSharding, P, Shard  # noqa: F401
 from openjax._src.sharding.api import make_mesh, reshard, set_mesh  # noqa: F401
-from openjax._src.api.jit import (  # noqa: F401
-    clear_caches, eval_shape, jit, make_jaxpr)
+from openjax._src.api.jit import clear_caches, jit  # noqa: F401
+from openjax._src.api.staged import eval_shape, make_jaxpr  # noqa: F401
 from openjax._src.api.shapes import ShapeDtypeStruct  # noqa: F401
 from openjax._src.api.autodiff import (  # noqa: F401
     grad, hessian, jacfwd, jacobian, jacrev, jvp, linear_transpose, linearize, value_and_grad,

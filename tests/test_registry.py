@@ -8,7 +8,7 @@ from tests.ops.harness import all_rows, primitives_used
 
 # Slots required of every primitive (a slot may be marked not applicable with
 # a reason, e.g. collectives that vmap rewrites before lowering).
-REQUIRED_FOR_ALL = ("impl", "abstract_eval", "batch", "lower")
+REQUIRED_FOR_ALL = ("impl", "abstract_eval", "batch", "lower", "sharding_rule")
 REQUIRED_BY_KIND = {"differentiable": ("jvp",), "linear": ("jvp", "transpose"),
                     "nondifferentiable": ()}
 

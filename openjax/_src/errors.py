@@ -123,6 +123,13 @@ def _provenance(tracer) -> str:
     return ""
 
 
+class ShardingTypeError(Exception):
+  """An operation whose result cannot be typed with the shardings of its
+  operands (e.g. reshaping or slicing across a dimension split over an
+  Explicit mesh axis): ``reshard`` an operand first, or pass
+  ``out_sharding``."""
+
+
 class JaxRuntimeError(RuntimeError):
   """An error of the runtime while a computation is dispatched or runs
   (``jax.errors.JaxRuntimeError``): its message starts with the status code,

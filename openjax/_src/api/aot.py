@@ -26,7 +26,10 @@ class Lowered:
   """A function lowered to StableHLO for specific argument types."""
 
   def __init__(self, module: LoweredModule, in_tree, out_tree, args_info,
-               compiler_options: dict | None = None):
+               compiler_options: dict | None = None, spmd=None):
+    # spmd: the SPMD partition (control/spmd.py's SpmdPlan) of a function
+    # whose arguments or shardings split over several devices, else None.
+    self._spmd = spmd
     self._module = module
     self.in_tree = in_tree
     self.out_tree = out_tree
@@ -46,7 +49,8 @@ class Lowered:
   def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
     """The module as StableHLO text (MLIR's readable syntax)."""
     _check_dialect(dialect)
-    return pretty_text(self._module.text)
+    text = pretty_text(self._module.text)
+    return text if self._spmd is None else self._spmd.annotate(text)
 
   def compiler_ir(self, dialect: str | None = None):
     """The module as an MLIR ``ir.Module`` (IREE's MLIR bindings), or its
@@ -60,7 +64,7 @@ class Lowered:
     opts = dict(self._compiler_options)
     opts.update(compiler_options or {})
     ex = compile_lowered(self._module, opts or None)
-    return Compiled(ex, self._module, self.in_tree, self.out_tree, self.args_info)
+    return Compiled(ex, self._module, self.in_tree, self.out_tree, self.args_info, self._spmd)
 
   def cost_analysis(self) -> dict:
     """Flops, transcendentals and bytes accessed, estimated from the jaxpr."""
@@ -99,7 +103,8 @@ class Compiled:
   of exactly those types (static arguments are not passed again)."""
 
   def __init__(self, executable: Executable, module: LoweredModule, in_tree, out_tree,
-               args_info):
+               args_info, spmd=None):
+    self._spmd = spmd
     self._executable = executable
     self._module = module
     self.in_tree = in_tree
@@ -113,7 +118,8 @@ class Compiled:
 
   def as_text(self) -> str:
     """The StableHLO module this executable was compiled from."""
-    return pretty_text(self._module.text)
+    text = pretty_text(self._module.text)
+    return text if self._spmd is None else self._spmd.annotate(text)
 
   def cost_analysis(self) -> dict:
     """``{'flops', 'transcendentals', 'bytes accessed'}`` estimated from the
@@ -129,11 +135,15 @@ class Compiled:
 
   @property
   def input_shardings(self):
+    if self._spmd is not None:
+      return tree_util.tree_unflatten(self.in_tree, self._spmd.input_shardings())
     sh = SingleDeviceSharding(default_device())
     return tree_util.tree_unflatten(self.in_tree, [sh] * self.in_tree.num_leaves)
 
   @property
   def output_shardings(self):
+    if self._spmd is not None:
+      return tree_util.tree_unflatten(self.out_tree, self._spmd.output_shardings())
     sh = SingleDeviceSharding(default_device())
     return tree_util.tree_unflatten(self.out_tree, [sh] * self.out_tree.num_leaves)
 
@@ -169,6 +179,8 @@ class Compiled:
                       "was compiled. The mismatches are:\n" + "\n".join(bad)
                       + f"\nThe compiled signature is (args, kwargs) = {sig}.\nLower and compile again for the new types, or call the jitted "
                       "function, which compiles for each signature.")
+    if self._spmd is not None:   # one program per device, as the partition says
+      return tree_util.tree_unflatten(self.out_tree, self._spmd.run(leaves))
     outs = self._executable.execute(leaves)
     return tree_util.tree_unflatten(self.out_tree, outs)
 

@@ -14,7 +14,7 @@ import inspect
 import time
 import warnings
 import weakref
-from typing import Callable, Sequence
+from typing import Callable
 
 from openjax._src import dtypes, tree_util
 from openjax._src.api.shapes import ShapeDtypeStruct, abstractify, to_shape_dtype_struct
@@ -33,7 +33,10 @@ from openjax._src.core.transfer_guard import guard_host_to_device
 from openjax._src.interpreters.staging import DebugInfo, flat_arg_names, trace_to_jaxpr
 from openjax._src.control.checks import NOT_FUNCTIONALIZED
 from openjax._src.control.closed_call import jit_p
-from openjax._src.primitives.collectives.collectives import current_axis_env, extend_axis_env
+from openjax._src.control.spmd import Layout, SpmdPlan, constraint_mesh, layout_of, mesh_of
+from openjax._src.core.array import ShardedBuffer
+from openjax._src.core.sharding import NamedSharding, PartitionSpec, Sharding, resolve_sharding
+from openjax._src.primitives.collectives.collectives import current_axis_env
 from openjax._src.runtime.compiler import clear_memory_cache
 from openjax._src.runtime.pipeline import (background, cached_executable, compile_lowered,
                                            compiling, interpreting_first_call,
@@ -147,7 +150,7 @@ _SCALAR_TYPES = frozenset(dtypes.python_scalar_dtypes)
 
 class _CacheEntry:
   __slots__ = ("closed_jaxpr", "out_tree", "hoisted", "lowered", "executable", "pending",
-               "single", "program", "unchecked")
+               "single", "program", "unchecked", "spmd")
 
   def __init__(self, closed_jaxpr, out_tree, hoisted):
     self.closed_jaxpr = closed_jaxpr
@@ -161,6 +164,7 @@ class _CacheEntry:
     # A checkify.check staged without checkify: the program cannot run.
     self.unchecked = any(getattr(e, "must_be_functionalized", False)
                          for e in jaxpr_effects(closed_jaxpr))
+    self.spmd = {}           # (mesh, argument layouts, result specs) -> SpmdPlan
 
   def run_program(self, leaves) -> list:
     """Run the jaxpr with the eval trace's kernels (an eager library call):
@@ -207,7 +211,8 @@ class JitWrapped:
 
   def __init__(self, fun: Callable, *, static_argnums=None, static_argnames=None,
                donate_argnums=None, donate_argnames=None, keep_unused=False,
-               inline=False, compiler_options=None, name=None, tiered=None, eager=False):
+               inline=False, compiler_options=None, name=None, tiered=None, eager=False,
+               in_shardings=None, out_shardings=None):
     if not callable(fun):
       raise TypeError(f"Expected a callable value, got {fun!r}")
     self.fun = fun
@@ -238,6 +243,8 @@ class JitWrapped:
     # static arguments; (config snapshot, avals) -> compiled cache entry.
     self._fast: dict = {}
     self._donates = bool(self.donate_argnums or self.donate_argnames)
+    self.in_shardings, self.out_shardings = in_shardings, out_shardings
+    self._sharded = in_shardings is not None or out_shardings is not None
     # Donating calls take the general path, which checks the donated buffers.
     self._fast_ok = not self.static_argnums and not self.static_argnames and not self._donates
     # updated=(): the function's __dict__ must not overwrite our attributes.
@@ -426,16 +433,17 @@ class JitWrapped:
       n = len(args)
       if n == 2:    # the common arities spelled out (no loop, no list)
         a, b = args
-        if type(a) is Array and type(b) is Array:
+        if type(a) is Array and type(b) is Array and type(a._buffer) is not ShardedBuffer \
+            and type(b._buffer) is not ShardedBuffer:
           fast_key = (config.state_key(), a.aval, b.aval)
       elif n == 1:
         a, = args
-        if type(a) is Array:
+        if type(a) is Array and type(a._buffer) is not ShardedBuffer:
           fast_key = (config.state_key(), a.aval)
       else:
         key = [config.state_key()]
         for a in args:
-          if type(a) is not Array:
+          if type(a) is not Array or type(a._buffer) is ShardedBuffer:
             break
           key.append(a.aval)
         else:
@@ -475,6 +483,10 @@ class JitWrapped:
       entry, leaves, in_tree = self._get_entry(args, kwargs)
     if entry.unchecked and trace_state.trace is eval_trace:
       raise ValueError(NOT_FUNCTIONALIZED)
+    if trace_state.trace is eval_trace and not entry.hoisted:
+      outs = self._call_sharded(entry, leaves, in_tree, args)
+      if outs is not None:
+        return entry.unflatten(outs)
     if self._donates and trace_state.trace is eval_trace:
       _check_donated_once(leaves, self._donated_invars(entry, in_tree, len(leaves)))
     if (trace_state.trace is eval_trace and not entry.hoisted
@@ -496,6 +508,68 @@ class JitWrapped:
                       keep_unused=self.keep_unused, inline=self.inline,
                       tiered=self.tiered is not False)
     return entry.unflatten(outs)
+
+  def _call_sharded(self, entry, leaves, in_tree, args):
+    """Run a call whose arguments (or ``in_shardings``/``out_shardings``)
+    split over a mesh of several devices as an SPMD partition; None for an
+    unsharded call."""
+    plan = self._spmd_plan(entry, leaves, in_tree)
+    return None if plan is None else plan.run(leaves)
+
+  def _spmd_plan(self, entry, leaves, in_tree):
+    """The SPMD partition of ``entry`` for arguments ``leaves`` (Arrays or
+    ShapeDtypeStructs), or None when nothing splits over several devices."""
+    in_sh = self._leaf_shardings(self.in_shardings, in_tree, len(leaves), "in_shardings")
+    out_sh = None
+    if self.out_shardings is not None:
+      out_sh = _prefix_leaves(self.out_shardings, entry.out_tree, "out_shardings")
+    mesh = mesh_of(leaves, (in_sh or []) + (out_sh or []))
+    if mesh is None:
+      # A with_sharding_constraint inside partitions the call too.
+      if "constraint_mesh" not in entry.spmd:
+        entry.spmd["constraint_mesh"] = constraint_mesh(entry.closed_jaxpr)
+      mesh = entry.spmd["constraint_mesh"]
+      if mesh is None:
+        return None
+    in_avals = entry.closed_jaxpr.in_avals
+    layouts = []
+    for i, (x, aval) in enumerate(zip(leaves, in_avals)):
+      s = in_sh[i] if in_sh is not None else None
+      ndim = len(aval.shape)
+      if isinstance(s, NamedSharding):
+        layouts.append(Layout(tuple(s.spec._normalized_spec_for_aval(ndim))))
+      else:
+        layouts.append(layout_of(x, mesh, ndim))
+    out_specs = None
+    if out_sh is not None:
+      out_specs = [None if not isinstance(s, NamedSharding) else
+                   tuple(s.spec._normalized_spec_for_aval(len(a.shape)))
+                   for s, a in zip(out_sh, entry.closed_jaxpr.out_avals)]
+    key = (mesh, tuple(layouts), None if out_specs is None else tuple(out_specs))
+    plan = entry.spmd.get(key)
+    if plan is None:
+      plan = entry.spmd[key] = SpmdPlan(entry.closed_jaxpr, mesh, layouts, out_specs,
+                                        self.name)
+    return plan
+
+  def _leaf_shardings(self, shardings, in_tree, n_leaves, what):
+    if shardings is None:
+      return None
+    dyn_args, dyn_kwargs = tree_util.tree_unflatten(in_tree, [0] * n_leaves)
+    if _is_sharding_leaf(shardings):
+      return [resolve_sharding(shardings, "jit")] * n_leaves
+    shardings = tuple(shardings)
+    if len(shardings) != len(dyn_args):
+      raise ValueError(
+          f"pjit {what} specification must be a tree prefix of the positional arguments "
+          f"tuple. In particular, pjit {what} must either be a Sharding, a PartitionSpec, or "
+          f"a tuple of length equal to the number of positional arguments. But pjit {what} "
+          f"is the wrong length: got a tuple or list of length {len(shardings)} for an args "
+          f"tuple of length {len(dyn_args)}.")
+    out = []
+    for s, a in zip(shardings, dyn_args):
+      out.extend(_prefix_leaves(s, tree_util.tree_structure(a), what))
+    return out + [None] * (n_leaves - len(out))
 
   def _executable(self, entry, in_tree, n_leaves):
     """The entry's executable: from the caches, compiled now, or (tiered
@@ -556,22 +630,46 @@ class JitWrapped:
   def trace(self, *args, **kwargs) -> "Traced":
     """Stage ``f`` for these arguments (arrays or ``ShapeDtypeStruct``s)."""
     entry, leaves, in_tree = self._get_entry(args, kwargs)
-    return Traced(self, entry, in_tree, args, kwargs, len(leaves))
+    return Traced(self, entry, in_tree, args, kwargs, leaves)
 
   def __repr__(self):
     return f"<PjitFunction of {self.fun!r}>"
+
+
+def _is_sharding_leaf(s) -> bool:
+  return s is None or isinstance(s, (Sharding, PartitionSpec))
+
+
+def _prefix_leaves(shardings, tree, what: str) -> list:
+  """One sharding (or None) per leaf of ``tree`` from ``shardings``, a
+  pytree prefix of it."""
+  n = tree.num_leaves
+  if _is_sharding_leaf(shardings):
+    return [resolve_sharding(shardings, "jit")] * n
+  placeholder = tree_util.tree_unflatten(tree, [object() for _ in range(n)])
+  out = []
+
+  def expand(s, sub):
+    out.extend([resolve_sharding(s, "jit")] * tree_util.tree_structure(sub).num_leaves)
+  try:
+    tree_util.tree_map(expand, shardings, placeholder, is_leaf=_is_sharding_leaf)
+  except ValueError as e:
+    raise ValueError(f"jit: {what} is not a pytree prefix of the values it describes: "
+                     f"{e}") from None
+  return out
 
 
 class Traced:
   """The result of ``jit(f).trace(*args)``: the staged program."""
 
   def __init__(self, wrapped: JitWrapped, entry: _CacheEntry, in_tree, args, kwargs,
-               n_leaves: int):
+               leaves: list):
     self._wrapped = wrapped
     self._entry = entry
     self.in_tree = in_tree
     self.args_info = (args, kwargs)
-    self._n_leaves = n_leaves
+    self._leaves = leaves
+    self._n_leaves = len(leaves)
 
   def lower(self, *, lowering_platforms=None) -> Lowered:
     """Lower the staged program to StableHLO (works whatever the executor)."""
@@ -583,8 +681,9 @@ class Traced:
                       "over values of an enclosing transformation (tracers); pass them as "
                       "arguments instead.")
     module = self._wrapped._lower_entry(self._entry, self.in_tree, self._n_leaves)
+    plan = self._wrapped._spmd_plan(self._entry, self._leaves, self.in_tree)
     return Lowered(module, self.in_tree, self._entry.out_tree, self.args_info,
-                   self._wrapped.compiler_options)
+                   self._wrapped.compiler_options, spmd=plan)
 
   @property
   def jaxpr(self) -> ClosedJaxpr:
@@ -625,7 +724,8 @@ def jit(fun: Callable | None = None, *, static_argnums=None, static_argnames=Non
   options = dict(static_argnums=static_argnums, static_argnames=static_argnames,
                  donate_argnums=donate_argnums, donate_argnames=donate_argnames,
                  keep_unused=keep_unused, inline=inline,
-                 compiler_options=compiler_options, tiered=_tiered, eager=_eager)
+                 compiler_options=compiler_options, tiered=_tiered, eager=_eager,
+                 in_shardings=in_shardings, out_shardings=out_shardings)
   if device is None and backend is None:
     return JitWrapped(fun, **options)
   warnings.warn("backend and device argument on jit is deprecated. You can use "
@@ -659,65 +759,5 @@ def clear_caches() -> None:
   clear_memory_cache()
 
 
-def make_jaxpr(fun: Callable, static_argnums: int | Sequence[int] = (), axis_env=None,
-               return_shape: bool = False, abstracted_axes=None):
-  """A function that returns the ``ClosedJaxpr`` of ``fun`` for example
-  arguments (and, with ``return_shape=True``, the output's
-  ``ShapeDtypeStruct`` pytree)."""
-  if isinstance(static_argnums, int):
-    static_argnums = (static_argnums,)
-  static_argnums = tuple(static_argnums)
-
-  @functools.wraps(fun)
-  def make_jaxpr_f(*args, **kwargs):
-    n = len(args)
-    static_idx = {i % n if i < 0 else i for i in static_argnums}
-    dyn_args = tuple(a for i, a in enumerate(args) if i not in static_idx)
-    leaves, in_tree = tree_util.tree_flatten((dyn_args, kwargs))
-    avals = [abstractify(x) for x in leaves]
-    box: list = []
-
-    def flat(*tracers):
-      d_args, d_kwargs = tree_util.tree_unflatten(in_tree, tracers)
-      it = iter(d_args)
-      full = [args[i] if i in static_idx else next(it) for i in range(n)]
-      out = fun(*full, **d_kwargs)
-      out_leaves, out_tree = tree_util.tree_flatten(out)
-      box.append(out_tree)
-      return out_leaves
-
-    counts = [tree_util.tree_structure(a).num_leaves for a in dyn_args] + [
-        tree_util.tree_structure(kwargs[k]).num_leaves for k in sorted(kwargs)]
-    dbg = DebugInfo("make_jaxpr", fun, flat_arg_names(fun, dyn_args, kwargs, counts))
-    with extend_axis_env(axis_env or ()):
-      jaxpr, consts = trace_to_jaxpr(flat, avals, dbg)
-    closed = ClosedJaxpr(jaxpr, consts)
-    if return_shape:
-      shapes = tree_util.tree_unflatten(
-          box[0], [to_shape_dtype_struct(a) for a in jaxpr.out_avals])
-      return closed, shapes
-    return closed
-
-  make_jaxpr_f.__name__ = f"make_jaxpr({getattr(fun, '__name__', 'fun')})"
-  return make_jaxpr_f
-
-
-def eval_shape(fun: Callable, *args, **kwargs):
-  """The output shapes and dtypes of ``fun(*args, **kwargs)`` as a pytree of
-  ``ShapeDtypeStruct``, computed by tracing alone (no FLOPs)."""
-  leaves, in_tree = tree_util.tree_flatten((args, kwargs))
-  avals = [abstractify(x) for x in leaves]
-  box: list = []
-
-  def flat(*tracers):
-    a, k = tree_util.tree_unflatten(in_tree, tracers)
-    out_leaves, out_tree = tree_util.tree_flatten(fun(*a, **k))
-    box.append(out_tree)
-    return out_leaves
-
-  jaxpr, _ = trace_to_jaxpr(flat, avals, DebugInfo("eval_shape", fun, None))
-  return tree_util.tree_unflatten(box[0], [to_shape_dtype_struct(a) for a in jaxpr.out_avals])
-
-
-__all__ = ["jit", "make_jaxpr", "eval_shape", "clear_caches", "ShapeDtypeStruct",
+__all__ = ["jit", "clear_caches", "ShapeDtypeStruct",
            "JitWrapped", "Traced", "Lowered"]

@@ -26,6 +26,7 @@ from openjax._src import dtypes
 from openjax._src.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Primitive, ShapedArray, Var,
                                dce_jaxpr, eval_jaxpr, get_aval, program_of, set_current_trace)
 from openjax._src.core.jaxpr import JaxprTypeError
+from openjax._src.core.sharding_rules import TYPED_BY_SUB_JAXPR, replicated_rule
 from openjax._src.interpreters.batching import batch_jaxpr
 from openjax._src.interpreters.jvp import jvp_jaxpr
 from openjax._src.interpreters.partial_eval import partial_eval_jaxpr
@@ -54,6 +55,9 @@ def _empty2_impl(*, dtype, memory_space):
 @empty2_p.def_abstract_eval
 def _empty2_abstract_eval(*, dtype, memory_space):
   return [ShapedArray((), dtype)]
+
+
+empty2_p.def_sharding_rule(replicated_rule)
 
 
 @empty2_p.def_jvp
@@ -133,6 +137,9 @@ def _cond_abstract_eval(index, *avals, branches):
                          f"called with operands of type {_avals_short(avals)}")
   # The outputs take branch 0's weak types, as in JAX.
   return list(b0.out_avals)
+
+
+cond_p.mark_not_applicable("sharding_rule", TYPED_BY_SUB_JAXPR)
 
 
 @cond_p.def_lower

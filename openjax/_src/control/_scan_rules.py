@@ -24,6 +24,7 @@ from openjax._src import dtypes
 from openjax._src.core import (ClosedJaxpr, Jaxpr, JaxprTypeError, Literal, Primitive, ShapedArray,
                                Tracer, Var, canonical_value, eval_jaxpr, eval_trace,
                                jaxprs_in_params, program_of, set_current_trace, typematch)
+from openjax._src.core.sharding_rules import TYPED_BY_SUB_JAXPR
 from openjax._src.interpreters.batching import batch_jaxpr
 from openjax._src.interpreters.partial_eval import partial_eval_jaxpr
 from openjax._src.interpreters.staging import trace_to_jaxpr
@@ -144,6 +145,9 @@ def _scan_abstract_eval(*avals, reverse, length, jaxpr, num_consts, num_carry, u
       raise JaxprTypeError(f"scan: carry {i} enters the body as {a.str_short()} but leaves "
                            f"it as {o.str_short()}")
   return list(carry_out) + [stacked_aval(length, a) for a in out_avals[num_carry:]]
+
+
+scan_p.mark_not_applicable("sharding_rule", TYPED_BY_SUB_JAXPR)
 
 
 # ------------------------------------------------------------------- impl

@@ -25,6 +25,7 @@ import numpy as np
 
 from openjax._src import dtypes, tree_util
 from openjax._src.core import Effect, Primitive, ShapedArray, array_of
+from openjax._src.core.sharding_rules import replicated_rule
 from openjax._src.control.scan import scan
 from openjax._src.primitives.base.structural import broadcast, moveaxis
 from openjax._src.primitives.shape.shape import concatenate, index_in_dim
@@ -168,6 +169,7 @@ def _scan_per_example(bind_one: Callable, vals, dims):
 
 # ----------------------------------------------------------- pure_callback
 pure_callback_p = Primitive("pure_callback", multiple_results=True)
+pure_callback_p.def_sharding_rule(replicated_rule)   # the host sees whole values
 
 _VMAP_METHODS = ("sequential", "sequential_unrolled", "expand_dims", "broadcast_all",
                  "legacy_vectorized", None)
@@ -247,6 +249,7 @@ def _pure_callback_lower(ctx, *args, callback, result_avals, sharding, vmap_meth
 
 # ------------------------------------------------------------- io_callback
 io_callback_p = Primitive("io_callback", multiple_results=True)
+io_callback_p.def_sharding_rule(replicated_rule)   # the host sees whole values
 
 
 def io_callback(callback: Callable, result_shape_dtypes: Any, *args: Any, sharding=None,
@@ -304,6 +307,7 @@ def _io_callback_lower(ctx, *args, callback, result_avals, sharding, ordered):
 
 # ---------------------------------------------------------- debug_callback
 debug_callback_p = Primitive("debug_callback", multiple_results=True)
+debug_callback_p.def_sharding_rule(replicated_rule)   # the host sees whole values
 
 
 def split_callback_args(args: tuple, kwargs: dict):
@@ -424,6 +428,7 @@ def effects_barrier() -> None:
 
 # ------------------------------------------------------------ debug_print
 debug_print_p = Primitive("debug_print", multiple_results=True)
+debug_print_p.def_sharding_rule(replicated_rule)   # the host sees whole values
 
 
 class _FormatChecker(string.Formatter):

@@ -14,6 +14,7 @@ from openjax._src import tree_util
 from openjax._src.core import Effect, Primitive, Tracer, get_aval
 
 
+from openjax._src.core.sharding_rules import replicated_rule
 class JaxRuntimeError(ValueError):
   """A failed ``checkify`` check (``Error.throw``, eager ``check``)."""
 
@@ -36,6 +37,7 @@ error_effect = ErrorEffect()
 debug_error_effect = DebugErrorEffect()
 
 check_p = Primitive("check", multiple_results=True)
+check_p.def_sharding_rule(replicated_rule)   # no array results
 
 NOT_FUNCTIONALIZED = (
     "Cannot abstractly evaluate a checkify.check which was not functionalized. This probably "

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from openjax._src.core import ClosedJaxpr, Primitive, Var, pp_eqn, program_of, set_current_trace
 from openjax._src.core.placement import commit, committed_device
+from openjax._src.core.sharding_rules import TYPED_BY_SUB_JAXPR
 from openjax._src.interpreters.batching import batch_jaxpr
 from openjax._src.interpreters.jvp import jvp_jaxpr
 from openjax._src.interpreters.partial_eval import partial_eval_jaxpr
@@ -56,6 +57,9 @@ def _jit_abstract_eval(*avals, jaxpr: ClosedJaxpr, name: str, donated_invars: tu
       raise TypeError(f"jit of {name}: argument {i} is {a.str_short()} but the "
                       f"jaxpr expects {e.str_short()}")
   return list(jaxpr.out_avals)
+
+
+jit_p.mark_not_applicable("sharding_rule", TYPED_BY_SUB_JAXPR)
 
 
 @jit_p.def_pp

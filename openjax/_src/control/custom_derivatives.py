@@ -20,6 +20,7 @@ from typing import Callable, Sequence
 from openjax._src import dtypes, tree_util
 from openjax._src.core import (ClosedJaxpr, Jaxpr, Primitive, ShapedArray, eval_jaxpr, get_aval,
                                pp_eqn, program_of)
+from openjax._src.core.sharding_rules import TYPED_BY_SUB_JAXPR
 from openjax._src.interpreters.batching import batch_jaxpr
 from openjax._src.interpreters.staging import trace_to_jaxpr
 from openjax._src.interpreters.transpose import transpose_jaxpr
@@ -218,6 +219,9 @@ def _custom_jvp_call_abstract_eval(*avals, call_jaxpr, jvp_jaxpr_fun, num_consts
   return list(call_jaxpr.out_avals)
 
 
+custom_jvp_call_p.mark_not_applicable("sharding_rule", TYPED_BY_SUB_JAXPR)
+
+
 def apply_custom_jvp_rule(rule: CustomJVPRule, primals, tangents, symbolic_zeros: bool):
   """Run the user's JVP rule on internal tangents (``Zero`` allowed); returns
   primal outputs and internal tangents (``Zero`` for symbolic zeros and for
@@ -354,6 +358,9 @@ def _custom_vjp_call_impl(*args, call_jaxpr, fwd_jaxpr_thunk, bwd, num_consts, o
 def _custom_vjp_call_abstract_eval(*avals, call_jaxpr, fwd_jaxpr_thunk, bwd, num_consts,
                                    out_trees, symbolic_zeros):
   return list(call_jaxpr.out_avals)
+
+
+custom_vjp_call_p.mark_not_applicable("sharding_rule", TYPED_BY_SUB_JAXPR)
 
 
 def apply_custom_vjp_fwd(fwd: CustomVJPFwd, bwd: CustomVJPBwd, primals, tangents,
@@ -499,6 +506,9 @@ def _custom_lin_batch(vals, dims, **params):
 @custom_lin_p.def_abstract_eval
 def _custom_lin_abstract_eval(*avals, num_res, bwd, out_avals, symbolic_zeros, in_zeros):
   return list(out_avals)
+
+
+custom_lin_p.mark_not_applicable("sharding_rule", TYPED_BY_SUB_JAXPR)
 
 
 @custom_lin_p.def_transpose

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from openjax._src.core import ClosedJaxpr, Primitive, eval_jaxpr
+from openjax._src.core.sharding_rules import TYPED_BY_SUB_JAXPR
 from openjax._src.interpreters.batching import batch_jaxpr
 from openjax._src.interpreters.jvp import jvp_jaxpr
 from openjax._src.primitives.base.ad_util import Zero, is_undefined_primal
@@ -40,6 +41,7 @@ class LinearSolveTuple(NamedTuple):
 
 
 linear_solve_p = Primitive("custom_linear_solve", multiple_results=True)
+linear_solve_p.mark_not_applicable("sharding_rule", TYPED_BY_SUB_JAXPR)
 
 
 def linear_solve(consts: LinearSolveTuple, b_leaves, *, jaxprs: LinearSolveTuple) -> list:

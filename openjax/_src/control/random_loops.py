@@ -24,6 +24,7 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src.core import (Primitive, ShapedArray, eval_trace, get_aval,
                                set_current_trace)
+from openjax._src.core.sharding_rules import replicated_rule
 from openjax._src.interpreters.staging import trace_to_jaxpr
 from openjax._src.primitives.base.convert import convert_element_type
 from openjax._src.primitives.elementwise import arithmetic, special, transcendental
@@ -183,6 +184,7 @@ class LoopSampler:
 
 # ------------------------------------------------------------ random_gamma
 random_gamma_p = Primitive("random_gamma")
+random_gamma_p.def_sharding_rule(replicated_rule)
 
 
 def _gamma_element_keys(keys, a):
@@ -316,6 +318,7 @@ def _int_out_aval(keys, *arrays, dtype):
 
 
 random_poisson_knuth_p = Primitive("random_poisson_knuth", kind="nondifferentiable")
+random_poisson_knuth_p.def_sharding_rule(replicated_rule)
 
 
 def _poisson_knuth_loop(*, dtype):
@@ -344,6 +347,7 @@ LoopSampler(random_poisson_knuth_p, _poisson_knuth_loop, _poisson_knuth_finish,
 defjvp_zero(random_poisson_knuth_p)
 
 random_poisson_rejection_p = Primitive("random_poisson_rejection", kind="nondifferentiable")
+random_poisson_rejection_p.def_sharding_rule(replicated_rule)
 
 
 def _poisson_rejection_loop(*, dtype):
@@ -399,6 +403,7 @@ def _float_out_aval(keys, count, prob, *, dtype):
 
 
 random_binomial_inversion_p = Primitive("random_binomial_inversion", kind="nondifferentiable")
+random_binomial_inversion_p.def_sharding_rule(replicated_rule)
 
 
 def _binomial_inversion_loop(*, dtype):
@@ -431,6 +436,7 @@ LoopSampler(random_binomial_inversion_p, _binomial_inversion_loop,
 defjvp_zero(random_binomial_inversion_p)
 
 random_binomial_btrs_p = Primitive("random_binomial_btrs", kind="nondifferentiable")
+random_binomial_btrs_p.def_sharding_rule(replicated_rule)
 
 _STIRLING_TAIL = (0.0810614667953272, 0.0413406959554092, 0.0276779256849983,
                   0.02079067210376509, 0.0166446911898211, 0.0138761288230707,

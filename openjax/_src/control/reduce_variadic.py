@@ -16,6 +16,7 @@ import numpy as np
 
 from openjax._src import dtypes, tree_util
 from openjax._src.core import Primitive, ShapedArray, get_aval, is_concrete, to_concrete_value
+from openjax._src.core.sharding_rules import TYPED_BY_SUB_JAXPR
 from openjax._src.control._reduce_computation import (differentiable, flatten_operands_and_inits,
                                                       tangent_or_zero,
                                                       trace_computation, tree_reduce_jvp,
@@ -78,6 +79,9 @@ def _reduce_abstract_eval(*avals, computation, jaxpr, dimensions):
   shape = reduced_shape(operands[0], dimensions)
   return [ShapedArray(shape, o.dtype, o.weak_type and i.weak_type)
           for o, i in zip(operands, inits)]
+
+
+reduce_p.mark_not_applicable("sharding_rule", TYPED_BY_SUB_JAXPR)
 
 
 @reduce_p.def_jvp

@@ -10,6 +10,7 @@ import numpy as np
 
 from openjax._src import tree_util
 from openjax._src.core import Primitive, ShapedArray, get_aval, is_concrete, to_concrete_value
+from openjax._src.core.sharding_rules import TYPED_BY_SUB_JAXPR
 from openjax._src.control._reduce_computation import (differentiable, flatten_operands_and_inits,
                                                       tangent_or_zero,
                                                       trace_computation, tree_reduce_jvp,
@@ -67,6 +68,9 @@ def _reduce_window_abstract_eval(*avals, jaxpr, consts, **params):
                     f"{', '.join(o.str_short() for o in operands)}")
   shape = reduce_window_shape("reduce_window", operands[0], *window_args(params))
   return [ShapedArray(shape, o.dtype) for o in operands]
+
+
+reduce_window_p.mark_not_applicable("sharding_rule", TYPED_BY_SUB_JAXPR)
 
 
 @reduce_window_p.def_jvp

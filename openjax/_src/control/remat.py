@@ -23,6 +23,7 @@ from typing import Callable, Sequence
 
 from openjax._src.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Primitive, Var, eqn_effects,
                                eval_jaxpr, program_of, set_current_trace)
+from openjax._src.core.sharding_rules import TYPED_BY_SUB_JAXPR, same_as_operand_rule
 from openjax._src.primitives.base.ad_util import Zero, is_undefined_primal, tangent_aval
 from openjax._src.primitives.base.structural import instantiate_zeros
 from openjax._src.control.closed_call import jit_p
@@ -43,6 +44,9 @@ def _name_impl(x, *, name):
 @name_p.def_abstract_eval
 def _name_abstract_eval(x, *, name):
   return [x]
+
+
+name_p.def_sharding_rule(same_as_operand_rule)
 
 
 @name_p.def_jvp
@@ -119,6 +123,9 @@ def _remat_impl(*args, jaxpr, prevent_cse, differentiated, policy):
 @remat_p.def_abstract_eval
 def _remat_abstract_eval(*avals, jaxpr, prevent_cse, differentiated, policy):
   return [v.aval for v in jaxpr.outvars]
+
+
+remat_p.mark_not_applicable("sharding_rule", TYPED_BY_SUB_JAXPR)
 
 
 # The source-recording trace of ``print_saved_residuals``.

@@ -20,6 +20,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, eval_trace, get_aval, set_current_trace
+from openjax._src.core.sharding_rules import replicated_rule
 from openjax._src.interpreters.staging import trace_to_jaxpr
 from openjax._src.primitives.base.convert import convert_element_type
 from openjax._src.primitives.base.structural import broadcast_in_dim, iota, moveaxis, reshape
@@ -36,6 +37,7 @@ THREE_FRY_ALGORITHMS = (0, 1)
 
 rng_bit_generator_p = Primitive("rng_bit_generator", multiple_results=True,
                                 kind="nondifferentiable")
+rng_bit_generator_p.def_sharding_rule(replicated_rule)
 
 
 def _add_u64(lo, hi, n):

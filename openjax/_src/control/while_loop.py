@@ -24,6 +24,7 @@ from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, JaxprEqn, JaxprTypeErr
                                ShapedArray, Tracer, Var, array_of, canonical_value, get_aval,
                                eqn_effects, jaxpr_effects, jaxprs_in_params, live_eqns, program_of,
                                set_current_trace, typematch)
+from openjax._src.core.sharding_rules import TYPED_BY_SUB_JAXPR
 from openjax._src.errors import ConcretizationTypeError
 from openjax._src.interpreters.batching import batch_jaxpr
 from openjax._src.interpreters.jvp import jvp_jaxpr
@@ -323,6 +324,9 @@ def _while_abstract_eval(*avals, cond_jaxpr: ClosedJaxpr, body_jaxpr: ClosedJaxp
     raise JaxprTypeError(f"while: cond_jaxpr must return one boolean scalar (or a batch "
                          f"of them), got ({', '.join(a.str_short() for a in pred)})")
   return list(outs)
+
+
+while_p.mark_not_applicable("sharding_rule", TYPED_BY_SUB_JAXPR)
 
 
 def _split3(xs: Sequence, cond_nconsts: int, body_nconsts: int) -> tuple[list, list, list]:

@@ -18,6 +18,7 @@ RULE_SLOTS = {
     "transpose": "Transpose",
     "batch": "Batching",
     "lower": "Lowering",
+    "sharding_rule": "Sharding",
 }
 
 #: Every primitive ever created, by name (the registry test walks it).
@@ -55,6 +56,12 @@ class Primitive:
     self.batch: Callable | None = None
     self.lower: Callable | None = None
     self.cost: Callable | None = None
+    # sharding_rule(specs, avals, out_avals, **params) -> one spec per result:
+    # a tuple with one entry per dimension (None, a mesh axis name or a tuple
+    # of them), or raises ShardingTypeError where JAX does. Staging applies it
+    # to operands split over Explicit axes; the SPMD partitioner propagates
+    # Auto axes with it.
+    self.sharding_rule: Callable | None = None
     self.pp_rule: Callable | None = None
     # effects(**params) -> frozenset of Effects, for primitives with side
     # effects (host callbacks); None: the primitive is pure.
@@ -96,6 +103,10 @@ class Primitive:
 
   def def_lower(self, f):
     self.lower = f
+    return f
+
+  def def_sharding_rule(self, f):
+    self.sharding_rule = f
     return f
 
   def def_cost(self, f):

@@ -203,7 +203,8 @@ def _pad_hint(shape: tuple, dim: int, parts: int) -> str:
   pads = f"({pads},)" if len(shape) == 1 else f"({pads})"
   return (f" To shard it, pad axis {dim} to the next multiple of {parts} ({target}), "
           f"e.g. x = jnp.pad(x, {pads}), and slice the result back with "
-          f"[:{shape[dim]}] along that axis.")
+          f"[:{shape[dim]}] along that axis once it is whole again (jax.reshard(y, "
+          f"NamedSharding(mesh, P())), or np.asarray(y)).")
 
 
 # ------------------------------------------------------------- Sharding

@@ -24,10 +24,10 @@ from openjax._src.config import config
 from openjax._src.core.array import Array, ShardedBuffer, sharded_array_of
 from openjax._src.core.avals import ShapedArray
 from openjax._src.core.placement import committed_device
-from openjax._src.core.sharding import result_sharding
+from openjax._src.core.sharding import NamedSharding, PartitionSpec, result_sharding
 from openjax._src.core.tracer import Trace, Tracer
 from openjax._src.core.transfer_guard import guard_eager_operands
-from openjax._src.errors import ConcretizationTypeError, UnexpectedTracerError
+from openjax._src.errors import ConcretizationTypeError, ShardingTypeError, UnexpectedTracerError
 
 
 def canonical_value(x: Any) -> np.ndarray:
@@ -529,7 +529,7 @@ class EvalTrace(Trace):
     device = None if sharded is not None else _operands_device(primitive, args)
     result = _run(primitive, kernel, lean, quiet, out_avals, vals, params)
     if sharded is not None:
-      return _keep_sharding(sharded, result)
+      return _keep_sharding(primitive, args, params, sharded, result)
     return result if device is None else _place(result, device)
 
 
@@ -550,13 +550,37 @@ def _place(result: list, device) -> list:
   return result
 
 
-def _keep_sharding(sharded: list, result: list) -> list:
-  """Results of an eager operation on Arrays split over devices: those of the
-  operands' shape keep their common sharding (as an elementwise operation in
-  JAX does); any other result is whole on the default device (correct
-  values; the sharded jit gives the layouts JAX picks)."""
+def _keep_sharding(primitive, args, params, sharded: list, result: list) -> list:
+  """Results of an eager operation on Arrays split over devices, laid out as
+  the primitive's sharding rule gives (as JAX's eager operations, which are
+  compiled programs, lay them out); an operation whose rule rejects the
+  operands' layouts raises JAX's ShardingTypeError over Explicit axes.
+  Without a rule (or over another mesh) results whose shape is the operands'
+  keep their common sharding, and other results are whole on the default
+  device."""
+  sharding = sharded[0].sharding
+  mesh = sharding.mesh
+  rule = primitive.sharding_rule
+  if rule is not None and all(x.sharding.mesh == mesh for x in sharded):
+    specs, avals = [], []
+    for x in args:
+      aval = x.aval if type(x) is Array else shaped_array(np.shape(x), np.result_type(x), False)
+      spec = (tuple(x.sharding.spec._normalized_spec_for_aval(aval.ndim))
+              if type(x) is Array and type(x._buffer) is ShardedBuffer
+              else (None,) * aval.ndim)
+      specs.append(spec)
+      avals.append(aval.update(sharding=NamedSharding(mesh, PartitionSpec(*spec))))
+    try:
+      out_specs = rule(specs, avals, [r.aval for r in result], **params)
+    except ShardingTypeError:
+      if mesh._any_axis_explicit:
+        raise
+      out_specs = None
+    if out_specs is not None:
+      return [sharded_array_of(r._value, NamedSharding(mesh, PartitionSpec(*spec)), r.weak_type)
+              if type(r) is Array else r for r, spec in zip(result, out_specs)]
   shape = sharded[0].shape
-  sharding = result_sharding(sharded[0].sharding, len(shape))
+  sharding = result_sharding(sharding, len(shape))
   for x in sharded[1:]:
     if x.shape != shape or result_sharding(x.sharding, len(shape)) != sharding:
       return result

@@ -21,7 +21,7 @@ from typing import Callable
 import numpy as np
 
 from openjax._src import tree_util
-from openjax._src.api.jit import make_jaxpr
+from openjax._src.api.staged import make_jaxpr
 from openjax._src.control.checks import (JaxRuntimeError, check, check_error_with, check_p,
                                          debug_check, format_check_message)
 from openjax._src.control.cond import switch

@@ -11,6 +11,7 @@ from openjax._src import dtypes
 from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, ShapedArray, Trace,
                                Tracer, Var, check_transformed, get_aval, set_current_trace)
 from openjax._src.errors import UnexpectedTracerError
+from openjax._src.core.sharding_rules import apply_sharding_rule
 
 
 class DebugInfo:
@@ -146,7 +147,15 @@ class DynamicJaxprTrace(Trace):
 
   def process_primitive(self, primitive, args, params) -> list:
     tracers = [self.to_jaxpr_tracer(x) for x in args]
-    out_avals = primitive.rule("abstract_eval")(*(t._aval for t in tracers), **params)
+    avals = [t._aval for t in tracers]
+    out_avals = primitive.rule("abstract_eval")(*avals, **params)
+    for a in avals:
+      if a.sharding is not None:   # operands split over Explicit mesh axes
+        out_avals = apply_sharding_rule(primitive, avals, out_avals, params)
+        break
+    else:
+      if params.get("sharding") is not None:   # a result layout asked for
+        out_avals = apply_sharding_rule(primitive, avals, out_avals, params)
     outs = [DynamicJaxprTracer(self, a, Var(a)) for a in out_avals]
     self.eqns.append(JaxprEqn([t.atom for t in tracers], [o.atom for o in outs],
                               primitive, params))

@@ -29,6 +29,7 @@ from openjax._src.primitives.reduce.select_and_gather import *  # noqa: F401,F40
 from openjax._src.control import fft_lowering, linalg_lowering  # noqa: F401
 from openjax._src.control import linalg_schur_lowering  # noqa: F401
 from openjax._src.lax.parallel import *  # noqa: F401,F403
+from openjax._src.sharding.api import with_sharding_constraint  # noqa: F401
 from openjax._src.lax.associative_scan import *  # noqa: F401,F403
 from openjax._src.primitives.base.ad_util import stop_gradient_p  # noqa: F401
 from openjax._src.primitives.shape.stacking import *  # noqa: F401,F403

@@ -15,7 +15,7 @@ from typing import Any, Callable
 import numpy as np
 
 from openjax._src import lax
-from openjax._src.api.jit import eval_shape
+from openjax._src.api.staged import eval_shape
 from openjax._src.api.vmap import vmap
 from openjax._src.control.scan import fori_loop, scan
 from openjax._src.numpy import util

@@ -23,6 +23,7 @@ from openjax._src.core.mesh import (AbstractMesh, AxisType, Mesh, empty_abstract
                                     get_abstract_mesh, get_concrete_mesh, set_context_mesh,
                                     use_abstract_mesh)
 from openjax._src.core.sharding import NamedSharding, PartitionSpec, Sharding
+from openjax._src.primitives.shape.sharding_constraint import sharding_constraint
 from openjax._src.runtime.sharded_arrays import put_sharded
 
 
@@ -133,6 +134,43 @@ def reshard(xs: Any, out_shardings: Any) -> Any:
   return tree_util.tree_map(put, out_shardings, xs, is_leaf=_is_sharding_leaf)
 
 
+def with_sharding_constraint(x: Any, shardings: Any) -> Any:
+  """``x`` (a pytree of arrays) laid out by ``shardings`` (a Sharding, a
+  PartitionSpec over the mesh in context, or a pytree prefix of those) from
+  here on: inside ``jit`` the SPMD partition relays the value there; outside
+  it moves the data, as ``reshard``. The spec may name Auto mesh axes only
+  (use ``jax.reshard`` for Explicit ones)."""
+  def constrain(s, sub):
+    if isinstance(s, PartitionSpec):
+      mesh = get_concrete_mesh()
+      if mesh.empty:
+        raise RuntimeError(
+            "with_sharding_constraint requires a non-empty mesh in context if you are "
+            "passing `PartitionSpec`s to shardings. You can define a context mesh via "
+            "`jax.set_mesh(mesh)`. Alternatively, provide `Sharding`s to shardings and then "
+            "the mesh context manager is not required.")
+      s = NamedSharding(mesh, s)
+    if not isinstance(s, NamedSharding):
+      raise TypeError(f"with_sharding_constraint: expected a NamedSharding or a "
+                      f"PartitionSpec, got {s!r}")
+    types = s.mesh._name_to_type
+    if any(types[a] is AxisType.Explicit for p in s.spec
+           for a in (p if isinstance(p, tuple) else (p,)) if a in types):
+      raise ValueError(
+          "The spec of NamedSharding passed to with_sharding_constraint can only refer to "
+          f"Auto axes of the mesh. Got spec={s.spec} and mesh={s.mesh.abstract_mesh}. You "
+          "probably meant to use `reshard` API?")
+
+    def one(v):
+      if isinstance(v, Tracer):
+        return sharding_constraint(v, s)
+      return put_sharded(v, _concrete_sharding(s, np.ndim(v), "with_sharding_constraint"))
+    return tree_util.tree_map(one, sub)
+  if _is_sharding_leaf(shardings):
+    return constrain(shardings, x)
+  return tree_util.tree_map(constrain, shardings, x, is_leaf=_is_sharding_leaf)
+
+
 def _mesh_with_axis_types(axes, axis_type: AxisType, name: str, shardings=None):
   """(abstract mesh in context, the same with ``axes`` of ``axis_type``), or
   None with no mesh in context or in ``shardings``."""
@@ -228,4 +266,5 @@ def explicit_axes(f: Callable | None = None, /, *, axes=None, in_sharding=None):
   return wrapped
 
 
-__all__ = ["auto_axes", "explicit_axes", "get_mesh", "make_mesh", "reshard", "set_mesh"]
+__all__ = ["auto_axes", "explicit_axes", "get_mesh", "make_mesh", "reshard", "set_mesh",
+           "with_sharding_constraint"]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from openjax._src import dtypes, tree_util
 from openjax._src.core import Primitive, ShapedArray, get_aval
+from openjax._src.core.sharding_rules import elementwise_rule
 
 
 def tangent_aval(aval: ShapedArray) -> ShapedArray:
@@ -82,6 +83,9 @@ def _stop_gradient_impl(x):
 @stop_gradient_p.def_abstract_eval
 def _stop_gradient_abstract_eval(x):
   return [x]
+
+
+stop_gradient_p.def_sharding_rule(elementwise_rule("stop_gradient"))
 
 
 @stop_gradient_p.def_jvp

@@ -10,6 +10,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Array, Primitive, ShapedArray, array_of, get_aval
+from openjax._src.core.sharding_rules import elementwise_rule
 from openjax._src.core.trace import python_int_value
 from openjax._src.lowering.builder import enum_attr
 from openjax._src.lowering.mlir_types import split_tensor_type
@@ -144,6 +145,9 @@ def _convert_eval_kernel(x, *, new_dtype, weak_type, sharding=None):
       (src in dtypes.custom_float_dtypes and dst in dtypes.custom_float_dtypes):
     return None
   return functools.partial(np.ndarray.astype, dtype=dst)
+
+
+convert_element_type_p.def_sharding_rule(elementwise_rule("convert_element_type"))
 
 
 @convert_element_type_p.def_abstract_eval

@@ -16,6 +16,8 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, array_of, get_aval, pp_eqn
+from openjax._src.core.sharding_rules import (elementwise_rule, reduce_axes_rule,
+                                              replicated_rule, reshape_spec)
 from openjax._src.primitives.base.ad_util import Zero, is_undefined_primal
 from openjax._src.primitives.base.convert import lower_convert
 from openjax._src.primitives.base.reduce_lowering import reduce
@@ -132,6 +134,9 @@ def _add_any_abstract_eval(x, y):
   return [ShapedArray(x.shape, x.dtype, x.weak_type and y.weak_type)]
 
 
+add_any_p.def_sharding_rule(elementwise_rule("add_any"))
+
+
 @add_any_p.def_jvp
 def _add_any_jvp(primals, tangents):
   return [add_any_p.bind1(*primals)], [add_tangents(*tangents)]
@@ -235,7 +240,7 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions, out_sharding=None):
       tuple(np.shape(operand)) == shape and hasattr(operand, "aval"):
     return operand
   return broadcast_in_dim_p.bind1(operand, shape=shape, broadcast_dimensions=bdims,
-                                  sharding=None)
+                                  sharding=out_sharding)
 
 
 def broadcast(operand, sizes):
@@ -299,6 +304,18 @@ def _broadcast_in_dim_abstract_eval(x, *, shape, broadcast_dimensions, sharding=
           f"of shape {x.shape}, target broadcast shape {shape}, broadcast_dimensions "
           f"{broadcast_dimensions} ")
   return [ShapedArray(shape, x.dtype, x.weak_type)]
+
+
+@broadcast_in_dim_p.def_sharding_rule
+def _broadcast_in_dim_sharding_rule(specs, avals, out_avals, *, shape, broadcast_dimensions,
+                                    sharding=None):
+  if sharding is not None:   # asked for (a transpose lays a cotangent out as its primal)
+    return [tuple(sharding.spec._normalized_spec_for_aval(len(shape)))]
+  out = [None] * len(shape)
+  for i, d in enumerate(broadcast_dimensions):
+    if avals[0].shape[i] == shape[d]:
+      out[d] = specs[0][i]
+  return [tuple(out)]
 
 
 @broadcast_in_dim_p.def_pp
@@ -375,6 +392,15 @@ def _reshape_abstract_eval(x, *, new_sizes, dimensions, sharding=None):
   return [ShapedArray(new_sizes, x.dtype, x.weak_type)]
 
 
+@reshape_p.def_sharding_rule
+def _reshape_sharding_rule(specs, avals, out_avals, *, new_sizes, dimensions, sharding=None):
+  spec, shape = specs[0], avals[0].shape
+  if dimensions is not None:
+    spec = tuple(spec[d] for d in dimensions)
+    shape = tuple(shape[d] for d in dimensions)
+  return [reshape_spec(spec, shape, tuple(new_sizes), avals[0])]
+
+
 def _reshape_transpose(ct, x, *, new_sizes, dimensions, sharding=None):
   shape = x.aval.shape
   if dimensions is None:
@@ -440,6 +466,7 @@ def _iota_abstract_eval(*, dtype, shape, dimension, sharding=None):
   return [ShapedArray(shape, dtype, False)]
 
 
+iota_p.def_sharding_rule(replicated_rule)
 iota_p.mark_not_applicable("batch", "no operands: iota is never batched (vmap only batches "
                                     "primitives applied to batched operands)")
 
@@ -503,6 +530,11 @@ def _squeeze_abstract_eval(x, *, dimensions):
   return [ShapedArray(shape, x.dtype, x.weak_type)]
 
 
+@squeeze_p.def_sharding_rule
+def _squeeze_sharding_rule(specs, avals, out_avals, *, dimensions):
+  return [tuple(p for d, p in enumerate(specs[0]) if d not in dimensions)]
+
+
 def _squeeze_transpose(ct, x, *, dimensions):
   return [expand_dims(ct, dimensions)]
 
@@ -550,6 +582,11 @@ def _transpose_abstract_eval(x, *, permutation):
     raise TypeError("transpose permutation isn't a permutation of operand dimensions, "
                     f"got permutation {permutation} for operand shape {x.shape}.")
   return [ShapedArray(tuple(x.shape[i] for i in permutation), x.dtype, x.weak_type)]
+
+
+@transpose_p.def_sharding_rule
+def _transpose_sharding_rule(specs, avals, out_avals, *, permutation):
+  return [tuple(specs[0][d] for d in permutation)]
 
 
 def _transpose_transpose(ct, x, *, permutation):
@@ -602,10 +639,14 @@ def _reduce_sum_abstract_eval(x, *, axes, out_sharding=None):
   return [ShapedArray(reduced_shape(x, axes), x.dtype, x.weak_type)]
 
 
+reduce_sum_p.def_sharding_rule(reduce_axes_rule)
+
+
 def _reduce_sum_transpose(ct, x, *, axes, out_sharding=None):
   shape = x.aval.shape
   kept = tuple(i for i in range(len(shape)) if i not in axes)
-  return [broadcast_in_dim(ct, shape, kept)]
+  # The cotangent is laid out as the operand (JAX's rule).
+  return [broadcast_in_dim(ct, shape, kept, out_sharding=x.aval.sharding)]
 
 
 deflinear(reduce_sum_p, _reduce_sum_transpose)

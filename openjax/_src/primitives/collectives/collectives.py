@@ -34,6 +34,7 @@ from typing import Iterable
 import numpy as np
 
 from openjax._src.core import Primitive, ShapedArray, get_aval
+from openjax._src.core.sharding_rules import MANUAL_AXES_ONLY
 from openjax._src.primitives.base import ad_util
 from openjax._src.primitives.base.structural import (broadcast_in_dim, deflinear, expand_dims, iota,
                                                      moveaxis, reduce_sum, reduce_sum_p, reshape,
@@ -271,6 +272,7 @@ def psum_array(x, axes: tuple, axis_index_groups=None):
 psum_p.def_impl(_allreduce_impl(lambda x, axis: np.sum(x, axis=axis, dtype=x.dtype),
                                 np.add, "psum"))
 psum_p.def_abstract_eval(_allreduce_abstract_eval)
+psum_p.mark_not_applicable("sharding_rule", MANUAL_AXES_ONLY)
 psum_p.def_batch(_allreduce_batch(psum_p, _times))
 
 
@@ -300,6 +302,7 @@ def pmax_array(x, axes: tuple, axis_index_groups=None):
 
 pmax_p.def_impl(_allreduce_impl(lambda x, axis: np.max(x, axis=axis), np.maximum, "pmax"))
 pmax_p.def_abstract_eval(_allreduce_abstract_eval)
+pmax_p.mark_not_applicable("sharding_rule", MANUAL_AXES_ONLY)
 pmax_p.def_batch(_allreduce_batch(pmax_p, lambda x, size: x))
 pmax_p.mark_not_applicable("jvp", "JAX defines no derivative of pmax")
 pmax_p.def_lower(_allreduce_lower(reduce_max_p, "pmax"))
@@ -314,6 +317,7 @@ def pmin_array(x, axes: tuple, axis_index_groups=None):
 
 pmin_p.def_impl(_allreduce_impl(lambda x, axis: np.min(x, axis=axis), np.minimum, "pmin"))
 pmin_p.def_abstract_eval(_allreduce_abstract_eval)
+pmin_p.mark_not_applicable("sharding_rule", MANUAL_AXES_ONLY)
 pmin_p.def_batch(_allreduce_batch(pmin_p, lambda x, size: x))
 pmin_p.mark_not_applicable("jvp", "JAX defines no derivative of pmin")
 pmin_p.def_lower(_allreduce_lower(reduce_min_p, "pmin"))
@@ -351,6 +355,9 @@ def _all_gather_abstract_eval(x, *, all_gather_dimension, axis_name, axis_index_
   else:
     shape.insert(all_gather_dimension, axis_size)
   return [ShapedArray(tuple(shape), x.dtype, x.weak_type)]
+
+
+all_gather_p.mark_not_applicable("sharding_rule", MANUAL_AXES_ONLY)
 
 
 @all_gather_p.def_batch
@@ -441,6 +448,9 @@ def _reduce_scatter_abstract_eval(x, *, scatter_dimension, axis_name, axis_index
   return [ShapedArray(shape, x.dtype, x.weak_type)]
 
 
+reduce_scatter_p.mark_not_applicable("sharding_rule", MANUAL_AXES_ONLY)
+
+
 @reduce_scatter_p.def_batch
 def _reduce_scatter_batch(vals, dims, axis_data, *, scatter_dimension, axis_name,
                           axis_index_groups, axis_size, tiled):
@@ -505,6 +515,9 @@ def _ppermute_impl(x, *, axis_name, perm):
 def _ppermute_abstract_eval(x, *, axis_name, perm):
   _check_axis_names(_names(axis_name), "ppermute")
   return [x]
+
+
+ppermute_p.mark_not_applicable("sharding_rule", MANUAL_AXES_ONLY)
 
 
 def _check_perm(perm, size: int) -> None:
@@ -591,6 +604,9 @@ def _axis_index_abstract_eval(*, axis_name):
   return [ShapedArray((), np.dtype(np.int32), False)]
 
 
+axis_index_p.mark_not_applicable("sharding_rule", MANUAL_AXES_ONLY)
+
+
 @axis_index_p.def_batch
 def _axis_index_batch(vals, dims, axis_data, *, axis_name):
   if axis_data.name not in _names(axis_name):
@@ -617,6 +633,9 @@ def _pbroadcast_impl(x, *, axis_name, source):
 def _pbroadcast_abstract_eval(x, *, axis_name, source):
   _check_axis_names(_names(axis_name), "pbroadcast")
   return [x]
+
+
+pbroadcast_p.mark_not_applicable("sharding_rule", MANUAL_AXES_ONLY)
 
 
 @pbroadcast_p.def_batch
@@ -693,6 +712,9 @@ def _all_to_all_abstract_eval(x, *, split_axis, concat_axis, axis_name, axis_ind
   shape[split_axis] //= n
   shape[concat_axis] *= n
   return [ShapedArray(tuple(shape), x.dtype, False)]
+
+
+all_to_all_p.mark_not_applicable("sharding_rule", MANUAL_AXES_ONLY)
 
 
 @all_to_all_p.def_batch

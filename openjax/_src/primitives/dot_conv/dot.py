@@ -19,6 +19,9 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src.config import config
 from openjax._src.core import Primitive, ShapedArray, get_aval, pp_eqn
+from openjax._src.core.sharding import NamedSharding, PartitionSpec, resolve_sharding
+from openjax._src.core.sharding_rules import spec_of, type_str
+from openjax._src.errors import ShardingTypeError
 from openjax._src.primitives.base.ad_util import Zero, is_undefined_primal
 from openjax._src.primitives.base.convert import _convert_element_type
 from openjax._src.primitives.base.structural import defjvp, transpose
@@ -225,8 +228,9 @@ def dot(lhs, rhs, *, dimension_numbers=None, precision=None, preferred_element_t
           "un-batched matrix-matrix, matrix-vector, or vector-vector products; got "
           f"lhs_shape={tuple(lhs_shape)} rhs_shape={tuple(rhs_shape)}")
   if out_sharding is not None:
-    raise NotImplementedError("dot_general: out_sharding is not supported yet; "
-                              "pass out_sharding=None.")
+    # Kept as the spec alone (hashable, printed): the mesh is the operands'.
+    out_sharding = resolve_sharding(out_sharding, "dot_general")
+    out_sharding = out_sharding.spec if isinstance(out_sharding, NamedSharding) else None
   try:   # dimension numbers seen before (tuples of ints, hashable): no checks
     dims = _DIMENSION_NUMBERS.get(dimension_numbers)
   except TypeError:
@@ -238,7 +242,7 @@ def dot(lhs, rhs, *, dimension_numbers=None, precision=None, preferred_element_t
   return dot_general_p.bind1(lhs, rhs, dimension_numbers=dims,
                              precision=canonicalize_precision(precision),
                              preferred_element_type=preferred_element_type,
-                             out_sharding=None)
+                             out_sharding=out_sharding)
 
 
 def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None,
@@ -402,6 +406,40 @@ def _check_dims(side: str, ndim: int, contract, batch) -> None:
         f"{batch} and {side}_contracting of {contract} for {side} of rank {ndim}")
 
 
+@dot_general_p.def_sharding_rule
+def _dot_general_sharding_rule(specs, avals, out_avals, *, dimension_numbers, precision,
+                               preferred_element_type, out_sharding=None):
+  # JAX's rule: batch dimensions split alike; contracting dimensions alike
+  # and whole (a partial sum's layout is ambiguous); the free dimensions
+  # keep their splits, no mesh axis twice.
+  if out_sharding is not None:
+    return [tuple(out_sharding._normalized_spec_for_aval(len(out_avals[0].shape)))]
+  (lc, rc), (lb, rb) = dimension_numbers
+  ls, rs = specs
+  lbs, rbs = tuple(ls[d] for d in lb), tuple(rs[d] for d in rb)
+  if lbs != rbs:
+    raise ShardingTypeError("dot_general requires lhs batch dimensions and rhs batch "
+                            f"dimensions to have the consistent sharding, got {lbs} and {rbs}.")
+  lcs, rcs = tuple(ls[d] for d in lc), tuple(rs[d] for d in rc)
+  if lcs != rcs:
+    raise ShardingTypeError("dot_general requires contracting dimensions to have consistent "
+                            f"sharding, got {lcs} and {rcs}.")
+  if any(p is not None for p in lcs):
+    raise ShardingTypeError(
+        "Contracting dimensions are sharded and it is ambiguous how the output should be "
+        "sharded. Please specify the output sharding via the `out_sharding` parameter. Got "
+        f"lhs_contracting_spec={lcs} and rhs_contracting_spec={rcs}")
+  out = (lbs + tuple(p for d, p in enumerate(ls) if d not in lc and d not in lb)
+         + tuple(p for d, p in enumerate(rs) if d not in rc and d not in rb))
+  used = [a for p in out if p is not None for a in ((p,) if isinstance(p, str) else p)]
+  if len(used) != len(set(used)):
+    raise ShardingTypeError(
+        f"dot_general operation with inputs: {avals[0].str_short()}, "
+        f"{avals[1].str_short()} produces an illegally sharded result: "
+        f"{type_str(out_avals[0], out, short=True)}")
+  return [out]
+
+
 @dot_general_p.def_abstract_eval
 def _dot_general_abstract_eval(lhs, rhs, *, dimension_numbers, precision,
                                preferred_element_type, out_sharding=None):
@@ -475,8 +513,15 @@ def _transpose_lhs(ct, x_aval, y, *, dimension_numbers, precision, preferred_ele
   x_contract_by_y = [c for _, c in sorted(zip(y_contract, x_contract))]
   unsorted = list(x_batch) + x_kept + x_contract_by_y
   perm = tuple(int(i) for i in np.argsort(unsorted))
+  out_sharding = None
+  if get_aval(ct).sharding is not None or get_aval(y).sharding is not None:
+    # The cotangent is laid out as the primal operand (JAX's rule): its
+    # contracting dimensions may be split (a partial sum the partition reduces).
+    x_spec = spec_of(x_aval)
+    out_sharding = PartitionSpec(*(x_spec[d] for d in unsorted))
   out = dot_general_p.bind1(ct, y, dimension_numbers=dims, precision=precision,
-                            preferred_element_type=preferred_element_type, out_sharding=None)
+                            preferred_element_type=preferred_element_type,
+                            out_sharding=out_sharding)
   x_bar = transpose(out, perm)
   if get_aval(x_bar).dtype != x_aval.dtype:
     x_bar = _convert_element_type(x_bar, x_aval.dtype, x_aval.weak_type)

@@ -17,6 +17,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, get_aval
+from openjax._src.core.sharding_rules import elementwise_rule
 from openjax._src.primitives.base.ad_util import Zero, defjvp_zero, is_undefined_primal
 from openjax._src.primitives.base.batch_util import defvectorized
 from openjax._src.primitives.base.convert import convert_element_type
@@ -220,6 +221,9 @@ def integer_pow(x, y: int):
 def reciprocal(x):
   """Elementwise reciprocal: 1 / x."""
   return integer_pow(x, -1)
+
+
+integer_pow_p.def_sharding_rule(elementwise_rule("integer_pow"))
 
 
 @integer_pow_p.def_abstract_eval
@@ -513,6 +517,9 @@ def _reduce_precision_impl(x, *, exponent_bits, mantissa_bits):
     bits = np.where(e <= src_bias - red_bias, bits & sign, bits)
   out = bits.astype(udt).view(x.dtype).reshape(x.shape)
   return [np.where(np.isnan(x), x, out)]
+
+
+reduce_precision_p.def_sharding_rule(elementwise_rule("reduce_precision"))
 
 
 @reduce_precision_p.def_abstract_eval

@@ -13,6 +13,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, get_aval
+from openjax._src.core.sharding_rules import elementwise_rule
 from openjax._src.primitives.base.batch_util import broadcast_batcher
 from openjax._src.primitives.base.structural import broadcast_in_dim, reduce_sum, reshape
 from openjax._src.primitives.base.util import (broadcasting_shape, check_same_dtypes, pp_hide_none,
@@ -98,6 +99,7 @@ def unop(name: str, impl, accepted, *, result_dtype=None, kind="differentiable",
     # silences warnings once); parameters other than accuracy need the impl.
     return None if params else impl
 
+  p.def_sharding_rule(elementwise_rule(name))
   if accuracy:
     p.def_pp(pp_hide_none("accuracy"))
 
@@ -172,6 +174,7 @@ def naryop(name: str, impl, accepted, *, result_dtype=None, kind="differentiable
   def _eval_kernel(*avals, out_dtype=None):
     return impl if out_dtype is None else None
 
+  p.def_sharding_rule(elementwise_rule(name))
   if out_dtype_param:
     p.def_pp(pp_hide_none("out_dtype"))
   p.def_batch(broadcast_batcher(p))

@@ -14,6 +14,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, get_aval
+from openjax._src.core.sharding_rules import elementwise_rule
 from openjax._src.primitives.base.ad_util import Zero, is_undefined_primal
 from openjax._src.primitives.base.batch_util import axis_size, bdim_at_front
 from openjax._src.primitives.base.structural import broadcast, broadcast_in_dim, defjvp, moveaxis
@@ -269,6 +270,9 @@ def _select_n_eval_kernel(which, *cases):
   return _select2 if len(cases) == 2 and which.dtype == np.bool_ else None
 
 
+select_n_p.def_sharding_rule(elementwise_rule("select_n"))
+
+
 @select_n_p.def_abstract_eval
 def _select_n_abstract_eval(which, *cases):
   if not cases:
@@ -363,6 +367,9 @@ def _clamp_impl(lo, x, hi):
     return [np.minimum(np.maximum(x, lo), hi).astype(x.dtype, copy=False)]
 
 
+clamp_p.def_sharding_rule(elementwise_rule("clamp"))
+
+
 @clamp_p.def_abstract_eval
 def _clamp_abstract_eval(lo, x, hi):
   for name, a in (("min", lo), ("max", hi)):
@@ -440,6 +447,9 @@ def _bitcast_impl(x, *, new_dtype):
   if old > new:
     return [flat.reshape(x.shape + (old // new,))]
   return [flat.reshape(x.shape[:-1])]
+
+
+bitcast_convert_type_p.def_sharding_rule(elementwise_rule("bitcast_convert_type"))
 
 
 @bitcast_convert_type_p.def_abstract_eval

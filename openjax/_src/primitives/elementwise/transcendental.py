@@ -12,6 +12,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, get_aval
+from openjax._src.core.sharding_rules import elementwise_rule
 from openjax._src.primitives.base.batch_util import defbroadcasting
 from openjax._src.primitives.base.convert import convert_element_type
 from openjax._src.primitives.base.structural import defjvp, defjvp2
@@ -331,6 +332,9 @@ def _pow_impl(x, y):
     if x.dtype in dtypes.custom_float_dtypes:
       return [np.power(x.astype(np.float32), y).astype(x.dtype)]
     return [np.asarray(np.power(x, y)).astype(x.dtype, copy=False)]
+
+
+pow_p.def_sharding_rule(elementwise_rule("pow"))
 
 
 @pow_p.def_abstract_eval

@@ -8,6 +8,7 @@ import numpy as np
 
 from openjax._src import tree_util
 from openjax._src.core import Primitive
+from openjax._src.core.sharding_rules import per_operand_rule, replicated_rule, same_as_operand_rule
 from openjax._src.primitives.base.ad_util import Zero, is_undefined_primal
 from openjax._src.primitives.base.structural import deflinear, instantiate_zeros
 
@@ -31,6 +32,9 @@ def _optimization_barrier_impl(*xs):
 @optimization_barrier_p.def_abstract_eval
 def _optimization_barrier_abstract_eval(*avals):
   return list(avals)
+
+
+optimization_barrier_p.def_sharding_rule(per_operand_rule)
 
 
 def _optimization_barrier_transpose(cts, *xs):
@@ -72,6 +76,9 @@ def _copy_abstract_eval(x):
   return [x]
 
 
+copy_p.def_sharding_rule(same_as_operand_rule)
+
+
 deflinear(copy_p, lambda ct, x: [copy_p.bind1(ct)])
 
 
@@ -83,8 +90,6 @@ def _copy_batch(vals, dims):
 @copy_p.def_lower
 def _copy_lower(ctx, x):
   return [x]
-
-
 
 
 # ---------------------------------------------------------------------- stage
@@ -99,6 +104,9 @@ def _stage_impl(x):
 @stage_p.def_abstract_eval
 def _stage_abstract_eval(x):
   return [x]
+
+
+stage_p.def_sharding_rule(same_as_operand_rule)
 
 
 deflinear(stage_p, lambda ct, x: [stage_p.bind1(ct)])
@@ -129,6 +137,9 @@ def _dce_sink_impl(x, *, prevent_mlir_dce=False):
 @dce_sink_p.def_abstract_eval
 def _dce_sink_abstract_eval(x, *, prevent_mlir_dce=False):
   return []
+
+
+dce_sink_p.def_sharding_rule(replicated_rule)   # no results
 
 
 def _dce_sink_jvp(primals, tangents, **params):

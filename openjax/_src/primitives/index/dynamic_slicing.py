@@ -10,6 +10,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, Tracer, get_aval
+from openjax._src.core.sharding_rules import replicated_rule
 from openjax._src.primitives.base.ad_util import Zero, is_undefined_primal
 from openjax._src.primitives.base.batch_util import bdim_at_front
 from openjax._src.primitives.base.structural import (broadcast_in_dim, instantiate_zeros, moveaxis,
@@ -81,6 +82,9 @@ def _dynamic_slice_abstract_eval(operand, *start_indices, slice_sizes):
                     f"got slice_sizes of {slice_sizes}.")
   _check_start_indices("dynamic_slice", operand, start_indices)
   return [ShapedArray(slice_sizes, operand.dtype, operand.weak_type)]
+
+
+dynamic_slice_p.def_sharding_rule(replicated_rule)
 
 
 @dynamic_slice_p.def_jvp
@@ -228,6 +232,9 @@ def _dynamic_update_slice_abstract_eval(operand, update, *start_indices):
   _check_start_indices("dynamic_update_slice", operand, start_indices)
   weak = operand.weak_type and update.weak_type and all(i.weak_type for i in start_indices)
   return [ShapedArray(operand.shape, operand.dtype, weak)]
+
+
+dynamic_update_slice_p.def_sharding_rule(replicated_rule)
 
 
 @dynamic_update_slice_p.def_jvp

@@ -17,6 +17,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, get_aval
+from openjax._src.core.sharding_rules import replicated_rule
 from openjax._src.primitives.base.ad_util import Zero
 from openjax._src.primitives.base.batch_util import axis_size, bdim_at_front
 from openjax._src.primitives.base.convert import convert_element_type
@@ -115,6 +116,9 @@ def _cholesky_abstract_eval(x):
   return [ShapedArray(x.shape, x.dtype)]
 
 
+cholesky_p.def_sharding_rule(replicated_rule)
+
+
 @cholesky_p.def_jvp
 def _cholesky_jvp(primals, tangents):
   # L_dot = L phi(L^-1 A_dot L^-H), phi: the lower triangle, diagonal halved
@@ -209,6 +213,9 @@ def _triangular_solve_abstract_eval(a, b, *, left_side, lower, transpose_a, conj
   return [ShapedArray(b.shape, b.dtype)]
 
 
+triangular_solve_p.def_sharding_rule(replicated_rule)
+
+
 @triangular_solve_p.def_jvp
 def _triangular_solve_jvp(primals, tangents, **params):
   a, b = primals
@@ -290,6 +297,9 @@ def _eigh_abstract_eval(x, *, lower, sort_eigenvalues, subset_by_index, algorith
   return [ShapedArray((*batch, n, d), x.dtype), ShapedArray((*batch, d), _real(x.dtype))]
 
 
+eigh_p.def_sharding_rule(replicated_rule)
+
+
 @eigh_p.def_jvp
 def _eigh_jvp(primals, tangents, *, lower, sort_eigenvalues, subset_by_index, algorithm):
   # Non-degenerate perturbation theory: dw = diag(V^H dA V),
@@ -347,6 +357,9 @@ def _qr_abstract_eval(x, *, pivoting, full_matrices, use_magma):
   *batch, m, n = x.shape
   k = m if full_matrices else min(m, n)
   return [ShapedArray((*batch, m, k), x.dtype), ShapedArray((*batch, k, n), x.dtype)]
+
+
+qr_p.def_sharding_rule(replicated_rule)
 
 
 def _thin_qr_jvp(q, r, dx):
@@ -449,6 +462,9 @@ def _lu_abstract_eval(x):
           ShapedArray((*batch, m), i32)]
 
 
+lu_p.def_sharding_rule(replicated_rule)
+
+
 @lu_p.def_jvp
 def _lu_jvp(primals, tangents):
   # LU = PA: L' = L tril(L^-1 P dA U^-1, -1), U' = triu(L^-1 P dA U^-1) U
@@ -514,6 +530,9 @@ def _lu_pivots_to_permutation_abstract_eval(pivots, *, permutation_size):
   return [ShapedArray((*pivots.shape[:-1], permutation_size), np.dtype(np.int32))]
 
 
+lu_pivots_to_permutation_p.def_sharding_rule(replicated_rule)
+
+
 @lu_pivots_to_permutation_p.def_jvp
 def _lu_pivots_to_permutation_jvp(primals, tangents, **params):
   out = lu_pivots_to_permutation_p.bind(*primals, **params)
@@ -564,6 +583,9 @@ def _svd_abstract_eval(x, *, full_matrices, compute_uv, subset_by_index, algorit
     return [s]
   return [s, ShapedArray((*batch, m, m if full_matrices else k), x.dtype),
           ShapedArray((*batch, n if full_matrices else k, n), x.dtype)]
+
+
+svd_p.def_sharding_rule(replicated_rule)
 
 
 @svd_p.def_jvp

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from openjax._src.core import Primitive, ShapedArray
+from openjax._src.core.sharding_rules import replicated_rule
 from openjax._src.primitives.base.batch_util import axis_size, bdim_at_front
 from openjax._src.primitives.base.util import check_dtypes
 
@@ -319,6 +320,9 @@ def _hessenberg_abstract_eval(a):
   return [ShapedArray(a.shape, a.dtype), ShapedArray(a.shape[:-2] + (max(n - 1, 0),), a.dtype)]
 
 
+hessenberg_p.def_sharding_rule(replicated_rule)
+
+
 _batch_at_front(hessenberg_p)
 
 
@@ -348,6 +352,9 @@ def _schur_abstract_eval(x, *, compute_schur_vectors):
   _check_square("schur", x)
   out = ShapedArray(x.shape, x.dtype)
   return [out, out] if compute_schur_vectors else [out]
+
+
+schur_p.def_sharding_rule(replicated_rule)
 
 
 schur_p.def_jvp(_not_differentiable("schur"))

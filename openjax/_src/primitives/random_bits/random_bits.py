@@ -28,6 +28,7 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src.config import config
 from openjax._src.core import Primitive, ShapedArray
+from openjax._src.core.sharding_rules import replicated_rule
 from openjax._src.lowering.builder import Value
 from openjax._src.primitives.base.ad_util import defjvp_zero
 from openjax._src.primitives.base.batch_util import axis_size, bdim_at_front, broadcast_batcher
@@ -254,6 +255,9 @@ def _threefry2x32_abstract_eval(k1, k2, x1, x2):
   return [ShapedArray(shape, _U32), ShapedArray(shape, _U32)]
 
 
+threefry2x32_p.def_sharding_rule(replicated_rule)
+
+
 threefry2x32_p.def_batch(broadcast_batcher(threefry2x32_p))
 defjvp_zero(threefry2x32_p)
 
@@ -303,6 +307,9 @@ def _random_seed_abstract_eval(seeds, *, impl="fry"):
   if not dtypes.issubdtype(seeds.dtype, np.integer):
     raise TypeError(f"PRNG key seed must be an integer; got {seeds.str_short()}")
   return [ShapedArray(seeds.shape + KEY_SHAPE, _U32)]
+
+
+random_seed_p.def_sharding_rule(replicated_rule)
 
 
 @random_seed_p.def_batch
@@ -364,6 +371,9 @@ def _random_bits_abstract_eval(keys, *, bit_width, shape):
   return [ShapedArray(keys_shape + tuple(shape), _UINT[bit_width])]
 
 
+random_bits_p.def_sharding_rule(replicated_rule)
+
+
 random_bits_p.def_batch(_front_batcher(random_bits_p))
 defjvp_zero(random_bits_p)
 
@@ -416,6 +426,9 @@ def _random_split_abstract_eval(keys, *, shape):
   return [ShapedArray(keys_shape + tuple(shape) + KEY_SHAPE, _U32)]
 
 
+random_split_p.def_sharding_rule(replicated_rule)
+
+
 random_split_p.def_batch(_front_batcher(random_split_p))
 defjvp_zero(random_split_p)
 
@@ -459,6 +472,9 @@ def _random_fold_in_abstract_eval(keys, msgs):
   return [ShapedArray(_fold_in_shape(keys, msgs) + KEY_SHAPE, _U32)]
 
 
+random_fold_in_p.def_sharding_rule(replicated_rule)
+
+
 random_fold_in_p.def_batch(_front_batcher(random_fold_in_p))
 defjvp_zero(random_fold_in_p)
 
@@ -488,6 +504,7 @@ def random_clone(keys):
 
 random_clone_p.def_impl(lambda keys: [keys])
 random_clone_p.def_abstract_eval(lambda keys: [keys])
+random_clone_p.def_sharding_rule(replicated_rule)
 defjvp_zero(random_clone_p)
 
 

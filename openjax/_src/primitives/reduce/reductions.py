@@ -15,6 +15,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, get_aval
+from openjax._src.core.sharding_rules import reduce_axes_rule, unsharded_axis_rule
 from openjax._src.primitives.base.ad_util import defjvp_zero
 from openjax._src.primitives.base.convert import convert_element_type, lower_convert
 from openjax._src.primitives.base.reduce_lowering import (acc_dtype, binary, compare, cumulative,
@@ -210,6 +211,9 @@ def _reduce_prod_eval_kernel(x, *, axes):
   return functools.partial(np.multiply.reduce, axis=axes, dtype=x.dtype)
 
 
+reduce_prod_p.def_sharding_rule(reduce_axes_rule)
+
+
 @reduce_prod_p.def_abstract_eval
 def _reduce_prod_abstract_eval(x, *, axes):
   check_number("reduce_prod", x)
@@ -269,6 +273,7 @@ def _reduce_max_eval_kernel(x, *, axes, out_sharding=None):
 
 
 reduce_max_p.def_abstract_eval(_chooser_abstract_eval)
+reduce_max_p.def_sharding_rule(reduce_axes_rule)
 defjvp2(reduce_max_p, _chooser_jvp)
 reduce_max_p.def_batch(_reducer_batch(reduce_max_p))
 
@@ -302,6 +307,7 @@ def _reduce_min_eval_kernel(x, *, axes, out_sharding=None):
 
 
 reduce_min_p.def_abstract_eval(_chooser_abstract_eval)
+reduce_min_p.def_sharding_rule(reduce_axes_rule)
 defjvp2(reduce_min_p, _chooser_jvp)
 reduce_min_p.def_batch(_reducer_batch(reduce_min_p))
 
@@ -347,6 +353,7 @@ def reduce_and(operand, axes):
 
 reduce_and_p.def_impl(_logical_impl(np.bitwise_and))
 reduce_and_p.def_abstract_eval(_logical_abstract_eval)
+reduce_and_p.def_sharding_rule(reduce_axes_rule)
 reduce_and_p.def_batch(_reducer_batch(reduce_and_p))
 reduce_and_p.def_lower(_logical_lower("and"))
 
@@ -360,6 +367,7 @@ def reduce_or(operand, axes):
 
 reduce_or_p.def_impl(_logical_impl(np.bitwise_or))
 reduce_or_p.def_abstract_eval(_logical_abstract_eval)
+reduce_or_p.def_sharding_rule(reduce_axes_rule)
 reduce_or_p.def_batch(_reducer_batch(reduce_or_p))
 reduce_or_p.def_lower(_logical_lower("or"))
 
@@ -373,6 +381,7 @@ def reduce_xor(operand, axes):
 
 reduce_xor_p.def_impl(_logical_impl(np.bitwise_xor))
 reduce_xor_p.def_abstract_eval(_logical_abstract_eval)
+reduce_xor_p.def_sharding_rule(reduce_axes_rule)
 reduce_xor_p.def_batch(_reducer_batch(reduce_xor_p))
 reduce_xor_p.def_lower(_logical_lower("xor"))
 
@@ -468,6 +477,7 @@ def argmax(operand, axis: int, index_dtype):
 
 argmax_p.def_impl(_argminmax_impl(np.argmax))
 argmax_p.def_abstract_eval(_argminmax_abstract_eval)
+argmax_p.def_sharding_rule(reduce_axes_rule)
 defjvp_zero(argmax_p)               # integer indices: float0 tangents, as in JAX
 argmax_p.def_batch(_reducer_batch(argmax_p))
 argmax_p.def_lower(_argminmax_lower(True))
@@ -484,6 +494,7 @@ def argmin(operand, axis: int, index_dtype):
 
 argmin_p.def_impl(_argminmax_impl(np.argmin))
 argmin_p.def_abstract_eval(_argminmax_abstract_eval)
+argmin_p.def_sharding_rule(reduce_axes_rule)
 defjvp_zero(argmin_p)
 argmin_p.def_batch(_reducer_batch(argmin_p))
 argmin_p.def_lower(_argminmax_lower(False))
@@ -515,6 +526,9 @@ def _cumulative_primitive(name: str, accumulate, kind: str = "differentiable") -
 
   p.def_impl(impl)
   p.def_abstract_eval(abstract_eval)
+  p.def_sharding_rule(unsharded_axis_rule(
+      "Input should be unsharded over the axis being reduced. Got input type={type} and "
+      "axis={axis}", "axis"))
   p.def_batch(batch)
   return p
 

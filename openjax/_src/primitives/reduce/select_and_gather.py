@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from openjax._src.core import Primitive, ShapedArray, get_aval
+from openjax._src.core.sharding_rules import replicated_rule
 from openjax._src.primitives.base.ad_util import Zero, is_undefined_primal
 from openjax._src.primitives.base.batch_util import axis_size, bdim_at_front
 from openjax._src.primitives.base.convert import lower_convert
@@ -89,6 +90,9 @@ def _select_and_gather_add_abstract_eval(tangents, operand, *, select_prim, wind
   shape = reduce_window_shape("select_and_gather_add", operand, window_dimensions,
                               window_strides, padding, base_dilation, window_dilation)
   return [ShapedArray(shape, tangents.dtype, tangents.weak_type)]
+
+
+select_and_gather_add_p.def_sharding_rule(replicated_rule)
 
 
 @select_and_gather_add_p.def_jvp
@@ -203,6 +207,9 @@ def _select_and_scatter_add_abstract_eval(source, operand, *, select_prim, windo
                     f"of operand {operand.str_short()} give shape {shape}; pass one source "
                     "value per window.")
   return [ShapedArray(operand.shape, source.dtype, source.weak_type)]
+
+
+select_and_scatter_add_p.def_sharding_rule(replicated_rule)
 
 
 @select_and_scatter_add_p.def_jvp

@@ -12,6 +12,9 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, get_aval
+from openjax._src.core.sharding_rules import (concatenate_rule, replicated_rule,
+                                              same_as_operand_rule, type_str)
+from openjax._src.errors import ShardingTypeError
 from openjax._src.primitives.base import ad_util
 from openjax._src.primitives.base.convert import _convert_element_type
 from openjax._src.primitives.base.structural import (_check_shapelike, _int_tuple, _shape_tuple,
@@ -49,6 +52,9 @@ def _rev_abstract_eval(x, *, dimensions):
     raise TypeError("rev dimensions must all be less than operand ndim, got dimensions "
                     f"{dimensions} for operand ndim {x.ndim}.")
   return [ShapedArray(x.shape, x.dtype, x.weak_type)]
+
+
+rev_p.def_sharding_rule(same_as_operand_rule)
 
 
 deflinear(rev_p, lambda ct, x, *, dimensions: [rev(ct, dimensions)])
@@ -149,6 +155,9 @@ def _pad_abstract_eval(x, padding_value, *, padding_config):
     raise TypeError(f"pad operand and padding_value must be same dtype: got "
                     f"{x.dtype.name} and {padding_value.dtype.name}.")
   return [ShapedArray(shape, x.dtype, x.weak_type and padding_value.weak_type)]
+
+
+pad_p.def_sharding_rule(replicated_rule)
 
 
 def _pad_transpose(ct, x, padding_value, *, padding_config):
@@ -291,6 +300,9 @@ def _concatenate_impl(*xs, dimension):
   return [np.concatenate(xs, axis=dimension)]
 
 
+concatenate_p.def_sharding_rule(concatenate_rule)
+
+
 @concatenate_p.def_abstract_eval
 def _concatenate_abstract_eval(*xs, dimension):
   if not xs:
@@ -368,6 +380,9 @@ def _split_abstract_eval(x, *, sizes, axis):
   return outs
 
 
+split_p.def_sharding_rule(replicated_rule)
+
+
 @split_p.def_jvp
 def _split_jvp(primals, tangents, *, sizes, axis):
   outs = split_p.bind(*primals, sizes=sizes, axis=axis)
@@ -427,6 +442,9 @@ def _tile_abstract_eval(x, *, reps):
   if any(r < 0 for r in reps):
     raise ValueError(f"tile: reps must be nonnegative, got {reps}")
   return [ShapedArray(tuple(d * r for d, r in zip(x.shape, reps)), x.dtype, x.weak_type)]
+
+
+tile_p.def_sharding_rule(replicated_rule)
 
 
 def _tile_transpose(ct, x, *, reps):
@@ -502,6 +520,24 @@ def _slice_impl(x, *, start_indices, limit_indices, strides):
   strides = strides or (1,) * x.ndim
   return [x[tuple(builtins_slice(s, l, st)
                   for s, l, st in zip(start_indices, limit_indices, strides))]]
+
+
+@slice_p.def_sharding_rule
+def _slice_sharding_rule(specs, avals, out_avals, *, start_indices, limit_indices, strides):
+  # A split dimension may be cut to a size its devices still divide (JAX
+  # moves the data); other cuts need a reshard first.
+  x, spec, out_shape = avals[0], specs[0], out_avals[0].shape
+  for d, p in enumerate(spec):
+    if p is None or out_shape[d] == x.shape[d]:
+      continue
+    axes = (p,) if isinstance(p, str) else p
+    k = math.prod(x.sharding.mesh.shape[a] for a in axes)
+    if out_shape[d] % k:
+      raise ShardingTypeError(
+          f"slicing on sharded dims where out dim ({out_shape[d]}) is not divisible by mesh "
+          f"axes ({k}) with spec ({', '.join(axes)}) is not implemented. Got input "
+          f"type={type_str(x, spec, short=True)} and output shape={tuple(out_shape)}")
+  return [spec]
 
 
 @slice_p.def_abstract_eval

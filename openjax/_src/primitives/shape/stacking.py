@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from openjax._src.core import Primitive, ShapedArray
+from openjax._src.core.sharding_rules import replicated_rule
 from openjax._src.primitives.base.ad_util import Zero
 from openjax._src.primitives.base.batch_util import axis_size, bdim_at_front
 from openjax._src.primitives.base.structural import (
@@ -42,6 +43,9 @@ def _stack_abstract_eval(*avals, axis):
                      f"{first.ndim + 1}")
   shape = first.shape[:axis] + (len(avals),) + first.shape[axis:]
   return [ShapedArray(shape, first.dtype, all(a.weak_type for a in avals))]
+
+
+stack_p.def_sharding_rule(replicated_rule)   # results whole (conservative)
 
 
 def _stack_transpose(ct, *xs, axis):
@@ -89,6 +93,9 @@ def _unstack_abstract_eval(x, *, axis):
     raise ValueError(f"lax.unstack: axis {axis} is out of bounds for {x.str_short()}")
   shape = x.shape[:axis] + x.shape[axis + 1:]
   return [ShapedArray(shape, x.dtype, x.weak_type) for _ in range(x.shape[axis])]
+
+
+unstack_p.def_sharding_rule(replicated_rule)
 
 
 def _unstack_transpose(cts, x, *, axis):

@@ -15,6 +15,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray
+from openjax._src.core.sharding_rules import replicated_rule
 from openjax._src.primitives.base.ad_util import Zero
 from openjax._src.primitives.sort.sort import _sort_keys, _take_along
 from openjax._src.primitives.sort.sort_lowering import (
@@ -120,6 +121,9 @@ def _approx_top_k_abstract_eval(x, *, k, reduction_dimension, recall_target, is_
       reduction_input_size_override=reduction_input_size_override)
   return [ShapedArray(tuple(shape), x.dtype, x.weak_type),
           ShapedArray(tuple(shape), np.dtype(np.int32), False)]
+
+
+approx_top_k_p.def_sharding_rule(replicated_rule)   # results whole, as gather's
 
 
 @approx_top_k_p.def_jvp

@@ -15,6 +15,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, get_aval
+from openjax._src.core.sharding_rules import replicated_rule, unsharded_axis_rule
 from openjax._src.primitives.base import structural
 from openjax._src.primitives.base.ad_util import Zero
 from openjax._src.primitives.base.structural import (broadcast_in_dim, broadcasted_iota,
@@ -130,6 +131,11 @@ def _sort_abstract_eval(*avals, dimension, is_stable, num_keys):
     raise ValueError(f"sort: dimension {dimension} is out of bounds for operand "
                      f"{avals[0].str_short()}; use a dimension in [0, {avals[0].ndim}).")
   return list(avals)
+
+
+sort_p.def_sharding_rule(unsharded_axis_rule(
+    "Arguments to sort must be unsharded over the sorting dimension. Got arg sharding="
+    "{sharding} and sorting dimension={axis}", "dimension"))
 
 
 def _take_along(t, idx, axis: int, *, reshape: bool = False):
@@ -259,6 +265,9 @@ def _top_k_abstract_eval(x, *, k, axis):
   # JAX derives both results from the operand's aval, weak type included.
   return [ShapedArray(shape, x.dtype, x.weak_type),
           ShapedArray(shape, np.dtype(np.int32), x.weak_type)]
+
+
+top_k_p.def_sharding_rule(replicated_rule)
 
 
 @top_k_p.def_jvp
