@@ -124,6 +124,21 @@ def _shard_map_abstract_eval(*avals, jaxpr, mesh, in_specs, out_specs, check_vma
   return [global_aval(a, spec, sizes) for a, spec in zip(jaxpr.out_avals, out_specs)]
 
 
+@shard_map_p.def_sharding_rule
+def _shard_map_sharding_rule(specs, avals, out_avals, *, mesh, out_specs, **params):
+  # Results are laid out as out_specs say; their types name the Explicit
+  # mesh axes among those (Manual and Auto axes are not part of a type).
+  explicit = set(mesh.explicit_axes)
+  out = []
+  for spec, aval in zip(out_specs, out_avals):
+    entries = []
+    for e in _spec_entries(spec, len(aval.shape)):
+      names = tuple(a for a in dim_axes(e) if a in explicit)
+      entries.append(None if not names else names[0] if len(names) == 1 else names)
+    out.append(tuple(entries))
+  return out
+
+
 # ------------------------------------------------- per-device execution
 def _has_collective(jaxpr: Jaxpr) -> bool:
   for eqn in jaxpr.eqns:

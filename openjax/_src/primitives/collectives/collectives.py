@@ -138,7 +138,10 @@ def current_mesh_member():
   return _mesh_device.member
 
 
-def _device_member(names: tuple, api_name: str):
+def _device_member(names: tuple, api_name: str, checked_as: str | None = None):
+  # An unbound name is the NameError abstract evaluation raises (the eval
+  # trace may reuse a plan made while the name was bound).
+  _check_axis_names(names, checked_as or api_name)
   member = _mesh_device.member
   if member is None or not all(n in member.axis_names for n in names):
     raise RuntimeError(f"{api_name} must be used within a mapped context like vmap or "
@@ -212,7 +215,7 @@ def _allreduce_impl(np_reduce, ufunc, api_name: str):
       x = np_reduce(x, axis=pos)
     if not named:
       return [x]
-    member = _device_member(named, api_name)
+    member = _device_member(named, api_name, "psum")
     if axis_index_groups is None:
       return member.all_reduce(named, [np.asarray(x)], ufunc, api_name)
     values, _ = _group_values(member, named, x, axis_index_groups, api_name)
@@ -416,7 +419,7 @@ def reduce_scatter_array(x, *, scatter_dimension: int, axis_name: tuple, axis_in
 def _reduce_scatter_impl(x, *, scatter_dimension, axis_name, axis_index_groups, axis_size,
                          tiled):
   names = _names(axis_name)
-  member = _device_member(names, "psum_scatter")
+  member = _device_member(names, "psum_scatter", "reduce_scatter")
   values, index = _group_values(member, names, x, axis_index_groups, "psum_scatter")
   total = np.sum(np.stack(values), axis=0, dtype=x.dtype)
   if tiled:
