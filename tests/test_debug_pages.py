@@ -23,8 +23,6 @@ EXPECTED_DIFFERENCES = {
     # XLA may reorder unordered prints (JAX shows y before x inside lax.map);
     # openjax keeps program order: the same lines, in another order.
     ("debugging", 3): "order", ("print_breakpoint", 1): "order",
-    # jax.pmap is not in openjax yet (a later helper adds it).
-    ("print_breakpoint", 2): "pmap", ("checkify_guide", 3): "pmap",
     # JAX's own run of this block raises TypeError (a Python int reaches
     # check's format arguments in eager checkify); openjax traces it as an
     # array and raises the out-of-bounds error the page documents.
@@ -68,7 +66,7 @@ def test_page_prints_what_jax_prints(page):
   mismatches = []
   for i, (g, e) in enumerate(zip(got, expected)):
     why = EXPECTED_DIFFERENCES.get((page, i))
-    if why in ("pmap", "jax-raises"):
+    if why == "jax-raises":
       assert g["error"] is not None, f"block {i} ({why}) now runs: update the test"
       continue
     if why == "order":

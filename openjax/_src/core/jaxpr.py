@@ -3,6 +3,8 @@ the type checker, dead-code elimination and the printer (JAX's textual form);
 the evaluator is ``program.py``."""
 from __future__ import annotations
 
+import contextlib
+
 import itertools
 import re
 import weakref
@@ -211,8 +213,12 @@ def check_jaxpr(jaxpr: Jaxpr | ClosedJaxpr) -> None:
     where = f"equation {i}: {eqn.primitive.name}"
     for a in eqn.invars:
       read(a, where)
-    for sub in jaxprs_in_params(eqn.params):
-      check_jaxpr(sub)
+    # A primitive binding names for its sub-programs (shard_map's mesh axes)
+    # says so with ``sub_jaxpr_env(params)``, a context to check them in.
+    sub_env = getattr(eqn.primitive, "sub_jaxpr_env", None)
+    with sub_env(eqn.params) if sub_env is not None else contextlib.nullcontext():
+      for sub in jaxprs_in_params(eqn.params):
+        check_jaxpr(sub)
     abstract_eval = eqn.primitive.abstract_eval
     if abstract_eval is not None:
       out_avals = abstract_eval(*(a.aval for a in eqn.invars), **eqn.params)

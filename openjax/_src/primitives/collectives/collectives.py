@@ -109,13 +109,58 @@ def _check_axis_names(axes, api_name: str) -> None:
                       f"{api_name} under `jax.shard_map`.")
 
 
-def _unmapped_impl(name: str):
-  """Impl of a collective over named axes: evaluation never reaches one while
-  its axis is mapped (the batching rule replaces it)."""
-  def impl(*args, **params):
-    raise RuntimeError(f"{name} must be used within a mapped context like vmap or "
+# ------------------------------------------------ device (mesh) execution
+class _MeshDevice(threading.local):
+  def __init__(self):
+    # The running device's member of a multi-device run (``shard_map``,
+    # ``pmap``): ``.axis_names``, ``.index(names)``, ``.size(names)`` and
+    # ``.exchange(names, value, api_name) -> [every member's value]``.
+    self.member = None
+
+
+_mesh_device = _MeshDevice()
+
+
+@contextlib.contextmanager
+def running_on_mesh_device(member):
+  """Evaluate collectives over ``member``'s mesh axes by exchanging values
+  with the other devices of its run (this thread runs that device's
+  program)."""
+  previous = _mesh_device.member
+  _mesh_device.member = member
+  try:
+    yield
+  finally:
+    _mesh_device.member = previous
+
+
+def current_mesh_member():
+  return _mesh_device.member
+
+
+def _device_member(names: tuple, api_name: str, checked_as: str | None = None):
+  # An unbound name is the NameError abstract evaluation raises (the eval
+  # trace may reuse a plan made while the name was bound).
+  _check_axis_names(names, checked_as or api_name)
+  member = _mesh_device.member
+  if member is None or not all(n in member.axis_names for n in names):
+    raise RuntimeError(f"{api_name} must be used within a mapped context like vmap or "
                        "shard_map.")
-  return impl
+  return member
+
+
+def _group_values(member, names: tuple, value, axis_index_groups, api_name: str):
+  """Every group member's ``value`` (in group order) and this device's
+  position in its group."""
+  values = member.exchange(names, value, api_name)
+  index = member.index(names)
+  if axis_index_groups is None:
+    return values, index
+  for group in axis_index_groups:
+    if index in group:
+      return [values[i] for i in group], list(group).index(index)
+  raise ValueError(f"{api_name}: axis_index_groups {axis_index_groups} do not contain the "
+                   f"device index {index}")
 
 
 # ---------------------------------------------------------- layout helpers
@@ -162,12 +207,19 @@ def _allreduce_abstract_eval(x, *, axes, axis_index_groups):
   return [ShapedArray(shape, x.dtype, False)]
 
 
-def _allreduce_impl(np_reduce):
+def _allreduce_impl(np_reduce, ufunc, api_name: str):
   def impl(x, *, axes, axis_index_groups):
-    if _named(axes):
-      raise RuntimeError("psum over a named axis must be used within a mapped context "
-                         "like vmap or shard_map.")
-    return [np_reduce(x, axis=tuple(axes)) if axes else x]
+    pos = tuple(a for a in axes if isinstance(a, int))
+    named = _named(axes)
+    if pos:
+      x = np_reduce(x, axis=pos)
+    if not named:
+      return [x]
+    member = _device_member(named, api_name, "psum")
+    if axis_index_groups is None:
+      return member.all_reduce(named, [np.asarray(x)], ufunc, api_name)
+    values, _ = _group_values(member, named, x, axis_index_groups, api_name)
+    return [np_reduce(np.stack(values), axis=0)]
   return impl
 
 
@@ -220,7 +272,8 @@ def psum_array(x, axes: tuple, axis_index_groups=None):
   return psum_p.bind1(x, axes=tuple(axes), axis_index_groups=axis_index_groups)
 
 
-psum_p.def_impl(_allreduce_impl(lambda x, axis: np.sum(x, axis=axis, dtype=x.dtype)))
+psum_p.def_impl(_allreduce_impl(lambda x, axis: np.sum(x, axis=axis, dtype=x.dtype),
+                                np.add, "psum"))
 psum_p.def_abstract_eval(_allreduce_abstract_eval)
 psum_p.mark_not_applicable("sharding_rule", MANUAL_AXES_ONLY)
 psum_p.def_batch(_allreduce_batch(psum_p, _times))
@@ -250,7 +303,7 @@ def pmax_array(x, axes: tuple, axis_index_groups=None):
   return pmax_p.bind1(x, axes=tuple(axes), axis_index_groups=axis_index_groups)
 
 
-pmax_p.def_impl(_allreduce_impl(lambda x, axis: np.max(x, axis=axis)))
+pmax_p.def_impl(_allreduce_impl(lambda x, axis: np.max(x, axis=axis), np.maximum, "pmax"))
 pmax_p.def_abstract_eval(_allreduce_abstract_eval)
 pmax_p.mark_not_applicable("sharding_rule", MANUAL_AXES_ONLY)
 pmax_p.def_batch(_allreduce_batch(pmax_p, lambda x, size: x))
@@ -265,7 +318,7 @@ def pmin_array(x, axes: tuple, axis_index_groups=None):
   return pmin_p.bind1(x, axes=tuple(axes), axis_index_groups=axis_index_groups)
 
 
-pmin_p.def_impl(_allreduce_impl(lambda x, axis: np.min(x, axis=axis)))
+pmin_p.def_impl(_allreduce_impl(lambda x, axis: np.min(x, axis=axis), np.minimum, "pmin"))
 pmin_p.def_abstract_eval(_allreduce_abstract_eval)
 pmin_p.mark_not_applicable("sharding_rule", MANUAL_AXES_ONLY)
 pmin_p.def_batch(_allreduce_batch(pmin_p, lambda x, size: x))
@@ -285,7 +338,14 @@ def all_gather_array(x, *, all_gather_dimension: int, axis_name: tuple, axis_ind
                             axis_size=int(axis_size), tiled=bool(tiled))
 
 
-all_gather_p.def_impl(_unmapped_impl("all_gather"))
+@all_gather_p.def_impl
+def _all_gather_impl(x, *, all_gather_dimension, axis_name, axis_index_groups, axis_size,
+                     tiled):
+  names = _names(axis_name)
+  member = _device_member(names, "all_gather")
+  values, _ = _group_values(member, names, x, axis_index_groups, "all_gather")
+  join = np.concatenate if tiled else np.stack
+  return [join(values, axis=all_gather_dimension)]
 
 
 @all_gather_p.def_abstract_eval
@@ -355,7 +415,16 @@ def reduce_scatter_array(x, *, scatter_dimension: int, axis_name: tuple, axis_in
                                 axis_size=int(axis_size), tiled=bool(tiled))
 
 
-reduce_scatter_p.def_impl(_unmapped_impl("psum_scatter"))
+@reduce_scatter_p.def_impl
+def _reduce_scatter_impl(x, *, scatter_dimension, axis_name, axis_index_groups, axis_size,
+                         tiled):
+  names = _names(axis_name)
+  member = _device_member(names, "psum_scatter", "reduce_scatter")
+  values, index = _group_values(member, names, x, axis_index_groups, "psum_scatter")
+  total = np.sum(np.stack(values), axis=0, dtype=x.dtype)
+  if tiled:
+    return [np.split(total, len(values), axis=scatter_dimension)[index]]
+  return [np.take(total, index, axis=scatter_dimension)]
 
 
 def _scattered_shape(shape, scatter_dimension: int, axis_size: int, tiled: bool) -> tuple:
@@ -432,7 +501,17 @@ def ppermute_array(x, axis_name: tuple, perm):
   return ppermute_p.bind1(x, axis_name=axis_name, perm=tuple(tuple(p) for p in perm))
 
 
-ppermute_p.def_impl(_unmapped_impl("ppermute"))
+@ppermute_p.def_impl
+def _ppermute_impl(x, *, axis_name, perm):
+  names = _names(axis_name)
+  member = _device_member(names, "ppermute")
+  _check_perm(perm, member.size(names))
+  values = member.exchange(names, x, "ppermute")
+  index = member.index(names)
+  for s, t in perm:
+    if t == index:
+      return [values[s]]
+  return [np.zeros_like(x)]
 
 
 @ppermute_p.def_abstract_eval
@@ -515,7 +594,10 @@ def axis_index_array(axis_name):
   return axis_index_p.bind1(axis_name=axis_name)
 
 
-axis_index_p.def_impl(_unmapped_impl("axis_index"))
+@axis_index_p.def_impl
+def _axis_index_impl(*, axis_name):
+  names = _names(axis_name)
+  return [np.asarray(_device_member(names, "axis_index").index(names), np.int32)]
 ad_util.defjvp_zero(axis_index_p)
 
 
@@ -544,7 +626,10 @@ def pbroadcast_array(x, axis_name, source: int):
   return pbroadcast_p.bind1(x, axis_name=axis_name, source=int(source))
 
 
-pbroadcast_p.def_impl(_unmapped_impl("pbroadcast"))
+@pbroadcast_p.def_impl
+def _pbroadcast_impl(x, *, axis_name, source):
+  names = _names(axis_name)
+  return [_device_member(names, "pbroadcast").exchange(names, x, "pbroadcast")[source]]
 
 
 @pbroadcast_p.def_abstract_eval
@@ -602,7 +687,14 @@ def all_to_all_array(x, axis_name, split_axis: int, concat_axis: int, axis_index
                             tiled=bool(tiled))
 
 
-all_to_all_p.def_impl(_unmapped_impl("all_to_all"))
+@all_to_all_p.def_impl
+def _all_to_all_impl(x, *, split_axis, concat_axis, axis_name, axis_index_groups, tiled):
+  names = _names(axis_name)
+  member = _device_member(names, "all_to_all")
+  values, index = _group_values(member, names, x, axis_index_groups, "all_to_all")
+  n = len(values)
+  return [np.concatenate([np.split(v, n, axis=split_axis)[index] for v in values],
+                         axis=concat_axis)]
 
 
 def _group_size(axis_name, axis_index_groups) -> int:

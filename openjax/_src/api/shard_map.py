@@ -1,0 +1,226 @@
+"""``jax.shard_map`` and ``jax.pmap``: per-device programs over a mesh.
+
+``shard_map(f, mesh=..., in_specs=..., out_specs=...)`` traces ``f`` once on
+the block shapes (each argument's dimensions divided by the mesh axes its
+PartitionSpec names) with the mesh axes bound as named axes, checks the
+outputs' replication (``check_vma``) and binds ``shard_map_p``.
+
+``pmap(f, axis_name)`` is ``shard_map`` over a one-axis mesh of the first
+``n`` devices, as in JAX 0.10.2: the mapped axis moves to the front, each
+device's block of one row is squeezed before ``f`` and its results get the
+row back.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Callable
+
+import numpy as np
+
+from openjax._src import tree_util
+from openjax._src.api.shapes import abstractify
+from openjax._src.api.vmap import check_callable, fun_name, wraps
+from openjax._src.control.shard_map import (assemble, local_aval, mesh_axis_sizes,
+                                            named_sharding, run_on_devices, shard_map_p,
+                                            shards_for)
+from openjax._src.control.shard_map_eager import ShardMapTrace, ShardMapTracer, eager_blocks
+from openjax._src.control.shard_map_rules import check_out_replication, check_replication
+from openjax._src.core import ShapedArray, Tracer, eval_trace, set_current_trace, trace_state
+from openjax._src.core.mesh import AbstractMesh, Mesh, get_abstract_mesh, get_concrete_mesh
+from openjax._src.core.sharding import PartitionSpec, dim_axes
+from openjax._src.interpreters.staging import trace_to_closed_jaxpr
+from openjax._src.primitives.collectives.collectives import current_axis_env, extend_axis_env
+
+__all__ = ["shard_map", "Infer", "bind_shard_map", "trace_shard_map"]
+
+
+class _InferFromArgs:
+  """``jax.sharding.Infer``: in_specs read from the arguments' shardings."""
+
+  def __repr__(self):
+    return "Infer"
+
+
+Infer = _InferFromArgs()
+
+
+def _is_spec_leaf(x) -> bool:
+  return x is None or isinstance(x, PartitionSpec)
+
+
+def _flat_specs(name: str, treedef, specs) -> list:
+  dummy = tree_util.tree_unflatten(treedef, [0] * treedef.num_leaves)
+  try:
+    flat = tree_util.broadcast_prefix(specs, dummy, is_leaf=_is_spec_leaf)
+  except ValueError as e:
+    raise ValueError(f"shard_map {name} must be a tree prefix of the corresponding value "
+                     f"(leaves PartitionSpecs): {e}") from None
+  out = []
+  for s in flat:
+    if s is None:
+      raise TypeError(f"shard_map {name}: a None entry where a PartitionSpec is expected; use "
+                      "P() for a value replicated over every mesh axis.")
+    out.append(s)
+  return out
+
+
+def _resolve_mesh(mesh):
+  if mesh is None:
+    mesh = get_concrete_mesh()
+    if mesh is None or mesh.empty:
+      abstract = get_abstract_mesh()
+      if abstract is None or abstract.empty:
+        raise ValueError("The context mesh cannot be empty. Use `jax.set_mesh(mesh)` to "
+                         "enter into a mesh context, or pass mesh= to shard_map.")
+      raise ValueError("shard_map: only an abstract mesh is in context; pass a concrete "
+                       "jax.sharding.Mesh as mesh=, or enter one with jax.set_mesh(mesh).")
+  if isinstance(mesh, AbstractMesh):
+    raise ValueError("shard_map: an AbstractMesh has no devices to run on; pass a "
+                     "jax.sharding.Mesh.")
+  if not isinstance(mesh, Mesh):
+    raise TypeError(f"shard_map requires a jax.sharding.Mesh as mesh=, got {mesh!r}")
+  return mesh
+
+
+def _check_specs(mesh, specs, what: str) -> None:
+  names = set(mesh.axis_names)
+  for spec in specs:
+    seen = []
+    for e in spec:
+      for a in dim_axes(e):
+        if a not in names:
+          raise ValueError(f"shard_map {what} {spec} refers to the axis {a!r}, which the mesh "
+                           f"with axes {mesh.axis_names} does not have.")
+        if a in seen:
+          raise ValueError(f"shard_map {what} {spec} names the mesh axis {a!r} twice.")
+        seen.append(a)
+
+
+def _infer_specs(leaves) -> list:
+  """in_specs=Infer: each argument's own layout (its type's sharding under a
+  transformation, its Array's sharding eagerly); a value laid out on no mesh
+  axis is replicated (P())."""
+  specs = []
+  for x in leaves:
+    if isinstance(x, Tracer):
+      sharding = x.aval.sharding
+    else:
+      sharding = getattr(x, "sharding", None)
+    spec = getattr(sharding, "spec", None)
+    specs.append(PartitionSpec() if spec is None else PartitionSpec(*spec))
+  return specs
+
+
+def shard_map(f: Callable | None = None, /, *, out_specs, in_specs=Infer, mesh=None,
+              axis_names=frozenset(), check_vma: bool = True):
+  """Map ``f`` over the devices of ``mesh``: each device gets its block of
+  every argument (as ``in_specs`` splits it) and ``f``'s results, one block
+  per device, are assembled as ``out_specs`` says."""
+  if f is None:
+    return functools.partial(shard_map, out_specs=out_specs, in_specs=in_specs, mesh=mesh,
+                             axis_names=axis_names, check_vma=check_vma)
+  check_callable(f)
+  cache: dict = {}
+
+  @wraps(f)
+  def shard_map_f(*args):
+    m = _resolve_mesh(mesh)
+    manual = frozenset(axis_names) if axis_names else frozenset(m.axis_names)
+    if manual != frozenset(m.axis_names):
+      raise NotImplementedError(
+          f"shard_map with axis_names={set(axis_names)} a strict subset of the mesh axes "
+          f"{m.axis_names}: partially manual meshes are not supported yet; map over every "
+          "mesh axis.")
+    leaves, in_tree = tree_util.tree_flatten(args)
+    if in_specs is Infer:
+      specs = _infer_specs(leaves)
+    else:
+      specs = _flat_specs("in_specs", in_tree, tuple(in_specs) if isinstance(in_specs, list)
+                          else in_specs)
+    _check_specs(m, specs, "in_specs")
+    if trace_state.trace is eval_trace:
+      return _run_eagerly(f, m, leaves, in_tree, specs, out_specs, check_vma)
+    avals = [abstractify(x) for x in leaves]
+    key = (m, in_tree, tuple((a.shape, a.dtype, a.weak_type) for a in avals), tuple(specs),
+           current_axis_env())
+    entry = cache.get(key)
+    if entry is None:
+      entry = cache[key] = trace_shard_map(f, m, in_tree, avals, specs, out_specs, check_vma)
+    jaxpr, out_tree, flat_out_specs = entry
+    outs = bind_shard_map(leaves, jaxpr=jaxpr, mesh=m, in_specs=tuple(specs),
+                          out_specs=tuple(flat_out_specs), check_vma=bool(check_vma),
+                          newly_manual_axes=manual)
+    return tree_util.tree_unflatten(out_tree, outs)
+
+  return shard_map_f
+
+
+def _run_eagerly(f, mesh, leaves, in_tree, specs, out_specs, check_vma):
+  """JAX's eager shard_map: ``f`` runs op by op on every device's block."""
+  sizes = mesh_axis_sizes(mesh)
+  for x, s in zip(leaves, specs):
+    a = abstractify(x)
+    local_aval(ShapedArray(a.shape, a.dtype, a.weak_type), s, sizes)   # divisibility errors
+  trace = ShardMapTrace(eval_trace, mesh)
+  tracers = []
+  for x, s in zip(leaves, specs):
+    blocks = shards_for(x, named_sharding(mesh, s), np.shape(x))
+    tracers.append(ShardMapTracer(trace, list(blocks), frozenset(_spec_axes(s))))
+  try:
+    with set_current_trace(trace), extend_axis_env(sizes.items()):
+      out = f(*tree_util.tree_unflatten(in_tree, tracers))
+    out_leaves, out_tree = tree_util.tree_flatten(out)
+    flat = _flat_specs("out_specs", out_tree, out_specs)
+    _check_specs(mesh, flat, "out_specs")
+    per_output = [eager_blocks(trace, o) for o in out_leaves]
+  finally:
+    trace.invalidate()
+  if check_vma:
+    for (_, varying), spec in zip(per_output, flat):
+      # JAX names its eager per-op helper here, not the function.
+      check_out_replication(varying, spec, mesh, flat, "_rem_singleton")
+  results = [[blocks[k] for blocks, _ in per_output] for k in range(mesh.devices.size)]
+  avals = [ShapedArray(b[0].shape, b[0].dtype, b[0].weak_type) for b, _ in per_output]
+  return tree_util.tree_unflatten(out_tree, assemble(results, avals, mesh, flat, sizes))
+
+
+def _spec_axes(spec) -> set:
+  return {a for e in spec for a in dim_axes(e)}
+
+
+def bind_shard_map(args, **params) -> list:
+  """``shard_map_p`` on ``args``; called eagerly (not under a transformation)
+  it runs on the devices directly, so its results stay sharded Arrays (the
+  eval trace would hand an impl's results back as whole host values)."""
+  if trace_state.trace is eval_trace:
+    return run_on_devices(args, params["jaxpr"], params["mesh"], params["in_specs"],
+                          params["out_specs"])
+  return shard_map_p.bind(*args, **params)
+
+
+def trace_shard_map(f, mesh, in_tree, avals, specs, out_specs, check_vma):
+  sizes = mesh_axis_sizes(mesh)
+  local = [local_aval(ShapedArray(a.shape, a.dtype, a.weak_type), s, sizes)
+           for a, s in zip(avals, specs)]
+  box: list = []
+
+  def flat_fun(*xs):
+    out = f(*tree_util.tree_unflatten(in_tree, xs))
+    out_leaves, out_tree = tree_util.tree_flatten(out)
+    box.append(out_tree)
+    return out_leaves
+
+  with extend_axis_env(sizes.items()):
+    jaxpr = trace_to_closed_jaxpr(flat_fun, local)
+  out_tree = box[0]
+  # pmap's out_specs follow from out_axes, known once the body ran.
+  flat = (list(out_specs(out_tree)) if callable(out_specs)
+          else _flat_specs("out_specs", out_tree, out_specs))
+  _check_specs(mesh, flat, "out_specs")
+  for i, (spec, a) in enumerate(zip(flat, jaxpr.out_avals)):
+    if len(spec) > a.ndim:
+      raise ValueError(f"shard_map out_specs {spec} has {len(spec)} entries but output {i} "
+                       f"of {fun_name(f)} is {a.str_short()}, of rank {a.ndim}.")
+  if check_vma:
+    check_replication(jaxpr, mesh, specs, flat, fun_name(f))
+  return jaxpr, out_tree, flat

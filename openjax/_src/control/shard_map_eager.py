@@ -1,0 +1,126 @@
+"""``shard_map`` called eagerly (not under ``jit`` or another
+transformation): as in JAX, the function runs op by op on every device's
+concrete block, so ``print`` inside it shows each device's values.
+
+A ``ShardMapTracer`` holds one block per mesh device (in the mesh's
+device order) and the mesh axes its value varies over. Each primitive runs
+on every device's blocks; one holding a collective runs on all devices at
+once, one thread per device meeting at the run's rendezvous (the same
+impls as a per-device program). The varying axes follow the replication
+rules of ``check_vma``, so an out_spec that claims replication wrongly fails
+as it does when the function is traced.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from openjax._src.control.shard_map import (COLLECTIVES, _has_collective, _pool,
+                                            mesh_axis_sizes)
+from openjax._src.control.shard_map_rules import varying_after
+from openjax._src.core import Array, ShapedArray, Trace, Tracer, get_aval, set_current_trace
+from openjax._src.core.jaxpr import jaxprs_in_params
+from openjax._src.core.placement import commit
+from openjax._src.primitives.collectives.collectives import (extend_axis_env,
+                                                             running_on_mesh_device)
+from openjax._src.runtime.collectives import MeshRendezvous
+
+__all__ = ["ShardMapTrace", "ShardMapTracer"]
+
+
+class ShardMapTracer(Tracer):
+  __slots__ = ("blocks", "varying")
+
+  def __init__(self, trace: "ShardMapTrace", blocks: list, varying: frozenset):
+    self._trace = trace
+    self.blocks = blocks
+    self.varying = varying
+
+  @property
+  def aval(self) -> ShapedArray:
+    a = get_aval(self.blocks[0])
+    return ShapedArray(a.shape, a.dtype, a.weak_type)
+
+  def __str__(self) -> str:
+    mesh = self._trace.mesh
+    axis_names = f"({', '.join(map(str, mesh.axis_names))},)"
+    return "\n".join(
+        f"On {device} at mesh coordinates {axis_names} = {idx}:\n{np.asarray(block)}\n"
+        for (idx, device), block in zip(np.ndenumerate(mesh.devices), self.blocks))
+
+  __repr__ = __str__
+
+
+class ShardMapTrace(Trace):
+  """Runs every primitive on each device's block of a mesh."""
+
+  def __init__(self, parent: Trace, mesh):
+    super().__init__()
+    self.parent = parent
+    self.mesh = mesh
+    self.devices = list(mesh.devices.flat)
+    self.sizes = mesh_axis_sizes(mesh)
+
+  def to_blocks(self, x) -> tuple:
+    if isinstance(x, ShardMapTracer) and x._trace is self:
+      return x.blocks, x.varying
+    return [x] * len(self.devices), frozenset()
+
+  def process_primitive(self, primitive, args, params):
+    blocks, varying = [], frozenset()
+    for x in args:
+      b, v = self.to_blocks(x)
+      blocks.append(b)
+      varying |= v
+    n = len(self.devices)
+    per_device = [[b[k] for b in blocks] for k in range(n)]
+    needs_peers = primitive in COLLECTIVES or any(
+        _has_collective(j) for j in jaxprs_in_params(params))
+    if needs_peers:
+      outs = self._run_together(primitive, per_device, params)
+    else:
+      with set_current_trace(self.parent):
+        outs = [primitive.bind(*vals, **params) for vals in per_device]
+    out_varying = frozenset(varying_after(primitive, params, set(varying)))
+    return [ShardMapTracer(self, [o[j] for o in outs], out_varying)
+            for j in range(len(outs[0]))]
+
+  def _run_together(self, primitive, per_device: list, params) -> list:
+    rendezvous = MeshRendezvous(self.sizes)
+    shape = self.mesh.devices.shape
+    frames = list(self.sizes.items())
+    results: list = [None] * len(self.devices)
+    errors: list = [None] * len(self.devices)
+
+    def run(k: int):
+      coords = {n: int(c) for n, c in zip(self.mesh.axis_names, np.unravel_index(k, shape))}
+      member = rendezvous.member(coords, f"{self.devices[k]} (mesh coordinates {coords})")
+      try:
+        with set_current_trace(self.parent), running_on_mesh_device(member), \
+            extend_axis_env(frames):
+          results[k] = primitive.bind(*per_device[k], **params)
+      except BaseException as e:   # noqa: BLE001 - every peer must hear of it, then re-raised
+        errors[k] = e
+        rendezvous.abort(member.description, e)
+
+    futures = [_pool.submit(run, k) for k in range(1, len(self.devices))]
+    run(0)
+    for f in futures:
+      f.result()
+    failed = [e for e in errors if e is not None]
+    if failed:
+      raise next((e for e in failed if type(e).__name__ != "CollectiveError"), failed[0])
+    return results
+
+
+def eager_blocks(trace: ShardMapTrace, x, aval: ShapedArray | None = None) -> tuple:
+  """The per-device Arrays of a result (a constant is every device's) and
+  its varying axes."""
+  blocks, varying = trace.to_blocks(x)
+  out = []
+  for b, device in zip(blocks, trace.devices):
+    if type(b) is not Array:
+      v = np.asarray(b)
+      v.setflags(write=False)
+      b = Array(v, get_aval(b) if aval is None else aval)
+    out.append(commit([b], device)[0])
+  return out, varying

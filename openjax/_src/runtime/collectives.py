@@ -1,0 +1,216 @@
+"""Where the devices of one multi-device run (``shard_map``, ``pmap``) meet
+for a collective.
+
+Each device runs its program in its own thread. A collective over mesh axes
+``names`` is an *exchange* within a group: the devices whose coordinates
+agree on every other mesh axis. Every member hands in its value and gets
+back the list of all the group's values, ordered by the members' linear
+index over ``names`` (row-major, the first name major, as JAX numbers a
+collective over several axes); the collective's own arithmetic (a sum, a
+slice, a permutation) then runs on that list. Members match their calls by
+count: the k-th exchange of a group on one device meets the k-th on the
+others (every device runs the same program).
+
+No wait is unbounded: a member that waits longer than the run's deadline
+raises, and a device whose program fails aborts the run, which wakes every
+waiting member with an error naming that device's failure. So a collective
+whose peers cannot arrive raises on every participant instead of hanging
+(DESIGN decision 10).
+"""
+from __future__ import annotations
+
+import math
+import threading
+import time
+
+import numpy as np
+
+from openjax._src.runtime.iree_device import ALIGNMENT
+
+__all__ = ["CollectiveError", "MeshRendezvous", "MeshMember", "DEFAULT_TIMEOUT_S", "aligned_empty"]
+
+# A slow peer (one compiling its program on a loaded machine) must not be
+# taken for a dead one; a failed peer aborts the run at once instead.
+DEFAULT_TIMEOUT_S = 300.0
+
+
+class CollectiveError(RuntimeError):
+  """A collective that could not complete: a peer failed or never came."""
+
+
+# Below this many elements one device reduces a whole all-reduce (splitting
+# it costs more than it saves).
+_SPLIT_MIN_ELEMENTS = 1 << 15
+
+
+def aligned_empty(shape: tuple, dtype) -> np.ndarray:
+  """An uninitialised array whose data starts on the runtime's import
+  alignment, so a compiled program on any device reads it in place."""
+  dtype = np.dtype(dtype)
+  nbytes = math.prod(shape) * dtype.itemsize
+  raw = np.empty(nbytes + ALIGNMENT, np.uint8)
+  off = (-raw.ctypes.data) % ALIGNMENT
+  return raw[off:off + nbytes].view(dtype).reshape(shape)
+
+
+class MeshRendezvous:
+  """The meeting point of one run over a mesh of ``axis_sizes`` (an ordered
+  ``{name: size}``)."""
+
+  def __init__(self, axis_sizes: dict, timeout_s: float = DEFAULT_TIMEOUT_S):
+    self.axis_names = tuple(axis_sizes)
+    self.axis_sizes = dict(axis_sizes)
+    self.timeout_s = float(timeout_s)
+    self._cond = threading.Condition()
+    # (group key, round) -> [values, arrived, read]
+    self._rounds: dict = {}
+    # (group key, member index) -> its next round
+    self._next_round: dict = {}
+    self._failure: tuple | None = None   # (device description, exception)
+
+  def member(self, coords: dict, description: str) -> "MeshMember":
+    return MeshMember(self, dict(coords), description)
+
+  def abort(self, description: str, exc: BaseException) -> None:
+    """A member's program failed: every current and later exchange raises."""
+    with self._cond:
+      if self._failure is None:
+        self._failure = (description, exc)
+      self._cond.notify_all()
+
+  def _failed_error(self, api_name: str) -> CollectiveError:
+    who, exc = self._failure
+    return CollectiveError(
+        f"{api_name}: the program on {who} failed, so this collective cannot complete: "
+        f"{type(exc).__name__}: {exc}")
+
+  def _wait(self, slot, key: int, count: int, deadline: float, names, coords, api_name):
+    """Wait (holding the lock) until ``slot[key]`` reaches ``count``."""
+    while slot[key] < count:
+      if self._failure is not None:
+        raise self._failed_error(api_name)
+      left = deadline - time.monotonic()
+      if left <= 0:
+        error = CollectiveError(
+            f"{api_name} over the axes {names}: {count - slot[key]} of the {count} "
+            f"devices did not arrive within {self.timeout_s:g} s. Every device must run "
+            "the same collectives in the same order.")
+        self._failure = (f"device coordinates {coords}", error)
+        self._cond.notify_all()
+        raise error
+      self._cond.wait(left)
+
+  def _group(self, coords: dict, names: tuple):
+    index = 0
+    count = 1
+    for n in names:
+      size = self.axis_sizes[n]
+      index = index * size + coords[n]
+      count *= size
+    group = (names, tuple((n, c) for n, c in coords.items() if n not in names))
+    return group, index, count
+
+  def _arrive(self, group, index: int, count: int, value, api_name: str) -> tuple:
+    """Hand in ``value`` for this member's next round of ``group`` (lock
+    held); returns (round, slot): [values, arrived, read, done, result]."""
+    if self._failure is not None:
+      raise self._failed_error(api_name)
+    r = self._next_round.get((group, index), 0)
+    self._next_round[(group, index)] = r + 1
+    slot = self._rounds.get((group, r))
+    if slot is None:
+      slot = self._rounds[(group, r)] = [[None] * count, 0, 0, 0, None]
+    slot[0][index] = value
+    slot[1] += 1
+    if slot[1] == count:
+      self._cond.notify_all()
+    return r, slot
+
+  def _leave(self, group, r: int, slot, count: int) -> None:
+    slot[2] += 1
+    if slot[2] == count:
+      del self._rounds[(group, r)]
+
+  def exchange(self, coords: dict, names: tuple, value, api_name: str) -> list:
+    group, index, count = self._group(coords, names)
+    deadline = time.monotonic() + self.timeout_s
+    with self._cond:
+      r, slot = self._arrive(group, index, count, value, api_name)
+      self._wait(slot, 1, count, deadline, names, coords, api_name)
+      values = slot[0]
+      self._leave(group, r, slot, count)
+      return values
+
+  def all_reduce(self, coords: dict, names: tuple, arrays: list, ufunc,
+                 api_name: str) -> list:
+    """Every member's ``arrays`` (NumPy, one list per member, the same
+    shapes) combined elementwise by ``ufunc``; the results are computed once
+    for the group, each member reducing its share of every array in
+    parallel, into arrays a compiled program imports without a copy. All
+    members get the same (read-only) result arrays."""
+    group, index, count = self._group(coords, names)
+    deadline = time.monotonic() + self.timeout_s
+    arrays = [np.asarray(a, order="C") for a in arrays]   # (ascontiguousarray makes 0-d 1-d)
+    with self._cond:
+      r, slot = self._arrive(group, index, count, arrays, api_name)
+      if slot[4] is None:
+        slot[4] = [aligned_empty(a.shape, a.dtype) for a in arrays]
+      self._wait(slot, 1, count, deadline, names, coords, api_name)
+      values, outs = slot[0], slot[4]
+    total = sum(a.size for a in arrays)
+    split = count > 1 and total >= _SPLIT_MIN_ELEMENTS
+    if split or index == 0:
+      for j, out in enumerate(outs):
+        flat = out.reshape(-1)
+        n = flat.size
+        lo, hi = ((n * index) // count, (n * (index + 1)) // count) if split else (0, n)
+        if lo == hi:
+          continue
+        # NumPy's ufuncs release the GIL on large arrays: the members'
+        # shares run in parallel.
+        first = values[0][j].reshape(-1)
+        if count == 1:
+          flat[lo:hi] = first[lo:hi]
+          continue
+        ufunc(first[lo:hi], values[1][j].reshape(-1)[lo:hi], out=flat[lo:hi])
+        for m in range(2, count):
+          ufunc(flat[lo:hi], values[m][j].reshape(-1)[lo:hi], out=flat[lo:hi])
+    with self._cond:
+      if split or index == 0:
+        slot[3] += count if not split else 1
+        if slot[3] == count:
+          for out in outs:
+            out.setflags(write=False)
+          self._cond.notify_all()
+      self._wait(slot, 3, count, deadline, names, coords, api_name)
+      self._leave(group, r, slot, count)
+    return outs
+
+
+class MeshMember:
+  """One device's handle on a run: its mesh coordinates and exchanges."""
+  __slots__ = ("rendezvous", "coords", "description")
+
+  def __init__(self, rendezvous: MeshRendezvous, coords: dict, description: str):
+    self.rendezvous = rendezvous
+    self.coords = coords
+    self.description = description
+
+  @property
+  def axis_names(self) -> tuple:
+    return self.rendezvous.axis_names
+
+  def size(self, names: tuple) -> int:
+    return math.prod(self.rendezvous.axis_sizes[n] for n in names)
+
+  def index(self, names: tuple) -> int:
+    index = 0
+    for n in names:
+      index = index * self.rendezvous.axis_sizes[n] + self.coords[n]
+    return index
+
+  def exchange(self, names: tuple, value, api_name: str) -> list:
+    return self.rendezvous.exchange(self.coords, names, value, api_name)
+
+  def all_reduce(self, names: tuple, arrays: list, ufunc, api_name: str) -> list:
+    return self.rendezvous.all_reduce(self.coords, names, arrays, ufunc, api_name)
