@@ -33,12 +33,6 @@ EXPECTED_DIFFERENCES = {
     # jnp.dot(..., out_sharding=...) is the sharded-jit helper's (not on main
     # yet): these blocks raise NotImplementedError before any shard_map.
     ("shard_map_notebook", 3): "out_sharding", ("shard_map_notebook", 5): "out_sharding",
-    # The reference model's side: jax.jit(jax.grad(loss)) on arrays split over
-    # the mesh runs sharded jit (control/spmd.py), whose gradients differ from
-    # the eager ones here, so the pages' allclose prints False; the shard_map
-    # side (jit(grad(loss_dp/fsdp/tp))) matches the eager gradients, and its
-    # loss values match JAX's.
-    **{("shard_map_notebook", i): "sharded jit grad" for i in (57, 59, 62)},
     # The page's automatic-parallelism comparison (jit of a dot over a split
     # contracting dimension): sharded jit's sharding rule raises.
     ("sharded_computation", 21): "sharded jit", ("sharded_computation", 22): "sharded jit",

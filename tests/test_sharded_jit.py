@@ -396,3 +396,31 @@ def test_in_and_out_shardings_as_pytree_prefixes():
     with pytest.raises(ValueError, match="pjit in_shardings is the wrong length: got a tuple or "
                                          "list of length 1 for an args tuple of length 2"):
       jax.jit(lambda a, b: a + b, in_shardings=(s,))(x, x)
+
+
+def test_a_library_call_inlined_twice_keeps_its_calls_apart(executor):
+  """The partition inlines nested calls; ``relu``'s cached jaxpr is the same
+  object for every layer of one shape, and each inlining must get its own
+  values: jit(grad) of a data-parallel MLP gave wrong middle-layer weight
+  gradients (the second relu's residual overwrote the first's)."""
+  rng = np.random.default_rng(0)
+  sizes = [3, 4, 4, 2]
+  params = [(rng.standard_normal((m, n)).astype(np.float32),
+             rng.standard_normal(n).astype(np.float32)) for m, n in zip(sizes[:-1], sizes[1:])]
+  x = rng.standard_normal((4, 3)).astype(np.float32)
+  y = rng.standard_normal((4, 2)).astype(np.float32)
+
+  def loss(params, x, y):
+    h = x
+    for w, b in params:
+      out = jnp.dot(h, w) + b
+      h = jax.nn.relu(out)
+    return jnp.mean(jnp.sum((out - y) ** 2, axis=-1))
+  expected = jax.grad(loss)(params, x, y)
+  with cpu_devices(2):
+    mesh = jax.make_mesh((2,), ("b",))
+    xs, ys = (jax.device_put(a, NamedSharding(mesh, P("b"))) for a in (x, y))
+    ps = jax.device_put(params, NamedSharding(mesh, P()))
+    got = jax.jit(jax.grad(loss))(ps, xs, ys)
+  for g, e in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(expected)):
+    np.testing.assert_allclose(np.asarray(g), np.asarray(e), rtol=1e-5, atol=1e-5)

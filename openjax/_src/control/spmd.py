@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 from openjax._src.control.spmd_collectives import host_relayout
-from openjax._src.core import Array, ClosedJaxpr, Literal, ShapedArray, eval_jaxpr
+from openjax._src.core import Array, ClosedJaxpr, Literal, ShapedArray, Var, eval_jaxpr
 from openjax._src.core.array import ShardedBuffer, sharded_array_of_shards
 from openjax._src.core.mesh import AxisType, Mesh
 from openjax._src.core.placement import commit
@@ -87,10 +87,13 @@ def _inlined_jaxpr(eqn) -> ClosedJaxpr | None:
   return None
 
 
-def flatten_eqns(closed: ClosedJaxpr, in_keys: list) -> tuple[list, list]:
+def flatten_eqns(closed: ClosedJaxpr, in_keys: list, inlined: bool = False
+                 ) -> tuple[list, list]:
   """The jaxpr's equations with nested calls inlined: a list of
   (primitive, operand keys, result keys, params), and the output keys.
-  Keys are Vars; constants are ``_Const``s."""
+  Keys are Vars; constants are ``_Const``s. An inlined sub-jaxpr's results
+  get fresh Vars: one jaxpr object may be called several times (a cached
+  ``relu`` per shape), and its calls' values must stay apart."""
   env = {}
   jaxpr = closed.jaxpr
   for v, c in zip(jaxpr.constvars, closed.consts):
@@ -105,14 +108,15 @@ def flatten_eqns(closed: ClosedJaxpr, in_keys: list) -> tuple[list, list]:
     ins = [read(a) for a in eqn.invars]
     inner = _inlined_jaxpr(eqn)
     if inner is not None:
-      eqns, outs = flatten_eqns(inner, ins)
+      eqns, outs = flatten_eqns(inner, ins, inlined=True)
       out.extend(eqns)
       for v, k in zip(eqn.outvars, outs):
         env[v] = k
       continue
-    for v in eqn.outvars:
-      env[v] = v
-    out.append((eqn.primitive, ins, list(eqn.outvars), eqn.params))
+    keys = [Var(v.aval) for v in eqn.outvars] if inlined else list(eqn.outvars)
+    for v, k in zip(eqn.outvars, keys):
+      env[v] = k
+    out.append((eqn.primitive, ins, keys, eqn.params))
   return out, [read(a) for a in jaxpr.outvars]
 
 
