@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from openjax._src.core import ShapedArray
-from openjax._src.runtime.iree_device import ExecutionError
+from openjax._src.runtime.iree_device import ExecutionError, error_status
 
 
 class IreeBuffer:
@@ -48,7 +48,8 @@ class IreeBuffer:
     except RuntimeError as e:
       self.idev.on_failure()
       raise ExecutionError(
-          f"The jit-compiled computation producing this {aval.str_short()} array "
+          f"{error_status(str(e))}The jit-compiled computation producing this "
+          f"{aval.str_short()} array "
           f"failed: {str(e).strip()}") from None
     self.fence = None
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, array_of, get_aval, pp_eqn
+from openjax._src.core.memory import CHECK_MIN_BYTES, check_allocation
 from openjax._src.primitives.base.ad_util import Zero, is_undefined_primal
 from openjax._src.primitives.base.convert import lower_convert
 from openjax._src.primitives.base.reduce_lowering import reduce
@@ -248,6 +249,9 @@ def broadcast(operand, sizes):
 
 @broadcast_in_dim_p.def_impl
 def _broadcast_in_dim_impl(x, *, shape, broadcast_dimensions, sharding=None):
+  # The result is a view, but it stands for an array of ``shape``: JAX
+  # allocates that and fails here when it cannot.
+  check_allocation("broadcast_in_dim", shape, x.dtype)
   expanded = [1] * len(shape)
   for i, d in enumerate(broadcast_dimensions):
     expanded[d] = x.shape[i]
@@ -256,6 +260,8 @@ def _broadcast_in_dim_impl(x, *, shape, broadcast_dimensions, sharding=None):
 
 @broadcast_in_dim_p.def_eval_kernel
 def _broadcast_in_dim_eval_kernel(x, *, shape, broadcast_dimensions, sharding=None):
+  if math.prod(shape) * x.dtype.itemsize >= CHECK_MIN_BYTES:
+    return None   # the impl checks that the memory it stands for exists
   if math.prod(x.shape) == math.prod(shape) and list(broadcast_dimensions) == sorted(
       broadcast_dimensions):
     # Only new size-1 dimensions (keepdims, expand_dims): a reshape.
@@ -425,6 +431,7 @@ def broadcasted_iota(dtype, shape, dimension: int, out_sharding=None):
 
 @iota_p.def_impl
 def _iota_impl(*, dtype, shape, dimension, sharding=None):
+  check_allocation("iota", shape, dtype)
   n = shape[dimension]
   vals = np.arange(n).astype(dtype)
   expanded = [1] * len(shape)
