@@ -23,6 +23,7 @@ from openjax._src.errors import (ConcretizationTypeError, JaxRuntimeError,
 from openjax._src.api.aot import Lowered
 from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, Tracer, check_transformed, eval_jaxpr,
                                eval_trace, program_of, trace_state)
+from openjax._src.interpreters.fold_reductions import folded
 from openjax._src.interpreters.staging import DebugInfo, flat_arg_names, trace_to_jaxpr
 from openjax._src.control.closed_call import jit_p
 from openjax._src.primitives.collectives.collectives import current_axis_env, extend_axis_env
@@ -433,7 +434,7 @@ class JitWrapped:
         and compiling(self.tiered is not False)):
       ex = entry.executable or self._executable(entry, in_tree, len(leaves))
       if ex is None:   # compiling in the background: interpret this call
-        jaxpr = entry.closed_jaxpr
+        jaxpr = folded(entry.closed_jaxpr)   # as it is lowered
         with interpreting_first_call():
           return entry.unflatten(eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *leaves))
       if fast_key is not None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from openjax._src.core import ClosedJaxpr, Primitive, Var, pp_eqn, program_of, set_current_trace
 from openjax._src.interpreters.batching import batch_jaxpr
+from openjax._src.interpreters.fold_reductions import folded
 from openjax._src.interpreters.jvp import jvp_jaxpr
 from openjax._src.interpreters.partial_eval import partial_eval_jaxpr
 from openjax._src.interpreters.transpose import transpose_jaxpr
@@ -37,7 +38,9 @@ def _jit_impl(*args, jaxpr: ClosedJaxpr, name: str, donated_invars: tuple = (),
   # top-level jitted call dispatches its executable itself).
   if compiling(tiered):
     return executable_for_jaxpr(jaxpr, name, donated_invars).execute(args)
-  return program_of(jaxpr.jaxpr).runner(jaxpr.consts)(args)
+  # Interpreted as lowered: reductions of broadcasts and iotas folded.
+  run = folded(jaxpr)
+  return program_of(run.jaxpr).runner(run.consts)(args)
 
 
 @jit_p.def_abstract_eval
@@ -70,6 +73,7 @@ def _jit_pp(eqn, ctx):
 @jit_p.def_lower
 def _jit_lower(ctx, *args, jaxpr: ClosedJaxpr, name: str, donated_invars: tuple = (),
                keep_unused: bool = False, inline: bool = False, tiered: bool = True):
+  jaxpr = folded(jaxpr)
   if inline:
     return ctx.lower_jaxpr_inline(jaxpr, args)
   symbol = ctx.lower_jaxpr_as_function(jaxpr, name)

@@ -22,6 +22,7 @@ from iree.compiler.api import Session
 
 from openjax._src.config import config
 from openjax._src.core import ClosedJaxpr
+from openjax._src.interpreters.fold_reductions import folded
 from openjax._src.lowering import lower_jaxpr_to_module, plan_donation
 from openjax._src.lowering.cost import cost_analysis
 from openjax._src.lowering.simplify import simplify_for_lowering
@@ -99,7 +100,7 @@ def lower_closed_jaxpr(closed_jaxpr: ClosedJaxpr, name: str,
         "input itself). See an explanation at "
         "https://docs.jax.dev/en/latest/faq.html#buffer-donation.", UserWarning,
         stacklevel=4)
-  text = lower_jaxpr_to_module(simplify_for_lowering(closed_jaxpr), name,
+  text = lower_jaxpr_to_module(simplify_for_lowering(folded(closed_jaxpr)), name,
                                input_output_aliases=aliases)
   return LoweredModule(text, name, closed_jaxpr, aliases, donated)
 
