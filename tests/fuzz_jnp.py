@@ -211,10 +211,11 @@ def _compare(a, b, what: str, tol_scale: float = 1.0) -> str | None:
 def _has_subnormal(arrays) -> bool:
   for a in arrays:
     if isinstance(a, np.ndarray) and a.dtype.kind in "fc" and a.size:
-      m = np.abs(a)
-      tiny = np.finfo(a.real.dtype if a.dtype.kind == "c" else a.dtype).tiny
-      if np.any((m > 0) & (m < tiny)):
-        return True
+      parts = (a.real, a.imag) if a.dtype.kind == "c" else (a,)
+      for p in parts:
+        m = np.abs(p)
+        if np.any((m > 0) & (m < np.finfo(p.dtype).tiny)):
+          return True
   return False
 
 

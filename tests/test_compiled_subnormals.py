@@ -1,0 +1,64 @@
+"""Compiled elementwise math on subnormal and tiny operands (issue 19, item
+8): IREE's CPU runtime flushes subnormals to zero (as XLA's does); the
+functions with f(x) = x near 0 return x there as NumPy, the interpreter and
+JAX do, and cbrt of a subnormal is its cube root (it was NaN)."""
+import numpy as np
+import pytest
+
+import openjax as jax
+import openjax.numpy as jnp
+
+ODD = ["sin", "tan", "arctan", "tanh", "sinh", "arcsin", "arcsinh", "arctanh"]
+NEAR_IDENTITY = ODD + ["expm1", "log1p"]
+
+
+def _compiled(f, x):
+  with jax.config.override("openjax_executor", "iree"), \
+       jax.config.override("openjax_tiered_compilation", False):
+    out = jax.jit(f)(x)
+    assert out._buffer is not None, "did not run compiled"
+    return np.asarray(out)
+
+
+def _inputs(dt):
+  info = np.finfo(dt)
+  tiny = float(info.tiny)
+  vals = [tiny / 3, -tiny / 7, float(info.smallest_subnormal), -float(info.smallest_subnormal),
+          tiny, 2 * tiny, 1e-30 if dt == np.float32 else 1e-200, 0.0, -0.0]
+  return np.array(vals, dt)
+
+
+@pytest.mark.parametrize("name", NEAR_IDENTITY)
+def test_float32_subnormal_operands(name):
+  x = _inputs(np.float32)
+  got = _compiled(getattr(jnp, name), x)
+  want = getattr(np, name)(x)
+  np.testing.assert_array_equal(got, want)
+  np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+  np.testing.assert_array_equal(got, np.asarray(getattr(jnp, name)(x)))   # the interpreter
+
+
+@pytest.mark.parametrize("name", NEAR_IDENTITY)
+def test_float64_subnormal_operands(name):
+  with jax.enable_x64():
+    x = _inputs(np.float64)
+    got = _compiled(getattr(jnp, name), x)
+    np.testing.assert_array_equal(got, getattr(np, name)(x))
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_cbrt_of_subnormals_is_a_number(dt):
+  with jax.enable_x64(dt == np.float64):
+    x = _inputs(dt)
+    got = _compiled(jnp.cbrt, x)
+    assert not np.isnan(got).any(), got
+    np.testing.assert_allclose(got, np.cbrt(x), rtol=4 * np.finfo(dt).eps, atol=0)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(np.cbrt(x)))
+
+
+def test_small_normal_values_are_unchanged():
+  # The pass-through is exact for |x| below half the square root of eps.
+  x = np.array([1e-5, -3e-4, 2e-4], np.float32)
+  for name in ODD:
+    np.testing.assert_allclose(_compiled(getattr(jnp, name), x), getattr(np, name)(x),
+                               rtol=2e-7, atol=0, err_msg=name)
