@@ -342,8 +342,16 @@ def _broadcast_in_dim_batch(vals, dims, *, shape, broadcast_dimensions, sharding
 
 @broadcast_in_dim_p.def_lower
 def _broadcast_in_dim_lower(ctx, x, *, shape, broadcast_dimensions, sharding=None):
-  return [ctx.op("stablehlo.broadcast_in_dim", [x], ctx.avals_out[0],
-                 attrs={"broadcast_dimensions": tuple(broadcast_dimensions)})]
+  out = ctx.op("stablehlo.broadcast_in_dim", [x], ctx.avals_out[0],
+               attrs={"broadcast_dimensions": tuple(broadcast_dimensions)})
+  if ctx.avals_out[0].dtype == np.complex128 and not ctx.avals_in[0].shape:
+    # IREE cannot fill a buffer with a 128-bit pattern: equal complex128
+    # fills become one computed buffer, and a loop updating one of them in
+    # place (dynamic_update_slice) wrote into the others (two triangular
+    # solves in one module gave wrong solutions). The barrier keeps each
+    # fill a value of its own.
+    out = ctx.op("stablehlo.optimization_barrier", [out], out.type)
+  return [out]
 
 
 # -------------------------------------------------------------------- reshape
