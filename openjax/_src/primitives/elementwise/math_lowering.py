@@ -222,12 +222,20 @@ def atan_rule(ctx, x):
   re, im = parts(ctx, x, dt)
   xx = f("multiply", re, re)
   one_m, one_p = f("subtract", c(1), im), f("add", c(1), im)
-  r = f("multiply", c(0.5), real_atan2(ctx, f("multiply", c(2), re),
-                                      f("subtract", f("multiply", one_m, one_p), xx), fdt))
+  # atan2's arguments divided by s = max(1, |x|, |y|) (its value is the
+  # same): 2x and x^2 overflow for |x| > ~1e19 (float32), which turned
+  # atan(3e38 - 1.2j) into 3 pi / 8 instead of pi / 2.
+  s = f("maximum", c(1), f("maximum", f("abs", re), f("abs", im)))
+  re_s = f("divide", re, s)
+  r = f("multiply", c(0.5), real_atan2(
+      ctx, f("multiply", c(2), re_s),
+      f("subtract", f("multiply", f("divide", one_m, s), one_p), f("multiply", re_s, re)), fdt))
   i = f("multiply", c(0.25), f("log_plus_one", f("divide", f("multiply", c(4), im),
                                                    f("add", xx, f("multiply", one_m, one_m)))))
   big = op(ctx, "stablehlo.or", [is_inf(ctx, re, fdt), is_inf(ctx, im, fdt)])
-  r = select(ctx, big, copysign(ctx, c(np.pi / 2), re, fdt), r)
+  # C's catan(NaN + i inf) = NaN + 0i: the real part stays NaN.
+  r = select(ctx, op(ctx, "stablehlo.and", [big, op(ctx, "stablehlo.not", [is_nan(ctx, re, fdt)])]),
+             copysign(ctx, c(np.pi / 2), re, fdt), r)
   i = select(ctx, big, copysign(ctx, c(0), im, fdt), i)
   return [make_complex(ctx, r, i, dt)]
 

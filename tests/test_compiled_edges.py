@@ -1,7 +1,8 @@
-"""Compiled elementwise math on subnormal and tiny operands (issue 19, item
-8): IREE's CPU runtime flushes subnormals to zero (as XLA's does); the
-functions with f(x) = x near 0 return x there as NumPy, the interpreter and
-JAX do, and cbrt of a subnormal is its cube root (it was NaN)."""
+"""Compiled elementwise math at edge values (issue 19, item 8): IREE's CPU
+runtime flushes subnormals to zero (as XLA's does); the functions with f(x) =
+x near 0 return x there as NumPy, the interpreter and JAX do, cbrt of a
+subnormal is its cube root (it was NaN); atan2 and complex atan where
+intermediate values under- or overflow."""
 import numpy as np
 import pytest
 
@@ -62,3 +63,21 @@ def test_small_normal_values_are_unchanged():
   for name in ODD:
     np.testing.assert_allclose(_compiled(getattr(jnp, name), x), getattr(np, name)(x),
                                rtol=2e-7, atol=0, err_msg=name)
+
+
+def test_arctan2_sign_when_the_ratio_underflows():
+  y = np.array([-2, -2, 2, -1e-30, 0.0, -0.0, np.nan, 1, -1, 0, -0.0], np.float32)
+  x = np.array([-3e38, -3e30, -3e38, -1.0, -1, -1, 1, np.nan, 0, 0, -0.0], np.float32)
+  with jax.config.override("openjax_executor", "iree"), \
+       jax.config.override("openjax_tiered_compilation", False):
+    got = np.asarray(jax.jit(jnp.arctan2)(y, x))
+  want = np.arctan2(y, x)
+  np.testing.assert_array_equal(got, want)
+  np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+def test_complex_arctan_of_huge_values():
+  # 2x and x^2 overflowed: atan(3e38 - 1.2j) was 3 pi / 8 (fuzz case).
+  x = np.array([3e38 - 1.1776125j, -3e38 + 2j, 1e20 + 1e20j, 1e30j, -1e30j, 2 - 3j,
+                complex(np.nan, np.inf)], np.complex64)
+  np.testing.assert_allclose(_compiled(jnp.arctan, x), np.arctan(x), rtol=1e-6, atol=1e-7)
