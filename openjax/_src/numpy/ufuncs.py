@@ -524,6 +524,17 @@ def gcd(x1, x2, /):
   if not is_kind(x1, "i", "u"):
     raise ValueError("Arguments to jax.numpy.gcd must be integers.")
   a, b = broadcast_arrays(absolute(x1), absolute(x2))
+  dt = dtypes.dtype(a)
+  if dtypes.kind(dt) == "i":
+    # In the unsigned type of the width: abs(INT_MIN) is INT_MIN, whose
+    # negative remainders made the loop swap (x, INT_MIN) forever
+    # (jnp.gcd(int8(-128), int8(-14)) hung; found by tests/fuzz_jnp.py); its
+    # magnitude fits unsigned, and the result wraps back as NumPy's does.
+    udt = np.dtype(f"uint{dt.itemsize * 8}")
+    weak = dtypes.is_weakly_typed(a)
+    a, b = lax.convert_element_type(a, udt), lax.convert_element_type(b, udt)
+    g = lax.while_loop(_euclid_running, _euclid_step, (a, b))[0]
+    return lax._convert_element_type(g, dt, weak)
   # Euclid's algorithm as a loop: it stops once every remainder is zero.
   return lax.while_loop(_euclid_running, _euclid_step, (a, b))[0]
 
