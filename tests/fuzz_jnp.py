@@ -15,7 +15,7 @@ and (every ``--compile-every``-th case) under a compiled ``jit``, and checks:
 * for the functions whose JAX semantics are NumPy's on the same dtype, the
   values agree with NumPy's.
 
-    python tests/fuzz_jnp.py --seconds 60 --seed 0     # what CI runs
+    python tests/fuzz_jnp.py --seconds 60 --max-cases 2000 --seed 0   # what CI runs
     python tests/fuzz_jnp.py --seed 0 --case 123 -v    # replay one case
 
 Each case's description is printed before it runs (``-v``) or kept as the
@@ -306,6 +306,8 @@ def main(argv=None) -> int:
   p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   p.add_argument("--seed", type=int, default=0)
   p.add_argument("--seconds", type=float, default=60.0)
+  p.add_argument("--max-cases", type=int, default=None,
+                 help="stop after this many cases (the time budget still applies)")
   p.add_argument("--case", type=int, default=None, help="run only this case")
   p.add_argument("--compile-every", type=int, default=4)
   p.add_argument("-v", "--verbose", action="store_true")
@@ -318,7 +320,8 @@ def main(argv=None) -> int:
       if not cases:
         break
       index = cases.pop()
-    elif time.monotonic() - start > opts.seconds:
+    elif time.monotonic() - start > opts.seconds or (opts.max_cases is not None
+                                                    and n >= opts.max_cases):
       break
     if opts.verbose:
       print(f"case {index} ...", flush=True)

@@ -1,8 +1,9 @@
 """The standing fuzz test of the jnp namespace (issue 19, item 9): runs
 tests/fuzz_jnp.py in a subprocess, so a crash or a hang fails this test
-instead of the suite. ``OPENJAX_FUZZ_SECONDS`` sets its budget (60 s in CI;
-longer runs find more), ``OPENJAX_FUZZ_SEED`` its seed; a failure prints the
-command that replays each failing case."""
+instead of the suite. ``OPENJAX_FUZZ_SECONDS`` caps its time (60 s) and
+``OPENJAX_FUZZ_CASES`` its cases (2000): raise both for longer runs, which
+find more; ``OPENJAX_FUZZ_SEED`` sets its seed. A failure prints the command
+that replays each failing case."""
 import os
 import pathlib
 import subprocess
@@ -14,12 +15,15 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 def test_fuzz_jnp():
   seconds = float(os.environ.get("OPENJAX_FUZZ_SECONDS", "60"))
   seed = int(os.environ.get("OPENJAX_FUZZ_SEED", "0"))
+  # A fixed case count keeps CI's verdict independent of the machine's
+  # speed (a faster one would reach later cases); longer runs raise both.
+  max_cases = int(os.environ.get("OPENJAX_FUZZ_CASES", "2000"))
   env = dict(os.environ, PYTHONPATH=os.pathsep.join(
       [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]))
   # The fuzzer picks executors per case; jit interprets unless it asks.
   env.update(OPENJAX_EXECUTOR="interpreter", OPENJAX_TIERED_COMPILATION="0")
   cmd = [sys.executable, "-W", "ignore", str(ROOT / "tests" / "fuzz_jnp.py"),
-         "--seconds", str(seconds), "--seed", str(seed)]
+         "--seconds", str(seconds), "--seed", str(seed), "--max-cases", str(max_cases)]
   try:
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 300, cwd=ROOT,
                        env=env)
