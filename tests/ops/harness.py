@@ -37,7 +37,8 @@ class OpRow:
     canonicalised dtype (e.g. jnp.mean of ints); ``check_dtype=False`` skips.
   atol/rtol: tolerances overriding the per-dtype defaults.
   jit/vmap/grad/compile: which columns apply (grad: differentiable in float
-    args; compile: the IREE-compiled column); vjp=False keeps only the JVP
+    args; compile: the IREE-compiled column, ``"alone"`` to compile the row in
+    a module of its own); vjp=False keeps only the JVP
     half of the grad column (forward-mode-only functions: while_loop).
   """
   name: str
@@ -52,7 +53,7 @@ class OpRow:
   vmap: bool = True
   grad: bool = False
   vjp: bool = True
-  compile: bool = True   # False only where IREE cannot run it (say why in a comment)
+  compile: bool | str = True   # False only where IREE cannot run it (say why in a comment)
 
   def __repr__(self):
     return self.name

@@ -8,15 +8,14 @@ import openjax.numpy as jnp
 from openjax.lax import linalg as lax_linalg
 from tests.ops.harness import OpRow as _OpRow
 
-# The compiled column is off for these rows: IREE 3.13 fails to compile
-# several of the decompositions' loops in one module ("'scf.while' op ...
-# region branch point has 6 operands, but region successor needs 8 inputs"),
-# though each compiles alone; tests/test_linalg.py compiles every primitive
-# in its own module against the eager values.
+# These rows are compiled one per module: IREE 3.13 fails to compile some
+# decompositions' loops together in one module (qr beside svd: "'scf.while'
+# op ... region branch point has 6 operands, but region successor needs 8
+# inputs"), though each compiles alone.
 
 
-def OpRow(*args, **kw):  # noqa: N802 - the harness's row, compile column off
-  return _OpRow(*args, compile=False, **kw)
+def OpRow(*args, **kw):  # noqa: N802 - the harness's row, compiled alone
+  return _OpRow(*args, compile="alone", **kw)
 
 F32 = np.dtype(np.float32)
 

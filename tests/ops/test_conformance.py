@@ -93,8 +93,11 @@ def _compile_chunks():
     by_module.setdefault(r.fn.__module__ if hasattr(r.fn, "__module__") else "", []).append(r)
   chunks = []
   for mod, rs in sorted(by_module.items()):
-    for i in range(0, len(rs), CHUNK):
-      chunks.append(pytest.param(rs[i:i + CHUNK], id=f"{mod.rsplit('.', 1)[-1]}-{i // CHUNK}"))
+    together = [r for r in rs if r.compile != "alone"]
+    for i in range(0, len(together), CHUNK):
+      chunks.append(pytest.param(together[i:i + CHUNK],
+                                 id=f"{mod.rsplit('.', 1)[-1]}-{i // CHUNK}"))
+    chunks.extend(pytest.param([r], id=r.name) for r in rs if r.compile == "alone")
   return chunks
 
 

@@ -30,6 +30,7 @@ from openjax._src.core.devices import local_devices
 from openjax._src.core.placement import commit, committed_device
 from openjax._src.core.trace import eager_config
 from openjax._src.core.transfer_guard import guard_host_to_device
+from openjax._src.interpreters.fold_reductions import folded
 from openjax._src.interpreters.staging import DebugInfo, flat_arg_names, trace_to_jaxpr
 from openjax._src.control.checks import NOT_FUNCTIONALIZED
 from openjax._src.control.closed_call import jit_p
@@ -493,7 +494,7 @@ class JitWrapped:
         and compiling(self.tiered is not False)):
       ex = entry.executable or self._executable(entry, in_tree, len(leaves))
       if ex is None:   # compiling in the background: interpret this call
-        jaxpr = entry.closed_jaxpr
+        jaxpr = folded(entry.closed_jaxpr)   # as it is lowered
         device = committed_device(leaves, self.name)
         with interpreting_first_call():
           outs = eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *leaves)

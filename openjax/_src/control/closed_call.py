@@ -20,6 +20,7 @@ from openjax._src.core import ClosedJaxpr, Primitive, Var, pp_eqn, program_of, s
 from openjax._src.core.placement import commit, committed_device
 from openjax._src.core.sharding_rules import TYPED_BY_SUB_JAXPR
 from openjax._src.interpreters.batching import batch_jaxpr
+from openjax._src.interpreters.fold_reductions import folded
 from openjax._src.interpreters.jvp import jvp_jaxpr
 from openjax._src.interpreters.partial_eval import partial_eval_jaxpr
 from openjax._src.interpreters.transpose import transpose_jaxpr
@@ -40,7 +41,9 @@ def _jit_impl(*args, jaxpr: ClosedJaxpr, name: str, donated_invars: tuple = (),
   if compiling(tiered):
     return executable_for_jaxpr(jaxpr, name, donated_invars).execute(args)
   device = committed_device(args, name)
-  outs = program_of(jaxpr.jaxpr).runner(jaxpr.consts)(args)
+  # Interpreted as lowered: reductions of broadcasts and iotas folded.
+  run = folded(jaxpr)
+  outs = program_of(run.jaxpr).runner(run.consts)(args)
   return outs if device is None else commit(outs, device)
 
 
@@ -77,6 +80,7 @@ def _jit_pp(eqn, ctx):
 @jit_p.def_lower
 def _jit_lower(ctx, *args, jaxpr: ClosedJaxpr, name: str, donated_invars: tuple = (),
                keep_unused: bool = False, inline: bool = False, tiered: bool = True):
+  jaxpr = folded(jaxpr)
   if inline:
     return ctx.lower_jaxpr_inline(jaxpr, args)
   symbol = ctx.lower_jaxpr_as_function(jaxpr, name)

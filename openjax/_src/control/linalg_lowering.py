@@ -58,6 +58,30 @@ def _i32(v):
   return np.array(v, _I32)
 
 
+def _index(i):
+  """A start index as int32: loop counters are int64 under x64, and a
+  dynamic slice's indices must share one type."""
+  if isinstance(i, (int, np.integer, np.ndarray)):
+    return _i32(i)
+  return i if get_aval(i).dtype == _I32 else convert_element_type(i, _I32)
+
+
+def _fori(n, body, init):
+  """``fori_loop(0, n, body, init)`` with an int32 index (a static loop's
+  index is the default integer, int64 under x64, which the int32 index
+  grids and slices of this module must not meet)."""
+  return fori_loop(0, n, lambda i, state: body(_index(i), state), init)
+
+
+def _slice(a, starts, sizes):
+  return dynamic_slice(a, tuple(_index(i) for i in starts), sizes, allow_negative_indices=False)
+
+
+def _update_slice(a, update, starts):
+  return dynamic_update_slice(a, update, tuple(_index(i) for i in starts),
+                              allow_negative_indices=False)
+
+
 def _zero():
   return _i32(0)
 
@@ -65,34 +89,29 @@ def _zero():
 def _row(a, i):
   """``a[:, i, :]`` of a ``[b, m, n]`` array at a traced row ``i``."""
   b, _, n = get_aval(a).shape
-  return reshape(dynamic_slice(a, (_zero(), i, _zero()), (b, 1, n),
-                               allow_negative_indices=False), (b, n))
+  return reshape(_slice(a, (_zero(), i, _zero()), (b, 1, n)), (b, n))
 
 
 def _col(a, j):
   """``a[:, :, j]`` at a traced column ``j``."""
   b, m, _ = get_aval(a).shape
-  return reshape(dynamic_slice(a, (_zero(), _zero(), j), (b, m, 1),
-                               allow_negative_indices=False), (b, m))
+  return reshape(_slice(a, (_zero(), _zero(), j), (b, m, 1)), (b, m))
 
 
 def _set_row(a, i, r):
   b, _, n = get_aval(a).shape
-  return dynamic_update_slice(a, reshape(r, (b, 1, n)), (_zero(), i, _zero()),
-                              allow_negative_indices=False)
+  return _update_slice(a, reshape(r, (b, 1, n)), (_zero(), i, _zero()))
 
 
 def _set_col(a, j, c):
   b, m, _ = get_aval(a).shape
-  return dynamic_update_slice(a, reshape(c, (b, m, 1)), (_zero(), _zero(), j),
-                              allow_negative_indices=False)
+  return _update_slice(a, reshape(c, (b, m, 1)), (_zero(), _zero(), j))
 
 
 def _entry(a, i, j):
   """``a[:, i, j]`` as ``[b]``."""
   b = get_aval(a).shape[0]
-  return reshape(dynamic_slice(a, (_zero(), i, j), (b, 1, 1),
-                               allow_negative_indices=False), (b,))
+  return reshape(_slice(a, (_zero(), i, j), (b, 1, 1)), (b,))
 
 
 def _index_grid(b: int, m: int):
@@ -152,7 +171,7 @@ def cholesky(x):
                  select(eq(rows, j), d_b, full_like(v, 0)))
     return _set_col(l, j, col)
 
-  l = fori_loop(_i32(0), _i32(n), column, full_like(a, 0))
+  l = _fori(n, column, full_like(a, 0))
   # A failed factorisation is all NaN, as LAPACK's in JAX.
   bad = _bcast_vec(_any_nan(l), (b, n, n))
   return unflatten_batch(select(bad, full_like(l, np.nan), l), batch)
@@ -165,15 +184,13 @@ def _forward_substitution(t, rhs):
 
   def step(i, x):
     # Rows >= i of x are still zero.
-    t_row = dynamic_slice(t, (_zero(), i, _zero()), (b, 1, n), allow_negative_indices=False)
-    r = sub(dynamic_slice(rhs, (_zero(), i, _zero()), (b, 1, k),
-                          allow_negative_indices=False), mm(t_row, x))
-    d = dynamic_slice(t, (_zero(), i, i), (b, 1, 1), allow_negative_indices=False)
+    t_row = _slice(t, (_zero(), i, _zero()), (b, 1, n))
+    r = sub(_slice(rhs, (_zero(), i, _zero()), (b, 1, k)), mm(t_row, x))
+    d = _slice(t, (_zero(), i, i), (b, 1, 1))
     d = broadcast_in_dim(reshape(d, (b,)), (b, 1, k), (0,))
-    return dynamic_update_slice(x, div(r, d), (_zero(), i, _zero()),
-                                allow_negative_indices=False)
+    return _update_slice(x, div(r, d), (_zero(), i, _zero()))
 
-  return fori_loop(_i32(0), _i32(n), step, full_like(rhs, 0))
+  return _fori(n, step, full_like(rhs, 0))
 
 
 def triangular_solve(a, b_, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
@@ -238,8 +255,8 @@ def _pairs(n: int):
 
 
 def _pair_at(ps, qs, idx):
-  p = reshape(dynamic_slice(ps, (idx,), (1,), allow_negative_indices=False), ())
-  q = reshape(dynamic_slice(qs, (idx,), (1,), allow_negative_indices=False), ())
+  p = reshape(_slice(ps, (idx,), (1,)), ())
+  q = reshape(_slice(qs, (idx,), (1,)), ())
   return p, q
 
 
@@ -302,7 +319,7 @@ def eigh(x, *, lower, sort_eigenvalues, subset_by_index, algorithm):
       return [a_, _set_col(_set_col(v_, p, vp), q, vq)]
 
     def sweep(a_, v_):
-      return fori_loop(_i32(0), _i32(len(ps)), rotation, [a_, v_])
+      return _fori(len(ps), rotation, [a_, v_])
 
     def converged(a_, v_):
       return le(_off_diagonal_ratio(a_), np.array(eps * eps, real_dtype(dtype)))
@@ -343,7 +360,9 @@ def _householder(a, q, k):
   denom = select(skip, full_like(alpha, 1), sub(alpha, beta_c))
   v = select(eq(rows, k), full_like(x, 1), div(below, _bcast_vec(denom, (b, m))))
   # A <- H^H A = A - conj(tau) v (v^H A);  Q <- Q H = Q - tau (Q v) v^H
-  vha = conj(mv(H(a), v))                  # [b, n]: sum_i conj(v_i) A[i, :]
+  # [b, n]: (v^H A)_j = sum_i conj(v_i) A[i, j] = conj(sum_i conj(A[i, j]) v_i)
+  vha = mv(H(a), v)
+  vha = conj(vha) if is_complex(vha) else vha
   n = get_aval(a).shape[2]
   a = sub(a, _outer(mul(_bcast_vec(conj(tau), (b, m)), v), vha))
   new_col = select(lt(rows, k), col,
@@ -363,7 +382,7 @@ def qr(x, *, pivoting, full_matrices, use_magma):
   q = broadcast_in_dim(linalg_rules.eye(dtype, m), (b, m, m), (1, 2))
   steps = min(m, n)
   if steps:
-    a, q = fori_loop(_i32(0), _i32(steps), lambda k, s: list(_householder(s[0], s[1], k)),
+    a, q = _fori(steps, lambda k, s: list(_householder(s[0], s[1], k)),
                      [a, q])
   r = triu(a)
   if not full_matrices and m > n:
@@ -380,7 +399,7 @@ def _swap_rows(x, j, i):
   onehot = linalg_rules.onehot(reshape(i, (b, 1)), m, get_aval(x).dtype)   # [b, 1, m]
   if len(shape) == 2:
     row_i = reduce_sum(mul(reshape(onehot, (b, m)), x), (1,))
-    row_j = reshape(dynamic_slice(x, (_zero(), j), (b, 1), allow_negative_indices=False),
+    row_j = reshape(_slice(x, (_zero(), j), (b, 1)),
                     (b,))
   else:
     weights = broadcast_in_dim(reshape(onehot, (b, m)), shape, (0, 1))
@@ -410,8 +429,7 @@ def lu(x):
            else arithmetic.abs(col))
     mag = select(ge(rows, j), mag, full_like(mag, -np.inf))
     i = argmax(mag, 1, _I32)
-    piv = dynamic_update_slice(piv, reshape(i, (b, 1)), (_zero(), j),
-                               allow_negative_indices=False)
+    piv = _update_slice(piv, reshape(i, (b, 1)), (_zero(), j))
     a_ = _swap_rows(a_, j, i)
     perm = _swap_rows(perm, j, i)
     col = _col(a_, j)
@@ -427,7 +445,7 @@ def lu(x):
   piv = full((b, k), 0, _I32)
   perm = broadcasted_iota(_I32, (b, m), 1)
   if k:
-    a, piv, perm = fori_loop(_i32(0), _i32(k), step, [a, piv, perm])
+    a, piv, perm = _fori(k, step, [a, piv, perm])
   return [unflatten_batch(a, batch), unflatten_batch(piv, batch),
           unflatten_batch(perm, batch)]
 
@@ -438,11 +456,11 @@ def lu_pivots_to_permutation(pivots, *, permutation_size):
   perm = broadcasted_iota(_I32, (b, permutation_size), 1)
 
   def step(j, perm_):
-    i = reshape(dynamic_slice(piv, (_zero(), j), (b, 1), allow_negative_indices=False), (b,))
+    i = reshape(_slice(piv, (_zero(), j), (b, 1)), (b,))
     return _swap_rows(perm_, j, i)
 
   if k:
-    perm = fori_loop(_i32(0), _i32(k), step, perm)
+    perm = _fori(k, step, perm)
   return unflatten_batch(perm, batch)
 
 
@@ -477,7 +495,7 @@ def _one_sided_jacobi(a):
     return [a_, _set_col(_set_col(v_, p, vp), q, vq), worst]
 
   def sweep(a_, v_, worst):
-    return fori_loop(_i32(0), _i32(len(ps)), rotation, [a_, v_, np.array(0, rdt)])
+    return _fori(len(ps), rotation, [a_, v_, np.array(0, rdt)])
 
   def converged(a_, v_, worst):
     return le(worst, np.array(eps, rdt))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from openjax._src.core.memory import translate_memory_error
 from openjax._src.core.trace import trace_state
 
 # slot name -> what the interpreter that reads it is called in messages
@@ -150,9 +151,15 @@ class Primitive:
   # ---- binding ----
   def bind(self, *args, **params) -> list:
     """Apply the primitive in the current trace; returns a list of results."""
-    return trace_state.trace.process_primitive(self, args, params)
+    try:
+      return trace_state.trace.process_primitive(self, args, params)
+    except MemoryError as err:   # NumPy could not allocate a result: JAX's error type
+      raise translate_memory_error(err, self.name) from None
 
   def bind1(self, *args, **params):
     """``bind`` for a primitive with exactly one result."""
-    return trace_state.trace.process_primitive(self, args, params)[0]
+    try:
+      return trace_state.trace.process_primitive(self, args, params)[0]
+    except MemoryError as err:
+      raise translate_memory_error(err, self.name) from None
 

@@ -37,6 +37,7 @@ from openjax._src.config import config
 from openjax._src.core.array import Array
 from openjax._src.core.avals import ShapedArray
 from openjax._src.core.jaxpr import Jaxpr, JaxprTypeError, Literal
+from openjax._src.core.memory import translate_memory_error
 from openjax._src.core.trace import (FP_ERRSTATE, FP_IGNORE, canonical_value, check_nans,
                                      eager_config, eval_trace, make_plan, trace_state)
 from openjax._src.core.tracer import Tracer
@@ -208,7 +209,10 @@ class Program:
     """Run the impl path on initial slots ``env`` and return Arrays (an
     output that is an input Array is that Array)."""
     run = _impl_loop()
-    run(self.kernel_steps if run is _run_kernels else self.steps, env)
+    try:
+      run(self.kernel_steps if run is _run_kernels else self.steps, env)
+    except MemoryError as err:   # a step's NumPy result did not fit: JAX's error type
+      raise translate_memory_error(err, "jit (interpreted)") from None
     n_in = self.n_consts + self.n_args
     outs = []
     for i, aval, lit in zip(self.out_slots, self.out_avals, self.out_literals):

@@ -204,9 +204,11 @@ class FunctionBuilder:
     if key is not None and key in cache:
       return cache[key]
     ty = mlir_types.tensor_type(arr.shape, arr.dtype)
-    if arr.dtype == np.complex128:
+    if arr.dtype.kind == "c":
       # IREE fills splat constants with one machine word; a 128-bit complex
-      # splat fails to compile, so build it from its f64 parts.
+      # splat fails to compile, and a complex64 scalar feeding a loop becomes
+      # an arith.constant IREE rejects ("failed to satisfy constraint:
+      # TypedAttr"), so complex constants are built from their real parts.
       parts = [self.constant(arr.real), self.constant(arr.imag)]
       v = self.op("stablehlo.complex", parts, ty)
     else:

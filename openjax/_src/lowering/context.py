@@ -78,7 +78,11 @@ class LoweringContext:
     c = self.constant(np.asarray(value, dtype=dtype))
     if not tuple(shape):
       return c
-    return self.broadcast_in_dim(c, shape, ())
+    out = self.broadcast_in_dim(c, shape, ())
+    if np.dtype(dtype) == np.complex128:
+      # Each complex128 fill a value of its own (see broadcast_in_dim's rule).
+      out = self.op("stablehlo.optimization_barrier", [out], out.type)
+    return out
 
   def broadcast_in_dim(self, x: Value, shape, broadcast_dimensions) -> Value:
     """``stablehlo.broadcast_in_dim`` of ``x`` to ``shape`` (same element type)."""

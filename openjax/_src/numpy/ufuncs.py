@@ -536,11 +536,19 @@ def _euclid_running(pair):
 def _euclid_step(pair):
   a, b = pair
   nonzero = lax.ne(b, const(b, 0))
-  a, b = (_where(nonzero, b, a),
-          _where(nonzero, lax.rem(a, _where(nonzero, b, full_like(b, 1))), const(b, 0)))
+  # abs(INT_MIN) is INT_MIN, whose remainders are negative: their absolute
+  # values keep Euclid's pairs non-negative, and INT_MIN (the only negative
+  # value left, the largest magnitude) is never swapped behind a smaller one;
+  # (5, INT_MIN) and gcd(int8(-128), int8(-14)) looped forever (found by
+  # tests/fuzz_jnp.py).
+  signed = is_kind(b, "i")
+  r = lax.rem(a, _where(nonzero, b, full_like(b, 1)))
+  a, b = _where(nonzero, b, a), _where(nonzero, lax.abs(r) if signed else r, const(b, 0))
   # The larger first, as in JAX's loop (a no-op on the values; it gives the
   # carry JAX's weak type).
   swap = lax.lt(a, b)
+  if signed:
+    swap = lax.bitwise_and(swap, lax.ge(a, const(a, 0)))
   return _where(swap, b, a), _where(swap, a, b)
 
 

@@ -171,10 +171,18 @@ def _frexp(x):
   int_t = _INT_OF_BITS[info.bits]
   mask = (1 << info.nexp) - 1
   bias = 1 - info.minexp
-  # Scale subnormals up into the normal range first and remember by how much.
-  subnormal = lax.lt(lax.abs(x), constant_like(x, info.tiny))
-  x1 = _where(subnormal, lax.mul(x, constant_like(x, 1 << info.nmant)), x)
-  e = _where(subnormal, np.array(-info.nmant, int_t), np.array(0, int_t))
+  # A subnormal is m 2**(minexp - nmant) with the integer m of its mantissa
+  # bits, which converts exactly: take frexp of +-m and shift the exponent.
+  # Decided on the bits: compiled CPU code treats subnormal operands of
+  # float arithmetic and compares as 0 (x * 2**nmant gave 0).
+  bits0 = lax.bitcast_convert_type(x, int_t)
+  mant_bits = lax.bitwise_and(bits0, np.array((1 << info.nmant) - 1, int_t))
+  exp_bits = lax.bitwise_and(bits0, np.array(mask << info.nmant, int_t))
+  zero_i = np.array(0, int_t)
+  subnormal = lax.bitwise_and(lax.eq(exp_bits, zero_i), lax.ne(mant_bits, zero_i))
+  m = lax.convert_element_type(mant_bits, dt)
+  x1 = _where(subnormal, _where(lax.lt(bits0, zero_i), lax.neg(m), m), x)
+  e = _where(subnormal, np.array(info.minexp - info.nmant, int_t), zero_i)
   bits = lax.bitcast_convert_type(x1, int_t)
   biased = lax.bitwise_and(lax.shift_right_arithmetic(bits, np.array(info.nmant, int_t)),
                            np.array(mask, int_t))
@@ -182,7 +190,8 @@ def _frexp(x):
   bits = lax.bitwise_and(bits, np.array(~(mask << info.nmant), int_t))
   bits = lax.bitwise_or(bits, np.array((bias - 1) << info.nmant, int_t))
   mantissa = lax.bitcast_convert_type(bits, dt)
-  special = lax.bitwise_or(lax.bitwise_or(isinf(x), isnan(x)), lax.eq(x, constant_like(x, 0)))
+  is_zero = lax.bitwise_and(lax.eq(exp_bits, zero_i), lax.eq(mant_bits, zero_i))
+  special = lax.bitwise_or(lax.bitwise_or(isinf(x), isnan(x)), is_zero)
   e = _where(special, np.zeros((), int_t), e)
   return _where(special, x, mantissa), lax.convert_element_type(e, np.int32)
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from openjax._src.core import ShapedArray
-from openjax._src.runtime.iree_device import ExecutionError, aligned_copy, iree_device
+from openjax._src.runtime.iree_device import (ExecutionError, aligned_copy, error_status,
+                                              iree_device)
 
 
 class IreeBuffer:
@@ -49,7 +50,8 @@ class IreeBuffer:
     except RuntimeError as e:
       self.idev.on_failure()
       raise ExecutionError(
-          f"The jit-compiled computation producing this {aval.str_short()} array "
+          f"{error_status(str(e))}The jit-compiled computation producing this "
+          f"{aval.str_short()} array "
           f"failed: {str(e).strip()}") from None
     self.fence = None
 

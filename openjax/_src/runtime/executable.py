@@ -31,6 +31,7 @@ import iree.runtime as rt
 from openjax._src import dtypes
 from openjax._src.core import Array, ShapedArray, default_device, make_array
 from openjax._src.core.array import ShardedBuffer
+from openjax._src.core.memory import CHECK_MIN_BYTES, available_bytes, out_of_memory_error
 from openjax._src.core.placement import committed_device
 from openjax._src.runtime import host_calls
 from openjax._src.runtime.device_buffer import IreeBuffer
@@ -83,6 +84,11 @@ class Executable:
     self._n_out = len(self.out_avals)
     self._float0_out = [a.dtype == dtypes.float0 for a in self.out_avals]
     self._any_float0_out = any(self._float0_out)
+    # Results this large are checked against the free memory before each
+    # call: JAX's RESOURCE_EXHAUSTED with the byte count, where IREE's
+    # allocator failure says neither which buffer nor its size.
+    self._out_nbytes = sum(max(b, 0) for b in out_b)
+    self._check_memory = self._out_nbytes >= CHECK_MIN_BYTES
 
   def _load(self, idev, inline: bool = False):
     slot = (id(idev), inline)
@@ -150,6 +156,9 @@ class Executable:
     if n_in != len(self.in_avals):
       raise TypeError(f"jit of {self.name}: called with {n_in} arguments, the compiled "
                       f"function takes {len(self.in_avals)}")
+    if self._check_memory and self._out_nbytes > available_bytes():
+      results = ", ".join(a.str_short() for a in self.out_avals)
+      raise out_of_memory_error(self._out_nbytes, f"jit of {self.name}: its results {results}")
     lst = rt.VmVariantList(n_in + 2)
     keep = []
     slots = [None] * n_in      # Array (or None) per input, for the aliasing check

@@ -346,7 +346,15 @@ def _invoke_error(e: Exception) -> Exception:
   if "element type mismatch" in msg or "shape mismatch" in msg:
     return TypeError(f"jit: a compiled function was called with an argument of the wrong "
                      f"type: {msg.strip()}")
-  return ExecutionError(f"jit: the compiled computation failed to start: {msg.strip()}")
+  return ExecutionError(f"{error_status(msg)}jit: the compiled computation failed to start: "
+                        f"{msg.strip()}")
+
+
+def error_status(msg: str) -> str:
+  """The status-code head of an ``ExecutionError`` message (JAX's messages
+  start with it): ``RESOURCE_EXHAUSTED: Out of memory `` for IREE's allocator
+  failures, which are JAX's out-of-memory errors."""
+  return "RESOURCE_EXHAUSTED: Out of memory; " if "RESOURCE_EXHAUSTED" in msg else ""
 
 
 def _writable_alias(arr: np.ndarray):
@@ -409,5 +417,6 @@ def _drain_at_exit() -> None:
     d.synchronize(timeout_s=30.0)
 
 
-__all__ = ["IreeDevice", "cpu_thread_cap", "synchronize_all", "ExecutionError", "iree_device", "hal_element_type", "aligned_copy",
-           "is_importable", "vm_instance", "ALIGNMENT"]
+__all__ = ["IreeDevice", "cpu_thread_cap", "synchronize_all", "ExecutionError", "error_status",
+           "iree_device", "hal_element_type", "aligned_copy", "is_importable", "vm_instance",
+           "ALIGNMENT"]

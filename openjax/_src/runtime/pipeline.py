@@ -24,6 +24,7 @@ from iree.compiler.api import Session
 
 from openjax._src.config import config
 from openjax._src.core import ClosedJaxpr, dce_jaxpr
+from openjax._src.interpreters.fold_reductions import folded
 from openjax._src.lowering import lower_jaxpr_to_module, plan_donation
 from openjax._src.lowering.cost import cost_analysis
 from openjax._src.lowering.simplify import simplify_for_lowering
@@ -109,7 +110,7 @@ def lower_closed_jaxpr(closed_jaxpr: ClosedJaxpr, name: str,
   # Equations whose results nobody reads are not compiled (as XLA drops
   # them): an unused pure_callback is not called. Effects are kept.
   closed_jaxpr = closed_jaxpr.map_jaxpr(dce_jaxpr)
-  text = lower_jaxpr_to_module(simplify_for_lowering(closed_jaxpr), name,
+  text = lower_jaxpr_to_module(simplify_for_lowering(folded(closed_jaxpr)), name,
                                input_output_aliases=aliases)
   return LoweredModule(text, name, closed_jaxpr, aliases, donated)
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, array_of, get_aval, pp_eqn
+from openjax._src.core.memory import CHECK_MIN_BYTES, check_allocation
 from openjax._src.core.sharding_rules import (elementwise_rule, reduce_axes_rule,
                                               replicated_rule, reshape_spec)
 from openjax._src.primitives.base.ad_util import Zero, is_undefined_primal
@@ -253,6 +254,9 @@ def broadcast(operand, sizes):
 
 @broadcast_in_dim_p.def_impl
 def _broadcast_in_dim_impl(x, *, shape, broadcast_dimensions, sharding=None):
+  # The result is a view, but it stands for an array of ``shape``: JAX
+  # allocates that and fails here when it cannot.
+  check_allocation("broadcast_in_dim", shape, x.dtype)
   expanded = [1] * len(shape)
   for i, d in enumerate(broadcast_dimensions):
     expanded[d] = x.shape[i]
@@ -261,6 +265,8 @@ def _broadcast_in_dim_impl(x, *, shape, broadcast_dimensions, sharding=None):
 
 @broadcast_in_dim_p.def_eval_kernel
 def _broadcast_in_dim_eval_kernel(x, *, shape, broadcast_dimensions, sharding=None):
+  if math.prod(shape) * x.dtype.itemsize >= CHECK_MIN_BYTES:
+    return None   # the impl checks that the memory it stands for exists
   if math.prod(x.shape) == math.prod(shape) and list(broadcast_dimensions) == sorted(
       broadcast_dimensions):
     # Only new size-1 dimensions (keepdims, expand_dims): a reshape.
@@ -353,8 +359,16 @@ def _broadcast_in_dim_batch(vals, dims, *, shape, broadcast_dimensions, sharding
 
 @broadcast_in_dim_p.def_lower
 def _broadcast_in_dim_lower(ctx, x, *, shape, broadcast_dimensions, sharding=None):
-  return [ctx.op("stablehlo.broadcast_in_dim", [x], ctx.avals_out[0],
-                 attrs={"broadcast_dimensions": tuple(broadcast_dimensions)})]
+  out = ctx.op("stablehlo.broadcast_in_dim", [x], ctx.avals_out[0],
+               attrs={"broadcast_dimensions": tuple(broadcast_dimensions)})
+  if ctx.avals_out[0].dtype == np.complex128 and not ctx.avals_in[0].shape:
+    # IREE cannot fill a buffer with a 128-bit pattern: equal complex128
+    # fills become one computed buffer, and a loop updating one of them in
+    # place (dynamic_update_slice) wrote into the others (two triangular
+    # solves in one module gave wrong solutions). The barrier keeps each
+    # fill a value of its own.
+    out = ctx.op("stablehlo.optimization_barrier", [out], out.type)
+  return [out]
 
 
 # -------------------------------------------------------------------- reshape
@@ -451,6 +465,7 @@ def broadcasted_iota(dtype, shape, dimension: int, out_sharding=None):
 
 @iota_p.def_impl
 def _iota_impl(*, dtype, shape, dimension, sharding=None):
+  check_allocation("iota", shape, dtype)
   n = shape[dimension]
   vals = np.arange(n).astype(dtype)
   expanded = [1] * len(shape)

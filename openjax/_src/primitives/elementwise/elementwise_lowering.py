@@ -248,7 +248,9 @@ def real_atan2(ctx, a, b, dt):
   mag = select(ctx, b_inf, at_zero, mag)
   special = op(ctx, "stablehlo.or", [op(ctx, "stablehlo.or", [zeros, infs]),
                                      op(ctx, "stablehlo.or", [a_inf, b_inf])])
-  return select(ctx, special, copysign(ctx, mag, a, dt), at)
+  # The result's sign is a's (IREE's atan2(-2, -3e38) was +pi: the ratio
+  # flushed to +0); copysign keeps a NaN a NaN.
+  return copysign(ctx, select(ctx, special, mag, at), a, dt)
 
 
 # ------------------------------------------------------------ unary rules

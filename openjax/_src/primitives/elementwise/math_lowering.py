@@ -22,6 +22,33 @@ from openjax._src.primitives.elementwise.elementwise_lowering import (
 
 F64 = np.dtype(np.float64)
 
+
+def keep_small(ctx, x, out, dt, odd: bool):
+  """``out`` with ``x`` itself where |x| is so small that f(x) rounds to x:
+  below half the square root of epsilon for the odd functions with f(x) =
+  x + c x^3, |c| <= 1 (sin, tan, atan, tanh, sinh, asin, asinh, atanh),
+  below the smallest normal number for expm1 and log1p. IREE's CPU runtime
+  computes with subnormals flushed to zero (as XLA's does), which made these
+  0 for subnormal x (and IREE's asin 0 up to ~1e-37) where NumPy, the
+  interpreter and JAX give x; a select moves the bits unchanged."""
+  info = dtypes.finfo(dt)
+  fdt = np.dtype(dt)
+  bound = 0.5 * math.sqrt(float(info.eps)) if odd else float(info.tiny)
+  small = compare(ctx, op(ctx, "stablehlo.abs", [x]), const_like(ctx, x, bound, fdt), "LT", fdt)
+  return select(ctx, small, x, out)
+
+
+def keeping_small(rule, odd: bool = True):
+  """``rule`` (a lowering of one real-or-complex operand) with
+  ``keep_small`` applied to real operands."""
+  def wrapped(ctx, x, **params):
+    dt = ctx.avals_in[0].dtype
+    out, = rule(ctx, x, **params)
+    if dtypes.kind(dt) == "c":
+      return [out]
+    return [keep_small(ctx, x, out, dt, odd)]
+  return wrapped
+
 def complex_exp(ctx, z, dt):
   """C's cexp by parts: exp(x) (cos y + i sin y), exact 0 imaginary part at y = 0."""
   x, y = parts(ctx, z, dt)
@@ -195,12 +222,20 @@ def atan_rule(ctx, x):
   re, im = parts(ctx, x, dt)
   xx = f("multiply", re, re)
   one_m, one_p = f("subtract", c(1), im), f("add", c(1), im)
-  r = f("multiply", c(0.5), real_atan2(ctx, f("multiply", c(2), re),
-                                      f("subtract", f("multiply", one_m, one_p), xx), fdt))
+  # atan2's arguments divided by s = max(1, |x|, |y|) (its value is the
+  # same): 2x and x^2 overflow for |x| > ~1e19 (float32), which turned
+  # atan(3e38 - 1.2j) into 3 pi / 8 instead of pi / 2.
+  s = f("maximum", c(1), f("maximum", f("abs", re), f("abs", im)))
+  re_s = f("divide", re, s)
+  r = f("multiply", c(0.5), real_atan2(
+      ctx, f("multiply", c(2), re_s),
+      f("subtract", f("multiply", f("divide", one_m, s), one_p), f("multiply", re_s, re)), fdt))
   i = f("multiply", c(0.25), f("log_plus_one", f("divide", f("multiply", c(4), im),
                                                    f("add", xx, f("multiply", one_m, one_m)))))
   big = op(ctx, "stablehlo.or", [is_inf(ctx, re, fdt), is_inf(ctx, im, fdt)])
-  r = select(ctx, big, copysign(ctx, c(np.pi / 2), re, fdt), r)
+  # C's catan(NaN + i inf) = NaN + 0i: the real part stays NaN.
+  r = select(ctx, op(ctx, "stablehlo.and", [big, op(ctx, "stablehlo.not", [is_nan(ctx, re, fdt)])]),
+             copysign(ctx, c(np.pi / 2), re, fdt), r)
   i = select(ctx, big, copysign(ctx, c(0), im, fdt), i)
   return [make_complex(ctx, r, i, dt)]
 
@@ -209,18 +244,55 @@ def cbrt_rule(ctx, x, **params):
   dt = ctx.avals_in[0].dtype
   xc = upcast(ctx, x, dt)
   cdt = compute_dtype(dt)
-  if cdt == np.float64:
-    y = _cbrt_f64(ctx, xc)
-  else:   # IREE's float32 cbrt is off by up to ~12 ulps: one Newton step
-    y = op(ctx, "stablehlo.cbrt", [xc])
-    step = op(ctx, "stablehlo.subtract", [y, op(ctx, "stablehlo.divide", [
-        xc, op(ctx, "stablehlo.multiply", [y, y])])])
-    y = op(ctx, "stablehlo.subtract", [y, op(ctx, "stablehlo.multiply", [
-        step, const_like(ctx, y, 1 / 3, cdt)])])
+  y = _real_cbrt(ctx, xc, cdt)
   # IREE's cbrt(+-inf) is NaN; 0 keeps its sign.
   special = op(ctx, "stablehlo.or", [is_inf(ctx, xc, cdt),
                                      compare(ctx, xc, const_like(ctx, xc, 0, cdt), "EQ", cdt)])
-  return [downcast(ctx, select(ctx, special, xc, y), dt)]
+  y = select(ctx, special, xc, y)
+  return [downcast(ctx, select(ctx, _is_subnormal(ctx, xc, cdt), _subnormal_cbrt(ctx, xc, cdt), y),
+                   dt)]
+
+
+def _real_cbrt(ctx, x, dt):
+  if np.dtype(dt) == F64:
+    return _cbrt_f64(ctx, x)
+  # IREE's float32 cbrt is off by up to ~12 ulps: one Newton step.
+  y = op(ctx, "stablehlo.cbrt", [x])
+  step = op(ctx, "stablehlo.subtract", [y, op(ctx, "stablehlo.divide", [
+      x, op(ctx, "stablehlo.multiply", [y, y])])])
+  return op(ctx, "stablehlo.subtract", [y, op(ctx, "stablehlo.multiply", [
+      step, const_like(ctx, y, 1 / 3, dt)])])
+
+
+def _is_subnormal(ctx, x, dt):
+  """Whether ``x`` is subnormal, from its bits (a zero exponent field and a
+  nonzero mantissa): float compares of a subnormal against 0 may see 0."""
+  fdt = np.dtype(dt)
+  idt = np.dtype(np.int32 if fdt == F32 else np.int64)
+  nmant = int(np.finfo(fdt).nmant)
+  bits = op(ctx, "stablehlo.bitcast_convert", [x], idt)
+  exp_mask = int(np.iinfo(idt).max) ^ ((1 << nmant) - 1)   # the exponent field
+  exp = op(ctx, "stablehlo.and", [bits, const_like(ctx, bits, exp_mask, idt)])
+  mant = op(ctx, "stablehlo.and", [bits, const_like(ctx, bits, (1 << nmant) - 1, idt)])
+  zero = const_like(ctx, bits, 0, idt)
+  return op(ctx, "stablehlo.and", [compare(ctx, exp, zero, "EQ", idt),
+                                   compare(ctx, mant, zero, "NE", idt)])
+
+
+def _subnormal_cbrt(ctx, x, dt):
+  """cbrt of subnormal ``x`` from its bits: |x| = m 2^-149 (float32) or
+  m 2^-1074 (float64) with an integer m that converts exactly, so cbrt|x| =
+  cbrt(2m) 2^-50 or cbrt(m) 2^-358. IREE's CPU code treats a subnormal
+  operand as 0 (cbrt gave NaN); the integer bits are never flushed."""
+  fdt = np.dtype(dt)
+  idt = np.dtype(np.int32 if fdt == F32 else np.int64)
+  bits = op(ctx, "stablehlo.bitcast_convert", [x], idt)
+  mask = const_like(ctx, bits, int(np.iinfo(idt).max), idt)
+  m = op(ctx, "stablehlo.convert", [op(ctx, "stablehlo.and", [bits, mask])], fdt)
+  scale, factor = (2.0, 2.0 ** -50) if fdt == F32 else (1.0, 2.0 ** -358)
+  m = op(ctx, "stablehlo.multiply", [m, const_like(ctx, x, scale, fdt)])
+  r = op(ctx, "stablehlo.multiply", [_real_cbrt(ctx, m, fdt), const_like(ctx, x, factor, fdt)])
+  return copysign(ctx, r, x, fdt)
 
 
 def _cbrt_f64(ctx, x):

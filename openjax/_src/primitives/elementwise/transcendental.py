@@ -26,7 +26,8 @@ from openjax._src.primitives.elementwise.elementwise_rules import (
 from openjax._src.primitives.elementwise.logic import eq, select
 from openjax._src.primitives.elementwise.math_lowering import (
     atan2_rule, atan_rule, cbrt_rule, conj_symmetric, exp2_rule, exp_rule, expm1_rule, log1p_rule,
-    log_rule, logistic_rule, rsqrt_rule, sinh_cosh_rule, sqrt_rule, tanh_rule, trig_rule)
+    keeping_small, log_rule, logistic_rule, rsqrt_rule, sinh_cosh_rule, sqrt_rule, tanh_rule,
+    trig_rule)
 from openjax._src.primitives.shape.shape import full_like
 
 __all__ = [
@@ -89,7 +90,8 @@ defjvp(log_p, lambda g, x, accuracy: div(g, x))
 
 
 # -------------------------------------------------------------- log1p, expm1
-log1p_p = unop("log1p", fl(np.log1p), INEXACT, accuracy=True, lower=log1p_rule)
+log1p_p = unop("log1p", fl(np.log1p), INEXACT, accuracy=True,
+               lower=keeping_small(log1p_rule, odd=False))
 
 
 def log1p(x, *, accuracy=None):
@@ -99,7 +101,8 @@ def log1p(x, *, accuracy=None):
 
 defjvp(log1p_p, lambda g, x, accuracy: div(g, add(x, one_like(x))))
 
-expm1_p = unop("expm1", fl(np.expm1), INEXACT, accuracy=True, lower=expm1_rule)
+expm1_p = unop("expm1", fl(np.expm1), INEXACT, accuracy=True,
+               lower=keeping_small(expm1_rule, odd=False))
 
 
 def expm1(x, *, accuracy=None):
@@ -112,7 +115,7 @@ defjvp2(expm1_p, lambda g, ans, x, accuracy: mul(g, exp(x, accuracy=accuracy))
 
 
 # ------------------------------------------------------------ tanh, logistic
-tanh_p = unop("tanh", fl(np.tanh), INEXACT, accuracy=True, lower=tanh_rule)
+tanh_p = unop("tanh", fl(np.tanh), INEXACT, accuracy=True, lower=keeping_small(tanh_rule))
 
 
 def tanh(x, *, accuracy=None):
@@ -147,7 +150,7 @@ defjvp2(logistic_p, lambda g, ans, x, accuracy: mul(g, mul(ans, logistic(neg(x))
 
 
 # ---------------------------------------------------------------- sin, cos, tan
-sin_p = unop("sin", fl(np.sin), INEXACT, accuracy=True, lower=trig_rule("sine"))
+sin_p = unop("sin", fl(np.sin), INEXACT, accuracy=True, lower=keeping_small(trig_rule("sine")))
 
 
 def sin(x, *, accuracy=None):
@@ -167,7 +170,7 @@ def cos(x, *, accuracy=None):
 
 defjvp(cos_p, lambda g, x, accuracy: neg(mul(g, sin(x, accuracy=accuracy))))
 
-tan_p = unop("tan", fl(np.tan), INEXACT, accuracy=True, lower=trig_rule("tan"))
+tan_p = unop("tan", fl(np.tan), INEXACT, accuracy=True, lower=keeping_small(trig_rule("tan")))
 
 
 def tan(x, *, accuracy=None):
@@ -179,7 +182,7 @@ defjvp2(tan_p, lambda g, ans, x, accuracy: mul(g, add(scalar_like(x, 1), square(
 
 
 # ------------------------------------------------------------ asin, acos, atan
-asin_p = unop("asin", fl(np.arcsin), INEXACT, lower=conj_symmetric("chlo.asin"))
+asin_p = unop("asin", fl(np.arcsin), INEXACT, lower=keeping_small(conj_symmetric("chlo.asin")))
 
 
 def asin(x):
@@ -199,7 +202,7 @@ def acos(x):
 
 defjvp(acos_p, lambda g, x: mul(g, neg(rsqrt(sub(scalar_like(x, 1), square(x))))))
 
-atan_p = unop("atan", fl(np.arctan), INEXACT, lower=atan_rule)
+atan_p = unop("atan", fl(np.arctan), INEXACT, lower=keeping_small(atan_rule))
 
 
 def atan(x):
@@ -211,7 +214,7 @@ defjvp(atan_p, lambda g, x: div(g, add(scalar_like(x, 1), square(x))))
 
 
 # --------------------------------------------------------------- sinh, cosh
-sinh_p = unop("sinh", fl(np.sinh), INEXACT, lower=sinh_cosh_rule(True))
+sinh_p = unop("sinh", fl(np.sinh), INEXACT, lower=keeping_small(sinh_cosh_rule(True)))
 
 
 def sinh(x):
@@ -233,7 +236,8 @@ defjvp(cosh_p, lambda g, x: mul(g, sinh(x)))
 
 
 # --------------------------------------------------------- asinh, acosh, atanh
-asinh_p = unop("asinh", fl(np.arcsinh), INEXACT, lower=conj_symmetric("chlo.asinh"))
+asinh_p = unop("asinh", fl(np.arcsinh), INEXACT,
+               lower=keeping_small(conj_symmetric("chlo.asinh")))
 
 
 def asinh(x):
@@ -253,7 +257,8 @@ def acosh(x):
 
 defjvp(acosh_p, lambda g, x: mul(g, rsqrt(sub(square(x), one_like(x)))))
 
-atanh_p = unop("atanh", fl(np.arctanh), INEXACT, lower=conj_symmetric("chlo.atanh"))
+atanh_p = unop("atanh", fl(np.arctanh), INEXACT,
+               lower=keeping_small(conj_symmetric("chlo.atanh")))
 
 
 def atanh(x):

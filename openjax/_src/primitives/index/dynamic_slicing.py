@@ -289,6 +289,11 @@ def _dynamic_update_slice_lower(ctx, operand, update, *starts):
   if 0 in upd_aval.shape:
     return [operand]
   starts = _lower_starts(ctx, starts, op_aval.shape, upd_aval.shape)
+  # IREE writes the update into the operand's buffer in place and reads an
+  # update that is a view of that buffer while writing it (a column set from
+  # a row of the same matrix came out overwritten); the barrier makes the
+  # update a value of its own.
+  update = ctx.op("stablehlo.optimization_barrier", [update], update.type)
   return [ctx.op("stablehlo.dynamic_update_slice", [operand, update, *starts],
                  ctx.avals_out[0])]
 

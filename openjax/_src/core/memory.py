@@ -1,0 +1,86 @@
+"""Allocations larger than the machine's memory fail as in JAX: with
+``JaxRuntimeError("RESOURCE_EXHAUSTED: Out of memory allocating N bytes ...")``,
+whichever executor (eager kernels, the jaxpr interpreter, IREE) was asked for
+them.
+
+Eager kernels that hand out views (a broadcast is a zero-stride view of its
+operand) would otherwise promise an array they never allocate, and the first
+operation that reads it (a ``.sum()`` over 4e10 elements) runs for minutes;
+JAX allocates at creation and fails there. ``check_allocation`` makes those
+kernels fail at creation too; NumPy's own ``MemoryError`` (an elementwise
+result too large) becomes the same error through ``out_of_memory_error``.
+"""
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+
+from openjax._src import dtypes
+from openjax._src.errors import JaxRuntimeError
+
+# Requests below this many bytes are never checked (reading /proc/meminfo
+# costs ~20 us): anything smaller fits any machine openjax runs on.
+CHECK_MIN_BYTES = 1 << 28
+
+
+def available_bytes() -> int:
+  """Memory the kernel can give this process now: ``MemAvailable`` (free
+  plus reclaimable caches) plus free swap, else the free physical pages."""
+  try:
+    fields = {}
+    with open("/proc/meminfo") as f:
+      for line in f:
+        name, _, rest = line.partition(":")
+        fields[name] = int(rest.split()[0]) * 1024
+    return fields["MemAvailable"] + fields.get("SwapFree", 0)
+  except (OSError, KeyError, ValueError, IndexError):
+    return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+
+
+def _human(nbytes: float) -> str:
+  for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
+    if nbytes < 1024 or unit == "PiB":
+      return f"{nbytes:.0f} {unit}" if unit == "bytes" else f"{nbytes:.1f} {unit}"
+    nbytes /= 1024
+  raise AssertionError("unreachable")
+
+
+def out_of_memory_error(nbytes: int | None, what: str) -> JaxRuntimeError:
+  """JAX's error for an allocation of ``nbytes`` that cannot be made;
+  ``what`` names the operation and the array (``ones: f32[1000000]``)."""
+  size = "" if nbytes is None else f" {nbytes} bytes"
+  need = "" if nbytes is None else f" needs {_human(nbytes)},"
+  return JaxRuntimeError(
+      f"RESOURCE_EXHAUSTED: Out of memory allocating{size}.\n{what}{need} "
+      f"{_human(available_bytes())} of memory is available. Create a smaller array, or "
+      "compute the result inside jit without materializing it (a reduction of a broadcast "
+      "or an iota never allocates it).")
+
+
+def check_allocation(name: str, shape: tuple, dtype) -> None:
+  """Raise ``out_of_memory_error`` when an array of ``shape`` and ``dtype``
+  does not fit in the memory available now."""
+  nbytes = math.prod(shape) * np.dtype(dtype).itemsize
+  if nbytes >= CHECK_MIN_BYTES and nbytes > available_bytes():
+    raise out_of_memory_error(nbytes, f"{name}: {_type_str(shape, dtype)}")
+
+
+def translate_memory_error(err: MemoryError, name: str) -> JaxRuntimeError:
+  """NumPy's ``MemoryError`` (``_ArrayMemoryError`` knows the request's
+  shape and dtype) as JAX's error."""
+  shape, dtype = getattr(err, "shape", None), getattr(err, "dtype", None)
+  if shape is not None and dtype is not None:
+    return out_of_memory_error(math.prod(shape) * np.dtype(dtype).itemsize,
+                               f"{name}: {_type_str(tuple(shape), dtype)}")
+  return out_of_memory_error(None, f"{name}: {err}")
+
+
+def _type_str(shape: tuple, dtype) -> str:
+  # ShapedArray.str_short's spelling, without building an aval.
+  return f"{dtypes.short_dtype_name(np.dtype(dtype))}[{','.join(str(d) for d in shape)}]"
+
+
+__all__ = ["CHECK_MIN_BYTES", "available_bytes", "check_allocation", "out_of_memory_error",
+           "translate_memory_error"]

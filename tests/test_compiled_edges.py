@@ -1,0 +1,83 @@
+"""Compiled elementwise math at edge values (issue 19, item 8): IREE's CPU
+runtime flushes subnormals to zero (as XLA's does); the functions with f(x) =
+x near 0 return x there as NumPy, the interpreter and JAX do, cbrt of a
+subnormal is its cube root (it was NaN); atan2 and complex atan where
+intermediate values under- or overflow."""
+import numpy as np
+import pytest
+
+import openjax as jax
+import openjax.numpy as jnp
+
+ODD = ["sin", "tan", "arctan", "tanh", "sinh", "arcsin", "arcsinh", "arctanh"]
+NEAR_IDENTITY = ODD + ["expm1", "log1p"]
+
+
+def _compiled(f, x):
+  with jax.config.override("openjax_executor", "iree"), \
+       jax.config.override("openjax_tiered_compilation", False):
+    out = jax.jit(f)(x)
+    assert out._buffer is not None, "did not run compiled"
+    return np.asarray(out)
+
+
+def _inputs(dt):
+  info = np.finfo(dt)
+  tiny = float(info.tiny)
+  vals = [tiny / 3, -tiny / 7, float(info.smallest_subnormal), -float(info.smallest_subnormal),
+          tiny, 2 * tiny, 1e-30 if dt == np.float32 else 1e-200, 0.0, -0.0]
+  return np.array(vals, dt)
+
+
+@pytest.mark.parametrize("name", NEAR_IDENTITY)
+def test_float32_subnormal_operands(name):
+  x = _inputs(np.float32)
+  got = _compiled(getattr(jnp, name), x)
+  want = getattr(np, name)(x)
+  np.testing.assert_array_equal(got, want)
+  np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+  np.testing.assert_array_equal(got, np.asarray(getattr(jnp, name)(x)))   # the interpreter
+
+
+@pytest.mark.parametrize("name", NEAR_IDENTITY)
+def test_float64_subnormal_operands(name):
+  with jax.enable_x64():
+    x = _inputs(np.float64)
+    got = _compiled(getattr(jnp, name), x)
+    np.testing.assert_array_equal(got, getattr(np, name)(x))
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_cbrt_of_subnormals_is_a_number(dt):
+  with jax.enable_x64(dt == np.float64):
+    x = _inputs(dt)
+    got = _compiled(jnp.cbrt, x)
+    assert not np.isnan(got).any(), got
+    np.testing.assert_allclose(got, np.cbrt(x), rtol=4 * np.finfo(dt).eps, atol=0)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(np.cbrt(x)))
+
+
+def test_small_normal_values_are_unchanged():
+  # The pass-through is exact for |x| below half the square root of eps.
+  x = np.array([1e-5, -3e-4, 2e-4], np.float32)
+  for name in ODD:
+    np.testing.assert_allclose(_compiled(getattr(jnp, name), x), getattr(np, name)(x),
+                               rtol=2e-7, atol=0, err_msg=name)
+
+
+def test_arctan2_sign_when_the_ratio_underflows():
+  y = np.array([-2, -2, 2, -1e-30, 0.0, -0.0, np.nan, 1, -1, 0, -0.0], np.float32)
+  x = np.array([-3e38, -3e30, -3e38, -1.0, -1, -1, 1, np.nan, 0, 0, -0.0], np.float32)
+  with jax.config.override("openjax_executor", "iree"), \
+       jax.config.override("openjax_tiered_compilation", False):
+    got = np.asarray(jax.jit(jnp.arctan2)(y, x))
+  want = np.arctan2(y, x)
+  np.testing.assert_array_equal(got, want)
+  np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+def test_complex_arctan_of_huge_values():
+  # 2x and x^2 overflowed: atan(3e38 - 1.2j) was 3 pi / 8 (fuzz case).
+  x = np.array([3e38 - 1.1776125j, -3e38 + 2j, 1e20 + 1e20j, 1e30j, -1e30j, 2 - 3j,
+                complex(np.nan, np.inf)], np.complex64)
+  np.testing.assert_allclose(_compiled(jnp.arctan, x), np.arctan(x), rtol=1e-6, atol=1e-7)
