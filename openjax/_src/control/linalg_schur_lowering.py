@@ -203,17 +203,24 @@ def _clean(t):
   return select(gt(rows, add(cols, _i32(1))), full((n, n), 0, get_aval(t).dtype), t)
 
 
-def _schur_complex_one(a):
+def _schur_start(a):
+  """What both Schur iterations start from: n, dtype, the Hessenberg form
+  T = Z^H A Z with its Z, the identity, and the loop's predicate (an
+  unreduced part remains and the step budget is not spent)."""
   n = get_aval(a).shape[0]
   dtype = get_aval(a).dtype
   _, _, z = _hessenberg_one(a)
   t = _clean(_mm(_mm(H(z), a), z))
-  eye = _eye(n, dtype)
   max_steps = _MAX_STEPS_PER_EIGENVALUE * n
 
   def keep_going(state):
     _, _, hi, steps = state
     return bitwise_and(gt(hi, _i32(0)), lt(steps, _i32(max_steps)))
+  return n, dtype, t, z, _eye(n, dtype), keep_going
+
+
+def _schur_complex_one(a):
+  n, dtype, t, z, eye, keep_going = _schur_start(a)
 
   def body(state):
     t, z, hi, steps = state
@@ -278,16 +285,7 @@ def _split_pair(t, z, i):
 
 
 def _schur_real_one(a):
-  n = get_aval(a).shape[0]
-  dtype = get_aval(a).dtype
-  _, _, z = _hessenberg_one(a)
-  t = _clean(_mm(_mm(H(z), a), z))
-  eye = _eye(n, dtype)
-  max_steps = _MAX_STEPS_PER_EIGENVALUE * n
-
-  def keep_going(state):
-    _, _, hi, steps = state
-    return bitwise_and(gt(hi, _i32(0)), lt(steps, _i32(max_steps)))
+  n, dtype, t, z, eye, keep_going = _schur_start(a)
 
   def body(state):
     t, z, hi, steps = state
