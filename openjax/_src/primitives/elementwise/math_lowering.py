@@ -462,6 +462,55 @@ _SIN_TAYLOR = tuple((-1) ** i / math.factorial(2 * i + 1) for i in range(9))
 _COS_TAYLOR = tuple((-1) ** i / math.factorial(2 * i) for i in range(10))
 
 
+def _two_pi_remainders() -> np.ndarray:
+  """``2**e mod 2 pi`` for e = 0 .. 104, each rounded once to float64 (pi to
+  75 digits by Machin's formula in decimal arithmetic)."""
+  from decimal import Decimal, getcontext  # noqa: PLC0415 - once, at import
+  getcontext().prec = 80
+
+  def atan_inv(n: int) -> Decimal:
+    total, term, k, sign = Decimal(0), Decimal(1) / n, 1, 1
+    while term > Decimal(10) ** -75:
+      total += sign * term / k
+      term /= n * n
+      k, sign = k + 2, -sign
+    return total
+  two_pi = 2 * (16 * atan_inv(5) - 4 * atan_inv(239))
+  return np.array([float((Decimal(2) ** e) % two_pi) for e in range(105)], np.float64)
+
+
+_TWO_PI_REMAINDERS = _two_pi_remainders()
+
+
+def _reduce_huge(ctx, x, xd):
+  """``xd`` (float32 ``x`` in float64), with each |x| >= 2**23 replaced by a
+  value congruent to it modulo 2 pi below 1.1e8: x = m 2**e exactly (m the
+  24-bit significand), so x = m (2**e mod 2 pi) modulo 2 pi, from a table.
+  The reduction after it then stays accurate (it was lost past ~1e18:
+  compiled sin(3e38) gave -1 for 0.8749)."""
+  i32, f64 = np.dtype(np.int32), np.dtype(np.float64)
+  f = lambda nm, *xs: op(ctx, f"stablehlo.{nm}", list(xs))  # noqa: E731
+  c32 = lambda v: const_like(ctx, x, v, i32)  # noqa: E731
+  bits = op(ctx, "stablehlo.bitcast_convert", [x], i32)
+  e = f("subtract", f("and", f("shift_right_logical", bits, c32(23)), c32(0xFF)), c32(150))
+  m = op(ctx, "stablehlo.convert", [f("or", f("and", bits, c32(0x7FFFFF)), c32(0x800000))], f64)
+  shape = tuple(ctx.avals_in[0].shape)
+  n = math.prod(shape)
+  idx = ctx.op("stablehlo.reshape", [ctx.op("stablehlo.clamp", [c32(0), e, c32(104)], e.type)],
+               ctx.tensor_type((n, 1), i32))
+  table = ctx.constant(_TWO_PI_REMAINDERS, f64)
+  rem = ctx.op("stablehlo.gather", [table, idx], ctx.tensor_type((n,), f64),
+               attrs={"dimension_numbers": "#stablehlo.gather<collapsed_slice_dims = [0], "
+                                           "start_index_map = [0], index_vector_dim = 1>",
+                      "indices_are_sorted": False, "slice_sizes": (1,)})
+  rem = ctx.op("stablehlo.reshape", [rem], ctx.tensor_type(shape, f64))
+  t = f("multiply", m, rem)
+  t = select(ctx, compare(ctx, xd, const_like(ctx, xd, 0, f64), "LT", f64), f("negate", t), t)
+  # e = 105: inf and NaN, which keep their value (and give NaN below).
+  huge = f("and", compare(ctx, e, c32(0), "GE", i32), compare(ctx, e, c32(104), "LE", i32))
+  return select(ctx, huge, t, xd)
+
+
 def reduced_trig(ctx, x, name):
   """float32 sin/cos/tan evaluated in float64 (IREE's float32 ones lose all
   accuracy past |x| ~ 1e4 and are off by up to 60% near some zeros):
@@ -471,7 +520,7 @@ def reduced_trig(ctx, x, name):
   f64 = np.dtype(np.float64)
   f = lambda nm, *xs: op(ctx, f"stablehlo.{nm}", list(xs))  # noqa: E731
   c64 = lambda v: const_like(ctx, xd, v, f64)  # noqa: E731
-  xd = op(ctx, "stablehlo.convert", [x], f64)
+  xd = _reduce_huge(ctx, x, op(ctx, "stablehlo.convert", [x], f64))
   scale = 2.0 if name != "tan" else 1.0          # pieces of pi (sin, cos) or pi/2 (tan)
   t = f("multiply", xd, c64(1 / (np.pi / 2 * scale)))
   if name == "cosine":
