@@ -9,6 +9,7 @@ float64 (IREE's own reduction is lost past |x| ~ 1e4).
 """
 from __future__ import annotations
 
+import decimal
 import math
 
 import numpy as np
@@ -464,19 +465,21 @@ _COS_TAYLOR = tuple((-1) ** i / math.factorial(2 * i) for i in range(10))
 
 def _two_pi_remainders() -> np.ndarray:
   """``2**e mod 2 pi`` for e = 0 .. 104, each rounded once to float64 (pi to
-  75 digits by Machin's formula in decimal arithmetic)."""
-  from decimal import Decimal, getcontext  # noqa: PLC0415 - once, at import
-  getcontext().prec = 80
+  75 digits by Machin's formula in decimal arithmetic, in a local context:
+  the caller's decimal settings are untouched)."""
+  one = decimal.Decimal(1)
 
-  def atan_inv(n: int) -> Decimal:
-    total, term, k, sign = Decimal(0), Decimal(1) / n, 1, 1
-    while term > Decimal(10) ** -75:
+  def atan_inv(n: int) -> decimal.Decimal:
+    total, term, k, sign = 0 * one, one / n, 1, 1
+    while term > one.scaleb(-75):
       total += sign * term / k
       term /= n * n
       k, sign = k + 2, -sign
     return total
-  two_pi = 2 * (16 * atan_inv(5) - 4 * atan_inv(239))
-  return np.array([float((Decimal(2) ** e) % two_pi) for e in range(105)], np.float64)
+  with decimal.localcontext() as context:
+    context.prec = 80
+    two_pi = 2 * (16 * atan_inv(5) - 4 * atan_inv(239))
+    return np.array([float((2 * one) ** e % two_pi) for e in range(105)], np.float64)
 
 
 _TWO_PI_REMAINDERS = _two_pi_remainders()
