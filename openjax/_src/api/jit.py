@@ -16,7 +16,7 @@ import warnings
 import weakref
 from typing import Callable
 
-from openjax._src import dtypes, tree_util
+from openjax._src import tree_util
 from openjax._src.api.shapes import ShapeDtypeStruct, abstractify, to_shape_dtype_struct
 from openjax._src.config import _env_bool, config
 from openjax._src.errors import (ConcretizationTypeError, JaxRuntimeError,
@@ -28,7 +28,7 @@ from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, Tracer, check_transfor
                                eval_trace, jaxpr_effects, program_of, trace_state)
 from openjax._src.core.devices import local_devices
 from openjax._src.core.placement import commit, committed_device
-from openjax._src.core.trace import eager_config
+from openjax._src.core.trace import SCALAR_TYPES, eager_config
 from openjax._src.core.transfer_guard import guard_host_to_device
 from openjax._src.interpreters.fold_reductions import folded
 from openjax._src.interpreters.staging import DebugInfo, flat_arg_names, trace_to_jaxpr
@@ -144,9 +144,6 @@ def _check_donated_once(leaves, donated_invars) -> None:
           f"INVALID_ARGUMENT: Attempt to use a buffer that was donated in the same call "
           f"to Execute() (second use: flattened argument {i}, replica 0). Toy code: "
           f"b=np.array([1, 2, 3]); jax.jit(lambda x, y: x + y, donate_argnums=(0,))(b, b)")
-
-
-_SCALAR_TYPES = frozenset(dtypes.python_scalar_dtypes)
 
 
 class _CacheEntry:
@@ -366,7 +363,7 @@ class JitWrapped:
       elif t is Array and a._np is not None:
         key.append(a.aval)
         leaves.append(a)
-      elif t in _SCALAR_TYPES:
+      elif t in SCALAR_TYPES:
         key.append(t)
         leaves.append(a)
       elif a is None:   # an empty pytree
@@ -382,7 +379,7 @@ class JitWrapped:
         elif t is Array and a._np is not None:
           key.append((k, a.aval))
           leaves.append(a)
-        elif t in _SCALAR_TYPES:
+        elif t in SCALAR_TYPES:
           key.append((k, t))
           leaves.append(a)
         elif a is None:

@@ -8,6 +8,7 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src.core import Array, ShapedArray, Tracer
 from openjax._src.core.sharding import aval_sharding
+from openjax._src.core.trace import python_int_dtype
 
 
 class ShapeDtypeStruct:
@@ -69,10 +70,7 @@ def abstractify(x: Any, what: str = "argument") -> ShapedArray:
   if t is Array or isinstance(x, Tracer):
     return x.aval
   if t in dtypes.python_scalar_dtypes:
-    dt = dtypes.dtype(x)
-    if t is int and not dtypes.iinfo(dt).min <= x <= dtypes.iinfo(dt).max:
-      # As an eager operand's (``core.trace.python_int_value``).
-      raise OverflowError(f"Python int {x} too large to convert to {dt.name}")
+    dt = python_int_dtype(x) if t is int else dtypes.dtype(x)   # as an eager operand's
     return ShapedArray((), dt, weak_type=t is not bool)
   if t is ShapeDtypeStruct:
     return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype), x.weak_type,

@@ -201,20 +201,26 @@ _ndarray = np.ndarray
 _asarray = np.asarray
 _setflags = np.ndarray.setflags
 _fp_set, _fp_reset = FP_ERRSTATE.set, FP_ERRSTATE.reset
-_SCALAR_TYPES = frozenset(dtypes.python_scalar_dtypes)
+SCALAR_TYPES = frozenset(dtypes.python_scalar_dtypes)   # Python scalar operand types
 _SCALAR_VALUES: dict = {}
 
 
-def python_int_value(x: int, dt: np.dtype) -> np.ndarray:
-  """A Python int as an operand of dtype ``dt``, as JAX makes it: a weak
-  int32 (int64 with x64) that must hold the value (OverflowError naming it
-  otherwise, whatever the other operand: ``int32 + 2**40``, ``float32 +
-  2**40``), then cast to ``dt`` (``int8 + 300`` wraps, as JAX's does)."""
+def python_int_dtype(x: int) -> np.dtype:
+  """The dtype JAX gives the Python int ``x``, a weak int32 (int64 with x64),
+  after checking it holds the value (OverflowError naming it otherwise,
+  whatever the other operand: ``int32 + 2**40``, ``float32 + 2**40``)."""
   own = dtypes.dtype(x)
   info = dtypes.iinfo(own)
   if not info.min <= x <= info.max:
     raise OverflowError(f"Python int {x} too large to convert to {own.name}")
-  return np.asarray(x, own).astype(dt)
+  return own
+
+
+def python_int_value(x: int, dt: np.dtype) -> np.ndarray:
+  """A Python int as an operand of dtype ``dt``, as JAX makes it
+  (``python_int_dtype``), then cast to ``dt`` (``int8 + 300`` wraps, as
+  JAX's does)."""
+  return np.asarray(x, python_int_dtype(x)).astype(dt)
 
 
 def _scalar_value(x, dt: np.dtype) -> np.ndarray:
@@ -477,7 +483,7 @@ class EvalTrace(Trace):
         sig.append(a)
         keys.append((a.shape, a.dtype, a.weak_type))
         vals.append(x._np)
-      elif t in _SCALAR_TYPES:
+      elif t in SCALAR_TYPES:
         sig.append(t)
         keys.append(t)
         vals.append(None)   # made by the plan's cast below

@@ -14,7 +14,7 @@ from openjax._src import lax
 from openjax._src.api.jit import jit as api_jit
 from openjax._src.config import config
 from openjax._src.core import Array, Tracer, get_aval
-from openjax._src.core.trace import eager_config
+from openjax._src.core.trace import SCALAR_TYPES, eager_config
 
 AxisError = np.exceptions.AxisError
 
@@ -149,7 +149,6 @@ def promote_shapes(fun_name: str, *args: Any) -> list:
 # is answered from a cache keyed by the operands' (dtype, weak type) or
 # scalar type, ``jax_enable_x64`` and the dtype refinement: the promoted
 # dtype and weak type, and which operands need a conversion.
-_SCALAR_TYPES = frozenset(dtypes.python_scalar_dtypes)
 _PROMOTIONS: dict = {}
 
 
@@ -189,7 +188,7 @@ def _promoter(refine, promote_dtypes_general, doc: str):
     if a is s[0] and s[1] is dt and s[2] is weak and s[3]._np is not None:   # not deleted
       return s[3]
     out = lax._convert_element_type(a, dt, weak)
-    if type(a) in _SCALAR_TYPES:
+    if type(a) in SCALAR_TYPES:
       scalar[0] = (a, dt, weak, out)
     return out
 
@@ -214,13 +213,13 @@ def _promoter(refine, promote_dtypes_general, doc: str):
           aval = x.aval
           kx = aval.dtype, aval.weak_type, len(aval.shape)
         else:
-          kx = t if t in _SCALAR_TYPES else _operand_key(x, t)
+          kx = t if t in SCALAR_TYPES else _operand_key(x, t)
         t = type(y)
         if t is Array:
           aval = y.aval
           ky = aval.dtype, aval.weak_type, len(aval.shape)
         else:
-          ky = t if t in _SCALAR_TYPES else _operand_key(y, t)
+          ky = t if t in SCALAR_TYPES else _operand_key(y, t)
         if kx is not None and ky is not None:
           key = (refine, cfg.x64, kx, ky)
       elif len(args) == 1:
@@ -234,14 +233,14 @@ def _promoter(refine, promote_dtypes_general, doc: str):
             return [x] if converts is None else [lax._convert_element_type(x, dt, weak)]
           key = (refine, cfg.x64, (aval.dtype, aval.weak_type, len(aval.shape)))
         else:
-          k = t if t in _SCALAR_TYPES else _operand_key(x, t)
+          k = t if t in SCALAR_TYPES else _operand_key(x, t)
           if k is not None:
             key = (refine, cfg.x64, k)
       else:
         key = [refine, cfg.x64]
         for a in args:
           t = type(a)
-          k = t if t in _SCALAR_TYPES else _operand_key(a, t)
+          k = t if t in SCALAR_TYPES else _operand_key(a, t)
           if k is None:
             key = None
             break
@@ -253,8 +252,8 @@ def _promoter(refine, promote_dtypes_general, doc: str):
         if hit is None:
           hit = _PROMOTIONS[key] = _promotion(args, key, refine)
         if hit is not False:
-          if len(args) == 2 and (type(args[0]) is Array or type(args[0]) in _SCALAR_TYPES) \
-              and (type(args[1]) is Array or type(args[1]) in _SCALAR_TYPES):
+          if len(args) == 2 and (type(args[0]) is Array or type(args[0]) in SCALAR_TYPES) \
+              and (type(args[1]) is Array or type(args[1]) in SCALAR_TYPES):
             x, y = args
             last[0] = (x.aval if type(x) is Array else type(x),
                        y.aval if type(y) is Array else type(y), cfg.x64, hit)
@@ -279,12 +278,12 @@ def _promotion(args: tuple, key: tuple, refine):
     return False
   if refine is _same_dtype and len(args) == 1:   # promote_dtypes of one operand: as it is
     a, = args
-    if type(a) in _SCALAR_TYPES:
+    if type(a) in SCALAR_TYPES:
       return dtypes.dtype(a), dtypes.is_weakly_typed(a), (True,)
     return a.aval.dtype, a.aval.weak_type, None
   dt, weak = dtypes.result_type(*args, return_weak_type_flag=True)
   dt = refine(dt)
-  converts = tuple([type(a) in _SCALAR_TYPES or a.aval.dtype != dt
+  converts = tuple([type(a) in SCALAR_TYPES or a.aval.dtype != dt
                     or a.aval.weak_type != weak for a in args])
   if len(_PROMOTIONS) >= 4096:
     _PROMOTIONS.clear()

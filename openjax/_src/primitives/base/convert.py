@@ -11,7 +11,7 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src.core import Array, Primitive, ShapedArray, array_of, get_aval
 from openjax._src.core.sharding_rules import elementwise_rule
-from openjax._src.core.trace import python_int_value
+from openjax._src.core.trace import python_int_value, shaped_array
 from openjax._src.lowering.builder import enum_attr
 from openjax._src.lowering.mlir_types import split_tensor_type
 from openjax._src.primitives.base.ad_util import Zero, tangent_aval
@@ -36,7 +36,7 @@ def _convert_element_type(operand, new_dtype=None, weak_type: bool = False):
   if type(operand) in dtypes.python_scalar_dtypes:   # first: jnp calls with Python numbers
     value = _SCALAR_VALUES.get((type(operand), operand, new_dtype, weak_type))
     if value is not None:
-      return Array(value, _SCALAR_AVALS[(value.dtype, weak_type)])
+      return Array(value, shaped_array((), value.dtype, bool(weak_type)))
     from_dtype = dtypes.dtype(operand)
     new_dtype = from_dtype if new_dtype is None else np.dtype(new_dtype)
     return _scalar_array(operand, new_dtype, weak_type)
@@ -49,7 +49,7 @@ def _convert_element_type(operand, new_dtype=None, weak_type: bool = False):
                                 or type(operand) is Array):
     # Concrete scalars convert now, as JAX does, so traces keep them literals.
     value = np.array(getattr(operand, "_value", operand), copy=True)
-    return array_of(np.asarray(convert_numpy(value, new_dtype)), _scalar_aval(new_dtype, weak_type))
+    return array_of(np.asarray(convert_numpy(value, new_dtype)), shaped_array((), new_dtype, bool(weak_type)))
   return convert_element_type_p.bind1(operand, new_dtype=new_dtype, weak_type=bool(weak_type),
                                       sharding=None)
 
@@ -57,7 +57,10 @@ def _convert_element_type(operand, new_dtype=None, weak_type: bool = False):
 def _scalar_array(x, dt, weak_type):
   # A Python scalar as a 0-d Array of dtype ``dt``, which tracing turns into a
   # literal (no equation), as JAX does for Python scalars.
-  aval = _scalar_aval(dt, weak_type)
+  # One shared aval per (dtype, weak type): eager plans recognise operands
+  # by their aval's identity (a fresh aval per jnp.where constant cost a plan
+  # lookup per use).
+  aval = shaped_array((), dt, bool(weak_type))
   value = None
   if type(x) is int:
     value = python_int_value(x, dt)   # JAX's overflow check, then the cast
@@ -81,17 +84,6 @@ def _scalar_array(x, dt, weak_type):
   return Array(value, aval)
 
 
-_SCALAR_AVALS: dict = {}
-
-
-def _scalar_aval(dt: np.dtype, weak_type) -> ShapedArray:
-  """The one shared aval of 0-d ``dt`` values: eager plans recognise operands
-  by their aval's identity, so constants made each call must not bring a new
-  one (a fresh aval per ``jnp.where`` constant cost a plan lookup per use)."""
-  aval = _SCALAR_AVALS.get((dt, weak_type))
-  if aval is None:
-    aval = _SCALAR_AVALS[(dt, weak_type)] = ShapedArray((), dt, bool(weak_type))
-  return aval
 _SCALAR_VALUES: dict = {}
 
 
