@@ -688,3 +688,35 @@ def test_static_index_plans_are_made_once():
   for i in range(3):
     x = x.at[i, i].set(float(i + 1))
   np.testing.assert_array_equal(np.asarray(x), np.diag([1.0, 2.0, 3.0, 0.0])[:3])
+
+
+@pytest.mark.parametrize("mode", ["clip", "promise_in_bounds"])
+def test_point_gather_kernel_gives_the_impls_result(mode):
+  """A point read's eager kernel (NumPy item read, clamped into bounds)
+  equals the gather impl for in-bounds, out-of-bounds and negative indices,
+  rows and elements, every dtype kind; drop/fill mode keeps the impl."""
+  mode = gather_scatter.GatherScatterMode.from_any(mode)
+  cases = [((5,), (0,)), ((3, 4), (0,)), ((3, 4), (0, 1)), ((2, 3, 4), (0, 1)), ((2, 3, 4), (1,))]
+  for dt in (np.float32, np.int32, np.bool_, np.complex64):
+    for shape, points in cases:
+      rest = [d for d in range(len(shape)) if d not in points]
+      dn = gather_scatter.GatherDimensionNumbers(
+          offset_dims=tuple(range(len(rest))), collapsed_slice_dims=points,
+          start_index_map=points, operand_batching_dims=(), start_indices_batching_dims=())
+      sizes = tuple(1 if d in points else shape[d] for d in range(len(shape)))
+      params = dict(dimension_numbers=dn, slice_sizes=sizes, unique_indices=False,
+                    indices_are_sorted=False, mode=mode, fill_value=None)
+      x = (np.arange(np.prod(shape)).reshape(shape) % 7).astype(dt)
+      kernel = gather_scatter.gather_p.eval_kernel(
+          ShapedArray(x.shape, x.dtype), ShapedArray((len(points),), np.dtype(np.int32)),
+          **params)
+      assert kernel is not None
+      for where in ([0] * len(points), [shape[d] - 1 for d in points], [-1] * len(points),
+                    [shape[d] + 2 for d in points]):
+        idx = np.array(where, np.int32)
+        np.testing.assert_array_equal(kernel(x, idx),
+                                      gather_scatter.gather_p.impl(x, idx, **params)[0])
+  params["mode"] = gather_scatter.GatherScatterMode.FILL_OR_DROP
+  assert gather_scatter.gather_p.eval_kernel(
+      ShapedArray(x.shape, x.dtype), ShapedArray((len(points),), np.dtype(np.int32)),
+      **params) is None

@@ -102,6 +102,33 @@ def _gather_impl(operand, indices, *, dimension_numbers, slice_sizes, unique_ind
   return [np.asarray(to_output_order(win, batch_shape, dn.offset_dims), order="C")]
 
 
+@gather_p.def_eval_kernel
+def _gather_eval_kernel(operand, indices, *, dimension_numbers, slice_sizes, unique_indices,
+                        indices_are_sorted, mode, fill_value):
+  # One point read (``x[i]`` inside jnp.quantile's program, ``x[i, j]``): the
+  # index picks single positions along its dimensions, clamped into bounds
+  # (CLIP, PROMISE_IN_BOUNDS), and the others are taken whole, in order.
+  # NumPy's item read, ~1 us, where the general impl takes ~30 us.
+  dn = dimension_numbers
+  points = tuple(dn.start_index_map)
+  if (mode == GatherScatterMode.FILL_OR_DROP or dn.operand_batching_dims or indices.ndim != 1
+      or points != tuple(sorted(points)) or tuple(dn.collapsed_slice_dims) != points):
+    return None
+  rest = [d for d in range(operand.ndim) if d not in points]
+  if (any(slice_sizes[d] != 1 for d in points)
+      or any(slice_sizes[d] != operand.shape[d] for d in rest)
+      or tuple(dn.offset_dims) != tuple(range(len(rest)))):
+    return None
+  shape = operand.shape
+
+  def kernel(x, idx):
+    where = [slice(None)] * x.ndim
+    for d, i in zip(points, idx.tolist()):
+      where[d] = min(max(i, 0), shape[d] - 1)
+    return np.array(x[tuple(where)])
+  return kernel
+
+
 @gather_p.def_abstract_eval
 def _gather_abstract_eval(operand, indices, *, dimension_numbers, slice_sizes,
                           unique_indices, indices_are_sorted, mode, fill_value):
