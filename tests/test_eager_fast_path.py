@@ -690,33 +690,61 @@ def test_static_index_plans_are_made_once():
   np.testing.assert_array_equal(np.asarray(x), np.diag([1.0, 2.0, 3.0, 0.0])[:3])
 
 
-@pytest.mark.parametrize("mode", ["clip", "promise_in_bounds"])
-def test_point_gather_kernel_gives_the_impls_result(mode):
-  """A point read's eager kernel (NumPy item read, clamped into bounds)
-  equals the gather impl for in-bounds, out-of-bounds and negative indices,
-  rows and elements, every dtype kind; drop/fill mode keeps the impl."""
+@pytest.mark.parametrize("mode", ["clip", "promise_in_bounds", "fill"])
+@pytest.mark.parametrize("batch", [(), (4,), (2, 3)])
+def test_take_gather_kernel_gives_the_impls_result(mode, batch):
+  """A take's eager kernel (NumPy item read or advanced indexing, clamped
+  into bounds or filled) equals the gather impl for in-bounds, out-of-bounds
+  and negative indices, point reads and index arrays, rows and elements,
+  every dtype kind."""
   mode = gather_scatter.GatherScatterMode.from_any(mode)
-  cases = [((5,), (0,)), ((3, 4), (0,)), ((3, 4), (0, 1)), ((2, 3, 4), (0, 1)), ((2, 3, 4), (1,))]
+  fill = mode == gather_scatter.GatherScatterMode.FILL_OR_DROP
+  cases = [((5,), (0,)), ((3, 4), (0,)), ((3, 4), (1,)), ((3, 4), (0, 1)), ((2, 3, 4), (0, 1)),
+           ((2, 3, 4), (1,)), ((2, 3, 4), (0, 2))]
+  rng = np.random.default_rng(0)
   for dt in (np.float32, np.int32, np.bool_, np.complex64):
     for shape, points in cases:
       rest = [d for d in range(len(shape)) if d not in points]
       dn = gather_scatter.GatherDimensionNumbers(
-          offset_dims=tuple(range(len(rest))), collapsed_slice_dims=points,
-          start_index_map=points, operand_batching_dims=(), start_indices_batching_dims=())
+          offset_dims=tuple(range(len(batch), len(batch) + len(rest))),
+          collapsed_slice_dims=points, start_index_map=points, operand_batching_dims=(),
+          start_indices_batching_dims=())
       sizes = tuple(1 if d in points else shape[d] for d in range(len(shape)))
       params = dict(dimension_numbers=dn, slice_sizes=sizes, unique_indices=False,
-                    indices_are_sorted=False, mode=mode, fill_value=None)
-      x = (np.arange(np.prod(shape)).reshape(shape) % 7).astype(dt)
+                    indices_are_sorted=False, mode=mode,
+                    fill_value=(None if not fill else np.array(7, dt).item()))
+      x = (np.arange(np.prod(shape)).reshape(shape) % 5).astype(dt)
+      idx_shape = batch + (len(points),)
       kernel = gather_scatter.gather_p.eval_kernel(
-          ShapedArray(x.shape, x.dtype), ShapedArray((len(points),), np.dtype(np.int32)),
-          **params)
+          ShapedArray(x.shape, x.dtype), ShapedArray(idx_shape, np.dtype(np.int32)), **params)
       assert kernel is not None
-      for where in ([0] * len(points), [shape[d] - 1 for d in points], [-1] * len(points),
-                    [shape[d] + 2 for d in points]):
-        idx = np.array(where, np.int32)
-        np.testing.assert_array_equal(kernel(x, idx),
-                                      gather_scatter.gather_p.impl(x, idx, **params)[0])
-  params["mode"] = gather_scatter.GatherScatterMode.FILL_OR_DROP
+      highs = np.array([shape[d] for d in points])
+      for idx in (np.zeros(idx_shape, np.int32), np.broadcast_to(highs - 1, idx_shape),
+                  np.full(idx_shape, -1, np.int32), np.broadcast_to(highs + 2, idx_shape),
+                  rng.integers(-2, highs.max() + 2, idx_shape)):
+        idx = np.ascontiguousarray(idx, np.int32)
+        got = kernel(x, idx)
+        want = gather_scatter.gather_p.impl(x, idx, **params)[0]
+        assert got.shape == want.shape and got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+
+
+def test_take_gather_kernel_declines_what_it_cannot_take():
+  """Windows wider than one position along an indexed dimension, and empty
+  operands, keep the general impl."""
+  dn = gather_scatter.GatherDimensionNumbers(
+      offset_dims=(1,), collapsed_slice_dims=(), start_index_map=(0,),
+      operand_batching_dims=(), start_indices_batching_dims=())
+  params = dict(dimension_numbers=dn, slice_sizes=(2,), unique_indices=False,
+                indices_are_sorted=False, mode=gather_scatter.GatherScatterMode.CLIP,
+                fill_value=None)
   assert gather_scatter.gather_p.eval_kernel(
-      ShapedArray(x.shape, x.dtype), ShapedArray((len(points),), np.dtype(np.int32)),
+      ShapedArray((5,), np.dtype(np.float32)), ShapedArray((3, 1), np.dtype(np.int32)),
+      **params) is None
+  dn = gather_scatter.GatherDimensionNumbers(
+      offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,),
+      operand_batching_dims=(), start_indices_batching_dims=())
+  params.update(dimension_numbers=dn, slice_sizes=(1,))
+  assert gather_scatter.gather_p.eval_kernel(
+      ShapedArray((5,), np.dtype(np.float32)), ShapedArray((0, 1), np.dtype(np.int32)),
       **params) is None
