@@ -26,6 +26,7 @@ from openjax._src.core import Array, eval_trace, registry
 from openjax._src.core.avals import ShapedArray
 from openjax._src.core.trace import canonical_value, check_nans, eager_config, get_aval
 from openjax._src.numpy import indexer, reductions
+from openjax._src.primitives.elementwise import logic
 from openjax._src.primitives.index import gather_scatter
 from openjax._src.primitives.sort.sort import _sort_impl
 
@@ -748,3 +749,30 @@ def test_take_gather_kernel_declines_what_it_cannot_take():
   assert gather_scatter.gather_p.eval_kernel(
       ShapedArray((5,), np.dtype(np.float32)), ShapedArray((0, 1), np.dtype(np.int32)),
       **params) is None
+
+
+@pytest.mark.parametrize("dt", [np.int8, np.int32, np.uint8, np.uint32, np.int64])
+def test_shift_by_a_constant_amount_equals_the_bit_arithmetic(dt):
+  """Shifts by a 0-d in-range amount (a literal in frexp's and the PRNG's
+  programs) take one NumPy shift; results equal two's-complement arithmetic
+  on Python ints for every amount, and out-of-range amounts keep XLA's
+  rule (0, or the sign fill)."""
+  info = np.iinfo(dt)
+  bits = info.bits
+  x = np.array([info.min, -5 if info.min else 5, 0, 1, 7, info.max], dt)
+  for amount in [*range(bits), bits, bits + 3]:
+    y = np.array(amount, dt)
+    for p, ref in ((logic.shift_left_p, lambda v, a: v << a),
+                   (logic.shift_right_logical_p, lambda v, a: (v % (1 << bits)) >> a),
+                   (logic.shift_right_arithmetic_p, lambda v, a: v >> a)):
+      want = []
+      for v in x.tolist():
+        if amount >= bits:
+          r = -1 if (p is logic.shift_right_arithmetic_p and v < 0) else 0
+        else:
+          r = ref(v, amount)
+        r %= 1 << bits   # wrap into the dtype's bits
+        want.append(r - (1 << bits) if info.min and r > info.max else r)
+      got, = p.impl(x, y)
+      assert got.dtype == x.dtype, (p, amount)
+      np.testing.assert_array_equal(got, np.array(want, dt), err_msg=f"{p} by {amount}")

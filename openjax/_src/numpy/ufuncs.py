@@ -215,6 +215,7 @@ def _power(x1, x2):
   return lax.pow(x1_, x2_)
 
 
+@util.jit
 def _pow_int_int(x1, x2):
   # Square-and-multiply over the low 6 bits of the exponent: larger exponents
   # overflow every base but 0 and +-1, whose powers depend only on parity.
@@ -517,6 +518,7 @@ greater_equal = _ordered("greater_equal", lax.ge, "Elementwise ``x >= y``.")
 
 # ----------------------------------------------------------- gcd and lcm
 @util.jit
+@util.jit
 def gcd(x1, x2, /):
   """Elementwise greatest common divisor of integers (non-negative)."""
   x1, x2 = ensure_arraylike("gcd", x1, x2)
@@ -552,6 +554,7 @@ def _euclid_step(pair):
   return _where(swap, b, a), _where(swap, a, b)
 
 
+@util.jit
 @util.jit
 def lcm(x1, x2, /):
   """Elementwise least common multiple of integers (non-negative)."""

@@ -137,6 +137,15 @@ def bitwise_xor(x, y):
 def _shift(direction: str):
   def impl(x, y):
     bits = x.dtype.itemsize * 8
+    if y.ndim == 0 and 0 <= int(y) < bits:
+      # A constant in-range amount (frexp's and the PRNG's shifts): one NumPy
+      # shift, ~1 us, where the general case below takes ~8 us at 10 elements.
+      if direction == "left":
+        return np.asarray(np.left_shift(x, y.astype(x.dtype)))
+      if direction == "right_logical":
+        u = _unsigned(x)
+        return np.asarray(np.right_shift(u, y.astype(u.dtype))).astype(x.dtype)
+      return np.asarray(np.right_shift(x, y.astype(x.dtype)))
     # XLA reads the shift amount as unsigned: negative amounts are too big.
     big = _unsigned(y) >= bits
     amount = np.where(big, 0, y).astype(x.dtype)
