@@ -2,6 +2,8 @@
 IREE (two linalg functions in one program; slices strided along the minor
 dimension feeding a dynamic index)."""
 import itertools
+import json
+import pathlib
 
 import numpy as np
 import pytest
@@ -109,3 +111,69 @@ STRIDED = {
 def test_minor_dimension_strided_slice_feeding_a_dynamic_index(name):
   f, ref = STRIDED[name]
   np.testing.assert_array_equal(_compiled(f, _X), ref(_X))
+
+
+# ------------------------------------------------ float32 subnormals, compiled
+# JAX 0.10.2 on the CPU flushes float32 subnormal operands and results to zero
+# under jit, as openjax's compiled code does (IREE, like XLA, runs its CPU
+# kernels with FTZ/DAZ); eagerly both keep them. The stored values are JAX's.
+_SUBNORMAL_DATA = json.loads((pathlib.Path(__file__).parent / "data" /
+                              "jax_subnormals.json").read_text())
+_HALF_TINY = np.float32(np.finfo(np.float32).tiny) * np.float32(0.5)
+SUBNORMAL_CASES = {
+    "subtract_zero": lambda x: x - 0,
+    "multiply_one": lambda x: x * 1,
+    "multiply_two": lambda x: x * 2,
+    "divide_two": lambda x: x / 2,
+    "times_half_tiny": lambda x: x * 0 + _HALF_TINY,
+    "square": lambda x: x * x,
+    "sqrt": jnp.sqrt,
+    "exp": jnp.exp,
+    "abs": jnp.abs,
+    "negative": jnp.negative,
+    "maximum_zero": lambda x: jnp.maximum(x, 0),
+    "sum": jnp.sum,
+    "log": jnp.log,
+    "expm1": jnp.expm1,
+    "sin": jnp.sin,
+    "tanh": jnp.tanh,
+    "to_float16": lambda x: x.astype(jnp.float16).astype(jnp.float32),
+}
+# Where openjax departs from JAX, and why:
+# - add_zero: XLA's simplifier rewrites x + 0 to x (keeping subnormals, and
+#   -0.0 + 0 as -0.0); openjax runs the addition (DESIGN decision 12: no
+#   rewrite that changes results), which flushes.
+# - maximum_zero: the same values, but max(-subnormal, 0) is -0.0 (JAX: 0.0).
+# - log1p: openjax returns x for tiny x, as NumPy and its interpreter do.
+DEPARTURES = {"add_zero": lambda x: np.where(np.abs(x) < np.finfo(np.float32).tiny,
+                                             np.float32(0), x),
+              "log1p": lambda x: np.log1p(x)}
+
+
+def _bits(name):
+  return np.array(_SUBNORMAL_DATA[name], np.uint32).view(np.float32)
+
+
+@pytest.mark.parametrize("name", list(SUBNORMAL_CASES))
+def test_compiled_float32_subnormals_as_jax(name):
+  x = _bits("x")
+  got = np.atleast_1d(_compiled(SUBNORMAL_CASES[name], x))
+  want = _bits(name)
+  np.testing.assert_array_equal(got, want)
+  if name != "maximum_zero":
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+def test_eager_float32_subnormals_are_kept():
+  # JAX 0.10.2's eager x * 2 keeps them too (2.8e-45 for 1.4e-45).
+  x = _bits("x")
+  np.testing.assert_array_equal(np.asarray(jnp.asarray(x) * 2), x * 2)
+
+
+@pytest.mark.parametrize("name", list(DEPARTURES))
+def test_compiled_float32_subnormals_where_openjax_departs_from_jax(name):
+  x = _bits("x")
+  f = {"add_zero": lambda x: x + 0, "log1p": jnp.log1p}[name]
+  got = _compiled(f, x)
+  np.testing.assert_array_equal(np.abs(got), np.abs(DEPARTURES[name](x)))
+  assert not np.array_equal(np.abs(got), np.abs(_bits(name)))
