@@ -115,8 +115,8 @@ def test_minor_dimension_strided_slice_feeding_a_dynamic_index(name):
 
 # ------------------------------------------------ float32 subnormals, compiled
 # JAX 0.10.2 on the CPU flushes float32 subnormal operands and results to zero
-# under jit, as openjax's compiled code does (IREE, like XLA, runs its CPU
-# kernels with FTZ/DAZ); eagerly both keep them. The stored values are JAX's.
+# under jit, and so does openjax's IREE-compiled code; eagerly both keep them.
+# The stored values are JAX's (tests/data/jax_subnormals.py).
 _SUBNORMAL_DATA = json.loads((pathlib.Path(__file__).parent / "data" /
                               "jax_subnormals.json").read_text())
 _HALF_TINY = np.float32(np.finfo(np.float32).tiny) * np.float32(0.5)
