@@ -268,8 +268,9 @@ def _check(name, args, kwargs, compile_) -> str | None:
   problem = _compare(eager, interp, "eager vs jit (interpreted)")
   if problem:
     return problem
-  # Compiled CPU code flushes subnormals to zero (issue 19, item 8): the
-  # compiled column skips subnormal operands until it does not. IREE (as
+  # Compiled CPU code flushes subnormals to zero, as JAX's jit on the CPU
+  # does (tests/test_edge19.py holds JAX 0.10.2's values); the interpreter
+  # keeps them (NumPy): the compiled column skips subnormal operands. IREE (as
   # XLA: JAX 0.10.2 gives 0 too) computes convert(bool) * x as a select, so
   # False * NaN is 0 compiled where the interpreter (NumPy) gives NaN.
   if compile_ and not _has_subnormal(args) and not _bool_times_nonfinite(args):

@@ -41,7 +41,7 @@ from openjax._src.primitives.collectives.collectives import current_axis_env
 from openjax._src.runtime.compiler import clear_memory_cache
 from openjax._src.runtime.pipeline import (background, cached_executable, compile_lowered,
                                            compiling, interpreting_first_call,
-                                           lower_closed_jaxpr)
+                                           lower_closed_jaxpr, warn_background_compile_failed)
 from openjax._src.runtime.transfer import device_put
 
 config.define("openjax_tiered_compilation",
@@ -148,7 +148,7 @@ def _check_donated_once(leaves, donated_invars) -> None:
 
 class _CacheEntry:
   __slots__ = ("closed_jaxpr", "out_tree", "hoisted", "lowered", "executable", "pending",
-               "single", "program", "unchecked", "spmd")
+               "compile_error", "single", "program", "unchecked", "spmd")
 
   def __init__(self, closed_jaxpr, out_tree, hoisted):
     self.closed_jaxpr = closed_jaxpr
@@ -157,6 +157,7 @@ class _CacheEntry:
     self.lowered = None      # LoweredModule, made on first compiled call or lower()
     self.executable = None   # Executable, made on first compiled call
     self.pending = None      # Future of a background compile (tiered execution)
+    self.compile_error = None   # why that compile failed (the calls stay interpreted)
     self.single = out_tree.num_leaves == 1 and out_tree.num_nodes == 1  # one bare leaf
     self.program = None      # the jaxpr's Program, for eager library functions
     # A checkify.check staged without checkify: the program cannot run.
@@ -572,12 +573,18 @@ class JitWrapped:
   def _executable(self, entry, in_tree, n_leaves):
     """The entry's executable: from the caches, compiled now, or (tiered
     execution) None while a background compile is under way."""
+    if entry.compile_error is not None:
+      return None   # its background compile failed: its calls stay interpreted
     if entry.pending is not None:
       if not entry.pending.done():
         return None
-      # A compile error surfaces here, on this call and every later one.
-      entry.executable = entry.pending.result()
-      entry.pending = None
+      pending, entry.pending = entry.pending, None
+      try:
+        entry.executable = pending.result()
+      except Exception as e:  # noqa: BLE001 - the interpreted calls worked
+        # Its first calls returned results: the later ones must not raise.
+        entry.compile_error = e
+        warn_background_compile_failed(self.name, e)
       return entry.executable
     lowered = self._lower_entry(entry, in_tree, n_leaves)
     options = self.compiler_options or None

@@ -224,6 +224,20 @@ _COMPILE_NICENESS = 10
 background = _BackgroundCompiler()
 
 
+def warn_background_compile_failed(name: str, error: Exception) -> None:
+  """Say (once per jitted signature: its calls stay interpreted after) that
+  the background compile of ``name`` failed, with the compiler's first
+  error line; logged too under ``jax_log_compiles``."""
+  lines = str(error).splitlines() or [type(error).__name__]
+  first = next((ln for ln in lines if ln.startswith("error:")), lines[0])
+  message = (f"jit of {name}: compiling it failed ({first.strip()}); its calls keep running "
+             "interpreted (the jaxpr evaluated op by op, slower). "
+             f"jax.jit({name}).lower(*args).compile() raises the whole error.")
+  if config.read("jax_log_compiles"):
+    _dispatch_log.warning(message)
+  warnings.warn(message, RuntimeWarning, stacklevel=4)
+
+
 def _executable(lowered: LoweredModule, key: str, vmfb: bytes) -> Executable:
   with _exec_lock:
     ex = _executables.get(key)
