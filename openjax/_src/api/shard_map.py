@@ -12,6 +12,7 @@ row back.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 from typing import Callable
 
@@ -24,12 +25,16 @@ from openjax._src.control.shard_map import (assemble, local_aval, mesh_axis_size
                                             named_sharding, run_on_devices, shard_map_p,
                                             shards_for)
 from openjax._src.control.shard_map_eager import ShardMapTrace, ShardMapTracer, eager_blocks
-from openjax._src.control.shard_map_rules import check_out_replication, check_replication
+from openjax._src.control.shard_map_rules import (check_out_replication, check_replication,
+                                                  context_meshes)
 from openjax._src.core import ShapedArray, Tracer, eval_trace, set_current_trace, trace_state
 from openjax._src.core.mesh import AbstractMesh, Mesh, get_abstract_mesh, get_concrete_mesh
 from openjax._src.core.sharding import PartitionSpec, dim_axes
+from openjax._src.core.avals import manual_axis_order
 from openjax._src.interpreters.staging import trace_to_closed_jaxpr
 from openjax._src.primitives.collectives.collectives import current_axis_env, extend_axis_env
+from openjax._src.primitives.collectives.varying import (checking_vma, not_checking_vma,
+                                                         vma_checked_axes)
 
 __all__ = ["shard_map", "Infer", "bind_shard_map", "trace_shard_map"]
 
@@ -125,6 +130,8 @@ def shard_map(f: Callable | None = None, /, *, out_specs, in_specs=Infer, mesh=N
   @wraps(f)
   def shard_map_f(*args):
     m = _resolve_mesh(mesh)
+    if mesh is None:
+      context_meshes.add(m)
     manual = frozenset(axis_names) if axis_names else frozenset(m.axis_names)
     if manual != frozenset(m.axis_names):
       raise NotImplementedError(
@@ -142,7 +149,7 @@ def shard_map(f: Callable | None = None, /, *, out_specs, in_specs=Infer, mesh=N
       return _run_eagerly(f, m, leaves, in_tree, specs, out_specs, check_vma)
     avals = [abstractify(x) for x in leaves]
     key = (m, in_tree, tuple((a.shape, a.dtype, a.weak_type) for a in avals), tuple(specs),
-           current_axis_env())
+           current_axis_env(), vma_checked_axes())
     entry = cache.get(key)
     if entry is None:
       entry = cache[key] = trace_shard_map(f, m, in_tree, avals, specs, out_specs, check_vma)
@@ -161,13 +168,13 @@ def _run_eagerly(f, mesh, leaves, in_tree, specs, out_specs, check_vma):
   for x, s in zip(leaves, specs):
     a = abstractify(x)
     local_aval(ShapedArray(a.shape, a.dtype, a.weak_type), s, sizes)   # divisibility errors
-  trace = ShardMapTrace(eval_trace, mesh)
+  trace = ShardMapTrace(eval_trace, mesh, check_vma)
   tracers = []
   for x, s in zip(leaves, specs):
     blocks = shards_for(x, named_sharding(mesh, s), np.shape(x))
     tracers.append(ShardMapTracer(trace, list(blocks), frozenset(_spec_axes(s))))
   try:
-    with set_current_trace(trace), extend_axis_env(sizes.items()):
+    with set_current_trace(trace), extend_axis_env(sizes.items()), _vma_context(mesh, check_vma):
       out = f(*tree_util.tree_unflatten(in_tree, tracers))
     out_leaves, out_tree = tree_util.tree_flatten(out)
     flat = _flat_specs("out_specs", out_tree, out_specs)
@@ -176,9 +183,8 @@ def _run_eagerly(f, mesh, leaves, in_tree, specs, out_specs, check_vma):
   finally:
     trace.invalidate()
   if check_vma:
-    for (_, varying), spec in zip(per_output, flat):
-      # JAX names its eager per-op helper here, not the function.
-      check_out_replication(varying, spec, mesh, flat, "_rem_singleton")
+    # JAX names its eager per-op helper here, not the function.
+    check_out_replication([varying for _, varying in per_output], flat, mesh, "_rem_singleton")
   results = [[blocks[k] for blocks, _ in per_output] for k in range(mesh.devices.size)]
   avals = [ShapedArray(b[0].shape, b[0].dtype, b[0].weak_type) for b, _ in per_output]
   return tree_util.tree_unflatten(out_tree, assemble(results, avals, mesh, flat, sizes))
@@ -198,10 +204,21 @@ def bind_shard_map(args, **params) -> list:
   return shard_map_p.bind(*args, **params)
 
 
+@contextlib.contextmanager
+def _vma_context(mesh, check_vma: bool):
+  """The body runs typed by varying manual axes (check_vma) or untyped."""
+  with manual_axis_order(mesh.axis_names), \
+      (checking_vma(mesh.axis_names) if check_vma else not_checking_vma()):
+    yield
+
+
 def trace_shard_map(f, mesh, in_tree, avals, specs, out_specs, check_vma):
   sizes = mesh_axis_sizes(mesh)
   local = [local_aval(ShapedArray(a.shape, a.dtype, a.weak_type), s, sizes)
            for a, s in zip(avals, specs)]
+  if check_vma:
+    # An input varies over the mesh axes its spec splits it over.
+    local = [a.update(vma=frozenset(_spec_axes(s))) for a, s in zip(local, specs)]
   box: list = []
 
   def flat_fun(*xs):
@@ -210,7 +227,7 @@ def trace_shard_map(f, mesh, in_tree, avals, specs, out_specs, check_vma):
     box.append(out_tree)
     return out_leaves
 
-  with extend_axis_env(sizes.items()):
+  with extend_axis_env(sizes.items()), _vma_context(mesh, check_vma):
     jaxpr = trace_to_closed_jaxpr(flat_fun, local)
   out_tree = box[0]
   # pmap's out_specs follow from out_axes, known once the body ran.
