@@ -99,12 +99,9 @@ def _pvary_impl(x, *, axes):
 
 @pvary_p.def_abstract_eval
 def _pvary_abstract_eval(x, *, axes):
+  # (Whether the operand was invariant over ``axes`` is lax.pcast's check:
+  # the eager and per-device evaluations see untyped values here.)
   _check_axis_names(axes, "pvary")
-  if _checked.axes and set(axes) & x.vma:
-    raise ValueError(
-        "pvary is a invariant->variant collective. This means that the axis names mentioned "
-        f"in `axes` passed to `pvary` must not be present in `jax.typeof(inp).mat.varying`. "
-        f"Got axes={axes} and jax.typeof(inp)={x}")
   return [x.update(vma=x.vma | frozenset(axes))]
 
 
@@ -151,11 +148,6 @@ def _psum_invariant_impl(x, *, axes):
 @psum_invariant_p.def_abstract_eval
 def _psum_invariant_abstract_eval(x, *, axes):
   _check_axis_names(axes, "psum")
-  if _checked.axes and not set(axes) & x.vma:
-    raise ValueError(
-        "psum is a variant->invariant collective. This means that the axis names mentioned "
-        "in `axes` passed to `psum` must be present in `jax.typeof(inp).mat.varying`. Got "
-        f"axes={axes} and jax.typeof(inp).mat.varying={set(x.vma) or 'frozenset()'}")
   return [x.update(vma=x.vma - frozenset(axes))]
 
 
@@ -193,8 +185,10 @@ def _reduced(in_vma, *, axes, **params):
 
 
 def _stays_varying(name_param: str):
+  # Over axes a check_vma body types (not those of vmap, pmap or an
+  # unchecked shard_map) the result varies.
   def rule(in_vma, **params):
-    return in_vma | frozenset(_names(params[name_param]))
+    return in_vma | (frozenset(_names(params[name_param])) & _checked.axes)
   return rule
 
 
