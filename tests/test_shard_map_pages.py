@@ -19,12 +19,6 @@ DATA = pathlib.Path(__file__).parent / "data" / "shard_map_pages"
 # Blocks where openjax differs, each for a reason outside this feature or
 # on purpose; every other block (from the page's shard_map part on) must match.
 EXPECTED_DIFFERENCES = {
-    # The notebook's "varying manual axes" section: JAX types values inside
-    # shard_map with the mesh axes they vary over (f32[3]{V:i},
-    # typeof(x).manual_axis_type, lax.pcast/pvary, f32[6@i] results); openjax's
-    # avals carry no such type yet (its replication check infers the same
-    # facts from the jaxpr instead).
-    **{("shard_map_notebook", i): "vma types" for i in (17, 18, 20, 21, 23)},
     # An array made by jnp under jax.set_mesh carries the mesh's replicated
     # sharding in JAX, which shard_map then checks against in_specs: openjax's
     # creation functions make single-device arrays (explicit sharding is the
