@@ -33,8 +33,8 @@ from openjax._src.core.sharding import PartitionSpec, dim_axes
 from openjax._src.core.avals import manual_axis_order
 from openjax._src.interpreters.staging import trace_to_closed_jaxpr
 from openjax._src.primitives.collectives.collectives import current_axis_env, extend_axis_env
-from openjax._src.primitives.collectives.varying import (checking_vma, not_checking_vma,
-                                                         vma_checked_axes)
+from openjax._src.primitives.collectives.varying import (checking_vma, not_checking_vma, pvary,
+                                                         vma_checked_axes, vma_of)
 
 __all__ = ["shard_map", "Infer", "bind_shard_map", "trace_shard_map"]
 
@@ -212,6 +212,13 @@ def _vma_context(mesh, check_vma: bool):
     yield
 
 
+def _vary_over(x, axes: set, mesh):
+  missing = axes - vma_of(x)
+  if not missing:
+    return x
+  return pvary(x, tuple(a for a in mesh.axis_names if a in missing))
+
+
 def trace_shard_map(f, mesh, in_tree, avals, specs, out_specs, check_vma):
   sizes = mesh_axis_sizes(mesh)
   local = [local_aval(ShapedArray(a.shape, a.dtype, a.weak_type), s, sizes)
@@ -224,16 +231,22 @@ def trace_shard_map(f, mesh, in_tree, avals, specs, out_specs, check_vma):
   def flat_fun(*xs):
     out = f(*tree_util.tree_unflatten(in_tree, xs))
     out_leaves, out_tree = tree_util.tree_flatten(out)
-    box.append(out_tree)
+    # pmap's out_specs follow from out_axes, known once the body ran.
+    flat = (list(out_specs(out_tree)) if callable(out_specs)
+            else _flat_specs("out_specs", out_tree, out_specs))
+    _check_specs(mesh, flat, "out_specs")
+    box.append((out_tree, flat))
+    if check_vma:
+      # A result laid out over axes it does not vary over varies over them
+      # from here (JAX's pvary): each device's cotangent block then sums
+      # into the invariant value's.
+      out_leaves = [_vary_over(x, _spec_axes(spec), mesh)
+                    for x, spec in zip(out_leaves, flat)]
     return out_leaves
 
   with extend_axis_env(sizes.items()), _vma_context(mesh, check_vma):
     jaxpr = trace_to_closed_jaxpr(flat_fun, local)
-  out_tree = box[0]
-  # pmap's out_specs follow from out_axes, known once the body ran.
-  flat = (list(out_specs(out_tree)) if callable(out_specs)
-          else _flat_specs("out_specs", out_tree, out_specs))
-  _check_specs(mesh, flat, "out_specs")
+  out_tree, flat = box[0]
   for i, (spec, a) in enumerate(zip(flat, jaxpr.out_avals)):
     if len(spec) > a.ndim:
       raise ValueError(f"shard_map out_specs {spec} has {len(spec)} entries but output {i} "

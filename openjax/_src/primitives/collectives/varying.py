@@ -121,14 +121,12 @@ def _pvary_batch(vals, dims, axis_data, *, axes):
   return pvary_p.bind(vals[0], axes=rest), [dims[0]]
 
 
-pvary_p.def_lower(lambda ctx, x, *, axes: [x])
-
-
 def _pvary_transpose(ct, x, *, axes):
   return [psum_invariant_p.bind1(ct, axes=axes)]
 
 
 deflinear(pvary_p, _pvary_transpose)
+pvary_p.def_lower(lambda ctx, x, *, axes: [x])
 
 
 # ----------------------------------------------------------- psum_invariant
@@ -163,17 +161,17 @@ def _psum_invariant_batch(vals, dims, axis_data, *, axes):
   return psum_invariant_p.bind(vals[0], axes=axes), [dims[0]]
 
 
-@psum_invariant_p.def_lower
-def _psum_invariant_lower(ctx, x, *, axes):
-  return psum_p.lower(ctx, x, axes=axes, axis_index_groups=None)
-
-
 def _psum_invariant_transpose(ct, x, *, axes):
   # Every device's share of the sum gets the (invariant) cotangent.
   return [pvary_p.bind1(ct, axes=axes)]
 
 
 deflinear(psum_invariant_p, _psum_invariant_transpose)
+
+
+@psum_invariant_p.def_lower
+def _psum_invariant_lower(ctx, x, *, axes):
+  return psum_p.lower(ctx, x, axes=axes, axis_index_groups=None)
 
 
 # ------------------------------------------------ the collectives' vma rules
