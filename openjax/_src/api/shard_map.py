@@ -28,7 +28,8 @@ from openjax._src.control.shard_map_eager import ShardMapTrace, ShardMapTracer, 
 from openjax._src.control.shard_map_rules import (check_out_replication, check_replication,
                                                   context_meshes)
 from openjax._src.core import ShapedArray, Tracer, eval_trace, set_current_trace, trace_state
-from openjax._src.core.mesh import AbstractMesh, Mesh, get_abstract_mesh, get_concrete_mesh
+from openjax._src.core.mesh import (AbstractMesh, AxisType, Mesh, get_abstract_mesh,
+                                   get_concrete_mesh)
 from openjax._src.core.sharding import PartitionSpec, dim_axes
 from openjax._src.core.avals import manual_axis_order
 from openjax._src.interpreters.staging import trace_to_closed_jaxpr
@@ -101,6 +102,32 @@ def _check_specs(mesh, specs, what: str) -> None:
         seen.append(a)
 
 
+def _arg_spec(x, ndim: int) -> PartitionSpec:
+  """The layout of an argument over an Explicit mesh: its type's sharding
+  (its Array's, eagerly); a value split over no mesh axis is replicated."""
+  sharding = x.aval.sharding if isinstance(x, Tracer) else getattr(x, "sharding", None)
+  spec = getattr(sharding, "spec", None)
+  if spec is None:
+    return PartitionSpec(*[None] * ndim)
+  return PartitionSpec(*spec)._normalized_spec_for_aval(ndim)
+
+
+def _check_explicit_in_specs(leaves, specs) -> None:
+  """Over a mesh whose axes are all Explicit, an argument's type says how it
+  is laid out: in_specs must say the same (JAX reshards nothing here)."""
+  for x, spec in zip(leaves, specs):
+    aval = abstractify(x)
+    want = PartitionSpec(*spec)._normalized_spec_for_aval(aval.ndim)
+    have = _arg_spec(x, aval.ndim)
+    if tuple(want) != tuple(have):
+      raise ValueError(
+          f"in_specs passed to shard_map: {want} does not match the specs of the input: "
+          f"{have} for arg: {aval}. `in_specs` is an optional argument so you can omit "
+          "specifying it and shard_map will infer the in_specs from the arguments. If you "
+          "want to reshard your inputs, you can use `jax.reshard` on the arguments and then "
+          "pass those args to shard_map.")
+
+
 def _infer_specs(leaves) -> list:
   """in_specs=Infer: each argument's own layout (its type's sharding under a
   transformation, its Array's sharding eagerly); a value laid out on no mesh
@@ -145,6 +172,8 @@ def shard_map(f: Callable | None = None, /, *, out_specs, in_specs=Infer, mesh=N
       specs = _flat_specs("in_specs", in_tree, tuple(in_specs) if isinstance(in_specs, list)
                           else in_specs)
     _check_specs(m, specs, "in_specs")
+    if all(t is AxisType.Explicit for t in m.axis_types):
+      _check_explicit_in_specs(leaves, specs)
     if trace_state.trace is eval_trace:
       return _run_eagerly(f, m, leaves, in_tree, specs, out_specs, check_vma)
     avals = [abstractify(x) for x in leaves]
