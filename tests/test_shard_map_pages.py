@@ -17,12 +17,9 @@ import pytest
 DATA = pathlib.Path(__file__).parent / "data" / "shard_map_pages"
 
 # Blocks where openjax differs, each for a reason outside this feature or
-# on purpose; every other block (from the page's shard_map part on) must match.
-EXPECTED_DIFFERENCES = {
-    # jnp.dot(..., out_sharding=...) is the sharded-jit helper's (not on main
-    # yet): these blocks raise NotImplementedError before any shard_map.
-    ("shard_map_notebook", 3): "out_sharding", ("shard_map_notebook", 5): "out_sharding",
-}
+# on purpose (none at present); every other block (from the page's
+# shard_map part on) must match.
+EXPECTED_DIFFERENCES: dict = {}
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|[-+]?inf|nan")
 _ADDRESS = re.compile(r"0x[0-9a-f]+")
