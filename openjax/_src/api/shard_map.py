@@ -248,6 +248,33 @@ def _vary_over(x, axes: set, mesh):
   return pvary(x, tuple(a for a in mesh.axis_names if a in missing))
 
 
+def _check_out_ranks(name: str, flat: list, avals: list, paths: list, out_specs) -> None:
+  """JAX's error for out_specs entries longer than their results' ranks."""
+  msgs = []
+  for spec, aval, path in zip(flat, avals, paths):
+    if len(spec) > aval.ndim:
+      spec_key = "" if isinstance(out_specs, PartitionSpec) else path
+      msgs.append(f"* out_specs{spec_key} is {spec} which has length {len(spec)}, but "
+                  f"{name}(*args){path} has shape {aval.str_short(short_dtypes=False)}, which "
+                  f"has rank {aval.ndim} (and {aval.ndim} < {len(spec)})")
+  if not msgs:
+    return
+  if len(msgs) == 1:
+    msgs = [msgs[0][2:]]
+  msg = (f"shard_map applied to the function '{name}' was given an out_specs entry which is "
+         "too long to be compatible with the corresponding output value from the "
+         "function:\n\n" + "\n\n".join(msgs) + "\n\nEntries in out_specs must be of "
+         "length no greater than the number of axes in the corresponding output value.\n\n"
+         f"Either revise the spec to be shorter, or modify '{name}' so that its outputs "
+         "have sufficient rank.")
+  if any(not a.ndim for spec, a in zip(flat, avals) if len(spec) > a.ndim):
+    msg += ("\n\nFor scalar values (rank 0), consider using an out_specs entry of `P()`, "
+            "where `P = jax.sharding.PartitionSpec`. In particular, for rank 0 outputs which "
+            "are not constant over the mesh, add at least one (singleton) axis to them so "
+            "that they can be concatenated using out_specs.")
+  raise ValueError(msg)
+
+
 def trace_shard_map(f, mesh, in_tree, avals, specs, out_specs, check_vma):
   sizes = mesh_axis_sizes(mesh)
   local = [local_aval(ShapedArray(a.shape, a.dtype, a.weak_type), s, sizes)
@@ -256,10 +283,12 @@ def trace_shard_map(f, mesh, in_tree, avals, specs, out_specs, check_vma):
     # An input varies over the mesh axes its spec splits it over.
     local = [a.update(vma=frozenset(_spec_axes(s))) for a, s in zip(local, specs)]
   box: list = []
+  paths: list = []
 
   def flat_fun(*xs):
     out = f(*tree_util.tree_unflatten(in_tree, xs))
     out_leaves, out_tree = tree_util.tree_flatten(out)
+    paths.extend(tree_util.keystr(p) for p, _ in tree_util.tree_flatten_with_path(out)[0])
     # pmap's out_specs follow from out_axes, known once the body ran.
     flat = (list(out_specs(out_tree)) if callable(out_specs)
             else _flat_specs("out_specs", out_tree, out_specs))
@@ -276,10 +305,7 @@ def trace_shard_map(f, mesh, in_tree, avals, specs, out_specs, check_vma):
   with extend_axis_env(sizes.items()), _vma_context(mesh, check_vma):
     jaxpr = trace_to_closed_jaxpr(flat_fun, local)
   out_tree, flat = box[0]
-  for i, (spec, a) in enumerate(zip(flat, jaxpr.out_avals)):
-    if len(spec) > a.ndim:
-      raise ValueError(f"shard_map out_specs {spec} has {len(spec)} entries but output {i} "
-                       f"of {fun_name(f)} is {a.str_short()}, of rank {a.ndim}.")
+  _check_out_ranks(fun_name(f), flat, jaxpr.out_avals, paths, out_specs)
   if check_vma:
     check_replication(jaxpr, mesh, specs, flat, fun_name(f))
   return jaxpr, out_tree, flat

@@ -174,25 +174,21 @@ class DynamicJaxprTrace(Trace):
     return outs
 
   def _match_vma(self, primitive, tracers: list, avals: list, params) -> tuple:
-    """JAX's automatic ``pvary`` in a check_vma body: the array operands of
-    a first-order operation are made to vary over the same axes (a
-    collective's over the axes it needs too); constants and literals are the
-    same on every device, so they are left as they are."""
+    """JAX's automatic ``pvary`` in a check_vma body: the operands of a
+    first-order operation (literals too) are made to vary over the same
+    axes, and a collective's operand over the axes it needs."""
     if jaxprs_in_params(params) or primitive is pvary_p:
       return tracers, avals
-    checked = vma_checked_axes()
     target = frozenset()
-    for t, a in zip(tracers, avals):
-      if not isinstance(t.atom, Literal) and t.atom not in self.constvar_to_val:
-        target |= a.vma
+    for a in avals:
+      target |= a.vma
     if primitive.vma_needs is not None:
       target |= primitive.vma_needs(**params)
-    target &= checked
+    target &= vma_checked_axes()
     out_tracers, out_avals = [], []
     for t, a in zip(tracers, avals):
       missing = target - a.vma
-      if missing and not isinstance(t.atom, Literal) and (
-          a.shape or t.atom not in self.constvar_to_val or primitive.vma_needs is not None):
+      if missing:
         t = self.process_primitive(pvary_p, [t], {"axes": ordered_axes(missing)})[0]
         a = t._aval
       out_tracers.append(t)
