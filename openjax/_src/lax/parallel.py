@@ -20,6 +20,7 @@ from openjax._src.primitives.collectives.collectives import (
     all_gather_array, all_gather_p, all_to_all_array, all_to_all_p, axis_index_array, axis_index_p,
     bound_axis_size, pbroadcast_array, pbroadcast_p, pmax_array, pmax_p, pmin_array, pmin_p,
     ppermute_array, ppermute_p, psum_array, psum_p, reduce_scatter_array, reduce_scatter_p)
+from openjax._src.primitives.collectives.ragged import ragged_all_to_all_array, ragged_all_to_all_p
 from openjax._src.primitives.collectives.varying import (psum_invariant, pvary,
                                                          vma_checked_axes, vma_of)
 from openjax._src.core.avals import ordered_axes
@@ -30,6 +31,7 @@ from openjax._src.primitives.base.structural import (canonicalize_axis, expand_d
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute",
            "pshuffle", "pswapaxes", "all_to_all", "pbroadcast", "axis_index", "axis_size", "pcast",
+           "ragged_all_to_all", "ragged_all_to_all_p",
            "psum_p", "pmax_p", "pmin_p", "all_gather_p", "reduce_scatter_p", "ppermute_p",
            "pbroadcast_p", "all_to_all_p", "axis_index_p"]
 
@@ -279,3 +281,16 @@ def axis_index(axis_name):
     index = add(index, mul(axis_index(name), inner_size))
     inner_size *= axis_size(name)
   return index
+
+
+def ragged_all_to_all(operand, output, input_offsets, send_sizes, output_offsets, recv_sizes,
+                      *, axis_name, axis_index_groups=None):
+  """An all_to_all of ragged slices: each member sends ``operand``'s rows
+  ``input_offsets[i]:input_offsets[i] + send_sizes[i]`` to member
+  ``i // (K / n)``, which writes them at ``output_offsets[i]`` of its copy of
+  ``output`` (``recv_sizes[j]`` long, for the ``j``-th slice it receives)."""
+  names = _axes(axis_name)
+  return ragged_all_to_all_array(operand, output, input_offsets, send_sizes, output_offsets,
+                                 recv_sizes, axis_name=names,
+                                 axis_index_groups=_canonicalize_axis_index_groups(
+                                     axis_index_groups))
