@@ -131,3 +131,81 @@ def test_jnp_dot_out_sharding():
                     mesh, P("x", None))))(a, b)):
       assert str(jax.typeof(out)) == "float32[8@x,4]"
       np.testing.assert_allclose(np.asarray(out), want, rtol=1e-5)
+
+
+# ------------------------------------------------------------ ragged_all_to_all
+from tests.ops.rows_vma import ragged_layout, ragged_reference  # noqa: E402
+
+
+def test_ragged_all_to_all_docstring_example():
+  # JAX's docstring: members 0 and 1 end with [1, 3, 0, 0] and [2, 2, 4, 0].
+  with cpu_devices(2) as devs:
+    mesh = Mesh(np.array(devs), ("i",))
+    i32 = lambda v: np.array(v, np.int32)
+    args = (np.array([1, 2, 2, 3, 4, 0], np.float32), np.zeros(8, np.float32),
+            i32([0, 1, 0, 1]), i32([1, 2, 1, 1]), i32([0, 0, 1, 2]), i32([1, 1, 2, 1]))
+    f = jax.shard_map(lambda *a: lax.ragged_all_to_all(*a, axis_name="i"), mesh=mesh,
+                      in_specs=P("i"), out_specs=P("i"))
+    for run in (f, jax.jit(f)):
+      np.testing.assert_array_equal(np.asarray(run(*args)), [1, 3, 0, 0, 2, 2, 4, 0])
+
+
+@pytest.mark.parametrize("n,per_member", [(2, 1), (2, 3), (4, 1), (4, 2), (8, 1)])
+@pytest.mark.parametrize("mode", ["shard_map", "jit", "pmap", "jit_pmap"])
+def test_ragged_all_to_all_matches_numpy(n, per_member, mode):
+  rows = 2 * n * per_member
+  layout = ragged_layout(n, per_member, seed=n + per_member)
+  rng = np.random.default_rng(n)
+  operand = rng.standard_normal((n, rows, 3)).astype(np.float32)
+  output = rng.standard_normal((n, rows, 3)).astype(np.float32)
+  want = ragged_reference(operand, output, *layout)
+  with cpu_devices(n) as devs:
+    if mode.endswith("pmap"):
+      f = jax.pmap(lambda *a: lax.ragged_all_to_all(*a, axis_name="i"), axis_name="i")
+    else:
+      mesh = Mesh(np.array(devs), ("i",))
+      f = jax.shard_map(lambda *a: lax.ragged_all_to_all(*(b[0] for b in a), axis_name="i")[None],
+                        mesh=mesh, in_specs=P("i"), out_specs=P("i"))
+    if mode.startswith("jit"):
+      f = jax.jit(f)
+    np.testing.assert_array_equal(np.asarray(f(operand, output, *layout)), want)
+
+
+@pytest.mark.parametrize("n", [2, 4, 8])
+def test_ragged_all_to_all_grad(n):
+  # d/d(operand, output) of sum(w * result): a received row's weight goes
+  # back to its sender's row; unwritten output rows keep theirs.
+  per_member = 1
+  rows = 2 * n * per_member
+  layout = ragged_layout(n, per_member, seed=3)
+  rng = np.random.default_rng(0)
+  operand = rng.standard_normal((n, rows)).astype(np.float32)
+  output = rng.standard_normal((n, rows)).astype(np.float32)
+  w = rng.standard_normal((n, rows)).astype(np.float32)
+  index = np.arange(n * rows, dtype=np.float32).reshape(n, rows)
+  moved = ragged_reference(index, np.full((n, rows), -1.0, np.float32), *layout)
+  want_operand = np.zeros((n, rows), np.float32)
+  for (d, r), src in np.ndenumerate(moved):
+    if src >= 0:
+      want_operand.flat[int(src)] += w[d, r]
+  want_output = np.where(moved < 0, w, 0)
+  with cpu_devices(n) as devs:
+    mesh = Mesh(np.array(devs), ("i",))
+    f = jax.shard_map(lambda *a: lax.ragged_all_to_all(*(b[0] for b in a), axis_name="i")[None],
+                      mesh=mesh, in_specs=P("i"), out_specs=P("i"))
+    loss = lambda a, b: jnp.sum(f(a, b, *layout) * w)
+    for grad in (jax.grad(loss, (0, 1)), jax.jit(jax.grad(loss, (0, 1)))):
+      g_operand, g_output = grad(operand, output)
+      np.testing.assert_allclose(np.asarray(g_operand), want_operand, rtol=1e-6)
+      np.testing.assert_allclose(np.asarray(g_output), want_output, rtol=1e-6)
+
+
+def test_ragged_all_to_all_checks_its_operands():
+  with cpu_devices(2) as devs:
+    mesh = Mesh(np.array(devs), ("i",))
+    f = jax.shard_map(lambda *a: lax.ragged_all_to_all(*a, axis_name="i"), mesh=mesh,
+                      in_specs=P("i"), out_specs=P("i"))
+    ints = np.zeros(4, np.int32)
+    with pytest.raises(ValueError, match="input_offsets must be integer type"):
+      f(np.zeros(4, np.float32), np.zeros(4, np.float32), np.zeros(4, np.float32), ints, ints,
+        ints)

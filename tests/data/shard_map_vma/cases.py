@@ -86,6 +86,11 @@ def cases(jax):
     body = getattr(body, "jaxpr", body)   # openjax keeps a ClosedJaxpr
     return str(sorted(body.invars[0].aval.manual_axis_type.varying))
   case("manual_axis_type", body_type)
+  i32 = lambda v: jax.numpy.array(v, np.int32)
+  case("ragged_all_to_all_jaxpr", lambda: _jaxpr(
+      jax, lambda *a: lax.ragged_all_to_all(*a, axis_name="i"), P("i"), P("i"), x[:6],
+      jax.numpy.zeros(8, np.float32), i32([0, 1, 0, 1]), i32([1, 2, 1, 1]), i32([0, 0, 1, 2]),
+      i32([1, 1, 2, 1])))
   return out
 
 
