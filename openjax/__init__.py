@@ -7,7 +7,7 @@ unchanged: NumPy-compatible immutable arrays, composable transformations
 from openjax._src.config import config  # noqa: F401
 from openjax._src.config import enable_x64, disable_jit, debug_nans  # noqa: F401
 from openjax._src.config import (  # noqa: F401
-    check_tracer_leaks, checking_leaks, debug_infs, default_device, default_matmul_precision,
+    auto_pcast, check_tracer_leaks, checking_leaks, debug_infs, default_device, default_matmul_precision,
     default_prng_impl, enable_checks, explain_cache_misses, log_compiles, numpy_dtype_promotion,
     numpy_rank_promotion, softmax_custom_jvp, threefry_partitionable, transfer_guard,
     transfer_guard_device_to_device, transfer_guard_device_to_host,

@@ -8,6 +8,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from openjax._src import dtypes
+from openjax._src.config import config
 from openjax._src.core.avals import ordered_axes
 from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, ShapedArray, Trace,
                                Tracer, Var, check_transformed, get_aval, set_current_trace)
@@ -185,6 +186,9 @@ class DynamicJaxprTrace(Trace):
     if primitive.vma_needs is not None:
       target |= primitive.vma_needs(**params)
     target &= vma_checked_axes()
+    if not config.read("jax_auto_pcast"):
+      _check_vma_match(primitive, avals, target)
+      return tracers, avals
     out_tracers, out_avals = [], []
     for t, a in zip(tracers, avals):
       missing = target - a.vma
@@ -230,6 +234,25 @@ class DynamicJaxprTrace(Trace):
     else:
       dep = "the values of the arguments " + ", ".join(names[:-1]) + f" and {names[-1]}"
     return head + f"This concrete value was not available in Python because it depends on {dep}.\n"
+
+
+def _check_vma_match(primitive, avals: list, target: frozenset) -> None:
+  """Without auto_pcast, operands must already vary as the operation needs
+  (JAX's errors)."""
+  if primitive.vma_needs is not None:
+    if any(target - a.vma for a in avals):
+      raise ValueError(
+          f"Collective {primitive.name} must be applied to a device-varying  type, but got "
+          f"{avals[0].vma} for collective acting over axis name {tuple(sorted(target))}. "
+          "Please open an issue at https://github.com/jax-ml/jax/issues and as a temporary "
+          "workaround pass the check_vma=False argument to `jax.shard_map`")
+    return
+  vmas = [a.vma for a in avals]
+  if any(v != vmas[0] for v in vmas):
+    raise ValueError(
+        f"Primitive {primitive.name} requires varying manual axes to match, but got {vmas}. "
+        "Please open an issue at https://github.com/jax-ml/jax/issues and as a temporary "
+        "workaround pass the check_vma=False argument to `jax.shard_map`")
 
 
 def _typed_results(primitive, avals: list, out_avals: list, params) -> list:

@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from openjax._src import dtypes, tree_util
+from openjax._src.config import config
 from openjax._src.core import Tracer, get_aval
 from openjax._src.primitives.collectives.collectives import (
     all_gather_array, all_gather_p, all_to_all_array, all_to_all_p, axis_index_array, axis_index_p,
@@ -104,6 +105,12 @@ def _psum_leaf(leaf, axes: tuple, groups):
   if (groups is None and not any(isinstance(a, int) for a in axes)
       and set(axes) <= vma_checked_axes()):
     if _vma_state(leaf, axes, "jax.lax.psum") == "invarying":
+      if not config.read("jax_auto_pcast"):
+        raise ValueError(
+            "psum is a variant->invariant collective. This means that the axis names "
+            "mentioned in `axes` passed to `psum` must be present in "
+            f"`jax.typeof(inp).mat.varying`. Got axes={axes} and "
+            f"jax.typeof(inp).mat.varying={vma_of(leaf)}")
       leaf = pvary(leaf, ordered_axes(axes))
     return psum_invariant(leaf, axes)
   return psum_array(leaf, axes, groups)

@@ -91,6 +91,14 @@ def cases(jax):
       jax, lambda *a: lax.ragged_all_to_all(*a, axis_name="i"), P("i"), P("i"), x[:6],
       jax.numpy.zeros(8, np.float32), i32([0, 1, 0, 1]), i32([1, 2, 1, 1]), i32([0, 0, 1, 2]),
       i32([1, 1, 2, 1])))
+  with jax.auto_pcast(False):
+    case("no_auto_pcast_binary", lambda: _jaxpr(jax, lambda a, b: a * b, (P("i"), P()), P("i"),
+                                                x, x[:4]))
+    case("no_auto_pcast_collective", lambda: _jaxpr(jax, lambda a: lax.all_gather(a, "i"), P(),
+                                                    P("i"), x))
+    case("no_auto_pcast_psum", lambda: _jaxpr(jax, lambda a: lax.psum(a, "i"), P(), P(), x))
+    case("no_auto_pcast_explicit", lambda: _jaxpr(
+        jax, lambda a, b: a * lax.pcast(b, "i", to="varying"), (P("i"), P()), P("i"), x, x[:4]))
   return out
 
 
