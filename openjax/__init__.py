@@ -31,7 +31,7 @@ from openjax._src.api.autodiff import (  # noqa: F401
     vjp)
 from openjax._src.api.vmap import vmap  # noqa: F401
 from openjax._src.api.pmap import pmap  # noqa: F401
-from openjax._src.api.shard_map import shard_map  # noqa: F401
+from openjax._src.api.shard_map import shard_map, smap  # noqa: F401
 from openjax._src.api.misc import (  # noqa: F401
     copy_to_host_async, ensure_compile_time_eval, host_count, host_id, host_ids, live_arrays,
     named_call, named_scope, print_environment_info, process_indices, typeof)

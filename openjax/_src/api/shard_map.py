@@ -26,18 +26,20 @@ from openjax._src.control.shard_map import (assemble, local_aval, mesh_axis_size
                                             shards_for)
 from openjax._src.control.shard_map_eager import ShardMapTrace, ShardMapTracer, eager_blocks
 from openjax._src.control.shard_map_rules import (check_out_replication, check_replication,
-                                                  context_meshes)
+                                                  context_meshes, manual_submesh,
+                                                  partial_parents)
 from openjax._src.core import ShapedArray, Tracer, eval_trace, set_current_trace, trace_state
 from openjax._src.core.mesh import (AbstractMesh, AxisType, Mesh, get_abstract_mesh,
                                    get_concrete_mesh)
-from openjax._src.core.sharding import PartitionSpec, dim_axes
+from openjax._src.core.sharding import NamedSharding, PartitionSpec, dim_axes
 from openjax._src.core.avals import manual_axis_order
 from openjax._src.interpreters.staging import trace_to_closed_jaxpr
+from openjax._src.runtime.sharded_arrays import put_sharded
 from openjax._src.primitives.collectives.collectives import current_axis_env, extend_axis_env
 from openjax._src.primitives.collectives.varying import (checking_vma, not_checking_vma, pvary,
                                                          vma_checked_axes, vma_of)
 
-__all__ = ["shard_map", "Infer", "bind_shard_map", "trace_shard_map"]
+__all__ = ["shard_map", "smap", "Infer", "bind_shard_map", "trace_shard_map"]
 
 
 class _InferFromArgs:
@@ -128,10 +130,10 @@ def _check_explicit_in_specs(leaves, specs) -> None:
           "pass those args to shard_map.")
 
 
-def _infer_specs(leaves) -> list:
-  """in_specs=Infer: each argument's own layout (its type's sharding under a
-  transformation, its Array's sharding eagerly); a value laid out on no mesh
-  axis is replicated (P())."""
+def _infer_specs(leaves, manual: frozenset) -> list:
+  """in_specs=Infer: each argument's own layout over the manual axes (its
+  type's sharding under a transformation, its Array's sharding eagerly); a
+  value laid out on no mesh axis is replicated (P())."""
   specs = []
   for x in leaves:
     if isinstance(x, Tracer):
@@ -139,18 +141,92 @@ def _infer_specs(leaves) -> list:
     else:
       sharding = getattr(x, "sharding", None)
     spec = getattr(sharding, "spec", None)
-    specs.append(PartitionSpec() if spec is None else PartitionSpec(*spec))
+    if spec is None:
+      specs.append(PartitionSpec())
+      continue
+    entries = []
+    for e in spec:
+      names = tuple(a for a in dim_axes(e) if a in manual)
+      entries.append(None if not names else names[0] if len(names) == 1 else names)
+    while entries and entries[-1] is None:
+      entries.pop()
+    specs.append(PartitionSpec(*entries))
   return specs
+
+
+def _manual_axes(mesh, axis_names) -> frozenset:
+  if not isinstance(axis_names, (frozenset, set)):
+    raise TypeError("`axis_names` argument of shard_map should be of type `frozenset` or "
+                    f"`set`. Got type: {type(axis_names)}")
+  manual = frozenset(axis_names) if axis_names else frozenset(mesh.axis_names)
+  if not manual <= frozenset(mesh.axis_names):
+    raise ValueError(f"jax.shard_map requires axis_names={manual} to be a subset of "
+                     f"mesh.axis_names={frozenset(mesh.axis_names)}")
+  return manual
+
+
+def _check_manual_specs(specs, manual: frozenset, prefix: str) -> None:
+  msgs = [f"  {prefix}_specs{'' if len(specs) == 1 else f'[{i}]'} refers to {a!r}"
+          for i, spec in enumerate(specs) for e in spec for a in dim_axes(e)
+          if a not in manual]
+  if msgs:
+    raise ValueError(f"shard_map {prefix}_specs argument must refer to an axis marked as "
+                     f"manual ({manual}), but:\n\n" + "\n\n".join(msgs) +
+                     f"\n\nCheck the {prefix}_specs values passed to shard_map.")
+
+
+def _onto_mesh(outs, full, sub):
+  """Results over the manual axes' sub-mesh laid out over the whole mesh."""
+  def lay(x):
+    spec = x.sharding.spec if isinstance(getattr(x, "sharding", None), NamedSharding) \
+        else PartitionSpec()
+    return put_sharded(x, NamedSharding(full, spec))
+  return tree_util.tree_map(lay, outs)
 
 
 def shard_map(f: Callable | None = None, /, *, out_specs, in_specs=Infer, mesh=None,
               axis_names=frozenset(), check_vma: bool = True):
   """Map ``f`` over the devices of ``mesh``: each device gets its block of
   every argument (as ``in_specs`` splits it) and ``f``'s results, one block
-  per device, are assembled as ``out_specs`` says."""
+  per device, are assembled as ``out_specs`` says. With ``axis_names`` a
+  subset of the mesh axes, only those are manual; along the others every
+  block is whole."""
   if f is None:
     return functools.partial(shard_map, out_specs=out_specs, in_specs=in_specs, mesh=mesh,
                              axis_names=axis_names, check_vma=check_vma)
+  return _shard_map(f, out_specs, in_specs, mesh, axis_names, check_vma, False)
+
+
+def smap(f: Callable | None = None, /, *, in_axes=Infer, out_axes, axis_name):
+  """``shard_map`` over the one context-mesh axis ``axis_name`` (the others
+  stay automatic), with vmap-style ``in_axes``/``out_axes``: an int is the
+  array dimension split over the axis, None a replicated value."""
+  if f is None:
+    return lambda g: smap(g, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name)
+  if isinstance(axis_name, (list, tuple)):
+    raise TypeError(f"smap axis_name should be a `str` or a `Hashable`, but got {axis_name}")
+  is_none = lambda x: x is None
+  if (in_axes is not None and in_axes is not Infer
+      and not isinstance(in_axes, (int, tuple))):
+    raise TypeError("smap in_axes must be an int, None, jax.sharding.Infer, or a tuple of "
+                    "entries corresponding to the positional arguments passed to the "
+                    f"function, but got {in_axes}.")
+  if in_axes is not Infer and not all(isinstance(a, int) for a in tree_util.tree_leaves(in_axes)):
+    raise TypeError("smap in_axes must be an int, None, jax.sharding.Infer, or (nested) "
+                    f"container with those types as leaves, but got {in_axes}.")
+  if not all(isinstance(a, int) for a in tree_util.tree_leaves(out_axes)):
+    raise TypeError("smap out_axes must be an int, None, or (nested) container with those "
+                    f"types as leaves, but got {out_axes}.")
+
+  def spec(axis):
+    return PartitionSpec() if axis is None else PartitionSpec(*[None] * axis, axis_name)
+  in_specs = (Infer if in_axes is Infer
+              else tree_util.tree_map(spec, in_axes, is_leaf=is_none))
+  out_specs = tree_util.tree_map(spec, out_axes, is_leaf=is_none)
+  return _shard_map(f, out_specs, in_specs, None, frozenset({axis_name}), True, True)
+
+
+def _shard_map(f, out_specs, in_specs, mesh, axis_names, check_vma: bool, from_smap: bool):
   check_callable(f)
   cache: dict = {}
 
@@ -159,23 +235,36 @@ def shard_map(f: Callable | None = None, /, *, out_specs, in_specs=Infer, mesh=N
     m = _resolve_mesh(mesh)
     if mesh is None:
       context_meshes.add(m)
-    manual = frozenset(axis_names) if axis_names else frozenset(m.axis_names)
+    manual = _manual_axes(m, axis_names)
+    full = m
     if manual != frozenset(m.axis_names):
-      raise NotImplementedError(
-          f"shard_map with axis_names={set(axis_names)} a strict subset of the mesh axes "
-          f"{m.axis_names}: partially manual meshes are not supported yet; map over every "
-          "mesh axis.")
+      # Partially manual: the other mesh axes stay automatic. Each block is
+      # whole along them, so the body runs over the manual axes' sub-mesh;
+      # its results are then laid out over the whole mesh (replicated along
+      # the automatic axes).
+      m = manual_submesh(m, manual)
     leaves, in_tree = tree_util.tree_flatten(args)
     if in_specs is Infer:
-      specs = _infer_specs(leaves)
+      types = [t for a, t in zip(full.axis_names, full.axis_types) if a in manual]
+      if not all(t is AxisType.Explicit for t in types):
+        shown = ", ".join(str(t) for t in types)
+        raise TypeError(f"in_axes was not specified when axis_name={set(manual)} was of "
+                        f"type {shown}" if from_smap else
+                        "shard_map in_specs argument must be a pytree of "
+                        "`jax.sharding.PartitionSpec` instances, but it was `None` when "
+                        f"axis_names={manual} are of type {shown}")
+      specs = _infer_specs(leaves, manual)
     else:
       specs = _flat_specs("in_specs", in_tree, tuple(in_specs) if isinstance(in_specs, list)
                           else in_specs)
+    if m is not full:
+      _check_manual_specs(specs, manual, "in")
     _check_specs(m, specs, "in_specs")
-    if all(t is AxisType.Explicit for t in m.axis_types):
+    if m is full and all(t is AxisType.Explicit for t in m.axis_types):
       _check_explicit_in_specs(leaves, specs)
     if trace_state.trace is eval_trace:
-      return _run_eagerly(f, m, leaves, in_tree, specs, out_specs, check_vma)
+      outs = _run_eagerly(f, m, leaves, in_tree, specs, out_specs, check_vma)
+      return outs if m is full else _onto_mesh(outs, full, m)
     avals = [abstractify(x) for x in leaves]
     key = (m, in_tree, tuple((a.shape, a.dtype, a.weak_type) for a in avals), tuple(specs),
            current_axis_env(), vma_checked_axes())
@@ -186,7 +275,10 @@ def shard_map(f: Callable | None = None, /, *, out_specs, in_specs=Infer, mesh=N
     outs = bind_shard_map(leaves, jaxpr=jaxpr, mesh=m, in_specs=tuple(specs),
                           out_specs=tuple(flat_out_specs), check_vma=bool(check_vma),
                           newly_manual_axes=manual)
-    return tree_util.tree_unflatten(out_tree, outs)
+    outs = tree_util.tree_unflatten(out_tree, outs)
+    if m is not full and trace_state.trace is eval_trace:
+      outs = _onto_mesh(outs, full, m)
+    return outs
 
   return shard_map_f
 
@@ -292,6 +384,8 @@ def trace_shard_map(f, mesh, in_tree, avals, specs, out_specs, check_vma):
     # pmap's out_specs follow from out_axes, known once the body ran.
     flat = (list(out_specs(out_tree)) if callable(out_specs)
             else _flat_specs("out_specs", out_tree, out_specs))
+    if mesh in partial_parents:
+      _check_manual_specs(flat, frozenset(mesh.axis_names), "out")
     _check_specs(mesh, flat, "out_specs")
     box.append((out_tree, flat))
     if check_vma:

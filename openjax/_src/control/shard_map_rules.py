@@ -14,6 +14,7 @@ from openjax._src.control.shard_map import (COLLECTIVES, global_aval, mesh_axis_
 from openjax._src.core import (ClosedJaxpr, Literal, ShapedArray, eval_jaxpr, pp_eqn,
                                set_current_trace)
 from openjax._src.core.jaxpr import jaxprs_in_params
+from openjax._src.core.mesh import Mesh
 from openjax._src.core.sharding import PartitionSpec, dim_axes
 from openjax._src.interpreters.batching import batch_jaxpr
 from openjax._src.interpreters.jvp import jvp_jaxpr
@@ -27,7 +28,8 @@ from openjax._src.primitives.collectives.collectives import (all_gather_p, axis_
                                                              extend_axis_env, psum_p)
 from openjax._src.primitives.elementwise.arithmetic import div
 
-__all__ = ["check_replication", "check_out_replication", "varying_after", "context_meshes"]
+__all__ = ["check_replication", "check_out_replication", "varying_after", "context_meshes",
+           "manual_submesh", "partial_parents"]
 
 
 def _mesh_env(mesh):
@@ -114,10 +116,26 @@ def check_out_replication(vmas: list, out_specs, mesh, name: str) -> None:
 context_meshes: "weakref.WeakSet" = weakref.WeakSet()
 
 
+#: A partially manual shard_map runs over its manual axes' sub-mesh; JAX
+#: prints the whole mesh it was given.
+partial_parents: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def manual_submesh(mesh: Mesh, manual: frozenset) -> Mesh:
+  """The devices of ``mesh`` at coordinate 0 of its non-manual axes, over
+  the manual axes."""
+  keep = [i for i, a in enumerate(mesh.axis_names) if a in manual]
+  index = tuple(slice(None) if i in keep else 0 for i in range(len(mesh.axis_names)))
+  sub = Mesh(mesh.devices[index], tuple(mesh.axis_names[i] for i in keep),
+             tuple(mesh.axis_types[i] for i in keep))
+  partial_parents[sub] = mesh
+  return sub
+
+
 def _shard_map_pp(eqn, ctx):
   params = {k: eqn.params[k] for k in sorted(eqn.params)}
-  if params["mesh"] in context_meshes:
-    params["mesh"] = params["mesh"].abstract_mesh
+  mesh = partial_parents.get(params["mesh"], params["mesh"])
+  params["mesh"] = mesh.abstract_mesh if mesh in context_meshes else mesh
   return pp_eqn(eqn, ctx, params)
 
 

@@ -102,8 +102,7 @@ def _psum_leaf(leaf, axes: tuple, groups):
   # In a check_vma shard_map body psum takes a value varying over the axes
   # to an invariant one (an invariant value is made varying first: n times
   # its value), as JAX's psum_invariant.
-  if (groups is None and not any(isinstance(a, int) for a in axes)
-      and set(axes) <= vma_checked_axes()):
+  if groups is None and not any(isinstance(a, int) for a in axes) and vma_checked_axes():
     if _vma_state(leaf, axes, "jax.lax.psum") == "invarying":
       if not config.read("jax_auto_pcast"):
         raise ValueError(

@@ -91,6 +91,27 @@ def cases(jax):
       jax, lambda *a: lax.ragged_all_to_all(*a, axis_name="i"), P("i"), P("i"), x[:6],
       jax.numpy.zeros(8, np.float32), i32([0, 1, 0, 1]), i32([1, 2, 1, 1]), i32([0, 0, 1, 2]),
       i32([1, 1, 2, 1])))
+  x2 = jax.numpy.arange(32.0, dtype=np.float32).reshape(8, 4)
+  partial_psum = lambda: jax.shard_map(
+      lambda a: lax.psum(a, "i") * 2, mesh=_mesh(jax), in_specs=P("i"), out_specs=P(),
+      axis_names={"i"})
+  case("partial_manual_jaxpr", lambda: str(jax.make_jaxpr(partial_psum())(x2)))
+  case("partial_manual_eager", lambda: f"{partial_psum()(x2).sharding}\n{partial_psum()(x2)}")
+  case("partial_manual_body_type", lambda: (jax.shard_map(
+      lambda a: (print(jax.typeof(a)), a)[1], mesh=_mesh(jax), in_specs=P("i"),
+      out_specs=P("i"), axis_names={"i"})(x2), "")[1])
+  case("partial_manual_spec_error", lambda: str(jax.shard_map(
+      lambda a: a, mesh=_mesh(jax), in_specs=P("j"), out_specs=P(), axis_names={"i"})(x2)))
+  case("partial_manual_unbound_axis", lambda: str(jax.shard_map(
+      lambda a: lax.psum(a, "j"), mesh=_mesh(jax), in_specs=P("i"), out_specs=P(),
+      axis_names={"i"})(x2)))
+  case("axis_names_not_subset", lambda: str(jax.shard_map(
+      lambda a: a, mesh=_mesh(jax), in_specs=P("i"), out_specs=P("i"), axis_names={"k"})(x2)))
+  case("smap_in_axes_error", lambda: str(jax.smap(lambda a: a, in_axes=[0], out_axes=0,
+                                                  axis_name="i")))
+  case("smap_axis_name_error", lambda: str(jax.smap(lambda a: a, in_axes=0, out_axes=0,
+                                                    axis_name=("i",))))
+
   with jax.auto_pcast(False):
     case("no_auto_pcast_binary", lambda: _jaxpr(jax, lambda a, b: a * b, (P("i"), P()), P("i"),
                                                 x, x[:4]))
@@ -134,4 +155,17 @@ def values(jax):
     return a, b
   s = jax.shard_map(swap, mesh=mesh, in_specs=(P("i"), P()), out_specs=(P("i"), P("i")))
   out["scan_pcast"] = [np.asarray(v).tolist() for v in s(x, x[:4])]
+
+  x2 = jax.numpy.arange(32.0, dtype=np.float32).reshape(8, 4)
+  g = jax.shard_map(lambda a: a * lax.axis_index("i"), mesh=mesh, in_specs=P("i"),
+                    out_specs=P("i"), axis_names={"i"})
+  out["partial_manual"] = np.asarray(g(x2)).tolist()
+  out["partial_manual_jit"] = np.asarray(jax.jit(g)(x2)).tolist()
+  out["partial_manual_grad"] = np.asarray(
+      jax.grad(lambda a: (g(a) * a).sum())(x2)).tolist()
+  with jax.set_mesh(mesh):
+    sm = jax.smap(lambda a, b: a * b + lax.axis_index("j"), in_axes=(1, None), out_axes=1,
+                  axis_name="j")
+    out["smap"] = np.asarray(sm(x2, 2.0)).tolist()
+    out["smap_jit"] = np.asarray(jax.jit(sm)(x2, 2.0)).tolist()
   return out
