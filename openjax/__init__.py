@@ -7,7 +7,7 @@ unchanged: NumPy-compatible immutable arrays, composable transformations
 from openjax._src.config import config  # noqa: F401
 from openjax._src.config import enable_x64, disable_jit, debug_nans  # noqa: F401
 from openjax._src.config import (  # noqa: F401
-    check_tracer_leaks, checking_leaks, debug_infs, default_device, default_matmul_precision,
+    auto_pcast, check_tracer_leaks, checking_leaks, debug_infs, default_device, default_matmul_precision,
     default_prng_impl, enable_checks, explain_cache_misses, log_compiles, numpy_dtype_promotion,
     numpy_rank_promotion, softmax_custom_jvp, threefry_partitionable, transfer_guard,
     transfer_guard_device_to_device, transfer_guard_device_to_host,
@@ -31,7 +31,7 @@ from openjax._src.api.autodiff import (  # noqa: F401
     vjp)
 from openjax._src.api.vmap import vmap  # noqa: F401
 from openjax._src.api.pmap import pmap  # noqa: F401
-from openjax._src.api.shard_map import shard_map  # noqa: F401
+from openjax._src.api.shard_map import shard_map, smap  # noqa: F401
 from openjax._src.api.misc import (  # noqa: F401
     copy_to_host_async, ensure_compile_time_eval, host_count, host_id, host_ids, live_arrays,
     named_call, named_scope, print_environment_info, process_indices, typeof)

@@ -126,7 +126,8 @@ def test_shard_map_in_staged_jaxpr():
     mesh = Mesh(np.array(devs), ("i",))
     f = jax.shard_map(lambda b: lax.psum(b, "i"), mesh=mesh, in_specs=P("i"), out_specs=P())
     text = str(jax.make_jaxpr(f)(np.ones(4, np.float32)))
-    assert "shard_map[" in text and "psum[axes=('i',)" in text
+    # JAX 0.10.2 prints a psum of a varying value in a check_vma body as psum_invariant.
+    assert "shard_map[" in text and "psum_invariant[axes=('i',)]" in text
     assert "b:f32[2]" in text or "f32[2]" in text
 
 

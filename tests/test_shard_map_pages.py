@@ -17,26 +17,9 @@ import pytest
 DATA = pathlib.Path(__file__).parent / "data" / "shard_map_pages"
 
 # Blocks where openjax differs, each for a reason outside this feature or
-# on purpose; every other block (from the page's shard_map part on) must match.
-EXPECTED_DIFFERENCES = {
-    # The notebook's "varying manual axes" section: JAX types values inside
-    # shard_map with the mesh axes they vary over (f32[3]{V:i},
-    # typeof(x).manual_axis_type, lax.pcast/pvary, f32[6@i] results); openjax's
-    # avals carry no such type yet (its replication check infers the same
-    # facts from the jaxpr instead).
-    **{("shard_map_notebook", i): "vma types" for i in (17, 18, 20, 21, 23)},
-    # An array made by jnp under jax.set_mesh carries the mesh's replicated
-    # sharding in JAX, which shard_map then checks against in_specs: openjax's
-    # creation functions make single-device arrays (explicit sharding is the
-    # sharded-jit helper's).
-    ("shard_map_notebook", 22): "explicit sharding",
-    # jnp.dot(..., out_sharding=...) is the sharded-jit helper's (not on main
-    # yet): these blocks raise NotImplementedError before any shard_map.
-    ("shard_map_notebook", 3): "out_sharding", ("shard_map_notebook", 5): "out_sharding",
-    # The page's automatic-parallelism comparison (jit of a dot over a split
-    # contracting dimension): sharded jit's sharding rule raises.
-    ("sharded_computation", 21): "sharded jit", ("sharded_computation", 22): "sharded jit",
-}
+# on purpose (none at present); every other block (from the page's
+# shard_map part on) must match.
+EXPECTED_DIFFERENCES: dict = {}
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|[-+]?inf|nan")
 _ADDRESS = re.compile(r"0x[0-9a-f]+")

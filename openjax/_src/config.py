@@ -159,6 +159,9 @@ config.define("jax_threefry_partitionable", True,
               validator=bool)
 config.define("jax_enable_checks", _env_bool("JAX_ENABLE_CHECKS", False),
               "Run check_jaxpr after every trace (slow; for tests).", validator=bool)
+config.define("jax_auto_pcast", True,
+              "Insert pvary automatically to match varying manual axes of operands in "
+              "shard_map bodies (check_vma).", validator=bool)
 
 
 def enable_x64(new_val: bool = True):
@@ -243,6 +246,10 @@ debug_infs = _flag_context(
     "Context manager that raises FloatingPointError when an operation produces an inf.", bool)
 enable_checks = _flag_context(
     "jax_enable_checks", "Context manager that type-checks every traced jaxpr.", bool)
+auto_pcast = _flag_context(
+    "jax_auto_pcast",
+    "Context manager: whether operations in a check_vma shard_map body whose operands vary "
+    "over different mesh axes get a pvary (True, the default) or raise.", bool)
 log_compiles = _flag_context(
     "jax_log_compiles", "Context manager that logs every compilation (logger 'openjax').", bool)
 explain_cache_misses = _flag_context(

@@ -34,6 +34,7 @@ from openjax._src.interpreters.fold_reductions import folded
 from openjax._src.interpreters.staging import DebugInfo, flat_arg_names, trace_to_jaxpr
 from openjax._src.control.checks import NOT_FUNCTIONALIZED
 from openjax._src.control.closed_call import jit_p
+from openjax._src.control.shard_map_jit import split_program
 from openjax._src.control.spmd import Layout, SpmdPlan, constraint_mesh, layout_of, mesh_of
 from openjax._src.core.array import ShardedBuffer
 from openjax._src.core.sharding import NamedSharding, PartitionSpec, Sharding, resolve_sharding
@@ -482,6 +483,11 @@ class JitWrapped:
       entry, leaves, in_tree = self._get_entry(args, kwargs)
     if entry.unchecked and trace_state.trace is eval_trace:
       raise ValueError(NOT_FUNCTIONALIZED)
+    if (trace_state.trace is eval_trace and not entry.hoisted
+        and compiling(self.tiered is not False)):
+      split = split_program(entry.closed_jaxpr, self.name)
+      if split is not None:   # shard_map/pmap calls run one program per device
+        return entry.unflatten(split.run(leaves, _single_device(leaves, self.name)))
     if trace_state.trace is eval_trace and not entry.hoisted:
       outs = self._call_sharded(entry, leaves, in_tree, args)
       if outs is not None:
@@ -766,3 +772,11 @@ def clear_caches() -> None:
 
 __all__ = ["jit", "clear_caches", "ShapeDtypeStruct",
            "JitWrapped", "Traced", "Lowered"]
+
+
+def _single_device(leaves, name: str):
+  """The device of the committed single-device Arrays among ``leaves`` (a
+  split program's other equations run there); arrays split over several
+  devices are read where they are."""
+  return committed_device([x for x in leaves if type(x) is not Array
+                           or type(x._buffer) is not ShardedBuffer], name)

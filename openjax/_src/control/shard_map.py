@@ -54,6 +54,8 @@ from openjax._src.primitives.elementwise.arithmetic import min as min_
 from openjax._src.primitives.collectives.collectives import (
     all_gather_p, all_to_all_p, axis_index_p, current_mesh_member, extend_axis_env, pbroadcast_p,
     pmax_p, pmin_p, ppermute_p, psum_p, reduce_scatter_p, running_on_mesh_device)
+from openjax._src.primitives.collectives.ragged import ragged_all_to_all_p
+from openjax._src.primitives.collectives.varying import psum_invariant_p
 from openjax._src.primitives.shape.shape import concatenate, index_in_dim
 from openjax._src.runtime.collectives import MeshRendezvous
 from openjax._src.runtime.pipeline import (compiling, executable_for_jaxpr,
@@ -69,7 +71,8 @@ shard_map_p.sub_jaxpr_env = lambda params: extend_axis_env(
     mesh_axis_sizes(params["mesh"]).items())
 
 COLLECTIVES = frozenset([psum_p, pmax_p, pmin_p, all_gather_p, reduce_scatter_p, ppermute_p,
-                         pbroadcast_p, all_to_all_p, axis_index_p])
+                         pbroadcast_p, all_to_all_p, axis_index_p, psum_invariant_p,
+                         ragged_all_to_all_p])
 
 
 # ------------------------------------------------------------ shapes
@@ -194,11 +197,12 @@ class _Plan:
     self.steps = steps
 
 
-_ALL_REDUCE_UFUNCS = {psum_p: np.add, pmax_p: np.maximum, pmin_p: np.minimum}
+_ALL_REDUCE_UFUNCS = {psum_p: np.add, pmax_p: np.maximum, pmin_p: np.minimum,
+                      psum_invariant_p: np.add}
 
 
 def _is_all_reduce(eqn) -> bool:
-  return (eqn.primitive in _ALL_REDUCE_UFUNCS and eqn.params["axis_index_groups"] is None
+  return (eqn.primitive in _ALL_REDUCE_UFUNCS and eqn.params.get("axis_index_groups") is None
           and not any(isinstance(a, int) for a in eqn.params["axes"]))
 
 
@@ -348,9 +352,11 @@ def _lockstep_ok(plan: _Plan) -> bool:
     kind = step[0]
     if kind == "eqn":
       eqn = step[1]
-      # (groups have no batching rule to build the device program from:
-      # the threaded run's impls handle them)
-      if eqn.primitive not in COLLECTIVES or eqn.params.get("axis_index_groups") is not None:
+      # (groups have no batching rule to build the device program from, and
+      # a ragged exchange's sizes are data: the threaded run's impls handle
+      # them)
+      if (eqn.primitive not in COLLECTIVES or eqn.params.get("axis_index_groups") is not None
+          or eqn.primitive is ragged_all_to_all_p):
         return False
     elif kind == "inline":
       return False
@@ -418,7 +424,7 @@ def _all_reduce_executable(plan: _Plan, i: int, prim, eqns: list, group_size: in
   key = ("allreduce", i)
   ex = plan.programs.get(key)
   if ex is None:
-    combine = {psum_p: add, pmax_p: max_, pmin_p: min_}[prim]
+    combine = {psum_p: add, pmax_p: max_, pmin_p: min_, psum_invariant_p: add}[prim]
     avals = [e.invars[0].aval for e in eqns for _ in range(group_size)]
 
     def reduce(*xs):

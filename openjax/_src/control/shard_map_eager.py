@@ -38,7 +38,8 @@ class ShardMapTracer(Tracer):
   @property
   def aval(self) -> ShapedArray:
     a = get_aval(self.blocks[0])
-    return ShapedArray(a.shape, a.dtype, a.weak_type)
+    return ShapedArray(a.shape, a.dtype, a.weak_type,
+                       vma=self.varying if self._trace.check_vma else frozenset())
 
   def __str__(self) -> str:
     mesh = self._trace.mesh
@@ -53,10 +54,11 @@ class ShardMapTracer(Tracer):
 class ShardMapTrace(Trace):
   """Runs every primitive on each device's block of a mesh."""
 
-  def __init__(self, parent: Trace, mesh):
+  def __init__(self, parent: Trace, mesh, check_vma: bool = True):
     super().__init__()
     self.parent = parent
     self.mesh = mesh
+    self.check_vma = check_vma
     self.devices = list(mesh.devices.flat)
     self.sizes = mesh_axis_sizes(mesh)
 

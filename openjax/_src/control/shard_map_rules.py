@@ -5,13 +5,16 @@ collectives trace) and binds ``shard_map_p`` again with matching specs."""
 from __future__ import annotations
 
 import math
+import weakref
 
 import numpy as np
 
 from openjax._src.control.shard_map import (COLLECTIVES, global_aval, mesh_axis_sizes,
                                             shard_map_as_vmap, shard_map_p)
-from openjax._src.core import ClosedJaxpr, Literal, ShapedArray, eval_jaxpr, set_current_trace
+from openjax._src.core import (ClosedJaxpr, Literal, ShapedArray, eval_jaxpr, pp_eqn,
+                               set_current_trace)
 from openjax._src.core.jaxpr import jaxprs_in_params
+from openjax._src.core.mesh import Mesh
 from openjax._src.core.sharding import PartitionSpec, dim_axes
 from openjax._src.interpreters.batching import batch_jaxpr
 from openjax._src.interpreters.jvp import jvp_jaxpr
@@ -25,7 +28,8 @@ from openjax._src.primitives.collectives.collectives import (all_gather_p, axis_
                                                              extend_axis_env, psum_p)
 from openjax._src.primitives.elementwise.arithmetic import div
 
-__all__ = ["check_replication", "check_out_replication", "varying_after"]
+__all__ = ["check_replication", "check_out_replication", "varying_after", "context_meshes",
+           "manual_submesh", "partial_parents"]
 
 
 def _mesh_env(mesh):
@@ -39,19 +43,11 @@ def _spec_axes(spec) -> set:
 # ------------------------------------------------------ replication check
 
 def varying_after(p, params: dict, ins: set) -> set:
-  """The mesh axes a primitive's results vary over, from its inputs'."""
-  if p is psum_p or p.name in ("pmax", "pmin"):
-    return ins - set(a for a in params["axes"] if not isinstance(a, int))
-  if p is all_gather_p:
-    names = params["axis_name"]
-    names = names if isinstance(names, tuple) else (names,)
-    return ins - set(names)
-  if p is axis_index_p:
-    names = params["axis_name"]
-    return ins | set(names if isinstance(names, tuple) else (names,))
-  if p in COLLECTIVES:   # ppermute, psum_scatter, all_to_all, pbroadcast: per device
-    names = params.get("axis_name", ())
-    return ins | set(names if isinstance(names, tuple) else (names,))
+  """The mesh axes a primitive's results vary over, from its operands'
+  (the eager shard_map's bookkeeping; staging types traced values the same
+  way)."""
+  if p.vma_rule is not None:
+    return set(p.vma_rule(frozenset(ins), **params))
   if jaxprs_in_params(params):
     inner = set()
     for j in jaxprs_in_params(params):
@@ -64,8 +60,7 @@ def _jaxpr_varying(jaxpr) -> set:
   """Axes a sub-program's collectives make vary (axis_index and friends)."""
   out = set()
   for eqn in jaxpr.eqns:
-    if eqn.primitive in COLLECTIVES and eqn.primitive not in (psum_p, all_gather_p) \
-        and eqn.primitive.name not in ("pmax", "pmin"):
+    if eqn.primitive.vma_needs is not None or eqn.primitive is axis_index_p:
       names = eqn.params.get("axis_name", ())
       out |= set(names if isinstance(names, tuple) else (names,))
     for j in jaxprs_in_params(eqn.params):
@@ -75,44 +70,76 @@ def _jaxpr_varying(jaxpr) -> set:
 
 def check_replication(jaxpr: ClosedJaxpr, mesh, in_specs, out_specs, name: str) -> None:
   """JAX's check_vma error: an output whose out_spec leaves a mesh axis out
-  (claims it replicated over that axis) must not vary over it."""
-  env = {}
-  for v, spec in zip(jaxpr.jaxpr.invars, in_specs):
-    env[v] = _spec_axes(spec)
-
-  def read(a):
-    return set() if isinstance(a, Literal) else env.get(a, set())
-
-  for eqn in jaxpr.jaxpr.eqns:
-    ins = set()
-    for a in eqn.invars:
-      ins |= read(a)
-    outs = varying_after(eqn.primitive, eqn.params, ins)
-    for v in eqn.outvars:
-      env[v] = outs
-  for v, spec in zip(jaxpr.jaxpr.outvars, out_specs):
-    check_out_replication(read(v), spec, mesh, out_specs, name)
+  (claims it replicated over that axis) must not vary over it. The body was
+  traced with vma types, so its results' types say what they vary over."""
+  check_out_replication([a.vma for a in jaxpr.out_avals], out_specs, mesh, name)
 
 
-def check_out_replication(varying: set, spec, mesh, out_specs, name: str) -> None:
-  bad = set(varying) - _spec_axes(spec)
-  if not bad:
+def check_out_replication(vmas: list, out_specs, mesh, name: str) -> None:
+  msgs = []
+  single = len(out_specs) == 1
+  for i, (vma, spec) in enumerate(zip(vmas, out_specs)):
+    mentioned = _spec_axes(spec)
+    if not set(vma) - mentioned:
+      continue
+    key = "" if single else f"[{i}]"
+    unmentioned = [a for a in mesh.axis_names if a not in mentioned]
+    if len(unmentioned) > 1:
+      need = ",".join(str(a) for a in mesh.axis_names if a in mentioned)
+      got = ",".join(str(a) for a in mesh.axis_names if a in vma)
+      diff = ",".join(str(a) for a in unmentioned if a in vma)
+      msgs.append(f"* out_specs{key} is {spec} which implies that the corresponding output "
+                  f"value is only varying across mesh axes {{{need}}} and not {{{diff}}}, but "
+                  f"it was inferred to be possibly varying over {{{got}}}")
+    else:
+      msgs.append(f"* out_specs{key} is {spec} which implies that the corresponding output "
+                  f"value is replicated across mesh axis '{unmentioned[0]}', but could not "
+                  "infer replication over any axes")
+  if not msgs:
     return
-  axes = tuple(a for a in mesh.axis_names if a in bad)
-  shown = out_specs[0] if len(out_specs) == 1 else tuple(out_specs)
-  where = (f"mesh axis {axes[0]!r}" if len(axes) == 1
-           else f"mesh axes {axes}")
+  if len(msgs) == 1:
+    msgs = [msgs[0][2:]]
   raise ValueError(
       f"shard_map applied to the function '{name}' was given out_specs which require "
       "replication which can't be statically inferred given the mesh:\n\n"
       f"The mesh given has shape {tuple(mesh.devices.shape)} with corresponding axis "
-      f"names {mesh.axis_names}.\n\nout_specs is {shown} which implies that the "
-      f"corresponding output value is replicated across {where}, but could not infer "
-      "replication over any axes\n\n"
+      f"names {mesh.axis_names}.\n\n" + "\n\n".join(msgs) + "\n\n"
       "Check if these output values are meant to be replicated over those mesh axes. If "
       "not, consider revising the corresponding out_specs entries. If so, consider "
       "disabling the check by passing the check_vma=False argument to "
       "`jax.shard_map`.")
+
+
+# --------------------------------------------------------------- printing
+#: Meshes shard_map took from the context (``jax.set_mesh``) rather than
+#: from ``mesh=``: JAX's jaxpr shows those as their AbstractMesh.
+context_meshes: "weakref.WeakSet" = weakref.WeakSet()
+
+
+#: A partially manual shard_map runs over its manual axes' sub-mesh; JAX
+#: prints the whole mesh it was given.
+partial_parents: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def manual_submesh(mesh: Mesh, manual: frozenset) -> Mesh:
+  """The devices of ``mesh`` at coordinate 0 of its non-manual axes, over
+  the manual axes."""
+  keep = [i for i, a in enumerate(mesh.axis_names) if a in manual]
+  index = tuple(slice(None) if i in keep else 0 for i in range(len(mesh.axis_names)))
+  sub = Mesh(mesh.devices[index], tuple(mesh.axis_names[i] for i in keep),
+             tuple(mesh.axis_types[i] for i in keep))
+  partial_parents[sub] = mesh
+  return sub
+
+
+def _shard_map_pp(eqn, ctx):
+  params = {k: eqn.params[k] for k in sorted(eqn.params)}
+  mesh = partial_parents.get(params["mesh"], params["mesh"])
+  params["mesh"] = mesh.abstract_mesh if mesh in context_meshes else mesh
+  return pp_eqn(eqn, ctx, params)
+
+
+shard_map_p.pp_rule = _shard_map_pp
 
 
 # ------------------------------------------------------------------ rules
@@ -156,7 +183,14 @@ def _shard_map_transpose(cts, *invals, **params):
   names = tuple(mesh.axis_names)
   lin_specs = [s for s, lin in zip(in_specs, linear) if lin]
   n_nonlin = sum(not lin for lin in linear)
-  counts = [_unmentioned_count(mesh, s) for s in out_specs]
+  # With check_vma the body is typed: an input replicated over an axis met
+  # varying values through a pvary (whose transpose sums the devices'
+  # cotangents) and a psum's transpose hands each device the invariant
+  # cotangent, so cotangents pass through as they are. Without types every
+  # device's copy of a replicated output takes a share of its cotangent and
+  # a replicated input sums its devices' shares.
+  typed = params["check_vma"]
+  counts = [1 if typed else _unmentioned_count(mesh, s) for s in out_specs]
 
   def body(*args):
     # An output replicated over axes: every device's copy took a share of
@@ -167,7 +201,7 @@ def _shard_map_transpose(cts, *invals, **params):
     outs = eval_jaxpr(transposed.jaxpr, transposed.consts, *nonlin, *cts_in)
     summed = []
     for o, s in zip(outs, lin_specs):
-      missing = tuple(a for a in names if a not in _spec_axes(s))
+      missing = () if typed else tuple(a for a in names if a not in _spec_axes(s))
       summed.append(psum_p.bind1(o, axes=missing, axis_index_groups=None) if missing else o)
     return summed
 

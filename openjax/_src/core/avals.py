@@ -1,11 +1,83 @@
-"""Abstract values: what tracing knows about an array (shape, dtype, weak type
-and, for arrays split over Explicit mesh axes, their sharding)."""
+"""Abstract values: what tracing knows about an array (shape, dtype, weak type,
+for arrays split over Explicit mesh axes their sharding and, inside
+``shard_map``, the manual mesh axes they vary over)."""
 from __future__ import annotations
+
+import contextlib
+import threading
 
 import numpy as np
 
 from openjax._src import dtypes
+from openjax._src.core.mesh import get_abstract_mesh
 from openjax._src.core.sharding import shape_sharding_str
+
+_NO_AXES = frozenset()
+
+
+class ManualAxisType:
+  """JAX's ``typeof(x).manual_axis_type``: the manual mesh axes a value
+  inside ``shard_map`` varies over (``varying``; a value whose type leaves
+  an axis out is the same on every device along it). ``unreduced`` and
+  ``reduced`` are always empty here (openjax has no unreduced types)."""
+  __slots__ = ("varying", "unreduced", "reduced")
+
+  def __init__(self, varying=_NO_AXES):
+    self.varying = frozenset(varying)
+    self.unreduced = _NO_AXES
+    self.reduced = _NO_AXES
+
+  @property
+  def empty(self) -> bool:
+    return not self.varying
+
+  def __eq__(self, other):
+    return type(other) is ManualAxisType and self.varying == other.varying
+
+  def __hash__(self):
+    return hash(self.varying)
+
+  def __repr__(self):
+    return (f"ManualAxisType(varying={set(self.varying) or 'frozenset()'}, "
+            "unreduced=frozenset(), reduced=frozenset())")
+
+
+class _AxisOrder(threading.local):
+  def __init__(self):
+    self.names: tuple = ()
+
+
+_axis_order = _AxisOrder()
+
+
+@contextlib.contextmanager
+def manual_axis_order(names):
+  """The mesh axis order varying axes are named in while a ``shard_map``
+  body runs (JAX orders them by its context mesh)."""
+  previous = _axis_order.names
+  _axis_order.names = tuple(names)
+  try:
+    yield
+  finally:
+    _axis_order.names = previous
+
+
+def ordered_axes(names) -> tuple:
+  """``names`` in the running shard_map's (else the context mesh's) axis
+  order, as JAX prints and binds them; other names after them sorted."""
+  mesh_names = _axis_order.names or get_abstract_mesh().axis_names
+  first = [a for a in mesh_names if a in names]
+  return tuple(first) + tuple(sorted((a for a in names if a not in mesh_names), key=str))
+
+
+def vma_str(vma) -> str:
+  """``{V:i}`` / ``{V:(i,j)}``: the varying manual axes as a type prints
+  them ("" for none)."""
+  if not vma:
+    return ""
+  names = [str(a) for a in ordered_axes(vma)]
+  shown = names[0] if len(names) == 1 else f"({','.join(names)})"
+  return f"{{V:{shown}}}"
 
 
 class ShapedArray:
@@ -14,17 +86,36 @@ class ShapedArray:
   ``sharding`` is None, or a NamedSharding over an AbstractMesh naming the
   Explicit mesh axes each dimension is split over (``core/sharding.py``'s
   ``aval_sharding``). ``str_short()`` gives JAX's compact form, e.g.
-  ``f32[3,4]``, ``f32[8@x,4]``.
+  ``f32[3,4]``, ``f32[8@x,4]``, ``f32[3]{V:i}``.
+
+  ``vma``: the manual mesh axes the value varies over inside a
+  ``shard_map`` with ``check_vma`` (JAX's varying manual axes). It is part
+  of the printed type but not of equality or hashing: staging recomputes it
+  for every equation (``interpreters/staging.py``), while rules that build
+  avals from shapes alone need not carry it.
   """
-  __slots__ = ("shape", "dtype", "weak_type", "sharding", "_hash")
+  __slots__ = ("shape", "dtype", "weak_type", "sharding", "vma", "_hash")
   array_abstraction_level = 1
 
-  def __init__(self, shape, dtype, weak_type: bool = False, sharding=None):
+  def __init__(self, shape, dtype, weak_type: bool = False, sharding=None, vma=_NO_AXES):
     self.shape = tuple(int(d) for d in shape)
     self.dtype = np.dtype(dtype)
     self.weak_type = bool(weak_type)
     self.sharding = sharding
+    self.vma = vma if type(vma) is frozenset else frozenset(vma)
     self._hash = None
+
+  @property
+  def manual_axis_type(self) -> ManualAxisType:
+    return ManualAxisType(self.vma)
+
+  mat = manual_axis_type
+
+  def with_vma(self, vma) -> "ShapedArray":
+    vma = frozenset(vma)
+    if vma == self.vma:
+      return self
+    return ShapedArray(self.shape, self.dtype, self.weak_type, self.sharding, vma)
 
   @property
   def ndim(self) -> int:
@@ -34,18 +125,20 @@ class ShapedArray:
   def size(self) -> int:
     return int(np.prod(self.shape, dtype=np.int64))
 
-  def update(self, shape=None, dtype=None, weak_type=None, sharding=None) -> "ShapedArray":
+  def update(self, shape=None, dtype=None, weak_type=None, sharding=None,
+             vma=None) -> "ShapedArray":
     # The sharding describes the dimensions: a new shape (even an equal one,
     # as a square transpose gives) drops it unless one is given.
     if sharding is None and shape is None:
       sharding = self.sharding
     return ShapedArray(self.shape if shape is None else shape,
                        self.dtype if dtype is None else dtype,
-                       self.weak_type if weak_type is None else weak_type, sharding)
+                       self.weak_type if weak_type is None else weak_type, sharding,
+                       self.vma if vma is None else vma)
 
   def strip_weak_type(self) -> "ShapedArray":
     return (self if not self.weak_type
-            else ShapedArray(self.shape, self.dtype, False, self.sharding))
+            else ShapedArray(self.shape, self.dtype, False, self.sharding, self.vma))
 
   def __eq__(self, other):
     return (type(other) is ShapedArray and self.shape == other.shape
@@ -62,9 +155,10 @@ class ShapedArray:
 
   def str_short(self, short_dtypes: bool = True) -> str:
     dt = dtypes.short_dtype_name(self.dtype) if short_dtypes else self.dtype.name
+    vma = vma_str(self.vma) if self.vma else ""
     if self.sharding is not None:
-      return f"{dt}[{shape_sharding_str(self.shape, self.sharding)}]"
-    return f"{dt}[{','.join(str(d) for d in self.shape)}]"
+      return f"{dt}[{shape_sharding_str(self.shape, self.sharding)}]{vma}"
+    return f"{dt}[{','.join(str(d) for d in self.shape)}]{vma}"
 
   def __repr__(self):
     wt = ", weak_type=True" if self.weak_type else ""

@@ -75,6 +75,12 @@ class Primitive:
     # ``np.add``, without the impl's per-call ``np.errstate``), or None for
     # operands it does not cover (the impl runs).
     self.eval_kernel: Callable | None = None
+    # Varying manual axes (``primitives/collectives/varying.py``): for a
+    # collective, vma_rule(in_vma, **params) -> its results' vma (others:
+    # the union of the operands'), and vma_needs(**params) -> the axes its
+    # operand must vary over.
+    self.vma_rule: Callable | None = None
+    self.vma_needs: Callable | None = None
     self.not_applicable: dict[str, str] = {}
     registry[name] = self
 

@@ -177,6 +177,7 @@ eager_config = EagerConfig()
 config.add_listener(eager_config.refresh)
 
 _new_aval = ShapedArray.__new__
+_NO_AXES = frozenset()
 _AVALS: dict = {}
 
 
@@ -190,6 +191,7 @@ def shaped_array(shape: tuple, dtype: np.dtype, weak_type: bool) -> ShapedArray:
     aval = _new_aval(ShapedArray)
     aval.shape, aval.dtype, aval.weak_type, aval._hash = shape, dtype, weak_type, None
     aval.sharding = None
+    aval.vma = _NO_AXES
     if len(_AVALS) >= 10_000:
       _AVALS.clear()
     _AVALS[key] = aval

@@ -8,10 +8,14 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from openjax._src import dtypes
+from openjax._src.config import config
+from openjax._src.core.avals import ordered_axes
 from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, ShapedArray, Trace,
                                Tracer, Var, check_transformed, get_aval, set_current_trace)
 from openjax._src.errors import UnexpectedTracerError
+from openjax._src.core.jaxpr import jaxprs_in_params
 from openjax._src.core.sharding_rules import apply_sharding_rule
+from openjax._src.primitives.collectives.varying import pvary_p, vma_checked_axes
 
 
 class DebugInfo:
@@ -148,7 +152,16 @@ class DynamicJaxprTrace(Trace):
   def process_primitive(self, primitive, args, params) -> list:
     tracers = [self.to_jaxpr_tracer(x) for x in args]
     avals = [t._aval for t in tracers]
+    typed = primitive.vma_rule is not None
+    for a in avals:
+      if a.vma:
+        typed = True
+        break
+    if typed and vma_checked_axes():
+      tracers, avals = self._match_vma(primitive, tracers, avals, params)
     out_avals = primitive.rule("abstract_eval")(*avals, **params)
+    if typed:
+      out_avals = _typed_results(primitive, avals, out_avals, params)
     for a in avals:
       if a.sharding is not None:   # operands split over Explicit mesh axes
         out_avals = apply_sharding_rule(primitive, avals, out_avals, params)
@@ -160,6 +173,31 @@ class DynamicJaxprTrace(Trace):
     self.eqns.append(JaxprEqn([t.atom for t in tracers], [o.atom for o in outs],
                               primitive, params))
     return outs
+
+  def _match_vma(self, primitive, tracers: list, avals: list, params) -> tuple:
+    """JAX's automatic ``pvary`` in a check_vma body: the operands of a
+    first-order operation (literals too) are made to vary over the same
+    axes, and a collective's operand over the axes it needs."""
+    if jaxprs_in_params(params) or primitive is pvary_p:
+      return tracers, avals
+    target = frozenset()
+    for a in avals:
+      target |= a.vma
+    if primitive.vma_needs is not None:
+      target |= primitive.vma_needs(**params)
+    target &= vma_checked_axes()
+    if not config.read("jax_auto_pcast"):
+      _check_vma_match(primitive, avals, target)
+      return tracers, avals
+    out_tracers, out_avals = [], []
+    for t, a in zip(tracers, avals):
+      missing = target - a.vma
+      if missing:
+        t = self.process_primitive(pvary_p, [t], {"axes": ordered_axes(missing)})[0]
+        a = t._aval
+      out_tracers.append(t)
+      out_avals.append(a)
+    return out_tracers, out_avals
 
   def to_jaxpr(self, out_tracers: Sequence[DynamicJaxprTracer]) -> tuple[Jaxpr, list]:
     constvars = list(self.constvar_to_val)
@@ -196,6 +234,40 @@ class DynamicJaxprTrace(Trace):
     else:
       dep = "the values of the arguments " + ", ".join(names[:-1]) + f" and {names[-1]}"
     return head + f"This concrete value was not available in Python because it depends on {dep}.\n"
+
+
+def _check_vma_match(primitive, avals: list, target: frozenset) -> None:
+  """Without auto_pcast, operands must already vary as the operation needs
+  (JAX's errors)."""
+  if primitive.vma_needs is not None:
+    if any(target - a.vma for a in avals):
+      raise ValueError(
+          f"Collective {primitive.name} must be applied to a device-varying  type, but got "
+          f"{avals[0].vma} for collective acting over axis name {tuple(sorted(target))}. "
+          "Please open an issue at https://github.com/jax-ml/jax/issues and as a temporary "
+          "workaround pass the check_vma=False argument to `jax.shard_map`")
+    return
+  vmas = [a.vma for a in avals]
+  if any(v != vmas[0] for v in vmas):
+    raise ValueError(
+        f"Primitive {primitive.name} requires varying manual axes to match, but got {vmas}. "
+        "Please open an issue at https://github.com/jax-ml/jax/issues and as a temporary "
+        "workaround pass the check_vma=False argument to `jax.shard_map`")
+
+
+def _typed_results(primitive, avals: list, out_avals: list, params) -> list:
+  """The results' varying manual axes: a collective's rule, a higher-order
+  primitive's typed sub-jaxpr, else the union of the operands'."""
+  in_vma = frozenset()
+  for a in avals:
+    in_vma |= a.vma
+  if primitive.vma_rule is not None:
+    vma = primitive.vma_rule(in_vma, **params)
+    return [a.with_vma(vma) for a in out_avals]
+  for j in jaxprs_in_params(params):
+    if any(v.aval.vma for v in j.invars) or any(a.vma for a in out_avals):
+      return out_avals   # traced with its operands' types
+  return [a.with_vma(in_vma) for a in out_avals]
 
 
 def trace_to_jaxpr(fun: Callable[..., Sequence[Any]], in_avals: Sequence[ShapedArray],

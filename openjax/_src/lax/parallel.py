@@ -15,18 +15,24 @@ import math
 import numpy as np
 
 from openjax._src import dtypes, tree_util
+from openjax._src.config import config
 from openjax._src.core import Tracer, get_aval
 from openjax._src.primitives.collectives.collectives import (
     all_gather_array, all_gather_p, all_to_all_array, all_to_all_p, axis_index_array, axis_index_p,
     bound_axis_size, pbroadcast_array, pbroadcast_p, pmax_array, pmax_p, pmin_array, pmin_p,
     ppermute_array, ppermute_p, psum_array, psum_p, reduce_scatter_array, reduce_scatter_p)
+from openjax._src.primitives.collectives.ragged import ragged_all_to_all_array, ragged_all_to_all_p
+from openjax._src.primitives.collectives.varying import (psum_invariant, pvary,
+                                                         vma_checked_axes, vma_of)
+from openjax._src.core.avals import ordered_axes
 from openjax._src.primitives.base.convert import convert_element_type
 from openjax._src.primitives.elementwise.arithmetic import add, mul
 from openjax._src.primitives.base.structural import (canonicalize_axis, expand_dims, reduce_sum,
                                                      squeeze)
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute",
-           "pshuffle", "pswapaxes", "all_to_all", "pbroadcast", "axis_index", "axis_size",
+           "pshuffle", "pswapaxes", "all_to_all", "pbroadcast", "axis_index", "axis_size", "pcast",
+           "ragged_all_to_all", "ragged_all_to_all_p",
            "psum_p", "pmax_p", "pmin_p", "all_gather_p", "reduce_scatter_p", "ppermute_p",
            "pbroadcast_p", "all_to_all_p", "axis_index_p"]
 
@@ -88,8 +94,59 @@ def psum(x, axis_name, *, axis_index_groups=None):
       return reduce_sum(v, tuple(canonicalize_axis(a, np.ndim(v)) for a in pos))
     out = [_const(leaf, size) * pos_reduce(leaf) for leaf in leaves]
   else:
-    out = [psum_array(leaf, axes, groups) for leaf in leaves]
+    out = [_psum_leaf(leaf, axes, groups) for leaf in leaves]
   return tree_util.tree_unflatten(treedef, out)
+
+
+def _psum_leaf(leaf, axes: tuple, groups):
+  # In a check_vma shard_map body psum takes a value varying over the axes
+  # to an invariant one (an invariant value is made varying first: n times
+  # its value), as JAX's psum_invariant.
+  if groups is None and not any(isinstance(a, int) for a in axes) and vma_checked_axes():
+    if _vma_state(leaf, axes, "jax.lax.psum") == "invarying":
+      if not config.read("jax_auto_pcast"):
+        raise ValueError(
+            "psum is a variant->invariant collective. This means that the axis names "
+            "mentioned in `axes` passed to `psum` must be present in "
+            f"`jax.typeof(inp).mat.varying`. Got axes={axes} and "
+            f"jax.typeof(inp).mat.varying={vma_of(leaf)}")
+      leaf = pvary(leaf, ordered_axes(axes))
+    return psum_invariant(leaf, axes)
+  return psum_array(leaf, axes, groups)
+
+
+def _vma_state(leaf, axes: tuple, name: str) -> str:
+  vma = vma_of(leaf)
+  states = {"varying" if a in vma else "invarying" for a in axes}
+  if len(states) > 1:
+    raise ValueError(
+        f"{name} can only accept axis_name which corresponds to one of varying, unreduced, "
+        f"reduced or invarying state of the input. Got input type: {get_aval(leaf)}, axes: "
+        f"{axes} and input state: {{'invarying', 'varying'}}")
+  return states.pop()
+
+
+def pcast(x, axis_name, *, to: str):
+  """Change the varying manual axes of ``x`` inside ``shard_map``:
+  ``to='varying'`` makes a value that is the same on every device along
+  ``axis_name`` typed as varying over it (no data moves)."""
+  if isinstance(axis_name, (set, frozenset)):
+    raise TypeError(f"{axis_name=} must be a tuple or a str. Got {axis_name}")
+  axes = axis_name if isinstance(axis_name, tuple) else (axis_name,)
+  if not axis_name:
+    return x
+  if to not in ("unreduced", "reduced", "varying"):
+    raise ValueError("Got unexpected `to` value. Allowed `to` values are: {'reduced', "
+                     "'unreduced', 'varying'}")
+
+  def cast(leaf):
+    from_ = _vma_state(leaf, axes, "jax.lax.pcast")
+    if (from_, to) != ("invarying", "varying"):
+      raise ValueError(f"Unsupported pcast from={from_}, {to=}")
+    if not set(axes) <= vma_checked_axes():
+      return leaf   # check_vma=False: values carry no vma types
+    return pvary(leaf, ordered_axes(axes))
+  return tree_util.tree_map(cast, x)
 
 
 def _axis_size(axis_name, axis_index_groups=None) -> int:
@@ -230,3 +287,16 @@ def axis_index(axis_name):
     index = add(index, mul(axis_index(name), inner_size))
     inner_size *= axis_size(name)
   return index
+
+
+def ragged_all_to_all(operand, output, input_offsets, send_sizes, output_offsets, recv_sizes,
+                      *, axis_name, axis_index_groups=None):
+  """An all_to_all of ragged slices: each member sends ``operand``'s rows
+  ``input_offsets[i]:input_offsets[i] + send_sizes[i]`` to member
+  ``i // (K / n)``, which writes them at ``output_offsets[i]`` of its copy of
+  ``output`` (``recv_sizes[j]`` long, for the ``j``-th slice it receives)."""
+  names = _axes(axis_name)
+  return ragged_all_to_all_array(operand, output, input_offsets, send_sizes, output_offsets,
+                                 recv_sizes, axis_name=names,
+                                 axis_index_groups=_canonicalize_axis_index_groups(
+                                     axis_index_groups))

@@ -94,9 +94,9 @@ def _conj_if_complex(x):
   return lax.conj(x) if dtypes.kind(dtypes.dtype(x)) == "c" else x
 
 
-def _product(a, b, contract, batch, precision, out_dtype, weak):
+def _product(a, b, contract, batch, precision, out_dtype, weak, out_sharding=None):
   out = lax.dot_general(a, b, (contract, batch), precision=precision,
-                        preferred_element_type=out_dtype)
+                        preferred_element_type=out_dtype, out_sharding=out_sharding)
   return lax._convert_element_type(out, out_dtype, weak)
 
 
@@ -171,14 +171,15 @@ def dot(a, b, *, precision=None, preferred_element_type=None, out_sharding=None)
   of ``b`` (the only axis of a 1-D ``b``); batch axes are stacked, not
   broadcast. With a scalar operand it is elementwise multiplication."""
   a, b = util.ensure_arraylike("dot", a, b)
-  _check_sharding("dot", out_sharding)
   out_dt, weak = _result_dtype("dot", (a, b), preferred_element_type)
   an, bn = np.ndim(a), np.ndim(b)
   if an == 0 or bn == 0:
     contract = ((), ())
   else:
     contract = ((an - 1,), (0,) if bn == 1 else (bn - 2,))
-  return _product(a, b, contract, ((), ()), precision, out_dt, weak)
+  # out_sharding: the result's layout (a PartitionSpec over the context
+  # mesh, or a NamedSharding), as lax.dot_general takes it.
+  return _product(a, b, contract, ((), ()), precision, out_dt, weak, out_sharding)
 
 
 def vdot(a, b, *, precision=None, preferred_element_type=None):

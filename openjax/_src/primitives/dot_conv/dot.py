@@ -406,25 +406,31 @@ def _check_dims(side: str, ndim: int, contract, batch) -> None:
         f"{batch} and {side}_contracting of {contract} for {side} of rank {ndim}")
 
 
+def _clash(lhs_spec: tuple, rhs_spec: tuple) -> bool:
+  return any(p is not None and q is not None and p != q for p, q in zip(lhs_spec, rhs_spec))
+
+
 @dot_general_p.def_sharding_rule
 def _dot_general_sharding_rule(specs, avals, out_avals, *, dimension_numbers, precision,
                                preferred_element_type, out_sharding=None):
   # JAX's rule: batch dimensions split alike; contracting dimensions alike
-  # and whole (a partial sum's layout is ambiguous); the free dimensions
-  # keep their splits, no mesh axis twice.
+  # where both are split, and not split on both sides (a partial sum's
+  # layout is ambiguous); one side's split of a contracting dimension is
+  # summed away (the result is whole along it: an all-reduce). The free
+  # dimensions keep their splits, no mesh axis twice.
   if out_sharding is not None:
     return [tuple(out_sharding._normalized_spec_for_aval(len(out_avals[0].shape)))]
   (lc, rc), (lb, rb) = dimension_numbers
   ls, rs = specs
   lbs, rbs = tuple(ls[d] for d in lb), tuple(rs[d] for d in rb)
-  if lbs != rbs:
+  if _clash(lbs, rbs):
     raise ShardingTypeError("dot_general requires lhs batch dimensions and rhs batch "
                             f"dimensions to have the consistent sharding, got {lbs} and {rbs}.")
   lcs, rcs = tuple(ls[d] for d in lc), tuple(rs[d] for d in rc)
-  if lcs != rcs:
+  if _clash(lcs, rcs):
     raise ShardingTypeError("dot_general requires contracting dimensions to have consistent "
                             f"sharding, got {lcs} and {rcs}.")
-  if any(p is not None for p in lcs):
+  if any(p is not None and q is not None for p, q in zip(lcs, rcs)):
     raise ShardingTypeError(
         "Contracting dimensions are sharded and it is ambiguous how the output should be "
         "sharded. Please specify the output sharding via the `out_sharding` parameter. Got "

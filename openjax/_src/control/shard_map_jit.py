@@ -1,0 +1,95 @@
+"""A compiled ``jit`` whose program calls ``shard_map`` (or ``pmap``) at its
+top level runs each such call as a bare ``shard_map`` does: one program per
+device of the mesh, each on its own block (``run_on_devices``), rather than
+the call mapped over the mesh axes inside one program on one device (its
+lowering rule, still used where the call sits inside a loop or a branch).
+
+The program is split at those calls (``SplitProgram``): each run of the
+other equations is one compiled call on the arguments' device, and jit
+calls holding such calls are split the same way.
+"""
+from __future__ import annotations
+
+import weakref
+
+from openjax._src.control.closed_call import jit_p
+from openjax._src.control.shard_map import _reads_after, _segment, run_on_devices, shard_map_p
+from openjax._src.core import ClosedJaxpr, Jaxpr, Literal
+from openjax._src.core.jaxpr import DropVar
+from openjax._src.runtime.pipeline import executable_for_jaxpr
+
+__all__ = ["SplitProgram", "split_program"]
+
+
+def _calls_shard_map(jaxpr: Jaxpr) -> bool:
+  for eqn in jaxpr.eqns:
+    if eqn.primitive is shard_map_p:
+      return True
+    if eqn.primitive is jit_p and _calls_shard_map(eqn.params["jaxpr"].jaxpr):
+      return True
+  return False
+
+
+class SplitProgram:
+  """``steps``: ``("call", segment, ins, outs)`` (other equations, compiled
+  together), ``("shard_map", eqn)`` or ``("inline", eqn, SplitProgram)``."""
+  __slots__ = ("jaxpr", "consts", "steps", "name", "__weakref__")
+
+  def __init__(self, closed: ClosedJaxpr, name: str):
+    self.jaxpr, self.consts, self.name = closed.jaxpr, closed.consts, name
+    jaxpr = closed.jaxpr
+    later_reads = _reads_after(jaxpr)
+    steps, run = [], []
+    for i, eqn in enumerate(jaxpr.eqns):
+      own = eqn.primitive is shard_map_p or (
+          eqn.primitive is jit_p and _calls_shard_map(eqn.params["jaxpr"].jaxpr))
+      if not own:
+        run.append(i)
+        continue
+      if run:
+        steps.append(_segment(jaxpr, run, later_reads[run[-1]]))
+        run = []
+      if eqn.primitive is shard_map_p:
+        steps.append(("shard_map", eqn))
+      else:
+        steps.append(("inline", eqn, SplitProgram(eqn.params["jaxpr"], eqn.params["name"])))
+    if run:
+      steps.append(_segment(jaxpr, run, later_reads[run[-1]]))
+    self.steps = steps
+
+  def run(self, args: list, device) -> list:
+    env = dict(zip(self.jaxpr.constvars, self.consts))
+    env.update(zip(self.jaxpr.invars, args))
+
+    def read(a):
+      return a.operand if isinstance(a, Literal) else env[a]
+
+    for step in self.steps:
+      if step[0] == "call":
+        _, closed, ins, outs = step
+        vals = executable_for_jaxpr(closed, self.name).execute([env[v] for v in ins], device)
+        env.update(zip(outs, vals))
+        continue
+      eqn = step[1]
+      vals = [read(a) for a in eqn.invars]
+      if step[0] == "shard_map":
+        p = eqn.params
+        outs = run_on_devices(vals, p["jaxpr"], p["mesh"], p["in_specs"], p["out_specs"])
+      else:
+        outs = step[2].run(vals, device)
+      env.update((v, x) for v, x in zip(eqn.outvars, outs) if not isinstance(v, DropVar))
+    return [read(a) for a in self.jaxpr.outvars]
+
+
+_splits: "weakref.WeakKeyDictionary[ClosedJaxpr, SplitProgram | bool]" = \
+    weakref.WeakKeyDictionary()
+
+
+def split_program(closed: ClosedJaxpr, name: str) -> SplitProgram | None:
+  """The program split at its top-level shard_map calls, or None when it
+  has none."""
+  split = _splits.get(closed)
+  if split is None:
+    split = _splits[closed] = (SplitProgram(closed, name) if _calls_shard_map(closed.jaxpr)
+                               else False)
+  return split or None
