@@ -75,6 +75,40 @@ class ShapedArray:
     return ("~" if self.weak_type else "") + self.str_short(short_dtypes=False)
 
 
+class AbstractToken(ShapedArray):
+  """The type of tokens (``lax.create_token``, ``lax.after_all``): values that
+  order side effects and carry no data. Jaxprs print it ``Tok``. IREE cannot
+  pass ``!stablehlo.token`` through a function or legalise ``after_all``, so
+  a token is stored, traced and lowered as an empty boolean array (``bool[0]``):
+  every layer that moves arrays moves tokens without a case of its own."""
+  __slots__ = ()
+
+  def __init__(self):
+    super().__init__((0,), np.bool_)
+
+  def update(self, shape=None, dtype=None, weak_type=None, sharding=None):
+    return self if shape in (None, (0,)) and dtype in (None, np.bool_) else super().update(
+        shape, dtype, weak_type, sharding)
+
+  def __eq__(self, other):
+    return type(other) is AbstractToken
+
+  def __hash__(self):
+    return hash(AbstractToken)
+
+  def str_short(self, short_dtypes: bool = True) -> str:
+    return "Tok"
+
+  def __repr__(self):
+    return "AbstractToken()"
+
+  def __str__(self):
+    return "Tok"
+
+
+abstract_token = AbstractToken()
+
+
 class AvalQueries:
   """Shape/dtype queries answered from ``self.aval``: shared by concrete
   Arrays and tracers (they are static, so always allowed while tracing)."""
