@@ -46,6 +46,7 @@ LAYER_OF_PREFIX = {
     "openjax._src.image": "libraries",
     "openjax._src.flatten_util": "libraries",
     "openjax._src.example_libraries": "libraries",
+    "openjax._src.state": "libraries",
 }
 
 # ``_src/numpy/``'s internal order: each module imports only modules before it

@@ -10,6 +10,7 @@ prints ``key<fry>``. Samplers accept either form and work on the data.
 from __future__ import annotations
 
 import operator
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,6 +18,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
+from openjax._src.config import config
 from openjax._src.core import Array, Tracer, concrete_or_error
 from openjax._src.numpy.creation import asarray
 from openjax._src.numpy.reductions import all as _all, any as _any
@@ -367,6 +369,14 @@ def check_prng_key(name: str, key, *, allow_batched: bool = False):
     _check_key_data(key)
     data, typed = key, False
     shape = tuple(np.shape(key))
+    legacy = config.read("jax_legacy_prng_key")
+    if legacy != "allow":
+      message = ("Legacy uint32 key array passed as key to jax.random function. Please create "
+                 "keys using jax.random.key(). If use of a raw key array was intended, set "
+                 'jax_legacy_prng_key="allow".')
+      if legacy == "error":
+        raise ValueError(message)
+      warnings.warn(message, stacklevel=3)
   else:
     raise TypeError(f"unexpected PRNG key type {type(key)}")
   if not allow_batched and len(shape) - (0 if typed else 1):
