@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import operator
 import warnings
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -358,6 +359,11 @@ def _check_key_data(key_data) -> None:
                     f"uint32; got dtype={key_data.dtype}")
 
 
+# Key data handed on by check_prng_key (id -> data) while jax_legacy_prng_key
+# is not "allow": passed to another sampler, it is not a user's raw key.
+_checked_data: "weakref.WeakValueDictionary[int, Any]" = weakref.WeakValueDictionary()
+
+
 def check_prng_key(name: str, key, *, allow_batched: bool = False):
   """``(key_data, typed)`` for a typed key array or legacy key data; raises
   JAX's errors for anything else, and for key arrays unless
@@ -365,18 +371,24 @@ def check_prng_key(name: str, key, *, allow_batched: bool = False):
   if isinstance(key, PRNGKeyArray):
     data, typed = key._base_array, True
     shape = key.shape
+    if config.read("jax_legacy_prng_key") != "allow" and not isinstance(data, Tracer):
+      _checked_data[id(data)] = data
   elif is_arraylike(key) or np.isscalar(key):
     _check_key_data(key)
     data, typed = key, False
     shape = tuple(np.shape(key))
     legacy = config.read("jax_legacy_prng_key")
-    if legacy != "allow":
+    # Checked on concrete keys the user passed: the samplers pass key data on
+    # to each other (inside their jitted bodies, or data checked already).
+    if (legacy != "allow" and not isinstance(key, Tracer)
+        and _checked_data.get(id(key)) is not key):
       message = ("Legacy uint32 key array passed as key to jax.random function. Please create "
                  "keys using jax.random.key(). If use of a raw key array was intended, set "
                  'jax_legacy_prng_key="allow".')
       if legacy == "error":
         raise ValueError(message)
       warnings.warn(message, stacklevel=3)
+      _checked_data[id(key)] = key
   else:
     raise TypeError(f"unexpected PRNG key type {type(key)}")
   if not allow_batched and len(shape) - (0 if typed else 1):
