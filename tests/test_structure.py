@@ -47,6 +47,7 @@ LAYER_OF_PREFIX = {
     "openjax._src.flatten_util": "libraries",
     "openjax._src.example_libraries": "libraries",
     "openjax._src.state": "libraries",
+    "openjax._src.hijax": "libraries",
 }
 
 # ``_src/numpy/``'s internal order: each module imports only modules before it

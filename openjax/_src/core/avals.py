@@ -8,7 +8,13 @@ from openjax._src import dtypes
 from openjax._src.core.sharding import shape_sharding_str
 
 
-class ShapedArray:
+class AbstractValue:
+  """The base of abstract values (JAX's ``core.AbstractValue``), which
+  libraries subclass for their own types."""
+  __slots__ = ()
+
+
+class ShapedArray(AbstractValue):
   """The abstract value of an array: its shape, dtype, weak type and sharding.
 
   ``sharding`` is None, or a NamedSharding over an AbstractMesh naming the

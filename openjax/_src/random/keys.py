@@ -135,6 +135,33 @@ def _normalize_index(idx):
   return idx
 
 
+class KeyArrayType:
+  """The type of a typed key array (``jax.typeof(key)``): ``key<fry>[]``."""
+  __slots__ = ("shape", "dtype", "weak_type")
+
+  def __init__(self, shape: tuple[int, ...], dtype: "KeyTy"):
+    self.shape, self.dtype, self.weak_type = tuple(shape), dtype, False
+
+  @property
+  def ndim(self) -> int:
+    return len(self.shape)
+
+  def __eq__(self, other):
+    return (type(other) is KeyArrayType and self.shape == other.shape
+            and self.dtype == other.dtype)
+
+  def __hash__(self):
+    return hash((KeyArrayType, self.shape, str(self.dtype)))
+
+  def str_short(self, short_dtypes: bool = True) -> str:
+    return f"{self.dtype}[{','.join(map(str, self.shape))}]"
+
+  __str__ = str_short
+
+  def __repr__(self):
+    return f"ShapedArray({self.str_short()})"
+
+
 class PRNGKeyArray:
   """An array of typed PRNG keys (dtype ``key<fry>``) over ``uint32`` data
   whose trailing dimension holds each key's two words."""
@@ -165,6 +192,9 @@ class PRNGKeyArray:
   @property
   def itemsize(self) -> int:
     return self.dtype.itemsize
+
+  def _typeof(self) -> KeyArrayType:
+    return KeyArrayType(self.shape, self.dtype)
 
   @property
   def nbytes(self) -> int:
