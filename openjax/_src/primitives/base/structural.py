@@ -630,7 +630,7 @@ reduce_sum_p = Primitive("reduce_sum", kind="linear")
 
 
 # The dtypes jax_allow_f16_reductions=False forbids summing.
-_HALF_FLOATS = (np.dtype(np.float16), np.dtype(dtypes.bfloat16))
+_HALF_FLOATS = frozenset((np.dtype(np.float16), np.dtype(dtypes.bfloat16)))
 
 
 def reduce_sum(operand, axes, *, out_sharding=None):
