@@ -146,3 +146,17 @@ def test_make_jaxpr_of_a_jitted_function_with_refs_does_not_mutate():
   jax.make_jaxpr(f)(1.)
   np.testing.assert_array_equal(r[...], [1., 1.])
   assert float(f(1.)) == 4.0
+
+
+def test_refs_holding_typed_keys():
+  # Values printed by JAX 0.10.2 for the same program.
+  r = jax.new_ref(jax.random.key(0))
+  assert str(jax.typeof(r)) == "Ref{key<fry>[]}"
+
+  @jax.jit
+  def draw():
+    k, sub = jax.random.split(r[...])
+    r[...] = k
+    return jax.random.normal(sub)
+  np.testing.assert_allclose([float(draw()), float(draw())], [-2.4424558, -1.2574776],
+                             rtol=1e-6)

@@ -120,7 +120,9 @@ def _value_aval(value) -> ShapedArray:
   if value is _FREED:
     raise ValueError("the array reference was freed (jax.free_ref); make a new one with "
                      "jax.new_ref.")
-  return value.aval
+  aval = getattr(value, "aval", None)
+  # Library array types without a NumPy dtype (typed PRNG keys) give their type.
+  return type(value)._typeof(value) if aval is None else aval
 
 
 class RefScope:

@@ -17,6 +17,7 @@ from openjax._src.core import Tracer, get_aval
 from openjax._src.core.ref import AbstractRef, Ref, access, current_scope
 from openjax._src.numpy.creation import asarray, zeros
 from openjax._src.numpy.indexer import has_slice, slice_block
+from openjax._src.random.keys import PRNGKeyArray
 
 __all__ = ["AbstractRef", "Ref", "empty_ref", "free_ref", "freeze", "new_ref"]
 
@@ -25,9 +26,14 @@ def _whole(idx) -> bool:
   return idx is Ellipsis or (type(idx) is tuple and (not idx or idx == (Ellipsis,)))
 
 
+def _as_value(x):
+  # Typed PRNG key arrays are kept as they are; anything else becomes an Array.
+  return x if isinstance(x, PRNGKeyArray) else asarray(x)
+
+
 def _ref_get(ref: Ref, idx):
   value = access(ref)
-  return value if _whole(idx) else asarray(value)[idx]
+  return value if _whole(idx) else _as_value(value)[idx]
 
 
 def _cast_to(ref_aval, v):
@@ -42,6 +48,13 @@ def _cast_to(ref_aval, v):
 
 def _ref_set(ref: Ref, idx, v) -> None:
   value = access(ref)
+  if isinstance(value, PRNGKeyArray) or isinstance(v, PRNGKeyArray):
+    if not (_whole(idx) and isinstance(v, PRNGKeyArray) and isinstance(value, PRNGKeyArray)
+            and v.shape == value.shape):
+      raise TypeError(f"a ref of {ref.aval} holding typed PRNG keys takes whole key arrays of "
+                      f"its shape (ref[...] = keys); got {v!r} at index {idx!r}.")
+    ref._value = v
+    return
   v = _cast_to(get_aval(value), asarray(v))
   if (isinstance(v, Tracer) and not isinstance(value, Tracer) and ref._scope is None
       and current_scope() is None):
@@ -78,7 +91,7 @@ Ref.__array__ = lambda ref, dtype=None, copy=None: np.asarray(access(ref), dtype
 def new_ref(init_val, *, memory_space=None, kind: str | None = None) -> Ref:
   """A mutable array reference holding ``init_val`` (``jax.new_ref``)."""
   scope = current_scope()
-  ref = Ref(asarray(init_val), scope)
+  ref = Ref(_as_value(init_val), scope)
   if scope is not None:   # made inside a jit trace: that trace's own ref
     scope.bound.add(id(ref))
   return ref
