@@ -160,3 +160,18 @@ def test_refs_holding_typed_keys():
     return jax.random.normal(sub)
   np.testing.assert_allclose([float(draw()), float(draw())], [-2.4424558, -1.2574776],
                              rtol=1e-6)
+
+
+def test_traced_writes_into_outside_refs_raise():
+  r = jax.new_ref(jnp.ones(3))
+
+  def f(x):
+    r[...] = x
+    return r[...] * 2
+  with pytest.raises(ValueError, match="set/swap operation with vmapped value on an unbatched "
+                                       r"array reference of type Ref\{float32\[3\]\}"):
+    jax.vmap(f)(jnp.ones((2, 3)))
+  with pytest.raises(ValueError, match="only under jax.jit"):
+    jax.make_jaxpr(f)(jnp.ones(3))
+  np.testing.assert_array_equal(jax.jit(f)(jnp.full(3, 2.)), [4., 4., 4.])
+  np.testing.assert_array_equal(r[...], [2., 2., 2.])

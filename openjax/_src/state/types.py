@@ -15,6 +15,8 @@ import numpy as np
 from openjax._src import dtypes, lax
 from openjax._src.core import Tracer, get_aval
 from openjax._src.core.ref import AbstractRef, Ref, access, current_scope
+from openjax._src.interpreters.batching import BatchTracer
+from openjax._src.interpreters.jvp import JVPTracer
 from openjax._src.numpy.creation import asarray, zeros
 from openjax._src.numpy.indexer import has_slice, slice_block
 from openjax._src.random.keys import PRNGKeyArray
@@ -46,6 +48,22 @@ def _cast_to(ref_aval, v):
                   f"{aval.dtype}. Cast the value (v.astype({ref_aval.dtype.name})).")
 
 
+def _traced_write_message(ref: Ref, v) -> str:
+  # JAX's messages for the transformation the value comes from.
+  if isinstance(v, JVPTracer):
+    return ("Exception performing a set/swap operation with a differentiated value on a "
+            f"non-differentiated array reference of type {ref.aval}. Move the array "
+            "reference to be an argument of the differentiated function?")
+  if isinstance(v, BatchTracer):
+    return ("Exception performing a set/swap operation with vmapped value on an unbatched "
+            f"array reference of type {ref.aval}. Move the array reference to be an argument "
+            "to the vmapped function?")
+  return (f"a traced value was written into an array reference of type {ref.aval} made "
+          "outside the traced function; openjax stages reads and writes of such refs only "
+          "under jax.jit (make_jaxpr of the function itself cannot show them): wrap the "
+          "function in jax.jit, or pass the ref's value in and return the new one.")
+
+
 def _ref_set(ref: Ref, idx, v) -> None:
   value = access(ref)
   if isinstance(value, PRNGKeyArray) or isinstance(v, PRNGKeyArray):
@@ -58,10 +76,7 @@ def _ref_set(ref: Ref, idx, v) -> None:
   v = _cast_to(get_aval(value), asarray(v))
   if (isinstance(v, Tracer) and not isinstance(value, Tracer) and ref._scope is None
       and current_scope() is None):
-    raise ValueError(
-        "Exception performing a set/swap operation with a differentiated value on a "
-        f"non-differentiated array reference of type {ref.aval}. Move the array reference "
-        "to be an argument of the differentiated function?")
+    raise ValueError(_traced_write_message(ref, v))
   if _whole(idx):
     if get_aval(v).shape != get_aval(value).shape:
       raise ValueError(f"Invalid shape for `swap`. Ref shape: {get_aval(value).shape}. Value "
@@ -84,7 +99,6 @@ Ref.__getitem__ = _ref_get
 Ref.__setitem__ = _ref_set
 Ref.addupdate = _ref_addupdate
 Ref.get = lambda ref, idx=...: _ref_get(ref, idx)
-Ref.__jax_array__ = lambda ref: access(ref)
 Ref.__array__ = lambda ref, dtype=None, copy=None: np.asarray(access(ref), dtype=dtype)
 
 
