@@ -175,3 +175,61 @@ def test_traced_writes_into_outside_refs_raise():
     jax.make_jaxpr(f)(jnp.ones(3))
   np.testing.assert_array_equal(jax.jit(f)(jnp.full(3, 2.)), [4., 4., 4.])
   np.testing.assert_array_equal(r[...], [2., 2., 2.])
+
+
+# Values below printed by JAX 0.10.2 for the same programs.
+def test_refs_in_loop_bodies_accumulate():
+  r = jax.new_ref(0.)
+
+  @jax.jit
+  def traced_bounds(n):
+    def body(i, c):
+      r[...] += 1.
+      return c + i
+    return jax.lax.fori_loop(0, n, body, 0)
+  assert int(traced_bounds(5)) == 10 and float(r[...]) == 5.0
+
+  @jax.jit
+  def static_bounds():
+    def body(i, c):
+      r[...] += 1.
+      return c + i
+    return jax.lax.fori_loop(0, 5, body, 0)
+  assert int(static_bounds()) == 10 and float(r[...]) == 10.0
+
+  def total(x):
+    ref = jax.new_ref(0.)
+
+    def body(c, xi):
+      ref[...] += xi
+      return c, None
+    jax.lax.scan(body, 0, x)
+    return ref[...]
+  assert float(total(jnp.arange(4.))) == 6.0 and float(jax.jit(total)(jnp.arange(4.))) == 6.0
+
+  s = jax.new_ref(jnp.zeros(3))
+
+  def body(c, xi):
+    s[...] = s[...] + xi
+    return c + 1, s[...].sum()
+  carry, ys = jax.lax.scan(body, 0, jnp.ones((4, 3)))
+  assert int(carry) == 4
+  np.testing.assert_array_equal(ys, [3., 6., 9., 12.])
+  np.testing.assert_array_equal(s[...], [4., 4., 4.])
+
+
+def test_refs_in_cond_and_switch_branches():
+  r = jax.new_ref(0.)
+  assert jax.lax.cond(True, lambda: r.__setitem__(..., 7.), lambda: None) is None
+  assert float(r[...]) == 7.0
+
+  @jax.jit
+  def f(p, x):
+    def t(x):
+      r[...] += x
+      return x * 2
+    return jax.lax.cond(p, t, lambda x: -x, x)
+  got = [float(f(True, 1.)), float(r[...]), float(f(False, 1.)), float(r[...]),
+         float(f(True, 2.)), float(r[...])]
+  assert got == [2.0, 8.0, -1.0, 8.0, 4.0, 10.0]
+  assert float(jax.lax.switch(1, [lambda: r[...] * 0, lambda: r[...] + 1])) == 11.0
