@@ -12,6 +12,10 @@ from openjax._src.config import (  # noqa: F401
     numpy_rank_promotion, softmax_custom_jvp, threefry_partitionable, transfer_guard,
     transfer_guard_device_to_device, transfer_guard_device_to_host,
     transfer_guard_host_to_device)
+from openjax._src.config import (  # noqa: F401
+    allow_f16_reductions, array_garbage_collection_guard, debug_key_reuse, enable_custom_prng,
+    jax2tf_associative_scan_reductions, legacy_prng_key, make_user_context, no_execution,
+    no_tracing, remove_size_one_mesh_axis_from_type, thread_guard)
 from openjax._src.core import Array  # noqa: F401
 from openjax._src.core.devices import (  # noqa: F401
     Device, default_backend, device_count, devices, local_device_count, local_devices,
@@ -47,6 +51,9 @@ from openjax import debug, experimental, sharding  # noqa: F401
 from openjax._src.control.callbacks import effects_barrier, pure_callback  # noqa: F401
 from openjax._src.alias import alias_jax  # noqa: F401
 from openjax._src.api.fwd_and_bwd import fwd_and_bwd  # noqa: F401
+from openjax._src.state.types import Ref, empty_ref, free_ref, freeze, new_ref  # noqa: F401
+from openjax._src.numpy.indexer import dslice as ds  # noqa: F401
+from openjax import ad, memory  # noqa: F401
 from openjax import api_util, core, flatten_util, image  # noqa: F401
 # Old top-level pytree aliases (jax.tree_map, ...) still work, and warn.
 from openjax._src.tree_util import deprecated_top_level_alias as __getattr__  # noqa: F401

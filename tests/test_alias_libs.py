@@ -63,6 +63,30 @@ def test_flax_linen_mlp_trains_as_under_jax():
   np.testing.assert_allclose(losses, EXPECTED["flax_linen"], rtol=2e-4, atol=1e-6)
 
 
+def test_flax_nnx_mlp_trains_as_under_jax():
+  _require("flax", "optax", "msgpack", "treescope")
+  _require_openjax("experimental.hijax", "new_ref", "Ref")
+  losses = _losses("train_flax_nnx.py")["flax_nnx"]
+  np.testing.assert_allclose(losses, EXPECTED["flax_nnx"], rtol=2e-4, atol=1e-6)
+
+
+def test_flax_nnx_modules_transforms_and_ref_variables_match_jax():
+  # BatchNorm/Dropout training with nnx.jit, split/merge under jax.jit,
+  # Variables backed by jax.Ref updated in place by jax.jit, nnx.vmap, nnx.scan.
+  _require("flax", "optax", "msgpack", "treescope")
+  _require_openjax("experimental.hijax", "new_ref", "Ref")
+  expected = json.loads((LIBS.parent / "data" / "flax_nnx_many.json").read_text())
+  values = _run_json("flax_nnx_many.py")
+  assert values.keys() == expected.keys()
+  for name, want in expected.items():
+    got = values[name]
+    assert not isinstance(got, str), f"{name}: {got}"
+    if name == "refs_as_variables":
+      assert got[-1] == want[-1] == "Ref"
+      got, want = got[:-1], want[:-1]
+    np.testing.assert_allclose(got, want, rtol=2e-4, atol=2e-5, err_msg=name)
+
+
 def test_equinox_mlp_trains_as_under_jax():
   _require("equinox", "optax", "jaxtyping")
   _require_openjax("scipy.stats.norm", "scipy.special", "sharding.Sharding", "pmap",

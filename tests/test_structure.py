@@ -46,6 +46,8 @@ LAYER_OF_PREFIX = {
     "openjax._src.image": "libraries",
     "openjax._src.flatten_util": "libraries",
     "openjax._src.example_libraries": "libraries",
+    "openjax._src.state": "libraries",
+    "openjax._src.hijax": "libraries",
 }
 
 # ``_src/numpy/``'s internal order: each module imports only modules before it

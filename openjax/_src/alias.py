@@ -20,6 +20,10 @@ import types
 # Import names whose modules are answered by openjax's (name -> openjax name).
 ALIASED_ROOTS = {"jax": "openjax", "jaxlib": "openjax"}
 
+# JAX private modules whose counterpart openjax keeps under another name
+# (libraries import them: flax.nnx reads ``jax._src.checkify``).
+PRIVATE_MODULES = {"jax._src.checkify": "openjax._src.debug.checkify"}
+
 # The JAX release whose public API openjax follows (tests/data/jax_names).
 JAX_API_VERSION = "0.10.2"
 
@@ -54,6 +58,8 @@ def _facade(name: str) -> _JaxFacade:
 def openjax_name(fullname: str) -> str | None:
   """The openjax module that answers ``fullname`` (``jax.numpy`` ->
   ``openjax.numpy``), or None when ``fullname`` is not a JAX module."""
+  if fullname in PRIVATE_MODULES:
+    return PRIVATE_MODULES[fullname]
   root, dot, rest = fullname.partition(".")
   target = ALIASED_ROOTS.get(root)
   if target is None:

@@ -129,12 +129,18 @@ class Config:
     return (self._generation, tuple(local.items()))
 
   def values_snapshot(self) -> tuple:
-    """Flags that change what a traced program means, for cache keys."""
+    """Flags that change what a traced program means, for cache keys (with
+    the values of the contexts ``make_user_context`` made)."""
     return (self.read("jax_enable_x64"), self.read("jax_default_matmul_precision"),
-            self.read("jax_numpy_rank_promotion"), self.read("jax_numpy_dtype_promotion"))
+            self.read("jax_numpy_rank_promotion"), self.read("jax_numpy_dtype_promotion"),
+            self.read("jax_allow_f16_reductions"),
+            *(self.read(name) for name in _USER_CONTEXTS))
 
 
 config = Config()
+
+# The flags ``make_user_context`` defined (each a jit cache key part).
+_USER_CONTEXTS: list[str] = []
 
 config.define("jax_enable_x64", _env_bool("JAX_ENABLE_X64", False),
               "Enable 64-bit types (float64, int64, complex128) by default.",
@@ -300,3 +306,105 @@ def transfer_guard_level(kind: str) -> str:
   """The effective transfer guard level for ``kind`` ('host_to_device', ...)."""
   level = config.read(f"jax_transfer_guard_{kind}")
   return config.read("jax_transfer_guard") if level is None else level
+
+
+# ---- flags JAX 0.10.2 has at the top level (``jax.no_tracing``, ...) ----
+config.define("jax_allow_f16_reductions", True,
+              "If False, reduce_sum on float16 or bfloat16 operands raises.", validator=bool)
+config.define("jax_no_tracing", False,
+              "Disallow tracing for jit: a jitted function traced again raises RuntimeError.",
+              validator=bool)
+config.define("jax_no_execution", False,
+              "Disallow executions: a jitted call or eager operation raises RuntimeError.",
+              validator=bool)
+config.define("jax_debug_key_reuse", False,
+              "Key reuse checking of typed PRNG keys (JAX's experimental checker; openjax "
+              "keeps the flag but does not track key use).", validator=bool)
+config.define("jax_enable_custom_prng", False,
+              "JAX's upgrade flag for custom PRNG implementations; openjax's jax.random always "
+              "accepts typed keys, so the flag changes nothing.", validator=bool)
+config.define("jax_legacy_prng_key", "allow",
+              "What jax.random does with raw uint32 key arrays: 'allow', 'warn' or 'error'.",
+              validator=_one_of("jax_legacy_prng_key", ("allow", "warn", "error")))
+config.define("jax_array_garbage_collection_guard", None,
+              "What happens when an Array is freed by the garbage collector rather than by "
+              "reference counting: 'allow', 'log' or 'fatal' (openjax keeps the flag; its "
+              "Arrays hold no reference cycles to detect).",
+              validator=_one_of("jax_array_garbage_collection_guard", ("allow", "log", "fatal"),
+                                allow_none=True))
+config.define("jax_thread_guard", False,
+              "Raise when a multi-process operation is called from another thread than the one "
+              "that set the guard (openjax keeps the flag).", validator=bool)
+config.define("jax2tf_associative_scan_reductions", False,
+              "jax2tf's choice of lowering for cumulative reductions (openjax has no jax2tf; "
+              "its cumulative reductions always use the associative scan).", validator=bool)
+config.define("jax_remove_size_one_mesh_axis_from_type", False,
+              "Remove mesh axes of size 1 from array types' shardings.", validator=bool)
+
+allow_f16_reductions = _flag_context(
+    "jax_allow_f16_reductions",
+    "Context manager for ``jax_allow_f16_reductions``: if False, ``reduce_sum`` on float16 "
+    "or bfloat16 operands raises ValueError.", bool)
+no_tracing = _flag_context(
+    "jax_no_tracing", "Context manager for ``jax_no_tracing``: tracing a jitted function raises.",
+    bool)
+no_execution = _flag_context(
+    "jax_no_execution",
+    "Context manager for ``jax_no_execution``: executing a computation raises.", bool)
+debug_key_reuse = _flag_context(
+    "jax_debug_key_reuse", "Context manager for ``jax_debug_key_reuse``.", bool)
+enable_custom_prng = _flag_context(
+    "jax_enable_custom_prng", "Context manager for ``jax_enable_custom_prng``.", bool)
+legacy_prng_key = _flag_context(
+    "jax_legacy_prng_key",
+    "Context manager for ``jax_legacy_prng_key`` ('allow', 'warn' or 'error'): what "
+    "jax.random does with raw uint32 keys.")
+array_garbage_collection_guard = _flag_context(
+    "jax_array_garbage_collection_guard",
+    "Context manager for ``jax_array_garbage_collection_guard``.")
+thread_guard = _flag_context("jax_thread_guard", "Context manager for ``jax_thread_guard``.",
+                             bool)
+jax2tf_associative_scan_reductions = _flag_context(
+    "jax2tf_associative_scan_reductions",
+    "Context manager for ``jax2tf_associative_scan_reductions``.", bool)
+remove_size_one_mesh_axis_from_type = _flag_context(
+    "jax_remove_size_one_mesh_axis_from_type",
+    "Context manager for ``jax_remove_size_one_mesh_axis_from_type``.", bool)
+# ``_flag_context`` names a context after its flag less ``jax_``; this one has no prefix.
+jax2tf_associative_scan_reductions.__name__ = "jax2tf_associative_scan_reductions"
+jax2tf_associative_scan_reductions.__qualname__ = "jax2tf_associative_scan_reductions"
+
+
+class UserContext:
+  """A jit-cache-sensitive context (``jax.make_user_context``): ``ctx(value)``
+  is a context manager setting it in this thread, ``ctx.value`` reads it.
+  jitted functions are traced again for each value they are called under."""
+
+  def __init__(self, name: str):
+    self._name = name
+
+  @property
+  def value(self):
+    return config.read(self._name)
+
+  def get_global(self):
+    return config._values[self._name]
+
+  def set_global(self, new_value) -> None:
+    config.update(self._name, new_value)
+
+  def __call__(self, new_value):
+    return config.override(self._name, new_value)
+
+  def __repr__(self):
+    return f"UserContext(value={self.value!r})"
+
+
+def make_user_context(default_value=None) -> UserContext:
+  """Create a context whose value is part of every jit cache key: when it
+  changes, jitted functions are traced (and compiled) again. Not thread-safe
+  to create (as in JAX); using one is."""
+  name = f"jax_user_context_{len(_USER_CONTEXTS)}"
+  config.define(name, default_value, "A context made by jax.make_user_context.")
+  _USER_CONTEXTS.append(name)
+  return UserContext(name)

@@ -23,7 +23,9 @@ from openjax._src.errors import (ConcretizationTypeError, JaxRuntimeError,
                                  NonConcreteBooleanIndexError, TracerArrayConversionError,
                                  TracerIntegerConversionError)
 from openjax._src.api.aot import Lowered
+from openjax._src.api.refs import NeedsRefs, RefJit, check_no_refs_returned
 from openjax._src.api.jit_debug import explain_cache_miss, log_lowering, log_traced, run_checked
+from openjax._src.core.ref import Ref, RefDiscovered, close_scope, open_scope
 from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, Tracer, check_transformed, eval_jaxpr,
                                eval_trace, jaxpr_effects, program_of, trace_state)
 from openjax._src.core.devices import local_devices
@@ -247,6 +249,7 @@ class JitWrapped:
     self._sharded = in_shardings is not None or out_shardings is not None
     # Donating calls take the general path, which checks the donated buffers.
     self._fast_ok = not self.static_argnums and not self.static_argnames and not self._donates
+    self._refs: RefJit | None = None   # set once the function is seen to use refs
     # updated=(): the function's __dict__ must not overwrite our attributes.
     functools.update_wrapper(self, fun, updated=())
     _all_jitted.add(self)
@@ -285,6 +288,7 @@ class JitWrapped:
           kwargs[key] = s.val
       out = fun(*args, **kwargs)
       out_leaves, out_tree = tree_util.tree_flatten(out)
+      check_no_refs_returned(self.name, out_leaves)
       out_tree_box.append(out_tree)
       return out_leaves
     return flat
@@ -292,6 +296,8 @@ class JitWrapped:
   def _abstract_leaves(self, leaves, in_tree, args, kwargs):
     avals = []
     for i, x in enumerate(leaves):
+      if isinstance(x, Ref):
+        raise NeedsRefs()
       try:
         avals.append(abstractify(x))
       except TypeError:
@@ -317,6 +323,8 @@ class JitWrapped:
       logging_compiles = config.read("jax_log_compiles")
       if logging_compiles or config.read("jax_explain_cache_misses"):
         self._explain_miss(key, dyn_args, dyn_kwargs, leaves)
+      if config.read("jax_no_tracing"):
+        raise RuntimeError(f"re-tracing function {self.name} for `jit`, but 'no_tracing' is set")
       t0 = time.perf_counter()
       box: list = []
       flat = self._flat_fun(static, len(dyn_args), in_tree, box)
@@ -324,7 +332,15 @@ class JitWrapped:
           tree_util.tree_structure(dyn_kwargs[k]).num_leaves for k in sorted(dyn_kwargs)]
       dbg = DebugInfo("jit", self.fun, flat_arg_names(
           self.fun, dyn_args, {k: dyn_kwargs[k] for k in sorted(dyn_kwargs)}, leaf_counts))
-      jaxpr, consts = trace_to_jaxpr(flat, avals, dbg)
+      scope = open_scope()
+      try:
+        jaxpr, consts = trace_to_jaxpr(flat, avals, dbg)
+      except RefDiscovered as err:
+        if err.scope is not scope:
+          raise
+        raise NeedsRefs(err.ref) from None
+      finally:
+        close_scope(scope)
       if logging_compiles:
         log_traced(self.name, time.perf_counter() - t0)
       closed, hoisted = _hoist_tracer_consts(jaxpr, consts)
@@ -455,13 +471,22 @@ class JitWrapped:
           return outs[0] if entry.single else tree_util.tree_unflatten(entry.out_tree, outs)
     if config.read("jax_disable_jit"):
       return self.fun(*args, **kwargs)
-    if not eager_config.flags_ok and trace_state.trace is eval_trace:
-      return self._call_flagged(args, kwargs)
-    return self._call(args, kwargs, fast_key)
+    if self._refs is not None:
+      return self._refs(args, kwargs)
+    try:
+      if not eager_config.flags_ok and trace_state.trace is eval_trace:
+        return self._call_flagged(args, kwargs)
+      return self._call(args, kwargs, fast_key)
+    except NeedsRefs as err:   # the function uses refs: api/refs.py's path from now on
+      self._refs = RefJit(self, err.ref)
+      return self._refs(args, kwargs)
 
   def _call_flagged(self, args, kwargs):
     """A call under the debugging flags: the host-to-device transfer guard
-    on the arguments, the nan/inf checks on the results."""
+    on the arguments, the nan/inf checks on the results, ``no_execution``."""
+    if config.read("jax_no_execution"):
+      raise RuntimeError(f"JAX tried to execute function {self.name}, but the no_execution "
+                         "config option is set")
     _, dyn_args, dyn_kwargs = self._split(args, kwargs)
     guard_host_to_device(tree_util.tree_leaves((dyn_args, dyn_kwargs)), abstractify)
     if not (config.read("jax_debug_nans") or config.read("jax_debug_infs")):

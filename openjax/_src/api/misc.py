@@ -99,8 +99,11 @@ def ensure_compile_time_eval():
 
 def typeof(x: Any):
   """The abstract value (type) of ``x``: ``ShapedArray`` printed as
-  ``float32[3,4]`` (``~float32[]`` for weakly typed values)."""
-  return get_aval(x)
+  ``float32[3,4]`` (``~float32[]`` for weakly typed values). Library types
+  that are not arrays of NumPy dtypes (typed PRNG keys) give theirs with a
+  ``_typeof`` method."""
+  own = getattr(type(x), "_typeof", None)
+  return get_aval(x) if own is None else own(x)
 
 
 def _versions() -> list[tuple[str, str]]:

@@ -11,6 +11,7 @@ errors); ``_cond_rules`` holds the primitive and all its rules.
 """
 from __future__ import annotations
 
+import functools
 import weakref
 from collections.abc import Sequence
 from typing import Callable
@@ -22,6 +23,8 @@ from openjax._src.config import config
 from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, ShapedArray, Tracer, Var, array_of,
                                canonical_value, get_aval, is_concrete, typematch)
 from openjax._src.control._cond_rules import cond_p
+from openjax._src.control.ref_threading import RefThreading, rerun_threading_refs
+from openjax._src.core.ref import RefDiscovered, close_scope
 from openjax._src.interpreters.staging import trace_to_jaxpr
 from openjax._src.primitives.collectives.collectives import current_axis_env
 from openjax._src.primitives.base.convert import convert_element_type
@@ -151,7 +154,7 @@ class _Traced:
 _trace_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
-def _trace_branch(fun: Callable, in_tree, in_avals: tuple, api_name: str) -> _Traced:
+def _trace_branch(fun: Callable, in_tree, in_avals: tuple, api_name: str, state) -> _Traced:
   # Bound axis names and sizes shape a trace too (psum of a constant is folded).
   key = (in_tree, in_avals, config.values_snapshot(), current_axis_env())
   try:
@@ -164,7 +167,11 @@ def _trace_branch(fun: Callable, in_tree, in_avals: tuple, api_name: str) -> _Tr
   box: list = []
 
   def flat_fun(*leaves):
-    out = fun(*tree_util.tree_unflatten(in_tree, leaves))
+    scope = state.open()   # a use of an outside ref raises RefDiscovered for it
+    try:
+      out = fun(*tree_util.tree_unflatten(in_tree, leaves))
+    finally:
+      close_scope(scope)
     out_leaves, out_tree = tree_util.tree_flatten(out)
     box.append(out_tree)
     for path, x in zip(_leaf_paths(out_tree), out_leaves):
@@ -216,10 +223,34 @@ def _operand_aval(x) -> ShapedArray:
 def _bind_cond(index, funs: Sequence[Callable], operands: tuple, api_name: str,
                names: Sequence[str], order: Sequence[int]):
   """Trace ``funs`` (in the user's order, named ``names`` in errors), check
-  their outputs agree, and bind ``cond_p`` with branch ``k`` = ``funs[order[k]]``."""
+  their outputs agree, and bind ``cond_p`` with branch ``k`` = ``funs[order[k]]``.
+  Refs the branches use are threaded through as operands and results
+  (``control/ref_threading.py``)."""
+  state = RefThreading()
+  try:   # inline, not run_threading_refs: eager conds are called in loops
+    return _bind_branches(index, funs, operands, api_name, names, order, state)
+  except RefDiscovered as err:
+    if not state.owns(err):
+      raise
+    state.refs.append(err.ref)
+
+  def threaded(state):
+    branches = [functools.partial(_threaded_branch, state, f) for f in funs]
+    out, finals = _bind_branches(index, branches, (state.values(), *operands), api_name,
+                                 names, order, state)
+    state.write_back(finals)
+    return out
+  return rerun_threading_refs(state, threaded)
+
+
+def _threaded_branch(state, fun, values, *operands):
+  return state.call(fun, values, *operands)
+
+
+def _bind_branches(index, funs, operands, api_name, names, order, state):
   leaves, in_tree = tree_util.tree_flatten(operands)
   in_avals = tuple(_operand_aval(x) for x in leaves)
-  traced = [_trace_branch(f, in_tree, in_avals, api_name) for f in funs]
+  traced = [_trace_branch(f, in_tree, in_avals, api_name, state) for f in funs]
   key = (tuple(traced), tuple(order))
   assembled = traced[0].assembled.get(key)
   if assembled is None:

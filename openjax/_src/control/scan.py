@@ -19,6 +19,8 @@ from openjax._src.primitives.elementwise.logic import lt
 from openjax._src.control._scan_rules import (checked_closed, forwarded_inputs, mapped_aval,
                                                  scan_p)
 from openjax._src.control.while_loop import check_carry_type, join_weak_carry, while_loop
+from openjax._src.control.ref_threading import run_threading_refs
+from openjax._src.core.ref import close_scope
 from openjax._src.interpreters.batching import batch_jaxpr
 from openjax._src.interpreters.staging import trace_to_jaxpr
 from openjax._src.primitives.base.convert import convert_element_type
@@ -79,9 +81,35 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
   if config.read("jax_disable_jit"):
     return _scan_python_loop(f, init, xs_flat, xs_tree, length, reverse)
 
+  def plain(state):
+    return _scan(f, state, init_flat, init_tree, init_paths, xs_flat, xs_tree, length,
+                 reverse, unroll)
+
+  def threaded(state):
+    # The refs the body uses ride along as carries (control/ref_threading.py).
+    def body(carry, x):
+      (c, finals), y = _swap(state.call(f, carry[1], carry[0], x))
+      return (c, finals), y
+    (carry, finals), ys = scan(body, (init, state.values()), xs, length, reverse, unroll)
+    state.write_back(finals)
+    return carry, ys
+  return run_threading_refs(plain, threaded)
+
+
+def _swap(out_finals):
+  # ((carry, y), finals) -> ((carry, finals), y), checking the pair first.
+  out, finals = out_finals
+  if not isinstance(out, (tuple, list)) or len(out) != 2:
+    raise _pair_error(out)
+  return (out[0], finals), out[1]
+
+
+def _scan(f, state, init_flat, init_tree, init_paths, xs_flat, xs_tree, length, reverse,
+          unroll):
   init_avals = [get_aval(x) for x in init_flat]
   x_avals = [mapped_aval(get_aval(x)) for x in xs_flat]
-  body, consts, carry_tree, ys_tree = _trace_body(f, init_tree, init_avals, xs_tree, x_avals)
+  body, consts, carry_tree, ys_tree = _trace_body(f, init_tree, init_avals, xs_tree, x_avals,
+                                                  state)
   num_carry = len(init_flat)
   carry_out_avals = body.out_avals[:carry_tree.num_leaves]
   if len(carry_out_avals) != num_carry:
@@ -89,7 +117,8 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
                      carry_out_avals)
   if join_weak_carry(init_flat, init_avals, carry_out_avals):
     init_avals = [get_aval(x) for x in init_flat]
-    body, consts, carry_tree, ys_tree = _trace_body(f, init_tree, init_avals, xs_tree, x_avals)
+    body, consts, carry_tree, ys_tree = _trace_body(f, init_tree, init_avals, xs_tree, x_avals,
+                                                    state)
     carry_out_avals = body.out_avals[:num_carry]
   check_carry_type("scan body", f, init_tree, init_paths, init_avals, carry_tree,
                    carry_out_avals)
@@ -174,17 +203,21 @@ def _pair_error(out) -> TypeError:
   return TypeError(f"scan body output must be a pair, got {shown}.")
 
 
-def _trace_body(f, init_tree, carry_avals, xs_tree, x_avals):
+def _trace_body(f, init_tree, carry_avals, xs_tree, x_avals, state):
   """Trace ``f`` to a jaxpr over (closed-over consts, carry leaves, x
-  leaves) -> (carry leaves, y leaves). Returns (jaxpr, consts, carry_tree,
-  ys_tree)."""
+  leaves) -> (carry leaves, y leaves), in a ref scope of ``state``. Returns
+  (jaxpr, consts, carry_tree, ys_tree)."""
   trees: list = []
   n = len(carry_avals)
 
   def flat(*leaves):
     carry = tree_util.tree_unflatten(init_tree, leaves[:n])
     x = tree_util.tree_unflatten(xs_tree, leaves[n:])
-    out = f(carry, x)
+    scope = state.open()
+    try:
+      out = f(carry, x)
+    finally:
+      close_scope(scope)
     if not isinstance(out, (tuple, list)) or len(out) != 2:
       raise _pair_error(out)
     carry_leaves, carry_tree = tree_util.tree_flatten(out[0])
@@ -364,10 +397,24 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll: int | bool 
   if upper_dtype != dtype:
     upper = convert_element_type(upper, dtype)
 
-  def while_body(carry):
-    i, hi, x = carry
-    return add(i, np.array(1, get_aval(i).dtype)), hi, body_fun(i, x)
+  def plain(state):
+    def while_body(carry):
+      i, hi, x = carry
+      i_next = add(i, np.array(1, get_aval(i).dtype))   # staged first, as JAX orders it
+      return i_next, hi, state.call(body_fun, [], i, x)[0]
+    _, _, result = while_loop(lambda carry: lt(carry[0], carry[1]), while_body,
+                              (lower, upper, init_val))
+    return result
 
-  _, _, result = while_loop(lambda carry: lt(carry[0], carry[1]), while_body,
-                            (lower, upper, init_val))
-  return result
+  def threaded(state):
+    # The refs the body uses ride along in the carry (control/ref_threading.py).
+    def while_body(carry):
+      i, hi, x, values = carry
+      i_next = add(i, np.array(1, get_aval(i).dtype))
+      x, finals = state.call(body_fun, values, i, x)
+      return i_next, hi, x, finals
+    _, _, result, finals = while_loop(lambda carry: lt(carry[0], carry[1]), while_body,
+                                      (lower, upper, init_val, state.values()))
+    state.write_back(finals)
+    return result
+  return run_threading_refs(plain, threaded)

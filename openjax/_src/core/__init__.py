@@ -1,5 +1,6 @@
 """The core layer: abstract values, primitives, traces, the jaxpr IR."""
-from openjax._src.core.avals import AvalQueries, ShapedArray, shaped_array_of, str_short_of, typematch
+from openjax._src.core.avals import (AbstractToken, AbstractValue, AvalQueries, ShapedArray,
+                                     abstract_token, shaped_array_of, str_short_of, typematch)
 from openjax._src.core.tracer import Trace, Tracer
 from openjax._src.core.devices import default_device
 from openjax._src.core.array import Array, array_of, make_array

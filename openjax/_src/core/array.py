@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from openjax._src import dtypes
-from openjax._src.core.avals import AvalQueries, ShapedArray
+from openjax._src.core.avals import AbstractToken, AvalQueries, ShapedArray
 from openjax._src.core.devices import default_device
 from openjax._src.core.sharding import Shard, SingleDeviceSharding, aval_sharding, replica_ids
 from openjax._src.core.tracer import Tracer
@@ -319,6 +319,8 @@ class Array(AvalQueries, metaclass=_ArrayMeta):
   # ---- printing ----
   def __repr__(self):
     self._check_alive()   # as JAX: a deleted Array's repr raises RuntimeError
+    if type(self.aval) is AbstractToken:
+      return "Token()"
     prefix, line_width = "Array(", np.get_printoptions()["linewidth"]
     dtype_str = f"dtype={self.dtype.name}"
     if self.weak_type:
@@ -337,6 +339,8 @@ class Array(AvalQueries, metaclass=_ArrayMeta):
 
   def __str__(self):
     self._check_alive()
+    if type(self.aval) is AbstractToken:
+      return "Token()"
     return str(self._value)
 
   def __format__(self, spec):

@@ -80,7 +80,13 @@ def vma_str(vma) -> str:
   return f"{{V:{shown}}}"
 
 
-class ShapedArray:
+class AbstractValue:
+  """The base of abstract values (JAX's ``core.AbstractValue``), which
+  libraries subclass for their own types."""
+  __slots__ = ()
+
+
+class ShapedArray(AbstractValue):
   """The abstract value of an array: its shape, dtype, weak type and sharding.
 
   ``sharding`` is None, or a NamedSharding over an AbstractMesh naming the
@@ -167,6 +173,40 @@ class ShapedArray:
   def __str__(self):
     # JAX prints a type as ``float32[3,4]``, weak types with a leading ``~``.
     return ("~" if self.weak_type else "") + self.str_short(short_dtypes=False)
+
+
+class AbstractToken(ShapedArray):
+  """The type of tokens (``lax.create_token``, ``lax.after_all``): values that
+  order side effects and carry no data. Jaxprs print it ``Tok``. IREE cannot
+  pass ``!stablehlo.token`` through a function or legalise ``after_all``, so
+  a token is stored, traced and lowered as an empty boolean array (``bool[0]``):
+  every layer that moves arrays moves tokens without a case of its own."""
+  __slots__ = ()
+
+  def __init__(self):
+    super().__init__((0,), np.bool_)
+
+  def update(self, shape=None, dtype=None, weak_type=None, sharding=None):
+    return self if shape in (None, (0,)) and dtype in (None, np.bool_) else super().update(
+        shape, dtype, weak_type, sharding)
+
+  def __eq__(self, other):
+    return type(other) is AbstractToken
+
+  def __hash__(self):
+    return hash(AbstractToken)
+
+  def str_short(self, short_dtypes: bool = True) -> str:
+    return "Tok"
+
+  def __repr__(self):
+    return "AbstractToken()"
+
+  def __str__(self):
+    return "Tok"
+
+
+abstract_token = AbstractToken()
 
 
 class AvalQueries:

@@ -11,6 +11,7 @@ their identity).
 """
 from __future__ import annotations
 
+import enum
 import os
 import re
 
@@ -98,6 +99,21 @@ class Memory:
 
   def __str__(self):
     return f"{_MEMORY_NAMES[self.kind][1]}(id={self.id}, process_index=0, client=cpu)"
+
+
+class MemorySpace(enum.Enum):
+  """Where an array's memory lives (``jax.memory.Space``): device memory, host
+  memory, or any. openjax's CPU devices have one memory, so every array is in
+  ``Device`` memory."""
+  Device = enum.auto()
+  Host = enum.auto()
+  Any = enum.auto()
+
+  def __repr__(self):
+    return f"MemorySpace.{self.name}"
+
+  # Enum hashes the name string; JAX hashes identity.
+  __hash__ = object.__hash__
 
 
 class Client:

@@ -144,7 +144,7 @@ class EagerConfig:
   """
   __slots__ = ("flags_ok", "x64", "_overriding", "_lock")
   FLAGS = ("jax_enable_x64", "jax_debug_nans", "jax_debug_infs", "jax_numpy_dtype_promotion",
-           "jax_transfer_guard", "jax_transfer_guard_host_to_device")
+           "jax_transfer_guard", "jax_transfer_guard_host_to_device", "jax_no_execution")
 
   def __init__(self):
     self._overriding: set = set()   # ids of threads with a local override
@@ -166,7 +166,7 @@ class EagerConfig:
                            or values["jax_numpy_dtype_promotion"] != "standard"
                            or values["jax_transfer_guard"] != "allow"
                            or values["jax_transfer_guard_host_to_device"] not in (None, "allow")
-                           or self._overriding)
+                           or values["jax_no_execution"] or self._overriding)
 
   def read_x64(self) -> bool:
     """``jax_enable_x64`` as this thread sees it."""
@@ -375,6 +375,9 @@ class EvalTrace(Trace):
       x64 = cfg.x64
     else:
       x64 = bool(config.read("jax_enable_x64"))
+      if config.read("jax_no_execution"):
+        raise RuntimeError(f"JAX tried to execute {primitive.name}, but the no_execution config "
+                           "option is set")
       # NumPy operands are host-to-device transfers.
       guard_eager_operands(args, get_aval)
     recent = self._last.get(primitive)

@@ -23,6 +23,7 @@ from openjax._src.control.while_loop import *  # noqa: F401,F403
 from openjax._src.control.scan import *  # noqa: F401,F403
 from openjax._src.control.reduce_variadic import *  # noqa: F401,F403
 from openjax._src.control.reduce_window import *  # noqa: F401,F403
+from openjax._src.control.select_and_scatter import select_and_scatter_p  # noqa: F401
 from openjax._src.primitives.reduce.reduce_window_monoid import *  # noqa: F401,F403
 from openjax._src.primitives.reduce.select_and_gather import *  # noqa: F401,F403
 # The traced lowerings of linalg's and fft's primitives are set on import.
@@ -35,6 +36,8 @@ from openjax._src.lax.associative_scan import *  # noqa: F401,F403
 from openjax._src.primitives.base.ad_util import stop_gradient_p  # noqa: F401
 from openjax._src.primitives.shape.stacking import *  # noqa: F401,F403
 from openjax._src.primitives.identity.identity_ops import *  # noqa: F401,F403
+from openjax._src.primitives.identity.tokens import *  # noqa: F401,F403
+from openjax._src.primitives.identity.device_put import device_put_p  # noqa: F401
 from openjax._src.lax.extra import *  # noqa: F401,F403
 from openjax._src.lax.solves import *  # noqa: F401,F403
 from openjax._src.control.linear_solve import linear_solve_p  # noqa: F401
@@ -44,3 +47,5 @@ from openjax._src.lax.convolution_extra import *  # noqa: F401,F403
 from openjax._src.lax.ragged import *  # noqa: F401,F403
 from openjax._src.primitives.sort.total_order import *  # noqa: F401,F403
 from openjax._src.lax.scaled_dot import *  # noqa: F401,F403
+from openjax._src.primitives.random_bits.rng_uniform import *  # noqa: F401,F403
+from openjax._src.control import rng_uniform_lowering  # noqa: F401 - sets rng_uniform's lowering

@@ -17,6 +17,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
+from openjax._src import tree_util
 from openjax._src.core import Tracer, get_aval
 from openjax._src.errors import NonConcreteBooleanIndexError
 from openjax._src.numpy import util
@@ -554,6 +555,97 @@ def _static_index_key(idx):
   return None
 
 
+# ------------------------------------------------------- jax.ds (dslice)
+class Slice:
+  """``size`` elements from ``start`` (static or traced) every ``stride``:
+  the index ``jax.ds(start, size, stride)`` makes (``x[jax.ds(i, 2)]`` is
+  ``x[i:i + 2]`` with a traced ``i``). A traced start is clamped so the
+  slice stays in bounds, as ``lax.dynamic_slice`` does."""
+  __slots__ = ("start", "size", "stride")
+
+  def __init__(self, start, size, stride: int = 1):
+    if stride < 0:
+      raise ValueError("`stride` must be >= 0.")
+    self.start, self.size, self.stride = start, size, stride
+
+  def __repr__(self):
+    return f"Slice(start={self.start}, size={self.size}, stride={self.stride})"
+
+  def __eq__(self, other):
+    return (type(other) is Slice and
+            (self.start, self.size, self.stride) == (other.start, other.size, other.stride))
+
+  __hash__ = None
+
+
+def _slice_flatten(s: Slice):
+  # A static start or size is tree structure; a traced one is a leaf.
+  start_static = not isinstance(s.start, (Tracer, np.ndarray)) and np.ndim(s.start) == 0 \
+      and not hasattr(s.start, "aval")
+  size_static = not isinstance(s.size, Tracer) and not hasattr(s.size, "aval")
+  children = (None if start_static else s.start, None if size_static else s.size)
+  aux = (s.start if start_static else None, s.size if size_static else None, s.stride)
+  return children, aux
+
+
+def _slice_unflatten(aux, children) -> Slice:
+  start, size = (c if c is not None else a for c, a in zip(children, aux[:2]))
+  return Slice(start, size, aux[2])
+
+
+tree_util.register_pytree_node(Slice, _slice_flatten, _slice_unflatten)
+
+
+def dslice(start, size=None, stride: int | None = None):
+  """A ``Slice`` index: ``dslice(None)`` is ``:``, ``dslice(j)`` is ``:j``,
+  ``dslice(i, j)`` is ``i:i+j`` and ``dslice(i, j, s)`` is ``i:i+j:s``, where
+  ``i`` may be traced (``jax.ds``)."""
+  if start is None:
+    return slice(None)
+  stride = 1 if stride is None else stride
+  if not isinstance(stride, int):
+    raise ValueError("Non-static stride in `dslice`")
+  if size is None:
+    start, size = 0, start
+  return Slice(start, size, stride)
+
+
+def has_slice(idx) -> bool:
+  """Whether the index holds a ``Slice`` (``jax.ds``)."""
+  return type(idx) is Slice or (type(idx) is tuple and any(type(i) is Slice for i in idx))
+
+
+def slice_block(x, idx):
+  """Cut the ``Slice`` entries of ``idx`` out of ``x`` with one
+  ``dynamic_slice``: ``(block, rest, starts)``, where ``block[rest]`` is
+  ``x[idx]`` and ``starts`` puts an updated block back
+  (``lax.dynamic_update_slice(x, block, starts)``)."""
+  idx = index_tuple(idx)
+  shape = get_aval(x).shape
+  ndim = len(shape)
+
+  def width(e):   # how many axes of x an entry indexes
+    if e is None or e is Ellipsis:
+      return 0
+    return np.ndim(e) if _is_array(e) and dtypes.dtype(e) == np.bool_ else 1
+  axis, starts, sizes, rest = 0, [0] * ndim, list(shape), []
+  for e in idx:
+    if e is Ellipsis:
+      axis += ndim - sum(width(i) for i in idx)
+    elif type(e) is Slice:
+      if not isinstance(e.size, int):
+        raise TypeError(f"jax.ds: the size of a slice must be static, got {e.size!r}; pass a "
+                        "Python int (mark it static under jit).")
+      starts[axis] = e.start
+      sizes[axis] = (e.size - 1) * e.stride + 1 if e.size else 0
+      rest.append(slice(None, None, e.stride) if e.stride != 1 else slice(None))
+      axis += 1
+      continue
+    rest.append(e)
+    axis += width(e)
+  return lax.dynamic_slice(x, starts, sizes), tuple(rest), starts
+
+
 # (shape, index key, normalize) -> the GatherPlan of a static index, for
 # ``x.at[i].set(v)`` in loops: parsing and planning cost ~20 us, the scatter
 # itself less.
@@ -622,6 +714,11 @@ def rewriting_take(arr, idx, *, indices_are_sorted: bool = False, unique_indices
       if newaxis_dims:
         out = lax.expand_dims(out, newaxis_dims)
       return out
+  if has_slice(idx):
+    block, rest, _ = slice_block(arr, idx)
+    return rewriting_take(block, rest, indices_are_sorted=indices_are_sorted,
+                          unique_indices=unique_indices, mode=mode, fill_value=fill_value,
+                          normalize_indices=normalize_indices)
   parsed = parse(idx, shape)
   plan = to_static_slice(parsed, shape, mode=mode, normalize=normalize_indices)
   if plan is not None:

@@ -10,6 +10,8 @@ prints ``key<fry>``. Samplers accept either form and work on the data.
 from __future__ import annotations
 
 import operator
+import warnings
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,6 +19,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
+from openjax._src.config import config
 from openjax._src.core import Array, Tracer, concrete_or_error
 from openjax._src.numpy.creation import asarray
 from openjax._src.numpy.reductions import all as _all, any as _any
@@ -132,6 +135,33 @@ def _normalize_index(idx):
   return idx
 
 
+class KeyArrayType:
+  """The type of a typed key array (``jax.typeof(key)``): ``key<fry>[]``."""
+  __slots__ = ("shape", "dtype", "weak_type")
+
+  def __init__(self, shape: tuple[int, ...], dtype: "KeyTy"):
+    self.shape, self.dtype, self.weak_type = tuple(shape), dtype, False
+
+  @property
+  def ndim(self) -> int:
+    return len(self.shape)
+
+  def __eq__(self, other):
+    return (type(other) is KeyArrayType and self.shape == other.shape
+            and self.dtype == other.dtype)
+
+  def __hash__(self):
+    return hash((KeyArrayType, self.shape, str(self.dtype)))
+
+  def str_short(self, short_dtypes: bool = True) -> str:
+    return f"{self.dtype}[{','.join(map(str, self.shape))}]"
+
+  __str__ = str_short
+
+  def __repr__(self):
+    return f"ShapedArray({self.str_short()})"
+
+
 class PRNGKeyArray:
   """An array of typed PRNG keys (dtype ``key<fry>``) over ``uint32`` data
   whose trailing dimension holds each key's two words."""
@@ -162,6 +192,9 @@ class PRNGKeyArray:
   @property
   def itemsize(self) -> int:
     return self.dtype.itemsize
+
+  def _typeof(self) -> KeyArrayType:
+    return KeyArrayType(self.shape, self.dtype)
 
   @property
   def nbytes(self) -> int:
@@ -356,6 +389,11 @@ def _check_key_data(key_data) -> None:
                     f"uint32; got dtype={key_data.dtype}")
 
 
+# Key data handed on by check_prng_key (id -> data) while jax_legacy_prng_key
+# is not "allow": passed to another sampler, it is not a user's raw key.
+_checked_data: "weakref.WeakValueDictionary[int, Any]" = weakref.WeakValueDictionary()
+
+
 def check_prng_key(name: str, key, *, allow_batched: bool = False):
   """``(key_data, typed)`` for a typed key array or legacy key data; raises
   JAX's errors for anything else, and for key arrays unless
@@ -363,10 +401,24 @@ def check_prng_key(name: str, key, *, allow_batched: bool = False):
   if isinstance(key, PRNGKeyArray):
     data, typed = key._base_array, True
     shape = key.shape
+    if config.read("jax_legacy_prng_key") != "allow" and not isinstance(data, Tracer):
+      _checked_data[id(data)] = data
   elif is_arraylike(key) or np.isscalar(key):
     _check_key_data(key)
     data, typed = key, False
     shape = tuple(np.shape(key))
+    legacy = config.read("jax_legacy_prng_key")
+    # Checked on concrete keys the user passed: the samplers pass key data on
+    # to each other (inside their jitted bodies, or data checked already).
+    if (legacy != "allow" and not isinstance(key, Tracer)
+        and _checked_data.get(id(key)) is not key):
+      message = ("Legacy uint32 key array passed as key to jax.random function. Please create "
+                 "keys using jax.random.key(). If use of a raw key array was intended, set "
+                 'jax_legacy_prng_key="allow".')
+      if legacy == "error":
+        raise ValueError(message)
+      warnings.warn(message, stacklevel=3)
+      _checked_data[id(key)] = key
   else:
     raise TypeError(f"unexpected PRNG key type {type(key)}")
   if not allow_batched and len(shape) - (0 if typed else 1):

@@ -11,6 +11,7 @@ from openjax._src.core import Array, Tracer, get_aval
 from openjax._src.core.devices import Device
 from openjax._src.core.sharding import PartitionSpec, Sharding, resolve_sharding
 from openjax._src.core.transfer_guard import guard_host_to_device
+from openjax._src.primitives.identity.device_put import copy_semantics_of, device_put_p
 from openjax._src.runtime.sharded_arrays import put_on_device, put_sharded
 
 
@@ -26,13 +27,37 @@ def _is_target(t: Any) -> bool:
   return t is None or isinstance(t, (Device, Sharding, PartitionSpec))
 
 
+def _per_leaf(arg, x: Any, n: int) -> list:
+  # ``device``/``src`` is one target for every leaf or a prefix tree of ``x``'s.
+  if _is_target(arg):
+    return [arg] * n
+  out = []
+  tree_util.tree_map(lambda t, sub: out.extend([t] * len(tree_util.tree_leaves(sub))),
+                     arg, x, is_leaf=_is_target)
+  return out
+
+
+def _bind_device_put(leaves, x, device, src, donate, may_alias) -> list:
+  # A traced call: one device_put equation over every leaf, as JAX stages it.
+  n = len(leaves)
+  devices = tuple(None if t is None else resolve_sharding(t, "device_put")
+                  if isinstance(t, PartitionSpec) else t for t in _per_leaf(device, x, n))
+  srcs = tuple(_per_leaf(src, x, n))
+  semantics = (copy_semantics_of(donate, may_alias),) * n
+  return device_put_p.bind(*leaves, devices=devices, srcs=srcs, copy_semantics=semantics)
+
+
 def device_put(x: Any, device=None, *, src=None, donate: bool = False, may_alias=None):
   """Transfer ``x`` (any pytree of arrays) to ``device``: a Device (default:
   the first, uncommitted), a Sharding (``NamedSharding`` splits each array
   over its mesh), a PartitionSpec (over the mesh of ``jax.set_mesh``), or a
   pytree of those that is a prefix of ``x``'s. NumPy inputs are copied, so
   later changes to them are not seen."""
-  guard_host_to_device(tree_util.tree_leaves(x), get_aval, explicit=True)
+  leaves, treedef = tree_util.tree_flatten(x)
+  guard_host_to_device(leaves, get_aval, explicit=True)
+  if any(isinstance(leaf, Tracer) for leaf in leaves):
+    return tree_util.tree_unflatten(treedef, _bind_device_put(leaves, x, device, src, donate,
+                                                              may_alias))
   if _is_target(device):
     target = resolve_sharding(device, "device_put")
     return tree_util.tree_map(lambda leaf: _put_leaf(leaf, target), x)

@@ -4,9 +4,12 @@ gradients), ``bicgstab`` and ``gmres`` (restarted, with the ``'batched'`` and
 linear operator given as a matrix or a function of pytrees.
 
 As in JAX, ``info`` is ``None`` for ``cg``/``bicgstab`` (convergence is not
-reported) and ``gmres`` reports ``-1`` only for a NaN result. The loops are
-differentiable in forward mode; openjax has no ``lax.custom_linear_solve``
-yet, so reverse-mode derivatives of the solutions are not available.
+reported) and ``gmres`` reports ``-1`` only for a NaN result. Each solve is
+wrapped in ``lax.custom_linear_solve``, as JAX does: derivatives (forward
+and reverse mode, with respect to ``b`` and to arrays ``A`` closes over)
+solve another linear system with the same method, never differentiate the
+iterations, and ``cg`` on real operands uses ``A``'s symmetry for the
+transposed solve.
 """
 from __future__ import annotations
 
@@ -102,6 +105,14 @@ def cg(A, b, x0=None, *, tol=1e-5, atol=0.0, maxiter=None, M=None):
   (preconditioned, with ``M`` ~ ``A^-1``) conjugate gradients, until
   ``norm(residual) <= max(tol * norm(b), atol)``. Returns ``(x, None)``."""
   A, b, x0, maxiter, M, _ = _setup("cg", A, b, x0, maxiter, M)
+  solve = partial(_cg_solve, x0=x0, tol=tol, atol=atol, maxiter=maxiter, M=M)
+  # Real positive-definite operators are symmetric: the transposed solve is a solve.
+  symmetric = all(dtypes.kind(leaf.dtype) != "c" for leaf in tree_leaves(b))
+  return lax.custom_linear_solve(A, b, solve=solve, transpose_solve=solve,
+                                 symmetric=symmetric), None
+
+
+def _cg_solve(A, b, *, x0, tol, atol, maxiter, M):
   atol2 = jnp.maximum(jnp.square(tol) * _vdot_real_tree(b, b), jnp.square(atol))
   r0 = _sub(b, A(x0))
   p0 = z0 = M(r0)
@@ -124,7 +135,7 @@ def cg(A, b, x0=None, *, tol=1e-5, atol=0.0, maxiter=None, M=None):
     p = _add(z, _scale(gamma_new / gamma, p))
     return x, r, gamma_new, p, k + 1
   x, *_ = lax.while_loop(keep_going, step, (x0, r0, gamma0, p0, 0))
-  return x, None
+  return x
 
 
 # ---------------------------------------------------------------- bicgstab
@@ -133,6 +144,11 @@ def bicgstab(A, b, x0=None, *, tol=1e-5, atol=0.0, maxiter=None, M=None):
   stabilised method, stopping as ``cg`` does (or on a breakdown). Returns
   ``(x, None)``."""
   A, b, x0, maxiter, M, _ = _setup("bicgstab", A, b, x0, maxiter, M)
+  solve = partial(_bicgstab_solve, x0=x0, tol=tol, atol=atol, maxiter=maxiter, M=M)
+  return lax.custom_linear_solve(A, b, solve=solve, transpose_solve=solve), None
+
+
+def _bicgstab_solve(A, b, *, x0, tol, atol, maxiter, M):
   atol2 = jnp.maximum(jnp.square(tol) * _vdot_real_tree(b, b), jnp.square(atol))
   r0 = _sub(b, A(x0))
   one = jnp.ones((), dtypes.result_type(*tree_leaves(b)))
@@ -162,7 +178,7 @@ def bicgstab(A, b, x0=None, *, tol=1e-5, atol=0.0, maxiter=None, M=None):
     k = jnp.where(rho_new == 0, -10, k)
     return x, r, rhat, alpha, omega, rho_new, p, q, k
   x, *_ = lax.while_loop(keep_going, step, (x0, r0, r0, one, one, one, r0, r0, 0))
-  return x, None
+  return x
 
 
 # ------------------------------------------------------------------- gmres
@@ -279,6 +295,21 @@ def _gmres_incremental(A, b, x0, unit_residual, residual_norm, ptol, restart, M)
   return (x,) + _safe_normalize(M(_sub(b, A(x))))
 
 
+def _gmres_solve(A, b, *, x0, atol, ptol, restart, maxiter, M, cycle):
+  unit, norm = _safe_normalize(M(_sub(b, A(x0))))
+
+  def keep_going(state):
+    _, k, _, residual_norm = state
+    return (k < maxiter) & (residual_norm > atol)
+
+  def step(state):
+    x, k, unit, norm = state
+    x, unit, norm = cycle(A, b, x, unit, norm, ptol, restart, M)
+    return x, k + 1, unit, norm
+  x, *_ = lax.while_loop(keep_going, step, (x0, 0, unit, norm))
+  return x
+
+
 def gmres(A, b, x0=None, *, tol=1e-5, atol=0.0, restart=20, maxiter=None, M=None,
           solve_method="batched"):
   """Solve ``A x = b`` for general ``A`` by GMRES restarted every
@@ -296,16 +327,8 @@ def gmres(A, b, x0=None, *, tol=1e-5, atol=0.0, restart=20, maxiter=None, M=None
   atol = jnp.maximum(tol * b_norm, atol)
   ptol = _norm(M(b)) * jnp.minimum(1.0, atol / b_norm)
   cycle = _gmres_batched if solve_method == "batched" else _gmres_incremental
-  unit, norm = _safe_normalize(M(_sub(b, A(x0))))
-
-  def keep_going(state):
-    _, k, _, residual_norm = state
-    return (k < maxiter) & (residual_norm > atol)
-
-  def step(state):
-    x, k, unit, norm = state
-    x, unit, norm = cycle(A, b, x, unit, norm, ptol, restart, M)
-    return x, k + 1, unit, norm
-  x, *_ = lax.while_loop(keep_going, step, (x0, 0, unit, norm))
+  solve = partial(_gmres_solve, x0=x0, atol=atol, ptol=ptol, restart=restart,
+                  maxiter=maxiter, M=M, cycle=cycle)
+  x = lax.custom_linear_solve(A, b, solve=solve, transpose_solve=solve)
   info = jnp.where(jnp.isnan(_norm(x)), -1, 0)
   return x, info

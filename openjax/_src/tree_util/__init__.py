@@ -28,3 +28,6 @@ from openjax._src.tree_util._api import (  # noqa: F401
     deprecated_top_level_alias, equality_errors, equality_errors_pytreedef, prefix_errors, tree_all,
     tree_broadcast, tree_map, tree_map_with_path, tree_reduce,
     tree_reduce_associative, tree_transpose)
+# The node registry under JAX's private name: libraries test membership in
+# ``jax._src.tree_util._registry`` (flax.nnx's graph nodes).
+from openjax._src.tree_util._flatten import _registry  # noqa: F401,E402

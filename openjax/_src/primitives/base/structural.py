@@ -15,6 +15,7 @@ from typing import Callable
 import numpy as np
 
 from openjax._src import dtypes
+from openjax._src.config import config
 from openjax._src.core import Primitive, ShapedArray, array_of, get_aval, pp_eqn
 from openjax._src.core.memory import CHECK_MIN_BYTES, check_allocation
 from openjax._src.core.sharding_rules import (elementwise_rule, reduce_axes_rule,
@@ -628,8 +629,18 @@ def _transpose_lower(ctx, x, *, permutation):
 reduce_sum_p = Primitive("reduce_sum", kind="linear")
 
 
+# The dtypes jax_allow_f16_reductions=False forbids summing.
+_HALF_FLOATS = frozenset((np.dtype(np.float16), np.dtype(dtypes.bfloat16)))
+
+
 def reduce_sum(operand, axes, *, out_sharding=None):
   """Sum of ``operand`` over ``axes`` (no upcast of narrow dtypes)."""
+  dt = getattr(operand, "dtype", None)
+  if (dt in _HALF_FLOATS and not config.read("jax_allow_f16_reductions")
+      and any(operand.shape[a] != 1 for a in axes_tuple("reduce_sum", axes))):
+    raise ValueError(f"reduce_sum on operand {get_aval(operand).str_short()} is not allowed "
+                     "when jax_allow_f16_reductions=False; sum in float32 "
+                     "(dtype=jnp.float32) or allow half-precision reductions.")
   return reduce_sum_p.bind1(operand, axes=axes_tuple("reduce_sum", axes), out_sharding=None)
 
 
