@@ -23,7 +23,7 @@ from openjax._src.core import get_aval
 from openjax._src.primitives.base.structural import broadcast_in_dim, reshape
 from openjax._src.primitives.elementwise import arithmetic
 from openjax._src.primitives.elementwise.arithmetic import add, div, imag, mul, neg, real, sub
-from openjax._src.primitives.elementwise.logic import eq, lt, ne, select
+from openjax._src.primitives.elementwise.logic import bitwise_or, eq, gt, lt, ne, select
 from openjax._src.primitives.elementwise.transcendental import rsqrt
 from openjax._src.primitives.linalg.householder import (householder_product_p, ormqr_p,
                                                         tridiagonal_p)
@@ -175,14 +175,6 @@ def _pivot_size(x):
   return arithmetic.abs(x)
 
 
-def _perturbed(p, tol):
-  """``p`` with entries smaller than ``tol`` moved to ``+-tol``."""
-  tol = tol if not is_complex(p) else arithmetic.complex(tol, full_like(tol, 0))
-  neg_side = lt(real(p) if is_complex(p) else p, const(real(p) if is_complex(p) else p, 0))
-  moved = select(neg_side, neg(tol), tol)
-  return select(lt(arithmetic.abs(p), arithmetic.abs(tol)), moved, p)
-
-
 def tridiagonal_solve(dl, d, du, b_, *, perturb_singular):
   dlf, batch = flatten_batch(dl, 1)
   df, _ = flatten_batch(d, 1)
@@ -195,12 +187,6 @@ def tridiagonal_solve(dl, d, du, b_, *, perturb_singular):
   sub_ = pad(slice(dlf, (0, 1), (nb, m)), zero, [(0, 0, 0), (0, 1, 0)])
   sup = select(lt(_index_grid(nb, m), np.array(m - 1, _I32)), duf, full_like(duf, 0))
   sup2 = full_like(duf, 0)
-  tol = None
-  if perturb_singular:
-    scale = reduce_max(arithmetic.max(arithmetic.max(_pivot_size(sub_), _pivot_size(df)),
-                                      _pivot_size(sup)), (1,))
-    scale = select(eq(scale, const(scale, 0)), full_like(scale, 1), scale)
-    tol = mul(scale, const(scale, np.finfo(get_aval(scale).dtype).eps))
 
   def step(i, state):
     d_, sup_, sup2_, rhs = state
@@ -209,8 +195,6 @@ def tridiagonal_solve(dl, d, du, b_, *, perturb_singular):
     supi, supn = _at(sup_, i), _at(sup_, i1)
     swap = lt(_pivot_size(di), _pivot_size(subi))
     piv = select(swap, subi, di)
-    if tol is not None:
-      piv = _perturbed(piv, tol)
     fact = div(select(swap, di, subi), select(eq(piv, const(piv, 0)), full_like(piv, 1), piv))
     d_ = _set_at(_set_at(d_, i, piv), i1, select(swap, sub(supi, mul(fact, dn)),
                                                   sub(dn, mul(fact, supi))))
@@ -225,21 +209,33 @@ def tridiagonal_solve(dl, d, du, b_, *, perturb_singular):
 
   if m > 1:
     df, sup, sup2, bf = _fori(m - 1, step, [df, sup, sup2, bf])
-  if tol is not None:
-    df = _perturbed(df, broadcast_in_dim(tol, (nb, m), (0,)))
   singular = reduce_or(eq(df, const(df, 0)), (1,))
-  safe_d = select(eq(df, const(df, 0)), full_like(df, 1), df)
+  finfo = np.finfo(get_aval(arithmetic.abs(df)).dtype)
+  if perturb_singular:   # LAPACK lagts's tolerance: eps * max|U|
+    tol = reduce_max(arithmetic.max(arithmetic.max(arithmetic.abs(df), arithmetic.abs(sup)),
+                                    arithmetic.abs(sup2)), (1,))
+    tol = mul(select(eq(tol, const(tol, 0)), full_like(tol, 1), tol), const(tol, finfo.eps))
 
   def back(j, x):
     i = sub(np.array(m - 1, _I32), j)
     i1, i2 = add(i, np.array(1, _I32)), add(i, np.array(2, _I32))
     r = sub(_row(bf, i), mul(_bcast(_at(sup, i), (nb, k)), _row(x, i1)))
     r = sub(r, mul(_bcast(_at(sup2, i), (nb, k)), _row(x, i2)))
-    return _set_row(x, i, div(r, _bcast(_at(safe_d, i), (nb, k))))
+    piv = _at(df, i)
+    if perturb_singular:   # a zero or overflowing pivot moves by tol, with its sign
+      big = reduce_max(arithmetic.abs(r), (1,))
+      tiny = bitwise_or(eq(piv, const(piv, 0)),
+                        gt(mul(big, const(big, finfo.tiny)), arithmetic.abs(piv)))
+      step = select(lt(real(piv) if is_complex(piv) else piv, const(tol, 0)), neg(tol), tol)
+      step = arithmetic.complex(step, full_like(step, 0)) if is_complex(piv) else step
+      piv = select(tiny, add(piv, step), piv)
+    piv = select(eq(piv, const(piv, 0)), full_like(piv, 1), piv)
+    return _set_row(x, i, div(r, _bcast(piv, (nb, k))))
 
   x = _fori(m, back, full((nb, m + 2, k), 0, dtype))    # two zero rows below: x[i+2] exists
   x = slice(x, (0, 0, 0), (nb, m, k))
-  x = select(broadcast_in_dim(singular, (nb, m, k), (0,)), full_like(x, np.nan), x)
+  if not perturb_singular:
+    x = select(broadcast_in_dim(singular, (nb, m, k), (0,)), full_like(x, np.nan), x)
   return unflatten_batch(x, batch)
 
 

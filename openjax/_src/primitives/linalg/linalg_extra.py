@@ -405,8 +405,9 @@ def tridiagonal_solve(dl, d, du, b, *, perturb_singular: bool = False):
   superdiagonals ``dl`` (``dl[..., 0]`` unused), ``d`` and ``du``
   (``du[..., m-1]`` unused), each ``[..., m]``, and ``b`` ``[..., m, k]``,
   by Gaussian elimination with partial pivoting (LAPACK ``gtsv``). A singular
-  matrix gives NaNs, unless ``perturb_singular``: tiny pivots are then moved
-  to ``eps * max|U|`` (with their sign) and the result is finite."""
+  matrix gives NaNs, unless ``perturb_singular``: zero (or overflowing)
+  pivots of ``U`` are then moved by ``eps * max|U|`` (with their sign) and
+  the result is finite, as LAPACK ``lagts``."""
   return tridiagonal_solve_p.bind1(dl, d, du, b, perturb_singular=bool(perturb_singular))
 
 
@@ -417,21 +418,19 @@ def _pivot_size(x: np.ndarray) -> np.ndarray:
 
 def gtsv(dl: np.ndarray, d: np.ndarray, du: np.ndarray, b: np.ndarray, perturb: bool):
   """LAPACK ``gtsv`` over a batch (``[B, m]`` diagonals, ``[B, m, k]``
-  right-hand sides): returns ``x`` with NaNs for singular systems."""
+  right-hand sides): returns ``x`` with NaNs for singular systems. With
+  ``perturb``, as LAPACK ``lagts`` (job -1): a zero pivot of ``U``, or one
+  whose quotient would overflow, is moved by ``tol = eps * max|U|`` (with
+  its sign) in the back substitution, so the result is finite."""
   m = d.shape[1]
   sub, d, sup = dl[:, 1:].copy(), d.copy(), du[:, :-1].copy()
   sup2 = np.zeros_like(sub)       # the fill-in of row swaps: U's second superdiagonal
   b = b.copy()
-  tol = None
-  if perturb:
-    scale = np.max(np.abs(np.concatenate([sub, d, sup], axis=1)), axis=1, initial=0)
-    tol = np.finfo(d.dtype).eps * np.where(scale == 0, 1, scale)
   for i in range(m - 1):
     swap = _pivot_size(d[:, i]) < _pivot_size(sub[:, i])
-    # Row i keeps its place: row i+1 -= fact * row i.
+    # No swap: row i+1 -= fact * row i. A zero pivot (then the entry below is
+    # zero too) eliminates nothing and leaves U singular.
     piv = np.where(swap, sub[:, i], d[:, i])
-    if tol is not None:
-      piv = np.where(np.abs(piv) < tol, np.where(piv.real < 0, -tol, tol), piv)
     fact = np.where(swap, d[:, i], sub[:, i]) / np.where(piv == 0, 1, piv)
     d_next = d[:, i + 1].copy()
     sup_i = sup[:, i].copy()
@@ -449,10 +448,11 @@ def gtsv(dl: np.ndarray, d: np.ndarray, du: np.ndarray, b: np.ndarray, perturb: 
     sw = swap[:, None]
     b[:, i] = np.where(sw, bn, bi)
     b[:, i + 1] = np.where(sw, bi - fact[:, None] * bn, bn - fact[:, None] * bi)
-  if tol is not None:
-    d = np.where(np.abs(d) < tol[:, None], np.where(d.real < 0, -tol[:, None], tol[:, None]), d)
+  rdt = np.finfo(d.dtype)
+  if perturb:
+    tol = rdt.eps * np.max(np.abs(np.concatenate([d, sup, sup2], axis=1)), axis=1)
+    tol = np.where(tol == 0, rdt.eps, tol)
   singular = np.any(d == 0, axis=1)
-  safe_d = np.where(d == 0, 1, d)
   x = np.zeros_like(b)
   for i in reversed(range(m)):
     r = b[:, i].copy()
@@ -460,8 +460,14 @@ def gtsv(dl: np.ndarray, d: np.ndarray, du: np.ndarray, b: np.ndarray, perturb: 
       r -= sup[:, i, None] * x[:, i + 1]
     if i + 2 < m:
       r -= sup2[:, i, None] * x[:, i + 2]
-    x[:, i] = r / safe_d[:, i, None]
-  x[singular] = np.nan
+    piv = d[:, i]
+    if perturb:
+      big = np.max(np.abs(r), axis=1)
+      tiny = (piv == 0) | (big * rdt.tiny > np.abs(piv))
+      piv = np.where(tiny, piv + np.where(piv.real < 0, -tol, tol), piv)
+    x[:, i] = r / np.where(piv == 0, 1, piv)[:, None]
+  if not perturb:
+    x[singular] = np.nan
   return x
 
 
