@@ -17,7 +17,6 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src.api.jit import jit
 from openjax._src.control.scan import fori_loop
-from openjax._src.control.while_loop import while_loop
 from openjax._src.core import get_aval
 from openjax._src.primitives.base.convert import convert_element_type
 from openjax._src.primitives.base.structural import broadcasted_iota, reduce_sum
@@ -139,18 +138,21 @@ def _qdwh(x, m, n, max_iterations: int, eps):
   # Once l has converged, Halley's iteration (a, b, c = 3, 1, 3) until u settles.
   halley = (np.array(3 - 1 / 3, dtype), np.array(3, dtype), np.array(1 / 3, dtype))
 
-  def cond(state):
-    k, _, moving = state
-    return bitwise_and(moving, lt(k, np.array(max_iterations, np.int32)))
-
-  def body(state):
-    k, u_prev, _ = state
+  # A fori_loop over the remaining iteration budget with the iterate frozen
+  # once settled, rather than a while_loop: IREE 3.13 fails to compile the
+  # while_loop's form here when num_iters and is_converged go unused
+  # ("'scf.while' op ... region branch point has 6 operands, but region
+  # successor needs 8 inputs"). Results are the same; settled steps are wasted work.
+  def body(_, state):
+    k, u_prev, moving = state
     u_new = _cholesky_step(u_prev, m, n, halley)
-    return [add(k, np.array(1, np.int32)), u_new,
-            gt(_frobenius(sub(u_new, u_prev)), tol_norm)]
+    still = gt(_frobenius(sub(u_new, u_prev)), tol_norm)
+    return [select(moving, add(k, np.array(1, np.int32)), k), select(moving, u_new, u_prev),
+            bitwise_and(moving, still)]
 
-  num_iters, u, not_converged = while_loop(
-      cond, body, [np.array(len(weights), np.int32), u, not_converged])
+  num_iters, u, not_converged = fori_loop(
+      0, max(max_iterations - len(weights), 0), body,
+      [np.array(len(weights), np.int32), u, not_converged])
   # One Newton-Schulz step polishes the unitary factor.
   u = sub(mul(u, np.array(1.5, dtype)), mul(mm(u, mm(H(u), u)), np.array(0.5, dtype)))
   h = mm(H(u), x)

@@ -239,8 +239,13 @@ def _eig_jvp(primals, tangents, *, compute_left_eigenvectors, compute_right_eige
         "jax.lax.linalg.eig). Pass enable_eigvec_derivs=True to jax.lax.linalg.eig to opt "
         "in, or compute_left_eigenvectors=False, compute_right_eigenvectors=False to "
         "differentiate the eigenvalues only.")
+  # The right eigenvectors serve the rule. When only eigenvalues were asked
+  # for, their derivatives are opted in: a second derivative of the
+  # eigenvalues needs them, under the distinct-eigenvalue assumption the
+  # first derivative already makes.
   outs = eig_p.bind(a, compute_left_eigenvectors=compute_left_eigenvectors,
-                    compute_right_eigenvectors=True, enable_eigvec_derivs=enable_eigvec_derivs,
+                    compute_right_eigenvectors=True,
+                    enable_eigvec_derivs=enable_eigvec_derivs or not compute_right_eigenvectors,
                     implementation=implementation)
   w, vr = outs[0], outs[-1]
   if type(da) is Zero:
@@ -317,29 +322,12 @@ def _cholesky_update_abstract_eval(r, w):
 cholesky_update_p.def_sharding_rule(replicated_rule)
 
 
-@cholesky_update_p.def_jvp
-def _cholesky_update_jvp(primals, tangents):
-  # R'^T R' = R^T R + w w^T, so with L = R'^T and dA = dR^T R + R^T dR +
-  # dw w^T + w dw^T, dL = L phi(L^-1 dA L^-T) (phi: lower triangle, halved
-  # diagonal), as cholesky's jvp.
-  r, w = primals
-  dr, dw = tangents
-  r_new = cholesky_update_p.bind1(r, w)
-  col = lambda v: reshape(v, (*get_aval(v).shape, 1))   # noqa: E731
-  da = None
-  if type(dr) is not Zero:
-    rt_dr = mm(T(r), dr)
-    da = add(rt_dr, T(rt_dr))
-  if type(dw) is not Zero:
-    dw_w = mm(col(dw), T(col(w)))
-    da = add(dw_w, T(dw_w)) if da is None else add(da, add(dw_w, T(dw_w)))
-  l = T(r_new)
-  tmp = triangular_solve(l, da, left_side=False, lower=True, transpose_a=True)
-  inner = triangular_solve(l, tmp, left_side=True, lower=True)
-  phi = div(tril(inner), add(const(inner, 1), eye_like(inner)))
-  return [r_new], [T(mm(l, phi))]
-
-
+# JAX defines no derivative: the rotations read whole rows of R, so the
+# result depends on entries below R's diagonal that a Cholesky-based rule
+# would ignore.
+cholesky_update_p.mark_not_applicable(
+    "jvp", "JAX defines no derivative of lax.linalg.cholesky_update; differentiate "
+    "cholesky(a + w w^T) instead")
 _batch_at_front(cholesky_update_p)
 
 
@@ -556,7 +544,7 @@ def _tridiagonal_solve_batch(vals, dims, *, perturb_singular):
     shape = get_aval(b).shape
     nd = len(shape)
     perm = [i for i in range(nd) if i != bd]
-    perm.insert(nd - 1, bd)                        # [..., m, B, k]
+    perm.insert(nd - 2, bd)                        # [..., m, B, k]
     moved = transpose(b, tuple(perm))
     mshape = get_aval(moved).shape
     flat = reshape(moved, (*mshape[:-2], mshape[-2] * mshape[-1]))
