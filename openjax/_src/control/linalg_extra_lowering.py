@@ -226,7 +226,8 @@ def tridiagonal_solve(dl, d, du, b_, *, perturb_singular):
       big = reduce_max(arithmetic.abs(r), (1,))
       tiny = bitwise_or(eq(piv, const(piv, 0)),
                         gt(mul(big, const(big, finfo.tiny)), arithmetic.abs(piv)))
-      step = select(lt(real(piv) if is_complex(piv) else piv, const(tol, 0)), neg(tol), tol)
+      step = arithmetic.max(tol, mul(big, const(big, 2 * finfo.tiny)))
+      step = select(lt(real(piv) if is_complex(piv) else piv, const(tol, 0)), neg(step), step)
       step = arithmetic.complex(step, full_like(step, 0)) if is_complex(piv) else step
       piv = select(tiny, add(piv, step), piv)
     piv = select(eq(piv, const(piv, 0)), full_like(piv, 1), piv)

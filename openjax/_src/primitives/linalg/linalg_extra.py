@@ -134,7 +134,9 @@ def _normalize_columns(v: np.ndarray) -> np.ndarray:
   v = v / np.linalg.norm(v, axis=-2, keepdims=True)
   k = np.argmax(np.abs(v), axis=-2)[..., None, :]
   big = np.take_along_axis(v, k, axis=-2)
-  return v * (np.conj(big) / np.abs(big))
+  v = v * (np.conj(big) / np.abs(big))
+  np.put_along_axis(v, k, np.abs(big).astype(v.dtype), axis=-2)   # exactly real
+  return v
 
 
 def _eig_one(a: np.ndarray, left: bool):
@@ -452,7 +454,10 @@ def gtsv(dl: np.ndarray, d: np.ndarray, du: np.ndarray, b: np.ndarray, perturb: 
     if perturb:
       big = np.max(np.abs(r), axis=1)
       tiny = (piv == 0) | (big * rdt.tiny > np.abs(piv))
-      piv = np.where(tiny, piv + np.where(piv.real < 0, -tol, tol), piv)
+      # lagts doubles the step until the quotient cannot overflow; one step
+      # of at least 2 |r| tiny gets there at once.
+      step = np.maximum(tol, 2 * big * rdt.tiny)
+      piv = np.where(tiny, piv + np.where(piv.real < 0, -step, step), piv)
     x[:, i] = r / np.where(piv == 0, 1, piv)[:, None]
   if not perturb:
     x[singular] = np.nan
