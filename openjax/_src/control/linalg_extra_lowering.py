@@ -16,25 +16,26 @@ from __future__ import annotations
 
 import numpy as np
 
-from openjax._src.control.linalg_lowering import (_col, _entry, _fori, _hermitian_from_triangle,
-                                                  _index_grid, _outer, _row, _set_row, _slice,
+from openjax._src.control.linalg_lowering import (_abs2, _col, _entry, _fori,
+                                                  _hermitian_from_triangle, _index_grid, _outer,
+                                                  _row, _set_col, _set_row, _slice, _to,
                                                   _update_slice, lower_traced)
 from openjax._src.core import get_aval
-from openjax._src.primitives.base.structural import broadcast_in_dim, reshape
+from openjax._src.primitives.base.structural import broadcast_in_dim, reduce_sum, reshape
 from openjax._src.primitives.elementwise import arithmetic
 from openjax._src.primitives.elementwise.arithmetic import add, div, imag, mul, neg, real, sub
-from openjax._src.primitives.elementwise.logic import bitwise_or, eq, gt, lt, ne, select
-from openjax._src.primitives.elementwise.transcendental import rsqrt
+from openjax._src.primitives.elementwise.logic import (bitwise_and, bitwise_or, eq, ge, gt, lt,
+                                                       ne, select)
+from openjax._src.primitives.elementwise.transcendental import rsqrt, sqrt
 from openjax._src.primitives.linalg.householder import (householder_product_p, ormqr_p,
                                                         tridiagonal_p)
 from openjax._src.primitives.linalg.linalg_extra import (cholesky_update_p, eig_p,
                                                          symmetric_product_p,
                                                          tridiagonal_solve_p)
 from openjax._src.primitives.linalg import linalg_rules
-from openjax._src.primitives.linalg.linalg_rules import (T, conj, const, diagonal, eye_like,
+from openjax._src.primitives.linalg.linalg_rules import (H, T, conj, const, diagonal, eye_like,
                                                          flatten_batch, is_complex, mm, mv,
                                                          tri_mask, tril, unflatten_batch)
-from openjax._src.primitives.linalg.schur import hessenberg
 from openjax._src.primitives.reduce.reductions import reduce_max, reduce_or
 from openjax._src.primitives.shape.shape import full, full_like, pad, rev, slice
 from openjax._src.runtime import host_calls
@@ -112,23 +113,66 @@ def ormqr(a, taus, c, *, left, transpose):
   return unflatten_batch(_apply_reflectors(v, tf, cf, left=left, transpose=transpose), batch)
 
 
+def _sytrd_lower(a):
+  """LAPACK ``sytrd``/``hetrd`` (lower) of Hermitian ``[b, n, n]`` ``a``, all
+  matrices at once: ``(reduced, store, taus)``; ``store`` holds the
+  subdiagonal (``beta`` of each reflector) and the reflector tails below it.
+  Reflector ``k`` is ``larfg``'s for column ``k`` below the diagonal,
+  applied from both sides."""
+  b, n, _ = get_aval(a).shape
+  rows = _index_grid(b, n)
+
+  def step(k, state):
+    a_, store, taus = state
+    k1 = add(k, np.array(1, _I32))
+    col = _col(a_, k)
+    alpha = _entry(a_, k1, k)
+    below = select(gt(rows, k1), col, full_like(col, 0))
+    xnorm2 = reduce_sum(_abs2(below), (1,))
+    alpha_re = real(alpha) if is_complex(alpha) else alpha
+    norm = sqrt(add(_abs2(alpha), xnorm2))
+    beta = _to(select(ge(alpha_re, const(alpha_re, 0)), neg(norm), norm), alpha)
+    skip = eq(xnorm2, const(xnorm2, 0))
+    if is_complex(alpha):
+      skip = bitwise_and(skip, eq(imag(alpha), const(xnorm2, 0)))
+    tau = select(skip, full_like(alpha, 0), div(sub(beta, alpha), beta))
+    denom = _bcast(select(skip, full_like(alpha, 1), sub(alpha, beta)), (b, n))
+    v = select(eq(rows, k1), full_like(col, 1), div(below, denom))
+    # a <- H^H a H with H = I - tau v v^H.
+    vha = conj(mv(H(a_), v))                       # (v^H a)_j
+    a_ = sub(a_, _outer(mul(_bcast(conj(tau), (b, n)), v), vha))
+    a_ = sub(a_, _outer(mul(_bcast(tau, (b, n)), mv(a_, v)), conj(v)))
+    sub_entry = _bcast(select(skip, alpha, beta), (b, n))
+    store = _set_col(store, k, select(gt(rows, k1), v,
+                                      select(eq(rows, k1), sub_entry, full_like(v, 0))))
+    return [a_, store, _set_at(taus, k, tau)]
+
+  store = full_like(a, 0)
+  taus = full((b, max(n - 1, 0)), 0, get_aval(a).dtype)
+  if n > 1:
+    a, store, taus = _fori(n - 1, step, [a, store, taus])
+  return a, store, taus
+
+
 def tridiagonal(a, *, lower):
   nd = get_aval(a).ndim
   shape = get_aval(a).shape
   n = shape[-1]
   # sytrd's upper reduction is the lower one with rows and columns reversed.
-  b = a if lower else rev(a, (nd - 2, nd - 1))
-  packed, taus = hessenberg(_hermitian_from_triangle(b, True))
-  d = real(diagonal(packed)) if is_complex(packed) else diagonal(packed)
-  below = slice(packed, (0,) * nd, (*shape[:-2], n, n - 1))
-  below = slice(below, (*(0,) * (nd - 2), 1, 0), (*shape[:-2], n, n - 1))
-  e = real(diagonal(below)) if is_complex(below) else diagonal(below)
-  upper = broadcast_in_dim(tri_mask(n, n, 0), shape, (nd - 2, nd - 1))
-  arr = select(upper, packed, b)                       # keeps b's strict upper triangle
-  d_full = broadcast_in_dim(d, shape, tuple(range(nd - 1)))
-  if is_complex(arr):
-    d_full = arithmetic.complex(d_full, full_like(d_full, 0))
-  arr = select(ne(eye_like(arr), const(arr, 0)), d_full, arr)
+  b_ = a if lower else rev(a, (nd - 2, nd - 1))
+  herm, batch = flatten_batch(_hermitian_from_triangle(b_, True))
+  reduced, store, taus = _sytrd_lower(herm)
+  reduced, store = unflatten_batch(reduced, batch), unflatten_batch(store, batch)
+  taus = unflatten_batch(taus, batch)
+  d = real(diagonal(reduced)) if is_complex(reduced) else diagonal(reduced)
+  sub_diag = diagonal(slice(store, (*(0,) * (nd - 2), 1, 0), (*shape[:-2], n, n - 1)))
+  e = real(sub_diag) if is_complex(sub_diag) else sub_diag
+  grid = (nd - 2, nd - 1)
+  strictly_lower = broadcast_in_dim(tri_mask(n, n, -1), shape, grid)
+  on_diag = ne(eye_like(reduced), const(reduced, 0))
+  d_full = _to(broadcast_in_dim(d, shape, tuple(range(nd - 1))), reduced)
+  # The strict upper triangle is the input's, untouched (as LAPACK's).
+  arr = select(strictly_lower, store, select(on_diag, d_full, b_))
   if not lower:
     arr, d = rev(arr, (nd - 2, nd - 1)), rev(d, (nd - 2,))
     e, taus = rev(e, (nd - 2,)), rev(taus, (nd - 2,))

@@ -140,10 +140,7 @@ def _hessenberg_one(a):
                             broadcast_in_dim(bitwise_not(trivial), (n, n), ()))
     h = select(beta_cell, broadcast_in_dim(_to(beta, dtype), (n, n), ()), h)
     store = select(tail_cells, broadcast_in_dim(v, (n, n), (0,)), store)
-    # A select, not a dynamic_update_slice: IREE 3.13 lost the first write of
-    # a batch's first matrix (complex input, inside _over_batch's loop).
-    taus = select(eq(broadcasted_iota(_I32, (n - 1,), 0), k),
-                  broadcast_in_dim(tau, (n - 1,), ()), taus)
+    taus = dynamic_update_slice(taus, reshape(tau, (1,)), (k,))
     return h, store, taus, q
 
   state = (a, full((n, n), 0, dtype), _zeros_vector(n - 1, dtype), _eye(n, dtype))
