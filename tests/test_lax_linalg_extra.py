@@ -536,3 +536,25 @@ def test_qdwh_compiled_vmap_grad_and_errors():
                 atol=1e-5, rtol=1e-5)
   with pytest.raises(ValueError, match="M >= N"):
     lax_linalg.qdwh(x.T)
+
+
+# ------------------------------------------------------- jnp.linalg.eig
+def test_jnp_linalg_eig_traces_like_jax():
+  # Once eager only (a NumPy call on concrete values); now lax.linalg.eig, so
+  # jit, vmap and grad work and the jaxpr is JAX's.
+  x = _random(np.random.default_rng(18), (3, 4, 4), np.float32)
+  result = jnp.linalg.eig(x)
+  assert type(result).__name__ == "EigResult"
+  assert result.eigenvalues.dtype == np.complex64
+  np.testing.assert_allclose(result.eigenvalues, np.linalg.eigvals(x), rtol=1e-5)
+  np.testing.assert_allclose(jax.jit(jnp.linalg.eigvals)(x), np.linalg.eigvals(x), rtol=1e-5)
+  got = jax.vmap(jnp.linalg.eig)(x)
+  for i in range(3):
+    np.testing.assert_allclose(got[1][i], jnp.linalg.eig(x[i])[1], atol=1e-6)
+  eqn = jax.make_jaxpr(jnp.linalg.eigvals)(x[0]).jaxpr.eqns[0].params["jaxpr"].jaxpr.eqns[0]
+  assert eqn.primitive.name == "eig"
+  assert not eqn.params["compute_right_eigenvectors"]
+  # d sum(Re w) / dA = I (the trace's derivative).
+  np.testing.assert_allclose(jax.grad(lambda a: jnp.linalg.eigvals(a).real.sum())(x[0]),
+                             np.eye(4), atol=1e-5)
+  assert jnp.linalg.eig(np.eye(2, dtype=np.int32))[0].dtype == np.complex64

@@ -6,6 +6,7 @@ import numpy as np
 import scipy.linalg
 from scipy.linalg import lapack
 
+import openjax.numpy as jnp
 from openjax.lax import linalg as lax_linalg
 from tests.ops.harness import OpRow as _OpRow
 
@@ -124,6 +125,10 @@ ROWS = [
           lambda rng: (_matrix((3, 3), shift=2.0)(rng) + np.diag([0, 1, 3]).astype(F32),),
           lambda x: np.linalg.eigvals(x.astype(np.float64)).astype(np.complex64),
           grad=True, atol=1e-4, rtol=1e-4),
+    OpRow("jnp_linalg_eigvals", jnp.linalg.eigvals,
+          lambda rng: (_matrix((3, 3), shift=2.0)(rng) + np.diag([0, 1, 3]).astype(F32),),
+          lambda x: np.linalg.eigvals(x.astype(np.float64)).astype(np.complex64),
+          atol=1e-4, rtol=1e-4),
     OpRow("lax_linalg_qdwh", _qdwh_polar, lambda rng: (_matrix((5, 3), shift=2.0)(rng),),
           _polar_ref, atol=1e-5, rtol=1e-5),
 ]
