@@ -13,6 +13,7 @@ from scipy.linalg import lapack
 
 import openjax as jax
 import openjax.numpy as jnp
+import openjax.scipy.linalg as jsl
 from openjax.lax import linalg as lax_linalg
 from openjax.test_util import check_grads
 
@@ -558,3 +559,22 @@ def test_jnp_linalg_eig_traces_like_jax():
   np.testing.assert_allclose(jax.grad(lambda a: jnp.linalg.eigvals(a).real.sum())(x[0]),
                              np.eye(4), atol=1e-5)
   assert jnp.linalg.eig(np.eye(2, dtype=np.int32))[0].dtype == np.complex64
+
+
+def test_scipy_polar_runs_qdwh():
+  # jax.scipy.linalg.polar's default method is QDWH (lax.linalg.qdwh), with
+  # its eps; side='left' applies it to the conjugate transpose.
+  rng = np.random.default_rng(19)
+  a = _random(rng, (5, 3), np.complex64)
+  u, p = jsl.polar(a)
+  u_q, h_q, _, _ = lax_linalg.qdwh(a)
+  np.testing.assert_array_equal(u, u_q)
+  np.testing.assert_array_equal(p, h_q)
+  want_u, want_p = scipy.linalg.polar(a.astype(np.complex128))
+  np.testing.assert_allclose(u, want_u, atol=1e-5)
+  u_l, p_l = jsl.polar(a.T, side="left", eps=1e-6)
+  want_u, want_p = scipy.linalg.polar(a.T.astype(np.complex128), side="left")
+  np.testing.assert_allclose(u_l, want_u, atol=1e-5)
+  np.testing.assert_allclose(p_l, want_p, atol=1e-5)
+  u_s, p_s = jsl.polar(a, method="svd")
+  np.testing.assert_allclose(u_s, u, atol=1e-5)
