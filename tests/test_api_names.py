@@ -21,6 +21,7 @@ COMPLETE = (
   "jax.experimental.checkify",
   "jax.flatten_util",
   "jax.image",
+  "jax.lax.linalg",
   "jax.nn",
   "jax.nn.initializers",
   "jax.numpy",

@@ -1,2 +1,2 @@
 """``openjax.lax.linalg``: matrix decompositions as primitives (``jax.lax.linalg``)."""
-from openjax._src.primitives.linalg.linalg import *  # noqa: F401,F403
+from openjax._src.lax.linalg import *  # noqa: F401,F403

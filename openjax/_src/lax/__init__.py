@@ -15,7 +15,7 @@ from openjax._src.primitives.shape.shape import *  # noqa: F401,F403
 from openjax._src.primitives.sort.sort import *  # noqa: F401,F403
 from openjax._src.primitives.elementwise.special import *  # noqa: F401,F403
 from openjax._src.primitives.dot_conv.conv import *  # noqa: F401,F403
-from openjax._src.primitives.linalg import linalg  # noqa: F401 - ``lax.linalg``
+from openjax._src.lax import linalg  # noqa: F401 - ``lax.linalg``
 from openjax._src.primitives.fft.fft import *  # noqa: F401,F403
 from openjax._src.control.closed_call import *  # noqa: F401,F403
 from openjax._src.control.cond import *  # noqa: F401,F403
@@ -29,6 +29,7 @@ from openjax._src.primitives.reduce.select_and_gather import *  # noqa: F401,F40
 # The traced lowerings of linalg's and fft's primitives are set on import.
 from openjax._src.control import fft_lowering, linalg_lowering  # noqa: F401
 from openjax._src.control import linalg_schur_lowering  # noqa: F401
+from openjax._src.control import linalg_extra_lowering  # noqa: F401
 from openjax._src.lax.parallel import *  # noqa: F401,F403
 from openjax._src.sharding.api import with_sharding_constraint  # noqa: F401
 from openjax._src.primitives.shape.sharding_constraint import sharding_constraint_p  # noqa: F401

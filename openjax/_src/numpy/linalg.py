@@ -2,8 +2,7 @@
 matrix products of the array API, written on the ``lax.linalg`` primitives.
 
 Decompositions return JAX's named tuples (``EighResult``, ``QRResult``,
-``SVDResult``, ``SlogdetResult``). ``eig``/``eigvals`` (non-symmetric) run
-eagerly only, as JAX runs them on the CPU only.
+``SVDResult``, ``SlogdetResult``, ``EigResult``).
 """
 from __future__ import annotations
 
@@ -14,7 +13,6 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
-from openjax._src.core import Tracer, concrete_or_error
 from openjax._src.numpy import util
 from openjax._src.numpy.creation import asarray
 from openjax._src.numpy.indexing import take_along_axis
@@ -28,7 +26,7 @@ from openjax._src.numpy.shape_reshaping import expand_dims, matrix_transpose, mo
 from openjax._src.numpy.sorting import argsort
 from openjax._src.numpy.ufuncs import abs as _abs, log, sign, sqrt
 from openjax._src.numpy.ufuncs_float import conj, real
-from openjax._src.primitives.linalg import linalg
+from openjax._src.primitives.linalg import linalg, linalg_extra
 from openjax._src.primitives.linalg.linalg import lu, triangular_solve
 
 # The decompositions are jitted as in JAX (``util.jit``: traced, they stage a
@@ -45,6 +43,11 @@ __all__ = ["cholesky", "eigh", "eigvalsh", "eig", "eigvals", "qr", "svd", "svdva
 
 
 class EighResult(NamedTuple):
+  eigenvalues: object
+  eigenvectors: object
+
+
+class EigResult(NamedTuple):
   eigenvalues: object
   eigenvectors: object
 
@@ -174,29 +177,22 @@ def svdvals(x):
   return svd(x, compute_uv=False)
 
 
+@util.jit
 def eig(a):
   """Eigenvalues and right eigenvectors of general square matrices
-  (complex results). Eager only: JAX runs it on the CPU only, and openjax has
-  no compiled non-symmetric eigensolver."""
+  (complex results), as LAPACK ``geev`` (``lax.linalg.eig``; compiled code
+  calls it on the host, as JAX does on the CPU)."""
   a, = _inexact("eig", a)
-  value = _concrete("eig", a)
-  w, v = np.linalg.eig(value)
-  cdt = np.result_type(value.dtype, np.complex64)
-  return asarray(w.astype(cdt)), asarray(v.astype(cdt))
+  w, v = linalg_extra.eig(a, compute_left_eigenvectors=False)
+  return EigResult(w, v)
 
 
+@util.jit
 def eigvals(a):
-  """Eigenvalues of general square matrices (complex; eager only, see ``eig``)."""
-  return eig(a)[0]
-
-
-def _concrete(fun: str, a):
-  if isinstance(a, Tracer):
-    return np.asarray(concrete_or_error(
-        None, a, f"jnp.linalg.{fun} runs eagerly only (a non-symmetric eigensolver is not "
-        "compiled); call it outside jit/vmap/grad, or use jnp.linalg.eigh for Hermitian "
-        "matrices"))
-  return np.asarray(a)
+  """Eigenvalues of general square matrices (complex; see ``eig``)."""
+  a, = _inexact("eigvals", a)
+  return linalg_extra.eig(a, compute_left_eigenvectors=False,
+                          compute_right_eigenvectors=False)[0]
 
 
 # ------------------------------------------------------------------ solves

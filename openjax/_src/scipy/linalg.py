@@ -323,16 +323,20 @@ def solve_triangular(a, b, trans=0, lower: bool = False, unit_diagonal: bool = F
 
 
 # ------------------------------------------------------------------- polar
-def _polar_2d(a, *, side: str, method: str):
+def _polar_2d(a, *, side: str, method: str, eps):
   m, n = a.shape
   if method == "qdwh":
-    # QDWH converges to the SVD's polar factors; openjax computes them from
-    # the SVD, with QDWH's shape rule.
-    if not ((m >= n and side == "right") or (m < n and side == "left")):
+    if m >= n and side == "right":
+      unitary, posdef, _, _ = lax.linalg.qdwh(a, eps=eps)
+    elif m < n and side == "left":
+      unitary, posdef, _, _ = lax.linalg.qdwh(jnp.conj(a.T), eps=eps)
+      unitary, posdef = jnp.conj(unitary.T), jnp.conj(posdef.T)
+    else:
       raise NotImplementedError("method='qdwh' only supports mxn matrices where m < n where "
                                 "side='right' and m >= n side='left', got "
                                 f"{a.shape} with side={side!r}")
-  elif method != "svd":
+    return unitary, posdef
+  if method != "svd":
     raise ValueError(f"Unknown polar decomposition method {method}.")
   u, s, vh = lax.linalg.svd(a, full_matrices=False)
   s = s.astype(u.dtype)
@@ -345,20 +349,25 @@ def _polar_2d(a, *, side: str, method: str):
   return unitary, posdef
 
 
-@jit(static_argnames=("side", "method"))
-def polar(a, side: str = "right", *, method: str = "qdwh", eps=None, max_iterations=None):
-  """The polar decomposition ``a = u p`` (``side='right'``) or ``a = p u``
-  (``'left'``): ``u`` has orthonormal columns (or rows), ``p`` is Hermitian
-  positive semi-definite. ``eps`` and ``max_iterations`` tune QDWH in JAX and
-  are unused here."""
-  del eps, max_iterations
+@jit(static_argnames=("side", "method", "eps"))
+def _polar(a, side: str, method: str, eps):
   arr, = _inexact(a)
   if arr.ndim < 2:
     raise ValueError("The input `a` must be at least a 2-D array.")
   if side not in ("right", "left"):
     raise ValueError("The argument `side` must be either 'right' or 'left'.")
   sig = "(m,n)->(m,n),(n,n)" if side == "right" else "(m,n)->(m,n),(m,m)"
-  return jnp.vectorize(partial(_polar_2d, side=side, method=method), signature=sig)(arr)
+  return jnp.vectorize(partial(_polar_2d, side=side, method=method, eps=eps),
+                       signature=sig)(arr)
+
+
+def polar(a, side: str = "right", *, method: str = "qdwh", eps=None, max_iterations=None):
+  """The polar decomposition ``a = u p`` (``side='right'``) or ``a = p u``
+  (``'left'``): ``u`` has orthonormal columns (or rows), ``p`` is Hermitian
+  positive semi-definite; by QDWH (``lax.linalg.qdwh``, with tolerance
+  ``eps``) or the SVD. ``max_iterations`` is unused, as in JAX."""
+  del max_iterations
+  return _polar(a, side, method, None if eps is None else float(eps))
 
 
 # -------------------------------------------------------- eigh_tridiagonal

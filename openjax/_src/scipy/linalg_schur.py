@@ -244,8 +244,8 @@ def _sylvester_2d(a, b, c, *, method: str, tol):
     x = _mm(_mm(u, y), jnp.conj(v.T))
     lam_a, lam_b = jnp.diagonal(r), jnp.conj(jnp.diagonal(s))
   elif method == "eigen":
-    # Diagonalise both (jnp.linalg.eig: eager only, as JAX's runs on the CPU
-    # only): A = Ua Ra Ua^-1, B = Ub Rb Ub^-1, so Y = Ua^-1 C Ub / (ra + rb).
+    # Diagonalise both (jnp.linalg.eig, LAPACK geev on the host):
+    # A = Ua Ra Ua^-1, B = Ub Rb Ub^-1, so Y = Ua^-1 C Ub / (ra + rb).
     lam_a, ua = jnp.linalg.eig(a)
     lam_b, ub = jnp.linalg.eig(b)
     f = jnp.linalg.solve(ua, _mm(c.astype(lam_a.dtype), ub))
@@ -266,8 +266,7 @@ def _sylvester_2d(a, b, c, *, method: str, tol):
 def solve_sylvester(A, B, C, *, method: str = "schur", tol: float = 1e-8):
   """Solve the Sylvester equation ``A X + X B = C``: ``method='schur'``
   (Bartels-Stewart: Schur forms of ``A`` and ``B^H``, then a triangular
-  solve) or ``'eigen'`` (eigendecompositions; eager only, like
-  ``jnp.linalg.eig``). NaNs where ``A`` and ``-B`` share an eigenvalue
+  solve) or ``'eigen'`` (eigendecompositions by ``jnp.linalg.eig``). NaNs where ``A`` and ``-B`` share an eigenvalue
   (within ``tol``)."""
   a, b, c = util.promote_dtypes_inexact(jnp.asarray(A), jnp.asarray(B), jnp.asarray(C))
   m, n = c.shape[-2:]
