@@ -481,12 +481,12 @@ class JitWrapped:
       entry, leaves, in_tree = self._get_entry(args, kwargs)
     if entry.unchecked and trace_state.trace is eval_trace:
       raise ValueError(NOT_FUNCTIONALIZED)
+    if self._donates and trace_state.trace is eval_trace:
+      _check_donated_once(leaves, self._donated_invars(entry, in_tree, len(leaves)))
     if trace_state.trace is eval_trace and not entry.hoisted:
       outs = self._call_sharded(entry, leaves, in_tree, args)
       if outs is not None:
         return entry.unflatten(outs)
-    if self._donates and trace_state.trace is eval_trace:
-      _check_donated_once(leaves, self._donated_invars(entry, in_tree, len(leaves)))
     if (trace_state.trace is eval_trace and not entry.hoisted
         and compiling(self.tiered is not False)):
       ex = entry.executable or self._executable(entry, in_tree, len(leaves))
@@ -512,7 +512,10 @@ class JitWrapped:
     split over a mesh of several devices as an SPMD partition; None for an
     unsharded call."""
     plan = self._spmd_plan(entry, leaves, in_tree)
-    return None if plan is None else plan.run(leaves)
+    if plan is None:
+      return None
+    return plan.run(leaves, self._donated_invars(entry, in_tree, len(leaves))
+                    if self._donates else None)
 
   def _spmd_plan(self, entry, leaves, in_tree):
     """The SPMD partition of ``entry`` for arguments ``leaves`` (Arrays or

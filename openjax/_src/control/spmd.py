@@ -21,6 +21,7 @@ import math
 import numpy as np
 
 from openjax._src.control.spmd_collectives import host_relayout
+from openjax._src.control.spmd_donation import consumed_inputs, own_pieces, segment_donations
 from openjax._src.core import Array, ClosedJaxpr, Literal, ShapedArray, Var, eval_jaxpr
 from openjax._src.core.array import ShardedBuffer, sharded_array_of_shards
 from openjax._src.core.mesh import AxisType, Mesh
@@ -156,6 +157,7 @@ class SpmdPlan:
       # Over Explicit axes the results' types are their layouts.
       out_specs = [spec_of(a) for a in closed.out_avals]
     self.steps = []
+    self._donation = None   # (consumed argument positions, segment donations), first run
     self._reduced_of = {}   # partial value -> its reduced copy
     self._foreign = {}      # value -> a constraint's sharding over another mesh
     self._seg = _Segment()
@@ -523,7 +525,11 @@ class SpmdPlan:
       closed = seg.closed
       return commit(eval_jaxpr(closed.jaxpr, closed.consts, *args), device)
     if seg.executable is None:
-      seg.executable = compile_lowered(lower_closed_jaxpr(seg.closed, f"{self.name}_spmd"))
+      donated = self._donation[1].get(id(seg)) if self._donation else None
+      if donated is not None:
+        donated = donated + (False,) * seg.needs_coords
+      seg.executable = compile_lowered(lower_closed_jaxpr(seg.closed, f"{self.name}_spmd",
+                                                          donated))
     return seg.executable.execute(args, device=device)
 
   def _local_slice(self, x, aval, src_spec, spec, coords):
@@ -553,11 +559,24 @@ class SpmdPlan:
     return params
 
   # ---- running ----
-  def run(self, leaves: list) -> list:
+  def run(self, leaves: list, donated: tuple | None = None) -> list:
+    """The results of the call on ``leaves``; arguments flagged in
+    ``donated`` (the same flags every call of this plan) are consumed as
+    JAX consumes them (see spmd_donation)."""
     n = len(self.devices)
+    consumed = ()
+    if donated is not None and any(donated):
+      if self._donation is None:
+        consumed = consumed_inputs(self, donated)
+        self._donation = (consumed, segment_donations(self, consumed))
+      consumed = self._donation[0]
     env = {}
-    for k, x in zip(self.in_keys, leaves):
-      env[k] = self._pieces(x, self.layouts[k], self.avals[k])
+    for i, (k, x) in enumerate(zip(self.in_keys, leaves)):
+      pieces = self._pieces(x, self.layouts[k], self.avals[k])
+      if i in consumed and not own_pieces(x, pieces):
+        # Shared by devices (or by the caller): a donating part gets copies.
+        pieces = [np.asarray(p) for p in pieces]
+      env[k] = pieces
     coords = self._coords()
     for kind, *rest in self.steps:
       if kind == "host":
@@ -576,6 +595,9 @@ class SpmdPlan:
       for j, k in enumerate(seg.outputs):
         env[k] = [outs[d][j] for d in range(n)]
     outs = [self._assemble(k, env) for k in self.out_keys]
+    for i in consumed:
+      if type(leaves[i]) is Array:
+        leaves[i].delete()
     if self._foreign:
       outs = [put_sharded(x, self._foreign[k]) if k in self._foreign else x
               for k, x in zip(self._result_vars, outs)]
