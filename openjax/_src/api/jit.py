@@ -360,7 +360,7 @@ class JitWrapped:
       t = type(a)
       if i in self.static_argnums:
         key.append(a)
-      elif t is Array and a._np is not None:
+      elif t is Array and a._np is not None and type(a._buffer) is not ShardedBuffer:
         key.append(a.aval)
         leaves.append(a)
       elif t in SCALAR_TYPES:
@@ -376,7 +376,7 @@ class JitWrapped:
         t = type(a)
         if k in self.static_argnames:
           key.append((k, a))
-        elif t is Array and a._np is not None:
+        elif t is Array and a._np is not None and type(a._buffer) is not ShardedBuffer:
           key.append((k, a.aval))
           leaves.append(a)
         elif t in SCALAR_TYPES:
@@ -414,7 +414,10 @@ class JitWrapped:
         if len(self._eager_fast) >= 256:
           self._eager_fast.clear()
         self._eager_fast[key] = _INLINE if entry is None else entry
-    if entry is None or entry is _INLINE:
+    if entry is None or entry is _INLINE or (key is None and any(
+        type(x) is Array and type(x._buffer) is ShardedBuffer for x in leaves)):
+      # Arrays split over devices run op by op: each operation lays its
+      # results out by its sharding rule (the program's kernels would not).
       return self.fun(*args, **kwargs)
     return entry.unflatten(entry.run_program(leaves))
 

@@ -500,7 +500,11 @@ class SpmdPlan:
       coords = args[-1] if seg.needs_coords else None
 
       def read(k):
-        return k.val if isinstance(k, _Const) else env[k]
+        if isinstance(k, _Const):
+          v = k.val
+          # Constants are whole on every device: typed so in per-device programs.
+          return v._value if type(v) is Array and v.aval.sharding is not None else v
+        return env[k]
       for op in seg.ops:
         if op[0] == "alias":
           env[op[2]] = env[op[1]]
@@ -552,6 +556,10 @@ class SpmdPlan:
 
   def _local_params(self, prim, outs, params):
     name = prim.name
+    # Per-device programs work on local pieces, untyped: a global layout
+    # asked of a result (a transpose's broadcast, an iota) is the plan's.
+    if params.get("sharding") is not None or params.get("out_sharding") is not None:
+      params = {k: None if k in ("sharding", "out_sharding") else v for k, v in params.items()}
     if name == "broadcast_in_dim":
       return dict(params, shape=self._local_aval(outs[0]).shape)
     if name == "reshape":
