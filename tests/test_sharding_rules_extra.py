@@ -182,3 +182,71 @@ def test_eager_operations_keep_the_layouts_jit_gives():
         assert jax.typeof(eager) == jax.typeof(jitted)
         assert eager.sharding == jitted.sharding
         np.testing.assert_allclose(np.asarray(eager), np.asarray(jitted), rtol=1e-5)
+
+
+# JAX 0.10.2: jax.make_jaxpr(lambda a: jax.sharding.reshard(a * 2, P('x')))(jnp.arange(8.0))
+JAX_RESHARD_JAXPR = """{ lambda ; a:f32[8]. let
+    b:f32[8] = mul a 2.0:f32[]
+    c:f32[8@x] = reshard b
+  in (c,) }"""
+
+
+def test_reshard_inside_jit_types_and_lays_out_the_value(executor):
+  with cpu_devices(8):
+    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    with jax.set_mesh(mesh):
+      x = jnp.arange(8.0)
+      double = lambda a: jax.sharding.reshard(a * 2, P("x"))
+      assert str(jax.make_jaxpr(double)(x)) == JAX_RESHARD_JAXPR
+      out = jax.jit(double)(x)
+      assert str(jax.typeof(out)) == "float32[8@x]" and out.sharding.spec == P("x")
+      assert [s.data.tolist() for s in out.addressable_shards[::4]] == [[0, 2, 4, 6],
+                                                                       [8, 10, 12, 14]]
+      y = jax.device_put(np.arange(8.0, dtype=np.float32), P("x"))
+      whole = jax.jit(lambda a: jax.sharding.reshard(a, P()))(y)
+      assert str(jax.typeof(whole)) == "float32[8]" and whole.tolist() == list(range(8))
+      g = jax.grad(lambda a: jnp.sum(jax.sharding.reshard(a, P("x")) ** 2))(x)
+      assert str(jax.typeof(g)) == "float32[8]" and g.tolist() == [2.0 * i for i in range(8)]
+      v = jax.jit(jax.vmap(lambda a: jax.sharding.reshard(a, P("y"))))(jnp.ones((3, 8)))
+      assert str(jax.typeof(v)) == "float32[3,8@y]"
+
+
+# name: (sampler call, what jax.typeof prints in JAX 0.10.2 under jit)
+OUT_SHARDING_CASES = {
+    "normal": (lambda k: jax.random.normal(k, (8, 4), out_sharding=P("x", "y")),
+               "float32[8@x,4@y]"),
+    "uniform": (lambda k: jax.random.uniform(k, (8, 4), out_sharding=P("x")), "float32[8@x,4]"),
+    "bits": (lambda k: jax.random.bits(k, (8, 4), out_sharding=P("x", None)), "uint32[8@x,4]"),
+    "randint": (lambda k: jax.random.randint(k, (8, 4), 0, 10, out_sharding=P(None, "y")),
+                "int32[8,4@y]"),
+    "iota": (lambda k: lax.broadcasted_iota(jnp.int32, (8, 4), 0, out_sharding=P("x")),
+             "int32[8@x,4]"),
+    "iota_last": (lambda k: lax.broadcasted_iota(jnp.int32, (8, 4), 1, out_sharding=P(None, "y")),
+                  "int32[8,4@y]"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OUT_SHARDING_CASES))
+def test_out_sharding_of_samplers_and_iota(name):
+  fn, want = OUT_SHARDING_CASES[name]
+  with cpu_devices(8):
+    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    with jax.set_mesh(mesh):
+      key = jax.random.key(1)
+      out = jax.jit(fn)(key)
+      assert str(jax.typeof(out)) == want
+      plain = jax.jit(lambda k: _unsharded(name, k))(key)
+      np.testing.assert_array_equal(np.asarray(out), np.asarray(plain))
+      if not name.startswith("iota"):   # eager samplers are laid out too
+        eager = fn(key)
+        assert str(jax.typeof(eager)) == want and eager.sharding == out.sharding
+        np.testing.assert_array_equal(np.asarray(eager), np.asarray(plain))
+
+
+def _unsharded(name, key):
+  return {"normal": lambda: jax.random.normal(key, (8, 4)),
+          "uniform": lambda: jax.random.uniform(key, (8, 4)),
+          "bits": lambda: jax.random.bits(key, (8, 4)),
+          "randint": lambda: jax.random.randint(key, (8, 4), 0, 10),
+          "iota": lambda: lax.broadcasted_iota(jnp.int32, (8, 4), 0),
+          "iota_last": lambda: lax.broadcasted_iota(jnp.int32, (8, 4), 1)}[name]()

@@ -229,7 +229,7 @@ class SpmdPlan:
     name = prim.name
     for v in outs:
       self.avals[v] = v.aval
-    if name == "sharding_constraint":
+    if name in ("sharding_constraint", "reshard"):
       sharding = params["sharding"]
       if sharding.mesh != self.mesh:
         # Another mesh over these devices: the value is whole here, and laid
@@ -737,12 +737,15 @@ def layout_of(x, mesh, ndim: int) -> Layout:
 
 
 def constraint_mesh(closed: ClosedJaxpr):
-  """The mesh of the first ``sharding_constraint`` of several devices in the
-  jaxpr (nested ``jit`` calls included), or None."""
+  """The mesh of the first layout asked for over several devices in the
+  jaxpr (nested ``jit`` calls included): a ``sharding_constraint``, a
+  ``reshard``, a result laid out by its ``sharding`` parameter (an iota);
+  or None."""
   eqns, _ = flatten_eqns(closed, list(closed.jaxpr.invars))
   for prim, _, _, params in eqns:
-    if prim.name == "sharding_constraint":
-      mesh = params["sharding"].mesh
+    sharding = params.get("sharding")
+    if isinstance(sharding, NamedSharding):
+      mesh = sharding.mesh
       if isinstance(mesh, Mesh) and mesh.size > 1:
         return mesh
   return None
