@@ -590,8 +590,9 @@ class SpmdPlan:
       if kind == "host":
         src, dst = rest
         s, d = self.layouts[src], self.layouts[dst]
-        env[dst] = host_relayout(env[src], self.mesh, s.spec, s.partial, s.op, d.spec,
-                                 self.avals[src])
+        pieces = host_relayout(env[src], self.mesh, s.spec, s.partial, s.op, d.spec,
+                               self.avals[src])
+        env[dst] = [self._host_piece(v, src, dev) for v, dev in zip(pieces, self.devices)]
         continue
       seg = rest[0]
       outs = []
@@ -610,6 +611,16 @@ class SpmdPlan:
       outs = [put_sharded(x, self._foreign[k]) if k in self._foreign else x
               for k, x in zip(self._result_vars, outs)]
     return outs
+
+  def _host_piece(self, v, k, device) -> Array:
+    """A host collective's piece for ``device``: an Array of it, so a part
+    reading it imports it once (without a copy when aligned) rather than
+    copying a raw NumPy input on every call."""
+    if type(v) is not np.ndarray:
+      return v
+    if v.flags.writeable:
+      v.setflags(write=False)
+    return Array(v, ShapedArray(v.shape, v.dtype, self.avals[k].weak_type), device)
 
   def _coords(self) -> list:
     names, out = list(self.sizes), []
