@@ -378,7 +378,7 @@ class JitWrapped:
       t = type(a)
       if i in self.static_argnums:
         key.append(a)
-      elif t is Array and a._np is not None:
+      elif t is Array and a._np is not None and type(a._buffer) is not ShardedBuffer:
         key.append(a.aval)
         leaves.append(a)
       elif t in SCALAR_TYPES:
@@ -394,7 +394,7 @@ class JitWrapped:
         t = type(a)
         if k in self.static_argnames:
           key.append((k, a))
-        elif t is Array and a._np is not None:
+        elif t is Array and a._np is not None and type(a._buffer) is not ShardedBuffer:
           key.append((k, a.aval))
           leaves.append(a)
         elif t in SCALAR_TYPES:
@@ -432,7 +432,10 @@ class JitWrapped:
         if len(self._eager_fast) >= 256:
           self._eager_fast.clear()
         self._eager_fast[key] = _INLINE if entry is None else entry
-    if entry is None or entry is _INLINE:
+    if entry is None or entry is _INLINE or (key is None and any(
+        type(x) is Array and type(x._buffer) is ShardedBuffer for x in leaves)):
+      # Arrays split over devices run op by op: each operation lays its
+      # results out by its sharding rule (the program's kernels would not).
       return self.fun(*args, **kwargs)
     return entry.unflatten(entry.run_program(leaves))
 
@@ -508,6 +511,8 @@ class JitWrapped:
       entry, leaves, in_tree = self._get_entry(args, kwargs)
     if entry.unchecked and trace_state.trace is eval_trace:
       raise ValueError(NOT_FUNCTIONALIZED)
+    if self._donates and trace_state.trace is eval_trace:
+      _check_donated_once(leaves, self._donated_invars(entry, in_tree, len(leaves)))
     if (trace_state.trace is eval_trace and not entry.hoisted
         and compiling(self.tiered is not False)):
       split = split_program(entry.closed_jaxpr, self.name)
@@ -517,8 +522,6 @@ class JitWrapped:
       outs = self._call_sharded(entry, leaves, in_tree, args)
       if outs is not None:
         return entry.unflatten(outs)
-    if self._donates and trace_state.trace is eval_trace:
-      _check_donated_once(leaves, self._donated_invars(entry, in_tree, len(leaves)))
     if (trace_state.trace is eval_trace and not entry.hoisted
         and compiling(self.tiered is not False)):
       ex = entry.executable or self._executable(entry, in_tree, len(leaves))
@@ -544,7 +547,10 @@ class JitWrapped:
     split over a mesh of several devices as an SPMD partition; None for an
     unsharded call."""
     plan = self._spmd_plan(entry, leaves, in_tree)
-    return None if plan is None else plan.run(leaves)
+    if plan is None:
+      return None
+    return plan.run(leaves, self._donated_invars(entry, in_tree, len(leaves))
+                    if self._donates else None)
 
   def _spmd_plan(self, entry, leaves, in_tree):
     """The SPMD partition of ``entry`` for arguments ``leaves`` (Arrays or

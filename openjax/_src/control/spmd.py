@@ -21,6 +21,7 @@ import math
 import numpy as np
 
 from openjax._src.control.spmd_collectives import host_relayout
+from openjax._src.control.spmd_donation import consumed_inputs, own_pieces, segment_donations
 from openjax._src.core import Array, ClosedJaxpr, Literal, ShapedArray, Var, eval_jaxpr
 from openjax._src.core.array import ShardedBuffer, sharded_array_of_shards
 from openjax._src.core.mesh import AxisType, Mesh
@@ -156,6 +157,7 @@ class SpmdPlan:
       # Over Explicit axes the results' types are their layouts.
       out_specs = [spec_of(a) for a in closed.out_avals]
     self.steps = []
+    self._donation = None   # (consumed argument positions, segment donations), first run
     self._reduced_of = {}   # partial value -> its reduced copy
     self._foreign = {}      # value -> a constraint's sharding over another mesh
     self._seg = _Segment()
@@ -227,7 +229,7 @@ class SpmdPlan:
     name = prim.name
     for v in outs:
       self.avals[v] = v.aval
-    if name == "sharding_constraint":
+    if name in ("sharding_constraint", "reshard"):
       sharding = params["sharding"]
       if sharding.mesh != self.mesh:
         # Another mesh over these devices: the value is whole here, and laid
@@ -498,7 +500,11 @@ class SpmdPlan:
       coords = args[-1] if seg.needs_coords else None
 
       def read(k):
-        return k.val if isinstance(k, _Const) else env[k]
+        if isinstance(k, _Const):
+          v = k.val
+          # Constants are whole on every device: typed so in per-device programs.
+          return v._value if type(v) is Array and v.aval.sharding is not None else v
+        return env[k]
       for op in seg.ops:
         if op[0] == "alias":
           env[op[2]] = env[op[1]]
@@ -523,7 +529,11 @@ class SpmdPlan:
       closed = seg.closed
       return commit(eval_jaxpr(closed.jaxpr, closed.consts, *args), device)
     if seg.executable is None:
-      seg.executable = compile_lowered(lower_closed_jaxpr(seg.closed, f"{self.name}_spmd"))
+      donated = self._donation[1].get(id(seg)) if self._donation else None
+      if donated is not None:
+        donated = donated + (False,) * seg.needs_coords
+      seg.executable = compile_lowered(lower_closed_jaxpr(seg.closed, f"{self.name}_spmd",
+                                                          donated))
     return seg.executable.execute(args, device=device)
 
   def _local_slice(self, x, aval, src_spec, spec, coords):
@@ -546,6 +556,10 @@ class SpmdPlan:
 
   def _local_params(self, prim, outs, params):
     name = prim.name
+    # Per-device programs work on local pieces, untyped: a global layout
+    # asked of a result (a transpose's broadcast, an iota) is the plan's.
+    if params.get("sharding") is not None or params.get("out_sharding") is not None:
+      params = {k: None if k in ("sharding", "out_sharding") else v for k, v in params.items()}
     if name == "broadcast_in_dim":
       return dict(params, shape=self._local_aval(outs[0]).shape)
     if name == "reshape":
@@ -553,18 +567,32 @@ class SpmdPlan:
     return params
 
   # ---- running ----
-  def run(self, leaves: list) -> list:
+  def run(self, leaves: list, donated: tuple | None = None) -> list:
+    """The results of the call on ``leaves``; arguments flagged in
+    ``donated`` (the same flags every call of this plan) are consumed as
+    JAX consumes them (see spmd_donation)."""
     n = len(self.devices)
+    consumed = ()
+    if donated is not None and any(donated):
+      if self._donation is None:
+        consumed = consumed_inputs(self, donated)
+        self._donation = (consumed, segment_donations(self, consumed))
+      consumed = self._donation[0]
     env = {}
-    for k, x in zip(self.in_keys, leaves):
-      env[k] = self._pieces(x, self.layouts[k], self.avals[k])
+    for i, (k, x) in enumerate(zip(self.in_keys, leaves)):
+      pieces = self._pieces(x, self.layouts[k], self.avals[k])
+      if i in consumed and not own_pieces(x, pieces):
+        # Shared by devices (or by the caller): a donating part gets copies.
+        pieces = [np.asarray(p) for p in pieces]
+      env[k] = pieces
     coords = self._coords()
     for kind, *rest in self.steps:
       if kind == "host":
         src, dst = rest
         s, d = self.layouts[src], self.layouts[dst]
-        env[dst] = host_relayout(env[src], self.mesh, s.spec, s.partial, s.op, d.spec,
-                                 self.avals[src])
+        pieces = host_relayout(env[src], self.mesh, s.spec, s.partial, s.op, d.spec,
+                               self.avals[src])
+        env[dst] = [self._host_piece(v, src, dev) for v, dev in zip(pieces, self.devices)]
         continue
       seg = rest[0]
       outs = []
@@ -576,10 +604,23 @@ class SpmdPlan:
       for j, k in enumerate(seg.outputs):
         env[k] = [outs[d][j] for d in range(n)]
     outs = [self._assemble(k, env) for k in self.out_keys]
+    for i in consumed:
+      if type(leaves[i]) is Array:
+        leaves[i].delete()
     if self._foreign:
       outs = [put_sharded(x, self._foreign[k]) if k in self._foreign else x
               for k, x in zip(self._result_vars, outs)]
     return outs
+
+  def _host_piece(self, v, k, device) -> Array:
+    """A host collective's piece for ``device``: an Array of it, so a part
+    reading it imports it once (without a copy when aligned) rather than
+    copying a raw NumPy input on every call."""
+    if type(v) is not np.ndarray:
+      return v
+    if v.flags.writeable:
+      v.setflags(write=False)
+    return Array(v, ShapedArray(v.shape, v.dtype, self.avals[k].weak_type), device)
 
   def _coords(self) -> list:
     names, out = list(self.sizes), []
@@ -707,12 +748,15 @@ def layout_of(x, mesh, ndim: int) -> Layout:
 
 
 def constraint_mesh(closed: ClosedJaxpr):
-  """The mesh of the first ``sharding_constraint`` of several devices in the
-  jaxpr (nested ``jit`` calls included), or None."""
+  """The mesh of the first layout asked for over several devices in the
+  jaxpr (nested ``jit`` calls included): a ``sharding_constraint``, a
+  ``reshard``, a result laid out by its ``sharding`` parameter (an iota);
+  or None."""
   eqns, _ = flatten_eqns(closed, list(closed.jaxpr.invars))
   for prim, _, _, params in eqns:
-    if prim.name == "sharding_constraint":
-      mesh = params["sharding"].mesh
+    sharding = params.get("sharding")
+    if isinstance(sharding, NamedSharding):
+      mesh = sharding.mesh
       if isinstance(mesh, Mesh) and mesh.size > 1:
         return mesh
   return None

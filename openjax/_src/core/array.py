@@ -21,7 +21,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core.avals import AbstractToken, AvalQueries, ShapedArray
-from openjax._src.core.devices import default_device
+from openjax._src.core.devices import default_device, default_device_chosen, first_device
 from openjax._src.core.sharding import Shard, SingleDeviceSharding, aval_sharding, replica_ids
 from openjax._src.core.tracer import Tracer
 
@@ -117,13 +117,18 @@ class ShardedBuffer:
 
 class Array(AvalQueries, metaclass=_ArrayMeta):
   """An immutable array on a device (``jax.Array``)."""
-  __slots__ = ("_np", "aval", "_device", "_deleted", "_buffer", "__weakref__")
+  __slots__ = ("_np", "aval", "_device", "_home", "_deleted", "_buffer", "__weakref__")
   __array_priority__ = 100
 
   def __init__(self, value: np.ndarray | None, aval: ShapedArray, device=None, buffer=None):
     self._np = value          # read-only NumPy value; None until a buffer is read
     self.aval = aval
-    self._device = device     # None: the default device, uncommitted
+    self._device = device     # the device it is committed to; None: uncommitted
+    # Where an uncommitted Array is: the default device when it was made (as
+    # in JAX, it stays there after a ``jax.default_device`` block ends, and a
+    # computation on it alone runs on the default device of its time). None:
+    # the first device, made while no default device was chosen.
+    self._home = default_device() if device is None and default_device_chosen[0] else None
     self._deleted = False
     self._buffer = buffer     # the runtime's device buffer (computed results; cached imports)
 
@@ -205,22 +210,30 @@ class Array(AvalQueries, metaclass=_ArrayMeta):
   def copy_to_host_async(self):
     return None
 
+  def _placement(self):
+    """The device of a single-device Array: the one it is committed to, else
+    the one it was made on."""
+    return self._device or self._home or first_device()
+
   @property
   def device(self):
     """The device of a single-device Array; the sharding of one over several."""
     b = self._buffer
     if type(b) is ShardedBuffer:
       return b.sharding
-    return self._device or default_device()
+    return self._placement()
 
   def devices(self):
     b = self._buffer
     if type(b) is ShardedBuffer:
       return b.sharding.device_set
-    return {self._device or default_device()}
+    return {self._placement()}
 
   @property
   def committed(self) -> bool:
+    """Whether the Array was placed on its device(s) explicitly
+    (``device_put`` with a device or sharding, or computed from such Arrays);
+    an uncommitted one moves to meet committed operands."""
     return self._device is not None or type(self._buffer) is ShardedBuffer
 
   @property
@@ -228,7 +241,7 @@ class Array(AvalQueries, metaclass=_ArrayMeta):
     b = self._buffer
     if type(b) is ShardedBuffer:
       return b.sharding
-    return SingleDeviceSharding(self._device or default_device())
+    return SingleDeviceSharding(self._placement())
 
   @property
   def addressable_shards(self) -> list:
@@ -237,7 +250,7 @@ class Array(AvalQueries, metaclass=_ArrayMeta):
     if type(b) is ShardedBuffer:
       return [Shard(a._device, index, replica, a)
               for a, index, replica in zip(b.shards, b.indices, b.replicas)]
-    return [Shard(self._device or default_device(), tuple(slice(None) for _ in self.shape),
+    return [Shard(self._placement(), tuple(slice(None) for _ in self.shape),
                   0, self)]
 
   @property

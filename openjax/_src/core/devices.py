@@ -14,6 +14,7 @@ from __future__ import annotations
 import enum
 import os
 import re
+import threading
 
 from openjax._src.config import config
 from openjax._src.errors import JaxRuntimeError
@@ -222,6 +223,30 @@ def default_device() -> Device:
   return chosen
 
 
+# Whether any thread chooses a default device (the global
+# ``jax_default_device`` or a ``jax.default_device`` block): while none does,
+# an uncommitted Array is on the first device without reading the config
+# (one list read per Array made, see ``core/array.py``).
+default_device_chosen = [False]
+_choosing: set = set()   # ids of threads inside a ``jax.default_device`` block
+
+
+def _track_default_device(name: str) -> None:
+  if name != "jax_default_device":
+    return
+  if name in config._local.values:
+    _choosing.add(threading.get_ident())
+  else:
+    _choosing.discard(threading.get_ident())
+  default_device_chosen[0] = bool(_choosing) or config._values[name] is not None
+
+
+def first_device() -> Device:
+  """The first device (where an uncommitted Array made while no default
+  device was chosen lives)."""
+  return (_devices or devices())[0]
+
+
 def default_backend() -> str:
   return "cpu"
 
@@ -243,3 +268,4 @@ def _reset_devices_for_config(name: str) -> None:
 
 
 config.add_listener(_reset_devices_for_config)
+config.add_listener(_track_default_device)

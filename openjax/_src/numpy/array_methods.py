@@ -8,6 +8,7 @@ import types
 import numpy as np
 
 from openjax._src.core import Array, Tracer
+from openjax._src.numpy.creation import copy
 from openjax._src.numpy.index_update import _IndexUpdateHelper
 from openjax._src.numpy.indexing import (
     _getitem as _general_getitem, _method_compress, choose, nonzero, repeat, take)
@@ -86,7 +87,7 @@ _METHODS = {
     "all": _all, "any": _any, "argmax": argmax, "argmin": argmin,
     "argpartition": argpartition, "argsort": argsort, "astype": _method_astype,
     "choose": choose, "clip": clip, "compress": _method_compress, "conj": conj,
-    "conjugate": conjugate, "cumprod": cumprod, "cumsum": cumsum, "diagonal": diagonal,
+    "conjugate": conjugate, "copy": copy, "cumprod": cumprod, "cumsum": cumsum, "diagonal": diagonal,
     "dot": dot, "flatten": flatten, "max": _max, "mean": mean, "min": _min,
     "nonzero": nonzero, "prod": prod, "ptp": ptp, "ravel": ravel, "repeat": repeat,
     "reshape": _method_reshape, "round": _round, "searchsorted": searchsorted, "sort": sort,

@@ -26,6 +26,7 @@ from openjax._src.numpy.reductions import all as _all, any as _any
 from openjax._src.numpy.util import is_arraylike
 from openjax._src.primitives.random_bits.random_bits import (
     KEY_SHAPE, random_bits, random_clone, random_fold_in, random_seed, random_split)
+from openjax._src.random.out_sharding import lays_out_result
 from openjax._src.tree_util import register_pytree_node
 
 __all__ = ["PRNGKeyArray", "KeyTy", "PRNGImpl", "PRNGSpec", "PRNGKey", "key", "key_data",
@@ -525,6 +526,7 @@ def clone(key):
   return random_clone(key)
 
 
+@lays_out_result
 def bits(key, shape=(), dtype=None, *, out_sharding=None):
   """Uniform random bits as unsigned integers of ``dtype`` (default uint32,
   uint64 under x64)."""

@@ -21,6 +21,7 @@ from openjax._src.random import jnp
 from openjax._src.random._common import (UINT_DTYPES, check_shape, const, float_dtype, jit,
                                          user_dtype)
 from openjax._src.random.keys import canonicalize_shape, check_prng_key
+from openjax._src.random.out_sharding import lays_out_result
 __all__ = ["uniform", "normal", "randint", "bernoulli", "truncated_normal", "gumbel",
            "categorical", "permutation", "choice", "rademacher"]
 
@@ -32,6 +33,7 @@ def _split(key, num=2):
 
 
 # ----------------------------------------------------------------- uniform
+@lays_out_result
 def uniform(key, shape=(), dtype=None, minval=0., maxval=1., *, out_sharding=None):
   """Sample uniform random values in [minval, maxval) with given shape/dtype."""
   key, _ = check_prng_key("uniform", key)
@@ -69,6 +71,7 @@ def _uniform(key, minval, maxval, shape, dtype):
 
 
 # ------------------------------------------------------------------ normal
+@lays_out_result
 def normal(key, shape=(), dtype=None, *, out_sharding=None):
   """Sample standard normal random values with given shape and float dtype."""
   key, _ = check_prng_key("normal", key)
@@ -109,6 +112,7 @@ def _convert_and_clip_integer(val, dtype):
   return jnp.clip(val, min_val, max_val).astype(dtype)
 
 
+@lays_out_result
 def randint(key, shape, minval, maxval, dtype=None, *, out_sharding=None):
   """Sample uniform random integers in [minval, maxval) with given shape/dtype."""
   key, _ = check_prng_key("randint", key)
@@ -167,6 +171,7 @@ def _randint(key, minval, maxval, shape, dtype):
 
 
 # --------------------------------------------------------------- bernoulli
+@lays_out_result
 def bernoulli(key, p=0.5, shape=None, mode: str = "low", *, out_sharding=None):
   """Sample Bernoulli random values (booleans) with given shape and mean."""
   if shape is not None:
@@ -196,6 +201,7 @@ def _bernoulli(key, p, shape, mode):
 
 
 # -------------------------------------------------------- truncated_normal
+@lays_out_result
 def truncated_normal(key, lower, upper, shape=None, dtype=None, *, out_sharding=None):
   """Sample truncated standard normal values in the open interval (lower, upper)."""
   if shape is not None:
@@ -227,6 +233,7 @@ def _truncated_normal(key, lower, upper, shape, dtype):
 
 
 # ------------------------------------------------------------------ gumbel
+@lays_out_result
 def gumbel(key, shape=(), dtype=None, mode=None, *, out_sharding=None):
   """Sample Gumbel random values with given shape and float dtype."""
   key, _ = check_prng_key("gumbel", key)
@@ -281,6 +288,7 @@ def _gumbel(key, shape, dtype, mode):
 
 
 # ------------------------------------------------------------- categorical
+@lays_out_result
 def categorical(key, logits, axis: int = -1, shape=None, replace: bool = True, mode=None,
                 *, out_sharding=None):
   """Sample categories with the given (unnormalised) log-probabilities."""
@@ -314,6 +322,7 @@ def categorical(key, logits, axis: int = -1, shape=None, replace: bool = True, m
 
 
 # ----------------------------------------------------- permutation, choice
+@lays_out_result
 def permutation(key, x, axis: int = 0, independent: bool = False, *, out_sharding=None):
   """A random permutation of ``arange(x)`` or of an array along ``axis``."""
   key, _ = check_prng_key("permutation", key)
@@ -392,6 +401,7 @@ def choice(key, a, shape=(), replace: bool = True, p=None, axis: int = 0, mode=N
 
 
 # -------------------------------------------------------------- rademacher
+@lays_out_result
 def rademacher(key, shape=(), dtype=None, *, out_sharding=None):
   """Sample from a Rademacher distribution: -1 or 1 with equal probability."""
   key, _ = check_prng_key("rademacher", key)

@@ -17,6 +17,7 @@ from openjax._src.random import jnp
 from openjax._src.random._common import (check_all_safe_to_cast, check_broadcast_shapes,
                                          check_shape, const, float_dtype, jit, user_dtype)
 from openjax._src.random.keys import canonicalize_shape, check_prng_key
+from openjax._src.random.out_sharding import lays_out_result
 from openjax._src.random.samplers import _split, normal, rademacher, uniform
 
 __all__ = ["exponential", "laplace", "logistic", "cauchy", "pareto", "weibull_min",
@@ -24,6 +25,7 @@ __all__ = ["exponential", "laplace", "logistic", "cauchy", "pareto", "weibull_mi
            "geometric", "multivariate_normal", "orthogonal"]
 
 # ------------------------------------------------- uniform transformations
+@lays_out_result
 def exponential(key, shape=(), dtype=None, *, out_sharding=None):
   """Sample Exponential(1) random values with given shape and float dtype."""
   key, _ = check_prng_key("exponential", key)
@@ -40,6 +42,7 @@ def _exponential(key, shape, dtype):
   return lax.neg(lax.log1p(lax.neg(u)))
 
 
+@lays_out_result
 def laplace(key, shape=(), dtype=None, *, out_sharding=None):
   """Sample Laplace random values with given shape and float dtype."""
   key, _ = check_prng_key("laplace", key)
@@ -55,6 +58,7 @@ def _laplace(key, shape, dtype):
   return lax.mul(lax.sign(u), lax.log1p(lax.neg(lax.abs(u))))
 
 
+@lays_out_result
 def logistic(key, shape=(), dtype=None, *, out_sharding=None):
   """Sample logistic random values with given shape and float dtype."""
   key, _ = check_prng_key("logistic", key)
@@ -70,6 +74,7 @@ def _logistic(key, shape, dtype):
   return lax.sub(lax.log(x), lax.log1p(lax.neg(x)))
 
 
+@lays_out_result
 def cauchy(key, shape=(), dtype=None, *, out_sharding=None):
   """Sample Cauchy random values with given shape and float dtype."""
   key, _ = check_prng_key("cauchy", key)
@@ -86,6 +91,7 @@ def _cauchy(key, shape, dtype):
   return lax.tan(lax.mul(pi, lax.sub(u, const(u, 0.5))))
 
 
+@lays_out_result
 def pareto(key, b, shape=None, dtype=None, *, out_sharding=None):
   """Sample Pareto random values with shape parameter ``b``."""
   key, _ = check_prng_key("pareto", key)
@@ -117,6 +123,7 @@ def _weibull_min(key, scale, concentration, shape, dtype):
   return jnp.power(-jnp.log1p(-random_uniform), 1.0 / concentration) * scale
 
 
+@lays_out_result
 def rayleigh(key, scale, shape=None, dtype=None, *, out_sharding=None):
   """Sample Rayleigh random values with given scale."""
   key, _ = check_prng_key("rayleigh", key)
@@ -137,6 +144,7 @@ def _rayleigh(key, scale, shape, dtype):
   return lax.mul(scale, sqrt_u)
 
 
+@lays_out_result
 def triangular(key, left, mode, right, shape=None, dtype=None, *, out_sharding=None):
   """Sample triangular random values with given left, mode and right."""
   key, _ = check_prng_key("triangular", key)
@@ -159,6 +167,7 @@ def _triangular(key, left, mode, right, shape, dtype):
   return lax.select(u < fc, out1, out2)
 
 
+@lays_out_result
 def geometric(key, p, shape=None, dtype=None, *, out_sharding=None):
   """Sample geometric random values (number of trials to the first success)."""
   key, _ = check_prng_key("geometric", key)
@@ -183,6 +192,7 @@ def _geometric(key, p, shape, dtype):
 
 
 # -------------------------------------------------- normal transformations
+@lays_out_result
 def wald(key, mean, shape=None, dtype=None, *, out_sharding=None):
   """Sample Wald (inverse Gaussian) random values with given mean."""
   key, _ = check_prng_key("wald", key)
@@ -207,6 +217,7 @@ def _wald(key, mean, shape, dtype):
   return lax.select(lax.le(z, mean / (mean + x)), x, mean_sq / x)
 
 
+@lays_out_result
 def lognormal(key, sigma=np.float32(1), shape=None, dtype=None, *, out_sharding=None):
   """Sample lognormal random values: ``exp(sigma * normal)``."""
   key, _ = check_prng_key("lognormal", key)
@@ -228,6 +239,7 @@ def _norm_last(x):
   return jnp.sqrt(jnp.sum(jnp.real(x * jnp.conj(x)), axis=-1))
 
 
+@lays_out_result
 def maxwell(key, shape=(), dtype=None, *, out_sharding=None):
   """Sample from a one-sided Maxwell distribution (the norm of a 3-d normal)."""
   key, _ = check_prng_key("maxwell", key)
@@ -264,6 +276,7 @@ def _double_sided_maxwell(key, loc, scale, shape, dtype):
 
 
 # ------------------------------------------------------- linear algebra
+@lays_out_result
 def multivariate_normal(key, mean, cov, shape=None, dtype=None, method: str = "cholesky", *,
                         out_sharding=None):
   """Sample multivariate normal values with given mean and covariance."""
@@ -313,6 +326,7 @@ def _multivariate_normal(key, mean, cov, shape, dtype, method):
   return mean + jnp.einsum("...ij,...j->...i", factor, normal_samples)
 
 
+@lays_out_result
 def orthogonal(key, n: int, shape=(), dtype=None, m: int | None = None, *,
                out_sharding=None):
   """Sample uniformly from the orthogonal group O(n) (or n x m semi-orthogonal

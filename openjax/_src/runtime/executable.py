@@ -31,6 +31,7 @@ import iree.runtime as rt
 from openjax._src import dtypes
 from openjax._src.core import Array, ShapedArray, default_device, make_array
 from openjax._src.core.array import ShardedBuffer
+from openjax._src.core.devices import default_device_chosen
 from openjax._src.core.memory import CHECK_MIN_BYTES, available_bytes, out_of_memory_error
 from openjax._src.core.placement import committed_device
 from openjax._src.runtime import host_calls
@@ -119,7 +120,10 @@ class Executable:
       # import, donate or alias-check (see _enable_fast_inline). Written out
       # in place (no helper calls): this is the whole cost of a tiny call.
       idev, context, fn = fast
-      if _default[1] is idev and idev.idle():
+      # ``_default`` is the last default device seen: while a default device
+      # is chosen (``jax.default_device``), it is read again.
+      if (_default[1] is idev and (not default_device_chosen[0] or _default_iree_device() is idev)
+          and idev.idle()):
         lst = _VariantList(len(args) + 2)
         for x in args:
           # A deleted Array has no buffer.

@@ -23,7 +23,7 @@ from openjax._src.core.mesh import (AbstractMesh, AxisType, Mesh, empty_abstract
                                     get_abstract_mesh, get_concrete_mesh, set_context_mesh,
                                     use_abstract_mesh)
 from openjax._src.core.sharding import NamedSharding, PartitionSpec, Sharding
-from openjax._src.primitives.shape.sharding_constraint import sharding_constraint
+from openjax._src.primitives.shape.sharding_constraint import reshard_to, sharding_constraint
 from openjax._src.runtime.sharded_arrays import put_sharded
 
 
@@ -124,10 +124,11 @@ def reshard(xs: Any, out_shardings: Any) -> Any:
   PartitionSpec over the mesh in context, or a pytree prefix of those)."""
   def put(s, sub):
     def one(x):
+      ndim = x.ndim if isinstance(x, (Array, Tracer)) else np.ndim(x)
+      sharding = _concrete_sharding(s, ndim, "reshard")
       if isinstance(x, Tracer):
-        return x
-      ndim = np.ndim(x) if not isinstance(x, Array) else x.ndim
-      return put_sharded(x, _concrete_sharding(s, ndim, "reshard"))
+        return reshard_to(x, sharding)
+      return put_sharded(x, sharding)
     return tree_util.tree_map(one, sub)
   if _is_sharding_leaf(out_shardings):
     return put(out_shardings, xs)

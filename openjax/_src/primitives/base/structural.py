@@ -18,8 +18,8 @@ from openjax._src import dtypes
 from openjax._src.config import config
 from openjax._src.core import Primitive, ShapedArray, array_of, get_aval, pp_eqn
 from openjax._src.core.memory import CHECK_MIN_BYTES, check_allocation
-from openjax._src.core.sharding_rules import (elementwise_rule, reduce_axes_rule,
-                                              replicated_rule, reshape_spec)
+from openjax._src.core.sharding import resolve_sharding
+from openjax._src.core.sharding_rules import elementwise_rule, reduce_axes_rule, reshape_spec
 from openjax._src.primitives.base.ad_util import Zero, is_undefined_primal
 from openjax._src.primitives.base.convert import lower_convert
 from openjax._src.primitives.base.reduce_lowering import reduce
@@ -461,7 +461,8 @@ def broadcasted_iota(dtype, shape, dimension: int, out_sharding=None):
   dtype = dtypes.explicit_dtype(dtype, "iota")
   shape = _shape_tuple("broadcasted_iota", "shape", shape)
   dimension = int(dimension)
-  return iota_p.bind1(dtype=dtype, shape=shape, dimension=dimension, sharding=None)
+  sharding = None if out_sharding is None else resolve_sharding(out_sharding, "broadcasted_iota")
+  return iota_p.bind1(dtype=dtype, shape=shape, dimension=dimension, sharding=sharding)
 
 
 @iota_p.def_impl
@@ -482,7 +483,11 @@ def _iota_abstract_eval(*, dtype, shape, dimension, sharding=None):
   return [ShapedArray(shape, dtype, False)]
 
 
-iota_p.def_sharding_rule(replicated_rule)
+@iota_p.def_sharding_rule
+def _iota_sharding_rule(specs, avals, out_avals, *, dtype, shape, dimension, sharding=None):
+  if sharding is None:
+    return [(None,) * len(shape)]
+  return [tuple(sharding.spec._normalized_spec_for_aval(len(shape)))]
 iota_p.mark_not_applicable("batch", "no operands: iota is never batched (vmap only batches "
                                     "primitives applied to batched operands)")
 

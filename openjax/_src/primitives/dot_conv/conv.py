@@ -21,7 +21,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, get_aval
-from openjax._src.core.sharding_rules import replicated_rule
+from openjax._src.core.sharding_rules_ops import conv_rule
 from openjax._src.primitives.base.ad_util import Zero, is_undefined_primal
 from openjax._src.primitives.base.convert import _convert_element_type
 from openjax._src.primitives.base.structural import defjvp, reshape, transpose
@@ -475,7 +475,7 @@ def _conv_general_dilated_abstract_eval(lhs, rhs, *, window_strides, padding, lh
   return [ShapedArray(shape, dt, lhs.weak_type and rhs.weak_type)]
 
 
-conv_general_dilated_p.def_sharding_rule(replicated_rule)
+conv_general_dilated_p.def_sharding_rule(conv_rule)
 
 
 # JVP: bilinear, so each operand's tangent convolves with the other operand.

@@ -16,7 +16,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, get_aval
-from openjax._src.core.sharding_rules import replicated_rule
+from openjax._src.core.sharding_rules_ops import fft_rule
 from openjax._src.primitives.base.convert import _convert_element_type
 from openjax._src.primitives.base.structural import broadcast_in_dim, deflinear, moveaxis
 from openjax._src.primitives.elementwise.arithmetic import conj, div, mul
@@ -126,7 +126,7 @@ def _fft_abstract_eval(x, *, fft_type, fft_lengths):
   return [ShapedArray(x.shape, x.dtype)]
 
 
-fft_p.def_sharding_rule(replicated_rule)
+fft_p.def_sharding_rule(fft_rule)
 
 
 def _hermitian_mask(aval: ShapedArray, n: int):

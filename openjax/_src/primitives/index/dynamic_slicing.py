@@ -10,7 +10,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, Tracer, get_aval
-from openjax._src.core.sharding_rules import replicated_rule
+from openjax._src.core.sharding_rules_ops import dynamic_update_slice_rule, varying_shape_rule
 from openjax._src.primitives.base.ad_util import Zero, is_undefined_primal
 from openjax._src.primitives.base.batch_util import bdim_at_front
 from openjax._src.primitives.base.structural import (broadcast_in_dim, instantiate_zeros, moveaxis,
@@ -84,7 +84,7 @@ def _dynamic_slice_abstract_eval(operand, *start_indices, slice_sizes):
   return [ShapedArray(slice_sizes, operand.dtype, operand.weak_type)]
 
 
-dynamic_slice_p.def_sharding_rule(replicated_rule)
+dynamic_slice_p.def_sharding_rule(varying_shape_rule("dynamic_slice"))
 
 
 @dynamic_slice_p.def_jvp
@@ -234,7 +234,7 @@ def _dynamic_update_slice_abstract_eval(operand, update, *start_indices):
   return [ShapedArray(operand.shape, operand.dtype, weak)]
 
 
-dynamic_update_slice_p.def_sharding_rule(replicated_rule)
+dynamic_update_slice_p.def_sharding_rule(dynamic_update_slice_rule)
 
 
 @dynamic_update_slice_p.def_jvp

@@ -14,7 +14,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, get_aval
-from openjax._src.core.sharding_rules import replicated_rule
+from openjax._src.core.sharding_rules_ops import gather_rule, scatter_rule
 from openjax._src.primitives.base.ad_util import Zero, is_undefined_primal
 from openjax._src.primitives.base.batch_util import bdim_at_front
 from openjax._src.primitives.base.structural import (broadcast_in_dim, defjvp, instantiate_zeros,
@@ -217,7 +217,7 @@ def _gather_abstract_eval(operand, indices, *, dimension_numbers, slice_sizes,
   return [ShapedArray(shape, operand.dtype, operand.weak_type)]
 
 
-gather_p.def_sharding_rule(replicated_rule)
+gather_p.def_sharding_rule(gather_rule)
 
 
 def _gather_jvp_fn(g, operand, indices, *, dimension_numbers, slice_sizes, unique_indices,
@@ -421,7 +421,7 @@ def _scatter_primitive(name: str, combine, kind: str) -> Primitive:
   p = Primitive(name, kind=kind)
   p.def_impl(scatter_impl_with(combine))
   p.def_abstract_eval(_scatter_abstract_eval)
-  p.def_sharding_rule(replicated_rule)
+  p.def_sharding_rule(scatter_rule)
   p.def_batch(_scatter_batcher(p))
   return p
 

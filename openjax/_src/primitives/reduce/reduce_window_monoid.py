@@ -17,7 +17,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, get_aval
-from openjax._src.core.sharding_rules import replicated_rule
+from openjax._src.core.sharding_rules_ops import varying_shape_rule
 from openjax._src.primitives.base.convert import lower_convert
 from openjax._src.primitives.base.reduce_lowering import acc_dtype, binary, combiner, scalar_region
 from openjax._src.primitives.base.structural import defjvp, deflinear
@@ -134,7 +134,7 @@ def _monoid_primitive(name: str, monoid: str, identity, **kw) -> Primitive:
   p = Primitive(name, **kw)
   p.def_impl(_monoid_impl(monoid, identity))
   p.def_abstract_eval(_monoid_abstract_eval(name))
-  p.def_sharding_rule(replicated_rule)
+  p.def_sharding_rule(varying_shape_rule("reduce_window"))
   p.def_batch(_monoid_batch(p))
   p.def_lower(_monoid_lower(monoid, identity))
   p.def_cost(window_cost)

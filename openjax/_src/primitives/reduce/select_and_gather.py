@@ -14,7 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from openjax._src.core import Primitive, ShapedArray, get_aval
-from openjax._src.core.sharding_rules import replicated_rule
+from openjax._src.core.sharding_rules_ops import varying_shape_spec
+from openjax._src.errors import ShardingTypeError
 from openjax._src.primitives.base.ad_util import Zero, is_undefined_primal
 from openjax._src.primitives.base.batch_util import axis_size, bdim_at_front
 from openjax._src.primitives.base.convert import lower_convert
@@ -92,7 +93,13 @@ def _select_and_gather_add_abstract_eval(tangents, operand, *, select_prim, wind
   return [ShapedArray(shape, tangents.dtype, tangents.weak_type)]
 
 
-select_and_gather_add_p.def_sharding_rule(replicated_rule)
+@select_and_gather_add_p.def_sharding_rule
+def _select_and_gather_add_sharding_rule(specs, avals, out_avals, **params):
+  # Tangents built whole (instantiated zeros) take the operand's layout.
+  if specs[0] != specs[1] and not all(p is None for p in specs[0]):
+    raise ShardingTypeError("select_and_gather_add tangents and operand shardings must match, "
+                            f"got {specs[0]} and {specs[1]}.")
+  return [varying_shape_spec("reduce_window", specs[1], avals[1], out_avals[0].shape)]
 
 
 @select_and_gather_add_p.def_jvp
@@ -209,7 +216,9 @@ def _select_and_scatter_add_abstract_eval(source, operand, *, select_prim, windo
   return [ShapedArray(operand.shape, source.dtype, source.weak_type)]
 
 
-select_and_scatter_add_p.def_sharding_rule(replicated_rule)
+@select_and_scatter_add_p.def_sharding_rule
+def _select_and_scatter_add_sharding_rule(specs, avals, out_avals, **params):
+  return [tuple(specs[1])]   # the operand's (JAX's rule)
 
 
 @select_and_scatter_add_p.def_jvp

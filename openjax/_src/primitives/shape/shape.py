@@ -12,8 +12,8 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, get_aval
-from openjax._src.core.sharding_rules import (concatenate_rule, replicated_rule,
-                                              same_as_operand_rule, type_str)
+from openjax._src.core.sharding_rules import concatenate_rule, same_as_operand_rule, type_str
+from openjax._src.core.sharding_rules_ops import tile_rule, varying_shape_rule
 from openjax._src.errors import ShardingTypeError
 from openjax._src.primitives.base import ad_util
 from openjax._src.primitives.base.convert import _convert_element_type
@@ -157,7 +157,7 @@ def _pad_abstract_eval(x, padding_value, *, padding_config):
   return [ShapedArray(shape, x.dtype, x.weak_type and padding_value.weak_type)]
 
 
-pad_p.def_sharding_rule(replicated_rule)
+pad_p.def_sharding_rule(varying_shape_rule("padding"))
 
 
 def _pad_transpose(ct, x, padding_value, *, padding_config):
@@ -380,7 +380,7 @@ def _split_abstract_eval(x, *, sizes, axis):
   return outs
 
 
-split_p.def_sharding_rule(replicated_rule)
+split_p.def_sharding_rule(varying_shape_rule("split"))
 
 
 @split_p.def_jvp
@@ -444,7 +444,7 @@ def _tile_abstract_eval(x, *, reps):
   return [ShapedArray(tuple(d * r for d, r in zip(x.shape, reps)), x.dtype, x.weak_type)]
 
 
-tile_p.def_sharding_rule(replicated_rule)
+tile_p.def_sharding_rule(tile_rule)
 
 
 def _tile_transpose(ct, x, *, reps):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from openjax._src.core import Primitive, ShapedArray
-from openjax._src.core.sharding_rules import replicated_rule
+from openjax._src.core.sharding_rules_ops import stack_rule, unstack_rule
 from openjax._src.primitives.base.ad_util import Zero
 from openjax._src.primitives.base.batch_util import axis_size, bdim_at_front
 from openjax._src.primitives.base.structural import (
@@ -45,7 +45,7 @@ def _stack_abstract_eval(*avals, axis):
   return [ShapedArray(shape, first.dtype, all(a.weak_type for a in avals))]
 
 
-stack_p.def_sharding_rule(replicated_rule)   # results whole (conservative)
+stack_p.def_sharding_rule(stack_rule)
 
 
 def _stack_transpose(ct, *xs, axis):
@@ -95,7 +95,7 @@ def _unstack_abstract_eval(x, *, axis):
   return [ShapedArray(shape, x.dtype, x.weak_type) for _ in range(x.shape[axis])]
 
 
-unstack_p.def_sharding_rule(replicated_rule)
+unstack_p.def_sharding_rule(unstack_rule)
 
 
 def _unstack_transpose(cts, x, *, axis):

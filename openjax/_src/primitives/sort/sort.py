@@ -15,7 +15,8 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, get_aval
-from openjax._src.core.sharding_rules import replicated_rule, unsharded_axis_rule
+from openjax._src.core.sharding_rules import unsharded_axis_rule
+from openjax._src.core.sharding_rules_ops import top_k_rule
 from openjax._src.primitives.base import structural
 from openjax._src.primitives.base.ad_util import Zero
 from openjax._src.primitives.base.structural import (broadcast_in_dim, broadcasted_iota,
@@ -267,7 +268,7 @@ def _top_k_abstract_eval(x, *, k, axis):
           ShapedArray(shape, np.dtype(np.int32), x.weak_type)]
 
 
-top_k_p.def_sharding_rule(replicated_rule)
+top_k_p.def_sharding_rule(top_k_rule)
 
 
 @top_k_p.def_jvp
