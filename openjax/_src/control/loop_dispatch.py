@@ -11,8 +11,9 @@ one FMA a step, ~4 us in all).
 
 Inside a dispatch every loop-carried tensor must be updated in its own
 buffer (IREE's bufferization rejects a loop that yields a new buffer), so
-each new carry is copied into the old one at the end of the body
-(``linalg.copy``; for scalars LLVM keeps the carry in a register).
+each new carry is written into the old one at the end of the body
+(``bufferization.materialize_in_destination``; for scalars LLVM keeps the
+carry in a register).
 
 Only primitives whose lowering is plain tensor code that IREE's CPU and GPU
 code generators handle inside a loop qualify; loops with host calls,
@@ -23,88 +24,103 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from openjax._src.core import ClosedJaxpr, Jaxpr, ShapedArray, eqn_effects, jaxpr_effects
+from openjax._src.core import ClosedJaxpr, ShapedArray, jaxpr_effects
 from openjax._src.lowering import Value
 
-#: Primitives that lower to tensor code IREE compiles inside a dispatch loop
-#: (probed one by one, see tests/test_loop_dispatch.py).
-DISPATCH_SAFE = frozenset({
-    # elementwise arithmetic, comparisons, bit operations
+#: Elementwise primitives: IREE compiles them inside a dispatch loop at any
+#: shape (probed; see tests/test_loop_dispatch.py).
+ELEMENTWISE = frozenset({
+    # arithmetic, comparisons, bit operations
     "abs", "add", "add_any", "and", "ceil", "clamp", "clz", "div", "eq", "floor", "ge", "gt",
     "integer_pow", "is_finite", "le", "lt", "max", "min", "mul", "ne", "neg", "nextafter",
     "not", "or", "population_count", "pow", "rem", "round", "select_n", "shift_left",
     "shift_right_arithmetic", "shift_right_logical", "sign", "square", "sub", "xor",
-    "convert_element_type", "bitcast_convert_type", "stop_gradient", "copy",
+    "convert_element_type", "bitcast_convert_type", "stop_gradient", "copy", "iota",
     # transcendental functions
     "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "cbrt", "cos", "cosh", "erf",
     "erfc", "erf_inv", "exp", "exp2", "expm1", "log", "log1p", "logistic", "rsqrt", "sin",
     "sinh", "sqrt", "tan", "tanh",
-    # structure
-    "broadcast_in_dim", "iota", "reshape", "squeeze", "transpose", "concatenate", "pad", "rev",
-    "slice", "dynamic_slice", "dynamic_update_slice",
-    # reductions and small products
-    "reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and", "reduce_or",
-    "argmax", "argmin", "dot_general",
 })
-
-#: The largest value (elements) a one-dispatch loop may hold: it runs on one
-#: worker, so it pays only while a trip's work stays below IREE's per-trip
-#: host cost.
+#: Primitives that move or combine elements. Inside a dispatch loop IREE
+#: (3.13) compiles them only while every value fits one vector register and
+#: has at most one axis: past that its tiling breaks bufferization ("cannot
+#: avoid RaW conflict", "operand does not dominate this use"). ``pad`` and
+#: ``rev`` fail even then ("op was not bufferized").
+VECTOR_ONLY = frozenset({
+    "broadcast_in_dim", "reshape", "squeeze", "transpose", "concatenate", "slice",
+    "dynamic_slice", "dynamic_update_slice", "reduce_sum", "reduce_max", "reduce_min",
+    "reduce_prod", "reduce_and", "reduce_or", "argmax", "argmin", "dot_general",
+})
+#: One vector register (bytes): the size up to which VECTOR_ONLY ops qualify.
+VECTOR_BYTES = 64
+#: The largest value (elements) a one-dispatch loop may hold: the loop runs
+#: on one worker, so it pays only while a trip's work stays small against
+#: IREE's host cost per trip (~3 us).
 MAX_ELEMENTS = 4096
-#: The most multiply-adds one matrix product in the loop may do per trip.
-MAX_DOT_FLOPS = 1 << 16
 
 
-def _avals_small(avals) -> bool:
-  return all(isinstance(a, ShapedArray) and a.size <= MAX_ELEMENTS for a in avals)
+def _is_vector(aval) -> bool:
+  return aval.ndim <= 1 and aval.size * aval.dtype.itemsize <= VECTOR_BYTES
 
 
-def _dot_small(eqn) -> bool:
-  lhs, rhs = (v.aval for v in eqn.invars)
-  out, = (v.aval for v in eqn.outvars)
-  (contract, _), _ = eqn.params["dimension_numbers"]
-  k = 1
-  for d in contract:
-    k *= lhs.shape[d]
-  return out.size * k <= MAX_DOT_FLOPS
+def _loop_values(jaxprs, avals):
+  yield from avals
+  for j in jaxprs:
+    yield from (v.aval for v in (*j.constvars, *j.invars))
+    for eqn in j.eqns:
+      yield from (v.aval for v in (*eqn.invars, *eqn.outvars))
 
 
-def _jaxpr_fits(jaxpr: Jaxpr) -> bool:
-  if not _avals_small(v.aval for v in (*jaxpr.constvars, *jaxpr.invars)):
-    return False
-  for eqn in jaxpr.eqns:
-    if eqn.primitive.name not in DISPATCH_SAFE:
-      return False
-    if eqn_effects(eqn) or not _avals_small(v.aval for v in (*eqn.invars, *eqn.outvars)):
-      return False
-    if any(v.aval.dtype.kind == "c" for v in eqn.outvars):
-      return False   # complex values lower through stablehlo.complex pairs
-    if eqn.primitive.name == "dot_general" and not _dot_small(eqn):
-      return False
-  return True
+def _allowed(eqn, vector: bool) -> bool:
+  name = eqn.primitive.name
+  if name in ELEMENTWISE:
+    return True
+  if name == "broadcast_in_dim" and eqn.invars[0].aval.ndim == 0:
+    return True   # a scalar filled out: elementwise too
+  return vector and name in VECTOR_ONLY
 
 
-def fits_one_dispatch(jaxprs: Sequence[ClosedJaxpr], avals: Sequence[ShapedArray]) -> bool:
+def fits_one_dispatch(jaxprs: Sequence[ClosedJaxpr], avals: Sequence[ShapedArray], *,
+                      reduces_lanes: bool = False) -> bool:
   """Whether a loop over ``jaxprs`` (cond and body, or a scan's body) whose
-  operands and results are ``avals`` should run as one dispatch."""
-  if not _avals_small(avals):
+  operands and results are ``avals`` should run as one dispatch;
+  ``reduces_lanes``: the lowering reduces a batched predicate."""
+  if any(jaxpr_effects(j) for j in jaxprs):
     return False
-  return all(not jaxpr_effects(j) and _jaxpr_fits(j.jaxpr) for j in jaxprs)
+  inner = [j.jaxpr for j in jaxprs]
+  values = list(_loop_values(inner, avals))
+  if not all(isinstance(a, ShapedArray) and a.size <= MAX_ELEMENTS and a.dtype.kind != "c"
+             for a in values):
+    return False   # complex values lower through stablehlo.complex pairs
+  vector = all(_is_vector(a) for a in values)
+  if reduces_lanes and not vector:
+    return False
+  return all(_allowed(e, vector) for j in inner for e in j.eqns)
+
+
+def _signless(ty: str) -> str:
+  return ty.replace("xui", "xi").replace("<ui", "<i")
 
 
 def carry_in_place(ctx, new: Sequence[Value], old: Sequence[Value]) -> list[Value]:
-  """Each new carry copied into its old one's buffer (``linalg.copy``), so
-  the loop yields the buffers it was given; a carry the body returns
-  unchanged stays as it is."""
+  """Each new carry written into its old one's buffer, so the loop yields
+  the buffers it was given; a carry the body returns unchanged stays as it
+  is. (``linalg.copy`` does not do: IREE fuses it into its producer, which
+  then writes a fresh buffer again.)"""
   out = []
   for n, o in zip(new, old):
-    if n is o or n.name == o.name:
+    if n.name == o.name:
       out.append(n)
       continue
-    r = ctx.fresh_value(o.type)
-    ctx.emit(f"{r.name} = linalg.copy ins({n.name} : {n.type}) outs({o.name} : {o.type}) "
-             f"-> {o.type}")
-    out.append(r)
+    # Unsigned tensors pass as signless ones (see in_one_dispatch).
+    o_type = o.type
+    ty = _signless(o_type)
+    if ty != o_type:
+      n, o = (ctx.op("stablehlo.bitcast_convert", [v], ty) for v in (n, o))
+    r = ctx.fresh_value(ty)
+    ctx.emit(f"{r.name} = bufferization.materialize_in_destination {n.name} in {o.name} : "
+             f"({ty}, {ty}) -> {ty}")
+    out.append(r if ty == o_type else ctx.op("stablehlo.bitcast_convert", [r], o_type))
   return out
 
 
@@ -112,12 +128,19 @@ def in_one_dispatch(ctx, result_types: Sequence[str], build: Callable[[], list[V
                     ) -> list[Value]:
   """Emit ``build()`` (a loop; returns its results) inside a
   ``flow.dispatch.region``, which IREE compiles as one dispatch."""
+  # IREE converts unsigned tensors to signless ones inside StableHLO ops but
+  # not in a dispatch region's result types ("failed to legalize operation
+  # 'flow.dispatch.region'"): unsigned results leave it bitcast.
+  inner_types = [_signless(t) for t in result_types]
   with ctx.region([]) as region:
-    outs = build()
-    ctx.op("flow.return", list(outs), [])
+    outs = [o if o.type == t else ctx.op("stablehlo.bitcast_convert", [o], t)
+            for o, t in zip(build(), inner_types)]
+    ctx.op("flow.return", outs, [])
   # The second region (the workgroup count) stays empty: IREE computes it.
-  return ctx.op("flow.dispatch.region", [], list(result_types), regions=[region, ctx.region([])],
+  outs = ctx.op("flow.dispatch.region", [], inner_types, regions=[region, ctx.region([])],
                 attrs={"operandSegmentSizes": "array<i32: 0, 0>"})
+  return [o if o.type == t else ctx.op("stablehlo.bitcast_convert", [o], t)
+          for o, t in zip(outs, result_types)]
 
 
-__all__ = ["fits_one_dispatch", "carry_in_place", "in_one_dispatch", "DISPATCH_SAFE"]
+__all__ = ["fits_one_dispatch", "carry_in_place", "in_one_dispatch"]

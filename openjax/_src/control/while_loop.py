@@ -539,7 +539,8 @@ def _while_lower(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts)
   pred_aval = cond_jaxpr.out_avals[0]
   batched = pred_aval.ndim > 0
   carry_avals = body_jaxpr.out_avals
-  one_dispatch = fits_one_dispatch([cond_jaxpr, body_jaxpr], ctx.avals_in)
+  one_dispatch = fits_one_dispatch([cond_jaxpr, body_jaxpr], ctx.avals_in,
+                                   reduces_lanes=batched)
   # In one dispatch a trip costs no host work: no guarded steps needed.
   steps = 1 if one_dispatch else _guarded_steps(cond_jaxpr, body_jaxpr, carry_avals,
                                                 body_nconsts)
