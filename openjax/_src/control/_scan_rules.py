@@ -335,7 +335,7 @@ def _scan_lower(ctx, *args, reverse, length, jaxpr, num_consts, num_carry, unrol
     state = [ctx.constant(np.zeros((), idx_dtype)), *consts, *carry, *xs, *ys]
     types = [v.type for v in state]
 
-    def loop():
+    def loop(state):
       with ctx.region(types) as cond:
         pred = ctx.op("stablehlo.compare",
                       [cond.args[0], ctx.constant(np.asarray(trips, idx_dtype))], "tensor<i1>",
@@ -359,7 +359,7 @@ def _scan_lower(ctx, *args, reverse, length, jaxpr, num_consts, num_carry, unrol
         ctx.ret(new)
       return ctx.op("stablehlo.while", state, types, regions=[cond, body_region])
 
-    outs = in_one_dispatch(ctx, types, loop) if one_dispatch else loop()
+    outs = in_one_dispatch(ctx, state, types, loop) if one_dispatch else loop(state)
     _, _, carry, _, ys = split_list(outs, [1, len(consts), num_carry, len(xs)])
   for s in range(trips * max(unroll, 1), length):
     carry, ys = step(ctx.constant(np.asarray(s, idx_dtype)), consts, carry, xs, ys)

@@ -124,17 +124,22 @@ def carry_in_place(ctx, new: Sequence[Value], old: Sequence[Value]) -> list[Valu
   return out
 
 
-def in_one_dispatch(ctx, result_types: Sequence[str], build: Callable[[], list[Value]]
-                    ) -> list[Value]:
-  """Emit ``build()`` (a loop; returns its results) inside a
-  ``flow.dispatch.region``, which IREE compiles as one dispatch."""
+def in_one_dispatch(ctx, operands: Sequence[Value], result_types: Sequence[str],
+                    build: Callable[[list[Value]], list[Value]]) -> list[Value]:
+  """Emit ``build(operands)`` (a loop over ``operands``; returns its results)
+  inside a ``flow.dispatch.region``, which IREE compiles as one dispatch."""
+  # A loop over constants alone would be hoisted into a module initializer,
+  # where IREE (3.13) gets the sizes of a multi-result dispatch wrong
+  # (OUT_OF_RANGE at the first call): the barrier keeps it in the program.
+  operands = ctx.op("stablehlo.optimization_barrier", list(operands),
+                    [o.type for o in operands])
   # IREE converts unsigned tensors to signless ones inside StableHLO ops but
   # not in a dispatch region's result types ("failed to legalize operation
   # 'flow.dispatch.region'"): unsigned results leave it bitcast.
   inner_types = [_signless(t) for t in result_types]
   with ctx.region([]) as region:
     outs = [o if o.type == t else ctx.op("stablehlo.bitcast_convert", [o], t)
-            for o, t in zip(build(), inner_types)]
+            for o, t in zip(build(operands), inner_types)]
     ctx.op("flow.return", outs, [])
   # The second region (the workgroup count) stays empty: IREE computes it.
   outs = ctx.op("flow.dispatch.region", [], inner_types, regions=[region, ctx.region([])],

@@ -553,7 +553,7 @@ def _while_lower(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts)
       active = [active] * len(carry)
     return [select(ctx, p, n, c) for p, n, c in zip(active, new, carry)]
 
-  def loop():
+  def loop(operands):
     # Constants ride along as loop-carried values the body returns unchanged.
     with ctx.region(types) as cond_region:
       cconst, _, carry = _split3(cond_region.args, cond_nconsts, body_nconsts)
@@ -574,9 +574,10 @@ def _while_lower(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts)
       if one_dispatch:
         new = carry_in_place(ctx, new, carry)
       ctx.ret(cconst + bconst + new)
-    return ctx.op("stablehlo.while", list(args), types, regions=[cond_region, body_region])
+    return ctx.op("stablehlo.while", list(operands), types,
+                  regions=[cond_region, body_region])
 
-  outs = in_one_dispatch(ctx, types, loop) if one_dispatch else loop()
+  outs = in_one_dispatch(ctx, args, types, loop) if one_dispatch else loop(args)
   return outs[cond_nconsts + body_nconsts:]
 
 
