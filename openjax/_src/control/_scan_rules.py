@@ -28,6 +28,7 @@ from openjax._src.core.sharding_rules import TYPED_BY_SUB_JAXPR
 from openjax._src.interpreters.batching import batch_jaxpr
 from openjax._src.interpreters.partial_eval import partial_eval_jaxpr
 from openjax._src.interpreters.staging import trace_to_jaxpr
+from openjax._src.control.loop_dispatch import carry_in_place, fits_one_dispatch, in_one_dispatch
 from openjax._src.primitives.base.structural import broadcast_in_dim, moveaxis
 
 scan_p = Primitive("scan", multiple_results=True)
@@ -321,7 +322,8 @@ def _scan_lower(ctx, *args, reverse, length, jaxpr, num_consts, num_carry, unrol
           for buf, a, y in zip(ys, y_avals, outs[num_carry:])]
     return outs[:num_carry], ys
 
-  if unroll == 1:
+  one_dispatch = fits_one_dispatch([jaxpr], [*ctx.avals_in, *ctx.avals_out])
+  if unroll == 1 and not one_dispatch:
     unroll = _auto_unroll(body, length)
   if unroll == 0:
     trips, rest = 0, length
@@ -332,25 +334,32 @@ def _scan_lower(ctx, *args, reverse, length, jaxpr, num_consts, num_carry, unrol
   if trips:
     state = [ctx.constant(np.zeros((), idx_dtype)), *consts, *carry, *xs, *ys]
     types = [v.type for v in state]
-    with ctx.region(types) as cond:
-      pred = ctx.op("stablehlo.compare",
-                    [cond.args[0], ctx.constant(np.asarray(trips, idx_dtype))], "tensor<i1>",
-                    attrs={"comparison_direction": "#stablehlo<comparison_direction LT>"})
-      ctx.ret([pred])
-    with ctx.region(types) as loop:
-      i, c, car, x, y = split_list(loop.args, [1, len(consts), num_carry, len(xs)])
-      i = i[0]
-      base = i
-      if unroll != 1:
-        base = ctx.op("stablehlo.multiply", [i, ctx.constant(np.asarray(unroll, idx_dtype))],
-                      i.type)
-      for k in range(unroll):
-        s = base if k == 0 else ctx.op(
-            "stablehlo.add", [base, ctx.constant(np.asarray(k, idx_dtype))], i.type)
-        car, y = step(s, c, car, x, y)
-      nxt = ctx.op("stablehlo.add", [i, ctx.constant(np.ones((), idx_dtype))], i.type)
-      ctx.ret([nxt, *c, *car, *x, *y])
-    outs = ctx.op("stablehlo.while", state, types, regions=[cond, loop])
+
+    def loop(state):
+      with ctx.region(types) as cond:
+        pred = ctx.op("stablehlo.compare",
+                      [cond.args[0], ctx.constant(np.asarray(trips, idx_dtype))], "tensor<i1>",
+                      attrs={"comparison_direction": "#stablehlo<comparison_direction LT>"})
+        ctx.ret([pred])
+      with ctx.region(types) as body_region:
+        i, c, car, x, y = split_list(body_region.args, [1, len(consts), num_carry, len(xs)])
+        i = i[0]
+        base = i
+        if unroll != 1:
+          base = ctx.op("stablehlo.multiply", [i, ctx.constant(np.asarray(unroll, idx_dtype))],
+                        i.type)
+        for k in range(unroll):
+          s = base if k == 0 else ctx.op(
+              "stablehlo.add", [base, ctx.constant(np.asarray(k, idx_dtype))], i.type)
+          car, y = step(s, c, car, x, y)
+        nxt = ctx.op("stablehlo.add", [i, ctx.constant(np.ones((), idx_dtype))], i.type)
+        new = [nxt, *c, *car, *x, *y]
+        if one_dispatch:
+          new = carry_in_place(ctx, new, body_region.args)
+        ctx.ret(new)
+      return ctx.op("stablehlo.while", state, types, regions=[cond, body_region])
+
+    outs = in_one_dispatch(ctx, state, types, loop) if one_dispatch else loop(state)
     _, _, carry, _, ys = split_list(outs, [1, len(consts), num_carry, len(xs)])
   for s in range(trips * max(unroll, 1), length):
     carry, ys = step(ctx.constant(np.asarray(s, idx_dtype)), consts, carry, xs, ys)

@@ -30,6 +30,7 @@ from openjax._src.interpreters.batching import batch_jaxpr
 from openjax._src.interpreters.jvp import jvp_jaxpr
 from openjax._src.interpreters.partial_eval import partial_eval_jaxpr
 from openjax._src.interpreters.staging import trace_to_jaxpr
+from openjax._src.control.loop_dispatch import carry_in_place, fits_one_dispatch, in_one_dispatch
 from openjax._src.primitives.base.reduce_lowering import reduce, select
 from openjax._src.primitives.base.ad_util import Zero, tangent_aval
 from openjax._src.primitives.base.structural import broadcast_in_dim, instantiate_zeros, moveaxis
@@ -566,7 +567,11 @@ def _while_lower(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts)
   pred_aval = cond_jaxpr.out_avals[0]
   batched = pred_aval.ndim > 0
   carry_avals = body_jaxpr.out_avals
-  steps = _guarded_steps(cond_jaxpr, body_jaxpr, carry_avals, body_nconsts)
+  one_dispatch = fits_one_dispatch([cond_jaxpr, body_jaxpr], ctx.avals_in,
+                                   reduces_lanes=batched)
+  # In one dispatch a trip costs no host work: no guarded steps needed.
+  steps = 1 if one_dispatch else _guarded_steps(cond_jaxpr, body_jaxpr, carry_avals,
+                                                body_nconsts)
 
   def guarded(active, new, carry):
     if batched:
@@ -576,28 +581,36 @@ def _while_lower(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts)
       active = [active] * len(carry)
     return [select(ctx, p, n, c) for p, n, c in zip(active, new, carry)]
 
-  # Constants ride along as loop-carried values the body returns unchanged.
-  with ctx.region(types) as cond_region:
-    cconst, _, carry = _split3(cond_region.args, cond_nconsts, body_nconsts)
-    pred, = ctx.lower_jaxpr_inline(cond_jaxpr, cconst + carry)
-    if batched:   # run while any lane is active
-      pred = reduce(ctx, pred, tuple(range(pred_aval.ndim)), "or", False, np.bool_,
-                    ShapedArray((), np.dtype(np.bool_)))
-    ctx.ret([pred])
-  with ctx.region(types) as body_region:
-    region_args = _read_dead_carries(ctx, list(body_region.args),
-                                     _dead_carries(body_jaxpr.jaxpr, body_nconsts),
-                                     cond_nconsts + body_nconsts)
-    cconst, bconst, carry = _split3(region_args, cond_nconsts, body_nconsts)
-    new = ctx.lower_jaxpr_inline(body_jaxpr, bconst + carry)
-    if batched:   # lanes that are done keep their carry
-      active, = ctx.lower_jaxpr_inline(cond_jaxpr, cconst + carry)
-      new = guarded(active, new, carry)
-    for _ in range(steps - 1):
-      active, = ctx.lower_jaxpr_inline(cond_jaxpr, cconst + new)
-      new = guarded(active, ctx.lower_jaxpr_inline(body_jaxpr, bconst + new), new)
-    ctx.ret(cconst + bconst + new)
-  outs = ctx.op("stablehlo.while", list(args), types, regions=[cond_region, body_region])
+  def loop(operands):
+    # Constants ride along as loop-carried values the body returns unchanged.
+    with ctx.region(types) as cond_region:
+      cconst, _, carry = _split3(cond_region.args, cond_nconsts, body_nconsts)
+      pred, = ctx.lower_jaxpr_inline(cond_jaxpr, cconst + carry)
+      if batched:   # run while any lane is active
+        pred = reduce(ctx, pred, tuple(range(pred_aval.ndim)), "or", False, np.bool_,
+                      ShapedArray((), np.dtype(np.bool_)))
+      ctx.ret([pred])
+    with ctx.region(types) as body_region:
+      region_args = _read_dead_carries(ctx, list(body_region.args),
+                                       _dead_carries(body_jaxpr.jaxpr, body_nconsts),
+                                       cond_nconsts + body_nconsts)
+      cconst, bconst, carry = _split3(region_args, cond_nconsts, body_nconsts)
+      new = ctx.lower_jaxpr_inline(body_jaxpr, bconst + carry)
+      if batched:   # lanes that are done keep their carry
+        active, = ctx.lower_jaxpr_inline(cond_jaxpr, cconst + carry)
+        new = guarded(active, new, carry)
+      for _ in range(steps - 1):
+        active, = ctx.lower_jaxpr_inline(cond_jaxpr, cconst + new)
+        new = guarded(active, ctx.lower_jaxpr_inline(body_jaxpr, bconst + new), new)
+      if one_dispatch:
+        # In place of the region's own arguments (not the barrier's results).
+        new = carry_in_place(ctx, new, _split3(body_region.args, cond_nconsts,
+                                               body_nconsts)[2])
+      ctx.ret(cconst + bconst + new)
+    return ctx.op("stablehlo.while", list(operands), types,
+                  regions=[cond_region, body_region])
+
+  outs = in_one_dispatch(ctx, args, types, loop) if one_dispatch else loop(args)
   return outs[cond_nconsts + body_nconsts:]
 
 

@@ -463,54 +463,62 @@ _SIN_TAYLOR = tuple((-1) ** i / math.factorial(2 * i + 1) for i in range(9))
 _COS_TAYLOR = tuple((-1) ** i / math.factorial(2 * i) for i in range(10))
 
 
-def _two_pi_remainders() -> np.ndarray:
-  """``2**e mod 2 pi`` for e = 0 .. 104, each rounded once to float64 (pi to
-  75 digits by Machin's formula in decimal arithmetic, in a local context:
-  the caller's decimal settings are untouched)."""
+def _inv_two_pi_pieces() -> tuple[float, ...]:
+  """``1 / (2 pi)`` in 29-bit pieces: piece k holds its bits of weight
+  2**-(29k+1) .. 2**-(29k+29). 174 bits in all: the bits past them, times
+  |x| < 2**128, add less than 2**-46 turns (pi to 90 digits by Machin's
+  formula in decimal arithmetic, in a local context: the caller's decimal
+  settings are untouched)."""
   one = decimal.Decimal(1)
 
   def atan_inv(n: int) -> decimal.Decimal:
     total, term, k, sign = 0 * one, one / n, 1, 1
-    while term > one.scaleb(-75):
+    while term > one.scaleb(-90):
       total += sign * term / k
       term /= n * n
       k, sign = k + 2, -sign
     return total
   with decimal.localcontext() as context:
-    context.prec = 80
-    two_pi = 2 * (16 * atan_inv(5) - 4 * atan_inv(239))
-    return np.array([float((2 * one) ** e % two_pi) for e in range(105)], np.float64)
+    context.prec = 95
+    rest = one / (2 * (16 * atan_inv(5) - 4 * atan_inv(239)))
+    pieces = []
+    for k in range(6):
+      scale = 2 ** (29 * (k + 1))
+      bits = int(rest * scale)          # < 2**29: the piece is exact in float64
+      pieces.append(bits / scale)
+      rest -= decimal.Decimal(bits) / scale
+    return tuple(pieces)
 
 
-_TWO_PI_REMAINDERS = _two_pi_remainders()
+_INV_TWO_PI_PIECES = _inv_two_pi_pieces()
 
 
 def _reduce_huge(ctx, x, xd):
-  """``xd`` (float32 ``x`` in float64), with each |x| >= 2**23 replaced by a
-  value congruent to it modulo 2 pi below 1.1e8: x = m 2**e exactly (m the
-  24-bit significand), so x = m (2**e mod 2 pi) modulo 2 pi, from a table.
-  The reduction after it then stays accurate (it was lost past ~1e18:
-  compiled sin(3e38) gave -1 for 0.8749)."""
-  i32, f64 = np.dtype(np.int32), np.dtype(np.float64)
+  """``xd`` (float32 ``x`` in float64), with each finite |x| >= 2**23
+  replaced by a value congruent to it modulo 2 pi in (-2 pi, 2 pi). The
+  turns |x| / (2 pi) modulo 1 are the sum of frac(|x| p_k) over the 29-bit
+  pieces p_k of 1 / (2 pi) (Payne-Hanek): |x| has a 24-bit significand, so
+  each product (53 bits) and its fraction are exact in float64; the pieces whose
+  product is an integer add nothing. The reduction after it then stays
+  accurate (it was lost past ~1e18: compiled sin(3e38) gave -1 for 0.8749).
+  Elementwise arithmetic only: a table lookup (a gather) here doubled the
+  compile time of modules with a few sines."""
+  f64 = np.dtype(np.float64)
   f = lambda nm, *xs: op(ctx, f"stablehlo.{nm}", list(xs))  # noqa: E731
-  c32 = lambda v: const_like(ctx, x, v, i32)  # noqa: E731
-  bits = op(ctx, "stablehlo.bitcast_convert", [x], i32)
-  e = f("subtract", f("and", f("shift_right_logical", bits, c32(23)), c32(0xFF)), c32(150))
-  m = op(ctx, "stablehlo.convert", [f("or", f("and", bits, c32(0x7FFFFF)), c32(0x800000))], f64)
-  shape = tuple(ctx.avals_in[0].shape)
-  n = math.prod(shape)
-  idx = ctx.op("stablehlo.reshape", [ctx.op("stablehlo.clamp", [c32(0), e, c32(104)], e.type)],
-               ctx.tensor_type((n, 1), i32))
-  table = ctx.constant(_TWO_PI_REMAINDERS, f64)
-  rem = ctx.op("stablehlo.gather", [table, idx], ctx.tensor_type((n,), f64),
-               attrs={"dimension_numbers": "#stablehlo.gather<collapsed_slice_dims = [0], "
-                                           "start_index_map = [0], index_vector_dim = 1>",
-                      "indices_are_sorted": False, "slice_sizes": (1,)})
-  rem = ctx.op("stablehlo.reshape", [rem], ctx.tensor_type(shape, f64))
-  t = f("multiply", m, rem)
-  t = select(ctx, compare(ctx, xd, const_like(ctx, xd, 0, f64), "LT", f64), f("negate", t), t)
-  # e = 105: inf and NaN, which keep their value (and give NaN below).
-  huge = f("and", compare(ctx, e, c32(0), "GE", i32), compare(ctx, e, c32(104), "LE", i32))
+  c64 = lambda v: const_like(ctx, xd, v, f64)  # noqa: E731
+  frac = lambda v: f("subtract", v, f("floor", v))  # noqa: E731
+  a = f("abs", xd)
+  turns = None
+  for k, piece in enumerate(_INV_TWO_PI_PIECES):
+    part = f("multiply", a, c64(piece))
+    if 29 * k < 128:   # past that, |x| p_k < 1 already
+      part = frac(part)
+    turns = part if turns is None else f("add", turns, part)
+  t = f("multiply", frac(turns), c64(2 * np.pi))
+  t = select(ctx, compare(ctx, xd, c64(0), "LT", f64), f("negate", t), t)
+  # Infinities and NaN keep their value (and give NaN below).
+  huge = f("and", compare(ctx, a, c64(2.0 ** 23), "GE", f64),
+           compare(ctx, a, c64(np.inf), "LT", f64))
   return select(ctx, huge, t, xd)
 
 

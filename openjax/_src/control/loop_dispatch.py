@@ -1,0 +1,151 @@
+"""Loops over small values compiled as one IREE dispatch.
+
+IREE runs a ``stablehlo.while`` in its VM on the host: every trip allocates
+its results, records a command buffer with one dispatch per fused group of
+body ops and waits for the predicate (~3 us a trip here, against ~5 ns for
+XLA's compiled loop). When every value the loop touches is small, a
+dispatch per op buys no parallelism, so the lowering wraps the whole loop in
+one ``flow.dispatch.region``: IREE outlines it into one executable and the
+loop runs as machine code on one worker (10k steps of ``x * 0.999 + 0.5``:
+one FMA a step, ~4 us in all).
+
+Inside a dispatch every loop-carried tensor must be updated in its own
+buffer (IREE's bufferization rejects a loop that yields a new buffer), so
+each new carry is written into the old one at the end of the body
+(``bufferization.materialize_in_destination``; for scalars LLVM keeps the
+carry in a register).
+
+Only primitives whose lowering is plain tensor code that IREE's CPU and GPU
+code generators handle inside a loop qualify; loops with host calls,
+collectives, effects, large values or large matrix products keep the
+per-trip lowering.
+"""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from openjax._src.core import ClosedJaxpr, ShapedArray, jaxpr_effects
+from openjax._src.lowering import Value
+
+#: Elementwise primitives: IREE compiles them inside a dispatch loop at any
+#: shape (probed; see tests/test_loop_dispatch.py).
+ELEMENTWISE = frozenset({
+    # arithmetic, comparisons, bit operations
+    "abs", "add", "add_any", "and", "ceil", "clamp", "clz", "div", "eq", "floor", "ge", "gt",
+    "integer_pow", "is_finite", "le", "lt", "max", "min", "mul", "ne", "neg", "nextafter",
+    "not", "or", "population_count", "pow", "rem", "round", "select_n", "shift_left",
+    "shift_right_arithmetic", "shift_right_logical", "sign", "square", "sub", "xor",
+    "convert_element_type", "bitcast_convert_type", "stop_gradient", "copy", "iota",
+    # transcendental functions
+    "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "cbrt", "cos", "cosh", "erf",
+    "erfc", "erf_inv", "exp", "exp2", "expm1", "log", "log1p", "logistic", "rsqrt", "sin",
+    "sinh", "sqrt", "tan", "tanh",
+})
+#: Primitives that move or combine elements. Inside a dispatch loop IREE
+#: (3.13) compiles them only while every value fits one vector register and
+#: has at most one axis: past that its tiling breaks bufferization ("cannot
+#: avoid RaW conflict", "operand does not dominate this use"). ``pad`` and
+#: ``rev`` fail even then ("op was not bufferized").
+VECTOR_ONLY = frozenset({
+    "broadcast_in_dim", "reshape", "squeeze", "transpose", "concatenate", "slice",
+    "dynamic_slice", "dynamic_update_slice", "reduce_sum", "reduce_max", "reduce_min",
+    "reduce_prod", "reduce_and", "reduce_or", "argmax", "argmin", "dot_general",
+})
+#: One vector register (bytes): the size up to which VECTOR_ONLY ops qualify.
+VECTOR_BYTES = 64
+#: The largest value (elements) a one-dispatch loop may hold: the loop runs
+#: on one worker, so it pays only while a trip's work stays small against
+#: IREE's host cost per trip (~3 us).
+MAX_ELEMENTS = 4096
+
+
+def _is_vector(aval) -> bool:
+  return aval.ndim <= 1 and aval.size * aval.dtype.itemsize <= VECTOR_BYTES
+
+
+def _loop_values(jaxprs, avals):
+  yield from avals
+  for j in jaxprs:
+    yield from (v.aval for v in (*j.constvars, *j.invars))
+    for eqn in j.eqns:
+      yield from (v.aval for v in (*eqn.invars, *eqn.outvars))
+
+
+def _allowed(eqn, vector: bool) -> bool:
+  name = eqn.primitive.name
+  if name in ELEMENTWISE:
+    return True
+  if name == "broadcast_in_dim" and eqn.invars[0].aval.ndim == 0:
+    return True   # a scalar filled out: elementwise too
+  return vector and name in VECTOR_ONLY
+
+
+def fits_one_dispatch(jaxprs: Sequence[ClosedJaxpr], avals: Sequence[ShapedArray], *,
+                      reduces_lanes: bool = False) -> bool:
+  """Whether a loop over ``jaxprs`` (cond and body, or a scan's body) whose
+  operands and results are ``avals`` should run as one dispatch;
+  ``reduces_lanes``: the lowering reduces a batched predicate."""
+  if any(jaxpr_effects(j) for j in jaxprs):
+    return False
+  inner = [j.jaxpr for j in jaxprs]
+  values = list(_loop_values(inner, avals))
+  if not all(isinstance(a, ShapedArray) and a.size <= MAX_ELEMENTS and a.dtype.kind != "c"
+             for a in values):
+    return False   # complex values lower through stablehlo.complex pairs
+  vector = all(_is_vector(a) for a in values)
+  if reduces_lanes and not vector:
+    return False
+  return all(_allowed(e, vector) for j in inner for e in j.eqns)
+
+
+def _signless(ty: str) -> str:
+  return ty.replace("xui", "xi").replace("<ui", "<i")
+
+
+def carry_in_place(ctx, new: Sequence[Value], old: Sequence[Value]) -> list[Value]:
+  """Each new carry written into its old one's buffer, so the loop yields
+  the buffers it was given; a carry the body returns unchanged stays as it
+  is. (``linalg.copy`` does not do: IREE fuses it into its producer, which
+  then writes a fresh buffer again.)"""
+  out = []
+  for n, o in zip(new, old):
+    if n.name == o.name:
+      out.append(n)
+      continue
+    # Unsigned tensors pass as signless ones (see in_one_dispatch).
+    o_type = o.type
+    ty = _signless(o_type)
+    if ty != o_type:
+      n, o = (ctx.op("stablehlo.bitcast_convert", [v], ty) for v in (n, o))
+    r = ctx.fresh_value(ty)
+    ctx.emit(f"{r.name} = bufferization.materialize_in_destination {n.name} in {o.name} : "
+             f"({ty}, {ty}) -> {ty}")
+    out.append(r if ty == o_type else ctx.op("stablehlo.bitcast_convert", [r], o_type))
+  return out
+
+
+def in_one_dispatch(ctx, operands: Sequence[Value], result_types: Sequence[str],
+                    build: Callable[[list[Value]], list[Value]]) -> list[Value]:
+  """Emit ``build(operands)`` (a loop over ``operands``; returns its results)
+  inside a ``flow.dispatch.region``, which IREE compiles as one dispatch."""
+  # A loop over constants alone would be hoisted into a module initializer,
+  # where IREE (3.13) gets the sizes of a multi-result dispatch wrong
+  # (OUT_OF_RANGE at the first call): the barrier keeps it in the program.
+  operands = ctx.op("stablehlo.optimization_barrier", list(operands),
+                    [o.type for o in operands])
+  # IREE converts unsigned tensors to signless ones inside StableHLO ops but
+  # not in a dispatch region's result types ("failed to legalize operation
+  # 'flow.dispatch.region'"): unsigned results leave it bitcast.
+  inner_types = [_signless(t) for t in result_types]
+  with ctx.region([]) as region:
+    outs = [o if o.type == t else ctx.op("stablehlo.bitcast_convert", [o], t)
+            for o, t in zip(build(operands), inner_types)]
+    ctx.op("flow.return", outs, [])
+  # The second region (the workgroup count) stays empty: IREE computes it.
+  outs = ctx.op("flow.dispatch.region", [], inner_types, regions=[region, ctx.region([])],
+                attrs={"operandSegmentSizes": "array<i32: 0, 0>"})
+  return [o if o.type == t else ctx.op("stablehlo.bitcast_convert", [o], t)
+          for o, t in zip(outs, result_types)]
+
+
+__all__ = ["fits_one_dispatch", "carry_in_place", "in_one_dispatch"]

@@ -1,0 +1,139 @@
+"""Loops over small values compile to one IREE dispatch (the whole loop runs
+as machine code, control/loop_dispatch.py); other loops keep the per-trip
+lowering. Both must give the interpreter's results."""
+import numpy as np
+import pytest
+
+import openjax as jax
+import openjax.numpy as jnp
+from openjax import lax
+from openjax._src.config import config
+
+
+@pytest.fixture(autouse=True)
+def compiled():
+  with config.override("openjax_executor", "iree"), \
+       config.override("openjax_tiered_compilation", False):
+    yield
+
+
+def _regions(f, *args) -> int:
+  return jax.jit(f).lower(*args).as_text().count("flow.dispatch.region")
+
+
+def _check(f, *args, rtol=1e-5):
+  got = jax.jit(f)(*args)
+  with config.override("openjax_executor", "interpreter"):
+    expected = jax.jit(f)(*args)
+  for g, e in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(expected),
+                  strict=True):
+    assert np.asarray(g).dtype == np.asarray(e).dtype
+    # float16: IREE keeps x * a + b in float32 between the two ops (a few ulp).
+    tol = 4e-3 if np.asarray(g).dtype == np.float16 else rtol
+    np.testing.assert_allclose(np.asarray(g).astype(np.float64),
+                               np.asarray(e).astype(np.float64), rtol=tol, atol=1e-5)
+
+
+def test_scalar_fori_loop_is_one_dispatch():
+  f = lambda x: lax.fori_loop(0, 10_000, lambda i, x: x * 0.999 + 0.5, x)
+  assert _regions(f, np.float32(1)) == 1
+  x = np.float32(1)
+  for _ in range(10_000):
+    x = np.float32(x * np.float32(0.999) + np.float32(0.5))
+  # IREE contracts x * a + b into an FMA: last-bit differences only.
+  np.testing.assert_allclose(float(jax.jit(f)(np.float32(1))), float(x), rtol=2e-6)
+
+
+X4 = np.linspace(0.1, 0.9, 4).astype(np.float32)
+X16 = np.linspace(0.1, 0.9, 16).astype(np.float32)
+M34 = np.linspace(-1, 1, 12).astype(np.float32).reshape(3, 4)
+
+# name: (function, args, whether it runs as one dispatch)
+CASES = {
+    "while_traced_bound": (lambda x, n: lax.fori_loop(0, n, lambda i, c: c * 0.999 + 0.5, x),
+                           (np.float32(1), np.int32(1000)), True),
+    "while_cond_on_data": (lambda x: lax.while_loop(lambda c: jnp.max(c) < 100.,
+                                                    lambda c: c * 1.5 + 0.1, x), (X4,), True),
+    "while_reduce_in_body": (lambda x: lax.while_loop(
+        lambda c: c[0] < 20, lambda c: (c[0] + 1, c[1] * 0.5 + jnp.sum(c[1]) * 0.01), (0, x)),
+        (X16,), True),
+    "while_vmapped": (lambda lim: jax.vmap(lambda n: lax.while_loop(
+        lambda c: c[1] < n, lambda c: (c[0] * 1.5, c[1] + 1), (jnp.float32(1.0), 0)))(lim),
+        (np.array([0, 3, 17, 40], np.int32),), True),
+    "while_dead_carry": (lambda x: lax.while_loop(
+        lambda s: s[0] < 5, lambda s: (s[0] + 1, s[1] * 2, s[1] @ s[1]), (0, x, jnp.float32(0))),
+        (X4,), True),
+    "fori_unsigned": (lambda x: lax.fori_loop(
+        0, 100, lambda i, c: (c * 1103515245 + 12345) ^ (c >> 3), x),
+        (np.arange(4, dtype=np.uint32),), True),
+    "fori_bool_and_float": (lambda x: lax.fori_loop(
+        0, 5, lambda i, c: (c[0] ^ (c[1] > 2.0), c[1] * 1.3), (jnp.zeros(4, bool), x)),
+        (X4,), True),
+    "fori_argmax_iota": (lambda x: lax.fori_loop(0, 6, lambda i, c: c + (
+        jnp.arange(4) == jnp.argmax(c)).astype(jnp.float32) * -0.3, x), (X4,), True),
+    "fori_concatenate": (lambda x: lax.fori_loop(
+        0, 7, lambda i, c: jnp.concatenate([c[1:], c[:1] + 1.0]), x), (X4,), True),
+    "fori_transcendental": (lambda x: lax.fori_loop(0, 30, lambda i, c: (
+        jnp.exp(-c) + jnp.log1p(c) * jnp.cos(c) + jnp.sqrt(c + 1) + jnp.arctan2(c, 1.0 + c)),
+        x), (X4,), True),
+    "fori_float16": (lambda x: lax.fori_loop(0, 9, lambda i, c: c * 1.01 + 0.1,
+                                             x.astype(jnp.float16)), (X4,), True),
+    "fori_int8": (lambda x: lax.fori_loop(0, 9, lambda i, c: c * 3 + 1, x.astype(jnp.int8)),
+                  (X4 * 10,), True),
+    "fori_over_constants_only": (lambda: lax.fori_loop(
+        0, 6, lambda i, c: (c[0] * 2., c[1] + 1), (jnp.float32(1), jnp.zeros(6))), (), True),
+    "scan_ys": (lambda x: lax.scan(lambda c, t: (jnp.tanh(c * 0.9 + t), jnp.sin(c)), x,
+                                   jnp.arange(50.0).reshape(50, 1) * jnp.ones(4)), (X4,), True),
+    "scan_reverse": (lambda x: lax.scan(lambda c, t: (c * 0.9 + t, c.sum()), x[0], x,
+                                        reverse=True), (X4,), True),
+    "scan_long_xs": (lambda x: lax.scan(lambda c, t: (c * 0.99 + t, c * 2), x[0],
+                                        jnp.arange(1000.0)), (X4,), True),
+    "scan_no_xs": (lambda: lax.scan(lambda c, _: (c * 2, c), jnp.int32(1), None, length=6),
+                   (), True),
+    # Past one vector register, only elementwise bodies qualify.
+    "fori_elementwise_2d": (lambda m: lax.fori_loop(
+        0, 9, lambda i, c: jnp.where(c > 0.5, jnp.tanh(c), -c * 1.1) + i, m), (M34,), True),
+    "fori_reduce_2d": (lambda m: lax.fori_loop(0, 4, lambda i, c: (
+        c * 0.5 + jnp.prod(c, axis=0) + jnp.min(c, axis=1, keepdims=True)), m), (M34,), False),
+    "fori_matmul_2d": (lambda m: lax.fori_loop(0, 10, lambda i, c: jnp.tanh(c @ m.T @ m * 0.3),
+                                               m), (M34,), False),
+    "fori_reduce_64": (lambda x: lax.fori_loop(0, 9, lambda i, c: c * 0.5 + jnp.sum(c) * 0.01,
+                                               x), (np.ones(64, np.float32),), False),
+    "fori_large_carry": (lambda x: lax.fori_loop(0, 3, lambda i, c: c * 1.01, x),
+                         (np.ones(8192, np.float32),), False),
+    "fori_pad_rev": (lambda x: lax.fori_loop(0, 3, lambda i, c: lax.pad(
+        c[::-1], 0.0, [(0, 0, 0)])[:4] + 1, x), (X4,), False),
+    "nested_loops": (lambda x: lax.fori_loop(0, 3, lambda i, c: lax.fori_loop(
+        0, 4, lambda j, d: d * 1.1 + j, c), x), (X4,), True),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_loop_matches_the_interpreter(name):
+  f, args, one_dispatch = CASES[name]
+  assert (_regions(f, *args) > 0) == one_dispatch
+  _check(f, *args)
+
+
+def test_effects_keep_the_per_trip_lowering(capfd):
+  def f(x):
+    def body(i, c):
+      jax.debug.print("step {i}", i=i)
+      return c * 2.0
+    return lax.fori_loop(0, 3, body, x)
+  assert _regions(f, np.float32(1)) == 0
+  assert float(jax.jit(f)(np.float32(1))) == 8.0
+  jax.effects_barrier()
+  assert capfd.readouterr().out.count("step") == 3
+
+
+def test_x64_loop():
+  with config.override("jax_enable_x64", True):
+    f = lambda x: lax.fori_loop(0, 100, lambda i, c: c * 1.0001 + i, x)
+    assert _regions(f, np.float64(1)) == 1
+    got = jax.jit(f)(np.float64(1))
+    assert got.dtype == np.float64
+    x = 1.0
+    for i in range(100):
+      x = x * 1.0001 + i
+    np.testing.assert_allclose(float(got), x, rtol=1e-12)
