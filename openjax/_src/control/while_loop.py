@@ -538,29 +538,6 @@ def _has_dead_carry(body, nconsts: int) -> bool:
   return bool(_dead_carries(body, nconsts))
 
 
-def _read_dead_carries(ctx, region_args: list, dead: list[int], first_carry: int) -> list:
-  """``region_args`` with the dead carries and one live argument passed
-  through one ``optimization_barrier``, so the loop body reads every carry.
-
-  MLIR's canonicalizer drops a carry that the body does not read and whose
-  result is unused from the values the condition forwards to the body; IREE's
-  stream conversion then gives the body the condition's operand count of the
-  carry's and fails ("region branch point has 6 operands, but region successor
-  needs 8 inputs"), e.g. qr and svd in one program: svd's off-norm is such a
-  carry. Tied to a live value the barrier cannot be dropped."""
-  dead_pos = [first_carry + i for i in dead]
-  live = [i for i in range(len(region_args)) if i not in dead_pos]
-  if not dead_pos or not live:
-    return region_args
-  tied = dead_pos + live[:1]
-  outs = ctx.op("stablehlo.optimization_barrier", [region_args[i] for i in tied],
-                [region_args[i].type for i in tied])
-  out = list(region_args)
-  for i, v in zip(tied, outs):
-    out[i] = v
-  return out
-
-
 @while_p.def_lower
 def _while_lower(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
   types = [ctx.aval_type(a) for a in ctx.avals_in]
@@ -591,10 +568,7 @@ def _while_lower(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts)
                       ShapedArray((), np.dtype(np.bool_)))
       ctx.ret([pred])
     with ctx.region(types) as body_region:
-      region_args = _read_dead_carries(ctx, list(body_region.args),
-                                       _dead_carries(body_jaxpr.jaxpr, body_nconsts),
-                                       cond_nconsts + body_nconsts)
-      cconst, bconst, carry = _split3(region_args, cond_nconsts, body_nconsts)
+      cconst, bconst, carry = _split3(body_region.args, cond_nconsts, body_nconsts)
       new = ctx.lower_jaxpr_inline(body_jaxpr, bconst + carry)
       if batched:   # lanes that are done keep their carry
         active, = ctx.lower_jaxpr_inline(cond_jaxpr, cconst + carry)
@@ -603,9 +577,7 @@ def _while_lower(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts)
         active, = ctx.lower_jaxpr_inline(cond_jaxpr, cconst + new)
         new = guarded(active, ctx.lower_jaxpr_inline(body_jaxpr, bconst + new), new)
       if one_dispatch:
-        # In place of the region's own arguments (not the barrier's results).
-        new = carry_in_place(ctx, new, _split3(body_region.args, cond_nconsts,
-                                               body_nconsts)[2])
+        new = carry_in_place(ctx, new, carry)
       ctx.ret(cconst + bconst + new)
     return ctx.op("stablehlo.while", list(operands), types,
                   regions=[cond_region, body_region])
