@@ -233,3 +233,15 @@ def test_refs_in_cond_and_switch_branches():
          float(f(True, 2.)), float(r[...])]
   assert got == [2.0, 8.0, -1.0, 8.0, 4.0, 10.0]
   assert float(jax.lax.switch(1, [lambda: r[...] * 0, lambda: r[...] + 1])) == 11.0
+
+
+def test_refs_in_while_loop():
+  # JAX 0.10.2 prints 5 10 and 4 16.
+  r = jax.new_ref(0)
+
+  def body(c):
+    r[...] += c
+    return c + 1
+  assert int(jax.lax.while_loop(lambda c: c < 5, body, 0)) == 5 and int(r[...]) == 10
+  assert int(jax.jit(lambda n: jax.lax.while_loop(lambda c: c < n, body, 0))(4)) == 4
+  assert int(r[...]) == 16
