@@ -245,3 +245,17 @@ def test_refs_in_while_loop():
   assert int(jax.lax.while_loop(lambda c: c < 5, body, 0)) == 5 and int(r[...]) == 10
   assert int(jax.jit(lambda n: jax.lax.while_loop(lambda c: c < n, body, 0))(4)) == 4
   assert int(r[...]) == 16
+
+
+def test_static_args_kwargs_and_aot_message():
+  from functools import partial
+  r = jax.new_ref(jnp.zeros(2))
+
+  @partial(jax.jit, static_argnums=1)
+  def f(x, n, *, scale=1.):
+    r[...] += x * n * scale
+    return r[...].sum()
+  assert float(f(1., 2)) == 4.0 and float(f(1., 3, scale=2.)) == 16.0
+  np.testing.assert_array_equal(r[...], [8., 8.])
+  with pytest.raises(Exception, match="not through jit"):
+    jax.jit(lambda x: r[...] + x).lower(1.)

@@ -33,7 +33,11 @@ class NeedsRefs(Exception):
   ``RefJit``."""
 
   def __init__(self, ref: Ref | None = None):
-    super().__init__("the jitted function uses mutable array references")
+    # Seen by users only from the AOT stages (jit(f).trace/lower/eval_shape).
+    super().__init__(
+        "the jitted function uses mutable array references (jax.Ref): openjax stages such "
+        "functions when they are called, but not through jit(f).trace/.lower/.eval_shape; "
+        "call the jitted function, or pass the refs' values in and return the new ones.")
     self.ref = ref
 
 
