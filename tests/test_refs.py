@@ -259,3 +259,34 @@ def test_static_args_kwargs_and_aot_message():
   np.testing.assert_array_equal(r[...], [8., 8.])
   with pytest.raises(Exception, match="not through jit"):
     jax.jit(lambda x: r[...] + x).lower(1.)
+
+
+def test_ref_guide_examples_and_jax_ref_module():
+  # From JAX's Ref guide and jax.ref docs; values printed by JAX 0.10.2.
+  x_ref = jax.new_ref(jnp.zeros(3))
+
+  @jax.jit
+  def f():
+    x_ref[1] += 1.
+  f()
+  f()
+  assert repr(x_ref) == "Ref([0., 2., 0.], dtype=float32)"
+
+  def g(x):
+    ref = jax.new_ref(0.)
+    ref[...] = jnp.sin(x)
+    return ref[...]
+  np.testing.assert_allclose(jax.grad(g)(1.0), 0.5403023, rtol=1e-6)
+  np.testing.assert_allclose(jax.jit(jax.grad(g))(1.0), 0.5403023, rtol=1e-6)
+
+  r = jax.new_ref(jnp.arange(5))
+  assert int(jax.ref.swap(r, 1, 10)) == 1
+  jax.ref.addupdate(r, 2, 5)
+  np.testing.assert_array_equal(jax.ref.get(r), [0, 10, 7, 3, 4])
+  np.testing.assert_array_equal(jax.ref.get(r, slice(1, 3)), [10, 7])
+  jax.ref.set(r, ..., jnp.zeros(5, "int32"))
+  assert repr(r) == "Ref([0, 0, 0, 0, 0], dtype=int32)"
+  s = jax.new_ref(jnp.int32(0))
+  s[...] = 4
+  assert repr(s) == "Ref(4, dtype=int32)"
+  assert jax.ref.AbstractRef is type(jax.typeof(s))
