@@ -290,3 +290,17 @@ def test_ref_guide_examples_and_jax_ref_module():
   s[...] = 4
   assert repr(s) == "Ref(4, dtype=int32)"
   assert jax.ref.AbstractRef is type(jax.typeof(s))
+
+
+def test_vjp_with_refs_accumulates_gradients():
+  # JAX 0.10.2: (GradRef(), DidntWant()) Ref(1.0806046), then Ref(2.161209).
+  _, f_vjp = jax.vjp(lambda x, w: jnp.sin(x) * w, 1., 2.)
+  g = jax.new_ref(0.)
+  out = f_vjp.with_refs(g, jax.ad.DontWant())(1.)
+  assert out == (jax.ad.GradRef(), jax.ad.DidntWant())
+  np.testing.assert_allclose(g[...], 1.0806046, rtol=1e-6)
+  out = f_vjp.with_refs(g, jax.ad.GradValue())(1.)
+  np.testing.assert_allclose(out[1], 0.84147096, rtol=1e-6)
+  np.testing.assert_allclose(g[...], 2.161209, rtol=1e-6)
+  with pytest.raises(ValueError, match="unexpected tree structure"):
+    f_vjp.with_refs(g)
