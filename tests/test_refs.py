@@ -304,3 +304,23 @@ def test_vjp_with_refs_accumulates_gradients():
   np.testing.assert_allclose(g[...], 2.161209, rtol=1e-6)
   with pytest.raises(ValueError, match="unexpected tree structure"):
     f_vjp.with_refs(g)
+
+
+def test_jitted_function_updating_a_ref_argument_inside_grad_and_jit():
+  @jax.jit
+  def inner(r, x):
+    r[...] += x
+
+  @jax.jit
+  def outer(x):
+    r = jax.new_ref(jnp.zeros(2))
+    inner(r, x)
+    inner(r, x)
+    return r[...]
+  np.testing.assert_array_equal(outer(jnp.ones(2)), [2., 2.])
+
+  def h(x):
+    r = jax.new_ref(x)
+    inner(r, x)
+    return jax.freeze(r).sum()
+  np.testing.assert_array_equal(jax.grad(h)(jnp.ones(2)), [2., 2.])   # JAX 0.10.2: [2. 2.]

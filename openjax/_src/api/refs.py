@@ -128,8 +128,10 @@ class RefJit:
           raise
         self.closed.append(err.ref)
         continue
-      if current_scope() is None and any(isinstance(v, Tracer) for v in finals):
-        # Called while tracing outside any jit that owns these refs.
+      if current_scope() is None and any(isinstance(v, Tracer) and not r._made_traced
+                                         for r, v in zip(refs, finals)):
+        # Called while tracing outside any jit that owns these refs (refs made
+        # inside the transformation, like grad's, take its traced values).
         if isinstance(trace_state.trace, DynamicJaxprTrace):
           return outs   # make_jaxpr: tracing shows the program, mutates nothing
         raise ValueError(
