@@ -53,7 +53,7 @@ from openjax._src.alias import alias_jax  # noqa: F401
 from openjax._src.api.fwd_and_bwd import fwd_and_bwd  # noqa: F401
 from openjax._src.state.types import Ref, empty_ref, free_ref, freeze, new_ref  # noqa: F401
 from openjax._src.numpy.indexer import dslice as ds  # noqa: F401
-from openjax import ad, memory  # noqa: F401
+from openjax import ad, memory, ref  # noqa: F401
 from openjax import api_util, core, flatten_util, image  # noqa: F401
 # Old top-level pytree aliases (jax.tree_map, ...) still work, and warn.
 from openjax._src.tree_util import deprecated_top_level_alias as __getattr__  # noqa: F401

@@ -166,3 +166,12 @@ def test_select_and_scatter_has_no_derivative_as_in_jax():
     jax.grad(lambda x: select_and_scatter(x, lax.ge, (2, 2), (2, 2), ((0, 0), (0, 0)),
                                           np.ones((2, 2), np.float32), np.float32(0),
                                           lax.add).sum())(x)
+
+
+def test_device_put_to_a_memory_space():
+  # openjax's devices have one memory; JAX's jaxpr types the result f32<host>[].
+  x = jax.device_put(1., jax.memory.Space.Host)
+  assert repr(x) == "Array(1., dtype=float32, weak_type=True)"
+  text = str(jax.make_jaxpr(lambda x: jax.device_put(x, jax.memory.Space.Host))(1.))
+  assert "devices=(MemorySpace.Host,)" in text
+  assert float(jax.jit(lambda x: jax.device_put(x, jax.memory.Space.Host) * 2)(1.)) == 2.0

@@ -233,3 +233,94 @@ def test_refs_in_cond_and_switch_branches():
          float(f(True, 2.)), float(r[...])]
   assert got == [2.0, 8.0, -1.0, 8.0, 4.0, 10.0]
   assert float(jax.lax.switch(1, [lambda: r[...] * 0, lambda: r[...] + 1])) == 11.0
+
+
+def test_refs_in_while_loop():
+  # JAX 0.10.2 prints 5 10 and 4 16.
+  r = jax.new_ref(0)
+
+  def body(c):
+    r[...] += c
+    return c + 1
+  assert int(jax.lax.while_loop(lambda c: c < 5, body, 0)) == 5 and int(r[...]) == 10
+  assert int(jax.jit(lambda n: jax.lax.while_loop(lambda c: c < n, body, 0))(4)) == 4
+  assert int(r[...]) == 16
+
+
+def test_static_args_kwargs_and_aot_message():
+  from functools import partial
+  r = jax.new_ref(jnp.zeros(2))
+
+  @partial(jax.jit, static_argnums=1)
+  def f(x, n, *, scale=1.):
+    r[...] += x * n * scale
+    return r[...].sum()
+  assert float(f(1., 2)) == 4.0 and float(f(1., 3, scale=2.)) == 16.0
+  np.testing.assert_array_equal(r[...], [8., 8.])
+  with pytest.raises(Exception, match="not through jit"):
+    jax.jit(lambda x: r[...] + x).lower(1.)
+
+
+def test_ref_guide_examples_and_jax_ref_module():
+  # From JAX's Ref guide and jax.ref docs; values printed by JAX 0.10.2.
+  x_ref = jax.new_ref(jnp.zeros(3))
+
+  @jax.jit
+  def f():
+    x_ref[1] += 1.
+  f()
+  f()
+  assert repr(x_ref) == "Ref([0., 2., 0.], dtype=float32)"
+
+  def g(x):
+    ref = jax.new_ref(0.)
+    ref[...] = jnp.sin(x)
+    return ref[...]
+  np.testing.assert_allclose(jax.grad(g)(1.0), 0.5403023, rtol=1e-6)
+  np.testing.assert_allclose(jax.jit(jax.grad(g))(1.0), 0.5403023, rtol=1e-6)
+
+  r = jax.new_ref(jnp.arange(5))
+  assert int(jax.ref.swap(r, 1, 10)) == 1
+  jax.ref.addupdate(r, 2, 5)
+  np.testing.assert_array_equal(jax.ref.get(r), [0, 10, 7, 3, 4])
+  np.testing.assert_array_equal(jax.ref.get(r, slice(1, 3)), [10, 7])
+  jax.ref.set(r, ..., jnp.zeros(5, "int32"))
+  assert repr(r) == "Ref([0, 0, 0, 0, 0], dtype=int32)"
+  s = jax.new_ref(jnp.int32(0))
+  s[...] = 4
+  assert repr(s) == "Ref(4, dtype=int32)"
+  assert jax.ref.AbstractRef is type(jax.typeof(s))
+
+
+def test_vjp_with_refs_accumulates_gradients():
+  # JAX 0.10.2: (GradRef(), DidntWant()) Ref(1.0806046), then Ref(2.161209).
+  _, f_vjp = jax.vjp(lambda x, w: jnp.sin(x) * w, 1., 2.)
+  g = jax.new_ref(0.)
+  out = f_vjp.with_refs(g, jax.ad.DontWant())(1.)
+  assert out == (jax.ad.GradRef(), jax.ad.DidntWant())
+  np.testing.assert_allclose(g[...], 1.0806046, rtol=1e-6)
+  out = f_vjp.with_refs(g, jax.ad.GradValue())(1.)
+  np.testing.assert_allclose(out[1], 0.84147096, rtol=1e-6)
+  np.testing.assert_allclose(g[...], 2.161209, rtol=1e-6)
+  with pytest.raises(ValueError, match="unexpected tree structure"):
+    f_vjp.with_refs(g)
+
+
+def test_jitted_function_updating_a_ref_argument_inside_grad_and_jit():
+  @jax.jit
+  def inner(r, x):
+    r[...] += x
+
+  @jax.jit
+  def outer(x):
+    r = jax.new_ref(jnp.zeros(2))
+    inner(r, x)
+    inner(r, x)
+    return r[...]
+  np.testing.assert_array_equal(outer(jnp.ones(2)), [2., 2.])
+
+  def h(x):
+    r = jax.new_ref(x)
+    inner(r, x)
+    return jax.freeze(r).sum()
+  np.testing.assert_array_equal(jax.grad(h)(jnp.ones(2)), [2., 2.])   # JAX 0.10.2: [2. 2.]

@@ -1,9 +1,9 @@
 """``jax.ad``'s markers for gradients with refs (JAX's ``vjp`` ``with_refs``
 arguments and results): ``GradValue()`` returns an argument's gradient as a
 value, ``GradRef()`` stands where it was accumulated into a ref,
-``DontWant()`` skips it and ``DidntWant()`` stands where it was skipped.
-openjax's ``vjp`` returns gradients as values (``GradValue``'s meaning); the
-``with_refs`` method that takes the others is not implemented."""
+``DontWant()`` skips it and ``DidntWant()`` stands where it was skipped
+(``jax.vjp(f, x)[1].with_refs(...)``, ``api/autodiff.py``). openjax computes
+every cotangent and then delivers it as asked."""
 from __future__ import annotations
 
 import dataclasses

@@ -10,7 +10,9 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from openjax._src import dtypes, tree_util
+from openjax._src.api.ad_markers import DidntWant, DontWant, GradRef, GradValue
 from openjax._src.api.shapes import abstractify
+from openjax._src.core.ref import Ref
 from openjax._src.api.vmap import check_callable, vmap, wraps
 from openjax._src.core import Tracer, concrete_or_error, eval_jaxpr
 from openjax._src.interpreters.jvp import jvp_flat
@@ -289,6 +291,40 @@ class _VJPFunction:
     return tree_util.tree_unflatten(self._in_tree, [instantiate_zeros(c) for c in cts_in])
 
 
+def _with_refs(self, *maybe_ct_refs):
+  """The pullback delivering each primal's cotangent as ``maybe_ct_refs``
+  says (a pytree like the primals'): a ``Ref`` accumulates it in place
+  (``GradRef()`` stands in the result), ``jax.ad.DontWant()`` drops it
+  (``DidntWant()``), ``jax.ad.GradValue()`` returns it."""
+  is_marker = lambda x: isinstance(x, (Ref, GradValue, DontWant))   # noqa: E731
+  targets, tree = tree_util.tree_flatten(maybe_ct_refs, is_leaf=is_marker)
+  if tree != self._in_tree:
+    raise ValueError(
+        "unexpected tree structure in the arguments to a VJP function's `with_refs` method: "
+        f"they must match the primal arguments of the differentiated function "
+        f"{self._fun_src}, with one Ref, jax.ad.GradValue() or jax.ad.DontWant() per array "
+        f"argument; got {tree}, expected {self._in_tree}.")
+
+  def pullback(ct):
+    cts = tree_util.tree_leaves(self(ct))
+    out = []
+    for target, c in zip(targets, cts):
+      if isinstance(target, Ref):
+        if target.shape != _typeof(c).shape:
+          raise ValueError(
+              f"unexpected JAX type (e.g. shape/dtype) for gradient ref passed to the VJP "
+              f"function's `with_refs` method: the given ref has type {target.aval}, but "
+              f"accumulating this argument's gradient requires a ref of type "
+              f"Ref{{{_str(_typeof(c))}}}")
+        target[...] = target[...] + c
+        out.append(GradRef())
+      else:
+        out.append(DidntWant() if isinstance(target, DontWant) else c)
+    return tree_util.tree_unflatten(self._in_tree, out)
+  return pullback
+
+
+_VJPFunction.with_refs = _with_refs
 _residuals_pytree(_VJPFunction, ("_fun_src", "_in_tree", "_out_tree", "_out_avals",
                                  "_zero_mask"))
 

@@ -23,9 +23,9 @@ from openjax._src.errors import (ConcretizationTypeError, JaxRuntimeError,
                                  NonConcreteBooleanIndexError, TracerArrayConversionError,
                                  TracerIntegerConversionError)
 from openjax._src.api.aot import Lowered
-from openjax._src.api.refs import NeedsRefs, RefJit, check_no_refs_returned
+from openjax._src.api.refs import NeedsRefs, RefJit, check_no_refs_returned, trace_in_ref_scope
 from openjax._src.api.jit_debug import explain_cache_miss, log_lowering, log_traced, run_checked
-from openjax._src.core.ref import Ref, RefDiscovered, close_scope, open_scope
+from openjax._src.core.ref import Ref
 from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, Tracer, check_transformed, eval_jaxpr,
                                eval_trace, jaxpr_effects, program_of, trace_state)
 from openjax._src.core.devices import local_devices
@@ -332,15 +332,7 @@ class JitWrapped:
           tree_util.tree_structure(dyn_kwargs[k]).num_leaves for k in sorted(dyn_kwargs)]
       dbg = DebugInfo("jit", self.fun, flat_arg_names(
           self.fun, dyn_args, {k: dyn_kwargs[k] for k in sorted(dyn_kwargs)}, leaf_counts))
-      scope = open_scope()
-      try:
-        jaxpr, consts = trace_to_jaxpr(flat, avals, dbg)
-      except RefDiscovered as err:
-        if err.scope is not scope:
-          raise
-        raise NeedsRefs(err.ref) from None
-      finally:
-        close_scope(scope)
+      jaxpr, consts = trace_in_ref_scope(trace_to_jaxpr, flat, avals, dbg)
       if logging_compiles:
         log_traced(self.name, time.perf_counter() - t0)
       closed, hoisted = _hoist_tracer_consts(jaxpr, consts)

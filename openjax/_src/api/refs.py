@@ -17,6 +17,7 @@ and outputs (no ``Ref{...}`` invars, no get/swap equations).
 from __future__ import annotations
 
 import threading
+from typing import Callable
 
 from openjax._src import tree_util
 from openjax._src.core import Tracer, trace_state
@@ -24,7 +25,7 @@ from openjax._src.core.ref import (Ref, RefDiscovered, access, close_scope, curr
                                    open_scope)
 from openjax._src.interpreters.staging import DynamicJaxprTrace
 
-__all__ = ["NeedsRefs", "RefJit", "check_no_refs_returned"]
+__all__ = ["NeedsRefs", "RefJit", "check_no_refs_returned", "trace_in_ref_scope"]
 
 
 class NeedsRefs(Exception):
@@ -33,7 +34,11 @@ class NeedsRefs(Exception):
   ``RefJit``."""
 
   def __init__(self, ref: Ref | None = None):
-    super().__init__("the jitted function uses mutable array references")
+    # Seen by users only from the AOT stages (jit(f).trace/lower/eval_shape).
+    super().__init__(
+        "the jitted function uses mutable array references (jax.Ref): openjax stages such "
+        "functions when they are called, but not through jit(f).trace/.lower/.eval_shape; "
+        "call the jitted function, or pass the refs' values in and return the new ones.")
     self.ref = ref
 
 
@@ -54,6 +59,20 @@ def check_no_refs_returned(name: str, outs) -> None:
       raise ValueError(f"function {name} traced for jit returned a mutable array reference of "
                        f"type {leaf.aval}, but mutable array references cannot be returned. "
                        "Return its value (ref[...] or jax.freeze(ref)) instead.")
+
+
+def trace_in_ref_scope(trace: Callable, *args):
+  """``trace(*args)`` (jit's trace of a function) inside a ref scope: a use
+  of an outside ref becomes ``NeedsRefs`` for that ref."""
+  scope = open_scope()
+  try:
+    return trace(*args)
+  except RefDiscovered as err:
+    if err.scope is not scope:
+      raise
+    raise NeedsRefs(err.ref) from None
+  finally:
+    close_scope(scope)
 
 
 class RefJit:
@@ -109,8 +128,10 @@ class RefJit:
           raise
         self.closed.append(err.ref)
         continue
-      if current_scope() is None and any(isinstance(v, Tracer) for v in finals):
-        # Called while tracing outside any jit that owns these refs.
+      if current_scope() is None and any(isinstance(v, Tracer) and not r._made_traced
+                                         for r, v in zip(refs, finals)):
+        # Called while tracing outside any jit that owns these refs (refs made
+        # inside the transformation, like grad's, take its traced values).
         if isinstance(trace_state.trace, DynamicJaxprTrace):
           return outs   # make_jaxpr: tracing shows the program, mutates nothing
         raise ValueError(

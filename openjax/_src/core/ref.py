@@ -71,11 +71,13 @@ _FREED = object()
 
 class Ref:
   """A mutable reference to an array (``jax.new_ref(x)``)."""
-  __slots__ = ("_value", "_scope", "__weakref__")
+  __slots__ = ("_value", "_scope", "_made_traced", "__weakref__")
 
-  def __init__(self, value, scope: "RefScope | None" = None):
+  def __init__(self, value, scope: "RefScope | None" = None, made_traced: bool = False):
     self._value = value
     self._scope = scope
+    # Made inside a transformation (grad, vmap, ...): its writes may be traced.
+    self._made_traced = made_traced
 
   @property
   def aval(self) -> AbstractRef:

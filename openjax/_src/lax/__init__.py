@@ -20,6 +20,8 @@ from openjax._src.primitives.fft.fft import *  # noqa: F401,F403
 from openjax._src.control.closed_call import *  # noqa: F401,F403
 from openjax._src.control.cond import *  # noqa: F401,F403
 from openjax._src.control.while_loop import *  # noqa: F401,F403
+# lax.while_loop threads mutable array references (after the control layer's name).
+from openjax._src.lax.stateful_loops import while_loop  # noqa: F401,E402
 from openjax._src.control.scan import *  # noqa: F401,F403
 from openjax._src.control.reduce_variadic import *  # noqa: F401,F403
 from openjax._src.control.reduce_window import *  # noqa: F401,F403

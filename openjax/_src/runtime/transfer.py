@@ -8,7 +8,7 @@ import numpy as np
 
 from openjax._src import tree_util
 from openjax._src.core import Array, Tracer, get_aval
-from openjax._src.core.devices import Device
+from openjax._src.core.devices import Device, MemorySpace
 from openjax._src.core.sharding import PartitionSpec, Sharding, resolve_sharding
 from openjax._src.core.transfer_guard import guard_host_to_device
 from openjax._src.primitives.identity.device_put import copy_semantics_of, device_put_p
@@ -24,7 +24,7 @@ def _put_leaf(x: Any, target=None) -> Any:
 
 
 def _is_target(t: Any) -> bool:
-  return t is None or isinstance(t, (Device, Sharding, PartitionSpec))
+  return t is None or isinstance(t, (Device, Sharding, PartitionSpec, MemorySpace))
 
 
 def _per_leaf(arg, x: Any, n: int) -> list:
@@ -40,8 +40,8 @@ def _per_leaf(arg, x: Any, n: int) -> list:
 def _bind_device_put(leaves, x, device, src, donate, may_alias) -> list:
   # A traced call: one device_put equation over every leaf, as JAX stages it.
   n = len(leaves)
-  devices = tuple(None if t is None else resolve_sharding(t, "device_put")
-                  if isinstance(t, PartitionSpec) else t for t in _per_leaf(device, x, n))
+  devices = tuple(resolve_sharding(t, "device_put") if isinstance(t, PartitionSpec) else t
+                  for t in _per_leaf(device, x, n))
   srcs = tuple(_per_leaf(src, x, n))
   semantics = (copy_semantics_of(donate, may_alias),) * n
   return device_put_p.bind(*leaves, devices=devices, srcs=srcs, copy_semantics=semantics)
@@ -58,6 +58,9 @@ def device_put(x: Any, device=None, *, src=None, donate: bool = False, may_alias
   if any(isinstance(leaf, Tracer) for leaf in leaves):
     return tree_util.tree_unflatten(treedef, _bind_device_put(leaves, x, device, src, donate,
                                                               may_alias))
+  if isinstance(device, MemorySpace):
+    # openjax's devices have one memory: every space is the default device's.
+    device = None
   if _is_target(device):
     target = resolve_sharding(device, "device_put")
     return tree_util.tree_map(lambda leaf: _put_leaf(leaf, target), x)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from openjax._src import dtypes, lax
-from openjax._src.core import Tracer, get_aval
+from openjax._src.core import Tracer, eval_trace, get_aval, trace_state
 from openjax._src.core.ref import AbstractRef, Ref, access, current_scope
 from openjax._src.interpreters.batching import BatchTracer
 from openjax._src.interpreters.jvp import JVPTracer
@@ -21,7 +21,8 @@ from openjax._src.numpy.creation import asarray, zeros
 from openjax._src.numpy.indexer import has_slice, slice_block
 from openjax._src.random.keys import PRNGKeyArray
 
-__all__ = ["AbstractRef", "Ref", "empty_ref", "free_ref", "freeze", "new_ref"]
+__all__ = ["AbstractRef", "Ref", "addupdate", "empty_ref", "free_ref", "freeze", "get",
+           "new_ref", "set", "swap"]
 
 
 def _whole(idx) -> bool:
@@ -40,10 +41,11 @@ def _ref_get(ref: Ref, idx):
 
 def _cast_to(ref_aval, v):
   aval = get_aval(v)
-  if aval.dtype == ref_aval.dtype:
+  if aval.dtype == ref_aval.dtype and (aval.weak_type == ref_aval.weak_type
+                                      or not aval.weak_type):
     return v
-  if aval.weak_type:
-    return lax.convert_element_type(v, ref_aval.dtype)
+  if aval.weak_type:   # a Python scalar takes the ref's type
+    return lax._convert_element_type(v, ref_aval.dtype, weak_type=ref_aval.weak_type)
   raise TypeError(f"Invalid dtype for `swap`. Ref dtype: {ref_aval.dtype}. Value dtype: "
                   f"{aval.dtype}. Cast the value (v.astype({ref_aval.dtype.name})).")
 
@@ -75,7 +77,7 @@ def _ref_set(ref: Ref, idx, v) -> None:
     return
   v = _cast_to(get_aval(value), asarray(v))
   if (isinstance(v, Tracer) and not isinstance(value, Tracer) and ref._scope is None
-      and current_scope() is None):
+      and not ref._made_traced and current_scope() is None):
     raise ValueError(_traced_write_message(ref, v))
   if _whole(idx):
     if get_aval(v).shape != get_aval(value).shape:
@@ -90,9 +92,38 @@ def _ref_set(ref: Ref, idx, v) -> None:
     ref._value = asarray(value).at[idx].set(v)
 
 
+def _index(idx):
+  # jax.ref's functions take None or () for the whole ref.
+  return ... if idx is None or (type(idx) is tuple and not idx) else idx
+
+
+def get(ref: Ref, idx=None):
+  """``ref[idx]`` (``jax.ref.get``): the indexed value, as an Array."""
+  return _ref_get(ref, _index(idx))
+
+
+def set(ref: Ref, idx, value) -> None:   # noqa: A001 - JAX's name
+  """``ref[idx] = value`` (``jax.ref.set``)."""
+  _ref_set(ref, _index(idx), value)
+
+
+def swap(ref: Ref, idx, value, _function_name: str = "ref_swap"):
+  """Write ``value`` at ``idx`` and return the value it replaced."""
+  idx = _index(idx)
+  old = _ref_get(ref, idx)
+  _ref_set(ref, idx, value)
+  return old
+
+
+def addupdate(ref: Ref, idx, x) -> None:
+  """``ref[idx] += x`` (``jax.ref.addupdate``)."""
+  idx = _index(idx)
+  _ref_set(ref, idx, _ref_get(ref, idx) + x)
+
+
 def _ref_addupdate(ref: Ref, x, idx=()) -> None:
   """``ref[idx] += x``."""
-  ref[idx if idx != () else ...] = _ref_get(ref, idx if idx != () else ...) + x
+  addupdate(ref, idx, x)
 
 
 Ref.__getitem__ = _ref_get
@@ -105,7 +136,7 @@ Ref.__array__ = lambda ref, dtype=None, copy=None: np.asarray(access(ref), dtype
 def new_ref(init_val, *, memory_space=None, kind: str | None = None) -> Ref:
   """A mutable array reference holding ``init_val`` (``jax.new_ref``)."""
   scope = current_scope()
-  ref = Ref(_as_value(init_val), scope)
+  ref = Ref(_as_value(init_val), scope, trace_state.trace is not eval_trace)
   if scope is not None:   # made inside a jit trace: that trace's own ref
     scope.bound.add(id(ref))
   return ref
