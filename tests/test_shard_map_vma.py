@@ -210,3 +210,43 @@ def test_ragged_all_to_all_checks_its_operands():
     with pytest.raises(ValueError, match="input_offsets must be integer type"):
       f(np.zeros(4, np.float32), np.zeros(4, np.float32), np.zeros(4, np.float32), ints, ints,
         ints)
+
+
+# ------------------------------------------- jit around pmap/shard_map, compiled
+from tests.test_pmap import CASES, _cases  # noqa: E402
+
+
+@pytest.fixture
+def compiled():
+  jax.config.update("openjax_executor", "iree")
+  try:
+    yield
+  finally:
+    jax.config.update("openjax_executor", "interpreter")
+
+
+@pytest.mark.parametrize("n", [1, 2, 4, 8])
+def test_jit_of_pmap_runs_one_program_per_device(compiled, n):
+  with cpu_devices(n) as devs:
+    for case in CASES:
+      f, x, ref = _cases(n)[case]
+      out = jax.jit(jax.pmap(f, axis_name="i"))(x)
+      np.testing.assert_allclose(np.asarray(out), ref(x), rtol=1e-5, atol=1e-5, err_msg=case)
+      # Each device holds its own result row (not one program's output on device 0).
+      assert [s.device for s in out.addressable_shards] == list(devs[:n]), case
+
+
+@pytest.mark.parametrize("n", [2, 4, 8])
+def test_jit_of_shard_map_between_other_operations(compiled, n):
+  with cpu_devices(n) as devs:
+    mesh = Mesh(np.array(devs), ("i",))
+    sm = jax.shard_map(lambda v: lax.psum(v, "i") * v, mesh=mesh, in_specs=P("i"),
+                       out_specs=P("i"))
+    x = np.arange(4.0 * n, dtype=np.float32)
+    want = (x + 1).reshape(n, 4).sum(0).repeat(1)[None].repeat(n, 0).reshape(-1) * (x + 1) * 2
+    f = jax.jit(lambda v: sm(v + 1.0) * 2.0)
+    np.testing.assert_allclose(np.asarray(f(x)), want, rtol=1e-5)
+    inner = jax.jit(sm)(x + 1.0)
+    assert [s.device for s in inner.addressable_shards] == list(devs)
+    g = jax.jit(jax.grad(lambda v: jnp.sum(sm(v))))(x)
+    np.testing.assert_allclose(np.asarray(g), jax.grad(lambda v: jnp.sum(sm(v)))(x), rtol=1e-5)
