@@ -17,7 +17,8 @@ import openjax as jax
 import openjax.numpy as jnp
 from openjax import lax
 from openjax.sharding import Mesh, NamedSharding, PartitionSpec as P
-from tests.test_pmap import cpu_devices
+from tests.ops.rows_vma import ragged_layout, ragged_reference
+from tests.test_pmap import CASES, _cases, cpu_devices
 
 DATA = pathlib.Path(__file__).parent / "data" / "shard_map_vma"
 EXPECTED = json.loads((DATA / "expected.json").read_text())
@@ -30,13 +31,13 @@ def _cases_module():
   return module
 
 
-CASES = _cases_module()
+VMA_CASES = _cases_module()
 
 
 @pytest.fixture(scope="module")
 def printed():
   with cpu_devices(4):
-    return CASES.cases(jax)
+    return VMA_CASES.cases(jax)
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED["printed"]))
@@ -53,7 +54,7 @@ def _sets_sorted(text: str) -> str:
 @pytest.mark.parametrize("name", sorted(EXPECTED["values"]))
 def test_values_match_jax(name):
   with cpu_devices(4):
-    got = CASES.values(jax)[name]
+    got = VMA_CASES.values(jax)[name]
   want = EXPECTED["values"][name]
   for g, w in zip(got if isinstance(want[0], list) else [got],
                   want if isinstance(want[0], list) else [want]):
@@ -135,7 +136,6 @@ def test_jnp_dot_out_sharding():
 
 
 # ------------------------------------------------------------ ragged_all_to_all
-from tests.ops.rows_vma import ragged_layout, ragged_reference  # noqa: E402
 
 
 def test_ragged_all_to_all_docstring_example():
@@ -213,7 +213,6 @@ def test_ragged_all_to_all_checks_its_operands():
 
 
 # ------------------------------------------- jit around pmap/shard_map, compiled
-from tests.test_pmap import CASES, _cases  # noqa: E402
 
 
 @pytest.fixture
