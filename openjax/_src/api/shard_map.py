@@ -373,7 +373,7 @@ def trace_shard_map(f, mesh, in_tree, avals, specs, out_specs, check_vma):
            for a, s in zip(avals, specs)]
   if check_vma:
     # An input varies over the mesh axes its spec splits it over.
-    local = [a.update(vma=frozenset(_spec_axes(s))) for a, s in zip(local, specs)]
+    local = [a.with_vma(_spec_axes(s)) for a, s in zip(local, specs)]
   box: list = []
   paths: list = []
 
