@@ -90,6 +90,19 @@ def test_check_vma_false_has_no_types(n):
     np.testing.assert_allclose(np.asarray(f(x)), x.reshape(n, 2).sum(0), rtol=1e-5)
 
 
+def test_psum_groups_need_check_vma_false():
+  # As JAX 0.10.2: NotImplementedError with check_vma, the grouped sums without.
+  with cpu_devices(4) as devs:
+    mesh = Mesh(np.array(devs), ("i",))
+    x = np.arange(4.0, dtype=np.float32)
+    body = lambda a: lax.psum(a, "i", axis_index_groups=[[0, 1], [2, 3]])
+    with pytest.raises(NotImplementedError):
+      jax.shard_map(body, mesh=mesh, in_specs=P("i"), out_specs=P("i"))(x)
+    f = jax.shard_map(body, mesh=mesh, in_specs=P("i"), out_specs=P("i"), check_vma=False)
+    for run in (f, jax.jit(f)):
+      np.testing.assert_array_equal(np.asarray(run(x)), [1, 1, 5, 5])
+
+
 def test_explicit_mesh_in_specs_must_match_layout():
   with cpu_devices(2):
     mesh = jax.make_mesh((2,), ("i",))   # Explicit axes
