@@ -2,8 +2,11 @@
 
 ``shard_map(f, mesh=..., in_specs=..., out_specs=...)`` traces ``f`` once on
 the block shapes (each argument's dimensions divided by the mesh axes its
-PartitionSpec names) with the mesh axes bound as named axes, checks the
-outputs' replication (``check_vma``) and binds ``shard_map_p``.
+PartitionSpec names) with the mesh axes bound as named axes and, with
+``check_vma``, every value typed with the mesh axes it varies over; checks
+the outputs' replication and binds ``shard_map_p``. ``axis_names`` a subset
+of the mesh axes leaves the others automatic; ``smap`` is that over one
+axis with vmap-style in/out axes.
 
 ``pmap(f, axis_name)`` is ``shard_map`` over a one-axis mesh of the first
 ``n`` devices, as in JAX 0.10.2: the mapped axis moves to the front, each

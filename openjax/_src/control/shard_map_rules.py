@@ -1,7 +1,9 @@
 """Rules of ``shard_map_p`` besides its evaluation: the replication check
-(``check_vma``), JVP, transpose, batching, partial evaluation and lowering.
-Each transforms the per-device program (with the mesh axes bound, so its
-collectives trace) and binds ``shard_map_p`` again with matching specs."""
+(``check_vma``: the body's results are typed with the mesh axes they vary
+over, ``primitives/collectives/varying.py``), printing, JVP, transpose,
+batching, partial evaluation and lowering. Each transforms the per-device
+program (with the mesh axes bound, so its collectives trace) and binds
+``shard_map_p`` again with matching specs."""
 from __future__ import annotations
 
 import math
