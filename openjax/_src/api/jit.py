@@ -482,10 +482,10 @@ class JitWrapped:
       entry, leaves, in_tree = self._get_entry(args, kwargs)
     if entry.unchecked and trace_state.trace is eval_trace:
       raise ValueError(NOT_FUNCTIONALIZED)
-    if (trace_state.trace is eval_trace and not entry.hoisted and not self._donates
-        and self.in_shardings is None and self.out_shardings is None
+    if (trace_state.trace is eval_trace and not entry.hoisted
         and compiling(self.tiered is not False)):
-      split = split_program(entry.closed_jaxpr, self.name)
+      split = (None if self._donates or self.in_shardings or self.out_shardings
+               else split_program(entry.closed_jaxpr, self.name))
       if split is not None:   # shard_map/pmap calls run one program per device
         return entry.unflatten(split.run(leaves))
     if trace_state.trace is eval_trace and not entry.hoisted:
