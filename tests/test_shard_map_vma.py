@@ -36,7 +36,9 @@ VMA_CASES = _cases_module()
 
 @pytest.fixture(scope="module")
 def printed():
-  with cpu_devices(4):
+  # Compiled, as JAX runs them (an interpreted jit hands results back on one
+  # device, so layouts would differ).
+  with cpu_devices(4), jax.config.override("openjax_executor", "iree"):
     return VMA_CASES.cases(jax)
 
 

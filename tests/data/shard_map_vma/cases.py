@@ -97,6 +97,7 @@ def cases(jax):
       axis_names={"i"})
   case("partial_manual_jaxpr", lambda: str(jax.make_jaxpr(partial_psum())(x2)))
   case("partial_manual_eager", lambda: f"{partial_psum()(x2).sharding}\n{partial_psum()(x2)}")
+  case("partial_manual_jit", lambda: f"{jax.jit(partial_psum())(x2).sharding}")
   case("partial_manual_body_type", lambda: (jax.shard_map(
       lambda a: (print(jax.typeof(a)), a)[1], mesh=_mesh(jax), in_specs=P("i"),
       out_specs=P("i"), axis_names={"i"})(x2), "")[1])
