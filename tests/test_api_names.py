@@ -13,6 +13,7 @@ DATA = pathlib.Path(__file__).parent / "data" / "jax_names"
 
 # Modules whose every JAX 0.10.2 name exists in openjax.
 COMPLETE = (
+  "jax",
   "jax.debug",
   "jax.dtypes",
   "jax.errors",

@@ -17,7 +17,8 @@ import openjax as jax
 import openjax.numpy as jnp
 from openjax import lax
 from openjax.sharding import Mesh, NamedSharding, PartitionSpec as P
-from tests.test_pmap import cpu_devices
+from tests.ops.rows_vma import ragged_layout, ragged_reference
+from tests.test_pmap import CASES, _cases, cpu_devices
 
 DATA = pathlib.Path(__file__).parent / "data" / "shard_map_vma"
 EXPECTED = json.loads((DATA / "expected.json").read_text())
@@ -30,13 +31,15 @@ def _cases_module():
   return module
 
 
-CASES = _cases_module()
+VMA_CASES = _cases_module()
 
 
 @pytest.fixture(scope="module")
 def printed():
-  with cpu_devices(4):
-    return CASES.cases(jax)
+  # Compiled, as JAX runs them (an interpreted jit hands results back on one
+  # device, so layouts would differ).
+  with cpu_devices(4), jax.config.override("openjax_executor", "iree"):
+    return VMA_CASES.cases(jax)
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED["printed"]))
@@ -53,7 +56,7 @@ def _sets_sorted(text: str) -> str:
 @pytest.mark.parametrize("name", sorted(EXPECTED["values"]))
 def test_values_match_jax(name):
   with cpu_devices(4):
-    got = CASES.values(jax)[name]
+    got = VMA_CASES.values(jax)[name]
   want = EXPECTED["values"][name]
   for g, w in zip(got if isinstance(want[0], list) else [got],
                   want if isinstance(want[0], list) else [want]):
@@ -87,6 +90,19 @@ def test_check_vma_false_has_no_types(n):
     text = str(jax.make_jaxpr(f)(x))
     assert seen == ["float32[2]"] and "pvary" not in text and "psum[" in text
     np.testing.assert_allclose(np.asarray(f(x)), x.reshape(n, 2).sum(0), rtol=1e-5)
+
+
+def test_psum_groups_need_check_vma_false():
+  # As JAX 0.10.2: NotImplementedError with check_vma, the grouped sums without.
+  with cpu_devices(4) as devs:
+    mesh = Mesh(np.array(devs), ("i",))
+    x = np.arange(4.0, dtype=np.float32)
+    body = lambda a: lax.psum(a, "i", axis_index_groups=[[0, 1], [2, 3]])
+    with pytest.raises(NotImplementedError):
+      jax.shard_map(body, mesh=mesh, in_specs=P("i"), out_specs=P("i"))(x)
+    f = jax.shard_map(body, mesh=mesh, in_specs=P("i"), out_specs=P("i"), check_vma=False)
+    for run in (f, jax.jit(f)):
+      np.testing.assert_array_equal(np.asarray(run(x)), [1, 1, 5, 5])
 
 
 def test_explicit_mesh_in_specs_must_match_layout():
@@ -135,7 +151,6 @@ def test_jnp_dot_out_sharding():
 
 
 # ------------------------------------------------------------ ragged_all_to_all
-from tests.ops.rows_vma import ragged_layout, ragged_reference  # noqa: E402
 
 
 def test_ragged_all_to_all_docstring_example():
@@ -210,3 +225,42 @@ def test_ragged_all_to_all_checks_its_operands():
     with pytest.raises(ValueError, match="input_offsets must be integer type"):
       f(np.zeros(4, np.float32), np.zeros(4, np.float32), np.zeros(4, np.float32), ints, ints,
         ints)
+
+
+# ------------------------------------------- jit around pmap/shard_map, compiled
+
+
+@pytest.fixture
+def compiled():
+  jax.config.update("openjax_executor", "iree")
+  try:
+    yield
+  finally:
+    jax.config.update("openjax_executor", "interpreter")
+
+
+@pytest.mark.parametrize("n", [1, 2, 4, 8])
+def test_jit_of_pmap_runs_one_program_per_device(compiled, n):
+  with cpu_devices(n) as devs:
+    for case in CASES:
+      f, x, ref = _cases(n)[case]
+      out = jax.jit(jax.pmap(f, axis_name="i"))(x)
+      np.testing.assert_allclose(np.asarray(out), ref(x), rtol=1e-5, atol=1e-5, err_msg=case)
+      # Each device holds its own result row (not one program's output on device 0).
+      assert [s.device for s in out.addressable_shards] == list(devs[:n]), case
+
+
+@pytest.mark.parametrize("n", [2, 4, 8])
+def test_jit_of_shard_map_between_other_operations(compiled, n):
+  with cpu_devices(n) as devs:
+    mesh = Mesh(np.array(devs), ("i",))
+    sm = jax.shard_map(lambda v: lax.psum(v, "i") * v, mesh=mesh, in_specs=P("i"),
+                       out_specs=P("i"))
+    x = np.arange(4.0 * n, dtype=np.float32)
+    want = (x + 1).reshape(n, 4).sum(0).repeat(1)[None].repeat(n, 0).reshape(-1) * (x + 1) * 2
+    f = jax.jit(lambda v: sm(v + 1.0) * 2.0)
+    np.testing.assert_allclose(np.asarray(f(x)), want, rtol=1e-5)
+    inner = jax.jit(sm)(x + 1.0)
+    assert [s.device for s in inner.addressable_shards] == list(devs)
+    g = jax.jit(jax.grad(lambda v: jnp.sum(sm(v))))(x)
+    np.testing.assert_allclose(np.asarray(g), jax.grad(lambda v: jnp.sum(sm(v)))(x), rtol=1e-5)

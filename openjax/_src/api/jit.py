@@ -507,9 +507,10 @@ class JitWrapped:
       _check_donated_once(leaves, self._donated_invars(entry, in_tree, len(leaves)))
     if (trace_state.trace is eval_trace and not entry.hoisted
         and compiling(self.tiered is not False)):
-      split = split_program(entry.closed_jaxpr, self.name)
+      split = (None if self._donates or self.in_shardings or self.out_shardings
+               else split_program(entry.closed_jaxpr, self.name))
       if split is not None:   # shard_map/pmap calls run one program per device
-        return entry.unflatten(split.run(leaves, _single_device(leaves, self.name)))
+        return entry.unflatten(split.run(leaves))
     if trace_state.trace is eval_trace and not entry.hoisted:
       outs = self._call_sharded(entry, leaves, in_tree, args)
       if outs is not None:
@@ -795,11 +796,3 @@ def clear_caches() -> None:
 
 __all__ = ["jit", "clear_caches", "ShapeDtypeStruct",
            "JitWrapped", "Traced", "Lowered"]
-
-
-def _single_device(leaves, name: str):
-  """The device of the committed single-device Arrays among ``leaves`` (a
-  split program's other equations run there); arrays split over several
-  devices are read where they are."""
-  return committed_device([x for x in leaves if type(x) is not Array
-                           or type(x._buffer) is not ShardedBuffer], name)

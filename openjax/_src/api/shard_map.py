@@ -2,8 +2,11 @@
 
 ``shard_map(f, mesh=..., in_specs=..., out_specs=...)`` traces ``f`` once on
 the block shapes (each argument's dimensions divided by the mesh axes its
-PartitionSpec names) with the mesh axes bound as named axes, checks the
-outputs' replication (``check_vma``) and binds ``shard_map_p``.
+PartitionSpec names) with the mesh axes bound as named axes and, with
+``check_vma``, every value typed with the mesh axes it varies over; checks
+the outputs' replication and binds ``shard_map_p``. ``axis_names`` a subset
+of the mesh axes leaves the others automatic; ``smap`` is that over one
+axis with vmap-style in/out axes.
 
 ``pmap(f, axis_name)`` is ``shard_map`` over a one-axis mesh of the first
 ``n`` devices, as in JAX 0.10.2: the mapped axis moves to the front, each
@@ -21,20 +24,19 @@ import numpy as np
 from openjax._src import tree_util
 from openjax._src.api.shapes import abstractify
 from openjax._src.api.vmap import check_callable, fun_name, wraps
-from openjax._src.control.shard_map import (assemble, local_aval, mesh_axis_sizes,
-                                            named_sharding, run_on_devices, shard_map_p,
+from openjax._src.control.shard_map import (assemble, local_aval, manual_submesh,
+                                            mesh_axis_sizes, named_sharding, onto_whole_mesh,
+                                            partial_parents, run_on_devices, shard_map_p,
                                             shards_for)
 from openjax._src.control.shard_map_eager import ShardMapTrace, ShardMapTracer, eager_blocks
 from openjax._src.control.shard_map_rules import (check_out_replication, check_replication,
-                                                  context_meshes, manual_submesh,
-                                                  partial_parents)
+                                                  context_meshes)
 from openjax._src.core import ShapedArray, Tracer, eval_trace, set_current_trace, trace_state
 from openjax._src.core.mesh import (AbstractMesh, AxisType, Mesh, get_abstract_mesh,
                                    get_concrete_mesh)
-from openjax._src.core.sharding import NamedSharding, PartitionSpec, dim_axes
+from openjax._src.core.sharding import PartitionSpec, dim_axes
 from openjax._src.core.avals import manual_axis_order
 from openjax._src.interpreters.staging import trace_to_closed_jaxpr
-from openjax._src.runtime.sharded_arrays import put_sharded
 from openjax._src.primitives.collectives.collectives import current_axis_env, extend_axis_env
 from openjax._src.primitives.collectives.varying import (checking_vma, not_checking_vma, pvary,
                                                          vma_checked_axes, vma_of)
@@ -175,13 +177,9 @@ def _check_manual_specs(specs, manual: frozenset, prefix: str) -> None:
                      f"\n\nCheck the {prefix}_specs values passed to shard_map.")
 
 
-def _onto_mesh(outs, full, sub):
-  """Results over the manual axes' sub-mesh laid out over the whole mesh."""
-  def lay(x):
-    spec = x.sharding.spec if isinstance(getattr(x, "sharding", None), NamedSharding) \
-        else PartitionSpec()
-    return put_sharded(x, NamedSharding(full, spec))
-  return tree_util.tree_map(lay, outs)
+def _onto_mesh(outs, sub):
+  leaves, tree = tree_util.tree_flatten(outs)
+  return tree_util.tree_unflatten(tree, onto_whole_mesh(leaves, sub))
 
 
 def shard_map(f: Callable | None = None, /, *, out_specs, in_specs=Infer, mesh=None,
@@ -264,7 +262,7 @@ def _shard_map(f, out_specs, in_specs, mesh, axis_names, check_vma: bool, from_s
       _check_explicit_in_specs(leaves, specs)
     if trace_state.trace is eval_trace:
       outs = _run_eagerly(f, m, leaves, in_tree, specs, out_specs, check_vma)
-      return outs if m is full else _onto_mesh(outs, full, m)
+      return outs if m is full else _onto_mesh(outs, m)
     avals = [abstractify(x) for x in leaves]
     key = (m, in_tree, tuple((a.shape, a.dtype, a.weak_type) for a in avals), tuple(specs),
            current_axis_env(), vma_checked_axes())
@@ -275,10 +273,7 @@ def _shard_map(f, out_specs, in_specs, mesh, axis_names, check_vma: bool, from_s
     outs = bind_shard_map(leaves, jaxpr=jaxpr, mesh=m, in_specs=tuple(specs),
                           out_specs=tuple(flat_out_specs), check_vma=bool(check_vma),
                           newly_manual_axes=manual)
-    outs = tree_util.tree_unflatten(out_tree, outs)
-    if m is not full and trace_state.trace is eval_trace:
-      outs = _onto_mesh(outs, full, m)
-    return outs
+    return tree_util.tree_unflatten(out_tree, outs)
 
   return shard_map_f
 
@@ -373,7 +368,7 @@ def trace_shard_map(f, mesh, in_tree, avals, specs, out_specs, check_vma):
            for a, s in zip(avals, specs)]
   if check_vma:
     # An input varies over the mesh axes its spec splits it over.
-    local = [a.update(vma=frozenset(_spec_axes(s))) for a, s in zip(local, specs)]
+    local = [a.with_vma(_spec_axes(s)) for a, s in zip(local, specs)]
   box: list = []
   paths: list = []
 

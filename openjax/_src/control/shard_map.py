@@ -44,6 +44,7 @@ from openjax._src.core import (ClosedJaxpr, Jaxpr, Literal, Primitive, ShapedArr
 from openjax._src.core.array import Array, ShardedBuffer, sharded_array_of_shards
 from openjax._src.core.jaxpr import DropVar, jaxprs_in_params
 from openjax._src.core.placement import commit
+from openjax._src.core.mesh import Mesh
 from openjax._src.core.sharding import NamedSharding, aval_sharding, dim_axes
 from openjax._src.interpreters.batching import batch_jaxpr
 from openjax._src.interpreters.staging import trace_to_closed_jaxpr
@@ -62,7 +63,8 @@ from openjax._src.runtime.pipeline import (compiling, executable_for_jaxpr,
                                            interpreting_first_call)
 from openjax._src.runtime.sharded_arrays import put_sharded
 
-__all__ = ["shard_map_p", "run_on_devices", "assemble", "named_sharding", "shards_for",
+__all__ = ["shard_map_p", "run_on_devices", "manual_submesh", "onto_whole_mesh",
+           "partial_parents", "assemble", "named_sharding", "shards_for",
            "local_aval", "global_aval", "shard_map_as_vmap", "mesh_axis_sizes"]
 
 shard_map_p = Primitive("shard_map", multiple_results=True)
@@ -474,6 +476,29 @@ def _collective_executable(plan: _Plan, i: int, eqn, mesh, k: int):
   return ex
 
 
+#: A partially manual shard_map runs over its manual axes' sub-mesh; JAX
+#: prints the whole mesh it was given.
+partial_parents: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def manual_submesh(mesh: Mesh, manual: frozenset) -> Mesh:
+  """The devices of ``mesh`` at coordinate 0 of its non-manual axes, over
+  the manual axes."""
+  keep = [i for i, a in enumerate(mesh.axis_names) if a in manual]
+  index = tuple(slice(None) if i in keep else 0 for i in range(len(mesh.axis_names)))
+  sub = Mesh(mesh.devices[index], tuple(mesh.axis_names[i] for i in keep),
+             tuple(mesh.axis_types[i] for i in keep))
+  partial_parents[sub] = mesh
+  return sub
+
+
+def onto_whole_mesh(outs: list, sub: Mesh) -> list:
+  """Results of a run over a partially manual shard_map's sub-mesh laid out
+  over the whole mesh (replicated along its automatic axes), as JAX's."""
+  full = partial_parents[sub]
+  return [put_sharded(x, NamedSharding(full, x.sharding.spec)) for x in outs]
+
+
 _shardings: dict = {}
 
 
@@ -539,7 +564,7 @@ def run_on_devices(args, jaxpr: ClosedJaxpr, mesh, in_specs, out_specs) -> list:
                              devices, mesh)
       results = [commit([_as_array(o, a) for o, a in zip(r, jaxpr.out_avals)], d)
                  for r, d in zip(outs, devices)]
-      return _assembled(results, layout)
+      return _whole(_assembled(results, layout), mesh)
   rendezvous = MeshRendezvous(sizes)
 
   def run(k: int):
@@ -564,7 +589,11 @@ def run_on_devices(args, jaxpr: ClosedJaxpr, mesh, in_specs, out_specs) -> list:
     # The device that failed first, not a peer that only heard of it.
     first = next((e for e in failed if type(e).__name__ != "CollectiveError"), failed[0])
     raise first
-  return _assembled(results, layout)
+  return _whole(_assembled(results, layout), mesh)
+
+
+def _whole(outs: list, mesh) -> list:
+  return onto_whole_mesh(outs, mesh) if mesh in partial_parents else outs
 
 
 def _assembled(results: list, layout: _Layout) -> list:

@@ -14,8 +14,10 @@ import weakref
 
 from openjax._src.control.closed_call import jit_p
 from openjax._src.control.shard_map import _reads_after, _segment, run_on_devices, shard_map_p
-from openjax._src.core import ClosedJaxpr, Jaxpr, Literal
+from openjax._src.core import Array, ClosedJaxpr, Jaxpr, Literal
+from openjax._src.core.array import ShardedBuffer
 from openjax._src.core.jaxpr import DropVar
+from openjax._src.core.placement import committed_device
 from openjax._src.runtime.pipeline import executable_for_jaxpr
 
 __all__ = ["SplitProgram", "split_program"]
@@ -57,7 +59,12 @@ class SplitProgram:
       steps.append(_segment(jaxpr, run, later_reads[run[-1]]))
     self.steps = steps
 
-  def run(self, args: list, device) -> list:
+  def run(self, args: list, device=None) -> list:
+    if device is None:
+      # The other equations run on the committed single-device Arrays'
+      # device; arrays split over several devices are read where they are.
+      device = committed_device([x for x in args if type(x) is not Array
+                                 or type(x._buffer) is not ShardedBuffer], self.name)
     env = dict(zip(self.jaxpr.constvars, self.consts))
     env.update(zip(self.jaxpr.invars, args))
 

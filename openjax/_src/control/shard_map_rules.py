@@ -1,7 +1,9 @@
 """Rules of ``shard_map_p`` besides its evaluation: the replication check
-(``check_vma``), JVP, transpose, batching, partial evaluation and lowering.
-Each transforms the per-device program (with the mesh axes bound, so its
-collectives trace) and binds ``shard_map_p`` again with matching specs."""
+(``check_vma``: the body's results are typed with the mesh axes they vary
+over, ``primitives/collectives/varying.py``), printing, JVP, transpose,
+batching, partial evaluation and lowering. Each transforms the per-device
+program (with the mesh axes bound, so its collectives trace) and binds
+``shard_map_p`` again with matching specs."""
 from __future__ import annotations
 
 import math
@@ -9,12 +11,12 @@ import weakref
 
 import numpy as np
 
-from openjax._src.control.shard_map import (COLLECTIVES, global_aval, mesh_axis_sizes,
+from openjax._src.control.shard_map import (COLLECTIVES, global_aval, manual_submesh,
+                                            mesh_axis_sizes, partial_parents,
                                             shard_map_as_vmap, shard_map_p)
 from openjax._src.core import (ClosedJaxpr, Literal, ShapedArray, eval_jaxpr, pp_eqn,
                                set_current_trace)
 from openjax._src.core.jaxpr import jaxprs_in_params
-from openjax._src.core.mesh import Mesh
 from openjax._src.core.sharding import PartitionSpec, dim_axes
 from openjax._src.interpreters.batching import batch_jaxpr
 from openjax._src.interpreters.jvp import jvp_jaxpr
@@ -114,22 +116,6 @@ def check_out_replication(vmas: list, out_specs, mesh, name: str) -> None:
 #: Meshes shard_map took from the context (``jax.set_mesh``) rather than
 #: from ``mesh=``: JAX's jaxpr shows those as their AbstractMesh.
 context_meshes: "weakref.WeakSet" = weakref.WeakSet()
-
-
-#: A partially manual shard_map runs over its manual axes' sub-mesh; JAX
-#: prints the whole mesh it was given.
-partial_parents: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
-def manual_submesh(mesh: Mesh, manual: frozenset) -> Mesh:
-  """The devices of ``mesh`` at coordinate 0 of its non-manual axes, over
-  the manual axes."""
-  keep = [i for i, a in enumerate(mesh.axis_names) if a in manual]
-  index = tuple(slice(None) if i in keep else 0 for i in range(len(mesh.axis_names)))
-  sub = Mesh(mesh.devices[index], tuple(mesh.axis_names[i] for i in keep),
-             tuple(mesh.axis_types[i] for i in keep))
-  partial_parents[sub] = mesh
-  return sub
 
 
 def _shard_map_pp(eqn, ctx):

@@ -119,8 +119,8 @@ class ShapedArray(AbstractValue):
 
   def with_vma(self, vma) -> "ShapedArray":
     vma = frozenset(vma)
-    if vma == self.vma:
-      return self
+    if vma == self.vma or type(self) is not ShapedArray:
+      return self   # (kinds of value built on ShapedArray, such as tokens, carry none)
     return ShapedArray(self.shape, self.dtype, self.weak_type, self.sharding, vma)
 
   @property

@@ -192,7 +192,7 @@ class DynamicJaxprTrace(Trace):
     out_tracers, out_avals = [], []
     for t, a in zip(tracers, avals):
       missing = target - a.vma
-      if missing:
+      if missing and type(a) is ShapedArray:   # (tokens carry no vma)
         t = self.process_primitive(pvary_p, [t], {"axes": ordered_axes(missing)})[0]
         a = t._aval
       out_tracers.append(t)

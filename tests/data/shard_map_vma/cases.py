@@ -97,6 +97,7 @@ def cases(jax):
       axis_names={"i"})
   case("partial_manual_jaxpr", lambda: str(jax.make_jaxpr(partial_psum())(x2)))
   case("partial_manual_eager", lambda: f"{partial_psum()(x2).sharding}\n{partial_psum()(x2)}")
+  case("partial_manual_jit", lambda: f"{jax.jit(partial_psum())(x2).sharding}")
   case("partial_manual_body_type", lambda: (jax.shard_map(
       lambda a: (print(jax.typeof(a)), a)[1], mesh=_mesh(jax), in_specs=P("i"),
       out_specs=P("i"), axis_names={"i"})(x2), "")[1])
@@ -155,6 +156,17 @@ def values(jax):
     return a, b
   s = jax.shard_map(swap, mesh=mesh, in_specs=(P("i"), P()), out_specs=(P("i"), P("i")))
   out["scan_pcast"] = [np.asarray(v).tolist() for v in s(x, x[:4])]
+
+  def control(a, b):
+    c = lax.cond(b[0] > 1, lambda: a * 2, lambda: a + b)
+    d = lax.fori_loop(0, 3, lambda i, v: v + b, a)
+    e = jax.nn.relu(a - 2.0) + jax.checkpoint(lambda t: jax.numpy.sin(t) * b)(a)
+    return c + d + e, lax.psum(jax.numpy.sum(b * b), "i")
+  t = jax.shard_map(control, mesh=mesh, in_specs=(P("i"), P()), out_specs=(P("i"), P()))
+  tloss = lambda a, b: t(a, b)[0].sum() + t(a, b)[1]
+  xs, ys = jax.numpy.arange(8.0), jax.numpy.arange(4.0)
+  out["control_flow"] = [np.asarray(v).tolist() for v in jax.jit(t)(xs, ys)]
+  out["control_flow_grad"] = [np.asarray(v).tolist() for v in jax.grad(tloss, (0, 1))(xs, ys)]
 
   x2 = jax.numpy.arange(32.0, dtype=np.float32).reshape(8, 4)
   g = jax.shard_map(lambda a: a * lax.axis_index("i"), mesh=mesh, in_specs=P("i"),

@@ -102,7 +102,7 @@ def _pvary_abstract_eval(x, *, axes):
   # (Whether the operand was invariant over ``axes`` is lax.pcast's check:
   # the eager and per-device evaluations see untyped values here.)
   _check_axis_names(axes, "pvary")
-  return [x.update(vma=x.vma | frozenset(axes))]
+  return [x.with_vma(x.vma | frozenset(axes))]
 
 
 pvary_p.mark_not_applicable("sharding_rule", MANUAL_AXES_ONLY)
@@ -146,7 +146,7 @@ def _psum_invariant_impl(x, *, axes):
 @psum_invariant_p.def_abstract_eval
 def _psum_invariant_abstract_eval(x, *, axes):
   _check_axis_names(axes, "psum")
-  return [x.update(vma=x.vma - frozenset(axes))]
+  return [x.with_vma(x.vma - frozenset(axes))]
 
 
 psum_invariant_p.mark_not_applicable("sharding_rule", MANUAL_AXES_ONLY)
