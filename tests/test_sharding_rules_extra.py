@@ -250,3 +250,23 @@ def _unsharded(name, key):
           "randint": lambda: jax.random.randint(key, (8, 4), 0, 10),
           "iota": lambda: lax.broadcasted_iota(jnp.int32, (8, 4), 0),
           "iota_last": lambda: lax.broadcasted_iota(jnp.int32, (8, 4), 1)}[name]()
+
+
+def test_results_carry_out_shardings_as_given(executor):
+  # JAX 0.10.2 (4 devices, Explicit and Auto axes): P() asked gives P(),
+  # P(None) gives P(None,), no out_shardings over a replicated input P(None,).
+  with cpu_devices(4):
+    mesh = jax.make_mesh((4,), ("x",))
+    x = jax.device_put(np.arange(8.0, dtype=np.float32), NamedSharding(mesh, P()))
+    assert jax.jit(lambda a: a * 2)(x).sharding.spec == P(None)
+    y = jax.device_put(np.arange(8.0, dtype=np.float32), NamedSharding(mesh, P("x")))
+    for spec in (P(), P(None)):
+      out = jax.jit(lambda a: a * 2, out_shardings=NamedSharding(mesh, spec))(y)
+      assert out.sharding.spec == spec and str(out.sharding.spec) == str(spec)
+      assert out.tolist() == list(range(0, 16, 2))
+    assert jax.jit(jnp.sum)(y).sharding.spec == P()
+    auto = jax.make_mesh((4,), ("x",), axis_types=(jax.sharding.AxisType.Auto,))
+    z = jax.device_put(np.arange(8.0, dtype=np.float32), NamedSharding(auto, P("x")))
+    for spec in (P(), P(None)):
+      out = jax.jit(lambda a: a * 2, out_shardings=NamedSharding(auto, spec))(z)
+      assert str(out.sharding.spec) == str(spec)

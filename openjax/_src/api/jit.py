@@ -35,7 +35,7 @@ from openjax._src.interpreters.staging import DebugInfo, flat_arg_names, trace_t
 from openjax._src.control.checks import NOT_FUNCTIONALIZED
 from openjax._src.control.closed_call import jit_p
 from openjax._src.control.spmd import Layout, SpmdPlan, constraint_mesh, layout_of, mesh_of
-from openjax._src.core.array import ShardedBuffer
+from openjax._src.core.array import ShardedBuffer, sharded_array_of_shards
 from openjax._src.core.sharding import NamedSharding, PartitionSpec, Sharding, resolve_sharding
 from openjax._src.primitives.collectives.collectives import current_axis_env
 from openjax._src.runtime.compiler import clear_memory_cache
@@ -517,8 +517,14 @@ class JitWrapped:
     plan = self._spmd_plan(entry, leaves, in_tree)
     if plan is None:
       return None
-    return plan.run(leaves, self._donated_invars(entry, in_tree, len(leaves))
+    outs = plan.run(leaves, self._donated_invars(entry, in_tree, len(leaves))
                     if self._donates else None)
+    if self.out_shardings is not None:
+      # Results carry the sharding asked for as given (JAX reports
+      # ``out_shardings=P()`` as P(), not as the layout's P(None,)).
+      asked = _prefix_leaves(self.out_shardings, entry.out_tree, "out_shardings")
+      outs = [_as_asked(o, s) for o, s in zip(outs, asked)]
+    return outs
 
   def _spmd_plan(self, entry, leaves, in_tree):
     """The SPMD partition of ``entry`` for arguments ``leaves`` (Arrays or
@@ -642,6 +648,17 @@ class JitWrapped:
 
 def _is_sharding_leaf(s) -> bool:
   return s is None or isinstance(s, (Sharding, PartitionSpec))
+
+
+def _as_asked(x, sharding):
+  """``x`` relabelled with ``sharding`` where that is the same layout as its
+  own, written otherwise."""
+  if (isinstance(sharding, NamedSharding) and type(x) is Array
+      and type(x._buffer) is ShardedBuffer and x._buffer.sharding != sharding
+      and x._buffer.sharding.mesh == sharding.mesh
+      and x._buffer.sharding.is_equivalent_to(sharding, x.ndim)):
+    return sharded_array_of_shards(x.aval, sharding, x._buffer.shards)
+  return x
 
 
 def _prefix_leaves(shardings, tree, what: str) -> list:
