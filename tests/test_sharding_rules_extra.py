@@ -270,3 +270,23 @@ def test_results_carry_out_shardings_as_given(executor):
     for spec in (P(), P(None)):
       out = jax.jit(lambda a: a * 2, out_shardings=NamedSharding(auto, spec))(z)
       assert str(out.sharding.spec) == str(spec)
+
+
+def test_data_parallel_conv_gradients(executor):
+  # JAX 0.10.2: grad of a conv over a batch split on x gives the kernel's
+  # gradient whole (float32[4,3,3,3]) and the input's split (float32[8@x,3,10,10]).
+  rng = np.random.default_rng(1)
+  xv = rng.standard_normal((8, 3, 10, 10)).astype(np.float32)
+  wv = rng.standard_normal((4, 3, 3, 3)).astype(np.float32) * 0.1
+  loss = lambda w, x: jnp.sum(lax.conv_general_dilated(x, w, (1, 1), "SAME") ** 2)
+  grad = jax.jit(jax.grad(loss, argnums=(0, 1)))
+  want = grad(wv, xv)
+  with cpu_devices(8):
+    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    with jax.set_mesh(mesh):
+      x = jax.device_put(xv, NamedSharding(mesh, P("x")))
+      gw, gx = grad(jnp.asarray(wv), x)
+      assert [str(jax.typeof(g)) for g in (gw, gx)] == ["float32[4,3,3,3]",
+                                                        "float32[8@x,3,10,10]"]
+      for got, ref in zip((gw, gx), want):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(ref), rtol=2e-4, atol=2e-4)

@@ -148,11 +148,13 @@ def dynamic_update_slice_rule(specs, avals, out_avals, **params):
   return [tuple(operand)]
 
 
-def conv_rule(specs, avals, out_avals, *, dimension_numbers, **params):
-  """JAX's: with a whole kernel and the input's feature dimension whole,
-  the result takes the input's layout (dimension by dimension, as JAX's
-  rule returns the input's sharding); otherwise an ``out_sharding`` is
-  needed."""
+def conv_rule(specs, avals, out_avals, *, dimension_numbers, out_sharding=None, **params):
+  """JAX's: the ``out_sharding`` asked for (transposes ask for their
+  primal's); else, with a whole kernel and the input's feature dimension
+  whole, the input's layout (dimension by dimension, as JAX's rule returns
+  the input's sharding); otherwise an ``out_sharding`` is needed."""
+  if out_sharding is not None:
+    return [tuple(out_sharding.spec._normalized_spec_for_aval(len(out_avals[0].shape)))]
   lhs_spec = dimension_numbers[0]
   if is_replicated(specs[1]) and specs[0][lhs_spec[1]] is None:
     return [varying_shape_spec("conv_general_dilated", specs[0], avals[0],
