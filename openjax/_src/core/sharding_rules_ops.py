@@ -131,13 +131,13 @@ def dynamic_update_slice_rule(specs, avals, out_avals, **params):
   """Operand and update laid out alike (JAX's rule). Also accepted, as
   openjax's own library code writes whole pieces into split values and
   split pieces into whole buffers: a whole update (each device slices it),
-  or a whole operand and an update split only on dimensions it spans."""
+  or a whole operand (split where the update spans a dimension)."""
   (operand, update), (x, u) = specs[:2], avals[:2]
   if is_replicated(update):
     return [tuple(operand)]
-  if is_replicated(operand) and all(p is None or u.shape[d] == x.shape[d]
-                                    for d, p in enumerate(update)):
-    return [tuple(update)]
+  if is_replicated(operand):
+    # (a transpose's zeros): split where the update spans the dimension
+    return [tuple(p if u.shape[d] == x.shape[d] else None for d, p in enumerate(update))]
   if operand != update:
     if u.sharding is None and x.sharding is not None:
       u = u.update(sharding=x.sharding)   # shows the mesh, as JAX does
@@ -224,10 +224,11 @@ def scatter_rule(specs, avals, out_avals, *, dimension_numbers, **params):
   ok = (all(len({a for a in (operand[o], indices[i], updates[b]) if a is not None}) <= 1
             for o, i, b in zip(dn.operand_batching_dims, dn.scatter_indices_batching_dims,
                                updates_batching))
-        # JAX's ``.at[]`` broadcasts updates laid out as the operand's
-        # window; openjax's broadcast leaves them whole, which each device
-        # slices: a whole updates dimension takes the operand's split.
-        and all((u.shape[ud] == x.shape[od] and updates[ud] in (operand[od], None))
+        # JAX's ``.at[]`` and gather transposes lay the updates and the
+        # zeros they scatter into out alike; openjax's leave one whole,
+        # which each device slices: a whole side takes the other's split.
+        and all((u.shape[ud] == x.shape[od]
+                 and (updates[ud] == operand[od] or None in (updates[ud], operand[od])))
                 or (updates[ud] is None and operand[od] is None)
                 for ud, od in zip(dn.update_window_dims, operand_window))
         and all(operand[d] is None for d in dn.inserted_window_dims)
