@@ -314,3 +314,34 @@ def test_gradients_through_the_rules_match_unsharded(name):
       b = jax.device_put(A_VALUE, NamedSharding(mesh, P("x", None, None)))
       for got, ref in zip(grad(a, b), want):
         np.testing.assert_allclose(np.asarray(got), np.asarray(ref), rtol=1e-4, atol=1e-3)
+
+
+ROWS = np.zeros((8, 2), np.int32) + np.array([0, 3], np.int32)
+
+# name: (function of B (8@x,4,6) and per-row indices I (8@x,2), JAX 0.10.2's typeof)
+VMAP_CASES = {
+    "index": (lambda b, i: jax.vmap(lambda r: r[:, IDX])(b), "float32[8@x,4,2]"),
+    "per_row_take": (lambda b, i: jax.vmap(lambda r, j: r[j])(b, i), "float32[8@x,2,6]"),
+    "per_row_set": (lambda b, i: jax.vmap(lambda r, j: r.at[j].set(1.0))(b, i),
+                    "float32[8@x,4,6]"),
+    "sort": (lambda b, i: jax.vmap(lambda r: jnp.sort(r, axis=0))(b), "float32[8@x,4,6]"),
+    "dynamic_slice": (lambda b, i: jax.vmap(lambda r: lax.dynamic_slice(r, (1, 1), (2, 2)))(b),
+                      "float32[8@x,2,2]"),
+    "rfft": (lambda b, i: jax.vmap(jnp.fft.rfft)(b), "complex64[8@x,4,4]"),
+    "top_k": (lambda b, i: jax.vmap(lambda r: lax.top_k(r, 2)[0])(b), "float32[8@x,4,2]"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VMAP_CASES))
+def test_vmap_over_a_split_batch_keeps_it(name):
+  # Batched library calls (jitted) are traced with the batch's sharding.
+  fn, want = VMAP_CASES[name]
+  ref = jax.jit(fn)(A_VALUE, ROWS)
+  with cpu_devices(8):
+    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    with jax.set_mesh(mesh):
+      b = jax.device_put(A_VALUE, NamedSharding(mesh, P("x", None, None)))
+      i = jax.device_put(ROWS, NamedSharding(mesh, P("x", None)))
+      out = jax.jit(fn)(b, i)
+      assert str(jax.typeof(out)) == want
+      np.testing.assert_allclose(np.asarray(out), np.asarray(ref), rtol=1e-5, atol=1e-5)
