@@ -16,7 +16,7 @@ import openjax.numpy as jnp
 from openjax import lax
 from openjax.sharding import NamedSharding, PartitionSpec as P
 from openjax._src.errors import ShardingTypeError
-from tests.test_sharded_jit import cpu_devices, executor  # noqa: F401 - fixture
+from tests.test_sharded_jit import cpu_devices, executor, plans  # noqa: F401 - fixture
 
 A_VALUE = np.arange(8 * 4 * 6, dtype=np.float32).reshape(8, 4, 6) / 7
 IDX = np.array([0, 2], np.int32)
@@ -345,3 +345,36 @@ def test_vmap_over_a_split_batch_keeps_it(name):
       out = jax.jit(fn)(b, i)
       assert str(jax.typeof(out)) == want
       np.testing.assert_allclose(np.asarray(out), np.asarray(ref), rtol=1e-5, atol=1e-5)
+
+
+# name: (function of B (8@x,4,6), JAX 0.10.2's typeof of its result)
+PER_DEVICE_CASES = {
+    "conv_batch": (lambda b: lax.conv_general_dilated(b[:, None], jnp.ones((2, 1, 3, 3)), (1, 1),
+                                                      "SAME"), "float32[8@x,2,4,6]"),
+    "sort": (lambda b: jnp.sort(b, axis=2), "float32[8@x,4,6]"),
+    "top_k": (lambda b: lax.top_k(b, 3)[0], "float32[8@x,4,3]"),
+    "rfft": (lambda b: jnp.fft.rfft(b), "complex64[8@x,4,4]"),
+    "max_pool": (lambda b: lax.reduce_window(b, -jnp.inf, lax.max, (1, 2, 2), (1, 2, 2), "VALID"),
+                 "float32[8@x,2,3]"),
+    "cumsum": (lambda b: jnp.cumsum(b, axis=1), "float32[8@x,4,6]"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PER_DEVICE_CASES))
+def test_split_batch_operations_run_per_device(name, executor):
+  # Each device computes its own rows: one part, no collective, local shapes.
+  fn, want = PER_DEVICE_CASES[name]
+  ref = jax.jit(fn)(A_VALUE)
+  with cpu_devices(8):
+    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    with jax.set_mesh(mesh):
+      b = jax.device_put(A_VALUE, NamedSharding(mesh, P("x", None, None)))
+      f = jax.jit(fn)
+      out = f(b)
+      assert str(jax.typeof(out)) == want
+      np.testing.assert_allclose(np.asarray(out), np.asarray(ref), rtol=1e-5, atol=1e-4)
+      (plan,) = plans(f)
+      kinds = [kind for kind, *_ in plan.steps]
+      assert kinds == ["segment"], kinds
+      (seg,) = [rest[0] for kind, *rest in plan.steps]
+      assert seg.closed.in_avals[0].shape == (4, 4, 6)   # each device's rows only
