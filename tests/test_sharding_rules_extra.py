@@ -378,3 +378,33 @@ def test_split_batch_operations_run_per_device(name, executor):
       assert kinds == ["segment"], kinds
       (seg,) = [rest[0] for kind, *rest in plan.steps]
       assert seg.closed.in_avals[0].shape == (4, 4, 6)   # each device's rows only
+
+
+# JAX 0.10.2: jit(grad(f, argnums=(0, 1)))(a, b), a split P('x', 'y'), b P('x'):
+# every gradient is typed as its argument.
+GRAD_TYPES = ["float32[8@x,4@y,6]", "float32[8@x,4,6]"]
+GRAD_TYPED_CASES = {
+    "elementwise_mixed": lambda A, B: jnp.tanh(A) * B,
+    "unused_argument": lambda A, B: B * 2,
+    "matmul": lambda A, B: B.reshape(8, 24) @ jnp.ones((24, 3)),
+    "take": lambda A, B: jnp.take(B, IDX, axis=1),
+    "pad": lambda A, B: jnp.pad(B, ((0, 0), (1, 1), (1, 1))),
+    "top_k": lambda A, B: lax.top_k(A, 2)[0],
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRAD_TYPED_CASES))
+def test_gradients_are_typed_as_their_arguments(name):
+  fn = GRAD_TYPED_CASES[name]
+  grad = jax.jit(jax.grad(lambda a, b: jnp.sum(fn(a, b) ** 2), argnums=(0, 1)))
+  want = grad(A_VALUE, A_VALUE)
+  with cpu_devices(8):
+    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    with jax.set_mesh(mesh):
+      a = jax.device_put(A_VALUE, NamedSharding(mesh, P("x", "y", None)))
+      b = jax.device_put(A_VALUE, NamedSharding(mesh, P("x", None, None)))
+      got = grad(a, b)
+      assert [str(jax.typeof(g)) for g in got] == GRAD_TYPES
+      assert [g.sharding for g in got] == [a.sharding, b.sharding]
+      for g, r in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(r), rtol=1e-4, atol=1e-3)

@@ -23,6 +23,7 @@ from openjax._src.primitives.base.structural import instantiate_zeros, reshape
 from openjax._src.primitives.base.convert import _convert_element_type
 from openjax._src.primitives.elementwise.arithmetic import real
 from openjax._src.primitives.shape.shape import full_like, slice_in_dim
+from openjax._src.primitives.shape.sharding_constraint import reshard_to
 from openjax._src.runtime.transfer import device_put
 
 
@@ -286,7 +287,17 @@ class _VJPFunction:
     staged = [c for c, z in zip(cts, self._zero_mask) if not z]
     undefined = [UndefinedPrimal(a) for a in self._lin.in_avals]
     cts_in = backward_pass(self._lin.jaxpr, self._lin.residuals, undefined, staged)
-    return tree_util.tree_unflatten(self._in_tree, [instantiate_zeros(c) for c in cts_in])
+    return tree_util.tree_unflatten(
+        self._in_tree, [_laid_out_as_primal(instantiate_zeros(c), a)
+                        for c, a in zip(cts_in, self._lin.in_avals)])
+
+
+def _laid_out_as_primal(ct, aval):
+  """A cotangent typed as its primal over Explicit axes (as JAX's: the
+  gradient of an argument split over x is split over x)."""
+  if aval.sharding is None or _typeof(ct).sharding == aval.sharding:
+    return ct
+  return reshard_to(ct, aval.sharding)
 
 
 _residuals_pytree(_VJPFunction, ("_fun_src", "_in_tree", "_out_tree", "_out_avals",

@@ -230,7 +230,7 @@ class SpmdPlan:
       self.avals[v] = v.aval
     if name in ("sharding_constraint", "reshard"):
       sharding = params["sharding"]
-      if sharding.mesh != self.mesh:
+      if sharding.mesh != self.mesh and sharding.mesh != self.mesh.abstract_mesh:
         # Another mesh over these devices: the value is whole here, and laid
         # out by ``sharding`` if it is a result.
         target = _replicated(len(avals[0].shape))
