@@ -12,7 +12,10 @@ import numpy as np
 from openjax._src import dtypes, tree_util
 from openjax._src.api.shapes import abstractify
 from openjax._src.api.vmap import check_callable, vmap, wraps
-from openjax._src.core import Tracer, concrete_or_error, eval_jaxpr
+from openjax._src.core import Array, Tracer, concrete_or_error, eval_jaxpr
+from openjax._src.core.array import ShardedBuffer
+from openjax._src.core.mesh import get_concrete_mesh
+from openjax._src.core.sharding import NamedSharding
 from openjax._src.interpreters.jvp import jvp_flat
 from openjax._src.interpreters.partial_eval import (LinearFunction, dce_jaxpr_consts,
                                                     linearize_flat)
@@ -297,7 +300,15 @@ def _laid_out_as_primal(ct, aval):
   gradient of an argument split over x is split over x)."""
   if aval.sharding is None or _typeof(ct).sharding == aval.sharding:
     return ct
-  return reshard_to(ct, aval.sharding)
+  if isinstance(ct, Tracer):
+    return reshard_to(ct, aval.sharding)
+  # An eager cotangent: laid out over the devices of its own mesh (or of
+  # the mesh in context) that has the primal's abstract mesh.
+  mesh = (ct._buffer.sharding.mesh if type(ct) is Array and type(ct._buffer) is ShardedBuffer
+          else get_concrete_mesh())
+  if mesh.empty or mesh.abstract_mesh != aval.sharding.mesh:
+    return ct
+  return device_put(ct, NamedSharding(mesh, aval.sharding.spec))
 
 
 _residuals_pytree(_VJPFunction, ("_fun_src", "_in_tree", "_out_tree", "_out_avals",
