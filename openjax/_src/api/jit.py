@@ -409,15 +409,17 @@ class JitWrapped:
     except TypeError:   # an unhashable static argument: the general path decides
       key = entry = None
     if entry is None:
+      if key is None and any(type(x) is Array and type(x._buffer) is ShardedBuffer
+                             for x in tree_util.tree_leaves((args, kwargs))):
+        # Arrays split over devices run op by op: each operation lays its
+        # results out by its sharding rule (the program's kernels would not).
+        return self.fun(*args, **kwargs)
       entry, leaves, _ = self._library_entry(args, kwargs)
       if key is not None:
         if len(self._eager_fast) >= 256:
           self._eager_fast.clear()
         self._eager_fast[key] = _INLINE if entry is None else entry
-    if entry is None or entry is _INLINE or (key is None and any(
-        type(x) is Array and type(x._buffer) is ShardedBuffer for x in leaves)):
-      # Arrays split over devices run op by op: each operation lays its
-      # results out by its sharding rule (the program's kernels would not).
+    if entry is None or entry is _INLINE:
       return self.fun(*args, **kwargs)
     return entry.unflatten(entry.run_program(leaves))
 
