@@ -24,6 +24,7 @@ from openjax._src.errors import (ConcretizationTypeError, JaxRuntimeError,
                                  TracerIntegerConversionError)
 from openjax._src.api.aot import Lowered
 from openjax._src.api.jit_debug import explain_cache_miss, log_lowering, log_traced, run_checked
+from openjax._src.api.jit_shardings import as_asked, is_sharding_leaf, prefix_leaves
 from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, Tracer, check_transformed, eval_jaxpr,
                                eval_trace, jaxpr_effects, program_of, trace_state)
 from openjax._src.core.devices import local_devices
@@ -35,8 +36,8 @@ from openjax._src.interpreters.staging import DebugInfo, flat_arg_names, trace_t
 from openjax._src.control.checks import NOT_FUNCTIONALIZED
 from openjax._src.control.closed_call import jit_p
 from openjax._src.control.spmd import Layout, SpmdPlan, constraint_mesh, layout_of, mesh_of
-from openjax._src.core.array import ShardedBuffer, sharded_array_of_shards
-from openjax._src.core.sharding import NamedSharding, PartitionSpec, Sharding, resolve_sharding
+from openjax._src.core.array import ShardedBuffer
+from openjax._src.core.sharding import NamedSharding, resolve_sharding
 from openjax._src.primitives.collectives.collectives import current_axis_env
 from openjax._src.runtime.compiler import clear_memory_cache
 from openjax._src.runtime.pipeline import (background, cached_executable, compile_lowered,
@@ -524,8 +525,8 @@ class JitWrapped:
     if self.out_shardings is not None:
       # Results carry the sharding asked for as given (JAX reports
       # ``out_shardings=P()`` as P(), not as the layout's P(None,)).
-      asked = _prefix_leaves(self.out_shardings, entry.out_tree, "out_shardings")
-      outs = [_as_asked(o, s) for o, s in zip(outs, asked)]
+      asked = prefix_leaves(self.out_shardings, entry.out_tree, "out_shardings")
+      outs = [as_asked(o, s) for o, s in zip(outs, asked)]
     return outs
 
   def _spmd_plan(self, entry, leaves, in_tree):
@@ -534,7 +535,7 @@ class JitWrapped:
     in_sh = self._leaf_shardings(self.in_shardings, in_tree, len(leaves), "in_shardings")
     out_sh = None
     if self.out_shardings is not None:
-      out_sh = _prefix_leaves(self.out_shardings, entry.out_tree, "out_shardings")
+      out_sh = prefix_leaves(self.out_shardings, entry.out_tree, "out_shardings")
     mesh = mesh_of(leaves, (in_sh or []) + (out_sh or []))
     if mesh is None:
       # A with_sharding_constraint inside partitions the call too.
@@ -568,7 +569,7 @@ class JitWrapped:
     if shardings is None:
       return None
     dyn_args, dyn_kwargs = tree_util.tree_unflatten(in_tree, [0] * n_leaves)
-    if _is_sharding_leaf(shardings):
+    if is_sharding_leaf(shardings):
       return [resolve_sharding(shardings, "jit")] * n_leaves
     shardings = tuple(shardings)
     if len(shardings) != len(dyn_args):
@@ -580,7 +581,7 @@ class JitWrapped:
           f"tuple of length {len(dyn_args)}.")
     out = []
     for s, a in zip(shardings, dyn_args):
-      out.extend(_prefix_leaves(s, tree_util.tree_structure(a), what))
+      out.extend(prefix_leaves(s, tree_util.tree_structure(a), what))
     return out + [None] * (n_leaves - len(out))
 
   def _executable(self, entry, in_tree, n_leaves):
@@ -646,40 +647,6 @@ class JitWrapped:
 
   def __repr__(self):
     return f"<PjitFunction of {self.fun!r}>"
-
-
-def _is_sharding_leaf(s) -> bool:
-  return s is None or isinstance(s, (Sharding, PartitionSpec))
-
-
-def _as_asked(x, sharding):
-  """``x`` relabelled with ``sharding`` where that is the same layout as its
-  own, written otherwise."""
-  if (isinstance(sharding, NamedSharding) and type(x) is Array
-      and type(x._buffer) is ShardedBuffer and x._buffer.sharding != sharding
-      and x._buffer.sharding.mesh == sharding.mesh
-      and x._buffer.sharding.is_equivalent_to(sharding, x.ndim)):
-    return sharded_array_of_shards(x.aval, sharding, x._buffer.shards)
-  return x
-
-
-def _prefix_leaves(shardings, tree, what: str) -> list:
-  """One sharding (or None) per leaf of ``tree`` from ``shardings``, a
-  pytree prefix of it."""
-  n = tree.num_leaves
-  if _is_sharding_leaf(shardings):
-    return [resolve_sharding(shardings, "jit")] * n
-  placeholder = tree_util.tree_unflatten(tree, [object() for _ in range(n)])
-  out = []
-
-  def expand(s, sub):
-    out.extend([resolve_sharding(s, "jit")] * tree_util.tree_structure(sub).num_leaves)
-  try:
-    tree_util.tree_map(expand, shardings, placeholder, is_leaf=_is_sharding_leaf)
-  except ValueError as e:
-    raise ValueError(f"jit: {what} is not a pytree prefix of the values it describes: "
-                     f"{e}") from None
-  return out
 
 
 class Traced:
