@@ -24,7 +24,6 @@ from openjax._src.errors import (ConcretizationTypeError, JaxRuntimeError,
                                  TracerIntegerConversionError)
 from openjax._src.api.aot import Lowered
 from openjax._src.api.jit_debug import explain_cache_miss, log_lowering, log_traced, run_checked
-from openjax._src.api.jit_shardings import as_asked, is_sharding_leaf, prefix_leaves
 from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, Tracer, check_transformed, eval_jaxpr,
                                eval_trace, jaxpr_effects, program_of, trace_state)
 from openjax._src.core.devices import local_devices
@@ -38,6 +37,7 @@ from openjax._src.control.closed_call import jit_p
 from openjax._src.control.spmd import Layout, SpmdPlan, constraint_mesh, layout_of, mesh_of
 from openjax._src.core.array import ShardedBuffer
 from openjax._src.core.sharding import NamedSharding, resolve_sharding
+from openjax._src.api.jit_shardings import as_asked, is_sharding_leaf, prefix_leaves
 from openjax._src.primitives.collectives.collectives import current_axis_env
 from openjax._src.runtime.compiler import clear_memory_cache
 from openjax._src.runtime.pipeline import (background, cached_executable, compile_lowered,
