@@ -16,7 +16,7 @@ import openjax.numpy as jnp
 from openjax import lax
 from openjax.sharding import NamedSharding, PartitionSpec as P
 from openjax._src.errors import ShardingTypeError
-from tests.test_sharded_jit import cpu_devices, executor  # noqa: F401 - fixture
+from tests.test_sharded_jit import cpu_devices, executor, plans  # noqa: F401 - fixture
 
 A_VALUE = np.arange(8 * 4 * 6, dtype=np.float32).reshape(8, 4, 6) / 7
 IDX = np.array([0, 2], np.int32)
@@ -250,3 +250,162 @@ def _unsharded(name, key):
           "randint": lambda: jax.random.randint(key, (8, 4), 0, 10),
           "iota": lambda: lax.broadcasted_iota(jnp.int32, (8, 4), 0),
           "iota_last": lambda: lax.broadcasted_iota(jnp.int32, (8, 4), 1)}[name]()
+
+
+def test_results_carry_out_shardings_as_given(executor):
+  # JAX 0.10.2 (4 devices, Explicit and Auto axes): P() asked gives P(),
+  # P(None) gives P(None,), no out_shardings over a replicated input P(None,).
+  with cpu_devices(4):
+    mesh = jax.make_mesh((4,), ("x",))
+    x = jax.device_put(np.arange(8.0, dtype=np.float32), NamedSharding(mesh, P()))
+    assert jax.jit(lambda a: a * 2)(x).sharding.spec == P(None)
+    y = jax.device_put(np.arange(8.0, dtype=np.float32), NamedSharding(mesh, P("x")))
+    for spec in (P(), P(None)):
+      out = jax.jit(lambda a: a * 2, out_shardings=NamedSharding(mesh, spec))(y)
+      assert out.sharding.spec == spec and str(out.sharding.spec) == str(spec)
+      assert out.tolist() == list(range(0, 16, 2))
+    assert jax.jit(jnp.sum)(y).sharding.spec == P()
+    auto = jax.make_mesh((4,), ("x",), axis_types=(jax.sharding.AxisType.Auto,))
+    z = jax.device_put(np.arange(8.0, dtype=np.float32), NamedSharding(auto, P("x")))
+    for spec in (P(), P(None)):
+      out = jax.jit(lambda a: a * 2, out_shardings=NamedSharding(auto, spec))(z)
+      assert str(out.sharding.spec) == str(spec)
+
+
+def test_data_parallel_conv_gradients(executor):
+  # JAX 0.10.2: grad of a conv over a batch split on x gives the kernel's
+  # gradient whole (float32[4,3,3,3]) and the input's split (float32[8@x,3,10,10]).
+  rng = np.random.default_rng(1)
+  xv = rng.standard_normal((8, 3, 10, 10)).astype(np.float32)
+  wv = rng.standard_normal((4, 3, 3, 3)).astype(np.float32) * 0.1
+  loss = lambda w, x: jnp.sum(lax.conv_general_dilated(x, w, (1, 1), "SAME") ** 2)
+  grad = jax.jit(jax.grad(loss, argnums=(0, 1)))
+  want = grad(wv, xv)
+  with cpu_devices(8):
+    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    with jax.set_mesh(mesh):
+      x = jax.device_put(xv, NamedSharding(mesh, P("x")))
+      gw, gx = grad(jnp.asarray(wv), x)
+      assert [str(jax.typeof(g)) for g in (gw, gx)] == ["float32[4,3,3,3]",
+                                                        "float32[8@x,3,10,10]"]
+      for got, ref in zip((gw, gx), want):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(ref), rtol=2e-4, atol=2e-4)
+
+
+GRAD_CASES = sorted(n for n, (_, want) in CASES.items()
+                    if want.startswith(("float", "complex")) and " " not in want)
+
+
+@pytest.mark.parametrize("name", GRAD_CASES)
+def test_gradients_through_the_rules_match_unsharded(name):
+  # Transposes scatter into whole zeros (gather, dynamic_slice) or gather
+  # from split cotangents: the rules accept their operands' layouts.
+  fn = CASES[name][0]
+
+  def loss(a, b):
+    out = fn(a, b)
+    return jnp.sum(jnp.abs(out) ** 2) if jnp.iscomplexobj(out) else jnp.sum(out ** 2)
+  grad = jax.jit(jax.grad(loss, argnums=(0, 1)))
+  want = grad(A_VALUE, A_VALUE)
+  with cpu_devices(8):
+    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    with jax.set_mesh(mesh):
+      a = jax.device_put(A_VALUE, NamedSharding(mesh, P("x", "y", None)))
+      b = jax.device_put(A_VALUE, NamedSharding(mesh, P("x", None, None)))
+      for got, ref in zip(grad(a, b), want):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(ref), rtol=1e-4, atol=1e-3)
+
+
+ROWS = np.zeros((8, 2), np.int32) + np.array([0, 3], np.int32)
+
+# name: (function of B (8@x,4,6) and per-row indices I (8@x,2), JAX 0.10.2's typeof)
+VMAP_CASES = {
+    "index": (lambda b, i: jax.vmap(lambda r: r[:, IDX])(b), "float32[8@x,4,2]"),
+    "per_row_take": (lambda b, i: jax.vmap(lambda r, j: r[j])(b, i), "float32[8@x,2,6]"),
+    "per_row_set": (lambda b, i: jax.vmap(lambda r, j: r.at[j].set(1.0))(b, i),
+                    "float32[8@x,4,6]"),
+    "sort": (lambda b, i: jax.vmap(lambda r: jnp.sort(r, axis=0))(b), "float32[8@x,4,6]"),
+    "dynamic_slice": (lambda b, i: jax.vmap(lambda r: lax.dynamic_slice(r, (1, 1), (2, 2)))(b),
+                      "float32[8@x,2,2]"),
+    "rfft": (lambda b, i: jax.vmap(jnp.fft.rfft)(b), "complex64[8@x,4,4]"),
+    "top_k": (lambda b, i: jax.vmap(lambda r: lax.top_k(r, 2)[0])(b), "float32[8@x,4,2]"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VMAP_CASES))
+def test_vmap_over_a_split_batch_keeps_it(name):
+  # Batched library calls (jitted) are traced with the batch's sharding.
+  fn, want = VMAP_CASES[name]
+  ref = jax.jit(fn)(A_VALUE, ROWS)
+  with cpu_devices(8):
+    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    with jax.set_mesh(mesh):
+      b = jax.device_put(A_VALUE, NamedSharding(mesh, P("x", None, None)))
+      i = jax.device_put(ROWS, NamedSharding(mesh, P("x", None)))
+      out = jax.jit(fn)(b, i)
+      assert str(jax.typeof(out)) == want
+      np.testing.assert_allclose(np.asarray(out), np.asarray(ref), rtol=1e-5, atol=1e-5)
+
+
+# name: (function of B (8@x,4,6), JAX 0.10.2's typeof of its result)
+PER_DEVICE_CASES = {
+    "conv_batch": (lambda b: lax.conv_general_dilated(b[:, None], jnp.ones((2, 1, 3, 3)), (1, 1),
+                                                      "SAME"), "float32[8@x,2,4,6]"),
+    "sort": (lambda b: jnp.sort(b, axis=2), "float32[8@x,4,6]"),
+    "top_k": (lambda b: lax.top_k(b, 3)[0], "float32[8@x,4,3]"),
+    "rfft": (lambda b: jnp.fft.rfft(b), "complex64[8@x,4,4]"),
+    "max_pool": (lambda b: lax.reduce_window(b, -jnp.inf, lax.max, (1, 2, 2), (1, 2, 2), "VALID"),
+                 "float32[8@x,2,3]"),
+    "cumsum": (lambda b: jnp.cumsum(b, axis=1), "float32[8@x,4,6]"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PER_DEVICE_CASES))
+def test_split_batch_operations_run_per_device(name, executor):
+  # Each device computes its own rows: one part, no collective, local shapes.
+  fn, want = PER_DEVICE_CASES[name]
+  ref = jax.jit(fn)(A_VALUE)
+  with cpu_devices(8):
+    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    with jax.set_mesh(mesh):
+      b = jax.device_put(A_VALUE, NamedSharding(mesh, P("x", None, None)))
+      f = jax.jit(fn)
+      out = f(b)
+      assert str(jax.typeof(out)) == want
+      np.testing.assert_allclose(np.asarray(out), np.asarray(ref), rtol=1e-5, atol=1e-4)
+      (plan,) = plans(f)
+      kinds = [kind for kind, *_ in plan.steps]
+      assert kinds == ["segment"], kinds
+      (seg,) = [rest[0] for kind, *rest in plan.steps]
+      assert seg.closed.in_avals[0].shape == (4, 4, 6)   # each device's rows only
+
+
+# JAX 0.10.2: jit(grad(f, argnums=(0, 1)))(a, b), a split P('x', 'y'), b P('x'):
+# every gradient is typed as its argument.
+GRAD_TYPES = ["float32[8@x,4@y,6]", "float32[8@x,4,6]"]
+GRAD_TYPED_CASES = {
+    "elementwise_mixed": lambda A, B: jnp.tanh(A) * B,
+    "unused_argument": lambda A, B: B * 2,
+    "matmul": lambda A, B: B.reshape(8, 24) @ jnp.ones((24, 3)),
+    "take": lambda A, B: jnp.take(B, IDX, axis=1),
+    "pad": lambda A, B: jnp.pad(B, ((0, 0), (1, 1), (1, 1))),
+    "top_k": lambda A, B: lax.top_k(A, 2)[0],
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRAD_TYPED_CASES))
+def test_gradients_are_typed_as_their_arguments(name):
+  fn = GRAD_TYPED_CASES[name]
+  eager = jax.grad(lambda a, b: jnp.sum(fn(a, b) ** 2), argnums=(0, 1))
+  grad = jax.jit(eager)
+  want = grad(A_VALUE, A_VALUE)
+  with cpu_devices(8):
+    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    with jax.set_mesh(mesh):
+      a = jax.device_put(A_VALUE, NamedSharding(mesh, P("x", "y", None)))
+      b = jax.device_put(A_VALUE, NamedSharding(mesh, P("x", None, None)))
+      for got in (grad(a, b), eager(a, b)):
+        assert [str(jax.typeof(g)) for g in got] == GRAD_TYPES
+        assert [g.sharding for g in got] == [a.sharding, b.sharding]
+        for g, r in zip(got, want):
+          np.testing.assert_allclose(np.asarray(g), np.asarray(r), rtol=1e-4, atol=1e-3)

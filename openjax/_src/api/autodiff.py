@@ -14,7 +14,10 @@ from openjax._src.api.ad_markers import DidntWant, DontWant, GradRef, GradValue
 from openjax._src.api.shapes import abstractify
 from openjax._src.core.ref import Ref
 from openjax._src.api.vmap import check_callable, vmap, wraps
-from openjax._src.core import Tracer, concrete_or_error, eval_jaxpr
+from openjax._src.core import Array, Tracer, concrete_or_error, eval_jaxpr
+from openjax._src.core.array import ShardedBuffer
+from openjax._src.core.mesh import get_concrete_mesh
+from openjax._src.core.sharding import NamedSharding
 from openjax._src.interpreters.jvp import jvp_flat
 from openjax._src.interpreters.partial_eval import (LinearFunction, dce_jaxpr_consts,
                                                     linearize_flat)
@@ -25,6 +28,7 @@ from openjax._src.primitives.base.structural import instantiate_zeros, reshape
 from openjax._src.primitives.base.convert import _convert_element_type
 from openjax._src.primitives.elementwise.arithmetic import real
 from openjax._src.primitives.shape.shape import full_like, slice_in_dim
+from openjax._src.primitives.shape.sharding_constraint import reshard_to
 from openjax._src.runtime.transfer import device_put
 
 
@@ -288,7 +292,25 @@ class _VJPFunction:
     staged = [c for c, z in zip(cts, self._zero_mask) if not z]
     undefined = [UndefinedPrimal(a) for a in self._lin.in_avals]
     cts_in = backward_pass(self._lin.jaxpr, self._lin.residuals, undefined, staged)
-    return tree_util.tree_unflatten(self._in_tree, [instantiate_zeros(c) for c in cts_in])
+    return tree_util.tree_unflatten(
+        self._in_tree, [_laid_out_as_primal(instantiate_zeros(c), a)
+                        for c, a in zip(cts_in, self._lin.in_avals)])
+
+
+def _laid_out_as_primal(ct, aval):
+  """A cotangent typed as its primal over Explicit axes (as JAX's: the
+  gradient of an argument split over x is split over x)."""
+  if aval.sharding is None or _typeof(ct).sharding == aval.sharding:
+    return ct
+  if isinstance(ct, Tracer):
+    return reshard_to(ct, aval.sharding)
+  # An eager cotangent: laid out over the devices of its own mesh (or of
+  # the mesh in context) that has the primal's abstract mesh.
+  mesh = (ct._buffer.sharding.mesh if type(ct) is Array and type(ct._buffer) is ShardedBuffer
+          else get_concrete_mesh())
+  if mesh.empty or mesh.abstract_mesh != aval.sharding.mesh:
+    return ct
+  return device_put(ct, NamedSharding(mesh, aval.sharding.spec))
 
 
 def _with_refs(self, *maybe_ct_refs):

@@ -39,7 +39,8 @@ from openjax._src.control.closed_call import jit_p
 from openjax._src.control.shard_map_jit import split_program
 from openjax._src.control.spmd import Layout, SpmdPlan, constraint_mesh, layout_of, mesh_of
 from openjax._src.core.array import ShardedBuffer
-from openjax._src.core.sharding import NamedSharding, PartitionSpec, Sharding, resolve_sharding
+from openjax._src.core.sharding import NamedSharding, resolve_sharding
+from openjax._src.api.jit_shardings import as_asked, is_sharding_leaf, prefix_leaves
 from openjax._src.primitives.collectives.collectives import current_axis_env
 from openjax._src.runtime.compiler import clear_memory_cache
 from openjax._src.runtime.pipeline import (background, cached_executable, compile_lowered,
@@ -419,15 +420,17 @@ class JitWrapped:
     except TypeError:   # an unhashable static argument: the general path decides
       key = entry = None
     if entry is None:
+      if key is None and any(type(x) is Array and type(x._buffer) is ShardedBuffer
+                             for x in tree_util.tree_leaves((args, kwargs))):
+        # Arrays split over devices run op by op: each operation lays its
+        # results out by its sharding rule (the program's kernels would not).
+        return self.fun(*args, **kwargs)
       entry, leaves, _ = self._library_entry(args, kwargs)
       if key is not None:
         if len(self._eager_fast) >= 256:
           self._eager_fast.clear()
         self._eager_fast[key] = _INLINE if entry is None else entry
-    if entry is None or entry is _INLINE or (key is None and any(
-        type(x) is Array and type(x._buffer) is ShardedBuffer for x in leaves)):
-      # Arrays split over devices run op by op: each operation lays its
-      # results out by its sharding rule (the program's kernels would not).
+    if entry is None or entry is _INLINE:
       return self.fun(*args, **kwargs)
     return entry.unflatten(entry.run_program(leaves))
 
@@ -542,8 +545,14 @@ class JitWrapped:
     plan = self._spmd_plan(entry, leaves, in_tree)
     if plan is None:
       return None
-    return plan.run(leaves, self._donated_invars(entry, in_tree, len(leaves))
+    outs = plan.run(leaves, self._donated_invars(entry, in_tree, len(leaves))
                     if self._donates else None)
+    if self.out_shardings is not None:
+      # Results carry the sharding asked for as given (JAX reports
+      # ``out_shardings=P()`` as P(), not as the layout's P(None,)).
+      asked = prefix_leaves(self.out_shardings, entry.out_tree, "out_shardings")
+      outs = [as_asked(o, s) for o, s in zip(outs, asked)]
+    return outs
 
   def _spmd_plan(self, entry, leaves, in_tree):
     """The SPMD partition of ``entry`` for arguments ``leaves`` (Arrays or
@@ -551,7 +560,7 @@ class JitWrapped:
     in_sh = self._leaf_shardings(self.in_shardings, in_tree, len(leaves), "in_shardings")
     out_sh = None
     if self.out_shardings is not None:
-      out_sh = _prefix_leaves(self.out_shardings, entry.out_tree, "out_shardings")
+      out_sh = prefix_leaves(self.out_shardings, entry.out_tree, "out_shardings")
     mesh = mesh_of(leaves, (in_sh or []) + (out_sh or []))
     if mesh is None:
       # A with_sharding_constraint inside partitions the call too.
@@ -585,7 +594,7 @@ class JitWrapped:
     if shardings is None:
       return None
     dyn_args, dyn_kwargs = tree_util.tree_unflatten(in_tree, [0] * n_leaves)
-    if _is_sharding_leaf(shardings):
+    if is_sharding_leaf(shardings):
       return [resolve_sharding(shardings, "jit")] * n_leaves
     shardings = tuple(shardings)
     if len(shardings) != len(dyn_args):
@@ -597,7 +606,7 @@ class JitWrapped:
           f"tuple of length {len(dyn_args)}.")
     out = []
     for s, a in zip(shardings, dyn_args):
-      out.extend(_prefix_leaves(s, tree_util.tree_structure(a), what))
+      out.extend(prefix_leaves(s, tree_util.tree_structure(a), what))
     return out + [None] * (n_leaves - len(out))
 
   def _executable(self, entry, in_tree, n_leaves):
@@ -669,29 +678,6 @@ class JitWrapped:
 
   def __repr__(self):
     return f"<PjitFunction of {self.fun!r}>"
-
-
-def _is_sharding_leaf(s) -> bool:
-  return s is None or isinstance(s, (Sharding, PartitionSpec))
-
-
-def _prefix_leaves(shardings, tree, what: str) -> list:
-  """One sharding (or None) per leaf of ``tree`` from ``shardings``, a
-  pytree prefix of it."""
-  n = tree.num_leaves
-  if _is_sharding_leaf(shardings):
-    return [resolve_sharding(shardings, "jit")] * n
-  placeholder = tree_util.tree_unflatten(tree, [object() for _ in range(n)])
-  out = []
-
-  def expand(s, sub):
-    out.extend([resolve_sharding(s, "jit")] * tree_util.tree_structure(sub).num_leaves)
-  try:
-    tree_util.tree_map(expand, shardings, placeholder, is_leaf=_is_sharding_leaf)
-  except ValueError as e:
-    raise ValueError(f"jit: {what} is not a pytree prefix of the values it describes: "
-                     f"{e}") from None
-  return out
 
 
 class Traced:

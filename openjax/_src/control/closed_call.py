@@ -16,7 +16,8 @@ in the last bits): it runs compiled even inside an interpreted first call of
 an enclosing jitted function."""
 from __future__ import annotations
 
-from openjax._src.core import ClosedJaxpr, Primitive, Var, pp_eqn, program_of, set_current_trace
+from openjax._src.core import (ClosedJaxpr, Primitive, Var, get_aval, pp_eqn, program_of,
+                               set_current_trace)
 from openjax._src.core.placement import commit, committed_device
 from openjax._src.core.sharding_rules import TYPED_BY_SUB_JAXPR
 from openjax._src.interpreters.batching import batch_jaxpr
@@ -125,7 +126,8 @@ jit_p.batch_needs_axis = True
 def _jit_batch(vals, dims, *, axis_data, jaxpr, name, **params):
   axis_name, axis_size = axis_data.name, axis_data.size
   batched, out_dims = batch_jaxpr(jaxpr, list(dims), axis_size, axis_name,
-                                                   instantiate=False)
+                                  instantiate=False,
+                                  in_shardings=[get_aval(v).sharding for v in vals])
   outs = jit_p.bind(*vals, **_call_params(params, batched, name))
   return outs, out_dims
 

@@ -22,6 +22,7 @@ import numpy as np
 
 from openjax._src.control.spmd_collectives import host_relayout
 from openjax._src.control.spmd_donation import consumed_inputs, own_pieces, segment_donations
+from openjax._src.control.spmd_local import is_local
 from openjax._src.core import Array, ClosedJaxpr, Literal, ShapedArray, Var, eval_jaxpr
 from openjax._src.core.array import ShardedBuffer, sharded_array_of_shards
 from openjax._src.core.mesh import AxisType, Mesh
@@ -43,8 +44,6 @@ _PARTIAL_REDUCERS = {"reduce_sum": "sum", "reduce_max": "max", "reduce_min": "mi
                      "reduce_prod": "prod", "reduce_and": "and", "reduce_or": "or"}
 # Primitives whose per-device form is the primitive itself on local shapes
 # (shape parameters rescaled below), given the layout their rule gives.
-_LOCAL = frozenset(["broadcast_in_dim", "reshape", "transpose", "squeeze", "cumsum", "cumprod",
-                    "cummax", "cummin", "cumlogsumexp"])
 
 
 class Layout:
@@ -231,7 +230,7 @@ class SpmdPlan:
       self.avals[v] = v.aval
     if name in ("sharding_constraint", "reshard"):
       sharding = params["sharding"]
-      if sharding.mesh != self.mesh:
+      if sharding.mesh != self.mesh and sharding.mesh != self.mesh.abstract_mesh:
         # Another mesh over these devices: the value is whole here, and laid
         # out by ``sharding`` if it is a result.
         target = _replicated(len(avals[0].shape))
@@ -353,7 +352,7 @@ class SpmdPlan:
     if rule is None:
       return None
     elementwise = getattr(rule, "__qualname__", "").startswith("elementwise_rule")
-    if not elementwise and name not in _LOCAL:
+    if not elementwise and not is_local(name, specs, params):
       return None
     sh_avals = [self._sharded_aval(a, s) for a, s in zip(avals, specs)]
     try:

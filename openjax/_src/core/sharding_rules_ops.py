@@ -131,13 +131,13 @@ def dynamic_update_slice_rule(specs, avals, out_avals, **params):
   """Operand and update laid out alike (JAX's rule). Also accepted, as
   openjax's own library code writes whole pieces into split values and
   split pieces into whole buffers: a whole update (each device slices it),
-  or a whole operand and an update split only on dimensions it spans."""
+  or a whole operand (split where the update spans a dimension)."""
   (operand, update), (x, u) = specs[:2], avals[:2]
   if is_replicated(update):
     return [tuple(operand)]
-  if is_replicated(operand) and all(p is None or u.shape[d] == x.shape[d]
-                                    for d, p in enumerate(update)):
-    return [tuple(update)]
+  if is_replicated(operand):
+    # (a transpose's zeros): split where the update spans the dimension
+    return [tuple(p if u.shape[d] == x.shape[d] else None for d, p in enumerate(update))]
   if operand != update:
     if u.sharding is None and x.sharding is not None:
       u = u.update(sharding=x.sharding)   # shows the mesh, as JAX does
@@ -148,11 +148,13 @@ def dynamic_update_slice_rule(specs, avals, out_avals, **params):
   return [tuple(operand)]
 
 
-def conv_rule(specs, avals, out_avals, *, dimension_numbers, **params):
-  """JAX's: with a whole kernel and the input's feature dimension whole,
-  the result takes the input's layout (dimension by dimension, as JAX's
-  rule returns the input's sharding); otherwise an ``out_sharding`` is
-  needed."""
+def conv_rule(specs, avals, out_avals, *, dimension_numbers, out_sharding=None, **params):
+  """JAX's: the ``out_sharding`` asked for (transposes ask for their
+  primal's); else, with a whole kernel and the input's feature dimension
+  whole, the input's layout (dimension by dimension, as JAX's rule returns
+  the input's sharding); otherwise an ``out_sharding`` is needed."""
+  if out_sharding is not None:
+    return [tuple(out_sharding.spec._normalized_spec_for_aval(len(out_avals[0].shape)))]
   lhs_spec = dimension_numbers[0]
   if is_replicated(specs[1]) and specs[0][lhs_spec[1]] is None:
     return [varying_shape_spec("conv_general_dilated", specs[0], avals[0],
@@ -222,10 +224,11 @@ def scatter_rule(specs, avals, out_avals, *, dimension_numbers, **params):
   ok = (all(len({a for a in (operand[o], indices[i], updates[b]) if a is not None}) <= 1
             for o, i, b in zip(dn.operand_batching_dims, dn.scatter_indices_batching_dims,
                                updates_batching))
-        # JAX's ``.at[]`` broadcasts updates laid out as the operand's
-        # window; openjax's broadcast leaves them whole, which each device
-        # slices: a whole updates dimension takes the operand's split.
-        and all((u.shape[ud] == x.shape[od] and updates[ud] in (operand[od], None))
+        # JAX's ``.at[]`` and gather transposes lay the updates and the
+        # zeros they scatter into out alike; openjax's leave one whole,
+        # which each device slices: a whole side takes the other's split.
+        and all((u.shape[ud] == x.shape[od]
+                 and (updates[ud] == operand[od] or None in (updates[ud], operand[od])))
                 or (updates[ud] is None and operand[od] is None)
                 for ud, od in zip(dn.update_window_dims, operand_window))
         and all(operand[d] is None for d in dn.inserted_window_dims)

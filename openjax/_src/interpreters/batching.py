@@ -158,19 +158,22 @@ def batch_flat(fun: Callable[..., Sequence], args: Sequence, in_dims: Sequence,
 
 def batch_jaxpr(closed: ClosedJaxpr, in_dims: Sequence, axis_size: int, axis_name=None,
                 out_dims: Sequence | None = None, spmd_axis_name=None,
-                instantiate: bool = True):
+                instantiate: bool = True, in_shardings: Sequence | None = None):
   """A closed jaxpr mapping ``closed`` over an axis: inputs batched at
   ``in_dims`` (None: unbatched); outputs at ``out_dims`` (default: all at 0).
   With ``instantiate=False`` outputs that do not depend on a batched input
   stay unbatched (their out dim is None) instead of being broadcast.
-  Returns (closed_batched, out_dims)."""
+  ``in_shardings``: the batched values' shardings (their avals'), so the
+  batched program is typed as they are split. Returns (closed_batched,
+  out_dims)."""
   in_avals = []
-  for a, d in zip(closed.in_avals, in_dims):
+  for i, (a, d) in enumerate(zip(closed.in_avals, in_dims)):
     if d is None:
       in_avals.append(a)
     else:
       shape = a.shape[:d] + (axis_size,) + a.shape[d:]
-      in_avals.append(ShapedArray(shape, a.dtype, a.weak_type))
+      sharding = in_shardings[i] if in_shardings is not None else None
+      in_avals.append(ShapedArray(shape, a.dtype, a.weak_type, sharding))
   want = [0] * len(closed.out_avals) if out_dims is None else list(out_dims)
   box: list = []
 

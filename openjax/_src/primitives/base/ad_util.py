@@ -19,10 +19,11 @@ from openjax._src.core.sharding_rules import elementwise_rule
 
 
 def tangent_aval(aval: ShapedArray) -> ShapedArray:
-  """The aval of a tangent: float0 for integer/boolean primals."""
+  """The aval of a tangent: float0 for integer/boolean primals; split over
+  Explicit mesh axes as the primal is (as JAX's)."""
   if dtypes.kind(aval.dtype) in "biu" or aval.dtype == dtypes.float0:
-    return ShapedArray(aval.shape, dtypes.float0, False, vma=aval.vma)
-  return ShapedArray(aval.shape, aval.dtype, aval.weak_type, vma=aval.vma)
+    return ShapedArray(aval.shape, dtypes.float0, False, aval.sharding, vma=aval.vma)
+  return ShapedArray(aval.shape, aval.dtype, aval.weak_type, aval.sharding, vma=aval.vma)
 
 
 class Zero:

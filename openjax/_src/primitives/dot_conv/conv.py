@@ -21,6 +21,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, get_aval
+from openjax._src.core.sharding import NamedSharding, PartitionSpec
 from openjax._src.core.sharding_rules_ops import conv_rule
 from openjax._src.primitives.base.ad_util import Zero, is_undefined_primal
 from openjax._src.primitives.base.convert import _convert_element_type
@@ -584,7 +585,8 @@ def _transpose_lhs(ct, rhs, lhs_aval, *, window_strides, padding, lhs_dilation, 
       lhs_dilation=tuple(window_strides), rhs_dilation=tuple(rhs_dilation),
       dimension_numbers=ConvDimensionNumbers(out_spec, _swap_roles(rhs_spec), lhs_spec),
       feature_group_count=groups, batch_group_count=1, precision=precision,
-      preferred_element_type=preferred_element_type, out_sharding=None)
+      preferred_element_type=preferred_element_type,
+      out_sharding=lhs_aval.sharding)   # None: the rule lays it out as ct
   out = _to_dtype(out, lhs_aval.dtype)
   if batch_group_count > 1:
     # The result's features are (group, c); the groups index the lhs batch.
@@ -619,8 +621,23 @@ def _transpose_rhs(ct, lhs, rhs_aval, *, window_strides, padding, lhs_dilation, 
       dimension_numbers=ConvDimensionNumbers(_swap_roles(lhs_spec), _swap_roles(out_spec),
                                              _swap_roles(rhs_spec)),
       feature_group_count=batch_group_count, batch_group_count=feature_group_count,
-      precision=precision, preferred_element_type=preferred_element_type, out_sharding=None)
+      precision=precision, preferred_element_type=preferred_element_type,
+      out_sharding=_cotangent_sharding(rhs_aval, ct, lhs))
   return _to_dtype(out, rhs_aval.dtype)
+
+
+def _cotangent_sharding(primal_aval, *operands):
+  """The layout of the kernel's cotangent over Explicit axes: the primal's
+  (whole when it has none); None when no operand is split. As JAX's
+  transpose asks for it: a data-parallel kernel gradient sums over the
+  split batch."""
+  if primal_aval.sharding is not None:
+    return primal_aval.sharding
+  for x in operands:
+    s = get_aval(x).sharding
+    if s is not None:
+      return NamedSharding(s.mesh, PartitionSpec())
+  return None
 
 
 @conv_general_dilated_p.def_transpose
