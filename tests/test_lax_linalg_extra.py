@@ -578,3 +578,18 @@ def test_scipy_polar_runs_qdwh():
   np.testing.assert_allclose(p_l, want_p, atol=1e-5)
   u_s, p_s = jsl.polar(a, method="svd")
   np.testing.assert_allclose(u_s, u, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+def test_tridiagonal_solve_scalar_and_batched_kernels_agree_bitwise(dtype):
+  # One narrow system runs a scalar loop, a large batch the row-wise array
+  # loop: the same operations, so the same bits (singular and perturbed too).
+  rng = np.random.default_rng(20)
+  dl, d, du, b = _gtsv_inputs(rng, 9, 1, dtype, batch=(20,))
+  d[:, 0] = 0
+  d[3], dl[3] = 0, 0
+  for perturb in (False, True):
+    batched = np.asarray(lax_linalg.tridiagonal_solve(dl, d, du, b, perturb_singular=perturb))
+    for i in (0, 3, 7):
+      one = lax_linalg.tridiagonal_solve(dl[i], d[i], du[i], b[i], perturb_singular=perturb)
+      np.testing.assert_array_equal(np.asarray(one), batched[i])

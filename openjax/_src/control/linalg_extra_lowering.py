@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from openjax._src.control.linalg_lowering import (_abs2, _col, _entry, _fori,
+from openjax._src.control.linalg_lowering import (_abs2, _col, _entry, _fori, _index,
                                                   _hermitian_from_triangle, _index_grid, _outer,
                                                   _row, _set_col, _set_row, _slice, _to,
                                                   _update_slice, lower_traced)
+from openjax._src.control.scan import fori_loop
 from openjax._src.core import get_aval
 from openjax._src.primitives.base.structural import broadcast_in_dim, reduce_sum, reshape
 from openjax._src.primitives.elementwise import arithmetic
@@ -213,6 +214,17 @@ def symmetric_product(a, c, *, alpha, beta):
 
 
 # -------------------------------------------------------------------- gtsv
+_GTSV_UNROLL = 8
+
+
+def _fori_unrolled(n, body, init):
+  """``_fori`` with ``_GTSV_UNROLL`` rows a trip: each row is a few scalar
+  operations, so the compiled loop's per-trip cost dominates otherwise."""
+  return fori_loop(0, n, lambda i, state: body(_index(i), state), init,
+                   unroll=min(_GTSV_UNROLL, n))
+
+
+
 def _pivot_size(x):
   if is_complex(x):
     return add(arithmetic.abs(real(x)), arithmetic.abs(imag(x)))
@@ -252,7 +264,7 @@ def tridiagonal_solve(dl, d, du, b_, *, perturb_singular):
     return [d_, sup_, sup2_, rhs]
 
   if m > 1:
-    df, sup, sup2, bf = _fori(m - 1, step, [df, sup, sup2, bf])
+    df, sup, sup2, bf = _fori_unrolled(m - 1, step, [df, sup, sup2, bf])
   singular = reduce_or(eq(df, const(df, 0)), (1,))
   finfo = np.finfo(get_aval(arithmetic.abs(df)).dtype)
   if perturb_singular:   # LAPACK lagts's tolerance: eps * max|U|
@@ -277,7 +289,7 @@ def tridiagonal_solve(dl, d, du, b_, *, perturb_singular):
     piv = select(eq(piv, const(piv, 0)), full_like(piv, 1), piv)
     return _set_row(x, i, div(r, _bcast(piv, (nb, k))))
 
-  x = _fori(m, back, full((nb, m + 2, k), 0, dtype))    # two zero rows below: x[i+2] exists
+  x = _fori_unrolled(m, back, full((nb, m + 2, k), 0, dtype))    # two zero rows below: x[i+2] exists
   x = slice(x, (0, 0, 0), (nb, m, k))
   if not perturb_singular:
     x = select(broadcast_in_dim(singular, (nb, m, k), (0,)), full_like(x, np.nan), x)

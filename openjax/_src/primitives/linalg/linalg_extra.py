@@ -464,13 +464,65 @@ def gtsv(dl: np.ndarray, d: np.ndarray, du: np.ndarray, b: np.ndarray, perturb: 
   return x
 
 
+def gtsv_one(dl: np.ndarray, d: np.ndarray, du: np.ndarray, b: np.ndarray, perturb: bool):
+  """``gtsv`` of one system (``[m]`` diagonals, ``[m, k]`` ``b``) on NumPy
+  scalars: the same operations as ``gtsv``'s (the same bits for real
+  dtypes), without its per-row array calls (the loop is inherently serial)."""
+  m, k = b.shape
+  zero = d.dtype.type(0)
+  size = (lambda v: abs(v.real) + abs(v.imag)) if d.dtype.kind == "c" else abs  # noqa: E731
+  sub, d, sup = list(dl[1:]), list(d), [*du[:-1], zero]
+  sup2 = [zero] * m
+  rows = [list(r) for r in b]
+  for i in range(m - 1):
+    di, dn, si, supi, supn = d[i], d[i + 1], sub[i], sup[i], sup[i + 1]
+    if size(di) < size(si):       # swap rows i and i+1
+      fact = di / si
+      d[i], d[i + 1], sup[i], sup2[i], sup[i + 1] = si, supi - fact * dn, dn, supn, -fact * supn
+      bi, bn = rows[i], rows[i + 1]
+      rows[i], rows[i + 1] = bn, [x - fact * y for x, y in zip(bi, bn)]
+    else:                         # a zero pivot (and zero below it) eliminates nothing
+      fact = si / (di if di != 0 else 1)
+      d[i + 1] = dn - fact * supi
+      rows[i + 1] = [y - fact * x for x, y in zip(rows[i], rows[i + 1])]
+  rdt = np.finfo(d[0].dtype) if m else None
+  if perturb and m:
+    tol = rdt.eps * max(abs(v) for v in (*d, *sup, *sup2))
+    tol = rdt.eps if tol == 0 else tol
+  x = [None] * m
+  for i in reversed(range(m)):
+    r = rows[i]
+    if i + 1 < m:
+      r = [a - sup[i] * c for a, c in zip(r, x[i + 1])]
+    if i + 2 < m:
+      r = [a - sup2[i] * c for a, c in zip(r, x[i + 2])]
+    piv = d[i]
+    if perturb:
+      big = max(abs(v) for v in r) if k else abs(zero)
+      if piv == 0 or big * rdt.tiny > abs(piv):
+        step = max(tol, 2 * big * rdt.tiny)
+        piv = piv + (-step if piv.real < 0 else step)
+    x[i] = [a / (piv if piv != 0 else 1) for a in r]
+  out = np.array(x, d[0].dtype if m else b.dtype).reshape(m, k)
+  if not perturb and any(v == 0 for v in d):
+    out[:] = np.nan
+  return out
+
+
 @tridiagonal_solve_p.def_impl
 def _tridiagonal_solve_impl(dl, d, du, b, *, perturb_singular):
   m, k = b.shape[-2:]
   work = np.result_type(_work(b).dtype)
   flat = [v.astype(work).reshape(-1, m) for v in (dl, d, du)]
+  rhs = b.astype(work).reshape(-1, m, k)
   with np.errstate(all="ignore"):
-    x = gtsv(*flat, b.astype(work).reshape(-1, m, k), perturb_singular)
+    # Few narrow real systems: a scalar loop beats row-wise array calls with
+    # the same bits (NumPy's complex scalar arithmetic rounds otherwise).
+    if rhs.shape[0] * k <= 16 and work.kind == "f":
+      x = np.stack([gtsv_one(*(v[i] for v in flat), rhs[i], perturb_singular)
+                    for i in range(rhs.shape[0])]) if rhs.shape[0] else rhs.copy()
+    else:
+      x = gtsv(*flat, rhs, perturb_singular)
   return [x.reshape(b.shape).astype(b.dtype)]
 
 
