@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from openjax._src.control.linalg_lowering import (_abs2, _col, _entry, _fori, _index,
-                                                  _hermitian_from_triangle, _index_grid, _outer,
-                                                  _row, _set_col, _set_row, _slice, _to,
-                                                  _update_slice, lower_traced)
+from openjax._src.control.linalg_lowering import (_abs2, _col, _entry, _fori,
+                                                  _hermitian_from_triangle, _index, _index_grid,
+                                                  _lower_with, _outer, _row, _set_col, _set_row,
+                                                  _slice, _to, _update_slice)
 from openjax._src.control.scan import fori_loop
 from openjax._src.core import get_aval
 from openjax._src.primitives.base.structural import broadcast_in_dim, reduce_sum, reshape
@@ -42,12 +42,6 @@ from openjax._src.primitives.shape.shape import full, full_like, pad, rev, slice
 from openjax._src.runtime import host_calls
 
 _I32 = np.dtype(np.int32)
-
-
-def _lower_with(fun):
-  def rule(ctx, *operands, **params):
-    return lower_traced(ctx, lambda *xs: fun(*xs, **params), operands)
-  return rule
 
 
 def _bcast(v, shape):
