@@ -593,3 +593,12 @@ def test_tridiagonal_solve_scalar_and_batched_kernels_agree_bitwise(dtype):
     for i in (0, 3, 7):
       one = lax_linalg.tridiagonal_solve(dl[i], d[i], du[i], b[i], perturb_singular=perturb)
       np.testing.assert_array_equal(np.asarray(one), batched[i])
+
+
+@pytest.mark.parametrize("shape", [(2, 4, 4), (3, 5, 5)])
+def test_compiled_hessenberg_of_a_complex_batch(shape):
+  # The first matrix's first tau came back 0 (IREE 3.13, the taus started
+  # from a zero constant inside the loop over the batch).
+  rng = np.random.default_rng(1)
+  a = (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(np.complex64)
+  _assert_all_close(_compiled(lax_linalg.hessenberg, a), _eager(lax_linalg.hessenberg, a), 1e-5)
