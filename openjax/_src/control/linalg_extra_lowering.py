@@ -22,11 +22,13 @@ from openjax._src.control.linalg_lowering import (_abs2, _col, _entry, _fori,
                                                   _slice, _to, _update_slice)
 from openjax._src.control.scan import fori_loop
 from openjax._src.core import get_aval
+from openjax._src.primitives.base.convert import convert_element_type
 from openjax._src.primitives.base.structural import broadcast_in_dim, reduce_sum, reshape
 from openjax._src.primitives.elementwise import arithmetic
 from openjax._src.primitives.elementwise.arithmetic import add, div, imag, mul, neg, real, sub
-from openjax._src.primitives.elementwise.logic import (bitwise_and, bitwise_or, eq, ge, gt, lt,
-                                                       ne, select)
+from openjax._src.primitives.elementwise.logic import (bitwise_and, bitwise_not, bitwise_or,
+                                                       bitcast_convert_type, eq, ge, gt, lt, ne,
+                                                       select, shift_left, shift_right_logical)
 from openjax._src.primitives.elementwise.transcendental import rsqrt, sqrt
 from openjax._src.primitives.linalg.householder import (householder_product_p, ormqr_p,
                                                         tridiagonal_p)
@@ -218,18 +220,14 @@ def _fori_unrolled(n, body, init):
                    unroll=min(_GTSV_UNROLL, n))
 
 
-
 def _pivot_size(x):
   if is_complex(x):
     return add(arithmetic.abs(real(x)), arithmetic.abs(imag(x)))
   return arithmetic.abs(x)
 
 
-def tridiagonal_solve(dl, d, du, b_, *, perturb_singular):
-  dlf, batch = flatten_batch(dl, 1)
-  df, _ = flatten_batch(d, 1)
-  duf, _ = flatten_batch(du, 1)
-  bf, _ = flatten_batch(b_)
+def _gtsv(dlf, df, duf, bf):
+  """``gtsv_kernels.gtsv`` with lax loops (``[nb, m]`` diagonals, ``[nb, m, k]`` b)."""
   nb, m, k = get_aval(bf).shape
   dtype = get_aval(bf).dtype
   zero = np.array(0, dtype)
@@ -260,34 +258,131 @@ def tridiagonal_solve(dl, d, du, b_, *, perturb_singular):
   if m > 1:
     df, sup, sup2, bf = _fori_unrolled(m - 1, step, [df, sup, sup2, bf])
   singular = reduce_or(eq(df, const(df, 0)), (1,))
-  finfo = np.finfo(get_aval(arithmetic.abs(df)).dtype)
-  if perturb_singular:   # LAPACK lagts's tolerance: eps * max|U|
-    tol = reduce_max(arithmetic.max(arithmetic.max(arithmetic.abs(df), arithmetic.abs(sup)),
-                                    arithmetic.abs(sup2)), (1,))
-    tol = mul(select(eq(tol, const(tol, 0)), full_like(tol, 1), tol), const(tol, finfo.eps))
+  safe_d = select(eq(df, const(df, 0)), full_like(df, 1), df)
 
   def back(j, x):
     i = sub(np.array(m - 1, _I32), j)
-    i1, i2 = add(i, np.array(1, _I32)), add(i, np.array(2, _I32))
-    r = sub(_row(bf, i), mul(_bcast(_at(sup, i), (nb, k)), _row(x, i1)))
-    r = sub(r, mul(_bcast(_at(sup2, i), (nb, k)), _row(x, i2)))
-    piv = _at(df, i)
-    if perturb_singular:   # a zero or overflowing pivot moves by tol, with its sign
-      big = reduce_max(arithmetic.abs(r), (1,))
-      tiny = bitwise_or(eq(piv, const(piv, 0)),
-                        gt(mul(big, const(big, finfo.tiny)), arithmetic.abs(piv)))
-      step = arithmetic.max(tol, mul(big, const(big, 2 * finfo.tiny)))
-      step = select(lt(real(piv) if is_complex(piv) else piv, const(tol, 0)), neg(step), step)
-      step = arithmetic.complex(step, full_like(step, 0)) if is_complex(piv) else step
-      piv = select(tiny, add(piv, step), piv)
-    piv = select(eq(piv, const(piv, 0)), full_like(piv, 1), piv)
-    return _set_row(x, i, div(r, _bcast(piv, (nb, k))))
+    r = sub(_row(bf, i), mul(_bcast(_at(sup, i), (nb, k)), _row(x, add(i, np.array(1, _I32)))))
+    r = sub(r, mul(_bcast(_at(sup2, i), (nb, k)), _row(x, add(i, np.array(2, _I32)))))
+    return _set_row(x, i, div(r, _bcast(_at(safe_d, i), (nb, k))))
 
   x = _fori_unrolled(m, back, full((nb, m + 2, k), 0, dtype))    # two zero rows below: x[i+2] exists
   x = slice(x, (0, 0, 0), (nb, m, k))
-  if not perturb_singular:
-    x = select(broadcast_in_dim(singular, (nb, m, k), (0,)), full_like(x, np.nan), x)
-  return unflatten_batch(x, batch)
+  return select(broadcast_in_dim(singular, (nb, m, k), (0,)), full_like(x, np.nan), x)
+
+
+def _power_of_two_at_least(r):
+  """``2^j`` for the least ``j >= 1`` with ``2^j >= r`` (``r >= 1``), read
+  off ``r``'s exponent bits (exact, as ``gtsv_kernels``' frexp)."""
+  dtype = get_aval(r).dtype
+  finfo = np.finfo(dtype)
+  idt = np.dtype(f"int{finfo.bits}")
+  mant_bits, bias = finfo.nmant, finfo.maxexp - 1
+  bits = bitcast_convert_type(r, idt)
+  exponent = shift_right_logical(bits, np.array(mant_bits, idt))
+  mantissa = bitwise_and(bits, np.array((1 << mant_bits) - 1, idt))
+  exponent = add(exponent, convert_element_type(ne(mantissa, np.array(0, idt)), idt))
+  exponent = arithmetic.max(exponent, np.array(bias + 1, idt))
+  return bitcast_convert_type(shift_left(exponent, np.array(mant_bits, idt)), dtype)
+
+
+def _perturbed_pivots(p, step, row):
+  """``gtsv_kernels.perturbed_pivots`` with lax wrappers."""
+  mag = arithmetic.abs(p)
+  finfo = np.finfo(get_aval(mag).dtype)
+  tiny, big = const(mag, finfo.tiny), const(mag, 1 / finfo.tiny)
+  one = const(mag, 1)
+  largest = arithmetic.max(reduce_max(arithmetic.abs(row), (1,)), const(mag, 0))
+  need = mul(largest, tiny)
+  small = lt(mag, tiny)
+  bump = bitwise_and(lt(mag, one), select(small, bitwise_or(eq(mag, const(mag, 0)), gt(need, mag)),
+                                          gt(largest, mul(mag, big))))
+  scale = bitwise_and(bitwise_and(lt(mag, one), small), bitwise_not(bump))
+  size = arithmetic.max(arithmetic.abs(step), tiny)
+  p_re = real(p) if is_complex(p) else p
+  negative = lt(div(const(p_re, 1), p_re), const(p_re, 0))     # copysign's test, -0 included
+  t = select(negative, neg(size), size)
+  r = add(arithmetic.max(div(sub(need, mag), size), const(mag, 0)), one)
+  moved = mul(t, sub(_power_of_two_at_least(r), one))
+  p = select(bump, add(p, _to(moved, p)), p)
+  p = select(scale, mul(p, _to(big, p)), p)
+  k = get_aval(row).shape[1]
+  row = select(_bcast(scale, (get_aval(row).shape[0], k)), mul(row, _to(big, row)), row)
+  return p, row
+
+
+def _gtsv_perturbed(dl, d, du, b_):
+  """``gtsv_kernels.gtsv_perturbed`` with lax loops."""
+  nb, m, k = get_aval(b_).shape
+  eps = np.finfo(get_aval(arithmetic.abs(d)).dtype).eps
+  d0 = reshape(slice(d, (0, 0), (nb, 1)), (nb,))
+  if m == 1:
+    p, row = _perturbed_pivots(d0, mul(arithmetic.abs(d0), const(arithmetic.abs(d0), eps)),
+                               reshape(b_, (nb, k)))
+    return reshape(div(row, _bcast(p, (nb, k))), (nb, 1, k))
+  cols = _index_grid(nb, m)
+  du = select(lt(cols, np.array(m - 1, _I32)), du, full_like(du, 0))   # du[m-1] unused
+  du0 = reshape(slice(du, (0, 0), (nb, 1)), (nb,))
+  u1 = select(eq(cols, np.array(0, _I32)), du, full_like(du, 0))
+  max_u = arithmetic.max(arithmetic.abs(d0), arithmetic.abs(du0))
+  scale1 = add(arithmetic.abs(d0), arithmetic.abs(du0))
+
+  def step(i, state):
+    u0, u1_, u2, x, scale1_, max_u_ = state
+    i1 = add(i, np.array(1, _I32))
+    s, d1, du1 = _at(dl, i1), _at(d, i1), _at(du, i1)
+    u0i, u1i = _at(u0, i), _at(u1_, i)
+    scale2 = add(add(arithmetic.abs(s), arithmetic.abs(d1)), arithmetic.abs(du1))
+    zero_u = eq(u0i, const(u0i, 0))
+    piv1 = select(zero_u, full_like(scale2, 0),
+                  div(arithmetic.abs(u0i), select(zero_u, full_like(scale1_, 1), scale1_)))
+    nonzero = ne(s, const(s, 0))
+    safe_scale2 = select(nonzero, scale2, full_like(scale2, 1))
+    swap = bitwise_and(nonzero, gt(div(arithmetic.abs(s), safe_scale2), piv1))
+    keep = bitwise_and(nonzero, bitwise_not(swap))
+    fact = div(select(swap, u0i, s), select(swap, s, select(keep, u0i, full_like(s, 1))))
+    new_u0i1 = select(swap, sub(u1i, mul(fact, d1)), select(keep, sub(d1, mul(fact, u1i)), d1))
+    new_u1i1 = select(swap, neg(mul(fact, du1)), du1)
+    u0 = _set_at(_set_at(u0, i, select(swap, s, u0i)), i1, new_u0i1)
+    new_u1i = select(swap, d1, u1i)
+    u1_ = _set_at(_set_at(u1_, i, new_u1i), i1, new_u1i1)
+    new_u2i = select(swap, du1, full_like(du1, 0))
+    u2 = _set_at(u2, i, new_u2i)
+    xi, bn = _row(x, i), _row(b_, i1)
+    sw, kp, f = _bcast(swap, (nb, k)), _bcast(keep, (nb, k)), _bcast(fact, (nb, k))
+    x = _set_row(_set_row(x, i, select(sw, bn, xi)), i1,
+                 select(sw, sub(xi, mul(f, bn)), select(kp, sub(bn, mul(f, xi)), bn)))
+    scale1_ = select(swap, add(arithmetic.abs(new_u0i1), arithmetic.abs(new_u1i1)), scale2)
+    row_max = arithmetic.max(arithmetic.abs(select(swap, s, u0i)),
+                             arithmetic.max(arithmetic.abs(new_u1i), arithmetic.abs(new_u2i)))
+    # JAX's kernel leaves row m-2 out of max|U|.
+    max_u_ = select(lt(i, np.array(m - 2, _I32)), arithmetic.max(max_u_, row_max), max_u_)
+    return [u0, u1_, u2, x, scale1_, max_u_]
+
+  u0, u1, u2, x, _, max_u = _fori_unrolled(
+      m - 1, step, [d, u1, full_like(d, 0), b_, scale1, max_u])
+  max_u = arithmetic.max(max_u, arithmetic.abs(_at(u0, np.array(m - 1, _I32))))
+  step_size = mul(max_u, const(max_u, eps))
+  x = pad(x, np.array(0, get_aval(x).dtype), [(0, 0, 0), (0, 2, 0), (0, 0, 0)])
+
+  def back(j, x_):
+    i = sub(np.array(m - 1, _I32), j)
+    row = sub(_row(x_, i), mul(_bcast(_at(u1, i), (nb, k)), _row(x_, add(i, np.array(1, _I32)))))
+    row = sub(row, mul(_bcast(_at(u2, i), (nb, k)), _row(x_, add(i, np.array(2, _I32)))))
+    p, row = _perturbed_pivots(_at(u0, i), step_size, row)
+    return _set_row(x_, i, mul(row, _bcast(div(const(p, 1), p), (nb, k))))
+
+  x = _fori_unrolled(m, back, x)
+  return slice(x, (0, 0, 0), (nb, m, k))
+
+
+def tridiagonal_solve(dl, d, du, b_, *, perturb_singular):
+  dlf, batch = flatten_batch(dl, 1)
+  df, _ = flatten_batch(d, 1)
+  duf, _ = flatten_batch(du, 1)
+  bf, _ = flatten_batch(b_)
+  solve = _gtsv_perturbed if perturb_singular else _gtsv
+  return unflatten_batch(solve(dlf, df, duf, bf), batch)
 
 
 # --------------------------------------------------------------------- eig
