@@ -619,3 +619,24 @@ def test_compiled_hessenberg_of_a_complex_batch(shape):
   rng = np.random.default_rng(1)
   a = (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(np.complex64)
   _assert_all_close(_compiled(lax_linalg.hessenberg, a), _eager(lax_linalg.hessenberg, a), 1e-5)
+
+
+def test_empty_and_one_by_one_inputs():
+  # Shapes JAX accepts: an empty eig, no reflectors, no right-hand sides, 1x1.
+  cases = [
+      (lax_linalg.eig, (np.zeros((0, 0), np.float32),)),
+      (lax_linalg.eig, (np.array([[2.0]], np.float32),)),
+      (lax_linalg.householder_product, (np.eye(3, 2, dtype=np.float32), np.zeros(0, np.float32))),
+      (lax_linalg.ormqr, (np.eye(3, 2, dtype=np.float32), np.zeros(0, np.float32),
+                          np.ones((3, 2), np.float32))),
+      (lax_linalg.cholesky_update, (np.array([[2.0]], np.float32), np.array([1.0], np.float32))),
+      (lax_linalg.tridiagonal, (np.array([[2.0]], np.float32),)),
+      (lax_linalg.tridiagonal_solve, (np.zeros(3, np.float32), np.ones(3, np.float32),
+                                      np.zeros(3, np.float32), np.ones((3, 0), np.float32))),
+  ]
+  for fn, args in cases:
+    want = _eager(fn, *args)
+    _assert_all_close(_interpreted(fn, *args), want, 1e-6)
+  np.testing.assert_allclose(_eager(lax_linalg.cholesky_update, *cases[4][1])[0], [[np.sqrt(5)]],
+                             rtol=1e-6)
+  assert [x.shape for x in _eager(lax_linalg.eig, *cases[0][1])] == [(0,), (0, 0), (0, 0)]

@@ -13,6 +13,7 @@ others too).
 from __future__ import annotations
 
 import enum
+import math
 import warnings
 
 import numpy as np
@@ -132,6 +133,8 @@ def eig(x, *, compute_left_eigenvectors: bool = True, compute_right_eigenvectors
 def _normalize_columns(v: np.ndarray) -> np.ndarray:
   """Unit-norm columns whose largest-magnitude entry is real and positive
   (``geev``'s normalisation for complex eigenvectors)."""
+  if v.size == 0:
+    return v
   v = v / np.linalg.norm(v, axis=-2, keepdims=True)
   k = np.argmax(np.abs(v), axis=-2)[..., None, :]
   big = np.take_along_axis(v, k, axis=-2)
@@ -166,7 +169,7 @@ def _eig_impl(x, *, compute_left_eigenvectors, compute_right_eigenvectors,
   a = _work(x)
   n = a.shape[-1]
   cdt = dtypes.to_complex_dtype(x.dtype)
-  flat = a.reshape(-1, n, n)
+  flat = a.reshape(math.prod(a.shape[:-2]), n, n)
   w = np.full(flat.shape[:-1], np.nan, cdt)
   vl = np.full(flat.shape, np.nan, cdt)
   vr = np.full(flat.shape, np.nan, cdt)
@@ -407,8 +410,9 @@ def tridiagonal_solve(dl, d, du, b, *, perturb_singular: bool = False):
 def _tridiagonal_solve_impl(dl, d, du, b, *, perturb_singular):
   m, k = b.shape[-2:]
   work = np.result_type(_work(b).dtype)
-  flat = [v.astype(work).reshape(-1, m) for v in (dl, d, du)]
-  rhs = b.astype(work).reshape(-1, m, k)
+  nb = math.prod(b.shape[:-2])
+  flat = [v.astype(work).reshape(nb, m) for v in (dl, d, du)]
+  rhs = b.astype(work).reshape(nb, m, k)
   with np.errstate(all="ignore"):
     if perturb_singular:
       x = gtsv_kernels.gtsv_perturbed(*flat, rhs)
