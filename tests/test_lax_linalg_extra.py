@@ -362,6 +362,9 @@ def test_cholesky_update(dtype):
   for i in range(2):
     np.testing.assert_allclose(got[i], lax_linalg.cholesky_update(rs[i], ws[i]), rtol=1e-6)
   np.testing.assert_allclose(got[1], 2 * r, rtol=1e-6)
+  batch = (rs.astype(np.float32), ws.astype(np.float32))
+  _assert_all_close(_compiled(lax_linalg.cholesky_update, *batch),
+                    _eager(lax_linalg.cholesky_update, *batch), 1e-5)
   with pytest.raises(TypeError, match="cholesky_update"):
     lax_linalg.cholesky_update(r.astype(np.complex64), w.astype(np.complex64))
   with pytest.raises(ValueError, match="same size"):
