@@ -143,7 +143,13 @@ def _hessenberg_one(a):
     taus = dynamic_update_slice(taus, reshape(tau, (1,)), (k,))
     return h, store, taus, q
 
-  state = (a, full((n, n), 0, dtype), _zeros_vector(n - 1, dtype), _eye(n, dtype))
+  # The taus start from zeros computed from the input, not a constant: IREE
+  # 3.13 let a batch's first matrix lose its first tau when they started from
+  # a zero constant (complex input, inside _over_batch's loop).
+  first_row = reshape(dynamic_slice(_re(a), (_i32(0), _i32(0)), (1, n - 1),
+                                    allow_negative_indices=False), (n - 1,))
+  taus0 = _to(mul(first_row, np.array(0, rdtype)), dtype)
+  state = (a, full((n, n), 0, dtype), taus0, _eye(n, dtype))
   # n - 1 reflectors, as gehrd (the last only makes a complex entry real).
   h, store, taus, q = fori_loop(0, n - 1, step, state)
   packed = select(gt(rows, add(cols, _i32(1))), store, h)

@@ -161,16 +161,6 @@ def _qdwh(x, m, n, max_iterations: int, eps):
 
 
 @functools.partial(jit, static_argnames=("is_hermitian", "max_iterations", "eps"))
-def _qdwh_jit(x, dynamic_shape, *, is_hermitian, max_iterations, eps):
-  del is_hermitian    # unused, as in JAX
-  if dynamic_shape is not None:
-    m, n = dynamic_shape
-    x = _mask(x, (m, n))
-  else:
-    m, n = None, None
-  return _qdwh(x, m, n, max_iterations, eps)
-
-
 def qdwh(x, *, is_hermitian: bool = False, max_iterations: int | None = None,
          eps: float | None = None, dynamic_shape: tuple[int, int] | None = None):
   """The polar decomposition ``x = u h`` of a full-rank ``M x N`` matrix
@@ -178,14 +168,20 @@ def qdwh(x, *, is_hermitian: bool = False, max_iterations: int | None = None,
   QDWH: returns ``(u, h, num_iters, is_converged)``, ``u`` with orthonormal
   columns, ``h`` Hermitian positive semi-definite, the number of iterations
   and whether the iterate settled (``|u_k - u_{k-1}|_F`` below
-  ``(5 eps)^(1/3)``) within ``max_iterations`` (default 10)."""
+  ``(5 eps)^(1/3)``) within ``max_iterations`` (default 10).
+  ``is_hermitian`` is unused, as in JAX."""
+  del is_hermitian
   x_aval = get_aval(x)
   if len(x_aval.shape) != 2:
-    raise ValueError(f"lax.linalg.qdwh: x must be a matrix M x N; got shape {x_aval.shape}")
+    raise ValueError(f"lax.linalg.qdwh: x must be a matrix M x N; got {x_aval.str_short()}")
   rows, cols = x_aval.shape
   if rows < cols:
     raise ValueError("The input matrix of shape M x N must have M >= N; got "
                      f"{x_aval.str_short()} (apply qdwh to its conjugate transpose).")
   max_iterations = 10 if max_iterations is None else int(max_iterations)
-  return _qdwh_jit(x, dynamic_shape, is_hermitian=bool(is_hermitian),
-                   max_iterations=max_iterations, eps=None if eps is None else float(eps))
+  if dynamic_shape is not None:
+    m, n = dynamic_shape
+    x = _mask(x, (m, n))
+  else:
+    m, n = None, None
+  return _qdwh(x, m, n, max_iterations, None if eps is None else float(eps))

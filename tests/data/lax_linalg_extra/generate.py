@@ -28,6 +28,22 @@ out["gtsv_pert_args"] = np.stack([dl, d, du]); out["gtsv_pert_b"] = b
 sing = np.stack([dl, np.zeros(6), du])
 out["gtsv_sing_pert"] = np.asarray(L.tridiagonal_solve(*sing, b, perturb_singular=True))
 out["gtsv_sing"] = np.asarray(L.tridiagonal_solve(*sing, b))
+# perturb_singular=True on near-singular and singular batches (JAX's CPU kernel).
+for name, dt in [("f64", np.float64), ("f32", np.float32), ("c128", np.complex128)]:
+  shape = (6, 7)
+  diags = rng.standard_normal((3, *shape))
+  if dt == np.complex128:
+    diags = diags + 1j * rng.standard_normal((3, *shape))
+  zero = rng.random((3, *shape)) < 0.35
+  diags = np.where(zero, 0, diags).astype(dt)
+  diags[1, 0] = 0                     # one all-zero diagonal
+  diags[1, 1, 2] = 1e-30 if dt != np.float32 else 1e-20
+  rhs = rng.standard_normal((*shape, 2)).astype(dt)
+  out[f"pert_{name}_diags"] = diags; out[f"pert_{name}_b"] = rhs
+  out[f"pert_{name}_x"] = np.asarray(L.tridiagonal_solve(*diags, rhs, perturb_singular=True))
+one = np.array([[0.0], [2.0]]); b1 = np.array([[[3.0]], [[4.0]]])
+out["pert_m1_diags"] = np.stack([one, one, one]); out["pert_m1_b"] = b1
+out["pert_m1_x"] = np.asarray(L.tridiagonal_solve(one, one, one, b1, perturb_singular=True))
 np.savez("jax_0_10_2.npz", **out)
 for k, v in out.items():
   if v.size < 8: print(k, v)

@@ -189,7 +189,7 @@ def tridiagonal(a, *, lower: bool = True):
   reflector vectors beyond it and the other triangle of ``a`` unchanged;
   ``d`` is the diagonal, ``e`` the off-diagonal (both real) and ``taus`` the
   reflectors' scalar factors."""
-  return tuple(tridiagonal_p.bind(a, lower=bool(lower)))
+  return tridiagonal_p.bind(a, lower=bool(lower))
 
 
 def hermitian_from_triangle(a: np.ndarray, lower: bool) -> np.ndarray:

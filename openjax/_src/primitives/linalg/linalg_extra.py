@@ -13,6 +13,7 @@ others too).
 from __future__ import annotations
 
 import enum
+import math
 import warnings
 
 import numpy as np
@@ -29,6 +30,7 @@ from openjax._src.primitives.base.util import check_dtypes, check_same_dtypes
 from openjax._src.primitives.elementwise.arithmetic import (abs as abs_, add, complex as complex_,
                                                             div, imag, mul, neg, real, sub)
 from openjax._src.primitives.elementwise.logic import eq
+from openjax._src.primitives.linalg import gtsv_kernels
 from openjax._src.primitives.linalg.linalg import lu, triangular_solve
 from openjax._src.primitives.linalg.linalg_rules import (H, T, conj, const, diagonal, eye_like,
                                                          mm, permute_rows, tril)
@@ -131,6 +133,8 @@ def eig(x, *, compute_left_eigenvectors: bool = True, compute_right_eigenvectors
 def _normalize_columns(v: np.ndarray) -> np.ndarray:
   """Unit-norm columns whose largest-magnitude entry is real and positive
   (``geev``'s normalisation for complex eigenvectors)."""
+  if v.size == 0:
+    return v
   v = v / np.linalg.norm(v, axis=-2, keepdims=True)
   k = np.argmax(np.abs(v), axis=-2)[..., None, :]
   big = np.take_along_axis(v, k, axis=-2)
@@ -165,7 +169,7 @@ def _eig_impl(x, *, compute_left_eigenvectors, compute_right_eigenvectors,
   a = _work(x)
   n = a.shape[-1]
   cdt = dtypes.to_complex_dtype(x.dtype)
-  flat = a.reshape(-1, n, n)
+  flat = a.reshape(math.prod(a.shape[:-2]), n, n)
   w = np.full(flat.shape[:-1], np.nan, cdt)
   vl = np.full(flat.shape, np.nan, cdt)
   vr = np.full(flat.shape, np.nan, cdt)
@@ -395,82 +399,30 @@ def tridiagonal_solve(dl, d, du, b, *, perturb_singular: bool = False):
   superdiagonals ``dl`` (``dl[..., 0]`` unused), ``d`` and ``du``
   (``du[..., m-1]`` unused), each ``[..., m]``, and ``b`` ``[..., m, k]``,
   by Gaussian elimination with partial pivoting (LAPACK ``gtsv``). A singular
-  matrix gives NaNs, unless ``perturb_singular``: zero (or overflowing)
-  pivots of ``U`` are then moved by ``eps * max|U|`` (with their sign) and
-  the result is finite, as LAPACK ``lagts``."""
+  matrix gives NaNs, unless ``perturb_singular``: then the pivoting is
+  scaled by the rows' sizes and tiny pivots of ``U`` are moved by ``eps *
+  max|U|`` (with their sign) where their quotient would overflow, as JAX's
+  CPU kernel (LAPACK ``lagtf``/``lagts``' rules), so the result is finite."""
   return tridiagonal_solve_p.bind1(dl, d, du, b, perturb_singular=bool(perturb_singular))
-
-
-def _pivot_size(x: np.ndarray) -> np.ndarray:
-  # zgtsv compares |re| + |im|, dgtsv |x|.
-  return np.abs(x.real) + np.abs(x.imag) if x.dtype.kind == "c" else np.abs(x)
-
-
-def gtsv(dl: np.ndarray, d: np.ndarray, du: np.ndarray, b: np.ndarray, perturb: bool):
-  """LAPACK ``gtsv`` over a batch (``[B, m]`` diagonals, ``[B, m, k]``
-  right-hand sides): returns ``x`` with NaNs for singular systems. With
-  ``perturb``, as LAPACK ``lagts`` (job -1): a zero pivot of ``U``, or one
-  whose quotient would overflow, is moved by ``tol = eps * max|U|`` (with
-  its sign) in the back substitution, so the result is finite."""
-  m = d.shape[1]
-  sub, d, sup = dl[:, 1:].copy(), d.copy(), du[:, :-1].copy()
-  sup2 = np.zeros_like(sub)       # the fill-in of row swaps: U's second superdiagonal
-  b = b.copy()
-  for i in range(m - 1):
-    swap = _pivot_size(d[:, i]) < _pivot_size(sub[:, i])
-    # No swap: row i+1 -= fact * row i. A zero pivot (then the entry below is
-    # zero too) eliminates nothing and leaves U singular.
-    piv = np.where(swap, sub[:, i], d[:, i])
-    fact = np.where(swap, d[:, i], sub[:, i]) / np.where(piv == 0, 1, piv)
-    d_next = d[:, i + 1].copy()
-    sup_i = sup[:, i].copy()
-    sup_next = sup[:, i + 1].copy() if i + 1 < m - 1 else np.zeros_like(sup_i)
-    d[:, i] = piv
-    # No swap: U's row i is (d_i, sup_i, 0); row i+1 becomes (d_{i+1} - f sup_i, sup_{i+1}).
-    # Swap: U's row i is (sub_i, d_{i+1}, sup_{i+1}); row i+1 becomes
-    # (sup_i - f d_{i+1}, -f sup_{i+1}).
-    d[:, i + 1] = np.where(swap, sup_i - fact * d_next, d_next - fact * sup_i)
-    sup[:, i] = np.where(swap, d_next, sup_i)
-    sup2[:, i] = np.where(swap, sup_next, 0)
-    if i + 1 < m - 1:
-      sup[:, i + 1] = np.where(swap, -fact * sup_next, sup_next)
-    bi, bn = b[:, i].copy(), b[:, i + 1].copy()
-    sw = swap[:, None]
-    b[:, i] = np.where(sw, bn, bi)
-    b[:, i + 1] = np.where(sw, bi - fact[:, None] * bn, bn - fact[:, None] * bi)
-  rdt = np.finfo(d.dtype)
-  if perturb:
-    tol = rdt.eps * np.max(np.abs(np.concatenate([d, sup, sup2], axis=1)), axis=1)
-    tol = np.where(tol == 0, rdt.eps, tol)
-  singular = np.any(d == 0, axis=1)
-  x = np.zeros_like(b)
-  for i in reversed(range(m)):
-    r = b[:, i].copy()
-    if i + 1 < m:
-      r -= sup[:, i, None] * x[:, i + 1]
-    if i + 2 < m:
-      r -= sup2[:, i, None] * x[:, i + 2]
-    piv = d[:, i]
-    if perturb:
-      big = np.max(np.abs(r), axis=1)
-      tiny = (piv == 0) | (big * rdt.tiny > np.abs(piv))
-      # lagts doubles the step until the quotient cannot overflow; one step
-      # of at least 2 |r| tiny gets there at once.
-      step = np.maximum(tol, 2 * big * rdt.tiny)
-      piv = np.where(tiny, piv + np.where(piv.real < 0, -step, step), piv)
-    x[:, i] = r / np.where(piv == 0, 1, piv)[:, None]
-  if not perturb:
-    x[singular] = np.nan
-  return x
 
 
 @tridiagonal_solve_p.def_impl
 def _tridiagonal_solve_impl(dl, d, du, b, *, perturb_singular):
   m, k = b.shape[-2:]
   work = np.result_type(_work(b).dtype)
-  flat = [v.astype(work).reshape(-1, m) for v in (dl, d, du)]
+  nb = math.prod(b.shape[:-2])
+  flat = [v.astype(work).reshape(nb, m) for v in (dl, d, du)]
+  rhs = b.astype(work).reshape(nb, m, k)
   with np.errstate(all="ignore"):
-    x = gtsv(*flat, b.astype(work).reshape(-1, m, k), perturb_singular)
+    if perturb_singular:
+      x = gtsv_kernels.gtsv_perturbed(*flat, rhs)
+    # Few narrow real systems: a scalar loop beats row-wise array calls with
+    # the same bits (NumPy's complex scalar arithmetic rounds otherwise).
+    elif rhs.shape[0] * k <= 16 and work.kind == "f":
+      x = np.stack([gtsv_kernels.gtsv_one(*(v[i] for v in flat), rhs[i])
+                    for i in range(rhs.shape[0])]) if rhs.shape[0] else rhs.copy()
+    else:
+      x = gtsv_kernels.gtsv(*flat, rhs)
   return [x.reshape(b.shape).astype(b.dtype)]
 
 
