@@ -103,8 +103,26 @@ CASES = {
                          (np.ones(8192, np.float32),), False),
     "fori_pad_rev": (lambda x: lax.fori_loop(0, 3, lambda i, c: lax.pad(
         c[::-1], 0.0, [(0, 0, 0)])[:4] + 1, x), (X4,), False),
+    # Nested loops, conds and called functions run inside the one dispatch.
     "nested_loops": (lambda x: lax.fori_loop(0, 3, lambda i, c: lax.fori_loop(
-        0, 4, lambda j, d: d * 1.1 + j, c), x), (X4,), True),
+        0, 4, lambda j, d: d * 1.1 + j + i, c) * 0.5, x), (X4,), True),
+    "while_in_scan": (lambda x: lax.scan(lambda c, t: (lax.while_loop(
+        lambda d: d[0] < t, lambda d: (d[0] + 1, d[1] * 1.01), (0, c))[1], c.sum()), x,
+        jnp.arange(5)), (X4,), True),
+    "vmapped_while_in_fori": (lambda lim: lax.fori_loop(0, 3, lambda i, c: c + jax.vmap(
+        lambda n: lax.while_loop(lambda d: d[1] < n + i, lambda d: (d[0] * 1.5, d[1] + 1),
+                                 (jnp.float32(1.0), 0))[0])(lim), jnp.zeros(4)),
+        (np.array([0, 3, 17, 40], np.int32),), True),
+    "cond_in_while": (lambda x: lax.while_loop(lambda c: c[0] < 30, lambda c: (
+        c[0] + 1, lax.cond(c[0] % 3 == 0, lambda v: v * 2.0, lambda v: v - 1.0, c[1])),
+        (0, x))[1], (X4,), True),
+    "cond_in_fori_2d": (lambda m: lax.fori_loop(0, 6, lambda i, c: lax.cond(
+        i > 2, lambda c: c + 1, lambda c: c * 0.5, c), m), (M34,), True),
+    "calls_in_fori": (lambda x: lax.fori_loop(0, 6, lambda i, c: jnp.clip(
+        jax.nn.relu(c - 0.3) * 1.7, 0., 2.) + c // (i + 1), x), (X4,), True),
+    # The outer body slices a 60-element value: per trip, each inner loop one dispatch.
+    "scan_in_scan": (lambda x: lax.scan(lambda c, t: (lax.scan(
+        lambda d, u: (d * 0.9 + u, d), c, t)[0], c[0]), x, jnp.ones((3, 5, 4))), (X4,), True),
 }
 
 

@@ -22,9 +22,10 @@ per-trip lowering.
 """
 from __future__ import annotations
 
+import threading
 from typing import Callable, Sequence
 
-from openjax._src.core import ClosedJaxpr, ShapedArray, jaxpr_effects
+from openjax._src.core import ClosedJaxpr, ShapedArray, jaxpr_effects, jaxprs_in_params
 from openjax._src.lowering import Value
 
 #: Elementwise primitives: IREE compiles them inside a dispatch loop at any
@@ -63,12 +64,17 @@ def _is_vector(aval) -> bool:
   return aval.ndim <= 1 and aval.size * aval.dtype.itemsize <= VECTOR_BYTES
 
 
-def _loop_values(jaxprs, avals):
-  yield from avals
+def _loop_values(jaxprs):
   for j in jaxprs:
     yield from (v.aval for v in (*j.constvars, *j.invars))
     for eqn in j.eqns:
       yield from (v.aval for v in (*eqn.invars, *eqn.outvars))
+      yield from _loop_values(jaxprs_in_params(eqn.params))
+
+
+def _has_loop(jaxpr) -> bool:
+  return any(e.primitive.name in ("while", "scan") or
+             any(_has_loop(j) for j in jaxprs_in_params(e.params)) for e in jaxpr.eqns)
 
 
 def _allowed(eqn, vector: bool) -> bool:
@@ -77,18 +83,32 @@ def _allowed(eqn, vector: bool) -> bool:
     return True
   if name == "broadcast_in_dim" and eqn.invars[0].aval.ndim == 0:
     return True   # a scalar filled out: elementwise too
-  return vector and name in VECTOR_ONLY
+  if name in VECTOR_ONLY:
+    return vector
+  subs = jaxprs_in_params(eqn.params)
+  if name == "jit" and not eqn.params.get("inline"):
+    # A called function is lowered once per module and may be called outside
+    # the dispatch too: no loop inside it, whose lowering would differ.
+    if _has_loop(subs[0]):
+      return False
+  elif name == "while":
+    if eqn.params["cond_jaxpr"].out_avals[0].ndim > 0 and not vector:
+      return False   # its batched predicate is reduced
+  elif name not in ("jit", "cond", "scan", "custom_jvp_call"):
+    return False
+  return all(_allowed(e, vector) for j in subs for e in j.eqns)
 
 
 def fits_one_dispatch(jaxprs: Sequence[ClosedJaxpr], avals: Sequence[ShapedArray], *,
                       reduces_lanes: bool = False) -> bool:
   """Whether a loop over ``jaxprs`` (cond and body, or a scan's body) whose
-  operands and results are ``avals`` should run as one dispatch;
-  ``reduces_lanes``: the lowering reduces a batched predicate."""
+  operands and results are ``avals`` should run as one dispatch (or, inside
+  one already, keep its carries in place); ``reduces_lanes``: the lowering
+  reduces a batched predicate."""
   if any(jaxpr_effects(j) for j in jaxprs):
     return False
   inner = [j.jaxpr for j in jaxprs]
-  values = list(_loop_values(inner, avals))
+  values = [*avals, *_loop_values(inner)]
   if not all(isinstance(a, ShapedArray) and a.size <= MAX_ELEMENTS and a.dtype.kind != "c"
              for a in values):
     return False   # complex values lower through stablehlo.complex pairs
@@ -124,10 +144,16 @@ def carry_in_place(ctx, new: Sequence[Value], old: Sequence[Value]) -> list[Valu
   return out
 
 
+_state = threading.local()
+
+
 def in_one_dispatch(ctx, operands: Sequence[Value], result_types: Sequence[str],
                     build: Callable[[list[Value]], list[Value]]) -> list[Value]:
   """Emit ``build(operands)`` (a loop over ``operands``; returns its results)
-  inside a ``flow.dispatch.region``, which IREE compiles as one dispatch."""
+  inside a ``flow.dispatch.region``, which IREE compiles as one dispatch; a
+  loop nested in such a loop is emitted as it is."""
+  if getattr(_state, "inside", False):
+    return build(list(operands))
   # A loop over constants alone would be hoisted into a module initializer,
   # where IREE (3.13) gets the sizes of a multi-result dispatch wrong
   # (OUT_OF_RANGE at the first call): the barrier keeps it in the program.
@@ -138,8 +164,13 @@ def in_one_dispatch(ctx, operands: Sequence[Value], result_types: Sequence[str],
   # 'flow.dispatch.region'"): unsigned results leave it bitcast.
   inner_types = [_signless(t) for t in result_types]
   with ctx.region([]) as region:
+    _state.inside = True
+    try:
+      outs = build(operands)
+    finally:
+      _state.inside = False
     outs = [o if o.type == t else ctx.op("stablehlo.bitcast_convert", [o], t)
-            for o, t in zip(build(operands), inner_types)]
+            for o, t in zip(outs, inner_types)]
     ctx.op("flow.return", outs, [])
   # The second region (the workgroup count) stays empty: IREE computes it.
   outs = ctx.op("flow.dispatch.region", [], inner_types, regions=[region, ctx.region([])],
