@@ -90,6 +90,11 @@ CASES = {
                                         jnp.arange(1000.0)), (X4,), True),
     "scan_no_xs": (lambda: lax.scan(lambda c, _: (c * 2, c), jnp.int32(1), None, length=6),
                    (), True),
+    "scan_uint8_ys": (lambda x: lax.scan(lambda c, t: (c + t, c), x,
+                                         jnp.arange(10, dtype=jnp.uint8)), (np.uint8(3),), True),
+    "while_empty_carry": (lambda x: lax.while_loop(
+        lambda c: c[0] < 5, lambda c: (c[0] + 1, c[1] * 2.0), (0, x)),
+        (np.zeros(0, np.float32),), True),
     # Past one vector register, only elementwise bodies qualify.
     "fori_elementwise_2d": (lambda m: lax.fori_loop(
         0, 9, lambda i, c: jnp.where(c > 0.5, jnp.tanh(c), -c * 1.1) + i, m), (M34,), True),
@@ -147,11 +152,11 @@ def test_effects_keep_the_per_trip_lowering(capfd):
 
 def test_x64_loop():
   with config.override("jax_enable_x64", True):
-    f = lambda x: lax.fori_loop(0, 100, lambda i, c: c * 1.0001 + i, x)
+    f = lambda x: lax.fori_loop(0, 100, lambda i, c: c * 1.0001 + jnp.exp(-i / 50.0), x)
     assert _regions(f, np.float64(1)) == 1
     got = jax.jit(f)(np.float64(1))
     assert got.dtype == np.float64
     x = 1.0
     for i in range(100):
-      x = x * 1.0001 + i
+      x = x * 1.0001 + np.exp(-i / 50.0)
     np.testing.assert_allclose(float(got), x, rtol=1e-12)
