@@ -95,17 +95,24 @@ CASES = {
     "while_empty_carry": (lambda x: lax.while_loop(
         lambda c: c[0] < 5, lambda c: (c[0] + 1, c[1] * 2.0), (0, x)),
         (np.zeros(0, np.float32),), True),
-    # Past one vector register, only elementwise bodies qualify.
+    "scan_16kb_xs_ys": (lambda x: lax.scan(lambda c, t: (c * 0.99 + t, c * 2), x[0],
+                                           jnp.arange(2000.0)), (X4,), True),
+    # Values with two axes: elementwise bodies only.
     "fori_elementwise_2d": (lambda m: lax.fori_loop(
         0, 9, lambda i, c: jnp.where(c > 0.5, jnp.tanh(c), -c * 1.1) + i, m), (M34,), True),
     "fori_reduce_2d": (lambda m: lax.fori_loop(0, 4, lambda i, c: (
         c * 0.5 + jnp.prod(c, axis=0) + jnp.min(c, axis=1, keepdims=True)), m), (M34,), False),
     "fori_matmul_2d": (lambda m: lax.fori_loop(0, 10, lambda i, c: jnp.tanh(c @ m.T @ m * 0.3),
                                                m), (M34,), False),
+    # Past one vector register the per-trip lowering is faster (its unrolled
+    # steps fuse into vectorised dispatches).
     "fori_reduce_64": (lambda x: lax.fori_loop(0, 9, lambda i, c: c * 0.5 + jnp.sum(c) * 0.01,
                                                x), (np.ones(64, np.float32),), False),
-    "fori_large_carry": (lambda x: lax.fori_loop(0, 3, lambda i, c: c * 1.01, x),
-                         (np.ones(8192, np.float32),), False),
+    "fori_elementwise_32": (lambda x: lax.fori_loop(0, 3, lambda i, c: c * 1.01, x),
+                            (np.ones(32, np.float32),), False),
+    # Stacked inputs and outputs past the dispatch's stack (32 KB).
+    "scan_64kb_xs_ys": (lambda x: lax.scan(lambda c, t: (c * 0.99 + t, c * 2), x,
+                                           jnp.ones((1000, 16))), (X16,), False),
     "fori_pad_rev": (lambda x: lax.fori_loop(0, 3, lambda i, c: lax.pad(
         c[::-1], 0.0, [(0, 0, 0)])[:4] + 1, x), (X4,), False),
     # Nested loops, conds and called functions run inside the one dispatch.
@@ -125,7 +132,7 @@ CASES = {
         i > 2, lambda c: c + 1, lambda c: c * 0.5, c), m), (M34,), True),
     "calls_in_fori": (lambda x: lax.fori_loop(0, 6, lambda i, c: jnp.clip(
         jax.nn.relu(c - 0.3) * 1.7, 0., 2.) + c // (i + 1), x), (X4,), True),
-    # The outer body slices a 60-element value: per trip, each inner loop one dispatch.
+    # The outer scan reads (5, 4) slices: per trip, each inner loop one dispatch.
     "scan_in_scan": (lambda x: lax.scan(lambda c, t: (lax.scan(
         lambda d, u: (d * 0.9 + u, d), c, t)[0], c[0]), x, jnp.ones((3, 5, 4))), (X4,), True),
 }

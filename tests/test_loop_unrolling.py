@@ -28,9 +28,9 @@ def compiled():
 @pytest.fixture(params=["one_dispatch", "per_trip"])
 def lowering(request, monkeypatch):
   """Both loop lowerings (no loop fits one dispatch when no value may have
-  an element)."""
+  a byte)."""
   if request.param == "per_trip":
-    monkeypatch.setattr(loop_dispatch, "MAX_ELEMENTS", 0)
+    monkeypatch.setattr(loop_dispatch, "VALUE_BYTES", -1)
   return request.param
 
 
@@ -107,7 +107,7 @@ from openjax import lax
 from openjax._src.config import config
 from openjax._src.control import loop_dispatch, while_loop
 config.update("openjax_executor", "iree")
-loop_dispatch.MAX_ELEMENTS = 0   # the per-trip lowering, with guarded steps
+loop_dispatch.VALUE_BYTES = -1   # the per-trip lowering, with guarded steps
 config.update("openjax_tiered_compilation", False)
 while_loop._GUARD_MAX_STEPS = int(sys.argv[1])
 x = jnp.arange(4.0)

@@ -15,10 +15,15 @@ each new carry is written into the old one at the end of the body
 (``bufferization.materialize_in_destination``; for scalars LLVM keeps the
 carry in a register).
 
-Only primitives whose lowering is plain tensor code that IREE's CPU and GPU
-code generators handle inside a loop qualify; loops with host calls,
-collectives, effects, large values or large matrix products keep the
-per-trip lowering.
+IREE compiles such a dispatch to scalar code (no vectorisation) and copies
+its operands into stack buffers, so only loops whose values are small
+qualify: every value the body computes fits one vector register (past ~32
+float32 elements the per-trip lowering, whose unrolled steps fuse into
+vectorised dispatches, is faster), and a scan's stacked inputs and outputs
+fit well within the 32 KB a dispatch may allocate on the stack. Only
+primitives whose lowering is plain tensor code that IREE compiles inside a
+dispatch loop qualify; loops with host calls, collectives or effects keep
+the per-trip lowering.
 """
 from __future__ import annotations
 
@@ -43,25 +48,26 @@ ELEMENTWISE = frozenset({
     "sinh", "sqrt", "tan", "tanh",
 })
 #: Primitives that move or combine elements. Inside a dispatch loop IREE
-#: (3.13) compiles them only while every value fits one vector register and
-#: has at most one axis: past that its tiling breaks bufferization ("cannot
-#: avoid RaW conflict", "operand does not dominate this use"). ``pad`` and
-#: ``rev`` fail even then ("op was not bufferized").
-VECTOR_ONLY = frozenset({
+#: (3.13) compiles them only while every value has at most one axis (and,
+#: probed, at most 16 float32s): past that its tiling breaks bufferization
+#: ("cannot avoid RaW conflict", "operand does not dominate this use").
+#: ``pad`` and ``rev`` fail even then ("op was not bufferized").
+FLAT_ONLY = frozenset({
     "broadcast_in_dim", "reshape", "squeeze", "transpose", "concatenate", "slice",
     "dynamic_slice", "dynamic_update_slice", "reduce_sum", "reduce_max", "reduce_min",
     "reduce_prod", "reduce_and", "reduce_or", "argmax", "argmin", "dot_general",
 })
-#: One vector register (bytes): the size up to which VECTOR_ONLY ops qualify.
-VECTOR_BYTES = 64
-#: The largest value (elements) a one-dispatch loop may hold: the loop runs
-#: on one worker, so it pays only while a trip's work stays small against
-#: IREE's host cost per trip (~3 us).
-MAX_ELEMENTS = 4096
+#: The largest value (bytes) the body of a one-dispatch loop may compute:
+#: one vector register.
+VALUE_BYTES = 64
+#: The most bytes of a one-dispatch loop's operands (a scan's stacked inputs
+#: and outputs, ...): IREE copies them into the dispatch's stack, which holds
+#: 32 KB ("exceeded stack allocation limit").
+LOOP_BYTES = 16384
 
 
-def _is_vector(aval) -> bool:
-  return aval.ndim <= 1 and aval.size * aval.dtype.itemsize <= VECTOR_BYTES
+def _nbytes(aval) -> int:
+  return aval.size * aval.dtype.itemsize
 
 
 def _loop_values(jaxprs):
@@ -77,14 +83,14 @@ def _has_loop(jaxpr) -> bool:
              any(_has_loop(j) for j in jaxprs_in_params(e.params)) for e in jaxpr.eqns)
 
 
-def _allowed(eqn, vector: bool) -> bool:
+def _allowed(eqn, flat: bool) -> bool:
   name = eqn.primitive.name
   if name in ELEMENTWISE:
     return True
   if name == "broadcast_in_dim" and eqn.invars[0].aval.ndim == 0:
     return True   # a scalar filled out: elementwise too
-  if name in VECTOR_ONLY:
-    return vector
+  if name in FLAT_ONLY:
+    return flat
   subs = jaxprs_in_params(eqn.params)
   if name == "jit" and not eqn.params.get("inline"):
     # A called function is lowered once per module and may be called outside
@@ -92,11 +98,11 @@ def _allowed(eqn, vector: bool) -> bool:
     if _has_loop(subs[0]):
       return False
   elif name == "while":
-    if eqn.params["cond_jaxpr"].out_avals[0].ndim > 0 and not vector:
+    if eqn.params["cond_jaxpr"].out_avals[0].ndim > 0 and not flat:
       return False   # its batched predicate is reduced
   elif name not in ("jit", "cond", "scan", "custom_jvp_call"):
     return False
-  return all(_allowed(e, vector) for j in subs for e in j.eqns)
+  return all(_allowed(e, flat) for j in subs for e in j.eqns)
 
 
 def fits_one_dispatch(jaxprs: Sequence[ClosedJaxpr], avals: Sequence[ShapedArray], *,
@@ -107,15 +113,18 @@ def fits_one_dispatch(jaxprs: Sequence[ClosedJaxpr], avals: Sequence[ShapedArray
   reduces a batched predicate."""
   if any(jaxpr_effects(j) for j in jaxprs):
     return False
+  if not all(isinstance(a, ShapedArray) for a in avals) or \
+      sum(_nbytes(a) for a in avals) > LOOP_BYTES:
+    return False
   inner = [j.jaxpr for j in jaxprs]
-  values = [*avals, *_loop_values(inner)]
-  if not all(isinstance(a, ShapedArray) and a.size <= MAX_ELEMENTS and a.dtype.kind != "c"
+  values = list(_loop_values(inner))
+  if not all(isinstance(a, ShapedArray) and _nbytes(a) <= VALUE_BYTES and a.dtype.kind != "c"
              for a in values):
     return False   # complex values lower through stablehlo.complex pairs
-  vector = all(_is_vector(a) for a in values)
-  if reduces_lanes and not vector:
+  flat = all(a.ndim <= 1 for a in values)
+  if reduces_lanes and not flat:
     return False
-  return all(_allowed(e, vector) for j in inner for e in j.eqns)
+  return all(_allowed(e, flat) for j in inner for e in j.eqns)
 
 
 def _signless(ty: str) -> str:
