@@ -115,6 +115,8 @@ CASES = {
                                            jnp.ones((1000, 16))), (X16,), False),
     "fori_pad_rev": (lambda x: lax.fori_loop(0, 3, lambda i, c: lax.pad(
         c[::-1], 0.0, [(0, 0, 0)])[:4] + 1, x), (X4,), False),
+    "fori_dynamic_update_slice": (lambda x: lax.fori_loop(0, 3, lambda i, c: (
+        lax.dynamic_update_slice(c * 0.9, c[:1] * 1.1, (2,))), x), (X4,), False),
     # Nested loops, conds and called functions run inside the one dispatch.
     "nested_loops": (lambda x: lax.fori_loop(0, 3, lambda i, c: lax.fori_loop(
         0, 4, lambda j, d: d * 1.1 + j + i, c) * 0.5, x), (X4,), True),
@@ -167,3 +169,41 @@ def test_x64_loop():
     for i in range(100):
       x = x * 1.0001 + np.exp(-i / 50.0)
     np.testing.assert_allclose(float(got), x, rtol=1e-12)
+
+
+F4 = np.array([0.3, 0.5, 0.7, 0.9], np.float32)
+I4 = np.array([3, 5, 7, 9], np.int32)
+# One body per allowed primitive family, each iterated inside its own loop.
+BODIES = [
+    (lambda c: jnp.abs(c - 0.6) + 0.1, F4),
+    (lambda c: (jnp.ceil(c * 3) + jnp.floor(c * 2) + jnp.round(c * 5.3)) * 0.1, F4),
+    (lambda c: lax.clamp(0.2, c * 1.3, 0.95), F4),
+    (lambda c: lax.clz(c) + lax.population_count(c) + c // 2 + lax.rem(c * 7, 5), I4),
+    (lambda c: lax.shift_right_arithmetic(c * 3, 1) + (c << 1) - (c >> 2) ^ c, I4),
+    (lambda c: c / 1.1 + c ** 3 * 0.5 + c ** 0.7 * 0.1 + jnp.square(c) * 0.1, F4),
+    (lambda c: jnp.where(jnp.isfinite(c / (c - 0.5)), lax.nextafter(c, c + 1), c), F4),
+    (lambda c: lax.rem(c * 7.3, 1.3) + jnp.sign(c - 0.6) * 0.1, F4),
+    (lambda c: lax.bitcast_convert_type(lax.bitcast_convert_type(c, jnp.int32) + 1,
+                                        jnp.float32), F4),
+    (lambda c: (jnp.arccos(c * 0.9) + jnp.arcsin(c * 0.9) + jnp.arctan(c)) * 0.3, F4),
+    (lambda c: (jnp.arccosh(c + 1.5) + jnp.arcsinh(c) + jnp.arctanh(c * 0.9)) * 0.3, F4),
+    (lambda c: (jnp.cbrt(c) + jnp.cosh(c) + jnp.sinh(c) + jnp.tan(c) + jnp.sin(c)) * 0.2, F4),
+    (lambda c: (lax.erf(c) + lax.erfc(c) + lax.erf_inv(c * 0.9)) * 0.3, F4),
+    (lambda c: (jnp.exp2(c) + jnp.expm1(c) + jnp.log(c + 1) + jnp.sqrt(c)) * 0.2, F4),
+    (lambda c: (jax.nn.sigmoid(c) + lax.rsqrt(c + 1) + jnp.tanh(c)) * 0.4, F4),
+    (lambda c: (c * 10).astype(jnp.int32).astype(jnp.float32) * 0.1 + 0.05, F4),
+    (lambda c: jnp.where((c > 0.5) & ~(c > 0.8) | (c < 0.1), c * 1.1, c * 0.9), F4),
+    (lambda c: jnp.maximum(jnp.minimum(c * 1.2, 0.9), 0.2) + jnp.arange(4) * 0.01, F4),
+    (lambda c: c * 0.9 + jnp.prod(c) * 0.1 + jnp.all(c > 0.1) * 0.01 + jnp.max(c) * 0.1, F4),
+    (lambda c: c + 0.1 * (jnp.arange(4) == jnp.argmin(c)) + jnp.dot(c, c) * 0.01, F4),
+    (lambda c: jnp.concatenate([c[1:], c[:1]]) * 0.9 + c[2] * 0.1, F4),
+]
+
+
+def test_every_allowed_primitive_compiles_in_one_dispatch():
+  def f(*xs):
+    return [lax.fori_loop(0, 7, lambda i, c, body=body: body(c), x)
+            for (body, _), x in zip(BODIES, xs)]
+  args = [x for _, x in BODIES]
+  assert _regions(f, *args) == len(BODIES)
+  _check(f, *args, rtol=2e-5)

@@ -51,10 +51,11 @@ ELEMENTWISE = frozenset({
 #: (3.13) compiles them only while every value has at most one axis (and,
 #: probed, at most 16 float32s): past that its tiling breaks bufferization
 #: ("cannot avoid RaW conflict", "operand does not dominate this use").
-#: ``pad`` and ``rev`` fail even then ("op was not bufferized").
+#: ``pad``, ``rev`` and ``dynamic_update_slice`` fail even then ("op was not
+#: bufferized"; a scan's own updates of its stacked outputs compile).
 FLAT_ONLY = frozenset({
     "broadcast_in_dim", "reshape", "squeeze", "transpose", "concatenate", "slice",
-    "dynamic_slice", "dynamic_update_slice", "reduce_sum", "reduce_max", "reduce_min",
+    "dynamic_slice", "reduce_sum", "reduce_max", "reduce_min",
     "reduce_prod", "reduce_and", "reduce_or", "argmax", "argmin", "dot_general",
 })
 #: The largest value (bytes) the body of a one-dispatch loop may compute:
