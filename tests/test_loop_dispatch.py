@@ -127,6 +127,9 @@ CASES = {
         lambda n: lax.while_loop(lambda d: d[1] < n + i, lambda d: (d[0] * 1.5, d[1] + 1),
                                  (jnp.float32(1.0), 0))[0])(lim), jnp.zeros(4)),
         (np.array([0, 3, 17, 40], np.int32),), True),
+    "scan_with_ys_in_while": (lambda x: lax.while_loop(lambda c: c[0] < 4, lambda c: (
+        c[0] + 1, lax.scan(lambda d, t: (d + t, d + t), 0.0, c[1])[1] * 0.5), (0, x))[1],
+        (X4,), True),
     "cond_in_while": (lambda x: lax.while_loop(lambda c: c[0] < 30, lambda c: (
         c[0] + 1, lax.cond(c[0] % 3 == 0, lambda v: v * 2.0, lambda v: v - 1.0, c[1])),
         (0, x))[1], (X4,), True),
