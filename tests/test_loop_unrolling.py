@@ -31,6 +31,7 @@ def lowering(request, monkeypatch):
   a byte)."""
   if request.param == "per_trip":
     monkeypatch.setattr(loop_dispatch, "VALUE_BYTES", -1)
+    monkeypatch.setattr(loop_dispatch, "WHILE_VALUE_BYTES", -1)
   return request.param
 
 
@@ -107,7 +108,7 @@ from openjax import lax
 from openjax._src.config import config
 from openjax._src.control import loop_dispatch, while_loop
 config.update("openjax_executor", "iree")
-loop_dispatch.VALUE_BYTES = -1   # the per-trip lowering, with guarded steps
+loop_dispatch.WHILE_VALUE_BYTES = -1   # the per-trip lowering, with guarded steps
 config.update("openjax_tiered_compilation", False)
 while_loop._GUARD_MAX_STEPS = int(sys.argv[1])
 x = jnp.arange(4.0)

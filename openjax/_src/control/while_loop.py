@@ -542,7 +542,7 @@ def _while_lower(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts)
   batched = pred_aval.ndim > 0
   carry_avals = body_jaxpr.out_avals
   one_dispatch = fits_one_dispatch([cond_jaxpr, body_jaxpr], ctx.avals_in,
-                                   reduces_lanes=batched)
+                                   reduces_lanes=batched, static_trips=False)
   # In one dispatch a trip costs no host work: no guarded steps needed.
   steps = 1 if one_dispatch else _guarded_steps(cond_jaxpr, body_jaxpr, carry_avals,
                                                 body_nconsts)
