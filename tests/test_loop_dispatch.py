@@ -106,6 +106,13 @@ CASES = {
     "while_reduce_64": (lambda x: lax.while_loop(lambda c: jnp.sum(c) < 1e4,
                                                  lambda c: c * 1.5 + 0.1, x),
                         (np.ones(64, np.float32),), False),
+    # Reductions: at most 16 elements, whatever their size.
+    "while_vmapped_16_int8": (lambda lim: jax.vmap(lambda n: lax.while_loop(
+        lambda c: c < n, lambda c: c + jnp.int8(1), jnp.int8(0)))(lim),
+        (np.arange(16, dtype=np.int8),), True),
+    "while_vmapped_64_int8": (lambda lim: jax.vmap(lambda n: lax.while_loop(
+        lambda c: c < n, lambda c: c + jnp.int8(1), jnp.int8(0)))(lim),
+        (np.arange(64, dtype=np.int8) % 20,), False),
     "while_large_carry": (lambda x: lax.while_loop(lambda c: c[0] < 3, lambda c: (
         c[0] + 1, c[1] * 1.01), (0, x)), (np.ones(8192, np.float32),), False),
     # Values with two axes: elementwise bodies only.

@@ -48,10 +48,10 @@ ELEMENTWISE = frozenset({
     "sinh", "sqrt", "tan", "tanh",
 })
 #: Primitives that move or combine elements. Inside a dispatch loop IREE
-#: (3.13) compiles them only while every value has at most one axis and fits
-#: one vector register (VECTOR_BYTES; probed: 16 float32s compile, 32 do not):
-#: past that its tiling breaks bufferization ("cannot avoid RaW conflict",
-#: "operand does not dominate this use").
+#: (3.13) compiles them only while every value has at most one axis, 16
+#: elements and 64 bytes (probed: 16 float32s compile; 32 float32s, 32
+#: int16s, 64 int8s do not): past that its tiling breaks bufferization
+#: ("cannot avoid RaW conflict", "operand does not dominate this use").
 #: ``pad``, ``rev`` and ``dynamic_update_slice`` fail even then ("op was not
 #: bufferized"; a scan's own updates of its stacked outputs compile).
 FLAT_ONLY = frozenset({
@@ -59,8 +59,9 @@ FLAT_ONLY = frozenset({
     "dynamic_slice", "reduce_sum", "reduce_max", "reduce_min",
     "reduce_prod", "reduce_and", "reduce_or", "argmax", "argmin", "dot_general",
 })
-#: One vector register (bytes).
+#: One vector register (bytes), and the most elements FLAT_ONLY ops take.
 VECTOR_BYTES = 64
+VECTOR_ELEMENTS = 16
 #: The largest value (bytes) the body of a one-dispatch scan may compute:
 #: one vector register. A scan's trip count is static: past that, its
 #: per-trip lowering (unrolled steps fused into vectorised dispatches) is
@@ -134,7 +135,8 @@ def fits_one_dispatch(jaxprs: Sequence[ClosedJaxpr], avals: Sequence[ShapedArray
   if not all(isinstance(a, ShapedArray) and _nbytes(a) <= value_bytes and a.dtype.kind != "c"
              for a in values):
     return False   # complex values lower through stablehlo.complex pairs
-  flat = all(a.ndim <= 1 and _nbytes(a) <= VECTOR_BYTES for a in values)
+  flat = all(a.ndim <= 1 and a.size <= VECTOR_ELEMENTS and _nbytes(a) <= VECTOR_BYTES
+             for a in values)
   if reduces_lanes and not flat:
     return False
   return all(_allowed(e, flat) for j in inner for e in j.eqns)
