@@ -1,7 +1,8 @@
-"""Compiled loops run several steps per trip (scan: unrolled steps; while:
-guarded steps for small carries). Results must equal the interpreter's and
-a Python loop's for every trip count, including counts that do not divide
-the steps per trip, and while loops whose body overflows past the end."""
+"""Compiled loops that are not one dispatch (control/loop_dispatch.py) run
+several steps per trip (scan: unrolled steps; while: guarded steps for small
+carries). Results must equal the interpreter's and a Python loop's for every
+trip count, including counts that do not divide the steps per trip, and
+while loops whose body overflows past the end, in both lowerings."""
 import subprocess
 import sys
 
@@ -12,6 +13,7 @@ import openjax as jax
 import openjax.numpy as jnp
 from openjax import lax
 from openjax._src.config import config
+from openjax._src.control import loop_dispatch
 from openjax._src.control._scan_rules import _auto_unroll
 from openjax._src.control.while_loop import _guarded_steps
 
@@ -23,22 +25,34 @@ def compiled():
     yield
 
 
+@pytest.fixture(params=["one_dispatch", "per_trip"])
+def lowering(request, monkeypatch):
+  """Both loop lowerings (no loop fits one dispatch when no value may have
+  a byte)."""
+  if request.param == "per_trip":
+    monkeypatch.setattr(loop_dispatch, "VALUE_BYTES", -1)
+    monkeypatch.setattr(loop_dispatch, "WHILE_VALUE_BYTES", -1)
+  return request.param
+
+
 def _python_fori(n, x):
   for _ in range(n):
     x = np.float32(x * np.float32(0.999) + np.float32(0.5))
   return x
 
 
-def test_dynamic_trip_counts_match_a_python_loop():
+def test_dynamic_trip_counts_match_a_python_loop(lowering):
   f = jax.jit(lambda x, n: lax.fori_loop(0, n, lambda i, x: x * 0.999 + 0.5, x))
   x = np.float32(1.0)
+  text = f.lower(x, 3).as_text()
+  assert ("flow.dispatch.region" in text) == (lowering == "one_dispatch")
   for n in (0, 1, 2, 15, 16, 17, 31, 1000):
     # IREE contracts x * a + b into an FMA: last-bit differences only.
     np.testing.assert_allclose(float(f(x, n)), float(_python_fori(n, x)), rtol=2e-6,
                                err_msg=str(n))
 
 
-def test_guarded_steps_discard_work_past_the_end():
+def test_guarded_steps_discard_work_past_the_end(lowering):
   # Past the end the body overflows to inf; the guarded steps must drop it.
   def f(x):
     return lax.while_loop(lambda c: c[0] < 1e30, lambda c: (c[0] * 10.0, c[1] + 1), (x, 0))
@@ -48,7 +62,7 @@ def test_guarded_steps_discard_work_past_the_end():
   assert float(compiled[0]) == float(expected[0]) and int(compiled[1]) == int(expected[1]) == 30
 
 
-def test_guarded_steps_under_vmap():
+def test_guarded_steps_under_vmap(lowering):
   def count(limit):
     return lax.while_loop(lambda c: c[1] < limit, lambda c: (c[0] * 1.5, c[1] + 1),
                           (jnp.float32(1.0), 0))
@@ -60,7 +74,7 @@ def test_guarded_steps_under_vmap():
 
 @pytest.mark.parametrize("length", [1, 7, 97, 200])
 @pytest.mark.parametrize("reverse", [False, True])
-def test_scan_unrolled_per_trip_matches_the_interpreter(length, reverse):
+def test_scan_unrolled_per_trip_matches_the_interpreter(length, reverse, lowering):
   xs = np.random.default_rng(length).standard_normal((length, 3)).astype(np.float32)
 
   def f(xs):
@@ -92,8 +106,9 @@ import numpy as np
 import openjax as jax, openjax.numpy as jnp
 from openjax import lax
 from openjax._src.config import config
-from openjax._src.control import while_loop
+from openjax._src.control import loop_dispatch, while_loop
 config.update("openjax_executor", "iree")
+loop_dispatch.WHILE_VALUE_BYTES = -1   # the per-trip lowering, with guarded steps
 config.update("openjax_tiered_compilation", False)
 while_loop._GUARD_MAX_STEPS = int(sys.argv[1])
 x = jnp.arange(4.0)

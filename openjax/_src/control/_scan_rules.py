@@ -264,14 +264,15 @@ def _write_slice(ctx, buf, buf_aval: ShapedArray, y, pos, idx_dtype):
                 buf_aval)
 
 
-# Each trip of a compiled loop costs host work in IREE (the loop runs in its
-# VM, a dispatch per fused group of body ops), and IREE copies a loop-carried
-# buffer that the body updates in place (the stacked ys) once per trip. So
-# the lowering runs several steps per trip: 10k steps of ``x * 0.999 + 0.5``
-# take 64 ms at one step a trip, 1.6 ms at 32; an RNN scan of 200 steps
-# (32x256 state) 181 ms at one step a trip, 34 ms at 20. The budget bounds
-# the unrolled body's size (compile time). Values stay the same: the same
-# operations run in the same order.
+# A scan whose values are all small runs as one dispatch (loop_dispatch.py),
+# one step a trip. Otherwise each trip of a compiled loop costs host work in
+# IREE (the loop runs in its VM, a dispatch per fused group of body ops), and
+# IREE copies a loop-carried buffer that the body updates in place (the
+# stacked ys) once per trip. So the lowering runs several steps per trip: 10k
+# steps of ``x * 0.999 + 0.5`` take 64 ms at one step a trip, 1.6 ms at 32;
+# an RNN scan of 200 steps (32x256 state) 181 ms at one step a trip, 34 ms at
+# 20. The budget bounds the unrolled body's size (compile time). Values stay
+# the same: the same operations run in the same order.
 _UNROLL_OP_BUDGET = 256
 _UNROLL_MAX = 64
 

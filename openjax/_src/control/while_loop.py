@@ -499,12 +499,14 @@ def _while_batch(vals, dims, *, axis_data, cond_jaxpr, body_jaxpr, cond_nconsts,
 
 
 # ------------------------------------------------------------- lowering
-# IREE runs a compiled loop in its VM on the host, each trip waiting for the
-# predicate (several microseconds a trip), so loops over small carries run
-# several guarded steps per trip: step j+1 is ``select(cond(c_j), body(c_j),
-# c_j)``. A carry that finished keeps its value, so results are unchanged;
-# the body may run (discarded) up to k-1 times past the end, harmless for
-# these pure functions. 10k steps of a scalar update: ~9 us -> ~0.5 us a step.
+# A loop whose values are all small runs as one dispatch (loop_dispatch.py).
+# Otherwise IREE runs the compiled loop in its VM on the host, each trip
+# waiting for the predicate (several microseconds a trip), so loops over
+# small carries run several guarded steps per trip: step j+1 is
+# ``select(cond(c_j), body(c_j), c_j)``. A carry that finished keeps its
+# value, so results are unchanged; the body may run (discarded) up to k-1
+# times past the end, harmless for these pure functions. 10k steps of a
+# scalar update: ~9 us -> ~0.5 us a step.
 _GUARD_MAX_ELEMENTS = 4096
 _GUARD_OP_BUDGET = 128
 _GUARD_MAX_STEPS = 16
@@ -545,7 +547,7 @@ def _while_lower(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts)
   batched = pred_aval.ndim > 0
   carry_avals = body_jaxpr.out_avals
   one_dispatch = fits_one_dispatch([cond_jaxpr, body_jaxpr], ctx.avals_in,
-                                   reduces_lanes=batched)
+                                   reduces_lanes=batched, static_trips=False)
   # In one dispatch a trip costs no host work: no guarded steps needed.
   steps = 1 if one_dispatch else _guarded_steps(cond_jaxpr, body_jaxpr, carry_avals,
                                                 body_nconsts)
