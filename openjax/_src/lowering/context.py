@@ -308,11 +308,12 @@ def _elements(tensor_type: str) -> int:
   return n
 
 
-def max_contraction_flops(text: str) -> float:
-  """The largest flop count of one ``dot_general``/``convolution`` in a module
-  (estimated from its operand and result types: 2 * out * sqrt(lhs * rhs /
-  out), exact for matrix products)."""
-  best = 0.0
+def largest_contraction(text: str) -> tuple[float, float]:
+  """``(flops, depth)`` of the ``dot_general``/``convolution`` with the most
+  flops in a module, estimated from its operand and result types: depth =
+  sqrt(lhs * rhs / out) (the contracted size K of a matrix product) and
+  flops = 2 * out * depth; ``(0, 0)`` without one."""
+  best = (0.0, 0.0)
   for line in text.splitlines():
     if "stablehlo.dot_general" not in line and "stablehlo.convolution" not in line:
       continue
@@ -321,10 +322,17 @@ def max_contraction_flops(text: str) -> float:
       continue
     lhs, rhs, out = (_elements(t) for t in m.groups())
     if out:
-      best = max(best, 2.0 * out * math.sqrt(lhs * rhs / out))
+      depth = math.sqrt(lhs * rhs / out)
+      best = max(best, (2.0 * out * depth, depth))
   return best
+
+
+def max_contraction_flops(text: str) -> float:
+  """The largest flop count of one ``dot_general``/``convolution`` in a module
+  (see ``largest_contraction``)."""
+  return largest_contraction(text)[0]
 
 
 __all__ = ["LoweringContext", "lower_jaxpr_to_module", "lower_jaxpr_body",
            "lower_jaxpr_as_function", "plan_donation", "module_has_complex_dot",
-           "max_contraction_flops"]
+           "max_contraction_flops", "largest_contraction"]
