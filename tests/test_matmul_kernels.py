@@ -55,6 +55,10 @@ def test_deep_products_with_a_bias_take_the_global_path():
   # shallow (K = 30): a separate unpacking pass would cost more than it saves
   x, w, b = _rand(2000, 30), _rand(30, 1000), _rand(1000)
   assert _tiling(lambda x, w, b: x @ w + b, x, w, b) == DEFAULT
+  # one deep product (K = 10000) does not make up for a shallow one's large
+  # output (the vmap_logprob gradient: mean depth 60)
+  betas, x, y = _rand(1000, 30), _rand(10000, 30), _rand(10000)
+  assert _tiling(lambda b, x, y: jnp.tanh(b @ x.T + y) @ x, betas, x, y) == DEFAULT
 
 
 def test_small_products_and_convolutions_keep_the_defaults():
