@@ -308,11 +308,13 @@ def _elements(tensor_type: str) -> int:
   return n
 
 
-def max_contraction_flops(text: str) -> float:
-  """The largest flop count of one ``dot_general``/``convolution`` in a module
-  (estimated from its operand and result types: 2 * out * sqrt(lhs * rhs /
-  out), exact for matrix products)."""
-  best = 0.0
+def contraction_stats(text: str) -> tuple[float, float]:
+  """``(largest flops, mean depth)`` of a module's ``dot_general`` and
+  ``convolution`` ops, estimated from operand and result types: an op's depth
+  is sqrt(lhs * rhs / out) (the contracted size K of a matrix product) and
+  its flops 2 * out * depth; the mean depth is all ops' flops over twice all
+  their output elements. ``(0, 0)`` without such an op."""
+  largest = total = outputs = 0.0
   for line in text.splitlines():
     if "stablehlo.dot_general" not in line and "stablehlo.convolution" not in line:
       continue
@@ -321,10 +323,19 @@ def max_contraction_flops(text: str) -> float:
       continue
     lhs, rhs, out = (_elements(t) for t in m.groups())
     if out:
-      best = max(best, 2.0 * out * math.sqrt(lhs * rhs / out))
-  return best
+      flops = 2.0 * out * math.sqrt(lhs * rhs / out)
+      largest = max(largest, flops)
+      total += flops
+      outputs += out
+  return largest, (total / (2.0 * outputs) if outputs else 0.0)
+
+
+def max_contraction_flops(text: str) -> float:
+  """The largest flop count of one ``dot_general``/``convolution`` in a module
+  (see ``contraction_stats``)."""
+  return contraction_stats(text)[0]
 
 
 __all__ = ["LoweringContext", "lower_jaxpr_to_module", "lower_jaxpr_body",
            "lower_jaxpr_as_function", "plan_donation", "module_has_complex_dot",
-           "max_contraction_flops"]
+           "max_contraction_flops", "contraction_stats"]

@@ -31,7 +31,7 @@ import iree.compiler.version as _iree_version
 from iree.compiler.api import Output, Session, Source, ctypes_dl
 
 from openjax._src.config import config
-from openjax._src.lowering import max_contraction_flops, module_has_complex_dot
+from openjax._src.lowering import contraction_stats, module_has_complex_dot
 
 
 def _env_flag(name: str, default: bool) -> bool:
@@ -88,11 +88,11 @@ def compile_flags(text: str, compiler_options: dict | None = None) -> tuple[str,
   # Data tiling doubles compile time and pays off only for large matrix
   # products (1024^2: 76 ms vs 148 ms a call; 256^2: 0.56 vs 0.61 ms), and
   # IREE cannot data-tile complex ones.
-  if module_has_complex_dot(text) or max_contraction_flops(text) < DATA_TILING_MIN_FLOPS:
+  flops, depth = contraction_stats(text)
+  if module_has_complex_dot(text) or flops < DATA_TILING_MIN_FLOPS:
     flags.append("--iree-opt-data-tiling=false")
   else:
-    flags.append("--iree-opt-data-tiling")
-    flags += matmul_kernel_flags(text)
+    flags += data_tiling_flags(text, depth)
   for key, value in (compiler_options or {}).items():
     key = str(key)
     if key.startswith("xla_"):
@@ -109,14 +109,25 @@ def compile_flags(text: str, compiler_options: dict | None = None) -> tuple[str,
 #: IREE's inner-tiled lowering of data-tiled matrix products: on AVX-512 it
 #: keeps a 29x16 block of the product in registers where the default mmt4d
 #: kernel keeps 16x16, so each loaded vector of the right operand feeds 29
-#: FMAs instead of 16 (measured, 1 thread, min of interleaved runs: f32
-#: 1024^2 matmul 17.3-18.5 -> 15.3-15.9 ms, 2048^2 CPU time 158 -> 116 ms
-#: per call; XLA 109). The products' bits are those of the default kernel
-#: (same order of the K sum) for every shape we compared but 2048^2 (2e-6).
+#: FMAs instead of 16. Measured (thread CPU time of interleaved inline calls,
+#: median): f32 1024^2 matmul 21.0 -> 17.2 ms; 2048^2 158 -> 116 ms a call
+#: (XLA 109). Its products have the default kernel's bits (same order of the
+#: K sum) for every shape we compared but 2048^2 (2e-6 relative).
 INNER_TILED_FLAG = "--iree-llvmcpu-enable-inner-tiled"
-# IREE 3.13 cannot yet compile an inner-tiled product whose fused consumer
-# reads a broadcast vector (x @ w + b: "failed to legalize linalg.generic",
-# any shape); modules with such a broadcast keep the mmt4d kernel.
+#: IREE's default ("dispatch creation") data-tiling path fuses a product's
+#: consumers into its dispatch; the "global optimization" path unpacks the
+#: product in a dispatch of its own.
+DATA_TILING_FLAG = "--iree-opt-data-tiling"
+GLOBAL_DATA_TILING_FLAG = "--iree-global-opt-data-tiling"
+#: The global path's extra pass over every product costs ~1/depth of its work;
+#: from this mean contracted size on (all products' flops over twice their
+#: outputs) it is cheaper than what it saves. Measured: MLP step (mean depth
+#: ~430) 8.7 -> 7.5 ms; vmap_logprob forward / gradient (30 / 60) 1.5x / 1.44x
+#: slower on the global path.
+GLOBAL_DATA_TILING_MIN_DEPTH = 256
+# IREE 3.13 cannot compile an inner-tiled product on the default path when a
+# fused consumer reads a broadcast vector (x @ w + b: "failed to legalize
+# linalg.generic", any shape); the global path compiles it.
 _VECTOR_BROADCAST = re.compile(r"stablehlo\.broadcast_in_dim %[\w#]+, dims = \[\d"
                                r"|broadcast_dimensions = array<i64: \d")
 
@@ -130,28 +141,36 @@ def _host_has_avx512() -> bool:
     return False
 
 
-def matmul_kernel_flags(text: str) -> tuple[str, ...]:
-  """Extra flags for a module whose matrix products are data-tiled: the
-  inner-tiled kernel where it is faster (AVX-512 hosts) and IREE can compile
-  it (no fused vector broadcast; other failures fall back, see
-  ``compile_module``)."""
-  if ("stablehlo.dot_general" not in text or _VECTOR_BROADCAST.search(text)
-      or not _host_has_avx512()):
-    return ()
-  return (INNER_TILED_FLAG,)
+def data_tiling_flags(text: str, depth: float) -> tuple[str, ...]:
+  """Data-tiling flags for a module with a large matrix product whose
+  products have mean contracted size ``depth``: on AVX-512 hosts the
+  inner-tiled kernel, on the default path, or for a module with a vector
+  broadcast (bias adds: MLP training steps, f32 256x784x512 forward and
+  backward 8.7 -> 7.5 ms) on the global path when the products are deep
+  enough; otherwise IREE's default. A module IREE rejects with these is compiled again with the
+  default (``compile_module``)."""
+  if "stablehlo.dot_general" not in text or not _host_has_avx512():
+    return (DATA_TILING_FLAG,)
+  if not _VECTOR_BROADCAST.search(text):
+    return (DATA_TILING_FLAG, INNER_TILED_FLAG)
+  if depth >= GLOBAL_DATA_TILING_MIN_DEPTH:
+    return (GLOBAL_DATA_TILING_FLAG, INNER_TILED_FLAG)
+  return (DATA_TILING_FLAG,)
 
 
 def _compile_with_fallback(text: str, flags, name: str) -> bytes:
-  """Compile; when IREE rejects the inner-tiled kernel that
-  ``matmul_kernel_flags`` chose, compile again with the default kernel (the
-  result is cached under the same key, so the failure is paid once)."""
+  """Compile; when IREE rejects the kernel ``data_tiling_flags`` chose,
+  compile again with its default data tiling (the result is cached under
+  the same key, so the failure is paid once)."""
   try:
     return _compile_in_process(text, flags, name)
   except CompilationError:
     if INNER_TILED_FLAG not in flags:
       raise
     stats["inner_tiled_fallbacks"] += 1
-    return _compile_in_process(text, [f for f in flags if f != INNER_TILED_FLAG], name)
+    default = [DATA_TILING_FLAG if f == GLOBAL_DATA_TILING_FLAG else f
+               for f in flags if f != INNER_TILED_FLAG]
+    return _compile_in_process(text, default, name)
 
 
 def cache_key(text: str, flags) -> str:
@@ -380,4 +399,4 @@ def clear_memory_cache() -> None:
 
 __all__ = ["compile_module", "lookup_module", "compile_flags", "cache_key", "cache_dir", "CompilationError",
            "stats", "clear_memory_cache", "BASE_FLAGS", "X64_FLAGS", "COMPILER_VERSION",
-           "matmul_kernel_flags", "INNER_TILED_FLAG"]
+           "data_tiling_flags", "INNER_TILED_FLAG", "DATA_TILING_FLAG", "GLOBAL_DATA_TILING_FLAG"]
