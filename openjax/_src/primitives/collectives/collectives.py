@@ -44,7 +44,7 @@ from openjax._src.primitives.elementwise.logic import eq, select_n
 from openjax._src.primitives.reduce.reductions import reduce_max_p, reduce_min_p
 from openjax._src.primitives.shape.shape import concatenate, full, index_in_dim, slice_in_dim
 
-__all__ = ["psum_p", "pmax_p", "pmin_p", "all_gather_p", "reduce_scatter_p", "ppermute_p",
+__all__ = ["psum_p", "psum_impl", "pmax_p", "pmin_p", "all_gather_p", "reduce_scatter_p", "ppermute_p",
            "pbroadcast_p", "all_to_all_p", "axis_index_p"]
 
 
@@ -272,8 +272,9 @@ def psum_array(x, axes: tuple, axis_index_groups=None):
   return psum_p.bind1(x, axes=tuple(axes), axis_index_groups=axis_index_groups)
 
 
-psum_p.def_impl(_allreduce_impl(lambda x, axis: np.sum(x, axis=axis, dtype=x.dtype),
-                                np.add, "psum"))
+psum_impl = _allreduce_impl(lambda x, axis: np.sum(x, axis=axis, dtype=x.dtype), np.add,
+                            "psum")
+psum_p.def_impl(psum_impl)
 psum_p.def_abstract_eval(_allreduce_abstract_eval)
 psum_p.mark_not_applicable("sharding_rule", MANUAL_AXES_ONLY)
 psum_p.def_batch(_allreduce_batch(psum_p, _times))

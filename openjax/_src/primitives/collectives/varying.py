@@ -35,7 +35,7 @@ from openjax._src.core.sharding_rules import MANUAL_AXES_ONLY
 from openjax._src.primitives.base.structural import deflinear
 from openjax._src.primitives.collectives.collectives import (
     _check_axis_names, _named, _names, all_gather_p, all_to_all_p, axis_index_p, pbroadcast_p,
-    pmax_p, pmin_p, ppermute_p, psum_p, reduce_scatter_p)
+    pmax_p, pmin_p, ppermute_p, psum_impl, psum_p, reduce_scatter_p)
 
 __all__ = ["pvary_p", "psum_invariant_p", "pvary", "psum_invariant", "checking_vma",
            "vma_checked_axes", "vma_of"]
@@ -140,7 +140,7 @@ def psum_invariant(x, axes: tuple):
 
 @psum_invariant_p.def_impl
 def _psum_invariant_impl(x, *, axes):
-  return psum_p.impl(x, axes=axes, axis_index_groups=None)
+  return psum_impl(x, axes=axes, axis_index_groups=None)
 
 
 @psum_invariant_p.def_abstract_eval

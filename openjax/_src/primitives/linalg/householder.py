@@ -20,7 +20,7 @@ from openjax._src.core.sharding_rules import replicated_rule
 from openjax._src.primitives.base.batch_util import axis_size, bdim_at_front
 from openjax._src.primitives.base.util import check_dtypes, check_same_dtypes
 from openjax._src.primitives.linalg.linalg_rules import real_dtype
-from openjax._src.primitives.linalg.schur import hessenberg_p
+from openjax._src.primitives.linalg.schur import hessenberg_impl, hessenberg_p
 
 __all__ = ["householder_product", "householder_product_p", "ormqr", "ormqr_p", "tridiagonal",
            "tridiagonal_p"]
@@ -211,7 +211,7 @@ def _tridiagonal_impl(a, *, lower):
   # The upper reduction (sytrd with uplo='U', reflectors from the last
   # column back) is the lower one of the matrix with rows and columns reversed.
   b = work if lower else work[..., ::-1, ::-1]
-  packed, taus = hessenberg_p.impl(hermitian_from_triangle(b, True))
+  packed, taus = hessenberg_impl(hermitian_from_triangle(b, True))
   idx = np.arange(n)
   d = packed[..., idx, idx].real
   e = packed[..., idx[1:], idx[:-1]].real

@@ -19,7 +19,7 @@ from openjax._src.core.sharding_rules import replicated_rule
 from openjax._src.primitives.base.batch_util import axis_size, bdim_at_front
 from openjax._src.primitives.base.util import check_dtypes
 
-__all__ = ["hessenberg", "hessenberg_p", "schur", "schur_p"]
+__all__ = ["hessenberg", "hessenberg_p", "hessenberg_impl", "schur", "schur_p"]
 
 _INEXACT = (np.floating, np.complexfloating)
 _MAX_SWEEPS_PER_EIGENVALUE = 60
@@ -309,7 +309,7 @@ def hessenberg(a):
 
 
 @hessenberg_p.def_impl
-def _hessenberg_impl(a):
+def hessenberg_impl(a):
   return _batched_impl(_hessenberg_one, a, 2)
 
 
