@@ -177,3 +177,51 @@ def test_compiled_float32_subnormals_where_openjax_departs_from_jax(name):
   got = _compiled(f, x)
   np.testing.assert_array_equal(np.abs(got), np.abs(DEPARTURES[name](x)))
   assert not np.array_equal(np.abs(got), np.abs(_bits(name)))
+
+
+# ------------------------- found by the array API test suite with tiering off
+@pytest.mark.parametrize("name", ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft"])
+@pytest.mark.parametrize("n", [2, 16, 300, 4096])
+def test_compiled_float64_fft(name, n):
+  # IREE's stablehlo.fft fails to compile float64 transforms ("'arith.mulf'
+  # op requires the same type"); long ones are split in two (four-step)
+  # rather than multiplied by n x n DFT matrices.
+  rng = np.random.default_rng(n)
+  x = rng.standard_normal((2, n))
+  if name in ("ifft", "fft", "irfft", "hfft"):
+    x = x + 1j * rng.standard_normal((2, n))
+  with jax.enable_x64():
+    got = _compiled(lambda v: getattr(jnp.fft, name)(v, norm="ortho"), x)
+  want = getattr(np.fft, name)(x, norm="ortho")
+  np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10 * np.abs(want).max())
+
+
+@pytest.mark.parametrize("n", [300, 4096])
+def test_compiled_long_float32_fft(n):
+  x = np.random.default_rng(n).standard_normal((2, n)).astype(np.float32)
+  got = _compiled(lambda v: jnp.fft.irfft(jnp.fft.fft(v), n), x)
+  np.testing.assert_allclose(got, np.fft.irfft(np.fft.fft(x), n), rtol=2e-4, atol=2e-4)
+
+
+EMPTY_LINALG = {
+    "cholesky": jnp.linalg.cholesky, "inv": jnp.linalg.inv, "det": jnp.linalg.det,
+    "slogdet": jnp.linalg.slogdet, "eigh": jnp.linalg.eigh, "qr": jnp.linalg.qr,
+    "svd": jnp.linalg.svd, "lu": jsl.lu,
+    "solve": lambda a: jnp.linalg.solve(a, jnp.ones(a.shape[:-1], a.dtype)),
+}
+
+
+@pytest.mark.parametrize("shape", [(0, 0), (2, 0, 0), (0, 3, 3)])
+@pytest.mark.parametrize("name", list(EMPTY_LINALG))
+def test_empty_matrices_eager_and_compiled(name, shape):
+  # Eager kernels reshaped to (-1, 0, 0) (ambiguous for size 0); the compiled
+  # decompositions sliced columns of width 0.
+  a = np.zeros(shape, np.float32)
+  f = EMPTY_LINALG[name]
+  eager = jax.tree_util.tree_map(np.asarray, f(a))
+  compiled = _compiled(f, a)
+  for e, c in zip(jax.tree_util.tree_leaves(eager), jax.tree_util.tree_leaves(compiled)):
+    assert e.shape == c.shape and e.dtype == c.dtype
+    np.testing.assert_array_equal(e, c)
+  if name == "det":
+    np.testing.assert_array_equal(eager, np.ones(shape[:-2], np.float32))

@@ -46,6 +46,10 @@ _MAX_SWEEPS = 30
 def lower_traced(ctx, fun, operands):
   """Trace ``fun`` (lax wrappers) on the equation's input avals and emit its
   StableHLO into the current block; returns the output values."""
+  if all(a.size == 0 for a in ctx.avals_out):
+    # Empty matrices (0x0 or a 0 batch): nothing to compute, and the
+    # decompositions' column loops cannot slice a column of width 0.
+    return [ctx.full(0, a.shape, a.dtype) for a in ctx.avals_out]
   def flat(*xs):
     out = fun(*xs)
     return list(out) if isinstance(out, (list, tuple)) else [out]
