@@ -512,7 +512,7 @@ _GUARD_MAX_STEPS = 16
 def _guarded_steps(cond_jaxpr, body_jaxpr, carry_avals, body_nconsts: int) -> int:
   if sum(a.size for a in carry_avals) > _GUARD_MAX_ELEMENTS:
     return 1
-  if _has_dead_carry(body_jaxpr.jaxpr, body_nconsts):
+  if _dead_carries(body_jaxpr.jaxpr, body_nconsts):
     # A carry the body overwrites without reading (``(i + 1, x * 2, max(x))``)
     # makes IREE's compiler fail on guarded steps, or abort the process
     # ("LLVM ERROR: out of memory" for 2 steps, iree-base-compiler 3.x).
@@ -533,20 +533,17 @@ def _dead_carries(body, nconsts: int) -> list[int]:
   return [i for i, v in enumerate(body.invars[nconsts:]) if id(v) not in read]
 
 
-def _has_dead_carry(body, nconsts: int) -> bool:
-  return bool(_dead_carries(body, nconsts))
-
-
 def _read_dead_carries(ctx, region_args: list, dead: list[int], first_carry: int) -> list:
   """``region_args`` with the dead carries and one live argument passed
   through one ``optimization_barrier``, so the loop body reads every carry.
 
   MLIR's canonicalizer drops a carry that the body does not read and whose
-  result is unused from the values the condition forwards to the body; IREE's
-  stream conversion then gives the body the condition's operand count of the
-  carry's and fails ("region branch point has 6 operands, but region successor
-  needs 8 inputs"), e.g. qr and svd in one program: svd's off-norm is such a
-  carry. Tied to a live value the barrier cannot be dropped."""
+  result is unused from the values the condition forwards to the body (the
+  body's region then takes fewer values than the loop carries); IREE's stream
+  conversion assumes both take all of them and fails ("region branch point
+  has 6 operands, but region successor needs 8 inputs"), e.g. qr and svd in
+  one program: svd's off-norm is such a carry. Tied to a live value the
+  barrier cannot be dropped."""
   dead_pos = [first_carry + i for i in dead]
   live = [i for i in range(len(region_args)) if i not in dead_pos]
   if not dead_pos or not live:
