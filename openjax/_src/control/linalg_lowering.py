@@ -499,7 +499,14 @@ def _one_sided_jacobi(a):
     return [a_, _set_col(_set_col(v_, p, vp), q, vq), worst]
 
   def sweep(a_, v_, worst):
-    return _fori(len(ps), rotation, [a_, v_, np.array(0, rdt)])
+    # The sweep's worst ratio starts at min(previous, 0), i.e. 0 (or NaN),
+    # rather than a constant: a loop carry only the predicate reads, its
+    # result unused, is dropped by MLIR from the values the condition
+    # forwards to the body, which IREE's stream conversion fails on ("region
+    # branch point has 6 operands, but region successor needs 8 inputs";
+    # qr and svd in one program). Barriers on the carries broke lstsq at run
+    # time instead.
+    return _fori(len(ps), rotation, [a_, v_, arithmetic.min(worst, np.array(0, rdt))])
 
   def converged(a_, v_, worst):
     return le(worst, np.array(eps, rdt))

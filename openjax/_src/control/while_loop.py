@@ -512,7 +512,7 @@ _GUARD_MAX_STEPS = 16
 def _guarded_steps(cond_jaxpr, body_jaxpr, carry_avals, body_nconsts: int) -> int:
   if sum(a.size for a in carry_avals) > _GUARD_MAX_ELEMENTS:
     return 1
-  if _dead_carries(body_jaxpr.jaxpr, body_nconsts):
+  if _has_dead_carry(body_jaxpr.jaxpr, body_nconsts):
     # A carry the body overwrites without reading (``(i + 1, x * 2, max(x))``)
     # makes IREE's compiler fail on guarded steps, or abort the process
     # ("LLVM ERROR: out of memory" for 2 steps, iree-base-compiler 3.x).
@@ -525,36 +525,11 @@ def _guarded_steps(cond_jaxpr, body_jaxpr, carry_avals, body_nconsts: int) -> in
   return max(1, min(_GUARD_MAX_STEPS, _GUARD_OP_BUDGET // n))
 
 
-def _dead_carries(body, nconsts: int) -> list[int]:
-  """Positions of the carries that enter the body unread (by no equation, no
-  output): the body overwrites them, only the predicate reads them."""
+def _has_dead_carry(body, nconsts: int) -> bool:
+  """Whether a carry enters the body unread (by no equation, no output)."""
   read = {id(v) for e in body.eqns for v in e.invars}
   read.update(id(v) for v in body.outvars)
-  return [i for i, v in enumerate(body.invars[nconsts:]) if id(v) not in read]
-
-
-def _read_dead_carries(ctx, region_args: list, dead: list[int], first_carry: int) -> list:
-  """``region_args`` with the dead carries and one live argument passed
-  through one ``optimization_barrier``, so the loop body reads every carry.
-
-  MLIR's canonicalizer drops a carry that the body does not read and whose
-  result is unused from the values the condition forwards to the body (the
-  body's region then takes fewer values than the loop carries); IREE's stream
-  conversion assumes both take all of them and fails ("region branch point
-  has 6 operands, but region successor needs 8 inputs"), e.g. qr and svd in
-  one program: svd's off-norm is such a carry. Tied to a live value the
-  barrier cannot be dropped."""
-  dead_pos = [first_carry + i for i in dead]
-  live = [i for i in range(len(region_args)) if i not in dead_pos]
-  if not dead_pos or not live:
-    return region_args
-  tied = dead_pos + live[:1]
-  outs = ctx.op("stablehlo.optimization_barrier", [region_args[i] for i in tied],
-                [region_args[i].type for i in tied])
-  out = list(region_args)
-  for i, v in zip(tied, outs):
-    out[i] = v
-  return out
+  return any(id(v) not in read for v in body.invars[nconsts:])
 
 
 @while_p.def_lower
@@ -582,10 +557,7 @@ def _while_lower(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts)
                     ShapedArray((), np.dtype(np.bool_)))
     ctx.ret([pred])
   with ctx.region(types) as body_region:
-    region_args = _read_dead_carries(ctx, list(body_region.args),
-                                     _dead_carries(body_jaxpr.jaxpr, body_nconsts),
-                                     cond_nconsts + body_nconsts)
-    cconst, bconst, carry = _split3(region_args, cond_nconsts, body_nconsts)
+    cconst, bconst, carry = _split3(body_region.args, cond_nconsts, body_nconsts)
     new = ctx.lower_jaxpr_inline(body_jaxpr, bconst + carry)
     if batched:   # lanes that are done keep their carry
       active, = ctx.lower_jaxpr_inline(cond_jaxpr, cconst + carry)
