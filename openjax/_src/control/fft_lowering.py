@@ -1,9 +1,10 @@
 """The ``fft`` primitive's StableHLO lowering (the primitive and its other
 rules are in ``primitives/fft/fft.py``). IREE's ``stablehlo.fft`` only handles
-some power-of-two transforms (DESIGN.md decision 5), so the lowering emits
-``stablehlo.fft`` where IREE computes it correctly and otherwise traces a
-transform that multiplies by DFT matrices, one ``dot_general`` per axis on
-the real and imaginary parts (real products keep IREE's data tiling on).
+some power-of-two transforms (DESIGN.md decision 5; no float64 ones), so the
+lowering emits ``stablehlo.fft`` where IREE computes it correctly and
+otherwise traces a transform that multiplies by DFT matrices, one
+``dot_general`` per axis on the real and imaginary parts (real products keep
+IREE's data tiling on); long transforms are split in two (four-step).
 """
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ import numpy as np
 from openjax._src.core import get_aval
 from openjax._src.interpreters.staging import trace_to_jaxpr
 from openjax._src.primitives.elementwise import arithmetic
-from openjax._src.primitives.elementwise.arithmetic import add, imag, real, sub
-from openjax._src.primitives.base.structural import transpose
+from openjax._src.primitives.elementwise.arithmetic import add, conj, imag, mul, real, sub
+from openjax._src.primitives.base.structural import broadcast_in_dim, reshape, transpose
+from openjax._src.primitives.shape.shape import concatenate, pad, rev, slice_in_dim
 from openjax._src.primitives.dot_conv.dot import dot_general
 from openjax._src.primitives.fft.fft import FftType, fft_p, real_dtype
 
@@ -37,25 +39,72 @@ def _dft_matrices(n_in: int, n_out: int, n: int, sign: float, scale: float, dtyp
   return ((np.cos(theta) * keep).astype(dtype), (sign * np.sin(theta) * keep).astype(dtype))
 
 
+# Longer transforms split into two shorter ones (four-step): DFT matrices
+# grow as n**2 (a float64 transform of 4096 would hold 268 MB of them).
+_MATRIX_MAX = 128
+
+
+def _split(n: int) -> int:
+  """The factor of ``n`` nearest its square root (1 when ``n`` is prime)."""
+  return max((d for d in range(1, int(n ** 0.5) + 1) if n % d == 0), default=1)
+
+
+def _complex_dft(x, axis: int, n: int, inverse: bool):
+  """The 1-D FFT/IFFT of complex ``x`` over ``axis``: matrix products on the
+  real and imaginary parts, or for long composite ``n = n1 n2`` a length-n1
+  transform, a twiddle product and a length-n2 transform (four-step)."""
+  aval = get_aval(x)
+  n1 = _split(n) if n > _MATRIX_MAX else 1
+  if n1 == 1:
+    rdt = real_dtype(aval.dtype)
+    c, s = _dft_matrices(n, n, n, 1.0 if inverse else -1.0, 1 / n if inverse else 1.0, rdt)
+    re, im = real(x), imag(x)
+    out_re = sub(_dft_contract(re, c, axis), _dft_contract(im, s, axis))
+    out_im = add(_dft_contract(re, s, axis), _dft_contract(im, c, axis))
+    return arithmetic.complex(out_re, out_im)
+  n2 = n // n1
+  shape = aval.shape
+  # t = t1 n2 + t2 and k = k1 + n1 k2: X[k] = sum_t2 w_n2^(t2 k2)
+  # w_n^(t2 k1) sum_t1 x[t] w_n1^(t1 k1).
+  y = reshape(x, shape[:axis] + (n1, n2) + shape[axis + 1:])
+  y = _complex_dft(y, axis, n1, inverse)
+  sign = 1.0 if inverse else -1.0
+  twiddle = np.exp(sign * 2j * np.pi * np.outer(np.arange(n1), np.arange(n2)) / n)
+  twiddle = broadcast_in_dim(twiddle.astype(aval.dtype), get_aval(y).shape, (axis, axis + 1))
+  y = _complex_dft(mul(y, twiddle), axis + 1, n2, inverse)
+  perm = list(range(len(shape) + 1))
+  perm[axis], perm[axis + 1] = axis + 1, axis
+  return reshape(transpose(y, tuple(perm)), shape)
+
+
 def _complex_dft_last(x, n: int, inverse: bool):
-  """The 1-D FFT/IFFT of complex ``x`` over its last axis as matrix products
-  on the real and imaginary parts."""
-  ndim = get_aval(x).ndim
-  rdt = real_dtype(get_aval(x).dtype)
-  c, s = _dft_matrices(n, n, n, 1.0 if inverse else -1.0, 1 / n if inverse else 1.0, rdt)
-  re, im = real(x), imag(x)
-  out_re = sub(_dft_contract(re, c, ndim - 1), _dft_contract(im, s, ndim - 1))
-  out_im = add(_dft_contract(re, s, ndim - 1), _dft_contract(im, c, ndim - 1))
-  return arithmetic.complex(out_re, out_im)
+  return _complex_dft(x, get_aval(x).ndim - 1, n, inverse)
 
 
 def _rfft_dft_last(x, n: int):
   ndim = get_aval(x).ndim
+  if n > _MATRIX_MAX and _split(n) > 1:
+    full = _complex_dft_last(arithmetic.complex(x, np.zeros((), get_aval(x).dtype)), n, False)
+    return slice_in_dim(full, 0, n // 2 + 1, axis=ndim - 1)
   c, s = _dft_matrices(n, n // 2 + 1, n, -1.0, 1.0, get_aval(x).dtype)
   return arithmetic.complex(_dft_contract(x, c, ndim - 1), _dft_contract(x, s, ndim - 1))
 
 
 def _irfft_dft_last(x, n: int):
+  aval = get_aval(x)
+  if n > _MATRIX_MAX and _split(n) > 1:
+    # The full spectrum's Hermitian extension; the real part of its inverse
+    # ignores the imaginary parts of the DC and Nyquist entries, as NumPy.
+    half, m, last = n // 2 + 1, aval.shape[-1], aval.ndim - 1
+    if m < half:
+      x = pad(x, np.zeros((), aval.dtype), [(0, 0, 0)] * last + [(0, half - m, 0)])
+    x = slice_in_dim(x, 0, half, axis=last)
+    tail = conj(rev(slice_in_dim(x, 1, n - half + 1, axis=last), (last,)))
+    return real(_complex_dft_last(concatenate([x, tail], last), n, True))
+  return _irfft_dft_matrix(x, n)
+
+
+def _irfft_dft_matrix(x, n: int):
   # x_t = (1/n) sum_k w_k Re(X_k e^{2 pi i k t / n}) over the half spectrum,
   # w_k the Hermitian weights; entries past n//2 and the imaginary parts of
   # the DC/Nyquist entries do not contribute (as in numpy.fft.irfft).
@@ -84,6 +133,8 @@ def _native_fft_ok(fft_type, fft_lengths, in_aval) -> bool:
   half-spectrum entries."""
   if len(fft_lengths) != 1 or not _is_power_of_two(fft_lengths[0]):
     return False
+  if real_dtype(in_aval.dtype) == np.float64:
+    return False   # IREE fails to compile it ("'arith.mulf' op requires the same type")
   return fft_type != FftType.IRFFT or in_aval.shape[-1] == fft_lengths[0] // 2 + 1
 
 

@@ -46,6 +46,10 @@ _MAX_SWEEPS = 30
 def lower_traced(ctx, fun, operands):
   """Trace ``fun`` (lax wrappers) on the equation's input avals and emit its
   StableHLO into the current block; returns the output values."""
+  if all(a.size == 0 for a in ctx.avals_out):
+    # Empty matrices (0x0 or a 0 batch): nothing to compute, and the
+    # decompositions' column loops cannot slice a column of width 0.
+    return [ctx.full(0, a.shape, a.dtype) for a in ctx.avals_out]
   def flat(*xs):
     out = fun(*xs)
     return list(out) if isinstance(out, (list, tuple)) else [out]
@@ -495,7 +499,14 @@ def _one_sided_jacobi(a):
     return [a_, _set_col(_set_col(v_, p, vp), q, vq), worst]
 
   def sweep(a_, v_, worst):
-    return _fori(len(ps), rotation, [a_, v_, np.array(0, rdt)])
+    # The sweep's worst ratio starts at min(previous, 0), i.e. 0 (or NaN),
+    # rather than a constant: a loop carry only the predicate reads, its
+    # result unused, is dropped by MLIR from the values the condition
+    # forwards to the body, which IREE's stream conversion fails on ("region
+    # branch point has 6 operands, but region successor needs 8 inputs";
+    # qr and svd in one program). Barriers on the carries broke lstsq at run
+    # time instead.
+    return _fori(len(ps), rotation, [a_, v_, arithmetic.min(worst, np.array(0, rdt))])
 
   def converged(a_, v_, worst):
     return le(worst, np.array(eps, rdt))

@@ -528,16 +528,11 @@ def _guarded_steps(cond_jaxpr, body_jaxpr, carry_avals, body_nconsts: int) -> in
   return max(1, min(_GUARD_MAX_STEPS, _GUARD_OP_BUDGET // n))
 
 
-def _dead_carries(body, nconsts: int) -> list[int]:
-  """Positions of the carries that enter the body unread (by no equation, no
-  output): the body overwrites them, only the predicate reads them."""
+def _has_dead_carry(body, nconsts: int) -> bool:
+  """Whether a carry enters the body unread (by no equation, no output)."""
   read = {id(v) for e in body.eqns for v in e.invars}
   read.update(id(v) for v in body.outvars)
-  return [i for i, v in enumerate(body.invars[nconsts:]) if id(v) not in read]
-
-
-def _has_dead_carry(body, nconsts: int) -> bool:
-  return bool(_dead_carries(body, nconsts))
+  return any(id(v) not in read for v in body.invars[nconsts:])
 
 
 @while_p.def_lower

@@ -309,7 +309,9 @@ def pinv(a, rtol=None, hermitian: bool = False):
   a = conj(a) if dtypes.kind(a.dtype) == "c" else a
   rtol = _default_rtol(a) if rtol is None else asarray(rtol)
   u, s, vh = svd(a, full_matrices=False, hermitian=hermitian)
-  cutoff = (asarray(rtol)[..., None] * amax(s, axis=-1, keepdims=True)).astype(s.dtype)
+  # initial: empty matrices (no singular values) have the empty pseudo-inverse.
+  cutoff = (asarray(rtol)[..., None] * amax(s, axis=-1, keepdims=True, initial=0)
+            ).astype(s.dtype)
   s_inv = where(s > cutoff, 1 / where(s > cutoff, s, 1), 0).astype(s.dtype)
   res = _matmul(matrix_transpose(vh) * s_inv[..., None, :].astype(vh.dtype),
                    matrix_transpose(u), precision="highest")
@@ -461,7 +463,7 @@ def _matrix_norm(x, ord, axis, keepdims):
     y = moveaxis(x, (row_axis, col_axis), (-2, -1))
     s = svd(y, compute_uv=False)
     if ord == 2:
-      out = amax(s, axis=-1)
+      out = amax(s, axis=-1, initial=0)   # 0 for empty matrices, as JAX
     elif ord == -2:
       out = -amax(-s, axis=-1)
     else:

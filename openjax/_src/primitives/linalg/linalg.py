@@ -97,7 +97,9 @@ def cholesky(x, *, symmetrize_input: bool = True):
 def _cholesky_impl(x):
   a = _lapack_dtype(x)
   out = np.empty_like(a)
-  flat_a, flat_out = a.reshape(-1, *a.shape[-2:]), out.reshape(-1, *a.shape[-2:])
+  # An explicit batch count: -1 cannot be inferred for 0x0 matrices.
+  flat_shape = (int(np.prod(a.shape[:-2])), *a.shape[-2:])
+  flat_a, flat_out = a.reshape(flat_shape), out.reshape(flat_shape)
   for i in range(flat_a.shape[0]):
     try:
       flat_out[i] = np.linalg.cholesky(flat_a[i])
@@ -444,7 +446,7 @@ def _lu_numpy(a: np.ndarray):
 @lu_p.def_impl
 def _lu_impl(x):
   *batch, m, n = x.shape
-  a = _lapack_dtype(x).reshape(-1, m, n)
+  a = _lapack_dtype(x).reshape(int(np.prod(batch)), m, n)   # -1 fails for 0x0
   with np.errstate(all="ignore"):
     lu_, piv, perm = _lu_numpy(a)
   k = min(m, n)
@@ -510,7 +512,7 @@ def lu_pivots_to_permutation(pivots, permutation_size: int):
 @lu_pivots_to_permutation_p.def_impl
 def _lu_pivots_to_permutation_impl(pivots, *, permutation_size):
   *batch, k = pivots.shape
-  piv = pivots.reshape(-1, k)
+  piv = pivots.reshape(int(np.prod(batch)), k)   # -1 fails for k = 0
   perm = np.broadcast_to(np.arange(permutation_size, dtype=np.int32),
                          (piv.shape[0], permutation_size)).copy()
   rows = np.arange(piv.shape[0])
