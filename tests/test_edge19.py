@@ -97,6 +97,42 @@ def test_lstsq_and_polyfit_compiled():
                              np.polyfit(x, y, 2), rtol=1e-3, atol=1e-4)
 
 
+def _column_jacobi(a):
+  """One-sided Jacobi written as a user would: the off-norm ``worst`` is
+  recomputed by each sweep and read only by the outer loop's predicate."""
+  ps, qs = (jnp.asarray(i, jnp.int32) for i in np.triu_indices(a.shape[1], 1))
+
+  def rotation(k, state):
+    x, worst = state
+    p, q = ps[k], qs[k]
+    xp, xq = x[:, p], x[:, q]
+    alpha, beta, gamma = xp @ xp, xq @ xq, xp @ xq
+    worst = jnp.maximum(worst, jnp.abs(gamma) / jnp.sqrt(alpha * beta))
+    theta = (beta - alpha) / (2 * jnp.where(gamma == 0, 1.0, gamma))
+    t = jnp.where(gamma == 0, 0.0,
+                  jnp.sign(theta + 0.5) / (jnp.abs(theta) + jnp.sqrt(theta * theta + 1)))
+    c = 1 / jnp.sqrt(t * t + 1)
+    return x.at[:, p].set(c * xp - t * c * xq).at[:, q].set(t * c * xp + c * xq), worst
+
+  def sweep(carry):
+    count, x, _ = carry
+    return (count + 1, *lax.fori_loop(0, len(ps), rotation, (x, jnp.float32(0))))
+  return lax.while_loop(lambda c: (c[0] < 30) & (c[2] > 1.2e-7), sweep,
+                        (0, a, jnp.float32(np.inf)))[1]
+
+
+def test_loop_carry_read_only_by_the_predicate_next_to_qr():
+  # The same kind of loop as svd's, too big for one dispatch, in a program
+  # that also holds a qr: IREE dropped ``worst`` from the values the loop's
+  # condition forwards but not from its body's arguments ("region branch
+  # point has 4 operands, but region successor needs 6 inputs").
+  a = np.random.default_rng(1).standard_normal((4, 4)).astype(np.float32)
+  r, s = _compiled(lambda a: (jnp.linalg.qr(a)[1],
+                              jnp.sort(jnp.linalg.norm(_column_jacobi(a), axis=0))), a)
+  np.testing.assert_allclose(np.abs(r), np.abs(np.linalg.qr(a)[1]), rtol=1e-4, atol=1e-5)
+  np.testing.assert_allclose(s, np.sort(np.linalg.svd(a)[1]), rtol=1e-4, atol=1e-5)
+
+
 # ------------------------------------- slices strided on the minor dimension
 _X = (np.arange(40, dtype=np.float32) * 1.5 - 7)[::-1].copy()
 _I = np.array([3, 1, 0], np.int32)

@@ -515,7 +515,7 @@ _GUARD_MAX_STEPS = 16
 def _guarded_steps(cond_jaxpr, body_jaxpr, carry_avals, body_nconsts: int) -> int:
   if sum(a.size for a in carry_avals) > _GUARD_MAX_ELEMENTS:
     return 1
-  if _has_dead_carry(body_jaxpr.jaxpr, body_nconsts):
+  if _dead_carries(body_jaxpr.jaxpr, body_nconsts):
     # A carry the body overwrites without reading (``(i + 1, x * 2, max(x))``)
     # makes IREE's compiler fail on guarded steps, or abort the process
     # ("LLVM ERROR: out of memory" for 2 steps, iree-base-compiler 3.x).
@@ -528,11 +528,12 @@ def _guarded_steps(cond_jaxpr, body_jaxpr, carry_avals, body_nconsts: int) -> in
   return max(1, min(_GUARD_MAX_STEPS, _GUARD_OP_BUDGET // n))
 
 
-def _has_dead_carry(body, nconsts: int) -> bool:
-  """Whether a carry enters the body unread (by no equation, no output)."""
+def _dead_carries(body, nconsts: int) -> list[int]:
+  """Positions of the carries that enter the body unread (by no equation, no
+  output): the body overwrites them, only the predicate reads them."""
   read = {id(v) for e in body.eqns for v in e.invars}
   read.update(id(v) for v in body.outvars)
-  return any(id(v) not in read for v in body.invars[nconsts:])
+  return [i for i, v in enumerate(body.invars[nconsts:]) if id(v) not in read]
 
 
 @while_p.def_lower
@@ -546,6 +547,17 @@ def _while_lower(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts)
   # In one dispatch a trip costs no host work: no guarded steps needed.
   steps = 1 if one_dispatch else _guarded_steps(cond_jaxpr, body_jaxpr, carry_avals,
                                                 body_nconsts)
+  # A carry only the predicate reads (the body overwrites it) makes IREE
+  # (3.13) drop it from the values the condition forwards but not from the
+  # body's arguments: "region branch point has 4 operands, but region
+  # successor needs 6 inputs" once the program holds other work (a qr next
+  # to the loop). The body keeps it as ``select(cond(carry), new, old)``: it
+  # runs only while the predicate holds, so the value is ``new``, but the
+  # body now reads ``old``. Batched loops select every carry already; a loop
+  # in one dispatch never meets IREE's stream conversion; a predicate with
+  # effects (prints, callbacks) must run once a trip.
+  dead = ([] if one_dispatch or batched or jaxpr_effects(cond_jaxpr)
+          else _dead_carries(body_jaxpr.jaxpr, body_nconsts))
 
   def guarded(active, new, carry):
     if batched:
@@ -567,6 +579,10 @@ def _while_lower(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts)
     with ctx.region(types) as body_region:
       cconst, bconst, carry = _split3(body_region.args, cond_nconsts, body_nconsts)
       new = ctx.lower_jaxpr_inline(body_jaxpr, bconst + carry)
+      if dead:
+        running, = ctx.lower_jaxpr_inline(cond_jaxpr, cconst + carry)
+        new = [select(ctx, running, n, c) if i in dead else n
+               for i, (n, c) in enumerate(zip(new, carry))]
       if batched:   # lanes that are done keep their carry
         active, = ctx.lower_jaxpr_inline(cond_jaxpr, cconst + carry)
         new = guarded(active, new, carry)
