@@ -16,7 +16,8 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.core import Array, make_array, Tracer
-from openjax._src.core.sharding import NamedSharding
+from openjax._src.core.mesh import get_concrete_mesh
+from openjax._src.core.sharding import NamedSharding, PartitionSpec
 from openjax._src.numpy import util
 from openjax._src.runtime.transfer import device_put
 
@@ -103,12 +104,25 @@ def _shape_of(a: Any) -> tuple[int, ...]:
   return tuple(a.shape) if hasattr(a, "shape") else np.shape(a)
 
 
-def put_on(x, device, out_sharding=None):
+def put_on(x, device, out_sharding=None, *, typed: bool = True):
   """``x`` committed to ``device`` (a Device or Sharding) or laid out by
   ``out_sharding`` (a Sharding, or a PartitionSpec under ``jax.set_mesh``)
-  when one is given."""
+  when one is given; otherwise, eagerly under ``jax.set_mesh(mesh)``,
+  replicated over that mesh as JAX's creation functions give it (an
+  operation's result, ``typed``, spells the spec per dimension over a mesh
+  with Explicit axes, ``P(None,)``; a converted value and Auto meshes
+  ``P()``)."""
   target = device if device is not None else out_sharding
-  return x if target is None else device_put(x, target)
+  if target is None:
+    if isinstance(x, Tracer):
+      return x
+    mesh = get_concrete_mesh()
+    if mesh.empty:
+      return x
+    whole = typed and mesh._any_axis_explicit
+    target = NamedSharding(mesh, PartitionSpec(*[None] * np.ndim(x)) if whole
+                           else PartitionSpec())
+  return device_put(x, target)
 
 
 # ------------------------------------------------------------ array / asarray
@@ -251,7 +265,9 @@ def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None =
   nd = np.ndim(out)
   if ndmin > nd:
     out = lax.expand_dims(out, tuple(range(ndmin - nd)))
-  return put_on(out, device if device is not None else out_sharding)
+  # (an operation on an Array, ``jnp.array(jnp.zeros(4))``, is typed as one)
+  return put_on(out, device if device is not None else out_sharding,
+                typed=isinstance(object, Array))
 
 
 def asarray(a: Any, dtype: Any = None, order: str | None = None, *, copy: bool | None = None,
