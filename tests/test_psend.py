@@ -322,3 +322,62 @@ def test_no_derivative_as_jax():
 def test_vmap_over_the_axis_names_ppermute():
   with pytest.raises(NotImplementedError, match="Use lax.ppermute"):
     jax.vmap(lambda a: lax.psend(a, "x", [(0, 1)]), axis_name="x")(jnp.arange(2.0))
+
+
+# -------------------------------------------------- inside control flow
+@pytest.mark.parametrize("run", RUNS)
+def test_pipeline_in_fori_loop(run):
+  # Stage 0 counts up; each later stage takes the previous stage's value
+  # of the last step.
+  n = 4
+  perm = [(i, i + 1) for i in range(n - 1)]
+  with cpu_devices(n):
+    def body(a):
+      def step(i, c):
+        r = lax.precv(lax.psend(c, "x", perm), _like(c), "x", perm)
+        return jnp.where(lax.axis_index("x") == 0, c + 1, r)
+      return lax.fori_loop(0, 3, step, a)
+    f = jax.shard_map(body, mesh=_mesh(n), in_specs=P("x"), out_specs=P("x"))
+    out = _run(f, run, np.arange(4, dtype=np.float32))
+  want = np.arange(4, dtype=np.float32)
+  for _ in range(3):
+    want = np.concatenate([want[:1] + 1, want[:-1]])
+  np.testing.assert_array_equal(np.asarray(out), want)
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_sender_and_receiver_in_cond_branches(run):
+  # Device 0 only sends, device 1 only receives (a two-stage pipeline).
+  with cpu_devices(2):
+    def body(a):
+      def first(v):
+        lax.psend(v * 10, "x", [(0, 1)])
+        return v
+      def other(v):
+        return lax.precv(lax.create_token(), _like(v), "x", [(0, 1)])
+      return lax.cond(lax.axis_index("x") == 0, first, other, a)
+    f = jax.shard_map(body, mesh=_mesh(2), in_specs=P("x"), out_specs=P("x"))
+    out = _run(f, run, np.array([1.0, 2.0], np.float32))
+  np.testing.assert_array_equal(np.asarray(out), [1, 10])
+
+
+@pytest.mark.parametrize("run", RUNS[1:])
+def test_in_scan(run):
+  n = 4
+  perm = [(i, i + 1) for i in range(n - 1)]
+  with cpu_devices(n):
+    def body(a):
+      def step(c, _):
+        r = lax.precv(lax.psend(c, "x", perm), _like(c), "x", perm)
+        return r + 1, r
+      return lax.scan(step, a, None, length=2)
+    f = jax.shard_map(body, mesh=_mesh(n), in_specs=P("x"),
+                      out_specs=(P("x"), P(None, "x")))
+    carry, ys = _run(f, run, np.arange(4, dtype=np.float32))
+  c, rows = np.arange(4, dtype=np.float32), []
+  for _ in range(2):
+    r = np.concatenate([[0.0], c[:-1]])
+    rows.append(r)
+    c = r + 1
+  np.testing.assert_array_equal(np.asarray(carry), c)
+  np.testing.assert_array_equal(np.asarray(ys), np.stack(rows))
