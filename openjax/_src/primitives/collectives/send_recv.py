@@ -18,19 +18,28 @@ run's mailbox (``runtime.collectives``) and the receive takes from it, so
 cycles work too; a precv no psend can ever match raises ("Expected send to
 match recv", or a detected deadlock) on every device instead of hanging.
 A program mapped over the axis in one place (``vmap`` with that
-``axis_name``, a shard_map nested in another device run or inside a loop of
-a jit) has no devices to send between: there they raise
-NotImplementedError naming ``lax.ppermute``. They have effects, so dead code
+``axis_name``, where JAX 0.10.2 fails, or a shard_map nested in another
+device run or inside a loop or branch of a jit, which openjax runs mapped)
+has every member's value at hand: psend's batching rule queues the rows it
+sends on their channels (per trace), and precv's takes them in the same
+order, so the pair becomes a permutation of rows; a precv before its psend
+cannot be expressed there and raises. They have effects, so dead code
 elimination keeps them; like JAX, they have no derivative.
 """
 from __future__ import annotations
 
+import collections
+import weakref
+
 import numpy as np
 
 from openjax._src import dtypes
-from openjax._src.core import AbstractToken, Effect, Primitive, ShapedArray, abstract_token
+from openjax._src.core import (AbstractToken, Effect, Primitive, ShapedArray, abstract_token,
+                               current_trace, get_aval)
 from openjax._src.core.sharding_rules import MANUAL_AXES_ONLY
-from openjax._src.primitives.base.structural import broadcast_in_dim, moveaxis
+from openjax._src.primitives.base.structural import broadcast_in_dim, expand_dims, moveaxis
+from openjax._src.primitives.shape.shape import concatenate, full, index_in_dim
+from openjax._src.primitives.identity.tokens import create_token
 from openjax._src.primitives.collectives.collectives import (_check_axis_names, _device_member,
                                                              _names, bound_axis_size)
 
@@ -67,12 +76,23 @@ def _check_pairs(perm: tuple, names: tuple, api_name: str) -> None:
                      f"size of the axis {names}; give indices into the axis.")
 
 
-def _not_per_device(api_name: str, name) -> NotImplementedError:
-  return NotImplementedError(
-      f"{api_name} over the axis {name!r} mapped in one program (vmap with that axis_name, "
-      "or a shard_map nested in another device run or inside a loop or branch of a jit): "
-      f"{api_name} runs between the devices of a shard_map or pmap, each running its "
-      "program. Use lax.ppermute to move values between members of a mapped axis.")
+def _one_mapped_axis(api_name: str, names: tuple, frame) -> None:
+  if names != (frame,):
+    raise NotImplementedError(
+        f"{api_name} over the axes {names}, one of them ({frame!r}) mapped in one program "
+        "(vmap, or a shard_map run mapped inside a loop or branch of a jit): only a single "
+        "mapped axis is supported there; use lax.ppermute.")
+
+
+# Rows sent by psend over a mapped axis, waiting for their precv: per trace
+# (the program being built, or the eager one) and axis, one queue per
+# channel (source, destination).
+_mapped_mail: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _channels(frame) -> dict:
+  per_trace = _mapped_mail.setdefault(current_trace(), {})
+  return per_trace.setdefault((frame.name, frame.size), collections.defaultdict(collections.deque))
 
 
 def _batched_front(x, d, size: int):
@@ -122,10 +142,17 @@ def _psend_batch(vals, dims, axis_data, *, axis_name, perm):
   # Over another axis every member sends its whole batch (an unbatched value
   # broadcast), so the matching precv always receives a batch.
   (x,), (d,) = vals, dims
-  if axis_data.name in _names(axis_name):
-    raise _not_per_device("psend", axis_data.name)
+  names = _names(axis_name)
   x = _batched_front(x, d, axis_data.size)
-  return psend_p.bind(x, axis_name=axis_name, perm=perm), [None]
+  if axis_data.name not in names:
+    return psend_p.bind(x, axis_name=axis_name, perm=perm), [None]
+  # Every member's value is here: each pair's row waits for its precv.
+  _one_mapped_axis("psend", names, axis_data.name)
+  _check_pairs(perm, names, "psend")
+  channels = _channels(axis_data)
+  for s, t in perm:
+    channels[(s, t)].append(index_in_dim(x, s, 0, keepdims=False))
+  return [create_token()], [None]
 
 
 psend_p.mark_not_applicable(
@@ -177,13 +204,43 @@ precv_p.mark_not_applicable("jvp", "JAX defines no derivative of precv")
 @precv_p.def_batch
 def _precv_batch(vals, dims, axis_data, *, out_shape, axis_name, perm):
   (token,), (d,) = vals, dims
-  if axis_data.name in _names(axis_name):
-    raise _not_per_device("precv", axis_data.name)
+  names = _names(axis_name)
+  if axis_data.name in names:
+    _one_mapped_axis("precv", names, axis_data.name)
+    return [_received_rows(axis_data, out_shape, perm)], [0]
   if d is not None:
     raise ValueError("precv: a token cannot be batched (vmap mapped over a token); pass "
                      "tokens with in_axes=None.")
   batched = ShapedArray((axis_data.size, *out_shape.shape), out_shape.dtype)
   return precv_p.bind(token, out_shape=batched, axis_name=axis_name, perm=perm), [0]
+
+
+def _received_rows(frame, out_shape: ShapedArray, perm: tuple):
+  """Every member's precv result over a mapped axis (leading dimension): the
+  row queued on its channel by the psend before, zeros without a pair."""
+  _check_pairs(perm, (frame.name,), "precv")
+  channels = _channels(frame)
+  source = {t: s for s, t in perm}
+  rows = []
+  for t in range(frame.size):
+    if t not in source:
+      rows.append(full(out_shape.shape, 0, out_shape.dtype))
+      continue
+    queue = channels.get((source[t], t))
+    if not queue:
+      raise ValueError(
+          f"precv over the axis {frame.name!r} mapped in one program (vmap, or a shard_map "
+          "run mapped inside a loop or branch of a jit): no psend with the pair "
+          f"{(source[t], t)} came before it in this program. There a psend must come "
+          "before its precv, in the same function (not in another loop iteration or branch).")
+    row = queue.popleft()
+    got = get_aval(row)
+    if got.shape != out_shape.shape or got.dtype != out_shape.dtype:
+      raise TypeError(f"precv: received {got.str_short()} from the matching psend, but "
+                      f"out_shape is {out_shape.str_short()}; pass the shape and dtype of the "
+                      "value sent (jax.ShapeDtypeStruct.like(x)).")
+    rows.append(row)
+  return concatenate([expand_dims(r, (0,)) for r in rows], 0)
 
 
 precv_p.mark_not_applicable(
