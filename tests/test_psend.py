@@ -419,3 +419,11 @@ def test_in_scan(run):
     c = r + 1
   np.testing.assert_array_equal(np.asarray(carry), c)
   np.testing.assert_array_equal(np.asarray(ys), np.stack(rows))
+
+
+def test_mapped_leftover_send_reaches_no_other_mapping():
+  # A psend without its precv in one vmap is not received by the next one.
+  jax.vmap(lambda a: lax.psend(a, "x", PERM), axis_name="x")(np.ones((4, 2), np.float32))
+  with pytest.raises(ValueError, match="no psend with the pair"):
+    jax.vmap(lambda a: lax.precv(lax.create_token(), _like(a), "x", PERM),
+             axis_name="x")(np.ones((4, 2), np.float32))

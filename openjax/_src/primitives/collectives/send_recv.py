@@ -35,7 +35,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import (AbstractToken, Effect, Primitive, ShapedArray, abstract_token,
-                               current_trace, get_aval)
+                               get_aval)
 from openjax._src.core.sharding_rules import MANUAL_AXES_ONLY
 from openjax._src.primitives.base.structural import broadcast_in_dim, expand_dims, moveaxis
 from openjax._src.primitives.shape.shape import concatenate, full, index_in_dim
@@ -84,15 +84,17 @@ def _one_mapped_axis(api_name: str, names: tuple, frame) -> None:
         "mapped axis is supported there; use lax.ppermute.")
 
 
-# Rows sent by psend over a mapped axis, waiting for their precv: per trace
-# (the program being built, or the eager one) and axis, one queue per
-# channel (source, destination).
+# Rows sent by psend over a mapped axis, waiting for their precv: per
+# mapping (the BatchTrace: they go with it, and one mapping's leftovers never
+# reach another's precv), one queue per channel (source, destination).
 _mapped_mail: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def _channels(frame) -> dict:
-  per_trace = _mapped_mail.setdefault(current_trace(), {})
-  return per_trace.setdefault((frame.name, frame.size), collections.defaultdict(collections.deque))
+  channels = _mapped_mail.get(frame.trace)
+  if channels is None:
+    channels = _mapped_mail[frame.trace] = collections.defaultdict(collections.deque)
+  return channels
 
 
 def _batched_front(x, d, size: int):
