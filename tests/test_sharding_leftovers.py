@@ -177,3 +177,22 @@ def test_key_sharding_under_set_mesh(mesh):
     keys = jax.random.split(key, 4)
   assert str(key.sharding.spec) == "P()"
   assert keys.sharding.mesh == mesh and len(tuple(keys.sharding.spec)) <= 1
+
+
+@pytest.mark.parametrize("under_mesh", [False, True], ids=["no_mesh", "set_mesh"])
+def test_like_and_array_keep_a_split_layout(mesh, under_mesh):
+  # (JAX 0.10.2: the *_like functions and jnp.array keep the operand's split.)
+  a = _put(mesh, P("x", None))
+  fns = {"zeros_like": lambda: jnp.zeros_like(a), "ones_like": lambda: jnp.ones_like(a),
+         "empty_like": lambda: jnp.empty_like(a), "full_like": lambda: jnp.full_like(a, 3),
+         "array": lambda: jnp.array(a), "asarray": lambda: jnp.asarray(a)}
+  if under_mesh:
+    with jax.set_mesh(mesh):
+      outs = {k: f() for k, f in fns.items()}
+  else:
+    outs = {k: f() for k, f in fns.items()}
+  for name, out in outs.items():
+    assert out.sharding == NamedSharding(mesh, P("x", None)), name
+    assert str(jax.typeof(out)) == "float32[4@x,4]", name
+  np.testing.assert_array_equal(np.asarray(outs["full_like"]), np.full((4, 4), 3.0))
+  assert type(jnp.ones_like(a, shape=(2,)).sharding).__name__ == "SingleDeviceSharding"

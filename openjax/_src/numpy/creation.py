@@ -114,8 +114,8 @@ def put_on(x, device, out_sharding=None, *, typed: bool = True):
   ``P()``)."""
   target = device if device is not None else out_sharding
   if target is None:
-    if isinstance(x, Tracer):
-      return x
+    if isinstance(x, Tracer) or (type(x) is Array and isinstance(x.sharding, NamedSharding)):
+      return x   # traced, or laid out over a mesh already (kept, as JAX)
     mesh = get_concrete_mesh()
     if mesh.empty:
       return x
@@ -332,24 +332,33 @@ def _like_args(name: str, a: Any, dtype: Any, shape: Any):
   return a, (dtypes.dtype(a) if dtype is None else dtype), shape, weak
 
 
+def _like_layout(a: Any, shape: tuple, out_sharding: Any):
+  """The layout of a ``*_like`` result: ``a``'s when it lies over a mesh and
+  the shape is kept (as JAX's), unless one is asked for."""
+  if (out_sharding is None and type(a) is Array and isinstance(a.sharding, NamedSharding)
+      and tuple(a.shape) == tuple(shape)):
+    return a.sharding
+  return out_sharding
+
+
 def zeros_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None,
                out_sharding: Any = None):
   """Zeros with the shape and dtype of ``a`` (either may be overridden)."""
   _, dt, shp, weak = _like_args("zeros_like", a, dtype, shape)
-  return put_on(fill(shp, 0, dt, weak), device, out_sharding)
+  return put_on(fill(shp, 0, dt, weak), device, _like_layout(a, shp, out_sharding))
 
 
 def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None,
               out_sharding: Any = None):
   """Ones with the shape and dtype of ``a`` (either may be overridden)."""
   _, dt, shp, weak = _like_args("ones_like", a, dtype, shape)
-  return put_on(fill(shp, 1, dt, weak), device, out_sharding)
+  return put_on(fill(shp, 1, dt, weak), device, _like_layout(a, shp, out_sharding))
 
 
 def empty_like(prototype: Any, dtype: Any = None, shape: Any = None, *, device: Any = None):
   """Like ``zeros_like`` (JAX 0.10 fills "empty" arrays with zeros)."""
   _, dt, shp, weak = _like_args("empty_like", prototype, dtype, shape)
-  return put_on(fill(shp, 0, dt, weak), device)
+  return put_on(fill(shp, 0, dt, weak), device, _like_layout(prototype, shp, None))
 
 
 def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *,
@@ -361,6 +370,7 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *,
   else:
     util.check_arraylike("full_like", a, fill_value)
   _, dt, shp, weak = _like_args("full_like", a, dtype, shape)
+  out_sharding = _like_layout(a, shp, out_sharding)
   if np.ndim(fill_value) == 0:
     return put_on(fill(shp, fill_value, dt, weak), device, out_sharding)
   return put_on(util.broadcast_to_shape(asarray(fill_value, dtype=dt), shp), device, out_sharding)
