@@ -427,3 +427,23 @@ def test_mapped_leftover_send_reaches_no_other_mapping():
   with pytest.raises(ValueError, match="no psend with the pair"):
     jax.vmap(lambda a: lax.precv(lax.create_token(), _like(a), "x", PERM),
              axis_name="x")(np.ones((4, 2), np.float32))
+
+
+@pytest.mark.parametrize("axis", ["x", "y"])
+def test_two_axis_mesh_mapped_in_a_loop_matches_the_device_run(axis):
+  with cpu_devices(4):
+    mesh = Mesh(np.array(jax.devices()).reshape(2, 2), ("x", "y"))
+
+    def body(a):
+      return lax.precv(lax.psend(a + 1, axis, [(0, 1)]), _like(a), axis, [(0, 1)])
+    sm = jax.shard_map(body, mesh=mesh, in_specs=P("x", "y"), out_specs=P("x", "y"))
+    x = np.arange(16, dtype=np.float32).reshape(4, 4)
+    top = jax.jit(sm)(x)
+    looped = jax.jit(lambda v: lax.fori_loop(0, 1, lambda i, c: sm(c), v))(x)
+  want = np.zeros_like(x)
+  if axis == "x":
+    want[2:] = x[:2] + 1
+  else:
+    want[:, 2:] = x[:, :2] + 1
+  np.testing.assert_array_equal(np.asarray(top), want)
+  np.testing.assert_array_equal(np.asarray(looped), want)
