@@ -22,6 +22,7 @@ COMPLETE = (
   "jax.experimental.checkify",
   "jax.flatten_util",
   "jax.image",
+  "jax.lax",
   "jax.lax.linalg",
   "jax.nn",
   "jax.nn.initializers",

@@ -56,6 +56,7 @@ from openjax._src.primitives.collectives.collectives import (
     all_gather_p, all_to_all_p, axis_index_p, current_mesh_member, extend_axis_env, pbroadcast_p,
     pmax_p, pmin_p, ppermute_p, psum_p, reduce_scatter_p, running_on_mesh_device)
 from openjax._src.primitives.collectives.ragged import ragged_all_to_all_p
+from openjax._src.primitives.collectives.send_recv import precv_p, psend_p
 from openjax._src.primitives.collectives.varying import psum_invariant_p
 from openjax._src.primitives.shape.shape import concatenate, index_in_dim
 from openjax._src.runtime.collectives import MeshRendezvous
@@ -74,7 +75,10 @@ shard_map_p.sub_jaxpr_env = lambda params: extend_axis_env(
 
 COLLECTIVES = frozenset([psum_p, pmax_p, pmin_p, all_gather_p, reduce_scatter_p, ppermute_p,
                          pbroadcast_p, all_to_all_p, axis_index_p, psum_invariant_p,
-                         ragged_all_to_all_p])
+                         ragged_all_to_all_p, psend_p, precv_p])
+# Sends and receives pair up in whichever order the devices reach them: only
+# devices running their programs each in its own thread can do that.
+_THREADED_ONLY = frozenset([ragged_all_to_all_p, psend_p, precv_p])
 
 
 # ------------------------------------------------------------ shapes
@@ -354,11 +358,11 @@ def _lockstep_ok(plan: _Plan) -> bool:
     kind = step[0]
     if kind == "eqn":
       eqn = step[1]
-      # (groups have no batching rule to build the device program from, and
-      # a ragged exchange's sizes are data: the threaded run's impls handle
-      # them)
+      # (groups have no batching rule to build the device program from, a
+      # ragged exchange's sizes are data, and psend/precv meet out of step:
+      # the threaded run's impls handle them)
       if (eqn.primitive not in COLLECTIVES or eqn.params.get("axis_index_groups") is not None
-          or eqn.primitive is ragged_all_to_all_p):
+          or eqn.primitive in _THREADED_ONLY):
         return False
     elif kind == "inline":
       return False
@@ -576,6 +580,7 @@ def run_on_devices(args, jaxpr: ClosedJaxpr, mesh, in_specs, out_specs) -> list:
       with running_on_mesh_device(member), extend_axis_env(frames):
         outs = _device_runner(jaxpr, device)([s[k] for s in shards])
         results[k] = commit([_as_array(o, a) for o, a in zip(outs, jaxpr.out_avals)], device)
+      rendezvous.finish(coords)   # (a precv waiting for its psend fails at once)
     except BaseException as e:   # noqa: BLE001 - every peer must hear of it, then re-raised
       errors[k] = e
       rendezvous.abort(member.description, e)
@@ -587,8 +592,8 @@ def run_on_devices(args, jaxpr: ClosedJaxpr, mesh, in_specs, out_specs) -> list:
   failed = [e for e in errors if e is not None]
   if failed:
     # The device that failed first, not a peer that only heard of it.
-    first = next((e for e in failed if type(e).__name__ != "CollectiveError"), failed[0])
-    raise first
+    first = next((e for e in failed if type(e).__name__ != "CollectiveError"), None)
+    raise first or next((e for e in failed if e is rendezvous.cause()), failed[0])
   return _whole(_assembled(results, layout), mesh)
 
 

@@ -61,6 +61,8 @@ class ShardMapTrace(Trace):
     self.check_vma = check_vma
     self.devices = list(mesh.devices.flat)
     self.sizes = mesh_axis_sizes(mesh)
+    # psend's posts, kept across this body's collectives for its precvs
+    self.mailbox: dict = {}
 
   def to_blocks(self, x) -> tuple:
     if isinstance(x, ShardMapTracer) and x._trace is self:
@@ -87,7 +89,7 @@ class ShardMapTrace(Trace):
             for j in range(len(outs[0]))]
 
   def _run_together(self, primitive, per_device: list, params) -> list:
-    rendezvous = MeshRendezvous(self.sizes)
+    rendezvous = MeshRendezvous(self.sizes, mailbox=self.mailbox)
     shape = self.mesh.devices.shape
     frames = list(self.sizes.items())
     results: list = [None] * len(self.devices)
@@ -100,6 +102,7 @@ class ShardMapTrace(Trace):
         with set_current_trace(self.parent), running_on_mesh_device(member), \
             extend_axis_env(frames):
           results[k] = primitive.bind(*per_device[k], **params)
+        rendezvous.finish(coords)
       except BaseException as e:   # noqa: BLE001 - every peer must hear of it, then re-raised
         errors[k] = e
         rendezvous.abort(member.description, e)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from openjax._src.core.array import Array
+from openjax._src.core.array import Array, ShardedBuffer
 
 
 def committed_device(args: Sequence, name: str):
@@ -47,6 +47,11 @@ def commit(outs: list, device) -> list:
   for o in outs:
     if type(o) is Array and o._device is not device and not o.is_deleted():
       buffer = o._buffer
+      if type(buffer) is ShardedBuffer:
+        # A value laid out over a mesh (a constant the program closed over,
+        # made under jax.set_mesh): the device's result is its whole value.
+        placed.append(Array(o._value, o.aval.update(sharding=None), device))
+        continue
       if buffer is not None:
         buffer.shared = True
       o = Array(o._np, o.aval, device, buffer)

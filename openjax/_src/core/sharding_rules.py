@@ -119,18 +119,23 @@ def unsharded_axis_rule(message: str, param: str):
 
 
 def concatenate_rule(specs, avals, out_avals, *, dimension, **params):
-  """Operands split alike; the joined dimension keeps their common split."""
-  out = [None] * len(out_avals[0].shape)
-  for spec in specs:
-    for d, p in enumerate(spec):
-      if p is None:
-        continue
-      if out[d] is None:
-        out[d] = p
-      elif out[d] != p:
-        raise ShardingTypeError("concatenate got incompatible shardings: "
-                                f"{', '.join(str(s) for s in specs)}.")
-  return [tuple(out)]
+  """JAX's rule: the operands split over Explicit axes are split alike (a
+  whole operand, one not on the mesh, takes their layout); differently split
+  operands raise JAX's error rather than merging their splits."""
+  return [operands_split_alike(specs, avals)]
+
+
+def operands_split_alike(specs, avals) -> tuple:
+  """The common spec of the operands split over Explicit axes (all None
+  when none is), or JAX's ShardingTypeError "All operands should have the
+  same sharding" naming every operand's sharding."""
+  split = [s for s in specs if not is_replicated(s)]
+  if all(s == split[0] for s in split[1:]):
+    return tuple(split[0]) if split else tuple(specs[0])
+  mesh = next((a.sharding.mesh for a in avals if a.sharding is not None), None)
+  shown = ", ".join(str(PartitionSpec(*s)) if mesh is None else
+                    str(NamedSharding(mesh.abstract_mesh, PartitionSpec(*s))) for s in specs)
+  raise ShardingTypeError(f"All operands should have the same sharding. Got shardings {shown}")
 
 
 def reshape_spec(spec: tuple, in_shape: tuple, out_shape: tuple, aval=None) -> tuple:
@@ -226,6 +231,7 @@ def apply_sharding_rule(primitive, avals: list, out_avals: list, params: dict) -
 
 
 __all__ = ["MANUAL_AXES_ONLY", "TYPED_BY_SUB_JAXPR", "apply_sharding_rule", "concatenate_rule",
-           "elementwise_rule", "is_replicated", "join_axes", "reduce_axes_rule",
+           "elementwise_rule", "is_replicated", "join_axes", "operands_split_alike",
+           "reduce_axes_rule",
            "replicated_rule", "reshape_spec", "same_as_operand_rule", "spec_of", "type_str",
            "unsharded_axis_rule"]

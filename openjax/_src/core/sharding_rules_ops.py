@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 from openjax._src.core.sharding import dim_axes
-from openjax._src.core.sharding_rules import is_replicated, type_str
+from openjax._src.core.sharding_rules import is_replicated, operands_split_alike, type_str
 from openjax._src.errors import ShardingTypeError
 
 
@@ -88,20 +88,8 @@ def tile_rule(specs, avals, out_avals, *, reps, **params):
   return [tuple(spec)]
 
 
-def _same_sharding(specs, avals, what: str) -> tuple:
-  """The operands' common spec (JAX: every operand must have the same
-  sharding)."""
-  if all(s == specs[0] for s in specs):
-    return tuple(specs[0])
-  mesh = _mesh_of(avals)
-  shown = ", ".join(f"NamedSharding(mesh={mesh!r}, spec=P({', '.join(map(repr, s))}))"
-                    if not is_replicated(s) else f"NamedSharding(mesh={mesh!r}, spec=P())"
-                    for s in specs)
-  raise ShardingTypeError(f"All operands should have the same sharding. Got shardings {shown}")
-
-
 def stack_rule(specs, avals, out_avals, *, axis, **params):
-  spec = _same_sharding(specs, avals, "stack")
+  spec = operands_split_alike(specs, avals)
   return [spec[:axis] + (None,) + spec[axis:]]
 
 

@@ -23,6 +23,7 @@ from openjax._src import dtypes
 from openjax._src.config import config
 from openjax._src.core.array import Array, ShardedBuffer, sharded_array_of
 from openjax._src.core.avals import ShapedArray
+from openjax._src.core.mesh import Mesh
 from openjax._src.core.placement import committed_device
 from openjax._src.core.sharding import NamedSharding, PartitionSpec, result_sharding
 from openjax._src.core.tracer import Trace, Tracer
@@ -524,7 +525,10 @@ class EvalTrace(Trace):
     for i, s in enumerate(sig):
       if type(s) is type:
         vals[i] = _scalar_value(args[i], casts[i])
-    if plain and key is not None:
+    # A result layout asked for (``out_sharding=``) is applied below, on
+    # every call: such calls keep out of the recent plans' fast path.
+    asked = params.get("sharding") if params else None
+    if plain and key is not None and asked is None:
       # Results take this call's operand aval object when equal (the plan's
       # may be another call's): a chain of operations then passes the same
       # aval objects along and keeps hitting the recent plans.
@@ -541,7 +545,26 @@ class EvalTrace(Trace):
     result = _run(primitive, kernel, lean, quiet, out_avals, vals, params)
     if sharded is not None:
       return _keep_sharding(primitive, args, params, sharded, result)
+    if asked is not None:
+      return _asked_layout(primitive, args, params, asked, result)
     return result if device is None else _place(result, device)
+
+
+def _asked_layout(primitive, args, params, asked, result: list) -> list:
+  """Results of an eager operation on unsplit operands asked to be laid out
+  by ``asked`` (``lax.broadcasted_iota(..., out_sharding=)``): laid out as
+  its sharding rule gives, typed as under jit (JAX's eager operations are
+  compiled programs)."""
+  rule = primitive.sharding_rule
+  if rule is None or not isinstance(asked, NamedSharding) or type(asked.mesh) is not Mesh:
+    return result
+  avals = [x.aval if type(x) is Array else shaped_array(np.shape(x), np.result_type(x), False)
+           for x in args]
+  out_specs = rule([(None,) * len(a.shape) for a in avals], avals, [r.aval for r in result],
+                   **params)
+  return [sharded_array_of(r._value, NamedSharding(asked.mesh, PartitionSpec(*spec)),
+                           r.weak_type) if type(r) is Array else r
+          for r, spec in zip(result, out_specs)]
 
 
 def _operands_device(primitive, args):
@@ -588,7 +611,11 @@ def _keep_sharding(primitive, args, params, sharded: list, result: list) -> list
         raise
       out_specs = None
     if out_specs is not None:
-      return [sharded_array_of(r._value, NamedSharding(mesh, PartitionSpec(*spec)), r.weak_type)
+      # A whole result over a mesh of Auto axes is spelled P(), as JAX's.
+      auto = not mesh._any_axis_explicit
+      return [sharded_array_of(r._value, NamedSharding(
+                  mesh, PartitionSpec() if auto and all(p is None for p in spec)
+                  else PartitionSpec(*spec)), r.weak_type)
               if type(r) is Array else r for r, spec in zip(result, out_specs)]
   shape = sharded[0].shape
   sharding = result_sharding(sharding, len(shape))

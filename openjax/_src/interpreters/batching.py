@@ -5,7 +5,7 @@ A ``BatchTracer`` holds a value with one extra (batch) dimension at
 exactly one slot, ``batch``: ``rule(vals, dims, **params) -> (outs, out_dims)``.
 Primitives that need the named axis (collectives, and higher-order primitives
 that batch inner jaxprs) set ``batch_needs_axis`` and receive
-``axis_data=AxisData(name, size, spmd_name)`` too.
+``axis_data=AxisData(name, size, spmd_name, trace)`` too.
 """
 from __future__ import annotations
 
@@ -24,10 +24,13 @@ not_mapped = None
 
 
 class AxisData(NamedTuple):
-  """The axis a BatchTrace maps over, as batch rules of collectives see it."""
+  """The axis a BatchTrace maps over, as batch rules of collectives see it
+  (``trace``: that BatchTrace, for rules that keep state for one mapping,
+  as psend's rows waiting for their precv)."""
   name: object
   size: int
   spmd_name: object = None
+  trace: object = None
 
 
 class BatchTracer(Tracer):
@@ -80,7 +83,7 @@ class BatchTrace(Trace):
     with set_current_trace(self.parent):
       if needs_axis:
         outs, out_dims = rule(vals, dims, axis_data=AxisData(
-            self.axis_name, self.axis_size, self.spmd_axis_name), **params)
+            self.axis_name, self.axis_size, self.spmd_axis_name, self), **params)
       else:
         outs, out_dims = rule(vals, dims, **params)
     return [BatchTracer(self, o, d) if d is not None else o for o, d in zip(outs, out_dims)]

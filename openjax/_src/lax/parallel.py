@@ -22,6 +22,7 @@ from openjax._src.primitives.collectives.collectives import (
     bound_axis_size, pbroadcast_array, pbroadcast_p, pmax_array, pmax_p, pmin_array, pmin_p,
     ppermute_array, ppermute_p, psum_array, psum_p, reduce_scatter_array, reduce_scatter_p)
 from openjax._src.primitives.collectives.ragged import ragged_all_to_all_array, ragged_all_to_all_p
+from openjax._src.primitives.collectives.send_recv import out_shape_aval, precv_array, psend_array
 from openjax._src.primitives.collectives.varying import (psum_invariant, pvary,
                                                          vma_checked_axes, vma_of)
 from openjax._src.core.avals import ordered_axes
@@ -31,7 +32,8 @@ from openjax._src.primitives.base.structural import (canonicalize_axis, expand_d
                                                      squeeze)
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute",
-           "pshuffle", "pswapaxes", "all_to_all", "pbroadcast", "axis_index", "axis_size", "pcast",
+           "pshuffle", "psend", "precv", "pswapaxes", "all_to_all", "pbroadcast", "axis_index",
+           "axis_size", "pcast",
            "ragged_all_to_all", "ragged_all_to_all_p",
            "psum_p", "pmax_p", "pmin_p", "all_gather_p", "reduce_scatter_p", "ppermute_p",
            "pbroadcast_p", "all_to_all_p", "axis_index_p"]
@@ -228,6 +230,26 @@ def ppermute(x, axis_name, perm):
   of indices into ``axis_name``; members no pair sends to get zeros."""
   names = _axes(axis_name)
   return tree_util.tree_map(lambda leaf: ppermute_array(leaf, names, perm), x)
+
+
+def psend(x, axis_name, perm):
+  """Send each member's ``x`` (a pytree: each leaf) to the destination of
+  the pair ``(source, destination)`` of ``perm`` whose source it is; gives a
+  token (a pytree of tokens) that a ``precv`` or ``optimization_barrier`` can
+  order after the send. Runs between the devices of a ``shard_map`` or
+  ``pmap``, where JAX 0.10.2 needs a GPU; the matching ``precv`` takes the
+  value (see ``openjax._src.primitives.collectives.send_recv``)."""
+  names = _axes(axis_name)
+  return tree_util.tree_map(lambda leaf: psend_array(leaf, names, perm), x)
+
+
+def precv(token, out_shape, axis_name, perm):
+  """Receive on each destination of ``perm`` the value its source sent with
+  ``psend`` (same ``axis_name`` and pair), of ``out_shape`` (a
+  ``ShapeDtypeStruct``); zeros on members no pair sends to. ``token`` (from
+  ``psend`` or ``lax.create_token()``) orders it after other effects."""
+  names = _axes(axis_name)
+  return precv_array(token, out_shape_aval(out_shape), names, perm)
 
 
 def pshuffle(x, axis_name, perm):

@@ -16,7 +16,8 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.core import Array, make_array, Tracer
-from openjax._src.core.sharding import NamedSharding
+from openjax._src.core.mesh import get_concrete_mesh
+from openjax._src.core.sharding import NamedSharding, PartitionSpec
 from openjax._src.numpy import util
 from openjax._src.runtime.transfer import device_put
 
@@ -103,12 +104,25 @@ def _shape_of(a: Any) -> tuple[int, ...]:
   return tuple(a.shape) if hasattr(a, "shape") else np.shape(a)
 
 
-def put_on(x, device, out_sharding=None):
+def put_on(x, device, out_sharding=None, *, typed: bool = True):
   """``x`` committed to ``device`` (a Device or Sharding) or laid out by
   ``out_sharding`` (a Sharding, or a PartitionSpec under ``jax.set_mesh``)
-  when one is given."""
+  when one is given; otherwise, eagerly under ``jax.set_mesh(mesh)``,
+  replicated over that mesh as JAX's creation functions give it (an
+  operation's result, ``typed``, spells the spec per dimension over a mesh
+  with Explicit axes, ``P(None,)``; a converted value and Auto meshes
+  ``P()``)."""
   target = device if device is not None else out_sharding
-  return x if target is None else device_put(x, target)
+  if target is None:
+    if isinstance(x, Tracer) or (type(x) is Array and isinstance(x.sharding, NamedSharding)):
+      return x   # traced, or laid out over a mesh already (kept, as JAX)
+    mesh = get_concrete_mesh()
+    if mesh.empty:
+      return x
+    whole = typed and mesh._any_axis_explicit
+    target = NamedSharding(mesh, PartitionSpec(*[None] * np.ndim(x)) if whole
+                           else PartitionSpec())
+  return device_put(x, target)
 
 
 # ------------------------------------------------------------ array / asarray
@@ -251,7 +265,9 @@ def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None =
   nd = np.ndim(out)
   if ndmin > nd:
     out = lax.expand_dims(out, tuple(range(ndmin - nd)))
-  return put_on(out, device if device is not None else out_sharding)
+  # (an operation on an Array, ``jnp.array(jnp.zeros(4))``, is typed as one)
+  return put_on(out, device if device is not None else out_sharding,
+                typed=isinstance(object, Array))
 
 
 def asarray(a: Any, dtype: Any = None, order: str | None = None, *, copy: bool | None = None,
@@ -316,24 +332,33 @@ def _like_args(name: str, a: Any, dtype: Any, shape: Any):
   return a, (dtypes.dtype(a) if dtype is None else dtype), shape, weak
 
 
+def _like_layout(a: Any, shape: tuple, out_sharding: Any):
+  """The layout of a ``*_like`` result: ``a``'s when it lies over a mesh and
+  the shape is kept (as JAX's), unless one is asked for."""
+  if (out_sharding is None and type(a) is Array and isinstance(a.sharding, NamedSharding)
+      and tuple(a.shape) == tuple(shape)):
+    return a.sharding
+  return out_sharding
+
+
 def zeros_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None,
                out_sharding: Any = None):
   """Zeros with the shape and dtype of ``a`` (either may be overridden)."""
   _, dt, shp, weak = _like_args("zeros_like", a, dtype, shape)
-  return put_on(fill(shp, 0, dt, weak), device, out_sharding)
+  return put_on(fill(shp, 0, dt, weak), device, _like_layout(a, shp, out_sharding))
 
 
 def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None,
               out_sharding: Any = None):
   """Ones with the shape and dtype of ``a`` (either may be overridden)."""
   _, dt, shp, weak = _like_args("ones_like", a, dtype, shape)
-  return put_on(fill(shp, 1, dt, weak), device, out_sharding)
+  return put_on(fill(shp, 1, dt, weak), device, _like_layout(a, shp, out_sharding))
 
 
 def empty_like(prototype: Any, dtype: Any = None, shape: Any = None, *, device: Any = None):
   """Like ``zeros_like`` (JAX 0.10 fills "empty" arrays with zeros)."""
   _, dt, shp, weak = _like_args("empty_like", prototype, dtype, shape)
-  return put_on(fill(shp, 0, dt, weak), device)
+  return put_on(fill(shp, 0, dt, weak), device, _like_layout(prototype, shp, None))
 
 
 def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *,
@@ -345,6 +370,7 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *,
   else:
     util.check_arraylike("full_like", a, fill_value)
   _, dt, shp, weak = _like_args("full_like", a, dtype, shape)
+  out_sharding = _like_layout(a, shp, out_sharding)
   if np.ndim(fill_value) == 0:
     return put_on(fill(shp, fill_value, dt, weak), device, out_sharding)
   return put_on(util.broadcast_to_shape(asarray(fill_value, dtype=dt), shp), device, out_sharding)

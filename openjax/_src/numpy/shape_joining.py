@@ -96,7 +96,9 @@ def stack(arrays, axis: int = 0, out=None, dtype=None):
   axis = canonicalize_axis(axis, len(shape0) + 1)
   if any(np.shape(a) != shape0 for a in arrays):
     raise ValueError("All input arrays must have the same shape.")
-  return concatenate([expand_dims(a, axis) for a in arrays], axis=axis, dtype=dtype)
+  # lax.stack, as JAX: its sharding rule sees the operands' own shardings.
+  arrays = [_cast(a, dtype) for a in arrays] if dtype is not None else promote_dtypes(*arrays)
+  return lax.stack(arrays, axis=axis)
 
 
 def _as_list(fun: str, tup) -> list:

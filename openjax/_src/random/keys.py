@@ -21,6 +21,7 @@ from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.config import config
 from openjax._src.core import Array, Tracer, concrete_or_error
+from openjax._src.core.sharding import NamedSharding, PartitionSpec
 from openjax._src.numpy.creation import asarray
 from openjax._src.numpy.reductions import all as _all, any as _any
 from openjax._src.numpy.util import is_arraylike
@@ -346,7 +347,13 @@ class PRNGKeyArray:
 
   @property
   def sharding(self):
-    return self._base_array.sharding
+    # The key data's layout over the key array's own dimensions (a key's
+    # trailing data dimension is never split).
+    base = self._base_array.sharding
+    if not isinstance(base, NamedSharding):
+      return base
+    return NamedSharding(base.mesh, PartitionSpec(*tuple(base.spec)[:self.ndim]),
+                         memory_kind=base.memory_kind)
 
   @property
   def is_fully_addressable(self) -> bool:

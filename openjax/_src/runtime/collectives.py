@@ -16,9 +16,18 @@ raises, and a device whose program fails aborts the run, which wakes every
 waiting member with an error naming that device's failure. So a collective
 whose peers cannot arrive raises on every participant instead of hanging
 (DESIGN decision 10).
+
+Point-to-point sends (``lax.psend``/``lax.precv``) do not meet: a send
+posts its value on the channel from its device to each destination and
+returns; a receive takes the oldest value posted on the channel from its
+source, waiting for it. The k-th receive on a channel gets the k-th send.
+A receive whose source has finished its program, or whose wait closes a
+cycle of receives (each waiting on the next), raises at once: no send can
+come.
 """
 from __future__ import annotations
 
+import collections
 import math
 import threading
 import time
@@ -57,7 +66,8 @@ class MeshRendezvous:
   """The meeting point of one run over a mesh of ``axis_sizes`` (an ordered
   ``{name: size}``)."""
 
-  def __init__(self, axis_sizes: dict, timeout_s: float = DEFAULT_TIMEOUT_S):
+  def __init__(self, axis_sizes: dict, timeout_s: float = DEFAULT_TIMEOUT_S,
+               mailbox: dict | None = None):
     self.axis_names = tuple(axis_sizes)
     self.axis_sizes = dict(axis_sizes)
     self.timeout_s = float(timeout_s)
@@ -67,6 +77,11 @@ class MeshRendezvous:
     # (group key, member index) -> its next round
     self._next_round: dict = {}
     self._failure: tuple | None = None   # (device description, exception)
+    # (source coords, destination coords) -> deque of sent values; shared by
+    # the runs of one eager shard_map (each of its collectives is a run).
+    self._mail = {} if mailbox is None else mailbox
+    self._finished: set = set()     # coords (tuples) of members done with their program
+    self._receiving: dict = {}      # coords -> (source coords, channel) while waiting
 
   def member(self, coords: dict, description: str) -> "MeshMember":
     return MeshMember(self, dict(coords), description)
@@ -77,6 +92,96 @@ class MeshRendezvous:
       if self._failure is None:
         self._failure = (description, exc)
       self._cond.notify_all()
+
+  def finish(self, coords: dict) -> None:
+    """A member ran its program to the end: it sends nothing more."""
+    with self._cond:
+      self._finished.add(self._key(coords))
+      self._cond.notify_all()
+
+  def _key(self, coords: dict) -> tuple:
+    return tuple(coords[n] for n in self.axis_names)
+
+  def _peer(self, coords: dict, names: tuple, index: int) -> tuple:
+    """The coords (a tuple) of the member at ``index`` of ``coords``' group over ``names``."""
+    peer = dict(coords)
+    for n in reversed(names):
+      peer[n] = index % self.axis_sizes[n]
+      index //= self.axis_sizes[n]
+    return self._key(peer)
+
+  def send(self, coords: dict, names: tuple, perm: tuple, value, api_name: str) -> None:
+    """Post ``value`` to every destination of a pair whose source is this member."""
+    _, index, _ = self._group(coords, names)
+    me = self._key(coords)
+    with self._cond:
+      if self._failure is not None:
+        raise self._failed_error(api_name)
+      for s, t in perm:
+        if s == index:
+          channel = (me, self._peer(coords, names, t))
+          self._mail.setdefault(channel, collections.deque()).append(value)
+      self._cond.notify_all()
+
+  def recv(self, coords: dict, names: tuple, perm: tuple, api_name: str):
+    """The oldest value posted to this member by the source its pair in
+    ``perm`` names; None when no pair has this member as destination."""
+    _, index, _ = self._group(coords, names)
+    source = next((s for s, t in perm if t == index), None)
+    if source is None:
+      return None
+    me, src = self._key(coords), self._peer(coords, names, source)
+    channel = (src, me)
+    deadline = time.monotonic() + self.timeout_s
+    with self._cond:
+      try:
+        while not self._mail.get(channel):
+          if self._failure is not None:
+            raise self._failed_error(api_name)
+          error = self._no_send_error(channel, names, api_name)
+          if error is None and time.monotonic() >= deadline:
+            error = CollectiveError(
+                f"{api_name} over the axes {names}: no value from the device at mesh "
+                f"coordinates {src} within {self.timeout_s:g} s.")
+          if error is not None:
+            self._failure = (f"device coordinates {coords}", error)
+            self._cond.notify_all()
+            raise error
+          self._receiving[me] = (src, channel)
+          self._cond.wait(max(deadline - time.monotonic(), 0.0))
+      finally:
+        self._receiving.pop(me, None)
+      return self._mail[channel].popleft()
+
+  def _no_send_error(self, channel: tuple, names: tuple, api_name: str):
+    """Why the value ``channel`` waits for can never come (lock held), or None."""
+    src, me = channel
+    if src in self._finished:
+      return CollectiveError(
+          f"{api_name} over the axes {names}: the device at mesh coordinates {src} finished "
+          f"its program without the psend to {me} this precv waits for. Expected send to "
+          "match recv: give each precv a psend with the same axis_name and the pair "
+          "(source, destination) in its perm, run before the precv on the source device "
+          "(in an eager shard_map, before it in program order).")
+    seen, at = [me], src
+    while at in self._receiving:
+      waits_for, waits_on = self._receiving[at]
+      if self._mail.get(waits_on):
+        return None   # that receive is about to return
+      seen.append(at)
+      if waits_for == me:
+        return CollectiveError(
+            f"{api_name} over the axes {names}: deadlock detected: the devices at mesh "
+            f"coordinates {seen} each wait in a precv for the next one's psend. Send before "
+            "receiving on at least one device of the cycle.")
+      if waits_for in seen:
+        return None   # a cycle without this member: one of its own members reports it
+      at = waits_for
+    return None
+
+  def cause(self) -> BaseException | None:
+    """The exception that aborted the run (None while it runs)."""
+    return None if self._failure is None else self._failure[1]
 
   def _failed_error(self, api_name: str) -> CollectiveError:
     who, exc = self._failure
@@ -214,3 +319,9 @@ class MeshMember:
 
   def all_reduce(self, names: tuple, arrays: list, ufunc, api_name: str) -> list:
     return self.rendezvous.all_reduce(self.coords, names, arrays, ufunc, api_name)
+
+  def send(self, names: tuple, perm: tuple, value, api_name: str) -> None:
+    self.rendezvous.send(self.coords, names, perm, value, api_name)
+
+  def recv(self, names: tuple, perm: tuple, api_name: str):
+    return self.rendezvous.recv(self.coords, names, perm, api_name)
