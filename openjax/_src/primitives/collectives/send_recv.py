@@ -130,7 +130,6 @@ def _psend_abstract_eval(x, *, axis_name, perm):
   return [abstract_token]
 
 
-psend_p.def_effects(_effects)
 psend_p.mark_not_applicable("sharding_rule", MANUAL_AXES_ONLY)
 psend_p.mark_not_applicable("jvp", "JAX defines no derivative of psend")
 # The result is a token (no vma); the operand must vary over the axes, as
@@ -160,6 +159,7 @@ def _psend_batch(vals, dims, axis_data, *, axis_name, perm):
 psend_p.mark_not_applicable(
     "lower", "psend runs between the devices of a shard_map or pmap run (each device's "
     "program is split there); JAX lowers it on GPUs only")
+psend_p.def_effects(_effects)
 
 
 # -------------------------------------------------------------------- precv
@@ -198,7 +198,6 @@ def _precv_abstract_eval(token, *, out_shape, axis_name, perm):
   return [ShapedArray(out_shape.shape, out_shape.dtype, False)]
 
 
-precv_p.def_effects(_effects)
 precv_p.mark_not_applicable("sharding_rule", MANUAL_AXES_ONLY)
 precv_p.mark_not_applicable("jvp", "JAX defines no derivative of precv")
 
@@ -248,6 +247,7 @@ def _received_rows(frame, out_shape: ShapedArray, perm: tuple):
 precv_p.mark_not_applicable(
     "lower", "precv runs between the devices of a shard_map or pmap run (each device's "
     "program is split there); JAX lowers it on GPUs only")
+precv_p.def_effects(_effects)
 
 
 def out_shape_aval(out_shape) -> ShapedArray:
