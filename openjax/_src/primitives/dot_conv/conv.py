@@ -719,6 +719,8 @@ def _conv_general_dilated_lower(ctx, lhs, rhs, *, window_strides, padding, lhs_d
         window_strides=window_strides, padding=padding, rhs_dilation=rhs_dilation,
         dimension_numbers=dimension_numbers)
     return [_finish_conv_output(ctx, out, out_aval, comp)]
+  rhs, dimension_numbers = conv_rules.kernel_spatial_major(ctx, rhs, rhs_aval.shape,
+                                                           dimension_numbers, comp)
   attrs = {
       "batch_group_count": batch_group_count,
       "dimension_numbers": conv_rules.conv_dimension_numbers_attr(dimension_numbers),
