@@ -719,8 +719,18 @@ def _conv_general_dilated_lower(ctx, lhs, rhs, *, window_strides, padding, lhs_d
         window_strides=window_strides, padding=padding, rhs_dilation=rhs_dilation,
         dimension_numbers=dimension_numbers)
     return [_finish_conv_output(ctx, out, out_aval, comp)]
+  pointwise = conv_rules.is_pointwise(
+      rhs_aval.shape, dimension_numbers, window_strides=window_strides, padding=padding,
+      lhs_dilation=lhs_dilation, rhs_dilation=rhs_dilation,
+      feature_group_count=feature_group_count, batch_group_count=batch_group_count)
   rhs, dimension_numbers = conv_rules.kernel_spatial_major(ctx, rhs, rhs_aval.shape,
                                                            dimension_numbers, comp)
+  back, conv_shape = None, out_aval.shape
+  if pointwise:
+    lhs, dimension_numbers, back = conv_rules.channels_last(ctx, lhs, lhs_aval.shape,
+                                                            dimension_numbers, comp)
+    if back is not None:
+      conv_shape = tuple(out_aval.shape[d] for d in np.argsort(back))
   attrs = {
       "batch_group_count": batch_group_count,
       "dimension_numbers": conv_rules.conv_dimension_numbers_attr(dimension_numbers),
@@ -731,7 +741,8 @@ def _conv_general_dilated_lower(ctx, lhs, rhs, *, window_strides, padding, lhs_d
       "rhs_dilation": tuple(rhs_dilation),
       "window_strides": tuple(window_strides),
   }
-  out = conv_rules.emit_convolution(ctx, lhs, rhs, out_aval.shape, comp, attrs)
+  out = conv_rules.emit_convolution(ctx, lhs, rhs, conv_shape, comp, attrs)
+  out = conv_rules.restore_layout(ctx, out, out_aval.shape, back, comp)
   return [_finish_conv_output(ctx, out, out_aval, comp)]
 
 
