@@ -725,6 +725,15 @@ def _conv_general_dilated_lower(ctx, lhs, rhs, *, window_strides, padding, lhs_d
       feature_group_count=feature_group_count, batch_group_count=batch_group_count)
   rhs, dimension_numbers = conv_rules.kernel_spatial_major(ctx, rhs, rhs_aval.shape,
                                                            dimension_numbers, comp)
+  if dtypes.kind(comp) != "c" and not pointwise and conv_lowering.use_taps(
+      lhs_aval.shape, dimension_numbers, padding=padding, lhs_dilation=lhs_dilation,
+      feature_group_count=feature_group_count, batch_group_count=batch_group_count):
+    rhs_shape = tuple(rhs_aval.shape[d] for d in (*rhs_spec[2:], rhs_spec[1], rhs_spec[0]))
+    out = conv_lowering.emit_by_taps(
+        ctx, lhs, rhs, lhs_aval.shape, rhs_shape, out_aval.shape, comp,
+        window_strides=window_strides, padding=padding, rhs_dilation=rhs_dilation,
+        dimension_numbers=dimension_numbers)
+    return [_finish_conv_output(ctx, out, out_aval, comp)]
   back, conv_shape = None, out_aval.shape
   if pointwise:
     lhs, dimension_numbers, back = conv_rules.channels_last(ctx, lhs, lhs_aval.shape,
