@@ -725,12 +725,12 @@ def _conv_general_dilated_lower(ctx, lhs, rhs, *, window_strides, padding, lhs_d
       feature_group_count=feature_group_count, batch_group_count=batch_group_count)
   rhs, dimension_numbers = conv_rules.kernel_spatial_major(ctx, rhs, rhs_aval.shape,
                                                            dimension_numbers, comp)
+  kernel_shape = tuple(rhs_aval.shape[d] for d in (*rhs_spec[2:], rhs_spec[1], rhs_spec[0]))
   if dtypes.kind(comp) != "c" and not pointwise and conv_lowering.use_taps(
       lhs_aval.shape, dimension_numbers, padding=padding, lhs_dilation=lhs_dilation,
       feature_group_count=feature_group_count, batch_group_count=batch_group_count):
-    rhs_shape = tuple(rhs_aval.shape[d] for d in (*rhs_spec[2:], rhs_spec[1], rhs_spec[0]))
     out = conv_lowering.emit_by_taps(
-        ctx, lhs, rhs, lhs_aval.shape, rhs_shape, out_aval.shape, comp,
+        ctx, lhs, rhs, lhs_aval.shape, kernel_shape, out_aval.shape, comp,
         window_strides=window_strides, padding=padding, rhs_dilation=rhs_dilation,
         dimension_numbers=dimension_numbers)
     return [_finish_conv_output(ctx, out, out_aval, comp)]
@@ -750,6 +750,12 @@ def _conv_general_dilated_lower(ctx, lhs, rhs, *, window_strides, padding, lhs_d
       "rhs_dilation": tuple(rhs_dilation),
       "window_strides": tuple(window_strides),
   }
+  if conv_lowering.use_group_split(rhs_aval.shape, (lhs_spec, rhs_spec, out_spec),
+                                   feature_group_count):
+    out = conv_lowering.emit_by_groups(
+        ctx, lhs, rhs, lhs_aval.shape, kernel_shape, out_aval.shape, comp, attrs,
+        dimension_numbers=dimension_numbers, groups=feature_group_count)
+    return [_finish_conv_output(ctx, out, out_aval, comp)]
   out = conv_rules.emit_convolution(ctx, lhs, rhs, conv_shape, comp, attrs)
   out = conv_rules.restore_layout(ctx, out, out_aval.shape, back, comp)
   return [_finish_conv_output(ctx, out, out_aval, comp)]
