@@ -750,6 +750,13 @@ def _conv_general_dilated_lower(ctx, lhs, rhs, *, window_strides, padding, lhs_d
       "rhs_dilation": tuple(rhs_dilation),
       "window_strides": tuple(window_strides),
   }
+  if not pointwise and conv_lowering.use_depth_slices(
+      lhs_aval.shape, padding=padding, lhs_dilation=lhs_dilation,
+      feature_group_count=feature_group_count, batch_group_count=batch_group_count):
+    out = conv_lowering.emit_by_depth_slices(
+        ctx, lhs, rhs, lhs_aval.shape, kernel_shape, out_aval.shape, comp,
+        dict(attrs, padding_pairs=padding), dimension_numbers=dimension_numbers)
+    return [_finish_conv_output(ctx, out, out_aval, comp)]
   if conv_lowering.use_group_split(rhs_aval.shape, (lhs_spec, rhs_spec, out_spec),
                                    feature_group_count):
     out = conv_lowering.emit_by_groups(

@@ -1,8 +1,8 @@
 """Lowering a convolution with few output positions and a large window (the
 kernel gradient of a convolution is one: its "window" is the forward output,
 its outputs the kernel taps) as one matrix product per output position, a
-1-d convolution as one matrix product per kernel tap, and a grouped one as
-one convolution per group.
+1-d convolution as one matrix product per kernel tap, a 3-d one as a sum of
+2-d ones, and a grouped one as one convolution per group.
 
 IREE compiles such a ``stablehlo.convolution`` into loops it runs slowly
 (the kernel gradient of a 3x3 conv over 32x64x64x32: 5.6 s), while the same
@@ -184,5 +184,71 @@ def emit_by_groups(ctx, lhs, rhs, lhs_shape, rhs_shape, out_shape, comp, attrs, 
                 attrs={"dimension": out_spec[1]})
 
 
+def use_depth_slices(lhs_shape, *, padding, lhs_dilation, feature_group_count,
+                     batch_group_count) -> bool:
+  """Whether to lower a 3-d convolution as a sum of 2-d ones, one per kernel
+  tap along the first spatial axis (folded into the batch): IREE's 3-d
+  convolutions are generic loop nests 20x slower (NDHWC 8x16x16x16x8 by
+  3x3x3x8x16: 84 -> 3.7 ms)."""
+  return (len(lhs_shape) == 5 and feature_group_count == 1 and batch_group_count == 1
+          and all(d == 1 for d in lhs_dilation) and padding[0][0] >= 0 and padding[0][1] >= 0)
+
+
+def emit_by_depth_slices(ctx, lhs, rhs, lhs_shape, rhs_shape, out_shape, comp, attrs, *,
+                         dimension_numbers):
+  """A 3-d convolution whose kernel ``rhs`` is laid out (d, h, w, in, out):
+  the input moved channels last and padded along d once, then per kernel tap
+  along d a strided slice of it, its d axis folded into the batch, convolved
+  (2-d) with that tap's (h, w, in, out) kernel; the sum moved to
+  ``out_spec``'s layout."""
+  lhs_spec, _, out_spec = dimension_numbers
+  order = (lhs_spec[0], *lhs_spec[2:], lhs_spec[1])
+  n, d, h, w, c = (lhs_shape[i] for i in order)
+  if order != tuple(range(5)):
+    lhs = ctx.op("stablehlo.transpose", [lhs], ctx.tensor_type((n, d, h, w, c), comp),
+                 attrs={"permutation": order})
+  (lo, hi), plane_padding = (int(p) for p in attrs["padding_pairs"][0]), attrs["padding_pairs"][1:]
+  if lo or hi:
+    zero = ctx.constant(np.zeros((), comp))
+    d += lo + hi
+    lhs = ctx.op("stablehlo.pad", [lhs, zero], ctx.tensor_type((n, d, h, w, c), comp),
+                 attrs={"edge_padding_low": (0, lo, 0, 0, 0), "edge_padding_high": (0, hi, 0, 0, 0),
+                        "interior_padding": (0,) * 5})
+  kd, kh, kw, _, o = rhs_shape
+  dout, hout, wout = (out_shape[i] for i in out_spec[2:])
+  stride, dilation = attrs["window_strides"][0], attrs["rhs_dilation"][0]
+  plane = {
+      "batch_group_count": 1, "feature_group_count": 1,
+      "dimension_numbers": conv_rules.conv_dimension_numbers_attr(
+          ((0, 3, 1, 2), (3, 2, 0, 1), (0, 3, 1, 2))),
+      "lhs_dilation": (1, 1), "padding": conv_rules.padding_attr(plane_padding),
+      "precision_config": attrs["precision_config"],
+      "rhs_dilation": tuple(attrs["rhs_dilation"][1:]),
+      "window_strides": tuple(attrs["window_strides"][1:])}
+  acc = None
+  for k in range(kd):
+    start = k * dilation
+    part = ctx.op("stablehlo.slice", [lhs], ctx.tensor_type((n, dout, h, w, c), comp),
+                  attrs={"start_indices": (0, start, 0, 0, 0),
+                         "limit_indices": (n, start + (dout - 1) * stride + 1, h, w, c),
+                         "strides": (1, stride, 1, 1, 1)})
+    part = ctx.op("stablehlo.reshape", [part], ctx.tensor_type((n * dout, h, w, c), comp))
+    tap = ctx.op("stablehlo.slice", [rhs], ctx.tensor_type((1, kh, kw, c, o), comp),
+                 attrs={"start_indices": (k, 0, 0, 0, 0), "limit_indices": (k + 1, kh, kw, c, o),
+                        "strides": (1,) * 5})
+    tap = ctx.op("stablehlo.reshape", [tap], ctx.tensor_type((kh, kw, c, o), comp))
+    out = conv_rules.emit_convolution(ctx, part, tap, (n * dout, hout, wout, o), comp, plane)
+    out = ctx.op("stablehlo.reshape", [out], ctx.tensor_type((n, dout, hout, wout, o), comp))
+    acc = out if acc is None else ctx.op("stablehlo.add", [acc, out], out.type)
+  role = {out_spec[0]: 0, out_spec[1]: 4}
+  role.update({dim: 1 + i for i, dim in enumerate(out_spec[2:])})
+  perm = tuple(role[i] for i in range(5))
+  if perm == tuple(range(5)):
+    return acc
+  return ctx.op("stablehlo.transpose", [acc], ctx.tensor_type(tuple(out_shape), comp),
+                attrs={"permutation": perm})
+
+
 __all__ = ["use_positions", "emit_by_positions", "use_taps", "emit_by_taps", "use_group_split",
-           "emit_by_groups", "MAX_POSITIONS", "MAX_SPLIT_GROUPS"]
+           "emit_by_groups", "use_depth_slices", "emit_by_depth_slices", "MAX_POSITIONS",
+           "MAX_SPLIT_GROUPS"]
