@@ -282,3 +282,12 @@ def test_nchw_kernel_gradient_contracts_trailing_dims():
              "lhs_contracting_dimensions = [1, 2, 3], rhs_contracting_dimensions = [1, 2, 3]" in d
              for d in dots), dots[0]
   np.testing.assert_allclose(np.asarray(got), np.asarray(g(x, w)), rtol=1e-4, atol=1e-3)
+
+
+def test_long_kernels_stay_one_convolution():
+  # per-tap lowering is bounded (a kernel gradient's "kernel" is the forward
+  # output, as long as the sequence)
+  x = np.zeros((2, 4, 300), np.float32)
+  w = np.zeros((3, 4, conv_lowering.MAX_SLICES + 1), np.float32)
+  text = jax.jit(lambda x, w: lax.conv_general_dilated(x, w, (1,), "SAME")).lower(x, w).as_text()
+  assert text.count("stablehlo.convolution") == 1 and "stablehlo.dot_general" not in text

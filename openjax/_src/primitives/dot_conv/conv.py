@@ -727,7 +727,8 @@ def _conv_general_dilated_lower(ctx, lhs, rhs, *, window_strides, padding, lhs_d
                                                            dimension_numbers, comp)
   kernel_shape = tuple(rhs_aval.shape[d] for d in (*rhs_spec[2:], rhs_spec[1], rhs_spec[0]))
   if dtypes.kind(comp) != "c" and not pointwise and conv_lowering.use_taps(
-      lhs_aval.shape, dimension_numbers, padding=padding, lhs_dilation=lhs_dilation,
+      lhs_aval.shape, rhs_aval.shape, (lhs_spec, rhs_spec, out_spec), padding=padding,
+      lhs_dilation=lhs_dilation,
       feature_group_count=feature_group_count, batch_group_count=batch_group_count):
     out = conv_lowering.emit_by_taps(
         ctx, lhs, rhs, lhs_aval.shape, kernel_shape, out_aval.shape, comp,
@@ -751,7 +752,8 @@ def _conv_general_dilated_lower(ctx, lhs, rhs, *, window_strides, padding, lhs_d
       "window_strides": tuple(window_strides),
   }
   if not pointwise and conv_lowering.use_depth_slices(
-      lhs_aval.shape, padding=padding, lhs_dilation=lhs_dilation,
+      lhs_aval.shape, rhs_aval.shape, (lhs_spec, rhs_spec, out_spec), padding=padding,
+      lhs_dilation=lhs_dilation,
       feature_group_count=feature_group_count, batch_group_count=batch_group_count):
     out = conv_lowering.emit_by_depth_slices(
         ctx, lhs, rhs, lhs_aval.shape, kernel_shape, out_aval.shape, comp,

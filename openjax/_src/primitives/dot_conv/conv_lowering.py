@@ -107,12 +107,19 @@ def emit_by_positions(ctx, lhs, rhs, lhs_shape, rhs_shape, out_shape, comp, *,
                 attrs={"permutation": tuple(perm)})
 
 
-def use_taps(lhs_shape, dimension_numbers, *, padding, lhs_dilation, feature_group_count,
-             batch_group_count) -> bool:
+#: Lower by kernel taps (1-d) or depth slices (3-d) up to this many of them
+#: (a kernel gradient's "kernel" is the forward output: its taps are many).
+MAX_SLICES = 64
+
+
+def use_taps(lhs_shape, rhs_shape, dimension_numbers, *, padding, lhs_dilation,
+             feature_group_count, batch_group_count) -> bool:
   """Whether to lower a 1-d convolution as one matrix product per kernel tap:
   IREE's 1-d convolution kernel runs at ~4 GFLOP/s (64x256x32 by 5x32x32:
   20 ms, 3x slower than the products' sum, 7 ms)."""
-  return (len(lhs_shape) == 3 and feature_group_count == 1 and batch_group_count == 1
+  rhs_spec = dimension_numbers[1]
+  return (len(lhs_shape) == 3 and rhs_shape[rhs_spec[2]] <= MAX_SLICES
+          and feature_group_count == 1 and batch_group_count == 1
           and all(d == 1 for d in lhs_dilation) and all(lo >= 0 and hi >= 0 for lo, hi in padding))
 
 
@@ -202,13 +209,15 @@ def emit_by_groups(ctx, lhs, rhs, lhs_shape, rhs_shape, out_shape, comp, attrs, 
                 attrs={"dimension": out_spec[1]})
 
 
-def use_depth_slices(lhs_shape, *, padding, lhs_dilation, feature_group_count,
-                     batch_group_count) -> bool:
+def use_depth_slices(lhs_shape, rhs_shape, dimension_numbers, *, padding, lhs_dilation,
+                     feature_group_count, batch_group_count) -> bool:
   """Whether to lower a 3-d convolution as a sum of 2-d ones, one per kernel
   tap along the first spatial axis (folded into the batch): IREE's 3-d
   convolutions are generic loop nests 20x slower (NDHWC 8x16x16x16x8 by
   3x3x3x8x16: 84 -> 3.7 ms)."""
-  return (len(lhs_shape) == 5 and feature_group_count == 1 and batch_group_count == 1
+  rhs_spec = dimension_numbers[1]
+  return (len(lhs_shape) == 5 and rhs_shape[rhs_spec[2]] <= MAX_SLICES
+          and feature_group_count == 1 and batch_group_count == 1
           and all(d == 1 for d in lhs_dilation) and padding[0][0] >= 0 and padding[0][1] >= 0)
 
 
@@ -269,4 +278,4 @@ def emit_by_depth_slices(ctx, lhs, rhs, lhs_shape, rhs_shape, out_shape, comp, a
 
 __all__ = ["use_positions", "emit_by_positions", "use_taps", "emit_by_taps", "use_group_split",
            "emit_by_groups", "use_depth_slices", "emit_by_depth_slices", "MAX_POSITIONS",
-           "MAX_SPLIT_GROUPS"]
+           "MAX_SLICES", "MAX_SPLIT_GROUPS"]
