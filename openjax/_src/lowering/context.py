@@ -309,7 +309,7 @@ def _elements(tensor_type: str) -> int:
 
 
 def _contractions(text: str):
-  """``(flops, depth, line)`` of every ``dot_general`` and ``convolution``
+  """``(flops, depth, out, line)`` of every ``dot_general`` and ``convolution``
   of a module, estimated from operand and result types: an op's depth is
   sqrt(lhs * rhs / out) (the contracted size K of a matrix product) and its
   flops 2 * out * depth."""
@@ -322,7 +322,7 @@ def _contractions(text: str):
     lhs, rhs, out = (_elements(t) for t in m.groups())
     if out:
       depth = math.sqrt(lhs * rhs / out)
-      yield 2.0 * out * depth, depth, line
+      yield 2.0 * out * depth, depth, out, line
 
 
 def contraction_stats(text: str) -> tuple[float, float]:
@@ -330,10 +330,10 @@ def contraction_stats(text: str) -> tuple[float, float]:
   ``convolution`` ops (see ``_contractions``); the mean depth is all ops'
   flops over twice all their output elements. ``(0, 0)`` without such an op."""
   largest = total = outputs = 0.0
-  for flops, depth, _ in _contractions(text):
+  for flops, _, out, _ in _contractions(text):
     largest = max(largest, flops)
     total += flops
-    outputs += flops / (2.0 * depth) if depth else 0.0
+    outputs += out
   return largest, (total / (2.0 * outputs) if outputs else 0.0)
 
 
@@ -353,7 +353,7 @@ def convolution_module_depths(text: str) -> list[float] | None:
   can data-tile; None for a module without a convolution."""
   if "stablehlo.convolution" not in text:
     return None
-  return [depth for _, depth, line in _contractions(text)
+  return [depth for _, depth, _, line in _contractions(text)
           if "stablehlo.dot_general" in line or _window_taps(line) == 1]
 
 
