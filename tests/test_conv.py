@@ -404,13 +404,14 @@ def test_compiled_matches_eager():
 
 
 def test_lowering_text():
-  x, w = np.ones((2, 8, 8, 4), np.float32), np.ones((3, 3, 2, 6), np.float32)
+  # depthwise: other grouped convolutions lower as one convolution per group
+  x, w = np.ones((2, 8, 8, 4), np.float32), np.ones((3, 3, 1, 8), np.float32)
   f = lambda x, w: lax.conv_general_dilated(x, w, (2, 1), ((1, 0), (2, 2)), (1, 2), (2, 1), NHWC,
-                                            feature_group_count=2, precision="highest")
+                                            feature_group_count=4, precision="highest")
   text = jax.jit(f).lower(x, w).as_text()
   assert "stablehlo.convolution" in text
   assert "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]" in text
-  assert "feature_group_count = 2" in text and "HIGHEST" in text
+  assert "feature_group_count = 4" in text and "HIGHEST" in text
 
 
 def test_cost_analysis_counts_multiply_adds():

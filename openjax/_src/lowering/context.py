@@ -308,13 +308,11 @@ def _elements(tensor_type: str) -> int:
   return n
 
 
-def contraction_stats(text: str) -> tuple[float, float]:
-  """``(largest flops, mean depth)`` of a module's ``dot_general`` and
-  ``convolution`` ops, estimated from operand and result types: an op's depth
-  is sqrt(lhs * rhs / out) (the contracted size K of a matrix product) and
-  its flops 2 * out * depth; the mean depth is all ops' flops over twice all
-  their output elements. ``(0, 0)`` without such an op."""
-  largest = total = outputs = 0.0
+def _contractions(text: str):
+  """``(flops, depth, out, line)`` of every ``dot_general`` and ``convolution``
+  of a module, estimated from operand and result types: an op's depth is
+  sqrt(lhs * rhs / out) (the contracted size K of a matrix product) and its
+  flops 2 * out * depth."""
   for line in text.splitlines():
     if "stablehlo.dot_general" not in line and "stablehlo.convolution" not in line:
       continue
@@ -323,11 +321,40 @@ def contraction_stats(text: str) -> tuple[float, float]:
       continue
     lhs, rhs, out = (_elements(t) for t in m.groups())
     if out:
-      flops = 2.0 * out * math.sqrt(lhs * rhs / out)
-      largest = max(largest, flops)
-      total += flops
-      outputs += out
+      depth = math.sqrt(lhs * rhs / out)
+      yield 2.0 * out * depth, depth, out, line
+
+
+def contraction_stats(text: str) -> tuple[float, float]:
+  """``(largest flops, mean depth)`` of a module's ``dot_general`` and
+  ``convolution`` ops (see ``_contractions``); the mean depth is all ops'
+  flops over twice all their output elements. ``(0, 0)`` without such an op."""
+  largest = total = outputs = 0.0
+  for flops, _, out, _ in _contractions(text):
+    largest = max(largest, flops)
+    total += flops
+    outputs += out
   return largest, (total / (2.0 * outputs) if outputs else 0.0)
+
+
+_CONV_KERNEL_LABELS = re.compile(r"\]x\[([^\]]*)\]->")
+
+
+def _window_taps(line: str) -> int:
+  """Kernel taps (product of the window sizes) of a ``convolution`` line."""
+  labels = [s.strip() for s in _CONV_KERNEL_LABELS.search(line).group(1).split(",")]
+  sizes = _CONTRACTION_TYPES.search(line).group(2).split("x")[:-1]
+  return math.prod(int(n) for label, n in zip(labels, sizes) if label.isdigit())
+
+
+def convolution_module_depths(text: str) -> list[float] | None:
+  """For a module with a ``convolution``: the depths (see ``_contractions``)
+  of its matrix products and single-tap (1x1) convolutions, the ops IREE
+  can data-tile; None for a module without a convolution."""
+  if "stablehlo.convolution" not in text:
+    return None
+  return [depth for _, depth, _, line in _contractions(text)
+          if "stablehlo.dot_general" in line or _window_taps(line) == 1]
 
 
 def max_contraction_flops(text: str) -> float:
@@ -338,4 +365,5 @@ def max_contraction_flops(text: str) -> float:
 
 __all__ = ["LoweringContext", "lower_jaxpr_to_module", "lower_jaxpr_body",
            "lower_jaxpr_as_function", "plan_donation", "module_has_complex_dot",
-           "max_contraction_flops", "contraction_stats"]
+           "max_contraction_flops", "contraction_stats",
+           "convolution_module_depths"]

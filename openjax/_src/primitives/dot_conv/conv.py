@@ -719,6 +719,28 @@ def _conv_general_dilated_lower(ctx, lhs, rhs, *, window_strides, padding, lhs_d
         window_strides=window_strides, padding=padding, rhs_dilation=rhs_dilation,
         dimension_numbers=dimension_numbers)
     return [_finish_conv_output(ctx, out, out_aval, comp)]
+  pointwise = conv_rules.is_pointwise(
+      rhs_aval.shape, dimension_numbers, window_strides=window_strides, padding=padding,
+      lhs_dilation=lhs_dilation, rhs_dilation=rhs_dilation,
+      feature_group_count=feature_group_count, batch_group_count=batch_group_count)
+  rhs, dimension_numbers = conv_rules.kernel_spatial_major(ctx, rhs, rhs_aval.shape,
+                                                           dimension_numbers, comp)
+  kernel_shape = tuple(rhs_aval.shape[d] for d in (*rhs_spec[2:], rhs_spec[1], rhs_spec[0]))
+  if dtypes.kind(comp) != "c" and not pointwise and conv_lowering.use_taps(
+      lhs_aval.shape, rhs_aval.shape, (lhs_spec, rhs_spec, out_spec), padding=padding,
+      lhs_dilation=lhs_dilation,
+      feature_group_count=feature_group_count, batch_group_count=batch_group_count):
+    out = conv_lowering.emit_by_taps(
+        ctx, lhs, rhs, lhs_aval.shape, kernel_shape, out_aval.shape, comp,
+        window_strides=window_strides, padding=padding, rhs_dilation=rhs_dilation,
+        dimension_numbers=dimension_numbers)
+    return [_finish_conv_output(ctx, out, out_aval, comp)]
+  back, conv_shape = None, out_aval.shape
+  if pointwise:
+    lhs, dimension_numbers, back = conv_rules.channels_last(ctx, lhs, lhs_aval.shape,
+                                                            dimension_numbers, comp)
+    if back is not None:
+      conv_shape = tuple(out_aval.shape[d] for d in np.argsort(back))
   attrs = {
       "batch_group_count": batch_group_count,
       "dimension_numbers": conv_rules.conv_dimension_numbers_attr(dimension_numbers),
@@ -729,7 +751,22 @@ def _conv_general_dilated_lower(ctx, lhs, rhs, *, window_strides, padding, lhs_d
       "rhs_dilation": tuple(rhs_dilation),
       "window_strides": tuple(window_strides),
   }
-  out = conv_rules.emit_convolution(ctx, lhs, rhs, out_aval.shape, comp, attrs)
+  if not pointwise and conv_lowering.use_depth_slices(
+      lhs_aval.shape, rhs_aval.shape, (lhs_spec, rhs_spec, out_spec), padding=padding,
+      lhs_dilation=lhs_dilation,
+      feature_group_count=feature_group_count, batch_group_count=batch_group_count):
+    out = conv_lowering.emit_by_depth_slices(
+        ctx, lhs, rhs, lhs_aval.shape, kernel_shape, out_aval.shape, comp,
+        dict(attrs, padding_pairs=padding), dimension_numbers=dimension_numbers)
+    return [_finish_conv_output(ctx, out, out_aval, comp)]
+  if conv_lowering.use_group_split(rhs_aval.shape, (lhs_spec, rhs_spec, out_spec),
+                                   feature_group_count):
+    out = conv_lowering.emit_by_groups(
+        ctx, lhs, rhs, lhs_aval.shape, kernel_shape, out_aval.shape, comp, attrs,
+        dimension_numbers=dimension_numbers, groups=feature_group_count)
+    return [_finish_conv_output(ctx, out, out_aval, comp)]
+  out = conv_rules.emit_convolution(ctx, lhs, rhs, conv_shape, comp, attrs)
+  out = conv_rules.restore_layout(ctx, out, out_aval.shape, back, comp)
   return [_finish_conv_output(ctx, out, out_aval, comp)]
 
 
