@@ -142,7 +142,7 @@ def _gather_eval_kernel(operand, indices, *, dimension_numbers, slice_sizes, uni
   def take_kernel(x, idx):
     y = x if points == front else np.moveaxis(x, points, front)
     columns = [idx[..., j] for j in front]
-    out = y[tuple(np.clip(c, 0, h) for c, h in zip(columns, highs))]
+    out = y[tuple(np.minimum(np.maximum(c, 0), h) for c, h in zip(columns, highs))]
     if fill is not None:
       ok = np.logical_and.reduce([(c >= 0) & (c <= h) for c, h in zip(columns, highs)])
       if not ok.all():
