@@ -399,14 +399,29 @@ def ufunc_eval_kernel(ufunc):
       rows = as_int64(idx).reshape(nbatch, len(points))
       upd = upd.reshape((nbatch,) + rest)
       if clip:
-        rows = np.clip(rows, 0, highs)
+        rows = np.minimum(np.maximum(rows, 0), highs)
       else:   # FILL_OR_DROP and PROMISE_IN_BOUNDS drop the out-of-bounds windows
         ok = ((rows >= 0) & (rows <= highs)).all(axis=1)
         if not ok.all():
           rows, upd = rows[ok], upd[ok]
       ufunc.at(view, tuple(rows.T), upd)
       return out
-    return kernel
+
+    def kernel_1d(x, idx, upd):   # one index dimension: no index rows to reduce
+      out = np.array(x, copy=True)
+      view = out if points == front else np.moveaxis(out, points, front)
+      col = as_int64(idx).reshape(nbatch)
+      upd = upd.reshape((nbatch,) + rest)
+      if clip:
+        col = np.minimum(np.maximum(col, 0), high)
+      else:
+        ok = (col >= 0) & (col <= high)
+        if not ok.all():
+          col, upd = col[ok], upd[ok]
+      ufunc.at(view, col, upd)
+      return out
+    high = int(highs[0])
+    return kernel_1d if len(points) == 1 else kernel
   return make_kernel
 
 
