@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import openjax.numpy as jnp
+from openjax._src import lax
 from openjax._src.core.avals import ShapedArray
 from openjax._src.core.trace import make_plan
 from openjax._src.primitives.base import convert, structural
@@ -196,3 +197,30 @@ def test_erf_erfc_edge_values():
   near, far = np.array([0.3, -1.2]), np.array([2.0, -3.0])
   both = special_numerics.erfc(np.concatenate([near, far]))
   _same_bits(both[2:], special_numerics.erfc(far))
+
+
+# ------------------------------------------------- constant steps, folded
+def test_program_folds_steps_of_literals_once():
+  import openjax as jax
+  from openjax._src.core.program import program_of
+
+  def f(x):
+    zeros = lax.broadcast_in_dim(np.float32(0), x.shape, ())   # a literal broadcast
+    ramp = lax.iota(np.int32, 5)                               # no operands at all
+    return lax.select(x > 1, x, zeros), ramp + 1
+  x = np.array([0.5, 2.0, 1.5, -1.0, 3.0], np.float32)
+  closed = jax.make_jaxpr(f)(x)
+  program = program_of(closed.jaxpr)
+  names = [e.primitive.name for e in closed.jaxpr.eqns]
+  assert "broadcast_in_dim" in names and "iota" in names
+  # The broadcast, the iota and the add of the iota to a literal (a chain) fold.
+  assert len(program.kernel_steps) == len(program.steps) - 3
+  for _ in range(2):   # the folded values are shared by the runs, never written
+    sel, ramp = jax.jit(f)(x)
+    np.testing.assert_array_equal(sel, np.where(x > 1, x, 0))
+    np.testing.assert_array_equal(ramp, np.arange(1, 6))
+  run = program.runner(closed.consts)
+  for _ in range(2):
+    sel, ramp = run([x])
+    np.testing.assert_array_equal(sel, np.where(x > 1, x, 0))
+    np.testing.assert_array_equal(ramp, np.arange(1, 6))
