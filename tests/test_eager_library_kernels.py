@@ -7,9 +7,11 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+import openjax as jax
 import openjax.numpy as jnp
 from openjax._src import lax
 from openjax._src.core.avals import ShapedArray
+from openjax._src.core.program import program_of
 from openjax._src.core.trace import make_plan
 from openjax._src.primitives.base import convert, structural
 from openjax._src.primitives.elementwise import arithmetic, special_numerics
@@ -201,9 +203,6 @@ def test_erf_erfc_edge_values():
 
 # ------------------------------------------------- constant steps, folded
 def test_program_folds_steps_of_literals_once():
-  import openjax as jax
-  from openjax._src.core.program import program_of
-
   def f(x):
     zeros = lax.broadcast_in_dim(np.float32(0), x.shape, ())   # a literal broadcast
     ramp = lax.iota(np.int32, 5)                               # no operands at all
