@@ -223,3 +223,19 @@ def test_program_folds_steps_of_literals_once():
     sel, ramp = run([x])
     np.testing.assert_array_equal(sel, np.where(x > 1, x, 0))
     np.testing.assert_array_equal(ramp, np.arange(1, 6))
+
+
+# -------------------------------------------------------- nanargmax/min
+def test_nanargmax_is_jitted_as_in_jax():
+  # JAX 0.10.2: ``jit[name=_nanargmax]`` around ne, the -inf select, argmax,
+  # reduce_and and the -1 select; eager calls run that program.
+  x = np.array([[1.0, np.nan, 3.0, 0.5], [np.nan] * 4, [2.0, 7.0, np.nan, 7.0]], np.float32)
+  text = str(jax.make_jaxpr(jnp.nanargmax)(x))
+  assert "name=_nanargmax" in text and "argmax[axes=(0,)" in text
+  assert "name=_nanargmin" in str(jax.make_jaxpr(lambda v: jnp.nanargmin(v, axis=1))(x))
+  np.testing.assert_array_equal(jnp.nanargmax(x, axis=1), [2, -1, 1])
+  np.testing.assert_array_equal(jnp.nanargmin(x, axis=1, keepdims=True), [[3], [-1], [0]])
+  assert int(jnp.nanargmax(x)) == 9
+  np.testing.assert_array_equal(jnp.nanargmax(np.array([[4, 9, 9]], np.int32), axis=1), [1])
+  with pytest.raises(TypeError, match="nanargmax requires ndarray or scalar arguments"):
+    jnp.nanargmax([1.0, np.nan])
