@@ -239,3 +239,16 @@ def test_nanargmax_is_jitted_as_in_jax():
   np.testing.assert_array_equal(jnp.nanargmax(np.array([[4, 9, 9]], np.int32), axis=1), [1])
   with pytest.raises(TypeError, match="nanargmax requires ndarray or scalar arguments"):
     jnp.nanargmax([1.0, np.nan])
+
+
+def test_unique_sorts_in_a_jit_named_as_in_jax():
+  x = np.array([3, 6, 9, 3, 15, 0, 6, 8, 1, 2], np.int32)
+  first = jax.make_jaxpr(lambda v: jnp.unique(v, size=8))(x).jaxpr.eqns[0]
+  assert first.primitive.name == "jit" and first.params["name"] == "_unique_sorted_mask"
+  assert [str(v.aval) for v in first.outvars] == ["int32[10]", "bool[10]", "int32[10]"]
+  values, counts = jnp.unique(x, size=8, return_counts=True)
+  want_values, want_counts = np.unique(x, return_counts=True)
+  np.testing.assert_array_equal(values, want_values)
+  np.testing.assert_array_equal(counts, want_counts)
+  np.testing.assert_array_equal(jnp.unique(np.array([1.0, np.nan, 1.0, np.nan]), equal_nan=False),
+                                [1.0, np.nan, np.nan])
