@@ -252,3 +252,16 @@ def test_unique_sorts_in_a_jit_named_as_in_jax():
   np.testing.assert_array_equal(counts, want_counts)
   np.testing.assert_array_equal(jnp.unique(np.array([1.0, np.nan, 1.0, np.nan]), equal_nan=False),
                                 [1.0, np.nan, np.nan])
+
+
+# ------------------------------------------------- reshape of a broadcast
+def test_reshape_of_a_last_axis_broadcast_copies_like_numpy():
+  x = np.arange(12, dtype=np.float32).reshape(3, 4)
+  wide = np.broadcast_to(x[..., None], (3, 4, 5))   # jnp.repeat's broadcast
+  for new_sizes in [(60,), (3, 20), (12, 5), (3, 4, 5, 1)]:
+    out, = structural.reshape_p.impl(wide, new_sizes=new_sizes, dimensions=None)
+    _same_bits(out, np.reshape(wide, new_sizes))
+  # A reshape that needs no copy stays a view of the broadcast.
+  out, = structural.reshape_p.impl(wide, new_sizes=(12, 5), dimensions=None)
+  assert np.shares_memory(out, x) and out.strides[-1] == 0
+  np.testing.assert_array_equal(jnp.repeat(jnp.asarray(x), 3), np.repeat(x, 3))

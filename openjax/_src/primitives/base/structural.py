@@ -392,6 +392,13 @@ def reshape(operand, new_sizes, dimensions=None, out_sharding=None):
 def _reshape_impl(x, *, new_sizes, dimensions, sharding=None):
   if dimensions is not None:
     x = np.transpose(x, dimensions)
+  if x.ndim >= 2 and x.strides[-1] == 0 and x.shape[-1] > 1:
+    # A broadcast along the last axis (``jnp.repeat``'s): when the reshape
+    # must copy, np.repeat writes the copy ~2x faster than the strided one.
+    try:
+      return [np.reshape(x, new_sizes, copy=False)]
+    except ValueError:
+      x = np.repeat(x[..., :1], x.shape[-1], axis=-1)
   return [np.reshape(x, new_sizes)]
 
 
