@@ -175,10 +175,25 @@ def _erf_series(x):
 def _erfc_cf(x):
   """erfc(x) for x >= _ERFC_SPLIT: exp(-x^2)/sqrt(pi) / (x + 1/2/(x + 1/(x + 3/2/(x + ...))))."""
   f = np.array(x, np.float64)          # a copy, and an array even for a 0-d x's scalar
-  for k in range(120, 0, -1):          # backward evaluation of the fraction, in place
-    np.divide(k / 2, f, out=f)
-    np.add(x, f, out=f)
+  if f.size <= _CF_SCALAR_MAX:
+    # A few elements: Python's float arithmetic (IEEE double, as NumPy's)
+    # costs less than 240 NumPy calls on tiny arrays.
+    f = np.array([_erfc_cf_scalar(v) for v in f.reshape(-1).tolist()], np.float64).reshape(f.shape)
+  else:
+    for k in range(120, 0, -1):        # backward evaluation of the fraction, in place
+      np.divide(k / 2, f, out=f)
+      np.add(x, f, out=f)
   return np.exp(-x * x) / math.sqrt(math.pi) / f
+
+
+_CF_SCALAR_MAX = 12   # up to here the Python loop costs less than 240 NumPy calls
+
+
+def _erfc_cf_scalar(x: float) -> float:
+  f = x
+  for k in range(120, 0, -1):          # f >= x >= _ERFC_SPLIT: never a division by zero
+    f = x + (k / 2) / f
+  return f
 
 
 def _by_branch(x, near, near_fn, far_fn):
