@@ -265,3 +265,17 @@ def test_reshape_of_a_last_axis_broadcast_copies_like_numpy():
   out, = structural.reshape_p.impl(wide, new_sizes=(12, 5), dimensions=None)
   assert np.shares_memory(out, x) and out.strides[-1] == 0
   np.testing.assert_array_equal(jnp.repeat(jnp.asarray(x), 3), np.repeat(x, 3))
+
+
+def test_erfc_fraction_in_python_floats_matches_numpy():
+  # Up to 12 elements the continued fraction runs in Python floats; the
+  # fraction is elementwise, so the same elements among many (NumPy's loop)
+  # must give the same bits.
+  rng = np.random.default_rng(3)
+  # (All past erf's split too, so neither function's series sees them.)
+  far = np.concatenate([[2.5, 3.0, 7.25, 26.5, np.inf, np.nan], 2.5 + rng.exponential(2.0, 6)])
+  many = np.concatenate([far, 2.5 + rng.exponential(2.0, 100)])
+  for f in (special_numerics.erfc, special_numerics.erf):
+    for k in (1, 5, 12):
+      _same_bits(f(far[:k]), f(many)[:k])
+      _same_bits(f(-far[:k]), f(-many)[:k])
