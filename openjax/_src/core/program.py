@@ -144,7 +144,8 @@ class Program:
     operand types (a primitive's lean eval kernel, else its impl), made on
     first use: (kernel, lean, params, gather, unary, outs, free). Running
     them gives the bits an eager call of each equation gives, without a
-    dispatch or a plan lookup per equation."""
+    dispatch or a plan lookup per equation. Steps of literals alone are
+    run here once and left out (``_fold``)."""
     if self._kernel_steps is None:
       ksteps = []
       constant = set(self.literal_slots)

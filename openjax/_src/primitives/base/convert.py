@@ -135,7 +135,7 @@ def _convert_eval_kernel(x, *, new_dtype, weak_type, sharding=None):
   src_kind, dst_kind = dtypes.kind(src), dtypes.kind(dst)
   if src_kind == "f" and dst_kind in "iu":
     if dst.itemsize >= 8 or dst in dtypes.custom_int_dtypes:
-      return None   # float64 cannot hold the bounds: the impl's saturation
+      return None   # 64 bits: float64 cannot hold the bounds; int4 and such: the impl
     info = dtypes.iinfo(dst)
     return functools.partial(_float_to_int, low=float(info.min), high=float(info.max), dtype=dst)
   if (src_kind == "c" and dst_kind != "c") or \
