@@ -78,12 +78,14 @@ class Program:
   run (literals as NumPy values, or as the Arrays that binding takes).
   """
   __slots__ = ("n_consts", "n_args", "in_avals", "eqns", "steps", "out_slots", "out_avals",
-               "out_literals", "values", "operands", "_kernel_steps", "__weakref__")
+               "out_literals", "values", "operands", "reads", "literal_slots", "_kernel_steps",
+               "__weakref__")
 
   def __init__(self, jaxpr: Jaxpr):
     slots: dict = {}
     values: list = []
     operands: list = []
+    literal_slots: set = set()
     last_use: dict[int, int] = {}   # large slot -> the step after which it is dead
 
     def define(v, k: int) -> int:
@@ -100,6 +102,7 @@ class Program:
         value.setflags(False)
         values.append(value)
         operands.append(a.operand)
+        literal_slots.add(len(values) - 1)
         return len(values) - 1
       i = slots.get(a)
       if i is None:
@@ -132,6 +135,7 @@ class Program:
                          tuple((i, v.aval.dtype) for i, v in zip(outs, eqn.outvars)),
                          tuple(sorted(free_after.get(k, ())))))
     self.values, self.operands = values, operands
+    self.reads, self.literal_slots = reads, literal_slots
     self._kernel_steps = None
 
   @property
@@ -140,27 +144,52 @@ class Program:
     operand types (a primitive's lean eval kernel, else its impl), made on
     first use: (kernel, lean, params, gather, unary, outs, free). Running
     them gives the bits an eager call of each equation gives, without a
-    dispatch or a plan lookup per equation."""
+    dispatch or a plan lookup per equation. Steps of literals alone are
+    run here once and left out (``_fold``)."""
     if self._kernel_steps is None:
       ksteps = []
-      for eqn, (p, impl, params, gather, unary, outs, free) in zip(self.eqns, self.steps):
+      constant = set(self.literal_slots)
+      for eqn, ins, (p, impl, params, gather, unary, outs, free) in zip(self.eqns, self.reads,
+                                                                         self.steps):
         try:
           kernel, lean, _, _, _ = make_plan(p, [a.aval for a in eqn.invars], params)
         except Exception:  # noqa: BLE001 - no plan for these operands: the impl, as before
           kernel, lean = impl, False
-        ksteps.append((kernel, lean and len(outs) == 1, params, gather, unary, outs, free))
+        lean = lean and len(outs) == 1
+        if lean and not free and self._fold(kernel, eqn, ins, unary, gather, outs, constant):
+          continue
+        ksteps.append((kernel, lean, params, gather, unary, outs, free))
       self._kernel_steps = ksteps
     return self._kernel_steps
+
+  def _fold(self, kernel, eqn, ins, unary, gather, outs, constant: set) -> bool:
+    """Run a lean step whose operands are all literals (or folded steps'
+    results) now, once: its result becomes a constant slot of the program
+    (``broadcast_in_dim 0.0``, a small ``iota``), the same bits every run
+    without the step's ~1 us. Large results are not held (the step stays)."""
+    if any(i not in constant for i in ins) or _nbytes(eqn.outvars[0].aval) >= RELEASE_MIN_BYTES:
+      return False
+    try:
+      with np.errstate(all="ignore"):
+        o = kernel(gather(self.values)) if unary else kernel(*gather(self.values))
+    except Exception:  # noqa: BLE001 - the step runs each time and raises (or not) there
+      return False
+    o = o if type(o) is np.ndarray else np.asarray(o)
+    o.setflags(write=False)   # shared by every run: no kernel may write into it
+    i = outs[0][0]
+    self.values[i] = o
+    constant.add(i)
+    return True
 
   # ---------------------------------------------------------- impl path
   def runner(self, consts: Sequence[Any]) -> Callable[[Sequence], list]:
     """``args -> outs`` on NumPy values of the invars' types, by impls, for a
     caller that runs the program many times (a loop body) or inside an impl
     (under the eval trace). The debug flags are read now."""
+    run, out_slots = _impl_loop(), self.out_slots
+    steps = self.kernel_steps if run is _run_kernels else self.steps   # folds constants first
     env0 = self.values.copy()
     env0[:self.n_consts] = [canonical_value(c) for c in consts]
-    run, out_slots = _impl_loop(), self.out_slots
-    steps = self.kernel_steps if run is _run_kernels else self.steps
     lo, hi = self.n_consts, self.n_consts + self.n_args
     if len(out_slots) == 1:
       out_slot, = out_slots
@@ -183,6 +212,8 @@ class Program:
     """The initial slots for the impl path: NumPy values of ``consts`` and
     ``args``; None when one is a tracer or differs from the jaxpr's types
     (then only binding gives the right result types)."""
+    if self._kernel_steps is None:
+      self.kernel_steps   # noqa: B018 - folds the constant steps into ``values`` first
     env = self.values.copy()
     i = 0
     for xs in (consts, args):

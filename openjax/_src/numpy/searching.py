@@ -319,6 +319,7 @@ def _nonzero_1d(mask, size: int, int_dtype):
   return _where(lax.lt(lax.iota(int_dtype, size), count), pos, _const(pos, 0)), count
 
 
+@util.jit(static_argnames=("equal_nan",))   # jitted as in JAX (its jaxprs name it)
 def _unique_sorted_mask(aux, equal_nan: bool):
   """Rows of ``aux`` (unique axis first) sorted lexicographically, the mask
   of rows differing from their predecessor, and the sorting permutation."""

@@ -384,8 +384,10 @@ def _div_transpose(cts, x, y):
 def _rem(x, y):
   if x.dtype.kind not in "iu":
     return np.fmod(x, y)
-  safe = np.where(y == 0, np.ones_like(y), y)
-  return np.where(y == 0, x, np.fmod(x, safe))   # XLA: x % 0 == x
+  zero = y == 0
+  if zero.any():   # XLA: x % 0 == x (the test costs less than the two selects it saves)
+    return np.where(zero, x, np.fmod(x, np.where(zero, 1, y)))
+  return np.fmod(x, y)
 
 
 rem_p = naryop("rem", _rem, INT_OR_FLOAT, lower=rem_rule)

@@ -149,40 +149,89 @@ _ERFC_SPLIT = 1.5      # erfc: 1 - series below, continued fraction above
 
 
 def _erf_series(x):
-  """erf(x) = 2/sqrt(pi) exp(-x^2) sum 2^n x^(2n+1) / (2n+1)!!, all terms positive."""
-  x2 = x * x
-  term = x.copy()
-  total = x.copy()
+  """erf(x) = 2/sqrt(pi) exp(-x^2) sum 2^n x^(2n+1) / (2n+1)!!, all terms positive.
+
+  Summed for |x| (every operation is odd in x, so the sign is put back
+  exactly), with the terms updated in place (a call costs ~0.4 us less than
+  an allocating one and the loop makes hundreds); the sum stops at the first
+  term below an ulp of every element's total."""
+  ax = np.abs(x)
+  x2 = ax * ax
+  step = 2 * x2
+  term = np.array(ax, np.float64)      # a copy, and an array even for a 0-d x's scalar
+  total = np.array(ax, np.float64)
+  size = np.empty_like(total)
+  small = np.empty(total.shape, bool)
   for n in range(1, 200):
-    term = term * (2 * x2) / (2 * n + 1)
-    total = total + term
-    if np.all(np.abs(term) <= _EPS * np.abs(total)):
+    np.multiply(term, step, out=term)
+    np.divide(term, 2 * n + 1, out=term)
+    np.add(total, term, out=total)
+    np.multiply(total, _EPS, out=size)
+    if np.less_equal(term, size, out=small).all():
       break
-  return _TWO_OVER_SQRT_PI * np.exp(-x2) * total
+  return np.copysign(_TWO_OVER_SQRT_PI * np.exp(-x2) * total, x)
 
 
 def _erfc_cf(x):
   """erfc(x) for x >= _ERFC_SPLIT: exp(-x^2)/sqrt(pi) / (x + 1/2/(x + 1/(x + 3/2/(x + ...))))."""
-  f = x.copy()
-  for k in range(120, 0, -1):          # backward evaluation of the fraction
-    f = x + (k / 2) / f
+  f = np.array(x, np.float64)          # a copy, and an array even for a 0-d x's scalar
+  if f.size <= _CF_SCALAR_MAX:
+    # A few elements: Python's float arithmetic (IEEE double, as NumPy's)
+    # costs less than 240 NumPy calls on tiny arrays.
+    f = np.array([_erfc_cf_scalar(v) for v in f.reshape(-1).tolist()], np.float64).reshape(f.shape)
+  else:
+    for k in range(120, 0, -1):        # backward evaluation of the fraction, in place
+      np.divide(k / 2, f, out=f)
+      np.add(x, f, out=f)
   return np.exp(-x * x) / math.sqrt(math.pi) / f
 
 
+_CF_SCALAR_MAX = 12   # up to here the Python loop costs less than 240 NumPy calls
+
+
+def _erfc_cf_scalar(x: float) -> float:
+  f = x
+  for k in range(120, 0, -1):          # f >= x >= _ERFC_SPLIT: never a division by zero
+    f = x + (k / 2) / f
+  return f
+
+
+def _by_branch(x, near, near_fn, far_fn):
+  """``near_fn`` on the elements where ``near`` holds, ``far_fn`` on the
+  others: each method runs on its own elements only. (The series' stopping
+  term depends on every element it sees, so it must not see the far ones;
+  the fraction is elementwise.)"""
+  if near.all():
+    return near_fn(x)
+  far = ~near
+  if far.all():
+    return far_fn(x)
+  out = np.empty_like(x)
+  out[near] = near_fn(x[near])
+  out[far] = far_fn(x[far])
+  return out
+
+
+def _erf_far(x):
+  return np.copysign(1 - _erfc_cf(np.abs(x)), x)
+
+
 def erf(x):
-  ax = np.abs(x)
-  small = ax < _ERF_SPLIT
-  out = np.where(small, _erf_series(np.where(small, x, 0.0)),
-                 np.copysign(1 - _erfc_cf(np.where(small, _ERF_SPLIT, ax)), x))
+  out = _by_branch(x, np.abs(x) < _ERF_SPLIT, _erf_series, _erf_far)
   return np.where(np.isnan(x), np.nan, out)
 
 
+def _erfc_near(x):
+  return 1 - _erf_series(x)
+
+
+def _erfc_far(x):
+  tail = _erfc_cf(np.abs(x))
+  return np.where(x > 0, tail, 2 - tail)
+
+
 def erfc(x):
-  ax = np.abs(x)
-  mid = ax < _ERFC_SPLIT
-  tail = _erfc_cf(np.where(mid, _ERFC_SPLIT, ax))
-  out = np.where(mid, 1 - _erf_series(np.where(mid, x, 0.0)),
-                 np.where(x > 0, tail, 2 - tail))
+  out = _by_branch(x, np.abs(x) < _ERFC_SPLIT, _erfc_near, _erfc_far)
   return np.where(np.isnan(x), np.nan, out)
 
 

@@ -35,7 +35,8 @@ from openjax._src.primitives.index.indexing_util import (GatherDimensionNumbers,
                                                          scatter_dnums, scatter_impl_with,
                                                          scatter_window_shape, shape_param,
                                                          static_scalar, to_output_order,
-                                                         ufunc_combine, window_starts)
+                                                         ufunc_combine, ufunc_eval_kernel,
+                                                         window_starts)
 from openjax._src.primitives.index.scatter_lowering import (combine_with, extreme_value,
                                                             identity_of, scatter_lowering)
 from openjax._src.primitives.shape.shape import concatenate, full, full_like
@@ -141,7 +142,7 @@ def _gather_eval_kernel(operand, indices, *, dimension_numbers, slice_sizes, uni
   def take_kernel(x, idx):
     y = x if points == front else np.moveaxis(x, points, front)
     columns = [idx[..., j] for j in front]
-    out = y[tuple(np.clip(c, 0, h) for c, h in zip(columns, highs))]
+    out = y[tuple(np.minimum(np.maximum(c, 0), h) for c, h in zip(columns, highs))]
     if fill is not None:
       ok = np.logical_and.reduce([(c >= 0) & (c <= h) for c, h in zip(columns, highs)])
       if not ok.all():
@@ -417,9 +418,11 @@ def _scatter_abstract_eval(operand, indices, updates, *, dimension_numbers,
   return [ShapedArray(operand.shape, operand.dtype, operand.weak_type)]
 
 
-def _scatter_primitive(name: str, combine, kind: str) -> Primitive:
-  p = Primitive(name, kind=kind)
-  p.def_impl(scatter_impl_with(combine))
+def _scatter_primitive(name: str, kind: str, ufunc=None, bool_ufunc=None) -> Primitive:
+  p = Primitive(name, kind=kind)   # replacing without a ufunc, else combining with it
+  p.def_impl(scatter_impl_with(ufunc_combine(ufunc, bool_ufunc) if ufunc else replace_combine))
+  if ufunc is not None:
+    p.def_eval_kernel(ufunc_eval_kernel(ufunc))
   p.def_abstract_eval(_scatter_abstract_eval)
   p.def_sharding_rule(scatter_rule)
   p.def_batch(_scatter_batcher(p))
@@ -486,7 +489,7 @@ def _shape_of(x):
 
 
 # -------------------------------------------------------------------- scatter
-scatter_p = _scatter_primitive("scatter", replace_combine, "linear")
+scatter_p = _scatter_primitive("scatter", "linear")
 
 
 def scatter(operand, scatter_indices, updates, dimension_numbers, *,
@@ -639,8 +642,7 @@ def _scatter_addsub_transpose(p: Primitive):
   return rule
 
 
-scatter_add_p = _scatter_primitive("scatter-add", ufunc_combine(np.add, np.logical_or),
-                                   "linear")
+scatter_add_p = _scatter_primitive("scatter-add", "linear", np.add, np.logical_or)
 
 
 def scatter_add(operand, scatter_indices, updates, dimension_numbers, *,
@@ -656,7 +658,7 @@ scatter_add_p.def_transpose(_scatter_addsub_transpose(scatter_add_p))
 scatter_add_p.def_lower(scatter_lowering(combine_with("add", "or"), identity_of(-0.0, False),
                                           widen=True))
 
-scatter_sub_p = _scatter_primitive("scatter-sub", ufunc_combine(np.subtract), "linear")
+scatter_sub_p = _scatter_primitive("scatter-sub", "linear", np.subtract)
 
 
 def scatter_sub(operand, scatter_indices, updates, dimension_numbers, *,
@@ -673,8 +675,7 @@ scatter_sub_p.def_lower(scatter_lowering(combine_with("subtract"), identity_of(0
 
 
 # ---------------------------------------------------------------- scatter-mul
-scatter_mul_p = _scatter_primitive("scatter-mul", ufunc_combine(np.multiply, np.logical_and),
-                                   "differentiable")
+scatter_mul_p = _scatter_primitive("scatter-mul", "differentiable", np.multiply, np.logical_and)
 
 
 def scatter_mul(operand, scatter_indices, updates, dimension_numbers, *,
@@ -766,7 +767,7 @@ def _scatter_extremal_jvp(p: Primitive):
   return rule
 
 
-scatter_min_p = _scatter_primitive("scatter-min", ufunc_combine(np.minimum), "differentiable")
+scatter_min_p = _scatter_primitive("scatter-min", "differentiable", np.minimum)
 
 
 def scatter_min(operand, scatter_indices, updates, dimension_numbers, *,
@@ -781,7 +782,7 @@ scatter_min_p.def_jvp(_scatter_extremal_jvp(scatter_min_p))
 scatter_min_p.def_lower(scatter_lowering(combine_with("minimum", "and"),
                                           lambda dt: extreme_value(dt, largest=True)))
 
-scatter_max_p = _scatter_primitive("scatter-max", ufunc_combine(np.maximum), "differentiable")
+scatter_max_p = _scatter_primitive("scatter-max", "differentiable", np.maximum)
 
 
 def scatter_max(operand, scatter_indices, updates, dimension_numbers, *,

@@ -80,12 +80,22 @@ def _sort_impl(*operands, dimension, is_stable, num_keys):
     # argsort orders NaNs last and -0.0 equal to 0.0, as the lexsort of
     # ``_sort_keys`` does, ~5x faster on small arrays (no moveaxis, one key).
     perm = np.argsort(key, axis=dimension, kind="stable")
+    if key.ndim == 1:   # a plain take: ~0.3 us an operand where take_along_axis costs ~4
+      return [o[perm] for o in operands]
     return [np.take_along_axis(o, perm, axis=dimension) for o in operands]
-  moved = [np.moveaxis(o, dimension, -1) for o in operands]
+  if key.ndim == 1:   # no axis to move (lexsort, unique, sort_key_val with 1-d keys)
+    perm = np.lexsort([k for o in operands[:num_keys] for k in _sort_keys(o)][::-1])
+    return [o[perm] for o in operands]
+  # The sorted dimension last, by transposes of one order (np.moveaxis and
+  # take_along_axis cost ~3 us an operand in argument handling alone).
+  order = [d for d in range(key.ndim) if d != dimension] + [dimension]
+  back = np.argsort(order)
+  moved = [o.transpose(order) for o in operands]
   keys = [k for o in moved[:num_keys] for k in _sort_keys(o)]
   # np.lexsort is stable and takes its primary key last.
   perm = np.lexsort(keys[::-1], axis=-1)
-  return [np.moveaxis(np.take_along_axis(o, perm, axis=-1), -1, dimension) for o in moved]
+  where = (*(i[..., None] for i in np.indices(perm.shape[:-1], sparse=True)), perm)
+  return [o[where].transpose(back) for o in moved]
 
 
 def _sort_floats(x: np.ndarray, dimension: int) -> np.ndarray:
