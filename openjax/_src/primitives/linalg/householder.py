@@ -19,7 +19,7 @@ from openjax._src.core import Primitive, ShapedArray
 from openjax._src.core.sharding_rules import replicated_rule
 from openjax._src.primitives.base.batch_util import axis_size, bdim_at_front
 from openjax._src.primitives.base.util import check_dtypes, check_same_dtypes
-from openjax._src.primitives.linalg.linalg_rules import real_dtype
+from openjax._src.primitives.linalg.linalg_rules import check_batch, real_dtype
 from openjax._src.primitives.linalg.schur import hessenberg_impl, hessenberg_p
 
 __all__ = ["householder_product", "householder_product_p", "ormqr", "ormqr_p", "tridiagonal",
@@ -46,18 +46,6 @@ def _work_dtype(dtype) -> np.dtype:
   """The dtype the NumPy impls compute in: float64/complex128 (results are
   cast back), as LAPACK's double routines would for narrower inputs."""
   return np.dtype(np.complex128 if np.dtype(dtype).kind == "c" else np.float64)
-
-
-def _check_batch(name: str, avals, ranks) -> tuple[int, ...]:
-  for i, (aval, rank) in enumerate(zip(avals, ranks)):
-    if aval.ndim < rank:
-      raise TypeError(f"Input {i} to {name} must have rank at least {rank}, but got "
-                      f"shape={aval.shape}")
-  batches = [a.shape[:a.ndim - r] for a, r in zip(avals, ranks)]
-  if any(b != batches[0] for b in batches):
-    raise ValueError(f"{name}: all inputs must have the same batch dimensions; got shapes "
-                     f"{[a.shape for a in avals]}")
-  return batches[0]
 
 
 def reflector_vectors(a: np.ndarray, k: int) -> np.ndarray:
@@ -115,7 +103,7 @@ def _householder_product_impl(a, taus):
 def _householder_product_abstract_eval(a, taus):
   check_dtypes("householder_product", [a, taus], [_INEXACT] * 2)
   check_same_dtypes("householder_product", [a, taus])
-  _check_batch("householder_product", [a, taus], [2, 1])
+  check_batch("householder_product", [a, taus], [2, 1])
   m, n = a.shape[-2:]
   if m < n:
     raise ValueError("The first argument to householder_product must have at least as many "
@@ -157,7 +145,7 @@ def _ormqr_impl(a, taus, c, *, left, transpose):
 def _ormqr_abstract_eval(a, taus, c, *, left, transpose):
   check_dtypes("ormqr", [a, taus, c], [_INEXACT] * 3)
   check_same_dtypes("ormqr", [a, taus, c])
-  _check_batch("ormqr", [a, taus, c], [2, 1, 2])
+  check_batch("ormqr", [a, taus, c], [2, 1, 2])
   m, n = a.shape[-2:]
   if taus.shape[-1] > min(m, n):
     raise ValueError(f"ormqr: taus {taus.shape} holds more factors than the reflectors "

@@ -32,8 +32,8 @@ from openjax._src.primitives.elementwise.arithmetic import (abs as abs_, add, co
 from openjax._src.primitives.elementwise.logic import eq
 from openjax._src.primitives.linalg import gtsv_kernels
 from openjax._src.primitives.linalg.linalg import lu, triangular_solve
-from openjax._src.primitives.linalg.linalg_rules import (H, T, conj, const, diagonal, eye_like,
-                                                         mm, permute_rows, tril)
+from openjax._src.primitives.linalg.linalg_rules import (H, T, check_batch, conj, const, diagonal,
+                                                         eye_like, mm, permute_rows, tril)
 from openjax._src.primitives.reduce.reductions import argmax
 from openjax._src.primitives.shape.shape import full_like, pad, slice
 
@@ -73,17 +73,6 @@ def _batch_at_front(prim: Primitive):
     outs = prim.bind(*(bdim_at_front(v, d, size) for v, d in zip(vals, dims)), **params)
     return outs, [0] * len(outs)
   prim.def_batch(rule)
-
-
-def _check_ranks(name: str, avals, ranks) -> None:
-  for i, (aval, rank) in enumerate(zip(avals, ranks)):
-    if aval.ndim < rank:
-      raise TypeError(f"Input {i} to {name} must have rank at least {rank}, but got "
-                      f"shape={aval.shape}")
-  batches = [a.shape[:a.ndim - r] for a, r in zip(avals, ranks)]
-  if any(b != batches[0] for b in batches):
-    raise ValueError(f"{name}: all inputs must have the same batch dimensions; got shapes "
-                     f"{[a.shape for a in avals]}")
 
 
 def _work(x: np.ndarray) -> np.ndarray:
@@ -198,7 +187,7 @@ def _eig_impl(x, *, compute_left_eigenvectors, compute_right_eigenvectors,
 def _eig_abstract_eval(x, *, compute_left_eigenvectors, compute_right_eigenvectors,
                        enable_eigvec_derivs, implementation):
   check_dtypes("eig", [x], [_INEXACT])
-  _check_ranks("eig", [x], [2])
+  check_batch("eig", [x], [2])
   if x.shape[-2] != x.shape[-1]:
     raise ValueError(f"The input to eig must be a square matrix. Got shape {x.shape[-2:]}.")
   cdt = dtypes.to_complex_dtype(x.dtype)
@@ -317,7 +306,7 @@ def _cholesky_update_impl(r, w):
 def _cholesky_update_abstract_eval(r, w):
   check_dtypes("cholesky_update", [r, w], [(np.floating,)] * 2)
   check_same_dtypes("cholesky_update", [r, w])
-  _check_ranks("cholesky_update", [r, w], [2, 1])
+  check_batch("cholesky_update", [r, w], [2, 1])
   if r.shape[-1] != r.shape[-2] or w.shape[-1] != r.shape[-1]:
     raise ValueError("Rank-1 update to Cholesky decomposition takes a square matrix and a "
                      f"vector of the same size as input. Got shapes {r.shape} and {w.shape} "
@@ -362,7 +351,7 @@ def _symmetric_product_impl(a, c, *, alpha, beta):
 def _symmetric_product_abstract_eval(a, c, *, alpha, beta):
   check_dtypes("symmetric_product", [a, c], [(np.floating,)] * 2)
   check_same_dtypes("symmetric_product", [a, c])
-  _check_ranks("symmetric_product", [a, c], [2, 2])
+  check_batch("symmetric_product", [a, c], [2, 2])
   if a.shape[-2] != c.shape[-1] or c.shape[-2] != c.shape[-1]:
     raise ValueError("symmetric_product expects a rectangular matrix of shape (m, n) and a "
                      f"square matrix of shape (m, m). Got shapes {a.shape} and {c.shape}.")
@@ -430,7 +419,7 @@ def _tridiagonal_solve_impl(dl, d, du, b, *, perturb_singular):
 def _tridiagonal_solve_abstract_eval(dl, d, du, b, *, perturb_singular):
   check_dtypes("tridiagonal_solve", [dl, d, du, b], [_INEXACT] * 4)
   check_same_dtypes("tridiagonal_solve", [dl, d, du, b])
-  _check_ranks("tridiagonal_solve", [dl, d, du, b], [1, 1, 1, 2])
+  check_batch("tridiagonal_solve", [dl, d, du, b], [1, 1, 1, 2])
   if dl.shape != d.shape or dl.shape != du.shape:
     raise TypeError("tridiagonal_solve requires that all diagonal arguments have the same "
                     f"shape; got dl {dl.shape}, d {d.shape}, du {du.shape}.")

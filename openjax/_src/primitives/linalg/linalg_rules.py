@@ -155,3 +155,17 @@ def permute_rows(x, perm):
   m = get_aval(xf).shape[1]
   p = onehot(pf, m, get_aval(x).dtype)          # p[b, i, r] = (perm[b, i] == r)
   return unflatten_batch(mm(p, xf), batch)
+
+
+def check_batch(name: str, avals, ranks) -> tuple[int, ...]:
+  """JAX's shape checks of the lax.linalg routines with several operands:
+  minimum ranks, then the same batch shape on every operand (returned)."""
+  for i, (aval, rank) in enumerate(zip(avals, ranks)):
+    if aval.ndim < rank:
+      raise TypeError(f"Input {i} to {name} must have rank at least {rank}, but got "
+                      f"shape={aval.shape}")
+  batches = [a.shape[:a.ndim - r] for a, r in zip(avals, ranks)]
+  if any(b != batches[0] for b in batches):
+    raise ValueError(f"{name}: all inputs must have the same batch dimensions; got shapes "
+                     f"{[a.shape for a in avals]}")
+  return batches[0]
