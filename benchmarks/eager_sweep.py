@@ -9,7 +9,8 @@ directly: JAX's function of the same name). Matrix-product rows of
 and 1024. Prints the rows slowest relative to NumPy and flags every case over
 max(3 x NumPy, NumPy + 10 us).
 
-    python benchmarks/eager_sweep.py [--quick] [--only PATTERN] [--sizes 10,1e3,1e6]
+    python benchmarks/eager_sweep.py [--quick] [--only PATTERN] [--modules sort,dot]
+                                     [--sizes 10,1e3,1e6]
                                      [--budget SECONDS] [--top N] [--json FILE] [--verbose]
 
 Scaling: a row's sample arrays are extended cyclically along every axis
@@ -67,14 +68,16 @@ MATRIX_SIZES = (8, 256, 1024)
 
 
 # ------------------------------------------------------------------ the rows
-def load_rows(pattern: str | None) -> list[tuple[str, object]]:
+def load_rows(pattern: str | None, modules: str | None = None) -> list[tuple[str, object]]:
   """(row module, row) for every op-table row whose name matches ``pattern``
-  (fnmatch; a plain word matches as a substring)."""
+  (fnmatch; a plain word matches as a substring), from the row modules named
+  in ``modules`` (comma-separated, without ``rows_``; all when None)."""
+  wanted = None if modules is None else {m.strip() for m in modules.split(",")}
   if pattern and not any(c in pattern for c in "*?["):
     pattern = f"*{pattern}*"
   out = []
   for info in sorted(pkgutil.iter_modules(tests.ops.__path__), key=lambda i: i.name):
-    if info.name.startswith("rows_"):
+    if info.name.startswith("rows_") and (wanted is None or info.name[len("rows_"):] in wanted):
       module = importlib.import_module(f"tests.ops.{info.name}")
       out += [(info.name[len("rows_"):], row) for row in module.ROWS
               if pattern is None or fnmatch.fnmatch(row.name, pattern)]
@@ -444,6 +447,9 @@ def main(argv=None) -> None:
   parser.add_argument("--quick", action="store_true",
                       help="a first look: 0.001 s a case, sizes 10 and 1e3 (about a minute)")
   parser.add_argument("--only", metavar="PATTERN", help="rows whose name matches (fnmatch)")
+  parser.add_argument("--modules", metavar="NAMES",
+                      help="row modules to run, comma-separated (e.g. sort,dot for "
+                           "tests/ops/rows_sort.py and rows_dot.py)")
   parser.add_argument("--sizes", help="element counts of the largest argument, comma-"
                       "separated (default 10,1e3,1e6; 10,1e3 with --quick)")
   parser.add_argument("--budget", type=float, default=0.005,
@@ -456,7 +462,7 @@ def main(argv=None) -> None:
   budget = 0.001 if opts.quick else opts.budget
   sizes = opts.sizes or ("10,1e3" if opts.quick else "10,1e3,1e6")
   targets = sorted(float(s) for s in sizes.split(","))
-  rows = load_rows(opts.only)
+  rows = load_rows(opts.only, opts.modules)
   with_jax = jax is not None and not opts.no_jax
   print(f"openjax {openjax.__version__}, NumPy {np.__version__}"
         + (f", JAX {jax.__version__}" if with_jax else ", JAX not installed")
