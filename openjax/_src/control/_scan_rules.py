@@ -56,13 +56,14 @@ def merge_by_mask(mask: Sequence[bool], when_true: Sequence, when_false: Sequenc
 
 
 def mapped_aval(aval: ShapedArray) -> ShapedArray:
-  """The aval of one slice along the leading axis."""
-  return ShapedArray(aval.shape[1:], aval.dtype, aval.weak_type)
+  """The aval of one slice along the leading axis (varying over the same
+  manual axes as the whole)."""
+  return ShapedArray(aval.shape[1:], aval.dtype, aval.weak_type, vma=aval.vma)
 
 
 def stacked_aval(length: int, aval: ShapedArray) -> ShapedArray:
   """The aval of ``length`` stacked values of ``aval``."""
-  return ShapedArray((length,) + aval.shape, aval.dtype, aval.weak_type)
+  return ShapedArray((length,) + aval.shape, aval.dtype, aval.weak_type, vma=aval.vma)
 
 
 # ------------------------------------------------------------ jaxpr helpers

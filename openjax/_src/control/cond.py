@@ -24,6 +24,7 @@ from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, ShapedArray, Tracer, V
                                canonical_value, get_aval, is_concrete, typematch)
 from openjax._src.control._cond_rules import cond_p
 from openjax._src.control.ref_threading import RefThreading, rerun_threading_refs
+from openjax._src.core.avals import ordered_axes
 from openjax._src.core.ref import RefDiscovered, close_scope
 from openjax._src.interpreters.staging import trace_to_jaxpr
 from openjax._src.primitives.collectives.collectives import current_axis_env
@@ -331,10 +332,12 @@ def _check_branch_outputs(api_name: str, name1: str, name2: str, f1, f2,
   avals1 = [v.aval for v in t1.jaxpr.outvars]
   avals2 = [v.aval for v in t2.jaxpr.outvars]
   paths = _leaf_paths(t1.out_tree)
+  # Inside a check_vma shard_map the manual axes a value varies over are part
+  # of its type: branches must agree on them too.
   diffs = [f"the output of {name1}{_at_path(p)} has type {a.str_short(short_dtypes=False)} "
            f"but the corresponding output of {name2} has type "
            f"{b.str_short(short_dtypes=False)}{_mismatch(a, b)}"
-           for p, a, b in zip(paths, avals1, avals2) if not typematch(a, b)]
+           for p, a, b in zip(paths, avals1, avals2) if not _same_type(a, b)]
   if not diffs:
     return
   if len(diffs) == 1:
@@ -343,7 +346,33 @@ def _check_branch_outputs(api_name: str, name1: str, name2: str, f1, f2,
     differences = "\n".join(f"  * {d};" for d in diffs[:-1]) + f"\n  * {diffs[-1]}.\n"
   raise TypeError(
       f"{api_name} branches must have equal output types but they differ.\n\n"
-      f"{info}{differences}\nRevise {name1} and/or {name2} so that all output types match.")
+      f"{info}{differences}\n{_pcast_advice(name1, name2, paths, avals1, avals2)}"
+      f"Revise {name1} and/or {name2} so that all output types match.")
+
+
+def _same_type(a: ShapedArray, b: ShapedArray) -> bool:
+  return typematch(a, b) and a.vma == b.vma
+
+
+def _pcast_advice(name1: str, name2: str, paths, avals1, avals2) -> str:
+  """JAX's suggestion for branches that vary over different manual axes. Its
+  text names the branch whose output varies more, and the axes the other
+  varies over beyond it (``()`` when one's are a subset of the other's): kept
+  as JAX prints it, since users match on JAX's messages."""
+  fixes = [f"applying `jax.lax.pcast(..., {ordered_axes(other.vma - mine.vma)}, "
+           f"to='varying')` to the output of {n}{_at_path(p)}"
+           for p, a, b in zip(paths, avals1, avals2)
+           for n, other, mine in ((name1, b, a), (name2, a, b))
+           if not _same_type(a, b) and mine.vma - other.vma]
+  if not fixes:
+    return ""
+  if len(fixes) == 1:
+    advice = f"This might be fixed by {fixes[0]}.\n"
+  else:
+    advice = ("This might be fixed by:\n" + "\n".join(f"  * {d};" for d in fixes[:-1])
+              + f"\n  * {fixes[-1]}.\n")
+  return advice + ("See https://docs.jax.dev/en/latest/notebooks/shard_map.html#scan-vma "
+                   "for more information.\n\n")
 
 
 def _leaf_paths(tree) -> list:
@@ -364,6 +393,8 @@ def _mismatch(a: ShapedArray, b: ShapedArray) -> str:
     what.append("the dtypes do not match")
   if a.shape != b.shape:
     what.append("the shapes do not match")
+  if a.vma != b.vma:
+    what.append("the manual axis types do not match")
   if not what:
     return ""
   return ", so " + (what[0] if len(what) == 1 else ", ".join(what[:-1]) + ", and " + what[-1])

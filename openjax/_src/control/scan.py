@@ -382,8 +382,9 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll: int | bool 
     if config.read("jax_disable_jit") and length == 0:
       return init_val
 
-    def scan_body(carry, _):
-      i, x = carry
+    # The carry's name shows in carry type errors (JAX calls it loop_carry).
+    def scan_body(loop_carry, _):
+      i, x = loop_carry
       return (i + 1, body_fun(i, x)), None
 
     (_, result), _ = scan(scan_body, (lower_, init_val), None, length=length,
@@ -398,8 +399,8 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll: int | bool 
     upper = convert_element_type(upper, dtype)
 
   def plain(state):
-    def while_body(carry):
-      i, hi, x = carry
+    def while_body(loop_carry):
+      i, hi, x = loop_carry
       i_next = add(i, np.array(1, get_aval(i).dtype))   # staged first, as JAX orders it
       return i_next, hi, state.call(body_fun, [], i, x)[0]
     _, _, result = while_loop(lambda carry: lt(carry[0], carry[1]), while_body,
@@ -408,8 +409,8 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll: int | bool 
 
   def threaded(state):
     # The refs the body uses ride along in the carry (control/ref_threading.py).
-    def while_body(carry):
-      i, hi, x, values = carry
+    def while_body(loop_carry):
+      i, hi, x, values = loop_carry
       i_next = add(i, np.array(1, get_aval(i).dtype))
       x, finals = state.call(body_fun, values, i, x)
       return i_next, hi, x, finals

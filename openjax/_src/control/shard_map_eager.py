@@ -84,9 +84,23 @@ class ShardMapTrace(Trace):
     else:
       with set_current_trace(self.parent):
         outs = [primitive.bind(*vals, **params) for vals in per_device]
-    out_varying = frozenset(varying_after(primitive, params, set(varying)))
-    return [ShardMapTracer(self, [o[j] for o in outs], out_varying)
-            for j in range(len(outs[0]))]
+    out_varying = [frozenset(varying_after(primitive, params, set(varying)))] * len(outs[0])
+    if self.check_vma and primitive.vma_rule is None and jaxprs_in_params(params):
+      out_varying = self._typed_varying(primitive, args, params, out_varying)
+    return [ShardMapTracer(self, [o[j] for o in outs], v)
+            for j, v in enumerate(out_varying)]
+
+  def _typed_varying(self, primitive, args, params, untyped: list) -> list:
+    """A loop or cond traced with vma types (its body saw its operands'
+    varying axes) says per result what it varies over, as staging types it:
+    a scan's invariant carry stays invariant beside a varying ``ys``."""
+    avals = [x.aval if isinstance(x, ShardMapTracer) and x._trace is self
+             else get_aval(x) for x in args]
+    typed = any(v.aval.vma for j in jaxprs_in_params(params) for v in j.invars)
+    out_avals = primitive.rule("abstract_eval")(*avals, **params)
+    if not typed and not any(a.vma for a in out_avals):
+      return untyped
+    return [frozenset(a.vma) for a in out_avals]
 
   def _run_together(self, primitive, per_device: list, params) -> list:
     rendezvous = MeshRendezvous(self.sizes, mailbox=self.mailbox)

@@ -24,6 +24,7 @@ from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, JaxprEqn, JaxprTypeErr
                                ShapedArray, Tracer, Var, array_of, canonical_value, get_aval,
                                eqn_effects, jaxpr_effects, jaxprs_in_params, live_eqns, program_of,
                                set_current_trace, typematch)
+from openjax._src.core.avals import ordered_axes
 from openjax._src.core.sharding_rules import TYPED_BY_SUB_JAXPR
 from openjax._src.errors import ConcretizationTypeError
 from openjax._src.interpreters.batching import batch_jaxpr
@@ -216,20 +217,35 @@ def check_carry_type(name: str, body_fun: Callable, in_tree, in_paths, in_avals,
         f"structure, but they differ:\n\n{_bulleted(diffs)}\n"
         "Revise the function so that the carry output has the same pytree structure as "
         "the carry input.")
-  diffs = []
+  diffs, pcasts = [], []
   for path, a, o in zip(in_paths, in_avals, out_avals):
-    if typematch(a, o):
+    # Inside a check_vma shard_map a carry's type includes the manual axes it
+    # varies over (JAX's typematch compares them): a body that makes the
+    # carry vary more (or less) than it came in is an error, not a widening.
+    same_vma = a.vma == o.vma
+    if typematch(a, o) and same_vma:
       continue
     why = [w for w, bad in (("the dtypes do not match", a.dtype != o.dtype),
-                            ("the shapes do not match", a.shape != o.shape)) if bad]
-    extra = ", so " + (why[0] if len(why) == 1 else f"{why[0]}, and {why[1]}")
+                            ("the shapes do not match", a.shape != o.shape),
+                            ("the manual axis types do not match", not same_vma)) if bad]
+    extra = ", so " + (why[0] if len(why) == 1 else f"{', '.join(why[:-1])}, and {why[-1]}")
     diffs.append(f"{component(path)} has type {a.str_short(short_dtypes=False)} but the "
                  "corresponding output carry component has type "
                  f"{o.str_short(short_dtypes=False)}{extra}")
+    if o.vma - a.vma:
+      pcasts.append(f"applying `jax.lax.pcast(..., {ordered_axes(o.vma - a.vma)}, "
+                    f"to='varying')`, to the initial carry value corresponding to "
+                    f"{component(path)}")
   if diffs:
+    fix = ""
+    if pcasts:
+      fix = ("This might be fixed by " + pcasts[0] + ".\n" if len(pcasts) == 1 else
+             "This might be fixed by:\n" + _bulleted(pcasts))
+      fix += ("See https://docs.jax.dev/en/latest/notebooks/shard_map.html#scan-vma for "
+              "more information.\n\n")
     raise TypeError(
         f"{name} function carry input and carry output must have equal types, but they "
-        f"differ:\n\n{_bulleted(diffs)}\n"
+        f"differ:\n\n{_bulleted(diffs)}\n{fix}"
         "Revise the function so that all output types match the corresponding input "
         "types.")
 
