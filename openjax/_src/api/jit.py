@@ -29,7 +29,7 @@ from openjax._src.core.ref import Ref
 from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, Tracer, check_transformed, eval_jaxpr,
                                eval_trace, jaxpr_effects, program_of, trace_state)
 from openjax._src.core.devices import local_devices
-from openjax._src.core.placement import commit, committed_device
+from openjax._src.core.placement import IncompatibleDevicesError, commit, committed_device
 from openjax._src.core.trace import SCALAR_TYPES, eager_config
 from openjax._src.core.transfer_guard import guard_host_to_device
 from openjax._src.interpreters.fold_reductions import folded
@@ -40,7 +40,8 @@ from openjax._src.control.shard_map_jit import split_program
 from openjax._src.control.spmd import Layout, SpmdPlan, constraint_mesh, layout_of, mesh_of
 from openjax._src.core.array import ShardedBuffer
 from openjax._src.core.sharding import NamedSharding, resolve_sharding
-from openjax._src.api.jit_shardings import as_asked, is_sharding_leaf, prefix_leaves
+from openjax._src.api.jit_shardings import (as_asked, check_devices_agree, is_sharding_leaf,
+                                            named_device_error, prefix_leaves)
 from openjax._src.primitives.collectives.collectives import current_axis_env
 from openjax._src.runtime.compiler import clear_memory_cache
 from openjax._src.runtime.pipeline import (background, cached_executable, compile_lowered,
@@ -465,7 +466,10 @@ class JitWrapped:
       if fast_key is not None:
         entry = self._fast.get(fast_key)
         if entry is not None:
-          outs = entry.executable.execute(args)
+          try:
+            outs = entry.executable.execute(args)
+          except IncompatibleDevicesError as err:
+            raise named_device_error(err, self.fun, args, args, {}) from None
           return outs[0] if entry.single else tree_util.tree_unflatten(entry.out_tree, outs)
     if config.read("jax_disable_jit"):
       return self.fun(*args, **kwargs)
@@ -478,6 +482,10 @@ class JitWrapped:
     except NeedsRefs as err:   # the function uses refs: api/refs.py's path from now on
       self._refs = RefJit(self, err.ref)
       return self._refs(args, kwargs)
+    except IncompatibleDevicesError as err:   # named by the call's arguments, as in JAX
+      leaves = tree_util.tree_leaves(self._split(args, kwargs)[1:])
+      raise named_device_error(err, self.fun, leaves, args, kwargs, self.static_argnums,
+                               self.static_argnames) from None
 
   def _call_flagged(self, args, kwargs):
     """A call under the debugging flags: the host-to-device transfer guard
@@ -569,6 +577,7 @@ class JitWrapped:
       mesh = entry.spmd["constraint_mesh"]
       if mesh is None:
         return None
+    check_devices_agree(self.name, leaves, out_sh)
     in_avals = entry.closed_jaxpr.in_avals
     layouts = []
     for i, (x, aval) in enumerate(zip(leaves, in_avals)):

@@ -1,11 +1,16 @@
 """The shardings ``jit`` is given (``in_shardings``/``out_shardings``): pytree
-prefixes expanded to one per leaf, and results relabelled as asked."""
+prefixes expanded to one per leaf, and results relabelled as asked; the
+device-mismatch errors of a call, naming its arguments as JAX does."""
 from __future__ import annotations
+
+import inspect
 
 from openjax._src import tree_util
 from openjax._src.core import Array
+from openjax._src.core.placement import IncompatibleDevicesError, devices_phrase
 from openjax._src.core.array import ShardedBuffer, sharded_array_of_shards
-from openjax._src.core.sharding import NamedSharding, PartitionSpec, Sharding, resolve_sharding
+from openjax._src.core.sharding import (Mesh, NamedSharding, PartitionSpec, Sharding,
+                                        resolve_sharding)
 
 
 def is_sharding_leaf(s) -> bool:
@@ -43,3 +48,72 @@ def prefix_leaves(shardings, tree, what: str) -> list:
 
 
 __all__ = ["as_asked", "is_sharding_leaf", "prefix_leaves"]
+
+
+def fun_qual_name(fun) -> str:
+  """The function's name as JAX's errors give it (``f``, ``outer.<locals>.g``)."""
+  return getattr(fun, "__qualname__", None) or str(fun)
+
+
+def leaf_arg_names(fun, args: tuple, kwargs: dict, static_argnums=(),
+                   static_argnames=()) -> list[str]:
+  """A name per leaf of the call's non-static arguments, in the order jit
+  flattens them (positional, then keywords sorted): the parameter's name and
+  the leaf's key path in it (``x``, ``t['p']``, ``args[1]``, ``kw['z']``),
+  as JAX names arguments in its errors."""
+  try:
+    params = list(inspect.signature(fun).parameters.values())
+  except (TypeError, ValueError):
+    params = []
+  positional = [p.name for p in params
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+  var_args = next((p.name for p in params if p.kind is p.VAR_POSITIONAL), "args")
+  var_kwargs = next((p.name for p in params if p.kind is p.VAR_KEYWORD), None)
+  roots = []
+  for i, a in enumerate(args):
+    if i in static_argnums:
+      continue
+    name = (positional[i] if i < len(positional)
+            else f"{var_args}[{i - len(positional)}]")
+    roots.append((name, a))
+  for k in sorted(kwargs):
+    if k in static_argnames:
+      continue
+    named = any(p.name == k and p.kind is not p.POSITIONAL_ONLY for p in params)
+    roots.append((k if named or var_kwargs is None else f"{var_kwargs}[{k!r}]", kwargs[k]))
+  names = []
+  for name, value in roots:
+    for path, _ in tree_util.tree_flatten_with_path(value)[0]:
+      names.append(name + tree_util.keystr(path))
+  return names
+
+
+def named_device_error(err: IncompatibleDevicesError, fun, leaves: list, args: tuple,
+                       kwargs: dict, static_argnums=(), static_argnames=()):
+  """``err`` with the call's arguments named, when it is about the call's own
+  arguments (a nested call's error stays as it is)."""
+  for n, a in err.placed:
+    if n is not None and not (int(n) < len(leaves) and leaves[int(n)] is a):
+      return err
+  return err.renamed(fun_qual_name(fun), leaf_arg_names(fun, args, kwargs, static_argnums,
+                                                        static_argnames))
+
+
+def check_devices_agree(name: str, leaves: list, out_shardings) -> None:
+  """JAX's error when the committed arguments of a sharded call (or its
+  ``out_shardings``) sit on different sets of devices: the first argument
+  that fixes devices and the first thing that disagrees with it."""
+  first = None
+  for i, x in enumerate(leaves):
+    if type(x) is not Array or (x._device is None and type(x._buffer) is not ShardedBuffer):
+      continue   # uncommitted: goes where the call runs
+    assignment = x.sharding._device_assignment
+    if first is None:
+      first = (str(i), x, assignment)
+    elif assignment != first[2]:
+      raise IncompatibleDevicesError(name, [first[:2], (str(i), x)])
+  for s in out_shardings or ():
+    if (first is not None and isinstance(s, NamedSharding) and isinstance(s.mesh, Mesh)
+        and s._device_assignment != first[2]):
+      raise IncompatibleDevicesError(
+          name, [first[:2], (None, f"explicit output sharding {devices_phrase(s)}")])

@@ -13,7 +13,8 @@ from openjax._src.core.array import Array, ShardedBuffer
 
 def committed_device(args: Sequence, name: str):
   """The device of the committed Arrays among ``args`` (None: none is
-  committed). Raises ValueError naming two arguments on different devices."""
+  committed). Raises IncompatibleDevicesError naming two arguments on
+  different devices (by position: ``jit`` renames them by their names)."""
   found = None
   first = 0
   for i, x in enumerate(args):
@@ -23,18 +24,43 @@ def committed_device(args: Sequence, name: str):
         if found is None:
           found, first = d, i
         elif d is not found:
-          raise incompatible_devices_error(name, first, args[first], i, x)
+          raise IncompatibleDevicesError(name, [(str(first), args[first]), (str(i), x)])
   return found
 
 
-def incompatible_devices_error(name: str, i: int, x: Array, j: int, y: Array) -> ValueError:
-  def describe(k, a):
-    return (f"argument {k} of {name} with shape {a.aval.str_short(short_dtypes=False)} and "
-            f"with device ids [{a._device.id}] on platform {a._device.platform.upper()}")
-  return ValueError(
-      f"Received incompatible devices for jitted computation. Got {describe(i, x)} and "
-      f"{describe(j, y)}. Move the arguments to one device first, e.g. "
-      f"jax.device_put(x, jax.devices()[{x._device.id}]).")
+class IncompatibleDevicesError(ValueError):
+  """JAX's error for a computation whose committed inputs sit on different
+  devices. ``placed``: two (argument name, Array) pairs, or (None, what)
+  for something else that fixes devices (an output sharding); it keeps them
+  so a caller that knows the arguments' names (``jit``: ``x``,
+  ``params['w']``) can say the error again with them."""
+
+  def __init__(self, fun_name: str, placed: list):
+    self.fun_name, self.placed = fun_name, placed
+    super().__init__(
+        "Received incompatible devices for jitted computation. Got "
+        + " and ".join(_describe_placed(fun_name, n, a) for n, a in placed))
+
+  def renamed(self, fun_name: str, names: Sequence[str]) -> ValueError:
+    """The same error with arguments given by position named ``names[i]``,
+    as the plain ValueError JAX raises."""
+    placed = [(names[int(n)] if n is not None and int(n) < len(names) else n, a)
+              for n, a in self.placed]
+    return ValueError(str(IncompatibleDevicesError(fun_name, placed)))
+
+
+def _describe_placed(fun_name: str, arg_name: str | None, x) -> str:
+  if arg_name is None:
+    return x
+  return (f"argument {arg_name} of {fun_name} with shape "
+          f"{x.aval.str_short(short_dtypes=False)} and {devices_phrase(x.sharding)}")
+
+
+def devices_phrase(sharding) -> str:
+  """``with device ids [0, 1] on platform CPU``, as JAX's errors say it."""
+  ids = ", ".join(str(d.id) for d in sharding._device_assignment)
+  platform = sharding._device_assignment[0].platform.upper()
+  return f"with device ids [{ids}] on platform {platform}"
 
 
 def commit(outs: list, device) -> list:
@@ -59,4 +85,4 @@ def commit(outs: list, device) -> list:
   return placed
 
 
-__all__ = ["commit", "committed_device", "incompatible_devices_error"]
+__all__ = ["IncompatibleDevicesError", "commit", "committed_device", "devices_phrase"]
