@@ -1,0 +1,194 @@
+"""Loops and conds inside shard_map whose carries/branches differ in the
+manual axes they vary over (JAX's TypeErrors naming the types with their
+{V:...} and its ``pcast`` advice), and jit's errors for arguments committed
+to different devices (arguments named as JAX names them). Each case is a
+function of the library module (``jax`` or ``openjax``) and the device
+count, returning what it prints and its result or error. generate.py runs
+them under JAX 0.10.2 on 2 and 4 CPU devices (expected.json);
+tests/test_vma_leftovers.py and tests/test_sharding_errors_names.py run them
+under openjax and compare."""
+import contextlib
+import io
+
+import numpy as np
+
+
+def _mesh(jax, n):
+  auto = jax.sharding.AxisType.Auto
+  return jax.make_mesh((n // 2, 2), ("i", "j"), axis_types=(auto, auto))
+
+
+def _outcome(thunk):
+  buf = io.StringIO()
+  try:
+    with contextlib.redirect_stdout(buf):
+      result = thunk()
+  except Exception as e:  # noqa: BLE001 - the error is the case's outcome
+    result = f"{type(e).__name__}: {e}"
+  else:
+    result = np.array2string(np.asarray(result), precision=4)
+  return buf.getvalue() + result
+
+
+def _smap(jax, n, body, jit=True, out_specs=None, check_vma=True):
+  P = jax.sharding.PartitionSpec
+  f = jax.shard_map(body, mesh=_mesh(jax, n), in_specs=(P("i"), P()),
+                    out_specs=P("i") if out_specs is None else out_specs, check_vma=check_vma)
+  x = jax.numpy.arange(8.0, dtype=np.float32)
+  y = jax.numpy.arange(4.0, dtype=np.float32)
+  return lambda: (jax.jit(f) if jit else f)(x, y)
+
+
+def _halves(jax, c):
+  # a (4,) block per device from a replicated (4,) carry, for out_specs P('i')
+  return jax.numpy.concatenate([c[:2], c[:2]])
+
+
+def vma_cases(jax, n):
+  lax, jnp = jax.lax, jax.numpy
+  out = {}
+
+  def case(name, body, **kw):
+    out[name] = _outcome(_smap(jax, n, body, **kw))
+
+  def scan_widens(x, y):
+    c, _ = lax.scan(lambda c, _: (c + x.sum(), None), y, None, length=3)
+    return _halves(jax, c)
+  case("scan_carry_widens", scan_widens)
+  case("scan_carry_widens_eager", scan_widens, jit=False)
+  case("scan_carry_widens_unchecked", scan_widens, check_vma=False)
+
+  def scan_pcast(x, y):
+    c, _ = lax.scan(lambda c, _: (c + x.sum(), None), lax.pcast(y, ("i",), to="varying"),
+                    None, length=3)
+    return c
+  case("scan_carry_pcast", scan_pcast)
+  case("scan_carry_pcast_eager", scan_pcast, jit=False)
+
+  def scan_narrows(x, y):
+    c, _ = lax.scan(lambda c, _: (jnp.zeros(4), None), x, None, length=3)
+    return c
+  case("scan_carry_narrows", scan_narrows)
+
+  def scan_tuple(x, y):
+    (a, _), _ = lax.scan(lambda c, _: ((c[0] + x.sum(), c[1]), None), (y, jnp.float32(1)),
+                         None, length=3)
+    return _halves(jax, a)
+  case("scan_carry_tuple", scan_tuple)
+
+  def scan_two(x, y):
+    c, _ = lax.scan(lambda c, _: ((c[0] + x.sum(), c[1] + lax.axis_index("j")), None),
+                    (y, y), None, length=3)
+    return _halves(jax, c[0])
+  case("scan_carry_two_axes", scan_two)
+
+  def scan_xs(x, y):
+    c, _ = lax.scan(lambda c, xi: (c * xi, None), jnp.float32(1), x)
+    return jnp.stack([c] * 4)
+  case("scan_carry_from_xs", scan_xs)
+
+  def scan_dtype(x, y):
+    c, _ = lax.scan(lambda c, _: ((c + x.sum()).astype(jnp.int32), None), y, None, length=3)
+    return c
+  case("scan_carry_dtype_and_vma", scan_dtype)
+
+  def scan_ys(x, y):
+    c, ys = lax.scan(lambda c, xi: (c + 1.0, (xi * 2, c)), jnp.float32(0), x)
+    print(jax.typeof(c), jax.typeof(ys[0]), jax.typeof(ys[1]))
+    return ys[0]
+  case("scan_ys_types", scan_ys)
+  case("scan_ys_types_eager", scan_ys, jit=False)
+
+  def fori_static(x, y):
+    return _halves(jax, lax.fori_loop(0, 3, lambda i, c: c + x.sum(), y))
+  case("fori_static_carry_widens", fori_static)
+
+  def fori_dynamic(x, y):
+    upper = jnp.int32(3) + 0 * lax.axis_index("j")
+    return _halves(jax, lax.fori_loop(0, upper, lambda i, c: c + x.sum(), y))
+  case("fori_dynamic_carry_widens", fori_dynamic)
+
+  def while_widens(x, y):
+    c = lax.while_loop(lambda c: c[0] < 100, lambda c: c + x.sum(), y)
+    return _halves(jax, c)
+  case("while_carry_widens", while_widens)
+  case("while_carry_widens_eager", while_widens, jit=False)
+
+  def while_pcast(x, y):
+    return lax.while_loop(lambda c: c[0] < 100, lambda c: c + x.sum(),
+                          lax.pcast(y, ("i",), to="varying"))
+  case("while_carry_pcast", while_pcast)
+
+  def cond_one(x, y):
+    return lax.cond(True, lambda: y + x.sum(), lambda: y)
+  case("cond_branches_differ", cond_one)
+  case("cond_branches_differ_eager", cond_one, jit=False)
+
+  def cond_two(x, y):
+    r = lax.cond(True, lambda: (y, y + x.sum()), lambda: (y + lax.axis_index("j"), y))
+    return r[0]
+  case("cond_branches_differ_two", cond_two)
+
+  def switch_(x, y):
+    return lax.switch(1, [lambda: y, lambda: y + x.sum(), lambda: y])
+  case("switch_branches_differ", switch_)
+
+  def cond_dtype(x, y):
+    return lax.cond(True, lambda: y.astype(jnp.int32) + x.sum().astype(jnp.int32),
+                    lambda: y)
+  case("cond_dtype_and_vma", cond_dtype)
+  return out
+
+
+def device_error_cases(jax, n):
+  jnp = jax.numpy
+  P, NamedSharding = jax.sharding.PartitionSpec, jax.sharding.NamedSharding
+  d = jax.devices()
+  a = jax.device_put(jnp.ones(4), d[0])
+  b = jax.device_put(jnp.ones(4), d[1])
+  out = {}
+
+  def case(name, thunk):
+    out[name] = _outcome(thunk)
+
+  def add(x, y):
+    return x + y
+
+  def varargs(x, *args, **kw):
+    return x + args[0] + kw["z"]
+
+  def static_first(s, x, y):
+    return x + y
+
+  def static_middle(x, s, y):
+    return x + y
+
+  def positional_only(p, /, q):
+    return p + q
+
+  def outer(x, y):
+    return jax.jit(add)(x, y)
+
+  case("jit_positional", lambda: jax.jit(add)(a, b))
+  case("jit_positional_again", lambda: jax.jit(add)(a, b))   # (a warm cache entry)
+  case("jit_keyword", lambda: jax.jit(add)(a, y=b))
+  case("jit_lambda_names", lambda: jax.jit(lambda inp, other: inp + other)(a, b))
+  case("jit_dict_tree", lambda: jax.jit(lambda t: t["p"] + t["q"][0])({"p": a, "q": (b,)}))
+  case("jit_list", lambda: jax.jit(lambda xs: xs[0] + xs[1])([a, b]))
+  case("jit_varargs_kwargs", lambda: jax.jit(varargs)(a, a, z=b))
+  case("jit_varargs", lambda: jax.jit(varargs)(a, b, z=a))
+  case("jit_static_argnums", lambda: jax.jit(static_first, static_argnums=0)(1, a, b))
+  case("jit_static_argnames", lambda: jax.jit(static_middle, static_argnames="s")(a, s=1, y=b))
+  case("jit_positional_only", lambda: jax.jit(positional_only)(a, b))
+  case("jit_nested", lambda: jax.jit(outer)(a, b))
+  case("jit_same_device", lambda: jax.jit(add)(b, b))
+  half = n // 2
+  mesh1 = jax.make_mesh((half,), ("x",), devices=d[:half])
+  mesh2 = jax.make_mesh((half,), ("x",), devices=d[half:])
+  s1 = jax.device_put(jnp.ones(4), NamedSharding(mesh1, P("x")))
+  s2 = jax.device_put(jnp.ones(4), NamedSharding(mesh2, P("x")))
+  case("jit_sharded_meshes", lambda: jax.jit(add)(s1, s2))
+  case("jit_sharded_and_single", lambda: jax.jit(add)(s1, jax.device_put(jnp.ones(4), d[-1])))
+  case("jit_out_shardings_devices",
+       lambda: jax.jit(lambda x, y: x, out_shardings=NamedSharding(mesh2, P("x")))(s1, s1))
+  return out
