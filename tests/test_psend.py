@@ -392,7 +392,10 @@ def test_sender_and_receiver_in_cond_branches(run):
         lax.psend(v * 10, "x", [(0, 1)])
         return v
       def other(v):
-        return lax.precv(lax.create_token(), _like(v), "x", [(0, 1)])
+        # precv's result is invariant: JAX 0.10.2 types the branches' outputs
+        # alike only once it is cast to varying (else cond's TypeError).
+        return lax.pcast(lax.precv(lax.create_token(), _like(v), "x", [(0, 1)]), ("x",),
+                         to="varying")
       return lax.cond(lax.axis_index("x") == 0, first, other, a)
     f = jax.shard_map(body, mesh=_mesh(2), in_specs=P("x"), out_specs=P("x"))
     out = _run(f, run, np.array([1.0, 2.0], np.float32))
@@ -406,7 +409,9 @@ def test_in_scan(run):
   with cpu_devices(n):
     def body(a):
       def step(c, _):
-        r = lax.precv(lax.psend(c, "x", perm), _like(c), "x", perm)
+        # cast to varying: JAX 0.10.2's scan needs the carry's type kept
+        r = lax.pcast(lax.precv(lax.psend(c, "x", perm), _like(c), "x", perm), ("x",),
+                      to="varying")
         return r + 1, r
       return lax.scan(step, a, None, length=2)
     f = jax.shard_map(body, mesh=_mesh(n), in_specs=P("x"),

@@ -58,3 +58,13 @@ def test_carry_error_is_a_type_error():
     f = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=P("i"), out_specs=P("i")))
     with pytest.raises(TypeError, match=r"jax\.lax\.pcast\(\.\.\., \('i',\), to='varying'\)"):
       f(jax.numpy.ones(4))
+
+
+@pytest.mark.parametrize("executor", ["interpreter", "iree"])
+@pytest.mark.parametrize("n", [2, 4])
+def test_jit_of_shard_map_places_results_as_jax(n, executor):
+  # Interpreted or compiled, jit of shard_map hands back Arrays laid out
+  # over the mesh (one shard per device), as JAX's are.
+  with cpu_devices(n), jax.config.override("openjax_executor", executor):
+    got = CASES.placement_cases(jax, n)
+  assert got == EXPECTED[str(n)]["placement"]

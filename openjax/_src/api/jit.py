@@ -516,8 +516,7 @@ class JitWrapped:
       raise ValueError(NOT_FUNCTIONALIZED)
     if self._donates and trace_state.trace is eval_trace:
       _check_donated_once(leaves, self._donated_invars(entry, in_tree, len(leaves)))
-    if (trace_state.trace is eval_trace and not entry.hoisted
-        and compiling(self.tiered is not False)):
+    if trace_state.trace is eval_trace and not entry.hoisted:
       split = (None if self._donates or self.in_shardings or self.out_shardings
                else split_program(entry.closed_jaxpr, self.name))
       if split is not None:   # shard_map/pmap calls run one program per device

@@ -41,7 +41,13 @@ def _jit_impl(*args, jaxpr: ClosedJaxpr, name: str, donated_invars: tuple = (),
   # top-level jitted call dispatches its executable itself).
   if compiling(tiered):
     return executable_for_jaxpr(jaxpr, name, donated_invars).execute(args)
-  device = committed_device(args, name)
+  return interpret_closed(jaxpr, args, committed_device(args, name))
+
+
+def interpret_closed(jaxpr: ClosedJaxpr, args, device) -> list:
+  """``jaxpr`` interpreted on ``args``, its results placed on ``device`` (the
+  committed inputs' device; None: uncommitted), as a compiled call places
+  them."""
   # Interpreted as lowered: reductions of broadcasts and iotas folded.
   run = folded(jaxpr)
   outs = program_of(run.jaxpr).runner(run.consts)(args)

@@ -1,24 +1,26 @@
-"""A compiled ``jit`` whose program calls ``shard_map`` (or ``pmap``) at its
-top level runs each such call as a bare ``shard_map`` does: one program per
+"""A ``jit`` whose program calls ``shard_map`` (or ``pmap``) at its top
+level runs each such call as a bare ``shard_map`` does, compiled or
+interpreted (so both give the same sharded results): one program per
 device of the mesh, each on its own block (``run_on_devices``), rather than
 the call mapped over the mesh axes inside one program on one device (its
 lowering rule, still used where the call sits inside a loop or a branch).
 
 The program is split at those calls (``SplitProgram``): each run of the
-other equations is one compiled call on the arguments' device, and jit
-calls holding such calls are split the same way.
+other equations is one compiled (or interpreted) call on the arguments'
+device, and jit calls holding such calls are split the same way.
 """
 from __future__ import annotations
 
 import weakref
 
-from openjax._src.control.closed_call import jit_p
+from openjax._src.control.closed_call import interpret_closed, jit_p
 from openjax._src.control.shard_map import _reads_after, _segment, run_on_devices, shard_map_p
 from openjax._src.core import Array, ClosedJaxpr, Jaxpr, Literal
-from openjax._src.core.array import ShardedBuffer
+from openjax._src.core.array import ShardedBuffer, sharded_array_of_shards
 from openjax._src.core.jaxpr import DropVar
 from openjax._src.core.placement import committed_device
-from openjax._src.runtime.pipeline import executable_for_jaxpr
+from openjax._src.core.sharding import NamedSharding, PartitionSpec, dim_axes
+from openjax._src.runtime.pipeline import compiling, executable_for_jaxpr
 
 __all__ = ["SplitProgram", "split_program"]
 
@@ -74,18 +76,44 @@ class SplitProgram:
     for step in self.steps:
       if step[0] == "call":
         _, closed, ins, outs = step
-        vals = executable_for_jaxpr(closed, self.name).execute([env[v] for v in ins], device)
+        vals = [env[v] for v in ins]
+        vals = (executable_for_jaxpr(closed, self.name).execute(vals, device) if compiling()
+                else interpret_closed(closed, vals, device))
         env.update(zip(outs, vals))
         continue
       eqn = step[1]
       vals = [read(a) for a in eqn.invars]
       if step[0] == "shard_map":
         p = eqn.params
-        outs = run_on_devices(vals, p["jaxpr"], p["mesh"], p["in_specs"], p["out_specs"])
+        outs = [_compiled_layout(x, p["mesh"]) for x in
+                run_on_devices(vals, p["jaxpr"], p["mesh"], p["in_specs"], p["out_specs"])]
       else:
         outs = step[2].run(vals, device)
       env.update((v, x) for v, x in zip(eqn.outvars, outs) if not isinstance(v, DropVar))
     return [read(a) for a in self.jaxpr.outvars]
+
+
+def _compiled_layout(x, mesh):
+  """``x`` labelled as JAX's jit labels a shard_map result split over Auto
+  mesh axes: by the layout XLA hands back, which leaves out axes of size 1
+  (``P('i')`` over an ``i`` of size 1 is ``P()``). Explicit axes are types,
+  kept as written."""
+  if type(x) is not Array or type(x._buffer) is not ShardedBuffer:
+    return x
+  sharding = x._buffer.sharding
+  dropped = {a for a in mesh.axis_names
+             if mesh.shape[a] == 1 and a not in mesh.explicit_axes}
+  if not dropped or not any(a in dropped for e in sharding.spec for a in dim_axes(e)):
+    return x
+  entries = []
+  for e in sharding.spec:
+    kept = tuple(a for a in dim_axes(e) if a not in dropped)
+    entries.append(None if not kept else kept[0] if len(kept) == 1 else kept)
+  while entries and entries[-1] is None:
+    entries.pop()
+  relabelled = NamedSharding(sharding.mesh, PartitionSpec(*entries),
+                             memory_kind=sharding.memory_kind)
+  return sharded_array_of_shards(x.aval, relabelled, x._buffer.shards)
 
 
 _splits: "weakref.WeakKeyDictionary[ClosedJaxpr, SplitProgram | bool]" = \

@@ -488,7 +488,9 @@ def _indices_of(sharding: NamedSharding, global_shape: tuple) -> list:
     index = []
     for p, n, k in zip(spec, global_shape, shard):
       axes = dim_axes(p)
-      if not axes:
+      if all(mesh.shape[a] == 1 for a in axes):
+        # Unsplit (no axes, or only size-1 ones): the whole dimension, as
+        # JAX writes it.
         index.append(slice(None))
         continue
       chunk = 0

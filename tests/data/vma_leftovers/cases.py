@@ -192,3 +192,42 @@ def device_error_cases(jax, n):
   case("jit_out_shardings_devices",
        lambda: jax.jit(lambda x, y: x, out_shardings=NamedSharding(mesh2, P("x")))(s1, s1))
   return out
+
+
+def placement_cases(jax, n):
+  """Where jit of shard_map puts its results: JAX's sharding and each
+  device's shard, interpreted or compiled alike."""
+  P, NamedSharding = jax.sharding.PartitionSpec, jax.sharding.NamedSharding
+  lax, jnp = jax.lax, jax.numpy
+  mesh = _mesh(jax, n)
+  emesh = jax.make_mesh((n // 2, 2), ("i", "j"))
+  out = {}
+
+  def show(r):
+    shards = [(s.device.id, str(s.index)) for s in r.addressable_shards]
+    return (f"{jax.typeof(r)} {r.sharding} {sorted(d.id for d in r.devices())} {shards} "
+            f"{np.asarray(r).tolist()}")
+
+  def case(name, thunk):
+    try:
+      rs = thunk()
+      out[name] = [show(r) for r in (rs if isinstance(rs, tuple) else (rs,))]
+    except Exception as e:  # noqa: BLE001 - the error is the case's outcome
+      out[name] = f"{type(e).__name__}: {e}"
+
+  x8 = jnp.arange(8.0, dtype=np.float32)
+  x44 = jnp.arange(16.0, dtype=np.float32).reshape(4, 4)
+  case("jit_shard_map", lambda: jax.jit(jax.shard_map(
+      lambda x: x * 2, mesh=mesh, in_specs=P("i"), out_specs=P("i")))(x8))
+  case("jit_shard_map_psum", lambda: jax.jit(jax.shard_map(
+      lambda x: lax.psum(x, "i"), mesh=mesh, in_specs=P("i", "j"),
+      out_specs=P(None, "j")))(x44))
+  case("jit_shard_map_two_outputs", lambda: jax.jit(jax.shard_map(
+      lambda x: (x, x.sum()), mesh=mesh, in_specs=P("i"), out_specs=(P("i"), P()),
+      check_vma=False))(x8))
+  case("jit_shard_map_after_op", lambda: jax.jit(lambda x: jax.shard_map(
+      lambda v: v + 1, mesh=mesh, in_specs=P("i"), out_specs=P("i"))(x * 3))(x8))
+  xe = jax.device_put(x8, NamedSharding(emesh, P("i")))
+  case("jit_shard_map_explicit", lambda: jax.jit(jax.shard_map(
+      lambda x: x + 1, mesh=emesh, in_specs=P("i"), out_specs=P("i")))(xe))
+  return out

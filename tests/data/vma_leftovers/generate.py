@@ -17,7 +17,8 @@ def run(n: int) -> dict:
   sys.path.insert(0, str(HERE))
   import jax
   import cases
-  return {"vma": cases.vma_cases(jax, n), "device_errors": cases.device_error_cases(jax, n)}
+  return {"vma": cases.vma_cases(jax, n), "device_errors": cases.device_error_cases(jax, n),
+          "placement": cases.placement_cases(jax, n)}
 
 
 if __name__ == "__main__":
