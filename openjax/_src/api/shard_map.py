@@ -34,7 +34,7 @@ from openjax._src.control.shard_map_rules import (check_out_replication, check_r
 from openjax._src.core import ShapedArray, Tracer, eval_trace, set_current_trace, trace_state
 from openjax._src.core.mesh import (AbstractMesh, AxisType, Mesh, get_abstract_mesh,
                                    get_concrete_mesh)
-from openjax._src.core.sharding import PartitionSpec, dim_axes
+from openjax._src.core.sharding import NamedSharding, PartitionSpec, dim_axes
 from openjax._src.core.avals import manual_axis_order
 from openjax._src.interpreters.staging import trace_to_closed_jaxpr
 from openjax._src.primitives.collectives.collectives import current_axis_env, extend_axis_env
@@ -177,9 +177,22 @@ def _check_manual_specs(specs, manual: frozenset, prefix: str) -> None:
                      f"\n\nCheck the {prefix}_specs values passed to shard_map.")
 
 
-def _onto_mesh(outs, sub):
-  leaves, tree = tree_util.tree_flatten(outs)
-  return tree_util.tree_unflatten(tree, onto_whole_mesh(leaves, sub))
+def body_typed(block: ShapedArray, arg: ShapedArray, sub: Mesh) -> ShapedArray:
+  """A partially manual body's input ``block`` typed as JAX types it: split
+  along the non-manual Explicit axes the argument ``arg`` is split over, on
+  the mesh with the manual axes marked Manual (``f32[4,4@j]``)."""
+  if arg.sharding is None:
+    return block
+  manual = set(sub.axis_names)
+  entries = []
+  for e in arg.sharding.spec:
+    names = tuple(a for a in dim_axes(e) if a not in manual)
+    entries.append(None if not names else names[0] if len(names) == 1 else names)
+  if all(e is None for e in entries):
+    return block
+  body_mesh = partial_parents[sub].abstract_mesh.update_axis_types(
+      {a: AxisType.Manual for a in manual})
+  return block.update(sharding=NamedSharding(body_mesh, PartitionSpec(*entries)))
 
 
 def shard_map(f: Callable | None = None, /, *, out_specs, in_specs=Infer, mesh=None,
@@ -261,10 +274,10 @@ def _shard_map(f, out_specs, in_specs, mesh, axis_names, check_vma: bool, from_s
     if m is full and all(t is AxisType.Explicit for t in m.axis_types):
       _check_explicit_in_specs(leaves, specs)
     if trace_state.trace is eval_trace:
-      outs = _run_eagerly(f, m, leaves, in_tree, specs, out_specs, check_vma)
-      return outs if m is full else _onto_mesh(outs, m)
+      return _run_eagerly(f, m, leaves, in_tree, specs, out_specs, check_vma)
     avals = [abstractify(x) for x in leaves]
-    key = (m, in_tree, tuple((a.shape, a.dtype, a.weak_type) for a in avals), tuple(specs),
+    key = (m, in_tree, tuple((a.shape, a.dtype, a.weak_type, a.sharding) for a in avals),
+           tuple(specs),
            current_axis_env(), vma_checked_axes())
     entry = cache.get(key)
     if entry is None:
@@ -286,9 +299,13 @@ def _run_eagerly(f, mesh, leaves, in_tree, specs, out_specs, check_vma):
     local_aval(ShapedArray(a.shape, a.dtype, a.weak_type), s, sizes)   # divisibility errors
   trace = ShardMapTrace(eval_trace, mesh, check_vma)
   tracers = []
+  partial = mesh in partial_parents
   for x, s in zip(leaves, specs):
     blocks = shards_for(x, named_sharding(mesh, s), np.shape(x))
-    tracers.append(ShardMapTracer(trace, list(blocks), frozenset(_spec_axes(s))))
+    t = ShardMapTracer(trace, list(blocks), frozenset(_spec_axes(s)))
+    if partial:
+      t.sharding = body_typed(t.aval, abstractify(x), mesh).sharding
+    tracers.append(t)
   try:
     with set_current_trace(trace), extend_axis_env(sizes.items()), _vma_context(mesh, check_vma):
       out = f(*tree_util.tree_unflatten(in_tree, tracers))
@@ -296,6 +313,8 @@ def _run_eagerly(f, mesh, leaves, in_tree, specs, out_specs, check_vma):
     flat = _flat_specs("out_specs", out_tree, out_specs)
     _check_specs(mesh, flat, "out_specs")
     per_output = [eager_blocks(trace, o) for o in out_leaves]
+    body_avals = [o.aval if isinstance(o, ShardMapTracer) else ShapedArray(
+        np.shape(o), np.result_type(o)) for o in out_leaves]
   finally:
     trace.invalidate()
   if check_vma:
@@ -303,7 +322,10 @@ def _run_eagerly(f, mesh, leaves, in_tree, specs, out_specs, check_vma):
     check_out_replication([varying for _, varying in per_output], flat, mesh, "_rem_singleton")
   results = [[blocks[k] for blocks, _ in per_output] for k in range(mesh.devices.size)]
   avals = [ShapedArray(b[0].shape, b[0].dtype, b[0].weak_type) for b, _ in per_output]
-  return tree_util.tree_unflatten(out_tree, assemble(results, avals, mesh, flat, sizes))
+  outs = assemble(results, avals, mesh, flat, sizes)
+  if partial:
+    outs = onto_whole_mesh(outs, mesh, body_avals)
+  return tree_util.tree_unflatten(out_tree, outs)
 
 
 def _spec_axes(spec) -> set:
@@ -366,6 +388,8 @@ def trace_shard_map(f, mesh, in_tree, avals, specs, out_specs, check_vma):
   sizes = mesh_axis_sizes(mesh)
   local = [local_aval(ShapedArray(a.shape, a.dtype, a.weak_type), s, sizes)
            for a, s in zip(avals, specs)]
+  if mesh in partial_parents:
+    local = [body_typed(b, a, mesh) for b, a in zip(local, avals)]
   if check_vma:
     # An input varies over the mesh axes its spec splits it over.
     local = [a.with_vma(_spec_axes(s)) for a, s in zip(local, specs)]

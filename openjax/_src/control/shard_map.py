@@ -45,7 +45,7 @@ from openjax._src.core.array import Array, ShardedBuffer, sharded_array_of_shard
 from openjax._src.core.jaxpr import DropVar, jaxprs_in_params
 from openjax._src.core.placement import commit
 from openjax._src.core.mesh import Mesh
-from openjax._src.core.sharding import NamedSharding, aval_sharding, dim_axes
+from openjax._src.core.sharding import NamedSharding, PartitionSpec, aval_sharding, dim_axes
 from openjax._src.interpreters.batching import batch_jaxpr
 from openjax._src.interpreters.staging import trace_to_closed_jaxpr
 from openjax._src.primitives.base.structural import expand_dims, reshape, transpose
@@ -134,18 +134,27 @@ def _shard_map_abstract_eval(*avals, jaxpr, mesh, in_specs, out_specs, check_vma
 
 
 @shard_map_p.def_sharding_rule
-def _shard_map_sharding_rule(specs, avals, out_avals, *, mesh, out_specs, **params):
+def _shard_map_sharding_rule(specs, avals, out_avals, *, mesh, out_specs, jaxpr, **params):
   # Results are laid out as out_specs say; their types name the Explicit
-  # mesh axes among those (Manual and Auto axes are not part of a type).
+  # mesh axes among those (Manual and Auto axes are not part of a type),
+  # then the Explicit axes a partially manual body left its results split
+  # over.
   explicit = set(mesh.explicit_axes)
-  out = []
-  for spec, aval in zip(out_specs, out_avals):
-    entries = []
-    for e in _spec_entries(spec, len(aval.shape)):
-      names = tuple(a for a in dim_axes(e) if a in explicit)
-      entries.append(None if not names else names[0] if len(names) == 1 else names)
-    out.append(tuple(entries))
-  return out
+  return [tuple(whole_spec(spec, body, len(aval.shape), explicit))
+          for spec, body, aval in zip(out_specs, jaxpr.out_avals, out_avals)]
+
+
+def whole_spec(spec, body: ShapedArray, ndim: int, keep=None) -> list:
+  """A result's spec over the whole mesh: ``spec``'s entries (those naming
+  axes in ``keep``, all when None) joined, per dimension, by the Explicit
+  non-manual axes the body's result ``body`` is split over."""
+  inner = list(body.sharding.spec) if body.sharding is not None else []
+  inner += [None] * (ndim - len(inner))
+  entries = []
+  for e, b in zip(_spec_entries(spec, ndim), inner):
+    names = tuple(a for a in dim_axes(e) if keep is None or a in keep) + dim_axes(b)
+    entries.append(None if not names else names[0] if len(names) == 1 else names)
+  return entries
 
 
 # ------------------------------------------------- per-device execution
@@ -496,11 +505,19 @@ def manual_submesh(mesh: Mesh, manual: frozenset) -> Mesh:
   return sub
 
 
-def onto_whole_mesh(outs: list, sub: Mesh) -> list:
+def onto_whole_mesh(outs: list, sub: Mesh, body_avals: list) -> list:
   """Results of a run over a partially manual shard_map's sub-mesh laid out
-  over the whole mesh (replicated along its automatic axes), as JAX's."""
+  over the whole mesh, as JAX's: split along the non-manual Explicit axes
+  the body's results ``body_avals`` are typed with, replicated along the
+  others."""
   full = partial_parents[sub]
-  return [put_sharded(x, NamedSharding(full, x.sharding.spec)) for x in outs]
+  placed = []
+  for x, b in zip(outs, body_avals):
+    entries = whole_spec(x.sharding.spec, b, x.ndim)
+    while entries and entries[-1] is None:   # P('i'), not P('i', None)
+      entries.pop()
+    placed.append(put_sharded(x, NamedSharding(full, PartitionSpec(*entries))))
+  return placed
 
 
 _shardings: dict = {}
@@ -568,7 +585,7 @@ def run_on_devices(args, jaxpr: ClosedJaxpr, mesh, in_specs, out_specs) -> list:
                              devices, mesh)
       results = [commit([_as_array(o, a) for o, a in zip(r, jaxpr.out_avals)], d)
                  for r, d in zip(outs, devices)]
-      return _whole(_assembled(results, layout), mesh)
+      return _whole(_assembled(results, layout), mesh, jaxpr.out_avals)
   rendezvous = MeshRendezvous(sizes)
 
   def run(k: int):
@@ -594,11 +611,11 @@ def run_on_devices(args, jaxpr: ClosedJaxpr, mesh, in_specs, out_specs) -> list:
     # The device that failed first, not a peer that only heard of it.
     first = next((e for e in failed if type(e).__name__ != "CollectiveError"), None)
     raise first or next((e for e in failed if e is rendezvous.cause()), failed[0])
-  return _whole(_assembled(results, layout), mesh)
+  return _whole(_assembled(results, layout), mesh, jaxpr.out_avals)
 
 
-def _whole(outs: list, mesh) -> list:
-  return onto_whole_mesh(outs, mesh) if mesh in partial_parents else outs
+def _whole(outs: list, mesh, body_avals: list) -> list:
+  return onto_whole_mesh(outs, mesh, body_avals) if mesh in partial_parents else outs
 
 
 def _assembled(results: list, layout: _Layout) -> list:

@@ -20,6 +20,7 @@ from openjax._src.control.shard_map_rules import varying_after
 from openjax._src.core import Array, ShapedArray, Trace, Tracer, get_aval, set_current_trace
 from openjax._src.core.jaxpr import jaxprs_in_params
 from openjax._src.core.placement import commit
+from openjax._src.core.sharding_rules import apply_sharding_rule
 from openjax._src.primitives.collectives.collectives import (extend_axis_env,
                                                              running_on_mesh_device)
 from openjax._src.runtime.collectives import MeshRendezvous
@@ -28,17 +29,20 @@ __all__ = ["ShardMapTrace", "ShardMapTracer"]
 
 
 class ShardMapTracer(Tracer):
-  __slots__ = ("blocks", "varying")
+  """``sharding``: in a partially manual body, the non-manual Explicit axes
+  the value is split over (its type's ``f32[4,4@j]``), else None."""
+  __slots__ = ("blocks", "varying", "sharding")
 
-  def __init__(self, trace: "ShardMapTrace", blocks: list, varying: frozenset):
+  def __init__(self, trace: "ShardMapTrace", blocks: list, varying: frozenset, sharding=None):
     self._trace = trace
     self.blocks = blocks
     self.varying = varying
+    self.sharding = sharding
 
   @property
   def aval(self) -> ShapedArray:
     a = get_aval(self.blocks[0])
-    return ShapedArray(a.shape, a.dtype, a.weak_type,
+    return ShapedArray(a.shape, a.dtype, a.weak_type, self.sharding,
                        vma=self.varying if self._trace.check_vma else frozenset())
 
   def __str__(self) -> str:
@@ -87,15 +91,29 @@ class ShardMapTrace(Trace):
     out_varying = [frozenset(varying_after(primitive, params, set(varying)))] * len(outs[0])
     if self.check_vma and primitive.vma_rule is None and jaxprs_in_params(params):
       out_varying = self._typed_varying(primitive, args, params, out_varying)
-    return [ShardMapTracer(self, [o[j] for o in outs], v)
-            for j, v in enumerate(out_varying)]
+    shardings = [None] * len(outs[0])
+    if any(isinstance(x, ShardMapTracer) and x._trace is self and x.sharding is not None
+           for x in args):
+      shardings = self._typed_shardings(primitive, args, params)
+    return [ShardMapTracer(self, [o[j] for o in outs], v, s)
+            for j, (v, s) in enumerate(zip(out_varying, shardings))]
+
+  def _avals(self, args) -> list:
+    return [x.aval if isinstance(x, ShardMapTracer) and x._trace is self else get_aval(x)
+            for x in args]
+
+  def _typed_shardings(self, primitive, args, params) -> list:
+    """The results' types along the non-manual Explicit axes, from the
+    primitive's sharding rule, as staging types a traced body."""
+    avals = self._avals(args)
+    out_avals = primitive.rule("abstract_eval")(*avals, **params)
+    return [a.sharding for a in apply_sharding_rule(primitive, avals, out_avals, params)]
 
   def _typed_varying(self, primitive, args, params, untyped: list) -> list:
     """A loop or cond traced with vma types (its body saw its operands'
     varying axes) says per result what it varies over, as staging types it:
     a scan's invariant carry stays invariant beside a varying ``ys``."""
-    avals = [x.aval if isinstance(x, ShardMapTracer) and x._trace is self
-             else get_aval(x) for x in args]
+    avals = self._avals(args)
     typed = any(v.aval.vma for j in jaxprs_in_params(params) for v in j.invars)
     out_avals = primitive.rule("abstract_eval")(*avals, **params)
     if not typed and not any(a.vma for a in out_avals):
