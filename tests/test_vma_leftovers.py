@@ -68,3 +68,15 @@ def test_jit_of_shard_map_places_results_as_jax(n, executor):
   with cpu_devices(n), jax.config.override("openjax_executor", executor):
     got = CASES.placement_cases(jax, n)
   assert got == EXPECTED[str(n)]["placement"]
+
+
+@pytest.mark.parametrize("executor", ["interpreter", "iree"])
+@pytest.mark.parametrize("n", [2, 4])
+def test_partially_manual_body_typed_along_explicit_axes(n, executor):
+  # shard_map manual over some axes of an Explicit mesh: the body's values
+  # are typed with the other axes they are split over (f32[4,4@j]{V:i}),
+  # sharding rules apply inside, eagerly and traced, and the results are
+  # laid out over the whole mesh along those axes too.
+  with cpu_devices(n), jax.config.override("openjax_executor", executor):
+    got = CASES.partial_explicit_cases(jax, n)
+  assert got == EXPECTED[str(n)]["partial_explicit"]

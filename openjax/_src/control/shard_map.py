@@ -514,7 +514,9 @@ def onto_whole_mesh(outs: list, sub: Mesh, body_avals: list) -> list:
   placed = []
   for x, b in zip(outs, body_avals):
     entries = whole_spec(x.sharding.spec, b, x.ndim)
-    while entries and entries[-1] is None:   # P('i'), not P('i', None)
+    # Over a mesh with Explicit axes JAX gives one entry per dimension
+    # (P('i', None)); over an all-Auto one, out_specs as written.
+    while not full._any_axis_explicit and entries and entries[-1] is None:
       entries.pop()
     placed.append(put_sharded(x, NamedSharding(full, PartitionSpec(*entries))))
   return placed

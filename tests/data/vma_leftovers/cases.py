@@ -231,3 +231,53 @@ def placement_cases(jax, n):
   case("jit_shard_map_explicit", lambda: jax.jit(jax.shard_map(
       lambda x: x + 1, mesh=emesh, in_specs=P("i"), out_specs=P("i")))(xe))
   return out
+
+
+def partial_explicit_cases(jax, n):
+  """A shard_map manual over some axes of an Explicit mesh: the body's
+  types along the other (Explicit) axes, and the results' layout."""
+  P, NamedSharding = jax.sharding.PartitionSpec, jax.sharding.NamedSharding
+  jnp = jax.numpy
+  mesh = jax.make_mesh((n // 2, 2), ("i", "j"))
+  x = jax.device_put(np.arange(32.0, dtype=np.float32).reshape(8, 4),
+                     NamedSharding(mesh, P("i", "j")))
+  xr = jax.device_put(np.arange(32.0, dtype=np.float32).reshape(8, 4),
+                      NamedSharding(mesh, P("i")))
+  out = {}
+
+  def body(v):
+    print("in", jax.typeof(v))
+    w = v * 2 + 1
+    print("elementwise", jax.typeof(w))
+    print("sum0", jax.typeof(w.sum(axis=0)), "sum1", jax.typeof(w.sum(axis=1)))
+    print("T", jax.typeof(w.T), "sin", jax.typeof(jnp.sin(w)))
+    print("all", jax.typeof(jnp.sum(w)), "cast", jax.typeof(w.astype(jnp.int32)))
+    return w
+
+  def body_j(v):
+    print("in", jax.typeof(v), jax.typeof(v).sharding)
+    return v - 1
+
+  def body_sharding(v):
+    print("in", jax.typeof(v), jax.typeof(v).sharding)
+    return v
+
+  def show(r):
+    return f"{jax.typeof(r)} {r.sharding.spec} {np.asarray(r).tolist()}"
+
+  def case(name, thunk):
+    out[name] = _outcome(lambda: show(thunk()))
+
+  with jax.set_mesh(mesh):
+    f = jax.shard_map(body, in_specs=P("i"), out_specs=P("i"), axis_names={"i"})
+    case("manual_i", lambda: f(x))
+    h = jax.shard_map(body_sharding, in_specs=P("i"), out_specs=P("i"), axis_names={"i"})
+    case("manual_i_body_sharding", lambda: h(x))
+    case("manual_i_body_sharding_jit", lambda: jax.jit(h)(x))
+    case("manual_i_jit", lambda: jax.jit(f)(x))
+    case("manual_i_replicated_arg", lambda: f(xr))
+    case("manual_i_replicated_arg_jit", lambda: jax.jit(f)(xr))
+    g = jax.shard_map(body_j, in_specs=P(None, "j"), out_specs=P(None, "j"), axis_names={"j"})
+    case("manual_j", lambda: g(x))
+    case("manual_j_jit", lambda: jax.jit(g)(x))
+  return out

@@ -18,7 +18,8 @@ def run(n: int) -> dict:
   import jax
   import cases
   return {"vma": cases.vma_cases(jax, n), "device_errors": cases.device_error_cases(jax, n),
-          "placement": cases.placement_cases(jax, n)}
+          "placement": cases.placement_cases(jax, n),
+          "partial_explicit": cases.partial_explicit_cases(jax, n)}
 
 
 if __name__ == "__main__":
