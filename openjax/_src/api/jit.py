@@ -40,8 +40,8 @@ from openjax._src.control.shard_map_jit import split_program
 from openjax._src.control.spmd import Layout, SpmdPlan, constraint_mesh, layout_of, mesh_of
 from openjax._src.core.array import ShardedBuffer
 from openjax._src.core.sharding import NamedSharding, resolve_sharding
-from openjax._src.api.jit_shardings import (as_asked, check_devices_agree, is_sharding_leaf,
-                                            named_device_error, prefix_leaves)
+from openjax._src.api.jit_shardings import (as_asked, check_devices_agree, check_in_shardings,
+                                            is_sharding_leaf, named_device_error, prefix_leaves)
 from openjax._src.primitives.collectives.collectives import current_axis_env
 from openjax._src.runtime.compiler import clear_memory_cache
 from openjax._src.runtime.pipeline import (background, cached_executable, compile_lowered,
@@ -577,6 +577,7 @@ class JitWrapped:
       if mesh is None:
         return None
     check_devices_agree(self.name, leaves, out_sh)
+    check_in_shardings(leaves, in_sh)
     in_avals = entry.closed_jaxpr.in_avals
     layouts = []
     for i, (x, aval) in enumerate(zip(leaves, in_avals)):

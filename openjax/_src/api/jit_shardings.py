@@ -117,3 +117,23 @@ def check_devices_agree(name: str, leaves: list, out_shardings) -> None:
         and s._device_assignment != first[2]):
       raise IncompatibleDevicesError(
           name, [first[:2], (None, f"explicit output sharding {devices_phrase(s)}")])
+
+
+def check_in_shardings(leaves: list, in_shardings) -> None:
+  """JAX's error for a committed argument laid out otherwise than the
+  ``in_shardings`` entry for it (the layouts compared without the device
+  ids, as XLA's shardings are)."""
+  for x, s in zip(leaves, in_shardings or ()):
+    if (not isinstance(s, Sharding) or type(x) is not Array
+        or (x._device is None and type(x._buffer) is not ShardedBuffer)):
+      continue
+    own = x.sharding
+    if _layout(own, x.shape) != _layout(s, x.shape):
+      raise ValueError("Sharding passed to jit does not match the sharding on the "
+                       f"respective arg. Got jit sharding: {s},\narg sharding: {own} for "
+                       f"arg type: {x.aval}")
+
+
+def _layout(sharding, shape: tuple) -> list:
+  return [tuple((i.start, i.stop) for i in index)
+          for index in sharding.devices_indices_map(shape).values()]

@@ -191,6 +191,16 @@ def device_error_cases(jax, n):
   case("jit_sharded_and_single", lambda: jax.jit(add)(s1, jax.device_put(jnp.ones(4), d[-1])))
   case("jit_out_shardings_devices",
        lambda: jax.jit(lambda x, y: x, out_shardings=NamedSharding(mesh2, P("x")))(s1, s1))
+  # in_shardings against committed arguments (JAX compares layouts, not ids)
+  split = NamedSharding(mesh1, P("x"))
+  case("jit_in_shardings_single_device",
+       lambda: jax.jit(lambda x: x, in_shardings=split)(jax.device_put(jnp.ones(4), d[-1])))
+  case("jit_in_shardings_other_spec",
+       lambda: jax.jit(lambda x: x, in_shardings=NamedSharding(mesh1, P()))(s1))
+  case("jit_in_shardings_other_devices_same_layout",
+       lambda: jax.jit(lambda x: x, in_shardings=split)(s2))
+  case("jit_in_shardings_uncommitted", lambda: jax.jit(lambda x: x, in_shardings=split)(
+      jnp.ones(4)))
   return out
 
 
