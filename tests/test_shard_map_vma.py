@@ -34,11 +34,10 @@ def _cases_module():
 VMA_CASES = _cases_module()
 
 
-@pytest.fixture(scope="module")
-def printed():
-  # Compiled, as JAX runs them (an interpreted jit hands results back on one
-  # device, so layouts would differ).
-  with cpu_devices(4), jax.config.override("openjax_executor", "iree"):
+@pytest.fixture(scope="module", params=["interpreter", "iree"])
+def printed(request):
+  # Interpreted or compiled, jit of shard_map lays results out as JAX does.
+  with cpu_devices(4), jax.config.override("openjax_executor", request.param):
     return VMA_CASES.cases(jax)
 
 
