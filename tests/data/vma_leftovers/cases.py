@@ -137,6 +137,32 @@ def vma_cases(jax, n):
     return lax.cond(True, lambda: y.astype(jnp.int32) + x.sum().astype(jnp.int32),
                     lambda: y)
   case("cond_dtype_and_vma", cond_dtype)
+
+  # A data-parallel step: grads through a scan over micro-batches whose
+  # carry is cast to varying (without the cast: the carry error).
+  mesh_b = jax.make_mesh((n,), ("b",), axis_types=(jax.sharding.AxisType.Explicit,))
+  P = jax.sharding.PartitionSpec
+  w = jnp.arange(6.0, dtype=np.float32).reshape(3, 2) / 10
+  xb = jax.device_put(jnp.arange(24.0, dtype=np.float32).reshape(8, 3) / 24,
+                      jax.sharding.NamedSharding(mesh_b, P("b")))
+
+  def train_step(cast):
+    def step(w, x):
+      def loss(w):
+        def body(c, xi):
+          return c + jnp.sum(jnp.tanh(xi @ w) ** 2), None
+        c0 = jnp.float32(0)
+        tot, _ = lax.scan(body, lax.pcast(c0, ("b",), to="varying") if cast else c0,
+                          x.reshape(2, -1, 3))
+        return lax.psum(tot, "b")
+      l, g = jax.value_and_grad(loss)(w)
+      return jnp.concatenate([l[None], g.ravel()])
+    return jax.shard_map(step, mesh=mesh_b, in_specs=(P(), P("b")), out_specs=P())
+
+  for cast in (True, False):
+    suffix = "" if cast else "_uncast"
+    out["scan_grad_step" + suffix] = _outcome(lambda: train_step(cast)(w, xb))
+    out["scan_grad_step_jit" + suffix] = _outcome(lambda: jax.jit(train_step(cast))(w, xb))
   return out
 
 
