@@ -465,7 +465,11 @@ def _collective_executable(plan: _Plan, i: int, eqn, mesh, k: int):
   if ex is None:
     sizes = mesh_axis_sizes(mesh)
     names = tuple(mesh.axis_names)
-    aval = eqn.invars[0].aval
+    # A value's type along non-manual Explicit axes (a partially manual
+    # body's) says nothing about moving one device's block: stacked over the
+    # devices it is plain data.
+    a = eqn.invars[0].aval
+    aval = ShapedArray(a.shape, a.dtype, a.weak_type, vma=a.vma)
     n = math.prod(sizes.values())
     with extend_axis_env(sizes.items()):
       mapped = trace_to_closed_jaxpr(lambda x: eqn.primitive.bind(x, **eqn.params), [aval])

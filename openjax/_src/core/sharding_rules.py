@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 
+from openjax._src.core.avals import vma_str
 from openjax._src.core.sharding import NamedSharding, PartitionSpec, dim_axes
 from openjax._src.errors import ShardingTypeError
 
@@ -45,7 +46,8 @@ def type_str(aval, spec: tuple, short: bool = False) -> str:
     dims.append(str(n) if not axes else f"{n}@{axes[0]}" if len(axes) == 1
                 else f"{n}@({','.join(axes)})")
   name = aval.str_short().split("[")[0] if short else aval.dtype.name
-  return f"{name}[{','.join(dims)}]"
+  # Inside a check_vma shard_map the type also names its varying manual axes.
+  return f"{name}[{','.join(dims)}]{vma_str(getattr(aval, 'vma', ()))}"
 
 
 # Why a primitive has no rule (``mark_not_applicable("sharding_rule", ...)``).
@@ -77,8 +79,11 @@ def elementwise_rule(name: str):
                                   f"{', '.join(str(s) for s in shown)}.")
     used = [a for p in out for a in dim_axes(p)]
     if len(used) != len(set(used)):
-      raise ShardingTypeError(f"{name} got incompatible shardings for broadcasting: "
-                              f"{', '.join(str(s) for s in specs)}.")
+      # Each dimension agrees, but together they split over one axis twice.
+      result = out_avals[0].update(vma=frozenset())
+      raise ShardingTypeError(
+          f"{name} operation with inputs: {', '.join(a.str_short() for a in avals)} produces "
+          f"an illegally sharded result: {type_str(result, tuple(out), short=True)}")
     return [tuple(out)] * len(out_avals)
   return rule
 

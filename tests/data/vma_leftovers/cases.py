@@ -294,6 +294,23 @@ def partial_explicit_cases(jax, n):
     print("in", jax.typeof(v), jax.typeof(v).sharding)
     return v - 1
 
+  def body_collectives(v):
+    lax = jax.lax
+    gathered = lax.all_gather(v, "i", axis=1, tiled=True)
+    stacked = lax.all_gather(v, "i")
+    summed = lax.psum(v, "i")
+    scattered = lax.psum_scatter(v, "i", scatter_dimension=1, tiled=True)
+    swapped = lax.all_to_all(v, "i", 0, 1, tiled=True)
+    moved = lax.ppermute(v, "i", [(k, (k + 1) % (n // 2)) for k in range(n // 2)])
+    for name, r in (("all_gather", gathered), ("all_gather_untiled", stacked),
+                    ("psum", summed), ("psum_scatter", scattered), ("all_to_all", swapped),
+                    ("ppermute", moved), ("pmax", lax.pmax(v, "i"))):
+      print(name, jax.typeof(r))
+    return gathered[:, :4] + summed * 2 + moved * 3
+
+  def body_illegal(v):
+    return v + v.T   # a result split over j twice
+
   def body_sharding(v):
     print("in", jax.typeof(v), jax.typeof(v).sharding)
     return v
@@ -307,6 +324,13 @@ def partial_explicit_cases(jax, n):
   with jax.set_mesh(mesh):
     f = jax.shard_map(body, in_specs=P("i"), out_specs=P("i"), axis_names={"i"})
     case("manual_i", lambda: f(x))
+    c = jax.shard_map(body_collectives, in_specs=P("i"), out_specs=P("i"), axis_names={"i"})
+    bad = jax.shard_map(body_illegal, in_specs=P("i"), out_specs=P("i"), axis_names={"i"})
+    if n == 4:
+      # (JAX 0.10.2 fails these collectives inside XLA eagerly, and under jit
+      # when the manual axis has size 1)
+      case("manual_i_collectives_jit", lambda: jax.jit(c)(x))
+      case("manual_i_illegal_result", lambda: bad(x))   # (square blocks)
     h = jax.shard_map(body_sharding, in_specs=P("i"), out_specs=P("i"), axis_names={"i"})
     case("manual_i_body_sharding", lambda: h(x))
     case("manual_i_body_sharding_jit", lambda: jax.jit(h)(x))

@@ -207,6 +207,30 @@ def _allreduce_abstract_eval(x, *, axes, axis_index_groups):
   return [ShapedArray(shape, x.dtype, False)]
 
 
+# A collective moves blocks between the devices of Manual axes. Inside a
+# partially manual shard_map over an Explicit mesh, its operand may also be
+# split along the other (Explicit) axes: that split stays on the result's
+# dimensions as JAX types them.
+def _allreduce_sharding_rule(specs, avals, out_avals, *, axes, axis_index_groups):
+  pos = {a for a in axes if isinstance(a, int)}
+  return [tuple(p for d, p in enumerate(specs[0]) if d not in pos)]
+
+
+def _same_split_rule(specs, avals, out_avals, **params):
+  return [specs[0]]
+
+
+def _all_gather_sharding_rule(specs, avals, out_avals, *, tiled, **params):
+  # JAX appends the new (untiled) dimension's entry last.
+  return [specs[0] if tiled else specs[0] + (None,)]
+
+
+def _reduce_scatter_sharding_rule(specs, avals, out_avals, *, scatter_dimension, tiled,
+                                  **params):
+  return [specs[0] if tiled else
+          tuple(p for d, p in enumerate(specs[0]) if d != scatter_dimension)]
+
+
 def _allreduce_impl(np_reduce, ufunc, api_name: str):
   def impl(x, *, axes, axis_index_groups):
     pos = tuple(a for a in axes if isinstance(a, int))
@@ -276,7 +300,7 @@ psum_impl = _allreduce_impl(lambda x, axis: np.sum(x, axis=axis, dtype=x.dtype),
                             "psum")
 psum_p.def_impl(psum_impl)
 psum_p.def_abstract_eval(_allreduce_abstract_eval)
-psum_p.mark_not_applicable("sharding_rule", MANUAL_AXES_ONLY)
+psum_p.def_sharding_rule(_allreduce_sharding_rule)
 psum_p.def_batch(_allreduce_batch(psum_p, _times))
 
 
@@ -306,7 +330,7 @@ def pmax_array(x, axes: tuple, axis_index_groups=None):
 
 pmax_p.def_impl(_allreduce_impl(lambda x, axis: np.max(x, axis=axis), np.maximum, "pmax"))
 pmax_p.def_abstract_eval(_allreduce_abstract_eval)
-pmax_p.mark_not_applicable("sharding_rule", MANUAL_AXES_ONLY)
+pmax_p.def_sharding_rule(_allreduce_sharding_rule)
 pmax_p.def_batch(_allreduce_batch(pmax_p, lambda x, size: x))
 pmax_p.mark_not_applicable("jvp", "JAX defines no derivative of pmax")
 pmax_p.def_lower(_allreduce_lower(reduce_max_p, "pmax"))
@@ -321,7 +345,7 @@ def pmin_array(x, axes: tuple, axis_index_groups=None):
 
 pmin_p.def_impl(_allreduce_impl(lambda x, axis: np.min(x, axis=axis), np.minimum, "pmin"))
 pmin_p.def_abstract_eval(_allreduce_abstract_eval)
-pmin_p.mark_not_applicable("sharding_rule", MANUAL_AXES_ONLY)
+pmin_p.def_sharding_rule(_allreduce_sharding_rule)
 pmin_p.def_batch(_allreduce_batch(pmin_p, lambda x, size: x))
 pmin_p.mark_not_applicable("jvp", "JAX defines no derivative of pmin")
 pmin_p.def_lower(_allreduce_lower(reduce_min_p, "pmin"))
@@ -361,7 +385,7 @@ def _all_gather_abstract_eval(x, *, all_gather_dimension, axis_name, axis_index_
   return [ShapedArray(tuple(shape), x.dtype, x.weak_type)]
 
 
-all_gather_p.mark_not_applicable("sharding_rule", MANUAL_AXES_ONLY)
+all_gather_p.def_sharding_rule(_all_gather_sharding_rule)
 
 
 @all_gather_p.def_batch
@@ -452,7 +476,7 @@ def _reduce_scatter_abstract_eval(x, *, scatter_dimension, axis_name, axis_index
   return [ShapedArray(shape, x.dtype, x.weak_type)]
 
 
-reduce_scatter_p.mark_not_applicable("sharding_rule", MANUAL_AXES_ONLY)
+reduce_scatter_p.def_sharding_rule(_reduce_scatter_sharding_rule)
 
 
 @reduce_scatter_p.def_batch
@@ -521,7 +545,7 @@ def _ppermute_abstract_eval(x, *, axis_name, perm):
   return [x]
 
 
-ppermute_p.mark_not_applicable("sharding_rule", MANUAL_AXES_ONLY)
+ppermute_p.def_sharding_rule(_same_split_rule)
 
 
 def _check_perm(perm, size: int) -> None:
@@ -639,7 +663,7 @@ def _pbroadcast_abstract_eval(x, *, axis_name, source):
   return [x]
 
 
-pbroadcast_p.mark_not_applicable("sharding_rule", MANUAL_AXES_ONLY)
+pbroadcast_p.def_sharding_rule(_same_split_rule)
 
 
 @pbroadcast_p.def_batch
@@ -718,7 +742,7 @@ def _all_to_all_abstract_eval(x, *, split_axis, concat_axis, axis_name, axis_ind
   return [ShapedArray(tuple(shape), x.dtype, False)]
 
 
-all_to_all_p.mark_not_applicable("sharding_rule", MANUAL_AXES_ONLY)
+all_to_all_p.def_sharding_rule(_same_split_rule)
 
 
 @all_to_all_p.def_batch
