@@ -764,3 +764,28 @@ def test_reduce_sum_compiled_dtypes():
                        lax.reduce_sum(i.astype(np.int8), (1,)), lax.reduce_sum(c, (1,))]
   for g, w in zip(_compiled(f, b, i, c), f(b, i, c)):
     _bits_equal(g, w)
+
+
+def test_pad_callable_one_vmapped_call_per_axis():
+  # As JAX's apply_along_axis: func runs once per axis on a batch of vectors
+  # (not once per vector), with NumPy's values; kwargs reach it.
+  calls = []
+
+  def fill(v, width, axis, kwargs):
+    calls.append(axis)
+    lo, hi = width
+    inner = lax.slice_in_dim(v, lo, v.shape[0] - hi)
+    return lax.pad(inner, np.float32(kwargs["base"] + axis), [(lo, hi, 0)])
+
+  def np_fill(vector, width, axis, kwargs):
+    vector[:width[0]] = kwargs["base"] + axis
+    if width[1]:
+      vector[-width[1]:] = kwargs["base"] + axis
+
+  x = np.random.default_rng(5).standard_normal((3, 4, 5)).astype(np.float32)
+  widths = ((1, 2), (0, 1), (2, 0))
+  got = jnp.pad(x, widths, mode=fill, base=10.)
+  np.testing.assert_array_equal(got, np.pad(x, widths, mode=np_fill, base=10.))
+  assert calls == [0, 1, 2]
+  empty = jnp.pad(np.zeros((0, 3), np.float32), 1, mode=fill, base=0.)
+  assert empty.shape == (2, 5)

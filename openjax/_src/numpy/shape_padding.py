@@ -2,7 +2,6 @@
 concatenation."""
 from __future__ import annotations
 
-import math
 import operator
 from typing import Any, Callable
 
@@ -11,10 +10,10 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.core import concrete_or_error
+from openjax._src.numpy.functional import apply_along_axis
 from openjax._src.numpy.indexing import repeat
 from openjax._src.numpy.reductions import max as _max, mean, min as _min
-from openjax._src.numpy.shape_joining import stack
-from openjax._src.numpy.shape_reshaping import as_array, flip, moveaxis
+from openjax._src.numpy.shape_reshaping import as_array, flip
 from openjax._src.numpy.statistics import median
 from openjax._src.numpy.util import ensure_arraylike
 
@@ -239,17 +238,13 @@ def _pad_empty(array, pad_width):
 
 def _pad_func(array, pad_width, func: Callable, **kwargs):
   # NumPy's callable mode: func(vector, (before, after), axis, kwargs) returns
-  # each 1-D vector of the zero-padded array with its padding filled in.
+  # each 1-D vector of the zero-padded array with its padding filled in. As
+  # in JAX, one vmapped call per axis (apply_along_axis), not a Python call
+  # per vector (1000 calls for a 1000x1000 array).
   padded = _pad_constant(array, pad_width, 0)
   for axis in range(padded.ndim):
-    moved = moveaxis(padded, axis, -1)
-    shape = moved.shape
-    rows = lax.reshape(moved, (math.prod(shape[:-1]), shape[-1]))
-    outs = [as_array(func(lax.index_in_dim(rows, r, 0, keepdims=False), pad_width[axis],
-                          axis, kwargs)) for r in range(rows.shape[0])]
-    if outs:
-      rows = stack(outs)
-    padded = moveaxis(lax.reshape(rows, shape), -1, axis)
+    if padded.size:
+      padded = as_array(apply_along_axis(func, axis, padded, pad_width[axis], axis, kwargs))
   return padded
 
 
