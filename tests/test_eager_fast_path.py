@@ -24,9 +24,11 @@ import openjax.numpy as jnp
 from openjax._src import dtypes, lax
 from openjax._src.core import Array, eval_trace, registry
 from openjax._src.core.avals import ShapedArray
-from openjax._src.core.trace import canonical_value, check_nans, eager_config, get_aval
+from openjax._src.core.trace import (canonical_value, check_nans, eager_config, get_aval,
+                                     make_plan)
 from openjax._src.numpy import indexer, reductions
 from openjax._src.primitives.elementwise import logic
+from openjax._src.primitives.base import structural
 from openjax._src.primitives.index import gather_scatter
 from openjax._src.primitives.sort.sort import _sort_impl
 
@@ -833,3 +835,28 @@ def test_shift_by_a_constant_amount_equals_the_bit_arithmetic(dt):
       got, = p.impl(x, y)
       assert got.dtype == x.dtype, (p, amount)
       np.testing.assert_array_equal(got, np.array(want, dt), err_msg=f"{p} by {amount}")
+
+
+def test_new_unit_dimensions_are_a_view_at_any_size():
+  """broadcast_in_dim that only inserts size-1 dimensions (expand_dims,
+  atleast_2d, keepdims) plans the lean index kernel at every size (1e6
+  elements included: the plan samples those at size 1), giving the impl's
+  values as a view; real broadcasts and 0-d identities keep their paths."""
+  prim = structural.broadcast_in_dim_p
+  for shape_in, shape, dims in [((1000, 1000), (1, 1000, 1000, 1), (1, 2)),
+                                ((6,), (6, 1), (0,)), ((), (1, 1), ()),
+                                ((0, 3), (0, 1, 3), (0, 2)), ((2, 3), (1, 2, 1, 3), (1, 3))]:
+    x = np.arange(int(np.prod(shape_in)), dtype=np.int32).reshape(shape_in)
+    params = dict(shape=shape, broadcast_dimensions=dims, sharding=None)
+    kernel, lean = make_plan(prim, [ShapedArray(x.shape, x.dtype)], params)[:2]
+    assert lean
+    got = kernel(x)
+    want = prim.impl(x, **params)[0]
+    assert got.shape == want.shape == shape and got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+    assert np.shares_memory(got, x) or x.size == 0
+  got = lax.expand_dims(jnp.asarray(np.ones((1000, 1000), np.float32)), (0, -1))
+  assert got.shape == (1, 1000, 1000, 1)
+  kernel = prim.eval_kernel(ShapedArray((3, 1), np.dtype(np.float32)), shape=(3, 4),
+                            broadcast_dimensions=(0, 1), sharding=None)
+  np.testing.assert_array_equal(kernel(np.ones((3, 1), np.float32)), np.ones((3, 4)))
