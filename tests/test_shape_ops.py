@@ -789,3 +789,18 @@ def test_pad_callable_one_vmapped_call_per_axis():
   assert calls == [0, 1, 2]
   empty = jnp.pad(np.zeros((0, 3), np.float32), 1, mode=fill, base=0.)
   assert empty.shape == (2, 5)
+
+
+@pytest.mark.parametrize("shape", [(3,), (2, 3), (2, 3, 4), (2, 1, 3, 2), (4, 0)])
+def test_stacking_one_array_stacks_its_rows(shape):
+  # vstack/hstack/dstack of one array treat its rows as the inputs (NumPy's
+  # iteration), made at least 2-/1-/3-D together: one expand_dims and one
+  # reshape, whatever the number of rows.
+  x = np.arange(int(np.prod(shape)), dtype=np.int32).reshape(shape)
+  for fun, ref in ((jnp.vstack, np.vstack), (jnp.hstack, np.hstack), (jnp.dstack, np.dstack)):
+    got = fun(x)
+    want = ref(x)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+    eqns = jax.make_jaxpr(fun)(x).jaxpr.eqns
+    assert len(eqns) <= 2, [e.primitive.name for e in eqns]

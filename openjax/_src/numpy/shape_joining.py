@@ -108,13 +108,32 @@ def _as_list(fun: str, tup) -> list:
   return [ensure_arraylike(fun, t) for t in tup]
 
 
+def _rows_at_least(fun: str, x, ndim: int):
+  """``atleast_{ndim}d`` of every row of the array ``x``, as one array with
+  the rows along axis 0 (JAX maps atleast_*d over the rows with vmap): new
+  size-1 axes by one expand_dims, not a slice per row (~8 us a row eager)."""
+  x = ensure_arraylike(fun, x)
+  r = x.ndim - 1
+  if r >= ndim:
+    return x
+  # The positions numpy's atleast_*d gives a row's axes, shifted past axis 0.
+  new = {0: {1: (0,), 2: (0, 1), 3: (0, 1, 2)}, 1: {2: (0,), 3: (0, 2)},
+         2: {3: (2,)}}[r][ndim]
+  return as_array(lax.expand_dims(x, tuple(d + 1 for d in new)))
+
+
 def vstack(tup, dtype=None):
   """Stack ``tup`` row-wise: 1-D inputs become rows, then join along axis 0."""
+  if _is_single_array(tup):
+    return concatenate(_rows_at_least("vstack", tup, 2), axis=0, dtype=dtype)
   return concatenate([atleast_2d(m) for m in _as_list("vstack", tup)], axis=0, dtype=dtype)
 
 
 def hstack(tup, dtype=None):
   """Stack ``tup`` column-wise: join along axis 1 (axis 0 for 1-D inputs)."""
+  if _is_single_array(tup):
+    arrs = _rows_at_least("hstack", tup, 1)
+    return concatenate(arrs, axis=0 if arrs.ndim == 2 else 1, dtype=dtype)
   arrs = [atleast_1d(m) for m in _as_list("hstack", tup)]
   ndim0 = arrs[0].ndim if arrs else 1
   return concatenate(arrs, axis=0 if ndim0 == 1 else 1, dtype=dtype)
@@ -122,6 +141,8 @@ def hstack(tup, dtype=None):
 
 def dstack(tup, dtype=None):
   """Stack ``tup`` depth-wise: inputs become at least 3-D, joined on axis 2."""
+  if _is_single_array(tup):
+    return concatenate(_rows_at_least("dstack", tup, 3), axis=2, dtype=dtype)
   return concatenate([atleast_3d(m) for m in _as_list("dstack", tup)], axis=2, dtype=dtype)
 
 
