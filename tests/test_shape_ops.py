@@ -797,7 +797,8 @@ def test_stacking_one_array_stacks_its_rows(shape):
   # iteration), made at least 2-/1-/3-D together: one expand_dims and one
   # reshape, whatever the number of rows.
   x = np.arange(int(np.prod(shape)), dtype=np.int32).reshape(shape)
-  for fun, ref in ((jnp.vstack, np.vstack), (jnp.hstack, np.hstack), (jnp.dstack, np.dstack)):
+  for fun, ref in ((jnp.vstack, np.vstack), (jnp.hstack, np.hstack), (jnp.dstack, np.dstack),
+                   (jnp.column_stack, np.column_stack)):
     got = fun(x)
     want = ref(x)
     assert got.shape == want.shape and got.dtype == want.dtype

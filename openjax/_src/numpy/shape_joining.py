@@ -150,6 +150,10 @@ def column_stack(tup):
   """Stack 1-D inputs as columns of a 2-D array (2-D inputs join on axis 1)."""
   if _is_single_array(tup) and np.ndim(tup) >= 3:
     return concatenate(tup, axis=1)
+  if _is_single_array(tup):
+    # Each row as a column, ``atleast_2d(row).T``: (m,) -> (m, 1), () -> (1, 1).
+    x = ensure_arraylike("column_stack", tup)
+    return concatenate(lax.expand_dims(x, (1, 2) if x.ndim == 1 else (2,)), axis=1)
   arrs = [lax.transpose(atleast_2d(a), (1, 0)) if a.ndim < 2 else a
           for a in _as_list("column_stack", tup)]
   return concatenate(arrs, axis=1)
