@@ -9,7 +9,7 @@ import pytest
 import openjax as jax
 import openjax.numpy as jnp
 from openjax import lax
-from openjax._src.core import check_jaxpr
+from openjax._src.core import ShapedArray, check_jaxpr
 from openjax._src.control import _reduce_computation
 from openjax._src.primitives.reduce.select_and_gather import (
     select_and_gather_add, select_and_scatter_add)
@@ -623,3 +623,28 @@ GOLDEN = {
 def test_printed_jaxpr_matches_jax(name):
   fn, args = GOLDEN_CASES[name]
   assert str(jax.make_jaxpr(fn)(*args)) == GOLDEN[name]
+
+
+def test_monoid_eval_kernels_match_the_impls():
+  # The lean kernels of reduce_window_sum/max/min (bookkeeping done once per
+  # plan) give the impl's bits and dtypes: padded, dilated, plain windows;
+  # float, int, uint8, bool operands; NaN and -0.0 values.
+  rng = np.random.default_rng(11)
+  f = rng.standard_normal((5, 6)).astype(np.float32)
+  f[1, 1], f[2, 3] = np.nan, -0.
+  operands = [f, f.astype(np.float16), rng.integers(-9, 9, (5, 6)).astype(np.int32),
+              rng.integers(0, 255, (5, 6)).astype(np.uint8), rng.random((5, 6)) > 0.5]
+  for prim in (lax.reduce_window_sum_p, lax.reduce_window_max_p, lax.reduce_window_min_p):
+    for x in operands:
+      if prim is lax.reduce_window_sum_p and x.dtype == np.bool_:
+        continue
+      for cfg in CONFIGS:
+        params = dict(zip(("window_dimensions", "window_strides", "padding", "base_dilation",
+                           "window_dilation"), cfg))
+        kernel = prim.eval_kernel(ShapedArray(x.shape, x.dtype), **params)
+        assert kernel is not None
+        want, = prim.impl(x, **params)
+        with np.errstate(all="ignore"):
+          got = kernel(x)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)

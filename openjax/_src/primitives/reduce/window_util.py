@@ -140,6 +140,11 @@ def pad_dilate(x: np.ndarray, value, padding: Pads, base_dilation) -> np.ndarray
   return out
 
 
+def _plain(padding: Pads, base_dilation) -> bool:
+  # No padding and no holes: the operand is its own padded, dilated form.
+  return all(p == (0, 0) for p in padding) and all(b == 1 for b in base_dilation)
+
+
 def window_view(x: np.ndarray, init, window_dimensions, window_strides, padding: Pads,
                 base_dilation, window_dilation) -> np.ndarray:
   """A view of shape ``out_shape + window_dimensions``: the elements of every
@@ -222,7 +227,7 @@ def window_reduce(x: np.ndarray, ufunc, identity, window_dimensions, window_stri
                        window_dilation)
     axes = tuple(range(x.ndim, view.ndim))
     return np.asarray(ufunc.reduce(view, axis=axes, dtype=x.dtype, initial=identity))
-  xp = pad_dilate(x, identity, padding, base_dilation)
+  xp = x if _plain(padding, base_dilation) else pad_dilate(x, identity, padding, base_dilation)
   acc = None
   for sl in offset_slices(out_shape, window_dimensions, window_strides, window_dilation):
     acc = xp[sl].copy() if acc is None else ufunc(acc, xp[sl], out=acc)
@@ -245,7 +250,7 @@ def window_select(x: np.ndarray, largest: bool, window_dimensions, window_stride
     if w.shape[-1] == 0 or w.size == 0:
       return np.zeros(w.shape[:-1], np.intp)
     return (np.argmax if largest else np.argmin)(w, axis=-1)
-  xp = pad_dilate(x, identity, padding, base_dilation)
+  xp = x if _plain(padding, base_dilation) else pad_dilate(x, identity, padding, base_dilation)
   slices = offset_slices(out_shape, window_dimensions, window_strides, window_dilation)
   best = xp[slices[0]].copy()
   pos = np.zeros(out_shape, np.int32 if size < 2 ** 31 else np.intp)
