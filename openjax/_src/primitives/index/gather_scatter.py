@@ -23,12 +23,13 @@ from openjax._src.primitives.base.util import check_same_dtypes
 from openjax._src.primitives.elementwise.arithmetic import add, div, mul, neg, rem, sub
 from openjax._src.primitives.elementwise.logic import eq, select
 from openjax._src.primitives.index.indexing_util import (GatherDimensionNumbers, GatherScatterMode,
-                                                         ScatterDimensionNumbers, cast_scalar,
-                                                         check_batching, check_index_dtype,
-                                                         default_fill_value, dims_in_range,
-                                                         disjoint_dims, gather_dnums,
-                                                         gather_dnums_attr, gather_out_shape,
-                                                         gather_windows, in_bounds, is_sorted,
+                                                         ScatterDimensionNumbers, axis_take_kernel,
+                                                         cast_scalar, check_batching,
+                                                         check_index_dtype, default_fill_value,
+                                                         dims_in_range, disjoint_dims,
+                                                         gather_dnums, gather_dnums_attr,
+                                                         gather_out_shape, gather_windows,
+                                                         in_bounds, is_sorted,
                                                          lower_clamp_index_vectors,
                                                          lower_index_dtype, lower_unchanged,
                                                          no_duplicate_dims, replace_combine,
@@ -124,16 +125,10 @@ def _gather_eval_kernel(operand, indices, *, dimension_numbers, slice_sizes, uni
       or any(slice_sizes[d] != operand.shape[d] for d in rest)):
     return None
   shape = operand.shape
-  fill = None
-  if mode == GatherScatterMode.FILL_OR_DROP:
-    fill = cast_scalar(0 if fill_value is None else fill_value, operand.dtype)
-  if tuple(dn.offset_dims) != tuple(range(batch, batch + len(rest))):
-    # jnp.take's layout along one axis: the index's batch dimensions stand
-    # where the axis was (``x[:, i]``, ``take(x, i, axis=1)``).
-    if len(points) != 1 or tuple(dn.offset_dims) != tuple(range(points[0])) + tuple(
-        range(points[0] + batch, batch + len(rest))) or 0 in shape or 0 in indices.shape:
-      return None
-    return _axis_take_kernel(points[0], shape[points[0]] - 1, operand.ndim, fill)
+  fill = (cast_scalar(0 if fill_value is None else fill_value, operand.dtype)
+          if mode == GatherScatterMode.FILL_OR_DROP else None)
+  if tuple(dn.offset_dims) != tuple(range(batch, batch + len(rest))):   # take(x, i, axis=1)
+    return axis_take_kernel(points, dn.offset_dims, shape, indices.shape, fill)
   if batch == 0 and fill is None:
     def point_kernel(x, idx):
       where = [slice(None)] * x.ndim
@@ -157,20 +152,6 @@ def _gather_eval_kernel(operand, indices, *, dimension_numbers, slice_sizes, uni
   if 0 in shape or 0 in indices.shape:   # NumPy cannot index an empty axis: the impl's zeros
     return None
   return take_kernel
-
-
-def _axis_take_kernel(axis: int, high: int, ndim: int, fill):
-  # np.take along ``axis`` at the clamped index column; out-of-bounds places
-  # get ``fill`` when the mode fills.
-  def kernel(x, idx):
-    col = idx[..., 0]
-    out = np.take(x, np.minimum(np.maximum(col, 0), high), axis=axis)
-    if fill is not None:
-      ok = (col >= 0) & (col <= high)
-      if not ok.all():
-        out = np.where(ok.reshape((1,) * axis + ok.shape + (1,) * (ndim - axis - 1)), out, fill)
-    return out
-  return kernel
 
 
 @gather_p.def_abstract_eval
