@@ -136,3 +136,30 @@ def test_stacking_one_array_stacks_its_rows(shape):
     np.testing.assert_array_equal(got, want)
     eqns = jax.make_jaxpr(fun)(x).jaxpr.eqns
     assert len(eqns) <= 2, [e.primitive.name for e in eqns]
+
+
+def test_pad_is_one_staged_program_as_in_jax():
+  # JAX 0.10.2: make_jaxpr(lambda x: jnp.pad(x, 2))(f32[3]).
+  expected = """\
+{ lambda ; a:f32[3]. let
+    b:f32[7] = jit[
+      name=_pad
+      jaxpr={ lambda ; a:f32[3] c:i32[]. let
+          d:f32[] = convert_element_type[new_dtype=float32 weak_type=False] c
+          b:f32[7] = pad[padding_config=((2, 2, 0),)] a d
+        in (b,) }
+    ] a 0:i32[]
+  in (b,) }"""
+  assert str(jax.make_jaxpr(lambda x: jnp.pad(x, 2))(np.ones(3, np.float32))) == expected
+  # Every mode: the eager call (a cached program; constant/empty bind lax.pad
+  # directly) gives the jitted call's values and NumPy's.
+  x = np.arange(12, dtype=np.float32).reshape(3, 4)
+  widths = ((2, 1), (0, 3))
+  for kw in [{}, dict(constant_values=((1, 2), (3, 4))), dict(mode="edge"),
+             dict(mode="wrap"), dict(mode="reflect", reflect_type="odd"),
+             dict(mode="symmetric"), dict(mode="maximum", stat_length=2),
+             dict(mode="mean"), dict(mode="linear_ramp", end_values=((5, -2), (1, 0)))]:
+    eager = jnp.pad(x, widths, **kw)
+    jitted = jax.jit(lambda v, kw=kw: jnp.pad(v, widths, **kw))(x)
+    np.testing.assert_array_equal(eager, jitted)
+    np.testing.assert_allclose(eager, np.pad(x, widths, **kw), rtol=1e-6, atol=1e-6)
