@@ -282,7 +282,8 @@ def pad(array, pad_width, mode: str | Callable = "constant", **kwargs):
   stat_length = kwargs.get("stat_length")
   if stat_length is not None:
     stat_length = _broadcast_to_pairs(stat_length, nd, "stat_length")
-  if mode in ("constant", "empty") and trace_state.trace is eval_trace:
+  if (mode == "empty" or mode == "constant" and np.ndim(cv) == 0) \
+      and trace_state.trace is eval_trace:
     # Eager, one lax.pad needs no program around it (~15 us of jit call).
     return as_array(_pad_constant(array, pad_width, cv) if mode == "constant"
                     else _pad_empty(array, pad_width))
