@@ -9,7 +9,7 @@ import pytest
 import openjax as jax
 import openjax.numpy as jnp
 from openjax import lax
-from openjax._src.primitives.fft.fft import FftType
+from openjax._src.primitives.fft.fft import FftType, fft_p
 
 RNG = np.random.default_rng(0)
 
@@ -196,3 +196,37 @@ def test_compiled_matches_eager():
   for c, e in zip(compiled, eager):
     assert np.asarray(c).dtype == np.asarray(e).dtype
     _close(c, np.asarray(e), 2e-5)
+
+
+def test_eager_kernel_matches_impl_bits_and_dtypes():
+  # The eval kernel (numpy.fft.fft & co. for one axis, the n-D functions
+  # otherwise) gives the impl's bits and dtypes, empty and NaN/inf inputs
+  # included; jnp.fft's eager path (the primitive, no staged jit) gives the
+  # jitted path's values, normalisations and moved axes included.
+  x = _c64(3, 8)
+  x[0, 1] = np.nan
+  x[1, 2] = np.inf
+  cases = [(FftType.FFT, x, (8,)), (FftType.IFFT, _c64(2, 5), (5,)),
+           (FftType.RFFT, _f32(3, 10), (10,)), (FftType.IRFFT, _c64(3, 5), (8,)),
+           (FftType.IRFFT, _c64(3, 5), (9,)), (FftType.FFT, _c64(4, 6), (4, 6)),
+           (FftType.RFFT, _f32(2, 3, 4), (3, 4)), (FftType.IRFFT, _c64(2, 3, 4), (3, 6)),
+           (FftType.FFT, np.zeros((0, 4), np.complex64), (4,)),
+           (FftType.RFFT, _f32(5).astype(np.float64), (5,))]
+  for typ, v, n in cases:
+    with jax.enable_x64(v.dtype == np.float64):
+      got = np.asarray(lax.fft(v, typ, n))
+      want, = fft_p.impl(v, fft_type=typ, fft_lengths=n)
+      assert got.dtype == want.dtype and got.shape == want.shape
+      np.testing.assert_array_equal(got, want)
+  a = _c64(3, 6)
+  for norm in (None, "ortho", "forward"):
+    for fun, kw in ((jnp.fft.fft, dict(axis=0)), (jnp.fft.ifft, dict(n=4)),
+                    (jnp.fft.rfft, dict(n=9)), (jnp.fft.irfft, dict(axis=-2)),
+                    (jnp.fft.fft2, {}), (jnp.fft.ihfft, {}), (jnp.fft.hfft, {})):
+      arg = a.real.copy() if fun in (jnp.fft.rfft, jnp.fft.ihfft) else a
+      if fun in (jnp.fft.ihfft, jnp.fft.hfft) and norm is not None:
+        continue
+      eager = fun(arg, norm=norm, **kw)
+      jitted = jax.jit(lambda v, fun=fun, kw=kw, norm=norm: fun(v, norm=norm, **kw))(arg)
+      assert eager.dtype == jitted.dtype
+      np.testing.assert_array_equal(eager, jitted)

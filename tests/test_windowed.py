@@ -9,7 +9,7 @@ import pytest
 import openjax as jax
 import openjax.numpy as jnp
 from openjax import lax
-from openjax._src.core import check_jaxpr
+from openjax._src.core import ShapedArray, check_jaxpr
 from openjax._src.control import _reduce_computation
 from openjax._src.primitives.reduce.select_and_gather import (
     select_and_gather_add, select_and_scatter_add)
@@ -269,6 +269,37 @@ def test_select_and_gather_scatter_match_references_and_are_adjoint():
       ones = (1, 1)
       ga = select_and_gather_add(t, x, prim, wd, ws, pad, ones, ones)
       np.testing.assert_allclose(np.vdot(ga, s), np.vdot(t, sc), rtol=1e-5)
+
+
+def test_select_and_gather_ties_nans_and_both_window_paths():
+  # Ties (the first position wins), -0.0 against 0.0 (a tie) and large
+  # windows (the argmax path, over LOOP_WINDOW_SIZE positions) against
+  # the by-definition loop; the tangents keep their dtype and bits.
+  rng = np.random.default_rng(7)
+  x = rng.integers(-2, 3, (6, 7)).astype(np.float32)
+  x[0, 0] = -0.
+  t = rng.integers(-1000, 1000, (6, 7)).astype(np.int32)
+  for cfg in CONFIGS + [((5, 7), (1, 1), ((2, 2), (3, 3)), (2, 2), (1, 1)),
+                        ((3, 3), (2, 3), ((1, 1), (0, 2)), (1, 1), (2, 1))]:
+    for prim, largest in ((lax.ge_p, True), (lax.le_p, False)):
+      got = np.asarray(select_and_gather_add(t, x, prim, *cfg))
+      assert got.dtype == np.int32
+      np.testing.assert_array_equal(got, gather_reference(t, x, largest, *cfg))
+  x3, t3 = _normal((3, 4, 5), 8), _normal((3, 4, 5), 9)
+  cfg3 = ((2, 1, 3), (1, 2, 2), ((0, 1), (1, 1), (2, 0)), (1, 2, 1), (2, 1, 1))
+  np.testing.assert_array_equal(select_and_gather_add(t3, x3, lax.ge_p, *cfg3),
+                                gather_reference(t3, x3, True, *cfg3))
+  s = select_and_gather_add(np.float32(2.), np.float32(1.), lax.ge_p, (), (), (), (), ())
+  assert s.shape == () and float(s) == 2.
+
+
+def test_generic_reduce_window_exact_on_larger_inputs():
+  # The (window position, window) rows the tree reduction runs on, built one
+  # strided copy per position: int32 products wrap exactly as a loop does.
+  x = np.random.default_rng(4).integers(-9, 9, (13, 17)).astype(np.int32)
+  for cfg in CONFIGS:
+    got = lax.reduce_window(x, np.int32(1), lax.mul, *cfg)
+    np.testing.assert_array_equal(got, window_reference(x, np.int32(1), np.multiply, *cfg))
 
 
 # ---------------------------------------------------------------- gradients
@@ -592,3 +623,28 @@ GOLDEN = {
 def test_printed_jaxpr_matches_jax(name):
   fn, args = GOLDEN_CASES[name]
   assert str(jax.make_jaxpr(fn)(*args)) == GOLDEN[name]
+
+
+def test_monoid_eval_kernels_match_the_impls():
+  # The lean kernels of reduce_window_sum/max/min (bookkeeping done once per
+  # plan) give the impl's bits and dtypes: padded, dilated, plain windows;
+  # float, int, uint8, bool operands; NaN and -0.0 values.
+  rng = np.random.default_rng(11)
+  f = rng.standard_normal((5, 6)).astype(np.float32)
+  f[1, 1], f[2, 3] = np.nan, -0.
+  operands = [f, f.astype(np.float16), rng.integers(-9, 9, (5, 6)).astype(np.int32),
+              rng.integers(0, 255, (5, 6)).astype(np.uint8), rng.random((5, 6)) > 0.5]
+  for prim in (lax.reduce_window_sum_p, lax.reduce_window_max_p, lax.reduce_window_min_p):
+    for x in operands:
+      if prim is lax.reduce_window_sum_p and x.dtype == np.bool_:
+        continue
+      for cfg in CONFIGS:
+        params = dict(zip(("window_dimensions", "window_strides", "padding", "base_dilation",
+                           "window_dilation"), cfg))
+        kernel = prim.eval_kernel(ShapedArray(x.shape, x.dtype), **params)
+        assert kernel is not None
+        want, = prim.impl(x, **params)
+        with np.errstate(all="ignore"):
+          got = kernel(x)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)

@@ -18,7 +18,8 @@ from openjax._src.control._reduce_computation import (differentiable, flatten_op
 from openjax._src.primitives.reduce.window_util import (dilate_shape, max_identity,
                                                         min_identity, pads_tuple, padtype_to_pads,
                                                         reduce_window_shape, window_args,
-                                                        window_offsets, windows)
+                                                        window_offsets, window_rows,
+                                                        window_shape)
 from openjax._src.primitives.elementwise import arithmetic
 from openjax._src.primitives.elementwise.arithmetic import add
 from openjax._src.primitives.base.structural import _int_tuple, instantiate_zeros, reshape
@@ -45,10 +46,8 @@ def _split(args):
 @reduce_window_p.def_impl
 def _reduce_window_impl(*args, jaxpr, consts, **params):
   operands, inits = _split(args)
-  views = [windows(x, i, *window_args(params)) for x, i in zip(operands, inits)]
-  out_shape, size = views[0].shape[:-1], views[0].shape[-1]
-  m = int(np.prod(out_shape, dtype=np.int64))
-  xs = [v.reshape(m, size).T for v in views]
+  xs = [window_rows(x, i, *window_args(params)) for x, i in zip(operands, inits)]
+  out_shape = window_shape(operands[0].shape, *window_args(params))
   outs = tree_reduce_np(jaxpr, xs, inits)
   return [o.reshape(out_shape) for o in outs]
 

@@ -192,7 +192,7 @@ def repeat(a, repeats, axis: int | None = None, *, total_repeat_length: int | No
       idx = np.concatenate([idx, np.full(total - idx.size, n - 1)])
   if n == 0:
     return as_array(a)
-  return take_static(a, [int(i) for i in idx], axis)
+  return take_static(a, idx, axis)
 
 
 def _repeat_scalar(a, reps_shape, total: int):

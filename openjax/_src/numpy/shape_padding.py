@@ -2,7 +2,6 @@
 concatenation."""
 from __future__ import annotations
 
-import math
 import operator
 from typing import Any, Callable
 
@@ -10,11 +9,12 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
-from openjax._src.core import concrete_or_error
+from openjax._src.core import concrete_or_error, eval_trace, trace_state
+from openjax._src.numpy import util
+from openjax._src.numpy.functional import apply_along_axis
 from openjax._src.numpy.indexing import repeat
 from openjax._src.numpy.reductions import max as _max, mean, min as _min
-from openjax._src.numpy.shape_joining import stack
-from openjax._src.numpy.shape_reshaping import as_array, flip, moveaxis
+from openjax._src.numpy.shape_reshaping import as_array, flip
 from openjax._src.numpy.statistics import median
 from openjax._src.numpy.util import ensure_arraylike
 
@@ -239,17 +239,13 @@ def _pad_empty(array, pad_width):
 
 def _pad_func(array, pad_width, func: Callable, **kwargs):
   # NumPy's callable mode: func(vector, (before, after), axis, kwargs) returns
-  # each 1-D vector of the zero-padded array with its padding filled in.
+  # each 1-D vector of the zero-padded array with its padding filled in. As
+  # in JAX, one vmapped call per axis (apply_along_axis), not a Python call
+  # per vector (1000 calls for a 1000x1000 array).
   padded = _pad_constant(array, pad_width, 0)
   for axis in range(padded.ndim):
-    moved = moveaxis(padded, axis, -1)
-    shape = moved.shape
-    rows = lax.reshape(moved, (math.prod(shape[:-1]), shape[-1]))
-    outs = [as_array(func(lax.index_in_dim(rows, r, 0, keepdims=False), pad_width[axis],
-                          axis, kwargs)) for r in range(rows.shape[0])]
-    if outs:
-      rows = stack(outs)
-    padded = moveaxis(lax.reshape(rows, shape), -1, axis)
+    if padded.size:
+      padded = as_array(apply_along_axis(func, axis, padded, pad_width[axis], axis, kwargs))
   return padded
 
 
@@ -275,27 +271,40 @@ def pad(array, pad_width, mode: str | Callable = "constant", **kwargs):
     return as_array(array)
   if any(lo < 0 or hi < 0 for lo, hi in pad_width):
     raise ValueError("index can't contain negative values")
+  cv = kwargs.get("constant_values", 0)
+  if isinstance(cv, (list, tuple)):
+    cv = np.asarray(_static(cv, "constant_values"))
+  reflect_type = kwargs.get("reflect_type", "even")
+  if mode in ("symmetric", "reflect") and reflect_type not in ("even", "odd"):
+    raise ValueError(f"reflect_type must be 'even' or 'odd', got {reflect_type!r}")
+  end_values = _broadcast_to_pairs(kwargs.get("end_values", 0), nd, "end_values") \
+      if mode == "linear_ramp" else None
+  stat_length = kwargs.get("stat_length")
+  if stat_length is not None:
+    stat_length = _broadcast_to_pairs(stat_length, nd, "stat_length")
+  if (mode == "empty" or mode == "constant" and np.ndim(cv) == 0) \
+      and trace_state.trace is eval_trace:
+    # Eager, one lax.pad needs no program around it (~15 us of jit call).
+    return as_array(_pad_constant(array, pad_width, cv) if mode == "constant"
+                    else _pad_empty(array, pad_width))
+  return _pad(array, pad_width, mode, cv, stat_length, end_values, reflect_type)
+
+
+# One library program, as JAX stages it (``jit[name=_pad]``, the constant
+# values traced): eager, the modes' slices, flips and concatenates run as
+# kernel steps (~1 us each) instead of binds (~5 us each).
+@util.jit(static_argnames=("pad_width", "mode", "stat_length", "end_values", "reflect_type"))
+def _pad(array, pad_width, mode, constant_values, stat_length, end_values, reflect_type):
   if mode == "constant":
-    cv = kwargs.get("constant_values", 0)
-    if isinstance(cv, (list, tuple)):
-      cv = np.asarray(_static(cv, "constant_values"))
-    return as_array(_pad_constant(array, pad_width, cv))
+    return as_array(_pad_constant(array, pad_width, constant_values))
   if mode == "wrap":
     return as_array(_pad_wrap(array, pad_width))
   if mode in ("symmetric", "reflect"):
-    reflect_type = kwargs.get("reflect_type", "even")
-    if reflect_type not in ("even", "odd"):
-      raise ValueError(f"reflect_type must be 'even' or 'odd', got {reflect_type!r}")
     return as_array(_pad_symmetric_or_reflect(array, pad_width, mode, reflect_type))
   if mode == "edge":
     return as_array(_pad_edge(array, pad_width))
   if mode == "linear_ramp":
-    end_values = kwargs.get("end_values", 0)
-    return as_array(_pad_linear_ramp(array, pad_width,
-                                     _broadcast_to_pairs(end_values, nd, "end_values")))
+    return as_array(_pad_linear_ramp(array, pad_width, end_values))
   if mode == "empty":
     return as_array(_pad_empty(array, pad_width))
-  stat_length = kwargs.get("stat_length")
-  if stat_length is not None:
-    stat_length = _broadcast_to_pairs(stat_length, nd, "stat_length")
   return as_array(_pad_stats(array, pad_width, stat_length, _STAT_FUNCS[mode]))

@@ -352,34 +352,42 @@ def tile(A, reps):
   return as_array(lax.tile(A, reps_t))
 
 
-def take_static(a, indices: Sequence[int], axis: int):
-  """``a`` gathered along ``axis`` at static in-range ``indices``, built from
-  slices (no gather): runs of consecutive indices become one slice and a
-  repeated index one broadcast."""
-  groups: list[list[int]] = []             # [index, count] pairs
-  for i in indices:
-    if groups and groups[-1][0] == i:
-      groups[-1][1] += 1
-    else:
-      groups.append([i, 1])
-  pieces, k = [], 0
-  while k < len(groups):
-    start, count = groups[k]
-    if count > 1:
-      piece = lax.slice_in_dim(a, start, start + 1, axis=axis)
-      shape = list(piece.shape)
-      shape[axis] = count
-      pieces.append(lax.broadcast_in_dim(piece, shape, tuple(range(len(shape)))))
-      k += 1
-      continue
-    stop = k + 1
-    while stop < len(groups) and groups[stop] == [groups[stop - 1][0] + 1, 1]:
-      stop += 1
-    pieces.append(lax.slice_in_dim(a, start, groups[stop - 1][0] + 1, axis=axis))
-    k = stop
-  if not pieces:
+def _gather_static(a, indices: np.ndarray, axis: int):
+  """``a`` gathered along ``axis`` at the static in-range ``indices``."""
+  shape = a.shape
+  slice_sizes = list(shape)
+  slice_sizes[axis] = 1
+  dnums = lax.GatherDimensionNumbers(
+      offset_dims=tuple(range(axis)) + tuple(range(axis + 1, len(shape))),
+      collapsed_slice_dims=(axis,), start_index_map=(axis,))
+  idx = indices.astype(np.int32 if shape[axis] < 2 ** 31 else np.int64)[:, None]
+  return as_array(lax.gather(a, idx, dnums, tuple(slice_sizes),
+                             mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS,
+                             indices_are_sorted=bool((indices[1:] >= indices[:-1]).all())))
+
+
+def take_static(a, indices, axis: int):
+  """``a`` gathered along ``axis`` at the static in-range ``indices`` (a
+  sequence or NumPy array of ints): one slice for consecutive or evenly
+  spaced indices, one broadcast for a repeated index, else one gather. (A
+  slice per run of consecutive indices, concatenated, cost ~8 us a run
+  eager: ``delete(x, slice(None, None, 2))`` at 1e3 elements took 17 ms.)"""
+  idx = np.asarray(indices, np.int64).reshape(-1)
+  if idx.size == 0:
     return as_array(lax.slice_in_dim(a, 0, 0, axis=axis))
-  return as_array(lax.concatenate(pieces, axis))
+  first = int(idx[0])
+  if idx.size == 1:
+    return as_array(lax.slice_in_dim(a, first, first + 1, axis=axis))
+  steps = np.diff(idx)
+  step = int(steps[0])
+  if step > 0 and bool((steps == step).all()):
+    return as_array(lax.slice_in_dim(a, first, int(idx[-1]) + 1, stride=step, axis=axis))
+  if step == 0 and bool((steps == 0).all()):
+    piece = lax.slice_in_dim(a, first, first + 1, axis=axis)
+    shape = list(piece.shape)
+    shape[axis] = idx.size
+    return as_array(lax.broadcast_in_dim(piece, shape, tuple(range(len(shape)))))
+  return _gather_static(a, idx, axis)
 
 
 @util.jit(static_argnames=('new_shape',))

@@ -99,6 +99,32 @@ def _fft_impl(x, *, fft_type, fft_lengths):
   return [np.asarray(out).astype(out_dtype, copy=False)]
 
 
+_NUMPY_1D = {FftType.FFT: np.fft.fft, FftType.IFFT: np.fft.ifft, FftType.RFFT: np.fft.rfft,
+             FftType.IRFFT: np.fft.irfft}
+_NUMPY_ND = {FftType.FFT: np.fft.fftn, FftType.IFFT: np.fft.ifftn, FftType.RFFT: np.fft.rfftn,
+             FftType.IRFFT: np.fft.irfftn}
+
+
+@fft_p.def_eval_kernel
+def _fft_eval_kernel(x, *, fft_type, fft_lengths):
+  # The impl's NumPy call bound to its arguments: one-axis transforms call
+  # numpy.fft.fft & co. directly (numpy.fft.fftn's axis bookkeeping costs
+  # more than a short transform).
+  out_dtype = real_dtype(x.dtype) if fft_type == FftType.IRFFT else _complex_dtype(x.dtype)
+  if len(fft_lengths) == 1:
+    transform, n = _NUMPY_1D[fft_type], fft_lengths[0]
+
+    def kernel(v):
+      return transform(v, n).astype(out_dtype, copy=False)
+    return kernel
+  transform = _NUMPY_ND[fft_type]
+  axes = tuple(range(x.ndim - len(fft_lengths), x.ndim))
+
+  def kernel_nd(v):
+    return transform(v, fft_lengths, axes).astype(out_dtype, copy=False)
+  return kernel_nd
+
+
 @fft_p.def_abstract_eval
 def _fft_abstract_eval(x, *, fft_type, fft_lengths):
   k = len(fft_lengths)

@@ -23,12 +23,13 @@ from openjax._src.primitives.base.util import check_same_dtypes
 from openjax._src.primitives.elementwise.arithmetic import add, div, mul, neg, rem, sub
 from openjax._src.primitives.elementwise.logic import eq, select
 from openjax._src.primitives.index.indexing_util import (GatherDimensionNumbers, GatherScatterMode,
-                                                         ScatterDimensionNumbers, cast_scalar,
-                                                         check_batching, check_index_dtype,
-                                                         default_fill_value, dims_in_range,
-                                                         disjoint_dims, gather_dnums,
-                                                         gather_dnums_attr, gather_out_shape,
-                                                         gather_windows, in_bounds, is_sorted,
+                                                         ScatterDimensionNumbers, axis_take_kernel,
+                                                         cast_scalar, check_batching,
+                                                         check_index_dtype, default_fill_value,
+                                                         dims_in_range, disjoint_dims,
+                                                         gather_dnums, gather_dnums_attr,
+                                                         gather_out_shape, gather_windows,
+                                                         in_bounds, is_sorted,
                                                          lower_clamp_index_vectors,
                                                          lower_index_dtype, lower_unchanged,
                                                          no_duplicate_dims, replace_combine,
@@ -121,13 +122,13 @@ def _gather_eval_kernel(operand, indices, *, dimension_numbers, slice_sizes, uni
   rest = [d for d in range(operand.ndim) if d not in points]
   batch = indices.ndim - 1
   if (any(slice_sizes[d] != 1 for d in points)
-      or any(slice_sizes[d] != operand.shape[d] for d in rest)
-      or tuple(dn.offset_dims) != tuple(range(batch, batch + len(rest)))):
+      or any(slice_sizes[d] != operand.shape[d] for d in rest)):
     return None
   shape = operand.shape
-  fill = None
-  if mode == GatherScatterMode.FILL_OR_DROP:
-    fill = cast_scalar(0 if fill_value is None else fill_value, operand.dtype)
+  fill = (cast_scalar(0 if fill_value is None else fill_value, operand.dtype)
+          if mode == GatherScatterMode.FILL_OR_DROP else None)
+  if tuple(dn.offset_dims) != tuple(range(batch, batch + len(rest))):   # take(x, i, axis=1)
+    return axis_take_kernel(points, dn.offset_dims, shape, indices.shape, fill)
   if batch == 0 and fill is None:
     def point_kernel(x, idx):
       where = [slice(None)] * x.ndim

@@ -163,6 +163,31 @@ def gather_windows(operand, starts, window_shape, indexed_dims):
   return np.moveaxis(win, list(range(1, rank + 1)), [1 + d for d in order])
 
 
+def axis_take_kernel(points, offset_dims, shape, indices_shape, fill):
+  """The eager kernel of a gather in jnp.take's layout along one axis (the
+  index's batch dimensions stand where the axis was: ``x[:, i]``,
+  ``take(x, i, axis=1)``): np.take at the clamped index column, ``fill``
+  at out-of-bounds places when the mode fills. None for other layouts and
+  empty operands."""
+  batch, ndim = len(indices_shape) - 1, len(shape)
+  if len(points) != 1 or 0 in shape or 0 in indices_shape:
+    return None
+  axis, = points
+  if tuple(offset_dims) != tuple(range(axis)) + tuple(range(axis + batch, batch + ndim - 1)):
+    return None
+  high = shape[axis] - 1
+
+  def kernel(x, idx):
+    col = idx[..., 0]
+    out = np.take(x, np.minimum(np.maximum(col, 0), high), axis=axis)
+    if fill is not None:
+      ok = (col >= 0) & (col <= high)
+      if not ok.all():
+        out = np.where(ok.reshape((1,) * axis + ok.shape + (1,) * (ndim - axis - 1)), out, fill)
+    return out
+  return kernel
+
+
 def cast_scalar(value, dtype) -> np.ndarray:
   return convert_numpy(np.asarray(value), dtype)
 

@@ -24,7 +24,8 @@ from openjax._src.primitives.base.util import in_float32, quiet
 from openjax._src.primitives.elementwise.logic import ge_p, le_p
 from openjax._src.primitives.reduce.window_lowering import (explicit_pad, scatter_to_selected,
                                                             select_in_windows)
-from openjax._src.primitives.reduce.window_util import (dilate_shape, max_identity, min_identity,
+from openjax._src.primitives.reduce.window_util import (dilate_shape, gather_selected,
+                                                        max_identity, min_identity,
                                                         offset_slices, pad_dilate,
                                                         reduce_window_shape, window_args,
                                                         window_select)
@@ -70,14 +71,10 @@ def _select_and_gather_add_impl(tangents, operand, *, select_prim, window_dimens
   params = (window_dimensions, window_strides, padding, base_dilation, window_dilation)
   x, _ = in_float32(operand)
   picked = window_select(x, select_prim is ge_p, *params)
-  out = np.zeros(picked.shape, tangents.dtype)
-  if not out.size:
-    return [out]
+  if not picked.size:
+    return [np.zeros(picked.shape, tangents.dtype)]
   tp = pad_dilate(tangents, np.zeros((), tangents.dtype), padding, base_dilation)
-  slices = offset_slices(out.shape, window_dimensions, window_strides, window_dilation)
-  for k, sl in enumerate(slices):
-    np.copyto(out, tp[sl], where=picked == k)
-  return [out]
+  return [gather_selected(tp, picked, window_dimensions, window_strides, window_dilation)]
 
 
 @select_and_gather_add_p.def_abstract_eval

@@ -140,6 +140,11 @@ def pad_dilate(x: np.ndarray, value, padding: Pads, base_dilation) -> np.ndarray
   return out
 
 
+def _plain(padding: Pads, base_dilation) -> bool:
+  # No padding and no holes: the operand is its own padded, dilated form.
+  return all(p == (0, 0) for p in padding) and all(b == 1 for b in base_dilation)
+
+
 def window_view(x: np.ndarray, init, window_dimensions, window_strides, padding: Pads,
                 base_dilation, window_dilation) -> np.ndarray:
   """A view of shape ``out_shape + window_dimensions``: the elements of every
@@ -164,6 +169,29 @@ def windows(x: np.ndarray, init, window_dimensions, window_strides, padding: Pad
                      window_dilation)
   size = int(np.prod(window_dimensions, dtype=np.int64))
   return view.reshape(view.shape[:x.ndim] + (size,))
+
+
+def window_rows(x: np.ndarray, init, window_dimensions, window_strides, padding: Pads,
+                base_dilation, window_dilation) -> np.ndarray:
+  """The windows of the padded, dilated ``x`` as a ``(window size,
+  number of windows)`` array: row k holds window position k (row-major) of
+  every window. Built by one strided copy per window position: reshaping
+  the transposed window view instead gathers element by element (~10x
+  slower at 1e6 elements)."""
+  out_shape = window_shape(x.shape, window_dimensions, window_strides, padding, base_dilation,
+                           window_dilation)
+  size = int(np.prod(window_dimensions, dtype=np.int64))
+  m = int(np.prod(out_shape, dtype=np.int64))
+  if m == 0 or size == 0 or x.ndim == 0:
+    view = windows(x, init, window_dimensions, window_strides, padding, base_dilation,
+                   window_dilation)
+    return view.reshape(m, view.shape[-1]).T
+  xp = pad_dilate(x, init, padding, base_dilation)
+  rows = np.empty((size, m), x.dtype)
+  for k, sl in enumerate(offset_slices(out_shape, window_dimensions, window_strides,
+                                       window_dilation)):
+    rows[k].reshape(out_shape)[...] = xp[sl]
+  return rows
 
 
 def window_offsets(window_dimensions) -> list[tuple[int, ...]]:
@@ -199,7 +227,7 @@ def window_reduce(x: np.ndarray, ufunc, identity, window_dimensions, window_stri
                        window_dilation)
     axes = tuple(range(x.ndim, view.ndim))
     return np.asarray(ufunc.reduce(view, axis=axes, dtype=x.dtype, initial=identity))
-  xp = pad_dilate(x, identity, padding, base_dilation)
+  xp = x if _plain(padding, base_dilation) else pad_dilate(x, identity, padding, base_dilation)
   acc = None
   for sl in offset_slices(out_shape, window_dimensions, window_strides, window_dilation):
     acc = xp[sl].copy() if acc is None else ufunc(acc, xp[sl], out=acc)
@@ -222,12 +250,13 @@ def window_select(x: np.ndarray, largest: bool, window_dimensions, window_stride
     if w.shape[-1] == 0 or w.size == 0:
       return np.zeros(w.shape[:-1], np.intp)
     return (np.argmax if largest else np.argmin)(w, axis=-1)
-  xp = pad_dilate(x, identity, padding, base_dilation)
+  xp = x if _plain(padding, base_dilation) else pad_dilate(x, identity, padding, base_dilation)
   slices = offset_slices(out_shape, window_dimensions, window_strides, window_dilation)
   best = xp[slices[0]].copy()
   pos = np.zeros(out_shape, np.int32 if size < 2 ** 31 else np.intp)
   nans = dtypes.kind(x.dtype) in "fc" and bool(np.isnan(x).any())
   better = np.empty(out_shape, np.bool_)
+  moved = np.empty(out_shape, pos.dtype)
   beats, keep = (np.greater, np.maximum) if largest else (np.less, np.minimum)
   for k, sl in enumerate(slices[1:], start=1):
     v = xp[sl]
@@ -235,11 +264,31 @@ def window_select(x: np.ndarray, largest: bool, window_dimensions, window_stride
     if nans:                       # NaN wins over numbers (and max/min keep it)
       better |= np.isnan(v) & ~np.isnan(best)
     keep(best, v, out=best)
-    pos = np.where(better, pos.dtype.type(k), pos)
+    # Every earlier position is below k, so "k where better" is a maximum:
+    # branch-free, where np.where over a random mask runs ~5x slower.
+    np.multiply(better, pos.dtype.type(k), out=moved)
+    np.maximum(pos, moved, out=pos)
   return pos
+
+
+def gather_selected(xp: np.ndarray, picked: np.ndarray, window_dimensions, window_strides,
+                    window_dilation) -> np.ndarray:
+  """The element of the padded, dilated ``xp`` at window position
+  ``picked`` (row-major, as ``window_select`` returns) of every window: one
+  flat ``take`` (a masked copy per window position is ~20x slower on the
+  random masks of real data)."""
+  xp = np.ascontiguousarray(xp)
+  steps = [st // xp.itemsize for st in xp.strides] if xp.size else [0] * xp.ndim
+  offsets = np.array([sum(j * r * e for j, r, e in zip(k, window_dilation, steps))
+                      for k in window_offsets(window_dimensions)], np.intp)
+  flat = offsets.take(picked)
+  nd = picked.ndim
+  for ax, (n, s, e) in enumerate(zip(picked.shape, window_strides, steps)):
+    flat += (np.arange(n, dtype=np.intp) * (s * e)).reshape((n,) + (1,) * (nd - ax - 1))
+  return np.asarray(xp.reshape(-1).take(flat))
 
 
 __all__ = ["pads_tuple", "dilate_shape", "window_shape",
            "reduce_window_shape", "padtype_to_pads", "max_identity", "min_identity",
-           "pad_dilate", "window_view", "windows", "window_offsets", "offset_slices",
-           "LOOP_WINDOW_SIZE", "window_reduce", "window_select"]
+           "pad_dilate", "window_view", "windows", "window_rows", "window_offsets", "offset_slices",
+           "LOOP_WINDOW_SIZE", "window_reduce", "window_select", "gather_selected"]

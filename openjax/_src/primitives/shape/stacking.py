@@ -84,7 +84,9 @@ def unstack(x, axis: int = 0) -> tuple:
 
 @unstack_p.def_impl
 def _unstack_impl(x, *, axis):
-  return [np.take(x, i, axis=axis) for i in range(x.shape[axis])]
+  # Views of the operand (immutable once it is an Array's value), as
+  # ``list(x)`` gives: a copy per slice cost 15 ms for 1000 slices of 1000.
+  return list(np.moveaxis(x, axis, 0) if axis else x)
 
 
 @unstack_p.def_abstract_eval
