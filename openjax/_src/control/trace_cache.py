@@ -1,0 +1,153 @@
+"""Keys for caching what control flow traces (cond branches, loop bodies).
+
+JAX caches a traced branch or body by the function object and the argument
+types, so calling ``lax.cond``/``while_loop``/``scan`` again with the same
+function reuses its jaxpr. Eager code usually passes fresh closures
+(``lax.cond(p, lambda x: x * y, ...)`` inside a function called in a loop):
+a new function object each call, the same code. ``fun_key`` keys such a
+function by what its trace depends on: its code, and the identity (or the
+value, for immutable scalars) of every value it can read - closure cells,
+defaults, the globals its code names - so a closure over new values (or a
+rebound global) traces again, as JAX's fresh trace would. A function that
+can read a mutable object (a list, a dict, a NumPy array, an arbitrary
+instance) is keyed by its identity only, as in JAX.
+
+The cache holds at most ``MAX_ENTRIES`` traces (least recently used go
+first); a trace that closes over tracers is never kept.
+"""
+from __future__ import annotations
+
+import functools
+import types
+from collections import OrderedDict
+
+import numpy as np
+
+from openjax._src.core import Array
+from openjax._src.control.ref_threading import RefThreading
+
+MAX_ENTRIES = 256
+_MAX_DEPTH = 4
+
+
+class _Id:
+  """A key part equal only to the same object (held, so its id stays valid)."""
+  __slots__ = ("obj",)
+
+  def __init__(self, obj):
+    self.obj = obj
+
+  def __hash__(self):
+    return id(self.obj)
+
+  def __eq__(self, other):
+    return type(other) is _Id and other.obj is self.obj
+
+
+class _Mutable(Exception):
+  """A function can read a value that may change without a new identity."""
+
+
+_SCALARS = (bool, int, str, bytes, type(None))
+_BY_IDENTITY = (Array, types.ModuleType, type, types.BuiltinFunctionType, np.ufunc)
+
+
+def _value_key(v, depth: int):
+  t = type(v)
+  if t in _SCALARS:
+    return (t, v)
+  if t is float or t is complex:
+    return (t, repr(v))   # -0.0 and nan trace to other constants than 0.0
+  if isinstance(v, np.generic):
+    return (t, v.tobytes())
+  if isinstance(v, np.dtype):
+    return v
+  if isinstance(v, _BY_IDENTITY):
+    if t is types.BuiltinFunctionType and not isinstance(
+        getattr(v, "__self__", None), (types.ModuleType, type(None))):
+      raise _Mutable   # a bound method of an object (``xs.append``)
+    return _Id(v)
+  if t is tuple:
+    return (tuple, tuple(_value_key(x, depth) for x in v))
+  if t is RefThreading and not v.refs:
+    # The ref scopes of an operation whose bodies use no outside refs: what
+    # they trace does not depend on which operation's they are.
+    return RefThreading
+  if callable(v) and depth < _MAX_DEPTH:
+    return _callable_key(v, depth + 1)
+  raise _Mutable
+
+
+# code -> the sorted global names it (or a function nested in it) may read.
+_code_names: dict = {}
+
+
+def _names(code: types.CodeType) -> tuple:
+  names = _code_names.get(code)
+  if names is None:
+    found: set = set()
+    todo = [code]
+    while todo:
+      c = todo.pop()
+      found.update(c.co_names)
+      todo.extend(k for k in c.co_consts if type(k) is types.CodeType)
+    names = _code_names[code] = tuple(sorted(found))
+  return names
+
+
+def _callable_key(fun, depth: int):
+  t = type(fun)
+  if t is types.FunctionType:
+    glob = fun.__globals__
+    return (_Id(fun.__code__), _Id(glob),
+            tuple(_value_key(c.cell_contents, depth) for c in fun.__closure__ or ()),
+            _value_key(fun.__defaults__, depth),
+            tuple(sorted((k, _value_key(v, depth)) for k, v in (fun.__kwdefaults__ or {}).items())),
+            tuple((n, _value_key(glob[n], depth)) for n in _names(fun.__code__)
+                  if n in glob))
+  if t is functools.partial:
+    return (functools.partial, _callable_key(fun.func, depth),
+            tuple(_value_key(a, depth) for a in fun.args),
+            tuple(sorted((k, _value_key(v, depth)) for k, v in fun.keywords.items())))
+  if isinstance(fun, _BY_IDENTITY):
+    return _value_key(fun, depth)
+  raise _Mutable
+
+
+def fun_key(fun):
+  """A hashable key standing for what tracing ``fun`` depends on besides its
+  arguments' types (see the module docstring)."""
+  try:
+    return _callable_key(fun, 0)
+  except (_Mutable, ValueError):   # ValueError: an empty closure cell
+    return _Id(fun)
+  except TypeError:   # an unhashable default or global value
+    return _Id(fun)
+
+
+class TraceCache:
+  """A bounded LRU map of traces: ``get(key)``/``put(key, value)``."""
+
+  def __init__(self, max_entries: int = MAX_ENTRIES):
+    self._entries: OrderedDict = OrderedDict()
+    self._max = max_entries
+
+  def get(self, key):
+    try:
+      hit = self._entries.get(key)
+    except TypeError:   # an unhashable part of the key
+      return None
+    if hit is not None:
+      self._entries.move_to_end(key)
+    return hit
+
+  def put(self, key, value) -> None:
+    try:
+      self._entries[key] = value
+    except TypeError:
+      return
+    if len(self._entries) > self._max:
+      self._entries.popitem(last=False)
+
+  def clear(self) -> None:
+    self._entries.clear()
