@@ -119,7 +119,7 @@ class _PreparedWhile:
     self.joins = [(i, o) for i, (a, o) in enumerate(zip(init_avals, body_out_avals))
                   if a.weak_type and not typematch(a, o)]
     if self.joins:
-      _join(init_vals, self.joins)
+      join_carries(init_vals, self.joins)
       init_avals = [get_aval(x) for x in init_vals]
       cond_jaxpr, cond_consts, body_jaxpr, body_consts, out_tree = _trace_loop(
           cond_fun, body_fun, in_tree, init_avals)
@@ -153,7 +153,7 @@ class _PreparedWhile:
 
   def bind(self, init_vals: list):
     if self.joins:
-      _join(init_vals, self.joins)
+      join_carries(init_vals, self.joins)
     move = self.move
     if move is None:
       outs = while_p.bind(*self.cond_consts, *self.body_consts, *init_vals, **self.params)
@@ -166,7 +166,9 @@ class _PreparedWhile:
     return tree_util.tree_unflatten(self.out_tree, outs)
 
 
-def _join(init_vals: list, joins: list) -> None:
+def join_carries(init_vals: list, joins: list) -> None:
+  """Convert the weakly typed carries ``joins`` names, (position, the
+  body's aval), to the body's type, in place."""
   for i, o in joins:
     init_vals[i] = convert_element_type(init_vals[i], dtypes.result_type(init_vals[i], o))
 
@@ -175,18 +177,6 @@ def _as_array(x):
   if isinstance(x, Tracer) or type(x) is Array:
     return x
   return array_of(canonical_value(x), get_aval(x))
-
-
-def join_weak_carry(init_vals: list, init_avals, out_avals) -> bool:
-  """A weakly typed initial carry (a Python scalar) takes the type the body
-  gives it, in place in ``init_vals``; True when one changed (the body must
-  then be traced again with the joined types)."""
-  changed = False
-  for i, (x, a, o) in enumerate(zip(init_vals, init_avals, out_avals)):
-    if a.weak_type and not typematch(a, o):
-      init_vals[i] = convert_element_type(x, dtypes.result_type(x, o))
-      changed = True
-  return changed
 
 
 def trace_to_open_jaxpr(fun: Callable, in_tree, in_avals) -> tuple[Jaxpr, list, object]:
@@ -642,4 +632,4 @@ def _while_lower(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts)
   return outs[cond_nconsts + body_nconsts:]
 
 
-__all__ = ["while_p", "while_loop", "check_carry_type", "trace_to_open_jaxpr", "join_weak_carry"]
+__all__ = ["while_p", "while_loop", "check_carry_type", "trace_to_open_jaxpr", "join_carries"]
