@@ -357,19 +357,30 @@ def _vmap(f: Callable, xs):
   """``vmap(f)(xs)`` over the leading axis of every leaf of ``xs``, through
   the batching hook (this layer sits below the ``vmap`` API)."""
   leaves, tree = tree_util.tree_flatten(xs)
-  size = get_aval(leaves[0]).shape[0]
-  out_trees: list = []
+  avals = tuple(get_aval(x) for x in leaves)
+  size = avals[0].shape[0]
+  key = (fun_key(f), tree, avals, config.values_snapshot(), current_axis_env())
+  hit = _vmaps.get(key)
+  if hit is None:
+    out_trees: list = []
 
-  def flat(*ls):
-    out_leaves, out_tree = tree_util.tree_flatten(f(tree_util.tree_unflatten(tree, ls)))
-    out_trees[:] = [out_tree]
-    return out_leaves
+    def flat(*ls):
+      out_leaves, out_tree = tree_util.tree_flatten(f(tree_util.tree_unflatten(tree, ls)))
+      out_trees[:] = [out_tree]
+      return out_leaves
 
-  jaxpr, consts = trace_to_jaxpr(flat, [mapped_aval(get_aval(x))
-                                                         for x in leaves])
-  batched, _ = batch_jaxpr(ClosedJaxpr(jaxpr, consts), [0] * len(leaves), size)
+    jaxpr, consts = trace_to_jaxpr(flat, [mapped_aval(a) for a in avals])
+    batched, _ = batch_jaxpr(ClosedJaxpr(jaxpr, consts), [0] * len(leaves), size)
+    hit = (batched, out_trees[0])
+    if not any(isinstance(c, Tracer) for c in batched.consts):
+      _vmaps.put(key, hit)
+  batched, out_tree = hit
   outs = eval_jaxpr(batched.jaxpr, batched.consts, *leaves)
-  return tree_util.tree_unflatten(out_trees[0], outs)
+  return tree_util.tree_unflatten(out_tree, outs)
+
+
+# (fun_key(f), xs tree and types, flags, axis env) -> (batched jaxpr, out tree).
+_vmaps = TraceCache()
 
 
 # ---------------------------------------------------------------- fori_loop

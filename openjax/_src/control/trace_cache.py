@@ -8,7 +8,9 @@ a new function object each call, the same code. ``fun_key`` keys such a
 function by what its trace depends on: its code, and the identity (or the
 value, for immutable scalars) of every value it can read - closure cells,
 defaults, the globals its code names - so a closure over new values (or a
-rebound global) traces again, as JAX's fresh trace would. A function that
+rebound global) traces again, as JAX's fresh trace would (module-level
+functions it calls count by identity: a global they read and that is
+rebound between calls is not seen, as with JAX's cache of one function). A function that
 can read a mutable object (a list, a dict, a NumPy array, an arbitrary
 instance) is keyed by its identity only, as in JAX.
 
@@ -73,6 +75,10 @@ def _value_key(v, depth: int):
     # The ref scopes of an operation whose bodies use no outside refs: what
     # they trace does not depend on which operation's they are.
     return RefThreading
+  if t is types.FunctionType and v.__closure__ is None and "<locals>" not in v.__qualname__:
+    # A module-level function the traced one calls: by identity (its globals
+    # are not followed, as JAX's cache does not follow the function's).
+    return _Id(v)
   if callable(v) and depth < _MAX_DEPTH:
     return _callable_key(v, depth + 1)
   raise _Mutable
