@@ -123,3 +123,22 @@ def test_traced_closures_are_not_kept():
     return lax.while_loop(lambda c: c[1] < 2, lambda c: (c[0] + y, c[1] + 1), (x, 0))[0]
   np.testing.assert_array_equal(np.asarray(f(jnp.zeros(2), jnp.ones(2))), [2.0, 2.0])
   np.testing.assert_array_equal(np.asarray(f(jnp.zeros(2), jnp.full(2, 3.0))), [6.0, 6.0])
+
+
+def test_piecewise_with_fresh_lambdas_reuses_its_program():
+  from openjax._src.numpy import functional
+  x = jnp.linspace(-2.0, 2.0, 7)
+
+  def f(x, k):
+    return jnp.piecewise(x, [x < 0], [lambda t: -t * k, lambda t: t * 2])
+  functional._piecewise.clear_cache()
+  first = f(x, 3.0)
+  second = f(x, 3.0)
+  assert len(functional._piecewise._cache) == 1
+  np.testing.assert_array_equal(np.asarray(first), np.asarray(second))
+  # A closure over another value, or other code: another program.
+  np.testing.assert_allclose(np.asarray(f(x, 5.0)),
+                             np.where(np.asarray(x) < 0, -np.asarray(x) * 5, np.asarray(x) * 2))
+  other = jnp.piecewise(x, [x < 0], [lambda t: t * 0, lambda t: t * 2])
+  np.testing.assert_allclose(np.asarray(other), np.where(np.asarray(x) < 0, 0, np.asarray(x) * 2))
+  assert len(functional._piecewise._cache) == 3
