@@ -51,11 +51,14 @@ def test_integer_loops_run_compiled_with_the_interpreters_bits(compiled, name, d
   y = np.roll(_edge_values(dtype), 5)
   expected = _interpreted(f, x, y)
   f.clear_cache()
+  first = f(jnp.asarray(x), jnp.asarray(y))   # interpreted, not lowered
+  assert not _entries_with_executables(f)
   out = f(jnp.asarray(x), jnp.asarray(y))
   assert _entries_with_executables(f), f"{name} did not switch to its compiled program"
-  assert out.dtype == expected.dtype
+  assert out.dtype == first.dtype == expected.dtype
+  np.testing.assert_array_equal(np.asarray(first), expected)
   np.testing.assert_array_equal(np.asarray(out), expected)
-  # And again on the compiled entry (the call's fast path).
+  # And again on the compiled entry.
   np.testing.assert_array_equal(np.asarray(f(jnp.asarray(x), jnp.asarray(y))), expected)
 
 
@@ -65,6 +68,7 @@ def test_integer_power_runs_compiled_with_the_interpreters_bits(compiled, dtype)
   x = _edge_values(dtype)
   p = np.arange(24).astype(dtype) % 9
   expected = _interpreted(jnp.power, x, p)
+  jnp.power(jnp.asarray(x), jnp.asarray(p))
   out = jnp.power(jnp.asarray(x), jnp.asarray(p))
   np.testing.assert_array_equal(np.asarray(out), expected)
   assert out.dtype == expected.dtype
@@ -142,6 +146,8 @@ def test_tiered_first_calls_interpret_while_compiling(tmp_path):
     x = jnp.asarray(np.array([0, 1, -3], np.int32))
     first = f(x)
     (entry,) = f._cache.values()
+    assert entry.pending is None and entry.executable is None and entry.lowered is None
+    np.testing.assert_array_equal(np.asarray(f(x)), np.asarray(first))
     assert entry.pending is not None or entry.executable is not None
     if entry.pending is not None:
       entry.pending.result(timeout=300)

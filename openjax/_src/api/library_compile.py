@@ -8,8 +8,10 @@ bool results are defined exactly, so a program whose every value (inputs,
 constants, every equation's results in every sub-jaxpr, outputs) is an
 integer or a bool computes the same bits either way, and may switch to the
 compiled program once one exists: as jit's tiered calls do, the first calls
-interpret while IREE compiles in the background (a compilation-cache hit runs
-compiled at once), later calls run compiled.
+interpret while IREE compiles in the background, later calls run compiled.
+The first call of a signature interprets without lowering its program
+(lowering costs ~10 ms, more than most calls): the second lowers it and
+runs compiled at once on a compilation-cache hit.
 
 Compiling pays only where the interpreter is slow: a compiled call costs
 ~5-10 us however small the program, while a few-step program interprets in
@@ -42,6 +44,9 @@ _NEVER_PREFIXES = ("random_", "rng_")
 # 2x at 10 elements, 45x at 1e6).
 _SLOWER_COMPILED = frozenset({"sort", "scan"})
 MIN_STEPS = 20
+
+# Calls of a signature that interpret before it is lowered and compiled.
+INTERPRETED_CALLS = 1
 
 _EXACT_KINDS = frozenset("iub")
 
@@ -102,7 +107,14 @@ def library_outputs(wrapped, entry, leaves: list) -> list | None:
     entry.exact = compiles_exactly(entry.closed_jaxpr) and worth_compiling(entry.closed_jaxpr)
   if not entry.exact or not compiling():
     return None
-  ex = entry.executable or wrapped._executable(entry, None, len(leaves))
+  ex = entry.executable
+  if ex is None:
+    if entry.pending is None and entry.eager_calls < INTERPRETED_CALLS:
+      # Lowering (to look the module up, or compile it) costs ~10 ms: a
+      # signature called once never pays it.
+      entry.eager_calls += 1
+      return None
+    ex = wrapped._executable(entry, None, len(leaves))
   if ex is None:
     return None
   return ex.execute(leaves)
