@@ -142,3 +142,15 @@ def test_piecewise_with_fresh_lambdas_reuses_its_program():
   other = jnp.piecewise(x, [x < 0], [lambda t: t * 0, lambda t: t * 2])
   np.testing.assert_allclose(np.asarray(other), np.where(np.asarray(x) < 0, 0, np.asarray(x) * 2))
   assert len(functional._piecewise._cache) == 3
+
+
+def test_the_cache_does_not_keep_large_constants_alive():
+  cache = trace_cache.TraceCache(max_entries=8, max_bytes=5000)
+  for i in range(5):   # 1200 bytes each: four fill the budget
+    cache.put(i, f"trace {i}", [jnp.zeros(300)])
+  assert cache.get(0) is None and cache.get(1) == "trace 1" and cache.get(4) == "trace 4"
+  cache.put("huge", "x", [jnp.zeros(400)])   # over a quarter of the budget: not kept
+  assert cache.get("huge") is None
+  for i in range(10):
+    cache.put(("small", i), i)
+  assert len(cache._entries) == 8 and cache.get(("small", 9)) == 9

@@ -181,7 +181,7 @@ def _trace_branch(fun: Callable, in_tree, in_avals: tuple, api_name: str, state)
   jaxpr, consts = trace_to_jaxpr(flat_fun, list(in_avals))
   traced = _Traced(jaxpr, consts, box[0])
   if not any(isinstance(c, Tracer) for c in consts):
-    _trace_cache.put(key, traced)
+    _trace_cache.put(key, traced, consts)
   return traced
 
 

@@ -117,7 +117,7 @@ def _scan(f, state, init_flat, init_tree, init_paths, xs_flat, xs_tree, length, 
     loop = _PreparedScan(f, state, list(init_flat), init_tree, init_paths, xs_tree,
                          list(init_avals), x_avals, length, reverse, unroll)
     if not loop.holds_tracers:
-      _scans.put(key, loop)
+      _scans.put(key, loop, loop.consts)
   return loop.bind(list(init_flat), xs_flat)
 
 
@@ -373,7 +373,7 @@ def _vmap(f: Callable, xs):
     batched, _ = batch_jaxpr(ClosedJaxpr(jaxpr, consts), [0] * len(leaves), size)
     hit = (batched, out_trees[0])
     if not any(isinstance(c, Tracer) for c in batched.consts):
-      _vmaps.put(key, hit)
+      _vmaps.put(key, hit, batched.consts)
   batched, out_tree = hit
   outs = eval_jaxpr(batched.jaxpr, batched.consts, *leaves)
   return tree_util.tree_unflatten(out_tree, outs)

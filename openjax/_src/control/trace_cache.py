@@ -14,14 +14,13 @@ rebound between calls is not seen, as with JAX's cache of one function). A funct
 can read a mutable object (a list, a dict, a NumPy array, an arbitrary
 instance) is keyed by its identity only, as in JAX.
 
-The cache holds at most ``MAX_ENTRIES`` traces (least recently used go
-first); a trace that closes over tracers is never kept.
+The cache holds at most ``MAX_ENTRIES`` traces and ``MAX_BYTES`` of the
+constants they close over (the oldest go first); a trace that closes over tracers is never kept.
 """
 from __future__ import annotations
 
 import functools
 import types
-from collections import OrderedDict
 
 import numpy as np
 
@@ -29,6 +28,7 @@ from openjax._src.core import Array
 from openjax._src.control.ref_threading import RefThreading
 
 MAX_ENTRIES = 256
+MAX_BYTES = 64 << 20
 _MAX_DEPTH = 4
 
 
@@ -131,29 +131,52 @@ def fun_key(fun):
     return _Id(fun)
 
 
-class TraceCache:
-  """A bounded LRU map of traces: ``get(key)``/``put(key, value)``."""
+def _nbytes(consts) -> int:
+  total = 0
+  for c in consts:
+    try:
+      total += int(c.nbytes)
+    except (AttributeError, TypeError):
+      pass
+  return total
 
-  def __init__(self, max_entries: int = MAX_ENTRIES):
-    self._entries: OrderedDict = OrderedDict()
-    self._max = max_entries
+
+class TraceCache:
+  """A bounded map of traces: ``get(key)``/``put(key, value, consts)``; the
+  oldest entries go first (a plain dict: a hit hashes its key once). The
+  constants the traces hold (closed-over arrays) count against
+  ``MAX_BYTES``: a loop closing over new parameters each step must not keep
+  the old ones alive."""
+
+  def __init__(self, max_entries: int = MAX_ENTRIES, max_bytes: int = MAX_BYTES):
+    self._entries: dict = {}   # key -> (value, bytes of its constants)
+    self._max, self._max_bytes, self._bytes = max_entries, max_bytes, 0
 
   def get(self, key):
     try:
       hit = self._entries.get(key)
     except TypeError:   # an unhashable part of the key
       return None
-    if hit is not None:
-      self._entries.move_to_end(key)
-    return hit
+    return None if hit is None else hit[0]
 
-  def put(self, key, value) -> None:
+  def put(self, key, value, consts=()) -> None:
+    nbytes = _nbytes(consts)
+    if nbytes > self._max_bytes // 4:
+      return
     try:
-      self._entries[key] = value
+      old = self._entries.pop(key, None)
+      self._entries[key] = (value, nbytes)
     except TypeError:
       return
-    if len(self._entries) > self._max:
-      self._entries.popitem(last=False)
+    self._bytes += nbytes - (old[1] if old is not None else 0)
+    while len(self._entries) > self._max or self._bytes > self._max_bytes:
+      _, (_, b) = self._pop_oldest()
+      self._bytes -= b
+
+  def _pop_oldest(self):
+    k = next(iter(self._entries))
+    return k, self._entries.pop(k)
 
   def clear(self) -> None:
     self._entries.clear()
+    self._bytes = 0

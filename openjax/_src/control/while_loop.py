@@ -93,7 +93,7 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
     loop = _PreparedWhile(cond_fun, body_fun, in_tree, [p for p, _ in paths_leaves],
                           list(init_vals), list(init_avals))
     if not loop.holds_tracers:
-      _loops.put(key, loop)
+      _loops.put(key, loop, (*loop.cond_consts, *loop.body_consts))
   return loop.bind(init_vals)
 
 
