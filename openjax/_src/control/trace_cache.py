@@ -123,6 +123,9 @@ def _callable_key(fun, depth: int):
 def fun_key(fun):
   """A hashable key standing for what tracing ``fun`` depends on besides its
   arguments' types (see the module docstring)."""
+  if type(fun) is types.FunctionType and fun.__closure__ is None \
+      and "<locals>" not in fun.__qualname__:
+    return _Id(fun)   # a module-level function: called again as itself, as JAX keys it
   try:
     return _callable_key(fun, 0)
   except (_Mutable, ValueError):   # ValueError: an empty closure cell
