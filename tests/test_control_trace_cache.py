@@ -154,3 +154,16 @@ def test_the_cache_does_not_keep_large_constants_alive():
   for i in range(10):
     cache.put(("small", i), i)
   assert len(cache._entries) == 8 and cache.get(("small", 9)) == 9
+
+
+_jitted_double = jax.jit(lambda x: x * 2.0)
+
+
+def test_closures_calling_jitted_and_numpy_functions_are_keyed_by_code(traces):
+  def f(x, y):
+    return lax.cond(True, lambda v: _jitted_double(v) + jnp.sin(y), lambda v: v, x)
+  x, y = jnp.ones(2), jnp.zeros(2)
+  f(x, y)
+  n = traces[0]
+  np.testing.assert_array_equal(np.asarray(f(x, y)), [2.0, 2.0])
+  assert traces[0] == n

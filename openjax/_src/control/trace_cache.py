@@ -79,6 +79,8 @@ def _value_key(v, depth: int):
     # A module-level function the traced one calls: by identity (its globals
     # are not followed, as JAX's cache does not follow the function's).
     return _Id(v)
+  if callable(v) and type(v).__module__.startswith("openjax."):
+    return _Id(v)   # jit/custom_jvp/custom_vjp wrappers: defined by what they wrap
   if callable(v) and depth < _MAX_DEPTH:
     return _callable_key(v, depth + 1)
   raise _Mutable
