@@ -155,9 +155,11 @@ class _Traced:
 _trace_cache = TraceCache()
 
 
-def _trace_branch(fun: Callable, in_tree, in_avals: tuple, api_name: str, state) -> _Traced:
-  # Bound axis names and sizes shape a trace too (psum of a constant is folded).
-  key = (fun_key(fun), in_tree, in_avals, config.values_snapshot(), current_axis_env())
+def _trace_branch(fun: Callable, in_tree, in_avals: tuple, api_name: str, state,
+                  context: tuple) -> _Traced:
+  # ``context``: the flags and the bound axis names and sizes, which shape a
+  # trace too (psum of a constant is folded).
+  key = (fun_key(fun), in_tree, in_avals, context)
   hit = _trace_cache.get(key)
   if hit is not None:
     return hit
@@ -244,7 +246,8 @@ def _threaded_branch(state, fun, values, *operands):
 def _bind_branches(index, funs, operands, api_name, names, order, state):
   leaves, in_tree = tree_util.tree_flatten(operands)
   in_avals = tuple(_operand_aval(x) for x in leaves)
-  traced = [_trace_branch(f, in_tree, in_avals, api_name, state) for f in funs]
+  context = (config.values_snapshot(), current_axis_env())
+  traced = [_trace_branch(f, in_tree, in_avals, api_name, state, context) for f in funs]
   key = (tuple(traced), tuple(order))
   assembled = traced[0].assembled.get(key)
   if assembled is None:
