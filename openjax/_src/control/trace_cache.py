@@ -5,17 +5,18 @@ types, so calling ``lax.cond``/``while_loop``/``scan`` again with the same
 function reuses its jaxpr. Eager code usually passes fresh closures
 (``lax.cond(p, lambda x: x * y, ...)`` inside a function called in a loop):
 a new function object each call, the same code. ``fun_key`` keys such a
-function by what its trace depends on: its code, and the identity (or the
-value, for immutable scalars) of every value it can read - closure cells,
-defaults, the globals its code names - so a closure over new values (or a
-rebound global) traces again, as JAX's fresh trace would (module-level
-functions it calls count by identity: a global they read and that is
-rebound between calls is not seen, as with JAX's cache of one function). A function that
-can read a mutable object (a list, a dict, a NumPy array, an arbitrary
-instance) is keyed by its identity only, as in JAX.
+nested function by what its trace depends on: its code, and the identity (or
+the value, for immutable scalars) of every value it can read - closure
+cells, defaults, the globals its code names - so a closure over new values
+(or a rebound global) traces again, as JAX's fresh trace would. Module-level
+functions, and jit/custom_jvp wrappers, count by identity, as JAX keys them
+(a global that such a function reads and that is rebound between calls is
+not seen, as with JAX's cache). A function that can read a mutable object (a
+list, a dict, a NumPy array, an arbitrary instance) is keyed by its identity.
 
 The cache holds at most ``MAX_ENTRIES`` traces and ``MAX_BYTES`` of the
-constants they close over (the oldest go first); a trace that closes over tracers is never kept.
+constants they close over (the oldest go first); a trace that closes over
+tracers is never kept.
 """
 from __future__ import annotations
 
