@@ -156,3 +156,13 @@ def test_tiered_first_calls_interpret_while_compiling(tmp_path):
     np.testing.assert_array_equal(np.asarray(first), np.asarray(second))
     np.testing.assert_array_equal(np.asarray(second), [127, 255, -257])
   compiler.clear_memory_cache()
+
+
+def test_functions_needing_concrete_values_still_run_inline(compiled):
+  # bincount without `length` reads its argument's maximum: it runs as the
+  # function itself (no program to compile), with NumPy's results.
+  x = np.array([0, 3, 3, 1, 7], np.int32)
+  for _ in range(2):
+    np.testing.assert_array_equal(np.asarray(jnp.bincount(jnp.asarray(x))), np.bincount(x))
+  with pytest.raises(jax.errors.ConcretizationTypeError):
+    jax.jit(jnp.bincount)(jnp.asarray(x))
