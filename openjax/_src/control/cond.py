@@ -23,7 +23,7 @@ from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, ShapedArray, Tracer, V
                                canonical_value, get_aval, is_concrete, typematch)
 from openjax._src.control._cond_rules import cond_p
 from openjax._src.control.ref_threading import RefThreading, rerun_threading_refs
-from openjax._src.control.trace_cache import TraceCache, fun_key
+from openjax._src.control.trace_cache import TraceCache, avals_key, fun_key
 from openjax._src.core.ref import RefDiscovered, close_scope
 from openjax._src.interpreters.staging import trace_to_jaxpr
 from openjax._src.primitives.collectives.collectives import current_axis_env
@@ -159,7 +159,7 @@ def _trace_branch(fun: Callable, in_tree, in_avals: tuple, api_name: str, state,
                   context: tuple) -> _Traced:
   # ``context``: the flags and the bound axis names and sizes, which shape a
   # trace too (psum of a constant is folded).
-  key = (fun_key(fun), in_tree, in_avals, context)
+  key = (fun_key(fun), in_tree, avals_key(in_avals), context)
   hit = _trace_cache.get(key)
   if hit is not None:
     return hit

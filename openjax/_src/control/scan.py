@@ -19,7 +19,7 @@ from openjax._src.primitives.elementwise.logic import lt
 from openjax._src.control._scan_rules import (checked_closed, forwarded_inputs, mapped_aval,
                                                  scan_p)
 from openjax._src.control.while_loop import check_carry_type, join_carries, while_loop
-from openjax._src.control.trace_cache import TraceCache, fun_key
+from openjax._src.control.trace_cache import TraceCache, avals_key, fun_key
 from openjax._src.primitives.collectives.collectives import current_axis_env
 from openjax._src.control.ref_threading import run_threading_refs
 from openjax._src.core.ref import close_scope
@@ -110,8 +110,8 @@ def _scan(f, state, init_flat, init_tree, init_paths, xs_flat, xs_tree, length, 
           unroll):
   init_avals = tuple(get_aval(x) for x in init_flat)
   x_avals = tuple(mapped_aval(get_aval(x)) for x in xs_flat)
-  key = (fun_key(f), init_tree, init_avals, xs_tree, x_avals, length, bool(reverse), unroll,
-         config.values_snapshot(), current_axis_env())
+  key = (fun_key(f), init_tree, avals_key(init_avals), xs_tree, avals_key(x_avals), length,
+         bool(reverse), unroll, config.values_snapshot(), current_axis_env())
   loop = _scans.get(key)
   if loop is None:
     loop = _PreparedScan(f, state, list(init_flat), init_tree, init_paths, xs_tree,
@@ -359,7 +359,7 @@ def _vmap(f: Callable, xs):
   leaves, tree = tree_util.tree_flatten(xs)
   avals = tuple(get_aval(x) for x in leaves)
   size = avals[0].shape[0]
-  key = (fun_key(f), tree, avals, config.values_snapshot(), current_axis_env())
+  key = (fun_key(f), tree, avals_key(avals), config.values_snapshot(), current_axis_env())
   hit = _vmaps.get(key)
   if hit is None:
     out_trees: list = []

@@ -123,6 +123,12 @@ def _callable_key(fun, depth: int):
   raise _Mutable
 
 
+def avals_key(avals) -> tuple:
+  """``avals`` as a key part, with the manual axes each varies over (inside a
+  ``shard_map``, part of a value's type that aval equality leaves out)."""
+  return tuple((a, v) if (v := getattr(a, "vma", None)) else a for a in avals)
+
+
 def fun_key(fun):
   """A hashable key standing for what tracing ``fun`` depends on besides its
   arguments' types (see the module docstring)."""

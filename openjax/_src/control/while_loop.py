@@ -30,7 +30,7 @@ from openjax._src.interpreters.batching import batch_jaxpr
 from openjax._src.interpreters.jvp import jvp_jaxpr
 from openjax._src.interpreters.partial_eval import partial_eval_jaxpr
 from openjax._src.interpreters.staging import trace_to_jaxpr
-from openjax._src.control.trace_cache import TraceCache, fun_key
+from openjax._src.control.trace_cache import TraceCache, avals_key, fun_key
 from openjax._src.primitives.collectives.collectives import current_axis_env
 from openjax._src.control.loop_dispatch import carry_in_place, fits_one_dispatch, in_one_dispatch
 from openjax._src.primitives.base.reduce_lowering import reduce, select
@@ -86,8 +86,8 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
   paths_leaves, in_tree = tree_util.tree_flatten_with_path(init_val)
   init_vals = [leaf for _, leaf in paths_leaves]
   init_avals = tuple(get_aval(x) for x in init_vals)
-  key = (fun_key(cond_fun), fun_key(body_fun), in_tree, init_avals, config.values_snapshot(),
-         current_axis_env())
+  key = (fun_key(cond_fun), fun_key(body_fun), in_tree, avals_key(init_avals),
+         config.values_snapshot(), current_axis_env())
   loop = _loops.get(key)
   if loop is None:
     loop = _PreparedWhile(cond_fun, body_fun, in_tree, [p for p, _ in paths_leaves],
