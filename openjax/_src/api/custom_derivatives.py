@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import weakref
 from typing import Any, Callable, Sequence
 
 from openjax._src import dtypes, tree_util
@@ -48,11 +49,31 @@ def _nondiff_argnums(fun, nondiff_argnums, nondiff_argnames) -> tuple[int, ...]:
   return tuple(sorted(nums))
 
 
+# fun -> its signature: read once per function, not per call (inspect's
+# signature costs several microseconds, as much as a small eager call).
+_signatures: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_ANY_ARGS = inspect.signature(lambda *a, **k: None)
+
+
+def _signature(fun) -> inspect.Signature:
+  if isinstance(fun, functools.partial):
+    return _ANY_ARGS
+  try:
+    return _signatures[fun]
+  except (KeyError, TypeError):
+    pass
+  sig = inspect.signature(fun)
+  try:
+    _signatures[fun] = sig
+  except TypeError:   # not weakly referenceable
+    pass
+  return sig
+
+
 def _resolve_kwargs(fun, args, kwargs, what: str) -> tuple:
   """Bind ``kwargs`` (and defaults) to positions, as JAX's custom rules need."""
   try:
-    sig = inspect.signature(
-        (lambda *a, **k: None) if isinstance(fun, functools.partial) else fun)
+    sig = _signature(fun)
   except (TypeError, ValueError):
     return tuple(args)
   if not kwargs and len(args) == len(sig.parameters):

@@ -24,6 +24,7 @@ from openjax._src.errors import (ConcretizationTypeError, JaxRuntimeError,
                                  TracerIntegerConversionError)
 from openjax._src.api.aot import Lowered
 from openjax._src.api.refs import NeedsRefs, RefJit, check_no_refs_returned, trace_in_ref_scope
+from openjax._src.api.library_compile import library_outputs
 from openjax._src.api.jit_debug import explain_cache_miss, log_lowering, log_traced, run_checked
 from openjax._src.core.ref import Ref
 from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, Tracer, check_transformed, eval_jaxpr,
@@ -153,7 +154,8 @@ def _check_donated_once(leaves, donated_invars) -> None:
 
 class _CacheEntry:
   __slots__ = ("closed_jaxpr", "out_tree", "hoisted", "lowered", "executable", "pending",
-               "compile_error", "single", "program", "unchecked", "spmd")
+               "compile_error", "single", "program", "unchecked", "spmd", "exact",
+               "eager_calls")
 
   def __init__(self, closed_jaxpr, out_tree, hoisted):
     self.closed_jaxpr = closed_jaxpr
@@ -169,6 +171,8 @@ class _CacheEntry:
     self.unchecked = any(getattr(e, "must_be_functionalized", False)
                          for e in jaxpr_effects(closed_jaxpr))
     self.spmd = {}           # (mesh, argument layouts, result specs) -> SpmdPlan
+    self.exact = None        # eager library call: runs compiled (library_compile.py)
+    self.eager_calls = 0     # its interpreted calls before compiling starts
 
   def run_program(self, leaves) -> list:
     """Run the jaxpr with the eval trace's kernels (an eager library call):
@@ -433,6 +437,10 @@ class JitWrapped:
         self._eager_fast[key] = _INLINE if entry is None else entry
     if entry is None or entry is _INLINE:
       return self.fun(*args, **kwargs)
+    if entry.exact is not False:   # an integer program: the same bits compiled
+      outs = library_outputs(self, entry, leaves)
+      if outs is not None:
+        return entry.unflatten(outs)
     return entry.unflatten(entry.run_program(leaves))
 
   def __call__(self, *args, **kwargs):

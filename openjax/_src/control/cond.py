@@ -12,7 +12,6 @@ errors); ``_cond_rules`` holds the primitive and all its rules.
 from __future__ import annotations
 
 import functools
-import weakref
 from collections.abc import Sequence
 from typing import Callable
 
@@ -24,6 +23,7 @@ from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, ShapedArray, Tracer, V
                                canonical_value, get_aval, is_concrete, typematch)
 from openjax._src.control._cond_rules import cond_p
 from openjax._src.control.ref_threading import RefThreading, rerun_threading_refs
+from openjax._src.control.trace_cache import TraceCache, avals_key, fun_key
 from openjax._src.core.avals import ordered_axes
 from openjax._src.core.ref import RefDiscovered, close_scope
 from openjax._src.interpreters.staging import trace_to_jaxpr
@@ -148,21 +148,20 @@ class _Traced:
     self.assembled: dict = {}
 
 
-# fun -> {(in_tree, in_avals, flags, axis env): _Traced}. Like JAX, a branch function
-# traced again with the same input types reuses its jaxpr (so identical
-# branches print as one shared jaxpr); only traces closing over concrete
-# values are kept, never ones holding tracers.
-_trace_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+# (fun_key(fun), in_tree, in_avals, flags, axis env) -> _Traced. Like JAX, a
+# branch function traced again with the same input types reuses its jaxpr (so
+# identical branches print as one shared jaxpr), and so does a fresh closure
+# of the same code over the same values (control/trace_cache.py); only traces
+# closing over concrete values are kept, never ones holding tracers.
+_trace_cache = TraceCache()
 
 
-def _trace_branch(fun: Callable, in_tree, in_avals: tuple, api_name: str, state) -> _Traced:
-  # Bound axis names and sizes shape a trace too (psum of a constant is folded).
-  key = (in_tree, in_avals, config.values_snapshot(), current_axis_env())
-  try:
-    per_fun = _trace_cache.get(fun)
-  except TypeError:   # unhashable or not weakly referenceable: no caching
-    per_fun = None
-  hit = per_fun.get(key) if per_fun is not None else None
+def _trace_branch(fun: Callable, in_tree, in_avals: tuple, api_name: str, state,
+                  context: tuple) -> _Traced:
+  # ``context``: the flags and the bound axis names and sizes, which shape a
+  # trace too (psum of a constant is folded).
+  key = (fun_key(fun), in_tree, avals_key(in_avals), context)
+  hit = _trace_cache.get(key)
   if hit is not None:
     return hit
   box: list = []
@@ -185,10 +184,7 @@ def _trace_branch(fun: Callable, in_tree, in_avals: tuple, api_name: str, state)
   jaxpr, consts = trace_to_jaxpr(flat_fun, list(in_avals))
   traced = _Traced(jaxpr, consts, box[0])
   if not any(isinstance(c, Tracer) for c in consts):
-    try:
-      _trace_cache.setdefault(fun, {})[key] = traced
-    except TypeError:
-      pass
+    _trace_cache.put(key, traced, consts)
   return traced
 
 
@@ -251,7 +247,8 @@ def _threaded_branch(state, fun, values, *operands):
 def _bind_branches(index, funs, operands, api_name, names, order, state):
   leaves, in_tree = tree_util.tree_flatten(operands)
   in_avals = tuple(_operand_aval(x) for x in leaves)
-  traced = [_trace_branch(f, in_tree, in_avals, api_name, state) for f in funs]
+  context = (config.values_snapshot(), current_axis_env())
+  traced = [_trace_branch(f, in_tree, in_avals, api_name, state, context) for f in funs]
   key = (tuple(traced), tuple(order))
   assembled = traced[0].assembled.get(key)
   if assembled is None:

@@ -11,14 +11,16 @@ import numpy as np
 from openjax._src import dtypes, tree_util
 from openjax._src.config import config
 from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, Tracer, array_of, canonical_value,
-                               concrete_or_error, eval_jaxpr, get_aval, is_concrete)
+                               concrete_or_error, eval_jaxpr, get_aval, is_concrete, typematch)
 from openjax._src.errors import ConcretizationTypeError
 from openjax._src.control import _scan_autodiff  # noqa: F401 - registers the autodiff rules
 from openjax._src.primitives.elementwise.arithmetic import add
 from openjax._src.primitives.elementwise.logic import lt
 from openjax._src.control._scan_rules import (checked_closed, forwarded_inputs, mapped_aval,
                                                  scan_p)
-from openjax._src.control.while_loop import check_carry_type, join_weak_carry, while_loop
+from openjax._src.control.while_loop import check_carry_type, join_carries, while_loop
+from openjax._src.control.trace_cache import TraceCache, avals_key, fun_key
+from openjax._src.primitives.collectives.collectives import current_axis_env
 from openjax._src.control.ref_threading import run_threading_refs
 from openjax._src.core.ref import close_scope
 from openjax._src.interpreters.batching import batch_jaxpr
@@ -106,56 +108,94 @@ def _swap(out_finals):
 
 def _scan(f, state, init_flat, init_tree, init_paths, xs_flat, xs_tree, length, reverse,
           unroll):
-  init_avals = [get_aval(x) for x in init_flat]
-  x_avals = [mapped_aval(get_aval(x)) for x in xs_flat]
-  body, consts, carry_tree, ys_tree = _trace_body(f, init_tree, init_avals, xs_tree, x_avals,
-                                                  state)
-  num_carry = len(init_flat)
-  carry_out_avals = body.out_avals[:carry_tree.num_leaves]
-  if len(carry_out_avals) != num_carry:
-    check_carry_type("scan body", f, init_tree, init_paths, init_avals, carry_tree,
-                     carry_out_avals)
-  if join_weak_carry(init_flat, init_avals, carry_out_avals):
-    init_avals = [get_aval(x) for x in init_flat]
+  init_avals = tuple(get_aval(x) for x in init_flat)
+  x_avals = tuple(mapped_aval(get_aval(x)) for x in xs_flat)
+  key = (fun_key(f), init_tree, avals_key(init_avals), xs_tree, avals_key(x_avals), length,
+         bool(reverse), unroll, config.values_snapshot(), current_axis_env())
+  loop = _scans.get(key)
+  if loop is None:
+    loop = _PreparedScan(f, state, list(init_flat), init_tree, init_paths, xs_tree,
+                         list(init_avals), x_avals, length, reverse, unroll)
+    if not loop.holds_tracers:
+      _scans.put(key, loop, loop.consts)
+  return loop.bind(list(init_flat), xs_flat)
+
+
+# (fun_key(f), carry and xs trees and types, length, reverse, unroll, flags,
+# axis env) -> _PreparedScan: an eager scan called again with the same body
+# (or a fresh closure of the same code over the same values) binds the same
+# jaxpr, so neither tracing nor the eval trace's plan runs again.
+_scans = TraceCache()
+
+
+class _PreparedScan:
+  """A traced ``scan``: its body jaxpr and constants, the weak carries the
+  body's types join, the carries that are loop constants and the ys that
+  are xs."""
+
+  def __init__(self, f, state, init_flat, init_tree, init_paths, xs_tree, init_avals, x_avals,
+               length, reverse, unroll):
     body, consts, carry_tree, ys_tree = _trace_body(f, init_tree, init_avals, xs_tree, x_avals,
                                                     state)
-    carry_out_avals = body.out_avals[:num_carry]
-  check_carry_type("scan body", f, init_tree, init_paths, init_avals, carry_tree,
-                   carry_out_avals)
+    num_carry = len(init_flat)
+    carry_out_avals = body.out_avals[:carry_tree.num_leaves]
+    if len(carry_out_avals) != num_carry:
+      check_carry_type("scan body", f, init_tree, init_paths, init_avals, carry_tree,
+                       carry_out_avals)
+    self.joins = [(i, o) for i, (a, o) in enumerate(zip(init_avals, carry_out_avals))
+                  if a.weak_type and not typematch(a, o)]
+    if self.joins:
+      join_carries(init_flat, self.joins)
+      init_avals = [get_aval(x) for x in init_flat]
+      body, consts, carry_tree, ys_tree = _trace_body(f, init_tree, init_avals, xs_tree,
+                                                      x_avals, state)
+      carry_out_avals = body.out_avals[:num_carry]
+    check_carry_type("scan body", f, init_tree, init_paths, init_avals, carry_tree,
+                     carry_out_avals)
 
-  unroll = concrete_or_error(
-      None, unroll, "The `unroll` argument to `scan` expects a concrete `int` or `bool` value.")
-  if isinstance(unroll, (bool, np.bool_)):
-    unroll = max(length, 1) if unroll else 1
-  unroll = int(unroll)
-  if unroll < 0:
-    raise ValueError("`unroll` must be a `bool` or a non-negative `int`.")
+    unroll = concrete_or_error(
+        None, unroll, "The `unroll` argument to `scan` expects a concrete `int` or `bool` value.")
+    if isinstance(unroll, (bool, np.bool_)):
+      unroll = max(length, 1) if unroll else 1
+    unroll = int(unroll)
+    if unroll < 0:
+      raise ValueError("`unroll` must be a `bool` or a non-negative `int`.")
 
-  # A carry the body returns unchanged is a loop constant; a y that is a
-  # slice of xs is xs itself. Neither goes through the loop.
-  nk = len(consts)
-  fwd = forwarded_inputs(body)
-  carry_fwd, ys_fwd = fwd[:num_carry], fwd[num_carry:]
-  to_const = [f_ == nk + i for i, f_ in enumerate(carry_fwd)]
-  ys_from_xs = [None if f_ is None or f_ < nk + num_carry else f_ - nk - num_carry
-                for f_ in ys_fwd]
-  carry_in, xs_in = body.invars[nk:nk + num_carry], body.invars[nk + num_carry:]
-  carry_out, ys_out = body.outvars[:num_carry], body.outvars[num_carry:]
-  body = body.replace(
-      invars=[*(v for v, m in zip(carry_in, to_const) if m), *body.invars[:nk],
-              *(v for v, m in zip(carry_in, to_const) if not m), *xs_in],
-      outvars=[*(v for v, m in zip(carry_out, to_const) if not m),
-               *(v for v, j in zip(ys_out, ys_from_xs) if j is None)])
-  loop_consts = [x for x, m in zip(init_flat, to_const) if m] + consts
-  loop_init = [x for x, m in zip(init_flat, to_const) if not m]
-  outs = scan_p.bind(*loop_consts, *loop_init, *xs_flat, reverse=bool(reverse), length=length,
-                     jaxpr=checked_closed(body, []), num_consts=len(loop_consts),
-                     num_carry=len(loop_init), unroll=unroll)
-  n_loop_carry = len(loop_init)
-  loop_carry, loop_ys = iter(outs[:n_loop_carry]), iter(outs[n_loop_carry:])
-  carry = [_as_array(x) if m else next(loop_carry) for x, m in zip(init_flat, to_const)]
-  ys = [next(loop_ys) if j is None else _as_array(xs_flat[j]) for j in ys_from_xs]
-  return tree_util.tree_unflatten(carry_tree, carry), tree_util.tree_unflatten(ys_tree, ys)
+    # A carry the body returns unchanged is a loop constant; a y that is a
+    # slice of xs is xs itself. Neither goes through the loop.
+    nk = len(consts)
+    fwd = forwarded_inputs(body)
+    carry_fwd, ys_fwd = fwd[:num_carry], fwd[num_carry:]
+    self.to_const = [f_ == nk + i for i, f_ in enumerate(carry_fwd)]
+    self.ys_from_xs = [None if f_ is None or f_ < nk + num_carry else f_ - nk - num_carry
+                       for f_ in ys_fwd]
+    carry_in, xs_in = body.invars[nk:nk + num_carry], body.invars[nk + num_carry:]
+    carry_out, ys_out = body.outvars[:num_carry], body.outvars[num_carry:]
+    body = body.replace(
+        invars=[*(v for v, m in zip(carry_in, self.to_const) if m), *body.invars[:nk],
+                *(v for v, m in zip(carry_in, self.to_const) if not m), *xs_in],
+        outvars=[*(v for v, m in zip(carry_out, self.to_const) if not m),
+                 *(v for v, j in zip(ys_out, self.ys_from_xs) if j is None)])
+    self.consts, self.carry_tree, self.ys_tree = consts, carry_tree, ys_tree
+    n_moved = sum(self.to_const)
+    self.params = dict(reverse=bool(reverse), length=length, jaxpr=checked_closed(body, []),
+                       num_consts=n_moved + len(consts), num_carry=num_carry - n_moved,
+                       unroll=unroll)
+    self.holds_tracers = any(isinstance(c, Tracer) for c in consts)
+
+  def bind(self, init_flat: list, xs_flat: list):
+    if self.joins:
+      join_carries(init_flat, self.joins)
+    to_const = self.to_const
+    loop_consts = [x for x, m in zip(init_flat, to_const) if m] + self.consts
+    loop_init = [x for x, m in zip(init_flat, to_const) if not m]
+    outs = scan_p.bind(*loop_consts, *loop_init, *xs_flat, **self.params)
+    n_loop_carry = len(loop_init)
+    loop_carry, loop_ys = iter(outs[:n_loop_carry]), iter(outs[n_loop_carry:])
+    carry = [_as_array(x) if m else next(loop_carry) for x, m in zip(init_flat, to_const)]
+    ys = [next(loop_ys) if j is None else _as_array(xs_flat[j]) for j in self.ys_from_xs]
+    return (tree_util.tree_unflatten(self.carry_tree, carry),
+            tree_util.tree_unflatten(self.ys_tree, ys))
 
 
 def _as_array(x):
@@ -317,19 +357,30 @@ def _vmap(f: Callable, xs):
   """``vmap(f)(xs)`` over the leading axis of every leaf of ``xs``, through
   the batching hook (this layer sits below the ``vmap`` API)."""
   leaves, tree = tree_util.tree_flatten(xs)
-  size = get_aval(leaves[0]).shape[0]
-  out_trees: list = []
+  avals = tuple(get_aval(x) for x in leaves)
+  size = avals[0].shape[0]
+  key = (fun_key(f), tree, avals_key(avals), config.values_snapshot(), current_axis_env())
+  hit = _vmaps.get(key)
+  if hit is None:
+    out_trees: list = []
 
-  def flat(*ls):
-    out_leaves, out_tree = tree_util.tree_flatten(f(tree_util.tree_unflatten(tree, ls)))
-    out_trees[:] = [out_tree]
-    return out_leaves
+    def flat(*ls):
+      out_leaves, out_tree = tree_util.tree_flatten(f(tree_util.tree_unflatten(tree, ls)))
+      out_trees[:] = [out_tree]
+      return out_leaves
 
-  jaxpr, consts = trace_to_jaxpr(flat, [mapped_aval(get_aval(x))
-                                                         for x in leaves])
-  batched, _ = batch_jaxpr(ClosedJaxpr(jaxpr, consts), [0] * len(leaves), size)
+    jaxpr, consts = trace_to_jaxpr(flat, [mapped_aval(a) for a in avals])
+    batched, _ = batch_jaxpr(ClosedJaxpr(jaxpr, consts), [0] * len(leaves), size)
+    hit = (batched, out_trees[0])
+    if not any(isinstance(c, Tracer) for c in batched.consts):
+      _vmaps.put(key, hit, batched.consts)
+  batched, out_tree = hit
   outs = eval_jaxpr(batched.jaxpr, batched.consts, *leaves)
-  return tree_util.tree_unflatten(out_trees[0], outs)
+  return tree_util.tree_unflatten(out_tree, outs)
+
+
+# (fun_key(f), xs tree and types, flags, axis env) -> (batched jaxpr, out tree).
+_vmaps = TraceCache()
 
 
 # ---------------------------------------------------------------- fori_loop

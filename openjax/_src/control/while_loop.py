@@ -31,6 +31,8 @@ from openjax._src.interpreters.batching import batch_jaxpr
 from openjax._src.interpreters.jvp import jvp_jaxpr
 from openjax._src.interpreters.partial_eval import partial_eval_jaxpr
 from openjax._src.interpreters.staging import trace_to_jaxpr
+from openjax._src.control.trace_cache import TraceCache, avals_key, fun_key
+from openjax._src.primitives.collectives.collectives import current_axis_env
 from openjax._src.control.loop_dispatch import carry_in_place, fits_one_dispatch, in_one_dispatch
 from openjax._src.primitives.base.reduce_lowering import reduce, select
 from openjax._src.primitives.base.ad_util import Zero, tangent_aval
@@ -83,68 +85,99 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
       pass   # a traced predicate (e.g. under vmap): run the primitive instead
 
   paths_leaves, in_tree = tree_util.tree_flatten_with_path(init_val)
-  paths = [p for p, _ in paths_leaves]
   init_vals = [leaf for _, leaf in paths_leaves]
-  init_avals = [get_aval(x) for x in init_vals]
-  cond_jaxpr, cond_consts, body_jaxpr, body_consts, out_tree = _trace_loop(
-      cond_fun, body_fun, in_tree, init_avals)
-  body_out_avals = body_jaxpr.out_avals
-  if len(body_out_avals) != len(init_avals):
-    check_carry_type("while_loop body", body_fun, in_tree, paths, init_avals, out_tree,
-                     body_out_avals)
-  if join_weak_carry(init_vals, init_avals, body_out_avals):
-    init_avals = [get_aval(x) for x in init_vals]
+  init_avals = tuple(get_aval(x) for x in init_vals)
+  key = (fun_key(cond_fun), fun_key(body_fun), in_tree, avals_key(init_avals),
+         config.values_snapshot(), current_axis_env())
+  loop = _loops.get(key)
+  if loop is None:
+    loop = _PreparedWhile(cond_fun, body_fun, in_tree, [p for p, _ in paths_leaves],
+                          list(init_vals), list(init_avals))
+    if not loop.holds_tracers:
+      _loops.put(key, loop, (*loop.cond_consts, *loop.body_consts))
+  return loop.bind(init_vals)
+
+
+# (fun_key(cond_fun), fun_key(body_fun), carry tree and types, flags, axis env)
+# -> _PreparedWhile: an eager loop called again with the same functions (or
+# fresh closures of the same code over the same values) binds the same
+# jaxprs, so neither tracing nor the eval trace's plan runs again.
+_loops = TraceCache()
+
+
+class _PreparedWhile:
+  """A traced ``while_loop``: its jaxprs, constants, the weak carries the
+  body's types join, and the carries that are loop constants."""
+
+  def __init__(self, cond_fun, body_fun, in_tree, paths, init_vals: list, init_avals: list):
     cond_jaxpr, cond_consts, body_jaxpr, body_consts, out_tree = _trace_loop(
         cond_fun, body_fun, in_tree, init_avals)
-  check_carry_type("while_loop body", body_fun, in_tree, paths, init_avals, out_tree,
-                   body_jaxpr.out_avals)
+    body_out_avals = body_jaxpr.out_avals
+    if len(body_out_avals) != len(init_avals):
+      check_carry_type("while_loop body", body_fun, in_tree, paths, init_avals, out_tree,
+                       body_out_avals)
+    # A weakly typed carry takes the body's type: (position, body's aval).
+    self.joins = [(i, o) for i, (a, o) in enumerate(zip(init_avals, body_out_avals))
+                  if a.weak_type and not typematch(a, o)]
+    if self.joins:
+      join_carries(init_vals, self.joins)
+      init_avals = [get_aval(x) for x in init_vals]
+      cond_jaxpr, cond_consts, body_jaxpr, body_consts, out_tree = _trace_loop(
+          cond_fun, body_fun, in_tree, init_avals)
+    check_carry_type("while_loop body", body_fun, in_tree, paths, init_avals, out_tree,
+                     body_jaxpr.out_avals)
 
-  # A carry the body passes through unchanged and the cond never reads is a
-  # loop constant: make it a body constant (so a batched predicate does not
-  # batch it, and the loop carries less).
-  n_bc = len(body_consts)
-  fwd = [isinstance(o, Var) and o in body_jaxpr.invars[n_bc:] and
-         body_jaxpr.invars.index(o) == n_bc + i for i, o in enumerate(body_jaxpr.outvars)]
-  cond_reads = _used_invars(cond_jaxpr)
-  n_cc = len(cond_consts)
-  move = [f and not cond_reads[n_cc + i] for i, f in enumerate(fwd)]
-  loop_vals = init_vals
-  if any(move):
-    cond_jaxpr = _fresh_jaxpr(cond_jaxpr, invars=cond_jaxpr.invars[:n_cc] + [
-        v for v, m in zip(cond_jaxpr.invars[n_cc:], move) if not m])
-    carry_in = body_jaxpr.invars[n_bc:]
-    body_jaxpr = _fresh_jaxpr(
-        body_jaxpr,
-        invars=([v for v, m in zip(carry_in, move) if m] + body_jaxpr.invars[:n_bc]
-                + [v for v, m in zip(carry_in, move) if not m]),
-        outvars=[o for o, m in zip(body_jaxpr.outvars, move) if not m])
-    body_consts = [x for x, m in zip(init_vals, move) if m] + body_consts
+    # A carry the body passes through unchanged and the cond never reads is a
+    # loop constant: make it a body constant (so a batched predicate does not
+    # batch it, and the loop carries less).
+    n_bc = len(body_consts)
+    fwd = [isinstance(o, Var) and o in body_jaxpr.invars[n_bc:] and
+           body_jaxpr.invars.index(o) == n_bc + i for i, o in enumerate(body_jaxpr.outvars)]
+    cond_reads = _used_invars(cond_jaxpr)
+    n_cc = len(cond_consts)
+    move = [f and not cond_reads[n_cc + i] for i, f in enumerate(fwd)]
+    if any(move):
+      cond_jaxpr = _fresh_jaxpr(cond_jaxpr, invars=cond_jaxpr.invars[:n_cc] + [
+          v for v, m in zip(cond_jaxpr.invars[n_cc:], move) if not m])
+      carry_in = body_jaxpr.invars[n_bc:]
+      body_jaxpr = _fresh_jaxpr(
+          body_jaxpr,
+          invars=([v for v, m in zip(carry_in, move) if m] + body_jaxpr.invars[:n_bc]
+                  + [v for v, m in zip(carry_in, move) if not m]),
+          outvars=[o for o, m in zip(body_jaxpr.outvars, move) if not m])
+    self.move = move if any(move) else None
+    self.cond_consts, self.body_consts, self.out_tree = cond_consts, body_consts, out_tree
+    self.params = dict(cond_nconsts=len(cond_consts), cond_jaxpr=ClosedJaxpr(cond_jaxpr, []),
+                       body_nconsts=len(body_consts) + sum(move),
+                       body_jaxpr=ClosedJaxpr(body_jaxpr, []))
+    self.holds_tracers = any(isinstance(c, Tracer) for c in (*cond_consts, *body_consts))
+
+  def bind(self, init_vals: list):
+    if self.joins:
+      join_carries(init_vals, self.joins)
+    move = self.move
+    if move is None:
+      outs = while_p.bind(*self.cond_consts, *self.body_consts, *init_vals, **self.params)
+      return tree_util.tree_unflatten(self.out_tree, outs)
+    moved = [x for x, m in zip(init_vals, move) if m]
     loop_vals = [x for x, m in zip(init_vals, move) if not m]
-  outs = while_p.bind(*cond_consts, *body_consts, *loop_vals,
-                      cond_nconsts=len(cond_consts), cond_jaxpr=ClosedJaxpr(cond_jaxpr, []),
-                      body_nconsts=len(body_consts), body_jaxpr=ClosedJaxpr(body_jaxpr, []))
-  if any(move):
+    outs = while_p.bind(*self.cond_consts, *moved, *self.body_consts, *loop_vals, **self.params)
     it = iter(outs)
     outs = [x if m else next(it) for x, m in zip(init_vals, move)]
-  return tree_util.tree_unflatten(out_tree, outs)
+    return tree_util.tree_unflatten(self.out_tree, outs)
+
+
+def join_carries(init_vals: list, joins: list) -> None:
+  """Convert the weakly typed carries ``joins`` names, (position, the
+  body's aval), to the body's type, in place."""
+  for i, o in joins:
+    init_vals[i] = convert_element_type(init_vals[i], dtypes.result_type(init_vals[i], o))
 
 
 def _as_array(x):
   if isinstance(x, Tracer) or type(x) is Array:
     return x
   return array_of(canonical_value(x), get_aval(x))
-
-
-def join_weak_carry(init_vals: list, init_avals, out_avals) -> bool:
-  """A weakly typed initial carry (a Python scalar) takes the type the body
-  gives it, in place in ``init_vals``; True when one changed (the body must
-  then be traced again with the joined types)."""
-  changed = False
-  for i, (x, a, o) in enumerate(zip(init_vals, init_avals, out_avals)):
-    if a.weak_type and not typematch(a, o):
-      init_vals[i] = convert_element_type(x, dtypes.result_type(x, o))
-      changed = True
-  return changed
 
 
 def trace_to_open_jaxpr(fun: Callable, in_tree, in_avals) -> tuple[Jaxpr, list, object]:
@@ -615,4 +648,4 @@ def _while_lower(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts)
   return outs[cond_nconsts + body_nconsts:]
 
 
-__all__ = ["while_p", "while_loop", "check_carry_type", "trace_to_open_jaxpr", "join_weak_carry"]
+__all__ = ["while_p", "while_loop", "check_carry_type", "trace_to_open_jaxpr", "join_carries"]

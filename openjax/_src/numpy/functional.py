@@ -13,8 +13,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from openjax._src import lax
-from openjax._src.api.jit import jit
 from openjax._src.api.vmap import vmap
+from openjax._src.control.trace_cache import fun_key
 from openjax._src.numpy import util
 from openjax._src.numpy.creation import array, asarray
 from openjax._src.numpy.reductions import argmax, cumsum
@@ -55,15 +55,31 @@ def piecewise(x, condlist, funclist: Sequence[Any], *args, **kw):
     raise ValueError(f"with {n_cond} condition(s), either {n_cond} or {n_cond + 1} "
                      f"functions are expected; got {n_fun}")
   consts = {i: c for i, c in enumerate(branches) if not callable(c)}
-  funcs = frozenset((i, f) for i, f in enumerate(branches) if callable(f))
+  funcs = frozenset((i, _SameTrace(f)) for i, f in enumerate(branches) if callable(f))
   return _piecewise(x, asarray(condlist, dtype=bool), consts, funcs, *args, **kw)
 
 
-@jit(static_argnames=("funcs",))
+class _SameTrace:
+  """A function as a static argument, equal to another that traces the same
+  (``control/trace_cache.fun_key``): ``jnp.piecewise(x, c, [lambda t: ...])``
+  called again with fresh lambdas reuses the traced program."""
+  __slots__ = ("fun", "key")
+
+  def __init__(self, fun: Callable):
+    self.fun, self.key = fun, fun_key(fun)
+
+  def __hash__(self):
+    return hash(self.key)
+
+  def __eq__(self, other):
+    return type(other) is _SameTrace and self.key == other.key
+
+
+@util.jit(static_argnames=("funcs",))
 def _piecewise(x, conds, consts: dict[int, Any], funcs: frozenset, *args, **kw):
   # ``funcs`` is a static argument (the functions shape the trace); the
   # constants and extra arguments are traced operands of the jit.
-  by_index = dict(funcs)
+  by_index = {i: f.fun for i, f in funcs}
   dtype = x.dtype
 
   def calling(f: Callable) -> Callable:

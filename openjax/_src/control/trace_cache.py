@@ -1,0 +1,194 @@
+"""Keys for caching what control flow traces (cond branches, loop bodies).
+
+JAX caches a traced branch or body by the function object and the argument
+types, so calling ``lax.cond``/``while_loop``/``scan`` again with the same
+function reuses its jaxpr. Eager code usually passes fresh closures
+(``lax.cond(p, lambda x: x * y, ...)`` inside a function called in a loop):
+a new function object each call, the same code. ``fun_key`` keys such a
+nested function by what its trace depends on: its code, and the identity (or
+the value, for immutable scalars) of every value it can read - closure
+cells, defaults, the globals its code names - so a closure over new values
+(or a rebound global) traces again, as JAX's fresh trace would. Module-level
+functions, and jit/custom_jvp wrappers, count by identity, as JAX keys them
+(a global that such a function reads and that is rebound between calls is
+not seen, as with JAX's cache). A function that can read a mutable object (a
+list, a dict, a NumPy array, an arbitrary instance) is keyed by its identity.
+
+The cache holds at most ``MAX_ENTRIES`` traces and ``MAX_BYTES`` of the
+constants they close over (the oldest go first); a trace that closes over
+tracers is never kept.
+"""
+from __future__ import annotations
+
+import functools
+import types
+
+import numpy as np
+
+from openjax._src.core import Array
+from openjax._src.control.ref_threading import RefThreading
+
+MAX_ENTRIES = 256
+MAX_BYTES = 64 << 20
+_MAX_DEPTH = 4
+
+
+class _Id:
+  """A key part equal only to the same object (held, so its id stays valid)."""
+  __slots__ = ("obj",)
+
+  def __init__(self, obj):
+    self.obj = obj
+
+  def __hash__(self):
+    return id(self.obj)
+
+  def __eq__(self, other):
+    return type(other) is _Id and other.obj is self.obj
+
+
+class _Mutable(Exception):
+  """A function can read a value that may change without a new identity."""
+
+
+_SCALARS = (bool, int, str, bytes, type(None))
+_BY_IDENTITY = (Array, types.ModuleType, type, types.BuiltinFunctionType, np.ufunc)
+
+
+def _value_key(v, depth: int):
+  t = type(v)
+  if t in _SCALARS:
+    return (t, v)
+  if t is float or t is complex:
+    return (t, repr(v))   # -0.0 and nan trace to other constants than 0.0
+  if isinstance(v, np.generic):
+    return (t, v.tobytes())
+  if isinstance(v, np.dtype):
+    return v
+  if isinstance(v, _BY_IDENTITY):
+    if t is types.BuiltinFunctionType and not isinstance(
+        getattr(v, "__self__", None), (types.ModuleType, type(None))):
+      raise _Mutable   # a bound method of an object (``xs.append``)
+    return _Id(v)
+  if t is tuple:
+    return (tuple, tuple(_value_key(x, depth) for x in v))
+  if t is RefThreading and not v.refs:
+    # The ref scopes of an operation whose bodies use no outside refs: what
+    # they trace does not depend on which operation's they are.
+    return RefThreading
+  if t is types.FunctionType and v.__closure__ is None and "<locals>" not in v.__qualname__:
+    # A module-level function the traced one calls: by identity (its globals
+    # are not followed, as JAX's cache does not follow the function's).
+    return _Id(v)
+  if callable(v) and type(v).__module__.startswith("openjax."):
+    return _Id(v)   # jit/custom_jvp/custom_vjp wrappers: defined by what they wrap
+  if callable(v) and depth < _MAX_DEPTH:
+    return _callable_key(v, depth + 1)
+  raise _Mutable
+
+
+# code -> the sorted global names it (or a function nested in it) may read.
+_code_names: dict = {}
+
+
+def _names(code: types.CodeType) -> tuple:
+  names = _code_names.get(code)
+  if names is None:
+    found: set = set()
+    todo = [code]
+    while todo:
+      c = todo.pop()
+      found.update(c.co_names)
+      todo.extend(k for k in c.co_consts if type(k) is types.CodeType)
+    names = _code_names[code] = tuple(sorted(found))
+  return names
+
+
+def _callable_key(fun, depth: int):
+  t = type(fun)
+  if t is types.FunctionType:
+    glob = fun.__globals__
+    return (_Id(fun.__code__), _Id(glob),
+            tuple(_value_key(c.cell_contents, depth) for c in fun.__closure__ or ()),
+            _value_key(fun.__defaults__, depth),
+            tuple(sorted((k, _value_key(v, depth)) for k, v in (fun.__kwdefaults__ or {}).items())),
+            tuple((n, _value_key(glob[n], depth)) for n in _names(fun.__code__)
+                  if n in glob))
+  if t is functools.partial:
+    return (functools.partial, _callable_key(fun.func, depth),
+            tuple(_value_key(a, depth) for a in fun.args),
+            tuple(sorted((k, _value_key(v, depth)) for k, v in fun.keywords.items())))
+  if isinstance(fun, _BY_IDENTITY):
+    return _value_key(fun, depth)
+  raise _Mutable
+
+
+def avals_key(avals) -> tuple:
+  """``avals`` as a key part, with the manual axes each varies over (inside a
+  ``shard_map``, part of a value's type that aval equality leaves out)."""
+  return tuple((a, v) if (v := getattr(a, "vma", None)) else a for a in avals)
+
+
+def fun_key(fun):
+  """A hashable key standing for what tracing ``fun`` depends on besides its
+  arguments' types (see the module docstring)."""
+  if type(fun) is types.FunctionType and fun.__closure__ is None \
+      and "<locals>" not in fun.__qualname__:
+    return _Id(fun)   # a module-level function: called again as itself, as JAX keys it
+  try:
+    return _callable_key(fun, 0)
+  except (_Mutable, ValueError):   # ValueError: an empty closure cell
+    return _Id(fun)
+  except TypeError:   # an unhashable default or global value
+    return _Id(fun)
+
+
+def _nbytes(consts) -> int:
+  total = 0
+  for c in consts:
+    try:
+      total += int(c.nbytes)
+    except (AttributeError, TypeError):
+      pass
+  return total
+
+
+class TraceCache:
+  """A bounded map of traces: ``get(key)``/``put(key, value, consts)``; the
+  oldest entries go first (a plain dict: a hit hashes its key once). The
+  constants the traces hold (closed-over arrays) count against
+  ``MAX_BYTES``: a loop closing over new parameters each step must not keep
+  the old ones alive."""
+
+  def __init__(self, max_entries: int = MAX_ENTRIES, max_bytes: int = MAX_BYTES):
+    self._entries: dict = {}   # key -> (value, bytes of its constants)
+    self._max, self._max_bytes, self._bytes = max_entries, max_bytes, 0
+
+  def get(self, key):
+    try:
+      hit = self._entries.get(key)
+    except TypeError:   # an unhashable part of the key
+      return None
+    return None if hit is None else hit[0]
+
+  def put(self, key, value, consts=()) -> None:
+    nbytes = _nbytes(consts)
+    if nbytes > self._max_bytes // 4:
+      return
+    try:
+      old = self._entries.pop(key, None)
+      self._entries[key] = (value, nbytes)
+    except TypeError:
+      return
+    self._bytes += nbytes - (old[1] if old is not None else 0)
+    while len(self._entries) > self._max or self._bytes > self._max_bytes:
+      _, (_, b) = self._pop_oldest()
+      self._bytes -= b
+
+  def _pop_oldest(self):
+    k = next(iter(self._entries))
+    return k, self._entries.pop(k)
+
+  def clear(self) -> None:
+    self._entries.clear()
+    self._bytes = 0
