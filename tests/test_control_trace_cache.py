@@ -7,10 +7,7 @@ import pytest
 import openjax as jax
 import openjax.numpy as jnp
 from openjax import lax
-from openjax._src.control import cond as cond_module
-from openjax._src.control import scan as scan_module
-from openjax._src.control import trace_cache
-from openjax._src.control import while_loop as while_module
+from openjax._src.control import cond, scan, trace_cache, while_loop
 
 SCALE = 2.0
 
@@ -25,7 +22,7 @@ def traces(monkeypatch):
       count[0] += 1
       return real(*args, **kwargs)
     return trace
-  for module in (cond_module, while_module, scan_module):
+  for module in (cond, while_loop, scan):
     monkeypatch.setattr(module, "trace_to_jaxpr", counting(module.trace_to_jaxpr))
   return count
 

@@ -103,7 +103,8 @@ def test_sorting_and_short_programs_stay_interpreted(compiled):
   # interprets faster than a compiled call.
   x = jnp.asarray(np.array([3, -1, 2, 7, 0], np.int32))
   np.testing.assert_array_equal(np.asarray(jnp.argsort(x)), [1, 4, 2, 0, 3])
-  assert all(e.exact is False for e in jnp.argsort._cache.values())
+  # (entries of other tests' traced calls have exact None: never decided)
+  assert not any(e.exact for e in jnp.argsort._cache.values())
   short = util.jit(lambda a, b: a * b + 1)
   np.testing.assert_array_equal(np.asarray(short(x, x)), [10, 2, 5, 50, 1])
   (entry,) = short._cache.values()

@@ -72,7 +72,10 @@ NUMPY_ORDER = (
     "statistics",
     "searching",
     "sorting",
-    "shape_padding",     # pad's stat modes use reductions and median
+    "vectorize",
+    "functional",
+    "shape_padding",     # pad's stat modes use reductions and median, its callable mode
+                         # functional.apply_along_axis
     "einsum",
     "linalg_ops",
     "ranges",            # diag uses linalg_ops.diagonal
@@ -86,8 +89,6 @@ NUMPY_ORDER = (
     "bits",
     "histograms",
     "windows",
-    "vectorize",
-    "functional",
     "ufunc_api",
     "array_methods",
 )

@@ -154,8 +154,7 @@ def _check_donated_once(leaves, donated_invars) -> None:
 
 class _CacheEntry:
   __slots__ = ("closed_jaxpr", "out_tree", "hoisted", "lowered", "executable", "pending",
-               "compile_error", "single", "program", "unchecked", "spmd", "exact",
-               "eager_calls")
+               "compile_error", "single", "program", "unchecked", "spmd", "exact", "eager_calls")
 
   def __init__(self, closed_jaxpr, out_tree, hoisted):
     self.closed_jaxpr = closed_jaxpr

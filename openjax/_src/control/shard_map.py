@@ -52,9 +52,10 @@ from openjax._src.primitives.base.structural import expand_dims, reshape, transp
 from openjax._src.primitives.elementwise.arithmetic import add
 from openjax._src.primitives.elementwise.arithmetic import max as max_
 from openjax._src.primitives.elementwise.arithmetic import min as min_
+from openjax._src.primitives.collectives.all_to_all import all_to_all_p
 from openjax._src.primitives.collectives.collectives import (
-    all_gather_p, all_to_all_p, axis_index_p, current_mesh_member, extend_axis_env, pbroadcast_p,
-    pmax_p, pmin_p, ppermute_p, psum_p, reduce_scatter_p, running_on_mesh_device)
+    all_gather_p, axis_index_p, current_mesh_member, extend_axis_env, pbroadcast_p, pmax_p, pmin_p,
+    ppermute_p, psum_p, reduce_scatter_p, running_on_mesh_device)
 from openjax._src.primitives.collectives.ragged import ragged_all_to_all_p
 from openjax._src.primitives.collectives.send_recv import precv_p, psend_p
 from openjax._src.primitives.collectives.varying import psum_invariant_p

@@ -17,10 +17,11 @@ import numpy as np
 from openjax._src import dtypes, tree_util
 from openjax._src.config import config
 from openjax._src.core import Tracer, get_aval
+from openjax._src.primitives.collectives.all_to_all import all_to_all_array, all_to_all_p
 from openjax._src.primitives.collectives.collectives import (
-    all_gather_array, all_gather_p, all_to_all_array, all_to_all_p, axis_index_array, axis_index_p,
-    bound_axis_size, pbroadcast_array, pbroadcast_p, pmax_array, pmax_p, pmin_array, pmin_p,
-    ppermute_array, ppermute_p, psum_array, psum_p, reduce_scatter_array, reduce_scatter_p)
+    all_gather_array, all_gather_p, axis_index_array, axis_index_p, bound_axis_size,
+    pbroadcast_array, pbroadcast_p, pmax_array, pmax_p, pmin_array, pmin_p, ppermute_array,
+    ppermute_p, psum_array, psum_p, reduce_scatter_array, reduce_scatter_p)
 from openjax._src.primitives.collectives.ragged import ragged_all_to_all_array, ragged_all_to_all_p
 from openjax._src.primitives.collectives.send_recv import out_shape_aval, precv_array, psend_array
 from openjax._src.primitives.collectives.varying import (psum_invariant, pvary,

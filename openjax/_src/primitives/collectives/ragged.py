@@ -26,9 +26,9 @@ from openjax._src.primitives.base.convert import convert_element_type
 from openjax._src.primitives.base.structural import (broadcast_in_dim, instantiate_zeros, iota,
                                                      moveaxis, reduce_sum, reshape, transpose,
                                                      zeros_like_aval)
+from openjax._src.primitives.collectives.all_to_all import all_to_all_array
 from openjax._src.primitives.collectives.collectives import (_check_axis_names, _device_member,
-                                                             _group_values, _names,
-                                                             all_to_all_array)
+                                                             _group_values, _names)
 from openjax._src.primitives.collectives.varying import vma_checked_axes
 from openjax._src.primitives.elementwise.arithmetic import add, div, mul, sub
 from openjax._src.primitives.elementwise.logic import bitwise_and, eq, ge, lt, select_n

@@ -33,9 +33,10 @@ import threading
 from openjax._src.core import Primitive
 from openjax._src.core.sharding_rules import MANUAL_AXES_ONLY
 from openjax._src.primitives.base.structural import deflinear
+from openjax._src.primitives.collectives.all_to_all import all_to_all_p
 from openjax._src.primitives.collectives.collectives import (
-    _check_axis_names, _named, _names, all_gather_p, all_to_all_p, axis_index_p, pbroadcast_p,
-    pmax_p, pmin_p, ppermute_p, psum_impl, psum_p, reduce_scatter_p)
+    _check_axis_names, _named, _names, all_gather_p, axis_index_p, pbroadcast_p, pmax_p, pmin_p,
+    ppermute_p, psum_impl, psum_p, reduce_scatter_p)
 
 __all__ = ["pvary_p", "psum_invariant_p", "pvary", "psum_invariant", "checking_vma",
            "vma_checked_axes", "vma_of"]
