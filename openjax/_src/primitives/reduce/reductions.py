@@ -8,7 +8,9 @@ NumPy-style reductions (dtype promotion, ``where``, ``keepdims``) on these.
 """
 from __future__ import annotations
 
+import ctypes
 import functools
+import math
 import operator
 
 import numpy as np
@@ -397,6 +399,39 @@ def _argminmax_impl(np_fn):
   return impl
 
 
+# NumPy's argmax/argmin copy a read-only operand before scanning it (they ask
+# for a "behaved" array, which includes writeable), and Arrays hold read-only
+# values: at 1e6 elements that copy is 2/3 of the call. From this size on,
+# the kernel scans a writeable alias of the same memory (never written).
+_ALIAS_MIN_ELEMENTS = 1 << 14
+
+
+def _writeable_alias(x: np.ndarray) -> np.ndarray:
+  """``x`` itself, or for a read-only C-contiguous ``x`` a writeable ndarray
+  over its memory, for reading only (the caller holds ``x`` meanwhile)."""
+  if x.flags.writeable or not x.flags.c_contiguous:
+    return x
+  memory = (ctypes.c_char * x.nbytes).from_address(x.ctypes.data)
+  return np.frombuffer(memory, x.dtype).reshape(x.shape)
+
+
+def _argminmax_eval_kernel(np_fn):
+  # The impl's NumPy call without its conversions (ml_dtypes floats: the
+  # impl); large operands reduced along their last axis scan an alias.
+  def rule(x, *, axes, index_dtype):
+    if x.dtype in dtypes.custom_float_dtypes:
+      return None
+    (axis,) = axes
+    if axis == len(x.shape) - 1 and math.prod(x.shape) >= _ALIAS_MIN_ELEMENTS:
+      def kernel(v):
+        return np_fn(_writeable_alias(v), axis=axis).astype(index_dtype)
+    else:
+      def kernel(v):
+        return np_fn(v, axis=axis).astype(index_dtype)
+    return kernel
+  return rule
+
+
 def _argminmax_abstract_eval(x, *, axes, index_dtype):
   (axis,) = axes
   if not 0 <= axis < x.ndim:
@@ -476,6 +511,7 @@ def argmax(operand, axis: int, index_dtype):
 
 
 argmax_p.def_impl(_argminmax_impl(np.argmax))
+argmax_p.def_eval_kernel(_argminmax_eval_kernel(np.ndarray.argmax))
 argmax_p.def_abstract_eval(_argminmax_abstract_eval)
 argmax_p.def_sharding_rule(reduce_axes_rule)
 defjvp_zero(argmax_p)               # integer indices: float0 tangents, as in JAX
@@ -493,6 +529,7 @@ def argmin(operand, axis: int, index_dtype):
 
 
 argmin_p.def_impl(_argminmax_impl(np.argmin))
+argmin_p.def_eval_kernel(_argminmax_eval_kernel(np.ndarray.argmin))
 argmin_p.def_abstract_eval(_argminmax_abstract_eval)
 argmin_p.def_sharding_rule(reduce_axes_rule)
 defjvp_zero(argmin_p)
