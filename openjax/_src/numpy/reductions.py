@@ -162,10 +162,40 @@ def _init_value(dtype: np.dtype, value) -> np.ndarray:
   return np.array(value).astype(dtype)
 
 
-# (name, reducer, preproc, ..., operand aval, axis, dtype, keepdims, x64) ->
-# (dims, computation dtype, result dtype, reducer) of reductions without
-# initial, where or out: the static work of ``_reduction`` done once.
+# (name, reducer, preproc, ..., operand aval, axis, dtype, keepdims, where's
+# aval, initial, x64) -> _ReductionPlan: the static work of ``_reduction``
+# (checks, axes, dtypes, the ``where`` fill and the ``initial`` constant)
+# done once; replaying it makes the same lax calls.
 _REDUCTION_PLANS: dict = {}
+
+
+class _ReductionPlan:
+  __slots__ = ("dims", "computation_dtype", "result_dtype", "reducer", "op", "shape",
+               "fill", "fill_array", "initial")
+
+  def __init__(self, dims, computation_dtype, result_dtype, reducer, op, shape, fill, initial):
+    self.dims, self.computation_dtype, self.result_dtype = dims, computation_dtype, result_dtype
+    self.reducer, self.op, self.shape, self.fill = reducer, op, shape, fill
+    # The fill broadcast to the operand's shape once, for eager calls (a
+    # traced call stages the broadcast, as the general path does).
+    self.fill_array = None
+    self.initial = initial
+
+  def run(self, a, where_):
+    """The reduction of ``a`` (masked by ``where_``), before ``initial``."""
+    a = _convert(a, self.computation_dtype)
+    if where_ is not None:
+      shape = self.shape
+      eager = type(a) is Array
+      cond, a = util.broadcast_to_shape(where_, shape), util.broadcast_to_shape(a, shape)
+      if eager:
+        fill = self.fill_array
+        if fill is None:
+          fill = self.fill_array = util.broadcast_to_shape(self.fill, shape)
+      else:
+        fill = util.broadcast_to_shape(self.fill, shape)
+      a = lax.select(cond, a, fill)
+    return self.reducer(a, self.dims)
 
 
 def _canonical_dtype(dtype) -> bool:
@@ -174,33 +204,55 @@ def _canonical_dtype(dtype) -> bool:
   return isinstance(dtype, np.dtype) and dtypes.canonicalize_dtype(dtype) == dtype
 
 
+def _operand_key(x):
+  """The plan-key part of a ``where`` operand: None, or an Array's or
+  tracer's aval; False for operands the plans do not take."""
+  if x is None:
+    return None
+  if type(x) is Array or isinstance(x, Tracer):
+    return x.aval
+  return False
+
+
+def _initial_key(initial):
+  """The plan-key part of ``initial``: None, or a Python scalar with its type
+  (so 1 and 1.0 and True differ); False for others (arrays, NaN)."""
+  if initial is None:
+    return None
+  t = type(initial)
+  if t in (int, float, bool) and initial == initial:
+    return (t, initial)
+  return False
+
+
 def _reduction(a, name: str, reducer: Callable, op: Callable, init_val, *,
                has_identity: bool = True, preproc: Callable | None = None,
                bool_reducer: Callable | None = None, bool_op: Callable | None = None,
                upcast_f16_for_computation: bool = False, axis=None, dtype=None, out=None,
                keepdims: bool = False, initial=None, where_=None,
                promote_integers: bool = False):
-  cacheable = (out is None and initial is None and where_ is None
+  where_key, initial_key = _operand_key(where_), _initial_key(initial)
+  cacheable = (out is None and where_key is not False and initial_key is not False
                and (dtype is None or _canonical_dtype(dtype))
                and eager_config.flags_ok and (type(a) is Array or isinstance(a, Tracer)))
   if cacheable:
-    # The common call again: its checks, axes and dtypes come from the plan
-    # the first such call recorded below; the same lax calls follow.
+    # The call again: its checks, axes and dtypes come from the plan the
+    # first such call recorded below; the same lax calls follow.
     aval = a.aval
     try:
       key = (name, reducer, preproc, has_identity, upcast_f16_for_computation, aval.shape,
-             aval.dtype, aval.weak_type, axis, dtype, keepdims, promote_integers,
-             eager_config.x64)
+             aval.dtype, aval.weak_type, axis, dtype, keepdims, promote_integers, where_key,
+             initial_key, eager_config.x64)
       plan = _REDUCTION_PLANS.get(key)
     except TypeError:   # an unhashable axis (a list): the general path
       cacheable, plan = False, None
     if plan is not None:
-      dims, computation_dtype, result_dtype, reducer = plan
-      a = _convert(preproc(a) if preproc else a, computation_dtype)
-      result = reducer(a, dims)
+      result = plan.run(preproc(a) if preproc else a, where_)
+      if plan.initial is not None:
+        result = plan.op(plan.initial, result)
       if keepdims:
-        result = _expand_dims(result, dims)
-      return _convert(result, result_dtype)
+        result = _expand_dims(result, plan.dims)
+      return _convert(result, plan.result_dtype)
   _check_out(name, out)
   a = util.ensure_arraylike(name, a)
   where_ = _check_where(name, where_)
@@ -222,22 +274,27 @@ def _reduction(a, name: str, reducer: Callable, op: Callable, init_val, *,
   computation_dtype = result_dtype
   if upcast_f16_for_computation and dtypes.kind(result_dtype) in "fc":
     computation_dtype = _upcast_f16(result_dtype)
-  a = _convert(a, computation_dtype)
   if computation_dtype == np.bool_:
     reducer, op = bool_reducer or reducer, bool_op or op
+  fill, where_shape = None, None
+  if where_ is not None:
+    fill = _init_value(computation_dtype, init_val)
+    where_shape = np.broadcast_shapes(np.shape(where_), shape)
+  plan = _ReductionPlan(dims, computation_dtype, result_dtype, reducer, op, where_shape, fill,
+                        None)
+  result = plan.run(a, where_)
+  if initial is not None:
+    # Converted here, after the reduction (an initial that is traced stages
+    # its conversion there); a plan keeps a Python scalar's constant.
+    plan.initial = _convert(initial, computation_dtype)
+    if np.shape(plan.initial) != ():
+      raise ValueError("initial value must be a scalar. "
+                       f"Got array of shape {np.shape(plan.initial)}")
+    result = op(plan.initial, result)
   if cacheable:
     if len(_REDUCTION_PLANS) >= 4096:
       _REDUCTION_PLANS.clear()
-    _REDUCTION_PLANS[key] = (dims, computation_dtype, result_dtype, reducer)
-  if where_ is not None:
-    a = _where(where_, a, _init_value(computation_dtype, init_val))
-  result = reducer(a, dims)
-  if initial is not None:
-    initial_arr = _convert(initial, computation_dtype)
-    if np.shape(initial_arr) != ():
-      raise ValueError("initial value must be a scalar. "
-                       f"Got array of shape {np.shape(initial_arr)}")
-    result = op(initial_arr, result)
+    _REDUCTION_PLANS[key] = plan
   if keepdims:
     result = _expand_dims(result, dims)
   return _convert(result, result_dtype)
