@@ -237,3 +237,26 @@ def test_interleaved_einsum_matches_the_subscripts_form():
   np.testing.assert_array_equal(np.asarray(got), np.asarray(jnp.einsum("ab,b->a", x, y)))
   with pytest.raises(TypeError, match="hashable"):
     jnp.einsum(x, [[0], 1], y, [1], [0])
+
+
+@pytest.mark.parametrize("shape", [(), (7,), (3, 4), (2, 3, 4)])
+@pytest.mark.parametrize("axis", [None, 0, -1])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_argmax_plans_give_the_general_paths_result(shape, axis, keepdims):
+  x = _operand(np.float32, shape, 10)
+  for fn in (jnp.argmax, jnp.argmin):
+    with _reference():
+      want = _outcome(lambda a: fn(a, axis=axis, keepdims=keepdims), x)
+    for _ in range(2):   # the plan recorded, then replayed
+      assert _outcome(lambda a: fn(a, axis=axis, keepdims=keepdims), x) == want
+
+
+def test_argmax_plan_skips_the_checks(monkeypatch):
+  x = jnp.arange(12.0).reshape(3, 4)
+  assert int(jnp.argmax(x)) == 11
+  calls = []
+  ensure = util.ensure_arraylike
+  monkeypatch.setattr(util, "ensure_arraylike", lambda *a: calls.append(a) or ensure(*a))
+  assert int(jnp.argmax(x)) == 11
+  assert jnp.argmin(x, axis=1, keepdims=True).shape == (3, 1)   # a new signature
+  assert len(calls) == 1

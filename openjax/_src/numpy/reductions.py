@@ -9,6 +9,7 @@ every result is strongly typed.
 from __future__ import annotations
 
 import builtins
+import math
 import operator
 from typing import Any, Callable
 
@@ -531,23 +532,49 @@ def count_nonzero(a, axis=None, keepdims=False):
 
 
 # ------------------------------------------------------------ argmax / argmin
+# (name, operand aval, axis, keepdims, x64) -> (flat size or None, axis,
+# index dtype, dims restored by keepdims or None) of argmax/argmin calls seen
+# before: their checks done once; replays make the same lax calls.
+_ARG_PLANS: dict = {}
+
+
 def _argminmax(name: str, lax_fn: Callable, a, axis, out, keepdims):
+  cacheable = (out is None and eager_config.flags_ok and (axis is None or type(axis) is int)
+               and (type(a) is Array or isinstance(a, Tracer)))
+  if cacheable:
+    key = (name, a.aval, axis, bool(keepdims), eager_config.x64)
+    plan = _ARG_PLANS.get(key)
+    if plan is not None:
+      return _argminmax_steps(lax_fn, a, *plan)
   a = util.ensure_arraylike(name, a)
   _check_out(name, out)
   axis = None if axis is None else operator.index(concrete_or_error(
       None, axis, f"The axis argument of jnp.{name} must be static."))
   keepdims = bool(keepdims)
+  shape = util.shape_of(a)
   if axis is None:
-    dims = tuple(range(np.ndim(a)))
-    a = _ravel(a)
+    dims = tuple(range(len(shape)))
+    flat = math.prod(shape) if len(shape) != 1 else None
     axis = 0
+    size = math.prod(shape)
   else:
-    axis = util.canonicalize_axis(axis, np.ndim(a))
-    dims = (axis,)
-  if np.shape(a)[axis] == 0:
+    axis = util.canonicalize_axis(axis, len(shape))
+    dims, flat, size = (axis,), None, shape[axis]
+  if size == 0:
     raise ValueError(f"attempt to get {name} of an empty sequence")
-  result = lax_fn(a, axis, dtypes.default_int_dtype())
-  return _expand_dims(result, dims) if keepdims else result
+  plan = (flat, axis, dtypes.default_int_dtype(), dims if keepdims else None)
+  if cacheable:
+    if len(_ARG_PLANS) >= 4096:
+      _ARG_PLANS.clear()
+    _ARG_PLANS[key] = plan
+  return _argminmax_steps(lax_fn, a, *plan)
+
+
+def _argminmax_steps(lax_fn: Callable, a, flat, axis, index_dtype, keep_dims):
+  if flat is not None:
+    a = lax.reshape(a, (flat,))
+  result = lax_fn(a, axis, index_dtype)
+  return result if keep_dims is None else _expand_dims(result, keep_dims)
 
 
 def argmax(a, axis=None, out=None, keepdims=None):
