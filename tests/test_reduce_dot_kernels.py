@@ -260,3 +260,35 @@ def test_argmax_plan_skips_the_checks(monkeypatch):
   assert int(jnp.argmax(x)) == 11
   assert jnp.argmin(x, axis=1, keepdims=True).shape == (3, 1)   # a new signature
   assert len(calls) == 1
+
+
+# ---------------------------------------------------------- cumulative
+@pytest.mark.parametrize("dt", [np.float32, np.float16, ml_dtypes.bfloat16, np.int8,
+                                np.int32, np.uint32, np.complex64])
+@pytest.mark.parametrize("axis", [0, 1])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_cumulative_kernels_give_the_impls_bits(dt, axis, reverse):
+  x = _operand(dt, (3, 5), 11)   # NaN, inf, signed zeros, overflowing limits
+  for f in (lax.cumsum, lax.cumprod, lax.cummax, lax.cummin, lax.cumlogsumexp):
+    with _reference():
+      want = _outcome(lambda a: f(a, axis, reverse), x)
+    if want[0] == "error":   # cummax of complex, cumlogsumexp of integers
+      continue
+    assert _outcome(lambda a: f(a, axis, reverse), x) == want, f
+    if f is not lax.cumlogsumexp:   # of integers its kernel's float result: the impl
+      assert _is_lean(f.__globals__[f.__name__ + "_p"], [np.asarray(x)], axis=axis,
+                      reverse=reverse) == (np.dtype(dt) != ml_dtypes.bfloat16)
+
+
+@pytest.mark.parametrize("fn", [jnp.cumsum, jnp.cumprod])
+@pytest.mark.parametrize("dt", [np.float32, np.int8, np.bool_])
+@pytest.mark.parametrize("axis,dtype", [(None, None), (0, None), (-1, np.float32),
+                                        (1, np.bool_)])
+def test_eager_cumsum_skips_the_program_with_the_programs_bits(fn, dt, axis, dtype):
+  x = _operand(dt, (3, 4), 12)
+  with _reference():
+    want = _outcome(lambda a: fn(a, axis=axis, dtype=dtype), x)
+  for _ in range(2):
+    assert _outcome(lambda a: fn(a, axis=axis, dtype=dtype), x) == want
+  traced = str(jax.make_jaxpr(lambda a: fn(a, axis=axis, dtype=dtype))(x))
+  assert f"name={fn.__name__}" in traced   # traced, JAX's jit equation is staged

@@ -9,6 +9,7 @@ every result is strongly typed.
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 import operator
 from typing import Any, Callable
@@ -17,7 +18,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
-from openjax._src.core import Array, Tracer, concrete_or_error
+from openjax._src.core import Array, Tracer, concrete_or_error, eval_trace, trace_state
 from openjax._src.core.trace import eager_config
 from openjax._src.numpy import util
 
@@ -728,14 +729,35 @@ def nanargmin(a, axis=None, out=None, keepdims=None):
 
 
 # ------------------------------------------------------------- cumulative
+# (name, reduction, operand aval, axis, dtype, promote_integers, x64) ->
+# (flat size or None, axis, computation dtype, result dtype) of cumulative
+# reductions without NaN filling, out or a bool dtype: their checks done once;
+# replays make the same lax calls.
+_CUMULATIVE_PLANS: dict = {}
+
+
 def _cumulative_reduction(name: str, reduction: Callable, a, axis, dtype, out=None,
                           fill_nan: bool = False, fill_value: Any = 0,
                           promote_integers: bool = False):
+  key = None
+  if (not fill_nan and out is None and eager_config.flags_ok
+      and (axis is None or type(axis) is int) and (dtype is None or _canonical_dtype(dtype))
+      and (type(a) is Array or isinstance(a, Tracer))):
+    key = (name, reduction, a.aval, axis, dtype, promote_integers, eager_config.x64)
+    plan = _CUMULATIVE_PLANS.get(key)
+    if plan is not None:
+      flat, axis, computation_dtype, result_dtype = plan
+      if flat is not None:
+        a = lax.reshape(a, (flat,))
+      return _convert(reduction(_convert(a, computation_dtype), axis), result_dtype)
   a = util.ensure_arraylike(name, a)
   if out is not None:
     raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported")
   axis = concrete_or_error(None, axis, f"The axis argument of jnp.{name} must be static.")
+  flat = None
   if axis is None:
+    if np.ndim(a) != 1:
+      flat = math.prod(np.shape(a))
     a = _ravel(a)
     axis = 0
   axis = util.canonicalize_axis(axis, np.ndim(a))
@@ -756,16 +778,37 @@ def _cumulative_reduction(name: str, reduction: Callable, a, axis, dtype, out=No
   else:
     result_dtype = _user_dtype(dtype, name)
     computation_dtype = result_dtype
+  if key is not None and (dtype is None or np.dtype(dtype) != np.bool_):
+    if len(_CUMULATIVE_PLANS) >= 4096:
+      _CUMULATIVE_PLANS.clear()
+    _CUMULATIVE_PLANS[key] = (flat, axis, computation_dtype, result_dtype)
   a = _convert(a, computation_dtype)
   return _convert(reduction(a, axis), result_dtype)
 
 
+def _eager_unjitted(name: str, reduction: Callable):
+  """``jitted`` (JAX jits ``cumsum`` and ``cumprod``: traced calls stage its
+  jit equation), except that eager calls on an Array run its one or two
+  operations directly through their plan: the program's dispatch costs more
+  than they do."""
+  def wrap(jitted):
+    @functools.wraps(jitted)
+    def call(a, axis=None, dtype=None, out=None):
+      if type(a) is Array and out is None and trace_state.trace is eval_trace:
+        return _cumulative_reduction(name, reduction, a, axis, dtype)
+      return jitted(a, axis=axis, dtype=dtype, out=out)
+    return call
+  return wrap
+
+
+@_eager_unjitted("cumsum", lax.cumsum)
 @util.jit(static_argnames=('axis', 'dtype', 'out'))
 def cumsum(a, axis=None, dtype=None, out=None):
   """Cumulative sum along ``axis`` (flattened when None)."""
   return _cumulative_reduction("cumsum", lax.cumsum, a, axis, dtype, out)
 
 
+@_eager_unjitted("cumprod", lax.cumprod)
 @util.jit(static_argnames=('axis', 'dtype', 'out'))
 def cumprod(a, axis=None, dtype=None, out=None):
   """Cumulative product along ``axis`` (flattened when None)."""
