@@ -292,3 +292,15 @@ def test_eager_cumsum_skips_the_program_with_the_programs_bits(fn, dt, axis, dty
     assert _outcome(lambda a: fn(a, axis=axis, dtype=dtype), x) == want
   traced = str(jax.make_jaxpr(lambda a: fn(a, axis=axis, dtype=dtype))(x))
   assert f"name={fn.__name__}" in traced   # traced, JAX's jit equation is staged
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float16, np.int32, np.bool_])
+@pytest.mark.parametrize("axis,keepdims", [(None, False), (0, True), (1, False)])
+def test_masked_mean_plans_give_the_general_paths_result(dt, axis, keepdims):
+  x = _operand(dt, (3, 4), 13)
+  w = jnp.asarray(np.random.default_rng(14).random((3, 4)) > 0.3)
+  with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    _same_as_reference(lambda a, m: jnp.mean(a, axis=axis, keepdims=keepdims, where=m), x, w)
+  f = lambda a, m: jnp.mean(a, axis=axis, keepdims=keepdims, where=m)  # noqa: E731
+  assert str(jax.make_jaxpr(f)(x, w)) == str(jax.make_jaxpr(f)(x, w))

@@ -399,19 +399,23 @@ _MEAN_PLANS: dict = {}
 
 def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None,
           upcast_f16_for_computation=True):
-  cacheable = (dtype is None and out is None and where is None and eager_config.flags_ok
-               and (type(a) is Array or isinstance(a, Tracer)))
+  where_key = _operand_key(where)
+  cacheable = (dtype is None and out is None and where_key is not False
+               and eager_config.flags_ok and (type(a) is Array or isinstance(a, Tracer)))
   if cacheable:   # the common call again: the same lax calls, decided once
     aval = a.aval
     try:
       key = (aval.shape, aval.dtype, aval.weak_type, axis, keepdims,
-             upcast_f16_for_computation, eager_config.x64)
+             upcast_f16_for_computation, where_key, eager_config.x64)
       plan = _MEAN_PLANS.get(key)
     except TypeError:   # an unhashable axis (a list): the general path
       cacheable, plan = False, None
     if plan is not None:
       computation_dtype, result_dtype, normalizer = plan
-      total = sum(a, axis, dtype=computation_dtype, keepdims=keepdims)
+      if where is not None:   # _count's masked sum, then the total
+        normalizer = sum(util.broadcast_to_shape(where, aval.shape), axis,
+                         dtype=computation_dtype, keepdims=keepdims)
+      total = sum(a, axis, dtype=computation_dtype, keepdims=keepdims, where=where)
       return _convert(lax.div(total, normalizer), result_dtype)
   a = util.ensure_arraylike("mean", a)
   where = _check_where("mean", where)
@@ -430,8 +434,9 @@ def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None,
     if len(_MEAN_PLANS) >= 4096:
       _MEAN_PLANS.clear()
     # The normalizer as a 0-d Array (a literal when traced, as the NumPy
-    # constant is): an operand the eval trace's inline cache takes as it is.
-    _MEAN_PLANS[key] = (computation_dtype, result_dtype,
+    # constant is): an operand the eval trace's inline cache takes as it is
+    # (with a mask it is counted on each call).
+    _MEAN_PLANS[key] = (computation_dtype, result_dtype, None if where is not None else
                         lax._convert_element_type(normalizer, computation_dtype))
   return _convert(lax.div(total, normalizer), result_dtype)
 
