@@ -16,7 +16,7 @@ import pytest
 import openjax as jax
 import openjax.numpy as jnp
 from openjax._src import lax
-from openjax._src.core import ShapedArray
+from openjax._src.core import ShapedArray, eval_trace
 from openjax._src.core.trace import make_plan
 from openjax._src.numpy import einsum as einsum_module
 from openjax._src.numpy import reductions, util
@@ -304,3 +304,25 @@ def test_masked_mean_plans_give_the_general_paths_result(dt, axis, keepdims):
     _same_as_reference(lambda a, m: jnp.mean(a, axis=axis, keepdims=keepdims, where=m), x, w)
   f = lambda a, m: jnp.mean(a, axis=axis, keepdims=keepdims, where=m)  # noqa: E731
   assert str(jax.make_jaxpr(f)(x, w)) == str(jax.make_jaxpr(f)(x, w))
+
+
+@pytest.mark.parametrize("name,call", [
+    ("vdot", lambda x, y: jnp.vdot(x, y)), ("outer", lambda x, y: jnp.outer(x, y)),
+    ("vecdot", lambda x, y: jnp.vecdot(x, y, axis=0)), ("inner", lambda x, y: jnp.inner(x, 3)),
+    ("tensordot", lambda x, y: jnp.tensordot(x, y, axes=((0,), (0,))))])
+def test_eager_products_run_a_program_with_the_op_by_op_bits(name, call):
+  x = _operand(np.int32, (4, 5), 15)
+  y = _operand(np.float32, (4, 5), 16)
+  with jax.disable_jit():
+    want = _outcome(call, x, y)
+  assert _outcome(call, x, y) == want
+  bound = []
+  process = eval_trace.process_primitive
+  try:
+    eval_trace.process_primitive = lambda p, args, params: bound.append(p.name) or process(
+        p, args, params)
+    assert _outcome(call, x, y) == want
+  finally:
+    del eval_trace.process_primitive
+  assert bound == []   # the program's kernels ran, no operation was bound
+  assert "jit" not in str(jax.make_jaxpr(call)(x, y))   # traced: staged inline, as JAX
