@@ -326,3 +326,16 @@ def test_eager_products_run_a_program_with_the_op_by_op_bits(name, call):
     del eval_trace.process_primitive
   assert bound == []   # the program's kernels ran, no operation was bound
   assert "jit" not in str(jax.make_jaxpr(call)(x, y))   # traced: staged inline, as JAX
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float16, ml_dtypes.bfloat16, np.int8,
+                                np.uint32, np.complex64])
+def test_reductions_over_no_axes_return_the_operands_value(dt):
+  x = _operand(dt, (3, 5), 17)   # NaN, -0.0, limits: the bits come back unchanged
+  for f in (lax.reduce_sum, lax.reduce_prod, lax.reduce_max, lax.reduce_min):
+    with _reference():
+      want = _outcome(lambda a: f(a, ()), x)
+    if want[0] == "error":   # max/min of complex numbers
+      continue
+    assert _outcome(lambda a: f(a, ()), x) == want, f
+    assert want[3] == np.asarray(x).tobytes()

@@ -200,6 +200,8 @@ def reduce_prod(operand, axes):
 @reduce_prod_p.def_impl
 @quiet
 def _reduce_prod_impl(x, *, axes):
+  if not axes:   # JAX gives the operand back (a complex x * 1 can turn inf into NaN)
+    return [x]
   xc, dt = in_float32(x)
   return [np.asarray(np.prod(xc, axis=axes, dtype=xc.dtype)).astype(dt)]
 
@@ -208,6 +210,8 @@ def _reduce_prod_impl(x, *, axes):
 def _reduce_prod_eval_kernel(x, *, axes):
   # The impl's NumPy reduction for NumPy's dtypes (ml_dtypes floats compute
   # in float32: the impl).
+  if not axes:   # nothing reduced: the operand itself (NumPy's reduce copies it)
+    return _same_value
   if x.dtype in dtypes.custom_float_dtypes:
     return None
   return functools.partial(np.multiply.reduce, axis=axes, dtype=x.dtype)
@@ -269,6 +273,8 @@ def _reduce_max_impl(x, *, axes, out_sharding=None):
 
 @reduce_max_p.def_eval_kernel
 def _reduce_max_eval_kernel(x, *, axes, out_sharding=None):
+  if not axes:   # nothing reduced: the operand itself (NumPy's reduce copies it)
+    return _same_value
   if x.dtype in dtypes.custom_float_dtypes:
     return None
   return functools.partial(np.maximum.reduce, axis=axes, initial=_max_identity(x.dtype))
@@ -303,6 +309,8 @@ def _reduce_min_impl(x, *, axes, out_sharding=None):
 
 @reduce_min_p.def_eval_kernel
 def _reduce_min_eval_kernel(x, *, axes, out_sharding=None):
+  if not axes:   # nothing reduced: the operand itself (NumPy's reduce copies it)
+    return _same_value
   if x.dtype in dtypes.custom_float_dtypes:
     return None
   return functools.partial(np.minimum.reduce, axis=axes, initial=_min_identity(x.dtype))
@@ -386,6 +394,10 @@ reduce_xor_p.def_abstract_eval(_logical_abstract_eval)
 reduce_xor_p.def_sharding_rule(reduce_axes_rule)
 reduce_xor_p.def_batch(_reducer_batch(reduce_xor_p))
 reduce_xor_p.def_lower(_logical_lower("xor"))
+
+
+def _same_value(x):
+  return x
 
 
 # --------------------------------------------------------- argmax / argmin
