@@ -68,6 +68,7 @@ NUMPY_ORDER = (
     "index_update",
     "indexing",
     "reductions",
+    "nan_reductions",
     "misc",
     "statistics",
     "searching",

@@ -14,6 +14,7 @@ import opt_einsum
 
 from openjax._src import dtypes
 from openjax._src import lax
+from openjax._src.core import Array, eval_trace, trace_state
 from openjax._src.numpy import util
 
 __all__ = ["einsum", "einsum_path"]
@@ -51,15 +52,25 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
                               "out_sharding=None.")
   args = tuple(a.__jax_array__() if hasattr(a, "__jax_array__") else a
                for a in (subscripts, *operands))
-  if isinstance(subscripts, str):
-    arrays = [util.ensure_arraylike("einsum", op) for op in args[1:]]
-    contractions = _contractions(subscripts, tuple(np.shape(a) for a in arrays), optimize)
-  else:  # the interleaved form: opt_einsum parses it and hands the arrays back
-    ops, contractions = opt_einsum.contract_path(
-        *args, einsum_call=True, use_blas=True, optimize=_path_type(optimize))
-    contractions = _simplify(contractions)
-    arrays = [util.ensure_arraylike("einsum", op) for op in ops]
+  if not isinstance(subscripts, str):
+    # The interleaved form, as opt_einsum reads it: subscripts spelled as a
+    # string (whose contraction path is then cached like any other).
+    subscripts, args = opt_einsum.parser.convert_interleaved_input(args)
+    args = (subscripts, *args)
+  arrays = [util.ensure_arraylike("einsum", op) for op in args[1:]]
+  contractions = _contractions(subscripts, tuple(np.shape(a) for a in arrays), optimize)
+  if trace_state.trace is eval_trace and all(type(a) is Array for a in arrays):
+    # Eager: the contraction's equations traced once per signature and run
+    # as a program (JAX jits einsum too, inlined: traced, the equations are
+    # staged directly, below).
+    return _eager_contract(contractions, precision, preferred_element_type, _dot_general,
+                           *arrays)
   return _contract(arrays, contractions, precision, preferred_element_type, _dot_general)
+
+
+@util.jit(static_argnums=(0, 1, 2, 3))
+def _eager_contract(contractions, precision, preferred_element_type, dot_general, *arrays):
+  return _contract(list(arrays), contractions, precision, preferred_element_type, dot_general)
 
 
 def _simplify(contractions):

@@ -9,13 +9,16 @@ stage one equation, and the result is weak only when JAX's promotion says so.
 """
 from __future__ import annotations
 
+import functools
 import operator
 
 import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
-from openjax._src.core import concrete_or_error, get_aval, is_concrete, to_concrete_value
+from openjax._src.core import (Array, Tracer, concrete_or_error, eval_trace, get_aval,
+                               is_concrete, to_concrete_value, trace_state)
+from openjax._src.core.trace import eager_config
 from openjax._src.numpy import util
 from openjax._src.numpy.einsum import einsum, einsum_path
 from openjax._src.numpy.reductions import sum as _sum
@@ -101,9 +104,63 @@ def _product(a, b, contract, batch, precision, out_dtype, weak, out_sharding=Non
 
 
 # ------------------------------------------------------------------ products
+# (kind, operand avals, precision, preferred_element_type, x64) -> the lax
+# steps (dot_general dimension numbers, ...), result dtype and weak type of a
+# product seen before: its checks and promotion done once. Replays make the
+# same lax calls.
+_PRODUCT_PLANS: dict = {}
+
+
+def _product_plan(kind: str, a, b, precision, preferred_element_type):
+  """The plan key of a product of two arrays (or tracers) under the standard
+  flags (None for other operands) and its plan, if one is recorded."""
+  if not eager_config.flags_ok or not _is_array(a) or not _is_array(b):
+    return None, None
+  key = (kind, a.aval, b.aval, precision, preferred_element_type, eager_config.x64)
+  try:
+    return key, _PRODUCT_PLANS.get(key)
+  except TypeError:   # an unhashable precision or dtype: no plan
+    return None, None
+
+
+def _record_plan(key, dims, out_dt, weak) -> None:
+  if key is not None:
+    if len(_PRODUCT_PLANS) >= 4096:
+      _PRODUCT_PLANS.clear()
+    _PRODUCT_PLANS[key] = (dims, out_dt, weak)
+
+
+def _is_array(x) -> bool:
+  return type(x) is Array or isinstance(x, Tracer)
+
+
+_EAGER_OPERANDS = frozenset((Array, int, float, complex, bool))
+
+
+def _eager_program(static_argnames: tuple = ()):
+  """The decorated product as it is for traced calls (JAX jits it inlined:
+  its equations are staged directly); eager calls on Arrays and Python
+  scalars run it as a program traced once per signature, instead of its
+  Python and several operations one by one."""
+  def wrap(fn):
+    program = util.jit(fn, static_argnames=static_argnames)
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+      if trace_state.trace is eval_trace and all(type(a) in _EAGER_OPERANDS for a in args):
+        return program(*args, **kwargs)
+      return fn(*args, **kwargs)
+    return call
+  return wrap
+
+
 def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
   """Matrix product with NumPy's rules: 1-D operands act as vectors and
   leading (batch) dimensions broadcast. Scalars are an error (use ``*``)."""
+  key, plan = (None, None) if out_sharding is not None else \
+      _product_plan("matmul", a, b, precision, preferred_element_type)
+  if plan is not None:
+    steps, out_dt, weak = plan
+    return _matmul_steps(a, b, steps, precision, out_dt, weak)
   a, b = util.ensure_arraylike("matmul", a, b)
   _check_sharding("matmul", out_sharding)
   a_shape, b_shape = util.shape_of(a), util.shape_of(b)
@@ -116,9 +173,10 @@ def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=No
   if len(a_shape) <= 2 and len(b_shape) <= 2:
     # Vectors and matrices (no batch dimensions): the one dot_general below,
     # without the batch bookkeeping.
-    out = lax.dot_general(a, b, (((len(a_shape) - 1,), (len(b_shape) - 1 - b_mat,)), ((), ())),
-                          precision=precision, preferred_element_type=out_dt)
-    return lax._convert_element_type(out, out_dt, weak)
+    dims = (((len(a_shape) - 1,), (len(b_shape) - 1 - b_mat,)), ((), ()))
+    steps = ((), (), dims, None, ())
+    _record_plan(key, steps, out_dt, weak)
+    return _matmul_steps(a, b, steps, precision, out_dt, weak)
   a_bd = a_shape[:-2] if a_mat else ()
   b_bd = b_shape[:-2] if b_mat else ()
   nb = max(len(a_bd), len(b_bd))
@@ -151,18 +209,28 @@ def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=No
                        f"{_typeof(b)}")
   a_sq = tuple(d for d in range(len(a_bd)) if d not in a_keep)
   b_sq = tuple(d for d in range(len(b_bd)) if d not in b_keep)
+  a_nd, b_nd = len(a_shape) - len(a_sq), len(b_shape) - len(b_sq)
+  dims = (((a_nd - 1,), (b_nd - 1 - b_mat,)), (tuple(lhs_batch), tuple(rhs_batch)))
+  order = out_batch + out_a + ([nb] if a_mat else []) + out_b + ([nb + 1] if b_mat else [])
+  perm = tuple(sorted(range(len(order)), key=order.__getitem__))
+  steps = (a_sq, b_sq, dims, perm, tuple(restore))
+  _record_plan(key, steps, out_dt, weak)
+  return _matmul_steps(a, b, steps, precision, out_dt, weak)
+
+
+def _matmul_steps(a, b, steps, precision, out_dt, weak):
+  """matmul's lax calls: squeeze size-1 batch dimensions, one dot_general,
+  the result's axes put in order, size-1 batch dimensions restored."""
+  a_sq, b_sq, dims, perm, restore = steps
   if a_sq:
     a = lax.squeeze(a, a_sq)
   if b_sq:
     b = lax.squeeze(b, b_sq)
-  a_nd, b_nd = np.ndim(a), np.ndim(b)
-  out = lax.dot_general(a, b, (((a_nd - 1,), (b_nd - 1 - b_mat,)),
-                               (tuple(lhs_batch), tuple(rhs_batch))),
-                        precision=precision, preferred_element_type=out_dt)
-  order = out_batch + out_a + ([nb] if a_mat else []) + out_b + ([nb + 1] if b_mat else [])
-  out = _transpose(out, sorted(range(len(order)), key=order.__getitem__))
+  out = lax.dot_general(a, b, dims, precision=precision, preferred_element_type=out_dt)
+  if perm is not None:
+    out = _transpose(out, perm)
   if restore:
-    out = lax.expand_dims(out, tuple(restore))
+    out = lax.expand_dims(out, restore)
   return lax._convert_element_type(out, out_dt, weak)
 
 
@@ -170,6 +238,10 @@ def dot(a, b, *, precision=None, preferred_element_type=None, out_sharding=None)
   """NumPy's dot: a product over the last axis of ``a`` and the second-to-last
   of ``b`` (the only axis of a 1-D ``b``); batch axes are stacked, not
   broadcast. With a scalar operand it is elementwise multiplication."""
+  key, plan = _product_plan("dot", a, b, precision, preferred_element_type)
+  if plan is not None:
+    contract, out_dt, weak = plan
+    return _product(a, b, contract, ((), ()), precision, out_dt, weak, out_sharding)
   a, b = util.ensure_arraylike("dot", a, b)
   out_dt, weak = _result_dtype("dot", (a, b), preferred_element_type)
   an, bn = np.ndim(a), np.ndim(b)
@@ -177,11 +249,13 @@ def dot(a, b, *, precision=None, preferred_element_type=None, out_sharding=None)
     contract = ((), ())
   else:
     contract = ((an - 1,), (0,) if bn == 1 else (bn - 2,))
+  _record_plan(key, contract, out_dt, weak)
   # out_sharding: the result's layout (a PartitionSpec over the context
   # mesh, or a NamedSharding), as lax.dot_general takes it.
   return _product(a, b, contract, ((), ()), precision, out_dt, weak, out_sharding)
 
 
+@_eager_program(('precision', 'preferred_element_type'))
 def vdot(a, b, *, precision=None, preferred_element_type=None):
   """Dot product of the flattened operands, conjugating ``a`` when complex."""
   a, b = util.ensure_arraylike("vdot", a, b)
@@ -190,6 +264,7 @@ def vdot(a, b, *, precision=None, preferred_element_type=None):
              preferred_element_type=preferred_element_type)
 
 
+@_eager_program(('axis', 'precision', 'preferred_element_type'))
 def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
   """Conjugate dot product of vectors along ``axis``; the other axes
   broadcast against each other."""
@@ -252,6 +327,7 @@ def vecmat(x1, x2, /):
   return _batched_matvec("vecmat", x2, _conj_if_complex(x1), vec_first=True)
 
 
+@_eager_program(('axes', 'precision', 'preferred_element_type', 'out_sharding'))
 def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None,
               out_sharding=None):
   """Sum products over the last ``axes`` axes of ``a`` and the first of ``b``,
@@ -284,6 +360,7 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None,
   return _product(a, b, contract, ((), ()), precision, out_dt, weak)
 
 
+@_eager_program(('precision', 'preferred_element_type'))
 def inner(a, b, *, precision=None, preferred_element_type=None):
   """Inner product over the last axis of each operand; other axes are
   stacked: ``(*a.shape[:-1], *b.shape[:-1])``."""
@@ -297,6 +374,7 @@ def inner(a, b, *, precision=None, preferred_element_type=None):
                    preferred_element_type=preferred_element_type)
 
 
+@_eager_program(('out',))
 def outer(a, b, out=None):
   """Outer product of the flattened operands: shape ``(a.size, b.size)``."""
   if out is not None:

@@ -1,5 +1,6 @@
 """NumPy-style reductions (``jnp.sum``, ``mean``, ``var``, ``argmax``, the
-``nan*`` family, ``cumsum``, ...) built on the reduction primitives.
+``cumsum``, ...) built on the reduction primitives; the ``nan*`` family is in
+``nan_reductions``.
 
 Dtype rules are JAX's: sums and products of small integers and bools
 accumulate in the default integer (``promote_integers``), float16/bfloat16
@@ -9,6 +10,8 @@ every result is strongly typed.
 from __future__ import annotations
 
 import builtins
+import functools
+import math
 import operator
 from typing import Any, Callable
 
@@ -16,14 +19,13 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
-from openjax._src.core import Array, Tracer, concrete_or_error
+from openjax._src.core import Array, Tracer, concrete_or_error, eval_trace, trace_state
 from openjax._src.core.trace import eager_config
 from openjax._src.numpy import util
 
 __all__ = [
     "sum", "prod", "max", "min", "amax", "amin", "all", "any", "mean", "var", "std", "ptp",
-    "count_nonzero", "argmax", "argmin", "nansum", "nanprod", "nanmax", "nanmin", "nanmean",
-    "nanvar", "nanstd", "nanargmax", "nanargmin", "cumsum", "cumprod", "nancumsum",
+    "count_nonzero", "argmax", "argmin", "cumsum", "cumprod", "nancumsum",
     "nancumprod", "cumulative_sum", "cumulative_prod",
 ]
 
@@ -162,10 +164,40 @@ def _init_value(dtype: np.dtype, value) -> np.ndarray:
   return np.array(value).astype(dtype)
 
 
-# (name, reducer, preproc, ..., operand aval, axis, dtype, keepdims, x64) ->
-# (dims, computation dtype, result dtype, reducer) of reductions without
-# initial, where or out: the static work of ``_reduction`` done once.
+# (name, reducer, preproc, ..., operand aval, axis, dtype, keepdims, where's
+# aval, initial, x64) -> _ReductionPlan: the static work of ``_reduction``
+# (checks, axes, dtypes, the ``where`` fill and the ``initial`` constant)
+# done once; replaying it makes the same lax calls.
 _REDUCTION_PLANS: dict = {}
+
+
+class _ReductionPlan:
+  __slots__ = ("dims", "computation_dtype", "result_dtype", "reducer", "op", "shape",
+               "fill", "fill_array", "initial")
+
+  def __init__(self, dims, computation_dtype, result_dtype, reducer, op, shape, fill, initial):
+    self.dims, self.computation_dtype, self.result_dtype = dims, computation_dtype, result_dtype
+    self.reducer, self.op, self.shape, self.fill = reducer, op, shape, fill
+    # The fill broadcast to the operand's shape once, for eager calls (a
+    # traced call stages the broadcast, as the general path does).
+    self.fill_array = None
+    self.initial = initial
+
+  def run(self, a, where_):
+    """The reduction of ``a`` (masked by ``where_``), before ``initial``."""
+    a = _convert(a, self.computation_dtype)
+    if where_ is not None:
+      shape = self.shape
+      eager = type(a) is Array
+      cond, a = util.broadcast_to_shape(where_, shape), util.broadcast_to_shape(a, shape)
+      if eager:
+        fill = self.fill_array
+        if fill is None:
+          fill = self.fill_array = util.broadcast_to_shape(self.fill, shape)
+      else:
+        fill = util.broadcast_to_shape(self.fill, shape)
+      a = lax.select(cond, a, fill)
+    return self.reducer(a, self.dims)
 
 
 def _canonical_dtype(dtype) -> bool:
@@ -174,33 +206,55 @@ def _canonical_dtype(dtype) -> bool:
   return isinstance(dtype, np.dtype) and dtypes.canonicalize_dtype(dtype) == dtype
 
 
+def _operand_key(x):
+  """The plan-key part of a ``where`` operand: None, or an Array's or
+  tracer's aval; False for operands the plans do not take."""
+  if x is None:
+    return None
+  if type(x) is Array or isinstance(x, Tracer):
+    return x.aval
+  return False
+
+
+def _initial_key(initial):
+  """The plan-key part of ``initial``: None, or a Python scalar with its type
+  (so 1 and 1.0 and True differ); False for others (arrays, NaN)."""
+  if initial is None:
+    return None
+  t = type(initial)
+  if t in (int, float, bool) and initial == initial:
+    return (t, initial)
+  return False
+
+
 def _reduction(a, name: str, reducer: Callable, op: Callable, init_val, *,
                has_identity: bool = True, preproc: Callable | None = None,
                bool_reducer: Callable | None = None, bool_op: Callable | None = None,
                upcast_f16_for_computation: bool = False, axis=None, dtype=None, out=None,
                keepdims: bool = False, initial=None, where_=None,
                promote_integers: bool = False):
-  cacheable = (out is None and initial is None and where_ is None
+  where_key, initial_key = _operand_key(where_), _initial_key(initial)
+  cacheable = (out is None and where_key is not False and initial_key is not False
                and (dtype is None or _canonical_dtype(dtype))
                and eager_config.flags_ok and (type(a) is Array or isinstance(a, Tracer)))
   if cacheable:
-    # The common call again: its checks, axes and dtypes come from the plan
-    # the first such call recorded below; the same lax calls follow.
+    # The call again: its checks, axes and dtypes come from the plan the
+    # first such call recorded below; the same lax calls follow.
     aval = a.aval
     try:
       key = (name, reducer, preproc, has_identity, upcast_f16_for_computation, aval.shape,
-             aval.dtype, aval.weak_type, axis, dtype, keepdims, promote_integers,
-             eager_config.x64)
+             aval.dtype, aval.weak_type, axis, dtype, keepdims, promote_integers, where_key,
+             initial_key, eager_config.x64)
       plan = _REDUCTION_PLANS.get(key)
     except TypeError:   # an unhashable axis (a list): the general path
       cacheable, plan = False, None
     if plan is not None:
-      dims, computation_dtype, result_dtype, reducer = plan
-      a = _convert(preproc(a) if preproc else a, computation_dtype)
-      result = reducer(a, dims)
+      result = plan.run(preproc(a) if preproc else a, where_)
+      if plan.initial is not None:
+        result = plan.op(plan.initial, result)
       if keepdims:
-        result = _expand_dims(result, dims)
-      return _convert(result, result_dtype)
+        result = _expand_dims(result, plan.dims)
+      return _convert(result, plan.result_dtype)
   _check_out(name, out)
   a = util.ensure_arraylike(name, a)
   where_ = _check_where(name, where_)
@@ -222,22 +276,27 @@ def _reduction(a, name: str, reducer: Callable, op: Callable, init_val, *,
   computation_dtype = result_dtype
   if upcast_f16_for_computation and dtypes.kind(result_dtype) in "fc":
     computation_dtype = _upcast_f16(result_dtype)
-  a = _convert(a, computation_dtype)
   if computation_dtype == np.bool_:
     reducer, op = bool_reducer or reducer, bool_op or op
+  fill, where_shape = None, None
+  if where_ is not None:
+    fill = _init_value(computation_dtype, init_val)
+    where_shape = np.broadcast_shapes(np.shape(where_), shape)
+  plan = _ReductionPlan(dims, computation_dtype, result_dtype, reducer, op, where_shape, fill,
+                        None)
+  result = plan.run(a, where_)
+  if initial is not None:
+    # Converted here, after the reduction (an initial that is traced stages
+    # its conversion there); a plan keeps a Python scalar's constant.
+    plan.initial = _convert(initial, computation_dtype)
+    if np.shape(plan.initial) != ():
+      raise ValueError("initial value must be a scalar. "
+                       f"Got array of shape {np.shape(plan.initial)}")
+    result = op(plan.initial, result)
   if cacheable:
     if len(_REDUCTION_PLANS) >= 4096:
       _REDUCTION_PLANS.clear()
-    _REDUCTION_PLANS[key] = (dims, computation_dtype, result_dtype, reducer)
-  if where_ is not None:
-    a = _where(where_, a, _init_value(computation_dtype, init_val))
-  result = reducer(a, dims)
-  if initial is not None:
-    initial_arr = _convert(initial, computation_dtype)
-    if np.shape(initial_arr) != ():
-      raise ValueError("initial value must be a scalar. "
-                       f"Got array of shape {np.shape(initial_arr)}")
-    result = op(initial_arr, result)
+    _REDUCTION_PLANS[key] = plan
   if keepdims:
     result = _expand_dims(result, dims)
   return _convert(result, result_dtype)
@@ -340,19 +399,23 @@ _MEAN_PLANS: dict = {}
 
 def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None,
           upcast_f16_for_computation=True):
-  cacheable = (dtype is None and out is None and where is None and eager_config.flags_ok
-               and (type(a) is Array or isinstance(a, Tracer)))
+  where_key = _operand_key(where)
+  cacheable = (dtype is None and out is None and where_key is not False
+               and eager_config.flags_ok and (type(a) is Array or isinstance(a, Tracer)))
   if cacheable:   # the common call again: the same lax calls, decided once
     aval = a.aval
     try:
       key = (aval.shape, aval.dtype, aval.weak_type, axis, keepdims,
-             upcast_f16_for_computation, eager_config.x64)
+             upcast_f16_for_computation, where_key, eager_config.x64)
       plan = _MEAN_PLANS.get(key)
     except TypeError:   # an unhashable axis (a list): the general path
       cacheable, plan = False, None
     if plan is not None:
       computation_dtype, result_dtype, normalizer = plan
-      total = sum(a, axis, dtype=computation_dtype, keepdims=keepdims)
+      if where is not None:   # _count's masked sum, then the total
+        normalizer = sum(util.broadcast_to_shape(where, aval.shape), axis,
+                         dtype=computation_dtype, keepdims=keepdims)
+      total = sum(a, axis, dtype=computation_dtype, keepdims=keepdims, where=where)
       return _convert(lax.div(total, normalizer), result_dtype)
   a = util.ensure_arraylike("mean", a)
   where = _check_where("mean", where)
@@ -371,8 +434,9 @@ def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None,
     if len(_MEAN_PLANS) >= 4096:
       _MEAN_PLANS.clear()
     # The normalizer as a 0-d Array (a literal when traced, as the NumPy
-    # constant is): an operand the eval trace's inline cache takes as it is.
-    _MEAN_PLANS[key] = (computation_dtype, result_dtype,
+    # constant is): an operand the eval trace's inline cache takes as it is
+    # (with a mask it is counted on each call).
+    _MEAN_PLANS[key] = (computation_dtype, result_dtype, None if where is not None else
                         lax._convert_element_type(normalizer, computation_dtype))
   return _convert(lax.div(total, normalizer), result_dtype)
 
@@ -474,23 +538,49 @@ def count_nonzero(a, axis=None, keepdims=False):
 
 
 # ------------------------------------------------------------ argmax / argmin
+# (name, operand aval, axis, keepdims, x64) -> (flat size or None, axis,
+# index dtype, dims restored by keepdims or None) of argmax/argmin calls seen
+# before: their checks done once; replays make the same lax calls.
+_ARG_PLANS: dict = {}
+
+
 def _argminmax(name: str, lax_fn: Callable, a, axis, out, keepdims):
+  cacheable = (out is None and eager_config.flags_ok and (axis is None or type(axis) is int)
+               and (type(a) is Array or isinstance(a, Tracer)))
+  if cacheable:
+    key = (name, a.aval, axis, bool(keepdims), eager_config.x64)
+    plan = _ARG_PLANS.get(key)
+    if plan is not None:
+      return _argminmax_steps(lax_fn, a, *plan)
   a = util.ensure_arraylike(name, a)
   _check_out(name, out)
   axis = None if axis is None else operator.index(concrete_or_error(
       None, axis, f"The axis argument of jnp.{name} must be static."))
   keepdims = bool(keepdims)
+  shape = util.shape_of(a)
   if axis is None:
-    dims = tuple(range(np.ndim(a)))
-    a = _ravel(a)
+    dims = tuple(range(len(shape)))
+    flat = math.prod(shape) if len(shape) != 1 else None
     axis = 0
+    size = math.prod(shape)
   else:
-    axis = util.canonicalize_axis(axis, np.ndim(a))
-    dims = (axis,)
-  if np.shape(a)[axis] == 0:
+    axis = util.canonicalize_axis(axis, len(shape))
+    dims, flat, size = (axis,), None, shape[axis]
+  if size == 0:
     raise ValueError(f"attempt to get {name} of an empty sequence")
-  result = lax_fn(a, axis, dtypes.default_int_dtype())
-  return _expand_dims(result, dims) if keepdims else result
+  plan = (flat, axis, dtypes.default_int_dtype(), dims if keepdims else None)
+  if cacheable:
+    if len(_ARG_PLANS) >= 4096:
+      _ARG_PLANS.clear()
+    _ARG_PLANS[key] = plan
+  return _argminmax_steps(lax_fn, a, *plan)
+
+
+def _argminmax_steps(lax_fn: Callable, a, flat, axis, index_dtype, keep_dims):
+  if flat is not None:
+    a = lax.reshape(a, (flat,))
+  result = lax_fn(a, axis, index_dtype)
+  return result if keep_dims is None else _expand_dims(result, keep_dims)
 
 
 def argmax(a, axis=None, out=None, keepdims=None):
@@ -503,155 +593,36 @@ def argmin(a, axis=None, out=None, keepdims=None):
   return _argminmax("argmin", lax.argmin, a, axis, out, keepdims)
 
 
-# ------------------------------------------------------------ NaN-ignoring
-def _nan_reduction(a, name: str, jnp_reduction: Callable, init_val, nan_if_all_nan: bool,
-                   axis=None, keepdims=False, where=None, **kwargs):
-  a = util.ensure_arraylike(name, a)
-  where = _check_where(name, where)
-  if dtypes.kind(util.dtype_of(a)) not in "fc":
-    return jnp_reduction(a, axis=axis, keepdims=keepdims, where=where, **kwargs)
-  out = jnp_reduction(_where(_isnan(a), _init_value(util.dtype_of(a), init_val), a),
-                      axis=axis, keepdims=keepdims, where=where, **kwargs)
-  if nan_if_all_nan:
-    all_nan = all(_isnan(a), axis=axis, keepdims=keepdims)
-    return _where(all_nan, _const(a, np.nan), out)
-  return out
-
-
-@util.jit(static_argnames=('axis', 'out', 'keepdims', 'initial'))
-def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=None):
-  """``min`` ignoring NaNs (NaN where every element is NaN)."""
-  return _nan_reduction(a, "nanmin", min, np.inf, initial is None, axis=_static_axes(axis),
-                        out=out, keepdims=keepdims, initial=initial, where=where)
-
-
-@util.jit(static_argnames=('axis', 'out', 'keepdims', 'initial'))
-def nanmax(a, axis=None, out=None, keepdims=False, initial=None, where=None):
-  """``max`` ignoring NaNs (NaN where every element is NaN)."""
-  return _nan_reduction(a, "nanmax", max, -np.inf, initial is None, axis=_static_axes(axis),
-                        out=out, keepdims=keepdims, initial=initial, where=where)
-
-
-@util.jit(static_argnames=('axis', 'dtype', 'out', 'keepdims', 'initial'))
-def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
-  """``sum`` treating NaNs as zero."""
-  if dtype is not None:
-    dtype = _user_dtype(dtype, "nansum")
-  return _nan_reduction(a, "nansum", sum, 0, False, axis=_static_axes(axis), dtype=dtype,
-                        out=out, keepdims=keepdims, initial=initial, where=where)
-
-
-@util.jit(static_argnames=('axis', 'dtype', 'out', 'keepdims', 'initial'))
-def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
-  """``prod`` treating NaNs as one."""
-  if dtype is not None:
-    dtype = _user_dtype(dtype, "nanprod")
-  return _nan_reduction(a, "nanprod", prod, 1, False, axis=_static_axes(axis), dtype=dtype,
-                        out=out, keepdims=keepdims, initial=initial, where=where)
-
-
-@util.jit(static_argnames=('axis', 'dtype', 'out', 'keepdims'))
-def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
-  """``mean`` ignoring NaNs (NaN where every element is NaN)."""
-  a = util.ensure_arraylike("nanmean", a)
-  where = _check_where("nanmean", where)
-  _check_out("nanmean", out)
-  axis = _static_axes(axis)
-  if dtypes.kind(util.dtype_of(a)) in "biu":
-    return mean(a, axis, dtype, out, keepdims, where=where)
-  dtype = util.to_inexact_dtype(util.dtype_of(a)) if dtype is None else _user_dtype(dtype, "mean")
-  not_nan = lax.bitwise_not(_isnan(a))
-  normalizer = sum(not_nan, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
-  return lax.div(nansum(a, axis, dtype=dtype, keepdims=keepdims, where=where), normalizer)
-
-
-@util.jit(static_argnames=('axis', 'dtype', 'out', 'ddof', 'keepdims'))
-def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None,
-           mean=None):  # noqa: A002 - NumPy's parameter name
-  """``var`` ignoring NaNs."""
-  a = util.ensure_arraylike("nanvar", a)
-  where = _check_where("nanvar", where)
-  axis = _static_axes(axis)
-  if dtype is not None:
-    dtype = _user_dtype(dtype, "nanvar")
-  _check_out("nanvar", out)
-  computation_dtype, dtype = _var_promote_types(util.dtype_of(a), dtype)
-  a = _convert(a, computation_dtype)
-  if mean is None:
-    a_mean = nanmean(a, axis, dtype=computation_dtype, keepdims=True, where=where)
-  else:
-    a_mean = _convert(util.ensure_arraylike("nanvar", mean), computation_dtype)
-  centered = _where(_isnan(a), 0, _sub(a, a_mean))
-  if dtypes.kind(util.dtype_of(centered)) == "c":
-    centered = lax.real(lax.mul(centered, lax.conj(centered)))
-  else:
-    centered = lax.square(centered)
-  normalizer = sum(lax.bitwise_not(_isnan(a)), axis=axis, keepdims=keepdims, where=where)
-  normalizer = lax.sub(normalizer, _convert(ddof, util.dtype_of(normalizer)))
-  empty = lax.le(normalizer, _const(normalizer, 0))
-  result = sum(centered, axis, keepdims=keepdims, where=where)
-  result = _where(empty, np.nan, result)
-  divisor = _where(empty, 1, normalizer)
-  result = lax.div(result, _convert(divisor, util.dtype_of(result)))
-  return _convert(result, dtype)
-
-
-@util.jit(static_argnames=('axis', 'dtype', 'out', 'ddof', 'keepdims'))
-def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None,
-           mean=None):  # noqa: A002 - NumPy's parameter name
-  """``std`` ignoring NaNs."""
-  a = util.ensure_arraylike("nanstd", a)
-  where = _check_where("nanstd", where)
-  if dtype is not None:
-    dtype = _user_dtype(dtype, "nanstd")
-  _check_out("nanstd", out)
-  return lax.sqrt(nanvar(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims,
-                         where=where, mean=mean))
-
-
-def _nanarg(jnp_fn: Callable, fill, a, axis, keepdims: bool):
-  if dtypes.kind(util.dtype_of(a)) not in "fc":
-    return jnp_fn(a, axis=axis, keepdims=keepdims)
-  nan_mask = _isnan(a)
-  res = jnp_fn(_where(nan_mask, _const(a, fill), a), axis=axis, keepdims=keepdims)
-  return _where(all(nan_mask, axis=axis, keepdims=keepdims), _const(res, -1), res)
-
-
-# Jitted as in JAX (``jit[name=_nanargmax]`` in jaxprs): an eager call runs
-# the cached program of its ~6 equations instead of their dispatch one by one.
-@util.jit(static_argnames=("axis", "keepdims"))
-def _nanargmax(a, axis, keepdims: bool):
-  return _nanarg(argmax, -np.inf, a, axis, keepdims)
-
-
-@util.jit(static_argnames=("axis", "keepdims"))
-def _nanargmin(a, axis, keepdims: bool):
-  return _nanarg(argmin, np.inf, a, axis, keepdims)
-
-
-def nanargmax(a, axis=None, out=None, keepdims=None):
-  """``argmax`` ignoring NaNs (-1 where every element is NaN)."""
-  _check_out("nanargmax", out)
-  a = util.ensure_arraylike("nanargmax", a)
-  return _nanargmax(a, None if axis is None else operator.index(axis), bool(keepdims))
-
-
-def nanargmin(a, axis=None, out=None, keepdims=None):
-  """``argmin`` ignoring NaNs (-1 where every element is NaN)."""
-  _check_out("nanargmin", out)
-  a = util.ensure_arraylike("nanargmin", a)
-  return _nanargmin(a, None if axis is None else operator.index(axis), bool(keepdims))
-
-
 # ------------------------------------------------------------- cumulative
+# (name, reduction, operand aval, axis, dtype, promote_integers, x64) ->
+# (flat size or None, axis, computation dtype, result dtype) of cumulative
+# reductions without NaN filling, out or a bool dtype: their checks done once;
+# replays make the same lax calls.
+_CUMULATIVE_PLANS: dict = {}
+
+
 def _cumulative_reduction(name: str, reduction: Callable, a, axis, dtype, out=None,
                           fill_nan: bool = False, fill_value: Any = 0,
                           promote_integers: bool = False):
+  key = None
+  if (not fill_nan and out is None and eager_config.flags_ok
+      and (axis is None or type(axis) is int) and (dtype is None or _canonical_dtype(dtype))
+      and (type(a) is Array or isinstance(a, Tracer))):
+    key = (name, reduction, a.aval, axis, dtype, promote_integers, eager_config.x64)
+    plan = _CUMULATIVE_PLANS.get(key)
+    if plan is not None:
+      flat, axis, computation_dtype, result_dtype = plan
+      if flat is not None:
+        a = lax.reshape(a, (flat,))
+      return _convert(reduction(_convert(a, computation_dtype), axis), result_dtype)
   a = util.ensure_arraylike(name, a)
   if out is not None:
     raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported")
   axis = concrete_or_error(None, axis, f"The axis argument of jnp.{name} must be static.")
+  flat = None
   if axis is None:
+    if np.ndim(a) != 1:
+      flat = math.prod(np.shape(a))
     a = _ravel(a)
     axis = 0
   axis = util.canonicalize_axis(axis, np.ndim(a))
@@ -672,16 +643,37 @@ def _cumulative_reduction(name: str, reduction: Callable, a, axis, dtype, out=No
   else:
     result_dtype = _user_dtype(dtype, name)
     computation_dtype = result_dtype
+  if key is not None and (dtype is None or np.dtype(dtype) != np.bool_):
+    if len(_CUMULATIVE_PLANS) >= 4096:
+      _CUMULATIVE_PLANS.clear()
+    _CUMULATIVE_PLANS[key] = (flat, axis, computation_dtype, result_dtype)
   a = _convert(a, computation_dtype)
   return _convert(reduction(a, axis), result_dtype)
 
 
+def _eager_unjitted(name: str, reduction: Callable):
+  """``jitted`` (JAX jits ``cumsum`` and ``cumprod``: traced calls stage its
+  jit equation), except that eager calls on an Array run its one or two
+  operations directly through their plan: the program's dispatch costs more
+  than they do."""
+  def wrap(jitted):
+    @functools.wraps(jitted)
+    def call(a, axis=None, dtype=None, out=None):
+      if type(a) is Array and out is None and trace_state.trace is eval_trace:
+        return _cumulative_reduction(name, reduction, a, axis, dtype)
+      return jitted(a, axis=axis, dtype=dtype, out=out)
+    return call
+  return wrap
+
+
+@_eager_unjitted("cumsum", lax.cumsum)
 @util.jit(static_argnames=('axis', 'dtype', 'out'))
 def cumsum(a, axis=None, dtype=None, out=None):
   """Cumulative sum along ``axis`` (flattened when None)."""
   return _cumulative_reduction("cumsum", lax.cumsum, a, axis, dtype, out)
 
 
+@_eager_unjitted("cumprod", lax.cumprod)
 @util.jit(static_argnames=('axis', 'dtype', 'out'))
 def cumprod(a, axis=None, dtype=None, out=None):
   """Cumulative product along ``axis`` (flattened when None)."""

@@ -680,6 +680,8 @@ def reduce_sum(operand, axes, *, out_sharding=None):
 @reduce_sum_p.def_impl
 @quiet
 def _reduce_sum_impl(x, *, axes, out_sharding=None):
+  if not axes:   # JAX gives the operand back (np.sum would turn -0.0 into 0.0)
+    return [x]
   xc, dt = in_float32(x)
   return [np.asarray(np.sum(xc, axis=axes, dtype=xc.dtype)).astype(dt)]
 
@@ -687,9 +689,15 @@ def _reduce_sum_impl(x, *, axes, out_sharding=None):
 @reduce_sum_p.def_eval_kernel
 def _reduce_sum_eval_kernel(x, *, axes, out_sharding=None):
   # The impl's np.sum for NumPy's dtypes (ml_dtypes floats sum in float32).
+  if not axes:   # nothing reduced: the operand itself (np.add.reduce copies it)
+    return _same_value
   if x.dtype in dtypes.custom_float_dtypes:
     return None
   return functools.partial(np.add.reduce, axis=axes, dtype=x.dtype)
+
+
+def _same_value(x):
+  return x
 
 
 @reduce_sum_p.def_abstract_eval

@@ -348,16 +348,82 @@ def _dot_tlr(lhs, rhs):
   return np.dot(lhs.T, rhs.T)
 
 
+# Integer products up to this many multiply-adds run NumPy's exact wrapping
+# uint64 matmul directly; larger ones take the impl's float64 BLAS path when
+# exact. Bool products up to it (or any matrix-vector one) run NumPy's bool
+# matmul, which stops at the first true term (a wholly false product costs
+# ~2 ns a term, where the impl's float32 BLAS path costs its conversions:
+# a false 256 x 256 product takes 40 ms there, 1 ms here).
+_SMALL_PRODUCT = 1 << 16
+
+
+def _operand_prep(shape, perm, target, comp):
+  """The function bringing an operand to its matmul layout ``target`` in the
+  accumulation dtype, skipping the steps that do nothing (the eval trace
+  checks a large operand's kernel at shapes of ones: a layout without a
+  reshape passes that check)."""
+  transpose = perm != tuple(range(len(perm)))
+  reshape = tuple(shape[d] for d in perm) != target
+  def prep(x):
+    if x.dtype != comp:
+      x = x.astype(comp)
+    if transpose:
+      x = x.transpose(perm)
+    return x.reshape(target) if reshape else x
+  return prep
+
+
+def _general_kernel(lhs, rhs, dimension_numbers, out_dt, comp):
+  """The impl's product as a kernel planned from the operands' avals, or None
+  where the impl's care is needed (large integer products, float
+  accumulators rounded to integers, complex ones to reals)."""
+  (lc, rc), (lb, rb) = dimension_numbers
+  ck, ok = dtypes.kind(comp), dtypes.kind(out_dt)
+  lf, rf = _free_dims(len(lhs.shape), lc, lb), _free_dims(len(rhs.shape), rc, rb)
+  batch_shape = tuple(lhs.shape[d] for d in lb)
+  m_shape = tuple(lhs.shape[d] for d in lf)
+  n_shape = tuple(rhs.shape[d] for d in rf)
+  nb, m, n = math.prod(batch_shape), math.prod(m_shape), math.prod(n_shape)
+  k = math.prod(lhs.shape[d] for d in lc)
+  terms = nb * m * n * k
+  if ck == "b":
+    if terms > _SMALL_PRODUCT and min(m, n) > 1:
+      return None
+  elif ck in "iu":
+    if ok not in "iu" or terms > _SMALL_PRODUCT:
+      return None
+    comp = np.dtype(np.uint64)   # arithmetic modulo 2**64 wraps like any narrower type
+  elif ck != ok:
+    return None
+  # np.matmul's layouts: batch dimensions first, a side without free
+  # dimensions a vector (given a unit axis under batch dimensions).
+  unit = bool(batch_shape)
+  lhs_target = batch_shape + ((m,) if lf or unit else ()) + (k,)
+  rhs_target = batch_shape + (k,) + ((n,) if rf or unit else ())
+  out_shape = batch_shape + m_shape + n_shape
+  lhs_prep = _operand_prep(lhs.shape, (*lb, *lf, *lc), lhs_target, comp)
+  rhs_prep = _operand_prep(rhs.shape, (*rb, *rc, *rf), rhs_target, comp)
+  got = batch_shape + lhs_target[len(batch_shape):-1] + rhs_target[len(batch_shape) + 1:]
+  reshape, cast = got != out_shape, comp != out_dt
+  def kernel(x, y):
+    out = np.matmul(lhs_prep(x), rhs_prep(y))
+    if reshape:
+      out = out.reshape(out_shape)
+    return out.astype(out_dt) if cast else out
+  return kernel
+
+
 @dot_general_p.def_eval_kernel
 def _dot_general_eval_kernel(lhs, rhs, *, dimension_numbers, precision, preferred_element_type,
                              out_sharding=None):
   # The impl's common case (vector and matrix products of one float dtype),
-  # chosen once per plan: one BLAS call on views.
+  # chosen once per plan: one BLAS call on views. Other products: the impl's
+  # batched GEMM with its layout planned here.
   out_dt, comp = _impl_plan(lhs.dtype, rhs.dtype, precision, preferred_element_type)
   (lc, rc), (lb, _) = dimension_numbers
   if (lb or len(lc) != 1 or len(lhs.shape) > 2 or len(rhs.shape) > 2
       or not lhs.dtype == rhs.dtype == out_dt == comp or dtypes.kind(comp) not in "fc"):
-    return None
+    return _general_kernel(lhs, rhs, dimension_numbers, out_dt, comp)
   tl = len(lhs.shape) == 2 and lc[0] == 0
   tr = len(rhs.shape) == 2 and rc[0] == 1
   return (_dot_tlr if tr else _dot_tl) if tl else (_dot_tr if tr else np.dot)

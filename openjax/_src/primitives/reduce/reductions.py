@@ -8,7 +8,9 @@ NumPy-style reductions (dtype promotion, ``where``, ``keepdims``) on these.
 """
 from __future__ import annotations
 
+import ctypes
 import functools
+import math
 import operator
 
 import numpy as np
@@ -198,6 +200,8 @@ def reduce_prod(operand, axes):
 @reduce_prod_p.def_impl
 @quiet
 def _reduce_prod_impl(x, *, axes):
+  if not axes:   # JAX gives the operand back (a complex x * 1 can turn inf into NaN)
+    return [x]
   xc, dt = in_float32(x)
   return [np.asarray(np.prod(xc, axis=axes, dtype=xc.dtype)).astype(dt)]
 
@@ -206,6 +210,8 @@ def _reduce_prod_impl(x, *, axes):
 def _reduce_prod_eval_kernel(x, *, axes):
   # The impl's NumPy reduction for NumPy's dtypes (ml_dtypes floats compute
   # in float32: the impl).
+  if not axes:   # nothing reduced: the operand itself (NumPy's reduce copies it)
+    return _same_value
   if x.dtype in dtypes.custom_float_dtypes:
     return None
   return functools.partial(np.multiply.reduce, axis=axes, dtype=x.dtype)
@@ -267,6 +273,8 @@ def _reduce_max_impl(x, *, axes, out_sharding=None):
 
 @reduce_max_p.def_eval_kernel
 def _reduce_max_eval_kernel(x, *, axes, out_sharding=None):
+  if not axes:   # nothing reduced: the operand itself (NumPy's reduce copies it)
+    return _same_value
   if x.dtype in dtypes.custom_float_dtypes:
     return None
   return functools.partial(np.maximum.reduce, axis=axes, initial=_max_identity(x.dtype))
@@ -301,6 +309,8 @@ def _reduce_min_impl(x, *, axes, out_sharding=None):
 
 @reduce_min_p.def_eval_kernel
 def _reduce_min_eval_kernel(x, *, axes, out_sharding=None):
+  if not axes:   # nothing reduced: the operand itself (NumPy's reduce copies it)
+    return _same_value
   if x.dtype in dtypes.custom_float_dtypes:
     return None
   return functools.partial(np.minimum.reduce, axis=axes, initial=_min_identity(x.dtype))
@@ -386,6 +396,10 @@ reduce_xor_p.def_batch(_reducer_batch(reduce_xor_p))
 reduce_xor_p.def_lower(_logical_lower("xor"))
 
 
+def _same_value(x):
+  return x
+
+
 # --------------------------------------------------------- argmax / argmin
 def _argminmax_impl(np_fn):
   # NumPy's argmax/argmin pick the first occurrence and treat NaN as the
@@ -395,6 +409,39 @@ def _argminmax_impl(np_fn):
     xc, _ = in_float32(x)
     return [np.asarray(np_fn(xc, axis=axis)).astype(index_dtype)]
   return impl
+
+
+# NumPy's argmax/argmin copy a read-only operand before scanning it (they ask
+# for a "behaved" array, which includes writeable), and Arrays hold read-only
+# values: at 1e6 elements that copy is 2/3 of the call. From this size on,
+# the kernel scans a writeable alias of the same memory (never written).
+_ALIAS_MIN_ELEMENTS = 1 << 14
+
+
+def _writeable_alias(x: np.ndarray) -> np.ndarray:
+  """``x`` itself, or for a read-only C-contiguous ``x`` a writeable ndarray
+  over its memory, for reading only (the caller holds ``x`` meanwhile)."""
+  if x.flags.writeable or not x.flags.c_contiguous:
+    return x
+  memory = (ctypes.c_char * x.nbytes).from_address(x.ctypes.data)
+  return np.frombuffer(memory, x.dtype).reshape(x.shape)
+
+
+def _argminmax_eval_kernel(np_fn):
+  # The impl's NumPy call without its conversions (ml_dtypes floats: the
+  # impl); large operands reduced along their last axis scan an alias.
+  def rule(x, *, axes, index_dtype):
+    if x.dtype in dtypes.custom_float_dtypes:
+      return None
+    (axis,) = axes
+    if axis == len(x.shape) - 1 and math.prod(x.shape) >= _ALIAS_MIN_ELEMENTS:
+      def kernel(v):
+        return np_fn(_writeable_alias(v), axis=axis).astype(index_dtype)
+    else:
+      def kernel(v):
+        return np_fn(v, axis=axis).astype(index_dtype)
+    return kernel
+  return rule
 
 
 def _argminmax_abstract_eval(x, *, axes, index_dtype):
@@ -476,6 +523,7 @@ def argmax(operand, axis: int, index_dtype):
 
 
 argmax_p.def_impl(_argminmax_impl(np.argmax))
+argmax_p.def_eval_kernel(_argminmax_eval_kernel(np.ndarray.argmax))
 argmax_p.def_abstract_eval(_argminmax_abstract_eval)
 argmax_p.def_sharding_rule(reduce_axes_rule)
 defjvp_zero(argmax_p)               # integer indices: float0 tangents, as in JAX
@@ -493,6 +541,7 @@ def argmin(operand, axis: int, index_dtype):
 
 
 argmin_p.def_impl(_argminmax_impl(np.argmin))
+argmin_p.def_eval_kernel(_argminmax_eval_kernel(np.ndarray.argmin))
 argmin_p.def_abstract_eval(_argminmax_abstract_eval)
 argmin_p.def_sharding_rule(reduce_axes_rule)
 defjvp_zero(argmin_p)
@@ -512,6 +561,14 @@ def _cumulative_primitive(name: str, accumulate, kind: str = "differentiable") -
     out = np.asarray(accumulate(xc, axis)).astype(dt)
     return [np.flip(out, axis) if reverse else out]
 
+  def eval_kernel(x, *, axis, reverse):
+    # The impl's accumulation without its copies (ml_dtypes floats: the impl).
+    if x.dtype in dtypes.custom_float_dtypes:
+      return None
+    if reverse:
+      return lambda v: np.flip(accumulate(np.flip(v, axis), axis), axis)
+    return lambda v: accumulate(v, axis)
+
   def abstract_eval(x, *, axis, reverse):
     if axis < 0:
       raise ValueError("XLA operations do not allow negative axes")
@@ -525,6 +582,7 @@ def _cumulative_primitive(name: str, accumulate, kind: str = "differentiable") -
     return p.bind(x, axis=axis + (d <= axis), reverse=reverse), [d]
 
   p.def_impl(impl)
+  p.def_eval_kernel(eval_kernel)
   p.def_abstract_eval(abstract_eval)
   p.def_sharding_rule(unsharded_axis_rule(
       "Input should be unsharded over the axis being reduced. Got input type={type} and "
