@@ -208,9 +208,16 @@ def _hyp2f1_dispatch(a, b, c, x):
   series_x = jnp.where(case == 0, x, 0.0)
   near_x = jnp.where(case == 1, x, 0.95)
   degree = jnp.where(case == 2, a, 0.0)
-  return lax.select_n(case, _hyp2f1_series(a, b, c, series_x),
-                      _hyp2f1_near_one(a, b, c, near_x),
-                      _hyp2f1_terminating(degree, b, c, x))
+  # The rarer branches run only when some element takes them (eagerly a cond
+  # runs one branch; under vmap both, as the select would).
+  zeros = lambda a, b, c, x: jnp.zeros_like(x)  # noqa: E731
+  near = lax.cond(jnp.any(case == 1), _hyp2f1_near_one, zeros, a, b, c, near_x)
+  polynomial = lax.cond(jnp.any(case == 2), _hyp2f1_terminating, zeros, degree, b, c, x)
+  return lax.select_n(case, _hyp2f1_series(a, b, c, series_x), near, polynomial)
+
+
+def _hyp2f1_euler(ca, cb, c, d, s, x):
+  return s ** d * _hyp2f1_dispatch(ca, cb, c, x)
 
 
 @custom_jvp
@@ -240,7 +247,8 @@ def hyp2f1(a, b, c, x):
   out = lax.select_n(
       case, jnp.ones_like(x), jnp.full_like(x, np.inf),
       # Euler's transformation
-      s ** d * _hyp2f1_dispatch(ca, cb, c, jnp.where(case == 2, x, 0.0)),
+      lax.cond(jnp.any(case == 2), _hyp2f1_euler, lambda ca, cb, c, d, s, x: jnp.zeros_like(x),
+               ca, cb, c, d, s, jnp.where(case == 2, x, 0.0)),
       s ** (-a), s ** (-b),
       gamma(c) * gamma(d) / (gamma(ca) * gamma(cb)),  # Gauss' theorem at x = 1
       _hyp2f1_dispatch(a, b, c, jnp.where(case == 6, x, 0.0)))
