@@ -41,6 +41,7 @@ def block_diag(*arrs):
   return jnp.concatenate(rows, axis=0)
 
 
+@util.jit   # one cached program per signature: eagerly ~1 us a step
 @partial(jnp.vectorize, signature="(m),(n)->(m,n)")
 def _toeplitz(c, r):
   m, n = c.shape[0], r.shape[0]
@@ -49,8 +50,19 @@ def _toeplitz(c, r):
     return jnp.empty((m, n), dtype=dtype)
   # elems[k] holds the diagonal i - j = m - 1 - k.
   elems = jnp.concatenate((c[::-1], r[1:])).astype(dtype)
-  idx = (m - 1) - np.arange(m)[:, None] + np.arange(n)[None, :]
-  return elems[idx]
+  return _sliding_rows(elems, m, n, reverse=True)
+
+
+def _sliding_rows(elems, m: int, n: int, reverse: bool):
+  """The m x n matrix of windows of ``elems`` (length m + n - 1): row i is
+  ``elems[i:i + n]``, or ``elems[m - 1 - i:m - 1 - i + n]`` when ``reverse``.
+  m copies of ``elems`` laid end to end and read in rows of length L + 1
+  shift each row by one: copies and slices, where a gather would build and
+  read an m x n index array."""
+  length = m + n - 1
+  flat = jnp.broadcast_to(elems, (m + 1, length)).reshape(-1)[:m * (length + 1)]
+  windows = flat.reshape(m, length + 1)[:, :n]
+  return windows[::-1] if reverse else windows
 
 
 def toeplitz(c, r=None):
@@ -64,6 +76,7 @@ def toeplitz(c, r=None):
   return _toeplitz(jnp.atleast_1d(jnp.asarray(c)), jnp.atleast_1d(jnp.asarray(r)))
 
 
+@util.jit   # one cached program per signature: eagerly ~1 us a step
 @partial(jnp.vectorize, signature="(m),(n)->(m,n)")
 def _hankel(c, r):
   m, n = c.shape[0], r.shape[0]
@@ -71,7 +84,7 @@ def _hankel(c, r):
   if m == 0 or n == 0:
     return jnp.empty((m, n), dtype=dtype)
   elems = jnp.concatenate((c, r[1:])).astype(dtype)
-  return elems[np.arange(m)[:, None] + np.arange(n)[None, :]]
+  return _sliding_rows(elems, m, n, reverse=False)
 
 
 def hankel(c, r=None):
@@ -95,10 +108,11 @@ def hankel(c, r=None):
   return _hankel(c, r)
 
 
+@util.jit   # one cached program per signature: eagerly ~1 us a step
 @partial(jnp.vectorize, signature="(n)->(n,n)")
 def _circulant(c):
-  n = c.shape[0]
-  return c[(np.arange(n)[:, None] - np.arange(n)[None, :]) % n]
+  # The Toeplitz matrix of first column c and first row c[0], c[n-1], ..., c[1].
+  return _toeplitz(c, jnp.concatenate((c[:1], c[:0:-1])))
 
 
 def circulant(c):
