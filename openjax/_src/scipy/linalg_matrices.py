@@ -166,6 +166,24 @@ def fiedler(a):
   return jnp.abs(a[..., None] - a[..., None, :])
 
 
+def _fiedler_layout(n: int):
+  """Rows, columns and sources of the nonzeros of Fiedler's pentadiagonal
+  companion matrix of degree n >= 2: source k >= 0 stands for -a[k], -1 for
+  a one. First column -a[1], 1; even rows i carry -a[i+2] at (i, i+1), 1 at
+  (i, i+2) and -a[i+1] at (i, i-1); odd rows i >= 3 carry 1 at (i, i-2)."""
+  entries = [(0, 0, 1), (1, 0, -1)]
+  for i in range(0, n, 2):
+    if i + 1 < n:
+      entries.append((i, i + 1, i + 2))
+    if i + 2 < n:
+      entries.append((i, i + 2, -1))
+    if i >= 2:
+      entries.append((i, i - 1, i + 1))
+  entries += [(i, i - 2, -1) for i in range(3, n, 2)]
+  return tuple(np.array(column, np.int32) for column in zip(*entries))
+
+
+@util.jit   # one cached program per signature: eagerly ~1 us a step
 @partial(jnp.vectorize, signature="(n)->(m,m)")
 def _fiedler_companion(a):
   n = a.shape[0] - 1
@@ -174,19 +192,11 @@ def _fiedler_companion(a):
   a = a / a[0]
   if n == 1:
     return -a[1:].reshape(1, 1)
-  # The pentadiagonal layout of Fiedler's factorisation of the companion
-  # matrix: first column -a[1], 1; even rows i carry -a[i+2] at (i, i+1), 1 at
-  # (i, i+2) and -a[i+1] at (i, i-1); odd rows i >= 3 carry 1 at (i, i-2).
-  i = np.arange(n)[:, None]
-  j = np.arange(n)[None, :]
-  even, odd = i % 2 == 0, i % 2 == 1
-  upper_val = -a[np.minimum(i + 2, n)]
-  lower_val = -a[np.minimum(i + 1, n)]
-  conditions = [(i == 0) & (j == 0), (i == 1) & (j == 0), (j == i + 1) & even,
-                (j == i + 2) & even, (j == i - 1) & even & (i >= 2), (j == i - 2) & odd & (i >= 3)]
-  one = jnp.ones((), a.dtype)
-  return jnp.select(conditions, [-a[1], one, upper_val, one, lower_val, one],
-                    default=jnp.zeros((), a.dtype))
+  # Its 2n - 1 nonzeros scattered into zeros (a select over n x n masks
+  # touched every entry six times).
+  rows, cols, sources = _fiedler_layout(n)
+  values = jnp.concatenate((-a, jnp.ones((1,), a.dtype)))[sources]
+  return jnp.zeros((n, n), a.dtype).at[rows, cols].set(values, unique_indices=True)
 
 
 def fiedler_companion(a):
