@@ -248,6 +248,10 @@ def _pad_to(x, n: int):
 
 
 # -------------------------------------------------------- public functions
+# Each is a cached library program per signature, its parameters static (an
+# array window or fs runs the function inline): eagerly ~1 us a step instead
+# of a dispatch per operation.
+@partial(util.jit, static_argnames=('fs', 'window', 'nperseg', 'noverlap', 'nfft', 'detrend', 'return_onesided', 'boundary', 'padded', 'axis'))
 def stft(x, fs=1.0, window="hann", nperseg: int = 256, noverlap=None, nfft=None,
          detrend=False, return_onesided: bool = True, boundary="zeros", padded: bool = True,
          axis: int = -1):
@@ -258,6 +262,7 @@ def stft(x, fs=1.0, window="hann", nperseg: int = 256, noverlap=None, nfft=None,
                    "spectrum", axis, "stft", boundary, padded)
 
 
+@partial(util.jit, static_argnames=('fs', 'window', 'nperseg', 'noverlap', 'nfft', 'detrend', 'return_onesided', 'scaling', 'axis', 'average'))
 def csd(x, y, fs=1.0, window="hann", nperseg=None, noverlap=None, nfft=None,
         detrend="constant", return_onesided: bool = True, scaling: str = "density",
         axis: int = -1, average: str = "mean"):
@@ -291,6 +296,7 @@ def csd(x, y, fs=1.0, window="hann", nperseg=None, noverlap=None, nfft=None,
   return freqs, pxy
 
 
+@partial(util.jit, static_argnames=('fs', 'window', 'nperseg', 'noverlap', 'nfft', 'detrend', 'return_onesided', 'scaling', 'axis', 'average'))
 def welch(x, fs=1.0, window="hann", nperseg=None, noverlap=None, nfft=None,
           detrend="constant", return_onesided: bool = True, scaling: str = "density",
           axis: int = -1, average: str = "mean"):
@@ -311,6 +317,7 @@ def _overlap_add(frames, step: int):
   return out.at[..., idx].add(frames.reshape(tuple(batch) + (nframes * length,)))
 
 
+@partial(util.jit, static_argnames=('fs', 'window', 'nperseg', 'noverlap', 'nfft', 'input_onesided', 'boundary', 'time_axis', 'freq_axis'))
 def istft(Zxx, fs=1.0, window="hann", nperseg=None, noverlap=None, nfft=None,
           input_onesided: bool = True, boundary: bool = True, time_axis: int = -1,
           freq_axis: int = -2):
