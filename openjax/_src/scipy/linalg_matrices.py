@@ -121,6 +121,7 @@ def circulant(c):
   return _circulant(jnp.atleast_1d(jnp.asarray(c)))
 
 
+@util.jit   # one cached program per signature: eagerly ~1 us a step
 @partial(jnp.vectorize, signature="(n),(m)->(n,n)")
 def _leslie(f, s):
   f, s = util.promote_dtypes(f, s)
@@ -142,6 +143,7 @@ def leslie(f, s):
   return _leslie(f, s)
 
 
+@util.jit   # one cached program per signature: eagerly ~1 us a step
 @partial(jnp.vectorize, signature="(n)->(m,m)")
 def _companion(a):
   first_row = -a[1:] / a[0]
