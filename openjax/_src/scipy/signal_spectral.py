@@ -32,12 +32,20 @@ def detrend(data, axis: int = -1, type: str = "linear", bp=0, overwrite_data=Non
     raise NotImplementedError("detrend: overwrite_data is not supported (arrays are immutable)")
   if type not in ("constant", "linear"):
     raise ValueError("Trend type must be 'linear' or 'constant'.")
-  data, = util.promote_dtypes_inexact(jnp.asarray(data))
+  # bp as a tuple of ints: a static argument of the cached program.
+  bp = tuple(int(b) for b in np.atleast_1d(np.asarray(bp)).ravel())
+  return _detrend(jnp.asarray(data), axis, type, bp)
+
+
+# A cached library program per signature (eagerly ~1 us a step).
+@partial(util.jit, static_argnames=("axis", "type", "bp"))
+def _detrend(data, axis: int, type: str, bp: tuple):  # noqa: A002 - SciPy's name
+  data, = util.promote_dtypes_inexact(data)
   if type == "constant":
     return data - jnp.mean(data, axis, keepdims=True)
   axis = util.canonicalize_axis(axis, data.ndim)
   n = data.shape[axis]
-  breaks = np.sort(np.unique(np.r_[0, bp, n]))
+  breaks = np.sort(np.unique(np.r_[0, list(bp), n]))
   if breaks[0] < 0 or breaks[-1] > n:
     raise ValueError("Breakpoints must be non-negative and less than length of data along "
                      "given axis.")
