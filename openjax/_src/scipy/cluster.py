@@ -2,12 +2,16 @@
 observation."""
 from __future__ import annotations
 
+from functools import partial
+
 from openjax._src.numpy import util
 from openjax._src.scipy import jnp
 
 __all__ = ["vq"]
 
 
+# A cached library program per signature (eagerly ~1 us a step).
+@partial(util.jit, static_argnames=("check_finite",))
 def vq(obs, code_book, check_finite: bool = True):
   """``(code, dist)``: for each observation (row of ``obs``, ``[M]`` or
   ``[M, N]``), the index of the nearest code (row of ``code_book``) in the

@@ -41,6 +41,7 @@ def block_diag(*arrs):
   return jnp.concatenate(rows, axis=0)
 
 
+@util.jit   # one cached program per signature: eagerly ~1 us a step
 @partial(jnp.vectorize, signature="(m),(n)->(m,n)")
 def _toeplitz(c, r):
   m, n = c.shape[0], r.shape[0]
@@ -49,8 +50,19 @@ def _toeplitz(c, r):
     return jnp.empty((m, n), dtype=dtype)
   # elems[k] holds the diagonal i - j = m - 1 - k.
   elems = jnp.concatenate((c[::-1], r[1:])).astype(dtype)
-  idx = (m - 1) - np.arange(m)[:, None] + np.arange(n)[None, :]
-  return elems[idx]
+  return _sliding_rows(elems, m, n, reverse=True)
+
+
+def _sliding_rows(elems, m: int, n: int, reverse: bool):
+  """The m x n matrix of windows of ``elems`` (length m + n - 1): row i is
+  ``elems[i:i + n]``, or ``elems[m - 1 - i:m - 1 - i + n]`` when ``reverse``.
+  m copies of ``elems`` laid end to end and read in rows of length L + 1
+  shift each row by one: copies and slices, where a gather would build and
+  read an m x n index array."""
+  length = m + n - 1
+  flat = jnp.broadcast_to(elems, (m + 1, length)).reshape(-1)[:m * (length + 1)]
+  windows = flat.reshape(m, length + 1)[:, :n]
+  return windows[::-1] if reverse else windows
 
 
 def toeplitz(c, r=None):
@@ -64,6 +76,7 @@ def toeplitz(c, r=None):
   return _toeplitz(jnp.atleast_1d(jnp.asarray(c)), jnp.atleast_1d(jnp.asarray(r)))
 
 
+@util.jit   # one cached program per signature: eagerly ~1 us a step
 @partial(jnp.vectorize, signature="(m),(n)->(m,n)")
 def _hankel(c, r):
   m, n = c.shape[0], r.shape[0]
@@ -71,7 +84,7 @@ def _hankel(c, r):
   if m == 0 or n == 0:
     return jnp.empty((m, n), dtype=dtype)
   elems = jnp.concatenate((c, r[1:])).astype(dtype)
-  return elems[np.arange(m)[:, None] + np.arange(n)[None, :]]
+  return _sliding_rows(elems, m, n, reverse=False)
 
 
 def hankel(c, r=None):
@@ -95,10 +108,11 @@ def hankel(c, r=None):
   return _hankel(c, r)
 
 
+@util.jit   # one cached program per signature: eagerly ~1 us a step
 @partial(jnp.vectorize, signature="(n)->(n,n)")
 def _circulant(c):
-  n = c.shape[0]
-  return c[(np.arange(n)[:, None] - np.arange(n)[None, :]) % n]
+  # The Toeplitz matrix of first column c and first row c[0], c[n-1], ..., c[1].
+  return _toeplitz(c, jnp.concatenate((c[:1], c[:0:-1])))
 
 
 def circulant(c):
@@ -107,6 +121,7 @@ def circulant(c):
   return _circulant(jnp.atleast_1d(jnp.asarray(c)))
 
 
+@util.jit   # one cached program per signature: eagerly ~1 us a step
 @partial(jnp.vectorize, signature="(n),(m)->(n,n)")
 def _leslie(f, s):
   f, s = util.promote_dtypes(f, s)
@@ -128,6 +143,7 @@ def leslie(f, s):
   return _leslie(f, s)
 
 
+@util.jit   # one cached program per signature: eagerly ~1 us a step
 @partial(jnp.vectorize, signature="(n)->(m,m)")
 def _companion(a):
   first_row = -a[1:] / a[0]
@@ -152,6 +168,24 @@ def fiedler(a):
   return jnp.abs(a[..., None] - a[..., None, :])
 
 
+def _fiedler_layout(n: int):
+  """Rows, columns and sources of the nonzeros of Fiedler's pentadiagonal
+  companion matrix of degree n >= 2: source k >= 0 stands for -a[k], -1 for
+  a one. First column -a[1], 1; even rows i carry -a[i+2] at (i, i+1), 1 at
+  (i, i+2) and -a[i+1] at (i, i-1); odd rows i >= 3 carry 1 at (i, i-2)."""
+  entries = [(0, 0, 1), (1, 0, -1)]
+  for i in range(0, n, 2):
+    if i + 1 < n:
+      entries.append((i, i + 1, i + 2))
+    if i + 2 < n:
+      entries.append((i, i + 2, -1))
+    if i >= 2:
+      entries.append((i, i - 1, i + 1))
+  entries += [(i, i - 2, -1) for i in range(3, n, 2)]
+  return tuple(np.array(column, np.int32) for column in zip(*entries))
+
+
+@util.jit   # one cached program per signature: eagerly ~1 us a step
 @partial(jnp.vectorize, signature="(n)->(m,m)")
 def _fiedler_companion(a):
   n = a.shape[0] - 1
@@ -160,19 +194,11 @@ def _fiedler_companion(a):
   a = a / a[0]
   if n == 1:
     return -a[1:].reshape(1, 1)
-  # The pentadiagonal layout of Fiedler's factorisation of the companion
-  # matrix: first column -a[1], 1; even rows i carry -a[i+2] at (i, i+1), 1 at
-  # (i, i+2) and -a[i+1] at (i, i-1); odd rows i >= 3 carry 1 at (i, i-2).
-  i = np.arange(n)[:, None]
-  j = np.arange(n)[None, :]
-  even, odd = i % 2 == 0, i % 2 == 1
-  upper_val = -a[np.minimum(i + 2, n)]
-  lower_val = -a[np.minimum(i + 1, n)]
-  conditions = [(i == 0) & (j == 0), (i == 1) & (j == 0), (j == i + 1) & even,
-                (j == i + 2) & even, (j == i - 1) & even & (i >= 2), (j == i - 2) & odd & (i >= 3)]
-  one = jnp.ones((), a.dtype)
-  return jnp.select(conditions, [-a[1], one, upper_val, one, lower_val, one],
-                    default=jnp.zeros((), a.dtype))
+  # Its 2n - 1 nonzeros scattered into zeros (a select over n x n masks
+  # touched every entry six times).
+  rows, cols, sources = _fiedler_layout(n)
+  values = jnp.concatenate((-a, jnp.ones((1,), a.dtype)))[sources]
+  return jnp.zeros((n, n), a.dtype).at[rows, cols].set(values, unique_indices=True)
 
 
 def fiedler_companion(a):

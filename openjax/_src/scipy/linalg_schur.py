@@ -139,21 +139,21 @@ def rsf2csf(T, Z, check_finite: bool = True):
 # ------------------------------------------------------------------ sqrtm
 def _sqrtm_triangular(t):
   """The upper triangular square root ``u`` of upper triangular ``t``
-  (``u @ u = t``), column by column (Björck & Hammarling)."""
+  (``u @ u = t``; Björck & Hammarling), one superdiagonal at a time: with
+  the diagonals below ``d`` known and the rest zero, ``(u @ u)[i, i + d]`` is
+  the sum over i < k < i + d the recurrence needs, so a trip is a matrix
+  product and elementwise updates of the whole matrix (n - 1 trips, where an
+  entry at a time took n (n - 1) / 2)."""
   diag = jnp.sqrt(jnp.diagonal(t))
   n = diag.shape[0]
-  u = jnp.diag(diag)
-  idx = np.arange(n)
+  offset = np.arange(n)[None, :] - np.arange(n)[:, None]   # j - i
+  den = diag[:, None] + diag[None, :]
 
-  def column(j, u):
-    def row(l, u):
-      i = j - 1 - l
-      # s = sum_{i < k < j} u[i, k] u[k, j]
-      s = jnp.sum(jnp.where((idx > i) & (idx < j), u[i, :] * u[:, j], 0))
-      value = jnp.where(t[i, j] == s, 0, (t[i, j] - s) / (diag[i] + diag[j]))
-      return u.at[i, j].set(value)
-    return lax.fori_loop(0, j, row, u)
-  return lax.fori_loop(0, n, column, u)
+  def superdiagonal(d, u):
+    s = _mm(u, u)
+    value = jnp.where(t == s, 0, (t - s) / den)
+    return jnp.where(offset == d, value, u)
+  return lax.fori_loop(1, n, superdiagonal, jnp.diag(diag))
 
 
 @jit
@@ -178,23 +178,23 @@ def sqrtm(A, blocksize: int = 1):
 def _parlett(f, t):
   """Parlett's recurrence (Golub & Van Loan, algorithm 11.1.1) for the
   off-diagonal of ``f(t)``, ``t`` upper triangular, ``f`` holding
-  ``func(diag(t))`` on its diagonal; also the smallest eigenvalue gap."""
+  ``func(diag(t))`` on its diagonal; also the smallest eigenvalue gap. One
+  superdiagonal at a time: with the diagonals below ``p`` known and the rest
+  zero, ``(t @ f - f @ t)[i, i + p]`` is the recurrence's numerator, so a
+  trip is two matrix products and elementwise updates (n - 1 trips, where an
+  entry at a time took n (n - 1) / 2)."""
   n = t.shape[0]
-  idx = np.arange(n)
+  offset = np.arange(n)[None, :] - np.arange(n)[:, None]   # j - i
+  diag = jnp.diagonal(t)
+  den = diag[None, :] - diag[:, None]                       # t[j, j] - t[i, i]
+  safe_den = jnp.where(den != 0, den, 1)
 
-  def superdiagonal(p, carry):
-    def entry(i, carry):
-      f, gap = carry
-      j = i + p
-      s = t[i - 1, j - 1] * (f[j - 1, j - 1] - f[i - 1, i - 1])
-      between = (idx >= i) & (idx < j - 1)
-      s = s + (jnp.sum(jnp.where(between, t[i - 1, :] * f[:, j - 1], 0))
-               - jnp.sum(jnp.where(between, f[i - 1, :] * t[:, j - 1], 0)))
-      den = t[j - 1, j - 1] - t[i - 1, i - 1]
-      s = jnp.where(den != 0, s / jnp.where(den != 0, den, 1), s)
-      return f.at[i - 1, j - 1].set(s), jnp.minimum(gap, jnp.abs(den))
-    return lax.fori_loop(1, n - p + 1, entry, carry)
-  return lax.fori_loop(1, n, superdiagonal, (f, jnp.abs(t[0, 0])))
+  def superdiagonal(p, f):
+    s = _mm(t, f) - _mm(f, t)
+    return jnp.where(offset == p, jnp.where(den != 0, s / safe_den, s), f)
+  f = lax.fori_loop(1, n, superdiagonal, f)
+  gaps = jnp.where(offset > 0, jnp.abs(den), jnp.inf)
+  return f, jnp.minimum(jnp.abs(t[0, 0]), jnp.min(gaps).astype(jnp.abs(t[0, 0]).dtype))
 
 
 def funm(A, func, disp: bool = True):
@@ -223,16 +223,19 @@ def funm(A, func, disp: bool = True):
 # -------------------------------------------------------- solve_sylvester
 def _triangular_sylvester(r, s, f):
   """Solve ``r y + y s = f`` for upper triangular ``r`` and lower
-  triangular ``s``, entry by entry from the bottom-right corner."""
+  triangular ``s``, one antidiagonal ``i + j = d`` at a time from the
+  bottom-right corner: with the later antidiagonals known and the rest zero,
+  ``r @ y + y @ s`` at (i, j) is the sum over k > i and k > j the entry
+  needs, so a trip is two matrix products and elementwise updates (m + n - 1
+  trips, where an entry at a time took m n)."""
   m, n = f.shape
+  antidiagonal = np.arange(m)[:, None] + np.arange(n)[None, :]
+  den = jnp.diagonal(r)[:, None] + jnp.diagonal(s)[None, :]
 
-  def entry(step, y):
-    idx = m * n - 1 - step
-    i, j = idx // n, idx % n
-    row_term = jnp.sum(jnp.where(np.arange(m) > i, r[i, :] * y[:, j], 0))
-    col_term = jnp.sum(jnp.where(np.arange(n) > j, y[i, :] * s[:, j], 0))
-    return y.at[i, j].set((f[i, j] - row_term - col_term) / (r[i, i] + s[j, j]))
-  return lax.fori_loop(0, m * n, entry, jnp.zeros_like(f))
+  def step(k, y):
+    value = (f - _mm(r, y) - _mm(y, s)) / den
+    return jnp.where(antidiagonal == m + n - 2 - k, value, y)
+  return lax.fori_loop(0, m + n - 1, step, jnp.zeros_like(f))
 
 
 def _sylvester_2d(a, b, c, *, method: str, tol):

@@ -5,6 +5,8 @@
 ``istft``, ``welch``, ``csd``, ``detrend``) are in ``signal_spectral.py``."""
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from openjax._src import dtypes
@@ -154,6 +156,8 @@ def _fftconvolve_all_axes(in1, in2, mode: str):
   return lax.slice(conv, start, tuple(b + o for b, o in zip(start, out_shape)))
 
 
+# A cached library program per signature (eagerly ~1 us a step).
+@partial(util.jit, static_argnames=("mode", "axes"))
 def fftconvolve(in1, in2, mode: str = "full", axes=None):
   """N-dimensional convolution by FFTs (``scipy.signal.fftconvolve``):
   the same result as ``convolve`` up to rounding. With ``axes``, only those

@@ -32,12 +32,20 @@ def detrend(data, axis: int = -1, type: str = "linear", bp=0, overwrite_data=Non
     raise NotImplementedError("detrend: overwrite_data is not supported (arrays are immutable)")
   if type not in ("constant", "linear"):
     raise ValueError("Trend type must be 'linear' or 'constant'.")
-  data, = util.promote_dtypes_inexact(jnp.asarray(data))
+  # bp as a tuple of ints: a static argument of the cached program.
+  bp = tuple(int(b) for b in np.atleast_1d(np.asarray(bp)).ravel())
+  return _detrend(jnp.asarray(data), axis, type, bp)
+
+
+# A cached library program per signature (eagerly ~1 us a step).
+@partial(util.jit, static_argnames=("axis", "type", "bp"))
+def _detrend(data, axis: int, type: str, bp: tuple):  # noqa: A002 - SciPy's name
+  data, = util.promote_dtypes_inexact(data)
   if type == "constant":
     return data - jnp.mean(data, axis, keepdims=True)
   axis = util.canonicalize_axis(axis, data.ndim)
   n = data.shape[axis]
-  breaks = np.sort(np.unique(np.r_[0, bp, n]))
+  breaks = np.sort(np.unique(np.r_[0, list(bp), n]))
   if breaks[0] < 0 or breaks[-1] > n:
     raise ValueError("Breakpoints must be non-negative and less than length of data along "
                      "given axis.")
@@ -248,6 +256,10 @@ def _pad_to(x, n: int):
 
 
 # -------------------------------------------------------- public functions
+# Each is a cached library program per signature, its parameters static (an
+# array window or fs runs the function inline): eagerly ~1 us a step instead
+# of a dispatch per operation.
+@partial(util.jit, static_argnames=('fs', 'window', 'nperseg', 'noverlap', 'nfft', 'detrend', 'return_onesided', 'boundary', 'padded', 'axis'))
 def stft(x, fs=1.0, window="hann", nperseg: int = 256, noverlap=None, nfft=None,
          detrend=False, return_onesided: bool = True, boundary="zeros", padded: bool = True,
          axis: int = -1):
@@ -258,6 +270,7 @@ def stft(x, fs=1.0, window="hann", nperseg: int = 256, noverlap=None, nfft=None,
                    "spectrum", axis, "stft", boundary, padded)
 
 
+@partial(util.jit, static_argnames=('fs', 'window', 'nperseg', 'noverlap', 'nfft', 'detrend', 'return_onesided', 'scaling', 'axis', 'average'))
 def csd(x, y, fs=1.0, window="hann", nperseg=None, noverlap=None, nfft=None,
         detrend="constant", return_onesided: bool = True, scaling: str = "density",
         axis: int = -1, average: str = "mean"):
@@ -291,6 +304,7 @@ def csd(x, y, fs=1.0, window="hann", nperseg=None, noverlap=None, nfft=None,
   return freqs, pxy
 
 
+@partial(util.jit, static_argnames=('fs', 'window', 'nperseg', 'noverlap', 'nfft', 'detrend', 'return_onesided', 'scaling', 'axis', 'average'))
 def welch(x, fs=1.0, window="hann", nperseg=None, noverlap=None, nfft=None,
           detrend="constant", return_onesided: bool = True, scaling: str = "density",
           axis: int = -1, average: str = "mean"):
@@ -311,6 +325,7 @@ def _overlap_add(frames, step: int):
   return out.at[..., idx].add(frames.reshape(tuple(batch) + (nframes * length,)))
 
 
+@partial(util.jit, static_argnames=('fs', 'window', 'nperseg', 'noverlap', 'nfft', 'input_onesided', 'boundary', 'time_axis', 'freq_axis'))
 def istft(Zxx, fs=1.0, window="hann", nperseg=None, noverlap=None, nfft=None,
           input_onesided: bool = True, boundary: bool = True, time_axis: int = -1,
           freq_axis: int = -2):

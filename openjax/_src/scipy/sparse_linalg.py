@@ -20,6 +20,8 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
+from openjax._src.core import Tracer
+from openjax._src.numpy import util
 from openjax._src.scipy import jnp
 from openjax._src.tree_util import tree_leaves, tree_map, tree_structure
 
@@ -99,17 +101,47 @@ def _setup(fun: str, A, b, x0, maxiter, M):
           _identity if M is None else _as_operator(M, fun), size)
 
 
+def _program_call_ok(A, b, x0, M, options) -> bool:
+  """Whether an eager call can run as a cached program: operators given as
+  matrices (or no preconditioner), concrete operands, hashable options.
+  Traced, a solver stages its loop as JAX's does (no extra jit call); a
+  function operator is a new closure per call, so nothing could be reused."""
+  if callable(A) or callable(M) or not all(
+      type(v) in (int, float, bool, str) or v is None for v in options.values()):
+    return False
+  return not any(isinstance(leaf, Tracer) for leaf in tree_leaves((A, b, x0, M)))
+
+
+def _program(solver):
+  """``solver(A, b, x0, M=M, **options)`` as a library program, traced once
+  per signature (the loop bodies and the custom solve's functions otherwise
+  retrace on every call: milliseconds for a 5 x 5 system)."""
+  def run(A, b, x0, M, options):
+    return solver(A, b, x0, M=M, **dict(options))
+  return util.jit(run, static_argnames=("options",))
+
+
 # ---------------------------------------------------------------------- cg
 def cg(A, b, x0=None, *, tol=1e-5, atol=0.0, maxiter=None, M=None):
   """Solve ``A x = b`` for Hermitian positive-definite ``A`` by
   (preconditioned, with ``M`` ~ ``A^-1``) conjugate gradients, until
   ``norm(residual) <= max(tol * norm(b), atol)``. Returns ``(x, None)``."""
+  options = dict(tol=tol, atol=atol, maxiter=maxiter)
+  if _program_call_ok(A, b, x0, M, options):
+    return _cg_program(A, b, x0, M, tuple(sorted(options.items()))), None
+  return _cg(A, b, x0, M=M, **options), None
+
+
+def _cg(A, b, x0=None, *, tol, atol, maxiter, M):
   A, b, x0, maxiter, M, _ = _setup("cg", A, b, x0, maxiter, M)
   solve = partial(_cg_solve, x0=x0, tol=tol, atol=atol, maxiter=maxiter, M=M)
   # Real positive-definite operators are symmetric: the transposed solve is a solve.
   symmetric = all(dtypes.kind(leaf.dtype) != "c" for leaf in tree_leaves(b))
   return lax.custom_linear_solve(A, b, solve=solve, transpose_solve=solve,
-                                 symmetric=symmetric), None
+                                 symmetric=symmetric)
+
+
+_cg_program = _program(_cg)
 
 
 def _cg_solve(A, b, *, x0, tol, atol, maxiter, M):
@@ -143,9 +175,19 @@ def bicgstab(A, b, x0=None, *, tol=1e-5, atol=0.0, maxiter=None, M=None):
   """Solve ``A x = b`` for general ``A`` by the biconjugate gradient
   stabilised method, stopping as ``cg`` does (or on a breakdown). Returns
   ``(x, None)``."""
+  options = dict(tol=tol, atol=atol, maxiter=maxiter)
+  if _program_call_ok(A, b, x0, M, options):
+    return _bicgstab_program(A, b, x0, M, tuple(sorted(options.items()))), None
+  return _bicgstab(A, b, x0, M=M, **options), None
+
+
+def _bicgstab(A, b, x0=None, *, tol, atol, maxiter, M):
   A, b, x0, maxiter, M, _ = _setup("bicgstab", A, b, x0, maxiter, M)
   solve = partial(_bicgstab_solve, x0=x0, tol=tol, atol=atol, maxiter=maxiter, M=M)
-  return lax.custom_linear_solve(A, b, solve=solve, transpose_solve=solve), None
+  return lax.custom_linear_solve(A, b, solve=solve, transpose_solve=solve)
+
+
+_bicgstab_program = _program(_bicgstab)
 
 
 def _bicgstab_solve(A, b, *, x0, tol, atol, maxiter, M):
@@ -321,6 +363,14 @@ def gmres(A, b, x0=None, *, tol=1e-5, atol=0.0, restart=20, maxiter=None, M=None
   if solve_method not in ("batched", "incremental"):
     raise ValueError(f"invalid solve_method {solve_method}, must be either 'incremental' or "
                      "'batched'")
+  options = dict(tol=tol, atol=atol, restart=restart, maxiter=maxiter,
+                 solve_method=solve_method)
+  if _program_call_ok(A, b, x0, M, options):
+    return _gmres_program(A, b, x0, M, tuple(sorted(options.items())))
+  return _gmres(A, b, x0, M=M, **options)
+
+
+def _gmres(A, b, x0=None, *, tol, atol, restart, maxiter, M, solve_method):
   A, b, x0, maxiter, M, size = _setup("gmres", A, b, x0, maxiter, M)
   restart = min(restart, size)
   b_norm = _norm(b)
@@ -332,3 +382,6 @@ def gmres(A, b, x0=None, *, tol=1e-5, atol=0.0, restart=20, maxiter=None, M=None
   x = lax.custom_linear_solve(A, b, solve=solve, transpose_solve=solve)
   info = jnp.where(jnp.isnan(_norm(x)), -1, 0)
   return x, info
+
+
+_gmres_program = _program(_gmres)

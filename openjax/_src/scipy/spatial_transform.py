@@ -10,22 +10,29 @@ from __future__ import annotations
 import re
 import typing
 
+from functools import partial
+
 import numpy as np
 
+from openjax._src.numpy import util
 from openjax._src.scipy import jnp
 
 __all__ = ["Rotation", "Slerp"]
 
 
 # ------------------------------------------------------------ quaternions
+# Each conversion is a cached library program (util.jit): eagerly ~1 us a
+# step, where op by op each of its slices, stacks and products took a dispatch.
 def _norm(v):
   return jnp.sqrt(jnp.sum(v * v, axis=-1))
 
 
+@util.jit
 def _normalize(q):
   return q / _norm(q)[..., None]
 
 
+@util.jit
 def _compose(p, q):
   """The Hamilton product ``p q`` (apply ``q`` first)."""
   pv, pw = p[..., :3], p[..., 3:]
@@ -35,6 +42,7 @@ def _compose(p, q):
   return jnp.concatenate([v, w], axis=-1)
 
 
+@util.jit
 def _as_matrix(q):
   x, y, z, w = (q[..., i] for i in range(4))
   rows = [[x * x - y * y - z * z + w * w, 2 * (x * y - z * w), 2 * (x * z + y * w)],
@@ -43,6 +51,7 @@ def _as_matrix(q):
   return jnp.stack([jnp.stack(r, axis=-1) for r in rows], axis=-2)
 
 
+@util.jit
 def _from_matrix(m):
   """Shepperd's method: build the quaternion from the largest of the
   diagonal entries and the trace, for accuracy."""
@@ -64,6 +73,7 @@ def _from_matrix(m):
   return _normalize(q)
 
 
+@partial(util.jit, static_argnames=('degrees',))
 def _from_rotvec(rotvec, degrees: bool):
   if degrees:
     rotvec = jnp.deg2rad(rotvec)
@@ -76,6 +86,7 @@ def _from_rotvec(rotvec, degrees: bool):
   return jnp.concatenate([scale[..., None] * rotvec, jnp.cos(angle / 2)[..., None]], axis=-1)
 
 
+@partial(util.jit, static_argnames=('degrees',))
 def _as_rotvec(q, degrees: bool):
   q = jnp.where(q[..., 3:] < 0, -q, q)      # w >= 0: angle in [0, pi]
   angle = 2 * jnp.arctan2(_norm(q[..., :3]), q[..., 3])
@@ -88,16 +99,19 @@ def _as_rotvec(q, degrees: bool):
   return scale[..., None] * q[..., :3]
 
 
+@util.jit
 def _from_mrp(mrp):
   s = jnp.sum(mrp * mrp, axis=-1, keepdims=True) + 1
   return jnp.concatenate([2 * mrp, 2 - s], axis=-1) / s
 
 
+@util.jit
 def _as_mrp(q):
   sign = jnp.where(q[..., 3:] < 0, -1.0, 1.0)
   return sign * q[..., :3] / (1 + sign * q[..., 3:])
 
 
+@util.jit
 def _canonical(q):
   """``q`` or ``-q``, whichever has ``w > 0`` (ties broken by x, y, z)."""
   neg, zero = q < 0, q == 0
@@ -128,6 +142,7 @@ def _elementary(axis: int, angle):
   return jnp.stack(parts, axis=-1)
 
 
+@partial(util.jit, static_argnames=('seq', 'degrees'))
 def _from_euler(seq: str, angles, degrees: bool):
   axes, intrinsic = _parse_seq(seq)
   angles = jnp.atleast_1d(jnp.asarray(angles))
@@ -145,6 +160,7 @@ def _from_euler(seq: str, angles, degrees: bool):
   return q
 
 
+@partial(util.jit, static_argnames=('seq', 'degrees'))
 def _as_euler(q, seq: str, degrees: bool):
   if len(seq) != 3:
     raise ValueError(f"Expected 3 axes, got {seq}.")

@@ -9,6 +9,8 @@ iterative functions are in ``special_series`` and ``special_hypergeometric``.
 """
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from openjax._src import dtypes
@@ -20,6 +22,7 @@ from openjax._src.core import concrete_or_error
 from openjax._src.nn.softmax import log_softmax as _nn_log_softmax
 from openjax._src.nn.softmax import logsumexp
 from openjax._src.nn.softmax import softmax as _nn_softmax
+from openjax._src.numpy import util
 from openjax._src.numpy.util import promote_args_inexact
 from openjax._src.scipy import jnp
 
@@ -149,6 +152,9 @@ def _algdiv(a, b):
   return jnp.where(u <= v, (w - v) - u, (w - u) - v)
 
 
+# betaln and beta are not library programs: grad of a jitted betaln, its
+# transpose compiled on its own, exceeds IREE's dispatch binding limit
+# (tests/test_scipy_stats.py::test_betabinom_gradient_compiled).
 def betaln(a, b):
   """Log of the absolute value of the beta function."""
   a, b = promote_args_inexact("betaln", a, b)
@@ -174,6 +180,7 @@ def factorial(n, exact: bool = False):
   return jnp.where(n < 0, 0, lax.exp(lax.lgamma(n + 1)))
 
 
+@partial(util.jit, static_argnames=('repetition',))
 def comb(N, k, *, repetition: bool = False):
   """Binomial coefficient C(N, k) through log-gamma (0 outside 0 <= k <= N)."""
   N, k = promote_args_inexact("comb", N, k)
@@ -350,6 +357,7 @@ def _xlogx_jvp(primals, tangents):
   return _xlogx(x), x_dot * (lax.log(x) + 1)
 
 
+@util.jit
 def entr(x):
   """Elementwise entropy -x log x (0 at 0, -inf for x < 0)."""
   x, = promote_args_inexact("entr", x)
@@ -357,6 +365,7 @@ def entr(x):
   return lax.select(x < 0, lax.full_like(x, -np.inf), lax.neg(_xlogx(x)))
 
 
+@util.jit
 def rel_entr(p, q):
   """Relative entropy p log(p / q): 0 at p == 0 <= q, inf where undefined."""
   p, q = promote_args_inexact("rel_entr", p, q)
@@ -369,6 +378,7 @@ def rel_entr(p, q):
   return jnp.where(both_positive, value, jnp.where(zero_p, 0.0, np.inf)).astype(p.dtype)
 
 
+@util.jit
 def kl_div(p, q):
   """Kullback-Leibler divergence term p log(p / q) - p + q."""
   p, q = promote_args_inexact("kl_div", p, q)
@@ -376,6 +386,7 @@ def kl_div(p, q):
   return rel_entr(p, q) - p + q
 
 
+@util.jit
 def boxcox(x, lmbda):
   """Box-Cox transform (x^lmbda - 1) / lmbda, log x at lmbda == 0."""
   x, lmbda = promote_args_inexact("boxcox", x, lmbda)
@@ -385,6 +396,7 @@ def boxcox(x, lmbda):
   return jnp.where(zero, log_x, jnp.expm1(safe * log_x) / safe)
 
 
+@util.jit
 def boxcox1p(x, lmbda):
   """Box-Cox transform of 1 + x."""
   x, lmbda = promote_args_inexact("boxcox1p", x, lmbda)

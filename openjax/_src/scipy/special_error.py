@@ -5,12 +5,15 @@ approximations are Cephes' and Weideman's, as in JAX.
 """
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.api.custom_derivatives import custom_jvp
 from openjax._src.config import debug_infs
+from openjax._src.numpy import util
 from openjax._src.numpy.util import ensure_arraylike, promote_args_inexact, promote_dtypes_complex
 from openjax._src.scipy import jnp
 from openjax._src.scipy.special import reject_complex
@@ -25,6 +28,18 @@ def float_only(name: str, x):
   if x.dtype not in (np.float32, np.float64):
     raise TypeError(f"{name}: x.dtype={x.dtype} is not supported; pass float32 or float64.")
   return x
+
+
+def horner(coeffs, x):
+  """``jnp.polyval(coeffs, x)`` for constant coefficients (highest degree
+  first), the same products and sums written out: ``polyval`` is a scan, and
+  run eagerly each of its trips costs a program run (Cephes' fixed-degree
+  approximations call it dozens of times)."""
+  coeffs = np.asarray(coeffs)
+  acc = jnp.zeros_like(x, dtype=dtypes.result_type(x, coeffs.dtype))
+  for c in coeffs:
+    acc = acc * x + c
+  return acc
 
 
 # --------------------------------------------------------- error functions
@@ -67,7 +82,7 @@ def _wofz_upper_half(z):
   iz = lax.complex(-lax.imag(z), lax.real(z))
   denom = _WOFZ_L - iz
   zz = (_WOFZ_L + iz) / denom
-  p = jnp.polyval(jnp.asarray(_WOFZ_C, zz.dtype), zz)
+  p = horner(_WOFZ_C.astype(zz.dtype), zz)
   return 2 * p / (denom * denom) + (1 / np.sqrt(np.pi)) / denom
 
 
@@ -83,6 +98,7 @@ def _wofz(z):
 _wofz.defjvps(lambda g, w, z: g * (-2 * z * w + 2j / np.sqrt(np.pi)))
 
 
+@util.jit
 def wofz(z):
   """Faddeeva's function w(z) = exp(-z^2) erfc(-iz)."""
   z, = promote_dtypes_complex(ensure_arraylike("wofz", z))
@@ -100,7 +116,7 @@ def _erfcx_real(x, nterms: int):
   safe_x = lax.select(large, lax.full_like(x, 1.0), x)
   direct = lax.exp(lax.square(safe_x)) * lax.erfc(safe_x)
   coeffs = np.array(_ERFCX_ASYMPTOTIC[-nterms:], x.dtype)
-  asymptotic = jnp.polyval(coeffs, 1.0 / lax.square(x)) / (x * np.sqrt(np.pi))
+  asymptotic = horner(coeffs, 1.0 / lax.square(x)) / (x * np.sqrt(np.pi))
   return lax.select(large, asymptotic, direct)
 
 
@@ -119,6 +135,7 @@ def _erfcx(x):
 _erfcx.defjvps(lambda g, y, x: g * (2 * x * y - 2 / np.sqrt(np.pi)))
 
 
+@util.jit
 def erfcx(x):
   """Scaled complementary error function exp(x^2) erfc(x)."""
   x, = promote_args_inexact("erfcx", x)
@@ -165,14 +182,13 @@ def _dawsn_real(x):
   one = lax.full_like(ax, 1.0)
   a = lax.select(near, ax, one)
   a2 = lax.square(a)
-  near_val = a * jnp.polyval(_DAWSN_AN.astype(x.dtype), a2) / jnp.polyval(
-      _DAWSN_AD.astype(x.dtype), a2)
+  near_val = a * horner(_DAWSN_AN.astype(x.dtype), a2) / horner(_DAWSN_AD.astype(x.dtype), a2)
 
   def tail(mask, num, den):
     a = lax.select(mask, ax, one)
     t = 1.0 / lax.square(a)
-    return 0.5 / a * (1.0 + t * jnp.polyval(num.astype(x.dtype), t)
-                      / jnp.polyval(den.astype(x.dtype), t))
+    return 0.5 / a * (1.0 + t * horner(num.astype(x.dtype), t)
+                      / horner(den.astype(x.dtype), t))
 
   out = lax.select(near, near_val, lax.select(middle, tail(middle, _DAWSN_BN, _DAWSN_BD),
                                               tail(far, _DAWSN_CN, _DAWSN_CD)))
@@ -190,6 +206,7 @@ def _dawsn(x):
 _dawsn.defjvps(lambda g, y, x: g * (1.0 - 2.0 * x * y))
 
 
+@util.jit
 def dawsn(x):
   """Dawson's integral exp(-x^2) int_0^x exp(t^2) dt."""
   x, = promote_args_inexact("dawsn", x)
@@ -209,6 +226,7 @@ def _ndtr(x):
   return 0.5 * y
 
 
+@util.jit
 def ndtr(x):
   """The standard normal CDF."""
   return _ndtr(float_only("ndtr", x))
@@ -238,7 +256,7 @@ _NDTRI_Q2 = [1.0, 6.02427039364742014255e0, 3.67983563856160859403e0, 1.37702099
 
 def _ndtri(p):
   dtype = p.dtype
-  poly = lambda c, v: jnp.polyval(np.array(c, dtype), v)  # noqa: E731
+  poly = lambda c, v: horner(np.array(c, dtype), v)  # noqa: E731
   upper = p > -np.expm1(-2.0)
   p_tail = jnp.where(upper, 1.0 - p, p)
   p_tail = jnp.where(p_tail == 0.0, 0.5, p_tail)
@@ -255,6 +273,7 @@ def _ndtri(p):
     return jnp.where(p == 0.0, -np.inf, jnp.where(p == 1.0, np.inf, x)).astype(dtype)
 
 
+@util.jit
 def ndtri(p):
   """The inverse of the standard normal CDF."""
   return _ndtri(float_only("ndtri", p))
@@ -293,6 +312,7 @@ def _log_ndtr(x, series_order: int):
                                                             series_order)))
 
 
+@partial(util.jit, static_argnames=('series_order',))
 def log_ndtr(x, series_order: int = 3):
   """log of the standard normal CDF, accurate far into both tails."""
   if not isinstance(series_order, int):
@@ -380,6 +400,7 @@ def _owens_t_jvp(primals, tangents):
   return out, (d_h * h_dot + d_a * a_dot).astype(out.dtype)
 
 
+@util.jit
 def owens_t(h, a):
   """Owen's T function T(h, a)."""
   h, a = promote_args_inexact("owens_t", h, a)

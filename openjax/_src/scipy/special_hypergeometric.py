@@ -199,8 +199,25 @@ def _hyp2f1_dispatch(a, b, c, x):
   case = jnp.where((x > 0.9) & ~terminating,
                    jnp.where(jnp.abs(d - jnp.round(d)) >= eps, 0, 1),
                    jnp.where(terminating, 2, 0)).astype(np.int32)
-  return lax.select_n(case, _hyp2f1_series(a, b, c, x), _hyp2f1_near_one(a, b, c, x),
-                      _hyp2f1_terminating(a, b, c, x))
+  # Each loop runs until its slowest element stops, and every branch sees every
+  # element: an element another branch takes gets an argument on which this
+  # branch stops at once (x = 0 for the series, s = 1 - x small for the
+  # near-one series, degree 0 for the polynomial). Without it the near-one
+  # loop ran all 250 trips of digammas for x far from 1. Its selected
+  # elements keep their values.
+  series_x = jnp.where(case == 0, x, 0.0)
+  near_x = jnp.where(case == 1, x, 0.95)
+  degree = jnp.where(case == 2, a, 0.0)
+  # The rarer branches run only when some element takes them (eagerly a cond
+  # runs one branch; under vmap both, as the select would).
+  zeros = lambda a, b, c, x: jnp.zeros_like(x)  # noqa: E731
+  near = lax.cond(jnp.any(case == 1), _hyp2f1_near_one, zeros, a, b, c, near_x)
+  polynomial = lax.cond(jnp.any(case == 2), _hyp2f1_terminating, zeros, degree, b, c, x)
+  return lax.select_n(case, _hyp2f1_series(a, b, c, series_x), near, polynomial)
+
+
+def _hyp2f1_euler(ca, cb, c, d, s, x):
+  return s ** d * _hyp2f1_dispatch(ca, cb, c, x)
 
 
 @custom_jvp
@@ -225,12 +242,16 @@ def hyp2f1(a, b, c, x):
        (d <= -1) & ~((jnp.abs(d - jnp.round(d)) >= eps) & (s < 0)), (d <= 0) & (x == 1),
        (x < 1) & (b == c), (x < 1) & (a == c), x > 1, x == 1],
       [0, 1, 2, 1, 3, 4, 1, 5], 6).astype(np.int32)
+  # The loops of a dispatch run until their slowest element stops: the
+  # elements the other cases take are given x = 0, where they stop at once.
   out = lax.select_n(
       case, jnp.ones_like(x), jnp.full_like(x, np.inf),
-      s ** d * _hyp2f1_dispatch(ca, cb, c, x),  # Euler's transformation
+      # Euler's transformation
+      lax.cond(jnp.any(case == 2), _hyp2f1_euler, lambda ca, cb, c, d, s, x: jnp.zeros_like(x),
+               ca, cb, c, d, s, jnp.where(case == 2, x, 0.0)),
       s ** (-a), s ** (-b),
       gamma(c) * gamma(d) / (gamma(ca) * gamma(cb)),  # Gauss' theorem at x = 1
-      _hyp2f1_dispatch(a, b, c, x))
+      _hyp2f1_dispatch(a, b, c, jnp.where(case == 6, x, 0.0)))
   return out.reshape(shape)
 
 

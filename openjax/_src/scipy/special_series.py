@@ -16,10 +16,11 @@ from openjax._src import lax
 from openjax._src.api.custom_derivatives import custom_jvp
 from openjax._src.api.jit import jit
 from openjax._src.core import concrete_or_error
+from openjax._src.numpy import util
 from openjax._src.numpy.util import promote_args_inexact, promote_dtypes_inexact
 from openjax._src.scipy import jnp
 from openjax._src.scipy.special import gammaln, reject_complex
-from openjax._src.scipy.special_error import float_only
+from openjax._src.scipy.special_error import float_only, horner
 
 __all__ = ["bessel_jn", "sph_harm_y", "expi", "expn", "exp1", "sici", "fresnel", "spence",
            "bernoulli"]
@@ -163,7 +164,7 @@ _EI_OCTAVES = [
 
 
 def _rational(num, den, x):
-  return jnp.polyval(np.array(num, x.dtype), x) / jnp.polyval(np.array(den, x.dtype), x)
+  return horner(np.array(num, x.dtype), x) / horner(np.array(den, x.dtype), x)
 
 
 def _expi_small(x):
@@ -421,6 +422,7 @@ def _spence_positive(x):
   return jnp.where(inverted, -0.5 * jnp.log(x) ** 2 - y, y)
 
 
+@util.jit
 def spence(x):
   """Spence's function (dilogarithm) int_1^x log t / (1 - t) dt, x >= 0."""
   x = float_only("spence", x)
@@ -506,8 +508,7 @@ def _sin_cos_pi_half_square(x):
 
 
 @custom_jvp
-def fresnel(x):
-  """Fresnel integrals (S(x), C(x)) = int_0^x (sin, cos)(pi t^2 / 2) dt."""
+def _fresnel(x):
   x_in, = promote_args_inexact("fresnel", x)
   if dtypes.issubdtype(x_in.dtype, np.complexfloating):
     raise NotImplementedError("Support for complex-valued inputs is not implemented yet.")
@@ -518,11 +519,11 @@ def fresnel(x):
   x2 = x * x
   t = x2 * x2
   if single:
-    s_small = x * x2 * jnp.polyval(k["sn"], t)
-    c_small = x * jnp.polyval(k["cn"], t)
+    s_small = x * x2 * horner(k["sn"], t)
+    c_small = x * horner(k["cn"], t)
   else:
-    s_small = x * x2 * jnp.polyval(k["sn"], t) / jnp.polyval(k["sd"], t)
-    c_small = x * jnp.polyval(k["cn"], t) / jnp.polyval(k["cd"], t)
+    s_small = x * x2 * horner(k["sn"], t) / horner(k["sd"], t)
+    c_small = x * horner(k["cn"], t) / horner(k["cd"], t)
   sin, cos = _sin_cos_pi_half_square(x)
   if single:
     s_large = c_large = 0.5
@@ -532,11 +533,11 @@ def fresnel(x):
   t = 1.0 / (np.pi * x2)
   u = t * t
   if single:
-    f = 1.0 - u * jnp.polyval(k["fn"], u)
-    g = t * jnp.polyval(k["gn"], u)
+    f = 1.0 - u * horner(k["fn"], u)
+    g = t * horner(k["gn"], u)
   else:
-    f = 1.0 - u * jnp.polyval(k["fn"], u) / jnp.polyval(k["fd"], u)
-    g = t * jnp.polyval(k["gn"], u) / jnp.polyval(k["gd"], u)
+    f = 1.0 - u * horner(k["fn"], u) / horner(k["fd"], u)
+    g = t * horner(k["gn"], u) / horner(k["gd"], u)
   c_mid = 0.5 + (f * sin - g * cos) / (np.pi * x)
   s_mid = 0.5 - (f * cos + g * sin) / (np.pi * x)
   is_inf = jnp.isinf(xx)
@@ -550,9 +551,17 @@ def fresnel(x):
   return s, c
 
 
-@fresnel.defjvp
+@_fresnel.defjvp
 def _fresnel_jvp(primals, tangents):
   x, = primals
   x_dot, = tangents
   sin, cos = _sin_cos_pi_half_square(x)
-  return fresnel(x), (sin * x_dot, cos * x_dot)
+  return _fresnel(x), (sin * x_dot, cos * x_dot)
+
+
+# A cached library program per signature (eagerly ~1 us a step, where op by
+# op each of its ~80 operations took a dispatch).
+@util.jit
+def fresnel(x):
+  """Fresnel integrals (S(x), C(x)) = int_0^x (sin, cos)(pi t^2 / 2) dt."""
+  return _fresnel(x)

@@ -1,11 +1,17 @@
 """Discrete distributions: Bernoulli, binomial, beta-binomial, negative
-binomial, geometric and Poisson (``loc`` shifts the support, as in SciPy)."""
+binomial, geometric and Poisson (``loc`` shifts the support, as in SciPy).
+
+Each density is a cached library program (``util.jit``): traced once per
+signature, eagerly its steps run on the eval trace's kernels (~1 us each)
+instead of a dispatch per operation.
+"""
 from __future__ import annotations
 
 import numpy as np
 
 from openjax._src import lax
 from openjax._src.api.jit import jit
+from openjax._src.numpy import util
 from openjax._src.numpy.util import ensure_arraylike, promote_args_inexact, promote_dtypes_inexact
 from openjax._src.scipy import jnp
 from openjax._src.scipy.special import betaln, entr, gammaincc, gammaln, xlog1py, xlogy
@@ -19,6 +25,7 @@ __all__ = [
 
 
 # ------------------------------------------------------------ bernoulli
+@util.jit
 def bernoulli_logpmf(k, p, loc=0):
   k, p, loc = promote_args_inexact("bernoulli.logpmf", k, p, loc)
   x = k - loc
@@ -26,10 +33,12 @@ def bernoulli_logpmf(k, p, loc=0):
   return jnp.where((x < 0) | (x > 1), -np.inf, log_probs)
 
 
+@util.jit
 def bernoulli_pmf(k, p, loc=0):
   return jnp.exp(bernoulli_logpmf(k, p, loc))
 
 
+@util.jit
 def bernoulli_cdf(k, p):
   k, p = promote_args_inexact("bernoulli.cdf", k, p)
   invalid = jnp.isnan(k) | jnp.isnan(p) | (p < 0) | (p > 1)
@@ -37,6 +46,7 @@ def bernoulli_cdf(k, p):
                     [jnp.full_like(k, np.nan), jnp.zeros_like(k), 1 - p, jnp.ones_like(k)])
 
 
+@util.jit
 def bernoulli_ppf(q, p):
   q, p = promote_args_inexact("bernoulli.ppf", q, p)
   invalid = jnp.isnan(q) | jnp.isnan(p) | (p < 0) | (p > 1) | (q < 0) | (q > 1)
@@ -44,6 +54,7 @@ def bernoulli_ppf(q, p):
 
 
 # ---------------------------------------------------------------- binom
+@util.jit
 def binom_logpmf(k, n, p, loc=0):
   k, n, p, loc = promote_args_inexact("binom.logpmf", k, n, p, loc)
   y = k - loc
@@ -53,6 +64,7 @@ def binom_logpmf(k, n, p, loc=0):
   return jnp.where((k >= loc) & (k < loc + n + 1), log_probs, -np.inf)
 
 
+@util.jit
 def binom_pmf(k, n, p, loc=0):
   return lax.exp(binom_logpmf(k, n, p, loc))
 
@@ -76,6 +88,7 @@ def betabinom_pmf(k, n, a, b, loc=0):
 
 
 # --------------------------------------------------------------- nbinom
+@util.jit
 def nbinom_logpmf(k, n, p, loc=0):
   k, n, p, loc = promote_args_inexact("nbinom.logpmf", k, n, p, loc)
   y = k - loc
@@ -84,22 +97,26 @@ def nbinom_logpmf(k, n, p, loc=0):
   return jnp.where(k < loc, -np.inf, log_probs)
 
 
+@util.jit
 def nbinom_pmf(k, n, p, loc=0):
   return lax.exp(nbinom_logpmf(k, n, p, loc))
 
 
 # ----------------------------------------------------------------- geom
+@util.jit
 def geom_logpmf(k, p, loc=0):
   k, p, loc = promote_args_inexact("geom.logpmf", k, p, loc)
   x = k - loc
   return jnp.where(x <= 0, -np.inf, xlog1py(x - 1, -p) + lax.log(p))
 
 
+@util.jit
 def geom_pmf(k, p, loc=0):
   return jnp.exp(geom_logpmf(k, p, loc))
 
 
 # -------------------------------------------------------------- poisson
+@util.jit
 def poisson_logpmf(k, mu, loc=0):
   k, mu, loc = promote_args_inexact("poisson.logpmf", k, mu, loc)
   x = k - loc
@@ -107,10 +124,12 @@ def poisson_logpmf(k, mu, loc=0):
   return jnp.where((x < 0) | (jnp.round(k) != k), -np.inf, log_probs)
 
 
+@util.jit
 def poisson_pmf(k, mu, loc=0):
   return jnp.exp(poisson_logpmf(k, mu, loc))
 
 
+@util.jit
 def poisson_cdf(k, mu, loc=0):
   k, mu, loc = promote_args_inexact("poisson.cdf", k, mu, loc)
   x = k - loc

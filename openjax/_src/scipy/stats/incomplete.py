@@ -1,12 +1,18 @@
 """Distributions whose CDFs are incomplete gamma or beta functions, or
 differences of normal CDFs: gamma, chi-squared, beta and the truncated
-normal."""
+normal.
+
+Each density is a cached library program (``util.jit``): traced once per
+signature, eagerly its steps run on the eval trace's kernels (~1 us each)
+instead of a dispatch per operation.
+"""
 from __future__ import annotations
 
 import numpy as np
 
 from openjax._src import lax
 from openjax._src.api.jit import jit
+from openjax._src.numpy import util
 from openjax._src.numpy.util import promote_args_inexact
 from openjax._src.scipy import jnp
 from openjax._src.scipy.special import (betainc, betaln, gammainc, gammaincc, gammaln, logsumexp,
@@ -24,6 +30,7 @@ __all__ = [
 
 
 # ---------------------------------------------------------------- gamma
+@util.jit
 def gamma_logpdf(x, a, loc=0, scale=1):
   x, a, loc, scale = promote_args_inexact("gamma.logpdf", x, a, loc, scale)
   ok = x >= loc
@@ -32,30 +39,36 @@ def gamma_logpdf(x, a, loc=0, scale=1):
   return jnp.where(ok, log_probs, -np.inf)
 
 
+@util.jit
 def gamma_pdf(x, a, loc=0, scale=1):
   return lax.exp(gamma_logpdf(x, a, loc, scale))
 
 
+@util.jit
 def gamma_cdf(x, a, loc=0, scale=1):
   x, a, loc, scale = promote_args_inexact("gamma.cdf", x, a, loc, scale)
   return gammainc(a, jnp.clip((x - loc) / scale, 0, np.inf))
 
 
+@util.jit
 def gamma_logcdf(x, a, loc=0, scale=1):
   return lax.log(gamma_cdf(x, a, loc, scale))
 
 
+@util.jit
 def gamma_sf(x, a, loc=0, scale=1):
   x, a, loc, scale = promote_args_inexact("gamma.sf", x, a, loc, scale)
   y = (x - loc) / scale
   return jnp.where(y < 0, 1, gammaincc(a, y)).astype(x.dtype)
 
 
+@util.jit
 def gamma_logsf(x, a, loc=0, scale=1):
   return lax.log(gamma_sf(x, a, loc, scale))
 
 
 # ----------------------------------------------------------------- chi2
+@util.jit
 def chi2_logpdf(x, df, loc=0, scale=1):
   x, df, loc, scale = promote_args_inexact("chi2.logpdf", x, df, loc, scale)
   y = (x - loc) / scale
@@ -65,29 +78,35 @@ def chi2_logpdf(x, df, loc=0, scale=1):
   return jnp.where(x < loc, -np.inf, log_norm - lax.log(scale) + kernel)
 
 
+@util.jit
 def chi2_pdf(x, df, loc=0, scale=1):
   return lax.exp(chi2_logpdf(x, df, loc, scale))
 
 
+@util.jit
 def chi2_cdf(x, df, loc=0, scale=1):
   x, df, loc, scale = promote_args_inexact("chi2.cdf", x, df, loc, scale)
   return gammainc(df / 2, jnp.clip((x - loc) / (scale * 2), 0, np.inf))
 
 
+@util.jit
 def chi2_logcdf(x, df, loc=0, scale=1):
   return lax.log(chi2_cdf(x, df, loc, scale))
 
 
+@util.jit
 def chi2_sf(x, df, loc=0, scale=1):
   x, df, loc, scale = promote_args_inexact("chi2.sf", x, df, loc, scale)
   return gammaincc(df / 2, jnp.clip((x - loc) / (scale * 2), 0, np.inf))
 
 
+@util.jit
 def chi2_logsf(x, df, loc=0, scale=1):
   return lax.log(chi2_sf(x, df, loc, scale))
 
 
 # ----------------------------------------------------------------- beta
+@util.jit
 def beta_logpdf(x, a, b, loc=0, scale=1):
   x, a, b, loc, scale = promote_args_inexact("beta.logpdf", x, a, b, loc, scale)
   y = (x - loc) / scale
@@ -96,24 +115,29 @@ def beta_logpdf(x, a, b, loc=0, scale=1):
   return jnp.where((a <= 0) | (b <= 0) | (scale <= 0), np.nan, log_probs)
 
 
+@util.jit
 def beta_pdf(x, a, b, loc=0, scale=1):
   return lax.exp(beta_logpdf(x, a, b, loc, scale))
 
 
+@util.jit
 def beta_cdf(x, a, b, loc=0, scale=1):
   x, a, b, loc, scale = promote_args_inexact("beta.cdf", x, a, b, loc, scale)
   return betainc(a, b, jnp.clip((x - loc) / scale, 0, 1))
 
 
+@util.jit
 def beta_logcdf(x, a, b, loc=0, scale=1):
   return lax.log(beta_cdf(x, a, b, loc, scale))
 
 
+@util.jit
 def beta_sf(x, a, b, loc=0, scale=1):
   x, a, b, loc, scale = promote_args_inexact("beta.sf", x, a, b, loc, scale)
   return betainc(b, a, 1 - jnp.clip((x - loc) / scale, 0, 1))
 
 
+@util.jit
 def beta_logsf(x, a, b, loc=0, scale=1):
   return lax.log(beta_sf(x, a, b, loc, scale))
 
@@ -148,6 +172,7 @@ def truncnorm_logpdf(x, a, b, loc=0, scale=1):
   return jnp.where(a >= b, np.nan, out)
 
 
+@util.jit
 def truncnorm_pdf(x, a, b, loc=0, scale=1):
   return lax.exp(truncnorm_logpdf(x, a, b, loc, scale))
 
@@ -166,6 +191,7 @@ def truncnorm_logcdf(x, a, b, loc=0, scale=1):
   return jnp.where(a >= b, np.nan, out).astype(x.dtype)
 
 
+@util.jit
 def truncnorm_cdf(x, a, b, loc=0, scale=1):
   return lax.exp(truncnorm_logcdf(x, a, b, loc, scale))
 
@@ -176,5 +202,6 @@ def truncnorm_logsf(x, a, b, loc=0, scale=1):
   return truncnorm_logcdf(-x, -b, -a, -loc, scale)
 
 
+@util.jit
 def truncnorm_sf(x, a, b, loc=0, scale=1):
   return lax.exp(truncnorm_logsf(x, a, b, loc, scale))

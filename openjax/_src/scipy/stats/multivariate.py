@@ -1,11 +1,17 @@
 """Multivariate distributions: the multivariate normal (through a Cholesky
-factor), the Dirichlet and the multinomial."""
+factor), the Dirichlet and the multinomial.
+
+Each density is a cached library program (``util.jit``): traced once per
+signature, eagerly its steps run on the eval trace's kernels (~1 us each)
+instead of a dispatch per operation.
+"""
 from __future__ import annotations
 
 import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
+from openjax._src.numpy import util
 from openjax._src.numpy.util import promote_args_inexact, promote_args_numeric, promote_dtypes_inexact
 from openjax._src.scipy import jnp
 from openjax._src.scipy.special import gammaln, xlogy
@@ -24,6 +30,7 @@ def _solve_lower(chol, y):
   return lax.linalg.triangular_solve(chol, y, left_side=True, lower=True)[..., 0]
 
 
+@util.jit
 def multivariate_normal_logpdf(x, mean, cov, allow_singular=None):
   """Log density of N(mean, cov); ``cov`` may be a scalar (isotropic) or a
   (batch of) positive-definite matrices."""
@@ -46,10 +53,12 @@ def multivariate_normal_logpdf(x, mean, cov, allow_singular=None):
           - jnp.log(jnp.diagonal(chol, axis1=-1, axis2=-2)).sum(-1))
 
 
+@util.jit
 def multivariate_normal_pdf(x, mean, cov):
   return lax.exp(multivariate_normal_logpdf(x, mean, cov))
 
 
+@util.jit
 def dirichlet_logpdf(x, alpha):
   """Log density of the Dirichlet distribution; ``x`` holds the components on
   axis 0 (all of them, or all but the last, which is then 1 - sum)."""
@@ -69,10 +78,12 @@ def dirichlet_logpdf(x, alpha):
   return jnp.where(on_simplex, log_probs, -np.inf)
 
 
+@util.jit
 def dirichlet_pdf(x, alpha):
   return lax.exp(dirichlet_logpdf(x, alpha))
 
 
+@util.jit
 def multinomial_logpmf(x, n, p):
   """Log pmf of the multinomial distribution; ``x`` and ``n`` are integers."""
   p, = promote_args_inexact("multinomial.logpmf", p)
@@ -86,5 +97,6 @@ def multinomial_logpmf(x, n, p):
   return jnp.where(jnp.sum(x) == n, log_probs, -np.inf)
 
 
+@util.jit
 def multinomial_pmf(x, n, p):
   return lax.exp(multinomial_logpmf(x, n, p))
