@@ -18,7 +18,7 @@ import openjax.numpy as jnp
 from openjax._src import lax
 from openjax._src.core import ShapedArray, eval_trace
 from openjax._src.core.trace import make_plan
-from openjax._src.numpy import einsum as einsum_module
+from openjax._src.numpy import einsum
 from openjax._src.numpy import reductions, util
 from openjax._src.primitives.dot_conv.dot import dot_general_p
 from openjax._src.primitives.reduce.reductions import argmax_p, argmin_p
@@ -223,8 +223,8 @@ def test_eager_einsum_runs_its_program_with_the_op_by_op_bits(spec, shapes, monk
     want = _outcome(lambda *a: jnp.einsum(spec, *a), *ops)
   assert _outcome(lambda *a: jnp.einsum(spec, *a), *ops) == want
   calls = []
-  contract = einsum_module._contract
-  monkeypatch.setattr(einsum_module, "_contract", lambda *a: calls.append(a) or contract(*a))
+  contract = einsum._contract
+  monkeypatch.setattr(einsum, "_contract", lambda *a: calls.append(a) or contract(*a))
   assert _outcome(lambda *a: jnp.einsum(spec, *a), *ops) == want
   assert calls == []   # the program traced before runs
   # Traced, the equations are staged directly (JAX inlines its einsum jit).
