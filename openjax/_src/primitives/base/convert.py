@@ -147,7 +147,12 @@ def _convert_eval_kernel(x, *, new_dtype, weak_type, sharding=None):
 def _float_to_int(x, *, low: float, high: float, dtype: np.dtype):
   """``convert_numpy``'s float -> narrow int (truncate, saturate, NaN -> 0)
   in place on one float64 copy: ~2 us where the impl's clip/where/errstate
-  take ~10 us on a scalar."""
+  take ~10 us on a scalar. When every value is in range (the usual case; a
+  NaN fails the test), NumPy's cast truncates the same way: two reductions
+  and the cast, ~4x less than the float64 passes at 1e6 elements."""
+  # (The bounds compare as Python floats: exact, where float32 rounds 2**31 - 1 up.)
+  if x.size > 64 and float(x.min()) >= low and float(x.max()) <= high:
+    return x.astype(dtype)
   xf = x.astype(np.float64)
   np.trunc(xf, out=xf)
   np.maximum(xf, low, out=xf)   # NaN stays NaN through both bounds
