@@ -194,3 +194,13 @@ def test_gcd_lcm_types_and_program():
   inner = call.params["jaxpr"].jaxpr
   loop, = [e for e in inner.eqns if e.primitive.name == "while"]
   assert [e.primitive.name for e in loop.params["body_jaxpr"].jaxpr.eqns] == ["rem", "max", "min"]
+
+
+def test_gcd_lcm_weak_types_as_jax():
+  # JAX: weak only for two weak scalars (bool arrays promote to weak int32
+  # arrays, whose gcd is strong).
+  flags = np.array([True, False])
+  for f in (jnp.gcd, jnp.lcm):
+    assert f(3, 4).weak_type and f(np.bool_(True), 3).weak_type
+    assert not f(flags, 3).weak_type and not f(3, flags).weak_type
+    assert f(flags, 3).dtype == np.int32

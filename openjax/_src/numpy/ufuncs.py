@@ -534,10 +534,12 @@ def gcd(x1, x2, /):
   # int8(-14)) looped forever, found by tests/fuzz_jnp.py); unsigned it is
   # 2**(bits-1), and the gcd 2**(bits-1) casts back to INT_MIN's bits.
   dt = dtypes.dtype(a)
+  # JAX's loop keeps a weak type only for scalars (its body's zeros of an
+  # array's shape are strong).
+  weak = dtypes.is_weakly_typed(a) and dtypes.is_weakly_typed(b) and np.ndim(a) == 0
   unsigned = np.dtype(f"uint{8 * dt.itemsize}")
   a, b = lax.bitcast_convert_type(a, unsigned), lax.bitcast_convert_type(b, unsigned)
   d = lax.bitcast_convert_type(lax.while_loop(_euclid_running, _euclid_step, (a, b))[0], dt)
-  weak = getattr(x1, "weak_type", False) and getattr(x2, "weak_type", False)
   return lax._convert_element_type(d, dt, weak_type=True) if weak else d
 
 
