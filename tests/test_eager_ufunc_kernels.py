@@ -204,3 +204,20 @@ def test_gcd_lcm_weak_types_as_jax():
     assert f(3, 4).weak_type and f(np.bool_(True), 3).weak_type
     assert not f(flags, 3).weak_type and not f(3, flags).weak_type
     assert f(flags, 3).dtype == np.int32
+
+
+@pytest.mark.parametrize("src", [np.float16, np.float32, np.float64, ml_dtypes.bfloat16], ids=str)
+@pytest.mark.parametrize("dst", [np.int8, np.uint8, np.int32, np.uint32, np.int64, np.uint64],
+                         ids=str)
+def test_float_to_int_scalars_match_the_array_path(src, dst):
+  # A 0-d value takes Python's compares; one element among many the arrays'.
+  info = np.iinfo(dst)
+  values = [np.nan, np.inf, -np.inf, -0.0, 0.7, -0.7, 127.9, -128.9, 255.5, 2.0 ** 31,
+            -2.0 ** 31 - 1, 2.0 ** 63, -2.0 ** 63, 2.0 ** 64, 1e30, -1e30, info.max, info.min]
+  with np.errstate(over="ignore"):
+    xs = np.array(values, np.float64).astype(src)
+  many = convert.convert_numpy(np.tile(xs, 10), np.dtype(dst))[:xs.size]
+  for x, want in zip(xs, many):
+    _same_bits(convert.convert_numpy(np.array(x), np.dtype(dst)), want)
+  got = jnp.full((2,), jnp.asarray(np.float32(-3.7)), dtype=jnp.int8)
+  np.testing.assert_array_equal(got, [-3, -3])
