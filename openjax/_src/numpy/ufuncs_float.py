@@ -211,7 +211,6 @@ def _frexp_jvp(primals, tangents):
 
 
 @util.jit
-@util.jit
 def ldexp(x1, x2, /):
   """Elementwise ``x1 * 2**x2`` for integer ``x2``."""
   x1, x2 = ensure_arraylike("ldexp", x1, x2)
