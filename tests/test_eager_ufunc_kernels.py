@@ -97,6 +97,8 @@ def test_select_n_large_operands_give_np_where_bits(dt):
   random = rng.random(n) < 0.5
   for which in (random, np.sort(random), np.zeros(n, bool), np.ones(n, bool)):
     _same_bits(_kernel(logic.select_n_p, [which, a, b])(which, a, b), np.where(which, b, a))
+    if dt.itemsize in logic._INT_OF_ITEMSIZE:   # the blend itself (the kernel times its choice)
+      _same_bits(logic._blend(which, a, b), np.where(which, b, a))
   # Not contiguous: np.where itself.
   w, x, y = random[::2], a[::2], b[::2]
   _same_bits(logic._select2_large(w, x, y), np.where(w, y, x))
