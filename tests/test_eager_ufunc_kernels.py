@@ -223,3 +223,18 @@ def test_float_to_int_scalars_match_the_array_path(src, dst):
     _same_bits(convert.convert_numpy(np.array(x), np.dtype(dst)), want)
   got = jnp.full((2,), jnp.asarray(np.float32(-3.7)), dtype=jnp.int8)
   np.testing.assert_array_equal(got, [-3, -3])
+
+
+@pytest.mark.parametrize("dt", _INTS, ids=str)
+def test_clz_matches_the_bit_length(dt):
+  info, bits = np.iinfo(dt), dt.itemsize * 8
+  rng = np.random.default_rng(6)
+  x = np.concatenate([rng.integers(info.min, info.max, 200, dtype=dt, endpoint=True),
+                      np.array([0, 1, 2, 3, info.max, info.min], dt)])
+  for shift in range(bits):   # every bit length
+    x = np.append(x, np.array(1, np.uint64 if dt.kind == "u" else np.int64) << shift)
+  x = x.astype(dt)
+  want = np.array([bits - int(v).bit_length() for v in _unsigned(x).tolist()], dt)
+  _same_bits(logic.clz_p.impl(x)[0], want)
+  if bits <= 32:   # (64-bit operands are not planned without x64)
+    _same_bits(_kernel(logic.clz_p, [x])(x), want)

@@ -88,6 +88,11 @@ def population_count(x):
 # ------------------------------------------------------------------------ clz
 def _clz(x):
   bits = x.dtype.itemsize * 8
+  if bits <= 32:
+    # Up to 32 bits a value is exact in float64, whose frexp exponent is its
+    # bit length (0 for 0): three NumPy calls where the search makes ~20.
+    length = np.frexp(_unsigned(x).astype(np.float64))[1]
+    return (bits - length).astype(x.dtype)
   v = _unsigned(x).astype(np.uint64)
   length = np.zeros(x.shape, np.int64)   # bit length, by binary search
   for shift in (32, 16, 8, 4, 2, 1):
