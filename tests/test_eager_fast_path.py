@@ -334,13 +334,18 @@ def test_there_is_one_eager_path(monkeypatch):
            (lambda: x < y, "lt"), (lambda: x / i, "div"), (lambda: jnp.sum(x), "reduce_sum"),
            (lambda: x.sum(), "reduce_sum"), (lambda: jnp.max(x), "reduce_max"),
            (lambda: x[0], "slice"), (lambda: x[1:3], "slice"), (lambda: m @ m, "dot_general"),
-           (lambda: jnp.where(x > 0, x, y), "select_n"),
+           (lambda: lax.select(x > 0, x, y), "select_n"),
            (lambda: jnp.mean(m, axis=1), "reduce_sum")]
   for f, name in cases:
     for _ in range(2):   # the first call makes the plans, the second reuses them
       bound.clear()
       f()
       assert name in bound, (name, bound)
+  # jnp.where is a library program, as JAX jits it (``jit[name=_where]``):
+  # one cached program, no bind per primitive.
+  bound.clear()
+  jnp.where(x > 0, x, y)
+  assert bound == ["gt"], bound
 
 
 def test_plans_are_shared_and_chains_keep_their_avals():

@@ -191,7 +191,10 @@ def _shape_of(x) -> tuple[int, ...]:
   return aval.shape if aval is not None else np.shape(x)
 
 
-def _where3(condition, x, y):
+# JAX's three-term where is a jit named ``_where`` (make_jaxpr prints it so);
+# eagerly one cached program (~27 -> ~6 us at 3 elements).
+@util.jit
+def _where(condition, x, y):
   condition, x, y = util.ensure_arraylike("where", condition, x, y)
   if dtypes.dtype(condition) != np.bool_:
     condition = lax.ne(condition, np.zeros((), dtypes.dtype(condition)))
@@ -219,7 +222,7 @@ def where(condition: Any, x: Any = None, y: Any = None, /, *, size: int | None =
   if size is not None or fill_value is not None:
     raise ValueError("size and fill_value arguments cannot be used in three-term where "
                      "function.")
-  return _where3(condition, x, y)
+  return _where(condition, x, y)
 
 
 @util.jit

@@ -97,6 +97,13 @@ def convert_numpy(x: np.ndarray, new_dtype: np.dtype) -> np.ndarray:
   if new_dtype == np.bool_:
     return np.asarray(x != 0)
   src_kind, dst_kind = dtypes.kind(x.dtype), dtypes.kind(new_dtype)
+  if x.ndim == 0 and src_kind == "f" and dst_kind in "iu":
+    # A scalar (jnp.full's fill value, a concrete index): Python's exact
+    # float and int compares, ~1 us where the array path takes ~10.
+    info = dtypes.iinfo(new_dtype)
+    v = float(x)
+    i = 0 if v != v else info.max if v >= info.max else info.min if v <= info.min else int(v)
+    return np.array(i, new_dtype)
   with np.errstate(all="ignore"):
     if src_kind == "c" and dst_kind != "c":
       x = np.real(x)
@@ -147,7 +154,12 @@ def _convert_eval_kernel(x, *, new_dtype, weak_type, sharding=None):
 def _float_to_int(x, *, low: float, high: float, dtype: np.dtype):
   """``convert_numpy``'s float -> narrow int (truncate, saturate, NaN -> 0)
   in place on one float64 copy: ~2 us where the impl's clip/where/errstate
-  take ~10 us on a scalar."""
+  take ~10 us on a scalar. When every value is in range (the usual case; a
+  NaN fails the test), NumPy's cast truncates the same way: two reductions
+  and the cast, ~4x less than the float64 passes at 1e6 elements."""
+  # (The bounds compare as Python floats: exact, where float32 rounds 2**31 - 1 up.)
+  if x.size > 64 and float(x.min()) >= low and float(x.max()) <= high:
+    return x.astype(dtype)
   xf = x.astype(np.float64)
   np.trunc(xf, out=xf)
   np.maximum(xf, low, out=xf)   # NaN stays NaN through both bounds

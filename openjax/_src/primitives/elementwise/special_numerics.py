@@ -3,7 +3,8 @@
 methods are the textbook ones: the Lanczos approximation (g = 7, n = 9) for
 log-gamma, recurrence plus the asymptotic series for digamma, Euler-Maclaurin
 summation for the Hurwitz zeta function, power series and continued fractions
-(modified Lentz) for erf/erfc and the incomplete gamma and beta functions,
+(modified Lentz) for the incomplete gamma and beta functions, Python's
+math.erf/math.erfc element by element for the error functions,
 power series and Hankel's asymptotic expansion for the Bessel functions.
 """
 from __future__ import annotations
@@ -143,96 +144,20 @@ def polygamma(m, x):
 
 
 # ------------------------------------------------------------ error function
-_TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
-_ERF_SPLIT = 2.5       # erf: series below, continued fraction above
-_ERFC_SPLIT = 1.5      # erfc: 1 - series below, continued fraction above
-
-
-def _erf_series(x):
-  """erf(x) = 2/sqrt(pi) exp(-x^2) sum 2^n x^(2n+1) / (2n+1)!!, all terms positive.
-
-  Summed for |x| (every operation is odd in x, so the sign is put back
-  exactly), with the terms updated in place (a call costs ~0.4 us less than
-  an allocating one and the loop makes hundreds); the sum stops at the first
-  term below an ulp of every element's total."""
-  ax = np.abs(x)
-  x2 = ax * ax
-  step = 2 * x2
-  term = np.array(ax, np.float64)      # a copy, and an array even for a 0-d x's scalar
-  total = np.array(ax, np.float64)
-  size = np.empty_like(total)
-  small = np.empty(total.shape, bool)
-  for n in range(1, 200):
-    np.multiply(term, step, out=term)
-    np.divide(term, 2 * n + 1, out=term)
-    np.add(total, term, out=total)
-    np.multiply(total, _EPS, out=size)
-    if np.less_equal(term, size, out=small).all():
-      break
-  return np.copysign(_TWO_OVER_SQRT_PI * np.exp(-x2) * total, x)
-
-
-def _erfc_cf(x):
-  """erfc(x) for x >= _ERFC_SPLIT: exp(-x^2)/sqrt(pi) / (x + 1/2/(x + 1/(x + 3/2/(x + ...))))."""
-  f = np.array(x, np.float64)          # a copy, and an array even for a 0-d x's scalar
-  if f.size <= _CF_SCALAR_MAX:
-    # A few elements: Python's float arithmetic (IEEE double, as NumPy's)
-    # costs less than 240 NumPy calls on tiny arrays.
-    f = np.array([_erfc_cf_scalar(v) for v in f.reshape(-1).tolist()], np.float64).reshape(f.shape)
-  else:
-    for k in range(120, 0, -1):        # backward evaluation of the fraction, in place
-      np.divide(k / 2, f, out=f)
-      np.add(x, f, out=f)
-  return np.exp(-x * x) / math.sqrt(math.pi) / f
-
-
-_CF_SCALAR_MAX = 12   # up to here the Python loop costs less than 240 NumPy calls
-
-
-def _erfc_cf_scalar(x: float) -> float:
-  f = x
-  for k in range(120, 0, -1):          # f >= x >= _ERFC_SPLIT: never a division by zero
-    f = x + (k / 2) / f
-  return f
-
-
-def _by_branch(x, near, near_fn, far_fn):
-  """``near_fn`` on the elements where ``near`` holds, ``far_fn`` on the
-  others: each method runs on its own elements only. (The series' stopping
-  term depends on every element it sees, so it must not see the far ones;
-  the fraction is elementwise.)"""
-  if near.all():
-    return near_fn(x)
-  far = ~near
-  if far.all():
-    return far_fn(x)
-  out = np.empty_like(x)
-  out[near] = near_fn(x[near])
-  out[far] = far_fn(x[far])
-  return out
-
-
-def _erf_far(x):
-  return np.copysign(1 - _erfc_cf(np.abs(x)), x)
+# Python's math.erf/math.erfc, element by element: accurate to an ulp or two
+# in float64, odd/elementwise exactly, and ~0.1 us an element, where a NumPy
+# series and continued fraction made hundreds of NumPy calls (~170 us at 10
+# elements, ~300 ns an element at 1e6).
+_ERF = np.frompyfunc(math.erf, 1, 1)
+_ERFC = np.frompyfunc(math.erfc, 1, 1)
 
 
 def erf(x):
-  out = _by_branch(x, np.abs(x) < _ERF_SPLIT, _erf_series, _erf_far)
-  return np.where(np.isnan(x), np.nan, out)
-
-
-def _erfc_near(x):
-  return 1 - _erf_series(x)
-
-
-def _erfc_far(x):
-  tail = _erfc_cf(np.abs(x))
-  return np.where(x > 0, tail, 2 - tail)
+  return np.asarray(_ERF(x), np.float64)
 
 
 def erfc(x):
-  out = _by_branch(x, np.abs(x) < _ERFC_SPLIT, _erfc_near, _erfc_far)
-  return np.where(np.isnan(x), np.nan, out)
+  return np.asarray(_ERFC(x), np.float64)
 
 
 # ------------------------------------------------- inverse error function
