@@ -1,5 +1,6 @@
 """Eval kernels and impls behind eager ufunc calls (issue 14's eager sweep):
-shifts, select_n's bit blend, float -> int casts, erf/erfc, gcd/lcm. Each
+shifts, select_n's bit blend, float -> int casts, erf/erfc (the element loop
+and the vectorised pieces), gcd/lcm. Each
 must give the bits of the formula it replaced (decision 12) on edge values:
 out-of-range shift amounts, NaN and -0.0 cases, INT_MIN, zeros, empties."""
 import math
@@ -13,7 +14,7 @@ import openjax.numpy as jnp
 from openjax._src.core.avals import ShapedArray
 from openjax._src.core.trace import make_plan
 from openjax._src.primitives.base import convert
-from openjax._src.primitives.elementwise import logic, special_numerics
+from openjax._src.primitives.elementwise import erf_kernels, logic, special_numerics
 
 _INTS = [np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32,
                                np.int64, np.uint64)]
@@ -164,6 +165,64 @@ def test_erf_erfc_are_elementwise_and_accurate():
   got = jax.lax.erf(np.array([np.nan, -np.inf, 0.5], np.float32))
   assert got.dtype == np.float32
   np.testing.assert_array_equal(got[:2], [np.nan, -1.0])
+
+
+def _erf_edges() -> np.ndarray:
+  """Values in and between every piece of erf_kernels, their edges, tails."""
+  rng = np.random.default_rng(5)
+  edges = np.array([0.5, 1.5, 2.5, 3.5])
+  special = [0.0, -0.0, 5e-324, 1e-300, 1e-8, 6.0, 10.0, 26.0, 26.5, 27.3, 30.0, 1e10, 1e300,
+             np.inf, -np.inf, np.nan]
+  x = np.concatenate([rng.uniform(-6, 6, 4000), rng.standard_normal(2000) * 10, edges,
+                      np.nextafter(edges, 0), np.nextafter(edges, 9), special])
+  return np.concatenate([x, -x])
+
+
+@pytest.mark.parametrize("fn,name", [(erf_kernels.erf, "erf"), (erf_kernels.erfc, "erfc")])
+def test_vectorised_erf_pieces_are_accurate(fn, name):
+  x = _erf_edges()
+  ref = np.array([getattr(math, name)(v) for v in x.tolist()])
+  got = fn(x)
+  assert got.dtype == np.float64 and got.shape == x.shape
+  np.testing.assert_array_equal(np.isnan(got), np.isnan(x))
+  np.testing.assert_allclose(got, ref, rtol=4e-15, atol=1e-320)   # a few ulp
+  # float32 and narrower: the low-degree pieces round to the same float32
+  # as math's value but in near-ties (one float32 ulp at most).
+  with np.errstate(over="ignore"):   # 1e300 and the like: inf in float32
+    x32 = x.astype(np.float32).astype(np.float64)
+  got32 = fn(x32, True).astype(np.float32)
+  ref32 = np.array([getattr(math, name)(v) for v in x32.tolist()]).astype(np.float32)
+  finite = np.isfinite(ref32)
+  np.testing.assert_array_equal(np.isnan(got32), np.isnan(ref32))
+  ulps = np.abs(got32[finite].view(np.int32).astype(np.int64)
+                - ref32[finite].view(np.int32).astype(np.int64))
+  assert ulps.max() <= 1
+
+
+def test_vectorised_erf_is_elementwise_odd_and_chunked():
+  x = _erf_edges()
+  x = np.concatenate([x] * 4)   # over one chunk (erf_kernels._CHUNK)
+  assert x.size > erf_kernels._CHUNK
+  for fn in (erf_kernels.erf, erf_kernels.erfc):
+    whole = fn(x)
+    _same_bits(np.concatenate([fn(x[i:i + 999]) for i in range(0, x.size, 999)]), whole)
+  finite = x[~np.isnan(x)]   # (a nan's sign bit means nothing)
+  _same_bits(erf_kernels.erf(-finite), -erf_kernels.erf(finite))
+  assert erf_kernels.erf(np.zeros((0, 3))).shape == (0, 3)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float16], ids=str)
+def test_erf_primitive_past_the_element_loop(dt):
+  # Past special_numerics._ELEMENTWISE_MAX elements the primitive runs the
+  # vectorised pieces: values, dtype and special values as the element loop.
+  x = np.linspace(-8, 8, 3 * special_numerics._ELEMENTWISE_MAX).astype(dt)
+  x[:3] = [np.nan, np.inf, -np.inf]
+  for lax_fn, name in ((jax.lax.erf, "erf"), (jax.lax.erfc, "erfc")):
+    got = np.asarray(lax_fn(x))
+    assert got.dtype == dt
+    ref = np.array([getattr(math, name)(v) for v in x.astype(np.float64).tolist()])
+    np.testing.assert_allclose(got.astype(np.float64), ref.astype(dt).astype(np.float64),
+                               rtol=np.finfo(dt).eps, atol=0)
 
 
 # ------------------------------------------------------------------- gcd, lcm

@@ -7,6 +7,7 @@ from openjax._src.numpy.functional import *  # noqa: F401,F403
 from openjax._src.numpy.indexing import *  # noqa: F401,F403
 from openjax._src.numpy.linalg_ops import *  # noqa: F401,F403
 from openjax._src.numpy.misc import *  # noqa: F401,F403
+from openjax._src.numpy.nan_reductions import *  # noqa: F401,F403
 from openjax._src.numpy.polynomial import *  # noqa: F401,F403
 from openjax._src.numpy.ranges import *  # noqa: F401,F403
 from openjax._src.numpy.reductions import *  # noqa: F401,F403

@@ -47,6 +47,16 @@ def _f64(fn):
   return impl
 
 
+def _f64_narrow(fn):
+  """Evaluate ``fn(x64, single)`` on a float64 copy of ``x``; ``single``:
+  ``x`` is float32 or narrower, whose rounding needs fewer terms."""
+  def impl(x):
+    x = np.asarray(x)
+    with np.errstate(all="ignore"):
+      return fn(x.astype(np.float64), x.dtype.itemsize <= 4)
+  return impl
+
+
 # Derivatives are JAX's (lax/special.py); where JAX has none, neither do we.
 # --------------------------------------------------------------------- lgamma
 lgamma_p = unop("lgamma", _f64(special_numerics.lgamma), FLOAT,
@@ -108,7 +118,7 @@ zeta_p.mark_not_applicable("jvp", "JAX defines no derivative of zeta (its grad r
 
 
 # ------------------------------------------------------------------ erf, erfc
-erf_p = unop("erf", _f64(special_numerics.erf), FLOAT, lower=chlo("chlo.erf"))
+erf_p = unop("erf", _f64_narrow(special_numerics.erf), FLOAT, lower=chlo("chlo.erf"))
 
 
 def erf(x):
@@ -118,7 +128,7 @@ def erf(x):
 
 defjvp(erf_p, lambda g, x: mul(scalar_like(x, 2 / np.sqrt(np.pi)), mul(g, exp(neg(square(x))))))
 
-erfc_p = unop("erfc", _f64(special_numerics.erfc), FLOAT, lower=chlo("chlo.erfc"))
+erfc_p = unop("erfc", _f64_narrow(special_numerics.erfc), FLOAT, lower=chlo("chlo.erfc"))
 
 
 def erfc(x):
