@@ -25,6 +25,10 @@ __all__ = ["is_numpy_key", "sort_one", "stable_argsort", "take_sorted"]
 # Below this many elements NumPy's stable sort and argsort cost no more than
 # their vectorised alternatives plus the extra passes.
 _SMALL_SIZE = 256
+# Rows this short sort stably as fast as unstably.
+_SHORT_ROW = 16
+# Up to this many rows, runs are restored row by row.
+_ROW_LOOP_MAX = 64
 # The uint32 half of a packed uint64 that holds the index (little-endian: the low word first).
 _INDEX_WORD = 0 if np.little_endian else 1
 
@@ -88,21 +92,44 @@ def _restore_runs(x: np.ndarray, out: np.ndarray, axis: int) -> np.ndarray:
   Zeros of one sign need nothing: the SIMD sorts' min/max steps return one of
   their operands, so such a run is already right."""
   moved_x, moved_out = np.moveaxis(x, axis, -1), np.moveaxis(out, axis, -1)
-  cols = None
+  n = moved_x.shape[-1]
+  # Counts, not extractions (a boolean index costs ~10x a compare).
   zeros = moved_x == 0
-  if zeros.any():
-    signs = np.signbit(moved_x[zeros])
-    if signs.any() and not signs.all():
-      cols = np.arange(moved_x.shape[-1])
-      # Each row's zeros follow its negatives (NaN is not < 0).
-      lo = np.count_nonzero(moved_x < 0, axis=-1)[..., None]
-      hi = lo + np.count_nonzero(zeros, axis=-1)[..., None]
-      moved_out[(cols >= lo) & (cols < hi)] = moved_x[zeros]
+  n_zeros = np.count_nonzero(zeros)
+  mixed_zeros = bool(n_zeros) and 0 < np.count_nonzero(zeros & np.signbit(moved_x)) < n_zeros
   nans = np.isnan(moved_x)
-  if nans.any():   # NumPy's SIMD sorts write NaNs of their own bits: put the input's back
-    if cols is None:
-      cols = np.arange(moved_x.shape[-1])
-    first = moved_x.shape[-1] - np.count_nonzero(nans, axis=-1)[..., None]
+  n_nans = np.count_nonzero(nans)
+  if not mixed_zeros and not n_nans:
+    return out
+  if n_nans:   # one NaN bit pattern (the usual case) fills the runs without extracting them
+    bits = moved_x.view(f"u{x.dtype.itemsize}")
+    first = bits[np.unravel_index(np.argmax(nans), nans.shape)]
+    one_nan = np.count_nonzero(bits == first) == n_nans
+    nan_value = first.view(x.dtype)
+  if moved_x.size // n <= _ROW_LOOP_MAX:
+    # Few rows: slices of each (boolean masks over the whole array cost ~10x).
+    for row in np.ndindex(moved_x.shape[:-1]):
+      x_row, out_row = moved_x[row], moved_out[row]
+      if mixed_zeros:
+        row_zeros = np.compress(zeros[row], x_row)
+        lo = int(np.searchsorted(out_row, x.dtype.type(0)))   # after the negatives
+        out_row[lo:lo + len(row_zeros)] = row_zeros
+      if n_nans:
+        if one_nan:
+          count = np.count_nonzero(nans[row])
+          if count:
+            out_row[n - count:] = nan_value
+        else:
+          row_nans = np.compress(nans[row], x_row)
+          out_row[n - len(row_nans):] = row_nans
+    return out
+  cols = np.arange(n)
+  if mixed_zeros:
+    lo = np.count_nonzero(moved_x < 0, axis=-1)[..., None]   # NaN is not < 0
+    hi = lo + np.count_nonzero(zeros, axis=-1)[..., None]
+    moved_out[(cols >= lo) & (cols < hi)] = moved_x[zeros]
+  if n_nans:
+    first = n - np.count_nonzero(nans, axis=-1)[..., None]
     moved_out[cols >= first] = moved_x[nans]
   return out
 
@@ -110,7 +137,8 @@ def _restore_runs(x: np.ndarray, out: np.ndarray, axis: int) -> np.ndarray:
 def sort_one(x: np.ndarray, axis: int) -> np.ndarray:
   """``x`` sorted stably along ``axis`` in sort's order."""
   kind = x.dtype.kind
-  if x.size < _SMALL_SIZE:   # NumPy's stable sort is as fast here and needs no fixing
+  if x.size < _SMALL_SIZE or x.shape[axis] <= _SHORT_ROW:
+    # NumPy's stable sort is as fast here (an insertion sort) and needs no fixing.
     return np.sort(x, axis=axis, kind="stable")
   if kind != "f":
     # Radix sort for one- and two-byte integers (their quicksort is ~10x slower).
