@@ -14,7 +14,7 @@ from typing import Sequence
 import numpy as np
 
 from openjax._src import dtypes
-from openjax._src.core import Primitive, ShapedArray, get_aval
+from openjax._src.core import Array, Primitive, ShapedArray, get_aval
 from openjax._src.core.sharding_rules import unsharded_axis_rule
 from openjax._src.core.sharding_rules_ops import top_k_rule
 from openjax._src.primitives.base import structural
@@ -56,6 +56,11 @@ def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1
   NaNs sort to the end and ``-0.0 == 0.0``; complex numbers sort by (real, imag).
   """
   num_keys = operator.index(num_keys)
+  if type(operand) is Array:   # the common eager call, without Sequence's ABC check
+    if num_keys != 1:
+      raise ValueError(f"num_keys={num_keys} must equal 1 for a single operand.")
+    dimension = canonicalize_axis(dimension, operand.ndim)
+    return sort_p.bind(operand, dimension=dimension, is_stable=bool(is_stable), num_keys=1)[0]
   if isinstance(operand, Sequence):
     operands = tuple(operand)
     if not operands:

@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from openjax._src import dtypes
-
 __all__ = ["is_numpy_key", "sort_one", "stable_argsort", "take_sorted"]
 
 # Below this many elements NumPy's stable sort and argsort cost no more than
@@ -33,11 +31,15 @@ _ROW_LOOP_MAX = 64
 _INDEX_WORD = 0 if np.little_endian else 1
 
 
+_NUMPY_KEY_DTYPES = frozenset(np.dtype(t) for t in (
+    np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
+    np.float16, np.float32, np.float64))
+
+
 def is_numpy_key(dt: np.dtype) -> bool:
   """Whether these kernels cover keys of ``dt``: a real NumPy dtype (ml_dtypes'
-  floats and sub-byte integers sort by the general path)."""
-  return (dtypes.kind(dt) in "iufb" and dt not in dtypes.custom_float_dtypes
-          and dt not in dtypes.custom_int_dtypes)
+  floats and sub-byte integers, and complex numbers, sort by the general path)."""
+  return dt in _NUMPY_KEY_DTYPES
 
 
 def _ordered_uint(x: np.ndarray) -> np.ndarray:
@@ -70,7 +72,7 @@ def stable_argsort(key: np.ndarray, axis: int) -> np.ndarray:
   NaNs last and equal); the indices' integer dtype varies."""
   n = key.shape[axis]
   if key.size < _SMALL_SIZE or key.dtype.itemsize > 4 or n > np.iinfo(np.uint32).max:
-    return np.argsort(key, axis=axis, kind="stable")
+    return key.argsort(axis=axis, kind="stable")
   ordered = np.moveaxis(_ordered_uint(key), axis, -1)
   packed = ordered.astype(np.uint64, order="C")
   packed <<= np.uint64(32)
