@@ -232,6 +232,14 @@ def top_k(operand, k: int, *, axis: int = -1):
 
 @top_k_p.def_impl
 def _top_k_impl(x, *, k, axis):
+  fast = sort_kernels.top_k(x, k, axis)
+  if fast is not None:
+    return list(fast)
+  return _top_k_argsort(x, k=k, axis=axis)
+
+
+def _top_k_argsort(x, *, k, axis):
+  """The general path of top_k's impl, and the reference of its kernel."""
   # Descending and stable (lowest index first among equals), NaN largest:
   # an ascending stable argsort of the reversed array, read backwards.
   n = x.shape[axis]

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["is_numpy_key", "sort_one", "stable_argsort", "take_sorted"]
+__all__ = ["is_numpy_key", "sort_one", "stable_argsort", "take_sorted", "top_k"]
 
 # Below this many elements NumPy's stable sort and argsort cost no more than
 # their vectorised alternatives plus the extra passes.
@@ -146,3 +146,26 @@ def sort_one(x: np.ndarray, axis: int) -> np.ndarray:
     # Radix sort for one- and two-byte integers (their quicksort is ~10x slower).
     return np.sort(x, axis=axis, kind="stable" if x.dtype.itemsize <= 2 else None)
   return _restore_runs(x, np.sort(x, axis=axis), axis)
+
+
+def top_k(x: np.ndarray, k: int, axis: int) -> tuple[np.ndarray, np.ndarray] | None:
+  """``top_k``'s values and int32 indices for ``x`` of a NumPy dtype of up to
+  32 bits with at least ``_SMALL_SIZE`` elements (else None): descending,
+  NaN first, ties in index order. Each element becomes one uint64, its key's
+  bits inverted above its index, so an ascending partition and sort of the
+  first ``k`` give JAX's order in O(n + k log k)."""
+  n = x.shape[axis]
+  if (x.size < _SMALL_SIZE or x.dtype not in _NUMPY_KEY_DTYPES or x.dtype.itemsize > 4
+      or n > np.iinfo(np.uint32).max):
+    return None
+  packed = np.moveaxis(np.invert(_ordered_uint(x)), axis, -1).astype(np.uint64, order="C")
+  packed <<= np.uint64(32)
+  packed |= np.arange(n, dtype=np.uint64)
+  if 0 < k < n:
+    packed = np.partition(packed, k - 1, axis=-1)[..., :k]
+  else:
+    packed = packed[..., :k]
+  packed.sort(axis=-1)
+  idx = packed.view(np.uint32)[..., _INDEX_WORD::2].astype(np.int32)
+  values = np.take_along_axis(np.moveaxis(x, axis, -1), idx, axis=-1)
+  return np.moveaxis(values, -1, axis), np.moveaxis(idx, -1, axis)
