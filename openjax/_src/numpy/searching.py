@@ -19,6 +19,7 @@ from openjax._src.core import concrete_or_error
 from openjax._src.numpy import util
 from openjax._src.numpy._ufunc_helpers import const, is_kind
 from openjax._src.numpy.creation import asarray
+from openjax._src.numpy.eager_programs import eager_program
 from openjax._src.numpy.misc import clip, where
 from openjax._src.numpy.reductions import (
     _const, _convert, _isnan, _ravel, _where, any as _any, cumsum, max as _max, min as _min,
@@ -228,14 +229,19 @@ def bincount(x, weights=None, minlength=0, *, length=None):
   else:
     length = concrete_or_error(operator.index, length, "The error occurred because of "
                                "argument 'length' of jnp.bincount.")
-  if weights is None:
-    weights = np.array(1, dtype=dtypes.default_int_dtype())
-  else:
+  if weights is not None:
     weights = util.ensure_arraylike("bincount", weights)
     if np.shape(x) != np.shape(weights):
       raise ValueError("type of weights must match type of x. Got "
                        f"typeof(x)={util.shape_of(x)} and "
                        f"typeof(weights)={util.shape_of(weights)}")
+  return _bincount_scatter(x, weights, length=length)
+
+
+@eager_program(static_argnames=("length",))
+def _bincount_scatter(x, weights, *, length: int):
+  if weights is None:   # made here: a NumPy operand would take the program's slow path
+    weights = np.array(1, dtype=dtypes.default_int_dtype())
   dt = util.dtype_of(weights)
   updates = util.broadcast_to_shape(weights, np.shape(x))
   indices = lax.max(x, _const(x, 0))
@@ -349,6 +355,8 @@ def _unique_sorted_mask(aux, equal_nan: bool):
   return aux, mask, perm
 
 
+@eager_program(static_argnames=("return_index", "return_inverse", "return_counts", "axis",
+                                "equal_nan", "size", "sorted"))
 def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *,
            equal_nan=True, size=None, fill_value=None, sorted=True):  # noqa: A002
   """Sorted unique elements (or slices along ``axis``) of ``ar``. Without
