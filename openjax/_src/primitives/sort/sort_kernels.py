@@ -27,8 +27,6 @@ _SMALL_SORT = 4096
 _SMALL_ARGSORT = 2048
 # Rows this short sort stably as fast as unstably.
 _SHORT_ROW = 16
-# Up to this many rows, runs are restored row by row.
-_ROW_LOOP_MAX = 64
 # The uint32 half of a packed uint64 that holds the index (little-endian: the low word first).
 _INDEX_WORD = 0 if np.little_endian else 1
 
@@ -75,6 +73,8 @@ def stable_argsort(key: np.ndarray, axis: int) -> np.ndarray:
   n = key.shape[axis]
   if key.size < _SMALL_ARGSORT or key.dtype.itemsize > 4 or n > np.iinfo(np.uint32).max:
     return key.argsort(axis=axis, kind="stable")
+  if key.dtype.itemsize <= 2:   # NumPy's stable argsort of small integers is a radix sort
+    return _ordered_uint(key).argsort(axis=axis, kind="stable")
   ordered = np.moveaxis(_ordered_uint(key), axis, -1)
   packed = ordered.astype(np.uint64, order="C")
   packed <<= np.uint64(32)
@@ -96,45 +96,23 @@ def _restore_runs(x: np.ndarray, out: np.ndarray, axis: int) -> np.ndarray:
   Zeros of one sign need nothing: the SIMD sorts' min/max steps return one of
   their operands, so such a run is already right."""
   moved_x, moved_out = np.moveaxis(x, axis, -1), np.moveaxis(out, axis, -1)
-  n = moved_x.shape[-1]
-  # Counts, not extractions (a boolean index costs ~10x a compare).
+  # Counts first, extractions only when needed (a boolean index costs ~10x a
+  # compare). A row's run of zeros (NaNs) in ``out`` is exactly where ``out``
+  # is zero (NaN), and both arrays are read row by row in the same order.
   zeros = moved_x == 0
   n_zeros = np.count_nonzero(zeros)
-  mixed_zeros = bool(n_zeros) and 0 < np.count_nonzero(zeros & np.signbit(moved_x)) < n_zeros
+  if n_zeros and 0 < np.count_nonzero(zeros & np.signbit(moved_x)) < n_zeros:
+    moved_out[moved_out == 0] = (np.compress(zeros.ravel(), moved_x)
+                                 if moved_x.flags.c_contiguous else moved_x[zeros])
   nans = np.isnan(moved_x)
   n_nans = np.count_nonzero(nans)
-  if not mixed_zeros and not n_nans:
-    return out
-  if n_nans:   # one NaN bit pattern (the usual case) fills the runs without extracting them
+  if n_nans:
     bits = moved_x.view(f"u{x.dtype.itemsize}")
     first = bits[np.unravel_index(np.argmax(nans), nans.shape)]
-    one_nan = np.count_nonzero(bits == first) == n_nans
-    nan_value = first.view(x.dtype)
-  if moved_x.size // n <= _ROW_LOOP_MAX:
-    # Few rows: slices of each (boolean masks over the whole array cost ~10x).
-    for row in np.ndindex(moved_x.shape[:-1]):
-      x_row, out_row = moved_x[row], moved_out[row]
-      if mixed_zeros:
-        row_zeros = np.compress(zeros[row], x_row)
-        lo = int(np.searchsorted(out_row, x.dtype.type(0)))   # after the negatives
-        out_row[lo:lo + len(row_zeros)] = row_zeros
-      if n_nans:
-        if one_nan:
-          count = np.count_nonzero(nans[row])
-          if count:
-            out_row[n - count:] = nan_value
-        else:
-          row_nans = np.compress(nans[row], x_row)
-          out_row[n - len(row_nans):] = row_nans
-    return out
-  cols = np.arange(n)
-  if mixed_zeros:
-    lo = np.count_nonzero(moved_x < 0, axis=-1)[..., None]   # NaN is not < 0
-    hi = lo + np.count_nonzero(zeros, axis=-1)[..., None]
-    moved_out[(cols >= lo) & (cols < hi)] = moved_x[zeros]
-  if n_nans:
-    first = n - np.count_nonzero(nans, axis=-1)[..., None]
-    moved_out[cols >= first] = moved_x[nans]
+    if np.count_nonzero(bits == first) == n_nans:   # one NaN bit pattern: the usual case
+      np.copyto(moved_out, first.view(x.dtype), where=np.isnan(moved_out))
+    else:
+      moved_out[np.isnan(moved_out)] = moved_x[nans]
   return out
 
 
