@@ -75,11 +75,19 @@ def _searchsorted_compare_all(a, v, side: str, dtype):
   return _sum(_sort_less(a_b, v_b, or_equal=side == "right"), axis=0, dtype=dtype)
 
 
+_SCATTER_1D = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
+                                          scatter_dims_to_operand_dims=(0,))
+
+
 def _rank(x, dtype):
   """Position of each element of 1-D ``x`` in its stable sorted order."""
-  idx = lax.iota(dtype, np.shape(x)[0])
+  n = np.shape(x)[0]
+  idx = lax.iota(dtype, n)
   perm = lax.sort_key_val(x, idx)[1]
-  return lax.sort_key_val(perm, idx)[1]   # the inverse permutation
+  # The inverse permutation, by a scatter (as JAX's): O(n) where a second sort is O(n log n).
+  return lax.scatter(lax.full((n,), 0, dtype), lax.broadcast_in_dim(perm, (n, 1), (0,)), idx,
+                     _SCATTER_1D, indices_are_sorted=False, unique_indices=True,
+                     mode="promise_in_bounds")
 
 
 def _searchsorted_sort(a, v, side: str, dtype):
@@ -278,6 +286,8 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002 - N
   return lax.concatenate([edges, lax.broadcast_in_dim(hi, (1,), ())], 0)
 
 
+# bins as an array (or a range of arrays) is no static argument: such calls run inline.
+@eager_program(static_argnames=("bins", "range", "density"))
 def histogram(a, bins=10, range=None, weights=None, density=None):  # noqa: A002
   """Counts of ``a`` in each bin and the bin edges (``numpy.histogram``)."""
   if weights is None:
