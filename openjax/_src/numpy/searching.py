@@ -3,8 +3,9 @@
 
 Comparisons use the sort order (NaN largest, every NaN equal, -0.0 == 0.0),
 so ``searchsorted`` agrees with ``sort``. Every ``searchsorted`` method gives
-the same result; ``compare_all`` costs O(len(a) * len(v)) memory and the others
-co-sort in O((n + m) log(n + m)).
+the same result; ``compare_all`` costs O(len(a) * len(v)) memory (the scan
+methods use it below ``_COMPARE_ALL_LIMIT`` comparisons), ``scan`` binary
+searches in O(m log n) and ``sort`` co-sorts in O((n + m) log(n + m)).
 """
 from __future__ import annotations
 
@@ -30,8 +31,8 @@ __all__ = ["searchsorted", "digitize", "interp", "bincount", "histogram", "histo
            "unique", "unique_values", "unique_counts", "unique_inverse", "unique_all"]
 
 _SEARCH_METHODS = ("compare_all", "scan", "scan_unrolled", "sort")
-# Above this many comparisons the scan methods switch from compare_all to
-# co-sorting (both give identical results).
+# Up to this many comparisons the scan methods compare all pairs (a few
+# vectorised steps) rather than loop; both give identical results.
 _COMPARE_ALL_LIMIT = 1 << 16
 
 
@@ -102,6 +103,30 @@ def _searchsorted_sort(a, v, side: str, dtype):
   return _convert(out, dtype)
 
 
+_GATHER_1D = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,),
+                                        start_index_map=(0,))
+
+
+def _searchsorted_scan(a, v, side: str, dtype):
+  """Binary search of every query at once (JAX's "scan" method): ceil(log2(n + 1))
+  rounds of a gather and a compare, O(m log n) where co-sorting is O((n + m) log(n + m))."""
+  n, v_shape = np.shape(a)[0], np.shape(v)
+  work = np.dtype(np.uint64) if np.dtype(dtype).itemsize == 8 else np.dtype(np.uint32)
+  or_equal = side == "left"
+
+  def body(_, bounds):
+    low, high = bounds
+    mid = lax.add(low, lax.shift_right_logical(lax.sub(high, low), lax.full((), 1, work)))
+    at_mid = lax.gather(a, lax.broadcast_in_dim(mid, v_shape + (1,), tuple(range(len(v_shape)))),
+                        _GATHER_1D, (1,), mode="clip")
+    go_left = _sort_less(v, at_mid, or_equal=or_equal)
+    return lax.select(go_left, low, mid), lax.select(go_left, mid, high)
+
+  n_levels = int(np.ceil(np.log2(n + 1)))
+  init = (lax.full(v_shape, 0, work), lax.full(v_shape, n, work))
+  return _convert(lax.fori_loop(0, n_levels, body, init)[1], dtype)
+
+
 @util.jit(static_argnames=('side', 'method'))
 def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
   """Indices where ``v`` would be inserted into the sorted 1-D ``a`` to keep
@@ -126,7 +151,9 @@ def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
     return lax.full(np.shape(v), 0, dtype)
   if method == "compare_all" or (method != "sort" and n * np.size(v) <= _COMPARE_ALL_LIMIT):
     return _searchsorted_compare_all(a, v, side, dtype)
-  return _searchsorted_sort(a, v, side, dtype)
+  if method == "sort":
+    return _searchsorted_sort(a, v, side, dtype)
+  return _searchsorted_scan(a, v, side, dtype)
 
 
 @util.jit(static_argnames=('right', 'method'))
