@@ -21,9 +21,10 @@ import numpy as np
 __all__ = ["is_numpy_key", "sort_one", "stable_argsort", "take_sorted", "top_k"]
 
 # Below these many elements NumPy's stable sort (argsort) costs less than the
-# ~20 NumPy calls of the alternatives (measured on float32 with NaNs and zeros
-# of both signs: the crossovers are near 4e3 and 2.5e3 elements).
-_SMALL_SORT = 4096
+# ~15 NumPy calls of the alternatives (measured on float32 with NaNs and zeros
+# of both signs: the crossovers are near 1e3 and 2.5e3 elements; NumPy's
+# stable float sort costs ~10x its quicksort from ~2e3 elements on).
+_SMALL_SORT = 1024
 _SMALL_ARGSORT = 2048
 # Rows this short sort stably as fast as unstably.
 _SHORT_ROW = 16
@@ -34,6 +35,14 @@ _INDEX_WORD = 0 if np.little_endian else 1
 _NUMPY_KEY_DTYPES = frozenset(np.dtype(t) for t in (
     np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
     np.float16, np.float32, np.float64))
+
+
+def _axis_last(x: np.ndarray, axis: int) -> np.ndarray:
+  """``x`` with ``axis`` swapped with the last (its own inverse; a view).
+  Kernels only need some order of the other axes, the same for every array:
+  ``np.moveaxis`` costs ~5 us a call in argument handling."""
+  last = x.ndim - 1
+  return x if axis == last else x.swapaxes(axis, last)
 
 
 def is_numpy_key(dt: np.dtype) -> bool:
@@ -75,12 +84,12 @@ def stable_argsort(key: np.ndarray, axis: int) -> np.ndarray:
     return key.argsort(axis=axis, kind="stable")
   if key.dtype.itemsize <= 2:   # NumPy's stable argsort of small integers is a radix sort
     return _ordered_uint(key).argsort(axis=axis, kind="stable")
-  ordered = np.moveaxis(_ordered_uint(key), axis, -1)
+  ordered = _axis_last(_ordered_uint(key), axis)
   packed = ordered.astype(np.uint64, order="C")
   packed <<= np.uint64(32)
   packed |= np.arange(n, dtype=np.uint64)
   packed.sort(axis=-1)
-  return np.moveaxis(packed.view(np.uint32)[..., _INDEX_WORD::2], -1, axis)
+  return _axis_last(packed.view(np.uint32)[..., _INDEX_WORD::2], axis)
 
 
 def take_sorted(operands, perm: np.ndarray, axis: int) -> list[np.ndarray]:
@@ -95,7 +104,7 @@ def _restore_runs(x: np.ndarray, out: np.ndarray, axis: int) -> np.ndarray:
   runs of NaNs, and of zeros of both signs, as in ``x`` (in input order).
   Zeros of one sign need nothing: the SIMD sorts' min/max steps return one of
   their operands, so such a run is already right."""
-  moved_x, moved_out = np.moveaxis(x, axis, -1), np.moveaxis(out, axis, -1)
+  moved_x, moved_out = _axis_last(x, axis), _axis_last(out, axis)
   # Counts first, extractions only when needed (a boolean index costs ~10x a
   # compare). A row's run of zeros (NaNs) in ``out`` is exactly where ``out``
   # is zero (NaN), and both arrays are read row by row in the same order.
@@ -138,7 +147,7 @@ def top_k(x: np.ndarray, k: int, axis: int) -> tuple[np.ndarray, np.ndarray] | N
   if (x.size < _SMALL_ARGSORT or x.dtype not in _NUMPY_KEY_DTYPES or x.dtype.itemsize > 4
       or n > np.iinfo(np.uint32).max):
     return None
-  packed = np.moveaxis(np.invert(_ordered_uint(x)), axis, -1).astype(np.uint64, order="C")
+  packed = _axis_last(np.invert(_ordered_uint(x)), axis).astype(np.uint64, order="C")
   packed <<= np.uint64(32)
   packed |= np.arange(n, dtype=np.uint64)
   if 0 < k < n:
@@ -147,5 +156,5 @@ def top_k(x: np.ndarray, k: int, axis: int) -> tuple[np.ndarray, np.ndarray] | N
     packed = packed[..., :k]
   packed.sort(axis=-1)
   idx = packed.view(np.uint32)[..., _INDEX_WORD::2].astype(np.int32)
-  values = np.take_along_axis(np.moveaxis(x, axis, -1), idx, axis=-1)
-  return np.moveaxis(values, -1, axis), np.moveaxis(idx, -1, axis)
+  values = np.take_along_axis(_axis_last(x, axis), idx, axis=-1)
+  return _axis_last(values, axis), _axis_last(idx, axis)
