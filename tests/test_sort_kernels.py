@@ -123,3 +123,30 @@ def test_unique_and_bincount_run_as_programs_and_stage_inline():
     assert "name=unique " not in text
   np.testing.assert_array_equal(jnp.bincount(x), np.bincount(np.asarray(x)))
   np.testing.assert_array_equal(jnp.unique(x), np.unique(np.asarray(x)))
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float16, np.int32, np.uint8],
+                         ids=lambda d: np.dtype(d).name)
+def test_searchsorted_binary_search_matches_co_sorting(dt):
+  # Past the compare-all limit with one short operand, the scan methods
+  # binary-search (JAX's algorithm); the co-sort gives the same indices.
+  rng = np.random.default_rng(7)
+  for n, m in ((1, 70000), (5, 20000), (4097, 50), (300, 300)):
+    a = np.round(rng.standard_normal(n) * 3)
+    v = np.round(rng.standard_normal(m) * 3)
+    if np.dtype(dt).kind == "f":
+      a[rng.random(n) < 0.1] = np.nan
+      a[rng.random(n) < 0.1] = -0.0
+      v[rng.random(m) < 0.1] = np.nan
+      v[rng.random(m) < 0.1] = -0.0
+      v[::11] = -np.inf
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+      warnings.simplefilter("ignore")
+      a, v = np.sort(a.astype(dt)), v.astype(dt)
+    for side in ("left", "right"):
+      want = np.asarray(jnp.searchsorted(a, v, side=side, method="sort"))
+      if np.dtype(dt).kind != "f":
+        np.testing.assert_array_equal(want, np.searchsorted(a, v, side=side))
+      for method in ("scan", "scan_unrolled"):
+        got = np.asarray(jnp.searchsorted(a, v, side=side, method=method))
+        assert got.dtype == want.dtype and np.array_equal(got, want), (n, m, side, method)
