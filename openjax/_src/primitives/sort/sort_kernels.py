@@ -24,10 +24,12 @@ __all__ = ["is_numpy_key", "sort_one", "stable_argsort", "take_sorted", "top_k"]
 
 # Below these many elements NumPy's stable sort (argsort) costs less than the
 # ~15 NumPy calls of the alternatives (measured on float32 with NaNs and zeros
-# of both signs: the crossovers are near 1e3 and 2.5e3 elements; NumPy's
+# of both signs: the crossovers are near 800 and 2.5e3 elements; NumPy's
 # stable float sort costs ~10x its quicksort from ~2e3 elements on).
-_SMALL_SORT = 1024
+_SMALL_SORT = 768
 _SMALL_ARGSORT = 2048
+# From this many elements the runs are checked before being restored.
+_CHECK_RUNS_FROM = 16384
 # Rows this short sort stably as fast as unstably.
 _SHORT_ROW = 16
 # The uint32 half of a packed uint64 that holds the index (little-endian: the low word first).
@@ -37,6 +39,12 @@ _INDEX_WORD = 0 if np.little_endian else 1
 _NUMPY_KEY_DTYPES = frozenset(np.dtype(t) for t in (
     np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
     np.float16, np.float32, np.float64))
+
+
+_FLOAT_DTYPES = tuple(np.dtype(t) for t in (np.float16, np.float32, np.float64))
+_UINT_OF = {dt: np.dtype(f"u{dt.itemsize}") for dt in _FLOAT_DTYPES}
+_NEGATIVE_ZERO_BITS = {dt: np.array(-0.0, dt).view(_UINT_OF[dt])[()] for dt in _FLOAT_DTYPES}
+_ZERO = {dt: dt.type(0) for dt in _FLOAT_DTYPES}
 
 
 def _axis_last(x: np.ndarray, axis: int) -> np.ndarray:
@@ -127,18 +135,34 @@ def _restore_runs(x: np.ndarray, out: np.ndarray, axis: int) -> np.ndarray:
   # Counts first, extractions only when needed (a boolean index costs ~10x a
   # compare). A row's run of zeros (NaNs) in ``out`` is exactly where ``out``
   # is zero (NaN), and both arrays are read row by row in the same order.
+  bits = moved_x.view(_UINT_OF[x.dtype])
   zeros = moved_x == 0
   n_zeros = np.count_nonzero(zeros)
-  if n_zeros and 0 < np.count_nonzero(zeros & np.signbit(moved_x)) < n_zeros:
-    moved_out[moved_out == 0] = (np.compress(zeros.ravel(), moved_x)
-                                 if moved_x.flags.c_contiguous else moved_x[zeros])
   nans = np.isnan(moved_x)
   n_nans = np.count_nonzero(nans)
+  # Small arrays copy their runs back unchecked: the checks cost more there.
+  check = x.size > _CHECK_RUNS_FROM
+  mixed_zeros = n_zeros and (
+      not check or 0 < np.count_nonzero(bits == _NEGATIVE_ZERO_BITS[x.dtype]) < n_zeros)
+  one_nan = nan_value = None
+  if n_nans and check:
+    first = bits.flat[nans.argmax()]   # flat: in the view's C order
+    one_nan = np.count_nonzero(bits == first) == n_nans   # one NaN bit pattern: the usual case
+    nan_value = first.view(x.dtype)
+  if moved_x.ndim == 1:   # slices: the runs' bounds are known
+    n = len(moved_x)
+    if mixed_zeros:
+      lo = int(np.searchsorted(moved_out, _ZERO[x.dtype]))   # after the negatives
+      moved_out[lo:lo + n_zeros] = np.compress(zeros, moved_x)
+    if n_nans:
+      moved_out[n - n_nans:] = nan_value if one_nan else np.compress(nans, moved_x)
+    return out
+  if mixed_zeros:
+    moved_out[moved_out == 0] = (np.compress(zeros.ravel(), moved_x)
+                                 if moved_x.flags.c_contiguous else moved_x[zeros])
   if n_nans:
-    bits = moved_x.view(f"u{x.dtype.itemsize}")
-    first = bits[np.unravel_index(np.argmax(nans), nans.shape)]
-    if np.count_nonzero(bits == first) == n_nans:   # one NaN bit pattern: the usual case
-      np.copyto(moved_out, first.view(x.dtype), where=np.isnan(moved_out))
+    if one_nan:
+      np.copyto(moved_out, nan_value, where=np.isnan(moved_out))
     else:
       moved_out[np.isnan(moved_out)] = moved_x[nans]
   return out
