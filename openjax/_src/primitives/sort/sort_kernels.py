@@ -24,14 +24,16 @@ __all__ = ["is_numpy_key", "sort_one", "stable_argsort", "take_sorted", "top_k"]
 
 # Below these many elements NumPy's stable sort (argsort) costs less than the
 # ~15 NumPy calls of the alternatives (measured on float32 with NaNs and zeros
-# of both signs: the crossovers are near 800 and 2.5e3 elements; NumPy's
+# of both signs: the crossovers are near 1e3 and 2.5e3 elements; NumPy's
 # stable float sort costs ~10x its quicksort from ~2e3 elements on).
-_SMALL_SORT = 768
+_SMALL_SORT = 1024
 _SMALL_ARGSORT = 2048
+# From this many elements one- and two-byte integers sort by radix.
+_RADIX_FROM = 4096
 # From this many elements the runs are checked before being restored.
 _CHECK_RUNS_FROM = 16384
-# Rows this short sort stably as fast as unstably.
-_SHORT_ROW = 16
+# Rows this short sort stably (an insertion sort) faster than unstably + restoring runs.
+_SHORT_ROW = 64
 # The uint32 half of a packed uint64 that holds the index (little-endian: the low word first).
 _INDEX_WORD = 0 if np.little_endian else 1
 
@@ -173,7 +175,7 @@ def sort_one(x: np.ndarray, axis: int) -> np.ndarray:
   if x.dtype.kind != "f":
     # Equal integers (bools) are identical: any sort gives the stable result.
     # One- and two-byte ones sort by radix (their quicksort is ~10x slower).
-    radix = x.dtype.itemsize <= 2 and x.size >= _SMALL_SORT
+    radix = x.dtype.itemsize <= 2 and x.size >= _RADIX_FROM
     return np.sort(x, axis=axis, kind="stable" if radix else None)
   if x.size < _SMALL_SORT or x.shape[axis] <= _SHORT_ROW:
     # NumPy's stable sort is as fast here (an insertion sort) and needs no fixing.
