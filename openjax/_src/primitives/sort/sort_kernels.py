@@ -3,16 +3,21 @@
 They give the results of the impl's general path (a stable ``np.lexsort`` of
 JAX's sort keys) bit for bit, by faster NumPy calls:
 
-- one operand: NumPy's vectorised (unstable) sort. Equal integers and bools
-  are identical bits, so any order of them is the stable one; among floats
-  only -0.0/0.0 and NaNs with different bits compare equal, and their runs
-  are put back in input order (checked on the data, so arrays without them
-  pay two O(n) passes; NaNs are always rewritten, since the SIMD sorts
-  replace them by NaNs of their own bits). One- and two-byte integers sort by NumPy's radix sort.
+- one operand: equal integers and bools are identical bits, so NumPy's
+  quicksort (radix for one- and two-byte integers from ``_RADIX_FROM``
+  elements) gives the stable result. Floats: small arrays and short rows take
+  NumPy's stable sort; larger ones its SIMD quicksort, after which the runs
+  that compare equal with different bits (-0.0/0.0, NaNs) are put back in
+  input order. That sort also rewrites NaN bits and can duplicate a zero's
+  sign through its min/max steps, so NaN runs are always rewritten and zero
+  runs whenever both signs occur (arrays with neither pay ~4 O(n) passes).
 - several operands, one key (``sort_key_val``, ``argsort``): a stable
   argsort. ``np.argsort(kind="stable")`` is a timsort (~15x NumPy's quicksort
   on 1e6 floats); keys of up to 32 bits instead become one uint64 per element,
-  the key's order-preserving bits above its index, whose plain sort is stable.
+  the key's order-preserving bits above its index, whose plain sort is stable
+  (keys of up to 16 bits take NumPy's radix argsort).
+- ``top_k``: the same packing with the key bits inverted, a partition and a
+  sort of the first k.
 """
 from __future__ import annotations
 
