@@ -29,9 +29,9 @@ __all__ = ["is_numpy_key", "sort_one", "stable_argsort", "take_sorted", "top_k"]
 
 # Below these many elements NumPy's stable sort (argsort) costs less than the
 # ~15 NumPy calls of the alternatives (measured on float32 with NaNs and zeros
-# of both signs: the crossovers are near 1e3 and 2.5e3 elements; NumPy's
+# of both signs: the crossovers are near 500 (one row), 800 (several) and 2.5e3; NumPy's
 # stable float sort costs ~10x its quicksort from ~2e3 elements on).
-_SMALL_SORT = 1024
+_SMALL_SORT_1D, _SMALL_SORT = 512, 768
 _SMALL_ARGSORT = 2048
 # From this many elements one- and two-byte integers sort by radix.
 _RADIX_FROM = 4096
@@ -182,7 +182,7 @@ def sort_one(x: np.ndarray, axis: int) -> np.ndarray:
     # One- and two-byte ones sort by radix (their quicksort is ~10x slower).
     radix = x.dtype.itemsize <= 2 and x.size >= _RADIX_FROM
     return np.sort(x, axis=axis, kind="stable" if radix else None)
-  if x.size < _SMALL_SORT or x.shape[axis] <= _SHORT_ROW:
+  if x.size < (_SMALL_SORT_1D if x.ndim == 1 else _SMALL_SORT) or x.shape[axis] <= _SHORT_ROW:
     # NumPy's stable sort is as fast here (an insertion sort) and needs no fixing.
     return np.sort(x, axis=axis, kind="stable")
   return _restore_runs(x, np.sort(x, axis=axis), axis)
