@@ -56,6 +56,7 @@ LAYER_OF_PREFIX = {
 NUMPY_ORDER = (
     "__init__",
     "util",
+    "eager_programs",
     "creation",
     "scalar_types",
     "_ufunc_helpers",

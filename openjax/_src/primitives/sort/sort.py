@@ -14,7 +14,7 @@ from typing import Sequence
 import numpy as np
 
 from openjax._src import dtypes
-from openjax._src.core import Primitive, ShapedArray, get_aval
+from openjax._src.core import Array, Primitive, ShapedArray, get_aval
 from openjax._src.core.sharding_rules import unsharded_axis_rule
 from openjax._src.core.sharding_rules_ops import top_k_rule
 from openjax._src.primitives.base import structural
@@ -23,6 +23,7 @@ from openjax._src.primitives.base.structural import (broadcast_in_dim, broadcast
                                                      canonicalize_axis, moveaxis)
 from openjax._src.primitives.index.gather_scatter import gather
 from openjax._src.primitives.index.indexing_util import GatherDimensionNumbers, GatherScatterMode
+from openjax._src.primitives.sort import sort_kernels
 from openjax._src.primitives.sort.sort_lowering import (from_rows, smallest_permutation, sort_keys,
                                                         sort_permutation, take_rows, to_rows)
 
@@ -55,6 +56,11 @@ def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1
   NaNs sort to the end and ``-0.0 == 0.0``; complex numbers sort by (real, imag).
   """
   num_keys = operator.index(num_keys)
+  if type(operand) is Array:   # the common eager call, without Sequence's ABC check
+    if num_keys != 1:
+      raise ValueError(f"num_keys={num_keys} must equal 1 for a single operand.")
+    dimension = canonicalize_axis(dimension, operand.ndim)
+    return sort_p.bind(operand, dimension=dimension, is_stable=bool(is_stable), num_keys=1)[0]
   if isinstance(operand, Sequence):
     operands = tuple(operand)
     if not operands:
@@ -71,18 +77,10 @@ def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1
   return sort_p.bind(operand, dimension=dimension, is_stable=bool(is_stable), num_keys=1)[0]
 
 
-@sort_p.def_impl
-def _sort_impl(*operands, dimension, is_stable, num_keys):
+def _sort_lexsort(*operands, dimension, is_stable, num_keys):
+  """The general path: a stable ``np.lexsort`` of ``_sort_keys`` (every key
+  dtype, any number of keys); the reference of the faster kernels."""
   key = operands[0]
-  if num_keys == 1 and dtypes.kind(key.dtype) in "iufb" and \
-      key.dtype not in dtypes.custom_float_dtypes and key.dtype not in dtypes.custom_int_dtypes:
-    # One key of a NumPy dtype (argsort's iota, sort_key_val): NumPy's stable
-    # argsort orders NaNs last and -0.0 equal to 0.0, as the lexsort of
-    # ``_sort_keys`` does, ~5x faster on small arrays (no moveaxis, one key).
-    perm = np.argsort(key, axis=dimension, kind="stable")
-    if key.ndim == 1:   # a plain take: ~0.3 us an operand where take_along_axis costs ~4
-      return [o[perm] for o in operands]
-    return [np.take_along_axis(o, perm, axis=dimension) for o in operands]
   if key.ndim == 1:   # no axis to move (lexsort, unique, sort_key_val with 1-d keys)
     perm = np.lexsort([k for o in operands[:num_keys] for k in _sort_keys(o)][::-1])
     return [o[perm] for o in operands]
@@ -98,39 +96,25 @@ def _sort_impl(*operands, dimension, is_stable, num_keys):
   return [o[where].transpose(back) for o in moved]
 
 
-def _sort_floats(x: np.ndarray, dimension: int) -> np.ndarray:
-  """``_sort_impl``'s (stable) result for one real float array, by NumPy's
-  fast unstable sort: equal keys are bit-identical except -0.0/0.0 and NaNs
-  (sorted last), whose runs are put back in their original order."""
-  out = np.sort(x, axis=dimension)
-  zeros, nans = x == 0, np.isnan(x)
-  n_zeros, n_nans = int(np.count_nonzero(zeros)), int(np.count_nonzero(nans))
-  if not n_zeros and not n_nans:
-    return out
-  if x.ndim != 1:
-    return _sort_impl(x, dimension=dimension, is_stable=True, num_keys=1)[0]
-  if n_zeros:
-    lo = int(np.searchsorted(out[:len(out) - n_nans], 0, side="left"))
-    out[lo:lo + n_zeros] = x[zeros]
-  if n_nans:
-    out[len(out) - n_nans:] = x[nans]
-  return out
+@sort_p.def_impl
+def _sort_impl(*operands, dimension, is_stable, num_keys):
+  key = operands[0]
+  if num_keys == 1 and sort_kernels.is_numpy_key(key.dtype):
+    if len(operands) == 1:
+      return [sort_kernels.sort_one(key, dimension)]
+    # One key of a NumPy dtype (argsort's iota, sort_key_val): a stable
+    # argsort, then a take per operand.
+    return sort_kernels.take_sorted(operands, sort_kernels.stable_argsort(key, dimension),
+                                    dimension)
+  return _sort_lexsort(*operands, dimension=dimension, is_stable=is_stable, num_keys=num_keys)
 
 
 @sort_p.def_eval_kernel
 def _sort_eval_kernel(*operands, dimension, is_stable, num_keys):
-  # One operand of a NumPy dtype: NumPy's sort (lexsort of one key is ~40x
-  # slower). Equal integers and bools are identical, so any sort gives the
-  # stable result; floats need their signed zeros and NaNs kept in order.
-  dt = operands[0].dtype
-  if len(operands) != 1 or dt in dtypes.custom_float_dtypes or dt in dtypes.custom_int_dtypes:
+  # One operand of a NumPy dtype: its sort kernel, without the impl's dispatch.
+  if len(operands) != 1 or not sort_kernels.is_numpy_key(operands[0].dtype):
     return None
-  kind = dtypes.kind(dt)
-  if kind in "iub":
-    return functools.partial(np.sort, axis=dimension)
-  if kind == "f":
-    return functools.partial(_sort_floats, dimension=dimension)
-  return None
+  return functools.partial(sort_kernels.sort_one, axis=dimension)
 
 
 @sort_p.def_abstract_eval
@@ -248,14 +232,25 @@ def top_k(operand, k: int, *, axis: int = -1):
 
 @top_k_p.def_impl
 def _top_k_impl(x, *, k, axis):
+  fast = sort_kernels.top_k(x, k, axis)
+  if fast is not None:
+    return list(fast)
+  return _top_k_argsort(x, k=k, axis=axis)
+
+
+def _top_k_argsort(x, *, k, axis):
+  """The general path of top_k's impl, and the reference of its kernel."""
+  last = x.ndim - 1
+  if axis != last:   # the axis last and back (swapaxes: np.moveaxis costs ~5 us a call)
+    values, idx = _top_k_argsort(np.swapaxes(x, axis, last), k=k, axis=last)
+    return [np.swapaxes(values, axis, last), np.swapaxes(idx, axis, last)]
   # Descending and stable (lowest index first among equals), NaN largest:
   # an ascending stable argsort of the reversed array, read backwards.
-  n = x.shape[axis]
-  key = np.moveaxis(_sort_keys(x)[0], axis, -1)
-  idx_rev = np.argsort(np.flip(key, -1), axis=-1, kind="stable")
-  idx = (n - 1 - np.flip(idx_rev, -1))[..., :k]
-  values = np.take_along_axis(np.moveaxis(x, axis, -1), idx, axis=-1)
-  return [np.moveaxis(values, -1, axis), np.moveaxis(idx.astype(np.int32), -1, axis)]
+  n = x.shape[-1]
+  idx_rev = _sort_keys(x)[0][..., ::-1].argsort(axis=-1, kind="stable")
+  idx = (n - 1 - idx_rev[..., ::-1])[..., :k].astype(np.int32)
+  values = x[idx] if x.ndim == 1 else np.take_along_axis(x, idx, axis=-1)
+  return [values, idx]
 
 
 @top_k_p.def_abstract_eval

@@ -1,0 +1,211 @@
+"""NumPy kernels of the ``sort`` primitive for keys of NumPy's own dtypes.
+
+They give the results of the impl's general path (a stable ``np.lexsort`` of
+JAX's sort keys) bit for bit, by faster NumPy calls:
+
+- one operand: equal integers and bools are identical bits, so NumPy's
+  quicksort (radix for one- and two-byte integers from ``_RADIX_FROM``
+  elements) gives the stable result. Floats: small arrays and short rows take
+  NumPy's stable sort; larger ones its SIMD quicksort, after which the runs
+  that compare equal with different bits (-0.0/0.0, NaNs) are put back in
+  input order. That sort also rewrites NaN bits and can duplicate a zero's
+  sign through its min/max steps, so NaN runs are always rewritten and zero
+  runs whenever both signs occur (arrays with neither pay ~4 O(n) passes).
+- several operands, one key (``sort_key_val``, ``argsort``): a stable
+  argsort. ``np.argsort(kind="stable")`` is a timsort (~15x NumPy's quicksort
+  on 1e6 floats); keys of up to 32 bits instead become one uint64 per element,
+  the key's order-preserving bits above its index, whose plain sort is stable
+  (keys of up to 16 bits take NumPy's radix argsort).
+- ``top_k``: the same packing with the key bits inverted, a partition and a
+  sort of the first k.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+__all__ = ["is_numpy_key", "sort_one", "stable_argsort", "take_sorted", "top_k"]
+
+# Below these many elements NumPy's stable sort (argsort) costs less than the
+# ~15 NumPy calls of the alternatives (measured on float32 with NaNs and zeros
+# of both signs: the crossovers are near 500 (one row), 800 (several) and 2.5e3; NumPy's
+# stable float sort costs ~10x its quicksort from ~2e3 elements on).
+_SMALL_SORT_1D, _SMALL_SORT = 512, 768
+_SMALL_ARGSORT = 2048
+# From this many elements one- and two-byte integers sort by radix.
+_RADIX_FROM = 4096
+# From this many elements the runs are checked before being restored.
+_CHECK_RUNS_FROM = 16384
+# Rows this short sort stably (an insertion sort) faster than unstably + restoring runs.
+_SHORT_ROW = 64
+# The uint32 half of a packed uint64 that holds the index (little-endian: the low word first).
+_INDEX_WORD = 0 if np.little_endian else 1
+
+
+_NUMPY_KEY_DTYPES = frozenset(np.dtype(t) for t in (
+    np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
+    np.float16, np.float32, np.float64))
+
+
+_FLOAT_DTYPES = tuple(np.dtype(t) for t in (np.float16, np.float32, np.float64))
+_UINT_OF = {dt: np.dtype(f"u{dt.itemsize}") for dt in _FLOAT_DTYPES}
+_NEGATIVE_ZERO_BITS = {dt: np.array(-0.0, dt).view(_UINT_OF[dt])[()] for dt in _FLOAT_DTYPES}
+_ZERO = {dt: dt.type(0) for dt in _FLOAT_DTYPES}
+
+
+def _axis_last(x: np.ndarray, axis: int) -> np.ndarray:
+  """``x`` with ``axis`` swapped with the last (its own inverse; a view).
+  Kernels only need some order of the other axes, the same for every array:
+  ``np.moveaxis`` costs ~5 us a call in argument handling."""
+  last = x.ndim - 1
+  return x if axis == last else x.swapaxes(axis, last)
+
+
+def is_numpy_key(dt: np.dtype) -> bool:
+  """Whether these kernels cover keys of ``dt``: a real NumPy dtype (ml_dtypes'
+  floats and sub-byte integers, and complex numbers, sort by the general path)."""
+  return dt in _NUMPY_KEY_DTYPES
+
+
+def _ordered_uint(x: np.ndarray) -> np.ndarray:
+  """Unsigned integers of ``x``'s width whose order is the sort order of
+  ``x``: -0.0 equal to 0.0, every NaN equal and above +inf."""
+  dt = x.dtype
+  kind = dt.kind
+  if kind == "b":
+    return x.view(np.uint8)
+  if kind == "u":
+    return x
+  bits = 8 * dt.itemsize
+  udt = np.dtype(f"u{dt.itemsize}")
+  top = udt.type(1 << (bits - 1))
+  if kind == "i":   # two's complement with the sign bit flipped orders as unsigned
+    return x.view(udt) ^ top
+  with np.errstate(invalid="ignore"):   # signalling NaNs
+    x = x + dt.type(0)   # -0.0 + 0.0 == +0.0: one zero
+  nans = np.isnan(x)
+  if nans.any():      # one NaN (sign and payload bits would order NaNs apart)
+    x[nans] = np.nan
+  # IEEE bits order as unsigned once negatives have every bit flipped and
+  # non-negatives their sign bit set.
+  negative = (x.view(f"i{dt.itemsize}") >> (bits - 1)).view(udt)
+  return x.view(udt) ^ (negative | top)
+
+
+def stable_argsort(key: np.ndarray, axis: int) -> np.ndarray:
+  """``np.argsort(key, axis, kind="stable")`` in sort's order (-0.0 == 0.0,
+  NaNs last and equal); the indices' integer dtype varies."""
+  n = key.shape[axis]
+  if key.size < _SMALL_ARGSORT or key.dtype.itemsize > 4 or n > np.iinfo(np.uint32).max:
+    return key.argsort(axis=axis, kind="stable")
+  if key.dtype.itemsize <= 2:   # NumPy's stable argsort of small integers is a radix sort
+    return _ordered_uint(key).argsort(axis=axis, kind="stable")
+  ordered = _axis_last(_ordered_uint(key), axis)
+  packed = ordered.astype(np.uint64, order="C")
+  packed <<= np.uint64(32)
+  packed |= np.arange(n, dtype=np.uint64)
+  packed.sort(axis=-1)
+  return _axis_last(packed.view(np.uint32)[..., _INDEX_WORD::2], axis)
+
+
+@functools.lru_cache(maxsize=64)
+def _other_axes_index(shape: tuple[int, ...], axis: int) -> tuple:
+  """Index arrays of every axis but ``axis``, shaped to broadcast against a
+  permutation along ``axis`` (cached: made once per shape)."""
+  index = []
+  for d, n in enumerate(shape):
+    if d != axis:
+      i = np.arange(n).reshape([n if e == d else 1 for e in range(len(shape))])
+      i.setflags(write=False)
+      index.append(i)
+  return tuple(index)
+
+
+def take_sorted(operands, perm: np.ndarray, axis: int) -> list[np.ndarray]:
+  """Every operand permuted along ``axis`` by ``perm``: one fancy index each
+  (``np.take_along_axis`` costs ~4 us an operand in argument handling)."""
+  if perm.ndim == 1:
+    return [o[perm] for o in operands]
+  index = list(_other_axes_index(perm.shape, axis))
+  index.insert(axis, perm)
+  index = tuple(index)
+  return [o[index] for o in operands]
+
+
+def _restore_runs(x: np.ndarray, out: np.ndarray, axis: int) -> np.ndarray:
+  """``out`` (``x`` sorted along ``axis`` by NumPy's unstable sort) with its
+  runs of NaNs, and of zeros of both signs, as in ``x`` (in input order).
+  Zeros of one sign need nothing: the SIMD sorts' min/max steps return one of
+  their operands, so such a run is already right."""
+  moved_x, moved_out = _axis_last(x, axis), _axis_last(out, axis)
+  # Counts first, extractions only when needed (a boolean index costs ~10x a
+  # compare). A row's run of zeros (NaNs) in ``out`` is exactly where ``out``
+  # is zero (NaN), and both arrays are read row by row in the same order.
+  bits = moved_x.view(_UINT_OF[x.dtype])
+  zeros = moved_x == 0
+  n_zeros = np.count_nonzero(zeros)
+  nans = np.isnan(moved_x)
+  n_nans = np.count_nonzero(nans)
+  # Small arrays copy their runs back unchecked: the checks cost more there.
+  check = x.size > _CHECK_RUNS_FROM
+  mixed_zeros = n_zeros and (
+      not check or 0 < np.count_nonzero(bits == _NEGATIVE_ZERO_BITS[x.dtype]) < n_zeros)
+  one_nan = nan_value = None
+  if n_nans and check:
+    first = bits.flat[nans.argmax()]   # flat: in the view's C order
+    one_nan = np.count_nonzero(bits == first) == n_nans   # one NaN bit pattern: the usual case
+    nan_value = first.view(x.dtype)
+  if moved_x.ndim == 1:   # slices: the runs' bounds are known
+    n = len(moved_x)
+    if mixed_zeros:
+      lo = int(np.searchsorted(moved_out, _ZERO[x.dtype]))   # after the negatives
+      moved_out[lo:lo + n_zeros] = np.compress(zeros, moved_x)
+    if n_nans:
+      moved_out[n - n_nans:] = nan_value if one_nan else np.compress(nans, moved_x)
+    return out
+  if mixed_zeros:
+    moved_out[moved_out == 0] = (np.compress(zeros.ravel(), moved_x)
+                                 if moved_x.flags.c_contiguous else moved_x[zeros])
+  if n_nans:
+    if one_nan:
+      np.copyto(moved_out, nan_value, where=np.isnan(moved_out))
+    else:
+      moved_out[np.isnan(moved_out)] = moved_x[nans]
+  return out
+
+
+def sort_one(x: np.ndarray, axis: int) -> np.ndarray:
+  """``x`` sorted stably along ``axis`` in sort's order."""
+  if x.dtype.kind != "f":
+    # Equal integers (bools) are identical: any sort gives the stable result.
+    # One- and two-byte ones sort by radix (their quicksort is ~10x slower).
+    radix = x.dtype.itemsize <= 2 and x.size >= _RADIX_FROM
+    return np.sort(x, axis=axis, kind="stable" if radix else None)
+  if x.size < (_SMALL_SORT_1D if x.ndim == 1 else _SMALL_SORT) or x.shape[axis] <= _SHORT_ROW:
+    # NumPy's stable sort is as fast here (an insertion sort) and needs no fixing.
+    return np.sort(x, axis=axis, kind="stable")
+  return _restore_runs(x, np.sort(x, axis=axis), axis)
+
+
+def top_k(x: np.ndarray, k: int, axis: int) -> tuple[np.ndarray, np.ndarray] | None:
+  """``top_k``'s values and int32 indices for ``x`` of a NumPy dtype of up to
+  32 bits with at least ``_SMALL_ARGSORT`` elements (else None): descending,
+  NaN first, ties in index order. Each element becomes one uint64, its key's
+  bits inverted above its index, so an ascending partition and sort of the
+  first ``k`` give JAX's order in O(n + k log k)."""
+  n = x.shape[axis]
+  if (x.size < _SMALL_ARGSORT or x.dtype not in _NUMPY_KEY_DTYPES or x.dtype.itemsize > 4
+      or n > np.iinfo(np.uint32).max):
+    return None
+  packed = _axis_last(np.invert(_ordered_uint(x)), axis).astype(np.uint64, order="C")
+  packed <<= np.uint64(32)
+  packed |= np.arange(n, dtype=np.uint64)
+  if 0 < k < n:
+    packed = np.partition(packed, k - 1, axis=-1)[..., :k]
+  else:
+    packed = packed[..., :k]
+  packed.sort(axis=-1)
+  idx = packed.view(np.uint32)[..., _INDEX_WORD::2].astype(np.int32)
+  values = np.take_along_axis(_axis_last(x, axis), idx, axis=-1)
+  return _axis_last(values, axis), _axis_last(idx, axis)
