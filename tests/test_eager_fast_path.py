@@ -72,6 +72,11 @@ def _operands():
   out += [("weak_%s" % t, _array(t, weak=True)) for t in ("int32", "float32", "complex64")]
   scalars = [True, 3, -1, 300, 2 ** 40, 1.5, -0.0, float("nan"), float("inf"), 1e300, 1 + 2j]
   out += [(f"py_{s!r}", s) for s in scalars]
+  # NumPy scalars: strongly typed rank-0 operands, promoted by their type
+  numpy_scalars = [np.float32(1.5), np.float64(-0.0), np.int8(-5), np.uint8(200),
+                   np.bool_(True), np.complex64(1 - 2j), ml_dtypes.bfloat16(2.5),
+                   np.int64(2 ** 40)]
+  out += [(f"np_{type(s).__name__}_{s!r}", s) for s in numpy_scalars]
   return out
 
 
@@ -140,7 +145,8 @@ def _mismatch(what, want, got, again):
 
 
 def _is_scalar(x):
-  return type(x) in (bool, int, float, complex)
+  """A Python or NumPy scalar: two of them make no Array (NumPy's own arithmetic)."""
+  return type(x) in (bool, int, float, complex) or isinstance(x, np.generic)
 
 
 _OPERANDS = _operands()
@@ -781,3 +787,28 @@ def test_shift_by_a_constant_amount_equals_the_bit_arithmetic(dt):
       got, = p.impl(x, y)
       assert got.dtype == x.dtype, (p, amount)
       np.testing.assert_array_equal(got, np.array(want, dt), err_msg=f"{p} by {amount}")
+
+
+def test_numpy_scalars_are_canonicalised_first_as_in_jax():
+  # Without x64 a NumPy scalar is first an array of its canonical dtype
+  # (int64 wraps to int32, float64 rounds to float32), then promoted: JAX
+  # 0.10.2's results, stored here.
+  x = jnp.asarray(np.array([1.5, 3.0], np.float32))
+  i = jnp.asarray(np.array([1, 2], np.int32))
+  with warnings.catch_warnings():
+    warnings.simplefilter("ignore")   # float64 1e300 -> float32 overflows, as in JAX
+    cases = [(np.int64(2 ** 40), [0.0, 0.0], [1, 2], np.int32),
+             (np.int64(2 ** 40 + 5), [7.5, 15.0], [6, 7], np.int32),
+             (np.float64(1e300), [np.inf, np.inf], [np.inf, np.inf], np.float32),
+             (np.uint64(2 ** 63 + 1), [1.5, 3.0], [2, 3], np.int32),
+             (np.float64(2.0 ** 31 + 0.75), [3.2212255e9, 6.4424509e9],
+              [2.1474836e9, 2.1474836e9], np.float32)]
+    for y, times_x, plus_i, plus_dtype in cases:
+      for _ in range(2):   # the promotion cache's miss, then its hit
+        got = x * y
+        assert got.dtype == np.float32 and not got.weak_type
+        np.testing.assert_allclose(np.asarray(got), times_x, rtol=1e-7)
+        got = i + y
+        assert got.dtype == plus_dtype
+        np.testing.assert_allclose(np.asarray(got), plus_i, rtol=1e-7)
+    assert np.asarray(jnp.floor_divide(x, np.int64(2 ** 40))).tolist() == [np.inf, np.inf]

@@ -160,9 +160,19 @@ def _to_numeric_dtype(dt: np.dtype) -> np.dtype:
   return dtypes.to_numeric_dtype(dt)
 
 
+# NumPy scalars (``np.float32(2)``; strongly typed, rank 0) promote by their
+# type alone, as Python scalars do: ``x * np.float32(2)`` took the general
+# path, 13 us against 2.5 us for ``x * 2.0``.
+_NUMPY_SCALAR_TYPES = frozenset(np.dtype(d).type for d in dtypes.jax_dtypes)
+_CONSTANT_TYPES = SCALAR_TYPES | _NUMPY_SCALAR_TYPES
+
+
 def _operand_key(a, t):
-  """``a``'s part of a promotion key: its (dtype, weak type), or None when it
-  is not an Array or tracer (``t``: its type, not a Python scalar type)."""
+  """``a``'s part of a promotion key: its (dtype, weak type), its type for a
+  NumPy scalar, or None when it is none of these nor an Array or tracer
+  (``t``: its type, not a Python scalar type)."""
+  if t in _NUMPY_SCALAR_TYPES:
+    return t
   if t is not Array and not isinstance(a, Tracer):
     return None
   aval = a.aval
@@ -188,7 +198,7 @@ def _promoter(refine, promote_dtypes_general, doc: str):
     if a is s[0] and s[1] is dt and s[2] is weak and s[3]._np is not None:   # not deleted
       return s[3]
     out = lax._convert_element_type(a, dt, weak)
-    if type(a) in SCALAR_TYPES:
+    if type(a) in _CONSTANT_TYPES:
       scalar[0] = (a, dt, weak, out)
     return out
 
@@ -252,8 +262,8 @@ def _promoter(refine, promote_dtypes_general, doc: str):
         if hit is None:
           hit = _PROMOTIONS[key] = _promotion(args, key, refine)
         if hit is not False:
-          if len(args) == 2 and (type(args[0]) is Array or type(args[0]) in SCALAR_TYPES) \
-              and (type(args[1]) is Array or type(args[1]) in SCALAR_TYPES):
+          if len(args) == 2 and (type(args[0]) is Array or type(args[0]) in _CONSTANT_TYPES) \
+              and (type(args[1]) is Array or type(args[1]) in _CONSTANT_TYPES):
             x, y = args
             last[0] = (x.aval if type(x) is Array else type(x),
                        y.aval if type(y) is Array else type(y), cfg.x64, hit)
@@ -278,12 +288,12 @@ def _promotion(args: tuple, key: tuple, refine):
     return False
   if refine is _same_dtype and len(args) == 1:   # promote_dtypes of one operand: as it is
     a, = args
-    if type(a) in SCALAR_TYPES:
+    if type(a) in _CONSTANT_TYPES:
       return dtypes.dtype(a), dtypes.is_weakly_typed(a), (True,)
     return a.aval.dtype, a.aval.weak_type, None
   dt, weak = dtypes.result_type(*args, return_weak_type_flag=True)
   dt = refine(dt)
-  converts = tuple([type(a) in SCALAR_TYPES or a.aval.dtype != dt
+  converts = tuple([type(a) in _CONSTANT_TYPES or a.aval.dtype != dt
                     or a.aval.weak_type != weak for a in args])
   if len(_PROMOTIONS) >= 4096:
     _PROMOTIONS.clear()

@@ -40,6 +40,14 @@ def _convert_element_type(operand, new_dtype=None, weak_type: bool = False):
     from_dtype = dtypes.dtype(operand)
     new_dtype = from_dtype if new_dtype is None else np.dtype(new_dtype)
     return _scalar_array(operand, new_dtype, weak_type)
+  if new_dtype is not None and type(operand) in _NUMPY_SCALAR_TYPES:
+    # A NumPy scalar (``x * np.float32(2)``): what the general path below
+    # does for it, without its checks (~3 us of a ~7 us operator call).
+    new_dtype = np.dtype(new_dtype)
+    value = np.array(operand)
+    value = np.asarray(convert_numpy(value.astype(dtypes.canonicalize_dtype(value.dtype),
+                                                  copy=False), new_dtype))
+    return array_of(value, shaped_array((), new_dtype, bool(weak_type)))
   from_dtype = dtypes.dtype(operand)
   new_dtype = from_dtype if new_dtype is None else np.dtype(new_dtype)
   old_weak = dtypes.is_weakly_typed(operand)
@@ -49,6 +57,9 @@ def _convert_element_type(operand, new_dtype=None, weak_type: bool = False):
                                 or type(operand) is Array):
     # Concrete scalars convert now, as JAX does, so traces keep them literals.
     value = np.array(getattr(operand, "_value", operand), copy=True)
+    # A NumPy value is first an array of its canonical dtype, as everywhere
+    # (without x64, np.int64(2**40) wraps to int32 0 as in JAX), then cast.
+    value = value.astype(dtypes.canonicalize_dtype(value.dtype), copy=False)
     return array_of(np.asarray(convert_numpy(value, new_dtype)), shaped_array((), new_dtype, bool(weak_type)))
   return convert_element_type_p.bind1(operand, new_dtype=new_dtype, weak_type=bool(weak_type),
                                       sharding=None)
@@ -85,6 +96,7 @@ def _scalar_array(x, dt, weak_type):
 
 
 _SCALAR_VALUES: dict = {}
+_NUMPY_SCALAR_TYPES = frozenset(np.dtype(d).type for d in dtypes.jax_dtypes)
 
 
 def convert_numpy(x: np.ndarray, new_dtype: np.dtype) -> np.ndarray:
