@@ -1,0 +1,323 @@
+"""``x[idx]`` (``rewriting_take``) and the gather plans of ``x.at[idx]``
+(``gather_plan``), with ``indexer``'s plans cached per index: static indices
+(Python ints, slices, None, Ellipsis) by value, and eager indices of host
+values (NumPy arrays, concrete Arrays, int lists, masks) by *structure* (a
+hashable key) apart from their *values* (the index arrays): the gather is
+planned once per structure and only the index values are normalised and
+stacked per call (parsing and planning cost ~100 us a call, the gather itself
+a few).
+
+An index holding a tracer has no eager key and takes the general path (under
+jit, vmap or grad the printed jaxprs stay as they are).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from openjax._src import dtypes
+from openjax._src import lax
+from openjax._src.core import Array, Tracer, get_aval
+from openjax._src.numpy.indexer import (
+    GatherPlan, Kind, StaticSlice, _static_fill_value, _static_index_key, apply_dynamic_slice,
+    apply_static_slice, expand_bool_indices, has_slice, parse, slice_block, to_dynamic_slice,
+    to_gather, to_static_slice)
+
+_INT32_MAX = np.iinfo(np.int32).max
+
+
+def _host_value(e):
+  """The NumPy value of a NumPy array or a concrete Array index, or None."""
+  t = type(e)
+  if t is np.ndarray:
+    return e
+  if t is Array:
+    return e._value
+  return None
+
+
+def _flat_int_list(e) -> bool:
+  return type(e) is list and bool(e) and all(type(v) is int for v in e)
+
+
+def _entry_key(e, canon: list, values: list):
+  """The key of one index entry, appending what replaces it in the index
+  (``canon``) and its per-call values; None when it has no eager key."""
+  t = type(e)
+  if t is int:
+    canon.append(e)
+    return e
+  if e is None or e is Ellipsis:
+    canon.append(e)
+    return (e,)
+  if t is slice:
+    start, stop, step = e.start, e.stop, e.step
+    if not ((start is None or type(start) is int) and (stop is None or type(stop) is int)
+            and (step is None or type(step) is int)):
+      return None
+    canon.append(e)
+    return (slice, start, stop, step)
+  if t is bool:
+    canon.append(e)
+    return (bool, e)
+  if isinstance(e, np.integer):
+    canon.append(e)
+    return (np.integer, e.dtype, int(e))
+  if _flat_int_list(e):
+    # As the general path converts a list: NumPy's dtype, canonicalised.
+    v = np.asarray(e)
+    e = v.astype(dtypes.canonicalize_dtype(v.dtype))
+    t = np.ndarray
+  v = _host_value(e)
+  if v is None:
+    return None
+  kind = v.dtype.kind
+  if kind == "b":
+    if v.ndim == 0:   # a scalar bool adds an axis: structure, not a value
+      canon.append(bool(v))
+      return (bool, bool(v))
+    # The mask's True positions (as expand_bool_indices makes them): their
+    # count sets the result's shape, so it is part of the key.
+    positions = np.nonzero(v)
+    dt = np.int32 if v.size <= _INT32_MAX else np.int64
+    values.extend(p.astype(dt) for p in positions)
+    canon.append(e)
+    return ("mask", v.shape, len(positions[0]))
+  if kind not in "iu":
+    return None
+  values.append(v)
+  canon.append(e)
+  return ("array", v.shape, v.dtype)
+
+
+def eager_index_key(idx):
+  """``(key, canon, values)`` for an index of host values: ``key`` holds its
+  structure (ints, slices, None, Ellipsis, bools; index arrays' shapes and
+  dtypes; masks' shapes and True counts), ``canon`` is the index with int
+  lists made arrays, ``values`` the integer index arrays in the order the
+  parsed and boolean-expanded index holds them. None for other indices."""
+  canon, values = [], []
+  if type(idx) is tuple:
+    keys = []
+    for e in idx:
+      k = _entry_key(e, canon, values)
+      if k is None:
+        return None
+      keys.append(k)
+    return tuple(keys), tuple(canon), values
+  if type(idx) is list:   # a bare list is refused by the general path
+    return None
+  k = _entry_key(idx, canon, values)
+  if k is None:
+    return None
+  return (k,), canon[0], values
+
+
+class EagerGather(NamedTuple):
+  """A gather planned once per index structure: the static index pieces,
+  where the per-call values go, and the plan (whose indices are rebuilt)."""
+  plan: object            # indexer.GatherPlan (indices: those of the first call)
+  pieces: tuple           # (static ndarray or None, first batch dim) per piece
+  sources: tuple          # per piece: None (static) or (value position, wrap size, shape)
+  batch_shape: tuple
+  index_dtype: np.dtype
+
+
+def gather_indices(entry: EagerGather, values: list) -> np.ndarray:
+  """The gather indices of ``entry``'s structure for this call's index
+  values: negative indices wrapped, cast to the index dtype, broadcast and
+  stacked along a trailing index-vector dimension, as ``indexer.to_gather``
+  builds them from host values."""
+  dt = entry.index_dtype
+  pieces = []
+  for (static, start), src in zip(entry.pieces, entry.sources):
+    if src is None:
+      pieces.append((static, start))
+      continue
+    pos, size, shape = src
+    v = values[pos].astype(dt)
+    if size is not None and values[pos].dtype.kind != "u":
+      v = np.where(v < 0, v + size, v).astype(dt)
+    if v.shape != shape:
+      v = np.broadcast_to(v, shape)
+    pieces.append((v, start))
+  if not pieces:
+    return np.zeros((0,), dt)
+  if len(pieces) == 1:
+    g = pieces[0][0]
+    return np.expand_dims(g, g.ndim)
+  full = entry.batch_shape + (1,)
+  cols = [np.broadcast_to(g.reshape((1,) * start + g.shape + (1,) * (len(full) - start - g.ndim)),
+                          full) for g, start in pieces]
+  return np.concatenate(cols, axis=-1)
+
+
+# (shape, index key, normalize) -> the GatherPlan of a static index, for
+# ``x.at[i].set(v)`` in loops: parsing and planning cost ~20 us, the scatter
+# itself less.
+_GATHER_PLANS: dict = {}
+
+
+# (shape, eager index key, getitem mode or _SCATTER, normalize) -> the
+# EagerGather of an index of host values, or None where ``x[idx]`` takes the
+# static or dynamic slice path: ``x[i]`` and ``x.at[i]`` with index arrays are
+# planned once per structure (~100 us), their values processed per call.
+_EAGER_PLANS: dict = {}
+_SCATTER = object()
+
+
+def _eager_gather(canon, values, shape, normalize: bool, mode) -> EagerGather | None:
+  parsed = parse(canon, shape)
+  if mode is not _SCATTER and (
+      to_static_slice(parsed, shape, mode=mode, normalize=normalize) is not None
+      or to_dynamic_slice(parsed, shape, mode=mode) is not None):
+    return None
+  expanded = expand_bool_indices(parsed, shape)
+  arrays = [n for n, p in enumerate(expanded) if p.kind == Kind.ARRAY]
+  # Distinct objects, so that each recorded piece names one value position
+  # (``x[i, i]`` passes one array twice).
+  marked = [v.view() for v in values]
+  for n, v in zip(arrays, marked, strict=True):
+    expanded[n] = expanded[n]._replace(index=v)
+  record = []
+  plan = to_gather(expanded, shape, normalize=normalize, record=record)
+  pieces, sources, batch_shape, index_dtype = record
+  static_pieces, value_sources = [], []
+  for (g, start), src in zip(pieces, sources):
+    pos = None if src is None else next(
+        (k for k, v in enumerate(marked) if v is src[0]), None)
+    if pos is None:   # a piece made from the structure (slices, static ints)
+      g = np.asarray(g)
+      g.setflags(write=False)
+      static_pieces.append((g, start))
+      value_sources.append(None)
+    else:
+      static_pieces.append((None, start))
+      value_sources.append((pos, src[1], src[2]))
+  if isinstance(plan.indices, np.ndarray):
+    plan.indices.setflags(write=False)
+  return EagerGather(plan, tuple(static_pieces), tuple(value_sources), batch_shape,
+                     index_dtype)
+
+
+def eager_gather_plan(idx, shape, normalize: bool, mode) -> GatherPlan | None:
+  """``to_gather``'s plan for ``idx`` with this call's index values, planned
+  once per index structure; None when ``idx`` holds tracers or other values
+  without an eager key, or (``mode`` not ``_SCATTER``) when ``x[idx]`` is a
+  static or dynamic slice."""
+  walked = eager_index_key(idx)
+  if walked is None:
+    return None
+  key, canon, values = walked
+  key = (shape, key, mode, normalize)
+  entry = _EAGER_PLANS.get(key, _MISSING)
+  if entry is _MISSING:
+    entry = _eager_gather(canon, values, shape, normalize, mode)
+    if len(_EAGER_PLANS) >= 4096:
+      _EAGER_PLANS.clear()
+    _EAGER_PLANS[key] = entry
+  if entry is None:
+    return None
+  if not any(entry.sources):
+    return entry.plan
+  return entry.plan._replace(indices=gather_indices(entry, values))
+
+
+def gather_plan(idx, shape, *, normalize: bool = True) -> GatherPlan:
+  """``to_gather`` of ``idx`` on ``shape`` (booleans expanded), made once per
+  static index (Python ints, slices, None, Ellipsis) and once per structure
+  of an index of host values."""
+  key = _static_index_key(idx)
+  if key is None:
+    plan = eager_gather_plan(idx, shape, normalize, _SCATTER)
+    if plan is not None:
+      return plan
+    return to_gather(expand_bool_indices(parse(idx, shape), shape), shape, normalize=normalize)
+  key = (shape, key, normalize)
+  plan = _GATHER_PLANS.get(key)
+  if plan is None:
+    plan = to_gather(expand_bool_indices(parse(idx, shape), shape), shape, normalize=normalize)
+    if isinstance(plan.indices, np.ndarray):
+      plan.indices.setflags(write=False)   # shared by every call with this index
+    if len(_GATHER_PLANS) >= 4096:
+      _GATHER_PLANS.clear()
+    _GATHER_PLANS[key] = plan
+  return plan
+
+
+def _static_slice_ops(plan: StaticSlice, shape) -> tuple:
+  """``apply_static_slice``'s decisions for ``plan`` on ``shape``: (slice
+  arguments or None, rev axes, squeeze axes, new axes), as tuples."""
+  trivial = all(s == 1 for s in plan.strides) and all(
+      a == 0 and b == d for a, b, d in zip(plan.starts, plan.limits, shape))
+  slice_args = None
+  if not trivial:
+    strides = None if all(s == 1 for s in plan.strides) else tuple(plan.strides)
+    slice_args = (tuple(plan.starts), tuple(plan.limits), strides)
+  return (slice_args, tuple(plan.rev_axes), tuple(plan.squeeze_axes),
+          tuple(plan.newaxis_dims))
+
+
+# (shape, index key, mode, normalize) -> the static slice's lax calls
+# (``_static_slice_ops``), or None when the index needs the dynamic or gather
+# path: ``x[i]`` and ``x[a:b]`` in loops are parsed once.
+_STATIC_PLANS: dict = {}
+_MISSING = object()
+
+
+def rewriting_take(arr, idx, *, indices_are_sorted: bool = False, unique_indices: bool = False,
+                   mode=None, fill_value=None, normalize_indices: bool = True):
+  """``arr[idx]`` with NumPy's semantics, lowered to the cheapest lax ops."""
+  shape = get_aval(arr).shape
+  key = _static_index_key(idx)
+  if key is not None:
+    key = (shape, key, mode, normalize_indices)
+    ops = _STATIC_PLANS.get(key, _MISSING)
+    if ops is _MISSING:
+      plan = to_static_slice(parse(idx, shape), shape, mode=mode, normalize=normalize_indices)
+      ops = None if plan is None else _static_slice_ops(plan, shape)
+      if len(_STATIC_PLANS) >= 4096:
+        _STATIC_PLANS.clear()
+      _STATIC_PLANS[key] = ops
+    if ops is not None:   # apply_static_slice's lax calls, decided once
+      slice_args, rev_axes, squeeze_axes, newaxis_dims = ops
+      out = arr if slice_args is None else lax.slice(arr, *slice_args)
+      if rev_axes:
+        out = lax.rev(out, rev_axes)
+      if squeeze_axes:
+        out = lax.squeeze(out, squeeze_axes)
+      if newaxis_dims:
+        out = lax.expand_dims(out, newaxis_dims)
+      return out
+  if has_slice(idx):
+    block, rest, _ = slice_block(arr, idx)
+    return rewriting_take(block, rest, indices_are_sorted=indices_are_sorted,
+                          unique_indices=unique_indices, mode=mode, fill_value=fill_value,
+                          normalize_indices=normalize_indices)
+  gplan = eager_gather_plan(idx, shape, normalize_indices, mode)
+  if gplan is None:
+    parsed = parse(idx, shape)
+    plan = to_static_slice(parsed, shape, mode=mode, normalize=normalize_indices)
+    if plan is not None:
+      return apply_static_slice(arr, plan)
+    dplan = to_dynamic_slice(parsed, shape, mode=mode)
+    if dplan is not None:
+      return apply_dynamic_slice(arr, dplan, normalize_indices)
+    gplan = to_gather(expand_bool_indices(parsed, shape), shape, normalize=normalize_indices)
+  fill_value = _static_fill_value(fill_value)
+  y = arr
+  if gplan.scalar_bool_dims:
+    y = lax.expand_dims(y, gplan.scalar_bool_dims)
+  if 0 in gplan.slice_shape:
+    return lax.full_like(y, 0, shape=gplan.slice_shape)
+  if np.size(gplan.indices) if not isinstance(gplan.indices, Tracer) else True:
+    y = lax.gather(y, gplan.indices, gplan.dnums, gplan.gather_slice_shape,
+                   unique_indices=unique_indices or gplan.unique_indices,
+                   indices_are_sorted=indices_are_sorted or gplan.indices_are_sorted,
+                   mode=mode, fill_value=fill_value)
+  if gplan.reversed_y_dims:
+    y = lax.rev(y, gplan.reversed_y_dims)
+  if gplan.newaxis_dims:
+    y = lax.expand_dims(y, gplan.newaxis_dims)
+  return y
