@@ -115,42 +115,27 @@ def eager_index_key(idx):
 
 
 class EagerGather(NamedTuple):
-  """A gather planned once per index structure: the static index pieces,
-  where the per-call values go, and the plan (whose indices are rebuilt)."""
-  plan: object            # indexer.GatherPlan (indices: those of the first call)
-  pieces: tuple           # (static ndarray or None, first batch dim) per piece
-  sources: tuple          # per piece: None (static) or (value position, wrap size, shape)
-  batch_shape: tuple
-  index_dtype: np.dtype
+  """A gather planned once per index structure: the plan (its indices those
+  of the first call: the structure's columns filled, the values' columns
+  overwritten per call) and where each index value goes."""
+  plan: object      # indexer.GatherPlan
+  columns: tuple    # per index value: (value position, wrap size or None, column, shape)
 
 
 def gather_indices(entry: EagerGather, values: list) -> np.ndarray:
   """The gather indices of ``entry``'s structure for this call's index
-  values: negative indices wrapped, cast to the index dtype, broadcast and
-  stacked along a trailing index-vector dimension, as ``indexer.to_gather``
-  builds them from host values."""
-  dt = entry.index_dtype
-  pieces = []
-  for (static, start), src in zip(entry.pieces, entry.sources):
-    if src is None:
-      pieces.append((static, start))
-      continue
-    pos, size, shape = src
-    v = values[pos].astype(dt)
-    if size is not None and values[pos].dtype.kind != "u":
-      v = np.where(v < 0, v + size, v).astype(dt)
-    if v.shape != shape:
-      v = np.broadcast_to(v, shape)
-    pieces.append((v, start))
-  if not pieces:
-    return np.zeros((0,), dt)
-  if len(pieces) == 1:
-    g = pieces[0][0]
-    return np.expand_dims(g, g.ndim)
-  full = entry.batch_shape + (1,)
-  cols = [np.broadcast_to(g.reshape((1,) * start + g.shape + (1,) * (len(full) - start - g.ndim)),
-                          full) for g, start in pieces]
-  return np.concatenate(cols, axis=-1)
+  values: negative indices wrapped, cast to the index dtype and broadcast
+  into their column of the index vectors, as ``indexer.to_gather`` builds
+  them from host values."""
+  out = entry.plan.indices.copy()
+  dt = out.dtype
+  for pos, size, column, shape in entry.columns:
+    v = values[pos]
+    if size is not None and v.dtype.kind == "i":
+      v = v.astype(dt)
+      np.add(v, size, out=v, where=v < 0)
+    out[..., column] = v.reshape(shape)   # casts as astype does (wraps)
+  return out
 
 
 # (shape, index key, normalize) -> the GatherPlan of a static index, for
@@ -183,22 +168,18 @@ def _eager_gather(canon, values, shape, normalize: bool, mode) -> EagerGather | 
   record = []
   plan = to_gather(expanded, shape, normalize=normalize, record=record)
   pieces, sources, batch_shape, index_dtype = record
-  static_pieces, value_sources = [], []
-  for (g, start), src in zip(pieces, sources):
+  columns = []
+  for column, ((g, start), src) in enumerate(zip(pieces, sources)):
     pos = None if src is None else next(
         (k for k, v in enumerate(marked) if v is src[0]), None)
-    if pos is None:   # a piece made from the structure (slices, static ints)
-      g = np.asarray(g)
-      g.setflags(write=False)
-      static_pieces.append((g, start))
-      value_sources.append(None)
-    else:
-      static_pieces.append((None, start))
-      value_sources.append((pos, src[1], src[2]))
-  if isinstance(plan.indices, np.ndarray):
-    plan.indices.setflags(write=False)
-  return EagerGather(plan, tuple(static_pieces), tuple(value_sources), batch_shape,
-                     index_dtype)
+    if pos is not None:   # else a piece of the structure (slices, static ints, bools)
+      # The value broadcasts (right-aligned) into the dims its piece spans.
+      own, span = marked[pos].shape, len(src[2])
+      columns.append((pos, src[1], column, (1,) * (start + span - len(own)) + own
+                      + (1,) * (len(batch_shape) - start - span)))
+  indices = np.array(plan.indices)   # a copy of the host indices
+  indices.setflags(write=False)
+  return EagerGather(plan._replace(indices=indices), tuple(columns))
 
 
 def eager_gather_plan(idx, shape, normalize: bool, mode) -> GatherPlan | None:
@@ -219,7 +200,7 @@ def eager_gather_plan(idx, shape, normalize: bool, mode) -> GatherPlan | None:
     _EAGER_PLANS[key] = entry
   if entry is None:
     return None
-  if not any(entry.sources):
+  if not entry.columns:
     return entry.plan
   return entry.plan._replace(indices=gather_indices(entry, values))
 
