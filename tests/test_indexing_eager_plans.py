@@ -189,3 +189,15 @@ def test_index_values_are_not_modified():
     x[i]
     x.at[i].set(0.0)
   np.testing.assert_array_equal(i, [-1, 0, -2])
+
+
+def test_host_indices_under_transforms_give_the_same_jaxprs():
+  x = _operand()
+  fns = [lambda x: x[np.array([0, -1])], lambda x: x[:, np.array([[1], [4]]), np.array([0, 5])],
+         lambda x: x.at[np.array([1, -1])].add(2.0), lambda x: x[np.arange(4) % 2 == 0]]
+  for fn in fns:
+    with _general_path():
+      want_jaxpr = str(jax.make_jaxpr(fn)(x))
+      want_vmap = _outcome(jax.vmap(fn), jnp.stack([x, x + 1]))
+    assert str(jax.make_jaxpr(fn)(x)) == want_jaxpr
+    assert _outcome(jax.vmap(fn), jnp.stack([x, x + 1])) == want_vmap
