@@ -5,7 +5,9 @@ equal the general path's (parse -> to_gather per call), on the call that
 makes the plan and on later calls with other values of the same structure;
 traced indices keep the general path and its jaxprs."""
 import contextlib
+import gc
 import warnings
+import weakref
 
 import numpy as np
 import pytest
@@ -201,3 +203,18 @@ def test_host_indices_under_transforms_give_the_same_jaxprs():
       want_vmap = _outcome(jax.vmap(fn), jnp.stack([x, x + 1]))
     assert str(jax.make_jaxpr(fn)(x)) == want_jaxpr
     assert _outcome(jax.vmap(fn), jnp.stack([x, x + 1])) == want_vmap
+
+
+def test_plans_keep_no_index_values():
+  x = _operand()
+  index_plans._EAGER_PLANS.clear()
+  for make in (lambda: np.array([0, -1, 2]), lambda: (slice(None), np.array([[1], [2]]), 1)):
+    idx = make()
+    x[idx]
+    x.at[idx].add(1.0)
+    arrays = [e for e in (idx if type(idx) is tuple else (idx,)) if type(e) is np.ndarray]
+    refs = [weakref.ref(a) for a in arrays]
+    del idx, arrays
+    gc.collect()
+    assert all(r() is None for r in refs)
+  assert len(index_plans._EAGER_PLANS) == 4

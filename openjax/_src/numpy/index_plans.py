@@ -115,11 +115,15 @@ def eager_index_key(idx):
 
 
 class EagerGather(NamedTuple):
-  """A gather planned once per index structure: the plan (its indices those
-  of the first call: the structure's columns filled, the values' columns
-  overwritten per call) and where each index value goes."""
-  plan: object      # indexer.GatherPlan
-  columns: tuple    # per index value: (value position, wrap size or None, column, shape)
+  """A gather planned once per index structure: the plan (without indices
+  where they hold index values: the cache keeps no call's values) and how
+  each column of the index vectors is filled."""
+  plan: object          # indexer.GatherPlan
+  indices_shape: tuple
+  index_dtype: np.dtype
+  # per column: (value position or static ndarray, wrap size or None, shape
+  # that broadcasts it over the batch dims)
+  columns: tuple
 
 
 def gather_indices(entry: EagerGather, values: list) -> np.ndarray:
@@ -127,14 +131,16 @@ def gather_indices(entry: EagerGather, values: list) -> np.ndarray:
   values: negative indices wrapped, cast to the index dtype and broadcast
   into their column of the index vectors, as ``indexer.to_gather`` builds
   them from host values."""
-  out = entry.plan.indices.copy()
-  dt = out.dtype
-  for pos, size, column, shape in entry.columns:
-    v = values[pos]
-    if size is not None and v.dtype.kind == "i":
-      v = v.astype(dt)
-      np.add(v, size, out=v, where=v < 0)
-    out[..., column] = v.reshape(shape)   # casts as astype does (wraps)
+  dt = entry.index_dtype
+  out = np.empty(entry.indices_shape, dt)
+  for column, (source, size, shape) in enumerate(entry.columns):
+    if type(source) is int:
+      v = values[source]
+      if size is not None and v.dtype.kind == "i":
+        v = v.astype(dt)
+        np.add(v, size, out=v, where=v < 0)
+      source = v
+    out[..., column] = source.reshape(shape)   # casts as astype does (wraps)
   return out
 
 
@@ -168,18 +174,23 @@ def _eager_gather(canon, values, shape, normalize: bool, mode) -> EagerGather | 
   record = []
   plan = to_gather(expanded, shape, normalize=normalize, record=record)
   pieces, sources, batch_shape, index_dtype = record
+  if all(src is None or all(v is not src[0] for v in marked) for src in sources):
+    plan.indices.setflags(write=False)   # made from the structure alone
+    return EagerGather(plan, plan.indices.shape, index_dtype, ())
   columns = []
-  for column, ((g, start), src) in enumerate(zip(pieces, sources)):
+  for (g, start), src in zip(pieces, sources):
     pos = None if src is None else next(
         (k for k, v in enumerate(marked) if v is src[0]), None)
-    if pos is not None:   # else a piece of the structure (slices, static ints, bools)
-      # The value broadcasts (right-aligned) into the dims its piece spans.
-      own, span = marked[pos].shape, len(src[2])
-      columns.append((pos, src[1], column, (1,) * (start + span - len(own)) + own
-                      + (1,) * (len(batch_shape) - start - span)))
-  indices = np.array(plan.indices)   # a copy of the host indices
-  indices.setflags(write=False)
-  return EagerGather(plan._replace(indices=indices), tuple(columns))
+    if pos is None:   # a piece of the structure (slices, static ints, bools)
+      g = np.array(g)
+      g.setflags(write=False)
+      own, span, size = g.shape, g.ndim, None
+    else:   # an index value, broadcast (right-aligned) over its piece's dims
+      own, span, size = marked[pos].shape, len(src[2]), src[1]
+    columns.append((g if pos is None else pos, size, (1,) * (start + span - len(own)) + own
+                    + (1,) * (len(batch_shape) - start - span)))
+  return EagerGather(plan._replace(indices=None), plan.indices.shape, index_dtype,
+                     tuple(columns))
 
 
 def eager_gather_plan(idx, shape, normalize: bool, mode) -> GatherPlan | None:
@@ -200,7 +211,7 @@ def eager_gather_plan(idx, shape, normalize: bool, mode) -> GatherPlan | None:
     _EAGER_PLANS[key] = entry
   if entry is None:
     return None
-  if not entry.columns:
+  if not entry.columns:   # the indices are the structure's
     return entry.plan
   return entry.plan._replace(indices=gather_indices(entry, values))
 
