@@ -60,6 +60,12 @@ INDEX_MAKERS = {
     "int_and_array": lambda r: (1, _ints(r, (2,), -5, 5)),
     "scalar_array_and_array": lambda r: (np.asarray(r.integers(-4, 4), np.int32),
                                          _ints(r, (3,), -5, 5)),
+    "scalar_array": lambda r: np.asarray(r.integers(-6, 6), np.int32),
+    "scalar_arrays_and_slice": lambda r: (slice(1, None), np.asarray(r.integers(-7, 7), np.int64),
+                                          np.asarray(r.integers(0, 8), np.uint8)),
+    "scalar_array_int_newaxis": lambda r: (None, 2, np.asarray(r.integers(-6, 6), np.int16),
+                                           slice(None, None, -1)),
+    "openjax_scalar": lambda r: (Ellipsis, jnp.asarray(int(r.integers(-7, 7)))),
     "uint8": lambda r: _ints(r, (4,), 0, 7, np.uint8),
     "int8_broadcast": lambda r: (Ellipsis, _ints(r, (2, 1), -6, 6, np.int8),
                                  _ints(r, (3,), -6, 6, np.int16)),
@@ -137,8 +143,8 @@ def test_update_values_broadcast_and_warn_as_before():
 
 def test_plans_are_made_once_per_structure(monkeypatch):
   made = []
-  plan = index_plans._eager_gather
-  monkeypatch.setattr(index_plans, "_eager_gather",
+  plan = index_plans._eager_plan
+  monkeypatch.setattr(index_plans, "_eager_plan",
                       lambda *a: made.append(a[2]) or plan(*a))
   index_plans._EAGER_PLANS.clear()
   x = _operand()
@@ -148,11 +154,12 @@ def test_plans_are_made_once_per_structure(monkeypatch):
     x[:, _ints(r, (2, 1), 0, 5), _ints(r, (3,), 0, 6)]
     x.at[_ints(r, (3,), -4, 4)].add(1.0)
     x[_mask(r, (4, 5), 7)]
-  assert len(made) == 4   # one plan per structure: later calls hit
+    x[1:, np.asarray(r.integers(-4, 4))]
+  assert len(made) == 5   # one plan per structure: later calls hit
   x[_ints(np.random.default_rng(0), (4,), 0, 4)]           # another shape: a new plan
   x[_mask(np.random.default_rng(0), (4, 5), 8)]            # another True count
   x[np.int64([1, 2, 3])]                                   # another dtype
-  assert len(made) == 7
+  assert len(made) == 8
 
 
 def test_plan_indices_are_not_shared_between_calls():

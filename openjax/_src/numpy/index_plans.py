@@ -20,9 +20,9 @@ from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.core import Array, Tracer, get_aval
 from openjax._src.numpy.indexer import (
-    GatherPlan, Kind, StaticSlice, _static_fill_value, _static_index_key, apply_dynamic_slice,
-    apply_static_slice, expand_bool_indices, has_slice, parse, slice_block, to_dynamic_slice,
-    to_gather, to_static_slice)
+    DynamicSlice, GatherPlan, Kind, StaticSlice, _index_dtype, _static_fill_value,
+    _static_index_key, apply_dynamic_slice, apply_static_slice, expand_bool_indices,
+    expand_ellipsis, has_slice, parse, slice_block, to_dynamic_slice, to_gather, to_static_slice)
 
 _INT32_MAX = np.iinfo(np.int32).max
 
@@ -144,6 +144,23 @@ def gather_indices(entry: EagerGather, values: list) -> np.ndarray:
   return out
 
 
+class EagerDynamic(NamedTuple):
+  """``x[idx]`` as a ``dynamic_slice``, planned once per index structure
+  (scalar index arrays beside static ints and slices): the plan without the
+  values' starts, and where each value goes."""
+  plan: DynamicSlice
+  columns: tuple              # (position in plan.starts, value position) per value
+  index_dtype: np.dtype | None   # the starts' common dtype where there are several
+
+
+def dynamic_slice_plan(entry: EagerDynamic, values: list) -> DynamicSlice:
+  starts = list(entry.plan.starts)
+  for k, pos in entry.columns:
+    v = values[pos]
+    starts[k] = v if entry.index_dtype is None else v.astype(entry.index_dtype)
+  return entry.plan._replace(starts=starts)
+
+
 # (shape, index key, normalize) -> the GatherPlan of a static index, for
 # ``x.at[i].set(v)`` in loops: parsing and planning cost ~20 us, the scatter
 # itself less.
@@ -151,19 +168,36 @@ _GATHER_PLANS: dict = {}
 
 
 # (shape, eager index key, getitem mode or _SCATTER, normalize) -> the
-# EagerGather of an index of host values, or None where ``x[idx]`` takes the
-# static or dynamic slice path: ``x[i]`` and ``x.at[i]`` with index arrays are
-# planned once per structure (~100 us), their values processed per call.
+# EagerGather or (``x[idx]`` only) EagerDynamic of an index of host values,
+# or None where ``x[idx]`` is a static slice: ``x[i]`` and ``x.at[i]`` with
+# index arrays are planned once per structure (~100 us), their values
+# processed per call.
 _EAGER_PLANS: dict = {}
 _SCATTER = object()
 
 
-def _eager_gather(canon, values, shape, normalize: bool, mode) -> EagerGather | None:
+def _eager_dynamic(dplan: DynamicSlice, parsed, shape) -> EagerDynamic:
+  # One start per entry but None; the index values are the scalar arrays,
+  # in order (masks and arrays with dims take the gather path).
+  columns, k = [], 0
+  for p in expand_ellipsis(parsed, len(shape)):
+    if p.kind == Kind.ARRAY:
+      columns.append((k, len(columns)))
+    k += p.kind != Kind.NONE
+  value_starts = {k for k, _ in columns}
+  starts = [None if k in value_starts else s for k, s in enumerate(dplan.starts)]
+  return EagerDynamic(dplan._replace(starts=starts), tuple(columns),
+                      _index_dtype(shape) if len(starts) > 1 else None)
+
+
+def _eager_plan(canon, values, shape, normalize: bool, mode):
   parsed = parse(canon, shape)
-  if mode is not _SCATTER and (
-      to_static_slice(parsed, shape, mode=mode, normalize=normalize) is not None
-      or to_dynamic_slice(parsed, shape, mode=mode) is not None):
-    return None
+  if mode is not _SCATTER:
+    if to_static_slice(parsed, shape, mode=mode, normalize=normalize) is not None:
+      return None
+    dplan = to_dynamic_slice(parsed, shape, mode=mode)
+    if dplan is not None:
+      return _eager_dynamic(dplan, parsed, shape)
   expanded = expand_bool_indices(parsed, shape)
   arrays = [n for n, p in enumerate(expanded) if p.kind == Kind.ARRAY]
   # Distinct objects, so that each recorded piece names one value position
@@ -193,24 +227,27 @@ def _eager_gather(canon, values, shape, normalize: bool, mode) -> EagerGather | 
                      tuple(columns))
 
 
-def eager_gather_plan(idx, shape, normalize: bool, mode) -> GatherPlan | None:
-  """``to_gather``'s plan for ``idx`` with this call's index values, planned
-  once per index structure; None when ``idx`` holds tracers or other values
-  without an eager key, or (``mode`` not ``_SCATTER``) when ``x[idx]`` is a
-  static or dynamic slice."""
+def eager_plan(idx, shape, normalize: bool, mode) -> tuple:
+  """``(entry, values)``: the plan of ``idx``'s structure (made once) and
+  this call's index values; entry None when ``idx`` holds tracers or other
+  values without an eager key, or (``mode`` not ``_SCATTER``) when
+  ``x[idx]`` is a static slice."""
   walked = eager_index_key(idx)
   if walked is None:
-    return None
+    return None, None
   key, canon, values = walked
   key = (shape, key, mode, normalize)
   entry = _EAGER_PLANS.get(key, _MISSING)
   if entry is _MISSING:
-    entry = _eager_gather(canon, values, shape, normalize, mode)
+    entry = _eager_plan(canon, values, shape, normalize, mode)
     if len(_EAGER_PLANS) >= 4096:
       _EAGER_PLANS.clear()
     _EAGER_PLANS[key] = entry
-  if entry is None:
-    return None
+  return entry, values
+
+
+def eager_gather_plan(entry: EagerGather, values: list) -> GatherPlan:
+  """``to_gather``'s plan for this call's index values."""
   if not entry.columns:   # the indices are the structure's
     return entry.plan
   return entry.plan._replace(indices=gather_indices(entry, values))
@@ -222,9 +259,9 @@ def gather_plan(idx, shape, *, normalize: bool = True) -> GatherPlan:
   of an index of host values."""
   key = _static_index_key(idx)
   if key is None:
-    plan = eager_gather_plan(idx, shape, normalize, _SCATTER)
-    if plan is not None:
-      return plan
+    entry, values = eager_plan(idx, shape, normalize, _SCATTER)
+    if entry is not None:
+      return eager_gather_plan(entry, values)
     return to_gather(expand_bool_indices(parse(idx, shape), shape), shape, normalize=normalize)
   key = (shape, key, normalize)
   plan = _GATHER_PLANS.get(key)
@@ -287,8 +324,12 @@ def rewriting_take(arr, idx, *, indices_are_sorted: bool = False, unique_indices
     return rewriting_take(block, rest, indices_are_sorted=indices_are_sorted,
                           unique_indices=unique_indices, mode=mode, fill_value=fill_value,
                           normalize_indices=normalize_indices)
-  gplan = eager_gather_plan(idx, shape, normalize_indices, mode)
-  if gplan is None:
+  entry, values = eager_plan(idx, shape, normalize_indices, mode)
+  if type(entry) is EagerDynamic:
+    return apply_dynamic_slice(arr, dynamic_slice_plan(entry, values), normalize_indices)
+  if entry is not None:
+    gplan = eager_gather_plan(entry, values)
+  else:
     parsed = parse(idx, shape)
     plan = to_static_slice(parsed, shape, mode=mode, normalize=normalize_indices)
     if plan is not None:
