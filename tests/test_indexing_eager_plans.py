@@ -203,7 +203,8 @@ def test_index_values_are_not_modified():
 def test_host_indices_under_transforms_give_the_same_jaxprs():
   x = _operand()
   fns = [lambda x: x[np.array([0, -1])], lambda x: x[:, np.array([[1], [4]]), np.array([0, 5])],
-         lambda x: x.at[np.array([1, -1])].add(2.0), lambda x: x[np.arange(4) % 2 == 0]]
+         lambda x: x.at[np.array([1, -1])].add(2.0), lambda x: x[np.arange(4) % 2 == 0],
+         lambda x: x[jnp.asarray(2)], lambda x: x[1:, np.asarray(-1, np.int64), 2]]
   for fn in fns:
     with _general_path():
       want_jaxpr = str(jax.make_jaxpr(fn)(x))
