@@ -126,21 +126,31 @@ class EagerGather(NamedTuple):
   columns: tuple
 
 
+def _index_column(v: np.ndarray, size, dtype) -> np.ndarray:
+  """``v`` in the index dtype (a new array), negative entries counted from
+  the end where ``size`` is given (as ``indexer._wrap_negative``)."""
+  w = v.astype(dtype)
+  if size is not None and v.dtype.kind == "i":
+    w = np.where(w < 0, w + size, w)
+  return w
+
+
 def gather_indices(entry: EagerGather, values: list) -> np.ndarray:
   """The gather indices of ``entry``'s structure for this call's index
   values: negative indices wrapped, cast to the index dtype and broadcast
   into their column of the index vectors, as ``indexer.to_gather`` builds
   them from host values."""
-  dt = entry.index_dtype
-  out = np.empty(entry.indices_shape, dt)
-  for column, (source, size, shape) in enumerate(entry.columns):
+  dt, shape = entry.index_dtype, entry.indices_shape
+  if len(entry.columns) == 1:   # one value: its column is the indices
+    source, size, _ = entry.columns[0]
+    w = _index_column(values[source], size, dt)
+    if w.shape == shape[:-1]:
+      return w.reshape(shape)
+  out = np.empty(shape, dt)
+  for column, (source, size, piece_shape) in enumerate(entry.columns):
     if type(source) is int:
-      v = values[source]
-      if size is not None and v.dtype.kind == "i":
-        v = v.astype(dt)
-        np.add(v, size, out=v, where=v < 0)
-      source = v
-    out[..., column] = source.reshape(shape)   # casts as astype does (wraps)
+      source = _index_column(values[source], size, dt)
+    out[..., column] = source.reshape(piece_shape)
   return out
 
 
