@@ -25,7 +25,7 @@ from openjax._src import dtypes, lax
 from openjax._src.core import Array, eval_trace, registry
 from openjax._src.core.avals import ShapedArray
 from openjax._src.core.trace import canonical_value, check_nans, eager_config, get_aval
-from openjax._src.numpy import indexer, reductions
+from openjax._src.numpy import index_plans, reductions
 from openjax._src.primitives.elementwise import logic
 from openjax._src.primitives.index import gather_scatter
 from openjax._src.primitives.sort.sort import _sort_lexsort
@@ -315,7 +315,7 @@ def test_sum_under_global_x64():
 def test_indexing_matches_the_reference(idx):
   for x in (_array(np.float32, shape=(3, 3)), _array(np.int8, weak=True, shape=(3, 3)),
             _array(np.bool_, shape=(_N,))):
-    indexer._STATIC_PLANS.clear()
+    index_plans._STATIC_PLANS.clear()
     with _reference():
       want = _outcome(lambda a: a[idx], x)
     assert _outcome(lambda a: a[idx], x) == want, (idx, x.aval)   # plans made
@@ -694,8 +694,8 @@ def test_point_scatter_kernel_gives_the_impls_result(mode):
 
 
 def test_static_index_plans_are_made_once():
-  assert indexer.gather_plan((1, 2), (3, 4)) is indexer.gather_plan((1, 2), (3, 4))
-  assert indexer.gather_plan(1, (3, 4)) is not indexer.gather_plan(1, (5, 4))
+  assert index_plans.gather_plan((1, 2), (3, 4)) is index_plans.gather_plan((1, 2), (3, 4))
+  assert index_plans.gather_plan(1, (3, 4)) is not index_plans.gather_plan(1, (5, 4))
   x = jnp.zeros((3, 4))
   for i in range(3):
     x = x.at[i, i].set(float(i + 1))

@@ -19,7 +19,7 @@ from openjax._src.core import ClosedJaxpr, ShapedArray, Tracer, get_aval
 from openjax._src.interpreters.staging import trace_to_jaxpr
 from openjax._src.numpy import util
 from openjax._src.numpy.creation import asarray, ones_like
-from openjax._src.numpy.indexer import gather_plan, rewriting_take
+from openjax._src.numpy.index_plans import gather_plan, rewriting_take
 from openjax._src.numpy.ufuncs import divide as _divide, power as _power
 from openjax._src.primitives.index.gather_scatter import scatter_apply_jaxpr
 

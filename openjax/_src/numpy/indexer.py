@@ -415,8 +415,12 @@ def _stack_index_pieces(pieces, batch_shape, index_dtype):
   return lax.concatenate(cols, len(full) - 1)
 
 
-def to_gather(parsed: list[Parsed], shape, *, normalize: bool = True) -> GatherPlan:
-  """The ``gather`` computing ``x[idx]`` (booleans already expanded)."""
+def to_gather(parsed: list[Parsed], shape, *, normalize: bool = True,
+              record: list | None = None) -> GatherPlan:
+  """The ``gather`` computing ``x[idx]`` (booleans already expanded). With
+  ``record``, appends the index pieces and, per piece, where its value came
+  from (``(index object, wrap size, shape)``, None for a structural piece)
+  for ``eager_gather``."""
   _check_static_slices(parsed)
   parsed = [Parsed(_to_index_array(p.index), p.kind, p.axes)
             if p.kind in (Kind.ARRAY, Kind.BOOLEAN) and not isinstance(p.index, bool)
@@ -450,12 +454,14 @@ def to_gather(parsed: list[Parsed], shape, *, normalize: bool = True) -> GatherP
       arrs.append(_to_index_dtype(i, index_dtype))
     adv_arrays, adv_shape = _broadcast_index_arrays(arrs)
   x_axis = y_axis = cy_axis = 0
-  offset_dims, collapsed, start_map, pieces = [], [], [], []
+  offset_dims, collapsed, start_map, pieces, sources = [], [], [], [], []
   batch_shape, slice_shape, newaxis_dims, reversed_dims, gslice = [], [], [], [], []
   for n, p in enumerate(parsed):
     if advanced and n == (adv_pos[0] if contiguous else 0):
       start = len(batch_shape)
       pieces.extend((a, start) for a in adv_arrays)
+      sources.extend((parsed[m].index, shape[parsed[m].axes[0]] if normalize else None,
+                      adv_shape) for m in adv_pos)
       batch_shape.extend(adv_shape)
       x_adv = [parsed[m].axes[0] for m in adv_pos]
       start_map.extend(x_adv)
@@ -472,6 +478,7 @@ def to_gather(parsed: list[Parsed], shape, *, normalize: bool = True) -> GatherP
         raise IndexError(f"index is out of bounds for axis {x_axis} with size 0")
       i = _wrap_negative(p.index, shape[x_axis], index_dtype) if normalize else p.index
       pieces.append((_to_index_dtype(i, index_dtype), len(batch_shape)))
+      sources.append((p.index, shape[x_axis] if normalize else None, ()))
       collapsed.append(x_axis)
       gslice.append(1)
       start_map.append(x_axis)
@@ -487,6 +494,7 @@ def to_gather(parsed: list[Parsed], shape, *, normalize: bool = True) -> GatherP
       if r.step == 1:
         if size != shape[x_axis]:
           pieces.append((np.asarray(r.start, index_dtype), len(batch_shape)))
+          sources.append(None)
           start_map.append(x_axis)
         gslice.append(size)
         offset_dims.append(cy_axis)
@@ -498,6 +506,7 @@ def to_gather(parsed: list[Parsed], shape, *, normalize: bool = True) -> GatherP
           positions = positions[::-1].copy()
         gslice.append(1)
         pieces.append((positions, len(batch_shape)))
+        sources.append(None)
         start_map.append(x_axis)
         batch_shape.append(size)
         collapsed.append(x_axis)
@@ -509,6 +518,8 @@ def to_gather(parsed: list[Parsed], shape, *, normalize: bool = True) -> GatherP
   dnums = lax.GatherDimensionNumbers(offset_dims=tuple(offset_dims),
                                      collapsed_slice_dims=tuple(sorted(collapsed)),
                                      start_index_map=tuple(start_map))
+  if record is not None:
+    record.extend((pieces, sources, tuple(batch_shape), index_dtype))
   return GatherPlan(tuple(slice_shape), tuple(gslice),
                     _stack_index_pieces(pieces, batch_shape, index_dtype), dnums,
                     not advanced, not advanced, tuple(reversed_dims), tuple(newaxis_dims),
@@ -644,102 +655,3 @@ def slice_block(x, idx):
     rest.append(e)
     axis += width(e)
   return lax.dynamic_slice(x, starts, sizes), tuple(rest), starts
-
-
-# (shape, index key, normalize) -> the GatherPlan of a static index, for
-# ``x.at[i].set(v)`` in loops: parsing and planning cost ~20 us, the scatter
-# itself less.
-_GATHER_PLANS: dict = {}
-
-
-def gather_plan(idx, shape, *, normalize: bool = True) -> GatherPlan:
-  """``to_gather`` of ``idx`` on ``shape`` (booleans expanded), made once per
-  static index (Python ints, slices, None, Ellipsis)."""
-  key = _static_index_key(idx)
-  if key is None:
-    return to_gather(expand_bool_indices(parse(idx, shape), shape), shape, normalize=normalize)
-  key = (shape, key, normalize)
-  plan = _GATHER_PLANS.get(key)
-  if plan is None:
-    plan = to_gather(expand_bool_indices(parse(idx, shape), shape), shape, normalize=normalize)
-    if isinstance(plan.indices, np.ndarray):
-      plan.indices.setflags(write=False)   # shared by every call with this index
-    if len(_GATHER_PLANS) >= 4096:
-      _GATHER_PLANS.clear()
-    _GATHER_PLANS[key] = plan
-  return plan
-
-
-def _static_slice_ops(plan: StaticSlice, shape) -> tuple:
-  """``apply_static_slice``'s decisions for ``plan`` on ``shape``: (slice
-  arguments or None, rev axes, squeeze axes, new axes), as tuples."""
-  trivial = all(s == 1 for s in plan.strides) and all(
-      a == 0 and b == d for a, b, d in zip(plan.starts, plan.limits, shape))
-  slice_args = None
-  if not trivial:
-    strides = None if all(s == 1 for s in plan.strides) else tuple(plan.strides)
-    slice_args = (tuple(plan.starts), tuple(plan.limits), strides)
-  return (slice_args, tuple(plan.rev_axes), tuple(plan.squeeze_axes),
-          tuple(plan.newaxis_dims))
-
-
-# (shape, index key, mode, normalize) -> the static slice's lax calls
-# (``_static_slice_ops``), or None when the index needs the dynamic or gather
-# path: ``x[i]`` and ``x[a:b]`` in loops are parsed once.
-_STATIC_PLANS: dict = {}
-_MISSING = object()
-
-
-def rewriting_take(arr, idx, *, indices_are_sorted: bool = False, unique_indices: bool = False,
-                   mode=None, fill_value=None, normalize_indices: bool = True):
-  """``arr[idx]`` with NumPy's semantics, lowered to the cheapest lax ops."""
-  shape = get_aval(arr).shape
-  key = _static_index_key(idx)
-  if key is not None:
-    key = (shape, key, mode, normalize_indices)
-    ops = _STATIC_PLANS.get(key, _MISSING)
-    if ops is _MISSING:
-      plan = to_static_slice(parse(idx, shape), shape, mode=mode, normalize=normalize_indices)
-      ops = None if plan is None else _static_slice_ops(plan, shape)
-      if len(_STATIC_PLANS) >= 4096:
-        _STATIC_PLANS.clear()
-      _STATIC_PLANS[key] = ops
-    if ops is not None:   # apply_static_slice's lax calls, decided once
-      slice_args, rev_axes, squeeze_axes, newaxis_dims = ops
-      out = arr if slice_args is None else lax.slice(arr, *slice_args)
-      if rev_axes:
-        out = lax.rev(out, rev_axes)
-      if squeeze_axes:
-        out = lax.squeeze(out, squeeze_axes)
-      if newaxis_dims:
-        out = lax.expand_dims(out, newaxis_dims)
-      return out
-  if has_slice(idx):
-    block, rest, _ = slice_block(arr, idx)
-    return rewriting_take(block, rest, indices_are_sorted=indices_are_sorted,
-                          unique_indices=unique_indices, mode=mode, fill_value=fill_value,
-                          normalize_indices=normalize_indices)
-  parsed = parse(idx, shape)
-  plan = to_static_slice(parsed, shape, mode=mode, normalize=normalize_indices)
-  if plan is not None:
-    return apply_static_slice(arr, plan)
-  dplan = to_dynamic_slice(parsed, shape, mode=mode)
-  if dplan is not None:
-    return apply_dynamic_slice(arr, dplan, normalize_indices)
-  gplan = to_gather(expand_bool_indices(parsed, shape), shape, normalize=normalize_indices)
-  fill_value = _static_fill_value(fill_value)
-  y = arr
-  if gplan.scalar_bool_dims:
-    y = lax.expand_dims(y, gplan.scalar_bool_dims)
-  if 0 in gplan.slice_shape:
-    return lax.full_like(y, 0, shape=gplan.slice_shape)
-  if np.size(gplan.indices) if not isinstance(gplan.indices, Tracer) else True:
-    y = lax.gather(y, gplan.indices, gplan.dnums, gplan.gather_slice_shape,
-                   unique_indices=unique_indices or gplan.unique_indices,
-                   indices_are_sorted=indices_are_sorted or gplan.indices_are_sorted,
-                   mode=mode, fill_value=fill_value)
-  if gplan.reversed_y_dims:
-    y = lax.rev(y, gplan.reversed_y_dims)
-  if gplan.newaxis_dims:
-    y = lax.expand_dims(y, gplan.newaxis_dims)
-  return y

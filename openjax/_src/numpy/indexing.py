@@ -18,7 +18,8 @@ from openjax._src import lax
 from openjax._src.core import Tracer, concrete_or_error
 from openjax._src.numpy import util
 from openjax._src.numpy.creation import asarray, ones
-from openjax._src.numpy.indexer import _to_index_dtype, _wrap_negative, rewriting_take
+from openjax._src.numpy.index_plans import rewriting_take
+from openjax._src.numpy.indexer import _to_index_dtype, _wrap_negative
 from openjax._src.numpy.shape_reshaping import as_array, broadcast_to, moveaxis, ravel, take_static
 
 __all__ = [

@@ -1,0 +1,366 @@
+"""``x[idx]`` (``rewriting_take``) and the gather plans of ``x.at[idx]``
+(``gather_plan``), with ``indexer``'s plans cached per index: static indices
+(Python ints, slices, None, Ellipsis) by value, and eager indices of host
+values (NumPy arrays, concrete Arrays, int lists, masks) by *structure* (a
+hashable key) apart from their *values* (the index arrays): the gather is
+planned once per structure and only the index values are normalised and
+stacked per call (parsing and planning cost ~100 us a call, the gather itself
+a few).
+
+An index holding a tracer has no eager key and takes the general path (under
+jit, vmap or grad the printed jaxprs stay as they are).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from openjax._src import dtypes
+from openjax._src import lax
+from openjax._src.core import Array, Tracer, get_aval
+from openjax._src.numpy.indexer import (
+    DynamicSlice, GatherPlan, Kind, StaticSlice, _index_dtype, _static_fill_value,
+    _static_index_key, _to_index_dtype, _wrap_negative, apply_dynamic_slice, apply_static_slice,
+    expand_bool_indices, expand_ellipsis, has_slice, parse, slice_block, to_dynamic_slice,
+    to_gather, to_static_slice)
+
+_INT32_MAX = np.iinfo(np.int32).max
+
+
+def _host_value(e):
+  """The NumPy value of a NumPy array or a concrete Array index, or None."""
+  t = type(e)
+  if t is np.ndarray:
+    return e
+  if t is Array:
+    return e._value
+  return None
+
+
+def _flat_int_list(e) -> bool:
+  return type(e) is list and bool(e) and all(type(v) is int for v in e)
+
+
+def _entry_key(e, canon: list, values: list):
+  """The key of one index entry, appending what replaces it in the index
+  (``canon``) and its per-call values; None when it has no eager key."""
+  t = type(e)
+  if t is int:
+    canon.append(e)
+    return e
+  if e is None or e is Ellipsis:
+    canon.append(e)
+    return (e,)
+  if t is slice:
+    start, stop, step = e.start, e.stop, e.step
+    if not ((start is None or type(start) is int) and (stop is None or type(stop) is int)
+            and (step is None or type(step) is int)):
+      return None
+    canon.append(e)
+    return (slice, start, stop, step)
+  if t is bool:
+    canon.append(e)
+    return (bool, e)
+  if isinstance(e, np.integer):
+    canon.append(e)
+    return (np.integer, e.dtype, int(e))
+  if _flat_int_list(e):
+    # As the general path converts a list: NumPy's dtype, canonicalised.
+    v = np.asarray(e)
+    e = v.astype(dtypes.canonicalize_dtype(v.dtype))
+    t = np.ndarray
+  v = _host_value(e)
+  if v is None:
+    return None
+  kind = v.dtype.kind
+  if kind == "b":
+    if v.ndim == 0:   # a scalar bool adds an axis: structure, not a value
+      canon.append(bool(v))
+      return (bool, bool(v))
+    # The mask's True positions (as expand_bool_indices makes them): their
+    # count sets the result's shape, so it is part of the key.
+    positions = np.nonzero(v)
+    dt = np.int32 if v.size <= _INT32_MAX else np.int64
+    values.extend(p.astype(dt) for p in positions)
+    canon.append(e)
+    return ("mask", v.shape, len(positions[0]))
+  if kind not in "iu":
+    return None
+  values.append(v)
+  canon.append(e)
+  return ("array", v.shape, v.dtype)
+
+
+def eager_index_key(idx):
+  """``(key, canon, values)`` for an index of host values: ``key`` holds its
+  structure (ints, slices, None, Ellipsis, bools; index arrays' shapes and
+  dtypes; masks' shapes and True counts), ``canon`` is the index with int
+  lists made arrays, ``values`` the integer index arrays in the order the
+  parsed and boolean-expanded index holds them. None for other indices."""
+  canon, values = [], []
+  if type(idx) is tuple:
+    keys = []
+    for e in idx:
+      k = _entry_key(e, canon, values)
+      if k is None:
+        return None
+      keys.append(k)
+    return tuple(keys), tuple(canon), values
+  if type(idx) is list:   # a bare list is refused by the general path
+    return None
+  k = _entry_key(idx, canon, values)
+  if k is None:
+    return None
+  return (k,), canon[0], values
+
+
+class EagerGather(NamedTuple):
+  """A gather planned once per index structure: the plan (without indices
+  where they hold index values: the cache keeps no call's values) and how
+  each column of the index vectors is filled."""
+  plan: object          # indexer.GatherPlan
+  indices_shape: tuple
+  index_dtype: np.dtype
+  # per column: (value position or static ndarray, wrap size or None, shape
+  # that broadcasts it over the batch dims)
+  columns: tuple
+
+
+def _index_column(v: np.ndarray, size, dtype) -> np.ndarray:
+  """``v`` in the index dtype (a new array), negative entries counted from
+  the end where ``size`` is given: the general path's own steps."""
+  if size is not None:
+    v = _wrap_negative(v, size, dtype)
+  return _to_index_dtype(v, dtype)
+
+
+def gather_indices(entry: EagerGather, values: list) -> np.ndarray:
+  """The gather indices of ``entry``'s structure for this call's index
+  values: negative indices wrapped, cast to the index dtype and broadcast
+  into their column of the index vectors, as ``indexer.to_gather`` builds
+  them from host values."""
+  dt, shape = entry.index_dtype, entry.indices_shape
+  if len(entry.columns) == 1:   # one value: its column is the indices
+    source, size, _ = entry.columns[0]
+    w = _index_column(values[source], size, dt)
+    if w.shape == shape[:-1]:
+      return w.reshape(shape)
+  out = np.empty(shape, dt)
+  for column, (source, size, piece_shape) in enumerate(entry.columns):
+    if type(source) is int:
+      source = _index_column(values[source], size, dt)
+    out[..., column] = source.reshape(piece_shape)
+  return out
+
+
+class EagerDynamic(NamedTuple):
+  """``x[idx]`` as a ``dynamic_slice``, planned once per index structure
+  (scalar index arrays beside static ints and slices): the plan without the
+  values' starts, and where each value goes."""
+  plan: DynamicSlice
+  columns: tuple              # (position in plan.starts, value position) per value
+  index_dtype: np.dtype | None   # the starts' common dtype where there are several
+
+
+def dynamic_slice_plan(entry: EagerDynamic, values: list) -> DynamicSlice:
+  starts = list(entry.plan.starts)
+  for k, pos in entry.columns:
+    v = values[pos]
+    starts[k] = v if entry.index_dtype is None else v.astype(entry.index_dtype)
+  return entry.plan._replace(starts=starts)
+
+
+# (shape, index key, normalize) -> the GatherPlan of a static index, for
+# ``x.at[i].set(v)`` in loops: parsing and planning cost ~20 us, the scatter
+# itself less.
+_GATHER_PLANS: dict = {}
+
+
+# (shape, eager index key, getitem mode or _SCATTER, normalize) -> the
+# EagerGather or (``x[idx]`` only) EagerDynamic of an index of host values,
+# or None where ``x[idx]`` is a static slice: ``x[i]`` and ``x.at[i]`` with
+# index arrays are planned once per structure (~100 us), their values
+# processed per call.
+_EAGER_PLANS: dict = {}
+_SCATTER = object()
+
+
+def _eager_dynamic(dplan: DynamicSlice, parsed, shape) -> EagerDynamic:
+  # One start per entry but None; the index values are the scalar arrays,
+  # in order (masks and arrays with dims take the gather path).
+  columns, k = [], 0
+  for p in expand_ellipsis(parsed, len(shape)):
+    if p.kind == Kind.ARRAY:
+      columns.append((k, len(columns)))
+    k += p.kind != Kind.NONE
+  value_starts = {k for k, _ in columns}
+  starts = [None if k in value_starts else s for k, s in enumerate(dplan.starts)]
+  return EagerDynamic(dplan._replace(starts=starts), tuple(columns),
+                      _index_dtype(shape) if len(starts) > 1 else None)
+
+
+def _eager_plan(canon, values, shape, normalize: bool, mode):
+  parsed = parse(canon, shape)
+  if mode is not _SCATTER:
+    if to_static_slice(parsed, shape, mode=mode, normalize=normalize) is not None:
+      return None
+    dplan = to_dynamic_slice(parsed, shape, mode=mode)
+    if dplan is not None:
+      return _eager_dynamic(dplan, parsed, shape)
+  expanded = expand_bool_indices(parsed, shape)
+  arrays = [n for n, p in enumerate(expanded) if p.kind == Kind.ARRAY]
+  # Distinct objects, so that each recorded piece names one value position
+  # (``x[i, i]`` passes one array twice).
+  marked = [v.view() for v in values]
+  for n, v in zip(arrays, marked, strict=True):
+    expanded[n] = expanded[n]._replace(index=v)
+  record = []
+  plan = to_gather(expanded, shape, normalize=normalize, record=record)
+  pieces, sources, batch_shape, index_dtype = record
+  if all(src is None or all(v is not src[0] for v in marked) for src in sources):
+    plan.indices.setflags(write=False)   # made from the structure alone
+    return EagerGather(plan, plan.indices.shape, index_dtype, ())
+  columns = []
+  for (g, start), src in zip(pieces, sources):
+    pos = None if src is None else next(
+        (k for k, v in enumerate(marked) if v is src[0]), None)
+    if pos is None:   # a piece of the structure (slices, static ints, bools)
+      g = np.array(g)
+      g.setflags(write=False)
+      own, span, size = g.shape, g.ndim, None
+    else:   # an index value, broadcast (right-aligned) over its piece's dims
+      own, span, size = marked[pos].shape, len(src[2]), src[1]
+    columns.append((g if pos is None else pos, size, (1,) * (start + span - len(own)) + own
+                    + (1,) * (len(batch_shape) - start - span)))
+  return EagerGather(plan._replace(indices=None), plan.indices.shape, index_dtype,
+                     tuple(columns))
+
+
+def eager_plan(idx, shape, normalize: bool, mode) -> tuple:
+  """``(entry, values)``: the plan of ``idx``'s structure (made once) and
+  this call's index values; entry None when ``idx`` holds tracers or other
+  values without an eager key, or (``mode`` not ``_SCATTER``) when
+  ``x[idx]`` is a static slice."""
+  walked = eager_index_key(idx)
+  if walked is None:
+    return None, None
+  key, canon, values = walked
+  key = (shape, key, mode, normalize)
+  entry = _EAGER_PLANS.get(key, _MISSING)
+  if entry is _MISSING:
+    entry = _eager_plan(canon, values, shape, normalize, mode)
+    if len(_EAGER_PLANS) >= 4096:
+      _EAGER_PLANS.clear()
+    _EAGER_PLANS[key] = entry
+  return entry, values
+
+
+def eager_gather_plan(entry: EagerGather, values: list) -> GatherPlan:
+  """``to_gather``'s plan for this call's index values."""
+  if not entry.columns:   # the indices are the structure's
+    return entry.plan
+  return entry.plan._replace(indices=gather_indices(entry, values))
+
+
+def gather_plan(idx, shape, *, normalize: bool = True) -> GatherPlan:
+  """``to_gather`` of ``idx`` on ``shape`` (booleans expanded), made once per
+  static index (Python ints, slices, None, Ellipsis) and once per structure
+  of an index of host values."""
+  key = _static_index_key(idx)
+  if key is None:
+    entry, values = eager_plan(idx, shape, normalize, _SCATTER)
+    if entry is not None:
+      return eager_gather_plan(entry, values)
+    return to_gather(expand_bool_indices(parse(idx, shape), shape), shape, normalize=normalize)
+  key = (shape, key, normalize)
+  plan = _GATHER_PLANS.get(key)
+  if plan is None:
+    plan = to_gather(expand_bool_indices(parse(idx, shape), shape), shape, normalize=normalize)
+    if isinstance(plan.indices, np.ndarray):
+      plan.indices.setflags(write=False)   # shared by every call with this index
+    if len(_GATHER_PLANS) >= 4096:
+      _GATHER_PLANS.clear()
+    _GATHER_PLANS[key] = plan
+  return plan
+
+
+def _static_slice_ops(plan: StaticSlice, shape) -> tuple:
+  """``apply_static_slice``'s decisions for ``plan`` on ``shape``: (slice
+  arguments or None, rev axes, squeeze axes, new axes), as tuples."""
+  trivial = all(s == 1 for s in plan.strides) and all(
+      a == 0 and b == d for a, b, d in zip(plan.starts, plan.limits, shape))
+  slice_args = None
+  if not trivial:
+    strides = None if all(s == 1 for s in plan.strides) else tuple(plan.strides)
+    slice_args = (tuple(plan.starts), tuple(plan.limits), strides)
+  return (slice_args, tuple(plan.rev_axes), tuple(plan.squeeze_axes),
+          tuple(plan.newaxis_dims))
+
+
+# (shape, index key, mode, normalize) -> the static slice's lax calls
+# (``_static_slice_ops``), or None when the index needs the dynamic or gather
+# path: ``x[i]`` and ``x[a:b]`` in loops are parsed once.
+_STATIC_PLANS: dict = {}
+_MISSING = object()
+
+
+def rewriting_take(arr, idx, *, indices_are_sorted: bool = False, unique_indices: bool = False,
+                   mode=None, fill_value=None, normalize_indices: bool = True):
+  """``arr[idx]`` with NumPy's semantics, lowered to the cheapest lax ops."""
+  shape = get_aval(arr).shape
+  key = _static_index_key(idx)
+  if key is not None:
+    key = (shape, key, mode, normalize_indices)
+    ops = _STATIC_PLANS.get(key, _MISSING)
+    if ops is _MISSING:
+      plan = to_static_slice(parse(idx, shape), shape, mode=mode, normalize=normalize_indices)
+      ops = None if plan is None else _static_slice_ops(plan, shape)
+      if len(_STATIC_PLANS) >= 4096:
+        _STATIC_PLANS.clear()
+      _STATIC_PLANS[key] = ops
+    if ops is not None:   # apply_static_slice's lax calls, decided once
+      slice_args, rev_axes, squeeze_axes, newaxis_dims = ops
+      out = arr if slice_args is None else lax.slice(arr, *slice_args)
+      if rev_axes:
+        out = lax.rev(out, rev_axes)
+      if squeeze_axes:
+        out = lax.squeeze(out, squeeze_axes)
+      if newaxis_dims:
+        out = lax.expand_dims(out, newaxis_dims)
+      return out
+  if has_slice(idx):
+    block, rest, _ = slice_block(arr, idx)
+    return rewriting_take(block, rest, indices_are_sorted=indices_are_sorted,
+                          unique_indices=unique_indices, mode=mode, fill_value=fill_value,
+                          normalize_indices=normalize_indices)
+  entry, values = eager_plan(idx, shape, normalize_indices, mode)
+  if type(entry) is EagerDynamic:
+    return apply_dynamic_slice(arr, dynamic_slice_plan(entry, values), normalize_indices)
+  if entry is not None:
+    gplan = eager_gather_plan(entry, values)
+  else:
+    parsed = parse(idx, shape)
+    plan = to_static_slice(parsed, shape, mode=mode, normalize=normalize_indices)
+    if plan is not None:
+      return apply_static_slice(arr, plan)
+    dplan = to_dynamic_slice(parsed, shape, mode=mode)
+    if dplan is not None:
+      return apply_dynamic_slice(arr, dplan, normalize_indices)
+    gplan = to_gather(expand_bool_indices(parsed, shape), shape, normalize=normalize_indices)
+  fill_value = _static_fill_value(fill_value)
+  y = arr
+  if gplan.scalar_bool_dims:
+    y = lax.expand_dims(y, gplan.scalar_bool_dims)
+  if 0 in gplan.slice_shape:
+    return lax.full_like(y, 0, shape=gplan.slice_shape)
+  if np.size(gplan.indices) if not isinstance(gplan.indices, Tracer) else True:
+    y = lax.gather(y, gplan.indices, gplan.dnums, gplan.gather_slice_shape,
+                   unique_indices=unique_indices or gplan.unique_indices,
+                   indices_are_sorted=indices_are_sorted or gplan.indices_are_sorted,
+                   mode=mode, fill_value=fill_value)
+  if gplan.reversed_y_dims:
+    y = lax.rev(y, gplan.reversed_y_dims)
+  if gplan.newaxis_dims:
+    y = lax.expand_dims(y, gplan.newaxis_dims)
+  return y
