@@ -66,6 +66,7 @@ NUMPY_ORDER = (
     "shape_reshaping",
     "shape_joining",
     "indexer",
+    "index_plans",
     "index_update",
     "indexing",
     "reductions",
