@@ -3,6 +3,8 @@ float32/float64/complex64 and batches, gradients, jit/vmap, the IREE-compiled
 decompositions (one module per primitive) against eager, printed jaxprs
 against JAX 0.10.2 and JAX's errors. The op table (tests/ops/rows_linalg.py)
 adds the per-row eager/jit/vmap/grad columns."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -103,6 +105,31 @@ def test_lu_reconstructs(dtype):
   np.testing.assert_allclose(l @ u, pa, atol=_tol(dtype) * 10)
   np.testing.assert_array_equal(np.asarray(lax_linalg.lu_pivots_to_permutation(pivots, 5)),
                                 perm)
+
+
+@pytest.mark.parametrize("shape", [(1, 300, 300), (2, 257, 150), (1, 150, 257)])
+@pytest.mark.parametrize("kind", ["f64", "c128"])
+def test_lu_by_panels_matches_lapack(shape, kind):
+  # Past 128 columns the eager LU eliminates by panels (a triangular solve
+  # and a matrix product per panel): LAPACK getrf's pivots, its factors to
+  # rounding (SciPy's lu_factor is the reference).
+  sl = pytest.importorskip("scipy.linalg")
+  rng = np.random.default_rng(11)
+  a = rng.standard_normal(shape)
+  if kind == "c128":
+    a = a + 1j * rng.standard_normal(shape)
+  a[0, :, 7] = 0   # a zero column: a zero pivot left in place, as LAPACK does
+  with jax.enable_x64():
+    lu, pivots, perm = (np.asarray(t) for t in lax_linalg.lu(a))
+  assert lu.dtype == a.dtype
+  for i in range(shape[0]):
+    with warnings.catch_warnings():
+      warnings.simplefilter("ignore")   # SciPy warns of the zero pivot
+      lu_ref, piv_ref = sl.lu_factor(a[i], check_finite=False)
+    np.testing.assert_array_equal(pivots[i], piv_ref)
+    np.testing.assert_allclose(lu[i], lu_ref, atol=1e-11 * np.abs(lu_ref).max())
+  np.testing.assert_array_equal(
+      np.asarray(lax_linalg.lu_pivots_to_permutation(pivots, shape[1])), perm)
 
 
 def test_solve_inv_det_slogdet(dtype):

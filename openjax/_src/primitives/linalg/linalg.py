@@ -421,14 +421,45 @@ def lu(x):
 
 def _lu_numpy(a: np.ndarray):
   """Partial-pivoting LU of a batch ``[b, m, n]`` (LAPACK getrf's choices:
-  the first row of largest magnitude, |re| + |im| for complex numbers)."""
+  the first row of largest magnitude, |re| + |im| for complex numbers).
+
+  Up to ``_LU_BLOCK_MIN`` columns the columns are eliminated one by one with
+  rank-1 updates of the whole trailing matrix; past it by panels of
+  ``_LU_PANEL`` columns as LAPACK does (the panel eliminated column by
+  column, then one triangular solve for the panel's rows of U and one matrix
+  product for the trailing matrix): a float64 1000 x 1000 LU takes ~830 ms
+  as rank-1 updates (memory-bound passes over the trailing matrix), ~80 ms
+  by panels of 32 (16: 85, 64: 84, 128: 114; LAPACK's getrf ~10 ms)."""
   b, m, n = a.shape
   k = min(m, n)
   a = a.copy()
   pivots = np.zeros((b, k), np.int32)
   perm = np.broadcast_to(np.arange(m, dtype=np.int32), (b, m)).copy()
-  rows = np.arange(b)
-  for j in range(k):
+  if k <= _LU_BLOCK_MIN:
+    _lu_columns(a, pivots, perm, 0, k, n)
+    return a, pivots, perm
+  for j0 in range(0, k, _LU_PANEL):
+    j1 = min(j0 + _LU_PANEL, k)
+    _lu_columns(a, pivots, perm, j0, j1, j1)      # the panel; swaps move whole rows
+    if j1 < n:
+      # U12 = L11^-1 A12 (L11 unit lower), then A22 -= L21 U12.
+      for r in range(j0 + 1, j1):
+        a[:, r, j1:] -= np.matmul(a[:, r, None, j0:r], a[:, j0:r, j1:])[:, 0]
+      if j1 < m:
+        a[:, j1:, j1:] -= np.matmul(a[:, j1:, j0:j1], a[:, j0:j1, j1:])
+  return a, pivots, perm
+
+
+_LU_BLOCK_MIN = 128
+_LU_PANEL = 32
+
+
+def _lu_columns(a: np.ndarray, pivots: np.ndarray, perm: np.ndarray, j0: int, j1: int,
+                stop: int) -> None:
+  """Eliminate columns ``j0:j1`` of ``a`` in place, updating the trailing
+  columns up to ``stop`` (row swaps move whole rows)."""
+  rows = np.arange(a.shape[0])
+  for j in range(j0, j1):
     col = a[:, j:, j]
     mag = np.abs(col.real) + np.abs(col.imag) if a.dtype.kind == "c" else np.abs(col)
     i = j + np.argmax(mag, axis=1)
@@ -439,8 +470,7 @@ def _lu_numpy(a: np.ndarray):
     safe = d != 0
     a[:, j + 1:, j] = np.where(safe[:, None], a[:, j + 1:, j] / np.where(safe, d, 1)[:, None],
                                a[:, j + 1:, j])
-    a[:, j + 1:, j + 1:] -= a[:, j + 1:, j, None] * a[:, j, None, j + 1:]
-  return a, pivots, perm
+    a[:, j + 1:, j + 1:stop] -= a[:, j + 1:, j, None] * a[:, j, None, j + 1:stop]
 
 
 @lu_p.def_impl
