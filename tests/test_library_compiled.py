@@ -17,8 +17,11 @@ INT_DTYPES = [np.int8, np.int16, np.int32, np.uint8, np.uint16, np.uint32]
 
 
 @pytest.fixture
-def compiled():
-  """The iree executor, compiling before the first call (no tiers)."""
+def compiled(monkeypatch):
+  """The iree executor, compiling before the first call (no tiers); a
+  signature lowers on its second call (its first call's time is over the
+  interpreted-time budget)."""
+  monkeypatch.setattr(library_compile, "INTERPRETED_S", 1e-9)
   with config.override("openjax_executor", "iree"), \
        config.override("openjax_tiered_compilation", False):
     yield
@@ -138,7 +141,8 @@ def test_interpreter_executor_never_compiles():
   assert entry.exact is True and entry.executable is None and entry.pending is None
 
 
-def test_tiered_first_calls_interpret_while_compiling(tmp_path):
+def test_tiered_first_calls_interpret_while_compiling(tmp_path, monkeypatch):
+  monkeypatch.setattr(library_compile, "INTERPRETED_S", 1e-9)
   compiler.clear_memory_cache()
   with config.override("openjax_executor", "iree"), \
        config.override("openjax_tiered_compilation", True), \
@@ -157,6 +161,24 @@ def test_tiered_first_calls_interpret_while_compiling(tmp_path):
     np.testing.assert_array_equal(np.asarray(first), np.asarray(second))
     np.testing.assert_array_equal(np.asarray(second), [127, 255, -257])
   compiler.clear_memory_cache()
+
+
+def test_cheap_calls_interpret_until_their_time_pays_for_lowering():
+  # Lowering costs ~10-40 ms: a signature whose calls take microseconds
+  # interprets until they have taken INTERPRETED_S, then compiles.
+  with config.override("openjax_executor", "iree"), \
+       config.override("openjax_tiered_compilation", False):
+    f = util.jit(lambda x: lax.while_loop(lambda c: c.sum() < 50, lambda c: c + 1, x))
+    x = jnp.asarray(np.array([0, 1, 2], np.int32))
+    outs = [np.asarray(f(x)) for _ in range(3)]
+    (entry,) = f._cache.values()
+    assert entry.exact is True and entry.executable is None and entry.lowered is None
+    assert 0 < entry.interpreted_s < library_compile.INTERPRETED_S
+    entry.interpreted_s = library_compile.INTERPRETED_S   # as after many calls
+    outs.append(np.asarray(f(x)))
+    assert entry.executable is not None
+    for out in outs:
+      np.testing.assert_array_equal(out, [16, 17, 18])
 
 
 def test_functions_needing_concrete_values_still_run_inline(compiled):

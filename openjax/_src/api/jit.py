@@ -154,7 +154,7 @@ def _check_donated_once(leaves, donated_invars) -> None:
 
 class _CacheEntry:
   __slots__ = ("closed_jaxpr", "out_tree", "hoisted", "lowered", "executable", "pending",
-               "compile_error", "single", "program", "unchecked", "spmd", "exact", "eager_calls")
+               "compile_error", "single", "program", "unchecked", "spmd", "exact", "interpreted_s")
 
   def __init__(self, closed_jaxpr, out_tree, hoisted):
     self.closed_jaxpr = closed_jaxpr
@@ -171,7 +171,7 @@ class _CacheEntry:
                          for e in jaxpr_effects(closed_jaxpr))
     self.spmd = {}           # (mesh, argument layouts, result specs) -> SpmdPlan
     self.exact = None        # eager library call: runs compiled (library_compile.py)
-    self.eager_calls = 0     # its interpreted calls before compiling starts
+    self.interpreted_s = 0.0   # time of its interpreted calls before compiling starts
 
   def run_program(self, leaves) -> list:
     """Run the jaxpr with the eval trace's kernels (an eager library call):

@@ -9,9 +9,11 @@ constants, every equation's results in every sub-jaxpr, outputs) is an
 integer or a bool computes the same bits either way, and may switch to the
 compiled program once one exists: as jit's tiered calls do, the first calls
 interpret while IREE compiles in the background, later calls run compiled.
-The first call of a signature interprets without lowering its program
-(lowering costs ~10 ms, more than most calls): the second lowers it and
-runs compiled at once on a compilation-cache hit.
+A signature interprets without lowering its program until its interpreted
+calls have taken ``INTERPRETED_S``, about what lowering costs (~10-40 ms,
+more than most calls): a call of a few microseconds never pays it, a call
+of a million elements lowers on its second call and runs compiled at once on
+a compilation-cache hit.
 
 Compiling pays only where the interpreter is slow: a compiled call costs
 ~5-10 us however small the program, while a few-step program interprets in
@@ -20,6 +22,8 @@ a few microseconds. ``worth_compiling`` is the measured rule (see
 with a while loop (interpreted, ~1 us a step a trip) or of many steps.
 """
 from __future__ import annotations
+
+import time
 
 import numpy as np
 
@@ -45,8 +49,10 @@ _NEVER_PREFIXES = ("random_", "rng_")
 _SLOWER_COMPILED = frozenset({"sort", "scan"})
 MIN_STEPS = 20
 
-# Calls of a signature that interpret before it is lowered and compiled.
-INTERPRETED_CALLS = 1
+# Seconds of a signature's interpreted calls before it is lowered and
+# compiled: lowering costs ~10-40 ms (measured on jnp.gcd/lcm/power), so a
+# signature pays it once its calls have cost as much.
+INTERPRETED_S = 0.02
 
 _EXACT_KINDS = frozenset("iub")
 
@@ -99,21 +105,23 @@ def worth_compiling(closed: ClosedJaxpr) -> bool:
 
 
 def library_outputs(wrapped, entry, leaves: list) -> list | None:
-  """The flat results of an eager library call run compiled, or None when
-  it interprets: not an exact program worth compiling, the executor does not
-  compile here (``compiling``: the interpreter executor, an interpreted first
-  call, a host callback), or the executable is still compiling."""
+  """The flat results of an eager library call of an exact program: run
+  compiled, or interpreted (and timed) before its lowering pays; None when
+  the caller interprets: not an exact program worth compiling, the executor
+  does not compile here (``compiling``: the interpreter executor, an
+  interpreted first call, a host callback), or the executable is still
+  compiling."""
   if entry.exact is None:
     entry.exact = compiles_exactly(entry.closed_jaxpr) and worth_compiling(entry.closed_jaxpr)
   if not entry.exact or not compiling():
     return None
   ex = entry.executable
   if ex is None:
-    if entry.pending is None and entry.eager_calls < INTERPRETED_CALLS:
-      # Lowering (to look the module up, or compile it) costs ~10 ms: a
-      # signature called once never pays it.
-      entry.eager_calls += 1
-      return None
+    if entry.pending is None and entry.interpreted_s < INTERPRETED_S:
+      start = time.perf_counter()
+      outs = entry.run_program(leaves)
+      entry.interpreted_s += time.perf_counter() - start
+      return outs
     ex = wrapped._executable(entry, None, len(leaves))
   if ex is None:
     return None
