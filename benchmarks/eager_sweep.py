@@ -29,6 +29,7 @@ Arrays (JAX arrays for JAX), made before timing, as a user holds them.
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import fnmatch
 import gc
 import importlib
@@ -449,6 +450,9 @@ def report(results, notes, rows, top: int) -> None:
 
 
 def main(argv=None) -> None:
+  # Native crashes were seen (rarely, not reproduced) in sweeps on a loaded
+  # machine: print every thread's stack if one happens.
+  faulthandler.enable()
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--quick", action="store_true",
                       help="a first look: 0.001 s a case, sizes 10 and 1e3 (about a minute)")
