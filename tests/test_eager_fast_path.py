@@ -649,6 +649,44 @@ def test_library_functions_run_their_program_with_the_eager_bits(name, call):
   assert f"name={name}" in traced   # staged as a jit call, as JAX prints it
 
 
+def test_library_functions_with_numpy_arguments_run_their_program():
+  """NumPy scalars and arrays key an eager library call as Arrays do (by
+  type; by shape and dtype): the cached program runs, no primitive is bound
+  after the first call, and the results equal those of Array arguments."""
+  x = jnp.asarray(np.linspace(-2, 2, 10).astype(np.float32))
+  xn = np.asarray(x)
+  calls = [lambda: jnp.clip(x, np.float32(-1), 1.0), lambda: jnp.var(xn),
+           lambda: jnp.where(xn > 0, x, 0.0), lambda: jnp.clip(xn, np.int8(-1), np.float64(1)),
+           lambda: jnp.var(xn.astype(np.float64)), lambda: jnp.clip(x, np.int64(2 ** 40), None)]
+  expected = [jnp.clip(x, jnp.float32(-1), 1.0), jnp.var(x), jnp.where(jnp.asarray(xn > 0), x, 0.0),
+              jnp.clip(x, jnp.int8(-1), jnp.float32(1)), jnp.var(x),
+              jnp.clip(x, jnp.int32(0), None)]   # int64 2**40 wraps to int32 0 without x64
+  for call, want in zip(calls, expected):
+    call()
+    bound = []
+    process = eval_trace.process_primitive
+    try:
+      eval_trace.process_primitive = lambda p, args, params: bound.append(p.name) or process(
+          p, args, params)
+      got = call()
+    finally:
+      del eval_trace.process_primitive
+    assert bound == [], bound
+    assert got.dtype == want.dtype and got.weak_type == want.weak_type and got.shape == want.shape
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+  # A NumPy array keys by shape and dtype: new values, same program; a new shape retraces.
+  a = np.arange(6.0, dtype=np.float32)
+  np.testing.assert_allclose(np.asarray(jnp.var(a)), np.var(a), rtol=1e-6)
+  a[0] = 100.0   # mutating the caller's array between calls
+  np.testing.assert_allclose(np.asarray(jnp.var(a)), np.var(a), rtol=1e-6)
+  b = np.arange(7.0, dtype=np.float32)
+  np.testing.assert_allclose(np.asarray(jnp.var(b)), np.var(b), rtol=1e-6)
+  # (the calls took the keyed fast path, not jit's general one)
+  assert (np.ndarray, (7,), np.dtype(np.float32)) in {
+      part for key in jnp.var._eager_fast for part in key if type(part) is tuple}
+  assert any(np.float32 in key for key in jnp.clip._eager_fast)
+
+
 def test_library_functions_with_arguments_jit_cannot_stage_run_inline():
   """A list axis (does not hash) or a body that needs a value jit would trace
   runs the function itself, eagerly and under a transformation."""

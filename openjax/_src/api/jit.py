@@ -24,14 +24,14 @@ from openjax._src.errors import (ConcretizationTypeError, JaxRuntimeError,
                                  TracerIntegerConversionError)
 from openjax._src.api.aot import Lowered
 from openjax._src.api.refs import NeedsRefs, RefJit, check_no_refs_returned, trace_in_ref_scope
-from openjax._src.api.library_compile import library_outputs
+from openjax._src.api.library_compile import NO_KEY, eager_leaf_key, library_outputs
 from openjax._src.api.jit_debug import explain_cache_miss, log_lowering, log_traced, run_checked
 from openjax._src.core.ref import Ref
 from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, Tracer, check_transformed, eval_jaxpr,
                                eval_trace, jaxpr_effects, program_of, trace_state)
 from openjax._src.core.devices import local_devices
 from openjax._src.core.placement import IncompatibleDevicesError, commit, committed_device
-from openjax._src.core.trace import SCALAR_TYPES, eager_config
+from openjax._src.core.trace import eager_config
 from openjax._src.core.transfer_guard import guard_host_to_device
 from openjax._src.interpreters.fold_reductions import folded
 from openjax._src.interpreters.staging import DebugInfo, flat_arg_names, trace_to_jaxpr
@@ -366,41 +366,33 @@ class JitWrapped:
     return (False,) * len(entry.hoisted) + tuple(flags)
 
   def _eager_key(self, args, kwargs):
-    """The key of an eager library call whose dynamic arguments are Arrays or
-    Python scalars (static ones hashable), with those leaves in jit's flat
+    """The key of an eager library call whose dynamic arguments have one
+    (``eager_leaf_key``; static ones hashable), with the leaves in jit's flat
     order; (None, None) for other calls."""
     key = [config.state_key()]
     leaves = []
     for i, a in enumerate(args):
-      t = type(a)
       if i in self.static_argnums:
         key.append(a)
-      elif t is Array and a._np is not None and type(a._buffer) is not ShardedBuffer:
-        key.append(a.aval)
-        leaves.append(a)
-      elif t in SCALAR_TYPES:
-        key.append(t)
-        leaves.append(a)
-      elif a is None:   # an empty pytree
-        key.append(None)
-      else:
+        continue
+      part = eager_leaf_key(a)
+      if part is NO_KEY:
         return None, None
+      key.append(part)
+      if a is not None:
+        leaves.append(a)
     if kwargs:
       for k in sorted(kwargs):
         a = kwargs[k]
-        t = type(a)
         if k in self.static_argnames:
           key.append((k, a))
-        elif t is Array and a._np is not None and type(a._buffer) is not ShardedBuffer:
-          key.append((k, a.aval))
-          leaves.append(a)
-        elif t in SCALAR_TYPES:
-          key.append((k, t))
-          leaves.append(a)
-        elif a is None:
-          key.append((k, None))
-        else:
+          continue
+        part = eager_leaf_key(a)
+        if part is NO_KEY:
           return None, None
+        key.append((k, part))
+        if a is not None:
+          leaves.append(a)
     return tuple(key), leaves
 
   def _library_entry(self, args, kwargs):
