@@ -225,6 +225,29 @@ def test_erf_primitive_past_the_element_loop(dt):
                                rtol=np.finfo(dt).eps, atol=0)
 
 
+def test_lgamma_element_loop_agrees_with_the_formula():
+  # Up to special_numerics._LGAMMA_ELEMENTWISE_MAX elements lgamma is
+  # math.lgamma per element; past it the reflection + Lanczos formula.
+  rng = np.random.default_rng(6)
+  x = np.concatenate([rng.uniform(-30, 60, 200), [0.5, 1.0, 2.0, 1e-300, -0.5, -2.5, 171.5,
+                                                  -170.5, 1 + 1e-9, 2 - 1e-12, 1e300]])
+  small = special_numerics.lgamma(x)
+  assert x.size <= special_numerics._LGAMMA_ELEMENTWISE_MAX
+  with np.errstate(all="ignore"):
+    wide = special_numerics.lgamma(np.tile(x, 2))[:x.size]   # the formula's path
+  np.testing.assert_allclose(small, wide, rtol=1e-13, atol=1e-14)
+  for v, got in zip(x.tolist(), small):
+    assert got == math.lgamma(v)
+  edges = np.array([0.0, -0.0, -3.0, -1e20, np.inf, -np.inf, np.nan, 1e308])
+  with np.errstate(all="ignore"):   # as the primitive's impl runs them
+    np.testing.assert_array_equal(special_numerics.lgamma(edges),
+                                  special_numerics.lgamma(np.tile(edges, 40))[:edges.size])
+    np.testing.assert_array_equal(special_numerics.lgamma(edges)[:6], [np.inf] * 6)
+  got = jax.lax.lgamma(np.array([0.5, -2.0, np.nan], np.float32))
+  assert got.dtype == np.float32
+  np.testing.assert_allclose(np.asarray(got)[:2], [math.lgamma(0.5), np.inf], rtol=1e-7)
+
+
 # ------------------------------------------------------------------- gcd, lcm
 @pytest.mark.parametrize("dt", [np.int8, np.uint8, np.int16, np.int32, np.uint32], ids=str)
 def test_gcd_lcm_match_numpy_on_edges(dt):

@@ -57,7 +57,24 @@ def _is_int(x):
   return np.isfinite(x) & (x == np.floor(x))
 
 
+def _lgamma_scalar(v: float) -> float:
+  try:
+    return math.lgamma(v)
+  except (ValueError, OverflowError):   # the poles (0, -1, -2, ...) and huge x: +inf
+    return math.inf
+
+
+_LGAMMA = np.frompyfunc(_lgamma_scalar, 1, 1)
+# Up to here Python's math.lgamma element by element (~0.2 us an element,
+# and accurate near its zeros at 1 and 2, where Lanczos' sum is off by an
+# ulp of 1): 3 us at 10 elements where the NumPy formula below takes 37 us;
+# from ~500 elements on the formula is faster (1e3: 92 us against 175 us).
+_LGAMMA_ELEMENTWISE_MAX = 256
+
+
 def lgamma(x):
+  if x.size <= _LGAMMA_ELEMENTWISE_MAX:
+    return np.asarray(_LGAMMA(x), np.float64)
   reflect = x < 0.5
   lg = _lgamma_lanczos(np.where(reflect, 1 - x, x))
   # Gamma(x) Gamma(1 - x) = pi / sin(pi x); poles give log(0) = -inf here.
