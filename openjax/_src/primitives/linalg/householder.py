@@ -17,23 +17,15 @@ import numpy as np
 
 from openjax._src.core import Primitive, ShapedArray
 from openjax._src.core.sharding_rules import replicated_rule
-from openjax._src.primitives.base.batch_util import axis_size, bdim_at_front
 from openjax._src.primitives.base.util import check_dtypes, check_same_dtypes
-from openjax._src.primitives.linalg.linalg_rules import check_batch, real_dtype
-from openjax._src.primitives.linalg.schur import hessenberg_impl, hessenberg_p
+from openjax._src.primitives.linalg.linalg_rules import batch_at_front, check_batch, real_dtype
+from openjax._src.primitives.linalg.schur import hessenberg_impl
 
 __all__ = ["householder_product", "householder_product_p", "ormqr", "ormqr_p", "tridiagonal",
            "tridiagonal_p"]
 
 _INEXACT = (np.floating, np.complexfloating)
 
-
-def _batch_at_front(prim: Primitive):
-  def rule(vals, dims, **params):
-    size = axis_size(vals, dims)
-    outs = prim.bind(*(bdim_at_front(v, d, size) for v, d in zip(vals, dims)), **params)
-    return outs, [0] * len(outs)
-  prim.def_batch(rule)
 
 
 def _no_derivative(prim: Primitive) -> None:
@@ -117,7 +109,7 @@ def _householder_product_abstract_eval(a, taus):
 
 householder_product_p.def_sharding_rule(replicated_rule)
 _no_derivative(householder_product_p)
-_batch_at_front(householder_product_p)
+batch_at_front(householder_product_p)
 
 
 # -------------------------------------------------------------------- ormqr
@@ -162,7 +154,7 @@ def _ormqr_abstract_eval(a, taus, c, *, left, transpose):
 
 ormqr_p.def_sharding_rule(replicated_rule)
 _no_derivative(ormqr_p)
-_batch_at_front(ormqr_p)
+batch_at_front(ormqr_p)
 
 
 # -------------------------------------------------------------- tridiagonal
@@ -225,4 +217,4 @@ def _tridiagonal_abstract_eval(a, *, lower):
 
 tridiagonal_p.def_sharding_rule(replicated_rule)
 _no_derivative(tridiagonal_p)
-_batch_at_front(tridiagonal_p)
+batch_at_front(tridiagonal_p)

@@ -19,7 +19,6 @@ from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, get_aval
 from openjax._src.core.sharding_rules import replicated_rule
 from openjax._src.primitives.base.ad_util import Zero
-from openjax._src.primitives.base.batch_util import axis_size, bdim_at_front
 from openjax._src.primitives.base.convert import convert_element_type
 from openjax._src.primitives.base.structural import broadcast_in_dim
 from openjax._src.primitives.base.util import check_dtypes, check_same_dtypes
@@ -28,9 +27,11 @@ from openjax._src.primitives.elementwise.arithmetic import (add, div, integer_po
 from openjax._src.primitives.elementwise.logic import eq
 from openjax._src.primitives.linalg import linalg_rules
 from openjax._src.primitives.linalg.schur import hessenberg, hessenberg_p, schur, schur_p
-from openjax._src.primitives.linalg.linalg_rules import (H, T, conj, const, diag_matrix, diagonal,
-                                                         eye_like, is_complex, mm, permute_rows,
-                                                         real_dtype, symmetrize, tril, triu)
+from openjax._src.primitives.linalg.linalg_rules import (H, T, batch_at_front, conj, const,
+                                                         diag_matrix, diagonal, eye_like,
+                                                         is_complex, lapack_dtype, mm,
+                                                         permute_rows, real_dtype, symmetrize,
+                                                         tril, triu)
 from openjax._src.primitives.shape.shape import concatenate, pad, slice
 
 __all__ = ["cholesky", "cholesky_p", "triangular_solve", "triangular_solve_p", "eigh", "eigh_p",
@@ -57,22 +58,6 @@ def _check_float(name: str, avals) -> None:
   check_dtypes(name, avals, [_INEXACT] * len(avals))
 
 
-def _batch_at_front(prim: Primitive):
-  """The batching rule of a primitive batched over leading dimensions."""
-  def rule(vals, dims, **params):
-    size = axis_size(vals, dims)
-    outs = prim.bind(*(bdim_at_front(v, d, size) for v, d in zip(vals, dims)), **params)
-    return outs, [0] * len(outs)
-  prim.def_batch(rule)
-
-
-def _lapack_dtype(x: np.ndarray) -> np.ndarray:
-  # numpy.linalg handles float32/64 and complex64/128; narrower floats go
-  # through float32 (the result is cast back).
-  if x.dtype.kind == "c" or x.dtype in (np.float32, np.float64):
-    return x
-  return x.astype(np.float32)
-
 
 def _real(dtype) -> np.dtype:
   return real_dtype(dtype)
@@ -95,7 +80,7 @@ def cholesky(x, *, symmetrize_input: bool = True):
 
 @cholesky_p.def_impl
 def _cholesky_impl(x):
-  a = _lapack_dtype(x)
+  a = lapack_dtype(x)
   out = np.empty_like(a)
   # An explicit batch count: -1 cannot be inferred for 0x0 matrices.
   flat_shape = (int(np.prod(a.shape[:-2])), *a.shape[-2:])
@@ -136,7 +121,7 @@ def _cholesky_jvp(primals, tangents):
   return [L], [mm(L, phi)]
 
 
-_batch_at_front(cholesky_p)
+batch_at_front(cholesky_p)
 
 
 # -------------------------------------------------------- triangular_solve
@@ -183,7 +168,7 @@ def _forward_substitution(t: np.ndarray, b: np.ndarray) -> np.ndarray:
 @triangular_solve_p.def_impl
 def _triangular_solve_impl(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
   dtype = b.dtype
-  a, b = _lapack_dtype(a), _lapack_dtype(b)
+  a, b = lapack_dtype(a), lapack_dtype(b)
   t, is_lower = _effective_triangle(a, lower=lower, transpose_a=transpose_a,
                                     conjugate_a=conjugate_a, unit_diagonal=unit_diagonal)
   if not left_side:   # x t = b  <=>  t^T x^T = b^T
@@ -255,7 +240,7 @@ def _triangular_solve_transpose(cts, a, b, *, left_side, lower, transpose_a, con
                                          unit_diagonal=unit_diagonal)]
 
 
-_batch_at_front(triangular_solve_p)
+batch_at_front(triangular_solve_p)
 
 
 # -------------------------------------------------------------------- eigh
@@ -279,7 +264,7 @@ def eigh(x, *, lower: bool = True, symmetrize_input: bool = True,
 
 @eigh_p.def_impl
 def _eigh_impl(x, *, lower, sort_eigenvalues, subset_by_index, algorithm):
-  w, v = np.linalg.eigh(_lapack_dtype(x), UPLO="L" if lower else "U")
+  w, v = np.linalg.eigh(lapack_dtype(x), UPLO="L" if lower else "U")
   if subset_by_index is not None:
     lo, hi = subset_by_index
     w, v = w[..., lo:hi], v[..., lo:hi]
@@ -328,7 +313,7 @@ def _eigh_jvp(primals, tangents, *, lower, sort_eigenvalues, subset_by_index, al
   return [v, w_real], [dv, dw]
 
 
-_batch_at_front(eigh_p)
+batch_at_front(eigh_p)
 
 
 # ---------------------------------------------------------------------- qr
@@ -348,7 +333,7 @@ def qr(x, *, pivoting: bool = False, full_matrices: bool = True, use_magma=None)
 
 @qr_p.def_impl
 def _qr_impl(x, *, pivoting, full_matrices, use_magma):
-  q, r = np.linalg.qr(_lapack_dtype(x), mode="complete" if full_matrices else "reduced")
+  q, r = np.linalg.qr(lapack_dtype(x), mode="complete" if full_matrices else "reduced")
   return [q.astype(x.dtype, copy=False), r.astype(x.dtype, copy=False)]
 
 
@@ -403,7 +388,7 @@ def _qr_jvp(primals, tangents, *, pivoting, full_matrices, use_magma):
   return [q, r], list(_thin_qr_jvp(q, r, dx))
 
 
-_batch_at_front(qr_p)
+batch_at_front(qr_p)
 
 
 # ---------------------------------------------------------------------- lu
@@ -476,7 +461,7 @@ def _lu_columns(a: np.ndarray, pivots: np.ndarray, perm: np.ndarray, j0: int, j1
 @lu_p.def_impl
 def _lu_impl(x):
   *batch, m, n = x.shape
-  a = _lapack_dtype(x).reshape(int(np.prod(batch)), m, n)   # -1 fails for 0x0
+  a = lapack_dtype(x).reshape(int(np.prod(batch)), m, n)   # -1 fails for 0x0
   with np.errstate(all="ignore"):
     lu_, piv, perm = _lu_numpy(a)
   k = min(m, n)
@@ -526,7 +511,7 @@ def _lu_jvp(primals, tangents):
   return [lu_, pivots, perm], [add(l_dot, u_dot), *zeros_int]
 
 
-_batch_at_front(lu_p)
+batch_at_front(lu_p)
 
 
 # ------------------------------------------------- lu_pivots_to_permutation
@@ -571,7 +556,7 @@ def _lu_pivots_to_permutation_jvp(primals, tangents, **params):
   return out, [Zero.from_primal_value(out[0])]
 
 
-_batch_at_front(lu_pivots_to_permutation_p)
+batch_at_front(lu_pivots_to_permutation_p)
 
 
 # --------------------------------------------------------------------- svd
@@ -593,7 +578,7 @@ def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_ind
 
 @svd_p.def_impl
 def _svd_impl(x, *, full_matrices, compute_uv, subset_by_index, algorithm):
-  a = _lapack_dtype(x)
+  a = lapack_dtype(x)
   rdt = _real(x.dtype)
   if not compute_uv:
     return [np.linalg.svd(a, compute_uv=False).astype(rdt, copy=False)]
@@ -667,4 +652,4 @@ def _svd_jvp(primals, tangents, *, full_matrices, compute_uv, subset_by_index, a
   return [s, u, vt], [ds, du, H(dv)]
 
 
-_batch_at_front(svd_p)
+batch_at_front(svd_p)

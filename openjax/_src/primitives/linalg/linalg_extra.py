@@ -32,8 +32,9 @@ from openjax._src.primitives.elementwise.arithmetic import (abs as abs_, add, co
 from openjax._src.primitives.elementwise.logic import eq
 from openjax._src.primitives.linalg import gtsv_kernels
 from openjax._src.primitives.linalg.linalg import lu, triangular_solve
-from openjax._src.primitives.linalg.linalg_rules import (H, T, check_batch, conj, const, diagonal,
-                                                         eye_like, mm, permute_rows, tril)
+from openjax._src.primitives.linalg.linalg_rules import (H, T, batch_at_front, check_batch, conj,
+                                                         const, diagonal, eye_like, lapack_dtype,
+                                                         mm, permute_rows, tril)
 from openjax._src.primitives.reduce.reductions import argmax
 from openjax._src.primitives.shape.shape import full_like, pad, slice
 
@@ -66,20 +67,6 @@ class SvdAlgorithm(enum.Enum):
   POLAR = "polar"
   DIVIDE_AND_CONQUER = "divide_and_conquer"
 
-
-def _batch_at_front(prim: Primitive):
-  def rule(vals, dims, **params):
-    size = axis_size(vals, dims)
-    outs = prim.bind(*(bdim_at_front(v, d, size) for v, d in zip(vals, dims)), **params)
-    return outs, [0] * len(outs)
-  prim.def_batch(rule)
-
-
-def _work(x: np.ndarray) -> np.ndarray:
-  """``x`` in a dtype NumPy's LAPACK takes (narrow floats go through float32)."""
-  if x.dtype.kind == "c" or x.dtype in (np.float32, np.float64):
-    return x
-  return x.astype(np.float32)
 
 
 def _solve(a, b):
@@ -155,7 +142,7 @@ def _eig_one(a: np.ndarray, left: bool):
 @eig_p.def_impl
 def _eig_impl(x, *, compute_left_eigenvectors, compute_right_eigenvectors,
               enable_eigvec_derivs, implementation):
-  a = _work(x)
+  a = lapack_dtype(x)
   n = a.shape[-1]
   cdt = dtypes.to_complex_dtype(x.dtype)
   flat = a.reshape(math.prod(a.shape[:-2]), n, n)
@@ -264,7 +251,7 @@ def _eig_jvp(primals, tangents, *, compute_left_eigenvectors, compute_right_eige
   return primal_out, tangent_out
 
 
-_batch_at_front(eig_p)
+batch_at_front(eig_p)
 
 
 # --------------------------------------------------------- cholesky_update
@@ -323,7 +310,7 @@ cholesky_update_p.def_sharding_rule(replicated_rule)
 cholesky_update_p.mark_not_applicable(
     "jvp", "JAX defines no derivative of lax.linalg.cholesky_update; differentiate "
     "cholesky(a + w w^T) instead")
-_batch_at_front(cholesky_update_p)
+batch_at_front(cholesky_update_p)
 
 
 # ------------------------------------------------------- symmetric_product
@@ -376,7 +363,7 @@ def _symmetric_product_jvp(primals, tangents, *, alpha, beta):
   return [out], [dout]
 
 
-_batch_at_front(symmetric_product_p)
+batch_at_front(symmetric_product_p)
 
 
 # ------------------------------------------------------- tridiagonal_solve
@@ -398,7 +385,7 @@ def tridiagonal_solve(dl, d, du, b, *, perturb_singular: bool = False):
 @tridiagonal_solve_p.def_impl
 def _tridiagonal_solve_impl(dl, d, du, b, *, perturb_singular):
   m, k = b.shape[-2:]
-  work = np.result_type(_work(b).dtype)
+  work = np.result_type(lapack_dtype(b).dtype)
   nb = math.prod(b.shape[:-2])
   flat = [v.astype(work).reshape(nb, m) for v in (dl, d, du)]
   rhs = b.astype(work).reshape(nb, m, k)

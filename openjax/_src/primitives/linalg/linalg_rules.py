@@ -9,7 +9,8 @@ import math
 import numpy as np
 
 from openjax._src import dtypes
-from openjax._src.core import get_aval
+from openjax._src.core import Primitive, get_aval
+from openjax._src.primitives.base.batch_util import axis_size, bdim_at_front
 from openjax._src.primitives.base.convert import convert_element_type
 from openjax._src.primitives.base.structural import (broadcast_in_dim, broadcasted_iota, reduce_sum,
                                                      reshape, transpose)
@@ -18,6 +19,24 @@ from openjax._src.primitives.elementwise import arithmetic
 from openjax._src.primitives.elementwise.arithmetic import add, div, mul
 from openjax._src.primitives.elementwise.logic import eq, ge, select
 from openjax._src.primitives.shape.shape import full, full_like, slice
+
+
+def batch_at_front(prim: Primitive) -> None:
+  """Give ``prim`` the batching rule of a primitive batched over leading
+  dimensions: batch dimensions moved to the front, results batched at 0."""
+  def rule(vals, dims, **params):
+    size = axis_size(vals, dims)
+    outs = prim.bind(*(bdim_at_front(v, d, size) for v, d in zip(vals, dims)), **params)
+    return outs, [0] * len(outs)
+  prim.def_batch(rule)
+
+
+def lapack_dtype(x: np.ndarray) -> np.ndarray:
+  """``x`` in a dtype NumPy's LAPACK takes: float32/64 and complex64/128 as
+  they are, narrower floats as float32 (callers cast results back)."""
+  if x.dtype.kind == "c" or x.dtype in (np.float32, np.float64):
+    return x
+  return x.astype(np.float32)
 
 
 def is_complex(x) -> bool:

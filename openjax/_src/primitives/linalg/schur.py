@@ -16,8 +16,8 @@ import numpy as np
 
 from openjax._src.core import Primitive, ShapedArray
 from openjax._src.core.sharding_rules import replicated_rule
-from openjax._src.primitives.base.batch_util import axis_size, bdim_at_front
 from openjax._src.primitives.base.util import check_dtypes
+from openjax._src.primitives.linalg.linalg_rules import batch_at_front
 
 __all__ = ["hessenberg", "hessenberg_p", "hessenberg_impl", "schur", "schur_p"]
 
@@ -44,13 +44,6 @@ def _batched_impl(fun, x: np.ndarray, n_out: int):
     outs.append(stacked.reshape(x.shape[:-2] + stacked.shape[1:]).astype(x.dtype))
   return outs
 
-
-def _batch_at_front(prim: Primitive):
-  def rule(vals, dims, **params):
-    size = axis_size(vals, dims)
-    outs = prim.bind(*(bdim_at_front(v, d, size) for v, d in zip(vals, dims)), **params)
-    return outs, [0] * len(outs)
-  prim.def_batch(rule)
 
 
 def _not_differentiable(name: str):
@@ -323,7 +316,7 @@ def _hessenberg_abstract_eval(a):
 hessenberg_p.def_sharding_rule(replicated_rule)
 
 
-_batch_at_front(hessenberg_p)
+batch_at_front(hessenberg_p)
 
 
 # ------------------------------------------------------------------ schur
@@ -358,4 +351,4 @@ schur_p.def_sharding_rule(replicated_rule)
 
 
 schur_p.def_jvp(_not_differentiable("schur"))
-_batch_at_front(schur_p)
+batch_at_front(schur_p)
