@@ -27,11 +27,10 @@ import time
 
 import numpy as np
 
-from openjax._src import dtypes
 from openjax._src.core import Array, ClosedJaxpr, Jaxpr, jaxpr_effects, jaxprs_in_params
 from openjax._src.core.array import ShardedBuffer
 from openjax._src.core.avals import ShapedArray
-from openjax._src.core.trace import SCALAR_TYPES
+from openjax._src.core.trace import NUMPY_SCALAR_TYPES, SCALAR_TYPES
 from openjax._src.runtime.pipeline import compiling
 
 # Primitives whose compiled and interpreted runs differ in more than bits:
@@ -133,7 +132,6 @@ def library_outputs(wrapped, entry, leaves: list) -> list | None:
 
 # ------------------------------------------------------ eager call keys
 NO_KEY = object()   # an argument an eager library call cannot key: the general path
-_NUMPY_SCALAR_TYPES = frozenset(np.dtype(d).type for d in dtypes.jax_dtypes)
 
 
 def eager_leaf_key(a):
@@ -147,7 +145,7 @@ def eager_leaf_key(a):
   t = type(a)
   if t is Array:
     return a.aval if a._np is not None and type(a._buffer) is not ShardedBuffer else NO_KEY
-  if t in SCALAR_TYPES or t in _NUMPY_SCALAR_TYPES:
+  if t in SCALAR_TYPES or t in NUMPY_SCALAR_TYPES:
     return t
   if t is np.ndarray:
     return (np.ndarray, a.shape, a.dtype)

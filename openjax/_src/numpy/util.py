@@ -14,7 +14,7 @@ from openjax._src import lax
 from openjax._src.api.jit import jit as api_jit
 from openjax._src.config import config
 from openjax._src.core import Array, Tracer, get_aval
-from openjax._src.core.trace import SCALAR_TYPES, eager_config
+from openjax._src.core.trace import NUMPY_SCALAR_TYPES, SCALAR_TYPES, eager_config
 
 AxisError = np.exceptions.AxisError
 
@@ -163,15 +163,14 @@ def _to_numeric_dtype(dt: np.dtype) -> np.dtype:
 # NumPy scalars (``np.float32(2)``; strongly typed, rank 0) promote by their
 # type alone, as Python scalars do: ``x * np.float32(2)`` took the general
 # path, 13 us against 2.5 us for ``x * 2.0``.
-_NUMPY_SCALAR_TYPES = frozenset(np.dtype(d).type for d in dtypes.jax_dtypes)
-_CONSTANT_TYPES = SCALAR_TYPES | _NUMPY_SCALAR_TYPES
+_CONSTANT_TYPES = SCALAR_TYPES | NUMPY_SCALAR_TYPES
 
 
 def _operand_key(a, t):
   """``a``'s part of a promotion key: its (dtype, weak type), its type for a
   NumPy scalar, or None when it is none of these nor an Array or tracer
   (``t``: its type, not a Python scalar type)."""
-  if t in _NUMPY_SCALAR_TYPES:
+  if t in NUMPY_SCALAR_TYPES:
     return t
   if t is not Array and not isinstance(a, Tracer):
     return None

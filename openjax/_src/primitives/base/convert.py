@@ -11,7 +11,7 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src.core import Array, Primitive, ShapedArray, array_of, get_aval
 from openjax._src.core.sharding_rules import elementwise_rule
-from openjax._src.core.trace import python_int_value, shaped_array
+from openjax._src.core.trace import NUMPY_SCALAR_TYPES, python_int_value, shaped_array
 from openjax._src.lowering.builder import enum_attr
 from openjax._src.lowering.mlir_types import split_tensor_type
 from openjax._src.primitives.base.ad_util import Zero, tangent_aval
@@ -40,7 +40,7 @@ def _convert_element_type(operand, new_dtype=None, weak_type: bool = False):
     from_dtype = dtypes.dtype(operand)
     new_dtype = from_dtype if new_dtype is None else np.dtype(new_dtype)
     return _scalar_array(operand, new_dtype, weak_type)
-  if new_dtype is not None and type(operand) in _NUMPY_SCALAR_TYPES:
+  if new_dtype is not None and type(operand) in NUMPY_SCALAR_TYPES:
     # A NumPy scalar (``x * np.float32(2)``): what the general path below
     # does for it, without its checks (~3 us of a ~7 us operator call).
     new_dtype = np.dtype(new_dtype)
@@ -96,7 +96,6 @@ def _scalar_array(x, dt, weak_type):
 
 
 _SCALAR_VALUES: dict = {}
-_NUMPY_SCALAR_TYPES = frozenset(np.dtype(d).type for d in dtypes.jax_dtypes)
 
 
 def convert_numpy(x: np.ndarray, new_dtype: np.dtype) -> np.ndarray:

@@ -39,21 +39,14 @@ __all__ = [
 ]
 
 
-def _f64(fn):
-  """Evaluate ``fn`` on float64 copies of the (broadcast) operands."""
+def _f64(fn, narrow: bool = False):
+  """Evaluate ``fn`` on float64 copies of the (broadcast) operands; with
+  ``narrow``, also tell it whether they were float32 or narrower (whose
+  rounding needs fewer terms): ``fn(*operands, single)``."""
   def impl(*args):
+    extra = (np.asarray(args[0]).dtype.itemsize <= 4,) if narrow else ()
     with np.errstate(all="ignore"):
-      return fn(*np.broadcast_arrays(*(np.asarray(a, np.float64) for a in args)))
-  return impl
-
-
-def _f64_narrow(fn):
-  """Evaluate ``fn(x64, single)`` on a float64 copy of ``x``; ``single``:
-  ``x`` is float32 or narrower, whose rounding needs fewer terms."""
-  def impl(x):
-    x = np.asarray(x)
-    with np.errstate(all="ignore"):
-      return fn(x.astype(np.float64), x.dtype.itemsize <= 4)
+      return fn(*np.broadcast_arrays(*(np.asarray(a, np.float64) for a in args)), *extra)
   return impl
 
 
@@ -118,7 +111,7 @@ zeta_p.mark_not_applicable("jvp", "JAX defines no derivative of zeta (its grad r
 
 
 # ------------------------------------------------------------------ erf, erfc
-erf_p = unop("erf", _f64_narrow(special_numerics.erf), FLOAT, lower=chlo("chlo.erf"))
+erf_p = unop("erf", _f64(special_numerics.erf, narrow=True), FLOAT, lower=chlo("chlo.erf"))
 
 
 def erf(x):
@@ -128,7 +121,7 @@ def erf(x):
 
 defjvp(erf_p, lambda g, x: mul(scalar_like(x, 2 / np.sqrt(np.pi)), mul(g, exp(neg(square(x))))))
 
-erfc_p = unop("erfc", _f64_narrow(special_numerics.erfc), FLOAT, lower=chlo("chlo.erfc"))
+erfc_p = unop("erfc", _f64(special_numerics.erfc, narrow=True), FLOAT, lower=chlo("chlo.erfc"))
 
 
 def erfc(x):
