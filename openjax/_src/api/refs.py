@@ -22,7 +22,7 @@ from typing import Callable
 from openjax._src import tree_util
 from openjax._src.core import Tracer, trace_state
 from openjax._src.core.ref import (Ref, RefDiscovered, access, close_scope, current_scope,
-                                   open_scope)
+                                   open_scope, run_in_scope)
 from openjax._src.interpreters.staging import DynamicJaxprTrace
 
 __all__ = ["NeedsRefs", "RefJit", "check_no_refs_returned", "trace_in_ref_scope"]
@@ -96,18 +96,9 @@ class RefJit:
     is_slot = lambda x: isinstance(x, RefSlot)    # noqa: E731
     args, kwargs = tree_util.tree_map(lambda x: refs[x.index] if is_slot(x) else x,
                                       (args, kwargs), is_leaf=is_slot)
-    saved = [r._value for r in refs]
     scope = self._tls.scope = open_scope(refs)
-    try:
-      for r, v in zip(refs, ref_values):
-        r._value = v
-      outs = self.fun(*args, **kwargs)
-      check_no_refs_returned(self.name, outs)
-      finals = [r._value for r in refs]
-    finally:
-      close_scope(scope)
-      for r, v in zip(refs, saved):
-        r._value = v
+    outs, finals = run_in_scope(scope, refs, ref_values, self.fun, *args, **kwargs)
+    check_no_refs_returned(self.name, outs)
     return outs, finals
 
   def __call__(self, args, kwargs):

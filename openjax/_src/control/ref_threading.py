@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from openjax._src.core.ref import Ref, RefDiscovered, access, close_scope, open_scope
+from openjax._src.core.ref import Ref, RefDiscovered, access, open_scope, run_in_scope
 
 __all__ = ["RefThreading", "run_threading_refs"]
 
@@ -38,19 +38,7 @@ class RefThreading:
   def call(self, fn: Callable, ref_values, *args) -> tuple[Any, list]:
     """``fn(*args)`` with the refs bound to ``ref_values``: ``(out, finals)``,
     the refs' values at the end. The refs keep their values outside."""
-    refs = self.refs
-    saved = [r._value for r in refs]
-    scope = self.open(refs)
-    try:
-      for r, v in zip(refs, ref_values):
-        r._value = v
-      out = fn(*args)
-      finals = [r._value for r in refs]
-    finally:
-      close_scope(scope)
-      for r, v in zip(refs, saved):
-        r._value = v
-    return out, finals
+    return run_in_scope(self.open(self.refs), self.refs, ref_values, fn, *args)
 
   def values(self) -> list:
     return [access(r) for r in self.refs]

@@ -17,6 +17,7 @@ its scope.
 from __future__ import annotations
 
 import threading
+from typing import Callable
 
 from openjax._src.core.avals import ShapedArray
 
@@ -162,6 +163,23 @@ def open_scope(refs=()) -> RefScope:
 def close_scope(scope: RefScope) -> None:
   popped = _scopes.stack.pop()
   assert popped is scope
+
+
+def run_in_scope(scope: RefScope, refs, ref_values, fn: Callable, *args, **kwargs):
+  """``fn(*args, **kwargs)`` inside the open ``scope`` with ``refs`` bound
+  to ``ref_values``: ``(out, finals)``, the refs' values at the end. Closes
+  ``scope`` and gives the refs back their values, however ``fn`` ends."""
+  saved = [r._value for r in refs]
+  try:
+    for r, v in zip(refs, ref_values):
+      r._value = v
+    out = fn(*args, **kwargs)
+    finals = [r._value for r in refs]
+  finally:
+    close_scope(scope)
+    for r, v in zip(refs, saved):
+      r._value = v
+  return out, finals
 
 
 def current_scope() -> RefScope | None:
