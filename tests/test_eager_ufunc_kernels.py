@@ -1,8 +1,9 @@
 """Eval kernels and impls behind eager ufunc calls (issue 14's eager sweep):
 shifts, select_n's bit blend, float -> int casts, erf/erfc (the element loop
-and the vectorised pieces), gcd/lcm. Each
-must give the bits of the formula it replaced (decision 12) on edge values:
-out-of-range shift amounts, NaN and -0.0 cases, INT_MIN, zeros, empties."""
+and the vectorised pieces), lgamma, gcd/lcm. Each must give the bits of the
+formula it replaced (decision 12), or agree with it to rounding where the
+method changed, on edge values: out-of-range shift amounts, NaN and -0.0
+cases, INT_MIN, zeros, empties."""
 import math
 
 import ml_dtypes
@@ -11,29 +12,12 @@ import pytest
 
 import openjax as jax
 import openjax.numpy as jnp
-from openjax._src.core.avals import ShapedArray
-from openjax._src.core.trace import make_plan
 from openjax._src.primitives.base import convert
 from openjax._src.primitives.elementwise import erf_kernels, logic, special_numerics
+from tests.test_eager_library_kernels import _lean_kernel, _same_bits
 
 _INTS = [np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32,
                                np.int64, np.uint64)]
-
-
-def _aval(x: np.ndarray) -> ShapedArray:
-  return ShapedArray(x.shape, x.dtype)
-
-
-def _kernel(p, operands, **params):
-  kernel, lean, *_ = make_plan(p, [_aval(x) for x in operands], params)
-  assert lean, f"{p.name}: no eval kernel"
-  return kernel
-
-
-def _same_bits(a, b) -> None:
-  a, b = np.asarray(a), np.asarray(b)
-  assert a.dtype == b.dtype and a.shape == b.shape
-  np.testing.assert_array_equal(a.reshape(-1).view(np.uint8), b.reshape(-1).view(np.uint8))
 
 
 # --------------------------------------------------------------------- shifts
@@ -69,7 +53,7 @@ def test_shift_kernels_match_xla_semantics(dt):
                        ("right_logical", logic.shift_right_logical_p),
                        ("right_arithmetic", logic.shift_right_arithmetic_p)]:
     for xs, ys in [(x, y), (x, y[7:8].reshape(())), (x[0:1].reshape(()), y), (x[:0], y[:0])]:
-      _same_bits(_kernel(p, [xs, ys])(xs, ys), _xla_shift(direction, xs, ys))
+      _same_bits(_lean_kernel(p, [xs, ys])(xs, ys), _xla_shift(direction, xs, ys))
       _same_bits(p.impl(xs, ys)[0], _xla_shift(direction, xs, ys))
 
 
@@ -97,7 +81,7 @@ def test_select_n_large_operands_give_np_where_bits(dt):
     b[:6] = [-0.0, np.nan, 1, 2, -0.0, 3]
   random = rng.random(n) < 0.5
   for which in (random, np.sort(random), np.zeros(n, bool), np.ones(n, bool)):
-    _same_bits(_kernel(logic.select_n_p, [which, a, b])(which, a, b), np.where(which, b, a))
+    _same_bits(_lean_kernel(logic.select_n_p, [which, a, b])(which, a, b), np.where(which, b, a))
     if dt.itemsize in logic._INT_OF_ITEMSIZE:   # the blend itself (the kernel times its choice)
       _same_bits(logic._blend(which, a, b), np.where(which, b, a))
   # Not contiguous: np.where itself.
@@ -108,7 +92,7 @@ def test_select_n_large_operands_give_np_where_bits(dt):
 def test_select_n_scalar_predicate_passes_a_case_through():
   a, b = np.arange(5, dtype=np.float32), -np.arange(5, dtype=np.float32)
   for which in (np.array(True), np.array(False)):
-    kernel = _kernel(logic.select_n_p, [which, a, b])
+    kernel = _lean_kernel(logic.select_n_p, [which, a, b])
     _same_bits(kernel(which, a, b), np.where(which, b, a))
   got = jax.lax.select(jnp.asarray(True), jnp.asarray(a), jnp.asarray(b))
   np.testing.assert_array_equal(got, a)
@@ -136,14 +120,14 @@ def test_float_to_int_in_range_fast_path(src, dst):
   inside = (rng.uniform(max(info.min, -span), span, 200)).astype(src)
   for x in (inside, np.concatenate([inside, edges]), np.concatenate([inside, [np.nan]]).astype(src),
             np.concatenate([inside, [np.inf]]).astype(src)):
-    kernel = _kernel(convert.convert_element_type_p, [x], new_dtype=np.dtype(dst),
+    kernel = _lean_kernel(convert.convert_element_type_p, [x], new_dtype=np.dtype(dst),
                      weak_type=False, sharding=None)
     with np.errstate(all="ignore"):
       want = convert.convert_numpy(x, np.dtype(dst))
       _same_bits(kernel(x), want)
   # float32 rounds 2**31 - 1 up to 2**31: that value must saturate, not wrap.
   x = np.full(100, 2.0 ** 31, np.float32)
-  kernel = _kernel(convert.convert_element_type_p, [x], new_dtype=np.dtype(np.int32),
+  kernel = _lean_kernel(convert.convert_element_type_p, [x], new_dtype=np.dtype(np.int32),
                    weak_type=False, sharding=None)
   np.testing.assert_array_equal(kernel(x), np.full(100, 2 ** 31 - 1, np.int32))
 
@@ -319,4 +303,4 @@ def test_clz_matches_the_bit_length(dt):
   want = np.array([bits - int(v).bit_length() for v in _unsigned(x).tolist()], dt)
   _same_bits(logic.clz_p.impl(x)[0], want)
   if bits <= 32:   # (64-bit operands are not planned without x64)
-    _same_bits(_kernel(logic.clz_p, [x])(x), want)
+    _same_bits(_lean_kernel(logic.clz_p, [x])(x), want)
