@@ -9,17 +9,17 @@ stage one equation, and the result is weak only when JAX's promotion says so.
 """
 from __future__ import annotations
 
-import functools
 import operator
 
 import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
-from openjax._src.core import (Array, Tracer, concrete_or_error, eval_trace, get_aval,
-                               is_concrete, to_concrete_value, trace_state)
+from openjax._src.core import (Array, Tracer, concrete_or_error, get_aval, is_concrete,
+                               to_concrete_value)
 from openjax._src.core.trace import eager_config
 from openjax._src.numpy import util
+from openjax._src.numpy.eager_programs import eager_program
 from openjax._src.numpy.einsum import einsum, einsum_path
 from openjax._src.numpy.reductions import sum as _sum
 
@@ -134,25 +134,6 @@ def _is_array(x) -> bool:
   return type(x) is Array or isinstance(x, Tracer)
 
 
-_EAGER_OPERANDS = frozenset((Array, int, float, complex, bool))
-
-
-def _eager_program(static_argnames: tuple = ()):
-  """The decorated product as it is for traced calls (JAX jits it inlined:
-  its equations are staged directly); eager calls on Arrays and Python
-  scalars run it as a program traced once per signature, instead of its
-  Python and several operations one by one."""
-  def wrap(fn):
-    program = util.jit(fn, static_argnames=static_argnames)
-    @functools.wraps(fn)
-    def call(*args, **kwargs):
-      if trace_state.trace is eval_trace and all(type(a) in _EAGER_OPERANDS for a in args):
-        return program(*args, **kwargs)
-      return fn(*args, **kwargs)
-    return call
-  return wrap
-
-
 def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
   """Matrix product with NumPy's rules: 1-D operands act as vectors and
   leading (batch) dimensions broadcast. Scalars are an error (use ``*``)."""
@@ -255,7 +236,7 @@ def dot(a, b, *, precision=None, preferred_element_type=None, out_sharding=None)
   return _product(a, b, contract, ((), ()), precision, out_dt, weak, out_sharding)
 
 
-@_eager_program(('precision', 'preferred_element_type'))
+@eager_program(static_argnames=('precision', 'preferred_element_type'))
 def vdot(a, b, *, precision=None, preferred_element_type=None):
   """Dot product of the flattened operands, conjugating ``a`` when complex."""
   a, b = util.ensure_arraylike("vdot", a, b)
@@ -264,7 +245,7 @@ def vdot(a, b, *, precision=None, preferred_element_type=None):
              preferred_element_type=preferred_element_type)
 
 
-@_eager_program(('axis', 'precision', 'preferred_element_type'))
+@eager_program(static_argnames=('axis', 'precision', 'preferred_element_type'))
 def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
   """Conjugate dot product of vectors along ``axis``; the other axes
   broadcast against each other."""
@@ -327,7 +308,7 @@ def vecmat(x1, x2, /):
   return _batched_matvec("vecmat", x2, _conj_if_complex(x1), vec_first=True)
 
 
-@_eager_program(('axes', 'precision', 'preferred_element_type', 'out_sharding'))
+@eager_program(static_argnames=('axes', 'precision', 'preferred_element_type', 'out_sharding'))
 def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None,
               out_sharding=None):
   """Sum products over the last ``axes`` axes of ``a`` and the first of ``b``,
@@ -360,7 +341,7 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None,
   return _product(a, b, contract, ((), ()), precision, out_dt, weak)
 
 
-@_eager_program(('precision', 'preferred_element_type'))
+@eager_program(static_argnames=('precision', 'preferred_element_type'))
 def inner(a, b, *, precision=None, preferred_element_type=None):
   """Inner product over the last axis of each operand; other axes are
   stacked: ``(*a.shape[:-1], *b.shape[:-1])``."""
@@ -374,7 +355,7 @@ def inner(a, b, *, precision=None, preferred_element_type=None):
                    preferred_element_type=preferred_element_type)
 
 
-@_eager_program(('out',))
+@eager_program(static_argnames=('out',))
 def outer(a, b, out=None):
   """Outer product of the flattened operands: shape ``(a.size, b.size)``."""
   if out is not None:
