@@ -13,6 +13,7 @@ import pytest
 
 import openjax as jax
 import openjax.numpy as jnp
+from openjax._src.api.jit_tiers import CALIBRATION_CALLS
 from openjax._src.config import config
 from openjax._src.runtime import compiler
 from openjax._src.runtime.iree_device import iree_device
@@ -53,9 +54,11 @@ def test_first_call_interprets_while_compiling(tiered):
   second = f(x)
   assert entry.executable is not None and entry.pending is None
   np.testing.assert_allclose(np.asarray(second), expected, rtol=1e-6)
-  # Later calls take the compiled fast path.
+  # Later calls take the fast path (a small program like this one first
+  # times both tiers on CALIBRATION_CALLS calls each: tests/test_jit_tiers.py).
   xs = jnp.asarray(x)
-  np.testing.assert_allclose(np.asarray(f(xs)), expected, rtol=1e-6)
+  for _ in range(2 * CALIBRATION_CALLS + 1):
+    np.testing.assert_allclose(np.asarray(f(xs)), expected, rtol=1e-6)
   assert f._fast
 
 
@@ -142,7 +145,7 @@ def test_inline_calls_wait_for_queued_work():
     f = jax.jit(lambda x: x * 2.0 + 1.0)
     x = jnp.float32(3.0)
     f(x).block_until_ready()
-    assert next(iter(f._fast.values())).executable.inline
+    assert next(iter(f._fast.values()))[1].executable.inline
     hold = iree_device(jax.devices()[0])._hold_for_testing()
     y = f(x)          # queued behind the hold
     z = f(y)          # depends on y: must not run before it

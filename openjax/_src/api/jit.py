@@ -19,13 +19,14 @@ from typing import Callable
 from openjax._src import tree_util
 from openjax._src.api.shapes import ShapeDtypeStruct, abstractify, to_shape_dtype_struct
 from openjax._src.config import _env_bool, config
-from openjax._src.errors import (ConcretizationTypeError, JaxRuntimeError,
+from openjax._src.errors import (ConcretizationTypeError,
                                  NonConcreteBooleanIndexError, TracerArrayConversionError,
                                  TracerIntegerConversionError)
 from openjax._src.api.aot import Lowered
 from openjax._src.api.refs import NeedsRefs, RefJit, check_no_refs_returned, trace_in_ref_scope
 from openjax._src.api.library_compile import NO_KEY, eager_leaf_key, library_outputs
-from openjax._src.api.jit_debug import explain_cache_miss, log_lowering, log_traced, run_checked
+from openjax._src.api.jit_debug import (check_donated_once, explain_cache_miss, log_lowering,
+                                        log_traced, run_checked)
 from openjax._src.core.ref import Ref
 from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, Tracer, check_transformed, eval_jaxpr,
                                eval_trace, jaxpr_effects, program_of, trace_state)
@@ -41,6 +42,7 @@ from openjax._src.control.shard_map_jit import split_program
 from openjax._src.control.spmd import Layout, SpmdPlan, constraint_mesh, layout_of, mesh_of
 from openjax._src.core.array import ShardedBuffer
 from openjax._src.core.sharding import NamedSharding, resolve_sharding
+from openjax._src.api.jit_tiers import TierTrial, runner_for
 from openjax._src.api.jit_shardings import (as_asked, check_devices_agree, check_in_shardings,
                                             is_sharding_leaf, named_device_error, prefix_leaves)
 from openjax._src.primitives.collectives.collectives import current_axis_env
@@ -128,33 +130,10 @@ class _HashableStatic:
       return False
 
 
-def _check_donated_once(leaves, donated_invars) -> None:
-  """JAX's errors for a buffer donated twice, or donated and also read, in one
-  call (the donated buffer is consumed by the call, so neither can work)."""
-  n_hoisted = len(donated_invars) - len(leaves)
-  donated = donated_invars[n_hoisted:]
-  first: dict = {}
-  for i, x in enumerate(leaves):
-    if type(x) is not Array:
-      continue
-    j = first.setdefault(id(x), i)
-    if j == i:
-      continue
-    if donated[i] and donated[j]:
-      raise JaxRuntimeError(
-          f"INVALID_ARGUMENT: Attempt to donate the same buffer twice in Execute() "
-          f"(flattened argument {i}, replica 0). Toy code: b=np.array([1, 2, 3]); "
-          f"jax.jit(lambda x, y: x + y, donate_argnums=(0, 1))(b, b)")
-    if donated[i] or donated[j]:
-      raise JaxRuntimeError(
-          f"INVALID_ARGUMENT: Attempt to use a buffer that was donated in the same call "
-          f"to Execute() (second use: flattened argument {i}, replica 0). Toy code: "
-          f"b=np.array([1, 2, 3]); jax.jit(lambda x, y: x + y, donate_argnums=(0,))(b, b)")
-
-
 class _CacheEntry:
   __slots__ = ("closed_jaxpr", "out_tree", "hoisted", "lowered", "executable", "pending",
-               "compile_error", "single", "program", "unchecked", "spmd", "exact", "interpreted_s")
+               "compile_error", "single", "program", "unchecked", "spmd", "exact", "interpreted_s",
+               "runner")
 
   def __init__(self, closed_jaxpr, out_tree, hoisted):
     self.closed_jaxpr = closed_jaxpr
@@ -172,6 +151,7 @@ class _CacheEntry:
     self.spmd = {}           # (mesh, argument layouts, result specs) -> SpmdPlan
     self.exact = None        # eager library call: runs compiled (library_compile.py)
     self.interpreted_s = 0.0   # time of its interpreted calls before compiling starts
+    self.runner = None       # what runs its compiled-ready calls (api/jit_tiers.py)
 
   def run_program(self, leaves) -> list:
     """Run the jaxpr with the eval trace's kernels (an eager library call):
@@ -463,10 +443,11 @@ class JitWrapped:
         else:
           fast_key = tuple(key)
       if fast_key is not None:
-        entry = self._fast.get(fast_key)
-        if entry is not None:
+        hit = self._fast.get(fast_key)
+        if hit is not None:
+          runner, entry = hit
           try:
-            outs = entry.executable.execute(args)
+            outs = runner.execute(args)
           except IncompatibleDevicesError as err:
             raise named_device_error(err, self.fun, args, args, {}) from None
           return outs[0] if entry.single else tree_util.tree_unflatten(entry.out_tree, outs)
@@ -514,7 +495,7 @@ class JitWrapped:
     if entry.unchecked and trace_state.trace is eval_trace:
       raise ValueError(NOT_FUNCTIONALIZED)
     if self._donates and trace_state.trace is eval_trace:
-      _check_donated_once(leaves, self._donated_invars(entry, in_tree, len(leaves)))
+      check_donated_once(leaves, self._donated_invars(entry, in_tree, len(leaves)))
     if trace_state.trace is eval_trace and not entry.hoisted:
       split = (None if self._donates or self.in_shardings or self.out_shardings
                else split_program(entry.closed_jaxpr, self.name))
@@ -533,11 +514,17 @@ class JitWrapped:
         with interpreting_first_call():
           outs = eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *leaves)
         return entry.unflatten(outs if device is None else commit(outs, device))
+      tiered = config.read("openjax_tiered_compilation") if self.tiered is None else self.tiered
+      runner = entry.runner if tiered else ex
+      if runner is None:
+        runner = entry.runner = runner_for(entry, ex, self.name, not self._donates)
+      if type(runner) is TierTrial:   # timing its tiers: not yet for the fast path
+        return entry.unflatten(runner.execute(leaves))
       if fast_key is not None and eager_config.flags_ok:   # flagged calls check each time
         if len(self._fast) >= 64:
           self._fast.clear()
-        self._fast[fast_key] = entry
-      return entry.unflatten(ex.execute(leaves))
+        self._fast[fast_key] = (runner, entry)
+      return entry.unflatten(runner.execute(leaves))
     outs = jit_p.bind(*entry.hoisted, *leaves, jaxpr=entry.closed_jaxpr, name=self.name,
                       donated_invars=self._donated_invars(entry, in_tree, len(leaves)),
                       keep_unused=self.keep_unused, inline=self.inline,

@@ -16,6 +16,7 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src.config import config, disable_jit
 from openjax._src.core import Array
+from openjax._src.errors import JaxRuntimeError
 
 logger = logging.getLogger("openjax._src.dispatch")
 
@@ -152,5 +153,29 @@ def run_checked(call: Callable[[], list], rerun: Callable[[], Any], name: str) -
       f"{kind}, so it comes from the compiled program's numerics") from first
 
 
-__all__ = ["explain_cache_miss", "log_traced", "log_lowering", "run_checked", "user_location",
+def check_donated_once(leaves, donated_invars) -> None:
+  """JAX's errors for a buffer donated twice, or donated and also read, in one
+  call (the donated buffer is consumed by the call, so neither can work)."""
+  n_hoisted = len(donated_invars) - len(leaves)
+  donated = donated_invars[n_hoisted:]
+  first: dict = {}
+  for i, x in enumerate(leaves):
+    if type(x) is not Array:
+      continue
+    j = first.setdefault(id(x), i)
+    if j == i:
+      continue
+    if donated[i] and donated[j]:
+      raise JaxRuntimeError(
+          f"INVALID_ARGUMENT: Attempt to donate the same buffer twice in Execute() "
+          f"(flattened argument {i}, replica 0). Toy code: b=np.array([1, 2, 3]); "
+          f"jax.jit(lambda x, y: x + y, donate_argnums=(0, 1))(b, b)")
+    if donated[i] or donated[j]:
+      raise JaxRuntimeError(
+          f"INVALID_ARGUMENT: Attempt to use a buffer that was donated in the same call "
+          f"to Execute() (second use: flattened argument {i}, replica 0). Toy code: "
+          f"b=np.array([1, 2, 3]); jax.jit(lambda x, y: x + y, donate_argnums=(0,))(b, b)")
+
+
+__all__ = ["check_donated_once", "explain_cache_miss", "log_traced", "log_lowering", "run_checked", "user_location",
            "logger"]

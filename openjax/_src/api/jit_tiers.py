@@ -1,0 +1,137 @@
+"""Which tier runs a jitted function's calls once its executable is ready.
+
+A compiled call costs a fixed ~5-7 us inside IREE's ``invoke`` (argument
+lists, the VM call, the dispatch) whatever the program does. A program of a
+few steps on a few numbers runs faster through the program evaluator: the
+same eager kernels, ~0.3-1 us a step. ``jit(lambda x, y: x * y + 1)`` on two
+scalars: 7.1 us compiled, 3.9 us interpreted (JAX: 6.2 us).
+
+So with tiered execution, a function whose every value is small (at most
+``SMALL_BYTES``), whose steps are plain primitives (no sub-programs, no
+effects) and few, is timed both ways on its first calls after the executable
+is ready (``CALIBRATION_CALLS`` each, alternating; a compiled call is timed
+until its results are ready) and keeps the faster tier. The results are the
+program's either way: values agree with the compiled ones as the interpreted
+first calls' do (DESIGN decision 12). Functions outside these limits, and
+every call with tiered execution off (the suite's compiled columns, AOT),
+run compiled.
+"""
+from __future__ import annotations
+
+import time
+from typing import Sequence
+
+from openjax._src.core import Array, ClosedJaxpr, jaxpr_effects, jaxprs_in_params, program_of
+from openjax._src.core.placement import commit, committed_device
+from openjax._src.core.trace import eager_config
+from openjax._src.interpreters.fold_reductions import folded
+
+#: A program qualifies when no value it holds is larger than this (bytes):
+#: larger values make the compiled kernels' speed, not the call, the cost.
+SMALL_BYTES = 1024
+#: ... and it has at most this many steps (at ~0.5 us a step the interpreter
+#: cannot beat a ~6 us compiled call with more).
+MAX_STEPS = 24
+#: Calls timed in each tier before choosing.
+CALIBRATION_CALLS = 4
+_clock = time.perf_counter   # the tiers' timer (tests replace it)
+
+
+def _small_program(closed: ClosedJaxpr) -> bool:
+  jaxpr = closed.jaxpr
+  if len(jaxpr.eqns) > MAX_STEPS or jaxpr_effects(closed):
+    return False
+  for v in (*jaxpr.constvars, *jaxpr.invars):
+    if _nbytes(v.aval) > SMALL_BYTES:
+      return False
+  for eqn in jaxpr.eqns:
+    if jaxprs_in_params(eqn.params):
+      return False   # a sub-program: the interpreter runs it step by step
+    for v in eqn.outvars:
+      if _nbytes(v.aval) > SMALL_BYTES:
+        return False
+  return True
+
+
+def _nbytes(aval) -> int:
+  shape = getattr(aval, "shape", None)
+  dtype = getattr(aval, "dtype", None)
+  if shape is None or dtype is None:
+    return SMALL_BYTES + 1   # tokens, refs, opaque types: not for this tier
+  n = dtype.itemsize
+  for d in shape:
+    n *= d
+  return n
+
+
+class InterpretedExecutable:
+  """``execute(args)`` as an ``Executable`` has it, by the program
+  evaluator with the eager kernels (results are ready at once)."""
+  __slots__ = ("name", "closed", "program", "run", "out_avals", "consts")
+
+  def __init__(self, closed: ClosedJaxpr, name: str):
+    self.name = name
+    self.closed = folded(closed)   # as it is lowered
+    self.program = program_of(self.closed.jaxpr)
+    self.consts = self.closed.consts
+    self.run = self.program.runner(self.consts)
+    self.out_avals = self.program.out_avals
+
+  def execute(self, args: Sequence) -> list:
+    if eager_config.flags_ok:
+      vals = []
+      for x in args:
+        if type(x) is not Array or x._device is not None:
+          break
+        vals.append(x._value)
+      else:
+        outs = []
+        for v, aval in zip(self.run(vals), self.out_avals):
+          v.setflags(write=False)
+          outs.append(Array(v, aval))
+        return outs
+    # Committed or non-Array arguments, or the debugging flags (checked
+    # per step by the evaluator): the general way.
+    device = committed_device(args, self.name)
+    env = self.program.input_values(self.consts, args)
+    outs = self.program.run_to_arrays(env, self.consts, args)
+    return outs if device is None else commit(outs, device)
+
+
+class TierTrial:
+  """A cache entry's runner while its first compiled-ready calls time the
+  two tiers; then ``entry.runner`` becomes the faster one."""
+  __slots__ = ("entry", "compiled", "interpreted", "times", "turn")
+
+  def __init__(self, entry, compiled, interpreted: InterpretedExecutable):
+    self.entry, self.compiled, self.interpreted = entry, compiled, interpreted
+    self.times = ([], [])   # (interpreted, compiled) seconds
+    self.turn = 0
+
+  def execute(self, args: Sequence) -> list:
+    interpreted = self.turn % 2 == 0
+    self.turn += 1
+    t0 = _clock()
+    if interpreted:
+      outs = self.interpreted.execute(args)
+    else:
+      outs = self.compiled.execute(args)
+      for o in outs:
+        o.block_until_ready()
+    self.times[0 if interpreted else 1].append(_clock() - t0)
+    if self.turn >= 2 * CALIBRATION_CALLS:
+      faster = min(self.times[0]) < min(self.times[1])
+      self.entry.runner = self.interpreted if faster else self.compiled
+    return outs
+
+
+def runner_for(entry, compiled, name: str, may_interpret: bool):
+  """The runner of a cache entry whose executable ``compiled`` is ready
+  (tiered execution): the executable, or a ``TierTrial`` for a small
+  program (donating functions always run compiled)."""
+  if not may_interpret or not _small_program(entry.closed_jaxpr):
+    return compiled
+  return TierTrial(entry, compiled, InterpretedExecutable(entry.closed_jaxpr, name))
+
+
+__all__ = ["InterpretedExecutable", "TierTrial", "runner_for"]
