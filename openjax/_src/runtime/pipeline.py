@@ -23,6 +23,7 @@ from iree.compiler.api import Session
 
 from openjax._src.config import config
 from openjax._src.core import ClosedJaxpr, dce_jaxpr
+from openjax._src.interpreters.fold_constants import fold_constants
 from openjax._src.interpreters.fold_reductions import folded
 from openjax._src.lowering import lower_jaxpr_to_module, plan_donation
 from openjax._src.lowering.cost import cost_analysis
@@ -90,14 +91,18 @@ def compiling(tiered: bool = True) -> bool:
 
 class LoweredModule:
   """A lowered jaxpr: module text plus what running it needs."""
-  __slots__ = ("text", "name", "closed_jaxpr", "aliases", "donated_invars", "__weakref__")
+  __slots__ = ("text", "name", "closed_jaxpr", "aliases", "donated_invars", "lowered_jaxpr",
+               "__weakref__")
 
-  def __init__(self, text, name, closed_jaxpr, aliases, donated_invars):
+  def __init__(self, text, name, closed_jaxpr, aliases, donated_invars, lowered_jaxpr=None):
     self.text = text
     self.name = name
     self.closed_jaxpr = closed_jaxpr
     self.aliases = aliases
     self.donated_invars = donated_invars
+    # What the module computes per call (constants folded): its cost decides
+    # inline execution.
+    self.lowered_jaxpr = closed_jaxpr if lowered_jaxpr is None else lowered_jaxpr
 
 
 def lower_closed_jaxpr(closed_jaxpr: ClosedJaxpr, name: str,
@@ -117,9 +122,9 @@ def lower_closed_jaxpr(closed_jaxpr: ClosedJaxpr, name: str,
   # Equations whose results nobody reads are not compiled (as XLA drops
   # them): an unused pure_callback is not called. Effects are kept.
   closed_jaxpr = closed_jaxpr.map_jaxpr(dce_jaxpr)
-  text = lower_jaxpr_to_module(simplify_for_lowering(folded(closed_jaxpr)), name,
-                               input_output_aliases=aliases)
-  return LoweredModule(text, name, closed_jaxpr, aliases, donated)
+  lowered_jaxpr = simplify_for_lowering(fold_constants(folded(closed_jaxpr)))
+  text = lower_jaxpr_to_module(lowered_jaxpr, name, input_output_aliases=aliases)
+  return LoweredModule(text, name, closed_jaxpr, aliases, donated, lowered_jaxpr)
 
 
 # A computation this small finishes sooner inline in the calling thread than
@@ -143,7 +148,9 @@ def runs_inline(closed_jaxpr: ClosedJaxpr) -> bool:
   return work <= _INLINE_MAX_FLOPS and cost.get("bytes accessed", 0.0) <= _INLINE_MAX_BYTES
 
 
-_executables: dict[str, Executable] = {}
+# Keyed by the module's cache key and the avals: modules of the same text may
+# type their values differently where the text cannot say (weak types).
+_executables: dict[tuple, Executable] = {}
 _exec_lock = threading.Lock()
 
 
@@ -247,16 +254,17 @@ def warn_background_compile_failed(name: str, error: Exception) -> None:
 
 def _executable(lowered: LoweredModule, key: str, vmfb: bytes) -> Executable:
   with _exec_lock:
-    ex = _executables.get(key)
+    jaxpr = lowered.closed_jaxpr.jaxpr
+    in_avals, out_avals = [v.aval for v in jaxpr.invars], [v.aval for v in jaxpr.outvars]
+    typed_key = (key, *in_avals, None, *out_avals)
+    ex = _executables.get(typed_key)
     if ex is None:
-      jaxpr = lowered.closed_jaxpr.jaxpr
-      ex = Executable(key, vmfb, [v.aval for v in jaxpr.invars],
-                      [v.aval for v in jaxpr.outvars], lowered.name, lowered.aliases,
-                      inline=runs_inline(lowered.closed_jaxpr),
+      ex = Executable(key, vmfb, in_avals, out_avals, lowered.name, lowered.aliases,
+                      inline=runs_inline(lowered.lowered_jaxpr),
                       host_imports=host_calls.imports_of(lowered.text))
       if len(_executables) > 1024:
         _executables.clear()
-      _executables[key] = ex
+      _executables[typed_key] = ex
     return ex
 
 
