@@ -133,8 +133,8 @@ def test_interpreted_tier_gives_the_compiled_results(tiered, name, fun, make_arg
 
 def test_large_values_control_flow_and_donation_run_compiled(tiered):
   big = jax.jit(lambda x: x * 2.0)
-  entry = _ready_entry(big, jnp.ones(1024))
-  big(jnp.ones(1024))
+  entry = _ready_entry(big, jnp.ones(8192))
+  big(jnp.ones(8192))
   assert entry.runner is entry.executable
 
   branchy = jax.jit(lambda x: lax.cond(x > 0, lambda v: v + 1.0, lambda v: v - 1.0, x))
