@@ -12,7 +12,9 @@ import pytest
 
 import openjax as jax
 import openjax.numpy as jnp
+from openjax._src.core.memory import ALIGNED_RESULT_MIN_BYTES
 from openjax._src.primitives.base import convert
+from openjax._src.runtime.iree_device import is_importable
 from openjax._src.primitives.elementwise import erf_kernels, logic, special_numerics
 from tests.test_eager_library_kernels import _lean_kernel, _same_bits
 
@@ -304,3 +306,25 @@ def test_clz_matches_the_bit_length(dt):
   _same_bits(logic.clz_p.impl(x)[0], want)
   if bits <= 32:   # (64-bit operands are not planned without x64)
     _same_bits(_lean_kernel(logic.clz_p, [x])(x), want)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.int32, np.complex64, np.bool_])
+def test_large_ufunc_results_are_import_aligned(dt):
+  # A jitted call reads an eager result of 64 KB or more in place (no copy
+  # into aligned memory on import): NumPy's own allocation of it starts 16
+  # bytes past a page.
+  n = 3 * (ALIGNED_RESULT_MIN_BYTES // np.dtype(dt).itemsize + 1)
+  a = np.arange(n).astype(dt)
+  b = (np.arange(n) % 7).astype(dt)
+  x, y = jnp.asarray(a), jnp.asarray(b)
+  for got, want in [(x + y, a + b), (jnp.maximum(x, y), np.maximum(a, b)),
+                                    (x.reshape(3, -1)[0] == y.reshape(3, -1)[0],
+                     a.reshape(3, -1)[0] == b.reshape(3, -1)[0])]:
+    np.testing.assert_array_equal(np.asarray(got), want)
+    assert got.dtype == want.dtype
+  out = x * y
+  assert is_importable(out._np) and not out._np.flags.writeable
+  np.testing.assert_array_equal(np.asarray(out), a * b)
+  with jax.config.override("openjax_executor", "iree"), \
+       jax.config.override("openjax_tiered_compilation", False):
+    np.testing.assert_array_equal(np.asarray(jax.jit(lambda v: v == v)(out)), np.ones(n, bool))

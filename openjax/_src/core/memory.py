@@ -82,5 +82,40 @@ def _type_str(shape: tuple, dtype) -> str:
   return f"{dtypes.short_dtype_name(np.dtype(dtype))}[{','.join(str(d) for d in shape)}]"
 
 
-__all__ = ["CHECK_MIN_BYTES", "available_bytes", "check_allocation", "out_of_memory_error",
-           "translate_memory_error"]
+#: A lean ufunc kernel's result this large (bytes) is written into memory on
+#: the runtime's 64-byte import alignment, so a compiled call reads it in
+#: place; NumPy's own large allocations start 16 bytes past a page and were
+#: copied on every import (an eager SGD update of 2.7 MB of MLP parameters
+#: fed to the jitted gradient: 7.67 -> 6.93 ms a step).
+ALIGNED_RESULT_MIN_BYTES = 1 << 16
+_ALIGNMENT = 64
+
+
+class _AlignedResult:
+  """A ufunc kernel writing its result into 64-byte aligned memory."""
+  __slots__ = ("ufunc", "shape", "dtype", "nbytes")
+
+  def __init__(self, ufunc, shape, dtype):
+    self.ufunc, self.shape, self.dtype = ufunc, shape, dtype
+    self.nbytes = math.prod(shape) * dtype.itemsize
+
+  def __call__(self, *vals):
+    try:
+      raw = np.empty(self.nbytes + _ALIGNMENT, np.uint8)
+    except MemoryError:   # the ufunc's own allocation says the result's size
+      return self.ufunc(*vals)
+    off = (-raw.ctypes.data) % _ALIGNMENT
+    return self.ufunc(*vals, out=raw[off:off + self.nbytes].view(self.dtype).reshape(self.shape))
+
+
+def aligned_result(kernel, shape: tuple, dtype):
+  """``kernel``, or for a one-result ufunc with a result of at least
+  ``ALIGNED_RESULT_MIN_BYTES``, the same ufunc writing into aligned memory."""
+  if (type(kernel) is np.ufunc and kernel.nout == 1
+      and math.prod(shape) * dtype.itemsize >= ALIGNED_RESULT_MIN_BYTES):
+    return _AlignedResult(kernel, shape, dtype)
+  return kernel
+
+
+__all__ = ["ALIGNED_RESULT_MIN_BYTES", "CHECK_MIN_BYTES", "aligned_result", "available_bytes",
+           "check_allocation", "out_of_memory_error", "translate_memory_error"]

@@ -23,6 +23,7 @@ from openjax._src import dtypes
 from openjax._src.config import config
 from openjax._src.core.array import Array, ShardedBuffer, sharded_array_of
 from openjax._src.core.avals import ShapedArray
+from openjax._src.core.memory import aligned_result
 from openjax._src.core.mesh import Mesh
 from openjax._src.core.placement import committed_device
 from openjax._src.core.sharding import NamedSharding, PartitionSpec, result_sharding
@@ -279,7 +280,10 @@ def _eval_kernel(primitive, avals, params, out_avals):
                                  a.dtype) for a in avals])
   except Exception:  # noqa: BLE001 - a kernel that cannot run these operands: the impl runs
     return None
-  return kernel if _asarray(sample).dtype == out_avals[0].dtype else None
+  out = out_avals[0]
+  if _asarray(sample).dtype != out.dtype:
+    return None
+  return aligned_result(kernel, out.shape, out.dtype)
 
 
 def make_plan(primitive, avals, params) -> tuple:
