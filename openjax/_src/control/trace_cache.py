@@ -20,7 +20,9 @@ tracers is never kept.
 """
 from __future__ import annotations
 
+import dis
 import functools
+import sys
 import types
 
 import numpy as np
@@ -121,6 +123,149 @@ def _callable_key(fun, depth: int):
   if isinstance(fun, _BY_IDENTITY):
     return _value_key(fun, depth)
   raise _Mutable
+
+
+# ------------------------------------------------ effect-free functions
+# Eager ``vmap``/``grad``/``vectorize`` trace the user's function on every
+# call in JAX, so what the function does besides computing its result (a
+# ``print``, appending to a list, reading a random number generator) happens
+# every call. A cached program may stand in for such a call only when the
+# function cannot do any of that: ``pure_fun_key`` reads the bytecode of the
+# function and of every function it can reach, and keys only functions that
+# write no global, no outer variable and no attribute, import nothing, call
+# only the builtins below, and name no attribute below; the globals and
+# closure values they read must be keyable values, modules of the libraries
+# below, or such functions themselves.
+_PURE_BUILTINS = frozenset({
+    "abs", "all", "any", "bool", "complex", "dict", "divmod", "enumerate", "filter",
+    "float", "frozenset", "getattr", "hasattr", "int", "isinstance", "issubclass", "len",
+    "list", "map", "max", "min", "pow", "range", "reversed", "round", "set", "slice",
+    "sorted", "str", "sum", "tuple", "type", "zip", "ValueError", "TypeError",
+    "IndexError", "KeyError", "NotImplementedError", "RuntimeError", "True", "False",
+    "None", "Ellipsis", "NotImplemented"})
+# Attribute names that reach effects through a library module (``np.random``,
+# ``jax.debug.print``, host callbacks, ``jax.config.update``) or mutate a
+# container in place.
+_EFFECT_ATTRS = frozenset({
+    "random", "debug", "print", "callback", "pure_callback", "io_callback", "config",
+    "update", "append", "extend", "insert", "pop", "popitem", "remove", "clear",
+    "setdefault", "discard", "write", "save", "savez", "savetxt", "tofile", "seterr",
+    "set_printoptions", "__setitem__", "__delitem__", "__setattr__"})
+_LIBRARY_MODULES = frozenset({"openjax", "numpy", "math", "cmath", "operator", "functools",
+                              "itertools"})
+_EFFECT_OPS = frozenset({"STORE_GLOBAL", "DELETE_GLOBAL", "STORE_ATTR", "DELETE_ATTR",
+                         "IMPORT_NAME", "IMPORT_FROM", "IMPORT_STAR", "LOAD_NAME",
+                         "STORE_NAME", "DELETE_NAME", "LOAD_CLASSDEREF", "YIELD_VALUE",
+                         "SETUP_ANNOTATIONS"})
+
+# code -> the sorted global names it (and the code nested in it) loads, or
+# None when it may have an effect.
+_code_reads: dict = {}
+
+
+def _effect_free_reads(code: types.CodeType) -> tuple | None:
+  if code in _code_reads:
+    return _code_reads[code]
+  reads: set = set()
+  todo = [(code, frozenset())]
+  ok = True
+  while todo and ok:
+    c, outer_cells = todo.pop()
+    cells = outer_cells | set(c.co_cellvars)
+    for ins in dis.get_instructions(c):
+      op = ins.opname
+      if op in _EFFECT_OPS:
+        ok = False
+      elif op == "LOAD_GLOBAL":
+        reads.add(ins.argval)
+      elif op in ("LOAD_ATTR", "LOAD_METHOD"):
+        ok = ins.argval not in _EFFECT_ATTRS
+      elif op in ("STORE_DEREF", "DELETE_DEREF"):
+        ok = ins.argval in cells   # a variable of this call, not an outer one
+      elif op == "LOAD_CONST" and type(ins.argval) is types.CodeType:
+        todo.append((ins.argval, cells))
+      if not ok:
+        break
+  result = _code_reads[code] = tuple(sorted(reads)) if ok else None
+  return result
+
+
+def _library_module(v) -> bool:
+  return getattr(v, "__name__", "").partition(".")[0] in _LIBRARY_MODULES
+
+
+def _pure_value_key(v, depth: int):
+  t = type(v)
+  if t in _SCALARS or t is float or t is complex or isinstance(v, (np.generic, np.dtype)) \
+      or t is Array or t is np.ufunc:
+    return _value_key(v, depth)
+  if t is tuple:
+    return (tuple, tuple(_pure_value_key(x, depth) for x in v))
+  if t is types.ModuleType:
+    if not _library_module(v):
+      raise _Mutable
+    return _Id(v)
+  if t is types.BuiltinFunctionType:
+    if not _library_module(getattr(v, "__self__", None) or v):
+      raise _Mutable   # ``print``, a bound method of an object
+    return _Id(v)
+  if isinstance(v, type):
+    if _library_module(sys.modules.get(v.__module__)) or v.__module__ == "builtins" or (
+        issubclass(v, tuple) and hasattr(v, "_fields")):   # a NamedTuple's constructor
+      return _Id(v)
+    raise _Mutable
+  if depth >= _MAX_DEPTH:
+    raise _Mutable
+  if t is types.FunctionType or t is functools.partial:
+    return _pure_callable_key(v, depth + 1)
+  if callable(v) and t.__module__.startswith("openjax."):
+    # jit wrappers trace once per signature, as JAX's jit does; custom
+    # derivative wrappers are as pure as the functions they hold.
+    for name in ("fun", "jvp", "fwd", "bwd"):
+      held = getattr(v, name, None)
+      if callable(held) and not hasattr(v, "lower"):
+        _pure_value_key(held, depth + 1)
+    return _Id(v)
+  raise _Mutable
+
+
+def _pure_callable_key(fun, depth: int):
+  if type(fun) is functools.partial:
+    return (functools.partial, _pure_value_key(fun.func, depth),
+            tuple(_pure_value_key(a, depth) for a in fun.args),
+            tuple(sorted((k, _pure_value_key(v, depth)) for k, v in fun.keywords.items())))
+  code = fun.__code__
+  reads = _effect_free_reads(code)
+  if reads is None:
+    raise _Mutable
+  glob = fun.__globals__
+  parts = []
+  for n in reads:
+    if n in glob:
+      parts.append((n, _pure_value_key(glob[n], depth)))
+    elif n not in _PURE_BUILTINS:
+      raise _Mutable
+  return (_Id(code), _Id(glob),
+          tuple(_pure_value_key(c.cell_contents, depth) for c in fun.__closure__ or ()),
+          _pure_value_key(fun.__defaults__, depth),
+          tuple(sorted((k, _pure_value_key(v, depth))
+                       for k, v in (fun.__kwdefaults__ or {}).items())),
+          tuple(parts))
+
+
+def pure_fun_key(fun):
+  """A hashable key standing for everything calling ``fun`` depends on
+  besides its arguments, or None when ``fun`` may have an effect (a print, a
+  write to an outer variable, a call of an unknown object): see
+  ``_PURE_BUILTINS`` above. Module-level functions are keyed by their code
+  and the globals they read too, so rebinding a global traces again, as
+  JAX's eager transformations (which trace every call) would see."""
+  try:
+    key = _pure_value_key(fun, 0)
+    hash(key)
+    return key
+  except (_Mutable, ValueError, TypeError, RecursionError):
+    return None
 
 
 def avals_key(avals) -> tuple:

@@ -1,0 +1,78 @@
+"""Eager calls of transformations (``vmap``, ``grad``, ``vectorize``, ...)
+as cached programs.
+
+JAX traces the user's function on every eager ``jax.vmap(f)(x)`` or
+``jax.grad(f)(x)`` and binds the transformed operations one by one: a few
+hundred microseconds for a small function, a millisecond and more for the
+gradient of a ``cond``. When the function cannot do anything but compute its
+result (``control/trace_cache.pure_fun_key``: no prints, no writes outside
+the call, no unknown objects), tracing it again gives the same jaxpr for the
+same argument types, so the transformed function runs as an eager library
+program instead (``jit(..., _eager=True)``: traced once per signature, its
+jaxpr run on the eval trace's kernels, op by op as the eager call would, so
+the bits are the eager call's). The key is the function's code and what it
+reads (closure values, defaults, globals) plus the transformation's
+parameters: a closure over new values, or a rebound global, traces again.
+
+Calls that cannot be traced abstractly (Python control flow on values, as
+``grad`` allows) run op by op: jit runs those inline (its ``_INLINE``), and
+any other failure of the program's trace falls back to the op-by-op call,
+which raises the error the user would see; a function whose trace fails
+where its op-by-op call works runs op by op from then on.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from openjax._src import tree_util
+from openjax._src.api.jit import jit as api_jit
+from openjax._src.control.trace_cache import TraceCache, pure_fun_key
+from openjax._src.core import Array, eval_trace, trace_state
+
+# (transformation parameters, pure_fun_key(fun)) -> an eager jit of the
+# transformed function, or _OP_BY_OP.
+_programs = TraceCache()
+_OP_BY_OP = object()
+
+
+def _closure_arrays(fun) -> list:
+  """The arrays ``fun`` closes over (what its programs hold as constants),
+  for the cache's byte bound."""
+  return [c.cell_contents for c in getattr(fun, "__closure__", None) or ()
+          if type(c.cell_contents) is Array]
+
+
+def call_transformed(params: tuple, fun: Callable, transformed: Callable, args, kwargs):
+  """``transformed(*args, **kwargs)``, where ``transformed`` is ``fun`` under
+  the transformation described by the hashable ``params``: as a cached
+  program when the call is eager, every argument leaf is an Array and
+  ``fun`` is effect-free; op by op otherwise."""
+  if trace_state.trace is not eval_trace:
+    return transformed(*args, **kwargs)
+  for leaf in tree_util.tree_leaves((args, kwargs)):
+    if type(leaf) is not Array:
+      return transformed(*args, **kwargs)
+  fkey = pure_fun_key(fun)
+  if fkey is None:
+    return transformed(*args, **kwargs)
+  key = (params, fkey)
+  try:
+    hash(key)
+  except TypeError:   # unhashable parameters (a dict of in_axes)
+    return transformed(*args, **kwargs)
+  program = _programs.get(key)
+  if program is _OP_BY_OP:
+    return transformed(*args, **kwargs)
+  if program is None:
+    program = api_jit(transformed, _eager=True)
+    _programs.put(key, program, _closure_arrays(fun))
+  try:
+    return program(*args, **kwargs)
+  except Exception:   # noqa: BLE001 - the op-by-op call raises the user's error
+    out = transformed(*args, **kwargs)
+    _programs.put(key, _OP_BY_OP)
+    return out
+
+
+def clear() -> None:
+  _programs.clear()
