@@ -153,6 +153,8 @@ _EFFECT_ATTRS = frozenset({
     "set_printoptions", "__setitem__", "__delitem__", "__setattr__"})
 _LIBRARY_MODULES = frozenset({"openjax", "numpy", "math", "cmath", "operator", "functools",
                               "itertools"})
+# NumPy arrays a function reads are keyed by their bytes up to this size.
+_MAX_KEYED_ELEMENTS = 1024
 _EFFECT_OPS = frozenset({"STORE_GLOBAL", "DELETE_GLOBAL", "STORE_ATTR", "DELETE_ATTR",
                          "IMPORT_NAME", "IMPORT_FROM", "IMPORT_STAR", "LOAD_NAME",
                          "STORE_NAME", "DELETE_NAME", "LOAD_CLASSDEREF", "YIELD_VALUE",
@@ -199,8 +201,14 @@ def _pure_value_key(v, depth: int):
   if t in _SCALARS or t is float or t is complex or isinstance(v, (np.generic, np.dtype)) \
       or t is Array or t is np.ufunc:
     return _value_key(v, depth)
-  if t is tuple:
-    return (tuple, tuple(_pure_value_key(x, depth) for x in v))
+  if t is tuple or t is list:
+    # A list by its contents now: reading it is what the trace depends on
+    # (the function cannot write it: see _EFFECT_ATTRS).
+    return (t, tuple(_pure_value_key(x, depth) for x in v))
+  if t is dict:
+    return (dict, tuple((k, _pure_value_key(x, depth)) for k, x in v.items()))
+  if t is np.ndarray and v.size <= _MAX_KEYED_ELEMENTS:
+    return (np.ndarray, v.shape, v.dtype, v.tobytes())
   if t is types.ModuleType:
     if not _library_module(v):
       raise _Mutable
@@ -235,6 +243,12 @@ def _pure_callable_key(fun, depth: int):
             tuple(_pure_value_key(a, depth) for a in fun.args),
             tuple(sorted((k, _pure_value_key(v, depth)) for k, v in fun.keywords.items())))
   code = fun.__code__
+  if fun.__globals__.get("__name__", "").startswith("openjax."):
+    # Library code (a transformation's wrapper): effect-free, its globals
+    # are the library's; what the user gave it is in its closure.
+    return (_Id(code), tuple(_pure_value_key(c.cell_contents, depth)
+                             for c in fun.__closure__ or ()),
+            _pure_value_key(fun.__defaults__, depth))
   reads = _effect_free_reads(code)
   if reads is None:
     raise _Mutable
