@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import Callable
 
 from openjax._src import tree_util
+from openjax._src.config import config
 from openjax._src.api.jit import jit as api_jit
 from openjax._src.control.trace_cache import TraceCache, pure_fun_key
 from openjax._src.core import Array, eval_trace, trace_state
@@ -47,7 +48,9 @@ def call_transformed(params: tuple, fun: Callable, transformed: Callable, args, 
   the transformation described by the hashable ``params``: as a cached
   program when the call is eager, every argument leaf is an Array and
   ``fun`` is effect-free; op by op otherwise."""
-  if trace_state.trace is not eval_trace:
+  if trace_state.trace is not eval_trace or config.read("jax_log_compiles") \
+      or config.read("jax_explain_cache_misses") or config.read("jax_no_tracing"):
+    # Flags that report or forbid traces: the program's trace would show.
     return transformed(*args, **kwargs)
   for leaf in tree_util.tree_leaves((args, kwargs)):
     if type(leaf) is not Array:
@@ -57,10 +60,9 @@ def call_transformed(params: tuple, fun: Callable, transformed: Callable, args, 
     return transformed(*args, **kwargs)
   key = (params, fkey)
   try:
-    hash(key)
+    program = _programs.find(key)
   except TypeError:   # unhashable parameters (a dict of in_axes)
     return transformed(*args, **kwargs)
-  program = _programs.get(key)
   if program is _OP_BY_OP:
     return transformed(*args, **kwargs)
   if program is None:

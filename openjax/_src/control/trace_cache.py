@@ -198,6 +198,17 @@ def _library_module(v) -> bool:
 
 def _pure_value_key(v, depth: int):
   t = type(v)
+  # The common kinds first: this runs on every eager transformation call.
+  if t is types.ModuleType:
+    if not _library_module(v):
+      raise _Mutable
+    return v   # modules hash and compare by identity
+  if t is types.FunctionType:
+    if depth >= _MAX_DEPTH:
+      raise _Mutable
+    return _pure_callable_key(v, depth + 1)
+  if t is Array:
+    return _Id(v)
   if t in _SCALARS or t is float or t is complex or isinstance(v, (np.generic, np.dtype)) \
       or t is Array or t is np.ufunc:
     return _value_key(v, depth)
@@ -209,10 +220,6 @@ def _pure_value_key(v, depth: int):
     return (dict, tuple((k, _pure_value_key(x, depth)) for k, x in v.items()))
   if t is np.ndarray and v.size <= _MAX_KEYED_ELEMENTS:
     return (np.ndarray, v.shape, v.dtype, v.tobytes())
-  if t is types.ModuleType:
-    if not _library_module(v):
-      raise _Mutable
-    return _Id(v)
   if t is types.BuiltinFunctionType:
     if not _library_module(getattr(v, "__self__", None) or v):
       raise _Mutable   # ``print``, a bound method of an object
@@ -259,12 +266,12 @@ def _pure_callable_key(fun, depth: int):
       parts.append((n, _pure_value_key(glob[n], depth)))
     elif n not in _PURE_BUILTINS:
       raise _Mutable
-  return (_Id(code), _Id(glob),
-          tuple(_pure_value_key(c.cell_contents, depth) for c in fun.__closure__ or ()),
-          _pure_value_key(fun.__defaults__, depth),
-          tuple(sorted((k, _pure_value_key(v, depth))
-                       for k, v in (fun.__kwdefaults__ or {}).items())),
-          tuple(parts))
+  closure, defaults, kwdefaults = fun.__closure__, fun.__defaults__, fun.__kwdefaults__
+  return (_Id(code), _Id(glob), tuple(parts),
+          closure and tuple(_pure_value_key(c.cell_contents, depth) for c in closure),
+          defaults and _pure_value_key(defaults, depth),
+          kwdefaults and tuple(sorted((k, _pure_value_key(v, depth))
+                                      for k, v in kwdefaults.items())))
 
 
 def pure_fun_key(fun):
@@ -328,6 +335,11 @@ class TraceCache:
       hit = self._entries.get(key)
     except TypeError:   # an unhashable part of the key
       return None
+    return None if hit is None else hit[0]
+
+  def find(self, key):
+    """``get`` that raises TypeError for an unhashable key."""
+    hit = self._entries.get(key)
     return None if hit is None else hit[0]
 
   def put(self, key, value, consts=()) -> None:
