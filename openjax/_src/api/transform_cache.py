@@ -43,11 +43,14 @@ def _closure_arrays(fun) -> list:
           if type(c.cell_contents) is Array]
 
 
-def call_transformed(params: tuple, fun: Callable, transformed: Callable, args, kwargs):
-  """``transformed(*args, **kwargs)``, where ``transformed`` is ``fun`` under
-  the transformation described by the hashable ``params``: as a cached
-  program when the call is eager, every argument leaf is an Array and
-  ``fun`` is effect-free; op by op otherwise."""
+def call_transformed(params: tuple, fun, transformed: Callable, args, kwargs):
+  """``transformed(*args, **kwargs)``, where ``transformed`` is ``fun`` (a
+  function, or a tuple of them) under the transformation described by the
+  hashable ``params``: as a cached program when the call is eager, every
+  argument leaf is an Array and ``fun`` is effect-free; op by op otherwise.
+  Other leaves run op by op because the program would change them: ``vmap``
+  hands unmapped arguments to the function as they are, and loops return a
+  Python scalar carry the body only passes along as that scalar."""
   if trace_state.trace is not eval_trace or config.read("jax_log_compiles") \
       or config.read("jax_explain_cache_misses") or config.read("jax_no_tracing"):
     # Flags that report or forbid traces: the program's trace would show.
