@@ -12,13 +12,13 @@ applications of the computation instead of n scalar calls.
 """
 from __future__ import annotations
 
-import functools
 import weakref
 from typing import Callable, Sequence
 
 import numpy as np
 
 from openjax._src import dtypes, tree_util
+from openjax._src.control.trace_cache import TraceCache, pure_fun_key
 from openjax._src.core import (ClosedJaxpr, ShapedArray, Tracer, eval_jaxpr, eval_trace, get_aval,
                                set_current_trace)
 from openjax._src.interpreters.batching import batch_jaxpr
@@ -34,13 +34,20 @@ def trace_computation(fun: str, computation: Callable, init_avals: Sequence[Shap
                       init_tree) -> tuple[ClosedJaxpr, object]:
   """The jaxpr of ``computation(x, y)`` on two pytrees of scalars shaped like
   the init values, and the pytree structure of its result. Cached per
-  (computation, avals, tree) when ``computation`` is hashable, as JAX does."""
-  key = (computation, tuple(init_avals), init_tree)
+  (computation, avals, tree) when ``computation`` is hashable, as JAX does;
+  an effect-free computation by what it reads (``trace_cache.pure_fun_key``),
+  so a fresh ``lambda a, b: a + b`` each call reuses the trace and its
+  batched forms (retracing and batching it again cost ~400 us a call)."""
+  fkey = pure_fun_key(computation)
+  key = (fun, computation if fkey is None else fkey, tuple(init_avals), init_tree)
   try:
-    hash(key)
+    hit = _traces.find(key)
   except TypeError:
     return _trace_computation(fun, computation, tuple(init_avals), init_tree)
-  return _trace_computation_cached(fun, *key)
+  if hit is None:
+    hit = _trace_computation(fun, computation, tuple(init_avals), init_tree)
+    _traces.put(key, hit, hit[0].consts)
+  return hit
 
 
 def _trace_computation(fun, computation, init_avals, init_tree):
@@ -73,9 +80,9 @@ def _trace_computation(fun, computation, init_avals, init_tree):
   return closed, box[0]
 
 
-@functools.lru_cache(maxsize=256)
-def _trace_computation_cached(fun, computation, init_avals, init_tree):
-  return _trace_computation(fun, computation, init_avals, init_tree)
+# (API name, computation or its pure_fun_key, init avals, init tree) ->
+# (closed jaxpr, out tree).
+_traces = TraceCache()
 
 
 # ---------------------------------------------- elementwise application
