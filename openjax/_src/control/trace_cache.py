@@ -1,18 +1,19 @@
-"""Keys for caching what control flow traces (cond branches, loop bodies).
+"""Keys for caching what control flow and transformations trace.
 
 JAX caches a traced branch or body by the function object and the argument
 types, so calling ``lax.cond``/``while_loop``/``scan`` again with the same
 function reuses its jaxpr. Eager code usually passes fresh closures
 (``lax.cond(p, lambda x: x * y, ...)`` inside a function called in a loop):
-a new function object each call, the same code. ``fun_key`` keys such a
-nested function by what its trace depends on: its code, and the identity (or
-the value, for immutable scalars) of every value it can read - closure
-cells, defaults, the globals its code names - so a closure over new values
-(or a rebound global) traces again, as JAX's fresh trace would. Module-level
-functions, and jit/custom_jvp wrappers, count by identity, as JAX keys them
-(a global that such a function reads and that is rebound between calls is
-not seen, as with JAX's cache). A function that can read a mutable object (a
-list, a dict, a NumPy array, an arbitrary instance) is keyed by its identity.
+a new function object each call, the same code, which JAX traces again.
+``fun_key`` keys a module-level function by its identity, as JAX does, and
+a nested one by what its trace depends on (``pure_fun_key``): its code, and
+the value (identity, for arrays and modules) of everything it can read -
+closure cells, defaults, the globals its code names, the functions it calls
+- so a closure over new values, a mutated list, or a rebound global traces
+again, as JAX's fresh trace would. That is only sound for functions that do
+nothing but compute: a function that may print, write an outer variable or
+call an unknown object is keyed by its identity, so a fresh one traces (and
+prints) every call, as in JAX.
 
 The cache holds at most ``MAX_ENTRIES`` traces and ``MAX_BYTES`` of the
 constants they close over (the oldest go first); a trace that closes over
@@ -54,75 +55,18 @@ class _Mutable(Exception):
 
 
 _SCALARS = (bool, int, str, bytes, type(None))
-_BY_IDENTITY = (Array, types.ModuleType, type, types.BuiltinFunctionType, np.ufunc)
 
 
-def _value_key(v, depth: int):
+def _value_key(v):
+  """An immutable scalar value as a key part."""
   t = type(v)
-  if t in _SCALARS:
-    return (t, v)
   if t is float or t is complex:
     return (t, repr(v))   # -0.0 and nan trace to other constants than 0.0
   if isinstance(v, np.generic):
     return (t, v.tobytes())
   if isinstance(v, np.dtype):
     return v
-  if isinstance(v, _BY_IDENTITY):
-    if t is types.BuiltinFunctionType and not isinstance(
-        getattr(v, "__self__", None), (types.ModuleType, type(None))):
-      raise _Mutable   # a bound method of an object (``xs.append``)
-    return _Id(v)
-  if t is tuple:
-    return (tuple, tuple(_value_key(x, depth) for x in v))
-  if t is RefThreading and not v.refs:
-    # The ref scopes of an operation whose bodies use no outside refs: what
-    # they trace does not depend on which operation's they are.
-    return RefThreading
-  if t is types.FunctionType and v.__closure__ is None and "<locals>" not in v.__qualname__:
-    # A module-level function the traced one calls: by identity (its globals
-    # are not followed, as JAX's cache does not follow the function's).
-    return _Id(v)
-  if callable(v) and type(v).__module__.startswith("openjax."):
-    return _Id(v)   # jit/custom_jvp/custom_vjp wrappers: defined by what they wrap
-  if callable(v) and depth < _MAX_DEPTH:
-    return _callable_key(v, depth + 1)
-  raise _Mutable
-
-
-# code -> the sorted global names it (or a function nested in it) may read.
-_code_names: dict = {}
-
-
-def _names(code: types.CodeType) -> tuple:
-  names = _code_names.get(code)
-  if names is None:
-    found: set = set()
-    todo = [code]
-    while todo:
-      c = todo.pop()
-      found.update(c.co_names)
-      todo.extend(k for k in c.co_consts if type(k) is types.CodeType)
-    names = _code_names[code] = tuple(sorted(found))
-  return names
-
-
-def _callable_key(fun, depth: int):
-  t = type(fun)
-  if t is types.FunctionType:
-    glob = fun.__globals__
-    return (_Id(fun.__code__), _Id(glob),
-            tuple(_value_key(c.cell_contents, depth) for c in fun.__closure__ or ()),
-            _value_key(fun.__defaults__, depth),
-            tuple(sorted((k, _value_key(v, depth)) for k, v in (fun.__kwdefaults__ or {}).items())),
-            tuple((n, _value_key(glob[n], depth)) for n in _names(fun.__code__)
-                  if n in glob))
-  if t is functools.partial:
-    return (functools.partial, _callable_key(fun.func, depth),
-            tuple(_value_key(a, depth) for a in fun.args),
-            tuple(sorted((k, _value_key(v, depth)) for k, v in fun.keywords.items())))
-  if isinstance(fun, _BY_IDENTITY):
-    return _value_key(fun, depth)
-  raise _Mutable
+  return (t, v)
 
 
 # ------------------------------------------------ effect-free functions
@@ -147,7 +91,7 @@ _PURE_BUILTINS = frozenset({
 # ``jax.debug.print``, host callbacks, ``jax.config.update``) or mutate a
 # container in place.
 _EFFECT_ATTRS = frozenset({
-    "random", "debug", "print", "callback", "pure_callback", "io_callback", "config",
+    "debug", "print", "callback", "pure_callback", "io_callback", "config",
     "update", "append", "extend", "insert", "pop", "popitem", "remove", "clear",
     "setdefault", "discard", "write", "save", "savez", "savetxt", "tofile", "seterr",
     "set_printoptions", "__setitem__", "__delitem__", "__setattr__"})
@@ -174,6 +118,7 @@ def _effect_free_reads(code: types.CodeType) -> tuple | None:
   while todo and ok:
     c, outer_cells = todo.pop()
     cells = outer_cells | set(c.co_cellvars)
+    prev = None
     for ins in dis.get_instructions(c):
       op = ins.opname
       if op in _EFFECT_OPS:
@@ -181,19 +126,26 @@ def _effect_free_reads(code: types.CodeType) -> tuple | None:
       elif op == "LOAD_GLOBAL":
         reads.add(ins.argval)
       elif op in ("LOAD_ATTR", "LOAD_METHOD"):
-        ok = ins.argval not in _EFFECT_ATTRS
+        # ``random`` only as a global module's attribute (``jax.random``,
+        # checked when keyed; ``np.random`` is not effect-free).
+        ok = ins.argval not in _EFFECT_ATTRS and (ins.argval != "random" or (
+            prev is not None and prev.opname == "LOAD_GLOBAL"))
+        if ok and ins.argval == "random":
+          reads.add((prev.argval, "random"))
       elif op in ("STORE_DEREF", "DELETE_DEREF"):
         ok = ins.argval in cells   # a variable of this call, not an outer one
       elif op == "LOAD_CONST" and type(ins.argval) is types.CodeType:
         todo.append((ins.argval, cells))
       if not ok:
         break
-  result = _code_reads[code] = tuple(sorted(reads)) if ok else None
+      prev = ins
+  result = _code_reads[code] = tuple(sorted(reads, key=str)) if ok else None
   return result
 
 
 def _library_module(v) -> bool:
-  return getattr(v, "__name__", "").partition(".")[0] in _LIBRARY_MODULES
+  name = getattr(v, "__name__", "")
+  return name.partition(".")[0] in _LIBRARY_MODULES and not name.startswith("numpy.random")
 
 
 def _pure_value_key(v, depth: int):
@@ -209,9 +161,14 @@ def _pure_value_key(v, depth: int):
     return _pure_callable_key(v, depth + 1)
   if t is Array:
     return _Id(v)
-  if t in _SCALARS or t is float or t is complex or isinstance(v, (np.generic, np.dtype)) \
-      or t is Array or t is np.ufunc:
-    return _value_key(v, depth)
+  if t in _SCALARS or t is float or t is complex or isinstance(v, (np.generic, np.dtype)):
+    return _value_key(v)
+  if t is np.ufunc:
+    return _Id(v)
+  if t is RefThreading and not v.refs:
+    # The ref scopes of an operation whose bodies use no outside refs: what
+    # they trace does not depend on which operation's they are.
+    return RefThreading
   if t is tuple or t is list:
     # A list by its contents now: reading it is what the trace depends on
     # (the function cannot write it: see _EFFECT_ATTRS).
@@ -262,7 +219,11 @@ def _pure_callable_key(fun, depth: int):
   glob = fun.__globals__
   parts = []
   for n in reads:
-    if n in glob:
+    if type(n) is tuple:   # (global, "random"): that global's random module
+      name, attr = n
+      if not _library_module(getattr(glob.get(name), attr, None)):
+        raise _Mutable
+    elif n in glob:
       parts.append((n, _pure_value_key(glob[n], depth)))
     elif n not in _PURE_BUILTINS:
       raise _Mutable
@@ -301,12 +262,8 @@ def fun_key(fun):
   if type(fun) is types.FunctionType and fun.__closure__ is None \
       and "<locals>" not in fun.__qualname__:
     return _Id(fun)   # a module-level function: called again as itself, as JAX keys it
-  try:
-    return _callable_key(fun, 0)
-  except (_Mutable, ValueError):   # ValueError: an empty closure cell
-    return _Id(fun)
-  except TypeError:   # an unhashable default or global value
-    return _Id(fun)
+  key = pure_fun_key(fun)
+  return _Id(fun) if key is None else key
 
 
 def _nbytes(consts) -> int:
