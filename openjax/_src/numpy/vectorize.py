@@ -162,7 +162,7 @@ def vectorize(pyfunc: Callable, *, excluded=frozenset(), signature: str | None =
   if any(isinstance(e, int) and e < 0 for e in excluded):
     raise ValueError(f"excluded={excluded!r} contains negative numbers")
 
-  params = ("vectorize", excluded, signature)
+  params = ("vectorize", frozenset(excluded), signature)
 
   @functools.wraps(pyfunc)
   def vectorized(*args, **kwargs):
