@@ -205,6 +205,12 @@ def test_vectorize_and_apply_along_axis_values():
   for _ in range(2):
     np.testing.assert_allclose(_np(matvec(jnp.asarray(m), jnp.asarray(v))), m @ v, rtol=1e-5)
   assert _programs() == 2
+  # Excluded positions given as a set (unhashable): still one program.
+  affine = jnp.vectorize(lambda x, c: c[0] * x + c[1], excluded={1})
+  coefs = jnp.asarray(np.array([2.0, 1.0], np.float32))
+  for _ in range(2):
+    np.testing.assert_allclose(_np(affine(jnp.asarray(m[0]), coefs)), 2 * m[0] + 1, rtol=1e-6)
+  assert _programs() == 3
 
 
 def test_vmap_of_collectives_reuses_its_program():
