@@ -13,6 +13,9 @@ jaxpr run on the eval trace's kernels, op by op as the eager call would, so
 the bits are the eager call's). The key is the function's code and what it
 reads (closure values, defaults, globals) plus the transformation's
 parameters: a closure over new values, or a rebound global, traces again.
+A key builds its program the second time it is seen: one that never comes
+back (a closure over arrays made afresh each call) runs op by op and costs
+no trace.
 
 Calls that cannot be traced abstractly (Python control flow on values, as
 ``grad`` allows) run op by op: jit runs those inline (its ``_INLINE``), and
@@ -34,6 +37,7 @@ from openjax._src.core import Array, eval_trace, trace_state
 # transformed function, or _OP_BY_OP.
 _programs = TraceCache()
 _OP_BY_OP = object()
+_SEEN = object()
 
 
 def _closure_arrays(fun) -> list:
@@ -69,6 +73,11 @@ def call_transformed(params: tuple, fun, transformed: Callable, args, kwargs):
   if program is _OP_BY_OP:
     return transformed(*args, **kwargs)
   if program is None:
+    # Seen once: op by op. A key that never comes back (a closure over
+    # arrays made afresh each call) must not pay for a trace and a program.
+    _programs.put(key, _SEEN, _closure_arrays(fun))
+    return transformed(*args, **kwargs)
+  if program is _SEEN:
     program = api_jit(transformed, _eager=True)
     _programs.put(key, program, _closure_arrays(fun))
   try:

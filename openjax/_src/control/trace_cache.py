@@ -190,13 +190,16 @@ def _pure_value_key(v, depth: int):
     raise _Mutable
   if t is types.FunctionType or t is functools.partial:
     return _pure_callable_key(v, depth + 1)
-  if callable(v) and t.__module__.startswith("openjax."):
+  if callable(v) and t.__module__.startswith("openjax.") and callable(getattr(v, "fun", None)):
     # jit wrappers trace once per signature, as JAX's jit does; custom
-    # derivative wrappers are as pure as the functions they hold.
-    for name in ("fun", "jvp", "fwd", "bwd"):
-      held = getattr(v, name, None)
-      if callable(held) and not hasattr(v, "lower"):
-        _pure_value_key(held, depth + 1)
+    # derivative wrappers are as pure as the functions they hold. Other
+    # library callables (a vjp's pullback holding its residuals) are made
+    # afresh per use: keying them would only keep them alive.
+    if not hasattr(v, "lower"):
+      for name in ("fun", "jvp", "fwd", "bwd"):
+        held = getattr(v, name, None)
+        if callable(held):
+          _pure_value_key(held, depth + 1)
     return _Id(v)
   raise _Mutable
 
