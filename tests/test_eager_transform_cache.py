@@ -243,3 +243,24 @@ def test_inside_jit_the_transformations_trace_as_usual():
     return jax.vmap(jax.grad(lambda v: jnp.sin(v)))(x)
   np.testing.assert_allclose(_np(f(jnp.arange(3.0))), np.cos(np.arange(3.0)), rtol=1e-6)
   assert _programs() == 0
+
+
+def test_reduce_with_a_fresh_lambda_reuses_its_trace(monkeypatch):
+  from openjax._src.control import _reduce_computation
+  traced = []
+  trace = _reduce_computation._trace_computation
+
+  def counting(*args):
+    traced.append(1)
+    return trace(*args)
+  monkeypatch.setattr(_reduce_computation, "_trace_computation", counting)
+  _reduce_computation._traces.clear()
+  x = jnp.asarray(np.arange(12, dtype=np.int32).reshape(4, 3))
+  for _ in range(3):
+    out = lax.reduce(x, np.int32(1), lambda a, b: a * b, (0,))
+    np.testing.assert_array_equal(_np(out), np.multiply.reduce(_np(x), axis=0))
+  assert len(traced) == 1
+  # A computation that prints traces every call, as in JAX.
+  for _ in range(2):
+    lax.reduce(x, np.int32(1), lambda a, b: (print(end=""), a * b)[1], (0,))
+  assert len(traced) == 3
