@@ -264,3 +264,15 @@ def test_reduce_with_a_fresh_lambda_reuses_its_trace(monkeypatch):
   for _ in range(2):
     lax.reduce(x, np.int32(1), lambda a, b: (print(end=""), a * b)[1], (0,))
   assert len(traced) == 3
+
+
+def test_python_numbers_in_results_stay_python_numbers():
+  # JAX's eager calls hand back a Python number that is not computed from
+  # the arguments as it is (an unmapped output, an aux value).
+  x = jnp.asarray(np.float32(2.0))
+  for _ in range(3):
+    g, aux = jax.grad(lambda v: (v * v, {"a": 1.0, "b": 3}), has_aux=True)(x)
+    assert type(aux["a"]) is float and type(aux["b"]) is int
+    np.testing.assert_allclose(_np(g), 4.0)
+    y = jax.vmap(lambda v: (v, 2.0), out_axes=(0, None))(jnp.arange(3.0))
+    assert type(y[1]) is float

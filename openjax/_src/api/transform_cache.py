@@ -31,7 +31,7 @@ from openjax._src import tree_util
 from openjax._src.config import config
 from openjax._src.api.jit import jit as api_jit
 from openjax._src.control.trace_cache import TraceCache, pure_fun_key
-from openjax._src.core import Array, eval_trace, trace_state
+from openjax._src.core import Array, Tracer, eval_trace, trace_state
 
 # (transformation parameters, pure_fun_key(fun)) -> an eager jit of the
 # transformed function, or _OP_BY_OP.
@@ -45,6 +45,24 @@ def _closure_arrays(fun) -> list:
   for the cache's byte bound."""
   return [c.cell_contents for c in getattr(fun, "__closure__", None) or ()
           if type(c.cell_contents) is Array]
+
+
+class _NotAnArray(Exception):
+  """A transformed function returned a value that is not an array."""
+
+
+def _arrays_out(transformed: Callable) -> Callable:
+  """``transformed`` for the program's trace, refusing results that are not
+  arrays: JAX's eager call hands back such a value (``1.0`` as an unmapped
+  output, a Python number in ``has_aux``'s aux) as it is, where a program
+  would turn it into an array. The refusal sends the call op by op."""
+  def arrays_out(*args, **kwargs):
+    out = transformed(*args, **kwargs)
+    for leaf in tree_util.tree_leaves(out):
+      if not isinstance(leaf, (Array, Tracer)):
+        raise _NotAnArray
+    return out
+  return arrays_out
 
 
 def call_transformed(params: tuple, fun, transformed: Callable, args, kwargs):
@@ -78,7 +96,7 @@ def call_transformed(params: tuple, fun, transformed: Callable, args, kwargs):
     _programs.put(key, _SEEN, _closure_arrays(fun))
     return transformed(*args, **kwargs)
   if program is _SEEN:
-    program = api_jit(transformed, _eager=True)
+    program = api_jit(_arrays_out(transformed), _eager=True)
     _programs.put(key, program, _closure_arrays(fun))
   try:
     return program(*args, **kwargs)
