@@ -91,10 +91,18 @@ _PURE_BUILTINS = frozenset({
 # ``jax.debug.print``, host callbacks, ``jax.config.update``) or mutate a
 # container in place.
 _EFFECT_ATTRS = frozenset({
-    "debug", "print", "callback", "pure_callback", "io_callback", "config",
+    "debug", "print", "callback", "pure_callback", "io_callback", "config", "write", "save",
+    "savez", "savetxt", "tofile", "seterr", "set_printoptions", "__setitem__", "__delitem__",
+    "__setattr__"})
+# Methods that change a container, allowed on a local variable (a list the
+# call builds; the containers of an argument, which transformations rebuild
+# per call) or a global (a library function of that name, ``jnp.append``, or
+# a container keyed by its contents before the call: a change makes the next
+# call's key another one, so a cached trace never hides it), an effect on
+# anything else (an attribute's list).
+_MUTATING_METHODS = frozenset({
     "update", "append", "extend", "insert", "pop", "popitem", "remove", "clear",
-    "setdefault", "discard", "write", "save", "savez", "savetxt", "tofile", "seterr",
-    "set_printoptions", "__setitem__", "__delitem__", "__setattr__"})
+    "setdefault", "discard"})
 _LIBRARY_MODULES = frozenset({"openjax", "numpy", "math", "cmath", "operator", "functools",
                               "itertools"})
 # NumPy arrays a function reads are keyed by their bytes up to this size.
@@ -129,7 +137,9 @@ def _effect_free_reads(code: types.CodeType) -> tuple | None:
         # ``random`` only as a global module's attribute (``jax.random``,
         # checked when keyed; ``np.random`` is not effect-free).
         ok = ins.argval not in _EFFECT_ATTRS and (ins.argval != "random" or (
-            prev is not None and prev.opname == "LOAD_GLOBAL"))
+            prev is not None and prev.opname == "LOAD_GLOBAL")) and (
+            ins.argval not in _MUTATING_METHODS or (
+                prev is not None and prev.opname in ("LOAD_FAST", "LOAD_GLOBAL")))
         if ok and ins.argval == "random":
           reads.add((prev.argval, "random"))
       elif op in ("STORE_DEREF", "DELETE_DEREF"):
