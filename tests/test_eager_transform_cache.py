@@ -174,7 +174,15 @@ def test_effect_free_keys():
   assert trace_cache.pure_fun_key(lambda v: print(v)) is None
   assert trace_cache.pure_fun_key(lambda v: np.random.normal()) is None
   assert trace_cache.pure_fun_key(lambda v: jax.debug.print("{}", v)) is None
-  assert trace_cache.pure_fun_key(lambda v: _appending(v)) is None   # reached through a call
+  # Reached through a call: a global list is keyed by its contents, so each
+  # append makes the next call's key another one; the append runs every call.
+  _LOG.clear()
+  for _ in range(4):
+    jax.vmap(lambda v: _appending(v))(jnp.arange(2.0))
+  assert len(_LOG) == 4
+  holder = type("Holder", (), {})()
+  holder.log = []
+  assert trace_cache.pure_fun_key(lambda v: holder.log.append(v)) is None
 
 
 _LOG: list = []
