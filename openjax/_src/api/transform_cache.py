@@ -13,9 +13,9 @@ jaxpr run on the eval trace's kernels, op by op as the eager call would, so
 the bits are the eager call's). The key is the function's code and what it
 reads (closure values, defaults, globals) plus the transformation's
 parameters: a closure over new values, or a rebound global, traces again.
-A key builds its program the second time it is seen: one that never comes
-back (a closure over arrays made afresh each call) runs op by op and costs
-no trace.
+A key that holds arrays by identity builds its program the second time it
+is seen: one that never comes back (a closure over arrays made afresh each
+call) runs op by op and costs no trace.
 
 Calls that cannot be traced abstractly (Python control flow on values, as
 ``grad`` allows) run op by op: jit runs those inline (its ``_INLINE``), and
@@ -30,7 +30,7 @@ from typing import Callable
 from openjax._src import tree_util
 from openjax._src.config import config
 from openjax._src.api.jit import jit as api_jit
-from openjax._src.control.trace_cache import TraceCache, pure_fun_key
+from openjax._src.control.trace_cache import TraceCache, keys_arrays
 from openjax._src.core import Array, Tracer, eval_trace, trace_state
 
 # (transformation parameters, pure_fun_key(fun)) -> an eager jit of the
@@ -80,7 +80,7 @@ def call_transformed(params: tuple, fun, transformed: Callable, args, kwargs):
   for leaf in tree_util.tree_leaves((args, kwargs)):
     if type(leaf) is not Array:
       return transformed(*args, **kwargs)
-  fkey = pure_fun_key(fun)
+  fkey, holds_arrays = keys_arrays(fun)
   if fkey is None:
     return transformed(*args, **kwargs)
   key = (params, fkey)
@@ -90,12 +90,13 @@ def call_transformed(params: tuple, fun, transformed: Callable, args, kwargs):
     return transformed(*args, **kwargs)
   if program is _OP_BY_OP:
     return transformed(*args, **kwargs)
-  if program is None:
-    # Seen once: op by op. A key that never comes back (a closure over
-    # arrays made afresh each call) must not pay for a trace and a program.
+  if program is None and holds_arrays:
+    # A key holding arrays by identity may never come back (a closure over
+    # arrays made afresh each call): op by op until it is seen again, so
+    # such calls pay for no trace and no program.
     _programs.put(key, _SEEN, _closure_arrays(fun))
     return transformed(*args, **kwargs)
-  if program is _SEEN:
+  if program is None or program is _SEEN:
     program = api_jit(_arrays_out(transformed), _eager=True)
     _programs.put(key, program, _closure_arrays(fun))
   try:

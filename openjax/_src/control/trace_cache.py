@@ -159,6 +159,7 @@ def _library_module(v) -> bool:
 
 
 def _pure_value_key(v, depth: int):
+  global _arrays_keyed
   t = type(v)
   # The common kinds first: this runs on every eager transformation call.
   if t is types.ModuleType:
@@ -170,6 +171,7 @@ def _pure_value_key(v, depth: int):
       raise _Mutable
     return _pure_callable_key(v, depth + 1)
   if t is Array:
+    _arrays_keyed += 1
     return _Id(v)
   if t in _SCALARS or t is float or t is complex or isinstance(v, (np.generic, np.dtype)):
     return _value_key(v)
@@ -246,6 +248,20 @@ def _pure_callable_key(fun, depth: int):
           defaults and _pure_value_key(defaults, depth),
           kwdefaults and tuple(sorted((k, _pure_value_key(v, depth))
                                       for k, v in kwdefaults.items())))
+
+
+# How many arrays keys have held by identity (``keys_arrays``); a count, not
+# a flag, so that no lock is needed: a race only misreports the hint.
+_arrays_keyed = 0
+
+
+def keys_arrays(fun) -> tuple:
+  """``(pure_fun_key(fun), whether that key holds an array by identity)``:
+  such a key may never come back (a closure over an array computed afresh
+  each call)."""
+  before = _arrays_keyed
+  key = pure_fun_key(fun)
+  return key, _arrays_keyed != before
 
 
 def pure_fun_key(fun):
