@@ -51,7 +51,8 @@ class _Id:
 
 
 class _Mutable(Exception):
-  """A function can read a value that may change without a new identity."""
+  """A function may have an effect, or reads a value no key can stand for
+  (an object that may change without a new identity)."""
 
 
 _SCALARS = (bool, int, str, bytes, type(None))
