@@ -108,8 +108,13 @@ def test_fun_key():
   assert trace_cache.fun_key(make(a)) != trace_cache.fun_key(make(jnp.ones(2)))
   assert trace_cache.fun_key(make(1.0)) == trace_cache.fun_key(make(1.0))
   assert trace_cache.fun_key(make(0.0)) != trace_cache.fun_key(make(-0.0))
-  assert trace_cache.fun_key(make([1])) != trace_cache.fun_key(make([1]))   # a list: identity
-  g = make([1])
+  # A list by its contents when keyed: mutating it traces again.
+  assert trace_cache.fun_key(make([1])) == trace_cache.fun_key(make([1]))
+  assert trace_cache.fun_key(make([1])) != trace_cache.fun_key(make([2]))
+  # An instance (an unknown object): by the closure's identity.
+  obj = object()
+  assert trace_cache.fun_key(make(obj)) != trace_cache.fun_key(make(obj))
+  g = make(obj)
   assert trace_cache.fun_key(g) == trace_cache.fun_key(g)
 
 

@@ -108,13 +108,13 @@ def test_reduce_integer_monoids_are_exact():
 
 def test_reduce_takes_log_many_whole_array_steps(monkeypatch):
   calls = []
-  apply = _reduce_computation.apply_elementwise
+  apply = _reduce_computation._run_elementwise
 
   def counting(closed, args):
     calls.append(np.shape(args[0]))
     return apply(closed, args)
 
-  monkeypatch.setattr(_reduce_computation, "apply_elementwise", counting)
+  monkeypatch.setattr(_reduce_computation, "_run_elementwise", counting)
   x = np.arange(1000, dtype=np.int32).reshape(1000, 1)
   out = lax.reduce(x, np.int32(0), add_pair, (0,))
   assert int(out[0]) == 999 * 1000 // 2

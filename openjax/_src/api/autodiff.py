@@ -12,6 +12,7 @@ import numpy as np
 from openjax._src import dtypes, tree_util
 from openjax._src.api.ad_markers import DidntWant, DontWant, GradRef, GradValue
 from openjax._src.api.shapes import abstractify
+from openjax._src.api.transform_cache import call_transformed
 from openjax._src.core.ref import Ref
 from openjax._src.api.vmap import check_callable, vmap, wraps
 from openjax._src.core import Array, Tracer, concrete_or_error, eval_jaxpr
@@ -428,8 +429,13 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
             "where the first element is the value of {fun} and the second element is the "
             "gradient, which has the same shape as the arguments at positions {argnums}.")
 
+  params = ("value_and_grad", argnums, has_aux, holomorphic, allow_int)
+
   @wraps(fun, docstr=docstr, argnums=argnums)
   def value_and_grad_f(*args, **kwargs):
+    return call_transformed(params, fun, differentiated, args, kwargs)
+
+  def differentiated(*args, **kwargs):
     max_argnum = argnums if isinstance(argnums, int) else max(argnums)
     if max_argnum >= len(args):
       raise TypeError(f"differentiating with respect to argnums={argnums} requires at "

@@ -11,6 +11,7 @@ import numpy as np
 
 from openjax._src import tree_util
 from openjax._src.api.shapes import abstractify
+from openjax._src.api.transform_cache import call_transformed
 from openjax._src.interpreters.batching import SpecMatchError, batch_flat
 
 
@@ -206,8 +207,13 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name=None,
     docstr += "\n\nOriginal documentation:\n\n" + fun.__doc__.replace("{", "{{").replace(
         "}", "}}")
 
+  params = ("vmap", in_axes, out_axes, axis_name, axis_size, spmd_axis_name)
+
   @wraps(fun, docstr=docstr)
   def vmap_f(*args, **kwargs):
+    return call_transformed(params, fun, batched, args, kwargs)
+
+  def batched(*args, **kwargs):
     if isinstance(in_axes, tuple) and len(in_axes) != len(args):
       raise ValueError(
           "vmap in_axes must be an int, None, or a tuple of entries corresponding to "

@@ -12,15 +12,15 @@ applications of the computation instead of n scalar calls.
 """
 from __future__ import annotations
 
-import functools
 import weakref
 from typing import Callable, Sequence
 
 import numpy as np
 
 from openjax._src import dtypes, tree_util
+from openjax._src.control.trace_cache import TraceCache, pure_fun_key
 from openjax._src.core import (ClosedJaxpr, ShapedArray, Tracer, eval_jaxpr, eval_trace, get_aval,
-                               set_current_trace)
+                               program_of, set_current_trace)
 from openjax._src.interpreters.batching import batch_jaxpr
 from openjax._src.interpreters.jvp import jvp_jaxpr
 from openjax._src.interpreters.staging import trace_to_jaxpr
@@ -34,13 +34,28 @@ def trace_computation(fun: str, computation: Callable, init_avals: Sequence[Shap
                       init_tree) -> tuple[ClosedJaxpr, object]:
   """The jaxpr of ``computation(x, y)`` on two pytrees of scalars shaped like
   the init values, and the pytree structure of its result. Cached per
-  (computation, avals, tree) when ``computation`` is hashable, as JAX does."""
-  key = (computation, tuple(init_avals), init_tree)
+  (computation, avals, tree) when ``computation`` is hashable, as JAX does;
+  an effect-free computation by what it reads (``trace_cache.pure_fun_key``),
+  so a fresh ``lambda a, b: a + b`` each call reuses the trace and its
+  batched forms (retracing and batching it again cost ~400 us a call)."""
+  fkey = pure_fun_key(computation)
+  key = (fun, computation if fkey is None else fkey, tuple(init_avals), init_tree)
   try:
-    hash(key)
+    hit = _traces.find(key)
   except TypeError:
     return _trace_computation(fun, computation, tuple(init_avals), init_tree)
-  return _trace_computation_cached(fun, *key)
+  if hit is None:
+    hit = _trace_computation(fun, computation, tuple(init_avals), init_tree)
+    _traces.put(key, hit, hit[0].consts)
+    _first_computation[hit[0]] = computation
+  return hit
+
+
+def computation_of(closed: ClosedJaxpr, computation: Callable) -> Callable:
+  """The function ``closed`` was first traced from (``computation`` when it
+  was not cached): as a primitive's parameter it keeps the eval trace's plan
+  for the primitive, which a fresh lambda each call would make anew."""
+  return _first_computation.get(closed, computation)
 
 
 def _trace_computation(fun, computation, init_avals, init_tree):
@@ -73,9 +88,11 @@ def _trace_computation(fun, computation, init_avals, init_tree):
   return closed, box[0]
 
 
-@functools.lru_cache(maxsize=256)
-def _trace_computation_cached(fun, computation, init_avals, init_tree):
-  return _trace_computation(fun, computation, init_avals, init_tree)
+# (API name, computation or its pure_fun_key, init avals, init tree) ->
+# (closed jaxpr, out tree).
+_traces = TraceCache()
+_first_computation: "weakref.WeakKeyDictionary[ClosedJaxpr, Callable]" = (
+    weakref.WeakKeyDictionary())
 
 
 # ---------------------------------------------- elementwise application
@@ -126,6 +143,14 @@ def jvp_computation(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list[bool]]:
 
 
 # ------------------------------------------------------ NumPy tree (impl)
+def _run_elementwise(closed: ClosedJaxpr, args: Sequence[np.ndarray]) -> list:
+  """``apply_elementwise`` on NumPy values, by the batched computation's
+  program (its kernels, as binding each equation would run them, without
+  the binds)."""
+  batched = _batched_computation(closed, args[0].shape[0])
+  return program_of(batched.jaxpr).runner(batched.consts)(args)
+
+
 def tree_reduce_np(closed: ClosedJaxpr, xs: Sequence[np.ndarray], inits) -> list[np.ndarray]:
   """Reduce each (n, m) array of ``xs`` over its first axis with the
   computation ``closed`` (as the module docstring describes): (m,) arrays."""
@@ -138,7 +163,7 @@ def tree_reduce_np(closed: ClosedJaxpr, xs: Sequence[np.ndarray], inits) -> list
       half, odd = n // 2, n % 2
       left = [x[0:2 * half:2].reshape(half * m) for x in xs]
       right = [x[1:2 * half:2].reshape(half * m) for x in xs]
-      outs = apply_elementwise(closed, left + right)
+      outs = _run_elementwise(closed, left + right)
       outs = [np.asarray(o).astype(dt, copy=False).reshape(half, m) for o, dt in zip(outs, dts)]
       if odd:
         outs = [np.concatenate([o, x[n - 1:]]) for o, x in zip(outs, xs)]
@@ -146,7 +171,7 @@ def tree_reduce_np(closed: ClosedJaxpr, xs: Sequence[np.ndarray], inits) -> list
     acc = [np.full((m,), np.asarray(i), dt) for i, dt in zip(inits, dts)]
     if n == 0:
       return acc
-    outs = apply_elementwise(closed, acc + [x[0] for x in xs])
+    outs = _run_elementwise(closed, acc + [x[0] for x in xs])
     return [np.asarray(o).astype(dt, copy=False) for o, dt in zip(outs, dts)]
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from openjax._src.core import ClosedJaxpr, Primitive, eval_jaxpr
+from openjax._src.core import ClosedJaxpr, Primitive, eval_jaxpr, program_of
 from openjax._src.core.sharding_rules import TYPED_BY_SUB_JAXPR
 from openjax._src.interpreters.batching import batch_jaxpr
 from openjax._src.interpreters.jvp import jvp_jaxpr
@@ -69,7 +69,10 @@ def _run(jaxpr: ClosedJaxpr, consts, args) -> list:
 @linear_solve_p.def_impl
 def _linear_solve_impl(*args, const_lengths, jaxprs):
   consts, b = _split(args, const_lengths)
-  return _run(jaxprs.solve, consts.solve, b)
+  # The solve's program on the eval trace's kernels, as cond's impl runs its
+  # branch (``eval_jaxpr`` would bind each equation).
+  solve = jaxprs.solve
+  return program_of(solve.jaxpr).runner(solve.consts)([*consts.solve, *b])
 
 
 @linear_solve_p.def_abstract_eval

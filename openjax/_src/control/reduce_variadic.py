@@ -17,7 +17,8 @@ import numpy as np
 from openjax._src import dtypes, tree_util
 from openjax._src.core import Primitive, ShapedArray, get_aval, is_concrete, to_concrete_value
 from openjax._src.core.sharding_rules import TYPED_BY_SUB_JAXPR
-from openjax._src.control._reduce_computation import (differentiable, flatten_operands_and_inits,
+from openjax._src.control._reduce_computation import (computation_of, differentiable,
+                                                      flatten_operands_and_inits,
                                                       tangent_or_zero,
                                                       trace_computation, tree_reduce_jvp,
                                                       tree_reduce_np)
@@ -198,7 +199,8 @@ def reduce(operands, init_values, computation, dimensions, out_sharding=None):
     return _convert_element_type(reducer(flat_ops[0], dimensions, **kw), weak_type=weak)
   init_avals = [get_aval(i) for i in flat_inits]
   closed, out_tree = trace_computation("lax.reduce", computation, init_avals, op_tree)
-  params = dict(computation=computation, jaxpr=closed, dimensions=dimensions)
+  params = dict(computation=computation_of(closed, computation), jaxpr=closed,
+                dimensions=dimensions)
   # Checked here too: transformations (jvp, vmap) apply their rules unchecked.
   _reduce_abstract_eval(*(get_aval(x) for x in flat_ops), *init_avals, **params)
   outs = reduce_p.bind(*flat_ops, *flat_inits, **params)

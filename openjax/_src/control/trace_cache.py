@@ -1,18 +1,19 @@
-"""Keys for caching what control flow traces (cond branches, loop bodies).
+"""Keys for caching what control flow and transformations trace.
 
 JAX caches a traced branch or body by the function object and the argument
 types, so calling ``lax.cond``/``while_loop``/``scan`` again with the same
 function reuses its jaxpr. Eager code usually passes fresh closures
 (``lax.cond(p, lambda x: x * y, ...)`` inside a function called in a loop):
-a new function object each call, the same code. ``fun_key`` keys such a
-nested function by what its trace depends on: its code, and the identity (or
-the value, for immutable scalars) of every value it can read - closure
-cells, defaults, the globals its code names - so a closure over new values
-(or a rebound global) traces again, as JAX's fresh trace would. Module-level
-functions, and jit/custom_jvp wrappers, count by identity, as JAX keys them
-(a global that such a function reads and that is rebound between calls is
-not seen, as with JAX's cache). A function that can read a mutable object (a
-list, a dict, a NumPy array, an arbitrary instance) is keyed by its identity.
+a new function object each call, the same code, which JAX traces again.
+``fun_key`` keys a module-level function by its identity, as JAX does, and
+a nested one by what its trace depends on (``pure_fun_key``): its code, and
+the value (identity, for arrays and modules) of everything it can read -
+closure cells, defaults, the globals its code names, the functions it calls
+- so a closure over new values, a mutated list, or a rebound global traces
+again, as JAX's fresh trace would. That is only sound for functions that do
+nothing but compute: a function that may print, write an outer variable or
+call an unknown object is keyed by its identity, so a fresh one traces (and
+prints) every call, as in JAX.
 
 The cache holds at most ``MAX_ENTRIES`` traces and ``MAX_BYTES`` of the
 constants they close over (the oldest go first); a trace that closes over
@@ -20,7 +21,9 @@ tracers is never kept.
 """
 from __future__ import annotations
 
+import dis
 import functools
+import sys
 import types
 
 import numpy as np
@@ -48,79 +51,233 @@ class _Id:
 
 
 class _Mutable(Exception):
-  """A function can read a value that may change without a new identity."""
+  """A function may have an effect, or reads a value no key can stand for
+  (an object that may change without a new identity)."""
 
 
 _SCALARS = (bool, int, str, bytes, type(None))
-_BY_IDENTITY = (Array, types.ModuleType, type, types.BuiltinFunctionType, np.ufunc)
 
 
-def _value_key(v, depth: int):
+def _value_key(v):
+  """An immutable scalar value as a key part."""
   t = type(v)
-  if t in _SCALARS:
-    return (t, v)
   if t is float or t is complex:
     return (t, repr(v))   # -0.0 and nan trace to other constants than 0.0
   if isinstance(v, np.generic):
     return (t, v.tobytes())
   if isinstance(v, np.dtype):
     return v
-  if isinstance(v, _BY_IDENTITY):
-    if t is types.BuiltinFunctionType and not isinstance(
-        getattr(v, "__self__", None), (types.ModuleType, type(None))):
-      raise _Mutable   # a bound method of an object (``xs.append``)
+  return (t, v)
+
+
+# ------------------------------------------------ effect-free functions
+# Eager ``vmap``/``grad``/``vectorize`` trace the user's function on every
+# call in JAX, so what the function does besides computing its result (a
+# ``print``, appending to a list, reading a random number generator) happens
+# every call. A cached program may stand in for such a call only when the
+# function cannot do any of that: ``pure_fun_key`` reads the bytecode of the
+# function and of every function it can reach, and keys only functions that
+# write no global, no outer variable and no attribute, import nothing, call
+# only the builtins below, and name no attribute below; the globals and
+# closure values they read must be keyable values, modules of the libraries
+# below, or such functions themselves.
+_PURE_BUILTINS = frozenset({
+    "abs", "all", "any", "bool", "complex", "dict", "divmod", "enumerate", "filter",
+    "float", "frozenset", "getattr", "hasattr", "int", "isinstance", "issubclass", "len",
+    "list", "map", "max", "min", "pow", "range", "reversed", "round", "set", "slice",
+    "sorted", "str", "sum", "tuple", "type", "zip", "ValueError", "TypeError",
+    "IndexError", "KeyError", "NotImplementedError", "RuntimeError", "True", "False",
+    "None", "Ellipsis", "NotImplemented"})
+# Attribute names that reach effects through a library module (``np.random``,
+# ``jax.debug.print``, host callbacks, ``jax.config.update``) or mutate a
+# container in place.
+_EFFECT_ATTRS = frozenset({
+    "debug", "print", "callback", "pure_callback", "io_callback", "config", "write", "save",
+    "savez", "savetxt", "tofile", "seterr", "set_printoptions", "__setitem__", "__delitem__",
+    "__setattr__"})
+# Methods that change a container, allowed on a local variable (a list the
+# call builds; the containers of an argument, which transformations rebuild
+# per call) or a global (a library function of that name, ``jnp.append``, or
+# a container keyed by its contents before the call: a change makes the next
+# call's key another one, so a cached trace never hides it), an effect on
+# anything else (an attribute's list).
+_MUTATING_METHODS = frozenset({
+    "update", "append", "extend", "insert", "pop", "popitem", "remove", "clear",
+    "setdefault", "discard"})
+_LIBRARY_MODULES = frozenset({"openjax", "numpy", "math", "cmath", "operator", "functools",
+                              "itertools"})
+# NumPy arrays a function reads are keyed by their bytes up to this size.
+_MAX_KEYED_ELEMENTS = 1024
+_EFFECT_OPS = frozenset({"STORE_GLOBAL", "DELETE_GLOBAL", "STORE_ATTR", "DELETE_ATTR",
+                         "IMPORT_NAME", "IMPORT_FROM", "IMPORT_STAR", "LOAD_NAME",
+                         "STORE_NAME", "DELETE_NAME", "LOAD_CLASSDEREF", "YIELD_VALUE",
+                         "SETUP_ANNOTATIONS"})
+
+# code -> the sorted global names it (and the code nested in it) loads, or
+# None when it may have an effect.
+_code_reads: dict = {}
+
+
+def _effect_free_reads(code: types.CodeType) -> tuple | None:
+  if code in _code_reads:
+    return _code_reads[code]
+  reads: set = set()
+  todo = [(code, frozenset())]
+  ok = True
+  while todo and ok:
+    c, outer_cells = todo.pop()
+    cells = outer_cells | set(c.co_cellvars)
+    prev = None
+    for ins in dis.get_instructions(c):
+      op = ins.opname
+      if op in _EFFECT_OPS:
+        ok = False
+      elif op == "LOAD_GLOBAL":
+        reads.add(ins.argval)
+      elif op in ("LOAD_ATTR", "LOAD_METHOD"):
+        # ``random`` only as a global module's attribute (``jax.random``,
+        # checked when keyed; ``np.random`` is not effect-free).
+        ok = ins.argval not in _EFFECT_ATTRS and (ins.argval != "random" or (
+            prev is not None and prev.opname == "LOAD_GLOBAL")) and (
+            ins.argval not in _MUTATING_METHODS or (
+                prev is not None and prev.opname in ("LOAD_FAST", "LOAD_GLOBAL")))
+        if ok and ins.argval == "random":
+          reads.add((prev.argval, "random"))
+      elif op in ("STORE_DEREF", "DELETE_DEREF"):
+        ok = ins.argval in cells   # a variable of this call, not an outer one
+      elif op == "LOAD_CONST" and type(ins.argval) is types.CodeType:
+        todo.append((ins.argval, cells))
+      if not ok:
+        break
+      prev = ins
+  result = _code_reads[code] = tuple(sorted(reads, key=str)) if ok else None
+  return result
+
+
+def _library_module(v) -> bool:
+  name = getattr(v, "__name__", "")
+  return name.partition(".")[0] in _LIBRARY_MODULES and not name.startswith("numpy.random")
+
+
+def _pure_value_key(v, depth: int):
+  global _arrays_keyed
+  t = type(v)
+  # The common kinds first: this runs on every eager transformation call.
+  if t is types.ModuleType:
+    if not _library_module(v):
+      raise _Mutable
+    return v   # modules hash and compare by identity
+  if t is types.FunctionType:
+    if depth >= _MAX_DEPTH:
+      raise _Mutable
+    return _pure_callable_key(v, depth + 1)
+  if t is Array:
+    _arrays_keyed += 1
     return _Id(v)
-  if t is tuple:
-    return (tuple, tuple(_value_key(x, depth) for x in v))
+  if t in _SCALARS or t is float or t is complex or isinstance(v, (np.generic, np.dtype)):
+    return _value_key(v)
+  if t is np.ufunc:
+    return _Id(v)
   if t is RefThreading and not v.refs:
     # The ref scopes of an operation whose bodies use no outside refs: what
     # they trace does not depend on which operation's they are.
     return RefThreading
-  if t is types.FunctionType and v.__closure__ is None and "<locals>" not in v.__qualname__:
-    # A module-level function the traced one calls: by identity (its globals
-    # are not followed, as JAX's cache does not follow the function's).
+  if t is tuple or t is list:
+    # A list by its contents now: reading it is what the trace depends on
+    # (the function cannot write it: see _EFFECT_ATTRS).
+    return (t, tuple(_pure_value_key(x, depth) for x in v))
+  if t is dict:
+    return (dict, tuple((k, _pure_value_key(x, depth)) for k, x in v.items()))
+  if t is np.ndarray and v.size <= _MAX_KEYED_ELEMENTS:
+    return (np.ndarray, v.shape, v.dtype, v.tobytes())
+  if t is types.BuiltinFunctionType:
+    if not _library_module(getattr(v, "__self__", None) or v):
+      raise _Mutable   # ``print``, a bound method of an object
     return _Id(v)
-  if callable(v) and type(v).__module__.startswith("openjax."):
-    return _Id(v)   # jit/custom_jvp/custom_vjp wrappers: defined by what they wrap
-  if callable(v) and depth < _MAX_DEPTH:
-    return _callable_key(v, depth + 1)
+  if isinstance(v, type):
+    if _library_module(sys.modules.get(v.__module__)) or v.__module__ == "builtins" or (
+        issubclass(v, tuple) and hasattr(v, "_fields")):   # a NamedTuple's constructor
+      return _Id(v)
+    raise _Mutable
+  if depth >= _MAX_DEPTH:
+    raise _Mutable
+  if t is types.FunctionType or t is functools.partial:
+    return _pure_callable_key(v, depth + 1)
+  if callable(v) and t.__module__.startswith("openjax.") and callable(getattr(v, "fun", None)):
+    # jit wrappers trace once per signature, as JAX's jit does; custom
+    # derivative wrappers are as pure as the functions they hold. Other
+    # library callables (a vjp's pullback holding its residuals) are made
+    # afresh per use: keying them would only keep them alive.
+    if not hasattr(v, "lower"):
+      for name in ("fun", "jvp", "fwd", "bwd"):
+        held = getattr(v, name, None)
+        if callable(held):
+          _pure_value_key(held, depth + 1)
+    return _Id(v)
   raise _Mutable
 
 
-# code -> the sorted global names it (or a function nested in it) may read.
-_code_names: dict = {}
+def _pure_callable_key(fun, depth: int):
+  if type(fun) is functools.partial:
+    return (functools.partial, _pure_value_key(fun.func, depth),
+            tuple(_pure_value_key(a, depth) for a in fun.args),
+            tuple(sorted((k, _pure_value_key(v, depth)) for k, v in fun.keywords.items())))
+  code = fun.__code__
+  if fun.__globals__.get("__name__", "").startswith("openjax."):
+    # Library code (a transformation's wrapper): effect-free, its globals
+    # are the library's; what the user gave it is in its closure.
+    return (_Id(code), tuple(_pure_value_key(c.cell_contents, depth)
+                             for c in fun.__closure__ or ()),
+            _pure_value_key(fun.__defaults__, depth))
+  reads = _effect_free_reads(code)
+  if reads is None:
+    raise _Mutable
+  glob = fun.__globals__
+  parts = []
+  for n in reads:
+    if type(n) is tuple:   # (global, "random"): that global's random module
+      name, attr = n
+      if not _library_module(getattr(glob.get(name), attr, None)):
+        raise _Mutable
+    elif n in glob:
+      parts.append((n, _pure_value_key(glob[n], depth)))
+    elif n not in _PURE_BUILTINS:
+      raise _Mutable
+  closure, defaults, kwdefaults = fun.__closure__, fun.__defaults__, fun.__kwdefaults__
+  return (_Id(code), _Id(glob), tuple(parts),
+          closure and tuple(_pure_value_key(c.cell_contents, depth) for c in closure),
+          defaults and _pure_value_key(defaults, depth),
+          kwdefaults and tuple(sorted((k, _pure_value_key(v, depth))
+                                      for k, v in kwdefaults.items())))
 
 
-def _names(code: types.CodeType) -> tuple:
-  names = _code_names.get(code)
-  if names is None:
-    found: set = set()
-    todo = [code]
-    while todo:
-      c = todo.pop()
-      found.update(c.co_names)
-      todo.extend(k for k in c.co_consts if type(k) is types.CodeType)
-    names = _code_names[code] = tuple(sorted(found))
-  return names
+# How many arrays keys have held by identity (``keys_arrays``); a count, not
+# a flag, so that no lock is needed: a race only misreports the hint.
+_arrays_keyed = 0
 
 
-def _callable_key(fun, depth: int):
-  t = type(fun)
-  if t is types.FunctionType:
-    glob = fun.__globals__
-    return (_Id(fun.__code__), _Id(glob),
-            tuple(_value_key(c.cell_contents, depth) for c in fun.__closure__ or ()),
-            _value_key(fun.__defaults__, depth),
-            tuple(sorted((k, _value_key(v, depth)) for k, v in (fun.__kwdefaults__ or {}).items())),
-            tuple((n, _value_key(glob[n], depth)) for n in _names(fun.__code__)
-                  if n in glob))
-  if t is functools.partial:
-    return (functools.partial, _callable_key(fun.func, depth),
-            tuple(_value_key(a, depth) for a in fun.args),
-            tuple(sorted((k, _value_key(v, depth)) for k, v in fun.keywords.items())))
-  if isinstance(fun, _BY_IDENTITY):
-    return _value_key(fun, depth)
-  raise _Mutable
+def keys_arrays(fun) -> tuple:
+  """``(pure_fun_key(fun), whether that key holds an array by identity)``:
+  such a key may never come back (a closure over an array computed afresh
+  each call)."""
+  before = _arrays_keyed
+  key = pure_fun_key(fun)
+  return key, _arrays_keyed != before
+
+
+def pure_fun_key(fun):
+  """A hashable key standing for everything calling ``fun`` depends on
+  besides its arguments, or None when ``fun`` may have an effect (a print, a
+  write to an outer variable, a call of an unknown object): see
+  ``_PURE_BUILTINS`` above. Module-level functions are keyed by their code
+  and the globals they read too, so rebinding a global traces again, as
+  JAX's eager transformations (which trace every call) would see."""
+  try:
+    key = _pure_value_key(fun, 0)
+    hash(key)
+    return key
+  except (_Mutable, ValueError, TypeError, RecursionError):
+    return None
 
 
 def avals_key(avals) -> tuple:
@@ -135,12 +292,8 @@ def fun_key(fun):
   if type(fun) is types.FunctionType and fun.__closure__ is None \
       and "<locals>" not in fun.__qualname__:
     return _Id(fun)   # a module-level function: called again as itself, as JAX keys it
-  try:
-    return _callable_key(fun, 0)
-  except (_Mutable, ValueError):   # ValueError: an empty closure cell
-    return _Id(fun)
-  except TypeError:   # an unhashable default or global value
-    return _Id(fun)
+  key = pure_fun_key(fun)
+  return _Id(fun) if key is None else key
 
 
 def _nbytes(consts) -> int:
@@ -169,6 +322,11 @@ class TraceCache:
       hit = self._entries.get(key)
     except TypeError:   # an unhashable part of the key
       return None
+    return None if hit is None else hit[0]
+
+  def find(self, key):
+    """``get`` that raises TypeError for an unhashable key."""
+    hit = self._entries.get(key)
     return None if hit is None else hit[0]
 
   def put(self, key, value, consts=()) -> None:

@@ -23,6 +23,9 @@ from openjax._src.control.while_loop import *  # noqa: F401,F403
 # lax.while_loop threads mutable array references (after the control layer's name).
 from openjax._src.lax.stateful_loops import while_loop  # noqa: F401,E402
 from openjax._src.control.scan import *  # noqa: F401,F403
+# Eager calls of the control flow operations as cached programs (after the
+# control layer's names, which they wrap).
+from openjax._src.lax.eager_control import *  # noqa: F401,F403,E402
 from openjax._src.control.reduce_variadic import *  # noqa: F401,F403
 from openjax._src.control.reduce_window import *  # noqa: F401,F403
 from openjax._src.control.select_and_scatter import select_and_scatter_p  # noqa: F401

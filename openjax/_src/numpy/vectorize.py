@@ -19,6 +19,7 @@ import numpy as np
 
 from openjax._src import lax
 from openjax._src import tree_util
+from openjax._src.api.transform_cache import call_transformed
 from openjax._src.api.vmap import vmap
 from openjax._src.config import config
 from openjax._src.numpy.creation import asarray
@@ -161,8 +162,13 @@ def vectorize(pyfunc: Callable, *, excluded=frozenset(), signature: str | None =
   if any(isinstance(e, int) and e < 0 for e in excluded):
     raise ValueError(f"excluded={excluded!r} contains negative numbers")
 
+  params = ("vectorize", frozenset(excluded), signature)
+
   @functools.wraps(pyfunc)
   def vectorized(*args, **kwargs):
+    return call_transformed(params, pyfunc, mapped_call, args, kwargs)
+
+  def mapped_call(*args, **kwargs):
     context = (f"on vectorized function with excluded={excluded!r} and "
                f"signature={signature!r}")
     # Keyword arguments not named in ``excluded`` are dropped, as JAX does
