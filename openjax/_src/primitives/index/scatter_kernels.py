@@ -5,9 +5,9 @@ covers the operand's other dimensions whole (``x.at[i].set(v)``,
 ``x.at[i, j].add(v)``, ``x.at[:, i].max(v)``, ``bincount``, ``segment_sum``).
 
 Such a scatter is one NumPy call on a column of linear indices: fancy
-assignment (replace), ``ufunc.at`` (combine) or the traced combiner of
-``.at[].apply``, where the general impl (``indexing_util.scatter_impl_with``)
-builds a grid of window positions (~40 us at 10 elements, ~50 ms at 1e6).
+assignment (replace) or ``ufunc.at`` (combine), where the general impl
+(``indexing_util.scatter_impl_with``) builds a grid of window positions
+(~40 us at 10 elements, ~50 ms at 1e6).
 They compute what the impl computes, element by element and in the same
 order (repeated indices apply in order of occurrence; replace: the last
 write wins), with its modes (``CLIP`` clamps, ``FILL_OR_DROP`` and
@@ -25,8 +25,7 @@ from typing import NamedTuple
 import numpy as np
 
 from openjax._src import dtypes
-from openjax._src.primitives.index.indexing_util import (GatherScatterMode, as_int64,
-                                                         jaxpr_combine)
+from openjax._src.primitives.index.indexing_util import GatherScatterMode, as_int64
 
 
 class PointLayout(NamedTuple):
@@ -163,30 +162,24 @@ def _ufunc_combine(ufunc, bool_ufunc):
 
 def point_scatter_kernel(ufunc=None, bool_ufunc=None):
   """The eval-kernel rule of a scatter primitive: replacing (``ufunc``
-  None; with an ``update_jaxpr``, ``.at[].apply``'s combiner) or combining
-  with ``ufunc`` (``bool_ufunc`` on bools). None (the impl runs) for
-  layouts other than points and for a combination NumPy has no loop for
-  (a bool subtract: the impl's error)."""
+  None) or combining with ``ufunc`` (``bool_ufunc`` on bools). None (the
+  impl runs) for layouts other than points, for ``.at[].apply``'s traced
+  combiner, and for a combination NumPy has no loop for (a bool subtract:
+  the impl's error)."""
   combine = _ufunc_combine(ufunc, bool_ufunc) if ufunc is not None else _replace
 
   def make_kernel(operand, indices, updates, *, dimension_numbers, indices_are_sorted,
                   unique_indices, mode, update_jaxpr, update_consts):
+    # ``.at[].apply``'s combiner (a jaxpr traced afresh each call, so each
+    # call plans anew) keeps the impl: the plan's check on zero indices
+    # would apply it once per repeat of index 0.
     layout = point_layout(operand, indices, updates, dimension_numbers)
-    if layout is None or (ufunc is not None and update_jaxpr is not None):
+    if layout is None or update_jaxpr is not None:
       return None
     if ufunc is not None and operand.dtype == np.bool_ and bool_ufunc is None \
         and ufunc not in (np.minimum, np.maximum):
       return None
     clip = mode == GatherScatterMode.CLIP
-    if update_jaxpr is not None:
-      apply = jaxpr_combine(update_jaxpr, update_consts)
-
-      def apply_kernel(x, idx, upd):
-        out, target, lin, vals = _point_rows(x, idx, upd, layout, clip, True)
-        if target is not None:
-          apply(target, lin, np.broadcast_to(vals, lin.shape))
-        return out
-      return apply_kernel
     # ufunc.at is fast along one flat axis only (~5x slower on rows).
     elements = ufunc is not None
 
