@@ -75,7 +75,11 @@ def _advanced_take(points, batching, nrest: int, perm, fill, top: int):
   moved = tuple(points) + tuple(od for od, _ in batching)
   trailing = (1,) * nrest
 
+  k = len(points)
+
   def kernel(x, idx):
+    if idx.shape[-1] != k:   # the plan's check of large operands: every dimension 1
+      idx = np.broadcast_to(idx, idx.shape[:-1] + (k,))
     y = x if moved == front else np.moveaxis(x, moved, front)
     batch_shape = idx.shape[:-1]
     columns, ok = [], None

@@ -98,6 +98,8 @@ def _point_rows(x, idx, upd, layout: PointLayout, clip: bool, elements: bool):
     if col.size == 0:
       return out, None, None, None
   else:
+    if idx.shape[-1] != k:   # the plan's check of large operands: every dimension 1
+      idx = np.broadcast_to(idx, idx.shape[:-1] + (k,))
     rows = as_int64(idx).reshape(-1, k)
     highs = np.array(lead, np.int64) - 1
     if clip:
