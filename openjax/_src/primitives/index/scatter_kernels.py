@@ -61,25 +61,52 @@ def _constant(upd: np.ndarray) -> bool:
   return upd.size > 0 and not any(upd.strides)
 
 
-def _in_bounds(col: np.ndarray, high: int) -> np.ndarray:
-  # Negative int64 values read as huge unsigned ones: one comparison.
-  return col.view(np.uint64) <= np.uint64(high)
+_UNSIGNED = {4: np.dtype(np.uint32), 8: np.dtype(np.uint64)}
+_INT32_MAX = 2**31 - 1
+# Rows of a 2-D target up to this many elements: ufunc.at on rows costs
+# ~5x more per element at 1e6, flattening them costs ~3 small NumPy calls.
+_ROWS_MAX = 4096
+
+
+def _index_values(idx: np.ndarray, high: int) -> np.ndarray:
+  """``idx`` as int32/int64/uint32 values NumPy indexes with, wide enough
+  that a signed one's negatives read as unsigned exceed ``high``."""
+  dt = idx.dtype
+  if dt.itemsize < 4 or (dt.kind == "u" and dt.itemsize == 8) or (
+      dt.itemsize == 4 and dt.kind == "i" and high > _INT32_MAX):
+    return as_int64(idx)   # huge unsigned values saturate: out of bounds either way
+  return idx
+
+
+def _inside(c: np.ndarray, high: int) -> np.ndarray:
+  """``0 <= c <= high`` in one comparison: negative signed values read as
+  huge unsigned ones (``_index_values`` made ``high`` fit)."""
+  if c.dtype.kind == "i":
+    c = c.view(_UNSIGNED[c.dtype.itemsize])
+  return c <= high
+
+
+def _all(ok: np.ndarray) -> bool:
+  # count_nonzero: ~0.3 us on small masks where ``ok.all()`` takes ~1-3.
+  return ok.all() if ok.size > _ROWS_MAX else np.count_nonzero(ok) == ok.size
 
 
 def _point_rows(x, idx, upd, layout: PointLayout, clip: bool, elements: bool):
   """``(out, target, lin, vals)``: ``out`` a new C-ordered copy of ``x``
   (the result), ``target`` a view of it (1-D, or one row per position of
-  the points where they lead and ``elements`` is false), ``lin`` the int64
-  position in ``target`` of every kept index vector's row or element,
-  ``vals`` their updates (matching ``lin``, or a 0-d value for a broadcast
-  scalar); ``target`` None when nothing is written."""
+  the points where they lead and the rows are kept: ``elements`` false or
+  few elements), ``lin`` the position in ``target`` of every kept index
+  vector's row or element, ``vals`` their updates (matching ``lin``, or a
+  0-d value for a broadcast scalar); ``target`` None when nothing is
+  written."""
   out = np.array(x, order="C")
   if out.size == 0 or upd.size == 0:
     return out, None, None, None
   points = layout.points
   k = len(points)
-  lead = tuple(x.shape[d] for d in points)
-  nrow = math.prod(x.shape[d] for d in layout.rest)
+  shape = x.shape
+  lead = tuple([shape[d] for d in points])
+  nrow = out.size // math.prod(lead)
   if _constant(upd):
     vals = upd.reshape(-1)[:1].reshape(())
   else:
@@ -87,57 +114,61 @@ def _point_rows(x, idx, upd, layout: PointLayout, clip: bool, elements: bool):
       upd = np.transpose(upd, layout.update_perm)
     vals = upd.reshape((-1, nrow) if nrow != 1 else (-1,))
   if k == 1:
-    col = as_int64(idx).reshape(-1)
+    high = lead[0] - 1
     if clip:
-      np.clip(col, 0, lead[0] - 1, out=col)
-    else:   # negative int64 values read as huge unsigned ones: one comparison
-      ok = col.view(np.uint64) <= np.uint64(lead[0] - 1)
-      if not ok.all():
+      col = as_int64(idx).reshape(-1)   # a new array: clamped in place
+      np.maximum(col, 0, out=col)
+      np.minimum(col, high, out=col)
+    else:
+      col = _index_values(idx, high).reshape(-1)
+      ok = _inside(col, high)
+      if not _all(ok):
         col = col[ok]
         vals = vals[ok] if vals.ndim else vals
-    if col.size == 0:
-      return out, None, None, None
+        if col.size == 0:
+          return out, None, None, None
+    if layout.leading:
+      lin = col
+    else:
+      lin = col * math.prod(shape[points[0] + 1:])
   else:
     if idx.shape[-1] != k:   # the plan's check of large operands: every dimension 1
       idx = np.broadcast_to(idx, idx.shape[:-1] + (k,))
-    rows = as_int64(idx).reshape(-1, k)
-    highs = np.array(lead, np.int64) - 1
-    if clip:
-      np.clip(rows, 0, highs, out=rows)
-    else:
-      ok = (rows.view(np.uint64) <= highs.astype(np.uint64)).all(axis=1)
-      if not ok.all():
+    rows = _index_values(idx, max(lead) - 1).reshape(-1, k)
+    if not clip:
+      ok = _inside(rows[:, 0], lead[0] - 1)
+      for j in range(1, k):
+        ok &= _inside(rows[:, j], lead[j] - 1)
+      if not _all(ok):
         rows = rows[ok]
         vals = vals[ok] if vals.ndim else vals
-    if rows.size == 0:
-      return out, None, None, None
-  flat = out.reshape(-1)
+        if rows.size == 0:
+          return out, None, None, None
+    columns = tuple(rows.T)
+    mode = "clip" if clip else "raise"
+    if layout.leading:
+      lin = np.ravel_multi_index(columns, lead, mode=mode)
+    else:   # element offsets in the operand's own layout, the rest at 0
+      where = [0] * x.ndim
+      for d, c in zip(points, columns):
+        where[d] = c
+      lin = np.ravel_multi_index(tuple(where), shape, mode=mode)
+  if nrow == 1:
+    return out, out.reshape(-1), lin, vals
   if layout.leading:
-    lin = col if k == 1 else np.ravel_multi_index(tuple(rows.T), lead)
-    if nrow == 1:
-      return out, flat, lin, vals
-    if not elements:
+    if not elements or lin.size * nrow <= _ROWS_MAX:
       return out, out.reshape(-1, nrow), lin, vals
     lin = (lin[:, None] * nrow + np.arange(nrow, dtype=np.int64)).reshape(-1)
   else:
-    # Element positions in the operand's own layout: each point's stride
-    # times its index, plus the offsets of the rest dimensions' elements.
-    strides = [math.prod(x.shape[d + 1:]) for d in range(x.ndim)]
-    if k == 1:
-      lin = col * strides[points[0]]
-    else:
-      lin = rows[:, 0] * strides[points[0]]
-      for j in range(1, k):
-        lin += rows[:, j] * strides[points[j]]
-    if nrow != 1:
-      offsets = np.zeros(1, np.int64)
-      for d in layout.rest:
-        offsets = (offsets[:, None] + np.arange(x.shape[d], dtype=np.int64) * strides[d]
-                   ).reshape(-1)
-      lin = (lin[:, None] + offsets).reshape(-1)
+    # Each row's elements: the rest dimensions' offsets in the operand.
+    offsets = np.zeros(1, np.int64)
+    for d in layout.rest:
+      offsets = (offsets[:, None] + np.arange(shape[d], dtype=np.int64)
+                 * math.prod(shape[d + 1:])).reshape(-1)
+    lin = (lin[:, None] + offsets).reshape(-1)
   if vals.ndim > 1:
     vals = vals.reshape(-1)
-  return out, flat, lin, vals
+  return out, out.reshape(-1), lin, vals
 
 
 def _replace(target, lin, vals):
