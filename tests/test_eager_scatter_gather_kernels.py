@@ -4,10 +4,13 @@ every scatter kind and mode, repeated, negative and out-of-bounds indices,
 broadcast and empty updates, every dtype family; the gather layouts of
 ``x[:, i, j]``, ``take_along_axis`` and unsorted index columns; and that
 large operands keep the kernels (the eval trace checks them at size 1)."""
+import warnings
+
 import ml_dtypes
 import numpy as np
 import pytest
 
+import openjax as jax
 import openjax.numpy as jnp
 from openjax._src.core.avals import ShapedArray
 from openjax._src.core.trace import make_plan
@@ -236,3 +239,39 @@ def test_index_columns_wrap_negatives_as_the_general_path(dt):
     got = index_plans._index_column(v, 7, index_dtype)
     assert got.dtype == want.dtype and got is not v
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dt", [np.int8, np.uint8, np.int32, ml_dtypes.int4, np.bool_,
+                                np.float16, np.float32], ids=str)
+def test_eager_updates_take_numpy_views_with_the_traced_values(dt):
+  """Eagerly, ``.at[]`` passes a Python int/bool update and broadcast,
+  squeezed or reversed updates to the scatter as NumPy views: values,
+  dtypes and weak types as under jit (which binds broadcast/squeeze/rev)."""
+  x = jnp.asarray((np.arange(12).reshape(3, 4) % 5).astype(dt))
+  row = jnp.asarray((np.arange(4) % 2).astype(dt))
+  col = jnp.asarray(np.array([[1], [0], [1]]).astype(dt))
+  updates = [
+      lambda a: a.at[1].set(True if dt == np.bool_ else 7),
+      lambda a: a.at[np.array([0, 2, 0])].add(True if dt == np.bool_ else 1),
+      lambda a: a.at[:, 1].set(True if dt == np.bool_ else -1 if dt != np.uint8 else 3),
+      lambda a: a.at[1].set(300),                      # out of int8 range: the general path
+      lambda a: a.at[0].set(2.5),                      # float into ints: promoted, cast back
+      lambda a: a.at[::-1, None, 1:].max(row[1:]),     # reversed, new axis, broadcast
+      lambda a: a.at[np.array([2, 0]), ::-2].min(col[:2]),
+      lambda a: a.at[None, 1, np.array([3, 1])].multiply(row[:2]),
+  ]
+  for f in updates:
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+      warnings.simplefilter("ignore")
+      try:
+        eager = f(x)
+      except Exception as err:   # noqa: BLE001 - no promotion of float with int4: the same error
+        with pytest.raises(type(err)):
+          jax.jit(f)(x)
+        continue
+      traced = jax.jit(f)(x)
+    assert eager.dtype == traced.dtype and eager.weak_type == traced.weak_type
+    np.testing.assert_array_equal(np.asarray(eager).astype(np.float32),
+                                  np.asarray(traced).astype(np.float32))
+  weak = jnp.asarray(5)
+  assert weak.at[()].set(7).weak_type and int(weak.at[()].set(7)) == 7
