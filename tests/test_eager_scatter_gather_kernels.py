@@ -259,6 +259,8 @@ def test_eager_updates_take_numpy_views_with_the_traced_values(dt):
       lambda a: a.at[::-1, None, 1:].max(row[1:]),     # reversed, new axis, broadcast
       lambda a: a.at[np.array([2, 0]), ::-2].min(col[:2]),
       lambda a: a.at[None, 1, np.array([3, 1])].multiply(row[:2]),
+      lambda a: a.at[np.array([2, 0]), 1:3].set(np.ones((2, 1), dt)),   # NumPy, same dtype
+      lambda a: a.at[1].add(np.arange(4, dtype=np.int64)),             # NumPy, promoted
   ]
   for f in updates:
     with np.errstate(all="ignore"), warnings.catch_warnings():
@@ -273,5 +275,11 @@ def test_eager_updates_take_numpy_views_with_the_traced_values(dt):
     assert eager.dtype == traced.dtype and eager.weak_type == traced.weak_type
     np.testing.assert_array_equal(np.asarray(eager).astype(np.float32),
                                   np.asarray(traced).astype(np.float32))
+  mine = np.ones((2, 1), dt)
+  got = x.at[np.array([2, 0]), 1:3].set(mine)
+  mine[...] = 0   # the caller's array is read during the call only
+  assert np.asarray(got)[0, 1] == np.asarray(x.at[0, 1].set(np.ones((), dt)))[0, 1]
+  with pytest.raises(ValueError, match="Incompatible shapes for broadcasting"):
+    x.at[1].set(np.ones(3, dt))
   weak = jnp.asarray(5)
   assert weak.at[()].set(7).weak_type and int(weak.at[()].set(7)) == 7
