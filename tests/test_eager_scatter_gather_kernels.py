@@ -283,3 +283,20 @@ def test_eager_updates_take_numpy_views_with_the_traced_values(dt):
     x.at[1].set(np.ones(3, dt))
   weak = jnp.asarray(5)
   assert weak.at[()].set(7).weak_type and int(weak.at[()].set(7)) == 7
+
+
+def test_take_along_axis_plans_once_per_signature_and_reads_each_calls_values():
+  rng = np.random.default_rng(5)
+  m = rng.standard_normal((3, 5)).astype(np.float32)
+  for _ in range(3):   # one signature, new index values each call
+    i = rng.integers(-5, 5, (3, 2))
+    np.testing.assert_array_equal(jnp.take_along_axis(m, i, axis=1),
+                                  np.take_along_axis(m, np.where(i < 0, i + 5, i), axis=1))
+  i = np.array([[0, 7], [-9, 1], [2, 2]])
+  np.testing.assert_array_equal(jnp.take_along_axis(m, i, axis=1, mode="one_hot"),
+                                [[m[0, 0], 0], [0, m[1, 1]], [m[2, 2], m[2, 2]]])
+  for _ in range(2):   # errors are raised every call (failed signatures are not kept)
+    with pytest.raises(TypeError, match="integer type"):
+      jnp.take_along_axis(m, i.astype(np.float32), axis=1)
+    with pytest.raises(ValueError, match="same number of dimensions"):
+      jnp.take_along_axis(m, i[0], axis=1)
