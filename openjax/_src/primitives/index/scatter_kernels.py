@@ -86,6 +86,11 @@ def _inside(c: np.ndarray, high: int) -> np.ndarray:
   return c <= high
 
 
+def _clamped(c: np.ndarray, high: int) -> np.ndarray:
+  c = np.maximum(c, 0)
+  return np.minimum(c, high, out=c)
+
+
 def _all(ok: np.ndarray) -> bool:
   # count_nonzero: ~0.3 us on small masks where ``ok.all()`` takes ~1-3.
   return ok.all() if ok.size > _ROWS_MAX else np.count_nonzero(ok) == ok.size
@@ -144,6 +149,12 @@ def _point_rows(x, idx, upd, layout: PointLayout, clip: bool, elements: bool):
         vals = vals[ok] if vals.ndim else vals
         if rows.size == 0:
           return out, None, None, None
+    if layout.leading and rows.shape[0] * nrow <= _ROWS_MAX:
+      # Few rows: the index columns address the n-d view directly (the
+      # raveled index costs more than it saves).
+      columns = tuple(_clamped(rows[:, j], lead[j] - 1) for j in range(k)) if clip \
+          else tuple(rows.T)
+      return out, out.reshape(lead + ((nrow,) if nrow != 1 else ())), columns, vals
     columns = tuple(rows.T)
     mode = "clip" if clip else "raise"
     if layout.leading:
