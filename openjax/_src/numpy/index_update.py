@@ -103,9 +103,13 @@ def scatter_update(x, idx, y, scatter_op: Callable, *, indices_are_sorted: bool,
     view = _eager_update_view(value, plan)
   else:
     x, y = util.promote_dtypes(x, y)
-    # (an update committed to a device keeps the bind: it places the result)
+    # An Array already in the scatter's layout goes as it is (no binds
+    # either way); one committed to a device keeps the binds (they place
+    # the result).
     view = (_eager_update_view(y._value, plan)
-            if eager and type(y) is Array and y._device is None else None)
+            if eager and type(y) is Array and y._device is None
+            and (y.shape != tuple(plan.slice_shape) or plan.newaxis_dims
+                 or plan.reversed_y_dims) else None)
   if view is not None:
     y = view
   else:

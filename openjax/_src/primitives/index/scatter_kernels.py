@@ -110,9 +110,11 @@ def _point_rows(x, idx, upd, layout: PointLayout, clip: bool, elements: bool):
   points = layout.points
   k = len(points)
   shape = x.shape
-  lead = tuple([shape[d] for d in points])
-  nrow = out.size // math.prod(lead)
-  if _constant(upd):
+  lead = (shape[points[0]],) if k == 1 else tuple([shape[d] for d in points])
+  nrow = out.size // (lead[0] if k == 1 else math.prod(lead))
+  if not upd.ndim:
+    vals = upd
+  elif _constant(upd):
     vals = upd.reshape(-1)[:1].reshape(())
   else:
     if layout.update_perm is not None:
