@@ -21,7 +21,7 @@ from openjax._src import lax
 from openjax._src.core import Array, Tracer, get_aval
 from openjax._src.numpy.indexer import (
     DynamicSlice, GatherPlan, Kind, StaticSlice, _index_dtype, _static_fill_value,
-    _static_index_key, _to_index_dtype, _wrap_negative, apply_dynamic_slice, apply_static_slice,
+    _static_index_key, add_size_to_negatives, apply_dynamic_slice, apply_static_slice,
     expand_bool_indices, expand_ellipsis, has_slice, parse, slice_block, to_dynamic_slice,
     to_gather, to_static_slice)
 
@@ -129,10 +129,12 @@ class EagerGather(NamedTuple):
 
 def _index_column(v: np.ndarray, size, dtype) -> np.ndarray:
   """``v`` in the index dtype (a new array), negative entries counted from
-  the end where ``size`` is given: the general path's own steps."""
-  if size is not None:
-    v = _wrap_negative(v, size, dtype)
-  return _to_index_dtype(v, dtype)
+  the end where ``size`` is given: the general path's values
+  (``indexer._wrap_negative``, ``_to_index_dtype``) in one copy."""
+  out = v.astype(dtype)
+  if size is not None and v.dtype.kind != "u":
+    add_size_to_negatives(out, size)
+  return out
 
 
 def gather_indices(entry: EagerGather, values: list) -> np.ndarray:

@@ -9,7 +9,7 @@ compiled program): reads clamp or fill, writes are dropped, as in JAX.
 from __future__ import annotations
 
 import operator
-from typing import Callable, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -203,40 +203,43 @@ def _repeat_scalar(a, reps_shape, total: int):
   return as_array(lax.broadcast(a, (total,)))
 
 
-def take_along_axis(arr, indices, axis: int | None = -1, mode=None, fill_value=None, *,
-                    wrap_negative_indices: bool | None = None):
-  """``arr`` indexed by ``indices`` along ``axis``, matching index and array
-  positions elsewhere (``indices`` broadcasts against ``arr``)."""
-  a, indices = util.ensure_arraylike("take_along_axis", arr, indices)
-  idx_dtype = dtypes.dtype(indices)
-  idx_shape = tuple(np.shape(indices))
+class _AlongAxis(NamedTuple):
+  """take_along_axis's checks and gather layout for one signature."""
+  axis_size: int
+  out_shape: tuple
+  index_dtype: np.dtype | None   # the dtype negative indices wrap in, or None
+  gather_index_shape: tuple
+  squeeze: tuple
+  dnums: object                  # lax.GatherDimensionNumbers
+  slice_sizes: tuple
+  mode: object
+  fill_zero: bool                # mode "one_hot": out-of-range indices give 0
+
+
+# (arr shape, indices shape and dtype, axis, mode, wrap_negative_indices) ->
+# _AlongAxis: the checks and the layout loop run once per signature (~25 us
+# of an eager call at 10 elements).
+_ALONG_AXIS_PLANS: dict = {}
+
+
+def _along_axis_plan(a_shape, idx_shape, idx_dtype, axis, mode, wrap_negative_indices):
   if not dtypes.issubdtype(idx_dtype, np.integer):
     raise TypeError(f"take_along_axis indices must be of integer type, got {idx_dtype}")
-  if axis is None:
-    if len(idx_shape) != 1:
-      raise ValueError(f"take_along_axis indices must be 1D if axis=None, got shape {idx_shape}")
-    a, axis = _ravel(a), 0
-  rank = np.ndim(a)
+  rank = len(a_shape)
   if rank != len(idx_shape):
     raise ValueError("indices and arr must have the same number of dimensions; "
                      f"{len(idx_shape)} vs. {rank}")
   axis_int = util.canonicalize_axis(axis, rank)
-  a_shape = tuple(np.shape(a))
   axis_size = a_shape[axis_int]
   arr_shape = a_shape[:axis_int] + (1,) + a_shape[axis_int + 1:]
-  out_shape = lax.broadcast_shapes(idx_shape, arr_shape)
-  if axis_size == 0:
-    return lax.full(out_shape, 0, dtypes.dtype(a))
+  out_shape = tuple(lax.broadcast_shapes(idx_shape, arr_shape))
   if wrap_negative_indices is None:
     wrap_negative_indices = mode != "promise_in_bounds"
+  index_dtype = None
   if wrap_negative_indices:
-    dt = np.dtype(np.int64 if axis_size > np.iinfo(np.int32).max else np.int32)
-    indices = _to_index_dtype(indices, dt)
-    indices = _wrap_negative(indices, axis_size, dt)
+    index_dtype = np.dtype(np.int64 if axis_size > np.iinfo(np.int32).max else np.int32)
   index_dims = [i for i, d in enumerate(idx_shape) if i == axis_int or d != 1]
   gather_index_shape = tuple(out_shape[i] for i in index_dims) + (1,)
-  gather_indices = lax.reshape(indices, gather_index_shape) if not _host(indices) else \
-      np.reshape(np.asarray(indices), gather_index_shape)
   slice_sizes, offset_dims, start_map, collapsed, o_batch, i_batch, squeeze = \
       [], [], [], [], [], [], []
   new_i = j = 0
@@ -260,16 +263,52 @@ def take_along_axis(arr, indices, axis: int | None = -1, mode=None, fill_value=N
       i_batch.append(j)
       new_i += 1
       j += 1
-  if squeeze:
-    a = lax.squeeze(a, squeeze)
   dnums = lax.GatherDimensionNumbers(
       offset_dims=tuple(offset_dims), collapsed_slice_dims=tuple(collapsed),
       start_index_map=tuple(start_map), operand_batching_dims=tuple(o_batch),
       start_indices_batching_dims=tuple(i_batch))
-  if mode == "one_hot":   # out-of-range indices select nothing: the result is 0
-    mode, fill_value = "fill", 0
-  return lax.gather(a, gather_indices, dnums, tuple(slice_sizes),
-                    mode="fill" if mode is None else mode, fill_value=fill_value)
+  fill_zero = mode == "one_hot"   # out-of-range indices select nothing: the result is 0
+  return _AlongAxis(axis_size, out_shape, index_dtype, gather_index_shape, tuple(squeeze),
+                    dnums, tuple(slice_sizes), "fill" if mode is None or fill_zero else mode,
+                    fill_zero)
+
+
+def take_along_axis(arr, indices, axis: int | None = -1, mode=None, fill_value=None, *,
+                    wrap_negative_indices: bool | None = None):
+  """``arr`` indexed by ``indices`` along ``axis``, matching index and array
+  positions elsewhere (``indices`` broadcasts against ``arr``)."""
+  a, indices = util.ensure_arraylike("take_along_axis", arr, indices)
+  idx_dtype = dtypes.dtype(indices)
+  idx_shape = tuple(np.shape(indices))
+  if axis is None:
+    if not dtypes.issubdtype(idx_dtype, np.integer):
+      raise TypeError(f"take_along_axis indices must be of integer type, got {idx_dtype}")
+    if len(idx_shape) != 1:
+      raise ValueError(f"take_along_axis indices must be 1D if axis=None, got shape {idx_shape}")
+    a, axis = _ravel(a), 0
+  a_shape = tuple(np.shape(a))
+  try:
+    key = (a_shape, idx_shape, idx_dtype, axis, mode, wrap_negative_indices)
+    plan = _ALONG_AXIS_PLANS.get(key)
+  except TypeError:   # an unhashable argument: planned for this call only
+    key = plan = None
+  if plan is None:
+    plan = _along_axis_plan(a_shape, idx_shape, idx_dtype, axis, mode, wrap_negative_indices)
+    if key is not None:
+      if len(_ALONG_AXIS_PLANS) >= 1024:
+        _ALONG_AXIS_PLANS.clear()
+      _ALONG_AXIS_PLANS[key] = plan
+  if plan.axis_size == 0:
+    return lax.full(plan.out_shape, 0, dtypes.dtype(a))
+  dt = plan.index_dtype
+  if dt is not None:
+    indices = _wrap_negative(_to_index_dtype(indices, dt), plan.axis_size, dt)
+  gather_indices = lax.reshape(indices, plan.gather_index_shape) if not _host(indices) else \
+      np.reshape(np.asarray(indices), plan.gather_index_shape)
+  if plan.squeeze:
+    a = lax.squeeze(a, plan.squeeze)
+  return lax.gather(a, gather_indices, plan.dnums, plan.slice_sizes, mode=plan.mode,
+                    fill_value=0 if plan.fill_zero else fill_value)
 
 
 # ------------------------------------------------------------------- nonzero

@@ -23,7 +23,7 @@ from openjax._src.primitives.base.util import check_same_dtypes
 from openjax._src.primitives.elementwise.arithmetic import add, div, mul, neg, rem, sub
 from openjax._src.primitives.elementwise.logic import eq, select
 from openjax._src.primitives.index.indexing_util import (GatherDimensionNumbers, GatherScatterMode,
-                                                         ScatterDimensionNumbers, axis_take_kernel,
+                                                         ScatterDimensionNumbers,
                                                          cast_scalar, check_batching,
                                                          check_index_dtype, default_fill_value,
                                                          dims_in_range, disjoint_dims,
@@ -36,8 +36,9 @@ from openjax._src.primitives.index.indexing_util import (GatherDimensionNumbers,
                                                          scatter_dnums, scatter_impl_with,
                                                          scatter_window_shape, shape_param,
                                                          static_scalar, to_output_order,
-                                                         ufunc_combine, ufunc_eval_kernel,
-                                                         window_starts)
+                                                         ufunc_combine, window_starts)
+from openjax._src.primitives.index.gather_kernels import gather_eval_kernel
+from openjax._src.primitives.index.scatter_kernels import point_scatter_kernel
 from openjax._src.primitives.index.scatter_lowering import (combine_with, extreme_value,
                                                             identity_of, scatter_lowering)
 from openjax._src.primitives.shape.shape import concatenate, full, full_like
@@ -104,54 +105,7 @@ def _gather_impl(operand, indices, *, dimension_numbers, slice_sizes, unique_ind
   return [np.asarray(to_output_order(win, batch_shape, dn.offset_dims), order="C")]
 
 
-@gather_p.def_eval_kernel
-def _gather_eval_kernel(operand, indices, *, dimension_numbers, slice_sizes, unique_indices,
-                        indices_are_sorted, mode, fill_value):
-  # A take: the index picks single positions along its dimensions and the
-  # others are taken whole, in order, after the index's batch dimensions
-  # (``x[i]`` with i an int or an int array, ``x[i, j]``, ``x[:, i]``).
-  # One point is NumPy's item read (~1 us); an index array is NumPy's
-  # advanced indexing (~2 us at 10 elements), where the general impl builds
-  # window grids (~30 us). Out-of-bounds positions clamp (CLIP,
-  # PROMISE_IN_BOUNDS) or give ``fill_value`` (FILL_OR_DROP).
-  dn = dimension_numbers
-  points = tuple(dn.start_index_map)
-  if (dn.operand_batching_dims or indices.ndim < 1
-      or points != tuple(sorted(points)) or tuple(dn.collapsed_slice_dims) != points):
-    return None
-  rest = [d for d in range(operand.ndim) if d not in points]
-  batch = indices.ndim - 1
-  if (any(slice_sizes[d] != 1 for d in points)
-      or any(slice_sizes[d] != operand.shape[d] for d in rest)):
-    return None
-  shape = operand.shape
-  fill = (cast_scalar(0 if fill_value is None else fill_value, operand.dtype)
-          if mode == GatherScatterMode.FILL_OR_DROP else None)
-  if tuple(dn.offset_dims) != tuple(range(batch, batch + len(rest))):   # take(x, i, axis=1)
-    return axis_take_kernel(points, dn.offset_dims, shape, indices.shape, fill)
-  if batch == 0 and fill is None:
-    def point_kernel(x, idx):
-      where = [slice(None)] * x.ndim
-      for d, i in zip(points, idx.tolist()):
-        where[d] = min(max(i, 0), shape[d] - 1)
-      return np.array(x[tuple(where)])
-    return point_kernel
-  front = tuple(range(len(points)))
-  highs = [shape[d] - 1 for d in points]
-  trailing = (1,) * len(rest)
-
-  def take_kernel(x, idx):
-    y = x if points == front else np.moveaxis(x, points, front)
-    columns = [idx[..., j] for j in front]
-    out = y[tuple(np.minimum(np.maximum(c, 0), h) for c, h in zip(columns, highs))]
-    if fill is not None:
-      ok = np.logical_and.reduce([(c >= 0) & (c <= h) for c, h in zip(columns, highs)])
-      if not ok.all():
-        out = np.where(ok.reshape(ok.shape + trailing), out, fill)
-    return out
-  if 0 in shape or 0 in indices.shape:   # NumPy cannot index an empty axis: the impl's zeros
-    return None
-  return take_kernel
+gather_p.def_eval_kernel(gather_eval_kernel)
 
 
 @gather_p.def_abstract_eval
@@ -422,8 +376,7 @@ def _scatter_abstract_eval(operand, indices, updates, *, dimension_numbers,
 def _scatter_primitive(name: str, kind: str, ufunc=None, bool_ufunc=None) -> Primitive:
   p = Primitive(name, kind=kind)   # replacing without a ufunc, else combining with it
   p.def_impl(scatter_impl_with(ufunc_combine(ufunc, bool_ufunc) if ufunc else replace_combine))
-  if ufunc is not None:
-    p.def_eval_kernel(ufunc_eval_kernel(ufunc))
+  p.def_eval_kernel(point_scatter_kernel(ufunc, bool_ufunc))
   p.def_abstract_eval(_scatter_abstract_eval)
   p.def_sharding_rule(scatter_rule)
   p.def_batch(_scatter_batcher(p))
@@ -508,40 +461,6 @@ def scatter_apply_jaxpr(operand, scatter_indices, updates, dimension_numbers, up
   (a ClosedJaxpr); ``jnp``'s ``.at[].apply`` traces its function into one."""
   return _bind_scatter(scatter_p, operand, scatter_indices, updates, dimension_numbers,
                        indices_are_sorted, unique_indices, mode, update_jaxpr=update_jaxpr)
-
-
-@scatter_p.def_eval_kernel
-def _scatter_eval_kernel(operand, indices, updates, *, dimension_numbers, indices_are_sorted,
-                         unique_indices, mode, update_jaxpr, update_consts):
-  # One point replaced (``x.at[i].set(v)``, ``x.at[i, j].set(row)``): the
-  # index picks single positions along its dimensions and the update covers
-  # the others whole, in order. NumPy's item assignment, ~2 us, where the
-  # general impl (window grids, ravelled indices) takes ~25 us.
-  dn = dimension_numbers
-  if (update_jaxpr is not None or dn.operand_batching_dims or indices.ndim != 1
-      or tuple(dn.inserted_window_dims) != tuple(sorted(dn.scatter_dims_to_operand_dims))
-      or tuple(dn.scatter_dims_to_operand_dims) != tuple(sorted(dn.scatter_dims_to_operand_dims))
-      or tuple(dn.update_window_dims) != tuple(range(updates.ndim))):
-    return None
-  points = tuple(dn.scatter_dims_to_operand_dims)
-  rest = [d for d in range(operand.ndim) if d not in points]
-  if tuple(updates.shape) != tuple(operand.shape[d] for d in rest):
-    return None
-  clip = mode == GatherScatterMode.CLIP
-  shape = operand.shape
-
-  def kernel(x, idx, upd):
-    out = np.array(x, copy=True)
-    where = [slice(None)] * x.ndim
-    for d, i in zip(points, idx.tolist()):
-      if clip:
-        i = min(max(i, 0), shape[d] - 1)
-      elif not 0 <= i < shape[d]:
-        return out   # a window out of bounds is dropped
-      where[d] = i
-    out[tuple(where)] = upd
-    return out
-  return kernel
 
 
 @scatter_p.def_jvp

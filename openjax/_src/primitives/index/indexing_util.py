@@ -163,31 +163,6 @@ def gather_windows(operand, starts, window_shape, indexed_dims):
   return np.moveaxis(win, list(range(1, rank + 1)), [1 + d for d in order])
 
 
-def axis_take_kernel(points, offset_dims, shape, indices_shape, fill):
-  """The eager kernel of a gather in jnp.take's layout along one axis (the
-  index's batch dimensions stand where the axis was: ``x[:, i]``,
-  ``take(x, i, axis=1)``): np.take at the clamped index column, ``fill``
-  at out-of-bounds places when the mode fills. None for other layouts and
-  empty operands."""
-  batch, ndim = len(indices_shape) - 1, len(shape)
-  if len(points) != 1 or 0 in shape or 0 in indices_shape:
-    return None
-  axis, = points
-  if tuple(offset_dims) != tuple(range(axis)) + tuple(range(axis + batch, batch + ndim - 1)):
-    return None
-  high = shape[axis] - 1
-
-  def kernel(x, idx):
-    col = idx[..., 0]
-    out = np.take(x, np.minimum(np.maximum(col, 0), high), axis=axis)
-    if fill is not None:
-      ok = (col >= 0) & (col <= high)
-      if not ok.all():
-        out = np.where(ok.reshape((1,) * axis + ok.shape + (1,) * (ndim - axis - 1)), out, fill)
-    return out
-  return kernel
-
-
 def cast_scalar(value, dtype) -> np.ndarray:
   return convert_numpy(np.asarray(value), dtype)
 
@@ -387,67 +362,6 @@ def scatter_impl_with(combine):
     return [out]
   return impl
 
-
-
-def ufunc_eval_kernel(ufunc):
-  """The eval kernel maker of a scatter combining with ``ufunc``
-  (``ufunc_combine(ufunc)``'s impl) for indices that pick single positions
-  along their dimensions while updates cover the others whole, in order
-  (``x.at[i].add(v)`` with i an int or an int array, ``bincount``,
-  ``segment_sum``): one ``ufunc.at`` on the index columns, ~5 us at 10
-  elements where the impl's window grids take ~40 us. ``ufunc.at`` applies
-  repeated indices in order, as the impl does, so results are the same bits.
-  Bools and the ml_dtypes (the impl's special cases) keep the impl."""
-  def make_kernel(operand, indices, updates, *, dimension_numbers, indices_are_sorted,
-                  unique_indices, mode, update_jaxpr, update_consts):
-    dn = dimension_numbers
-    points = tuple(dn.scatter_dims_to_operand_dims)
-    dt = operand.dtype
-    if (update_jaxpr is not None or dn.operand_batching_dims or indices.ndim < 1
-        or dt == np.bool_ or dt in dtypes.custom_float_dtypes or dt in dtypes.custom_int_dtypes
-        or not points or points != tuple(sorted(points)) or tuple(dn.inserted_window_dims) != points
-        or indices.shape[-1] != len(points) or 0 in operand.shape):
-      return None
-    rest = tuple(operand.shape[d] for d in range(operand.ndim) if d not in points)
-    batch = indices.shape[:-1]
-    if (tuple(updates.shape) != batch + rest
-        or tuple(dn.update_window_dims) != tuple(range(len(batch), updates.ndim))):
-      return None
-    front = tuple(range(len(points)))
-    highs = np.array([operand.shape[d] - 1 for d in points], np.int64)
-    clip = mode == GatherScatterMode.CLIP
-    nbatch = int(np.prod(batch, dtype=np.int64))
-
-    def kernel(x, idx, upd):
-      out = np.array(x, copy=True)
-      view = out if points == front else np.moveaxis(out, points, front)
-      rows = as_int64(idx).reshape(nbatch, len(points))
-      upd = upd.reshape((nbatch,) + rest)
-      if clip:
-        rows = np.minimum(np.maximum(rows, 0), highs)
-      else:   # FILL_OR_DROP and PROMISE_IN_BOUNDS drop the out-of-bounds windows
-        ok = ((rows >= 0) & (rows <= highs)).all(axis=1)
-        if not ok.all():
-          rows, upd = rows[ok], upd[ok]
-      ufunc.at(view, tuple(rows.T), upd)
-      return out
-
-    def kernel_1d(x, idx, upd):   # one index dimension: no index rows to reduce
-      out = np.array(x, copy=True)
-      view = out if points == front else np.moveaxis(out, points, front)
-      col = as_int64(idx).reshape(nbatch)
-      upd = upd.reshape((nbatch,) + rest)
-      if clip:
-        col = np.minimum(np.maximum(col, 0), high)
-      else:
-        ok = (col >= 0) & (col <= high)
-        if not ok.all():
-          col, upd = col[ok], upd[ok]
-      ufunc.at(view, col, upd)
-      return out
-    high = int(highs[0])
-    return kernel_1d if len(points) == 1 else kernel
-  return make_kernel
 
 
 # ------------------------------------------------------------ lowering helpers
