@@ -14,6 +14,7 @@ import inspect
 import time
 import warnings
 import weakref
+from types import FunctionType
 from typing import Callable
 
 from openjax._src import tree_util
@@ -213,6 +214,31 @@ def _hoist_tracer_consts(jaxpr: Jaxpr, consts: list):
   return new, hoist_vals
 
 
+def _eager_runner(entry: _CacheEntry, leaves: list) -> Callable | None:
+  """``leaves -> results`` for the eager calls of a library function keyed
+  as this one (``Program.library_runner``), or None (``run_program``)."""
+  program = entry.program
+  if program is None:
+    program = entry.program = program_of(entry.closed_jaxpr.jaxpr)
+  made = program.library_runner(entry.closed_jaxpr.consts, leaves, entry.single)
+  if made is None:
+    return None
+  run, impls = made
+  if entry.single and not impls:
+    return run
+  out_tree = entry.out_tree
+
+  def call(leaves):
+    # Library functions calling library functions (jnp.std calls jnp.var)
+    # interpret those calls too (``_CacheEntry.run_program``).
+    with interpreting_first_call():
+      outs = run(leaves)
+    return outs if entry.single else tree_util.tree_unflatten(out_tree, outs)
+  if impls:
+    return call
+  return lambda leaves: tree_util.tree_unflatten(out_tree, run(leaves))
+
+
 class JitWrapped:
   """What ``jit(f)`` returns: call it, or use the AOT stages."""
 
@@ -368,12 +394,18 @@ class JitWrapped:
   def _eager_key(self, args, kwargs):
     """The key of an eager library call whose dynamic arguments have one
     (``eager_leaf_key``; static ones hashable), with the leaves in jit's flat
-    order; (None, None) for other calls."""
+    order; (None, None) for other calls. Arrays, most arguments, are keyed
+    inline."""
     key = [config.state_key()]
     leaves = []
+    statics = self.static_argnums
     for i, a in enumerate(args):
-      if i in self.static_argnums:
+      if statics and i in statics:
         key.append(a)
+        continue
+      if type(a) is Array and a._np is not None and type(a._buffer) is not ShardedBuffer:
+        key.append(a.aval)
+        leaves.append(a)
         continue
       part = eager_leaf_key(a)
       if part is NO_KEY:
@@ -410,11 +442,21 @@ class JitWrapped:
     return entry, leaves, in_tree
 
   def _call_eager(self, args, kwargs):
+    """An eager library call: its cached program, run on the eval trace's
+    kernels (``Program.library_runner``); jit's general path on a miss.
+    The cache is keyed by ``config.state_key()``, which changes with every
+    flag: a runner found was stored under the flags of this call, which
+    were checked then (no debug flag, no ``disable_jit``)."""
     try:
       key, leaves = self._eager_key(args, kwargs)
       entry = self._eager_fast.get(key) if key is not None else None
     except TypeError:   # an unhashable static argument: the general path decides
       key = entry = None
+    if type(entry) is FunctionType:   # the runner of this call's program
+      return entry(leaves)
+    if not eager_config.flags_ok or config.read("jax_disable_jit"):
+      # Debugging flags: op by op, each eager operation checks itself.
+      return self.fun(*args, **kwargs)
     if entry is None:
       if key is None and any(type(x) is Array and type(x._buffer) is ShardedBuffer
                              for x in tree_util.tree_leaves((args, kwargs))):
@@ -432,13 +474,15 @@ class JitWrapped:
       outs = library_outputs(self, entry, leaves)
       if outs is not None:
         return entry.unflatten(outs)
+    if entry.exact is False and key is not None:
+      run = _eager_runner(entry, leaves)
+      if run is not None:
+        self._eager_fast[key] = run
+        return run(leaves)
     return entry.unflatten(entry.run_program(leaves))
 
   def __call__(self, *args, **kwargs):
     if self.eager and trace_state.trace is eval_trace:
-      if not eager_config.flags_ok or config.read("jax_disable_jit"):
-        # Debugging flags: op by op, each eager operation checks itself.
-        return self.fun(*args, **kwargs)
       return self._call_eager(args, kwargs)
     # Fast path: positional Arrays, a compiled entry for their avals under the
     # current flags (state_key changes with every flag, disable_jit included).

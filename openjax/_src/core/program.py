@@ -38,8 +38,9 @@ from openjax._src.core.array import Array
 from openjax._src.core.avals import ShapedArray
 from openjax._src.core.jaxpr import Jaxpr, JaxprTypeError, Literal
 from openjax._src.core.memory import translate_memory_error
-from openjax._src.core.trace import (FP_ERRSTATE, FP_IGNORE, canonical_value, check_nans,
-                                     eager_config, eval_trace, make_plan, trace_state)
+from openjax._src.core.trace import (FP_ERRSTATE, FP_IGNORE, SCALAR_TYPES, canonical_value,
+                                     check_nans, eager_config, eval_trace, make_plan,
+                                     scalar_value, trace_state)
 from openjax._src.core.tracer import Tracer
 
 # A dead value this large (bytes) has its slot cleared after its last use;
@@ -49,6 +50,13 @@ RELEASE_MIN_BYTES = 1 << 12
 
 def _no_inputs(env: list) -> tuple:
   return ()
+
+
+def _same_value(x: np.ndarray) -> np.ndarray:
+  """The kernel of a ``convert_element_type`` to the dtype its operand has
+  (a weak scalar made strong): the value itself, as the impl returns it, as
+  a lean step (the impl's call and result check cost ~0.5 us)."""
+  return x
 
 
 def _nbytes(aval: ShapedArray) -> int:
@@ -155,6 +163,9 @@ class Program:
           kernel, lean, _, _, _ = make_plan(p, [a.aval for a in eqn.invars], params)
         except Exception:  # noqa: BLE001 - no plan for these operands: the impl, as before
           kernel, lean = impl, False
+        if (not lean and p.name == "convert_element_type" and params.get("sharding") is None
+            and eqn.invars[0].aval.dtype == eqn.outvars[0].aval.dtype):
+          kernel, lean = _same_value, True
         lean = lean and len(outs) == 1
         if lean and not free and self._fold(kernel, eqn, ins, unary, gather, outs, constant):
           continue
@@ -259,6 +270,78 @@ class Program:
       v.setflags(False)   # write=False, positional
       outs.append(Array(v, aval))
     return outs
+
+  def library_runner(self, consts: Sequence, leaves: Sequence, single: bool):
+    """``(run, impls)`` for the eager calls of a library function (a ``jnp``
+    function JAX jits) whose arguments have the kinds of ``leaves``: its
+    caller keys the calls by them (an Array with a value by its aval, a
+    Python or NumPy scalar by its type, a NumPy array by shape and dtype),
+    so what ``input_values`` and ``run_to_arrays`` check and decide on every
+    call is decided here once. ``run(leaves)`` gives the results as Arrays
+    (the one result when ``single``); ``impls``: some step runs an impl,
+    which may call a jitted function, so the caller runs it as an
+    interpreted call. None when the values would not have the jaxpr's types
+    (``eval_jaxpr`` binds those) or a debug flag asks for checked steps."""
+    if _impl_loop() is not _run_kernels or len(leaves) != self.n_args:
+      return None
+    env0 = self.input_values(consts, leaves)   # folds the constant steps first
+    if env0 is None:
+      return None
+    steps = self.kernel_steps
+    lo, hi = self.n_consts, self.n_consts + self.n_args
+    # How each leaf becomes its slot's value: None, an Array's value; a
+    # dtype, a Python scalar made in it (cached); False, ``canonical_value``.
+    casts = tuple(None if type(x) is Array else self.in_avals[lo + i].dtype
+                  if type(x) in SCALAR_TYPES else False for i, x in enumerate(leaves))
+    env0[lo:hi] = [None] * self.n_args
+    # Each result: (slot, aval, the Array it is as it is or None).
+    outs = []
+    for i, aval, lit in zip(self.out_slots, self.out_avals, self.out_literals):
+      same = lit
+      if lit is None and i < lo and type(consts[i]) is Array:
+        same = consts[i]
+      outs.append((i, aval, same, i - lo if lit is None and lo <= i < hi
+                   and type(leaves[i - lo]) is Array else None))
+    arrays = all(c is None for c in casts)
+    run_kernels, setflags, array = _run_kernels, np.ndarray.setflags, Array
+
+    def values(leaves) -> list:
+      env = env0.copy()
+      if arrays:
+        env[lo:hi] = [x._np for x in leaves]
+      else:
+        env[lo:hi] = [x._np if c is None else canonical_value(x) if c is False
+                      else scalar_value(x, c) for x, c in zip(leaves, casts)]
+      try:
+        run_kernels(steps, env)
+      except MemoryError as err:   # a step's NumPy result did not fit: JAX's error type
+        raise translate_memory_error(err, "jit (interpreted)") from None
+      return env
+
+    def result(env, leaves, i, aval, same, arg):
+      if same is not None:
+        return same
+      if arg is not None:
+        return leaves[arg]
+      v = env[i]
+      setflags(v, False)   # write=False, positional
+      return array(v, aval)
+
+    if single and outs[0][2] is None and outs[0][3] is None:
+      (slot, aval, _, _), = outs
+
+      def run(leaves):
+        v = values(leaves)[slot]
+        setflags(v, False)
+        return array(v, aval)
+    elif single:
+      def run(leaves):
+        return result(values(leaves), leaves, *outs[0])
+    else:
+      def run(leaves):
+        env = values(leaves)
+        return [result(env, leaves, *out) for out in outs]
+    return run, any(not lean for _, lean, *_ in steps)
 
   # ---------------------------------------------------------- bind path
   def bind(self, consts: Sequence, args: Sequence, on_step: Callable | None = None) -> list:
