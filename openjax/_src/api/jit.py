@@ -214,13 +214,28 @@ def _hoist_tracer_consts(jaxpr: Jaxpr, consts: list):
   return new, hoist_vals
 
 
+def _nested_call_kernel(impl, params):
+  """The kernel of a nested jit call (``jnp.median`` calls ``quantile``) in
+  an eager library program: the runner of its folded program, made once,
+  where jit_p's impl folds, looks up and builds it on every call. The
+  program runs interpreted (``interpreting_first_call``), where the impl
+  interprets such calls too; calls that must run compiled (``tiered=False``)
+  keep the impl."""
+  if impl is not jit_p.impl or not params["tiered"]:
+    return None
+  closed = folded(params["jaxpr"])
+  run = program_of(closed.jaxpr).runner(closed.consts)
+  return lambda *values, **_: run(values)
+
+
 def _eager_runner(entry: _CacheEntry, leaves: list) -> Callable | None:
   """``leaves -> results`` for the eager calls of a library function keyed
   as this one (``Program.library_runner``), or None (``run_program``)."""
   program = entry.program
   if program is None:
     program = entry.program = program_of(entry.closed_jaxpr.jaxpr)
-  made = program.library_runner(entry.closed_jaxpr.consts, leaves, entry.single)
+  made = program.library_runner(entry.closed_jaxpr.consts, leaves, entry.single,
+                                _nested_call_kernel)
   if made is None:
     return None
   run, impls = made

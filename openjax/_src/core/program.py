@@ -271,7 +271,8 @@ class Program:
       outs.append(Array(v, aval))
     return outs
 
-  def library_runner(self, consts: Sequence, leaves: Sequence, single: bool):
+  def library_runner(self, consts: Sequence, leaves: Sequence, single: bool,
+                     step_kernel: Callable | None = None):
     """``(run, impls)`` for the eager calls of a library function (a ``jnp``
     function JAX jits) whose arguments have the kinds of ``leaves``: its
     caller keys the calls by them (an Array with a value by its aval, a
@@ -280,7 +281,9 @@ class Program:
     call is decided here once. ``run(leaves)`` gives the results as Arrays
     (the one result when ``single``); ``impls``: some step runs an impl,
     which may call a jitted function, so the caller runs it as an
-    interpreted call. None when the values would not have the jaxpr's types
+    interpreted call. ``step_kernel(impl, params)``, when given, may give
+    a step that runs an impl another kernel (called as impls are, with the
+    parameters). None when the values would not have the jaxpr's types
     (``eval_jaxpr`` binds those) or a debug flag asks for checked steps."""
     if _impl_loop() is not _run_kernels or len(leaves) != self.n_args:
       return None
@@ -288,6 +291,9 @@ class Program:
     if env0 is None:
       return None
     steps = self.kernel_steps
+    if step_kernel is not None:
+      steps = [step if step[1] else (step_kernel(step[0], step[2]) or step[0], *step[1:])
+               for step in steps]
     lo, hi = self.n_consts, self.n_consts + self.n_args
     # How each leaf becomes its slot's value: None, an Array's value; a
     # dtype, a Python scalar made in it (cached); False, ``canonical_value``.
