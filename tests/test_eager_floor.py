@@ -197,3 +197,23 @@ def test_ensure_arraylike_still_rejects_lists():
     util.ensure_arraylike("f", [1, 2])
   x = jnp.zeros(3)
   assert util.ensure_arraylike("f", x) is x
+
+
+def test_dead_steps_are_dropped_and_effects_kept():
+  def f(x):
+    jnp.sin(x)   # read by nothing: no kernel step
+    return x * 2.0
+  program = program_of(jax.make_jaxpr(f)(jnp.zeros(3)).jaxpr)
+  assert len(program.steps) == 2 and len(program.kernel_steps) == 1
+  seen = []
+
+  @util.jit
+  def g(x):
+    jax.debug.callback(lambda v: seen.append(np.asarray(v)), x)   # no result: an effect
+    jnp.cos(x)
+    return x + 1.0
+
+  x = jnp.asarray(np.array([1.0, 2.0], np.float32))
+  for _ in range(3):
+    np.testing.assert_array_equal(np.asarray(g(x)), np.array([2.0, 3.0], np.float32))
+  assert len(seen) == 3

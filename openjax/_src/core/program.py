@@ -36,7 +36,7 @@ from openjax._src import dtypes
 from openjax._src.config import config
 from openjax._src.core.array import Array
 from openjax._src.core.avals import ShapedArray
-from openjax._src.core.jaxpr import Jaxpr, JaxprTypeError, Literal
+from openjax._src.core.jaxpr import Jaxpr, JaxprTypeError, Literal, eqn_effects
 from openjax._src.core.memory import translate_memory_error
 from openjax._src.core.trace import (FP_ERRSTATE, FP_IGNORE, SCALAR_TYPES, canonical_value,
                                      check_nans, eager_config, eval_trace, make_plan,
@@ -153,12 +153,21 @@ class Program:
     first use: (kernel, lean, params, gather, unary, outs, free). Running
     them gives the bits an eager call of each equation gives, without a
     dispatch or a plan lookup per equation. Steps of literals alone are
-    run here once and left out (``_fold``)."""
+    run here once and left out (``_fold``), as are steps whose results
+    nothing reads and that have no effect (``linspace``'s step when
+    ``retstep=False``): a compiled program drops them too."""
     if self._kernel_steps is None:
       ksteps = []
       constant = set(self.literal_slots)
-      for eqn, ins, (p, impl, params, gather, unary, outs, free) in zip(self.eqns, self.reads,
-                                                                         self.steps):
+      live = self._live_steps()
+      pending_free: tuple = ()   # dead steps' slots to release: after the next live step
+      for k, (eqn, ins, (p, impl, params, gather, unary, outs, free)) in enumerate(
+          zip(self.eqns, self.reads, self.steps)):
+        if k not in live:
+          pending_free += free
+          continue
+        if pending_free:
+          free, pending_free = tuple(sorted({*pending_free, *free})), ()
         try:
           kernel, lean, _, _, _ = make_plan(p, [a.aval for a in eqn.invars], params)
         except Exception:  # noqa: BLE001 - no plan for these operands: the impl, as before
@@ -170,8 +179,24 @@ class Program:
         if lean and not free and self._fold(kernel, eqn, ins, unary, gather, outs, constant):
           continue
         ksteps.append((kernel, lean, params, gather, unary, outs, free))
+      if pending_free and ksteps:
+        kernel, lean, params, gather, unary, outs, free = ksteps[-1]
+        ksteps[-1] = (kernel, lean, params, gather, unary, outs,
+                      tuple(sorted({*pending_free, *free})))
       self._kernel_steps = ksteps
     return self._kernel_steps
+
+  def _live_steps(self) -> set:
+    """The indices of the steps the results depend on, and of those with
+    side effects."""
+    used = set(self.out_slots)
+    live = set()
+    for k in range(len(self.eqns) - 1, -1, -1):
+      outs = self.steps[k][5]
+      if any(i in used for i, _ in outs) or eqn_effects(self.eqns[k]):
+        live.add(k)
+        used.update(self.reads[k])
+    return live
 
   def _fold(self, kernel, eqn, ins, unary, gather, outs, constant: set) -> bool:
     """Run a lean step whose operands are all literals (or folded steps'
