@@ -13,8 +13,12 @@ import openjax.numpy as jnp
 from openjax._src import dtypes
 from openjax._src.api.jit import _nested_call_kernel
 from openjax._src.control.closed_call import jit_p
+from openjax._src.core.avals import ShapedArray
 from openjax._src.core.program import _same_value, program_of
+from openjax._src.core.trace import make_plan
 from openjax._src.numpy import util
+from openjax._src.primitives.base import convert
+from openjax._src.primitives.elementwise import logic
 
 
 def _same(a, b) -> None:
@@ -217,3 +221,64 @@ def test_dead_steps_are_dropped_and_effects_kept():
   for _ in range(3):
     np.testing.assert_array_equal(np.asarray(g(x)), np.array([2.0, 3.0], np.float32))
   assert len(seen) == 3
+
+
+_EDGES = [np.nan, -np.nan, np.inf, -np.inf, -0.0, 0.0, 0.5, -0.5, 0.99, -0.99, 127.5, 128,
+          -128.7, -129, 255.9, 256, 2.0**31, -2.0**31 - 1, 65535.7, 65536, 2.0**63, -2.0**63,
+          2.0**64, 1e30, -1e30, 3.7, -3.7]
+_FLOATS = [np.dtype(t) for t in (np.float16, np.float32, np.float64, dtypes.bfloat16)]
+_INTS = [np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32,
+                               np.int64, np.uint64)]
+
+
+def _kernel(p, operands, **params):
+  kernel, lean, *_ = make_plan(p, [ShapedArray(x.shape, x.dtype) for x in operands], params)
+  assert lean, p.name
+  return kernel
+
+
+@pytest.mark.parametrize("src", _FLOATS, ids=str)
+@pytest.mark.parametrize("dst", _INTS, ids=str)
+def test_scalar_float_to_int_kernel_matches_the_impl(src, dst):
+  params = dict(new_dtype=dst, weak_type=False, sharding=None)
+  kernel = _kernel(convert.convert_element_type_p, [np.zeros((), src)], **params)
+  for v in _EDGES:
+    with np.errstate(over="ignore"):
+      x = np.array(v).astype(src)
+    out = kernel(x)
+    expected = convert.convert_numpy(x, dst)
+    assert out.dtype == expected.dtype == dst and out.shape == ()
+    assert out.tobytes() == expected.tobytes(), (v, src, dst)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float16, np.float64, np.int32, np.uint8],
+                         ids=str)
+def test_clamp_kernel_matches_the_impl(dt):
+  with np.errstate(invalid="ignore", over="ignore"):
+    x = np.array(_EDGES[:20]).astype(dt)
+  for lo, hi in ((np.array(-0.0), np.array(0.5)), (np.array(0.0), np.array(np.nan)),
+                 (np.array(np.nan), np.array(200.0)), (x[::-1], x)):
+    with np.errstate(invalid="ignore"):
+      lo, hi = lo.astype(dt), hi.astype(dt)
+    kernel = _kernel(logic.clamp_p, [lo, x, hi])
+    with np.errstate(all="ignore"):
+      out = kernel(lo, x, hi)
+    expected, = logic.clamp_p.impl(lo, x, hi)
+    assert out.dtype == expected.dtype and out.tobytes() == expected.tobytes()
+  canonical = dtypes.canonicalize_dtype(dt)
+  x, lo, hi = x.astype(canonical), np.array(1, canonical), np.array(3, canonical)
+  for _ in range(2):   # eagerly, through the plan
+    out = jax.lax.clamp(jnp.asarray(lo), jnp.asarray(x), jnp.asarray(hi))
+    assert out.dtype == canonical and not out.weak_type
+    assert np.asarray(out).tobytes() == logic.clamp_p.impl(lo, x, hi)[0].tobytes()
+
+
+def test_median_of_scalars_and_edges_keeps_its_bits():
+  rng = np.random.default_rng(1)
+  for x in (rng.standard_normal(11).astype(np.float32), np.array([np.nan, 1.0, 2.0], np.float32),
+            np.array([-0.0, 0.0, 3.0, -3.0], np.float32)):
+    with jax.disable_jit():
+      expected = jnp.median(jnp.asarray(x))
+    for _ in range(3):
+      _same(jnp.median(jnp.asarray(x)), expected)
+      _same(jnp.percentile(jnp.asarray(x), 30.0), jnp.quantile(jnp.asarray(x), 0.3))
