@@ -411,9 +411,13 @@ class JitWrapped:
     (``eager_leaf_key``; static ones hashable), with the leaves in jit's flat
     order; (None, None) for other calls. Arrays, most arguments, are keyed
     inline."""
+    statics = self.static_argnums
+    if len(args) == 1 and not kwargs and 0 not in statics:   # one Array: the key, spelled out
+      a, = args
+      if type(a) is Array and a._np is not None and type(a._buffer) is not ShardedBuffer:
+        return (config.state_key(), a.aval), [a]
     key = [config.state_key()]
     leaves = []
-    statics = self.static_argnums
     for i, a in enumerate(args):
       if statics and i in statics:
         key.append(a)

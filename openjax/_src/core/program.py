@@ -334,11 +334,14 @@ class Program:
       outs.append((i, aval, same, i - lo if lit is None and lo <= i < hi
                    and type(leaves[i - lo]) is Array else None))
     arrays = all(c is None for c in casts)
+    one = arrays and self.n_args == 1
     run_kernels, setflags, array = _run_kernels, np.ndarray.setflags, Array
 
     def values(leaves) -> list:
       env = env0.copy()
-      if arrays:
+      if one:
+        env[lo] = leaves[0]._np
+      elif arrays:
         env[lo:hi] = [x._np for x in leaves]
       else:
         env[lo:hi] = [x._np if c is None else canonical_value(x) if c is False
