@@ -455,8 +455,23 @@ class EvalTrace(Trace):
       if not cfg.flags_ok and (config.read("jax_debug_nans") or config.read("jax_debug_infs")):
         _check_nans(primitive, result)
       return result
-    result = _run(primitive, entry[3], False, False, entry[6], vals, params)
-    return result if device is None else _place(result, device)
+    outs = entry[3](*vals, **params)
+    if len(outs) != 1:
+      result = [_concrete_result(o, a) for o, a in zip(outs, entry[6])]
+      if device is not None:
+        _place(result, device)
+    else:   # most impls: one result, inline as a lean kernel's (``_concrete_result``)
+      out = outs[0]
+      if type(out) is not _ndarray:
+        out = _asarray(out)
+      aval = entry[6][0]
+      if out.dtype != aval.dtype:
+        out = out.astype(aval.dtype)
+      _setflags(out, False)
+      result = [Array(out, aval, device)]
+    if not cfg.flags_ok and (config.read("jax_debug_nans") or config.read("jax_debug_infs")):
+      _check_nans(primitive, result)
+    return result
 
   def _recent(self, primitive, args, params, x64, recent) -> list:
     """The call against each of the primitive's recent plans (the inline
