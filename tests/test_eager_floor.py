@@ -19,6 +19,7 @@ from openjax._src.core.trace import make_plan
 from openjax._src.numpy import util
 from openjax._src.primitives.base import convert
 from openjax._src.primitives.elementwise import logic
+from openjax._src.runtime import pipeline
 
 
 def _same(a, b) -> None:
@@ -282,3 +283,35 @@ def test_median_of_scalars_and_edges_keeps_its_bits():
     for _ in range(3):
       _same(jnp.median(jnp.asarray(x)), expected)
       _same(jnp.percentile(jnp.asarray(x), 30.0), jnp.quantile(jnp.asarray(x), 0.3))
+
+
+def test_runner_runs_nested_calls_as_an_interpreted_call():
+  # The interpreted-call mark is set around programs whose impls may call a
+  # jitted function (a nested jit) and not around NumPy impls alone.
+  marks = []
+
+  @util.jit
+  def nested(x):
+    return inner(x) + 1.0
+
+  def probe(v):
+    marks.append(pipeline._first_call.interpreting)
+    return v
+
+  @jax.jit
+  def inner(x):
+    return jax.pure_callback(probe, jax.ShapeDtypeStruct(x.shape, x.dtype), x)
+
+  x = jnp.asarray(np.arange(4.0, dtype=np.float32))
+  for _ in range(3):
+    np.testing.assert_array_equal(np.asarray(nested(x)), np.arange(4.0, dtype=np.float32) + 1)
+  assert marks and all(marks)
+
+  @util.jit
+  def plain(x):
+    return jnp.sum(x.reshape(2, 2), axis=0)
+
+  plain(x)
+  plain(x)
+  run = _runner_of(plain, x)
+  assert type(run) is FunctionType and run.__qualname__.endswith("library_runner.<locals>.run")

@@ -29,7 +29,8 @@ from openjax._src.api.library_compile import NO_KEY, eager_leaf_key, library_out
 from openjax._src.api.jit_debug import explain_cache_miss, log_lowering, log_traced, run_checked
 from openjax._src.core.ref import Ref
 from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, Tracer, check_transformed, eval_jaxpr,
-                               eval_trace, jaxpr_effects, program_of, trace_state)
+                               eval_trace, jaxpr_effects, jaxprs_in_params, program_of,
+                               trace_state)
 from openjax._src.core.devices import local_devices
 from openjax._src.core.placement import IncompatibleDevicesError, commit, committed_device
 from openjax._src.core.trace import eager_config
@@ -214,6 +215,9 @@ def _hoist_tracer_consts(jaxpr: Jaxpr, consts: list):
   return new, hoist_vals
 
 
+_PRIMITIVES_PACKAGE = "openjax._src.primitives."
+
+
 def _nested_call_kernel(impl, params):
   """The kernel of a nested jit call (``jnp.median`` calls ``quantile``) in
   an eager library program: the runner of its folded program, made once,
@@ -239,6 +243,12 @@ def _eager_runner(entry: _CacheEntry, leaves: list) -> Callable | None:
   if made is None:
     return None
   run, impls = made
+  # Impls of the primitives' modules run NumPy (that layer cannot call a
+  # jitted function) unless they evaluate a sub-jaxpr (a scatter's combiner);
+  # others (control flow, nested calls) may: the program then runs as an
+  # interpreted call, as ``run_program`` runs it.
+  impls = any(not getattr(k, "__module__", "").startswith(_PRIMITIVES_PACKAGE)
+              or jaxprs_in_params(params) for k, params in impls)
   if entry.single and not impls:
     return run
   out_tree = entry.out_tree

@@ -304,9 +304,9 @@ class Program:
     Python or NumPy scalar by its type, a NumPy array by shape and dtype),
     so what ``input_values`` and ``run_to_arrays`` check and decide on every
     call is decided here once. ``run(leaves)`` gives the results as Arrays
-    (the one result when ``single``); ``impls``: some step runs an impl,
-    which may call a jitted function, so the caller runs it as an
-    interpreted call. ``step_kernel(impl, params)``, when given, may give
+    (the one result when ``single``); ``impls``: (kernel, params) of the
+    steps that run impls (one may call a jitted function: the caller
+    decides whether to run the program as an interpreted call). ``step_kernel(impl, params)``, when given, may give
     a step that runs an impl another kernel (called as impls are, with the
     parameters). None when the values would not have the jaxpr's types
     (``eval_jaxpr`` binds those) or a debug flag asks for checked steps."""
@@ -375,7 +375,7 @@ class Program:
       def run(leaves):
         env = values(leaves)
         return [result(env, leaves, *out) for out in outs]
-    return run, any(not lean for _, lean, *_ in steps)
+    return run, [(kernel, params) for kernel, lean, params, *_ in steps if not lean]
 
   # ---------------------------------------------------------- bind path
   def bind(self, consts: Sequence, args: Sequence, on_step: Callable | None = None) -> list:
