@@ -33,7 +33,7 @@ from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, Tracer, check_transfor
                                trace_state)
 from openjax._src.core.devices import local_devices
 from openjax._src.core.placement import IncompatibleDevicesError, commit, committed_device
-from openjax._src.core.trace import eager_config
+from openjax._src.core.trace import SCALAR_TYPES, eager_config
 from openjax._src.core.transfer_guard import guard_host_to_device
 from openjax._src.interpreters.fold_reductions import folded
 from openjax._src.interpreters.staging import DebugInfo, flat_arg_names, trace_to_jaxpr
@@ -419,8 +419,8 @@ class JitWrapped:
   def _eager_key(self, args, kwargs):
     """The key of an eager library call whose dynamic arguments have one
     (``eager_leaf_key``; static ones hashable), with the leaves in jit's flat
-    order; (None, None) for other calls. Arrays, most arguments, are keyed
-    inline."""
+    order; (None, None) for other calls. Arrays and Python scalars, most
+    arguments, are keyed inline."""
     statics = self.static_argnums
     if len(args) == 1 and not kwargs and 0 not in statics:   # one Array: the key, spelled out
       a, = args
@@ -432,8 +432,13 @@ class JitWrapped:
       if statics and i in statics:
         key.append(a)
         continue
-      if type(a) is Array and a._np is not None and type(a._buffer) is not ShardedBuffer:
+      t = type(a)
+      if t is Array and a._np is not None and type(a._buffer) is not ShardedBuffer:
         key.append(a.aval)
+        leaves.append(a)
+        continue
+      if t in SCALAR_TYPES:
+        key.append(t)
         leaves.append(a)
         continue
       part = eager_leaf_key(a)
