@@ -315,3 +315,24 @@ def test_runner_runs_nested_calls_as_an_interpreted_call():
   plain(x)
   run = _runner_of(plain, x)
   assert type(run) is FunctionType and run.__qualname__.endswith("library_runner.<locals>.run")
+
+
+def test_nested_custom_jvp_call_runs_its_primal_program():
+  # jnp.frexp's program is one custom_jvp_call whose primal program holds a
+  # nested jit (isinf): the runner's kernel runs it without its impl's
+  # per-call lookups, with the same bits as op by op.
+  closed = jax.make_jaxpr(jnp.frexp)(jnp.zeros(7))
+  while len(closed.jaxpr.eqns) == 1 and closed.jaxpr.eqns[0].primitive is jit_p:
+    closed = closed.jaxpr.eqns[0].params["jaxpr"]
+  eqn, = closed.jaxpr.eqns
+  kernel = _nested_call_kernel(eqn.primitive.impl, eqn.params)
+  assert kernel is not None
+  x = np.array([0.0, -0.0, 1e-45, -3.5, np.inf, np.nan, 6e37], np.float32)
+  mantissa, exponent = kernel(x, **eqn.params)
+  expected = eqn.primitive.impl(x, **eqn.params)
+  assert mantissa.tobytes() == np.asarray(expected[0]).tobytes()
+  assert exponent.tobytes() == np.asarray(expected[1]).tobytes()
+  with jax.disable_jit():
+    op_by_op = jnp.frexp(jnp.asarray(x))
+  for _ in range(3):
+    _same(jnp.frexp(jnp.asarray(x)), op_by_op)

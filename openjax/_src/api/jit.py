@@ -39,6 +39,7 @@ from openjax._src.interpreters.fold_reductions import folded
 from openjax._src.interpreters.staging import DebugInfo, flat_arg_names, trace_to_jaxpr
 from openjax._src.control.checks import NOT_FUNCTIONALIZED
 from openjax._src.control.closed_call import jit_p
+from openjax._src.control.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
 from openjax._src.control.shard_map_jit import split_program
 from openjax._src.control.spmd import Layout, SpmdPlan, constraint_mesh, layout_of, mesh_of
 from openjax._src.core.array import ShardedBuffer
@@ -219,16 +220,22 @@ _PRIMITIVES_PACKAGE = "openjax._src.primitives."
 
 
 def _nested_call_kernel(impl, params):
-  """The kernel of a nested jit call (``jnp.median`` calls ``quantile``) in
-  an eager library program: the runner of its folded program, made once,
-  where jit_p's impl folds, looks up and builds it on every call. The
-  program runs interpreted (``interpreting_first_call``), where the impl
-  interprets such calls too; calls that must run compiled (``tiered=False``)
-  keep the impl."""
-  if impl is not jit_p.impl or not params["tiered"]:
+  """The kernel of a nested call in an eager library program (``jnp.median``
+  calls ``quantile``, ``jnp.frexp`` a custom_jvp function): the runner of
+  its program, made once (with its own nested calls' kernels), where the
+  call's impl looks up and builds it on every call. The program runs
+  interpreted (``interpreting_first_call``), where jit's impl interprets
+  such calls too; calls that must run compiled (``tiered=False``) keep the
+  impl."""
+  if impl is jit_p.impl:
+    if not params["tiered"]:
+      return None
+    closed = folded(params["jaxpr"])   # interpreted as lowered, as jit's impl does
+  elif impl is custom_jvp_call_p.impl or impl is custom_vjp_call_p.impl:
+    closed = params["call_jaxpr"]   # the primal function, as their impls run it
+  else:
     return None
-  closed = folded(params["jaxpr"])
-  run = program_of(closed.jaxpr).runner(closed.consts)
+  run = program_of(closed.jaxpr).runner(closed.consts, _nested_call_kernel)
   return lambda *values, **_: run(values)
 
 

@@ -221,12 +221,16 @@ class Program:
     return True
 
   # ---------------------------------------------------------- impl path
-  def runner(self, consts: Sequence[Any]) -> Callable[[Sequence], list]:
+  def runner(self, consts: Sequence[Any],
+             step_kernel: Callable | None = None) -> Callable[[Sequence], list]:
     """``args -> outs`` on NumPy values of the invars' types, by impls, for a
     caller that runs the program many times (a loop body) or inside an impl
-    (under the eval trace). The debug flags are read now."""
+    (under the eval trace). The debug flags are read now. ``step_kernel``:
+    as ``library_runner``'s (for the kernel steps; checked steps run impls)."""
     run, out_slots = _impl_loop(), self.out_slots
     steps = self.kernel_steps if run is _run_kernels else self.steps   # folds constants first
+    if run is _run_kernels:
+      steps = _substituted(steps, step_kernel)
     env0 = self.values.copy()
     env0[:self.n_consts] = [canonical_value(c) for c in consts]
     lo, hi = self.n_consts, self.n_consts + self.n_args
@@ -318,10 +322,7 @@ class Program:
     env0 = self.input_values(consts, leaves)   # folds the constant steps first
     if env0 is None:
       return None
-    steps = self.kernel_steps
-    if step_kernel is not None:
-      steps = [step if step[1] else (step_kernel(step[0], step[2]) or step[0], *step[1:])
-               for step in steps]
+    steps = _substituted(self.kernel_steps, step_kernel)
     lo, hi = self.n_consts, self.n_consts + self.n_args
     # How each leaf becomes its slot's value: None, an Array's value; a
     # dtype, a Python scalar made in it (cached); False, ``canonical_value``.
@@ -415,6 +416,15 @@ class Program:
         for i in free:
           env[i] = None
     return [env[i] for i in self.out_slots]
+
+
+def _substituted(steps: list, step_kernel: Callable | None) -> list:
+  """Kernel ``steps`` with the kernels ``step_kernel(impl, params)`` gives
+  in place of their impls (None: the impl stays)."""
+  if step_kernel is None:
+    return steps
+  return [step if step[1] else (step_kernel(step[0], step[2]) or step[0], *step[1:])
+          for step in steps]
 
 
 def _ndarrays(values: Sequence) -> list:
