@@ -1,5 +1,5 @@
 """The eager per-call floor: what a library call's runner (``Program.library_runner``,
-``JitWrapped._call_eager``) and the cached dtype promotions decide once must be
+``api/eager_call.py``) and the cached dtype promotions decide once must be
 what the general paths decide on every call (the same bits, dtypes and weak
 types, the same errors), and the debugging flags must still take effect after
 a runner is cached."""
@@ -11,7 +11,7 @@ import pytest
 import openjax as jax
 import openjax.numpy as jnp
 from openjax._src import dtypes
-from openjax._src.api.jit import _nested_call_kernel
+from openjax._src.api.eager_call import _nested_call_kernel, eager_key
 from openjax._src.control.closed_call import jit_p
 from openjax._src.core.avals import ShapedArray
 from openjax._src.core.program import _same_value, program_of
@@ -36,7 +36,7 @@ def _same(a, b) -> None:
 
 
 def _runner_of(fn, *args, **kwargs):
-  key, _ = fn._eager_key(args, kwargs)
+  key, _ = eager_key(fn, args, kwargs)
   return fn._eager_fast.get(key)
 
 
