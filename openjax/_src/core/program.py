@@ -315,8 +315,9 @@ class Program:
     steps that run impls (one may call a jitted function: the caller
     decides whether to run the program as an interpreted call).
     ``step_kernel(impl, params)``, when given, may give a step that runs an
-    impl another kernel (called as impls are, with the parameters). None when the values would not have the jaxpr's types
-    (``eval_jaxpr`` binds those) or a debug flag asks for checked steps."""
+    impl another kernel (called as impls are, with the parameters). None
+    when the values would not have the jaxpr's types (``eval_jaxpr`` binds
+    those) or a debug flag asks for checked steps."""
     if _impl_loop() is not _run_kernels or len(leaves) != self.n_args:
       return None
     env0 = self.input_values(consts, leaves)   # folds the constant steps first
