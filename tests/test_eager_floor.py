@@ -336,3 +336,29 @@ def test_nested_custom_jvp_call_runs_its_primal_program():
     op_by_op = jnp.frexp(jnp.asarray(x))
   for _ in range(3):
     _same(jnp.frexp(jnp.asarray(x)), op_by_op)
+
+
+def test_last_call_slot_checks_every_argument_and_the_flags():
+  # The last positional call is matched by aval identity and scalar type;
+  # anything else (another aval, another scalar type, an Array for a scalar,
+  # other flags) takes the keyed path, with its own results.
+  x = jnp.asarray(np.array([0.1, 0.7, 3.0], np.float32))
+  xi = jnp.asarray(np.array([1, 5, 9], np.int32))
+  for _ in range(3):
+    _same(jnp.clip(x, 0.5, 1.0), jnp.asarray(np.array([0.5, 0.7, 1.0], np.float32)))
+  out = jnp.clip(xi, 2, 8)
+  assert out.dtype == np.int32 and np.asarray(out).tolist() == [2, 5, 8]
+  with jax.disable_jit():
+    expected = jnp.clip(xi, 2.5, 8)
+  _same(jnp.clip(xi, 2.5, 8), expected)   # a float bound: the same position, another type
+  assert expected.dtype == np.float32 and expected.weak_type
+  out = jnp.clip(x, jnp.asarray(np.float32(0.5)), 1.0)   # an Array where a scalar was
+  np.testing.assert_array_equal(np.asarray(out), np.array([0.5, 0.7, 1.0], np.float32))
+  y = jnp.asarray(np.array([np.inf, 1.0], np.float32))
+  for _ in range(3):
+    jnp.var(y)
+  with jax.debug_nans(True):
+    with pytest.raises(FloatingPointError):
+      jnp.var(y)
+  with jax.disable_jit():
+    assert np.isnan(np.asarray(jnp.var(y)))

@@ -28,6 +28,9 @@ from openjax._src.interpreters.fold_reductions import folded
 from openjax._src.runtime.pipeline import interpreting_first_call
 
 INLINE = object()   # an eager library call known to run inline (as the function itself)
+# The cache's slot of (state key, key parts, runner) of the last positional call: a
+# key no call has (keys start with the state key, an int or a tuple of flags).
+_LAST = ("last call",)
 
 
 def eager_key(wrapped, args, kwargs):
@@ -81,13 +84,29 @@ def call_eager(wrapped, args, kwargs):
   kernels (``Program.library_runner``); jit's general path on a miss.
   The cache is keyed by ``config.state_key()``, which changes with every
   flag: a runner found was stored under the flags of this call, which
-  were checked then (no debug flag, no ``disable_jit``)."""
+  were checked then (no debug flag, no ``disable_jit``). The last
+  runner called with positional arguments alone is checked first, by the
+  identity of the arguments' avals (no key to build and hash)."""
+  cache = wrapped._eager_fast
+  if not kwargs:
+    last = cache.get(_LAST)
+    if last is not None and len(args) == len(last[1]) and last[0] == config.state_key():
+      for a, s in zip(args, last[1]):
+        if type(a) is Array:
+          if a.aval is not s or a._np is None or type(a._buffer) is ShardedBuffer:
+            break
+        elif type(a) is not s:   # a Python or NumPy scalar of the type keyed
+          break
+      else:
+        return last[2](args)   # every argument is a leaf
   try:
     key, leaves = eager_key(wrapped, args, kwargs)
-    entry = wrapped._eager_fast.get(key) if key is not None else None
+    entry = cache.get(key) if key is not None else None
   except TypeError:   # an unhashable static argument: the general path decides
     key = entry = None
   if type(entry) is FunctionType:   # the runner of this call's program
+    if not kwargs and len(leaves) == len(args):
+      cache[_LAST] = (key[0], key[1:], entry)
     return entry(leaves)
   if not eager_config.flags_ok or config.read("jax_disable_jit"):
     # Debugging flags: op by op, each eager operation checks itself.
