@@ -17,14 +17,14 @@ import weakref
 from typing import Callable
 
 from openjax._src import tree_util
-from openjax._src.api.shapes import ShapeDtypeStruct, abstractify, to_shape_dtype_struct
+from openjax._src.api.shapes import abstractify, to_shape_dtype_struct
 from openjax._src.config import _env_bool, config
 from openjax._src.errors import (ConcretizationTypeError,
                                  NonConcreteBooleanIndexError, TracerArrayConversionError,
                                  TracerIntegerConversionError)
 from openjax._src.api.aot import Lowered
 from openjax._src.api.refs import NeedsRefs, RefJit, check_no_refs_returned, trace_in_ref_scope
-from openjax._src.api.library_compile import NO_KEY, eager_leaf_key, library_outputs
+from openjax._src.api.eager_call import call_eager
 from openjax._src.api.jit_debug import (check_donated_once, explain_cache_miss, log_lowering,
                                         log_traced, run_checked)
 from openjax._src.core.ref import Ref
@@ -101,7 +101,6 @@ class NonHashableStaticError(ValueError):
 # body needs the concrete value of an argument jit would trace.
 _INLINE_ERRORS = (NonHashableStaticError, ConcretizationTypeError, TracerArrayConversionError,
                   TracerIntegerConversionError, NonConcreteBooleanIndexError)
-_INLINE = object()   # an eager library call known to run inline
 
 
 class _HashableStatic:
@@ -223,7 +222,7 @@ class JitWrapped:
     # eager impls are), never compiled: ~1 us a primitive plus the call,
     # where binding each one costs several, and no compile stall.
     self.eager = eager
-    self._eager_fast: dict = {}   # _eager_key(...) -> cache entry
+    self._eager_fast: dict = {}   # api/eager_call.py's cache: eager_key(...) -> runner or entry
     self.name = name or getattr(fun, "__name__", type(fun).__name__)
     self._cache: dict = {}
     # Fast path for the common call: positional Array arguments only, no
@@ -345,36 +344,6 @@ class JitWrapped:
       flags += [k in self.donate_argnames] * tree_util.tree_structure(dyn_kwargs[k]).num_leaves
     return (False,) * len(entry.hoisted) + tuple(flags)
 
-  def _eager_key(self, args, kwargs):
-    """The key of an eager library call whose dynamic arguments have one
-    (``eager_leaf_key``; static ones hashable), with the leaves in jit's flat
-    order; (None, None) for other calls."""
-    key = [config.state_key()]
-    leaves = []
-    for i, a in enumerate(args):
-      if i in self.static_argnums:
-        key.append(a)
-        continue
-      part = eager_leaf_key(a)
-      if part is NO_KEY:
-        return None, None
-      key.append(part)
-      if a is not None:
-        leaves.append(a)
-    if kwargs:
-      for k in sorted(kwargs):
-        a = kwargs[k]
-        if k in self.static_argnames:
-          key.append((k, a))
-          continue
-        part = eager_leaf_key(a)
-        if part is NO_KEY:
-          return None, None
-        key.append((k, part))
-        if a is not None:
-          leaves.append(a)
-    return tuple(key), leaves
-
   def _library_entry(self, args, kwargs):
     """A library function's cache entry for this call, or None when the call
     runs inline, as the function itself (not staged): a static argument that
@@ -389,37 +358,9 @@ class JitWrapped:
       return None, None, None
     return entry, leaves, in_tree
 
-  def _call_eager(self, args, kwargs):
-    try:
-      key, leaves = self._eager_key(args, kwargs)
-      entry = self._eager_fast.get(key) if key is not None else None
-    except TypeError:   # an unhashable static argument: the general path decides
-      key = entry = None
-    if entry is None:
-      if key is None and any(type(x) is Array and type(x._buffer) is ShardedBuffer
-                             for x in tree_util.tree_leaves((args, kwargs))):
-        # Arrays split over devices run op by op: each operation lays its
-        # results out by its sharding rule (the program's kernels would not).
-        return self.fun(*args, **kwargs)
-      entry, leaves, _ = self._library_entry(args, kwargs)
-      if key is not None:
-        if len(self._eager_fast) >= 256:
-          self._eager_fast.clear()
-        self._eager_fast[key] = _INLINE if entry is None else entry
-    if entry is None or entry is _INLINE:
-      return self.fun(*args, **kwargs)
-    if entry.exact is not False:   # an integer program: the same bits compiled
-      outs = library_outputs(self, entry, leaves)
-      if outs is not None:
-        return entry.unflatten(outs)
-    return entry.unflatten(entry.run_program(leaves))
-
   def __call__(self, *args, **kwargs):
     if self.eager and trace_state.trace is eval_trace:
-      if not eager_config.flags_ok or config.read("jax_disable_jit"):
-        # Debugging flags: op by op, each eager operation checks itself.
-        return self.fun(*args, **kwargs)
-      return self._call_eager(args, kwargs)
+      return call_eager(self, args, kwargs)
     # Fast path: positional Arrays, a compiled entry for their avals under the
     # current flags (state_key changes with every flag, disable_jit included).
     fast_key = None

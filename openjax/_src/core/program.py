@@ -36,19 +36,28 @@ from openjax._src import dtypes
 from openjax._src.config import config
 from openjax._src.core.array import Array
 from openjax._src.core.avals import ShapedArray
-from openjax._src.core.jaxpr import Jaxpr, JaxprTypeError, Literal
+from openjax._src.core.jaxpr import Jaxpr, JaxprTypeError, Literal, eqn_effects
 from openjax._src.core.memory import translate_memory_error
-from openjax._src.core.trace import (FP_ERRSTATE, FP_IGNORE, canonical_value, check_nans,
-                                     eager_config, eval_trace, make_plan, trace_state)
+from openjax._src.core.trace import (FP_ERRSTATE, FP_IGNORE, SCALAR_TYPES, canonical_value,
+                                     check_nans, eager_config, eval_trace, make_plan,
+                                     scalar_value, trace_state)
 from openjax._src.core.tracer import Tracer
 
 # A dead value this large (bytes) has its slot cleared after its last use;
 # smaller ones stay until the program ends (clearing costs more than they do).
 RELEASE_MIN_BYTES = 1 << 12
+_fp_set, _fp_reset = FP_ERRSTATE.set, FP_ERRSTATE.reset
 
 
 def _no_inputs(env: list) -> tuple:
   return ()
+
+
+def _same_value(x: np.ndarray) -> np.ndarray:
+  """The kernel of a ``convert_element_type`` to the dtype its operand has
+  (a weak scalar made strong): the value itself, as the impl returns it, as
+  a lean step (the impl's call and result check cost ~0.5 us)."""
+  return x
 
 
 def _nbytes(aval: ShapedArray) -> int:
@@ -142,25 +151,55 @@ class Program:
   def kernel_steps(self) -> list:
     """The steps with the kernels the eval trace's plans run for the same
     operand types (a primitive's lean eval kernel, else its impl), made on
-    first use: (kernel, lean, params, gather, unary, outs, free). Running
+    first use: (kernel, lean, params, gather, unary, outs, free, slot), ``slot``
+    the first result's (a lean step's one result). Running
     them gives the bits an eager call of each equation gives, without a
     dispatch or a plan lookup per equation. Steps of literals alone are
-    run here once and left out (``_fold``)."""
+    run here once and left out (``_fold``), as are steps whose results
+    nothing reads and that have no effect (``linspace``'s step when
+    ``retstep=False``): a compiled program drops them too."""
     if self._kernel_steps is None:
       ksteps = []
       constant = set(self.literal_slots)
-      for eqn, ins, (p, impl, params, gather, unary, outs, free) in zip(self.eqns, self.reads,
-                                                                         self.steps):
+      live = self._live_steps()
+      pending_free: tuple = ()   # dead steps' slots to release: after the next live step
+      for k, (eqn, ins, (p, impl, params, gather, unary, outs, free)) in enumerate(
+          zip(self.eqns, self.reads, self.steps)):
+        if k not in live:
+          pending_free += free
+          continue
+        if pending_free:
+          free, pending_free = tuple(sorted({*pending_free, *free})), ()
         try:
           kernel, lean, _, _, _ = make_plan(p, [a.aval for a in eqn.invars], params)
         except Exception:  # noqa: BLE001 - no plan for these operands: the impl, as before
           kernel, lean = impl, False
+        if (not lean and p.name == "convert_element_type" and params.get("sharding") is None
+            and eqn.invars[0].aval.dtype == eqn.outvars[0].aval.dtype):
+          kernel, lean = _same_value, True
         lean = lean and len(outs) == 1
         if lean and not free and self._fold(kernel, eqn, ins, unary, gather, outs, constant):
           continue
-        ksteps.append((kernel, lean, params, gather, unary, outs, free))
+        slot = outs[0][0] if outs else -1
+        ksteps.append((kernel, lean, params, gather, unary, outs, free, slot))
+      if pending_free and ksteps:
+        kernel, lean, params, gather, unary, outs, free, slot = ksteps[-1]
+        ksteps[-1] = (kernel, lean, params, gather, unary, outs,
+                      tuple(sorted({*pending_free, *free})), slot)
       self._kernel_steps = ksteps
     return self._kernel_steps
+
+  def _live_steps(self) -> set:
+    """The indices of the steps the results depend on, and of those with
+    side effects."""
+    used = set(self.out_slots)
+    live = set()
+    for k in range(len(self.eqns) - 1, -1, -1):
+      outs = self.steps[k][5]
+      if any(i in used for i, _ in outs) or eqn_effects(self.eqns[k]):
+        live.add(k)
+        used.update(self.reads[k])
+    return live
 
   def _fold(self, kernel, eqn, ins, unary, gather, outs, constant: set) -> bool:
     """Run a lean step whose operands are all literals (or folded steps'
@@ -182,12 +221,16 @@ class Program:
     return True
 
   # ---------------------------------------------------------- impl path
-  def runner(self, consts: Sequence[Any]) -> Callable[[Sequence], list]:
+  def runner(self, consts: Sequence[Any],
+             step_kernel: Callable | None = None) -> Callable[[Sequence], list]:
     """``args -> outs`` on NumPy values of the invars' types, by impls, for a
     caller that runs the program many times (a loop body) or inside an impl
-    (under the eval trace). The debug flags are read now."""
+    (under the eval trace). The debug flags are read now. ``step_kernel``:
+    as ``library_runner``'s (for the kernel steps; checked steps run impls)."""
     run, out_slots = _impl_loop(), self.out_slots
     steps = self.kernel_steps if run is _run_kernels else self.steps   # folds constants first
+    if run is _run_kernels:
+      steps = _substituted(steps, step_kernel)
     env0 = self.values.copy()
     env0[:self.n_consts] = [canonical_value(c) for c in consts]
     lo, hi = self.n_consts, self.n_consts + self.n_args
@@ -260,6 +303,96 @@ class Program:
       outs.append(Array(v, aval))
     return outs
 
+  def library_runner(self, consts: Sequence, leaves: Sequence, single: bool,
+                     step_kernel: Callable | None = None):
+    """``(run, impls)`` for the eager calls of a library function (a ``jnp``
+    function JAX jits) whose arguments have the kinds of ``leaves``: its
+    caller keys the calls by them (an Array with a value by its aval, a
+    Python or NumPy scalar by its type, a NumPy array by shape and dtype),
+    so what ``input_values`` and ``run_to_arrays`` check and decide on every
+    call is decided here once. ``run(leaves)`` gives the results as Arrays
+    (the one result when ``single``); ``impls``: (kernel, params) of the
+    steps that run impls (one may call a jitted function: the caller
+    decides whether to run the program as an interpreted call).
+    ``step_kernel(impl, params)``, when given, may give a step that runs an
+    impl another kernel (called as impls are, with the parameters). None
+    when the values would not have the jaxpr's types (``eval_jaxpr`` binds
+    those) or a debug flag asks for checked steps."""
+    if _impl_loop() is not _run_kernels or len(leaves) != self.n_args:
+      return None
+    env0 = self.input_values(consts, leaves)   # folds the constant steps first
+    if env0 is None:
+      return None
+    steps = _substituted(self.kernel_steps, step_kernel)
+    lo, hi = self.n_consts, self.n_consts + self.n_args
+    # How each leaf becomes its slot's value: None, an Array's value; a
+    # dtype, a Python scalar made in it (cached); False, ``canonical_value``.
+    casts = tuple(None if type(x) is Array else self.in_avals[lo + i].dtype
+                  if type(x) in SCALAR_TYPES else False for i, x in enumerate(leaves))
+    env0[lo:hi] = [None] * self.n_args
+    # Each result: (slot, aval, the Array it is as it is or None).
+    outs = []
+    for i, aval, lit in zip(self.out_slots, self.out_avals, self.out_literals):
+      same = lit
+      if lit is None and i < lo and type(consts[i]) is Array:
+        same = consts[i]
+      outs.append((i, aval, same, i - lo if lit is None and lo <= i < hi
+                   and type(leaves[i - lo]) is Array else None))
+    arrays = all(c is None for c in casts)
+    one = arrays and self.n_args == 1
+    scalars = {i: (None, None) for i in range(lo, hi)}   # slot -> the last scalar and its value
+    run_kernels, setflags, array = _run_kernels, np.ndarray.setflags, Array
+
+    def values(leaves) -> list:
+      env = env0.copy()
+      if one:
+        env[lo] = leaves[0]._np
+      elif arrays:
+        env[lo:hi] = [x._np for x in leaves]
+      else:
+        i = lo
+        for x, c in zip(leaves, casts):
+          if c is None:
+            env[i] = x._np
+          elif c is False:
+            env[i] = canonical_value(x)
+          else:
+            last = scalars[i]
+            if last[0] is not x:   # a call's constants are the same objects each time
+              last = scalars[i] = (x, scalar_value(x, c))
+            env[i] = last[1]
+          i += 1
+      try:
+        run_kernels(steps, env)
+      except MemoryError as err:   # a step's NumPy result did not fit: JAX's error type
+        raise translate_memory_error(err, "jit (interpreted)") from None
+      return env
+
+    def result(env, leaves, i, aval, same, arg):
+      if same is not None:
+        return same
+      if arg is not None:
+        return leaves[arg]
+      v = env[i]
+      setflags(v, False)   # write=False, positional
+      return array(v, aval)
+
+    if single and outs[0][2] is None and outs[0][3] is None:
+      (slot, aval, _, _), = outs
+
+      def run(leaves):
+        v = values(leaves)[slot]
+        setflags(v, False)
+        return array(v, aval)
+    elif single:
+      def run(leaves):
+        return result(values(leaves), leaves, *outs[0])
+    else:
+      def run(leaves):
+        env = values(leaves)
+        return [result(env, leaves, *out) for out in outs]
+    return run, [(kernel, params) for kernel, lean, params, *_ in steps if not lean]
+
   # ---------------------------------------------------------- bind path
   def bind(self, consts: Sequence, args: Sequence, on_step: Callable | None = None) -> list:
     """Bind each step's primitive in the current trace; ``on_step(eqn)``
@@ -286,34 +419,44 @@ class Program:
     return [env[i] for i in self.out_slots]
 
 
+def _substituted(steps: list, step_kernel: Callable | None) -> list:
+  """Kernel ``steps`` with the kernels ``step_kernel(impl, params)`` gives
+  in place of their impls (None: the impl stays)."""
+  if step_kernel is None:
+    return steps
+  return [step if step[1] else (step_kernel(step[0], step[2]) or step[0], *step[1:])
+          for step in steps]
+
+
 def _ndarrays(values: Sequence) -> list:
   """Loop bodies get NumPy scalars (a row of a 1-d ``xs``) where the kernels
   take arrays (``np.ndarray.astype`` is one)."""
   return [v if type(v) is np.ndarray else np.asarray(v) for v in values]
 
 
-def _run_kernels(steps: list, env: list) -> None:
+def _run_kernels(steps: list, env: list, ndarray=np.ndarray, asarray=np.asarray) -> None:
   """Run ``Program.kernel_steps``: lean kernels on the values alone, with
   NumPy's floating-point warnings off for the whole program (as the eval
-  trace does around each), impls with their parameters."""
-  token = FP_ERRSTATE.set(FP_IGNORE)
+  trace does around each), impls with their parameters. (``ndarray`` and
+  ``asarray`` are locals: ~0.1 us of each step's ~0.6 us loop is lookups.)"""
+  token = _fp_set(FP_IGNORE)
   try:
-    for kernel, lean, params, gather, unary, outs, free in steps:
+    for kernel, lean, params, gather, unary, outs, free, slot in steps:
       if lean:
         o = kernel(gather(env)) if unary else kernel(*gather(env))
-        env[outs[0][0]] = o if type(o) is np.ndarray else np.asarray(o)
+        env[slot] = o if type(o) is ndarray else asarray(o)
       else:
         # No name holds the result list: a dead value must not outlive its slot.
         for (i, dt), o in zip(outs, kernel(gather(env), **params) if unary
                               else kernel(*gather(env), **params)):
-          if type(o) is not np.ndarray:
-            o = np.asarray(o)
+          if type(o) is not ndarray:
+            o = asarray(o)
           env[i] = o if o.dtype is dt or o.dtype == dt else o.astype(dt)
       if free:
         for i in free:
           env[i] = None
   finally:
-    FP_ERRSTATE.reset(token)
+    _fp_reset(token)
 
 
 def _run_impls_checked(steps: list, env: list) -> None:

@@ -229,7 +229,7 @@ def python_int_value(x: int, dt: np.dtype) -> np.ndarray:
   return np.asarray(x, python_int_dtype(x)).astype(dt)
 
 
-def _scalar_value(x, dt: np.dtype) -> np.ndarray:
+def scalar_value(x, dt: np.dtype) -> np.ndarray:
   """The read-only 0-d value of the Python scalar ``x`` in ``dt`` (its
   canonical dtype), made once per (type, value, dtype): converting costs
   more than adding two small arrays."""
@@ -336,7 +336,7 @@ def _match(entry, args):
       if x.aval is not s or v is None:
         return None
     elif t is s:
-      v = _scalar_value(x, casts[i])
+      v = scalar_value(x, casts[i])
     elif t is _ndarray:
       if type(s) is not _NumpyOperand or x.dtype != s.dtype or x.shape != s.shape:
         return None
@@ -414,7 +414,7 @@ class EvalTrace(Trace):
           return self._recent(primitive, args, params, x64, recent)
         device = x._device
       elif t is sig[0]:
-        xv = _scalar_value(x, entry[7][0])
+        xv = scalar_value(x, entry[7][0])
       else:
         return self._recent(primitive, args, params, x64, recent)
       t = type(y)
@@ -428,7 +428,7 @@ class EvalTrace(Trace):
             return self._process(primitive, args, params, x64)
           device = d
       elif t is sig[1]:
-        yv = _scalar_value(y, entry[7][1])
+        yv = scalar_value(y, entry[7][1])
       else:
         return self._recent(primitive, args, params, x64, recent)
       vals = (xv, yv)
@@ -459,8 +459,23 @@ class EvalTrace(Trace):
       if not cfg.flags_ok and (config.read("jax_debug_nans") or config.read("jax_debug_infs")):
         _check_nans(primitive, result)
       return result
-    result = _run(primitive, entry[3], False, False, entry[6], vals, params)
-    return result if device is None else _place(result, device)
+    outs = entry[3](*vals, **params)
+    if len(outs) != 1:
+      result = [_concrete_result(o, a) for o, a in zip(outs, entry[6])]
+      if device is not None:
+        _place(result, device)
+    else:   # most impls: one result, inline as a lean kernel's (``_concrete_result``)
+      out = outs[0]
+      if type(out) is not _ndarray:
+        out = _asarray(out)
+      aval = entry[6][0]
+      if out.dtype != aval.dtype:
+        out = out.astype(aval.dtype)
+      _setflags(out, False)
+      result = [Array(out, aval, device)]
+    if not cfg.flags_ok and (config.read("jax_debug_nans") or config.read("jax_debug_infs")):
+      _check_nans(primitive, result)
+    return result
 
   def _recent(self, primitive, args, params, x64, recent) -> list:
     """The call against each of the primitive's recent plans (the inline
@@ -530,7 +545,7 @@ class EvalTrace(Trace):
     kernel, lean, quiet, out_avals, casts = plan
     for i, s in enumerate(sig):
       if type(s) is type:
-        vals[i] = _scalar_value(args[i], casts[i])
+        vals[i] = scalar_value(args[i], casts[i])
     # A result layout asked for (``out_sharding=``) is applied below, on
     # every call: such calls keep out of the recent plans' fast path.
     asked = params.get("sharding") if params else None

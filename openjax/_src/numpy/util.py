@@ -35,16 +35,20 @@ def is_arraylike(x: Any) -> bool:
 def check_arraylike(fun_name: str, *args: Any, emit_warning: bool = False) -> None:
   """JAX's check that every argument is an array or a scalar (not a list)."""
   for pos, arg in enumerate(args):
-    if not is_arraylike(arg):
+    if type(arg) is not Array and not is_arraylike(arg):
       msg = f"{fun_name} requires ndarray or scalar arguments, got {type(arg)} at position {pos}."
       raise TypeError(msg)
 
 
 def ensure_arraylike(fun_name: str, *args: Any):
   """``check_arraylike`` then convert NumPy/scalar inputs to operands."""
-  check_arraylike(fun_name, *args)
   if len(args) == 1:
-    return asarray_operand(args[0])
+    x, = args
+    if type(x) is Array:   # most calls: nothing to check or convert
+      return x
+    check_arraylike(fun_name, x)
+    return asarray_operand(x)
+  check_arraylike(fun_name, *args)
   return tuple([asarray_operand(a) for a in args])
 
 
@@ -79,30 +83,67 @@ def promote_dtypes(*args: Any) -> list:
   """Convert ``args`` to their common JAX dtype (weak when all are weak)."""
   if len(args) < 2:
     return [asarray_operand(a) for a in args]
-  to_dtype, weak = dtypes.result_type(*args, return_weak_type_flag=True)
-  return [_convert(a, to_dtype, weak) for a in args]
+  return _promote_dtypes(args, _same_dtype)
 
 
 def promote_dtypes_inexact(*args: Any) -> list:
   """Like ``promote_dtypes``, then to an inexact dtype as JAX does (bool and
   ints up to 32 bits -> float32, 64-bit ints -> float64)."""
-  to_dtype, weak = dtypes.result_type(*args, return_weak_type_flag=True)
-  to_dtype = dtypes.canonicalize_dtype(dtypes.to_inexact_dtype(to_dtype))
-  return [_convert(a, to_dtype, weak) for a in args]
+  return _promote_dtypes(args, to_inexact_dtype)
 
 
 def promote_dtypes_numeric(*args: Any) -> list:
   """Like ``promote_dtypes``, with bool promoted to int32."""
-  to_dtype, weak = dtypes.result_type(*args, return_weak_type_flag=True)
-  to_dtype = dtypes.to_numeric_dtype(to_dtype)
-  return [_convert(a, to_dtype, weak) for a in args]
+  return _promote_dtypes(args, _to_numeric_dtype)
 
 
 def promote_dtypes_complex(*args: Any) -> list:
   """Like ``promote_dtypes``, then to complex64 (complex128 from 64-bit types)."""
-  to_dtype, weak = dtypes.result_type(*args, return_weak_type_flag=True)
-  to_dtype = dtypes.canonicalize_dtype(dtypes.to_complex_dtype(to_dtype))
-  return [_convert(a, to_dtype, weak) for a in args]
+  return _promote_dtypes(args, _to_complex_dtype)
+
+
+def _promote_dtypes(args: tuple, refine) -> list:
+  """``args`` converted to their common dtype refined by ``refine``; for
+  Arrays, tracers and Python or NumPy scalars under standard promotion
+  (most calls) the dtype, weak type and which operands convert come from
+  ``_DTYPE_PROMOTIONS``, where ``dtypes.result_type`` costs more than an
+  eager operation."""
+  key = _dtype_key(args, refine)
+  hit = _DTYPE_PROMOTIONS.get(key) if key is not None else None
+  if hit is None:
+    dt, weak = dtypes.result_type(*args, return_weak_type_flag=True)
+    dt = refine(dt)
+    if key is None:
+      return [_convert(a, dt, weak) for a in args]
+    converts = tuple([type(a) in _CONSTANT_TYPES or a.aval.dtype != dt
+                      or a.aval.weak_type != weak for a in args])
+    hit = dt, weak, converts if any(converts) else None
+    if len(_DTYPE_PROMOTIONS) >= 4096:
+      _DTYPE_PROMOTIONS.clear()
+    _DTYPE_PROMOTIONS[key] = hit
+  dt, weak, converts = hit
+  if converts is None:
+    return list(args)
+  return [lax._convert_element_type(a, dt, weak) if c else a for a, c in zip(args, converts)]
+
+
+def _dtype_key(args: tuple, refine) -> tuple | None:
+  """The ``_DTYPE_PROMOTIONS`` key of ``args`` (their dtypes and weak types,
+  scalars' types, ``jax_enable_x64``), or None: the general path."""
+  cfg = eager_config
+  if not cfg.flags_ok:
+    return None
+  key = [refine, cfg.x64]
+  for a in args:
+    t = type(a)
+    if t is Array or (t not in _CONSTANT_TYPES and isinstance(a, Tracer)):
+      aval = a.aval
+      key.append((aval.dtype, aval.weak_type))
+    elif t in _CONSTANT_TYPES:
+      key.append(t)
+    else:
+      return None
+  return tuple(key)
 
 
 def to_inexact_dtype(dt: np.dtype) -> np.dtype:
@@ -158,6 +199,15 @@ def _same_dtype(dt: np.dtype) -> np.dtype:
 
 def _to_numeric_dtype(dt: np.dtype) -> np.dtype:
   return dtypes.to_numeric_dtype(dt)
+
+
+def _to_complex_dtype(dt: np.dtype) -> np.dtype:
+  return dtypes.canonicalize_dtype(dtypes.to_complex_dtype(dt))
+
+
+# promote_dtypes*: (refine, x64, each operand's (dtype, weak type) or scalar
+# type) -> (dtype, weak type, which operands convert or None).
+_DTYPE_PROMOTIONS: dict = {}
 
 
 # NumPy scalars (``np.float32(2)``; strongly typed, rank 0) promote by their
