@@ -88,7 +88,7 @@ class ShardMapTrace(Trace):
     else:
       with set_current_trace(self.parent):
         outs = [primitive.bind(*vals, **params) for vals in per_device]
-    out_varying = [frozenset(varying_after(primitive, params, set(varying)))] * len(outs[0])
+    out_varying = varying_after(primitive, params, varying, len(outs[0]))
     if self.check_vma and primitive.vma_rule is None and jaxprs_in_params(params):
       out_varying = self._typed_varying(primitive, args, params, out_varying)
     shardings = [None] * len(outs[0])
