@@ -33,7 +33,7 @@ from openjax._src.control.shard_map_rules import (check_out_replication, check_r
                                                   context_meshes)
 from openjax._src.core import ShapedArray, Tracer, eval_trace, set_current_trace, trace_state
 from openjax._src.core.mesh import (AbstractMesh, AxisType, Mesh, get_abstract_mesh,
-                                   get_concrete_mesh)
+                                   get_concrete_mesh, set_context_mesh)
 from openjax._src.core.sharding import NamedSharding, PartitionSpec, dim_axes
 from openjax._src.core.avals import manual_axis_order
 from openjax._src.interpreters.staging import trace_to_closed_jaxpr
@@ -304,7 +304,7 @@ def _run_eagerly(f, mesh, leaves, in_tree, specs, out_specs, check_vma):
     blocks = shards_for(x, named_sharding(mesh, s), np.shape(x))
     t = ShardMapTracer(trace, list(blocks), frozenset(_spec_axes(s)))
     if partial:
-      t.sharding = body_typed(t.aval, abstractify(x), mesh).sharding
+      t.split = body_typed(t.aval, abstractify(x), mesh).sharding
     tracers.append(t)
   try:
     with set_current_trace(trace), extend_axis_env(sizes.items()), _vma_context(mesh, check_vma):
@@ -344,10 +344,19 @@ def bind_shard_map(args, **params) -> list:
 
 @contextlib.contextmanager
 def _vma_context(mesh, check_vma: bool):
-  """The body runs typed by varying manual axes (check_vma) or untyped."""
-  with manual_axis_order(mesh.axis_names), \
-      (checking_vma(mesh.axis_names) if check_vma else not_checking_vma()):
-    yield
+  """The body runs typed by varying manual axes (check_vma) or untyped, with
+  the whole mesh, its manual axes marked Manual, as the abstract mesh in
+  context (JAX's ``get_abstract_mesh()`` and types inside the body)."""
+  whole = partial_parents.get(mesh, mesh)
+  body_mesh = whole.abstract_mesh.update_axis_types(
+      {a: AxisType.Manual for a in mesh.axis_names})
+  previous = set_context_mesh(get_concrete_mesh(), body_mesh)
+  try:
+    with manual_axis_order(mesh.axis_names), \
+        (checking_vma(mesh.axis_names) if check_vma else not_checking_vma()):
+      yield
+  finally:
+    set_context_mesh(*previous)
 
 
 def _vary_over(x, axes: set, mesh):

@@ -29,20 +29,21 @@ __all__ = ["ShardMapTrace", "ShardMapTracer"]
 
 
 class ShardMapTracer(Tracer):
-  """``sharding``: in a partially manual body, the non-manual Explicit axes
-  the value is split over (its type's ``f32[4,4@j]``), else None."""
-  __slots__ = ("blocks", "varying", "sharding")
+  """``split``: in a partially manual body, the non-manual Explicit axes
+  the value is split over (its type's ``f32[4,4@j]``, a NamedSharding), else
+  None. (Not ``sharding``: a tracer has none to give, as in JAX.)"""
+  __slots__ = ("blocks", "varying", "split")
 
   def __init__(self, trace: "ShardMapTrace", blocks: list, varying: frozenset, sharding=None):
     self._trace = trace
     self.blocks = blocks
     self.varying = varying
-    self.sharding = sharding
+    self.split = sharding
 
   @property
   def aval(self) -> ShapedArray:
     a = get_aval(self.blocks[0])
-    return ShapedArray(a.shape, a.dtype, a.weak_type, self.sharding,
+    return ShapedArray(a.shape, a.dtype, a.weak_type, self.split,
                        vma=self.varying if self._trace.check_vma else frozenset())
 
   def __str__(self) -> str:
@@ -92,7 +93,7 @@ class ShardMapTrace(Trace):
     if self.check_vma and primitive.vma_rule is None and jaxprs_in_params(params):
       out_varying = self._typed_varying(primitive, args, params, out_varying)
     shardings = [None] * len(outs[0])
-    if any(isinstance(x, ShardMapTracer) and x._trace is self and x.sharding is not None
+    if any(isinstance(x, ShardMapTracer) and x._trace is self and x.split is not None
            for x in args):
       shardings = self._typed_shardings(primitive, args, params)
     return [ShardMapTracer(self, [o[j] for o in outs], v, s)
