@@ -97,13 +97,18 @@ def _compiled_layout(x, mesh):
   """``x`` labelled as JAX's jit labels a shard_map result split over Auto
   mesh axes: by the layout XLA hands back, which leaves out axes of size 1
   (``P('i')`` over an ``i`` of size 1 is ``P()``). Explicit axes are types,
-  kept as written."""
+  kept as written, and over a mesh with Explicit axes the spec names every
+  dimension, as jit's typed results do (``P()`` of a vector is ``P(None,)``)."""
   if type(x) is not Array or type(x._buffer) is not ShardedBuffer:
     return x
   sharding = x._buffer.sharding
   dropped = {a for a in mesh.axis_names
              if mesh.shape[a] == 1 and a not in mesh.explicit_axes}
   if not dropped or not any(a in dropped for e in sharding.spec for a in dim_axes(e)):
+    if sharding.mesh.explicit_axes and len(sharding.spec) < x.ndim:
+      typed = NamedSharding(sharding.mesh, sharding.spec._normalized_spec_for_aval(x.ndim),
+                            memory_kind=sharding.memory_kind)
+      return sharded_array_of_shards(x.aval, typed, x._buffer.shards)
     return x
   entries = []
   for e in sharding.spec:

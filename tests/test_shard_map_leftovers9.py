@@ -1,0 +1,87 @@
+"""shard_map and device leftovers of issues 16 and 15, against JAX 0.10.2's
+stored outcomes (tests/data/shard_map_leftovers9/: cases.py, generate.py,
+expected.json), on 2 and 4 CPU devices, interpreted and compiled:
+
+- a lax.cond/lax.switch whose index varies over a manual axis: its results
+  are typed by the branches' results alone (invariant when they are), an
+  out_specs P() then hands back device 0's value and every device keeps its
+  own (JAX does not check it), eagerly and under jit, checked or not;
+- unsplit values in shard_map bodies have a type sharding: P(None, ...)
+  over the body's abstract mesh (manual axes Manual, the others Explicit
+  or Auto), ``get_abstract_mesh()`` in the body is that mesh, and a
+  tracer's ``.sharding`` raises JAX's AttributeError;
+- eager jax.numpy operations on Arrays committed to two devices name the
+  function and its parameters as JAX's error does."""
+import json
+import pathlib
+import re
+
+import pytest
+
+import openjax as jax
+from tests.test_pmap import cpu_devices
+
+DATA = pathlib.Path(__file__).parent / "data" / "shard_map_leftovers9"
+EXPECTED = json.loads((DATA / "expected.json").read_text())
+
+
+def _load():
+  import importlib.util
+  spec = importlib.util.spec_from_file_location("shard_map_leftovers9_cases",
+                                                DATA / "cases.py")
+  module = importlib.util.module_from_spec(spec)
+  spec.loader.exec_module(module)
+  return module
+
+
+CASES = _load()
+
+
+def same_paths(text: str) -> str:
+  # Messages name the branch functions' file, which JAX saw elsewhere.
+  return re.sub(r"at \S*cases\.py:", "at cases.py:", text)
+
+
+@pytest.fixture(scope="module", params=[(2, "interpreter"), (4, "interpreter"), (4, "iree")],
+                ids=lambda p: f"{p[0]}dev-{p[1]}")
+def setting(request):
+  return request.param
+
+
+def _run(setting, kind):
+  n, executor = setting
+  with cpu_devices(n), jax.config.override("openjax_executor", executor):
+    return n, getattr(CASES, f"{kind}_cases")(jax, n)
+
+
+@pytest.fixture(scope="module")
+def cond_outcomes(setting):
+  return _run(setting, "cond")
+
+
+@pytest.fixture(scope="module")
+def typeof_outcomes(setting):
+  return _run(setting, "typeof")
+
+
+@pytest.fixture(scope="module")
+def device_error_outcomes(setting):
+  return _run(setting, "device_error")
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED["4"]["cond"]))
+def test_cond_with_a_varying_index_as_jax(cond_outcomes, name):
+  n, got = cond_outcomes
+  assert same_paths(got[name]) == same_paths(EXPECTED[str(n)]["cond"][name])
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED["4"]["typeof"]))
+def test_types_in_shard_map_bodies_name_the_mesh_as_jax(typeof_outcomes, name):
+  n, got = typeof_outcomes
+  assert got[name] == EXPECTED[str(n)]["typeof"][name]
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED["4"]["device_errors"]))
+def test_eager_device_errors_name_arguments_as_jax(device_error_outcomes, name):
+  n, got = device_error_outcomes
+  assert got[name] == EXPECTED[str(n)]["device_errors"][name]
