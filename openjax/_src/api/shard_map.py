@@ -28,7 +28,9 @@ from openjax._src.control.shard_map import (assemble, local_aval, manual_submesh
                                             mesh_axis_sizes, named_sharding, onto_whole_mesh,
                                             partial_parents, run_on_devices, shard_map_p,
                                             shards_for)
+from openjax._src.control.shard_map_auto import auto_axes, auto_in_spec, with_auto_split
 from openjax._src.control.shard_map_eager import ShardMapTrace, ShardMapTracer, eager_blocks
+from openjax._src.control.shard_map_jit import compiler_labelled
 from openjax._src.control.shard_map_rules import (check_out_replication, check_replication,
                                                   context_meshes)
 from openjax._src.core import ShapedArray, Tracer, eval_trace, set_current_trace, trace_state
@@ -300,11 +302,16 @@ def _run_eagerly(f, mesh, leaves, in_tree, specs, out_specs, check_vma):
   trace = ShardMapTrace(eval_trace, mesh, check_vma)
   tracers = []
   partial = mesh in partial_parents
+  auto = auto_axes(partial_parents[mesh], mesh.axis_names) if partial else frozenset()
+  if auto:
+    trace.typing_mesh = partial_parents[mesh].abstract_mesh.update_axis_types(
+        {a: AxisType.Explicit for a in auto})
   for x, s in zip(leaves, specs):
     blocks = shards_for(x, named_sharding(mesh, s), np.shape(x))
     t = ShardMapTracer(trace, list(blocks), frozenset(_spec_axes(s)))
     if partial:
       t.split = body_typed(t.aval, abstractify(x), mesh).sharding
+      t.auto = auto_in_spec(x, partial_parents[mesh], auto, np.ndim(x))
     tracers.append(t)
   try:
     with set_current_trace(trace), extend_axis_env(sizes.items()), _vma_context(mesh, check_vma):
@@ -315,6 +322,10 @@ def _run_eagerly(f, mesh, leaves, in_tree, specs, out_specs, check_vma):
     per_output = [eager_blocks(trace, o) for o in out_leaves]
     body_avals = [o.aval if isinstance(o, ShardMapTracer) else ShapedArray(
         np.shape(o), np.result_type(o)) for o in out_leaves]
+    if auto:
+      body_avals = [with_auto_split(a, o.auto, partial_parents[mesh])
+                    if isinstance(o, ShardMapTracer) and a.sharding is None else a
+                    for a, o in zip(body_avals, out_leaves)]
   finally:
     trace.invalidate()
   if check_vma:
@@ -325,6 +336,8 @@ def _run_eagerly(f, mesh, leaves, in_tree, specs, out_specs, check_vma):
   outs = assemble(results, avals, mesh, flat, sizes)
   if partial:
     outs = onto_whole_mesh(outs, mesh, body_avals)
+    if auto:   # labelled as XLA lays them out, as JAX's eager run is compiled
+      outs = [compiler_labelled(o, partial_parents[mesh]) for o in outs]
   return tree_util.tree_unflatten(out_tree, outs)
 
 

@@ -22,7 +22,7 @@ from openjax._src.core.placement import committed_device
 from openjax._src.core.sharding import NamedSharding, PartitionSpec, dim_axes
 from openjax._src.runtime.pipeline import compiling, executable_for_jaxpr
 
-__all__ = ["SplitProgram", "split_program"]
+__all__ = ["SplitProgram", "compiler_labelled", "split_program"]
 
 
 def _calls_shard_map(jaxpr: Jaxpr) -> bool:
@@ -85,15 +85,19 @@ class SplitProgram:
       vals = [read(a) for a in eqn.invars]
       if step[0] == "shard_map":
         p = eqn.params
-        outs = [_compiled_layout(x, p["mesh"]) for x in
+        outs = [compiler_labelled(x, p["mesh"]) for x in
                 run_on_devices(vals, p["jaxpr"], p["mesh"], p["in_specs"], p["out_specs"])]
+        first = next((k for k, a in enumerate(eqn.invars) if self.jaxpr.invars
+                      and a is self.jaxpr.invars[0]), None)
+        if first is not None:
+          outs = _first_arg_sharding(outs, args[0], p["jaxpr"].jaxpr, first)
       else:
         outs = step[2].run(vals, device)
       env.update((v, x) for v, x in zip(eqn.outvars, outs) if not isinstance(v, DropVar))
     return [read(a) for a in self.jaxpr.outvars]
 
 
-def _compiled_layout(x, mesh):
+def compiler_labelled(x, mesh):
   """``x`` labelled as JAX's jit labels a shard_map result split over Auto
   mesh axes: by the layout XLA hands back, which leaves out axes of size 1
   (``P('i')`` over an ``i`` of size 1 is ``P()``). Explicit axes are types,
@@ -119,6 +123,34 @@ def _compiled_layout(x, mesh):
   relabelled = NamedSharding(sharding.mesh, PartitionSpec(*entries),
                              memory_kind=sharding.memory_kind)
   return sharded_array_of_shards(x.aval, relabelled, x._buffer.shards)
+
+
+def _first_arg_sharding(outs: list, first, body: Jaxpr, k: int) -> list:
+  """Results computed from jit's first argument and laid out as it is (over
+  a mesh of Auto axes, same rank) carry that argument's sharding itself, as
+  JAX's jit hands them back (``P('i', None)`` stays so, not ``P('i')``)."""
+  sharding = getattr(first, "sharding", None)
+  if type(first) is not Array or not isinstance(sharding, NamedSharding) or \
+      sharding.mesh._any_axis_explicit:
+    return outs
+  flows = _flows_from(body, k)
+  placed = []
+  for x, flow in zip(outs, flows):
+    if (flow and type(x) is Array and type(x._buffer) is ShardedBuffer
+        and x.ndim == first.ndim and x.sharding.mesh == sharding.mesh
+        and x.sharding.spec != sharding.spec and x.sharding.is_equivalent_to(sharding, x.ndim)):
+      x = sharded_array_of_shards(x.aval, sharding, x._buffer.shards)
+    placed.append(x)
+  return placed
+
+
+def _flows_from(jaxpr: Jaxpr, k: int) -> list:
+  """Per result of ``jaxpr``: whether it is computed from its ``k``-th input."""
+  reached = {jaxpr.invars[k]}
+  for eqn in jaxpr.eqns:
+    if any(not isinstance(a, Literal) and a in reached for a in eqn.invars):
+      reached.update(eqn.outvars)
+  return [not isinstance(a, Literal) and a in reached for a in jaxpr.outvars]
 
 
 _splits: "weakref.WeakKeyDictionary[ClosedJaxpr, SplitProgram | bool]" = \
