@@ -15,7 +15,9 @@ expected.json), on 2 and 4 CPU devices, interpreted and compiled:
 - a shard_map manual over some axes of an all-Auto mesh lays its results
   out over the whole mesh as JAX's jit does: the arguments' splits along the
   Auto axes carried through the body (P('i', 'j') from an argument split so),
-  and a result laid out as jit's first argument carries its sharding."""
+  and a result laid out as jit's first argument carries its sharding;
+- plain jit over an all-Auto mesh labels its results so too, and a matmul
+  of an operand split by rows stays split by rows (as XLA partitions it)."""
 import json
 import pathlib
 import re
@@ -78,6 +80,11 @@ def auto_outcomes(setting):
   return _run(setting, "auto")
 
 
+@pytest.fixture(scope="module")
+def jit_label_outcomes(setting):
+  return _run(setting, "jit_label")
+
+
 @pytest.mark.parametrize("name", sorted(EXPECTED["4"]["cond"]))
 def test_cond_with_a_varying_index_as_jax(cond_outcomes, name):
   n, got = cond_outcomes
@@ -101,3 +108,9 @@ def test_partial_shard_map_over_auto_axes_lays_results_out_as_jax(auto_outcomes,
   n, got = auto_outcomes
   # (cases JAX cannot run on 2 devices are left out there, on both sides)
   assert got.get(name) == EXPECTED[str(n)]["auto"].get(name)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED["4"]["jit_labels"]))
+def test_jit_over_auto_axes_labels_results_as_jax(jit_label_outcomes, name):
+  n, got = jit_label_outcomes
+  assert got[name] == EXPECTED[str(n)]["jit_labels"][name]

@@ -14,7 +14,9 @@ from __future__ import annotations
 import weakref
 
 from openjax._src.control.closed_call import interpret_closed, jit_p
-from openjax._src.control.shard_map import _reads_after, _segment, run_on_devices, shard_map_p
+from openjax._src.control.shard_map import (_reads_after, _segment, partial_parents,
+                                            run_on_devices, shard_map_p)
+from openjax._src.control.spmd_labels import as_first_argument
 from openjax._src.core import Array, ClosedJaxpr, Jaxpr, Literal
 from openjax._src.core.array import ShardedBuffer, sharded_array_of_shards
 from openjax._src.core.jaxpr import DropVar
@@ -90,7 +92,10 @@ class SplitProgram:
         first = next((k for k, a in enumerate(eqn.invars) if self.jaxpr.invars
                       and a is self.jaxpr.invars[0]), None)
         if first is not None:
-          outs = _first_arg_sharding(outs, args[0], p["jaxpr"].jaxpr, first)
+          # (a result not computed from it, such as a constant, keeps its
+          # out_specs label, as in JAX)
+          outs = as_first_argument(outs, args[0], _whole_mesh(p["mesh"]),
+                                   _flows_from(p["jaxpr"].jaxpr, first))
       else:
         outs = step[2].run(vals, device)
       env.update((v, x) for v, x in zip(eqn.outvars, outs) if not isinstance(v, DropVar))
@@ -125,23 +130,8 @@ def compiler_labelled(x, mesh):
   return sharded_array_of_shards(x.aval, relabelled, x._buffer.shards)
 
 
-def _first_arg_sharding(outs: list, first, body: Jaxpr, k: int) -> list:
-  """Results computed from jit's first argument and laid out as it is (over
-  a mesh of Auto axes, same rank) carry that argument's sharding itself, as
-  JAX's jit hands them back (``P('i', None)`` stays so, not ``P('i')``)."""
-  sharding = getattr(first, "sharding", None)
-  if type(first) is not Array or not isinstance(sharding, NamedSharding) or \
-      sharding.mesh._any_axis_explicit:
-    return outs
-  flows = _flows_from(body, k)
-  placed = []
-  for x, flow in zip(outs, flows):
-    if (flow and type(x) is Array and type(x._buffer) is ShardedBuffer
-        and x.ndim == first.ndim and x.sharding.mesh == sharding.mesh
-        and x.sharding.spec != sharding.spec and x.sharding.is_equivalent_to(sharding, x.ndim)):
-      x = sharded_array_of_shards(x.aval, sharding, x._buffer.shards)
-    placed.append(x)
-  return placed
+def _whole_mesh(mesh):
+  return partial_parents.get(mesh, mesh)
 
 
 def _flows_from(jaxpr: Jaxpr, k: int) -> list:

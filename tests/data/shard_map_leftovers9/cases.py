@@ -231,3 +231,35 @@ def auto_cases(jax, n):
         if check:   # (JAX 0.10.2 fails eager unchecked partial bodies over Auto axes)
           out[key + "_eager"] = _outcome(lambda: show(f(x)))
   return out
+
+
+def jit_label_cases(jax, n):
+  """jit over an all-Auto mesh: a result laid out as the first argument
+  carries its sharding (``P('i', None)`` stays so); a matmul of an operand
+  split by rows stays split by rows (its contraction gathered)."""
+  jnp = jax.numpy
+  P, NamedSharding = jax.sharding.PartitionSpec, jax.sharding.NamedSharding
+  auto = jax.sharding.AxisType.Auto
+  mesh = jax.make_mesh((n // 2, 2), ("i", "j"), axis_types=(auto, auto))
+  base = np.arange(64.0, dtype=np.float32).reshape(8, 8)
+  args = {name: jax.device_put(base, NamedSharding(mesh, spec))
+          for name, spec in (("rows_none", P("i", None)), ("rows", P("i")),
+                             ("cols", P(None, "j")))}
+  fns = {"scale": lambda v: v * 2, "sum1_keepdims": lambda v: v.sum(1, keepdims=True),
+         "sum1": lambda v: v.sum(1), "T": lambda v: v.T, "two": lambda v: (v * 2, v + 1),
+         "matmul": lambda v: v @ v, "matmul_T": lambda v: v @ v.T}
+  out = {}
+
+  def show(r):
+    r = r if isinstance(r, tuple) else (r,)
+    return " ".join(f"{o.sharding.spec} {np.asarray(o).sum():.6g}" for o in r)
+
+  for fname, f in fns.items():
+    for aname, a in args.items():
+      out[f"{fname}_{aname}"] = _outcome(lambda: show(jax.jit(f)(a)))
+  u = jnp.asarray(base)
+  out["uncommitted_first"] = _outcome(
+      lambda: show(jax.jit(lambda a, b: (a + b, b * 2))(u, args["rows_none"])))
+  out["second_differs"] = _outcome(
+      lambda: show(jax.jit(lambda a, b: (a * 2, b * 2))(args["cols"], args["rows_none"])))
+  return out
