@@ -164,6 +164,13 @@ def typeof_cases(jax, n):
       print(jax.typeof(s), repr(jax.typeof(s).sharding))
     return "done"
   out["top_level"] = _outcome(top_level)
+
+  def pmap_body(v):
+    print("mesh", jax.sharding.get_abstract_mesh())
+    print("typeof", jax.typeof(v), repr(jax.typeof(v).sharding))
+    return v * 2
+  out["pmap_body"] = _outcome(lambda: jax.pmap(pmap_body, axis_name="i")(
+      jnp.ones((n, 3))).sharding)
   return out
 
 
