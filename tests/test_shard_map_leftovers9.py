@@ -8,7 +8,8 @@ expected.json), on 2 and 4 CPU devices, interpreted and compiled:
   own (JAX does not check it), eagerly and under jit, checked or not;
 - unsplit values in shard_map bodies have a type sharding: P(None, ...)
   over the body's abstract mesh (manual axes Manual, the others Explicit
-  or Auto), ``get_abstract_mesh()`` in the body is that mesh, and a
+  or Auto), ``get_abstract_mesh()`` in the body is that mesh (reshard,
+  with_sharding_constraint and auto_axes see it, JAX's errors), and a
   tracer's ``.sharding`` raises JAX's AttributeError;
 - eager jax.numpy operations on Arrays committed to two devices name the
   function and its parameters as JAX's error does;
@@ -85,6 +86,11 @@ def jit_label_outcomes(setting):
   return _run(setting, "jit_label")
 
 
+@pytest.fixture(scope="module")
+def body_api_outcomes(setting):
+  return _run(setting, "body_api")
+
+
 @pytest.mark.parametrize("name", sorted(EXPECTED["4"]["cond"]))
 def test_cond_with_a_varying_index_as_jax(cond_outcomes, name):
   n, got = cond_outcomes
@@ -114,3 +120,9 @@ def test_partial_shard_map_over_auto_axes_lays_results_out_as_jax(auto_outcomes,
 def test_jit_over_auto_axes_labels_results_as_jax(jit_label_outcomes, name):
   n, got = jit_label_outcomes
   assert got[name] == EXPECTED[str(n)]["jit_labels"][name]
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED["4"]["body_api"]))
+def test_sharding_apis_in_a_body_see_its_mesh_as_jax(body_api_outcomes, name):
+  n, got = body_api_outcomes
+  assert got[name] == EXPECTED[str(n)]["body_api"][name]

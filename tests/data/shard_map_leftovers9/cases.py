@@ -270,3 +270,30 @@ def jit_label_cases(jax, n):
   out["second_differs"] = _outcome(
       lambda: show(jax.jit(lambda a, b: (a * 2, b * 2))(args["cols"], args["rows_none"])))
   return out
+
+
+def body_api_cases(jax, n):
+  """Sharding APIs inside a shard_map body manual over ``i`` of an Explicit
+  mesh: the mesh they see is the body's (``i`` Manual), as JAX's errors
+  show it."""
+  P, NamedSharding = jax.sharding.PartitionSpec, jax.sharding.NamedSharding
+  mesh = jax.make_mesh((n // 2, 2), ("i", "j"))
+  x = jax.device_put(np.arange(32.0, dtype=np.float32).reshape(8, 4),
+                     NamedSharding(mesh, P("i", "j")))
+  calls = {
+      "reshard": lambda v: jax.reshard(v, P()),
+      "with_sharding_constraint": lambda v: jax.lax.with_sharding_constraint(v, P(None, "j")),
+      "auto_axes": lambda v: jax.sharding.auto_axes(lambda a: a * 2,
+                                                    out_sharding=P(None, "j"))(v),
+  }
+  out = {}
+  for name, call in calls.items():
+    for jit in (False, True):
+      def body(v, call=call):
+        print(jax.typeof(call(v)))
+        return v
+      with jax.set_mesh(mesh):
+        f = jax.shard_map(body, in_specs=P("i"), out_specs=P("i"), axis_names={"i"})
+        out[f"{name}_{'jit' if jit else 'eager'}"] = _outcome(
+            lambda: np.asarray((jax.jit(f) if jit else f)(x)).sum())
+  return out

@@ -19,7 +19,7 @@ def run(n: int) -> dict:
   import cases
   return {"cond": cases.cond_cases(jax, n), "typeof": cases.typeof_cases(jax, n),
           "device_errors": cases.device_error_cases(jax, n), "auto": cases.auto_cases(jax, n),
-          "jit_labels": cases.jit_label_cases(jax, n)}
+          "jit_labels": cases.jit_label_cases(jax, n), "body_api": cases.body_api_cases(jax, n)}
 
 
 if __name__ == "__main__":
