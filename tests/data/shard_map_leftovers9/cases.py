@@ -21,7 +21,10 @@ def _outcome(thunk):
     with contextlib.redirect_stdout(buf):
       result = thunk()
   except Exception as e:  # noqa: BLE001 - the error is the case's outcome
-    result = f"{isinstance(e, ValueError) and 'ValueError' or type(e).__name__}: {e}"
+    # (openjax's two-device error is a ValueError subclass that jit renames;
+    # JAX raises a plain ValueError: compared as ValueErrors)
+    kind = "ValueError" if isinstance(e, ValueError) else type(e).__name__
+    result = f"{kind}: {e}"
   return buf.getvalue() + str(result)
 
 
