@@ -95,7 +95,7 @@ class SplitProgram:
           # (a result not computed from it, such as a constant, keeps its
           # out_specs label, as in JAX)
           outs = as_first_argument(outs, args[0], _whole_mesh(p["mesh"]),
-                                   _flows_from(p["jaxpr"].jaxpr, first))
+                                   _flows_from(p["jaxpr"], first))
       else:
         outs = step[2].run(vals, device)
       env.update((v, x) for v, x in zip(eqn.outvars, outs) if not isinstance(v, DropVar))
@@ -134,13 +134,22 @@ def _whole_mesh(mesh):
   return partial_parents.get(mesh, mesh)
 
 
-def _flows_from(jaxpr: Jaxpr, k: int) -> list:
-  """Per result of ``jaxpr``: whether it is computed from its ``k``-th input."""
-  reached = {jaxpr.invars[k]}
-  for eqn in jaxpr.eqns:
-    if any(not isinstance(a, Literal) and a in reached for a in eqn.invars):
-      reached.update(eqn.outvars)
-  return [not isinstance(a, Literal) and a in reached for a in jaxpr.outvars]
+def _flows_from(closed: ClosedJaxpr, k: int) -> list:
+  """Per result of ``closed``: whether it is computed from its ``k``-th
+  input (kept per body: asked on every call)."""
+  known = _flows.setdefault(closed, {})
+  flows = known.get(k)
+  if flows is None:
+    jaxpr = closed.jaxpr
+    reached = {jaxpr.invars[k]}
+    for eqn in jaxpr.eqns:
+      if any(not isinstance(a, Literal) and a in reached for a in eqn.invars):
+        reached.update(eqn.outvars)
+    flows = known[k] = [not isinstance(a, Literal) and a in reached for a in jaxpr.outvars]
+  return flows
+
+
+_flows: "weakref.WeakKeyDictionary[ClosedJaxpr, dict]" = weakref.WeakKeyDictionary()
 
 
 _splits: "weakref.WeakKeyDictionary[ClosedJaxpr, SplitProgram | bool]" = \
