@@ -15,9 +15,11 @@ from typing import Any, Callable
 import numpy as np
 
 from openjax._src import dtypes, tree_util
-from openjax._src.core import (Array, Trace, Tracer, eval_trace, get_aval, make_array,
-                               set_current_trace, trace_state)
+from openjax._src.core import (Array, ShapedArray, Trace, Tracer, eval_trace, get_aval,
+                               make_array, set_current_trace, trace_state)
 from openjax._src.core.devices import devices, process_count, process_index
+from openjax._src.core.mesh import empty_abstract_mesh, get_abstract_mesh
+from openjax._src.core.sharding import NamedSharding, PartitionSpec
 from openjax._src.runtime.transfer import device_put
 
 __all__ = ["named_call", "named_scope", "ensure_compile_time_eval", "typeof",
@@ -103,7 +105,21 @@ def typeof(x: Any):
   that are not arrays of NumPy dtypes (typed PRNG keys) give theirs with a
   ``_typeof`` method."""
   own = getattr(type(x), "_typeof", None)
-  return get_aval(x) if own is None else own(x)
+  if own is not None:
+    return own(x)
+  aval = get_aval(x)
+  if type(aval) is not ShapedArray or aval.sharding is not None:
+    return aval
+  # Unsplit: JAX's types still name a mesh, the one in context where a traced
+  # value is made (a shard_map body's, its manual axes Manual), a sharded
+  # Array's own, else the empty one: ``P(None, None)`` over it.
+  if isinstance(x, Tracer):
+    mesh = get_abstract_mesh()
+  elif type(x) is Array and isinstance(x.sharding, NamedSharding):
+    mesh = x.sharding.mesh.abstract_mesh
+  else:
+    mesh = empty_abstract_mesh
+  return aval.update(sharding=NamedSharding(mesh, PartitionSpec(*[None] * aval.ndim)))
 
 
 def _versions() -> list[tuple[str, str]]:

@@ -28,12 +28,14 @@ from openjax._src.control.shard_map import (assemble, local_aval, manual_submesh
                                             mesh_axis_sizes, named_sharding, onto_whole_mesh,
                                             partial_parents, run_on_devices, shard_map_p,
                                             shards_for)
+from openjax._src.control.shard_map_auto import auto_axes, auto_in_spec, with_auto_split
 from openjax._src.control.shard_map_eager import ShardMapTrace, ShardMapTracer, eager_blocks
+from openjax._src.control.shard_map_jit import compiler_labelled
 from openjax._src.control.shard_map_rules import (check_out_replication, check_replication,
                                                   context_meshes)
 from openjax._src.core import ShapedArray, Tracer, eval_trace, set_current_trace, trace_state
 from openjax._src.core.mesh import (AbstractMesh, AxisType, Mesh, get_abstract_mesh,
-                                   get_concrete_mesh)
+                                   get_concrete_mesh, set_context_mesh)
 from openjax._src.core.sharding import NamedSharding, PartitionSpec, dim_axes
 from openjax._src.core.avals import manual_axis_order
 from openjax._src.interpreters.staging import trace_to_closed_jaxpr
@@ -300,11 +302,16 @@ def _run_eagerly(f, mesh, leaves, in_tree, specs, out_specs, check_vma):
   trace = ShardMapTrace(eval_trace, mesh, check_vma)
   tracers = []
   partial = mesh in partial_parents
+  auto = auto_axes(partial_parents[mesh], mesh.axis_names) if partial else frozenset()
+  if auto:
+    trace.typing_mesh = partial_parents[mesh].abstract_mesh.update_axis_types(
+        {a: AxisType.Explicit for a in auto})
   for x, s in zip(leaves, specs):
     blocks = shards_for(x, named_sharding(mesh, s), np.shape(x))
     t = ShardMapTracer(trace, list(blocks), frozenset(_spec_axes(s)))
     if partial:
-      t.sharding = body_typed(t.aval, abstractify(x), mesh).sharding
+      t.split = body_typed(t.aval, abstractify(x), mesh).sharding
+      t.auto = auto_in_spec(x, partial_parents[mesh], auto, np.ndim(x))
     tracers.append(t)
   try:
     with set_current_trace(trace), extend_axis_env(sizes.items()), _vma_context(mesh, check_vma):
@@ -315,6 +322,10 @@ def _run_eagerly(f, mesh, leaves, in_tree, specs, out_specs, check_vma):
     per_output = [eager_blocks(trace, o) for o in out_leaves]
     body_avals = [o.aval if isinstance(o, ShardMapTracer) else ShapedArray(
         np.shape(o), np.result_type(o)) for o in out_leaves]
+    if auto:
+      body_avals = [with_auto_split(a, o.auto, partial_parents[mesh])
+                    if isinstance(o, ShardMapTracer) and a.sharding is None else a
+                    for a, o in zip(body_avals, out_leaves)]
   finally:
     trace.invalidate()
   if check_vma:
@@ -325,6 +336,8 @@ def _run_eagerly(f, mesh, leaves, in_tree, specs, out_specs, check_vma):
   outs = assemble(results, avals, mesh, flat, sizes)
   if partial:
     outs = onto_whole_mesh(outs, mesh, body_avals)
+    if auto:   # labelled as XLA lays them out, as JAX's eager run is compiled
+      outs = [compiler_labelled(o, partial_parents[mesh]) for o in outs]
   return tree_util.tree_unflatten(out_tree, outs)
 
 
@@ -344,10 +357,19 @@ def bind_shard_map(args, **params) -> list:
 
 @contextlib.contextmanager
 def _vma_context(mesh, check_vma: bool):
-  """The body runs typed by varying manual axes (check_vma) or untyped."""
-  with manual_axis_order(mesh.axis_names), \
-      (checking_vma(mesh.axis_names) if check_vma else not_checking_vma()):
-    yield
+  """The body runs typed by varying manual axes (check_vma) or untyped, with
+  the whole mesh, its manual axes marked Manual, as the abstract mesh in
+  context (JAX's ``get_abstract_mesh()`` and types inside the body)."""
+  whole = partial_parents.get(mesh, mesh)
+  body_mesh = whole.abstract_mesh.update_axis_types(
+      {a: AxisType.Manual for a in mesh.axis_names})
+  previous = set_context_mesh(get_concrete_mesh(), body_mesh)
+  try:
+    with manual_axis_order(mesh.axis_names), \
+        (checking_vma(mesh.axis_names) if check_vma else not_checking_vma()):
+      yield
+  finally:
+    set_context_mesh(*previous)
 
 
 def _vary_over(x, axes: set, mesh):

@@ -142,6 +142,17 @@ def _cond_abstract_eval(index, *avals, branches):
 cond_p.mark_not_applicable("sharding_rule", TYPED_BY_SUB_JAXPR)
 
 
+def _cond_vma(in_vma, *, branches):
+  # As JAX 0.10.2: the results vary as the branches' results do; an index
+  # varying over a manual axis does not make them vary (each device takes its
+  # own branch, yet the type says invariant, and an out_specs P() returns
+  # device 0's value).
+  return [a.vma for a in branches[0].out_avals]
+
+
+cond_p.vma_rule = _cond_vma
+
+
 @cond_p.def_lower
 def _cond_lower(ctx, index, *args, branches):
   # stablehlo.case: one region per branch, without block arguments; the

@@ -39,12 +39,14 @@ import weakref
 import numpy as np
 
 from openjax._src.control.closed_call import jit_p
+from openjax._src.control.shard_map_auto import (auto_axes, auto_in_spec, auto_out_specs,
+                                                 with_auto_split)
 from openjax._src.core import (ClosedJaxpr, Jaxpr, Literal, Primitive, ShapedArray, eval_jaxpr,
                                get_aval, program_of)
 from openjax._src.core.array import Array, ShardedBuffer, sharded_array_of_shards
 from openjax._src.core.jaxpr import DropVar, jaxprs_in_params
 from openjax._src.core.placement import commit
-from openjax._src.core.mesh import Mesh
+from openjax._src.core.mesh import AxisType, Mesh
 from openjax._src.core.sharding import NamedSharding, PartitionSpec, aval_sharding, dim_axes
 from openjax._src.interpreters.batching import batch_jaxpr
 from openjax._src.interpreters.staging import trace_to_closed_jaxpr
@@ -592,7 +594,7 @@ def run_on_devices(args, jaxpr: ClosedJaxpr, mesh, in_specs, out_specs) -> list:
                              devices, mesh)
       results = [commit([_as_array(o, a) for o, a in zip(r, jaxpr.out_avals)], d)
                  for r, d in zip(outs, devices)]
-      return _whole(_assembled(results, layout), mesh, jaxpr.out_avals)
+      return _whole(_assembled(results, layout), mesh, jaxpr, args)
   rendezvous = MeshRendezvous(sizes)
 
   def run(k: int):
@@ -618,11 +620,32 @@ def run_on_devices(args, jaxpr: ClosedJaxpr, mesh, in_specs, out_specs) -> list:
     # The device that failed first, not a peer that only heard of it.
     first = next((e for e in failed if type(e).__name__ != "CollectiveError"), None)
     raise first or next((e for e in failed if e is rendezvous.cause()), failed[0])
-  return _whole(_assembled(results, layout), mesh, jaxpr.out_avals)
+  return _whole(_assembled(results, layout), mesh, jaxpr, args)
 
 
-def _whole(outs: list, mesh, body_avals: list) -> list:
-  return onto_whole_mesh(outs, mesh, body_avals) if mesh in partial_parents else outs
+def _whole(outs: list, mesh, jaxpr: ClosedJaxpr, args) -> list:
+  if mesh not in partial_parents:
+    return outs
+  body_avals = jaxpr.out_avals
+  whole = partial_parents[mesh]
+  auto = auto_axes(whole, mesh.axis_names)
+  if auto:
+    in_specs = tuple(auto_in_spec(x, whole, auto, v.aval.ndim)
+                     for x, v in zip(args, jaxpr.jaxpr.invars))
+    if any(s is not None for s in in_specs):
+      known = _auto_specs.setdefault(jaxpr, {})
+      specs = known.get(in_specs)
+      if specs is None:
+        typing_mesh = whole.abstract_mesh.update_axis_types(
+            {a: AxisType.Explicit for a in auto})
+        specs = known[in_specs] = auto_out_specs(jaxpr.jaxpr, in_specs, typing_mesh)
+      body_avals = [with_auto_split(a, s, whole) if a.sharding is None else a
+                    for a, s in zip(body_avals, specs)]
+  return onto_whole_mesh(outs, mesh, body_avals)
+
+
+#: body -> {its arguments' Auto-axis splits: its results'} (shard_map_auto.py)
+_auto_specs: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def _assembled(results: list, layout: _Layout) -> list:

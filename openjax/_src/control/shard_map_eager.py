@@ -16,6 +16,7 @@ import numpy as np
 
 from openjax._src.control.shard_map import (COLLECTIVES, _has_collective, _pool,
                                             mesh_axis_sizes)
+from openjax._src.control.shard_map_auto import auto_step
 from openjax._src.control.shard_map_rules import varying_after
 from openjax._src.core import Array, ShapedArray, Trace, Tracer, get_aval, set_current_trace
 from openjax._src.core.jaxpr import jaxprs_in_params
@@ -29,20 +30,25 @@ __all__ = ["ShardMapTrace", "ShardMapTracer"]
 
 
 class ShardMapTracer(Tracer):
-  """``sharding``: in a partially manual body, the non-manual Explicit axes
-  the value is split over (its type's ``f32[4,4@j]``), else None."""
-  __slots__ = ("blocks", "varying", "sharding")
+  """``split``: in a partially manual body, the non-manual Explicit axes
+  the value is split over (its type's ``f32[4,4@j]``, a NamedSharding), else
+  None. (Not ``sharding``: a tracer has none to give, as in JAX.) ``auto``:
+  its split along the non-manual Auto axes, untyped (``shard_map_auto.py``),
+  a tuple per dimension, or None when whole along them."""
+  __slots__ = ("blocks", "varying", "split", "auto")
 
-  def __init__(self, trace: "ShardMapTrace", blocks: list, varying: frozenset, sharding=None):
+  def __init__(self, trace: "ShardMapTrace", blocks: list, varying: frozenset, sharding=None,
+               auto=None):
     self._trace = trace
     self.blocks = blocks
     self.varying = varying
-    self.sharding = sharding
+    self.split = sharding
+    self.auto = auto
 
   @property
   def aval(self) -> ShapedArray:
     a = get_aval(self.blocks[0])
-    return ShapedArray(a.shape, a.dtype, a.weak_type, self.sharding,
+    return ShapedArray(a.shape, a.dtype, a.weak_type, self.split,
                        vma=self.varying if self._trace.check_vma else frozenset())
 
   def __str__(self) -> str:
@@ -67,6 +73,9 @@ class ShardMapTrace(Trace):
     self.sizes = mesh_axis_sizes(mesh)
     # psend's posts, kept across this body's collectives for its precvs
     self.mailbox: dict = {}
+    # A partially manual body's mesh with its Auto axes typed, to carry the
+    # arguments' splits along them through the sharding rules (or None).
+    self.typing_mesh = None
 
   def to_blocks(self, x) -> tuple:
     if isinstance(x, ShardMapTracer) and x._trace is self:
@@ -88,15 +97,23 @@ class ShardMapTrace(Trace):
     else:
       with set_current_trace(self.parent):
         outs = [primitive.bind(*vals, **params) for vals in per_device]
-    out_varying = [frozenset(varying_after(primitive, params, set(varying)))] * len(outs[0])
+    out_varying = varying_after(primitive, params, varying, len(outs[0]))
     if self.check_vma and primitive.vma_rule is None and jaxprs_in_params(params):
       out_varying = self._typed_varying(primitive, args, params, out_varying)
     shardings = [None] * len(outs[0])
-    if any(isinstance(x, ShardMapTracer) and x._trace is self and x.sharding is not None
+    if any(isinstance(x, ShardMapTracer) and x._trace is self and x.split is not None
            for x in args):
       shardings = self._typed_shardings(primitive, args, params)
-    return [ShardMapTracer(self, [o[j] for o in outs], v, s)
-            for j, (v, s) in enumerate(zip(out_varying, shardings))]
+    autos = [None] * len(outs[0])
+    if self.typing_mesh is not None and any(
+        isinstance(x, ShardMapTracer) and x._trace is self and x.auto is not None for x in args):
+      avals = self._avals(args)
+      autos = auto_step(primitive, [x.auto if isinstance(x, ShardMapTracer) and x._trace is self
+                                    else None for x in args],
+                        avals, primitive.rule("abstract_eval")(*avals, **params), params,
+                        self.typing_mesh)
+    return [ShardMapTracer(self, [o[j] for o in outs], v, s, a)
+            for j, (v, s, a) in enumerate(zip(out_varying, shardings, autos))]
 
   def _avals(self, args) -> list:
     return [x.aval if isinstance(x, ShardMapTracer) and x._trace is self else get_aval(x)

@@ -14,7 +14,9 @@ from __future__ import annotations
 import weakref
 
 from openjax._src.control.closed_call import interpret_closed, jit_p
-from openjax._src.control.shard_map import _reads_after, _segment, run_on_devices, shard_map_p
+from openjax._src.control.shard_map import (_reads_after, _segment, partial_parents,
+                                            run_on_devices, shard_map_p)
+from openjax._src.control.spmd_labels import as_first_argument
 from openjax._src.core import Array, ClosedJaxpr, Jaxpr, Literal
 from openjax._src.core.array import ShardedBuffer, sharded_array_of_shards
 from openjax._src.core.jaxpr import DropVar
@@ -22,7 +24,7 @@ from openjax._src.core.placement import committed_device
 from openjax._src.core.sharding import NamedSharding, PartitionSpec, dim_axes
 from openjax._src.runtime.pipeline import compiling, executable_for_jaxpr
 
-__all__ = ["SplitProgram", "split_program"]
+__all__ = ["SplitProgram", "compiler_labelled", "split_program"]
 
 
 def _calls_shard_map(jaxpr: Jaxpr) -> bool:
@@ -85,25 +87,37 @@ class SplitProgram:
       vals = [read(a) for a in eqn.invars]
       if step[0] == "shard_map":
         p = eqn.params
-        outs = [_compiled_layout(x, p["mesh"]) for x in
+        outs = [compiler_labelled(x, p["mesh"]) for x in
                 run_on_devices(vals, p["jaxpr"], p["mesh"], p["in_specs"], p["out_specs"])]
+        first = next((k for k, a in enumerate(eqn.invars) if self.jaxpr.invars
+                      and a is self.jaxpr.invars[0]), None)
+        if first is not None:
+          # (a result not computed from it, such as a constant, keeps its
+          # out_specs label, as in JAX)
+          outs = as_first_argument(outs, args[0], _whole_mesh(p["mesh"]),
+                                   _flows_from(p["jaxpr"], first))
       else:
         outs = step[2].run(vals, device)
       env.update((v, x) for v, x in zip(eqn.outvars, outs) if not isinstance(v, DropVar))
     return [read(a) for a in self.jaxpr.outvars]
 
 
-def _compiled_layout(x, mesh):
+def compiler_labelled(x, mesh):
   """``x`` labelled as JAX's jit labels a shard_map result split over Auto
   mesh axes: by the layout XLA hands back, which leaves out axes of size 1
   (``P('i')`` over an ``i`` of size 1 is ``P()``). Explicit axes are types,
-  kept as written."""
+  kept as written, and over a mesh with Explicit axes the spec names every
+  dimension, as jit's typed results do (``P()`` of a vector is ``P(None,)``)."""
   if type(x) is not Array or type(x._buffer) is not ShardedBuffer:
     return x
   sharding = x._buffer.sharding
   dropped = {a for a in mesh.axis_names
              if mesh.shape[a] == 1 and a not in mesh.explicit_axes}
   if not dropped or not any(a in dropped for e in sharding.spec for a in dim_axes(e)):
+    if sharding.mesh.explicit_axes and len(sharding.spec) < x.ndim:
+      typed = NamedSharding(sharding.mesh, sharding.spec._normalized_spec_for_aval(x.ndim),
+                            memory_kind=sharding.memory_kind)
+      return sharded_array_of_shards(x.aval, typed, x._buffer.shards)
     return x
   entries = []
   for e in sharding.spec:
@@ -114,6 +128,28 @@ def _compiled_layout(x, mesh):
   relabelled = NamedSharding(sharding.mesh, PartitionSpec(*entries),
                              memory_kind=sharding.memory_kind)
   return sharded_array_of_shards(x.aval, relabelled, x._buffer.shards)
+
+
+def _whole_mesh(mesh):
+  return partial_parents.get(mesh, mesh)
+
+
+def _flows_from(closed: ClosedJaxpr, k: int) -> list:
+  """Per result of ``closed``: whether it is computed from its ``k``-th
+  input (kept per body: asked on every call)."""
+  known = _flows.setdefault(closed, {})
+  flows = known.get(k)
+  if flows is None:
+    jaxpr = closed.jaxpr
+    reached = {jaxpr.invars[k]}
+    for eqn in jaxpr.eqns:
+      if any(not isinstance(a, Literal) and a in reached for a in eqn.invars):
+        reached.update(eqn.outvars)
+    flows = known[k] = [not isinstance(a, Literal) and a in reached for a in jaxpr.outvars]
+  return flows
+
+
+_flows: "weakref.WeakKeyDictionary[ClosedJaxpr, dict]" = weakref.WeakKeyDictionary()
 
 
 _splits: "weakref.WeakKeyDictionary[ClosedJaxpr, SplitProgram | bool]" = \

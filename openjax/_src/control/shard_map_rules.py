@@ -44,18 +44,19 @@ def _spec_axes(spec) -> set:
 
 # ------------------------------------------------------ replication check
 
-def varying_after(p, params: dict, ins: set) -> set:
-  """The mesh axes a primitive's results vary over, from its operands'
-  (the eager shard_map's bookkeeping; staging types traced values the same
-  way)."""
+def varying_after(p, params: dict, ins: frozenset, n_out: int) -> list:
+  """The mesh axes each of a primitive's ``n_out`` results varies over,
+  from its operands' (the eager shard_map's bookkeeping; staging types
+  traced values the same way)."""
   if p.vma_rule is not None:
-    return set(p.vma_rule(frozenset(ins), **params))
+    vma = p.vma_rule(ins, **params)
+    return [frozenset(v) for v in vma] if type(vma) is list else [frozenset(vma)] * n_out
   if jaxprs_in_params(params):
     inner = set()
     for j in jaxprs_in_params(params):
       inner |= _jaxpr_varying(j)
-    return ins | inner
-  return ins
+    return [ins | inner] * n_out
+  return [ins] * n_out
 
 
 def _jaxpr_varying(jaxpr) -> set:

@@ -22,7 +22,8 @@ import numpy as np
 
 from openjax._src.control.spmd_collectives import host_relayout
 from openjax._src.control.spmd_donation import consumed_inputs, own_pieces, segment_donations
-from openjax._src.control.spmd_local import is_local
+from openjax._src.control.spmd_labels import as_first_argument, compiler_spec
+from openjax._src.control.spmd_local import dot_gathered_specs, is_local
 from openjax._src.core import Array, ClosedJaxpr, Literal, ShapedArray, Var, eval_jaxpr
 from openjax._src.core.array import ShardedBuffer, sharded_array_of_shards
 from openjax._src.core.mesh import AxisType, Mesh
@@ -255,6 +256,8 @@ class SpmdPlan:
       self._emit(prim, ins, outs, params, [_replicated(len(a.shape)) for a in out_avals])
       return
     out_lays = self._local_layouts(prim, ins, specs, avals, out_avals, params)
+    if out_lays is None and name == "dot_general":
+      ins, out_lays = self._dot_contracting_whole(i, ins, specs, avals, out_avals, params)
     if out_lays is None:
       # No per-device form: gather the operands, compute whole on every device.
       ins = [k if isinstance(k, _Const) or is_replicated(self.layouts[k].spec)
@@ -330,6 +333,17 @@ class SpmdPlan:
     if len(used) != len(set(used)) or partial & set(used):
       return None
     return Layout(out, partial, "sum" if partial else None)
+
+  def _dot_contracting_whole(self, i, ins, specs, avals, out_avals, params):
+    """A dot per device once some operand dimensions are gathered
+    (``dot_gathered_specs``), or (ins, None)."""
+    for targets in dot_gathered_specs(specs, params):
+      lay = self._dot_layout(ins, targets, avals, params)
+      if lay is not None and self._divisible(out_avals[0].shape, lay.spec):
+        return [k if isinstance(k, _Const) or spec == target
+                else self._relayout(k, Layout(target), i)
+                for k, spec, target in zip(ins, specs, targets)], [lay]
+    return ins, None
 
   def _local_layouts(self, prim, ins, specs, avals, out_avals, params):
     """Result layouts when ``prim`` runs per device on operands relaid as
@@ -603,6 +617,8 @@ class SpmdPlan:
       for j, k in enumerate(seg.outputs):
         env[k] = [outs[d][j] for d in range(n)]
     outs = [self._assemble(k, env) for k in self.out_keys]
+    if not self._results_fixed and leaves:
+      outs = as_first_argument(outs, leaves[0], self.mesh)
     for i in consumed:
       if type(leaves[i]) is Array:
         leaves[i].delete()
@@ -662,7 +678,7 @@ class SpmdPlan:
     out = []
     for k in self.out_keys:
       spec = (None,) * len(np.shape(k.val)) if isinstance(k, _Const) else self.layouts[k].spec
-      out.append(self.reported_sharding(spec))
+      out.append(self.reported_sharding(compiler_spec(spec, self.mesh)))
     return out
 
   def annotate(self, text: str) -> str:
@@ -716,7 +732,7 @@ class SpmdPlan:
       return v if type(v) is Array else Array(np.asarray(v), ShapedArray(np.shape(v),
                                                                          np.asarray(v).dtype))
     aval, lay = self.avals[k], self.layouts[k]
-    sharding = self.reported_sharding(lay.spec)
+    sharding = self.reported_sharding(compiler_spec(lay.spec, self.mesh))
     shards = []
     for d, p in zip(self.devices, env[k]):
       if type(p) is not Array or p._device is not d:

@@ -5,6 +5,8 @@ its sharding rule gives. Others are computed whole where they are needed.
 """
 from __future__ import annotations
 
+from openjax._src.core.sharding import dim_axes
+
 # Per device whatever the (rule-accepted) layouts.
 _ALWAYS = frozenset(["broadcast_in_dim", "reshape", "transpose", "squeeze", "cumsum", "cumprod",
                      "cummax", "cummin", "cumlogsumexp", "top_k"])
@@ -64,4 +66,17 @@ def is_local(name: str, specs: list, params: dict) -> bool:
   return when is not None and when(specs, params)
 
 
-__all__ = ["is_local"]
+__all__ = ["dot_gathered_specs", "is_local"]
+
+
+def dot_gathered_specs(specs: list, params) -> list:
+  """Operand layouts, most split first, under which a ``dot_general`` whose
+  operands split their contracting dimensions differently runs per device,
+  as XLA's partitioner does it: the contracting dimensions gathered, the
+  free and batch ones kept (``v @ v`` of ``v`` split by rows stays split by
+  rows); then also the rhs whole along axes the lhs keeps (``v @ v.T``)."""
+  (lc, rc), _ = params["dimension_numbers"]
+  lhs, rhs = (tuple(None if d in dims else p for d, p in enumerate(spec))
+              for spec, dims in zip(specs, (lc, rc)))
+  lhs_axes = {a for p in lhs for a in dim_axes(p)}
+  return [[lhs, rhs], [lhs, tuple(None if set(dim_axes(p)) & lhs_axes else p for p in rhs)]]

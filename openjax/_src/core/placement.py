@@ -6,15 +6,25 @@ copy.
 """
 from __future__ import annotations
 
+import pathlib
+import sys
 from typing import Sequence
 
 from openjax._src.core.array import Array, ShardedBuffer
+
+_OPENJAX_DIR = str(pathlib.Path(__file__).resolve().parent.parent.parent) + "/"
+_NUMPY_DIR = _OPENJAX_DIR + "_src/numpy/"
+# Array's operators and methods: JAX names the function they call (``x + y``:
+# ``x`` and ``y`` of ``add``), not the method.
+_ARRAY_METHODS = _NUMPY_DIR + "array_methods.py"
 
 
 def committed_device(args: Sequence, name: str):
   """The device of the committed Arrays among ``args`` (None: none is
   committed). Raises IncompatibleDevicesError naming two arguments on
-  different devices (by position: ``jit`` renames them by their names)."""
+  different devices: as the ``jax.numpy`` function the user called names
+  them where there is one (``x`` and ``y`` of ``add``), else by position
+  (``args[0]``); ``jit`` renames them by its function's parameters."""
   found = None
   first = 0
   for i, x in enumerate(args):
@@ -24,22 +34,56 @@ def committed_device(args: Sequence, name: str):
         if found is None:
           found, first = d, i
         elif d is not found:
-          raise IncompatibleDevicesError(name, [(str(first), args[first]), (str(i), x)])
+          placed = [(str(first), args[first]), (str(i), x)]
+          raise IncompatibleDevicesError(name, placed, _called_names(name, args, placed))
   return found
+
+
+def _called_names(name: str, args: Sequence, placed: list) -> tuple:
+  """(function name, [(argument name, Array)]) JAX's message gives for an
+  eager operation: JAX runs each ``jax.numpy`` function as a jitted
+  computation, so it names the one the user called (the outermost
+  ``openjax.numpy`` frame below the user's code) and its parameters holding
+  the Arrays (as passed, before any dtype conversion); an Array it cannot
+  find there (built inside, or passed in a list) and a bare ``lax``
+  operation go by position, ``args[i]``, of the primitive."""
+  by_position = (name, [(f"args[{n}]", x) for n, x in placed])
+  frame, public = sys._getframe(2), None
+  while frame is not None and frame.f_code.co_filename.startswith(_OPENJAX_DIR):
+    filename = frame.f_code.co_filename
+    if filename.startswith(_NUMPY_DIR) and filename != _ARRAY_METHODS:
+      public = frame
+    frame = frame.f_back
+  if public is None:
+    return by_position
+  code = public.f_code
+  params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+  values = [public.f_locals.get(p) for p in params]
+  arrays = [(p, v) for p, v in zip(params, values) if type(v) is Array]
+  named = []
+  for n, x in placed:
+    hit = next(((p, v) for p, v in zip(params, values) if v is x), None)
+    if hit is None and len(arrays) == len(args):   # operands converted on the way in
+      hit = arrays[int(n)]
+    named.append(hit if hit is not None else (f"args[{n}]", x))
+  return code.co_name, named
 
 
 class IncompatibleDevicesError(ValueError):
   """JAX's error for a computation whose committed inputs sit on different
-  devices. ``placed``: two (argument name, Array) pairs, or (None, what)
+  devices. ``placed``: two (argument position, Array) pairs, or (None, what)
   for something else that fixes devices (an output sharding); it keeps them
   so a caller that knows the arguments' names (``jit``: ``x``,
-  ``params['w']``) can say the error again with them."""
+  ``params['w']``) can say the error again with them. ``shown``: the
+  (function name, [(argument name, Array)]) the message gives, if not
+  ``fun_name`` and ``placed``."""
 
-  def __init__(self, fun_name: str, placed: list):
+  def __init__(self, fun_name: str, placed: list, shown: tuple | None = None):
     self.fun_name, self.placed = fun_name, placed
+    shown_name, shown_placed = shown if shown is not None else (fun_name, placed)
     super().__init__(
         "Received incompatible devices for jitted computation. Got "
-        + " and ".join(_describe_placed(fun_name, n, a) for n, a in placed))
+        + " and ".join(_describe_placed(shown_name, n, a) for n, a in shown_placed))
 
   def renamed(self, fun_name: str, names: Sequence[str]) -> ValueError:
     """The same error with arguments given by position named ``names[i]``,

@@ -78,7 +78,9 @@ class Primitive:
     # Varying manual axes (``primitives/collectives/varying.py``): for a
     # collective, vma_rule(in_vma, **params) -> its results' vma (others:
     # the union of the operands'), and vma_needs(**params) -> the axes its
-    # operand must vary over.
+    # operand must vary over. A higher-order primitive whose results are
+    # typed by its sub-jaxprs alone (cond: not by its index) returns a list,
+    # one vma per result.
     self.vma_rule: Callable | None = None
     self.vma_needs: Callable | None = None
     self.not_applicable: dict[str, str] = {}

@@ -50,6 +50,15 @@ class Tracer(AvalQueries):
     """The concrete NumPy value when this tracer is known to be constant."""
     return None
 
+  @property
+  def sharding(self):
+    # Where a traced value will lie is not known while tracing; its type
+    # says how it is split (JAX's error and advice).
+    raise AttributeError(
+        "The 'sharding' attribute is not available on traced array with shape "
+        f"{self.aval.str_short(short_dtypes=False)}. To query sharding information on "
+        "tracers, use `jax.typeof(x)`.")
+
   # ---- conversions to Python values need concreteness ----
   def __bool__(self):
     val = self.to_concrete_value()

@@ -263,6 +263,8 @@ def _typed_results(primitive, avals: list, out_avals: list, params) -> list:
     in_vma |= a.vma
   if primitive.vma_rule is not None:
     vma = primitive.vma_rule(in_vma, **params)
+    if type(vma) is list:   # one per result
+      return [a.with_vma(v) for a, v in zip(out_avals, vma)]
     return [a.with_vma(vma) for a in out_avals]
   for j in jaxprs_in_params(params):
     if any(v.aval.vma for v in j.invars) or any(a.vma for a in out_avals):

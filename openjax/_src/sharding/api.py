@@ -150,6 +150,9 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
             "passing `PartitionSpec`s to shardings. You can define a context mesh via "
             "`jax.set_mesh(mesh)`. Alternatively, provide `Sharding`s to shardings and then "
             "the mesh context manager is not required.")
+      abstract = get_abstract_mesh()
+      if abstract.axis_names == mesh.axis_names and abstract.axis_types != mesh.axis_types:
+        mesh = mesh.update(axis_types=abstract.axis_types)   # (a shard_map body's Manual axes)
       s = NamedSharding(mesh, s)
     if not isinstance(s, NamedSharding):
       raise TypeError(f"with_sharding_constraint: expected a NamedSharding or a "
@@ -172,7 +175,7 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
   return tree_util.tree_map(constrain, shardings, x, is_leaf=_is_sharding_leaf)
 
 
-def _mesh_with_axis_types(axes, axis_type: AxisType, name: str, shardings=None):
+def _mesh_with_axis_types(axes, axis_type: AxisType, shardings=None):
   """(abstract mesh in context, the same with ``axes`` of ``axis_type``), or
   None with no mesh in context or in ``shardings``."""
   current = get_abstract_mesh()
@@ -190,8 +193,8 @@ def _mesh_with_axis_types(axes, axis_type: AxisType, name: str, shardings=None):
   for a in axes:
     if mesh._name_to_type[a] is AxisType.Manual:
       raise NotImplementedError(
-          f"{name}: going from `Manual` AxisType to `Auto` or `Explicit` AxisType is not "
-          "allowed.")
+          "Going from `Manual` AxisType to `Auto` or `Explicit` AxisType is not allowed. "
+          "Please file a bug at https://github.com/jax-ml/jax/issues with your use case")
   return mesh, mesh.update_axis_types({a: axis_type for a in axes}), axes
 
 
@@ -230,7 +233,7 @@ def auto_axes(f: Callable | None = None, /, *, axes=None, out_sharding=None):
       if "out_sharding" not in kwargs:
         raise TypeError("Missing required keyword argument: 'out_sharding'")
       target = kwargs.pop("out_sharding")
-    info = _mesh_with_axis_types(axes, AxisType.Auto, "auto_axes", target)
+    info = _mesh_with_axis_types(axes, AxisType.Auto, target)
     if info is None or set(info[0].auto_axes) == set(info[2]):
       return f(*args, **kwargs)
     with use_abstract_mesh(info[1]):
@@ -255,7 +258,7 @@ def explicit_axes(f: Callable | None = None, /, *, axes=None, in_sharding=None):
       if "in_sharding" not in kwargs:
         raise TypeError("Missing required keyword argument: 'in_sharding'")
       target = kwargs.pop("in_sharding")
-    info = _mesh_with_axis_types(axes, AxisType.Explicit, "explicit_axes")
+    info = _mesh_with_axis_types(axes, AxisType.Explicit)
     if info is None:
       raise ValueError("Context mesh cannot be empty. Please use `jax.set_mesh` API to enter "
                        "into a mesh context when using `explicit_axes` API.")

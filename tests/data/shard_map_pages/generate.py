@@ -5,8 +5,10 @@
 Pages: the shard_map part of "Introduction to parallel programming"
 (docs/sharded-computation.md, section 3) and "Manual parallelism with
 shard_map" (docs/notebooks/shard_map.py). Each page's code blocks go into
-PAGE.json (``blocks``); JAX's per-block outputs into PAGE.expected.json."""
+PAGE.json (``blocks``); JAX's per-block outputs on 8 CPU devices into
+PAGE.expected.json, on 4 into PAGE.expected4.json."""
 import json
+import os
 import pathlib
 import re
 import subprocess
@@ -62,10 +64,12 @@ def main():
   }
   for name, (blocks, first) in pages.items():
     (HERE / f"{name}.json").write_text(json.dumps({"blocks": blocks, "first": first}, indent=1))
-    run = subprocess.run([jax_python, str(HERE / "runner.py"), str(HERE / f"{name}.json"), "jax"],
-                         capture_output=True, text=True, check=True)
-    (HERE / f"{name}.expected.json").write_text(
-        json.dumps(json.loads(run.stdout.strip().splitlines()[-1]), indent=1))
+    for devices, suffix in (("8", ""), ("4", "4")):
+      run = subprocess.run([jax_python, str(HERE / "runner.py"), str(HERE / f"{name}.json"),
+                            "jax"], capture_output=True, text=True, check=True,
+                           env=dict(os.environ, PAGES_DEVICE_COUNT=devices))
+      (HERE / f"{name}.expected{suffix}.json").write_text(
+          json.dumps(json.loads(run.stdout.strip().splitlines()[-1]), indent=1))
 
 
 if __name__ == "__main__":
