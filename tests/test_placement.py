@@ -42,6 +42,12 @@ PROGRAM = """
     g = jax.grad(lambda t: jnp.sum(t * t))
     show('grad x', g(x)); show('grad c', g(c))
     show('vmap c', jax.vmap(lambda t: t * 2)(c))
+    show('where c', jnp.where(c > 0, c, 0.0)); show('clip c', jnp.clip(c, 0.0, 0.5))
+    show('median c', jnp.median(c)); show('var c', jnp.var(c))
+    try:
+      jnp.where(c > 0, c, jax.device_put(np.ones(3), d3))
+    except ValueError as e:
+      print(str(e)[:40])
     print(np.asarray(f(x, c)).tolist(), np.asarray(z).tolist())
     try:
       jax.device_put(np.ones(3), d2) * jax.device_put(np.ones(3), d3)
@@ -78,6 +84,11 @@ jnp.array(c) [2] True
 grad x [0] False
 grad c [2] True
 vmap c [2] True
+where c [2] True
+clip c [2] True
+median c [2] True
+var c [2] True
+Received incompatible devices for jitted
 [1.0, 2.0, 3.0] [1.0, 2.0, 5.0]
 """
 

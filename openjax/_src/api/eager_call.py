@@ -23,6 +23,7 @@ from openjax._src.control.closed_call import jit_p
 from openjax._src.control.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
 from openjax._src.core import Array, jaxprs_in_params, program_of
 from openjax._src.core.array import ShardedBuffer
+from openjax._src.core.placement import commit, committed_device
 from openjax._src.core.trace import SCALAR_TYPES, eager_config
 from openjax._src.interpreters.fold_reductions import folded
 from openjax._src.runtime.pipeline import interpreting_first_call
@@ -41,7 +42,8 @@ def eager_key(wrapped, args, kwargs):
   statics = wrapped.static_argnums
   if len(args) == 1 and not kwargs and 0 not in statics:   # one Array: the key, spelled out
     a, = args
-    if type(a) is Array and a._np is not None and type(a._buffer) is not ShardedBuffer:
+    if (type(a) is Array and a._np is not None and a._device is None
+        and type(a._buffer) is not ShardedBuffer):
       return (config.state_key(), a.aval), [a]
   key = [config.state_key()]
   leaves = []
@@ -50,7 +52,8 @@ def eager_key(wrapped, args, kwargs):
       key.append(a)
       continue
     t = type(a)
-    if t is Array and a._np is not None and type(a._buffer) is not ShardedBuffer:
+    if t is Array and a._np is not None and a._device is None \
+        and type(a._buffer) is not ShardedBuffer:
       key.append(a.aval)
       leaves.append(a)
       continue
@@ -93,7 +96,8 @@ def call_eager(wrapped, args, kwargs):
     if last is not None and len(args) == len(last[1]) and last[0] == config.state_key():
       for a, s in zip(args, last[1]):
         if type(a) is Array:
-          if a.aval is not s or a._np is None or type(a._buffer) is ShardedBuffer:
+          if (a.aval is not s or a._np is None or a._device is not None
+              or type(a._buffer) is ShardedBuffer):
             break
         elif type(a) is not s:   # a Python or NumPy scalar of the type keyed
           break
@@ -133,7 +137,11 @@ def call_eager(wrapped, args, kwargs):
     if run is not None:
       wrapped._eager_fast[key] = run
       return run(leaves)
-  return entry.unflatten(entry.run_program(leaves))
+  # Arrays committed to a device (keyed calls have none): the results are
+  # committed there too, and Arrays on two devices raise, as in JAX.
+  device = None if key is not None else committed_device(leaves, wrapped.name)
+  outs = entry.run_program(leaves)
+  return entry.unflatten(outs if device is None else commit(outs, device))
 
 
 _PRIMITIVES_PACKAGE = "openjax._src.primitives."

@@ -144,7 +144,9 @@ def eager_leaf_key(a):
   NumPy scalar."""
   t = type(a)
   if t is Array:
-    return a.aval if a._np is not None and type(a._buffer) is not ShardedBuffer else NO_KEY
+    # A committed Array takes the general path, which places the results.
+    return (a.aval if a._np is not None and a._device is None
+            and type(a._buffer) is not ShardedBuffer else NO_KEY)
   if t in SCALAR_TYPES or t in NUMPY_SCALAR_TYPES:
     return t
   if t is np.ndarray:
