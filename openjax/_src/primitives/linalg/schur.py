@@ -12,6 +12,8 @@ iterations with lax loops. Neither is differentiable, as in JAX.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from openjax._src.core import Primitive, ShapedArray
@@ -282,6 +284,73 @@ def _quasi_mask(h: np.ndarray) -> np.ndarray:
   return mask
 
 
+# A Schur form from LAPACK's eigenvectors (geev), accepted when it is one to
+# rounding: the dropped part below the (quasi-)triangle within this many
+# n * eps64 * ||a||_F (LAPACK's gees guarantees a backward error of that order).
+_EIG_SCHUR_TOLERANCE = 64
+
+
+def _schur_from_eig(x: np.ndarray):
+  """``[t, z]`` for every matrix of ``x`` from its eigenvectors, or None to
+  take the QR iteration (the Python loop: ~1 ms at 5x5) for all of them.
+
+  geev computes ``a = Z T Z^H`` and ``T``'s eigenvectors ``Y`` (upper
+  triangular), returning ``V = Z Y``; so the QR factorisation ``V = Q R``
+  gives ``Q = Z`` up to column phases and ``Q^H a Q = R diag(w) R^-1`` is
+  upper triangular, its diagonal geev's eigenvalues in geev's order. For
+  real input each complex pair's ``(v, conj v)`` becomes ``(Re v, Im v)``,
+  which gives a real 2x2 block. Defective or nearly defective matrices
+  (an ill-conditioned ``V``) leave more than rounding below the triangle and
+  fail the check; they take the QR iteration, as do non-finite inputs."""
+  n = x.shape[-1]
+  if n < 2 or x.size == 0:
+    return None
+  work = x.astype(np.result_type(x.dtype, np.float64)).reshape(-1, n, n)
+  if not np.isfinite(work).all():
+    return None
+  try:
+    w, v = np.linalg.eig(work)
+  except np.linalg.LinAlgError:
+    return None
+  pair_first = np.zeros(w.shape, bool)
+  if work.dtype.kind != "c" and w.dtype.kind == "c":
+    # Pairs come first the eigenvalue of positive imaginary part (geev).
+    pair_first = w.imag > 0
+    v = np.where((w.imag < 0)[:, None, :], v.imag, v.real)
+  q = np.linalg.qr(v)[0]
+  t = np.matmul(np.conj(np.swapaxes(q, -1, -2)), np.matmul(work, q))
+  drop = np.broadcast_to(_strict_lower(n), t.shape)
+  if pair_first.any():
+    drop = drop.copy()
+    sub = np.arange(n - 1)
+    drop[:, sub + 1, sub] = ~pair_first[:, :-1]
+  dropped = np.where(drop, t, 0)
+  bound = (_EIG_SCHUR_TOLERANCE * n * np.finfo(np.float64).eps) ** 2 * _sum_sq(work)
+  if not (_sum_sq(dropped) <= bound).all():
+    return None
+  t[drop] = 0
+  if pair_first.any():
+    # Each 2x2 block must hold its complex pair (negative discriminant) to
+    # be a real Schur form's block.
+    b, i = np.nonzero(pair_first[:, :-1])
+    a11, a12, a21, a22 = t[b, i, i], t[b, i, i + 1], t[b, i + 1, i], t[b, i + 1, i + 1]
+    if not (((a11 - a22) / 2) ** 2 + a12 * a21 < 0).all():
+      return None
+  return [t.reshape(x.shape).astype(x.dtype), q.reshape(x.shape).astype(x.dtype)]
+
+
+def _sum_sq(m: np.ndarray) -> np.ndarray:
+  """The squared Frobenius norms of a batch ``[b, n, n]``."""
+  return (m.real ** 2 + m.imag ** 2 if m.dtype.kind == "c" else m * m).sum(axis=(1, 2))
+
+
+@functools.cache
+def _strict_lower(n: int) -> np.ndarray:
+  mask = np.tril(np.ones((n, n), bool), -1)
+  mask.flags.writeable = False
+  return mask
+
+
 def _schur_one(a: np.ndarray, compute_schur_vectors: bool):
   packed, taus = _hessenberg_one(a)
   h = np.triu(packed, -1)
@@ -336,7 +405,9 @@ def schur(x, *, compute_schur_vectors: bool = True, sort_eig_vals: bool = False,
 
 @schur_p.def_impl
 def _schur_impl(x, *, compute_schur_vectors):
-  outs = _batched_impl(lambda m: _schur_one(m, compute_schur_vectors), x, 2)
+  outs = _schur_from_eig(x)
+  if outs is None:
+    outs = _batched_impl(lambda m: _schur_one(m, compute_schur_vectors), x, 2)
   return outs if compute_schur_vectors else outs[:1]
 
 

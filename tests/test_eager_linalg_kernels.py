@@ -1,0 +1,107 @@
+"""The eager linalg kernels' fast paths against LAPACK (SciPy) and their
+slow paths: the recursive LU's pivots and factors, the Schur form from
+geev's eigenvectors (and its fallback to the QR iteration), the blocked
+triangular solve."""
+import warnings
+
+import numpy as np
+import pytest
+
+import openjax as jax
+from openjax.lax import linalg as lax_linalg
+from openjax._src.primitives.linalg import schur as schur_module
+
+scipy_linalg = pytest.importorskip("scipy.linalg")
+
+DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
+
+
+def _rand(shape, dtype, seed=0):
+  rng = np.random.default_rng(seed)
+  x = rng.standard_normal(shape)
+  if np.dtype(dtype).kind == "c":
+    x = x + 1j * rng.standard_normal(shape)
+  return x.astype(dtype)
+
+
+def _tol(dtype):
+  return 1e-4 if np.dtype(dtype) in (np.float32, np.complex64) else 1e-10
+
+
+def _x64(dtype):
+  return jax.enable_x64(np.dtype(dtype) in (np.float64, np.complex128))
+
+
+def _check_schur_form(a, t, z, tol):
+  n = a.shape[-1]
+  scale = max(1.0, float(np.abs(a).max()))
+  np.testing.assert_allclose(z @ t @ z.conj().T, a, atol=tol * scale)
+  np.testing.assert_allclose(z.conj().T @ z, np.eye(n), atol=tol)
+  if np.iscomplexobj(t):
+    assert not np.tril(t, -1).any()
+  else:
+    assert not np.tril(t, -2).any()
+    sub = np.diag(t, -1)
+    assert not np.any((sub[:-1] != 0) & (sub[1:] != 0))
+    for i in np.nonzero(sub)[0]:
+      blk = t[i:i + 2, i:i + 2]
+      assert ((blk[0, 0] - blk[1, 1]) / 2) ** 2 + blk[0, 1] * blk[1, 0] < 0
+
+
+# ------------------------------------------------------------------ schur
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(2, 2), (5, 5), (4, 12, 12), (40, 40)])
+def test_schur_from_eigenvectors_is_a_schur_form(dtype, shape):
+  a = _rand(shape, dtype, seed=sum(shape))
+  # The eigenvector route takes random matrices (no QR iteration) ...
+  assert schur_module._schur_from_eig(a) is not None
+  with _x64(dtype):
+    t, z = (np.asarray(r) for r in lax_linalg.schur(a))
+  assert t.dtype == a.dtype and z.dtype == a.dtype
+  flat_a, flat_t, flat_z = (r.reshape(-1, *shape[-2:]) for r in (a, t, z))
+  for i in range(flat_a.shape[0]):
+    _check_schur_form(flat_a[i], flat_t[i], flat_z[i], _tol(dtype))
+    # ... and keeps LAPACK's eigenvalue order (geev's, which is gees').
+    work = np.complex128 if np.dtype(dtype).kind == "c" else np.float64
+    want = np.linalg.eigvals(flat_a[i].astype(work))
+    np.testing.assert_allclose(_block_eigenvalues(flat_t[i]), want,
+                               atol=100 * _tol(dtype) * np.abs(want).max())
+
+
+def _block_eigenvalues(t):
+  """The eigenvalues of a (quasi-)triangular ``t`` in diagonal order, each
+  2x2 block's pair positive imaginary part first (as geev)."""
+  out, i, n = [], 0, t.shape[-1]
+  while i < n:
+    if i + 1 < n and not np.iscomplexobj(t) and t[i + 1, i] != 0:
+      pair = np.linalg.eigvals(t[i:i + 2, i:i + 2].astype(np.float64))
+      out += sorted(pair, key=lambda e: -e.imag)
+      i += 2
+    else:
+      out.append(t[i, i])
+      i += 1
+  return np.array(out, np.complex128)
+
+
+@pytest.mark.parametrize("name", ["near_jordan", "clustered", "defective_block"])
+def test_schur_of_ill_conditioned_eigenvectors(name):
+  rng = np.random.default_rng(3)
+  q = np.linalg.qr(rng.standard_normal((6, 6)))[0]
+  if name == "near_jordan":
+    core = np.eye(6) * 2 + np.eye(6, k=1) + 1e-12 * rng.standard_normal((6, 6))
+  elif name == "clustered":
+    core = np.diag([1, 1 + 1e-10, 1 - 1e-10, 3, 3 + 1e-9, 5.]) + np.triu(rng.standard_normal((6, 6)), 1)
+  else:
+    core = np.triu(rng.integers(-2, 3, (6, 6)).astype(float)) + np.diag([1, 1, 1, 2, 2, 0.])
+  a = q @ core @ q.T
+  with jax.enable_x64():
+    t, z = (np.asarray(r) for r in lax_linalg.schur(a))
+  _check_schur_form(a, t, z, 1e-9)
+
+
+def test_schur_batch_mixes_both_paths_and_non_finite_input():
+  a = np.stack([_rand((4, 4), np.float64, 1), np.full((4, 4), np.nan)])
+  with jax.enable_x64():
+    t, z = (np.asarray(r) for r in lax_linalg.schur(a))
+  assert np.isnan(t[1]).all()
+  _check_schur_form(a[0], t[0], z[0], 1e-10)
