@@ -105,3 +105,47 @@ def test_schur_batch_mixes_both_paths_and_non_finite_input():
     t, z = (np.asarray(r) for r in lax_linalg.schur(a))
   assert np.isnan(t[1]).all()
   _check_schur_form(a[0], t[0], z[0], 1e-10)
+
+
+# ------------------------------------------------------- triangular_solve
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(3, 3, 2), (1, 100, 70), (2, 75, 40)])
+@pytest.mark.parametrize("left_side", [False, True])
+@pytest.mark.parametrize("lower", [False, True])
+@pytest.mark.parametrize("transpose_a", [False, True])
+def test_triangular_solve_blocks_match_lapack(dtype, shape, left_side, lower, transpose_a):
+  # Past 32 rows the solve is blocked (halves, a matrix product between
+  # them); one system takes 2-D steps, a batch batched ones.
+  batch, n, k = shape
+  a = _rand((batch, n, n), dtype, seed=n) + 2 * np.sqrt(n) * np.eye(n)
+  a = a.astype(dtype)
+  b = _rand((batch, n, k) if left_side else (batch, k, n), dtype, seed=k)
+  unit = n == 3
+  with _x64(dtype):
+    x = np.asarray(lax_linalg.triangular_solve(a, b, left_side=left_side, lower=lower,
+                                               transpose_a=transpose_a, conjugate_a=True,
+                                               unit_diagonal=unit))
+  assert x.dtype == a.dtype and x.shape == b.shape
+  for i in range(batch):
+    # op(a) = a^H (transpose_a with conjugate_a) or conj(a).
+    if left_side:
+      want = scipy_linalg.solve_triangular(a[i] if transpose_a else a[i].conj(), b[i],
+                                           lower=lower, trans="C" if transpose_a else "N",
+                                           unit_diagonal=unit)
+    else:   # x op = b  <=>  op^T x^T = b^T
+      op = a[i].conj().T if transpose_a else a[i].conj()
+      tri = np.tril(op) if lower != transpose_a else np.triu(op)
+      if unit:
+        np.fill_diagonal(tri, 1)
+      want = np.linalg.solve(tri.T, b[i].T).T
+    np.testing.assert_allclose(x[i], want, rtol=_tol(dtype), atol=_tol(dtype))
+
+
+def test_triangular_solve_zero_pivot_and_empty():
+  a = np.tril(np.ones((40, 40)))
+  a[20, 20] = 0
+  with jax.enable_x64():
+    x = np.asarray(lax_linalg.triangular_solve(a, np.ones((40, 2)), left_side=True, lower=True))
+    assert np.isfinite(x[:20]).all() and not np.isfinite(x[20:]).any()
+    empty = lax_linalg.triangular_solve(np.ones((2, 0, 0)), np.ones((2, 0, 3)), left_side=True)
+    assert empty.shape == (2, 0, 3)

@@ -144,10 +144,9 @@ def triangular_solve(a, b, *, left_side: bool = False, lower: bool = False,
 def _effective_triangle(a: np.ndarray, *, lower, transpose_a, conjugate_a, unit_diagonal):
   """``op(a)`` as an explicit triangular matrix and whether it is lower."""
   n = a.shape[-1]
-  keep = np.tril(np.ones((n, n), bool)) if lower else np.triu(np.ones((n, n), bool))
-  t = np.where(keep, a, 0)
+  t = np.tril(a) if lower else np.triu(a)
   if unit_diagonal:
-    t = np.where(np.eye(n, dtype=bool), 1, t).astype(a.dtype)
+    t[..., range(n), range(n)] = 1
   if conjugate_a:
     t = np.conj(t)
   if transpose_a:
@@ -156,13 +155,41 @@ def _effective_triangle(a: np.ndarray, *, lower, transpose_a, conjugate_a, unit_
 
 
 def _forward_substitution(t: np.ndarray, b: np.ndarray) -> np.ndarray:
-  """Solve ``t x = b`` for lower-triangular ``t`` (``[..., n, n]``, ``[..., n, k]``)."""
-  n = t.shape[-1]
-  x = np.zeros(np.broadcast_shapes(t.shape[:-2], b.shape[:-2]) + b.shape[-2:], b.dtype)
-  for i in range(n):
-    r = b[..., i, :] - np.einsum("...j,...jk->...k", t[..., i, :i], x[..., :i, :])
-    x[..., i, :] = r / t[..., i, i, None]
+  """Solve ``t x = b`` for lower-triangular ``t`` (``[..., n, n]``,
+  ``[..., n, k]``; equal batch dims) as blocked trsm: recursive halves, the
+  off-diagonal block's update one matrix product (BLAS-3), down to
+  ``_SUBSTITUTION_ROWS`` rows solved row by row. A 1000 x 1000 system with
+  1000 right-hand sides took ~120-300 ms row by row (a matrix-vector
+  product a row), LAPACK ~20-100 ms on the loaded machine."""
+  x = np.empty(b.shape, b.dtype)
+  if int(np.prod(b.shape[:-2])) == 1:
+    # One system: 2-D steps (a third cheaper a row than batched ones).
+    _substitute_into(t.reshape(t.shape[-2:]), b.reshape(b.shape[-2:]), x.reshape(b.shape[-2:]))
+  else:
+    _substitute_into(t, b, x)
   return x
+
+
+def _substitute_into(t: np.ndarray, b: np.ndarray, x: np.ndarray) -> None:
+  n = t.shape[-1]
+  if n > _SUBSTITUTION_ROWS:
+    h = n // 2
+    _substitute_into(t[..., :h, :h], b[..., :h, :], x[..., :h, :])
+    _substitute_into(t[..., h:, h:], b[..., h:, :] - np.matmul(t[..., h:, :h], x[..., :h, :]),
+                     x[..., h:, :])
+    return
+  if n:
+    x[..., 0, :] = b[..., 0, :] / t[..., 0, 0, None]
+  if x.ndim == 2:
+    for i in range(1, n):
+      x[i] = (b[i] - t[i, :i] @ x[:i]) / t[i, i]
+    return
+  for i in range(1, n):
+    r = b[..., i, :] - np.matmul(t[..., i, None, :i], x[..., :i, :])[..., 0, :]
+    x[..., i, :] = r / t[..., i, i, None]
+
+
+_SUBSTITUTION_ROWS = 32
 
 
 @triangular_solve_p.def_impl
