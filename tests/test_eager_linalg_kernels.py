@@ -9,7 +9,7 @@ import pytest
 
 import openjax as jax
 from openjax.lax import linalg as lax_linalg
-from openjax._src.primitives.linalg import schur as schur_module
+from openjax._src.primitives.linalg.schur import schur_from_eig
 
 scipy_linalg = pytest.importorskip("scipy.linalg")
 
@@ -54,7 +54,7 @@ def _check_schur_form(a, t, z, tol):
 def test_schur_from_eigenvectors_is_a_schur_form(dtype, shape):
   a = _rand(shape, dtype, seed=sum(shape))
   # The eigenvector route takes random matrices (no QR iteration) ...
-  assert schur_module._schur_from_eig(a) is not None
+  assert schur_from_eig(a) is not None
   with _x64(dtype):
     t, z = (np.asarray(r) for r in lax_linalg.schur(a))
   assert t.dtype == a.dtype and z.dtype == a.dtype
@@ -149,3 +149,22 @@ def test_triangular_solve_zero_pivot_and_empty():
     assert np.isfinite(x[:20]).all() and not np.isfinite(x[20:]).any()
     empty = lax_linalg.triangular_solve(np.ones((2, 0, 0)), np.ones((2, 0, 3)), left_side=True)
     assert empty.shape == (2, 0, 3)
+
+
+# ------------------------------------------------- cholesky, eigh wrappers
+def test_cholesky_batch_with_a_failing_matrix_and_eager_programs():
+  # One gufunc call for the batch; a matrix that is not positive definite
+  # gives NaNs (LAPACK's info > 0, as JAX) and the others their factors.
+  spd = np.array([[4.0, 2.0], [2.0, 3.0]], np.float32)
+  batch = np.stack([spd, -spd, spd])
+  out = np.asarray(lax_linalg.cholesky(batch))
+  assert np.isnan(out[1]).all()
+  for i in (0, 2):
+    np.testing.assert_allclose(out[i], np.linalg.cholesky(spd), rtol=1e-6)
+  # The eager call runs as one program; make_jaxpr still shows JAX's equations.
+  text = str(jax.make_jaxpr(lax_linalg.cholesky)(spd))
+  assert "cholesky" in text and "transpose" in text and "select_n" in text
+  w = np.asarray(lax_linalg.eigh(spd, symmetrize_input=False)[1])
+  np.testing.assert_allclose(w, np.linalg.eigvalsh(spd), rtol=1e-6)
+  v, w = lax_linalg.eigh(np.diag([3.0, 1.0, 2.0]).astype(np.float32), subset_by_index=(0, 2))
+  np.testing.assert_allclose(np.asarray(w), [1.0, 2.0])

@@ -81,6 +81,12 @@ def cholesky(x, *, symmetrize_input: bool = True):
 @cholesky_p.def_impl
 def _cholesky_impl(x):
   a = lapack_dtype(x)
+  try:
+    # One gufunc call for the whole batch; a matrix that is not positive
+    # definite makes it raise, and then each matrix is factored alone.
+    return [np.linalg.cholesky(a).astype(x.dtype, copy=False)]
+  except np.linalg.LinAlgError:
+    pass
   out = np.empty_like(a)
   # An explicit batch count: -1 cannot be inferred for 0x0 matrices.
   flat_shape = (int(np.prod(a.shape[:-2])), *a.shape[-2:])

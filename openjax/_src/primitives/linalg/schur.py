@@ -21,7 +21,7 @@ from openjax._src.core.sharding_rules import replicated_rule
 from openjax._src.primitives.base.util import check_dtypes
 from openjax._src.primitives.linalg.linalg_rules import batch_at_front
 
-__all__ = ["hessenberg", "hessenberg_p", "hessenberg_impl", "schur", "schur_p"]
+__all__ = ["hessenberg", "hessenberg_p", "hessenberg_impl", "schur", "schur_p", "schur_from_eig"]
 
 _INEXACT = (np.floating, np.complexfloating)
 _MAX_SWEEPS_PER_EIGENVALUE = 60
@@ -290,7 +290,7 @@ def _quasi_mask(h: np.ndarray) -> np.ndarray:
 _EIG_SCHUR_TOLERANCE = 64
 
 
-def _schur_from_eig(x: np.ndarray):
+def schur_from_eig(x: np.ndarray):
   """``[t, z]`` for every matrix of ``x`` from its eigenvectors, or None to
   take the QR iteration (the Python loop: ~1 ms at 5x5) for all of them.
 
@@ -405,7 +405,7 @@ def schur(x, *, compute_schur_vectors: bool = True, sort_eig_vals: bool = False,
 
 @schur_p.def_impl
 def _schur_impl(x, *, compute_schur_vectors):
-  outs = _schur_from_eig(x)
+  outs = schur_from_eig(x)
   if outs is None:
     outs = _batched_impl(lambda m: _schur_one(m, compute_schur_vectors), x, 2)
   return outs if compute_schur_vectors else outs[:1]
