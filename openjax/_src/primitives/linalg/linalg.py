@@ -147,52 +147,45 @@ def triangular_solve(a, b, *, left_side: bool = False, lower: bool = False,
                                   unit_diagonal=bool(unit_diagonal))
 
 
-def _effective_triangle(a: np.ndarray, *, lower, transpose_a, conjugate_a, unit_diagonal):
-  """``op(a)`` as an explicit triangular matrix and whether it is lower."""
-  n = a.shape[-1]
-  t = np.tril(a) if lower else np.triu(a)
-  if unit_diagonal:
-    t[..., range(n), range(n)] = 1
-  if conjugate_a:
-    t = np.conj(t)
-  if transpose_a:
-    t = np.swapaxes(t, -1, -2)
-  return t, lower != transpose_a
-
-
-def _forward_substitution(t: np.ndarray, b: np.ndarray) -> np.ndarray:
+def _forward_substitution(t: np.ndarray, b: np.ndarray, unit_diagonal: bool) -> np.ndarray:
   """Solve ``t x = b`` for lower-triangular ``t`` (``[..., n, n]``,
-  ``[..., n, k]``; equal batch dims) as blocked trsm: recursive halves, the
-  off-diagonal block's update one matrix product (BLAS-3), down to
-  ``_SUBSTITUTION_ROWS`` rows solved row by row. A 1000 x 1000 system with
-  1000 right-hand sides took ~120-300 ms row by row (a matrix-vector
+  ``[..., n, k]``; equal batch dims; only the lower triangle is read, the
+  diagonal only without ``unit_diagonal``) as blocked trsm: recursive
+  halves, the off-diagonal block's update one matrix product (BLAS-3), down
+  to ``_SUBSTITUTION_ROWS`` rows solved row by row. A 1000 x 1000 system
+  with 1000 right-hand sides took ~120-300 ms row by row (a matrix-vector
   product a row), LAPACK ~20-100 ms on the loaded machine."""
   x = np.empty(b.shape, b.dtype)
   if int(np.prod(b.shape[:-2])) == 1:
     # One system: 2-D steps (a third cheaper a row than batched ones).
-    _substitute_into(t.reshape(t.shape[-2:]), b.reshape(b.shape[-2:]), x.reshape(b.shape[-2:]))
+    _substitute_into(t.reshape(t.shape[-2:]), b.reshape(b.shape[-2:]), x.reshape(b.shape[-2:]),
+                     unit_diagonal)
   else:
-    _substitute_into(t, b, x)
+    _substitute_into(t, b, x, unit_diagonal)
   return x
 
 
-def _substitute_into(t: np.ndarray, b: np.ndarray, x: np.ndarray) -> None:
+def _substitute_into(t: np.ndarray, b: np.ndarray, x: np.ndarray, unit: bool) -> None:
   n = t.shape[-1]
   if n > _SUBSTITUTION_ROWS:
     h = n // 2
-    _substitute_into(t[..., :h, :h], b[..., :h, :], x[..., :h, :])
+    _substitute_into(t[..., :h, :h], b[..., :h, :], x[..., :h, :], unit)
     _substitute_into(t[..., h:, h:], b[..., h:, :] - np.matmul(t[..., h:, :h], x[..., :h, :]),
-                     x[..., h:, :])
+                     x[..., h:, :], unit)
     return
-  if n:
-    x[..., 0, :] = b[..., 0, :] / t[..., 0, 0, None]
+  if not n:
+    return
+  x[..., 0, :] = b[..., 0, :] if unit else b[..., 0, :] / t[..., 0, 0, None]
   if x.ndim == 2:
     for i in range(1, n):
-      x[i] = (b[i] - t[i, :i] @ x[:i]) / t[i, i]
+      x[i] = b[i] - t[i, :i] @ x[:i]
+      if not unit:
+        x[i] /= t[i, i]
     return
   for i in range(1, n):
-    r = b[..., i, :] - np.matmul(t[..., i, None, :i], x[..., :i, :])[..., 0, :]
-    x[..., i, :] = r / t[..., i, i, None]
+    x[..., i, :] = b[..., i, :] - np.matmul(t[..., i, None, :i], x[..., :i, :])[..., 0, :]
+    if not unit:
+      x[..., i, :] /= t[..., i, i, None]
 
 
 _SUBSTITUTION_ROWS = 32
@@ -201,15 +194,20 @@ _SUBSTITUTION_ROWS = 32
 @triangular_solve_p.def_impl
 def _triangular_solve_impl(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
   dtype = b.dtype
-  a, b = lapack_dtype(a), lapack_dtype(b)
-  t, is_lower = _effective_triangle(a, lower=lower, transpose_a=transpose_a,
-                                    conjugate_a=conjugate_a, unit_diagonal=unit_diagonal)
+  t, b = lapack_dtype(a), lapack_dtype(b)
+  # op(a) without masking its other triangle: the substitution reads only
+  # the triangle it solves with (and the diagonal unless unit).
+  if conjugate_a:
+    t = np.conj(t)
+  if transpose_a:
+    t = np.swapaxes(t, -1, -2)
+  is_lower = lower != transpose_a
   if not left_side:   # x t = b  <=>  t^T x^T = b^T
     t, b, is_lower = np.swapaxes(t, -1, -2), np.swapaxes(b, -1, -2), not is_lower
   if not is_lower:    # reversing rows and columns makes t lower
     t, b = t[..., ::-1, ::-1], b[..., ::-1, :]
   with np.errstate(all="ignore"):
-    x = _forward_substitution(t, b)
+    x = _forward_substitution(t, b, unit_diagonal)
   if not is_lower:
     x = x[..., ::-1, :]
   if not left_side:
