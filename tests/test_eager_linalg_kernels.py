@@ -168,3 +168,10 @@ def test_cholesky_batch_with_a_failing_matrix_and_eager_programs():
   np.testing.assert_allclose(w, np.linalg.eigvalsh(spd), rtol=1e-6)
   v, w = lax_linalg.eigh(np.diag([3.0, 1.0, 2.0]).astype(np.float32), subset_by_index=(0, 2))
   np.testing.assert_allclose(np.asarray(w), [1.0, 2.0])
+
+
+def test_eigh_eager_program_takes_every_keyword():
+  x = np.diag([3.0, 1.0, 2.0]).astype(np.float32)
+  for implementation in (None, *lax_linalg.EighImplementation):
+    _, w = lax_linalg.eigh(x, implementation=implementation, subset_by_index=[1, 3])
+    np.testing.assert_allclose(np.asarray(w), [2.0, 3.0])
