@@ -13,6 +13,7 @@ iterations with lax loops. Neither is differentiable, as in JAX.
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 
@@ -57,38 +58,39 @@ def _not_differentiable(name: str):
 
 
 # ----------------------------------------------------------- Householder
-def _reflector(x: np.ndarray):
-  """LAPACK ``larfg``: ``(v, tau, beta)`` with ``v[0] = 1`` and
-  ``(I - tau v v^H)^H x = beta e_1`` (``tau = 0`` when ``x`` is already
-  ``beta e_1`` with real ``beta``)."""
-  alpha = x[0]
-  tail = np.linalg.norm(x[1:])
-  v = np.zeros_like(x)
-  v[0] = 1
-  if tail == 0 and np.imag(alpha) == 0:
-    return v, x.dtype.type(0), alpha
-  beta = -np.copysign(np.hypot(np.abs(alpha), tail), np.real(alpha))
-  tau = (beta - alpha) / beta
-  v[1:] = x[1:] / (alpha - beta)
-  return v, tau, beta
-
-
 def _hessenberg_one(a: np.ndarray):
   """``(packed, taus)``: ``H`` on and above the subdiagonal, reflector tails
-  below it; ``a = Q H Q^H`` with ``Q = H_0 ... H_{n-2}``."""
+  below it; ``a = Q H Q^H`` with ``Q = H_0 ... H_{n-2}``.
+
+  Each reflector is LAPACK ``larfg``'s: ``v[0] = 1`` and ``(I - tau v
+  v^H)^H x = beta e_1`` with real ``beta``; ``tau = 0`` (no update) when
+  ``x`` already is ``beta e_1``. The scalars are Python numbers and the
+  updates four NumPy calls a side: the column loop's cost is its calls."""
   a = a.copy()
   n = a.shape[-1]
+  is_complex = a.dtype.kind == "c"
   taus = np.zeros(max(n - 1, 0), a.dtype)
   # n - 1 reflectors, as gehrd: the last has no tail and only makes a
   # complex subdiagonal entry real (tau = 0 for real input).
   for k in range(n - 1):
-    v, tau, beta = _reflector(a[k + 1:, k].copy())
+    x = a[k + 1:, k]
+    alpha = complex(x[0]) if is_complex else float(x[0])
+    tail = math.sqrt(np.vdot(x[1:], x[1:]).real) if len(x) > 1 else 0.0
+    if tail == 0 and alpha.imag == 0:
+      x[1:] = 0      # the reflector's tail (entries whose squares underflow)
+      continue
+    beta = -math.copysign(math.hypot(abs(alpha), tail), alpha.real)
+    tau = (beta - alpha) / beta
+    v = x.copy()
+    v[0] = 1
+    v[1:] /= alpha - beta
     taus[k] = tau
     # H^H from the left, H from the right (H = I - tau v v^H).
+    vh = np.conj(v) if is_complex else v
     block = a[k + 1:, k:]
-    block -= np.conj(tau) * np.outer(v, np.conj(v) @ block)
+    block -= np.multiply.outer(v, (tau.conjugate() * vh) @ block)
     cols = a[:, k + 1:]
-    cols -= tau * np.outer(cols @ v, np.conj(v))
+    cols -= np.multiply.outer(cols @ (tau * v), vh)
     a[k + 1, k] = beta
     a[k + 2:, k] = v[1:]
   return a, taus
