@@ -194,3 +194,21 @@ def test_hessenberg_matches_gehrd(dtype, kind):
     packed_ref, taus_ref, _ = gehrd(a[i])
     np.testing.assert_allclose(packed[i], packed_ref, atol=10 * _tol(dtype))
     np.testing.assert_allclose(taus[i], taus_ref[:6], atol=10 * _tol(dtype))
+
+
+# ------------------------------------------------ lu_pivots_to_permutation
+@pytest.mark.parametrize("shape", [(5,), (3, 5), (40, 5), (0, 5), (2, 0, 5)])
+def test_pivots_to_permutation_both_paths_match_lapack_swaps(shape):
+  # Up to 16 permutations the swaps run on Python lists, past it batched.
+  rng = np.random.default_rng(2)
+  size = 7
+  k = shape[-1]
+  pivots = np.maximum(rng.integers(0, size, shape), np.arange(k)).astype(np.int32)
+  got = np.asarray(lax_linalg.lu_pivots_to_permutation(pivots, size))
+  assert got.dtype == np.int32 and got.shape == shape[:-1] + (size,)
+  flat_p, flat_g = pivots.reshape(-1, k), got.reshape(-1, size)
+  for p, g in zip(flat_p, flat_g):
+    want = np.arange(size)
+    for j, i in enumerate(p):
+      want[[j, i]] = want[[i, j]]
+    np.testing.assert_array_equal(g, want)

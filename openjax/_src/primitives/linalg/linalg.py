@@ -616,6 +616,11 @@ def lu_pivots_to_permutation(pivots, permutation_size: int):
 def _lu_pivots_to_permutation_impl(pivots, *, permutation_size):
   *batch, k = pivots.shape
   piv = pivots.reshape(int(np.prod(batch)), k)   # -1 fails for k = 0
+  if piv.shape[0] <= _PYTHON_SWAP_BATCH:
+    # A few permutations: the swaps on Python lists (~0.1 us a swap, where
+    # a fancy-indexed step over the batch costs ~10 us).
+    perm = np.array([_swapped(permutation_size, row) for row in piv.tolist()], np.int32)
+    return [perm.reshape(*batch, permutation_size)]
   perm = np.broadcast_to(np.arange(permutation_size, dtype=np.int32),
                          (piv.shape[0], permutation_size)).copy()
   rows = np.arange(piv.shape[0])
@@ -623,6 +628,16 @@ def _lu_pivots_to_permutation_impl(pivots, *, permutation_size):
     i = piv[:, j]
     perm[rows, j], perm[rows, i] = perm[rows, i].copy(), perm[rows, j].copy()
   return [perm.reshape(*batch, permutation_size)]
+
+
+_PYTHON_SWAP_BATCH = 16
+
+
+def _swapped(size: int, pivots: list) -> list:
+  order = list(range(size))
+  for j, i in enumerate(pivots):
+    order[j], order[i] = order[i], order[j]
+  return order
 
 
 @lu_pivots_to_permutation_p.def_abstract_eval
