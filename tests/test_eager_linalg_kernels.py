@@ -180,9 +180,11 @@ def test_eigh_eager_program_takes_every_keyword():
 # -------------------------------------------------------------- hessenberg
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("kind", ["general", "hessenberg", "triangular"])
-def test_hessenberg_matches_gehrd(dtype, kind):
-  # Already-reduced columns take no reflector (tau = 0), as larfg.
-  a = _rand((2, 7, 7), dtype, seed=7)
+@pytest.mark.parametrize("batch", [1, 3])
+def test_hessenberg_matches_gehrd(dtype, kind, batch):
+  # Already-reduced columns take no reflector (tau = 0), as larfg; one
+  # matrix runs the scalar column loop, a batch the vectorised one.
+  a = _rand((batch, 7, 7), dtype, seed=7)
   if kind == "hessenberg":
     a = np.triu(a, -1)
   if kind == "triangular":
@@ -190,7 +192,7 @@ def test_hessenberg_matches_gehrd(dtype, kind):
   gehrd = scipy_linalg.get_lapack_funcs("gehrd", (a[0],))
   with _x64(dtype):
     packed, taus = (np.asarray(r) for r in lax_linalg.hessenberg(a))
-  for i in range(2):
+  for i in range(batch):
     packed_ref, taus_ref, _ = gehrd(a[i])
     np.testing.assert_allclose(packed[i], packed_ref, atol=10 * _tol(dtype))
     np.testing.assert_allclose(taus[i], taus_ref[:6], atol=10 * _tol(dtype))

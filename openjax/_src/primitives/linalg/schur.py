@@ -96,6 +96,36 @@ def _hessenberg_one(a: np.ndarray):
   return a, taus
 
 
+def _hessenberg_batch(a: np.ndarray):
+  """``_hessenberg_one`` over a batch ``[b, n, n]`` (``n >= 2``), every
+  step vectorised over the batch (a loop over matrices paid the column
+  loop's calls once a matrix)."""
+  a = a.copy()
+  b, n, _ = a.shape
+  taus = np.zeros((b, n - 1), a.dtype)
+  for k in range(n - 1):
+    x = a[:, k + 1:, k]
+    alpha = x[:, 0].copy()
+    tail = np.sqrt((x[:, 1:].real ** 2 + x[:, 1:].imag ** 2).sum(axis=1))
+    trivial = (tail == 0) & (alpha.imag == 0)
+    beta = -np.copysign(np.hypot(np.abs(alpha), tail), alpha.real)
+    tau = np.where(trivial, 0, (beta - alpha) / np.where(trivial, 1, beta))
+    v = x.copy()
+    v[:, 0] = 1
+    v[:, 1:] = np.where(trivial[:, None], 0, v[:, 1:] / np.where(trivial, 1, alpha - beta)[:, None])
+    vh = np.conj(v)
+    block = a[:, k + 1:, k:]
+    w = np.matmul((np.conj(tau)[:, None] * vh)[:, None, :], block)[:, 0]
+    block -= v[:, :, None] * w[:, None, :]
+    cols = a[:, :, k + 1:]
+    u = np.matmul(cols, (tau[:, None] * v)[:, :, None])[:, :, 0]
+    cols -= u[:, :, None] * vh[:, None, :]
+    a[:, k + 1, k] = np.where(trivial, alpha, beta)
+    a[:, k + 2:, k] = v[:, 1:]
+    taus[:, k] = tau
+  return a, taus
+
+
 def _q_from_reflectors(packed: np.ndarray, taus: np.ndarray) -> np.ndarray:
   n = packed.shape[-1]
   q = np.eye(n, dtype=packed.dtype)
@@ -374,7 +404,15 @@ def hessenberg(a):
 
 @hessenberg_p.def_impl
 def hessenberg_impl(a):
-  return _batched_impl(_hessenberg_one, a, 2)
+  n = a.shape[-1]
+  batch = int(np.prod(a.shape[:-2]))
+  if batch <= 1 or n < 2:
+    return _batched_impl(_hessenberg_one, a, 2)
+  work = a if a.dtype.kind == "c" or a.dtype in (np.float32, np.float64) else a.astype(np.float32)
+  flat = work.reshape(batch, n, n).astype(np.result_type(work.dtype, np.float64))
+  packed, taus = _hessenberg_batch(flat)
+  return [packed.reshape(a.shape).astype(a.dtype), taus.reshape(a.shape[:-2] + (n - 1,))
+          .astype(a.dtype)]
 
 
 @hessenberg_p.def_abstract_eval
