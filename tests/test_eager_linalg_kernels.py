@@ -54,7 +54,8 @@ def _check_schur_form(a, t, z, tol):
 def test_schur_from_eigenvectors_is_a_schur_form(dtype, shape):
   a = _rand(shape, dtype, seed=sum(shape))
   # The eigenvector route takes random matrices (no QR iteration) ...
-  assert schur_from_eig(a) is not None
+  work = a.reshape(-1, *shape[-2:]).astype(np.complex128 if a.dtype.kind == "c" else np.float64)
+  assert schur_from_eig(work)[2].all()
   with _x64(dtype):
     t, z = (np.asarray(r) for r in lax_linalg.schur(a))
   assert t.dtype == a.dtype and z.dtype == a.dtype
@@ -214,3 +215,17 @@ def test_pivots_to_permutation_both_paths_match_lapack_swaps(shape):
     for j, i in enumerate(p):
       want[[j, i]] = want[[i, j]]
     np.testing.assert_array_equal(g, want)
+
+
+def test_schur_falls_back_per_matrix():
+  # A near-Jordan block fails the eigenvector route's check (its V is
+  # ill-conditioned): that matrix alone takes the QR iteration.
+  rng = np.random.default_rng(3)
+  q = np.linalg.qr(rng.standard_normal((6, 6)))[0]
+  jordan = q @ (np.eye(6) * 2 + np.eye(6, k=1) + 1e-12 * rng.standard_normal((6, 6))) @ q.T
+  a = np.stack([rng.standard_normal((6, 6)), jordan, rng.standard_normal((6, 6))])
+  assert schur_from_eig(a)[2].tolist() == [True, False, True]
+  with jax.enable_x64():
+    t, z = (np.asarray(r) for r in lax_linalg.schur(a))
+  for i in range(3):
+    _check_schur_form(a[i], t[i], z[i], 1e-9)

@@ -322,9 +322,11 @@ def _quasi_mask(h: np.ndarray) -> np.ndarray:
 _EIG_SCHUR_TOLERANCE = 64
 
 
-def schur_from_eig(x: np.ndarray):
-  """``[t, z]`` for every matrix of ``x`` from its eigenvectors, or None to
-  take the QR iteration (the Python loop: ~1 ms at 5x5) for all of them.
+def schur_from_eig(work: np.ndarray):
+  """``(t, z, ok)`` for a batch ``[b, n, n]`` (float64/complex128, ``n >=
+  2``) from the eigenvectors: ``ok[i]`` says whether matrix ``i``'s
+  ``(t[i], z[i])`` is a Schur form; the others take the QR iteration (the
+  Python loop: ~1 ms at 5x5).
 
   geev computes ``a = Z T Z^H`` and ``T``'s eigenvectors ``Y`` (upper
   triangular), returning ``V = Z Y``; so the QR factorisation ``V = Q R``
@@ -333,42 +335,36 @@ def schur_from_eig(x: np.ndarray):
   real input each complex pair's ``(v, conj v)`` becomes ``(Re v, Im v)``,
   which gives a real 2x2 block. Defective or nearly defective matrices
   (an ill-conditioned ``V``) leave more than rounding below the triangle and
-  fail the check; they take the QR iteration, as do non-finite inputs."""
-  n = x.shape[-1]
-  if n < 2 or x.size == 0:
-    return None
-  work = x.astype(np.result_type(x.dtype, np.float64)).reshape(-1, n, n)
-  if not np.isfinite(work).all():
-    return None
+  fail the check, as do non-finite ones."""
+  b, n, _ = work.shape
+  ok = np.isfinite(work).all(axis=(1, 2))
+  clean = np.where(ok[:, None, None], work, 0)
   try:
-    w, v = np.linalg.eig(work)
+    w, v = np.linalg.eig(clean)
   except np.linalg.LinAlgError:
-    return None
+    return None, None, np.zeros(b, bool)
   pair_first = np.zeros(w.shape, bool)
   if work.dtype.kind != "c" and w.dtype.kind == "c":
     # Pairs come first the eigenvalue of positive imaginary part (geev).
     pair_first = w.imag > 0
     v = np.where((w.imag < 0)[:, None, :], v.imag, v.real)
   q = np.linalg.qr(v)[0]
-  t = np.matmul(np.conj(np.swapaxes(q, -1, -2)), np.matmul(work, q))
+  t = np.matmul(np.conj(np.swapaxes(q, -1, -2)), np.matmul(clean, q))
   drop = np.broadcast_to(_strict_lower(n), t.shape)
   if pair_first.any():
     drop = drop.copy()
     sub = np.arange(n - 1)
     drop[:, sub + 1, sub] = ~pair_first[:, :-1]
-  dropped = np.where(drop, t, 0)
-  bound = (_EIG_SCHUR_TOLERANCE * n * np.finfo(np.float64).eps) ** 2 * _sum_sq(work)
-  if not (_sum_sq(dropped) <= bound).all():
-    return None
+  bound = (_EIG_SCHUR_TOLERANCE * n * np.finfo(np.float64).eps) ** 2 * _sum_sq(clean)
+  ok &= _sum_sq(np.where(drop, t, 0)) <= bound
   t[drop] = 0
   if pair_first.any():
     # Each 2x2 block must hold its complex pair (negative discriminant) to
     # be a real Schur form's block.
-    b, i = np.nonzero(pair_first[:, :-1])
-    a11, a12, a21, a22 = t[b, i, i], t[b, i, i + 1], t[b, i + 1, i], t[b, i + 1, i + 1]
-    if not (((a11 - a22) / 2) ** 2 + a12 * a21 < 0).all():
-      return None
-  return [t.reshape(x.shape).astype(x.dtype), q.reshape(x.shape).astype(x.dtype)]
+    m, i = np.nonzero(pair_first[:, :-1])
+    a11, a12, a21, a22 = t[m, i, i], t[m, i, i + 1], t[m, i + 1, i], t[m, i + 1, i + 1]
+    ok[m[((a11 - a22) / 2) ** 2 + a12 * a21 >= 0]] = False
+  return t, q, ok
 
 
 def _sum_sq(m: np.ndarray) -> np.ndarray:
@@ -445,9 +441,20 @@ def schur(x, *, compute_schur_vectors: bool = True, sort_eig_vals: bool = False,
 
 @schur_p.def_impl
 def _schur_impl(x, *, compute_schur_vectors):
-  outs = schur_from_eig(x)
-  if outs is None:
+  n = x.shape[-1]
+  if n < 2 or x.size == 0:
     outs = _batched_impl(lambda m: _schur_one(m, compute_schur_vectors), x, 2)
+    return outs if compute_schur_vectors else outs[:1]
+  narrow = x.dtype.kind != "c" and x.dtype not in (np.float32, np.float64)
+  work = (x.astype(np.float32) if narrow else x).reshape(-1, n, n)
+  work = work.astype(np.result_type(work.dtype, np.float64))
+  t, z, ok = schur_from_eig(work)
+  if not ok.all():
+    if t is None:
+      t, z = np.empty_like(work), np.empty_like(work)
+    for i in np.flatnonzero(~ok):
+      t[i], z[i] = _schur_one(work[i], compute_schur_vectors)
+  outs = [t.reshape(x.shape).astype(x.dtype), z.reshape(x.shape).astype(x.dtype)]
   return outs if compute_schur_vectors else outs[:1]
 
 
