@@ -229,3 +229,28 @@ def test_schur_falls_back_per_matrix():
     t, z = (np.asarray(r) for r in lax_linalg.schur(a))
   for i in range(3):
     _check_schur_form(a[i], t[i], z[i], 1e-9)
+
+
+# ---------------------------------------------------------------------- lu
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(5, 6, 6), (4, 3, 7), (4, 7, 3), (1, 6, 6), (2, 40, 40)])
+def test_lu_batches_match_getrf(dtype, shape):
+  # A batch of small matrices runs with the batch as the last axis, one
+  # matrix Crout's panels, larger batches recursion plus batched panels.
+  # Integer entries make exact ties: getrf takes the first largest row.
+  rng = np.random.default_rng(sum(shape))
+  a = rng.integers(-2, 3, shape).astype(dtype)
+  if np.dtype(dtype).kind == "c":
+    a = a + 1j * rng.integers(-2, 3, shape)
+  a[0, :, 1] = 0     # a zero column: a zero pivot left in place
+  with _x64(dtype):
+    lu, pivots, perm = (np.asarray(r) for r in lax_linalg.lu(a))
+  getrf = scipy_linalg.get_lapack_funcs("getrf", (a[0],))
+  for i in range(shape[0]):
+    lu_ref, piv_ref, _ = getrf(a[i])
+    np.testing.assert_array_equal(pivots[i], piv_ref[:min(shape[1:])])
+    np.testing.assert_allclose(lu[i], lu_ref, atol=100 * _tol(dtype))
+    want = np.arange(shape[1])
+    for j, p in enumerate(piv_ref[:min(shape[1:])]):
+      want[[j, p]] = want[[p, j]]
+    np.testing.assert_array_equal(perm[i], want)
