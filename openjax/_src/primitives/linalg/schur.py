@@ -401,7 +401,7 @@ def hessenberg(a):
 @hessenberg_p.def_impl
 def hessenberg_impl(a):
   n = a.shape[-1]
-  batch = int(np.prod(a.shape[:-2]))
+  batch = math.prod(a.shape[:-2])
   if batch <= 1 or n < 2:
     return _batched_impl(_hessenberg_one, a, 2)
   work = a if a.dtype.kind == "c" or a.dtype in (np.float32, np.float64) else a.astype(np.float32)
