@@ -107,11 +107,13 @@ def test_lu_reconstructs(dtype):
                                 perm)
 
 
-@pytest.mark.parametrize("shape", [(1, 300, 300), (2, 257, 150), (1, 150, 257)])
+@pytest.mark.parametrize("shape", [(1, 300, 300), (2, 257, 150), (1, 150, 257), (1, 70, 45),
+                                   (3, 70, 70), (1, 45, 70), (1, 33, 33)])
 @pytest.mark.parametrize("kind", ["f64", "c128"])
 def test_lu_by_panels_matches_lapack(shape, kind):
-  # Past 128 columns the eager LU eliminates by panels (a triangular solve
-  # and a matrix product per panel): LAPACK getrf's pivots, its factors to
+  # Past 32 columns the eager LU is recursive (halves of the columns, block
+  # solves and matrix products between them; Crout panels for one matrix,
+  # right-looking ones for a batch): LAPACK getrf's pivots, its factors to
   # rounding (SciPy's lu_factor is the reference).
   sl = pytest.importorskip("scipy.linalg")
   rng = np.random.default_rng(11)
@@ -365,3 +367,19 @@ def test_errors_match_jax():
     jnp.linalg.solve(np.ones((3, 3), np.float32), np.ones((4,), np.float32))
   with pytest.raises(ValueError, match="Unsupported QR decomposition mode"):
     jnp.linalg.qr(np.ones((3, 3), np.float32), mode="bogus")
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+def test_lu_ties_pick_the_first_row_as_lapack(batch):
+  # Integer matrices: exact ties in |a| everywhere; getrf takes the first
+  # row of largest magnitude at every step, in every panel and block.
+  sl = pytest.importorskip("scipy.linalg")
+  a = np.random.default_rng(5).integers(-2, 3, (batch, 80, 80)).astype(np.float64)
+  with jax.enable_x64():
+    lu, pivots, _ = (np.asarray(t) for t in lax_linalg.lu(a))
+  for i in range(batch):
+    with warnings.catch_warnings():
+      warnings.simplefilter("ignore")
+      lu_ref, piv_ref = sl.lu_factor(a[i], check_finite=False)
+    np.testing.assert_array_equal(pivots[i], piv_ref)
+    np.testing.assert_allclose(lu[i], lu_ref, atol=1e-9 * np.abs(lu_ref).max())

@@ -50,21 +50,6 @@ def schur(a, output: str = "real"):
 
 
 # ------------------------------------------------------------- hessenberg
-def _q_from_reflectors(packed, taus):
-  """``Q = H_0 H_1 ... H_{n-2}`` from ``gehrd``'s packed reflectors."""
-  n = packed.shape[-1]
-  rows = np.arange(n)
-  q = jnp.broadcast_to(jnp.eye(n, dtype=packed.dtype), packed.shape)
-  for k in reversed(range(n - 1)):
-    v = jnp.where(rows == k + 1, 1, jnp.where(rows > k + 1, packed[..., :, k], 0))
-    v = v.astype(packed.dtype)
-    tau = taus[..., k][..., None, None]
-    # q <- H_k q with H_k = I - tau v v^H.
-    vhq = jnp.einsum("...i,...ij->...j", jnp.conj(v), q, precision=_HIGHEST)
-    q = q - tau * v[..., :, None] * vhq[..., None, :]
-  return q
-
-
 @jit(static_argnames=("calc_q", "overwrite_a", "check_finite"))
 def hessenberg(a, *, calc_q: bool = False, overwrite_a: bool = False, check_finite: bool = True):
   """The upper Hessenberg form ``h`` of square ``a`` (``a = q h q^H``), and
@@ -76,7 +61,17 @@ def hessenberg(a, *, calc_q: bool = False, overwrite_a: bool = False, check_fini
     return (jnp.zeros_like(a), jnp.zeros_like(a)) if calc_q else jnp.zeros_like(a)
   packed, taus = lax.linalg.hessenberg(a)
   h = jnp.triu(packed, -1)
-  return (h, _q_from_reflectors(packed, taus)) if calc_q else h
+  if not calc_q:
+    return h
+  # Q = H_0 ... H_{n-2}, whose reflectors act on rows 1..n-1 (orgqr on the
+  # packed block below the first row, as JAX): one primitive, not a
+  # program step per reflector.
+  q = lax.linalg.householder_product(packed[..., 1:, :-1], taus)
+  n = a.shape[-1]
+  batch = a.shape[:-2]
+  q = jnp.block([[jnp.ones(batch + (1, 1), dtype=a.dtype), jnp.zeros(batch + (1, n - 1), dtype=a.dtype)],
+                 [jnp.zeros(batch + (n - 1, 1), dtype=a.dtype), q]])
+  return h, q
 
 
 # ---------------------------------------------------------------- rsf2csf

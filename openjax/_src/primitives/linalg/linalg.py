@@ -13,6 +13,8 @@ positive definite) gives NaNs, never an exception.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from openjax._src import dtypes
@@ -25,7 +27,7 @@ from openjax._src.primitives.base.util import check_dtypes, check_same_dtypes
 from openjax._src.primitives.elementwise.arithmetic import (add, div, integer_pow, mul, neg, real,
                                                             sub)
 from openjax._src.primitives.elementwise.logic import eq
-from openjax._src.primitives.linalg import linalg_rules
+from openjax._src.primitives.linalg import linalg_rules, lu_kernels
 from openjax._src.primitives.linalg.schur import hessenberg, hessenberg_p, schur, schur_p
 from openjax._src.primitives.linalg.linalg_rules import (H, T, batch_at_front, conj, const,
                                                          diag_matrix, diagonal, eye_like,
@@ -81,9 +83,15 @@ def cholesky(x, *, symmetrize_input: bool = True):
 @cholesky_p.def_impl
 def _cholesky_impl(x):
   a = lapack_dtype(x)
+  try:
+    # One gufunc call for the whole batch; a matrix that is not positive
+    # definite makes it raise, and then each matrix is factored alone.
+    return [np.linalg.cholesky(a).astype(x.dtype, copy=False)]
+  except np.linalg.LinAlgError:
+    pass
   out = np.empty_like(a)
   # An explicit batch count: -1 cannot be inferred for 0x0 matrices.
-  flat_shape = (int(np.prod(a.shape[:-2])), *a.shape[-2:])
+  flat_shape = (math.prod(a.shape[:-2]), *a.shape[-2:])
   flat_a, flat_out = a.reshape(flat_shape), out.reshape(flat_shape)
   for i in range(flat_a.shape[0]):
     try:
@@ -141,42 +149,23 @@ def triangular_solve(a, b, *, left_side: bool = False, lower: bool = False,
                                   unit_diagonal=bool(unit_diagonal))
 
 
-def _effective_triangle(a: np.ndarray, *, lower, transpose_a, conjugate_a, unit_diagonal):
-  """``op(a)`` as an explicit triangular matrix and whether it is lower."""
-  n = a.shape[-1]
-  keep = np.tril(np.ones((n, n), bool)) if lower else np.triu(np.ones((n, n), bool))
-  t = np.where(keep, a, 0)
-  if unit_diagonal:
-    t = np.where(np.eye(n, dtype=bool), 1, t).astype(a.dtype)
+@triangular_solve_p.def_impl
+def _triangular_solve_impl(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
+  dtype = b.dtype
+  t, b = lapack_dtype(a), lapack_dtype(b)
+  # op(a) without masking its other triangle: the substitution reads only
+  # the triangle it solves with (and the diagonal unless unit).
   if conjugate_a:
     t = np.conj(t)
   if transpose_a:
     t = np.swapaxes(t, -1, -2)
-  return t, lower != transpose_a
-
-
-def _forward_substitution(t: np.ndarray, b: np.ndarray) -> np.ndarray:
-  """Solve ``t x = b`` for lower-triangular ``t`` (``[..., n, n]``, ``[..., n, k]``)."""
-  n = t.shape[-1]
-  x = np.zeros(np.broadcast_shapes(t.shape[:-2], b.shape[:-2]) + b.shape[-2:], b.dtype)
-  for i in range(n):
-    r = b[..., i, :] - np.einsum("...j,...jk->...k", t[..., i, :i], x[..., :i, :])
-    x[..., i, :] = r / t[..., i, i, None]
-  return x
-
-
-@triangular_solve_p.def_impl
-def _triangular_solve_impl(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
-  dtype = b.dtype
-  a, b = lapack_dtype(a), lapack_dtype(b)
-  t, is_lower = _effective_triangle(a, lower=lower, transpose_a=transpose_a,
-                                    conjugate_a=conjugate_a, unit_diagonal=unit_diagonal)
+  is_lower = lower != transpose_a
   if not left_side:   # x t = b  <=>  t^T x^T = b^T
     t, b, is_lower = np.swapaxes(t, -1, -2), np.swapaxes(b, -1, -2), not is_lower
   if not is_lower:    # reversing rows and columns makes t lower
     t, b = t[..., ::-1, ::-1], b[..., ::-1, :]
   with np.errstate(all="ignore"):
-    x = _forward_substitution(t, b)
+    x = lu_kernels.forward_substitution(t, b, unit_diagonal)
   if not is_lower:
     x = x[..., ::-1, :]
   if not left_side:
@@ -404,66 +393,12 @@ def lu(x):
   return lu_, pivots, perm
 
 
-def _lu_numpy(a: np.ndarray):
-  """Partial-pivoting LU of a batch ``[b, m, n]`` (LAPACK getrf's choices:
-  the first row of largest magnitude, |re| + |im| for complex numbers).
-
-  Up to ``_LU_BLOCK_MIN`` columns the columns are eliminated one by one with
-  rank-1 updates of the whole trailing matrix; past it by panels of
-  ``_LU_PANEL`` columns as LAPACK does (the panel eliminated column by
-  column, then one triangular solve for the panel's rows of U and one matrix
-  product for the trailing matrix): a float64 1000 x 1000 LU takes ~830 ms
-  as rank-1 updates (memory-bound passes over the trailing matrix), ~80 ms
-  by panels of 32 (16: 85, 64: 84, 128: 114; LAPACK's getrf ~10 ms)."""
-  b, m, n = a.shape
-  k = min(m, n)
-  a = a.copy()
-  pivots = np.zeros((b, k), np.int32)
-  perm = np.broadcast_to(np.arange(m, dtype=np.int32), (b, m)).copy()
-  if k <= _LU_BLOCK_MIN:
-    _lu_columns(a, pivots, perm, 0, k, n)
-    return a, pivots, perm
-  for j0 in range(0, k, _LU_PANEL):
-    j1 = min(j0 + _LU_PANEL, k)
-    _lu_columns(a, pivots, perm, j0, j1, j1)      # the panel; swaps move whole rows
-    if j1 < n:
-      # U12 = L11^-1 A12 (L11 unit lower), then A22 -= L21 U12.
-      for r in range(j0 + 1, j1):
-        a[:, r, j1:] -= np.matmul(a[:, r, None, j0:r], a[:, j0:r, j1:])[:, 0]
-      if j1 < m:
-        a[:, j1:, j1:] -= np.matmul(a[:, j1:, j0:j1], a[:, j0:j1, j1:])
-  return a, pivots, perm
-
-
-_LU_BLOCK_MIN = 128
-_LU_PANEL = 32
-
-
-def _lu_columns(a: np.ndarray, pivots: np.ndarray, perm: np.ndarray, j0: int, j1: int,
-                stop: int) -> None:
-  """Eliminate columns ``j0:j1`` of ``a`` in place, updating the trailing
-  columns up to ``stop`` (row swaps move whole rows)."""
-  rows = np.arange(a.shape[0])
-  for j in range(j0, j1):
-    col = a[:, j:, j]
-    mag = np.abs(col.real) + np.abs(col.imag) if a.dtype.kind == "c" else np.abs(col)
-    i = j + np.argmax(mag, axis=1)
-    pivots[:, j] = i
-    a[rows, j], a[rows, i] = a[rows, i].copy(), a[rows, j].copy()
-    perm[rows, j], perm[rows, i] = perm[rows, i].copy(), perm[rows, j].copy()
-    d = a[:, j, j]
-    safe = d != 0
-    a[:, j + 1:, j] = np.where(safe[:, None], a[:, j + 1:, j] / np.where(safe, d, 1)[:, None],
-                               a[:, j + 1:, j])
-    a[:, j + 1:, j + 1:stop] -= a[:, j + 1:, j, None] * a[:, j, None, j + 1:stop]
-
-
 @lu_p.def_impl
 def _lu_impl(x):
   *batch, m, n = x.shape
-  a = lapack_dtype(x).reshape(int(np.prod(batch)), m, n)   # -1 fails for 0x0
+  a = lapack_dtype(x).reshape(math.prod(batch), m, n)   # -1 fails for 0x0
   with np.errstate(all="ignore"):
-    lu_, piv, perm = _lu_numpy(a)
+    lu_, piv, perm = lu_kernels.partial_pivoting_lu(a)
   k = min(m, n)
   return [lu_.reshape(x.shape).astype(x.dtype, copy=False), piv.reshape(*batch, k),
           perm.reshape(*batch, m)]
@@ -526,15 +461,7 @@ def lu_pivots_to_permutation(pivots, permutation_size: int):
 
 @lu_pivots_to_permutation_p.def_impl
 def _lu_pivots_to_permutation_impl(pivots, *, permutation_size):
-  *batch, k = pivots.shape
-  piv = pivots.reshape(int(np.prod(batch)), k)   # -1 fails for k = 0
-  perm = np.broadcast_to(np.arange(permutation_size, dtype=np.int32),
-                         (piv.shape[0], permutation_size)).copy()
-  rows = np.arange(piv.shape[0])
-  for j in range(k):
-    i = piv[:, j]
-    perm[rows, j], perm[rows, i] = perm[rows, i].copy(), perm[rows, j].copy()
-  return [perm.reshape(*batch, permutation_size)]
+  return [lu_kernels.pivots_to_permutation(pivots, permutation_size)]
 
 
 @lu_pivots_to_permutation_p.def_abstract_eval

@@ -12,6 +12,9 @@ iterations with lax loops. Neither is differentiable, as in JAX.
 """
 from __future__ import annotations
 
+import functools
+import math
+
 import numpy as np
 
 from openjax._src.core import Primitive, ShapedArray
@@ -19,7 +22,7 @@ from openjax._src.core.sharding_rules import replicated_rule
 from openjax._src.primitives.base.util import check_dtypes
 from openjax._src.primitives.linalg.linalg_rules import batch_at_front
 
-__all__ = ["hessenberg", "hessenberg_p", "hessenberg_impl", "schur", "schur_p"]
+__all__ = ["hessenberg", "hessenberg_p", "hessenberg_impl", "schur", "schur_p", "schur_from_eig"]
 
 _INEXACT = (np.floating, np.complexfloating)
 _MAX_SWEEPS_PER_EIGENVALUE = 60
@@ -55,40 +58,71 @@ def _not_differentiable(name: str):
 
 
 # ----------------------------------------------------------- Householder
-def _reflector(x: np.ndarray):
-  """LAPACK ``larfg``: ``(v, tau, beta)`` with ``v[0] = 1`` and
-  ``(I - tau v v^H)^H x = beta e_1`` (``tau = 0`` when ``x`` is already
-  ``beta e_1`` with real ``beta``)."""
-  alpha = x[0]
-  tail = np.linalg.norm(x[1:])
-  v = np.zeros_like(x)
-  v[0] = 1
-  if tail == 0 and np.imag(alpha) == 0:
-    return v, x.dtype.type(0), alpha
-  beta = -np.copysign(np.hypot(np.abs(alpha), tail), np.real(alpha))
-  tau = (beta - alpha) / beta
-  v[1:] = x[1:] / (alpha - beta)
-  return v, tau, beta
-
-
 def _hessenberg_one(a: np.ndarray):
   """``(packed, taus)``: ``H`` on and above the subdiagonal, reflector tails
-  below it; ``a = Q H Q^H`` with ``Q = H_0 ... H_{n-2}``."""
+  below it; ``a = Q H Q^H`` with ``Q = H_0 ... H_{n-2}``.
+
+  Each reflector is LAPACK ``larfg``'s: ``v[0] = 1`` and ``(I - tau v
+  v^H)^H x = beta e_1`` with real ``beta``; ``tau = 0`` (no update) when
+  ``x`` already is ``beta e_1``. The scalars are Python numbers and the
+  updates four NumPy calls a side: the column loop's cost is its calls."""
   a = a.copy()
   n = a.shape[-1]
+  is_complex = a.dtype.kind == "c"
   taus = np.zeros(max(n - 1, 0), a.dtype)
   # n - 1 reflectors, as gehrd: the last has no tail and only makes a
   # complex subdiagonal entry real (tau = 0 for real input).
   for k in range(n - 1):
-    v, tau, beta = _reflector(a[k + 1:, k].copy())
+    x = a[k + 1:, k]
+    alpha = complex(x[0]) if is_complex else float(x[0])
+    tail = math.sqrt(np.vdot(x[1:], x[1:]).real) if len(x) > 1 else 0.0
+    if tail == 0 and alpha.imag == 0:
+      x[1:] = 0      # the reflector's tail (entries whose squares underflow)
+      continue
+    beta = -math.copysign(math.hypot(abs(alpha), tail), alpha.real)
+    tau = (beta - alpha) / beta
+    v = x.copy()
+    v[0] = 1
+    v[1:] /= alpha - beta
     taus[k] = tau
     # H^H from the left, H from the right (H = I - tau v v^H).
+    vh = np.conj(v) if is_complex else v
     block = a[k + 1:, k:]
-    block -= np.conj(tau) * np.outer(v, np.conj(v) @ block)
+    block -= np.multiply.outer(v, (tau.conjugate() * vh) @ block)
     cols = a[:, k + 1:]
-    cols -= tau * np.outer(cols @ v, np.conj(v))
+    cols -= np.multiply.outer(cols @ (tau * v), vh)
     a[k + 1, k] = beta
     a[k + 2:, k] = v[1:]
+  return a, taus
+
+
+def _hessenberg_batch(a: np.ndarray):
+  """``_hessenberg_one`` over a batch ``[b, n, n]`` (``n >= 2``), every
+  step vectorised over the batch (a loop over matrices paid the column
+  loop's calls once a matrix)."""
+  a = a.copy()
+  b, n, _ = a.shape
+  taus = np.zeros((b, n - 1), a.dtype)
+  for k in range(n - 1):
+    x = a[:, k + 1:, k]
+    alpha = x[:, 0].copy()
+    tail = np.sqrt((x[:, 1:].real ** 2 + x[:, 1:].imag ** 2).sum(axis=1))
+    trivial = (tail == 0) & (alpha.imag == 0)
+    beta = -np.copysign(np.hypot(np.abs(alpha), tail), alpha.real)
+    tau = np.where(trivial, 0, (beta - alpha) / np.where(trivial, 1, beta))
+    v = x.copy()
+    v[:, 0] = 1
+    v[:, 1:] = np.where(trivial[:, None], 0, v[:, 1:] / np.where(trivial, 1, alpha - beta)[:, None])
+    vh = np.conj(v)
+    block = a[:, k + 1:, k:]
+    w = np.matmul((np.conj(tau)[:, None] * vh)[:, None, :], block)[:, 0]
+    block -= v[:, :, None] * w[:, None, :]
+    cols = a[:, :, k + 1:]
+    u = np.matmul(cols, (tau[:, None] * v)[:, :, None])[:, :, 0]
+    cols -= u[:, :, None] * vh[:, None, :]
+    a[:, k + 1, k] = np.where(trivial, alpha, beta)
+    a[:, k + 2:, k] = v[:, 1:]
+    taus[:, k] = tau
   return a, taus
 
 
@@ -282,6 +316,69 @@ def _quasi_mask(h: np.ndarray) -> np.ndarray:
   return mask
 
 
+# A Schur form from LAPACK's eigenvectors (geev), accepted when it is one to
+# rounding: the dropped part below the (quasi-)triangle within this many
+# n * eps64 * ||a||_F (LAPACK's gees guarantees a backward error of that order).
+_EIG_SCHUR_TOLERANCE = 64
+
+
+def schur_from_eig(work: np.ndarray):
+  """``(t, z, ok)`` for a batch ``[b, n, n]`` (float64/complex128, ``n >=
+  2``) from the eigenvectors: ``ok[i]`` says whether matrix ``i``'s
+  ``(t[i], z[i])`` is a Schur form; the others take the QR iteration (the
+  Python loop: ~1 ms at 5x5).
+
+  geev computes ``a = Z T Z^H`` and ``T``'s eigenvectors ``Y`` (upper
+  triangular), returning ``V = Z Y``; so the QR factorisation ``V = Q R``
+  gives ``Q = Z`` up to column phases and ``Q^H a Q = R diag(w) R^-1`` is
+  upper triangular, its diagonal geev's eigenvalues in geev's order. For
+  real input each complex pair's ``(v, conj v)`` becomes ``(Re v, Im v)``,
+  which gives a real 2x2 block. Defective or nearly defective matrices
+  (an ill-conditioned ``V``) leave more than rounding below the triangle and
+  fail the check, as do non-finite ones."""
+  b, n, _ = work.shape
+  ok = np.isfinite(work).all(axis=(1, 2))
+  clean = np.where(ok[:, None, None], work, 0)
+  try:
+    w, v = np.linalg.eig(clean)
+  except np.linalg.LinAlgError:
+    return None, None, np.zeros(b, bool)
+  pair_first = np.zeros(w.shape, bool)
+  if work.dtype.kind != "c" and w.dtype.kind == "c":
+    # Pairs come first the eigenvalue of positive imaginary part (geev).
+    pair_first = w.imag > 0
+    v = np.where((w.imag < 0)[:, None, :], v.imag, v.real)
+  q = np.linalg.qr(v)[0]
+  t = np.matmul(np.conj(np.swapaxes(q, -1, -2)), np.matmul(clean, q))
+  drop = np.broadcast_to(_strict_lower(n), t.shape)
+  if pair_first.any():
+    drop = drop.copy()
+    sub = np.arange(n - 1)
+    drop[:, sub + 1, sub] = ~pair_first[:, :-1]
+  bound = (_EIG_SCHUR_TOLERANCE * n * np.finfo(np.float64).eps) ** 2 * _sum_sq(clean)
+  ok &= _sum_sq(np.where(drop, t, 0)) <= bound
+  t[drop] = 0
+  if pair_first.any():
+    # Each 2x2 block must hold its complex pair (negative discriminant) to
+    # be a real Schur form's block.
+    m, i = np.nonzero(pair_first[:, :-1])
+    a11, a12, a21, a22 = t[m, i, i], t[m, i, i + 1], t[m, i + 1, i], t[m, i + 1, i + 1]
+    ok[m[((a11 - a22) / 2) ** 2 + a12 * a21 >= 0]] = False
+  return t, q, ok
+
+
+def _sum_sq(m: np.ndarray) -> np.ndarray:
+  """The squared Frobenius norms of a batch ``[b, n, n]``."""
+  return (m.real ** 2 + m.imag ** 2 if m.dtype.kind == "c" else m * m).sum(axis=(1, 2))
+
+
+@functools.cache
+def _strict_lower(n: int) -> np.ndarray:
+  mask = np.tril(np.ones((n, n), bool), -1)
+  mask.flags.writeable = False
+  return mask
+
+
 def _schur_one(a: np.ndarray, compute_schur_vectors: bool):
   packed, taus = _hessenberg_one(a)
   h = np.triu(packed, -1)
@@ -303,7 +400,15 @@ def hessenberg(a):
 
 @hessenberg_p.def_impl
 def hessenberg_impl(a):
-  return _batched_impl(_hessenberg_one, a, 2)
+  n = a.shape[-1]
+  batch = math.prod(a.shape[:-2])
+  if batch <= 1 or n < 2:
+    return _batched_impl(_hessenberg_one, a, 2)
+  work = a if a.dtype.kind == "c" or a.dtype in (np.float32, np.float64) else a.astype(np.float32)
+  flat = work.reshape(batch, n, n).astype(np.result_type(work.dtype, np.float64))
+  packed, taus = _hessenberg_batch(flat)
+  return [packed.reshape(a.shape).astype(a.dtype), taus.reshape(a.shape[:-2] + (n - 1,))
+          .astype(a.dtype)]
 
 
 @hessenberg_p.def_abstract_eval
@@ -336,7 +441,20 @@ def schur(x, *, compute_schur_vectors: bool = True, sort_eig_vals: bool = False,
 
 @schur_p.def_impl
 def _schur_impl(x, *, compute_schur_vectors):
-  outs = _batched_impl(lambda m: _schur_one(m, compute_schur_vectors), x, 2)
+  n = x.shape[-1]
+  if n < 2 or x.size == 0:
+    outs = _batched_impl(lambda m: _schur_one(m, compute_schur_vectors), x, 2)
+    return outs if compute_schur_vectors else outs[:1]
+  narrow = x.dtype.kind != "c" and x.dtype not in (np.float32, np.float64)
+  work = (x.astype(np.float32) if narrow else x).reshape(-1, n, n)
+  work = work.astype(np.result_type(work.dtype, np.float64))
+  t, z, ok = schur_from_eig(work)
+  if not ok.all():
+    if t is None:
+      t, z = np.empty_like(work), np.empty_like(work)
+    for i in np.flatnonzero(~ok):
+      t[i], z[i] = _schur_one(work[i], compute_schur_vectors)
+  outs = [t.reshape(x.shape).astype(x.dtype), z.reshape(x.shape).astype(x.dtype)]
   return outs if compute_schur_vectors else outs[:1]
 
 
