@@ -327,3 +327,22 @@ def test_donate_argnums_deletes_the_donated_input():
     np.testing.assert_array_equal(
         np.asarray(jax.pmap(lambda v: v + 1, donate_argnums=0)(np.zeros((2, 3), np.float32))),
         np.ones((2, 3)))
+
+
+def test_pmap_after_a_partial_shard_map_over_an_equal_submesh():
+  # A partially manual shard_map over a (1, 2) mesh runs over its sub-mesh of
+  # device 0 alone, which equals the mesh a later pmap over device 0 makes:
+  # the pmap's results must stay on its own device (meshes are matched by
+  # identity, not equality, where shard_map remembers its sub-meshes).
+  with cpu_devices(2):
+    auto = jax.sharding.AxisType.Auto
+    mesh = jax.make_mesh((1, 2), ("i", "j"), axis_types=(auto, auto))
+    f = jax.shard_map(lambda v: v * 2, mesh=mesh, in_specs=P("i"), out_specs=P("i"),
+                      axis_names={"i"})
+    np.testing.assert_array_equal(np.asarray(f(np.ones((2, 3), np.float32))), 2.0)
+  with cpu_devices(1) as devs:
+    out = jax.pmap(lambda v: lax.psum(v, "i"), axis_name="i")(np.ones((1, 3), np.float32))
+    assert [s.device for s in out.addressable_shards] == list(devs[:1])
+    jitted = jax.jit(jax.pmap(lambda v: lax.psum(v, "i"), axis_name="i"))
+    out = jitted(np.ones((1, 3), np.float32))
+    assert [s.device for s in out.addressable_shards] == list(devs[:1])

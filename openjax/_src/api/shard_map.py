@@ -247,7 +247,7 @@ def _shard_map(f, out_specs, in_specs, mesh, axis_names, check_vma: bool, from_s
   def shard_map_f(*args):
     m = _resolve_mesh(mesh)
     if mesh is None:
-      context_meshes.add(m)
+      context_meshes[m] = True
     manual = _manual_axes(m, axis_names)
     full = m
     if manual != frozenset(m.axis_names):

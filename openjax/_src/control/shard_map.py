@@ -46,7 +46,7 @@ from openjax._src.core import (ClosedJaxpr, Jaxpr, Literal, Primitive, ShapedArr
 from openjax._src.core.array import Array, ShardedBuffer, sharded_array_of_shards
 from openjax._src.core.jaxpr import DropVar, jaxprs_in_params
 from openjax._src.core.placement import commit
-from openjax._src.core.mesh import AxisType, Mesh
+from openjax._src.core.mesh import AxisType, Mesh, MeshIdentityMap
 from openjax._src.core.sharding import NamedSharding, PartitionSpec, aval_sharding, dim_axes
 from openjax._src.interpreters.batching import batch_jaxpr
 from openjax._src.interpreters.staging import trace_to_closed_jaxpr
@@ -498,7 +498,7 @@ def _collective_executable(plan: _Plan, i: int, eqn, mesh, k: int):
 
 #: A partially manual shard_map runs over its manual axes' sub-mesh; JAX
 #: prints the whole mesh it was given.
-partial_parents: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+partial_parents = MeshIdentityMap()
 
 
 def manual_submesh(mesh: Mesh, manual: frozenset) -> Mesh:

@@ -7,7 +7,6 @@ program (with the mesh axes bound, so its collectives trace) and binds
 from __future__ import annotations
 
 import math
-import weakref
 
 import numpy as np
 
@@ -17,6 +16,7 @@ from openjax._src.control.shard_map import (COLLECTIVES, global_aval, manual_sub
 from openjax._src.core import (ClosedJaxpr, Literal, ShapedArray, eval_jaxpr, pp_eqn,
                                set_current_trace)
 from openjax._src.core.jaxpr import jaxprs_in_params
+from openjax._src.core.mesh import MeshIdentityMap
 from openjax._src.core.sharding import PartitionSpec, dim_axes
 from openjax._src.interpreters.batching import batch_jaxpr
 from openjax._src.interpreters.jvp import jvp_jaxpr
@@ -115,8 +115,9 @@ def check_out_replication(vmas: list, out_specs, mesh, name: str) -> None:
 
 # --------------------------------------------------------------- printing
 #: Meshes shard_map took from the context (``jax.set_mesh``) rather than
-#: from ``mesh=``: JAX's jaxpr shows those as their AbstractMesh.
-context_meshes: "weakref.WeakSet" = weakref.WeakSet()
+#: from ``mesh=``: JAX's jaxpr shows those as their AbstractMesh. By identity:
+#: an equal mesh passed as ``mesh=`` prints as a Mesh.
+context_meshes = MeshIdentityMap()
 
 
 def _shard_map_pp(eqn, ctx):

@@ -13,6 +13,7 @@ import enum
 import math
 import threading
 import warnings
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -376,6 +377,42 @@ class use_abstract_mesh:
 
 MeshAxisName = Any
 
-__all__ = ["AbstractDevice", "AbstractMesh", "AxisType", "BaseMesh", "Mesh",
+class MeshIdentityMap:
+  """A mapping from meshes, held weakly and matched by identity. Equal
+  meshes are different keys: a mesh of one device that a partially manual
+  shard_map made as its sub-mesh equals the mesh a later ``pmap`` over that
+  device makes, and a WeakKeyDictionary gave the pmap the shard_map's whole
+  mesh (its results were laid out over two devices)."""
+
+  def __init__(self):
+    self._items: dict = {}   # id(mesh) -> (weak reference to mesh, value)
+
+  def __setitem__(self, mesh, value) -> None:
+    key = id(mesh)
+
+    def forget(ref, key=key):
+      item = self._items.get(key)
+      if item is not None and item[0] is ref:   # not a newer mesh that took the id
+        del self._items[key]
+    self._items[key] = (weakref.ref(mesh, forget), value)
+
+  def get(self, mesh, default=None):
+    item = self._items.get(id(mesh))
+    if item is None or item[0]() is not mesh:
+      return default
+    return item[1]
+
+  def __getitem__(self, mesh):
+    item = self._items.get(id(mesh))
+    if item is None or item[0]() is not mesh:
+      raise KeyError(mesh)
+    return item[1]
+
+  def __contains__(self, mesh) -> bool:
+    item = self._items.get(id(mesh))
+    return item is not None and item[0]() is mesh
+
+
+__all__ = ["AbstractDevice", "AbstractMesh", "AxisType", "BaseMesh", "Mesh", "MeshIdentityMap",
            "empty_abstract_mesh", "empty_concrete_mesh", "get_abstract_mesh",
            "get_concrete_mesh", "physical_mesh", "set_context_mesh", "use_abstract_mesh"]

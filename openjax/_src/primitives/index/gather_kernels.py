@@ -16,21 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from openjax._src.primitives.index.indexing_util import GatherScatterMode, cast_scalar
-
-
-def _output_perm(batch: int, rest: int, offset_dims) -> tuple | None:
-  """The transpose from (batch..., rest...) to the gather's output order
-  (the rest dimensions at ``offset_dims``), or None when it is the same."""
-  perm, b, r = [], 0, 0
-  for pos in range(batch + rest):
-    if pos in offset_dims:
-      perm.append(batch + r)
-      r += 1
-    else:
-      perm.append(b)
-      b += 1
-  return None if perm == list(range(batch + rest)) else tuple(perm)
+from openjax._src.primitives.index.indexing_util import GatherScatterMode, cast_scalar, output_perm
 
 
 def _point_read(points):
@@ -132,5 +118,5 @@ def gather_eval_kernel(operand, indices, *, dimension_numbers, slice_sizes, uniq
     axis, = points
     if offset_dims == tuple(range(axis)) + tuple(range(axis + batch, batch + operand.ndim - 1)):
       return _axis_take(axis, operand.ndim, fill, top)
-  return _advanced_take(points, batching, len(rest), _output_perm(batch, len(rest), offset_dims),
+  return _advanced_take(points, batching, len(rest), output_perm(batch, len(rest), offset_dims),
                         fill, top)

@@ -176,18 +176,24 @@ def gather_out_shape(indices_shape, dnums, slice_sizes) -> tuple[int, ...]:
   return tuple(next(window) if i in dnums.offset_dims else next(batch) for i in range(rank))
 
 
+def output_perm(batch: int, rest: int, offset_dims) -> tuple | None:
+  """The transpose from (batch..., rest...) to a gather's output order (the
+  rest dimensions at ``offset_dims``), or None when it is the same."""
+  perm, b, r = [], 0, 0
+  for pos in range(batch + rest):
+    if pos in offset_dims:
+      perm.append(batch + r)
+      r += 1
+    else:
+      perm.append(b)
+      b += 1
+  return None if perm == list(range(batch + rest)) else tuple(perm)
+
+
 def to_output_order(win, batch_shape, offset_dims):
   """(batch..., offsets...) -> output order, offsets at ``offset_dims``."""
-  nb, no = len(batch_shape), win.ndim - len(batch_shape)
-  perm, bi, oi = [], 0, 0
-  for i in range(nb + no):
-    if i in offset_dims:
-      perm.append(nb + oi)
-      oi += 1
-    else:
-      perm.append(bi)
-      bi += 1
-  return np.transpose(win, perm)
+  perm = output_perm(len(batch_shape), win.ndim - len(batch_shape), offset_dims)
+  return win if perm is None else np.transpose(win, perm)
 
 
 def is_sorted(dims, op, name):
