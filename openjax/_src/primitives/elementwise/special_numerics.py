@@ -13,48 +13,24 @@ import math
 
 import numpy as np
 
-from openjax._src.primitives.elementwise import erf_kernels
+from openjax._src.primitives.elementwise import erf_kernels, special_kernels
 
 _EPS = np.finfo(np.float64).eps
 _TINY = 1e-300          # keeps Lentz's denominators away from zero
 _MAX_ITER = 5000        # series and continued fractions stop here at the latest
 
-# --------------------------------------------------------------- log-gamma
+# ------------------------------------------------------- log-gamma, digamma
+# The compiled path's (``special_lowering``) methods: the Lanczos sum
+# (g = 7, n = 9) for log-gamma, the asymptotic series after a recurrence for
+# digamma, the power series / Hankel expansion split for the Bessel functions.
 _LANCZOS_G = 7.0
 _LANCZOS = (0.99999999999980993, 676.5203681218851, -1259.1392167224028,
             771.32342877765313, -176.61502916214059, 12.507343278686905,
             -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7)
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
-
-
-def _lgamma_lanczos(x):
-  """log Gamma(x) for x >= 0.5."""
-  z = x - 1
-  a = np.full_like(x, _LANCZOS[0])
-  for k in range(1, len(_LANCZOS)):
-    a = a + _LANCZOS[k] / (z + k)
-  t = z + _LANCZOS_G + 0.5
-  # log(t) split so that z near 0 keeps its precision.
-  log_t = math.log(_LANCZOS_G + 0.5) + np.log1p(z / (_LANCZOS_G + 0.5))
-  return _HALF_LOG_2PI + (z + 0.5) * log_t - t + np.log(a)
-
-
-def sinpi(x):
-  """sin(pi x), exact at integers and accurate for large |x|."""
-  r = x - 2 * np.round(x / 2)          # in [-1, 1], exactly
-  a = np.abs(r)
-  a = np.where(a > 0.5, 1 - a, a)      # sin(pi a) = sin(pi (1 - a))
-  s = np.where(a <= 0.25, np.sin(np.pi * a), np.cos(np.pi * (0.5 - a)))
-  return np.copysign(s, r)
-
-
-def cospi(x):
-  """cos(pi x), exact at half-integers."""
-  return sinpi(0.5 - np.abs(x - 2 * np.round(x / 2)))
-
-
-def _is_int(x):
-  return np.isfinite(x) & (x == np.floor(x))
+# B_2k / (2k) for the asymptotic series psi(z) ~ log z - 1/(2z) - sum B_2k/(2k z^2k).
+_DIGAMMA_ASYMPTOTIC = (1 / 12, -1 / 120, 1 / 252, -1 / 240, 1 / 132, -691 / 32760, 1 / 12)
+_BESSEL_SPLIT = 30.0
 
 
 def _lgamma_scalar(v: float) -> float:
@@ -66,46 +42,22 @@ def _lgamma_scalar(v: float) -> float:
 
 _LGAMMA = np.frompyfunc(_lgamma_scalar, 1, 1)
 # Up to here Python's math.lgamma element by element (~0.2 us an element,
-# and accurate near its zeros at 1 and 2, where Lanczos' sum is off by an
-# ulp of 1): 3 us at 10 elements where the NumPy formula below takes 37 us;
-# from ~500 elements on the formula is faster (1e3: 92 us against 175 us).
-_LGAMMA_ELEMENTWISE_MAX = 256
+# correctly rounded or nearly): 3 us at 10 elements; past it the vectorised
+# pieces of ``special_kernels``, whose fixed cost is ~20 NumPy calls.
+_LGAMMA_ELEMENTWISE_MAX = 64
 
 
-def lgamma(x):
+def lgamma(x, single: bool = False):
+  """log|Gamma(x)| of float64 ``x``; ``single``: the operand was float32 or
+  narrower (lower-degree pieces)."""
   if x.size <= _LGAMMA_ELEMENTWISE_MAX:
     return np.asarray(_LGAMMA(x), np.float64)
-  reflect = x < 0.5
-  lg = _lgamma_lanczos(np.where(reflect, 1 - x, x))
-  # Gamma(x) Gamma(1 - x) = pi / sin(pi x); poles give log(0) = -inf here.
-  reflected = math.log(math.pi) - np.log(np.abs(sinpi(x))) - lg
-  out = np.where(reflect, reflected, lg)
-  return np.where(np.isinf(x), np.inf, out)
+  return special_kernels.lgamma(x, single)
 
 
-# ----------------------------------------------------------------- digamma
-# B_2k / (2k) for the asymptotic series psi(z) ~ log z - 1/(2z) - sum B_2k/(2k z^2k).
-_DIGAMMA_ASYMPTOTIC = (1 / 12, -1 / 120, 1 / 252, -1 / 240, 1 / 132, -691 / 32760, 1 / 12)
-
-
-def digamma(x):
-  reflect = x < 0.5
-  z = np.where(reflect, 1 - x, x)
-  acc = np.zeros_like(z)
-  for _ in range(10):                  # psi(z) = psi(z + 1) - 1/z up to z >= 10
-    small = z < 10
-    acc = np.where(small, acc - 1 / z, acc)
-    z = np.where(small, z + 1, z)
-  inv2 = 1 / (z * z)
-  series = np.zeros_like(z)
-  for c in reversed(_DIGAMMA_ASYMPTOTIC):
-    series = (series + c) * inv2
-  psi = acc + np.log(z) - 0.5 / z - series
-  # psi(1 - x) - psi(x) = pi cot(pi x)
-  reflected = psi - np.pi * cospi(x) / sinpi(x)
-  out = np.where(reflect, reflected, psi)
-  pole = (x <= 0) & (x == np.floor(x))  # XLA gives NaN at the poles (and -inf)
-  return np.where(pole | (x == -np.inf), np.nan, out)
+def digamma(x, single: bool = False):
+  """psi(x) of float64 ``x`` (NaN at the poles 0, -1, ... and at -inf)."""
+  return special_kernels.digamma(x, single)
 
 
 # ------------------------------------------------------------- Hurwitz zeta
@@ -384,47 +336,9 @@ def betainc(a, b, x):
 
 
 # ------------------------------------------------------------ Bessel I0, I1
-_BESSEL_SPLIT = 30.0
+def bessel_i0e(x, single: bool = False):
+  return special_kernels.bessel_i0e(x, single)
 
 
-def _bessel_series(x, order):
-  """exp(-x) I_order(x) for 0 <= x <= _BESSEL_SPLIT by the power series."""
-  q = x * x / 4
-  term = np.ones_like(x) if order == 0 else x / 2
-  total = term.copy()
-  for k in range(1, 200):
-    term = term * q / (k * (k + order))
-    total = total + term
-    if np.all(term <= _EPS * total):
-      break
-  return np.exp(-x) * total
-
-
-def _bessel_asymptotic(x, order):
-  """exp(-x) I_order(x) for x > _BESSEL_SPLIT by Hankel's expansion."""
-  mu = 4.0 * order * order
-  term = np.ones_like(x)
-  total = term.copy()
-  for k in range(1, 40):
-    term = term * -(mu - (2 * k - 1) ** 2) / (k * 8 * x)
-    total = total + term
-  return total / np.sqrt(2 * np.pi * x)
-
-
-def _bessel_e(x, order):
-  ax = np.abs(x)
-  small = ax <= _BESSEL_SPLIT
-  out = np.where(small, _bessel_series(np.where(small, ax, 0.0), order),
-                 _bessel_asymptotic(np.where(small, _BESSEL_SPLIT + 1, ax), order))
-  out = np.where(np.isinf(ax), 0.0, out)
-  if order == 1:
-    out = np.copysign(out, x)
-  return np.where(np.isnan(x), np.nan, out)
-
-
-def bessel_i0e(x):
-  return _bessel_e(x, 0)
-
-
-def bessel_i1e(x):
-  return _bessel_e(x, 1)
+def bessel_i1e(x, single: bool = False):
+  return special_kernels.bessel_i1e(x, single)
