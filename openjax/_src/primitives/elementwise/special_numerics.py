@@ -1,11 +1,12 @@
 """Float64 NumPy evaluations of special functions, for the ``impl`` rules in
-``special.py``. Inputs are broadcast float64 arrays; NaN propagates. The
-methods are the textbook ones: the Lanczos approximation (g = 7, n = 9) for
-log-gamma, recurrence plus the asymptotic series for digamma, Euler-Maclaurin
-summation for the Hurwitz zeta function, power series and continued fractions
-(modified Lentz) for the incomplete gamma and beta functions, Python's
-math.erf/math.erfc element by element for the error functions,
-power series and Hankel's asymptotic expansion for the Bessel functions.
+``special.py``. Inputs are broadcast float64 arrays; NaN propagates. Most
+methods live in kernel modules: fitted polynomial pieces for log-gamma,
+digamma and the scaled Bessel functions (``special_kernels``) and for the
+error functions (``erf_kernels``, Python's math.erf/math.erfc element by
+element on short arrays), the power series and continued fractions of the
+incomplete gamma and beta functions (``incomplete_kernels``). Here: their
+dispatch and XLA's edge values, Euler-Maclaurin summation for the Hurwitz
+zeta function, Giles' approximations for erf_inv.
 """
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ import math
 
 import numpy as np
 
-from openjax._src.primitives.elementwise import erf_kernels, special_kernels
+from openjax._src.primitives.elementwise import erf_kernels, incomplete_kernels, special_kernels
 
-_EPS = np.finfo(np.float64).eps
+# The compiled path's (``special_lowering``) iteration limits.
 _TINY = 1e-300          # keeps Lentz's denominators away from zero
 _MAX_ITER = 5000        # series and continued fractions stop here at the latest
 
@@ -203,75 +204,34 @@ def erf_inv(x, single_precision: bool):
 
 
 # ------------------------------------------------------- incomplete gamma
-def _log_prefactor(a, x):
-  """log(x^a e^-x / Gamma(a))."""
-  return a * np.log(x) - x - lgamma(a)
+# The methods and the per-element stopping are ``incomplete_kernels``'; the
+# edges (x = 0 or inf, a = 0, domain errors) are XLA's, as JAX 0.10.2 gives:
+# x = 0 and x = inf decide for any a > 0, infinite a too (igamma(inf, inf)
+# = 1, igamma(inf, 0) = 0); an infinite a with a finite x is NaN.
+def _igamma_scalar(a: float, x: float, upper: bool) -> float:
+  if (a != a or x != x or a < 0 or x < 0 or (a == 0 and x == 0)
+      or (math.isinf(a) and 0 < x < math.inf)):
+    return math.nan
+  if a == 0:
+    return 0.0 if upper else 1.0
+  if x == 0:
+    return 1.0 if upper else 0.0
+  if x == math.inf:
+    return 0.0 if upper else 1.0
+  return incomplete_kernels.igamma_parts_scalar(a, x)[upper]
 
 
-def _iterate(step, state, active):
-  """Run ``step(state, i) -> (state, converged)`` on the active elements
-  until all converge (or _MAX_ITER)."""
-  for i in range(1, _MAX_ITER):
-    state, converged = step(state, i)
-    active = active & ~converged
-    if not active.any():
-      break
-  return state
+_IGAMMA = (np.frompyfunc(lambda a, x: _igamma_scalar(float(a), float(x), False), 2, 1),
+           np.frompyfunc(lambda a, x: _igamma_scalar(float(a), float(x), True), 2, 1))
 
 
-def _gamma_series(a, x, active):
-  """sum_n x^n / ((a+1)...(a+n))."""
-  def step(st, n):
-    term, total = st
-    term = term * x / (a + n)
-    total = total + term
-    return (term, total), np.abs(term) <= _EPS * np.abs(total)
-  ones = np.ones_like(a)
-  _, total = _iterate(step, (ones, ones.copy()), active)
-  return total
-
-
-def _gamma_cf(a, x, active):
-  """Continued fraction F with Q(a, x) = x^a e^-x / Gamma(a) * F (modified
-  Lentz)."""
-  b = x + 1 - a
-  d = 1 / np.where(b == 0, _TINY, b)
-  c = np.full_like(a, 1 / _TINY)
-  h = d.copy()
-
-  def step(st, i):
-    b, c, d, h = st
-    an = -i * (i - a)
-    b = b + 2
-    den = an * d + b
-    d = 1 / np.where(np.abs(den) < _TINY, _TINY, den)
-    c_new = b + an / c
-    c = np.where(np.abs(c_new) < _TINY, _TINY, c_new)
-    delta = d * c
-    h = h * delta
-    return (b, c, d, h), np.abs(delta - 1) <= _EPS
-  return _iterate(step, (b, c, d, h), active)[3]
-
-
-def _igamma_parts(a, x):
-  """(P, Q) on the valid domain a > 0, 0 < x < inf. (Their a-derivatives
-  are JAX's algorithm in ``gamma_kernels``.)"""
+def _igamma(a, x, upper: bool):
+  if a.size <= incomplete_kernels.SCALAR_MAX:
+    return np.asarray(_IGAMMA[upper](a, x), np.float64).reshape(a.shape)
+  at_zero_x, at_zero_a, at_inf_x = (1.0, 0.0, 0.0) if upper else (0.0, 1.0, 1.0)
   valid = (a > 0) & (x > 0) & np.isfinite(a) & np.isfinite(x)
-  a = np.where(valid, a, 1.0)
-  x = np.where(valid, x, 1.0)
-  use_series = (x < a + 1) | (x <= 1)
-  log_pre = _log_prefactor(a, x)
-  s = _gamma_series(a, x, valid & use_series)
-  p_series = np.exp(log_pre - np.log(a)) * s    # x^a e^-x / Gamma(a + 1) * s
-  q_cf = np.exp(log_pre) * _gamma_cf(a, x, valid & ~use_series)
-  p = np.where(use_series, p_series, 1 - q_cf)
-  q = np.where(use_series, 1 - p_series, q_cf)
-  return p, q
-
-
-def _igamma_edges(a, x, out, at_zero_x, at_zero_a, at_inf_x):
-  # x = 0 and x = inf decide for any a > 0, infinite a too (JAX: igamma(inf,
-  # inf) = 1, igamma(inf, 0) = 0); an infinite a with a finite x is NaN.
+  out = np.empty(a.shape)
+  out[valid] = incomplete_kernels.igamma_parts(a[valid], x[valid])[upper]
   out = np.where(np.isposinf(x) & (a > 0), at_inf_x, out)
   out = np.where(x == 0, at_zero_x, out)
   out = np.where((a == 0) & (x > 0), at_zero_a, out)
@@ -281,55 +241,44 @@ def _igamma_edges(a, x, out, at_zero_x, at_zero_a, at_inf_x):
 
 
 def igamma(a, x):
-  p, _ = _igamma_parts(a, x)
-  return _igamma_edges(a, x, p, 0.0, 1.0, 1.0)
+  return _igamma(a, x, False)
 
 
 def igammac(a, x):
-  _, q = _igamma_parts(a, x)
-  return _igamma_edges(a, x, q, 1.0, 0.0, 0.0)
+  return _igamma(a, x, True)
 
 
 # --------------------------------------------------------- incomplete beta
-def _beta_cf(a, b, x, active):
-  """The continued fraction of I_x(a, b) (modified Lentz)."""
-  qab, qap, qam = a + b, a + 1, a - 1
-  d = 1 - qab * x / qap
-  d = 1 / np.where(np.abs(d) < _TINY, _TINY, d)
-  c = np.ones_like(a)
-  h = d.copy()
+# Edges as XLA's (JAX 0.10.2): x at an end of [0, 1] decides first
+# (betainc(1, 0, 1) = 1, betainc(0, 2, 0) = 0), then a = 0 (1), b = 0 (0),
+# infinite a (0) or b (1); negative operands, x outside [0, 1], a = b = 0
+# and NaN give NaN.
+def _betainc_scalar(a: float, b: float, x: float) -> float:
+  if (a != a or b != b or x != x or a < 0 or b < 0 or x < 0 or x > 1
+      or (a == 0 and b == 0)):
+    return math.nan
+  if x == 0 or x == 1:
+    return 0.0 if x == 0 else 1.0
+  if a == 0 or b == 0:
+    return 1.0 if a == 0 else 0.0
+  if math.isinf(a) or math.isinf(b):
+    return math.nan if a == b else (0.0 if math.isinf(a) else 1.0)
+  return incomplete_kernels.betainc_scalar(a, b, x)
 
-  def step(st, m):
-    c, d, h = st
-    m2 = 2 * m
-    for aa in (m * (b - m) * x / ((qam + m2) * (a + m2)),
-               -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))):
-      d = 1 + aa * d
-      d = 1 / np.where(np.abs(d) < _TINY, _TINY, d)
-      c = 1 + aa / c
-      c = np.where(np.abs(c) < _TINY, _TINY, c)
-      delta = d * c
-      h = h * delta
-    return (c, d, h), np.abs(delta - 1) <= _EPS
-  return _iterate(step, (c, d, h), active)[2]
+
+_BETAINC = np.frompyfunc(lambda a, b, x: _betainc_scalar(float(a), float(b), float(x)), 3, 1)
 
 
 def betainc(a, b, x):
+  if a.size <= incomplete_kernels.SCALAR_MAX:
+    return np.asarray(_BETAINC(a, b, x), np.float64).reshape(a.shape)
   valid = (a > 0) & (b > 0) & (x > 0) & (x < 1) & np.isfinite(a) & np.isfinite(b)
-  sa, sb = np.where(valid, a, 1.0), np.where(valid, b, 1.0)
-  sx = np.where(valid, x, 0.5)
-  # The fraction converges fast for x below the mean; use symmetry above it.
-  flip = sx > (sa + 1) / (sa + sb + 2)
-  pa, pb, px = np.where(flip, sb, sa), np.where(flip, sa, sb), np.where(flip, 1 - sx, sx)
-  log_front = (pa * np.log(px) + pb * np.log1p(-px)
-               - (lgamma(pa) + lgamma(pb) - lgamma(pa + pb)))
-  part = np.exp(log_front) * _beta_cf(pa, pb, px, valid) / pa
-  out = np.where(flip, 1 - part, part)
+  out = np.full(a.shape, np.nan)
+  out[valid] = incomplete_kernels.betainc_valid(a[valid], b[valid], x[valid])
   out = np.where((a == 0) & (b > 0), 1.0, out)
   out = np.where((b == 0) & (a > 0), 0.0, out)
   out = np.where(np.isposinf(a) & np.isfinite(b), 0.0, out)
   out = np.where(np.isposinf(b) & np.isfinite(a), 1.0, out)
-  # x at an end of [0, 1] decides first (JAX: betainc(1, 0, 1) = 1, betainc(0, 2, 0) = 0).
   out = np.where(x == 0, 0.0, np.where(x == 1, 1.0, out))
   bad = (a < 0) | (b < 0) | (x < 0) | (x > 1) | ((a == 0) & (b == 0))
   return np.where(bad | np.isnan(a) | np.isnan(b) | np.isnan(x), np.nan, out)
