@@ -68,32 +68,53 @@ _BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617
 _EM_COEFS = tuple(b / math.factorial(2 * j + 2) for j, b in enumerate(_BERNOULLI))
 
 
-def zeta(x, q):
-  q_int = q == np.floor(q)
-  x_int = x == np.floor(x)
-  # Sum the first n terms directly, then Euler-Maclaurin from w = q + n on.
+_EM_COLUMNS = np.asarray(_EM_COEFS)
+_EM_STEPS = 2 * np.arange(1, len(_EM_COEFS), dtype=np.float64)   # (x + 2j - 1)(x + 2j), j >= 1
+_ZETA_DIRECT = 10         # terms summed directly before Euler-Maclaurin
+_ZETA_CHUNK = 1 << 13     # elements a pass: the (elements, terms) matrices stay in cache
+
+
+def _zeta_sum(x, q):
+  """sum_k (q + k)^-x: the first n terms directly, then Euler-Maclaurin
+  from w = q + n on, stopped at its least term (the series is asymptotic).
+  Both parts as (elements, terms) matrices: a dozen NumPy calls."""
   shift = int(np.ceil(np.max(-q[np.isfinite(q) & (q < 0)], initial=0.0)))
-  n = 10 + min(shift, 100_000)
-  safe_q = np.where(np.isfinite(q), q, 1.0)   # (non-finite q is NaN below)
-  s = np.zeros_like(x)
-  for k in range(n):
-    base = safe_q + k
-    s = s + np.where(base == 0, 0.0, np.power(np.where(base == 0, 1.0, base), -x))
+  n = _ZETA_DIRECT + min(shift, 100_000)
+  safe_q = np.where(np.isfinite(q), q, 1.0)   # (non-finite q is NaN in zeta)
+  if n == _ZETA_DIRECT:
+    # (A base of 0 only comes with a non-positive integer q: a pole, set in zeta.)
+    s = np.power(safe_q[:, None] + np.arange(n, dtype=np.float64), -x[:, None]).sum(axis=1)
+  else:                       # a long shift for a negative q: term by term
+    s = np.zeros_like(x)
+    for k in range(n):
+      base = safe_q + k
+      s = s + np.where(base == 0, 0.0, np.power(np.where(base == 0, 1.0, base), -x))
   w = safe_q + n
   wx = np.power(w, -x)
   s = s + w * wx / (x - 1) + 0.5 * wx
-  rising = x.copy()                      # x (x+1) ... (x+2j-2)
-  w_pow = wx / w                         # w^(-x-2j+1)
-  prev = np.full_like(x, np.inf)
-  going = np.ones(x.shape, bool)
-  for j, coef in enumerate(_EM_COEFS):
-    term = coef * rising * w_pow
-    going &= np.abs(term) < np.abs(prev)   # the series is asymptotic: stop at its least term
-    s = s + np.where(going, term, 0.0)
-    prev = term
-    rising = rising * (x + 2 * j + 1) * (x + 2 * j + 2)
-    w_pow = w_pow / (w * w)
-  out = s
+  # Term j: B_2j / (2j)! x (x+1) ... (x+2j-2) w^(-x-2j+1), a running product.
+  factors = np.empty((x.size, len(_EM_COEFS)))
+  factors[:, 0] = x * wx / w
+  factors[:, 1:] = (x[:, None] + (_EM_STEPS - 1)) * (x[:, None] + _EM_STEPS) / (w * w)[:, None]
+  terms = np.multiply.accumulate(factors, axis=1)
+  terms *= _EM_COLUMNS
+  size = np.abs(terms)
+  going = np.empty(terms.shape, bool)
+  going[:, 0] = size[:, 0] < np.inf
+  np.less(size[:, 1:], size[:, :-1], out=going[:, 1:])
+  np.logical_and.accumulate(going, axis=1, out=going)
+  return s + np.where(going, terms, 0.0).sum(axis=1)
+
+
+def zeta(x, q):
+  shape = x.shape
+  x, q = x.reshape(-1), q.reshape(-1)
+  out = np.empty(x.shape)
+  for start in range(0, x.size, _ZETA_CHUNK):
+    part = slice(start, start + _ZETA_CHUNK)
+    out[part] = _zeta_sum(x[part], q[part])
+  q_int = q == np.floor(q)
+  x_int = x == np.floor(x)
   # XLA's domain: x == 1 is a pole; x < 1 and infinite arguments are NaN;
   # q a non-positive integer is a pole (inf for even x, NaN otherwise);
   # negative non-integer q needs an integer x.
@@ -103,7 +124,7 @@ def zeta(x, q):
   out = np.where(pole, np.where(even & (x > 1), np.inf, np.nan), out)
   out = np.where((q < 0) & ~q_int & ~x_int, np.nan, out)
   # The pole at x == 1 comes first, whatever q is (XLA's, as JAX 0.10.2 gives).
-  return np.where((x == 1), np.inf, out)
+  return np.where((x == 1), np.inf, out).reshape(shape)
 
 
 def polygamma(m, x):
