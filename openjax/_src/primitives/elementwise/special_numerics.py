@@ -43,9 +43,9 @@ def _lgamma_scalar(v: float) -> float:
 
 _LGAMMA = np.frompyfunc(_lgamma_scalar, 1, 1)
 # Up to here Python's math.lgamma element by element (~0.2 us an element,
-# correctly rounded or nearly): 3 us at 10 elements; past it the vectorised
-# pieces of ``special_kernels``, whose fixed cost is ~20 NumPy calls.
-_LGAMMA_ELEMENTWISE_MAX = 64
+# correctly rounded or nearly: 3 us at 10 elements, ~90 us at 512); past it
+# the vectorised pieces of ``special_kernels`` (fixed cost ~35-100 us).
+_LGAMMA_ELEMENTWISE_MAX = 512
 
 
 def lgamma(x, single: bool = False):
