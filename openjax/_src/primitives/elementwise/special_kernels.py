@@ -122,20 +122,24 @@ def _sin_pi_reduced(x):
 
 
 # --------------------------------------------------------------------- lgamma
-def _lgamma_reduced(y, table: _Table):
-  """lgamma(y) for y >= 1.5 (or NaN, +inf). Pieces 0-7 in s = 2 y - 2 k - 4,
-  piece 8 (y >= 9.5) Stirling's form in s = 2 (9.5 / y)^2 - 1."""
+def _lgamma_reduced(y, table: _Table, d=None):
+  """lgamma(y) for y >= 1.5 (or NaN, +inf), given d = y - 2 (exact where the
+  caller knows it better than y's rounding: lgamma's zero at 2). Pieces 0-7
+  in s = 2 (y - 2) - 2 k, piece 8 (y >= 9.5) Stirling's form in
+  s = 2 (9.5 / y)^2 - 1."""
+  if d is None:
+    d = y - 2                         # exact on piece 0 (Sterbenz)
   piece = np.fmin(y + 0.5, 10.0).astype(np.intp) - 2
   tail = piece == 8
   t = 9.5 / y
-  s = np.where(tail, 2 * t * t - 1, 2 * y - (2 * piece + 4))
+  s = np.where(tail, 2 * t * t - 1, 2 * d - 2 * piece)
   q = _poly(table, piece, s)
   far = np.flatnonzero(tail)
   if far.size:
     yf = y[far]
     ym = np.minimum(yf, _MAX)         # +inf: (y - 1/2) log y - y is inf, not inf - inf
     q[far] = q[far] / yf + ((ym - 0.5) * np.log(ym) - ym + _HALF_LOG_2PI)
-  return np.where(piece == 0, q * (y - 2), q)
+  return np.where(piece == 0, q * d, q)
 
 
 def _lgamma_block(x, single: bool):
@@ -143,30 +147,36 @@ def _lgamma_block(x, single: bool):
   low = np.flatnonzero(x < 1.5)
   if not low.size:
     return _lgamma_reduced(x, table)
-  # Below 1.5: shift into [1.5, 2.5) by 1 from [0.5, 1.5) (log1p(x - 1) is
-  # exact near the zero at 1), by 2 from (0, 0.5); x <= 0 reflects to 1 - x
-  # >= 1, shifted by 1.
+  # Below 1.5: shift into [1.5, 2.5) by 1 from [0.5, 1.5), by 2 from (0, 0.5);
+  # x <= 0 reflects to 1 - x >= 1, shifted by 1. d = y - 2 is ref - 1 (exact:
+  # lgamma's zero at 1) or ref itself.
   xl = x[low]
   positive = xl > 0
   ref = np.where(positive, xl, 1 - xl)
   two = ref < 0.5
   y = x.copy()
   y[low] = ref + np.where(two, 2.0, 1.0)
-  out = _lgamma_reduced(y, table)
+  d = y - 2
+  d[low] = np.where(two, ref, ref - 1)
+  out = _lgamma_reduced(y, table, d)
   # (log is accurate to an ulp of its result near 1 too: ref is exact.)
   value = out[low] - np.log(np.where(two, ref * (ref + 1), ref))
   negative = np.flatnonzero(~positive)
   if negative.size:
     xn, vn = xl[negative], value[negative]
-    log_sin = np.log(np.abs(_sin_pi_reduced(xn)))
+    sin = np.abs(_sin_pi_reduced(xn))
+    log_sin = np.log(sin)
     reflected = _LOG_PI - log_sin - vn
     if single:
       # Near lgamma's negative zeros the reflection cancels: float64 pieces.
       redo = np.flatnonzero(np.abs(reflected) < 0.1 * np.abs(vn))
       if redo.size:
-        exact = _lgamma_reduced(y[low[negative[redo]]], _LGAMMA[0]) - np.log(ref[negative[redo]])
+        back = low[negative[redo]]
+        exact = _lgamma_reduced(y[back], _LGAMMA[0], d[back]) - np.log(ref[negative[redo]])
         reflected[redo] = _LOG_PI - log_sin[redo] - exact
-    value[negative] = np.where(np.isneginf(xn), np.inf, reflected)   # XLA: lgamma(-inf) = inf
+    # The poles (sin = 0, also past 2^52 where lgamma(1 - x) is inf) and
+    # -inf: +inf, as XLA gives.
+    value[negative] = np.where((sin == 0) | np.isinf(xn), np.inf, reflected)
   out[low] = value
   return out
 
