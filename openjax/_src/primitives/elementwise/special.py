@@ -1,10 +1,10 @@
 """Special-function primitives: log-gamma, digamma, polygamma, Hurwitz zeta,
 error functions, incomplete gamma and beta functions, scaled Bessel functions.
 
-Implementations are NumPy only (no SciPy): most evaluate in float64 with a
-classical series, continued fraction or asymptotic expansion (numerics in
-``special_numerics``) and round to the operand dtype, so float32 results are
-correctly rounded or nearly so. ``erf_inv``, ``igamma_grad_a`` and
+Implementations are NumPy only (no SciPy): most evaluate in float64 (fitted
+polynomial pieces, series, continued fractions or asymptotic expansions;
+dispatch in ``special_numerics``) and round to the operand dtype, so float32
+results are correctly rounded or nearly so. ``erf_inv``, ``igamma_grad_a`` and
 ``random_gamma_grad`` use JAX's own algorithms instead (Giles' polynomial
 approximations; the gamma derivatives' series and continued fraction in the
 operands' precision, ``gamma_kernels``): they decide the values of
