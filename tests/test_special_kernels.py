@@ -235,3 +235,12 @@ def test_zeta_edges_same_on_both_paths():
   np.testing.assert_allclose(small, want, rtol=1e-13)
   np.testing.assert_array_equal(small, wide)
   assert math.isinf(small[0]) and math.isinf(wide[4])
+
+
+@pytest.mark.parametrize("x, q", [(np.inf, 2.0), (2.0, np.inf), (np.nan, 2.0), (2.0, np.nan),
+                                  (1.0, 2.0), (0.5, 2.0)])
+def test_zeta_edge_alone(x, q):
+  """An edge value alone in its array (no ordinary element beside it)."""
+  with np.errstate(all="ignore"):
+    got = special_numerics.zeta(np.full(3, x), np.full(3, q))
+  np.testing.assert_array_equal(got, np.full(3, np.inf if x == 1 else np.nan))

@@ -113,6 +113,8 @@ def zeta(x, q):
   for start in range(0, x.size, _ZETA_CHUNK):
     part = slice(start, start + _ZETA_CHUNK)
     out[part] = _zeta_sum(x[part], q[part])
+  if np.all((x > 1) & (x < np.inf) & (q > 0) & (q < np.inf)):   # (NaN fails) no edge
+    return out.reshape(shape)
   q_int = q == np.floor(q)
   x_int = x == np.floor(x)
   # XLA's domain: x == 1 is a pole; x < 1 and infinite arguments are NaN;
