@@ -47,8 +47,8 @@ _ROOT_HIGH, _ROOT_LOW = special_tables.PSI_ROOT_HIGH, special_tables.PSI_ROOT_LO
 
 class _Table:
   """One function's pieces in one precision: the tuples (highest power
-  first) for Horner's rule, and per power (highest first) the column of the
-  pieces' coefficients, zero-padded, for the gathered evaluation."""
+  first) for Horner's rule, and a (powers, pieces) matrix of them,
+  highest power first and zero-padded, for the gathered evaluation."""
 
   def __init__(self, pieces: tuple):
     self.pieces = pieces
@@ -56,7 +56,7 @@ class _Table:
     matrix = np.zeros((len(pieces), width))
     for k, coeffs in enumerate(pieces):
       matrix[k, width - len(coeffs):] = coeffs
-    self.columns = tuple(np.ascontiguousarray(matrix[:, j]) for j in range(width))
+    self.columns = np.ascontiguousarray(matrix.T)   # (powers, pieces)
 
 
 def _tables(name: str) -> tuple:
@@ -86,10 +86,11 @@ def _horner_scalar(coeffs: tuple, s: float) -> float:
 def _poly(table: _Table, piece: np.ndarray, s: np.ndarray) -> np.ndarray:
   """Each element's piece polynomial at its s (s finite or NaN)."""
   if s.size <= _GATHER_MAX:
-    r = table.columns[0][piece]
-    for column in table.columns[1:]:
+    coeffs = np.take(table.columns, piece, axis=1)   # (powers, elements): one gather
+    r = coeffs[0]
+    for row in coeffs[1:]:
       r *= s
-      r += column[piece]
+      r += row
     return r
   out = np.empty_like(s)
   present = np.bincount(piece, minlength=len(table.pieces))
@@ -168,12 +169,11 @@ def _lgamma_block(x, single: bool):
     log_sin = np.log(sin)
     reflected = _LOG_PI - log_sin - vn
     if single:
-      # Near lgamma's negative zeros the reflection cancels: float64 pieces.
+      # Near lgamma's negative zeros the reflection cancels the pieces' 1e-9:
+      # those few elements by math.lgamma (float64 throughout).
       redo = np.flatnonzero(np.abs(reflected) < 0.1 * np.abs(vn))
-      if redo.size:
-        back = low[negative[redo]]
-        exact = _lgamma_reduced(y[back], _LGAMMA[0], d[back]) - np.log(ref[negative[redo]])
-        reflected[redo] = _LOG_PI - log_sin[redo] - exact
+      for k in redo.tolist():
+        reflected[k] = math.lgamma(xn[k])
     # The poles (sin = 0, also past 2^52 where lgamma(1 - x) is inf) and
     # -inf: +inf, as XLA gives.
     value[negative] = np.where((sin == 0) | np.isinf(xn), np.inf, reflected)
@@ -218,10 +218,11 @@ def _digamma_block(x, single: bool):
   cot = np.pi / np.tan(np.pi * (xl - np.round(xl)))
   reflected = value - cot
   if single and not positive.all():
-    # Near psi's negative zeros the reflection cancels: float64 pieces.
+    # Near psi's negative zeros the reflection cancels the pieces' 1e-9:
+    # those few elements with the float64 pieces, element by element.
     redo = np.flatnonzero(~positive & (np.abs(reflected) < 0.1 * np.abs(value)))
-    if redo.size:
-      reflected[redo] = _digamma_reduced(ref[redo], _DIGAMMA[0]) - cot[redo]
+    for k in redo.tolist():
+      reflected[k] = _digamma_scalar(float(xl[k]), False)
   value = np.where(positive, value - 1 / xl, reflected)
   pole = (xl <= 0) & (xl == np.floor(xl))          # XLA: NaN at the poles and -inf
   out[low] = np.where(pole | np.isneginf(xl), np.nan, value)
