@@ -37,7 +37,8 @@ __all__ = ["lgamma", "digamma", "bessel_i0e", "bessel_i1e"]
 _CHUNK = 1 << 14          # elements per chunk: a float64 temporary is 128 KB
 # Up to here element by element in Python floats (~1-2 us an element, against
 # a vectorised fixed cost of ~25 us for i0e/i1e, ~50 us for digamma).
-_SCALAR_MAX = {"digamma": 48, "bessel": 24}
+# "redo": the float32 elements near lgamma/psi's negative zeros redone in float64.
+_SCALAR_MAX = {"digamma": 48, "bessel": 24, "redo": 32}
 _GATHER_MAX = 8192        # up to here one gathered Horner pass; past it by pieces
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 _LOG_PI = math.log(math.pi)
@@ -170,10 +171,15 @@ def _lgamma_block(x, single: bool):
     reflected = _LOG_PI - log_sin - vn
     if single:
       # Near lgamma's negative zeros the reflection cancels the pieces' 1e-9:
-      # those few elements by math.lgamma (float64 throughout).
+      # those elements again with the float64 pieces (a few by math.lgamma).
       redo = np.flatnonzero(np.abs(reflected) < 0.1 * np.abs(vn))
-      for k in redo.tolist():
-        reflected[k] = math.lgamma(xn[k])
+      if redo.size > _SCALAR_MAX["redo"]:
+        back = low[negative[redo]]
+        exact = _lgamma_reduced(y[back], _LGAMMA[0], d[back]) - np.log(ref[negative[redo]])
+        reflected[redo] = _LOG_PI - log_sin[redo] - exact
+      else:
+        for k in redo.tolist():
+          reflected[k] = math.lgamma(xn[k])
     # The poles (sin = 0, also past 2^52 where lgamma(1 - x) is inf) and
     # -inf: +inf, as XLA gives.
     value[negative] = np.where((sin == 0) | np.isinf(xn), np.inf, reflected)
@@ -219,10 +225,13 @@ def _digamma_block(x, single: bool):
   reflected = value - cot
   if single and not positive.all():
     # Near psi's negative zeros the reflection cancels the pieces' 1e-9:
-    # those few elements with the float64 pieces, element by element.
+    # those elements again with the float64 pieces (a few element by element).
     redo = np.flatnonzero(~positive & (np.abs(reflected) < 0.1 * np.abs(value)))
-    for k in redo.tolist():
-      reflected[k] = _digamma_scalar(float(xl[k]), False)
+    if redo.size > _SCALAR_MAX["redo"]:
+      reflected[redo] = _digamma_reduced(ref[redo], _DIGAMMA[0]) - cot[redo]
+    else:
+      for k in redo.tolist():
+        reflected[k] = _digamma_scalar(float(xl[k]), False)
   value = np.where(positive, value - 1 / xl, reflected)
   pole = (xl <= 0) & (xl == np.floor(xl))          # XLA: NaN at the poles and -inf
   out[low] = np.where(pole | np.isneginf(xl), np.nan, value)
