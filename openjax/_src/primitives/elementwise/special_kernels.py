@@ -160,10 +160,14 @@ def _lgamma_block(x, single: bool):
   y[low] = ref + np.where(two, 2.0, 1.0)
   d = y - 2
   d[low] = np.where(two, ref, ref - 1)
+  negative = np.flatnonzero(~positive)
+  if single and negative.size and x.size <= _GATHER_MAX:
+    # Reflections may cancel (below): on short arrays the float64 pieces for
+    # all (a few more Horner steps) cost less than a second pass.
+    single, table = False, _LGAMMA[0]
   out = _lgamma_reduced(y, table, d)
   # (log is accurate to an ulp of its result near 1 too: ref is exact.)
   value = out[low] - np.log(np.where(two, ref * (ref + 1), ref))
-  negative = np.flatnonzero(~positive)
   if negative.size:
     xn, vn = xl[negative], value[negative]
     sin = np.abs(_sin_pi_reduced(xn))
@@ -219,6 +223,8 @@ def _digamma_block(x, single: bool):
   ref = np.where(positive, xl + 1, 1 - xl)
   y = x.copy()
   y[low] = ref
+  if single and x.size <= _GATHER_MAX and not positive.all():
+    single, table = False, _DIGAMMA[0]    # as in _lgamma_block
   out = _digamma_reduced(y, table)
   value = out[low]
   cot = np.pi / np.tan(np.pi * (xl - np.round(xl)))
