@@ -70,7 +70,8 @@ _EM_COEFS = tuple(b / math.factorial(2 * j + 2) for j, b in enumerate(_BERNOULLI
 
 _EM_COLUMNS = np.asarray(_EM_COEFS)
 _EM_STEPS = 2 * np.arange(1, len(_EM_COEFS), dtype=np.float64)   # (x + 2j - 1)(x + 2j), j >= 1
-_ZETA_DIRECT = 10         # terms summed directly before Euler-Maclaurin
+_ZETA_DIRECT = 10         # terms summed directly before Euler-Maclaurin (more for q < 0)
+_ZETA_MATRIX_TERMS = 64   # up to here the direct terms as one (elements, terms) matrix
 _ZETA_CHUNK = 1 << 13     # elements a pass: the (elements, terms) matrices stay in cache
 
 
@@ -81,9 +82,14 @@ def _zeta_sum(x, q):
   shift = int(np.ceil(np.max(-q[np.isfinite(q) & (q < 0)], initial=0.0)))
   n = _ZETA_DIRECT + min(shift, 100_000)
   safe_q = np.where(np.isfinite(q), q, 1.0)   # (non-finite q is NaN in zeta)
-  if n == _ZETA_DIRECT:
-    # (A base of 0 only comes with a non-positive integer q: a pole, set in zeta.)
-    s = np.power(safe_q[:, None] + np.arange(n, dtype=np.float64), -x[:, None]).sum(axis=1)
+  if n <= _ZETA_MATRIX_TERMS:
+    # (A base of 0 only comes with a non-positive integer q: a pole, set in
+    # zeta; its term counts 0 meanwhile.)
+    base = safe_q[:, None] + np.arange(n, dtype=np.float64)
+    terms = np.power(base, -x[:, None])
+    if n > _ZETA_DIRECT:
+      terms[base == 0] = 0.0
+    s = terms.sum(axis=1)
   else:                       # a long shift for a negative q: term by term
     s = np.zeros_like(x)
     for k in range(n):
