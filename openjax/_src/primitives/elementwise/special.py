@@ -1,10 +1,10 @@
 """Special-function primitives: log-gamma, digamma, polygamma, Hurwitz zeta,
 error functions, incomplete gamma and beta functions, scaled Bessel functions.
 
-Implementations are NumPy only (no SciPy): most evaluate in float64 with a
-classical series, continued fraction or asymptotic expansion (numerics in
-``special_numerics``) and round to the operand dtype, so float32 results are
-correctly rounded or nearly so. ``erf_inv``, ``igamma_grad_a`` and
+Implementations are NumPy only (no SciPy): most evaluate in float64 (fitted
+polynomial pieces, series, continued fractions or asymptotic expansions;
+dispatch in ``special_numerics``) and round to the operand dtype, so float32
+results are correctly rounded or nearly so. ``erf_inv``, ``igamma_grad_a`` and
 ``random_gamma_grad`` use JAX's own algorithms instead (Giles' polynomial
 approximations; the gamma derivatives' series and continued fraction in the
 operands' precision, ``gamma_kernels``): they decide the values of
@@ -52,7 +52,7 @@ def _f64(fn, narrow: bool = False):
 
 # Derivatives are JAX's (lax/special.py); where JAX has none, neither do we.
 # --------------------------------------------------------------------- lgamma
-lgamma_p = unop("lgamma", _f64(special_numerics.lgamma), FLOAT,
+lgamma_p = unop("lgamma", _f64(special_numerics.lgamma, narrow=True), FLOAT,
                 lower=special_lowering.rule(special_lowering.lgamma))
 
 
@@ -65,7 +65,7 @@ defjvp(lgamma_p, lambda g, x: mul(g, digamma(x)))
 
 
 # -------------------------------------------------------------------- digamma
-digamma_p = unop("digamma", _f64(special_numerics.digamma), FLOAT,
+digamma_p = unop("digamma", _f64(special_numerics.digamma, narrow=True), FLOAT,
                  lower=special_lowering.rule(special_lowering.digamma))
 
 
@@ -216,7 +216,7 @@ random_gamma_grad_p.mark_not_applicable(
 
 
 # ---------------------------------------------------------- bessel_i0e, i1e
-bessel_i0e_p = unop("bessel_i0e", _f64(special_numerics.bessel_i0e), FLOAT,
+bessel_i0e_p = unop("bessel_i0e", _f64(special_numerics.bessel_i0e, narrow=True), FLOAT,
                     lower=special_lowering.rule(special_lowering.bessel_i0e))
 
 
@@ -228,7 +228,7 @@ def bessel_i0e(x):
 
 defjvp2(bessel_i0e_p, lambda g, y, x: mul(g, sub(bessel_i1e(x), mul(sign(x), y))))
 
-bessel_i1e_p = unop("bessel_i1e", _f64(special_numerics.bessel_i1e), FLOAT,
+bessel_i1e_p = unop("bessel_i1e", _f64(special_numerics.bessel_i1e, narrow=True), FLOAT,
                     lower=chlo("chlo.bessel_i1e"))
 
 

@@ -1,11 +1,12 @@
 """Float64 NumPy evaluations of special functions, for the ``impl`` rules in
-``special.py``. Inputs are broadcast float64 arrays; NaN propagates. The
-methods are the textbook ones: the Lanczos approximation (g = 7, n = 9) for
-log-gamma, recurrence plus the asymptotic series for digamma, Euler-Maclaurin
-summation for the Hurwitz zeta function, power series and continued fractions
-(modified Lentz) for the incomplete gamma and beta functions, Python's
-math.erf/math.erfc element by element for the error functions,
-power series and Hankel's asymptotic expansion for the Bessel functions.
+``special.py``. Inputs are broadcast float64 arrays; NaN propagates. Most
+methods live in kernel modules: fitted polynomial pieces for log-gamma,
+digamma and the scaled Bessel functions (``special_kernels``) and for the
+error functions (``erf_kernels``, Python's math.erf/math.erfc element by
+element on short arrays), the power series and continued fractions of the
+incomplete gamma and beta functions (``incomplete_kernels``). Here: their
+dispatch and XLA's edge values, Euler-Maclaurin summation for the Hurwitz
+zeta function, Giles' approximations for erf_inv.
 """
 from __future__ import annotations
 
@@ -13,48 +14,24 @@ import math
 
 import numpy as np
 
-from openjax._src.primitives.elementwise import erf_kernels
+from openjax._src.primitives.elementwise import erf_kernels, incomplete_kernels, special_kernels
 
-_EPS = np.finfo(np.float64).eps
+# The compiled path's (``special_lowering``) iteration limits.
 _TINY = 1e-300          # keeps Lentz's denominators away from zero
 _MAX_ITER = 5000        # series and continued fractions stop here at the latest
 
-# --------------------------------------------------------------- log-gamma
+# ------------------------------------------------------- log-gamma, digamma
+# The compiled path's (``special_lowering``) methods: the Lanczos sum
+# (g = 7, n = 9) for log-gamma, the asymptotic series after a recurrence for
+# digamma, the power series / Hankel expansion split for the Bessel functions.
 _LANCZOS_G = 7.0
 _LANCZOS = (0.99999999999980993, 676.5203681218851, -1259.1392167224028,
             771.32342877765313, -176.61502916214059, 12.507343278686905,
             -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7)
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
-
-
-def _lgamma_lanczos(x):
-  """log Gamma(x) for x >= 0.5."""
-  z = x - 1
-  a = np.full_like(x, _LANCZOS[0])
-  for k in range(1, len(_LANCZOS)):
-    a = a + _LANCZOS[k] / (z + k)
-  t = z + _LANCZOS_G + 0.5
-  # log(t) split so that z near 0 keeps its precision.
-  log_t = math.log(_LANCZOS_G + 0.5) + np.log1p(z / (_LANCZOS_G + 0.5))
-  return _HALF_LOG_2PI + (z + 0.5) * log_t - t + np.log(a)
-
-
-def sinpi(x):
-  """sin(pi x), exact at integers and accurate for large |x|."""
-  r = x - 2 * np.round(x / 2)          # in [-1, 1], exactly
-  a = np.abs(r)
-  a = np.where(a > 0.5, 1 - a, a)      # sin(pi a) = sin(pi (1 - a))
-  s = np.where(a <= 0.25, np.sin(np.pi * a), np.cos(np.pi * (0.5 - a)))
-  return np.copysign(s, r)
-
-
-def cospi(x):
-  """cos(pi x), exact at half-integers."""
-  return sinpi(0.5 - np.abs(x - 2 * np.round(x / 2)))
-
-
-def _is_int(x):
-  return np.isfinite(x) & (x == np.floor(x))
+# B_2k / (2k) for the asymptotic series psi(z) ~ log z - 1/(2z) - sum B_2k/(2k z^2k).
+_DIGAMMA_ASYMPTOTIC = (1 / 12, -1 / 120, 1 / 252, -1 / 240, 1 / 132, -691 / 32760, 1 / 12)
+_BESSEL_SPLIT = 30.0
 
 
 def _lgamma_scalar(v: float) -> float:
@@ -66,46 +43,22 @@ def _lgamma_scalar(v: float) -> float:
 
 _LGAMMA = np.frompyfunc(_lgamma_scalar, 1, 1)
 # Up to here Python's math.lgamma element by element (~0.2 us an element,
-# and accurate near its zeros at 1 and 2, where Lanczos' sum is off by an
-# ulp of 1): 3 us at 10 elements where the NumPy formula below takes 37 us;
-# from ~500 elements on the formula is faster (1e3: 92 us against 175 us).
-_LGAMMA_ELEMENTWISE_MAX = 256
+# correctly rounded or nearly: 3 us at 10 elements, ~90 us at 512); past it
+# the vectorised pieces of ``special_kernels`` (fixed cost ~35-100 us).
+_LGAMMA_ELEMENTWISE_MAX = 512
 
 
-def lgamma(x):
+def lgamma(x, single: bool = False):
+  """log|Gamma(x)| of float64 ``x``; ``single``: the operand was float32 or
+  narrower (lower-degree pieces)."""
   if x.size <= _LGAMMA_ELEMENTWISE_MAX:
     return np.asarray(_LGAMMA(x), np.float64)
-  reflect = x < 0.5
-  lg = _lgamma_lanczos(np.where(reflect, 1 - x, x))
-  # Gamma(x) Gamma(1 - x) = pi / sin(pi x); poles give log(0) = -inf here.
-  reflected = math.log(math.pi) - np.log(np.abs(sinpi(x))) - lg
-  out = np.where(reflect, reflected, lg)
-  return np.where(np.isinf(x), np.inf, out)
+  return special_kernels.lgamma(x, single)
 
 
-# ----------------------------------------------------------------- digamma
-# B_2k / (2k) for the asymptotic series psi(z) ~ log z - 1/(2z) - sum B_2k/(2k z^2k).
-_DIGAMMA_ASYMPTOTIC = (1 / 12, -1 / 120, 1 / 252, -1 / 240, 1 / 132, -691 / 32760, 1 / 12)
-
-
-def digamma(x):
-  reflect = x < 0.5
-  z = np.where(reflect, 1 - x, x)
-  acc = np.zeros_like(z)
-  for _ in range(10):                  # psi(z) = psi(z + 1) - 1/z up to z >= 10
-    small = z < 10
-    acc = np.where(small, acc - 1 / z, acc)
-    z = np.where(small, z + 1, z)
-  inv2 = 1 / (z * z)
-  series = np.zeros_like(z)
-  for c in reversed(_DIGAMMA_ASYMPTOTIC):
-    series = (series + c) * inv2
-  psi = acc + np.log(z) - 0.5 / z - series
-  # psi(1 - x) - psi(x) = pi cot(pi x)
-  reflected = psi - np.pi * cospi(x) / sinpi(x)
-  out = np.where(reflect, reflected, psi)
-  pole = (x <= 0) & (x == np.floor(x))  # XLA gives NaN at the poles (and -inf)
-  return np.where(pole | (x == -np.inf), np.nan, out)
+def digamma(x, single: bool = False):
+  """psi(x) of float64 ``x`` (NaN at the poles 0, -1, ... and at -inf)."""
+  return special_kernels.digamma(x, single)
 
 
 # ------------------------------------------------------------- Hurwitz zeta
@@ -115,32 +68,61 @@ _BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617
 _EM_COEFS = tuple(b / math.factorial(2 * j + 2) for j, b in enumerate(_BERNOULLI))
 
 
-def zeta(x, q):
-  q_int = q == np.floor(q)
-  x_int = x == np.floor(x)
-  # Sum the first n terms directly, then Euler-Maclaurin from w = q + n on.
+_EM_COLUMNS = np.asarray(_EM_COEFS)
+_EM_STEPS = 2 * np.arange(1, len(_EM_COEFS), dtype=np.float64)   # (x + 2j - 1)(x + 2j), j >= 1
+_ZETA_DIRECT = 10         # terms summed directly before Euler-Maclaurin (more for q < 0)
+_ZETA_MATRIX_TERMS = 64   # up to here the direct terms as one (elements, terms) matrix
+_ZETA_CHUNK = 1 << 13     # elements a pass: the (elements, terms) matrices stay in cache
+
+
+def _zeta_sum(x, q):
+  """sum_k (q + k)^-x: the first n terms directly, then Euler-Maclaurin
+  from w = q + n on, stopped at its least term (the series is asymptotic).
+  Both parts as (elements, terms) matrices: a dozen NumPy calls."""
   shift = int(np.ceil(np.max(-q[np.isfinite(q) & (q < 0)], initial=0.0)))
-  n = 10 + min(shift, 100_000)
-  safe_q = np.where(np.isfinite(q), q, 1.0)   # (non-finite q is NaN below)
-  s = np.zeros_like(x)
-  for k in range(n):
-    base = safe_q + k
-    s = s + np.where(base == 0, 0.0, np.power(np.where(base == 0, 1.0, base), -x))
+  n = _ZETA_DIRECT + min(shift, 100_000)
+  safe_q = np.where(np.isfinite(q), q, 1.0)   # (non-finite q is NaN in zeta)
+  if n <= _ZETA_MATRIX_TERMS:
+    # (A base of 0 only comes with a non-positive integer q: a pole, set in
+    # zeta; its term counts 0 meanwhile.)
+    base = safe_q[:, None] + np.arange(n, dtype=np.float64)
+    terms = np.power(base, -x[:, None])
+    if n > _ZETA_DIRECT:
+      terms[base == 0] = 0.0
+    s = terms.sum(axis=1)
+  else:                       # a long shift for a negative q: term by term
+    s = np.zeros_like(x)
+    for k in range(n):
+      base = safe_q + k
+      s = s + np.where(base == 0, 0.0, np.power(np.where(base == 0, 1.0, base), -x))
   w = safe_q + n
   wx = np.power(w, -x)
   s = s + w * wx / (x - 1) + 0.5 * wx
-  rising = x.copy()                      # x (x+1) ... (x+2j-2)
-  w_pow = wx / w                         # w^(-x-2j+1)
-  prev = np.full_like(x, np.inf)
-  going = np.ones(x.shape, bool)
-  for j, coef in enumerate(_EM_COEFS):
-    term = coef * rising * w_pow
-    going &= np.abs(term) < np.abs(prev)   # the series is asymptotic: stop at its least term
-    s = s + np.where(going, term, 0.0)
-    prev = term
-    rising = rising * (x + 2 * j + 1) * (x + 2 * j + 2)
-    w_pow = w_pow / (w * w)
-  out = s
+  # Term j: B_2j / (2j)! x (x+1) ... (x+2j-2) w^(-x-2j+1), a running product.
+  factors = np.empty((x.size, len(_EM_COEFS)))
+  factors[:, 0] = x * wx / w
+  factors[:, 1:] = (x[:, None] + (_EM_STEPS - 1)) * (x[:, None] + _EM_STEPS) / (w * w)[:, None]
+  terms = np.multiply.accumulate(factors, axis=1)
+  terms *= _EM_COLUMNS
+  size = np.abs(terms)
+  going = np.empty(terms.shape, bool)
+  going[:, 0] = size[:, 0] < np.inf
+  np.less(size[:, 1:], size[:, :-1], out=going[:, 1:])
+  np.logical_and.accumulate(going, axis=1, out=going)
+  return s + np.where(going, terms, 0.0).sum(axis=1)
+
+
+def zeta(x, q):
+  shape = x.shape
+  x, q = x.reshape(-1), q.reshape(-1)
+  out = np.empty(x.shape)
+  for start in range(0, x.size, _ZETA_CHUNK):
+    part = slice(start, start + _ZETA_CHUNK)
+    out[part] = _zeta_sum(x[part], q[part])
+  if np.all((x > 1) & (x < np.inf) & (q > 0) & (q < np.inf)):   # (NaN fails) no edge
+    return out.reshape(shape)
+  q_int = q == np.floor(q)
+  x_int = x == np.floor(x)
   # XLA's domain: x == 1 is a pole; x < 1 and infinite arguments are NaN;
   # q a non-positive integer is a pole (inf for even x, NaN otherwise);
   # negative non-integer q needs an integer x.
@@ -150,7 +132,7 @@ def zeta(x, q):
   out = np.where(pole, np.where(even & (x > 1), np.inf, np.nan), out)
   out = np.where((q < 0) & ~q_int & ~x_int, np.nan, out)
   # The pole at x == 1 comes first, whatever q is (XLA's, as JAX 0.10.2 gives).
-  return np.where((x == 1), np.inf, out)
+  return np.where((x == 1), np.inf, out).reshape(shape)
 
 
 def polygamma(m, x):
@@ -251,75 +233,34 @@ def erf_inv(x, single_precision: bool):
 
 
 # ------------------------------------------------------- incomplete gamma
-def _log_prefactor(a, x):
-  """log(x^a e^-x / Gamma(a))."""
-  return a * np.log(x) - x - lgamma(a)
+# The methods and the per-element stopping are ``incomplete_kernels``'; the
+# edges (x = 0 or inf, a = 0, domain errors) are XLA's, as JAX 0.10.2 gives:
+# x = 0 and x = inf decide for any a > 0, infinite a too (igamma(inf, inf)
+# = 1, igamma(inf, 0) = 0); an infinite a with a finite x is NaN.
+def _igamma_scalar(a: float, x: float, upper: bool) -> float:
+  if (a != a or x != x or a < 0 or x < 0 or (a == 0 and x == 0)
+      or (math.isinf(a) and 0 < x < math.inf)):
+    return math.nan
+  if a == 0:
+    return 0.0 if upper else 1.0
+  if x == 0:
+    return 1.0 if upper else 0.0
+  if x == math.inf:
+    return 0.0 if upper else 1.0
+  return incomplete_kernels.igamma_parts_scalar(a, x)[upper]
 
 
-def _iterate(step, state, active):
-  """Run ``step(state, i) -> (state, converged)`` on the active elements
-  until all converge (or _MAX_ITER)."""
-  for i in range(1, _MAX_ITER):
-    state, converged = step(state, i)
-    active = active & ~converged
-    if not active.any():
-      break
-  return state
+_IGAMMA = (np.frompyfunc(lambda a, x: _igamma_scalar(float(a), float(x), False), 2, 1),
+           np.frompyfunc(lambda a, x: _igamma_scalar(float(a), float(x), True), 2, 1))
 
 
-def _gamma_series(a, x, active):
-  """sum_n x^n / ((a+1)...(a+n))."""
-  def step(st, n):
-    term, total = st
-    term = term * x / (a + n)
-    total = total + term
-    return (term, total), np.abs(term) <= _EPS * np.abs(total)
-  ones = np.ones_like(a)
-  _, total = _iterate(step, (ones, ones.copy()), active)
-  return total
-
-
-def _gamma_cf(a, x, active):
-  """Continued fraction F with Q(a, x) = x^a e^-x / Gamma(a) * F (modified
-  Lentz)."""
-  b = x + 1 - a
-  d = 1 / np.where(b == 0, _TINY, b)
-  c = np.full_like(a, 1 / _TINY)
-  h = d.copy()
-
-  def step(st, i):
-    b, c, d, h = st
-    an = -i * (i - a)
-    b = b + 2
-    den = an * d + b
-    d = 1 / np.where(np.abs(den) < _TINY, _TINY, den)
-    c_new = b + an / c
-    c = np.where(np.abs(c_new) < _TINY, _TINY, c_new)
-    delta = d * c
-    h = h * delta
-    return (b, c, d, h), np.abs(delta - 1) <= _EPS
-  return _iterate(step, (b, c, d, h), active)[3]
-
-
-def _igamma_parts(a, x):
-  """(P, Q) on the valid domain a > 0, 0 < x < inf. (Their a-derivatives
-  are JAX's algorithm in ``gamma_kernels``.)"""
+def _igamma(a, x, upper: bool):
+  if a.size <= incomplete_kernels.SCALAR_MAX:
+    return np.asarray(_IGAMMA[upper](a, x), np.float64).reshape(a.shape)
+  at_zero_x, at_zero_a, at_inf_x = (1.0, 0.0, 0.0) if upper else (0.0, 1.0, 1.0)
   valid = (a > 0) & (x > 0) & np.isfinite(a) & np.isfinite(x)
-  a = np.where(valid, a, 1.0)
-  x = np.where(valid, x, 1.0)
-  use_series = (x < a + 1) | (x <= 1)
-  log_pre = _log_prefactor(a, x)
-  s = _gamma_series(a, x, valid & use_series)
-  p_series = np.exp(log_pre - np.log(a)) * s    # x^a e^-x / Gamma(a + 1) * s
-  q_cf = np.exp(log_pre) * _gamma_cf(a, x, valid & ~use_series)
-  p = np.where(use_series, p_series, 1 - q_cf)
-  q = np.where(use_series, 1 - p_series, q_cf)
-  return p, q
-
-
-def _igamma_edges(a, x, out, at_zero_x, at_zero_a, at_inf_x):
-  # x = 0 and x = inf decide for any a > 0, infinite a too (JAX: igamma(inf,
-  # inf) = 1, igamma(inf, 0) = 0); an infinite a with a finite x is NaN.
+  out = np.empty(a.shape)
+  out[valid] = incomplete_kernels.igamma_parts(a[valid], x[valid])[upper]
   out = np.where(np.isposinf(x) & (a > 0), at_inf_x, out)
   out = np.where(x == 0, at_zero_x, out)
   out = np.where((a == 0) & (x > 0), at_zero_a, out)
@@ -329,102 +270,53 @@ def _igamma_edges(a, x, out, at_zero_x, at_zero_a, at_inf_x):
 
 
 def igamma(a, x):
-  p, _ = _igamma_parts(a, x)
-  return _igamma_edges(a, x, p, 0.0, 1.0, 1.0)
+  return _igamma(a, x, False)
 
 
 def igammac(a, x):
-  _, q = _igamma_parts(a, x)
-  return _igamma_edges(a, x, q, 1.0, 0.0, 0.0)
+  return _igamma(a, x, True)
 
 
 # --------------------------------------------------------- incomplete beta
-def _beta_cf(a, b, x, active):
-  """The continued fraction of I_x(a, b) (modified Lentz)."""
-  qab, qap, qam = a + b, a + 1, a - 1
-  d = 1 - qab * x / qap
-  d = 1 / np.where(np.abs(d) < _TINY, _TINY, d)
-  c = np.ones_like(a)
-  h = d.copy()
+# Edges as XLA's (JAX 0.10.2): x at an end of [0, 1] decides first
+# (betainc(1, 0, 1) = 1, betainc(0, 2, 0) = 0), then a = 0 (1), b = 0 (0),
+# infinite a (0) or b (1); negative operands, x outside [0, 1], a = b = 0
+# and NaN give NaN.
+def _betainc_scalar(a: float, b: float, x: float) -> float:
+  if (a != a or b != b or x != x or a < 0 or b < 0 or x < 0 or x > 1
+      or (a == 0 and b == 0)):
+    return math.nan
+  if x == 0 or x == 1:
+    return 0.0 if x == 0 else 1.0
+  if a == 0 or b == 0:
+    return 1.0 if a == 0 else 0.0
+  if math.isinf(a) or math.isinf(b):
+    return math.nan if a == b else (0.0 if math.isinf(a) else 1.0)
+  return incomplete_kernels.betainc_scalar(a, b, x)
 
-  def step(st, m):
-    c, d, h = st
-    m2 = 2 * m
-    for aa in (m * (b - m) * x / ((qam + m2) * (a + m2)),
-               -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))):
-      d = 1 + aa * d
-      d = 1 / np.where(np.abs(d) < _TINY, _TINY, d)
-      c = 1 + aa / c
-      c = np.where(np.abs(c) < _TINY, _TINY, c)
-      delta = d * c
-      h = h * delta
-    return (c, d, h), np.abs(delta - 1) <= _EPS
-  return _iterate(step, (c, d, h), active)[2]
+
+_BETAINC = np.frompyfunc(lambda a, b, x: _betainc_scalar(float(a), float(b), float(x)), 3, 1)
 
 
 def betainc(a, b, x):
+  if a.size <= incomplete_kernels.SCALAR_MAX:
+    return np.asarray(_BETAINC(a, b, x), np.float64).reshape(a.shape)
   valid = (a > 0) & (b > 0) & (x > 0) & (x < 1) & np.isfinite(a) & np.isfinite(b)
-  sa, sb = np.where(valid, a, 1.0), np.where(valid, b, 1.0)
-  sx = np.where(valid, x, 0.5)
-  # The fraction converges fast for x below the mean; use symmetry above it.
-  flip = sx > (sa + 1) / (sa + sb + 2)
-  pa, pb, px = np.where(flip, sb, sa), np.where(flip, sa, sb), np.where(flip, 1 - sx, sx)
-  log_front = (pa * np.log(px) + pb * np.log1p(-px)
-               - (lgamma(pa) + lgamma(pb) - lgamma(pa + pb)))
-  part = np.exp(log_front) * _beta_cf(pa, pb, px, valid) / pa
-  out = np.where(flip, 1 - part, part)
+  out = np.full(a.shape, np.nan)
+  out[valid] = incomplete_kernels.betainc_valid(a[valid], b[valid], x[valid])
   out = np.where((a == 0) & (b > 0), 1.0, out)
   out = np.where((b == 0) & (a > 0), 0.0, out)
   out = np.where(np.isposinf(a) & np.isfinite(b), 0.0, out)
   out = np.where(np.isposinf(b) & np.isfinite(a), 1.0, out)
-  # x at an end of [0, 1] decides first (JAX: betainc(1, 0, 1) = 1, betainc(0, 2, 0) = 0).
   out = np.where(x == 0, 0.0, np.where(x == 1, 1.0, out))
   bad = (a < 0) | (b < 0) | (x < 0) | (x > 1) | ((a == 0) & (b == 0))
   return np.where(bad | np.isnan(a) | np.isnan(b) | np.isnan(x), np.nan, out)
 
 
 # ------------------------------------------------------------ Bessel I0, I1
-_BESSEL_SPLIT = 30.0
+def bessel_i0e(x, single: bool = False):
+  return special_kernels.bessel_i0e(x, single)
 
 
-def _bessel_series(x, order):
-  """exp(-x) I_order(x) for 0 <= x <= _BESSEL_SPLIT by the power series."""
-  q = x * x / 4
-  term = np.ones_like(x) if order == 0 else x / 2
-  total = term.copy()
-  for k in range(1, 200):
-    term = term * q / (k * (k + order))
-    total = total + term
-    if np.all(term <= _EPS * total):
-      break
-  return np.exp(-x) * total
-
-
-def _bessel_asymptotic(x, order):
-  """exp(-x) I_order(x) for x > _BESSEL_SPLIT by Hankel's expansion."""
-  mu = 4.0 * order * order
-  term = np.ones_like(x)
-  total = term.copy()
-  for k in range(1, 40):
-    term = term * -(mu - (2 * k - 1) ** 2) / (k * 8 * x)
-    total = total + term
-  return total / np.sqrt(2 * np.pi * x)
-
-
-def _bessel_e(x, order):
-  ax = np.abs(x)
-  small = ax <= _BESSEL_SPLIT
-  out = np.where(small, _bessel_series(np.where(small, ax, 0.0), order),
-                 _bessel_asymptotic(np.where(small, _BESSEL_SPLIT + 1, ax), order))
-  out = np.where(np.isinf(ax), 0.0, out)
-  if order == 1:
-    out = np.copysign(out, x)
-  return np.where(np.isnan(x), np.nan, out)
-
-
-def bessel_i0e(x):
-  return _bessel_e(x, 0)
-
-
-def bessel_i1e(x):
-  return _bessel_e(x, 1)
+def bessel_i1e(x, single: bool = False):
+  return special_kernels.bessel_i1e(x, single)
