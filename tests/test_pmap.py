@@ -16,6 +16,8 @@ import openjax.numpy as jnp
 from openjax import lax
 from openjax.sharding import NamedSharding, PartitionSpec as P
 from openjax._src.core.sharding import IndivisibleError
+from openjax._src.runtime import executable
+from openjax._src.runtime.iree_device import host_cores
 
 
 @contextlib.contextmanager
@@ -346,3 +348,46 @@ def test_pmap_after_a_partial_shard_map_over_an_equal_submesh():
     jitted = jax.jit(jax.pmap(lambda v: lax.psum(v, "i"), axis_name="i"))
     out = jitted(np.ones((1, 3), np.float32))
     assert [s.device for s in out.addressable_shards] == list(devs[:1])
+
+
+def _big_step(w):
+  # ~5e8 flops a device: over PER_DEVICE_THREAD_MIN_WORK
+  h = jnp.tanh(w @ w)
+  return lax.psum(jnp.tanh(h @ w), "i")
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_large_per_device_programs_run_on_device_threads(n):
+  rng = np.random.default_rng(0)
+  w = (rng.standard_normal((n, 512, 512)) / 30).astype(np.float32)
+  with cpu_devices(n), jax.config.override("openjax_executor", "iree"), \
+       jax.config.override("openjax_tiered_compilation", False):
+    out = jax.pmap(_big_step, axis_name="i")(w)
+    np.testing.assert_allclose(np.asarray(out[0]), sum(
+        np.tanh(np.tanh(w[k] @ w[k]) @ w[k]) for k in range(n)), rtol=2e-4, atol=2e-4)
+    assert [s.device for s in out.addressable_shards] == jax.devices()[:n]
+  if host_cores() > 1:
+    assert executable._per_device_pool is not None
+
+
+def test_host_callback_in_a_device_thread_runs_another_spmd_step():
+  # A pure_callback in a program running on a device thread may itself run
+  # a pmap: it runs its devices' programs in its own thread (no wait for the
+  # pool it occupies).
+  rng = np.random.default_rng(1)
+  w = (rng.standard_normal((2, 512, 512)) / 30).astype(np.float32)
+  inner = jax.pmap(_big_step, axis_name="i")
+
+  def host(v):
+    return np.asarray(inner(np.stack([np.asarray(v)] * 2))[0]).astype(np.float32)
+
+  def body(v):
+    big = _big_step(v)
+    return jax.pure_callback(host, jax.ShapeDtypeStruct(v.shape, v.dtype), big)
+
+  with cpu_devices(2), jax.config.override("openjax_executor", "iree"), \
+       jax.config.override("openjax_tiered_compilation", False):
+    out = jax.pmap(body, axis_name="i")(w)
+    total = sum(np.tanh(np.tanh(w[k] @ w[k]) @ w[k]) for k in range(2))
+    np.testing.assert_allclose(np.asarray(out[1]), 2 * np.tanh(np.tanh(total @ total) @ total),
+                               rtol=2e-3, atol=2e-3)

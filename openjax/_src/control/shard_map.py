@@ -63,6 +63,7 @@ from openjax._src.primitives.collectives.send_recv import precv_p, psend_p
 from openjax._src.primitives.collectives.varying import psum_invariant_p
 from openjax._src.primitives.shape.shape import concatenate, index_in_dim
 from openjax._src.runtime.collectives import MeshRendezvous
+from openjax._src.runtime.executable import execute_per_device
 from openjax._src.runtime.pipeline import (compiling, executable_for_jaxpr,
                                            interpreting_first_call)
 from openjax._src.runtime.sharded_arrays import put_sharded
@@ -407,8 +408,9 @@ def _run_lockstep(plan: _Plan, per_device_args: list, devices: list, mesh) -> li
     if kind == "call":
       _, closed, ins, outs = step
       executable = executable_for_jaxpr(closed, "shard_map")
-      for env, device in zip(envs, devices):
-        env.update(zip(outs, executable.execute([env[v] for v in ins], device)))
+      results = execute_per_device(executable, [[env[v] for v in ins] for env in envs], devices)
+      for env, vals in zip(envs, results):
+        env.update(zip(outs, vals))
     elif kind == "allreduce":
       # Every device's program reads its group's operands in place (CPU
       # devices share the host's memory; each waits on the writers' fences

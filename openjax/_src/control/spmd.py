@@ -35,6 +35,7 @@ from openjax._src.interpreters.staging import trace_to_jaxpr
 from openjax._src.primitives.elementwise.arithmetic import add, mul
 from openjax._src.primitives.index.dynamic_slicing import dynamic_slice
 from openjax._src.primitives.shape.sharding_constraint import constraint_spec
+from openjax._src.runtime.executable import execute_per_device
 from openjax._src.runtime.pipeline import compile_lowered, compiling, lower_closed_jaxpr
 from openjax._src.runtime.sharded_arrays import put_sharded
 
@@ -533,21 +534,22 @@ class SpmdPlan:
     jaxpr, consts = trace_to_jaxpr(local_program, in_avals)
     seg.closed = ClosedJaxpr(jaxpr, consts)
 
-  def _run_segment(self, seg: _Segment, args: list, device) -> list:
-    """``seg`` on one device's pieces: compiled on the device's stream, or
+  def _run_segment(self, seg: _Segment, per_device: list) -> list:
+    """``seg`` on each device's pieces: compiled (``execute_per_device``), or
     interpreted (the ``interpreter`` executor) and committed to the device."""
     if seg.closed is None:
       self._compile(seg)
     if not compiling():
       closed = seg.closed
-      return commit(eval_jaxpr(closed.jaxpr, closed.consts, *args), device)
+      return [commit(eval_jaxpr(closed.jaxpr, closed.consts, *args), device)
+              for args, device in zip(per_device, self.devices)]
     if seg.executable is None:
       donated = self._donation[1].get(id(seg)) if self._donation else None
       if donated is not None:
         donated = donated + (False,) * seg.needs_coords
       seg.executable = compile_lowered(lower_closed_jaxpr(seg.closed, f"{self.name}_spmd",
                                                           donated))
-    return seg.executable.execute(args, device=device)
+    return execute_per_device(seg.executable, per_device, self.devices)
 
   def _local_slice(self, x, aval, src_spec, spec, coords):
     """This device's ``spec`` piece of ``x``, its ``src_spec`` piece."""
@@ -608,12 +610,9 @@ class SpmdPlan:
         env[dst] = [self._host_piece(v, src, dev) for v, dev in zip(pieces, self.devices)]
         continue
       seg = rest[0]
-      outs = []
-      for d in range(n):
-        args = [env[k][d] for k in seg.inputs]
-        if seg.needs_coords:
-          args.append(coords[d])
-        outs.append(self._run_segment(seg, args, self.devices[d]))
+      per_device = [[env[k][d] for k in seg.inputs] + ([coords[d]] if seg.needs_coords else [])
+                    for d in range(n)]
+      outs = self._run_segment(seg, per_device)
       for j, k in enumerate(seg.outputs):
         env[k] = [outs[d][j] for d in range(n)]
     outs = [self._assemble(k, env) for k in self.out_keys]

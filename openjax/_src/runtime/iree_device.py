@@ -129,7 +129,7 @@ def _task_hal():
     with _instance_lock:
       if _task is None:
         atexit.register(_drain_at_exit)
-        workers = cpu_thread_cap() or _physical_cores(os.sched_getaffinity(0))
+        workers = host_cores()
         # An explicit group count makes IREE leave its workers unpinned (its
         # default pins worker i to core i). A pinned worker waits whenever
         # another process holds its core, and a call waits for its slowest
@@ -402,6 +402,12 @@ def aligned_copy(arr: np.ndarray) -> np.ndarray:
 def is_importable(arr: np.ndarray) -> bool:
   """Whether ``arr`` can be imported in place (contiguous and aligned)."""
   return arr.flags.c_contiguous and arr.ctypes.data % ALIGNMENT == 0
+
+
+def host_cores() -> int:
+  """The physical cores this process may run on (hyperthreads counted once),
+  or ``OPENJAX_CPU_THREADS`` when set."""
+  return cpu_thread_cap() or _physical_cores(os.sched_getaffinity(0))
 
 
 def cpu_thread_cap() -> int | None:

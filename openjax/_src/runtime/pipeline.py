@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import atexit
 import logging
+import math
 import os
 import threading
 import time
@@ -140,12 +141,19 @@ def runs_inline(closed_jaxpr: ClosedJaxpr) -> bool:
   to it and back (two thread wake-ups: 1024^2 matmul 32 ms vs 27 ms inline)."""
   if cpu_thread_cap() == 1:
     return True
+  work, nbytes = _work(closed_jaxpr)
+  return work <= _INLINE_MAX_FLOPS and nbytes <= _INLINE_MAX_BYTES
+
+
+def _work(closed_jaxpr: ClosedJaxpr) -> tuple[float, float]:
+  """(flops + 10 x transcendentals, bytes accessed) estimated from the
+  jaxpr; infinite when there is no estimate."""
   try:
     cost = cost_analysis(closed_jaxpr)
-  except Exception:  # noqa: BLE001 - no estimate: use the task queue
-    return False
-  work = cost.get("flops", 0.0) + 10 * cost.get("transcendentals", 0.0)
-  return work <= _INLINE_MAX_FLOPS and cost.get("bytes accessed", 0.0) <= _INLINE_MAX_BYTES
+  except Exception:  # noqa: BLE001 - no estimate
+    return math.inf, math.inf
+  return (cost.get("flops", 0.0) + 10 * cost.get("transcendentals", 0.0),
+          cost.get("bytes accessed", 0.0))
 
 
 # Keyed by the module's cache key and the avals: modules of the same text may
@@ -262,6 +270,7 @@ def _executable(lowered: LoweredModule, key: str, vmfb: bytes) -> Executable:
       ex = Executable(key, vmfb, in_avals, out_avals, lowered.name, lowered.aliases,
                       inline=runs_inline(lowered.lowered_jaxpr),
                       host_imports=host_calls.imports_of(lowered.text))
+      ex.work = _work(lowered.lowered_jaxpr)[0]
       if len(_executables) > 1024:
         _executables.clear()
       _executables[typed_key] = ex
