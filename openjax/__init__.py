@@ -4,6 +4,7 @@
 unchanged: NumPy-compatible immutable arrays, composable transformations
 (``jit``, ``grad``, ``vmap``, ...) and a compiler for the CPU.
 """
+import openjax._src.blas_threads  # noqa: F401  (before NumPy loads: see the module)
 from openjax._src.config import config  # noqa: F401
 from openjax._src.config import enable_x64, disable_jit, debug_nans  # noqa: F401
 from openjax._src.config import (  # noqa: F401

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import ast
 import collections
+import os
 import pathlib
+import subprocess
+import sys
 
 from tests.test_structure import find_cycles
 
@@ -207,3 +210,18 @@ def test_each_primitive_reads_as_one_block_in_order():
         bad.append(f"{where}: another primitive is defined inside its block (line {others[0]})")
   assert not bad, "\n".join(bad)
 
+
+
+def test_openblas_threads_sleep_when_openjax_loads_first():
+  # openjax/_src/blas_threads.py: set before NumPy (OpenBLAS) loads; a value
+  # the user set is kept.
+  code = ("import os; import openjax, numpy; "
+          "print(os.environ['OPENBLAS_THREAD_TIMEOUT'])")
+  env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
+  out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       check=True, timeout=120).stdout.split()
+  assert out == ["4"]
+  env["OPENBLAS_THREAD_TIMEOUT"] = "20"
+  out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       check=True, timeout=120).stdout.split()
+  assert out == ["20"]

@@ -18,6 +18,7 @@ MAX_LINES = 800
 LAYERS = ("core", "tree_util", "lowering", "primitives", "interpreters", "runtime", "control",
           "transforms", "libraries", "public")
 LAYER_OF_PREFIX = {
+    "openjax._src.blas_threads": "core",
     "openjax._src.config": "core",
     "openjax._src.dtypes": "core",
     "openjax._src.errors": "core",
