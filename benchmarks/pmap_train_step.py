@@ -87,8 +87,15 @@ def run_module(name: str, reps: int) -> dict:
   os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
   os.environ.setdefault("OPENJAX_EXECUTOR", "iree")
   os.environ["OPENJAX_TIERED_COMPILATION"] = "0"
-  import numpy as np
+  # The module under test first, then NumPy (``import jax`` then ``import
+  # numpy as np``, as JAX's docs write it): openjax then sets up NumPy's
+  # OpenBLAS threads to sleep after a call (openjax/_src/blas_threads.py).
+  # NUMPY_FIRST=1 imports NumPy first: OpenBLAS's threads then spin after the
+  # eager shard_map case's products and slow the compiled cases after it.
+  if os.environ.get("NUMPY_FIRST"):
+    importlib.import_module("numpy")
   jax = importlib.import_module(name)
+  import numpy as np
   importlib.import_module(f"{name}.numpy")
   cases = _cases(jax, np)
   first = {}
