@@ -9,8 +9,9 @@ scalars: 7.1 us compiled, 3.9 us interpreted (JAX: 6.2 us).
 So with tiered execution, a function whose every value is small (at most
 ``SMALL_BYTES``), whose steps are plain primitives (no sub-programs, no
 effects) and few, is timed both ways on its first calls after the executable
-is ready (``CALIBRATION_CALLS`` each, alternating; a compiled call is timed
-until its results are ready) and keeps the faster tier. The results are the
+is ready (``CALIBRATION_CALLS`` each, alternating, the first of each not
+counted; a compiled call is timed until its results are ready) and keeps the
+faster tier. The results are the
 program's either way: values agree with the compiled ones as the interpreted
 first calls' do (DESIGN decision 12). Functions outside these limits, and
 every call with tiered execution off (the suite's compiled columns, AOT),
@@ -34,8 +35,9 @@ SMALL_BYTES = 16384
 #: ... and it has at most this many steps (at ~0.5 us a step the interpreter
 #: cannot beat a ~6 us compiled call with more).
 MAX_STEPS = 24
-#: Calls timed in each tier before choosing.
-CALIBRATION_CALLS = 4
+#: Calls timed in each tier before choosing; the first of each is not
+#: counted (it loads the executable, imports the arguments).
+CALIBRATION_CALLS = 5
 _clock = time.perf_counter   # the tiers' timer (tests replace it)
 
 
@@ -122,7 +124,7 @@ class TierTrial:
         o.block_until_ready()
     self.times[0 if interpreted else 1].append(_clock() - t0)
     if self.turn >= 2 * CALIBRATION_CALLS:
-      faster = min(self.times[0]) < min(self.times[1])
+      faster = min(self.times[0][1:]) < min(self.times[1][1:])
       self.entry.runner = self.interpreted if faster else self.compiled
     return outs
 
