@@ -15,6 +15,7 @@ import openjax as jax
 import openjax.numpy as jnp
 from openjax import lax
 from openjax.sharding import NamedSharding, PartitionSpec as P
+from openjax._src.control.shard_map import _plan_of
 from openjax._src.core.sharding import IndivisibleError
 from openjax._src.runtime import executable
 from openjax._src.runtime.iree_device import host_cores
@@ -391,3 +392,66 @@ def test_host_callback_in_a_device_thread_runs_another_spmd_step():
     total = sum(np.tanh(np.tanh(w[k] @ w[k]) @ w[k]) for k in range(2))
     np.testing.assert_allclose(np.asarray(out[1]), 2 * np.tanh(np.tanh(total @ total) @ total),
                                rtol=2e-3, atol=2e-3)
+
+
+def test_psums_of_a_gradient_meet_the_devices_together():
+  # grad over replicated parameters in shard_map puts a psum in the backward
+  # pass after each parameter's product, between the other products: the
+  # plan moves what reads a psum after the next psums, so they meet once.
+  with cpu_devices(2) as devs:
+    mesh = jax.sharding.Mesh(np.array(devs), ("i",))
+
+    def loss(w1, w2, w3, x):
+      return jnp.sum(jnp.tanh(jnp.tanh(x @ w1) @ w2) @ w3)
+
+    def step(w1, w2, w3, x):
+      g = jax.grad(loss, argnums=(0, 1, 2))(w1, w2, w3, x)
+      return lax.pmean(g, "i")
+
+    rng = np.random.default_rng(0)
+    ws = [rng.standard_normal((4, 4)).astype(np.float32) / 2 for _ in range(3)]
+    x = rng.standard_normal((8, 4)).astype(np.float32)
+    f = jax.shard_map(step, mesh=mesh, in_specs=(P(), P(), P(), P("i")), out_specs=P())
+    closed = jax.make_jaxpr(f)(*ws, x).jaxpr.eqns[0].params["jaxpr"]
+    names = [e.primitive.name for e in closed.jaxpr.eqns]
+    runs = sum(1 for k, n in enumerate(names) if n.startswith("psum")
+               and (k == 0 or not names[k - 1].startswith("psum")))
+    kinds = [step[0] for step in _plan_of(closed).steps]
+    assert kinds.count("allreduce") < runs, (kinds, names)
+    with jax.config.override("openjax_executor", "iree"), \
+         jax.config.override("openjax_tiered_compilation", False):
+      got = jax.jit(f)(*ws, x)
+    want = jax.grad(loss, argnums=(0, 1, 2))(*ws, x)
+    for a, b in zip(got, want):
+      np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)
+
+
+def test_pmean_of_a_pytree_meets_the_devices_once():
+  # pmean of a pytree is psum, divide, psum, divide ...: the plan groups the
+  # psums into one all-reduce (the divides after it), unless an effect or
+  # another collective stands between them.
+  with cpu_devices(2) as devs:
+    mesh = jax.sharding.Mesh(np.array(devs), ("i",))
+
+    def body(a, b, c, effect):
+      if effect:
+        a = lax.pmean(a, "i")
+        jax.debug.print("{}", a[0])
+        b, c = lax.pmean((b, c), "i")
+        return a * 2, b + 1, c * c
+      a, b, c = lax.pmean((a, b, c), "i")
+      return a * 2, b + 1, c * c
+
+    args = [np.arange(8.0, dtype=np.float32).reshape(2, 4) + k for k in range(3)]
+    for effect, groups in ((False, 1), (True, 2)):
+      f = jax.shard_map(functools.partial(body, effect=effect), mesh=mesh,
+                        in_specs=P("i"), out_specs=P())
+      closed = jax.make_jaxpr(f)(*args).jaxpr.eqns[0].params["jaxpr"]
+      kinds = [step[0] for step in _plan_of(closed).steps]
+      assert kinds.count("allreduce") == groups, kinds
+      with jax.config.override("openjax_executor", "iree"), \
+           jax.config.override("openjax_tiered_compilation", False):
+        outs = jax.jit(f)(*args)
+      means = [a.mean(0, keepdims=True) for a in args]
+      for got, want in zip(outs, (means[0] * 2, means[1] + 1, means[2] * means[2])):
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
