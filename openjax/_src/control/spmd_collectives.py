@@ -7,20 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from openjax._src.core.memory import aligned_empty
 from openjax._src.core.sharding import NamedSharding, PartitionSpec
 
 _HOST_REDUCE = {"sum": np.add, "max": np.maximum, "min": np.minimum, "prod": np.multiply,
                 "and": np.logical_and, "or": np.logical_or}
-
-
-def aligned_empty(shape: tuple, dtype) -> np.ndarray:
-  """An uninitialised array whose data starts on a 64-byte boundary (the
-  runtime imports such host memory into a device without a copy)."""
-  dtype = np.dtype(dtype)
-  size = int(np.prod(shape))
-  raw = np.empty(max(size * dtype.itemsize, 1) + 64, np.uint8)
-  offset = -raw.ctypes.data % 64
-  return raw[offset:offset + size * dtype.itemsize].view(dtype).reshape(shape)
 
 
 def _replicated(spec: tuple) -> bool:
@@ -70,4 +61,4 @@ def _whole(values: list, mesh, spec: tuple, aval) -> np.ndarray:
   return out
 
 
-__all__ = ["aligned_empty", "host_relayout"]
+__all__ = ["host_relayout"]

@@ -34,9 +34,9 @@ import time
 
 import numpy as np
 
-from openjax._src.runtime.iree_device import ALIGNMENT
+from openjax._src.core.memory import aligned_empty
 
-__all__ = ["CollectiveError", "MeshRendezvous", "MeshMember", "DEFAULT_TIMEOUT_S", "aligned_empty"]
+__all__ = ["CollectiveError", "MeshRendezvous", "MeshMember", "DEFAULT_TIMEOUT_S"]
 
 # A slow peer (one compiling its program on a loaded machine) must not be
 # taken for a dead one; a failed peer aborts the run at once instead.
@@ -50,16 +50,6 @@ class CollectiveError(RuntimeError):
 # Below this many elements one device reduces a whole all-reduce (splitting
 # it costs more than it saves).
 _SPLIT_MIN_ELEMENTS = 1 << 15
-
-
-def aligned_empty(shape: tuple, dtype) -> np.ndarray:
-  """An uninitialised array whose data starts on the runtime's import
-  alignment, so a compiled program on any device reads it in place."""
-  dtype = np.dtype(dtype)
-  nbytes = math.prod(shape) * dtype.itemsize
-  raw = np.empty(nbytes + ALIGNMENT, np.uint8)
-  off = (-raw.ctypes.data) % ALIGNMENT
-  return raw[off:off + nbytes].view(dtype).reshape(shape)
 
 
 class MeshRendezvous:

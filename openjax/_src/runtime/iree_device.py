@@ -42,6 +42,7 @@ from __future__ import annotations
 import atexit
 import collections
 import ctypes
+import functools
 import os
 import threading
 
@@ -51,10 +52,8 @@ import iree.runtime as rt
 from iree._runtime_libs import _runtime as _native
 
 from openjax._src import dtypes
+from openjax._src.core.memory import ALIGNMENT, aligned_empty
 from openjax._src.errors import JaxRuntimeError
-
-#: bytes of alignment IREE needs for imported host memory
-ALIGNMENT = 64
 
 _HOST_MEMORY = int(rt.MemoryType.HOST_LOCAL | rt.MemoryType.DEVICE_VISIBLE)
 _DEVICE_MEMORY = int(rt.MemoryType.DEVICE_LOCAL)
@@ -390,11 +389,7 @@ def _writable_alias(arr: np.ndarray):
 
 def aligned_copy(arr: np.ndarray) -> np.ndarray:
   """A C-contiguous copy of ``arr`` whose data starts on a 64-byte boundary."""
-  dt = arr.dtype
-  nbytes = int(arr.size) * dt.itemsize
-  raw = np.empty(nbytes + ALIGNMENT, np.uint8)
-  off = (-raw.ctypes.data) % ALIGNMENT
-  out = raw[off:off + nbytes].view(dt).reshape(arr.shape)
+  out = aligned_empty(arr.shape, arr.dtype)
   out[...] = arr
   return out
 
@@ -404,9 +399,11 @@ def is_importable(arr: np.ndarray) -> bool:
   return arr.flags.c_contiguous and arr.ctypes.data % ALIGNMENT == 0
 
 
+@functools.cache
 def host_cores() -> int:
   """The physical cores this process may run on (hyperthreads counted once),
-  or ``OPENJAX_CPU_THREADS`` when set."""
+  or ``OPENJAX_CPU_THREADS`` when set; read once, as the task executor's
+  worker count is (every SPMD step asks: no /sys reads on that path)."""
   return cpu_thread_cap() or _physical_cores(os.sched_getaffinity(0))
 
 
