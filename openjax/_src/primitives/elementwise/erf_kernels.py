@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["erf", "erfc"]
+__all__ = ["erf", "erfc", "horner"]
 
 _A64 = (  # degree 8, relative error 2.1e-16
     1.4725865480556744e-06, -1.4845849259707869e-05, 0.00012053335124353741,
@@ -77,7 +77,8 @@ _DOUBLE = (_A64, _B64, _C64, _D64, _E64)
 _SINGLE = (_A32, _B32, _C32, _D32, _E32)
 
 
-def _horner(coeffs: tuple, s: np.ndarray) -> np.ndarray:
+def horner(coeffs: tuple, s: np.ndarray) -> np.ndarray:
+  """The polynomial of ``coeffs`` (highest degree first) at ``s``."""
   r = np.full_like(s, coeffs[0])
   for c in coeffs[1:]:
     r *= s
@@ -88,9 +89,9 @@ def _horner(coeffs: tuple, s: np.ndarray) -> np.ndarray:
 def _erfc_abs(ax: np.ndarray, piece: int, coeffs: tuple, single: bool) -> np.ndarray:
   """erfc(ax) for ax >= 0.5 (or nan) in piece B (1) to E (4)."""
   if piece < 4:
-    q = _horner(coeffs, 2 * ax - 2 * piece)
+    q = horner(coeffs, 2 * ax - 2 * piece)
   else:
-    q = _horner(coeffs, 24.5 / (ax * ax) - 1)
+    q = horner(coeffs, 24.5 / (ax * ax) - 1)
     q /= ax
   ax = np.minimum(ax, _BIG)                     # inf: e^(-x^2) = 0, not inf - inf
   if single:
@@ -114,7 +115,7 @@ def _block(x: np.ndarray, out: np.ndarray, table: tuple, single: bool, complemen
     where = None if whole else np.flatnonzero(piece == k)
     xk = x if whole else x[where]
     if k == 0:
-      value = _horner(table[0], xk * xk)
+      value = horner(table[0], xk * xk)
       value *= xk
       if complement:
         value = np.subtract(1, value)

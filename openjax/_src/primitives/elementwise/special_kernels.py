@@ -31,6 +31,7 @@ import math
 import numpy as np
 
 from openjax._src.primitives.elementwise import special_tables
+from openjax._src.primitives.elementwise.erf_kernels import horner
 
 __all__ = ["lgamma", "digamma", "bessel_i0e", "bessel_i1e"]
 
@@ -69,14 +70,6 @@ _LGAMMA, _DIGAMMA = _tables("LGAMMA"), _tables("DIGAMMA")
 _I0E, _I1E = _tables("I0E"), _tables("I1E")
 
 
-def _horner(coeffs: tuple, s: np.ndarray) -> np.ndarray:
-  r = np.full_like(s, coeffs[0])
-  for c in coeffs[1:]:
-    r *= s
-    r += c
-  return r
-
-
 def _horner_scalar(coeffs: tuple, s: float) -> float:
   r = 0.0
   for c in coeffs:
@@ -97,9 +90,9 @@ def _poly(table: _Table, piece: np.ndarray, s: np.ndarray) -> np.ndarray:
   present = np.bincount(piece, minlength=len(table.pieces))
   for k in np.flatnonzero(present):
     if present[k] == s.size:
-      return _horner(table.pieces[k], s)
+      return horner(table.pieces[k], s)
     where = np.flatnonzero(piece == k)
-    out[where] = _horner(table.pieces[k], s[where])
+    out[where] = horner(table.pieces[k], s[where])
   return out
 
 
