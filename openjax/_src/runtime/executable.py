@@ -66,7 +66,7 @@ class Executable:
     self.aliases = dict(input_output_aliases or {})
     # VM module names of the host functions the program calls (host_calls)
     self.host_imports = tuple(host_imports)
-    self.work = math.inf   # estimated flops a call (set by runtime/pipeline)
+    self.work = 0.0   # estimated flops a call (set by runtime/pipeline; 0: unknown)
     # Small computations run inline in the calling thread (see iree_device).
     self.inline = inline
     self._loaded: dict[int, tuple] = {}
