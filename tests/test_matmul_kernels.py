@@ -8,7 +8,7 @@ import pytest
 
 import openjax as jax
 import openjax.numpy as jnp
-from openjax._src.runtime import compiler
+from openjax._src.runtime import compiler, pipeline
 from tests.test_compiler import iree_executor
 
 f32 = np.float32
@@ -20,7 +20,9 @@ GLOBAL = (compiler.GLOBAL_DATA_TILING_FLAG, INNER) if AVX512 else DEFAULT
 
 
 @pytest.fixture(autouse=True)
-def _iree(tmp_path):
+def _iree(tmp_path, monkeypatch):
+  # IREE's own kernels: large products would call BLAS (control/dot_lowering).
+  monkeypatch.setattr(pipeline, "_HOST_KERNELS", False)
   # A private disk cache per test, so a compile (and its fallback) happens.
   compiler.clear_memory_cache()
   with iree_executor(tmp_path / "cache"):

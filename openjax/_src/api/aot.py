@@ -49,15 +49,15 @@ class Lowered:
   def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
     """The module as StableHLO text (MLIR's readable syntax)."""
     _check_dialect(dialect)
-    text = pretty_text(self._module.text)
+    text = pretty_text(self._module.portable_text)
     return text if self._spmd is None else self._spmd.annotate(text)
 
   def compiler_ir(self, dialect: str | None = None):
     """The module as an MLIR ``ir.Module`` (IREE's MLIR bindings), or its
     text when it cannot be parsed."""
     _check_dialect(dialect)
-    mod = parse_module(self._module.text)
-    return mod if mod is not None else self._module.text
+    mod = parse_module(self._module.portable_text)
+    return mod if mod is not None else self._module.portable_text
 
   def compile(self, compiler_options: dict | None = None) -> "Compiled":
     """Compile with IREE (through the compilation caches)."""
@@ -117,7 +117,9 @@ class Compiled:
         self.out_tree, [to_shape_dtype_struct(a) for a in self._module.closed_jaxpr.out_avals])
 
   def as_text(self) -> str:
-    """The StableHLO module this executable was compiled from."""
+    """The module this executable was compiled from: the lowered StableHLO,
+    where large matrix products on the CPU call the host's BLAS (host
+    kernels, ``openjax_host_k...``) as XLA's CPU code calls its own."""
     text = pretty_text(self._module.text)
     return text if self._spmd is None else self._spmd.annotate(text)
 

@@ -257,6 +257,10 @@ class ModuleBuilder:
     # symbol -> declaration line of a function the runtime provides
     # (``@module.function``, resolved when the program is loaded)
     self.imports: dict[str, str] = {}
+    # Whether lowering rules may call host kernels (BLAS products on the
+    # CPU): True for the module a CPU executable is compiled from, False
+    # for the portable StableHLO users read (``Lowered.as_text``).
+    self.host_kernels = False
 
   def declare_import(self, symbol: str, arg_types: Sequence, result_types: Sequence) -> str:
     """Declare ``@symbol`` (``module.function``), a function the program

@@ -426,7 +426,7 @@ def execute_per_device(executable: Executable, per_device_args: Sequence, device
   streams from this thread."""
   cores = host_cores()
   if (len(devices) == 1 or executable.work < PER_DEVICE_THREAD_MIN_WORK or cores == 1
-      or getattr(_in_pool, "active", False)):
+      or on_device_thread()):
     # (a host callback of a device program running here may run another
     # SPMD step: it must not wait for the pool it occupies)
     return [executable.execute(a, d) for a, d in zip(per_device_args, devices)]
@@ -437,21 +437,27 @@ def execute_per_device(executable: Executable, per_device_args: Sequence, device
         # This thread runs the first device's program: cores - 1 more.
         _per_device_pool = concurrent.futures.ThreadPoolExecutor(
             max_workers=cores - 1, thread_name_prefix="openjax-device")
-  futures = [_per_device_pool.submit(_execute_in_pool, executable, a, d)
+  futures = [_per_device_pool.submit(_execute_on_device_thread, executable, a, d)
              for a, d in zip(per_device_args[1:], devices[1:])]
-  first = executable.execute(per_device_args[0], devices[0], True)
+  first = _execute_on_device_thread(executable, per_device_args[0], devices[0])
   return [first, *(f.result() for f in futures)]
 
 
-_in_pool = threading.local()   # .active: this thread runs a device program for the pool
+_device_thread = threading.local()   # .active: this thread runs one device's program
 
 
-def _execute_in_pool(executable: Executable, args, device) -> list:
-  _in_pool.active = True
+def on_device_thread() -> bool:
+  """Whether this thread runs one device's program of an SPMD step on a core
+  of its own (``execute_per_device``): host kernels it calls use one thread."""
+  return getattr(_device_thread, "active", False)
+
+
+def _execute_on_device_thread(executable: Executable, args, device) -> list:
+  _device_thread.active = True
   try:
     return executable.execute(args, device, True)
   finally:
-    _in_pool.active = False
+    _device_thread.active = False
 
 
-__all__ = ["Executable", "execute_per_device"]
+__all__ = ["Executable", "execute_per_device", "on_device_thread"]

@@ -90,10 +90,20 @@ def compiling(tiered: bool = True) -> bool:
           and not (tiered and _first_call.interpreting) and not host_calls.active())
 
 
+# Large matrix products in compiled CPU programs call the host's BLAS
+# (control/dot_lowering.py); OPENJAX_HOST_BLAS=0 keeps them in IREE's kernels
+# (for measuring one against the other).
+_HOST_KERNELS = os.environ.get("OPENJAX_HOST_BLAS", "1") != "0"
+
+
 class LoweredModule:
-  """A lowered jaxpr: module text plus what running it needs."""
+  """A lowered jaxpr: module text plus what running it needs.
+
+  ``text`` is what IREE compiles (it may call host kernels);
+  ``portable_text`` is the plain StableHLO of the same program, which
+  ``Lowered.as_text()`` shows."""
   __slots__ = ("text", "name", "closed_jaxpr", "aliases", "donated_invars", "lowered_jaxpr",
-               "__weakref__")
+               "_portable", "__weakref__")
 
   def __init__(self, text, name, closed_jaxpr, aliases, donated_invars, lowered_jaxpr=None):
     self.text = text
@@ -104,6 +114,16 @@ class LoweredModule:
     # What the module computes per call (constants folded): its cost decides
     # inline execution.
     self.lowered_jaxpr = closed_jaxpr if lowered_jaxpr is None else lowered_jaxpr
+    self._portable = None
+
+  @property
+  def portable_text(self) -> str:
+    """The module without host kernels (lowered again on first use)."""
+    if self._portable is None:
+      self._portable = (self.text if host_calls.KERNEL_PREFIX not in self.text else
+                        lower_jaxpr_to_module(self.lowered_jaxpr, self.name,
+                                              input_output_aliases=self.aliases))
+    return self._portable
 
 
 def lower_closed_jaxpr(closed_jaxpr: ClosedJaxpr, name: str,
@@ -124,7 +144,8 @@ def lower_closed_jaxpr(closed_jaxpr: ClosedJaxpr, name: str,
   # them): an unused pure_callback is not called. Effects are kept.
   closed_jaxpr = closed_jaxpr.map_jaxpr(dce_jaxpr)
   lowered_jaxpr = simplify_for_lowering(fold_constants(folded(closed_jaxpr)))
-  text = lower_jaxpr_to_module(lowered_jaxpr, name, input_output_aliases=aliases)
+  text = lower_jaxpr_to_module(lowered_jaxpr, name, input_output_aliases=aliases,
+                               host_kernels=_HOST_KERNELS)
   return LoweredModule(text, name, closed_jaxpr, aliases, donated, lowered_jaxpr)
 
 

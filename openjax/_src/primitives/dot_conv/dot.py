@@ -688,9 +688,12 @@ def _precision_attr(precision) -> str:
   return "[" + ", ".join(f"#stablehlo<precision {p.name}>" for p in pair) + "]"
 
 
-@dot_general_p.def_lower
-def _dot_general_lower(ctx, lhs, rhs, *, dimension_numbers, precision, preferred_element_type,
-                       out_sharding=None):
+# dot_general's lowering rule is control/dot_lowering.py's: it calls this
+# for the StableHLO op, and the host's BLAS (a host kernel, runtime layer)
+# for large products in CPU programs.
+def dot_general_stablehlo(ctx, lhs, rhs, *, dimension_numbers, precision,
+                          preferred_element_type, out_sharding=None):
+  """``stablehlo.dot_general`` of ``lhs`` and ``rhs`` (``ctx.avals_out[0]``)."""
   (lc, rc), (lb, rb) = dimension_numbers
   lhs_aval, rhs_aval = ctx.avals_in
   out_aval, = ctx.avals_out

@@ -1,0 +1,228 @@
+"""Large matrix products in compiled CPU programs call the host's BLAS
+(control/dot_lowering.py) through zero-copy host kernels
+(runtime/host_calls.register_kernel); everything else keeps IREE's
+``stablehlo.dot_general``. Values against NumPy in float64, the portable
+text users read, the kernel's names across processes, its thread policy."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import openjax as jax
+import openjax.numpy as jnp
+from openjax import lax
+from openjax._src.control import dot_lowering
+from openjax._src.runtime import host_calls, pipeline
+from openjax.sharding import NamedSharding, PartitionSpec as P
+from tests.test_compiler import iree_executor
+from tests.test_sharded_jit import cpu_devices
+
+KERNEL = host_calls.KERNEL_PREFIX
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _iree(tmp_path_factory):
+  with iree_executor(tmp_path_factory.getbasetemp() / "host_blas_cache"):
+    yield
+
+
+def _rand(shape, dtype=np.float32, seed=0):
+  rng = np.random.default_rng(seed)
+  x = rng.standard_normal(shape)
+  if np.dtype(dtype).kind == "c":
+    x = x + 1j * rng.standard_normal(shape)
+  return x.astype(dtype)
+
+
+def _compiled_text(f, *args):
+  return jax.jit(f).lower(*args).compile().as_text()
+
+
+# (lhs shape, rhs shape, dimension numbers): plain, transposed operands (read
+# in place by GEMM), batch dimensions first, in the middle and last (the last
+# leaves no contiguous axis: the kernel copies), several contracted axes.
+PRODUCTS = [
+    ((300, 200), (200, 250), (((1,), (0,)), ((), ()))),
+    ((200, 300), (200, 250), (((0,), (0,)), ((), ()))),
+    ((300, 200), (250, 200), (((1,), (1,)), ((), ()))),
+    ((200, 300), (250, 200), (((0,), (1,)), ((), ()))),
+    ((8, 200, 240), (8, 240, 180), (((2,), (1,)), ((0,), (0,)))),
+    ((200, 8, 240), (240, 8, 180), (((2,), (0,)), ((1,), (1,)))),
+    ((240, 200, 8), (180, 8, 240), (((0,), (2,)), ((2,), (1,)))),
+    ((10, 20, 30, 40), (30, 40, 50), (((2, 3), (0, 1)), ((), ()))),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64])
+@pytest.mark.parametrize("lhs_shape,rhs_shape,dnums", PRODUCTS)
+def test_large_products_call_blas_and_match_numpy(lhs_shape, rhs_shape, dnums, dtype):
+  a, b = _rand(lhs_shape, dtype), _rand(rhs_shape, dtype, seed=1)
+  f = lambda x, y: lax.dot_general(x, y, dnums)   # noqa: E731
+  assert KERNEL in _compiled_text(f, a, b)
+  got = np.asarray(jax.jit(f)(a, b))
+  wide = np.complex128 if np.dtype(dtype).kind == "c" else np.float64
+  want = np.asarray(lax.dot_general(a.astype(wide), b.astype(wide), dnums))
+  assert got.dtype == dtype and got.shape == want.shape
+  np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5 * np.abs(want).max())
+
+
+def test_double_precision_products_call_blas():
+  with jax.enable_x64(True):
+    for dtype in (np.float64, np.complex128):
+      a, b = _rand((300, 200), dtype), _rand((200, 250), dtype, seed=1)
+      assert KERNEL in _compiled_text(jnp.matmul, a, b)
+      got = np.asarray(jax.jit(jnp.matmul)(a, b))
+      assert got.dtype == dtype
+      np.testing.assert_allclose(got, a @ b, rtol=1e-12)
+
+
+@pytest.mark.parametrize("case", ["small", "int32", "bfloat16", "mixed", "matvec", "outer",
+                                  "tiny_batches"])
+def test_other_products_stay_in_iree(case):
+  a, b = _rand((300, 200)), _rand((200, 250), seed=1)
+  if case == "small":
+    a, b = a[:64, :64], b[:64, :64]
+  elif case == "int32":
+    a, b = np.round(a * 10).astype(np.int32), np.round(b * 10).astype(np.int32)
+  elif case == "bfloat16":
+    a, b = a.astype(jnp.bfloat16), b.astype(jnp.bfloat16)
+  elif case == "mixed":
+    b = b.astype(np.float16)
+  elif case == "matvec":
+    b = b[:, 0]
+  elif case == "outer":
+    a, b = a[:, :1], b[:1, :]
+  elif case == "tiny_batches":   # 4096 products of 8x8 matrices
+    a, b = _rand((4096, 8, 8)), _rand((4096, 8, 8), seed=1)
+  text = _compiled_text(jnp.matmul, a, b)
+  assert KERNEL not in text and "stablehlo.dot_general" in text
+  got = np.asarray(jax.jit(jnp.matmul)(a, b)).astype(np.float64)
+  want = np.matmul(np.asarray(a, np.float64), np.asarray(b, np.float64))
+  np.testing.assert_allclose(got, want, rtol=2e-2 if case == "bfloat16" else 1e-5,
+                             atol=1e-3 * np.abs(want).max())
+
+
+def test_lowered_text_is_plain_stablehlo():
+  a, b = _rand((512, 512)), _rand((512, 512), seed=1)
+  lowered = jax.jit(lambda x, y: jnp.tanh(x @ y)).lower(a, b)
+  assert "stablehlo.dot_general" in lowered.as_text()
+  assert "openjax_host" not in lowered.as_text()
+  compiled = lowered.compile().as_text()
+  assert KERNEL in compiled and "stablehlo.dot_general" not in compiled
+  np.testing.assert_allclose(np.asarray(lowered.compile()(a, b)), np.tanh(a @ b), atol=1e-5)
+
+
+def test_host_kernels_off_gives_iree_products_of_the_same_values(monkeypatch):
+  a, b = _rand((400, 300)), _rand((300, 500), seed=1)
+  f = lambda x, y: jnp.sin(x @ y) @ y.T   # noqa: E731
+  with_blas = np.asarray(jax.jit(f)(a, b))
+  monkeypatch.setattr(pipeline, "_HOST_KERNELS", False)
+  assert KERNEL not in _compiled_text(f, a, b)
+  without = np.asarray(jax.jit(lambda x, y: jnp.sin(x @ y) @ y.T)(a, b))
+  np.testing.assert_allclose(with_blas, without, rtol=1e-4, atol=1e-3)
+
+
+def test_gradient_of_a_jitted_mlp_matches_eager():
+  rng = np.random.default_rng(3)
+  params = [rng.standard_normal((784, 512)).astype(np.float32) * 0.05,
+            rng.standard_normal((512, 256)).astype(np.float32) * 0.05]
+  x = rng.standard_normal((128, 784)).astype(np.float32)
+
+  def loss(p, x):
+    return jnp.mean(jnp.tanh(x @ p[0]) @ p[1])
+
+  assert KERNEL in _compiled_text(jax.grad(loss), params, x)
+  got = jax.jit(jax.grad(loss))(params, x)
+  want = jax.grad(loss)(params, x)
+  for g, w in zip(got, want):
+    np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-4, atol=1e-7)
+
+
+def test_products_inside_loops_call_blas_each_trip():
+  w = _rand((256, 256)) / 16
+
+  def body(c, _):
+    return jnp.tanh(c @ w), jnp.sum(c)
+
+  f = jax.jit(lambda c: lax.scan(body, c, None, length=5))
+  c0 = _rand((256, 256), seed=2)
+  assert KERNEL in f.lower(c0).compile().as_text()
+  got_c, got_s = f(c0)
+  c, sums = c0.astype(np.float64), []
+  for _ in range(5):
+    sums.append(c.sum())
+    c = np.tanh(c @ w)
+  np.testing.assert_allclose(np.asarray(got_c), c, rtol=1e-4, atol=1e-5)
+  np.testing.assert_allclose(np.asarray(got_s), sums, rtol=1e-4, atol=1e-2)
+
+
+def test_a_failing_kernel_raises_its_error_at_the_call(monkeypatch):
+  def fail(self, lhs, rhs, out):
+    raise MemoryError("no room for the product")
+
+  monkeypatch.setattr(dot_lowering._BlasProduct, "__call__", fail)
+  a = _rand((333, 222))
+  with pytest.raises(MemoryError, match="no room"):
+    jax.jit(lambda x: x @ x.T)(a).block_until_ready()
+
+
+def test_kernel_names_do_not_depend_on_the_process():
+  # Equal names in every process keep modules with kernels in the disk cache.
+  code = ("import numpy as np, openjax as jax, openjax.numpy as jnp\n"
+          "from openjax import config\n"
+          "config.update('openjax_executor', 'iree')\n"
+          "a = np.ones((300, 200), np.float32)\n"
+          "t = jax.jit(lambda x: jnp.sin(x.T @ x)).lower(a).compile().as_text()\n"
+          "print([w for w in t.split() if w.startswith('@openjax_host_k')][0])\n")
+  jax.pure_callback(lambda x: x, jax.ShapeDtypeStruct((), np.float32), np.float32(0))
+  mine = _compiled_text(lambda x: jnp.sin(x.T @ x), np.ones((300, 200), np.float32))
+  name = next(w for w in mine.split() if w.startswith("@" + KERNEL))
+  env = dict(os.environ, OPENJAX_TIERED_COMPILATION="0")
+  out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env=env, timeout=300, check=True)
+  assert out.stdout.split()[-1].split("(")[0] == name.split("(")[0]
+
+
+def test_thread_policy(monkeypatch):
+  calls = []
+
+  def set_threads(n):
+    calls.append(n)
+    return 7
+
+  monkeypatch.setattr(dot_lowering, "_set_local_threads", lambda: set_threads)
+  small = dot_lowering._BlasProduct((200, 200), (200, 200), (((1,), (0,)), ((), ())))
+  large = dot_lowering._BlasProduct((600, 600), (600, 600), (((1,), (0,)), ((), ())))
+  for product, n in ((small, 200), (large, 600)):
+    a, b = _rand((n, n)), _rand((n, n), seed=1)
+    out = np.empty((n, n), np.float32)
+    product(a, b, out)
+    np.testing.assert_allclose(out, a @ b, rtol=1e-5, atol=1e-4)
+  # the small product ran on one thread, then restored the previous count;
+  # the large one kept the BLAS's threads
+  assert calls == [1, 7]
+  calls.clear()
+  monkeypatch.setattr(dot_lowering, "on_device_thread", lambda: True)
+  large(a, b, out)
+  assert calls == [1, 7]     # a device thread of an SPMD step: one thread
+
+
+def test_blas_products_in_sharded_and_pmapped_programs():
+  with cpu_devices(2):
+    _sharded_and_pmapped_products()
+
+
+def _sharded_and_pmapped_products():
+  mesh = jax.make_mesh((2,), ("x",))
+  a, b = _rand((1024, 512)), _rand((512, 512), seed=1) / 16
+  f = jax.jit(lambda x, y: jnp.tanh(x @ y) @ y)
+  xs = jax.device_put(a, NamedSharding(mesh, P("x")))
+  got = f(xs, jax.device_put(b, NamedSharding(mesh, P())))
+  assert KERNEL in f.lower(xs, b).compile().as_text()
+  np.testing.assert_allclose(np.asarray(got), np.tanh(a @ b) @ b, rtol=1e-4, atol=1e-4)
+  g = jax.pmap(lambda x, y: lax.psum(x @ y, "i"), axis_name="i")
+  got = g(a.reshape(2, 512, 512), np.stack([b, b]))
+  np.testing.assert_allclose(np.asarray(got)[1], a[:512] @ b + a[512:] @ b, rtol=1e-4,
+                             atol=1e-4)
