@@ -14,7 +14,7 @@ import openjax as jax
 import openjax.numpy as jnp
 from openjax import lax
 from openjax._src.control import dot_lowering
-from openjax._src.runtime import host_calls, pipeline
+from openjax._src.runtime import host_blas, host_calls, pipeline
 from openjax.sharding import NamedSharding, PartitionSpec as P
 from tests.test_compiler import iree_executor
 from tests.test_sharded_jit import cpu_devices
@@ -44,14 +44,14 @@ def _compiled_text(f, *args):
 # in place by GEMM), batch dimensions first, in the middle and last (the last
 # leaves no contiguous axis: the kernel copies), several contracted axes.
 PRODUCTS = [
-    ((300, 200), (200, 250), (((1,), (0,)), ((), ()))),
-    ((200, 300), (200, 250), (((0,), (0,)), ((), ()))),
-    ((300, 200), (250, 200), (((1,), (1,)), ((), ()))),
-    ((200, 300), (250, 200), (((0,), (1,)), ((), ()))),
-    ((8, 200, 240), (8, 240, 180), (((2,), (1,)), ((0,), (0,)))),
-    ((200, 8, 240), (240, 8, 180), (((2,), (0,)), ((1,), (1,)))),
-    ((240, 200, 8), (180, 8, 240), (((0,), (2,)), ((2,), (1,)))),
-    ((10, 20, 30, 40), (30, 40, 50), (((2, 3), (0, 1)), ((), ()))),
+    ((640, 480), (480, 500), (((1,), (0,)), ((), ()))),
+    ((480, 640), (480, 500), (((0,), (0,)), ((), ()))),
+    ((640, 480), (500, 480), (((1,), (1,)), ((), ()))),
+    ((480, 640), (500, 480), (((0,), (1,)), ((), ()))),
+    ((4, 400, 300), (4, 300, 320), (((2,), (1,)), ((0,), (0,)))),
+    ((400, 4, 300), (300, 4, 320), (((2,), (0,)), ((1,), (1,)))),
+    ((300, 400, 4), (320, 4, 300), (((0,), (2,)), ((2,), (1,)))),
+    ((16, 40, 30, 40), (30, 40, 400), (((2, 3), (0, 1)), ((), ()))),
 ]
 
 
@@ -71,7 +71,7 @@ def test_large_products_call_blas_and_match_numpy(lhs_shape, rhs_shape, dnums, d
 def test_double_precision_products_call_blas():
   with jax.enable_x64(True):
     for dtype in (np.float64, np.complex128):
-      a, b = _rand((300, 200), dtype), _rand((200, 250), dtype, seed=1)
+      a, b = _rand((640, 480), dtype), _rand((480, 500), dtype, seed=1)
       assert KERNEL in _compiled_text(jnp.matmul, a, b)
       got = np.asarray(jax.jit(jnp.matmul)(a, b))
       assert got.dtype == dtype
@@ -79,11 +79,11 @@ def test_double_precision_products_call_blas():
 
 
 @pytest.mark.parametrize("case", ["small", "int32", "bfloat16", "mixed", "matvec", "outer",
-                                  "tiny_batches"])
+                                  "thin", "shallow", "small_batches"])
 def test_other_products_stay_in_iree(case):
-  a, b = _rand((300, 200)), _rand((200, 250), seed=1)
+  a, b = _rand((640, 480)), _rand((480, 500), seed=1)
   if case == "small":
-    a, b = a[:64, :64], b[:64, :64]
+    a, b = a[:300, :300], b[:300, :300]
   elif case == "int32":
     a, b = np.round(a * 10).astype(np.int32), np.round(b * 10).astype(np.int32)
   elif case == "bfloat16":
@@ -94,8 +94,12 @@ def test_other_products_stay_in_iree(case):
     b = b[:, 0]
   elif case == "outer":
     a, b = a[:, :1], b[:1, :]
-  elif case == "tiny_batches":   # 4096 products of 8x8 matrices
-    a, b = _rand((4096, 8, 8)), _rand((4096, 8, 8), seed=1)
+  elif case == "thin":      # 32 columns
+    a, b = _rand((4000, 1000)), _rand((1000, 32), seed=1)
+  elif case == "shallow":   # contracting 32
+    a, b = _rand((1000, 32)), _rand((32, 5000), seed=1)
+  elif case == "small_batches":   # 64 products of 128^2 matrices
+    a, b = _rand((64, 128, 128)), _rand((64, 128, 128), seed=1)
   text = _compiled_text(jnp.matmul, a, b)
   assert KERNEL not in text and "stablehlo.dot_general" in text
   got = np.asarray(jax.jit(jnp.matmul)(a, b)).astype(np.float64)
@@ -105,7 +109,7 @@ def test_other_products_stay_in_iree(case):
 
 
 def test_lowered_text_is_plain_stablehlo():
-  a, b = _rand((512, 512)), _rand((512, 512), seed=1)
+  a, b = _rand((640, 640)), _rand((640, 640), seed=1)
   lowered = jax.jit(lambda x, y: jnp.tanh(x @ y)).lower(a, b)
   assert "stablehlo.dot_general" in lowered.as_text()
   assert "openjax_host" not in lowered.as_text()
@@ -115,7 +119,7 @@ def test_lowered_text_is_plain_stablehlo():
 
 
 def test_host_kernels_off_gives_iree_products_of_the_same_values(monkeypatch):
-  a, b = _rand((400, 300)), _rand((300, 500), seed=1)
+  a, b = _rand((700, 600)), _rand((600, 500), seed=1)
   f = lambda x, y: jnp.sin(x @ y) @ y.T   # noqa: E731
   with_blas = np.asarray(jax.jit(f)(a, b))
   monkeypatch.setattr(pipeline, "_HOST_KERNELS", False)
@@ -128,7 +132,7 @@ def test_gradient_of_a_jitted_mlp_matches_eager():
   rng = np.random.default_rng(3)
   params = [rng.standard_normal((784, 512)).astype(np.float32) * 0.05,
             rng.standard_normal((512, 256)).astype(np.float32) * 0.05]
-  x = rng.standard_normal((128, 784)).astype(np.float32)
+  x = rng.standard_normal((512, 784)).astype(np.float32)
 
   def loss(p, x):
     return jnp.mean(jnp.tanh(x @ p[0]) @ p[1])
@@ -141,13 +145,13 @@ def test_gradient_of_a_jitted_mlp_matches_eager():
 
 
 def test_products_inside_loops_call_blas_each_trip():
-  w = _rand((256, 256)) / 16
+  w = _rand((600, 600)) / 24
 
   def body(c, _):
     return jnp.tanh(c @ w), jnp.sum(c)
 
   f = jax.jit(lambda c: lax.scan(body, c, None, length=5))
-  c0 = _rand((256, 256), seed=2)
+  c0 = _rand((600, 600), seed=2)
   assert KERNEL in f.lower(c0).compile().as_text()
   got_c, got_s = f(c0)
   c, sums = c0.astype(np.float64), []
@@ -163,7 +167,7 @@ def test_a_failing_kernel_raises_its_error_at_the_call(monkeypatch):
     raise MemoryError("no room for the product")
 
   monkeypatch.setattr(dot_lowering._BlasProduct, "__call__", fail)
-  a = _rand((333, 222))
+  a = _rand((700, 600))
   with pytest.raises(MemoryError, match="no room"):
     jax.jit(lambda x: x @ x.T)(a).block_until_ready()
 
@@ -173,11 +177,11 @@ def test_kernel_names_do_not_depend_on_the_process():
   code = ("import numpy as np, openjax as jax, openjax.numpy as jnp\n"
           "from openjax import config\n"
           "config.update('openjax_executor', 'iree')\n"
-          "a = np.ones((300, 200), np.float32)\n"
+          "a = np.ones((700, 500), np.float32)\n"
           "t = jax.jit(lambda x: jnp.sin(x.T @ x)).lower(a).compile().as_text()\n"
           "print([w for w in t.split() if w.startswith('@openjax_host_k')][0])\n")
   jax.pure_callback(lambda x: x, jax.ShapeDtypeStruct((), np.float32), np.float32(0))
-  mine = _compiled_text(lambda x: jnp.sin(x.T @ x), np.ones((300, 200), np.float32))
+  mine = _compiled_text(lambda x: jnp.sin(x.T @ x), np.ones((700, 500), np.float32))
   name = next(w for w in mine.split() if w.startswith("@" + KERNEL))
   env = dict(os.environ, OPENJAX_TIERED_COMPILATION="0")
   out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -185,28 +189,43 @@ def test_kernel_names_do_not_depend_on_the_process():
   assert out.stdout.split()[-1].split("(")[0] == name.split("(")[0]
 
 
-def test_thread_policy(monkeypatch):
-  calls = []
+@pytest.mark.parametrize("lhs_shape,rhs_shape,dnums,axis", [
+    ((600, 40, 64), (600, 64, 50), (((2,), (1,)), ((0,), (0,))), 0),     # batches
+    ((900, 200), (200, 250), (((1,), (0,)), ((), ())), 1),                   # rows
+    ((250, 200), (200, 900), (((1,), (0,)), ((), ())), 2),                   # columns
+    ((900, 200), (250, 200), (((1,), (1,)), ((), ())), 1),                   # rows, b^T
+    ((200, 250), (200, 900), (((0,), (0,)), ((), ())), 2),                   # columns, a^T
+])
+@pytest.mark.parametrize("dtype", [np.float32, np.complex128])
+def test_products_split_into_blocks_over_the_cores(monkeypatch, lhs_shape, rhs_shape, dnums,
+                                                   axis, dtype):
+  monkeypatch.setattr(host_blas, "host_cores", lambda: 3)
+  blocks = []
+  gemm_block = host_blas._gemm_block
 
-  def set_threads(n):
-    calls.append(n)
-    return 7
+  def record(blas, a, b, out):
+    blocks.append(out.shape)
+    gemm_block(blas, a, b, out)
 
-  monkeypatch.setattr(dot_lowering, "_set_local_threads", lambda: set_threads)
-  small = dot_lowering._BlasProduct((200, 200), (200, 200), (((1,), (0,)), ((), ())))
-  large = dot_lowering._BlasProduct((600, 600), (600, 600), (((1,), (0,)), ((), ())))
-  for product, n in ((small, 200), (large, 600)):
-    a, b = _rand((n, n)), _rand((n, n), seed=1)
-    out = np.empty((n, n), np.float32)
-    product(a, b, out)
-    np.testing.assert_allclose(out, a @ b, rtol=1e-5, atol=1e-4)
-  # the small product ran on one thread, then restored the previous count;
-  # the large one kept the BLAS's threads
-  assert calls == [1, 7]
-  calls.clear()
-  monkeypatch.setattr(dot_lowering, "on_device_thread", lambda: True)
-  large(a, b, out)
-  assert calls == [1, 7]     # a device thread of an SPMD step: one thread
+  monkeypatch.setattr(host_blas, "_gemm_block", record)
+  product = dot_lowering._BlasProduct(lhs_shape, rhs_shape, dnums)
+  a, b = _rand(lhs_shape, dtype), _rand(rhs_shape, dtype, seed=1)
+  wide = np.complex128 if np.dtype(dtype).kind == "c" else np.float64
+  want = np.asarray(lax.dot_general(a.astype(wide), b.astype(wide), dnums))
+  out = np.full(want.shape, np.nan, dtype)
+  product(a, b, out)
+  np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-3)
+  # three blocks (3 cores) cut along the largest of batch, rows, columns
+  full = (product.b, product.m, product.n)
+  assert len(blocks) == 3 and sum(s[axis] for s in blocks) == full[axis]
+  assert all(s[:axis] + s[axis + 1:] == full[:axis] + full[axis + 1:] for s in blocks)
+  # one device's program of an SPMD step computes in one block
+  blocks.clear()
+  out[...] = np.nan
+  monkeypatch.setattr(host_blas, "on_device_thread", lambda: True)
+  product(a, b, out)
+  assert blocks == [full]
+  np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-3)
 
 
 def test_blas_products_in_sharded_and_pmapped_programs():
@@ -216,13 +235,13 @@ def test_blas_products_in_sharded_and_pmapped_programs():
 
 def _sharded_and_pmapped_products():
   mesh = jax.make_mesh((2,), ("x",))
-  a, b = _rand((1024, 512)), _rand((512, 512), seed=1) / 16
+  a, b = _rand((1600, 600)), _rand((600, 600), seed=1) / 24
   f = jax.jit(lambda x, y: jnp.tanh(x @ y) @ y)
   xs = jax.device_put(a, NamedSharding(mesh, P("x")))
   got = f(xs, jax.device_put(b, NamedSharding(mesh, P())))
   assert KERNEL in f.lower(xs, b).compile().as_text()
   np.testing.assert_allclose(np.asarray(got), np.tanh(a @ b) @ b, rtol=1e-4, atol=1e-4)
   g = jax.pmap(lambda x, y: lax.psum(x @ y, "i"), axis_name="i")
-  got = g(a.reshape(2, 512, 512), np.stack([b, b]))
-  np.testing.assert_allclose(np.asarray(got)[1], a[:512] @ b + a[512:] @ b, rtol=1e-4,
+  got = g(a.reshape(2, 800, 600), np.stack([b, b]))
+  np.testing.assert_allclose(np.asarray(got)[1], a[:800] @ b + a[800:] @ b, rtol=1e-4,
                              atol=1e-4)

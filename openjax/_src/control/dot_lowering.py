@@ -1,55 +1,45 @@
 """``dot_general``'s lowering: large products on the CPU call the host's BLAS.
 
-IREE's CPU matrix kernels reach ~85-90% of the GEMM speed OpenBLAS (NumPy's
-BLAS) reaches on the same cores (f32 2048^2 on 2 AVX-512 cores: 64 ms vs
-56 ms; XLA, which calls its own library GEMM, 61 ms). A compiled CPU program
-therefore computes a product large enough to repay a host call (~0.1 ms on
-the ``local-task`` device) as a host kernel (``runtime/host_calls``) that
-runs ``np.matmul`` on views of the program's buffers, writing into the result
-buffer: no copies. Smaller products, other element types (integers, 16-bit
-floats, mixed types) and modules lowered for reading (``Lowered.as_text``,
-``ModuleBuilder.host_kernels`` off) keep ``stablehlo.dot_general``.
-
-Measured (jit of one product, median ms, IREE kernel -> BLAS kernel):
-1024^2 8.8 -> 7.3, 512^2 2.1 -> 1.1, 256^2 0.42 -> 0.34, 128^2 0.063 ->
-0.089 (the host call costs more than the product there).
+IREE's CPU matrix kernels reach ~85-90% of the GEMM speed of OpenBLAS on the
+same cores (f32 2048^2 on 2 AVX-512 cores: 64 ms vs 56 ms; XLA, which calls
+its own library GEMM, 61 ms). A compiled CPU program therefore computes a
+product large enough to repay a host call (~0.1 ms on the ``local-task``
+device) as a host kernel (``runtime/host_calls.register_kernel``) that runs
+``runtime/host_blas.matmul`` on views of the program's buffers, writing into
+the result buffer: no copies. Smaller products, thin or shallow ones (bound
+by memory traffic, which IREE fuses with their neighbours), other element
+types (integers, 16-bit floats, mixed types) and modules lowered for reading
+(``Lowered.as_text``; ``ModuleBuilder.host_kernels`` off) keep
+``stablehlo.dot_general``, as does a process without the BLAS wheel.
 """
 from __future__ import annotations
 
-import ctypes
-import functools
-import glob
 import math
-import os
 
 import numpy as np
 
 from openjax._src.primitives.dot_conv.dot import dot_general_p, dot_general_stablehlo
-from openjax._src.runtime import host_calls
-from openjax._src.runtime.executable import on_device_thread
+from openjax._src.runtime import host_blas, host_calls
 
 #: Products of at least this many flops (2 * batch * M * N * K) use BLAS.
-BLAS_MIN_FLOPS = 1.6e7
-#: ... and at least this many per matrix (NumPy loops over batches in
-#: Python-free C, but calls GEMM once per matrix: tiny matrices stay in IREE).
-BLAS_MIN_FLOPS_PER_MATRIX = 2e6
-#: ... and no dimension below this (a K=1 outer product or a 2-row product is
-#: memory-bound; IREE fuses it with its neighbours instead).
-BLAS_MIN_DIM = 8
-
-#: Products below this many flops run BLAS on one thread: OpenBLAS's threads
-#: meet at barriers, and on a machine whose other cores are busy each meeting
-#: waits for a time slice (f32 256^2 with a busy core: 24 ms on two threads,
-#: 0.28 ms on one; one thread is as fast as IREE's two workers up to ~256^2).
-BLAS_ONE_THREAD_MAX_FLOPS = 4e7
-
-_BLAS_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.complex64,
-                                               np.complex128))
+#: Below it IREE's kernels, fused with their neighbours, are as fast (median
+#: ms, IREE -> BLAS, 2 cores: 512^2 1.30-1.48 -> 1.30-1.87, 128x784 @ 784x512
+#: 0.93-1.0 -> 0.71-0.95; on one core per device, the pmap MLP step at batch
+#: 128 took 8.1 ms with IREE's products and 9.2-9.5 ms with BLAS's).
+BLAS_MIN_FLOPS = 3e8
+#: ... and at least this many per matrix (one GEMM call per matrix of a
+#: batch, ~5 us each: 32 products of 128^2 took 2.3 ms vs IREE's 1.2 ms).
+BLAS_MIN_FLOPS_PER_MATRIX = 3e7
+#: ... and no dimension (rows, columns, contracted) below this: a shallow or
+#: thin product is bound by reading or writing memory, which IREE fuses with
+#: its neighbours (1000x30 @ 30x10000: IREE 7 ms, BLAS 8-9.6 ms).
+BLAS_MIN_DIM = 64
 
 
 class _BlasProduct:
-  """How a ``dot_general`` maps onto ``np.matmul`` of (B, M, K) x (B, K, N):
-  the operands' axis permutations and the merged sizes."""
+  """How a ``dot_general`` maps onto GEMMs of (B, M, K) x (B, K, N): the
+  operands' axis permutations and the merged sizes; calling it is the host
+  kernel."""
   __slots__ = ("lhs_perm", "rhs_perm", "b", "m", "k", "n")
 
   def __init__(self, lhs_shape, rhs_shape, dimension_numbers):
@@ -73,52 +63,20 @@ class _BlasProduct:
             and min(self.m, self.n, self.k) >= BLAS_MIN_DIM)
 
   def _operand(self, x: np.ndarray, perm, rows: int, cols: int) -> np.ndarray:
-    x = x.transpose(perm).reshape((self.b, rows, cols) if self.b > 1 else (rows, cols))
-    # GEMM reads a matrix whose rows or columns are contiguous; any other
-    # view would take NumPy's loop without BLAS (~50x slower).
-    item = x.dtype.itemsize
-    if x.strides[-1] != item and x.strides[-2] != item:
-      x = np.ascontiguousarray(x)
-    return x
+    # A view where the axes allow it (GEMM reads transposed matrices in place).
+    return x.transpose(perm).reshape((self.b, rows, cols))
 
   def __call__(self, lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray) -> None:
-    a = self._operand(lhs, self.lhs_perm, self.m, self.k)
-    b = self._operand(rhs, self.rhs_perm, self.k, self.n)
-    out = out.reshape((self.b, self.m, self.n) if self.b > 1 else (self.m, self.n))
-    set_threads = _set_local_threads()
-    if set_threads is None or (self.flops >= BLAS_ONE_THREAD_MAX_FLOPS
-                               and not on_device_thread()):
-      np.matmul(a, b, out=out)
-      return
-    # One device of an SPMD step already has a core of its own.
-    previous = set_threads(1)
-    try:
-      np.matmul(a, b, out=out)
-    finally:
-      set_threads(previous)
-
-
-@functools.cache
-def _set_local_threads():
-  """OpenBLAS's ``openblas_set_num_threads_local`` (the BLAS threads of the
-  calling thread only; OpenBLAS >= 0.3.27) from the library NumPy loaded,
-  or None (another BLAS: its own thread policy is kept)."""
-  libs = os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs")
-  for path in sorted(glob.glob(os.path.join(libs, "*openblas*"))):
-    try:
-      fn = ctypes.CDLL(path).openblas_set_num_threads_local
-    except (OSError, AttributeError):
-      continue
-    fn.argtypes, fn.restype = [ctypes.c_int], ctypes.c_int
-    return fn
-  return None
+    host_blas.matmul(self._operand(lhs, self.lhs_perm, self.m, self.k),
+                     self._operand(rhs, self.rhs_perm, self.k, self.n),
+                     out.reshape((self.b, self.m, self.n)))
 
 
 def _uses_blas(ctx, product: _BlasProduct) -> bool:
   lhs, rhs = ctx.avals_in
   out, = ctx.avals_out
-  return (ctx.module.host_kernels and lhs.dtype == rhs.dtype == out.dtype
-          and out.dtype in _BLAS_DTYPES and product.worth_blas())
+  return (lhs.dtype == rhs.dtype == out.dtype and out.dtype in host_blas.DTYPES
+          and product.worth_blas() and host_blas.available())
 
 
 @dot_general_p.def_lower
