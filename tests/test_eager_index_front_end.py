@@ -3,11 +3,16 @@ host values share their aval objects (the eval trace's recent plans match
 operands by aval identity); gathers of whole slices at point indices
 (``jnp.median(x, axis, keepdims=True)``) run an eval kernel bit-identical to
 the impl; ``x.at[]`` updates decide once per signature what depends on it."""
+import ml_dtypes
 import numpy as np
+import pytest
 
 import openjax.numpy as jnp
 from openjax._src.core import eval_trace
-from openjax._src.core.avals import shaped_array
+from openjax._src.core.avals import ShapedArray, shaped_array
+from openjax._src.core.trace import make_plan
+from openjax._src.primitives.index.gather_scatter import gather_p
+from openjax._src.primitives.index.indexing_util import GatherDimensionNumbers, GatherScatterMode
 
 
 def test_asarray_of_host_values_shares_the_aval_of_its_type():
@@ -28,3 +33,110 @@ def test_asarray_then_an_operation_reuses_the_recent_plan():
   out = jnp.asarray(a) + 1
   assert not eval_trace._plans
   np.testing.assert_array_equal(np.asarray(out), a + 1)
+
+
+# ------------------------------------------------------ slice-gather kernel
+def _same_bits(got, want) -> None:
+  want = np.ascontiguousarray(want)
+  assert got.dtype == want.dtype and got.shape == want.shape and got.flags.c_contiguous
+  np.testing.assert_array_equal(got.reshape(-1).view(np.uint8), want.reshape(-1).view(np.uint8))
+
+
+def _lean_kernel(operand, indices, params):
+  kernel, lean, *_ = make_plan(gather_p, [ShapedArray(operand.shape, operand.dtype),
+                                          ShapedArray(indices.shape, indices.dtype)], params)
+  return kernel if lean else None
+
+
+def _slice_layouts(rng):
+  """Gathers that keep some indexed dimensions as size-1 windows: every
+  subset of a rank-3 operand's dimensions indexed (in a random order), each
+  indexed dimension collapsed or kept, with 0-2 batch dimensions placed at
+  random among the offset dimensions; and take_along_axis-like batching
+  pairs beside a kept window."""
+  cases = []
+  shape = (3, 4, 5)
+  for mask in range(1, 8):
+    points = [d for d in range(3) if mask >> d & 1]
+    for keep_mask in range(1 << len(points)):
+      kept = [d for k, d in enumerate(points) if keep_mask >> k & 1]
+      if not kept:
+        continue   # point layouts: test_eager_scatter_gather_kernels.py
+      collapsed = tuple(d for d in points if d not in kept)
+      order = tuple(rng.permutation(points).tolist())
+      for batch_shape in ((), (2,), (2, 3)):
+        nwin = 3 - len(collapsed)
+        rank = len(batch_shape) + nwin
+        offset_dims = tuple(sorted(rng.choice(rank, nwin, replace=False).tolist()))
+        sizes = tuple(1 if d in points else shape[d] for d in range(3))
+        dn = GatherDimensionNumbers(offset_dims, collapsed, order)
+        cases.append((shape, batch_shape + (len(order),), dn, sizes))
+  # batching pairs (operand dim 0 with indices dim 0) and a kept window on dim 2
+  cases.append(((3, 4, 5), (3, 2, 1), GatherDimensionNumbers((2, 3), (), (2,), (0,), (0,)),
+                (1, 4, 1)))
+  cases.append(((3, 4, 5), (3, 1), GatherDimensionNumbers((1, 2), (), (1,), (0,), (0,)),
+                (1, 1, 5)))
+  return cases
+
+
+_MODE_FILLS = ((GatherScatterMode.CLIP, None), (GatherScatterMode.PROMISE_IN_BOUNDS, None),
+               (GatherScatterMode.FILL_OR_DROP, None), (GatherScatterMode.FILL_OR_DROP, 1))
+
+
+@pytest.mark.parametrize("idt", [np.int32, np.int8, np.uint8, np.int64], ids=str)
+def test_slice_gather_kernel_gives_the_impls_bits(idt):
+  rng = np.random.default_rng(5)
+  checked = 0
+  for dt in [np.dtype(t) for t in (np.float32, ml_dtypes.bfloat16, np.int32, np.bool_,
+                                   np.complex64)]:
+    for shape, ishape, dn, sizes in _slice_layouts(rng):
+      x = rng.standard_normal(shape) * 3
+      x = x > 0 if dt == np.bool_ else x.astype(dt)
+      if dt.kind == "f":
+        x.reshape(-1)[::5] = np.nan
+        x.reshape(-1)[1::7] = -0.0
+      # indices in and out of bounds on both sides
+      idx = rng.integers(-6, 8, ishape)
+      idx = (np.abs(idx) if np.dtype(idt).kind == "u" else idx).astype(idt)
+      for mode, fill in _MODE_FILLS:
+        params = dict(dimension_numbers=dn, slice_sizes=sizes, unique_indices=False,
+                      indices_are_sorted=False, mode=mode, fill_value=fill)
+        kernel = _lean_kernel(x, idx, params)
+        assert kernel is not None, (shape, ishape, dn, mode)
+        _same_bits(kernel(x, idx), gather_p.impl(x, idx, **params)[0])
+        checked += 1
+  assert checked == 5 * len(_slice_layouts(rng)) * 4
+
+
+def test_slice_gather_kernel_reads_large_operands_and_declines_other_windows():
+  rng = np.random.default_rng(6)
+  m = rng.standard_normal((2000, 600)).astype(np.float32)
+  params = dict(dimension_numbers=GatherDimensionNumbers((0, 1), (), (1,)),
+                slice_sizes=(2000, 1), unique_indices=False, indices_are_sorted=False,
+                mode=GatherScatterMode.PROMISE_IN_BOUNDS, fill_value=None)
+  idx = np.array([599], np.int32)
+  kernel = _lean_kernel(m, idx, params)   # the plan checks it on size-1 operands
+  assert kernel is not None
+  _same_bits(kernel(m, idx), m[:, 599:600])
+  # windows wider than one position, or a collapsed dimension no index
+  # addresses, are the impl's
+  wide = dict(params, slice_sizes=(2000, 2))
+  assert _lean_kernel(m, idx, wide) is None
+  column = np.ascontiguousarray(m[:, :1])
+  unaddressed = dict(params, dimension_numbers=GatherDimensionNumbers((0,), (1,), (0,)),
+                     slice_sizes=(1, 1))
+  assert _lean_kernel(column, idx, unaddressed) is None
+  _same_bits(gather_p.impl(column, idx, **unaddressed)[0], column[599:600, 0])
+
+
+def test_median_and_quantile_with_an_axis_or_keepdims_keep_their_values():
+  rng = np.random.default_rng(7)
+  x = rng.standard_normal((4, 5)).astype(np.float32)
+  for axis in (0, 1):
+    got = jnp.median(jnp.asarray(x), axis=axis, keepdims=True)
+    assert got.shape == np.median(x, axis=axis, keepdims=True).shape
+    np.testing.assert_allclose(np.asarray(got), np.median(x, axis=axis, keepdims=True),
+                               rtol=1e-6)
+    q = jnp.quantile(jnp.asarray(x), 0.3, axis=axis, keepdims=True)
+    np.testing.assert_allclose(np.asarray(q), np.quantile(x, 0.3, axis=axis, keepdims=True),
+                               rtol=1e-5, atol=1e-6)
