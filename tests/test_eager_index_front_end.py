@@ -3,16 +3,22 @@ host values share their aval objects (the eval trace's recent plans match
 operands by aval identity); gathers of whole slices at point indices
 (``jnp.median(x, axis, keepdims=True)``) run an eval kernel bit-identical to
 the impl; ``x.at[]`` updates decide once per signature what depends on it."""
+import re
+import warnings
+
 import ml_dtypes
 import numpy as np
 import pytest
 
+import openjax as jax
 import openjax.numpy as jnp
+from openjax import lax
 from openjax._src.core import eval_trace
 from openjax._src.core.avals import ShapedArray, shaped_array
 from openjax._src.core.trace import make_plan
 from openjax._src.primitives.index.gather_scatter import gather_p
-from openjax._src.primitives.index.indexing_util import GatherDimensionNumbers, GatherScatterMode
+from openjax._src.primitives.index.indexing_util import (GatherDimensionNumbers, GatherScatterMode,
+                                                         gather_dnums, scatter_dnums)
 
 
 def test_asarray_of_host_values_shares_the_aval_of_its_type():
@@ -37,9 +43,10 @@ def test_asarray_then_an_operation_reuses_the_recent_plan():
 
 # ------------------------------------------------------ slice-gather kernel
 def _same_bits(got, want) -> None:
-  want = np.ascontiguousarray(want)
+  want = np.asarray(want)
   assert got.dtype == want.dtype and got.shape == want.shape and got.flags.c_contiguous
-  np.testing.assert_array_equal(got.reshape(-1).view(np.uint8), want.reshape(-1).view(np.uint8))
+  want = np.ascontiguousarray(want).reshape(-1)
+  np.testing.assert_array_equal(got.reshape(-1).view(np.uint8), want.view(np.uint8))
 
 
 def _lean_kernel(operand, indices, params):
@@ -140,3 +147,133 @@ def test_median_and_quantile_with_an_axis_or_keepdims_keep_their_values():
     q = jnp.quantile(jnp.asarray(x), 0.3, axis=axis, keepdims=True)
     np.testing.assert_allclose(np.asarray(q), np.quantile(x, 0.3, axis=axis, keepdims=True),
                                rtol=1e-5, atol=1e-6)
+
+
+# ------------------------------------------------- x.at[] eager updates
+_UPDATE_METHODS = ("set", "add", "multiply", "min", "max")
+
+
+def _eager_and_traced(x, idx, y, method, **kw):
+  """The update run eagerly and traced (jit, ``y`` closed over as the eager
+  call sees it: a Python scalar stays one)."""
+  def update(x):
+    return getattr(x.at[idx], method)(y, **kw)
+  return update(x), jax.jit(update)(x)
+
+
+def _same_array(got, want) -> None:
+  assert got.dtype == want.dtype and got.weak_type == want.weak_type and got.shape == want.shape
+  _same_bits(np.asarray(got), np.asarray(want))
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float16, ml_dtypes.bfloat16, np.int32, np.int8,
+                                np.uint8, np.bool_, np.complex64], ids=str)
+def test_eager_updates_give_the_traced_values_dtypes_and_weak_types(dt):
+  """Python scalars (in and out of an int dtype's range), NumPy arrays of
+  other dtypes, weak and strong Arrays, broadcast updates: the eager path's
+  one-time conversion against the general (traced) path's asarray,
+  promotion and converts."""
+  dt = np.dtype(dt)
+  rng = np.random.default_rng(8)
+  base = (rng.standard_normal((5, 3)) * 4)
+  x = jnp.asarray(base > 0 if dt == np.bool_ else base.astype(dt))
+  updates = [True, 3, -1, 300, -129, 2**31 - 1, 2.5, 1e30, -0.0, float("nan"), 1.5 - 2j,
+             np.arange(3, dtype=np.float64) * 0.3, np.arange(3, dtype=np.int64) - 1,
+             np.arange(3, dtype=np.float32), np.array([True, False, True]),
+             np.full((2, 1), 0.7, np.float16), jnp.asarray(2.0), jnp.asarray(3),
+             jnp.arange(3, dtype=jnp.int8), jnp.ones((2, 3), jnp.bfloat16)]
+  compared = 0
+  for y in updates:
+    for idx in ((0, slice(None)), np.array([4, 0, -1]), (np.array([1, 3]), slice(None))):
+      for method in _UPDATE_METHODS:
+        if method in ("min", "max") and dt.kind == "c":
+          continue
+        with warnings.catch_warnings(record=True) as eager_warned:
+          warnings.simplefilter("always")
+          try:
+            eager, traced = _eager_and_traced(x, idx, y, method)
+          except (TypeError, ValueError, OverflowError) as err:
+            # both paths refuse it (shape mismatch, int overflow) in the same words
+            with pytest.raises(type(err), match=re.escape(str(err)[:40])):
+              jax.jit(lambda x: getattr(x.at[idx], method)(y))(x)
+            continue
+        _same_array(eager, traced)
+        # the unsafe casts still warn (both paths)
+        unsafe = [w for w in eager_warned if issubclass(w.category, FutureWarning)]
+        assert len(unsafe) in (0, 2), [str(w.message) for w in eager_warned]
+        compared += 1
+  assert compared >= 150
+
+
+@pytest.mark.parametrize("mode", [None, "clip", "drop", "promise_in_bounds"])
+def test_eager_updates_keep_modes_masks_and_newaxes(mode):
+  x = jnp.arange(24, dtype=jnp.float32).reshape(2, 3, 4)
+  for idx in (np.array([5, -7, 1]), (Ellipsis, np.array([0, 9])), (None, 1, slice(None, None, -1)),
+              np.array([True, False]), (1, np.array([[0], [2]]), np.array([3, -1])), True,
+              (0, None, slice(1, 3), None)):
+    for y in (7, 2.5, np.float32(1.5), np.arange(4, dtype=np.float32)):
+      try:
+        eager, traced = _eager_and_traced(x, idx, y, "add", mode=mode)
+      except (TypeError, ValueError, IndexError):
+        continue
+      _same_array(eager, traced)
+
+
+def test_eager_update_of_an_empty_selection_and_weak_arrays():
+  x = jnp.asarray(np.zeros((3, 0), np.float32))
+  assert x.at[1].set(2.0) is x
+  w = jnp.asarray(1.5)   # a weak scalar Array: the result stays weak
+  eager, traced = _eager_and_traced(w, (), np.float32(2.0), "set")
+  _same_array(eager, traced)
+  eager, traced = _eager_and_traced(w, (), 2, "add")
+  _same_array(eager, traced)
+  assert eager.weak_type
+
+
+def test_eager_updates_follow_x64_and_the_dtype_promotion_flag():
+  x = jnp.arange(4, dtype=jnp.int32)
+  with jax.enable_x64(True):
+    eager, traced = _eager_and_traced(x, 1, 2**40, "set")
+    _same_array(eager, traced)
+  with jax.numpy_dtype_promotion("strict"):
+    with pytest.raises(Exception):
+      x.at[1].set(np.float32(2.5))
+  eager, traced = _eager_and_traced(x, 1, np.int64(2**33 + 5), "set")
+  _same_array(eager, traced)
+
+
+def test_scatter_and_gather_dimension_numbers_stay_checked():
+  x = jnp.zeros((3,))
+  idx = np.array([[1]], np.int32)
+  ok = lax.ScatterDimensionNumbers((), (0,), (0,))
+  np.testing.assert_array_equal(np.asarray(lax.scatter(x, idx, jnp.ones(1), ok)), [0, 1, 0])
+  for bad in (lax.ScatterDimensionNumbers((), (0.0,), (0,)),
+              lax.ScatterDimensionNumbers((), ("a",), (0,))):
+    with pytest.raises(TypeError, match="must be a sequence of integers"):
+      lax.scatter(x, idx, jnp.ones(1), bad)
+  with pytest.raises(TypeError, match="must be a lax.ScatterDimensionNumbers"):
+    lax.scatter(x, idx, jnp.ones(1), ((), (0,), (0,)))
+  listed = lax.GatherDimensionNumbers([], [0], [np.int64(0)])
+  np.testing.assert_array_equal(np.asarray(lax.gather(x + 2, idx, listed, (1,))), [2])
+
+
+def test_eager_updates_bind_only_the_scatter():
+  """Scalar, NumPy and Array updates of other dtypes go to the scatter as
+  NumPy values in its layout: no asarray, convert or broadcast binds."""
+  x16 = jnp.arange(6, dtype=jnp.float16).reshape(2, 3)
+  for y in (2.0, 3, np.arange(3, dtype=np.uint8), jnp.arange(3, dtype=jnp.int8), True):
+    x16.at[1].set(y)
+    eval_trace._last.clear()
+    out = x16.at[1].set(y)
+    assert sorted(p.name for p in eval_trace._last) == ["scatter"], y
+    assert out.dtype == np.float16 and not out.weak_type
+
+
+def test_canonical_dimension_numbers_are_passed_through():
+  dn = lax.ScatterDimensionNumbers((1,), (0,), (0,))
+  assert scatter_dnums(dn) is dn and scatter_dnums(dn) is dn
+  listed = lax.GatherDimensionNumbers([0], [1], [np.int64(1)])
+  canonical = gather_dnums(listed)
+  assert canonical is not listed and canonical == ((0,), (1,), (1,), (), ())
+  assert all(type(d) is int for field in canonical for d in field)
+  assert gather_dnums(canonical) is canonical
