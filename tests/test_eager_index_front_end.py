@@ -277,3 +277,14 @@ def test_canonical_dimension_numbers_are_passed_through():
   assert canonical is not listed and canonical == ((0,), (1,), (1,), (), ())
   assert all(type(d) is int for field in canonical for d in field)
   assert gather_dnums(canonical) is canonical
+
+
+def test_broadcast_updates_small_and_large():
+  """Broadcast updates are written out up to 4096 elements and viewed
+  beyond: both give the traced values."""
+  for n in (7, 4096, 5000):
+    x = jnp.arange(2 * n, dtype=jnp.float32).reshape(2, n)
+    for idx, y in ((np.array([1, 1, 0]), np.float32(2.5)), (slice(None), np.arange(n) * 0.5),
+                   ((0, slice(None)), 3), (np.array([[1], [0]]), np.ones((1, n), np.float16))):
+      eager, traced = _eager_and_traced(x, idx, y, "add")
+      _same_array(eager, traced)
