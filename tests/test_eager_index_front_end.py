@@ -288,3 +288,20 @@ def test_broadcast_updates_small_and_large():
                    ((0, slice(None)), 3), (np.array([[1], [0]]), np.ones((1, n), np.float16))):
       eager, traced = _eager_and_traced(x, idx, y, "add")
       _same_array(eager, traced)
+
+
+@pytest.mark.parametrize("dt", [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint32,
+                                np.uint64, ml_dtypes.int4], ids=str)
+def test_dynamic_slice_start_indices_of_every_integer_dtype(dt):
+  x = jnp.arange(24, dtype=jnp.float32).reshape(4, 6)
+  xs = np.arange(24, dtype=np.float32).reshape(4, 6)
+  signed = np.dtype(dt).kind == "i" or dt is ml_dtypes.int4
+  for a, b in ((1, 2), (3, 5), (-1, -2) if signed else (7, 200)):
+    got = lax.dynamic_slice(x, (np.array(a, dt), np.array(b, dt)), (2, 3))
+    ra = min(max(a + 4 if a < 0 else a, 0), 2)
+    rb = min(max(b + 6 if b < 0 else b, 0), 3)
+    np.testing.assert_array_equal(np.asarray(got), xs[ra:ra + 2, rb:rb + 3])
+    np.testing.assert_array_equal(np.asarray(x[np.array(a, dt)]), xs[min(max(
+        a + 4 if a < 0 else a, 0), 3)])
+  with pytest.raises(TypeError, match="must be integers"):
+    lax.dynamic_slice(x, (np.array(1.0, np.float32), np.array(1, dt)), (2, 3))
