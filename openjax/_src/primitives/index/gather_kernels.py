@@ -57,13 +57,16 @@ def _axis_take(axis: int, ndim: int, fill, top: int):
   return kernel
 
 
-def _advanced_take(points, batching, nrest: int, perm, fill, top: int):
+def _advanced_take(ndim: int, points, batching, nrest: int, perm, fill, top: int):
   """Every other point layout: the operand's indexed dimensions moved to
   the front and read by one advanced index of the clamped columns (and an
   arange per batching pair), then the rest dimensions moved to their
   output places."""
-  front = tuple(range(len(points) + len(batching)))
   moved = tuple(points) + tuple(od for od, _ in batching)
+  # np.moveaxis(x, moved, front) as one transpose (moveaxis costs ~2.5 us)
+  order = moved + tuple(d for d in range(ndim) if d not in moved)
+  if order == tuple(range(ndim)):
+    order = None
   trailing = (1,) * nrest
 
   k = len(points)
@@ -71,7 +74,7 @@ def _advanced_take(points, batching, nrest: int, perm, fill, top: int):
   def kernel(x, idx):
     if idx.shape[-1] != k:   # the plan's check of large operands: every dimension 1
       idx = np.broadcast_to(idx, idx.shape[:-1] + (k,))
-    y = x if moved == front else np.moveaxis(x, moved, front)
+    y = x if order is None else x.transpose(order)
     batch_shape = idx.shape[:-1]
     columns, ok = [], None
     for j, d in enumerate(points):
@@ -148,5 +151,5 @@ def _point_kernel(ndim: int, points: tuple, batching: tuple, batch: int, nrest: 
     axis, = points
     if offset_dims == tuple(range(axis)) + tuple(range(axis + batch, batch + ndim - 1)):
       return _axis_take(axis, ndim, fill, top)
-  return _advanced_take(points, batching, nrest, output_perm(batch, nrest, offset_dims),
+  return _advanced_take(ndim, points, batching, nrest, output_perm(batch, nrest, offset_dims),
                         fill, top)
