@@ -100,7 +100,11 @@ def _kept_windows(kernel, axes: tuple):
   """``kernel``'s result with size-1 axes at the output positions ``axes``
   (the windows of indexed dimensions a slice layout keeps)."""
   def kept(x, idx):
-    return np.expand_dims(kernel(x, idx), axes)
+    out = kernel(x, idx)
+    shape = list(out.shape)
+    for a in axes:   # ascending: np.expand_dims's positions, without its checks (~1.5 us)
+      shape.insert(a, 1)
+    return out.reshape(shape)
   return kept
 
 
