@@ -273,12 +273,21 @@ def test_eager_updates_bind_only_the_scatter():
 
 def test_canonical_dimension_numbers_are_passed_through():
   dn = lax.ScatterDimensionNumbers((1,), (0,), (0,))
-  assert scatter_dnums(dn) is dn and scatter_dnums(dn) is dn
-  listed = lax.GatherDimensionNumbers([0], [1], [np.int64(1)])
-  canonical = gather_dnums(listed)
-  assert canonical is not listed and canonical == ((0,), (1,), (1,), (), ())
+  canonical = scatter_dnums(dn)
+  assert canonical == dn and scatter_dnums(dn) is canonical
+  assert scatter_dnums(canonical) is canonical
+  typed = lax.GatherDimensionNumbers((0,), (1,), (np.int64(1),))
+  canonical = gather_dnums(typed)
+  assert canonical == ((0,), (1,), (1,), (), ())
   assert all(type(d) is int for field in canonical for d in field)
-  assert gather_dnums(canonical) is canonical
+  assert gather_dnums(canonical) is canonical and gather_dnums(typed) is canonical
+  # dimension numbers holding lists are checked on every call (a list may change)
+  fields = [0]
+  listed = lax.GatherDimensionNumbers(fields, [1], [1])
+  assert gather_dnums(listed) == ((0,), (1,), (1,), (), ())
+  fields[0] = "a"
+  with pytest.raises(TypeError, match="must be a sequence of integers"):
+    gather_dnums(listed)
 
 
 def test_broadcast_updates_small_and_large():

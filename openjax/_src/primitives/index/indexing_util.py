@@ -82,27 +82,29 @@ def dims(fun: str, name: str, dims) -> tuple[int, ...]:
     raise TypeError(f"{fun}: {name} must be a sequence of integers, got {dims!r}") from None
 
 
-# id -> dimension numbers already canonical (tuples of Python ints), kept
-# alive here so that no other object takes their id: a caller passing the
-# same object again (the eager ``x.at[]`` and ``x[idx]`` plans, a loop over
-# one ``lax.scatter`` call) skips the per-field checks (~2.5 us a bind).
+# id -> (dimension numbers given, their canonical form: tuples of Python
+# ints), the given object kept alive here so that no other takes its id:
+# a caller passing the same object again (the eager ``x.at[]`` and
+# ``x[idx]`` plans, ``jnp.take``, a loop over one ``lax.scatter`` call)
+# skips the per-field checks (~2.5 us a bind). Only objects of tuples are
+# remembered (lists inside could change).
 _CANONICAL_DNUMS: dict = {}
 
 
 def _canonical_dnums(fun: str, cls, dnums):
-  if _CANONICAL_DNUMS.get(id(dnums)) is dnums:
-    return dnums
+  hit = _CANONICAL_DNUMS.get(id(dnums))
+  if hit is not None and hit[0] is dnums:
+    return hit[1]
   if not isinstance(dnums, cls):
     raise TypeError(f"{fun}: dimension_numbers must be a lax.{cls.__name__}, "
                     f"got {type(dnums).__name__}")
-  fields = [dims(fun, f, v) for f, v in zip(dnums._fields, dnums)]
-  if type(dnums) is not cls or any(type(v) is not tuple or a != v or any(
-      type(d) is not int for d in v) for a, v in zip(fields, dnums)):
-    dnums = cls(*fields)
+  canonical = cls(*[dims(fun, f, v) for f, v in zip(dnums._fields, dnums)])
   if len(_CANONICAL_DNUMS) >= 4096:
     _CANONICAL_DNUMS.clear()
-  _CANONICAL_DNUMS[id(dnums)] = dnums
-  return dnums
+  _CANONICAL_DNUMS[id(canonical)] = (canonical, canonical)
+  if all(type(v) is tuple for v in dnums):
+    _CANONICAL_DNUMS[id(dnums)] = (dnums, canonical)
+  return canonical
 
 
 def gather_dnums(dnums) -> GatherDimensionNumbers:
