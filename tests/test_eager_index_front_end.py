@@ -395,3 +395,17 @@ def test_window_scatter_kernel_on_large_operands_and_through_at():
   _same_array(eager, traced)
   eager, traced = _eager_and_traced(jnp.asarray(x), (-1, slice(None, None, 3)), 1, "multiply")
   _same_array(eager, traced)
+
+
+def test_slice_sizes_are_still_checked():
+  x = jnp.arange(6.0)
+  idx = np.array([1], np.int32)
+  dn = lax.GatherDimensionNumbers((0,), (), (0,))
+  np.testing.assert_array_equal(np.asarray(lax.gather(x, idx, dn, (2,))), [1, 2])
+  np.testing.assert_array_equal(np.asarray(lax.gather(x, idx, dn, [np.int64(2)])), [1, 2])
+  for bad, match in (((2.0,), "must be a sequence of integers"), ((-1,), "must be non-negative"),
+                     (("2",), "must be a sequence of integers")):
+    with pytest.raises(TypeError, match=match):
+      lax.gather(x, idx, dn, bad)
+  with pytest.raises(TypeError, match="must be non-negative"):
+    lax.dynamic_slice(x, (1,), (-2,))

@@ -17,6 +17,12 @@ from openjax._src.primitives.base.convert import convert_numpy
 
 def shape_param(fun: str, name: str, shape) -> tuple[int, ...]:
   """A tuple of non-negative ints (TypeError naming ``fun`` otherwise)."""
+  if type(shape) is tuple:   # most calls (plans pass tuples of ints): as it is
+    for d in shape:
+      if type(d) is not int or d < 0:
+        break
+    else:
+      return shape
   try:
     out = tuple(operator.index(d) for d in shape)
   except TypeError:
