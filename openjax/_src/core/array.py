@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from openjax._src import dtypes
-from openjax._src.core.avals import AbstractToken, AvalQueries, ShapedArray
+from openjax._src.core.avals import AbstractToken, AvalQueries, ShapedArray, shaped_array
 from openjax._src.core.devices import default_device, default_device_chosen, first_device
 from openjax._src.core.sharding import Shard, SingleDeviceSharding, aval_sharding, replica_ids
 from openjax._src.core.tracer import Tracer
@@ -397,10 +397,11 @@ def sharded_array_of_shards(aval: ShapedArray, sharding, shards: list) -> Array:
 
 def make_array(value, dtype=None, weak_type: bool = False) -> Array:
   """An Array holding a private, read-only copy-free view of ``value`` (which
-  must already have JAX's canonical dtype)."""
+  must already have JAX's canonical dtype). Its aval is the shared one of
+  its type (``shaped_array``): the eval trace's recent plans match operands
+  by aval identity, so ``jnp.asarray(a) + 1`` in a loop reuses its plan."""
   v = np.asarray(value, dtype=dtype)
-  aval = ShapedArray(v.shape, v.dtype, weak_type)
-  return array_of(v, aval)
+  return array_of(v, shaped_array(v.shape, v.dtype, bool(weak_type)))
 
 
 __all__ = ["Array", "ShardedBuffer", "array_of", "make_array", "sharded_array_of",

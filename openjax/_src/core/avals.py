@@ -245,6 +245,27 @@ class AvalQueries:
     return (self[i] for i in range(self.aval.shape[0]))
 
 
+_new_aval = ShapedArray.__new__
+_AVALS: dict = {}
+
+
+def shaped_array(shape: tuple, dtype: np.dtype, weak_type: bool) -> ShapedArray:
+  """``ShapedArray(shape, dtype, weak_type)`` for an already-canonical tuple
+  of ints and ``np.dtype``, shared through a cache (the constructor's checks
+  cost more than a whole eager operation)."""
+  key = (shape, dtype, weak_type)
+  aval = _AVALS.get(key)
+  if aval is None:
+    aval = _new_aval(ShapedArray)
+    aval.shape, aval.dtype, aval.weak_type, aval._hash = shape, dtype, weak_type, None
+    aval.sharding = None
+    aval.vma = _NO_AXES
+    if len(_AVALS) >= 10_000:
+      _AVALS.clear()
+    _AVALS[key] = aval
+  return aval
+
+
 def shaped_array_of(value) -> ShapedArray:
   """The abstract value of a concrete value (NumPy array, scalar, Array)."""
   aval = getattr(value, "aval", None)

@@ -22,7 +22,7 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src.config import config
 from openjax._src.core.array import Array, ShardedBuffer, sharded_array_of
-from openjax._src.core.avals import ShapedArray
+from openjax._src.core.avals import ShapedArray, shaped_array
 from openjax._src.core.memory import aligned_result
 from openjax._src.core.mesh import Mesh
 from openjax._src.core.placement import committed_device
@@ -177,27 +177,6 @@ class EagerConfig:
 
 eager_config = EagerConfig()
 config.add_listener(eager_config.refresh)
-
-_new_aval = ShapedArray.__new__
-_NO_AXES = frozenset()
-_AVALS: dict = {}
-
-
-def shaped_array(shape: tuple, dtype: np.dtype, weak_type: bool) -> ShapedArray:
-  """``ShapedArray(shape, dtype, weak_type)`` for an already-canonical tuple
-  of ints and ``np.dtype``, shared through a cache (the constructor's checks
-  cost more than a whole eager operation)."""
-  key = (shape, dtype, weak_type)
-  aval = _AVALS.get(key)
-  if aval is None:
-    aval = _new_aval(ShapedArray)
-    aval.shape, aval.dtype, aval.weak_type, aval._hash = shape, dtype, weak_type, None
-    aval.sharding = None
-    aval.vma = _NO_AXES
-    if len(_AVALS) >= 10_000:
-      _AVALS.clear()
-    _AVALS[key] = aval
-  return aval
 
 
 # ------------------------------------------------------------ the plan cache

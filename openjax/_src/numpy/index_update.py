@@ -8,6 +8,7 @@ accumulates). Updates are cast to ``x``'s dtype.
 """
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any, Callable
 
@@ -17,11 +18,14 @@ from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.core import (Array, ClosedJaxpr, ShapedArray, Tracer, eval_trace, get_aval,
                                trace_state)
+from openjax._src.core.array import ShardedBuffer
+from openjax._src.core.trace import eager_config
 from openjax._src.interpreters.staging import trace_to_jaxpr
 from openjax._src.numpy import util
 from openjax._src.numpy.creation import asarray, ones_like
 from openjax._src.numpy.index_plans import gather_plan, rewriting_take
 from openjax._src.numpy.ufuncs import divide as _divide, power as _power
+from openjax._src.primitives.base.convert import convert_numpy
 from openjax._src.primitives.index.gather_scatter import scatter_apply_jaxpr
 
 
@@ -39,22 +43,90 @@ def _safe_to_cast(y, to_dtype) -> bool:
   return from_dtype == to_dtype or dtypes.result_type(y, to_dtype) == to_dtype
 
 
-def _eager_update_value(y, dtype):
-  """Eagerly, an update that needs no conversion as its NumPy value: a
-  Python int in range of an integer ``dtype`` or a bool of a bool array (as
-  ``_as_update_value`` and ``promote_dtypes`` make them), or a NumPy array
-  of ``dtype`` (read as is: the scatter copies what it writes); else None.
-  Skips an asarray and the promotion (~10-15 us of ``x.at[i].set(v)``)."""
+# (x's dtype and weak type, the update's kind, x64) -> the dtype the
+# general path first makes the update in (``_as_update_value``'s asarray),
+# or None where it promotes ``x`` (an unsafe cast: it warns) or the kind
+# has no eager form. Python scalars' kind is their type, NumPy arrays' their
+# dtype, Arrays' (dtype, weak type).
+_UPDATE_DTYPES: dict = {}
+_SAMPLES = {bool: False, int: 0, float: 0.0, complex: 0j}
+_MISSING = object()
+
+
+def _update_dtype(x: Array, sample, key):
+  """``_UPDATE_DTYPES``'s entry for ``key``: the general path's conversion
+  decided on ``sample``, an update of the key's kind."""
+  dtype = x.aval.dtype
+  y = asarray(sample)
+  first = None
+  if _safe_to_cast(y, dtype) and dtypes.dtype(util.promote_dtypes(x, y)[0]) == dtype:
+    first = dtypes.dtype(y)
+  if len(_UPDATE_DTYPES) >= 4096:
+    _UPDATE_DTYPES.clear()
+  _UPDATE_DTYPES[key] = first
+  return first
+
+
+_INT_RANGES: dict = {}
+
+
+def _int_range(dtype: np.dtype) -> tuple:
+  """``iinfo(dtype)``'s (min, max), made once (``iinfo`` costs ~2 us)."""
+  r = _INT_RANGES.get(dtype)
+  if r is None:
+    info = dtypes.iinfo(dtype)
+    r = _INT_RANGES[dtype] = (int(info.min), int(info.max))
+  return r
+
+
+def _eager_update_value(x: Array, y, x64: bool):
+  """Eagerly, the update ``y`` as a NumPy value of ``x``'s dtype, the
+  values the general path's asarray, ``promote_dtypes`` and conversions
+  give (an in-range Python int of an integer ``x`` directly, as
+  ``_as_update_value``); None where that path promotes ``x`` (it warns),
+  for Arrays committed to a device or split over several (the binds place
+  the result) and for other kinds of update. The conversion is decided
+  once per signature (~15 us of asarray, promotion and convert binds)."""
   t = type(y)
-  if t is np.ndarray:
-    return y if y.dtype == dtype else None
-  if t is int:
-    if dtypes.issubdtype(dtype, np.integer) and (
-        dtypes.iinfo(dtype).min <= y <= dtypes.iinfo(dtype).max):
-      return np.array(y, dtype)
-  elif t is bool and dtype == np.bool_:
-    return np.array(y)
-  return None
+  aval = x.aval
+  dtype = aval.dtype
+  if t in _SAMPLES:
+    if t is int and dtype.kind in "iu":
+      low, high = _int_range(dtype)
+      if low <= y <= high:
+        return np.array(y, dtype)
+    key = (dtype, aval.weak_type, t, x64)
+    first = _UPDATE_DTYPES.get(key, _MISSING)
+    if first is _MISSING:
+      first = _update_dtype(x, _SAMPLES[t], key)
+    if first is None:
+      return None
+    v = lax._convert_element_type(y, first, t is not bool)._value
+  elif t is np.ndarray:
+    key = (dtype, aval.weak_type, y.dtype, x64)
+    first = _UPDATE_DTYPES.get(key, _MISSING)
+    if first is _MISSING:
+      first = _update_dtype(x, y, key)
+    if first is None:
+      return None
+    v = y if y.dtype == first else y.astype(first)
+  elif t is Array:
+    if y._device is not None or type(y._buffer) is ShardedBuffer:
+      return None
+    yaval = y.aval
+    key = (dtype, aval.weak_type, yaval.dtype, yaval.weak_type, x64)
+    first = _UPDATE_DTYPES.get(key, _MISSING)
+    if first is _MISSING:
+      first = _update_dtype(x, y, key)
+    if first is None:
+      return None
+    v = y._value
+  else:
+    return None
+  return v if first == dtype else convert_numpy(v, dtype)
+
+
+_FILL_MAX = 4096   # elements of a broadcast update written out, not viewed
 
 
 def _eager_update_view(v: np.ndarray, plan):
@@ -63,12 +135,19 @@ def _eager_update_view(v: np.ndarray, plan):
   NumPy operand): the same values without the broadcast/squeeze/rev binds
   (~15 us of ``x.at[i].set(7)``). None for shapes that do not broadcast
   (the general path raises JAX's error)."""
-  shape = tuple(plan.slice_shape)
+  shape = plan.slice_shape
   if v.shape != shape:
     if len(v.shape) > len(shape) or any(a not in (1, b) for a, b in zip(v.shape[::-1],
                                                                         shape[::-1])):
       return None
-    v = np.broadcast_to(v, shape)
+    if math.prod(shape) <= _FILL_MAX:
+      # a small copy: ~0.3 us where np.broadcast_to's view costs ~2.7
+      filled = np.empty(shape, v.dtype)
+      filled[...] = v
+      filled.setflags(write=False)
+      v = filled
+    else:
+      v = np.broadcast_to(v, shape)
   else:
     v = v.view()
     v.setflags(write=False)
@@ -79,19 +158,66 @@ def _eager_update_view(v: np.ndarray, plan):
   return v
 
 
+# the gather plan's dimension numbers -> the scatter's (made once: the
+# scatter's bind then knows them canonical)
+_SCATTER_DNUMS: dict = {}
+
+
+def _scatter_dnums(dn) -> lax.ScatterDimensionNumbers:
+  dnums = _SCATTER_DNUMS.get(dn)
+  if dnums is None:
+    dnums = lax.ScatterDimensionNumbers(
+        update_window_dims=tuple(dn.offset_dims),
+        inserted_window_dims=tuple(dn.collapsed_slice_dims),
+        scatter_dims_to_operand_dims=tuple(dn.start_index_map),
+        operand_batching_dims=tuple(dn.operand_batching_dims),
+        scatter_indices_batching_dims=tuple(dn.start_indices_batching_dims))
+    if len(_SCATTER_DNUMS) >= 4096:
+      _SCATTER_DNUMS.clear()
+    _SCATTER_DNUMS[dn] = dnums
+  return dnums
+
+
+def _eager_scatter(x: Array, idx, value: np.ndarray, scatter_op: Callable,
+                   indices_are_sorted: bool, unique_indices: bool, mode,
+                   normalize_indices: bool):
+  """``scatter_update`` of an Array with a NumPy update value: the update
+  goes to the scatter as a view in its layout, and the result keeps ``x``'s
+  dtype and weak type (no conversion). None where the update does not
+  broadcast to the indexed shape (the general path raises)."""
+  plan = gather_plan(idx, x.aval.shape, normalize=normalize_indices)
+  if 0 in plan.slice_shape:
+    return x
+  view = _eager_update_view(value, plan)
+  if view is None:
+    return None
+  if plan.scalar_bool_dims:
+    x = lax.expand_dims(x, plan.scalar_bool_dims)
+  out = scatter_op(x, plan.indices, view, _scatter_dnums(plan.dnums),
+                   indices_are_sorted=plan.indices_are_sorted or indices_are_sorted,
+                   unique_indices=plan.unique_indices or unique_indices, mode=mode)
+  if plan.scalar_bool_dims:
+    out = lax.squeeze(out, plan.scalar_bool_dims)
+  return out
+
+
 def scatter_update(x, idx, y, scatter_op: Callable, *, indices_are_sorted: bool,
                    unique_indices: bool, mode=None, normalize_indices: bool = True):
   """The value of ``x`` after ``x[idx] op= y``, as one scatter."""
   util.check_arraylike("scatter", x)
   x = util.asarray_operand(x)
+  if type(x) is Array and trace_state.trace is eval_trace and eager_config.flags_ok:
+    value = _eager_update_value(x, y, eager_config.x64)
+    if value is not None:
+      out = _eager_scatter(x, idx, value, scatter_op, indices_are_sorted, unique_indices, mode,
+                           normalize_indices)
+      if out is not None:
+        return out
   dtype, weak = dtypes.dtype(x), dtypes.is_weakly_typed(x)
-  eager = trace_state.trace is eval_trace
-  value = _eager_update_value(y, dtype) if eager else None
-  if value is None:
-    y = _as_update_value(x, y)
+  y = _as_update_value(x, y)
   shape = get_aval(x).shape
   plan = gather_plan(idx, shape, normalize=normalize_indices)
-  if value is None and not _safe_to_cast(y, dtype):
+  if not _safe_to_cast(y, dtype):
     warnings.warn(
         "scatter inputs have incompatible types: cannot safely cast value from "
         f"dtype={dtypes.dtype(y)} to dtype={dtype} with jax_numpy_dtype_promotion="
@@ -99,34 +225,15 @@ def scatter_update(x, idx, y, scatter_op: Callable, *, indices_are_sorted: bool,
         FutureWarning, stacklevel=3)
   if 0 in plan.slice_shape:
     return x
-  if value is not None:
-    view = _eager_update_view(value, plan)
-  else:
-    x, y = util.promote_dtypes(x, y)
-    # An Array already in the scatter's layout goes as it is (no binds
-    # either way); one committed to a device keeps the binds (they place
-    # the result).
-    view = (_eager_update_view(y._value, plan)
-            if eager and type(y) is Array and y._device is None
-            and (y.shape != tuple(plan.slice_shape) or plan.newaxis_dims
-                 or plan.reversed_y_dims) else None)
-  if view is not None:
-    y = view
-  else:
-    y = util.broadcast_to_shape(y, plan.slice_shape)
-    if plan.newaxis_dims:
-      y = lax.squeeze(y, plan.newaxis_dims)
-    if plan.reversed_y_dims:
-      y = lax.rev(y, plan.reversed_y_dims)
+  x, y = util.promote_dtypes(x, y)
+  y = util.broadcast_to_shape(y, plan.slice_shape)
+  if plan.newaxis_dims:
+    y = lax.squeeze(y, plan.newaxis_dims)
+  if plan.reversed_y_dims:
+    y = lax.rev(y, plan.reversed_y_dims)
   if plan.scalar_bool_dims:
     x = lax.expand_dims(x, plan.scalar_bool_dims)
-  dn = plan.dnums
-  dnums = lax.ScatterDimensionNumbers(
-      update_window_dims=dn.offset_dims, inserted_window_dims=dn.collapsed_slice_dims,
-      scatter_dims_to_operand_dims=dn.start_index_map,
-      operand_batching_dims=dn.operand_batching_dims,
-      scatter_indices_batching_dims=dn.start_indices_batching_dims)
-  out = scatter_op(x, plan.indices, y, dnums,
+  out = scatter_op(x, plan.indices, y, _scatter_dnums(plan.dnums),
                    indices_are_sorted=plan.indices_are_sorted or indices_are_sorted,
                    unique_indices=plan.unique_indices or unique_indices, mode=mode)
   if plan.scalar_bool_dims:

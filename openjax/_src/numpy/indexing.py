@@ -79,6 +79,21 @@ def _ravel(a):
 
 
 # ---------------------------------------------------------------------- take
+# (axis, index rank, operand rank) -> the gather's dimension numbers, one
+# object per layout (the gather's bind then knows them canonical)
+_TAKE_DNUMS: dict = {}
+
+
+def _take_dnums(axis: int, nidx: int, ndim: int):
+  key = (axis, nidx, ndim)
+  dnums = _TAKE_DNUMS.get(key)
+  if dnums is None:
+    dnums = _TAKE_DNUMS[key] = lax.GatherDimensionNumbers(
+        offset_dims=tuple(range(axis)) + tuple(range(axis + nidx, ndim + nidx - 1)),
+        collapsed_slice_dims=(axis,), start_index_map=(axis,))
+  return dnums
+
+
 def take(a, indices, axis: int | None = None, out=None, mode: str | None = None,
          unique_indices: bool = False, indices_are_sorted: bool = False, fill_value=None):
   """Elements of ``a`` at ``indices`` along ``axis`` (flattened if None).
@@ -116,9 +131,7 @@ def take(a, indices, axis: int | None = None, out=None, mode: str | None = None,
   slice_sizes = list(shape)
   slice_sizes[axis_idx] = 1
   nidx = len(idx_shape)
-  dnums = lax.GatherDimensionNumbers(
-      offset_dims=tuple(range(axis_idx)) + tuple(range(axis_idx + nidx, len(shape) + nidx - 1)),
-      collapsed_slice_dims=(axis_idx,), start_index_map=(axis_idx,))
+  dnums = _take_dnums(axis_idx, nidx, len(shape))
   idx = lax.expand_dims(indices, (nidx,)) if not _host(indices) else \
       np.expand_dims(np.asarray(indices), nidx)
   return lax.gather(a, idx, dnums, tuple(slice_sizes), mode=gather_mode,

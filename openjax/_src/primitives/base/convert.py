@@ -10,8 +10,9 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Array, Primitive, ShapedArray, array_of, get_aval
+from openjax._src.core.avals import shaped_array
 from openjax._src.core.sharding_rules import elementwise_rule
-from openjax._src.core.trace import NUMPY_SCALAR_TYPES, python_int_value, shaped_array
+from openjax._src.core.trace import NUMPY_SCALAR_TYPES, python_int_value
 from openjax._src.lowering.builder import enum_attr
 from openjax._src.lowering.mlir_types import split_tensor_type
 from openjax._src.primitives.base.ad_util import Zero, tangent_aval

@@ -17,6 +17,12 @@ from openjax._src.primitives.base.convert import convert_numpy
 
 def shape_param(fun: str, name: str, shape) -> tuple[int, ...]:
   """A tuple of non-negative ints (TypeError naming ``fun`` otherwise)."""
+  if type(shape) is tuple:   # most calls (plans pass tuples of ints): as it is
+    for d in shape:
+      if type(d) is not int or d < 0:
+        break
+    else:
+      return shape
   try:
     out = tuple(operator.index(d) for d in shape)
   except TypeError:
@@ -82,18 +88,37 @@ def dims(fun: str, name: str, dims) -> tuple[int, ...]:
     raise TypeError(f"{fun}: {name} must be a sequence of integers, got {dims!r}") from None
 
 
-def gather_dnums(dnums) -> GatherDimensionNumbers:
-  if not isinstance(dnums, GatherDimensionNumbers):
-    raise TypeError("gather: dimension_numbers must be a lax.GatherDimensionNumbers, "
+# id -> (dimension numbers given, their canonical form: tuples of Python
+# ints), the given object kept alive here so that no other takes its id:
+# a caller passing the same object again (the eager ``x.at[]`` and
+# ``x[idx]`` plans, ``jnp.take``, a loop over one ``lax.scatter`` call)
+# skips the per-field checks (~2.5 us a bind). Only objects of tuples are
+# remembered (lists inside could change).
+_CANONICAL_DNUMS: dict = {}
+
+
+def _canonical_dnums(fun: str, cls, dnums):
+  hit = _CANONICAL_DNUMS.get(id(dnums))
+  if hit is not None and hit[0] is dnums:
+    return hit[1]
+  if not isinstance(dnums, cls):
+    raise TypeError(f"{fun}: dimension_numbers must be a lax.{cls.__name__}, "
                     f"got {type(dnums).__name__}")
-  return GatherDimensionNumbers(*(dims("gather", f, v) for f, v in zip(dnums._fields, dnums)))
+  canonical = cls(*[dims(fun, f, v) for f, v in zip(dnums._fields, dnums)])
+  if len(_CANONICAL_DNUMS) >= 4096:
+    _CANONICAL_DNUMS.clear()
+  _CANONICAL_DNUMS[id(canonical)] = (canonical, canonical)
+  if all(type(v) is tuple for v in dnums):
+    _CANONICAL_DNUMS[id(dnums)] = (dnums, canonical)
+  return canonical
+
+
+def gather_dnums(dnums) -> GatherDimensionNumbers:
+  return _canonical_dnums("gather", GatherDimensionNumbers, dnums)
 
 
 def scatter_dnums(dnums) -> ScatterDimensionNumbers:
-  if not isinstance(dnums, ScatterDimensionNumbers):
-    raise TypeError("scatter: dimension_numbers must be a lax.ScatterDimensionNumbers, "
-                    f"got {type(dnums).__name__}")
-  return ScatterDimensionNumbers(*(dims("scatter", f, v) for f, v in zip(dnums._fields, dnums)))
+  return _canonical_dnums("scatter", ScatterDimensionNumbers, dnums)
 
 
 # ---------------------------------------------------- shared NumPy machinery

@@ -2,7 +2,9 @@
 ``-sub``, ``-mul``, ``-min``, ``-max``) for *point* layouts: each index
 vector picks one position along the dimensions it addresses and its update
 covers the operand's other dimensions whole (``x.at[i].set(v)``,
-``x.at[i, j].add(v)``, ``x.at[:, i].max(v)``, ``bincount``, ``segment_sum``).
+``x.at[i, j].add(v)``, ``x.at[:, i].max(v)``, ``bincount``, ``segment_sum``);
+and for *one-window* layouts: a single index vector whose update is one
+block (``x.at[1:, 0].set(v)``: one slice assignment).
 
 Such a scatter is one NumPy call on a column of linear indices: fancy
 assignment (replace) or ``ufunc.at`` (combine), where the general impl
@@ -206,6 +208,76 @@ def _ufunc_combine(ufunc, bool_ufunc):
   return combine
 
 
+def _window_layout(operand, indices, updates, dn) -> tuple | None:
+  """``(index_dims, window_dims)`` of a scatter of one index vector (no
+  batch dimensions) whose update is one window, wider than a point along
+  some indexed dimension (``x.at[1:, 0].set(v)``, ``x.at[1, 2:].add(v)``):
+  the operand dimensions the index addresses, and per operand dimension the
+  update dimension its window extent comes from (None: inserted, extent 1).
+  None for other layouts."""
+  if dn.operand_batching_dims or indices.ndim != 1:
+    return None
+  index_dims = tuple(dn.scatter_dims_to_operand_dims)
+  window = tuple(dn.update_window_dims)
+  if (indices.shape[0] != len(index_dims) or window != tuple(range(updates.ndim))
+      or updates.ndim != operand.ndim - len(dn.inserted_window_dims)):
+    return None
+  it = iter(window)
+  return index_dims, tuple(None if d in dn.inserted_window_dims else next(it)
+                           for d in range(operand.ndim))
+
+
+def _window_kernel(index_dims: tuple, window_dims: tuple, clip: bool, combine):
+  """The kernel of a one-window scatter: the window's start clamped
+  (``CLIP``) or, where it does not lie wholly in the operand, nothing
+  written (``FILL_OR_DROP``, ``PROMISE_IN_BOUNDS``), as the impl does; the
+  window combined with the update in one NumPy call."""
+  k = len(index_dims)
+
+  def kernel(x, idx, upd):
+    out = np.array(x, order="C")
+    if out.size == 0 or upd.size == 0:
+      return out
+    shape = x.shape
+    sizes = [1 if w is None else upd.shape[w] for w in window_dims]
+    starts = [0] * x.ndim
+    values = idx.tolist() if idx.shape[0] == k else idx.tolist() * k   # (size-1 check)
+    for d, i in zip(index_dims, values):
+      high = shape[d] - sizes[d]
+      if clip:
+        i = min(max(i, 0), high)
+      elif not 0 <= i <= high:
+        return out
+      starts[d] = i
+    where = tuple([slice(s, s + z) for s, z in zip(starts, sizes)])
+    combine(out, where, upd.reshape(sizes))
+    return out
+  return kernel
+
+
+def _window_replace(out, where, u):
+  out[where] = u
+
+
+def _window_combine(ufunc, bool_ufunc):
+  """The impl's combination (``ufunc_combine``) on one window: no index
+  repeats within it, so elementwise ``ufunc`` is what ``ufunc.at`` gives,
+  but for complex values (NumPy's vector complex multiply rounds unlike its
+  ``at`` loop: ``ufunc.at`` on the window)."""
+  def combine(out, where, u):
+    dt = out.dtype
+    if dt == np.bool_ and bool_ufunc is not None:
+      out[where] = bool_ufunc(out[where], u)
+    elif dt in dtypes.custom_float_dtypes or dt in dtypes.custom_int_dtypes:
+      wide = np.float32 if dt in dtypes.custom_float_dtypes else np.int32
+      out[where] = ufunc(out[where].astype(wide), u.astype(wide)).astype(dt)
+    elif dt.kind == "c":
+      ufunc.at(out, where, u)
+    else:
+      out[where] = ufunc(out[where], u)
+  return combine
+
+
 def point_scatter_kernel(ufunc=None, bool_ufunc=None):
   """The eval-kernel rule of a scatter primitive: replacing (``ufunc``
   None) or combining with ``ufunc`` (``bool_ufunc`` on bools). None (the
@@ -213,19 +285,23 @@ def point_scatter_kernel(ufunc=None, bool_ufunc=None):
   combiner, and for a combination NumPy has no loop for (a bool subtract:
   the impl's error)."""
   combine = _ufunc_combine(ufunc, bool_ufunc) if ufunc is not None else _replace
+  window_combine = _window_combine(ufunc, bool_ufunc) if ufunc is not None else _window_replace
 
   def make_kernel(operand, indices, updates, *, dimension_numbers, indices_are_sorted,
                   unique_indices, mode, update_jaxpr, update_consts):
     # ``.at[].apply``'s combiner (a jaxpr traced afresh each call, so each
     # call plans anew) keeps the impl: the plan's check on zero indices
     # would apply it once per repeat of index 0.
-    layout = point_layout(operand, indices, updates, dimension_numbers)
-    if layout is None or update_jaxpr is not None:
+    if update_jaxpr is not None:
       return None
     if ufunc is not None and operand.dtype == np.bool_ and bool_ufunc is None \
         and ufunc not in (np.minimum, np.maximum):
       return None
     clip = mode == GatherScatterMode.CLIP
+    layout = point_layout(operand, indices, updates, dimension_numbers)
+    if layout is None:
+      window = _window_layout(operand, indices, updates, dimension_numbers)
+      return None if window is None else _window_kernel(*window, clip, window_combine)
     # ufunc.at is fast along one flat axis only (~5x slower on rows).
     elements = ufunc is not None
 
