@@ -1,0 +1,129 @@
+"""Eager reductions whose plan is several operations (numpy/reductions.py: a
+float16 sum's upcast and cast back, a bool sum's conversion, a mask, keepdims,
+an initial value; a mean's casts) run the plan as one cached library program:
+the same bits, dtypes and weak types as replaying the plan op by op, and
+traced calls still stage the plan's equations."""
+import numpy as np
+import pytest
+
+import openjax as jax
+import openjax.numpy as jnp
+from openjax._src.numpy import reductions
+
+
+def _same(a, b) -> None:
+  assert type(a) is type(b)
+  assert a.dtype == b.dtype and a.shape == b.shape and a.weak_type == b.weak_type
+  np.testing.assert_array_equal(np.asarray(a).reshape(-1).view(np.uint8),
+                                np.asarray(b).reshape(-1).view(np.uint8))
+
+
+_RNG = np.random.default_rng(7)
+_F = _RNG.standard_normal((4, 5)).astype(np.float32) * 100
+_F[0, 0], _F[1, 2], _F[2, 3] = np.inf, -0.0, np.nan
+_G = np.clip(_RNG.standard_normal((4, 5)) * 3e4, -6e4, 6e4).astype(np.float32)   # sums past 65504
+_B = _RNG.random((4, 5)) > 0.4
+_I = _RNG.integers(-100, 100, (4, 5)).astype(np.int8)
+_M = _RNG.random((4, 5)) > 0.3
+_ROW = _RNG.random((5,)) > 0.5
+
+
+def _arr(v, dtype=None):
+  return jnp.asarray(v if dtype is None else v.astype(dtype))
+
+
+_CALLS = [
+    ("sum f16", lambda: jnp.sum(_arr(_F, np.float16))),
+    ("sum f16 overflow", lambda: jnp.sum(_arr(_G, np.float16), axis=0)),
+    ("sum bf16", lambda: jnp.sum(_arr(_F).astype(jnp.bfloat16), axis=1)),
+    ("sum f16 keepdims", lambda: jnp.sum(_arr(_F, np.float16), axis=-1, keepdims=True)),
+    ("sum f32 keepdims", lambda: jnp.sum(_arr(_F), axis=0, keepdims=True)),
+    ("sum bool", lambda: jnp.sum(_arr(_B))),
+    ("sum bool keepdims", lambda: jnp.sum(_arr(_B), axis=1, keepdims=True)),
+    ("sum int8", lambda: jnp.sum(_arr(_I), axis=0)),
+    ("sum int8 no promote", lambda: jnp.sum(_arr(_I), promote_integers=False)),
+    ("sum where", lambda: jnp.sum(_arr(_F), where=_arr(_M))),
+    ("sum where broadcast keepdims",
+     lambda: jnp.sum(_arr(_F), axis=0, keepdims=True, where=_arr(_ROW))),
+    ("sum initial", lambda: jnp.sum(_arr(_F, np.float16), axis=1, initial=2.5)),
+    ("sum dtype", lambda: jnp.sum(_arr(_I), dtype=jnp.float16)),
+    ("prod f16", lambda: jnp.prod(_arr(_F / 50, np.float16), axis=0)),
+    ("max where", lambda: jnp.max(_arr(_F), axis=1, where=_arr(_M), initial=-1.0)),
+    ("min keepdims", lambda: jnp.min(_arr(_I), axis=0, keepdims=True)),
+    ("any where", lambda: jnp.any(_arr(_F) > 0, where=_arr(_M))),
+    ("all f32", lambda: jnp.all(_arr(_F), axis=1)),
+    ("sum complex f16 parts", lambda: jnp.sum(_arr(_F) + 1j * _arr(_G), axis=0, keepdims=True)),
+    ("mean f16", lambda: jnp.mean(_arr(_F, np.float16))),
+    ("mean int8", lambda: jnp.mean(_arr(_I), axis=1)),
+    ("mean bool keepdims", lambda: jnp.mean(_arr(_B), axis=-1, keepdims=True)),
+    ("mean where", lambda: jnp.mean(_arr(_F), axis=0, where=_arr(_M))),
+    ("mean bf16 axis", lambda: jnp.mean(_arr(_G).astype(jnp.bfloat16), axis=0)),
+    ("method sum f16", lambda: _arr(_F, np.float16).sum(axis=0)),
+]
+
+
+@pytest.mark.parametrize("name,call", _CALLS, ids=[c[0] for c in _CALLS])
+def test_program_has_the_op_by_op_bits(name, call):
+  with jax.disable_jit():   # the plan replayed op by op
+    want = call()
+  for _ in range(3):
+    _same(call(), want)
+
+
+def _programs() -> list:
+  plans = [p.program for p in reductions._REDUCTION_PLANS.values()]
+  plans += [p[3] for p in reductions._MEAN_PLANS.values()]
+  return [p for p in plans if p is not None]
+
+
+def test_several_operations_run_as_a_program():
+  h = jnp.asarray(_F[:3, :3].astype(np.float16))
+  for _ in range(3):
+    jnp.sum(h, axis=0)
+  plan = next(p for k, p in reductions._REDUCTION_PLANS.items()
+              if k[0] == "sum" and k[5] == (3, 3) and k[6] == np.float16 and k[8] == 0)
+  assert plan.program is not None
+  assert any(callable(r) for r in plan.program._eager_fast.values())
+  # A single reduction keeps its one bind.
+  x = jnp.asarray(_F[:3, :3])
+  for _ in range(3):
+    jnp.sum(x, axis=1)
+  plan = next(p for k, p in reductions._REDUCTION_PLANS.items()
+              if k[0] == "sum" and k[5] == (3, 3) and k[6] == np.float32 and k[8] == 1
+              and k[12] is None)
+  assert plan.program is None
+
+
+def test_traced_calls_stage_the_equations():
+  h = jnp.asarray(_F.astype(np.float16))
+  m = jnp.asarray(_M)
+  for _ in range(3):
+    jnp.sum(h, axis=1, keepdims=True, where=m)
+    jnp.mean(h)
+  text = str(jax.make_jaxpr(lambda a, w: jnp.sum(a, axis=1, keepdims=True, where=w))(h, m))
+  assert "jit" not in text and "convert_element_type" in text and "select_n" in text
+  text = str(jax.make_jaxpr(jnp.mean)(h))
+  assert "jit" not in text and "div" in text
+  # A concrete Array inside a trace: still staged as equations, no jit call.
+  text = str(jax.make_jaxpr(lambda a: a + jnp.sum(h, axis=1, keepdims=True))(h))
+  assert "jit" not in text and "reduce_sum" in text
+  assert _programs()
+
+
+def test_jit_and_grad_after_eager_programs():
+  h = jnp.asarray(_F[1:3].astype(np.float16))
+  for _ in range(3):
+    jnp.sum(h, axis=0, keepdims=True)
+  _same(jax.jit(lambda a: jnp.sum(a, axis=0, keepdims=True))(h),
+        jnp.sum(h, axis=0, keepdims=True))
+  g = jax.grad(lambda a: jnp.sum(a * a, axis=0, keepdims=True).sum())(jnp.asarray(_F[1:3]))
+  np.testing.assert_allclose(g, 2 * _F[1:3])
+
+
+def test_debug_nans_after_a_program_is_cached():
+  h = jnp.asarray(np.array([1.0, 2.0], np.float16))
+  for _ in range(3):
+    jnp.sum(h, keepdims=True)
+  with jax.debug_nans(True):
+    with pytest.raises(FloatingPointError):
+      jnp.sum(jnp.asarray(np.array([np.inf, -np.inf], np.float16)), keepdims=True)
