@@ -72,7 +72,7 @@ def test_program_has_the_op_by_op_bits(name, call):
 
 def _programs() -> list:
   plans = [p.program for p in reductions._REDUCTION_PLANS.values()]
-  plans += [p[3] for p in reductions._MEAN_PLANS.values()]
+  plans += [p.program for p in reductions._MEAN_PLANS.values()]
   return [p for p in plans if p is not None]
 
 
@@ -92,6 +92,23 @@ def test_several_operations_run_as_a_program():
               if k[0] == "sum" and k[5] == (3, 3) and k[6] == np.float32 and k[8] == 1
               and k[12] is None)
   assert plan.program is None
+
+
+def test_a_plan_made_by_a_trace_runs_as_a_program_eagerly():
+  h = jnp.asarray(_F[:2].astype(np.float16))
+  jax.eval_shape(lambda a: jnp.sum(a, axis=1, keepdims=True), h)   # the plan, traced
+  jax.eval_shape(lambda a: jnp.mean(a, axis=0), h)
+  with jax.disable_jit():
+    want = jnp.sum(h, axis=1, keepdims=True), jnp.mean(h, axis=0)
+  got = jnp.sum(h, axis=1, keepdims=True), jnp.mean(h, axis=0)
+  for a, b in zip(got, want):
+    _same(a, b)
+  plan = next(p for k, p in reductions._REDUCTION_PLANS.items()
+              if k[0] == "sum" and k[5] == (2, 5) and k[6] == np.float16 and k[8] == 1)
+  assert plan.program is not None
+  plan = next(p for k, p in reductions._MEAN_PLANS.items()
+              if k[0] == (2, 5) and k[1] == np.float16 and k[3] == 0)
+  assert plan.program is not None
 
 
 def test_traced_calls_stage_the_equations():

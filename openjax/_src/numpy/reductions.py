@@ -173,7 +173,7 @@ _REDUCTION_PLANS: dict = {}
 
 class _ReductionPlan:
   __slots__ = ("dims", "computation_dtype", "result_dtype", "reducer", "op", "shape",
-               "fill", "fill_array", "initial", "program")
+               "fill", "fill_array", "initial", "several", "program")
 
   def __init__(self, dims, computation_dtype, result_dtype, reducer, op, shape, fill, initial):
     self.dims, self.computation_dtype, self.result_dtype = dims, computation_dtype, result_dtype
@@ -185,7 +185,9 @@ class _ReductionPlan:
     # Eager calls of a plan of several operations (a float16 sum's upcast,
     # reduce and cast back; a mask's select; keepdims' reshape): its lax
     # calls as one cached library program (~0.6 us a step and ~3 us a call,
-    # where each bind costs 2-6 us), the same kernels and bits.
+    # where each bind costs 2-6 us), the same kernels and bits; made at the
+    # first eager call (a plan may be made by a trace).
+    self.several = False
     self.program = None
 
   def run(self, a, where_):
@@ -254,9 +256,12 @@ def _reduction(a, name: str, reducer: Callable, op: Callable, init_val, *,
     except TypeError:   # an unhashable axis (a list): the general path
       cacheable, plan = False, None
     if plan is not None:
-      if (plan.program is not None and type(a) is Array and trace_state.trace is eval_trace
+      if (plan.several and type(a) is Array and trace_state.trace is eval_trace
           and (where_ is None or type(where_) is Array)):
-        return plan.program(a, where_)
+        program = plan.program
+        if program is None:
+          program = plan.program = _plan_program(name, plan, preproc, keepdims)
+        return program(a, where_)
       result = plan.run(preproc(a) if preproc else a, where_)
       if plan.initial is not None:
         result = plan.op(plan.initial, result)
@@ -306,10 +311,8 @@ def _reduction(a, name: str, reducer: Callable, op: Callable, init_val, *,
     if len(_REDUCTION_PLANS) >= 4096:
       _REDUCTION_PLANS.clear()
     _REDUCTION_PLANS[key] = plan
-    if trace_state.trace is eval_trace and (
-        where_ is not None or initial is not None or (keepdims and dims)
-        or not operand_dtype == computation_dtype == result_dtype):
-      plan.program = _plan_program(name, plan, preproc, keepdims)
+    plan.several = bool(where_ is not None or initial is not None or (keepdims and dims)
+                        or not operand_dtype == computation_dtype == result_dtype)
   if keepdims:
     result = _expand_dims(result, dims)
   return _convert(result, result_dtype)
@@ -419,8 +422,8 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
                upcast_f16_for_computation=dtype is None)
 
 
-# (operand aval, axis, keepdims, upcast, x64) -> (computation dtype, result
-# dtype, normalizer) of means without dtype, where or out.
+# (operand aval, axis, keepdims, upcast, where aval, x64) -> _MeanPlan of means
+# without dtype or out.
 _MEAN_PLANS: dict = {}
 
 
@@ -438,12 +441,13 @@ def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None,
     except TypeError:   # an unhashable axis (a list): the general path
       cacheable, plan = False, None
     if plan is not None:
-      computation_dtype, result_dtype, normalizer, program = plan
-      if (program is not None and type(a) is Array and trace_state.trace is eval_trace
+      if (plan.several and type(a) is Array and trace_state.trace is eval_trace
           and (where is None or type(where) is Array)):
+        program = plan.program
+        if program is None:
+          program = plan.program = _mean_program(plan, axis, keepdims)
         return program(a, where)
-      return _planned_mean(a, axis, keepdims, where, computation_dtype, result_dtype,
-                           normalizer)
+      return _planned_mean(plan, a, axis, keepdims, where)
   a = util.ensure_arraylike("mean", a)
   where = _check_where("mean", where)
   _check_out("mean", out)
@@ -463,34 +467,40 @@ def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None,
     # The normalizer as a 0-d Array (a literal when traced, as the NumPy
     # constant is): an operand the eval trace's inline cache takes as it is
     # (with a mask it is counted on each call).
-    normalizer_value = (None if where is not None else
-                        lax._convert_element_type(normalizer, computation_dtype))
-    # Eager calls of a mean of more than a sum and a division (a cast of the
-    # operand or of the result, a mask, keepdims): one cached program.
-    program = None
-    if trace_state.trace is eval_trace and (
+    _MEAN_PLANS[key] = _MeanPlan(
+        computation_dtype, result_dtype,
+        None if where is not None else lax._convert_element_type(normalizer, computation_dtype),
         where is not None or keepdims
-        or not util.dtype_of(a) == computation_dtype == result_dtype):
-      program = _mean_program(axis, keepdims, computation_dtype, result_dtype,
-                              normalizer_value)
-    _MEAN_PLANS[key] = (computation_dtype, result_dtype, normalizer_value, program)
+        or not util.dtype_of(a) == computation_dtype == result_dtype)
   return _convert(lax.div(total, normalizer), result_dtype)
 
 
-def _mean_program(axis, keepdims, computation_dtype, result_dtype, normalizer):
+class _MeanPlan:
+  """What a mean without dtype or out decided: its dtypes, its normalizer
+  (None with a mask: counted per call); eager means of more than a sum and
+  a division (a cast of the operand or of the result, a mask, keepdims) run
+  as one cached program, made at the first eager call."""
+  __slots__ = ("computation_dtype", "result_dtype", "normalizer", "several", "program")
+
+  def __init__(self, computation_dtype, result_dtype, normalizer, several: bool):
+    self.computation_dtype, self.result_dtype = computation_dtype, result_dtype
+    self.normalizer, self.several, self.program = normalizer, several, None
+
+
+def _mean_program(plan: _MeanPlan, axis, keepdims):
   def mean(a, where):
-    return _planned_mean(a, axis, keepdims, where, computation_dtype, result_dtype,
-                         normalizer)
+    return _planned_mean(plan, a, axis, keepdims, where)
   return util.jit(mean)
 
 
-def _planned_mean(a, axis, keepdims, where, computation_dtype, result_dtype, normalizer):
-  """A mean whose checks and dtypes a plan decided (``_MEAN_PLANS``)."""
+def _planned_mean(plan: _MeanPlan, a, axis, keepdims, where):
+  """A mean whose checks and dtypes ``plan`` decided."""
+  normalizer = plan.normalizer
   if where is not None:   # _count's masked sum, then the total
     normalizer = sum(util.broadcast_to_shape(where, util.shape_of(a)), axis,
-                     dtype=computation_dtype, keepdims=keepdims)
-  total = sum(a, axis, dtype=computation_dtype, keepdims=keepdims, where=where)
-  return _convert(lax.div(total, normalizer), result_dtype)
+                     dtype=plan.computation_dtype, keepdims=keepdims)
+  total = sum(a, axis, dtype=plan.computation_dtype, keepdims=keepdims, where=where)
+  return _convert(lax.div(total, normalizer), plan.result_dtype)
 
 
 def _var_promote_types(a_dtype, dtype) -> tuple[np.dtype, np.dtype]:
