@@ -47,6 +47,11 @@ _CALLS = [
      lambda: jnp.sum(_arr(_F), axis=0, keepdims=True, where=_arr(_ROW))),
     ("sum initial", lambda: jnp.sum(_arr(_F, np.float16), axis=1, initial=2.5)),
     ("sum dtype", lambda: jnp.sum(_arr(_I), dtype=jnp.float16)),
+    ("sum dtype type f32", lambda: jnp.sum(_arr(_I), axis=1, dtype=jnp.float32)),
+    ("sum dtype bool", lambda: jnp.sum(_arr(_I), dtype=bool)),
+    ("sum dtype numpy", lambda: jnp.sum(_arr(_F), axis=0, dtype=np.dtype(np.float16))),
+    ("prod dtype f16", lambda: jnp.prod(_arr(_F / 50), axis=0, dtype=jnp.float16)),
+    ("cumsum dtype f32", lambda: jnp.cumsum(_arr(_I), axis=1, dtype=jnp.float32)),
     ("prod f16", lambda: jnp.prod(_arr(_F / 50, np.float16), axis=0)),
     ("max where", lambda: jnp.max(_arr(_F), axis=1, where=_arr(_M), initial=-1.0)),
     ("min keepdims", lambda: jnp.min(_arr(_I), axis=0, keepdims=True)),
@@ -135,6 +140,16 @@ def test_jit_and_grad_after_eager_programs():
         jnp.sum(h, axis=0, keepdims=True))
   g = jax.grad(lambda a: jnp.sum(a * a, axis=0, keepdims=True).sum())(jnp.asarray(_F[1:3]))
   np.testing.assert_allclose(g, 2 * _F[1:3])
+
+
+def test_truncated_dtypes_warn_every_call():
+  x = jnp.asarray(_F)
+  for _ in range(3):
+    with pytest.warns(UserWarning, match="float64"):
+      out = jnp.sum(x, axis=0, dtype=np.float64)
+    assert out.dtype == np.float32
+    with pytest.warns(UserWarning, match="float64"):
+      jnp.cumsum(x, axis=0, dtype=jnp.float64)
 
 
 def test_debug_nans_after_a_program_is_cached():

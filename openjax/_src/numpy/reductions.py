@@ -208,9 +208,14 @@ class _ReductionPlan:
 
 
 def _canonical_dtype(dtype) -> bool:
-  """Whether ``dtype`` is a NumPy dtype that ``explicit_dtype`` keeps as it
-  is (so no truncation warning is skipped by replaying a plan)."""
-  return isinstance(dtype, np.dtype) and dtypes.canonicalize_dtype(dtype) == dtype
+  """Whether ``dtype`` (a dtype or a scalar type: ``jnp.float32``, ``bool``)
+  names a dtype that ``explicit_dtype`` keeps as it is (so no truncation
+  warning is skipped by replaying a plan)."""
+  try:
+    dt = np.dtype(dtype)
+  except TypeError:
+    return False
+  return dtypes.canonicalize_dtype(dt) == dt
 
 
 def _operand_key(x):
