@@ -237,3 +237,12 @@ def test_debug_nans_checks_after_a_program_is_cached():
   with jax.debug_nans(True):
     with pytest.raises(FloatingPointError):
       f(jnp.asarray([-1.0, 2.0]))
+
+
+def test_committed_arrays_keep_their_placement():
+  x = jax.device_put(jnp.asarray(_X), jax.devices()[0])
+  want = _op_by_op(jnp.logaddexp, x, x)
+  for _ in range(3):
+    got = jnp.logaddexp(x, x)
+    _same(got, want)
+    assert got.committed == want.committed

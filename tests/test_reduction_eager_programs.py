@@ -159,3 +159,14 @@ def test_debug_nans_after_a_program_is_cached():
   with jax.debug_nans(True):
     with pytest.raises(FloatingPointError):
       jnp.sum(jnp.asarray(np.array([np.inf, -np.inf], np.float16)), keepdims=True)
+
+
+def test_committed_arrays_keep_their_placement():
+  h = jax.device_put(jnp.asarray(_F.astype(np.float16)), jax.devices()[0])
+  for call in (lambda: jnp.sum(h, axis=0, keepdims=True), lambda: jnp.mean(h, axis=1)):
+    with jax.disable_jit():
+      want = call()
+    for _ in range(3):
+      got = call()
+      _same(got, want)
+      assert got.committed == want.committed

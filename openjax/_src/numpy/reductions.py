@@ -19,6 +19,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
+from openjax._src.api.library_compile import NO_KEY, eager_leaf_key
 from openjax._src.core import Array, Tracer, concrete_or_error, eval_trace, trace_state
 from openjax._src.core.trace import eager_config
 from openjax._src.numpy import util
@@ -261,8 +262,8 @@ def _reduction(a, name: str, reducer: Callable, op: Callable, init_val, *,
     except TypeError:   # an unhashable axis (a list): the general path
       cacheable, plan = False, None
     if plan is not None:
-      if (plan.several and type(a) is Array and trace_state.trace is eval_trace
-          and (where_ is None or type(where_) is Array)):
+      if (plan.several and trace_state.trace is eval_trace and eager_leaf_key(a) is not NO_KEY
+          and eager_leaf_key(where_) is not NO_KEY):   # (committed Arrays: op by op)
         program = plan.program
         if program is None:
           program = plan.program = _plan_program(name, plan, preproc, keepdims)
@@ -446,8 +447,8 @@ def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None,
     except TypeError:   # an unhashable axis (a list): the general path
       cacheable, plan = False, None
     if plan is not None:
-      if (plan.several and type(a) is Array and trace_state.trace is eval_trace
-          and (where is None or type(where) is Array)):
+      if (plan.several and trace_state.trace is eval_trace and eager_leaf_key(a) is not NO_KEY
+          and eager_leaf_key(where) is not NO_KEY):
         program = plan.program
         if program is None:
           program = plan.program = _mean_program(plan, axis, keepdims)
