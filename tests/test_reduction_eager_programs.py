@@ -64,6 +64,16 @@ _CALLS = [
     ("mean where", lambda: jnp.mean(_arr(_F), axis=0, where=_arr(_M))),
     ("mean bf16 axis", lambda: jnp.mean(_arr(_G).astype(jnp.bfloat16), axis=0)),
     ("method sum f16", lambda: _arr(_F, np.float16).sum(axis=0)),
+    ("cumsum bool", lambda: jnp.cumsum(_arr(_B))),
+    ("cumsum dtype bool", lambda: jnp.cumsum(_arr(_I), axis=1, dtype=bool)),
+    ("cumsum int8 axis", lambda: jnp.cumsum(_arr(_I), axis=0)),
+    ("cumprod f16 none", lambda: jnp.cumprod(_arr(_F / 80, np.float16))),
+    ("cumsum f32", lambda: jnp.cumsum(_arr(_F), axis=1)),
+    ("cumulative_sum initial", lambda: jnp.cumulative_sum(_arr(_F), axis=1, include_initial=True)),
+    ("cumulative_sum bool", lambda: jnp.cumulative_sum(_arr(_B), axis=0, include_initial=True)),
+    ("cumulative_sum int8 dtype", lambda: jnp.cumulative_sum(_arr(_I), axis=-1, dtype=jnp.int16)),
+    ("cumulative_prod int8", lambda: jnp.cumulative_prod(_arr(_I), axis=0, include_initial=True)),
+    ("cumulative_prod 1-d", lambda: jnp.cumulative_prod(_arr(_F[0] / 50, np.float16))),
 ]
 
 
@@ -142,6 +152,24 @@ def test_jit_and_grad_after_eager_programs():
   np.testing.assert_allclose(g, 2 * _F[1:3])
 
 
+def test_cumulative_errors_and_jaxprs():
+  for _ in range(3):
+    with pytest.raises(ValueError, match="must be non-scalar"):
+      jnp.cumulative_sum(jnp.asarray(1.0))
+    with pytest.raises(ValueError, match="axis was not set"):
+      jnp.cumulative_sum(jnp.asarray(_F))
+    with pytest.raises(np.exceptions.AxisError):
+      jnp.cumulative_prod(jnp.asarray(_F), axis=2)
+  x = jnp.asarray(_B)
+  for _ in range(3):
+    jnp.cumulative_sum(x, axis=1, include_initial=True)
+    jnp.cumsum(x, axis=0, dtype=bool)
+  text = str(jax.make_jaxpr(lambda a: jnp.cumulative_sum(a, axis=1, include_initial=True))(x))
+  assert "jit" not in text and "cumsum" in text and "concatenate" in text
+  assert "jit" in str(jax.make_jaxpr(lambda a: jnp.cumsum(a, axis=0, dtype=bool))(x))
+  assert reductions._CUMULATIVE_PROGRAMS[reductions._cumulative_sum]._eager_fast
+
+
 def test_truncated_dtypes_warn_every_call():
   x = jnp.asarray(_F)
   for _ in range(3):
@@ -150,6 +178,8 @@ def test_truncated_dtypes_warn_every_call():
     assert out.dtype == np.float32
     with pytest.warns(UserWarning, match="float64"):
       jnp.cumsum(x, axis=0, dtype=jnp.float64)
+    with pytest.warns(UserWarning, match="float64"):
+      jnp.cumulative_sum(x, axis=0, dtype=jnp.float64)
 
 
 def test_debug_nans_after_a_program_is_cached():

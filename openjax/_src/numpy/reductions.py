@@ -23,6 +23,9 @@ from openjax._src.api.library_compile import NO_KEY, eager_leaf_key
 from openjax._src.core import Array, Tracer, concrete_or_error, eval_trace, trace_state
 from openjax._src.core.trace import eager_config
 from openjax._src.numpy import util
+from openjax._src.numpy.reduction_plans import (_ReductionPlan, _canonical_dtype, _convert,
+                                                _expand_dims, _initial_key, _operand_key,
+                                                _plan_program, _static_or_traced)
 
 __all__ = [
     "sum", "prod", "max", "min", "amax", "amin", "all", "any", "mean", "var", "std", "ptp",
@@ -52,39 +55,8 @@ def _where(cond, x, y):
                     util.broadcast_to_shape(y, shape))
 
 
-def _is_static(x) -> bool:
-  return isinstance(x, (np.ndarray, np.generic)) or type(x) in dtypes.python_scalar_dtypes
-
-
-def _static_or_traced(x, dtype, weak: bool = False):
-  # NumPy/Python constants are converted here, so they stay literals (no
-  # equation), as JAX does; arrays and tracers go through lax.
-  aval = getattr(x, "aval", None)
-  if aval is not None and aval.dtype == dtype and aval.weak_type == weak:
-    return x   # nothing to convert (most operands)
-  if _is_static(x) and not weak:
-    return np.asarray(x).astype(dtype)
-  return lax._convert_element_type(util.asarray_operand(x), dtype, weak_type=weak)
-
-
-def _expand_dims(x, dims):
-  """Insert size-1 axes at the (result) positions ``dims``."""
-  dims = frozenset(dims)
-  if not dims:
-    return x
-  shape = list(np.shape(x))
-  for d in sorted(dims):
-    shape.insert(d, 1)
-  return lax.broadcast_in_dim(x, tuple(shape), tuple(i for i in range(len(shape))
-                                                     if i not in dims))
-
-
 def _ravel(x):
   return lax.reshape(x, (int(np.size(x)),)) if np.ndim(x) != 1 else x
-
-
-def _convert(x, dtype):
-  return _static_or_traced(x, dtype)
 
 
 def _upcast_f16(dtype) -> np.dtype:
@@ -172,74 +144,6 @@ def _init_value(dtype: np.dtype, value) -> np.ndarray:
 _REDUCTION_PLANS: dict = {}
 
 
-class _ReductionPlan:
-  __slots__ = ("dims", "computation_dtype", "result_dtype", "reducer", "op", "shape",
-               "fill", "fill_array", "initial", "several", "program")
-
-  def __init__(self, dims, computation_dtype, result_dtype, reducer, op, shape, fill, initial):
-    self.dims, self.computation_dtype, self.result_dtype = dims, computation_dtype, result_dtype
-    self.reducer, self.op, self.shape, self.fill = reducer, op, shape, fill
-    # The fill broadcast to the operand's shape once, for eager calls (a
-    # traced call stages the broadcast, as the general path does).
-    self.fill_array = None
-    self.initial = initial
-    # Eager calls of a plan of several operations (a float16 sum's upcast,
-    # reduce and cast back; a mask's select; keepdims' reshape): its lax
-    # calls as one cached library program (~0.6 us a step and ~3 us a call,
-    # where each bind costs 2-6 us), the same kernels and bits; made at the
-    # first eager call (a plan may be made by a trace).
-    self.several = False
-    self.program = None
-
-  def run(self, a, where_):
-    """The reduction of ``a`` (masked by ``where_``), before ``initial``."""
-    a = _convert(a, self.computation_dtype)
-    if where_ is not None:
-      shape = self.shape
-      eager = type(a) is Array
-      cond, a = util.broadcast_to_shape(where_, shape), util.broadcast_to_shape(a, shape)
-      if eager:
-        fill = self.fill_array
-        if fill is None:
-          fill = self.fill_array = util.broadcast_to_shape(self.fill, shape)
-      else:
-        fill = util.broadcast_to_shape(self.fill, shape)
-      a = lax.select(cond, a, fill)
-    return self.reducer(a, self.dims)
-
-
-def _canonical_dtype(dtype) -> bool:
-  """Whether ``dtype`` (a dtype or a scalar type: ``jnp.float32``, ``bool``)
-  names a dtype that ``explicit_dtype`` keeps as it is (so no truncation
-  warning is skipped by replaying a plan)."""
-  try:
-    dt = np.dtype(dtype)
-  except TypeError:
-    return False
-  return dtypes.canonicalize_dtype(dt) == dt
-
-
-def _operand_key(x):
-  """The plan-key part of a ``where`` operand: None, or an Array's or
-  tracer's aval; False for operands the plans do not take."""
-  if x is None:
-    return None
-  if type(x) is Array or isinstance(x, Tracer):
-    return x.aval
-  return False
-
-
-def _initial_key(initial):
-  """The plan-key part of ``initial``: None, or a Python scalar with its type
-  (so 1 and 1.0 and True differ); False for others (arrays, NaN)."""
-  if initial is None:
-    return None
-  t = type(initial)
-  if t in (int, float, bool) and initial == initial:
-    return (t, initial)
-  return False
-
-
 def _reduction(a, name: str, reducer: Callable, op: Callable, init_val, *,
                has_identity: bool = True, preproc: Callable | None = None,
                bool_reducer: Callable | None = None, bool_op: Callable | None = None,
@@ -322,20 +226,6 @@ def _reduction(a, name: str, reducer: Callable, op: Callable, init_val, *,
   if keepdims:
     result = _expand_dims(result, dims)
   return _convert(result, result_dtype)
-
-
-def _plan_program(name: str, plan: _ReductionPlan, preproc: Callable | None, keepdims: bool):
-  """The eager library function of a plan: its replay, traced once per
-  operand type."""
-  def reduction(a, where_):
-    result = plan.run(preproc(a) if preproc else a, where_)
-    if plan.initial is not None:
-      result = plan.op(plan.initial, result)
-    if keepdims:
-      result = _expand_dims(result, plan.dims)
-    return _convert(result, plan.result_dtype)
-  reduction.__name__ = reduction.__qualname__ = name
-  return util.jit(reduction)
 
 
 def _cast_to_numeric(a):
@@ -719,15 +609,33 @@ def _cumulative_reduction(name: str, reduction: Callable, a, axis, dtype, out=No
   return _convert(reduction(a, axis), result_dtype)
 
 
+def _one_operation(name: str, reduction: Callable, a, axis, dtype) -> bool:
+  """Whether an eager ``cumsum``/``cumprod`` of the Array ``a`` is its plan's
+  one operation (a bind costs less than a program's call), or a call of its
+  plan the general path must make (a dtype ``explicit_dtype`` truncates: its
+  warning every call); a cast, a flattening or a bool dtype are several."""
+  if (dtype is not None and not _canonical_dtype(dtype)) or eager_leaf_key(a) is NO_KEY:
+    return True
+  try:
+    plan = _CUMULATIVE_PLANS.get((name, reduction, a.aval, axis, dtype, False,
+                                  eager_config.x64))
+  except TypeError:   # an unhashable axis
+    return True
+  if plan is None:   # the first call makes it (a bool dtype has none)
+    return dtype is None or np.dtype(dtype) != np.bool_
+  flat, _, computation_dtype, result_dtype = plan
+  return flat is None and a.aval.dtype == computation_dtype == result_dtype
+
+
 def _eager_unjitted(name: str, reduction: Callable):
   """``jitted`` (JAX jits ``cumsum`` and ``cumprod``: traced calls stage its
-  jit equation), except that eager calls on an Array run its one or two
-  operations directly through their plan: the program's dispatch costs more
-  than they do."""
+  jit equation), except that eager calls on an Array of one operation run it
+  directly through its plan: the program's dispatch costs more than it does."""
   def wrap(jitted):
     @functools.wraps(jitted)
     def call(a, axis=None, dtype=None, out=None):
-      if type(a) is Array and out is None and trace_state.trace is eval_trace:
+      if (type(a) is Array and out is None and trace_state.trace is eval_trace
+          and _one_operation(name, reduction, a, axis, dtype)):
         return _cumulative_reduction(name, reduction, a, axis, dtype)
       return jitted(a, axis=axis, dtype=dtype, out=out)
     return call
@@ -787,13 +695,35 @@ def _cumulative_api(name: str, what: str, reduction: Callable, identity: int, x,
   return out
 
 
-def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
-  """Cumulative sum (array API); ``include_initial`` prepends a zero."""
+def _cumulative_sum(x, axis, dtype, include_initial):
   return _cumulative_api("cumulative_sum", "sum", lax.cumsum, 0, x, axis, dtype,
                          include_initial, promote_integers=True)
 
 
-def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
-  """Cumulative product (array API); ``include_initial`` prepends a one."""
+def _cumulative_prod(x, axis, dtype, include_initial):
   return _cumulative_api("cumulative_prod", "product", lax.cumprod, 1, x, axis, dtype,
                          include_initial, promote_integers=False)
+
+
+# Eager calls of cumulative_sum/prod (the wrapper's checks, a cast, the
+# initial value's broadcast and concatenate) as one cached library program;
+# traced calls stage their equations, as JAX's (not jitted) do.
+_CUMULATIVE_PROGRAMS = {f: util.jit(f, static_argnames=("axis", "dtype", "include_initial"))
+                        for f in (_cumulative_sum, _cumulative_prod)}
+
+
+def _cumulative_call(fun: Callable, x, axis, dtype, include_initial):
+  if (trace_state.trace is eval_trace and type(x) is Array and eager_leaf_key(x) is not NO_KEY
+      and (dtype is None or _canonical_dtype(dtype))):   # (else explicit_dtype's warning)
+    return _CUMULATIVE_PROGRAMS[fun](x, axis=axis, dtype=dtype, include_initial=include_initial)
+  return fun(x, axis, dtype, include_initial)
+
+
+def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
+  """Cumulative sum (array API); ``include_initial`` prepends a zero."""
+  return _cumulative_call(_cumulative_sum, x, axis, dtype, include_initial)
+
+
+def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
+  """Cumulative product (array API); ``include_initial`` prepends a one."""
+  return _cumulative_call(_cumulative_prod, x, axis, dtype, include_initial)
