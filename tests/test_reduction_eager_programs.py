@@ -64,6 +64,13 @@ _CALLS = [
     ("mean where", lambda: jnp.mean(_arr(_F), axis=0, where=_arr(_M))),
     ("mean bf16 axis", lambda: jnp.mean(_arr(_G).astype(jnp.bfloat16), axis=0)),
     ("method sum f16", lambda: _arr(_F, np.float16).sum(axis=0)),
+    ("mean dtype f16", lambda: jnp.mean(_arr(_I), axis=0, dtype=jnp.float16)),
+    ("mean dtype f32 keepdims", lambda: jnp.mean(_arr(_F, np.float16), axis=1, keepdims=True,
+                                                 dtype=np.dtype(np.float32))),
+    ("argmin none", lambda: jnp.argmin(_arr(_F))),
+    ("argmax none keepdims", lambda: jnp.argmax(_arr(_I), keepdims=True)),
+    ("argmin axis keepdims", lambda: jnp.argmin(_arr(_F, np.float16), axis=1, keepdims=True)),
+    ("argmax bool none", lambda: jnp.argmax(_arr(_B))),
     ("cumsum bool", lambda: jnp.cumsum(_arr(_B))),
     ("cumsum dtype bool", lambda: jnp.cumsum(_arr(_I), axis=1, dtype=bool)),
     ("cumsum int8 axis", lambda: jnp.cumsum(_arr(_I), axis=0)),
@@ -180,6 +187,8 @@ def test_truncated_dtypes_warn_every_call():
       jnp.cumsum(x, axis=0, dtype=jnp.float64)
     with pytest.warns(UserWarning, match="float64"):
       jnp.cumulative_sum(x, axis=0, dtype=jnp.float64)
+    with pytest.warns(UserWarning, match="float64"):
+      jnp.mean(x, axis=0, dtype=jnp.float64)
 
 
 def test_debug_nans_after_a_program_is_cached():

@@ -318,20 +318,21 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
                upcast_f16_for_computation=dtype is None)
 
 
-# (operand aval, axis, keepdims, upcast, where aval, x64) -> _MeanPlan of means
-# without dtype or out.
+# (operand aval, axis, dtype, keepdims, upcast, where aval, x64) -> _MeanPlan
+# of means without out.
 _MEAN_PLANS: dict = {}
 
 
 def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None,
           upcast_f16_for_computation=True):
   where_key = _operand_key(where)
-  cacheable = (dtype is None and out is None and where_key is not False
-               and eager_config.flags_ok and (type(a) is Array or isinstance(a, Tracer)))
+  cacheable = ((dtype is None or _canonical_dtype(dtype)) and out is None
+               and where_key is not False and eager_config.flags_ok
+               and (type(a) is Array or isinstance(a, Tracer)))
   if cacheable:   # the common call again: the same lax calls, decided once
     aval = a.aval
     try:
-      key = (aval.shape, aval.dtype, aval.weak_type, axis, keepdims,
+      key = (aval.shape, aval.dtype, aval.weak_type, axis, dtype, keepdims,
              upcast_f16_for_computation, where_key, eager_config.x64)
       plan = _MEAN_PLANS.get(key)
     except TypeError:   # an unhashable axis (a list): the general path
@@ -372,7 +373,7 @@ def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None,
 
 
 class _MeanPlan:
-  """What a mean without dtype or out decided: its dtypes, its normalizer
+  """What a mean without out decided: its dtypes, its normalizer
   (None with a mask: counted per call); eager means of more than a sum and
   a division (a cast of the operand or of the result, a mask, keepdims) run
   as one cached program, made at the first eager call."""
@@ -500,6 +501,8 @@ def count_nonzero(a, axis=None, keepdims=False):
 # index dtype, dims restored by keepdims or None) of argmax/argmin calls seen
 # before: their checks done once; replays make the same lax calls.
 _ARG_PLANS: dict = {}
+# The same keys -> eager library functions of the plans of several operations.
+_ARG_PROGRAMS: dict = {}
 
 
 def _argminmax(name: str, lax_fn: Callable, a, axis, out, keepdims):
@@ -509,6 +512,12 @@ def _argminmax(name: str, lax_fn: Callable, a, axis, out, keepdims):
     key = (name, a.aval, axis, bool(keepdims), eager_config.x64)
     plan = _ARG_PLANS.get(key)
     if plan is not None:
+      if ((plan[0] is not None or plan[3] is not None) and trace_state.trace is eval_trace
+          and eager_leaf_key(a) is not NO_KEY):   # several operations: one program
+        program = _ARG_PROGRAMS.get(key)
+        if program is None:
+          program = _ARG_PROGRAMS[key] = _arg_program(name, lax_fn, plan)
+        return program(a)
       return _argminmax_steps(lax_fn, a, *plan)
   a = util.ensure_arraylike(name, a)
   _check_out(name, out)
@@ -530,8 +539,18 @@ def _argminmax(name: str, lax_fn: Callable, a, axis, out, keepdims):
   if cacheable:
     if len(_ARG_PLANS) >= 4096:
       _ARG_PLANS.clear()
+      _ARG_PROGRAMS.clear()
     _ARG_PLANS[key] = plan
   return _argminmax_steps(lax_fn, a, *plan)
+
+
+def _arg_program(name: str, lax_fn: Callable, plan: tuple):
+  """The eager library function of an argmin/argmax plan that flattens or
+  keeps dims (its reshape, reduction and expand_dims)."""
+  def arg_reduction(a):
+    return _argminmax_steps(lax_fn, a, *plan)
+  arg_reduction.__name__ = arg_reduction.__qualname__ = name
+  return util.jit(arg_reduction)
 
 
 def _argminmax_steps(lax_fn: Callable, a, flat, axis, index_dtype, keep_dims):
