@@ -137,10 +137,11 @@ def test_closure_over_a_new_array_each_call_stays_op_by_op():
   f = jax.custom_jvp(lambda a: a * w)
   f.defjvps(lambda g, ans, a: g)
   x = jnp.arange(3.0)
-  for i in range(4):
+  for i in range(12):
     w = jnp.full((3,), float(i))   # the closure cell's value changes every call
     np.testing.assert_array_equal(f(x), np.arange(3.0) * i)
   assert f._eager.jitted is None   # never the same key twice: never traced
+  assert f._eager.off   # and after 8 such calls no key is computed
 
 
 def test_a_function_with_an_effect_runs_every_call(capsys):
@@ -155,6 +156,9 @@ def test_a_function_with_an_effect_runs_every_call(capsys):
     f(x)
   assert capsys.readouterr().out.count("called") == 3
   assert f._eager.jitted is None
+  for _ in range(9):
+    f(x)
+  assert capsys.readouterr().out.count("called") == 9 and f._eager.off
 
 
 def test_python_scalar_arguments_and_constant_results_stay_as_they_are():

@@ -40,6 +40,7 @@ from openjax._src.core.array import ShardedBuffer
 # Closed-over values that cannot change what a library function computes.
 _FIXED_TYPES = (bool, int, float, complex, str, bytes, type(None))
 _MAX_DEPTH = 4
+_MAX_MISSES = 8
 
 
 class _ConstantOutput(Exception):
@@ -89,14 +90,18 @@ def _checked_outputs(fun):
 
 class EagerPrimal:
   """The eager-call state of one custom function: the key its primal
-  function had last call, and the eager library function of that key."""
-  __slots__ = ("key", "fixed", "jitted", "off")
+  function had last call, the eager library function of that key, and how
+  many calls in a row found no key or a new one (past ``_MAX_MISSES`` the
+  function runs op by op without computing its key: ~2 us a call saved for
+  a function with an effect or one reading a global replaced every call)."""
+  __slots__ = ("key", "fixed", "jitted", "off", "misses")
 
   def __init__(self, fun):
     self.key = None
     self.fixed = _fixed_library_function(fun)
     self.jitted = None
     self.off = type(fun) is not FunctionType   # a jit wrapper runs its own program
+    self.misses = 0
 
   def __call__(self, fun, nondiff: tuple, args: tuple):
     """The results of the eager call ``fun(*args)``."""
@@ -114,11 +119,12 @@ class EagerPrimal:
     jitted = self.jitted
     if jitted is None or not self.fixed:
       key = pure_fun_key(fun)
-      if key is None:
-        return fun(*args)
-      if key != self.key:   # first seen: op by op, until it comes again
+      if key is None or key != self.key:   # first seen: op by op, until it comes again
         self.key, self.jitted = key, None
+        self.misses += 1
+        self.off = self.misses > _MAX_MISSES
         return fun(*args)
+      self.misses = 0
       if jitted is None:
         jitted = self.jitted = jit(_checked_outputs(fun), static_argnums=nondiff, _eager=True)
     try:
