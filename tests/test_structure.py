@@ -70,6 +70,7 @@ NUMPY_ORDER = (
     "index_plans",
     "index_update",
     "indexing",
+    "reduction_plans",
     "reductions",
     "nan_reductions",
     "misc",

@@ -17,6 +17,7 @@ import weakref
 from typing import Any, Callable, Sequence
 
 from openjax._src import dtypes, tree_util
+from openjax._src.api.custom_eager import EagerPrimal
 from openjax._src.api.shapes import abstractify
 from openjax._src.core import (ClosedJaxpr, Tracer, current_trace, eval_jaxpr, eval_trace,
                                set_current_trace)
@@ -144,7 +145,8 @@ class custom_jvp:
   """
   # Slots keep this state out of ``__dict__``, which ``functools.wraps``
   # copies onto wrappers (``grad(f)``, ``jit(f)``) where it would clash.
-  __slots__ = ("fun", "nondiff_argnums", "jvp", "symbolic_zeros", "__dict__", "__weakref__")
+  __slots__ = ("fun", "nondiff_argnums", "jvp", "symbolic_zeros", "_eager", "__dict__",
+               "__weakref__")
 
   def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = (),
                nondiff_argnames: Sequence[str] = ()):
@@ -153,6 +155,7 @@ class custom_jvp:
     self.nondiff_argnums = _nondiff_argnums(fun, nondiff_argnums, nondiff_argnames)
     self.jvp: Callable | None = None
     self.symbolic_zeros = False
+    self._eager = EagerPrimal(fun)   # eager calls: the primal function (api/custom_eager.py)
 
   def __get__(self, obj, objtype=None):
     if obj is None:
@@ -200,7 +203,7 @@ class custom_jvp:
   def _call(self, args: tuple):
     trace = current_trace()
     if trace is eval_trace:
-      return self.fun(*args)
+      return self._eager(self.fun, self.nondiff_argnums, args)
     nondiff = self.nondiff_argnums
     static_args = [args[i] for i in nondiff]
     dyn_args = tuple(a for i, a in enumerate(args) if i not in nondiff)
@@ -361,7 +364,7 @@ class custom_vjp:
   zero). Reverse-mode differentiation uses the rule; forward mode raises.
   """
   __slots__ = ("fun", "nondiff_argnums", "fwd", "bwd", "symbolic_zeros", "optimize_remat",
-               "__dict__", "__weakref__")
+               "_eager", "__dict__", "__weakref__")
 
   def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = (),
                nondiff_argnames: Sequence[str] = ()):
@@ -372,6 +375,7 @@ class custom_vjp:
     self.bwd: Callable | None = None
     self.symbolic_zeros = False
     self.optimize_remat = False
+    self._eager = EagerPrimal(fun)   # eager calls: the primal function (api/custom_eager.py)
 
   def __get__(self, obj, objtype=None):
     if obj is None:
@@ -401,7 +405,7 @@ class custom_vjp:
   def _call(self, args: tuple):
     trace = current_trace()
     if trace is eval_trace:
-      return self.fun(*args)
+      return self._eager(self.fun, self.nondiff_argnums, args)
     nondiff = self.nondiff_argnums
     static_args = [args[i] for i in nondiff]
     dyn_args = tuple(a for i, a in enumerate(args) if i not in nondiff)

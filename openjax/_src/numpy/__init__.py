@@ -8,9 +8,10 @@ imports.
 3. ufuncs: ``_ufunc_helpers``, ``ufuncs_bitwise``, ``ufuncs_float``, ``ufuncs``
 4. shape: ``shape_reshaping``, ``shape_joining``
 5. indexing: ``indexer``, ``index_update`` (``x.at[]``), ``indexing`` (with ``repeat``)
-6. reductions: ``reductions``, ``nan_reductions``, then ``misc`` (``where``, ``clip``, dtype API),
-   ``statistics``, ``searching`` (with ``interp``), ``sorting``, ``shape_padding``
-   (``pad``'s statistic modes use the reductions and ``median``)
+6. reductions: ``reduction_plans``, ``reductions``, ``nan_reductions``, then ``misc``
+   (``where``, ``clip``, dtype API), ``statistics``, ``searching`` (with ``interp``),
+   ``sorting``, ``shape_padding`` (``pad``'s statistic modes use the reductions and
+   ``median``)
 7. libraries built on those: ``einsum``, ``linalg_ops``, ``ranges``, ``convolution``,
    ``linalg``, ``fft``, ``stats``, ``polynomial``, ``setops``, ``index_tricks``,
    ``bits``, ``histograms``, ``windows``, ``vectorize``, ``functional``

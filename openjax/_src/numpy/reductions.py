@@ -19,9 +19,13 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
+from openjax._src.api.library_compile import NO_KEY, eager_leaf_key
 from openjax._src.core import Array, Tracer, concrete_or_error, eval_trace, trace_state
 from openjax._src.core.trace import eager_config
 from openjax._src.numpy import util
+from openjax._src.numpy.reduction_plans import (_ReductionPlan, _canonical_dtype, _convert,
+                                                _expand_dims, _initial_key, _operand_key,
+                                                _plan_program, _static_or_traced)
 
 __all__ = [
     "sum", "prod", "max", "min", "amax", "amin", "all", "any", "mean", "var", "std", "ptp",
@@ -51,39 +55,8 @@ def _where(cond, x, y):
                     util.broadcast_to_shape(y, shape))
 
 
-def _is_static(x) -> bool:
-  return isinstance(x, (np.ndarray, np.generic)) or type(x) in dtypes.python_scalar_dtypes
-
-
-def _static_or_traced(x, dtype, weak: bool = False):
-  # NumPy/Python constants are converted here, so they stay literals (no
-  # equation), as JAX does; arrays and tracers go through lax.
-  aval = getattr(x, "aval", None)
-  if aval is not None and aval.dtype == dtype and aval.weak_type == weak:
-    return x   # nothing to convert (most operands)
-  if _is_static(x) and not weak:
-    return np.asarray(x).astype(dtype)
-  return lax._convert_element_type(util.asarray_operand(x), dtype, weak_type=weak)
-
-
-def _expand_dims(x, dims):
-  """Insert size-1 axes at the (result) positions ``dims``."""
-  dims = frozenset(dims)
-  if not dims:
-    return x
-  shape = list(np.shape(x))
-  for d in sorted(dims):
-    shape.insert(d, 1)
-  return lax.broadcast_in_dim(x, tuple(shape), tuple(i for i in range(len(shape))
-                                                     if i not in dims))
-
-
 def _ravel(x):
   return lax.reshape(x, (int(np.size(x)),)) if np.ndim(x) != 1 else x
-
-
-def _convert(x, dtype):
-  return _static_or_traced(x, dtype)
 
 
 def _upcast_f16(dtype) -> np.dtype:
@@ -171,62 +144,6 @@ def _init_value(dtype: np.dtype, value) -> np.ndarray:
 _REDUCTION_PLANS: dict = {}
 
 
-class _ReductionPlan:
-  __slots__ = ("dims", "computation_dtype", "result_dtype", "reducer", "op", "shape",
-               "fill", "fill_array", "initial")
-
-  def __init__(self, dims, computation_dtype, result_dtype, reducer, op, shape, fill, initial):
-    self.dims, self.computation_dtype, self.result_dtype = dims, computation_dtype, result_dtype
-    self.reducer, self.op, self.shape, self.fill = reducer, op, shape, fill
-    # The fill broadcast to the operand's shape once, for eager calls (a
-    # traced call stages the broadcast, as the general path does).
-    self.fill_array = None
-    self.initial = initial
-
-  def run(self, a, where_):
-    """The reduction of ``a`` (masked by ``where_``), before ``initial``."""
-    a = _convert(a, self.computation_dtype)
-    if where_ is not None:
-      shape = self.shape
-      eager = type(a) is Array
-      cond, a = util.broadcast_to_shape(where_, shape), util.broadcast_to_shape(a, shape)
-      if eager:
-        fill = self.fill_array
-        if fill is None:
-          fill = self.fill_array = util.broadcast_to_shape(self.fill, shape)
-      else:
-        fill = util.broadcast_to_shape(self.fill, shape)
-      a = lax.select(cond, a, fill)
-    return self.reducer(a, self.dims)
-
-
-def _canonical_dtype(dtype) -> bool:
-  """Whether ``dtype`` is a NumPy dtype that ``explicit_dtype`` keeps as it
-  is (so no truncation warning is skipped by replaying a plan)."""
-  return isinstance(dtype, np.dtype) and dtypes.canonicalize_dtype(dtype) == dtype
-
-
-def _operand_key(x):
-  """The plan-key part of a ``where`` operand: None, or an Array's or
-  tracer's aval; False for operands the plans do not take."""
-  if x is None:
-    return None
-  if type(x) is Array or isinstance(x, Tracer):
-    return x.aval
-  return False
-
-
-def _initial_key(initial):
-  """The plan-key part of ``initial``: None, or a Python scalar with its type
-  (so 1 and 1.0 and True differ); False for others (arrays, NaN)."""
-  if initial is None:
-    return None
-  t = type(initial)
-  if t in (int, float, bool) and initial == initial:
-    return (t, initial)
-  return False
-
-
 def _reduction(a, name: str, reducer: Callable, op: Callable, init_val, *,
                has_identity: bool = True, preproc: Callable | None = None,
                bool_reducer: Callable | None = None, bool_op: Callable | None = None,
@@ -249,6 +166,12 @@ def _reduction(a, name: str, reducer: Callable, op: Callable, init_val, *,
     except TypeError:   # an unhashable axis (a list): the general path
       cacheable, plan = False, None
     if plan is not None:
+      if (plan.several and trace_state.trace is eval_trace and eager_leaf_key(a) is not NO_KEY
+          and eager_leaf_key(where_) is not NO_KEY):   # (committed Arrays: op by op)
+        program = plan.program
+        if program is None:
+          program = plan.program = _plan_program(name, plan, preproc, keepdims)
+        return program(a, where_)
       result = plan.run(preproc(a) if preproc else a, where_)
       if plan.initial is not None:
         result = plan.op(plan.initial, result)
@@ -262,6 +185,7 @@ def _reduction(a, name: str, reducer: Callable, op: Callable, init_val, *,
   if initial is None and not has_identity and where_ is not None:
     raise ValueError(f"reduction operation {name} does not have an identity, so to use a "
                      "where mask one has to specify 'initial'")
+  operand_dtype = util.dtype_of(a)
   a = preproc(a) if preproc else a
   dims = _reduction_dims(a, axis)
   shape = util.shape_of(a)
@@ -297,6 +221,8 @@ def _reduction(a, name: str, reducer: Callable, op: Callable, init_val, *,
     if len(_REDUCTION_PLANS) >= 4096:
       _REDUCTION_PLANS.clear()
     _REDUCTION_PLANS[key] = plan
+    plan.several = bool(where_ is not None or initial is not None or (keepdims and dims)
+                        or not operand_dtype == computation_dtype == result_dtype)
   if keepdims:
     result = _expand_dims(result, dims)
   return _convert(result, result_dtype)
@@ -392,31 +318,33 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
                upcast_f16_for_computation=dtype is None)
 
 
-# (operand aval, axis, keepdims, upcast, x64) -> (computation dtype, result
-# dtype, normalizer) of means without dtype, where or out.
+# (operand aval, axis, dtype, keepdims, upcast, where aval, x64) -> _MeanPlan
+# of means without out.
 _MEAN_PLANS: dict = {}
 
 
 def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None,
           upcast_f16_for_computation=True):
   where_key = _operand_key(where)
-  cacheable = (dtype is None and out is None and where_key is not False
-               and eager_config.flags_ok and (type(a) is Array or isinstance(a, Tracer)))
+  cacheable = ((dtype is None or _canonical_dtype(dtype)) and out is None
+               and where_key is not False and eager_config.flags_ok
+               and (type(a) is Array or isinstance(a, Tracer)))
   if cacheable:   # the common call again: the same lax calls, decided once
     aval = a.aval
     try:
-      key = (aval.shape, aval.dtype, aval.weak_type, axis, keepdims,
+      key = (aval.shape, aval.dtype, aval.weak_type, axis, dtype, keepdims,
              upcast_f16_for_computation, where_key, eager_config.x64)
       plan = _MEAN_PLANS.get(key)
     except TypeError:   # an unhashable axis (a list): the general path
       cacheable, plan = False, None
     if plan is not None:
-      computation_dtype, result_dtype, normalizer = plan
-      if where is not None:   # _count's masked sum, then the total
-        normalizer = sum(util.broadcast_to_shape(where, aval.shape), axis,
-                         dtype=computation_dtype, keepdims=keepdims)
-      total = sum(a, axis, dtype=computation_dtype, keepdims=keepdims, where=where)
-      return _convert(lax.div(total, normalizer), result_dtype)
+      if (plan.several and trace_state.trace is eval_trace and eager_leaf_key(a) is not NO_KEY
+          and eager_leaf_key(where) is not NO_KEY):
+        program = plan.program
+        if program is None:
+          program = plan.program = _mean_program(plan, axis, keepdims)
+        return program(a, where)
+      return _planned_mean(plan, a, axis, keepdims, where)
   a = util.ensure_arraylike("mean", a)
   where = _check_where("mean", where)
   _check_out("mean", out)
@@ -436,9 +364,40 @@ def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None,
     # The normalizer as a 0-d Array (a literal when traced, as the NumPy
     # constant is): an operand the eval trace's inline cache takes as it is
     # (with a mask it is counted on each call).
-    _MEAN_PLANS[key] = (computation_dtype, result_dtype, None if where is not None else
-                        lax._convert_element_type(normalizer, computation_dtype))
+    _MEAN_PLANS[key] = _MeanPlan(
+        computation_dtype, result_dtype,
+        None if where is not None else lax._convert_element_type(normalizer, computation_dtype),
+        where is not None or keepdims
+        or not util.dtype_of(a) == computation_dtype == result_dtype)
   return _convert(lax.div(total, normalizer), result_dtype)
+
+
+class _MeanPlan:
+  """What a mean without out decided: its dtypes, its normalizer
+  (None with a mask: counted per call); eager means of more than a sum and
+  a division (a cast of the operand or of the result, a mask, keepdims) run
+  as one cached program, made at the first eager call."""
+  __slots__ = ("computation_dtype", "result_dtype", "normalizer", "several", "program")
+
+  def __init__(self, computation_dtype, result_dtype, normalizer, several: bool):
+    self.computation_dtype, self.result_dtype = computation_dtype, result_dtype
+    self.normalizer, self.several, self.program = normalizer, several, None
+
+
+def _mean_program(plan: _MeanPlan, axis, keepdims):
+  def mean(a, where):
+    return _planned_mean(plan, a, axis, keepdims, where)
+  return util.jit(mean)
+
+
+def _planned_mean(plan: _MeanPlan, a, axis, keepdims, where):
+  """A mean whose checks and dtypes ``plan`` decided."""
+  normalizer = plan.normalizer
+  if where is not None:   # _count's masked sum, then the total
+    normalizer = sum(util.broadcast_to_shape(where, util.shape_of(a)), axis,
+                     dtype=plan.computation_dtype, keepdims=keepdims)
+  total = sum(a, axis, dtype=plan.computation_dtype, keepdims=keepdims, where=where)
+  return _convert(lax.div(total, normalizer), plan.result_dtype)
 
 
 def _var_promote_types(a_dtype, dtype) -> tuple[np.dtype, np.dtype]:
@@ -542,6 +501,8 @@ def count_nonzero(a, axis=None, keepdims=False):
 # index dtype, dims restored by keepdims or None) of argmax/argmin calls seen
 # before: their checks done once; replays make the same lax calls.
 _ARG_PLANS: dict = {}
+# The same keys -> eager library functions of the plans of several operations.
+_ARG_PROGRAMS: dict = {}
 
 
 def _argminmax(name: str, lax_fn: Callable, a, axis, out, keepdims):
@@ -551,6 +512,12 @@ def _argminmax(name: str, lax_fn: Callable, a, axis, out, keepdims):
     key = (name, a.aval, axis, bool(keepdims), eager_config.x64)
     plan = _ARG_PLANS.get(key)
     if plan is not None:
+      if ((plan[0] is not None or plan[3] is not None) and trace_state.trace is eval_trace
+          and eager_leaf_key(a) is not NO_KEY):   # several operations: one program
+        program = _ARG_PROGRAMS.get(key)
+        if program is None:
+          program = _ARG_PROGRAMS[key] = _arg_program(name, lax_fn, plan)
+        return program(a)
       return _argminmax_steps(lax_fn, a, *plan)
   a = util.ensure_arraylike(name, a)
   _check_out(name, out)
@@ -572,8 +539,18 @@ def _argminmax(name: str, lax_fn: Callable, a, axis, out, keepdims):
   if cacheable:
     if len(_ARG_PLANS) >= 4096:
       _ARG_PLANS.clear()
+      _ARG_PROGRAMS.clear()
     _ARG_PLANS[key] = plan
   return _argminmax_steps(lax_fn, a, *plan)
+
+
+def _arg_program(name: str, lax_fn: Callable, plan: tuple):
+  """The eager library function of an argmin/argmax plan that flattens or
+  keeps dims (its reshape, reduction and expand_dims)."""
+  def arg_reduction(a):
+    return _argminmax_steps(lax_fn, a, *plan)
+  arg_reduction.__name__ = arg_reduction.__qualname__ = name
+  return util.jit(arg_reduction)
 
 
 def _argminmax_steps(lax_fn: Callable, a, flat, axis, index_dtype, keep_dims):
@@ -651,15 +628,33 @@ def _cumulative_reduction(name: str, reduction: Callable, a, axis, dtype, out=No
   return _convert(reduction(a, axis), result_dtype)
 
 
+def _one_operation(name: str, reduction: Callable, a, axis, dtype) -> bool:
+  """Whether an eager ``cumsum``/``cumprod`` of the Array ``a`` is its plan's
+  one operation (a bind costs less than a program's call), or a call of its
+  plan the general path must make (a dtype ``explicit_dtype`` truncates: its
+  warning every call); a cast, a flattening or a bool dtype are several."""
+  if (dtype is not None and not _canonical_dtype(dtype)) or eager_leaf_key(a) is NO_KEY:
+    return True
+  try:
+    plan = _CUMULATIVE_PLANS.get((name, reduction, a.aval, axis, dtype, False,
+                                  eager_config.x64))
+  except TypeError:   # an unhashable axis
+    return True
+  if plan is None:   # the first call makes it (a bool dtype has none)
+    return dtype is None or np.dtype(dtype) != np.bool_
+  flat, _, computation_dtype, result_dtype = plan
+  return flat is None and a.aval.dtype == computation_dtype == result_dtype
+
+
 def _eager_unjitted(name: str, reduction: Callable):
   """``jitted`` (JAX jits ``cumsum`` and ``cumprod``: traced calls stage its
-  jit equation), except that eager calls on an Array run its one or two
-  operations directly through their plan: the program's dispatch costs more
-  than they do."""
+  jit equation), except that eager calls on an Array of one operation run it
+  directly through its plan: the program's dispatch costs more than it does."""
   def wrap(jitted):
     @functools.wraps(jitted)
     def call(a, axis=None, dtype=None, out=None):
-      if type(a) is Array and out is None and trace_state.trace is eval_trace:
+      if (type(a) is Array and out is None and trace_state.trace is eval_trace
+          and _one_operation(name, reduction, a, axis, dtype)):
         return _cumulative_reduction(name, reduction, a, axis, dtype)
       return jitted(a, axis=axis, dtype=dtype, out=out)
     return call
@@ -719,13 +714,35 @@ def _cumulative_api(name: str, what: str, reduction: Callable, identity: int, x,
   return out
 
 
-def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
-  """Cumulative sum (array API); ``include_initial`` prepends a zero."""
+def _cumulative_sum(x, axis, dtype, include_initial):
   return _cumulative_api("cumulative_sum", "sum", lax.cumsum, 0, x, axis, dtype,
                          include_initial, promote_integers=True)
 
 
-def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
-  """Cumulative product (array API); ``include_initial`` prepends a one."""
+def _cumulative_prod(x, axis, dtype, include_initial):
   return _cumulative_api("cumulative_prod", "product", lax.cumprod, 1, x, axis, dtype,
                          include_initial, promote_integers=False)
+
+
+# Eager calls of cumulative_sum/prod (the wrapper's checks, a cast, the
+# initial value's broadcast and concatenate) as one cached library program;
+# traced calls stage their equations, as JAX's (not jitted) do.
+_CUMULATIVE_PROGRAMS = {f: util.jit(f, static_argnames=("axis", "dtype", "include_initial"))
+                        for f in (_cumulative_sum, _cumulative_prod)}
+
+
+def _cumulative_call(fun: Callable, x, axis, dtype, include_initial):
+  if (trace_state.trace is eval_trace and type(x) is Array and eager_leaf_key(x) is not NO_KEY
+      and (dtype is None or _canonical_dtype(dtype))):   # (else explicit_dtype's warning)
+    return _CUMULATIVE_PROGRAMS[fun](x, axis=axis, dtype=dtype, include_initial=include_initial)
+  return fun(x, axis, dtype, include_initial)
+
+
+def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
+  """Cumulative sum (array API); ``include_initial`` prepends a zero."""
+  return _cumulative_call(_cumulative_sum, x, axis, dtype, include_initial)
+
+
+def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
+  """Cumulative product (array API); ``include_initial`` prepends a one."""
+  return _cumulative_call(_cumulative_prod, x, axis, dtype, include_initial)
