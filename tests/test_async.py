@@ -139,3 +139,30 @@ def test_exit_with_work_in_flight(tmp_path):
                      timeout=300, cwd=str(pathlib.Path(__file__).resolve().parent.parent))
   assert r.returncode == 0, r.stderr
   assert r.stderr == ""
+
+
+@pytest.mark.parametrize("case", ["no_inputs", "constant_result", "unused_input_zeros"])
+def test_programs_reading_no_input_keep_the_timeline_in_order(case):
+  # IREE compiles a program none of whose results reads an input to ignore
+  # its wait fence and signal once its own work is done: on the device's
+  # timeline it signalled t + 1 before the held call signalled t ("semaphore
+  # already signaled past t") and calls after it started early.
+  x = np.arange(4, dtype=f32)
+  detached = {"no_inputs": jax.jit(lambda: lax.iota(np.float32, 4) * 2.0),
+              "constant_result": jax.jit(lambda x: np.arange(4, dtype=f32) + 1.0),
+              "unused_input_zeros": jax.jit(lambda x: lax.full((3,), 7.0))}[case]
+  args = () if case == "no_inputs" else (x,)
+  expected = np.asarray(detached(*args))
+  square(x).block_until_ready()
+  hold = _hold()
+  first = square(x)
+  middle = detached(*args)
+  last = square(first)
+  np.testing.assert_array_equal(np.asarray(middle), expected)   # needs no earlier call
+  assert not first.is_ready() and not last.is_ready()
+  hold.release()
+  np.testing.assert_array_equal(np.asarray(last), (x * x) ** 2)
+  np.testing.assert_array_equal(np.asarray(first), x * x)
+  # the timeline is healthy: later calls run in order
+  for _ in range(3):
+    np.testing.assert_array_equal(np.asarray(square(detached(*args))), expected * expected)

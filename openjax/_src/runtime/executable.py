@@ -57,8 +57,11 @@ class Executable:
   def __init__(self, key: str, vmfb: bytes, in_avals: Sequence[ShapedArray],
                out_avals: Sequence[ShapedArray], name: str,
                input_output_aliases: dict[int, int] | None = None, inline: bool = False,
-               host_imports: Sequence[str] = ()):
+               host_imports: Sequence[str] = (), detached: bool = False):
     self.key = key
+    # No result reads an input: runs apart from the device's timeline
+    # (IreeDevice.invoke_detached).
+    self.detached = detached
     self.vmfb = vmfb
     self.name = name
     self.in_avals = list(in_avals)
@@ -213,6 +216,12 @@ class Executable:
     try:
       if inline:
         out, signal = idev.invoke_inline(context, fn, lst, len(self.out_avals)), None
+      elif self.detached:
+        if donated:
+          # Its results are written into a donated input: after every
+          # earlier call that may read it.
+          idev.synchronize()
+        out, signal = idev.invoke_detached(context, fn, lst, len(self.out_avals))
       else:
         out, signal = idev.invoke(context, fn, lst, n_in, len(self.out_avals), keep, waits)
     except Exception:

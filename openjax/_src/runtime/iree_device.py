@@ -196,6 +196,8 @@ class IreeDevice:
     # A VM context is not safe to enter from two threads: this device's
     # inline contexts are entered under it.
     self._inline_lock = threading.Lock()
+    # Signal fences of detached calls (``invoke_detached``) not yet seen done.
+    self._detached: collections.deque = collections.deque()
 
   def __repr__(self):
     return f"IreeDevice({self.device!r})"
@@ -236,6 +238,33 @@ class IreeDevice:
           self._prune()
         return out, signal
     raise AssertionError("unreachable")
+
+  def invoke_detached(self, context, function, args: rt.VmVariantList, n_out: int):
+    """Run ``function``, a program none of whose results reads an input,
+    apart from this device's timeline; returns (results list, signal fence).
+
+    IREE compiles such a program (no inputs, constant results, no results)
+    to discard its wait fence and signal as soon as its own work is done, so
+    on the timeline it would signal ``t + 1`` before the previous call
+    signals ``t``: the timeline fails ("semaphore already signaled past t")
+    and calls waiting for ``t + 1`` start before ``t`` is done (wrong
+    values). It gets a semaphore of its own instead; it reads nothing the
+    earlier calls write, so it needs no place in their order."""
+    sem = self.hal.create_semaphore(0)
+    signal = rt.HalFence.create_at(sem, 1)
+    args.push_ref(_EMPTY_FENCE)
+    args.push_ref(signal)
+    out = rt.VmVariantList(n_out)
+    with self.lock:
+      try:
+        context.invoke(function, args, out)
+      except Exception as e:  # noqa: BLE001 - classified below
+        raise _invoke_error(e) from None
+      q = self._detached
+      while q and _reached(q[0], 1):
+        q.popleft()
+      q.append(sem)
+    return out, signal
 
   def idle(self) -> bool:
     """Whether every call dispatched to the task timeline has finished."""
@@ -299,11 +328,16 @@ class IreeDevice:
     """Wait for every call dispatched so far (errors are not raised here)."""
     with self.lock:
       sem, t = self.sem, self.timepoint
+      detached = list(self._detached)
     try:
       if timeout_s is None:
         sem.wait(t)
+        for d in detached:
+          d.wait(1)
       else:
         sem.wait(t, timeout=int(timeout_s * 1e9))
+        for d in detached:
+          d.wait(1, timeout=int(timeout_s * 1e9))
     except Exception:  # noqa: BLE001 - a failed timeline has nothing running
       pass
     with self.lock:
@@ -351,6 +385,13 @@ class _Hold:
 
   def fail(self, message: str) -> None:
     self._sem.fail(message)
+
+
+def _reached(sem, value: int) -> bool:
+  try:
+    return sem.query() >= value
+  except Exception:  # noqa: BLE001 - a failed semaphore has nothing running
+    return True
 
 
 def _inputs_only(args: rt.VmVariantList, n_in: int) -> rt.VmVariantList:

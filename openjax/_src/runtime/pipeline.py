@@ -23,7 +23,7 @@ from iree.compiler import ir
 from iree.compiler.api import Session
 
 from openjax._src.config import config
-from openjax._src.core import ClosedJaxpr, dce_jaxpr
+from openjax._src.core import ClosedJaxpr, Literal, dce_jaxpr, eqn_effects
 from openjax._src.interpreters.fold_constants import fold_constants
 from openjax._src.interpreters.fold_reductions import folded
 from openjax._src.lowering import lower_jaxpr_to_module, plan_donation
@@ -294,7 +294,8 @@ def _executable(lowered: LoweredModule, key: str, vmfb: bytes) -> Executable:
       work, nbytes = _work(lowered.lowered_jaxpr)
       ex = Executable(key, vmfb, in_avals, out_avals, lowered.name, lowered.aliases,
                       inline=_runs_inline(work, nbytes),
-                      host_imports=host_calls.imports_of(lowered.text))
+                      host_imports=host_calls.imports_of(lowered.text),
+                      detached=_reads_no_input(lowered.lowered_jaxpr))
       # Unknown work (no cost rule for a primitive): the devices' streams,
       # as before per-device threads existed.
       ex.work = work if math.isfinite(work) else 0.0
@@ -302,6 +303,19 @@ def _executable(lowered: LoweredModule, key: str, vmfb: bytes) -> Executable:
         _executables.clear()
       _executables[typed_key] = ex
     return ex
+
+
+def _reads_no_input(closed_jaxpr: ClosedJaxpr) -> bool:
+  """Whether no result (and no effect) of the program reads one of its
+  inputs: IREE then ignores the call's wait fence (``IreeDevice.invoke_detached``)."""
+  jaxpr = closed_jaxpr.jaxpr
+  reads = set(jaxpr.invars)
+  for eqn in jaxpr.eqns:
+    if any(type(v) is not Literal and v in reads for v in eqn.invars):
+      if eqn_effects(eqn):
+        return False
+      reads.update(eqn.outvars)
+  return not any(type(v) is not Literal and v in reads for v in jaxpr.outvars)
 
 
 _by_jaxpr: "weakref.WeakKeyDictionary[ClosedJaxpr, dict]" = weakref.WeakKeyDictionary()
