@@ -446,10 +446,22 @@ def execute_per_device(executable: Executable, per_device_args: Sequence, device
         # This thread runs the first device's program: cores - 1 more.
         _per_device_pool = concurrent.futures.ThreadPoolExecutor(
             max_workers=cores - 1, thread_name_prefix="openjax-device")
-  futures = [_per_device_pool.submit(_execute_on_device_thread, executable, a, d)
-             for a, d in zip(per_device_args[1:], devices[1:])]
-  first = _execute_on_device_thread(executable, per_device_args[0], devices[0])
-  return [first, *(f.result() for f in futures)]
+  # Devices dealt round-robin to the threads (this one and the pool's): with
+  # more devices than cores each thread runs its share one after another
+  # (8 devices on 2 cores: all but the first device's program went to the
+  # pool's one thread, 1.14 cores busy; sharded 2048^2 matmul 113 -> 60 ms).
+  n = len(devices)
+  groups = [list(range(j, n, cores)) for j in range(min(cores, n))]
+  futures = [_per_device_pool.submit(_execute_group, executable, per_device_args, devices, g)
+             for g in groups[1:]]
+  results = [None] * n
+  for k, out in zip(groups[0], _execute_group(executable, per_device_args, devices,
+                                               groups[0])):
+    results[k] = out
+  for g, f in zip(groups[1:], futures):
+    for k, out in zip(g, f.result()):
+      results[k] = out
+  return results
 
 
 _device_thread = threading.local()   # .active: this thread runs one device's program
@@ -461,10 +473,11 @@ def on_device_thread() -> bool:
   return getattr(_device_thread, "active", False)
 
 
-def _execute_on_device_thread(executable: Executable, args, device) -> list:
+def _execute_group(executable: Executable, per_device_args, devices, group) -> list:
+  """The program on each device of ``group`` in turn, on this thread."""
   _device_thread.active = True
   try:
-    return executable.execute(args, device, True)
+    return [executable.execute(per_device_args[k], devices[k], True) for k in group]
   finally:
     _device_thread.active = False
 
