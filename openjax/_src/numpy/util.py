@@ -14,6 +14,7 @@ from openjax._src import lax
 from openjax._src.api.jit import jit as api_jit
 from openjax._src.config import config
 from openjax._src.core import Array, Tracer, get_aval
+from openjax._src.core.placement import committed_device
 from openjax._src.core.trace import NUMPY_SCALAR_TYPES, SCALAR_TYPES, eager_config
 
 AxisError = np.exceptions.AxisError
@@ -265,6 +266,8 @@ def _promoter(refine, promote_dtypes_general, doc: str):
           dt, weak, converts = entry[3]
           if converts is None:
             return [x, y]
+          if tx is Array and ty is Array:
+            committed_device(args, fun_name)
           cx, cy = converts
           return [converted(x, dt, weak) if cx else x, converted(y, dt, weak) if cy else y]
         t = type(x)
@@ -321,6 +324,9 @@ def _promoter(refine, promote_dtypes_general, doc: str):
           dt, weak, converts = hit
           if converts is None:
             return list(args)
+          # Committed operands on two devices: the error names them as
+          # passed, before a conversion changes one's dtype (JAX's message).
+          committed_device(args, fun_name)
           return [lax._convert_element_type(a, dt, weak) if c else a
                   for a, c in zip(args, converts)]
     check_arraylike(fun_name, *args)

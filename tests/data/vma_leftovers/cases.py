@@ -208,6 +208,20 @@ def device_error_cases(jax, n):
   case("jit_positional_only", lambda: jax.jit(positional_only)(a, b))
   case("jit_nested", lambda: jax.jit(outer)(a, b))
   case("jit_same_device", lambda: jax.jit(add)(b, b))
+  # eager operations whose operands also differ in dtype: the message shows
+  # them as passed (before promotion converts one); any ValueError subclass
+  bi = jax.device_put(jnp.arange(4), d[1])
+
+  def value_error(thunk):
+    def run():
+      try:
+        return thunk()
+      except ValueError as e:
+        return f"ValueError: {e}"
+    return run
+  case("eager_add_mixed_dtypes", value_error(lambda: a + bi))
+  case("eager_jnp_multiply_mixed_dtypes", value_error(lambda: jnp.multiply(bi, a)))
+  case("eager_jnp_maximum_mixed_dtypes", value_error(lambda: jnp.maximum(a, bi)))
   half = n // 2
   mesh1 = jax.make_mesh((half,), ("x",), devices=d[:half])
   mesh2 = jax.make_mesh((half,), ("x",), devices=d[half:])
