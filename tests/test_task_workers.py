@@ -19,11 +19,22 @@ _SCRIPT = textwrap.dedent("""
     config.update("openjax_executor", "iree")
     config.update("openjax_tiered_compilation", False)
     x = np.ones((300, 300), np.float32)
+    import time
+    from openjax._src.runtime import iree_device
     np.asarray(jax.jit(lambda a: a @ a + 1)(x))      # big enough for the task queue
-    for t in glob.glob(f"/proc/{os.getpid()}/task/*"):
-      if open(t + "/comm").read().startswith("iree-worker"):
-        status = open(t + "/status").read()
-        print(status.split("Cpus_allowed_list:")[1].split()[0])
+    # A worker names itself once it first runs: on a busy machine that may
+    # come after the call returns.
+    want = iree_device._physical_cores(os.sched_getaffinity(0))
+    deadline = time.monotonic() + 10
+    while True:
+      workers = [t for t in glob.glob(f"/proc/{os.getpid()}/task/*")
+                 if open(t + "/comm").read().startswith("iree-worker")]
+      if len(workers) >= want or time.monotonic() > deadline:
+        break
+      time.sleep(0.05)
+    for t in workers:
+      status = open(t + "/status").read()
+      print(status.split("Cpus_allowed_list:")[1].split()[0])
 """)
 
 
