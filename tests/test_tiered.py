@@ -138,6 +138,25 @@ def test_small_executables_run_inline_and_large_ones_on_the_task_queue(monkeypat
   assert runs_inline(big)
 
 
+def test_programs_with_small_loop_trips_run_inline(monkeypatch):
+  # IREE's VM waits for each trip's dispatches: on the task queue each one
+  # pays a worker wake-up (lax.linalg.qdwh of f32[31,31]: 115 ms vs 5.5 ms
+  # inline). Loops with large trips keep the task queue's workers.
+  from openjax._src.runtime import pipeline
+  monkeypatch.setattr(pipeline, "cpu_thread_cap", lambda: None)
+  w = jnp.ones((64, 64))
+  small_trips = jax.jit(lambda c: jax.lax.fori_loop(0, 100, lambda i, c: jnp.tanh(c @ w), c))
+  assert not runs_inline(jax.jit(lambda c: jnp.tanh(c @ w) @ w).trace(w).jaxpr)  # no loop
+  assert runs_inline(small_trips.trace(w).jaxpr)
+  big = jnp.ones((256, 256))
+  large_trips = jax.jit(lambda c: jax.lax.fori_loop(0, 10, lambda i, c: jnp.tanh(c @ big), c))
+  assert not runs_inline(large_trips.trace(big).jaxpr)
+  scan = jax.jit(lambda c: jax.lax.scan(lambda c, _: (c @ w, None), c, None, length=50)[0])
+  assert runs_inline(scan.trace(w).jaxpr)
+  x = jnp.asarray(np.random.default_rng(0).standard_normal((31, 31)).astype(np.float32))
+  assert runs_inline(jax.jit(jax.lax.linalg.qdwh).trace(x).jaxpr)
+
+
 def test_inline_calls_wait_for_queued_work():
   # While the task timeline is busy, a small call goes through the queue
   # (in order) instead of running inline on a not-ready input.

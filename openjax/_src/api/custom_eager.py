@@ -34,7 +34,7 @@ import numpy as np
 from openjax._src import tree_util
 from openjax._src.api.jit import jit
 from openjax._src.control.trace_cache import pure_fun_key
-from openjax._src.core import Array, Tracer, current_trace, eval_trace
+from openjax._src.core import Array, Tracer, current_trace, eval_trace, jaxprs_in_params
 from openjax._src.core.array import ShardedBuffer
 
 # Closed-over values that cannot change what a library function computes.
@@ -88,6 +88,19 @@ def _checked_outputs(fun):
   return primal
 
 
+_LOOPS = frozenset(["while", "scan"])
+
+
+def _has_loop(jaxpr) -> bool:
+  """Whether ``jaxpr`` (or a sub-jaxpr) has a ``while`` or ``scan``."""
+  for eqn in jaxpr.eqns:
+    if eqn.primitive.name in _LOOPS:
+      return True
+    if any(_has_loop(sub) for sub in jaxprs_in_params(eqn.params)):
+      return True
+  return False
+
+
 class EagerPrimal:
   """The eager-call state of one custom function: the key its primal
   function had last call, the eager library function of that key, and how
@@ -126,7 +139,18 @@ class EagerPrimal:
         return fun(*args)
       self.misses = 0
       if jitted is None:
-        jitted = self.jitted = jit(_checked_outputs(fun), static_argnums=nondiff, _eager=True)
+        jitted = jit(_checked_outputs(fun), static_argnums=nondiff, _eager=True)
+        try:
+          loops = _has_loop(jitted.trace(*args)._entry.closed_jaxpr.jaxpr)
+        except Exception:   # noqa: BLE001 - op by op decides, and raises the eager error
+          loops = True
+        if loops:
+          # A loop inside the library program runs its body interpreted each
+          # trip; op by op, the eager loop runs as its own cached program
+          # (scipy.special.exp1 at 12 elements: 7 ms vs 0.1 ms).
+          self.off = True
+          return fun(*args)
+        self.jitted = jitted
     try:
       return jitted(*args)
     except Exception:   # noqa: BLE001 - op by op decides, and raises the eager error
