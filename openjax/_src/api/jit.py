@@ -31,6 +31,7 @@ from openjax._src.core.ref import Ref
 from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, Tracer, check_transformed, eval_jaxpr,
                                eval_trace, jaxpr_effects, program_of, trace_state)
 from openjax._src.core.devices import local_devices
+from openjax._src.core.mesh import get_concrete_mesh
 from openjax._src.core.placement import IncompatibleDevicesError, commit, committed_device
 from openjax._src.core.trace import eager_config
 from openjax._src.core.transfer_guard import guard_host_to_device
@@ -44,7 +45,9 @@ from openjax._src.core.array import ShardedBuffer
 from openjax._src.core.sharding import NamedSharding, resolve_sharding
 from openjax._src.api.jit_tiers import TierTrial, runner_for
 from openjax._src.api.jit_shardings import (as_asked, check_devices_agree, check_in_shardings,
-                                            is_sharding_leaf, named_device_error, prefix_leaves)
+                                            context_mesh, is_sharding_leaf, meshless_results,
+                                            named_device_error, prefix_leaves,
+                                            spelled_meshless, used_leaves)
 from openjax._src.primitives.collectives.collectives import current_axis_env
 from openjax._src.runtime.compiler import clear_memory_cache
 from openjax._src.runtime.pipeline import (background, cached_executable, compile_lowered,
@@ -364,7 +367,9 @@ class JitWrapped:
     # Fast path: positional Arrays, a compiled entry for their avals under the
     # current flags (state_key changes with every flag, disable_jit included).
     fast_key = None
-    if not kwargs and self._fast_ok and trace_state.trace is eval_trace:
+    # (under ``jax.set_mesh`` results are laid out over its mesh: not the fast path's)
+    if not kwargs and self._fast_ok and trace_state.trace is eval_trace and \
+        get_concrete_mesh().empty:
       n = len(args)
       if n == 2:    # the common arities spelled out (no loop, no list)
         a, b = args
@@ -481,6 +486,8 @@ class JitWrapped:
       return None
     outs = plan.run(leaves, self._donated_invars(entry, in_tree, len(leaves))
                     if self._donates else None)
+    if plan.mesh._any_axis_explicit and self.out_shardings is None:
+      outs = spelled_meshless(outs, meshless_results(entry.closed_jaxpr, leaves, plan.mesh))
     if self.out_shardings is not None:
       # Results carry the sharding asked for as given (JAX reports
       # ``out_shardings=P()`` as P(), not as the layout's P(None,)).
@@ -495,12 +502,13 @@ class JitWrapped:
     out_sh = None
     if self.out_shardings is not None:
       out_sh = prefix_leaves(self.out_shardings, entry.out_tree, "out_shardings")
-    mesh = mesh_of(leaves, (in_sh or []) + (out_sh or []))
+    placing = leaves if self.keep_unused else used_leaves(entry.closed_jaxpr, leaves)
+    mesh = mesh_of(placing, (in_sh or []) + (out_sh or []))
     if mesh is None:
       # A with_sharding_constraint inside partitions the call too.
       if "constraint_mesh" not in entry.spmd:
         entry.spmd["constraint_mesh"] = constraint_mesh(entry.closed_jaxpr)
-      mesh = entry.spmd["constraint_mesh"]
+      mesh = entry.spmd["constraint_mesh"] or context_mesh(placing)
       if mesh is None:
         return None
     check_devices_agree(self.name, leaves, out_sh)

@@ -6,9 +6,10 @@ from __future__ import annotations
 import inspect
 
 from openjax._src import tree_util
-from openjax._src.core import Array
+from openjax._src.core import Array, Literal
 from openjax._src.core.placement import IncompatibleDevicesError, devices_phrase
 from openjax._src.core.array import ShardedBuffer, sharded_array_of_shards
+from openjax._src.core.mesh import get_concrete_mesh
 from openjax._src.core.sharding import (Mesh, NamedSharding, PartitionSpec, Sharding,
                                         resolve_sharding)
 
@@ -47,7 +48,64 @@ def prefix_leaves(shardings, tree, what: str) -> list:
   return out
 
 
-__all__ = ["as_asked", "is_sharding_leaf", "prefix_leaves"]
+def used_leaves(closed, leaves: list) -> list:
+  """``leaves`` with the arguments the program never reads left out (None):
+  JAX drops those (``keep_unused=False``), so they place nothing."""
+  jaxpr = closed.jaxpr
+  read = {v for eqn in jaxpr.eqns for v in eqn.invars if not isinstance(v, Literal)}
+  read.update(v for v in jaxpr.outvars if not isinstance(v, Literal))
+  return [x if v in read else None for v, x in zip(jaxpr.invars, leaves)]
+
+
+def context_mesh(leaves: list):
+  """The mesh of ``jax.set_mesh`` a call lays its results out over when
+  nothing else places it (JAX's device assignment is the context mesh's),
+  or None: no mesh set, or an argument committed to one device (the call
+  runs there)."""
+  mesh = get_concrete_mesh()
+  if mesh.empty or any(type(x) is Array and x._device is not None for x in leaves):
+    return None
+  return mesh
+
+
+def meshless_results(closed, leaves: list, mesh) -> list:
+  """Per result of a call over ``mesh`` (with Explicit axes) whether its
+  type names no mesh, so JAX spells its replicated sharding ``P()`` rather
+  than ``P(None,)``: an argument passed through that was not laid out over
+  the mesh, or, with no mesh set, a value read from no argument over it
+  (a constant)."""
+  jaxpr = closed.jaxpr
+  on_mesh = {v for v, x in zip(jaxpr.invars, leaves)
+             if type(x) is Array and isinstance(x.sharding, NamedSharding)
+             and x.sharding.mesh == mesh}
+  if get_concrete_mesh().empty:
+    typed = set(on_mesh)
+    for eqn in jaxpr.eqns:
+      if any(not isinstance(v, Literal) and v in typed for v in eqn.invars):
+        typed.update(eqn.outvars)
+  else:
+    typed = None
+  invars = set(jaxpr.invars)
+  out = []
+  for v in jaxpr.outvars:
+    if isinstance(v, Literal):
+      out.append(typed is not None)
+    elif v in invars:
+      out.append(v not in on_mesh)
+    else:
+      out.append(typed is not None and v not in typed)
+  return out
+
+
+def spelled_meshless(outs: list, meshless: list) -> list:
+  """Replicated results ``outs`` flagged in ``meshless`` relabelled ``P()``."""
+  return [as_asked(o, NamedSharding(o.sharding.mesh, PartitionSpec())) if m and type(o) is Array
+          and isinstance(o.sharding, NamedSharding) and o.sharding.is_fully_replicated else o
+          for o, m in zip(outs, meshless)]
+
+
+__all__ = ["as_asked", "context_mesh", "is_sharding_leaf", "meshless_results", "prefix_leaves",
+           "spelled_meshless", "used_leaves"]
 
 
 def fun_qual_name(fun) -> str:

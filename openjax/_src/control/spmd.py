@@ -20,6 +20,7 @@ import math
 
 import numpy as np
 
+from openjax._src import dtypes
 from openjax._src.control.spmd_collectives import host_relayout
 from openjax._src.control.spmd_donation import consumed_inputs, own_pieces, segment_donations
 from openjax._src.control.spmd_labels import as_first_argument, compiler_spec
@@ -727,9 +728,13 @@ class SpmdPlan:
 
   def _assemble(self, k, env) -> Array:
     if isinstance(k, _Const):
+      # A constant result: replicated over the mesh, spelled P() (its type
+      # names no mesh), as JAX's call lays it out.
       v = k.val
-      return v if type(v) is Array else Array(np.asarray(v), ShapedArray(np.shape(v),
-                                                                         np.asarray(v).dtype))
+      if type(v) is not Array:
+        v = Array(np.asarray(v), ShapedArray(np.shape(v), np.asarray(v).dtype,
+                                             dtypes.is_weakly_typed(v)))
+      return put_sharded(v, NamedSharding(self.mesh, PartitionSpec()))
     aval, lay = self.avals[k], self.layouts[k]
     sharding = self.reported_sharding(compiler_spec(lay.spec, self.mesh))
     shards = []

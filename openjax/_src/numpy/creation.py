@@ -15,9 +15,9 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
-from openjax._src.core import Array, make_array, Tracer
+from openjax._src.core import Array, Tracer, eval_trace, make_array, trace_state
 from openjax._src.core.mesh import get_concrete_mesh
-from openjax._src.core.sharding import NamedSharding, PartitionSpec
+from openjax._src.core.sharding import NamedSharding, PartitionSpec, traced_out_sharding
 from openjax._src.numpy import util
 from openjax._src.runtime.transfer import device_put
 
@@ -88,16 +88,28 @@ def _check_forgot_shape_tuple(name: str, shape: Any, dtype: Any) -> None:
         "for the shape?")
 
 
-def fill(shape: tuple[int, ...], fill_value: Any, dtype: np.dtype, weak: bool):
+def fill(shape: tuple[int, ...], fill_value: Any, dtype: np.dtype, weak: bool,
+         sharding: Any = None):
   """``lax.full``: broadcast a scalar ``fill_value`` (cast to ``dtype``) to
-  ``shape``; the scalar stays a literal when traced."""
+  ``shape`` (typed as laid out by ``sharding``, traced code's); the scalar
+  stays a literal when traced."""
   if np.ndim(fill_value):
     raise TypeError("full must be called with scalar fill_value, got fill_value.shape "
                     f"{np.shape(fill_value)}.")
   scalar = lax._convert_element_type(fill_value, dtype, weak)
   if not shape:
     return scalar if hasattr(scalar, "aval") else host_array(scalar, dtype, weak)
-  return lax.broadcast_in_dim(scalar, shape, ())
+  return lax.broadcast_in_dim(scalar, shape, (), out_sharding=sharding)
+
+
+def _traced_layout(name: str, device: Any, out_sharding: Any):
+  """In traced code (jit, a shard_map body) ``out_sharding`` types the
+  created value, as JAX's ``lax.full(sharding=)`` does: the NamedSharding
+  its broadcast is asked for (None eagerly, where ``put_on`` lays the
+  concrete result out, and for ``device``, which JAX ignores there)."""
+  if out_sharding is None or device is not None or trace_state.trace is eval_trace:
+    return None
+  return traced_out_sharding(out_sharding, name)
 
 
 def _shape_of(a: Any) -> tuple[int, ...]:
@@ -288,7 +300,11 @@ def copy(a: Any, order: str | None = None):
 def _filled(name: str, shape: Any, value: Any, dtype: Any, device: Any, out_sharding: Any):
   _check_forgot_shape_tuple(name, shape, dtype)
   dtype = dtypes.explicit_dtype(float if dtype is None else dtype, name)
-  return put_on(fill(canonicalize_shape(shape), value, dtype, False), device, out_sharding)
+  shape = canonicalize_shape(shape)
+  sharding = _traced_layout(f"jnp.{name}", device, out_sharding)
+  if sharding is not None:
+    return fill(shape, value, dtype, False, sharding)
+  return put_on(fill(shape, value, dtype, False), device, out_sharding)
 
 
 def zeros(shape: Any, dtype: Any = None, *, device: Any = None, out_sharding: Any = None):
@@ -312,14 +328,21 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None,
   array); the dtype defaults to the fill value's, weak for Python scalars."""
   dtype = user_dtype(dtype, "full")
   util.check_arraylike("full", fill_value)
+  shape = canonicalize_shape(shape)
+  sharding = _traced_layout("full", device, out_sharding)
   if np.ndim(fill_value) == 0:
-    shape = canonicalize_shape(shape)
     weak = dtype is None and is_weak(fill_value)
     dt = dtypes.dtype(fill_value) if dtype is None else dtype
+    if sharding is not None:
+      return fill(shape, fill_value, dt, weak, sharding)
     return put_on(fill(shape, fill_value, dt, weak), device, out_sharding)
-  shape = canonicalize_shape(shape)
-  return put_on(util.broadcast_to_shape(asarray(fill_value, dtype=dtype), shape), device,
-                out_sharding)
+  value = asarray(fill_value, dtype=dtype)
+  vshape = np.shape(value)
+  if sharding is not None and len(vshape) <= len(shape) and all(
+      a in (1, b) for a, b in zip(vshape[::-1], shape[::-1])):
+    return lax.broadcast_in_dim(value, shape, tuple(range(len(shape) - len(vshape), len(shape))),
+                                out_sharding=sharding)
+  return put_on(util.broadcast_to_shape(value, shape), device, out_sharding)
 
 
 def _like_args(name: str, a: Any, dtype: Any, shape: Any):
