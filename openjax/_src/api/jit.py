@@ -42,7 +42,7 @@ from openjax._src.control.closed_call import jit_p
 from openjax._src.control.shard_map_jit import split_program
 from openjax._src.control.spmd import Layout, SpmdPlan, constraint_mesh, layout_of, mesh_of
 from openjax._src.core.array import ShardedBuffer
-from openjax._src.core.sharding import NamedSharding, resolve_sharding
+from openjax._src.core.sharding import NamedSharding, meshless_arguments, resolve_sharding
 from openjax._src.api.jit_tiers import TierTrial, runner_for
 from openjax._src.api.jit_shardings import (as_asked, check_devices_agree, check_in_shardings,
                                             context_mesh, is_sharding_leaf, meshless_results,
@@ -261,10 +261,16 @@ class JitWrapped:
         dyn_kwargs[k] = kwargs[k]
     return tuple(static), tuple(dyn_args), dyn_kwargs
 
-  def _flat_fun(self, static, n_dyn_args, in_tree, out_tree_box):
+  def _flat_fun(self, static, n_dyn_args, in_tree, out_tree_box, meshless=()):
     fun = self.fun
 
     def flat(*leaves):
+      if meshless:
+        with meshless_arguments([t for t, m in zip(leaves, meshless) if m]):
+          return call(leaves)
+      return call(leaves)
+
+    def call(leaves):
       dyn_args, dyn_kwargs = tree_util.tree_unflatten(in_tree, leaves)
       args = list(dyn_args)
       kwargs = dict(dyn_kwargs)
@@ -303,8 +309,12 @@ class JitWrapped:
     static, dyn_args, dyn_kwargs = self._split(args, kwargs)
     leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
     avals = avals_override or self._abstract_leaves(leaves, in_tree, dyn_args, dyn_kwargs)
+    # Under jax.set_mesh an argument on no mesh is typed apart (JAX's empty
+    # mesh, not the context's): its own trace.
+    meshless = () if get_concrete_mesh().empty else tuple(
+        not (type(x) is Array and isinstance(x.sharding, NamedSharding)) for x in leaves)
     # Axis sizes of enclosing named axes are baked into the jaxpr.
-    key = (in_tree, avals, static, config.values_snapshot(), current_axis_env())
+    key = (in_tree, avals, static, config.values_snapshot(), current_axis_env(), meshless)
     entry = self._cache.get(key)
     if entry is None:
       logging_compiles = config.read("jax_log_compiles")
@@ -314,7 +324,7 @@ class JitWrapped:
         raise RuntimeError(f"re-tracing function {self.name} for `jit`, but 'no_tracing' is set")
       t0 = time.perf_counter()
       box: list = []
-      flat = self._flat_fun(static, len(dyn_args), in_tree, box)
+      flat = self._flat_fun(static, len(dyn_args), in_tree, box, meshless)
       leaf_counts = [tree_util.tree_structure(a).num_leaves for a in dyn_args] + [
           tree_util.tree_structure(dyn_kwargs[k]).num_leaves for k in sorted(dyn_kwargs)]
       dbg = DebugInfo("jit", self.fun, flat_arg_names(
@@ -508,7 +518,7 @@ class JitWrapped:
       # A with_sharding_constraint inside partitions the call too.
       if "constraint_mesh" not in entry.spmd:
         entry.spmd["constraint_mesh"] = constraint_mesh(entry.closed_jaxpr)
-      mesh = entry.spmd["constraint_mesh"] or context_mesh(placing)
+      mesh = entry.spmd["constraint_mesh"] or context_mesh(self.name, placing)
       if mesh is None:
         return None
     check_devices_agree(self.name, leaves, out_sh)

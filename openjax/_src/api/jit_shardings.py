@@ -57,14 +57,20 @@ def used_leaves(closed, leaves: list) -> list:
   return [x if v in read else None for v, x in zip(jaxpr.invars, leaves)]
 
 
-def context_mesh(leaves: list):
+def context_mesh(name: str, leaves: list):
   """The mesh of ``jax.set_mesh`` a call lays its results out over when
   nothing else places it (JAX's device assignment is the context mesh's),
-  or None: no mesh set, or an argument committed to one device (the call
-  runs there)."""
+  or None when no mesh is set. An argument committed to one device (not the
+  mesh's only one) raises JAX's incompatible-devices error."""
   mesh = get_concrete_mesh()
-  if mesh.empty or any(type(x) is Array and x._device is not None for x in leaves):
+  if mesh.empty:
     return None
+  whole = NamedSharding(mesh, PartitionSpec())
+  for i, x in enumerate(leaves):
+    if type(x) is Array and x._device is not None and \
+        whole._device_assignment != (x._device,):
+      raise IncompatibleDevicesError(
+          name, [(str(i), x), (None, f"jit's context mesh {devices_phrase(whole)}")])
   return mesh
 
 

@@ -20,7 +20,6 @@ import math
 
 import numpy as np
 
-from openjax._src import dtypes
 from openjax._src.control.spmd_collectives import host_relayout
 from openjax._src.control.spmd_donation import consumed_inputs, own_pieces, segment_donations
 from openjax._src.control.spmd_labels import as_first_argument, compiler_spec
@@ -70,10 +69,11 @@ def _replicated(ndim: int) -> Layout:
 
 class _Const:
   """A constant operand of the flattened program (a literal or a constvar's value)."""
-  __slots__ = ("val",)
+  __slots__ = ("val", "weak_type")
 
-  def __init__(self, val):
+  def __init__(self, val, weak_type: bool = False):
     self.val = val
+    self.weak_type = weak_type
 
 
 def _inlined_jaxpr(eqn) -> ClosedJaxpr | None:
@@ -106,7 +106,7 @@ def flatten_eqns(closed: ClosedJaxpr, in_keys: list, inlined: bool = False
   out = []
 
   def read(a):
-    return _Const(a.val) if isinstance(a, Literal) else env[a]
+    return _Const(a.val, a.aval.weak_type) if isinstance(a, Literal) else env[a]
   for eqn in jaxpr.eqns:
     ins = [read(a) for a in eqn.invars]
     inner = _inlined_jaxpr(eqn)
@@ -732,8 +732,7 @@ class SpmdPlan:
       # names no mesh), as JAX's call lays it out.
       v = k.val
       if type(v) is not Array:
-        v = Array(np.asarray(v), ShapedArray(np.shape(v), np.asarray(v).dtype,
-                                             dtypes.is_weakly_typed(v)))
+        v = Array(np.asarray(v), ShapedArray(np.shape(v), np.asarray(v).dtype, k.weak_type))
       return put_sharded(v, NamedSharding(self.mesh, PartitionSpec()))
     aval, lay = self.avals[k], self.layouts[k]
     sharding = self.reported_sharding(compiler_spec(lay.spec, self.mesh))

@@ -13,6 +13,7 @@ over an Explicit axis, so unsharded code pays nothing for it.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 from typing import Any
@@ -646,6 +647,30 @@ def traced_out_sharding(sharding: Any, api_name: str):
   return sharding
 
 
+# The arguments of the function a ``jit`` call is tracing whose values lie
+# on no mesh (a single device's Array, NumPy data, Python scalars), by id:
+# JAX types those with the empty mesh even under ``jax.set_mesh``. Filled
+# while the function runs (``meshless_arguments``).
+_meshless_arguments: dict = {}
+
+
+@contextlib.contextmanager
+def meshless_arguments(tracers: list):
+  """While tracing: ``tracers`` (jit's arguments from values on no mesh)
+  typed with the empty mesh (``jax.typeof(x).sharding.mesh``)."""
+  for t in tracers:
+    _meshless_arguments[id(t)] = t
+  try:
+    yield
+  finally:
+    for t in tracers:
+      _meshless_arguments.pop(id(t), None)
+
+
+def is_meshless_argument(x) -> bool:
+  return _meshless_arguments.get(id(x)) is x
+
+
 class ManualAxisType:
   """The type of a value over Manual mesh axes (inside ``shard_map``): the
   axes along which it is ``varying``, and those over which it holds partial
@@ -710,5 +735,6 @@ class Shard:
 
 __all__ = ["DuplicateSpecError", "IndivisibleError", "ManualAxisType", "NamedSharding", "P",
            "PartitionSpec", "Shard", "Sharding", "SingleDeviceSharding", "UNCONSTRAINED",
-           "aval_sharding", "dim_axes", "make_single_device_sharding", "replica_ids",
+           "aval_sharding", "dim_axes", "is_meshless_argument",
+           "make_single_device_sharding", "meshless_arguments", "replica_ids",
            "resolve_sharding", "result_sharding", "shape_sharding_str", "traced_out_sharding"]
