@@ -496,7 +496,7 @@ class JitWrapped:
       return None
     outs = plan.run(leaves, self._donated_invars(entry, in_tree, len(leaves))
                     if self._donates else None)
-    if plan.mesh._any_axis_explicit and self.out_shardings is None:
+    if self.out_shardings is None:
       outs = spelled_meshless(outs, meshless_results(entry.closed_jaxpr, leaves, plan.mesh))
     if self.out_shardings is not None:
       # Results carry the sharding asked for as given (JAX reports

@@ -51,10 +51,14 @@ def prefix_leaves(shardings, tree, what: str) -> list:
 def used_leaves(closed, leaves: list) -> list:
   """``leaves`` with the arguments the program never reads left out (None):
   JAX drops those (``keep_unused=False``), so they place nothing."""
-  jaxpr = closed.jaxpr
+  read = _read_vars(closed.jaxpr)
+  return [x if v in read else None for v, x in zip(closed.jaxpr.invars, leaves)]
+
+
+def _read_vars(jaxpr) -> set:
   read = {v for eqn in jaxpr.eqns for v in eqn.invars if not isinstance(v, Literal)}
   read.update(v for v in jaxpr.outvars if not isinstance(v, Literal))
-  return [x if v in read else None for v, x in zip(jaxpr.invars, leaves)]
+  return read
 
 
 def context_mesh(name: str, leaves: list):
@@ -75,22 +79,24 @@ def context_mesh(name: str, leaves: list):
 
 
 def meshless_results(closed, leaves: list, mesh) -> list:
-  """Per result of a call over ``mesh`` (with Explicit axes) whether its
-  type names no mesh, so JAX spells its replicated sharding ``P()`` rather
-  than ``P(None,)``: an argument passed through that was not laid out over
-  the mesh, or, with no mesh set, a value read from no argument over it
-  (a constant)."""
+  """Per result of a call over ``mesh`` whether its type names no mesh, so
+  JAX spells its replicated sharding ``P()``: over Auto axes a value read
+  from no argument (not labelled as the first argument); over Explicit
+  ones (rather than ``P(None,)``) an argument passed through that was not
+  laid out over the mesh, or, with no mesh set, a value read from no
+  argument over it (a constant)."""
   jaxpr = closed.jaxpr
+  if not mesh._any_axis_explicit:
+    # (under jax.set_mesh JAX labels a constant as the first argument
+    # too, unless that argument is never read: dropped, it labels nothing)
+    if not get_concrete_mesh().empty and jaxpr.invars and \
+        jaxpr.invars[0] in _read_vars(jaxpr):
+      return [False] * len(jaxpr.outvars)
+    return [v not in _reading(jaxpr, set(jaxpr.invars)) for v in jaxpr.outvars]
   on_mesh = {v for v, x in zip(jaxpr.invars, leaves)
              if type(x) is Array and isinstance(x.sharding, NamedSharding)
              and x.sharding.mesh == mesh}
-  if get_concrete_mesh().empty:
-    typed = set(on_mesh)
-    for eqn in jaxpr.eqns:
-      if any(not isinstance(v, Literal) and v in typed for v in eqn.invars):
-        typed.update(eqn.outvars)
-  else:
-    typed = None
+  typed = _reading(jaxpr, on_mesh) if get_concrete_mesh().empty else None
   invars = set(jaxpr.invars)
   out = []
   for v in jaxpr.outvars:
@@ -101,6 +107,15 @@ def meshless_results(closed, leaves: list, mesh) -> list:
     else:
       out.append(typed is not None and v not in typed)
   return out
+
+
+def _reading(jaxpr, sources: set) -> set:
+  """``sources`` and the variables of ``jaxpr`` computed from them."""
+  reached = set(sources)
+  for eqn in jaxpr.eqns:
+    if any(not isinstance(v, Literal) and v in reached for v in eqn.invars):
+      reached.update(eqn.outvars)
+  return reached
 
 
 def spelled_meshless(outs: list, meshless: list) -> list:
