@@ -377,9 +377,7 @@ class JitWrapped:
     # Fast path: positional Arrays, a compiled entry for their avals under the
     # current flags (state_key changes with every flag, disable_jit included).
     fast_key = None
-    # (under ``jax.set_mesh`` results are laid out over its mesh: not the fast path's)
-    if not kwargs and self._fast_ok and trace_state.trace is eval_trace and \
-        get_concrete_mesh().empty:
+    if not kwargs and self._fast_ok and trace_state.trace is eval_trace:
       n = len(args)
       if n == 2:    # the common arities spelled out (no loop, no list)
         a, b = args

@@ -124,6 +124,8 @@ def placement_cases(jax, n):
   def case(name, thunk):
     out[name] = _outcome(lambda: _show(jax, thunk()))
 
+  warm = jax.jit(lambda a: a * 3)   # called outside the meshes first
+  case("warm_no_mesh", lambda: [warm(x), warm(x)])
   case("no_mesh_no_args", lambda: jax.jit(ones())())
   case("no_mesh_arg", lambda: jax.jit(zeros())(x))
   for kind, mesh in _meshes(jax, n).items():
@@ -148,6 +150,8 @@ def placement_cases(jax, n):
       case(f"{kind}_set_mesh_committed_unused", lambda: jax.jit(zeros())(x1))
       case(f"{kind}_set_mesh_committed_read", lambda: jax.jit(both())(x1))
       case(f"{kind}_set_mesh_eager", lambda: ones()())
+      case(f"{kind}_set_mesh_warm", lambda: [warm(x), warm(x)])
+    case(f"{kind}_after_set_mesh_warm", lambda: [warm(x), warm(x)])
   return out
 
 
