@@ -106,10 +106,12 @@ def _traced_layout(name: str, device: Any, out_sharding: Any):
   """In traced code (jit, a shard_map body) ``out_sharding`` types the
   created value, as JAX's ``lax.full(sharding=)`` does: the NamedSharding
   its broadcast is asked for (None eagerly, where ``put_on`` lays the
-  concrete result out, and for ``device``, which JAX ignores there)."""
-  if out_sharding is None or device is not None or trace_state.trace is eval_trace:
+  concrete result out, and for ``device``, which JAX ignores there). Either
+  way it must name Explicit axes only (JAX's error)."""
+  if out_sharding is None or device is not None:
     return None
-  return traced_out_sharding(out_sharding, name)
+  sharding = traced_out_sharding(out_sharding, name)
+  return None if trace_state.trace is eval_trace else sharding
 
 
 def _shape_of(a: Any) -> tuple[int, ...]:
@@ -278,6 +280,7 @@ def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None =
   if ndmin > nd:
     out = lax.expand_dims(out, tuple(range(ndmin - nd)))
   # (an operation on an Array, ``jnp.array(jnp.zeros(4))``, is typed as one)
+  _traced_layout("jnp.array", device, out_sharding)   # (checked: put_on lays it out)
   return put_on(out, device if device is not None else out_sharding,
                 typed=isinstance(object, Array))
 

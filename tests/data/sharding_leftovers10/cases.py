@@ -94,6 +94,13 @@ def creation_cases(jax, n):
   with jax.set_mesh(auto):
     out["jit_auto_axis"] = _outcome(lambda: _show(jax, jax.jit(
         lambda: jnp.zeros((4, 4), out_sharding=P(None, "j")))()))
+    out["eager_auto_axis"] = _outcome(lambda: _show(jax, jnp.ones((4, 4), out_sharding=P("j"))))
+    out["eager_auto_whole"] = _outcome(lambda: _show(jax, jnp.ones((4, 4), out_sharding=P())))
+  split = NamedSharding(auto, P("j"))
+  out["eager_named_auto"] = _outcome(lambda: _show(jax, jnp.zeros((4, 4), out_sharding=split)))
+  out["eager_full_auto"] = _outcome(lambda: _show(jax, jnp.full((4,), 2, out_sharding=split)))
+  out["eager_array_auto"] = _outcome(lambda: _show(jax, jnp.array(np.ones(4), out_sharding=split)))
+  out["eager_device_auto"] = _outcome(lambda: _show(jax, jnp.zeros((4, 4), device=split)))
   out["jit_spec_no_mesh"] = _outcome(lambda: _show(jax, jax.jit(
       lambda: jnp.zeros((4, 4), out_sharding=P(None, "j")))()))
   return out
