@@ -16,9 +16,11 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.core import Array, Tracer, eval_trace, make_array, trace_state
+from openjax._src.core.avals import ordered_axes
 from openjax._src.core.mesh import get_concrete_mesh
 from openjax._src.core.sharding import NamedSharding, PartitionSpec, traced_out_sharding
 from openjax._src.numpy import util
+from openjax._src.primitives.collectives.varying import pvary
 from openjax._src.runtime.transfer import device_put
 
 __all__ = [
@@ -367,24 +369,40 @@ def _like_layout(a: Any, shape: tuple, out_sharding: Any):
   return out_sharding
 
 
+def _filled_like(name: str, a: Any, shape: tuple, value: Any, dtype, weak: bool, device: Any,
+                 out_sharding: Any):
+  """A ``*_like`` result filled with the scalar ``value``. Of a traced ``a``
+  it is typed as JAX's ``lax.full_like`` types it: split as ``a`` (same
+  shape) or as ``out_sharding`` asks, and varying over ``a``'s manual axes
+  inside a shard_map body."""
+  if not isinstance(a, Tracer) or device is not None:
+    return put_on(fill(shape, value, dtype, weak), device, _like_layout(a, shape, out_sharding))
+  aval = a.aval
+  sharding = (traced_out_sharding(out_sharding, f"jnp.{name}") if out_sharding is not None
+              else aval.sharding if tuple(aval.shape) == tuple(shape) else None)
+  out = fill(shape, value, dtype, weak, sharding)
+  vma = getattr(aval, "vma", ())
+  return pvary(out, ordered_axes(vma)) if vma else out
+
+
 def zeros_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None,
                out_sharding: Any = None):
   """Zeros with the shape and dtype of ``a`` (either may be overridden)."""
   _, dt, shp, weak = _like_args("zeros_like", a, dtype, shape)
-  return put_on(fill(shp, 0, dt, weak), device, _like_layout(a, shp, out_sharding))
+  return _filled_like("zeros_like", a, shp, 0, dt, weak, device, out_sharding)
 
 
 def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None,
               out_sharding: Any = None):
   """Ones with the shape and dtype of ``a`` (either may be overridden)."""
   _, dt, shp, weak = _like_args("ones_like", a, dtype, shape)
-  return put_on(fill(shp, 1, dt, weak), device, _like_layout(a, shp, out_sharding))
+  return _filled_like("ones_like", a, shp, 1, dt, weak, device, out_sharding)
 
 
 def empty_like(prototype: Any, dtype: Any = None, shape: Any = None, *, device: Any = None):
   """Like ``zeros_like`` (JAX 0.10 fills "empty" arrays with zeros)."""
   _, dt, shp, weak = _like_args("empty_like", prototype, dtype, shape)
-  return put_on(fill(shp, 0, dt, weak), device, _like_layout(prototype, shp, None))
+  return _filled_like("empty_like", prototype, shp, 0, dt, weak, device, None)
 
 
 def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *,
@@ -396,9 +414,9 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *,
   else:
     util.check_arraylike("full_like", a, fill_value)
   _, dt, shp, weak = _like_args("full_like", a, dtype, shape)
-  out_sharding = _like_layout(a, shp, out_sharding)
   if np.ndim(fill_value) == 0:
-    return put_on(fill(shp, fill_value, dt, weak), device, out_sharding)
+    return _filled_like("full_like", a, shp, fill_value, dt, weak, device, out_sharding)
+  out_sharding = _like_layout(a, shp, out_sharding)
   return put_on(util.broadcast_to_shape(asarray(fill_value, dtype=dt), shp), device, out_sharding)
 
 

@@ -75,7 +75,23 @@ def creation_cases(jax, n):
     print("z", jax.typeof(z))
     return z * 2
 
+  def body_like(v):
+    typed("zeros_like", lambda: jnp.zeros_like(v))
+    typed("ones_like", lambda: jnp.ones_like(v, dtype=jnp.int32))
+    typed("full_like", lambda: jnp.full_like(v, 3))
+    typed("empty_like", lambda: jnp.empty_like(v))
+    typed("zeros_like_asked", lambda: jnp.zeros_like(v, out_sharding=P(None, "j")))
+    typed("zeros_like_reshaped", lambda: jnp.zeros_like(v, shape=(2, 4)))
+    return jnp.ones_like(v) + v
+
+  like = jax.shard_map(body_like, in_specs=P("i"), out_specs=P("i"), axis_names={"i"})
+  like_whole = jax.shard_map(body_like, mesh=mesh, in_specs=P("i"), out_specs=P("i"))
+  out["like_whole_mesh_manual_jit"] = _outcome(lambda: _show(jax, jax.jit(like_whole)(xr)))
+  out["like_jit_no_mesh"] = _outcome(lambda: _show(jax, jax.jit(body_like)(x)))
   with jax.set_mesh(mesh):
+    out["like_body_eager"] = _outcome(lambda: _show(jax, like(x)))
+    out["like_body_jit"] = _outcome(lambda: _show(jax, jax.jit(like)(x)))
+    out["like_jit"] = _outcome(lambda: _show(jax, jax.jit(body_like)(x)))
     f = jax.shard_map(body, in_specs=P("i"), out_specs=P("i"), axis_names={"i"})
     g = jax.shard_map(body_zeros, in_specs=P("i"), out_specs=P("i"), axis_names={"i"})
     out["body_eager"] = _outcome(lambda: _show(jax, f(x)))
