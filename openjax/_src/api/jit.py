@@ -42,7 +42,8 @@ from openjax._src.control.closed_call import jit_p
 from openjax._src.control.shard_map_jit import split_program
 from openjax._src.control.spmd import Layout, SpmdPlan, constraint_mesh, layout_of, mesh_of
 from openjax._src.core.array import ShardedBuffer
-from openjax._src.core.sharding import NamedSharding, meshless_arguments, resolve_sharding
+from openjax._src.core.sharding import (NamedSharding, is_meshless_argument, meshless_arguments,
+                                        resolve_sharding)
 from openjax._src.api.jit_tiers import TierTrial, runner_for
 from openjax._src.api.jit_shardings import (as_asked, check_devices_agree, check_in_shardings,
                                             context_mesh, is_sharding_leaf, meshless_results,
@@ -312,7 +313,8 @@ class JitWrapped:
     # Under jax.set_mesh an argument on no mesh is typed apart (JAX's empty
     # mesh, not the context's): its own trace.
     meshless = () if get_concrete_mesh().empty else tuple(
-        not (type(x) is Array and isinstance(x.sharding, NamedSharding)) for x in leaves)
+        is_meshless_argument(x) if isinstance(x, Tracer)
+        else not (type(x) is Array and isinstance(x.sharding, NamedSharding)) for x in leaves)
     # Axis sizes of enclosing named axes are baked into the jaxpr.
     key = (in_tree, avals, static, config.values_snapshot(), current_axis_env(), meshless)
     entry = self._cache.get(key)

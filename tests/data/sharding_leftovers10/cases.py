@@ -195,6 +195,18 @@ def typeof_cases(jax, n):
       return b
     return jax.jit(f)
 
+  def inner(a, b):
+    print("inner", jax.typeof(a).sharding.mesh, jax.typeof(b).sharding.mesh)
+    return a + b
+
+  def nested(a):   # an argument passed on keeps its type; a computed value has the mesh
+    return jax.jit(inner)(a, a * 2)
+
+  def vmap_grad(a):
+    rows = jax.vmap(lambda r: print("row", jax.typeof(r).sharding.mesh) or r)(a)
+    grads = jax.grad(lambda v: print("primal", jax.typeof(v).sharding.mesh) or v.sum())(a)
+    return rows + grads
+
   for kind, mesh in _meshes(jax, n).items():
     with jax.set_mesh(mesh):
       y = jnp.arange(4.0)
@@ -205,5 +217,7 @@ def typeof_cases(jax, n):
       out[f"{kind}_scalar"] = _outcome(lambda: _show(jax, make()(2.0)))
       out[f"{kind}_numpy"] = _outcome(lambda: _show(jax, make()(np.ones(3, np.float32))))
       out[f"{kind}_both"] = _outcome(lambda: _show(jax, make()(x, y)))
+      out[f"{kind}_nested"] = _outcome(lambda: _show(jax, jax.jit(nested)(x)))
+      out[f"{kind}_vmap_grad"] = _outcome(lambda: _show(jax, jax.jit(vmap_grad)(x[None])))
   out["no_mesh"] = _outcome(lambda: _show(jax, make()(x)))
   return out
