@@ -151,7 +151,9 @@ class _CacheEntry:
     # A checkify.check staged without checkify: the program cannot run.
     self.unchecked = any(getattr(e, "must_be_functionalized", False)
                          for e in jaxpr_effects(closed_jaxpr))
-    self.spmd = {}           # (mesh, argument layouts, result specs) -> SpmdPlan
+    # (mesh, argument layouts, result specs) -> SpmdPlan; also the constraint
+    # mesh and jit_shardings' per-program flags
+    self.spmd = {}
     self.exact = None        # eager library call: runs compiled (library_compile.py)
     self.interpreted_s = 0.0   # time of its interpreted calls before compiling starts
     self.runner = None       # what runs its compiled-ready calls (api/jit_tiers.py)
@@ -497,8 +499,9 @@ class JitWrapped:
     outs = plan.run(leaves, self._donated_invars(entry, in_tree, len(leaves))
                     if self._donates else None)
     if self.out_shardings is None:
-      outs = spelled_meshless(outs, meshless_results(entry.closed_jaxpr, leaves, plan.mesh))
-    if self.out_shardings is not None:
+      outs = spelled_meshless(outs, meshless_results(entry.closed_jaxpr, leaves, plan.mesh,
+                                                     entry.spmd))
+    else:
       # Results carry the sharding asked for as given (JAX reports
       # ``out_shardings=P()`` as P(), not as the layout's P(None,)).
       asked = prefix_leaves(self.out_shardings, entry.out_tree, "out_shardings")
@@ -512,7 +515,7 @@ class JitWrapped:
     out_sh = None
     if self.out_shardings is not None:
       out_sh = prefix_leaves(self.out_shardings, entry.out_tree, "out_shardings")
-    placing = leaves if self.keep_unused else used_leaves(entry.closed_jaxpr, leaves)
+    placing = leaves if self.keep_unused else used_leaves(entry.closed_jaxpr, leaves, entry.spmd)
     mesh = mesh_of(placing, (in_sh or []) + (out_sh or []))
     if mesh is None:
       # A with_sharding_constraint inside partitions the call too.

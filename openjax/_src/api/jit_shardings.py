@@ -48,11 +48,15 @@ def prefix_leaves(shardings, tree, what: str) -> list:
   return out
 
 
-def used_leaves(closed, leaves: list) -> list:
+def used_leaves(closed, leaves: list, cache: dict) -> list:
   """``leaves`` with the arguments the program never reads left out (None):
-  JAX drops those (``keep_unused=False``), so they place nothing."""
-  read = _read_vars(closed.jaxpr)
-  return [x if v in read else None for v, x in zip(closed.jaxpr.invars, leaves)]
+  JAX drops those (``keep_unused=False``), so they place nothing. ``cache``:
+  the call's per-program dict (the flags are computed once)."""
+  used = cache.get("used")
+  if used is None:
+    read = _read_vars(closed.jaxpr)
+    used = cache["used"] = tuple(v in read for v in closed.jaxpr.invars)
+  return [x if u else None for x, u in zip(leaves, used)]
 
 
 def _read_vars(jaxpr) -> set:
@@ -78,25 +82,31 @@ def context_mesh(name: str, leaves: list):
   return mesh
 
 
-def meshless_results(closed, leaves: list, mesh) -> list:
+def meshless_results(closed, leaves: list, mesh, cache: dict) -> tuple:
   """Per result of a call over ``mesh`` whether its type names no mesh, so
   JAX spells its replicated sharding ``P()``: over Auto axes a value read
   from no argument (not labelled as the first argument); over Explicit
   ones (rather than ``P(None,)``) an argument passed through that was not
   laid out over the mesh, or, with no mesh set, a value read from no
-  argument over it (a constant)."""
-  jaxpr = closed.jaxpr
+  argument over it (a constant). ``cache``: the call's per-program dict."""
+  on_mesh = tuple(type(x) is Array and isinstance(x.sharding, NamedSharding)
+                  and x.sharding.mesh == mesh for x in leaves)
+  key = ("meshless", mesh, on_mesh, get_concrete_mesh().empty)
+  flags = cache.get(key)
+  if flags is None:
+    flags = cache[key] = tuple(_meshless(closed.jaxpr, on_mesh, mesh, key[3]))
+  return flags
+
+
+def _meshless(jaxpr, on_mesh_flags: tuple, mesh, no_context_mesh: bool) -> list:
   if not mesh._any_axis_explicit:
     # (under jax.set_mesh JAX labels a constant as the first argument
     # too, unless that argument is never read: dropped, it labels nothing)
-    if not get_concrete_mesh().empty and jaxpr.invars and \
-        jaxpr.invars[0] in _read_vars(jaxpr):
+    if not no_context_mesh and jaxpr.invars and jaxpr.invars[0] in _read_vars(jaxpr):
       return [False] * len(jaxpr.outvars)
     return [v not in _reading(jaxpr, set(jaxpr.invars)) for v in jaxpr.outvars]
-  on_mesh = {v for v, x in zip(jaxpr.invars, leaves)
-             if type(x) is Array and isinstance(x.sharding, NamedSharding)
-             and x.sharding.mesh == mesh}
-  typed = _reading(jaxpr, on_mesh) if get_concrete_mesh().empty else None
+  on_mesh = {v for v, m in zip(jaxpr.invars, on_mesh_flags) if m}
+  typed = _reading(jaxpr, on_mesh) if no_context_mesh else None
   invars = set(jaxpr.invars)
   out = []
   for v in jaxpr.outvars:
@@ -120,6 +130,8 @@ def _reading(jaxpr, sources: set) -> set:
 
 def spelled_meshless(outs: list, meshless: list) -> list:
   """Replicated results ``outs`` flagged in ``meshless`` relabelled ``P()``."""
+  if not any(meshless):
+    return outs
   return [as_asked(o, NamedSharding(o.sharding.mesh, PartitionSpec())) if m and type(o) is Array
           and isinstance(o.sharding, NamedSharding) and o.sharding.is_fully_replicated else o
           for o, m in zip(outs, meshless)]
