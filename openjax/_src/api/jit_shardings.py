@@ -89,8 +89,8 @@ def meshless_results(closed, leaves: list, mesh, cache: dict) -> tuple:
   ones (rather than ``P(None,)``) an argument passed through that was not
   laid out over the mesh, or, with no mesh set, a value read from no
   argument over it (a constant). ``cache``: the call's per-program dict."""
-  on_mesh = tuple(type(x) is Array and isinstance(x.sharding, NamedSharding)
-                  and x.sharding.mesh == mesh for x in leaves)
+  on_mesh = tuple(type(x) is Array and type(x._buffer) is ShardedBuffer
+                  and x._buffer.sharding.mesh == mesh for x in leaves)
   key = ("meshless", mesh, on_mesh, get_concrete_mesh().empty)
   flags = cache.get(key)
   if flags is None:
@@ -128,13 +128,32 @@ def _reading(jaxpr, sources: set) -> set:
   return reached
 
 
-def spelled_meshless(outs: list, meshless: list) -> list:
+def spelled_meshless(outs: list, meshless: tuple) -> list:
   """Replicated results ``outs`` flagged in ``meshless`` relabelled ``P()``."""
   if not any(meshless):
     return outs
-  return [as_asked(o, NamedSharding(o.sharding.mesh, PartitionSpec())) if m and type(o) is Array
-          and isinstance(o.sharding, NamedSharding) and o.sharding.is_fully_replicated else o
-          for o, m in zip(outs, meshless)]
+  placed = []
+  for o, m in zip(outs, meshless):
+    if m and type(o) is Array and type(o._buffer) is ShardedBuffer:
+      own = o._buffer.sharding
+      # (the spec, not is_fully_replicated: that maps every device's indices)
+      if own.spec != _WHOLE and all(p is None for p in own.spec):
+        o = sharded_array_of_shards(o.aval, _whole_over(own.mesh), o._buffer.shards)
+    placed.append(o)
+  return placed
+
+
+_WHOLE = PartitionSpec()
+_wholes: dict = {}
+
+
+def _whole_over(mesh) -> NamedSharding:
+  s = _wholes.get(mesh)
+  if s is None:
+    if len(_wholes) > 256:
+      _wholes.clear()
+    s = _wholes[mesh] = NamedSharding(mesh, _WHOLE)
+  return s
 
 
 __all__ = ["as_asked", "context_mesh", "is_sharding_leaf", "meshless_results", "prefix_leaves",
