@@ -10,7 +10,7 @@ from openjax._src.core import Array, Literal
 from openjax._src.core.placement import IncompatibleDevicesError, devices_phrase
 from openjax._src.core.array import ShardedBuffer, sharded_array_of_shards
 from openjax._src.core.mesh import get_concrete_mesh
-from openjax._src.core.sharding import (Mesh, NamedSharding, PartitionSpec, Sharding,
+from openjax._src.core.sharding import (Mesh, NamedSharding, PartitionSpec, Sharding, dim_axes,
                                         resolve_sharding)
 
 
@@ -136,14 +136,19 @@ def spelled_meshless(outs: list, meshless: tuple) -> list:
   for o, m in zip(outs, meshless):
     if m and type(o) is Array and type(o._buffer) is ShardedBuffer:
       own = o._buffer.sharding
-      # (the spec, not is_fully_replicated: that maps every device's indices)
-      if own.spec != _WHOLE and all(p is None for p in own.spec):
+      # (by the spec, not is_fully_replicated: that maps every device's indices)
+      if own.spec != _WHOLE and _replicated(own):
         o = sharded_array_of_shards(o.aval, _whole_over(own.mesh), o._buffer.shards)
     placed.append(o)
   return placed
 
 
 _WHOLE = PartitionSpec()
+
+
+def _replicated(sharding: NamedSharding) -> bool:
+  sizes = sharding.mesh.shape
+  return all(sizes[a] == 1 for p in sharding.spec for a in dim_axes(p))
 _wholes: dict = {}
 
 
