@@ -146,9 +146,19 @@ def spelled_meshless(outs: list, meshless: tuple) -> list:
 _WHOLE = PartitionSpec()
 
 
+_replicated_specs: dict = {}
+
+
 def _replicated(sharding: NamedSharding) -> bool:
-  sizes = sharding.mesh.shape
-  return all(sizes[a] == 1 for p in sharding.spec for a in dim_axes(p))
+  key = (sharding.mesh, sharding.spec)
+  whole = _replicated_specs.get(key)
+  if whole is None:
+    if len(_replicated_specs) > 1024:
+      _replicated_specs.clear()
+    sizes = sharding.mesh.shape
+    whole = _replicated_specs[key] = all(sizes[a] == 1 for p in sharding.spec
+                                         for a in dim_axes(p))
+  return whole
 _wholes: dict = {}
 
 
