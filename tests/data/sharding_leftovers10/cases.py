@@ -148,6 +148,15 @@ def placement_cases(jax, n):
     out[name] = _outcome(lambda: _show(jax, thunk()))
 
   warm = jax.jit(lambda a: a * 3)   # called outside the meshes first
+
+  def printing(a):   # a replicated program's callback runs once
+    jax.debug.print("a={a}", a=a)
+    return a + 1
+
+  def printed(r):
+    jax.block_until_ready(r)
+    jax.effects_barrier()
+    return r
   case("warm_no_mesh", lambda: [warm(x), warm(x)])
   case("no_mesh_no_args", lambda: jax.jit(ones())())
   case("no_mesh_arg", lambda: jax.jit(zeros())(x))
@@ -174,6 +183,7 @@ def placement_cases(jax, n):
       case(f"{kind}_set_mesh_committed_read", lambda: jax.jit(both())(x1))
       case(f"{kind}_set_mesh_eager", lambda: ones()())
       case(f"{kind}_set_mesh_warm", lambda: [warm(x), warm(x)])
+      case(f"{kind}_set_mesh_debug_print", lambda: printed(jax.jit(printing)(x)))
     case(f"{kind}_after_set_mesh_warm", lambda: [warm(x), warm(x)])
   return out
 
