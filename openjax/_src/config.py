@@ -116,6 +116,17 @@ class Config:
       for listener in self._listeners:
         listener(name)
 
+  def set_local_state(self, name: str, value: Any) -> Any:
+    """Record ``value`` (None: nothing) under ``name``, which is not a flag,
+    in this thread's state, so ``state_key`` changes with it (``jax.set_mesh``:
+    fast paths keyed on it do not serve calls made under another mesh);
+    returns the value it replaced."""
+    local = self._local.values
+    old = local.pop(name, None)
+    if value is not None:
+      local[name] = value
+    return old
+
   def add_listener(self, fn: Callable[[str], None]) -> None:
     """Call ``fn(name)`` after any flag changes (used to invalidate caches)."""
     self._listeners.append(fn)

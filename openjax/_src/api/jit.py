@@ -31,6 +31,7 @@ from openjax._src.core.ref import Ref
 from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, Tracer, check_transformed, eval_jaxpr,
                                eval_trace, jaxpr_effects, program_of, trace_state)
 from openjax._src.core.devices import local_devices
+from openjax._src.core.mesh import get_concrete_mesh
 from openjax._src.core.placement import IncompatibleDevicesError, commit, committed_device
 from openjax._src.core.trace import eager_config
 from openjax._src.core.transfer_guard import guard_host_to_device
@@ -41,10 +42,13 @@ from openjax._src.control.closed_call import jit_p
 from openjax._src.control.shard_map_jit import split_program
 from openjax._src.control.spmd import Layout, SpmdPlan, constraint_mesh, layout_of, mesh_of
 from openjax._src.core.array import ShardedBuffer
-from openjax._src.core.sharding import NamedSharding, resolve_sharding
+from openjax._src.core.sharding import (NamedSharding, is_meshless_argument, meshless_arguments,
+                                        resolve_sharding)
 from openjax._src.api.jit_tiers import TierTrial, runner_for
 from openjax._src.api.jit_shardings import (as_asked, check_devices_agree, check_in_shardings,
-                                            is_sharding_leaf, named_device_error, prefix_leaves)
+                                            context_mesh, is_sharding_leaf, meshless_results,
+                                            named_device_error, prefix_leaves,
+                                            spelled_meshless, used_leaves)
 from openjax._src.primitives.collectives.collectives import current_axis_env
 from openjax._src.runtime.compiler import clear_memory_cache
 from openjax._src.runtime.pipeline import (background, cached_executable, compile_lowered,
@@ -147,7 +151,9 @@ class _CacheEntry:
     # A checkify.check staged without checkify: the program cannot run.
     self.unchecked = any(getattr(e, "must_be_functionalized", False)
                          for e in jaxpr_effects(closed_jaxpr))
-    self.spmd = {}           # (mesh, argument layouts, result specs) -> SpmdPlan
+    # (mesh, argument layouts, result specs) -> SpmdPlan; also the constraint
+    # mesh and jit_shardings' per-program flags
+    self.spmd = {}
     self.exact = None        # eager library call: runs compiled (library_compile.py)
     self.interpreted_s = 0.0   # time of its interpreted calls before compiling starts
     self.runner = None       # what runs its compiled-ready calls (api/jit_tiers.py)
@@ -258,10 +264,16 @@ class JitWrapped:
         dyn_kwargs[k] = kwargs[k]
     return tuple(static), tuple(dyn_args), dyn_kwargs
 
-  def _flat_fun(self, static, n_dyn_args, in_tree, out_tree_box):
+  def _flat_fun(self, static, n_dyn_args, in_tree, out_tree_box, meshless=()):
     fun = self.fun
 
     def flat(*leaves):
+      if meshless:
+        with meshless_arguments([t for t, m in zip(leaves, meshless) if m]):
+          return call(leaves)
+      return call(leaves)
+
+    def call(leaves):
       dyn_args, dyn_kwargs = tree_util.tree_unflatten(in_tree, leaves)
       args = list(dyn_args)
       kwargs = dict(dyn_kwargs)
@@ -300,8 +312,13 @@ class JitWrapped:
     static, dyn_args, dyn_kwargs = self._split(args, kwargs)
     leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
     avals = avals_override or self._abstract_leaves(leaves, in_tree, dyn_args, dyn_kwargs)
+    # Under jax.set_mesh an argument on no mesh is typed apart (JAX's empty
+    # mesh, not the context's): its own trace.
+    meshless = () if get_concrete_mesh().empty else tuple(
+        is_meshless_argument(x) if isinstance(x, Tracer)
+        else not (type(x) is Array and isinstance(x.sharding, NamedSharding)) for x in leaves)
     # Axis sizes of enclosing named axes are baked into the jaxpr.
-    key = (in_tree, avals, static, config.values_snapshot(), current_axis_env())
+    key = (in_tree, avals, static, config.values_snapshot(), current_axis_env(), meshless)
     entry = self._cache.get(key)
     if entry is None:
       logging_compiles = config.read("jax_log_compiles")
@@ -311,7 +328,7 @@ class JitWrapped:
         raise RuntimeError(f"re-tracing function {self.name} for `jit`, but 'no_tracing' is set")
       t0 = time.perf_counter()
       box: list = []
-      flat = self._flat_fun(static, len(dyn_args), in_tree, box)
+      flat = self._flat_fun(static, len(dyn_args), in_tree, box, meshless)
       leaf_counts = [tree_util.tree_structure(a).num_leaves for a in dyn_args] + [
           tree_util.tree_structure(dyn_kwargs[k]).num_leaves for k in sorted(dyn_kwargs)]
       dbg = DebugInfo("jit", self.fun, flat_arg_names(
@@ -481,7 +498,10 @@ class JitWrapped:
       return None
     outs = plan.run(leaves, self._donated_invars(entry, in_tree, len(leaves))
                     if self._donates else None)
-    if self.out_shardings is not None:
+    if self.out_shardings is None:
+      outs = spelled_meshless(outs, meshless_results(entry.closed_jaxpr, leaves, plan.mesh,
+                                                     entry.spmd))
+    else:
       # Results carry the sharding asked for as given (JAX reports
       # ``out_shardings=P()`` as P(), not as the layout's P(None,)).
       asked = prefix_leaves(self.out_shardings, entry.out_tree, "out_shardings")
@@ -495,12 +515,13 @@ class JitWrapped:
     out_sh = None
     if self.out_shardings is not None:
       out_sh = prefix_leaves(self.out_shardings, entry.out_tree, "out_shardings")
-    mesh = mesh_of(leaves, (in_sh or []) + (out_sh or []))
+    placing = leaves if self.keep_unused else used_leaves(entry.closed_jaxpr, leaves, entry.spmd)
+    mesh = mesh_of(placing, (in_sh or []) + (out_sh or []))
     if mesh is None:
       # A with_sharding_constraint inside partitions the call too.
       if "constraint_mesh" not in entry.spmd:
         entry.spmd["constraint_mesh"] = constraint_mesh(entry.closed_jaxpr)
-      mesh = entry.spmd["constraint_mesh"]
+      mesh = entry.spmd["constraint_mesh"] or context_mesh(self.name, placing)
       if mesh is None:
         return None
     check_devices_agree(self.name, leaves, out_sh)

@@ -64,7 +64,7 @@ def explain_cache_miss(fun: Callable, name: str, key: tuple, seen: Sequence[tupl
 
 
 def _closest_difference(key, seen, arg_names) -> list[str]:
-  in_tree, avals, static, flags, axis_env = key
+  in_tree, avals, static, flags, axis_env = key[:5]
   same_tree = [k for k in seen if k[0] == in_tree]
   if not same_tree:
     return ["  different input pytree structure:",

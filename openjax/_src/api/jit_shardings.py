@@ -6,10 +6,11 @@ from __future__ import annotations
 import inspect
 
 from openjax._src import tree_util
-from openjax._src.core import Array
+from openjax._src.core import Array, Literal
 from openjax._src.core.placement import IncompatibleDevicesError, devices_phrase
 from openjax._src.core.array import ShardedBuffer, sharded_array_of_shards
-from openjax._src.core.sharding import (Mesh, NamedSharding, PartitionSpec, Sharding,
+from openjax._src.core.mesh import get_concrete_mesh
+from openjax._src.core.sharding import (Mesh, NamedSharding, PartitionSpec, Sharding, dim_axes,
                                         resolve_sharding)
 
 
@@ -47,7 +48,131 @@ def prefix_leaves(shardings, tree, what: str) -> list:
   return out
 
 
-__all__ = ["as_asked", "is_sharding_leaf", "prefix_leaves"]
+def used_leaves(closed, leaves: list, cache: dict) -> list:
+  """``leaves`` with the arguments the program never reads left out (None):
+  JAX drops those (``keep_unused=False``), so they place nothing. ``cache``:
+  the call's per-program dict (the flags are computed once)."""
+  used = cache.get("used")
+  if used is None:
+    read = _read_vars(closed.jaxpr)
+    used = cache["used"] = tuple(v in read for v in closed.jaxpr.invars)
+  return [x if u else None for x, u in zip(leaves, used)]
+
+
+def _read_vars(jaxpr) -> set:
+  read = {v for eqn in jaxpr.eqns for v in eqn.invars if not isinstance(v, Literal)}
+  read.update(v for v in jaxpr.outvars if not isinstance(v, Literal))
+  return read
+
+
+def context_mesh(name: str, leaves: list):
+  """The mesh of ``jax.set_mesh`` a call lays its results out over when
+  nothing else places it (JAX's device assignment is the context mesh's),
+  or None when no mesh is set. An argument committed to one device (not the
+  mesh's only one) raises JAX's incompatible-devices error."""
+  mesh = get_concrete_mesh()
+  if mesh.empty:
+    return None
+  whole = NamedSharding(mesh, PartitionSpec())
+  for i, x in enumerate(leaves):
+    if type(x) is Array and x._device is not None and \
+        whole._device_assignment != (x._device,):
+      raise IncompatibleDevicesError(
+          name, [(str(i), x), (None, f"jit's context mesh {devices_phrase(whole)}")])
+  return mesh
+
+
+def meshless_results(closed, leaves: list, mesh, cache: dict) -> tuple:
+  """Per result of a call over ``mesh`` whether its type names no mesh, so
+  JAX spells its replicated sharding ``P()``: over Auto axes a value read
+  from no argument (not labelled as the first argument); over Explicit
+  ones (rather than ``P(None,)``) an argument passed through that was not
+  laid out over the mesh, or, with no mesh set, a value read from no
+  argument over it (a constant). ``cache``: the call's per-program dict."""
+  on_mesh = tuple(type(x) is Array and type(x._buffer) is ShardedBuffer
+                  and x._buffer.sharding.mesh == mesh for x in leaves)
+  key = ("meshless", mesh, on_mesh, get_concrete_mesh().empty)
+  flags = cache.get(key)
+  if flags is None:
+    flags = cache[key] = tuple(_meshless(closed.jaxpr, on_mesh, mesh, key[3]))
+  return flags
+
+
+def _meshless(jaxpr, on_mesh_flags: tuple, mesh, no_context_mesh: bool) -> list:
+  if not mesh._any_axis_explicit:
+    # (under jax.set_mesh JAX labels a constant as the first argument
+    # too, unless that argument is never read: dropped, it labels nothing)
+    if not no_context_mesh and jaxpr.invars and jaxpr.invars[0] in _read_vars(jaxpr):
+      return [False] * len(jaxpr.outvars)
+    return [v not in _reading(jaxpr, set(jaxpr.invars)) for v in jaxpr.outvars]
+  on_mesh = {v for v, m in zip(jaxpr.invars, on_mesh_flags) if m}
+  typed = _reading(jaxpr, on_mesh) if no_context_mesh else None
+  invars = set(jaxpr.invars)
+  out = []
+  for v in jaxpr.outvars:
+    if isinstance(v, Literal):
+      out.append(typed is not None)
+    elif v in invars:
+      out.append(v not in on_mesh)
+    else:
+      out.append(typed is not None and v not in typed)
+  return out
+
+
+def _reading(jaxpr, sources: set) -> set:
+  """``sources`` and the variables of ``jaxpr`` computed from them."""
+  reached = set(sources)
+  for eqn in jaxpr.eqns:
+    if any(not isinstance(v, Literal) and v in reached for v in eqn.invars):
+      reached.update(eqn.outvars)
+  return reached
+
+
+def spelled_meshless(outs: list, meshless: tuple) -> list:
+  """Replicated results ``outs`` flagged in ``meshless`` relabelled ``P()``."""
+  if not any(meshless):
+    return outs
+  placed = []
+  for o, m in zip(outs, meshless):
+    if m and type(o) is Array and type(o._buffer) is ShardedBuffer:
+      own = o._buffer.sharding
+      # (by the spec, not is_fully_replicated: that maps every device's indices)
+      if own.spec != _WHOLE and _replicated(own):
+        o = sharded_array_of_shards(o.aval, _whole_over(own.mesh), o._buffer.shards)
+    placed.append(o)
+  return placed
+
+
+_WHOLE = PartitionSpec()
+
+
+_replicated_specs: dict = {}
+
+
+def _replicated(sharding: NamedSharding) -> bool:
+  key = (sharding.mesh, sharding.spec)
+  whole = _replicated_specs.get(key)
+  if whole is None:
+    if len(_replicated_specs) > 1024:
+      _replicated_specs.clear()
+    sizes = sharding.mesh.shape
+    whole = _replicated_specs[key] = all(sizes[a] == 1 for p in sharding.spec
+                                         for a in dim_axes(p))
+  return whole
+_wholes: dict = {}
+
+
+def _whole_over(mesh) -> NamedSharding:
+  s = _wholes.get(mesh)
+  if s is None:
+    if len(_wholes) > 256:
+      _wholes.clear()
+    s = _wholes[mesh] = NamedSharding(mesh, _WHOLE)
+  return s
+
+
+__all__ = ["as_asked", "context_mesh", "is_sharding_leaf", "meshless_results", "prefix_leaves",
+           "spelled_meshless", "used_leaves"]
 
 
 def fun_qual_name(fun) -> str:

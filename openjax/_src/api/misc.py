@@ -19,7 +19,7 @@ from openjax._src.core import (Array, ShapedArray, Trace, Tracer, eval_trace, ge
                                make_array, set_current_trace, trace_state)
 from openjax._src.core.devices import devices, process_count, process_index
 from openjax._src.core.mesh import empty_abstract_mesh, get_abstract_mesh
-from openjax._src.core.sharding import NamedSharding, PartitionSpec
+from openjax._src.core.sharding import NamedSharding, PartitionSpec, is_meshless_argument
 from openjax._src.runtime.transfer import device_put
 
 __all__ = ["named_call", "named_scope", "ensure_compile_time_eval", "typeof",
@@ -114,7 +114,8 @@ def typeof(x: Any):
   # value is made (a shard_map body's, its manual axes Manual), a sharded
   # Array's own, else the empty one: ``P(None, None)`` over it.
   if isinstance(x, Tracer):
-    mesh = get_abstract_mesh()
+    # (a jit argument made off the mesh keeps the empty one, as in JAX)
+    mesh = empty_abstract_mesh if is_meshless_argument(x) else get_abstract_mesh()
   elif type(x) is Array and isinstance(x.sharding, NamedSharding):
     mesh = x.sharding.mesh.abstract_mesh
   else:

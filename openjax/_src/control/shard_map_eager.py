@@ -21,6 +21,7 @@ from openjax._src.control.shard_map_rules import varying_after
 from openjax._src.core import Array, ShapedArray, Trace, Tracer, get_aval, set_current_trace
 from openjax._src.core.jaxpr import jaxprs_in_params
 from openjax._src.core.placement import commit
+from openjax._src.core.sharding import NamedSharding
 from openjax._src.core.sharding_rules import apply_sharding_rule
 from openjax._src.primitives.collectives.collectives import (extend_axis_env,
                                                              running_on_mesh_device)
@@ -101,8 +102,10 @@ class ShardMapTrace(Trace):
     if self.check_vma and primitive.vma_rule is None and jaxprs_in_params(params):
       out_varying = self._typed_varying(primitive, args, params, out_varying)
     shardings = [None] * len(outs[0])
-    if any(isinstance(x, ShardMapTracer) and x._trace is self and x.split is not None
-           for x in args):
+    # (typed when an operand is, or when asked: ``jnp.zeros(..., out_sharding=)``)
+    if isinstance(params.get("sharding"), NamedSharding) or any(
+        isinstance(x, ShardMapTracer) and x._trace is self and x.split is not None
+        for x in args):
       shardings = self._typed_shardings(primitive, args, params)
     autos = [None] * len(outs[0])
     if self.typing_mesh is not None and any(

@@ -69,10 +69,10 @@ def _replicated(ndim: int) -> Layout:
 
 class _Const:
   """A constant operand of the flattened program (a literal or a constvar's value)."""
-  __slots__ = ("val",)
+  __slots__ = ("val", "weak_type")
 
-  def __init__(self, val):
-    self.val = val
+  def __init__(self, val, weak_type: bool = False):
+    self.val, self.weak_type = val, weak_type
 
 
 def _inlined_jaxpr(eqn) -> ClosedJaxpr | None:
@@ -105,7 +105,7 @@ def flatten_eqns(closed: ClosedJaxpr, in_keys: list, inlined: bool = False
   out = []
 
   def read(a):
-    return _Const(a.val) if isinstance(a, Literal) else env[a]
+    return _Const(a.val, a.aval.weak_type) if isinstance(a, Literal) else env[a]
   for eqn in jaxpr.eqns:
     ins = [read(a) for a in eqn.invars]
     inner = _inlined_jaxpr(eqn)
@@ -182,6 +182,10 @@ class SpmdPlan:
     self.out_keys = finals
     self._close()
     self._wire()
+    # All whole everywhere (jit under set_mesh): one device computes (callbacks once, as JAX)
+    self._one_computes = all(not lay.partial and is_replicated(lay.spec) for lay in
+                             self.layouts.values()) and all(
+        k == "segment" and not r[0].needs_coords for k, *r in self.steps)
 
   # ---- planning ----
   def _count_uses(self, eqns) -> dict:
@@ -534,22 +538,22 @@ class SpmdPlan:
     jaxpr, consts = trace_to_jaxpr(local_program, in_avals)
     seg.closed = ClosedJaxpr(jaxpr, consts)
 
-  def _run_segment(self, seg: _Segment, per_device: list) -> list:
-    """``seg`` on each device's pieces: compiled (``execute_per_device``), or
-    interpreted (the ``interpreter`` executor) and committed to the device."""
+  def _run_segment(self, seg: _Segment, per_device: list, devices) -> list:
+    """``seg`` on each of ``devices``' pieces: compiled (``execute_per_device``),
+    or interpreted (the ``interpreter`` executor) and committed to the device."""
     if seg.closed is None:
       self._compile(seg)
     if not compiling():
       closed = seg.closed
       return [commit(eval_jaxpr(closed.jaxpr, closed.consts, *args), device)
-              for args, device in zip(per_device, self.devices)]
+              for args, device in zip(per_device, devices)]
     if seg.executable is None:
       donated = self._donation[1].get(id(seg)) if self._donation else None
       if donated is not None:
         donated = donated + (False,) * seg.needs_coords
       seg.executable = compile_lowered(lower_closed_jaxpr(seg.closed, f"{self.name}_spmd",
                                                           donated))
-    return execute_per_device(seg.executable, per_device, self.devices)
+    return execute_per_device(seg.executable, per_device, devices)
 
   def _local_slice(self, x, aval, src_spec, spec, coords):
     """This device's ``spec`` piece of ``x``, its ``src_spec`` piece."""
@@ -610,11 +614,12 @@ class SpmdPlan:
         env[dst] = [self._host_piece(v, src, dev) for v, dev in zip(pieces, self.devices)]
         continue
       seg = rest[0]
+      m = 1 if self._one_computes else n
       per_device = [[env[k][d] for k in seg.inputs] + ([coords[d]] if seg.needs_coords else [])
-                    for d in range(n)]
-      outs = self._run_segment(seg, per_device)
+                    for d in range(m)]
+      outs = self._run_segment(seg, per_device, self.devices[:m])
       for j, k in enumerate(seg.outputs):
-        env[k] = [outs[d][j] for d in range(n)]
+        env[k] = [outs[d % m][j] for d in range(n)]
     outs = [self._assemble(k, env) for k in self.out_keys]
     if not self._results_fixed and leaves:
       outs = as_first_argument(outs, leaves[0], self.mesh)
@@ -727,9 +732,11 @@ class SpmdPlan:
 
   def _assemble(self, k, env) -> Array:
     if isinstance(k, _Const):
+      # (a constant: replicated, spelled P() as its type names no mesh, as JAX's)
       v = k.val
-      return v if type(v) is Array else Array(np.asarray(v), ShapedArray(np.shape(v),
-                                                                         np.asarray(v).dtype))
+      if type(v) is not Array:
+        v = Array(np.asarray(v), ShapedArray(np.shape(v), np.asarray(v).dtype, k.weak_type))
+      return put_sharded(v, NamedSharding(self.mesh, PartitionSpec()))
     aval, lay = self.avals[k], self.layouts[k]
     sharding = self.reported_sharding(compiler_spec(lay.spec, self.mesh))
     shards = []

@@ -13,11 +13,13 @@ over an Explicit axis, so unsharded code pays nothing for it.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 from typing import Any
 
-from openjax._src.core.mesh import AbstractMesh, AxisType, Mesh, get_concrete_mesh
+from openjax._src.core.mesh import (AbstractMesh, AxisType, Mesh, get_abstract_mesh,
+                                    get_concrete_mesh)
 
 
 class UnconstrainedSingleton:
@@ -613,6 +615,62 @@ def resolve_sharding(sharding: Any, api_name: str):
   return NamedSharding(mesh, sharding)
 
 
+def traced_out_sharding(sharding: Any, api_name: str):
+  """JAX's ``canonicalize_sharding`` for a creation function's ``out_sharding``
+  in traced code: a PartitionSpec over the abstract mesh in context (a
+  shard_map body's, its manual axes Manual), a NamedSharding as given. Its
+  axes must be Explicit (an Auto or Manual axis cannot type a value), and a
+  NamedSharding's mesh must be the one in context when there is one."""
+  if sharding is None:
+    return None
+  context = get_abstract_mesh()
+  if isinstance(sharding, PartitionSpec):
+    if context.empty:
+      raise ValueError(
+          "Using PartitionSpec when you are not under a mesh context is not allowed. Please "
+          "pass a NamedSharding instance or enter into a mesh context via `jax.set_mesh`. "
+          f"Got {sharding}")
+    sharding = NamedSharding(context, sharding)
+  elif not isinstance(sharding, NamedSharding):
+    return sharding
+  elif not context.empty and context != sharding.mesh.abstract_mesh:
+    raise ValueError(f"Context mesh {context} should match the mesh of sharding "
+                     f"{sharding.mesh.abstract_mesh} passed to {api_name}.")
+  types = sharding.mesh._name_to_type
+  for p in sharding.spec:
+    for a in dim_axes(p):
+      if types[a] is not AxisType.Explicit:
+        raise ValueError(
+            f"PartitionSpec passed to {api_name} cannot contain axis names that are of type "
+            f"Auto or Manual. Got PartitionSpec: {sharding.spec} with axis name: {a} of type: "
+            f"AxisType.{types[a].name}.")
+  return sharding
+
+
+# The arguments of the function a ``jit`` call is tracing whose values lie
+# on no mesh (a single device's Array, NumPy data, Python scalars), by id:
+# JAX types those with the empty mesh even under ``jax.set_mesh``. Filled
+# while the function runs (``meshless_arguments``).
+_meshless_arguments: dict = {}
+
+
+@contextlib.contextmanager
+def meshless_arguments(tracers: list):
+  """While tracing: ``tracers`` (jit's arguments from values on no mesh)
+  typed with the empty mesh (``jax.typeof(x).sharding.mesh``)."""
+  for t in tracers:
+    _meshless_arguments[id(t)] = t
+  try:
+    yield
+  finally:
+    for t in tracers:
+      _meshless_arguments.pop(id(t), None)
+
+
+def is_meshless_argument(x) -> bool:
+  return _meshless_arguments.get(id(x)) is x
+
+
 class ManualAxisType:
   """The type of a value over Manual mesh axes (inside ``shard_map``): the
   axes along which it is ``varying``, and those over which it holds partial
@@ -677,5 +735,6 @@ class Shard:
 
 __all__ = ["DuplicateSpecError", "IndivisibleError", "ManualAxisType", "NamedSharding", "P",
            "PartitionSpec", "Shard", "Sharding", "SingleDeviceSharding", "UNCONSTRAINED",
-           "aval_sharding", "dim_axes", "make_single_device_sharding", "replica_ids",
-           "resolve_sharding", "result_sharding", "shape_sharding_str"]
+           "aval_sharding", "dim_axes", "is_meshless_argument",
+           "make_single_device_sharding", "meshless_arguments", "replica_ids",
+           "resolve_sharding", "result_sharding", "shape_sharding_str", "traced_out_sharding"]

@@ -15,10 +15,12 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
-from openjax._src.core import Array, make_array, Tracer
+from openjax._src.core import Array, Tracer, eval_trace, make_array, trace_state
+from openjax._src.core.avals import ordered_axes
 from openjax._src.core.mesh import get_concrete_mesh
-from openjax._src.core.sharding import NamedSharding, PartitionSpec
+from openjax._src.core.sharding import NamedSharding, PartitionSpec, traced_out_sharding
 from openjax._src.numpy import util
+from openjax._src.primitives.collectives.varying import pvary
 from openjax._src.runtime.transfer import device_put
 
 __all__ = [
@@ -88,16 +90,30 @@ def _check_forgot_shape_tuple(name: str, shape: Any, dtype: Any) -> None:
         "for the shape?")
 
 
-def fill(shape: tuple[int, ...], fill_value: Any, dtype: np.dtype, weak: bool):
+def fill(shape: tuple[int, ...], fill_value: Any, dtype: np.dtype, weak: bool,
+         sharding: Any = None):
   """``lax.full``: broadcast a scalar ``fill_value`` (cast to ``dtype``) to
-  ``shape``; the scalar stays a literal when traced."""
+  ``shape`` (typed as laid out by ``sharding``, traced code's); the scalar
+  stays a literal when traced."""
   if np.ndim(fill_value):
     raise TypeError("full must be called with scalar fill_value, got fill_value.shape "
                     f"{np.shape(fill_value)}.")
   scalar = lax._convert_element_type(fill_value, dtype, weak)
   if not shape:
     return scalar if hasattr(scalar, "aval") else host_array(scalar, dtype, weak)
-  return lax.broadcast_in_dim(scalar, shape, ())
+  return lax.broadcast_in_dim(scalar, shape, (), out_sharding=sharding)
+
+
+def _traced_layout(name: str, device: Any, out_sharding: Any):
+  """In traced code (jit, a shard_map body) ``out_sharding`` types the
+  created value, as JAX's ``lax.full(sharding=)`` does: the NamedSharding
+  its broadcast is asked for (None eagerly, where ``put_on`` lays the
+  concrete result out, and for ``device``, which JAX ignores there). Either
+  way it must name Explicit axes only (JAX's error)."""
+  if out_sharding is None or device is not None:
+    return None
+  sharding = traced_out_sharding(out_sharding, name)
+  return None if trace_state.trace is eval_trace else sharding
 
 
 def _shape_of(a: Any) -> tuple[int, ...]:
@@ -266,6 +282,7 @@ def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None =
   if ndmin > nd:
     out = lax.expand_dims(out, tuple(range(ndmin - nd)))
   # (an operation on an Array, ``jnp.array(jnp.zeros(4))``, is typed as one)
+  _traced_layout("jnp.array", device, out_sharding)   # (checked: put_on lays it out)
   return put_on(out, device if device is not None else out_sharding,
                 typed=isinstance(object, Array))
 
@@ -288,7 +305,11 @@ def copy(a: Any, order: str | None = None):
 def _filled(name: str, shape: Any, value: Any, dtype: Any, device: Any, out_sharding: Any):
   _check_forgot_shape_tuple(name, shape, dtype)
   dtype = dtypes.explicit_dtype(float if dtype is None else dtype, name)
-  return put_on(fill(canonicalize_shape(shape), value, dtype, False), device, out_sharding)
+  shape = canonicalize_shape(shape)
+  sharding = _traced_layout(f"jnp.{name}", device, out_sharding)
+  if sharding is not None:
+    return fill(shape, value, dtype, False, sharding)
+  return put_on(fill(shape, value, dtype, False), device, out_sharding)
 
 
 def zeros(shape: Any, dtype: Any = None, *, device: Any = None, out_sharding: Any = None):
@@ -312,14 +333,21 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None,
   array); the dtype defaults to the fill value's, weak for Python scalars."""
   dtype = user_dtype(dtype, "full")
   util.check_arraylike("full", fill_value)
+  shape = canonicalize_shape(shape)
+  sharding = _traced_layout("full", device, out_sharding)
   if np.ndim(fill_value) == 0:
-    shape = canonicalize_shape(shape)
     weak = dtype is None and is_weak(fill_value)
     dt = dtypes.dtype(fill_value) if dtype is None else dtype
+    if sharding is not None:
+      return fill(shape, fill_value, dt, weak, sharding)
     return put_on(fill(shape, fill_value, dt, weak), device, out_sharding)
-  shape = canonicalize_shape(shape)
-  return put_on(util.broadcast_to_shape(asarray(fill_value, dtype=dtype), shape), device,
-                out_sharding)
+  value = asarray(fill_value, dtype=dtype)
+  vshape = np.shape(value)
+  if sharding is not None and len(vshape) <= len(shape) and all(
+      a in (1, b) for a, b in zip(vshape[::-1], shape[::-1])):
+    return lax.broadcast_in_dim(value, shape, tuple(range(len(shape) - len(vshape), len(shape))),
+                                out_sharding=sharding)
+  return put_on(util.broadcast_to_shape(value, shape), device, out_sharding)
 
 
 def _like_args(name: str, a: Any, dtype: Any, shape: Any):
@@ -341,24 +369,40 @@ def _like_layout(a: Any, shape: tuple, out_sharding: Any):
   return out_sharding
 
 
+def _filled_like(name: str, a: Any, shape: tuple, value: Any, dtype, weak: bool, device: Any,
+                 out_sharding: Any):
+  """A ``*_like`` result filled with the scalar ``value``. Of a traced ``a``
+  it is typed as JAX's ``lax.full_like`` types it: split as ``a`` (same
+  shape) or as ``out_sharding`` asks, and varying over ``a``'s manual axes
+  inside a shard_map body."""
+  if not isinstance(a, Tracer) or device is not None:
+    return put_on(fill(shape, value, dtype, weak), device, _like_layout(a, shape, out_sharding))
+  aval = a.aval
+  sharding = (traced_out_sharding(out_sharding, f"jnp.{name}") if out_sharding is not None
+              else aval.sharding if tuple(aval.shape) == tuple(shape) else None)
+  out = fill(shape, value, dtype, weak, sharding)
+  vma = getattr(aval, "vma", ())
+  return pvary(out, ordered_axes(vma)) if vma else out
+
+
 def zeros_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None,
                out_sharding: Any = None):
   """Zeros with the shape and dtype of ``a`` (either may be overridden)."""
   _, dt, shp, weak = _like_args("zeros_like", a, dtype, shape)
-  return put_on(fill(shp, 0, dt, weak), device, _like_layout(a, shp, out_sharding))
+  return _filled_like("zeros_like", a, shp, 0, dt, weak, device, out_sharding)
 
 
 def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None,
               out_sharding: Any = None):
   """Ones with the shape and dtype of ``a`` (either may be overridden)."""
   _, dt, shp, weak = _like_args("ones_like", a, dtype, shape)
-  return put_on(fill(shp, 1, dt, weak), device, _like_layout(a, shp, out_sharding))
+  return _filled_like("ones_like", a, shp, 1, dt, weak, device, out_sharding)
 
 
 def empty_like(prototype: Any, dtype: Any = None, shape: Any = None, *, device: Any = None):
   """Like ``zeros_like`` (JAX 0.10 fills "empty" arrays with zeros)."""
   _, dt, shp, weak = _like_args("empty_like", prototype, dtype, shape)
-  return put_on(fill(shp, 0, dt, weak), device, _like_layout(prototype, shp, None))
+  return _filled_like("empty_like", prototype, shp, 0, dt, weak, device, None)
 
 
 def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *,
@@ -370,9 +414,9 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *,
   else:
     util.check_arraylike("full_like", a, fill_value)
   _, dt, shp, weak = _like_args("full_like", a, dtype, shape)
-  out_sharding = _like_layout(a, shp, out_sharding)
   if np.ndim(fill_value) == 0:
-    return put_on(fill(shp, fill_value, dt, weak), device, out_sharding)
+    return _filled_like("full_like", a, shp, fill_value, dt, weak, device, out_sharding)
+  out_sharding = _like_layout(a, shp, out_sharding)
   return put_on(util.broadcast_to_shape(asarray(fill_value, dtype=dt), shp), device, out_sharding)
 
 

@@ -17,6 +17,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from openjax._src import tree_util
+from openjax._src.config import config
 from openjax._src.core import Array, Tracer, eval_trace, trace_state
 from openjax._src.core.devices import devices as all_devices
 from openjax._src.core.mesh import (AbstractMesh, AxisType, Mesh, empty_abstract_mesh, empty_concrete_mesh,
@@ -56,7 +57,7 @@ class set_mesh:
   """Install ``mesh`` for this thread: as a statement (``jax.set_mesh(mesh)``)
   or for a block (``with jax.set_mesh(mesh):``). Bare PartitionSpecs then
   refer to it, and ``get_abstract_mesh()`` returns its abstract mesh."""
-  __slots__ = ("prev",)
+  __slots__ = ("prev", "prev_state")
 
   def __init__(self, mesh: Mesh | None):
     if mesh is not None and not isinstance(mesh, Mesh):
@@ -70,12 +71,17 @@ class set_mesh:
       self.prev = set_context_mesh(empty_concrete_mesh, empty_abstract_mesh)
     else:
       self.prev = set_context_mesh(mesh, mesh.abstract_mesh)
+    # (jit lays results out over the mesh: its fast path, keyed on the
+    # flags' state, must not serve calls made under another)
+    self.prev_state = config.set_local_state(
+        "set_mesh", None if mesh is None or mesh.empty else mesh)
 
   def __enter__(self):
     return None
 
   def __exit__(self, exc_type, exc_value, traceback):
     set_context_mesh(*self.prev)
+    config.set_local_state("set_mesh", self.prev_state)
     return False
 
 
