@@ -102,10 +102,11 @@ def test_several_operations_run_as_a_program():
   h = jnp.asarray(_F[:3, :3].astype(np.float16))
   for _ in range(3):
     jnp.sum(h, axis=0)
-  plan = next(p for k, p in reductions._REDUCTION_PLANS.items()
-              if k[0] == "sum" and k[5] == (3, 3) and k[6] == np.float16 and k[8] == 0)
-  assert plan.program is not None
-  assert any(callable(r) for r in plan.program._eager_fast.values())
+  # (other tests may have made plans of similar keys, e.g. under a trace)
+  plans = [p for k, p in reductions._REDUCTION_PLANS.items()
+           if k[0] == "sum" and k[5] == (3, 3) and k[6] == np.float16 and k[8] == 0]
+  assert any(p.program is not None and any(callable(r) for r in p.program._eager_fast.values())
+             for p in plans)
   # A single reduction keeps its one bind.
   x = jnp.asarray(_F[:3, :3])
   for _ in range(3):
