@@ -113,15 +113,20 @@ def _initial_key(initial):
   return False
 
 
+def _replay(plan: _ReductionPlan, a, where_, preproc: Callable | None, keepdims: bool):
+  """The reduction ``plan`` describes, op by op (eagerly or traced)."""
+  result = plan.run(preproc(a) if preproc else a, where_)
+  if plan.initial is not None:
+    result = plan.op(plan.initial, result)
+  if keepdims:
+    result = _expand_dims(result, plan.dims)
+  return _convert(result, plan.result_dtype)
+
+
 def _plan_program(name: str, plan: _ReductionPlan, preproc: Callable | None, keepdims: bool):
   """The eager library function of a plan: its replay, traced once per
   operand type."""
   def reduction(a, where_):
-    result = plan.run(preproc(a) if preproc else a, where_)
-    if plan.initial is not None:
-      result = plan.op(plan.initial, result)
-    if keepdims:
-      result = _expand_dims(result, plan.dims)
-    return _convert(result, plan.result_dtype)
+    return _replay(plan, a, where_, preproc, keepdims)
   reduction.__name__ = reduction.__qualname__ = name
   return util.jit(reduction)

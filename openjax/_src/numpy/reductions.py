@@ -25,7 +25,7 @@ from openjax._src.core.trace import eager_config
 from openjax._src.numpy import util
 from openjax._src.numpy.reduction_plans import (_ReductionPlan, _canonical_dtype, _convert,
                                                 _expand_dims, _initial_key, _operand_key,
-                                                _plan_program, _static_or_traced)
+                                                _plan_program, _replay, _static_or_traced)
 
 __all__ = [
     "sum", "prod", "max", "min", "amax", "amin", "all", "any", "mean", "var", "std", "ptp",
@@ -172,12 +172,7 @@ def _reduction(a, name: str, reducer: Callable, op: Callable, init_val, *,
         if program is None:
           program = plan.program = _plan_program(name, plan, preproc, keepdims)
         return program(a, where_)
-      result = plan.run(preproc(a) if preproc else a, where_)
-      if plan.initial is not None:
-        result = plan.op(plan.initial, result)
-      if keepdims:
-        result = _expand_dims(result, plan.dims)
-      return _convert(result, plan.result_dtype)
+      return _replay(plan, a, where_, preproc, keepdims)
   _check_out(name, out)
   a = util.ensure_arraylike(name, a)
   where_ = _check_where(name, where_)

@@ -222,10 +222,13 @@ def _is_fence(ref) -> bool:
 
 
 def _make_vm_module(host: HostFunction, hal_device):
-  if host.kernel:
-    return _make_kernel_vm_module(host, hal_device)
+  """The VM module exporting ``host`` as ``call``: it waits for the wait
+  fence, runs the function (a kernel on views, a callback on copies),
+  signals the signal fence, or fails it and keeps the exception for the
+  caller of the program (``take_error``)."""
   n_in = len(host.in_avals)
-  n_out = len(host.out_avals)
+  run = _run_kernel if host.kernel else _run_callback
+  what = "host kernel" if host.kernel else "host call"
 
   def call(_instance, *refs):
     wait, signal = refs[n_in], refs[n_in + 1]
@@ -233,28 +236,17 @@ def _make_vm_module(host: HostFunction, hal_device):
     try:
       if _is_fence(wait):
         wait.deref(rt.HalFence).wait()
-      operands = [_to_numpy(r, a) for r, a in zip(refs[:n_in], host.in_avals)]
-      _state.depth += 1
-      try:
-        results = host.fn(*operands)
-      finally:
-        _state.depth -= 1
-      results = list(results) if n_out else []
-      if len(results) != n_out:
-        raise TypeError(f"host call {host.symbol}: returned {len(results)} results, the "
-                        f"program expects {n_out}")
-      refs_out = [_to_buffer(hal_device, v, a, f"host call {host.symbol}", i)
-                  for i, (v, a) in enumerate(zip(results, host.out_avals))]
+      refs_out = run(host, hal_device, refs[:n_in])
     except BaseException as e:  # noqa: BLE001 - handed to the caller of the program
       _state.error = e
       if signal is not None:
-        signal.fail(f"host call {host.symbol} raised {type(e).__name__}")
-      raise RuntimeError(f"host call {host.symbol} raised {type(e).__name__}: {e}") from None
+        signal.fail(f"{what} {host.symbol} raised {type(e).__name__}")
+      raise RuntimeError(f"{what} {host.symbol} raised {type(e).__name__}: {e}") from None
     if signal is not None:
       signal.signal()
-    if n_out == 0:
+    if not refs_out:
       return None
-    return refs_out[0] if n_out == 1 else tuple(refs_out)
+    return refs_out[0] if len(refs_out) == 1 else tuple(refs_out)
 
   class _Instance:
     def __init__(self, _iface):
@@ -263,6 +255,31 @@ def _make_vm_module(host: HostFunction, hal_device):
   iface = rt.PyModuleInterface(host.module_name, _Instance)
   iface.export("call", host.signature, call)
   return iface.create()
+
+
+def _run_callback(host: HostFunction, hal_device, refs) -> list:
+  """A callback: copies in, the function's results copied into new buffers."""
+  n_out = len(host.out_avals)
+  operands = [_to_numpy(r, a) for r, a in zip(refs, host.in_avals)]
+  _state.depth += 1
+  try:
+    results = host.fn(*operands)
+  finally:
+    _state.depth -= 1
+  results = list(results) if n_out else []
+  if len(results) != n_out:
+    raise TypeError(f"host call {host.symbol}: returned {len(results)} results, the "
+                    f"program expects {n_out}")
+  return [_to_buffer(hal_device, v, a, f"host call {host.symbol}", i)
+          for i, (v, a) in enumerate(zip(results, host.out_avals))]
+
+
+def _run_kernel(host: HostFunction, hal_device, refs) -> list:
+  """A kernel: views in, results written into views of new buffers."""
+  operands = [_view(r, a) for r, a in zip(refs, host.in_avals)]
+  outs = [_new_buffer(hal_device, a) for a in host.out_avals]
+  host.fn(*operands, *(view for _, view in outs))
+  return [ref for ref, _ in outs]
 
 
 def _view(ref, aval: ShapedArray) -> np.ndarray:
@@ -280,39 +297,6 @@ def _new_buffer(hal_device, aval: ShapedArray):
   buf = hal_device.allocator.allocate_buffer(_DEVICE_MEMORY, _USAGE, nbytes)
   bv = rt.HalBufferView(buf, list(aval.shape), hal_element_type(aval.dtype))
   return bv.ref, bv.map().asarray(aval.shape, np.dtype(aval.dtype))
-
-
-def _make_kernel_vm_module(host: HostFunction, hal_device):
-  n_in = len(host.in_avals)
-
-  def call(_instance, *refs):
-    wait, signal = refs[n_in], refs[n_in + 1]
-    signal = signal.deref(rt.HalFence) if _is_fence(signal) else None
-    try:
-      if _is_fence(wait):
-        wait.deref(rt.HalFence).wait()
-      operands = [_view(r, a) for r, a in zip(refs[:n_in], host.in_avals)]
-      outs = [_new_buffer(hal_device, a) for a in host.out_avals]
-      host.fn(*operands, *(view for _, view in outs))
-    except BaseException as e:  # noqa: BLE001 - handed to the caller of the program
-      _state.error = e
-      if signal is not None:
-        signal.fail(f"host kernel {host.symbol} raised {type(e).__name__}")
-      raise RuntimeError(f"host kernel {host.symbol} raised {type(e).__name__}: {e}") from None
-    if signal is not None:
-      signal.signal()
-    refs_out = [ref for ref, _ in outs]
-    if not refs_out:
-      return None
-    return refs_out[0] if len(refs_out) == 1 else tuple(refs_out)
-
-  class _Instance:
-    def __init__(self, _iface):
-      pass
-
-  iface = rt.PyModuleInterface(host.module_name, _Instance)
-  iface.export("call", host.signature, call)
-  return iface.create()
 
 
 __all__ = ["HostFunction", "register", "register_kernel", "imports_of", "vm_modules", "active",
