@@ -43,8 +43,12 @@ def _ormqr_args(rng):
 
 
 def _ormqr_ref(a, taus, c):
-  out, _, _ = lapack.dormqr("L", "T", a.astype(np.float64), taus.astype(np.float64),
-                            c.astype(np.float64), lwork=64)
+  # LAPACK wants lwork >= columns of c (the eager sweep scales c up); a
+  # blocked workspace of 64 per column.
+  out, _, info = lapack.dormqr("L", "T", a.astype(np.float64), taus.astype(np.float64),
+                               c.astype(np.float64), lwork=64 * max(1, c.shape[1]))
+  if info != 0:
+    raise ValueError(f"dormqr: info {info}")
   return out.astype(F32)
 
 
