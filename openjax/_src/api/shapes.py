@@ -1,6 +1,7 @@
 """``ShapeDtypeStruct`` and turning arguments into abstract values."""
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -30,7 +31,7 @@ class ShapeDtypeStruct:
 
   @property
   def size(self) -> int:
-    return int(np.prod(self.shape, dtype=np.int64))
+    return math.prod(self.shape)
 
   @classmethod
   def like(cls, x) -> "ShapeDtypeStruct":

@@ -8,6 +8,7 @@ compiled program): reads clamp or fill, writes are dropped, as in JAX.
 """
 from __future__ import annotations
 
+import math
 import operator
 from typing import Callable, NamedTuple, Sequence
 
@@ -75,7 +76,7 @@ def _reshape(a, shape):
 
 
 def _ravel(a):
-  return lax.reshape(a, (int(np.prod(np.shape(a), dtype=np.int64)),))
+  return lax.reshape(a, (math.prod(np.shape(a)),))
 
 
 # ---------------------------------------------------------------------- take

@@ -9,6 +9,7 @@ stage one equation, and the result is weak only when JAX's promotion says so.
 """
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
@@ -65,7 +66,7 @@ def _moveaxis(x, source, destination):
 
 def _ravel(x):
   shape = np.shape(x)
-  return x if len(shape) == 1 else lax.reshape(x, (int(np.prod(shape, dtype=np.int64)),))
+  return x if len(shape) == 1 else lax.reshape(x, (math.prod(shape),))
 
 
 def _broadcast_batch(x, batch, core):

@@ -7,6 +7,7 @@ themselves are built with ``iota`` and elementwise lax ops, so they trace.
 """
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any, Callable
 
@@ -278,7 +279,7 @@ def diagflat(v: Any, k: int = 0):
   """A 2-D array with the flattened ``v`` on its ``k``-th diagonal."""
   util.check_arraylike("diagflat", v)
   v = asarray(v)
-  flat = lax.reshape(_strong(v, v.dtype), (int(np.prod(np.shape(v), dtype=np.int64)),))
+  flat = lax.reshape(_strong(v, v.dtype), (math.prod(np.shape(v)),))
   return diag(flat, k)
 
 

@@ -9,6 +9,7 @@ prints ``key<fry>``. Samplers accept either form and work on the data.
 """
 from __future__ import annotations
 
+import math
 import operator
 import warnings
 import weakref
@@ -185,7 +186,7 @@ class PRNGKeyArray:
 
   @property
   def size(self) -> int:
-    return int(np.prod(self.shape, dtype=np.int64))
+    return math.prod(self.shape)
 
   @property
   def dtype(self) -> KeyTy:
