@@ -373,6 +373,10 @@ def test_import_and_eager_ops_start_no_device_threads():
       x = jnp.arange(4.0) * 2 + 1
       print(workers(), x.devices() == {jax.devices()[0]})
       jax.jit(lambda a: jnp.sin(a) @ jnp.ones((4, 4)))(x).block_until_ready()
+      import time
+      deadline = time.monotonic() + 10   # a worker names itself when it first runs
+      while not workers() and time.monotonic() < deadline:
+        time.sleep(0.05)
       print(workers() > 0)
   """, 8, compiled=True)
   assert out.split() == ["0", "True", "True"]
