@@ -33,8 +33,9 @@ import numpy as np
 
 from openjax._src import tree_util
 from openjax._src.api.jit import jit
+from openjax._src.control.loop_dispatch import has_loop
 from openjax._src.control.trace_cache import pure_fun_key
-from openjax._src.core import Array, Tracer, current_trace, eval_trace, jaxprs_in_params
+from openjax._src.core import Array, Tracer, current_trace, eval_trace
 from openjax._src.core.array import ShardedBuffer
 
 # Closed-over values that cannot change what a library function computes.
@@ -88,19 +89,6 @@ def _checked_outputs(fun):
   return primal
 
 
-_LOOPS = frozenset(["while", "scan"])
-
-
-def _has_loop(jaxpr) -> bool:
-  """Whether ``jaxpr`` (or a sub-jaxpr) has a ``while`` or ``scan``."""
-  for eqn in jaxpr.eqns:
-    if eqn.primitive.name in _LOOPS:
-      return True
-    if any(_has_loop(sub) for sub in jaxprs_in_params(eqn.params)):
-      return True
-  return False
-
-
 class EagerPrimal:
   """The eager-call state of one custom function: the key its primal
   function had last call, the eager library function of that key, and how
@@ -141,7 +129,7 @@ class EagerPrimal:
       if jitted is None:
         jitted = jit(_checked_outputs(fun), static_argnums=nondiff, _eager=True)
         try:
-          loops = _has_loop(jitted.trace(*args)._entry.closed_jaxpr.jaxpr)
+          loops = has_loop(jitted.trace(*args)._entry.closed_jaxpr.jaxpr)
         except Exception:   # noqa: BLE001 - op by op decides, and raises the eager error
           loops = True
         if loops:

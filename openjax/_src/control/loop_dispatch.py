@@ -90,9 +90,10 @@ def _loop_values(jaxprs):
       yield from _loop_values(jaxprs_in_params(eqn.params))
 
 
-def _has_loop(jaxpr) -> bool:
+def has_loop(jaxpr) -> bool:
+  """Whether ``jaxpr`` (or a sub-jaxpr) has a ``while`` or ``scan``."""
   return any(e.primitive.name in ("while", "scan") or
-             any(_has_loop(j) for j in jaxprs_in_params(e.params)) for e in jaxpr.eqns)
+             any(has_loop(j) for j in jaxprs_in_params(e.params)) for e in jaxpr.eqns)
 
 
 def _allowed(eqn, flat: bool) -> bool:
@@ -107,7 +108,7 @@ def _allowed(eqn, flat: bool) -> bool:
   if name == "jit" and not eqn.params.get("inline"):
     # A called function is lowered once per module and may be called outside
     # the dispatch too: no loop inside it, whose lowering would differ.
-    if _has_loop(subs[0]):
+    if has_loop(subs[0]):
       return False
   elif name == "while":
     if eqn.params["cond_jaxpr"].out_avals[0].ndim > 0 and not flat:
@@ -203,4 +204,4 @@ def in_one_dispatch(ctx, operands: Sequence[Value], result_types: Sequence[str],
           for o, t in zip(outs, result_types)]
 
 
-__all__ = ["fits_one_dispatch", "carry_in_place", "in_one_dispatch"]
+__all__ = ["fits_one_dispatch", "carry_in_place", "in_one_dispatch", "has_loop"]
