@@ -191,9 +191,16 @@ def _eager_scatter(x: Array, idx, value: np.ndarray, scatter_op: Callable,
   view = _eager_update_view(value, plan)
   if view is None:
     return None
+  return _scatter_by_plan(x, plan, view, scatter_op, indices_are_sorted, unique_indices, mode)
+
+
+def _scatter_by_plan(x, plan, y, scatter_op: Callable, indices_are_sorted: bool,
+                     unique_indices: bool, mode):
+  """``scatter_op`` of ``y`` (in the plan's update layout) into ``x`` at the
+  plan's indices (a scalar boolean index adds, then drops, its dimensions)."""
   if plan.scalar_bool_dims:
     x = lax.expand_dims(x, plan.scalar_bool_dims)
-  out = scatter_op(x, plan.indices, view, _scatter_dnums(plan.dnums),
+  out = scatter_op(x, plan.indices, y, _scatter_dnums(plan.dnums),
                    indices_are_sorted=plan.indices_are_sorted or indices_are_sorted,
                    unique_indices=plan.unique_indices or unique_indices, mode=mode)
   if plan.scalar_bool_dims:
@@ -231,13 +238,7 @@ def scatter_update(x, idx, y, scatter_op: Callable, *, indices_are_sorted: bool,
     y = lax.squeeze(y, plan.newaxis_dims)
   if plan.reversed_y_dims:
     y = lax.rev(y, plan.reversed_y_dims)
-  if plan.scalar_bool_dims:
-    x = lax.expand_dims(x, plan.scalar_bool_dims)
-  out = scatter_op(x, plan.indices, y, _scatter_dnums(plan.dnums),
-                   indices_are_sorted=plan.indices_are_sorted or indices_are_sorted,
-                   unique_indices=plan.unique_indices or unique_indices, mode=mode)
-  if plan.scalar_bool_dims:
-    out = lax.squeeze(out, plan.scalar_bool_dims)
+  out = _scatter_by_plan(x, plan, y, scatter_op, indices_are_sorted, unique_indices, mode)
   return lax._convert_element_type(out, dtype, weak)
 
 
