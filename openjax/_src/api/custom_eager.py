@@ -129,7 +129,7 @@ class EagerPrimal:
       if jitted is None:
         jitted = jit(_checked_outputs(fun), static_argnums=nondiff, _eager=True)
         try:
-          loops = has_loop(jitted.trace(*args)._entry.closed_jaxpr.jaxpr)
+          loops = has_loop(jitted.trace(*args).jaxpr.jaxpr)
         except Exception:   # noqa: BLE001 - op by op decides, and raises the eager error
           loops = True
         if loops:
