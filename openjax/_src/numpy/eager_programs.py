@@ -19,19 +19,15 @@ from openjax._src.numpy import util
 __all__ = ["eager_program"]
 
 
-def eager_program(*, static_argnames=(), only_with=None):
+def eager_program(*, static_argnames=()):
   """Decorator: eager calls of the function run as one library program
-  (``util.jit`` with ``static_argnames``); traced calls run it inline.
-  ``only_with``: a keyword argument without which eager calls run inline
-  too (``size``: without it the result's shape depends on the values, and
-  trying the program first costs ~13 us a call)."""
+  (``util.jit`` with ``static_argnames``); traced calls run it inline."""
   def wrap(fun):
     program = util.jit(fun, static_argnames=static_argnames)
 
     @functools.wraps(fun)
     def call(*args, **kwargs):
-      if trace_state.trace is eval_trace and (only_with is None
-                                              or kwargs.get(only_with) is not None):
+      if trace_state.trace is eval_trace:
         return program(*args, **kwargs)
       return fun(*args, **kwargs)
     return call

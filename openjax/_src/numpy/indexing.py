@@ -19,7 +19,6 @@ from openjax._src import lax
 from openjax._src.core import Tracer, concrete_or_error
 from openjax._src.numpy import util
 from openjax._src.numpy.creation import asarray, ones
-from openjax._src.numpy.eager_programs import eager_program
 from openjax._src.numpy.index_plans import rewriting_take
 from openjax._src.numpy.indexer import _to_index_dtype, _wrap_negative
 from openjax._src.numpy.shape_reshaping import as_array, broadcast_to, moveaxis, ravel, take_static
@@ -411,7 +410,6 @@ def argwhere(a, *, size: int | None = None, fill_value=None):
   return lax.concatenate([lax.expand_dims(c, (1,)) for c in cols], 1)
 
 
-@eager_program(static_argnames=("axis", "size", "out"), only_with="size")
 def compress(condition, a, axis: int | None = None, *, size: int | None = None,
              fill_value=0, out=None):
   """The slices of ``a`` along ``axis`` where ``condition`` is True.
@@ -461,7 +459,6 @@ def _method_compress(self, condition, axis=None, *, size=None, fill_value=0, out
   return compress(condition, self, axis, size=size, fill_value=fill_value, out=out)
 
 
-@eager_program(static_argnames=("size",), only_with="size")
 def extract(condition, arr, *, size: int | None = None, fill_value=0):
   """The elements of ``arr`` where ``condition`` is True (both flattened)."""
   util.check_arraylike("extract", condition, arr, fill_value)
