@@ -14,7 +14,7 @@ import pytest
 import openjax as jax
 import openjax.numpy as jnp
 from openjax import lax
-from openjax._src.control import shard_map
+from openjax._src.control import shard_map, shard_map_plan
 from openjax._src.runtime.collectives import CollectiveError, MeshRendezvous
 from tests.test_pmap import CASES, _bcast, _cases, cpu_devices
 
@@ -47,7 +47,7 @@ def test_segments_are_compiled_calls(compiled):
     x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
     np.testing.assert_allclose(np.asarray(f(x)), _bcast(np.exp(np.sin(x).sum(0)) + 1, 2),
                                rtol=1e-5)
-    plans = [p for p in list(shard_map._plans.values())]
+    plans = [p for p in list(shard_map_plan.plans.values())]
     kinds = [[s[0] for s in p.steps] for p in plans]
     assert ["call", "allreduce", "call"] in kinds
     # a pytree's psums meet the other devices once
@@ -55,7 +55,7 @@ def test_segments_are_compiled_calls(compiled):
     a, b, c = g(x)
     np.testing.assert_allclose(np.asarray(c), _bcast(np.sin(x).sum(0), 2), rtol=1e-5)
     np.testing.assert_allclose(np.asarray(b), _bcast((x + 1).sum(0), 2), rtol=1e-5)
-    steps = [s for p in list(shard_map._plans.values()) for s in p.steps
+    steps = [s for p in list(shard_map_plan.plans.values()) for s in p.steps
              if s[0] == "allreduce"]
     assert max(len(s[3]) for s in steps) == 3
 

@@ -15,7 +15,7 @@ import openjax as jax
 import openjax.numpy as jnp
 from openjax import lax
 from openjax.sharding import NamedSharding, PartitionSpec as P
-from openjax._src.control.shard_map import _plan_of
+from openjax._src.control.shard_map_plan import plan_of
 from openjax._src.core.sharding import IndivisibleError
 from openjax._src.runtime import executable
 from openjax._src.runtime.iree_device import host_cores
@@ -416,7 +416,7 @@ def test_psums_of_a_gradient_meet_the_devices_together():
     names = [e.primitive.name for e in closed.jaxpr.eqns]
     runs = sum(1 for k, n in enumerate(names) if n.startswith("psum")
                and (k == 0 or not names[k - 1].startswith("psum")))
-    kinds = [step[0] for step in _plan_of(closed).steps]
+    kinds = [step[0] for step in plan_of(closed).steps]
     assert kinds.count("allreduce") < runs, (kinds, names)
     with jax.config.override("openjax_executor", "iree"), \
          jax.config.override("openjax_tiered_compilation", False):
@@ -447,7 +447,7 @@ def test_pmean_of_a_pytree_meets_the_devices_once():
       f = jax.shard_map(functools.partial(body, effect=effect), mesh=mesh,
                         in_specs=P("i"), out_specs=P())
       closed = jax.make_jaxpr(f)(*args).jaxpr.eqns[0].params["jaxpr"]
-      kinds = [step[0] for step in _plan_of(closed).steps]
+      kinds = [step[0] for step in plan_of(closed).steps]
       assert kinds.count("allreduce") == groups, kinds
       with jax.config.override("openjax_executor", "iree"), \
            jax.config.override("openjax_tiered_compilation", False):

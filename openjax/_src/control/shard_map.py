@@ -9,10 +9,10 @@ operand/result: which mesh axes split which dimension), ``check_vma`` and
 ``newly_manual_axes``.
 
 Evaluation (DESIGN decision 10), compiled (the ``iree`` executor): the
-program is split at its collectives (``_Plan``); each run of collective-free
+program is split at its collectives (``Plan``); each run of collective-free
 equations is one compiled call per device. When every collective sits at
 the top level, one thread runs the devices in lock step
-(``_run_lockstep``): it dispatches each segment to every device's stream and
+(``run_lockstep``): it dispatches each segment to every device's stream and
 each collective as a small compiled program per device that reads its
 peers' operands in place (CPU devices share the host's memory and one HAL
 device; fences order the reads after the writes), so a call only
@@ -38,30 +38,22 @@ import weakref
 
 import numpy as np
 
-from openjax._src.control.closed_call import jit_p
 from openjax._src.control.shard_map_auto import (auto_axes, auto_in_spec, auto_out_specs,
                                                  with_auto_split)
-from openjax._src.core import (ClosedJaxpr, Jaxpr, Literal, Primitive, ShapedArray, eval_jaxpr,
+from openjax._src.control.shard_map_lockstep import lockstep_ok, run_lockstep
+from openjax._src.control.shard_map_plan import ALL_REDUCE_UFUNCS, Plan, plan_of
+from openjax._src.core import (ClosedJaxpr, Literal, Primitive, ShapedArray, eval_jaxpr,
                                get_aval, program_of)
 from openjax._src.core.array import Array, ShardedBuffer, sharded_array_of_shards
-from openjax._src.core.jaxpr import DropVar, eqn_effects, jaxprs_in_params
+from openjax._src.core.jaxpr import DropVar
 from openjax._src.core.placement import commit
 from openjax._src.core.mesh import AxisType, Mesh, MeshIdentityMap
 from openjax._src.core.sharding import NamedSharding, PartitionSpec, aval_sharding, dim_axes
 from openjax._src.interpreters.batching import batch_jaxpr
-from openjax._src.interpreters.staging import trace_to_closed_jaxpr
-from openjax._src.primitives.base.structural import expand_dims, reshape, transpose
-from openjax._src.primitives.elementwise.arithmetic import add
-from openjax._src.primitives.elementwise.arithmetic import max as max_
-from openjax._src.primitives.elementwise.arithmetic import min as min_
-from openjax._src.primitives.collectives.all_to_all import all_to_all_p
+from openjax._src.primitives.base.structural import reshape, transpose
 from openjax._src.primitives.collectives.collectives import (
-    all_gather_p, axis_index_p, current_mesh_member, extend_axis_env, pbroadcast_p, pmax_p, pmin_p,
-    ppermute_p, psum_p, reduce_scatter_p, running_on_mesh_device)
-from openjax._src.primitives.collectives.ragged import ragged_all_to_all_p
-from openjax._src.primitives.collectives.send_recv import precv_p, psend_p
-from openjax._src.primitives.collectives.varying import psum_invariant_p
-from openjax._src.primitives.shape.shape import concatenate, index_in_dim
+    current_mesh_member, extend_axis_env, running_on_mesh_device)
+from openjax._src.primitives.shape.shape import index_in_dim
 from openjax._src.runtime.collectives import MeshRendezvous
 from openjax._src.runtime.executable import execute_per_device
 from openjax._src.runtime.pipeline import (compiling, executable_for_jaxpr,
@@ -77,12 +69,6 @@ shard_map_p = Primitive("shard_map", multiple_results=True)
 shard_map_p.sub_jaxpr_env = lambda params: extend_axis_env(
     mesh_axis_sizes(params["mesh"]).items())
 
-COLLECTIVES = frozenset([psum_p, pmax_p, pmin_p, all_gather_p, reduce_scatter_p, ppermute_p,
-                         pbroadcast_p, all_to_all_p, axis_index_p, psum_invariant_p,
-                         ragged_all_to_all_p, psend_p, precv_p])
-# Sends and receives pair up in whichever order the devices reach them: only
-# devices running their programs each in its own thread can do that.
-_THREADED_ONLY = frozenset([ragged_all_to_all_p, psend_p, precv_p])
 
 
 # ------------------------------------------------------------ shapes
@@ -162,148 +148,7 @@ def whole_spec(spec, body: ShapedArray, ndim: int, keep=None) -> list:
 
 
 # ------------------------------------------------- per-device execution
-def _has_collective(jaxpr: Jaxpr) -> bool:
-  for eqn in jaxpr.eqns:
-    if eqn.primitive in COLLECTIVES:
-      return True
-    if any(_has_collective(j) for j in jaxprs_in_params(eqn.params)):
-      return True
-  return False
-
-
-class _Plan:
-  """A per-device program split at its collectives: ``steps`` are
-  ``("call", closed_segment, in_atoms, out_vars)`` (collective-free
-  equations, one compiled call), ``["allreduce", primitive, axes, eqns,
-  their outvars]`` (consecutive psums, pmaxes or pmins over the same axes:
-  one meeting of the devices), ``("inline", eqn, inner_plan)`` (a jit call
-  holding collectives, evaluated step by step) or ``("eqn", eqn)``."""
-  __slots__ = ("jaxpr", "consts", "steps", "programs")
-
-  def __init__(self, closed: ClosedJaxpr):
-    self.programs: dict = {}   # the lock-step run's collective executables
-    self.jaxpr = jaxpr = _grouped_all_reduces(closed.jaxpr)
-    self.consts = closed.consts
-    steps: list = []
-    run: list = []
-    later_reads = _reads_after(jaxpr)
-    for i, eqn in enumerate(jaxpr.eqns):
-      nested = eqn.primitive in COLLECTIVES or any(
-          _has_collective(j) for j in jaxprs_in_params(eqn.params))
-      if not nested:
-        run.append(i)
-        continue
-      if run:
-        steps.append(_segment(jaxpr, run, later_reads[run[-1]]))
-        run = []
-      if eqn.primitive is jit_p:
-        steps.append(("inline", eqn, _plan_of(eqn.params["jaxpr"])))
-      elif _is_all_reduce(eqn):
-        last = steps[-1] if steps else None
-        names = tuple(eqn.params["axes"])
-        if (last is not None and last[0] == "allreduce" and last[1] is eqn.primitive
-            and last[2] == names and not any(v in last[4] for v in eqn.invars)):
-          # Consecutive all-reduces (a gradient pytree's leaves) meet once.
-          last[3].append(eqn)
-          last[4].update(eqn.outvars)
-        else:
-          steps.append(["allreduce", eqn.primitive, names, [eqn], set(eqn.outvars)])
-      else:
-        steps.append(("eqn", eqn))
-    if run:
-      steps.append(_segment(jaxpr, run, later_reads[run[-1]]))
-    self.steps = steps
-
-
-def _grouped_all_reduces(jaxpr: Jaxpr) -> Jaxpr:
-  """``jaxpr`` with the equations that read an all-reduce's result moved after
-  the all-reduces that follow it (same axes, not reading them), so those meet
-  the devices once: ``pmean`` of a gradient pytree is psum, divide, psum, ...
-  (jit(shard_map)'s MLP train step: 13 programs, grouped 2). An effect, another
-  collective or a call holding collectives closes the group first."""
-  out: list = []
-  group: list = []      # the open all-reduce group's equations
-  held: list = []       # equations reading its results, after it
-  touched: set = set()  # the group's and the held equations' results
-
-  def flush():
-    out.extend(group + held)
-    group.clear(), held.clear(), touched.clear()
-
-  for eqn in jaxpr.eqns:
-    reads = any(not isinstance(a, Literal) and a in touched for a in eqn.invars)
-    if _is_all_reduce(eqn):
-      if group and not reads and group[0].primitive is eqn.primitive and \
-          tuple(group[0].params["axes"]) == tuple(eqn.params["axes"]):
-        group.append(eqn)
-        touched.update(eqn.outvars)
-        continue
-      flush()
-      group.append(eqn)
-      touched.update(eqn.outvars)
-      continue
-    if not group:
-      out.append(eqn)
-      continue
-    special = (eqn.primitive in COLLECTIVES or eqn_effects(eqn)
-               or any(_has_collective(j) for j in jaxprs_in_params(eqn.params)))
-    if special:
-      flush()
-      out.append(eqn)
-    elif reads:
-      held.append(eqn)
-      touched.update(eqn.outvars)
-    else:
-      out.append(eqn)
-  flush()
-  return jaxpr if out == jaxpr.eqns else jaxpr.replace(eqns=out)
-
-
-_ALL_REDUCE_UFUNCS = {psum_p: np.add, pmax_p: np.maximum, pmin_p: np.minimum,
-                      psum_invariant_p: np.add}
-
-
-def _is_all_reduce(eqn) -> bool:
-  return (eqn.primitive in _ALL_REDUCE_UFUNCS and eqn.params.get("axis_index_groups") is None
-          and not any(isinstance(a, int) for a in eqn.params["axes"]))
-
-
-def _reads_after(jaxpr: Jaxpr) -> list:
-  """For each equation index i, the vars read by equations after i or
-  returned."""
-  reads = set(v for v in jaxpr.outvars if not isinstance(v, Literal))
-  out = [None] * len(jaxpr.eqns)
-  for i in range(len(jaxpr.eqns) - 1, -1, -1):
-    out[i] = frozenset(reads)
-    reads.update(v for v in jaxpr.eqns[i].invars if not isinstance(v, Literal))
-  return out
-
-
-def _segment(jaxpr: Jaxpr, indices: list, read_later) -> tuple:
-  eqns = [jaxpr.eqns[i] for i in indices]
-  defined, ins = set(), []
-  for eqn in eqns:
-    for v in eqn.invars:
-      if not isinstance(v, Literal) and v not in defined and v not in ins:
-        ins.append(v)
-    defined.update(eqn.outvars)
-  outs = [v for eqn in eqns for v in eqn.outvars
-          if not isinstance(v, DropVar) and v in read_later]
-  closed = ClosedJaxpr(Jaxpr([], ins, outs, eqns), [])
-  return ("call", closed, ins, outs)
-
-
-_plans: "weakref.WeakKeyDictionary[ClosedJaxpr, _Plan]" = weakref.WeakKeyDictionary()
-
-
-def _plan_of(closed: ClosedJaxpr) -> _Plan:
-  plan = _plans.get(closed)
-  if plan is None:
-    plan = _plans[closed] = _Plan(closed)
-  return plan
-
-
-def _run_plan(plan: _Plan, args: list, call) -> list:
+def _run_plan(plan: Plan, args: list, call) -> list:
   env = {}
   for v, x in zip(plan.jaxpr.constvars, plan.consts):
     env[v] = x
@@ -323,7 +168,7 @@ def _run_plan(plan: _Plan, args: list, call) -> list:
     if kind == "allreduce":
       _, prim, names, eqns, _ = step
       arrays = [np.asarray(read(e.invars[0])) for e in eqns]   # waits for the segment
-      outs = current_mesh_member().all_reduce(names, arrays, _ALL_REDUCE_UFUNCS[prim],
+      outs = current_mesh_member().all_reduce(names, arrays, ALL_REDUCE_UFUNCS[prim],
                                               prim.name)
       for e, o in zip(eqns, outs):
         # An Array over the aligned result: the next segment imports it in place.
@@ -349,7 +194,7 @@ def _device_runner(closed: ClosedJaxpr, device):
   if not compiling():
     run = program_of(closed.jaxpr).runner(closed.consts)
     return lambda args: run(args)
-  plan = _plan_of(closed)
+  plan = plan_of(closed)
 
   def call(seg: ClosedJaxpr, vals: list) -> list:
     # Straight to the device's stream: results stay on it, not waited for.
@@ -370,175 +215,6 @@ def shards_for(x, sharding: NamedSharding, shape: tuple) -> list:
     # Laid out as needed already (a pmap result fed to the next pmap).
     return buffer.shards
   return put_sharded(x, sharding)._buffer.shards
-
-
-class _LockstepMember:
-  """A device's member in a lock-step run: every device's operand of the
-  current collective is at hand, so an exchange is a lookup."""
-  __slots__ = ("coords", "sizes", "axis_names", "values", "mesh_shape")
-
-  def __init__(self, coords: dict, sizes: dict, values: list, mesh_shape: tuple):
-    self.coords, self.sizes, self.values, self.mesh_shape = coords, sizes, values, mesh_shape
-    self.axis_names = tuple(sizes)
-
-  def size(self, names: tuple) -> int:
-    return math.prod(self.sizes[n] for n in names)
-
-  def index(self, names: tuple) -> int:
-    index = 0
-    for n in names:
-      index = index * self.sizes[n] + self.coords[n]
-    return index
-
-  def exchange(self, names: tuple, value, api_name: str) -> list:
-    return [self.values[k] for k in _group_devices(self.coords, names, self.sizes,
-                                                   self.mesh_shape)]
-
-
-def _group_devices(coords: dict, names: tuple, sizes: dict, mesh_shape: tuple) -> list:
-  """Flat device indices of ``coords``' group over ``names``, in the group's
-  (row-major over ``names``) order."""
-  axis_names = tuple(sizes)
-  out = []
-  for linear in range(math.prod(sizes[n] for n in names)):
-    c = dict(coords)
-    for n in reversed(names):
-      c[n] = linear % sizes[n]
-      linear //= sizes[n]
-    out.append(int(np.ravel_multi_index(tuple(c[a] for a in axis_names), mesh_shape)))
-  return out
-
-
-def _lockstep_ok(plan: _Plan) -> bool:
-  for step in plan.steps:
-    kind = step[0]
-    if kind == "eqn":
-      eqn = step[1]
-      # (groups have no batching rule to build the device program from, a
-      # ragged exchange's sizes are data, and psend/precv meet out of step:
-      # the threaded run's impls handle them)
-      if (eqn.primitive not in COLLECTIVES or eqn.params.get("axis_index_groups") is not None
-          or eqn.primitive in _THREADED_ONLY):
-        return False
-    elif kind == "inline":
-      return False
-  return True
-
-
-def _run_lockstep(plan: _Plan, per_device_args: list, devices: list, mesh) -> list:
-  """The compiled program on every device from this one thread: each
-  segment is dispatched to every device's stream (they run concurrently)
-  and so is each collective, as a small compiled program per device that
-  reads its peers' operands where they are (all CPU devices share the
-  host's memory and one HAL device; fences order the reads after the
-  writes). Nothing waits here: no thread hand-offs, no barrier, no host
-  copy; results are ready when the devices are."""
-  sizes = mesh_axis_sizes(mesh)
-  shape = mesh.devices.shape
-  coords = [{n: int(c) for n, c in zip(mesh.axis_names, np.unravel_index(k, shape))}
-            for k in range(len(devices))]
-  envs = []
-  for args in per_device_args:
-    env = dict(zip(plan.jaxpr.constvars, plan.consts))
-    env.update(zip(plan.jaxpr.invars, args))
-    envs.append(env)
-
-  def read(env, a):
-    return a.operand if isinstance(a, Literal) else env[a]
-
-  for i, step in enumerate(plan.steps):
-    kind = step[0]
-    if kind == "call":
-      _, closed, ins, outs = step
-      executable = executable_for_jaxpr(closed, "shard_map")
-      results = execute_per_device(executable, [[env[v] for v in ins] for env in envs], devices)
-      for env, vals in zip(envs, results):
-        env.update(zip(outs, vals))
-    elif kind == "allreduce":
-      # Every device's program reads its group's operands in place (CPU
-      # devices share the host's memory; each waits on the writers' fences
-      # on the device side): no host round trip.
-      _, prim, names, eqns, _ = step
-      executable = _all_reduce_executable(plan, i, prim, eqns, len(
-          _group_devices(coords[0], names, sizes, shape)))
-      for k, device in enumerate(devices):
-        group = _group_devices(coords[k], names, sizes, shape)
-        ins = [read(envs[m], e.invars[0]) for e in eqns for m in group]
-        outs = executable.execute(ins, device)
-        envs[k].update((e.outvars[0], o) for e, o in zip(eqns, outs))
-    else:
-      eqn = step[1]
-      if not eqn.invars:   # axis_index: this device's coordinates
-        for k, env in enumerate(envs):
-          member = _LockstepMember(coords[k], sizes, None, shape)
-          with running_on_mesh_device(member):
-            outs = eqn.primitive.bind(**eqn.params)
-          env.update((v, x) for v, x in zip(eqn.outvars, outs) if not isinstance(v, DropVar))
-        continue
-      operands = [read(env, eqn.invars[0]) for env in envs]
-      for k, device in enumerate(devices):
-        outs = _collective_executable(plan, i, eqn, mesh, k).execute(operands, device)
-        envs[k].update((v, x) for v, x in zip(eqn.outvars, outs)
-                       if not isinstance(v, DropVar))
-  return [[read(env, a) for a in plan.jaxpr.outvars] for env in envs]
-
-
-def _all_reduce_executable(plan: _Plan, i: int, prim, eqns: list, group_size: int):
-  key = ("allreduce", i)
-  ex = plan.programs.get(key)
-  if ex is None:
-    combine = {psum_p: add, pmax_p: max_, pmin_p: min_, psum_invariant_p: add}[prim]
-    avals = [e.invars[0].aval for e in eqns for _ in range(group_size)]
-
-    def reduce(*xs):
-      outs = []
-      for j in range(len(eqns)):
-        acc = xs[j * group_size]
-        for m in range(1, group_size):
-          acc = combine(acc, xs[j * group_size + m])
-        outs.append(acc)
-      return outs
-    closed = trace_to_closed_jaxpr(reduce, avals)
-    ex = plan.programs[key] = executable_for_jaxpr(closed, prim.name)
-    plan.programs[key + ("jaxpr",)] = closed   # the executable cache is keyed weakly on it
-  return ex
-
-
-def _collective_executable(plan: _Plan, i: int, eqn, mesh, k: int):
-  """Device ``k``'s result of the collective ``eqn`` from every device's
-  operand: the operands stacked over the mesh axes, the collective mapped
-  over them (its batching rule over named axes), device ``k``'s entry."""
-  key = ("collective", i, k)
-  ex = plan.programs.get(key)
-  if ex is None:
-    sizes = mesh_axis_sizes(mesh)
-    names = tuple(mesh.axis_names)
-    # A value's type along non-manual Explicit axes (a partially manual
-    # body's) says nothing about moving one device's block: stacked over the
-    # devices it is plain data.
-    a = eqn.invars[0].aval
-    aval = ShapedArray(a.shape, a.dtype, a.weak_type, vma=a.vma)
-    n = math.prod(sizes.values())
-    with extend_axis_env(sizes.items()):
-      mapped = trace_to_closed_jaxpr(lambda x: eqn.primitive.bind(x, **eqn.params), [aval])
-      for name in reversed(names):
-        mapped, _ = batch_jaxpr(mapped, [0], sizes[name], name)
-    coords = np.unravel_index(k, mesh.devices.shape)
-
-    def device_k(*xs):
-      stacked = concatenate([expand_dims(x, (0,)) for x in xs], 0)
-      stacked = reshape(stacked, tuple(mesh.devices.shape) + aval.shape)
-      outs = eval_jaxpr(mapped.jaxpr, mapped.consts, stacked)
-      picked = []
-      for o in outs:
-        for c in coords:
-          o = index_in_dim(o, int(c), 0, keepdims=False)
-        picked.append(o)
-      return picked
-    closed = trace_to_closed_jaxpr(device_k, [aval] * n)
-    ex = plan.programs[key] = executable_for_jaxpr(closed, eqn.primitive.name)
-    plan.programs[key + ("jaxpr",)] = closed
-  return ex
 
 
 #: A partially manual shard_map runs over its manual axes' sub-mesh; JAX
@@ -630,11 +306,11 @@ def run_on_devices(args, jaxpr: ClosedJaxpr, mesh, in_specs, out_specs) -> list:
   frames = list(sizes.items())
   if compiling():
     if layout.plan is None:
-      layout.plan = _plan_of(jaxpr)
-      layout.lockstep = _lockstep_ok(layout.plan)
+      layout.plan = plan_of(jaxpr)
+      layout.lockstep = lockstep_ok(layout.plan)
     if layout.lockstep:
       with extend_axis_env(frames):
-        outs = _run_lockstep(layout.plan,
+        outs = run_lockstep(layout.plan,
                              [[s[k] for s in shards] for k in range(len(devices))],
                              devices, mesh)
       results = [commit([_as_array(o, a) for o, a in zip(r, jaxpr.out_avals)], d)

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from openjax._src.control.shard_map import (COLLECTIVES, _has_collective, _pool,
-                                            mesh_axis_sizes)
+from openjax._src.control.shard_map import _pool, mesh_axis_sizes
+from openjax._src.control.shard_map_plan import COLLECTIVES, has_collective
 from openjax._src.control.shard_map_auto import auto_step
 from openjax._src.control.shard_map_rules import varying_after
 from openjax._src.core import Array, ShapedArray, Trace, Tracer, get_aval, set_current_trace
@@ -92,7 +92,7 @@ class ShardMapTrace(Trace):
     n = len(self.devices)
     per_device = [[b[k] for b in blocks] for k in range(n)]
     needs_peers = primitive in COLLECTIVES or any(
-        _has_collective(j) for j in jaxprs_in_params(params))
+        has_collective(j) for j in jaxprs_in_params(params))
     if needs_peers:
       outs = self._run_together(primitive, per_device, params)
     else:

@@ -10,9 +10,9 @@ import math
 
 import numpy as np
 
-from openjax._src.control.shard_map import (COLLECTIVES, global_aval, manual_submesh,
-                                            mesh_axis_sizes, partial_parents,
-                                            shard_map_as_vmap, shard_map_p)
+from openjax._src.control.shard_map import (global_aval, manual_submesh, mesh_axis_sizes,
+                                            partial_parents, shard_map_as_vmap, shard_map_p)
+from openjax._src.control.shard_map_plan import COLLECTIVES
 from openjax._src.core import (ClosedJaxpr, Literal, ShapedArray, eval_jaxpr, pp_eqn,
                                set_current_trace)
 from openjax._src.core.jaxpr import jaxprs_in_params

@@ -1,0 +1,199 @@
+"""The compiled per-device program of a ``shard_map`` run by one thread on
+every device in lock step (``run_lockstep``), when every collective of its
+``Plan`` sits at the top level: each segment is dispatched to every device's
+stream, each collective is a small compiled program per device that reads its
+peers' operands in place (CPU devices share the host's memory and one HAL
+device; fences order the reads after the writes).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from openjax._src.control.shard_map_plan import COLLECTIVES, THREADED_ONLY, Plan
+from openjax._src.core import Literal, ShapedArray, eval_jaxpr
+from openjax._src.core.jaxpr import DropVar
+from openjax._src.interpreters.batching import batch_jaxpr
+from openjax._src.interpreters.staging import trace_to_closed_jaxpr
+from openjax._src.primitives.base.structural import expand_dims, reshape
+from openjax._src.primitives.elementwise.arithmetic import add
+from openjax._src.primitives.elementwise.arithmetic import max as max_
+from openjax._src.primitives.elementwise.arithmetic import min as min_
+from openjax._src.primitives.collectives.collectives import (
+    extend_axis_env, pmax_p, pmin_p, psum_p, running_on_mesh_device)
+from openjax._src.primitives.collectives.varying import psum_invariant_p
+from openjax._src.primitives.shape.shape import concatenate, index_in_dim
+from openjax._src.runtime.executable import execute_per_device
+from openjax._src.runtime.pipeline import executable_for_jaxpr
+
+__all__ = ["lockstep_ok", "run_lockstep"]
+
+
+class _LockstepMember:
+  """A device's member in a lock-step run: every device's operand of the
+  current collective is at hand, so an exchange is a lookup."""
+  __slots__ = ("coords", "sizes", "axis_names", "values", "mesh_shape")
+
+  def __init__(self, coords: dict, sizes: dict, values: list, mesh_shape: tuple):
+    self.coords, self.sizes, self.values, self.mesh_shape = coords, sizes, values, mesh_shape
+    self.axis_names = tuple(sizes)
+
+  def size(self, names: tuple) -> int:
+    return math.prod(self.sizes[n] for n in names)
+
+  def index(self, names: tuple) -> int:
+    index = 0
+    for n in names:
+      index = index * self.sizes[n] + self.coords[n]
+    return index
+
+  def exchange(self, names: tuple, value, api_name: str) -> list:
+    return [self.values[k] for k in _group_devices(self.coords, names, self.sizes,
+                                                   self.mesh_shape)]
+
+
+def _group_devices(coords: dict, names: tuple, sizes: dict, mesh_shape: tuple) -> list:
+  """Flat device indices of ``coords``' group over ``names``, in the group's
+  (row-major over ``names``) order."""
+  axis_names = tuple(sizes)
+  out = []
+  for linear in range(math.prod(sizes[n] for n in names)):
+    c = dict(coords)
+    for n in reversed(names):
+      c[n] = linear % sizes[n]
+      linear //= sizes[n]
+    out.append(int(np.ravel_multi_index(tuple(c[a] for a in axis_names), mesh_shape)))
+  return out
+
+
+def lockstep_ok(plan: Plan) -> bool:
+  for step in plan.steps:
+    kind = step[0]
+    if kind == "eqn":
+      eqn = step[1]
+      # (groups have no batching rule to build the device program from, a
+      # ragged exchange's sizes are data, and psend/precv meet out of step:
+      # the threaded run's impls handle them)
+      if (eqn.primitive not in COLLECTIVES or eqn.params.get("axis_index_groups") is not None
+          or eqn.primitive in THREADED_ONLY):
+        return False
+    elif kind == "inline":
+      return False
+  return True
+
+
+def run_lockstep(plan: Plan, per_device_args: list, devices: list, mesh) -> list:
+  """The compiled program on every device from this one thread: each
+  segment is dispatched to every device's stream (they run concurrently)
+  and so is each collective, as a small compiled program per device that
+  reads its peers' operands where they are (all CPU devices share the
+  host's memory and one HAL device; fences order the reads after the
+  writes). Nothing waits here: no thread hand-offs, no barrier, no host
+  copy; results are ready when the devices are."""
+  sizes = dict(mesh.shape)
+  shape = mesh.devices.shape
+  coords = [{n: int(c) for n, c in zip(mesh.axis_names, np.unravel_index(k, shape))}
+            for k in range(len(devices))]
+  envs = []
+  for args in per_device_args:
+    env = dict(zip(plan.jaxpr.constvars, plan.consts))
+    env.update(zip(plan.jaxpr.invars, args))
+    envs.append(env)
+
+  def read(env, a):
+    return a.operand if isinstance(a, Literal) else env[a]
+
+  for i, step in enumerate(plan.steps):
+    kind = step[0]
+    if kind == "call":
+      _, closed, ins, outs = step
+      executable = executable_for_jaxpr(closed, "shard_map")
+      results = execute_per_device(executable, [[env[v] for v in ins] for env in envs], devices)
+      for env, vals in zip(envs, results):
+        env.update(zip(outs, vals))
+    elif kind == "allreduce":
+      # Every device's program reads its group's operands in place (CPU
+      # devices share the host's memory; each waits on the writers' fences
+      # on the device side): no host round trip.
+      _, prim, names, eqns, _ = step
+      executable = _all_reduce_executable(plan, i, prim, eqns, len(
+          _group_devices(coords[0], names, sizes, shape)))
+      for k, device in enumerate(devices):
+        group = _group_devices(coords[k], names, sizes, shape)
+        ins = [read(envs[m], e.invars[0]) for e in eqns for m in group]
+        outs = executable.execute(ins, device)
+        envs[k].update((e.outvars[0], o) for e, o in zip(eqns, outs))
+    else:
+      eqn = step[1]
+      if not eqn.invars:   # axis_index: this device's coordinates
+        for k, env in enumerate(envs):
+          member = _LockstepMember(coords[k], sizes, None, shape)
+          with running_on_mesh_device(member):
+            outs = eqn.primitive.bind(**eqn.params)
+          env.update((v, x) for v, x in zip(eqn.outvars, outs) if not isinstance(v, DropVar))
+        continue
+      operands = [read(env, eqn.invars[0]) for env in envs]
+      for k, device in enumerate(devices):
+        outs = _collective_executable(plan, i, eqn, mesh, k).execute(operands, device)
+        envs[k].update((v, x) for v, x in zip(eqn.outvars, outs)
+                       if not isinstance(v, DropVar))
+  return [[read(env, a) for a in plan.jaxpr.outvars] for env in envs]
+
+
+def _all_reduce_executable(plan: Plan, i: int, prim, eqns: list, group_size: int):
+  key = ("allreduce", i)
+  ex = plan.programs.get(key)
+  if ex is None:
+    combine = {psum_p: add, pmax_p: max_, pmin_p: min_, psum_invariant_p: add}[prim]
+    avals = [e.invars[0].aval for e in eqns for _ in range(group_size)]
+
+    def reduce(*xs):
+      outs = []
+      for j in range(len(eqns)):
+        acc = xs[j * group_size]
+        for m in range(1, group_size):
+          acc = combine(acc, xs[j * group_size + m])
+        outs.append(acc)
+      return outs
+    closed = trace_to_closed_jaxpr(reduce, avals)
+    ex = plan.programs[key] = executable_for_jaxpr(closed, prim.name)
+    plan.programs[key + ("jaxpr",)] = closed   # the executable cache is keyed weakly on it
+  return ex
+
+
+def _collective_executable(plan: Plan, i: int, eqn, mesh, k: int):
+  """Device ``k``'s result of the collective ``eqn`` from every device's
+  operand: the operands stacked over the mesh axes, the collective mapped
+  over them (its batching rule over named axes), device ``k``'s entry."""
+  key = ("collective", i, k)
+  ex = plan.programs.get(key)
+  if ex is None:
+    sizes = dict(mesh.shape)
+    names = tuple(mesh.axis_names)
+    # A value's type along non-manual Explicit axes (a partially manual
+    # body's) says nothing about moving one device's block: stacked over the
+    # devices it is plain data.
+    a = eqn.invars[0].aval
+    aval = ShapedArray(a.shape, a.dtype, a.weak_type, vma=a.vma)
+    n = math.prod(sizes.values())
+    with extend_axis_env(sizes.items()):
+      mapped = trace_to_closed_jaxpr(lambda x: eqn.primitive.bind(x, **eqn.params), [aval])
+      for name in reversed(names):
+        mapped, _ = batch_jaxpr(mapped, [0], sizes[name], name)
+    coords = np.unravel_index(k, mesh.devices.shape)
+
+    def device_k(*xs):
+      stacked = concatenate([expand_dims(x, (0,)) for x in xs], 0)
+      stacked = reshape(stacked, tuple(mesh.devices.shape) + aval.shape)
+      outs = eval_jaxpr(mapped.jaxpr, mapped.consts, stacked)
+      picked = []
+      for o in outs:
+        for c in coords:
+          o = index_in_dim(o, int(c), 0, keepdims=False)
+        picked.append(o)
+      return picked
+    closed = trace_to_closed_jaxpr(device_k, [aval] * n)
+    ex = plan.programs[key] = executable_for_jaxpr(closed, eqn.primitive.name)
+    plan.programs[key + ("jaxpr",)] = closed
+  return ex
