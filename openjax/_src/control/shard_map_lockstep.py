@@ -104,9 +104,30 @@ def run_lockstep(plan: Plan, per_device_args: list, devices: list, mesh) -> list
   def read(env, a):
     return a.operand if isinstance(a, Literal) else env[a]
 
-  for i, step in enumerate(plan.steps):
+  steps = plan.steps
+  fused_call = -1   # the index of a call step run inside the all-reduce before it
+  for i, step in enumerate(steps):
     kind = step[0]
-    if kind == "call":
+    if i == fused_call:
+      continue
+    if kind == "allreduce" and _fuses_with_next(steps, i):
+      # The all-reduce and the segment reading its results are one program
+      # per device (a gradient's psum and the update that reads it: one
+      # pass over the parameters instead of two, one dispatch less).
+      _, prim, names, eqns, _ = step
+      _, closed, ins, outs = steps[i + 1]
+      n = len(_group_devices(coords[0], names, sizes, shape))
+      executable, rest, kept = _fused_executable(plan, i, prim, eqns, n, closed)
+      args = []
+      for k in range(len(devices)):
+        group = _group_devices(coords[k], names, sizes, shape)
+        args.append([read(envs[m], e.invars[0]) for e in eqns for m in group]
+                    + [envs[k][v] for v in rest])
+      results = execute_per_device(executable, args, devices)
+      for env, vals in zip(envs, results):
+        env.update(zip(list(outs) + kept, vals))
+      fused_call = i + 1
+    elif kind == "call":
       _, closed, ins, outs = step
       executable = executable_for_jaxpr(closed, "shard_map")
       results = execute_per_device(executable, [[env[v] for v in ins] for env in envs], devices)
@@ -141,22 +162,75 @@ def run_lockstep(plan: Plan, per_device_args: list, devices: list, mesh) -> list
   return [[read(env, a) for a in plan.jaxpr.outvars] for env in envs]
 
 
+def _fuses_with_next(steps: list, i: int) -> bool:
+  nxt = steps[i + 1] if i + 1 < len(steps) else None
+  return nxt is not None and nxt[0] == "call" and any(v in steps[i][4] for v in nxt[2])
+
+
+def _reads_from(plan: Plan, j: int) -> frozenset:
+  """The variables read by the plan's steps from ``j`` on or returned."""
+  key = ("reads from", j)
+  reads = plan.programs.get(key)
+  if reads is None:
+    found = set(a for a in plan.jaxpr.outvars if not isinstance(a, Literal))
+    for step in plan.steps[j:]:
+      if step[0] == "call":
+        found.update(step[2])
+      elif step[0] == "allreduce":
+        found.update(e.invars[0] for e in step[3])
+      else:
+        found.update(a for a in step[1].invars if not isinstance(a, Literal))
+    reads = plan.programs[key] = frozenset(found)
+  return reads
+
+
+def _combined(prim, eqns: list, group_size: int, xs) -> list:
+  """Each of ``eqns``' all-reduce over its group's operands ``xs`` (grouped
+  per equation, in group order: every device adds in the same order, so
+  replicated results have the same bits everywhere)."""
+  combine = {psum_p: add, pmax_p: max_, pmin_p: min_, psum_invariant_p: add}[prim]
+  outs = []
+  for j in range(len(eqns)):
+    acc = xs[j * group_size]
+    for m in range(1, group_size):
+      acc = combine(acc, xs[j * group_size + m])
+    outs.append(acc)
+  return outs
+
+
+def _fused_executable(plan: Plan, i: int, prim, eqns: list, group_size: int, segment):
+  """The all-reduce step ``i`` followed by the call ``segment`` that reads it,
+  as one program: its arguments are the group's operands, then ``rest`` (the
+  segment's other inputs); its results the segment's, then the reduced
+  values ``kept`` that later steps read."""
+  key = ("fused", i)
+  got = plan.programs.get(key)
+  if got is None:
+    reduced = [e.outvars[0] for e in eqns]
+    rest = [v for v in segment.jaxpr.invars if v not in reduced]
+    later = _reads_from(plan, i + 2)
+    kept = [v for v in reduced if v in later]
+    avals = [e.invars[0].aval for e in eqns for _ in range(group_size)] + [v.aval for v in rest]
+    n_in = len(eqns) * group_size
+
+    def fused(*xs):
+      sums = _combined(prim, eqns, group_size, xs[:n_in])
+      env = dict(zip(reduced, sums))
+      env.update(zip(rest, xs[n_in:]))
+      outs = eval_jaxpr(segment.jaxpr, segment.consts, *[env[v] for v in segment.jaxpr.invars])
+      return list(outs) + [env[v] for v in kept]
+    closed = trace_to_closed_jaxpr(fused, avals)
+    got = plan.programs[key] = (executable_for_jaxpr(closed, "shard_map"), rest, kept)
+    plan.programs[key + ("jaxpr",)] = closed   # the executable cache is keyed weakly on it
+  return got
+
+
 def _all_reduce_executable(plan: Plan, i: int, prim, eqns: list, group_size: int):
   key = ("allreduce", i)
   ex = plan.programs.get(key)
   if ex is None:
-    combine = {psum_p: add, pmax_p: max_, pmin_p: min_, psum_invariant_p: add}[prim]
     avals = [e.invars[0].aval for e in eqns for _ in range(group_size)]
-
-    def reduce(*xs):
-      outs = []
-      for j in range(len(eqns)):
-        acc = xs[j * group_size]
-        for m in range(1, group_size):
-          acc = combine(acc, xs[j * group_size + m])
-        outs.append(acc)
-      return outs
-    closed = trace_to_closed_jaxpr(reduce, avals)
+    closed = trace_to_closed_jaxpr(lambda *xs: _combined(prim, eqns, group_size, xs), avals)
     ex = plan.programs[key] = executable_for_jaxpr(closed, prim.name)
     plan.programs[key + ("jaxpr",)] = closed   # the executable cache is keyed weakly on it
   return ex
