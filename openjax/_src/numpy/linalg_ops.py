@@ -9,6 +9,7 @@ stage one equation, and the result is weak only when JAX's promotion says so.
 """
 from __future__ import annotations
 
+import functools
 import math
 import operator
 
@@ -23,6 +24,7 @@ from openjax._src.numpy import util
 from openjax._src.numpy.eager_programs import eager_program
 from openjax._src.numpy.einsum import einsum, einsum_path
 from openjax._src.numpy.reductions import sum as _sum
+from openjax._src.numpy.vectorize import vectorize
 
 __all__ = ["matmul", "dot", "vdot", "vecdot", "inner", "outer", "tensordot", "kron",
            "matvec", "vecmat", "cross", "trace", "diagonal", "tril", "triu",
@@ -67,11 +69,6 @@ def _moveaxis(x, source, destination):
 def _ravel(x):
   shape = np.shape(x)
   return x if len(shape) == 1 else lax.reshape(x, (math.prod(shape),))
-
-
-def _broadcast_batch(x, batch, core):
-  """Broadcast ``x`` (core dims ``core`` last) to ``batch + core``."""
-  return util.broadcast_to_shape(x, tuple(batch) + tuple(core))
 
 
 def _batch_shape(fun: str, *shapes):
@@ -255,58 +252,26 @@ def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
   ax1, ax2 = util.canonicalize_axis(axis, len(s1)), util.canonicalize_axis(axis, len(s2))
   if s1[ax1] != s2[ax2]:
     raise ValueError(f"axes must match; got shapes {s1} and {s2} with axis={axis}")
-  out_dt, weak = _result_dtype("vecdot", (x1, x2), preferred_element_type)
-  x1 = _moveaxis(_conj_if_complex(x1), (ax1,), (-1,))
-  x2 = _moveaxis(x2, (ax2,), (-1,))
-  n = s1[ax1]
-  batch = _batch_shape("vecdot", np.shape(x1)[:-1], np.shape(x2)[:-1])
-  x1 = _broadcast_batch(x1, batch, (n,))
-  x2 = _broadcast_batch(x2, batch, (n,))
-  nb = len(batch)
-  bdims = tuple(range(nb))
-  return _product(x1, x2, ((nb,), (nb,)), (bdims, bdims), precision, out_dt, weak)
-
-
-def _core_dims_error(fun: str, shape, core: str, sig: str) -> ValueError:
-  return ValueError(f"input with shape {tuple(shape)} does not have enough dimensions for "
-                    f"all core dimensions {core} on vectorized function with "
-                    f"excluded=frozenset() and signature={sig!r}")
-
-
-def _batched_matvec(fun: str, mat, vec, vec_first: bool):
-  mshape, vshape = np.shape(mat), np.shape(vec)
-  sig = "(n),(n,m)->(m)" if vec_first else "(n,m),(m)->(n)"
-  if len(mshape) < 2:
-    raise _core_dims_error(fun, mshape, "('n', 'm')", sig)
-  if len(vshape) < 1:
-    raise _core_dims_error(fun, vshape, "('n',)" if vec_first else "('m',)", sig)
-  k = mshape[-2] if vec_first else mshape[-1]
-  if vshape[-1] != k:
-    name = "n" if vec_first else "m"
-    raise ValueError(f"inconsistent size for core dimension {name!r}: {vshape[-1]} vs {k}")
-  out_dt, weak = _result_dtype(fun, (mat, vec), None)
-  batch = _batch_shape(fun, mshape[:-2], vshape[:-1])
-  mat = _broadcast_batch(mat, batch, mshape[-2:])
-  vec = _broadcast_batch(vec, batch, vshape[-1:])
-  nb = len(batch)
-  bdims = tuple(range(nb))
-  if vec_first:
-    return _product(vec, mat, ((nb,), (nb,)), (bdims, bdims), None, out_dt, weak)
-  return _product(mat, vec, ((nb + 1,), (nb,)), (bdims, bdims), None, out_dt, weak)
+  # As JAX: vdot vectorized over the batch axes, so a side without an axis is
+  # not broadcast along it (the product keeps it a free dimension).
+  product = functools.partial(vdot, precision=precision,
+                              preferred_element_type=preferred_element_type)
+  return vectorize(product, signature="(n),(n)->()")(
+      _moveaxis(x1, (ax1,), (-1,)), _moveaxis(x2, (ax2,), (-1,)))
 
 
 @util.jit
 def matvec(x1, x2, /):
   """Batched matrix-vector product: ``(..., m, n) x (..., n) -> (..., m)``."""
   x1, x2 = util.ensure_arraylike("matvec", x1, x2)
-  return _batched_matvec("matvec", x1, x2, vec_first=False)
+  return vectorize(matmul, signature="(n,m),(m)->(n)")(x1, x2)
 
 
 @util.jit
 def vecmat(x1, x2, /):
   """Batched conjugate vector-matrix product: ``(..., n) x (..., n, m) -> (..., m)``."""
   x1, x2 = util.ensure_arraylike("vecmat", x1, x2)
-  return _batched_matvec("vecmat", x2, _conj_if_complex(x1), vec_first=True)
+  return vectorize(matmul, signature="(n),(n,m)->(m)")(_conj_if_complex(x1), x2)
 
 
 @eager_program(static_argnames=('axes', 'precision', 'preferred_element_type', 'out_sharding'))

@@ -1,0 +1,69 @@
+"""``jnp.vecdot``, ``jnp.matvec`` and ``jnp.vecmat`` are their core product
+vectorized over the batch axes (as JAX's): an operand without a batch axis is
+not broadcast along it, so ``vecmat`` of a batch of vectors and one matrix is
+one matrix product. Printed jaxprs are JAX 0.10.2's
+(``tests/data/vector_products_jaxprs_jax.json``, made by JAX in a separate
+environment); values against NumPy."""
+import json
+import pathlib
+import re
+
+import numpy as np
+import pytest
+
+import openjax as jax
+import openjax.numpy as jnp
+
+_JAX = json.loads((pathlib.Path(__file__).parent / "data" /
+                   "vector_products_jaxprs_jax.json").read_text())
+_KEY = re.compile(r"(\w+)\[([\d, ]*)\]\[([\d, ]*)\]:(\w+)")
+
+
+def _shape(text):
+  return tuple(int(v) for v in text.split(",") if v.strip())
+
+
+def _call(name, x, y):
+  if name == "vecdot_axis0":
+    return jnp.vecdot(x, y, axis=0)
+  return getattr(jnp, name)(x, y)
+
+
+@pytest.mark.parametrize("key", sorted(_JAX))
+def test_printed_jaxpr_is_jax(key):
+  name, s1, s2, dt = _KEY.fullmatch(key).groups()
+  x, y = np.ones(_shape(s1), dt), np.ones(_shape(s2), dt)
+  assert str(jax.make_jaxpr(lambda a, b: _call(name, a, b))(x, y)) == _JAX[key]
+
+
+def _ref(name, x, y):
+  if name == "vecmat":
+    return np.matmul(np.conj(x)[..., None, :], y)[..., 0, :]
+  if name == "matvec":
+    return np.matmul(x, y[..., None])[..., 0]
+  if name == "vecdot_axis0":
+    return np.sum(np.conj(x) * y, axis=0)
+  return np.sum(np.conj(x) * y, axis=-1)
+
+
+@pytest.mark.parametrize("key", sorted(_JAX))
+def test_values(key):
+  name, s1, s2, dt = _KEY.fullmatch(key).groups()
+  rs = np.random.default_rng(len(key))
+  x = rs.standard_normal(_shape(s1)).astype(dt)
+  y = rs.standard_normal(_shape(s2)).astype(dt)
+  if dt.startswith("complex"):
+    x = (x + 1j * rs.standard_normal(x.shape)).astype(dt)
+    y = (y - 2j * rs.standard_normal(y.shape)).astype(dt)
+  want = _ref(name, x, y)
+  np.testing.assert_allclose(np.asarray(_call(name, x, y)), want, rtol=1e-5, atol=1e-5)
+  np.testing.assert_allclose(np.asarray(jax.jit(lambda a, b: _call(name, a, b))(x, y)), want,
+                             rtol=1e-5, atol=1e-5)
+
+
+def test_no_broadcast_of_the_shared_matrix():
+  # 64 vectors against one 32 x 16 matrix: one product, no f32[64,32,16].
+  jaxpr = jax.make_jaxpr(jnp.vecmat)(np.ones((64, 32), np.float32),
+                                     np.ones((32, 16), np.float32))
+  assert "f32[64,32,16]" not in str(jaxpr)
+  assert "broadcast_in_dim" not in str(jaxpr)
