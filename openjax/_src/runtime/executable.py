@@ -414,10 +414,14 @@ def _donated_buffer(x: Array, idev, args, keep):
 
 
 #: Programs of at least this many flops run on one thread per device. Below
-#: it the devices' streams are faster: a step of jit(shard_map)'s MLP train
-#: step split at each gradient's psum (13 programs of 0.2-2 ms) took 9.3 ms
-#: waiting for each program on every thread and 6.9 ms queued on the streams.
-PER_DEVICE_THREAD_MIN_WORK = 2.5e8
+#: it the devices' streams are faster (hand-offs cost more than they save).
+#: Measured on 2 cores: the pmap MLP forward (1.7e8 flops a device) 2.3-2.5
+#: ms on the streams, 1.9 ms on threads (JAX 1.7); the pmap/shard_map train
+#: steps, sharded jit's elementwise/matmul/MLP rows on 2 and 8 devices
+#: unchanged between thresholds 2.5e8 and 5e7. (Before consecutive psums met
+#: once, jit(shard_map)'s train step ran 13 programs of 0.2-2 ms: 9.3 ms on
+#: threads, 6.9 ms on the streams.)
+PER_DEVICE_THREAD_MIN_WORK = 5e7
 _per_device_pool = None
 _pool_lock = threading.Lock()
 
