@@ -70,6 +70,7 @@ class Executable:
     # VM module names of the host functions the program calls (host_calls)
     self.host_imports = tuple(host_imports)
     self.work = 0.0   # estimated flops a call (set by runtime/pipeline; 0: unknown)
+    self.tiny = True  # small enough to run inline on each device in turn (runtime/pipeline)
     # Small computations run inline in the calling thread (see iree_device).
     self.inline = inline
     self._loaded: dict[int, tuple] = {}
@@ -438,8 +439,11 @@ def execute_per_device(executable: Executable, per_device_args: Sequence, device
   (``PER_DEVICE_THREAD_MIN_WORK``) and a single device are dispatched to the
   streams from this thread."""
   cores = host_cores()
-  if (len(devices) == 1 or executable.work < PER_DEVICE_THREAD_MIN_WORK or cores == 1
-      or on_device_thread()):
+  # (an inline program that is not tiny would run on every device in turn
+  # in this thread: it gets a thread per device instead)
+  threads = executable.work >= PER_DEVICE_THREAD_MIN_WORK or (
+      executable.inline and not executable.tiny)
+  if len(devices) == 1 or not threads or cores == 1 or on_device_thread():
     # (a host callback of a device program running here may run another
     # SPMD step: it must not wait for the pool it occupies)
     return [executable.execute(a, d) for a, d in zip(per_device_args, devices)]

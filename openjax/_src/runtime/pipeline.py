@@ -149,10 +149,23 @@ def lower_closed_jaxpr(closed_jaxpr: ClosedJaxpr, name: str,
   return LoweredModule(text, name, closed_jaxpr, aliases, donated, lowered_jaxpr)
 
 
-# A computation this small finishes sooner inline in the calling thread than
-# the task queue can wake a worker for it (~20-40 us; see iree_device).
-_INLINE_MAX_FLOPS = 2e5
-_INLINE_MAX_BYTES = 1 << 18
+# A program runs inline in the calling thread (one core) when that takes less
+# time than the task queue's hand-offs would cost: its time on one core,
+# estimated from its work and bytes, under a worker wake-up plus a hand-off per
+# equation (~one dispatch each). Measured on 2 cores, inline vs the queue, us:
+# tanh(a @ a) 64^2 14 vs 83, 128^2 46 vs 120, 256^2 291 vs 340, 384^2 1070 vs
+# 780; sin(x) * 2 + exp(-x * x) 1e4 42 vs 110, 1e5 350 vs 315; sum(x * x) 1e5
+# 74 vs 160, 1e6 672 vs 460; grad of a two-layer tanh MLP (256^2 weights) at
+# batch 32 218 vs 320, batch 128 870 vs 780; jax.hessian of a 100-d function
+# 31 vs 83-110 (JAX 115).
+_INLINE_FLOPS_PER_S = 1e11
+_INLINE_BYTES_PER_S = 2.5e10
+_QUEUE_FIXED_S = 100e-6
+_QUEUE_PER_EQUATION_S = 15e-6
+# Programs this small run inline on every device in turn where an SPMD step
+# runs them on several (execute_per_device): larger inline ones get a thread
+# per device, so the devices still run at once.
+TINY_WORK, TINY_BYTES = 2e5, 1 << 18
 
 
 # A loop runs in IREE's VM, which waits for each trip's dispatches: on the
@@ -171,16 +184,25 @@ def runs_inline(closed_jaxpr: ClosedJaxpr) -> bool:
   any work when IREE has a single worker per device (``OPENJAX_CPU_THREADS=1``
   or ``intra_op_parallelism_threads=1``): one worker adds only the hand-off
   to it and back (two thread wake-ups: 1024^2 matmul 32 ms vs 27 ms inline)."""
-  return _runs_inline(*_work(closed_jaxpr), _loop_trip_work(closed_jaxpr.jaxpr))
+  return _runs_inline(*_work(closed_jaxpr), _loop_trip_work(closed_jaxpr.jaxpr),
+                      _equation_count(closed_jaxpr.jaxpr))
 
 
-def _runs_inline(work: float, nbytes: float, trip_work: float | None = None) -> bool:
+def _runs_inline(work: float, nbytes: float, trip_work: float | None = None,
+                 equations: int = 1) -> bool:
   if cpu_thread_cap() == 1:
     return True
-  if trip_work is not None and trip_work <= _INLINE_MAX_TRIP_FLOPS \
-      and work <= _INLINE_MAX_LOOP_PROGRAM_FLOPS:
-    return True
-  return work <= _INLINE_MAX_FLOPS and nbytes <= _INLINE_MAX_BYTES
+  if trip_work is not None:
+    return trip_work <= _INLINE_MAX_TRIP_FLOPS and work <= _INLINE_MAX_LOOP_PROGRAM_FLOPS
+  alone = work / _INLINE_FLOPS_PER_S + nbytes / _INLINE_BYTES_PER_S
+  return alone <= _QUEUE_FIXED_S + _QUEUE_PER_EQUATION_S * equations
+
+
+def _equation_count(jaxpr) -> int:
+  """The equations of ``jaxpr`` and of the calls in it (about one dispatch each
+  before IREE fuses them)."""
+  return sum(1 + sum(_equation_count(sub) for sub in jaxprs_in_params(eqn.params))
+             for eqn in jaxpr.eqns)
 
 
 def _loop_trip_work(jaxpr) -> float | None:
@@ -329,12 +351,14 @@ def _executable(lowered: LoweredModule, key: str, vmfb: bytes) -> Executable:
       work, nbytes = _work(lowered.lowered_jaxpr)
       ex = Executable(key, vmfb, in_avals, out_avals, lowered.name, lowered.aliases,
                       inline=_runs_inline(work, nbytes,
-                                          _loop_trip_work(lowered.lowered_jaxpr.jaxpr)),
+                                          _loop_trip_work(lowered.lowered_jaxpr.jaxpr),
+                                          _equation_count(lowered.lowered_jaxpr.jaxpr)),
                       host_imports=host_calls.imports_of(lowered.text),
                       detached=_reads_no_input(lowered.lowered_jaxpr))
       # Unknown work (no cost rule for a primitive): the devices' streams,
       # as before per-device threads existed.
       ex.work = work if math.isfinite(work) else 0.0
+      ex.tiny = work <= TINY_WORK and nbytes <= TINY_BYTES
       if len(_executables) > 1024:
         _executables.clear()
       _executables[typed_key] = ex
