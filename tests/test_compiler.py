@@ -487,6 +487,29 @@ def test_data_tiling_only_for_large_matrix_products():
   assert "--iree-opt-data-tiling=false" not in compiler.compile_flags(dot(1024))
 
 
+def test_no_data_tiling_where_products_feed_complex_numbers():
+  # IREE fuses a data-tiled product's unpacking into the stablehlo.complex
+  # reading it and cannot compile the complex padding value (jit(rfft) of 1e6
+  # points, whose real DFT products make complex values, failed to compile);
+  # both printed forms of the op are seen.
+  big = "tensor<1024x1024xf32>"
+  dot = (f"%0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : "
+         f"({big}, {big}) -> {big}\n")
+  for make in ("%1 = stablehlo.complex %0, %0 : tensor<1024x1024xcomplex<f32>>",
+               '%1 = "stablehlo.complex"(%0, %0) : (...) -> tensor<1024x1024xcomplex<f32>>'):
+    assert compiler.compile_flags(dot + make)[-1] == "--iree-opt-data-tiling=false"
+  assert "--iree-opt-data-tiling=false" not in compiler.compile_flags(dot)
+
+
+def test_large_non_power_of_two_fft_compiles():
+  x = np.random.default_rng(0).standard_normal(1_000_000).astype(f32)
+  with jax.config.override("openjax_executor", "iree"), \
+       jax.config.override("openjax_tiered_compilation", False):
+    got = np.asarray(jax.jit(jax.numpy.fft.rfft)(x))
+  want = np.fft.rfft(x.astype(np.float64))
+  assert float(np.abs(got - want).max() / np.abs(want).max()) < 1e-5
+
+
 def test_compiler_options_reach_iree():
   f = jax.jit(lambda x: sin(x), compiler_options={"iree-opt-level": "O1"})
   np.testing.assert_allclose(np.asarray(f(np.ones(2, f32))), np.sin(np.ones(2, f32)))

@@ -230,3 +230,45 @@ def test_eager_kernel_matches_impl_bits_and_dtypes():
       jitted = jax.jit(lambda v, fun=fun, kw=kw, norm=norm: fun(v, norm=norm, **kw))(arg)
       assert eager.dtype == jitted.dtype
       np.testing.assert_array_equal(eager, jitted)
+
+
+# ----------------------------------------------- long lengths, compiled
+@pytest.fixture
+def compiled():
+  with jax.config.override("openjax_executor", "iree"), \
+       jax.config.override("openjax_tiered_compilation", False):
+    yield
+
+
+@pytest.mark.parametrize("name,make", [("fft", _c64), ("ifft", _c64), ("rfft", _f32)])
+def test_long_prime_length_compiles(compiled, name, make):
+  # 65537 is prime: its DFT matrix would hold 4.3e9 entries (the lowering
+  # ran out of memory); Bluestein's convolution of 2**18 points instead.
+  x = make(65537)
+  ref = getattr(np.fft, name)(x.astype(np.complex128 if x.dtype.kind == "c" else np.float64))
+  _close(jax.jit(getattr(jnp.fft, name))(x), ref, 1e-5)
+
+
+def test_long_prime_factor_and_batch_axes(compiled):
+  # 2 x 1031 (a prime factor over the matrix size) along axis 0 of a batch,
+  # and irfft to an odd prime length.
+  x = _c64(2062, 3)
+  _close(jax.jit(lambda v: jnp.fft.fft(v, axis=0))(x), np.fft.fft(x.astype(np.complex128), axis=0),
+         1e-5)
+  h = _c64(2, 2000)
+  _close(jax.jit(lambda v: jnp.fft.irfft(v, n=3989))(h),
+         np.fft.irfft(h.astype(np.complex128), n=3989), 1e-5)
+
+
+def test_long_power_of_two_irfft_compiles(compiled):
+  # IREE's own IRFFT fails to compile from 2**14 points (stack limit).
+  h = _c64(1 << 13 | 1)
+  _close(jax.jit(jnp.fft.irfft)(h), np.fft.irfft(h.astype(np.complex128)), 1e-5)
+
+
+def test_long_prime_length_float64(compiled):
+  with jax.enable_x64():
+    x = RNG.standard_normal(4099) + 1j * RNG.standard_normal(4099)
+    got = jax.jit(jnp.fft.fft)(x)
+    assert np.asarray(got).dtype == np.complex128
+    _close(got, np.fft.fft(x), 1e-12)

@@ -52,9 +52,12 @@ def _split(n: int) -> int:
 def _complex_dft(x, axis: int, n: int, inverse: bool):
   """The 1-D FFT/IFFT of complex ``x`` over ``axis``: matrix products on the
   real and imaginary parts, or for long composite ``n = n1 n2`` a length-n1
-  transform, a twiddle product and a length-n2 transform (four-step)."""
+  transform, a twiddle product and a length-n2 transform (four-step), or for
+  long prime ``n`` Bluestein's convolution."""
   aval = get_aval(x)
   n1 = _split(n) if n > _MATRIX_MAX else 1
+  if n1 == 1 and n > _MATRIX_MAX:
+    return _bluestein(x, axis, n, inverse)
   if n1 == 1:
     rdt = real_dtype(aval.dtype)
     c, s = _dft_matrices(n, n, n, 1.0 if inverse else -1.0, 1 / n if inverse else 1.0, rdt)
@@ -77,13 +80,43 @@ def _complex_dft(x, axis: int, n: int, inverse: bool):
   return reshape(transpose(y, tuple(perm)), shape)
 
 
+def _bluestein(x, axis: int, n: int, inverse: bool):
+  """The length-``n`` DFT over ``axis`` as a circular convolution of
+  power-of-two length ``m >= 2n - 1`` (Bluestein): with the chirp
+  ``b_j = exp(sign i pi j^2 / n)``, ``X_k = b_k sum_t (x_t b_t) conj(b_(k-t))``.
+  Its constants are O(n) (a prime n's DFT matrix would be n^2: 7 TiB at
+  999983); the chirp's angles use ``j^2 mod 2n``, exact in int64."""
+  aval = get_aval(x)
+  ndim = aval.ndim
+  m = 1 << (2 * n - 2).bit_length()
+  sign = 1.0 if inverse else -1.0
+  j = np.arange(n, dtype=np.int64)
+  chirp = np.exp(sign * 1j * np.pi * ((j * j) % (2 * n)) / n)
+  h = np.zeros(m, np.complex128)
+  h[:n] = np.conj(chirp)
+  h[m - n + 1:] = np.conj(chirp[1:][::-1])
+  spectrum = np.fft.fft(h)
+  dims = (axis,)
+
+  def along(v: np.ndarray, length: int):
+    return broadcast_in_dim(v.astype(aval.dtype),
+                            aval.shape[:axis] + (length,) + aval.shape[axis + 1:], dims)
+  a = mul(x, along(chirp, n))
+  a = pad(a, np.zeros((), aval.dtype), [(0, 0, 0)] * axis + [(0, m - n, 0)]
+          + [(0, 0, 0)] * (ndim - axis - 1))
+  c = _complex_on_axis(mul(_complex_on_axis(a, axis, m, False), along(spectrum, m)),
+                       axis, m, True)
+  scale = chirp / n if inverse else chirp
+  return mul(slice_in_dim(c, 0, n, axis=axis), along(scale, n))
+
+
 def _complex_dft_last(x, n: int, inverse: bool):
   return _complex_dft(x, get_aval(x).ndim - 1, n, inverse)
 
 
 def _rfft_dft_last(x, n: int):
   ndim = get_aval(x).ndim
-  if n > _MATRIX_MAX and _split(n) > 1:
+  if n > _MATRIX_MAX:
     full = _complex_dft_last(arithmetic.complex(x, np.zeros((), get_aval(x).dtype)), n, False)
     return slice_in_dim(full, 0, n // 2 + 1, axis=ndim - 1)
   c, s = _dft_matrices(n, n // 2 + 1, n, -1.0, 1.0, get_aval(x).dtype)
@@ -92,7 +125,7 @@ def _rfft_dft_last(x, n: int):
 
 def _irfft_dft_last(x, n: int):
   aval = get_aval(x)
-  if n > _MATRIX_MAX and _split(n) > 1:
+  if n > _MATRIX_MAX:
     # The full spectrum's Hermitian extension; the real part of its inverse
     # ignores the imaginary parts of the DC and Nyquist entries, as NumPy.
     half, m, last = n // 2 + 1, aval.shape[-1], aval.ndim - 1
@@ -122,6 +155,12 @@ def _irfft_dft_matrix(x, n: int):
              _dft_contract(imag(x), b, aval.ndim - 1))
 
 
+# IREE 3.13 cannot compile its own IRFFT from 2**14 points on ("'func.func' op
+# exceeded stack allocation limit of 32768 bytes"); longer ones take the
+# complex transform of the Hermitian extension.
+_NATIVE_IRFFT_MAX = 1 << 13
+
+
 def _is_power_of_two(n: int) -> bool:
   return n > 1 and n & (n - 1) == 0
 
@@ -135,7 +174,9 @@ def _native_fft_ok(fft_type, fft_lengths, in_aval) -> bool:
     return False
   if real_dtype(in_aval.dtype) == np.float64:
     return False   # IREE fails to compile it ("'arith.mulf' op requires the same type")
-  return fft_type != FftType.IRFFT or in_aval.shape[-1] == fft_lengths[0] // 2 + 1
+  if fft_type != FftType.IRFFT:
+    return True
+  return in_aval.shape[-1] == fft_lengths[0] // 2 + 1 and fft_lengths[0] <= _NATIVE_IRFFT_MAX
 
 
 def _fft_1d_last(x, fft_type, n: int):

@@ -292,12 +292,21 @@ def lower_jaxpr_to_module(closed_jaxpr: ClosedJaxpr, name: str, *,
 
 
 def module_has_complex_dot(text: str) -> bool:
-  """Whether a module multiplies complex matrices (IREE's data tiling cannot
-  compile those; the compiler turns it off for such modules)."""
+  """Whether a module multiplies complex matrices, or makes complex numbers
+  in a module with matrix products (IREE's data tiling cannot compile those:
+  it fuses a product's unpacking into the ``stablehlo.complex`` reading it and
+  fails on a complex padding value, e.g. jit(jnp.fft.rfft) of 1e6 points,
+  whose 25 x 40 x 1000 real DFT products make complex values; the compiler
+  turns data tiling off for such modules)."""
+  products = makes_complex = False
   for line in text.splitlines():
-    if "dot_general" in line and "complex<" in line:
-      return True
-  return False
+    if "dot_general" in line:
+      if "complex<" in line:
+        return True
+      products = True
+    elif "stablehlo.complex " in line or '"stablehlo.complex"' in line:
+      makes_complex = True
+  return products and makes_complex
 
 
 _CONTRACTION_TYPES = re.compile(
