@@ -20,7 +20,8 @@ import numpy as np
 from openjax._src.core import Primitive, ShapedArray
 from openjax._src.core.sharding_rules import replicated_rule
 from openjax._src.primitives.base.util import check_dtypes
-from openjax._src.primitives.linalg.linalg_rules import batch_at_front
+from openjax._src.primitives.linalg import lapack
+from openjax._src.primitives.linalg.linalg_rules import batch_at_front, lapack_dtype
 
 __all__ = ["hessenberg", "hessenberg_p", "hessenberg_impl", "schur", "schur_p", "schur_from_eig"]
 
@@ -402,6 +403,10 @@ def hessenberg(a):
 def hessenberg_impl(a):
   n = a.shape[-1]
   batch = math.prod(a.shape[:-2])
+  if n >= 2 and lapack.available() and not lapack.vectorized_batch_is_faster(batch, n):
+    packed, taus = lapack.gehrd(lapack_dtype(a).reshape(batch, n, n))
+    return [packed.reshape(a.shape).astype(a.dtype, copy=False),
+            taus.reshape(a.shape[:-2] + (n - 1,)).astype(a.dtype, copy=False)]
   if batch <= 1 or n < 2:
     return _batched_impl(_hessenberg_one, a, 2)
   work = a if a.dtype.kind == "c" or a.dtype in (np.float32, np.float64) else a.astype(np.float32)
@@ -442,6 +447,13 @@ def schur(x, *, compute_schur_vectors: bool = True, sort_eig_vals: bool = False,
 @schur_p.def_impl
 def _schur_impl(x, *, compute_schur_vectors):
   n = x.shape[-1]
+  if lapack.available():
+    t, vs = lapack.gees(lapack_dtype(x).reshape(math.prod(x.shape[:-2]), n, n),
+                        compute_schur_vectors)
+    outs = [t.reshape(x.shape).astype(x.dtype, copy=False)]
+    if compute_schur_vectors:
+      outs.append(vs.reshape(x.shape).astype(x.dtype, copy=False))
+    return outs
   if n < 2 or x.size == 0:
     outs = _batched_impl(lambda m: _schur_one(m, compute_schur_vectors), x, 2)
     return outs if compute_schur_vectors else outs[:1]
