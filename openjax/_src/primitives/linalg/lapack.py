@@ -59,6 +59,14 @@ def _routine(name: str, dtype: np.dtype):
   return fn
 
 
+def _address(x: np.ndarray) -> int:
+  """The address of a contiguous, non-empty array's data (for a writable
+  one a third of ``x.ctypes.data``'s ~1 us)."""
+  if x.flags.writeable:
+    return ctypes.addressof(ctypes.c_char.from_buffer(x))
+  return x.ctypes.data
+
+
 def _column_major(a: np.ndarray) -> np.ndarray:
   """A C-contiguous copy of ``a``'s transpose (``[b, m, n] -> [b, n, m]``):
   each matrix of the batch in column-major order, for Fortran to overwrite."""
@@ -84,15 +92,14 @@ def getrf(a: np.ndarray):
   b, m, n = a.shape
   k = min(m, n)
   f = _column_major(a)
-  pivots = np.zeros((b, k), np.int32)
-  if k:
+  pivots = np.empty((b, k), np.int32)
+  if f.size:
     fn = _routine("?getrf_", a.dtype)
-    rows, cols, info = _int(m), _int(n), _int()
+    rows, cols, info = _byref(_int(m)), _byref(_int(n)), _byref(_int())
     step, pstep = m * n * a.itemsize, k * 4
-    base, pbase = f.ctypes.data, pivots.ctypes.data
+    base, pbase = _address(f), _address(pivots)
     for i in range(b):
-      fn(_byref(rows), _byref(cols), _ptr(base + i * step), _byref(rows),
-         _ptr(pbase + i * pstep), _byref(info))
+      fn(rows, cols, _ptr(base + i * step), rows, _ptr(pbase + i * pstep), info)
     pivots -= 1
   return _row_major(f), pivots
 
@@ -135,7 +142,7 @@ def trsm(a: np.ndarray, b: np.ndarray, *, left_side: bool, lower: bool, transpos
   fn = _routine("cblas_?trsm", x.dtype)
   n = a.shape[-1]
   astep, xstep = n * n * a.itemsize, m * k * x.itemsize
-  abase, xbase = a.ctypes.data, x.ctypes.data
+  abase, xbase = _address(a), _address(x)
   flags = (_int(_ROW_MAJOR), _int(_LEFT if left_side else _RIGHT),
            _int(_LOWER if lower else _UPPER), _int(trans),
            _int(_UNIT if unit_diagonal else _NON_UNIT), _int(m), _int(k), alpha)
@@ -147,15 +154,18 @@ def trsm(a: np.ndarray, b: np.ndarray, *, left_side: bool, lower: bool, transpos
 
 # -------------------------------------------------------------------- gehrd
 @functools.cache
-def _gehrd_work(dtype: np.dtype, n: int) -> int:
+def _gehrd_args(dtype: np.dtype, n: int):
+  """``(fn, lwork, n, ilo, ihi, lda, lwork)``: the routine, its optimal
+  workspace (a query) and its constant arguments for ``n x n`` matrices
+  (made once: ~0.25 us each)."""
+  fn = _routine("?gehrd_", dtype)
+  dim, one = _byref(_int(n)), _byref(_int(1))
   a = np.zeros((n, n), dtype)
   tau = np.zeros(n, dtype)
-  dim, one, info = _int(n), _int(1), _int()
-  fn = _routine("?gehrd_", dtype)
-  return _query_work(lambda work, lwork: fn(
-      _byref(dim), _byref(one), _byref(dim), _ptr(a.ctypes.data), _byref(dim),
-      _ptr(tau.ctypes.data), _ptr(work.ctypes.data), _byref(_int(lwork)), _byref(info)),
-      dtype)
+  lwork = _query_work(lambda work, size: fn(
+      dim, one, dim, _ptr(a.ctypes.data), dim, _ptr(tau.ctypes.data), _ptr(work.ctypes.data),
+      _byref(_int(size)), _byref(_int())), dtype)
+  return fn, lwork, dim, one, dim, dim, _byref(_int(lwork))
 
 
 def gehrd(a: np.ndarray):
@@ -164,57 +174,52 @@ def gehrd(a: np.ndarray):
   subdiagonal, and their ``taus`` ``[b, n - 1]``."""
   b, n, _ = a.shape
   f = _column_major(a)
-  taus = np.zeros((b, n - 1), a.dtype)
-  lwork = _gehrd_work(a.dtype, n)
-  work = np.empty(lwork, a.dtype)
-  fn = _routine("?gehrd_", a.dtype)
-  dim, one, info, lw = _int(n), _int(1), _int(), _int(lwork)
+  if not b:
+    return f, np.zeros((0, n - 1), a.dtype)
+  fn, lwork, dim, ilo, ihi, lda, lw = _gehrd_args(a.dtype, n)
+  # The taus and the workspace in one buffer (one address to look up).
+  scratch = np.zeros(b * (n - 1) + lwork, a.dtype)
+  info = _byref(_int())
   step, tstep = n * n * a.itemsize, (n - 1) * a.itemsize
-  base, tbase, wptr = f.ctypes.data, taus.ctypes.data, _ptr(work.ctypes.data)
+  base, tbase = _address(f), _address(scratch)
+  work = _ptr(tbase + b * tstep)
   for i in range(b):
-    fn(_byref(dim), _byref(one), _byref(dim), _ptr(base + i * step), _byref(dim),
-       _ptr(tbase + i * tstep), wptr, _byref(lw), _byref(info))
-  return _row_major(f), taus
+    fn(dim, ilo, ihi, _ptr(base + i * step), lda, _ptr(tbase + i * tstep), work, lw, info)
+  return _row_major(f), scratch[:b * (n - 1)].reshape(b, n - 1)
 
 
 # --------------------------------------------------------------------- gees
-def _gees_call(dtype: np.dtype, n: int, a_ptr, vs_ptr, jobvs: bytes, scratch, work, lwork: int,
-               info):
+_REAL_SCRATCH = 3     # wr, wi and bwork (as wide as an element), n each
+
+
+def _gees_call(fn, complex_kind: bool, dim, a_ptr: int, vs_ptr: int, ldvs, jobvs: bytes,
+               scratch: int, n: int, itemsize: int, work: int, lwork, info):
   """One ``?gees`` call (no sorting) on the column-major matrix at
-  ``a_ptr``; ``scratch`` holds the eigenvalue and real work arrays."""
-  fn = _routine("?gees_", dtype)
-  dim, sdim = _int(n), _int()
-  ldvs = _int(n if jobvs == b"V" else 1)
-  if dtype.kind == "c":
-    w, rwork, bwork = scratch
-    fn(ctypes.c_char_p(jobvs), ctypes.c_char_p(b"N"), None, _byref(dim), a_ptr, _byref(dim),
-       _byref(sdim), _ptr(w.ctypes.data), vs_ptr, _byref(ldvs), _ptr(work.ctypes.data),
-       _byref(_int(lwork)), _ptr(rwork.ctypes.data), _ptr(bwork.ctypes.data), _byref(info),
-       _LEN1, _LEN1)
+  ``a_ptr``; ``scratch`` is the address of the eigenvalue and real work
+  arrays (``_REAL_SCRATCH * n`` elements), ``work`` of the workspace."""
+  sdim = _byref(_int())
+  if complex_kind:
+    # w (n complex), rwork (n reals) and bwork (n ints) in n complex each
+    w, rwork, bwork = (_ptr(scratch + j * n * itemsize) for j in range(3))
+    fn(jobvs, b"N", None, dim, _ptr(a_ptr), dim, sdim, w, _ptr(vs_ptr), ldvs, _ptr(work),
+       lwork, rwork, bwork, info, _LEN1, _LEN1)
   else:
-    wr, wi, bwork = scratch
-    fn(ctypes.c_char_p(jobvs), ctypes.c_char_p(b"N"), None, _byref(dim), a_ptr, _byref(dim),
-       _byref(sdim), _ptr(wr.ctypes.data), _ptr(wi.ctypes.data), vs_ptr, _byref(ldvs),
-       _ptr(work.ctypes.data), _byref(_int(lwork)), _ptr(bwork.ctypes.data), _byref(info),
-       _LEN1, _LEN1)
-
-
-def _gees_scratch(dtype: np.dtype, n: int):
-  bwork = np.zeros(n, np.int32)
-  if dtype.kind == "c":
-    return np.empty(n, dtype), np.empty(n, np.finfo(dtype).dtype), bwork
-  return np.empty(n, dtype), np.empty(n, dtype), bwork
+    wr, wi, bwork = (_ptr(scratch + j * n * itemsize) for j in range(3))
+    fn(jobvs, b"N", None, dim, _ptr(a_ptr), dim, sdim, wr, wi, _ptr(vs_ptr), ldvs, _ptr(work),
+       lwork, bwork, info, _LEN1, _LEN1)
 
 
 @functools.cache
 def _gees_work(dtype: np.dtype, n: int, jobvs: bytes) -> int:
   a = np.zeros((n, n), dtype)
   vs = np.zeros((n, n), dtype)
-  scratch = _gees_scratch(dtype, n)
-  info = _int()
+  scratch = np.zeros(_REAL_SCRATCH * n, dtype)
+  fn = _routine("?gees_", dtype)
+  ldvs = _byref(_int(n if jobvs == b"V" else 1))
   return _query_work(lambda work, lwork: _gees_call(
-      dtype, n, _ptr(a.ctypes.data), _ptr(vs.ctypes.data), jobvs, scratch, work, lwork, info),
-      dtype)
+      fn, dtype.kind == "c", _byref(_int(n)), a.ctypes.data, vs.ctypes.data, ldvs, jobvs,
+      scratch.ctypes.data, n, dtype.itemsize, work.ctypes.data, _byref(_int(lwork)),
+      _byref(_int())), dtype)
 
 
 def gees(a: np.ndarray, compute_schur_vectors: bool):
@@ -225,24 +230,29 @@ def gees(a: np.ndarray, compute_schur_vectors: bool):
   b, n, _ = a.shape
   f = _column_major(a)
   jobvs = b"V" if compute_schur_vectors else b"N"
-  vs = np.zeros((b, n, n), a.dtype) if compute_schur_vectors else np.zeros((1, 1), a.dtype)
-  if not n:
-    return _row_major(f), (vs if compute_schur_vectors else None)
+  if not f.size:
+    return f, (f.copy() if compute_schur_vectors else None)
   lwork = _gees_work(a.dtype, n, jobvs)
-  work = np.empty(lwork, a.dtype)
-  scratch = _gees_scratch(a.dtype, n)
+  # vs (or one unused element), the scratch arrays and the workspace in one buffer
+  vs_size = b * n * n if compute_schur_vectors else 1
+  buffer = np.empty(vs_size + _REAL_SCRATCH * n + lwork, a.dtype)
   step = n * n * a.itemsize
-  base, vbase = f.ctypes.data, vs.ctypes.data
-  info = _int()
+  base, vbase = _address(f), _address(buffer)
+  scratch = vbase + vs_size * a.itemsize
+  work = scratch + _REAL_SCRATCH * n * a.itemsize
+  fn = _routine("?gees_", a.dtype)
+  dim, lw, status = _byref(_int(n)), _byref(_int(lwork)), _int()
+  ldvs = _byref(_int(n if compute_schur_vectors else 1))
+  info = _byref(status)
   failed = []
   for i in range(b):
-    _gees_call(a.dtype, n, _ptr(base + i * step),
-               _ptr(vbase + i * step if compute_schur_vectors else vbase), jobvs, scratch,
-               work, lwork, info)
-    if info.value:
+    _gees_call(fn, a.dtype.kind == "c", dim, base + i * step,
+               vbase + i * step if compute_schur_vectors else vbase, ldvs, jobvs, scratch, n,
+               a.itemsize, work, lw, info)
+    if status.value:
       failed.append(i)
   t = _row_major(f)
-  vs = _row_major(vs) if compute_schur_vectors else None
+  vs = _row_major(buffer[:vs_size].reshape(b, n, n)) if compute_schur_vectors else None
   for i in failed:
     t[i] = np.nan
     if vs is not None:
