@@ -1,6 +1,7 @@
-"""The eager ``lu``, ``triangular_solve``, ``hessenberg`` and ``schur``
-impls on LAPACK (``primitives/linalg/lapack.py``: getrf, trsm, gehrd, gees
-of the scipy-openblas32 library) against SciPy's LAPACK and the NumPy
+"""The eager ``lu``, ``triangular_solve``, ``hessenberg``, ``schur``,
+``householder_product`` and ``ormqr`` impls on LAPACK
+(``primitives/linalg/lapack.py``: getrf, trsm, gehrd, gees, orgqr, ormqr of
+the scipy-openblas32 library) against SciPy's LAPACK and the NumPy
 kernels they replace, in every LAPACK type, batched, on non-contiguous and
 Fortran-ordered operands, with JAX's results on singular and non-finite
 input; and the NumPy fallback when the library is off."""
@@ -42,7 +43,7 @@ def _x64(dtype):
 def calls(monkeypatch):
   """Counts the LAPACK kernels' calls (by name)."""
   counts = {}
-  for name in ("getrf", "trsm", "gehrd", "gees"):
+  for name in ("getrf", "trsm", "gehrd", "gees", "orgqr", "ormqr"):
     def spy(*args, _name=name, _fn=getattr(lapack, name), **kwargs):
       counts[_name] = counts.get(_name, 0) + 1
       return _fn(*args, **kwargs)
@@ -281,6 +282,51 @@ def test_schur_empty_and_one_by_one():
   assert np.asarray(t).tolist() == [[[3.0]], [[3.0]]] and np.asarray(z).tolist() == [[[1.0]]] * 2
   t, z = lax_linalg.schur(np.ones((0, 3, 3), np.float32))
   assert t.shape == z.shape == (0, 3, 3)
+
+
+# ------------------------------------------------------------ orgqr, ormqr
+def _reflectors(shape, dtype, seed):
+  """A batch of geqrf outputs (packed reflectors, taus) from SciPy."""
+  a = _rand(shape, dtype, seed)
+  geqrf = scipy_linalg.get_lapack_funcs("geqrf", (a[0],))
+  outs = [geqrf(m)[:2] for m in a]
+  return np.stack([o[0] for o in outs]), np.stack([o[1] for o in outs])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape,k", [((2, 7, 5), 5), ((3, 6, 6), 4), ((1, 40, 33), 33)])
+def test_householder_product_is_orgqr(dtype, shape, k, calls, monkeypatch):
+  a, taus = _reflectors(shape, dtype, seed=9)
+  taus = taus[:, :k]
+  with _x64(dtype):
+    q = np.asarray(lax_linalg.householder_product(a, taus))
+    old = _numpy_path(monkeypatch, lambda: np.asarray(lax_linalg.householder_product(a, taus)))
+  assert calls == {"orgqr": 1} and q.dtype == a.dtype and q.shape == a.shape
+  orgqr = scipy_linalg.get_lapack_funcs("ungqr" if np.dtype(dtype).kind == "c" else "orgqr",
+                                        (a[0],))
+  for i in range(shape[0]):
+    np.testing.assert_allclose(q[i], orgqr(a[i], taus[i])[0], atol=10 * _tol(dtype))
+  np.testing.assert_allclose(q, old, atol=10 * _tol(dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("transpose", [True, False])
+def test_ormqr_is_lapack_ormqr(dtype, left, transpose, calls, monkeypatch):
+  a, taus = _reflectors((2, 6, 4), dtype, seed=10)
+  c = _rand((2, 6, 3) if left else (2, 3, 6), dtype, seed=11)
+  with _x64(dtype):
+    out = np.asarray(lax_linalg.ormqr(a, taus, c, left=left, transpose=transpose))
+    old = _numpy_path(monkeypatch, lambda: np.asarray(
+        lax_linalg.ormqr(a, taus, c, left=left, transpose=transpose)))
+  assert calls == {"ormqr": 1} and out.dtype == c.dtype and out.shape == c.shape
+  complex_kind = np.dtype(dtype).kind == "c"
+  ormqr = scipy_linalg.get_lapack_funcs("unmqr" if complex_kind else "ormqr", (a[0],))
+  trans = ("C" if complex_kind else "T") if transpose else "N"
+  for i in range(2):
+    want = ormqr("L" if left else "R", trans, a[i], taus[i], c[i], max(1, 64 * 6))[0]
+    np.testing.assert_allclose(out[i], want, atol=10 * _tol(dtype))
+  np.testing.assert_allclose(out, old, atol=10 * _tol(dtype))
 
 
 # --------------------------------------------------------------- fallback

@@ -1,5 +1,6 @@
 """Eager kernels on LAPACK: ``getrf`` (LU), ``trsm`` (triangular solve),
-``gehrd`` (Hessenberg reduction) and ``gees`` (Schur form) from the
+``gehrd`` (Hessenberg reduction), ``gees`` (Schur form) and ``orgqr``/
+``ormqr`` (Householder reflectors' ``Q``, formed or applied) from the
 ``scipy-openblas32`` library (``openjax/_src/openblas.py``; NumPy exposes
 none of them), called through ctypes on one matrix of a batch after the
 other, in the four LAPACK types (float32/64, complex64/128).
@@ -25,7 +26,7 @@ import numpy as np
 from openjax._src import openblas
 
 __all__ = ["available", "vectorized_batch_is_faster", "getrf", "trsm", "gehrd", "gees",
-           "TYPES"]
+           "orgqr", "ormqr", "TYPES"]
 
 _F32, _F64, _C64, _C128 = (np.dtype(t) for t in (np.float32, np.float64, np.complex64,
                                                   np.complex128))
@@ -258,3 +259,86 @@ def gees(a: np.ndarray, compute_schur_vectors: bool):
     if vs is not None:
       vs[i] = np.nan
   return t, vs
+
+
+# ------------------------------------------------------------ orgqr, ormqr
+@functools.cache
+def _orgqr_args(dtype: np.dtype, m: int, n: int, k: int):
+  """``(fn, lwork, m, n, k, lda, lwork)`` of ``?orgqr``/``?ungqr`` (the
+  optimal workspace from a query)."""
+  fn = _routine("?ungqr_" if dtype.kind == "c" else "?orgqr_", dtype)
+  rows, cols, count = _byref(_int(m)), _byref(_int(n)), _byref(_int(k))
+  lda = _byref(_int(max(1, m)))
+  a = np.zeros((max(1, m), max(1, n)), dtype)
+  tau = np.zeros(max(1, k), dtype)
+  lwork = _query_work(lambda work, size: fn(
+      rows, cols, count, _ptr(a.ctypes.data), lda, _ptr(tau.ctypes.data),
+      _ptr(work.ctypes.data), _byref(_int(size)), _byref(_int())), dtype)
+  return fn, lwork, rows, cols, count, lda, _byref(_int(lwork))
+
+
+def orgqr(a: np.ndarray, taus: np.ndarray) -> np.ndarray:
+  """The first ``n`` columns of ``Q = H_0 ... H_{k-1}`` for reflectors
+  packed in a batch ``a [b, m, n]`` (``m >= n >= k``) with factors ``taus
+  [b, k]``, both of one LAPACK type: ``?orgqr``/``?ungqr``."""
+  b, m, n = a.shape
+  k = taus.shape[-1]
+  f = _column_major(a)
+  if not f.size:
+    return _row_major(f)
+  fn, lwork, rows, cols, count, lda, lw = _orgqr_args(a.dtype, m, n, k)
+  # The taus (contiguous, as LAPACK reads them) and the workspace in one buffer.
+  scratch = np.empty(b * k + lwork, a.dtype)
+  scratch[:b * k] = taus.reshape(-1)
+  info = _byref(_int())
+  step, tstep = m * n * a.itemsize, k * a.itemsize
+  base, tbase = _address(f), _address(scratch)
+  work = _ptr(tbase + b * tstep)
+  for i in range(b):
+    fn(rows, cols, count, _ptr(base + i * step), lda, _ptr(tbase + i * tstep), work, lw, info)
+  return _row_major(f)
+
+
+@functools.cache
+def _ormqr_args(dtype: np.dtype, left: bool, transpose: bool, m: int, n: int, k: int, ma: int):
+  """The routine, optimal workspace and constant arguments of ``?ormqr``/
+  ``?unmqr`` for a ``c`` of ``m x n`` and reflectors ``ma x k``."""
+  fn = _routine("?unmqr_" if dtype.kind == "c" else "?ormqr_", dtype)
+  side = b"L" if left else b"R"
+  trans = (b"C" if dtype.kind == "c" else b"T") if transpose else b"N"
+  consts = (side, trans, _byref(_int(m)), _byref(_int(n)), _byref(_int(k)))
+  lda, ldc = _byref(_int(max(1, ma))), _byref(_int(max(1, m)))
+  a = np.zeros((max(1, k), max(1, ma)), dtype)
+  c = np.zeros((max(1, n), max(1, m)), dtype)
+  tau = np.zeros(max(1, k), dtype)
+  lwork = _query_work(lambda work, size: fn(
+      *consts, _ptr(a.ctypes.data), lda, _ptr(tau.ctypes.data), _ptr(c.ctypes.data), ldc,
+      _ptr(work.ctypes.data), _byref(_int(size)), _byref(_int()), _LEN1, _LEN1), dtype)
+  return fn, lwork, consts, lda, ldc, _byref(_int(lwork))
+
+
+def ormqr(a: np.ndarray, taus: np.ndarray, c: np.ndarray, *, left: bool,
+          transpose: bool) -> np.ndarray:
+  """``Q c``, ``Q^H c`` (``transpose``), ``c Q`` or ``c Q^H`` (not
+  ``left``) for ``Q = H_0 ... H_{k-1}`` of the reflectors packed in a batch
+  ``a [b, ma, na]`` with factors ``taus [b, k]`` and ``c [b, m, n]``, all
+  of one LAPACK type: ``?ormqr``/``?unmqr``."""
+  b, ma, na = a.shape
+  _, m, n = c.shape
+  k = taus.shape[-1]
+  out = _column_major(c)
+  if not out.size or not k:
+    return _row_major(out)
+  # The reflectors' first k columns, column-major (LAPACK reads ma x k).
+  f = _column_major(a[:, :, :k])
+  fn, lwork, consts, lda, ldc, lw = _ormqr_args(a.dtype, left, transpose, m, n, k, ma)
+  scratch = np.empty(b * k + lwork, a.dtype)
+  scratch[:b * k] = taus.reshape(-1)
+  info = _byref(_int())
+  astep, cstep, tstep = ma * k * a.itemsize, m * n * a.itemsize, k * a.itemsize
+  abase, cbase, tbase = _address(f), _address(out), _address(scratch)
+  work = _ptr(tbase + b * tstep)
+  for i in range(b):
+    fn(*consts, _ptr(abase + i * astep), lda, _ptr(tbase + i * tstep), _ptr(cbase + i * cstep),
+       ldc, work, lw, info, _LEN1, _LEN1)
+  return _row_major(out)
