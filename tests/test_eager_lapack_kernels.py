@@ -1,7 +1,7 @@
 """The eager ``lu``, ``triangular_solve``, ``hessenberg``, ``schur``,
-``householder_product`` and ``ormqr`` impls on LAPACK
-(``primitives/linalg/lapack.py``: getrf, trsm, gehrd, gees, orgqr, ormqr of
-the scipy-openblas32 library) against SciPy's LAPACK and the NumPy
+``householder_product``, ``ormqr`` and ``tridiagonal`` impls on LAPACK
+(``primitives/linalg/lapack.py``: getrf, trsm, gehrd, gees, orgqr, ormqr,
+sytrd of the scipy-openblas32 library) against SciPy's LAPACK and the NumPy
 kernels they replace, in every LAPACK type, batched, on non-contiguous and
 Fortran-ordered operands, with JAX's results on singular and non-finite
 input; and the NumPy fallback when the library is off."""
@@ -43,7 +43,7 @@ def _x64(dtype):
 def calls(monkeypatch):
   """Counts the LAPACK kernels' calls (by name)."""
   counts = {}
-  for name in ("getrf", "trsm", "gehrd", "gees", "orgqr", "ormqr"):
+  for name in ("getrf", "trsm", "gehrd", "gees", "orgqr", "ormqr", "sytrd"):
     def spy(*args, _name=name, _fn=getattr(lapack, name), **kwargs):
       counts[_name] = counts.get(_name, 0) + 1
       return _fn(*args, **kwargs)
@@ -327,6 +327,43 @@ def test_ormqr_is_lapack_ormqr(dtype, left, transpose, calls, monkeypatch):
     want = ormqr("L" if left else "R", trans, a[i], taus[i], c[i], max(1, 64 * 6))[0]
     np.testing.assert_allclose(out[i], want, atol=10 * _tol(dtype))
   np.testing.assert_allclose(out, old, atol=10 * _tol(dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("shape", [(1, 1), (5, 5), (3, 8, 8), (40, 40)])
+def test_tridiagonal_is_sytrd(dtype, lower, shape, calls, monkeypatch):
+  a = _rand(shape, dtype, seed=12)
+  with _x64(dtype):
+    outs = [np.asarray(r) for r in lax_linalg.tridiagonal(a, lower=lower)]
+    old = _numpy_path(monkeypatch, lambda: [np.asarray(r)
+                                            for r in lax_linalg.tridiagonal(a, lower=lower)])
+  assert calls == {"sytrd": 1}
+  real = np.finfo(dtype).dtype
+  assert [o.dtype for o in outs] == [np.dtype(dtype), real, real, np.dtype(dtype)]
+  complex_kind = np.dtype(dtype).kind == "c"
+  name = "hetrd" if complex_kind else "sytrd"
+  sytrd, query = scipy_linalg.get_lapack_funcs((name, name + "_lwork"), (a,))
+  n = shape[-1]
+  batch = int(np.prod(shape[:-2]))
+  flat = [o.reshape(batch, *o.shape[len(shape) - 2:]) for o in outs]
+  tol = 10 * _tol(dtype) * np.sqrt(n)
+  for i, m in enumerate(a.reshape(-1, n, n)):
+    # The optimal workspace, as JAX's (the blocked code: with a short one
+    # the unblocked code also drops the imaginary part of a diagonal entry
+    # the blocked code leaves in arr, e.g. the last of a 40x40 complex64
+    # upper reduction; JAX 0.10.2 keeps it).
+    lwork = max(1, int(query(n, lower=int(lower))[0].real))
+    want = sytrd(m, lower=int(lower), lwork=lwork)[:4]
+    for got, ref in zip(flat, want):
+      np.testing.assert_allclose(got[i], ref[:got.shape[-1]] if ref.ndim == 1 else ref,
+                                 atol=tol)
+  # The NumPy path's arr holds the diagonal as d (real).
+  outs[0] = outs[0].copy()
+  idx = np.arange(n)
+  outs[0][..., idx, idx] = outs[1]
+  for got, ref in zip(outs, old):
+    np.testing.assert_allclose(got, ref, atol=tol)
 
 
 # --------------------------------------------------------------- fallback

@@ -6,11 +6,12 @@ tridiagonal form, in LAPACK's packed output).
 
 Reflectors follow LAPACK: ``H_i = I - tau_i v_i v_i^H`` with ``v_i`` zero above
 row ``i``, one at row ``i`` and the packed column's entries below it; ``Q = H_0
-H_1 ... H_{k-1}``. Eager impls call LAPACK's ``orgqr``/``ormqr``
-(``lapack.py``), or NumPy's compact WY products for large batches of small
-matrices and without the library; the compiled lowerings
-(``control/linalg_extra_lowering.py``) run the same loops with lax wrappers.
-None of these has a derivative in JAX, and none here: their jvp slots say so.
+H_1 ... H_{k-1}``. Eager impls call LAPACK's ``orgqr``/``ormqr``/``sytrd``
+(``lapack.py``), or, for large batches of small matrices and without the
+library, NumPy's compact WY products and Hessenberg reduction; the compiled
+lowerings (``control/linalg_extra_lowering.py``) run the same loops with lax
+wrappers. None of these has a derivative in JAX, and none here: their jvp slots
+say so.
 """
 from __future__ import annotations
 
@@ -217,8 +218,16 @@ def hermitian_from_triangle(a: np.ndarray, lower: bool) -> np.ndarray:
 
 @tridiagonal_p.def_impl
 def _tridiagonal_impl(a, *, lower):
+  *batch, n, _ = a.shape
+  size = math.prod(batch)
+  rdt = real_dtype(a.dtype)
+  if lapack.available() and not lapack.vectorized_batch_is_faster(size, n):
+    arr, d, e, taus = lapack.sytrd(lapack_dtype(a).reshape(size, n, n), lower)
+    return [arr.reshape(a.shape).astype(a.dtype, copy=False),
+            d.reshape(*batch, n).astype(rdt, copy=False),
+            e.reshape(*batch, n - 1).astype(rdt, copy=False),
+            taus.reshape(*batch, n - 1).astype(a.dtype, copy=False)]
   work = a.astype(_work_dtype(a.dtype))
-  n = a.shape[-1]
   # The upper reduction (sytrd with uplo='U', reflectors from the last
   # column back) is the lower one of the matrix with rows and columns reversed.
   b = work if lower else work[..., ::-1, ::-1]
@@ -230,7 +239,6 @@ def _tridiagonal_impl(a, *, lower):
   arr[..., idx, idx] = d
   if not lower:
     arr, d, e, taus = arr[..., ::-1, ::-1], d[..., ::-1], e[..., ::-1], taus[..., ::-1]
-  rdt = real_dtype(a.dtype)
   return [np.ascontiguousarray(arr).astype(a.dtype), np.ascontiguousarray(d).astype(rdt),
           np.ascontiguousarray(e).astype(rdt), np.ascontiguousarray(taus).astype(a.dtype)]
 

@@ -1,6 +1,7 @@
 """Eager kernels on LAPACK: ``getrf`` (LU), ``trsm`` (triangular solve),
-``gehrd`` (Hessenberg reduction), ``gees`` (Schur form) and ``orgqr``/
-``ormqr`` (Householder reflectors' ``Q``, formed or applied) from the
+``gehrd`` (Hessenberg reduction), ``gees`` (Schur form), ``orgqr``/
+``ormqr`` (Householder reflectors' ``Q``, formed or applied) and ``sytrd``
+(Hermitian tridiagonal reduction) from the
 ``scipy-openblas32`` library (``openjax/_src/openblas.py``; NumPy exposes
 none of them), called through ctypes on one matrix of a batch after the
 other, in the four LAPACK types (float32/64, complex64/128).
@@ -26,7 +27,7 @@ import numpy as np
 from openjax._src import openblas
 
 __all__ = ["available", "vectorized_batch_is_faster", "getrf", "trsm", "gehrd", "gees",
-           "orgqr", "ormqr", "TYPES"]
+           "orgqr", "ormqr", "sytrd", "TYPES"]
 
 _F32, _F64, _C64, _C128 = (np.dtype(t) for t in (np.float32, np.float64, np.complex64,
                                                   np.complex128))
@@ -342,3 +343,46 @@ def ormqr(a: np.ndarray, taus: np.ndarray, c: np.ndarray, *, left: bool,
     fn(*consts, _ptr(abase + i * astep), lda, _ptr(tbase + i * tstep), _ptr(cbase + i * cstep),
        ldc, work, lw, info, _LEN1, _LEN1)
   return _row_major(out)
+
+
+# -------------------------------------------------------------------- sytrd
+@functools.cache
+def _sytrd_args(dtype: np.dtype, lower: bool, n: int):
+  """The routine, optimal workspace and constant arguments of ``?sytrd``/
+  ``?hetrd`` for ``n x n`` matrices."""
+  fn = _routine("?hetrd_" if dtype.kind == "c" else "?sytrd_", dtype)
+  uplo, dim = (b"L" if lower else b"U"), _byref(_int(n))
+  a = np.zeros((n, n), dtype)
+  vec = np.zeros(n, dtype)
+  lwork = _query_work(lambda work, size: fn(
+      uplo, dim, _ptr(a.ctypes.data), dim, _ptr(vec.ctypes.data), _ptr(vec.ctypes.data),
+      _ptr(vec.ctypes.data), _ptr(work.ctypes.data), _byref(_int(size)), _byref(_int()), _LEN1),
+      dtype)
+  return fn, lwork, uplo, dim, _byref(_int(lwork))
+
+
+def sytrd(a: np.ndarray, lower: bool):
+  """``(arr, d, e, taus)`` of a batch ``[b, n, n]`` (a LAPACK type, ``n >=
+  1``): ``?sytrd``/``?hetrd``'s reduction of the Hermitian matrices whose
+  ``lower`` (or upper) triangle ``a`` holds to real tridiagonal form."""
+  b, n, _ = a.shape
+  real = np.finfo(a.dtype).dtype
+  f = _column_major(a)
+  d, e = np.empty((b, n), real), np.empty((b, n - 1), real)
+  taus = np.empty((b, n - 1), a.dtype)
+  if not b:
+    return f, d, e, taus
+  fn, lwork, uplo, dim, lw = _sytrd_args(a.dtype, lower, n)
+  # e and taus get one spare element each (LAPACK's n - 1 may be 0).
+  e_buf, t_buf = np.empty(b * (n - 1) + 1, real), np.empty(b * (n - 1) + 1 + lwork, a.dtype)
+  info = _byref(_int())
+  step, rstep, cstep = n * n * a.itemsize, real.itemsize, a.itemsize
+  base, dbase, ebase, tbase = _address(f), _address(d), _address(e_buf), _address(t_buf)
+  work = _ptr(tbase + (b * (n - 1) + 1) * cstep)
+  for i in range(b):
+    fn(uplo, dim, _ptr(base + i * step), dim, _ptr(dbase + i * n * rstep),
+       _ptr(ebase + i * (n - 1) * rstep), _ptr(tbase + i * (n - 1) * cstep), work, lw, info,
+       _LEN1)
+  e[...] = e_buf[:b * (n - 1)].reshape(b, n - 1)
+  taus[...] = t_buf[:b * (n - 1)].reshape(b, n - 1)
+  return _row_major(f), d, e, taus
