@@ -1,7 +1,7 @@
 """The eager ``lu``, ``triangular_solve``, ``hessenberg``, ``schur``,
-``householder_product``, ``ormqr`` and ``tridiagonal`` impls on LAPACK
-(``primitives/linalg/lapack.py``: getrf, trsm, gehrd, gees, orgqr, ormqr,
-sytrd of the scipy-openblas32 library) against SciPy's LAPACK and the NumPy
+``householder_product``, ``ormqr``, ``tridiagonal`` and ``tridiagonal_solve``
+impls on LAPACK (``primitives/linalg/lapack.py``: getrf, trsm, gehrd, gees,
+orgqr, ormqr, sytrd, gtsv of the scipy-openblas32 library) against SciPy's LAPACK and the NumPy
 kernels they replace, in every LAPACK type, batched, on non-contiguous and
 Fortran-ordered operands, with JAX's results on singular and non-finite
 input; and the NumPy fallback when the library is off."""
@@ -43,7 +43,7 @@ def _x64(dtype):
 def calls(monkeypatch):
   """Counts the LAPACK kernels' calls (by name)."""
   counts = {}
-  for name in ("getrf", "trsm", "gehrd", "gees", "orgqr", "ormqr", "sytrd"):
+  for name in ("getrf", "trsm", "gehrd", "gees", "orgqr", "ormqr", "sytrd", "gtsv"):
     def spy(*args, _name=name, _fn=getattr(lapack, name), **kwargs):
       counts[_name] = counts.get(_name, 0) + 1
       return _fn(*args, **kwargs)
@@ -364,6 +364,43 @@ def test_tridiagonal_is_sytrd(dtype, lower, shape, calls, monkeypatch):
   outs[0][..., idx, idx] = outs[1]
   for got, ref in zip(outs, old):
     np.testing.assert_allclose(got, ref, atol=tol)
+
+
+# ------------------------------------------------------- tridiagonal_solve
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(1, 1), (7, 3), (2, 5, 2), (300, 4)])
+def test_tridiagonal_solve_is_gtsv(dtype, shape, calls, monkeypatch):
+  *batch, m, k = shape
+  dl, d, du = (_rand((*batch, m), dtype, seed=s) for s in (13, 14, 15))
+  b = _rand(shape, dtype, seed=16)
+  with _x64(dtype):
+    x = np.asarray(lax_linalg.tridiagonal_solve(dl, d, du, b))
+    old = _numpy_path(monkeypatch,
+                      lambda: np.asarray(lax_linalg.tridiagonal_solve(dl, d, du, b)))
+  assert calls == {"gtsv": 1} and x.dtype == b.dtype and x.shape == b.shape
+  gtsv = scipy_linalg.get_lapack_funcs("gtsv", (b,))
+  flat = [v.reshape(-1, m) for v in (dl, d, du)]
+  for i, (rhs, xi) in enumerate(zip(b.reshape(-1, m, k), x.reshape(-1, m, k))):
+    want = (rhs / flat[1][i][:, None] if m == 1   # SciPy's gtsv takes no 1x1 system
+            else gtsv(flat[0][i, 1:], flat[1][i], flat[2][i, :-1], rhs)[3])
+    np.testing.assert_allclose(xi, want, rtol=100 * _tol(dtype), atol=100 * _tol(dtype))
+  np.testing.assert_allclose(x, old, rtol=100 * _tol(dtype), atol=100 * _tol(dtype))
+
+
+def test_tridiagonal_solve_of_singular_systems_and_perturb_singular(calls):
+  # JAX: a singular system gives NaNs; only that one of a batch.
+  dl = np.array([[0.0, 1, 1], [0, 1, 1]], np.float32)
+  d = np.array([[1.0, 1, 0], [4, 4, 4]], np.float32)
+  du = np.array([[0.0, 0, 0], [1, 1, 0]], np.float32)
+  x = np.asarray(lax_linalg.tridiagonal_solve(dl, d, du, np.ones((2, 3, 2), np.float32)))
+  assert np.isnan(x[0]).all() and np.isfinite(x[1]).all()
+  a1 = np.diag(d[1]) + np.diag(dl[1, 1:], -1) + np.diag(du[1, :-1], 1)
+  np.testing.assert_allclose(a1 @ x[1], np.ones((3, 2)), rtol=1e-6)
+  # perturb_singular keeps its own kernel (LAPACK lagtf/lagts' rules).
+  calls.clear()
+  x = np.asarray(lax_linalg.tridiagonal_solve(dl, d, du, np.ones((2, 3, 2), np.float32),
+                                              perturb_singular=True))
+  assert np.isfinite(x).all() and not calls
 
 
 # --------------------------------------------------------------- fallback

@@ -1,7 +1,7 @@
 """Eager kernels on LAPACK: ``getrf`` (LU), ``trsm`` (triangular solve),
 ``gehrd`` (Hessenberg reduction), ``gees`` (Schur form), ``orgqr``/
-``ormqr`` (Householder reflectors' ``Q``, formed or applied) and ``sytrd``
-(Hermitian tridiagonal reduction) from the
+``ormqr`` (Householder reflectors' ``Q``, formed or applied), ``sytrd``
+(Hermitian tridiagonal reduction) and ``gtsv`` (tridiagonal solve) from the
 ``scipy-openblas32`` library (``openjax/_src/openblas.py``; NumPy exposes
 none of them), called through ctypes on one matrix of a batch after the
 other, in the four LAPACK types (float32/64, complex64/128).
@@ -27,7 +27,7 @@ import numpy as np
 from openjax._src import openblas
 
 __all__ = ["available", "vectorized_batch_is_faster", "getrf", "trsm", "gehrd", "gees",
-           "orgqr", "ormqr", "sytrd", "TYPES"]
+           "orgqr", "ormqr", "sytrd", "gtsv", "TYPES"]
 
 _F32, _F64, _C64, _C128 = (np.dtype(t) for t in (np.float32, np.float64, np.complex64,
                                                   np.complex128))
@@ -386,3 +386,35 @@ def sytrd(a: np.ndarray, lower: bool):
   e[...] = e_buf[:b * (n - 1)].reshape(b, n - 1)
   taus[...] = t_buf[:b * (n - 1)].reshape(b, n - 1)
   return _row_major(f), d, e, taus
+
+
+# --------------------------------------------------------------------- gtsv
+def gtsv(dl: np.ndarray, d: np.ndarray, du: np.ndarray, b: np.ndarray) -> np.ndarray:
+  """``x`` with ``A x = b`` for tridiagonal ``A`` (JAX's layout: ``dl``,
+  ``d``, ``du`` ``[B, m]`` with ``dl[:, 0]`` and ``du[:, m-1]`` unused,
+  ``b [B, m, k]``, one LAPACK type) by ``?gtsv``; a singular system (info
+  > 0) gives NaNs, as JAX's CPU kernel."""
+  batch, m, k = b.shape
+  x = _column_major(b)
+  if not x.size:
+    return _row_major(x)
+  # gtsv overwrites the diagonals: copies, the unused ends dropped.
+  sub, diag, sup = dl[:, 1:].copy(), d.copy(), du[:, :-1].copy()
+  fn = _routine("?gtsv_", b.dtype)
+  size, count, status = _byref(_int(m)), _byref(_int(k)), _int()
+  info = _byref(status)
+  # An empty sub/superdiagonal (m = 1) is never read.
+  lbase = _address(sub) if sub.size else 0
+  ubase = _address(sup) if sup.size else 0
+  dbase, xbase = _address(diag), _address(x)
+  off, dstep, xstep = (m - 1) * b.itemsize, m * b.itemsize, m * k * b.itemsize
+  singular = []
+  for i in range(batch):
+    fn(size, count, _ptr(lbase + i * off), _ptr(dbase + i * dstep), _ptr(ubase + i * off),
+       _ptr(xbase + i * xstep), size, info)
+    if status.value:
+      singular.append(i)
+  out = _row_major(x)
+  for i in singular:
+    out[i] = np.nan
+  return out

@@ -5,7 +5,8 @@ Givens rotations), ``symmetric_product`` (``alpha a a^T + beta c``, BLAS
 ``syrk``) and ``tridiagonal_solve`` (LAPACK ``gtsv``: Gaussian elimination
 with partial pivoting on a tridiagonal matrix).
 
-Eager impls are NumPy; ``eig`` has no compiled kernel (neither has JAX: on
+Eager impls are NumPy, except ``tridiagonal_solve``'s, which calls LAPACK's
+``gtsv`` (``lapack.py``) where the library loads; ``eig`` has no compiled kernel (neither has JAX: on
 the CPU it calls LAPACK on the host), so its lowering calls its impl on the
 host (``control/linalg_extra_lowering.py``, which holds the lowerings of the
 others too).
@@ -30,7 +31,7 @@ from openjax._src.primitives.base.util import check_dtypes, check_same_dtypes
 from openjax._src.primitives.elementwise.arithmetic import (abs as abs_, add, complex as complex_,
                                                             div, imag, mul, neg, real, sub)
 from openjax._src.primitives.elementwise.logic import eq
-from openjax._src.primitives.linalg import gtsv_kernels
+from openjax._src.primitives.linalg import gtsv_kernels, lapack
 from openjax._src.primitives.linalg.linalg import lu, triangular_solve
 from openjax._src.primitives.linalg.linalg_rules import (H, T, batch_at_front, check_batch, conj,
                                                          const, diagonal, eye_like, lapack_dtype,
@@ -389,6 +390,8 @@ def _tridiagonal_solve_impl(dl, d, du, b, *, perturb_singular):
   nb = math.prod(b.shape[:-2])
   flat = [v.astype(work).reshape(nb, m) for v in (dl, d, du)]
   rhs = b.astype(work).reshape(nb, m, k)
+  if not perturb_singular and lapack.available() and not lapack.vectorized_batch_is_faster(nb, m):
+    return [lapack.gtsv(*flat, rhs).reshape(b.shape).astype(b.dtype, copy=False)]
   with np.errstate(all="ignore"):
     if perturb_singular:
       x = gtsv_kernels.gtsv_perturbed(*flat, rhs)
