@@ -328,6 +328,14 @@ def qr(x, *, pivoting: bool = False, full_matrices: bool = True, use_magma=None)
 
 @qr_p.def_impl
 def _qr_impl(x, *, pivoting, full_matrices, use_magma):
+  *batch, m, n = x.shape
+  size = math.prod(batch)
+  if lapack.available() and not lapack.vectorized_batch_is_faster(size, min(m, n)):
+    # geqrf + orgqr directly: np.linalg.qr's Python wrapper costs ~8 us more
+    # a call (3x3: 14 us).
+    q, r = lapack.qr(lapack_dtype(x).reshape(size, m, n), full_matrices)
+    return [q.reshape(*batch, *q.shape[1:]).astype(x.dtype, copy=False),
+            r.reshape(*batch, *r.shape[1:]).astype(x.dtype, copy=False)]
   q, r = np.linalg.qr(lapack_dtype(x), mode="complete" if full_matrices else "reduced")
   return [q.astype(x.dtype, copy=False), r.astype(x.dtype, copy=False)]
 
