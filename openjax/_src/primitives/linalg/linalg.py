@@ -5,7 +5,10 @@ and ``schur``, from ``schur.py``, are part of the same namespace).
 
 Every primitive works on ``[..., m, n]`` operands whose leading dimensions
 index independent problems, so batching moves batch dimensions to the front
-and binds again. Eager impls run NumPy (LAPACK through ``numpy.linalg``);
+and binds again. Eager impls run LAPACK: ``lu``, ``triangular_solve`` and
+``qr`` call getrf, trsm and geqrf/orgqr of the scipy-openblas32 library
+(``lapack.py``; NumPy's kernels in ``lu_kernels.py`` when it is unavailable
+and for large batches of small matrices), the others ``numpy.linalg``;
 compiled code runs the algorithms of ``control/linalg_lowering.py`` (which
 sets each primitive's lowering), written with StableHLO loops (IREE has no
 LAPACK). Like LAPACK in JAX, a failed factorisation (a matrix that is not

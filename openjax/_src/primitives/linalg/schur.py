@@ -4,10 +4,12 @@ output) and ``schur`` (the Schur form ``a = Z T Z^H``: upper triangular
 ``T`` for complex input, quasi-triangular with 2x2 blocks for complex
 conjugate eigenvalue pairs for real input, as ``gees``).
 
-Eager impls are written here in NumPy (NumPy has no ``gehrd``/``gees``):
-Householder reflectors, then shifted QR iterations with deflation (Francis'
-implicit double shift for real input, Wilkinson single shifts for complex).
-The compiled lowerings (``control/linalg_schur_lowering.py``) run the same
+Eager impls call LAPACK's ``gehrd``/``gees`` (``lapack.py``, as JAX's CPU
+kernels). Without the library, and for large batches of small Hessenberg
+reductions, they run the NumPy code here (NumPy has no ``gehrd``/``gees``):
+Householder reflectors, then a Schur form from ``geev``'s eigenvectors, or
+shifted QR iterations with deflation (Francis' implicit double shift for
+real input, Wilkinson single shifts for complex). The compiled lowerings (``control/linalg_schur_lowering.py``) run the same
 iterations with lax loops. Neither is differentiable, as in JAX.
 """
 from __future__ import annotations
