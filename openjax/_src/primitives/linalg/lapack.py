@@ -72,12 +72,13 @@ def _address(x: np.ndarray) -> int:
 
 def _column_major(a: np.ndarray) -> np.ndarray:
   """A C-contiguous copy of ``a``'s transpose (``[b, m, n] -> [b, n, m]``):
-  each matrix of the batch in column-major order, for Fortran to overwrite."""
-  return np.swapaxes(a, -1, -2).copy()
+  each matrix of the batch in column-major order, for Fortran to overwrite.
+  (The method calls: ``np.swapaxes`` and ``np.ascontiguousarray`` add ~0.4 us.)"""
+  return a.transpose(0, 2, 1).copy()
 
 
 def _row_major(f: np.ndarray) -> np.ndarray:
-  return np.ascontiguousarray(np.swapaxes(f, -1, -2))
+  return f.transpose(0, 2, 1).copy()
 
 
 def _query_work(call, dtype: np.dtype) -> int:
@@ -456,7 +457,7 @@ def qr(a: np.ndarray, full_matrices: bool):
   work = _ptr(tbase + b * tstep)
   for i in range(b):
     fn(rows, ncols, _ptr(base + i * step), rows, _ptr(tbase + i * tstep), work, lw, info)
-  r = np.triu(np.swapaxes(f, 1, 2)[:, :cols])
+  r = np.triu(f.transpose(0, 2, 1)[:, :cols])
   if cols <= n:
     qf = f[:, :cols].copy()
   else:                           # full Q of a tall matrix: m columns from n reflectors
