@@ -1,8 +1,7 @@
 """The eager ``lu``, ``triangular_solve``, ``hessenberg``, ``schur``,
-``householder_product``, ``ormqr``, ``tridiagonal``, ``tridiagonal_solve``
-and ``qr`` impls on LAPACK (``primitives/linalg/lapack.py``: getrf, trsm,
-gehrd, gees, orgqr, ormqr, sytrd, gtsv, geqrf of the scipy-openblas32
-library) against SciPy's LAPACK and the NumPy
+``householder_product``, ``ormqr``, ``tridiagonal`` and ``tridiagonal_solve``
+impls on LAPACK (``primitives/linalg/lapack.py``: getrf, trsm, gehrd, gees,
+orgqr, ormqr, sytrd, gtsv of the scipy-openblas32 library) against SciPy's LAPACK and the NumPy
 kernels they replace, in every LAPACK type, batched, on non-contiguous and
 Fortran-ordered operands, with JAX's results on singular and non-finite
 input; and the NumPy fallback when the library is off."""
@@ -44,7 +43,7 @@ def _x64(dtype):
 def calls(monkeypatch):
   """Counts the LAPACK kernels' calls (by name)."""
   counts = {}
-  for name in ("getrf", "trsm", "gehrd", "gees", "orgqr", "ormqr", "sytrd", "gtsv", "qr"):
+  for name in ("getrf", "trsm", "gehrd", "gees", "orgqr", "ormqr", "sytrd", "gtsv"):
     def spy(*args, _name=name, _fn=getattr(lapack, name), **kwargs):
       counts[_name] = counts.get(_name, 0) + 1
       return _fn(*args, **kwargs)
@@ -283,24 +282,6 @@ def test_schur_empty_and_one_by_one():
   assert np.asarray(t).tolist() == [[[3.0]], [[3.0]]] and np.asarray(z).tolist() == [[[1.0]]] * 2
   t, z = lax_linalg.schur(np.ones((0, 3, 3), np.float32))
   assert t.shape == z.shape == (0, 3, 3)
-
-
-# ---------------------------------------------------------------------- qr
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shape", [(5, 5), (3, 7, 4), (2, 4, 7), (1, 1), (0, 3), (3, 0)])
-@pytest.mark.parametrize("full_matrices", [True, False])
-def test_qr_is_geqrf_and_orgqr(dtype, shape, full_matrices, calls):
-  a = _rand(shape, dtype, seed=17)
-  with _x64(dtype):
-    q, r = (np.asarray(o) for o in lax_linalg.qr(a, full_matrices=full_matrices))
-  assert calls == ({"qr": 1} if a.size else {}) and q.dtype == r.dtype == a.dtype
-  mode = "complete" if full_matrices else "reduced"
-  # NumPy's qr is geqrf + orgqr too: the same signs.
-  want_q, want_r = np.linalg.qr(a.astype(np.complex128 if a.dtype.kind == "c" else np.float64),
-                                mode=mode)
-  assert q.shape == want_q.shape and r.shape == want_r.shape
-  np.testing.assert_allclose(q, want_q, atol=10 * _tol(dtype))
-  np.testing.assert_allclose(r, want_r, atol=10 * _tol(dtype) * 4)
 
 
 # ------------------------------------------------------------ orgqr, ormqr

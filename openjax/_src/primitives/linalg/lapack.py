@@ -1,8 +1,7 @@
 """Eager kernels on LAPACK: ``getrf`` (LU), ``trsm`` (triangular solve),
 ``gehrd`` (Hessenberg reduction), ``gees`` (Schur form), ``orgqr``/
 ``ormqr`` (Householder reflectors' ``Q``, formed or applied), ``sytrd``
-(Hermitian tridiagonal reduction), ``gtsv`` (tridiagonal solve) and
-``geqrf`` (QR, with ``orgqr``) from the
+(Hermitian tridiagonal reduction) and ``gtsv`` (tridiagonal solve) from the
 ``scipy-openblas32`` library (``openjax/_src/openblas.py``; NumPy exposes
 none of them), called through ctypes on one matrix of a batch after the
 other, in the four LAPACK types (float32/64, complex64/128).
@@ -28,7 +27,7 @@ import numpy as np
 from openjax._src import openblas
 
 __all__ = ["available", "vectorized_batch_is_faster", "getrf", "trsm", "gehrd", "gees",
-           "orgqr", "ormqr", "sytrd", "gtsv", "qr", "TYPES"]
+           "orgqr", "ormqr", "sytrd", "gtsv", "TYPES"]
 
 _F32, _F64, _C64, _C128 = (np.dtype(t) for t in (np.float32, np.float64, np.complex64,
                                                   np.complex128))
@@ -420,51 +419,3 @@ def gtsv(dl: np.ndarray, d: np.ndarray, du: np.ndarray, b: np.ndarray) -> np.nda
   for i in singular:
     out[i] = np.nan
   return out
-
-
-# ---------------------------------------------------------------------- qr
-@functools.cache
-def _geqrf_args(dtype: np.dtype, m: int, n: int):
-  """The routine, optimal workspace and constant arguments of ``?geqrf``."""
-  fn = _routine("?geqrf_", dtype)
-  rows, cols = _byref(_int(m)), _byref(_int(n))
-  a = np.zeros((n, m), dtype)
-  tau = np.zeros(min(m, n), dtype)
-  lwork = _query_work(lambda work, size: fn(
-      rows, cols, _ptr(a.ctypes.data), rows, _ptr(tau.ctypes.data), _ptr(work.ctypes.data),
-      _byref(_int(size)), _byref(_int())), dtype)
-  return fn, lwork, rows, cols, _byref(_int(lwork))
-
-
-def qr(a: np.ndarray, full_matrices: bool):
-  """``(q, r)`` of a batch ``[b, m, n]`` (a LAPACK type): ``?geqrf`` then
-  ``?orgqr``/``?ungqr`` (JAX's CPU kernels), ``q`` ``[b, m, m]`` (or ``[b,
-  m, min(m, n)]`` without ``full_matrices``) and upper triangular ``r``.
-  Both calls read the same column-major copy."""
-  b, m, n = a.shape
-  k = min(m, n)
-  cols = m if full_matrices else k
-  f = _column_major(a)            # [b, n, m]: column j of matrix i is f[i, j]
-  if not f.size:
-    q = np.broadcast_to(np.eye(m, cols, dtype=a.dtype), (b, m, cols)).copy()
-    return q, np.zeros((b, cols, n), a.dtype)
-  fn, lwork, rows, ncols, lw = _geqrf_args(a.dtype, m, n)
-  gfn, glwork, _, gcols, count, lda, glw = _orgqr_args(a.dtype, m, cols, k)
-  scratch = np.empty(b * k + max(lwork, glwork), a.dtype)
-  info = _byref(_int())
-  step, tstep = m * n * a.itemsize, k * a.itemsize
-  base, tbase = _address(f), _address(scratch)
-  work = _ptr(tbase + b * tstep)
-  for i in range(b):
-    fn(rows, ncols, _ptr(base + i * step), rows, _ptr(tbase + i * tstep), work, lw, info)
-  r = np.triu(f.transpose(0, 2, 1)[:, :cols])
-  if cols <= n:
-    qf = f[:, :cols].copy()
-  else:                           # full Q of a tall matrix: m columns from n reflectors
-    qf = np.zeros((b, cols, m), a.dtype)
-    qf[:, :n] = f
-  qstep, qbase = cols * m * a.itemsize, _address(qf)
-  for i in range(b):
-    gfn(rows, gcols, count, _ptr(qbase + i * qstep), lda, _ptr(tbase + i * tstep), work, glw,
-        info)
-  return _row_major(qf), r
