@@ -388,8 +388,9 @@ def _tridiagonal_solve_impl(dl, d, du, b, *, perturb_singular):
   m, k = b.shape[-2:]
   work = np.result_type(lapack_dtype(b).dtype)
   nb = math.prod(b.shape[:-2])
-  flat = [v.astype(work).reshape(nb, m) for v in (dl, d, du)]
-  rhs = b.astype(work).reshape(nb, m, k)
+  # No copies here: both kernels copy what they overwrite.
+  flat = [v.astype(work, copy=False).reshape(nb, m) for v in (dl, d, du)]
+  rhs = b.astype(work, copy=False).reshape(nb, m, k)
   if not perturb_singular and lapack.available() and not lapack.vectorized_batch_is_faster(nb, m):
     return [lapack.gtsv(*flat, rhs).reshape(b.shape).astype(b.dtype, copy=False)]
   with np.errstate(all="ignore"):
