@@ -27,12 +27,11 @@ import numpy as np
 from openjax._src import openblas
 
 __all__ = ["available", "vectorized_batch_is_faster", "getrf", "trsm", "gehrd", "gees",
-           "orgqr", "ormqr", "sytrd", "gtsv", "TYPES"]
+           "orgqr", "ormqr", "sytrd", "gtsv"]
 
 _F32, _F64, _C64, _C128 = (np.dtype(t) for t in (np.float32, np.float64, np.complex64,
                                                   np.complex128))
-#: The element types LAPACK computes in; others are cast by the callers.
-TYPES = frozenset((_F32, _F64, _C64, _C128))
+# The element types LAPACK computes in (callers cast others) and their letters.
 _LETTER = {_F32: "s", _F64: "d", _C64: "c", _C128: "z"}
 
 _int, _ptr, _byref = ctypes.c_int, ctypes.c_void_p, ctypes.byref

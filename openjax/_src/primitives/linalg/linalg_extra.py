@@ -6,10 +6,10 @@ Givens rotations), ``symmetric_product`` (``alpha a a^T + beta c``, BLAS
 with partial pivoting on a tridiagonal matrix).
 
 Eager impls are NumPy, except ``tridiagonal_solve``'s, which calls LAPACK's
-``gtsv`` (``lapack.py``) where the library loads; ``eig`` has no compiled kernel (neither has JAX: on
-the CPU it calls LAPACK on the host), so its lowering calls its impl on the
-host (``control/linalg_extra_lowering.py``, which holds the lowerings of the
-others too).
+``gtsv`` (``lapack.py``) where the library loads; ``eig`` has no compiled
+kernel (neither has JAX: on the CPU it calls LAPACK on the host), so its
+lowering calls its impl on the host (``control/linalg_extra_lowering.py``,
+which holds the lowerings of the others too).
 """
 from __future__ import annotations
 

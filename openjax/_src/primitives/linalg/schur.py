@@ -9,8 +9,9 @@ kernels). Without the library, and for large batches of small Hessenberg
 reductions, they run the NumPy code here (NumPy has no ``gehrd``/``gees``):
 Householder reflectors, then a Schur form from ``geev``'s eigenvectors, or
 shifted QR iterations with deflation (Francis' implicit double shift for
-real input, Wilkinson single shifts for complex). The compiled lowerings (``control/linalg_schur_lowering.py``) run the same
-iterations with lax loops. Neither is differentiable, as in JAX.
+real input, Wilkinson single shifts for complex). The compiled lowerings
+(``control/linalg_schur_lowering.py``) run the same iterations with lax
+loops. Neither is differentiable, as in JAX.
 """
 from __future__ import annotations
 
