@@ -1,7 +1,8 @@
-"""The eager linalg kernels' fast paths against LAPACK (SciPy) and their
-slow paths: the recursive LU's pivots and factors, the Schur form from
-geev's eigenvectors (and its fallback to the QR iteration), the blocked
-triangular solve."""
+"""The eager linalg kernels' NumPy paths, taken when the LAPACK library
+(``primitives/linalg/lapack.py``, tested in test_eager_lapack_kernels.py) is
+unavailable, against LAPACK (SciPy): the recursive LU's pivots and factors,
+the Schur form from geev's eigenvectors (and its fallback to the QR
+iteration), the blocked triangular solve."""
 import warnings
 
 import numpy as np
@@ -9,9 +10,15 @@ import pytest
 
 import openjax as jax
 from openjax.lax import linalg as lax_linalg
+from openjax._src.primitives.linalg import lapack
 from openjax._src.primitives.linalg.schur import schur_from_eig
 
 scipy_linalg = pytest.importorskip("scipy.linalg")
+
+
+@pytest.fixture(autouse=True)
+def numpy_kernels(monkeypatch):
+  monkeypatch.setattr(lapack, "available", lambda: False)
 
 DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
 

@@ -22,6 +22,7 @@ LAYER_OF_PREFIX = {
     "openjax._src.config": "core",
     "openjax._src.dtypes": "core",
     "openjax._src.errors": "core",
+    "openjax._src.openblas": "core",
     "openjax._src.core": "core",
     "openjax._src.tree_util": "tree_util",
     "openjax._src.lowering": "lowering",

@@ -2,30 +2,29 @@
 (``control/dot_lowering.py``).
 
 The BLAS is OpenBLAS from the ``scipy-openblas32`` wheel, a library of its
-own (its symbols are prefixed ``scipy_``), kept on one thread: openjax cuts
-a product into blocks, one per core, computed by the calling thread and a
-small pool. NumPy's OpenBLAS is not used because its threading cannot be
-set per call without changing NumPy's: ``openblas_set_num_threads_local(1)``
-in any thread left every later ``np.matmul`` of the process on one thread
-(2048^2: 57 -> 107 ms, OpenBLAS 0.3.31), and two threads calling it at once
-slowed both (512^2: 1.0 -> 18-40 ms). Threads of one OpenBLAS meet at
-barriers inside every GEMM, and where other work holds a core each meeting
-waits for a time slice (256^2 with one busy core: 24 ms instead of 0.28 ms;
-32 products of 128^2: 490 ms instead of 1.1 ms); blocks meet once, at the
-end. Measured on 2 cores (median ms, NumPy's threaded GEMM -> blocks here):
-512^2 1.10 -> 1.17, 1024^2 10.6 -> 10.4, 2048^2 75.7 -> 60.9.
+own (its symbols are prefixed ``scipy_``; ``openjax/_src/openblas.py`` loads
+it), kept on one thread: openjax cuts a product into blocks, one per core,
+computed by the calling thread and a small pool. NumPy's OpenBLAS is not
+used because its threading cannot be set per call without changing NumPy's:
+``openblas_set_num_threads_local(1)`` in any thread left every later
+``np.matmul`` of the process on one thread (2048^2: 57 -> 107 ms, OpenBLAS
+0.3.31), and two threads calling it at once slowed both (512^2: 1.0 -> 18-40
+ms). Threads of one OpenBLAS meet at barriers inside every GEMM, and where
+other work holds a core each meeting waits for a time slice (256^2 with one
+busy core: 24 ms instead of 0.28 ms; 32 products of 128^2: 490 ms instead of
+1.1 ms); blocks meet once, at the end. Measured on 2 cores (median ms,
+NumPy's threaded GEMM -> blocks here): 512^2 1.10 -> 1.17, 1024^2 10.6 ->
+10.4, 2048^2 75.7 -> 60.9.
 """
 from __future__ import annotations
 
 import concurrent.futures
 import ctypes
-import glob
-import importlib.util
-import os
 import threading
 
 import numpy as np
 
+from openjax._src import openblas
 from openjax._src.runtime.executable import on_device_thread
 from openjax._src.runtime.iree_device import host_cores
 
@@ -43,7 +42,6 @@ class _Blas:
   """The loaded library's GEMMs, by element type."""
 
   def __init__(self, lib: ctypes.CDLL):
-    lib.scipy_openblas_set_num_threads(1)
     ints = [ctypes.c_int] * 6
     ptr = ctypes.c_void_p
     self.gemm = {}
@@ -74,23 +72,13 @@ def _library() -> _Blas | None:
   if not _loaded:
     with _load_lock:
       if not _loaded:
-        _blas = _load()
+        lib = openblas.library()
+        try:
+          _blas = None if lib is None else _Blas(lib)
+        except AttributeError:
+          _blas = None
         _loaded = True
   return _blas
-
-
-def _load() -> _Blas | None:
-  # Found without importing the package (importlib.metadata costs import time).
-  spec = importlib.util.find_spec("scipy_openblas32")
-  if spec is None or not spec.submodule_search_locations:
-    return None
-  lib_dir = os.path.join(list(spec.submodule_search_locations)[0], "lib")
-  for path in sorted(glob.glob(os.path.join(lib_dir, "libscipy_openblas*"))):
-    try:
-      return _Blas(ctypes.CDLL(path))
-    except (OSError, AttributeError):
-      continue
-  return None
 
 
 def available() -> bool:

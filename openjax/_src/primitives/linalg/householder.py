@@ -4,21 +4,27 @@
 it) and ``tridiagonal`` (``sytrd``/``hetrd``: the Hermitian reduction to real
 tridiagonal form, in LAPACK's packed output).
 
-Reflectors follow LAPACK: ``H_i = I - tau_i v_i v_i^H`` with ``v_i`` zero
-above row ``i``, one at row ``i`` and the packed column's entries below it;
-``Q = H_0 H_1 ... H_{k-1}``. Eager impls are NumPy (NumPy has no LAPACK
-reflector routines); the compiled lowerings (``control/linalg_extra_lowering.py``)
-run the same loops with lax wrappers. None of these has a derivative in JAX,
-and none here: their jvp slots say so.
+Reflectors follow LAPACK: ``H_i = I - tau_i v_i v_i^H`` with ``v_i`` zero above
+row ``i``, one at row ``i`` and the packed column's entries below it; ``Q = H_0
+H_1 ... H_{k-1}``. Eager impls call LAPACK's ``orgqr``/``ormqr``/``sytrd``
+(``lapack.py``), or, for large batches of small matrices and without the
+library, NumPy's compact WY products and Hessenberg reduction; the compiled
+lowerings (``control/linalg_extra_lowering.py``) run the same loops with lax
+wrappers. None of these has a derivative in JAX, and none here: their jvp slots
+say so.
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 from openjax._src.core import Primitive, ShapedArray
 from openjax._src.core.sharding_rules import replicated_rule
 from openjax._src.primitives.base.util import check_dtypes, check_same_dtypes
-from openjax._src.primitives.linalg.linalg_rules import batch_at_front, check_batch, real_dtype
+from openjax._src.primitives.linalg import lapack
+from openjax._src.primitives.linalg.linalg_rules import (batch_at_front, check_batch,
+                                                         lapack_dtype, real_dtype)
 from openjax._src.primitives.linalg.schur import hessenberg_impl
 
 __all__ = ["householder_product", "householder_product_p", "ormqr", "ormqr_p", "tridiagonal",
@@ -95,6 +101,12 @@ def householder_product(a, taus):
 
 @householder_product_p.def_impl
 def _householder_product_impl(a, taus):
+  *batch, m, n = a.shape
+  size = math.prod(batch)
+  if lapack.available() and not lapack.vectorized_batch_is_faster(size, n):
+    q = lapack.orgqr(lapack_dtype(a).reshape(size, m, n),
+                     lapack_dtype(taus).reshape(size, taus.shape[-1]))
+    return [q.reshape(a.shape).astype(a.dtype, copy=False)]
   work = _work_dtype(a.dtype)
   m, n = a.shape[-2:]
   k = taus.shape[-1]
@@ -140,6 +152,13 @@ def ormqr(a, taus, c, *, left: bool = True, transpose: bool = False):
 
 @ormqr_p.def_impl
 def _ormqr_impl(a, taus, c, *, left, transpose):
+  size = math.prod(c.shape[:-2])
+  if lapack.available() and not lapack.vectorized_batch_is_faster(size, a.shape[-2]):
+    out = lapack.ormqr(lapack_dtype(a).reshape(size, *a.shape[-2:]),
+                       lapack_dtype(taus).reshape(size, taus.shape[-1]),
+                       lapack_dtype(c).reshape(size, *c.shape[-2:]), left=left,
+                       transpose=transpose)
+    return [out.reshape(c.shape).astype(c.dtype, copy=False)]
   work = _work_dtype(c.dtype)
   v = reflector_vectors(a.astype(work), taus.shape[-1])
   out = apply_reflectors(v, taus.astype(work), c.astype(work), left=left, transpose=transpose)
@@ -199,8 +218,16 @@ def hermitian_from_triangle(a: np.ndarray, lower: bool) -> np.ndarray:
 
 @tridiagonal_p.def_impl
 def _tridiagonal_impl(a, *, lower):
+  *batch, n, _ = a.shape
+  size = math.prod(batch)
+  rdt = real_dtype(a.dtype)
+  if lapack.available() and not lapack.vectorized_batch_is_faster(size, n):
+    arr, d, e, taus = lapack.sytrd(lapack_dtype(a).reshape(size, n, n), lower)
+    return [arr.reshape(a.shape).astype(a.dtype, copy=False),
+            d.reshape(*batch, n).astype(rdt, copy=False),
+            e.reshape(*batch, n - 1).astype(rdt, copy=False),
+            taus.reshape(*batch, n - 1).astype(a.dtype, copy=False)]
   work = a.astype(_work_dtype(a.dtype))
-  n = a.shape[-1]
   # The upper reduction (sytrd with uplo='U', reflectors from the last
   # column back) is the lower one of the matrix with rows and columns reversed.
   b = work if lower else work[..., ::-1, ::-1]
@@ -212,7 +239,6 @@ def _tridiagonal_impl(a, *, lower):
   arr[..., idx, idx] = d
   if not lower:
     arr, d, e, taus = arr[..., ::-1, ::-1], d[..., ::-1], e[..., ::-1], taus[..., ::-1]
-  rdt = real_dtype(a.dtype)
   return [np.ascontiguousarray(arr).astype(a.dtype), np.ascontiguousarray(d).astype(rdt),
           np.ascontiguousarray(e).astype(rdt), np.ascontiguousarray(taus).astype(a.dtype)]
 

@@ -5,7 +5,10 @@ and ``schur``, from ``schur.py``, are part of the same namespace).
 
 Every primitive works on ``[..., m, n]`` operands whose leading dimensions
 index independent problems, so batching moves batch dimensions to the front
-and binds again. Eager impls run NumPy (LAPACK through ``numpy.linalg``);
+and binds again. Eager impls run LAPACK: ``lu`` and ``triangular_solve``
+call getrf and trsm of the scipy-openblas32 library
+(``lapack.py``; NumPy's kernels in ``lu_kernels.py`` when it is unavailable
+and for large batches of small matrices), the others ``numpy.linalg``;
 compiled code runs the algorithms of ``control/linalg_lowering.py`` (which
 sets each primitive's lowering), written with StableHLO loops (IREE has no
 LAPACK). Like LAPACK in JAX, a failed factorisation (a matrix that is not
@@ -27,7 +30,7 @@ from openjax._src.primitives.base.util import check_dtypes, check_same_dtypes
 from openjax._src.primitives.elementwise.arithmetic import (add, div, integer_pow, mul, neg, real,
                                                             sub)
 from openjax._src.primitives.elementwise.logic import eq
-from openjax._src.primitives.linalg import linalg_rules, lu_kernels
+from openjax._src.primitives.linalg import lapack, linalg_rules, lu_kernels
 from openjax._src.primitives.linalg.schur import hessenberg, hessenberg_p, schur, schur_p
 from openjax._src.primitives.linalg.linalg_rules import (H, T, batch_at_front, conj, const,
                                                          diag_matrix, diagonal, eye_like,
@@ -153,6 +156,12 @@ def triangular_solve(a, b, *, left_side: bool = False, lower: bool = False,
 def _triangular_solve_impl(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
   dtype = b.dtype
   t, b = lapack_dtype(a), lapack_dtype(b)
+  batch, n = math.prod(b.shape[:-2]), a.shape[-1]
+  if lapack.available() and not lapack.vectorized_batch_is_faster(batch, n):
+    x = lapack.trsm(t.reshape(batch, n, n), b.reshape(batch, *b.shape[-2:]),
+                    left_side=left_side, lower=lower, transpose_a=transpose_a,
+                    conjugate_a=conjugate_a, unit_diagonal=unit_diagonal)
+    return [x.reshape(b.shape).astype(dtype, copy=False)]
   # op(a) without masking its other triangle: the substitution reads only
   # the triangle it solves with (and the diagonal unless unit).
   if conjugate_a:
@@ -322,6 +331,9 @@ def qr(x, *, pivoting: bool = False, full_matrices: bool = True, use_magma=None)
 
 @qr_p.def_impl
 def _qr_impl(x, *, pivoting, full_matrices, use_magma):
+  # np.linalg.qr (geqrf + orgqr) rather than lapack.py's: the sweep's
+  # rank-deficient inputs (a 37x27 matrix tiled from a 4x3 one) take 43 us in
+  # the scipy-openblas32 geqrf against NumPy's whole qr's 31 us.
   q, r = np.linalg.qr(lapack_dtype(x), mode="complete" if full_matrices else "reduced")
   return [q.astype(x.dtype, copy=False), r.astype(x.dtype, copy=False)]
 
@@ -397,9 +409,13 @@ def lu(x):
 def _lu_impl(x):
   *batch, m, n = x.shape
   a = lapack_dtype(x).reshape(math.prod(batch), m, n)   # -1 fails for 0x0
-  with np.errstate(all="ignore"):
-    lu_, piv, perm = lu_kernels.partial_pivoting_lu(a)
   k = min(m, n)
+  if lapack.available() and not lapack.vectorized_batch_is_faster(a.shape[0], k):
+    lu_, piv = lapack.getrf(a)
+    perm = lu_kernels.pivots_to_permutation(piv, m)
+  else:
+    with np.errstate(all="ignore"):
+      lu_, piv, perm = lu_kernels.partial_pivoting_lu(a)
   return [lu_.reshape(x.shape).astype(x.dtype, copy=False), piv.reshape(*batch, k),
           perm.reshape(*batch, m)]
 

@@ -5,10 +5,11 @@ Givens rotations), ``symmetric_product`` (``alpha a a^T + beta c``, BLAS
 ``syrk``) and ``tridiagonal_solve`` (LAPACK ``gtsv``: Gaussian elimination
 with partial pivoting on a tridiagonal matrix).
 
-Eager impls are NumPy; ``eig`` has no compiled kernel (neither has JAX: on
-the CPU it calls LAPACK on the host), so its lowering calls its impl on the
-host (``control/linalg_extra_lowering.py``, which holds the lowerings of the
-others too).
+Eager impls are NumPy, except ``tridiagonal_solve``'s, which calls LAPACK's
+``gtsv`` (``lapack.py``) where the library loads; ``eig`` has no compiled
+kernel (neither has JAX: on the CPU it calls LAPACK on the host), so its
+lowering calls its impl on the host (``control/linalg_extra_lowering.py``,
+which holds the lowerings of the others too).
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ from openjax._src.primitives.base.util import check_dtypes, check_same_dtypes
 from openjax._src.primitives.elementwise.arithmetic import (abs as abs_, add, complex as complex_,
                                                             div, imag, mul, neg, real, sub)
 from openjax._src.primitives.elementwise.logic import eq
-from openjax._src.primitives.linalg import gtsv_kernels
+from openjax._src.primitives.linalg import gtsv_kernels, lapack
 from openjax._src.primitives.linalg.linalg import lu, triangular_solve
 from openjax._src.primitives.linalg.linalg_rules import (H, T, batch_at_front, check_batch, conj,
                                                          const, diagonal, eye_like, lapack_dtype,
@@ -387,8 +388,11 @@ def _tridiagonal_solve_impl(dl, d, du, b, *, perturb_singular):
   m, k = b.shape[-2:]
   work = np.result_type(lapack_dtype(b).dtype)
   nb = math.prod(b.shape[:-2])
-  flat = [v.astype(work).reshape(nb, m) for v in (dl, d, du)]
-  rhs = b.astype(work).reshape(nb, m, k)
+  # No copies here: both kernels copy what they overwrite.
+  flat = [v.astype(work, copy=False).reshape(nb, m) for v in (dl, d, du)]
+  rhs = b.astype(work, copy=False).reshape(nb, m, k)
+  if not perturb_singular and lapack.available() and not lapack.vectorized_batch_is_faster(nb, m):
+    return [lapack.gtsv(*flat, rhs).reshape(b.shape).astype(b.dtype, copy=False)]
   with np.errstate(all="ignore"):
     if perturb_singular:
       x = gtsv_kernels.gtsv_perturbed(*flat, rhs)

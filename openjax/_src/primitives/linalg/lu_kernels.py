@@ -1,5 +1,7 @@
 """NumPy kernels of the eager ``lu``, ``lu_pivots_to_permutation`` and
-``triangular_solve`` impls: a recursive partial-pivoting LU with LAPACK
+``triangular_solve`` impls (``lu`` and ``triangular_solve`` call LAPACK's
+getrf/trsm through ``lapack.py`` instead where the library loads, except for
+large batches of small matrices): a recursive partial-pivoting LU with LAPACK
 getrf's pivots, the permutation of a pivot sequence, and a blocked forward
 substitution (trsm). Matrix products go to BLAS; the loops left are the
 inherently sequential ones (a panel's pivot search, the rows of a

@@ -4,11 +4,14 @@ output) and ``schur`` (the Schur form ``a = Z T Z^H``: upper triangular
 ``T`` for complex input, quasi-triangular with 2x2 blocks for complex
 conjugate eigenvalue pairs for real input, as ``gees``).
 
-Eager impls are written here in NumPy (NumPy has no ``gehrd``/``gees``):
-Householder reflectors, then shifted QR iterations with deflation (Francis'
-implicit double shift for real input, Wilkinson single shifts for complex).
-The compiled lowerings (``control/linalg_schur_lowering.py``) run the same
-iterations with lax loops. Neither is differentiable, as in JAX.
+Eager impls call LAPACK's ``gehrd``/``gees`` (``lapack.py``, as JAX's CPU
+kernels). Without the library, and for large batches of small Hessenberg
+reductions, they run the NumPy code here (NumPy has no ``gehrd``/``gees``):
+Householder reflectors, then a Schur form from ``geev``'s eigenvectors, or
+shifted QR iterations with deflation (Francis' implicit double shift for
+real input, Wilkinson single shifts for complex). The compiled lowerings
+(``control/linalg_schur_lowering.py``) run the same iterations with lax
+loops. Neither is differentiable, as in JAX.
 """
 from __future__ import annotations
 
@@ -20,7 +23,8 @@ import numpy as np
 from openjax._src.core import Primitive, ShapedArray
 from openjax._src.core.sharding_rules import replicated_rule
 from openjax._src.primitives.base.util import check_dtypes
-from openjax._src.primitives.linalg.linalg_rules import batch_at_front
+from openjax._src.primitives.linalg import lapack
+from openjax._src.primitives.linalg.linalg_rules import batch_at_front, lapack_dtype
 
 __all__ = ["hessenberg", "hessenberg_p", "hessenberg_impl", "schur", "schur_p", "schur_from_eig"]
 
@@ -402,6 +406,10 @@ def hessenberg(a):
 def hessenberg_impl(a):
   n = a.shape[-1]
   batch = math.prod(a.shape[:-2])
+  if n >= 2 and lapack.available() and not lapack.vectorized_batch_is_faster(batch, n):
+    packed, taus = lapack.gehrd(lapack_dtype(a).reshape(batch, n, n))
+    return [packed.reshape(a.shape).astype(a.dtype, copy=False),
+            taus.reshape(a.shape[:-2] + (n - 1,)).astype(a.dtype, copy=False)]
   if batch <= 1 or n < 2:
     return _batched_impl(_hessenberg_one, a, 2)
   work = a if a.dtype.kind == "c" or a.dtype in (np.float32, np.float64) else a.astype(np.float32)
@@ -442,6 +450,13 @@ def schur(x, *, compute_schur_vectors: bool = True, sort_eig_vals: bool = False,
 @schur_p.def_impl
 def _schur_impl(x, *, compute_schur_vectors):
   n = x.shape[-1]
+  if lapack.available():
+    t, vs = lapack.gees(lapack_dtype(x).reshape(math.prod(x.shape[:-2]), n, n),
+                        compute_schur_vectors)
+    outs = [t.reshape(x.shape).astype(x.dtype, copy=False)]
+    if compute_schur_vectors:
+      outs.append(vs.reshape(x.shape).astype(x.dtype, copy=False))
+    return outs
   if n < 2 or x.size == 0:
     outs = _batched_impl(lambda m: _schur_one(m, compute_schur_vectors), x, 2)
     return outs if compute_schur_vectors else outs[:1]
