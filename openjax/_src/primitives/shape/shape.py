@@ -43,6 +43,17 @@ def _rev_impl(x, *, dimensions):
   return [np.flip(x, axis=dimensions) if dimensions else x]
 
 
+@rev_p.def_eval_kernel
+def _rev_eval_kernel(x, *, dimensions):
+  # np.flip's view by one C-level index.
+  dims = set(dimensions)
+  return operator.itemgetter(tuple(_REVERSED if d in dims else _ALL for d in range(x.ndim))
+                             + (...,))
+
+
+_ALL, _REVERSED = builtins_slice(None), builtins_slice(None, None, -1)
+
+
 @rev_p.def_abstract_eval
 def _rev_abstract_eval(x, *, dimensions):
   _check_shapelike("rev", "dimensions", dimensions)
@@ -520,6 +531,15 @@ def _slice_impl(x, *, start_indices, limit_indices, strides):
   strides = strides or (1,) * x.ndim
   return [x[tuple(builtins_slice(s, l, st)
                   for s, l, st in zip(start_indices, limit_indices, strides))]]
+
+
+@slice_p.def_eval_kernel
+def _slice_eval_kernel(x, *, start_indices, limit_indices, strides):
+  # The impl's view by one C-level index made once (the impl builds the
+  # slices on every call).
+  strides = strides or (1,) * len(start_indices)
+  return operator.itemgetter(tuple(builtins_slice(s, l, st) for s, l, st in
+                                   zip(start_indices, limit_indices, strides)) + (...,))
 
 
 @slice_p.def_sharding_rule
