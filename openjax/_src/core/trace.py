@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import math
+import operator
 import os
 import sys
 import threading
@@ -265,6 +266,9 @@ def _eval_kernel(primitive, avals, params, out_avals):
   return aligned_result(kernel, out.shape, out.dtype)
 
 
+_VIEW_KERNELS = frozenset((operator.itemgetter, operator.methodcaller))
+
+
 def make_plan(primitive, avals, params) -> tuple:
   """``(kernel, lean, quiet, out_avals, casts)`` for ``primitive`` on
   operands of ``avals``: a lean kernel (called on the values alone, its one
@@ -277,7 +281,10 @@ def make_plan(primitive, avals, params) -> tuple:
   kernel = _eval_kernel(primitive, avals, params, out_avals)
   if kernel is None:
     return (primitive.rule("impl"), False, False, out_avals, casts)
-  quiet = any(dtypes.kind(a.dtype) in "fc" for a in (*avals, *out_avals))
+  # Indexing and ndarray view methods (slice, squeeze, reshape, transpose)
+  # do no arithmetic: no floating-point state to set around them.
+  quiet = type(kernel) not in _VIEW_KERNELS and any(
+      dtypes.kind(a.dtype) in "fc" for a in (*avals, *out_avals))
   return (kernel, True, quiet, out_avals, casts)
 
 

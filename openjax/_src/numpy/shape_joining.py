@@ -123,6 +123,9 @@ def stack(arrays, axis: int = 0, out=None, dtype=None):
 
 
 def _as_list(fun: str, tup) -> list:
+  t = type(tup)
+  if (t is list or t is tuple) and _all_arrays(tup):   # most calls: nothing to check
+    return tup
   if _is_single_array(tup):
     return _rows(ensure_arraylike(fun, tup))
   check_arraylike(fun, *tup)

@@ -309,12 +309,19 @@ def broadcast_arrays(*args):
 
 def atleast_nd(x, n: int):
   """``x`` with leading size-1 axes added up to rank ``n``."""
-  m = x.ndim if type(x) is Array else np.ndim(x)
-  return as_array(lax.broadcast(x, (1,) * (n - m)) if m < n else x)
+  aval = getattr(x, "aval", None)
+  shape = aval.shape if aval is not None else np.shape(x)
+  k = n - len(shape)
+  if k <= 0:
+    return as_array(x)
+  # (lax.broadcast's broadcast_in_dim, spelled out)
+  return lax.broadcast_in_dim(x, (1,) * k + tuple(shape), tuple(range(k, n)))
 
 
 def atleast_1d(*arys):
   """Each input viewed with at least one dimension (a list if several)."""
+  if len(arys) == 1 and type(arys[0]) is Array:   # most calls: nothing to check
+    return atleast_nd(arys[0], 1)
   check_arraylike("atleast_1d", *arys)
   out = [atleast_nd(ensure_arraylike("atleast_1d", a), 1) for a in arys]
   return out[0] if len(out) == 1 else out
@@ -322,19 +329,27 @@ def atleast_1d(*arys):
 
 def atleast_2d(*arys):
   """Each input viewed with at least two dimensions (a list if several)."""
+  if len(arys) == 1 and type(arys[0]) is Array:   # most calls: nothing to check
+    return atleast_nd(arys[0], 2)
   check_arraylike("atleast_2d", *arys)
   out = [atleast_nd(ensure_arraylike("atleast_2d", a), 2) for a in arys]
   return out[0] if len(out) == 1 else out
 
 
+# rank -> the axes atleast_3d inserts (NumPy's positions)
+_ATLEAST_3D = {0: (0, 1, 2), 1: (0, 2), 2: (2,)}
+
+
 def _atleast_3d(a):
-  expand = {0: (0, 1, 2), 1: (0, 2), 2: (2,)}.get(np.ndim(a), ())
-  return as_array(lax.expand_dims(a, expand))
+  ndim = a.ndim if type(a) is Array else np.ndim(a)
+  return as_array(lax.expand_dims(a, _ATLEAST_3D.get(ndim, ())))
 
 
 def atleast_3d(*arys):
   """Each input with at least three dimensions: a 1-D ``(N,)`` becomes
   ``(1, N, 1)`` and a 2-D ``(M, N)`` becomes ``(M, N, 1)``."""
+  if len(arys) == 1 and type(arys[0]) is Array:   # most calls: nothing to check
+    return _atleast_3d(arys[0])
   check_arraylike("atleast_3d", *arys)
   out = [_atleast_3d(ensure_arraylike("atleast_3d", a)) for a in arys]
   return out[0] if len(out) == 1 else out
