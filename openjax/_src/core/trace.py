@@ -384,7 +384,7 @@ class EvalTrace(Trace):
       return self._process(primitive, args, params, x64)
     # The operands against the last call's: Arrays by aval identity (and a
     # value that exists), Python scalars by type. One and two operands, most
-    # calls, are checked inline.
+    # calls, are checked inline, more in a loop.
     sig = entry[0]
     n = len(args)
     # ``device``: where committed operands are (results are placed there
@@ -427,6 +427,28 @@ class EvalTrace(Trace):
         return self._recent(primitive, args, params, x64, recent)
       device = x._device
       vals = (xv,)
+    elif n == len(sig) and n:
+      # Three or more operands (select, clamp, dynamic_slice's starts, a
+      # scatter's indices and updates): the same checks in a loop.
+      casts = entry[7]
+      vals = []
+      for k in range(n):
+        x = args[k]
+        t = type(x)
+        if t is Array:
+          xv = x._np
+          if x.aval is not sig[k] or xv is None:
+            return self._recent(primitive, args, params, x64, recent)
+          d = x._device
+          if d is not device and d is not None:
+            if device is not None:
+              return self._process(primitive, args, params, x64)
+            device = d
+        elif t is sig[k]:
+          xv = scalar_value(x, casts[k])
+        else:
+          return self._recent(primitive, args, params, x64, recent)
+        vals.append(xv)
     else:
       return self._recent(primitive, args, params, x64, recent)
     if entry[4]:   # a lean kernel, inline: its one result
