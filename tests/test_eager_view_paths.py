@@ -383,3 +383,24 @@ def test_asarray_of_numpy_arrays():
   with pytest.raises(TypeError):
     jnp.asarray(np.array([object()]))
   assert jnp.asarray(np.arange(3), dtype=np.float32).dtype == np.float32
+
+
+def test_asarray_of_an_array_is_the_array_and_array_copies():
+  x = jnp.asarray(np.arange(3, dtype=np.float32))
+  w = lax._convert_element_type(x, np.float32, weak_type=True)
+  assert jnp.asarray(x) is x and jnp.asarray(w) is w and jnp.asarray(w).weak_type
+  c = jnp.asarray(x, copy=True)
+  assert c is not x and type(c) is Array
+  _same(c, np.arange(3, dtype=np.float32))
+  assert jnp.array(x) is not x
+  r = jnp.asarray(x, dtype=np.int32)
+  assert r.dtype == np.int32 and not r.weak_type
+  # jnp.array of a NumPy array with a dtype: a private copy in that dtype
+  v = np.arange(4, dtype=np.float64) - 1.5
+  for dt in (np.int32, np.float16, ml_dtypes.bfloat16, np.bool_):
+    r = jnp.array(v, dtype=dt)
+    assert r.dtype == np.dtype(dt) and not r.weak_type
+    _same(r, v.astype(dt))
+  assert jnp.array(v, ndmin=3).shape == (1, 1, 4)
+  with pytest.raises(NotImplementedError):
+    jnp.array(v, order="F")

@@ -277,6 +277,9 @@ def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None =
     raise NotImplementedError("Only implemented for order='K'")
   dtype = user_dtype(dtype, "array")
   ndmin = operator.index(ndmin)
+  if (type(object) is np.ndarray and not ndmin and device is None and out_sharding is None
+      and get_concrete_mesh().empty):
+    return _numpy_array(object, dtype)   # most calls: the cases below do not apply
   weak = dtype is None and is_weak(object)
   out = _to_array(object, dtype, weak, bool(copy))
   nd = np.ndim(out)
@@ -292,21 +295,31 @@ def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None =
 _HOST_DTYPES: dict = {}
 
 
+def _numpy_array(a: np.ndarray, dtype) -> Array:
+  """``jnp.array``'s result for the NumPy array ``a`` (``dtype``: a user
+  dtype already checked, or None) outside a mesh: a private read-only copy
+  in ``dtype`` or ``a``'s canonical dtype, never weak (4.5 -> ~1.3 us at 10
+  elements, where ``array`` walked the cases of other inputs)."""
+  if dtype is not None:
+    return host_array(a, dtype)
+  key = (a.dtype, eager_config.read_x64())
+  dt = _HOST_DTYPES.get(key)
+  if dt is None:
+    dt = dtypes.dtype(a)   # validates it (TypeError for object arrays and the like)
+    _HOST_DTYPES[key] = dt
+  value = a.astype(dt)   # a private copy
+  return array_of(value, shaped_array(value.shape, dt, False))
+
+
 def asarray(a: Any, dtype: Any = None, order: str | None = None, *, copy: bool | None = None,
             device: Any = None, out_sharding: Any = None):
   """Convert ``a`` to an Array, copying only when needed."""
-  if (type(a) is np.ndarray and dtype is None and order is None and device is None
-      and out_sharding is None and get_concrete_mesh().empty):
-    # A NumPy array (most calls): what ``array`` does for it (a private copy
-    # in its canonical dtype, never weak), without its other cases' checks
-    # (4.5 -> ~1.3 us at 10 elements).
-    key = (a.dtype, eager_config.read_x64())
-    dt = _HOST_DTYPES.get(key)
-    if dt is None:
-      dt = dtypes.dtype(a)   # validates it (TypeError for object arrays and the like)
-      _HOST_DTYPES[key] = dt
-    value = a.astype(dt)   # a private copy
-    return array_of(value, shaped_array(value.shape, dt, False))
+  t = type(a)
+  if ((t is np.ndarray or (t is Array and not copy)) and dtype is None and order is None
+      and device is None and out_sharding is None and get_concrete_mesh().empty):
+    # Most calls: ``array``'s checks do not apply; an Array is its own
+    # result (2.7 -> ~0.5 us).
+    return a if t is Array else _numpy_array(a, None)
   dtype = user_dtype(dtype, "asarray")
   return array(a, dtype=dtype, copy=bool(copy), order=order, device=device,
                out_sharding=out_sharding)
