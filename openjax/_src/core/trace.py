@@ -306,6 +306,15 @@ def _numpy_value(x: np.ndarray, cast: np.dtype) -> np.ndarray:
   return x.copy() if x.flags.writeable else x
 
 
+def _numpy_operand_value(x, s):
+  """The value of ``x`` when it is a NumPy array fitting the plan's NumPy
+  operand ``s`` (shape and dtype), else None."""
+  if type(x) is not _ndarray or type(s) is not _NumpyOperand or x.dtype != s.dtype \
+      or x.shape != s.shape:
+    return None
+  return _numpy_value(x, s.cast)
+
+
 def _match(entry, args):
   """The operands' values when ``args`` fit the signature of the cached
   ``entry`` (Arrays by aval identity, Python scalars by type, NumPy arrays
@@ -402,7 +411,9 @@ class EvalTrace(Trace):
       elif t is sig[0]:
         xv = scalar_value(x, entry[7][0])
       else:
-        return self._recent(primitive, args, params, x64, recent)
+        xv = _numpy_operand_value(x, sig[0])
+        if xv is None:
+          return self._recent(primitive, args, params, x64, recent)
       t = type(y)
       if t is Array:
         yv = y._np
@@ -415,8 +426,10 @@ class EvalTrace(Trace):
           device = d
       elif t is sig[1]:
         yv = scalar_value(y, entry[7][1])
-      else:
-        return self._recent(primitive, args, params, x64, recent)
+      else:   # (a NumPy operand: a gather's or scatter's indices)
+        yv = _numpy_operand_value(y, sig[1])
+        if yv is None:
+          return self._recent(primitive, args, params, x64, recent)
       vals = (xv, yv)
     elif n == 1 and len(sig) == 1:
       x, = args
@@ -447,7 +460,9 @@ class EvalTrace(Trace):
         elif t is sig[k]:
           xv = scalar_value(x, casts[k])
         else:
-          return self._recent(primitive, args, params, x64, recent)
+          xv = _numpy_operand_value(x, sig[k])
+          if xv is None:
+            return self._recent(primitive, args, params, x64, recent)
         vals.append(xv)
     else:
       return self._recent(primitive, args, params, x64, recent)

@@ -123,18 +123,18 @@ def take(a, indices, axis: int | None = None, out=None, mode: str | None = None,
     raise ValueError(f"Invalid mode '{mode}' for np.take")
   idx_shape = tuple(np.shape(indices))
   if size == 0:
-    if int(np.prod(idx_shape)) != 0:
+    if math.prod(idx_shape) != 0:
       raise IndexError("Cannot do a non-empty jnp.take() from an empty axis.")
     return a
   out_shape = shape[:axis_idx] + idx_shape + shape[axis_idx + 1:]
-  if int(np.prod(idx_shape)) == 0:
+  if math.prod(idx_shape) == 0:
     return lax.full_like(a, 0, shape=out_shape)
   slice_sizes = list(shape)
   slice_sizes[axis_idx] = 1
   nidx = len(idx_shape)
   dnums = _take_dnums(axis_idx, nidx, len(shape))
   idx = lax.expand_dims(indices, (nidx,)) if not _host(indices) else \
-      np.expand_dims(np.asarray(indices), nidx)
+      np.asarray(indices).reshape(idx_shape + (1,))   # (np.expand_dims: ~2 us of checks)
   return lax.gather(a, idx, dnums, tuple(slice_sizes), mode=gather_mode,
                     unique_indices=unique_indices, indices_are_sorted=indices_are_sorted,
                     fill_value=fill_value)
