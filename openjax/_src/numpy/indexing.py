@@ -168,6 +168,14 @@ def repeat(a, repeats, axis: int | None = None, *, total_repeat_length: int | No
   if axis is None:
     a, axis = ravel(a), 0
   axis = concrete_or_error(operator.index, axis, "'axis' argument of jnp.repeat()")
+  if type(repeats) is int and total_repeat_length is None:
+    # An int count (most calls): the checks and branches below decided
+    # without making it a NumPy array.
+    if repeats < 0:
+      raise ValueError(f"jnp.repeat: repeats may not contain negative values, got {repeats}")
+    if a.ndim == 0:
+      return _repeat_scalar(a, (), repeats)
+    return _repeat_each(a, repeats, util.canonicalize_axis(axis, a.ndim))
   if total_repeat_length is None:
     repeats = concrete_or_error(
         None, repeats,
@@ -190,14 +198,7 @@ def repeat(a, repeats, axis: int | None = None, *, total_repeat_length: int | No
   axis = util.canonicalize_axis(axis, a.ndim)
   n = a.shape[axis]
   if reps.ndim == 0 and total_repeat_length is None:
-    # Every element repeated r times: broadcast a new axis after ``axis`` and merge.
-    r = int(reps)
-    shape = list(a.shape)
-    shape.insert(axis + 1, r)
-    out = lax.broadcast_in_dim(a, shape, tuple(i for i in range(len(shape)) if i != axis + 1))
-    result_shape = list(a.shape)
-    result_shape[axis] *= r
-    return as_array(lax.reshape(out, result_shape))
+    return _repeat_each(a, int(reps), axis)
   reps = np.broadcast_to(reps.ravel(), (n,))
   idx = np.repeat(np.arange(n), reps)
   if total_repeat_length is not None:
@@ -208,6 +209,15 @@ def repeat(a, repeats, axis: int | None = None, *, total_repeat_length: int | No
   if n == 0:
     return as_array(a)
   return take_static(a, idx, axis)
+
+
+def _repeat_each(a, r: int, axis: int):
+  """Every element of ``a`` repeated ``r`` times along ``axis``: a new axis
+  after ``axis`` broadcast to ``r``, merged into it."""
+  shape = a.shape
+  out = lax.broadcast_in_dim(a, shape[:axis + 1] + (r,) + shape[axis + 1:],
+                             tuple(i for i in range(len(shape) + 1) if i != axis + 1))
+  return as_array(lax.reshape(out, shape[:axis] + (shape[axis] * r,) + shape[axis + 1:]))
 
 
 def _repeat_scalar(a, reps_shape, total: int):
