@@ -19,7 +19,7 @@ from openjax._src.core.avals import ShapedArray
 from openjax._src.core.trace import EvalTrace, make_plan
 from openjax._src.numpy.index_plans import rewriting_take
 from openjax._src.primitives.base import structural
-from openjax._src.primitives.shape import shape as shape_prims
+from openjax._src.primitives.shape.shape import rev_p, slice_p
 
 _DTYPES = [np.dtype(t) for t in (np.bool_, np.int8, np.uint16, np.int32, np.float16,
                                  np.float32, np.complex64, ml_dtypes.bfloat16)]
@@ -37,16 +37,16 @@ def _same(got, want):
 
 
 _KERNEL_CASES = [
-    (shape_prims.slice_p, (4, 5), dict(start_indices=(1, 0), limit_indices=(3, 5), strides=None)),
-    (shape_prims.slice_p, (4, 5), dict(start_indices=(0, 1), limit_indices=(4, 5), strides=(2, 3))),
-    (shape_prims.slice_p, (6,), dict(start_indices=(2,), limit_indices=(2,), strides=None)),
-    (shape_prims.slice_p, (0, 3), dict(start_indices=(0, 1), limit_indices=(0, 3), strides=None)),
+    (slice_p, (4, 5), dict(start_indices=(1, 0), limit_indices=(3, 5), strides=None)),
+    (slice_p, (4, 5), dict(start_indices=(0, 1), limit_indices=(4, 5), strides=(2, 3))),
+    (slice_p, (6,), dict(start_indices=(2,), limit_indices=(2,), strides=None)),
+    (slice_p, (0, 3), dict(start_indices=(0, 1), limit_indices=(0, 3), strides=None)),
     (structural.squeeze_p, (1, 3, 1), dict(dimensions=(0, 2))),
     (structural.squeeze_p, (1,), dict(dimensions=(0,))),            # a rank-0 result
     (structural.squeeze_p, (2, 1), dict(dimensions=(1,))),
-    (shape_prims.rev_p, (3, 4), dict(dimensions=(1,))),
-    (shape_prims.rev_p, (3, 4), dict(dimensions=(0, 1))),
-    (shape_prims.rev_p, (0, 2), dict(dimensions=(0,))),
+    (rev_p, (3, 4), dict(dimensions=(1,))),
+    (rev_p, (3, 4), dict(dimensions=(0, 1))),
+    (rev_p, (0, 2), dict(dimensions=(0,))),
     (structural.transpose_p, (2, 3, 4), dict(permutation=(2, 0, 1))),
     (structural.transpose_p, (2, 3), dict(permutation=(1, 0))),
     (structural.reshape_p, (2, 6), dict(new_sizes=(3, 4), dimensions=None)),
@@ -88,7 +88,7 @@ def test_large_reshapes_keep_the_impl_and_other_views_take_the_kernel():
   assert plan[1]
   x = np.arange(10000, dtype=np.float32).reshape(100, 100)
   _same(plan[0](x), x.T)
-  plan = make_plan(shape_prims.slice_p, [big],
+  plan = make_plan(slice_p, [big],
                    dict(start_indices=(3, 90), limit_indices=(97, 100), strides=(5, 2)))
   assert plan[1]
   _same(plan[0](x), x[3:97:5, 90:100:2])
@@ -184,14 +184,14 @@ def test_scalar_index_arrays_wrap_in_their_dtype_as_dynamic_slice_does():
 
 def test_scalar_index_arrays_take_a_static_slice_eagerly_and_stage_dynamic_slice(monkeypatch):
   bound = []
-  bind = type(shape_prims.slice_p).bind1
+  bind = type(slice_p).bind1
 
   def recording(self, *args, **params):
     bound.append(self.name)
     return bind(self, *args, **params)
   x = jnp.asarray(np.arange(12, dtype=np.float32).reshape(4, 3))
   i = np.asarray(-1, np.int32)
-  monkeypatch.setattr(type(shape_prims.slice_p), "bind1", recording)
+  monkeypatch.setattr(type(slice_p), "bind1", recording)
   _same(x[i], np.arange(9, 12, dtype=np.float32))
   assert "dynamic_slice" not in bound and "slice" in bound
   monkeypatch.undo()

@@ -32,8 +32,7 @@ __all__ = ["broadcast_in_dim", "broadcast_in_dim_p", "reshape", "reshape_p", "io
 
 
 def _is_int_tuple(obj) -> bool:
-  """Whether ``obj`` is a tuple of Python ints (most wrapper arguments:
-  taken as they are, without a conversion per entry)."""
+  """A tuple of Python ints (most wrapper arguments, taken as they are)."""
   if type(obj) is not tuple:
     return False
   for d in obj:
@@ -55,9 +54,7 @@ def _shape_tuple(fun: str, name: str, shape) -> tuple[int, ...]:
 
 
 def _shape_of(x) -> tuple[int, ...]:
-  """The shape of an operand: its aval's for Arrays and tracers (``np.shape``
-  costs ~0.4 us of function frames)."""
-  aval = getattr(x, "aval", None)
+  aval = getattr(x, "aval", None)   # (np.shape costs ~0.4 us of function frames)
   return aval.shape if aval is not None else tuple(np.shape(x))
 
 
@@ -436,17 +433,12 @@ def _reshape_impl(x, *, new_sizes, dimensions, sharding=None):
 @reshape_p.def_eval_kernel
 def _reshape_eval_kernel(x, *, new_sizes, dimensions, sharding=None):
   # A small row-major reshape: the ndarray method (~0.2 us where the impl's
-  # checks and np.reshape take ~1.5 us). Large operands keep the impl (the
-  # plan samples them at size 1, which a reshape cannot take, and the impl
-  # copies broadcasts faster).
-  if dimensions is not None or math.prod(x.shape) > _SMALL_RESHAPE:
+  # checks and np.reshape take ~1.5 us). Operands over 4096 elements keep the
+  # impl: the plan samples them at size 1, which a reshape cannot take (and
+  # the impl copies broadcasts faster).
+  if dimensions is not None or math.prod(x.shape) > 4096:
     return None
   return operator.methodcaller("reshape", new_sizes)
-
-
-# Operands up to this many elements are sampled at their own shapes by the
-# eval trace's plan (``core.trace._eval_kernel``).
-_SMALL_RESHAPE = 4096
 
 
 @reshape_p.def_abstract_eval
@@ -578,8 +570,9 @@ squeeze_p = Primitive("squeeze", kind="linear")
 def squeeze(array, dimensions):
   """Remove the size-1 ``dimensions`` from ``array``."""
   ndim = len(_shape_of(array))
-  if _is_int_tuple(dimensions) and _ascending_in(dimensions, ndim):
-    dims = dimensions   # most calls: canonical already
+  if type(dimensions) is tuple and len(dimensions) == 1 and type(dimensions[0]) is int \
+      and 0 <= dimensions[0] < ndim:
+    dims = dimensions   # most calls: one axis, canonical already
   else:
     dims = tuple(sorted(canonicalize_axis(d, ndim) for d in dimensions))
   if not dims and hasattr(array, "aval"):
@@ -587,37 +580,22 @@ def squeeze(array, dimensions):
   return squeeze_p.bind1(array, dimensions=dims)
 
 
-def _ascending_in(dims: tuple, ndim: int) -> bool:
-  """Whether the ints ``dims`` are strictly ascending axes in ``[0, ndim)``."""
-  prev = -1
-  for d in dims:
-    if not prev < d < ndim:
-      return False
-    prev = d
-  return True
-
-
 def expand_dims(array, dimensions):
   """Insert size-1 dimensions at ``dimensions`` (positions in the result)."""
   dimensions = tuple(dimensions)
   shape = _shape_of(array)
-  key = (shape, dimensions)
-  try:
-    layout = _EXPAND_DIMS.get(key)
-  except TypeError:   # unhashable dimensions: checked (and refused) below
-    key = layout = None
+  try:   # the checks and the layout (~3 us) once per (shape, dimensions)
+    layout = _EXPAND_DIMS.get((shape, dimensions))
+  except TypeError:   # unhashable dimensions: refused below
+    return broadcast_in_dim(array, *_expand_dims_layout(shape, dimensions))
   if layout is None:
-    layout = _expand_dims_layout(shape, dimensions)
-    if key is not None:
-      if len(_EXPAND_DIMS) >= 1024:
-        _EXPAND_DIMS.clear()
-      _EXPAND_DIMS[key] = layout
+    if len(_EXPAND_DIMS) >= 1024:
+      _EXPAND_DIMS.clear()
+    layout = _EXPAND_DIMS[shape, dimensions] = _expand_dims_layout(shape, dimensions)
   return broadcast_in_dim(array, *layout)
 
 
-# (operand shape, dimensions) -> expand_dims's (result shape, kept dimensions):
-# the checks and the layout (~3 us) once per signature.
-_EXPAND_DIMS: dict = {}
+_EXPAND_DIMS: dict = {}   # (shape, dimensions) -> (result shape, kept dimensions)
 
 
 def _expand_dims_layout(shape: tuple, dimensions: tuple) -> tuple:
@@ -644,10 +622,8 @@ def _squeeze_eval_kernel(x, *, dimensions):
   # One C-level index, 0 at the squeezed axes (a view at any size; the
   # trailing Ellipsis keeps a rank-0 result an array, not a NumPy scalar).
   dims = set(dimensions)
-  return operator.itemgetter(tuple(0 if d in dims else _ALL for d in range(x.ndim)) + (...,))
-
-
-_ALL = slice(None)
+  return operator.itemgetter(tuple(0 if d in dims else slice(None) for d in range(x.ndim))
+                             + (...,))
 
 
 @squeeze_p.def_abstract_eval
