@@ -309,15 +309,20 @@ def _static_slice_ops(plan: StaticSlice, shape) -> tuple:
 _SIGNED_MAX = {np.dtype(t): np.iinfo(t).max for t in (np.int8, np.int16, np.int32, np.int64)}
 
 
-def _host_dynamic_slice(arr, plan: DynamicSlice, normalize: bool):
+def _host_dynamic_slice(arr, entry: EagerDynamic, values: list, normalize: bool):
   """``apply_dynamic_slice`` of an eager Array whose starts are host values
   (``x[np.int32(-1)]``, ``x[1:, i]`` with a concrete ``i``): the starts
   ``dynamic_slice`` would take, wrapped and clamped here as it does, then a
   static ``slice`` (~1.5 us where the dynamic_slice wrapper and bind cost
   ~10 us). None where a start is negative and ``normalize`` is off
   (``dynamic_slice`` raises)."""
+  plan = entry.plan
+  given = list(plan.starts)   # ``dynamic_slice_plan``'s starts, without its plan copy
+  for k, pos in entry.columns:
+    v = values[pos]
+    given[k] = v if entry.index_dtype is None else v.astype(entry.index_dtype)
   starts, limits = [], []
-  for s, d, z in zip(plan.starts, arr.aval.shape, plan.sizes):
+  for s, d, z in zip(given, arr.aval.shape, plan.sizes):
     v = np.asarray(s)
     dt = dtypes.canonicalize_dtype(v.dtype)   # an int64 start is taken as int32 without x64
     i = int(v) if v.dtype == dt else int(v.astype(dt))
@@ -381,12 +386,11 @@ def rewriting_take(arr, idx, *, indices_are_sorted: bool = False, unique_indices
                           normalize_indices=normalize_indices)
   entry, values = eager_plan(idx, shape, normalize_indices, mode)
   if type(entry) is EagerDynamic:
-    dplan = dynamic_slice_plan(entry, values)
     if type(arr) is Array and trace_state.trace is eval_trace:
-      out = _host_dynamic_slice(arr, dplan, normalize_indices)
+      out = _host_dynamic_slice(arr, entry, values, normalize_indices)
       if out is not None:
         return out
-    return apply_dynamic_slice(arr, dplan, normalize_indices)
+    return apply_dynamic_slice(arr, dynamic_slice_plan(entry, values), normalize_indices)
   if entry is not None:
     gplan = eager_gather_plan(entry, values)
   else:

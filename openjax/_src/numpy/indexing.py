@@ -16,7 +16,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
-from openjax._src.core import Tracer, concrete_or_error
+from openjax._src.core import Tracer, concrete_or_error, get_aval
 from openjax._src.numpy import util
 from openjax._src.numpy.creation import asarray, ones
 from openjax._src.numpy.index_plans import rewriting_take
@@ -105,9 +105,9 @@ def take(a, indices, axis: int | None = None, out=None, mode: str | None = None,
   a, indices = util.ensure_arraylike("take", a, indices)
   if axis is None:
     a, axis_idx = _ravel(a), 0
-  else:
-    axis_idx = util.canonicalize_axis(operator.index(axis), np.ndim(a))
-  shape = tuple(np.shape(a))
+  shape = get_aval(a).shape
+  if axis is not None:
+    axis_idx = util.canonicalize_axis(operator.index(axis), len(shape))
   size = shape[axis_idx]
   if mode is None or mode == "fill":
     gather_mode = lax.GatherScatterMode.FILL_OR_DROP
@@ -121,7 +121,7 @@ def take(a, indices, axis: int | None = None, out=None, mode: str | None = None,
     gather_mode = lax.GatherScatterMode.CLIP
   else:
     raise ValueError(f"Invalid mode '{mode}' for np.take")
-  idx_shape = tuple(np.shape(indices))
+  idx_shape = get_aval(indices).shape
   if size == 0:
     if math.prod(idx_shape) != 0:
       raise IndexError("Cannot do a non-empty jnp.take() from an empty axis.")
