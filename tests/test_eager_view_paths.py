@@ -136,6 +136,39 @@ def test_three_operand_calls_are_matched_inline(monkeypatch):
     lax.clamp(lo, x, d)
 
 
+def test_numpy_index_operands_are_matched_inline(monkeypatch):
+  """A gather or scatter whose indices are a NumPy array (what ``x[idx]``
+  and ``x.at[idx]`` bind for host index values) finds its plan inline on
+  the next call with indices of the same shape and dtype; a writeable
+  index array is copied (never aliased) and another shape misses."""
+  calls = []
+  recent = EvalTrace._recent
+
+  def counting(self, *args):
+    calls.append(args[0].name)
+    return recent(self, *args)
+  v = np.arange(15, dtype=np.float32).reshape(5, 3)
+  x = jnp.asarray(v)
+  i = jnp.asarray(np.array([4, 0, -1], np.int32))
+  u = jnp.asarray(np.full((3, 3), 7, np.float32))
+  _same(x[i], v[[4, 0, -1]])
+  _same(x.at[i].set(u), np.where(np.isin(np.arange(5), [4, 0])[:, None], 7, v).astype(np.float32))
+  monkeypatch.setattr(EvalTrace, "_recent", counting)
+  for _ in range(3):
+    _same(x[i], v[[4, 0, -1]])
+    r = x.at[i].set(u)
+    assert r.dtype == np.float32 and not r.weak_type
+  assert "gather" not in calls and "scatter" not in calls, calls
+  idx = np.array([[1], [2]], np.int32)   # writeable: the plan takes a copy
+  dn = lax.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,),
+                                  start_index_map=(0,))
+  first = lax.gather(x, idx, dn, (1, 3))
+  idx[0, 0] = 3
+  _same(first, v[[1, 2]])
+  _same(lax.gather(x, idx, dn, (1, 3)), v[[3, 2]])
+  _same(lax.gather(x, np.array([[0]], np.int32), dn, (1, 3)), v[[0]])
+
+
 def test_three_operand_inline_check_places_results_on_committed_devices():
   devices = jax.devices()
   x = jax.device_put(np.arange(5, dtype=np.float32), devices[0])
