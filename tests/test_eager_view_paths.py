@@ -323,6 +323,8 @@ def test_lax_wrappers_take_int_tuples_as_they_are_and_check_the_rest():
       lax.expand_dims(x, (3, -1))
   with pytest.raises(TypeError):
     lax.expand_dims(x, ([0],))   # an unhashable axis: refused, not cached
+  with pytest.raises(TypeError):
+    lax.expand_dims(x, (0.0, -1))   # equal to (0, -1) as a key: refused all the same
 
 
 @pytest.mark.parametrize("fn,ref", [

@@ -584,10 +584,9 @@ def expand_dims(array, dimensions):
   """Insert size-1 dimensions at ``dimensions`` (positions in the result)."""
   dimensions = tuple(dimensions)
   shape = _shape_of(array)
-  try:   # the checks and the layout (~3 us) once per (shape, dimensions)
-    layout = _EXPAND_DIMS.get((shape, dimensions))
-  except TypeError:   # unhashable dimensions: refused below
+  if not _is_int_tuple(dimensions):   # (1.0 hashes as 1: only ints are keys)
     return broadcast_in_dim(array, *_expand_dims_layout(shape, dimensions))
+  layout = _EXPAND_DIMS.get((shape, dimensions))   # the checks and layout (~3 us) once
   if layout is None:
     if len(_EXPAND_DIMS) >= 1024:
       _EXPAND_DIMS.clear()
