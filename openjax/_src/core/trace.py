@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import math
+import operator
 import os
 import sys
 import threading
@@ -265,6 +266,9 @@ def _eval_kernel(primitive, avals, params, out_avals):
   return aligned_result(kernel, out.shape, out.dtype)
 
 
+_VIEW_KERNELS = frozenset((operator.itemgetter, operator.methodcaller))
+
+
 def make_plan(primitive, avals, params) -> tuple:
   """``(kernel, lean, quiet, out_avals, casts)`` for ``primitive`` on
   operands of ``avals``: a lean kernel (called on the values alone, its one
@@ -277,7 +281,10 @@ def make_plan(primitive, avals, params) -> tuple:
   kernel = _eval_kernel(primitive, avals, params, out_avals)
   if kernel is None:
     return (primitive.rule("impl"), False, False, out_avals, casts)
-  quiet = any(dtypes.kind(a.dtype) in "fc" for a in (*avals, *out_avals))
+  # Indexing and ndarray view methods (slice, squeeze, reshape, transpose)
+  # do no arithmetic: no floating-point state to set around them.
+  quiet = type(kernel) not in _VIEW_KERNELS and any(
+      dtypes.kind(a.dtype) in "fc" for a in (*avals, *out_avals))
   return (kernel, True, quiet, out_avals, casts)
 
 
@@ -297,6 +304,15 @@ def _numpy_value(x: np.ndarray, cast: np.dtype) -> np.ndarray:
   if x.dtype != cast:
     return x.astype(cast)
   return x.copy() if x.flags.writeable else x
+
+
+def _numpy_operand_value(x, s):
+  """The value of ``x`` when it is a NumPy array fitting the plan's NumPy
+  operand ``s`` (shape and dtype), else None."""
+  if type(x) is not _ndarray or type(s) is not _NumpyOperand or x.dtype != s.dtype \
+      or x.shape != s.shape:
+    return None
+  return _numpy_value(x, s.cast)
 
 
 def _match(entry, args):
@@ -377,7 +393,7 @@ class EvalTrace(Trace):
       return self._process(primitive, args, params, x64)
     # The operands against the last call's: Arrays by aval identity (and a
     # value that exists), Python scalars by type. One and two operands, most
-    # calls, are checked inline.
+    # calls, are checked inline, more in a loop.
     sig = entry[0]
     n = len(args)
     # ``device``: where committed operands are (results are placed there
@@ -395,7 +411,9 @@ class EvalTrace(Trace):
       elif t is sig[0]:
         xv = scalar_value(x, entry[7][0])
       else:
-        return self._recent(primitive, args, params, x64, recent)
+        xv = _numpy_operand_value(x, sig[0])
+        if xv is None:
+          return self._recent(primitive, args, params, x64, recent)
       t = type(y)
       if t is Array:
         yv = y._np
@@ -408,8 +426,10 @@ class EvalTrace(Trace):
           device = d
       elif t is sig[1]:
         yv = scalar_value(y, entry[7][1])
-      else:
-        return self._recent(primitive, args, params, x64, recent)
+      else:   # (a NumPy operand: a gather's or scatter's indices)
+        yv = _numpy_operand_value(y, sig[1])
+        if yv is None:
+          return self._recent(primitive, args, params, x64, recent)
       vals = (xv, yv)
     elif n == 1 and len(sig) == 1:
       x, = args
@@ -420,6 +440,30 @@ class EvalTrace(Trace):
         return self._recent(primitive, args, params, x64, recent)
       device = x._device
       vals = (xv,)
+    elif n == len(sig) and n:
+      # Three or more operands (select, clamp, dynamic_slice's starts, a
+      # scatter's indices and updates): the same checks in a loop.
+      casts = entry[7]
+      vals = []
+      for k in range(n):
+        x = args[k]
+        t = type(x)
+        if t is Array:
+          xv = x._np
+          if x.aval is not sig[k] or xv is None:
+            return self._recent(primitive, args, params, x64, recent)
+          d = x._device
+          if d is not device and d is not None:
+            if device is not None:
+              return self._process(primitive, args, params, x64)
+            device = d
+        elif t is sig[k]:
+          xv = scalar_value(x, casts[k])
+        else:
+          xv = _numpy_operand_value(x, sig[k])
+          if xv is None:
+            return self._recent(primitive, args, params, x64, recent)
+        vals.append(xv)
     else:
       return self._recent(primitive, args, params, x64, recent)
     if entry[4]:   # a lean kernel, inline: its one result

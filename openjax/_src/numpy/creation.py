@@ -15,10 +15,11 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
-from openjax._src.core import Array, Tracer, eval_trace, make_array, trace_state
-from openjax._src.core.avals import ordered_axes
+from openjax._src.core import Array, Tracer, array_of, eval_trace, make_array, trace_state
+from openjax._src.core.avals import ordered_axes, shaped_array
 from openjax._src.core.mesh import get_concrete_mesh
 from openjax._src.core.sharding import NamedSharding, PartitionSpec, traced_out_sharding
+from openjax._src.core.trace import eager_config
 from openjax._src.numpy import util
 from openjax._src.primitives.collectives.varying import pvary
 from openjax._src.runtime.transfer import device_put
@@ -276,6 +277,9 @@ def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None =
     raise NotImplementedError("Only implemented for order='K'")
   dtype = user_dtype(dtype, "array")
   ndmin = operator.index(ndmin)
+  if (type(object) is np.ndarray and not ndmin and device is None and out_sharding is None
+      and get_concrete_mesh().empty):
+    return _numpy_array(object, dtype)   # most calls: the cases below do not apply
   weak = dtype is None and is_weak(object)
   out = _to_array(object, dtype, weak, bool(copy))
   nd = np.ndim(out)
@@ -287,9 +291,35 @@ def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None =
                 typed=isinstance(object, Array))
 
 
+# (NumPy dtype, x64) -> the canonical dtype of a NumPy array of that dtype.
+_HOST_DTYPES: dict = {}
+
+
+def _numpy_array(a: np.ndarray, dtype) -> Array:
+  """``jnp.array``'s result for the NumPy array ``a`` (``dtype``: a user
+  dtype already checked, or None) outside a mesh: a private read-only copy
+  in ``dtype`` or ``a``'s canonical dtype, never weak (4.5 -> ~1.3 us at 10
+  elements, where ``array`` walked the cases of other inputs)."""
+  if dtype is not None:
+    return host_array(a, dtype)
+  key = (a.dtype, eager_config.read_x64())
+  dt = _HOST_DTYPES.get(key)
+  if dt is None:
+    dt = dtypes.dtype(a)   # validates it (TypeError for object arrays and the like)
+    _HOST_DTYPES[key] = dt
+  value = a.astype(dt)   # a private copy
+  return array_of(value, shaped_array(value.shape, dt, False))
+
+
 def asarray(a: Any, dtype: Any = None, order: str | None = None, *, copy: bool | None = None,
             device: Any = None, out_sharding: Any = None):
   """Convert ``a`` to an Array, copying only when needed."""
+  t = type(a)
+  if ((t is np.ndarray or (t is Array and not copy)) and dtype is None and order is None
+      and device is None and out_sharding is None and get_concrete_mesh().empty):
+    # Most calls: ``array``'s checks do not apply; an Array is its own
+    # result (2.7 -> ~0.5 us).
+    return a if t is Array else _numpy_array(a, None)
   dtype = user_dtype(dtype, "asarray")
   return array(a, dtype=dtype, copy=bool(copy), order=order, device=device,
                out_sharding=out_sharding)

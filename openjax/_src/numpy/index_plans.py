@@ -18,7 +18,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
-from openjax._src.core import Array, Tracer, get_aval
+from openjax._src.core import Array, Tracer, eval_trace, get_aval, trace_state
 from openjax._src.numpy.indexer import (
     DynamicSlice, GatherPlan, Kind, StaticSlice, _index_dtype, _static_fill_value,
     _static_index_key, add_size_to_negatives, apply_dynamic_slice, apply_static_slice,
@@ -306,6 +306,48 @@ def _static_slice_ops(plan: StaticSlice, shape) -> tuple:
           tuple(plan.newaxis_dims))
 
 
+_SIGNED_MAX = {np.dtype(t): np.iinfo(t).max for t in (np.int8, np.int16, np.int32, np.int64)}
+
+
+def _host_dynamic_slice(arr, entry: EagerDynamic, values: list, normalize: bool):
+  """``apply_dynamic_slice`` of an eager Array whose starts are host values
+  (``x[np.int32(-1)]``, ``x[1:, i]`` with a concrete ``i``): the starts
+  ``dynamic_slice`` would take, wrapped and clamped here as it does, then a
+  static ``slice`` (~1.5 us where the dynamic_slice wrapper and bind cost
+  ~10 us). None where a start is negative and ``normalize`` is off
+  (``dynamic_slice`` raises)."""
+  plan = entry.plan
+  given = list(plan.starts)   # ``dynamic_slice_plan``'s starts, without its plan copy
+  for k, pos in entry.columns:
+    v = values[pos]
+    given[k] = v if entry.index_dtype is None else v.astype(entry.index_dtype)
+  starts, limits = [], []
+  for s, d, z in zip(given, arr.aval.shape, plan.sizes):
+    v = np.asarray(s)
+    dt = dtypes.canonicalize_dtype(v.dtype)   # an int64 start is taken as int32 without x64
+    i = int(v) if v.dtype == dt else int(v.astype(dt))
+    if i < 0 and dt.kind == "i":
+      if not normalize:
+        return None
+      i += d
+      if i > _SIGNED_MAX[dt]:   # wrapped in the start's dtype, as dynamic_slice adds
+        i = int(np.asarray(i).astype(dt))
+    if i < 0:
+      i = 0
+    elif i > d - z:
+      i = d - z
+    starts.append(i)
+    limits.append(i + z)
+  out = arr if plan.trivial else lax.slice(arr, tuple(starts), tuple(limits))
+  if plan.rev_axes:
+    out = lax.rev(out, tuple(plan.rev_axes))
+  if plan.squeeze_axes:
+    out = lax.squeeze(out, tuple(plan.squeeze_axes))
+  if plan.newaxis_dims:
+    out = lax.expand_dims(out, tuple(plan.newaxis_dims))
+  return out
+
+
 # (shape, index key, mode, normalize) -> the static slice's lax calls
 # (``_static_slice_ops``), or None when the index needs the dynamic or gather
 # path: ``x[i]`` and ``x[a:b]`` in loops are parsed once.
@@ -344,6 +386,10 @@ def rewriting_take(arr, idx, *, indices_are_sorted: bool = False, unique_indices
                           normalize_indices=normalize_indices)
   entry, values = eager_plan(idx, shape, normalize_indices, mode)
   if type(entry) is EagerDynamic:
+    if type(arr) is Array and trace_state.trace is eval_trace:
+      out = _host_dynamic_slice(arr, entry, values, normalize_indices)
+      if out is not None:
+        return out
     return apply_dynamic_slice(arr, dynamic_slice_plan(entry, values), normalize_indices)
   if entry is not None:
     gplan = eager_gather_plan(entry, values)

@@ -111,18 +111,27 @@ def stack(arrays, axis: int = 0, out=None, dtype=None):
     arrays = ensure_arraylike("stack", arrays)
     axis = canonicalize_axis(axis, arrays.ndim)
     return concatenate(expand_dims(arrays, axis + 1), axis=axis, dtype=dtype)
-  check_arraylike("stack", *arrays)
-  arrays = [ensure_arraylike("stack", a) for a in arrays]
-  shape0 = np.shape(arrays[0])
+  t = type(arrays)
+  if (t is list or t is tuple) and _all_arrays(arrays):   # most calls: nothing to check
+    shapes = [a.shape for a in arrays]
+  else:
+    check_arraylike("stack", *arrays)
+    arrays = [ensure_arraylike("stack", a) for a in arrays]
+    shapes = [np.shape(a) for a in arrays]
+  shape0 = shapes[0]
   axis = canonicalize_axis(axis, len(shape0) + 1)
-  if any(np.shape(a) != shape0 for a in arrays):
-    raise ValueError("All input arrays must have the same shape.")
+  for s in shapes:
+    if s != shape0:
+      raise ValueError("All input arrays must have the same shape.")
   # lax.stack, as JAX: its sharding rule sees the operands' own shardings.
   arrays = [_cast(a, dtype) for a in arrays] if dtype is not None else promote_dtypes(*arrays)
   return lax.stack(arrays, axis=axis)
 
 
 def _as_list(fun: str, tup) -> list:
+  t = type(tup)
+  if (t is list or t is tuple) and _all_arrays(tup):   # most calls: nothing to check
+    return tup
   if _is_single_array(tup):
     return _rows(ensure_arraylike(fun, tup))
   check_arraylike(fun, *tup)
@@ -190,14 +199,14 @@ def _split(op: str, ary, indices_or_sections, axis: int = 0) -> list:
                                         and np.ndim(ios) > 0):
     ios = concrete_or_error(np.asarray, ios, f"in jax.numpy.{op} argument 1")
     bounds = [0] + [operator.index(i) for i in np.asarray(ios).tolist()] + [size]
-    sizes = [b - a for a, b in zip(bounds[:-1], bounds[1:])]
+    sizes = tuple([b - a for a, b in zip(bounds[:-1], bounds[1:])])
   else:
     sections = concrete_or_error(operator.index, ios, f"in jax.numpy.{op} argument 1")
     part, r = divmod(size, sections)
     if r == 0:
-      sizes = [part] * sections
+      sizes = (part,) * sections
     elif op == "array_split":
-      sizes = [part + 1] * r + [part] * (sections - r)
+      sizes = (part + 1,) * r + (part,) * (sections - r)
     else:
       raise ValueError(f"array split does not result in an equal division: rest is {r}")
   return [as_array(p) for p in lax.split(ary, sizes, axis=axis)]
@@ -404,10 +413,11 @@ def roll(a, shift, axis=None):
   if axis is None:
     return as_array(lax.reshape(roll(ravel(arr), shift, 0), arr.shape))
   axis = tuple(canonicalize_axis(ax, arr.ndim) for ax in index_tuple(axis))
-  if isinstance(shift, Tracer) and shift.to_concrete_value() is None:
-    return _roll_dynamic(arr, shift, axis)
-  if hasattr(shift, "aval"):
-    shift = np.asarray(shift)
+  if type(shift) is not int:   # (an int shift, most calls, is static as it is)
+    if isinstance(shift, Tracer) and shift.to_concrete_value() is None:
+      return _roll_dynamic(arr, shift, axis)
+    if hasattr(shift, "aval"):
+      shift = np.asarray(shift)
   return _roll_static(arr, index_tuple(shift), axis)
 
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
-from openjax._src.core import Tracer, concrete_or_error
+from openjax._src.core import Array, Tracer, concrete_or_error
 from openjax._src.numpy import util
 from openjax._src.numpy.util import canonicalize_axis, check_arraylike, ensure_arraylike
 
@@ -39,11 +39,36 @@ def as_array(x: Any):
 def index_tuple(x: Any, context: str = "") -> tuple[int, ...]:
   """A static int or sequence of ints as a tuple (ConcretizationTypeError for
   traced values)."""
+  if type(x) is int:
+    return (x,)
+  if _is_int_tuple(x):   # most calls: as it is (without the TypeError below)
+    return x
   x = concrete_or_error(None, x, context or "expected a static index or sequence of indices.")
   try:
     return (operator.index(x),)
   except TypeError:
     return tuple(operator.index(i) for i in x)
+
+
+def _is_int_tuple(x: Any) -> bool:
+  if type(x) is not tuple:
+    return False
+  for i in x:
+    if type(i) is not int:
+      return False
+  return True
+
+
+def _axes_in(axes: Any, ndim: int) -> tuple[int, ...]:
+  """``axes`` (an int or a sequence of ints) as canonical axes of a rank-``ndim``
+  array; a tuple of in-range non-negative ints (most calls) as it is."""
+  if type(axes) is tuple:
+    for i in axes:
+      if type(i) is not int or not 0 <= i < ndim:
+        break
+    else:
+      return axes
+  return tuple(canonicalize_axis(i, ndim) for i in index_tuple(axes))
 
 
 def canonicalize_shape(shape: Any, fun: str) -> tuple[int, ...]:
@@ -85,8 +110,26 @@ def _compute_newshape(a, newshape) -> tuple[int, ...]:
   return shape
 
 
+# (operand shape, requested shape: an int or a tuple of ints) -> the new
+# shape: the checks and the -1 once per signature (~1.5 us a call).
+_NEWSHAPES: dict = {}
+
+
+def _new_shape(a, shape) -> tuple[int, ...]:
+  if type(shape) is int or _is_int_tuple(shape):
+    key = (a.shape, shape)
+    newshape = _NEWSHAPES.get(key)
+    if newshape is None:
+      newshape = _compute_newshape(a, shape)
+      if len(_NEWSHAPES) >= 1024:
+        _NEWSHAPES.clear()
+      _NEWSHAPES[key] = newshape
+    return newshape
+  return _compute_newshape(a, shape)
+
+
 def _reshape(a, shape, order: str = "C"):
-  newshape = _compute_newshape(a, shape)
+  newshape = _new_shape(a, shape)
   if order == "C":
     return as_array(lax.reshape(a, newshape))
   if order == "F":
@@ -132,15 +175,17 @@ def flatten(a, order: str = "C", *, out_sharding=None):
 def transpose(a, axes: Sequence[int] | None = None):
   """Permute the axes of ``a`` (reverse them when ``axes`` is None)."""
   a = ensure_arraylike("transpose", a)
-  axes_ = range(a.ndim)[::-1] if axes is None else index_tuple(axes)
-  return as_array(lax.transpose(a, tuple(canonicalize_axis(i, a.ndim) for i in axes_)))
+  ndim = a.ndim
+  if axes is None:
+    return as_array(lax.transpose(a, tuple(range(ndim - 1, -1, -1))))
+  return as_array(lax.transpose(a, _axes_in(axes, ndim)))
 
 
 def _method_transpose(self, *args):
   """``x.transpose()``, ``x.transpose(1, 0)`` or ``x.transpose((1, 0))``."""
   if not args or (len(args) == 1 and args[0] is None):
     return transpose(self)
-  return transpose(self, index_tuple(args[0] if len(args) == 1 else args))
+  return transpose(self, args[0] if len(args) == 1 else index_tuple(args))
 
 
 def permute_dims(a, /, axes):
@@ -264,12 +309,19 @@ def broadcast_arrays(*args):
 
 def atleast_nd(x, n: int):
   """``x`` with leading size-1 axes added up to rank ``n``."""
-  m = np.ndim(x)
-  return as_array(lax.broadcast(x, (1,) * (n - m)) if m < n else x)
+  aval = getattr(x, "aval", None)
+  shape = aval.shape if aval is not None else np.shape(x)
+  k = n - len(shape)
+  if k <= 0:
+    return as_array(x)
+  # (lax.broadcast's broadcast_in_dim, spelled out)
+  return lax.broadcast_in_dim(x, (1,) * k + tuple(shape), tuple(range(k, n)))
 
 
 def atleast_1d(*arys):
   """Each input viewed with at least one dimension (a list if several)."""
+  if len(arys) == 1 and type(arys[0]) is Array:   # most calls: nothing to check
+    return atleast_nd(arys[0], 1)
   check_arraylike("atleast_1d", *arys)
   out = [atleast_nd(ensure_arraylike("atleast_1d", a), 1) for a in arys]
   return out[0] if len(out) == 1 else out
@@ -277,19 +329,27 @@ def atleast_1d(*arys):
 
 def atleast_2d(*arys):
   """Each input viewed with at least two dimensions (a list if several)."""
+  if len(arys) == 1 and type(arys[0]) is Array:   # most calls: nothing to check
+    return atleast_nd(arys[0], 2)
   check_arraylike("atleast_2d", *arys)
   out = [atleast_nd(ensure_arraylike("atleast_2d", a), 2) for a in arys]
   return out[0] if len(out) == 1 else out
 
 
+# rank -> the axes atleast_3d inserts (NumPy's positions)
+_ATLEAST_3D = {0: (0, 1, 2), 1: (0, 2), 2: (2,)}
+
+
 def _atleast_3d(a):
-  expand = {0: (0, 1, 2), 1: (0, 2), 2: (2,)}.get(np.ndim(a), ())
-  return as_array(lax.expand_dims(a, expand))
+  ndim = a.ndim if type(a) is Array else np.ndim(a)
+  return as_array(lax.expand_dims(a, _ATLEAST_3D.get(ndim, ())))
 
 
 def atleast_3d(*arys):
   """Each input with at least three dimensions: a 1-D ``(N,)`` becomes
   ``(1, N, 1)`` and a 2-D ``(M, N)`` becomes ``(M, N, 1)``."""
+  if len(arys) == 1 and type(arys[0]) is Array:   # most calls: nothing to check
+    return _atleast_3d(arys[0])
   check_arraylike("atleast_3d", *arys)
   out = [_atleast_3d(ensure_arraylike("atleast_3d", a)) for a in arys]
   return out[0] if len(out) == 1 else out

@@ -43,6 +43,17 @@ def _rev_impl(x, *, dimensions):
   return [np.flip(x, axis=dimensions) if dimensions else x]
 
 
+@rev_p.def_eval_kernel
+def _rev_eval_kernel(x, *, dimensions):
+  # np.flip's view by one C-level index.
+  dims = set(dimensions)
+  return operator.itemgetter(tuple(_REVERSED if d in dims else _ALL for d in range(x.ndim))
+                             + (...,))
+
+
+_ALL, _REVERSED = builtins_slice(None), builtins_slice(None, None, -1)
+
+
 @rev_p.def_abstract_eval
 def _rev_abstract_eval(x, *, dimensions):
   _check_shapelike("rev", "dimensions", dimensions)
@@ -360,9 +371,14 @@ def split(operand, sizes, axis: int = 0):
 
 @split_p.def_impl
 def _split_impl(x, *, sizes, axis):
-  if not sizes:   # np.split would still return the (empty) operand
-    return []
-  return np.split(x, np.cumsum(sizes)[:-1], axis=axis)
+  # np.split's views, one basic index each (np.split's Python layers cost
+  # ~5 us a call at any size).
+  lead = (builtins_slice(None),) * axis
+  out, start = [], 0
+  for n in sizes:
+    out.append(x[lead + (builtins_slice(start, start + n),)])
+    start += n
+  return out
 
 
 @split_p.def_abstract_eval
@@ -520,6 +536,15 @@ def _slice_impl(x, *, start_indices, limit_indices, strides):
   strides = strides or (1,) * x.ndim
   return [x[tuple(builtins_slice(s, l, st)
                   for s, l, st in zip(start_indices, limit_indices, strides))]]
+
+
+@slice_p.def_eval_kernel
+def _slice_eval_kernel(x, *, start_indices, limit_indices, strides):
+  # The impl's view by one C-level index made once (the impl builds the
+  # slices on every call).
+  strides = strides or (1,) * len(start_indices)
+  return operator.itemgetter(tuple(builtins_slice(s, l, st) for s, l, st in
+                                   zip(start_indices, limit_indices, strides)) + (...,))
 
 
 @slice_p.def_sharding_rule

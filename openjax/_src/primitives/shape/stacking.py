@@ -27,7 +27,10 @@ def stack(operands, axis: int = 0):
 
 @stack_p.def_impl
 def _stack_impl(*xs, axis):
-  return [np.stack(xs, axis=axis)]
+  # np.stack's own steps (each operand with a new axis, one concatenate)
+  # without its Python checks (~3 us a call).
+  index = (slice(None),) * axis + (None, ...)
+  return [np.concatenate([x[index] for x in xs], axis=axis)]
 
 
 @stack_p.def_abstract_eval
