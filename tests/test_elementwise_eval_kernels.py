@@ -1,0 +1,127 @@
+"""Eval kernels of elementwise primitives added for the eager sweep (issue 14):
+integer ``div`` through a floating-point quotient, ``rem`` without a zero
+divisor, ``bitcast_convert_type`` as a view. Each must give the bits of the
+general kernel it stands in for (decision 12) on edge values: INT_MIN / -1,
+division by zero, near multiples, 0-d and empty operands."""
+import ml_dtypes
+import numpy as np
+import pytest
+
+import openjax.numpy as jnp
+from openjax._src import lax
+from openjax._src.primitives.elementwise import arithmetic, logic
+from tests.test_eager_library_kernels import _lean_kernel, _same_bits
+
+_NARROW_INTS = [np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.uint16, np.int32,
+                                      np.uint32)]
+
+
+def _div_samples(dt: np.dtype, rng):
+  """Pairs (x, y) of ``dt``: random full-range values, small divisors,
+  near multiples of the divisor, and the extremes against each other."""
+  info = np.iinfo(dt)
+  n = 20000
+  x = rng.integers(info.min, info.max, n, endpoint=True).astype(dt)
+  y = rng.integers(info.min, info.max, n, endpoint=True).astype(dt)
+  yield x, y
+  small = rng.integers(1 if info.min == 0 else -300, 300, n).astype(dt)
+  yield x, small
+  q = rng.integers(-60 if info.min else 0, 60, n)
+  near = (q * small.astype(np.int64) + rng.integers(-1 if info.min else 0, 2, n))
+  yield np.clip(near, info.min, info.max).astype(dt), small
+  ex = np.array(sorted({info.min, info.min + 1, -1 if info.min else 2, 0, 1, 2, 3,
+                        info.max // 2, info.max - 1, info.max}), dt)
+  ex_x, ex_y = np.meshgrid(ex, ex)
+  yield ex_x, ex_y
+
+
+@pytest.mark.parametrize("dt", _NARROW_INTS, ids=str)
+def test_integer_div_kernel_matches_the_general_kernel(dt):
+  rng = np.random.default_rng(0)
+  for x, y in _div_samples(dt, rng):
+    kernel = _lean_kernel(arithmetic.div_p, [x, y])
+    assert kernel is not arithmetic._div   # the floating-point quotient is chosen
+    with np.errstate(all="ignore"):
+      _same_bits(kernel(x, y), arithmetic._div(x, y))
+      nonzero = np.where(y == 0, 1, y).astype(dt)   # the fast path itself, not the fallback
+      _same_bits(kernel(x, nonzero), arithmetic._div(x, nonzero))
+
+
+def test_integer_div_of_every_int8_pair():
+  a = np.arange(-128, 128, dtype=np.int8)
+  x, y = np.meshgrid(a, a)
+  with np.errstate(all="ignore"):
+    _same_bits(_lean_kernel(arithmetic.div_p, [x, y])(x, y), arithmetic._div(x, y))
+
+
+def test_integer_div_eagerly_keeps_xla_edges():
+  i32 = np.int32
+  x = jnp.asarray(np.array([-2**31, 7, -7, 7, -7, 5, 0], i32))
+  y = jnp.asarray(np.array([-1, 2, 2, -2, -2, 0, 0], i32))
+  out = lax.div(x, y)
+  assert out.dtype == np.int32
+  np.testing.assert_array_equal(out, np.array([-2**31, 3, -3, -3, 3, -1, -1], i32))
+  assert int(lax.div(jnp.int32(-9), jnp.int32(4))) == -2   # 0-d: the general kernel
+  assert lax.div(jnp.zeros((0,), i32), jnp.ones((0,), i32)).shape == (0,)
+  np.testing.assert_array_equal(jnp.floor_divide(jnp.asarray(np.array([-7, 7, 8], np.int16)),
+                                jnp.int16(2)), np.array([-4, 3, 4], np.int16))
+  u = jnp.asarray(np.array([2**32 - 1, 2**31, 5], np.uint32))
+  np.testing.assert_array_equal(lax.div(u, jnp.asarray(np.array([1, 3, 0], np.uint32))),
+                                np.array([2**32 - 1, 715827882, 2**32 - 1], np.uint32))
+
+
+def test_wide_and_float_div_keep_the_general_kernel():
+  for dt in (np.int64, np.uint64, np.float32, np.float64):
+    x = np.ones(4, dt)
+    assert _lean_kernel(arithmetic.div_p, [x, x]) is arithmetic._div
+  x = np.ones((), np.int32)
+  assert _lean_kernel(arithmetic.div_p, [x, x]) is arithmetic._div
+
+
+@pytest.mark.parametrize("dt", [np.int8, np.uint8, np.int32, np.uint32], ids=str)
+def test_integer_rem_with_and_without_zero_divisors(dt):
+  rng = np.random.default_rng(1)
+  info = np.iinfo(dt)
+  x = rng.integers(info.min, info.max, 500, endpoint=True).astype(dt)
+  y = rng.integers(info.min, info.max, 500, endpoint=True).astype(dt)
+  y[::7] = 0
+  with np.errstate(all="ignore"):
+    expected = np.where(y == 0, x, np.fmod(x, np.where(y == 0, 1, y))).astype(dt)
+    _same_bits(arithmetic._rem(x, y), expected)
+    nonzero = np.where(y == 0, 1, y).astype(dt)
+    _same_bits(arithmetic._rem(x, nonzero), np.fmod(x, nonzero))
+
+
+_BITCASTS = [(np.float32, np.int32), (np.int32, np.float32), (np.float32, np.uint32),
+             (ml_dtypes.bfloat16, np.uint16), (np.uint16, np.float16), (np.float64, np.int64),
+             (np.int8, np.uint8), (np.complex64, np.complex64)]
+
+
+@pytest.mark.parametrize("src,dst", _BITCASTS, ids=str)
+def test_bitcast_view_kernel_gives_the_impl_bits(src, dst):
+  rng = np.random.default_rng(2)
+  raw = rng.integers(0, 256, 64 * np.dtype(src).itemsize, dtype=np.uint8)
+  for x in (raw.view(src).reshape(8, -1), raw.view(src)[::3], raw.view(src)[:0],
+            raw.view(src)[0].copy().reshape(())):
+    kernel = _lean_kernel(logic.bitcast_convert_type_p, [x], new_dtype=np.dtype(dst))
+    out = kernel(x)
+    impl, = logic._bitcast_impl(x, new_dtype=np.dtype(dst))
+    _same_bits(out.copy(), impl)   # (a strided view: copied for the byte view)
+
+
+def test_bitcast_changing_the_item_size_keeps_the_impl():
+  from openjax._src.core.avals import ShapedArray
+  from openjax._src.core.trace import make_plan
+  _, lean, *_ = make_plan(logic.bitcast_convert_type_p, [ShapedArray((4,), np.dtype(np.int32))],
+                          dict(new_dtype=np.dtype(np.int8)))
+  assert not lean
+  out = lax.bitcast_convert_type(jnp.asarray(np.array([1, -1], np.int32)), np.int8)
+  assert out.shape == (2, 4)
+  np.testing.assert_array_equal(out, np.array([1, -1], np.int32).view(np.int8).reshape(2, 4))
+
+
+def test_bitcast_results_are_read_only_values():
+  x = jnp.asarray(np.array([1.5, -0.0], np.float32))
+  y = lax.bitcast_convert_type(x, np.int32)
+  np.testing.assert_array_equal(y, np.array([1.5, -0.0], np.float32).view(np.int32))
+  assert y.dtype == np.int32 and not np.asarray(y).flags.writeable
