@@ -1,6 +1,7 @@
 """Eval kernels of elementwise primitives added for the eager sweep (issue 14):
 integer ``div`` through a floating-point quotient, ``rem`` without a zero
-divisor, ``bitcast_convert_type`` as a view. Each must give the bits of the
+divisor, ``bitcast_convert_type`` as a view, and the special functions' faster
+evaluations (``erf_inv``'s pieces). Each must give the bits of the
 general kernel it stands in for (decision 12) on edge values: INT_MIN / -1,
 division by zero, near multiples, 0-d and empty operands."""
 import ml_dtypes
@@ -9,7 +10,7 @@ import pytest
 
 import openjax.numpy as jnp
 from openjax._src import lax
-from openjax._src.primitives.elementwise import arithmetic, logic
+from openjax._src.primitives.elementwise import arithmetic, logic, special_numerics
 from tests.test_eager_library_kernels import _lean_kernel, _same_bits
 
 _NARROW_INTS = [np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.uint16, np.int32,
@@ -125,3 +126,54 @@ def test_bitcast_results_are_read_only_values():
   y = lax.bitcast_convert_type(x, np.int32)
   np.testing.assert_array_equal(y, np.array([1.5, -0.0], np.float32).view(np.int32))
   assert y.dtype == np.int32 and not np.asarray(y).flags.writeable
+
+
+# ------------------------------------------------------------------ erf_inv
+def _erf_inv_piece_by_piece(x, single_precision):
+  """Giles' pieces one after the other over every element (the formula the
+  stacked and split evaluations stand in for)."""
+  pieces = special_numerics._ERF_INV32 if single_precision else special_numerics._ERF_INV64
+  square = x * x
+  if single_precision:
+    square = square.astype(np.float32).astype(np.float64)
+  w = -np.log1p(-square)
+  p = np.zeros_like(x)
+  below = np.zeros(x.shape, bool)
+  for bound, shift, in_sqrt, coefs in pieces:
+    piece = ~below & (w < bound)
+    below |= piece
+    t = (np.sqrt(w) if in_sqrt else w) - shift
+    acc = np.full_like(x, coefs[0])
+    for c in coefs[1:]:
+      acc = acc * t + c
+    p = np.where(piece, acc, p)
+  out = np.where(np.abs(x) == 1, np.copysign(np.inf, x), x * p)
+  return np.where(np.abs(x) > 1, np.nan, out)
+
+
+@pytest.mark.parametrize("single", [True, False], ids=["single", "double"])
+def test_erf_inv_stacked_and_split_pieces_give_the_formula_bits(single):
+  rng = np.random.default_rng(3)
+  x = np.concatenate([rng.uniform(-1, 1, 6000), 1 - 10.0 ** -rng.uniform(0, 16, 3000),
+                      -(1 - 10.0 ** -rng.uniform(0, 16, 3000)),
+                      [1, -1, 0, -0.0, np.nan, np.inf, -np.inf, 1.5, -2, 1 - 1e-300]])
+  if single:
+    x = x.astype(np.float32).astype(np.float64)
+  expected = _erf_inv_piece_by_piece(x, single)
+  with np.errstate(all="ignore"):
+    assert x.size >= special_numerics._ERF_INV_SPLIT_MIN
+    _same_bits(special_numerics.erf_inv(x, single), expected)   # each piece on its elements
+    for part in np.array_split(x, 8):   # below the split size: the stacked pieces
+      assert part.size < special_numerics._ERF_INV_SPLIT_MIN
+      _same_bits(special_numerics.erf_inv(part, single), _erf_inv_piece_by_piece(part, single))
+    for small in (x[:12].reshape(3, 4), x[5:6].reshape(())):
+      _same_bits(special_numerics.erf_inv(small, single), _erf_inv_piece_by_piece(small, single))
+
+
+def test_erf_inv_primitive_edges():
+  x = jnp.asarray(np.array([0.0, -0.0, 0.5, -0.999, 1.0, -1.0, 1.5, np.nan], np.float32))
+  out = np.asarray(lax.erf_inv(x))
+  assert out.dtype == np.float32
+  np.testing.assert_array_equal(out[[0, 4, 5]], [0.0, np.inf, -np.inf])
+  assert np.signbit(out[1]) and np.isnan(out[6]) and np.isnan(out[7])
+  np.testing.assert_allclose(out[[2, 3]], [0.4769362762, -2.3267537655], rtol=1e-5)
