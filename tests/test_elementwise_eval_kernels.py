@@ -1,9 +1,11 @@
 """Eval kernels of elementwise primitives added for the eager sweep (issue 14):
 integer ``div`` through a floating-point quotient, ``rem`` without a zero
 divisor, ``bitcast_convert_type`` as a view, and the special functions' faster
-evaluations (``erf_inv``'s pieces). Each must give the bits of the
-general kernel it stands in for (decision 12) on edge values: INT_MIN / -1,
-division by zero, near multiples, 0-d and empty operands."""
+evaluations (``erf_inv``'s pieces); and the eager programs of ufuncs JAX does
+not jit (log2/log10, logaddexp of integers, complex comparisons). Each must
+give the bits of the general kernel or the op-by-op call it stands in for
+(decision 12) on edge values: INT_MIN / -1, division by zero, near multiples,
+0-d and empty operands, NaN and -0.0."""
 import ml_dtypes
 import numpy as np
 import pytest
@@ -177,3 +179,62 @@ def test_erf_inv_primitive_edges():
   np.testing.assert_array_equal(out[[0, 4, 5]], [0.0, np.inf, -np.inf])
   assert np.signbit(out[1]) and np.isnan(out[6]) and np.isnan(out[7])
   np.testing.assert_allclose(out[[2, 3]], [0.4769362762, -2.3267537655], rtol=1e-5)
+
+
+# --------------------------------------- eager programs of unjitted ufuncs
+# JAX does not jit these; its equations (JAX 0.10.2's make_jaxpr) stay, and
+# eagerly they run as one library program: no primitive is bound per call.
+_C64 = np.array([1 + 2j, -0.0 + 1j, 3 - 1j, 1 + 2j, np.nan + 0j, 2.5 + 0j], np.complex64)
+_C64_B = np.array([1 + 3j, 0.0 + 1j, 2 - 1j, 1 + 2j, 1 + 0j, 2.5 - 1j], np.complex64)
+_I32 = np.array([1, 2, 3, 7, 100, 5], np.int32)
+_PROGRAM_CASES = [
+    ("log2_c64", lambda x, y: jnp.log2(x), _C64, _C64_B,
+     ["log", "real", "imag", "log", "div", "div", "complex"]),
+    ("log10_c64", lambda x, y: jnp.log10(x), _C64, _C64_B, None),
+    ("log2_i32", lambda x, y: jnp.log2(x), _I32, _I32, ["convert_element_type", "log", "log", "div"]),
+    ("log10_i32", lambda x, y: jnp.log10(x), _I32, _I32, None),
+    ("logaddexp_i32", jnp.logaddexp, _I32, _I32[::-1].copy(),
+     ["convert_element_type", "convert_element_type", "custom_jvp_call"]),
+    ("logaddexp2_i32", jnp.logaddexp2, _I32, _I32[::-1].copy(), None),
+    ("float_power_i32", jnp.float_power, _I32, _I32 % 3,
+     ["convert_element_type", "convert_element_type", "pow"]),
+    ("less_c64", jnp.less, _C64, _C64_B,
+     ["real", "real", "eq", "imag", "imag", "lt", "real", "real", "lt", "select_n"]),
+    ("less_equal_c64", jnp.less_equal, _C64, _C64_B, None),
+    ("greater_c64", jnp.greater, _C64, _C64_B, None),
+    ("greater_equal_c64", jnp.greater_equal, _C64, _C64_B, None),
+]
+
+
+@pytest.mark.parametrize("name,f,x,y,jax_eqns", _PROGRAM_CASES, ids=[c[0] for c in _PROGRAM_CASES])
+def test_unjitted_ufuncs_run_as_one_eager_program(monkeypatch, name, f, x, y, jax_eqns):
+  import openjax as jax
+  from openjax._src.core import eval_trace
+  x, y = jnp.asarray(x), jnp.asarray(y)
+  with jax.disable_jit():
+    want = f(x, y)
+  if jax_eqns is not None:
+    assert [e.primitive.name for e in jax.make_jaxpr(f)(x, y).jaxpr.eqns] == jax_eqns
+  f(x, y)   # the program is made on the first call
+  bound = []
+  process = eval_trace.process_primitive
+  monkeypatch.setattr(eval_trace, "process_primitive",
+                      lambda p, args, params: bound.append(p.name) or process(p, args, params))
+  got = f(x, y)
+  assert bound == []
+  assert got.dtype == want.dtype and got.weak_type == want.weak_type
+  _same_bits(got, want)
+  expected = {"less_c64": np.less, "less_equal_c64": np.less_equal, "greater_c64": np.greater,
+              "greater_equal_c64": np.greater_equal}.get(name)
+  if expected is not None:   # NumPy's lexicographic order, NaN and -0.0 included
+    np.testing.assert_array_equal(got, expected(np.asarray(x), np.asarray(y)))
+
+
+def test_logaddexp_of_one_float_dtype_keeps_its_custom_program():
+  x = jnp.asarray(np.array([0.5, -1.0, np.inf], np.float32))
+  y = jnp.asarray(np.array([0.25, np.nan, 1.0], np.float32))
+  out = jnp.logaddexp(x, y)
+  np.testing.assert_allclose(out[0], np.logaddexp(0.5, 0.25), rtol=1e-6)
+  assert np.isnan(out[1]) and out[2] == np.inf and out.dtype == np.float32
+  assert jnp.logaddexp(x, 1.0).dtype == np.float32   # a Python scalar: the program path
+  assert jnp.float_power(jnp.asarray(np.array([2, 3], np.int32)), 2).dtype == np.float32
