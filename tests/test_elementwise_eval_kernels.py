@@ -198,6 +198,9 @@ _PROGRAM_CASES = [
     ("logaddexp2_i32", jnp.logaddexp2, _I32, _I32[::-1].copy(), None),
     ("float_power_i32", jnp.float_power, _I32, _I32 % 3,
      ["convert_element_type", "convert_element_type", "pow"]),
+    ("spacing_f32", lambda x, y: jnp.spacing(x),
+     np.array([1.0, -0.0, 0.0, -3.5, np.inf, np.nan, 1e-45, 3e38], np.float32), None, None),
+    ("spacing_i32", lambda x, y: jnp.spacing(x), _I32, None, None),
     ("less_c64", jnp.less, _C64, _C64_B,
      ["real", "real", "eq", "imag", "imag", "lt", "real", "real", "lt", "select_n"]),
     ("less_equal_c64", jnp.less_equal, _C64, _C64_B, None),
@@ -210,7 +213,7 @@ _PROGRAM_CASES = [
 def test_unjitted_ufuncs_run_as_one_eager_program(monkeypatch, name, f, x, y, jax_eqns):
   import openjax as jax
   from openjax._src.core import eval_trace
-  x, y = jnp.asarray(x), jnp.asarray(y)
+  x, y = jnp.asarray(x), jnp.asarray(x if y is None else y)
   with jax.disable_jit():
     want = f(x, y)
   if jax_eqns is not None:
