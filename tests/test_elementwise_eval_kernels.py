@@ -12,7 +12,7 @@ import pytest
 
 import openjax.numpy as jnp
 from openjax._src import lax
-from openjax._src.primitives.elementwise import arithmetic, logic, special_numerics
+from openjax._src.primitives.elementwise import arithmetic, logic, special_numerics, transcendental
 from tests.test_eager_library_kernels import _lean_kernel, _same_bits
 
 _NARROW_INTS = [np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.uint16, np.int32,
@@ -241,3 +241,32 @@ def test_logaddexp_of_one_float_dtype_keeps_its_custom_program():
   assert np.isnan(out[1]) and out[2] == np.inf and out.dtype == np.float32
   assert jnp.logaddexp(x, 1.0).dtype == np.float32   # a Python scalar: the program path
   assert jnp.float_power(jnp.asarray(np.array([2, 3], np.int32)), 2).dtype == np.float32
+
+
+# ------------------------------------------------------------------- logistic
+def _logistic_two_quotients(x):
+  e = np.exp(-np.abs(x))
+  return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64], ids=str)
+def test_logistic_one_quotient_gives_the_two_quotients_bits(dt):
+  rng = np.random.default_rng(4)
+  x = np.concatenate([rng.standard_normal(5000) * 30, [0, -0.0, np.inf, -np.inf, np.nan, 1e-30,
+                                                       -1e-30, 88, -88, 800, -800]]).astype(dt)
+  with np.errstate(all="ignore"):
+    _same_bits(transcendental._logistic(x), _logistic_two_quotients(x))
+
+
+def test_logistic_float16_rounds_the_float32_value_once():
+  x = np.arange(65536, dtype=np.uint16).view(np.float16)
+  with np.errstate(all="ignore"):
+    out = transcendental._logistic(x)
+    want = _logistic_two_quotients(x.astype(np.float32)).astype(np.float16)
+  assert out.dtype == np.float16
+  _same_bits(out, want)
+  got = lax.logistic(jnp.asarray(np.array([-20.0, -1.0, 0.0, 1.0, 20.0, np.nan], np.float16)))
+  np.testing.assert_allclose(np.asarray(got, np.float64)[:5],
+                             1 / (1 + np.exp(-np.array([-20.0, -1.0, 0.0, 1.0, 20.0]))),
+                             rtol=1e-3, atol=1e-7)
+  assert got.dtype == np.float16 and np.isnan(got[5])

