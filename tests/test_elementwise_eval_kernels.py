@@ -12,7 +12,8 @@ import pytest
 
 import openjax.numpy as jnp
 from openjax._src import lax
-from openjax._src.primitives.elementwise import arithmetic, logic, special_numerics, transcendental
+from openjax._src.primitives.elementwise import (arithmetic, logic, special, special_numerics,
+                                                 transcendental)
 from tests.test_eager_library_kernels import _lean_kernel, _same_bits
 
 _NARROW_INTS = [np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.uint16, np.int32,
@@ -270,3 +271,31 @@ def test_logistic_float16_rounds_the_float32_value_once():
                              1 / (1 + np.exp(-np.array([-20.0, -1.0, 0.0, 1.0, 20.0]))),
                              rtol=1e-3, atol=1e-7)
   assert got.dtype == np.float16 and np.isnan(got[5])
+
+
+# ------------------------------------ special functions as lean eval kernels
+_SPECIAL_CASES = [("lgamma", 1), ("digamma", 1), ("erf", 1), ("erfc", 1), ("bessel_i0e", 1),
+                  ("bessel_i1e", 1), ("igamma", 2), ("igammac", 2), ("zeta", 2),
+                  ("polygamma", 2), ("regularized_incomplete_beta", 3)]
+
+
+@pytest.mark.parametrize("name,nargs", _SPECIAL_CASES, ids=[c[0] for c in _SPECIAL_CASES])
+@pytest.mark.parametrize("dt", [np.float32, np.float16, ml_dtypes.bfloat16, np.float64], ids=str)
+def test_float64_special_functions_are_lean_kernels_with_the_impl_bits(name, nargs, dt):
+  p = getattr(special, name + "_p")
+  rng = np.random.default_rng(5)
+  x = [rng.uniform(0.2, 6, 7).astype(dt) for _ in range(nargs)]
+  if name == "polygamma":
+    x[0] = np.array([0, 1, 2, 3, 0.5, -1, 1], dt)
+  if name == "regularized_incomplete_beta":
+    x[2] = np.array([0, 0.1, 0.5, 0.9, 1, 1.5, -0.1], dt)
+  x[-1][:3] = np.array([np.nan, 0, -1], dt)   # NaN, the poles / domain edges
+  kernel = _lean_kernel(p, x)
+  with np.errstate(all="ignore"):
+    out = kernel(*x)
+    _same_bits(out, p.impl(*x)[0])
+  assert out.dtype == np.dtype(dt)
+  if nargs > 1:   # a rank-0 operand broadcasts as the impl's did
+    scalar = [x[0][3].reshape(())] + [v for v in x[1:]]
+    with np.errstate(all="ignore"):
+      _same_bits(_lean_kernel(p, scalar)(*scalar), p.impl(*scalar)[0])
