@@ -299,3 +299,32 @@ def test_float64_special_functions_are_lean_kernels_with_the_impl_bits(name, nar
     scalar = [x[0][3].reshape(())] + [v for v in x[1:]]
     with np.errstate(all="ignore"):
       _same_bits(_lean_kernel(p, scalar)(*scalar), p.impl(*scalar)[0])
+
+
+# ------------------------------------------------------ round and via_float32
+@pytest.mark.parametrize("method", [0, 1], ids=["away_from_zero", "to_nearest_even"])
+@pytest.mark.parametrize("dt", [np.float16, np.float32, np.float64], ids=str)
+def test_round_has_a_lean_kernel_for_either_method(method, dt):
+  x = np.array([0.5, -0.5, 1.5, 2.5, -2.5, np.nan, -0.0, 0.0, np.inf, -np.inf, 0.49999997,
+                -1.4999999, 1e30, 7.0], dt)
+  params = dict(rounding_method=arithmetic.RoundingMethod(method))
+  kernel = _lean_kernel(arithmetic.round_p, [x], **params)
+  with np.errstate(all="ignore"):
+    _same_bits(kernel(x), arithmetic._round(x, **params))
+    _same_bits(kernel(x[3].reshape(())), arithmetic._round(x[3].reshape(()), **params))
+  x = jnp.asarray(x)   # (float64 becomes float32 without x64)
+  assert lax.round(x, arithmetic.RoundingMethod(method)).dtype == x.dtype
+
+
+def test_via_float32_primitives_plan_their_numpy_function_directly():
+  from openjax._src.core.avals import ShapedArray
+  from openjax._src.core.trace import make_plan
+  for p, n in ((transcendental.sin_p, 1), (arithmetic.floor_p, 1), (transcendental.atan2_p, 2)):
+    f32 = make_plan(p, [ShapedArray((4,), np.dtype(np.float32))] * n, {})[0]
+    bf16 = make_plan(p, [ShapedArray((4,), np.dtype(ml_dtypes.bfloat16))] * n, {})[0]
+    assert getattr(f32, "direct", None) is None   # not the wrapper
+    assert getattr(bf16, "direct", None) is not None   # the float32 round trip
+    x = [np.array([-1.5, 0.25, 2.0, np.nan], np.float32)] * n
+    xb = [v.astype(ml_dtypes.bfloat16) for v in x]
+    _same_bits(f32(*x), p.impl(*x)[0])
+    _same_bits(bf16(*xb), p.impl(*xb)[0])
