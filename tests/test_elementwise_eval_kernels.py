@@ -328,3 +328,23 @@ def test_via_float32_primitives_plan_their_numpy_function_directly():
     xb = [v.astype(ml_dtypes.bfloat16) for v in x]
     _same_bits(f32(*x), p.impl(*x)[0])
     _same_bits(bf16(*xb), p.impl(*xb)[0])
+
+
+@pytest.mark.parametrize("xdt,ydt", [(np.float32, np.float32), (np.float32, np.int32),
+                                     (np.float16, np.int8), (np.complex64, np.int32),
+                                     (np.complex64, np.complex64), (np.float64, np.float64),
+                                     (np.float16, np.float16)], ids=str)
+def test_pow_lean_kernel_gives_the_impl_bits(xdt, ydt):
+  rng = np.random.default_rng(6)
+  x = np.concatenate([rng.uniform(-3, 3, 40), [0, -0.0, np.inf, -np.inf, np.nan, 2, -2, 0.5]])
+  y = np.concatenate([rng.integers(-5, 6, 40), [0, -1, 2, -3, 0, 127, -126, 3]])
+  if np.dtype(ydt).kind == "f":
+    y = y + np.where(np.arange(y.size) % 3 == 0, 0.5, 0.0)
+  x = (x + 1j * x[::-1] if np.dtype(xdt).kind == "c" else x).astype(xdt)
+  y = (y + 0.5j if np.dtype(ydt).kind == "c" else y).astype(ydt)
+  kernel = _lean_kernel(transcendental.pow_p, [x, y])
+  with np.errstate(all="ignore"):
+    _same_bits(np.asarray(kernel(x, y)), transcendental._pow_impl(x, y)[0])
+    x0, y0 = x[5].reshape(()), y[7].reshape(())
+    _same_bits(np.asarray(_lean_kernel(transcendental.pow_p, [x0, y0])(x0, y0)),
+               transcendental._pow_impl(x0, y0)[0])

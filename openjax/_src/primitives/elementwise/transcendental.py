@@ -345,6 +345,22 @@ def _pow_impl(x, y):
     return [np.asarray(np.power(x, y)).astype(x.dtype, copy=False)]
 
 
+@pow_p.def_eval_kernel
+def _pow_eval_kernel(x, y):
+  # The impl's NumPy call without its wrapper (jnp.power, float_power and
+  # ldexp's 2**e: ~4 -> ~1 us at 10 elements); an integer exponent promotes
+  # to float64 in NumPy and rounds back, as in the impl.
+  if x.dtype in dtypes.custom_float_dtypes:
+    return None
+  if x.dtype == y.dtype:
+    return np.power
+  dt = x.dtype
+
+  def power_rounded(a, b):
+    return np.power(a, b).astype(dt, copy=False)
+  return power_rounded
+
+
 pow_p.def_sharding_rule(elementwise_rule("pow"))
 
 
