@@ -348,3 +348,16 @@ def test_pow_lean_kernel_gives_the_impl_bits(xdt, ydt):
     x0, y0 = x[5].reshape(()), y[7].reshape(())
     _same_bits(np.asarray(_lean_kernel(transcendental.pow_p, [x0, y0])(x0, y0)),
                transcendental._pow_impl(x0, y0)[0])
+
+
+def test_complex_atan2_is_jax_extension():
+  # JAX 0.10.2: lax.atan2 of complex operands is -i log((y + i x) / sqrt(x^2 + y^2))
+  # (not |y + i x|: x^2 + y^2 is complex), NaN where x^2 + y^2 = 0.
+  x = jnp.asarray(np.array([1 + 2j, 0.5 - 1j, 3 + 0j, 1 + 0j], np.complex64))
+  y = jnp.asarray(np.array([2 - 1j, -1 + 0.5j, -1 + 0j, 2 + 0j], np.complex64))
+  out = np.asarray(lax.atan2(x, y))
+  assert out.dtype == np.complex64
+  assert np.isnan(out[0].real) and np.isnan(out[0].imag)
+  np.testing.assert_allclose(out[1], 2.3561945 + 0.34657353j, rtol=1e-6)
+  np.testing.assert_allclose(out[2:], np.arctan2([3, 1], [-1, 2]).astype(np.complex64),
+                             rtol=1e-6, atol=1e-7)

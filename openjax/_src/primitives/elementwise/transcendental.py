@@ -310,9 +310,8 @@ defjvp2(cbrt_p, lambda g, ans, x, accuracy: mul(g, mul(scalar_like(x, 1 / 3),
 
 # ---------------------------------------------------------------------- atan2
 def _atan2(x, y):
-  if x.dtype.kind == "c":   # -i log((y + i x) / |y + i x|), the complex extension
-    z = y + 1j * x
-    return -1j * np.log(z / np.sqrt(z * z.conj()))
+  if x.dtype.kind == "c":   # JAX's complex extension: -i log((y + i x) / sqrt(x^2 + y^2))
+    return -1j * np.log((y + 1j * x) / np.sqrt(x * x + y * y))
   return np.arctan2(x, y)
 
 
