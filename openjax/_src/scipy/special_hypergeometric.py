@@ -16,7 +16,7 @@ from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src import tree_util
 from openjax._src.api.custom_derivatives import custom_jvp
-from openjax._src.numpy import util
+from openjax._src.api.jit import jit
 from openjax._src.numpy.util import promote_args_inexact
 from openjax._src.scipy import jnp
 from openjax._src.scipy.special import digamma, gamma, reject_complex
@@ -78,7 +78,7 @@ def _hyp1f1_asymptotic(a, b, x):
 
 
 @custom_jvp
-@util.jit
+@jit
 def hyp1f1(a, b, x):
   """Confluent hypergeometric function 1F1(a; b; x) (real arguments): the
   power series for |x| < 100, the asymptotic series beyond."""
@@ -94,14 +94,14 @@ def hyp1f1(a, b, x):
   return lax.select_n(case, out, jnp.ones_like(x), jnp.exp(x), jnp.full_like(x, np.inf))
 
 
-@util.jit
+@jit
 def _hyp1f1_da(a, b, x):
   a, b, x = jnp.broadcast_arrays(a, b, x)
   return _series(_hyp1f1_ratio(a, b, x), a / b * x, x,
                  weight=lambda k: digamma(a + k) - digamma(a))
 
 
-@util.jit
+@jit
 def _hyp1f1_db(a, b, x):
   a, b, x = jnp.broadcast_arrays(a, b, x)
   return _series(_hyp1f1_ratio(a, b, x), a / b * x, x,
@@ -221,7 +221,7 @@ def _hyp2f1_euler(ca, cb, c, d, s, x):
 
 
 @custom_jvp
-@util.jit
+@jit
 def hyp2f1(a, b, c, x):
   """Gauss' hypergeometric function 2F1(a, b; c; x) for real x < 1 (and the
   closed forms at x = 1), as JAX computes it."""
@@ -256,7 +256,7 @@ def hyp2f1(a, b, c, x):
 
 
 def _hyp2f1_parameter_derivative(weight):
-  @util.jit
+  @jit
   def derivative(a, b, c, x):
     a, b, c, x = jnp.broadcast_arrays(a, b, c, x)
     ratio = lambda k: (a + k) * (b + k) / (c + k) / (k + 1) * x  # noqa: E731

@@ -14,6 +14,7 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.api.custom_derivatives import custom_jvp
+from openjax._src.api.jit import jit
 from openjax._src.core import concrete_or_error
 from openjax._src.numpy import util
 from openjax._src.numpy.util import promote_args_inexact, promote_dtypes_inexact
@@ -42,7 +43,7 @@ def _bessel_jn(z, v: int, n_iter: int):
   return values[:v + 1] / (norm - values[0])
 
 
-_bessel_jn_jit = util.jit(_bessel_jn, static_argnums=(1, 2))
+_bessel_jn_jit = jit(_bessel_jn, static_argnums=(1, 2))
 
 
 def bessel_jn(z, *, v: int, n_iter: int = 50):
@@ -84,7 +85,7 @@ def _normalized_legendre(l_max: int, x):
   return jnp.stack(rows)
 
 
-@partial(util.jit, static_argnums=(4,))
+@partial(jit, static_argnums=(4,))
 def _sph_harm(n, m, theta, phi, n_max: int):
   legendre = _normalized_legendre(n_max, jnp.cos(theta))
   abs_m = jnp.abs(m)
@@ -186,7 +187,7 @@ def _expi_positive(x):
 
 
 @custom_jvp
-@util.jit
+@jit
 def expi(x):
   """Exponential integral Ei(x) = -E_1(-x) (principal value)."""
   x, = promote_args_inexact("expi", x)
@@ -197,7 +198,7 @@ def expi(x):
 
 
 @expi.defjvp
-@util.jit
+@jit
 def _expi_jvp(primals, tangents):
   x, = primals
   x_dot, = tangents
@@ -273,7 +274,7 @@ def _expn_large_n(x, n):
   return (ans + 1.0) * jnp.exp(-x) / xk
 
 
-@util.jit
+@jit
 def _expn_values(n, x):
   n, x = promote_args_inexact("expn", n, x)
   reject_complex("expn", x)
@@ -374,7 +375,7 @@ def _sici_large(x):
 
 
 @custom_jvp
-@util.jit
+@jit
 def sici(x):
   """Sine and cosine integrals (Si(x), Ci(x)). For x < 0, Ci returns Ci(|x|)
   (the real part of SciPy's complex value), NaN at -inf, as in JAX."""
@@ -390,7 +391,7 @@ def sici(x):
 
 
 @sici.defjvp
-@util.jit
+@jit
 def _sici_jvp(primals, tangents):
   x, = primals
   x_dot, = tangents
@@ -492,7 +493,7 @@ _FRESNEL_F64 = dict(
         8.39158816283118707363e-19, 1.86958710162783236342e-22])
 
 
-@util.jit
+@jit
 def _sin_cos_pi_half_square(x):
   """sin and cos of pi x^2 / 2, reducing x^2 / 2 modulo 2 exactly first (x^2
   itself would lose the phase for large x)."""
