@@ -361,3 +361,38 @@ def test_complex_atan2_is_jax_extension():
   np.testing.assert_allclose(out[1], 2.3561945 + 0.34657353j, rtol=1e-6)
   np.testing.assert_allclose(out[2:], np.arctan2([3, 1], [-1, 2]).astype(np.complex64),
                              rtol=1e-6, atol=1e-7)
+
+
+# ---------------------------------------------------------- reduce_precision
+def _reduce_precision_in_uint64(x, exponent_bits, mantissa_bits):
+  """XLA's reduce_precision on the bits widened to uint64 (the formula the
+  operand-width kernel stands in for)."""
+  info = np.finfo(x.dtype) if x.dtype != ml_dtypes.bfloat16 else ml_dtypes.finfo(x.dtype)
+  nmant, nexp = int(info.nmant), int(info.nexp)
+  udt = np.dtype(f"u{x.dtype.itemsize}")
+  bits = x.view(udt).astype(np.uint64)
+  sign = np.uint64(1 << (x.dtype.itemsize * 8 - 1))
+  exp_mask = np.uint64(((1 << nexp) - 1) << nmant)
+  if mantissa_bits < nmant:
+    shift = np.uint64(nmant - mantissa_bits)
+    last = (bits >> shift) & np.uint64(1)
+    half = np.uint64((1 << (nmant - mantissa_bits - 1)) - 1)
+    bits = (bits + half + last) & ~np.uint64((1 << (nmant - mantissa_bits)) - 1)
+  if exponent_bits < nexp:
+    src_bias, red_bias = (1 << (nexp - 1)) - 1, (1 << (exponent_bits - 1)) - 1
+    e = (bits & exp_mask) >> np.uint64(nmant)
+    bits = np.where(e > src_bias + red_bias, (bits & sign) | exp_mask, bits)
+    bits = np.where(e <= src_bias - red_bias, bits & sign, bits)
+  return np.where(np.isnan(x), x, bits.astype(udt).view(x.dtype))
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float16, ml_dtypes.bfloat16, np.float64], ids=str)
+def test_reduce_precision_in_the_operand_width_gives_the_uint64_bits(dt):
+  raw = np.dtype(f"u{np.dtype(dt).itemsize}")
+  rng = np.random.default_rng(7)
+  bits = rng.integers(0, np.iinfo(raw).max, 20000, dtype=raw, endpoint=True)
+  with np.errstate(all="ignore"):
+    x = np.concatenate([bits.view(dt), np.array([0, -0.0, np.inf, -np.inf, np.nan, 1, -1], dt)])
+  for e, m in ((8, 7), (5, 10), (4, 3), (11, 52), (8, 23), (2, 1), (5, 2)):
+    out = arithmetic._reduce_precision_impl(x, exponent_bits=e, mantissa_bits=m)[0]
+    _same_bits(out, _reduce_precision_in_uint64(x, e, m))

