@@ -394,5 +394,7 @@ def test_reduce_precision_in_the_operand_width_gives_the_uint64_bits(dt):
   with np.errstate(all="ignore"):
     x = np.concatenate([bits.view(dt), np.array([0, -0.0, np.inf, -np.inf, np.nan, 1, -1], dt)])
   for e, m in ((8, 7), (5, 10), (4, 3), (11, 52), (8, 23), (2, 1), (5, 2)):
-    out = arithmetic._reduce_precision_impl(x, exponent_bits=e, mantissa_bits=m)[0]
-    _same_bits(out, _reduce_precision_in_uint64(x, e, m))
+    with np.errstate(all="ignore"):   # (NumPy warns on bfloat16 NaNs' isnan)
+      out = arithmetic._reduce_precision_impl(x, exponent_bits=e, mantissa_bits=m)[0]
+      want = _reduce_precision_in_uint64(x, e, m)
+    _same_bits(out, want)
