@@ -316,6 +316,19 @@ def test_round_has_a_lean_kernel_for_either_method(method, dt):
   assert lax.round(x, arithmetic.RoundingMethod(method)).dtype == x.dtype
 
 
+@pytest.mark.parametrize("dt", [np.float16, np.float32, np.float64], ids=str)
+def test_round_away_from_zero_on_the_magnitude_gives_the_select_bits(dt):
+  raw = np.dtype(f"u{np.dtype(dt).itemsize}")
+  bits = np.random.default_rng(8).integers(0, np.iinfo(raw).max, 50000, dtype=raw)
+  with np.errstate(all="ignore"):
+    x = np.concatenate([bits.view(dt), np.array([0.5, -0.5, 1.5, 2.5, -2.5, -0.0, 0.0, np.inf,
+                                                 -np.inf, np.nan, -np.nan, 0.49999997], dt)])
+    t = np.trunc(x)
+    want = np.where(np.abs(x - t) >= 0.5, t + np.sign(x), t)   # the formula it replaced
+    got = arithmetic._round(x, rounding_method=arithmetic.RoundingMethod.AWAY_FROM_ZERO)
+  _same_bits(got, want)
+
+
 def test_via_float32_primitives_plan_their_numpy_function_directly():
   from openjax._src.core.avals import ShapedArray
   from openjax._src.core.trace import make_plan
