@@ -10,7 +10,7 @@ import pytest
 import openjax as jax
 import openjax.scipy.special as jsp
 from openjax._src.core import eval_trace
-from openjax._src.scipy import special as special_impl
+from openjax._src.scipy import special
 
 _A = np.array([0.5, 1.0, 2.5, 7.0, 11.0, -0.5, -1.0, 0.0, -0.0, np.nan, 30.0, 1e-3], np.float32)
 _B = np.array([0.25, 3.0, 2.5, 9.0, 0.5, 1.5, 2.0, 1.0, 4.0, 1.0, 12.0, 40.0], np.float32)
@@ -65,10 +65,10 @@ def test_traced_equations_stay_inline():
 def test_library_jits_interpret_eagerly():
   # gammasgn is a library jit (util.jit): its eager calls interpret, never
   # compile, so every call gives the op-by-op bits.
-  for f in (special_impl.gammasgn, special_impl._complex_loggamma):
+  for f in (special.gammasgn, special._complex_loggamma):
     assert f.eager
   x = jax.numpy.asarray(_A)
   with jax.disable_jit():
-    want = special_impl.gammasgn(x)
+    want = special.gammasgn(x)
   for _ in range(3):
-    _same(special_impl.gammasgn(x), want)
+    _same(special.gammasgn(x), want)

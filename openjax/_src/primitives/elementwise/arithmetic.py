@@ -123,6 +123,12 @@ def _round(x, *, rounding_method):
 round_p = unop("round", fl(_round), FLOAT, lower=round_rule)
 
 
+def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):  # noqa: A001 - JAX's name
+  """Elementwise round to integral values; ties go away from zero unless
+  ``rounding_method`` is ``RoundingMethod.TO_NEAREST_EVEN``."""
+  return round_p.bind1(x, rounding_method=RoundingMethod(rounding_method))
+
+
 @round_p.def_eval_kernel
 def _round_eval_kernel(x, *, rounding_method):
   # A lean kernel for either method (unop's takes none with a parameter:
@@ -135,12 +141,6 @@ def _round_eval_kernel(x, *, rounding_method):
   def round_away_from_zero(v):
     return _round(v, rounding_method=rounding_method)
   return round_away_from_zero
-
-
-def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):  # noqa: A001 - JAX's name
-  """Elementwise round to integral values; ties go away from zero unless
-  ``rounding_method`` is ``RoundingMethod.TO_NEAREST_EVEN``."""
-  return round_p.bind1(x, rounding_method=RoundingMethod(rounding_method))
 
 
 defjvp_zero(round_p)
@@ -379,6 +379,11 @@ def _div(x, y):
 div_p = naryop("div", _div, NUM, lower=div_rule)
 
 
+def div(x, y):
+  """Elementwise division: x / y (integer division rounds toward zero)."""
+  return div_p.bind1(x, y)
+
+
 # Integers of up to 32 bits divide in floating point: the quotient of two
 # such integers rounds to within |q| 2**-p of x / y (p = 53 for float64, 24
 # for float32), closer than the 1 / |y| that separates a non-integer x / y
@@ -407,11 +412,6 @@ def _div_eval_kernel(x, y, *, out_dtype=None):
   if x.dtype.kind in "iu" and x.dtype.itemsize <= 4 and broadcasting_shape("div", (x, y)):
     return _div_by_float(x.dtype)
   return _div
-
-
-def div(x, y):
-  """Elementwise division: x / y (integer division rounds toward zero)."""
-  return div_p.bind1(x, y)
 
 
 defjvp(div_p, lambda g, x, y: div(g, y),
