@@ -411,3 +411,24 @@ def test_reduce_precision_in_the_operand_width_gives_the_uint64_bits(dt):
       out = arithmetic._reduce_precision_impl(x, exponent_bits=e, mantissa_bits=m)[0]
       want = _reduce_precision_in_uint64(x, e, m)
     _same_bits(out, want)
+
+
+def test_polygamma_parts_on_their_own_elements_agree_with_the_whole_formula():
+  rng = np.random.default_rng(9)
+  m = rng.integers(0, 6, 3000).astype(np.float64)
+  x = rng.uniform(0.05, 12, 3000)
+  m[:6] = [0.5, -1, np.nan, np.inf, 200, 3]
+  x[6:9] = [0, -1, np.nan]
+  with np.errstate(all="ignore"):
+    got = special_numerics.polygamma(m, x)
+    integer_m = (m >= 0) & (m == np.floor(m))
+    safe_m = np.where(integer_m, m, 1.0)
+    sign = np.where(np.remainder(safe_m, 2) == 1, 1.0, -1.0)
+    whole = sign * np.exp(special_numerics.lgamma(safe_m + 1)) * special_numerics.zeta(
+        safe_m + 1, x)
+    whole = np.where(integer_m, np.where(m == 0, special_numerics.digamma(x), whole), np.nan)
+  np.testing.assert_array_equal(np.isnan(got), np.isnan(whole))
+  finite = np.isfinite(whole)
+  np.testing.assert_allclose(got[finite], whole[finite], rtol=1e-13)
+  np.testing.assert_array_equal(got[~finite & ~np.isnan(whole)], whole[~finite & ~np.isnan(whole)])
+  assert special_numerics._FACTORIALS[20] == 2432902008176640000.0   # exact below 23!
