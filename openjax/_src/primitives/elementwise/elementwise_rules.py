@@ -97,7 +97,7 @@ def unop(name: str, impl, accepted, *, result_dtype=None, kind="differentiable",
   def _eval_kernel(x, accuracy=None, **params):
     # The impl's NumPy function itself (the eval trace checks its dtype and
     # silences warnings once); parameters other than accuracy need the impl.
-    return None if params else impl
+    return None if params else _planned(impl, x.dtype)
 
   p.def_sharding_rule(elementwise_rule(name))
   if accuracy:
@@ -138,7 +138,15 @@ def via_float32(fn):
       out = fn(x.astype(np.float32), *(a.astype(np.float32) for a in args), **params)
       return np.asarray(out).astype(x.dtype)
     return fn(x, *args, **params)
+  impl.direct = fn   # what an eval kernel planned for other dtypes calls (no test per call)
   return impl
+
+
+def _planned(impl, dt: np.dtype):
+  """``impl``'s NumPy function for operands of ``dt``: a ``via_float32``
+  wrapper's own function unless ``dt`` needs the float32 round trip."""
+  direct = getattr(impl, "direct", None)
+  return impl if direct is None or dt in dtypes.custom_float_dtypes else direct
 
 
 def fl(fn):
@@ -172,7 +180,7 @@ def naryop(name: str, impl, accepted, *, result_dtype=None, kind="differentiable
 
   @p.def_eval_kernel
   def _eval_kernel(*avals, out_dtype=None):
-    return impl if out_dtype is None else None
+    return _planned(impl, avals[0].dtype) if out_dtype is None else None
 
   p.def_sharding_rule(elementwise_rule(name))
   if out_dtype_param:

@@ -131,10 +131,16 @@ defjvp2(tanh_p, lambda g, ans, x, accuracy: mul(g, mul(
 
 def _logistic(x):
   # Both branches avoid overflow: exp only ever sees non-positive arguments.
+  # One quotient, its numerator chosen (1 or e): the values of the two
+  # quotients selected, in 7 NumPy calls where those took 9. float16 runs in
+  # float32 and rounds once (NumPy's float16 loops convert every element at
+  # every step: 1e6 elements ~30 ms, this ~6 ms).
   if x.dtype.kind == "c":
     return 1 / (1 + np.exp(-x))
+  if x.dtype == np.float16:
+    return _logistic(x.astype(np.float32)).astype(np.float16)
   e = np.exp(-np.abs(x))
-  return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+  return np.where(x >= 0, 1, e) / (1 + e)
 
 
 logistic_p = unop("logistic", fl(_logistic), INEXACT, accuracy=True, lower=logistic_rule)
@@ -304,9 +310,8 @@ defjvp2(cbrt_p, lambda g, ans, x, accuracy: mul(g, mul(scalar_like(x, 1 / 3),
 
 # ---------------------------------------------------------------------- atan2
 def _atan2(x, y):
-  if x.dtype.kind == "c":   # -i log((y + i x) / |y + i x|), the complex extension
-    z = y + 1j * x
-    return -1j * np.log(z / np.sqrt(z * z.conj()))
+  if x.dtype.kind == "c":   # JAX's complex extension: -i log((y + i x) / sqrt(x^2 + y^2))
+    return -1j * np.log((y + 1j * x) / np.sqrt(x * x + y * y))
   return np.arctan2(x, y)
 
 
@@ -337,6 +342,22 @@ def _pow_impl(x, y):
     if x.dtype in dtypes.custom_float_dtypes:
       return [np.power(x.astype(np.float32), y).astype(x.dtype)]
     return [np.asarray(np.power(x, y)).astype(x.dtype, copy=False)]
+
+
+@pow_p.def_eval_kernel
+def _pow_eval_kernel(x, y):
+  # The impl's NumPy call without its wrapper (jnp.power, float_power and
+  # ldexp's 2**e: ~4 -> ~1 us at 10 elements); an integer exponent promotes
+  # to float64 in NumPy and rounds back, as in the impl.
+  if x.dtype in dtypes.custom_float_dtypes:
+    return None
+  if x.dtype == y.dtype:
+    return np.power
+  dt = x.dtype
+
+  def power_rounded(a, b):
+    return np.power(a, b).astype(dt, copy=False)
+  return power_rounded
 
 
 pow_p.def_sharding_rule(elementwise_rule("pow"))

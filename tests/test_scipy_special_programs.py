@@ -1,0 +1,74 @@
+"""Eager calls of jax.scipy.special functions JAX does not jit (beta, betaln,
+gamma, loggamma, factorial, multigammaln, i0, i1) run as one cached library
+program: no primitive is bound per call, the bits are the op-by-op call's,
+and under a trace the equations are staged inline as before. The helpers JAX
+jits without a loop (gammasgn, the complex log-gamma) are library jits: eager
+calls interpret them (the same bits every call), as every library program."""
+import numpy as np
+import pytest
+
+import openjax as jax
+import openjax.scipy.special as jsp
+from openjax._src.core import eval_trace
+from openjax._src.scipy import special
+
+_A = np.array([0.5, 1.0, 2.5, 7.0, 11.0, -0.5, -1.0, 0.0, -0.0, np.nan, 30.0, 1e-3], np.float32)
+_B = np.array([0.25, 3.0, 2.5, 9.0, 0.5, 1.5, 2.0, 1.0, 4.0, 1.0, 12.0, 40.0], np.float32)
+_C = (np.array([0.5, 1.0, 2.5, -3.5, 0.2, 4.0], np.float32)
+      + 1j * np.array([0.0, 1.0, -2.0, 0.5, 3.0, -1.0], np.float32)).astype(np.complex64)
+
+_CASES = [
+    ("beta", lambda a, b: jsp.beta(a, b), _A, _B),
+    ("betaln", lambda a, b: jsp.betaln(a, b), _A, _B),
+    ("gamma", lambda a, b: jsp.gamma(a), _A, _B),
+    ("gamma_complex", lambda a, b: jsp.gamma(a), _C, _C),
+    ("loggamma", lambda a, b: jsp.loggamma(a), _A, _B),
+    ("loggamma_complex", lambda a, b: jsp.loggamma(a), _C, _C),
+    ("factorial", lambda a, b: jsp.factorial(a), _A, _B),
+    ("multigammaln", lambda a, b: jsp.multigammaln(a, 3), _A + np.float32(3), _B),
+    ("i0", lambda a, b: jsp.i0(a), _A, _B),
+    ("i1", lambda a, b: jsp.i1(a), _A, _B),
+]
+
+
+def _same(a, b):
+  assert a.dtype == b.dtype and a.shape == b.shape and a.weak_type == b.weak_type
+  np.testing.assert_array_equal(np.asarray(a).reshape(-1).view(np.uint8),
+                                np.asarray(b).reshape(-1).view(np.uint8))
+
+
+@pytest.mark.parametrize("name,f,a,b", _CASES, ids=[c[0] for c in _CASES])
+def test_runs_as_one_eager_program_with_op_by_op_bits(monkeypatch, name, f, a, b):
+  a, b = jax.numpy.asarray(a), jax.numpy.asarray(b)
+  with jax.disable_jit():
+    want = f(a, b)
+  f(a, b)
+  bound = []
+  process = eval_trace.process_primitive
+  monkeypatch.setattr(eval_trace, "process_primitive",
+                      lambda p, args, params: bound.append(p.name) or process(p, args, params))
+  got = f(a, b)
+  assert bound == []
+  _same(got, want)
+
+
+def test_traced_equations_stay_inline():
+  x = np.ones(3, np.float32)
+  assert [e.primitive.name for e in jax.make_jaxpr(jsp.gamma)(x).jaxpr.eqns] == [
+      "jit", "lgamma", "exp", "mul"]   # JAX 0.10.2's: jit(gammasgn), lgamma, exp, mul
+  assert [e.primitive.name for e in jax.make_jaxpr(jsp.i0)(x).jaxpr.eqns] == [
+      "abs", "exp", "bessel_i0e", "mul"]
+  eqns = jax.make_jaxpr(jsp.betaln)(x, x).jaxpr.eqns
+  assert [e.primitive.name for e in eqns[:3]] == ["min", "max", "lgamma"]
+
+
+def test_library_jits_interpret_eagerly():
+  # gammasgn is a library jit (util.jit): its eager calls interpret, never
+  # compile, so every call gives the op-by-op bits.
+  for f in (special.gammasgn, special._complex_loggamma):
+    assert f.eager
+  x = jax.numpy.asarray(_A)
+  with jax.disable_jit():
+    want = special.gammasgn(x)
+  for _ in range(3):
+    _same(special.gammasgn(x), want)
