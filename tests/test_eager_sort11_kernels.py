@@ -1,0 +1,115 @@
+"""Eval kernels behind eager sorting/searching/reduction calls (branch sort11):
+each gives the results of the general impl it stands in for (integers bit for
+bit, floats within reassociation; decision 12) and is chosen where it applies."""
+import numpy as np
+import pytest
+
+from openjax import lax
+from openjax._src.control._reduce_computation import trace_computation
+from openjax._src.control.reduce_variadic import _reduce_impl, reduce_p
+from openjax._src.core.avals import ShapedArray
+from openjax._src.core.trace import make_plan
+from openjax._src.tree_util import tree_structure
+
+
+def _aval(x) -> ShapedArray:
+  x = np.asarray(x)
+  return ShapedArray(x.shape, x.dtype)
+
+
+def _same_bits(a, b) -> None:
+  a, b = np.asarray(a), np.asarray(b)
+  assert a.dtype == b.dtype and a.shape == b.shape
+  np.testing.assert_array_equal(a.reshape(-1).view(np.uint8), b.reshape(-1).view(np.uint8))
+
+
+# ------------------------------------------------- lax.reduce, one monoid
+def _reduce_params(computation, init, dimensions):
+  init = np.asarray(init)
+  closed, _ = trace_computation("lax.reduce", computation, [_aval(init)], tree_structure(0))
+  return dict(computation=computation, jaxpr=closed, dimensions=dimensions)
+
+
+def _plan(x, init, params):
+  kernel, lean, *_ = make_plan(reduce_p, [_aval(x), _aval(init)], params)
+  return kernel, lean
+
+
+_INT_CASES = [
+    (lambda a, b: a * b, np.int32, 1),
+    (lambda a, b: b * a, np.uint8, 1),
+    (lambda a, b: a + b, np.int16, 0),
+    (lambda a, b: lax.max(a, b), np.int32, np.iinfo(np.int32).min),
+    (lambda a, b: lax.min(a, b), np.uint32, np.iinfo(np.uint32).max),
+    (lambda a, b: a & b, np.int8, -1),
+    (lambda a, b: a | b, np.bool_, False),
+    (lambda a, b: lax.bitwise_xor(a, b), np.uint16, 0),
+]
+
+
+@pytest.mark.parametrize("case", range(len(_INT_CASES)))
+@pytest.mark.parametrize("dimensions", [(1,), (0, 2), (), (0, 1, 2)], ids=str)
+def test_reduce_monoid_kernel_gives_the_impl_bits_for_integers(case, dimensions):
+  computation, dt, identity = _INT_CASES[case]
+  rng = np.random.default_rng(case)
+  if dt == np.bool_:
+    x = rng.random((4, 9, 3)) < 0.3
+  else:
+    info = np.iinfo(dt)
+    x = rng.integers(info.min, info.max, (4, 9, 3), endpoint=True).astype(dt)
+  init = np.asarray(identity).astype(dt)
+  params = _reduce_params(computation, init, dimensions)
+  kernel, lean = _plan(x, init, params)
+  assert lean, "one monoid equation: NumPy's reduction, not the impl's tree"
+  _same_bits(kernel(x, init), _reduce_impl(x, init, **params)[0])
+  # Wrapping products: the bits of NumPy's own reduction in the operand's dtype.
+  if computation(np.int32(3), np.int32(5)) == 15 and dt != np.bool_:
+    _same_bits(kernel(x, init), np.multiply.reduce(x, axis=dimensions, dtype=dt))
+
+
+@pytest.mark.parametrize("dt", [np.float16, np.float32])
+def test_reduce_monoid_kernel_floats_and_edges(dt):
+  rng = np.random.default_rng(1)
+  x = rng.standard_normal((6, 5)).astype(dt)
+  x[0, 0], x[1, 1], x[2, 2] = np.nan, -0.0, np.inf
+  for computation, init, ref in [(lambda a, b: a + b, 0.0, np.add),
+                                 (lambda a, b: a * b, 1.0, np.multiply),
+                                 (lambda a, b: lax.max(a, b), -np.inf, np.maximum),
+                                 (lambda a, b: lax.min(a, b), np.inf, np.minimum)]:
+    init = np.asarray(init, dt)
+    params = _reduce_params(computation, init, (0,))
+    kernel, lean = _plan(x, init, params)
+    assert lean
+    got, want = kernel(x, init), _reduce_impl(x, init, **params)[0]
+    assert got.dtype == want.dtype == dt
+    np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64),
+                               rtol=2e-3 if dt == np.float16 else 1e-6)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(ref.reduce(x, axis=0)))
+  # Empty reductions give the init value (max and min have no NumPy identity).
+  empty = np.zeros((0, 3), dt)
+  init = np.asarray(-np.inf, dt)
+  params = _reduce_params(lambda a, b: lax.max(a, b), init, (0,))
+  kernel, _ = _plan(empty, init, params)
+  _same_bits(kernel(empty, init), np.full((3,), -np.inf, dt))
+  _same_bits(lax.reduce(empty, init, lambda a, b: lax.max(a, b), (0,)), np.full((3,), -np.inf, dt))
+
+
+def test_reduce_kernel_only_for_one_monoid_equation():
+  x, init = np.ones((3, 4), np.float32), np.asarray(0.0, np.float32)
+
+  def logaddexp(a, b):
+    return lax.max(a, b) + lax.log1p(lax.exp(-lax.abs(a - b)))
+  for computation in (logaddexp, lambda a, b: a - b, lambda a, b: a + a,
+                      lambda a, b: a * b + 0.0):
+    assert not _plan(x, init, _reduce_params(computation, init, (0,)))[1]
+  # Floats outside NumPy's dtypes and booleans under add keep the impl.
+  b, b0 = np.ones((3, 4), np.bool_), np.asarray(False)
+  assert not _plan(b, b0, _reduce_params(lambda a, c: lax.max(a, c), b0, (0,)))[1]
+
+
+def test_reduce_eager_results_and_errors():
+  x = np.arange(1, 25, dtype=np.int32).reshape(4, 6) * 100003
+  _same_bits(lax.reduce(x, np.int32(1), lambda a, b: a * b, (1,)),
+             np.multiply.reduce(x, axis=1, dtype=np.int32))
+  with pytest.raises(TypeError, match="initial"):
+    lax.reduce(x, np.float32(1), lambda a, b: a * b, (1,))
