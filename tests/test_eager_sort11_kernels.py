@@ -1,14 +1,18 @@
 """Eval kernels behind eager sorting/searching/reduction calls (branch sort11):
 each gives the results of the general impl it stands in for (integers bit for
 bit, floats within reassociation; decision 12) and is chosen where it applies."""
+import ml_dtypes
 import numpy as np
 import pytest
 
+import openjax.numpy as jnp
 from openjax import lax
 from openjax._src.control._reduce_computation import trace_computation
 from openjax._src.control.reduce_variadic import _reduce_impl, reduce_p
 from openjax._src.core.avals import ShapedArray
 from openjax._src.core.trace import make_plan
+from openjax._src.primitives.base import structural
+from openjax._src.primitives.sort import sort_kernels
 from openjax._src.tree_util import tree_structure
 
 
@@ -18,7 +22,7 @@ def _aval(x) -> ShapedArray:
 
 
 def _same_bits(a, b) -> None:
-  a, b = np.asarray(a), np.asarray(b)
+  a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
   assert a.dtype == b.dtype and a.shape == b.shape
   np.testing.assert_array_equal(a.reshape(-1).view(np.uint8), b.reshape(-1).view(np.uint8))
 
@@ -113,3 +117,38 @@ def test_reduce_eager_results_and_errors():
              np.multiply.reduce(x, axis=1, dtype=np.int32))
   with pytest.raises(TypeError, match="initial"):
     lax.reduce(x, np.float32(1), lambda a, b: a * b, (1,))
+
+
+# ------------------------------------------------------------ iota, sort keys
+@pytest.mark.parametrize("dt", [np.int32, np.uint8, np.float16, np.bool_], ids=str)
+@pytest.mark.parametrize("shape,dimension", [((3, 5), 0), ((3, 5), 1), ((300, 2), 0),
+                                             ((2, 1, 4), 2), ((0, 3), 1)], ids=str)
+def test_iota_nd_kernel_gives_the_impl_bits(dt, shape, dimension):
+  dt = np.dtype(dt)
+  params = dict(dtype=dt, shape=shape, dimension=dimension, sharding=None)
+  kernel, lean, *_ = make_plan(structural.iota_p, [], params)
+  assert lean, "a small iota of any rank: the eval kernel, not the impl's broadcast_to"
+  first, second = kernel(), kernel()
+  _same_bits(first, structural.iota_p.impl(**params)[0])
+  assert first.flags.writeable and not np.shares_memory(first, second)   # fresh each call
+  _same_bits(lax.broadcasted_iota(dt, shape, dimension), first)
+
+
+def test_sort_kernels_cover_numpy_dtypes_only():
+  for c in "?bBhHiIlLqQefd":
+    assert sort_kernels.is_numpy_key(np.dtype(c)), c
+  for t in (ml_dtypes.bfloat16, ml_dtypes.int4, ml_dtypes.float8_e4m3fn, np.complex64,
+            np.longdouble, np.dtype(">f4"), np.dtype("V4")):
+    assert not sort_kernels.is_numpy_key(np.dtype(t)), t
+
+
+@pytest.mark.parametrize("shape,axis", [((3, 5), 0), ((3, 5), 1), ((2, 3, 4), 1), ((7,), 0)],
+                         ids=str)
+def test_argsort_small_nd_matches_numpy_stable(shape, axis):
+  rng = np.random.default_rng(3)
+  x = (np.round(rng.standard_normal(shape) * 2) / 2).astype(np.float32)
+  x.flat[0] = np.nan
+  _same_bits(jnp.argsort(x, axis=axis), np.argsort(x, axis=axis, kind="stable").astype(np.int32))
+  _same_bits(jnp.argsort(x, axis=axis, descending=True),
+             np.flip(shape[axis] - 1 - np.argsort(np.flip(x, axis), axis=axis, kind="stable"),
+                     axis).astype(np.int32))
