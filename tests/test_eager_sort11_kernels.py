@@ -5,12 +5,14 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+import openjax as jax
 import openjax.numpy as jnp
 from openjax import lax
 from openjax._src.control._reduce_computation import trace_computation
 from openjax._src.control.reduce_variadic import _reduce_impl, reduce_p
 from openjax._src.core.avals import ShapedArray
 from openjax._src.core.trace import make_plan
+from openjax._src.numpy import setops
 from openjax._src.primitives.base import structural
 from openjax._src.primitives.sort import sort_kernels
 from openjax._src.tree_util import tree_structure
@@ -152,3 +154,59 @@ def test_argsort_small_nd_matches_numpy_stable(shape, axis):
   _same_bits(jnp.argsort(x, axis=axis, descending=True),
              np.flip(shape[axis] - 1 - np.argsort(np.flip(x, axis), axis=axis, kind="stable"),
                      axis).astype(np.int32))
+
+
+# ------------------------------------------------------ set operations
+def _program_ran(fun) -> bool:
+  # the library program behind eager_program, reached through the closure
+  program = next(c.cell_contents for c in fun.__closure__
+                 if type(c.cell_contents).__name__ == "JitWrapped")
+  return any(callable(r) for r in program._eager_fast.values()) or bool(program._cache)
+
+
+_A = np.array([3, -1, 2, 2, 7, 0, -1, 5, 9, 3], np.int32)
+_B = np.array([2, 2, 8, 0, 5, 11, -4], np.int32)
+
+
+def _padded(values, size, fill):
+  out = np.full(size, fill, values.dtype)
+  out[:min(size, values.size)] = values[:size]
+  return out
+
+
+def test_set_operations_with_size_run_as_programs_with_op_by_op_values():
+  calls = [
+      (setops.intersect1d, lambda: jnp.intersect1d(_A, _B, size=6),
+       _padded(np.intersect1d(_A, _B), 6, np.intersect1d(_A, _B)[0])),
+      (setops.setxor1d, lambda: jnp.setxor1d(_A, _B, size=12),
+       _padded(np.setxor1d(_A, _B), 12, np.setxor1d(_A, _B)[0])),
+      (setops.setdiff1d, lambda: jnp.setdiff1d(_A, _B, size=7, fill_value=-9),
+       _padded(np.setdiff1d(_A, _B), 7, -9)),
+      (setops.union1d, lambda: jnp.union1d(_A, _B, size=5), np.union1d(_A, _B)[:5]),
+      (setops.isin, lambda: jnp.isin(_A, _B, invert=True), np.isin(_A, _B, invert=True)),
+      (setops.isin, lambda: jnp.isin(_A.reshape(2, 5), _B, method="sort"),
+       np.isin(_A.reshape(2, 5), _B)),
+  ]
+  for fun, call, want in calls:
+    got = call()
+    with jax.disable_jit():   # op by op
+      inline = call()
+    _same_bits(got, inline)
+    _same_bits(got, want.astype(np.asarray(got).dtype))
+    assert _program_ran(fun), fun.__name__
+  values, i1, i2 = jnp.intersect1d(_A, _B, return_indices=True, size=4)
+  common = np.intersect1d(_A, _B)   # 3 values: one padding entry
+  _same_bits(values, _padded(common, 4, common[0]))
+  np.testing.assert_array_equal(_A[np.asarray(i1)[:3]], common)
+  np.testing.assert_array_equal(_B[np.asarray(i2)[:3]], common)
+  np.testing.assert_array_equal(np.asarray(i1)[3:], [_A.size])
+  np.testing.assert_array_equal(np.asarray(i2)[3:], [_B.size])
+
+
+def test_set_operations_without_size_and_traced_run_inline():
+  _same_bits(jnp.setdiff1d(_A, _B), np.setdiff1d(_A, _B))
+  _same_bits(jnp.intersect1d(_A, _B), np.intersect1d(_A, _B))
+  text = str(jax.make_jaxpr(lambda a, b: jnp.setxor1d(a, b, size=9))(_A, _B))
+  assert "name=setxor1d" not in text   # inline, as before (jnp.sort is its own jit)
+  got = jax.jit(lambda a, b: jnp.intersect1d(a, b, size=6))(_A, _B)
+  _same_bits(got, _padded(np.intersect1d(_A, _B), 6, np.intersect1d(_A, _B)[0]))
