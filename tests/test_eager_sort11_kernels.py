@@ -14,6 +14,7 @@ from openjax._src.core.avals import ShapedArray
 from openjax._src.core.trace import make_plan
 from openjax._src.numpy import setops
 from openjax._src.primitives.base import structural
+from openjax._src.primitives.reduce import reductions
 from openjax._src.primitives.sort import sort_kernels
 from openjax._src.tree_util import tree_structure
 
@@ -210,3 +211,74 @@ def test_set_operations_without_size_and_traced_run_inline():
   assert "name=setxor1d" not in text   # inline, as before (jnp.sort is its own jit)
   got = jax.jit(lambda a, b: jnp.intersect1d(a, b, size=6))(_A, _B)
   _same_bits(got, _padded(np.intersect1d(_A, _B), 6, np.intersect1d(_A, _B)[0]))
+
+
+# ------------------------------------- cumulative rows, associative_scan
+_CUMULATIVE = [(reductions.cumsum_p, np.add), (reductions.cumprod_p, np.multiply),
+               (reductions.cummax_p, np.maximum), (reductions.cummin_p, np.minimum)]
+
+
+@pytest.mark.parametrize("case", range(len(_CUMULATIVE)))
+@pytest.mark.parametrize("dt", [np.int32, np.uint8, np.float32, np.float16], ids=str)
+@pytest.mark.parametrize("shape,axis", [((3, 100), 0), ((5, 2, 40), 1), ((70, 3), 0),
+                                        ((4, 64), 1)], ids=str)
+@pytest.mark.parametrize("reverse", [False, True])
+def test_cumulative_row_loop_kernel_gives_numpys_accumulate(case, dt, shape, axis, reverse):
+  p, ufunc = _CUMULATIVE[case]
+  rng = np.random.default_rng(case)
+  if np.issubdtype(dt, np.integer):
+    x = rng.integers(0 if dt == np.uint8 else -100, 100, shape).astype(dt)
+  else:
+    x = rng.standard_normal(shape).astype(dt)
+    x.flat[3], x.flat[7] = np.nan, -0.0
+  params = dict(axis=axis, reverse=reverse)
+  kernel, lean, *_ = make_plan(p, [_aval(x)], params)
+  assert lean
+  flip = (lambda v: np.flip(v, axis)) if reverse else (lambda v: v)
+  want = flip(ufunc.accumulate(flip(x), axis=axis, dtype=x.dtype))
+  got = kernel(x)
+  if dt == np.float16 and ufunc in (np.add, np.multiply):   # NumPy sums halves in float
+    np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=1e-2)
+  else:
+    _same_bits(got, want)
+  rows = shape[axis] * 64 <= x.size and axis != x.ndim - 1   # rows of 64 elements or more
+  chosen = p.eval_kernel(_aval(x), **params)
+  assert (getattr(chosen, "func", None) is reductions._accumulate_rows) == rows
+
+
+_SCANS = [(lax.add, np.add), (lax.mul, np.multiply), (lax.max, np.maximum),
+          (lax.min, np.minimum)]
+
+
+@pytest.mark.parametrize("case", range(len(_SCANS)))
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_associative_scan_of_a_monoid_eagerly_matches_the_traced_levels(case, reverse, axis):
+  fn, ufunc = _SCANS[case]
+  rng = np.random.default_rng(case)
+  xi = jnp.asarray(rng.integers(-100000, 100000, (5, 9)).astype(np.int32))
+  xf = jnp.asarray(rng.standard_normal((5, 9)).astype(np.float32))
+  for x in (xi, xf):
+    got = lax.associative_scan(fn, x, reverse=reverse, axis=axis)
+    traced = jax.jit(lambda v: lax.associative_scan(fn, v, reverse=reverse, axis=axis))(x)
+    flip = (lambda v: np.flip(v, axis)) if reverse else (lambda v: v)
+    want = flip(ufunc.accumulate(flip(np.asarray(x)), axis=axis, dtype=x.dtype))
+    assert got.dtype == traced.dtype == x.dtype and got.shape == x.shape
+    if x.dtype == np.int32:   # wrapping products included: the same bits
+      _same_bits(got, want)
+      _same_bits(got, traced)
+    else:
+      np.testing.assert_allclose(got, traced, rtol=1e-5, atol=1e-5)
+      np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+  # The eager call is the cumulative primitive, one bind; traced, JAX's levels.
+  text = str(jax.make_jaxpr(lambda v: lax.associative_scan(fn, v, reverse=reverse))(xf))
+  assert "slice" in text and "cum" not in text
+
+
+def test_associative_scan_eager_shortcut_leaves_other_calls_alone():
+  x = jnp.asarray(np.arange(12, dtype=np.float32).reshape(3, 4))
+  pair = lax.associative_scan(lambda a, b: (a[0] + b[0], a[1] * b[1]), (x, x + 1))
+  np.testing.assert_allclose(pair[0], np.cumsum(x, 0))
+  np.testing.assert_allclose(pair[1], np.cumprod(np.asarray(x) + 1, 0))
+  with pytest.raises(ValueError, match="axis"):
+    lax.associative_scan(lax.add, x, axis=2)
