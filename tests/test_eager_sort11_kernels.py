@@ -12,7 +12,7 @@ from openjax._src.control._reduce_computation import trace_computation
 from openjax._src.control.reduce_variadic import _reduce_impl, reduce_p
 from openjax._src.core.avals import ShapedArray
 from openjax._src.core.trace import make_plan
-from openjax._src.numpy import setops
+from openjax._src.numpy import searching, setops
 from openjax._src.primitives.base import structural
 from openjax._src.primitives.reduce import reductions
 from openjax._src.primitives.sort import sort_kernels
@@ -282,3 +282,23 @@ def test_associative_scan_eager_shortcut_leaves_other_calls_alone():
   np.testing.assert_allclose(pair[1], np.cumprod(np.asarray(x) + 1, 0))
   with pytest.raises(ValueError, match="axis"):
     lax.associative_scan(lax.add, x, axis=2)
+
+
+# ------------------------------------------------------------ histogram
+def test_histogram_with_edge_array_runs_as_a_program():
+  rng = np.random.default_rng(5)
+  x = rng.random(40).astype(np.float32)
+  edges = np.array([0.0, 0.3, 0.5, 1.0], np.float32)
+  w = rng.random(40).astype(np.float32)
+  for kw in ({}, {"weights": w}, {"density": True}, {"weights": w, "density": True}):
+    counts, got_edges = jnp.histogram(x, bins=edges, **kw)
+    with jax.disable_jit():   # op by op
+      want_counts, _ = jnp.histogram(x, bins=edges, **kw)
+    np.testing.assert_array_equal(np.asarray(counts), np.asarray(want_counts))
+    ref, ref_edges = np.histogram(x, bins=edges, **kw)
+    np.testing.assert_allclose(np.asarray(counts), ref, rtol=1e-5)
+    _same_bits(got_edges, ref_edges)
+  assert _program_ran(searching._histogram_of_edges)
+  # Traced: inline, as before.
+  text = str(jax.make_jaxpr(lambda v, e: jnp.histogram(v, bins=e))(x, edges))
+  assert "name=_histogram" not in text and "name=histogram" not in text

@@ -312,10 +312,15 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002 - N
   return lax.concatenate([edges, lax.broadcast_in_dim(hi, (1,), ())], 0)
 
 
-# bins as an array (or a range of arrays) is no static argument: such calls run inline.
-@eager_program(static_argnames=("bins", "range", "density"))
 def histogram(a, bins=10, range=None, weights=None, density=None):  # noqa: A002
   """Counts of ``a`` in each bin and the bin edges (``numpy.histogram``)."""
+  if not isinstance(bins, str) and np.ndim(bins) == 1:
+    # Edges given as an array: an operand of the program, not a static argument.
+    return _histogram_of_edges(a, bins, range, weights, density=density)
+  return _histogram_of_count(a, bins, range, weights, density=density)
+
+
+def _histogram(a, bins, range, weights, density):  # noqa: A002
   if weights is None:
     a, _ = util.ensure_arraylike("histogram", a, bins)
     (a,) = util.promote_dtypes_inexact(a)
@@ -339,6 +344,12 @@ def histogram(a, bins=10, range=None, weights=None, density=None):  # noqa: A002
     widths = lax.sub(lax.slice_in_dim(edges, 1, n_edges), lax.slice_in_dim(edges, 0, n_edges - 1))
     counts = lax.div(lax.div(counts, widths), _sum(counts))
   return counts, edges
+
+
+# Eager calls run as one library program (a range of arrays is no static
+# argument: such calls run inline).
+_histogram_of_count = eager_program(static_argnames=("bins", "range", "density"))(_histogram)
+_histogram_of_edges = eager_program(static_argnames=("range", "density"))(_histogram)
 
 
 # ------------------------------------------------------------------ unique
