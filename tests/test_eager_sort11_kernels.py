@@ -16,6 +16,7 @@ from openjax._src.numpy import searching, setops
 from openjax._src.primitives.base import structural
 from openjax._src.primitives.reduce import reductions
 from openjax._src.primitives.sort import sort_kernels
+from openjax._src.primitives.sort.sort import _top_k_argsort
 from openjax._src.tree_util import tree_structure
 
 
@@ -302,3 +303,27 @@ def test_histogram_with_edge_array_runs_as_a_program():
   # Traced: inline, as before.
   text = str(jax.make_jaxpr(lambda v, e: jnp.histogram(v, bins=e))(x, edges))
   assert "name=_histogram" not in text and "name=histogram" not in text
+
+
+# ---------------------------------------------------------------- top_k
+@pytest.mark.parametrize("dt", [np.float32, np.float16, np.int32, np.uint8], ids=str)
+@pytest.mark.parametrize("shape,axis", [((3000,), 0), ((40, 120), 1), ((40, 120), 0),
+                                        ((6, 50, 11), 1)], ids=str)
+def test_top_k_kernel_most_of_each_row_and_flat_take(dt, shape, axis):
+  # k past half the row sorts whole rows (no partition); values come from one
+  # flat take for rows along the last axis: both must give the argsort path's bits.
+  rng = np.random.default_rng(7)
+  if np.issubdtype(dt, np.integer):
+    x = rng.integers(0, 50, shape).astype(dt)
+  else:
+    x = (np.round(rng.standard_normal(shape) * 2) / 2).astype(dt)
+    x.flat[::17] = -0.0
+    x.flat[::23] = np.nan
+    x.flat[5::29] = -np.nan
+  m = shape[axis]
+  for k in sorted({m // 2, m // 2 + 1, m - 1, m}):
+    got = sort_kernels.top_k(x, k, axis)
+    want = _top_k_argsort(x, k=k, axis=axis)
+    assert got is not None
+    for g, w in zip(got, want):
+      _same_bits(g, w)

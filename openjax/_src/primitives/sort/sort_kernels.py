@@ -200,11 +200,25 @@ def top_k(x: np.ndarray, k: int, axis: int) -> tuple[np.ndarray, np.ndarray] | N
   packed = _axis_last(np.invert(_ordered_uint(x)), axis).astype(np.uint64, order="C")
   packed <<= np.uint64(32)
   packed |= np.arange(n, dtype=np.uint64)
-  if 0 < k < n:
-    packed = np.partition(packed, k - 1, axis=-1)[..., :k]
-  else:
+  if 2 * k <= n:   # a partition finds the first k in O(n); only they are sorted
+    if 0 < k < n:
+      packed = np.partition(packed, k - 1, axis=-1)[..., :k]
+    packed = np.ascontiguousarray(packed[..., :k])   # a strided sort costs ~2x
+    packed.sort(axis=-1)
+  else:   # most of each row (jnp.partition's upper part): one sort of the rows
+    packed.sort(axis=-1)
     packed = packed[..., :k]
-  packed.sort(axis=-1)
   idx = packed.view(np.uint32)[..., _INDEX_WORD::2].astype(np.int32)
-  values = np.take_along_axis(_axis_last(x, axis), idx, axis=-1)
-  return _axis_last(values, axis), _axis_last(idx, axis)
+  return _axis_last(_take_rows(_axis_last(x, axis), idx), axis), _axis_last(idx, axis)
+
+
+def _take_rows(x: np.ndarray, idx: np.ndarray) -> np.ndarray:
+  """``np.take_along_axis(x, idx, axis=-1)``; for a C-ordered ``x``, one take
+  of flat indices (~2x faster at 1e6 elements)."""
+  if x.ndim == 1:
+    return x[idx]
+  if not x.flags.c_contiguous or x.size >= np.iinfo(np.int64).max:
+    return np.take_along_axis(x, idx, axis=-1)
+  n = x.shape[-1]
+  rows = np.arange(0, x.size, n, dtype=np.int64).reshape(x.shape[:-1] + (1,))
+  return np.take(x.reshape(-1), idx + rows)
