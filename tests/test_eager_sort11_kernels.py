@@ -327,3 +327,52 @@ def test_top_k_kernel_most_of_each_row_and_flat_take(dt, shape, axis):
     assert got is not None
     for g, w in zip(got, want):
       _same_bits(g, w)
+
+
+# ---------------------------------------------------- searchsorted, co-sort
+@pytest.mark.parametrize("dt", [np.float32, np.int32, np.uint8, np.float16], ids=str)
+@pytest.mark.parametrize("side", ["left", "right"])
+@pytest.mark.parametrize("n,m", [(1, 5), (7, (2, 3)), (300, 400), (3000, 5000)], ids=str)
+def test_searchsorted_sort_method_counts_elements_before_each_query(dt, side, n, m):
+  rng = np.random.default_rng(11)
+  if np.issubdtype(dt, np.integer):
+    a = np.sort(rng.integers(0, 40, n)).astype(dt)
+    v = rng.integers(0, 45, m).astype(dt)
+  else:
+    a = (np.round(rng.standard_normal(n) * 2) / 2).astype(dt)
+    v = (np.round(rng.standard_normal(m) * 2) / 2).astype(dt)
+    a.flat[::5] = -0.0
+    v.flat[::3] = -0.0
+    a.flat[-1:] = np.nan
+    v.flat[1::4] = np.nan
+    a = np.sort(a)
+  want = np.searchsorted(a, v, side=side).astype(np.int32)
+  for method in ("sort", "scan"):
+    got = jnp.searchsorted(a, v, side=side, method=method)
+    _same_bits(got, want)
+  _same_bits(jax.jit(lambda p, q: jnp.searchsorted(p, q, side=side, method="sort"))(a, v), want)
+
+
+def test_searchsorted_sort_method_empty_and_complex():
+  a = np.array([1 + 1j, 1 + 2j, 2 + 0j, 3 - 1j], np.complex64)
+  v = np.array([[1 + 1.5j, 2 + 0j], [0j, 5 + 0j]], np.complex64)
+  for side in ("left", "right"):
+    _same_bits(jnp.searchsorted(a, v, side=side, method="sort"),
+               np.searchsorted(a, v, side=side).astype(np.int32))
+  _same_bits(jnp.searchsorted(a, np.zeros((0,), np.complex64), method="sort"),
+             np.zeros((0,), np.int32))
+
+
+def test_stable_argsort_of_a_permutation_is_its_inverse():
+  rng = np.random.default_rng(2)
+  for dt in (np.int32, np.int64, np.uint32):
+    perm = rng.permutation(5000).astype(dt)
+    got = sort_kernels.stable_argsort(perm, 0)
+    np.testing.assert_array_equal(got, np.argsort(perm, kind="stable"))
+    assert sort_kernels._inverse_permutation(perm) is not None
+    # 0..n-1 as bounds but a repeated value: not a permutation, sorted instead
+    dup = perm.copy()
+    dup[np.argmax(perm == 7)] = 8
+    assert sort_kernels._inverse_permutation(dup) is None
+    np.testing.assert_array_equal(sort_kernels.stable_argsort(dup, 0),
+                                  np.argsort(dup, kind="stable"))

@@ -101,12 +101,30 @@ def stable_argsort(key: np.ndarray, axis: int) -> np.ndarray:
     return key.argsort(axis=axis, kind="stable")
   if key.dtype.itemsize <= 2:   # NumPy's stable argsort of small integers is a radix sort
     return _ordered_uint(key).argsort(axis=axis, kind="stable")
+  if key.ndim == 1 and key.dtype.kind in "iu":
+    inverse = _inverse_permutation(key)
+    if inverse is not None:
+      return inverse
   ordered = _axis_last(_ordered_uint(key), axis)
   packed = ordered.astype(np.uint64, order="C")
   packed <<= np.uint64(32)
   packed |= np.arange(n, dtype=np.uint64)
   packed.sort(axis=-1)
   return _axis_last(packed.view(np.uint32)[..., _INDEX_WORD::2], axis)
+
+
+def _inverse_permutation(key: np.ndarray) -> np.ndarray | None:
+  """The argsort of ``key`` when it holds each of 0..n-1 once (the inverse
+  of a permutation: ``argsort(argsort(x))``, the rank of each element), by
+  one scatter, ~3x faster than sorting; None for any other integers (two
+  O(n) passes spent)."""
+  n = key.shape[0]
+  if key.min() != 0 or key.max() != n - 1:
+    return None
+  inverse = np.full(n, -1, np.intp)
+  inverse[key] = np.arange(n)
+  # n in-range keys fill n slots exactly when no two are equal.
+  return inverse if inverse.min() >= 0 else None
 
 
 @functools.lru_cache(maxsize=64)
