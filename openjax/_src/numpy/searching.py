@@ -256,11 +256,11 @@ def bincount(x, weights=None, minlength=0, *, length=None):
   """Count of each non-negative integer in ``x`` (weighted by ``weights``);
   ``length`` fixes the output size (needed under ``jit``)."""
   x = util.ensure_arraylike("bincount", x)
-  if util.dtype_of(x) == np.bool_:
+  dt = util.dtype_of(x)   # once: ~2 us a call eagerly
+  if dt == np.bool_:
     x = _convert(x, np.int32)
-  if dtypes.kind(util.dtype_of(x)) not in "iu":
-    raise TypeError(f"x argument to bincount must have an integer type; got "
-                    f"{util.dtype_of(x)}")
+  elif dtypes.kind(dt) not in "iu":
+    raise TypeError(f"x argument to bincount must have an integer type; got {dt}")
   if np.ndim(x) != 1:
     raise ValueError("only 1-dimensional input supported.")
   minlength = concrete_or_error(operator.index, minlength,
