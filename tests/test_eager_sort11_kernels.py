@@ -12,7 +12,7 @@ from openjax._src.control._reduce_computation import trace_computation
 from openjax._src.control.reduce_variadic import _reduce_impl, reduce_p
 from openjax._src.core.avals import ShapedArray
 from openjax._src.core.trace import make_plan
-from openjax._src.numpy import searching, setops
+from openjax._src.numpy import searching, setops, sorting
 from openjax._src.primitives.base import structural
 from openjax._src.primitives.reduce import reductions
 from openjax._src.primitives.sort import sort_kernels
@@ -376,3 +376,23 @@ def test_stable_argsort_of_a_permutation_is_its_inverse():
     assert sort_kernels._inverse_permutation(dup) is None
     np.testing.assert_array_equal(sort_kernels.stable_argsort(dup, 0),
                                   np.argsort(dup, kind="stable"))
+
+
+# -------------------------------------------------------------- lexsort
+def test_lexsort_keys_are_the_programs_own_arguments():
+  rng = np.random.default_rng(4)
+  a, b = rng.integers(0, 3, (6, 2)).astype(np.int32), rng.integers(0, 2, (6, 2)).astype(np.int32)
+  a1, b1 = rng.integers(0, 3, 9).astype(np.int32), rng.integers(0, 2, 9).astype(np.float32)
+  _same_bits(jnp.lexsort((a1, b1)), np.lexsort((a1, b1)).astype(np.int32))
+  _same_bits(jnp.lexsort([a, b], axis=0), np.lexsort((a, b), axis=0).astype(np.int32))
+  _same_bits(jnp.lexsort(np.stack([a1, a1[::-1]])),
+             np.lexsort(np.stack([a1, a1[::-1]])).astype(np.int32))
+  # Each key array is an argument the eager call keys directly (its runner is
+  # cached: a tuple argument took jit's general path every call).
+  jnp.lexsort((jnp.asarray(a1), jnp.asarray(b1)))
+  assert any(callable(r) for r in sorting._lexsort_of_keys._eager_fast.values())
+  # JAX's jaxpr: jit[name=lexsort] of the key arrays.
+  text = str(jax.make_jaxpr(lambda p, q: jnp.lexsort([p, q], axis=0))(a, b))
+  assert "name=lexsort" in text and "num_keys=2" in text and "] b a d" in text
+  with pytest.raises(TypeError, match="len > 0"):
+    jnp.lexsort(())
