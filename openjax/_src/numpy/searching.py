@@ -85,6 +85,10 @@ def _searchsorted_compare_all(a, v, side: str, dtype):
   return _sum(_sort_less(a_b, v_b, or_equal=side == "right"), axis=0, dtype=dtype)
 
 
+_GATHER_1D = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,),
+                                        start_index_map=(0,))
+
+
 def _searchsorted_sort(a, v, side: str, dtype):
   """Co-sorting: one stable sort of the queries with ``a`` (queries first for
   ``side='left'``, so they precede equal elements of ``a``; after them for
@@ -109,12 +113,10 @@ def _searchsorted_sort(a, v, side: str, dtype):
   position = lax.sort_key_val(perm, idx)[1]
   position = (lax.slice_in_dim(position, 0, m) if side == "left"
               else lax.slice_in_dim(position, n, n + m))
-  out = lax.reshape(_take0(before, position), np.shape(v))
-  return _convert(out, dtype)
-
-
-_GATHER_1D = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,),
-                                        start_index_map=(0,))
+  # In-bounds positions: a plain gather (index_take would wrap negative ones).
+  at = lax.gather(before, lax.broadcast_in_dim(position, (m, 1), (0,)), _GATHER_1D, (1,),
+                  mode="promise_in_bounds")
+  return _convert(lax.reshape(at, np.shape(v)), dtype)
 
 
 def _searchsorted_scan(a, v, side: str, dtype):
