@@ -189,37 +189,38 @@ def _bitwise_identity(kind: str, dt) -> np.ndarray:
   return np.array(-1).astype(dt) if kind == "and" else np.array(0, dt)
 
 
-_MONOID_OPS = (add, mul, arithmetic.max, arithmetic.min, bitwise_or, bitwise_and, bitwise_xor)
+# lax's monoids: (operation, dedicated reduction, identity of a dtype, whether
+# integers and booleans only). Looked up by identity: JAX does the same.
+_MONOIDS = (
+    (add, reduce_sum, lambda dt: 0, False),
+    (mul, reduce_prod, lambda dt: 1, False),
+    (arithmetic.max, reduce_max, max_identity, False),
+    (arithmetic.min, reduce_min, min_identity, False),
+    (bitwise_or, reduce_or, lambda dt: _bitwise_identity("or", dt), True),
+    (bitwise_and, reduce_and, lambda dt: _bitwise_identity("and", dt), True),
+    (bitwise_xor, reduce_xor, lambda dt: _bitwise_identity("xor", dt), True),
+)
 
 
 def _monoid_reducer(computation, inits):
   """The dedicated reduction for ``computation`` when it is one of lax's
   monoids and the (single, concrete, scalar) init value is its identity."""
-  if len(inits) != 1 or not any(computation is op for op in _MONOID_OPS):   # e.g. a lambda
+  if len(inits) != 1:
+    return None
+  for op, reducer, identity, integers_only in _MONOIDS:
+    if computation is op:
+      break
+  else:   # e.g. a lambda
     return None
   x, = inits
   aval = get_aval(x)
   if aval.shape != () or not is_concrete(x):
     return None
-  val = np.asarray(to_concrete_value(x))
   dt = aval.dtype
-  intlike = dt == np.bool_ or dtypes.issubdtype(dt, np.integer)
-  table = [
-      (add, lambda: np.equal(val, 0), reduce_sum),
-      (mul, lambda: np.equal(val, 1), reduce_prod),
-      (arithmetic.max, lambda: np.equal(val, max_identity(dt)), reduce_max),
-      (arithmetic.min, lambda: np.equal(val, min_identity(dt)), reduce_min),
-  ]
-  if intlike:
-    table += [
-        (bitwise_or, lambda: np.equal(val, _bitwise_identity("or", dt)), reduce_or),
-        (bitwise_and, lambda: np.equal(val, _bitwise_identity("and", dt)), reduce_and),
-        (bitwise_xor, lambda: np.equal(val, _bitwise_identity("xor", dt)), reduce_xor),
-    ]
-  for op, is_identity, reducer in table:
-    if computation is op:
-      return reducer if bool(is_identity()) else None
-  return None
+  if integers_only and dtypes.kind(dt) not in "biu":
+    return None
+  val = np.asarray(to_concrete_value(x))
+  return reducer if bool(np.equal(val, identity(dt))) else None
 
 
 def reduce(operands, init_values, computation, dimensions, out_sharding=None):
