@@ -396,3 +396,24 @@ def test_lexsort_keys_are_the_programs_own_arguments():
   assert "name=lexsort" in text and "num_keys=2" in text and "] b a d" in text
   with pytest.raises(TypeError, match="len > 0"):
     jnp.lexsort(())
+
+
+def test_reduce_lax_monoids_and_non_identity_inits():
+  x = np.arange(12, dtype=np.int32).reshape(3, 4) - 5
+  xf = x.astype(np.float32) / 3
+  cases = [(x, np.int32(-1), lax.bitwise_and, np.bitwise_and), (x, np.int32(0), lax.bitwise_or,
+                                                                np.bitwise_or),
+           (x, np.int32(0), lax.bitwise_xor, np.bitwise_xor), (xf, -np.inf, lax.max, np.maximum),
+           (xf, np.inf, lax.min, np.minimum), (x, np.int32(1), lax.mul, np.multiply)]
+  for v, init, op, ufunc in cases:
+    want = ufunc.reduce(v, axis=1)
+    _same_bits(lax.reduce(v, init, op, (1,)), want.astype(v.dtype))
+    text = str(jax.make_jaxpr(lambda a: lax.reduce(a, init, op, (1,)))(v))
+    assert "reduce[" not in text, text   # the dedicated reduction (reduce_and, ...)
+  # An init that is no identity: a general reduce, the init folded in once.
+  for init in (1.0, -0.5):
+    got = lax.reduce(xf, init, lax.max, (1,))
+    np.testing.assert_array_equal(got, np.maximum(xf.max(1), np.float32(init)))
+    np.testing.assert_array_equal(jax.jit(lambda a: lax.reduce(a, init, lax.max, (1,)))(xf), got)
+    assert "reduce[" in str(jax.make_jaxpr(lambda a: lax.reduce(a, init, lax.max, (1,)))(xf))
+  np.testing.assert_array_equal(lax.reduce(xf, 2.0, lax.add, (1,)), xf.sum(1) + 2)
