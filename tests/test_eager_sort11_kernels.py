@@ -1,6 +1,8 @@
 """Eval kernels behind eager sorting/searching/reduction calls (branch sort11):
 each gives the results of the general impl it stands in for (integers bit for
 bit, floats within reassociation; decision 12) and is chosen where it applies."""
+import importlib
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -276,6 +278,20 @@ def test_associative_scan_of_a_monoid_eagerly_matches_the_traced_levels(case, re
   assert "slice" in text and "cum" not in text
 
 
+# (the package exports the function under the module's name)
+associative_scan_module = importlib.import_module("openjax._src.lax.associative_scan")
+
+
+def test_associative_scan_of_a_monoid_eagerly_is_one_cumulative_call(monkeypatch):
+  def levels(*args, **kwargs):
+    raise AssertionError("eager lax.add scans need no levels")
+  monkeypatch.setattr(associative_scan_module, "_associative_scan", levels)
+  x = jnp.asarray(np.arange(12, dtype=np.int32).reshape(3, 4))
+  _same_bits(lax.associative_scan(lax.add, x, axis=1), np.cumsum(np.asarray(x), 1, dtype=np.int32))
+  _same_bits(lax.associative_scan(lax.max, x, reverse=True),
+             np.flip(np.maximum.accumulate(np.flip(np.asarray(x), 0), 0), 0))
+
+
 def test_associative_scan_eager_shortcut_leaves_other_calls_alone():
   x = jnp.asarray(np.arange(12, dtype=np.float32).reshape(3, 4))
   pair = lax.associative_scan(lambda a, b: (a[0] + b[0], a[1] * b[1]), (x, x + 1))
@@ -351,6 +367,14 @@ def test_searchsorted_sort_method_counts_elements_before_each_query(dt, side, n,
     got = jnp.searchsorted(a, v, side=side, method=method)
     _same_bits(got, want)
   _same_bits(jax.jit(lambda p, q: jnp.searchsorted(p, q, side=side, method="sort"))(a, v), want)
+
+
+def test_searchsorted_sort_method_co_sorts_once():
+  a, v = np.sort(np.arange(50, dtype=np.float32) % 7), np.arange(40, dtype=np.float32) / 3
+  for side in ("left", "right"):
+    text = str(jax.make_jaxpr(lambda p, q: jnp.searchsorted(p, q, side=side, method="sort"))(a, v))
+    # the co-sort and the inverse permutation: two sorts (ranking the queries apart took four)
+    assert text.count(" sort[") == 2 and "cumsum" in text, text
 
 
 def test_searchsorted_sort_method_empty_and_complex():
