@@ -18,7 +18,7 @@ from openjax._src.numpy import searching, setops, sorting
 from openjax._src.primitives.base import structural
 from openjax._src.primitives.reduce import reductions
 from openjax._src.primitives.sort import sort_kernels
-from openjax._src.primitives.sort.sort import _top_k_argsort
+from openjax._src.primitives.sort.sort import _sort_impl, _sort_lexsort, _top_k_argsort
 from openjax._src.tree_util import tree_structure
 
 
@@ -441,3 +441,35 @@ def test_reduce_lax_monoids_and_non_identity_inits():
     np.testing.assert_array_equal(jax.jit(lambda a: lax.reduce(a, init, lax.max, (1,)))(xf), got)
     assert "reduce[" in str(jax.make_jaxpr(lambda a: lax.reduce(a, init, lax.max, (1,)))(xf))
   np.testing.assert_array_equal(lax.reduce(xf, 2.0, lax.add, (1,)), xf.sum(1) + 2)
+
+
+# ------------------------------------------------------ several sort keys
+@pytest.mark.parametrize("dts", [(np.int32, np.float32), (np.float32, np.float16, np.bool_),
+                                 (np.uint8, np.int32), (np.float32, np.uint32)], ids=str)
+@pytest.mark.parametrize("shape,dimension", [((5000,), 0), ((40, 120), 1), ((120, 40), 0),
+                                             ((6, 500, 3), 1)], ids=str)
+def test_several_keys_sort_key_by_key_like_lexsort(dts, shape, dimension, monkeypatch):
+  calls = []
+  by_keys = sort_kernels.stable_argsort_keys
+  monkeypatch.setattr(sort_kernels, "stable_argsort_keys",
+                      lambda *a: calls.append(1) or by_keys(*a))
+  rng = np.random.default_rng(9)
+  keys = []
+  for dt in dts:
+    if dt == np.bool_:
+      k = rng.random(shape) < 0.5
+    elif np.issubdtype(dt, np.integer):
+      k = rng.integers(0, 4, shape).astype(dt)
+    else:
+      k = (np.round(rng.standard_normal(shape)) / 2).astype(dt)
+      k.flat[::11] = -0.0
+      k.flat[::13] = np.nan
+    keys.append(k)
+  payload = np.arange(np.prod(shape), dtype=np.int32).reshape(shape)
+  operands = (*keys, payload)
+  params = dict(dimension=dimension, is_stable=True, num_keys=len(keys))
+  got = _sort_impl(*operands, **params)
+  want = _sort_lexsort(*operands, **params)
+  for g, w in zip(got, want):
+    _same_bits(g, w)
+  assert calls, "keys of up to 32 bits from SEVERAL_KEYS_FROM elements: sorted key by key"
