@@ -473,3 +473,28 @@ def test_several_keys_sort_key_by_key_like_lexsort(dts, shape, dimension, monkey
   for g, w in zip(got, want):
     _same_bits(g, w)
   assert calls, "keys of up to 32 bits from SEVERAL_KEYS_FROM elements: sorted key by key"
+
+
+# ------------------------------------------------------------- digitize
+@pytest.mark.parametrize("right", [False, True])
+def test_digitize_eagerly_searches_once_with_jaxs_bits(right):
+  rng = np.random.default_rng(12)
+  x = (np.round(rng.standard_normal(40) * 2) / 2).astype(np.float32)
+  x[::9] = np.nan
+  bins_cases = [np.array([-1.0, 0.0, 0.5, 2.0], np.float32),
+                np.array([2.0, 0.5, 0.5, -1.0], np.float32),     # decreasing, a tie
+                np.array([0.5, -1.0, 2.0, 0.0], np.float32),     # unsorted: JAX's garbage, same
+                np.array([np.nan, 0.0, 1.0], np.float32), np.array([3.0], np.float32)]
+  staged = jax.jit(lambda v, b: jnp.digitize(v, b, right))
+  for bins in bins_cases:
+    got = jnp.digitize(x, bins, right)
+    _same_bits(got, staged(x, bins))
+    if np.all(np.diff(bins) >= 0) or np.all(np.diff(bins) <= 0):
+      _same_bits(got, np.digitize(x, bins, right).astype(np.int32))
+  assert any(callable(r) for r in searching._digitize_eager._eager_fast.values())
+  ints = rng.integers(0, 10, 30).astype(np.int32)
+  _same_bits(jnp.digitize(ints, np.array([2, 4, 4, 8], np.int32), right),
+             np.digitize(ints, [2, 4, 4, 8], right).astype(np.int32))
+  # Traced: JAX's jaxpr, both searches.
+  text = str(jax.make_jaxpr(lambda v, b: jnp.digitize(v, b, right))(x, bins_cases[0]))
+  assert "name=digitize" in text and text.count("name=searchsorted") == 2

@@ -17,7 +17,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
-from openjax._src.core import concrete_or_error
+from openjax._src.core import concrete_or_error, eval_trace, trace_state
 from openjax._src.numpy import util
 from openjax._src.numpy._ufunc_helpers import const, is_kind
 from openjax._src.numpy.creation import asarray
@@ -143,6 +143,12 @@ def _searchsorted_scan(a, v, side: str, dtype):
 def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
   """Indices where ``v`` would be inserted into the sorted 1-D ``a`` to keep
   it sorted (``side='left'``: before equal values, ``'right'``: after)."""
+  return _searchsorted(a, v, side, sorter, method)
+
+
+def _searchsorted(a, v, side, sorter, method):
+  """``searchsorted``'s equations, inline (eager library programs inline
+  them: a nested jit call costs a few microseconds a call)."""
   if sorter is None:
     a, v = util.ensure_arraylike("searchsorted", a, v)
   else:
@@ -168,9 +174,14 @@ def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
   return _searchsorted_scan(a, v, side, dtype)
 
 
-@util.jit(static_argnames=('right', 'method'))
 def digitize(x, bins, right=False, *, method=None):
   """Index of the bin of each ``x`` (bins increasing or decreasing)."""
+  if trace_state.trace is eval_trace:
+    return _digitize_eager(x, bins, right, method=method)
+  return _digitize_staged(x, bins, right, method=method)
+
+
+def _digitize(x, bins, right, method, one_search: bool):
   x, bins_arr = util.ensure_arraylike("digitize", x, bins)
   right = concrete_or_error(bool, right, "right argument of jnp.digitize()")
   if np.ndim(bins_arr) != 1:
@@ -180,12 +191,33 @@ def digitize(x, bins, right=False, *, method=None):
     return lax.full(np.shape(x), 0, np.int32)
   side = "right" if not right else "left"
   kw = {} if method is None else {"method": method}
+  ascending = lax.ge(lax.index_in_dim(bins_arr, n - 1, keepdims=False),
+                     lax.index_in_dim(bins_arr, 0, keepdims=False))
+  if one_search:
+    # The one of JAX's two searches its select keeps: the same bits, half the work.
+    found = _searchsorted(_where(ascending, bins_arr, lax.rev(bins_arr, (0,))), x, side, None,
+                          "scan" if method is None else method)
+    return _where(ascending, found, lax.sub(_const(found, n), found))
   increasing = searchsorted(bins_arr, x, side=side, **kw)
   decreasing = lax.sub(_const(increasing, n),
                        searchsorted(lax.rev(bins_arr, (0,)), x, side=side, **kw))
-  ascending = lax.ge(lax.index_in_dim(bins_arr, n - 1, keepdims=False),
-                     lax.index_in_dim(bins_arr, 0, keepdims=False))
   return _where(ascending, increasing, decreasing)
+
+
+def _digitize_both_searches(x, bins, right=False, *, method=None):
+  return _digitize(x, bins, right, method, one_search=False)
+
+
+def _digitize_one_search(x, bins, right=False, *, method=None):
+  return _digitize(x, bins, right, method, one_search=True)
+
+
+# Traced, JAX's jaxpr (jit[name=digitize], both searches); eagerly, a program
+# of one search (~45 -> ~25 us at 10 elements).
+_digitize_staged = util.jit(_digitize_both_searches, static_argnames=('right', 'method'))
+_digitize_staged.name = "digitize"
+_digitize_eager = util.jit(_digitize_one_search, static_argnames=('right', 'method'))
+_digitize_eager.name = "digitize"
 
 
 def interp(x, xp, fp, left=None, right=None, period=None):
