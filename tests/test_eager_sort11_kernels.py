@@ -498,3 +498,16 @@ def test_digitize_eagerly_searches_once_with_jaxs_bits(right):
   # Traced: JAX's jaxpr, both searches.
   text = str(jax.make_jaxpr(lambda v, b: jnp.digitize(v, b, right))(x, bins_cases[0]))
   assert "name=digitize" in text and text.count("name=searchsorted") == 2
+
+
+def test_associative_scan_with_an_unhashable_callable():
+  class Add:
+    __hash__ = None
+
+    def __eq__(self, other):
+      return False
+
+    def __call__(self, a, b):
+      return a + b
+  x = jnp.asarray(np.arange(6, dtype=np.float32))
+  np.testing.assert_allclose(lax.associative_scan(Add(), x), np.cumsum(np.arange(6)))

@@ -68,7 +68,8 @@ def associative_scan(fn: Callable, elems, reverse: bool = False, axis: int = 0):
   """
   if not callable(fn):
     raise TypeError("lax.associative_scan: fn argument should be callable.")
-  cumulative = _EAGER_CUMULATIVE.get(fn) if type(fn) is not functools.partial else None
+  # By identity (fn may be unhashable): lax's own monoids only.
+  cumulative = next((c for op, c in _EAGER_CUMULATIVE if fn is op), None)
   if (cumulative is not None and trace_state.trace is eval_trace and type(elems) is Array
       and elems.ndim and elems.dtype.kind in "iuf" and -elems.ndim <= axis < elems.ndim):
     # Eagerly, a lax monoid on one array is its cumulative primitive: one NumPy
@@ -83,8 +84,8 @@ def associative_scan(fn: Callable, elems, reverse: bool = False, axis: int = 0):
                           (elems,), {})
 
 
-_EAGER_CUMULATIVE = {add: cumsum, arithmetic.mul: cumprod, arithmetic.max: cummax,
-                     arithmetic.min: cummin}
+_EAGER_CUMULATIVE = ((add, cumsum), (arithmetic.mul, cumprod), (arithmetic.max, cummax),
+                     (arithmetic.min, cummin))
 
 
 def _associative_scan(fn: Callable, elems, reverse: bool, axis: int):
