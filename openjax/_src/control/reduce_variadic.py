@@ -15,7 +15,8 @@ import operator
 import numpy as np
 
 from openjax._src import dtypes, tree_util
-from openjax._src.core import Primitive, ShapedArray, get_aval, is_concrete, to_concrete_value
+from openjax._src.core import (Primitive, ShapedArray, eval_trace, get_aval, is_concrete,
+                               to_concrete_value, trace_state)
 from openjax._src.core.sharding_rules import TYPED_BY_SUB_JAXPR
 from openjax._src.control._reduce_computation import (computation_of, differentiable,
                                                       flatten_operands_and_inits,
@@ -85,6 +86,55 @@ def _reduce_abstract_eval(*avals, computation, jaxpr, dimensions):
 reduce_p.mark_not_applicable("sharding_rule", TYPED_BY_SUB_JAXPR)
 
 
+# Computations that are one lax monoid applied to their two operands (``lambda
+# a, b: a + b`` traces to a single ``add``): eagerly one NumPy reduction
+# instead of the impl's O(log n) levels of the computation's program (~20 us a
+# level). Integer results are the impl's bits (wrapping arithmetic is
+# associative and commutative); float sums and products differ by reassociation.
+_MONOID_UFUNCS = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum,
+                  "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}
+_BITWISE = frozenset(("and", "or", "xor"))
+
+
+def _one_monoid_ufunc(closed, dt):
+  """NumPy's ufunc for a computation that is one monoid equation on (x, y)
+  or (y, x), for operands of NumPy dtype ``dt``; None otherwise."""
+  jaxpr = closed.jaxpr
+  if closed.consts or len(jaxpr.eqns) != 1 or len(jaxpr.invars) != 2:
+    return None
+  eqn, = jaxpr.eqns
+  name = eqn.primitive.name
+  ufunc = _MONOID_UFUNCS.get(name)
+  # (``mul``'s ``out_dtype=None`` is the plain product)
+  if (ufunc is None or any(v is not None for v in eqn.params.values())
+      or list(eqn.outvars) != list(jaxpr.outvars)
+      or set(map(id, eqn.invars)) != set(map(id, jaxpr.invars)) or len(eqn.invars) != 2):
+    return None
+  kind = dt.kind
+  if name in _BITWISE:
+    return ufunc if kind in "biu" else None
+  if kind == "b" or kind not in "iuf" or dt in dtypes.custom_float_dtypes:
+    return None
+  return ufunc
+
+
+@reduce_p.def_eval_kernel
+def _reduce_eval_kernel(*avals, computation, jaxpr, dimensions):
+  if len(avals) != 2:   # several operands (variadic reductions): the impl
+    return None
+  dt = avals[0].dtype
+  ufunc = _one_monoid_ufunc(jaxpr, dt)
+  if ufunc is None:
+    return None
+  axes = tuple(dimensions)
+
+  def kernel(x, init):
+    # ``initial`` folds the init value in (the impl folds it in once too) and
+    # gives empty reductions their result where max/min have no identity.
+    return ufunc.reduce(x, axis=axes, dtype=dt, initial=init[()])
+  return kernel
+
+
 @reduce_p.def_jvp
 def _reduce_jvp(primals, tangents, *, computation, jaxpr, dimensions):
   operands, inits = _split(primals)
@@ -139,34 +189,38 @@ def _bitwise_identity(kind: str, dt) -> np.ndarray:
   return np.array(-1).astype(dt) if kind == "and" else np.array(0, dt)
 
 
+# lax's monoids: (operation, dedicated reduction, identity of a dtype, whether
+# integers and booleans only). Looked up by identity: JAX does the same.
+_MONOIDS = (
+    (add, reduce_sum, lambda dt: 0, False),
+    (mul, reduce_prod, lambda dt: 1, False),
+    (arithmetic.max, reduce_max, max_identity, False),
+    (arithmetic.min, reduce_min, min_identity, False),
+    (bitwise_or, reduce_or, lambda dt: _bitwise_identity("or", dt), True),
+    (bitwise_and, reduce_and, lambda dt: _bitwise_identity("and", dt), True),
+    (bitwise_xor, reduce_xor, lambda dt: _bitwise_identity("xor", dt), True),
+)
+
+
 def _monoid_reducer(computation, inits):
   """The dedicated reduction for ``computation`` when it is one of lax's
   monoids and the (single, concrete, scalar) init value is its identity."""
   if len(inits) != 1:
     return None
+  for op, reducer, identity, integers_only in _MONOIDS:
+    if computation is op:
+      break
+  else:   # e.g. a lambda
+    return None
   x, = inits
   aval = get_aval(x)
   if aval.shape != () or not is_concrete(x):
     return None
-  val = np.asarray(to_concrete_value(x))
   dt = aval.dtype
-  intlike = dt == np.bool_ or dtypes.issubdtype(dt, np.integer)
-  table = [
-      (add, lambda: np.equal(val, 0), reduce_sum),
-      (mul, lambda: np.equal(val, 1), reduce_prod),
-      (arithmetic.max, lambda: np.equal(val, max_identity(dt)), reduce_max),
-      (arithmetic.min, lambda: np.equal(val, min_identity(dt)), reduce_min),
-  ]
-  if intlike:
-    table += [
-        (bitwise_or, lambda: np.equal(val, _bitwise_identity("or", dt)), reduce_or),
-        (bitwise_and, lambda: np.equal(val, _bitwise_identity("and", dt)), reduce_and),
-        (bitwise_xor, lambda: np.equal(val, _bitwise_identity("xor", dt)), reduce_xor),
-    ]
-  for op, is_identity, reducer in table:
-    if computation is op:
-      return reducer if bool(is_identity()) else None
-  return None
+  if integers_only and dtypes.kind(dt) not in "biu":
+    return None
+  val = np.asarray(to_concrete_value(x))
+  return reducer if bool(np.equal(val, identity(dt))) else None
 
 
 def reduce(operands, init_values, computation, dimensions, out_sharding=None):
@@ -201,7 +255,9 @@ def reduce(operands, init_values, computation, dimensions, out_sharding=None):
   closed, out_tree = trace_computation("lax.reduce", computation, init_avals, op_tree)
   params = dict(computation=computation_of(closed, computation), jaxpr=closed,
                 dimensions=dimensions)
-  # Checked here too: transformations (jvp, vmap) apply their rules unchecked.
-  _reduce_abstract_eval(*(get_aval(x) for x in flat_ops), *init_avals, **params)
+  # Checked here too: transformations (jvp, vmap) apply their rules unchecked
+  # (an eager bind checks once per signature, making its plan).
+  if trace_state.trace is not eval_trace:
+    _reduce_abstract_eval(*(get_aval(x) for x in flat_ops), *init_avals, **params)
   outs = reduce_p.bind(*flat_ops, *flat_inits, **params)
   return tree_util.tree_unflatten(out_tree, outs)

@@ -4,7 +4,9 @@
 Each sorts, marks the wanted elements with a boolean mask and compacts them.
 The compaction has a data-dependent length, so as in JAX the inputs must be
 concrete unless a static ``size`` is given; then the result is truncated or
-padded with ``fill_value`` and the functions trace under ``jit``.
+padded with ``fill_value`` and the functions trace under ``jit``. Eager calls
+that trace (``isin``, and the others with ``size``) run as one cached library
+program (~20-60 operations op by op); traced calls stage them inline.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import numpy as np
 from openjax._src import lax
 from openjax._src.numpy import util
 from openjax._src.numpy.creation import asarray, ones, zeros
+from openjax._src.numpy.eager_programs import eager_program
 from openjax._src.numpy.indexing import nonzero
 from openjax._src.numpy.misc import where
 from openjax._src.numpy.ranges import arange
@@ -48,6 +51,7 @@ def _in1d(a, b, invert: bool, method: str):
   return lax.bitwise_not(found) if invert else found
 
 
+@eager_program(static_argnames=("assume_unique", "invert", "method"))
 def isin(element, test_elements, assume_unique=False, invert=False, *, method="auto"):
   """Whether each element of ``element`` occurs in ``test_elements`` (any
   shape); ``invert`` negates the result. ``method`` picks the algorithm:
@@ -97,6 +101,7 @@ def _smallest(picked, count):
   return where(count > 0, picked[0], zero) if picked.size else zero
 
 
+@eager_program(static_argnames=("size",))
 def union1d(ar1, ar2, *, size=None, fill_value=None):
   """Sorted unique values found in ``ar1`` or ``ar2`` (flattened)."""
   ar1, ar2 = util.ensure_arraylike("union1d", ar1, ar2)
@@ -105,6 +110,7 @@ def union1d(ar1, ar2, *, size=None, fill_value=None):
   return unique(both, size=size, fill_value=fill_value)
 
 
+@eager_program(static_argnames=("assume_unique", "size"))
 def setdiff1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
   """Sorted unique values of ``ar1`` not in ``ar2``; with ``size``, padded
   with ``fill_value`` (default 0, as in JAX)."""
@@ -118,6 +124,7 @@ def setdiff1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
   return _compact(a, keep, size, fill_value, lambda p, count: zeros((), p.dtype))
 
 
+@eager_program(static_argnames=("assume_unique", "size"))
 def setxor1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
   """Sorted values found in exactly one of ``ar1`` and ``ar2``; with ``size``,
   padded with ``fill_value`` (default: the smallest such value)."""
@@ -137,6 +144,7 @@ def setxor1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
                   _smallest)
 
 
+@eager_program(static_argnames=("assume_unique", "return_indices", "size"))
 def intersect1d(ar1, ar2, assume_unique=False, return_indices=False, *, size=None,
                 fill_value=None):
   """Sorted unique values found in both ``ar1`` and ``ar2``. With

@@ -508,13 +508,27 @@ def _iota_impl(*, dtype, shape, dimension, sharding=None):
 def _iota_eval_kernel(*, dtype, shape, dimension, sharding=None):
   # A small 1-d iota: the impl's arange alone (~1 us where its allocation
   # check, reshape and broadcast take ~7 us).
-  if len(shape) != 1 or shape[0] * np.dtype(dtype).itemsize >= CHECK_MIN_BYTES:
+  if math.prod(shape) * np.dtype(dtype).itemsize >= CHECK_MIN_BYTES:
     return None
-  return functools.partial(_iota_1d, shape[0], dtype)
+  if len(shape) == 1:
+    return functools.partial(_iota_1d, shape[0], dtype)
+  # More dimensions (argsort's iota): the counts along ``dimension``, made
+  # once, written into a fresh array each call (np.broadcast_to costs ~3 us).
+  expanded = [1] * len(shape)
+  expanded[dimension] = shape[dimension]
+  counts = _iota_1d(shape[dimension], dtype).reshape(expanded)
+  counts.setflags(write=False)
+  return functools.partial(_iota_nd, counts, shape)
 
 
 def _iota_1d(n: int, dtype) -> np.ndarray:
   return np.arange(n).astype(dtype)
+
+
+def _iota_nd(counts: np.ndarray, shape: tuple) -> np.ndarray:
+  out = np.empty(shape, counts.dtype)
+  out[...] = counts
+  return out
 
 
 @iota_p.def_abstract_eval

@@ -106,6 +106,11 @@ def _sort_impl(*operands, dimension, is_stable, num_keys):
     # argsort, then a take per operand.
     return sort_kernels.take_sorted(operands, sort_kernels.stable_argsort(key, dimension),
                                     dimension)
+  keys = operands[:num_keys]
+  if (key.size >= sort_kernels.SEVERAL_KEYS_FROM
+      and all(sort_kernels.is_numpy_key(k.dtype) and k.dtype.itemsize <= 4 for k in keys)):
+    return sort_kernels.take_sorted(operands, sort_kernels.stable_argsort_keys(keys, dimension),
+                                    dimension)
   return _sort_lexsort(*operands, dimension=dimension, is_stable=is_stable, num_keys=num_keys)
 
 
