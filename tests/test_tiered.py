@@ -159,14 +159,14 @@ def test_programs_shorter_than_the_queue_hand_offs_run_inline(monkeypatch):
 def test_inline_programs_run_on_all_devices_at_once(monkeypatch):
   # An inline program that is not tiny runs on a thread per device in an
   # SPMD step, not on each device in turn in the calling thread.
-  from openjax._src.runtime import executable as executable_module
+  from openjax._src.runtime import executable
   seen = []
-  real = executable_module._execute_group
+  real = executable._execute_group
 
   def group(ex, args, devices, members):
     seen.append(tuple(members))
     return real(ex, args, devices, members)
-  monkeypatch.setattr(executable_module, "_execute_group", group)
+  monkeypatch.setattr(executable, "_execute_group", group)
   jax.config.update("jax_num_cpu_devices", 2)
   jax.config.update("openjax_executor", "iree")
   try:
@@ -177,7 +177,7 @@ def test_inline_programs_run_on_all_devices_at_once(monkeypatch):
   finally:
     jax.config.update("openjax_executor", "interpreter")
     jax.config.update("jax_num_cpu_devices", -1)
-  if executable_module.host_cores() > 1:
+  if executable.host_cores() > 1:
     assert sorted(seen) == [(0,), (1,)]
 
 
