@@ -17,6 +17,7 @@ from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.api.autodiff import jvp
 from openjax._src.api.custom_derivatives import custom_jvp
+from openjax._src.api.jit import jit
 from openjax._src.core import concrete_or_error
 from openjax._src.nn.softmax import log_softmax as _nn_log_softmax
 from openjax._src.nn.softmax import logsumexp
@@ -48,7 +49,7 @@ def gammaln(x):
   return lax.lgamma(x)
 
 
-@util.jit
+@jit
 def gammasgn(x):
   """Sign of the gamma function: NaN at the poles (non-positive integers)."""
   x, = promote_args_inexact("gammasgn", x)
@@ -90,7 +91,7 @@ def _complex_loggamma_lanczos(z):
   return jnp.where(reflect, reflected, lanczos)
 
 
-@util.jit
+@jit
 def _complex_loggamma(z):
   """SciPy's principal branch of log Gamma: shift z right until Re z >= 1/2 with
   log Gamma(z) = log Gamma(z + n) - sum log(z + k), so the imaginary part is
@@ -113,12 +114,16 @@ def _complex_loggamma(z):
 # loggamma, gamma, betaln, beta, factorial, multigammaln, i0 and i1: JAX does
 # not jit them (3-73 equations); eagerly each runs as one cached library
 # program (beta of 10 elements ~500 -> ~60 us), inline under a trace.
-@eager_program()
 def loggamma(x):
   """Principal branch of log Gamma; NaN for real x <= 0 (as SciPy)."""
   x, = promote_args_inexact("loggamma", x)
   if dtypes.issubdtype(x.dtype, np.complexfloating):
-    return _complex_loggamma(x)
+    return _complex_loggamma(x)   # a jit: its own compiled tier eagerly
+  return _real_loggamma(x)
+
+
+@eager_program()
+def _real_loggamma(x):
   return jnp.where(x > 0, lax.lgamma(x), np.nan)
 
 
