@@ -69,3 +69,18 @@ def test_complex_loggamma_keeps_its_jit():
     want = jsp.loggamma(z)
   np.testing.assert_allclose(np.asarray(jsp.loggamma(z)), np.asarray(want), rtol=2e-6, atol=1e-6)
   assert [e.primitive.name for e in jax.make_jaxpr(jsp.loggamma)(z).jaxpr.eqns] == ["jit"]
+
+
+def test_gamma_and_beta_of_large_arrays_run_op_by_op(monkeypatch):
+  # Past _PROGRAM_MAX_ELEMENTS the op-by-op call (gammasgn's jit compiled)
+  # beats the program (gammasgn interpreted): primitives are bound.
+  n = special._PROGRAM_MAX_ELEMENTS + 1
+  a = jax.numpy.asarray(np.linspace(0.5, 9.0, n, dtype=np.float32))
+  want = jsp.beta(a, a)
+  bound = []
+  process = eval_trace.process_primitive
+  monkeypatch.setattr(eval_trace, "process_primitive",
+                      lambda p, args, params: bound.append(p.name) or process(p, args, params))
+  got = jsp.beta(a, a)
+  assert bound[:2] == ["jit", "jit"]   # the gammasgn jits, each its own eager call
+  np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
