@@ -9,7 +9,8 @@ iterative functions are in ``special_series`` and ``special_hypergeometric``.
 """
 from __future__ import annotations
 
-from functools import partial
+import math
+from functools import partial, wraps
 
 import numpy as np
 
@@ -17,6 +18,7 @@ from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.api.autodiff import jvp
 from openjax._src.api.custom_derivatives import custom_jvp
+from openjax._src.api.jit import jit
 from openjax._src.core import concrete_or_error
 from openjax._src.nn.softmax import log_softmax as _nn_log_softmax
 from openjax._src.nn.softmax import logsumexp
@@ -48,7 +50,7 @@ def gammaln(x):
   return lax.lgamma(x)
 
 
-@util.jit
+@jit
 def gammasgn(x):
   """Sign of the gamma function: NaN at the poles (non-positive integers)."""
   x, = promote_args_inexact("gammasgn", x)
@@ -90,7 +92,7 @@ def _complex_loggamma_lanczos(z):
   return jnp.where(reflect, reflected, lanczos)
 
 
-@util.jit
+@jit
 def _complex_loggamma(z):
   """SciPy's principal branch of log Gamma: shift z right until Re z >= 1/2 with
   log Gamma(z) = log Gamma(z + n) - sum log(z + k), so the imaginary part is
@@ -110,19 +112,43 @@ def _complex_loggamma(z):
   return jnp.where(bad, complex(np.nan, np.nan), out)
 
 
+# gamma and beta hold gammasgn's jit: op by op its eager call runs compiled
+# (one fused pass), in a program it is interpreted (~25 passes), so past
+# ~1e5 elements the program loses (beta of 1e6: 345 -> 450 ms) what it saves
+# in binds below (beta of 10: 460 -> 160 us). Sizes up to this run it.
+_PROGRAM_MAX_ELEMENTS = 1 << 16
+
+
+def _program_when_small(fun):
+  """``fun`` as an eager library program when no argument has more than
+  ``_PROGRAM_MAX_ELEMENTS`` elements, op by op otherwise (and under traces)."""
+  program = eager_program()(fun)
+
+  @wraps(fun)
+  def call(*args):
+    if all(math.prod(getattr(a, "shape", ())) <= _PROGRAM_MAX_ELEMENTS for a in args):
+      return program(*args)
+    return fun(*args)
+  return call
+
+
 # loggamma, gamma, betaln, beta, factorial, multigammaln, i0 and i1: JAX does
 # not jit them (3-73 equations); eagerly each runs as one cached library
-# program (beta of 10 elements ~500 -> ~60 us), inline under a trace.
-@eager_program()
+# program (beta of 10 elements 460 -> 160 us, betaln 340 -> 64), inline under a trace.
 def loggamma(x):
   """Principal branch of log Gamma; NaN for real x <= 0 (as SciPy)."""
   x, = promote_args_inexact("loggamma", x)
   if dtypes.issubdtype(x.dtype, np.complexfloating):
-    return _complex_loggamma(x)
-  return jnp.where(x > 0, lax.lgamma(x), np.nan)
+    return _complex_loggamma(x)   # a jit: its own compiled tier eagerly
+  return _real_loggamma(x)
 
 
 @eager_program()
+def _real_loggamma(x):
+  return jnp.where(x > 0, lax.lgamma(x), np.nan)
+
+
+@_program_when_small
 def gamma(x):
   """The gamma function (complex arguments through Lanczos' approximation)."""
   x, = promote_args_inexact("gamma", x)
@@ -170,7 +196,7 @@ def betaln(a, b):
   return jnp.where(b < 8, small_b, large_b)
 
 
-@eager_program()
+@_program_when_small
 def beta(a, b):
   """The beta function Gamma(a) Gamma(b) / Gamma(a + b)."""
   a, b = promote_args_inexact("beta", a, b)
