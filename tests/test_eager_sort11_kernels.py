@@ -180,15 +180,15 @@ def _padded(values, size, fill):
 
 def test_set_operations_with_size_run_as_programs_with_op_by_op_values():
   calls = [
-      (setops.intersect1d, lambda: jnp.intersect1d(_A, _B, size=6),
+      (setops._intersect1d, lambda: jnp.intersect1d(_A, _B, size=6),
        _padded(np.intersect1d(_A, _B), 6, np.intersect1d(_A, _B)[0])),
-      (setops.setxor1d, lambda: jnp.setxor1d(_A, _B, size=12),
+      (setops._setxor1d, lambda: jnp.setxor1d(_A, _B, size=12),
        _padded(np.setxor1d(_A, _B), 12, np.setxor1d(_A, _B)[0])),
-      (setops.setdiff1d, lambda: jnp.setdiff1d(_A, _B, size=7, fill_value=-9),
+      (setops._setdiff1d, lambda: jnp.setdiff1d(_A, _B, size=7, fill_value=-9),
        _padded(np.setdiff1d(_A, _B), 7, -9)),
       (setops.union1d, lambda: jnp.union1d(_A, _B, size=5), np.union1d(_A, _B)[:5]),
-      (setops.isin, lambda: jnp.isin(_A, _B, invert=True), np.isin(_A, _B, invert=True)),
-      (setops.isin, lambda: jnp.isin(_A.reshape(2, 5), _B, method="sort"),
+      (setops._isin, lambda: jnp.isin(_A, _B, invert=True), np.isin(_A, _B, invert=True)),
+      (setops._isin, lambda: jnp.isin(_A.reshape(2, 5), _B, method="sort"),
        np.isin(_A.reshape(2, 5), _B)),
   ]
   for fun, call, want in calls:
@@ -205,6 +205,30 @@ def test_set_operations_with_size_run_as_programs_with_op_by_op_values():
   np.testing.assert_array_equal(_B[np.asarray(i2)[:3]], common)
   np.testing.assert_array_equal(np.asarray(i1)[3:], [_A.size])
   np.testing.assert_array_equal(np.asarray(i2)[3:], [_B.size])
+
+
+@pytest.mark.parametrize("n", [9, 300, 1000])
+def test_set_operations_eager_membership_by_lookup_gives_compare_all_booleans(n):
+  # Past _EAGER_PAIRS_LIMIT pairs an eager 'auto' call looks elements up in
+  # the sorted test values; traced calls compare every pair (JAX's 'auto').
+  rng = np.random.default_rng(n)
+  a = (np.round(rng.standard_normal(n) * 3) / 2).astype(np.float32)
+  b = (np.round(rng.standard_normal(n - 2) * 3) / 2).astype(np.float32)
+  a[::7], b[::5], a[1::9], b[2::11] = np.nan, np.nan, -0.0, 0.0
+  big = n * (n - 2) > setops._EAGER_PAIRS_LIMIT
+  assert setops._membership(a, b) == ("sort" if big else "auto")
+  for invert in (False, True):
+    got = jnp.isin(a, b, invert=invert)
+    _same_bits(got, jax.jit(lambda p, q: jnp.isin(p, q, invert=invert))(a, b))
+    _same_bits(got, np.isin(a, b, invert=invert))
+  ai, bi = (np.nan_to_num(a) * 2).astype(np.int32), (np.nan_to_num(b) * 2).astype(np.int32)
+  for fun in (lambda p, q: jnp.intersect1d(p, q, size=7), lambda p, q: jnp.setxor1d(p, q, size=9),
+              lambda p, q: jnp.setdiff1d(p, q, size=8)):
+    _same_bits(fun(ai, bi), jax.jit(fun)(ai, bi))
+  _same_bits(jnp.setdiff1d(ai, bi), np.setdiff1d(ai, bi))
+  _same_bits(jnp.intersect1d(ai, bi), np.intersect1d(ai, bi))
+  text = str(jax.make_jaxpr(lambda p, q: jnp.isin(p, q))(a, b))
+  assert "sort" not in text   # traced: every pair compared
 
 
 def test_set_operations_without_size_and_traced_run_inline():

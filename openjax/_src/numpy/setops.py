@@ -15,6 +15,7 @@ import operator
 import numpy as np
 
 from openjax._src import lax
+from openjax._src.core import eval_trace, trace_state
 from openjax._src.numpy import util
 from openjax._src.numpy.creation import asarray, ones, zeros
 from openjax._src.numpy.eager_programs import eager_program
@@ -31,6 +32,18 @@ from openjax._src.numpy.ufuncs import equal, not_equal
 __all__ = ["isin", "union1d", "intersect1d", "setdiff1d", "setxor1d"]
 
 _ISIN_METHODS = ("compare_all", "binary_search", "sort", "auto")
+# Past this many element pairs an eager 'auto' membership looks the elements
+# up in the sorted test values: the booleans of comparing every pair (JAX's
+# 'auto', which traced calls keep), in O((n + m) log m) (intersect1d(size=)
+# of 1e3 elements: ~430 -> see the sort11 report).
+_EAGER_PAIRS_LIMIT = 1 << 16
+
+
+def _membership(a, b) -> str:
+  """The membership method of an ``'auto'`` call: JAX's under a trace."""
+  if trace_state.trace is eval_trace and np.size(a) * np.size(b) > _EAGER_PAIRS_LIMIT:
+    return "sort"
+  return "auto"
 
 
 def _in1d(a, b, invert: bool, method: str):
@@ -51,12 +64,18 @@ def _in1d(a, b, invert: bool, method: str):
   return lax.bitwise_not(found) if invert else found
 
 
-@eager_program(static_argnames=("assume_unique", "invert", "method"))
 def isin(element, test_elements, assume_unique=False, invert=False, *, method="auto"):
   """Whether each element of ``element`` occurs in ``test_elements`` (any
   shape); ``invert`` negates the result. ``method`` picks the algorithm:
   ``'compare_all'`` (the default for ``'auto'``), ``'binary_search'`` or
   ``'sort'``."""
+  if method == "auto":
+    method = _membership(element, test_elements)
+  return _isin(element, test_elements, assume_unique, invert, method=method)
+
+
+@eager_program(static_argnames=("assume_unique", "invert", "method"))
+def _isin(element, test_elements, assume_unique, invert, *, method):
   del assume_unique   # only a speed hint
   element, test_elements = util.ensure_arraylike("isin", element, test_elements)
   a, b = util.promote_dtypes(element, test_elements)
@@ -110,29 +129,39 @@ def union1d(ar1, ar2, *, size=None, fill_value=None):
   return unique(both, size=size, fill_value=fill_value)
 
 
-@eager_program(static_argnames=("assume_unique", "size"))
 def setdiff1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
   """Sorted unique values of ``ar1`` not in ``ar2``; with ``size``, padded
   with ``fill_value`` (default 0, as in JAX)."""
+  return _setdiff1d(ar1, ar2, assume_unique, size=size, fill_value=fill_value,
+                    membership=_membership(ar1, ar2))
+
+
+@eager_program(static_argnames=("assume_unique", "size", "membership"))
+def _setdiff1d(ar1, ar2, assume_unique, *, size, fill_value, membership):
   ar1, ar2 = util.ensure_arraylike("setdiff1d", ar1, ar2)
   size = _static_size("setdiff1d", size)
   a = ravel(ar1)
   a = a if assume_unique else sort(a)
-  keep = _in1d(a, ravel(ar2), True, "auto")
+  keep = _in1d(a, ravel(ar2), True, membership)
   if not assume_unique:
     keep = keep & _first_of_runs(a)
   return _compact(a, keep, size, fill_value, lambda p, count: zeros((), p.dtype))
 
 
-@eager_program(static_argnames=("assume_unique", "size"))
 def setxor1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
   """Sorted values found in exactly one of ``ar1`` and ``ar2``; with ``size``,
   padded with ``fill_value`` (default: the smallest such value)."""
+  return _setxor1d(ar1, ar2, assume_unique, size=size, fill_value=fill_value,
+                   membership=_membership(ar1, ar2))
+
+
+@eager_program(static_argnames=("assume_unique", "size", "membership"))
+def _setxor1d(ar1, ar2, assume_unique, *, size, fill_value, membership):
   ar1, ar2 = util.ensure_arraylike("setxor1d", ar1, ar2)
   size = _static_size("setxor1d", size)
   a, b = util.promote_dtypes(sort(ravel(ar1)), sort(ravel(ar2)))
-  only_a = _in1d(a, b, True, "auto")
-  only_b = _in1d(b, a, True, "auto")
+  only_a = _in1d(a, b, True, membership)
+  only_b = _in1d(b, a, True, membership)
   if not assume_unique:
     only_a = only_a & _first_of_runs(a)
     only_b = only_b & _first_of_runs(b)
@@ -144,19 +173,24 @@ def setxor1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
                   _smallest)
 
 
-@eager_program(static_argnames=("assume_unique", "return_indices", "size"))
 def intersect1d(ar1, ar2, assume_unique=False, return_indices=False, *, size=None,
                 fill_value=None):
   """Sorted unique values found in both ``ar1`` and ``ar2``. With
   ``return_indices``, also the indices of their first occurrences in the
   flattened inputs; with ``size``, values are padded with ``fill_value``
   (default: the smallest common value) and indices with ``len(input)``."""
+  return _intersect1d(ar1, ar2, assume_unique, return_indices, size=size,
+                      fill_value=fill_value, membership=_membership(ar1, ar2))
+
+
+@eager_program(static_argnames=("assume_unique", "return_indices", "size", "membership"))
+def _intersect1d(ar1, ar2, assume_unique, return_indices, *, size, fill_value, membership):
   ar1, ar2 = util.ensure_arraylike("intersect1d", ar1, ar2)
   size = _static_size("intersect1d", size)
   a, b = util.promote_dtypes(ravel(ar1), ravel(ar2))
   order_a = argsort(a, stable=True)
   sa = a[order_a]
-  keep = _in1d(sa, b, False, "auto")
+  keep = _in1d(sa, b, False, membership)
   if not assume_unique:
     keep = keep & _first_of_runs(sa)
   values = _compact(sa, keep, size, fill_value, _smallest)
