@@ -67,3 +67,22 @@ def test_no_broadcast_of_the_shared_matrix():
                                      np.ones((32, 16), np.float32))
   assert "f32[64,32,16]" not in str(jaxpr)
   assert "broadcast_in_dim" not in str(jaxpr)
+
+
+@pytest.mark.parametrize("dt,pet", [(np.int32, None), (np.int8, None), (np.int8, np.int32),
+                                    (np.uint8, np.uint32), (np.int16, None), (np.uint32, None)])
+def test_integer_matrix_vector_products_wrap_exactly(dt, pet):
+  # Past the eval kernel's small-product size the impl multiplies a matrix
+  # by a vector in the result's width (unsigned, wrapping): the int64
+  # product narrowed, overflow included.
+  rs = np.random.default_rng(1)
+  info = np.iinfo(dt)
+  lo, hi = max(int(info.min), -(2 ** 30)), min(int(info.max), 2 ** 30)
+  a = rs.integers(lo, hi, (3, 60000)).astype(dt)
+  v = rs.integers(lo, hi, (60000, 1)).astype(dt)
+  dims = (((1,), (0,)), ((), ()))
+  got = np.asarray(jax.lax.dot_general(a, v, dims, preferred_element_type=pet))
+  want = (a.astype(np.int64) @ v.astype(np.int64)).astype(got.dtype)
+  np.testing.assert_array_equal(got, want)
+  got_t = np.asarray(jax.lax.dot_general(v.T, a.T, dims, preferred_element_type=pet))
+  np.testing.assert_array_equal(got_t, want.T)

@@ -455,6 +455,14 @@ def _dot_general_impl(lhs, rhs, *, dimension_numbers, precision, preferred_eleme
   if comp == dtypes.bool_:
     acc = np.float32 if k < 2 ** 24 else np.float64
     out = np.matmul(a.astype(acc), b.astype(acc)) > 0
+  elif comp == dtypes.int64 and min(m, n) == 1 and dtypes.kind(out_dt) in "iu" \
+      and out_dt.itemsize <= 4:
+    # Matrix-vector products: NumPy's integer loop in the result's width,
+    # unsigned (wrapping is the exact result modulo 2**bits, as the int64
+    # path narrowed), no float64 copies: i32[2,5e5] . i32[5e5] 6.6 -> 0.5 ms.
+    wrap = np.dtype(f"u{out_dt.itemsize}")
+    out = np.matmul(a.astype(out_dt, copy=False).view(wrap),
+                    b.astype(out_dt, copy=False).view(wrap)).view(out_dt)
   elif comp == dtypes.int64:
     out = _int_matmul(a, b)
   else:
