@@ -86,3 +86,29 @@ def test_integer_matrix_vector_products_wrap_exactly(dt, pet):
   np.testing.assert_array_equal(got, want)
   got_t = np.asarray(jax.lax.dot_general(v.T, a.T, dims, preferred_element_type=pet))
   np.testing.assert_array_equal(got_t, want.T)
+
+
+@pytest.mark.parametrize("make", [
+    lambda rs: (rs.integers(-100, 100, 300_000).astype(np.int32), 2.0),
+    lambda rs: (rs.standard_normal(700).astype(np.float32), rs.standard_normal(500).astype(np.float32)),
+    lambda rs: (rs.random(700) > 0.5, rs.random(500) > 0.5),
+    lambda rs: (rs.integers(-128, 127, 700).astype(np.int8), rs.integers(-128, 127, 500).astype(np.int8)),
+    lambda rs: ((rs.standard_normal(400) + 1j).astype(np.complex64), np.complex64(2 - 1j))])
+def test_products_with_nothing_contracted(make):
+  # dot_general without contracting dimensions (jnp.dot by a scalar, outer
+  # products, tensordot(a, b, 0)) is one broadcast multiply: the one term
+  # matmul would give, small (eval kernel) and large (impl) alike.
+  a, b = make(np.random.default_rng(2))
+  dims = (((), ()), ((), ()))
+  got = jax.lax.dot_general(a, b, dims)
+  a64 = np.asarray(a)
+  b64 = np.asarray(b)
+  if a64.dtype == np.bool_:
+    want = np.logical_and.outer(a64, b64)
+  elif a64.dtype.kind in "iu":
+    want = np.multiply.outer(a64.astype(np.int64), b64).astype(np.asarray(got).dtype)
+  else:
+    want = np.multiply.outer(a64, b64).astype(np.asarray(got).dtype)
+  np.testing.assert_array_equal(np.asarray(got), want.reshape(np.shape(got)))
+  np.testing.assert_array_equal(np.asarray(jnp.tensordot(a, b, 0)),
+                                np.asarray(jax.lax.dot_general(a, b, dims)))

@@ -405,6 +405,19 @@ def _general_kernel(lhs, rhs, dimension_numbers, out_dt, comp):
   rhs_prep = _operand_prep(rhs.shape, (*rb, *rc, *rf), rhs_target, comp)
   got = batch_shape + lhs_target[len(batch_shape):-1] + rhs_target[len(batch_shape) + 1:]
   reshape, cast = got != out_shape, comp != out_dt
+  if k == 1:
+    # Nothing contracted (an outer product, a product by a scalar): one
+    # broadcast multiply, the one term matmul would compute, without its
+    # K=1 GEMM (jnp.dot(i32[1e6], 2.0) 3.0 -> 0.9 ms, tensordot(a, b, 0) of
+    # 1e3 1.0 -> 0.6 ms).
+    lhs_col, rhs_row = batch_shape + (m, 1), batch_shape + (1, n)
+
+    def outer(x, y):
+      out = np.multiply(lhs_prep(x).reshape(lhs_col), rhs_prep(y).reshape(rhs_row))
+      out = out.reshape(out_shape)
+      return out.astype(out_dt) if cast else out
+    return outer
+
   def kernel(x, y):
     out = np.matmul(lhs_prep(x), rhs_prep(y))
     if reshape:
@@ -452,7 +465,13 @@ def _dot_general_impl(lhs, rhs, *, dimension_numbers, precision, preferred_eleme
   # (batch, free, contract) @ (batch, contract, free): one batched GEMM.
   a = np.transpose(lhs, (*lb, *lf, *lc)).reshape(nb, m, k)
   b = np.transpose(rhs, (*rb, *rc, *rf)).reshape(nb, k, n)
-  if comp == dtypes.bool_:
+  if k == 1:   # nothing contracted: the one term, by a broadcast multiply
+    if comp == dtypes.bool_:
+      out = np.logical_and(a, b)
+    else:
+      with np.errstate(all="ignore"):
+        out = np.multiply(a.astype(comp, copy=False), b.astype(comp, copy=False))
+  elif comp == dtypes.bool_:
     acc = np.float32 if k < 2 ** 24 else np.float64
     out = np.matmul(a.astype(acc), b.astype(acc)) > 0
   elif comp == dtypes.int64 and min(m, n) == 1 and dtypes.kind(out_dt) in "iu" \
