@@ -112,3 +112,23 @@ def test_products_with_nothing_contracted(make):
   np.testing.assert_array_equal(np.asarray(got), want.reshape(np.shape(got)))
   np.testing.assert_array_equal(np.asarray(jnp.tensordot(a, b, 0)),
                                 np.asarray(jax.lax.dot_general(a, b, dims)))
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.complex64])
+def test_vector_and_stack_of_matrices_in_place(dt):
+  # v @ B and B @ v over a stack of matrices: np.matmul reads the stack in
+  # place (eval kernel and impl); values as NumPy's, shapes as dot_general's.
+  rs = np.random.default_rng(3)
+  v = rs.standard_normal(7).astype(dt)
+  stack = rs.standard_normal((3, 4, 7, 5)).astype(dt)
+  rows = rs.standard_normal((3, 5, 7)).astype(dt)
+  got = jax.lax.dot_general(v, stack, (((0,), (2,)), ((), ())))
+  np.testing.assert_allclose(np.asarray(got), np.einsum("k,abkn->abn", v, stack), rtol=1e-5)
+  got = jax.lax.dot_general(rows, v, (((2,), (0,)), ((), ())))
+  np.testing.assert_allclose(np.asarray(got), np.einsum("abk,k->ab", rows, v), rtol=1e-5)
+  big = rs.standard_normal((40, 189, 60)).astype(dt)   # the impl's size
+  w = rs.standard_normal(189).astype(dt)
+  np.testing.assert_allclose(np.asarray(jnp.matmul(w, big)), np.matmul(w, big), rtol=1e-4,
+                             atol=1e-4)
+  np.testing.assert_allclose(np.asarray(jax.jit(jnp.matmul)(w, big)), np.matmul(w, big),
+                             rtol=1e-4, atol=1e-4)

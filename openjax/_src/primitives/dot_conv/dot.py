@@ -373,6 +373,19 @@ def _operand_prep(shape, perm, target, comp):
   return prep
 
 
+def _stacked_matvec(lhs_ndim: int, rhs_ndim: int, dimension_numbers) -> bool:
+  """Whether the product is np.matmul's of a vector and a stack of matrices
+  in their own layouts: a vector contracted with the rows of the matrices
+  (``v @ B``) or the matrices' rows with a vector (``B @ v``), no batch
+  dimensions. np.matmul reads the stack in place where the general path
+  copies it transposed (jnp.matmul(f32[189], f32[126,189,252]) 14 -> 0.8 ms)."""
+  (lc, rc), (lb, _) = dimension_numbers
+  if lb or len(lc) != 1:
+    return False
+  return ((lhs_ndim == 1 and rhs_ndim >= 3 and rc[0] == rhs_ndim - 2)
+          or (rhs_ndim == 1 and lhs_ndim >= 3 and lc[0] == lhs_ndim - 1))
+
+
 def _general_kernel(lhs, rhs, dimension_numbers, out_dt, comp):
   """The impl's product as a kernel planned from the operands' avals, or None
   where the impl's care is needed (large integer products, float
@@ -434,6 +447,9 @@ def _dot_general_eval_kernel(lhs, rhs, *, dimension_numbers, precision, preferre
   # batched GEMM with its layout planned here.
   out_dt, comp = _impl_plan(lhs.dtype, rhs.dtype, precision, preferred_element_type)
   (lc, rc), (lb, _) = dimension_numbers
+  if (lhs.dtype == rhs.dtype == out_dt == comp and dtypes.kind(comp) in "fc"
+      and _stacked_matvec(len(lhs.shape), len(rhs.shape), dimension_numbers)):
+    return np.matmul
   if (lb or len(lc) != 1 or len(lhs.shape) > 2 or len(rhs.shape) > 2
       or not lhs.dtype == rhs.dtype == out_dt == comp or dtypes.kind(comp) not in "fc"):
     return _general_kernel(lhs, rhs, dimension_numbers, out_dt, comp)
@@ -447,6 +463,10 @@ def _dot_general_impl(lhs, rhs, *, dimension_numbers, precision, preferred_eleme
                       out_sharding=None):
   out_dt, comp = _impl_plan(lhs.dtype, rhs.dtype, precision, preferred_element_type)
   (lc, rc), (lb, rb) = dimension_numbers
+  if (lhs.dtype == rhs.dtype == out_dt == comp and dtypes.kind(comp) in "fc"
+      and _stacked_matvec(lhs.ndim, rhs.ndim, dimension_numbers)):
+    with np.errstate(all="ignore"):
+      return [np.asarray(np.matmul(lhs, rhs))]
   if (not lb and len(lc) == 1 and lhs.ndim <= 2 and rhs.ndim <= 2
       and lhs.dtype == rhs.dtype == out_dt == comp and dtypes.kind(comp) in "fc"):
     # The common cases (vector and matrix products): one BLAS call on views.
