@@ -140,6 +140,12 @@ def test_iota_nd_kernel_gives_the_impl_bits(dt, shape, dimension):
   _same_bits(lax.broadcasted_iota(dt, shape, dimension), first)
 
 
+def test_large_iota_nd_stays_a_broadcast_view():
+  params = dict(dtype=np.dtype(np.int32), shape=(300, 1000), dimension=1, sharding=None)
+  assert not make_plan(structural.iota_p, [], params)[1]   # the impl: no 1.2 MB copy
+  assert make_plan(structural.iota_p, [], dict(params, shape=(30, 100)))[1]
+
+
 def test_sort_kernels_cover_numpy_dtypes_only():
   for c in "?bBhHiIlLqQefd":
     assert sort_kernels.is_numpy_key(np.dtype(c)), c
