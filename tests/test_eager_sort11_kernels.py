@@ -253,8 +253,8 @@ _CUMULATIVE = [(reductions.cumsum_p, np.add), (reductions.cumprod_p, np.multiply
 
 @pytest.mark.parametrize("case", range(len(_CUMULATIVE)))
 @pytest.mark.parametrize("dt", [np.int32, np.uint8, np.float32, np.float16], ids=str)
-@pytest.mark.parametrize("shape,axis", [((3, 100), 0), ((5, 2, 40), 1), ((70, 3), 0),
-                                        ((4, 64), 1)], ids=str)
+@pytest.mark.parametrize("shape,axis", [((3, 600), 0), ((5, 2, 300), 1), ((70, 3), 0),
+                                        ((4, 64), 1), ((40, 40), 0)], ids=str)
 @pytest.mark.parametrize("reverse", [False, True])
 def test_cumulative_row_loop_kernel_gives_numpys_accumulate(case, dt, shape, axis, reverse):
   p, ufunc = _CUMULATIVE[case]
@@ -274,7 +274,7 @@ def test_cumulative_row_loop_kernel_gives_numpys_accumulate(case, dt, shape, axi
     np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=1e-2)
   else:
     _same_bits(got, want)
-  rows = shape[axis] * 64 <= x.size and axis != x.ndim - 1   # rows of 64 elements or more
+  rows = x.size // shape[axis] >= reductions._ROW_LOOP_MIN_ROW and axis != x.ndim - 1
   chosen = p.eval_kernel(_aval(x), **params)
   assert (getattr(chosen, "func", None) is reductions._accumulate_rows) == rows
 
