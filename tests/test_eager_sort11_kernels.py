@@ -140,6 +140,12 @@ def test_iota_nd_kernel_gives_the_impl_bits(dt, shape, dimension):
   _same_bits(lax.broadcasted_iota(dt, shape, dimension), first)
 
 
+def test_large_iota_nd_stays_a_broadcast_view():
+  params = dict(dtype=np.dtype(np.int32), shape=(300, 1000), dimension=1, sharding=None)
+  assert not make_plan(structural.iota_p, [], params)[1]   # the impl: no 1.2 MB copy
+  assert make_plan(structural.iota_p, [], dict(params, shape=(30, 100)))[1]
+
+
 def test_sort_kernels_cover_numpy_dtypes_only():
   for c in "?bBhHiIlLqQefd":
     assert sort_kernels.is_numpy_key(np.dtype(c)), c
@@ -247,8 +253,8 @@ _CUMULATIVE = [(reductions.cumsum_p, np.add), (reductions.cumprod_p, np.multiply
 
 @pytest.mark.parametrize("case", range(len(_CUMULATIVE)))
 @pytest.mark.parametrize("dt", [np.int32, np.uint8, np.float32, np.float16], ids=str)
-@pytest.mark.parametrize("shape,axis", [((3, 100), 0), ((5, 2, 40), 1), ((70, 3), 0),
-                                        ((4, 64), 1)], ids=str)
+@pytest.mark.parametrize("shape,axis", [((3, 600), 0), ((5, 2, 300), 1), ((70, 3), 0),
+                                        ((4, 64), 1), ((40, 40), 0)], ids=str)
 @pytest.mark.parametrize("reverse", [False, True])
 def test_cumulative_row_loop_kernel_gives_numpys_accumulate(case, dt, shape, axis, reverse):
   p, ufunc = _CUMULATIVE[case]
@@ -268,7 +274,7 @@ def test_cumulative_row_loop_kernel_gives_numpys_accumulate(case, dt, shape, axi
     np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=1e-2)
   else:
     _same_bits(got, want)
-  rows = shape[axis] * 64 <= x.size and axis != x.ndim - 1   # rows of 64 elements or more
+  rows = x.size // shape[axis] >= reductions._ROW_LOOP_MIN_ROW and axis != x.ndim - 1
   chosen = p.eval_kernel(_aval(x), **params)
   assert (getattr(chosen, "func", None) is reductions._accumulate_rows) == rows
 
