@@ -22,7 +22,8 @@ from openjax._src.primitives.reduce.window_util import (dilate_shape, max_identi
                                                         window_shape)
 from openjax._src.primitives.elementwise import arithmetic
 from openjax._src.primitives.elementwise.arithmetic import add
-from openjax._src.primitives.base.structural import _int_tuple, instantiate_zeros, reshape
+from openjax._src.primitives.base.structural import instantiate_zeros, reshape
+from openjax._src.primitives.base.util import int_tuple
 from openjax._src.primitives.shape.shape import concatenate, pad, slice
 from openjax._src.primitives.reduce.window_lowering import lower_reduce_window
 from openjax._src.primitives.base.ad_util import Zero
@@ -180,14 +181,14 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
   if not flat_ops:
     raise ValueError("reduce_window must have at least one operand.")
   fun = "reduce_window"
-  window_dimensions = _int_tuple(fun, "window_dimensions", window_dimensions)
+  window_dimensions = int_tuple(fun, "window_dimensions", window_dimensions)
   ones = (1,) * len(window_dimensions)
   window_strides = ones if window_strides is None else \
-      _int_tuple(fun, "window_strides", window_strides)
+      int_tuple(fun, "window_strides", window_strides)
   base_dilation = ones if base_dilation is None else \
-      _int_tuple(fun, "base_dilation", base_dilation)
+      int_tuple(fun, "base_dilation", base_dilation)
   window_dilation = ones if window_dilation is None else \
-      _int_tuple(fun, "window_dilation", window_dilation)
+      int_tuple(fun, "window_dilation", window_dilation)
   if isinstance(padding, str):
     span = dilate_shape(window_dimensions, window_dilation)
     padding = padtype_to_pads(fun, get_aval(flat_ops[0]).shape, span, window_strides,

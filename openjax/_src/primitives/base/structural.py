@@ -23,8 +23,8 @@ from openjax._src.core.sharding_rules import elementwise_rule, reduce_axes_rule,
 from openjax._src.primitives.base.ad_util import Zero, is_undefined_primal
 from openjax._src.primitives.base.convert import lower_convert
 from openjax._src.primitives.base.reduce_lowering import reduce
-from openjax._src.primitives.base.util import (axes_tuple, check_number, in_float32, is_int_tuple,
-                                               quiet, reduced_shape, shape_of)
+from openjax._src.primitives.base.util import (axes_tuple, check_number, in_float32, int_tuple,
+                                               is_int_tuple, quiet, reduced_shape, shape_of)
 
 __all__ = ["broadcast_in_dim", "broadcast_in_dim_p", "reshape", "reshape_p", "iota", "iota_p",
            "broadcast", "broadcasted_iota", "squeeze", "squeeze_p", "expand_dims", "transpose",
@@ -65,34 +65,6 @@ def canonicalize_axis(axis, ndim: int) -> int:
   if not -ndim <= axis < ndim:
     raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
   return axis + ndim if axis < 0 else axis
-
-
-def _check_shapelike(fun: str, arg: str, obj, *, non_zero: bool = False) -> None:
-  """lax's check that ``obj`` is a 1-D tuple of non-negative (or, with
-  ``non_zero``, positive) integers."""
-  if not isinstance(obj, (tuple, list, np.ndarray)):
-    raise TypeError(f"{fun} {arg} must be of type tuple/list/ndarray, got {type(obj)}.")
-  if not len(obj):
-    return
-  try:
-    vals = [operator.index(d) for d in obj]
-  except TypeError:
-    raise TypeError(f"{fun} {arg} must have every element be an integer type, got "
-                    f"{tuple(map(type, obj))}.") from None
-  if not all(d >= 0 for d in vals):
-    raise TypeError(f"{fun} {arg} must have every element be nonnegative, got {tuple(obj)}.")
-  if non_zero and not all(d > 0 for d in vals):
-    raise TypeError(f"{fun} {arg} must have every element be strictly positive, "
-                    f"got {tuple(obj)}.")
-
-
-def _int_tuple(fun: str, arg: str, obj) -> tuple[int, ...]:
-  if is_int_tuple(obj):
-    return obj
-  try:
-    return tuple(operator.index(d) for d in obj)
-  except TypeError:
-    raise TypeError(f"{fun}: {arg} must be a sequence of integers, got {obj!r}") from None
 
 
 # ------------------------------------------ tangent zeros, add_any, JVP rule builders
@@ -676,7 +648,7 @@ def transpose(operand, permutation):
   if not isinstance(permutation, (tuple, list, np.ndarray)):
     raise TypeError(f"transpose permutation must be a tuple/list/ndarray, got "
                     f"{type(permutation)}.")
-  perm = _int_tuple("transpose", "permutation", permutation)
+  perm = int_tuple("transpose", "permutation", permutation)
   if perm == tuple(range(len(shape_of(operand)))) and hasattr(operand, "aval"):
     return operand
   return transpose_p.bind1(operand, permutation=perm)

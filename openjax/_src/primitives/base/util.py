@@ -144,3 +144,31 @@ def in_float32(x: np.ndarray) -> tuple[np.ndarray, np.dtype]:
   if x.dtype in dtypes.custom_float_dtypes:
     return x.astype(np.float32), x.dtype
   return x, x.dtype
+
+
+def check_shapelike(fun: str, arg: str, obj, *, non_zero: bool = False) -> None:
+  """lax's check that ``obj`` is a 1-D tuple of non-negative (or, with
+  ``non_zero``, positive) integers."""
+  if not isinstance(obj, (tuple, list, np.ndarray)):
+    raise TypeError(f"{fun} {arg} must be of type tuple/list/ndarray, got {type(obj)}.")
+  if not len(obj):
+    return
+  try:
+    vals = [operator.index(d) for d in obj]
+  except TypeError:
+    raise TypeError(f"{fun} {arg} must have every element be an integer type, got "
+                    f"{tuple(map(type, obj))}.") from None
+  if not all(d >= 0 for d in vals):
+    raise TypeError(f"{fun} {arg} must have every element be nonnegative, got {tuple(obj)}.")
+  if non_zero and not all(d > 0 for d in vals):
+    raise TypeError(f"{fun} {arg} must have every element be strictly positive, "
+                    f"got {tuple(obj)}.")
+
+
+def int_tuple(fun: str, arg: str, obj) -> tuple[int, ...]:
+  if is_int_tuple(obj):
+    return obj
+  try:
+    return tuple(operator.index(d) for d in obj)
+  except TypeError:
+    raise TypeError(f"{fun}: {arg} must be a sequence of integers, got {obj!r}") from None

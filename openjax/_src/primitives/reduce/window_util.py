@@ -13,7 +13,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from openjax._src import dtypes
 from openjax._src.core import ShapedArray
-from openjax._src.primitives.base.structural import _check_shapelike
+from openjax._src.primitives.base.util import check_shapelike
 
 Pads = tuple[tuple[int, int], ...]
 
@@ -54,10 +54,10 @@ def window_shape(operand_shape, window_dimensions, window_strides, padding,
 def reduce_window_shape(fun: str, operand: ShapedArray, window_dimensions, window_strides,
                         padding, base_dilation, window_dilation) -> tuple[int, ...]:
   """lax's shape rule of every windowed reduction, with its messages."""
-  _check_shapelike(fun, "window_dimensions", window_dimensions, non_zero=True)
-  _check_shapelike(fun, "window_strides", window_strides, non_zero=True)
-  _check_shapelike(fun, "base_dilation", base_dilation)
-  _check_shapelike(fun, "window_dilation", window_dilation)
+  check_shapelike(fun, "window_dimensions", window_dimensions, non_zero=True)
+  check_shapelike(fun, "window_strides", window_strides, non_zero=True)
+  check_shapelike(fun, "base_dilation", base_dilation)
+  check_shapelike(fun, "window_dilation", window_dilation)
   if operand.ndim != len(window_dimensions):
     raise TypeError(f"{fun} got the wrong number of window_dimensions for operand: got "
                     f"operand shape {operand.shape} with window_dimensions "

@@ -17,12 +17,12 @@ from openjax._src.core.sharding_rules_ops import tile_rule, varying_shape_rule
 from openjax._src.errors import ShardingTypeError
 from openjax._src.primitives.base import ad_util
 from openjax._src.primitives.base.convert import _convert_element_type
-from openjax._src.primitives.base.structural import (_check_shapelike, _int_tuple, _shape_tuple,
+from openjax._src.primitives.base.structural import (_shape_tuple,
                                                      _shifted, add_tangents, broadcast,
                                                      broadcast_in_dim, canonicalize_axis, deflinear,
                                                      instantiate_zeros, moveaxis, reduce_sum,
                                                      reshape, squeeze)
-from openjax._src.primitives.base.util import check_same_dtypes
+from openjax._src.primitives.base.util import check_same_dtypes, check_shapelike, int_tuple
 
 __all__ = ["rev", "rev_p", "pad", "pad_p", "concatenate", "concatenate_p", "split", "split_p",
            "tile", "tile_p", "slice", "slice_p", "slice_in_dim", "index_in_dim", "collapse", "full",
@@ -35,7 +35,7 @@ rev_p = Primitive("rev", kind="linear")
 
 def rev(operand, dimensions):
   """Reverse ``operand`` along each of ``dimensions``."""
-  return rev_p.bind1(operand, dimensions=_int_tuple("rev", "dimensions", dimensions))
+  return rev_p.bind1(operand, dimensions=int_tuple("rev", "dimensions", dimensions))
 
 
 @rev_p.def_impl
@@ -56,7 +56,7 @@ _ALL, _REVERSED = builtins_slice(None), builtins_slice(None, None, -1)
 
 @rev_p.def_abstract_eval
 def _rev_abstract_eval(x, *, dimensions):
-  _check_shapelike("rev", "dimensions", dimensions)
+  check_shapelike("rev", "dimensions", dimensions)
   if len(set(dimensions)) != len(dimensions):
     raise TypeError(f"rev dimensions must be unique, got {dimensions}.")
   if dimensions and not max(dimensions) < x.ndim:
@@ -365,7 +365,7 @@ split_p = Primitive("split", multiple_results=True, kind="linear")
 
 def split(operand, sizes, axis: int = 0):
   """Split ``operand`` along ``axis`` into pieces of the given ``sizes``."""
-  sizes = _int_tuple("split", "sizes", sizes)
+  sizes = int_tuple("split", "sizes", sizes)
   return split_p.bind(operand, sizes=sizes, axis=canonicalize_axis(axis, np.ndim(operand)))
 
 
@@ -442,7 +442,7 @@ tile_p = Primitive("tile", kind="linear")
 
 def tile(operand, reps):
   """Repeat ``operand`` ``reps[i]`` times along each dimension ``i``."""
-  return tile_p.bind1(operand, reps=_int_tuple("tile", "reps", reps))
+  return tile_p.bind1(operand, reps=int_tuple("tile", "reps", reps))
 
 
 @tile_p.def_impl
@@ -499,9 +499,9 @@ slice_p = Primitive("slice", kind="linear")
 def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001 - JAX's name
   """The static slice ``operand[start:limit:stride]`` in every dimension."""
   return slice_p.bind1(
-      operand, start_indices=_int_tuple("slice", "start_indices", start_indices),
-      limit_indices=_int_tuple("slice", "limit_indices", limit_indices),
-      strides=None if strides is None else _int_tuple("slice", "strides", strides))
+      operand, start_indices=int_tuple("slice", "start_indices", start_indices),
+      limit_indices=int_tuple("slice", "limit_indices", limit_indices),
+      strides=None if strides is None else int_tuple("slice", "strides", strides))
 
 
 def slice_in_dim(operand, start_index, limit_index, stride: int = 1, axis: int = 0):
@@ -567,8 +567,8 @@ def _slice_sharding_rule(specs, avals, out_avals, *, start_indices, limit_indice
 
 @slice_p.def_abstract_eval
 def _slice_abstract_eval(x, *, start_indices, limit_indices, strides):
-  _check_shapelike("slice", "start_indices", start_indices)
-  _check_shapelike("slice", "limit_indices", limit_indices)
+  check_shapelike("slice", "start_indices", start_indices)
+  check_shapelike("slice", "limit_indices", limit_indices)
   if x.ndim != len(start_indices):
     raise TypeError("slice start_indices must have length equal to the number of "
                     f"dimensions of the operand, got indices {start_indices} for operand "
@@ -584,7 +584,7 @@ def _slice_abstract_eval(x, *, start_indices, limit_indices, strides):
                     f"got start_indices {start_indices} and limit_indices {limit_indices}.")
   diff = tuple(l - s for s, l in zip(start_indices, limit_indices))
   if strides is not None and tuple(strides) != (1,) * x.ndim:
-    _check_shapelike("slice", "strides", strides)
+    check_shapelike("slice", "strides", strides)
     if len(strides) != x.ndim:
       raise TypeError("slice strides must have length equal to the number of dimensions "
                       f"of the operand, got strides {strides} for operand shape {x.shape}.")
@@ -683,7 +683,7 @@ def broadcast_shapes(*shapes):
     raise TypeError("broadcast_shapes: At least one shape is required.")
   shapes = [tuple(s) for s in shapes]
   for s in shapes:
-    checked = _int_tuple("broadcast_shapes", "shape", s)
+    checked = int_tuple("broadcast_shapes", "shape", s)
     if not all(d >= 0 for d in checked):
       raise TypeError("Only non-negative indices are allowed when broadcasting static "
                       f"shapes, but got shape {s!r}.")
