@@ -22,7 +22,7 @@ from openjax._src import dtypes, tree_util
 from openjax._src.config import config
 from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, JaxprEqn, JaxprTypeError, Primitive,
                                ShapedArray, Tracer, Var, array_of, canonical_value, get_aval,
-                               eqn_effects, jaxpr_effects, jaxprs_in_params, live_eqns, program_of,
+                               eqn_effects, jaxpr_effects, jaxprs_in_params, live_eqns,
                                set_current_trace, typematch)
 from openjax._src.core.avals import ordered_axes
 from openjax._src.core.sharding_rules import TYPED_BY_SUB_JAXPR
@@ -34,6 +34,7 @@ from openjax._src.interpreters.staging import trace_to_jaxpr
 from openjax._src.control.trace_cache import TraceCache, avals_key, fun_key
 from openjax._src.primitives.collectives.collectives import current_axis_env
 from openjax._src.control.loop_dispatch import carry_in_place, fits_one_dispatch, in_one_dispatch
+from openjax._src.control.nested_calls import loop_runner
 from openjax._src.primitives.base.reduce_lowering import reduce, select
 from openjax._src.primitives.base.ad_util import Zero, tangent_aval
 from openjax._src.primitives.base.structural import broadcast_in_dim, instantiate_zeros, moveaxis
@@ -330,8 +331,7 @@ def _while_impl(*args, cond_jaxpr: ClosedJaxpr, body_jaxpr: ClosedJaxpr, cond_nc
   cond_consts = list(args[:cond_nconsts])
   body_consts = list(args[cond_nconsts:cond_nconsts + body_nconsts])
   carry = list(args[cond_nconsts + body_nconsts:])
-  run_cond = program_of(cond_jaxpr.jaxpr).runner(cond_jaxpr.consts)
-  run_body = program_of(body_jaxpr.jaxpr).runner(body_jaxpr.consts)
+  run_cond, run_body = loop_runner(cond_jaxpr), loop_runner(body_jaxpr)
   if cond_jaxpr.out_avals[0].shape == ():
     while run_cond(cond_consts + carry)[0]:
       carry = run_body(body_consts + carry)
