@@ -19,6 +19,7 @@ from openjax._src.control.closed_call import jit_p
 from openjax._src.control.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
 from openjax._src.core import ClosedJaxpr, Literal, Var, program_of
 from openjax._src.core.jaxpr import DropVar
+from openjax._src.core.trace import eager_config
 from openjax._src.interpreters.fold_reductions import folded
 from openjax._src.runtime.pipeline import compiling
 
@@ -113,7 +114,8 @@ def loop_runner(closed: ClosedJaxpr) -> Callable:
   (``inline_interpreted_calls``), so a loop whose body calls a library
   function (``jnp.where`` is one) runs that function's steps each trip, not
   its impl; elsewhere custom-derivative calls run their primal's runner
-  and ``jit`` calls keep their impl (compiled). The debug flags (read when a runner is made) are part of the
+  and ``jit`` calls keep their impl (compiled). With the debug flags on,
+  nested calls are not inlined (each step is checked as before). The debug flags (read when a runner is made) are part of the
   key through ``config.state_key()``."""
   interpret = not compiling()
   key = (config.state_key(), interpret)
@@ -124,7 +126,7 @@ def loop_runner(closed: ClosedJaxpr) -> Callable:
   if run is None:
     if len(runners) >= 8:   # flags set and reset many times: keep the newest few
       runners.clear()
-    if interpret:
+    if interpret and eager_config.flags_ok:
       # The nested calls' steps inlined: ~1 us a step where a nested
       # program's entry costs ~3 us (a loop body of ``jnp.where`` calls).
       flat = inline_interpreted_calls(closed)
