@@ -118,3 +118,28 @@ def test_kernels_by_tier():
   assert custom_call_kernel(jit_p.impl, eqn.params) is None
   assert nested_call_kernel(jit_p.impl, eqn.params) is not None
   assert nested_calls.nested_call_kernel(lambda *a, **p: a, {}) is None
+
+
+def test_cached_loops_flatten_the_carry_without_paths(monkeypatch):
+  # The carry's paths only name leaves in error messages: a call that finds
+  # its traced loop does not build them.
+  from openjax._src import tree_util
+  cond = lambda c: c[0] < 3  # noqa: E731
+  body = lambda c: (c[0] + 1, c[1] * 2.0)  # noqa: E731
+  step = lambda c, x: (c * 2.0 + x, c)  # noqa: E731
+  init, xs = (0, jnp.ones(3, jnp.float32)), jnp.arange(4.0, dtype=jnp.float32)
+  first = lax.while_loop(cond, body, init), lax.scan(step, jnp.float32(1.0), xs)
+  calls = []
+  with_path = tree_util.tree_flatten_with_path
+  monkeypatch.setattr(tree_util, "tree_flatten_with_path",
+                      lambda *a, **k: calls.append(1) or with_path(*a, **k))
+  again = lax.while_loop(cond, body, init), lax.scan(step, jnp.float32(1.0), xs)
+  assert calls == []
+  for a, b in zip(jax.tree_util.tree_leaves(first), jax.tree_util.tree_leaves(again)):
+    np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_carry_type_errors_still_name_the_leaf():
+  with pytest.raises(TypeError, match=r"\['b'\]"):
+    lax.while_loop(lambda c: c["a"] < 3, lambda c: {"a": c["a"] + 1, "b": c["b"] * 1},
+                   {"a": 0, "b": jnp.ones(2, jnp.float32) > 0})

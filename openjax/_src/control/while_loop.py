@@ -85,15 +85,16 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
     except ConcretizationTypeError:
       pass   # a traced predicate (e.g. under vmap): run the primitive instead
 
-  paths_leaves, in_tree = tree_util.tree_flatten_with_path(init_val)
-  init_vals = [leaf for _, leaf in paths_leaves]
+  init_vals, in_tree = tree_util.tree_flatten(init_val)
   init_avals = tuple(get_aval(x) for x in init_vals)
   key = (fun_key(cond_fun), fun_key(body_fun), in_tree, avals_key(init_avals),
          config.values_snapshot(), current_axis_env())
   loop = _loops.get(key)
   if loop is None:
-    loop = _PreparedWhile(cond_fun, body_fun, in_tree, [p for p, _ in paths_leaves],
-                          list(init_vals), list(init_avals))
+    # The carry's paths (for error messages) only when tracing: ~1 us a call.
+    paths = [p for p, _ in tree_util.tree_flatten_with_path(init_val)[0]]
+    loop = _PreparedWhile(cond_fun, body_fun, in_tree, paths, list(init_vals),
+                          list(init_avals))
     if not loop.holds_tracers:
       _loops.put(key, loop, (*loop.cond_consts, *loop.body_consts))
   return loop.bind(init_vals)
