@@ -11,7 +11,8 @@ import pytest
 import openjax as jax
 import openjax.numpy as jnp
 from openjax._src import dtypes
-from openjax._src.api.eager_call import _nested_call_kernel, eager_key
+from openjax._src.api.eager_call import eager_key
+from openjax._src.control.nested_calls import nested_call_kernel
 from openjax._src.control.closed_call import jit_p
 from openjax._src.core.avals import ShapedArray
 from openjax._src.core.program import _same_value, program_of
@@ -154,8 +155,8 @@ def test_nested_call_kernel_keeps_untiered_calls_on_the_impl():
   closed = jax.make_jaxpr(lambda x: x + 1.0)(jnp.zeros(3))
   params = dict(jaxpr=closed, name="f", donated_invars=(False,), keep_unused=False,
                 inline=False, tiered=False)
-  assert _nested_call_kernel(jit_p.impl, params) is None
-  kernel = _nested_call_kernel(jit_p.impl, dict(params, tiered=True))
+  assert nested_call_kernel(jit_p.impl, params) is None
+  kernel = nested_call_kernel(jit_p.impl, dict(params, tiered=True))
   out, = kernel(np.ones(3, np.float32), **params)
   np.testing.assert_array_equal(out, np.full(3, 2.0, np.float32))
 
@@ -325,7 +326,7 @@ def test_nested_custom_jvp_call_runs_its_primal_program():
   while len(closed.jaxpr.eqns) == 1 and closed.jaxpr.eqns[0].primitive is jit_p:
     closed = closed.jaxpr.eqns[0].params["jaxpr"]
   eqn, = closed.jaxpr.eqns
-  kernel = _nested_call_kernel(eqn.primitive.impl, eqn.params)
+  kernel = nested_call_kernel(eqn.primitive.impl, eqn.params)
   assert kernel is not None
   x = np.array([0.0, -0.0, 1e-45, -3.5, np.inf, np.nan, 6e37], np.float32)
   mantissa, exponent = kernel(x, **eqn.params)

@@ -9,7 +9,7 @@ import pytest
 
 import openjax as jax
 import openjax.numpy as jnp
-from openjax._src.api.eager_call import inline_interpreted_calls
+from openjax._src.control.nested_calls import inline_interpreted_calls
 from openjax._src.control.closed_call import jit_p
 from openjax._src.control.custom_derivatives import custom_jvp_call_p
 from openjax._src.core import eval_jaxpr

@@ -8,7 +8,7 @@ A call is keyed by ``config.state_key()`` and its arguments' kinds
 (``Program.library_runner``) that decides once what the general path
 decides per call: how each argument becomes a value, which results are
 arguments as they are, whether the program runs as an interpreted call,
-and the programs of nested calls (``_nested_call_kernel``). A library call
+and the programs of nested calls (``control/nested_calls.nested_call_kernel``). A library call
 costs its kernels plus ~2 us.
 """
 from __future__ import annotations
@@ -19,15 +19,11 @@ from typing import Callable
 from openjax._src import tree_util
 from openjax._src.api.library_compile import NO_KEY, eager_leaf_key, library_outputs
 from openjax._src.config import config
-from openjax._src.control.closed_call import jit_p
-from openjax._src.control.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
-from openjax._src.core import (Array, ClosedJaxpr, Literal, Var, jaxprs_in_params,
-                               program_of)
+from openjax._src.control.nested_calls import inline_interpreted_calls, nested_call_kernel
+from openjax._src.core import Array, jaxprs_in_params, program_of
 from openjax._src.core.array import ShardedBuffer
-from openjax._src.core.jaxpr import DropVar
 from openjax._src.core.placement import commit, committed_device
 from openjax._src.core.trace import SCALAR_TYPES, eager_config
-from openjax._src.interpreters.fold_reductions import folded
 from openjax._src.runtime.pipeline import interpreting_first_call
 
 INLINE = object()   # an eager library call known to run inline (as the function itself)
@@ -149,80 +145,12 @@ def call_eager(wrapped, args, kwargs):
 _PRIMITIVES_PACKAGE = "openjax._src.primitives."
 
 
-def _nested_call_kernel(impl, params):
-  """The kernel of a nested call in an eager library program (``jnp.median``
-  calls ``quantile``, ``jnp.frexp`` a custom_jvp function): the runner of
-  its program, made once (with its own nested calls' kernels), where the
-  call's impl looks up and builds it on every call. The program runs
-  interpreted (``interpreting_first_call``), where jit's impl interprets
-  such calls too; calls that must run compiled (``tiered=False``) keep the
-  impl."""
-  if impl is jit_p.impl:
-    if not params["tiered"]:
-      return None
-    closed = folded(params["jaxpr"])   # interpreted as lowered, as jit's impl does
-  elif impl is custom_jvp_call_p.impl or impl is custom_vjp_call_p.impl:
-    closed = params["call_jaxpr"]   # the primal function, as their impls run it
-  else:
-    return None
-  run = program_of(closed.jaxpr).runner(closed.consts, _nested_call_kernel)
-  return lambda *values, **_: run(values)
-
-
-def _interpreted_call(eqn):
-  """The jaxpr a nested call of an eager library program runs interpreted,
-  as ``_nested_call_kernel`` runs it; None for other equations."""
-  p = eqn.primitive
-  if p is jit_p:
-    return folded(eqn.params["jaxpr"]) if eqn.params["tiered"] else None
-  if p is custom_jvp_call_p or p is custom_vjp_call_p:
-    return eqn.params["call_jaxpr"]
-  return None
-
-
-def inline_interpreted_calls(closed: ClosedJaxpr) -> ClosedJaxpr:
-  """``closed`` with the nested calls its eager program interprets (jit,
-  custom_jvp/vjp's primal) replaced by their equations: the same kernels
-  run, without a nested program's entry and exit per call (~2-3 us each;
-  ``jnp.ldexp`` makes 8 such calls). Inner constants become constants of
-  the whole; the values of an inlined jaxpr get fresh variables (one jaxpr
-  may be called twice)."""
-  if not any(_interpreted_call(e) is not None for e in closed.jaxpr.eqns):
-    return closed
-  constvars, consts, eqns = list(closed.jaxpr.constvars), list(closed.consts), []
-
-  def walk(jaxpr, env: dict, fresh: bool) -> list:
-    def read(a):
-      return a if type(a) is Literal else env.get(a, a)
-    for eqn in jaxpr.eqns:
-      ins = [read(a) for a in eqn.invars]
-      inner = _interpreted_call(eqn)
-      if inner is None:
-        outs = eqn.outvars
-        if fresh:
-          outs = [v if type(v) is DropVar else Var(v.aval) for v in outs]
-          env.update(zip(eqn.outvars, outs))
-        eqns.append(eqn.replace(invars=ins, outvars=outs))
-        continue
-      sub = dict(zip(inner.jaxpr.invars, ins))
-      for v, c in zip(inner.jaxpr.constvars, inner.consts):
-        sub[v] = Var(v.aval)
-        constvars.append(sub[v])
-        consts.append(c)
-      env.update((v, r) for v, r in zip(eqn.outvars, walk(inner.jaxpr, sub, True))
-                 if type(v) is not DropVar)
-    return [read(a) for a in jaxpr.outvars]
-  outvars = walk(closed.jaxpr, {}, False)
-  return ClosedJaxpr(closed.jaxpr.replace(constvars=constvars, eqns=eqns, outvars=outvars),
-                     consts)
-
-
 def _eager_runner(entry, leaves: list) -> Callable | None:
   """``leaves -> results`` for the eager calls of a library function keyed
   as this one (``Program.library_runner``), or None (``run_program``)."""
   flat = inline_interpreted_calls(entry.closed_jaxpr)
   made = program_of(flat.jaxpr).library_runner(flat.consts, leaves, entry.single,
-                                               _nested_call_kernel)
+                                               nested_call_kernel)
   if made is None:
     return None
   run, impls = made

@@ -24,9 +24,10 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Primitive, ShapedArray, Var,
-                               dce_jaxpr, eval_jaxpr, get_aval, program_of, set_current_trace)
+                               dce_jaxpr, eval_jaxpr, get_aval, set_current_trace)
 from openjax._src.core.jaxpr import JaxprTypeError
 from openjax._src.core.sharding_rules import TYPED_BY_SUB_JAXPR, replicated_rule
+from openjax._src.control.nested_calls import loop_runner
 from openjax._src.interpreters.batching import batch_jaxpr
 from openjax._src.interpreters.jvp import jvp_jaxpr
 from openjax._src.interpreters.partial_eval import partial_eval_jaxpr
@@ -100,7 +101,7 @@ def select_branch(index, n: int) -> int:
 @cond_p.def_impl
 def _cond_impl(index, *args, branches):
   branch = branches[select_branch(index, len(branches))]
-  return program_of(branch.jaxpr).runner(branch.consts)(args)
+  return loop_runner(branch)(args)
 
 
 def _typematch(a: ShapedArray, b: ShapedArray) -> bool:

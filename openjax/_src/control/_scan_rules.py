@@ -23,12 +23,13 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src.core import (ClosedJaxpr, Jaxpr, JaxprTypeError, Literal, Primitive, ShapedArray,
                                Tracer, Var, canonical_value, eval_jaxpr, eval_trace,
-                               jaxprs_in_params, program_of, set_current_trace, typematch)
+                               jaxprs_in_params, set_current_trace, typematch)
 from openjax._src.core.sharding_rules import TYPED_BY_SUB_JAXPR
 from openjax._src.interpreters.batching import batch_jaxpr
 from openjax._src.interpreters.partial_eval import partial_eval_jaxpr
 from openjax._src.interpreters.staging import trace_to_jaxpr
 from openjax._src.control.loop_dispatch import carry_in_place, fits_one_dispatch, in_one_dispatch
+from openjax._src.control.nested_calls import loop_runner
 from openjax._src.primitives.base.structural import broadcast_in_dim, moveaxis
 
 scan_p = Primitive("scan", multiple_results=True)
@@ -156,7 +157,7 @@ scan_p.mark_not_applicable("sharding_rule", TYPED_BY_SUB_JAXPR)
 @scan_p.def_impl
 def _scan_impl(*args, reverse, length, jaxpr, num_consts, num_carry, unroll):
   consts, carry, xs = split_list(args, [num_consts, num_carry])
-  run = program_of(jaxpr.jaxpr).runner(jaxpr.consts)
+  run = loop_runner(jaxpr)
   # ys are written in place into preallocated stacks (no list of slices to
   # concatenate at the end).
   ys = [np.empty((length,) + a.shape, a.dtype) for a in jaxpr.out_avals[num_carry:]]

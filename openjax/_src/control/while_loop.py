@@ -22,7 +22,7 @@ from openjax._src import dtypes, tree_util
 from openjax._src.config import config
 from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, JaxprEqn, JaxprTypeError, Primitive,
                                ShapedArray, Tracer, Var, array_of, canonical_value, get_aval,
-                               eqn_effects, jaxpr_effects, jaxprs_in_params, live_eqns, program_of,
+                               eqn_effects, jaxpr_effects, jaxprs_in_params, live_eqns,
                                set_current_trace, typematch)
 from openjax._src.core.avals import ordered_axes
 from openjax._src.core.sharding_rules import TYPED_BY_SUB_JAXPR
@@ -34,6 +34,7 @@ from openjax._src.interpreters.staging import trace_to_jaxpr
 from openjax._src.control.trace_cache import TraceCache, avals_key, fun_key
 from openjax._src.primitives.collectives.collectives import current_axis_env
 from openjax._src.control.loop_dispatch import carry_in_place, fits_one_dispatch, in_one_dispatch
+from openjax._src.control.nested_calls import loop_runner
 from openjax._src.primitives.base.reduce_lowering import reduce, select
 from openjax._src.primitives.base.ad_util import Zero, tangent_aval
 from openjax._src.primitives.base.structural import broadcast_in_dim, instantiate_zeros, moveaxis
@@ -84,15 +85,16 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
     except ConcretizationTypeError:
       pass   # a traced predicate (e.g. under vmap): run the primitive instead
 
-  paths_leaves, in_tree = tree_util.tree_flatten_with_path(init_val)
-  init_vals = [leaf for _, leaf in paths_leaves]
+  init_vals, in_tree = tree_util.tree_flatten(init_val)
   init_avals = tuple(get_aval(x) for x in init_vals)
   key = (fun_key(cond_fun), fun_key(body_fun), in_tree, avals_key(init_avals),
          config.values_snapshot(), current_axis_env())
   loop = _loops.get(key)
   if loop is None:
-    loop = _PreparedWhile(cond_fun, body_fun, in_tree, [p for p, _ in paths_leaves],
-                          list(init_vals), list(init_avals))
+    # The carry's paths (for error messages) only when tracing: ~1 us a call.
+    paths = [p for p, _ in tree_util.tree_flatten_with_path(init_val)[0]]
+    loop = _PreparedWhile(cond_fun, body_fun, in_tree, paths, list(init_vals),
+                          list(init_avals))
     if not loop.holds_tracers:
       _loops.put(key, loop, (*loop.cond_consts, *loop.body_consts))
   return loop.bind(init_vals)
@@ -330,8 +332,7 @@ def _while_impl(*args, cond_jaxpr: ClosedJaxpr, body_jaxpr: ClosedJaxpr, cond_nc
   cond_consts = list(args[:cond_nconsts])
   body_consts = list(args[cond_nconsts:cond_nconsts + body_nconsts])
   carry = list(args[cond_nconsts + body_nconsts:])
-  run_cond = program_of(cond_jaxpr.jaxpr).runner(cond_jaxpr.consts)
-  run_body = program_of(body_jaxpr.jaxpr).runner(body_jaxpr.consts)
+  run_cond, run_body = loop_runner(cond_jaxpr), loop_runner(body_jaxpr)
   if cond_jaxpr.out_avals[0].shape == ():
     while run_cond(cond_consts + carry)[0]:
       carry = run_body(body_consts + carry)

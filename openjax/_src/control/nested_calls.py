@@ -1,0 +1,141 @@
+"""Nested calls in interpreted programs: the kernels that run a ``jit`` or a
+custom-derivative call inside a program's steps without the call's impl.
+
+A nested call's impl builds its program's runner on every call (jit's impl
+also folds its jaxpr's reductions and decides its tier each time): ~2-3 us
+for a call in an eager library program, and ~50 us for a nested ``jit`` in
+a loop body, paid on every trip. The kernels here make the nested program's
+runner once, when the calling program's runner is made, and run the same
+steps: an eager library program (``api/eager_call``) and the loop bodies and
+branches of ``while``, ``scan`` and ``cond`` (``loop_runner``) use them.
+"""
+from __future__ import annotations
+
+import weakref
+from typing import Callable
+
+from openjax._src.config import config
+from openjax._src.control.closed_call import jit_p
+from openjax._src.control.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
+from openjax._src.core import ClosedJaxpr, Literal, Var, program_of
+from openjax._src.core.jaxpr import DropVar
+from openjax._src.core.trace import eager_config
+from openjax._src.interpreters.fold_reductions import folded
+from openjax._src.runtime.pipeline import compiling
+
+
+def _call_kernels(interpret_jits: bool) -> Callable:
+  """The ``step_kernel`` of ``Program.runner`` for nested calls:
+  custom_jvp/vjp calls run their primal function's runner, as their impls
+  do; with ``interpret_jits``, tiered ``jit`` calls run their folded
+  jaxpr's runner, as jit's impl does when it interprets (calls marked
+  ``tiered=False`` keep the impl, which compiles them). Without it every
+  ``jit`` keeps its impl (which compiles it under the ``iree`` executor)."""
+  def kernel(impl, params):
+    if impl is jit_p.impl:
+      if not (interpret_jits and params["tiered"]):
+        return None
+      closed = folded(params["jaxpr"])   # interpreted as lowered, as jit's impl does
+    elif impl is custom_jvp_call_p.impl or impl is custom_vjp_call_p.impl:
+      closed = params["call_jaxpr"]   # the primal function, as their impls run it
+    else:
+      return None
+    run = program_of(closed.jaxpr).runner(closed.consts, kernel)
+    return lambda *values, **_: run(values)
+  return kernel
+
+
+#: Nested calls of a program that runs interpreted (an eager library
+#: program under ``interpreting_first_call``, where jit's impl interprets
+#: tiered calls too).
+nested_call_kernel = _call_kernels(True)
+#: Nested calls of a program run where jit's impl compiles tiered calls:
+#: custom-derivative calls alone are replaced.
+custom_call_kernel = _call_kernels(False)
+
+
+def interpreted_call(eqn):
+  """The jaxpr a nested call of an eager library program runs interpreted,
+  as ``nested_call_kernel`` runs it; None for other equations."""
+  p = eqn.primitive
+  if p is jit_p:
+    return folded(eqn.params["jaxpr"]) if eqn.params["tiered"] else None
+  if p is custom_jvp_call_p or p is custom_vjp_call_p:
+    return eqn.params["call_jaxpr"]
+  return None
+
+
+def inline_interpreted_calls(closed: ClosedJaxpr) -> ClosedJaxpr:
+  """``closed`` with the nested calls its eager program interprets (jit,
+  custom_jvp/vjp's primal) replaced by their equations: the same kernels
+  run, without a nested program's entry and exit per call (~2-3 us each;
+  ``jnp.ldexp`` makes 8 such calls). Inner constants become constants of
+  the whole; the values of an inlined jaxpr get fresh variables (one jaxpr
+  may be called twice)."""
+  if not any(interpreted_call(e) is not None for e in closed.jaxpr.eqns):
+    return closed
+  constvars, consts, eqns = list(closed.jaxpr.constvars), list(closed.consts), []
+
+  def walk(jaxpr, env: dict, fresh: bool) -> list:
+    def read(a):
+      return a if type(a) is Literal else env.get(a, a)
+    for eqn in jaxpr.eqns:
+      ins = [read(a) for a in eqn.invars]
+      inner = interpreted_call(eqn)
+      if inner is None:
+        outs = eqn.outvars
+        if fresh:
+          outs = [v if type(v) is DropVar else Var(v.aval) for v in outs]
+          env.update(zip(eqn.outvars, outs))
+        eqns.append(eqn.replace(invars=ins, outvars=outs))
+        continue
+      sub = dict(zip(inner.jaxpr.invars, ins))
+      for v, c in zip(inner.jaxpr.constvars, inner.consts):
+        sub[v] = Var(v.aval)
+        constvars.append(sub[v])
+        consts.append(c)
+      env.update((v, r) for v, r in zip(eqn.outvars, walk(inner.jaxpr, sub, True))
+                 if type(v) is not DropVar)
+    return [read(a) for a in jaxpr.outvars]
+  outvars = walk(closed.jaxpr, {}, False)
+  return ClosedJaxpr(closed.jaxpr.replace(constvars=constvars, eqns=eqns, outvars=outvars),
+                     consts)
+
+
+# ClosedJaxpr -> {(flags' state key, whether tiered jits interpret): runner}
+_loop_runners: "weakref.WeakKeyDictionary[ClosedJaxpr, dict]" = weakref.WeakKeyDictionary()
+
+
+def loop_runner(closed: ClosedJaxpr) -> Callable:
+  """The runner (``Program.runner``) of a loop's cond or body, or a cond's
+  branch, for its impl: made once per jaxpr, flags and tier. Where jit's
+  impl would interpret a tiered call now (inside an interpreted call: an
+  eager library program), the nested calls' equations are inlined
+  (``inline_interpreted_calls``), so a loop whose body calls a library
+  function (``jnp.where`` is one) runs that function's steps each trip, not
+  its impl; elsewhere custom-derivative calls run their primal's runner
+  and ``jit`` calls keep their impl (compiled). With the debug flags on,
+  nested calls are not inlined (each step is checked as before). The debug flags (read when a runner is made) are part of the
+  key through ``config.state_key()``."""
+  interpret = not compiling()
+  key = (config.state_key(), interpret)
+  runners = _loop_runners.get(closed)
+  if runners is None:
+    runners = _loop_runners[closed] = {}
+  run = runners.get(key)
+  if run is None:
+    if len(runners) >= 8:   # flags set and reset many times: keep the newest few
+      runners.clear()
+    if interpret and eager_config.flags_ok:
+      # The nested calls' steps inlined: ~1 us a step where a nested
+      # program's entry costs ~3 us (a loop body of ``jnp.where`` calls).
+      flat = inline_interpreted_calls(closed)
+      run = program_of(flat.jaxpr).runner(flat.consts, nested_call_kernel)
+    else:
+      run = program_of(closed.jaxpr).runner(closed.consts, custom_call_kernel)
+    runners[key] = run
+  return run
+
+
+__all__ = ["nested_call_kernel", "custom_call_kernel", "interpreted_call",
+           "inline_interpreted_calls", "loop_runner"]
