@@ -68,13 +68,17 @@ def map_coordinates(input, coordinates, order: int, mode: str = "constant", cval
                               f"{mode}. Currently supported modes are {set(_INDEX_FIXERS)}.")
   if order not in (0, 1):
     raise NotImplementedError("jax.scipy.ndimage.map_coordinates currently requires order<=1")
-  return _map_coordinates(input_arr, tuple(coords), order, mode, jnp.asarray(cval, input_arr.dtype))
+  return _map_coordinates(order, mode, input_arr, cval, *coords)
 
 
 # One cached program per signature: eagerly ~1 us a step, where op by op the
-# corners' gathers, clips and products each took a dispatch.
-@functools.partial(util.jit, static_argnums=(2, 3))
-def _map_coordinates(input_arr, coords, order: int, mode: str, cval):
+# corners' gathers, clips and products each took a dispatch. The coordinates
+# come as separate arguments and cval as given: an eager call keys each Array
+# and scalar inline, where a tuple of coordinates (a pytree) took jit's general
+# path every call (~100 us at 10 points).
+@functools.partial(util.jit, static_argnums=(0, 1))
+def _map_coordinates(order: int, mode: str, input_arr, cval, *coords):
+  cval = jnp.asarray(cval, input_arr.dtype)
   fixer = _INDEX_FIXERS[mode]
   per_axis = []
   for coordinate, size in zip(coords, input_arr.shape):
