@@ -1,0 +1,180 @@
+"""Eager library programs of jax.image, jax.nn, jax.scipy.ndimage and
+jax.scipy.fft (issue 14's eager sweep, session 11): each eager call after the
+first runs its cached program (no trace, no jit general path, no compiled
+call), and the reformulated DCTs keep SciPy's values at every size parity."""
+import numpy as np
+import pytest
+import scipy.fft
+import scipy.ndimage
+
+import openjax as jax
+import openjax.numpy as jnp
+from openjax import image, nn
+from openjax._src.api.jit import JitWrapped
+from openjax.scipy import fft as jsp_fft
+from openjax.scipy import ndimage
+
+
+@pytest.fixture
+def general_calls(monkeypatch):
+  """Counts jit's general-path entries (trace lookup, compiled call)."""
+  counts = {"entry": 0, "call": 0}
+  library_entry, call = JitWrapped._library_entry, JitWrapped._call
+
+  def counted_entry(self, args, kwargs):
+    counts["entry"] += 1
+    return library_entry(self, args, kwargs)
+
+  def counted_call(self, args, kwargs, fast_key):
+    counts["call"] += 1
+    return call(self, args, kwargs, fast_key)
+
+  monkeypatch.setattr(JitWrapped, "_library_entry", counted_entry)
+  monkeypatch.setattr(JitWrapped, "_call", counted_call)
+  return counts
+
+
+def _repeat_calls_stay_cached(counts, f, *args, n=3):
+  first = f(*args)
+  counts["entry"] = counts["call"] = 0
+  for _ in range(n):
+    np.testing.assert_array_equal(np.asarray(f(*args)), np.asarray(first))
+  assert counts == {"entry": 0, "call": 0}, counts
+  return first
+
+
+def _img(shape):
+  n = int(np.prod(shape))
+  return jnp.asarray((np.sin(np.arange(n) * 0.7) * 3).reshape(shape), np.float32)
+
+
+@pytest.mark.parametrize("method,src,dst", [
+    ("linear", (3, 4, 2), (6, 9, 2)), ("area", (6, 6), (2, 3)), ("nearest", (3, 4), (5, 7)),
+    ("lanczos3", (7, 9), (3, 4)), ("cubic", (4, 5), (7, 3))])
+def test_resize_is_one_cached_program(general_calls, method, src, dst):
+  x = _img(src)
+  got = _repeat_calls_stay_cached(general_calls, lambda a: image.resize(a, dst, method), x)
+  np.testing.assert_allclose(np.asarray(got), np.asarray(jax.jit(
+      lambda a: image.resize(a, dst, method))(x)), rtol=1e-6, atol=1e-6)
+
+
+def test_resize_jaxpr_nests_like_jax():
+  # JAX jits its _resize with static shape/method/antialias/precision.
+  jaxpr = jax.make_jaxpr(lambda a: image.resize(a, (6, 9, 2), "linear"))(_img((3, 4, 2)))
+  eqn, = jaxpr.jaxpr.eqns
+  assert eqn.primitive.name == "jit" and eqn.params["name"] == "_resize"
+
+
+def test_resize_static_arguments_key_the_program():
+  x = _img((4, 4))
+  a = image.resize(x, (2, 2), "linear", antialias=True)
+  b = image.resize(x, (2, 2), "linear", antialias=False)
+  c = image.resize(x, (8, 8), "linear")
+  assert a.shape == b.shape == (2, 2) and c.shape == (8, 8)
+  assert not np.allclose(np.asarray(a), np.asarray(b))
+
+
+@pytest.mark.parametrize("name,f", [
+    ("leaky_relu_slope", lambda x: nn.leaky_relu(x, 0.2)),
+    ("elu_alpha", lambda x: nn.elu(x, 0.5)),
+    ("celu", lambda x: nn.celu(x, 0.7)),
+    ("silu", nn.silu),
+    ("selu", nn.selu),
+    ("glu", nn.glu),
+    ("log_softmax", nn.log_softmax),
+    ("standardize", nn.standardize),
+])
+def test_nn_activations_run_as_eager_programs(general_calls, name, f):
+  x = jnp.asarray(np.linspace(-3, 3, 12, dtype=np.float32).reshape(3, 4))
+  got = _repeat_calls_stay_cached(general_calls, f, x)
+  with jax.disable_jit():
+    want = f(x)
+  np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6, atol=1e-7)
+  assert got.dtype == want.dtype
+
+
+def test_one_hot_runs_as_eager_program(general_calls):
+  i = jnp.asarray(np.array([[-1, 0, 4], [5, 2, 1]], np.int32))
+  got = _repeat_calls_stay_cached(general_calls, lambda a: nn.one_hot(a, 5, axis=0,
+                                                                       dtype=np.int8), i)
+  assert got.dtype == np.int8 and got.shape == (5, 2, 3)
+  np.testing.assert_array_equal(np.asarray(got),
+                                (np.asarray(i)[None] == np.arange(5)[:, None, None]))
+
+
+@pytest.mark.parametrize("order", [0, 1])
+@pytest.mark.parametrize("mode", ["constant", "reflect", "wrap"])
+def test_map_coordinates_repeat_calls_skip_general_path(general_calls, order, mode):
+  rng = np.random.default_rng(order)
+  im = rng.random((4, 3)).astype(np.float32)
+  r = rng.uniform(-1, 4, 10).astype(np.float32)
+  c = rng.uniform(-1, 3, 10).astype(np.float32)
+  args = [jnp.asarray(a) for a in (im, r, c)]
+  got = _repeat_calls_stay_cached(
+      general_calls, lambda a, b, d: ndimage.map_coordinates(a, [b, d], order, mode, 0.5),
+      *args)
+  with jax.disable_jit():   # op by op: the same definition, no program
+    np.testing.assert_allclose(
+        np.asarray(got), np.asarray(ndimage.map_coordinates(*args[:1], args[1:], order, mode,
+                                                            0.5)), rtol=1e-6, atol=1e-6)
+  # SciPy agrees away from the borders (its rounding and constant-mode edges differ).
+  inside = (r >= 0.6) & (r <= 2.4) & (c >= 0.6) & (c <= 1.4)
+  want = scipy.ndimage.map_coordinates(im, [r, c], order=order, mode=mode, cval=0.5)
+  np.testing.assert_allclose(np.asarray(got)[inside], want[inside], rtol=1e-5, atol=1e-5)
+
+
+def test_map_coordinates_array_cval_and_int_input():
+  im = jnp.asarray(np.arange(12, dtype=np.int32).reshape(4, 3))
+  coords = [jnp.asarray([0.4, 2.6, 7.0]), jnp.asarray([1.5, 0.2, 0.0])]
+  got = ndimage.map_coordinates(im, coords, 1, "constant", jnp.asarray(-3))
+  assert got.dtype == np.int32
+  want = scipy.ndimage.map_coordinates(np.asarray(im), [np.asarray(c) for c in coords],
+                                       order=1, mode="constant", cval=-3)
+  np.testing.assert_array_equal(np.asarray(got)[2], want[2])
+
+
+def _inner_eqns(f, x):
+  jaxpr = jax.make_jaxpr(f)(x)
+  eqn, = jaxpr.jaxpr.eqns
+  return [e for e in eqn.params["jaxpr"].jaxpr.eqns]
+
+
+@pytest.mark.parametrize("norm", [None, "ortho"])
+def test_dct_axis_is_a_short_program(norm):
+  # A gather, the FFT, a product by a folded constant (and its broadcast), real.
+  x = jnp.ones((3, 8), np.float32)
+  assert len(_inner_eqns(lambda a: jsp_fft.dct(a, norm=norm), x)) <= 6
+  # Two gathers, two products by constants (their broadcasts, the conversions to
+  # complex), a sum, the FFT, real.
+  assert len(_inner_eqns(lambda a: jsp_fft.idct(a, norm=norm), x)) <= 11
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 7, 8, 9])
+@pytest.mark.parametrize("norm", [None, "ortho"])
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_dct_idct_every_parity(n, norm, axis):
+  rng = np.random.default_rng(n)
+  x = rng.standard_normal((n, n + 1) if axis == 0 else (3, n)).astype(np.float32)
+  np.testing.assert_allclose(np.asarray(jsp_fft.dct(x, norm=norm, axis=axis)),
+                             scipy.fft.dct(x, norm=norm, axis=axis), rtol=1e-5, atol=1e-5)
+  np.testing.assert_allclose(np.asarray(jsp_fft.idct(x, norm=norm, axis=axis)),
+                             scipy.fft.idct(x, norm=norm, axis=axis), rtol=1e-5, atol=1e-5)
+  y = jsp_fft.idct(jsp_fft.dct(x, norm=norm, axis=axis), norm=norm, axis=axis)
+  np.testing.assert_allclose(np.asarray(y), x, rtol=1e-5, atol=1e-5)
+
+
+def test_dct_complex_and_float64_and_grad():
+  rng = np.random.default_rng(0)
+  x = (rng.standard_normal((4, 5)) + 1j * rng.standard_normal((4, 5))).astype(np.complex64)
+  np.testing.assert_allclose(np.asarray(jsp_fft.dctn(x, norm="ortho")),
+                             scipy.fft.dctn(x, norm="ortho"), rtol=1e-5, atol=1e-5)
+  with jax.enable_x64():
+    x64 = rng.standard_normal((5, 6))
+    got = jsp_fft.idctn(x64)
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(np.asarray(got), scipy.fft.idctn(x64), rtol=1e-12)
+  # The DCT is linear: its gradient of sum(dct(x) * w) is dct's transpose applied to w.
+  w = rng.standard_normal(7).astype(np.float32)
+  g = jax.grad(lambda a: jnp.sum(jsp_fft.dct(a, norm="ortho") * w))(jnp.zeros(7, np.float32))
+  np.testing.assert_allclose(np.asarray(g), scipy.fft.idct(w, norm="ortho"), rtol=1e-5,
+                             atol=1e-5)
