@@ -178,3 +178,52 @@ def test_dct_complex_and_float64_and_grad():
   g = jax.grad(lambda a: jnp.sum(jsp_fft.dct(a, norm="ortho") * w))(jnp.zeros(7, np.float32))
   np.testing.assert_allclose(np.asarray(g), scipy.fft.idct(w, norm="ortho"), rtol=1e-5,
                              atol=1e-5)
+
+
+def test_rotation_matrix_is_one_contraction_and_matches_scipy():
+  from scipy.spatial.transform import Rotation as ScipyRotation
+  from openjax.scipy.spatial.transform import Rotation
+  q = np.random.default_rng(3).standard_normal((6, 4)).astype(np.float32)
+  np.testing.assert_allclose(np.asarray(Rotation.from_quat(q).as_matrix()),
+                             ScipyRotation.from_quat(q).as_matrix(), rtol=1e-5, atol=1e-6)
+  np.testing.assert_allclose(np.asarray(Rotation.from_quat(q[2]).as_matrix()),
+                             ScipyRotation.from_quat(q[2]).as_matrix(), rtol=1e-5, atol=1e-6)
+  # Unnormalised quaternions give the quadratic forms scaled by |q|^2, as written out.
+  x, y, z, w = q[0]
+  want = [[x * x - y * y - z * z + w * w, 2 * (x * y - z * w), 2 * (x * z + y * w)],
+          [2 * (x * y + z * w), -x * x + y * y - z * z + w * w, 2 * (y * z - x * w)],
+          [2 * (x * z - y * w), 2 * (y * z + x * w), -x * x - y * y + z * z + w * w]]
+  np.testing.assert_allclose(np.asarray(Rotation(jnp.asarray(q[0])).as_matrix()), want,
+                             rtol=1e-5, atol=1e-5)
+  jaxpr = jax.make_jaxpr(lambda a: Rotation(a).as_matrix())(jnp.asarray(q))
+  eqn, = jaxpr.jaxpr.eqns
+  assert len(eqn.params["jaxpr"].jaxpr.eqns) <= 8
+
+
+@pytest.mark.parametrize("inverse", [False, True])
+def test_rotation_apply_and_magnitude_are_cached_programs(general_calls, inverse):
+  from scipy.spatial.transform import Rotation as ScipyRotation
+  from openjax.scipy.spatial.transform import Rotation
+  rng = np.random.default_rng(4)
+  q = jnp.asarray(rng.standard_normal((4, 4)).astype(np.float32))
+  v = jnp.asarray(rng.standard_normal((4, 3)).astype(np.float32))
+  r = Rotation.from_quat(q)
+  got = _repeat_calls_stay_cached(general_calls, lambda a: r.apply(a, inverse=inverse), v)
+  np.testing.assert_allclose(np.asarray(got), ScipyRotation.from_quat(np.asarray(q)).apply(
+      np.asarray(v), inverse=inverse), rtol=1e-5, atol=1e-5)
+  mag = _repeat_calls_stay_cached(general_calls, lambda a: Rotation(a).magnitude(), r.quat)
+  np.testing.assert_allclose(np.asarray(mag), ScipyRotation.from_quat(np.asarray(q))
+                             .magnitude(), rtol=1e-5, atol=1e-6)
+  g = jax.grad(lambda a: jnp.sum(Rotation.from_quat(a).apply(v, inverse=inverse)))(q)
+  assert g.shape == (4, 4) and np.all(np.isfinite(np.asarray(g)))
+
+
+def test_rotation_apply_and_magnitude_are_one_program_each():
+  # One cached program a call (eagerly its kernels) rather than op-by-op dispatches.
+  from openjax.scipy.spatial.transform import Rotation
+  q, v = jnp.ones((4, 4)), jnp.ones((4, 3))
+  for f, args in ((lambda a: Rotation(a).magnitude(), (q,)),
+                  (lambda a, b: Rotation(a).apply(b), (q, v)),
+                  (lambda a, b: Rotation(a).apply(b, inverse=True), (q, v))):
+    eqn, = jax.make_jaxpr(f)(*args).jaxpr.eqns
+    assert eqn.primitive.name == "jit"
