@@ -227,3 +227,25 @@ def test_rotation_apply_and_magnitude_are_one_program_each():
                   (lambda a, b: Rotation(a).apply(b, inverse=True), (q, v))):
     eqn, = jax.make_jaxpr(f)(*args).jaxpr.eqns
     assert eqn.primitive.name == "jit"
+
+
+def test_fftconvolve_pads_to_fast_lengths():
+  from openjax._src.scipy import signal as signal_impl
+  assert [signal_impl._fast_len(n) for n in (1, 7, 11, 13, 1459, 1751, 1470)] == \
+      [1, 7, 12, 14, 1470, 1764, 1470]
+  # The transforms run at the padded lengths; the result is still the linear convolution.
+  from openjax.scipy import signal as jsig
+  import scipy.signal
+  rng = np.random.default_rng(5)
+  for s1, s2 in (((13, 11), (5, 3)), ((17,), (4,)), ((6, 9), (6, 9))):
+    a = rng.standard_normal(s1).astype(np.float32)
+    b = rng.standard_normal(s2).astype(np.float32)
+    for mode in ("full", "same", "valid"):
+      np.testing.assert_allclose(np.asarray(jsig.fftconvolve(a, b, mode)),
+                                 scipy.signal.fftconvolve(a, b, mode), rtol=1e-4, atol=1e-5)
+    c = (a + 1j * a[::-1]).astype(np.complex64)
+    np.testing.assert_allclose(np.asarray(jsig.fftconvolve(c, b)),
+                               scipy.signal.fftconvolve(c, b), rtol=1e-4, atol=1e-5)
+  jaxpr = jax.make_jaxpr(lambda x, y: jsig.fftconvolve(x, y))(jnp.ones((13, 11)),
+                                                              jnp.ones((5, 3)))
+  assert "fft_lengths=(18, 14)" in str(jaxpr)   # full shape (17, 13) padded
