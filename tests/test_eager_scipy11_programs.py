@@ -249,3 +249,38 @@ def test_fftconvolve_pads_to_fast_lengths():
   jaxpr = jax.make_jaxpr(lambda x, y: jsig.fftconvolve(x, y))(jnp.ones((13, 11)),
                                                               jnp.ones((5, 3)))
   assert "fft_lengths=(18, 14)" in str(jaxpr)   # full shape (17, 13) padded
+
+
+@pytest.mark.parametrize("name,f,op", [
+    ("gelu", lambda x: nn.gelu(x), "tanh"),
+    ("softmax", lambda x: nn.softmax(x, axis=0), "exp"),
+])
+def test_unjitted_nn_functions_run_eagerly_as_one_program(monkeypatch, name, f, op):
+  # JAX does not jit gelu/softmax: traced they stay inline (no jit equation);
+  # eagerly their body runs once per signature (a cached program), not per call.
+  from openjax._src.nn import jnp as nn_jnp
+  x = jnp.asarray(np.linspace(-2, 2, 15, dtype=np.float32).reshape(5, 3))
+  assert all(e.primitive.name != "jit" for e in jax.make_jaxpr(f)(x).jaxpr.eqns)
+  calls = []
+  original = getattr(nn_jnp, op)
+  monkeypatch.setattr(nn_jnp, op, lambda *a, **k: calls.append(1) or original(*a, **k))
+  y = jnp.asarray(np.linspace(-1, 3, 21, dtype=np.float32).reshape(7, 3))  # a new signature
+  first = f(y)
+  traced = len(calls)
+  for _ in range(3):
+    np.testing.assert_array_equal(np.asarray(f(y)), np.asarray(first))
+  assert len(calls) == traced
+  with jax.disable_jit():
+    np.testing.assert_allclose(np.asarray(f(y)), np.asarray(first), rtol=1e-6, atol=1e-7)
+
+
+def test_softmax_program_follows_the_custom_jvp_flag():
+  x = jnp.asarray(np.array([0.5, -1.0, 2.0], np.float32))
+  t = jnp.asarray(np.array([1.0, 0.0, -1.0], np.float32))
+  plain = jax.jvp(nn.softmax, (x,), (t,))
+  with jax.softmax_custom_jvp(True):
+    custom = jax.jvp(nn.softmax, (x,), (t,))
+    eager = nn.softmax(x)
+  for a, b in zip(plain, custom):
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6, atol=1e-7)
+  np.testing.assert_allclose(np.asarray(eager), np.asarray(plain[0]), rtol=1e-6)

@@ -21,6 +21,7 @@ from openjax._src.api.custom_derivatives import custom_jvp
 from openjax._src.core import str_short_of
 from openjax._src.nn import jnp
 from openjax._src.numpy import util
+from openjax._src.numpy.eager_programs import eager_program
 from openjax._src.numpy.util import canonicalize_axis, ensure_arraylike, promote_args_inexact
 
 __all__ = ["identity", "relu", "relu6", "squareplus", "softplus", "sparse_plus", "soft_sign",
@@ -173,6 +174,9 @@ def selu(x):
   return _SELU_SCALE * elu(x, _SELU_ALPHA)
 
 
+# JAX does not jit gelu (its jaxpr is the ops themselves): eagerly one cached
+# program (~8 steps, 51 -> ~12 us at 10 elements), traced inline.
+@eager_program(static_argnames=("approximate",))
 def gelu(x, approximate: bool = True):
   r"""Gaussian error linear unit (arXiv:1606.08415).
 

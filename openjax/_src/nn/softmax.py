@@ -18,6 +18,7 @@ from openjax._src.api.custom_derivatives import custom_jvp
 from openjax._src.config import config, debug_nans
 from openjax._src.nn import jnp
 from openjax._src.numpy import util
+from openjax._src.numpy.eager_programs import eager_program
 from openjax._src.numpy.reductions import _count, _reduction_dims
 from openjax._src.numpy.util import ensure_arraylike, promote_args_inexact
 
@@ -110,6 +111,8 @@ def log_softmax(x, axis=-1, where=None):
   return result
 
 
+# Not jitted in JAX: eagerly one cached program, traced inline (JAX's jaxpr).
+@eager_program(static_argnames=("axis",))
 def softmax(x, axis=-1, where=None):
   r"""Softmax: ``exp(x) / sum(exp(x), axis, keepdims=True)``, so that the
   outputs along ``axis`` are in ``[0, 1]`` and sum to 1.
