@@ -284,3 +284,24 @@ def test_softmax_program_follows_the_custom_jvp_flag():
   for a, b in zip(plain, custom):
     np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6, atol=1e-7)
   np.testing.assert_allclose(np.asarray(eager), np.asarray(plain[0]), rtol=1e-6)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5])
+@pytest.mark.parametrize("mode", ["reflect", "mirror", "wrap", "nearest"])
+def test_map_coordinates_boundary_modes_far_outside(n, mode):
+  # The index fixers map every index into range themselves (no clip after them):
+  # points several periods outside, on and between the grid.
+  im = np.arange(n, dtype=np.float32) * 1.5 + 1
+  c = np.arange(-3 * n - 2, 3 * n + 3).astype(np.float32)
+  scipy_mode = "grid-wrap" if mode == "wrap" else mode   # JAX's wrap is SciPy's grid-wrap
+  for order in (0, 1):
+    got = np.asarray(ndimage.map_coordinates(im, [c], order, mode))
+    want = scipy.ndimage.map_coordinates(im, [c], order=order, mode=scipy_mode)
+    if mode == "mirror" and n == 1:
+      want = np.full_like(want, im[0])   # SciPy's mirror of one element is that element
+    np.testing.assert_array_equal(got, want)
+  half = c + 0.25
+  np.testing.assert_allclose(np.asarray(ndimage.map_coordinates(im, [half], 1, mode)),
+                             scipy.ndimage.map_coordinates(im, [half], order=1,
+                                                           mode=scipy_mode),
+                             rtol=1e-6)
