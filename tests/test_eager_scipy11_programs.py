@@ -6,13 +6,18 @@ import numpy as np
 import pytest
 import scipy.fft
 import scipy.ndimage
+import scipy.signal
+from scipy.spatial.transform import Rotation as ScipyRotation
 
 import openjax as jax
 import openjax.numpy as jnp
 from openjax import image, nn
 from openjax._src.api.jit import JitWrapped
+from openjax._src.scipy.signal import _fast_len
 from openjax.scipy import fft as jsp_fft
 from openjax.scipy import ndimage
+from openjax.scipy import signal as jsig
+from openjax.scipy.spatial.transform import Rotation
 
 
 @pytest.fixture
@@ -181,8 +186,6 @@ def test_dct_complex_and_float64_and_grad():
 
 
 def test_rotation_matrix_is_one_contraction_and_matches_scipy():
-  from scipy.spatial.transform import Rotation as ScipyRotation
-  from openjax.scipy.spatial.transform import Rotation
   q = np.random.default_rng(3).standard_normal((6, 4)).astype(np.float32)
   np.testing.assert_allclose(np.asarray(Rotation.from_quat(q).as_matrix()),
                              ScipyRotation.from_quat(q).as_matrix(), rtol=1e-5, atol=1e-6)
@@ -202,8 +205,6 @@ def test_rotation_matrix_is_one_contraction_and_matches_scipy():
 
 @pytest.mark.parametrize("inverse", [False, True])
 def test_rotation_apply_and_magnitude_are_cached_programs(general_calls, inverse):
-  from scipy.spatial.transform import Rotation as ScipyRotation
-  from openjax.scipy.spatial.transform import Rotation
   rng = np.random.default_rng(4)
   q = jnp.asarray(rng.standard_normal((4, 4)).astype(np.float32))
   v = jnp.asarray(rng.standard_normal((4, 3)).astype(np.float32))
@@ -220,7 +221,6 @@ def test_rotation_apply_and_magnitude_are_cached_programs(general_calls, inverse
 
 def test_rotation_apply_and_magnitude_are_one_program_each():
   # One cached program a call (eagerly its kernels) rather than op-by-op dispatches.
-  from openjax.scipy.spatial.transform import Rotation
   q, v = jnp.ones((4, 4)), jnp.ones((4, 3))
   for f, args in ((lambda a: Rotation(a).magnitude(), (q,)),
                   (lambda a, b: Rotation(a).apply(b), (q, v)),
@@ -230,12 +230,9 @@ def test_rotation_apply_and_magnitude_are_one_program_each():
 
 
 def test_fftconvolve_pads_to_fast_lengths():
-  from openjax._src.scipy import signal as signal_impl
-  assert [signal_impl._fast_len(n) for n in (1, 7, 11, 13, 1459, 1751, 1470)] == \
+  assert [_fast_len(n) for n in (1, 7, 11, 13, 1459, 1751, 1470)] == \
       [1, 7, 12, 14, 1470, 1764, 1470]
   # The transforms run at the padded lengths; the result is still the linear convolution.
-  from openjax.scipy import signal as jsig
-  import scipy.signal
   rng = np.random.default_rng(5)
   for s1, s2 in (((13, 11), (5, 3)), ((17,), (4,)), ((6, 9), (6, 9))):
     a = rng.standard_normal(s1).astype(np.float32)
@@ -258,12 +255,12 @@ def test_fftconvolve_pads_to_fast_lengths():
 def test_unjitted_nn_functions_run_eagerly_as_one_program(monkeypatch, name, f, op):
   # JAX does not jit gelu/softmax: traced they stay inline (no jit equation);
   # eagerly their body runs once per signature (a cached program), not per call.
-  from openjax._src.nn import jnp as nn_jnp
   x = jnp.asarray(np.linspace(-2, 2, 15, dtype=np.float32).reshape(5, 3))
   assert all(e.primitive.name != "jit" for e in jax.make_jaxpr(f)(x).jaxpr.eqns)
   calls = []
-  original = getattr(nn_jnp, op)
-  monkeypatch.setattr(nn_jnp, op, lambda *a, **k: calls.append(1) or original(*a, **k))
+  original = getattr(jnp, op)   # the jnp functions jax.nn is written with, the same objects
+  monkeypatch.setattr(f"openjax._src.nn.jnp.{op}",
+                      lambda *a, **k: calls.append(1) or original(*a, **k))
   y = jnp.asarray(np.linspace(-1, 3, 21, dtype=np.float32).reshape(7, 3))  # a new signature
   first = f(y)
   traced = len(calls)
