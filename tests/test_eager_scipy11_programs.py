@@ -302,3 +302,23 @@ def test_map_coordinates_boundary_modes_far_outside(n, mode):
                              scipy.ndimage.map_coordinates(im, [half], order=1,
                                                            mode=scipy_mode),
                              rtol=1e-6)
+
+
+def _count_eqns(jaxpr) -> int:
+  n = 0
+  for e in jaxpr.eqns:
+    n += 1
+    sub = e.params.get("jaxpr")
+    if sub is not None:
+      n += _count_eqns(getattr(sub, "jaxpr", sub))
+  return n
+
+
+@pytest.mark.parametrize("mode,most", [("reflect", 140), ("nearest", 90), ("wrap", 120),
+                                       ("mirror", 135), ("constant", 115)])
+def test_map_coordinates_program_steps(mode, most):
+  # Indices are fixed (and, in constant mode, clipped) once per axis and node, not
+  # per corner; reflect is a mod and a select (main: reflect 222, nearest 122).
+  jaxpr = jax.make_jaxpr(lambda a, b, c: ndimage.map_coordinates(a, [b, c], 1, mode, 0.5))(
+      jnp.ones((4, 3)), jnp.ones(10), jnp.ones(10))
+  assert _count_eqns(jaxpr.jaxpr) <= most
