@@ -81,15 +81,15 @@ def _idct_real(x, axis: int, norm):
   n = x.shape[axis]
   # Invert the forward map: X_k = 2 Re(W^k V_k) with V Hermitian gives
   # V_k = (X_k - i X_{n-k}) / (2 W^k) (X_n = 0), then v = ifft(V): with
-  # c = 1 / (2 W^k) (over the orthonormal scale), V = c X + (-i c [k > 0]) X_{n-k}.
+  # c = 1 / (2 W^k) (over the orthonormal scale), V = c (X - i [k > 0] X_{n-k}).
   cdtype = dtypes.to_complex_dtype(x.dtype)
   c = 1 / (2 * _twiddle(n))
   if norm == "ortho":
     c = c / _ortho_scale(n)
-  reflected = _take(x, (-np.arange(n)) % n, axis)
-  tail = -1j * c * (np.arange(n) > 0)
-  spectrum = (x * _along(axis, x.ndim, c.astype(cdtype))
-              + reflected * _along(axis, x.ndim, tail.astype(cdtype)))
+  neg_tail = np.where(np.arange(n) > 0, -1.0, 0.0)
+  reflected = _take(x, (-np.arange(n)) % n, axis) * _along(axis, x.ndim,
+                                                           neg_tail.astype(x.dtype))
+  spectrum = lax.complex(x, reflected) * _along(axis, x.ndim, c.astype(cdtype))
   v = jnp.real(fft.ifft(spectrum, axis=axis))
   return _take(v, _interleave(n), axis)
 
