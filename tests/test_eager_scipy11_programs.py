@@ -7,6 +7,7 @@ import pytest
 import scipy.fft
 import scipy.ndimage
 import scipy.signal
+import scipy.stats
 from scipy.spatial.transform import Rotation as ScipyRotation
 
 import openjax as jax
@@ -14,9 +15,11 @@ import openjax.numpy as jnp
 from openjax import image, nn
 from openjax._src.api.jit import JitWrapped
 from openjax._src.scipy.signal import _fast_len
+from openjax._src.scipy.stats import discrete
 from openjax.scipy import fft as jsp_fft
 from openjax.scipy import ndimage
 from openjax.scipy import signal as jsig
+from openjax.scipy import stats
 from openjax.scipy.spatial.transform import Rotation
 
 
@@ -322,3 +325,32 @@ def test_map_coordinates_program_steps(mode, most):
   jaxpr = jax.make_jaxpr(lambda a, b, c: ndimage.map_coordinates(a, [b, c], 1, mode, 0.5))(
       jnp.ones((4, 3)), jnp.ones(10), jnp.ones(10))
   assert _count_eqns(jaxpr.jaxpr) <= most
+
+
+def test_betabinom_eager_program_traced_inline_and_differentiable(monkeypatch):
+  # Eagerly one cached program (the body runs once per signature); traced inline
+  # (no jit equation, so grad never compiles a transpose of its own).
+  k = jnp.asarray(np.array([0., 3., 7., 11., -1.], np.float32))
+  n = jnp.full(5, 10., np.float32)
+  a = jnp.asarray(np.array([0.5, 1.5, 2.0, 1.0, 3.0], np.float32))
+  b = jnp.asarray(np.array([2.5, 0.7, 1.0, 1.0, 3.0], np.float32))
+  for f in (stats.betabinom.logpmf, stats.betabinom.pmf):
+    names = [e.params.get("name") for e in jax.make_jaxpr(f)(k, n, a, b).jaxpr.eqns]
+    assert not any(str(name).startswith("betabinom") for name in names), names
+  calls = []
+  original = discrete.betaln
+  monkeypatch.setattr(discrete, "betaln", lambda *x: calls.append(1) or original(*x))
+  k2 = jnp.concatenate([k, k])   # a new signature: traced once below
+  n2, a2, b2 = (jnp.concatenate([v, v]) for v in (n, a, b))
+  first = stats.betabinom.logpmf(k2, n2, a2, b2)
+  traced = len(calls)
+  assert traced == 3
+  for _ in range(3):
+    np.testing.assert_array_equal(np.asarray(stats.betabinom.logpmf(k2, n2, a2, b2)),
+                                  np.asarray(first))
+  assert len(calls) == traced
+  want = scipy.stats.betabinom.logpmf(np.asarray(k2), np.asarray(n2), np.asarray(a2),
+                                      np.asarray(b2))
+  np.testing.assert_allclose(np.asarray(first), want, rtol=2e-5, atol=1e-5)
+  g = jax.grad(lambda x: jnp.sum(stats.betabinom.pmf(k[:3], n[:3], x, b[:3])))(a[:3])
+  assert g.shape == (3,) and np.all(np.isfinite(np.asarray(g)))
