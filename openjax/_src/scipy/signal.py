@@ -5,7 +5,7 @@
 ``istft``, ``welch``, ``csd``, ``detrend``) are in ``signal_spectral.py``."""
 from __future__ import annotations
 
-from functools import partial
+from functools import lru_cache, partial
 
 import numpy as np
 
@@ -126,6 +126,23 @@ def correlate2d(in1, in2, mode: str = "full", boundary: str = "fill", fillvalue=
   return out if mode == "valid" else _conj(out)
 
 
+@lru_cache(maxsize=256)
+def _fast_len(n: int) -> int:
+  """The smallest ``m >= n`` whose prime factors are 2, 3, 5 and 7: NumPy's
+  pocketfft runs those lengths fast, while a length with a large prime factor
+  takes Bluestein's algorithm (an FFT of 1459 x 1751 took 2.6x that of
+  1470 x 1764)."""
+  m = n
+  while True:
+    r = m
+    for p in (2, 3, 5, 7):
+      while r % p == 0:
+        r //= p
+    if r == 1:
+      return m
+    m += 1
+
+
 def _fftconvolve_all_axes(in1, in2, mode: str):
   s1, s2 = in1.shape, in2.shape
   full_shape = tuple(a + b - 1 for a, b in zip(s1, s2))
@@ -140,12 +157,14 @@ def _fftconvolve_all_axes(in1, in2, mode: str):
       s1, s2 = s2, s1
   if all(a == 1 or b == 1 for a, b in zip(s1, s2)):
     conv = in1 * in2    # an outer product: no transform needed
-  elif dtypes.kind(in1.dtype) == "c":
-    conv = fft.ifftn(fft.fftn(in1, full_shape) * fft.fftn(in2, full_shape),
-                         full_shape)
   else:
-    conv = fft.irfftn(fft.rfftn(in1, full_shape) * fft.rfftn(in2, full_shape),
-                          full_shape)
+    # Zero padding past the full shape leaves the linear convolution in the
+    # first full_shape entries of the circular one (the slice below keeps them).
+    fast_shape = tuple(_fast_len(n) for n in full_shape)
+    if dtypes.kind(in1.dtype) == "c":
+      conv = fft.ifftn(fft.fftn(in1, fast_shape) * fft.fftn(in2, fast_shape), fast_shape)
+    else:
+      conv = fft.irfftn(fft.rfftn(in1, fast_shape) * fft.rfftn(in2, fast_shape), fast_shape)
   if mode == "full":
     out_shape = full_shape
   elif mode == "same":
