@@ -270,9 +270,9 @@ def test_loops_and_jit_run_through_the_program(monkeypatch):
   runs = []
   runner = Program.runner
 
-  def counting(self, consts):
+  def counting(self, consts, *args, **kwargs):
     runs.append(self)
-    return runner(self, consts)
+    return runner(self, consts, *args, **kwargs)
   monkeypatch.setattr(Program, "runner", counting)
   x = np.arange(3, dtype=f32)
   lax.scan(lambda c, x: (c + x, c), 0.0, x)
