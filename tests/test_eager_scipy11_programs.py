@@ -82,32 +82,13 @@ def test_resize_static_arguments_key_the_program():
   assert not np.allclose(np.asarray(a), np.asarray(b))
 
 
-@pytest.mark.parametrize("name,f", [
-    ("leaky_relu_slope", lambda x: nn.leaky_relu(x, 0.2)),
-    ("elu_alpha", lambda x: nn.elu(x, 0.5)),
-    ("celu", lambda x: nn.celu(x, 0.7)),
-    ("silu", nn.silu),
-    ("selu", nn.selu),
-    ("glu", nn.glu),
-    ("log_softmax", nn.log_softmax),
-    ("standardize", nn.standardize),
-])
-def test_nn_activations_run_as_eager_programs(general_calls, name, f):
-  x = jnp.asarray(np.linspace(-3, 3, 12, dtype=np.float32).reshape(3, 4))
-  got = _repeat_calls_stay_cached(general_calls, f, x)
-  with jax.disable_jit():
-    want = f(x)
-  np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6, atol=1e-7)
-  assert got.dtype == want.dtype
-
-
-def test_one_hot_runs_as_eager_program(general_calls):
-  i = jnp.asarray(np.array([[-1, 0, 4], [5, 2, 1]], np.int32))
-  got = _repeat_calls_stay_cached(general_calls, lambda a: nn.one_hot(a, 5, axis=0,
-                                                                       dtype=np.int8), i)
-  assert got.dtype == np.int8 and got.shape == (5, 2, 3)
-  np.testing.assert_array_equal(np.asarray(got),
-                                (np.asarray(i)[None] == np.arange(5)[:, None, None]))
+@pytest.mark.parametrize("f", [nn.silu, nn.elu, nn.leaky_relu, nn.selu, nn.celu,
+                               nn.log_softmax, nn.standardize])
+def test_jitted_nn_functions_stay_compiled_jits(f):
+  # JAX jits these: an eager call runs compiled past the tiered first calls.
+  # As library programs (interpreted NumPy kernels) they were 3-13x slower
+  # at 1e6 elements (silu 0.53 -> 3.3 ms, softplus 0.76 -> 4.0 ms).
+  assert not f.eager
 
 
 @pytest.mark.parametrize("order", [0, 1])

@@ -4,11 +4,6 @@ Each follows JAX 0.10's definition op for op, including where JAX wraps it in
 ``jit`` (so the printed jaxprs nest the same way) and where it fixes a
 derivative with ``custom_jvp`` (``relu``/``relu6`` have derivative 0 at their
 kinks; ``log1mexp`` has a closed-form derivative).
-
-The jitted ones are cached library programs (``util.jit``): an eager call runs
-the traced jaxpr's NumPy kernels (~1 us a step) rather than an executable's
-dispatch (with a Python-scalar argument such as ``leaky_relu(x, 0.2)`` the
-compiled call took 30-50 us at 10 elements; now 4-7 us).
 """
 from __future__ import annotations
 
@@ -18,9 +13,9 @@ import numpy as np
 
 from openjax._src import lax
 from openjax._src.api.custom_derivatives import custom_jvp
+from openjax._src.api.jit import jit
 from openjax._src.core import str_short_of
 from openjax._src.nn import jnp
-from openjax._src.numpy import util
 from openjax._src.numpy.eager_programs import eager_program
 from openjax._src.numpy.util import canonicalize_axis, ensure_arraylike, promote_args_inexact
 
@@ -30,14 +25,14 @@ __all__ = ["identity", "relu", "relu6", "squareplus", "softplus", "sparse_plus",
            "hard_silu", "hard_swish", "log1mexp"]
 
 
-@util.jit
+@jit
 def identity(x):
   """Identity activation: returns ``x`` unchanged (as an array)."""
   return ensure_arraylike("identity", x)
 
 
 @custom_jvp
-@util.jit
+@jit
 def relu(x):
   r"""Rectified linear unit: ``max(x, 0)``.
 
@@ -52,7 +47,7 @@ relu.defjvps(lambda g, ans, x: lax.select(x > 0, g, lax.full_like(g, 0)))
 
 
 @custom_jvp
-@util.jit
+@jit
 def relu6(x):
   r"""Rectified linear unit capped at 6: ``min(max(x, 0), 6)``.
 
@@ -64,7 +59,7 @@ def relu6(x):
 relu6.defjvps(lambda g, ans, x: lax.select((x > 0) & (x < 6), g, lax.full_like(g, 0)))
 
 
-@util.jit
+@jit
 def squareplus(x, b=4):
   r"""Squareplus activation: ``(x + sqrt(x**2 + b)) / 2`` (arXiv:2112.11687);
   ``b`` sets the smoothness."""
@@ -73,13 +68,13 @@ def squareplus(x, b=4):
   return y / 2
 
 
-@util.jit
+@jit
 def softplus(x):
   r"""Softplus activation: ``log(1 + exp(x))``, computed without overflow."""
   return jnp.logaddexp(x, 0)
 
 
-@util.jit
+@jit
 def sparse_plus(x):
   r"""Sparse plus: 0 for ``x <= -1``, ``(x + 1)**2 / 4`` for ``-1 < x < 1``
   and ``x`` for ``x >= 1`` (the sparse twin of softplus)."""
@@ -87,7 +82,7 @@ def sparse_plus(x):
   return jnp.where(x <= -1.0, 0.0, jnp.where(x >= 1.0, x, (x + 1.0) ** 2 / 4))
 
 
-@util.jit
+@jit
 def soft_sign(x):
   r"""Soft-sign activation: ``x / (|x| + 1)``."""
   x = ensure_arraylike("soft_sign", x)
@@ -101,14 +96,14 @@ def sigmoid(x):
   return lax.logistic(x)
 
 
-@util.jit
+@jit
 def sparse_sigmoid(x):
   r"""Sparse sigmoid: 0 for ``x <= -1``, ``(x + 1) / 2`` for ``-1 < x < 1``
   and 1 for ``x >= 1`` (the derivative of ``sparse_plus``)."""
   return 0.5 * jnp.clip(x + 1.0, 0.0, 2.0)
 
 
-@util.jit
+@jit
 def silu(x):
   r"""SiLU (swish) activation: ``x * sigmoid(x)``. ``swish`` is the same function."""
   x = ensure_arraylike("silu", x)
@@ -118,21 +113,21 @@ def silu(x):
 swish = silu
 
 
-@util.jit
+@jit
 def mish(x):
   r"""Mish activation: ``x * tanh(softplus(x))`` (arXiv:1908.08681)."""
   x = ensure_arraylike("mish", x)
   return x * jnp.tanh(softplus(x))
 
 
-@util.jit
+@jit
 def log_sigmoid(x):
   r"""Log-sigmoid: ``log(sigmoid(x)) = -softplus(-x)``."""
   x = ensure_arraylike("log_sigmoid", x)
   return -softplus(-x)
 
 
-@util.jit
+@jit
 def elu(x, alpha=1.0):
   r"""Exponential linear unit: ``x`` for ``x > 0``, ``alpha * (exp(x) - 1)``
   otherwise. ``alpha`` may be a scalar or an array."""
@@ -142,21 +137,21 @@ def elu(x, alpha=1.0):
   return jnp.where(x > 0, x, alpha * jnp.expm1(jnp.where(x > 0, 0., x)))
 
 
-@util.jit
+@jit
 def leaky_relu(x, negative_slope=1e-2):
   r"""Leaky ReLU: ``x`` for ``x >= 0``, ``negative_slope * x`` otherwise."""
   x = ensure_arraylike("leaky_relu", x)
   return jnp.where(x >= 0, x, negative_slope * x)
 
 
-@util.jit
+@jit
 def hard_tanh(x):
   r"""Hard tanh: ``x`` clipped to ``[-1, 1]``."""
   x = ensure_arraylike("hard_tanh", x)
   return jnp.where(x > 1, 1, jnp.where(x < -1, -1, x))
 
 
-@util.jit
+@jit
 def celu(x, alpha=1.0):
   r"""Continuously differentiable ELU: ``x`` for ``x > 0``,
   ``alpha * (exp(x / alpha) - 1)`` otherwise (arXiv:1704.07483)."""
@@ -167,7 +162,7 @@ _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
-@util.jit
+@jit
 def selu(x):
   r"""Scaled ELU: ``scale * elu(x, alpha)`` with the self-normalising constants
   ``alpha = 1.6732632...`` and ``scale = 1.0507009...`` (arXiv:1706.02515)."""
@@ -195,7 +190,7 @@ def gelu(x, approximate: bool = True):
   return jnp.array(0.5 * x * lax.erfc(-x * sqrt_half), dtype=dtype)
 
 
-@partial(util.jit, static_argnames=("axis",))
+@partial(jit, static_argnames=("axis",))
 def glu(x, axis: int = -1):
   r"""Gated linear unit: splits ``x`` in two halves ``a, b`` along ``axis``
   and returns ``a * sigmoid(b)``. The axis size must be even."""
@@ -210,13 +205,13 @@ def glu(x, axis: int = -1):
   return x1 * sigmoid(x2)
 
 
-@util.jit
+@jit
 def hard_sigmoid(x):
   r"""Hard sigmoid: ``relu6(x + 3) / 6``."""
   return relu6(x + 3.) / 6.
 
 
-@util.jit
+@jit
 def hard_silu(x):
   r"""Hard SiLU (hard swish): ``x * hard_sigmoid(x)``. ``hard_swish`` is the
   same function."""
@@ -228,7 +223,7 @@ hard_swish = hard_silu
 
 
 @custom_jvp
-@util.jit
+@jit
 def log1mexp(x):
   r"""``log(1 - exp(-x))`` computed stably (undefined for ``x < 0``).
 

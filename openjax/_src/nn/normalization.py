@@ -7,15 +7,15 @@ from functools import partial
 
 from openjax._src import dtypes
 from openjax._src import lax
+from openjax._src.api.jit import jit
 from openjax._src.core import concrete_or_error
 from openjax._src.nn import jnp
-from openjax._src.numpy import util
 from openjax._src.numpy.util import canonicalize_axis, check_arraylike
 
 __all__ = ["standardize", "one_hot"]
 
 
-@partial(util.jit, static_argnames=("axis", "algorithm"))
+@partial(jit, static_argnames=("axis", "algorithm"))
 def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None, *,
                 algorithm: str = "fast"):
   r"""Standardise ``x`` to zero mean and unit variance along ``axis``:
@@ -75,7 +75,7 @@ def one_hot(x, num_classes: int, *, dtype=None, axis=-1):
   return _one_hot(x_arr, num_classes, dtype=dtype, axis=axis)
 
 
-@partial(util.jit, static_argnames=("num_classes", "dtype", "axis"))
+@partial(jit, static_argnames=("num_classes", "dtype", "axis"))
 def _one_hot(x, num_classes: int, *, dtype, axis):
   try:
     out_axis = canonicalize_axis(axis, x.ndim + 1)

@@ -15,9 +15,9 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.api.custom_derivatives import custom_jvp
+from openjax._src.api.jit import jit
 from openjax._src.config import config, debug_nans
 from openjax._src.nn import jnp
-from openjax._src.numpy import util
 from openjax._src.numpy.eager_programs import eager_program
 from openjax._src.numpy.reductions import _count, _reduction_dims
 from openjax._src.numpy.util import ensure_arraylike, promote_args_inexact
@@ -80,7 +80,7 @@ def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = 
   return out
 
 
-@partial(util.jit, static_argnames=("axis", "keepdims"))
+@partial(jit, static_argnames=("axis", "keepdims"))
 def logmeanexp(x, axis=None, where=None, keepdims: bool = False):
   r"""Log-mean-exp: ``logsumexp(x, axis) - log(n)``, ``n`` the number of
   elements reduced (those selected by ``where``, if given)."""
@@ -89,7 +89,7 @@ def logmeanexp(x, axis=None, where=None, keepdims: bool = False):
   return lse - jnp.log(count)
 
 
-@partial(util.jit, static_argnames=("axis",))
+@partial(jit, static_argnames=("axis",))
 def log_softmax(x, axis=-1, where=None):
   r"""Log-softmax: ``x - logsumexp(x, axis, keepdims=True)``.
 
