@@ -11,16 +11,8 @@ import openjax.numpy as jnp
 from openjax import lax
 from openjax._src.control import shard_map_plan
 from openjax.sharding import Mesh, PartitionSpec as P
+from tests.test_collectives_compiled import compiled  # noqa: F401 - the fixture
 from tests.test_pmap import _bcast, cpu_devices
-
-
-@pytest.fixture
-def compiled():
-  jax.config.update("openjax_executor", "iree")
-  try:
-    yield
-  finally:
-    jax.config.update("openjax_executor", "interpreter")
 
 
 def _fused_steps(f) -> list:

@@ -18,6 +18,7 @@ from openjax._src import lax
 from openjax._src.core import Array, Tracer, concrete_or_error
 from openjax._src.numpy import util
 from openjax._src.numpy.util import canonicalize_axis, check_arraylike, ensure_arraylike
+from openjax._src.primitives.base.util import is_int_tuple
 
 __all__ = [
     "reshape", "ravel", "transpose", "permute_dims", "matrix_transpose", "moveaxis",
@@ -41,22 +42,13 @@ def index_tuple(x: Any, context: str = "") -> tuple[int, ...]:
   traced values)."""
   if type(x) is int:
     return (x,)
-  if _is_int_tuple(x):   # most calls: as it is (without the TypeError below)
+  if is_int_tuple(x):   # most calls: as it is (without the TypeError below)
     return x
   x = concrete_or_error(None, x, context or "expected a static index or sequence of indices.")
   try:
     return (operator.index(x),)
   except TypeError:
     return tuple(operator.index(i) for i in x)
-
-
-def _is_int_tuple(x: Any) -> bool:
-  if type(x) is not tuple:
-    return False
-  for i in x:
-    if type(i) is not int:
-      return False
-  return True
 
 
 def _axes_in(axes: Any, ndim: int) -> tuple[int, ...]:
@@ -116,7 +108,7 @@ _NEWSHAPES: dict = {}
 
 
 def _new_shape(a, shape) -> tuple[int, ...]:
-  if type(shape) is int or _is_int_tuple(shape):
+  if type(shape) is int or is_int_tuple(shape):
     key = (a.shape, shape)
     newshape = _NEWSHAPES.get(key)
     if newshape is None:
