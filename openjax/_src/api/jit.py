@@ -133,6 +133,10 @@ class _HashableStatic:
       return False
 
 
+# The range of a Python int argument's default integer (x64 off, on).
+_INT_BOUNDS = (1 << 31, 1 << 63)
+
+
 class _CacheEntry:
   __slots__ = ("closed_jaxpr", "out_tree", "hoisted", "lowered", "executable", "pending",
                "compile_error", "single", "program", "unchecked", "spmd", "exact", "interpreted_s",
@@ -392,12 +396,22 @@ class JitWrapped:
         a, = args
         if type(a) is Array and type(a._buffer) is not ShardedBuffer:
           fast_key = (config.state_key(), a.aval)
-      else:
+      if fast_key is None:
+        # Any arity, Python scalars too (keyed by type: the weak aval a type
+        # traces to; an int only within the default int's range, outside it
+        # jit's general path raises): jax.nn.leaky_relu(x, 0.2) 31 -> ~7 us.
         key = [config.state_key()]
         for a in args:
-          if type(a) is not Array or type(a._buffer) is ShardedBuffer:
+          t = type(a)
+          if t is Array:
+            if type(a._buffer) is ShardedBuffer:
+              break
+            key.append(a.aval)
+          elif t is float or t is bool or t is complex or (
+              t is int and -_INT_BOUNDS[eager_config.x64] <= a < _INT_BOUNDS[eager_config.x64]):
+            key.append(t)
+          else:
             break
-          key.append(a.aval)
         else:
           fast_key = tuple(key)
       if fast_key is not None:
