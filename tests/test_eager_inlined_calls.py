@@ -78,3 +78,26 @@ def test_compiled_calls_stay_calls():
 def test_nothing_to_inline_is_the_same_object():
   closed = jax.make_jaxpr(lambda v: jnp.sin(v) * 2)(np.ones(3, F32))
   assert inline_interpreted_calls(closed) is closed
+
+
+def test_list_arguments_key_the_eager_call(monkeypatch):
+  # A flat list or tuple of Arrays keys an eager library call (jnp.block's
+  # list): repeat calls skip jit's general path; other lengths, element
+  # avals and list-vs-tuple key calls of their own.
+  from openjax._src.api.jit import JitWrapped
+  x = jnp.asarray(np.arange(3, dtype=F32))
+  y = jnp.asarray(np.arange(4, dtype=F32))
+  jnp.block([x, x])
+  jnp.block([x, y])
+  real = JitWrapped._library_entry
+  calls = []
+
+  def counting(self, args, kwargs):
+    calls.append(self.name)
+    return real(self, args, kwargs)
+  monkeypatch.setattr(JitWrapped, "_library_entry", counting)
+  np.testing.assert_array_equal(np.asarray(jnp.block([x, x])), np.r_[np.arange(3), np.arange(3)])
+  np.testing.assert_array_equal(np.asarray(jnp.block([x, y])), np.r_[np.arange(3), np.arange(4)])
+  assert not calls
+  np.testing.assert_array_equal(np.asarray(jnp.block([y, x, x])),
+                                np.r_[np.arange(4), np.arange(3), np.arange(3)])

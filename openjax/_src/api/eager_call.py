@@ -61,7 +61,12 @@ def eager_key(wrapped, args, kwargs):
       continue
     part = eager_leaf_key(a)
     if part is NO_KEY:
-      return None, None
+      part = _sequence_key(a)   # a list or tuple of leaves (jnp.select's condlist)
+      if part is NO_KEY:
+        return None, None
+      key.append(part)
+      leaves.extend(a)
+      continue
     key.append(part)
     if a is not None:
       leaves.append(a)
@@ -78,6 +83,23 @@ def eager_key(wrapped, args, kwargs):
       if a is not None:
         leaves.append(a)
   return tuple(key), leaves
+
+
+def _sequence_key(a):
+  """The key of a flat list or tuple of keyable leaves (none of them None: an
+  empty pytree has no leaf), its leaves in jit's flat order; ``NO_KEY``
+  otherwise. Such arguments took jit's general path on every call
+  (jnp.select([c1, c2], [x, -x]) at 10 elements: 56 us)."""
+  t = type(a)
+  if t is not list and t is not tuple:
+    return NO_KEY
+  parts = []
+  for x in a:
+    part = eager_leaf_key(x)
+    if part is NO_KEY or part is None:
+      return NO_KEY
+    parts.append(part)
+  return (t, tuple(parts))
 
 
 def call_eager(wrapped, args, kwargs):
