@@ -16,28 +16,10 @@ import openjax as jax
 import openjax.numpy as jnp
 from openjax.lax import linalg as lax_linalg
 from openjax._src.primitives.linalg import lapack
+from tests.test_eager_linalg_kernels import DTYPES, _check_schur_form, _rand, _tol, _x64
 
 scipy_linalg = pytest.importorskip("scipy.linalg")
 pytestmark = pytest.mark.skipif(not lapack.available(), reason="scipy-openblas32 is missing")
-
-DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
-
-
-def _rand(shape, dtype, seed=0):
-  rng = np.random.default_rng(seed)
-  x = rng.standard_normal(shape)
-  if np.dtype(dtype).kind == "c":
-    x = x + 1j * rng.standard_normal(shape)
-  return x.astype(dtype)
-
-
-def _tol(dtype):
-  return 1e-4 if np.dtype(dtype) in (np.float32, np.complex64) else 1e-10
-
-
-def _x64(dtype):
-  return jax.enable_x64(np.dtype(dtype) in (np.float64, np.complex128))
-
 
 @pytest.fixture
 def calls(monkeypatch):
@@ -228,22 +210,9 @@ def test_hessenberg_of_small_and_empty_matrices():
 
 
 # ------------------------------------------------------------------ schur
-def _check_schur_form(a, t, z, tol, standardised=True):
-  n = a.shape[-1]
-  scale = max(1.0, float(np.abs(a).max()))
-  np.testing.assert_allclose(z @ t @ z.conj().T, a, atol=tol * scale * n)
-  np.testing.assert_allclose(z.conj().T @ z, np.eye(n), atol=tol * n)
-  if np.iscomplexobj(t):
-    assert not np.tril(t, -1).any()
-  else:
-    assert not np.tril(t, -2).any()
-    sub = np.diag(t, -1)
-    assert not np.any((sub[:-1] != 0) & (sub[1:] != 0))
-    for i in np.nonzero(sub)[0]:
-      blk = t[i:i + 2, i:i + 2]
-      # a complex pair; gees standardises the block to equal diagonal entries
-      assert ((blk[0, 0] - blk[1, 1]) / 2) ** 2 + blk[0, 1] * blk[1, 0] < 0
-      assert blk[0, 0] == blk[1, 1] or not standardised
+def _check_gees_form(a, t, z, tol, standardised=True):
+  """gees' Schur form, to ``tol`` per row (its error grows with n)."""
+  _check_schur_form(a, t, z, tol * a.shape[-1], standardised)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -257,7 +226,7 @@ def test_schur_is_gees(dtype, shape, calls):
   n = shape[-1]
   for i, (ai, ti, zi) in enumerate(zip(a.reshape(-1, n, n), t.reshape(-1, n, n),
                                        z.reshape(-1, n, n))):
-    _check_schur_form(ai, ti, zi, _tol(dtype))
+    _check_gees_form(ai, ti, zi, _tol(dtype))
     # gees in the operand's own precision (JAX's CPU kernel): its
     # eigenvalues in its order on the diagonal.
     t_ref = scipy_linalg.schur(ai)[0]
@@ -274,7 +243,7 @@ def test_schur_of_non_finite_and_defective_matrices():
     t, z = (np.asarray(r) for r in lax_linalg.schur(a))
   assert np.isnan(t[1]).all() and np.isnan(z[1]).all()   # gees' info > 0: NaNs, as JAX
   for i in (0, 2):
-    _check_schur_form(a[i], t[i], z[i], 1e-10)
+    _check_gees_form(a[i], t[i], z[i], 1e-10)
 
 
 def test_schur_empty_and_one_by_one():
@@ -415,7 +384,7 @@ def test_kernels_fall_back_to_numpy_without_the_library(calls, monkeypatch):
   assert not calls
   _check_lu(a, lu, pivots, np.asarray(lax_linalg.lu(a)[2]), np.float64)
   np.testing.assert_allclose(np.triu(lu) @ x, a, atol=1e-10)
-  _check_schur_form(a, t, z, 1e-10, standardised=False)
+  _check_gees_form(a, t, z, 1e-10, standardised=False)
 
 
 def test_host_blas_switch_also_turns_off_eager_lapack():

@@ -39,7 +39,10 @@ def _x64(dtype):
   return jax.enable_x64(np.dtype(dtype) in (np.float64, np.complex128))
 
 
-def _check_schur_form(a, t, z, tol):
+def _check_schur_form(a, t, z, tol, standardised=False):
+  """``z t z^H = a`` with ``z`` unitary and ``t`` (quasi-)triangular (2x2
+  blocks only for complex pairs); ``standardised``: gees' blocks, with
+  equal diagonal entries."""
   n = a.shape[-1]
   scale = max(1.0, float(np.abs(a).max()))
   np.testing.assert_allclose(z @ t @ z.conj().T, a, atol=tol * scale)
@@ -53,6 +56,7 @@ def _check_schur_form(a, t, z, tol):
     for i in np.nonzero(sub)[0]:
       blk = t[i:i + 2, i:i + 2]
       assert ((blk[0, 0] - blk[1, 1]) / 2) ** 2 + blk[0, 1] * blk[1, 0] < 0
+      assert blk[0, 0] == blk[1, 1] or not standardised
 
 
 # ------------------------------------------------------------------ schur
