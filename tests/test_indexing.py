@@ -2,8 +2,6 @@
 (eager, jitted, with traced index arrays), the lowering chosen (slice /
 dynamic_slice / gather), ``x.at[]`` modes and dtypes, weak types, general
 gather/scatter dimension numbers, and errors."""
-import json
-import pathlib
 import warnings
 
 import numpy as np
@@ -556,34 +554,3 @@ def test_unravel_and_ravel_multi_index():
                           dtype=jnp.int32)
   with pytest.raises(ValueError, match="not an integer type"):
     jnp.ravel_multi_index((np.array([0.0]), np.array([0])), (3, 4), mode="clip")
-
-
-_SELECT_JAX = json.loads((pathlib.Path(__file__).parent / "data" /
-                          "select_jaxprs_jax.json").read_text())
-
-
-def test_select_prints_jaxs_jaxpr_and_runs_as_one_program():
-  # JAX 0.10.2: the conditions stacked behind a False row, argmax, select_n
-  # (tests/data/select_jaxprs_jax.json, printed by JAX).
-  x = np.linspace(-1, 1, 6).astype(np.float32).reshape(2, 3)
-  cases = {
-      "int_and_bool_conditions": (lambda c1, c2, v: jnp.select([c1, c2], [v, 2], default=v[0]),
-                                  (np.array([1, 0, 2], np.int32), x < 0, x)),
-      "one_condition": (lambda c1, v: jnp.select([c1], [v]), (x > 0, x)),
-      "two_conditions": (lambda c1, c2, v: jnp.select([c1, c2], [v, -v]), (x > 0, x < -0.5, x))}
-  broadcast = {"scalar_choice": (lambda c1: jnp.select([c1], [1.0], 0.0), (x > 0,)),
-               "scalar_condition": (lambda c1, v: jnp.select([c1], [v], 0.0),
-                                    (np.array(True), x))}
-  for name, (f, args) in broadcast.items():
-    assert str(jax.make_jaxpr(f)(*args)) == _SELECT_JAX[name], name
-  np.testing.assert_array_equal(np.asarray(jnp.select([x > 0], [1.0], 0.0)),
-                                np.select([x > 0], [1.0], 0.0))
-  np.testing.assert_array_equal(np.asarray(jnp.select([np.array(True)], [x], 0.0)), x)
-  for name, (f, args) in cases.items():
-    assert str(jax.make_jaxpr(f)(*args)) == _SELECT_JAX[name], name
-    got = f(*[jnp.asarray(a) for a in args])
-    conds = [np.asarray(c, bool) for c in args[:-1]]
-    v = args[-1]
-    want = np.select(conds, [v, 2] if len(conds) == 2 and name.startswith("int") else
-                     [v, -v] if len(conds) == 2 else [v], v[0] if name.startswith("int") else 0)
-    np.testing.assert_array_equal(np.asarray(got), want)

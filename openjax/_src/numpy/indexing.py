@@ -19,12 +19,9 @@ from openjax._src import lax
 from openjax._src.core import Tracer, concrete_or_error, get_aval
 from openjax._src.numpy import util
 from openjax._src.numpy.creation import asarray, ones
-from openjax._src.numpy.eager_programs import eager_program
 from openjax._src.numpy.index_plans import rewriting_take
 from openjax._src.numpy.indexer import _to_index_dtype, _wrap_negative
-from openjax._src.numpy.shape_joining import stack
-from openjax._src.numpy.shape_reshaping import (as_array, broadcast_arrays, broadcast_to, moveaxis,
-                                               ravel, take_static)
+from openjax._src.numpy.shape_reshaping import as_array, broadcast_to, moveaxis, ravel, take_static
 
 __all__ = [
     "take", "repeat", "take_along_axis", "nonzero", "flatnonzero", "argwhere", "extract",
@@ -512,7 +509,6 @@ def choose(a, choices, out=None, mode: str = "raise"):
                       *(util.broadcast_to_shape(c, shape) for c in cases))
 
 
-@eager_program()
 def select(condlist: Sequence, choicelist: Sequence, default=0):
   """``choicelist[i]`` where ``condlist[i]`` is the first True condition,
   else ``default``."""
@@ -522,15 +518,16 @@ def select(condlist: Sequence, choicelist: Sequence, default=0):
   if len(condlist) == 0:
     raise ValueError("condlist must be non-empty")
   util.check_arraylike("select", *condlist, *choicelist, default)
-  # As JAX: the first True condition is the argmax over the conditions
-  # stacked behind a False row (none True: 0, the default); the index and
-  # the cases then broadcast to their common shape.
-  conds = stack(broadcast_arrays(False, *condlist)).astype(np.bool_)
-  which = lax.argmax(conds, 0, np.int32)
+  conds = [util.asarray_operand(c) for c in condlist]
   cases = util.promote_dtypes(default, *choicelist)
-  shape = np.broadcast_shapes(np.shape(which), *(np.shape(c) for c in cases))
-  return lax.select_n(util.broadcast_to_shape(which, shape),
-                      *(util.broadcast_to_shape(c, shape) for c in cases))
+  shape = np.broadcast_shapes(*(np.shape(c) for c in conds), *(np.shape(c) for c in cases))
+  which = np.zeros(shape, np.int32)
+  for k in range(len(conds) - 1, -1, -1):   # the first True condition wins
+    c = conds[k]
+    c = lax.ne(c, _const(0, c)) if dtypes.dtype(c) != np.bool_ else c
+    which = lax.select(util.broadcast_to_shape(c, shape),
+                       np.full(shape, k + 1, np.int32), util.broadcast_to_shape(which, shape))
+  return lax.select_n(which, *(util.broadcast_to_shape(c, shape) for c in cases))
 
 
 # ---------------------------------------------------------- index generators
