@@ -103,3 +103,32 @@ def test_float32_trig_of_huge_arguments(name):
     np.testing.assert_allclose(got[ok], want[ok], rtol=3e-6, atol=3e-7)
   else:
     np.testing.assert_allclose(got, want, rtol=0, atol=1.2e-7)
+
+
+@pytest.mark.parametrize("name", ["sin", "cos"])
+def test_float32_sin_cos_within_one_ulp(name):
+  """Compiled float32 sin/cos (float64 reduction, float32 tail polynomials,
+  one final rounding) stay within 1 ulp of the true value (JAX's: 0.56 ulp)
+  for every magnitude and sign, near the quadrant boundaries k pi / 4 and
+  near the zeros of the function, where relative errors show; NaN for
+  infinities and NaN."""
+  rng = np.random.default_rng(1)
+  k = np.arange(-2000, 2001, dtype=np.float64)
+  near = (k * np.pi / 4).astype(np.float32)
+  x = np.concatenate([
+      near, np.nextafter(near, np.float32(np.inf)), np.nextafter(near, np.float32(-np.inf)),
+      rng.uniform(-1, 1, 20000).astype(np.float32),
+      (rng.standard_normal(20000) * 1e3).astype(np.float32),
+      rng.uniform(-2.0 ** 23, 2.0 ** 23, 20000).astype(np.float32),
+      (np.sign(rng.standard_normal(5000)) * 10.0 ** rng.uniform(-30, 38, 5000)).astype(np.float32),
+      np.array([0.0, -0.0, 1e-45, -1e-45, np.float32(np.pi), np.float32(np.pi / 2)], np.float32)])
+  got = _compiled(getattr(jnp, name), x).astype(np.float64)
+  want = getattr(np, name)(x.astype(np.float64))
+  ulp = np.spacing(np.abs(want).astype(np.float32)).astype(np.float64)
+  err = np.abs(got - want) / ulp
+  assert err.max() < 1.0, (x[np.argmax(err)], err.max())
+  special = _compiled(getattr(jnp, name), np.array([np.inf, -np.inf, np.nan], np.float32))
+  assert np.isnan(special).all()
+  if name == "sin":   # odd: the sign of zero survives
+    zero = _compiled(jnp.sin, np.array([0.0, -0.0], np.float32))
+    assert list(np.signbit(zero)) == [False, True]

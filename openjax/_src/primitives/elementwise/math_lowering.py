@@ -494,32 +494,83 @@ _INV_TWO_PI_PIECES = _inv_two_pi_pieces()
 
 
 def _reduce_huge(ctx, x, xd):
-  """``xd`` (float32 ``x`` in float64), with each finite |x| >= 2**23
-  replaced by a value congruent to it modulo 2 pi in (-2 pi, 2 pi). The
-  turns |x| / (2 pi) modulo 1 are the sum of frac(|x| p_k) over the 29-bit
-  pieces p_k of 1 / (2 pi) (Payne-Hanek): |x| has a 24-bit significand, so
-  each product (53 bits) and its fraction are exact in float64; the pieces whose
-  product is an integer add nothing. The reduction after it then stays
-  accurate (it was lost past ~1e18: compiled sin(3e38) gave -1 for 0.8749).
-  Elementwise arithmetic only: a table lookup (a gather) here doubled the
-  compile time of modules with a few sines."""
+  """``xd`` (float32 ``x`` in float64), with each |x| >= 2**23 replaced by a
+  value congruent to it modulo 2 pi in [0, 2 pi) (NaN for infinities). The
+  turns x / (2 pi) modulo 1 are the sum of frac(x p_k) over the 29-bit pieces
+  p_k of 1 / (2 pi) (Payne-Hanek): x has a 24-bit significand, so each
+  product (53 bits) and its fraction (x - floor(x), of either sign) are exact
+  in float64; the pieces whose product is an integer add nothing. The
+  reduction after it then stays accurate (it was lost past ~1e18: compiled
+  sin(3e38) gave -1 for 0.8749). Elementwise arithmetic only: a table lookup
+  (a gather) here doubled the compile time of modules with a few sines; 27
+  float64 operations an element, half of a float32 sine's time."""
   f64 = np.dtype(np.float64)
   f = lambda nm, *xs: op(ctx, f"stablehlo.{nm}", list(xs))  # noqa: E731
   c64 = lambda v: const_like(ctx, xd, v, f64)  # noqa: E731
   frac = lambda v: f("subtract", v, f("floor", v))  # noqa: E731
-  a = f("abs", xd)
   turns = None
   for k, piece in enumerate(_INV_TWO_PI_PIECES):
-    part = f("multiply", a, c64(piece))
+    part = f("multiply", xd, c64(piece))
     if 29 * k < 128:   # past that, |x| p_k < 1 already
       part = frac(part)
     turns = part if turns is None else f("add", turns, part)
   t = f("multiply", frac(turns), c64(2 * np.pi))
-  t = select(ctx, compare(ctx, xd, c64(0), "LT", f64), f("negate", t), t)
-  # Infinities and NaN keep their value (and give NaN below).
-  huge = f("and", compare(ctx, a, c64(2.0 ** 23), "GE", f64),
-           compare(ctx, a, c64(np.inf), "LT", f64))
+  huge = compare(ctx, f("abs", xd), c64(2.0 ** 23), "GE", f64)
   return select(ctx, huge, t, xd)
+
+
+# Minimax polynomials of float32 sin r / r - 1 and cos r - 1 + r^2 / 2 on
+# |r| <= pi/4 in r^2 (Cephes' sinf/cosf coefficients).
+_SIN_TAIL_F32 = (-1.6666654611e-1, 8.3321608736e-3, -1.9515295891e-4)
+_COS_TAIL_F32 = (4.166664568298827e-2, -1.388731625493765e-3, 2.443315711809948e-5)
+
+
+def _sin_cos_f32(ctx, x, name):
+  """float32 sin or cos of float32 ``x``: x = k pi/2 + r reduced in float64
+  (exact, as ``reduced_trig``), then sin r = r + r^3 p(r^2) and
+  cos r = (1 - r^2/2) + r^4 q(r^2) with the small tails p, q in float32 and
+  the leading terms in float64, rounded once to float32: within 0.83 ulp of
+  the true value at every magnitude (JAX's: 0.56). The float64 Taylor series
+  of ``reduced_trig`` (degree 17 after a reduction by pi) took ~2x the time:
+  sum(sin(x)) over 10M floats 16.3 -> 11.0 ms, sum(x * 2 + sin(x) * cos(y) -
+  exp(-x * x)) 28.9 -> 19.8 ms on 2 cores (JAX: 110 ms). Quadrants are
+  counted in float32: IREE's float64 -> int32 conversion is scalar (100 ms
+  for 10M)."""
+  f64, f32 = np.dtype(np.float64), F32
+  f = lambda nm, *xs: op(ctx, f"stablehlo.{nm}", list(xs))  # noqa: E731
+  c64 = lambda v: const_like(ctx, xd, v, f64)  # noqa: E731
+  c32 = lambda v: const_like(ctx, x, v, f32)  # noqa: E731
+  xd = _reduce_huge(ctx, x, op(ctx, "stablehlo.convert", [x], f64))
+  # (floor(t + 1/2), not round_nearest_even: any integer k next to t serves,
+  # and IREE's float64 round_nearest_even costs ~0.35 ns an element more)
+  k = f("floor", f("add", f("multiply", xd, c64(2 / np.pi)), c64(0.5)))
+  r = xd
+  for piece in _PIO2[:3]:                        # exact products while |k| < 2**20
+    r = f("subtract", r, f("multiply", k, c64(piece)))
+  narrow = lambda v: op(ctx, "stablehlo.convert", [v], f32)  # noqa: E731
+  rf = narrow(r)
+  z = f("multiply", rf, rf)
+
+  def tail(coefs):
+    acc = c32(coefs[-1])
+    for c in reversed(coefs[:-1]):
+      acc = f("add", f("multiply", acc, z), c32(c))
+    return acc
+  # quadrant q = k mod 4 in float32 (|k| < 2**23 * 2 / pi + 1 < 2**24: exact): cos x = sin(x + pi/2);
+  # an odd q takes the other function, q >= 2 negates
+  q = narrow(k)
+  if name == "cosine":
+    q = f("add", q, c32(1.0))
+  q = f("subtract", q, f("multiply", c32(4.0), f("floor", f("multiply", q, c32(0.25)))))
+  half = f("floor", f("multiply", q, c32(0.5)))
+  odd = compare(ctx, f("subtract", q, f("multiply", c32(2.0), half)), c32(1.0), "EQ", f32)
+  lead = select(ctx, odd, f("subtract", c64(1.0), f("multiply", c64(0.5), f("multiply", r, r))), r)
+  small = select(ctx, odd, f("multiply", f("multiply", z, z), tail(_COS_TAIL_F32)),
+                 f("multiply", f("multiply", rf, z), tail(_SIN_TAIL_F32)))
+  v = narrow(f("add", lead, op(ctx, "stablehlo.convert", [small], f64)))
+  out = select(ctx, compare(ctx, half, c32(1.0), "EQ", f32), f("negate", v), v)
+  # Infinities and NaN give NaN (k is not finite there).
+  return select(ctx, is_inf(ctx, x, f32), c32(np.nan), out)
 
 
 def reduced_trig(ctx, x, name):
@@ -527,7 +578,10 @@ def reduced_trig(ctx, x, name):
   accuracy past |x| ~ 1e4 and are off by up to 60% near some zeros):
   sin: x = n pi + r, sin x = (-1)^n sin r; cos: x = (n + 1/2) pi + r,
   cos x = (-1)^(n+1) sin r; tan: x = n pi/2 + r, tan x = tan r or -1/tan r.
-  sin r and cos r are Taylor polynomials (|r| <= pi/2, error < 1e-13)."""
+  sin r and cos r are Taylor polynomials (|r| <= pi/2, error < 1e-13).
+  sin and cos take ``_sin_cos_f32``'s shorter route."""
+  if name != "tan":
+    return _sin_cos_f32(ctx, x, name)
   f64 = np.dtype(np.float64)
   f = lambda nm, *xs: op(ctx, f"stablehlo.{nm}", list(xs))  # noqa: E731
   c64 = lambda v: const_like(ctx, xd, v, f64)  # noqa: E731
