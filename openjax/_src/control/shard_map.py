@@ -40,7 +40,7 @@ import numpy as np
 
 from openjax._src.control.shard_map_auto import (auto_axes, auto_in_spec, auto_out_specs,
                                                  with_auto_split)
-from openjax._src.control.shard_map_lockstep import lockstep_ok, run_lockstep
+from openjax._src.control.shard_map_lockstep import lockstep_ok, mesh_coords, run_lockstep
 from openjax._src.control.shard_map_plan import ALL_REDUCE_UFUNCS, Plan, plan_of
 from openjax._src.core import (ClosedJaxpr, Literal, Primitive, ShapedArray, eval_jaxpr,
                                get_aval, program_of)
@@ -320,8 +320,7 @@ def run_on_devices(args, jaxpr: ClosedJaxpr, mesh, in_specs, out_specs) -> list:
 
   def run(k: int):
     device = devices[k]
-    coords = dict(zip(mesh.axis_names, np.unravel_index(k, mesh.devices.shape)))
-    coords = {n: int(c) for n, c in coords.items()}
+    coords = dict(mesh_coords(tuple(mesh.axis_names), mesh.devices.shape)[k])
     member = rendezvous.member(coords, f"{device} (mesh coordinates {coords})")
     try:
       with running_on_mesh_device(member), extend_axis_env(frames):

@@ -7,6 +7,7 @@ device; fences order the reads after the writes).
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -27,7 +28,7 @@ from openjax._src.primitives.shape.shape import concatenate, index_in_dim
 from openjax._src.runtime.executable import execute_per_device
 from openjax._src.runtime.pipeline import executable_for_jaxpr
 
-__all__ = ["lockstep_ok", "run_lockstep"]
+__all__ = ["lockstep_ok", "mesh_coords", "run_lockstep"]
 
 
 class _LockstepMember:
@@ -53,18 +54,39 @@ class _LockstepMember:
                                                    self.mesh_shape)]
 
 
-def _group_devices(coords: dict, names: tuple, sizes: dict, mesh_shape: tuple) -> list:
+def _group_devices(coords: dict, names: tuple, sizes: dict, mesh_shape: tuple) -> tuple:
   """Flat device indices of ``coords``' group over ``names``, in the group's
   (row-major over ``names``) order."""
   axis_names = tuple(sizes)
+  return _group_of(tuple(coords[a] for a in axis_names), tuple(names),
+                   tuple(sizes.items()), tuple(mesh_shape))
+
+
+@functools.lru_cache(maxsize=4096)
+def _group_of(coords: tuple, names: tuple, sizes: tuple, mesh_shape: tuple) -> tuple:
+  # (cached: a collective asks once per device on every call; NumPy's
+  # ravel_multi_index took ~5 us a member, 180 us a pmap call of 4 devices)
+  axis_names = [a for a, _ in sizes]
+  size = dict(sizes)
   out = []
-  for linear in range(math.prod(sizes[n] for n in names)):
-    c = dict(coords)
+  for linear in range(math.prod(size[n] for n in names)):
+    c = dict(zip(axis_names, coords))
     for n in reversed(names):
-      c[n] = linear % sizes[n]
-      linear //= sizes[n]
-    out.append(int(np.ravel_multi_index(tuple(c[a] for a in axis_names), mesh_shape)))
-  return out
+      c[n] = linear % size[n]
+      linear //= size[n]
+    flat = 0
+    for a, extent in zip(axis_names, mesh_shape):
+      flat = flat * extent + c[a]
+    out.append(flat)
+  return tuple(out)
+
+
+@functools.lru_cache(maxsize=256)
+def mesh_coords(axis_names: tuple, mesh_shape: tuple) -> list:
+  """Each device's {axis name: coordinate} on a mesh of ``mesh_shape``, in
+  flat (row-major) order."""
+  return [{n: int(c) for n, c in zip(axis_names, np.unravel_index(k, mesh_shape))}
+          for k in range(math.prod(mesh_shape))]
 
 
 def lockstep_ok(plan: Plan) -> bool:
@@ -93,8 +115,7 @@ def run_lockstep(plan: Plan, per_device_args: list, devices: list, mesh) -> list
   copy; results are ready when the devices are."""
   sizes = dict(mesh.shape)
   shape = mesh.devices.shape
-  coords = [{n: int(c) for n, c in zip(mesh.axis_names, np.unravel_index(k, shape))}
-            for k in range(len(devices))]
+  coords = mesh_coords(tuple(mesh.axis_names), tuple(shape))
   envs = []
   for args in per_device_args:
     env = dict(zip(plan.jaxpr.constvars, plan.consts))
