@@ -628,6 +628,22 @@ def _place(result: list, device) -> list:
   return result
 
 
+_named_shardings: dict = {}
+
+
+def _named_sharding(mesh, spec: tuple) -> NamedSharding:
+  """``NamedSharding(mesh, P(*spec))``, made once per (mesh, spec): eager
+  operations on split Arrays ask for a few on every call, and building one
+  (its spec checked against the mesh) took ~20 us."""
+  key = (mesh, spec)
+  hit = _named_shardings.get(key)
+  if hit is None:
+    if len(_named_shardings) > 1024:
+      _named_shardings.clear()
+    hit = _named_shardings[key] = NamedSharding(mesh, PartitionSpec(*spec))
+  return hit
+
+
 def _keep_sharding(primitive, args, params, sharded: list, result: list) -> list:
   """Results of an eager operation on Arrays split over devices, laid out as
   the primitive's sharding rule gives (as JAX's eager operations, which are
@@ -647,7 +663,7 @@ def _keep_sharding(primitive, args, params, sharded: list, result: list) -> list
               if type(x) is Array and type(x._buffer) is ShardedBuffer
               else (None,) * aval.ndim)
       specs.append(spec)
-      avals.append(aval.update(sharding=NamedSharding(mesh, PartitionSpec(*spec))))
+      avals.append(aval.update(sharding=_named_sharding(mesh, spec)))
     try:
       out_specs = rule(specs, avals, [r.aval for r in result], **params)
     except ShardingTypeError:
@@ -657,9 +673,9 @@ def _keep_sharding(primitive, args, params, sharded: list, result: list) -> list
     if out_specs is not None:
       # A whole result over a mesh of Auto axes is spelled P(), as JAX's.
       auto = not mesh._any_axis_explicit
-      return [sharded_array_of(r._value, NamedSharding(
-                  mesh, PartitionSpec() if auto and all(p is None for p in spec)
-                  else PartitionSpec(*spec)), r.weak_type)
+      return [sharded_array_of(r._value, _named_sharding(
+                  mesh, () if auto and all(p is None for p in spec) else tuple(spec)),
+                  r.weak_type)
               if type(r) is Array else r for r, spec in zip(result, out_specs)]
   shape = sharded[0].shape
   sharding = result_sharding(sharding, len(shape))
