@@ -574,28 +574,22 @@ def _sin_cos_f32(ctx, x, name):
 
 
 def reduced_trig(ctx, x, name):
-  """float32 sin/cos/tan evaluated in float64 (IREE's float32 ones lose all
-  accuracy past |x| ~ 1e4 and are off by up to 60% near some zeros):
-  sin: x = n pi + r, sin x = (-1)^n sin r; cos: x = (n + 1/2) pi + r,
-  cos x = (-1)^(n+1) sin r; tan: x = n pi/2 + r, tan x = tan r or -1/tan r.
-  sin r and cos r are Taylor polynomials (|r| <= pi/2, error < 1e-13).
-  sin and cos take ``_sin_cos_f32``'s shorter route."""
+  """float32 sin/cos/tan: sin and cos by ``_sin_cos_f32``; tan evaluated in
+  float64 (IREE's float32 ones lose all accuracy past |x| ~ 1e4 and are off
+  by up to 60% near some zeros): x = n pi/2 + r, tan x = tan r or -1/tan r,
+  sin r and cos r Taylor polynomials (|r| <= pi/4, error < 1e-13)."""
   if name != "tan":
     return _sin_cos_f32(ctx, x, name)
   f64 = np.dtype(np.float64)
   f = lambda nm, *xs: op(ctx, f"stablehlo.{nm}", list(xs))  # noqa: E731
   c64 = lambda v: const_like(ctx, xd, v, f64)  # noqa: E731
   xd = _reduce_huge(ctx, x, op(ctx, "stablehlo.convert", [x], f64))
-  scale = 2.0 if name != "tan" else 1.0          # pieces of pi (sin, cos) or pi/2 (tan)
-  t = f("multiply", xd, c64(1 / (np.pi / 2 * scale)))
-  if name == "cosine":
-    t = f("subtract", t, c64(0.5))
-  n = f("round_nearest_even", t)
-  k = f("add", n, c64(0.5)) if name == "cosine" else n
+  # (floor(t + 1/2): see _sin_cos_f32)
+  n = f("floor", f("add", f("multiply", xd, c64(2 / np.pi)), c64(0.5)))
   r = xd
-  for piece in _PIO2:                            # exact products while |k| < 2**19
-    r = f("subtract", r, f("multiply", k, c64(piece * scale)))
-  lim = c64(np.pi / 2 if name != "tan" else np.pi / 4)   # the reduction is lost past ~1e18
+  for piece in _PIO2:                            # exact products while |n| < 2**20
+    r = f("subtract", r, f("multiply", n, c64(piece)))
+  lim = c64(np.pi / 4)                           # the reduction is lost past ~1e18
   r = ctx.op("stablehlo.clamp", [f("negate", lim), r, lim], r.type)
   r2 = f("multiply", r, r)
 
@@ -605,14 +599,10 @@ def reduced_trig(ctx, x, name):
       acc = f("add", f("multiply", acc, r2), c64(c))
     return acc
   sr = f("multiply", r, poly(_SIN_TAYLOR))
+  cr = poly(_COS_TAYLOR)
   half_n = f("floor", f("multiply", n, c64(0.5)))
   odd = compare(ctx, f("subtract", n, f("multiply", c64(2), half_n)), c64(1), "EQ", f64)
-  if name == "tan":
-    cr = poly(_COS_TAYLOR)
-    out = select(ctx, odd, f("negate", f("divide", cr, sr)), f("divide", sr, cr))
-  else:
-    flip = odd if name == "sine" else op(ctx, "stablehlo.not", [odd])
-    out = select(ctx, flip, f("negate", sr), sr)
+  out = select(ctx, odd, f("negate", f("divide", cr, sr)), f("divide", sr, cr))
   out = op(ctx, "stablehlo.convert", [out], F32)
   # Infinities and NaN give NaN (n is not finite there).
   return select(ctx, is_inf(ctx, x, F32), const_like(ctx, x, np.nan, F32), out)
