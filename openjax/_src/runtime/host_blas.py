@@ -149,8 +149,11 @@ def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
   if blocks <= 1:
     _gemm_block(blas, a, b, out)
     return
-  # Cut along the largest of batch, rows and columns (each block whole GEMMs).
-  axis = max((nb, 0), (m, 1), (n, 2))[1]
+  # Cut along the largest of batch, rows and columns (each block whole GEMMs);
+  # rows over columns of the same size, as each block then writes one
+  # contiguous part of the output (2 blocks, ms: 1024^3 6.7 vs 7.0, 768^3
+  # 2.92 vs 3.01, 512^3 1.02 vs 1.05).
+  axis = max((nb, 0, 0), (m, 2, 1), (n, 1, 2))[2]
   size = out.shape[axis]
   blocks = min(blocks, size)
   bounds = [size * i // blocks for i in range(blocks + 1)]
