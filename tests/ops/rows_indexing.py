@@ -329,6 +329,24 @@ def _np_at(op):
   return ref
 
 
+def _np_at_unary(op):
+  def ref(x, i):
+    out = np.array(x, copy=True)
+    op.at(out, i)   # repeated indices apply op repeatedly, as .at[].apply
+    return out
+  return ref
+
+
+def _np_apply_affine(x, i):
+  """``v * 2 + 1`` at each index in order (a repeated index applies it again):
+  NumPy has no vector call for a Python function, so a loop over the indices."""
+  out = np.array(x, copy=True)
+  with np.errstate(over="ignore"):
+    for j in i.tolist():
+      out[j] = out[j] * 2 + 1
+  return out
+
+
 def _np_set(x, i, u):
   out = np.array(x, copy=True)
   out[i] = u
@@ -378,10 +396,9 @@ _AT_ROWS = [
           _args(_arr((3, 2), I32), _const([[5], [-9]])),
           lambda x, i: x[np.array([[2], [0]])]),
     OpRow("at.apply", lambda x, i: jnp.asarray(x).at[i].apply(lambda v: v * 2 + 1),
-          _args(_arr((5,), I32), _const([1, 3, 1])),
-          lambda x, i: _np_set(_np_set(x, [1, 3], x[[1, 3]] * 2 + 1), 1, (x[1] * 2 + 1) * 2 + 1)),
+          _args(_arr((5,), I32), _const([1, 3, 1])), _np_apply_affine),
     OpRow("at.apply_f32", lambda x, i: jnp.asarray(x).at[i].apply(jnp.sin),
-          _args(_arr((5,)), _const([4, 0])), lambda x, i: _np_set(x, i, np.sin(x[i]))),
+          _args(_arr((5,)), _const([4, 0])), lambda x, i: _np_at_unary(np.sin)(x, i)),
     OpRow("at.set_repeated", lambda x, i, u: jnp.asarray(x).at[i].set(u),
           _args(_arr((4, 2)), _const([1, 3, 1, -1]), _arr((4, 2))),
           lambda x, i, u: _np_set(x, i, u), grad=True),
