@@ -19,6 +19,7 @@ from openjax._src import lax
 from openjax._src.core import Tracer, concrete_or_error, get_aval
 from openjax._src.numpy import util
 from openjax._src.numpy.creation import asarray, ones
+from openjax._src.numpy.eager_programs import eager_program
 from openjax._src.numpy.index_plans import rewriting_take
 from openjax._src.numpy.indexer import _to_index_dtype, _wrap_negative
 from openjax._src.numpy.shape_reshaping import as_array, broadcast_to, moveaxis, ravel, take_static
@@ -454,14 +455,22 @@ def compress(condition, a, axis: int | None = None, *, size: int | None = None,
   elif size == 0:
     result = arr[:0]
   else:
-    (pos,) = nonzero(condition, size=size, fill_value=-1)
-    valid = lax.ge(pos, _const(0, pos))
-    taken = arr[lax.max(pos, _const(0, pos))]
-    valid = util.broadcast_to_shape(
-        lax.reshape(valid, (size,) + (1,) * (np.ndim(taken) - 1)), np.shape(taken))
-    fill = lax._convert_element_type(fill_value, dtypes.dtype(taken))
-    result = lax.select(valid, taken, util.broadcast_to_shape(fill, np.shape(taken)))
+    result = _compress_size(condition, arr, fill_value, size)
   return moveaxis(result, 0, axis)
+
+
+@eager_program(static_argnames=("size",))
+def _compress_size(condition, arr, fill_value, size: int):
+  """The first ``size`` slices of ``arr`` where ``condition`` is True, the
+  rest ``fill_value``: eagerly one library program (nonzero's scan and
+  scatter, the gather and the select)."""
+  (pos,) = nonzero(condition, size=size, fill_value=-1)
+  valid = lax.ge(pos, _const(0, pos))
+  taken = arr[lax.max(pos, _const(0, pos))]
+  valid = util.broadcast_to_shape(
+      lax.reshape(valid, (size,) + (1,) * (np.ndim(taken) - 1)), np.shape(taken))
+  fill = lax._convert_element_type(fill_value, dtypes.dtype(taken))
+  return lax.select(valid, taken, util.broadcast_to_shape(fill, np.shape(taken)))
 
 
 def _method_compress(self, condition, axis=None, *, size=None, fill_value=0, out=None):
@@ -612,8 +621,34 @@ def unravel_index(indices, shape):
     raise ValueError("unravel_index: shape should be a scalar or 1D sequence.")
   if not dtypes.issubdtype(dtypes.dtype(idx), np.integer):
     raise TypeError(f"unravel_index: indices must be integers, got {dtypes.dtype(idx)}")
-  shape = [concrete_or_error(operator.index, s, "in `shape` argument of unravel_index()")
-           for s in shape]
+  shape = tuple([concrete_or_error(operator.index, s, "in `shape` argument of unravel_index()")
+                 for s in shape])
+  return _unravel_index(idx, shape)
+
+
+@eager_program(static_argnames=("shape",))
+def _unravel_index(idx, shape: tuple):
+  """``unravel_index``'s arithmetic: eagerly one library program. Where the
+  size fits the indices' dtype: the flat index clamped to [-size, size - 1]
+  and wrapped (what the floor divmods and selects below give: past the end
+  the last element, before -size the first), then a rem and a div per
+  dimension (~3 + 2 x rank operations where the general form takes ~12 x
+  rank)."""
+  size = math.prod(shape)
+  dt = dtypes.dtype(idx)
+  if size and size <= dtypes.iinfo(dt).max:
+    unsigned = dtypes.kind(dt) == "u"
+    flat = lax.min(idx, _const(size - 1, idx)) if unsigned else \
+        lax.clamp(_const(-size, idx), idx, _const(size - 1, idx))
+    if not unsigned:
+      flat = lax.select(lax.lt(flat, _const(0, idx)), lax.add(flat, _const(size, idx)), flat)
+    coords = [None] * len(shape)
+    for i in range(len(shape) - 1, -1, -1):
+      d = _const(shape[i], idx)
+      coords[i] = lax.rem(flat, d)
+      if i:
+        flat = lax.div(flat, d)
+    return tuple(coords)
   out = [None] * len(shape)
   rest = idx
   for i in range(len(shape) - 1, -1, -1):
@@ -657,18 +692,25 @@ def ravel_multi_index(multi_index: Sequence, dims: Sequence[int], mode: str = "r
     if any(((v < 0) | (v >= d)).any() for v, d in zip(
         (np.asarray(concrete_or_error(None, i)) for i in idx), dims)):
       raise ValueError("invalid entry in coordinates array")
-  elif mode == "clip":
+  elif mode not in ("clip", "wrap", "ignore"):
+    raise ValueError(f"invalid mode={mode!r}. Expected 'raise', 'wrap', 'clip', or 'ignore'.")
+  if order not in ("C", "F"):
+    raise ValueError(f"invalid order={order!r}. Expected 'C' or 'F'")
+  return _ravel_multi_index(tuple(idx), dims, mode, order, dtype)
+
+
+@eager_program(static_argnames=("dims", "mode", "order", "dtype"))
+def _ravel_multi_index(idx: tuple, dims: tuple, mode: str, order: str, dtype):
+  """``ravel_multi_index``'s arithmetic (the indices checked): eagerly one
+  library program (a floor divmod or clamp per index, the strided sum)."""
+  if mode == "clip":
     idx = [lax.clamp(_const(0, i), i, _const(d - 1, i)) for i, d in zip(idx, dims)]
   elif mode == "wrap":
     idx = [_floor_divmod(i, d)[1] for i, d in zip(idx, dims)]
-  elif mode != "ignore":
-    raise ValueError(f"invalid mode={mode!r}. Expected 'raise', 'wrap', 'clip', or 'ignore'.")
   if order == "F":
     strides = np.cumprod((1,) + dims[:-1])
-  elif order == "C":
-    strides = np.cumprod((1,) + dims[1:][::-1])[::-1]
   else:
-    raise ValueError(f"invalid order={order!r}. Expected 'C' or 'F'")
+    strides = np.cumprod((1,) + dims[1:][::-1])[::-1]
   shape = np.broadcast_shapes(*(np.shape(i) for i in idx))
   result = np.zeros(shape, dtype)
   for i, s in zip(idx, strides):
