@@ -1,7 +1,8 @@
 """jnp index functions that run eagerly as one library program
 (``eager_program``): ``unravel_index`` (a clamp, a wrap and a rem/div per
 dimension where the size fits the indices' dtype), ``ravel_multi_index``
-(wrap/clip/ignore) and ``compress``/``extract`` with ``size``: values and
+(wrap/clip/ignore) and ``compress``/``extract`` with ``size`` (and ``choose`` of an array of choices, read
+by one unstack eagerly): values and
 dtypes against NumPy's definitions, eager against jit, the errors the
 wrappers keep, and the short jaxpr of unravel_index."""
 import numpy as np
@@ -9,6 +10,9 @@ import pytest
 
 import openjax as jax
 import openjax.numpy as jnp
+from openjax._src.core import eval_trace
+from openjax._src.primitives.shape.shape import slice_p
+from openjax._src.primitives.shape.stacking import unstack_p
 
 _INT_DTYPES = [np.int8, np.int16, np.int32, np.uint8, np.uint16, np.uint32]
 _SHAPES = [(3, 4), (2, 3), (5,), (2, 3, 4), (1, 7), (11, 12), (100, 100), (127,)]
@@ -107,3 +111,22 @@ def test_compress_and_extract_with_size(size):
   np.testing.assert_array_equal(np.asarray(got_e), want_e)
   with pytest.raises(ValueError, match="size must be positive"):
     jnp.compress(jnp.asarray(c), jnp.asarray(x), axis=0, size=10)
+
+
+@pytest.mark.parametrize("mode", ["clip", "wrap", "raise"])
+@pytest.mark.parametrize("dtype", [np.float32, np.int8, np.bool_], ids=lambda d: np.dtype(d).name)
+def test_choose_with_an_array_of_choices(mode, dtype):
+  rng = np.random.default_rng(7)
+  lo, hi = (0, 26) if mode == "raise" else (-30, 60)
+  a = rng.integers(lo, hi, (40,)).astype(np.int32)
+  x = (rng.standard_normal((26, 40)) * 5).astype(dtype)
+  want = np.choose(a, x, mode=mode)
+  eval_trace.clear_cache()
+  got = jnp.choose(jnp.asarray(a), jnp.asarray(x), mode=mode)
+  assert got.dtype == want.dtype
+  np.testing.assert_array_equal(np.asarray(got), want)
+  # eagerly the rows come from one unstack, not a slice and a squeeze each
+  assert slice_p not in eval_trace._last and unstack_p in eval_trace._last
+  if mode != "raise":
+    jitted = jax.jit(lambda i, c: jnp.choose(i, c, mode=mode))
+    np.testing.assert_array_equal(np.asarray(jitted(a, x)), want)

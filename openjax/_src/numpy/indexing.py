@@ -16,7 +16,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
-from openjax._src.core import Tracer, concrete_or_error, get_aval
+from openjax._src.core import Array, Tracer, concrete_or_error, eval_trace, get_aval, trace_state
 from openjax._src.numpy import util
 from openjax._src.numpy.creation import asarray, ones
 from openjax._src.numpy.eager_programs import eager_program
@@ -492,6 +492,11 @@ def choose(a, choices, out=None, mode: str = "raise"):
   handles out-of-range ``a``: 'raise' (needs concrete ``a``), 'wrap', 'clip'."""
   if out is not None:
     raise NotImplementedError("The 'out' argument to jnp.choose is not supported.")
+  if type(choices) is Array and choices.ndim and trace_state.trace is eval_trace:
+    # Eagerly, an array of choices as its rows in one unstack (iterating it
+    # reads each row by a slice and a squeeze, twice: 26 rows ~400 us);
+    # traced, row by row as JAX stages it.
+    choices = lax.unstack(choices, 0)
   util.check_arraylike("choose", a, *choices)
   a = util.asarray_operand(a)
   choices = [util.asarray_operand(c) for c in choices]
