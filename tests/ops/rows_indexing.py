@@ -421,6 +421,13 @@ _AT_ROWS = [
 
 
 # --------------------------------------------------------- jnp index functions
+def _np_take_along_fill(x, i):
+  """take_along_axis along axis 0 with JAX's default out-of-bounds fill (NaN)."""
+  n = x.shape[0]
+  ok = (i >= -n) & (i < n)
+  return np.where(ok, np.take_along_axis(x, np.where(ok, i, 0), axis=0), F32(np.nan))
+
+
 def _np_take_fill(x, i, axis, fill):
   n = x.shape[axis]
   ok = (i >= -n) & (i < n)
@@ -470,7 +477,7 @@ _FN_ROWS = [
     OpRow("jnp.take_along_axis_none", lambda x, i: jnp.take_along_axis(x, i, axis=None),
           _args(_arr((2, 3), F16), _const([5, 0])), lambda x, i: x.ravel()[i]),
     OpRow("jnp.take_along_axis_fill", lambda x, i: jnp.take_along_axis(x, i, axis=0),
-          _args(_arr((3,)), _const([1, 3])), lambda x, i: np.array([x[1], np.nan], F32)),
+          _args(_arr((3,)), _const([1, 3])), lambda x, i: _np_take_along_fill(x, i)),
     _static_row("jnp.nonzero", jnp.nonzero, _args(_arr((3, 4), I32)), np.nonzero,
                 out_dtype=I32),
     OpRow("jnp.nonzero_size", lambda x: jnp.nonzero(x, size=5), _args(_arr((2, 3), BOOL)),
