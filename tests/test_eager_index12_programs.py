@@ -130,3 +130,20 @@ def test_choose_with_an_array_of_choices(mode, dtype):
   if mode != "raise":
     jitted = jax.jit(lambda i, c: jnp.choose(i, c, mode=mode))
     np.testing.assert_array_equal(np.asarray(jitted(a, x)), want)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.uint8, np.uint32, np.int16],
+                         ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("mode", [None, "clip", "fill"])
+def test_take_along_axis_host_indices_match_jit(dtype, mode):
+  # host indices: one copy in the index dtype wrapped in place; the traced
+  # path converts and selects. uint32 values past int32 read as negatives.
+  rng = np.random.default_rng(1)
+  info = np.iinfo(dtype)
+  x = rng.standard_normal((6, 5)).astype(np.float32)
+  i = rng.integers(max(info.min, -10), min(info.max, 10), (4, 5)).astype(dtype)
+  i[0, 0], i[1, 1] = info.max, info.min
+  for axis, idx in ((0, i), (None, i.ravel())):
+    got = jnp.take_along_axis(jnp.asarray(x), idx, axis=axis, mode=mode)
+    want = jax.jit(lambda a, j: jnp.take_along_axis(a, j, axis=axis, mode=mode))(x, idx)
+    np.testing.assert_array_equal(np.asarray(got).view(np.uint8), np.asarray(want).view(np.uint8))
