@@ -147,3 +147,21 @@ def test_take_along_axis_host_indices_match_jit(dtype, mode):
     got = jnp.take_along_axis(jnp.asarray(x), idx, axis=axis, mode=mode)
     want = jax.jit(lambda a, j: jnp.take_along_axis(a, j, axis=axis, mode=mode))(x, idx)
     np.testing.assert_array_equal(np.asarray(got).view(np.uint8), np.asarray(want).view(np.uint8))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int8, np.uint8, np.bool_, np.float16,
+                                   np.complex64], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("fill", [0, -3, 7.5, np.nan, True, 300, np.int8(-5)], ids=repr)
+def test_compress_host_gather_matches_traced(dtype, fill):
+  # eagerly: host positions and one gather with the fill; traced: nonzero's
+  # scan, max, gather and select. The same bits, the fill cast the same way.
+  rng = np.random.default_rng(5)
+  c = rng.random(9) > 0.5
+  x = (rng.standard_normal((9, 3)) * 10).astype(dtype)
+  with np.errstate(invalid="ignore"):
+    for axis, cc, size in ((0, c, 4), (0, c, 9), (1, c[:3], 2), (None, c, 5)):
+      got = jnp.compress(jnp.asarray(cc), jnp.asarray(x), axis=axis, size=size, fill_value=fill)
+      want = jax.jit(lambda a, b: jnp.compress(a, b, axis=axis, size=size, fill_value=fill))(cc, x)
+      assert got.dtype == want.dtype and got.shape == want.shape
+      np.testing.assert_array_equal(np.ascontiguousarray(got).view(np.uint8),
+                                    np.ascontiguousarray(want).view(np.uint8))

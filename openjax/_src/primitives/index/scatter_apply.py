@@ -106,7 +106,8 @@ def combiner(update_jaxpr, update_consts) -> _Combiner:
     owner, jaxpr, consts = update_jaxpr, update_jaxpr, update_consts
   state = config.state_key()
   c = _COMBINERS.get(owner)
-  if c is None or c.state != state or (owner is jaxpr and c.consts != list(consts)):
+  if c is None or c.state != state or (owner is jaxpr and (
+      len(c.consts) != len(consts) or any(a is not b for a, b in zip(c.consts, consts)))):
     c = _COMBINERS[owner] = _Combiner(jaxpr, consts, state)
   return c
 
