@@ -1,10 +1,11 @@
-"""jnp index functions that run eagerly as one library program
-(``eager_program``): ``unravel_index`` (a clamp, a wrap and a rem/div per
-dimension where the size fits the indices' dtype), ``ravel_multi_index``
-(wrap/clip/ignore) and ``compress``/``extract`` with ``size`` (and ``choose`` of an array of choices, read
-by one unstack eagerly): values and
-dtypes against NumPy's definitions, eager against jit, the errors the
-wrappers keep, and the short jaxpr of unravel_index."""
+"""Eager paths of jnp index functions: ``unravel_index`` and
+``ravel_multi_index`` (wrap/clip/ignore) as one library program each
+(``eager_program``; unravel_index as a clamp, a wrap and a rem/div per
+dimension where the size fits the indices' dtype), ``compress``/``extract``
+with ``size`` (host positions and one gather), ``choose`` of an array of
+choices (its rows by one unstack), ``take_along_axis`` with host indices:
+values and dtypes against NumPy's definitions, eager against jit (the staged
+forms), the errors the wrappers keep, and the short jaxpr of unravel_index."""
 import numpy as np
 import pytest
 
