@@ -22,7 +22,8 @@ from openjax._src.numpy.creation import asarray, ones
 from openjax._src.numpy.eager_programs import eager_program
 from openjax._src.numpy.index_plans import rewriting_take
 from openjax._src.numpy.indexer import _to_index_dtype, _wrap_negative, add_size_to_negatives
-from openjax._src.numpy.shape_reshaping import as_array, broadcast_to, moveaxis, ravel, take_static
+from openjax._src.numpy.shape_reshaping import (as_array, axis_dnums, broadcast_to, moveaxis, ravel,
+                                                take_static)
 
 __all__ = [
     "take", "repeat", "take_along_axis", "nonzero", "flatnonzero", "argwhere", "extract",
@@ -478,10 +479,8 @@ def _compress_host(condition: np.ndarray, arr: Array, fill_value, size: int):
   found = np.flatnonzero(condition)[:size]
   idx = np.full((size, 1), n, np.int32 if n < 2**31 - 1 else np.int64)
   idx[:found.size, 0] = found
-  dn = lax.GatherDimensionNumbers(offset_dims=tuple(range(1, len(shape))),
-                                  collapsed_slice_dims=(0,), start_index_map=(0,))
-  return lax.gather(arr, idx, dn, (1,) + shape[1:], mode=lax.GatherScatterMode.FILL_OR_DROP,
-                    fill_value=fill_value)
+  return lax.gather(arr, idx, axis_dnums(len(shape), 0), (1,) + shape[1:],
+                    mode=lax.GatherScatterMode.FILL_OR_DROP, fill_value=fill_value)
 
 
 def _compress_size(condition, arr, fill_value, size: int):
