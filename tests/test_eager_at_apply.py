@@ -223,3 +223,17 @@ def test_lax_scatter_apply_eager_and_jit():
   np.testing.assert_allclose(
       jax.jit(lambda a: lax.scatter_apply(a, i, f, dn, update_shape=(3, 2)))(x), want)
   np.testing.assert_allclose(jax.jit(lambda a: a.at[i[:, 0]].apply(f))(jnp.asarray(x)), want)
+
+
+def test_combiner_with_effects_runs_in_the_impl(capsys):
+  seen = []
+
+  def noisy(v):
+    jax.debug.callback(lambda a: seen.append(np.asarray(a).copy()), v)
+    return v + 1
+
+  x = jnp.arange(4, dtype=jnp.int32)
+  got = x.at[np.array([1, 1, 3])].apply(noisy)
+  _same_bits(got, np.array([0, 3, 2, 4], np.int32))
+  # the callback saw the applied values only (no plan-time sample of zeros)
+  assert sorted(int(v) for a in seen for v in np.atleast_1d(a)) == [1, 2, 3]

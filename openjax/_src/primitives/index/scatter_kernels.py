@@ -27,6 +27,7 @@ from typing import NamedTuple
 import numpy as np
 
 from openjax._src import dtypes
+from openjax._src.core.jaxpr import jaxpr_effects
 from openjax._src.primitives.index.indexing_util import GatherScatterMode, as_int64
 from openjax._src.primitives.index.scatter_apply import apply_in_order, combiner
 
@@ -320,7 +321,9 @@ def point_scatter_kernel(ufunc=None, bool_ufunc=None):
                   unique_indices, mode, update_jaxpr, update_consts):
     point_combine, one_window = combine, window_combine
     if update_jaxpr is not None:
-      if ufunc is not None:   # the impl combines with the ufunc (the jaxpr unused)
+      # The impl: for a ufunc's scatter (it combines with the ufunc) and for a
+      # combiner with effects (the plan's check on zeros would run them).
+      if ufunc is not None or jaxpr_effects(update_jaxpr):
         return None
       c = combiner(update_jaxpr, update_consts)
       point_combine, one_window = _apply_combine(c), _window_apply(c)
