@@ -329,6 +329,24 @@ def _np_at(op):
   return ref
 
 
+def _np_at_unary(op):
+  def ref(x, i):
+    out = np.array(x, copy=True)
+    op.at(out, i)   # repeated indices apply op repeatedly, as .at[].apply
+    return out
+  return ref
+
+
+def _np_apply_affine(x, i):
+  """``v * 2 + 1`` at each index in order (a repeated index applies it again):
+  NumPy has no vector call for a Python function, so a loop over the indices."""
+  out = np.array(x, copy=True)
+  with np.errstate(over="ignore"):
+    for j in i.tolist():
+      out[j] = out[j] * 2 + 1
+  return out
+
+
 def _np_set(x, i, u):
   out = np.array(x, copy=True)
   out[i] = u
@@ -378,10 +396,9 @@ _AT_ROWS = [
           _args(_arr((3, 2), I32), _const([[5], [-9]])),
           lambda x, i: x[np.array([[2], [0]])]),
     OpRow("at.apply", lambda x, i: jnp.asarray(x).at[i].apply(lambda v: v * 2 + 1),
-          _args(_arr((5,), I32), _const([1, 3, 1])),
-          lambda x, i: _np_set(_np_set(x, [1, 3], x[[1, 3]] * 2 + 1), 1, (x[1] * 2 + 1) * 2 + 1)),
+          _args(_arr((5,), I32), _const([1, 3, 1])), _np_apply_affine),
     OpRow("at.apply_f32", lambda x, i: jnp.asarray(x).at[i].apply(jnp.sin),
-          _args(_arr((5,)), _const([4, 0])), lambda x, i: _np_set(x, i, np.sin(x[i]))),
+          _args(_arr((5,)), _const([4, 0])), lambda x, i: _np_at_unary(np.sin)(x, i)),
     OpRow("at.set_repeated", lambda x, i, u: jnp.asarray(x).at[i].set(u),
           _args(_arr((4, 2)), _const([1, 3, 1, -1]), _arr((4, 2))),
           lambda x, i, u: _np_set(x, i, u), grad=True),
@@ -404,6 +421,13 @@ _AT_ROWS = [
 
 
 # --------------------------------------------------------- jnp index functions
+def _np_take_along_fill(x, i):
+  """take_along_axis along axis 0 with JAX's default out-of-bounds fill (NaN)."""
+  n = x.shape[0]
+  ok = (i >= -n) & (i < n)
+  return np.where(ok, np.take_along_axis(x, np.where(ok, i, 0), axis=0), F32(np.nan))
+
+
 def _np_take_fill(x, i, axis, fill):
   n = x.shape[axis]
   ok = (i >= -n) & (i < n)
@@ -453,7 +477,7 @@ _FN_ROWS = [
     OpRow("jnp.take_along_axis_none", lambda x, i: jnp.take_along_axis(x, i, axis=None),
           _args(_arr((2, 3), F16), _const([5, 0])), lambda x, i: x.ravel()[i]),
     OpRow("jnp.take_along_axis_fill", lambda x, i: jnp.take_along_axis(x, i, axis=0),
-          _args(_arr((3,)), _const([1, 3])), lambda x, i: np.array([x[1], np.nan], F32)),
+          _args(_arr((3,)), _const([1, 3])), lambda x, i: _np_take_along_fill(x, i)),
     _static_row("jnp.nonzero", jnp.nonzero, _args(_arr((3, 4), I32)), np.nonzero,
                 out_dtype=I32),
     OpRow("jnp.nonzero_size", lambda x: jnp.nonzero(x, size=5), _args(_arr((2, 3), BOOL)),

@@ -16,12 +16,14 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
-from openjax._src.core import Tracer, concrete_or_error, get_aval
+from openjax._src.core import Array, Tracer, concrete_or_error, eval_trace, get_aval, trace_state
 from openjax._src.numpy import util
 from openjax._src.numpy.creation import asarray, ones
+from openjax._src.numpy.eager_programs import eager_program
 from openjax._src.numpy.index_plans import rewriting_take
-from openjax._src.numpy.indexer import _to_index_dtype, _wrap_negative
-from openjax._src.numpy.shape_reshaping import as_array, broadcast_to, moveaxis, ravel, take_static
+from openjax._src.numpy.indexer import _to_index_dtype, _wrap_negative, add_size_to_negatives
+from openjax._src.numpy.shape_reshaping import (as_array, axis_dnums, broadcast_to, moveaxis, ravel,
+                                                take_static)
 
 __all__ = [
     "take", "repeat", "take_along_axis", "nonzero", "flatnonzero", "argwhere", "extract",
@@ -325,7 +327,13 @@ def take_along_axis(arr, indices, axis: int | None = -1, mode=None, fill_value=N
   if plan.axis_size == 0:
     return lax.full(plan.out_shape, 0, dtypes.dtype(a))
   dt = plan.index_dtype
-  if dt is not None:
+  if dt is not None and _host(indices):
+    # one fresh copy in the index dtype, wrapped in place (the general
+    # helpers copy twice: ~2 ms at 1e6)
+    indices = np.array(indices, dt)
+    if dtypes.kind(dt) != "u":   # (as _wrap_negative of the converted indices)
+      add_size_to_negatives(indices, plan.axis_size)
+  elif dt is not None:
     indices = _wrap_negative(_to_index_dtype(indices, dt), plan.axis_size, dt)
   gather_indices = lax.reshape(indices, plan.gather_index_shape) if not _host(indices) else \
       np.reshape(np.asarray(indices), plan.gather_index_shape)
@@ -453,15 +461,39 @@ def compress(condition, a, axis: int | None = None, *, size: int | None = None,
                      f"axis; got {size=} for a.shape[axis]={np.shape(arr)[0]}")
   elif size == 0:
     result = arr[:0]
+  elif (isinstance(condition, np.ndarray) and type(arr) is Array and np.ndim(fill_value) == 0
+        and trace_state.trace is eval_trace):
+    result = _compress_host(condition, arr, fill_value, size)
   else:
-    (pos,) = nonzero(condition, size=size, fill_value=-1)
-    valid = lax.ge(pos, _const(0, pos))
-    taken = arr[lax.max(pos, _const(0, pos))]
-    valid = util.broadcast_to_shape(
-        lax.reshape(valid, (size,) + (1,) * (np.ndim(taken) - 1)), np.shape(taken))
-    fill = lax._convert_element_type(fill_value, dtypes.dtype(taken))
-    result = lax.select(valid, taken, util.broadcast_to_shape(fill, np.shape(taken)))
+    result = _compress_size(condition, arr, fill_value, size)
   return moveaxis(result, 0, axis)
+
+
+def _compress_host(condition: np.ndarray, arr: Array, fill_value, size: int):
+  """Eagerly, with a host condition: its first ``size`` positions found on
+  the host and read by one gather whose rows past the count are out of
+  bounds, so they give ``fill_value`` (what ``_compress_size``'s nonzero,
+  max, gather and select give: ~6 binds, or a compiled scan at 1e6)."""
+  shape = arr.aval.shape
+  n = shape[0]
+  found = np.flatnonzero(condition)[:size]
+  idx = np.full((size, 1), n, np.int32 if n < 2**31 - 1 else np.int64)
+  idx[:found.size, 0] = found
+  return lax.gather(arr, idx, axis_dnums(len(shape), 0), (1,) + shape[1:],
+                    mode=lax.GatherScatterMode.FILL_OR_DROP, fill_value=fill_value)
+
+
+def _compress_size(condition, arr, fill_value, size: int):
+  """The first ``size`` slices of ``arr`` where ``condition`` is True, the
+  rest ``fill_value`` (staged: nonzero's scan and scatter, the gather and
+  the select)."""
+  (pos,) = nonzero(condition, size=size, fill_value=-1)
+  valid = lax.ge(pos, _const(0, pos))
+  taken = arr[lax.max(pos, _const(0, pos))]
+  valid = util.broadcast_to_shape(
+      lax.reshape(valid, (size,) + (1,) * (np.ndim(taken) - 1)), np.shape(taken))
+  fill = lax._convert_element_type(fill_value, dtypes.dtype(taken))
+  return lax.select(valid, taken, util.broadcast_to_shape(fill, np.shape(taken)))
 
 
 def _method_compress(self, condition, axis=None, *, size=None, fill_value=0, out=None):
@@ -483,6 +515,11 @@ def choose(a, choices, out=None, mode: str = "raise"):
   handles out-of-range ``a``: 'raise' (needs concrete ``a``), 'wrap', 'clip'."""
   if out is not None:
     raise NotImplementedError("The 'out' argument to jnp.choose is not supported.")
+  if type(choices) is Array and choices.ndim and trace_state.trace is eval_trace:
+    # Eagerly, an array of choices as its rows in one unstack (iterating it
+    # reads each row by a slice and a squeeze, twice: 26 rows ~400 us);
+    # traced, row by row as JAX stages it.
+    choices = lax.unstack(choices, 0)
   util.check_arraylike("choose", a, *choices)
   a = util.asarray_operand(a)
   choices = [util.asarray_operand(c) for c in choices]
@@ -612,8 +649,34 @@ def unravel_index(indices, shape):
     raise ValueError("unravel_index: shape should be a scalar or 1D sequence.")
   if not dtypes.issubdtype(dtypes.dtype(idx), np.integer):
     raise TypeError(f"unravel_index: indices must be integers, got {dtypes.dtype(idx)}")
-  shape = [concrete_or_error(operator.index, s, "in `shape` argument of unravel_index()")
-           for s in shape]
+  shape = tuple([concrete_or_error(operator.index, s, "in `shape` argument of unravel_index()")
+                 for s in shape])
+  return _unravel_index(idx, shape)
+
+
+@eager_program(static_argnames=("shape",))
+def _unravel_index(idx, shape: tuple):
+  """``unravel_index``'s arithmetic: eagerly one library program. Where the
+  size fits the indices' dtype: the flat index clamped to [-size, size - 1]
+  and wrapped (what the floor divmods and selects below give: past the end
+  the last element, before -size the first), then a rem and a div per
+  dimension (~3 + 2 x rank operations where the general form takes ~12 x
+  rank)."""
+  size = math.prod(shape)
+  dt = dtypes.dtype(idx)
+  if size and size <= dtypes.iinfo(dt).max:
+    unsigned = dtypes.kind(dt) == "u"
+    flat = lax.min(idx, _const(size - 1, idx)) if unsigned else \
+        lax.clamp(_const(-size, idx), idx, _const(size - 1, idx))
+    if not unsigned:
+      flat = lax.select(lax.lt(flat, _const(0, idx)), lax.add(flat, _const(size, idx)), flat)
+    coords = [None] * len(shape)
+    for i in range(len(shape) - 1, -1, -1):
+      d = _const(shape[i], idx)
+      coords[i] = lax.rem(flat, d)
+      if i:
+        flat = lax.div(flat, d)
+    return tuple(coords)
   out = [None] * len(shape)
   rest = idx
   for i in range(len(shape) - 1, -1, -1):
@@ -657,18 +720,25 @@ def ravel_multi_index(multi_index: Sequence, dims: Sequence[int], mode: str = "r
     if any(((v < 0) | (v >= d)).any() for v, d in zip(
         (np.asarray(concrete_or_error(None, i)) for i in idx), dims)):
       raise ValueError("invalid entry in coordinates array")
-  elif mode == "clip":
+  elif mode not in ("clip", "wrap", "ignore"):
+    raise ValueError(f"invalid mode={mode!r}. Expected 'raise', 'wrap', 'clip', or 'ignore'.")
+  if order not in ("C", "F"):
+    raise ValueError(f"invalid order={order!r}. Expected 'C' or 'F'")
+  return _ravel_multi_index(tuple(idx), dims, mode, order, dtype)
+
+
+@eager_program(static_argnames=("dims", "mode", "order", "dtype"))
+def _ravel_multi_index(idx: tuple, dims: tuple, mode: str, order: str, dtype):
+  """``ravel_multi_index``'s arithmetic (the indices checked): eagerly one
+  library program (a floor divmod or clamp per index, the strided sum)."""
+  if mode == "clip":
     idx = [lax.clamp(_const(0, i), i, _const(d - 1, i)) for i, d in zip(idx, dims)]
   elif mode == "wrap":
     idx = [_floor_divmod(i, d)[1] for i, d in zip(idx, dims)]
-  elif mode != "ignore":
-    raise ValueError(f"invalid mode={mode!r}. Expected 'raise', 'wrap', 'clip', or 'ignore'.")
   if order == "F":
     strides = np.cumprod((1,) + dims[:-1])
-  elif order == "C":
-    strides = np.cumprod((1,) + dims[1:][::-1])[::-1]
   else:
-    raise ValueError(f"invalid order={order!r}. Expected 'C' or 'F'")
+    strides = np.cumprod((1,) + dims[1:][::-1])[::-1]
   shape = np.broadcast_shapes(*(np.shape(i) for i in idx))
   result = np.zeros(shape, dtype)
   for i, s in zip(idx, strides):

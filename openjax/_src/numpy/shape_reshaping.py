@@ -404,14 +404,26 @@ def tile(A, reps):
   return as_array(lax.tile(A, reps_t))
 
 
+# (rank, axis) -> the dimension numbers of a gather along one axis: the same
+# object each call, so lax.gather finds them checked (~3 us of checks)
+_AXIS_DNUMS: dict = {}
+
+
+def axis_dnums(rank: int, axis: int) -> lax.GatherDimensionNumbers:
+  dnums = _AXIS_DNUMS.get((rank, axis))
+  if dnums is None:
+    dnums = _AXIS_DNUMS[(rank, axis)] = lax.GatherDimensionNumbers(
+        offset_dims=tuple(range(axis)) + tuple(range(axis + 1, rank)),
+        collapsed_slice_dims=(axis,), start_index_map=(axis,))
+  return dnums
+
+
 def _gather_static(a, indices: np.ndarray, axis: int):
   """``a`` gathered along ``axis`` at the static in-range ``indices``."""
   shape = a.shape
   slice_sizes = list(shape)
   slice_sizes[axis] = 1
-  dnums = lax.GatherDimensionNumbers(
-      offset_dims=tuple(range(axis)) + tuple(range(axis + 1, len(shape))),
-      collapsed_slice_dims=(axis,), start_index_map=(axis,))
+  dnums = axis_dnums(len(shape), axis)
   idx = indices.astype(np.int32 if shape[axis] < 2 ** 31 else np.int64)[:, None]
   return as_array(lax.gather(a, idx, dnums, tuple(slice_sizes),
                              mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS,

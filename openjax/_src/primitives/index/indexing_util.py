@@ -11,8 +11,9 @@ from typing import NamedTuple, Sequence
 import numpy as np
 
 from openjax._src import dtypes
-from openjax._src.core import ClosedJaxpr, Tracer, eval_jaxpr, eval_trace, set_current_trace
+from openjax._src.core import Tracer
 from openjax._src.primitives.base.convert import convert_numpy
+from openjax._src.primitives.index.scatter_apply import apply_in_order, combiner
 
 
 def shape_param(fun: str, name: str, shape) -> tuple[int, ...]:
@@ -333,36 +334,11 @@ def replace_combine(flat, lin, vals):
 
 def jaxpr_combine(update_jaxpr, update_consts):
   """Apply ``update_jaxpr(old, update)`` at each index; repeated indices apply
-  it repeatedly, in order of occurrence."""
-  if isinstance(update_jaxpr, ClosedJaxpr):
-    jaxpr, consts = update_jaxpr.jaxpr, list(update_jaxpr.consts)
-  else:
-    jaxpr, consts = update_jaxpr, list(update_consts)
-
-  def apply(old, upd):
-    try:   # elementwise computations evaluate on whole vectors at once
-      with set_current_trace(eval_trace):
-        (out,) = eval_jaxpr(jaxpr, consts, old, upd)
-      out = np.asarray(out)
-      if out.shape == old.shape:
-        return out
-    except (TypeError, ValueError):
-      pass
-    with set_current_trace(eval_trace):
-      return np.array([np.asarray(eval_jaxpr(jaxpr, consts, o, u)[0])
-                       for o, u in zip(old, upd)], old.dtype).reshape(old.shape)
+  it repeatedly, in order of occurrence (``scatter_apply.apply_in_order``)."""
+  c = combiner(update_jaxpr, update_consts)
 
   def combine(flat, lin, vals):
-    order = np.argsort(lin, kind="stable")
-    sorted_lin = lin[order]
-    first = np.r_[True, sorted_lin[1:] != sorted_lin[:-1]]
-    group_start = np.maximum.accumulate(np.where(first, np.arange(lin.size), 0))
-    rank = np.empty_like(order)
-    rank[order] = np.arange(lin.size) - group_start
-    for r in range(int(rank.max()) + 1 if lin.size else 0):
-      sel = rank == r
-      pos = lin[sel]
-      flat[pos] = cast_scalar(apply(flat[pos], vals[sel]), flat.dtype)
+    apply_in_order(c, flat, lin, vals)
   return combine
 
 

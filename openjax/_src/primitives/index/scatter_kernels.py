@@ -27,7 +27,9 @@ from typing import NamedTuple
 import numpy as np
 
 from openjax._src import dtypes
+from openjax._src.core.jaxpr import jaxpr_effects
 from openjax._src.primitives.index.indexing_util import GatherScatterMode, as_int64
+from openjax._src.primitives.index.scatter_apply import apply_in_order, combiner
 
 
 class PointLayout(NamedTuple):
@@ -278,22 +280,53 @@ def _window_combine(ufunc, bool_ufunc):
   return combine
 
 
+def _apply_combine(c):
+  """``.at[].apply``'s combination on a point layout's target: rows (and
+  the n-d view's index columns) become element positions, then the
+  combiner runs in order of occurrence (``apply_in_order``)."""
+  def combine(target, lin, vals):
+    if type(lin) is tuple:   # index columns into the n-d view
+      k = len(lin)
+      lin = np.ravel_multi_index(lin, target.shape[:k])
+      target = target.reshape((-1,) + target.shape[k:])
+    if target.ndim == 2:
+      nrow = target.shape[1]
+      lin = (lin[:, None] * nrow + np.arange(nrow, dtype=np.int64)).reshape(-1)
+      if vals.ndim:
+        vals = vals.reshape(-1)
+      target = target.reshape(-1)
+    apply_in_order(c, target, lin, vals)
+  return combine
+
+
+def _window_apply(c):
+  """``.at[].apply``'s combination on one window (no repeats)."""
+  def combine(out, where, u):
+    lin = np.arange(out.size, dtype=np.int64).reshape(out.shape)[where].reshape(-1)
+    apply_in_order(c, out.reshape(-1), lin, np.ascontiguousarray(u).reshape(-1))
+  return combine
+
+
 def point_scatter_kernel(ufunc=None, bool_ufunc=None):
   """The eval-kernel rule of a scatter primitive: replacing (``ufunc``
-  None) or combining with ``ufunc`` (``bool_ufunc`` on bools). None (the
-  impl runs) for layouts other than points, for ``.at[].apply``'s traced
-  combiner, and for a combination NumPy has no loop for (a bool subtract:
-  the impl's error)."""
+  None), combining with ``ufunc`` (``bool_ufunc`` on bools), or, for the
+  replacing scatter with a traced combiner (``.at[].apply``), applying it.
+  None (the impl runs) for layouts other than points and one window, and
+  for a combination NumPy has no loop for (a bool subtract: the impl's
+  error)."""
   combine = _ufunc_combine(ufunc, bool_ufunc) if ufunc is not None else _replace
   window_combine = _window_combine(ufunc, bool_ufunc) if ufunc is not None else _window_replace
 
   def make_kernel(operand, indices, updates, *, dimension_numbers, indices_are_sorted,
                   unique_indices, mode, update_jaxpr, update_consts):
-    # ``.at[].apply``'s combiner (a jaxpr traced afresh each call, so each
-    # call plans anew) keeps the impl: the plan's check on zero indices
-    # would apply it once per repeat of index 0.
+    point_combine, one_window = combine, window_combine
     if update_jaxpr is not None:
-      return None
+      # The impl: for a ufunc's scatter (it combines with the ufunc) and for a
+      # combiner with effects (the plan's check on zeros would run them).
+      if ufunc is not None or jaxpr_effects(update_jaxpr):
+        return None
+      c = combiner(update_jaxpr, update_consts)
+      point_combine, one_window = _apply_combine(c), _window_apply(c)
     if ufunc is not None and operand.dtype == np.bool_ and bool_ufunc is None \
         and ufunc not in (np.minimum, np.maximum):
       return None
@@ -301,14 +334,14 @@ def point_scatter_kernel(ufunc=None, bool_ufunc=None):
     layout = point_layout(operand, indices, updates, dimension_numbers)
     if layout is None:
       window = _window_layout(operand, indices, updates, dimension_numbers)
-      return None if window is None else _window_kernel(*window, clip, window_combine)
+      return None if window is None else _window_kernel(*window, clip, one_window)
     # ufunc.at is fast along one flat axis only (~5x slower on rows).
-    elements = ufunc is not None
+    elements = ufunc is not None or update_jaxpr is not None
 
     def kernel(x, idx, upd):
       out, target, lin, vals = _point_rows(x, idx, upd, layout, clip, elements)
       if target is not None:
-        combine(target, lin, vals)
+        point_combine(target, lin, vals)
       return out
     return kernel
   return make_kernel
