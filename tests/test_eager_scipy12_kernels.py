@@ -1,0 +1,152 @@
+"""Eager kernels of session 12's scipy/linalg/conv/windowed sweep: each planned
+kernel against the primitive's impl (the reference implementation) on the
+layouts, paddings, strides and dtypes it covers, and the cases it leaves to
+the impl."""
+import itertools
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import openjax.numpy as jnp
+from openjax._src.core.avals import ShapedArray
+from openjax._src.core.trace import make_plan
+from openjax._src.primitives.dot_conv import conv as conv_module
+from openjax._src.primitives.dot_conv.conv import ConvDimensionNumbers, conv_general_dilated_p
+
+
+def _aval(x: np.ndarray) -> ShapedArray:
+  return ShapedArray(x.shape, x.dtype)
+
+
+def _plan(p, operands, **params):
+  kernel, lean, *_ = make_plan(p, [_aval(x) for x in operands], params)
+  return kernel, lean
+
+
+def _operand(rng, shape, dt):
+  x = rng.standard_normal(shape)
+  if np.dtype(dt).kind == "c":
+    x = x + 1j * rng.standard_normal(shape)
+  return x.astype(dt)
+
+
+def _conv_params(nsp, *, strides=None, padding=None, rhs_dilation=None, specs=None,
+                 preferred=None, lhs_dilation=None, groups=1):
+  specs = specs or tuple(tuple(range(nsp + 2)) for _ in range(3))
+  return dict(window_strides=strides or (1,) * nsp, padding=padding or ((0, 0),) * nsp,
+              lhs_dilation=lhs_dilation or (1,) * nsp, rhs_dilation=rhs_dilation or (1,) * nsp,
+              dimension_numbers=ConvDimensionNumbers(*specs), feature_group_count=groups,
+              batch_group_count=1, precision=None, preferred_element_type=preferred)
+
+
+def _check_conv(lhs, rhs, params, *, lean=True, tol=None):
+  kernel, is_lean = _plan(conv_general_dilated_p, (lhs, rhs), **params)
+  assert is_lean is lean
+  if not lean:
+    return
+  want = conv_module._conv_general_dilated_impl(lhs, rhs, **params)[0]
+  got = np.asarray(kernel(lhs, rhs))
+  assert got.dtype == want.dtype and got.shape == want.shape
+  wide = want.dtype in (np.float64, np.complex128)
+  tol = tol or (1e-12 if wide else 2e-5 if want.dtype.itemsize >= 4 else 2e-2)
+  np.testing.assert_allclose(got.astype(np.complex128), want.astype(np.complex128),
+                             rtol=tol, atol=tol)
+
+
+_CONV_DTYPES = [np.float32, np.float64, np.complex64, np.complex128, np.float16,
+                ml_dtypes.bfloat16]
+
+
+@pytest.mark.parametrize("dt", _CONV_DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("n,m,pad", [(7, 3, (0, 0)), (3, 5, (4, 4)), (9, 4, (2, 1)),
+                                     (12, 3, (-2, 1)), (1, 1, (0, 0)), (1000, 429, (428, 428))])
+def test_one_channel_1d_conv_kernel_matches_the_impl(dt, n, m, pad):
+  rng = np.random.default_rng(n * m)
+  lhs, rhs = _operand(rng, (1, 1, n), dt), _operand(rng, (1, 1, m), dt)
+  _check_conv(lhs, rhs, _conv_params(1, padding=(pad,)),
+              tol=1e-4 if n == 1000 and np.dtype(dt).itemsize == 4 else None)
+
+
+_LAYOUTS = {
+    "nchw": ((0, 1, 2, 3), (0, 1, 2, 3), (0, 1, 2, 3)),
+    "nhwc": ((0, 3, 1, 2), (3, 2, 0, 1), (0, 3, 1, 2)),
+    "mixed": ((1, 0, 3, 2), (2, 3, 0, 1), (3, 2, 0, 1)),
+}
+
+
+@pytest.mark.parametrize("layout", sorted(_LAYOUTS))
+@pytest.mark.parametrize("strides,padding,dilation", [
+    ((1, 1), ((0, 0), (0, 0)), (1, 1)), ((2, 1), ((1, 2), (0, 1)), (1, 1)),
+    ((1, 3), ((-1, 2), (2, -1)), (2, 1)), ((2, 2), ((3, 3), (3, 3)), (2, 3))])
+@pytest.mark.parametrize("dt", [np.float32, np.complex64, np.float16], ids=lambda d: np.dtype(d).name)
+def test_2d_conv_kernel_matches_the_impl(layout, strides, padding, dilation, dt):
+  rng = np.random.default_rng(3)
+  specs = _LAYOUTS[layout]
+  canon_l, canon_r = (2, 3, 9, 8), (4, 3, 3, 2)     # (n, c, h, w), (o, i, kh, kw)
+  lshape = [0] * 4
+  rshape = [0] * 4
+  for axis, size in zip(specs[0], canon_l):
+    lshape[axis] = size
+  for axis, size in zip(specs[1], canon_r):
+    rshape[axis] = size
+  lhs, rhs = _operand(rng, lshape, dt), _operand(rng, rshape, dt)
+  _check_conv(lhs, rhs, _conv_params(2, strides=strides, padding=padding,
+                                     rhs_dilation=dilation, specs=specs))
+
+
+def test_1d_and_3d_multichannel_conv_kernels_match_the_impl():
+  rng = np.random.default_rng(5)
+  lhs, rhs = _operand(rng, (3, 2, 11), np.float32), _operand(rng, (5, 2, 4), np.float32)
+  _check_conv(lhs, rhs, _conv_params(1, strides=(2,), padding=((1, 3),)))
+  # A one-channel 1-d convolution with a stride or a dilated kernel: the window matrix.
+  lhs, rhs = _operand(rng, (1, 1, 20), np.float64), _operand(rng, (1, 1, 3), np.float64)
+  _check_conv(lhs, rhs, _conv_params(1, strides=(3,), padding=((2, 2),)))
+  _check_conv(lhs, rhs, _conv_params(1, rhs_dilation=(2,), padding=((2, 2),)))
+  lhs, rhs = _operand(rng, (1, 2, 5, 6, 4), np.float32), _operand(rng, (3, 2, 2, 3, 2),
+                                                                  np.float32)
+  _check_conv(lhs, rhs, _conv_params(3, padding=((1, 0), (0, 1), (1, 1))))
+
+
+def test_conv_kernel_preferred_element_type_widens_like_the_impl():
+  rng = np.random.default_rng(6)
+  lhs, rhs = _operand(rng, (1, 1, 30), np.float16), _operand(rng, (1, 1, 5), np.float16)
+  _check_conv(lhs, rhs, _conv_params(1, preferred=np.float32))
+  lhs, rhs = _operand(rng, (2, 3, 6, 6), np.float16), _operand(rng, (2, 3, 3, 3), np.float16)
+  _check_conv(lhs, rhs, _conv_params(2, preferred=np.float32))
+
+
+def test_conv_kernel_leaves_integer_grouped_dilated_and_empty_convs_to_the_impl():
+  rng = np.random.default_rng(7)
+  ints = rng.integers(-9, 9, (1, 1, 8)).astype(np.int32)
+  _check_conv(ints, ints[..., :3], _conv_params(1), lean=False)
+  lhs, rhs = _operand(rng, (1, 4, 8), np.float32), _operand(rng, (4, 2, 3), np.float32)
+  _check_conv(lhs, rhs, _conv_params(1, groups=2), lean=False)
+  lhs, rhs = _operand(rng, (1, 1, 8), np.float32), _operand(rng, (1, 1, 3), np.float32)
+  _check_conv(lhs, rhs, _conv_params(1, lhs_dilation=(2,)), lean=False)
+  # The window does not fit: an empty result.
+  _check_conv(lhs[..., :2], rhs, _conv_params(1), lean=False)
+
+
+def test_convolve_and_correlate_eagerly_match_numpy_with_complex_conjugation():
+  rng = np.random.default_rng(8)
+  for dt in (np.float32, np.complex64, np.float64):
+    a, v = _operand(rng, (9,), dt), _operand(rng, (4,), dt)
+    for mode in ("full", "same", "valid"):
+      tol = 1e-5      # float64 operands are float32 without x64
+      np.testing.assert_allclose(jnp.convolve(a, v, mode), np.convolve(a, v, mode),
+                                 rtol=tol, atol=tol)
+      np.testing.assert_allclose(jnp.correlate(a, v, mode), np.correlate(a, v, mode),
+                                 rtol=tol, atol=tol)
+      np.testing.assert_allclose(jnp.correlate(v, a, mode), np.correlate(v, a, mode),
+                                 rtol=tol, atol=tol)
+
+
+def test_conv_kernel_on_every_small_1d_padding():
+  rng = np.random.default_rng(9)
+  lhs, rhs = _operand(rng, (1, 1, 6), np.float64), _operand(rng, (1, 1, 3), np.float64)
+  for lo, hi in itertools.product(range(-2, 4), repeat=2):
+    params = _conv_params(1, padding=((lo, hi),))
+    if 6 + lo + hi < 3:
+      continue
+    _check_conv(lhs, rhs, params)
