@@ -7,12 +7,16 @@ import itertools
 import ml_dtypes
 import numpy as np
 import pytest
+import scipy.signal
 
+import openjax as jax
 import openjax.numpy as jnp
+from openjax._src.core import eval_trace
 from openjax._src.core.avals import ShapedArray
 from openjax._src.core.trace import make_plan
 from openjax._src.primitives.dot_conv import conv as conv_module
 from openjax._src.primitives.dot_conv.conv import ConvDimensionNumbers, conv_general_dilated_p
+from openjax.scipy import signal as jsig
 
 
 def _aval(x: np.ndarray) -> ShapedArray:
@@ -150,3 +154,37 @@ def test_conv_kernel_on_every_small_1d_padding():
     if 6 + lo + hi < 3:
       continue
     _check_conv(lhs, rhs, params)
+
+
+# ------------------------------------------------ jax.scipy.signal programs
+@pytest.fixture
+def eager_binds(monkeypatch):
+  """Counts primitives bound one by one in the eval trace."""
+  counts = {"binds": 0}
+  cls = type(eval_trace)
+  process = cls.process_primitive
+
+  def counted(self, primitive, args, params):
+    counts["binds"] += 1
+    return process(self, primitive, args, params)
+  monkeypatch.setattr(cls, "process_primitive", counted)
+  return counts
+
+
+@pytest.mark.parametrize("fun,args", [
+    (jsig.convolve2d, ((4, 5), (2, 3), "valid")), (jsig.correlate2d, ((3, 3), (4, 5), "full")),
+    (jsig.convolve, ((3, 4, 5), (2, 2, 2), "same")), (jsig.correlate, ((6,), (3,), "full"))])
+def test_scipy_signal_convolutions_run_as_one_program_eagerly(eager_binds, fun, args):
+  s1, s2, mode = args
+  rng = np.random.default_rng(1)
+  a, b = rng.standard_normal(s1).astype(np.float32), rng.standard_normal(s2).astype(np.float32)
+  ref = getattr(scipy.signal, fun.__name__)(a, b, mode)
+  x, y = jnp.asarray(a), jnp.asarray(b)
+  np.testing.assert_allclose(fun(x, y, mode), ref, rtol=1e-5, atol=1e-5)
+  eager_binds["binds"] = 0
+  np.testing.assert_allclose(fun(x, y, mode), ref, rtol=1e-5, atol=1e-5)
+  assert eager_binds["binds"] == 0
+  # Traced, the equations are staged inline as JAX's (no jit around them).
+  eqns = jax.make_jaxpr(lambda u, v: fun(u, v, mode))(a, b).jaxpr.eqns
+  assert "jit" not in [e.primitive.name for e in eqns]
+  assert "conv_general_dilated" in [e.primitive.name for e in eqns]
