@@ -205,3 +205,31 @@ def test_funm_parlett_recurrence_is_one_jitted_program():
   want = scipy.linalg.expm(a.astype(np.float64))
   for _ in range(2):
     np.testing.assert_allclose(jsl.funm(jnp.asarray(a), jnp.exp), want, rtol=1e-4, atol=1e-4)
+
+
+# ------------------------------------------------------------- numpy.fft
+@pytest.mark.parametrize("fun,kwargs,shape,dt", [
+    ("fft", dict(n=8, axis=0), (5, 3), np.float32), ("ifft", dict(norm="ortho"), (3, 5), np.complex64),
+    ("rfft", dict(norm="forward"), (4, 6), np.float32), ("irfft", dict(n=7, axis=0), (5, 3), np.complex64),
+    ("hfft", dict(), (3, 5), np.complex64), ("ihfft", dict(n=4), (2, 6), np.float32),
+    ("rfft2", dict(axes=(0, 1)), (4, 6, 2), np.float32), ("fftn", dict(s=(3, 2), axes=(0, 1)), (4, 5), np.complex64)])
+def test_fft_with_moves_pads_or_scales_run_as_one_program(eager_binds, fun, kwargs, shape, dt):
+  rng = np.random.default_rng(4)
+  a = _operand(rng, shape, dt)
+  ref = getattr(np.fft, fun)(a, **kwargs)
+  x = jnp.asarray(a)
+  np.testing.assert_allclose(getattr(jnp.fft, fun)(x, **kwargs), ref, rtol=2e-5, atol=2e-5)
+  eager_binds["binds"] = 0
+  np.testing.assert_allclose(getattr(jnp.fft, fun)(x, **kwargs), ref, rtol=2e-5, atol=2e-5)
+  assert eager_binds["binds"] == 0
+  # Traced, the equations are JAX's: the transform inside ``jit[name=fft]``.
+  eqns = jax.make_jaxpr(lambda u: getattr(jnp.fft, fun)(u, **kwargs))(a).jaxpr.eqns
+  assert "fft" in [e.params.get("name") for e in eqns if e.primitive.name == "jit"]
+
+
+def test_a_lone_fft_binds_its_primitive(eager_binds):
+  x = jnp.asarray(np.arange(8, dtype=np.complex64))
+  np.testing.assert_allclose(jnp.fft.fft(x), np.fft.fft(np.arange(8)), rtol=1e-5, atol=1e-5)
+  eager_binds["binds"] = 0
+  jnp.fft.fft(x)
+  assert eager_binds["binds"] == 1
