@@ -12,6 +12,9 @@ import scipy.signal
 
 import openjax as jax
 import openjax.numpy as jnp
+from openjax import lax
+from openjax._src.control import _reduce_computation
+from openjax._src.control import reduce_variadic
 from openjax._src.core import eval_trace
 from openjax._src.core.avals import ShapedArray
 from openjax._src.core.trace import make_plan
@@ -233,3 +236,49 @@ def test_a_lone_fft_binds_its_primitive(eager_binds):
   eager_binds["binds"] = 0
   jnp.fft.fft(x)
   assert eager_binds["binds"] == 1
+
+
+# ------------------------------------------------------------- lax.reduce
+def _argmax_pair(a, b):
+  (av, ai), (bv, bi) = a, b
+  pick_b = (bv > av) | ((bv == av) & (bi < ai))
+  return lax.select(pick_b, bv, av), lax.select(pick_b, bi, ai)
+
+
+@pytest.mark.parametrize("n,m", [(1, 3), (2, 1), (7, 3), (9, 4), (1000, 2), (5, 0), (0, 3)])
+def test_planned_tree_reduction_gives_the_tree_bits(n, m):
+  rng = np.random.default_rng(n + m)
+  x = rng.standard_normal((n, m)).astype(np.float32)
+  i = np.broadcast_to(np.arange(n, dtype=np.int32)[:, None], (n, m)).copy()
+  x[::3] = 0.5    # ties: the order of the pairs decides the index
+  closed = jax.make_jaxpr(_argmax_pair)((np.float32(0), np.int32(0)), (np.float32(0), np.int32(0)))
+  inits = [np.asarray(-np.inf, np.float32), np.asarray(np.iinfo(np.int32).max, np.int32)]
+  want = _reduce_computation.tree_reduce_np(closed, [x, i], inits)
+  got = _reduce_computation.tree_reducer(closed, n, m, (x.dtype, i.dtype))([x, i], inits)
+  for g, w in zip(got, want):
+    assert g.dtype == w.dtype and g.shape == w.shape
+    np.testing.assert_array_equal(g.view(np.uint8), w.view(np.uint8))
+  if n and m:
+    np.testing.assert_array_equal(got[1], np.argmax(x, axis=0))
+
+
+def test_variadic_reduce_impl_reuses_its_planned_tree():
+  x = np.random.default_rng(3).standard_normal((3, 6)).astype(np.float32)
+  i = np.broadcast_to(np.arange(6, dtype=np.int32), (3, 6)).copy()
+  init = (-np.inf, np.iinfo(np.int32).max)
+  for _ in range(2):
+    values, index = lax.reduce((x, i), init, _argmax_pair, (1,))
+    np.testing.assert_array_equal(values, x.max(1))
+    np.testing.assert_array_equal(index, x.argmax(1))
+  planned = [k for per in reduce_variadic._reducers.values() for k in per]
+  assert (6, 3, (np.dtype(np.float32), np.dtype(np.int32))) in planned
+
+
+def test_logaddexp_reduce_kernel_matches_numpy():
+  def logaddexp(a, b):
+    return lax.max(a, b) + lax.log1p(lax.exp(-lax.abs(a - b)))
+  x = np.random.default_rng(5).standard_normal((3, 7)).astype(np.float32)
+  for dims in ((1,), (0,), (0, 1)):
+    for _ in range(2):
+      np.testing.assert_allclose(lax.reduce(x, -np.inf, logaddexp, dims),
+                                 np.logaddexp.reduce(x, axis=dims), rtol=1e-5, atol=1e-6)
