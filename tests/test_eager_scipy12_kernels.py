@@ -18,8 +18,8 @@ from openjax._src.control import reduce_variadic
 from openjax._src.core import eval_trace
 from openjax._src.core.avals import ShapedArray
 from openjax._src.core.trace import make_plan
-from openjax._src.primitives.dot_conv import conv as conv_module
-from openjax._src.primitives.dot_conv.conv import ConvDimensionNumbers, conv_general_dilated_p
+from openjax._src.primitives.dot_conv.conv import (ConvDimensionNumbers, _conv_general_dilated_impl,
+                                                   conv_general_dilated_p)
 from openjax.scipy import linalg as jsl
 from openjax.scipy import signal as jsig
 
@@ -54,7 +54,7 @@ def _check_conv(lhs, rhs, params, *, lean=True, tol=None):
   assert is_lean is lean
   if not lean:
     return
-  want = conv_module._conv_general_dilated_impl(lhs, rhs, **params)[0]
+  want = _conv_general_dilated_impl(lhs, rhs, **params)[0]
   got = np.asarray(kernel(lhs, rhs))
   assert got.dtype == want.dtype and got.shape == want.shape
   wide = want.dtype in (np.float64, np.complex128)
