@@ -109,12 +109,21 @@ def test_reduce_kernel_only_for_one_monoid_equation():
 
   def logaddexp(a, b):
     return lax.max(a, b) + lax.log1p(lax.exp(-lax.abs(a - b)))
+  # Other computations run the impl's tree reduction (planned once per shape
+  # since session 12): the impl's bits, never a NumPy ufunc's reassociation.
+  x = np.random.default_rng(0).standard_normal((7, 4)).astype(np.float32)
   for computation in (logaddexp, lambda a, b: a - b, lambda a, b: a + a,
                       lambda a, b: a * b + 0.0):
-    assert not _plan(x, init, _reduce_params(computation, init, (0,)))[1]
-  # Floats outside NumPy's dtypes and booleans under add keep the impl.
-  b, b0 = np.ones((3, 4), np.bool_), np.asarray(False)
-  assert not _plan(b, b0, _reduce_params(lambda a, c: lax.max(a, c), b0, (0,)))[1]
+    for dims in ((0,), (1,), (0, 1)):
+      params = _reduce_params(computation, init, dims)
+      kernel, _ = _plan(x, init, params)
+      _same_bits(kernel(x, init), reduce_p.impl(x, init, **params)[0])
+      assert kernel is not None
+  # Booleans under max (no NumPy ufunc shortcut): the impl's tree, planned.
+  b, b0 = np.eye(3, 4, dtype=np.bool_), np.asarray(False)
+  params = _reduce_params(lambda a, c: lax.max(a, c), b0, (0,))
+  kernel, _ = _plan(b, b0, params)
+  _same_bits(kernel(b, b0), reduce_p.impl(b, b0, **params)[0])
 
 
 def test_reduce_eager_results_and_errors():

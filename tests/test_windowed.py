@@ -9,7 +9,7 @@ import pytest
 import openjax as jax
 import openjax.numpy as jnp
 from openjax import lax
-from openjax._src.core import ShapedArray, check_jaxpr
+from openjax._src.core import ShapedArray, check_jaxpr, program
 from openjax._src.control import _reduce_computation
 from openjax._src.primitives.reduce.select_and_gather import (
     select_and_gather_add, select_and_scatter_add)
@@ -107,20 +107,35 @@ def test_reduce_integer_monoids_are_exact():
 
 
 def test_reduce_takes_log_many_whole_array_steps(monkeypatch):
+  # Counts the runs of the batched computation's programs, whether the impl
+  # (``_run_elementwise``) or a planned tree (runners built once) makes them.
   calls = []
-  apply = _reduce_computation._run_elementwise
+  runner = program.Program.runner
 
-  def counting(closed, args):
-    calls.append(np.shape(args[0]))
-    return apply(closed, args)
+  def counting_runner(self, consts, step_kernel=None):
+    run = runner(self, consts, step_kernel)
 
-  monkeypatch.setattr(_reduce_computation, "_run_elementwise", counting)
+    def counted(args):
+      calls.append(np.shape(args[0]))
+      return run(args)
+    return counted
+
+  monkeypatch.setattr(program.Program, "runner", counting_runner)
   x = np.arange(1000, dtype=np.int32).reshape(1000, 1)
   # Two equations (a lone ``add`` is NumPy's reduction eagerly: its eval kernel).
-  out = lax.reduce(x, np.int32(0), lambda a, b: (a + b) * 1, (0,))
-  assert int(out[0]) == 999 * 1000 // 2
+  # The first call plans the tree (its check runs it once on zeros); later
+  # calls reuse the plan.
+  for _ in range(2):
+    calls.clear()
+    out = lax.reduce(x, np.int32(0), lambda a, b: (a + b) * 1, (0,))
+    assert int(out[0]) == 999 * 1000 // 2
   assert len(calls) == 11          # ten halvings of 1000 rows, then the init value
   assert calls[0] == (500,)
+  calls.clear()
+  xs = [np.arange(1000, dtype=np.int32).reshape(1000, 1)]
+  out, = _reduce_computation.tree_reduce_np(jax.make_jaxpr(lambda a, b: (a + b) * 1)(
+      np.int32(0), np.int32(0)), xs, [np.int32(0)])
+  assert int(out[0]) == 999 * 1000 // 2 and len(calls) == 11
 
 
 def test_reduce_init_value_is_folded_in_once():

@@ -10,19 +10,24 @@ operands followed by the flat init values.
 """
 from __future__ import annotations
 
+import math
 import operator
+import weakref
+from functools import partial
+from typing import Callable
 
 import numpy as np
 
 from openjax._src import dtypes, tree_util
-from openjax._src.core import (Primitive, ShapedArray, eval_trace, get_aval, is_concrete,
-                               to_concrete_value, trace_state)
+from openjax._src.core import (ClosedJaxpr, Primitive, ShapedArray, eval_trace, get_aval,
+                               is_concrete, to_concrete_value, trace_state)
+from openjax._src.core.trace import eager_config
 from openjax._src.core.sharding_rules import TYPED_BY_SUB_JAXPR
 from openjax._src.control._reduce_computation import (computation_of, differentiable,
                                                       flatten_operands_and_inits,
                                                       tangent_or_zero,
                                                       trace_computation, tree_reduce_jvp,
-                                                      tree_reduce_np)
+                                                      tree_reduce_np, tree_reducer)
 from openjax._src.primitives.base.structural import instantiate_zeros, reduce_sum, reshape
 from openjax._src.primitives.reduce.reductions import (reduce_and, reduce_max, reduce_min,
                                                        reduce_or, reduce_prod, reduce_xor)
@@ -50,17 +55,43 @@ def _layout(shape, dimensions):
   kept shape)."""
   dims = sorted(dimensions)
   kept = [i for i in range(len(shape)) if i not in dims]
-  n = int(np.prod([shape[d] for d in dims], dtype=np.int64))
+  n = math.prod(shape[d] for d in dims)
   return tuple(dims + kept), n, tuple(shape[i] for i in kept)
+
+
+# (computation, n, m, dtypes) -> the planned tree reduction, per computation.
+_reducers: "weakref.WeakKeyDictionary[ClosedJaxpr, dict]" = weakref.WeakKeyDictionary()
+
+
+def _planned_tree(closed, n: int, m: int, dts: tuple) -> Callable:
+  """``tree_reducer``, kept per computation and shape while no debug flag
+  is set (the runners read the flags when they are built)."""
+  if not eager_config.flags_ok:
+    return partial(tree_reduce_np, closed)
+  per = _reducers.get(closed)
+  if per is None:
+    per = _reducers[closed] = {}
+  key = (n, m, dts)
+  hit = per.get(key)
+  if hit is None:
+    if len(per) > 64:
+      per.clear()
+    hit = per[key] = tree_reducer(closed, n, m, dts)
+  return hit
+
+
+def _operand_layout(shape, dimensions):
+  """(transpose permutation or None, n, m, kept shape) of ``_layout``."""
+  perm, n, kept = _layout(shape, dimensions)
+  return (None if perm == tuple(range(len(shape))) else perm), n, math.prod(kept), kept
 
 
 @reduce_p.def_impl
 def _reduce_impl(*args, computation, jaxpr, dimensions):
   operands, inits = _split(args)
-  perm, n, kept = _layout(operands[0].shape, dimensions)
-  m = int(np.prod(kept, dtype=np.int64))
-  xs = [np.transpose(x, perm).reshape(n, m) for x in operands]
-  outs = tree_reduce_np(jaxpr, xs, inits)
+  perm, n, m, kept = _operand_layout(operands[0].shape, dimensions)
+  xs = [(x if perm is None else np.transpose(x, perm)).reshape(n, m) for x in operands]
+  outs = _planned_tree(jaxpr, n, m, tuple(x.dtype for x in xs))(xs, inits)
   return [o.reshape(kept) for o in outs]
 
 
@@ -125,7 +156,15 @@ def _reduce_eval_kernel(*avals, computation, jaxpr, dimensions):
   dt = avals[0].dtype
   ufunc = _one_monoid_ufunc(jaxpr, dt)
   if ufunc is None:
-    return None
+    # Any other computation: the impl's tree reduction, planned for these
+    # shapes (lax.reduce of logaddexp over (3, 7) 83 -> ~50 us).
+    perm, n, m, kept = _operand_layout(avals[0].shape, dimensions)
+    reducer = tree_reducer(jaxpr, n, m, (np.dtype(dt),))
+
+    def tree(x, init):
+      x = (x if perm is None else np.transpose(x, perm)).reshape(n, m)
+      return reducer([x], [init])[0].reshape(kept)
+    return tree
   axes = tuple(dimensions)
 
   def kernel(x, init):

@@ -12,9 +12,10 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.api.jit import jit as _api_jit
-from openjax._src.core import eval_trace, trace_state
+from openjax._src.core import Array, eval_trace, trace_state
 from openjax._src.numpy import util
 from openjax._src.numpy.creation import asarray
+from openjax._src.numpy.eager_programs import eager_program
 from openjax._src.numpy.ranges import arange
 from openjax._src.numpy.shape_joining import roll
 from openjax._src.numpy.shape_padding import pad
@@ -65,6 +66,21 @@ def _fft_core(func_name: str, fft_type: FftType, a, s, axes, norm):
       raise ValueError("Shape should be positive.")
   if s is not None and axes is not None and len(s) != len(axes):
     raise ValueError("Shape and axes have different lengths.")
+  if axes is not None:
+    axes = tuple(axes)
+  if trace_state.trace is eval_trace and type(arr) is Array and (
+      s is not None or norm not in (None, "backward") or (axes is not None and tuple(
+          ax % arr.ndim if -arr.ndim <= ax < arr.ndim else ax for ax in axes) != tuple(
+          range(arr.ndim - len(axes), arr.ndim)))):
+    # Eager, with moves, a crop/pad or a scale: one cached program (op by op
+    # ~4-6 binds and their wrappers: fft(x, n=8, axis=0) of 5 x 3 55 -> 22
+    # us); a lone transform binds its primitive. Traced, JAX's equations.
+    return _fft_program(arr, func_name=func_name, fft_type=fft_type, s=s, axes=axes, norm=norm)
+  return _fft_body(arr, func_name, fft_type, s, axes, norm)
+
+
+def _fft_body(arr, func_name: str, fft_type: FftType, s, axes, norm):
+  full_name = f"jax.numpy.fft.{func_name}"
   orig_axes = axes
   if axes is None:
     axes = range(arr.ndim) if s is None else range(arr.ndim - len(s), arr.ndim)
@@ -116,6 +132,9 @@ def _fft_core(func_name: str, fft_type: FftType, a, s, axes, norm):
   if orig_axes is not None:
     out = moveaxis(out, axes, tuple(orig_axes))
   return out
+
+
+_fft_program = util.jit(_fft_body, static_argnames=("func_name", "fft_type", "s", "axes", "norm"))
 
 
 def _axis_check_1d(func_name: str, axis):
@@ -187,6 +206,9 @@ def irfft(a, n: int | None = None, axis: int = -1, norm: str | None = None):
   return _fft_core_1d("irfft", FftType.IRFFT, a, n, axis, norm)
 
 
+# Eager calls of hfft/ihfft run as one program (conj, transform, scale: 3
+# binds op by op); traced, inline.
+@eager_program(static_argnames=("n", "axis", "norm"))
 def hfft(a, n: int | None = None, axis: int = -1, norm: str | None = None):
   """The transform of a Hermitian-symmetric signal given by its first half: a
   real spectrum of length ``n`` (default ``2 * (m - 1)``) (``numpy.fft.hfft``)."""
@@ -196,6 +218,7 @@ def hfft(a, n: int | None = None, axis: int = -1, norm: str | None = None):
   return _fft_core_1d("hfft", FftType.IRFFT, conj_a, n, axis, norm) * nn
 
 
+@eager_program(static_argnames=("n", "axis", "norm"))
 def ihfft(a, n: int | None = None, axis: int = -1, norm: str | None = None):
   """The inverse of ``hfft``: the half spectrum of a real signal
   (``numpy.fft.ihfft``)."""

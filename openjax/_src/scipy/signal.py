@@ -15,6 +15,7 @@ from openjax._src.api.vmap import vmap
 from openjax._src.core import get_aval
 from openjax._src.numpy import util
 from openjax._src.numpy import fft
+from openjax._src.numpy.eager_programs import eager_program
 from openjax._src.scipy import jnp
 
 __all__ = ["convolve", "correlate", "convolve2d", "correlate2d", "fftconvolve"]
@@ -65,6 +66,9 @@ def _convolve_nd(in1, in2, mode: str, precision):
   return lax.squeeze(out, (0, 1))
 
 
+# Eager calls run as one cached program (4-6 binds op by op: convolve2d of
+# 4x5 by 2x3 34 -> ~15 us); traced, the equations are JAX's, inline.
+@eager_program(static_argnames=("mode", "method", "precision"))
 def convolve(in1, in2, mode: str = "full", method: str = "auto", precision=None):
   """N-dimensional convolution (``scipy.signal.convolve``).
 
@@ -84,6 +88,7 @@ def convolve(in1, in2, mode: str = "full", method: str = "auto", precision=None)
   return _convolve_nd(in1, in2, mode, precision)
 
 
+@eager_program(static_argnames=("mode", "method", "precision"))
 def correlate(in1, in2, mode: str = "full", method: str = "auto", precision=None):
   """N-dimensional cross-correlation (``scipy.signal.correlate``):
   ``convolve(in1, flip(conj(in2)))``. Arguments as in ``convolve``."""
@@ -98,6 +103,7 @@ def _check_2d(fun: str, in1, in2, boundary, fillvalue) -> None:
     raise ValueError(f"{fun}() only supports 2-dimensional inputs.")
 
 
+@eager_program(static_argnames=("mode", "boundary", "fillvalue", "precision"))
 def convolve2d(in1, in2, mode: str = "full", boundary: str = "fill", fillvalue=0,
                precision=None):
   """2-D convolution (``scipy.signal.convolve2d``); only ``boundary='fill'``
@@ -107,6 +113,7 @@ def convolve2d(in1, in2, mode: str = "full", boundary: str = "fill", fillvalue=0
   return _convolve_nd(in1, in2, mode, precision)
 
 
+@eager_program(static_argnames=("mode", "boundary", "fillvalue", "precision"))
 def correlate2d(in1, in2, mode: str = "full", boundary: str = "fill", fillvalue=0,
                 precision=None):
   """2-D cross-correlation (``scipy.signal.correlate2d``); only

@@ -28,6 +28,7 @@ from openjax._src.primitives.base.convert import _convert_element_type
 from openjax._src.primitives.base.structural import defjvp, reshape, transpose
 from openjax._src.primitives.base.util import check_same_dtypes
 from openjax._src.primitives.dot_conv import conv_lowering, conv_rules
+from openjax._src.primitives.dot_conv.conv_kernel import conv_eval_kernel
 from openjax._src.primitives.dot_conv.dot import (_compute_dtype, _lower_compute_dtype,
                                                   _lower_operand, _precision_attr,
                                                   canonicalize_precision)
@@ -402,6 +403,9 @@ def _conv_general_dilated_impl(lhs, rhs, *, window_strides, padding, lhs_dilatio
       batch_group_count=batch_group_count,
       comp=_compute_dtype(lhs.dtype, rhs.dtype, out_dt), out_dtype=out_dt)
   return [np.transpose(out, np.argsort(out_spec))]
+
+
+conv_general_dilated_p.def_eval_kernel(conv_eval_kernel)
 
 
 @conv_general_dilated_p.def_abstract_eval
