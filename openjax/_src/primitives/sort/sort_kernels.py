@@ -124,12 +124,58 @@ def stable_argsort_keys(keys, axis: int) -> np.ndarray:
   """The stable argsort by several keys along ``axis``, the first one primary
   (``np.lexsort`` of them reversed): one ``stable_argsort`` per key from the
   least significant, each of the key in the order so far (a radix sort by
-  keys; np.lexsort's merge sorts cost ~4x more at 1e6 elements)."""
-  perm = stable_argsort(keys[-1], axis)
+  keys; np.lexsort's merge sorts cost ~4x more at 1e6 elements). The
+  permutations live with ``axis`` last (the packed sort's layout); each key
+  is read into that layout by one flat take, never transposed (a 2-d fancy
+  index along axis 0 of (1732, 577) int32 cost ~4x that)."""
+  perm = _argsort_rows(_axis_last(keys[-1], axis))
   for key in keys[-2::-1]:
-    (in_order,) = take_sorted([key], perm, axis)
-    (perm,) = take_sorted([perm], stable_argsort(in_order, axis), axis)
-  return perm
+    perm = _take_rows(perm, _argsort_rows(_take_into_rows(key, perm, axis)))
+  return _axis_last(perm, axis)
+
+
+def _argsort_rows(key: np.ndarray) -> np.ndarray:
+  """``stable_argsort(key, -1)`` as C-ordered int64 (the index arithmetic
+  of the flat takes runs on contiguous int64 at full speed, where the packed
+  sort's strided uint32 view cost ~3x)."""
+  n = key.shape[-1]
+  if key.size < _SMALL_ARGSORT or key.dtype.itemsize > 4 or n > np.iinfo(np.uint32).max:
+    return key.argsort(axis=-1, kind="stable").astype(np.int64, copy=False)
+  if key.dtype.itemsize <= 2:   # NumPy's radix argsort
+    return _ordered_uint(key).argsort(axis=-1, kind="stable").astype(np.int64, copy=False)
+  packed = _ordered_uint(key).astype(np.uint64, order="C")
+  packed <<= np.uint64(32)
+  packed |= np.arange(n, dtype=np.uint64)
+  packed.sort(axis=-1)
+  packed &= np.uint64(0xFFFFFFFF)
+  return packed.view(np.int64)
+
+
+@functools.lru_cache(maxsize=64)
+def _flat_offsets(shape: tuple[int, ...], axis: int) -> tuple[int, np.ndarray]:
+  """``(step, base)`` for a C-ordered array of ``shape``: element ``k`` along
+  ``axis`` of the row at ``base`` (laid out as ``_axis_last`` does, size 1
+  along the last axis) sits at flat position ``k * step + base``."""
+  last = len(shape) - 1
+  strides = [1] * len(shape)
+  for d in range(last - 1, -1, -1):
+    strides[d] = strides[d + 1] * shape[d + 1]
+  base = np.zeros(1, np.int64).reshape([1] * len(shape))
+  for e in range(last):   # each axis of the layout but its last, from axis d of ``shape``
+    d = last if e == axis else e
+    base = base + (np.arange(shape[d], dtype=np.int64) * strides[d]).reshape(
+        [shape[d] if f == e else 1 for f in range(len(shape))])
+  base.setflags(write=False)
+  return strides[axis], base
+
+
+def _take_into_rows(x: np.ndarray, perm_rows: np.ndarray, axis: int) -> np.ndarray:
+  """``x`` permuted along ``axis`` by ``perm_rows`` (laid out with ``axis``
+  last), in that layout: one flat take from ``x``'s own C order."""
+  step, base = _flat_offsets(x.shape, axis)
+  flat = np.multiply(perm_rows, step, dtype=np.int64)
+  flat += base
+  return np.take(np.ascontiguousarray(x).reshape(-1), flat)
 
 
 def _inverse_permutation(key: np.ndarray) -> np.ndarray | None:
@@ -161,12 +207,33 @@ def _other_axes_index(shape: tuple[int, ...], axis: int) -> tuple:
 
 def take_sorted(operands, perm: np.ndarray, axis: int) -> list[np.ndarray]:
   """Every operand permuted along ``axis`` by ``perm``: one fancy index each
-  (``np.take_along_axis`` costs ~4 us an operand in argument handling)."""
+  (``np.take_along_axis`` costs ~4 us an operand in argument handling).
+  From ``_SMALL_ARGSORT`` elements on, an operand that is an iota along
+  ``axis`` seen through zero strides (argsort's, lexsort's) permutes into
+  ``perm`` itself, and the others permute by one flat take each (of flat
+  positions computed once; the results are views with ``axis`` last)."""
   if perm.ndim == 1:
     return [o[perm] for o in operands]
-  others = _other_axes_index(perm.shape, axis)
-  index = others[:axis] + (perm,) + others[axis:]
-  return [o[index] for o in operands]
+  if perm.size < _SMALL_ARGSORT:
+    others = _other_axes_index(perm.shape, axis)
+    index = others[:axis] + (perm,) + others[axis:]
+    return [o[index] for o in operands]
+  step, base = _flat_offsets(perm.shape, axis)
+  flat = np.multiply(_axis_last(perm, axis), step, dtype=np.int64)
+  flat += base
+  return [perm.astype(o.dtype) if _is_iota(o, axis)
+          else _axis_last(np.take(np.ascontiguousarray(o).reshape(-1), flat), axis)
+          for o in operands]
+
+
+def _is_iota(x: np.ndarray, axis: int) -> bool:
+  """Whether ``x`` is 0, 1, ..., n-1 along ``axis`` and repeats it along
+  every other axis by zero strides (a broadcast iota): one row checked."""
+  if any(s for d, s in enumerate(x.strides) if d != axis) or x.dtype.kind not in "iu":
+    return False
+  n = x.shape[axis]
+  row = x[tuple(slice(None) if d == axis else 0 for d in range(x.ndim))]
+  return n <= np.iinfo(x.dtype).max and np.array_equal(row, np.arange(n))
 
 
 def _restore_runs(x: np.ndarray, out: np.ndarray, axis: int) -> np.ndarray:
@@ -258,4 +325,5 @@ def _take_rows(x: np.ndarray, idx: np.ndarray) -> np.ndarray:
     return np.take_along_axis(x, idx, axis=-1)
   n = x.shape[-1]
   rows = np.arange(0, x.size, n, dtype=np.int64).reshape(x.shape[:-1] + (1,))
-  return np.take(x.reshape(-1), idx + rows)
+  flat = np.add(idx, rows, dtype=np.int64)   # idx may be a strided uint32 view
+  return np.take(x.reshape(-1), flat)

@@ -1,0 +1,96 @@
+"""Eval kernels behind eager sorting/searching calls (branch sort12): each
+gives the results of a plain NumPy oracle (integers bit for bit; decision 12)
+on the paths it takes."""
+import numpy as np
+import pytest
+
+import openjax.numpy as jnp
+from openjax._src.primitives.sort import sort_kernels
+from openjax._src.primitives.sort.sort import _sort_impl, _sort_keys, _sort_lexsort
+
+
+def _same_bits(a, b) -> None:
+  a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
+  assert a.dtype == b.dtype and a.shape == b.shape
+  np.testing.assert_array_equal(a.reshape(-1).view(np.uint8), b.reshape(-1).view(np.uint8))
+
+
+def _oracle(operands, dimension, num_keys):
+  """JAX's stable multi-key sort by np.lexsort along the last axis."""
+  moved = [np.moveaxis(o, dimension, -1) for o in operands]
+  keys = [k for o in moved[:num_keys] for k in _sort_keys(o)]
+  perm = np.lexsort(keys[::-1], axis=-1)
+  return [np.moveaxis(np.take_along_axis(o, perm, -1), -1, dimension) for o in moved]
+
+
+def _keys(rng, dts, shape):
+  keys = []
+  for dt in dts:
+    if dt == np.bool_:
+      k = rng.random(shape) < 0.5
+    elif np.issubdtype(dt, np.integer):
+      k = rng.integers(0, 4, shape).astype(dt)
+    else:
+      k = (np.round(rng.standard_normal(shape)) / 2).astype(dt)
+      k.flat[::11] = -0.0
+      k.flat[::13] = np.nan
+    keys.append(k)
+  return keys
+
+
+def _broadcast_iota(dtype, shape, dimension):
+  row = np.arange(shape[dimension], dtype=dtype)
+  return np.broadcast_to(row.reshape([-1 if d == dimension else 1 for d in range(len(shape))]),
+                         shape)
+
+
+@pytest.mark.parametrize("dts", [(np.float32,), (np.int32, np.int32), (np.float32, np.bool_, np.int32),
+                                 (np.uint8, np.float32)], ids=str)
+@pytest.mark.parametrize("shape,dimension", [((1732, 7), 0), ((7, 1732), 1), ((60, 50), 0),
+                                             ((6, 500, 3), 1), ((4, 3, 400), 0)], ids=str)
+def test_several_keys_along_any_axis_with_iota_and_broadcast_operands(dts, shape, dimension):
+  # From SEVERAL_KEYS_FROM elements the keys sort key by key with the
+  # permutations laid out along the last axis and every take flat; an iota
+  # operand (lexsort's, argsort's) permutes into the permutation itself.
+  rng = np.random.default_rng(5)
+  keys = _keys(rng, dts, shape)
+  keys[0] = np.asfortranarray(keys[0])   # a key in another memory order
+  iota = _broadcast_iota(np.int32, shape, dimension)
+  reversed_row = iota[..., ::-1] if dimension != len(shape) - 1 else iota[::-1]
+  not_iota = np.broadcast_to(np.flip(_broadcast_iota(np.int32, shape, dimension), dimension),
+                             shape)
+  payload = rng.standard_normal(shape).astype(np.float32)
+  operands = (*keys, iota, not_iota, payload, reversed_row)
+  params = dict(dimension=dimension, is_stable=True, num_keys=len(keys))
+  got = _sort_impl(*operands, **params)
+  for g, w in zip(got, _oracle(operands, dimension, len(keys))):
+    _same_bits(g, w)
+  assert sort_kernels._is_iota(iota, dimension)
+  assert not sort_kernels._is_iota(not_iota, dimension)
+  assert not sort_kernels._is_iota(payload.astype(np.int32), dimension)
+
+
+@pytest.mark.parametrize("shape,dimension", [((6, 2), 0), ((3, 5, 2), 1), ((4, 3), 1),
+                                             ((9,), 0), ((55, 18), 0)], ids=str)
+def test_general_lexsort_path_along_any_axis(shape, dimension):
+  rng = np.random.default_rng(6)
+  keys = _keys(rng, (np.float32, np.int32, np.bool_), shape)
+  iota = _broadcast_iota(np.int32, shape, dimension)
+  operands = (*keys, iota)
+  got = _sort_lexsort(*operands, dimension=dimension, is_stable=True, num_keys=3)
+  for g, w in zip(got, _oracle(operands, dimension, 3)):
+    _same_bits(g, w)
+
+
+@pytest.mark.parametrize("shape", [(6, 2), (300, 40)], ids=str)
+def test_lexsort_axis0_matches_numpy(shape):
+  rng = np.random.default_rng(7)
+  a = rng.integers(0, 3, shape).astype(np.int32)
+  b = rng.integers(-2, 2, shape).astype(np.int32)
+  c = (rng.integers(0, 3, shape) - 1).astype(np.float32)
+  np.testing.assert_array_equal(jnp.lexsort([a, b], axis=0),
+                                np.lexsort((a, b), axis=0).astype(np.int32))
+  np.testing.assert_array_equal(jnp.lexsort((c, a, b), axis=0),
+                                np.lexsort((c, a, b), axis=0).astype(np.int32))
+  np.testing.assert_array_equal(jnp.lexsort((a, b), axis=1),
+                                np.lexsort((a, b), axis=1).astype(np.int32))
