@@ -4,7 +4,9 @@ on the paths it takes."""
 import numpy as np
 import pytest
 
+import openjax as jax
 import openjax.numpy as jnp
+from openjax._src.numpy import searching
 from openjax._src.primitives.sort import sort_kernels
 from openjax._src.primitives.sort.sort import _sort_impl, _sort_keys, _sort_lexsort
 
@@ -94,3 +96,64 @@ def test_lexsort_axis0_matches_numpy(shape):
                                 np.lexsort((c, a, b), axis=0).astype(np.int32))
   np.testing.assert_array_equal(jnp.lexsort((a, b), axis=1),
                                 np.lexsort((a, b), axis=1).astype(np.int32))
+
+
+# --------------------------------------------------------------- unique
+_UNIQUE_CASES = [
+    np.array([1.0, np.nan, 1.0, -0.0, 0.0, np.nan, 2.0, -0.0], np.float32),
+    np.array([True, True, False]),
+    np.random.default_rng(8).integers(-3, 4, 50).astype(np.int32),
+    np.array([3], np.int32),
+    np.array([0.5 + 1j, np.nan, 0.5 + 1j, -1j, complex(0.5, np.nan)], np.complex64),
+    np.resize(np.array([2.0, np.nan, -1.0], np.float32), 3000),   # past the compare-all limit
+]
+_UNIQUE_KWARGS = [
+    dict(size=2), dict(size=9, fill_value=5), dict(return_counts=True, size=3),
+    dict(return_counts=True, size=12, fill_value=0),
+    dict(return_index=True, return_inverse=True, return_counts=True, size=4),
+    dict(return_inverse=True, size=12), dict(equal_nan=False, size=5, return_counts=True),
+]
+
+
+@pytest.mark.parametrize("kw", _UNIQUE_KWARGS, ids=str)
+@pytest.mark.parametrize("case", range(len(_UNIQUE_CASES)))
+def test_unique_eager_program_gives_the_staged_bits(case, kw):
+  # Eagerly jnp.unique runs a lean program (a values-only sort unless the
+  # permutation is needed, one search for the values' and counts' bounds);
+  # traced, JAX's equations. Both give the same bits.
+  x = _UNIQUE_CASES[case]
+  eager = jnp.unique(x, **kw)
+  staged = jax.jit(lambda v: jnp.unique(v, **kw))(x)
+  eager = eager if isinstance(eager, tuple) else (eager,)
+  staged = staged if isinstance(staged, tuple) else (staged,)
+  assert len(eager) == len(staged)
+  for e, s in zip(eager, staged):
+    _same_bits(np.asarray(e), np.asarray(s))
+
+
+def test_unique_eager_program_is_lean_and_staging_is_jaxs():
+  x = np.array([3, 6, 9, 3, 15, 0, 6, 8, 1, 2], np.int32)
+  lean = jax.make_jaxpr(lambda v: searching._unique_lean(v, size=3, return_counts=True))(x)
+  prims = [e.primitive.name for e in lean.jaxpr.eqns]
+  # one single-operand sort (no iota permuted along), no index wrap-around
+  assert prims.count("sort") == 1 and "rem" not in prims and len(prims) <= 24, prims
+  sort_eqn = next(e for e in lean.jaxpr.eqns if e.primitive.name == "sort")
+  assert len(sort_eqn.invars) == 1
+  staged = jax.make_jaxpr(lambda v: jnp.unique(v, size=3, return_counts=True))(x)
+  assert staged.jaxpr.eqns[0].params["name"] == "_unique_sorted_mask"
+  values, counts = jnp.unique(x, size=8, return_counts=True)
+  want_values, want_counts = np.unique(x, return_counts=True)
+  np.testing.assert_array_equal(values, want_values)
+  np.testing.assert_array_equal(counts, want_counts)
+  np.testing.assert_array_equal(jnp.unique_values(np.array([1.0, np.nan, 1.0, np.nan])),
+                                [1.0, np.nan, np.nan])
+
+
+@pytest.mark.parametrize("case", [0, 1, 2, 3])   # NumPy orders complex NaNs unlike JAX
+def test_unique_without_size_matches_numpy(case):
+  x = _UNIQUE_CASES[case]
+  got = jnp.unique(x, return_index=True, return_inverse=True, return_counts=True)
+  want = np.unique(x, return_index=True, return_inverse=True, return_counts=True)
+  for g, w in zip(got, want):
+    np.testing.assert_array_equal(np.asarray(g), w.astype(np.asarray(g).dtype))
+  np.testing.assert_array_equal(jnp.unique(x), np.unique(x))
