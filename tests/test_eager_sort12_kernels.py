@@ -6,7 +6,7 @@ import pytest
 
 import openjax as jax
 import openjax.numpy as jnp
-from openjax._src.numpy import searching
+from openjax._src.numpy import reductions, searching
 from openjax._src.primitives.sort import sort_kernels
 from openjax._src.primitives.sort.sort import _sort_impl, _sort_keys, _sort_lexsort
 
@@ -157,3 +157,31 @@ def test_unique_without_size_matches_numpy(case):
   for g, w in zip(got, want):
     np.testing.assert_array_equal(np.asarray(g), w.astype(np.asarray(g).dtype))
   np.testing.assert_array_equal(jnp.unique(x), np.unique(x))
+
+
+# ------------------------------------------------ reductions of Python scalars
+# JAX 0.10.2's dtype and value of jnp.<f>(scalar) (none weakly typed).
+_SCALAR_REDUCTIONS = {
+    ("sum", 2.5): (np.float32, 2.5), ("sum", 3): (np.int32, 3), ("sum", True): (np.int32, 1),
+    ("max", True): (np.bool_, True), ("min", 3): (np.int32, 3), ("prod", 2.5): (np.float32, 2.5),
+    ("mean", 2.5): (np.float32, 2.5), ("mean", 3): (np.float32, 3.0),
+    ("mean", True): (np.float32, 1.0), ("all", 2.5): (np.bool_, True),
+    ("any", 0.0): (np.bool_, False),
+}
+
+
+@pytest.mark.parametrize("fname,value", sorted(_SCALAR_REDUCTIONS, key=str), ids=str)
+def test_reduction_of_a_python_scalar_replays_its_plan(fname, value):
+  # A Python scalar becomes its weakly typed 0-d Array first, so the plan
+  # recorded by the first call keys every later one (it took the general
+  # path, checks and dtype logic included, on every call).
+  dtype, want = _SCALAR_REDUCTIONS[fname, value]
+  plans = reductions._MEAN_PLANS if fname == "mean" else reductions._REDUCTION_PLANS
+  plans.clear()
+  for _ in range(2):
+    got = getattr(jnp, fname)(value)
+    assert got.dtype == dtype and not got.aval.weak_type and got.shape == ()
+    assert got.item() == want
+  assert len(plans) == 1
+  staged = jax.make_jaxpr(lambda: getattr(jnp, fname)(value))()
+  assert staged.out_avals[0].dtype == dtype
