@@ -185,3 +185,16 @@ def test_reduction_of_a_python_scalar_replays_its_plan(fname, value):
   assert len(plans) == 1
   staged = jax.make_jaxpr(lambda: getattr(jnp, fname)(value))()
   assert staged.out_avals[0].dtype == dtype
+
+
+def test_float16_zero_and_nan_masks_from_bits_cover_every_pattern():
+  # The run restoring of float16 sorts reads zeros and NaNs off the bits
+  # (NumPy's float16 compares run in software): every one of the 65536 patterns.
+  x = np.arange(1 << 16, dtype=np.uint16).view(np.float16).reshape(256, 256)
+  zeros, nans = sort_kernels._zeros_and_nans(x)
+  np.testing.assert_array_equal(zeros, x == 0)
+  np.testing.assert_array_equal(nans, np.isnan(x))
+  x32 = np.array([0.0, -0.0, np.nan, 1.0, -np.inf], np.float32)
+  zeros, nans = sort_kernels._zeros_and_nans(x32)
+  np.testing.assert_array_equal(zeros, [True, True, False, False, False])
+  np.testing.assert_array_equal(nans, [False, False, True, False, False])

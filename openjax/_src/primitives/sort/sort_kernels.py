@@ -246,9 +246,8 @@ def _restore_runs(x: np.ndarray, out: np.ndarray, axis: int) -> np.ndarray:
   # compare). A row's run of zeros (NaNs) in ``out`` is exactly where ``out``
   # is zero (NaN), and both arrays are read row by row in the same order.
   bits = moved_x.view(_UINT_OF[x.dtype])
-  zeros = moved_x == 0
+  zeros, nans = _zeros_and_nans(moved_x)
   n_zeros = np.count_nonzero(zeros)
-  nans = np.isnan(moved_x)
   n_nans = np.count_nonzero(nans)
   # Small arrays copy their runs back unchecked: the checks cost more there.
   check = x.size > _CHECK_RUNS_FROM
@@ -267,15 +266,30 @@ def _restore_runs(x: np.ndarray, out: np.ndarray, axis: int) -> np.ndarray:
     if n_nans:
       moved_out[n - n_nans:] = nan_value if one_nan else np.compress(nans, moved_x)
     return out
+  out_zeros, out_nans = _zeros_and_nans(moved_out)
   if mixed_zeros:
-    moved_out[moved_out == 0] = (np.compress(zeros.ravel(), moved_x)
-                                 if moved_x.flags.c_contiguous else moved_x[zeros])
+    moved_out[out_zeros] = (np.compress(zeros.ravel(), moved_x)
+                            if moved_x.flags.c_contiguous else moved_x[zeros])
   if n_nans:
     if one_nan:
-      np.copyto(moved_out, nan_value, where=np.isnan(moved_out))
+      np.copyto(moved_out, nan_value, where=out_nans)
     else:
-      moved_out[np.isnan(moved_out)] = moved_x[nans]
+      moved_out[out_nans] = moved_x[nans]
   return out
+
+
+# float16's magnitude bits: +inf's, above which every pattern is a NaN.
+_F16_MAGNITUDE, _F16_INF = np.uint16(0x7FFF), np.uint16(0x7C00)
+
+
+def _zeros_and_nans(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+  """``(x == 0, isnan(x))``; float16's from its bits (NumPy computes float16
+  comparisons in software: ~10x an integer compare, 5 of 7 ms of a 1e6 sort's
+  run restoring)."""
+  if x.dtype == np.float16:
+    magnitude = x.view(np.uint16) & _F16_MAGNITUDE
+    return magnitude == 0, magnitude > _F16_INF
+  return x == 0, np.isnan(x)
 
 
 def sort_one(x: np.ndarray, axis: int) -> np.ndarray:
