@@ -172,6 +172,8 @@ def _flat_offsets(shape: tuple[int, ...], axis: int) -> tuple[int, np.ndarray]:
 def _take_into_rows(x: np.ndarray, perm_rows: np.ndarray, axis: int) -> np.ndarray:
   """``x`` permuted along ``axis`` by ``perm_rows`` (laid out with ``axis``
   last), in that layout: one flat take from ``x``'s own C order."""
+  if x.ndim == 1:
+    return x[perm_rows]
   step, base = _flat_offsets(x.shape, axis)
   flat = np.multiply(perm_rows, step, dtype=np.int64)
   flat += base
