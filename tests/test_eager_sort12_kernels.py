@@ -198,3 +198,41 @@ def test_float16_zero_and_nan_masks_from_bits_cover_every_pattern():
   zeros, nans = sort_kernels._zeros_and_nans(x32)
   np.testing.assert_array_equal(zeros, [True, True, False, False, False])
   np.testing.assert_array_equal(nans, [False, False, True, False, False])
+
+
+# ------------------------------------------------------------- bincount
+_BINCOUNT_CASES = [
+    (np.array([0, 1, 4, 2, 2, -3, 7], np.int32), None, 3),    # negatives count in 0, 7 dropped
+    (np.array([True, False, True]), None, 2),
+    (np.array([True, False, True]), None, 5),
+    (np.array([3, 0, 250, 3], np.uint8), None, 6),
+    (np.random.default_rng(3).integers(-2, 9, 1000).astype(np.int32), None, 6),
+    (np.random.default_rng(3).integers(-2, 9, 1000).astype(np.int32), None, 3),   # past the limit
+    (np.array([0, 1, 1, 2], np.int32), np.array([3, 4, 5, 6], np.int32), 4),
+    (np.array([0, 1, 1, 2], np.int32), np.array([0.5, 1.5, 2.5, 3.0], np.float32), 2),
+    (np.zeros((0,), np.int32), None, 3),
+    (np.array([1, 2], np.int32), None, 0),
+]
+
+
+@pytest.mark.parametrize("case", range(len(_BINCOUNT_CASES)))
+def test_bincount_eager_program_gives_the_staged_bits(case):
+  # Eagerly bincount without weights counts by comparing elements with
+  # bins (up to _BINCOUNT_COMPARE_ALL_LIMIT pairs); traced, JAX's clip and
+  # scatter-add. The same bits, and NumPy's counts.
+  x, w, length = _BINCOUNT_CASES[case]
+  eager = jnp.bincount(x, w, length=length)
+  staged = jax.jit(lambda v, u: jnp.bincount(v, u, length=length))(x, w)
+  _same_bits(np.asarray(eager), np.asarray(staged))
+  want = np.bincount(np.maximum(x.astype(np.int64), 0), w, minlength=length)[:length]
+  np.testing.assert_allclose(np.asarray(eager), want, rtol=1e-6)
+
+
+def test_bincount_eager_program_counts_without_a_scatter():
+  x = np.array([0, 1, 4, 2, 2], np.int32)
+  lean = jax.make_jaxpr(lambda v: searching._bincount_lean(v, None, length=3))(x)
+  assert "scatter" not in str(lean) and "eq" in str(lean)
+  large = np.zeros(searching._BINCOUNT_COMPARE_ALL_LIMIT, np.int32)
+  assert "scatter-add" in str(jax.make_jaxpr(
+      lambda v: searching._bincount_lean(v, None, length=2))(large))
+  assert "scatter-add" in str(jax.make_jaxpr(lambda v: jnp.bincount(v, length=3))(x))
