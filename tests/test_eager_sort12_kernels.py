@@ -236,3 +236,37 @@ def test_bincount_eager_program_counts_without_a_scatter():
   assert "scatter-add" in str(jax.make_jaxpr(
       lambda v: searching._bincount_lean(v, None, length=2))(large))
   assert "scatter-add" in str(jax.make_jaxpr(lambda v: jnp.bincount(v, length=3))(x))
+
+
+# --------------------------------------------------------- searchsorted
+def _search_cases():
+  rng = np.random.default_rng(4)
+  f = (np.round(rng.standard_normal(9) * 2) / 2).astype(np.float32)
+  f[[2, 5]] = [-0.0, np.nan]
+  q = np.array([[0.0, -0.0, np.nan], [1.5, -7.0, 0.5]], np.float32)
+  yield np.sort(f), q
+  yield f, q                                   # unsorted: JAX's sort method counts all the same
+  yield np.sort(rng.integers(-3, 4, 12)).astype(np.int32), rng.integers(-5, 6, 7).astype(np.int32)
+  yield (np.array([1 + 1j, 1 + 2j, 2 + 0j, 3 - 1j], np.complex64),
+         np.array([1 + 1.5j, 2 + 0j, np.nan, 5 + 0j], np.complex64))
+  yield np.sort(rng.standard_normal(300)).astype(np.float32), rng.standard_normal(200).astype(
+      np.float32)   # past the compare-all limit: the co-sort
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+@pytest.mark.parametrize("case", range(5))
+def test_searchsorted_sort_method_eagerly_gives_the_staged_bits(case, side):
+  a, v = list(_search_cases())[case]
+  eager = jnp.searchsorted(a, v, side=side, method="sort")
+  staged = jax.jit(lambda p, q: jnp.searchsorted(p, q, side=side, method="sort"))(a, v)
+  _same_bits(np.asarray(eager), np.asarray(staged))
+  if case in (0, 2, 4):   # sorted real a: NumPy's indices
+    np.testing.assert_array_equal(np.asarray(eager), np.searchsorted(a, v, side=side))
+
+
+def test_searchsorted_eager_program_compares_all_pairs_when_few():
+  a, v = np.arange(7, dtype=np.float32), np.arange(6, dtype=np.float32).reshape(2, 3)
+  lean = jax.make_jaxpr(lambda p, q: searching._searchsorted_lean(p, q, method="sort"))(a, v)
+  assert " sort[" not in str(lean) and "reduce_sum" in str(lean)
+  staged = str(jax.make_jaxpr(lambda p, q: jnp.searchsorted(p, q, method="sort"))(a, v))
+  assert "name=searchsorted" in staged and staged.count(" sort[") == 2
