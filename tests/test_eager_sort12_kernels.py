@@ -8,7 +8,7 @@ import openjax as jax
 import openjax.numpy as jnp
 from openjax._src.numpy import reductions, searching
 from openjax._src.primitives.sort import sort_kernels
-from openjax._src.primitives.sort.sort import _sort_impl, _sort_keys, _sort_lexsort
+from openjax._src.primitives.sort.sort import _sort_impl, _sort_keys, _sort_lexsort, _top_k_argsort
 
 
 def _same_bits(a, b) -> None:
@@ -270,3 +270,19 @@ def test_searchsorted_eager_program_compares_all_pairs_when_few():
   assert " sort[" not in str(lean) and "reduce_sum" in str(lean)
   staged = str(jax.make_jaxpr(lambda p, q: jnp.searchsorted(p, q, method="sort"))(a, v))
   assert "name=searchsorted" in staged and staged.count(" sort[") == 2
+
+
+@pytest.mark.parametrize("shape,axis,k", [((3, 5), 1, 3), ((4, 6, 3), 1, 2), ((7,), 0, 7),
+                                          ((5, 4), 0, 1)], ids=str)
+def test_small_top_k_general_path_matches_a_stable_numpy_oracle(shape, axis, k):
+  rng = np.random.default_rng(11)
+  x = (np.round(rng.standard_normal(shape) * 2) / 2).astype(np.float32)
+  x.flat[::5] = np.nan
+  values, idx = _top_k_argsort(x, k=k, axis=axis)
+  moved = np.moveaxis(x, axis, -1)
+  n = moved.shape[-1]
+  # descending, NaN first, ties by lowest index: a stable ascending sort of the reversal
+  want_idx = (n - 1 - np.flip(np.argsort(np.flip(moved, -1), axis=-1, kind="stable"), -1))[
+      ..., :k].astype(np.int32)
+  _same_bits(np.moveaxis(idx, axis, -1), want_idx)
+  _same_bits(np.moveaxis(values, axis, -1), np.take_along_axis(moved, want_idx, -1))

@@ -244,8 +244,10 @@ def _top_k_argsort(x, *, k, axis):
   # an ascending stable argsort of the reversed array, read backwards.
   n = x.shape[-1]
   idx_rev = _sort_keys(x)[0][..., ::-1].argsort(axis=-1, kind="stable")
-  idx = (n - 1 - idx_rev[..., ::-1])[..., :k].astype(np.int32)
-  values = x[idx] if x.ndim == 1 else np.take_along_axis(x, idx, axis=-1)
+  idx = np.subtract(n - 1, idx_rev[..., ::-1][..., :k], dtype=np.int32)
+  # A fancy index with cached index arrays of the other axes (np.take_along_axis
+  # costs ~4 us in argument handling: a third of a 15-element top_k).
+  values = x[idx] if x.ndim == 1 else x[sort_kernels.other_axes_index(idx.shape, last) + (idx,)]
   return [values, idx]
 
 

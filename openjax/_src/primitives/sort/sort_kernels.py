@@ -25,7 +25,7 @@ import functools
 
 import numpy as np
 
-__all__ = ["is_numpy_key", "sort_one", "stable_argsort", "stable_argsort_keys", "take_sorted",
+__all__ = ["is_numpy_key", "other_axes_index", "sort_one", "stable_argsort", "stable_argsort_keys", "take_sorted",
            "top_k"]
 
 # Below these many elements NumPy's stable sort (argsort) costs less than the
@@ -195,7 +195,7 @@ def _inverse_permutation(key: np.ndarray) -> np.ndarray | None:
 
 
 @functools.lru_cache(maxsize=64)
-def _other_axes_index(shape: tuple[int, ...], axis: int) -> tuple:
+def other_axes_index(shape: tuple[int, ...], axis: int) -> tuple:
   """Index arrays of every axis but ``axis``, shaped to broadcast against a
   permutation along ``axis`` (cached: made once per shape)."""
   index = []
@@ -217,7 +217,7 @@ def take_sorted(operands, perm: np.ndarray, axis: int) -> list[np.ndarray]:
   if perm.ndim == 1:
     return [o[perm] for o in operands]
   if perm.size < _SMALL_ARGSORT:
-    others = _other_axes_index(perm.shape, axis)
+    others = other_axes_index(perm.shape, axis)
     index = others[:axis] + (perm,) + others[axis:]
     return [o[index] for o in operands]
   step, base = _flat_offsets(perm.shape, axis)
