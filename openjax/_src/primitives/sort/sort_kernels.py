@@ -213,7 +213,7 @@ def take_sorted(operands, perm: np.ndarray, axis: int) -> list[np.ndarray]:
   From ``_SMALL_ARGSORT`` elements on, an operand that is an iota along
   ``axis`` seen through zero strides (argsort's, lexsort's) permutes into
   ``perm`` itself, and the others permute by one flat take each (of flat
-  positions computed once; the results are views with ``axis`` last)."""
+  positions computed once)."""
   if perm.ndim == 1:
     return [o[perm] for o in operands]
   if perm.size < _SMALL_ARGSORT:
@@ -221,11 +221,10 @@ def take_sorted(operands, perm: np.ndarray, axis: int) -> list[np.ndarray]:
     index = others[:axis] + (perm,) + others[axis:]
     return [o[index] for o in operands]
   step, base = _flat_offsets(perm.shape, axis)
-  flat = np.multiply(_axis_last(perm, axis), step, dtype=np.int64)
-  flat += base
+  flat = np.multiply(perm, step, dtype=np.int64)
+  flat += _axis_last(base, axis)   # in perm's own layout (a C-ordered perm: no strided pass)
   return [perm.astype(o.dtype) if _is_iota(o, axis)
-          else _axis_last(np.take(np.ascontiguousarray(o).reshape(-1), flat), axis)
-          for o in operands]
+          else np.take(np.ascontiguousarray(o).reshape(-1), flat) for o in operands]
 
 
 def _is_iota(x: np.ndarray, axis: int) -> bool:
