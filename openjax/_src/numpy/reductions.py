@@ -150,6 +150,10 @@ def _reduction(a, name: str, reducer: Callable, op: Callable, init_val, *,
                upcast_f16_for_computation: bool = False, axis=None, dtype=None, out=None,
                keepdims: bool = False, initial=None, where_=None,
                promote_integers: bool = False):
+  if type(a) in dtypes.python_scalar_dtypes:
+    # Its weakly typed 0-d Array (what the general path converts it to) keys
+    # the plans: a scalar operand took the general path on every call.
+    a = util.asarray_operand(a)
   where_key, initial_key = _operand_key(where_), _initial_key(initial)
   cacheable = (out is None and where_key is not False and initial_key is not False
                and (dtype is None or _canonical_dtype(dtype))
@@ -320,6 +324,8 @@ _MEAN_PLANS: dict = {}
 
 def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None,
           upcast_f16_for_computation=True):
+  if type(a) in dtypes.python_scalar_dtypes:   # as _reduction
+    a = util.asarray_operand(a)
   where_key = _operand_key(where)
   cacheable = ((dtype is None or _canonical_dtype(dtype)) and out is None
                and where_key is not False and eager_config.flags_ok

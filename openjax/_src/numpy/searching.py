@@ -43,6 +43,8 @@ _COMPARE_ALL_LIMIT = 1 << 16
 # m = 1e6: 108 vs 123 ms).
 _SCAN_MAX_SIDE = 256
 _SCAN_MAX_SORTED = 8
+# Eager bincount counts by comparing elements with bins up to this many pairs.
+_BINCOUNT_COMPARE_ALL_LIMIT = 2048
 
 
 # ------------------------------------------------------ total-order compares
@@ -139,14 +141,40 @@ def _searchsorted_scan(a, v, side: str, dtype):
   return _convert(lax.fori_loop(0, n_levels, body, init)[1], dtype)
 
 
-@util.jit(static_argnames=('side', 'method'))
 def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
   """Indices where ``v`` would be inserted into the sorted 1-D ``a`` to keep
   it sorted (``side='left'``: before equal values, ``'right'``: after)."""
+  if trace_state.trace is eval_trace:
+    return _searchsorted_eager(a, v, side, sorter, method=method)
+  return _searchsorted_staged(a, v, side, sorter, method=method)
+
+
+def _searchsorted_jax(a, v, side="left", sorter=None, *, method="scan"):
   return _searchsorted(a, v, side, sorter, method)
 
 
-def _searchsorted(a, v, side, sorter, method):
+def _searchsorted_lean(a, v, side="left", sorter=None, *, method="scan"):
+  return _searchsorted(a, v, side, sorter, method, lean=True)
+
+
+# Traced, JAX's jit[name=searchsorted] of the method asked for; eagerly, a
+# library program that counts by comparing all pairs wherever they number at
+# most _COMPARE_ALL_LIMIT, for method='sort' too: its co-sort's rank of a
+# query is the count of a's elements sorted before it, for any ``a`` (the
+# same bits; 10 elements: 12 steps -> 8).
+_searchsorted_staged = util.jit(_searchsorted_jax, static_argnames=('side', 'method'))
+_searchsorted_staged.name = "searchsorted"
+_searchsorted_eager = util.jit(_searchsorted_lean, static_argnames=('side', 'method'))
+_searchsorted_eager.name = "searchsorted"
+
+
+def _compares_all(method, n: int, m: int, lean: bool) -> bool:
+  """Whether ``_searchsorted`` counts by comparing all pairs."""
+  return method == "compare_all" or ((method != "sort" or lean)
+                                     and n * m <= _COMPARE_ALL_LIMIT)
+
+
+def _searchsorted(a, v, side, sorter, method, lean: bool = False):
   """``searchsorted``'s equations, inline (eager library programs inline
   them: a nested jit call costs a few microseconds a call)."""
   if sorter is None:
@@ -167,7 +195,7 @@ def _searchsorted(a, v, side, sorter, method):
   dtype = np.dtype(np.int64) if n > np.iinfo(np.int32).max else np.dtype(np.int32)
   if n == 0:
     return lax.full(np.shape(v), 0, dtype)
-  if method == "compare_all" or (method != "sort" and n * np.size(v) <= _COMPARE_ALL_LIMIT):
+  if _compares_all(method, n, np.size(v), lean):
     return _searchsorted_compare_all(a, v, side, dtype)
   if method == "sort" or (np.size(v) > _SCAN_MAX_SIDE and n > _SCAN_MAX_SORTED):
     return _searchsorted_sort(a, v, side, dtype)
@@ -193,6 +221,13 @@ def _digitize(x, bins, right, method, one_search: bool):
   kw = {} if method is None else {"method": method}
   ascending = lax.ge(lax.index_in_dim(bins_arr, n - 1, keepdims=False),
                      lax.index_in_dim(bins_arr, 0, keepdims=False))
+  if one_search and _compares_all("scan" if method is None else method, n, np.size(x), True):
+    # A count of bins on one side of each x, whatever their order: the
+    # decreasing search's count over the reversed bins is the same count.
+    x_arr, found_bins = util.promote_dtypes(x, bins_arr)
+    dtype = np.dtype(np.int64) if n > np.iinfo(np.int32).max else np.dtype(np.int32)
+    found = _searchsorted_compare_all(found_bins, x_arr, side, dtype)
+    return _where(ascending, found, lax.sub(_const(found, n), found))
   if one_search:
     # The one of JAX's two searches its select keeps: the same bits, half the work.
     found = _searchsorted(_where(ascending, bins_arr, lax.rev(bins_arr, (0,))), x, side, None,
@@ -292,7 +327,8 @@ def bincount(x, weights=None, minlength=0, *, length=None):
   x = util.ensure_arraylike("bincount", x)
   dt = util.dtype_of(x)   # once: ~2 us a call eagerly
   if dt == np.bool_:
-    x = _convert(x, np.int32)
+    if length is None:   # (else converted in the program: an eager bind costs ~3 us)
+      x = _convert(x, np.int32)
   elif dtypes.kind(dt) not in "iu":
     raise TypeError(f"x argument to bincount must have an integer type; got {dt}")
   if np.ndim(x) != 1:
@@ -314,17 +350,40 @@ def bincount(x, weights=None, minlength=0, *, length=None):
       raise ValueError("type of weights must match type of x. Got "
                        f"typeof(x)={util.shape_of(x)} and "
                        f"typeof(weights)={util.shape_of(weights)}")
-  return _bincount_scatter(x, weights, length=length)
+  if trace_state.trace is eval_trace:
+    return _bincount_eager(x, weights, length=length)
+  return _bincount(x, weights, length=length, lean=False)
 
 
-@eager_program(static_argnames=("length",))
-def _bincount_scatter(x, weights, *, length: int):
-  if weights is None:   # made here: a NumPy operand would take the program's slow path
+def _bincount(x, weights, *, length: int, lean: bool):
+  if util.dtype_of(x) == np.bool_:
+    x = _convert(x, np.int32)
+  counting = weights is None
+  if counting:   # made here: a NumPy operand would take the program's slow path
     weights = np.array(1, dtype=dtypes.default_int_dtype())
   dt = util.dtype_of(weights)
-  updates = util.broadcast_to_shape(weights, np.shape(x))
   indices = lax.max(x, _const(x, 0))
+  n = np.shape(x)[0]
+  if lean and counting and 0 < length * n <= _BINCOUNT_COMPARE_ALL_LIMIT:
+    # Counts by comparing every element with every bin, summed over
+    # contiguous rows (exact: the scatter-add's bits): the scatter kernel's
+    # own cost was half of a call at 10 elements (10.5 -> 8.6 us a call; equal
+    # at 1e3 elements in 6 bins, and slower past that or with weights).
+    hits = lax.eq(lax.broadcast_in_dim(indices, (length, n), (1,)),
+                  lax.broadcasted_iota(util.dtype_of(x), (length, n), 0))
+    return _sum(hits, axis=1, dtype=dt)
+  updates = util.broadcast_to_shape(weights, np.shape(x))
   return _scatter_add_1d(length, indices, updates, dt)
+
+
+def _bincount_lean(x, weights, *, length: int):
+  return _bincount(x, weights, length=length, lean=True)
+
+
+# Traced, JAX's equations inline (clip and scatter-add); eagerly, one library
+# program that counts integers without the scatter (the same bits).
+_bincount_eager = util.jit(_bincount_lean, static_argnames=("length",))
+_bincount_eager.name = "bincount"
 
 
 def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002 - NumPy's name
@@ -447,13 +506,36 @@ def _unique_sorted_mask(aux, equal_nan: bool):
   return aux, mask, perm
 
 
-@eager_program(static_argnames=("return_index", "return_inverse", "return_counts", "axis",
-                                "equal_nan", "size", "sorted"))
 def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *,
            equal_nan=True, size=None, fill_value=None, sorted=True):  # noqa: A002
   """Sorted unique elements (or slices along ``axis``) of ``ar``. Without
   ``size`` the input must be concrete; with it, the result has ``size``
   entries, padded with ``fill_value`` (default: the smallest unique value)."""
+  if trace_state.trace is eval_trace:
+    return _unique_eager(ar, return_index, return_inverse, return_counts, axis,
+                         equal_nan=equal_nan, size=size, fill_value=fill_value, sorted=sorted)
+  return _unique_front(ar, return_index, return_inverse, return_counts, axis, equal_nan=equal_nan,
+                       size=size, fill_value=fill_value, sorted=sorted, lean=False)
+
+
+def _unique_lean(ar, return_index=False, return_inverse=False, return_counts=False, axis=None,
+                 *, equal_nan=True, size=None, fill_value=None, sorted=True):  # noqa: A002
+  return _unique_front(ar, return_index, return_inverse, return_counts, axis, equal_nan=equal_nan,
+                       size=size, fill_value=fill_value, sorted=sorted, lean=True)
+
+
+# Traced, JAX's equations inline (jit[name=_unique_sorted_mask], nonzero's
+# cumsum and search per result); eagerly, one library program of a lean
+# formulation with the same bits: a values-only sort when no result needs
+# the permutation, one search for the values' and the counts' bounds, plain
+# in-bounds gathers (unique_counts(size=3) at 10 elements: ~60 -> ~30 steps).
+_unique_eager = util.jit(_unique_lean, static_argnames=(
+    "return_index", "return_inverse", "return_counts", "axis", "equal_nan", "size", "sorted"))
+_unique_eager.name = "unique"
+
+
+def _unique_front(ar, return_index, return_inverse, return_counts, axis, *, equal_nan, size,
+                  fill_value, sorted, lean: bool):  # noqa: A002
   del sorted
   arr = util.ensure_arraylike("unique", ar)
   if size is None:
@@ -468,8 +550,9 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     arr = _ravel(arr)
   else:
     axis_int = util.canonicalize_axis(axis, np.ndim(arr))
-  result = _unique(arr, axis_int, return_index, return_inverse, return_counts,
-                   equal_nan=equal_nan, size=size, fill_value=fill_value)
+  unique_of = _unique_lean_1d if lean and np.ndim(arr) == 1 else _unique
+  result = unique_of(arr, axis_int, return_index, return_inverse, return_counts,
+                     equal_nan=equal_nan, size=size, fill_value=fill_value)
   if return_inverse and axis is None:
     i = 2 if return_index else 1
     result = (*result[:i], lax.reshape(result[i], arr_shape), *result[i + 1:])
@@ -522,6 +605,70 @@ def _unique(ar, axis: int, return_index, return_inverse, return_counts, *, equal
     bounds = _where(padded, _const(bounds, n), bounds)
     ret += (lax.sub(lax.slice_in_dim(bounds, 1, size + 1), lax.slice_in_dim(bounds, 0, size)),)
   return ret[0] if len(ret) == 1 else ret
+
+
+def _unique_lean_1d(ar, axis: int, return_index, return_inverse, return_counts, *, equal_nan,
+                    size, fill_value):
+  """``_unique`` of a 1-D array in fewer, cheaper equations, bit for bit."""
+  n = np.shape(ar)[0]
+  int_dtype = dtypes.default_int_dtype()
+  if n == 0:
+    return _unique(ar, axis, return_index, return_inverse, return_counts, equal_nan=equal_nan,
+                   size=size, fill_value=fill_value)
+  aux = ar
+  if dtypes.kind(util.dtype_of(aux)) == "c":
+    aux = _where(_isnan(aux), _const(aux, np.nan), aux)
+  perm = None
+  if return_index or return_inverse:
+    aux, perm = lax.sort_key_val(aux, lax.iota(int_dtype, n))
+  else:   # the same sorted values (a stable sort): no permutation made
+    aux = lax.sort(aux)
+  if n > 1:
+    cur, prev = lax.slice_in_dim(aux, 1, n), lax.slice_in_dim(aux, 0, n - 1)
+    neq = lax.ne(cur, prev)
+    if dtypes.kind(util.dtype_of(aux)) in "fc" and equal_nan:
+      neq = lax.bitwise_and(neq, lax.bitwise_not(lax.bitwise_and(_isnan(cur), _isnan(prev))))
+    mask = lax.concatenate([lax.full((1,), True, np.bool_), neq], 0)
+  else:
+    mask = lax.full((n,), True, np.bool_)
+  rank = lax.cumsum(_convert(mask, int_dtype), 0)
+  if size is None:
+    size = int(rank[-1])   # the input is concrete here
+    fill_value = None
+  # The positions of the first size (+1 for the counts) True entries, n past
+  # the last: the counts' bounds and, below n, the values' positions.
+  n_bounds = size + 1 if return_counts else size
+  targets = lax.add(lax.iota(int_dtype, n_bounds), _const(rank, 1))
+  if n * n_bounds <= _COMPARE_ALL_LIMIT:
+    # Every (target, rank) pair, the ranks along the last axis: the count
+    # sums contiguous rows (summing over the first axis of (1000, 2) cost ~5x).
+    below = lax.lt(lax.broadcast_in_dim(rank, (n_bounds, n), (1,)),
+                   lax.broadcast_in_dim(targets, (n_bounds, n), (0,)))
+    bounds = _sum(below, axis=1, dtype=int_dtype)
+  else:
+    bounds = _convert(_searchsorted(rank, targets, "left", None, "scan"), int_dtype)
+  first = lax.slice_in_dim(bounds, 0, size) if return_counts else bounds
+  valid = lax.lt(first, _const(first, n))
+  ind = lax.select(valid, first, lax.full((size,), 0, int_dtype))
+  result = _take_in_bounds(aux, ind)
+  if fill_value is not None:
+    fill = lax.broadcast_in_dim(_convert(fill_value, util.dtype_of(result)), (size,), ())
+    result = lax.select(valid, result, fill)
+  ret = (result,)
+  if return_index:
+    ret += (_take_in_bounds(perm, ind),)
+  if return_inverse:
+    ret += (lax.sort_key_val(perm, lax.sub(rank, _const(rank, 1)))[1],)
+  if return_counts:
+    ret += (lax.sub(lax.slice_in_dim(bounds, 1, size + 1), first),)
+  return ret[0] if len(ret) == 1 else ret
+
+
+def _take_in_bounds(x, idx):
+  """``x[idx]`` for 1-D ``x`` and in-bounds ``idx``: one gather (index_take
+  adds the wrap of negative indices, three more equations)."""
+  return lax.gather(x, lax.broadcast_in_dim(idx, np.shape(idx) + (1,), (0,)), _GATHER_1D, (1,),
+                    mode="promise_in_bounds")
 
 
 def _unique_empty(aux, axis, n, return_index, return_inverse, return_counts, size, fill_value):

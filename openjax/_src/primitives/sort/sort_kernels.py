@@ -25,7 +25,7 @@ import functools
 
 import numpy as np
 
-__all__ = ["is_numpy_key", "sort_one", "stable_argsort", "stable_argsort_keys", "take_sorted",
+__all__ = ["is_numpy_key", "other_axes_index", "sort_one", "stable_argsort", "stable_argsort_keys", "take_sorted",
            "top_k"]
 
 # Below these many elements NumPy's stable sort (argsort) costs less than the
@@ -124,12 +124,60 @@ def stable_argsort_keys(keys, axis: int) -> np.ndarray:
   """The stable argsort by several keys along ``axis``, the first one primary
   (``np.lexsort`` of them reversed): one ``stable_argsort`` per key from the
   least significant, each of the key in the order so far (a radix sort by
-  keys; np.lexsort's merge sorts cost ~4x more at 1e6 elements)."""
-  perm = stable_argsort(keys[-1], axis)
+  keys; np.lexsort's merge sorts cost ~4x more at 1e6 elements). The
+  permutations live with ``axis`` last (the packed sort's layout); each key
+  is read into that layout by one flat take, never transposed (a 2-d fancy
+  index along axis 0 of (1732, 577) int32 cost ~4x that)."""
+  perm = _argsort_rows(_axis_last(keys[-1], axis))
   for key in keys[-2::-1]:
-    (in_order,) = take_sorted([key], perm, axis)
-    (perm,) = take_sorted([perm], stable_argsort(in_order, axis), axis)
-  return perm
+    perm = _take_rows(perm, _argsort_rows(_take_into_rows(key, perm, axis)))
+  return _axis_last(perm, axis)
+
+
+def _argsort_rows(key: np.ndarray) -> np.ndarray:
+  """``stable_argsort(key, -1)`` as C-ordered int64 (the index arithmetic
+  of the flat takes runs on contiguous int64 at full speed, where the packed
+  sort's strided uint32 view cost ~3x)."""
+  n = key.shape[-1]
+  if key.size < _SMALL_ARGSORT or key.dtype.itemsize > 4 or n > np.iinfo(np.uint32).max:
+    return key.argsort(axis=-1, kind="stable").astype(np.int64, copy=False)
+  if key.dtype.itemsize <= 2:   # NumPy's radix argsort
+    return _ordered_uint(key).argsort(axis=-1, kind="stable").astype(np.int64, copy=False)
+  packed = _ordered_uint(key).astype(np.uint64, order="C")
+  packed <<= np.uint64(32)
+  packed |= np.arange(n, dtype=np.uint64)
+  packed.sort(axis=-1)
+  packed &= np.uint64(0xFFFFFFFF)
+  return packed.view(np.int64)
+
+
+@functools.lru_cache(maxsize=64)
+def _flat_offsets(shape: tuple[int, ...], axis: int) -> tuple[int, np.ndarray]:
+  """``(step, base)`` for a C-ordered array of ``shape``: element ``k`` along
+  ``axis`` of the row at ``base`` (laid out as ``_axis_last`` does, size 1
+  along the last axis) sits at flat position ``k * step + base``."""
+  last = len(shape) - 1
+  strides = [1] * len(shape)
+  for d in range(last - 1, -1, -1):
+    strides[d] = strides[d + 1] * shape[d + 1]
+  base = np.zeros(1, np.int64).reshape([1] * len(shape))
+  for e in range(last):   # each axis of the layout but its last, from axis d of ``shape``
+    d = last if e == axis else e
+    base = base + (np.arange(shape[d], dtype=np.int64) * strides[d]).reshape(
+        [shape[d] if f == e else 1 for f in range(len(shape))])
+  base.setflags(write=False)
+  return strides[axis], base
+
+
+def _take_into_rows(x: np.ndarray, perm_rows: np.ndarray, axis: int) -> np.ndarray:
+  """``x`` permuted along ``axis`` by ``perm_rows`` (laid out with ``axis``
+  last), in that layout: one flat take from ``x``'s own C order."""
+  if x.ndim == 1:
+    return x[perm_rows]
+  step, base = _flat_offsets(x.shape, axis)
+  flat = np.multiply(perm_rows, step, dtype=np.int64)
+  flat += base
+  return np.take(np.ascontiguousarray(x).reshape(-1), flat)
 
 
 def _inverse_permutation(key: np.ndarray) -> np.ndarray | None:
@@ -147,7 +195,7 @@ def _inverse_permutation(key: np.ndarray) -> np.ndarray | None:
 
 
 @functools.lru_cache(maxsize=64)
-def _other_axes_index(shape: tuple[int, ...], axis: int) -> tuple:
+def other_axes_index(shape: tuple[int, ...], axis: int) -> tuple:
   """Index arrays of every axis but ``axis``, shaped to broadcast against a
   permutation along ``axis`` (cached: made once per shape)."""
   index = []
@@ -161,12 +209,32 @@ def _other_axes_index(shape: tuple[int, ...], axis: int) -> tuple:
 
 def take_sorted(operands, perm: np.ndarray, axis: int) -> list[np.ndarray]:
   """Every operand permuted along ``axis`` by ``perm``: one fancy index each
-  (``np.take_along_axis`` costs ~4 us an operand in argument handling)."""
+  (``np.take_along_axis`` costs ~4 us an operand in argument handling).
+  From ``_SMALL_ARGSORT`` elements on, an operand that is an iota along
+  ``axis`` seen through zero strides (argsort's, lexsort's) permutes into
+  ``perm`` itself, and the others permute by one flat take each (of flat
+  positions computed once)."""
   if perm.ndim == 1:
     return [o[perm] for o in operands]
-  others = _other_axes_index(perm.shape, axis)
-  index = others[:axis] + (perm,) + others[axis:]
-  return [o[index] for o in operands]
+  if perm.size < _SMALL_ARGSORT:
+    others = other_axes_index(perm.shape, axis)
+    index = others[:axis] + (perm,) + others[axis:]
+    return [o[index] for o in operands]
+  step, base = _flat_offsets(perm.shape, axis)
+  flat = np.multiply(perm, step, dtype=np.int64)
+  flat += _axis_last(base, axis)   # in perm's own layout (a C-ordered perm: no strided pass)
+  return [perm.astype(o.dtype) if _is_iota(o, axis)
+          else np.take(np.ascontiguousarray(o).reshape(-1), flat) for o in operands]
+
+
+def _is_iota(x: np.ndarray, axis: int) -> bool:
+  """Whether ``x`` is 0, 1, ..., n-1 along ``axis`` and repeats it along
+  every other axis by zero strides (a broadcast iota): one row checked."""
+  if any(s for d, s in enumerate(x.strides) if d != axis) or x.dtype.kind not in "iu":
+    return False
+  n = x.shape[axis]
+  row = x[tuple(slice(None) if d == axis else 0 for d in range(x.ndim))]
+  return n <= np.iinfo(x.dtype).max and np.array_equal(row, np.arange(n))
 
 
 def _restore_runs(x: np.ndarray, out: np.ndarray, axis: int) -> np.ndarray:
@@ -179,9 +247,8 @@ def _restore_runs(x: np.ndarray, out: np.ndarray, axis: int) -> np.ndarray:
   # compare). A row's run of zeros (NaNs) in ``out`` is exactly where ``out``
   # is zero (NaN), and both arrays are read row by row in the same order.
   bits = moved_x.view(_UINT_OF[x.dtype])
-  zeros = moved_x == 0
+  zeros, nans = _zeros_and_nans(moved_x)
   n_zeros = np.count_nonzero(zeros)
-  nans = np.isnan(moved_x)
   n_nans = np.count_nonzero(nans)
   # Small arrays copy their runs back unchecked: the checks cost more there.
   check = x.size > _CHECK_RUNS_FROM
@@ -200,15 +267,30 @@ def _restore_runs(x: np.ndarray, out: np.ndarray, axis: int) -> np.ndarray:
     if n_nans:
       moved_out[n - n_nans:] = nan_value if one_nan else np.compress(nans, moved_x)
     return out
+  out_zeros, out_nans = _zeros_and_nans(moved_out)
   if mixed_zeros:
-    moved_out[moved_out == 0] = (np.compress(zeros.ravel(), moved_x)
-                                 if moved_x.flags.c_contiguous else moved_x[zeros])
+    moved_out[out_zeros] = (np.compress(zeros.ravel(), moved_x)
+                            if moved_x.flags.c_contiguous else moved_x[zeros])
   if n_nans:
     if one_nan:
-      np.copyto(moved_out, nan_value, where=np.isnan(moved_out))
+      np.copyto(moved_out, nan_value, where=out_nans)
     else:
-      moved_out[np.isnan(moved_out)] = moved_x[nans]
+      moved_out[out_nans] = moved_x[nans]
   return out
+
+
+# float16's magnitude bits: +inf's, above which every pattern is a NaN.
+_F16_MAGNITUDE, _F16_INF = np.uint16(0x7FFF), np.uint16(0x7C00)
+
+
+def _zeros_and_nans(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+  """``(x == 0, isnan(x))``; float16's from its bits (NumPy computes float16
+  comparisons in software: ~10x an integer compare, 5 of 7 ms of a 1e6 sort's
+  run restoring)."""
+  if x.dtype == np.float16:
+    magnitude = x.view(np.uint16) & _F16_MAGNITUDE
+    return magnitude == 0, magnitude > _F16_INF
+  return x == 0, np.isnan(x)
 
 
 def sort_one(x: np.ndarray, axis: int) -> np.ndarray:
@@ -258,4 +340,5 @@ def _take_rows(x: np.ndarray, idx: np.ndarray) -> np.ndarray:
     return np.take_along_axis(x, idx, axis=-1)
   n = x.shape[-1]
   rows = np.arange(0, x.size, n, dtype=np.int64).reshape(x.shape[:-1] + (1,))
-  return np.take(x.reshape(-1), idx + rows)
+  flat = np.add(idx, rows, dtype=np.int64)   # idx may be a strided uint32 view
+  return np.take(x.reshape(-1), flat)
