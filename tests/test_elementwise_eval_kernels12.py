@@ -56,3 +56,42 @@ def test_ldexp_overflow_and_subnormal_results_eagerly():
   e = np.resize(np.array([200, -140, 128, 5, -149, 20], np.int32), 600)
   with np.errstate(all="ignore"):
     _same_bits(jnp.ldexp(jnp.asarray(x), jnp.asarray(e)), np.ldexp(x, e))
+
+
+_EDGE_COMPLEX = np.array([0, 1, -1, 1j, -1j, 1 + 2j, 2 - 1j, np.inf, -np.inf, np.nan,
+                          complex(np.inf, 1), complex(1, np.nan), 1e-30 + 1e-30j, 1e30 - 1e30j,
+                          -0.0, complex(0, -0.0), complex(-0.0, -0.0), 3 + 0j, -1 + 0.5j,
+                          complex(-2, 0), complex(-2, -0.0)])
+
+
+@pytest.mark.parametrize("dt", [np.dtype(np.complex64), np.dtype(np.complex128)], ids=str)
+def test_complex_atan2_by_parts_gives_the_formula(dt):
+  # Every pair of edge values (s = x^2 + y^2 = 0 gives NaN, signed zeros on
+  # the branch cut keep the formula's sign) and random operands; above the
+  # size where the eval trace computes by parts.
+  ex, ey = np.meshgrid(_EDGE_COMPLEX, _EDGE_COMPLEX)
+  rng = np.random.default_rng(2)
+  rand = (rng.standard_normal((2, 3000)) + 1j * rng.standard_normal((2, 3000))) * \
+      10.0 ** rng.integers(-3, 4, (2, 3000))
+  x = np.concatenate([ex.ravel(), rand[0]]).astype(dt)
+  y = np.concatenate([ey.ravel(), rand[1]]).astype(dt)
+  assert x.size >= transcendental._ATAN2_BY_PARTS_MIN_SIZE
+  with np.errstate(all="ignore"):
+    wide = transcendental._complex_atan2_formula(x.astype(np.complex128),
+                                                 y.astype(np.complex128))
+    own = transcendental._complex_atan2_formula(x, y)   # NaN and inf where its s = 0 in dt
+    # complex128 Arrays need x64: the kernel itself then.
+    got = (np.asarray(transcendental.atan2(jnp.asarray(x), jnp.asarray(y)))
+           if dt == np.complex64 else transcendental._atan2(x, y))
+  assert got.dtype == dt
+  finite = np.isfinite(own)
+  np.testing.assert_array_equal(got[~finite], own[~finite])
+  err = got[finite] - wide[finite]
+  # The real part is an angle: at the branch cut (+-pi within rounding)
+  # either sign is the value.
+  err.real = np.abs(np.remainder(err.real + np.pi, 2 * np.pi) - np.pi)
+  tol = 2e-6 if dt == np.complex64 else 1e-13
+  assert np.all(np.abs(err) <= tol * np.maximum(np.abs(wide[finite]), 1.0))
+  # The edge pairs: the formula's values, signed zeros on the cut included.
+  edges = ex.size
+  np.testing.assert_allclose(got[:edges], own[:edges], rtol=1e-6, atol=1e-6)

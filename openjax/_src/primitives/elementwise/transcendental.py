@@ -309,9 +309,70 @@ defjvp2(cbrt_p, lambda g, ans, x, accuracy: mul(g, mul(scalar_like(x, 1 / 3),
 
 
 # ---------------------------------------------------------------------- atan2
+def _complex_atan2_formula(x, y):
+  # JAX's complex extension: -i log((y + i x) / sqrt(x^2 + y^2)).
+  return -1j * np.log((y + 1j * x) / np.sqrt(x * x + y * y))
+
+
+# NumPy's complex64 sqrt, log and division are scalar C loops (1e6 elements:
+# ~80 ms each); on the real parts it is ~20 real passes (~40 us at 1e3, 3x
+# faster), slower than the three complex calls below this size.
+_ATAN2_BY_PARTS_MIN_SIZE = 256
+
+
+def _complex_atan2_by_parts(x, y):
+  """The formula as arg(w) - i log|w| of w = q / sqrt(s), q = y + i x,
+  s = x^2 + y^2: arg q - arg(s) / 2 brought back into (-pi, pi], and
+  log|q| - log|s| / 2 from squared magnitudes (in float64 for complex64, so
+  they neither overflow nor underflow; hypot for complex128). Elements with
+  a non-finite result (s = 0: NaN; infinite operands), a zero part of q or
+  an angle at the branch cut take the formula."""
+  a, b, c, d = x.real, x.imag, y.real, y.imag
+  ft = a.dtype.type
+  sr = a * a
+  sr -= b * b
+  sr += c * c
+  sr -= d * d
+  si = a * b
+  si += c * d
+  si += si
+  qr, qi = c - b, d + a
+  ang = np.arctan2(qi, qr)
+  ang -= ft(0.5) * np.arctan2(si, sr)
+  ang -= ft(2 * np.pi) * (ang > ft(np.pi))
+  ang += ft(2 * np.pi) * (ang <= ft(-np.pi))
+  if ft is np.float32:
+    s2 = np.square(sr, dtype=np.float64)
+    s2 += np.square(si, dtype=np.float64)
+    q2 = np.square(qr, dtype=np.float64)
+    q2 += np.square(qi, dtype=np.float64)
+    mag = np.log(s2 / (q2 * q2))
+    mag *= 0.25
+  else:
+    mag = np.log(np.hypot(sr, si))
+    mag *= 0.5
+    mag -= np.log(np.hypot(qr, qi))
+  out = np.empty(ang.shape, x.dtype)
+  out.real = ang
+  out.imag = mag
+  # A zero part of q: on the branch cut the sign of a zero decides +-pi,
+  # and the formula's zeros come from its own complex products. An angle
+  # within rounding of +-pi: the two halves' rounding decides its side of
+  # the cut, the formula's w its own.
+  bad = ~np.isfinite(out)
+  bad |= qr == 0
+  bad |= qi == 0
+  bad |= np.abs(ang) > ft(np.pi * (1 - 16 * np.finfo(ft).eps))
+  if bad.any():
+    out[bad] = _complex_atan2_formula(x[bad], y[bad])
+  return out
+
+
 def _atan2(x, y):
-  if x.dtype.kind == "c":   # JAX's complex extension: -i log((y + i x) / sqrt(x^2 + y^2))
-    return -1j * np.log((y + 1j * x) / np.sqrt(x * x + y * y))
+  if x.dtype.kind == "c":
+    if x.size >= _ATAN2_BY_PARTS_MIN_SIZE and x.shape == y.shape:
+      return _complex_atan2_by_parts(x, y)
+    return _complex_atan2_formula(x, y)
   return np.arctan2(x, y)
 
 
