@@ -1,7 +1,8 @@
 """Eval kernels of elementwise primitives sped up in session 12 (issue 14's
 eager sweep): ``pow`` of the constant 2 to integral exponents through
 np.ldexp (jnp.ldexp's 2**e, slow in NumPy's pow where results overflow or
-are subnormal), and complex ``atan2`` on the operands' real parts. Each
+are subnormal), complex ``atan2`` on the operands' real parts, and float ->
+int ``convert_element_type`` of a few elements in Python. Each
 must give the bits (integral powers of two are exact) or the values within
 tolerance of the general formula, edge values included."""
 import ml_dtypes
@@ -9,6 +10,7 @@ import numpy as np
 import pytest
 
 import openjax.numpy as jnp
+from openjax._src.primitives.base import convert
 from openjax._src.primitives.elementwise import transcendental
 from tests.test_eager_library_kernels import _lean_kernel, _same_bits
 
@@ -95,3 +97,22 @@ def test_complex_atan2_by_parts_gives_the_formula(dt):
   # The edge pairs: the formula's values, signed zeros on the cut included.
   edges = ex.size
   np.testing.assert_allclose(got[:edges], own[:edges], rtol=1e-6, atol=1e-6)
+
+
+_INT_EDGES = np.array([np.nan, -np.nan, np.inf, -np.inf, -0.0, 0.0, 0.5, -0.5, 0.99, -0.99, 127.5,
+                       128, -128.7, -129, 255.9, 256, 2.0**31, -2.0**31 - 1, 2.0**31 - 1,
+                       -2.0**31, 65535.7, 65536, 1e30, -1e30, 3.7, -3.7, 4294967295.0])
+
+
+@pytest.mark.parametrize("src", [np.dtype(t) for t in (np.float16, np.float32, np.float64)],
+                         ids=str)
+@pytest.mark.parametrize("dst", [np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.uint16,
+                                                       np.int32, np.uint32)], ids=str)
+def test_float_to_int_of_a_few_elements_saturates_like_the_impl(src, dst):
+  # Up to 16 elements the kernel converts per element in Python: every edge
+  # value (NaN -> 0, saturation, truncation toward zero) against the impl.
+  with np.errstate(over="ignore"):
+    edges = _INT_EDGES.astype(src)
+  for x in (edges[:16], edges[11:], edges[:1], edges[3:9].reshape(2, 3), edges[:0]):
+    kernel = _lean_kernel(convert.convert_element_type_p, [x], new_dtype=dst, weak_type=False)
+    _same_bits(kernel(x), convert.convert_numpy(x, dst))
