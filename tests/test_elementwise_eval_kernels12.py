@@ -11,7 +11,7 @@ import pytest
 
 import openjax.numpy as jnp
 from openjax._src.primitives.base import convert
-from openjax._src.primitives.elementwise import transcendental
+from openjax._src.primitives.elementwise import arithmetic, transcendental
 from tests.test_eager_library_kernels import _lean_kernel, _same_bits
 
 _BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -116,3 +116,22 @@ def test_float_to_int_of_a_few_elements_saturates_like_the_impl(src, dst):
   for x in (edges[:16], edges[11:], edges[:1], edges[3:9].reshape(2, 3), edges[:0]):
     kernel = _lean_kernel(convert.convert_element_type_p, [x], new_dtype=dst, weak_type=False)
     _same_bits(kernel(x), convert.convert_numpy(x, dst))
+
+
+def test_reduce_precision_to_bfloat16_gives_the_impl_bits():
+  # Random bit patterns (NaNs with payloads, subnormals, both signs) and
+  # every pattern around the rounding ties, the overflow edge and NaN/inf.
+  rng = np.random.default_rng(3)
+  bits = np.concatenate([
+      rng.integers(0, 2**32, 200_000, dtype=np.uint64).astype(np.uint32),
+      np.arange(0, 70000, dtype=np.uint32), np.arange(0x7F7F0000, 0x7F810000, dtype=np.uint32),
+      np.arange(0xFF7F0000, 0xFF810000, dtype=np.uint32),
+      np.arange(0x7FFF0000, 0x80010000, dtype=np.uint32),
+      (np.arange(0, 2**16, dtype=np.uint32) << 16) | 0x8000])   # exact ties
+  x = bits.view(np.float32)
+  params = dict(exponent_bits=8, mantissa_bits=7)
+  for v in (x, x[5].reshape(()), x[:0], x[:12].reshape(3, 4)):
+    kernel = _lean_kernel(arithmetic.reduce_precision_p, [v], **params)
+    assert kernel is arithmetic._round_float32_to_bfloat16
+    with np.errstate(all="ignore"):
+      _same_bits(kernel(v), arithmetic._reduce_precision_impl(v, **params)[0])

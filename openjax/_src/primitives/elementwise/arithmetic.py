@@ -575,6 +575,24 @@ def _reduce_precision_impl(x, *, exponent_bits, mantissa_bits):
   return [np.where(np.isnan(x), x, out)]
 
 
+def _round_float32_to_bfloat16(x):
+  """``reduce_precision(x, 8, 7)`` of float32 (the bfloat16 rounding, JAX's
+  most common use): ml_dtypes' cast rounds to nearest even, overflows to inf
+  and keeps bfloat16's subnormals, the bits above; NaNs are the operand's
+  own, as above. 2 casts and a masked copy (10 elements ~1.7 us, the bit
+  arithmetic ~17)."""
+  out = np.asarray(x.astype(dtypes.bfloat16).astype(np.float32))   # 0-d: a NumPy scalar
+  np.copyto(out, x, where=np.isnan(x))
+  return out
+
+
+@reduce_precision_p.def_eval_kernel
+def _reduce_precision_eval_kernel(x, *, exponent_bits, mantissa_bits):
+  if x.dtype == np.float32 and (exponent_bits, mantissa_bits) == (8, 7):
+    return _round_float32_to_bfloat16
+  return None
+
+
 reduce_precision_p.def_sharding_rule(elementwise_rule("reduce_precision"))
 
 
