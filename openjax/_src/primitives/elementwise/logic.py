@@ -185,6 +185,30 @@ shift_right_logical_p = naryop("shift_right_logical", _shift_right_logical, INT,
                                kind="nondifferentiable", lower=shift_rule("logical"))
 
 
+# The eval kernels: the ufunc itself (no wrapper), and for signed operands of
+# a logical shift the unsigned views decided at plan time (10 elements: 2.1
+# -> 1.2 us; jnp.power of integers runs 6 of them).
+@shift_left_p.def_eval_kernel
+def _shift_left_eval_kernel(x, y):
+  return np.left_shift
+
+
+@shift_right_arithmetic_p.def_eval_kernel
+def _shift_right_arithmetic_eval_kernel(x, y):
+  return np.right_shift
+
+
+@shift_right_logical_p.def_eval_kernel
+def _shift_right_logical_eval_kernel(x, y):
+  if x.dtype.kind == "u":
+    return np.right_shift
+  signed, unsigned = x.dtype, np.dtype(f"u{x.dtype.itemsize}")
+
+  def shift_right_logical_signed(a, b):
+    return np.asarray(np.right_shift(a.view(unsigned), b.view(unsigned))).view(signed)
+  return shift_right_logical_signed
+
+
 def shift_right_logical(x, y):
   """Elementwise zero-filling right shift."""
   return shift_right_logical_p.bind1(x, y)
