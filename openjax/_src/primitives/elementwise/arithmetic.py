@@ -411,6 +411,8 @@ def _div_eval_kernel(x, y, *, out_dtype=None):
   # (0-d operands give NumPy scalars, which ``out=`` cannot take.)
   if x.dtype.kind in "iu" and x.dtype.itemsize <= 4 and broadcasting_shape("div", (x, y)):
     return _div_by_float(x.dtype)
+  if x.dtype.kind in "fc":   # ``_div``'s float case, the ufunc itself (~0.3 us less a call)
+    return np.true_divide
   return _div
 
 
