@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 import openjax.numpy as jnp
+from openjax import lax
 from openjax._src.primitives.base import convert
-from openjax._src.primitives.elementwise import arithmetic, transcendental
+from openjax._src.primitives.elementwise import arithmetic, special_numerics, transcendental
 from tests.test_eager_library_kernels import _lean_kernel, _same_bits
 
 _BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -135,3 +136,28 @@ def test_reduce_precision_to_bfloat16_gives_the_impl_bits():
     assert kernel is arithmetic._round_float32_to_bfloat16
     with np.errstate(all="ignore"):
       _same_bits(kernel(v), arithmetic._reduce_precision_impl(v, **params)[0])
+
+
+@pytest.mark.parametrize("n", [12, 3000], ids=["python", "vectorised"])
+def test_incomplete_gamma_and_beta_of_narrow_operands_stop_early_within_float32(n):
+  # float32 operands stop their series and fractions at SINGLE_EPS: the
+  # float64 values stay within 1e-9 of the full evaluation's, and the float32
+  # results (the primitives' own dtype) within an ulp.
+  rng = np.random.default_rng(5)
+  a = rng.uniform(0.05, 30, n).astype(np.float32)
+  x = (a * rng.uniform(0.05, 3, n)).astype(np.float32)
+  b = rng.uniform(0.05, 30, n).astype(np.float32)
+  t = rng.uniform(0.001, 0.999, n).astype(np.float32)
+  for fn, args in ((special_numerics.igamma, (a, x)), (special_numerics.igammac, (a, x)),
+                   (special_numerics.betainc, (a, b, t))):
+    wide = [v.astype(np.float64) for v in args]
+    full, early = fn(*wide), fn(*wide, single=True)
+    assert np.max(np.abs(early - full) / np.maximum(np.abs(full), 1e-300)) < 1e-9
+    ulps = np.abs(early.astype(np.float32).view(np.int32).astype(np.int64)
+                  - full.astype(np.float32).view(np.int32).astype(np.int64))
+    assert ulps.max() <= 1
+  got = np.asarray(lax.igamma(jnp.asarray(a), jnp.asarray(x)))
+  assert got.dtype == np.float32
+  np.testing.assert_allclose(got, special_numerics.igamma(a.astype(np.float64),
+                                                          x.astype(np.float64)), rtol=2e-7,
+                             atol=1e-30)
