@@ -12,7 +12,8 @@ import pytest
 import openjax.numpy as jnp
 from openjax import lax
 from openjax._src.primitives.base import convert
-from openjax._src.primitives.elementwise import arithmetic, special_numerics, transcendental
+from openjax._src.primitives.elementwise import (arithmetic, gamma_kernels, special_numerics,
+                                                 transcendental)
 from tests.test_eager_library_kernels import _lean_kernel, _same_bits
 
 _BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -161,3 +162,23 @@ def test_incomplete_gamma_and_beta_of_narrow_operands_stop_early_within_float32(
   np.testing.assert_allclose(got, special_numerics.igamma(a.astype(np.float64),
                                                           x.astype(np.float64)), rtol=2e-7,
                              atol=1e-30)
+
+
+@pytest.mark.parametrize("sample", [True, False], ids=["random_gamma_grad", "igamma_grad_a"])
+def test_gamma_derivatives_decide_edges_first_and_run_the_rest_alone(sample):
+  # x = 0 gives 0 unless a <= 0 or a NaN operand (NaN); the other elements
+  # run their own method, with the bits they have when computed one by one.
+  rng = np.random.default_rng(6)
+  a = rng.uniform(0.05, 12, 400).astype(np.float32)
+  x = (a * rng.uniform(0, 3, 400)).astype(np.float32)
+  a[:6] = [0, -1, np.nan, 2, 3, 0.5]
+  x[:6] = [0, 0, 0, 0, np.nan, -1]
+  x[6:9] = [np.inf, 1e-30, 40]
+  fn = gamma_kernels.random_gamma_grad if sample else gamma_kernels.igamma_grad_a
+  out = fn(a, x)
+  assert out.dtype == np.float32
+  np.testing.assert_array_equal(out[:6], [np.nan, np.nan, np.nan, 0, np.nan, np.nan])
+  one_by_one = np.array([fn(a[i:i + 1], x[i:i + 1])[0] for i in range(0, 400, 7)])
+  _same_bits(np.ascontiguousarray(out[::7]), one_by_one)
+  zeros = fn(np.array([0.5, 1, 3], np.float32), np.zeros(3, np.float32))
+  _same_bits(zeros, np.zeros(3, np.float32))
