@@ -30,11 +30,14 @@ def _integral_exponents(dt):
 @pytest.mark.parametrize("dt", [np.dtype(np.float16), np.dtype(np.float32),
                                 np.dtype(np.float64), _BF16], ids=str)
 def test_pow_of_two_to_integral_exponents_gives_the_impl_bits(dt):
-  y = _integral_exponents(dt)
-  for x in (np.array(2, dt), np.broadcast_to(np.array(2, dt), y.shape)):
-    kernel = _lean_kernel(transcendental.pow_p, [x, y])
-    with np.errstate(all="ignore"):
-      _same_bits(kernel(x, y), transcendental._pow_impl(x, y)[0])
+  every = _integral_exponents(dt)
+  # Past the size where every exponent takes np.ldexp; below it with
+  # results out of the normal range (np.ldexp) and within it (np.power).
+  for y in (np.tile(every, 3), every, every[(every > -100) & (every < 100)][:300]):
+    for x in (np.array(2, dt), np.broadcast_to(np.array(2, dt), y.shape)):
+      kernel = _lean_kernel(transcendental.pow_p, [x, y])
+      with np.errstate(all="ignore"):
+        _same_bits(kernel(x, y), transcendental._pow_impl(x, y)[0])
 
 
 @pytest.mark.parametrize("dt", [np.dtype(np.float32), _BF16], ids=str)
