@@ -12,7 +12,7 @@ import pytest
 import openjax.numpy as jnp
 from openjax import lax
 from openjax._src.primitives.base import convert
-from openjax._src.primitives.elementwise import (arithmetic, gamma_kernels, special_numerics,
+from openjax._src.primitives.elementwise import (arithmetic, gamma_kernels, logic, special_numerics,
                                                  transcendental)
 from tests.test_eager_library_kernels import _lean_kernel, _same_bits
 
@@ -185,3 +185,33 @@ def test_gamma_derivatives_decide_edges_first_and_run_the_rest_alone(sample):
   _same_bits(np.ascontiguousarray(out[::7]), one_by_one)
   zeros = fn(np.array([0.5, 1, 3], np.float32), np.zeros(3, np.float32))
   _same_bits(zeros, np.zeros(3, np.float32))
+
+
+@pytest.mark.parametrize("name", ["lt", "le", "gt", "ge", "max", "min", "atan2"])
+def test_float16_primitives_through_float32_give_numpys_half_bits(name):
+  # Every float16 bit pattern (NaNs, signed zeros, infinities, subnormals)
+  # against shuffled ones: the float32 route gives NumPy's half loops' bits
+  # (atan2: within an ulp; its float32 value rounds to the other neighbour
+  # of a near-tie in 9 of 65536).
+  p, ufunc = {"lt": (logic.lt_p, np.less), "le": (logic.le_p, np.less_equal),
+              "gt": (logic.gt_p, np.greater), "ge": (logic.ge_p, np.greater_equal),
+              "max": (arithmetic.max_p, np.maximum), "min": (arithmetic.min_p, np.minimum),
+              "atan2": (transcendental.atan2_p, np.arctan2)}[name]
+  x = np.arange(2**16, dtype=np.uint16).view(np.float16)
+  y = np.random.default_rng(8).permutation(x)
+  for a, b in ((x, y), (x, np.array(0.5, np.float16)), (x[:9000], x[-9000:])):
+    kernel = _lean_kernel(p, [a, b])
+    assert kernel is not ufunc   # the float32 route
+    with np.errstate(all="ignore"):
+      got, want = np.asarray(kernel(a, b)), ufunc(a, b)
+    if want.dtype == np.float16:   # NaN payloads: NaN where NumPy's is
+      nan = np.isnan(want)
+      np.testing.assert_array_equal(np.isnan(got), nan)
+      got, want = got[~nan], want[~nan]
+    if name == "atan2":
+      ulps = np.abs(got.view(np.int16).astype(np.int32) - want.view(np.int16).astype(np.int32))
+      assert ulps.size == 0 or (ulps.max() <= 1 and np.count_nonzero(ulps) <= 16)
+      continue
+    _same_bits(got, want)
+  small = np.ones(10, np.float16)
+  assert _lean_kernel(p, [small, small]) is not None

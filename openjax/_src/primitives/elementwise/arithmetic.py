@@ -28,9 +28,9 @@ from openjax._src.primitives.elementwise.elementwise_lowering import (
     mulhi_rule, negate, nextafter_rule, reduce_precision_rule, rem_rule, round_rule, sign_rule,
     square_rule, unary)
 from openjax._src.primitives.elementwise.elementwise_rules import (
-    ABS, ANY, COMPLEX, COMPLEX_PARTS, CONJ, FLOAT, INT, INT_OR_FLOAT, NUM, check_unary,
-    complex_dtype, fl, maybe_broadcast, naryop, real_dtype, scalar_like, unbroadcast, unop,
-    zeros_like)
+    ABS, ANY, COMPLEX, COMPLEX_PARTS, CONJ, FLOAT, HALF_COMPARE_MIN, INT, INT_OR_FLOAT, NUM,
+    check_unary, complex_dtype, fl, half_via_float32, maybe_broadcast, naryop, real_dtype,
+    scalar_like, unbroadcast, unop, zeros_like)
 from openjax._src.primitives.elementwise.logic import eq, ge, select
 from openjax._src.primitives.shape.shape import full_like
 
@@ -462,6 +462,7 @@ def _balanced_eq(x, z, y):
 
 
 max_p = naryop("max", np.maximum, ANY, lower=minmax_rule(True))
+max_p.def_eval_kernel(half_via_float32(np.maximum, HALF_COMPARE_MIN))
 
 
 def max(x, y):  # noqa: A001 - JAX's name
@@ -473,6 +474,7 @@ defjvp2(max_p, lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),
         lambda g, ans, x, y: mul(g, _balanced_eq(y, ans, x)))
 
 min_p = naryop("min", np.minimum, ANY, lower=minmax_rule(False))
+min_p.def_eval_kernel(half_via_float32(np.minimum, HALF_COMPARE_MIN))
 
 
 def min(x, y):  # noqa: A001 - JAX's name

@@ -25,8 +25,8 @@ from openjax._src.primitives.elementwise.elementwise_lowering import (
     binary, bitcast_convert_rule, clamp_rule, compare_rule, not_rule, select_n_rule, shift_rule,
     unary)
 from openjax._src.primitives.elementwise.elementwise_rules import (
-    ANY, FLOAT, INT, INT_OR_BOOL, ORDERED, bool_dtype, check_nary, maybe_broadcast, naryop,
-    scalar_like, unop, weak, zeros_like)
+    ANY, FLOAT, HALF_COMPARE_MIN, INT, INT_OR_BOOL, ORDERED, bool_dtype, check_nary,
+    half_via_float32, maybe_broadcast, naryop, scalar_like, unop, weak, zeros_like)
 
 __all__ = [
     "is_finite", "is_finite_p", "bitwise_not", "not_p", "population_count", "population_count_p",
@@ -267,6 +267,12 @@ ge_p = naryop("ge", np.greater_equal, ORDERED, result_dtype=bool_dtype,
 def ge(x, y):
   """Elementwise greater-than-or-equals: x >= y."""
   return ge_p.bind1(x, y)
+
+
+for _p, _ufunc in ((lt_p, np.less), (le_p, np.less_equal), (gt_p, np.greater),
+                  (ge_p, np.greater_equal)):
+  _p.def_eval_kernel(half_via_float32(_ufunc, HALF_COMPARE_MIN))
+del _p, _ufunc
 
 
 # ------------------------------------------------------------------- select_n

@@ -21,8 +21,8 @@ from openjax._src.primitives.elementwise.arithmetic import (add, div, integer_po
                                                             reciprocal, replace_zero, square, sub)
 from openjax._src.primitives.elementwise.elementwise_lowering import pow_rule
 from openjax._src.primitives.elementwise.elementwise_rules import (
-    FLOAT, INEXACT, NUM, check_nary, fl, maybe_broadcast, naryop, one_like, scalar_like, unop, weak,
-    zeros_like)
+    FLOAT, HALF_ATAN2_MIN, INEXACT, NUM, check_nary, fl, half_via_float32, maybe_broadcast,
+    naryop, one_like, scalar_like, unop, weak, zeros_like)
 from openjax._src.primitives.elementwise.logic import eq, select
 from openjax._src.primitives.elementwise.math_lowering import (
     atan2_rule, atan_rule, cbrt_rule, conj_symmetric, exp2_rule, exp_rule, expm1_rule, log1p_rule,
@@ -376,7 +376,11 @@ def _atan2(x, y):
   return np.arctan2(x, y)
 
 
-atan2_p = naryop("atan2", fl(_atan2), INEXACT, lower=atan2_rule)
+_atan2_impl = fl(_atan2)
+atan2_p = naryop("atan2", _atan2_impl, INEXACT, lower=atan2_rule)
+atan2_p.def_eval_kernel(half_via_float32(
+    np.arctan2, HALF_ATAN2_MIN,
+    lambda dt: _atan2_impl if dt in dtypes.custom_float_dtypes else _atan2))
 
 
 def atan2(x, y):
