@@ -462,7 +462,6 @@ def _balanced_eq(x, z, y):
 
 
 max_p = naryop("max", np.maximum, ANY, lower=minmax_rule(True))
-max_p.def_eval_kernel(half_via_float32(np.maximum, HALF_COMPARE_MIN))
 
 
 def max(x, y):  # noqa: A001 - JAX's name
@@ -470,16 +469,21 @@ def max(x, y):  # noqa: A001 - JAX's name
   return max_p.bind1(x, y)
 
 
+max_p.def_eval_kernel(half_via_float32(np.maximum, HALF_COMPARE_MIN))
+
+
 defjvp2(max_p, lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),
         lambda g, ans, x, y: mul(g, _balanced_eq(y, ans, x)))
 
 min_p = naryop("min", np.minimum, ANY, lower=minmax_rule(False))
-min_p.def_eval_kernel(half_via_float32(np.minimum, HALF_COMPARE_MIN))
 
 
 def min(x, y):  # noqa: A001 - JAX's name
   """Elementwise minimum (NaN propagates)."""
   return min_p.bind1(x, y)
+
+
+min_p.def_eval_kernel(half_via_float32(np.minimum, HALF_COMPARE_MIN))
 
 
 defjvp2(min_p, lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),

@@ -172,6 +172,11 @@ def shift_left(x, y):
   return shift_left_p.bind1(x, y)
 
 
+@shift_left_p.def_eval_kernel
+def _shift_left_eval_kernel(x, y):
+  return np.left_shift   # the ufunc itself, no wrapper
+
+
 shift_right_arithmetic_p = naryop("shift_right_arithmetic", _shift_right_arithmetic, INT,
                                   kind="nondifferentiable", lower=shift_rule("arithmetic"))
 
@@ -181,23 +186,22 @@ def shift_right_arithmetic(x, y):
   return shift_right_arithmetic_p.bind1(x, y)
 
 
-shift_right_logical_p = naryop("shift_right_logical", _shift_right_logical, INT,
-                               kind="nondifferentiable", lower=shift_rule("logical"))
-
-
-# The eval kernels: the ufunc itself (no wrapper), and for signed operands of
-# a logical shift the unsigned views decided at plan time (10 elements: 2.1
-# -> 1.2 us; jnp.power of integers runs 6 of them).
-@shift_left_p.def_eval_kernel
-def _shift_left_eval_kernel(x, y):
-  return np.left_shift
-
-
 @shift_right_arithmetic_p.def_eval_kernel
 def _shift_right_arithmetic_eval_kernel(x, y):
   return np.right_shift
 
 
+shift_right_logical_p = naryop("shift_right_logical", _shift_right_logical, INT,
+                               kind="nondifferentiable", lower=shift_rule("logical"))
+
+
+def shift_right_logical(x, y):
+  """Elementwise zero-filling right shift."""
+  return shift_right_logical_p.bind1(x, y)
+
+
+# A signed operand's unsigned views decided at plan time (10 elements: 2.1
+# -> 1.2 us; jnp.power of integers runs 6 of them).
 @shift_right_logical_p.def_eval_kernel
 def _shift_right_logical_eval_kernel(x, y):
   if x.dtype.kind == "u":
@@ -207,11 +211,6 @@ def _shift_right_logical_eval_kernel(x, y):
   def shift_right_logical_signed(a, b):
     return np.asarray(np.right_shift(a.view(unsigned), b.view(unsigned))).view(signed)
   return shift_right_logical_signed
-
-
-def shift_right_logical(x, y):
-  """Elementwise zero-filling right shift."""
-  return shift_right_logical_p.bind1(x, y)
 
 
 # ---------------------------------------------------------------- comparisons
@@ -242,6 +241,9 @@ def lt(x, y):
   return lt_p.bind1(x, y)
 
 
+lt_p.def_eval_kernel(half_via_float32(np.less, HALF_COMPARE_MIN))
+
+
 le_p = naryop("le", np.less_equal, ORDERED, result_dtype=bool_dtype, kind="nondifferentiable",
               lower=compare_rule("LE"))
 
@@ -249,6 +251,9 @@ le_p = naryop("le", np.less_equal, ORDERED, result_dtype=bool_dtype, kind="nondi
 def le(x, y):
   """Elementwise less-than-or-equals: x <= y."""
   return le_p.bind1(x, y)
+
+
+le_p.def_eval_kernel(half_via_float32(np.less_equal, HALF_COMPARE_MIN))
 
 
 gt_p = naryop("gt", np.greater, ORDERED, result_dtype=bool_dtype, kind="nondifferentiable",
@@ -260,6 +265,9 @@ def gt(x, y):
   return gt_p.bind1(x, y)
 
 
+gt_p.def_eval_kernel(half_via_float32(np.greater, HALF_COMPARE_MIN))
+
+
 ge_p = naryop("ge", np.greater_equal, ORDERED, result_dtype=bool_dtype,
               kind="nondifferentiable", lower=compare_rule("GE"))
 
@@ -269,10 +277,7 @@ def ge(x, y):
   return ge_p.bind1(x, y)
 
 
-for _p, _ufunc in ((lt_p, np.less), (le_p, np.less_equal), (gt_p, np.greater),
-                  (ge_p, np.greater_equal)):
-  _p.def_eval_kernel(half_via_float32(_ufunc, HALF_COMPARE_MIN))
-del _p, _ufunc
+ge_p.def_eval_kernel(half_via_float32(np.greater_equal, HALF_COMPARE_MIN))
 
 
 # ------------------------------------------------------------------- select_n

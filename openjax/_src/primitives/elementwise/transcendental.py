@@ -378,14 +378,16 @@ def _atan2(x, y):
 
 _atan2_impl = fl(_atan2)
 atan2_p = naryop("atan2", _atan2_impl, INEXACT, lower=atan2_rule)
-atan2_p.def_eval_kernel(half_via_float32(
-    np.arctan2, HALF_ATAN2_MIN,
-    lambda dt: _atan2_impl if dt in dtypes.custom_float_dtypes else _atan2))
 
 
 def atan2(x, y):
   """Elementwise arc tangent of x / y, in the quadrant of (y, x)."""
   return atan2_p.bind1(x, y)
+
+
+atan2_p.def_eval_kernel(half_via_float32(
+    np.arctan2, HALF_ATAN2_MIN,
+    lambda dt: _atan2_impl if dt in dtypes.custom_float_dtypes else _atan2))
 
 
 defjvp(atan2_p, lambda g, x, y: mul(g, div(y, add(square(x), square(y)))),
