@@ -33,7 +33,7 @@ def test_pow_of_two_to_integral_exponents_gives_the_impl_bits(dt):
   every = _integral_exponents(dt)
   # Past the size where every exponent takes np.ldexp; below it with
   # results out of the normal range (np.ldexp) and within it (np.power).
-  for y in (np.tile(every, 3), every, every[(every > -100) & (every < 100)][:300]):
+  for y in (np.tile(every, 8), every, every[(every > -100) & (every < 100)][:300]):
     for x in (np.array(2, dt), np.broadcast_to(np.array(2, dt), y.shape)):
       kernel = _lean_kernel(transcendental.pow_p, [x, y])
       with np.errstate(all="ignore"):
