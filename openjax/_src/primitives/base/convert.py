@@ -45,6 +45,13 @@ def _convert_element_type(operand, new_dtype=None, weak_type: bool = False):
     # A NumPy scalar (``x * np.float32(2)``): the general path's conversion
     # below without its checks (~3 us of a ~7 us operator call).
     return _concrete_scalar(np.array(operand), np.dtype(new_dtype), weak_type)
+  if type(operand) is Array and new_dtype is not None and operand.aval.shape:
+    # An array operand (most calls): the checks below read its aval (~1 us).
+    aval, new_dtype, weak_type = operand.aval, np.dtype(new_dtype), bool(weak_type)
+    if aval.dtype == new_dtype and aval.weak_type == weak_type:
+      return operand
+    return convert_element_type_p.bind1(operand, new_dtype=new_dtype, weak_type=weak_type,
+                                        sharding=None)
   from_dtype = dtypes.dtype(operand)
   new_dtype = from_dtype if new_dtype is None else np.dtype(new_dtype)
   old_weak = dtypes.is_weakly_typed(operand)
@@ -162,6 +169,10 @@ def _convert_eval_kernel(x, *, new_dtype, weak_type, sharding=None):
       return functools.partial(_float_scalar_to_int, low=info.min, high=info.max, dtype=dst)
     if dst.itemsize >= 8:
       return None   # float64 cannot hold the bounds: the impl
+    if (x.ndim == 1 and x.shape[0] <= _PYTHON_FLOAT_TO_INT_MAX
+        and src.type in _BUILTIN_FLOATS):
+      return functools.partial(_few_floats_to_int, low=float(info.min), high=float(info.max),
+                               low_i=int(info.min), high_i=int(info.max), dtype=dst)
     return functools.partial(_float_to_int, low=float(info.min), high=float(info.max), dtype=dst)
   if (src_kind == "c" and dst_kind != "c") or \
       (src in dtypes.custom_float_dtypes and dst in dtypes.custom_float_dtypes):
@@ -174,6 +185,21 @@ def _float_scalar_to_int(x, *, low: int, high: int, dtype: np.dtype):
   compares (~1 us; the float64 passes take ~5 us on one element)."""
   v = float(x)
   return np.array(0 if v != v else high if v >= high else low if v <= low else int(v), dtype)
+
+
+#: Up to this many elements a float -> int conversion runs per element in
+#: Python (exact compares, truncation toward zero): ~1.2 us for 6 elements,
+#: where ``_float_to_int``'s float64 passes take ~3.2.
+_PYTHON_FLOAT_TO_INT_MAX = 16
+_BUILTIN_FLOATS = (np.float16, np.float32, np.float64)
+
+
+def _few_floats_to_int(x, *, low: float, high: float, low_i: int, high_i: int,
+                       dtype: np.dtype):
+  """``_float_to_int`` of a 1-d operand of a few builtin floats."""
+  return np.array([0 if v != v else high_i if v >= high else low_i if v <= low else int(v)
+                   for v in x.tolist()], dtype)
+
 
 
 def _float_to_int(x, *, low: float, high: float, dtype: np.dtype):

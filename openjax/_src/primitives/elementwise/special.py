@@ -167,7 +167,7 @@ defjvp2(erf_inv_p, lambda g, ans, x: mul(scalar_like(x, np.sqrt(np.pi) / 2),
 
 
 # ------------------------------------------------------------- igamma, igammac
-igamma_p = naryop("igamma", _f64(special_numerics.igamma), FLOAT,
+igamma_p = naryop("igamma", _f64(special_numerics.igamma, narrow=True), FLOAT,
                   lower=special_lowering.rule(special_lowering.igamma))
 
 
@@ -183,7 +183,7 @@ def _igamma_grad_x(g, a, x):
 
 defjvp(igamma_p, lambda g, a, x: mul(g, igamma_grad_a(a, x)), _igamma_grad_x)
 
-igammac_p = naryop("igammac", _f64(special_numerics.igammac), FLOAT,
+igammac_p = naryop("igammac", _f64(special_numerics.igammac, narrow=True), FLOAT,
                    lower=special_lowering.rule(special_lowering.igammac))
 
 
@@ -263,7 +263,8 @@ defjvp2(bessel_i1e_p, _bessel_i1e_jvp)
 
 # -------------------------------------------------------------------- betainc
 regularized_incomplete_beta_p = naryop(
-    "regularized_incomplete_beta", _f64(special_numerics.betainc), (FLOAT, FLOAT, FLOAT),
+    "regularized_incomplete_beta", _f64(special_numerics.betainc, narrow=True),
+    (FLOAT, FLOAT, FLOAT),
     lower=special_lowering.rule(special_lowering.betainc))
 
 

@@ -299,11 +299,15 @@ def _erf_inv_stacked(w, pieces, columns):
 
 
 # ------------------------------------------------------- incomplete gamma
+# Series and fractions stop at float64's epsilon, or for operands of float32
+# and narrower (``single``) at ``incomplete_kernels.SINGLE_EPS``.
+_STOP = {False: float(np.finfo(np.float64).eps), True: incomplete_kernels.SINGLE_EPS}
+
 # The methods and the per-element stopping are ``incomplete_kernels``'; the
 # edges (x = 0 or inf, a = 0, domain errors) are XLA's, as JAX 0.10.2 gives:
 # x = 0 and x = inf decide for any a > 0, infinite a too (igamma(inf, inf)
 # = 1, igamma(inf, 0) = 0); an infinite a with a finite x is NaN.
-def _igamma_scalar(a: float, x: float, upper: bool) -> float:
+def _igamma_scalar(a: float, x: float, upper: bool, eps: float) -> float:
   if (a != a or x != x or a < 0 or x < 0 or (a == 0 and x == 0)
       or (math.isinf(a) and 0 < x < math.inf)):
     return math.nan
@@ -313,20 +317,22 @@ def _igamma_scalar(a: float, x: float, upper: bool) -> float:
     return 1.0 if upper else 0.0
   if x == math.inf:
     return 0.0 if upper else 1.0
-  return incomplete_kernels.igamma_parts_scalar(a, x)[upper]
+  return incomplete_kernels.igamma_parts_scalar(a, x, eps)[upper]
 
 
-_IGAMMA = (np.frompyfunc(lambda a, x: _igamma_scalar(float(a), float(x), False), 2, 1),
-           np.frompyfunc(lambda a, x: _igamma_scalar(float(a), float(x), True), 2, 1))
+# Python's per-element evaluation of a few elements, by (upper, single).
+_IGAMMA = {(upper, single): np.frompyfunc(
+    lambda a, x, upper=upper, eps=_STOP[single]: _igamma_scalar(float(a), float(x), upper, eps),
+    2, 1) for upper in (False, True) for single in (False, True)}
 
 
-def _igamma(a, x, upper: bool):
+def _igamma(a, x, upper: bool, single: bool):
   if a.size <= incomplete_kernels.SCALAR_MAX:
-    return np.asarray(_IGAMMA[upper](a, x), np.float64).reshape(a.shape)
+    return np.asarray(_IGAMMA[upper, single](a, x), np.float64).reshape(a.shape)
   at_zero_x, at_zero_a, at_inf_x = (1.0, 0.0, 0.0) if upper else (0.0, 1.0, 1.0)
   valid = (a > 0) & (x > 0) & np.isfinite(a) & np.isfinite(x)
   out = np.empty(a.shape)
-  out[valid] = incomplete_kernels.igamma_parts(a[valid], x[valid])[upper]
+  out[valid] = incomplete_kernels.igamma_parts(a[valid], x[valid], _STOP[single])[upper]
   out = np.where(np.isposinf(x) & (a > 0), at_inf_x, out)
   out = np.where(x == 0, at_zero_x, out)
   out = np.where((a == 0) & (x > 0), at_zero_a, out)
@@ -335,12 +341,12 @@ def _igamma(a, x, upper: bool):
   return np.where(bad, np.nan, out)
 
 
-def igamma(a, x):
-  return _igamma(a, x, False)
+def igamma(a, x, single: bool = False):
+  return _igamma(a, x, False, single)
 
 
-def igammac(a, x):
-  return _igamma(a, x, True)
+def igammac(a, x, single: bool = False):
+  return _igamma(a, x, True, single)
 
 
 # --------------------------------------------------------- incomplete beta
@@ -348,7 +354,7 @@ def igammac(a, x):
 # (betainc(1, 0, 1) = 1, betainc(0, 2, 0) = 0), then a = 0 (1), b = 0 (0),
 # infinite a (0) or b (1); negative operands, x outside [0, 1], a = b = 0
 # and NaN give NaN.
-def _betainc_scalar(a: float, b: float, x: float) -> float:
+def _betainc_scalar(a: float, b: float, x: float, eps: float) -> float:
   if (a != a or b != b or x != x or a < 0 or b < 0 or x < 0 or x > 1
       or (a == 0 and b == 0)):
     return math.nan
@@ -358,18 +364,20 @@ def _betainc_scalar(a: float, b: float, x: float) -> float:
     return 1.0 if a == 0 else 0.0
   if math.isinf(a) or math.isinf(b):
     return math.nan if a == b else (0.0 if math.isinf(a) else 1.0)
-  return incomplete_kernels.betainc_scalar(a, b, x)
+  return incomplete_kernels.betainc_scalar(a, b, x, eps)
 
 
-_BETAINC = np.frompyfunc(lambda a, b, x: _betainc_scalar(float(a), float(b), float(x)), 3, 1)
+_BETAINC = {single: np.frompyfunc(
+    lambda a, b, x, eps=_STOP[single]: _betainc_scalar(float(a), float(b), float(x), eps), 3, 1)
+            for single in (False, True)}
 
 
-def betainc(a, b, x):
+def betainc(a, b, x, single: bool = False):
   if a.size <= incomplete_kernels.SCALAR_MAX:
-    return np.asarray(_BETAINC(a, b, x), np.float64).reshape(a.shape)
+    return np.asarray(_BETAINC[single](a, b, x), np.float64).reshape(a.shape)
   valid = (a > 0) & (b > 0) & (x > 0) & (x < 1) & np.isfinite(a) & np.isfinite(b)
   out = np.full(a.shape, np.nan)
-  out[valid] = incomplete_kernels.betainc_valid(a[valid], b[valid], x[valid])
+  out[valid] = incomplete_kernels.betainc_valid(a[valid], b[valid], x[valid], _STOP[single])
   out = np.where((a == 0) & (b > 0), 1.0, out)
   out = np.where((b == 0) & (a > 0), 0.0, out)
   out = np.where(np.isposinf(a) & np.isfinite(b), 0.0, out)
