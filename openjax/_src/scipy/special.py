@@ -193,8 +193,11 @@ def betaln(a, b):
   """Log of the absolute value of the beta function."""
   a, b = promote_args_inexact("betaln", a, b)
   a, b = jnp.minimum(a, b), jnp.maximum(a, b)
-  small_b = lax.lgamma(a) + (lax.lgamma(b) - lax.lgamma(a + b))
-  large_b = lax.lgamma(a) + _algdiv(a, b)
+  # log Gamma(a) once (JAX's jaxpr has it twice, one per branch): eagerly
+  # each lgamma is a kernel over every element (betaln of 1e3: 4 -> 3).
+  lgamma_a = lax.lgamma(a)
+  small_b = lgamma_a + (lax.lgamma(b) - lax.lgamma(a + b))
+  large_b = lgamma_a + _algdiv(a, b)
   return jnp.where(b < 8, small_b, large_b)
 
 
