@@ -54,11 +54,14 @@ def _elementwise_while(cond, body, init):
 def _flat(fun):
   """``fun`` of broadcast arrays computed on 1-d views: a compiled while loop
   whose condition reduces an array of two or more dimensions costs ~7 us a
-  trip in IREE, of one dimension nothing (hyp1f1 of f32[3,4]: 176 -> 20 us)."""
+  trip in IREE, of one dimension nothing (hyp1f1 of f32[3,4]: 176 -> 20 us).
+  0-d and 1-d operands are left as they are."""
   @functools.wraps(fun)
   def flat(*args):
     args = jnp.broadcast_arrays(*args)
     shape = args[0].shape
+    if len(shape) < 2:
+      return fun(*args)
     return fun(*(a.reshape(-1) for a in args)).reshape(shape)
   return flat
 

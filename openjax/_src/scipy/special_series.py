@@ -295,9 +295,11 @@ def _expn_values(n, x):
   n, x = jnp.broadcast_arrays(n, x)
   # On a 1-d view: a compiled while loop whose condition reduces an array of
   # two or more dimensions costs ~7 us a trip in IREE, of one dimension
-  # nothing (exp1 of f32[3,4]: 222 -> 19 us).
+  # nothing (exp1 of f32[3,4]: 222 -> 19 us). 0-d operands stay 0-d (IREE
+  # fails to compile float64 expi's derivative on a 1-element view).
   shape = x.shape
-  n, x = n.reshape(-1), x.reshape(-1)
+  if x.ndim > 1:
+    n, x = n.reshape(-1), x.reshape(-1)
   invalid = (n < 0) | (x < 0) | jnp.isnan(x) | jnp.isnan(n)
   at_zero = x == 0
   order_zero = n == 0
