@@ -219,7 +219,7 @@ def factorial(n, exact: bool = False):
   return jnp.where(n < 0, 0, lax.exp(lax.lgamma(n + 1)))
 
 
-@partial(util.jit, static_argnames=('repetition',))
+@partial(jit, static_argnames=('repetition',))
 def comb(N, k, *, repetition: bool = False):
   """Binomial coefficient C(N, k) through log-gamma (0 outside 0 <= k <= N)."""
   N, k = promote_args_inexact("comb", N, k)
@@ -405,7 +405,7 @@ def entr(x):
   return lax.select(x < 0, lax.full_like(x, -np.inf), lax.neg(_xlogx(x)))
 
 
-@util.jit
+@jit
 def rel_entr(p, q):
   """Relative entropy p log(p / q): 0 at p == 0 <= q, inf where undefined."""
   p, q = promote_args_inexact("rel_entr", p, q)
@@ -418,7 +418,7 @@ def rel_entr(p, q):
   return jnp.where(both_positive, value, jnp.where(zero_p, 0.0, np.inf)).astype(p.dtype)
 
 
-@util.jit
+@jit
 def kl_div(p, q):
   """Kullback-Leibler divergence term p log(p / q) - p + q."""
   p, q = promote_args_inexact("kl_div", p, q)

@@ -2,6 +2,13 @@
 Faddeeva's function w(z) with erfcx and Dawson's integral, the standard normal
 CDF, its inverse and logarithm, and Owen's T function. Rational
 approximations are Cephes' and Weideman's, as in JAX.
+
+The public functions here are jits with their compiled tier (not library
+programs, ``util.jit``, which are never compiled): interpreted, their 10-100
+steps of float arithmetic cost ~1 us each at 10 elements and a NumPy pass
+each at 1e6, where IREE runs them as one fused loop (measured program /
+compiled: ndtri 86 / 7 us at 10 elements, 126 / 11 us at 1e3, 159 / 3 ms at
+1e6; dawsn, owens_t, log_ndtr, erfcx alike; wofz equal at 1e6).
 """
 from __future__ import annotations
 
@@ -12,8 +19,8 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.api.custom_derivatives import custom_jvp
+from openjax._src.api.jit import jit
 from openjax._src.config import debug_infs
-from openjax._src.numpy import util
 from openjax._src.numpy.util import ensure_arraylike, promote_args_inexact, promote_dtypes_complex
 from openjax._src.scipy import jnp
 from openjax._src.scipy.special import reject_complex
@@ -98,7 +105,7 @@ def _wofz(z):
 _wofz.defjvps(lambda g, w, z: g * (-2 * z * w + 2j / np.sqrt(np.pi)))
 
 
-@util.jit
+@jit
 def wofz(z):
   """Faddeeva's function w(z) = exp(-z^2) erfc(-iz)."""
   z, = promote_dtypes_complex(ensure_arraylike("wofz", z))
@@ -135,7 +142,7 @@ def _erfcx(x):
 _erfcx.defjvps(lambda g, y, x: g * (2 * x * y - 2 / np.sqrt(np.pi)))
 
 
-@util.jit
+@jit
 def erfcx(x):
   """Scaled complementary error function exp(x^2) erfc(x)."""
   x, = promote_args_inexact("erfcx", x)
@@ -206,7 +213,7 @@ def _dawsn(x):
 _dawsn.defjvps(lambda g, y, x: g * (1.0 - 2.0 * x * y))
 
 
-@util.jit
+@jit
 def dawsn(x):
   """Dawson's integral exp(-x^2) int_0^x exp(t^2) dt."""
   x, = promote_args_inexact("dawsn", x)
@@ -225,7 +232,7 @@ def _ndtr(x):
   return 0.5 * lax.erfc(x * -np.sqrt(0.5))
 
 
-@util.jit
+@jit
 def ndtr(x):
   """The standard normal CDF."""
   return _ndtr(float_only("ndtr", x))
@@ -272,7 +279,7 @@ def _ndtri(p):
     return jnp.where(p == 0.0, -np.inf, jnp.where(p == 1.0, np.inf, x)).astype(dtype)
 
 
-@util.jit
+@jit
 def ndtri(p):
   """The inverse of the standard normal CDF."""
   return _ndtri(float_only("ndtri", p))
@@ -311,7 +318,7 @@ def _log_ndtr(x, series_order: int):
                                                             series_order)))
 
 
-@partial(util.jit, static_argnames=('series_order',))
+@partial(jit, static_argnames=('series_order',))
 def log_ndtr(x, series_order: int = 3):
   """log of the standard normal CDF, accurate far into both tails."""
   if not isinstance(series_order, int):
@@ -399,7 +406,7 @@ def _owens_t_jvp(primals, tangents):
   return out, (d_h * h_dot + d_a * a_dot).astype(out.dtype)
 
 
-@util.jit
+@jit
 def owens_t(h, a):
   """Owen's T function T(h, a)."""
   h, a = promote_args_inexact("owens_t", h, a)

@@ -16,7 +16,6 @@ from openjax._src import lax
 from openjax._src.api.custom_derivatives import custom_jvp
 from openjax._src.api.jit import jit
 from openjax._src.core import concrete_or_error
-from openjax._src.numpy import util
 from openjax._src.numpy.util import promote_args_inexact, promote_dtypes_inexact
 from openjax._src.scipy import jnp
 from openjax._src.scipy.special import gammaln, reject_complex
@@ -443,7 +442,7 @@ def _spence_positive(x):
   return jnp.where(inverted, -0.5 * jnp.log(x) ** 2 - y, y)
 
 
-@util.jit
+@jit
 def spence(x):
   """Spence's function (dilogarithm) int_1^x log t / (1 - t) dt, x >= 0."""
   x = float_only("spence", x)
@@ -580,9 +579,9 @@ def _fresnel_jvp(primals, tangents):
   return _fresnel(x), (sin * x_dot, cos * x_dot)
 
 
-# A cached library program per signature (eagerly ~1 us a step, where op by
-# op each of its ~80 operations took a dispatch).
-@util.jit
+# A jit with its compiled tier (see special_error): eagerly its ~80 steps
+# interpreted took 86 us at 10 elements, 149 ms at 1e6; compiled 14 us, 51 ms.
+@jit
 def fresnel(x):
   """Fresnel integrals (S(x), C(x)) = int_0^x (sin, cos)(pi t^2 / 2) dt."""
   return _fresnel(x)
