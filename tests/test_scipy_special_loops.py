@@ -19,7 +19,8 @@ import openjax.numpy as jnp
 import openjax.scipy.special as jsp
 import openjax.scipy.stats as jst
 from openjax._src.core import jaxprs_in_params
-from openjax._src.scipy import special_hypergeometric, special_series
+import openjax._src.scipy.special
+from openjax._src.scipy import special_error, special_hypergeometric, special_series
 from openjax._src.scipy.stats import incomplete
 
 
@@ -159,9 +160,11 @@ def test_truncnorm_functions_are_jits(name):
   np.testing.assert_allclose(got, want, rtol=2e-5, atol=1e-7)
 
 
-_COMPILED_TIER = [jsp.ndtr, jsp.ndtri, jsp.log_ndtr, jsp.erfcx, jsp.wofz, jsp.dawsn, jsp.owens_t,
-                  jsp.spence, jsp.fresnel, jsp.comb, jsp.rel_entr, jsp.kl_div, jst.norm.cdf,
-                  jst.norm.sf, jst.norm.logcdf, jst.norm.logsf, jst.norm.ppf, jst.norm.isf]
+_COMPILED_TIER = [jsp.ndtr, jsp.ndtri, special_error._log_ndtr_jit[3], jsp.erfcx, jsp.wofz,
+                  jsp.dawsn, jsp.owens_t, jsp.spence, jsp.fresnel,
+                  openjax._src.scipy.special._comb, openjax._src.scipy.special._comb_repetition,
+                  jsp.rel_entr, jsp.kl_div, jst.norm.cdf, jst.norm.sf, jst.norm.logcdf,
+                  jst.norm.logsf, jst.norm.ppf, jst.norm.isf]
 
 
 @pytest.mark.parametrize("fn", _COMPILED_TIER, ids=lambda f: f.__name__)
@@ -186,3 +189,29 @@ def test_compiled_tier_agrees_with_the_interpreted_one():
   for (fn, _), c, i in zip(cases, compiled, interpreted):
     assert c.dtype == i.dtype == np.float32 and c.shape == i.shape == (3, 4)
     np.testing.assert_allclose(c, i, rtol=2e-6, atol=1e-7, err_msg=fn.__name__)
+
+
+
+def test_static_argument_functions_print_one_jit():
+  # log_ndtr and comb dispatch to a jit per static value (jit's eager fast
+  # path takes positional arrays only); traced, each is one jit equation
+  # named after the function, as before.
+  x = np.linspace(-3, 3, 4, dtype=np.float32)
+  for fn, args, name in ((jsp.log_ndtr, (x,), "log_ndtr"),
+                         (lambda x: jsp.log_ndtr(x, series_order=5), (x,), "log_ndtr"),
+                         (jsp.comb, (x + 5, x + 3), "comb"),
+                         (lambda n, k: jsp.comb(n, k, repetition=True), (x + 5, x + 3), "comb")):
+    eqns = jax.make_jaxpr(fn)(*args).jaxpr.eqns
+    assert [(e.primitive.name, e.params["name"]) for e in eqns] == [("jit", name)]
+  lower = np.array([-30.0, -12.0], np.float64)
+  with jax.enable_x64():
+    np.testing.assert_allclose(jsp.log_ndtr(lower, series_order=5), special.log_ndtr(lower),
+                               rtol=1e-10)
+    assert jsp.log_ndtr(-21.0, 0) != jsp.log_ndtr(-21.0, 3)
+  np.testing.assert_allclose(jsp.comb(np.float32(6), np.float32(2), repetition=True), 21.0,
+                             rtol=1e-6)
+  np.testing.assert_allclose(jsp.comb(np.float32(6), np.float32(2)), 15.0, rtol=1e-6)
+  with pytest.raises(TypeError, match="series_order must be a Python integer"):
+    jsp.log_ndtr(x, series_order=2.0)
+  with pytest.raises(TypeError, match="float32 or float64"):
+    jsp.log_ndtr(np.arange(3, dtype=np.int32))

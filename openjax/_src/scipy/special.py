@@ -219,17 +219,30 @@ def factorial(n, exact: bool = False):
   return jnp.where(n < 0, 0, lax.exp(lax.lgamma(n + 1)))
 
 
-@partial(jit, static_argnames=('repetition',))
 def comb(N, k, *, repetition: bool = False):
   """Binomial coefficient C(N, k) through log-gamma (0 outside 0 <= k <= N)."""
+  # A jit per ``repetition`` without static arguments: jit's eager fast path
+  # takes positional arrays only (10 elements 27 -> ~17 us).
+  return (_comb_repetition if repetition else _comb)(N, k)
+
+
+def _comb_with_repetition(N, k):
   N, k = promote_args_inexact("comb", N, k)
-  if repetition:
-    return jnp.where((k == 0) & (N >= 0), 1.0, comb(N + k - 1, k))
+  return jnp.where((k == 0) & (N >= 0), 1.0, _comb(N + k - 1, k))
+
+
+def _comb_without_repetition(N, k):
+  N, k = promote_args_inexact("comb", N, k)
   valid = (k <= N) & (N >= 0) & (k >= 0)
   safe_n = jnp.where(valid, N, 0.0)
   safe_k = jnp.where(valid, k, 0.0)
   out = lax.exp(gammaln(safe_n + 1) - gammaln(safe_k + 1) - gammaln(safe_n + 1 - safe_k))
   return jnp.where(valid, out, 0.0)
+
+
+_comb_without_repetition.__name__ = _comb_with_repetition.__name__ = "comb"
+_comb = jit(_comb_without_repetition)
+_comb_repetition = jit(_comb_with_repetition)
 
 
 def betainc(a, b, x):
