@@ -7,7 +7,7 @@ Bernoulli numbers. Rational approximations are Cephes', as in JAX.
 from __future__ import annotations
 
 import operator
-from functools import partial
+from functools import lru_cache, partial
 
 import numpy as np
 
@@ -84,7 +84,16 @@ def _normalized_legendre(l_max: int, x):
   return jnp.stack(rows)
 
 
-@partial(jit, static_argnums=(4,))
+@lru_cache(maxsize=None)
+def _sph_harm_jit(n_max: int):
+  """``_sph_harm`` for one ``n_max``: a jit without static arguments, so eager
+  calls take jit's fast path (positional arrays only)."""
+  def _sph_harm_n_max(n, m, theta, phi):
+    return _sph_harm(n, m, theta, phi, n_max)
+  _sph_harm_n_max.__name__ = "_sph_harm"
+  return jit(_sph_harm_n_max)
+
+
 def _sph_harm(n, m, theta, phi, n_max: int):
   legendre = _normalized_legendre(n_max, jnp.cos(theta))
   abs_m = jnp.abs(m)
@@ -111,7 +120,7 @@ def sph_harm_y(n, m, theta, phi, diff_n=None, n_max=None):
       int, n_max, "The `n_max` argument of `jnp.scipy.special.sph_harm` must be statically "
       "specified to use `sph_harm` within JAX transformations.")
   theta, phi = promote_dtypes_inexact(theta, phi)
-  return _sph_harm(n, m, theta, phi, n_max)
+  return _sph_harm_jit(n_max)(n, m, theta, phi)
 
 
 # ------------------------------------------------- exponential integrals
