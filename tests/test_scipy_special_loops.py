@@ -215,3 +215,16 @@ def test_static_argument_functions_print_one_jit():
     jsp.log_ndtr(x, series_order=2.0)
   with pytest.raises(TypeError, match="float32 or float64"):
     jsp.log_ndtr(np.arange(3, dtype=np.int32))
+
+
+def test_sph_harm_one_jit_per_degree():
+  n = np.array([0, 1, 2, 3], np.int32)
+  m = np.array([0, -1, 2, 1], np.int32)
+  theta = np.array([0.3, 1.1, 2.0, 2.9], np.float32)
+  phi = np.array([0.5, 4.0, 1.5, 6.0], np.float32)
+  eqns = jax.make_jaxpr(lambda t, p: jsp.sph_harm_y(n, m, t, p, n_max=3))(theta, phi).jaxpr.eqns
+  assert [(e.primitive.name, e.params["name"]) for e in eqns] == [("jit", "_sph_harm")]
+  got = jsp.sph_harm_y(n, m, theta, phi)   # n_max from n
+  np.testing.assert_allclose(got, special.sph_harm_y(n, m, theta.astype(np.float64), phi),
+                             rtol=2e-5, atol=1e-6)
+  assert jsp.sph_harm_y(n, m, theta, phi, n_max=5).shape == (4,)
