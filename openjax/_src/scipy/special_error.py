@@ -227,8 +227,8 @@ def _ndtr(x):
   # erfc(-x / sqrt 2) / 2: erfc keeps its relative precision in the lower
   # tail and gives 2 - erfc(|x|) for x > 0, 1 + erf(x) near 0, which are
   # the three branches JAX writes out with one erf and two erfc on every
-  # element (eagerly three special-function kernels: norm.cdf of 1e3
-  # elements 270 -> 110 us).
+  # element (interpreted, three special-function kernels for one: norm.cdf
+  # of 1e3 elements 277 -> 92 us).
   return 0.5 * lax.erfc(x * -np.sqrt(0.5))
 
 
@@ -347,7 +347,7 @@ def _make_log_ndtr(series_order: int):
 
 def _make_log_ndtr_jit(custom):
   # One jit per series order, without static arguments: jit's eager fast
-  # path takes positional arrays only (log_ndtr of 10 elements 19 -> ~10 us).
+  # path takes positional arrays only (log_ndtr of 10 elements 19 -> 8 us).
   def log_ndtr(x):
     return custom(float_only("log_ndtr", x))
   return jit(log_ndtr)
