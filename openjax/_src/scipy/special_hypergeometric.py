@@ -10,6 +10,8 @@ loops: the same iterations, and a program IREE compiles (a vectorised
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from openjax._src import dtypes
@@ -24,6 +26,10 @@ from openjax._src.scipy.special import digamma, gamma, reject_complex
 __all__ = ["hyp1f1", "hyp2f1"]
 
 _MAX_TERMS = 250
+# Steps of the series a loop trip makes: a compiled trip costs ~10 us over
+# 1e3 elements whatever its body does, and a stopped element keeps its state,
+# so more steps a trip give the same values in fewer trips.
+_STEPS_PER_TRIP = 4
 
 
 def _elementwise_while(cond, body, init):
@@ -36,8 +42,28 @@ def _elementwise_while(cond, body, init):
     new = tree_util.tree_map(lambda n, o: jnp.where(running, n, o), new, values)
     return new, running & cond(new)
 
-  values, _ = lax.while_loop(lambda s: jnp.any(s[1]), step, (init, cond(init)))
+  def trip(state):
+    for _ in range(_STEPS_PER_TRIP):
+      state = step(state)
+    return state
+
+  values, _ = lax.while_loop(lambda s: jnp.any(s[1]), trip, (init, cond(init)))
   return values
+
+
+def _flat(fun):
+  """``fun`` of broadcast arrays computed on 1-d views: a compiled while loop
+  whose condition reduces an array of two or more dimensions costs ~7 us a
+  trip in IREE, of one dimension nothing (hyp1f1 of f32[3,4]: 176 -> 20 us).
+  0-d and 1-d operands are left as they are."""
+  @functools.wraps(fun)
+  def flat(*args):
+    args = jnp.broadcast_arrays(*args)
+    shape = args[0].shape
+    if len(shape) < 2:
+      return fun(*args)
+    return fun(*(a.reshape(-1) for a in args)).reshape(shape)
+  return flat
 
 
 def _converging(eps):
@@ -84,7 +110,10 @@ def hyp1f1(a, b, x):
   power series for |x| < 100, the asymptotic series beyond."""
   a, b, x = promote_args_inexact("hyp1f1", a, b, x)
   reject_complex("hyp1f1", x)
-  a, b, x = jnp.broadcast_arrays(a, b, x)
+  return _flat(_hyp1f1_values)(a, b, x)
+
+
+def _hyp1f1_values(a, b, x):
   near = lax.abs(x) < 100
   x_near = jnp.where(near, x, 0.0)
   x_far = jnp.where(near, 100.0, x)
@@ -95,15 +124,15 @@ def hyp1f1(a, b, x):
 
 
 @jit
+@_flat
 def _hyp1f1_da(a, b, x):
-  a, b, x = jnp.broadcast_arrays(a, b, x)
   return _series(_hyp1f1_ratio(a, b, x), a / b * x, x,
                  weight=lambda k: digamma(a + k) - digamma(a))
 
 
 @jit
+@_flat
 def _hyp1f1_db(a, b, x):
-  a, b, x = jnp.broadcast_arrays(a, b, x)
   return _series(_hyp1f1_ratio(a, b, x), a / b * x, x,
                  weight=lambda k: digamma(b) - digamma(b + k))
 

@@ -8,13 +8,16 @@ As in SciPy, ``loc`` and ``scale`` shift and stretch the standard form:
 
 Each density is a cached library program (``util.jit``): traced once per
 signature, eagerly its steps run on the eval trace's kernels (~1 us each)
-instead of a dispatch per operation.
+instead of a dispatch per operation. The normal's CDFs and quantiles are jits
+with their compiled tier, as ``special_error``'s functions they call (see
+there).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from openjax._src import lax
+from openjax._src.api.jit import jit
 from openjax._src.nn.activations import log1mexp
 from openjax._src.numpy import util
 from openjax._src.numpy.util import promote_args_inexact
@@ -55,37 +58,37 @@ def norm_pdf(x, loc=0, scale=1):
   return lax.exp(norm_logpdf(x, loc, scale))
 
 
-@util.jit
+@jit
 def norm_cdf(x, loc=0, scale=1):
   x, loc, scale = promote_args_inexact("norm.cdf", x, loc, scale)
   return ndtr((x - loc) / scale)
 
 
-@util.jit
+@jit
 def norm_logcdf(x, loc=0, scale=1):
   x, loc, scale = promote_args_inexact("norm.logcdf", x, loc, scale)
   return log_ndtr((x - loc) / scale)
 
 
-@util.jit
+@jit
 def norm_sf(x, loc=0, scale=1):
   x, loc, scale = promote_args_inexact("norm.sf", x, loc, scale)
   return norm_cdf(-x, -loc, scale)
 
 
-@util.jit
+@jit
 def norm_logsf(x, loc=0, scale=1):
   x, loc, scale = promote_args_inexact("norm.logsf", x, loc, scale)
   return norm_logcdf(-x, -loc, scale)
 
 
-@util.jit
+@jit
 def norm_ppf(q, loc=0, scale=1):
   q, loc, scale = promote_args_inexact("norm.ppf", q, loc, scale)
   return ndtri(q) * scale + loc
 
 
-@util.jit
+@jit
 def norm_isf(q, loc=0, scale=1):
   q, loc, scale = promote_args_inexact("norm.isf", q, loc, scale)
   return norm_ppf(1 - q, loc, scale)

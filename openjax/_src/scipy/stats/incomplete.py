@@ -2,9 +2,10 @@
 differences of normal CDFs: gamma, chi-squared, beta and the truncated
 normal.
 
-Each density is a cached library program (``util.jit``): traced once per
-signature, eagerly its steps run on the eval trace's kernels (~1 us each)
-instead of a dispatch per operation.
+Each gamma, chi-squared and beta function is a cached library program
+(``util.jit``): traced once per signature, eagerly its steps run on the
+eval trace's kernels (~1 us each) instead of a dispatch per operation. The
+truncated normal's are jits (their compiled tier).
 """
 from __future__ import annotations
 
@@ -143,6 +144,10 @@ def beta_logsf(x, a, b, loc=0, scale=1):
 
 
 # ------------------------------------------------------------ truncnorm
+# Every truncnorm function is a jit with its compiled tier: pdf, cdf and sf
+# hold the log functions' jits, which a library program would inline and
+# interpret (~20 special-function kernels: cdf of 1e3 elements 1.5 ms
+# interpreted, ~60 us compiled).
 def _log_diff(log_x, log_y):
   """log(x - y) from log x and log y."""
   return logsumexp(jnp.stack([log_x, log_y]),
@@ -172,7 +177,7 @@ def truncnorm_logpdf(x, a, b, loc=0, scale=1):
   return jnp.where(a >= b, np.nan, out)
 
 
-@util.jit
+@jit
 def truncnorm_pdf(x, a, b, loc=0, scale=1):
   return lax.exp(truncnorm_logpdf(x, a, b, loc, scale))
 
@@ -191,7 +196,7 @@ def truncnorm_logcdf(x, a, b, loc=0, scale=1):
   return jnp.where(a >= b, np.nan, out).astype(x.dtype)
 
 
-@util.jit
+@jit
 def truncnorm_cdf(x, a, b, loc=0, scale=1):
   return lax.exp(truncnorm_logcdf(x, a, b, loc, scale))
 
@@ -202,6 +207,6 @@ def truncnorm_logsf(x, a, b, loc=0, scale=1):
   return truncnorm_logcdf(-x, -b, -a, -loc, scale)
 
 
-@util.jit
+@jit
 def truncnorm_sf(x, a, b, loc=0, scale=1):
   return lax.exp(truncnorm_logsf(x, a, b, loc, scale))
