@@ -47,3 +47,48 @@ def test_ints_out_of_range_still_raise(compiled):
   with pytest.raises(OverflowError):
     g(x, 2 ** 40)
   assert np.asarray(g(x, 2 ** 31 - 1)).dtype == np.int32
+
+
+def test_static_arguments_take_the_fast_path_keyed_by_value(compiled, monkeypatch):
+  """Static arguments by position join the fast key by value: each static
+  value runs its own trace (no stale program for another value), and once
+  seen a call skips the general path."""
+  x = jnp.asarray(np.arange(6, dtype=np.float32).reshape(2, 3))
+  f = jax.jit(lambda v, axis, scale: jnp.sum(v, axis=axis) * scale, static_argnums=(1,))
+  want = {0: np.arange(6, dtype=np.float32).reshape(2, 3).sum(0),
+          1: np.arange(6, dtype=np.float32).reshape(2, 3).sum(1)}
+  for axis in (0, 1):
+    f(x, axis, 2.0)
+  _no_general_path(monkeypatch)
+  for axis in (1, 0, 1):
+    np.testing.assert_allclose(np.asarray(f(x, axis, 0.5)), want[axis] * 0.5)
+  monkeypatch.undo()
+  # A static value not seen yet, an unhashable one (the general path's
+  # error), and keywords take the general path.
+  np.testing.assert_allclose(np.asarray(f(x, -1, 1.0)), want[1])
+  with pytest.raises(ValueError, match="[Nn]on-hashable static"):
+    f(x, [0], 1.0)
+  np.testing.assert_allclose(np.asarray(f(x, axis=0, scale=1.0)), want[0])
+
+
+def test_static_values_of_different_types_are_not_confused(compiled):
+  g = jax.jit(lambda v, k: v * k if isinstance(k, float) else v + k, static_argnums=1)
+  x = jnp.asarray(np.ones(3, np.float32))
+  assert np.asarray(g(x, 2)).tolist() == [3.0, 3.0, 3.0]
+  assert np.asarray(g(x, 2.0)).tolist() == [2.0, 2.0, 2.0]
+  assert np.asarray(g(x, 2)).tolist() == [3.0, 3.0, 3.0]
+  assert np.asarray(g(x, 2.0)).tolist() == [2.0, 2.0, 2.0]
+
+
+def test_static_keywords_take_the_fast_path(compiled, monkeypatch):
+  x = jnp.asarray(np.arange(12, dtype=np.float32).reshape(3, 4))
+  f = jax.jit(lambda v, *, axis, keep=False: jnp.max(v, axis=axis, keepdims=keep),
+              static_argnames=("axis", "keep"))
+  f(x, axis=0)
+  f(x, axis=1, keep=True)
+  _no_general_path(monkeypatch)
+  np.testing.assert_array_equal(np.asarray(f(x, axis=0)), np.arange(8, 12, dtype=np.float32))
+  np.testing.assert_array_equal(np.asarray(f(x, keep=True, axis=1)),
+                                np.array([[3], [7], [11]], np.float32))
+  monkeypatch.undo()
+  np.testing.assert_array_equal(np.asarray(f(x, axis=1)), np.array([3, 7, 11], np.float32))

@@ -242,7 +242,10 @@ class JitWrapped:
     self.in_shardings, self.out_shardings = in_shardings, out_shardings
     self._sharded = in_shardings is not None or out_shardings is not None
     # Donating calls take the general path, which checks the donated buffers.
-    self._fast_ok = not self.static_argnums and not self.static_argnames and not self._donates
+    # Static arguments passed by position join the fast key by value (a
+    # call with keywords takes the general path).
+    self._fast_ok = not self._donates
+    self._fast_static = frozenset(self.static_argnums)
     self._refs: RefJit | None = None   # set once the function is seen to use refs
     # updated=(): the function's __dict__ must not overwrite our attributes.
     functools.update_wrapper(self, fun, updated=())
@@ -385,9 +388,36 @@ class JitWrapped:
     # Fast path: positional Arrays, a compiled entry for their avals under the
     # current flags (state_key changes with every flag, disable_jit included).
     fast_key = None
-    if not kwargs and self._fast_ok and trace_state.trace is eval_trace:
+    if kwargs and self._fast_ok and trace_state.trace is eval_trace:
+      # Static keywords only (jax.nn.glu(x, axis=-1)): keyed by value.
+      if self._kwargs_static(kwargs):
+        fast_key = self._static_fast_key(args, self._fast_static, kwargs)
+        if fast_key is not None:
+          hit = self._fast.get(fast_key)
+          if hit is not None:
+            runner, entry = hit
+            dyn = [a for i, a in enumerate(args) if i not in self._fast_static]
+            try:
+              outs = runner.execute(dyn)
+            except IncompatibleDevicesError as err:
+              raise named_device_error(err, self.fun, dyn, args, kwargs) from None
+            return outs[0] if entry.single else tree_util.tree_unflatten(entry.out_tree, outs)
+    elif self._fast_ok and trace_state.trace is eval_trace:
       n = len(args)
-      if n == 2:    # the common arities spelled out (no loop, no list)
+      statics = self._fast_static
+      if statics:
+        fast_key = self._static_fast_key(args, statics)
+        if fast_key is not None:
+          hit = self._fast.get(fast_key)
+          if hit is not None:
+            runner, entry = hit
+            dyn = [a for i, a in enumerate(args) if i not in statics]
+            try:
+              outs = runner.execute(dyn)
+            except IncompatibleDevicesError as err:
+              raise named_device_error(err, self.fun, dyn, args, {}) from None
+            return outs[0] if entry.single else tree_util.tree_unflatten(entry.out_tree, outs)
+      elif n == 2:    # the common arities spelled out (no loop, no list)
         a, b = args
         if type(a) is Array and type(b) is Array and type(a._buffer) is not ShardedBuffer \
             and type(b._buffer) is not ShardedBuffer:
@@ -438,6 +468,49 @@ class JitWrapped:
       leaves = tree_util.tree_leaves(self._split(args, kwargs)[1:])
       raise named_device_error(err, self.fun, leaves, args, kwargs, self.static_argnums,
                                self.static_argnames) from None
+
+  def _kwargs_static(self, kwargs) -> bool:
+    names = self.static_argnames
+    for k in kwargs:
+      if k not in names:
+        return False
+    return True
+
+  @staticmethod
+  def _static_fast_key(args, statics, kwargs=None):
+    """The fast key of a call with static arguments (by position, or by
+    keyword when every keyword is static): each static value itself with its
+    type (compared as jit's cache compares them), each other argument as the
+    fast path keys it; None when a static value does not hash or another
+    argument is not a plain Array or scalar."""
+    key = [config.state_key()]
+    if kwargs:
+      for k in sorted(kwargs):
+        v = kwargs[k]
+        try:
+          hash(v)
+        except TypeError:
+          return None
+        key.append((k, type(v), v))
+    for i, a in enumerate(args):
+      if i in statics:
+        try:
+          hash(a)
+        except TypeError:
+          return None
+        key.append((type(a), a))
+        continue
+      t = type(a)
+      if t is Array:
+        if type(a._buffer) is ShardedBuffer:
+          return None
+        key.append(a.aval)
+      elif t is float or t is bool or t is complex or (
+          t is int and -_INT_BOUNDS[eager_config.x64] <= a < _INT_BOUNDS[eager_config.x64]):
+        key.append(t)
+      else:
+        return None
+    return tuple(key)
 
   def _call_flagged(self, args, kwargs):
     """A call under the debugging flags: the host-to-device transfer guard
