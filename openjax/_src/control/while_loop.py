@@ -34,7 +34,7 @@ from openjax._src.interpreters.staging import trace_to_jaxpr
 from openjax._src.control.trace_cache import TraceCache, avals_key, fun_key
 from openjax._src.primitives.collectives.collectives import current_axis_env
 from openjax._src.control.loop_dispatch import carry_in_place, fits_one_dispatch, in_one_dispatch
-from openjax._src.control.nested_calls import loop_runner
+from openjax._src.control.nested_calls import loop_runner, while_runner
 from openjax._src.primitives.base.reduce_lowering import reduce, select
 from openjax._src.primitives.base.ad_util import Zero, tangent_aval
 from openjax._src.primitives.base.structural import broadcast_in_dim, instantiate_zeros, moveaxis
@@ -332,8 +332,12 @@ def _while_impl(*args, cond_jaxpr: ClosedJaxpr, body_jaxpr: ClosedJaxpr, cond_nc
   cond_consts = list(args[:cond_nconsts])
   body_consts = list(args[cond_nconsts:cond_nconsts + body_nconsts])
   carry = list(args[cond_nconsts + body_nconsts:])
-  run_cond, run_body = loop_runner(cond_jaxpr), loop_runner(body_jaxpr)
   if cond_jaxpr.out_avals[0].shape == ():
+    run = while_runner(cond_jaxpr, body_jaxpr)
+    if run is not None:
+      return run(cond_consts, body_consts, carry)
+  run_cond, run_body = loop_runner(cond_jaxpr), loop_runner(body_jaxpr)
+  if cond_jaxpr.out_avals[0].shape == ():   # debug flags: checked steps
     while run_cond(cond_consts + carry)[0]:
       carry = run_body(body_consts + carry)
     return carry

@@ -400,6 +400,22 @@ def _same_value(x):
   return x
 
 
+def _logical_eval_kernel(ufunc):
+  # The impl's reduction as a lean kernel (the bitwise ufuncs keep the
+  # operand's dtype): ~0.3 us where the impl's call and cast take ~2 us, on
+  # every trip of a loop whose predicate is ``any(b != 0)`` (jnp.gcd).
+  def kernel(x, *, axes):
+    if not axes:
+      return _same_value
+    return functools.partial(ufunc.reduce, axis=axes)
+  return kernel
+
+
+reduce_and_p.def_eval_kernel(_logical_eval_kernel(np.bitwise_and))
+reduce_or_p.def_eval_kernel(_logical_eval_kernel(np.bitwise_or))
+reduce_xor_p.def_eval_kernel(_logical_eval_kernel(np.bitwise_xor))
+
+
 # --------------------------------------------------------- argmax / argmin
 def _argminmax_impl(np_fn):
   # NumPy's argmax/argmin pick the first occurrence and treat NaN as the
