@@ -18,7 +18,7 @@ from openjax._src.config import config
 from openjax._src.control.closed_call import jit_p
 from openjax._src.control.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
 from openjax._src.core import ClosedJaxpr, Literal, Var, program_of
-from openjax._src.core.program import kernel_while_runner
+from openjax._src.core.program import kernel_scan_runner, kernel_while_runner
 from openjax._src.core.jaxpr import DropVar
 from openjax._src.core.trace import eager_config
 from openjax._src.interpreters.fold_reductions import folded
@@ -169,5 +169,30 @@ def while_runner(cond: ClosedJaxpr, body: ClosedJaxpr) -> Callable | None:
   return run
 
 
+# body ClosedJaxpr -> {(flags' state key, tier, consts, carries): runner or None}
+_scan_runners: "weakref.WeakKeyDictionary[ClosedJaxpr, dict]" = weakref.WeakKeyDictionary()
+
+
+def scan_runner(body: ClosedJaxpr, num_consts: int, num_carry: int) -> Callable | None:
+  """``run(consts, carry, xs, length, reverse) -> carry + ys``: the trips
+  of a ``scan`` on the program ``loop_runner`` would run for ``body``
+  (``kernel_scan_runner``: one set of slots per loop, not a runner call a
+  trip); None with the debug flags on."""
+  interpret = not compiling()
+  key = (config.state_key(), interpret, num_consts, num_carry)
+  runners = _scan_runners.get(body)
+  if runners is None:
+    runners = _scan_runners[body] = {}
+  if key in runners:
+    return runners[key]
+  if len(runners) >= 8:
+    runners.clear()
+  jaxpr, consts, kernel = _loop_program(body, interpret)
+  run = runners[key] = kernel_scan_runner((program_of(jaxpr), consts, kernel), num_consts,
+                                          num_carry)
+  return run
+
+
 __all__ = ["nested_call_kernel", "custom_call_kernel", "interpreted_call",
-           "inline_interpreted_calls", "loop_runner", "while_runner"]
+           "inline_interpreted_calls", "loop_runner", "scan_runner",
+           "while_runner"]
