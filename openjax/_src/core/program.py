@@ -183,7 +183,9 @@ class Program:
           continue
         slot = outs[0][0] if outs else -1
         ksteps.append((kernel, lean, params, gather, unary, outs, free, slot))
-        kreads.append(ins)
+        # (the slots it reads; whether its result is an ndarray by
+        # construction: a ufunc's result of a shape with axes)
+        kreads.append((ins, lean and type(kernel) is np.ufunc and eqn.outvars[0].aval.ndim > 0))
       if pending_free and ksteps:
         kernel, lean, params, gather, unary, outs, free, slot = ksteps[-1]
         ksteps[-1] = (kernel, lean, params, gather, unary, outs,
@@ -651,14 +653,18 @@ def _compiled_steps(steps: list, reads: list, out_slots: Sequence[int],
       body.append(f"if v{i}.dtype is not {dt_name} and v{i}.dtype != {dt_name}: "
                   f"v{i} = v{i}.astype({dt_name})")
 
-  for n, ((kernel, lean, params, gather, unary, outs, free, slot), ins) in enumerate(
-      zip(steps, reads)):
+  for n, ((kernel, lean, params, gather, unary, outs, free, slot), (ins, ufunc_array)) in (
+      enumerate(zip(steps, reads))):
     names[f"k{n}"] = kernel
     operands = ", ".join(value(i) for i in ins)
-    if lean:
+    if lean and kernel is _same_value and ins[0] in written:
+      body.append(f"v{slot} = {operands}")   # an earlier step's ndarray itself
+      written.add(slot)
+    elif lean:
       body.append(f"v{slot} = k{n}({operands})")
       written.add(slot)
-      checked(slot, None)
+      if not ufunc_array:
+        checked(slot, None)
     else:
       names[f"p{n}"] = params
       body.append(f"r = k{n}({operands}{', ' if ins else ''}**p{n})")
