@@ -62,22 +62,28 @@ def test_a_runner_compiles_after_its_runs(monkeypatch):
   monkeypatch.setattr(program_module, "COMPILE_AFTER_RUNS", 3)
   closed = jax.make_jaxpr(lambda x, y: jnp.sin(x) * y + 1.0)(np.ones(3, f32), np.ones(3, f32))
   program = program_of(closed.jaxpr)
-  runner = program.runner(closed.consts)
   args = [np.arange(3, dtype=f32), np.full(3, 2.0, f32)]
   want = np.sin(args[0]) * args[1] + f32(1.0)
-  outs = [runner(args)[0] for _ in range(5)]   # interpreted, then generated
-  for out in outs:
-    np.testing.assert_array_equal(out, want)
-    assert out.dtype == f32
-  made = program.step_runner(program.kernel_steps)
+  # A loop's runner (no floating-point state of its own) counts its runs.
+  made = program.step_runner(program.kernel_steps, fp=False)
   assert made.run_steps == made._interpreted
   env = program.values.copy()
   env[program.n_consts:program.n_consts + 2] = args
   for _ in range(3):
     made.run_steps(program.kernel_steps, env)
   assert made.run_steps != made._interpreted   # generated now
+  env[program.out_slots[0]] = None
   made.run_steps(program.kernel_steps, env)
   np.testing.assert_array_equal(env[program.out_slots[0]], want)
+  # Runners made per call (impls that call ``runner(consts)(args)``) share
+  # the program's runner of its kernel steps: their calls count together.
+  shared = program.step_runner(program.kernel_steps)
+  assert program.step_runner(program.kernel_steps) is shared
+  for _ in range(4):
+    out, = program.runner(closed.consts)(args)
+    np.testing.assert_array_equal(out, want)
+    assert out.dtype == f32
+  assert shared.run_steps != shared._interpreted
 
 
 def test_a_kernel_error_restores_the_floating_point_state(monkeypatch):

@@ -196,8 +196,14 @@ class Program:
 
   def step_runner(self, steps: list, fp: bool = True) -> "StepRunner":
     """A ``StepRunner`` of ``steps``, this program's kernel steps (or them
-    with kernels substituted: ``_substituted`` keeps their order)."""
-    self.kernel_steps   # noqa: B018 - the slots each step reads
+    with kernels substituted: ``_substituted`` keeps their order). The
+    kernel steps themselves share one runner (impls that make a runner per
+    call, ``remat``'s, the custom-derivative calls', count toward one
+    compilation)."""
+    if steps is self.kernel_steps and fp:
+      if self._step_runner is None:
+        self._step_runner = StepRunner(steps, self._kernel_reads, self.out_slots, True)
+      return self._step_runner
     return StepRunner(steps, self._kernel_reads, self.out_slots, fp)
 
   def _live_steps(self) -> set:
@@ -306,9 +312,7 @@ class Program:
     output that is an input Array is that Array)."""
     run = _impl_loop()
     if run is _run_kernels:
-      if self._step_runner is None:
-        self._step_runner = self.step_runner(self.kernel_steps)
-      run = self._step_runner.run_steps   # (looked up now: it may have been compiled)
+      run = self.step_runner(self.kernel_steps).run_steps   # (now: it may be compiled)
     try:
       run(self.kernel_steps if run is not _run_impls_checked else self.steps, env)
     except MemoryError as err:   # a step's NumPy result did not fit: JAX's error type
