@@ -12,7 +12,7 @@ import openjax as jax
 import openjax.numpy as jnp
 from openjax import lax
 from openjax._src.control import nested_calls
-from openjax._src.control import while_loop as control_while
+from openjax._src.control.while_loop import keyed_while_loop
 from openjax._src.primitives.elementwise.arithmetic import _rem
 from openjax._src.primitives.reduce import reductions
 
@@ -231,7 +231,7 @@ def test_keyed_while_loop_makes_the_traced_functions_only_when_tracing():
 
   def run():
     cond, body = (lambda c: c[0] < 3), (lambda c: (c[0] + 1, c[1] * k))
-    return control_while.keyed_while_loop(cond, body, (0, x), funs(cond, body))
+    return keyed_while_loop(cond, body, (0, x), funs(cond, body))
   first, again = run(), run()   # fresh closures of the same code over the same values
   assert made == [1]
   _same(first, again)

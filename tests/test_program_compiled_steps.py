@@ -8,7 +8,7 @@ import pytest
 import openjax as jax
 import openjax.numpy as jnp
 from openjax import lax
-from openjax._src.core import program as program_module
+from openjax._src.core import program
 from openjax._src.core import program_of
 from openjax._src.core.trace import FP_ERRSTATE
 
@@ -42,16 +42,16 @@ def _bits(out):
 
 def test_compiled_steps_give_the_interpreted_bits(monkeypatch):
   calls = _calls()
-  monkeypatch.setattr(program_module, "COMPILE_AFTER_RUNS", 10**9)
+  monkeypatch.setattr(program, "COMPILE_AFTER_RUNS", 10**9)
   interpreted = [_bits(f()) for f in calls for _ in range(3)]
   compiled_runs = []
-  made = program_module._compiled_steps
+  made = program._compiled_steps
 
   def counting(*args):
     compiled_runs.append(1)
     return made(*args)
-  monkeypatch.setattr(program_module, "_compiled_steps", counting)
-  monkeypatch.setattr(program_module, "COMPILE_AFTER_RUNS", 1)
+  monkeypatch.setattr(program, "_compiled_steps", counting)
+  monkeypatch.setattr(program, "COMPILE_AFTER_RUNS", 1)
   jax.clear_caches()
   compiled = [_bits(f()) for f in calls for _ in range(3)]
   assert compiled_runs   # the compiled functions ran
@@ -59,43 +59,43 @@ def test_compiled_steps_give_the_interpreted_bits(monkeypatch):
 
 
 def test_a_runner_compiles_after_its_runs(monkeypatch):
-  monkeypatch.setattr(program_module, "COMPILE_AFTER_RUNS", 3)
+  monkeypatch.setattr(program, "COMPILE_AFTER_RUNS", 3)
   closed = jax.make_jaxpr(lambda x, y: jnp.sin(x) * y + 1.0)(np.ones(3, f32), np.ones(3, f32))
-  program = program_of(closed.jaxpr)
+  prog = program_of(closed.jaxpr)
   args = [np.arange(3, dtype=f32), np.full(3, 2.0, f32)]
   want = np.sin(args[0]) * args[1] + f32(1.0)
   # A loop's runner (no floating-point state of its own) counts its runs.
-  made = program.step_runner(program.kernel_steps, fp=False)
+  made = prog.step_runner(prog.kernel_steps, fp=False)
   assert made.run_steps == made._interpreted
-  env = program.values.copy()
-  env[program.n_consts:program.n_consts + 2] = args
+  env = prog.values.copy()
+  env[prog.n_consts:prog.n_consts + 2] = args
   for _ in range(3):
-    made.run_steps(program.kernel_steps, env)
+    made.run_steps(prog.kernel_steps, env)
   assert made.run_steps != made._interpreted   # generated now
-  env[program.out_slots[0]] = None
-  made.run_steps(program.kernel_steps, env)
-  np.testing.assert_array_equal(env[program.out_slots[0]], want)
+  env[prog.out_slots[0]] = None
+  made.run_steps(prog.kernel_steps, env)
+  np.testing.assert_array_equal(env[prog.out_slots[0]], want)
   # Runners made per call (impls that call ``runner(consts)(args)``) share
   # the program's runner of its kernel steps: their calls count together.
-  shared = program.step_runner(program.kernel_steps)
-  assert program.step_runner(program.kernel_steps) is shared
+  shared = prog.step_runner(prog.kernel_steps)
+  assert prog.step_runner(prog.kernel_steps) is shared
   for _ in range(4):
-    out, = program.runner(closed.consts)(args)
+    out, = prog.runner(closed.consts)(args)
     np.testing.assert_array_equal(out, want)
     assert out.dtype == f32
   assert shared.run_steps != shared._interpreted
 
 
 def test_a_kernel_error_restores_the_floating_point_state(monkeypatch):
-  monkeypatch.setattr(program_module, "COMPILE_AFTER_RUNS", 1)
+  monkeypatch.setattr(program, "COMPILE_AFTER_RUNS", 1)
   closed = jax.make_jaxpr(lambda x: jnp.sqrt(x) + 1.0)(np.ones(3, f32))
-  program = program_of(closed.jaxpr)
-  made = program.step_runner(program.kernel_steps)
-  env = program.values.copy()
+  prog = program_of(closed.jaxpr)
+  made = prog.step_runner(prog.kernel_steps)
+  env = prog.values.copy()
   env[0] = np.ones(3, f32)
-  made.run_steps(program.kernel_steps, env)   # compiles
+  made.run_steps(prog.kernel_steps, env)   # compiles
   before = FP_ERRSTATE.get()
   env[0] = "not an array"
   with pytest.raises(TypeError):
-    made.run_steps(program.kernel_steps, env)
+    made.run_steps(prog.kernel_steps, env)
   assert FP_ERRSTATE.get() is before
