@@ -267,13 +267,15 @@ def test_a_dead_intermediate_is_released_before_the_program_ends(capture_and_pro
 
 # ------------------------------------------------------- one evaluator
 def test_loops_and_jit_run_through_the_program(monkeypatch):
+  # Every runner of kernel steps (``Program.runner``, the while loop's
+  # ``kernel_while_runner``) takes its steps from ``Program.stepper``.
   runs = []
-  runner = Program.runner
+  stepper = Program.stepper
 
   def counting(self, consts, *args, **kwargs):
     runs.append(self)
-    return runner(self, consts, *args, **kwargs)
-  monkeypatch.setattr(Program, "runner", counting)
+    return stepper(self, consts, *args, **kwargs)
+  monkeypatch.setattr(Program, "stepper", counting)
   x = np.arange(3, dtype=f32)
   lax.scan(lambda c, x: (c + x, c), 0.0, x)
   assert len(runs) == 1

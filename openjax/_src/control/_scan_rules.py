@@ -29,7 +29,7 @@ from openjax._src.interpreters.batching import batch_jaxpr
 from openjax._src.interpreters.partial_eval import partial_eval_jaxpr
 from openjax._src.interpreters.staging import trace_to_jaxpr
 from openjax._src.control.loop_dispatch import carry_in_place, fits_one_dispatch, in_one_dispatch
-from openjax._src.control.nested_calls import loop_runner
+from openjax._src.control.nested_calls import loop_runner, scan_runner
 from openjax._src.primitives.base.structural import broadcast_in_dim, moveaxis
 
 scan_p = Primitive("scan", multiple_results=True)
@@ -157,7 +157,11 @@ scan_p.mark_not_applicable("sharding_rule", TYPED_BY_SUB_JAXPR)
 @scan_p.def_impl
 def _scan_impl(*args, reverse, length, jaxpr, num_consts, num_carry, unroll):
   consts, carry, xs = split_list(args, [num_consts, num_carry])
-  run = loop_runner(jaxpr)
+  run_loop = scan_runner(jaxpr, num_consts, num_carry)
+  if run_loop is not None:
+    with set_current_trace(eval_trace):
+      return run_loop(consts, carry, xs, length, reverse)
+  run = loop_runner(jaxpr)   # the debug flags: checked steps
   # ys are written in place into preallocated stacks (no list of slices to
   # concatenate at the end).
   ys = [np.empty((length,) + a.shape, a.dtype) for a in jaxpr.out_avals[num_carry:]]

@@ -18,6 +18,7 @@ from openjax._src.config import config
 from openjax._src.control.closed_call import jit_p
 from openjax._src.control.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
 from openjax._src.core import ClosedJaxpr, Literal, Var, program_of
+from openjax._src.core.program import kernel_scan_runner, kernel_while_runner
 from openjax._src.core.jaxpr import DropVar
 from openjax._src.core.trace import eager_config
 from openjax._src.interpreters.fold_reductions import folded
@@ -126,16 +127,72 @@ def loop_runner(closed: ClosedJaxpr) -> Callable:
   if run is None:
     if len(runners) >= 8:   # flags set and reset many times: keep the newest few
       runners.clear()
-    if interpret and eager_config.flags_ok:
-      # The nested calls' steps inlined: ~1 us a step where a nested
-      # program's entry costs ~3 us (a loop body of ``jnp.where`` calls).
-      flat = inline_interpreted_calls(closed)
-      run = program_of(flat.jaxpr).runner(flat.consts, nested_call_kernel)
-    else:
-      run = program_of(closed.jaxpr).runner(closed.consts, custom_call_kernel)
-    runners[key] = run
+    jaxpr, consts, kernel = _loop_program(closed, interpret)
+    run = runners[key] = program_of(jaxpr).runner(consts, kernel)
+  return run
+
+
+def _loop_program(closed: ClosedJaxpr, interpret: bool) -> tuple:
+  """(jaxpr, constants, step kernel) a loop runs for ``closed``, as
+  ``loop_runner`` describes."""
+  if interpret and eager_config.flags_ok:
+    # The nested calls' steps inlined: ~1 us a step where a nested
+    # program's entry costs ~3 us (a loop body of ``jnp.where`` calls).
+    flat = inline_interpreted_calls(closed)
+    return flat.jaxpr, flat.consts, nested_call_kernel
+  return closed.jaxpr, closed.consts, custom_call_kernel
+
+
+# body ClosedJaxpr -> {(flags' state key, tier, cond ClosedJaxpr): runner or None}
+_while_runners: "weakref.WeakKeyDictionary[ClosedJaxpr, dict]" = weakref.WeakKeyDictionary()
+
+
+def while_runner(cond: ClosedJaxpr, body: ClosedJaxpr) -> Callable | None:
+  """``run(cond_consts, body_consts, carry) -> carry``: the trips of a
+  ``while`` with a scalar predicate, on the programs ``loop_runner`` would
+  run for ``cond`` and ``body`` (``kernel_while_runner``: one set of slots
+  per loop, not two runner calls a trip); None with the debug flags on."""
+  interpret = not compiling()
+  key = (config.state_key(), interpret, cond)
+  runners = _while_runners.get(body)
+  if runners is None:
+    runners = _while_runners[body] = {}
+  if key in runners:
+    return runners[key]
+  if len(runners) >= 8:
+    runners.clear()
+  parts = []
+  for closed in (cond, body):
+    jaxpr, consts, kernel = _loop_program(closed, interpret)
+    parts.append((program_of(jaxpr), consts, kernel))
+  run = runners[key] = kernel_while_runner(*parts, len(body.jaxpr.outvars))
+  return run
+
+
+# body ClosedJaxpr -> {(flags' state key, tier, consts, carries): runner or None}
+_scan_runners: "weakref.WeakKeyDictionary[ClosedJaxpr, dict]" = weakref.WeakKeyDictionary()
+
+
+def scan_runner(body: ClosedJaxpr, num_consts: int, num_carry: int) -> Callable | None:
+  """``run(consts, carry, xs, length, reverse) -> carry + ys``: the trips
+  of a ``scan`` on the program ``loop_runner`` would run for ``body``
+  (``kernel_scan_runner``: one set of slots per loop, not a runner call a
+  trip); None with the debug flags on."""
+  interpret = not compiling()
+  key = (config.state_key(), interpret, num_consts, num_carry)
+  runners = _scan_runners.get(body)
+  if runners is None:
+    runners = _scan_runners[body] = {}
+  if key in runners:
+    return runners[key]
+  if len(runners) >= 8:
+    runners.clear()
+  jaxpr, consts, kernel = _loop_program(body, interpret)
+  run = runners[key] = kernel_scan_runner((program_of(jaxpr), consts, kernel), num_consts,
+                                          num_carry)
   return run
 
 
 __all__ = ["nested_call_kernel", "custom_call_kernel", "interpreted_call",
-           "inline_interpreted_calls", "loop_runner"]
+           "inline_interpreted_calls", "loop_runner", "scan_runner",
+           "while_runner"]

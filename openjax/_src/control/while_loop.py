@@ -34,7 +34,7 @@ from openjax._src.interpreters.staging import trace_to_jaxpr
 from openjax._src.control.trace_cache import TraceCache, avals_key, fun_key
 from openjax._src.primitives.collectives.collectives import current_axis_env
 from openjax._src.control.loop_dispatch import carry_in_place, fits_one_dispatch, in_one_dispatch
-from openjax._src.control.nested_calls import loop_runner
+from openjax._src.control.nested_calls import loop_runner, while_runner
 from openjax._src.primitives.base.reduce_lowering import reduce, select
 from openjax._src.primitives.base.ad_util import Zero, tangent_aval
 from openjax._src.primitives.base.structural import broadcast_in_dim, instantiate_zeros, moveaxis
@@ -76,11 +76,24 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
   """
   if not (callable(body_fun) and callable(cond_fun)):
     raise TypeError("lax.while_loop: body_fun and cond_fun arguments should be callable.")
+  return keyed_while_loop(cond_fun, body_fun, init_val, None)
+
+
+def keyed_while_loop(cond_fun: Callable, body_fun: Callable, init_val,
+                     make_funs: Callable | None):
+  """``while_loop(cond_fun, body_fun, init_val)`` whose trace runs the
+  functions ``make_funs()`` gives, (cond, body): wrappers of ``cond_fun``
+  and ``body_fun`` that trace to the same jaxprs (``lax.while_loop``'s, which
+  call them in a mutable-ref scope). The loop is keyed by ``cond_fun`` and
+  ``body_fun`` themselves, so a call that finds its traced loop makes no
+  wrappers (two ``functools.wraps`` closures) and keys no wrapper code;
+  None: the functions themselves."""
   if config.read("jax_disable_jit"):
+    cond, body = (cond_fun, body_fun) if make_funs is None else make_funs()
     try:
       val = tree_util.tree_map(_as_array, init_val)
-      while cond_fun(val):
-        val = tree_util.tree_map(_as_array, body_fun(val))
+      while cond(val):
+        val = tree_util.tree_map(_as_array, body(val))
       return val
     except ConcretizationTypeError:
       pass   # a traced predicate (e.g. under vmap): run the primitive instead
@@ -93,8 +106,8 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
   if loop is None:
     # The carry's paths (for error messages) only when tracing: ~1 us a call.
     paths = [p for p, _ in tree_util.tree_flatten_with_path(init_val)[0]]
-    loop = _PreparedWhile(cond_fun, body_fun, in_tree, paths, list(init_vals),
-                          list(init_avals))
+    cond, body = (cond_fun, body_fun) if make_funs is None else make_funs()
+    loop = _PreparedWhile(cond, body, in_tree, paths, list(init_vals), list(init_avals))
     if not loop.holds_tracers:
       _loops.put(key, loop, (*loop.cond_consts, *loop.body_consts))
   return loop.bind(init_vals)
@@ -332,8 +345,12 @@ def _while_impl(*args, cond_jaxpr: ClosedJaxpr, body_jaxpr: ClosedJaxpr, cond_nc
   cond_consts = list(args[:cond_nconsts])
   body_consts = list(args[cond_nconsts:cond_nconsts + body_nconsts])
   carry = list(args[cond_nconsts + body_nconsts:])
-  run_cond, run_body = loop_runner(cond_jaxpr), loop_runner(body_jaxpr)
   if cond_jaxpr.out_avals[0].shape == ():
+    run = while_runner(cond_jaxpr, body_jaxpr)
+    if run is not None:
+      return run(cond_consts, body_consts, carry)
+  run_cond, run_body = loop_runner(cond_jaxpr), loop_runner(body_jaxpr)
+  if cond_jaxpr.out_avals[0].shape == ():   # debug flags: checked steps
     while run_cond(cond_consts + carry)[0]:
       carry = run_body(body_consts + carry)
     return carry
@@ -649,4 +666,4 @@ def _while_lower(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts)
   return outs[cond_nconsts + body_nconsts:]
 
 
-__all__ = ["while_p", "while_loop", "check_carry_type", "trace_to_open_jaxpr", "join_carries"]
+__all__ = ["while_p", "while_loop", "keyed_while_loop", "check_carry_type", "trace_to_open_jaxpr", "join_carries"]

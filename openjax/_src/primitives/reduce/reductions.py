@@ -353,6 +353,17 @@ def _logical_lower(kind: str):
   return rule
 
 
+def _logical_eval_kernel(ufunc):
+  # The impl's reduction as a lean kernel (the bitwise ufuncs keep the
+  # operand's dtype): ~0.3 us where the impl's call and cast take ~2 us, on
+  # every trip of a loop whose predicate is ``any(b != 0)`` (jnp.gcd).
+  def kernel(x, *, axes):
+    if not axes:
+      return _same_value
+    return functools.partial(ufunc.reduce, axis=axes)
+  return kernel
+
+
 reduce_and_p = Primitive("reduce_and", kind="nondifferentiable")
 
 
@@ -362,6 +373,7 @@ def reduce_and(operand, axes):
 
 
 reduce_and_p.def_impl(_logical_impl(np.bitwise_and))
+reduce_and_p.def_eval_kernel(_logical_eval_kernel(np.bitwise_and))
 reduce_and_p.def_abstract_eval(_logical_abstract_eval)
 reduce_and_p.def_sharding_rule(reduce_axes_rule)
 reduce_and_p.def_batch(_reducer_batch(reduce_and_p))
@@ -376,6 +388,7 @@ def reduce_or(operand, axes):
 
 
 reduce_or_p.def_impl(_logical_impl(np.bitwise_or))
+reduce_or_p.def_eval_kernel(_logical_eval_kernel(np.bitwise_or))
 reduce_or_p.def_abstract_eval(_logical_abstract_eval)
 reduce_or_p.def_sharding_rule(reduce_axes_rule)
 reduce_or_p.def_batch(_reducer_batch(reduce_or_p))
@@ -390,6 +403,7 @@ def reduce_xor(operand, axes):
 
 
 reduce_xor_p.def_impl(_logical_impl(np.bitwise_xor))
+reduce_xor_p.def_eval_kernel(_logical_eval_kernel(np.bitwise_xor))
 reduce_xor_p.def_abstract_eval(_logical_abstract_eval)
 reduce_xor_p.def_sharding_rule(reduce_axes_rule)
 reduce_xor_p.def_batch(_reducer_batch(reduce_xor_p))
@@ -398,6 +412,8 @@ reduce_xor_p.def_lower(_logical_lower("xor"))
 
 def _same_value(x):
   return x
+
+
 
 
 # --------------------------------------------------------- argmax / argmin
