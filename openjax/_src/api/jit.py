@@ -25,6 +25,7 @@ from openjax._src.errors import (ConcretizationTypeError,
 from openjax._src.api.aot import Lowered
 from openjax._src.api.refs import NeedsRefs, RefJit, check_no_refs_returned, trace_in_ref_scope
 from openjax._src.api.eager_call import call_eager
+from openjax._src.api.jit_fast import plain_key, static_key
 from openjax._src.api.jit_debug import (check_donated_once, explain_cache_miss, log_lowering,
                                         log_traced, run_checked)
 from openjax._src.core.ref import Ref
@@ -131,10 +132,6 @@ class _HashableStatic:
       return bool(type(self.val) is type(other.val) and self.val == other.val)
     except Exception:  # noqa: BLE001 - __eq__ of user objects may fail
       return False
-
-
-# The range of a Python int argument's default integer (x64 off, on).
-_INT_BOUNDS = (1 << 31, 1 << 63)
 
 
 class _CacheEntry:
@@ -388,70 +385,32 @@ class JitWrapped:
     # Fast path: positional Arrays, a compiled entry for their avals under the
     # current flags (state_key changes with every flag, disable_jit included).
     fast_key = None
-    if kwargs and self._fast_ok and trace_state.trace is eval_trace:
-      # Static keywords only (jax.nn.glu(x, axis=-1)): keyed by value.
-      if self._kwargs_static(kwargs):
-        fast_key = self._static_fast_key(args, self._fast_static, kwargs)
-        if fast_key is not None:
-          hit = self._fast.get(fast_key)
-          if hit is not None:
-            runner, entry = hit
-            dyn = [a for i, a in enumerate(args) if i not in self._fast_static]
-            try:
-              outs = runner.execute(dyn)
-            except IncompatibleDevicesError as err:
-              raise named_device_error(err, self.fun, dyn, args, kwargs) from None
-            return outs[0] if entry.single else tree_util.tree_unflatten(entry.out_tree, outs)
-    elif self._fast_ok and trace_state.trace is eval_trace:
-      n = len(args)
+    if self._fast_ok and trace_state.trace is eval_trace:
       statics = self._fast_static
-      if statics:
-        fast_key = self._static_fast_key(args, statics)
-        if fast_key is not None:
-          hit = self._fast.get(fast_key)
-          if hit is not None:
-            runner, entry = hit
-            dyn = [a for i, a in enumerate(args) if i not in statics]
-            try:
-              outs = runner.execute(dyn)
-            except IncompatibleDevicesError as err:
-              raise named_device_error(err, self.fun, dyn, args, {}) from None
-            return outs[0] if entry.single else tree_util.tree_unflatten(entry.out_tree, outs)
-      elif n == 2:    # the common arities spelled out (no loop, no list)
+      dyn = args
+      if kwargs or statics:   # static values join the key; dyn: the others
+        fast_key = static_key(args, statics, kwargs, self.static_argnames)
+        if fast_key is not None and statics:
+          dyn = [a for i, a in enumerate(args) if i not in statics]
+      elif len(args) == 2:    # the common arities spelled out (no loop, no list)
         a, b = args
         if type(a) is Array and type(b) is Array and type(a._buffer) is not ShardedBuffer \
             and type(b._buffer) is not ShardedBuffer:
           fast_key = (config.state_key(), a.aval, b.aval)
-      elif n == 1:
+      elif len(args) == 1:
         a, = args
         if type(a) is Array and type(a._buffer) is not ShardedBuffer:
           fast_key = (config.state_key(), a.aval)
-      if fast_key is None:
-        # Any arity, Python scalars too (keyed by type: the weak aval a type
-        # traces to; an int only within the default int's range, outside it
-        # jit's general path raises): jax.nn.leaky_relu(x, 0.2) 31 -> ~7 us.
-        key = [config.state_key()]
-        for a in args:
-          t = type(a)
-          if t is Array:
-            if type(a._buffer) is ShardedBuffer:
-              break
-            key.append(a.aval)
-          elif t is float or t is bool or t is complex or (
-              t is int and -_INT_BOUNDS[eager_config.x64] <= a < _INT_BOUNDS[eager_config.x64]):
-            key.append(t)
-          else:
-            break
-        else:
-          fast_key = tuple(key)
+      if fast_key is None and not kwargs and not statics:
+        fast_key = plain_key(args)
       if fast_key is not None:
         hit = self._fast.get(fast_key)
         if hit is not None:
           runner, entry = hit
           try:
-            outs = runner.execute(args)
+            outs = runner.execute(dyn)
           except IncompatibleDevicesError as err:
-            raise named_device_error(err, self.fun, args, args, {}) from None
+            raise named_device_error(err, self.fun, dyn, args, kwargs) from None
           return outs[0] if entry.single else tree_util.tree_unflatten(entry.out_tree, outs)
     if config.read("jax_disable_jit"):
       return self.fun(*args, **kwargs)
@@ -468,49 +427,6 @@ class JitWrapped:
       leaves = tree_util.tree_leaves(self._split(args, kwargs)[1:])
       raise named_device_error(err, self.fun, leaves, args, kwargs, self.static_argnums,
                                self.static_argnames) from None
-
-  def _kwargs_static(self, kwargs) -> bool:
-    names = self.static_argnames
-    for k in kwargs:
-      if k not in names:
-        return False
-    return True
-
-  @staticmethod
-  def _static_fast_key(args, statics, kwargs=None):
-    """The fast key of a call with static arguments (by position, or by
-    keyword when every keyword is static): each static value itself with its
-    type (compared as jit's cache compares them), each other argument as the
-    fast path keys it; None when a static value does not hash or another
-    argument is not a plain Array or scalar."""
-    key = [config.state_key()]
-    if kwargs:
-      for k in sorted(kwargs):
-        v = kwargs[k]
-        try:
-          hash(v)
-        except TypeError:
-          return None
-        key.append((k, type(v), v))
-    for i, a in enumerate(args):
-      if i in statics:
-        try:
-          hash(a)
-        except TypeError:
-          return None
-        key.append((type(a), a))
-        continue
-      t = type(a)
-      if t is Array:
-        if type(a._buffer) is ShardedBuffer:
-          return None
-        key.append(a.aval)
-      elif t is float or t is bool or t is complex or (
-          t is int and -_INT_BOUNDS[eager_config.x64] <= a < _INT_BOUNDS[eager_config.x64]):
-        key.append(t)
-      else:
-        return None
-    return tuple(key)
 
   def _call_flagged(self, args, kwargs):
     """A call under the debugging flags: the host-to-device transfer guard
