@@ -20,6 +20,7 @@ from openjax._src.primitives.reduce import reductions
 from openjax._src.primitives.sort import sort_kernels
 from openjax._src.primitives.sort.sort import _sort_impl, _sort_lexsort, _top_k_argsort
 from openjax._src.tree_util import tree_structure
+from tests.test_eager_sort12_kernels import sort_keys
 
 
 def _aval(x) -> ShapedArray:
@@ -492,18 +493,7 @@ def test_several_keys_sort_key_by_key_like_lexsort(dts, shape, dimension, monkey
   by_keys = sort_kernels.stable_argsort_keys
   monkeypatch.setattr(sort_kernels, "stable_argsort_keys",
                       lambda *a: calls.append(1) or by_keys(*a))
-  rng = np.random.default_rng(9)
-  keys = []
-  for dt in dts:
-    if dt == np.bool_:
-      k = rng.random(shape) < 0.5
-    elif np.issubdtype(dt, np.integer):
-      k = rng.integers(0, 4, shape).astype(dt)
-    else:
-      k = (np.round(rng.standard_normal(shape)) / 2).astype(dt)
-      k.flat[::11] = -0.0
-      k.flat[::13] = np.nan
-    keys.append(k)
+  keys = sort_keys(np.random.default_rng(9), dts, shape)
   payload = np.arange(np.prod(shape), dtype=np.int32).reshape(shape)
   operands = (*keys, payload)
   params = dict(dimension=dimension, is_stable=True, num_keys=len(keys))

@@ -25,7 +25,9 @@ def _oracle(operands, dimension, num_keys):
   return [np.moveaxis(np.take_along_axis(o, perm, -1), -1, dimension) for o in moved]
 
 
-def _keys(rng, dts, shape):
+def sort_keys(rng, dts, shape):
+  """Sort keys of dtypes ``dts``: few distinct values (ties), and for floats
+  -0.0 and NaN among them."""
   keys = []
   for dt in dts:
     if dt == np.bool_:
@@ -55,7 +57,7 @@ def test_several_keys_along_any_axis_with_iota_and_broadcast_operands(dts, shape
   # permutations laid out along the last axis and every take flat; an iota
   # operand (lexsort's, argsort's) permutes into the permutation itself.
   rng = np.random.default_rng(5)
-  keys = _keys(rng, dts, shape)
+  keys = sort_keys(rng, dts, shape)
   keys[0] = np.asfortranarray(keys[0])   # a key in another memory order
   iota = _broadcast_iota(np.int32, shape, dimension)
   reversed_row = iota[..., ::-1] if dimension != len(shape) - 1 else iota[::-1]
@@ -76,7 +78,7 @@ def test_several_keys_along_any_axis_with_iota_and_broadcast_operands(dts, shape
                                              ((9,), 0), ((55, 18), 0)], ids=str)
 def test_general_lexsort_path_along_any_axis(shape, dimension):
   rng = np.random.default_rng(6)
-  keys = _keys(rng, (np.float32, np.int32, np.bool_), shape)
+  keys = sort_keys(rng, (np.float32, np.int32, np.bool_), shape)
   iota = _broadcast_iota(np.int32, shape, dimension)
   operands = (*keys, iota)
   got = _sort_lexsort(*operands, dimension=dimension, is_stable=True, num_keys=3)

@@ -41,34 +41,20 @@ def static_key(args, statics: frozenset, kwargs: dict, static_names) -> tuple | 
   keyword is not static, a static value does not hash, or another argument
   is not a plain Array or scalar (a user jit with a static axis: 15.9 ->
   5.9 us a call)."""
-  key = [config.state_key()]
+  key = plain_key([a for i, a in enumerate(args) if i not in statics])
+  if key is None:
+    return None
+  parts = [(i, type(a), a) for i, a in enumerate(args) if i in statics]
   for k in sorted(kwargs):
     if k not in static_names:
       return None
-    v = kwargs[k]
-    try:
-      hash(v)
-    except TypeError:
-      return None
-    key.append((k, type(v), v))
-  bound = INT_BOUNDS[eager_config.x64]
-  for i, a in enumerate(args):
-    t = type(a)
-    if i in statics:
-      try:
-        hash(a)
-      except TypeError:
-        return None
-      key.append((t, a))
-    elif t is Array:
-      if type(a._buffer) is ShardedBuffer:
-        return None
-      key.append(a.aval)
-    elif t is float or t is bool or t is complex or (t is int and -bound <= a < bound):
-      key.append(t)
-    else:
-      return None
-  return tuple(key)
+    parts.append((k, type(kwargs[k]), kwargs[k]))
+  parts = tuple(parts)
+  try:
+    hash(parts)
+  except TypeError:   # a static value that does not hash: the general path's error
+    return None
+  return key + parts
 
 
 __all__ = ["INT_BOUNDS", "plain_key", "static_key"]

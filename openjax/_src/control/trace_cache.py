@@ -36,7 +36,7 @@ MAX_BYTES = 64 << 20
 _MAX_DEPTH = 4
 
 
-class _Id:
+class IdentityKey:
   """A key part equal only to the same object (held, so its id stays valid)."""
   __slots__ = ("obj",)
 
@@ -47,7 +47,7 @@ class _Id:
     return id(self.obj)
 
   def __eq__(self, other):
-    return type(other) is _Id and other.obj is self.obj
+    return type(other) is IdentityKey and other.obj is self.obj
 
 
 class _Mutable(Exception):
@@ -173,11 +173,11 @@ def _pure_value_key(v, depth: int):
     return _pure_callable_key(v, depth + 1)
   if t is Array:
     _arrays_keyed += 1
-    return _Id(v)
+    return IdentityKey(v)
   if t in _SCALARS or t is float or t is complex or isinstance(v, (np.generic, np.dtype)):
     return _value_key(v)
   if t is np.ufunc:
-    return _Id(v)
+    return IdentityKey(v)
   if t is RefThreading and not v.refs:
     # The ref scopes of an operation whose bodies use no outside refs: what
     # they trace does not depend on which operation's they are.
@@ -193,11 +193,11 @@ def _pure_value_key(v, depth: int):
   if t is types.BuiltinFunctionType:
     if not _library_module(getattr(v, "__self__", None) or v):
       raise _Mutable   # ``print``, a bound method of an object
-    return _Id(v)
+    return IdentityKey(v)
   if isinstance(v, type):
     if _library_module(sys.modules.get(v.__module__)) or v.__module__ == "builtins" or (
         issubclass(v, tuple) and hasattr(v, "_fields")):   # a NamedTuple's constructor
-      return _Id(v)
+      return IdentityKey(v)
     raise _Mutable
   if depth >= _MAX_DEPTH:
     raise _Mutable
@@ -213,7 +213,7 @@ def _pure_value_key(v, depth: int):
         held = getattr(v, name, None)
         if callable(held):
           _pure_value_key(held, depth + 1)
-    return _Id(v)
+    return IdentityKey(v)
   raise _Mutable
 
 
@@ -226,7 +226,7 @@ def _pure_callable_key(fun, depth: int):
   if fun.__globals__.get("__name__", "").startswith("openjax."):
     # Library code (a transformation's wrapper): effect-free, its globals
     # are the library's; what the user gave it is in its closure.
-    return (_Id(code), tuple(_pure_value_key(c.cell_contents, depth)
+    return (IdentityKey(code), tuple(_pure_value_key(c.cell_contents, depth)
                              for c in fun.__closure__ or ()),
             _pure_value_key(fun.__defaults__, depth))
   reads = _effect_free_reads(code)
@@ -244,7 +244,7 @@ def _pure_callable_key(fun, depth: int):
     elif n not in _PURE_BUILTINS:
       raise _Mutable
   closure, defaults, kwdefaults = fun.__closure__, fun.__defaults__, fun.__kwdefaults__
-  return (_Id(code), _Id(glob), tuple(parts),
+  return (IdentityKey(code), IdentityKey(glob), tuple(parts),
           closure and tuple(_pure_value_key(c.cell_contents, depth) for c in closure),
           defaults and _pure_value_key(defaults, depth),
           kwdefaults and tuple(sorted((k, _pure_value_key(v, depth))
@@ -291,9 +291,9 @@ def fun_key(fun):
   arguments' types (see the module docstring)."""
   if type(fun) is types.FunctionType and fun.__closure__ is None \
       and "<locals>" not in fun.__qualname__:
-    return _Id(fun)   # a module-level function: called again as itself, as JAX keys it
+    return IdentityKey(fun)   # a module-level function: called again as itself, as JAX keys it
   key = pure_fun_key(fun)
-  return _Id(fun) if key is None else key
+  return IdentityKey(fun) if key is None else key
 
 
 def _nbytes(consts) -> int:

@@ -18,6 +18,7 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.config import config
+from openjax._src.control.trace_cache import IdentityKey
 from openjax._src.core import (Array, ClosedJaxpr, ShapedArray, Tracer, eval_trace, get_aval,
                                trace_state)
 from openjax._src.core.array import ShardedBuffer
@@ -244,21 +245,6 @@ def scatter_update(x, idx, y, scatter_op: Callable, *, indices_are_sorted: bool,
   return lax._convert_element_type(out, dtype, weak)
 
 
-class _Same:
-  """A key part equal only to the same object (closure contents and
-  defaults: held, so their ids stay theirs)."""
-  __slots__ = ("obj",)
-
-  def __init__(self, obj):
-    self.obj = obj
-
-  def __hash__(self):
-    return id(self.obj)
-
-  def __eq__(self, other):
-    return type(other) is _Same and other.obj is self.obj
-
-
 def _function_key(func: Callable):
   """What ``func``'s trace depends on besides the flags and the dtype: a
   Python function's code, globals, defaults and closure contents (so a
@@ -266,14 +252,14 @@ def _function_key(func: Callable):
   before it: it traces the same), any other callable itself. None where a
   closure cell is still empty."""
   if type(func) is not types.FunctionType:
-    return _Same(func)
+    return IdentityKey(func)
   cells = func.__closure__ or ()
   try:
-    contents = tuple([_Same(c.cell_contents) for c in cells])
+    contents = tuple([IdentityKey(c.cell_contents) for c in cells])
   except ValueError:
     return None
-  return (func.__code__, _Same(func.__globals__), _Same(func.__defaults__),
-          _Same(func.__kwdefaults__), contents)
+  return (func.__code__, IdentityKey(func.__globals__), IdentityKey(func.__defaults__),
+          IdentityKey(func.__kwdefaults__), contents)
 
 
 # (function key, dtype, flags) -> the scatter op of its traced combiner: one

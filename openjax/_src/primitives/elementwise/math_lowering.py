@@ -519,6 +519,15 @@ def _reduce_huge(ctx, x, xd):
   return select(ctx, huge, t, xd)
 
 
+def _horner(ctx, coefs, z, dt):
+  """sum(coefs[i] z**i) by Horner's rule, in element type ``dt`` (``z``'s)."""
+  acc = const_like(ctx, z, coefs[-1], dt)
+  for c in reversed(coefs[:-1]):
+    acc = op(ctx, "stablehlo.add", [op(ctx, "stablehlo.multiply", [acc, z]),
+                                    const_like(ctx, z, c, dt)])
+  return acc
+
+
 # Minimax polynomials of float32 sin r / r - 1 and cos r - 1 + r^2 / 2 on
 # |r| <= pi/4 in r^2 (Cephes' sinf/cosf coefficients).
 _SIN_TAIL_F32 = (-1.6666654611e-1, 8.3321608736e-3, -1.9515295891e-4)
@@ -551,11 +560,7 @@ def _sin_cos_f32(ctx, x, name):
   rf = narrow(r)
   z = f("multiply", rf, rf)
 
-  def tail(coefs):
-    acc = c32(coefs[-1])
-    for c in reversed(coefs[:-1]):
-      acc = f("add", f("multiply", acc, z), c32(c))
-    return acc
+  tail = lambda coefs: _horner(ctx, coefs, z, f32)  # noqa: E731
   # quadrant q = k mod 4 in float32 (|k| < 2**23 * 2 / pi + 1 < 2**24: exact): cos x = sin(x + pi/2);
   # an odd q takes the other function, q >= 2 negates
   q = narrow(k)
@@ -593,11 +598,7 @@ def reduced_trig(ctx, x, name):
   r = ctx.op("stablehlo.clamp", [f("negate", lim), r, lim], r.type)
   r2 = f("multiply", r, r)
 
-  def poly(coefs):
-    acc = c64(coefs[-1])
-    for c in reversed(coefs[:-1]):
-      acc = f("add", f("multiply", acc, r2), c64(c))
-    return acc
+  poly = lambda coefs: _horner(ctx, coefs, r2, f64)  # noqa: E731
   sr = f("multiply", r, poly(_SIN_TAYLOR))
   cr = poly(_COS_TAYLOR)
   half_n = f("floor", f("multiply", n, c64(0.5)))
