@@ -638,10 +638,11 @@ class StepRunner:
 
 def _compiled_steps(steps: list, reads: list, out_slots: Sequence[int],
                     fp: bool) -> Callable[[list, list], None]:
-  """``run(steps, env)`` (``steps`` unused: ``_run_kernels``' signature): ``steps`` (kernel steps, ``reads`` the slots each reads)
-  as one straight-line function: each step's result in a local, the
-  program's results stored to ``env`` at the end; large values released
-  after their last use as ``_run_kernels`` releases them."""
+  """The kernel ``steps`` (``reads``: the slots each step reads) as one
+  straight-line function ``run(steps, env)`` (``_run_kernels``' signature;
+  ``steps`` unused): each step's result in a local, the program's results
+  stored to ``env`` at the end, large values released after their last use
+  as ``_run_kernels`` releases them."""
   names = {"ndarray": np.ndarray, "asarray": np.asarray, "fp_set": _fp_set,
            "fp_reset": _fp_reset, "FP_IGNORE": FP_IGNORE}
   written: set = set()
