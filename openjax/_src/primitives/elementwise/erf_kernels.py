@@ -165,26 +165,38 @@ def _evaluate(x: np.ndarray, single: bool, complement: bool) -> np.ndarray:
 
 
 def _poly(coeffs: tuple, s: np.ndarray) -> np.ndarray:
-  """Horner's rule like ``horner``, one call fewer (no fill)."""
+  """Horner's rule like ``horner``, in place, for coefficients held as 0-d
+  arrays (``_constants``): ~0.15 us a NumPy call less than Python floats,
+  which is a tenth of a 1e3-element call."""
   r = np.multiply(s, coeffs[0])
-  r += coeffs[1]
+  np.add(r, coeffs[1], out=r)
   for c in coeffs[2:]:
-    r *= s
-    r += c
+    np.multiply(r, s, out=r)
+    np.add(r, c, out=r)
   return r
+
+
+def _constants(*values: float) -> tuple:
+  return tuple(np.array(v, np.float64) for v in values)
+
+
+_Q32_ARRAYS = _constants(*_Q32)
+_TAYLOR_ARRAYS = _constants(*_TAYLOR)
+_Q_SCALE_ARRAY, _Q_SHIFT_ARRAY, _Q_TOP_ARRAY, _TAYLOR_TOP_ARRAY, _ONE, _TWO = _constants(
+    _Q_SCALE, _Q_SHIFT, _Q_TOP, _TAYLOR_TOP, 1.0, 2.0)
 
 
 def _erfc_abs_single(ax: np.ndarray) -> np.ndarray:
   """erfc(ax) for ax >= 0 (or nan, which stays nan), to ~1e-10 relative."""
-  z = np.minimum(ax, _Q_TOP)
-  u = np.add(z, 2.0)
-  np.divide(_Q_SCALE, u, out=u)
-  u -= _Q_SHIFT
-  q = _poly(_Q32, u)
+  z = np.minimum(ax, _Q_TOP_ARRAY)
+  u = np.add(z, _TWO)
+  np.divide(_Q_SCALE_ARRAY, u, out=u)
+  np.subtract(u, _Q_SHIFT_ARRAY, out=u)
+  q = _poly(_Q32_ARRAYS, u)
+  # / e^(z^2) rather than * e^(-z^2): one call fewer; e^(10.1^2) is finite.
   np.multiply(z, z, out=z)
-  np.negative(z, out=z)
   np.exp(z, out=z)
-  q *= z
+  np.divide(q, z, out=q)
   return q
 
 
@@ -193,13 +205,14 @@ def _single_block(x: np.ndarray, complement: bool) -> np.ndarray:
   ax = np.abs(x)
   value = _erfc_abs_single(ax)
   if complement:
-    np.subtract(2.0, value, out=value, where=x < 0)
+    np.subtract(_TWO, value, out=value, where=x < 0)
     return value
-  np.subtract(1.0, value, out=value)
+  np.subtract(_ONE, value, out=value)
   np.copysign(value, x, out=value)
   # Near 0, 1 - erfc would lose erf's relative accuracy: Taylor's series.
-  small = x * _poly(_TAYLOR, np.multiply(x, x))
-  np.copyto(value, small, where=ax < _TAYLOR_TOP)
+  small = _poly(_TAYLOR_ARRAYS, np.multiply(x, x))
+  np.multiply(small, x, out=small)
+  np.copyto(value, small, where=ax < _TAYLOR_TOP_ARRAY)
   return value
 
 
