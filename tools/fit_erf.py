@@ -16,6 +16,11 @@ function in the power basis of the piece's variable (s in [-1, 1], or t in
 Two degrees per piece, the lowest whose fit error is below the target:
 float64 (5e-16) and float32 and narrower (1e-9, so float32 results round
 correctly but in rare ties).
+
+And the one formula of the float32 kernels (``erf_single``/``erfc_single``):
+erfcx(z) on z in [0, 10.1] in u = 4.792 / (2 + z) - 1.396 (2 / (2 + z) mapped
+onto [-1, 1]), degree 12: a relative-error least-squares fit on 600
+Chebyshev nodes (printed as _Q32 with its error on a grid in z).
 """
 import mpmath as mp
 import numpy as np
@@ -67,7 +72,29 @@ def fit(f, degree: int, in_t: bool = False):
   return np.array(coeffs), float(np.max(np.abs(got - ref) / np.abs(ref)))
 
 
+def fit_single_erfc(top: float = 10.1, degree: int = 12, nodes: int = 600):
+  """Power-basis coefficients (highest first) of erfcx(z) in u, the scale and
+  shift of u = scale / (2 + z) - shift, and the fit's relative error."""
+  lo, hi = 2 / (2 + top), 1.0
+  mid, half = (lo + hi) / 2, (hi - lo) / 2
+  u = np.cos(np.pi * (np.arange(nodes) + 0.5) / nodes)
+  ref = np.array([float(erfcx(mp.mpf(2 / (mid + half * v) - 2))) for v in u])
+  basis = np.polynomial.chebyshev.chebvander(u, degree) / ref[:, None]
+  cheb = np.linalg.lstsq(basis, np.ones_like(ref), rcond=None)[0]
+  coeffs = np.polynomial.chebyshev.cheb2poly(cheb)[::-1]
+  z = np.linspace(0, top, 2001)
+  check = np.array([float(erfcx(mp.mpf(float(v)))) for v in z])
+  got = np.zeros_like(z)
+  for c in coeffs:
+    got = got * (2 / half / (2 + z) - mid / half) + c
+  return coeffs, 2 / half, mid / half, float(np.max(np.abs(got / check - 1)))
+
+
 def main():
+  coeffs, scale, shift, err = fit_single_erfc()
+  body = ", ".join(repr(float(c)) for c in coeffs)
+  print(f"_Q32 = ({body})   # degree 12, relative error {err:.1e}")
+  print(f"_Q_SCALE = {scale!r}\n_Q_SHIFT = {shift!r}")
   for name, f in PIECES.items():
     for label, target in TARGETS:
       for degree in range(4, 24):

@@ -164,14 +164,20 @@ def polygamma(m, x):
 # element (accurate to an ulp or two in float64; ~0.1 us an element); past it
 # the vectorised pieces of ``erf_kernels`` (a few ulp; ~100 NumPy calls a
 # chunk, so they win from ~1500 elements on: at 1e6 float32 ~25 ms where the
-# element loop takes ~200 ms and the former NumPy series ~300 ms).
+# element loop takes ~200 ms and the former NumPy series ~300 ms). float32
+# and narrower operands take erf_kernels' one-formula kernel (~30 NumPy calls,
+# no gathers) past _SINGLE_ELEMENTWISE_MAX elements (~20 us whatever the size
+# up to a few thousand): at 1e3 ~35 us where the element loop takes ~90.
 _ERF = np.frompyfunc(math.erf, 1, 1)
 _ERFC = np.frompyfunc(math.erfc, 1, 1)
 _ELEMENTWISE_MAX = 1536
+_SINGLE_ELEMENTWISE_MAX = 256
 
 
 def erf(x, single: bool = False):
   """erf of float64 ``x``; ``single``: the operand was float32 or narrower."""
+  if single and x.size > _SINGLE_ELEMENTWISE_MAX:
+    return erf_kernels.erf_single(x)
   if x.size <= _ELEMENTWISE_MAX:
     return np.asarray(_ERF(x), np.float64)
   return erf_kernels.erf(x, single)
@@ -179,6 +185,8 @@ def erf(x, single: bool = False):
 
 def erfc(x, single: bool = False):
   """erfc of float64 ``x``; ``single``: the operand was float32 or narrower."""
+  if single and x.size > _SINGLE_ELEMENTWISE_MAX:
+    return erf_kernels.erfc_single(x)
   if x.size <= _ELEMENTWISE_MAX:
     return np.asarray(_ERFC(x), np.float64)
   return erf_kernels.erfc(x, single)
