@@ -59,9 +59,10 @@ _SELECT_DTYPES = [np.dtype(t) for t in (np.float32, np.float16, ml_dtypes.bfloat
 
 
 @pytest.mark.parametrize("dt", _SELECT_DTYPES, ids=str)
-@pytest.mark.parametrize("ns_per_element", [0.0, 1e9], ids=["blend", "copy"])
+@pytest.mark.parametrize("ns_per_element", [0.0, 1e9], ids=["blend", "where"])
 def test_select_n_broadcast_scalar_case_gives_np_where_bits(dt, ns_per_element, monkeypatch):
-  # The probe's threshold forced either way: both branches on every predicate.
+  # The probe's threshold forced either way (predicates neither sparse nor dense);
+  # sparse, dense, none and all set take the copies.
   monkeypatch.setattr(logic, "_BLEND_NS_PER_ELEMENT", ns_per_element)
   rng = np.random.default_rng(2)
   n = logic._BLEND_MIN_SIZE + 5
@@ -76,7 +77,7 @@ def test_select_n_broadcast_scalar_case_gives_np_where_bits(dt, ns_per_element, 
   sparse[::997] = True
   for value in scalars:
     c = np.broadcast_to(value, (n,))
-    for which in (random, sparse, np.zeros(n, bool), np.ones(n, bool)):
+    for which in (random, sparse, ~sparse, np.zeros(n, bool), np.ones(n, bool)):
       for on_false, on_true in ((a, c), (c, a)):
         kernel = _lean_kernel(logic.select_n_p, [which, on_false, on_true], {})
         got = kernel(which, on_false, on_true)
