@@ -332,16 +332,66 @@ _INT_OF_ITEMSIZE = {1: np.dtype(np.int8), 2: np.dtype(np.int16), 4: np.dtype(np.
                     8: np.dtype(np.int64)}
 
 
+def _constant_case(case) -> bool:
+  """``case`` is one value seen through zero strides (a broadcast scalar:
+  ``jnp.where(jnp.isnan(a), jnp.inf, a)``'s ``inf``)."""
+  return not any(case.strides)
+
+
 def _select2_large(which, on_false, on_true):
-  if not (which.flags.c_contiguous and on_false.flags.c_contiguous
-          and on_true.flags.c_contiguous):
+  if not which.flags.c_contiguous:
     return np.where(which, on_true, on_false)
-  w, f, t = which.reshape(-1), on_false.reshape(-1), on_true.reshape(-1)
+  f_whole, t_whole = on_false.flags.c_contiguous, on_true.flags.c_contiguous
+  if f_whole and t_whole:
+    w, f, t = which.reshape(-1), on_false.reshape(-1), on_true.reshape(-1)
+    start = time.perf_counter()
+    np.where(w[:_BLEND_PROBE], t[:_BLEND_PROBE], f[:_BLEND_PROBE])
+    if time.perf_counter() - start < _BLEND_PROBE * _BLEND_NS_PER_ELEMENT * 1e-9:
+      return np.where(which, on_true, on_false)   # predictable: np.where's branches win
+    return _blend(which, on_false, on_true)
+  if f_whole and _constant_case(on_true):
+    return _select_constant(which, on_false, on_true, True)
+  if t_whole and _constant_case(on_false):
+    return _select_constant(which, on_true, on_false, False)
+  return np.where(which, on_true, on_false)
+
+
+# A predicate this close to all-false or all-true: a copy and a masked
+# copy of the few other elements beat np.where's pass (1e6 float32 with 1 in
+# 1000 set: 0.70 -> 0.41 ms; none set: 0.73 -> 0.29 ms, a plain copy).
+_SPARSE_FRACTION = 0.01
+
+
+def _select_constant(which, case, constant, constant_where):
+  """``case`` with ``constant`` (a broadcast scalar) where ``which`` is
+  ``constant_where``, decided on the count of set elements (~45 us at 1e6):
+  none or all set, a copy of one side; nearly none or all, a copy of the
+  majority side and a masked copy of the minority; otherwise np.where or
+  the bit blend with the scalar, as for whole cases (random predicate: 4.9
+  -> 1.2 ms). The same bits as np.where in every case."""
+  value = constant[(0,) * constant.ndim]
+  n = which.size
+  hits = np.count_nonzero(which)
+  if not constant_where:
+    hits = n - hits
+  if hits <= _SPARSE_FRACTION * n:   # the constant in few places
+    out = np.array(case, order="C")
+    if hits:
+      np.copyto(out, value, where=which if constant_where else ~which)
+    return out
+  if n - hits <= _SPARSE_FRACTION * n:   # the case in few places
+    out = np.full(case.shape, value, case.dtype)
+    if hits != n:
+      np.copyto(out, case, where=~which if constant_where else which)
+    return out
+  w, c = which.reshape(-1), case.reshape(-1)
   start = time.perf_counter()
-  np.where(w[:_BLEND_PROBE], t[:_BLEND_PROBE], f[:_BLEND_PROBE])
+  np.where(w[:_BLEND_PROBE], value, c[:_BLEND_PROBE])
   if time.perf_counter() - start < _BLEND_PROBE * _BLEND_NS_PER_ELEMENT * 1e-9:
-    return np.where(which, on_true, on_false)   # predictable: np.where's branches win
-  return _blend(which, on_false, on_true)
+    return np.where(which, constant, case) if constant_where else np.where(which, case, constant)
+  if constant_where:
+    return _blend(which, case, constant)
+  return _blend(which, constant, case)
 
 
 def _blend(which, on_false, on_true):

