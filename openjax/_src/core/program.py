@@ -464,41 +464,31 @@ def _ndarrays(values: Sequence) -> list:
   return [v if type(v) is np.ndarray else np.asarray(v) for v in values]
 
 
-def _run_kernels(steps: list, env: list, ndarray=np.ndarray, asarray=np.asarray) -> None:
-  """Run ``Program.kernel_steps``: lean kernels on the values alone, with
-  NumPy's floating-point warnings off for the whole program (as the eval
-  trace does around each), impls with their parameters. (``ndarray`` and
-  ``asarray`` are locals: ~0.1 us of each step's ~0.6 us loop is lookups.)"""
+def _run_kernels(steps: list, env: list) -> None:
+  """Run ``Program.kernel_steps`` (``_run_steps``) with NumPy's
+  floating-point warnings off for the whole program, as the eval trace does
+  around each. (Only a ``StepRunner``'s first ``COMPILE_AFTER_RUNS`` runs,
+  and programs too long to generate, come here: the extra call is ~0.06 us
+  a run of those.)"""
   token = _fp_set(FP_IGNORE)
   try:
-    for kernel, lean, params, gather, unary, outs, free, slot in steps:
-      if lean:
-        o = kernel(gather(env)) if unary else kernel(*gather(env))
-        env[slot] = o if type(o) is ndarray else asarray(o)
-      else:
-        # No name holds the result list: a dead value must not outlive its slot.
-        for (i, dt), o in zip(outs, kernel(gather(env), **params) if unary
-                              else kernel(*gather(env), **params)):
-          if type(o) is not ndarray:
-            o = asarray(o)
-          env[i] = o if o.dtype is dt or o.dtype == dt else o.astype(dt)
-      if free:
-        for i in free:
-          env[i] = None
+    _run_steps(steps, env)
   finally:
     _fp_reset(token)
 
 
 def _run_steps(steps: list, env: list, ndarray=np.ndarray, asarray=np.asarray) -> None:
-  """``_run_kernels``' loop without its floating-point state: for a loop's
-  trips, whose runner sets the state once around all of them. (The same
-  lines as ``_run_kernels``', not a call from it: a call costs ~0.06 us on
-  every program run.)"""
+  """The kernel steps: lean kernels on the values alone, impls with their
+  parameters, large values released after their last use; NumPy's
+  floating-point state is the caller's (``_run_kernels``, or a loop's runner
+  around all its trips). (``ndarray`` and ``asarray`` are locals: ~0.1 us
+  of each step's ~0.6 us loop is lookups.)"""
   for kernel, lean, params, gather, unary, outs, free, slot in steps:
     if lean:
       o = kernel(gather(env)) if unary else kernel(*gather(env))
       env[slot] = o if type(o) is ndarray else asarray(o)
     else:
+      # No name holds the result list: a dead value must not outlive its slot.
       for (i, dt), o in zip(outs, kernel(gather(env), **params) if unary
                             else kernel(*gather(env), **params)):
         if type(o) is not ndarray:
