@@ -15,7 +15,7 @@ import weakref
 
 from openjax._src.control.closed_call import interpret_closed, jit_p
 from openjax._src.control.shard_map import partial_parents, run_on_devices, shard_map_p
-from openjax._src.control.shard_map_plan import reads_after, segment
+from openjax._src.control.shard_map_plan import split_steps
 from openjax._src.control.spmd_labels import as_first_argument
 from openjax._src.core import Array, ClosedJaxpr, Jaxpr, Literal
 from openjax._src.core.array import ShardedBuffer, sharded_array_of_shards
@@ -43,25 +43,17 @@ class SplitProgram:
 
   def __init__(self, closed: ClosedJaxpr, name: str):
     self.jaxpr, self.consts, self.name = closed.jaxpr, closed.consts, name
-    jaxpr = closed.jaxpr
-    later_reads = reads_after(jaxpr)
-    steps, run = [], []
-    for i, eqn in enumerate(jaxpr.eqns):
-      own = eqn.primitive is shard_map_p or (
+
+    def own(eqn) -> bool:
+      return eqn.primitive is shard_map_p or (
           eqn.primitive is jit_p and _calls_shard_map(eqn.params["jaxpr"].jaxpr))
-      if not own:
-        run.append(i)
-        continue
-      if run:
-        steps.append(segment(jaxpr, run, later_reads[run[-1]]))
-        run = []
+
+    def add(steps: list, eqn) -> None:
       if eqn.primitive is shard_map_p:
         steps.append(("shard_map", eqn))
       else:
         steps.append(("inline", eqn, SplitProgram(eqn.params["jaxpr"], eqn.params["name"])))
-    if run:
-      steps.append(segment(jaxpr, run, later_reads[run[-1]]))
-    self.steps = steps
+    self.steps = split_steps(closed.jaxpr, own, add)
 
   def run(self, args: list, device=None) -> list:
     if device is None:

@@ -21,7 +21,7 @@ from openjax._src.primitives.collectives.send_recv import precv_p, psend_p
 from openjax._src.primitives.collectives.varying import psum_invariant_p
 
 __all__ = ["COLLECTIVES", "THREADED_ONLY", "ALL_REDUCE_UFUNCS", "Plan", "plan_of",
-           "has_collective", "is_all_reduce", "reads_after", "segment"]
+           "has_collective", "is_all_reduce", "split_steps"]
 
 COLLECTIVES = frozenset([psum_p, pmax_p, pmin_p, all_gather_p, reduce_scatter_p, ppermute_p,
                          pbroadcast_p, all_to_all_p, axis_index_p, psum_invariant_p,
@@ -53,18 +53,12 @@ class Plan:
     self.programs: dict = {}   # the lock-step run's collective executables
     self.jaxpr = jaxpr = _grouped_all_reduces(closed.jaxpr)
     self.consts = closed.consts
-    steps: list = []
-    run: list = []
-    later_reads = reads_after(jaxpr)
-    for i, eqn in enumerate(jaxpr.eqns):
-      nested = eqn.primitive in COLLECTIVES or any(
+
+    def own(eqn) -> bool:
+      return eqn.primitive in COLLECTIVES or any(
           has_collective(j) for j in jaxprs_in_params(eqn.params))
-      if not nested:
-        run.append(i)
-        continue
-      if run:
-        steps.append(segment(jaxpr, run, later_reads[run[-1]]))
-        run = []
+
+    def add(steps: list, eqn) -> None:
       if eqn.primitive is jit_p:
         steps.append(("inline", eqn, plan_of(eqn.params["jaxpr"])))
       elif is_all_reduce(eqn):
@@ -79,9 +73,7 @@ class Plan:
           steps.append(["allreduce", eqn.primitive, names, [eqn], set(eqn.outvars)])
       else:
         steps.append(("eqn", eqn))
-    if run:
-      steps.append(segment(jaxpr, run, later_reads[run[-1]]))
-    self.steps = steps
+    self.steps = split_steps(jaxpr, own, add)
 
 
 def _grouped_all_reduces(jaxpr: Jaxpr) -> Jaxpr:
@@ -137,7 +129,7 @@ def is_all_reduce(eqn) -> bool:
           and not any(isinstance(a, int) for a in eqn.params["axes"]))
 
 
-def reads_after(jaxpr: Jaxpr) -> list:
+def _reads_after(jaxpr: Jaxpr) -> list:
   """For each equation index i, the vars read by equations after i or
   returned."""
   reads = set(v for v in jaxpr.outvars if not isinstance(v, Literal))
@@ -148,7 +140,7 @@ def reads_after(jaxpr: Jaxpr) -> list:
   return out
 
 
-def segment(jaxpr: Jaxpr, indices: list, read_later) -> tuple:
+def _segment(jaxpr: Jaxpr, indices: list, read_later) -> tuple:
   eqns = [jaxpr.eqns[i] for i in indices]
   defined, ins = set(), []
   for eqn in eqns:
@@ -160,6 +152,27 @@ def segment(jaxpr: Jaxpr, indices: list, read_later) -> tuple:
           if not isinstance(v, DropVar) and v in read_later]
   closed = ClosedJaxpr(Jaxpr([], ins, outs, eqns), [])
   return ("call", closed, ins, outs)
+
+
+def split_steps(jaxpr: Jaxpr, own, add) -> list:
+  """``jaxpr``'s equations as steps: each run of equations ``own`` rejects as
+  one ``("call", closed_segment, in_vars, out_vars)`` (its outputs: the vars
+  read later or returned), each equation ``own`` accepts handed to
+  ``add(steps, eqn)``, which appends (or merges into) its step."""
+  later_reads = _reads_after(jaxpr)
+  steps: list = []
+  run: list = []
+  for i, eqn in enumerate(jaxpr.eqns):
+    if not own(eqn):
+      run.append(i)
+      continue
+    if run:
+      steps.append(_segment(jaxpr, run, later_reads[run[-1]]))
+      run = []
+    add(steps, eqn)
+  if run:
+    steps.append(_segment(jaxpr, run, later_reads[run[-1]]))
+  return steps
 
 
 plans: "weakref.WeakKeyDictionary[ClosedJaxpr, Plan]" = weakref.WeakKeyDictionary()
