@@ -116,19 +116,28 @@ def loop_runner(closed: ClosedJaxpr) -> Callable:
   function (``jnp.where`` is one) runs that function's steps each trip, not
   its impl; elsewhere custom-derivative calls run their primal's runner
   and ``jit`` calls keep their impl (compiled). With the debug flags on,
-  nested calls are not inlined (each step is checked as before). The debug flags (read when a runner is made) are part of the
-  key through ``config.state_key()``."""
+  nested calls are not inlined (each step is checked as before). The debug
+  flags (read when a runner is made) are part of the key through
+  ``config.state_key()``."""
   interpret = not compiling()
-  key = (config.state_key(), interpret)
-  runners = _loop_runners.get(closed)
-  if runners is None:
-    runners = _loop_runners[closed] = {}
-  run = runners.get(key)
-  if run is None:
-    if len(runners) >= 8:   # flags set and reset many times: keep the newest few
-      runners.clear()
+
+  def make():
     jaxpr, consts, kernel = _loop_program(closed, interpret)
-    run = runners[key] = program_of(jaxpr).runner(consts, kernel)
+    return program_of(jaxpr).runner(consts, kernel)
+  return _cached_runner(_loop_runners, closed, (config.state_key(), interpret), make)
+
+
+def _cached_runner(table, closed: ClosedJaxpr, key, make: Callable):
+  """``table[closed][key]``, made by ``make()`` on a miss; a jaxpr keeps the
+  newest few runners (flags set and reset many times)."""
+  runners = table.get(closed)
+  if runners is None:
+    runners = table[closed] = {}
+  if key in runners:
+    return runners[key]
+  if len(runners) >= 8:
+    runners.clear()
+  run = runners[key] = make()
   return run
 
 
@@ -153,20 +162,14 @@ def while_runner(cond: ClosedJaxpr, body: ClosedJaxpr) -> Callable | None:
   run for ``cond`` and ``body`` (``kernel_while_runner``: one set of slots
   per loop, not two runner calls a trip); None with the debug flags on."""
   interpret = not compiling()
-  key = (config.state_key(), interpret, cond)
-  runners = _while_runners.get(body)
-  if runners is None:
-    runners = _while_runners[body] = {}
-  if key in runners:
-    return runners[key]
-  if len(runners) >= 8:
-    runners.clear()
-  parts = []
-  for closed in (cond, body):
-    jaxpr, consts, kernel = _loop_program(closed, interpret)
-    parts.append((program_of(jaxpr), consts, kernel))
-  run = runners[key] = kernel_while_runner(*parts, len(body.jaxpr.outvars))
-  return run
+
+  def make():
+    parts = []
+    for closed in (cond, body):
+      jaxpr, consts, kernel = _loop_program(closed, interpret)
+      parts.append((program_of(jaxpr), consts, kernel))
+    return kernel_while_runner(*parts, len(body.jaxpr.outvars))
+  return _cached_runner(_while_runners, body, (config.state_key(), interpret, cond), make)
 
 
 # body ClosedJaxpr -> {(flags' state key, tier, consts, carries): runner or None}
@@ -179,18 +182,12 @@ def scan_runner(body: ClosedJaxpr, num_consts: int, num_carry: int) -> Callable 
   (``kernel_scan_runner``: one set of slots per loop, not a runner call a
   trip); None with the debug flags on."""
   interpret = not compiling()
-  key = (config.state_key(), interpret, num_consts, num_carry)
-  runners = _scan_runners.get(body)
-  if runners is None:
-    runners = _scan_runners[body] = {}
-  if key in runners:
-    return runners[key]
-  if len(runners) >= 8:
-    runners.clear()
-  jaxpr, consts, kernel = _loop_program(body, interpret)
-  run = runners[key] = kernel_scan_runner((program_of(jaxpr), consts, kernel), num_consts,
-                                          num_carry)
-  return run
+
+  def make():
+    jaxpr, consts, kernel = _loop_program(body, interpret)
+    return kernel_scan_runner((program_of(jaxpr), consts, kernel), num_consts, num_carry)
+  return _cached_runner(_scan_runners, body,
+                        (config.state_key(), interpret, num_consts, num_carry), make)
 
 
 __all__ = ["nested_call_kernel", "custom_call_kernel", "interpreted_call",
