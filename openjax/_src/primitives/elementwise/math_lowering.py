@@ -51,6 +51,7 @@ def keeping_small(rule, odd: bool = True):
     return [keep_small(ctx, x, out, dt, odd)]
   return wrapped
 
+
 def part_trig(ctx, x, name: str):
   """sin or cos (``name``: "sine", "cosine") of a complex operand's real or
   imaginary part: float32 parts through ``_sin_cos_f32`` (IREE's float32
@@ -539,6 +540,23 @@ def _horner(ctx, coefs, z, dt):
   return acc
 
 
+def _pio2_reduced(ctx, x, pieces: int):
+  """(k, r) in float64 with x = k pi/2 + r, |r| <= pi/4 (and a little), of
+  float32 ``x``: huge arguments reduced exactly first (``_reduce_huge``), k
+  by floor(t + 1/2), not round_nearest_even (any integer next to t serves,
+  and IREE's float64 round_nearest_even costs ~0.35 ns an element more),
+  r by ``pieces`` pieces of pi/2 (exact products while |k| < 2**20)."""
+  f64 = np.dtype(np.float64)
+  f = lambda nm, *xs: op(ctx, f"stablehlo.{nm}", list(xs))  # noqa: E731
+  xd = _reduce_huge(ctx, x, op(ctx, "stablehlo.convert", [x], f64))
+  k = f("floor", f("add", f("multiply", xd, const_like(ctx, xd, 2 / np.pi, f64)),
+                   const_like(ctx, xd, 0.5, f64)))
+  r = xd
+  for piece in _PIO2[:pieces]:
+    r = f("subtract", r, f("multiply", k, const_like(ctx, xd, piece, f64)))
+  return k, r
+
+
 # Minimax polynomials of float32 sin r / r - 1 and cos r - 1 + r^2 / 2 on
 # |r| <= pi/4 in r^2 (Cephes' sinf/cosf coefficients).
 _SIN_TAIL_F32 = (-1.6666654611e-1, 8.3321608736e-3, -1.9515295891e-4)
@@ -558,29 +576,25 @@ def _sin_cos_f32(ctx, x, name):
   for 10M)."""
   f64, f32 = np.dtype(np.float64), F32
   f = lambda nm, *xs: op(ctx, f"stablehlo.{nm}", list(xs))  # noqa: E731
-  c64 = lambda v: const_like(ctx, xd, v, f64)  # noqa: E731
+  c64 = lambda v: const_like(ctx, x, v, f64)  # noqa: E731
   c32 = lambda v: const_like(ctx, x, v, f32)  # noqa: E731
-  xd = _reduce_huge(ctx, x, op(ctx, "stablehlo.convert", [x], f64))
-  # (floor(t + 1/2), not round_nearest_even: any integer k next to t serves,
-  # and IREE's float64 round_nearest_even costs ~0.35 ns an element more)
-  k = f("floor", f("add", f("multiply", xd, c64(2 / np.pi)), c64(0.5)))
-  r = xd
-  for piece in _PIO2[:3]:                        # exact products while |k| < 2**20
-    r = f("subtract", r, f("multiply", k, c64(piece)))
+  k, r = _pio2_reduced(ctx, x, 3)
   narrow = lambda v: op(ctx, "stablehlo.convert", [v], f32)  # noqa: E731
   rf = narrow(r)
   z = f("multiply", rf, rf)
 
   tail = lambda coefs: _horner(ctx, coefs, z, f32)  # noqa: E731
-  # quadrant q = k mod 4 in float32 (|k| < 2**23 * 2 / pi + 1 < 2**24: exact): cos x = sin(x + pi/2);
-  # an odd q takes the other function, q >= 2 negates
+  # quadrant q = k mod 4 in float32 (|k| < 2**23 * 2 / pi + 1 < 2**24:
+  # exact): cos x = sin(x + pi/2); an odd q takes the other function, q >= 2
+  # negates
   q = narrow(k)
   if name == "cosine":
     q = f("add", q, c32(1.0))
   q = f("subtract", q, f("multiply", c32(4.0), f("floor", f("multiply", q, c32(0.25)))))
   half = f("floor", f("multiply", q, c32(0.5)))
   odd = compare(ctx, f("subtract", q, f("multiply", c32(2.0), half)), c32(1.0), "EQ", f32)
-  lead = select(ctx, odd, f("subtract", c64(1.0), f("multiply", c64(0.5), f("multiply", r, r))), r)
+  cos_lead = f("subtract", c64(1.0), f("multiply", c64(0.5), f("multiply", r, r)))
+  lead = select(ctx, odd, cos_lead, r)
   small = select(ctx, odd, f("multiply", f("multiply", z, z), tail(_COS_TAIL_F32)),
                  f("multiply", f("multiply", rf, z), tail(_SIN_TAIL_F32)))
   v = narrow(f("add", lead, op(ctx, "stablehlo.convert", [small], f64)))
@@ -598,13 +612,8 @@ def reduced_trig(ctx, x, name):
     return _sin_cos_f32(ctx, x, name)
   f64 = np.dtype(np.float64)
   f = lambda nm, *xs: op(ctx, f"stablehlo.{nm}", list(xs))  # noqa: E731
-  c64 = lambda v: const_like(ctx, xd, v, f64)  # noqa: E731
-  xd = _reduce_huge(ctx, x, op(ctx, "stablehlo.convert", [x], f64))
-  # (floor(t + 1/2): see _sin_cos_f32)
-  n = f("floor", f("add", f("multiply", xd, c64(2 / np.pi)), c64(0.5)))
-  r = xd
-  for piece in _PIO2:                            # exact products while |n| < 2**20
-    r = f("subtract", r, f("multiply", n, c64(piece)))
+  c64 = lambda v: const_like(ctx, x, v, f64)  # noqa: E731
+  n, r = _pio2_reduced(ctx, x, len(_PIO2))
   lim = c64(np.pi / 4)                           # the reduction is lost past ~1e18
   r = ctx.op("stablehlo.clamp", [f("negate", lim), r, lim], r.type)
   r2 = f("multiply", r, r)
