@@ -138,3 +138,45 @@ def test_experimental_shard_map():
     with pytest.warns(DeprecationWarning):
       f = old_shard_map(lambda b: lax.psum(b, "i"), mesh, in_specs=P("i"), out_specs=P())
     np.testing.assert_allclose(np.asarray(f(np.arange(4.0, dtype=np.float32))), [2.0, 4.0])
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_eager_collectives_run_in_step_without_threads(monkeypatch, case):
+  # An eager body's top-level collective runs every device from the calling
+  # thread (record, then serve): no thread of the pool is started for it.
+  from openjax._src.control import shard_map_eager
+
+  def no_threads(*args, **kwargs):
+    raise AssertionError("eager collective used the thread pool")
+  with cpu_devices(4) as devs:
+    mesh = Mesh(np.array(devs), ("i",))
+    f, x, ref = _cases(4)[case]
+    g = jax.shard_map(_per_member(f), mesh=mesh, in_specs=P("i"), out_specs=P("i"))
+    monkeypatch.setattr(shard_map_eager._pool, "submit", no_threads)
+    np.testing.assert_allclose(np.asarray(g(x)), ref(x), rtol=1e-5, atol=1e-5)
+
+
+def test_eager_in_step_sums_in_device_order_over_two_axes():
+  # psum over both axes of a 4x2 mesh and over each axis alone, with groups:
+  # every device's sum of its group, in the group's order (float32 values
+  # whose sum depends on the order: the threaded rendezvous' order).
+  with cpu_devices(8) as devs:
+    mesh = Mesh(np.array(devs).reshape(4, 2), ("x", "y"))
+    x = (np.float32(1e8) * (np.arange(8, dtype=np.float32) % 3 - 1)
+         + np.arange(8, dtype=np.float32)).reshape(4, 2)
+
+    def body(b):
+      return (lax.psum(b, ("x", "y")), lax.psum(b, "x"), lax.psum(b, "y"),
+              lax.psum(b, "x", axis_index_groups=[[0, 1], [2, 3]]))
+    outs = jax.shard_map(body, mesh=mesh, in_specs=P("x", "y"), out_specs=P("x", "y"),
+                         check_vma=False)(x)
+    flat = x.reshape(-1)
+    total = flat[0]
+    for v in flat[1:]:
+      total = np.float32(total + v)
+    np.testing.assert_array_equal(np.asarray(outs[0]), np.full((4, 2), total))
+    col = [functools.reduce(lambda a, b: np.float32(a + b), x[:, j]) for j in range(2)]
+    np.testing.assert_array_equal(np.asarray(outs[1]), np.tile(col, (4, 1)))
+    np.testing.assert_array_equal(np.asarray(outs[2]), np.repeat(x.sum(1, keepdims=True), 2, 1))
+    pairs = np.concatenate([np.tile(x[0] + x[1], (2, 1)), np.tile(x[2] + x[3], (2, 1))])
+    np.testing.assert_array_equal(np.asarray(outs[3]), pairs)

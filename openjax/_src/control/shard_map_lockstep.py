@@ -28,7 +28,7 @@ from openjax._src.primitives.shape.shape import concatenate, index_in_dim
 from openjax._src.runtime.executable import execute_per_device
 from openjax._src.runtime.pipeline import executable_for_jaxpr
 
-__all__ = ["lockstep_ok", "mesh_coords", "run_lockstep"]
+__all__ = ["group_devices", "lockstep_ok", "mesh_coords", "run_lockstep"]
 
 
 class _LockstepMember:
@@ -50,11 +50,11 @@ class _LockstepMember:
     return index
 
   def exchange(self, names: tuple, value, api_name: str) -> list:
-    return [self.values[k] for k in _group_devices(self.coords, names, self.sizes,
+    return [self.values[k] for k in group_devices(self.coords, names, self.sizes,
                                                    self.mesh_shape)]
 
 
-def _group_devices(coords: dict, names: tuple, sizes: dict, mesh_shape: tuple) -> tuple:
+def group_devices(coords: dict, names: tuple, sizes: dict, mesh_shape: tuple) -> tuple:
   """Flat device indices of ``coords``' group over ``names``, in the group's
   (row-major over ``names``) order."""
   axis_names = tuple(sizes)
@@ -137,11 +137,11 @@ def run_lockstep(plan: Plan, per_device_args: list, devices: list, mesh) -> list
       # pass over the parameters instead of two, one dispatch less).
       _, prim, names, eqns, _ = step
       _, closed, ins, outs = steps[i + 1]
-      n = len(_group_devices(coords[0], names, sizes, shape))
+      n = len(group_devices(coords[0], names, sizes, shape))
       executable, rest, kept = _fused_executable(plan, i, prim, eqns, n, closed)
       args = []
       for k in range(len(devices)):
-        group = _group_devices(coords[k], names, sizes, shape)
+        group = group_devices(coords[k], names, sizes, shape)
         args.append([read(envs[m], e.invars[0]) for e in eqns for m in group]
                     + [envs[k][v] for v in rest])
       results = execute_per_device(executable, args, devices)
@@ -160,9 +160,9 @@ def run_lockstep(plan: Plan, per_device_args: list, devices: list, mesh) -> list
       # on the device side): no host round trip.
       _, prim, names, eqns, _ = step
       executable = _all_reduce_executable(plan, i, prim, eqns, len(
-          _group_devices(coords[0], names, sizes, shape)))
+          group_devices(coords[0], names, sizes, shape)))
       for k, device in enumerate(devices):
-        group = _group_devices(coords[k], names, sizes, shape)
+        group = group_devices(coords[k], names, sizes, shape)
         ins = [read(envs[m], e.invars[0]) for e in eqns for m in group]
         outs = executable.execute(ins, device)
         envs[k].update((e.outvars[0], o) for e, o in zip(eqns, outs))
