@@ -38,15 +38,18 @@ import weakref
 
 import numpy as np
 
+from openjax._src.config import config
 from openjax._src.control.shard_map_auto import (auto_axes, auto_in_spec, auto_out_specs,
                                                  with_auto_split)
-from openjax._src.control.shard_map_lockstep import lockstep_ok, mesh_coords, run_lockstep
+from openjax._src.control.shard_map_lockstep import (interpretable, lockstep_ok, mesh_coords,
+                                                     run_interpreted, run_lockstep)
 from openjax._src.control.shard_map_plan import ALL_REDUCE_UFUNCS, Plan, plan_of
 from openjax._src.core import (ClosedJaxpr, Literal, Primitive, ShapedArray, eval_jaxpr,
                                get_aval, program_of)
 from openjax._src.core.array import Array, ShardedBuffer, sharded_array_of_shards
 from openjax._src.core.jaxpr import DropVar
 from openjax._src.core.placement import commit
+from openjax._src.core.trace import eager_config
 from openjax._src.core.mesh import AxisType, Mesh, MeshIdentityMap
 from openjax._src.core.sharding import NamedSharding, PartitionSpec, aval_sharding, dim_axes
 from openjax._src.interpreters.batching import batch_jaxpr
@@ -267,7 +270,7 @@ class _Layout:
   """What a run over ``mesh`` needs besides the values, computed once per
   (program, mesh, specs): the input shardings, each output's sharding,
   global aval and per-device indices."""
-  __slots__ = ("sizes", "devices", "in_shardings", "outs", "plan", "lockstep")
+  __slots__ = ("sizes", "devices", "in_shardings", "outs", "plan", "lockstep", "interpret")
 
   def __init__(self, jaxpr: ClosedJaxpr, mesh, in_specs, out_specs):
     self.sizes = mesh_axis_sizes(mesh)
@@ -281,6 +284,7 @@ class _Layout:
       self.outs.append((sharding, g, sharding._indices(g.shape)))
     self.plan = None
     self.lockstep = False
+    self.interpret = False   # (run_on_devices sets it with the plan)
 
 
 _layouts: dict = {}
@@ -308,11 +312,18 @@ def run_on_devices(args, jaxpr: ClosedJaxpr, mesh, in_specs, out_specs) -> list:
     if layout.plan is None:
       layout.plan = plan_of(jaxpr)
       layout.lockstep = lockstep_ok(layout.plan)
+      layout.interpret = layout.lockstep and interpretable(layout.plan)
     if layout.lockstep:
+      per_device = [[s[k] for s in shards] for k in range(len(devices))]
+      outs = None
       with extend_axis_env(frames):
-        outs = run_lockstep(layout.plan,
-                             [[s[k] for s in shards] for k in range(len(devices))],
-                             devices, mesh)
+        # Small programs run on the host while tiered execution is on (as
+        # jit's do), not under the debugging flags (checked by the compiled run).
+        if (layout.interpret and eager_config.flags_ok
+            and config.read("openjax_tiered_compilation")):
+          outs = run_interpreted(layout.plan, per_device, mesh)
+        if outs is None:
+          outs = run_lockstep(layout.plan, per_device, devices, mesh)
       results = [commit([_as_array(o, a) for o, a in zip(r, jaxpr.out_avals)], d)
                  for r, d in zip(outs, devices)]
       return _whole(_assembled(results, layout), mesh, jaxpr, args)

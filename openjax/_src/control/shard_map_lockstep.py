@@ -12,8 +12,9 @@ import math
 
 import numpy as np
 
-from openjax._src.control.shard_map_plan import COLLECTIVES, THREADED_ONLY, Plan
-from openjax._src.core import Literal, ShapedArray, eval_jaxpr
+from openjax._src.control.shard_map_plan import ALL_REDUCE_UFUNCS, COLLECTIVES, THREADED_ONLY, Plan
+from openjax._src.core import (Array, Literal, ShapedArray, eval_jaxpr, jaxpr_effects,
+                               jaxprs_in_params, program_of)
 from openjax._src.core.jaxpr import DropVar
 from openjax._src.interpreters.batching import batch_jaxpr
 from openjax._src.interpreters.staging import trace_to_closed_jaxpr
@@ -28,7 +29,8 @@ from openjax._src.primitives.shape.shape import concatenate, index_in_dim
 from openjax._src.runtime.executable import execute_per_device
 from openjax._src.runtime.pipeline import executable_for_jaxpr
 
-__all__ = ["group_devices", "lockstep_ok", "mesh_coords", "run_lockstep"]
+__all__ = ["InStepMember", "device_groups", "group_devices", "interpretable", "lockstep_ok", "mesh_coords",
+           "run_in_step", "run_interpreted", "run_lockstep"]
 
 
 class _LockstepMember:
@@ -82,6 +84,15 @@ def _group_of(coords: tuple, names: tuple, sizes: tuple, mesh_shape: tuple) -> t
 
 
 @functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=1024)
+def device_groups(sizes: tuple, mesh_shape: tuple, names: tuple) -> tuple:
+  """Every device's (in flat order) group over ``names``: ``group_devices``
+  of each, for ``sizes`` given as (name, size) pairs."""
+  size = dict(sizes)
+  return tuple(group_devices(c, names, size, mesh_shape)
+               for c in mesh_coords(tuple(size), mesh_shape))
+
+
 def mesh_coords(axis_names: tuple, mesh_shape: tuple) -> list:
   """Each device's {axis name: coordinate} on a mesh of ``mesh_shape``, in
   flat (row-major) order."""
@@ -292,3 +303,187 @@ def _collective_executable(plan: Plan, i: int, eqn, mesh, k: int):
     ex = plan.programs[key] = executable_for_jaxpr(closed, eqn.primitive.name)
     plan.programs[key + ("jaxpr",)] = closed
   return ex
+
+
+# ------------------------------------------------ on the host, one thread
+class _Posted(Exception):
+  """A device's impl reached its exchange in the recording pass."""
+
+
+class _ExchangedTwice(Exception):
+  """An impl exchanged more than once: not for an in-step run."""
+
+
+_NOT_POSTED = object()
+
+
+class InStepMember:
+  """A device's member in ``run_in_step``: recording, its exchange posts the
+  device's value and stops the impl; serving, it returns the group's posted
+  values (an all-reduce combines them in group order, as the threaded
+  rendezvous and the compiled all-reduce do)."""
+  __slots__ = ("coords", "sizes", "mesh_shape", "k", "posted", "serving", "used")
+
+  def __init__(self, coords: dict, sizes: dict, mesh_shape: tuple, k: int, posted: list,
+               serving: bool):
+    self.coords, self.sizes, self.mesh_shape, self.k = coords, sizes, mesh_shape, k
+    self.posted, self.serving, self.used = posted, serving, False
+
+  @property
+  def axis_names(self) -> tuple:
+    return tuple(self.sizes)
+
+  def size(self, names: tuple) -> int:
+    return math.prod(self.sizes[n] for n in names)
+
+  def index(self, names: tuple) -> int:
+    index = 0
+    for n in names:
+      index = index * self.sizes[n] + self.coords[n]
+    return index
+
+  def _group_values(self, names: tuple, value) -> list:
+    if not self.serving:
+      self.posted[self.k] = value
+      raise _Posted
+    if self.used:
+      raise _ExchangedTwice
+    self.used = True
+    group = device_groups(tuple(self.sizes.items()), self.mesh_shape, tuple(names))[self.k]
+    return [self.posted[m] for m in group]
+
+  def exchange(self, names: tuple, value, api_name: str) -> list:
+    return self._group_values(names, value)
+
+  def all_reduce(self, names: tuple, arrays: list, ufunc, api_name: str) -> list:
+    values = self._group_values(names, [np.asarray(a) for a in arrays])
+    return [_reduced(ufunc, [v[j] for v in values]) for j in range(len(arrays))]
+
+
+def _reduced(ufunc, values: list) -> np.ndarray:
+  out = np.array(values[0], copy=True)
+  for v in values[1:]:
+    ufunc(out, v, out=out)
+  out.setflags(write=False)
+  return out
+
+
+def run_in_step(bind_one, coords: list, sizes: dict, mesh_shape: tuple) -> list | None:
+  """Every device's results of one collective, from this thread:
+  ``bind_one(k, member)`` binds device ``k``'s equation with ``member``
+  current. A recording pass posts what each device's impl hands its
+  exchange, a serving pass returns each its group's values. None when an
+  impl exchanges twice."""
+  n = len(coords)
+  posted: list = [_NOT_POSTED] * n
+  results: list = [None] * n
+  for serving in (False, True):
+    for k in range(n):
+      if serving and posted[k] is _NOT_POSTED:
+        continue   # finished without an exchange (axis_index)
+      try:
+        results[k] = bind_one(k, InStepMember(coords[k], sizes, mesh_shape, k, posted, serving))
+      except _Posted:
+        continue
+      except _ExchangedTwice:
+        return None
+  return results
+
+
+#: A lock-step plan runs on the host by the program evaluator when every
+#: per-device value is at most this many bytes (jit's tiered bound) and its
+#: segments hold at most INTERPRET_MAX_STEPS equations: a compiled segment or
+#: collective costs ~20 us a device a call, an evaluated step ~1 us (a pmap
+#: psum of f32[3] on 4 devices: 222 -> ~40 us a call; JAX 178).
+INTERPRET_MAX_BYTES = 16384
+INTERPRET_MAX_STEPS = 16
+
+
+def _nbytes(aval) -> int:
+  dtype = getattr(aval, "dtype", None)
+  shape = getattr(aval, "shape", None)
+  if dtype is None or shape is None:
+    return INTERPRET_MAX_BYTES + 1
+  return dtype.itemsize * math.prod(shape)
+
+
+def interpretable(plan: Plan) -> bool:
+  """Whether the host evaluator runs ``plan`` (a lock-step one) faster than
+  its compiled programs: small values, few plain steps, no effects."""
+  jaxpr = plan.jaxpr
+  if any(_nbytes(v.aval) > INTERPRET_MAX_BYTES for v in (*jaxpr.invars, *jaxpr.constvars)):
+    return False
+  steps = 0
+  for step in plan.steps:
+    if step[0] != "call":
+      continue
+    closed = step[1]
+    if jaxpr_effects(closed):
+      return False
+    for eqn in closed.jaxpr.eqns:
+      steps += 1
+      if steps > INTERPRET_MAX_STEPS or jaxprs_in_params(eqn.params) or any(
+          _nbytes(v.aval) > INTERPRET_MAX_BYTES for v in eqn.outvars):
+        return False
+  return True
+
+
+def _host(x):
+  return x._value if type(x) is Array else x
+
+
+def run_interpreted(plan: Plan, per_device_args: list, mesh) -> list | None:
+  """``run_lockstep``'s results by the program evaluator on the host, every
+  device in turn in this thread (``interpretable`` plans); None when a
+  collective cannot run in step (the compiled run takes it)."""
+  sizes = dict(mesh.shape)
+  shape = tuple(mesh.devices.shape)
+  coords = mesh_coords(tuple(mesh.axis_names), shape)
+  envs = []
+  for args in per_device_args:
+    env = dict(zip(plan.jaxpr.constvars, plan.consts))
+    env.update(zip(plan.jaxpr.invars, map(_host, args)))
+    envs.append(env)
+
+  def read(env, a):
+    return a.operand if isinstance(a, Literal) else env[a]
+
+  for i, step in enumerate(plan.steps):
+    kind = step[0]
+    if kind == "call":
+      _, closed, ins, outs = step
+      key = ("host", i)
+      run = plan.programs.get(key)
+      if run is None:
+        run = plan.programs[key] = program_of(closed.jaxpr).runner(closed.consts)
+      for env in envs:
+        env.update(zip(outs, run([env[v] for v in ins])))
+    elif kind == "allreduce":
+      _, prim, names, eqns, _ = step
+      ufunc = ALL_REDUCE_UFUNCS[prim]
+      groups = device_groups(tuple(sizes.items()), shape, tuple(names))
+      done: dict = {}
+      for group, env in zip(groups, envs):
+        reduced = done.get(group)
+        if reduced is None:
+          reduced = done[group] = [
+              _reduced(ufunc, [np.asarray(read(envs[m], e.invars[0])) for m in group])
+              for e in eqns]
+        env.update((e.outvars[0], r) for e, r in zip(eqns, reduced))
+    else:
+      eqn = step[1]
+
+      impl = eqn.primitive.rule("impl")
+
+      def bind_one(k, member, eqn=eqn, impl=impl):
+        # (the impl on host values, as the evaluator runs a step: a bind
+        # through the eval trace cost ~10 us more a device)
+        with running_on_mesh_device(member):
+          return impl(*[read(envs[k], a) for a in eqn.invars], **eqn.params)
+      results = run_in_step(bind_one, coords, sizes, shape)
+      if results is None:
+        return None
+      for env, outs in zip(envs, results):
+        env.update((v, _host(x)) for v, x in zip(eqn.outvars, outs)
+                   if not isinstance(v, DropVar))
+  return [[read(env, a) for a in plan.jaxpr.outvars] for env in envs]
