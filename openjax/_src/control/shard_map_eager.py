@@ -30,6 +30,11 @@ from openjax._src.runtime.collectives import MeshRendezvous
 
 __all__ = ["ShardMapTrace", "ShardMapTracer"]
 
+#: Collectives of larger blocks meet in the threaded rendezvous, which
+#: splits an all-reduce's work over the devices' threads (a 4-device psum of
+#: 1e6 float32 each: ~1.5 ms threaded, ~4 ms in step on this thread).
+IN_STEP_MAX_ELEMENTS = 65536
+
 
 class ShardMapTracer(Tracer):
   """``split``: in a partially manual body, the non-manual Explicit axes
@@ -96,7 +101,8 @@ class ShardMapTrace(Trace):
         has_collective(j) for j in jaxprs_in_params(params))
     if needs_peers:
       outs = None
-      if primitive in COLLECTIVES and primitive not in THREADED_ONLY:
+      if (primitive in COLLECTIVES and primitive not in THREADED_ONLY
+          and all(np.size(b) <= IN_STEP_MAX_ELEMENTS for b in per_device[0])):
         outs = self._run_in_step(primitive, per_device, params)
       if outs is None:
         outs = self._run_together(primitive, per_device, params)

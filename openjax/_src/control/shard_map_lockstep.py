@@ -322,12 +322,13 @@ class InStepMember:
   device's value and stops the impl; serving, it returns the group's posted
   values (an all-reduce combines them in group order, as the threaded
   rendezvous and the compiled all-reduce do)."""
-  __slots__ = ("coords", "sizes", "mesh_shape", "k", "posted", "serving", "used")
+  __slots__ = ("coords", "sizes", "mesh_shape", "k", "posted", "serving", "used", "reduced")
 
   def __init__(self, coords: dict, sizes: dict, mesh_shape: tuple, k: int, posted: list,
-               serving: bool):
+               serving: bool, reduced: dict):
     self.coords, self.sizes, self.mesh_shape, self.k = coords, sizes, mesh_shape, k
     self.posted, self.serving, self.used = posted, serving, False
+    self.reduced = reduced   # group -> its all-reduce results, shared by the run's members
 
   @property
   def axis_names(self) -> tuple:
@@ -342,22 +343,25 @@ class InStepMember:
       index = index * self.sizes[n] + self.coords[n]
     return index
 
-  def _group_values(self, names: tuple, value) -> list:
+  def _group(self, names: tuple, value) -> tuple:
     if not self.serving:
       self.posted[self.k] = value
       raise _Posted
     if self.used:
       raise _ExchangedTwice
     self.used = True
-    group = device_groups(tuple(self.sizes.items()), self.mesh_shape, tuple(names))[self.k]
-    return [self.posted[m] for m in group]
+    return device_groups(tuple(self.sizes.items()), self.mesh_shape, tuple(names))[self.k]
 
   def exchange(self, names: tuple, value, api_name: str) -> list:
-    return self._group_values(names, value)
+    return [self.posted[m] for m in self._group(names, value)]
 
   def all_reduce(self, names: tuple, arrays: list, ufunc, api_name: str) -> list:
-    values = self._group_values(names, [np.asarray(a) for a in arrays])
-    return [_reduced(ufunc, [v[j] for v in values]) for j in range(len(arrays))]
+    group = self._group(names, [np.asarray(a) for a in arrays])
+    outs = self.reduced.get(group)
+    if outs is None:   # once per group: its members share the read-only results
+      outs = self.reduced[group] = [_reduced(ufunc, [self.posted[m][j] for m in group])
+                                    for j in range(len(arrays))]
+    return outs
 
 
 def _reduced(ufunc, values: list) -> np.ndarray:
@@ -377,12 +381,14 @@ def run_in_step(bind_one, coords: list, sizes: dict, mesh_shape: tuple) -> list 
   n = len(coords)
   posted: list = [_NOT_POSTED] * n
   results: list = [None] * n
+  reduced: dict = {}
   for serving in (False, True):
     for k in range(n):
       if serving and posted[k] is _NOT_POSTED:
         continue   # finished without an exchange (axis_index)
       try:
-        results[k] = bind_one(k, InStepMember(coords[k], sizes, mesh_shape, k, posted, serving))
+        results[k] = bind_one(k, InStepMember(coords[k], sizes, mesh_shape, k, posted, serving,
+                                              reduced))
       except _Posted:
         continue
       except _ExchangedTwice:
