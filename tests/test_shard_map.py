@@ -180,3 +180,26 @@ def test_eager_in_step_sums_in_device_order_over_two_axes():
     np.testing.assert_array_equal(np.asarray(outs[2]), np.repeat(x.sum(1, keepdims=True), 2, 1))
     pairs = np.concatenate([np.tile(x[0] + x[1], (2, 1)), np.tile(x[2] + x[3], (2, 1))])
     np.testing.assert_array_equal(np.asarray(outs[3]), pairs)
+
+
+def test_eager_collectives_of_large_blocks_meet_in_threads(monkeypatch):
+  # Blocks past IN_STEP_MAX_ELEMENTS meet in the threaded rendezvous (which
+  # splits an all-reduce over the devices' threads); same values.
+  from openjax._src.control import shard_map_eager
+  submitted = []
+  submit = shard_map_eager._pool.submit
+
+  def counted(*args, **kwargs):
+    submitted.append(1)
+    return submit(*args, **kwargs)
+  monkeypatch.setattr(shard_map_eager._pool, "submit", counted)
+  with cpu_devices(2) as devs:
+    mesh = Mesh(np.array(devs), ("i",))
+    n = shard_map_eager.IN_STEP_MAX_ELEMENTS + 1
+    x = np.arange(2 * n, dtype=np.float32).reshape(2, n)
+    g = jax.shard_map(lambda b: lax.psum(b, "i"), mesh=mesh, in_specs=P("i"), out_specs=P())
+    np.testing.assert_array_equal(np.asarray(g(x)), x.sum(0, keepdims=True))
+    assert submitted
+    submitted.clear()
+    g(x[:, :8])
+    assert not submitted
