@@ -282,6 +282,10 @@ def allclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bo
 
 def array_equal(a1: Any, a2: Any, equal_nan: bool = False):
   """Whether ``a1`` and ``a2`` have the same shape and elements."""
+  if equal_nan and a1 is a2 and type(a1) is Array:
+    # An array equals itself when NaNs compare equal (NumPy answers so without
+    # reading it too): no pass over a large operand. Tracers still trace.
+    return array(True)
   a1, a2 = asarray(a1), asarray(a2)
   if np.shape(a1) != np.shape(a2):
     return array(False, dtype=bool)
