@@ -1,0 +1,122 @@
+"""Eager formulations that read only what a result needs (issue 14's
+large-size cliffs): each must give what the traced formulation (JAX's
+equations, as ``jit`` stages them) or NumPy gives, for every layout it
+takes a short cut for."""
+import itertools
+
+import numpy as np
+import pytest
+
+import openjax as jax
+import openjax.numpy as jnp
+from openjax._src import lax
+from openjax._src.numpy import einsum as einsum_module
+from openjax._src.numpy.einsum import diagonal_take
+
+
+def _same_bits(a, b) -> None:
+  a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
+  assert a.dtype == b.dtype and a.shape == b.shape
+  np.testing.assert_array_equal(a.reshape(-1).view(np.uint8), b.reshape(-1).view(np.uint8))
+
+
+# ------------------------------------------------------------- diagonals
+@pytest.mark.parametrize("shape", [(3, 4, 5), (4, 2, 3, 4), (5, 5), (2, 3, 1, 4, 2), (3, 1, 3),
+                                   (4, 0, 4)], ids=str)
+def test_diagonal_take_matches_numpy_diagonal_for_every_layout(shape):
+  # adjacent axes (one strided slice), two apart (row slices + the last
+  # step), either order, offsets running off either axis, empty results
+  x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+  nd = len(shape)
+  for a, b in itertools.permutations(range(nd), 2):
+    for offset in (0, 1, -1, 2, -3, 7):
+      want = np.diagonal(x, offset, a, b)
+      offsets = (0, offset) if offset >= 0 else (-offset, 0)
+      for position in range(nd - 1):
+        got = diagonal_take(jnp.asarray(x), (a, b), offsets, position)
+        _same_bits(got, np.moveaxis(want, -1, position))
+      _same_bits(jnp.diagonal(x, offset, a, b), want)
+
+
+def test_diagonal_take_of_three_axes_gathers():
+  x = np.random.default_rng(1).standard_normal((3, 2, 3, 4, 3)).astype(np.float32)
+  t = np.arange(3)
+  got = diagonal_take(jnp.asarray(x), (0, 2, 4), (0, 0, 0), 1)
+  _same_bits(got, np.moveaxis(x[t, :, t, :, t], 0, 1))
+
+
+def test_diagonal_of_non_trailing_axes_reads_no_transposed_copy():
+  # the eager program of diagonal over (2, 0) has no transpose of the whole
+  # operand before it: every step's result is at most the diagonal's size
+  x = jnp.zeros((6, 5, 7), bool)
+  jaxpr = jax.make_jaxpr(lambda x: jnp.diagonal(x, -1, 2, 0))(x).jaxpr
+  inner = jaxpr.eqns[0].params["jaxpr"].jaxpr
+  assert [e.primitive.name for e in inner.eqns if e.primitive.name in ("transpose", "gather")]
+  for e in inner.eqns:
+    if e.primitive.name == "transpose":
+      assert e.invars[0].aval.size <= 5 * 6
+
+
+def test_diagonal_grad_and_vmap():
+  x = np.random.default_rng(2).standard_normal((4, 3, 5)).astype(np.float32)
+  g = jax.grad(lambda x: (jnp.diagonal(x, 1, 2, 0) ** 2).sum())(jnp.asarray(x))
+  want = np.zeros_like(x)
+  for i in range(3):   # rows along axis 2 (i), columns along axis 0 (i + 1)
+    want[i + 1, :, i] = 2 * x[i + 1, :, i]
+  np.testing.assert_allclose(g, want, rtol=1e-6)
+  v = jax.vmap(lambda m: jnp.diagonal(m, -1, 1, 0))(jnp.asarray(x))
+  _same_bits(v, np.stack([np.diagonal(m, -1, 1, 0) for m in x]))
+
+
+# ---------------------------------------------------------------- einsum
+_REPEATS = [("ii->i", [(40, 40)]), ("ii", [(40, 40)]), ("iji->j", [(20, 6, 20)]),
+            ("iii->i", [(17, 17, 17)]), ("iij->ij", [(20, 20, 6)]), ("ijj->ji", [(6, 20, 20)]),
+            ("ijiki->jk", [(9, 4, 9, 3, 9)]), ("iij,jk->ik", [(20, 20, 6), (6, 5)]),
+            ("ii,jj->ij", [(40, 40), (33, 33)]), ("iijj->", [(9, 9, 9, 9)])]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.complex64, np.bool_], ids=str)
+@pytest.mark.parametrize("subscripts,shapes", _REPEATS, ids=[s for s, _ in _REPEATS])
+def test_eager_einsum_diagonals_match_the_traced_mask(subscripts, shapes, dtype):
+  # eagerly (operands over 4 KiB) the diagonal is sliced or gathered; traced
+  # (jit, interpreted) JAX's iota mask and sum run: the same values, and
+  # for integers and bools the same bits
+  rng = np.random.default_rng(3)
+  if dtype == np.bool_:
+    ops = [rng.random(s) > 0.5 for s in shapes]
+  else:
+    ops = [(rng.integers(-4, 5, s) + (1j * rng.integers(-4, 5, s) if dtype == np.complex64
+                                      else 0)).astype(dtype) for s in shapes]
+  ops = [jnp.asarray(o) for o in ops]
+  eager = jnp.einsum(subscripts, *ops)
+  traced = jax.jit(lambda *a: jnp.einsum(subscripts, *a))(*ops)
+  _same_bits(eager, traced)   # small integers: float sums are exact too
+  np.testing.assert_allclose(np.asarray(eager, np.complex128),
+                             np.einsum(subscripts, *[np.asarray(o) for o in ops]), rtol=1e-6)
+
+
+@pytest.mark.parametrize("subscripts", ["ii->i", "ii", "iji->j"])
+def test_eager_einsum_diagonal_of_negative_zeros_is_positive_zero(subscripts):
+  # the mask's sum adds +0.0 terms: -0.0 on the diagonal comes out +0.0
+  shape = (40, 3, 40) if subscripts == "iji->j" else (40, 40)
+  x = jnp.asarray(np.full(shape, -0.0, np.float32))
+  eager = jnp.einsum(subscripts, x)
+  _same_bits(eager, jax.jit(lambda x: jnp.einsum(subscripts, x))(x))
+  assert not np.signbit(np.asarray(eager)).any()
+
+
+def test_einsum_jaxpr_keeps_jax_mask():
+  x = jnp.zeros((40, 40))
+  names = [e.primitive.name for e in jax.make_jaxpr(lambda x: jnp.einsum("ii->i", x))(x).eqns]
+  assert names == ["iota", "iota", "eq", "broadcast_in_dim", "select_n", "reduce_sum"]
+
+
+@pytest.mark.parametrize("subscripts,shape", [("ii->i", (40, 40)), ("iji->j", (20, 6, 20)),
+                                              ("ijiki->jk", (9, 4, 9, 3, 9))])
+def test_eager_einsum_program_reads_no_mask(subscripts, shape):
+  x = jnp.zeros(shape)
+  contractions = einsum_module._contractions(subscripts, (shape,), "auto")
+  jaxpr = jax.make_jaxpr(lambda x: einsum_module._eager_contract(
+      contractions, None, None, lax.dot_general, x))(x).jaxpr
+  names = {e.primitive.name for e in jaxpr.eqns[0].params["jaxpr"].jaxpr.eqns}
+  assert not names & {"iota", "select_n"}, names
