@@ -150,7 +150,7 @@ ROWS = [
     OpRow("lax.stack_axis_last", lambda a, b: lax.stack([a, b], axis=-1),
           _normal((4,), (4,), dtype=I32), lambda a, b: np.stack([a, b], -1)),
     OpRow("lax.unstack_axis1", lambda x: lax.unstack(x, 1), _normal((2, 3, 2)),
-          lambda x: tuple(np.moveaxis(x, 1, 0)), grad=True),
+          lambda x: tuple(np.moveaxis(x, 1, 0).copy()), grad=True),
     OpRow("lax.optimization_barrier", lambda x, y: lax.optimization_barrier((x, y * 2)),
           _normal((3,), (2, 2)), lambda x, y: (x, y * 2), grad=True),
     OpRow("lax.copy_p", lambda x: lax.copy_p.bind1(x), _normal((3, 2)), lambda x: x.copy(),
