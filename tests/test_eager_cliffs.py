@@ -6,12 +6,15 @@ import itertools
 import math
 import time
 
+import ml_dtypes
 import numpy as np
 import pytest
 
 import openjax as jax
 import openjax.numpy as jnp
 from openjax._src import lax
+from openjax._src.core.avals import ShapedArray
+from openjax._src.core.trace import make_plan
 from openjax._src.numpy import einsum as einsum_module
 from openjax._src.numpy.einsum import diagonal_take
 
@@ -147,3 +150,39 @@ def test_tile_by_zero_copies_nothing():
   lax.tile(x, (0,))
   best = min(_seconds(lambda: lax.tile(x, (0,))) for _ in range(20))
   assert best < 20e-6, best
+
+
+# ------------------------------------------------- broadcast-scalar operands
+# (the n-ary primitives whose eval kernel is the generic one)
+_BINARY = ["add", "sub", "mul", "rem", "nextafter", "eq", "ne", "and", "or", "xor", "complex"]
+
+
+@pytest.mark.parametrize("name", _BINARY)
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, ml_dtypes.bfloat16, np.int32,
+                                   np.uint8, np.bool_, np.complex64], ids=str)
+def test_nary_kernel_of_broadcast_scalars_is_one_element_broadcast(name, dtype):
+  p = getattr(lax, f"{name}_p")
+  shape = (200, 100)
+  for a, b in [(-1.5, 0.0), (2.0, -0.0), (np.nan, 3.0), (7.0, 2.0), (-3.0, 64.0)]:
+    try:
+      with np.errstate(invalid="ignore"):   # NaN to an integer type
+        x = np.broadcast_to(np.array(a).astype(dtype), shape)
+        y = np.broadcast_to(np.array(b).astype(dtype), shape)
+      kernel, lean, *_ = make_plan(p, [ShapedArray(shape, x.dtype)] * 2, {})
+    except (TypeError, ValueError):   # a dtype the primitive does not take
+      return
+    assert lean
+    with np.errstate(all="ignore"):
+      got = kernel(x, y)
+      want = p.impl(np.ascontiguousarray(x), np.ascontiguousarray(y))[0]
+    assert not any(got.strides)
+    _same_bits(got, want.astype(got.dtype))
+    with np.errstate(all="ignore"):   # operands with strides: the plain kernel
+      _same_bits(kernel(np.ascontiguousarray(x), y), want.astype(got.dtype))
+
+
+def test_iscomplex_of_a_large_real_array_is_a_broadcast():
+  x = jnp.ones(10**6, np.float32)
+  r = jnp.iscomplex(x)
+  assert r.dtype == np.bool_ and r.shape == x.shape and not np.asarray(r).any()
+  assert not any(np.asarray(r).strides)
