@@ -14,6 +14,7 @@ import openjax as jax
 import openjax.numpy as jnp
 from openjax._src import lax
 from openjax._src.core.avals import ShapedArray
+from openjax._src.core.program import program_of
 from openjax._src.core.trace import make_plan
 from openjax._src.numpy import einsum as einsum_module
 from openjax._src.numpy.einsum import diagonal_take
@@ -186,3 +187,97 @@ def test_iscomplex_of_a_large_real_array_is_a_broadcast():
   r = jnp.iscomplex(x)
   assert r.dtype == np.bool_ and r.shape == x.shape and not np.asarray(r).any()
   assert not any(np.asarray(r).strides)
+
+
+# ------------------------------------------------------------ fused steps
+def _program_kernels(f, *args):
+  jaxpr = jax.make_jaxpr(f)(*args).jaxpr
+  if jaxpr.eqns and jaxpr.eqns[0].primitive.name == "jit":
+    jaxpr = jaxpr.eqns[0].params["jaxpr"].jaxpr
+  return [getattr(s[0], "__qualname__", "") for s in program_of(jaxpr).kernel_steps]
+
+
+def _nan_samples(dtype):
+  rng = np.random.default_rng(5)
+  x = rng.standard_normal((60, 70)).astype(dtype)
+  x[rng.random(x.shape) < 0.3] = np.nan
+  x[:, 4] = np.nan                       # an all-NaN column
+  x[7] = rng.choice(np.array([0.0, -0.0], dtype), 70)   # signed zeros only
+  x[9, :5] = -np.inf
+  return x
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32], ids=str)
+@pytest.mark.parametrize("axis", [None, 0, 1, (0, 1)], ids=str)
+@pytest.mark.parametrize("name", ["nanmax", "nanmin"])
+def test_fused_nan_extrema_match_the_select_and_reduce(name, axis, dtype):
+  x = _nan_samples(dtype)
+  # JAX's equations (NaNs to the identity, then the max) give these values;
+  # the fused kernel gives NumPy's nanmax bits (np.fmax.reduce: of +-0 it may
+  # keep the other zero than np.maximum.reduce's order does)
+  fill, chooser, nan_ignoring = ((-np.inf, np.maximum, np.fmax) if name == "nanmax"
+                                 else (np.inf, np.minimum, np.fmin))
+  ax = tuple(range(2)) if axis is None else (axis if isinstance(axis, tuple) else (axis,))
+  selected = np.where(np.isnan(x), dtype(fill), x)
+  want = chooser.reduce(selected, axis=ax, initial=fill).astype(dtype)
+  all_nan = np.isnan(x).all(axis=ax)
+  want = np.where(all_nan, dtype(np.nan), want)
+  f = getattr(jnp, name)
+  got = f(jnp.asarray(x), axis=axis)
+  np.testing.assert_array_equal(got, want)
+  numpy_bits = np.where(all_nan, dtype(np.nan), nan_ignoring.reduce(x, axis=ax, initial=fill))
+  _same_bits(got, numpy_bits.astype(dtype))
+  kernels = _program_kernels(lambda x: f(x, axis=axis), jnp.asarray(x))
+  assert "_nan_chooser.<locals>.kernel" in kernels and "_all_nan.<locals>.kernel" in kernels
+  assert len(kernels) == 3
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int32, np.float32, np.uint8], ids=str)
+@pytest.mark.parametrize("axis", [None, 0, 1], ids=str)
+def test_fused_count_nonzero_matches_numpy(dtype, axis):
+  rng = np.random.default_rng(6)
+  x = (rng.integers(0, 3, (50, 90)) * (rng.random((50, 90)) < 0.5)).astype(dtype)
+  if dtype == np.float32:
+    x[0, :6] = [np.nan, -0.0, 0.0, np.inf, -np.inf, 0.0]
+  got = jnp.count_nonzero(jnp.asarray(x), axis=axis)
+  want = np.count_nonzero(x, axis=axis)
+  np.testing.assert_array_equal(got, want)
+  assert got.dtype == np.int32
+  assert _program_kernels(lambda x: jnp.count_nonzero(x, axis=axis), jnp.asarray(x)) == [
+      "_count.<locals>.kernel"]
+
+
+def test_fused_count_wraps_in_the_sum_dtype():
+  b = np.ones(300, bool)
+  got = jnp.sum(jnp.asarray(b), dtype=jnp.int8)
+  _same_bits(got, np.sum(b.astype(np.int8), dtype=np.int8))   # 300 wraps to 44
+
+
+def test_fused_step_keeps_its_operand_until_it_runs():
+  # x (a large intermediate) is last read by the select before the fusion;
+  # the fused reduce, after an unrelated step, still reads it
+  def f(y):
+    x = y * 2
+    e = lax.select_n(lax.ne(x, x), x, lax.full(x.shape, -np.inf, x.dtype))
+    t = jnp.cos(y)
+    return lax.reduce_max(e, (0,)), t
+
+  y = _nan_samples(np.float32)
+  m, t = jax.jit(f)(jnp.asarray(y))
+  want = np.maximum.reduce(np.where(np.isnan(y), -np.inf, y * 2), axis=0,
+                           initial=-np.inf).astype(np.float32)
+  _same_bits(m, want)
+  np.testing.assert_allclose(t, np.cos(y), rtol=1e-6)
+
+
+def test_unfused_when_an_intermediate_has_other_readers():
+  def f(x):
+    c = lax.ne(x, x)
+    e = lax.select_n(c, x, lax.full(x.shape, -np.inf, x.dtype))
+    return lax.reduce_max(e, (0,)), c
+
+  x = jnp.asarray(_nan_samples(np.float32))
+  kernels = _program_kernels(f, x)
+  assert "_nan_chooser.<locals>.kernel" not in kernels
+  m, c = jax.jit(f)(x)
+  np.testing.assert_array_equal(c, np.isnan(np.asarray(x)))
