@@ -225,15 +225,19 @@ def test_fused_nan_extrema_match_the_select_and_reduce(name, axis, dtype):
   f = getattr(jnp, name)
   got = f(jnp.asarray(x), axis=axis)
   np.testing.assert_array_equal(got, want)
+  kernels = _program_kernels(lambda x: f(x, axis=axis), jnp.asarray(x))
+  if dtype == np.float16:   # (np.fmax of float16 is not vectorised: not fused)
+    _same_bits(got, want)
+    assert "_nan_chooser.<locals>.kernel" not in kernels
+    return
   numpy_bits = np.where(all_nan, dtype(np.nan), nan_ignoring.reduce(x, axis=ax, initial=fill))
   _same_bits(got, numpy_bits.astype(dtype))
-  kernels = _program_kernels(lambda x: f(x, axis=axis), jnp.asarray(x))
   assert "_nan_chooser.<locals>.kernel" in kernels and "_all_nan.<locals>.kernel" in kernels
   assert len(kernels) == 3
 
 
 @pytest.mark.parametrize("dtype", [np.bool_, np.int32, np.float32, np.uint8], ids=str)
-@pytest.mark.parametrize("axis", [None, 0, 1], ids=str)
+@pytest.mark.parametrize("axis", [None, 0, 1, (0, 1)], ids=str)
 def test_fused_count_nonzero_matches_numpy(dtype, axis):
   rng = np.random.default_rng(6)
   x = (rng.integers(0, 3, (50, 90)) * (rng.random((50, 90)) < 0.5)).astype(dtype)
