@@ -252,14 +252,16 @@ def _contract(operands, contractions, precision, preferred_element_type, dot_gen
     return x, names
 
   def eager_repeats(x, names, name, axes, keep):
-    # Eagerly the diagonal is gathered rather than masked (JAX's equations,
-    # staged when traced, build an n**k mask and select over all of x: ~1 ms
-    # at 1e6 elements for a diagonal of 1e3). Sums over the mask add +0.0
-    # terms, so a -0.0 result becomes +0.0: adding 0 keeps those bits.
-    position = axes[-1] - (len(axes) - 1)
+    # Eagerly the diagonal is sliced or gathered rather than masked (JAX's
+    # equations, staged when traced, build an n**k mask and select over all
+    # of x: ~1 ms at 1e6 elements for a diagonal of 1e3). Sums over the mask
+    # add +0.0 terms, so a -0.0 result becomes +0.0: adding 0 keeps those
+    # bits. A diagonal summed away is taken where it lands (no transpose).
+    kept = name in keep
+    position = axes[-1] - (len(axes) - 1) if kept else axes[0]
     x = diagonal_take(x, axes, (0,) * len(axes), position)
     names = names.replace(name, "", len(axes) - 1)
-    if name not in keep:
+    if not kept:
       x = total(x, [position])
       names = names.replace(name, "")
     if dtypes.kind(dtypes.dtype(x)) in "fc":
