@@ -16,8 +16,7 @@ from openjax._src import lax
 from openjax._src.core.avals import ShapedArray
 from openjax._src.core.program import program_of
 from openjax._src.core.trace import make_plan
-from openjax._src.numpy import einsum as einsum_module
-from openjax._src.numpy.einsum import diagonal_take
+from openjax._src.numpy.einsum import _contractions, _eager_contract, diagonal_take
 
 
 def _same_bits(a, b) -> None:
@@ -127,8 +126,8 @@ def test_einsum_jaxpr_keeps_jax_mask():
                                               ("ijiki->jk", (9, 4, 9, 3, 9))])
 def test_eager_einsum_program_reads_no_mask(subscripts, shape):
   x = jnp.zeros(shape)
-  contractions = einsum_module._contractions(subscripts, (shape,), "auto")
-  jaxpr = jax.make_jaxpr(lambda x: einsum_module._eager_contract(
+  contractions = _contractions(subscripts, (shape,), "auto")
+  jaxpr = jax.make_jaxpr(lambda x: _eager_contract(
       contractions, None, None, lax.dot_general, x))(x).jaxpr
   names = {e.primitive.name for e in jaxpr.eqns[0].params["jaxpr"].jaxpr.eqns}
   assert not names & {"iota", "select_n"}, names
