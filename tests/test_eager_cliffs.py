@@ -284,3 +284,47 @@ def test_unfused_when_an_intermediate_has_other_readers():
   assert "_nan_chooser.<locals>.kernel" not in kernels
   m, c = jax.jit(f)(x)
   np.testing.assert_array_equal(c, np.isnan(np.asarray(x)))
+
+
+# ------------------------------------------------- eager programs of methods
+_VIEWS = [(np.complex64, np.float32, (3,)), (np.float32, np.complex64, (2, 4)),
+          (np.bool_, np.uint8, (5,)), (np.float32, np.uint32, ()), (np.float32, np.uint8, (2, 3)),
+          (np.uint8, np.float32, (3, 8)), (np.float32, np.int32, (4,)), (np.uint8, np.bool_, (6,)),
+          (np.float16, np.int16, (3,)), (np.int8, np.bool_, (2, 2))]
+
+
+@pytest.mark.parametrize("src,dst,shape", _VIEWS, ids=str)
+def test_view_program_matches_numpy_and_op_by_op(src, dst, shape):
+  rng = np.random.default_rng(7)
+  x = (rng.standard_normal(shape) * 3).astype(src) if src != np.bool_ else rng.random(shape) > .5
+  if dst == np.bool_:
+    x = (np.abs(x) % 2).astype(src)   # only 0/1 bytes view as bools
+  for _ in range(2):   # the first call traces the program, the second runs it
+    got = jnp.asarray(x).view(dst)
+    _same_bits(got, x.view(dst))
+  with jax.disable_jit():
+    _same_bits(jnp.asarray(x).view(dst), x.view(dst))
+  names = [e.primitive.name for e in jax.make_jaxpr(lambda v: v.view(dst))(x).eqns]
+  assert "jit" not in names   # traced: inline, as JAX
+
+
+@pytest.mark.parametrize("a,b", [((1, 3), (2, 3)), ((3,), (2, 3)), ((2, 3), (2, 2)), ((), (4,))],
+                         ids=str)
+def test_array_equiv_program_matches_numpy(a, b):
+  rng = np.random.default_rng(8)
+  x = rng.integers(0, 2, a).astype(np.int32)
+  try:
+    tiled = np.broadcast_to(x, b).copy()
+  except ValueError:   # shapes that do not broadcast
+    tiled = None
+  for y in (tiled, rng.integers(0, 2, b).astype(np.int32)):
+    if y is None:
+      continue
+    for _ in range(2):
+      got = jnp.array_equiv(jnp.asarray(x), jnp.asarray(y))
+      assert got.dtype == np.bool_ and bool(got) == np.array_equiv(x, y)
+
+
+def test_array_equiv_of_shapes_that_do_not_broadcast_is_false():
+  assert not jnp.array_equiv(jnp.ones((2, 3)), jnp.ones((2, 2)))
+  assert "jit" not in str(jax.make_jaxpr(jnp.array_equiv)(jnp.ones((1, 3)), jnp.ones((2, 3))))
