@@ -161,7 +161,9 @@ class Program:
     dispatch or a plan lookup per equation. Steps of literals alone are
     run here once and left out (``_fold``), as are steps whose results
     nothing reads and that have no effect (``linspace``'s step when
-    ``retstep=False``): a compiled program drops them too."""
+    ``retstep=False``): a compiled program drops them too. A few library
+    patterns run as one fused NumPy call at their last step, their other
+    steps dropped (``fused_steps``)."""
     if self._kernel_steps is None:
       ksteps, kreads = [], []
       constant = set(self.literal_slots)
