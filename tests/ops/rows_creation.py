@@ -2,6 +2,7 @@
 ``linspace`` & co., ``diag``, ``meshgrid``), selection and comparison
 (``where``, ``clip``, ``isclose``, ``array_equal``), casting (``astype``,
 ``view``, scalar types) and ``round``."""
+import ml_dtypes
 import numpy as np
 
 import openjax.numpy as jnp
@@ -177,17 +178,18 @@ ROWS = [
           np.isclose),
     OpRow("jnp.allclose", jnp.allclose, _args(_arr((3,)), _arr((3,))),
           lambda a, b: np.bool_(np.allclose(a, b))),
-    OpRow("jnp.allclose_true", jnp.allclose, _near_pair, lambda a, b: np.bool_(True)),
+    OpRow("jnp.allclose_true", jnp.allclose, _near_pair,
+          lambda a, b: np.bool_(np.allclose(a, b))),
     OpRow("jnp.array_equal", jnp.array_equal, _args(_arr((3,), I32), _arr((3,), I32)),
           lambda a, b: np.bool_(np.array_equal(a, b))),
     OpRow("jnp.array_equal_self_nan", lambda a: jnp.array_equal(a, a, equal_nan=True),
-          _args(_with_nans((4,))), lambda a: np.bool_(True)),
+          _args(_with_nans((4,))), lambda a: np.bool_(np.array_equal(a, a, equal_nan=True))),
     OpRow("jnp.array_equal_shape_mismatch", jnp.array_equal, _args(_arr((3,)), _arr((2,))),
           lambda a, b: np.bool_(False)),
     OpRow("jnp.array_equiv", jnp.array_equiv, _args(_arr((1, 3), I32), _arr((2, 3), I32)),
           lambda a, b: np.bool_(np.array_equiv(a, b))),
     OpRow("jnp.array_equiv_bcast_true", jnp.array_equiv, _tiled_pair,
-          lambda a, b: np.bool_(True)),
+          lambda a, b: np.bool_(np.array_equiv(a, b))),
     # -------------------------------------------------------------- casting
     OpRow("jnp.astype", lambda x: jnp.astype(x, jnp.int8), _args(_arr((3,))),
           lambda x: x.astype(np.int8)),
@@ -197,7 +199,7 @@ ROWS = [
     OpRow("jnp.astype_complex_to_bool", lambda x: jnp.astype(x, jnp.bool_),
           _args(lambda rng: np.array([0, 1j, 1, 0], np.complex64)), lambda x: x != 0),
     OpRow("jnp.astype_bfloat16", lambda x: jnp.asarray(x).astype(jnp.bfloat16).astype(jnp.float32),
-          _args(_arr((3,))), lambda x: x, atol=1e-2, rtol=1e-2),
+          _args(_arr((3,))), lambda x: x.astype(ml_dtypes.bfloat16).astype(F32), atol=1e-2, rtol=1e-2),
     OpRow("Array.view_same_size", lambda x: jnp.asarray(x).view(jnp.int32), _args(_arr((2, 3))),
           lambda x: x.view(np.int32)),
     OpRow("Array.view_smaller", lambda x: jnp.asarray(x).view(jnp.uint8), _args(_arr((2, 2))),
@@ -205,11 +207,11 @@ ROWS = [
     OpRow("Array.view_larger", lambda x: jnp.asarray(x).view(jnp.float32), _args(_arr((3, 8), U8)),
           lambda x: x.view(np.float32)),
     OpRow("Array.view_bool", lambda x: jnp.asarray(x).view(jnp.uint8), _args(_arr((4,), BOOL)),
-          lambda x: x.view(np.uint8)),
+          lambda x: x.view(np.uint8).copy()),
     OpRow("Array.view_0d", lambda x: jnp.asarray(x).view(jnp.uint32), _args(_arr(())),
           lambda x: x.view(np.uint32)),
     OpRow("Array.view_complex", lambda x: jnp.asarray(x).view(jnp.float32), _args(_arr((2,), C64)),
-          lambda x: x.view(np.float32)),
+          lambda x: x.view(np.float32).copy()),
     OpRow("Array.view_to_complex", lambda x: jnp.asarray(x).view(jnp.complex64), _args(_arr((2, 4))),
           lambda x: x.view(np.complex64)),
     # ------------------------------------------------------------- rounding

@@ -323,7 +323,7 @@ ROWS += [
           lambda x: np.vsplit(x, 2), grad=True),
     OpRow("jnp.dsplit", lambda x: jnp.dsplit(x, np.array([1])), _args(_arr((2, 2, 3), I32)),
           lambda x: np.dsplit(x, [1])),
-    OpRow("jnp.unstack", jnp.unstack, _args(_arr((3, 2))), lambda x: list(x), grad=True),
+    OpRow("jnp.unstack", jnp.unstack, _args(_arr((3, 2))), lambda x: list(x.copy()), grad=True),
     OpRow("jnp.unstack_axis", lambda x: jnp.unstack(x, axis=-1), _args(_arr((2, 3), I32)),
           lambda x: [x[:, i] for i in range(3)]),
     OpRow("jnp.block", lambda a, b: jnp.block([[a, b], [b, a]]),

@@ -36,6 +36,7 @@ from openjax._src import dtypes
 from openjax._src.config import config
 from openjax._src.core.array import Array
 from openjax._src.core.avals import ShapedArray
+from openjax._src.core.fused_steps import fused_steps
 from openjax._src.core.jaxpr import Jaxpr, JaxprTypeError, Literal, eqn_effects
 from openjax._src.core.memory import translate_memory_error
 from openjax._src.core.trace import (FP_ERRSTATE, FP_IGNORE, SCALAR_TYPES, canonical_value,
@@ -86,7 +87,8 @@ class Program:
   ``values`` and ``operands`` are the initial slot lists of the two ways to
   run (literals as NumPy values, or as the Arrays that binding takes).
   """
-  __slots__ = ("n_consts", "n_args", "in_avals", "eqns", "steps", "out_slots", "out_avals",
+  __slots__ = ("n_consts", "n_args", "in_avals", "eqns", "steps", "out_slots", "out_vars",
+               "out_avals",
                "out_literals", "values", "operands", "reads", "literal_slots", "_kernel_steps",
                "_kernel_reads", "_step_runner",
                "__weakref__")
@@ -132,6 +134,7 @@ class Program:
       reads.append(tuple(read(a, k) for a in eqn.invars))
       writes.append(tuple(define(v, k) for v in eqn.outvars))
     self.out_slots = [read(a, len(self.eqns)) for a in jaxpr.outvars]
+    self.out_vars = list(jaxpr.outvars)
     self.out_avals = [a.aval for a in jaxpr.outvars]
     self.out_literals = [a.operand if type(a) is Literal else None for a in jaxpr.outvars]
     free_after: dict[int, list] = {}
@@ -158,19 +161,43 @@ class Program:
     dispatch or a plan lookup per equation. Steps of literals alone are
     run here once and left out (``_fold``), as are steps whose results
     nothing reads and that have no effect (``linspace``'s step when
-    ``retstep=False``): a compiled program drops them too."""
+    ``retstep=False``): a compiled program drops them too. A few library
+    patterns run as one fused NumPy call at their last step, their other
+    steps dropped (``fused_steps``)."""
     if self._kernel_steps is None:
       ksteps, kreads = [], []
       constant = set(self.literal_slots)
       live = self._live_steps()
+      fused = fused_steps(self.eqns, self.out_vars)
+      # A fused step reads a slot its pattern's first steps read: released
+      # after it (``held``), not after them; the dropped steps' releases too.
+      owner = {j: k for k, (_, _, gone) in fused.items() for j in gone}
+      held = {self.reads[j][i]: k for k, (_, (j, i), _) in fused.items()}
+      deferred: dict[int, set] = {k: set() for k in fused}
       pending_free: tuple = ()   # dead steps' slots to release: after the next live step
       for k, (eqn, ins, (p, impl, params, gather, unary, outs, free)) in enumerate(
           zip(self.eqns, self.reads, self.steps)):
-        if k not in live:
-          pending_free += free
+        if held and any(held.get(i, -1) > k for i in free):
+          for i in free:
+            if held.get(i, -1) > k:
+              deferred[held[i]].add(i)
+          free = tuple(i for i in free if held.get(i, -1) <= k)
+        if k in owner:
+          deferred[owner[k]].update(free)
           continue
+        if k not in live:
+          pending_free += free + tuple(deferred.get(k, ()))
+          continue
+        if k in deferred:
+          free = tuple(sorted({*free, *deferred[k]}))
         if pending_free:
           free, pending_free = tuple(sorted({*pending_free, *free})), ()
+        if k in fused:
+          kernel, (j, i), _ = fused[k]
+          ins = (self.reads[j][i],)
+          ksteps.append((kernel, True, params, itemgetter(ins[0]), True, outs, free, outs[0][0]))
+          kreads.append((ins, False))
+          continue
         try:
           kernel, lean, _, _, _ = make_plan(p, [a.aval for a in eqn.invars], params)
         except Exception:  # noqa: BLE001 - no plan for these operands: the impl, as before

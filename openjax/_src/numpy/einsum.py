@@ -2,12 +2,14 @@
 
 opt_einsum chooses the contraction order (on shapes only); each step then
 becomes at most one ``dot_general``, with sums for indices that only one
-operand carries and a diagonal mask for indices repeated within an operand.
+operand carries and a diagonal mask for indices repeated within an operand
+(eagerly a gather of the diagonal, ``diagonal_take``).
 """
 from __future__ import annotations
 
 import collections
 import functools
+import math
 
 import numpy as np
 import opt_einsum
@@ -70,7 +72,8 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
 
 @util.jit(static_argnums=(0, 1, 2, 3))
 def _eager_contract(contractions, precision, preferred_element_type, dot_general, *arrays):
-  return _contract(list(arrays), contractions, precision, preferred_element_type, dot_general)
+  return _contract(list(arrays), contractions, precision, preferred_element_type, dot_general,
+                   eager=True)
 
 
 def _simplify(contractions):
@@ -105,6 +108,16 @@ def einsum_path(subscripts, /, *operands, optimize="auto"):
 
 
 # ------------------------------------------------------------ the contraction
+# A library program computes a step of constants once when its result is
+# smaller than this (core/program.py's RELEASE_MIN_BYTES): a small operand's
+# mask and zeros are constants there and the mask costs one select step.
+_FOLDED_BYTES = 1 << 12
+
+
+def _nbytes(x) -> int:
+  return math.prod(np.shape(x)) * dtypes.dtype(x).itemsize
+
+
 def _remove(names: str, chars) -> str:
   return names.translate(str.maketrans(dict.fromkeys(chars)))
 
@@ -119,7 +132,90 @@ def _delta_mask(shape, axes):
   return lax.broadcast_in_dim(mask, tuple(shape), tuple(axes))
 
 
-def _contract(operands, contractions, precision, preferred_element_type, dot_general):
+def diagonal_take(x, axes, offsets, position: int):
+  """The elements of ``x`` whose coordinates along ``axes`` are ``t +
+  offsets[j]`` (offsets >= 0) for t = 0, 1, ...: ``x`` without ``axes`` and
+  with that diagonal axis inserted at ``position``. Only the diagonal is
+  read (where a mask over the axes' product reads, and builds, all of
+  ``x``): adjacent axes merge into one axis (a free reshape of a row-major
+  operand) where the diagonal is one strided slice; two apart are strided
+  slices of rows of the block between them (``_split_diagonal``); other
+  layouts, and empty results, are one gather."""
+  axes, offsets = zip(*sorted(zip(axes, offsets)))
+  shape = np.shape(x)
+  size = max(0, min(shape[a] - o for a, o in zip(axes, offsets)))
+  first, k = axes[0], len(axes)
+  if size and math.prod(shape):
+    if axes == tuple(range(first, first + k)):
+      block = shape[first:first + k]
+      steps = [math.prod(block[j + 1:]) for j in range(k)]
+      start = sum(o * st for o, st in zip(offsets, steps))
+      stride = sum(steps)
+      pre, post = shape[:first], shape[first + k:]
+      flat = lax.reshape(x, pre + (math.prod(block),) + post)
+      out = lax.slice(flat, (0,) * len(pre) + (start,) + (0,) * len(post),
+                      pre + (start + (size - 1) * stride + 1,) + post,
+                      (1,) * len(pre) + (stride,) + (1,) * len(post))
+      return _move_axis(out, first, position)
+    if k == 2:
+      return _move_axis(_split_diagonal(x, axes, offsets, size), first, position)
+  # Constant indices (a jaxpr constant): no iota/add steps to run per call.
+  # The diagonal axis leads the gather's result (its points layout, with no
+  # transpose of the result: moved after, when at all).
+  starts = np.arange(size, dtype=np.int32)[:, None] + np.array(offsets if size else (0,) * k,
+                                                                np.int32)
+  rest = len(shape) - k
+  dnums = lax.GatherDimensionNumbers(
+      offset_dims=tuple(range(1, rest + 1)), collapsed_slice_dims=axes, start_index_map=axes)
+  slice_sizes = tuple(1 if d in axes else n for d, n in enumerate(shape))
+  out = lax.gather(x, starts, dnums, slice_sizes, indices_are_sorted=True,
+                   unique_indices=True, mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS)
+  return _move_axis(out, 0, position)
+
+
+def _split_diagonal(x, axes, offsets, size: int):
+  """``diagonal_take``'s diagonal over axes a < b with axes between them, at
+  position a. Merged, the block from a to the last axis holds the element of
+  step t at base + t * R + (the middle and trailing coordinates), R = P *
+  (M * nb + 1) (M, P: the middle and trailing sizes): each step's elements
+  are every nb-th group of P in a row of R, so the first size - 1 steps are
+  rows of R reshaped and sliced with stride nb, and the last step (whose row
+  ends early) is a plain slice of ``x``."""
+  shape = np.shape(x)
+  a, b = axes
+  oa, ob = offsets
+  pre, mid, post = shape[:a], shape[a + 1:b], shape[b + 1:]
+  nb, m, p = shape[b], math.prod(mid), math.prod(post)
+  row = p * (m * nb + 1)
+  base = oa * m * nb * p + ob * p
+  lead = len(pre)
+  zeros = (0,) * lead
+  last_start = list((0,) * len(shape))
+  last_start[a], last_start[b] = oa + size - 1, ob + size - 1
+  last_limit = list(shape)
+  last_limit[a], last_limit[b] = oa + size, ob + size
+  last = lax.reshape(lax.slice(x, tuple(last_start), tuple(last_limit)), pre + (1,) + mid + post)
+  if size == 1:
+    return last
+  flat = lax.reshape(x, pre + (math.prod(shape[a:]),))
+  rows = lax.slice(flat, zeros + (base,), pre + (base + (size - 1) * row,))
+  rows = lax.reshape(rows, pre + (size - 1, m * nb + 1, p))
+  steps = lax.slice(rows, zeros + (0, 0, 0), pre + (size - 1, (m - 1) * nb + 1, p),
+                    (1,) * lead + (1, nb, 1))
+  steps = lax.reshape(steps, pre + (size - 1,) + mid + post)
+  return lax.concatenate([steps, last], lead)
+
+
+def _move_axis(x, source: int, destination: int):
+  if source == destination:
+    return x
+  perm = [d for d in range(np.ndim(x)) if d != source]
+  perm.insert(destination, source)
+  return lax.transpose(x, tuple(perm))
+
+
+def _contract(operands, contractions, precision, preferred_element_type, dot_general,
+              eager: bool = False):
   if preferred_element_type is None:
     out_dt, weak = dtypes.result_type(*operands, return_weak_type_flag=True)
   else:
@@ -143,6 +239,9 @@ def _contract(operands, contractions, precision, preferred_element_type, dot_gen
     for name, count in counts.items():
       if count > 1:
         axes = [i for i, n in enumerate(names) if n == name]
+        if eager and np.shape(x)[axes[0]] > 1 and _nbytes(x) >= _FOLDED_BYTES:
+          x, names = eager_repeats(x, names, name, axes, keep)
+          continue
         x = lax.select(_delta_mask(np.shape(x), axes), x, lax.full_like(x, 0))
         if name not in keep:
           x = total(x, axes)
@@ -150,6 +249,23 @@ def _contract(operands, contractions, precision, preferred_element_type, dot_gen
         else:  # keep one copy: the diagonal
           x = total(x, axes[:-1])
           names = names.replace(name, "", count - 1)
+    return x, names
+
+  def eager_repeats(x, names, name, axes, keep):
+    # Eagerly the diagonal is sliced or gathered rather than masked (JAX's
+    # equations, staged when traced, build an n**k mask and select over all
+    # of x: ~1 ms at 1e6 elements for a diagonal of 1e3). Sums over the mask
+    # add +0.0 terms, so a -0.0 result becomes +0.0: adding 0 keeps those
+    # bits. A diagonal summed away is taken where it lands (no transpose).
+    kept = name in keep
+    position = axes[-1] - (len(axes) - 1) if kept else axes[0]
+    x = diagonal_take(x, axes, (0,) * len(axes), position)
+    names = names.replace(name, "", len(axes) - 1)
+    if not kept:
+      x = total(x, [position])
+      names = names.replace(name, "")
+    if dtypes.kind(dtypes.dtype(x)) in "fc":
+      x = lax.add(x, np.zeros((), dtypes.dtype(x)))
     return x, names
 
   def drop_singletons(x, names, other_shape, other_names):

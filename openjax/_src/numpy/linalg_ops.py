@@ -22,7 +22,7 @@ from openjax._src.core import (Array, Tracer, concrete_or_error, get_aval, is_co
 from openjax._src.core.trace import eager_config
 from openjax._src.numpy import util
 from openjax._src.numpy.eager_programs import eager_program
-from openjax._src.numpy.einsum import einsum, einsum_path
+from openjax._src.numpy.einsum import diagonal_take, einsum, einsum_path
 from openjax._src.numpy.reductions import sum as _sum
 from openjax._src.numpy.vectorize import vectorize
 
@@ -387,10 +387,6 @@ def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | N
 
 
 # ---------------------------------------------------- diagonals and triangles
-def _diag_size(n: int, m: int, offset: int) -> int:
-  return max(0, min(n + min(offset, 0), m - max(offset, 0)))
-
-
 @util.jit(static_argnames=('offset', 'axis1', 'axis2'))
 def diagonal(a, offset=0, axis1: int = 0, axis2: int = 1):
   """The ``offset`` diagonal over ``axis1``/``axis2``, appended as the last
@@ -404,19 +400,10 @@ def diagonal(a, offset=0, axis1: int = 0, axis2: int = 1):
   if ax1 == ax2:
     raise ValueError(f"diagonal: axis1 and axis2 cannot be the same, got axis1={axis1} and "
                      f"axis2={axis2}; pass two different axes.")
-  a = _moveaxis(a, (ax1, ax2), (-2, -1))
-  batch = np.shape(a)[:-2]
-  n, m = shape[ax1], shape[ax2]
-  size = _diag_size(n, m, offset)
-  # Element (i, i + offset) of the flattened matrix sits at a stride of m + 1
-  # from the first one, so a strided slice reads the diagonal (no gather).
-  flat = lax.reshape(a, batch + (n * m,))
-  start = offset if offset >= 0 else -offset * m
-  if size == 0:
-    start = 0
-  limit = start + (size - 1) * (m + 1) + 1 if size else 0
-  k = len(batch)
-  return lax.slice(flat, (0,) * k + (start,), batch + (limit,), (1,) * k + (m + 1,))
+  # Only the diagonal is read: strided slices where the layout allows, else a
+  # gather (moving the axes last first would copy all of ``a``).
+  offsets = (0, offset) if offset >= 0 else (-offset, 0)
+  return diagonal_take(a, (ax1, ax2), offsets, len(shape) - 2)
 
 
 @util.jit(static_argnames=('offset', 'axis1', 'axis2', 'dtype', 'out'))

@@ -17,6 +17,7 @@ from openjax._src import lax
 from openjax._src.core import Array, concrete_or_error
 from openjax._src.numpy import util
 from openjax._src.numpy.creation import array, asarray, fresh_copy, put_on, user_dtype
+from openjax._src.numpy.eager_programs import eager_program
 from openjax._src.numpy.indexing import nonzero
 from openjax._src.numpy.reductions import all as _all
 
@@ -282,6 +283,10 @@ def allclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bo
 
 def array_equal(a1: Any, a2: Any, equal_nan: bool = False):
   """Whether ``a1`` and ``a2`` have the same shape and elements."""
+  if equal_nan and a1 is a2 and type(a1) is Array:
+    # An array equals itself when NaNs compare equal (NumPy answers so without
+    # reading it too): no pass over a large operand. Tracers still trace.
+    return array(True)
   a1, a2 = asarray(a1), asarray(a2)
   if np.shape(a1) != np.shape(a2):
     return array(False, dtype=bool)
@@ -292,6 +297,9 @@ def array_equal(a1: Any, a2: Any, equal_nan: bool = False):
   return _all(eq)
 
 
+# JAX does not jit array_equiv (broadcasts, compare, all): eagerly one
+# library program, inline under a trace.
+@eager_program()
 def array_equiv(a1: Any, a2: Any):
   """Whether ``a1`` and ``a2`` are equal after broadcasting (False when their
   shapes do not broadcast)."""
@@ -346,6 +354,19 @@ def _method_view(self, dtype: Any = None, type: Any = None):  # noqa: A002 - Num
   if dtype is None:
     return self
   dtype = user_dtype(dtype, "view")
+  if dtype == self.dtype:
+    return self
+  return _view_program(self, dtype)
+
+
+# JAX does not jit view (bool and complex go through several equations):
+# eagerly one library program, inline under a trace.
+@eager_program(static_argnames=("dtype",))
+def _view_program(self, dtype):
+  return _view(self, dtype)
+
+
+def _view(self, dtype):
   nbits_in, nbits_out = _bits(self.dtype), _bits(dtype)
   shp = tuple(self.shape)
   if not shp:
