@@ -14,9 +14,10 @@ unchanged: ``make_jaxpr`` and compiled calls see JAX's equations.
   pass, no bool array).
 * ``reduce_sum(convert_element_type(b, int))`` of a bool ``b`` (a count):
   ``np.count_nonzero(b)`` cast to the sum's integer type (the same wrapped
-  count), or along some axes the sum of ``b``'s bytes in that type. When ``b`` is ``ne(y, 0)`` (``count_nonzero``'s comparison; for
-  bool ``y`` ``ne(y, False)`` is ``y``), ``np.count_nonzero(y)`` (NumPy counts
-  NaN as nonzero, as ``ne(NaN, 0)``). 1e6 bool: ~430 -> ~50 us.
+  count), or along some axes the sum of ``b``'s bytes in that type. When
+  ``b`` is ``ne(y, 0)`` (``count_nonzero``'s comparison; for bool ``y``
+  ``ne(y, False)`` is ``y``), ``np.count_nonzero(y)`` (NumPy counts NaN as
+  nonzero, as ``ne(NaN, 0)``). 1e6 bool: ~430 -> ~50 us.
 """
 from __future__ import annotations
 
