@@ -15,7 +15,7 @@ import numpy as np
 from openjax._src.control.shard_map_plan import ALL_REDUCE_UFUNCS, COLLECTIVES, THREADED_ONLY, Plan
 from openjax._src.core import (Array, Literal, ShapedArray, eval_jaxpr, jaxpr_effects,
                                jaxprs_in_params, program_of)
-from openjax._src.core.jaxpr import DropVar
+from openjax._src.core.jaxpr import DropVar, Jaxpr
 from openjax._src.interpreters.batching import batch_jaxpr
 from openjax._src.interpreters.staging import trace_to_closed_jaxpr
 from openjax._src.primitives.base.structural import expand_dims, reshape
@@ -479,17 +479,22 @@ def run_interpreted(plan: Plan, per_device_args: list, mesh) -> list | None:
     else:
       eqn = step[1]
 
-      impl = eqn.primitive.rule("impl")
+      key = ("host", i)
+      run = plan.programs.get(key)
+      if run is None:
+        # The equation as a one-step program on host values (a bind through
+        # the eval trace cost ~10 us more a device).
+        ins = [a for a in eqn.invars if not isinstance(a, Literal)]
+        outs = [v for v in eqn.outvars if not isinstance(v, DropVar)]
+        run = plan.programs[key] = (program_of(Jaxpr([], ins, outs, [eqn])).runner([]), ins,
+                                    outs)
 
-      def bind_one(k, member, eqn=eqn, impl=impl):
-        # (the impl on host values, as the evaluator runs a step: a bind
-        # through the eval trace cost ~10 us more a device)
+      def bind_one(k, member, run=run):
         with running_on_mesh_device(member):
-          return impl(*[read(envs[k], a) for a in eqn.invars], **eqn.params)
+          return run[0]([envs[k][a] for a in run[1]])
       results = run_in_step(bind_one, coords, sizes, shape)
       if results is None:
         return None
       for env, outs in zip(envs, results):
-        env.update((v, _host(x)) for v, x in zip(eqn.outvars, outs)
-                   if not isinstance(v, DropVar))
+        env.update(zip(run[2], outs))
   return [[read(env, a) for a in plan.jaxpr.outvars] for env in envs]
