@@ -246,6 +246,20 @@ def test_zeta_edge_alone(x, q):
   np.testing.assert_array_equal(got, np.full(3, np.inf if x == 1 else np.nan))
 
 
+@pytest.mark.parametrize("edge", [(0.5, 2.0), (2.0, np.nan), (np.inf, 1.0), (1.0, 3.0)])
+def test_zeta_without_edges_gives_the_edge_paths_bits(edge):
+  """An array with no edge (x > 1, 0 < q, both finite) skips the edge
+  handling and the negative-q shift: its elements get the same bits as
+  beside an edge value (a negative q would add direct terms for all)."""
+  rng = np.random.default_rng(8)
+  x, q = rng.uniform(1.01, 20, 12), rng.uniform(1e-3, 20, 12)
+  with np.errstate(all="ignore"):
+    clean = special_numerics.zeta(x, q)
+    mixed = special_numerics.zeta(np.append(x, edge[0]), np.append(q, edge[1]))
+  np.testing.assert_array_equal(clean, mixed[:12])
+  np.testing.assert_allclose(clean, sp.zeta(x, q), rtol=1e-13)
+
+
 def test_zeta_long_shift_for_negative_q():
   """q far below 0 (integer x): more direct terms than the matrix takes."""
   x, q = np.array([2.0, 3.0, 4.0]), np.array([-100.5, 0.5, -70.25])

@@ -75,13 +75,17 @@ _ZETA_MATRIX_TERMS = 64   # up to here the direct terms as one (elements, terms)
 _ZETA_CHUNK = 1 << 13     # elements a pass: the (elements, terms) matrices stay in cache
 
 
-def _zeta_sum(x, q):
+def _zeta_sum(x, q, clean: bool):
   """sum_k (q + k)^-x: the first n terms directly, then Euler-Maclaurin
   from w = q + n on, stopped at its least term (the series is asymptotic).
-  Both parts as (elements, terms) matrices: a dozen NumPy calls."""
-  shift = int(np.ceil(np.max(-q[np.isfinite(q) & (q < 0)], initial=0.0)))
-  n = _ZETA_DIRECT + min(shift, 100_000)
-  safe_q = np.where(np.isfinite(q), q, 1.0)   # (non-finite q is NaN in zeta)
+  Both parts as (elements, terms) matrices: a dozen NumPy calls. ``clean``:
+  every q is positive and finite (no shift, nothing to mask)."""
+  if clean:
+    n, safe_q = _ZETA_DIRECT, q
+  else:
+    shift = int(np.ceil(np.max(-q[np.isfinite(q) & (q < 0)], initial=0.0)))
+    n = _ZETA_DIRECT + min(shift, 100_000)
+    safe_q = np.where(np.isfinite(q), q, 1.0)   # (non-finite q is NaN in zeta)
   if n <= _ZETA_MATRIX_TERMS:
     # (A base of 0 only comes with a non-positive integer q: a pole, set in
     # zeta; its term counts 0 meanwhile.)
@@ -116,10 +120,13 @@ def zeta(x, q):
   shape = x.shape
   x, q = x.reshape(-1), q.reshape(-1)
   out = np.empty(x.shape)
+  # No edge: four reductions (NaN fails each) where the elementwise test
+  # and the shift's search took ~10 us of 10 elements' ~45.
+  clean = bool(x.size) and x.min() > 1 and x.max() < np.inf and q.min() > 0 and q.max() < np.inf
   for start in range(0, x.size, _ZETA_CHUNK):
     part = slice(start, start + _ZETA_CHUNK)
-    out[part] = _zeta_sum(x[part], q[part])
-  if np.all((x > 1) & (x < np.inf) & (q > 0) & (q < np.inf)):   # (NaN fails) no edge
+    out[part] = _zeta_sum(x[part], q[part], clean)
+  if clean:
     return out.reshape(shape)
   q_int = q == np.floor(q)
   x_int = x == np.floor(x)
