@@ -118,11 +118,14 @@ def test_lanczos_matrix_and_term_paths_agree_bitwise(dtype):
 
 
 def test_primitives_of_few_and_many_elements_agree_bitwise():
+  # 12 elements (matrices), 600 (rows), 12000 (chunks of the rows)
   rng = np.random.default_rng(1)
   a = rng.uniform(0.5, 10, 12).astype(np.float32)
   x = rng.uniform(0.1, 15, 12).astype(np.float32)
+  assert 12 * 50 < gamma_kernels._CHUNK < 12 * 1000
   for prim in (lax.igamma_grad_a, lax.random_gamma_grad):
     few = np.asarray(prim(a, x))
-    many = np.asarray(prim(np.tile(a, 50), np.tile(x, 50)))[:12]
-    np.testing.assert_array_equal(few, many)
+    for repeat in (50, 1000):
+      many = np.asarray(prim(np.tile(a, repeat), np.tile(x, repeat))).reshape(repeat, 12)
+      np.testing.assert_array_equal(many, np.broadcast_to(few, many.shape))
     assert np.all(np.isfinite(few)) and not math.isnan(float(few.sum()))

@@ -151,6 +151,7 @@ def digamma(x, o, x_minus_one=None):
 # after ~20 terms; a long block of many elements costs more than its calls.
 _SERIES_BLOCK = {True: 24, False: 12}   # by "up to _MATRIX_MAX elements"
 _CF_BLOCK = 8        # continued-fraction steps between removals of stopped elements
+_CHUNK = 1 << 13     # elements a pass through both loops
 
 
 def _series(a, x, enabled, o):
@@ -291,7 +292,12 @@ def _gamma_derivative(a, x, sample: bool):
     if rest.size:
       whole = rest.size == a.size
       ar, xr = (a, x) if whole else (a[rest], x[rest])
-      out_r = _gamma_derivative_valid(ar, xr, sample, o, cdt)
+      if ar.size <= _CHUNK:
+        out_r = _gamma_derivative_valid(ar, xr, sample, o, cdt)
+      else:   # (the blocks' matrices of a chunk stay in cache)
+        out_r = np.concatenate([
+            _gamma_derivative_valid(ar[k:k + _CHUNK], xr[k:k + _CHUNK], sample, o, cdt)
+            for k in range(0, ar.size, _CHUNK)])
       if whole:
         out = out_r
       else:
