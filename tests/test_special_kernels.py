@@ -246,9 +246,52 @@ def test_zeta_edge_alone(x, q):
   np.testing.assert_array_equal(got, np.full(3, np.inf if x == 1 else np.nan))
 
 
+@pytest.mark.parametrize("edge", [(0.5, 2.0), (2.0, np.nan), (np.inf, 1.0), (1.0, 3.0)])
+def test_zeta_without_edges_gives_the_edge_paths_bits(edge):
+  """An array with no edge (x > 1, 0 < q, both finite) skips the edge
+  handling and the negative-q shift: its elements get the same bits as
+  beside an edge value (a negative q would add direct terms for all)."""
+  rng = np.random.default_rng(8)
+  x, q = rng.uniform(1.01, 20, 12), rng.uniform(1e-3, 20, 12)
+  with np.errstate(all="ignore"):
+    clean = special_numerics.zeta(x, q)
+    mixed = special_numerics.zeta(np.append(x, edge[0]), np.append(q, edge[1]))
+  np.testing.assert_array_equal(clean, mixed[:12])
+  np.testing.assert_allclose(clean, sp.zeta(x, q), rtol=1e-13)
+
+
 def test_zeta_long_shift_for_negative_q():
   """q far below 0 (integer x): more direct terms than the matrix takes."""
   x, q = np.array([2.0, 3.0, 4.0]), np.array([-100.5, 0.5, -70.25])
   with np.errstate(all="ignore"):
     got = special_numerics.zeta(x, q)
   np.testing.assert_allclose(got, sp.zeta(x, q), rtol=1e-12)
+
+
+# ----------------------------------------------------------------- erf_inv
+@pytest.mark.parametrize("single", [True, False])
+def test_erf_inv_element_loop_gives_the_vector_paths_bits(single):
+  """Up to _ERF_INV_SCALAR_MAX elements erf_inv runs element by element in
+  Python floats: the same bits as the stacked pieces (short arrays) and the
+  per-piece pass (long ones), at the pieces' bounds, +-1, outside [-1, 1],
+  +-0 and NaN."""
+  rng = np.random.default_rng(9)
+  # w = -log1p(-x^2) at the bounds 5 (float32), 6.25 and 16 (float64)
+  near = np.sqrt(-np.expm1(-np.array([5.0, 6.25, 16.0])))
+  edges = np.concatenate([near, np.nextafter(near, 0), -near,
+                          [0.0, -0.0, 1.0, -1.0, 1.5, -2.0, np.nan, -np.nan, 1e-30,
+                           0.999999, -0.9999999999, np.inf]])
+  values = np.concatenate([edges, rng.uniform(-1, 1, 200), 1 - np.exp(rng.uniform(-40, -1, 50))])
+  if single:
+    values = values.astype(np.float32).astype(np.float64)
+  n = special_numerics._ERF_INV_SCALAR_MAX
+  with np.errstate(all="ignore"):
+    stacked = special_numerics.erf_inv(np.tile(values, 2), single)[:values.size]
+    by_piece = special_numerics.erf_inv(np.tile(values, 20), single)[:values.size]
+    small = np.concatenate([special_numerics.erf_inv(values[k:k + n], single)
+                            for k in range(0, values.size, n)])
+  assert 2 * values.size < special_numerics._ERF_INV_SPLIT_MIN <= 20 * values.size
+  np.testing.assert_array_equal(small.view(np.uint64), stacked.view(np.uint64))
+  np.testing.assert_array_equal(small.view(np.uint64), by_piece.view(np.uint64))
+  assert special_numerics.erf_inv(np.zeros((0, 3)), single).shape == (0, 3)
+  assert special_numerics.erf_inv(np.array(0.5), single).shape == ()

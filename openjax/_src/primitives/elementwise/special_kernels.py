@@ -106,8 +106,10 @@ def _chunked(block, x: np.ndarray, single: bool) -> np.ndarray:
 
 
 def _elementwise(scalar, x: np.ndarray, single: bool) -> np.ndarray:
-  fn = np.frompyfunc(lambda v: scalar(float(v), single), 1, 1)
-  return np.asarray(fn(x), np.float64).reshape(np.shape(x))
+  # (Over tolist()'s Python floats: ~0.2 us an element less than a
+  # frompyfunc of a lambda converting each element; 12 elements 11 -> 9 us.)
+  values = [scalar(v, single) for v in np.reshape(x, -1).tolist()]
+  return np.array(values, np.float64).reshape(np.shape(x))
 
 
 def _sin_pi_reduced(x):
