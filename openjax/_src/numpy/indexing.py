@@ -366,6 +366,20 @@ def _nonzero_traced(mask, shape, size: int):
                for s, d in zip(strides, shape))
 
 
+def _host_fills(fill_value, ndim: int) -> tuple:
+  """The fill of each of ``nonzero``'s columns where it can be written on the
+  host: Python ints in the default int dtype's range (``where`` of one
+  keeps the columns' dtype); Nones where the selects make the fills (no
+  fill, other kinds of fill that promote, and fills that raise there)."""
+  fills = fill_value if isinstance(fill_value, tuple) else (fill_value,) * ndim
+  if fill_value is None or len(fills) != ndim:
+    return (None,) * ndim
+  high = np.iinfo(dtypes.default_int_dtype()).max
+  if all(type(f) is int and -high - 1 <= f <= high for f in fills):
+    return fills
+  return (None,) * ndim
+
+
 def nonzero(a, *, size: int | None = None, fill_value=None):
   """The indices of the nonzero elements of ``a``, one array per dimension.
   ``size`` (static) pads or truncates the result so it can be traced."""
@@ -375,7 +389,9 @@ def nonzero(a, *, size: int | None = None, fill_value=None):
     raise ValueError("Calling nonzero on 0d arrays is not allowed. Use "
                      "jnp.atleast_1d(scalar).nonzero() instead.")
   if _host(arr):
-    mask = concrete = np.asarray(arr) != 0
+    mask = concrete = np.asarray(arr)
+    if mask.dtype != np.bool_:
+      mask = concrete = mask != 0
   else:
     mask = arr if dtypes.dtype(arr) == np.bool_ else lax.ne(arr, _const(0, arr))
     concrete = mask.to_concrete_value()
@@ -384,17 +400,21 @@ def nonzero(a, *, size: int | None = None, fill_value=None):
       concrete_or_error(None, mask, _NONZERO_SIZE_MSG)
     return tuple(_int_array(i) for i in np.nonzero(np.asarray(concrete)))
   size = concrete_or_error(operator.index, size, _NONZERO_SIZE_MSG)
-  if int(np.prod(shape)) == 0 or size == 0:
+  if math.prod(shape) == 0 or size == 0:
     return tuple(_int_array(np.zeros(size)) for _ in shape)
   if concrete is not None:
     found = np.nonzero(np.asarray(concrete))
     n = min(size, found[0].size)
+    fills = _host_fills(fill_value, len(shape))
+    dt = dtypes.default_int_dtype()
     out = []
-    for f in found:
-      col = np.zeros(size, np.int64)
+    for f, fill in zip(found, fills):
+      col = np.zeros(size, dt) if fill is None else np.full(size, fill, dt)
       col[:n] = f[:n]
-      out.append(_int_array(col))
+      out.append(asarray(col))
     out = tuple(out)
+    if fills[0] is not None:
+      return out   # the fills written on the host: what the selects below give
     count = int(found[0].size)
   else:
     out = _nonzero_traced(mask, shape, size)

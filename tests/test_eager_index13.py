@@ -1,0 +1,121 @@
+"""Eager paths of session 13's index functions: ``nonzero``/``where``/
+``argwhere``/``flatnonzero`` with ``size`` and an int ``fill_value`` (the
+fills written on the host, no selects), ``.at[].power`` of large eager
+arrays (the power only at the indexed positions: x ** 1 is x), and the
+plan of an Array index kept per index object. Each against the general
+path (jit, or the eager path with the new one switched off) bit for bit."""
+import numpy as np
+import pytest
+
+import openjax as jax
+import openjax.numpy as jnp
+from openjax._src.core import eval_trace
+from openjax._src.numpy import index_update
+from openjax._src.primitives.elementwise.logic import select_n_p
+from openjax._src.primitives.elementwise.transcendental import pow_p
+
+pytestmark = pytest.mark.filterwarnings("ignore:scatter inputs have incompatible types")
+
+
+# ------------------------------------------------------------- nonzero fills
+_MASKS = [np.array([True, False, True, False, True]),
+          np.array([[1, 0, 2], [0, 0, 3]], np.int8),
+          np.array([0.0, -0.0, np.nan, 1.5], np.float32),
+          np.zeros((2, 3), bool),
+          np.ones((3, 1, 2), np.uint8)]
+
+
+@pytest.mark.parametrize("mask", _MASKS, ids=lambda m: f"{m.dtype}{m.shape}")
+@pytest.mark.parametrize("size", [1, 4, 9])
+@pytest.mark.parametrize("fill", [None, -1, 7, 2**31 - 1, -2**31, True, 2.5, np.int8(3)])
+def test_nonzero_fills_match_jit(mask, size, fill):
+  eval_trace.clear_cache()
+  got = jnp.nonzero(jnp.asarray(mask), size=size, fill_value=fill)
+  host_fill = fill is None or type(fill) is int
+  # Python int fills are written on the host: no select runs eagerly
+  assert (select_n_p in eval_trace._last) == (not host_fill)
+  want = jax.jit(lambda m: jnp.nonzero(m, size=size, fill_value=fill))(jnp.asarray(mask))
+  assert len(got) == len(want) == mask.ndim
+  for g, w in zip(got, want):
+    assert (g.dtype, g.weak_type, g.shape) == (w.dtype, w.weak_type, w.shape)
+    np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+
+
+def test_nonzero_fill_tuples_and_errors():
+  m = jnp.asarray(np.array([[1, 0], [0, 3]]))
+  got = jnp.nonzero(m, size=4, fill_value=(-1, -2))
+  np.testing.assert_array_equal(np.asarray(got[0]), [0, 1, -1, -1])
+  np.testing.assert_array_equal(np.asarray(got[1]), [0, 1, -2, -2])
+  np.testing.assert_array_equal(np.asarray(jnp.where(m, size=3, fill_value=5)[1]), [0, 1, 5])
+  np.testing.assert_array_equal(np.asarray(jnp.argwhere(m, size=3, fill_value=9)),
+                                [[0, 0], [1, 1], [9, 9]])
+  np.testing.assert_array_equal(np.asarray(jnp.flatnonzero(m, size=3, fill_value=-4)),
+                                [0, 3, -4])
+  with pytest.raises(ValueError, match="fill_value must be a scalar or a tuple"):
+    jnp.nonzero(m, size=3, fill_value=(1, 2, 3))
+  with pytest.raises(ValueError, match="fill_value must be a scalar or a tuple"):
+    jnp.nonzero(m, size=3, fill_value=np.array([1, 2]))
+  with pytest.raises(OverflowError):
+    jnp.nonzero(m, size=3, fill_value=2**40)
+
+
+# ------------------------------------------------------------- .at[].power
+def _power_all(x, idx, v, mode):
+  """``.at[].power`` as the general path computes it (the power of the whole array)."""
+  saved = index_update._POWER_WHERE_INDEXED_MIN
+  index_update._POWER_WHERE_INDEXED_MIN = 10**12
+  try:
+    return x.at[idx].power(v, mode=mode)
+  finally:
+    index_update._POWER_WHERE_INDEXED_MIN = saved
+
+
+_POWER_DTYPES = [np.float32, np.float64, np.float16, jnp.bfloat16, np.int32, np.int8,
+                 np.uint8, np.int64]
+_POWER_INDICES = [0, 1, 3, -2, np.array([5, 5, -1, 7000, -6000, 4]), slice(10, 20),
+                  np.tile(np.array([True, False]), 2500), (np.array([2, 2, 9]),)]
+
+
+@pytest.mark.parametrize("dtype", _POWER_DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("mode", [None, "clip", "drop"])
+def test_at_power_where_indexed_same_bits(dtype, mode):
+  rng = np.random.default_rng(3)
+  base = rng.standard_normal(5000) * 3
+  if np.dtype(dtype).kind in "fV":
+    base[:4] = [np.nan, -0.0, np.inf, -np.inf]
+  x = jnp.asarray(base.astype(dtype))
+  for idx in _POWER_INDICES:
+    for v in (2, 3, 0.5, -1, np.float32(1.5)):
+      try:
+        want = _power_all(x, idx, v, mode)
+      except Exception as err:   # the same error on the new path
+        with pytest.raises(type(err)):
+          x.at[idx].power(v, mode=mode)
+        continue
+      eval_trace.clear_cache()
+      got = x.at[idx].power(v, mode=mode)
+      assert (got.dtype, got.weak_type, got.shape) == (want.dtype, want.weak_type, want.shape)
+      assert np.asarray(got).tobytes() == np.asarray(want).tobytes(), (idx, v)
+      if np.dtype(dtype).kind == "f":
+        # the power ran on the indexed elements only
+        (sig,) = [e[0] for e in eval_trace._last[pow_p]]
+        assert sig[0].shape != x.shape or x[idx].size == x.size
+
+
+def test_at_power_small_weak_and_traced_keep_the_whole_power():
+  x = jnp.asarray(np.linspace(-2, 2, 8, dtype=np.float32))
+  eval_trace.clear_cache()
+  x.at[1].power(3)
+  (sig,) = [e[0] for e in eval_trace._last[pow_p]]
+  assert sig[0].shape == (8,)   # under the size limit: the general path
+  big = jnp.asarray(np.linspace(-2, 2, 4096, dtype=np.float32))
+  f = jax.jit(lambda a: a.at[np.array([1, 1])].power(2.0))
+  np.testing.assert_array_equal(np.asarray(f(big)), np.asarray(_power_all(big, np.array([1, 1]),
+                                                                          2.0, None)))
+  jaxpr = str(jax.make_jaxpr(lambda a: a.at[0].power(2.0))(big))
+  assert "scatter-mul" in jaxpr and "pow" in jaxpr and "gather" not in jaxpr
+  weak = jnp.linspace(0.0, 1.0, 4096) * 1.0
+  np.testing.assert_array_equal(np.asarray(weak.at[2].power(2)),
+                                np.asarray(_power_all(weak, 2, 2, None)))
+  g = jax.grad(lambda a: a.at[3].power(3.0).sum())(big)
+  np.testing.assert_allclose(np.asarray(g)[3], 3 * float(big[3]) ** 2, rtol=1e-6)
