@@ -119,3 +119,46 @@ def test_at_power_small_weak_and_traced_keep_the_whole_power():
                                 np.asarray(_power_all(weak, 2, 2, None)))
   g = jax.grad(lambda a: a.at[3].power(3.0).sum())(big)
   np.testing.assert_allclose(np.asarray(g)[3], 3 * float(big[3]) ** 2, rtol=1e-6)
+
+
+# ------------------------------------------------ plans of Array indices
+def test_plan_of_an_array_index_is_kept_per_array():
+  from openjax._src.numpy import index_plans
+  x = jnp.asarray(np.arange(15.0, dtype=np.float32).reshape(5, 3))
+  i = jnp.asarray(np.array([4, 0, -1], np.int32))
+  j = jnp.asarray(np.array([1, -3, 2], np.int32))   # the same structure, other values
+  index_plans._HELD_PLANS.clear()
+  first = index_plans.gather_plan(i, x.shape)
+  assert index_plans.gather_plan(i, x.shape) is first
+  other = index_plans.gather_plan(j, x.shape)
+  assert other is not first
+  np.testing.assert_array_equal(np.asarray(other.indices).ravel(), [1, 2, 2])
+  # NumPy indices may change between calls: planned from their values each time
+  n = np.array([4, 0, -1], np.int32)
+  assert index_plans.gather_plan(n, x.shape) is not index_plans.gather_plan(n, x.shape)
+  n[0] = 2
+  np.testing.assert_array_equal(np.asarray(x.at[n].get()), np.asarray(x)[[2, 0, -1]])
+  # tuples of Arrays and static entries; a NumPy entry is not kept
+  k = (i, slice(1, None))
+  assert index_plans.gather_plan(k, x.shape) is index_plans.gather_plan(k, x.shape)
+  assert index_plans._held_arrays((i, n)) is None
+  assert index_plans._held_arrays((i, np.int32(1), None, Ellipsis)) == (i,)
+  # results through the kept plan, for each index Array
+  for idx in (i, j, (i, 1), (j, slice(None, None, -1)), (i, j)):
+    for _ in range(2):
+      np.testing.assert_array_equal(np.asarray(x[idx]), np.asarray(x)[tuple(
+          np.asarray(e) if isinstance(e, jax.Array) else e for e in (
+              idx if type(idx) is tuple else (idx,)))])
+      want = np.asarray(x).copy()
+      want[tuple(np.asarray(e) if isinstance(e, jax.Array) else e
+                 for e in (idx if type(idx) is tuple else (idx,)))] = 7
+      np.testing.assert_array_equal(np.asarray(x.at[idx].set(7)), want)
+  # a large index is not held
+  big = jnp.asarray(np.zeros(1 << 15, np.int32))
+  assert index_plans._held_arrays(big) is None
+  # a deleted index raises as before
+  d = jnp.asarray(np.array([1, 2], np.int32))
+  x[d]
+  d.delete()
+  with pytest.raises(RuntimeError):
+    x[d]

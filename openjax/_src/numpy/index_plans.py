@@ -262,13 +262,56 @@ def eager_plan(idx, shape, normalize: bool, mode) -> tuple:
   return entry, values
 
 
-def eager_gather_plan(entry: EagerGather, values: list) -> GatherPlan:
-  """``to_gather``'s plan for this call's index values."""
+# (id of the EagerGather, ids of the index's Arrays) -> (the entry, the
+# Arrays, their plan): an Array is immutable, so the gather indices of its
+# values are made once while the cache holds it (``x.at[i].add(v)`` and
+# ``x[i]`` in a loop with one index array: ~3 us a call of casting, wrapping
+# and laying out the values). Small indices only: the cache keeps them alive.
+_HELD_PLANS: dict = {}
+_HELD_MAX = 64
+_HELD_BYTES = 1 << 16
+_STATIC_ENTRY_TYPES = (int, slice, bool, type(None), type(Ellipsis), np.integer)
+
+
+def _held_arrays(idx) -> tuple | None:
+  """The Arrays of an index whose other entries are static (the structure
+  key holds them), when their values are small; None otherwise (NumPy
+  arrays and lists may change between calls)."""
+  if type(idx) is Array:
+    held = (idx,)
+  elif type(idx) is tuple:
+    held = tuple([e for e in idx if type(e) is Array])
+    if not held or len(held) + sum(isinstance(e, _STATIC_ENTRY_TYPES) for e in idx) != len(idx):
+      return None
+  else:
+    return None
+  for a in held:
+    v = a._np
+    if v is None or (v.nbytes if v.base is None else v.base.nbytes) > _HELD_BYTES:
+      return None
+  return held
+
+
+def eager_gather_plan(entry: EagerGather, values: list, idx=None) -> GatherPlan:
+  """``to_gather``'s plan for this call's index values (``idx``: the index
+  they come from, to find the plan of its Arrays again)."""
   plan = entry.plan
   if not entry.columns:   # the indices are the structure's
     return plan
+  held = None if idx is None else _held_arrays(idx)
+  if held is not None:
+    key = (id(entry), *map(id, held))
+    hit = _HELD_PLANS.get(key)
+    # (the ids name these objects: the entry holds them while cached)
+    if hit is not None and hit[0] is entry and all(a is b for a, b in zip(hit[1], held)):
+      return hit[2]
   # (``_make``: a third of ``_replace``'s cost)
-  return GatherPlan._make((plan[0], plan[1], gather_indices(entry, values)) + plan[3:])
+  out = GatherPlan._make((plan[0], plan[1], gather_indices(entry, values)) + plan[3:])
+  if held is not None:
+    if len(_HELD_PLANS) >= _HELD_MAX:
+      _HELD_PLANS.clear()
+    _HELD_PLANS[key] = (entry, held, out)
+  return out
 
 
 def gather_plan(idx, shape, *, normalize: bool = True) -> GatherPlan:
@@ -279,7 +322,7 @@ def gather_plan(idx, shape, *, normalize: bool = True) -> GatherPlan:
   if key is None:
     entry, values = eager_plan(idx, shape, normalize, _SCATTER)
     if entry is not None:
-      return eager_gather_plan(entry, values)
+      return eager_gather_plan(entry, values, idx)
     return to_gather(expand_bool_indices(parse(idx, shape), shape), shape, normalize=normalize)
   key = (shape, key, normalize)
   plan = _GATHER_PLANS.get(key)
@@ -392,7 +435,7 @@ def rewriting_take(arr, idx, *, indices_are_sorted: bool = False, unique_indices
         return out
     return apply_dynamic_slice(arr, dynamic_slice_plan(entry, values), normalize_indices)
   if entry is not None:
-    gplan = eager_gather_plan(entry, values)
+    gplan = eager_gather_plan(entry, values, idx)
   else:
     parsed = parse(idx, shape)
     plan = to_static_slice(parsed, shape, mode=mode, normalize=normalize_indices)
