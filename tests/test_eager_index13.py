@@ -4,6 +4,8 @@ fills written on the host, no selects), ``.at[].power`` of large eager
 arrays (the power only at the indexed positions: x ** 1 is x), and the
 plan of an Array index kept per index object. Each against the general
 path (jit, or the eager path with the new one switched off) bit for bit."""
+import math
+
 import numpy as np
 import pytest
 
@@ -162,3 +164,88 @@ def test_plan_of_an_array_index_is_kept_per_array():
   d.delete()
   with pytest.raises(RuntimeError):
     x[d]
+
+
+# ------------------------------------------------ gather: window slices
+def _random_window_gathers(rng, count):
+  """(operand, indices, dimension numbers, slice sizes) of gathers without
+  batching dimensions whose windows are wider than a point along some
+  indexed dimension or narrower than some other dimension."""
+  out = []
+  while len(out) < count:
+    ndim = int(rng.integers(1, 4))
+    shape = tuple(int(d) for d in rng.integers(1, 6, ndim))
+    k = int(rng.integers(1, ndim + 1))
+    points = tuple(sorted(rng.choice(ndim, k, replace=False).tolist()))
+    sizes = [int(rng.integers(0 if d > 1 else 1, d + 1)) or 1 for d in shape]
+    collapsed = tuple(d for d in points if sizes[d] == 1 and rng.random() < 0.6)
+    if all(sizes[d] == 1 for d in points) and all(sizes[d] == shape[d] for d in range(ndim)
+                                                   if d not in points):
+      continue   # a point layout (the point kernels)
+    batch_shape = tuple(int(b) for b in rng.integers(1, 4, int(rng.integers(0, 3))))
+    nwin = ndim - len(collapsed)
+    offset_dims = tuple(sorted(rng.choice(len(batch_shape) + nwin, nwin,
+                                          replace=False).tolist()))
+    dt = rng.choice([np.int32, np.int8, np.uint8, np.int64])
+    idx = rng.integers(-3, 8, batch_shape + (k,))
+    if np.dtype(dt).kind == "u":
+      idx = np.abs(idx)
+    dn = jax.lax.GatherDimensionNumbers(offset_dims=offset_dims, collapsed_slice_dims=collapsed,
+                                        start_index_map=points)
+    x = rng.standard_normal(shape).astype(np.float32)
+    out.append((x, idx.astype(dt), dn, tuple(sizes)))
+  return out
+
+
+@pytest.mark.parametrize("mode", ["clip", "fill", "promise_in_bounds"])
+def test_window_gathers_match_the_impl(mode):
+  from openjax._src.primitives.index.gather_scatter import gather_p
+  from openjax._src.primitives.index.indexing_util import GatherScatterMode
+  rng = np.random.default_rng({"clip": 1, "fill": 2, "promise_in_bounds": 3}[mode])
+  for x, idx, dn, sizes in _random_window_gathers(rng, 150):
+    eval_trace.clear_cache()
+    got = jax.lax.gather(jnp.asarray(x), jnp.asarray(idx), dn, sizes, mode=mode,
+                         fill_value=-7.0 if mode == "fill" else None)
+    (want,) = gather_p.impl(x, idx, dimension_numbers=dn, slice_sizes=sizes,
+                            unique_indices=False, indices_are_sorted=False,
+                            mode=GatherScatterMode.from_any(mode),
+                            fill_value=-7.0 if mode == "fill" else None)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_array_equal(np.asarray(got), want)
+    # the eager call ran the window kernel, not the impl (up to 16 windows)
+    (entry,) = [e for p, es in eval_trace._last.items() if p is gather_p for e in es]
+    assert entry[4] == (math.prod(idx.shape[:-1]) <= 16)
+
+
+def test_getitem_int_array_and_slice_reads_slices():
+  x = jnp.asarray(np.arange(37 * 27, dtype=np.int32).reshape(37, 27))
+  for i in (np.array([2]), np.array([-1]), np.array([30]), np.array([[3], [-27]])):
+    eval_trace.clear_cache()
+    with np.errstate(all="ignore"):
+      want = np.asarray(x)[1:, np.clip(np.where(i < 0, i + 27, i), 0, 26)]
+    np.testing.assert_array_equal(np.asarray(x[1:, jnp.asarray(i)]), want)
+    np.testing.assert_array_equal(np.asarray(jax.jit(lambda a, b: a[1:, b])(x, i)), want)
+
+
+# ------------------------------------------------ take(mode="wrap")
+@pytest.mark.parametrize("idt", [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
+                                 np.uint32], ids=lambda d: np.dtype(d).name)
+def test_take_wrap_host_indices_match_jit(idt):
+  rng = np.random.default_rng(5)
+  info = np.iinfo(idt)
+  for size in (1, 3, 7, 127, 128, 255, 300, 70000):
+    x = jnp.asarray(rng.standard_normal((size, 2)).astype(np.float32))
+    i = rng.integers(max(info.min, -10**6), min(info.max, 10**6), 40).astype(idt)
+    i = np.concatenate([i, np.array([info.min, info.max, 0], idt)])
+    jitted = jax.jit(lambda a, b: jnp.take(a, b, axis=0, mode="wrap"))
+    for idx in (i, jnp.asarray(i)):
+      eval_trace.clear_cache()
+      got = jnp.take(x, idx, axis=0, mode="wrap")
+      fits = size <= info.max
+      # the floor mod on the host where the size is a value of the index dtype
+      assert (select_n_p in eval_trace._last) == (not fits and info.min < 0)
+      want = jitted(x, idx)
+      assert got.dtype == want.dtype
+      np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+  np.testing.assert_array_equal(np.asarray(jnp.take(jnp.arange(5.0), jnp.asarray([-1, 7, 12]),
+                                                    mode="wrap")), [4.0, 2.0, 2.0])

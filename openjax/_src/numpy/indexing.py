@@ -60,6 +60,15 @@ def _where(cond, x, y):
   return lax.select(b(cond), b(x), b(y))
 
 
+_NUMPY_INTS = frozenset(np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64, np.uint8,
+                                               np.uint16, np.uint32, np.uint64))
+
+
+def _int_fits(d: int, dtype) -> bool:
+  """``d`` is a value of ``dtype``, a NumPy integer dtype."""
+  return dtype in _NUMPY_INTS and d <= np.iinfo(dtype).max
+
+
 def _floor_divmod(x, d: int):
   """Python's ``divmod(x, d)`` for an integer array and a positive int."""
   dc = _const(d, x)
@@ -117,7 +126,14 @@ def take(a, indices, axis: int | None = None, out=None, mode: str | None = None,
   elif mode == "raise":
     raise NotImplementedError("The 'raise' mode to jnp.take is not supported.")
   elif mode == "wrap":
-    indices = _floor_divmod(indices, size)[1] if size else indices
+    if size and _host(indices) and _int_fits(size, dtypes.dtype(indices)):
+      # NumPy's mod of host indices is the floor mod below, in their dtype
+      # (one pass where the divmod's seven binds take ~20 us at 10 and
+      # copy 1e6 indices seven times)
+      v = np.asarray(indices)
+      indices = np.mod(v, v.dtype.type(size))
+    elif size:
+      indices = _floor_divmod(indices, size)[1]
     gather_mode = lax.GatherScatterMode.PROMISE_IN_BOUNDS
   elif mode == "clip":
     gather_mode = lax.GatherScatterMode.CLIP
