@@ -249,3 +249,43 @@ def test_take_wrap_host_indices_match_jit(idt):
       np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
   np.testing.assert_array_equal(np.asarray(jnp.take(jnp.arange(5.0), jnp.asarray([-1, 7, 12]),
                                                     mode="wrap")), [4.0, 2.0, 2.0])
+
+
+# ------------------------------------- arrays beside partial slices: slices first
+_SLICE_ENTRIES = [slice(1, None, 2), slice(None, None, -2), slice(4, 0, -3), slice(None),
+                  slice(1, 3), slice(5, 1), 2, -1, np.array([3, 0, -1]), np.array([[0], [9]]),
+                  np.array([1, -7, 2], np.int8), np.array([], np.int32)]
+
+
+@pytest.mark.parametrize("first", range(len(_SLICE_ENTRIES)))
+@pytest.mark.parametrize("mode", [None, "fill", "clip"])
+def test_arrays_beside_partial_slices_match_jit(first, mode):
+  import itertools
+  x = jnp.asarray(np.random.default_rng(0).standard_normal((4, 5, 6)).astype(np.float32))
+  as_array = lambda e: jnp.asarray(e) if type(e) is np.ndarray and e.dtype == np.int8 else e
+  for rest in itertools.chain([()], itertools.product(_SLICE_ENTRIES, repeat=1),
+                              itertools.product(_SLICE_ENTRIES[::3], repeat=2)):
+    idx = tuple(as_array(e) for e in (_SLICE_ENTRIES[first],) + rest)
+    try:
+      want = jax.jit(lambda a: a.at[idx].get(mode=mode, fill_value=-3))(x)
+    except Exception as err:
+      with pytest.raises(type(err)):
+        x.at[idx].get(mode=mode, fill_value=-3)
+      continue
+    got = x.at[idx].get(mode=mode, fill_value=-3)
+    assert (got.shape, got.dtype) == (want.shape, want.dtype)
+    assert np.asarray(got).tobytes() == np.asarray(want).tobytes(), idx
+
+
+def test_array_beside_a_strided_slice_gathers_one_column():
+  from openjax._src.primitives.index.gather_scatter import gather_p
+  x = jnp.asarray(np.arange(20.0, dtype=np.float32).reshape(4, 5))
+  i = jnp.asarray(np.array([[3, -1], [0, 2]], np.int32))
+  eval_trace.clear_cache()
+  got = x[i, 1::2]
+  np.testing.assert_array_equal(np.asarray(got), np.asarray(x)[np.asarray(i), 1::2])
+  (entry,) = eval_trace._last[gather_p]
+  assert entry[0][1].shape == (2, 2, 1)   # the array's column alone, not one per element
+  # traced: JAX's gather of both columns (the printed jaxpr is JAX's)
+  jaxpr = str(jax.make_jaxpr(lambda a, b: a[b, 1::2])(x, i))
+  assert "concatenate" in jaxpr and "slice_sizes=(1, 1)" in jaxpr

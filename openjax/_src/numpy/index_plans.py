@@ -398,6 +398,36 @@ _STATIC_PLANS: dict = {}
 _MISSING = object()
 
 
+def _static_slice(e) -> bool:
+  return ((e.start is None or type(e.start) is int) and (e.stop is None or type(e.stop) is int)
+          and (e.step is None or type(e.step) is int))
+
+
+def _slices_first(idx: tuple) -> tuple | None:
+  """For an index of Python ints, static slices and integer arrays (NumPy
+  or concrete Arrays), some slice partial and some array present: (the
+  slices alone, the rest with whole slices in their place). The arrays'
+  dimensions land where they would in ``x[idx]``: the slices keep their
+  places between them. None for other indices."""
+  block, rest = [], []
+  partial = arrays = False
+  for e in idx:
+    t = type(e)
+    if t is slice:
+      if not _static_slice(e):
+        return None
+      partial = partial or not (e.start is None and e.stop is None and e.step in (None, 1))
+      block.append(e)
+      rest.append(slice(None))
+    elif t is int or ((t is Array or t is np.ndarray) and e.dtype.kind in "iu"):
+      arrays = arrays or t is not int
+      block.append(slice(None))
+      rest.append(e)
+    else:
+      return None
+  return (tuple(block), tuple(rest)) if partial and arrays else None
+
+
 def rewriting_take(arr, idx, *, indices_are_sorted: bool = False, unique_indices: bool = False,
                    mode=None, fill_value=None, normalize_indices: bool = True):
   """``arr[idx]`` with NumPy's semantics, lowered to the cheapest lax ops."""
@@ -422,6 +452,17 @@ def rewriting_take(arr, idx, *, indices_are_sorted: bool = False, unique_indices
       if newaxis_dims:
         out = lax.expand_dims(out, newaxis_dims)
       return out
+  if type(idx) is tuple and type(arr) is Array and trace_state.trace is eval_trace:
+    split = _slices_first(idx)
+    if split is not None:
+      # eagerly the partial slices first (a static slice), then the
+      # arrays' gather on the block with whole slices: one column per array
+      # where JAX's gather also indexes the sliced dimension, an index
+      # vector per output element (x[i, 1::2] at 1e5 elements: 130 -> ~10 ms)
+      block = rewriting_take(arr, split[0], normalize_indices=normalize_indices)
+      return rewriting_take(block, split[1], indices_are_sorted=indices_are_sorted,
+                            unique_indices=unique_indices, mode=mode, fill_value=fill_value,
+                            normalize_indices=normalize_indices)
   if has_slice(idx):
     block, rest, _ = slice_block(arr, idx)
     return rewriting_take(block, rest, indices_are_sorted=indices_are_sorted,
