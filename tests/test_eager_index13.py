@@ -289,3 +289,42 @@ def test_array_beside_a_strided_slice_gathers_one_column():
   # traced: JAX's gather of both columns (the printed jaxpr is JAX's)
   jaxpr = str(jax.make_jaxpr(lambda a, b: a[b, 1::2])(x, i))
   assert "concatenate" in jaxpr and "slice_sizes=(1, 1)" in jaxpr
+
+
+# ------------------------------------- combining scatters: rows that do not repeat
+def test_checked_combine_uses_the_vector_ufunc_where_rows_do_not_repeat():
+  from openjax._src.primitives.index import scatter_kernels
+  calls = []
+  combine = scatter_kernels._checked_combine(
+      np.multiply, lambda t, lin, v: (calls.append(lin.shape), np.multiply.at(t, lin, v)))
+  target = np.arange(10000.0).reshape(1000, 10)
+  lin = np.random.default_rng(0).permutation(1000)[:600]
+  vals = np.full((600, 10), 3.0)
+  want = target.copy()
+  np.multiply.at(want, lin, vals)
+  combine(target, lin, vals)
+  assert calls == [] and np.array_equal(target, want)
+  repeated = np.concatenate([lin, lin[:5]])
+  vals = np.full((605, 10), 3.0)
+  np.multiply.at(want, repeated, vals)
+  combine(target, repeated, vals)
+  assert calls == [(6050,)] and np.array_equal(target, want)   # flattened to elements
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.uint8, np.float16, np.int8],
+                         ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("op,ufunc", [("add", np.add), ("multiply", np.multiply),
+                                      ("min", np.minimum), ("max", np.maximum),
+                                      ("subtract", np.subtract)])
+def test_large_combining_scatters_match_ufunc_at(dtype, op, ufunc):
+  rng = np.random.default_rng(9)
+  for shape in ((5000,), (700, 40), (3, 3000)):
+    x = (rng.standard_normal(shape) * 20).astype(dtype)
+    for idx in (rng.permutation(shape[0])[: shape[0] // 2], rng.integers(0, 3, shape[0]),
+                rng.integers(-shape[0], shape[0], shape[0])):
+      u = (rng.standard_normal(x[idx].shape) * 3).astype(dtype)
+      want = x.copy()
+      with np.errstate(all="ignore"):
+        ufunc.at(want, np.where(idx < 0, idx + shape[0], idx), u)
+      got = getattr(jnp.asarray(x).at[idx], op)(u)
+      assert np.asarray(got).tobytes() == want.tobytes(), (shape, op)
