@@ -328,3 +328,21 @@ def test_large_combining_scatters_match_ufunc_at(dtype, op, ufunc):
         ufunc.at(want, np.where(idx < 0, idx + shape[0], idx), u)
       got = getattr(jnp.asarray(x).at[idx], op)(u)
       assert np.asarray(got).tobytes() == want.tobytes(), (shape, op)
+
+
+@pytest.mark.parametrize("dt", [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint32],
+                         ids=lambda d: np.dtype(d).name)
+def test_host_floor_mod_is_numpy_mod(dt):
+  from openjax._src.numpy.indexing import _host_floor_mod
+  rng = np.random.default_rng(2)
+  info = np.iinfo(dt)
+  for size in (1, 2, 3, 7, 50, 127, 1000, 30000):
+    if size > info.max:
+      continue
+    for lo, hi in ((-size, 2 * size), (info.min, info.max), (0, size), (-size, 0)):
+      lo, hi = max(lo, info.min), min(hi, info.max)
+      v = np.concatenate([rng.integers(lo, hi, 1000).astype(dt), np.array([lo, hi], dt)])
+      got = _host_floor_mod(v, size)
+      want = np.mod(v, dt(size))
+      assert got.dtype == want.dtype and not got.flags.writeable
+      np.testing.assert_array_equal(got, want)
