@@ -348,3 +348,17 @@ def test_host_floor_mod_is_numpy_mod(dt):
       want = np.mod(v, dt(size))
       assert got.dtype == want.dtype and not got.flags.writeable
       np.testing.assert_array_equal(got, want)
+
+
+def test_default_fill_value_per_dtype():
+  from openjax._src.primitives.index.indexing_util import default_fill_value
+  import ml_dtypes
+  for dt, want in ((np.float32, np.nan), (ml_dtypes.bfloat16, np.nan), (np.complex64, np.nan),
+                   (np.int8, -128), (np.int32, -2**31), (np.uint16, 65535), (np.bool_, True)):
+    for key in (dt, np.dtype(dt)):
+      got = default_fill_value(key)
+      assert (np.isnan(got) if want is np.nan else got == want and type(got) is type(want))
+  with pytest.raises(ValueError, match="Unsupported dtype for gather fill_value"):
+    default_fill_value(np.dtype("U3"))
+  x = jnp.asarray(np.arange(4, dtype=np.int16))
+  np.testing.assert_array_equal(np.asarray(jnp.take(x, jnp.asarray([1, 9]))), [1, -2**15])

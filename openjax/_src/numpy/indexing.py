@@ -347,7 +347,7 @@ def take_along_axis(arr, indices, axis: int | None = -1, mode=None, fill_value=N
   idx_dtype = dtypes.dtype(indices)
   idx_shape = tuple(np.shape(indices))
   if axis is None:
-    if not dtypes.issubdtype(idx_dtype, np.integer):
+    if idx_dtype.kind not in "iu" and not dtypes.issubdtype(idx_dtype, np.integer):
       raise TypeError(f"take_along_axis indices must be of integer type, got {idx_dtype}")
     if len(idx_shape) != 1:
       raise ValueError(f"take_along_axis indices must be 1D if axis=None, got shape {idx_shape}")
