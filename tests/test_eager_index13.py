@@ -291,7 +291,7 @@ def test_array_beside_a_strided_slice_gathers_one_column():
   assert "concatenate" in jaxpr and "slice_sizes=(1, 1)" in jaxpr
 
 
-# ------------------------------------- combining scatters: rows that do not repeat
+# ------------------------- combining scatters with unique indices: rows that do not repeat
 def test_checked_combine_uses_the_vector_ufunc_where_rows_do_not_repeat():
   from openjax._src.primitives.index import scatter_kernels
   calls = []
@@ -326,8 +326,11 @@ def test_large_combining_scatters_match_ufunc_at(dtype, op, ufunc):
       want = x.copy()
       with np.errstate(all="ignore"):
         ufunc.at(want, np.where(idx < 0, idx + shape[0], idx), u)
-      got = getattr(jnp.asarray(x).at[idx], op)(u)
-      assert np.asarray(got).tobytes() == want.tobytes(), (shape, op)
+      # unique_indices: the vector path where the rows do not repeat; a
+      # broken promise accumulates as ufunc.at (and XLA's CPU scatter) does
+      for unique in (False, True):
+        got = getattr(jnp.asarray(x).at[idx], op)(u, unique_indices=unique)
+        assert np.asarray(got).tobytes() == want.tobytes(), (shape, op, unique)
 
 
 @pytest.mark.parametrize("dt", [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint32],
@@ -362,3 +365,13 @@ def test_default_fill_value_per_dtype():
     default_fill_value(np.dtype("U3"))
   x = jnp.asarray(np.arange(4, dtype=np.int16))
   np.testing.assert_array_equal(np.asarray(jnp.take(x, jnp.asarray([1, 9]))), [1, -2**15])
+
+
+def test_scalar_array_beside_a_slice_stays_one_dynamic_slice():
+  from openjax._src.primitives.shape.shape import slice_p
+  x = jnp.asarray(np.arange(12, dtype=np.int32).reshape(4, 3))
+  i = jnp.asarray(np.int32(2))
+  eval_trace.clear_cache()
+  np.testing.assert_array_equal(np.asarray(x[1:, i]), np.asarray(x)[1:, 2])
+  (entry,) = eval_trace._last[slice_p]   # one static slice of x (the host start)
+  assert entry[0][0].shape == (4, 3)

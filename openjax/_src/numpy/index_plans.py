@@ -405,7 +405,7 @@ def _static_slice(e) -> bool:
 
 def _slices_first(idx: tuple) -> tuple | None:
   """For an index of Python ints, static slices and integer arrays (NumPy
-  or concrete Arrays), some slice partial and some array present: (the
+  or concrete Arrays), some slice partial and some array of rank > 0: (the
   slices alone, the rest with whole slices in their place). The arrays'
   dimensions land where they would in ``x[idx]``: the slices keep their
   places between them. None for other indices."""
@@ -420,7 +420,8 @@ def _slices_first(idx: tuple) -> tuple | None:
       block.append(e)
       rest.append(slice(None))
     elif t is int or ((t is Array or t is np.ndarray) and e.dtype.kind in "iu"):
-      arrays = arrays or t is not int
+      # (0-d arrays alone are scalar starts: the dynamic-slice path's)
+      arrays = arrays or (t is not int and e.ndim > 0)
       block.append(slice(None))
       rest.append(e)
     else:
