@@ -21,7 +21,8 @@ from openjax._src.numpy import util
 from openjax._src.numpy.creation import asarray, ones
 from openjax._src.numpy.eager_programs import eager_program
 from openjax._src.numpy.index_plans import rewriting_take
-from openjax._src.numpy.indexer import _to_index_dtype, _wrap_negative, add_size_to_negatives
+from openjax._src.numpy.indexer import (_to_index_dtype, _wrap_negative, add_size_to_negatives,
+                                         host_floor_mod, int_fits)
 from openjax._src.numpy.shape_reshaping import (as_array, axis_dnums, broadcast_to, moveaxis, ravel,
                                                 take_static)
 
@@ -58,40 +59,6 @@ def _where(cond, x, y):
   shape = np.broadcast_shapes(np.shape(cond), np.shape(x), np.shape(y))
   b = lambda v: util.broadcast_to_shape(v, shape)  # noqa: E731
   return lax.select(b(cond), b(x), b(y))
-
-
-_NUMPY_INTS = frozenset(np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64, np.uint8,
-                                               np.uint16, np.uint32, np.uint64))
-
-
-def _int_fits(d: int, dtype) -> bool:
-  """``d`` is a value of ``dtype``, a NumPy integer dtype."""
-  return dtype in _NUMPY_INTS and d <= np.iinfo(dtype).max
-
-
-def _host_floor_mod(v: np.ndarray, size: int) -> np.ndarray:
-  """``v mod size`` (floor, in ``v``'s dtype) as a new read-only array (the
-  gather's bind takes it as it is). Values in ``[-size, 2 * size)``, most
-  indices, by two sign-mask passes (1e6 int32: ~1.5 ms where NumPy's
-  integer mod costs ~10); others by np.mod."""
-  dt = v.dtype
-  if dt.kind == "i" and v.size > 64 and 2 * size <= np.iinfo(dt).max:
-    lo, hi = v.min(), v.max()
-    if lo >= -size and hi < 2 * size:
-      bits = 8 * dt.itemsize - 1
-      r = v >> bits   # -1 where negative
-      r &= size
-      r += v          # in [0, 2 * size)
-      over = (size - 1) - r   # negative where r >= size
-      over >>= bits
-      over &= size
-      r -= over
-      r.setflags(write=False)
-      return r
-  r = np.mod(v, dt.type(size))
-  if type(r) is np.ndarray:
-    r.setflags(write=False)
-  return r
 
 
 def _floor_divmod(x, d: int):
@@ -151,11 +118,11 @@ def take(a, indices, axis: int | None = None, out=None, mode: str | None = None,
   elif mode == "raise":
     raise NotImplementedError("The 'raise' mode to jnp.take is not supported.")
   elif mode == "wrap":
-    if size and _host(indices) and _int_fits(size, dtypes.dtype(indices)):
+    if size and _host(indices) and int_fits(size, dtypes.dtype(indices)):
       # NumPy's mod of host indices is the floor mod below, in their dtype
       # (one pass where the divmod's seven binds take ~20 us at 10 and
       # copy 1e6 indices seven times)
-      indices = _host_floor_mod(np.asarray(indices), size)
+      indices = host_floor_mod(np.asarray(indices), size)
     elif size:
       indices = _floor_divmod(indices, size)[1]
     gather_mode = lax.GatherScatterMode.PROMISE_IN_BOUNDS
