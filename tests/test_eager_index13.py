@@ -259,8 +259,10 @@ _SLICE_ENTRIES = [slice(1, None, 2), slice(None, None, -2), slice(4, 0, -3), sli
 
 @pytest.mark.parametrize("first", range(len(_SLICE_ENTRIES)))
 @pytest.mark.parametrize("mode", [None, "fill", "clip"])
-def test_arrays_beside_partial_slices_match_jit(first, mode):
+def test_arrays_beside_partial_slices_match_jit(first, mode, monkeypatch):
   import itertools
+  from openjax._src.numpy import index_plans
+  monkeypatch.setattr(index_plans, "_SLICES_FIRST_MIN", 0)   # every size splits
   x = jnp.asarray(np.random.default_rng(0).standard_normal((4, 5, 6)).astype(np.float32))
   as_array = lambda e: jnp.asarray(e) if type(e) is np.ndarray and e.dtype == np.int8 else e
   for rest in itertools.chain([()], itertools.product(_SLICE_ENTRIES, repeat=1),
@@ -279,13 +281,22 @@ def test_arrays_beside_partial_slices_match_jit(first, mode):
 
 def test_array_beside_a_strided_slice_gathers_one_column():
   from openjax._src.primitives.index.gather_scatter import gather_p
-  x = jnp.asarray(np.arange(20.0, dtype=np.float32).reshape(4, 5))
-  i = jnp.asarray(np.array([[3, -1], [0, 2]], np.int32))
+  x = jnp.asarray(np.arange(2000.0, dtype=np.float32).reshape(40, 50))
+  i = jnp.asarray(np.random.default_rng(1).integers(-40, 40, (8, 8)).astype(np.int32))
   eval_trace.clear_cache()
   got = x[i, 1::2]
   np.testing.assert_array_equal(np.asarray(got), np.asarray(x)[np.asarray(i), 1::2])
   (entry,) = eval_trace._last[gather_p]
-  assert entry[0][1].shape == (2, 2, 1)   # the array's column alone, not one per element
+  assert entry[0][1].shape == (8, 8, 1)   # the array's column alone, not one per element
+  # few index entries: JAX's one gather (an extra slice costs more there)
+  small = jnp.asarray(np.arange(20.0, dtype=np.float32).reshape(4, 5))
+  j = jnp.asarray(np.array([[3, -1], [0, 2]], np.int32))
+  eval_trace.clear_cache()
+  np.testing.assert_array_equal(np.asarray(small[j, 1::2]),
+                                np.asarray(small)[np.asarray(j), 1::2])
+  (entry,) = eval_trace._last[gather_p]
+  assert entry[0][1].shape == (2, 2, 2, 2)
+  x = small
   # traced: JAX's gather of both columns (the printed jaxpr is JAX's)
   jaxpr = str(jax.make_jaxpr(lambda a, b: a[b, 1::2])(x, i))
   assert "concatenate" in jaxpr and "slice_sizes=(1, 1)" in jaxpr
