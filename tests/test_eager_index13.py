@@ -296,6 +296,13 @@ def test_array_beside_a_strided_slice_gathers_one_column():
                                 np.asarray(small)[np.asarray(j), 1::2])
   (entry,) = eval_trace._last[gather_p]
   assert entry[0][1].shape == (2, 2, 2, 2)
+  # a few rows of a large array: the one gather reads less than the block
+  rows = jnp.asarray(np.arange(200000.0, dtype=np.float32).reshape(400, 500))
+  eval_trace.clear_cache()
+  np.testing.assert_array_equal(np.asarray(rows[np.array([3, 0]), ::-2]),
+                                np.asarray(rows)[[3, 0], ::-2])
+  (entry,) = eval_trace._last[gather_p]
+  assert entry[0][1].shape == (2, 250, 2)
   x = small
   # traced: JAX's gather of both columns (the printed jaxpr is JAX's)
   jaxpr = str(jax.make_jaxpr(lambda a, b: a[b, 1::2])(x, i))

@@ -409,29 +409,36 @@ def _static_slice(e) -> bool:
           and (e.step is None or type(e.step) is int))
 
 
-def _slices_first(idx: tuple) -> tuple | None:
+def _slices_first(idx: tuple, shape: tuple, entries: int) -> tuple | None:
   """For an index of Python ints, static slices and integer arrays (NumPy
   or concrete Arrays), some slice partial and some array of rank > 0: (the
   slices alone, the rest with whole slices in their place). The arrays'
   dimensions land where they would in ``x[idx]``: the slices keep their
-  places between them. None for other indices."""
+  places between them. None for other indices, and where the block holds
+  more elements than the gather's ``entries`` index entries (a few rows of
+  a large array: the one gather reads less than the block's copy)."""
   block, rest = [], []
   partial = arrays = False
-  for e in idx:
+  size = math.prod(shape[len(idx):])
+  for e, d in zip(idx, shape):
     t = type(e)
     if t is slice:
       if not _static_slice(e):
         return None
       partial = partial or not (e.start is None and e.stop is None and e.step in (None, 1))
+      size *= len(range(*e.indices(d)))
       block.append(e)
       rest.append(slice(None))
     elif t is int or ((t is Array or t is np.ndarray) and e.dtype.kind in "iu"):
       # (0-d arrays alone are scalar starts: the dynamic-slice path's)
       arrays = arrays or (t is not int and e.ndim > 0)
+      size *= d
       block.append(slice(None))
       rest.append(e)
     else:
       return None
+  if len(idx) > len(shape) or size > entries:
+    return None
   return (tuple(block), tuple(rest)) if partial and arrays else None
 
 
@@ -474,7 +481,7 @@ def rewriting_take(arr, idx, *, indices_are_sorted: bool = False, unique_indices
   if entry is not None:
     if (type(idx) is tuple and type(arr) is Array and trace_state.trace is eval_trace
         and math.prod(entry.indices_shape) >= _SLICES_FIRST_MIN):
-      split = _slices_first(idx)
+      split = _slices_first(idx, shape, math.prod(entry.indices_shape))
       if split is not None:
         # eagerly the partial slices first (a static slice), then the
         # arrays' gather on the block with whole slices: one column per
