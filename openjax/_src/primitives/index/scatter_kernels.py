@@ -371,6 +371,7 @@ def point_scatter_kernel(ufunc=None, bool_ufunc=None):
     # ufunc.at is fast along one flat axis only (~5x slower on rows).
     elements = ufunc is not None or update_jaxpr is not None
     if (ufunc is not None and update_jaxpr is None and unique_indices
+        and math.prod(updates.shape) >= _UNIQUE_CHECK_MIN
         and operand.dtype.kind in "iuf" and operand.dtype not in dtypes.custom_float_dtypes
         and operand.dtype not in dtypes.custom_int_dtypes):
       # Indices promised unique: checked (a promise broken keeps ufunc.at's
