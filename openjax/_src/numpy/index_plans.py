@@ -281,9 +281,15 @@ def _held_arrays(idx) -> tuple | None:
   if type(idx) is Array:
     held = (idx,)
   elif type(idx) is tuple:
-    held = tuple([e for e in idx if type(e) is Array])
-    if not held or len(held) + sum(isinstance(e, _STATIC_ENTRY_TYPES) for e in idx) != len(idx):
+    held = []
+    for e in idx:
+      if type(e) is Array:
+        held.append(e)
+      elif not isinstance(e, _STATIC_ENTRY_TYPES):   # (NumPy arrays, lists)
+        return None
+    if not held:
       return None
+    held = tuple(held)
   else:
     return None
   for a in held:
@@ -404,6 +410,11 @@ _MISSING = object()
 _SLICES_FIRST_MIN = 512
 
 
+# id of an EagerGather -> (it, False) where its structure never reads slices
+# first (the entry is held, so the id names it)
+_SLICES_FIRST: dict = {}
+
+
 def _static_slice(e) -> bool:
   return ((e.start is None or type(e.start) is int) and (e.stop is None or type(e.stop) is int)
           and (e.step is None or type(e.step) is int))
@@ -437,7 +448,7 @@ def _slices_first(idx: tuple, shape: tuple, entries: int) -> tuple | None:
       rest.append(e)
     else:
       return None
-  if len(idx) > len(shape) or size > entries:
+  if len(idx) > len(shape) or size > entries or entries < _SLICES_FIRST_MIN:
     return None
   return (tuple(block), tuple(rest)) if partial and arrays else None
 
@@ -480,9 +491,13 @@ def rewriting_take(arr, idx, *, indices_are_sorted: bool = False, unique_indices
     return apply_dynamic_slice(arr, dynamic_slice_plan(entry, values), normalize_indices)
   if entry is not None:
     if (type(idx) is tuple and type(arr) is Array and trace_state.trace is eval_trace
-        and math.prod(entry.indices_shape) >= _SLICES_FIRST_MIN):
+        and _SLICES_FIRST.get(id(entry), (None, True))[1]):
       split = _slices_first(idx, shape, math.prod(entry.indices_shape))
-      if split is not None:
+      if split is None:   # decided by the structure: not looked at again for it
+        if len(_SLICES_FIRST) >= 4096:
+          _SLICES_FIRST.clear()
+        _SLICES_FIRST[id(entry)] = (entry, False)
+      else:
         # eagerly the partial slices first (a static slice), then the
         # arrays' gather on the block with whole slices: one column per
         # array where JAX's gather also indexes the sliced dimension, an
