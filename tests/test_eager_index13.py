@@ -393,3 +393,44 @@ def test_scalar_array_beside_a_slice_stays_one_dynamic_slice():
   np.testing.assert_array_equal(np.asarray(x[1:, i]), np.asarray(x)[1:, 2])
   (entry,) = eval_trace._last[slice_p]   # one static slice of x (the host start)
   assert entry[0][0].shape == (4, 3)
+
+
+# ------------------------------------------------ compress / extract (no size)
+def test_compress_and_extract_with_a_host_condition_match_jit():
+  from openjax._src.primitives.index.gather_scatter import gather_p
+  rng = np.random.default_rng(4)
+  n = 0
+  for shape in ((6,), (3, 4), (2, 3, 5), (1, 7)):
+    x = jnp.asarray(rng.standard_normal(shape).astype(np.float32))
+    for axis in (None, *range(len(shape)), -1):
+      length = int(np.prod(shape)) if axis is None else shape[axis]
+      for cond in (rng.random(length) < 0.5, np.ones(length, bool), np.zeros(length, bool),
+                   rng.random(max(length - 2, 1)) < 0.6, np.array([1, 0, 3][:length])):
+        want = jax.jit(lambda a: jnp.compress(cond, a, axis=axis))(x)
+        got = jnp.compress(cond, x, axis=axis)
+        assert (got.shape, got.dtype) == (want.shape, want.dtype)
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+        n += 1
+    c = rng.random(shape) < 0.5
+    np.testing.assert_array_equal(np.asarray(jnp.extract(c, x)), np.extract(c, np.asarray(x)))
+  assert n > 60
+  with pytest.raises(ValueError, match="out of bounds"):
+    jnp.compress(np.array([0, 0, 0, 1]), jnp.arange(3))
+  # one static take: [T, F, T] is a strided slice, no gather
+  eval_trace.clear_cache()
+  np.testing.assert_array_equal(
+      np.asarray(jnp.compress(np.array([True, False, True]), jnp.arange(8.0).reshape(2, 4),
+                              axis=1)), [[0.0, 2.0], [4.0, 6.0]])
+  assert gather_p not in eval_trace._last
+
+
+def test_compress_of_numpy_values_reads_one_static_take():
+  from openjax._src.primitives.index.gather_scatter import gather_p
+  x = np.arange(8.0, dtype=np.float32).reshape(2, 4)
+  for cond in ([True, False, True], [False, True, True, False]):
+    eval_trace.clear_cache()
+    got = jnp.compress(np.array(cond), x, axis=1)
+    assert isinstance(got, jax.Array) and got.dtype == np.float32
+    np.testing.assert_array_equal(np.asarray(got), np.compress(cond, x, axis=1))
+    assert gather_p not in eval_trace._last
+  np.testing.assert_array_equal(np.asarray(jnp.extract(x > 2, x)), np.extract(x > 2, x))

@@ -466,6 +466,17 @@ def compress(condition, a, axis: int | None = None, *, size: int | None = None,
     raise ValueError("condition must be a 1D array")
   condition = lax.convert_element_type(condition, np.bool_) if not _host(condition) else \
       np.asarray(condition).astype(bool)
+  if (size is None and isinstance(condition, np.ndarray)
+      and (type(arr) is Array or type(arr) is np.ndarray) and trace_state.trace is eval_trace):
+    # Eagerly with a host condition: its positions read by one static take
+    # (a strided slice or one gather) where the general path moves the axis
+    # to the front and back and gathers by a mask (~5 binds: 63 -> ~15 us).
+    a = arr if axis is None and arr.ndim == 1 else _ravel(arr) if axis is None else arr
+    ax = 0 if axis is None else util.canonicalize_axis(axis, arr.ndim)
+    n = a.shape[ax]
+    if condition[n:].any():
+      raise ValueError("condition contains entries that are out of bounds")
+    return take_static(a, np.flatnonzero(condition[:n]), ax)
   if axis is None:
     axis, arr = 0, _ravel(arr)
   else:
