@@ -374,10 +374,8 @@ def _nonzero_traced(mask, shape, size: int):
 
 
 def _host_fills(fill_value, ndim: int) -> tuple:
-  """The fill of each of ``nonzero``'s columns where it can be written on the
-  host: Python ints in the default int dtype's range (``where`` of one
-  keeps the columns' dtype); Nones where the selects make the fills (no
-  fill, other kinds of fill that promote, and fills that raise there)."""
+  """Each column's fill where the host can write it: Python ints in the
+  default int's range (they keep its dtype); else Nones (the selects')."""
   fills = fill_value if isinstance(fill_value, tuple) else (fill_value,) * ndim
   if fill_value is None or len(fills) != ndim:
     return (None,) * ndim
@@ -413,13 +411,11 @@ def nonzero(a, *, size: int | None = None, fill_value=None):
     found = np.nonzero(np.asarray(concrete))
     n = min(size, found[0].size)
     fills = _host_fills(fill_value, len(shape))
-    dt = dtypes.default_int_dtype()
-    out = []
-    for f, fill in zip(found, fills):
-      col = np.zeros(size, dt) if fill is None else np.full(size, fill, dt)
+    cols = [np.full(size, 0 if fill is None else fill, dtypes.default_int_dtype())
+            for fill in fills]
+    for col, f in zip(cols, found):
       col[:n] = f[:n]
-      out.append(asarray(col))
-    out = tuple(out)
+    out = tuple([asarray(col) for col in cols])
     if fills[0] is not None:
       return out   # the fills written on the host: what the selects below give
     count = int(found[0].size)
@@ -468,11 +464,9 @@ def compress(condition, a, axis: int | None = None, *, size: int | None = None,
       np.asarray(condition).astype(bool)
   if (size is None and isinstance(condition, np.ndarray)
       and (type(arr) is Array or type(arr) is np.ndarray) and trace_state.trace is eval_trace):
-    # Eagerly with a host condition: its positions read by one static take
-    # (a strided slice or one gather) where the general path moves the axis
-    # to the front and back and gathers by a mask (~5 binds: 63 -> ~15 us).
-    a = arr if axis is None and arr.ndim == 1 else _ravel(arr) if axis is None else arr
-    ax = 0 if axis is None else util.canonicalize_axis(axis, arr.ndim)
+    # Eagerly, the host condition's positions by one static take (~5 binds less)
+    a, ax = (arr, util.canonicalize_axis(axis, arr.ndim)) if axis is not None else \
+        (arr if arr.ndim == 1 else _ravel(arr), 0)
     n = a.shape[ax]
     if condition[n:].any():
       raise ValueError("condition contains entries that are out of bounds")
