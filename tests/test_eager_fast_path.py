@@ -780,8 +780,9 @@ def test_take_gather_kernel_gives_the_impls_result(mode, batch):
 
 
 def test_take_gather_kernel_declines_what_it_cannot_take():
-  """Windows wider than one position along an indexed dimension, and empty
-  operands, keep the general impl."""
+  """Windows wider than one position along an indexed dimension, for more
+  than 16 index vectors (fewer: one basic slice each), and empty operands,
+  keep the general impl."""
   dn = gather_scatter.GatherDimensionNumbers(
       offset_dims=(1,), collapsed_slice_dims=(), start_index_map=(0,),
       operand_batching_dims=(), start_indices_batching_dims=())
@@ -789,8 +790,11 @@ def test_take_gather_kernel_declines_what_it_cannot_take():
                 indices_are_sorted=False, mode=gather_scatter.GatherScatterMode.CLIP,
                 fill_value=None)
   assert gather_scatter.gather_p.eval_kernel(
-      ShapedArray((5,), np.dtype(np.float32)), ShapedArray((3, 1), np.dtype(np.int32)),
+      ShapedArray((5,), np.dtype(np.float32)), ShapedArray((17, 1), np.dtype(np.int32)),
       **params) is None
+  assert gather_scatter.gather_p.eval_kernel(
+      ShapedArray((5,), np.dtype(np.float32)), ShapedArray((3, 1), np.dtype(np.int32)),
+      **params) is not None
   dn = gather_scatter.GatherDimensionNumbers(
       offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,),
       operand_batching_dims=(), start_indices_batching_dims=())

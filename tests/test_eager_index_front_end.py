@@ -127,10 +127,15 @@ def test_slice_gather_kernel_reads_large_operands_and_declines_other_windows():
   kernel = _lean_kernel(m, idx, params)   # the plan checks it on size-1 operands
   assert kernel is not None
   _same_bits(kernel(m, idx), m[:, 599:600])
-  # windows wider than one position, or a collapsed dimension no index
-  # addresses, are the impl's
+  # a window wider than one position: the window-slice kernel (few index
+  # vectors; the impl's values); a collapsed dimension no index addresses:
+  # the impl's
   wide = dict(params, slice_sizes=(2000, 2))
-  assert _lean_kernel(m, idx, wide) is None
+  kernel = _lean_kernel(m, idx, wide)
+  assert kernel is not None
+  _same_bits(kernel(m, idx), gather_p.impl(m, idx, **wide)[0])
+  many = np.arange(17, dtype=np.int32).reshape(17, 1)
+  assert _lean_kernel(m, many, wide) is None   # more than 16 windows: the impl
   column = np.ascontiguousarray(m[:, :1])
   unaddressed = dict(params, dimension_numbers=GatherDimensionNumbers((0,), (1,), (0,)),
                      slice_sizes=(1, 1))

@@ -271,10 +271,20 @@ def check_batching(op, operand, indices, operand_batching_dims, indices_batching
 
 
 
+_DEFAULT_FILLS: dict = {}
+
+
 def default_fill_value(dtype):
   """The fill of out-of-bounds gathers: NaN for inexact dtypes, the most
-  negative value for signed ints, the largest for unsigned, True for bool."""
-  dtype = np.dtype(dtype)
+  negative value for signed ints, the largest for unsigned, True for bool
+  (found once per dtype: ~4 us of dtype tests a ``jnp.take`` call)."""
+  fill = _DEFAULT_FILLS.get(dtype)
+  if fill is None:
+    fill = _DEFAULT_FILLS[dtype] = _default_fill_value(np.dtype(dtype))
+  return fill
+
+
+def _default_fill_value(dtype: np.dtype):
   if dtypes.issubdtype(dtype, np.inexact):
     return np.nan
   if dtypes.issubdtype(dtype, np.signedinteger):

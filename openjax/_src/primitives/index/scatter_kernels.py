@@ -210,6 +210,39 @@ def _ufunc_combine(ufunc, bool_ufunc):
   return combine
 
 
+# From this many combined elements a scatter with indices promised unique
+# checks that its rows do not repeat (~3 us), then combines them with one
+# vector ufunc call.
+_UNIQUE_CHECK_MIN = 1024
+
+
+def _checked_combine(ufunc, combine_at):
+  """``ufunc``'s combination on real, non-ml dtypes (rows kept): where no
+  position repeats, which a mark per row checks, the vector ufunc on the
+  indexed rows, which gives what ``ufunc.at`` gives element by element
+  (1e6 float32, 500k elements multiplied: ~6 -> ~1.5 ms); else
+  ``combine_at`` (rows of many elements flattened first: ufunc.at is fast
+  along one flat axis only)."""
+  def combine(target, lin, vals):
+    if type(lin) is tuple:   # index columns into the n-d view (few rows)
+      combine_at(target, lin, vals)
+      return
+    nrow = target.shape[1] if target.ndim == 2 else 1
+    if lin.size * nrow >= _UNIQUE_CHECK_MIN:
+      marks = np.zeros(target.shape[0], np.bool_)
+      marks[lin] = True
+      if np.count_nonzero(marks) == lin.size:
+        target[lin] = ufunc(target[lin], vals)
+        return
+    if nrow > 1 and lin.size * nrow > _ROWS_MAX:
+      lin = (lin[:, None] * nrow + np.arange(nrow, dtype=np.int64)).reshape(-1)
+      if vals.ndim:
+        vals = vals.reshape(-1)
+      target = target.reshape(-1)
+    combine_at(target, lin, vals)
+  return combine
+
+
 def _window_layout(operand, indices, updates, dn) -> tuple | None:
   """``(index_dims, window_dims)`` of a scatter of one index vector (no
   batch dimensions) whose update is one window, wider than a point along
@@ -337,6 +370,15 @@ def point_scatter_kernel(ufunc=None, bool_ufunc=None):
       return None if window is None else _window_kernel(*window, clip, one_window)
     # ufunc.at is fast along one flat axis only (~5x slower on rows).
     elements = ufunc is not None or update_jaxpr is not None
+    if (ufunc is not None and update_jaxpr is None and unique_indices
+        and math.prod(updates.shape) >= _UNIQUE_CHECK_MIN
+        and operand.dtype.kind in "iuf" and operand.dtype not in dtypes.custom_float_dtypes
+        and operand.dtype not in dtypes.custom_int_dtypes):
+      # Indices promised unique: checked (a promise broken keeps ufunc.at's
+      # accumulation, as XLA's CPU scatter does), then one vector ufunc. Not
+      # checked without the promise: repeats are common there and the check
+      # would cost ~30% more on them.
+      point_combine, elements = _checked_combine(ufunc, point_combine), False
 
     def kernel(x, idx, upd):
       out, target, lin, vals = _point_rows(x, idx, upd, layout, clip, elements)
