@@ -20,6 +20,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
+from openjax._src.api.transform_cache import call_transformed
 from openjax._src.core import Tracer
 from openjax._src.numpy import util
 from openjax._src.scipy import jnp
@@ -121,15 +122,28 @@ def _program(solver):
   return util.jit(run, static_argnames=("options",))
 
 
+def _call_solver(name: str, solver, program, A, b, x0, M, options: dict):
+  """``solver(A, b, x0, M=M, **options)``: as ``program`` for matrix
+  operators; for function operators as a program cached by what the
+  functions compute (``call_transformed``: their code and closed-over
+  values; a fresh ``lambda v: a @ v`` per call finds the program of the
+  last one), op by op when that cannot be keyed."""
+  if _program_call_ok(A, b, x0, M, options):
+    return program(A, b, x0, M, tuple(sorted(options.items())))
+  if callable(A) or callable(M):
+    return call_transformed(
+        (name, tuple(sorted(options.items()))), (A, M),
+        lambda b, x0: solver(A, b, x0, M=M, **options), (b, x0), {})
+  return solver(A, b, x0, M=M, **options)
+
+
 # ---------------------------------------------------------------------- cg
 def cg(A, b, x0=None, *, tol=1e-5, atol=0.0, maxiter=None, M=None):
   """Solve ``A x = b`` for Hermitian positive-definite ``A`` by
   (preconditioned, with ``M`` ~ ``A^-1``) conjugate gradients, until
   ``norm(residual) <= max(tol * norm(b), atol)``. Returns ``(x, None)``."""
   options = dict(tol=tol, atol=atol, maxiter=maxiter)
-  if _program_call_ok(A, b, x0, M, options):
-    return _cg_program(A, b, x0, M, tuple(sorted(options.items()))), None
-  return _cg(A, b, x0, M=M, **options), None
+  return _call_solver("cg", _cg, _cg_program, A, b, x0, M, options), None
 
 
 def _cg(A, b, x0=None, *, tol, atol, maxiter, M):
@@ -176,9 +190,7 @@ def bicgstab(A, b, x0=None, *, tol=1e-5, atol=0.0, maxiter=None, M=None):
   stabilised method, stopping as ``cg`` does (or on a breakdown). Returns
   ``(x, None)``."""
   options = dict(tol=tol, atol=atol, maxiter=maxiter)
-  if _program_call_ok(A, b, x0, M, options):
-    return _bicgstab_program(A, b, x0, M, tuple(sorted(options.items()))), None
-  return _bicgstab(A, b, x0, M=M, **options), None
+  return _call_solver("bicgstab", _bicgstab, _bicgstab_program, A, b, x0, M, options), None
 
 
 def _bicgstab(A, b, x0=None, *, tol, atol, maxiter, M):
@@ -365,9 +377,7 @@ def gmres(A, b, x0=None, *, tol=1e-5, atol=0.0, restart=20, maxiter=None, M=None
                      "'batched'")
   options = dict(tol=tol, atol=atol, restart=restart, maxiter=maxiter,
                  solve_method=solve_method)
-  if _program_call_ok(A, b, x0, M, options):
-    return _gmres_program(A, b, x0, M, tuple(sorted(options.items())))
-  return _gmres(A, b, x0, M=M, **options)
+  return _call_solver("gmres", _gmres, _gmres_program, A, b, x0, M, options)
 
 
 def _gmres(A, b, x0=None, *, tol, atol, restart, maxiter, M, solve_method):
