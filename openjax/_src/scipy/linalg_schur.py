@@ -83,35 +83,42 @@ def _rsf2csf_2d(t, z):
   eps = np.finfo(t.dtype).eps
   idx = np.arange(n)
 
-  def reduce_block(m, tz):
+  # Starts are m - 1 >= 0 and m <= n - 1: no wrapping of negative starts
+  # (three steps per traced start index, half of a trip's steps).
+  dyn_slice = partial(lax.dynamic_slice, allow_negative_indices=False)
+  dyn_slice_in_dim = partial(lax.dynamic_slice_in_dim, allow_negative_indices=False)
+  dyn_update_in_dim = partial(lax.dynamic_update_slice_in_dim, allow_negative_indices=False)
+
+  def reduce_block(m, blk, tz):
     """Zero ``t[m, m-1]`` by a rotation built from an eigenvalue of the 2x2
-    block at ``m - 1`` (SciPy's algorithm)."""
+    block ``blk`` at ``m - 1`` (SciPy's algorithm)."""
     t, z = tz
-    blk = lax.dynamic_slice(t, (m - 1, m - 1), (2, 2))
     a, b, c, d = blk[0, 0], blk[0, 1], blk[1, 0], blk[1, 1]
     half = (a - d) / 2
     mu = (a + d) / 2 + jnp.sqrt(half * half + b * c) - d
     r = jnp.sqrt(jnp.abs(mu) ** 2 + jnp.abs(c) ** 2).astype(t.dtype)
     cs, sn = mu / r, c / r
     g = jnp.stack([jnp.stack([jnp.conj(cs), sn]), jnp.stack([-sn, cs])])
-    rows = lax.dynamic_slice_in_dim(t, m - 1, 2, axis=0)
+    rows = dyn_slice_in_dim(t, m - 1, 2, axis=0)
     right = idx >= m - 1
     rows = jnp.where(right, _mm(g, rows), rows)
-    t = lax.dynamic_update_slice_in_dim(t, rows, m - 1, axis=0)
-    cols = lax.dynamic_slice_in_dim(t, m - 1, 2, axis=1)
+    t = dyn_update_in_dim(t, rows, m - 1, axis=0)
+    cols = dyn_slice_in_dim(t, m - 1, 2, axis=1)
     upper = (idx < m + 1)[:, None]
     cols = jnp.where(upper, _mm(cols, jnp.conj(g.T)), cols)
-    t = lax.dynamic_update_slice_in_dim(t, cols, m - 1, axis=1)
-    zc = lax.dynamic_slice_in_dim(z, m - 1, 2, axis=1)
-    z = lax.dynamic_update_slice_in_dim(z, _mm(zc, jnp.conj(g.T)), m - 1, axis=1)
+    t = dyn_update_in_dim(t, cols, m - 1, axis=1)
+    zc = dyn_slice_in_dim(z, m - 1, 2, axis=1)
+    z = dyn_update_in_dim(z, _mm(zc, jnp.conj(g.T)), m - 1, axis=1)
     return t, z
 
   def step(i, tz):
     t, z = tz
     m = n - i
-    big = jnp.abs(t[m, m - 1]) > eps * (jnp.abs(t[m - 1, m - 1]) + jnp.abs(t[m, m]))
-    t, z = lax.cond(big, lambda tz: reduce_block(m, tz), lambda tz: tz, (t, z))
-    return t.at[m, m - 1].set(0), z
+    blk = dyn_slice(t, (m - 1, m - 1), (2, 2))
+    big = jnp.abs(blk[1, 0]) > eps * (jnp.abs(blk[0, 0]) + jnp.abs(blk[1, 1]))
+    t, z = lax.cond(big, lambda tz: reduce_block(m, blk, tz), lambda tz: tz, (t, z))
+    zero = jnp.zeros((1, 1), t.dtype)
+    return lax.dynamic_update_slice(t, zero, (m, m - 1), allow_negative_indices=False), z
   return lax.fori_loop(1, n, step, (t, z))
 
 
