@@ -160,7 +160,7 @@ def _qdwh(x, m, n, max_iterations: int, eps):
   return u, h, num_iters, bitwise_not(not_converged)
 
 
-@functools.partial(jit, static_argnames=("is_hermitian", "max_iterations", "eps"))
+@functools.partial(jit, static_argnames=("is_hermitian", "max_iterations", "eps"), _eager=True)
 def qdwh(x, *, is_hermitian: bool = False, max_iterations: int | None = None,
          eps: float | None = None, dynamic_shape: tuple[int, int] | None = None):
   """The polar decomposition ``x = u h`` of a full-rank ``M x N`` matrix
