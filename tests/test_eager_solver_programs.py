@@ -105,3 +105,28 @@ def test_eager_qdwh_runs_as_a_library_program(monkeypatch):
   np.testing.assert_allclose(np.asarray(u), u_ref, atol=2e-5)
   np.testing.assert_allclose(np.asarray(h), h_ref, atol=5e-5)
   assert bool(converged) and 0 < int(iters) <= 10
+
+
+def test_scatter_apply_traces_its_function_once_per_closure_values(monkeypatch):
+  from openjax import lax   # noqa: PLC0415
+  from openjax._src.lax import extra   # noqa: PLC0415
+  traces = []
+  real = extra.trace_to_jaxpr
+  monkeypatch.setattr(extra, "trace_to_jaxpr", lambda *a, **k: traces.append(1) or real(*a, **k))
+  extra._apply_jaxprs.clear()
+  dn = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
+                                   scatter_dims_to_operand_dims=(0,))
+  idx = np.array([[1], [3], [3]], np.int32)
+  x = np.arange(5, dtype=np.float32) - 1.5
+
+  def run(x, k):
+    return lax.scatter_apply(x, idx, lambda v: v * v + k, dn, update_shape=(3,))
+  for _ in range(3):
+    np.testing.assert_array_equal(np.asarray(run(x, 1.0)),
+                                  [-1.5, 1.25, 0.5, (1.5 ** 2 + 1) ** 2 + 1, 2.5])
+  assert len(traces) == 1
+  np.testing.assert_array_equal(np.asarray(run(x, 2.0)),   # other closed-over value
+                                [-1.5, 2.25, 0.5, (1.5 ** 2 + 2) ** 2 + 2, 2.5])
+  xi = np.arange(5, dtype=np.int32)
+  np.testing.assert_array_equal(np.asarray(run(xi, 1)), [0, 2, 2, 101, 4])
+  assert len(traces) == 3
