@@ -6,6 +6,10 @@ import pytest
 import scipy.linalg
 
 import openjax as jax
+from openjax import lax
+from openjax._src.lax import extra
+from openjax._src.runtime import executable
+from openjax._src.scipy import sparse_linalg
 from openjax.scipy import linalg as jsl
 
 
@@ -52,15 +56,14 @@ def test_rsf2csf_loop_steps_do_not_wrap_starts():
 def test_arnoldi_and_givens_steps_index_without_wrapping():
   # Loop counters index the basis and the rows: dynamic slices without the
   # lt/add/select_n wrapping of negative starts, no scatter per entry.
-  from openjax._src.scipy import sparse_linalg as impl   # noqa: PLC0415 - private helpers
   a = np.eye(4, dtype=np.float32) * 2
   basis = np.ones((4, 3), np.float32)
   h = np.zeros((2, 3), np.float32)
 
   def arnoldi(k, basis, h):
-    return impl._arnoldi_step(k, lambda v: jax.numpy.dot(a, v), lambda v: v, basis, h)
+    return sparse_linalg._arnoldi_step(k, lambda v: jax.numpy.dot(a, v), lambda v: v, basis, h)
   for fn, args in ((arnoldi, (np.int32(0), basis, h)),
-                   (impl._rotate, (np.arange(3.0, dtype=np.float32), np.int32(1),
+                   (sparse_linalg._rotate, (np.arange(3.0, dtype=np.float32), np.int32(1),
                                    np.float32(0.6), np.float32(0.8)))):
     text = str(jax.make_jaxpr(fn)(*args))
     assert " lt " not in text and "scatter" not in text, text
@@ -69,7 +72,6 @@ def test_arnoldi_and_givens_steps_index_without_wrapping():
 @pytest.mark.parametrize("method", ["incremental", "batched"])
 @pytest.mark.parametrize("dtype", [np.float32, np.complex64])
 def test_gmres_matches_a_direct_solve(method, dtype):
-  from openjax.scipy.sparse import linalg as sparse_linalg   # noqa: PLC0415
   rng = np.random.default_rng(3)
   a = rng.standard_normal((6, 6)) + 5 * np.eye(6)
   b = rng.standard_normal(6)
@@ -91,8 +93,6 @@ def test_gmres_matches_a_direct_solve(method, dtype):
 def test_eager_qdwh_runs_as_a_library_program(monkeypatch):
   # An eager qdwh runs its program on the host kernels (LAPACK QR/Cholesky/
   # trsm): compiled, a 41 x 24 matrix took ~3.7 ms against ~0.8 ms.
-  from openjax import lax   # noqa: PLC0415
-  from openjax._src.runtime import executable   # noqa: PLC0415
 
   def refuse(*args, **kwargs):
     raise AssertionError("an eager qdwh call ran a compiled executable")
@@ -108,8 +108,6 @@ def test_eager_qdwh_runs_as_a_library_program(monkeypatch):
 
 
 def test_scatter_apply_traces_its_function_once_per_closure_values(monkeypatch):
-  from openjax import lax   # noqa: PLC0415
-  from openjax._src.lax import extra   # noqa: PLC0415
   traces = []
   real = extra.trace_to_jaxpr
   monkeypatch.setattr(extra, "trace_to_jaxpr", lambda *a, **k: traces.append(1) or real(*a, **k))
