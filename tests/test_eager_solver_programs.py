@@ -128,3 +128,17 @@ def test_scatter_apply_traces_its_function_once_per_closure_values(monkeypatch):
   xi = np.arange(5, dtype=np.int32)
   np.testing.assert_array_equal(np.asarray(run(xi, 1)), [0, 2, 2, 101, 4])
   assert len(traces) == 3
+
+
+@pytest.mark.parametrize("scale", [0.01, 1.0, 30.0])
+def test_expm_squarings_by_select(scale):
+  # The squaring loop selects instead of a cond per trip: one cond left (the
+  # Padé degree's switch), the same values as SciPy, reverse-differentiable.
+  a = (scale * np.random.default_rng(5).standard_normal((4, 4))).astype(np.float32)
+  text = str(jax.make_jaxpr(jsl.expm)(a))
+  assert text.count("cond[") == 1 and text.count("scan[") == 1
+  np.testing.assert_allclose(np.asarray(jsl.expm(a)), scipy.linalg.expm(a.astype(np.float64)),
+                             rtol=2e-5 * max(1.0, scale), atol=1e-5)
+  grad = jax.grad(lambda m: jsl.expm(m).sum())(a)
+  assert np.all(np.isfinite(np.asarray(grad)))
+  assert np.isnan(np.asarray(jsl.expm(1e6 * a, max_squarings=4))).all()
