@@ -7,6 +7,7 @@ import scipy.linalg
 
 import openjax as jax
 from openjax import lax
+from openjax._src.api import transform_cache
 from openjax._src.lax import extra
 from openjax._src.runtime import executable
 from openjax._src.scipy import sparse_linalg
@@ -142,3 +143,26 @@ def test_expm_squarings_by_select(scale):
   grad = jax.grad(lambda m: jsl.expm(m).sum())(a)
   assert np.all(np.isfinite(np.asarray(grad)))
   assert np.isnan(np.asarray(jsl.expm(1e6 * a, max_squarings=4))).all()
+
+
+def test_funm_runs_as_one_cached_program(capsys):
+  transform_cache.clear()
+  a = (0.5 * np.random.default_rng(6).standard_normal((5, 5))).astype(np.float32)
+  expected = scipy.linalg.expm(a.astype(np.float64))
+  for _ in range(3):   # a fresh lambda each call: keyed by what it computes
+    np.testing.assert_allclose(np.asarray(jsl.funm(a, lambda v: jax.numpy.exp(v))).real,
+                               expected, rtol=2e-4, atol=2e-4)
+  programs = [value for key, (value, _) in transform_cache._programs._entries.items()
+              if key[0] == ("scipy.linalg.funm", True)]
+  assert len(programs) == 1 and type(programs[0]) is not object   # built, then reused
+  f, err = jsl.funm(a, jax.numpy.exp, disp=False)
+  np.testing.assert_allclose(np.asarray(f).real, expected, rtol=2e-4, atol=2e-4)
+  assert 0 < float(err) <= 1
+
+  def noisy(v):   # an effect: traced (and printed) on every call, as in JAX
+    print("traced")
+    return jax.numpy.exp(v)
+  for _ in range(2):
+    jsl.funm(a, noisy)
+  assert capsys.readouterr().out.count("traced") == 2
+  transform_cache.clear()
