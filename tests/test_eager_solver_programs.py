@@ -52,6 +52,7 @@ def test_rsf2csf_loop_steps_do_not_wrap_starts():
   text = str(jax.make_jaxpr(jsl.rsf2csf)(t, z))
   assert " lt " not in text and "scatter" not in text
   assert text.count("select_n") <= 4
+  assert text.count(" = sub ") <= 8   # m - 1 once a trip (it was six times)
 
 
 def test_arnoldi_and_givens_steps_index_without_wrapping():

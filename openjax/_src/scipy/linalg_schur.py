@@ -82,7 +82,7 @@ def _rsf2csf_2d(t, z):
   if n == 1:
     return t, z
   eps = np.finfo(t.dtype).eps
-  idx = np.arange(n)
+  idx = np.arange(n, dtype=np.int32)   # the loop counter's type: no converts a trip
 
   # Starts are m - 1 >= 0 and m <= n - 1: no wrapping of negative starts
   # (three steps per traced start index, half of a trip's steps).
@@ -90,36 +90,36 @@ def _rsf2csf_2d(t, z):
   dyn_slice_in_dim = partial(lax.dynamic_slice_in_dim, allow_negative_indices=False)
   dyn_update_in_dim = partial(lax.dynamic_update_slice_in_dim, allow_negative_indices=False)
 
-  def reduce_block(m, blk, tz):
-    """Zero ``t[m, m-1]`` by a rotation built from an eigenvalue of the 2x2
-    block ``blk`` at ``m - 1`` (SciPy's algorithm)."""
+  def reduce_block(m, m1, blk, tz):
+    """Zero ``t[m, m1]`` (``m1 = m - 1``) by a rotation built from an
+    eigenvalue of the 2x2 block ``blk`` at ``m1`` (SciPy's algorithm)."""
     t, z = tz
     a, b, c, d = blk[0, 0], blk[0, 1], blk[1, 0], blk[1, 1]
     half = (a - d) / 2
     mu = (a + d) / 2 + jnp.sqrt(half * half + b * c) - d
     r = jnp.sqrt(jnp.abs(mu) ** 2 + jnp.abs(c) ** 2).astype(t.dtype)
     cs, sn = mu / r, c / r
-    g = jnp.stack([jnp.stack([jnp.conj(cs), sn]), jnp.stack([-sn, cs])])
-    rows = dyn_slice_in_dim(t, m - 1, 2, axis=0)
-    right = idx >= m - 1
-    rows = jnp.where(right, _mm(g, rows), rows)
-    t = dyn_update_in_dim(t, rows, m - 1, axis=0)
-    cols = dyn_slice_in_dim(t, m - 1, 2, axis=1)
-    upper = (idx < m + 1)[:, None]
-    cols = jnp.where(upper, _mm(cols, jnp.conj(g.T)), cols)
-    t = dyn_update_in_dim(t, cols, m - 1, axis=1)
-    zc = dyn_slice_in_dim(z, m - 1, 2, axis=1)
-    z = dyn_update_in_dim(z, _mm(zc, jnp.conj(g.T)), m - 1, axis=1)
+    g = jnp.stack([jnp.conj(cs), sn, -sn, cs]).reshape(2, 2)
+    g_h = jnp.conj(g.T)
+    rows = dyn_slice_in_dim(t, m1, 2, axis=0)
+    rows = jnp.where(idx >= m1, _mm(g, rows), rows)
+    t = dyn_update_in_dim(t, rows, m1, axis=0)
+    cols = dyn_slice_in_dim(t, m1, 2, axis=1)
+    cols = jnp.where((idx <= m)[:, None], _mm(cols, g_h), cols)
+    t = dyn_update_in_dim(t, cols, m1, axis=1)
+    zc = dyn_slice_in_dim(z, m1, 2, axis=1)
+    z = dyn_update_in_dim(z, _mm(zc, g_h), m1, axis=1)
     return t, z
 
   def step(i, tz):
     t, z = tz
     m = n - i
-    blk = dyn_slice(t, (m - 1, m - 1), (2, 2))
+    m1 = m - 1
+    blk = dyn_slice(t, (m1, m1), (2, 2))
     big = jnp.abs(blk[1, 0]) > eps * (jnp.abs(blk[0, 0]) + jnp.abs(blk[1, 1]))
-    t, z = lax.cond(big, lambda tz: reduce_block(m, blk, tz), lambda tz: tz, (t, z))
+    t, z = lax.cond(big, lambda tz: reduce_block(m, m1, blk, tz), lambda tz: tz, (t, z))
     zero = jnp.zeros((1, 1), t.dtype)
-    return lax.dynamic_update_slice(t, zero, (m, m - 1), allow_negative_indices=False), z
+    return lax.dynamic_update_slice(t, zero, (m, m1), allow_negative_indices=False), z
   return lax.fori_loop(1, n, step, (t, z))
 
 
