@@ -149,7 +149,8 @@ def _sqrtm_triangular(t):
   entry at a time took n (n - 1) / 2)."""
   diag = jnp.sqrt(jnp.diagonal(t))
   n = diag.shape[0]
-  offset = np.arange(n)[None, :] - np.arange(n)[:, None]   # j - i
+  # j - i, int32 as the loop counter it is compared with (no convert a trip)
+  offset = (np.arange(n)[None, :] - np.arange(n)[:, None]).astype(np.int32)
   den = diag[:, None] + diag[None, :]
 
   def superdiagonal(d, u):
@@ -190,14 +191,16 @@ def _parlett(f, t):
   loop body closes over ``t``, so an eager loop traced it on every call
   (funm of 4 x 4 2.3 ms)."""
   n = t.shape[0]
-  offset = np.arange(n)[None, :] - np.arange(n)[:, None]   # j - i
+  # j - i, int32 as the loop counter it is compared with (no convert a trip)
+  offset = (np.arange(n)[None, :] - np.arange(n)[:, None]).astype(np.int32)
   diag = jnp.diagonal(t)
   den = diag[None, :] - diag[:, None]                       # t[j, j] - t[i, i]
-  safe_den = jnp.where(den != 0, den, 1)
+  nonzero = den != 0                                        # once, not every trip
+  safe_den = jnp.where(nonzero, den, 1)
 
   def superdiagonal(p, f):
     s = _mm(t, f) - _mm(f, t)
-    return jnp.where(offset == p, jnp.where(den != 0, s / safe_den, s), f)
+    return jnp.where(offset == p, jnp.where(nonzero, s / safe_den, s), f)
   f = lax.fori_loop(1, n, superdiagonal, f)
   gaps = jnp.where(offset > 0, jnp.abs(den), jnp.inf)
   return f, jnp.minimum(jnp.abs(t[0, 0]), jnp.min(gaps).astype(jnp.abs(t[0, 0]).dtype))
@@ -243,7 +246,7 @@ def _triangular_sylvester(r, s, f):
   needs, so a trip is two matrix products and elementwise updates (m + n - 1
   trips, where an entry at a time took m n)."""
   m, n = f.shape
-  antidiagonal = np.arange(m)[:, None] + np.arange(n)[None, :]
+  antidiagonal = (np.arange(m)[:, None] + np.arange(n)[None, :]).astype(np.int32)
   den = jnp.diagonal(r)[:, None] + jnp.diagonal(s)[None, :]
 
   def step(k, y):
