@@ -10,7 +10,7 @@ from openjax import lax
 from openjax._src.api import transform_cache
 from openjax._src.lax import extra
 from openjax._src.runtime import executable
-from openjax._src.scipy import sparse_linalg
+from openjax._src.scipy import linalg_schur, sparse_linalg
 from openjax.scipy import linalg as jsl
 
 
@@ -167,3 +167,13 @@ def test_funm_runs_as_one_cached_program(capsys):
     jsl.funm(a, noisy)
   assert capsys.readouterr().out.count("traced") == 2
   transform_cache.clear()
+
+
+def test_parlett_loop_computes_the_nonzero_mask_once():
+  # den != 0 does not change between trips: computed once, not in the body.
+  t = np.triu(np.random.default_rng(7).standard_normal((4, 4))).astype(np.complex64)
+  text = str(jax.make_jaxpr(linalg_schur._parlett)(t, t))
+  body = text[text.index("scan["):text.index("length=")]
+  assert " ne " not in body and text.count(" ne ") == 1
+  f = np.asarray(linalg_schur._parlett(np.diag(np.exp(np.diag(t))).astype(np.complex64), t)[0])
+  np.testing.assert_allclose(f, scipy.linalg.expm(t.astype(np.complex128)), rtol=1e-4, atol=1e-5)
