@@ -149,7 +149,7 @@ def _sqrtm_triangular(t):
   entry at a time took n (n - 1) / 2)."""
   diag = jnp.sqrt(jnp.diagonal(t))
   n = diag.shape[0]
-  # j - i, int32 as the loop counter it is compared with (no convert a trip)
+  # j - i (int32, the loop counter's type)
   offset = (np.arange(n)[None, :] - np.arange(n)[:, None]).astype(np.int32)
   den = diag[:, None] + diag[None, :]
 
@@ -191,7 +191,7 @@ def _parlett(f, t):
   loop body closes over ``t``, so an eager loop traced it on every call
   (funm of 4 x 4 2.3 ms)."""
   n = t.shape[0]
-  # j - i, int32 as the loop counter it is compared with (no convert a trip)
+  # j - i (int32, the loop counter's type)
   offset = (np.arange(n)[None, :] - np.arange(n)[:, None]).astype(np.int32)
   diag = jnp.diagonal(t)
   den = diag[None, :] - diag[:, None]                       # t[j, j] - t[i, i]
