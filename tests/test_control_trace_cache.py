@@ -105,7 +105,20 @@ def test_fun_key():
     return lambda x: x * y
   a = jnp.ones(2)
   assert trace_cache.fun_key(make(a)) == trace_cache.fun_key(make(a))
-  assert trace_cache.fun_key(make(a)) != trace_cache.fun_key(make(jnp.ones(2)))
+  # A small uncommitted array by its value (a closure over ``a.T`` made per
+  # call traces once); dtype, weak type and the bits of -0.0 count.
+  assert trace_cache.fun_key(make(a)) == trace_cache.fun_key(make(jnp.ones(2)))
+  assert trace_cache.fun_key(make(a)) != trace_cache.fun_key(make(jnp.zeros(2)))
+  assert trace_cache.fun_key(make(a)) != trace_cache.fun_key(make(jnp.ones(2, np.int32)))
+  assert trace_cache.fun_key(make(jnp.asarray(1.0))) != trace_cache.fun_key(
+      make(jnp.asarray(np.float32(1.0))))
+  assert trace_cache.fun_key(make(jnp.zeros(2))) != trace_cache.fun_key(make(-jnp.zeros(2)))
+  # Large or committed arrays by identity.
+  big = jnp.ones(2000)
+  assert trace_cache.fun_key(make(big)) == trace_cache.fun_key(make(big))
+  assert trace_cache.fun_key(make(big)) != trace_cache.fun_key(make(jnp.ones(2000)))
+  placed = jax.device_put(jnp.ones(2), jax.devices()[0])
+  assert trace_cache.fun_key(make(placed)) != trace_cache.fun_key(make(a))
   assert trace_cache.fun_key(make(1.0)) == trace_cache.fun_key(make(1.0))
   assert trace_cache.fun_key(make(0.0)) != trace_cache.fun_key(make(-0.0))
   # A list by its contents when keyed: mutating it traces again.

@@ -284,3 +284,45 @@ def test_python_numbers_in_results_stay_python_numbers():
     np.testing.assert_allclose(_np(g), 4.0)
     y = jax.vmap(lambda v: (v, 2.0), out_axes=(0, None))(jnp.arange(3.0))
     assert type(y[1]) is float
+
+
+def test_a_closure_over_an_equal_fresh_array_reuses_its_program():
+  # ``a.T`` is a new Array every call: keyed by its (small) value, the
+  # custom_linear_solve program of the last call is found again.
+  rng = np.random.default_rng(0)
+  m = rng.standard_normal((3, 3)).astype(np.float32)
+  a = jnp.asarray(m @ m.T + 3 * np.eye(3, dtype=np.float32))
+  b = jnp.asarray(rng.standard_normal(3).astype(np.float32))
+
+  def solve_with(mat):
+    return lambda matvec, v: jnp.linalg.solve(mat, v)
+
+  def run(a, b):
+    return lax.custom_linear_solve(lambda x: a @ x, b, solve_with(a),
+                                   transpose_solve=solve_with(a.T))
+  expected = np.linalg.solve(np.asarray(a, np.float64), np.asarray(b, np.float64))
+  for _ in range(3):
+    np.testing.assert_allclose(_np(run(a, b)), expected, rtol=1e-5)
+  assert _programs() == 1
+  a2 = a + 1.0   # other values: another program, the right answer
+  np.testing.assert_allclose(_np(run(a2, b)), np.linalg.solve(np.asarray(a2, np.float64),
+                                                              np.asarray(b, np.float64)),
+                             rtol=1e-5)
+  np.testing.assert_allclose(_np(run(a2, b)), np.linalg.solve(np.asarray(a2, np.float64),
+                                                              np.asarray(b, np.float64)),
+                             rtol=1e-5)
+  assert _programs() == 2
+
+
+@pytest.mark.parametrize("solver", ["cg", "bicgstab", "gmres"])
+def test_sparse_solvers_with_function_operators_reuse_their_program(solver):
+  rng = np.random.default_rng(1)
+  m = rng.standard_normal((5, 5))
+  a = jnp.asarray((m @ m.T + 5 * np.eye(5)).astype(np.float32))
+  b = jnp.asarray(rng.standard_normal(5).astype(np.float32))
+  fn = getattr(jax.scipy.sparse.linalg, solver)
+  expected = np.linalg.solve(np.asarray(a, np.float64), np.asarray(b, np.float64))
+  for _ in range(3):
+    x, _ = fn(lambda v: a @ v, b, tol=1e-6, M=lambda v: v / jnp.diag(a))
+    np.testing.assert_allclose(_np(x), expected, rtol=1e-4, atol=1e-4)
+  assert _programs() == 1

@@ -106,7 +106,8 @@ _MUTATING_METHODS = frozenset({
     "setdefault", "discard"})
 _LIBRARY_MODULES = frozenset({"openjax", "numpy", "math", "cmath", "operator", "functools",
                               "itertools"})
-# NumPy arrays a function reads are keyed by their bytes up to this size.
+# NumPy arrays (and uncommitted Arrays whose value is on the host) a
+# function reads are keyed by their bytes up to this size.
 _MAX_KEYED_ELEMENTS = 1024
 _EFFECT_OPS = frozenset({"STORE_GLOBAL", "DELETE_GLOBAL", "STORE_ATTR", "DELETE_ATTR",
                          "IMPORT_NAME", "IMPORT_FROM", "IMPORT_STAR", "LOAD_NAME",
@@ -173,6 +174,12 @@ def _pure_value_key(v, depth: int):
     return _pure_callable_key(v, depth + 1)
   if t is Array:
     _arrays_keyed += 1
+    if v._np is not None and v.aval.size <= _MAX_KEYED_ELEMENTS and v._device is None \
+        and v._home is None:
+      # A small uncommitted array by its value: a closure over an array made
+      # afresh per call (``a.T``, ``jnp.diag(a)``) traces to the same program
+      # when the values are equal, which identity never finds again.
+      return (Array, v.aval, v._np.tobytes())
     return IdentityKey(v)
   if t in _SCALARS or t is float or t is complex or isinstance(v, (np.generic, np.dtype)):
     return _value_key(v)

@@ -27,7 +27,7 @@ from openjax._src.primitives.elementwise.transcendental import cbrt, rsqrt, sqrt
 from openjax._src.primitives.index.dynamic_slicing import (dynamic_index_in_dim, dynamic_slice,
                                                            dynamic_update_slice)
 from openjax._src.primitives.linalg.linalg import cholesky, qr, triangular_solve
-from openjax._src.primitives.linalg.linalg_rules import H, const, eye, mm
+from openjax._src.primitives.linalg.linalg_rules import H, const, mm
 from openjax._src.primitives.reduce.reductions import reduce_max
 from openjax._src.primitives.shape.shape import full_like, pad, slice
 
@@ -75,7 +75,9 @@ def _qr_step(u, m, n, params):
   dtype = get_aval(u).dtype
   stacked = pad(mul(u, sqrt_c), np.array(0, dtype), [(0, cols, 0), (0, 0, 0)])
   at = np.array(rows, np.int32) if m is None else convert_element_type(m, np.int32)
-  stacked = dynamic_update_slice(stacked, eye(dtype, cols), (at, np.array(0, np.int32)))
+  # The identity as a constant: built from iotas it costs four steps a trip.
+  stacked = dynamic_update_slice(stacked, np.eye(cols, dtype=dtype),
+                                 (at, np.array(0, np.int32)))
   q, _ = qr(stacked, full_matrices=False)
   q1 = _mask(slice(q, (0, 0), (rows, cols)), (m, n))
   q2 = _mask(dynamic_slice(q, (at, np.array(0, np.int32)), (cols, cols)), (n, n))
@@ -86,7 +88,7 @@ def _cholesky_step(u, m, n, params):
   """``e u + (a - e) u (I + c u^H u)^-1``, by a Cholesky factorisation."""
   a_minus_e, c, e = params
   cols = get_aval(u).shape[1]
-  ident = eye(get_aval(u).dtype, cols)
+  ident = np.eye(cols, dtype=get_aval(u).dtype)
   # The identity in the padded corner keeps the factorisation defined.
   x = _mask(add(mul(mm(H(u), u), c), ident), (n, n), ident)
   y = cholesky(x, symmetrize_input=False)                       # x = y y^H
@@ -123,7 +125,9 @@ def _qdwh(x, m, n, max_iterations: int, eps):
   def step(update, coefs, test):
     def body(k, state):
       u_prev, _ = state
-      params = tuple(dynamic_index_in_dim(coefs[:, j], k, keepdims=False) for j in range(3))
+      # k counts up from 0: no wrapping of negative indices (three steps each).
+      params = tuple(dynamic_index_in_dim(coefs[:, j], k, keepdims=False,
+                                          allow_negative_indices=False) for j in range(3))
       u_new = update(u_prev, m, n, params)
       moving = gt(_frobenius(sub(u_new, u_prev)), tol_norm) if test else np.array(True)
       return [u_new, moving]
@@ -160,7 +164,7 @@ def _qdwh(x, m, n, max_iterations: int, eps):
   return u, h, num_iters, bitwise_not(not_converged)
 
 
-@functools.partial(jit, static_argnames=("is_hermitian", "max_iterations", "eps"))
+@functools.partial(jit, static_argnames=("is_hermitian", "max_iterations", "eps"), _eager=True)
 def qdwh(x, *, is_hermitian: bool = False, max_iterations: int | None = None,
          eps: float | None = None, dynamic_shape: tuple[int, int] | None = None):
   """The polar decomposition ``x = u h`` of a full-rank ``M x N`` matrix

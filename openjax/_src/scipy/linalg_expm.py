@@ -73,8 +73,12 @@ def _expm_2d(a, *, upper_triangular: bool, max_squarings: int):
   p, q = u + v, v - u
   r = solve_triangular(q, p) if upper_triangular else jnp.linalg.solve(q, p)
 
-  def square(i, r):
-    return lax.cond(i < n_squarings, lambda x: _dot(x, x), lambda x: x, r)
+  # JAX's loop squares while i < n_squarings with a cond per trip; a select
+  # gives the same values (the square of a trip that keeps r is dropped)
+  # with fewer eager steps than a cond's branch call (~5 us a trip), and
+  # keeps the loop a scan (reverse-differentiable).
+  def square(i, x):
+    return jnp.where(i < n_squarings, _dot(x, x), x)
   r = lax.fori_loop(0, max_squarings, square, r)
   # A norm that needs more squarings than allowed gives NaNs, as in JAX.
   return jnp.where(n_squarings > max_squarings, jnp.full_like(r, np.nan), r)

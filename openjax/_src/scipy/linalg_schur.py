@@ -10,6 +10,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
+from openjax._src.api.transform_cache import call_transformed
 from openjax._src.numpy import util
 from openjax._src.scipy import jnp
 from openjax._src.scipy.linalg import jit
@@ -81,37 +82,44 @@ def _rsf2csf_2d(t, z):
   if n == 1:
     return t, z
   eps = np.finfo(t.dtype).eps
-  idx = np.arange(n)
+  idx = np.arange(n, dtype=np.int32)   # the loop counter's type: no converts a trip
 
-  def reduce_block(m, tz):
-    """Zero ``t[m, m-1]`` by a rotation built from an eigenvalue of the 2x2
-    block at ``m - 1`` (SciPy's algorithm)."""
+  # Starts are m - 1 >= 0 and m <= n - 1: no wrapping of negative starts
+  # (three steps per traced start index, half of a trip's steps).
+  dyn_slice = partial(lax.dynamic_slice, allow_negative_indices=False)
+  dyn_slice_in_dim = partial(lax.dynamic_slice_in_dim, allow_negative_indices=False)
+  dyn_update_in_dim = partial(lax.dynamic_update_slice_in_dim, allow_negative_indices=False)
+
+  def reduce_block(m, m1, blk, tz):
+    """Zero ``t[m, m1]`` (``m1 = m - 1``) by a rotation built from an
+    eigenvalue of the 2x2 block ``blk`` at ``m1`` (SciPy's algorithm)."""
     t, z = tz
-    blk = lax.dynamic_slice(t, (m - 1, m - 1), (2, 2))
     a, b, c, d = blk[0, 0], blk[0, 1], blk[1, 0], blk[1, 1]
     half = (a - d) / 2
     mu = (a + d) / 2 + jnp.sqrt(half * half + b * c) - d
     r = jnp.sqrt(jnp.abs(mu) ** 2 + jnp.abs(c) ** 2).astype(t.dtype)
     cs, sn = mu / r, c / r
-    g = jnp.stack([jnp.stack([jnp.conj(cs), sn]), jnp.stack([-sn, cs])])
-    rows = lax.dynamic_slice_in_dim(t, m - 1, 2, axis=0)
-    right = idx >= m - 1
-    rows = jnp.where(right, _mm(g, rows), rows)
-    t = lax.dynamic_update_slice_in_dim(t, rows, m - 1, axis=0)
-    cols = lax.dynamic_slice_in_dim(t, m - 1, 2, axis=1)
-    upper = (idx < m + 1)[:, None]
-    cols = jnp.where(upper, _mm(cols, jnp.conj(g.T)), cols)
-    t = lax.dynamic_update_slice_in_dim(t, cols, m - 1, axis=1)
-    zc = lax.dynamic_slice_in_dim(z, m - 1, 2, axis=1)
-    z = lax.dynamic_update_slice_in_dim(z, _mm(zc, jnp.conj(g.T)), m - 1, axis=1)
+    g = jnp.stack([jnp.conj(cs), sn, -sn, cs]).reshape(2, 2)
+    g_h = jnp.conj(g.T)
+    rows = dyn_slice_in_dim(t, m1, 2, axis=0)
+    rows = jnp.where(idx >= m1, _mm(g, rows), rows)
+    t = dyn_update_in_dim(t, rows, m1, axis=0)
+    cols = dyn_slice_in_dim(t, m1, 2, axis=1)
+    cols = jnp.where((idx <= m)[:, None], _mm(cols, g_h), cols)
+    t = dyn_update_in_dim(t, cols, m1, axis=1)
+    zc = dyn_slice_in_dim(z, m1, 2, axis=1)
+    z = dyn_update_in_dim(z, _mm(zc, g_h), m1, axis=1)
     return t, z
 
   def step(i, tz):
     t, z = tz
     m = n - i
-    big = jnp.abs(t[m, m - 1]) > eps * (jnp.abs(t[m - 1, m - 1]) + jnp.abs(t[m, m]))
-    t, z = lax.cond(big, lambda tz: reduce_block(m, tz), lambda tz: tz, (t, z))
-    return t.at[m, m - 1].set(0), z
+    m1 = m - 1
+    blk = dyn_slice(t, (m1, m1), (2, 2))
+    big = jnp.abs(blk[1, 0]) > eps * (jnp.abs(blk[0, 0]) + jnp.abs(blk[1, 1]))
+    t, z = lax.cond(big, lambda tz: reduce_block(m, m1, blk, tz), lambda tz: tz, (t, z))
+    zero = jnp.zeros((1, 1), t.dtype)
+    return lax.dynamic_update_slice(t, zero, (m, m1), allow_negative_indices=False), z
   return lax.fori_loop(1, n, step, (t, z))
 
 
@@ -141,7 +149,8 @@ def _sqrtm_triangular(t):
   entry at a time took n (n - 1) / 2)."""
   diag = jnp.sqrt(jnp.diagonal(t))
   n = diag.shape[0]
-  offset = np.arange(n)[None, :] - np.arange(n)[:, None]   # j - i
+  # j - i (int32, the loop counter's type)
+  offset = (np.arange(n)[None, :] - np.arange(n)[:, None]).astype(np.int32)
   den = diag[:, None] + diag[None, :]
 
   def superdiagonal(d, u):
@@ -182,14 +191,16 @@ def _parlett(f, t):
   loop body closes over ``t``, so an eager loop traced it on every call
   (funm of 4 x 4 2.3 ms)."""
   n = t.shape[0]
-  offset = np.arange(n)[None, :] - np.arange(n)[:, None]   # j - i
+  # j - i (int32, the loop counter's type)
+  offset = (np.arange(n)[None, :] - np.arange(n)[:, None]).astype(np.int32)
   diag = jnp.diagonal(t)
   den = diag[None, :] - diag[:, None]                       # t[j, j] - t[i, i]
-  safe_den = jnp.where(den != 0, den, 1)
+  nonzero = den != 0                                        # once, not every trip
+  safe_den = jnp.where(nonzero, den, 1)
 
   def superdiagonal(p, f):
     s = _mm(t, f) - _mm(f, t)
-    return jnp.where(offset == p, jnp.where(den != 0, s / safe_den, s), f)
+    return jnp.where(offset == p, jnp.where(nonzero, s / safe_den, s), f)
   f = lax.fori_loop(1, n, superdiagonal, f)
   gaps = jnp.where(offset > 0, jnp.abs(den), jnp.inf)
   return f, jnp.minimum(jnp.abs(t[0, 0]), jnp.min(gaps).astype(jnp.abs(t[0, 0]).dtype))
@@ -203,6 +214,14 @@ def funm(A, func, disp: bool = True):
   a = jnp.asarray(A)
   if a.ndim != 2 or a.shape[0] != a.shape[1]:
     raise ValueError("expected square array_like input")
+  # One cached program per effect-free ``func`` (keyed by what it computes):
+  # the Schur steps, ``func`` and the recurrence in one program, where op by
+  # op each of ~10 calls entered its own (4 x 4: ~400 us).
+  return call_transformed(("scipy.linalg.funm", disp), func,
+                          lambda a: _funm(a, func, disp), (a,), {})
+
+
+def _funm(a, func, disp: bool):
   t, z = schur(a)
   t, z = rsf2csf(t, z)
   f = jnp.diag(func(jnp.diagonal(t))).astype(t.dtype)
@@ -227,7 +246,7 @@ def _triangular_sylvester(r, s, f):
   needs, so a trip is two matrix products and elementwise updates (m + n - 1
   trips, where an entry at a time took m n)."""
   m, n = f.shape
-  antidiagonal = np.arange(m)[:, None] + np.arange(n)[None, :]
+  antidiagonal = (np.arange(m)[:, None] + np.arange(n)[None, :]).astype(np.int32)
   den = jnp.diagonal(r)[:, None] + jnp.diagonal(s)[None, :]
 
   def step(k, y):

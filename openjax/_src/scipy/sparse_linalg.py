@@ -20,6 +20,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
+from openjax._src.api.transform_cache import call_transformed
 from openjax._src.core import Tracer
 from openjax._src.numpy import util
 from openjax._src.scipy import jnp
@@ -121,15 +122,28 @@ def _program(solver):
   return util.jit(run, static_argnames=("options",))
 
 
+def _call_solver(name: str, solver, program, A, b, x0, M, options: dict):
+  """``solver(A, b, x0, M=M, **options)``: as ``program`` for matrix
+  operators; for function operators as a program cached by what the
+  functions compute (``call_transformed``: their code and closed-over
+  values; a fresh ``lambda v: a @ v`` per call finds the program of the
+  last one), op by op when that cannot be keyed."""
+  if _program_call_ok(A, b, x0, M, options):
+    return program(A, b, x0, M, tuple(sorted(options.items())))
+  if callable(A) or callable(M):
+    return call_transformed(
+        (name, tuple(sorted(options.items()))), (A, M),
+        lambda b, x0: solver(A, b, x0, M=M, **options), (b, x0), {})
+  return solver(A, b, x0, M=M, **options)
+
+
 # ---------------------------------------------------------------------- cg
 def cg(A, b, x0=None, *, tol=1e-5, atol=0.0, maxiter=None, M=None):
   """Solve ``A x = b`` for Hermitian positive-definite ``A`` by
   (preconditioned, with ``M`` ~ ``A^-1``) conjugate gradients, until
   ``norm(residual) <= max(tol * norm(b), atol)``. Returns ``(x, None)``."""
   options = dict(tol=tol, atol=atol, maxiter=maxiter)
-  if _program_call_ok(A, b, x0, M, options):
-    return _cg_program(A, b, x0, M, tuple(sorted(options.items()))), None
-  return _cg(A, b, x0, M=M, **options), None
+  return _call_solver("cg", _cg, _cg_program, A, b, x0, M, options), None
 
 
 def _cg(A, b, x0=None, *, tol, atol, maxiter, M):
@@ -176,9 +190,7 @@ def bicgstab(A, b, x0=None, *, tol=1e-5, atol=0.0, maxiter=None, M=None):
   stabilised method, stopping as ``cg`` does (or on a breakdown). Returns
   ``(x, None)``."""
   options = dict(tol=tol, atol=atol, maxiter=maxiter)
-  if _program_call_ok(A, b, x0, M, options):
-    return _bicgstab_program(A, b, x0, M, tuple(sorted(options.items()))), None
-  return _bicgstab(A, b, x0, M=M, **options), None
+  return _call_solver("bicgstab", _bicgstab, _bicgstab_program, A, b, x0, M, options), None
 
 
 def _bicgstab(A, b, x0=None, *, tol, atol, maxiter, M):
@@ -236,12 +248,23 @@ def _safe_normalize(x, thresh=None):
   return (tree_map(lambda y: jnp.where(use, y / scale, 0), x), jnp.where(use, norm, 0))
 
 
+# The loop counters that index the Krylov basis and the Hessenberg rows are
+# never negative: slicing without wrapping them saves three steps an index
+# (lt, add, select_n), most of a cycle's steps on small systems.
+def _index(x, i, axis=0):
+  return lax.dynamic_index_in_dim(x, i, axis, keepdims=False, allow_negative_indices=False)
+
+
+def _set_index(x, i, value, axis=0):
+  return lax.dynamic_update_index_in_dim(x, value, i, axis, allow_negative_indices=False)
+
+
 def _arnoldi_step(k, A, M, V, H):
   """Extend the Krylov basis ``V`` (leaves ``[..., restart + 1]``) by column
   ``k + 1`` and fill row ``k`` of ``H`` (the transposed Hessenberg matrix),
   orthogonalising twice by classical Gram-Schmidt."""
   dtype = dtypes.result_type(*tree_leaves(V))
-  v = M(A(tree_map(lambda X: X[..., k], V)))
+  v = M(A(tree_map(lambda X: _index(X, k, X.ndim - 1), V)))
   _, norm0 = _safe_normalize(v)
   h = jnp.zeros(H.shape[1], dtype)
   for _ in range(2):
@@ -250,9 +273,9 @@ def _arnoldi_step(k, A, M, V, H):
     v = _sub(v, tree_map(lambda X: _dot(X, proj), V))
     h = h + proj
   unit, norm1 = _safe_normalize(v, thresh=np.finfo(norm0.dtype).eps * norm0)
-  V = tree_map(lambda X, y: X.at[..., k + 1].set(y), V, unit)
-  h = h.at[k + 1].set(norm1.astype(dtype))
-  return V, H.at[k, :].set(h), norm1 == 0
+  V = tree_map(lambda X, y: _set_index(X, k + 1, y, X.ndim - 1), V, unit)
+  h = _set_index(h, k + 1, norm1.astype(dtype))
+  return V, _set_index(H, k, h), norm1 == 0
 
 
 def _initial_basis(unit_residual, restart: int):
@@ -304,8 +327,11 @@ def _givens(a, b):
 
 
 def _rotate(v, i, c, s):
-  x, y = v[i], v[i + 1]
-  return v.at[i].set(jnp.conj(c) * x - jnp.conj(s) * y).at[i + 1].set(s * x + c * y)
+  """``v`` with entries ``i, i + 1`` (in range) rotated by ``(c, s)``."""
+  pair = lax.dynamic_slice_in_dim(v, i, 2, allow_negative_indices=False)
+  x, y = pair[0], pair[1]
+  new = jnp.stack([jnp.conj(c) * x - jnp.conj(s) * y, s * x + c * y])
+  return lax.dynamic_update_slice_in_dim(v, new, i, 0, allow_negative_indices=False)
 
 
 def _gmres_incremental(A, b, x0, unit_residual, residual_norm, ptol, restart, M):
@@ -324,12 +350,16 @@ def _gmres_incremental(A, b, x0, unit_residual, residual_norm, ptol, restart, M)
   def step(state):
     k, _, V, R, beta, givens = state
     V, H, _ = _arnoldi_step(k, A, M, V, R)
-    row = lax.fori_loop(0, k, lambda i, r: _rotate(r, i, givens[i, 0], givens[i, 1]), H[k, :])
-    c, s = _givens(row[k], row[k + 1])
-    givens = givens.at[k].set(jnp.stack([c, s]))
-    R = R.at[k, :].set(_rotate(row, k, c, s))
+    def apply(i, r):
+      cs = _index(givens, i)
+      return _rotate(r, i, cs[0], cs[1])
+    row = lax.fori_loop(0, k, apply, _index(H, k))
+    pair = lax.dynamic_slice_in_dim(row, k, 2, allow_negative_indices=False)
+    c, s = _givens(pair[0], pair[1])
+    givens = _set_index(givens, k, jnp.stack([c, s]))
+    R = _set_index(R, k, _rotate(row, k, c, s))
     beta = _rotate(beta, k, c, s)
-    return k + 1, jnp.abs(beta[k + 1]), V, R, beta, givens
+    return k + 1, jnp.abs(_index(beta, k + 1)), V, R, beta, givens
   _, _, V, R, beta, _ = lax.while_loop(
       keep_going, step, (0, residual_norm, V, R, beta, givens))
   y = lax.linalg.triangular_solve(R[:, :-1].T, beta[:-1, None], left_side=True)[:, 0]
@@ -365,9 +395,7 @@ def gmres(A, b, x0=None, *, tol=1e-5, atol=0.0, restart=20, maxiter=None, M=None
                      "'batched'")
   options = dict(tol=tol, atol=atol, restart=restart, maxiter=maxiter,
                  solve_method=solve_method)
-  if _program_call_ok(A, b, x0, M, options):
-    return _gmres_program(A, b, x0, M, tuple(sorted(options.items())))
-  return _gmres(A, b, x0, M=M, **options)
+  return _call_solver("gmres", _gmres, _gmres_program, A, b, x0, M, options)
 
 
 def _gmres(A, b, x0=None, *, tol, atol, restart, maxiter, M, solve_method):

@@ -96,14 +96,20 @@ def getrf(a: np.ndarray):
   f = _column_major(a)
   pivots = np.empty((b, k), np.int32)
   if f.size:
-    fn = _routine("?getrf_", a.dtype)
-    rows, cols, info = _byref(_int(m)), _byref(_int(n)), _byref(_int())
+    fn, rows, cols, info = _getrf_args(a.dtype, m, n)
     step, pstep = m * n * a.itemsize, k * 4
     base, pbase = _address(f), _address(pivots)
     for i in range(b):
       fn(rows, cols, _ptr(base + i * step), rows, _ptr(pbase + i * pstep), info)
     pivots -= 1
   return _row_major(f), pivots
+
+
+@functools.lru_cache(maxsize=256)
+def _getrf_args(dtype: np.dtype, m: int, n: int) -> tuple:
+  """``(fn, rows, cols, info)`` for ``m x n`` matrices: made once per shape
+  (~1 us of the small call's ~6); ``info`` is written, never read."""
+  return (_routine("?getrf_", dtype), _byref(_int(m)), _byref(_int(n)), _byref(_int()))
 
 
 # --------------------------------------------------------------------- trsm
@@ -130,28 +136,38 @@ def trsm(a: np.ndarray, b: np.ndarray, *, left_side: bool, lower: bool, transpos
   ``lower``/upper triangle of ``a`` is read. ``op`` conjugates without
   transposing by conjugating ``b`` and ``x`` (BLAS has no such ``op``)."""
   conj_only = conjugate_a and not transpose_a and a.dtype.kind == "c"
-  x = np.empty(b.shape, b.dtype)    # C-contiguous (a ufunc's output keeps b's order)
   if conj_only:
+    x = np.empty(b.shape, b.dtype)    # C-contiguous (a ufunc's output keeps b's order)
     np.conj(b, out=x)
   else:
-    x[...] = b
+    x = np.array(b, order="C")        # a C-contiguous copy in one call
   batch, m, k = x.shape
-  if not x.size or not a.shape[-1]:
+  n = a.shape[-1]
+  if not x.size or not n:
     return x
   a = np.ascontiguousarray(a)
   trans = (_CONJ_TRANS if conjugate_a else _TRANS) if transpose_a else _NO_TRANS
-  _, alpha = _one(x.dtype)
-  fn = _routine("cblas_?trsm", x.dtype)
-  n = a.shape[-1]
-  astep, xstep = n * n * a.itemsize, m * k * x.itemsize
-  abase, xbase = _address(a), _address(x)
+  fn, flags, lda, ldx = _trsm_args(x.dtype, left_side, lower, trans, unit_diagonal, m, k, n)
+  if batch == 1:
+    fn(*flags, _ptr(_address(a)), lda, _ptr(_address(x)), ldx)
+  else:
+    astep, xstep = n * n * a.itemsize, m * k * x.itemsize
+    abase, xbase = _address(a), _address(x)
+    for i in range(batch):
+      fn(*flags, _ptr(abase + i * astep), lda, _ptr(xbase + i * xstep), ldx)
+  return np.conj(x, out=x) if conj_only else x
+
+
+@functools.lru_cache(maxsize=256)
+def _trsm_args(dtype: np.dtype, left_side: bool, lower: bool, trans: int, unit_diagonal: bool,
+               m: int, k: int, n: int) -> tuple:
+  """``(fn, flags, lda, ldx)``: trsm's routine and C arguments for one
+  shape and layout, made once (eight C ints cost ~2 us of a 3x3 solve's ~8)."""
+  _, alpha = _one(dtype)
   flags = (_int(_ROW_MAJOR), _int(_LEFT if left_side else _RIGHT),
            _int(_LOWER if lower else _UPPER), _int(trans),
            _int(_UNIT if unit_diagonal else _NON_UNIT), _int(m), _int(k), alpha)
-  lda, ldx = _int(n), _int(k)
-  for i in range(batch):
-    fn(*flags, _ptr(abase + i * astep), lda, _ptr(xbase + i * xstep), ldx)
-  return np.conj(x, out=x) if conj_only else x
+  return _routine("cblas_?trsm", dtype), flags, _int(n), _int(k)
 
 
 # -------------------------------------------------------------------- gehrd
