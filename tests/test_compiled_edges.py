@@ -3,6 +3,8 @@ runtime flushes subnormals to zero (as XLA's does); the functions with f(x) =
 x near 0 return x there as NumPy, the interpreter and JAX do, cbrt of a
 subnormal is its cube root (it was NaN); atan2 and complex atan where
 intermediate values under- or overflow."""
+import time
+
 import numpy as np
 import pytest
 
@@ -151,3 +153,18 @@ def test_complex64_functions_of_large_parts(name):
   want = getattr(np, name)(z.astype(np.complex128))
   rel = np.abs(got - want) / np.maximum(np.abs(want), 1e-30)
   assert rel.max() < 2e-6, (z[np.argmax(rel)], rel.max())
+
+
+def test_module_rejected_under_peeled_loops_compiles_without_them():
+  # A float64 FFT of 4096 points lowers to contractions whose peeled vector
+  # form IREE rejects (8x16x32 f64 past its vector-size limit); peeling is a
+  # process-wide IREE option, so the module compiles in an iree-compile
+  # process without it. A constant unique to this run keeps caches out.
+  from openjax._src.runtime import compiler
+  scale = 1.0 + (time.time_ns() % 1_000_003) * 1e-12
+  x = np.random.default_rng(0).standard_normal(4096)
+  before = compiler.stats["global_flag_fallbacks"]
+  with jax.config.override("jax_enable_x64", True):
+    got = _compiled(lambda v: jnp.fft.fft(v * scale), x)
+  assert compiler.stats["global_flag_fallbacks"] == before + 1
+  np.testing.assert_allclose(got, np.fft.fft(x * scale), rtol=1e-9, atol=1e-9)

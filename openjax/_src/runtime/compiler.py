@@ -21,6 +21,7 @@ import hashlib
 import os
 import re
 import struct
+import subprocess
 import tempfile
 import threading
 import time
@@ -29,6 +30,7 @@ from collections import OrderedDict
 
 import iree.compiler.version as _iree_version
 from iree.compiler.api import Output, Session, Source, ctypes_dl
+from iree.compiler.tools import binaries
 
 from openjax._src.config import config
 from openjax._src.lowering import (contraction_stats, convolution_module_depths,
@@ -86,7 +88,7 @@ class CompilationError(RuntimeError):
 #: Counters (tests read them): compiles run, memory/disk cache hits, corrupt
 #: disk entries found.
 stats = {"compiles": 0, "memory_hits": 0, "disk_hits": 0, "disk_corrupt": 0,
-         "compile_seconds": 0.0, "inner_tiled_fallbacks": 0}
+         "compile_seconds": 0.0, "inner_tiled_fallbacks": 0, "global_flag_fallbacks": 0}
 
 
 def compile_flags(text: str, compiler_options: dict | None = None) -> tuple[str, ...]:
@@ -193,17 +195,47 @@ def shallow_convolution_module(text: str) -> bool:
 
 def _compile_with_fallback(text: str, flags, name: str) -> bytes:
   """Compile; when IREE rejects the kernel ``data_tiling_flags`` chose,
-  compile again with its default data tiling (the result is cached under
-  the same key, so the failure is paid once)."""
+  compile again with its default data tiling; when it rejects the module
+  under ``GLOBAL_FLAGS`` (peeled loops: a float64 FFT's 8x16x32 contraction
+  exceeds IREE's vector-size limit), compile it in an ``iree-compile``
+  process without them (this process's IREE keeps its command line). The
+  result is cached under the same key, so a failure is paid once."""
   try:
-    return _compile_in_process(text, flags, name)
+    return _compile_choosing_tiling(text, flags, name, _compile_in_process)
+  except CompilationError as err:
+    if not GLOBAL_FLAGS:
+      raise
+    stats["global_flag_fallbacks"] += 1
+    try:
+      return _compile_choosing_tiling(text, [f for f in flags if f not in GLOBAL_FLAGS], name,
+                                      _compile_in_subprocess)
+    except CompilationError:
+      raise err from None
+
+
+def _compile_choosing_tiling(text: str, flags, name: str, compile_fn) -> bytes:
+  try:
+    return compile_fn(text, flags, name)
   except CompilationError:
     if INNER_TILED_FLAG not in flags:
       raise
     stats["inner_tiled_fallbacks"] += 1
     default = [DATA_TILING_FLAG if f == GLOBAL_DATA_TILING_FLAG else f
                for f in flags if f != INNER_TILED_FLAG]
-    return _compile_in_process(text, default, name)
+    return compile_fn(text, default, name)
+
+
+def _compile_in_subprocess(text: str, flags, name: str) -> bytes:
+  """One compile by the ``iree-compile`` tool of the installed compiler."""
+  with tempfile.TemporaryDirectory(prefix="openjax-compile-") as d:
+    out = os.path.join(d, "module.vmfb")
+    done = subprocess.run([binaries.find_tool("iree-compile"), *flags, "-", "-o", out],
+                          input=text.encode(), capture_output=True)
+    if done.returncode != 0:
+      raise CompilationError(f"jit of {name}: IREE failed to compile the lowered module:\n"
+                             + done.stderr.decode(errors="replace")[:4000])
+    with open(out, "rb") as f:
+      return f.read()
 
 
 def cache_key(text: str, flags) -> str:

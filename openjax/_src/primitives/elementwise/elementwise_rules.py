@@ -14,7 +14,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.core import Primitive, ShapedArray, get_aval
-from openjax._src.core.memory import aligned_result
+from openjax._src.core.memory import aligned_result, check_allocation
 from openjax._src.core.sharding_rules import elementwise_rule
 from openjax._src.primitives.base.batch_util import broadcast_batcher
 from openjax._src.primitives.base.structural import broadcast_in_dim, reduce_sum, reshape
@@ -192,7 +192,7 @@ def fl(fn):
 CONSTANT_OPERANDS_MIN_SIZE = 1 << 14
 
 
-def constant_operands(kernel, shape: tuple, dtype: np.dtype):
+def constant_operands(kernel, shape: tuple, dtype: np.dtype, name: str):
   """``kernel``, computing one element and broadcasting it to ``shape`` when
   every operand is an ndarray of zero strides (the same bits: every element
   is that one's). Otherwise a ufunc writes into aligned memory, as the plan
@@ -204,6 +204,10 @@ def constant_operands(kernel, shape: tuple, dtype: np.dtype):
     for a in args:
       if type(a) is not np.ndarray or any(a.strides):
         return whole(*args)
+    # (a result too large for memory fails as a computed one does: a
+    # broadcast view of it would only move the failure, or an hour-long
+    # pass, to the next operation)
+    check_allocation(name, shape, dtype)
     one = kernel(*[a[corner[:a.ndim]] for a in args])
     return np.broadcast_to(one, shape)
   return run
@@ -241,7 +245,7 @@ def naryop(name: str, impl, accepted, *, result_dtype=None, kind="differentiable
     kernel = _planned(impl, avals[0].dtype)
     shape = broadcasting_shape(name, avals)
     if math.prod(shape) >= CONSTANT_OPERANDS_MIN_SIZE:
-      return constant_operands(kernel, shape, out_dt(avals[0].dtype))
+      return constant_operands(kernel, shape, out_dt(avals[0].dtype), name)
     return kernel
 
   p.def_sharding_rule(elementwise_rule(name))
