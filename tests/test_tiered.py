@@ -299,6 +299,7 @@ def test_a_failed_background_compile_keeps_the_calls_interpreted(tiered, monkeyp
                                     "module:\nerror: source.mlir:3:5: simulated failure\n"
                                     "note: more detail")
   monkeypatch.setattr(compiler, "_compile_in_process", broken)
+  monkeypatch.setattr(compiler, "_compile_in_subprocess", broken)   # (the fallback's)
 
   def scale_shift(x):
     return x * 3.0 - 1.0
