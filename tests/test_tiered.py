@@ -350,3 +350,14 @@ def test_a_random_call_gives_the_same_bits_in_every_tier(tiered, name):
   assert entry.executable is not None
   for got in (first, *later):
     np.testing.assert_array_equal(got.view(np.int32), eager.view(np.int32))
+
+
+def test_background_compile_uses_the_callers_cache_dir(tiered):
+  # Config overrides are per thread: the compile thread writes the module
+  # into the directory the calling thread's override names.
+  def shift_by_seven(x):
+    return x + 7.0
+  f = jax.jit(shift_by_seven)
+  f(np.arange(4, dtype=np.float32))
+  _entry(f).pending.result(timeout=120)
+  assert list(tiered.glob("*.vmfb")), "the module was not cached in the caller's directory"

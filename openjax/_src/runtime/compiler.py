@@ -15,6 +15,7 @@ partial file.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import hashlib
@@ -314,8 +315,31 @@ _MAGIC = b"OPENJAX-VMFB\x00\x02"
 _HEADER = struct.Struct("<14s32sQ32s")
 
 
+# A compile thread working for another thread reads that thread's cache
+# settings (config overrides are per thread): ``using_cache_dir``.
+_cache_for = threading.local()
+
+
+@contextlib.contextmanager
+def using_cache_dir(directory: str | None):
+  """Compile in this thread with ``directory`` (None: no disk cache) as the
+  persistent cache, whatever this thread's config says."""
+  old = getattr(_cache_for, "directory", _UNSET)
+  _cache_for.directory = directory
+  try:
+    yield
+  finally:
+    _cache_for.directory = old
+
+
+_UNSET = object()
+
+
 def cache_dir() -> str | None:
   """The persistent cache directory, or None when the disk cache is off."""
+  directory = getattr(_cache_for, "directory", _UNSET)
+  if directory is not _UNSET:
+    return directory
   if not config.read("jax_enable_compilation_cache"):
     return None
   d = config.read("jax_compilation_cache_dir")

@@ -281,7 +281,8 @@ class _BackgroundCompiler:
       if self._closed:
         fut.set_exception(RuntimeError("openjax: the interpreter is shutting down"))
         return fut
-      self._queue.append((fut, lowered, compiler_options))
+      # (the caller's disk cache: config overrides are per thread)
+      self._queue.append((fut, lowered, compiler_options, compiler.cache_dir()))
       if self._thread is None:
         self._thread = threading.Thread(target=self._run, name="openjax-compile", daemon=True)
         self._thread.start()
@@ -303,11 +304,12 @@ class _BackgroundCompiler:
           self._wake.wait()
         if self._closed:
           return
-        fut, lowered, options = self._queue.pop(0)
+        fut, lowered, options, directory = self._queue.pop(0)
       if not fut.set_running_or_notify_cancel():
         continue
       try:
-        fut.set_result(compile_lowered(lowered, options))
+        with compiler.using_cache_dir(directory):
+          fut.set_result(compile_lowered(lowered, options))
       except BaseException as e:  # noqa: BLE001 - delivered to the caller
         fut.set_exception(e)
 
@@ -317,7 +319,7 @@ class _BackgroundCompiler:
       pending, self._queue = self._queue, []
       self._wake.notify_all()
       thread = self._thread
-    for fut, _, _ in pending:
+    for fut, *_ in pending:
       fut.cancel()
     if thread is not None:
       thread.join()
