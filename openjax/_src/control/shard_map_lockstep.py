@@ -33,13 +33,13 @@ __all__ = ["InStepMember", "device_groups", "group_devices", "interpretable", "l
            "run_in_step", "run_interpreted", "run_lockstep"]
 
 
-class _LockstepMember:
-  """A device's member in a lock-step run: every device's operand of the
-  current collective is at hand, so an exchange is a lookup."""
-  __slots__ = ("coords", "sizes", "axis_names", "values", "mesh_shape")
+class _MeshPosition:
+  """A device's place on the mesh, all an ``axis_index`` asks of its member
+  (a lock-step run's devices, each in turn in one thread)."""
+  __slots__ = ("coords", "sizes", "mesh_shape", "axis_names")
 
-  def __init__(self, coords: dict, sizes: dict, values: list, mesh_shape: tuple):
-    self.coords, self.sizes, self.values, self.mesh_shape = coords, sizes, values, mesh_shape
+  def __init__(self, coords: dict, sizes: dict, mesh_shape: tuple):
+    self.coords, self.sizes, self.mesh_shape = coords, sizes, mesh_shape
     self.axis_names = tuple(sizes)
 
   def size(self, names: tuple) -> int:
@@ -50,10 +50,6 @@ class _LockstepMember:
     for n in names:
       index = index * self.sizes[n] + self.coords[n]
     return index
-
-  def exchange(self, names: tuple, value, api_name: str) -> list:
-    return [self.values[k] for k in group_devices(self.coords, names, self.sizes,
-                                                   self.mesh_shape)]
 
 
 def group_devices(coords: dict, names: tuple, sizes: dict, mesh_shape: tuple) -> tuple:
@@ -181,7 +177,7 @@ def run_lockstep(plan: Plan, per_device_args: list, devices: list, mesh) -> list
       eqn = step[1]
       if not eqn.invars:   # axis_index: this device's coordinates
         for k, env in enumerate(envs):
-          member = _LockstepMember(coords[k], sizes, None, shape)
+          member = _MeshPosition(coords[k], sizes, shape)
           with running_on_mesh_device(member):
             outs = eqn.primitive.bind(**eqn.params)
           env.update((v, x) for v, x in zip(eqn.outvars, outs) if not isinstance(v, DropVar))
@@ -317,31 +313,18 @@ class _ExchangedTwice(Exception):
 _NOT_POSTED = object()
 
 
-class InStepMember:
+class InStepMember(_MeshPosition):
   """A device's member in ``run_in_step``: recording, its exchange posts the
   device's value and stops the impl; serving, it returns the group's posted
   values (an all-reduce combines them in group order, as the threaded
   rendezvous and the compiled all-reduce do)."""
-  __slots__ = ("coords", "sizes", "mesh_shape", "k", "posted", "serving", "used", "reduced")
+  __slots__ = ("k", "posted", "serving", "used", "reduced")
 
   def __init__(self, coords: dict, sizes: dict, mesh_shape: tuple, k: int, posted: list,
                serving: bool, reduced: dict):
-    self.coords, self.sizes, self.mesh_shape, self.k = coords, sizes, mesh_shape, k
-    self.posted, self.serving, self.used = posted, serving, False
+    super().__init__(coords, sizes, mesh_shape)
+    self.k, self.posted, self.serving, self.used = k, posted, serving, False
     self.reduced = reduced   # group -> its all-reduce results, shared by the run's members
-
-  @property
-  def axis_names(self) -> tuple:
-    return tuple(self.sizes)
-
-  def size(self, names: tuple) -> int:
-    return math.prod(self.sizes[n] for n in names)
-
-  def index(self, names: tuple) -> int:
-    index = 0
-    for n in names:
-      index = index * self.sizes[n] + self.coords[n]
-    return index
 
   def _group(self, names: tuple, value) -> tuple:
     if not self.serving:
