@@ -361,3 +361,15 @@ def test_background_compile_uses_the_callers_cache_dir(tiered):
   f(np.arange(4, dtype=np.float32))
   _entry(f).pending.result(timeout=120)
   assert list(tiered.glob("*.vmfb")), "the module was not cached in the caller's directory"
+
+
+def test_wait_idle_returns_when_the_background_compiles_are_done(tiered):
+  from openjax._src.runtime.pipeline import background
+
+  def halve_then_add_five(x):
+    return x * 0.5 + 5.0
+  f = jax.jit(halve_then_add_five)
+  f(np.arange(6, dtype=np.float32))
+  assert background.wait_idle(120)
+  assert _entry(f).pending.done()
+  assert background.wait_idle(0)   # nothing queued: at once
