@@ -125,6 +125,34 @@ def test_threads_dispatching_and_reading():
   assert not errors
 
 
+def test_threads_on_the_inline_fast_path():
+  # Device Arrays into a compiled tiny program: the inline fast path, whose
+  # result list the executable reuses under the device's inline lock.
+  f = jax.jit(lambda x, y: add(mul(x, y), y))
+  errors = []
+  ready = f(np.ones(3, f32), np.ones(3, f32))
+  ready.block_until_ready()
+
+  def work(i):
+    try:
+      x = f(np.full(3, i, f32), np.ones(3, f32))        # (i + 1), on the device
+      x.block_until_ready()
+      for _ in range(300):
+        out = f(x, x)
+        np.testing.assert_array_equal(np.asarray(out), np.full(3, (i + 1) * (i + 2), f32))
+    except Exception as e:  # noqa: BLE001
+      errors.append(e)
+  ts = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+  for t in ts:
+    t.start()
+  for t in ts:
+    t.join()
+  assert not errors
+  runners = [runner for runner, _ in f._fast.values()]
+  assert any(getattr(r, "_fast_inline", None) is not None for r in runners), \
+      "the calls did not take the inline fast path"
+
+
 def test_exit_with_work_in_flight(tmp_path):
   script = textwrap.dedent(f"""
       import numpy as np, openjax as jax
