@@ -105,6 +105,15 @@ def test_eager_operations_read_pending_results():
   np.testing.assert_array_equal(np.asarray(lax.add(out, 1.0)), [1, 2, 5])
 
 
+def _in_threads(work, n: int) -> None:
+  """``work(i)`` for i < n, each in a thread of its own, all joined."""
+  ts = [threading.Thread(target=work, args=(i,)) for i in range(n)]
+  for t in ts:
+    t.start()
+  for t in ts:
+    t.join()
+
+
 def test_threads_dispatching_and_reading():
   f = jax.jit(lambda x: sin(x))
   errors = []
@@ -117,11 +126,7 @@ def test_threads_dispatching_and_reading():
         np.testing.assert_allclose(np.asarray(o), np.sin(v), rtol=1e-6)
     except Exception as e:  # noqa: BLE001
       errors.append(e)
-  ts = [threading.Thread(target=work, args=(i,)) for i in range(4)]
-  for t in ts:
-    t.start()
-  for t in ts:
-    t.join()
+  _in_threads(work, 4)
   assert not errors
 
 
@@ -142,11 +147,7 @@ def test_threads_on_the_inline_fast_path():
         np.testing.assert_array_equal(np.asarray(out), np.full(3, (i + 1) * (i + 2), f32))
     except Exception as e:  # noqa: BLE001
       errors.append(e)
-  ts = [threading.Thread(target=work, args=(i,)) for i in range(4)]
-  for t in ts:
-    t.start()
-  for t in ts:
-    t.join()
+  _in_threads(work, 4)
   assert not errors
   runners = [runner for runner, _ in f._fast.values()]
   assert any(getattr(r, "_fast_inline", None) is not None for r in runners), \

@@ -22,8 +22,9 @@ from __future__ import annotations
 import time
 from typing import Sequence
 
-from openjax._src.core import Array, ClosedJaxpr, jaxpr_effects, jaxprs_in_params, program_of
+from openjax._src.core import Array, ClosedJaxpr, program_of
 from openjax._src.core.placement import commit, committed_device
+from openjax._src.core.program import small_plain_steps
 from openjax._src.core.trace import eager_config
 from openjax._src.interpreters.fold_reductions import folded
 
@@ -43,29 +44,7 @@ _clock = time.perf_counter   # the tiers' timer (tests replace it)
 
 def _small_program(closed: ClosedJaxpr) -> bool:
   jaxpr = closed.jaxpr
-  if len(jaxpr.eqns) > MAX_STEPS or jaxpr_effects(closed):
-    return False
-  for v in (*jaxpr.constvars, *jaxpr.invars):
-    if _nbytes(v.aval) > SMALL_BYTES:
-      return False
-  for eqn in jaxpr.eqns:
-    if jaxprs_in_params(eqn.params):
-      return False   # a sub-program: the interpreter runs it step by step
-    for v in eqn.outvars:
-      if _nbytes(v.aval) > SMALL_BYTES:
-        return False
-  return True
-
-
-def _nbytes(aval) -> int:
-  shape = getattr(aval, "shape", None)
-  dtype = getattr(aval, "dtype", None)
-  if shape is None or dtype is None:
-    return SMALL_BYTES + 1   # tokens, refs, opaque types: not for this tier
-  n = dtype.itemsize
-  for d in shape:
-    n *= d
-  return n
+  return small_plain_steps([jaxpr], (*jaxpr.constvars, *jaxpr.invars), SMALL_BYTES, MAX_STEPS)
 
 
 class InterpretedExecutable:

@@ -329,9 +329,11 @@ def run_on_devices(args, jaxpr: ClosedJaxpr, mesh, in_specs, out_specs) -> list:
       return _whole(_assembled(results, layout), mesh, jaxpr, args)
   rendezvous = MeshRendezvous(sizes)
 
+  all_coords = mesh_coords(tuple(mesh.axis_names), mesh.devices.shape)
+
   def run(k: int):
     device = devices[k]
-    coords = dict(mesh_coords(tuple(mesh.axis_names), mesh.devices.shape)[k])
+    coords = all_coords[k]
     member = rendezvous.member(coords, f"{device} (mesh coordinates {coords})")
     try:
       with running_on_mesh_device(member), extend_axis_env(frames):

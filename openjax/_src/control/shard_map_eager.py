@@ -173,8 +173,10 @@ class ShardMapTrace(Trace):
     results: list = [None] * len(self.devices)
     errors: list = [None] * len(self.devices)
 
+    all_coords = mesh_coords(tuple(self.mesh.axis_names), tuple(shape))
+
     def run(k: int):
-      coords = {n: int(c) for n, c in zip(self.mesh.axis_names, np.unravel_index(k, shape))}
+      coords = all_coords[k]
       member = rendezvous.member(coords, f"{self.devices[k]} (mesh coordinates {coords})")
       try:
         with set_current_trace(self.parent), running_on_mesh_device(member), \

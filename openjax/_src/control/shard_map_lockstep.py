@@ -13,9 +13,9 @@ import math
 import numpy as np
 
 from openjax._src.control.shard_map_plan import ALL_REDUCE_UFUNCS, COLLECTIVES, THREADED_ONLY, Plan
-from openjax._src.core import (Array, Literal, ShapedArray, eval_jaxpr, jaxpr_effects,
-                               jaxprs_in_params, program_of)
+from openjax._src.core import Array, Literal, ShapedArray, eval_jaxpr, program_of
 from openjax._src.core.jaxpr import DropVar, Jaxpr
+from openjax._src.core.program import small_plain_steps
 from openjax._src.interpreters.batching import batch_jaxpr
 from openjax._src.interpreters.staging import trace_to_closed_jaxpr
 from openjax._src.primitives.base.structural import expand_dims, reshape
@@ -29,8 +29,8 @@ from openjax._src.primitives.shape.shape import concatenate, index_in_dim
 from openjax._src.runtime.executable import execute_per_device
 from openjax._src.runtime.pipeline import executable_for_jaxpr
 
-__all__ = ["InStepMember", "device_groups", "group_devices", "interpretable", "lockstep_ok", "mesh_coords",
-           "run_in_step", "run_interpreted", "run_lockstep"]
+__all__ = ["InStepMember", "device_groups", "group_devices", "interpretable", "lockstep_ok",
+           "mesh_coords", "run_in_step", "run_interpreted", "run_lockstep"]
 
 
 class _MeshPosition:
@@ -390,33 +390,12 @@ INTERPRET_MAX_BYTES = 16384
 INTERPRET_MAX_STEPS = 16
 
 
-def _nbytes(aval) -> int:
-  dtype = getattr(aval, "dtype", None)
-  shape = getattr(aval, "shape", None)
-  if dtype is None or shape is None:
-    return INTERPRET_MAX_BYTES + 1
-  return dtype.itemsize * math.prod(shape)
-
-
 def interpretable(plan: Plan) -> bool:
   """Whether the host evaluator runs ``plan`` (a lock-step one) faster than
   its compiled programs: small values, few plain steps, no effects."""
-  jaxpr = plan.jaxpr
-  if any(_nbytes(v.aval) > INTERPRET_MAX_BYTES for v in (*jaxpr.invars, *jaxpr.constvars)):
-    return False
-  steps = 0
-  for step in plan.steps:
-    if step[0] != "call":
-      continue
-    closed = step[1]
-    if jaxpr_effects(closed):
-      return False
-    for eqn in closed.jaxpr.eqns:
-      steps += 1
-      if steps > INTERPRET_MAX_STEPS or jaxprs_in_params(eqn.params) or any(
-          _nbytes(v.aval) > INTERPRET_MAX_BYTES for v in eqn.outvars):
-        return False
-  return True
+  segments = [step[1].jaxpr for step in plan.steps if step[0] == "call"]
+  return small_plain_steps(segments, (*plan.jaxpr.invars, *plan.jaxpr.constvars),
+                           INTERPRET_MAX_BYTES, INTERPRET_MAX_STEPS)
 
 
 def _host(x):
@@ -463,7 +442,6 @@ def run_interpreted(plan: Plan, per_device_args: list, mesh) -> list | None:
         env.update((e.outvars[0], r) for e, r in zip(eqns, reduced))
     else:
       eqn = step[1]
-
       key = ("host", i)
       run = plan.programs.get(key)
       if run is None:

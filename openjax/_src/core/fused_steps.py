@@ -77,12 +77,23 @@ def fused_steps(eqns: list, out_vars: list) -> dict:
   return fused
 
 
-def _nan_chooser(eqn, eqns, only_use):
-  x_sel, = eqn.invars
+def _reduced_from(eqn, name: str, only_use):
+  """(the equation making the reduction ``eqn``'s operand, its axes) when
+  that equation is ``name``'s with no other reader and the reduction runs
+  over at least one axis, none of them empty; else None."""
+  operand, = eqn.invars
   axes = tuple(eqn.params["axes"])
-  k_sel = only_use(x_sel, "select_n")
-  if k_sel is None or not axes or 0 in (x_sel.aval.shape[a] for a in axes):
+  k = only_use(operand, name)
+  if k is None or not axes or 0 in (operand.aval.shape[a] for a in axes):
     return None
+  return k, axes
+
+
+def _nan_chooser(eqn, eqns, only_use):
+  found = _reduced_from(eqn, "select_n", only_use)
+  if found is None:
+    return None
+  k_sel, axes = found
   which, x, filler = eqns[k_sel].invars
   if type(x) is Literal or x.aval.dtype not in _FLOATS:
     return None
@@ -133,11 +144,10 @@ def _count(eqn, eqns, only_use):
 
 
 def _all_nan(eqn, eqns, only_use):
-  flags, = eqn.invars
-  axes = tuple(eqn.params["axes"])
-  k_ne = only_use(flags, "ne")
-  if k_ne is None or not axes or 0 in (flags.aval.shape[a] for a in axes):
+  found = _reduced_from(eqn, "ne", only_use)
+  if found is None:
     return None
+  k_ne, axes = found
   x, y = eqns[k_ne].invars
   if x is not y or type(x) is Literal or x.aval.dtype not in _FLOATS:
     return None

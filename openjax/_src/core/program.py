@@ -37,7 +37,7 @@ from openjax._src.config import config
 from openjax._src.core.array import Array
 from openjax._src.core.avals import ShapedArray
 from openjax._src.core.fused_steps import fused_steps
-from openjax._src.core.jaxpr import Jaxpr, JaxprTypeError, Literal, eqn_effects
+from openjax._src.core.jaxpr import Jaxpr, JaxprTypeError, Literal, eqn_effects, jaxprs_in_params
 from openjax._src.core.memory import translate_memory_error
 from openjax._src.core.trace import (FP_ERRSTATE, FP_IGNORE, SCALAR_TYPES, canonical_value,
                                      check_nans, eager_config, eval_trace, make_plan,
@@ -740,6 +740,33 @@ def program_of(jaxpr: Jaxpr) -> Program:
   if program is None:
     program = _programs[jaxpr] = Program(jaxpr)
   return program
+
+
+def small_plain_steps(jaxprs: Sequence[Jaxpr], inputs: Sequence, max_bytes: int,
+                      max_steps: int) -> bool:
+  """Whether ``jaxprs`` (run one after another on ``inputs``) are work the
+  program evaluator does faster than a compiled call: at most ``max_steps``
+  equations in all, none with a sub-program or an effect, every input and
+  equation result an array of at most ``max_bytes`` (tokens, refs and opaque
+  types are not). jit's and pmap's tiers ask it."""
+  if sum(len(j.eqns) for j in jaxprs) > max_steps:
+    return False
+  if any(_host_bytes(v.aval) > max_bytes for v in inputs):
+    return False
+  for j in jaxprs:
+    for eqn in j.eqns:
+      if (eqn_effects(eqn) or jaxprs_in_params(eqn.params)
+          or any(_host_bytes(v.aval) > max_bytes for v in eqn.outvars)):
+        return False
+  return True
+
+
+def _host_bytes(aval) -> float:
+  shape = getattr(aval, "shape", None)
+  dtype = getattr(aval, "dtype", None)
+  if shape is None or dtype is None:
+    return math.inf
+  return math.prod(shape) * dtype.itemsize
 
 
 def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any,

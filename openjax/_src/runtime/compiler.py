@@ -318,6 +318,7 @@ _HEADER = struct.Struct("<14s32sQ32s")
 # A compile thread working for another thread reads that thread's cache
 # settings (config overrides are per thread): ``using_cache_dir``.
 _cache_for = threading.local()
+_UNSET = object()
 
 
 @contextlib.contextmanager
@@ -330,9 +331,6 @@ def using_cache_dir(directory: str | None):
     yield
   finally:
     _cache_for.directory = old
-
-
-_UNSET = object()
 
 
 def cache_dir() -> str | None:
@@ -487,6 +485,7 @@ def clear_memory_cache() -> None:
     _memory.clear()
 
 
-__all__ = ["compile_module", "lookup_module", "compile_flags", "cache_key", "cache_dir", "CompilationError",
-           "stats", "clear_memory_cache", "BASE_FLAGS", "X64_FLAGS", "COMPILER_VERSION",
-           "data_tiling_flags", "INNER_TILED_FLAG", "DATA_TILING_FLAG", "GLOBAL_DATA_TILING_FLAG"]
+__all__ = ["compile_module", "lookup_module", "compile_flags", "cache_key", "cache_dir",
+           "using_cache_dir", "CompilationError", "stats", "clear_memory_cache", "BASE_FLAGS",
+           "GLOBAL_FLAGS", "X64_FLAGS", "COMPILER_VERSION", "data_tiling_flags",
+           "INNER_TILED_FLAG", "DATA_TILING_FLAG", "GLOBAL_DATA_TILING_FLAG"]
