@@ -50,6 +50,7 @@ import openjax  # noqa: E402
 import openjax.numpy  # noqa: E402,F401 - resolved by jax_equivalent
 import openjax.scipy  # noqa: E402,F401
 import tests.ops  # noqa: E402
+from openjax._src.core.jaxpr import jaxprs_in_params  # noqa: E402
 from openjax._src.runtime.pipeline import background  # noqa: E402
 
 try:
@@ -69,6 +70,13 @@ MAX_CALL_S = 1.0
 # The longest wait for a case's background compiles before it is timed.
 COMPILE_WAIT_S = 60.0
 MATRIX_SIZES = (8, 256, 1024)
+# The eager floor (measured, session 13): entering a library program or a
+# first bind costs >= ~2 us and each further primitive >= ~0.7 us (a step of
+# a generated program function: the NumPy call's own overhead plus ~0.2 us
+# of Python), before any element is computed. A case whose JAX program is
+# long enough that this bound alone is over the line cannot pass while every
+# eager call runs JAX's primitives; the report marks such cases "floor".
+FLOOR_ENTRY_S, FLOOR_STEP_S = 2e-6, 0.7e-6
 
 
 # ------------------------------------------------------------------ the rows
@@ -380,15 +388,65 @@ def sweep_row(module: str, row, targets, budget: float, with_jax: bool) -> tuple
       continue
     done.add(label)
     growth.add(n, max(times.values()))
-    results.append({"row": row.name, "module": module, "size": label, "elements": n,
-                    **{f"{impl}_s": t for impl, t in times.items()}})
+    result = {"row": row.name, "module": module, "size": label, "elements": n,
+              **{f"{impl}_s": t for impl, t in times.items()}}
+    if is_slow(result):
+      result["eqns"] = program_length(row.fn, _to_openjax(args))
+      if result["eqns"] is None:   # rows that take static NumPy arguments
+        result["eqns"] = program_length(row.fn, args)
+    results.append(result)
   return results, notes
 
 
+def _program_length(jaxpr) -> int:
+  """Equations an eager run executes once: a call's body inline (eager
+  library programs inline nested calls), a cond by its longest branch, a
+  loop's body once (its trips are not counted: a lower bound)."""
+  n = 0
+  for eqn in jaxpr.eqns:
+    subs = jaxprs_in_params(eqn.params)
+    if not subs:
+      n += 1
+    elif eqn.primitive.name == "cond":
+      n += 1 + max(_program_length(sub) for sub in subs)
+    else:
+      n += sum(_program_length(sub) for sub in subs)
+  return n
+
+
+def program_length(fn, args) -> int | None:
+  """The length of JAX's program for ``fn(*args)`` (see ``_program_length``),
+  or None when it cannot be traced (NumPy-only arguments, host callbacks)."""
+  try:
+    with warnings.catch_warnings():
+      warnings.simplefilter("ignore")
+      return _program_length(openjax.make_jaxpr(fn)(*args).jaxpr)
+  except Exception:
+    return None
+
+
 # --------------------------------------------------------------- reporting
-def is_slow(r) -> bool:
+def line_s(r) -> float:
+  """The slowest time a case may take: max(3 x NumPy, NumPy + 10 us)."""
   np_s = r["numpy_s"]
-  return r["openjax_s"] > max(SLOW_FACTOR * np_s, np_s + SLOW_MARGIN_S)
+  return max(SLOW_FACTOR * np_s, np_s + SLOW_MARGIN_S)
+
+
+def is_slow(r) -> bool:
+  return r["openjax_s"] > line_s(r)
+
+
+def floor_s(r) -> float | None:
+  """The eager floor of a case's program length (None when unknown)."""
+  n = r.get("eqns")
+  return None if n is None else FLOOR_ENTRY_S + FLOOR_STEP_S * n
+
+
+def floor_bound(r) -> bool:
+  """A flagged case whose program is so long that the eager floor alone is
+  over the line."""
+  f = floor_s(r)
+  return f is not None and f > line_s(r)
 
 
 def _us(s: float | None) -> str:
@@ -437,8 +495,16 @@ def report(results, notes, rows, top: int) -> None:
         f"{SLOW_MARGIN_S * 1e6:g} us); per row, the flagged sizes (openjax / NumPy):")
   for name in sorted(slow, key=lambda k: -max(r["openjax_s"] / r["numpy_s"] for r in slow[k])):
     sizes = ", ".join(f"{r['size']} {_us(r['openjax_s'])}/{_us(r['numpy_s'])}"
+                      + (f" floor({r['eqns']})" if floor_bound(r) else "")
                       for r in slow[name])
     print(f"  {name}{' (ref O(1))' if name in constant_refs else ''}: {sizes}")
+  bound = [r for cases in slow.values() for r in cases if floor_bound(r)]
+  print(f"\n{len(bound)} of the {n_cases} flagged cases are floor-bound: JAX's program for the "
+        f"call has n equations and {FLOOR_ENTRY_S * 1e6:g} us + n x "
+        f"{FLOOR_STEP_S * 1e6:g} us (the eager floor) is over the line (marked floor(n) "
+        "above); by size: " + ", ".join(
+            f"{size} {sum(r['size'] == size for r in bound)}"
+            for size in dict.fromkeys(r["size"] for r in bound)))
   modules: dict[str, set] = {}
   for r in results:
     modules.setdefault(r["module"], set()).add(r["row"])
