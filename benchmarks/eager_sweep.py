@@ -50,6 +50,7 @@ import openjax  # noqa: E402
 import openjax.numpy  # noqa: E402,F401 - resolved by jax_equivalent
 import openjax.scipy  # noqa: E402,F401
 import tests.ops  # noqa: E402
+import eager_causes  # noqa: E402 - benchmarks/, beside this script
 from openjax._src.core.jaxpr import jaxprs_in_params  # noqa: E402
 from openjax._src.runtime.pipeline import background  # noqa: E402
 
@@ -493,18 +494,31 @@ def report(results, notes, rows, top: int) -> None:
   n_cases = sum(len(v) for v in slow.values())
   print(f"\n{n_cases} cases of {len(slow)} rows over max({SLOW_FACTOR:g} x NumPy, NumPy + "
         f"{SLOW_MARGIN_S * 1e6:g} us); per row, the flagged sizes (openjax / NumPy):")
+  causes = {}
+  for cases in slow.values():
+    for r in cases:
+      causes[id(r)] = eager_causes.cause_of(r, floor_bound(r), r["row"] in constant_refs)
   for name in sorted(slow, key=lambda k: -max(r["openjax_s"] / r["numpy_s"] for r in slow[k])):
-    sizes = ", ".join(f"{r['size']} {_us(r['openjax_s'])}/{_us(r['numpy_s'])}"
-                      + (f" floor({r['eqns']})" if floor_bound(r) else "")
+    sizes = ", ".join(f"{r['size']} {_us(r['openjax_s'])}/{_us(r['numpy_s'])} "
+                      + (f"floor({r['eqns']})" if floor_bound(r)
+                         else f"[{causes[id(r)] or 'UNEXPLAINED'}]")
                       for r in slow[name])
-    print(f"  {name}{' (ref O(1))' if name in constant_refs else ''}: {sizes}")
-  bound = [r for cases in slow.values() for r in cases if floor_bound(r)]
-  print(f"\n{len(bound)} of the {n_cases} flagged cases are floor-bound: JAX's program for the "
-        f"call has n equations and {FLOOR_ENTRY_S * 1e6:g} us + n x "
-        f"{FLOOR_STEP_S * 1e6:g} us (the eager floor) is over the line (marked floor(n) "
-        "above); by size: " + ", ".join(
-            f"{size} {sum(r['size'] == size for r in bound)}"
-            for size in dict.fromkeys(r["size"] for r in bound)))
+    print(f"  {name}: {sizes}")
+  print(f"\nflagged cases by cause (eager_causes.py; floor: JAX's program has n equations and "
+        f"{FLOOR_ENTRY_S * 1e6:g} us + n x {FLOOR_STEP_S * 1e6:g} us is over the line):")
+  by_cause: dict = {}
+  for cases in slow.values():
+    for r in cases:
+      by_cause.setdefault(causes[id(r)], []).append(r)
+  for cause in sorted(by_cause, key=lambda c: (c is None, -len(by_cause[c]))):
+    got = by_cause[cause]
+    sizes = ", ".join(f"{size} {sum(r['size'] == size for r in got)}"
+                      for size in dict.fromkeys(r["size"] for r in got))
+    if cause is None:
+      print(f"  UNEXPLAINED: {len(got)} ({sizes})")
+    else:
+      section, text = eager_causes.CAUSES[cause]
+      print(f"  {cause}: {len(got)} ({sizes}); section {section}: {text}")
   modules: dict[str, set] = {}
   for r in results:
     modules.setdefault(r["module"], set()).add(r["row"])
@@ -541,7 +555,13 @@ def main(argv=None) -> None:
   parser.add_argument("--no-jax", action="store_true", help="skip JAX even when importable")
   parser.add_argument("--json", metavar="FILE", help="write every result to FILE")
   parser.add_argument("--verbose", action="store_true", help="print rows that take over 1 s")
+  parser.add_argument("--report", metavar="FILE",
+                      help="print the report of an earlier run's --json FILE (no timing)")
   opts = parser.parse_args(argv)
+  if opts.report:
+    report(json.loads(Path(opts.report).read_text()), [], load_rows(opts.only, opts.modules),
+           opts.top)
+    return
   budget = 0.001 if opts.quick else opts.budget
   sizes = opts.sizes or ("10,1e3" if opts.quick else "10,1e3,1e6")
   targets = sorted(float(s) for s in sizes.split(","))
