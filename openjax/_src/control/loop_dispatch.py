@@ -32,6 +32,7 @@ from typing import Callable, Sequence
 
 from openjax._src.core import ClosedJaxpr, ShapedArray, jaxpr_effects, jaxprs_in_params
 from openjax._src.lowering import Value
+from openjax._src.runtime.compiler import native_vector_bytes
 
 #: Elementwise primitives: IREE compiles them inside a dispatch loop at any
 #: shape (probed; see tests/test_loop_dispatch.py).
@@ -48,10 +49,13 @@ ELEMENTWISE = frozenset({
     "sinh", "sqrt", "tan", "tanh",
 })
 #: Primitives that move or combine elements. Inside a dispatch loop IREE
-#: (3.13) compiles them only while every value has at most one axis, 16
-#: elements and 64 bytes (probed: 16 float32s compile; 32 float32s, 32
-#: int16s, 64 int8s do not): past that its tiling breaks bufferization
-#: ("cannot avoid RaW conflict", "operand does not dominate this use").
+#: (3.13) compiles them only while every value has at most one axis, 64
+#: bytes and as many elements as one vector of float32s holds (16 with
+#: AVX-512, 8 with AVX2): past that it vectorises the value in a loop of
+#: vector tiles, which breaks bufferization ("cannot avoid RaW conflict",
+#: "operand does not dominate this use"). Probed with AVX-512: 16 float32s
+#: compile, 32 float32s, 32 int16s, 64 int8s do not; with AVX2 (znver3):
+#: 8 float32s, float64s, int16s or int8s compile, 16 of any do not.
 #: ``pad``, ``rev`` and ``dynamic_update_slice`` fail even then ("op was not
 #: bufferized"; a scan's own updates of its stacked outputs compile).
 FLAT_ONLY = frozenset({
@@ -59,9 +63,9 @@ FLAT_ONLY = frozenset({
     "dynamic_slice", "reduce_sum", "reduce_max", "reduce_min",
     "reduce_prod", "reduce_and", "reduce_or", "argmax", "argmin", "dot_general",
 })
-#: One vector register (bytes), and the most elements FLAT_ONLY ops take.
+#: The most bytes and elements FLAT_ONLY ops take (see above).
 VECTOR_BYTES = 64
-VECTOR_ELEMENTS = 16
+VECTOR_ELEMENTS = native_vector_bytes() // 4
 #: The largest value (bytes) the body of a one-dispatch scan may compute:
 #: one vector register. A scan's trip count is static: past that, its
 #: per-trip lowering (unrolled steps fused into vectorised dispatches) is

@@ -156,6 +156,12 @@ def _host_has_avx512() -> bool:
     return False
 
 
+def native_vector_bytes() -> int:
+  """The width of the host's vector registers IREE compiles for (bytes):
+  64 with AVX-512, else 32 (AVX2)."""
+  return 64 if _host_has_avx512() else 32
+
+
 def data_tiling_flags(text: str, depth: float) -> tuple[str, ...]:
   """Data-tiling flags for a module with a large matrix product whose
   products have mean contracted size ``depth``: on AVX-512 hosts the
