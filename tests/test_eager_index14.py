@@ -160,7 +160,7 @@ def test_plans_of_an_index_array_follow_shape_normalize_and_x64():
     # without wrapping, -1 is out of bounds: dropped
     np.testing.assert_array_equal(a.at[i].set(9, wrap_negative_indices=False),
                                   [0, 1, 9, 3, 4])
-  assert any(hit[0] is i for hit in index_plans._ARRAY_INDEX_PLANS.values())
+  assert any(hit[0][0] is i for hit in index_plans._ARRAY_INDEX_PLANS.values())
   with jax.enable_x64(True):
     c = jnp.asarray(np.arange(5, dtype=np.int64))
     out = c.at[i].add(1)
@@ -186,3 +186,30 @@ def test_the_traced_jaxpr_is_unchanged_by_the_eager_shortcuts():
   assert "scatter" in text and "mode=GatherScatterMode.FILL_OR_DROP" in text
   np.testing.assert_array_equal(jax.jit(lambda x, u: x.at[i].set(u))(x, u),
                                 x.at[i].set(u))
+
+
+def test_plans_of_tuple_indices_key_their_arrays_and_static_entries():
+  x = jnp.asarray(np.arange(12, dtype=np.int32).reshape(3, 4))
+  xn = np.arange(12, dtype=np.int32).reshape(3, 4)
+  i = jnp.asarray(np.array([2, 0], np.int32))
+  j = jnp.asarray(np.array([1, -1], np.int32))
+  k = jnp.asarray(np.array([0, 0], np.int32))
+  for _ in range(2):
+    for idx, nidx in [((slice(None), i), (slice(None), [2, 0])),
+                      ((i, slice(1, None)), ([2, 0], slice(1, None))),
+                      ((i, slice(2, None)), ([2, 0], slice(2, None))),
+                      ((i, j), ([2, 0], [1, -1])), ((k, j), ([0, 0], [1, -1])),
+                      ((i, 1), ([2, 0], 1)), ((1, j), (1, [1, -1])),
+                      ((None, i), (None, [2, 0])), ((Ellipsis, j), (Ellipsis, [1, -1]))]:
+      want = xn.copy()
+      np.maximum.at(want, nidx, 100) if nidx[0] is not None else None
+      got = x.at[idx].max(100)
+      if nidx[0] is None:
+        want = xn.copy()
+        want[[2, 0]] = 100
+      np.testing.assert_array_equal(got, want, err_msg=str(idx))
+  # a scalar bool and the int 1 are different indices
+  np.testing.assert_array_equal(x.at[True, i].set(-1), np.where(
+      np.isin(np.arange(3), [2, 0])[:, None], -1, xn))
+  np.testing.assert_array_equal(x.at[1, i].set(-1)[1], [-1, 5, -1, 7])
+  assert sum(type(key) is tuple and len(key) == 2 for key in index_plans._ARRAY_INDEX_PLANS) >= 3

@@ -300,6 +300,16 @@ def _held_arrays(idx) -> tuple | None:
   return held
 
 
+def _same_arrays(held: tuple, idx) -> bool:
+  """``idx`` holds the Arrays ``held`` (the ids of a key name them while
+  held), each with its value (not deleted)."""
+  if type(idx) is Array:
+    return held[0] is idx and idx._np is not None
+  found = [e for e in idx if type(e) is Array]
+  return (len(found) == len(held)
+          and all(a is b and a._np is not None for a, b in zip(found, held)))
+
+
 def eager_gather_plan(entry: EagerGather, values: list, idx=None) -> GatherPlan:
   """``to_gather``'s plan for this call's index values (``idx``: the index
   they come from, to find the plan of its Arrays again)."""
@@ -322,31 +332,61 @@ def eager_gather_plan(entry: EagerGather, values: list, idx=None) -> GatherPlan:
   return out
 
 
-# id of an index Array -> (the Array, shape, normalize, x64, its plan): a
-# loop of ``x.at[i].set(v)`` with one index Array finds its plan without
-# walking the index (~2 us of keys and lookups at 10 elements). Small
+# (the ids of an index's Arrays and its static entries) -> (the Arrays,
+# shape, normalize, x64, the plan): a loop of ``x.at[i].set(v)`` or
+# ``x.at[:, i].max(v)`` with the same index Arrays finds its plan without
+# walking the index (~2-4 us of keys and lookups at 10 elements). Small
 # indices only, as ``_HELD_PLANS`` (the cache keeps them alive).
 _ARRAY_INDEX_PLANS: dict = {}
+
+
+def _array_index_key(idx):
+  """The key of an index Array or a tuple of index Arrays, Python ints,
+  slices of ints, None and Ellipsis (Arrays by id, as 1-tuples); None for
+  other indices."""
+  if type(idx) is Array:
+    return (id(idx),)
+  if type(idx) is not tuple:
+    return None
+  key = []
+  for e in idx:
+    t = type(e)
+    if t is Array:
+      key.append((id(e),))
+    elif t is int or e is None or e is Ellipsis:
+      key.append(e)
+    elif t is slice:
+      start, stop, step = e.start, e.stop, e.step
+      if not ((start is None or type(start) is int) and (stop is None or type(stop) is int)
+              and (step is None or type(step) is int)):
+        return None
+      key.append((start, stop, step))
+    else:
+      return None
+  return tuple(key)
 
 
 def gather_plan(idx, shape, *, normalize: bool = True) -> GatherPlan:
   """``to_gather`` of ``idx`` on ``shape`` (booleans expanded), made once per
   static index (Python ints, slices, None, Ellipsis) and once per structure
   of an index of host values."""
-  if type(idx) is Array:
-    hit = _ARRAY_INDEX_PLANS.get(id(idx))
-    if (hit is not None and hit[0] is idx and hit[1] == shape and hit[2] == normalize
-        and eager_config.flags_ok and hit[3] is eager_config.x64 and idx._np is not None):
+  held_key = _array_index_key(idx) if eager_config.flags_ok else None
+  if held_key is not None:
+    hit = _ARRAY_INDEX_PLANS.get(held_key)
+    if (hit is not None and hit[1] == shape and hit[2] == normalize
+        and hit[3] is eager_config.x64 and _same_arrays(hit[0], idx)):
       return hit[4]
   key = _static_index_key(idx)
   if key is None:
     entry, values = eager_plan(idx, shape, normalize, _SCATTER)
     if entry is not None:
       plan = eager_gather_plan(entry, values, idx)
-      if type(idx) is Array and eager_config.flags_ok and _held_arrays(idx) is not None:
-        if len(_ARRAY_INDEX_PLANS) >= _HELD_MAX:
-          _ARRAY_INDEX_PLANS.clear()
-        _ARRAY_INDEX_PLANS[id(idx)] = (idx, shape, normalize, eager_config.x64, plan)
+      if held_key is not None:
+        held = _held_arrays(idx)
+        if held is not None:
+          if len(_ARRAY_INDEX_PLANS) >= _HELD_MAX:
+            _ARRAY_INDEX_PLANS.clear()
+          _ARRAY_INDEX_PLANS[held_key] = (held, shape, normalize, eager_config.x64, plan)
       return plan
     return to_gather(expand_bool_indices(parse(idx, shape), shape), shape, normalize=normalize)
   key = (shape, key, normalize)
