@@ -213,3 +213,30 @@ def test_plans_of_tuple_indices_key_their_arrays_and_static_entries():
       np.isin(np.arange(3), [2, 0])[:, None], -1, xn))
   np.testing.assert_array_equal(x.at[1, i].set(-1)[1], [-1, 5, -1, 7])
   assert sum(type(key) is tuple and len(key) == 2 for key in index_plans._ARRAY_INDEX_PLANS) >= 3
+
+
+def test_takes_by_an_index_array_follow_mode_fill_shape_and_normalize():
+  xn = np.arange(12, dtype=np.float32).reshape(4, 3)
+  x, y = jnp.asarray(xn), jnp.asarray(xn[:3])
+  i = jnp.asarray(np.array([3, -1, 5, -7], np.int32))
+  m = jnp.asarray(np.array([True, False, True, True]))
+  s = jnp.asarray(np.int32(-1))   # a dynamic slice: not a gather plan
+  for _ in range(2):
+    np.testing.assert_array_equal(x[i], xn[[3, 3, 3, 0]])   # clamped
+    np.testing.assert_array_equal(y[i], xn[[2, 2, 2, 0]])
+    np.testing.assert_array_equal(x.at[i].get(mode="fill", fill_value=-1),
+                                  np.where(np.array([1, 1, 0, 0], bool)[:, None],
+                                           xn[[3, 3, 0, 0]], -1))
+    np.testing.assert_array_equal(x.at[i].get(mode="fill", fill_value=-2.5),
+                                  jax.jit(lambda x: x.at[i].get(mode="fill",
+                                                                fill_value=-2.5))(x))
+    np.testing.assert_array_equal(x.at[i].get(mode="clip"), xn[[3, 3, 3, 0]])
+    np.testing.assert_array_equal(x.at[i].get(mode="fill", wrap_negative_indices=False),
+                                  jax.jit(lambda x: x.at[i].get(
+                                      mode="fill", wrap_negative_indices=False))(x))
+    np.testing.assert_array_equal(x[m], xn[[0, 2, 3]])
+    np.testing.assert_array_equal(x[s], xn[-1])
+  assert any(hit[0] is i for hit in index_plans._ARRAY_TAKE_PLANS.values())
+  assert not any(hit[0] is s for hit in index_plans._ARRAY_TAKE_PLANS.values())
+  text = str(jax.make_jaxpr(lambda x: x[i])(x))
+  assert "gather" in text and "mode=GatherScatterMode.PROMISE_IN_BOUNDS" in text
