@@ -20,6 +20,7 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.core import Array, Tracer, eval_trace, get_aval, trace_state
+from openjax._src.core.trace import eager_config
 from openjax._src.numpy.indexer import (
     DynamicSlice, GatherPlan, Kind, StaticSlice, _index_dtype, _static_fill_value,
     _static_index_key, add_size_to_negatives, apply_dynamic_slice, apply_static_slice,
@@ -299,6 +300,16 @@ def _held_arrays(idx) -> tuple | None:
   return held
 
 
+def _same_arrays(held: tuple, idx) -> bool:
+  """``idx`` holds the Arrays ``held`` (the ids of a key name them while
+  held), each with its value (not deleted)."""
+  if type(idx) is Array:
+    return held[0] is idx and idx._np is not None
+  found = [e for e in idx if type(e) is Array]
+  return (len(found) == len(held)
+          and all(a is b and a._np is not None for a, b in zip(found, held)))
+
+
 def eager_gather_plan(entry: EagerGather, values: list, idx=None) -> GatherPlan:
   """``to_gather``'s plan for this call's index values (``idx``: the index
   they come from, to find the plan of its Arrays again)."""
@@ -321,15 +332,62 @@ def eager_gather_plan(entry: EagerGather, values: list, idx=None) -> GatherPlan:
   return out
 
 
+# (the ids of an index's Arrays and its static entries) -> (the Arrays,
+# shape, normalize, x64, the plan): a loop of ``x.at[i].set(v)`` or
+# ``x.at[:, i].max(v)`` with the same index Arrays finds its plan without
+# walking the index (~2-4 us of keys and lookups at 10 elements). Small
+# indices only, as ``_HELD_PLANS`` (the cache keeps them alive).
+_ARRAY_INDEX_PLANS: dict = {}
+
+
+def _array_index_key(idx):
+  """The key of an index Array or a tuple of index Arrays, Python ints,
+  slices of ints, None and Ellipsis (Arrays by id, as 1-tuples); None for
+  other indices."""
+  if type(idx) is Array:
+    return (id(idx),)
+  if type(idx) is not tuple:
+    return None
+  key = []
+  for e in idx:
+    t = type(e)
+    if t is Array:
+      key.append((id(e),))
+    elif t is int or e is None or e is Ellipsis:
+      key.append(e)
+    elif t is slice:
+      start, stop, step = e.start, e.stop, e.step
+      if not ((start is None or type(start) is int) and (stop is None or type(stop) is int)
+              and (step is None or type(step) is int)):
+        return None
+      key.append((start, stop, step))
+    else:
+      return None
+  return tuple(key)
+
+
 def gather_plan(idx, shape, *, normalize: bool = True) -> GatherPlan:
   """``to_gather`` of ``idx`` on ``shape`` (booleans expanded), made once per
   static index (Python ints, slices, None, Ellipsis) and once per structure
   of an index of host values."""
+  held_key = _array_index_key(idx) if eager_config.flags_ok else None
+  if held_key is not None:
+    hit = _ARRAY_INDEX_PLANS.get(held_key)
+    if (hit is not None and hit[1] == shape and hit[2] == normalize
+        and hit[3] is eager_config.x64 and _same_arrays(hit[0], idx)):
+      return hit[4]
   key = _static_index_key(idx)
   if key is None:
     entry, values = eager_plan(idx, shape, normalize, _SCATTER)
     if entry is not None:
-      return eager_gather_plan(entry, values, idx)
+      plan = eager_gather_plan(entry, values, idx)
+      if held_key is not None:
+        held = _held_arrays(idx)
+        if held is not None:
+          if len(_ARRAY_INDEX_PLANS) >= _HELD_MAX:
+            _ARRAY_INDEX_PLANS.clear()
+          _ARRAY_INDEX_PLANS[held_key] = (held, shape, normalize, eager_config.x64, plan)
+      return plan
     return to_gather(expand_bool_indices(parse(idx, shape), shape), shape, normalize=normalize)
   key = (shape, key, normalize)
   plan = _GATHER_PLANS.get(key)
@@ -457,6 +515,12 @@ def rewriting_take(arr, idx, *, indices_are_sorted: bool = False, unique_indices
                    mode=None, fill_value=None, normalize_indices: bool = True):
   """``arr[idx]`` with NumPy's semantics, lowered to the cheapest lax ops."""
   shape = get_aval(arr).shape
+  if type(idx) is Array and eager_config.flags_ok:
+    # an index Array's gather plan, found by its id (``_ARRAY_TAKE_PLANS``)
+    hit = _ARRAY_TAKE_PLANS.get(id(idx))
+    if (hit is not None and hit[0] is idx and hit[1] == shape and hit[2] == normalize_indices
+        and hit[3] == mode and hit[4] is eager_config.x64 and idx._np is not None):
+      return _take_by_plan(arr, hit[5], indices_are_sorted, unique_indices, mode, fill_value)
   key = _static_index_key(idx)
   if key is not None:
     key = (shape, key, mode, normalize_indices)
@@ -507,6 +571,11 @@ def rewriting_take(arr, idx, *, indices_are_sorted: bool = False, unique_indices
                               unique_indices=unique_indices, mode=mode, fill_value=fill_value,
                               normalize_indices=normalize_indices)
     gplan = eager_gather_plan(entry, values, idx)
+    if type(idx) is Array and eager_config.flags_ok and _held_arrays(idx) is not None:
+      if len(_ARRAY_TAKE_PLANS) >= _HELD_MAX:
+        _ARRAY_TAKE_PLANS.clear()
+      _ARRAY_TAKE_PLANS[id(idx)] = (idx, shape, normalize_indices, mode, eager_config.x64,
+                                    gplan)
   else:
     parsed = parse(idx, shape)
     plan = to_static_slice(parsed, shape, mode=mode, normalize=normalize_indices)
@@ -516,6 +585,17 @@ def rewriting_take(arr, idx, *, indices_are_sorted: bool = False, unique_indices
     if dplan is not None:
       return apply_dynamic_slice(arr, dplan, normalize_indices)
     gplan = to_gather(expand_bool_indices(parsed, shape), shape, normalize=normalize_indices)
+  return _take_by_plan(arr, gplan, indices_are_sorted, unique_indices, mode, fill_value)
+
+
+# id of an index Array -> (it, shape, normalize, mode, x64, its gather plan):
+# ``x[i]`` and ``x.at[i].get(...)`` in a loop with one index Array skip the
+# index walk and plan lookups (~2 us at 10 elements). Small indices only.
+_ARRAY_TAKE_PLANS: dict = {}
+
+
+def _take_by_plan(arr, gplan: GatherPlan, indices_are_sorted, unique_indices, mode, fill_value):
+  """``rewriting_take``'s gather of ``arr`` by ``gplan``."""
   fill_value = _static_fill_value(fill_value)
   y = arr
   if gplan.scalar_bool_dims:

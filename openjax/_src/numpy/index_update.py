@@ -29,7 +29,10 @@ from openjax._src.numpy.creation import asarray, ones_like
 from openjax._src.numpy.index_plans import gather_plan, rewriting_take
 from openjax._src.numpy.ufuncs import divide as _divide, power as _power
 from openjax._src.primitives.base.convert import convert_numpy
-from openjax._src.primitives.index.gather_scatter import scatter_apply_jaxpr
+from openjax._src.primitives.index.gather_scatter import (
+    scatter_add_p, scatter_apply_jaxpr, scatter_max_p, scatter_min_p, scatter_mul_p, scatter_p,
+    scatter_sub_p)
+from openjax._src.primitives.index.indexing_util import GatherScatterMode
 
 
 def _as_update_value(x, y):
@@ -181,6 +184,40 @@ def _scatter_dnums(dn) -> lax.ScatterDimensionNumbers:
   return dnums
 
 
+# lax's scatter functions -> their primitives, which the eager path binds
+# with the parameters ``_bind_scatter`` would give them, made once per plan
+# and flags (~1.5 us of wrappers, dimension-number checks and mode parsing
+# a call at 10 elements).
+_SCATTER_PRIMITIVES = {lax.scatter: scatter_p, lax.scatter_add: scatter_add_p,
+                       lax.scatter_sub: scatter_sub_p, lax.scatter_mul: scatter_mul_p,
+                       lax.scatter_min: scatter_min_p, lax.scatter_max: scatter_max_p}
+# (primitive, id of the plan's dimension numbers, sorted, unique, mode) ->
+# (the dimension numbers, the bind's parameters)
+_BIND_PARAMS: dict = {}
+
+
+def _bind_params(primitive, plan, indices_are_sorted: bool, unique_indices: bool, mode):
+  """The scatter's bind parameters for ``plan`` (cached plans keep their
+  dimension numbers, so the id names them while held here), or None for a
+  mode that does not hash (the wrappers' path parses and checks it)."""
+  dn = plan.dnums
+  try:
+    key = (primitive, id(dn), plan.indices_are_sorted or indices_are_sorted,
+           plan.unique_indices or unique_indices, mode)
+    hit = _BIND_PARAMS.get(key)
+  except TypeError:
+    return None
+  if hit is not None and hit[0] is dn:
+    return hit[1]
+  params = dict(dimension_numbers=_scatter_dnums(dn), indices_are_sorted=bool(key[2]),
+                unique_indices=bool(key[3]), mode=GatherScatterMode.from_any(mode),
+                update_jaxpr=None, update_consts=())
+  if len(_BIND_PARAMS) >= 4096:
+    _BIND_PARAMS.clear()
+  _BIND_PARAMS[key] = (dn, params)
+  return params
+
+
 def _eager_scatter(x: Array, idx, value: np.ndarray, scatter_op: Callable,
                    indices_are_sorted: bool, unique_indices: bool, mode,
                    normalize_indices: bool):
@@ -194,6 +231,11 @@ def _eager_scatter(x: Array, idx, value: np.ndarray, scatter_op: Callable,
   view = _eager_update_view(value, plan)
   if view is None:
     return None
+  primitive = _SCATTER_PRIMITIVES.get(scatter_op)
+  if primitive is not None and not plan.scalar_bool_dims:
+    params = _bind_params(primitive, plan, indices_are_sorted, unique_indices, mode)
+    if params is not None:
+      return primitive.bind1(x, plan.indices, view, **params)
   return _scatter_by_plan(x, plan, view, scatter_op, indices_are_sorted, unique_indices, mode)
 
 
