@@ -142,10 +142,6 @@ def loggamma(x):
   x, = promote_args_inexact("loggamma", x)
   if dtypes.issubdtype(x.dtype, np.complexfloating):
     return _complex_loggamma(x)   # a jit: its own compiled tier eagerly
-  if _eager_all((x,), _positive):
-    # where(x > 0, lgamma(x), nan) is lgamma(x) where every x > 0: one bind
-    # instead of a program of three steps.
-    return lax.lgamma(x)
   return _real_loggamma(x)
 
 
