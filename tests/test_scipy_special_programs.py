@@ -84,3 +84,72 @@ def test_gamma_and_beta_of_large_arrays_run_op_by_op(monkeypatch):
   got = jsp.beta(a, a)
   assert bound[:2] == ["jit", "jit"]   # the gammasgn jits, each its own eager call
   np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
+
+
+# Eager calls whose values decide JAX's branches (gamma/beta/poch of positive
+# operands: gammasgn is 1; betaln with max(a, b) < 8 everywhere or >= 8
+# everywhere: one branch of its where) skip the rest with the same bits.
+_POS = np.array([0.5, 1.0, 2.5, 7.0, 7.9, 1e-3, 3.25, 0.125, 5.5, 6.0, 2.0, 1.5], np.float32)
+_POS_B = np.array([0.25, 3.0, 2.5, 0.5, 1.5, 2.0, 1.0, 4.0, 7.5, 0.75, 6.0, 3.5], np.float32)
+_FULL = [
+    ("gamma", lambda a, b: jsp.gamma(a), lambda a, b: special._gamma(a)),
+    ("beta", jsp.beta, special._beta),
+    ("betaln_small", jsp.betaln, special._betaln),
+    ("betaln_large", lambda a, b: jsp.betaln(a + 8, b), lambda a, b: special._betaln(a + 8, b)),
+    ("betaln_large_b", lambda a, b: jsp.betaln(a, b * 4 + 8),
+     lambda a, b: special._betaln(a, b * 4 + 8)),
+    ("poch", jsp.poch,
+     lambda z, m: jax.numpy.where(m == 0, 1.0, special._gamma(z + m) / special._gamma(z))),
+]
+
+
+@pytest.mark.parametrize("size", [12, special._PROGRAM_MAX_ELEMENTS + 4])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, jax.numpy.bfloat16, np.float64])
+@pytest.mark.parametrize("name,f,full", _FULL, ids=[c[0] for c in _FULL])
+def test_decided_branches_keep_the_full_formulas_bits(name, f, full, dtype, size):
+  a = jax.numpy.asarray(np.resize(_POS, size).astype(dtype))
+  b = jax.numpy.asarray(np.resize(_POS_B, size).astype(dtype))
+  _same(f(a, b), full(a, b))
+
+
+def test_positive_operands_skip_gammasgn(monkeypatch):
+  n = special._PROGRAM_MAX_ELEMENTS + 1     # op by op: the binds show
+  a = jax.numpy.asarray(np.linspace(0.5, 7.5, n, dtype=np.float32))
+  bound = []
+  process = eval_trace.process_primitive
+  monkeypatch.setattr(eval_trace, "process_primitive",
+                      lambda p, args, params: bound.append(p.name) or process(p, args, params))
+  jsp.beta(a, a)
+  jsp.gamma(a)
+  assert "jit" not in bound and bound.count("lgamma") == 4
+  shifted = a - 1
+  bound.clear()
+  jsp.gamma(shifted)   # a negative value: JAX's formula with gammasgn
+  assert bound[0] == "jit"
+
+
+@pytest.mark.parametrize("value", [np.nan, 0.0, -0.0, np.inf, -2.5, 8.0])
+def test_undecided_values_take_the_full_formula(value):
+  # NaN, zeros, negatives and (for beta) 8: gammasgn or the other branch decides.
+  a = np.resize(_POS, 12)
+  a[3] = value
+  a = jax.numpy.asarray(a)
+  b = jax.numpy.asarray(_POS_B)
+  _same(jsp.gamma(a), special._gamma(a))
+  _same(jsp.beta(a, b), special._beta(a, b))
+  _same(jsp.betaln(a, b), special._betaln(a, b))
+  _same(jsp.poch(a, b), jax.numpy.where(b == 0, 1.0, special._gamma(a + b) / special._gamma(a)))
+
+
+def test_weak_and_traced_operands_keep_jaxs_formula():
+  # A Python scalar (weak) keeps gammasgn's strong result type; a trace over
+  # concrete positive Arrays stages JAX's equations (the gammasgn jits).
+  assert not jsp.gamma(2.5).weak_type and not jsp.beta(2.5, 1.5).weak_type
+  np.testing.assert_allclose(float(jsp.gamma(2.5)), 1.3293404, rtol=1e-6)
+  a = jax.numpy.asarray(_POS)
+  names = [e.primitive.name for e in jax.make_jaxpr(lambda: jsp.beta(a, a))().jaxpr.eqns]
+  assert names[:3] == ["jit", "jit", "add"] or names.count("jit") >= 3
+  assert [e.primitive.name for e in jax.make_jaxpr(lambda: jsp.gamma(a))().jaxpr.eqns] == [
+      "jit", "lgamma", "exp", "mul"]
+  np.testing.assert_allclose(np.asarray(jax.jit(jsp.beta)(a, a)), np.asarray(jsp.beta(a, a)),
+                             rtol=2e-6)
