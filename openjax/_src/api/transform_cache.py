@@ -65,6 +65,26 @@ def _arrays_out(transformed: Callable) -> Callable:
   return arrays_out
 
 
+# (config.state_key(), whether a flag reports or forbids traces) of the last
+# call: three flag reads a call otherwise.
+_flags_seen = (None, False)
+
+
+def _traces_show() -> bool:
+  """Whether a flag reports or forbids traces (the program's trace would
+  show): ``jax_log_compiles``, ``jax_explain_cache_misses``,
+  ``jax_no_tracing``."""
+  global _flags_seen
+  state = config.state_key()
+  seen = _flags_seen
+  if seen[0] == state:
+    return seen[1]
+  show = bool(config.read("jax_log_compiles") or config.read("jax_explain_cache_misses")
+              or config.read("jax_no_tracing"))
+  _flags_seen = (state, show)
+  return show
+
+
 def call_transformed(params: tuple, fun, transformed: Callable, args, kwargs):
   """``transformed(*args, **kwargs)``, where ``transformed`` is ``fun`` (a
   function, or a tuple of them) under the transformation described by the
@@ -73,13 +93,17 @@ def call_transformed(params: tuple, fun, transformed: Callable, args, kwargs):
   Other leaves run op by op because the program would change them: ``vmap``
   hands unmapped arguments to the function as they are, and loops return a
   Python scalar carry the body only passes along as that scalar."""
-  if trace_state.trace is not eval_trace or config.read("jax_log_compiles") \
-      or config.read("jax_explain_cache_misses") or config.read("jax_no_tracing"):
-    # Flags that report or forbid traces: the program's trace would show.
+  if trace_state.trace is not eval_trace or _traces_show():
     return transformed(*args, **kwargs)
-  for leaf in tree_util.tree_leaves((args, kwargs)):
+  for leaf in args:   # flat Arrays (most calls) without flattening
     if type(leaf) is not Array:
-      return transformed(*args, **kwargs)
+      break
+  else:
+    leaf = None
+  if leaf is not None or kwargs:
+    for leaf in tree_util.tree_leaves((args, kwargs)):
+      if type(leaf) is not Array:
+        return transformed(*args, **kwargs)
   fkey, holds_arrays = keys_arrays(fun)
   if fkey is None:
     return transformed(*args, **kwargs)
