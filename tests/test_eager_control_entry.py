@@ -14,6 +14,7 @@ import openjax.numpy as jnp
 from openjax import lax
 from openjax._src.api import transform_cache
 from openjax._src.config import config
+from openjax._src.core import Array
 from openjax._src.control import trace_cache
 
 
@@ -114,3 +115,77 @@ def test_cond_with_fresh_closures_keeps_values_and_program():
     want = np.sin(xn) * yn if p else np.cos(xn) - np.float32(2.) * xn
     np.testing.assert_allclose(np.asarray(out), want, rtol=1e-6)
   assert len(transform_cache._programs._entries) == 1
+
+
+def _leaves_typed(out):
+  return [(type(l).__name__, np.asarray(l).dtype, np.asarray(l).tolist(),
+           getattr(getattr(l, "aval", None), "weak_type", None))
+          for l in jax.tree_util.tree_leaves(out)]
+
+
+_X = np.array([0.25, -0.5, 1.5], np.float32)
+_N = np.int32(4)
+_LOOPS = [
+    # (carry maker, cond, body): Python scalars counted, forwarded, read by
+    # the cond while forwarded, inside dicts, joined to the body's type.
+    (lambda x, n: (0, x), lambda c: c[0] < 5, lambda c: (c[0] + 1, c[1] * 1.5 + 1.0)),
+    (lambda x, n: (7, 0, x), lambda c: c[1] < 5, lambda c: (c[0], c[1] + 1, c[2] * 2)),
+    (lambda x, n: (7, 0, x), lambda c: c[0] < 5, lambda c: (c[0], c[1] + 1, c[2] * 2)),
+    (lambda x, n: (7.5, True, 0, x), lambda c: c[2] < 3,
+     lambda c: (c[0], c[1], c[2] + 1, c[3] - c[0])),
+    (lambda x, n: (0, 1), lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] + 0.5)),
+    (lambda x, n: (0, 5, n), lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1], c[2] * 2)),
+    (lambda x, n: (0, -0.0, x), lambda c: c[0] < 2, lambda c: (c[0] + 1, c[1], c[2] * c[1])),
+    (lambda x, n: {"a": 2.0, "n": 0, "x": x}, lambda c: c["n"] < 3,
+     lambda c: {"a": c["a"], "n": c["n"] + 1, "x": c["x"] + c["a"]}),
+    (lambda x, n: (0, (1, x)), lambda c: c[0] < 2,
+     lambda c: (c[0] + 1, (c[1][0], c[1][1] * 2))),
+    (lambda x, n: (1, 2), lambda c: c[0] > 5, lambda c: (c[1], c[0])),   # no trip
+]
+
+
+@pytest.mark.parametrize("i", range(len(_LOOPS)))
+def test_while_carries_with_python_scalars_match_the_op_by_op_loop(i):
+  make, cond, body = _LOOPS[i]
+  x, n = jnp.asarray(_X), jnp.asarray(_N)
+  with jax.disable_jit(False), config.override("jax_log_compiles", True):
+    want = lax.while_loop(cond, body, make(x, n))   # the op-by-op loop (no program)
+  assert len(transform_cache._programs._entries) == 0
+  for _ in range(4):
+    got = lax.while_loop(cond, body, make(x, n))
+    assert jax.tree_util.tree_structure(got) == jax.tree_util.tree_structure(want)
+    assert _leaves_typed(got) == _leaves_typed(want)
+    for g, w in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+      if type(w) is not Array:
+        assert g is not None and type(g) is type(w) and repr(g) == repr(w)
+
+
+def test_forwarded_python_scalars_come_back_from_compiled_integer_loops():
+  # An integer loop may run compiled (new result buffers): the forwarded
+  # carry is found from the trace's record, not by identity.
+  n = jnp.asarray(np.int32(4))
+  for _ in range(4):
+    got = lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1], c[2] * 2), (0, 5, n))
+    assert type(got[1]) is int and got[1] == 5
+    assert int(got[0]) == 3 and int(got[2]) == 32
+  records = [r for r, _ in transform_cache._forwards._entries.values()]
+  assert any(1 in pos and 0 not in pos and 2 not in pos
+             for r in records for pos in r.values())
+
+
+def test_while_carry_scalar_overflow_raises_jaxs_error():
+  with pytest.raises(OverflowError):
+    lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1]), (0, 2 ** 40))
+
+
+def test_while_with_python_scalars_under_jit_prints_the_same_jaxpr():
+  def f(x):
+    return lax.while_loop(lambda c: c[0] < 5, lambda c: (c[0] + 1, c[1] * 1.5 + 1.0), (0, x))
+  x = jnp.asarray(_X)
+  f(x)
+  text = str(jax.make_jaxpr(f)(x))
+  assert "while[" in text and "body_jaxpr" in text
+  jitted = jax.jit(f)(x)
+  eager = f(x)
+  np.testing.assert_allclose(np.asarray(jitted[1]), np.asarray(eager[1]), rtol=1e-6)
+  assert int(jitted[0]) == int(eager[0]) == 5

@@ -31,7 +31,8 @@ from openjax._src import tree_util
 from openjax._src.config import config
 from openjax._src.api.jit import jit as api_jit
 from openjax._src.control.trace_cache import TraceCache, keys_arrays
-from openjax._src.core import Array, Tracer, eval_trace, trace_state
+from openjax._src.core import (Array, Tracer, array_of, canonical_value, eval_trace, get_aval,
+                               trace_state)
 
 # (transformation parameters, pure_fun_key(fun)) -> an eager jit of the
 # transformed function, or _OP_BY_OP.
@@ -85,6 +86,109 @@ def _traces_show() -> bool:
   return show
 
 
+# Python scalars a carry may hold: a while loop hands one its body passes
+# through (and its cond does not read) back as itself, as JAX's does.
+_PY_SCALARS = frozenset({bool, int, float, complex})
+# (params, function key) -> {(flags' state, the carry's avals): the carry
+# positions the loop forwards}, recorded by the program's trace.
+_forwards = TraceCache()
+
+
+def _scalar_array(x) -> Array:
+  """A Python scalar as a new weakly typed Array of the aval its trace sees
+  (its value made once per value and flags: ~3 us with the overflow check).
+  New: the carries' Arrays are told apart by identity."""
+  t = type(x)
+  key = (t, repr(x) if t is float or t is complex else x, config.state_key())
+  made = _scalar_arrays.get(key)
+  if made is None:
+    if len(_scalar_arrays) >= 256:
+      _scalar_arrays.clear()
+    made = _scalar_arrays[key] = (canonical_value(x), get_aval(x))
+  return array_of(*made)
+
+
+_scalar_arrays: dict = {}
+
+
+def _scalar_positions(leaves) -> list | None:
+  """The positions of the Python scalars among ``leaves``, or None when a
+  leaf is neither one nor an Array."""
+  scalars = []
+  for i, leaf in enumerate(leaves):
+    t = type(leaf)
+    if t in _PY_SCALARS:
+      scalars.append(i)
+    elif t is not Array:
+      return None
+  return scalars
+
+
+def call_forwarding_loop(params: tuple, fun, transformed: Callable, init):
+  """``transformed(init)`` for a loop whose carry ``init`` holds Python
+  scalars beside Arrays (``lax.while_loop(c, b, (0, x))``): as
+  ``call_transformed``'s program with the scalars made weakly typed Arrays
+  (the same avals their trace sees), then every carry the loop forwards
+  (its result is its input: JAX's loop hands that input back) is the
+  scalar again. Which carries a loop forwards is recorded when the program
+  traces; a call run op by op returns the Array it was given. Other carries
+  (NumPy values): ``transformed(init)``. (``while_loop_affine_steps`` at 10
+  elements went through the op-by-op loop's key and bind: 111-123 -> ~90 us
+  process time on a loaded machine.)"""
+  flat = type(init) is tuple   # the common carry, without flattening
+  scalars = _scalar_positions(init) if flat else None
+  if scalars is None:   # nested pytrees: flattened
+    flat, leaves = False, tree_util.tree_leaves(init)
+    scalars = _scalar_positions(leaves)
+    if scalars is None:   # NumPy values: op by op
+      return transformed(init)
+  else:
+    leaves = init
+  if not scalars:
+    return call_transformed(params, fun, transformed, (init,), {})
+  if trace_state.trace is not eval_trace or _traces_show():
+    return transformed(init)
+  keyed = keys_arrays(fun)
+  fkey = keyed[0]
+  if fkey is None:
+    return transformed(init)
+  try:
+    arrays = list(leaves)
+    for i in scalars:
+      arrays[i] = _scalar_array(leaves[i])
+  except (OverflowError, TypeError, ValueError):   # the op-by-op call raises JAX's error
+    return transformed(init)
+  key = (params, fkey)
+  try:
+    record = _forwards.find(key)
+  except TypeError:
+    return transformed(init)
+  if record is None:
+    record = {}
+    _forwards.put(key, record)
+
+  def recording(init):
+    out = transformed(init)
+    ins = tree_util.tree_leaves(init)
+    record[(config.state_key(), tuple(x.aval for x in ins))] = frozenset(
+        i for i, (a, b) in enumerate(zip(ins, tree_util.tree_leaves(out))) if a is b)
+    return out
+  if flat:
+    out = _call_keyed(params, fun, keyed, recording, (tuple(arrays),), {})
+    outs = list(out)
+  else:
+    out = _call_keyed(params, fun, keyed, recording,
+                      (tree_util.tree_unflatten(tree_util.tree_structure(init), arrays),), {})
+    outs, out_tree = tree_util.tree_flatten(out)
+  if len(outs) != len(leaves):
+    return out
+  forwarded = record.get((config.state_key(), tuple(x.aval for x in arrays)), ())
+  for i in scalars:
+    if i in forwarded or outs[i] is arrays[i]:
+      outs[i] = leaves[i]
+  return tuple(outs) if flat else tree_util.tree_unflatten(out_tree, outs)
+
+
 def call_transformed(params: tuple, fun, transformed: Callable, args, kwargs):
   """``transformed(*args, **kwargs)``, where ``transformed`` is ``fun`` (a
   function, or a tuple of them) under the transformation described by the
@@ -104,7 +208,13 @@ def call_transformed(params: tuple, fun, transformed: Callable, args, kwargs):
     for leaf in tree_util.tree_leaves((args, kwargs)):
       if type(leaf) is not Array:
         return transformed(*args, **kwargs)
-  fkey, holds_arrays = keys_arrays(fun)
+  return _call_keyed(params, fun, keys_arrays(fun), transformed, args, kwargs)
+
+
+def _call_keyed(params: tuple, fun, keyed: tuple, transformed: Callable, args, kwargs):
+  """``call_transformed`` past its checks of the call, with ``keyed``:
+  ``keys_arrays(fun)``."""
+  fkey, holds_arrays = keyed
   if fkey is None:
     return transformed(*args, **kwargs)
   key = (params, fkey)
@@ -133,3 +243,4 @@ def call_transformed(params: tuple, fun, transformed: Callable, args, kwargs):
 
 def clear() -> None:
   _programs.clear()
+  _forwards.clear()
