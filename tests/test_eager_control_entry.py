@@ -189,3 +189,52 @@ def test_while_with_python_scalars_under_jit_prints_the_same_jaxpr():
   eager = f(x)
   np.testing.assert_allclose(np.asarray(jitted[1]), np.asarray(eager[1]), rtol=1e-6)
   assert int(jitted[0]) == int(eager[0]) == 5
+
+
+_XS = np.arange(1.0, 6.0, dtype=np.float32)
+_SCANS = [
+    # (body, init): outputs that are the old carry, carries swapped, a carry
+    # taken from the row, several carries and outputs, none at all.
+    (lambda c, x: (c + x, c), np.float32(0)),
+    (lambda c, x: ((c[1], c[0] + x), c[0] * x), (np.float32(1), np.float32(2))),
+    (lambda c, x: (x, c), np.float32(-1)),
+    (lambda c, x: ((c[0] + x, c[1] * x, c[2]), (c[0], c[1] - x)),
+     (np.float32(0), np.float32(1), np.int32(7))),
+    (lambda c, x: (c * 2, None), np.float32(1)),
+    (lambda c, x: ((), x * 3), ()),
+]
+
+
+def _python_scan(f, init, xs, reverse):
+  carry, ys = init, []
+  for x in (xs[::-1] if reverse else xs):
+    carry, y = f(carry, x)
+    ys.append(y)
+  if reverse:
+    ys = ys[::-1]
+  return carry, ys
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("i", range(len(_SCANS)))
+def test_scan_trips_match_a_python_loop(i, reverse):
+  f, init = _SCANS[i]
+  xs = jnp.asarray(_XS)
+  want_carry, want_ys = _python_scan(f, jax.tree_util.tree_map(jnp.asarray, init), xs, reverse)
+  for _ in range(3):
+    carry, ys = lax.scan(f, jax.tree_util.tree_map(jnp.asarray, init), xs, reverse=reverse)
+    for g, w in zip(jax.tree_util.tree_leaves(carry), jax.tree_util.tree_leaves(want_carry)):
+      np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+      assert np.asarray(g).dtype == np.asarray(w).dtype
+    if want_ys and jax.tree_util.tree_leaves(want_ys[0]):
+      stacked = jax.tree_util.tree_map(lambda *r: np.stack([np.asarray(v) for v in r]), *want_ys)
+      for g, w in zip(jax.tree_util.tree_leaves(ys), jax.tree_util.tree_leaves(stacked)):
+        np.testing.assert_array_equal(np.asarray(g), w)
+
+
+def test_scan_of_no_trips_returns_its_init():
+  xs = jnp.zeros((0,), np.float32)
+  for _ in range(2):
+    carry, ys = lax.scan(lambda c, x: ((c[1], c[0] + x), c[0]),
+                         (jnp.float32(1), jnp.float32(2)), xs)
+    assert [float(c) for c in carry] == [1.0, 2.0] and ys.shape == (0,)

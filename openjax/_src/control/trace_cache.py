@@ -299,9 +299,15 @@ _arrays_keyed = 0
 def keys_arrays(fun) -> tuple:
   """``(pure_fun_key(fun), whether that key holds an array by identity)``:
   such a key may never come back (a closure over an array computed afresh
-  each call)."""
+  each call). The key may be unhashable: the caller's lookup raises
+  TypeError then (``TraceCache.find``)."""
   before = _arrays_keyed
-  key = pure_fun_key(fun)
+  try:
+    # Not hashed here: the caller's cache lookup hashes it (and raises
+    # TypeError for an unhashable part): one hash of four IdentityKeys less.
+    key = _pure_value_key(fun, 0)
+  except (_Mutable, ValueError, TypeError, RecursionError):
+    key = None
   return key, _arrays_keyed != before
 
 
