@@ -238,3 +238,19 @@ def test_scan_of_no_trips_returns_its_init():
     carry, ys = lax.scan(lambda c, x: ((c[1], c[0] + x), c[0]),
                          (jnp.float32(1), jnp.float32(2)), xs)
     assert [float(c) for c in carry] == [1.0, 2.0] and ys.shape == (0,)
+
+
+def test_under_disable_jit_while_carries_are_all_arrays_as_in_jax():
+  # JAX's disable_jit loop makes every carry an array (lax.asarray), a
+  # forwarded Python scalar included; calls before and after keep theirs.
+  x = jnp.asarray(_X)
+
+  def loop():
+    return lax.while_loop(lambda c: c[1] < 5, lambda c: (c[0], c[1] + 1, c[2] * 2), (7, 0, x))
+  assert type(loop()[0]) is int
+  with jax.disable_jit():
+    for _ in range(2):
+      out = loop()
+      assert all(type(v) is Array for v in out)
+      assert int(out[0]) == 7 and out[0].aval.weak_type
+  assert type(loop()[0]) is int

@@ -66,22 +66,24 @@ def _arrays_out(transformed: Callable) -> Callable:
   return arrays_out
 
 
-# (config.state_key(), whether a flag reports or forbids traces) of the last
-# call: three flag reads a call otherwise.
+# (config.state_key(), whether the call runs as the function itself) of the
+# last call: four flag reads a call otherwise.
 _flags_seen = (None, False)
 
 
 def _traces_show() -> bool:
   """Whether a flag reports or forbids traces (the program's trace would
-  show): ``jax_log_compiles``, ``jax_explain_cache_misses``,
-  ``jax_no_tracing``."""
+  show: ``jax_log_compiles``, ``jax_explain_cache_misses``,
+  ``jax_no_tracing``) or ``jax_disable_jit`` is on (the program would run
+  the function itself, as ``call_eager`` does then; a loop's carries are
+  then all Arrays, as in JAX, none handed back as a scalar)."""
   global _flags_seen
   state = config.state_key()
   seen = _flags_seen
   if seen[0] == state:
     return seen[1]
   show = bool(config.read("jax_log_compiles") or config.read("jax_explain_cache_misses")
-              or config.read("jax_no_tracing"))
+              or config.read("jax_no_tracing") or config.read("jax_disable_jit"))
   _flags_seen = (state, show)
   return show
 
