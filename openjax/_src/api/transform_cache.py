@@ -31,7 +31,8 @@ from openjax._src import tree_util
 from openjax._src.config import config
 from openjax._src.api.jit import jit as api_jit
 from openjax._src.control.trace_cache import TraceCache, keys_arrays
-from openjax._src.core import Array, Tracer, eval_trace, trace_state
+from openjax._src.core import (Array, Tracer, array_of, canonical_value, eval_trace, get_aval,
+                               trace_state)
 
 # (transformation parameters, pure_fun_key(fun)) -> an eager jit of the
 # transformed function, or _OP_BY_OP.
@@ -65,6 +66,132 @@ def _arrays_out(transformed: Callable) -> Callable:
   return arrays_out
 
 
+# (config.state_key(), whether the call runs as the function itself) of the
+# last call: four flag reads a call otherwise.
+_flags_seen = (None, False)
+
+
+def _traces_show() -> bool:
+  """Whether a flag reports or forbids traces (the program's trace would
+  show: ``jax_log_compiles``, ``jax_explain_cache_misses``,
+  ``jax_no_tracing``) or ``jax_disable_jit`` is on (the program would run
+  the function itself, as ``call_eager`` does then; a loop's carries are
+  then all Arrays, as in JAX, none handed back as a scalar)."""
+  global _flags_seen
+  state = config.state_key()
+  seen = _flags_seen
+  if seen[0] == state:
+    return seen[1]
+  show = bool(config.read("jax_log_compiles") or config.read("jax_explain_cache_misses")
+              or config.read("jax_no_tracing") or config.read("jax_disable_jit"))
+  _flags_seen = (state, show)
+  return show
+
+
+# Python scalars a carry may hold: a while loop hands one its body passes
+# through (and its cond does not read) back as itself, as JAX's does.
+_PY_SCALARS = frozenset({bool, int, float, complex})
+# (params, function key) -> {(flags' state, the carry's avals): the carry
+# positions the loop forwards}, recorded by the program's trace.
+_forwards = TraceCache()
+
+
+def _scalar_array(x) -> Array:
+  """A Python scalar as a new weakly typed Array of the aval its trace sees
+  (its value made once per value and flags: ~3 us with the overflow check).
+  New: the carries' Arrays are told apart by identity."""
+  t = type(x)
+  key = (t, repr(x) if t is float or t is complex else x, config.state_key())
+  made = _scalar_arrays.get(key)
+  if made is None:
+    if len(_scalar_arrays) >= 256:
+      _scalar_arrays.clear()
+    made = _scalar_arrays[key] = (canonical_value(x), get_aval(x))
+  return array_of(*made)
+
+
+_scalar_arrays: dict = {}
+
+
+def _scalar_positions(leaves) -> list | None:
+  """The positions of the Python scalars among ``leaves``, or None when a
+  leaf is neither one nor an Array."""
+  scalars = []
+  for i, leaf in enumerate(leaves):
+    t = type(leaf)
+    if t in _PY_SCALARS:
+      scalars.append(i)
+    elif t is not Array:
+      return None
+  return scalars
+
+
+def call_forwarding_loop(params: tuple, fun, transformed: Callable, init):
+  """``transformed(init)`` for a loop whose carry ``init`` holds Python
+  scalars beside Arrays (``lax.while_loop(c, b, (0, x))``): as
+  ``call_transformed``'s program with the scalars made weakly typed Arrays
+  (the same avals their trace sees), then every carry the loop forwards
+  (its result is its input: JAX's loop hands that input back) is the
+  scalar again. Which carries a loop forwards is recorded when the program
+  traces; a call run op by op returns the Array it was given. A carry of
+  Arrays alone runs the same program; one with NumPy values,
+  ``transformed(init)``. (``while_loop_affine_steps`` at 10
+  elements went through the op-by-op loop's key and bind: 111-123 -> ~90 us
+  process time on a loaded machine.)"""
+  flat = type(init) is tuple   # the common carry, without flattening
+  scalars = _scalar_positions(init) if flat else None
+  if scalars is None:   # nested pytrees: flattened
+    flat = False
+    leaves, tree = tree_util.tree_flatten(init)
+    scalars = _scalar_positions(leaves)
+    if scalars is None:   # NumPy values: op by op
+      return transformed(init)
+  else:
+    leaves, tree = init, len(init)
+  if trace_state.trace is not eval_trace or _traces_show():
+    return transformed(init)
+  keyed = keys_arrays(fun)
+  if keyed[0] is None:
+    return transformed(init)
+  try:
+    arrays = list(leaves)
+    for i in scalars:
+      arrays[i] = _scalar_array(leaves[i])
+  except (OverflowError, TypeError, ValueError):   # the op-by-op call raises JAX's error
+    return transformed(init)
+  # The program takes the carry's leaves (a dict argument would take jit's
+  # general path every call: ~40 us more), so the structure joins its key.
+  params = (*params, tree)
+
+  def carry_of(ins):
+    return tuple(ins) if flat else tree_util.tree_unflatten(tree, ins)
+  if not scalars:
+    return _call_keyed(params, fun, keyed, lambda *ins: transformed(carry_of(ins)), arrays, {})
+  key = (params, keyed[0])
+  try:
+    record = _forwards.find(key)
+  except TypeError:
+    return transformed(init)
+  if record is None:
+    record = {}
+    _forwards.put(key, record)
+
+  def recording(*ins):
+    out = transformed(carry_of(ins))
+    record[(config.state_key(), tuple(x.aval for x in ins))] = frozenset(
+        i for i, (a, b) in enumerate(zip(ins, tree_util.tree_leaves(out))) if a is b)
+    return out
+  out = _call_keyed(params, fun, keyed, recording, arrays, {})
+  outs, out_tree = (list(out), None) if flat else tree_util.tree_flatten(out)
+  if len(outs) != len(leaves):
+    return out
+  forwarded = record.get((config.state_key(), tuple(x.aval for x in arrays)), ())
+  for i in scalars:
+    if i in forwarded or outs[i] is arrays[i]:
+      outs[i] = leaves[i]
+  return tuple(outs) if flat else tree_util.tree_unflatten(out_tree, outs)
+
+
 def call_transformed(params: tuple, fun, transformed: Callable, args, kwargs):
   """``transformed(*args, **kwargs)``, where ``transformed`` is ``fun`` (a
   function, or a tuple of them) under the transformation described by the
@@ -73,14 +200,24 @@ def call_transformed(params: tuple, fun, transformed: Callable, args, kwargs):
   Other leaves run op by op because the program would change them: ``vmap``
   hands unmapped arguments to the function as they are, and loops return a
   Python scalar carry the body only passes along as that scalar."""
-  if trace_state.trace is not eval_trace or config.read("jax_log_compiles") \
-      or config.read("jax_explain_cache_misses") or config.read("jax_no_tracing"):
-    # Flags that report or forbid traces: the program's trace would show.
+  if trace_state.trace is not eval_trace or _traces_show():
     return transformed(*args, **kwargs)
-  for leaf in tree_util.tree_leaves((args, kwargs)):
+  for leaf in args:   # flat Arrays (most calls) without flattening
     if type(leaf) is not Array:
-      return transformed(*args, **kwargs)
-  fkey, holds_arrays = keys_arrays(fun)
+      break
+  else:
+    leaf = None
+  if leaf is not None or kwargs:
+    for leaf in tree_util.tree_leaves((args, kwargs)):
+      if type(leaf) is not Array:
+        return transformed(*args, **kwargs)
+  return _call_keyed(params, fun, keys_arrays(fun), transformed, args, kwargs)
+
+
+def _call_keyed(params: tuple, fun, keyed: tuple, transformed: Callable, args, kwargs):
+  """``call_transformed`` past its checks of the call, with ``keyed``:
+  ``keys_arrays(fun)``."""
+  fkey, holds_arrays = keyed
   if fkey is None:
     return transformed(*args, **kwargs)
   key = (params, fkey)
@@ -109,3 +246,4 @@ def call_transformed(params: tuple, fun, transformed: Callable, args, kwargs):
 
 def clear() -> None:
   _programs.clear()
+  _forwards.clear()

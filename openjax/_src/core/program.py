@@ -586,28 +586,39 @@ def kernel_scan_runner(body: tuple, n_consts: int, n_carry: int) -> Callable | N
   c_lo, x_lo, hi = lo + n_consts, lo + n_consts + n_carry, lo + program.n_args
   carry_slots, y_slots = program.out_slots[:n_carry], program.out_slots[n_carry:]
   y_avals = program.out_avals[n_carry:]
+  # One carry, row and output spelled out (most scans), ``itemgetter`` for
+  # several carries: ~0.3-0.5 us a trip less than list comprehensions.
+  one_carry, one_x, one_y = n_carry == 1, hi - x_lo == 1, len(y_slots) == 1
+  carry_of = itemgetter(*carry_slots) if n_carry > 1 else None
+  carry_slot, y_slot = carry_slots[0] if one_carry else None, y_slots[0] if one_y else None
 
   def run(loop_consts: Sequence, carry: Sequence, xs: Sequence, length: int,
           reverse: bool) -> list:
     env = env0.copy()
     env[lo:c_lo] = _ndarrays(loop_consts)
-    carry = _ndarrays(carry)
-    # (A row of a 1-d ``xs`` by ``x[i]`` is a NumPy scalar; ``x[i, ...]``
-    # is the 0-d array the kernels take.)
+    env[c_lo:x_lo] = _ndarrays(carry)
     ys = [np.empty((length,) + a.shape, a.dtype) for a in y_avals]
+    x0, y0 = xs[0] if one_x else None, ys[0] if one_y else None
     token = _fp_set(FP_IGNORE)
     try:
-      for step in range(length):
-        i = length - 1 - step if reverse else step
-        env[c_lo:x_lo] = carry
-        env[x_lo:hi] = [x[i, ...] for x in xs]
+      for i in (range(length - 1, -1, -1) if reverse else range(length)):
+        if one_x:   # ``x[i, ...]``: a 0-d row (``x[i]`` of 1-d ``xs``: a NumPy scalar)
+          env[x_lo] = x0[i, ...]
+        else:
+          env[x_lo:hi] = [x[i, ...] for x in xs]
         step_runner.run_steps(steps, env)
-        carry = [env[k] for k in carry_slots]
-        for y, k in zip(ys, y_slots):
-          y[i] = env[k]
+        if one_y:   # outputs first: one may be a carry's input slot
+          y0[i] = env[y_slot]
+        else:
+          for y, k in zip(ys, y_slots):
+            y[i] = env[k]
+        if one_carry:   # the next trip's carry (the last trip's: the result)
+          env[c_lo] = env[carry_slot]
+        elif carry_of is not None:
+          env[c_lo:x_lo] = carry_of(env)
     finally:
       _fp_reset(token)
-    return [*carry, *ys]
+    return [*env[c_lo:x_lo], *ys]
   return run
 
 

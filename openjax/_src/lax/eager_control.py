@@ -22,7 +22,7 @@ from typing import Callable, Sequence
 import openjax._src.control.cond  # noqa: F401
 import openjax._src.control.scan  # noqa: F401
 from openjax._src import control
-from openjax._src.api.transform_cache import call_transformed
+from openjax._src.api.transform_cache import call_forwarding_loop, call_transformed
 from openjax._src.lax import stateful_loops
 
 __all__ = ["cond", "switch", "while_loop", "scan", "fori_loop", "map"]
@@ -52,6 +52,12 @@ def switch(index, branches: Sequence[Callable], *operands, **kwargs):
 def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
   if not (callable(cond_fun) and callable(body_fun)):
     return stateful_loops.while_loop(cond_fun, body_fun, init_val)
+  if type(init_val) is tuple or type(init_val) is dict or type(init_val) is list:
+    # A carry may hold Python scalars (``(0, x)``): forwarded ones come back
+    # as themselves.
+    return call_forwarding_loop(
+        ("while_loop",), (cond_fun, body_fun),
+        lambda init: stateful_loops.while_loop(cond_fun, body_fun, init), init_val)
   return call_transformed(
       ("while_loop",), (cond_fun, body_fun),
       lambda init: stateful_loops.while_loop(cond_fun, body_fun, init), (init_val,), {})
