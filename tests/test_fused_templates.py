@@ -189,3 +189,65 @@ def test_unfused_when_the_pattern_differs():
   kernels = [getattr(s[0], "__qualname__", "") for s in
              program_of(jax.make_jaxpr(almost)(x).jaxpr).kernel_steps]
   assert not any(k.startswith(("_frexp_kernel", "_ldexp_kernel")) for k in kernels)
+
+
+# ------------------------------------------------------------ integer power
+def _int_pairs(dtype):
+  """Every pair of int8/uint8 values; else edges and random values."""
+  dtype = np.dtype(dtype)
+  if dtype.itemsize == 1:
+    v = np.arange(256, dtype=np.uint8).view(dtype)
+    return np.repeat(v, 256), np.tile(v, 256)
+  info = np.iinfo(dtype)
+  rng = np.random.default_rng(9)
+  edges = np.array([0, 1, 2, 3, 63, 64, 65, 127, 128, 192, 1000, info.max, info.max - 1]
+                   + ([-1, -2, -3, -64, -65, -128, info.min, info.min + 1] if info.min else []),
+                   object).astype(dtype)
+  base = np.concatenate([edges, rng.integers(info.min, info.max, 3000, dtype=dtype,
+                                              endpoint=True),
+                         rng.integers(-7 if info.min else 0, 8, 3000).astype(dtype)])
+  exp = np.concatenate([rng.permutation(np.resize(edges, base.size - 6000)),
+                        rng.integers(info.min, info.max, 3000, dtype=dtype, endpoint=True),
+                        rng.integers(-3 if info.min else 0, 70, 3000).astype(dtype)])
+  return np.repeat(base, 2)[: 2 * base.size], np.concatenate([exp, exp[::-1]])
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16, np.int32,
+                                   np.uint32], ids=str)
+def test_int_power_fused_gives_the_bits_of_jax_equations(dtype):
+  a, b = _int_pairs(dtype)
+  a, b = jnp.asarray(a), jnp.asarray(b)
+  got = jnp.power(a, b)
+  _same_bits(got, _op_by_op(jnp.power, a, b))
+  flat = inline_interpreted_calls(jax.make_jaxpr(jnp.power)(a, b))
+  kernels = [getattr(s[0], "__qualname__", "") for s in program_of(flat.jaxpr).kernel_steps]
+  assert kernels == ["_int_pow_kernel"]
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.uint64], ids=str)
+def test_int_power_fused_64_bits(x64, dtype):
+  a, b = _int_pairs(dtype)
+  a, b = jnp.asarray(a), jnp.asarray(b)
+  _same_bits(jnp.power(a, b), _op_by_op(jnp.power, a, b))
+
+
+def test_int_power_overflow_parity_bool_and_empty():
+  a = jnp.asarray(np.array([-1, -1, 1, 2, 0, 0, 0, 0, 5, 3], np.int32))
+  b = jnp.asarray(np.array([64, 65, 1000, 30, 0, 5, 64, -64, 128, -1], np.int32))
+  got = jnp.power(a, b)
+  _same_bits(got, _op_by_op(jnp.power, a, b))
+  np.testing.assert_array_equal(got[:8], [1, -1, 1, 2 ** 30, 1, 0, 0, 0])
+  t = jnp.asarray(np.array([True, False, True, False]))
+  u = jnp.asarray(np.array([True, True, False, False]))
+  _same_bits(jnp.power(t, u), np.array([1, 0, 1, 1], np.int32))
+  assert jnp.power(jnp.zeros((0, 2), jnp.int32), jnp.zeros((0, 2), jnp.int32)).shape == (0, 2)
+  np.testing.assert_array_equal(jax.jit(jnp.power)(a, b), got)
+
+
+def test_fused_int_power_is_not_worth_compiling():
+  # 38 equations, one fused kernel: interpreted (a compiled call costs more)
+  from openjax._src.api.library_compile import worth_compiling
+  x = jnp.asarray(np.arange(12, dtype=np.int32))
+  closed = jax.make_jaxpr(jnp.power)(x, x).jaxpr.eqns[0].params["jaxpr"]
+  assert len(closed.jaxpr.eqns) >= 20 and not worth_compiling(closed)
+  assert worth_compiling(jax.make_jaxpr(jnp.gcd)(x, x).jaxpr.eqns[0].params["jaxpr"])

@@ -78,7 +78,7 @@ def fused_steps(eqns: list, out_vars: list) -> dict:
       kernel, operand, gone = found
       fused[k] = (kernel, (operand,), gone, None)
       dropped |= gone
-  for k, entry in match_templates(eqns, uses, producer).items():
+  for k, entry in match_templates(eqns, producer, out_vars).items():
     if k not in fused and k not in dropped and not (entry[2] & dropped):
       fused[k] = entry
       dropped |= entry[2]

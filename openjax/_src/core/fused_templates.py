@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from openjax._src.core.jaxpr import Literal
+from openjax._src.core.jaxpr import Literal, eqn_effects
 
 __all__ = ["match_templates"]
 
@@ -86,6 +86,27 @@ bz:B = or bx by
 out:F = select_n bz bw x
 """
 
+
+
+def _int_pow_text() -> str:
+  """``jnp.power`` of integers (``_pow_int_int``): square and multiply over
+  the exponent's low 6 bits, from 0 for a zero base (nonzero exponent)."""
+  lines = ["z0:B = eq a #0", "z1:B = ne b #0", "z2:B = and z0 z1",
+           "zero:T = broadcast_in_dim #0", "one:T = broadcast_in_dim #1",
+           "acc0:T = select_n z2 one zero"]
+  for i in range(6):
+    bits = "b" if i == 0 else f"b{i}"
+    power = "a" if i == 0 else f"p{i}"
+    if i:
+      prev_bits = "b" if i == 1 else f"b{i - 1}"
+      prev_power = "a" if i == 1 else f"p{i - 1}"
+      lines += [f"{bits}:T = shift_right_logical {prev_bits} #1",
+                f"{power}:T = mul {prev_power} {prev_power}"]
+    lines += [f"bit{i}:T = and {bits} #1", f"prod{i}:T = mul acc{i} {power}",
+              f"set{i}:B = ne bit{i} #0", f"acc{i + 1}:T = select_n set{i} acc{i} prod{i}"]
+  return "\n".join(lines)
+
+
 # float dtypes fused: float16 and bfloat16 through float32 (exact both
 # ways: their mantissas fit, their subnormal results round once, tested)
 _DTYPES: dict = {}
@@ -119,6 +140,7 @@ def _templates():
                   "frexp": _parse(_FREXP + _FREXP_EXP_WIDE)}
     _TEMPLATES["ldexp32"] = {**_TEMPLATES["frexp32"], **_parse(_LDEXP_TAIL)}
     _TEMPLATES["ldexp"] = {**_TEMPLATES["frexp"], **_parse(_LDEXP_TAIL)}
+    _TEMPLATES["int_pow"] = _parse(_int_pow_text())
   return _TEMPLATES
 
 
@@ -151,6 +173,10 @@ def _match(template: dict, root: str, var, eqns, producer, x_dtype=None):
 
   def setup(d):
     nonlocal dt, consts, kinds
+    if d.kind in "iu":   # integer power: T the integer type
+      dt, consts = d, {"0": (0, d), "1": (1, d), "63": (63, d)}
+      kinds = {"T": d, "B": np.dtype(np.bool_)}
+      return True
     info = _float_dtypes().get(d)
     if info is None or d.itemsize not in _INT_OF_BITS:
       return False
@@ -164,10 +190,8 @@ def _match(template: dict, root: str, var, eqns, producer, x_dtype=None):
       return bound[name] is v
     if type(v) is Literal or v.aval.shape != shape:
       return False
-    if name not in template:   # an input: x is the float, k an integer
-      if name == "x" and v.aval.dtype != dt:
-        return False
-      if name == "k" and v.aval.dtype.kind not in "biu":
+    if name not in template:   # an input: k an integer, the others of the dtype
+      if (v.aval.dtype.kind not in "biu") if name == "k" else v.aval.dtype != dt:
         return False
       bound[name] = inputs[name] = v
       return True
@@ -176,14 +200,14 @@ def _match(template: dict, root: str, var, eqns, producer, x_dtype=None):
     if k is None:
       return False
     eqn = eqns[k]
-    if (eqn.primitive.name != prim or len(eqn.outvars) != 1 or v.aval.dtype != kinds[kind]
+    if (eqn.primitive.name != prim or len(eqn.outvars) != 1 or v.aval.dtype != kinds.get(kind)
         or len(eqn.invars) != len(operands)):
       return False
     bound[name], at[name] = v, k
     for op, a in zip(operands, eqn.invars):
       if op[0] == "#":
-        value, want = consts[op[1:]]
-        if (type(a) is not Literal or np.ndim(a.val) or a.aval.dtype != want
+        value, want = consts.get(op[1:], (None, None))
+        if (want is None or type(a) is not Literal or np.ndim(a.val) or a.aval.dtype != want
             or a.val != value):
           return False
       elif not unify(op, a):
@@ -195,20 +219,35 @@ def _match(template: dict, root: str, var, eqns, producer, x_dtype=None):
   shape = var.aval.shape
   if not setup(np.dtype(var.aval.dtype) if x_dtype is None else x_dtype):
     return None
-  if not unify(root, var) or "x" not in inputs:
+  if not unify(root, var) or not inputs:
     return None
   return at, inputs, dt
 
 
-def match_templates(eqns: list, uses: dict, producer: dict) -> dict:
+def match_templates(eqns: list, producer: dict, out_vars: list) -> dict:
   """{index of a pattern's last equation: (kernel, operands, dropped,
-  out_steps)} for the frexp/ldexp patterns in ``eqns`` (``fused_steps``'
-  entries: operands as (equation, operand) pairs)."""
+  out_steps)} for the frexp/ldexp/integer power patterns in ``eqns``
+  (``fused_steps``' entries: operands as (equation, operand) pairs)."""
+  # reads by live equations only (the integer power's unrolled loop leaves
+  # a dead last square and shift reading its intermediates)
+  used = {v for v in out_vars if type(v) is not Literal}
+  live = set()
+  for k in range(len(eqns) - 1, -1, -1):
+    eqn = eqns[k]
+    if eqn_effects(eqn) or any(v in used for v in eqn.outvars):
+      live.add(k)
+      used.update(a for a in eqn.invars if type(a) is not Literal)
   readers: dict = {}
-  for k, eqn in enumerate(eqns):
-    for a in eqn.invars:
+  uses: dict = {}
+  for k in sorted(live):
+    for a in eqns[k].invars:
       if type(a) is not Literal:
         readers.setdefault(a, []).append(k)
+        uses[a] = uses.get(a, 0) + 1
+  for a in out_vars:
+    if type(a) is not Literal:
+      uses[a] = uses.get(a, 0) + 2   # never an intermediate to drop
+  graph = (uses, readers, live)
   found, taken = {}, set()
   templates = _templates()
   # from the last equation back: ldexp's pattern holds a frexp pattern
@@ -225,10 +264,16 @@ def match_templates(eqns: list, uses: dict, producer: dict) -> dict:
         # the kernel reads the exponent as the convert step makes it (kept):
         # bfloat16 rounds integers past 256 there, as JAX's formula does
         entry = _entry(at, {"out": out}, [inputs["x"], eqns[at["c"]].outvars[0]],
-                       _ldexp_kernel(dt), eqns, uses, readers, keep=("c",))
+                       _ldexp_kernel(dt), eqns, graph, keep=("c",))
         break
+    if entry is None and out.aval.dtype.kind in "iu":
+      m = _match(templates["int_pow"], "acc6", out, eqns, producer)
+      if m is not None:
+        at, inputs, dt = m
+        entry = _entry(at, {"out": out}, [inputs["a"], inputs["b"]], _int_pow_kernel,
+                       eqns, graph)
     if entry is None:
-      entry = _frexp_entry(templates, out, eqns, producer, uses, readers)
+      entry = _frexp_entry(templates, out, eqns, producer, graph)
     if entry is not None and not (set(entry[2]) & taken):
       last, fused = entry[0], entry[1:]
       found[last] = fused
@@ -236,7 +281,7 @@ def match_templates(eqns: list, uses: dict, producer: dict) -> dict:
   return found
 
 
-def _frexp_entry(templates, mant, eqns, producer, uses, readers):
+def _frexp_entry(templates, mant, eqns, producer, graph):
   """The frexp pattern whose mantissa is ``mant``: its exponent is the
   other select of the same predicate."""
   for name in ("frexp32", "frexp"):
@@ -247,6 +292,7 @@ def _frexp_entry(templates, mant, eqns, producer, uses, readers):
     pred = eqns[at["mant"]].invars[0]
     # the exponent's select reads the predicate (and is converted to int32
     # when the float is not 32 bits wide)
+    readers = graph[1]
     near = [j for j in readers.get(pred, ()) if j != at["mant"]]
     near += [i for j in near for i in readers.get(eqns[j].outvars[0], ())]
     for j in near:
@@ -262,22 +308,23 @@ def _frexp_entry(templates, mant, eqns, producer, uses, readers):
       if any(both[n] != m2[0][n] for n in m2[0]):
         continue
       return _entry(both, {"mant": mant, "exp": exp}, [inputs["x"]], _frexp_kernel(dt),
-                    eqns, uses, readers)
+                    eqns, graph)
   return None
 
 
-def _entry(at: dict, outs: dict, operand_vars: list, kernel, eqns, uses, readers,
+def _entry(at: dict, outs: dict, operand_vars: list, kernel, eqns, graph: tuple,
            keep: tuple = ()):
   """(last, kernel, operands, dropped, out_steps) when the matched
   equations' intermediate results (but those of ``keep``, which stay and
   may be read by the kernel) have no reader outside them and the pattern's
   results none before its last equation; else None."""
+  uses, readers, live = graph
   at = {n: k for n, k in at.items() if n not in keep}
   steps = set(at.values())
   last = max(steps)
   out_ids = {id(v) for v in outs.values()}
-  inner: dict = {}
-  for k in steps:
+  inner: dict = {}   # reads by the pattern's live equations (uses counts live ones)
+  for k in steps & live:
     for a in eqns[k].invars:
       if type(a) is not Literal:
         inner[id(a)] = inner.get(id(a), 0) + 1
@@ -286,7 +333,7 @@ def _entry(at: dict, outs: dict, operand_vars: list, kernel, eqns, uses, readers
     if id(v) in out_ids:
       if any(r <= last for r in readers.get(v, ()) if r not in steps):
         return None
-    elif uses.get(v) != inner.get(id(v), 0):
+    elif uses.get(v, 0) != inner.get(id(v), 0):
       return None
   # each operand as (equation, operand index) of an equation reading it
   operands = []
@@ -342,3 +389,20 @@ def _ldexp_kernel(dt: np.dtype):
       return np.ldexp(x.astype(_F32), k).astype(dt)
     return np.ldexp(x, k)
   return kernel
+
+
+_LOW6: dict = {}
+
+
+def _int_pow_kernel(a, b):
+  # JAX's square and multiply is a ** (b & 63) in wrapping arithmetic (the
+  # same residue in any order of products): np.power's integer loop; from
+  # 0 where the base is 0 and b != 0, also when b's low 6 bits are 0
+  low6 = _LOW6.get(b.dtype)
+  if low6 is None:   # a 0-d array: a NumPy scalar operand costs ~2 us more
+    low6 = _LOW6[b.dtype] = np.array(63, b.dtype)
+  e = np.bitwise_and(b, low6)
+  r = np.power(a, e)
+  if np.count_nonzero(b) != np.count_nonzero(e):   # b a nonzero multiple of 64
+    np.copyto(r, a != 0, where=(b != 0) & (e == 0))
+  return r
