@@ -1,7 +1,8 @@
 """Fused kernels of whole library functions found by their equations:
 ``jnp.frexp`` and ``jnp.ldexp`` are JAX's bit arithmetic, ~33 and ~47
 equations of elementwise kernels (one NumPy pass each), where NumPy's
-``np.frexp``/``np.ldexp`` make one. A template below spells out the
+``np.frexp``/``np.ldexp`` make one; ``jnp.power`` of integers is 38
+(square and multiply over 6 exponent bits) where ``np.power`` makes one. A template below spells out the
 equations of such a function as its jnp wrapper stages them (after
 ``inline_interpreted_calls``); ``match_templates`` finds them in a program
 equation by equation -- every primitive, operand, literal, result dtype and
@@ -13,8 +14,12 @@ The jaxpr is unchanged.
 Template lines are ``name:T = primitive operand ...``; ``T`` is the result
 dtype (``F`` the function's float, ``I`` the signed integer of its width,
 ``J`` int32, ``B`` bool); an operand is a template name, an input name
-(``x``, ``k``) or a literal ``#name`` (its value and dtype from
-``_constants``). Every result has the shape of input ``x``.
+(``x``, ``k``, ``a``, ``b``) or a literal ``#name`` (its value and dtype
+from ``_constants``; ``T`` and ``#0``/``#1`` the integer power's type).
+Every result has the shape of the root's. Measured (loaded 2-core machine,
+min of repeats, 10 elements): frexp ~120 -> ~12-23 us, ldexp ~165 -> ~11
+us, integer power ~90 -> ~29 us; at 1e6 frexp 248 -> ~10 ms, ldexp 362 ->
+~20 ms (NumPy's own 3-15 and 18-23 ms on that machine).
 """
 from __future__ import annotations
 
@@ -274,7 +279,7 @@ def match_templates(eqns: list, producer: dict, out_vars: list) -> dict:
                        eqns, graph)
     if entry is None:
       entry = _frexp_entry(templates, out, eqns, producer, graph)
-    if entry is not None and not (set(entry[2]) & taken):
+    if entry is not None and not ((entry[3] | {entry[0]}) & taken):
       last, fused = entry[0], entry[1:]
       found[last] = fused
       taken |= fused[2] | {last}
