@@ -164,7 +164,9 @@ def call_eager(wrapped, args, kwargs):
   return entry.unflatten(outs if device is None else commit(outs, device))
 
 
-_PRIMITIVES_PACKAGE = "openjax._src.primitives."
+# modules whose kernels run NumPy alone: the primitives' and the fused
+# kernels of library patterns (``core/fused_steps``, ``core/fused_templates``)
+_PRIMITIVES_PACKAGE = ("openjax._src.primitives.", "openjax._src.core.fused_")
 
 
 def _eager_runner(entry, leaves: list) -> Callable | None:
@@ -176,7 +178,7 @@ def _eager_runner(entry, leaves: list) -> Callable | None:
   if made is None:
     return None
   run, impls = made
-  # Impls of the primitives' modules run NumPy (that layer cannot call a
+  # Impls of the primitives' modules (and fused kernels) run NumPy (that layer cannot call a
   # jitted function) unless they evaluate a sub-jaxpr (a scatter's combiner);
   # others (control flow, nested calls) may: the program then runs as an
   # interpreted call, as ``run_program`` runs it.

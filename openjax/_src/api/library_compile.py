@@ -29,6 +29,7 @@ import numpy as np
 
 from openjax._src.core import Array, ClosedJaxpr, Jaxpr, jaxpr_effects, jaxprs_in_params
 from openjax._src.core.array import ShardedBuffer
+from openjax._src.core.fused_steps import fused_steps
 from openjax._src.core.avals import ShapedArray
 from openjax._src.core.trace import NUMPY_SCALAR_TYPES, SCALAR_TYPES
 from openjax._src.runtime.pipeline import compiling
@@ -103,7 +104,17 @@ def worth_compiling(closed: ClosedJaxpr) -> bool:
   counts = _primitive_counts(closed.jaxpr, {})
   if not _SLOWER_COMPILED.isdisjoint(counts):
     return False
-  return "while" in counts or sum(counts.values()) >= MIN_STEPS
+  if "while" in counts:
+    return True
+  steps = sum(counts.values())
+  if steps >= MIN_STEPS:
+    # steps a fused kernel replaces (jnp.power of integers: 38 steps in one
+    # np.power, 10 elements ~45 -> ~6 us, 1e6 as fast as NumPy's) are not
+    # run one by one
+    jaxpr = closed.jaxpr
+    steps -= sum(len(gone) for _, _, gone, _ in
+                 fused_steps(jaxpr.eqns, jaxpr.outvars).values())
+  return steps >= MIN_STEPS
 
 
 def library_outputs(wrapped, entry, leaves: list) -> list | None:

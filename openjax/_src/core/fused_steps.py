@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from openjax._src.core.fused_templates import match_templates
 from openjax._src.core.jaxpr import Literal
 
 __all__ = ["fused_steps"]
@@ -37,9 +38,12 @@ _CHOOSERS = {"reduce_max": (np.fmax, -np.inf), "reduce_min": (np.fmin, np.inf)}
 
 
 def fused_steps(eqns: list, out_vars: list) -> dict:
-  """{index of a pattern's last equation: (kernel, (k, i), dropped)}: the
-  fused kernel, which reads operand i of equation k, and the indices of the
-  equations it makes unneeded (all before it)."""
+  """{index of a pattern's last equation: (kernel, operands, dropped,
+  out_steps)}: the fused kernel, which reads operand i of equation k for
+  each (k, i) of ``operands``, the indices of the equations it makes
+  unneeded (all before it), and ``out_steps``: None when the kernel
+  returns the last equation's one result, else the equations whose (first)
+  results it returns, in order (``fused_templates``' frexp)."""
   producer, uses = {}, {}
   for k, eqn in enumerate(eqns):
     for v in eqn.outvars:
@@ -72,8 +76,12 @@ def fused_steps(eqns: list, out_vars: list) -> dict:
       continue
     if found is not None and not (found[2] & dropped):
       kernel, operand, gone = found
-      fused[k] = (kernel, operand, gone)
+      fused[k] = (kernel, (operand,), gone, None)
       dropped |= gone
+  for k, entry in match_templates(eqns, producer, out_vars).items():
+    if k not in fused and k not in dropped and not (entry[2] & dropped):
+      fused[k] = entry
+      dropped |= entry[2]
   return fused
 
 

@@ -171,8 +171,11 @@ class Program:
       fused = fused_steps(self.eqns, self.out_vars)
       # A fused step reads a slot its pattern's first steps read: released
       # after it (``held``), not after them; the dropped steps' releases too.
-      owner = {j: k for k, (_, _, gone) in fused.items() for j in gone}
-      held = {self.reads[j][i]: k for k, (_, (j, i), _) in fused.items()}
+      owner = {j: k for k, (_, _, gone, _) in fused.items() for j in gone}
+      held = {self.reads[j][i]: k for k, (_, ops, _, _) in fused.items() for j, i in ops}
+      # a fused step returning dropped steps' results runs when they are needed
+      live |= {k for k, (_, _, _, out_steps) in fused.items()
+               if out_steps and live.intersection(out_steps)}
       deferred: dict[int, set] = {k: set() for k in fused}
       pending_free: tuple = ()   # dead steps' slots to release: after the next live step
       for k, (eqn, ins, (p, impl, params, gather, unary, outs, free)) in enumerate(
@@ -193,9 +196,15 @@ class Program:
         if pending_free:
           free, pending_free = tuple(sorted({*pending_free, *free})), ()
         if k in fused:
-          kernel, (j, i), _ = fused[k]
-          ins = (self.reads[j][i],)
-          ksteps.append((kernel, True, params, itemgetter(ins[0]), True, outs, free, outs[0][0]))
+          kernel, ops, _, out_steps = fused[k]
+          ins = tuple(self.reads[j][i] for j, i in ops)
+          if out_steps is None:
+            ksteps.append((kernel, True, params, itemgetter(*ins), len(ins) == 1, outs, free,
+                           outs[0][0]))
+          else:   # the kernel returns the results of several steps
+            outs = tuple(self.steps[j][5][0] for j in out_steps)
+            ksteps.append((kernel, False, {}, itemgetter(*ins), len(ins) == 1, outs, free,
+                           outs[0][0]))
           kreads.append((ins, False))
           continue
         try:
