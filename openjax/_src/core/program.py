@@ -172,7 +172,10 @@ class Program:
       # A fused step reads a slot its pattern's first steps read: released
       # after it (``held``), not after them; the dropped steps' releases too.
       owner = {j: k for k, (_, _, gone) in fused.items() for j in gone}
-      held = {self.reads[j][i]: k for k, (_, (j, i), _) in fused.items()}
+      held = {}
+      for k, (_, operands, _) in fused.items():
+        for j, i in operands:
+          held[self.reads[j][i]] = max(k, held.get(self.reads[j][i], -1))
       deferred: dict[int, set] = {k: set() for k in fused}
       pending_free: tuple = ()   # dead steps' slots to release: after the next live step
       for k, (eqn, ins, (p, impl, params, gather, unary, outs, free)) in enumerate(
@@ -193,9 +196,10 @@ class Program:
         if pending_free:
           free, pending_free = tuple(sorted({*pending_free, *free})), ()
         if k in fused:
-          kernel, (j, i), _ = fused[k]
-          ins = (self.reads[j][i],)
-          ksteps.append((kernel, True, params, itemgetter(ins[0]), True, outs, free, outs[0][0]))
+          kernel, operands, _ = fused[k]
+          ins = tuple(self.reads[j][i] for j, i in operands)
+          ksteps.append((kernel, True, params, itemgetter(*ins), len(ins) == 1, outs, free,
+                         outs[0][0]))
           kreads.append((ins, False))
           continue
         try:
