@@ -399,3 +399,35 @@ def test_fused_searchsorted_of_digitize_and_the_sorter_form():
   v = np.array([0.5, 2.0, 4.0, 6.0], np.float32)
   np.testing.assert_array_equal(jnp.searchsorted(jnp.asarray(a), jnp.asarray(v), sorter=s),
                                 np.searchsorted(a, v, sorter=s))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32, np.uint8], ids=str)
+@pytest.mark.parametrize("method", ["scan", "sort"])
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_eager_searchsorted_past_the_compare_all_limit_counts_as_the_co_sort(dtype, method, side):
+  # eagerly the co-sort's counts come from the fused compare-all count (no
+  # n x m arrays); op by op (disable_jit) and compiled they co-sort
+  rng = np.random.default_rng(3)
+  a = np.resize(np.sort(rng.integers(-20, 20, 7)).astype(dtype), 300)   # unsorted, ties
+  v = rng.integers(-25, 25, (20, 30)).astype(dtype)
+  if a.dtype.kind == "f":
+    a[::13], a[5::17], v[0, :5] = np.nan, -0.0, [np.nan, -0.0, 0.0, np.inf, -np.inf]
+  f = lambda a, v: jnp.searchsorted(a, v, side=side, method=method)   # noqa: E731
+  got = f(jnp.asarray(a), jnp.asarray(v))
+  _same_bits(got, _total_order_count(a, v, side))
+  with jax.disable_jit():
+    _same_bits(f(jnp.asarray(a), jnp.asarray(v)), np.asarray(got))
+  from openjax._src.numpy.searching import _searchsorted_lean
+  lean = _program_kernels(lambda a, v: _searchsorted_lean(a, v, side, method=method), a, v)
+  assert lean == ["_sorted_count.<locals>.kernel"]
+  if method == "sort":
+    _same_bits(jax.jit(f)(a, v), np.asarray(got))
+
+
+def test_eager_searchsorted_of_complex_past_the_limit_co_sorts():
+  rng = np.random.default_rng(4)
+  a = np.sort_complex(rng.integers(-3, 3, 300) + 1j * rng.integers(-2, 2, 300)).astype(
+      np.complex64)
+  v = (rng.integers(-4, 4, (20, 30)) + 1j * rng.integers(-3, 3, (20, 30))).astype(np.complex64)
+  got = jnp.searchsorted(jnp.asarray(a), jnp.asarray(v), method="sort")
+  np.testing.assert_array_equal(got, np.searchsorted(a, v))

@@ -25,7 +25,7 @@ import numpy as np
 
 from openjax._src.core.jaxpr import Literal
 
-__all__ = ["fused_steps"]
+__all__ = ["fused_steps", "SORTED_COUNT_DTYPES"]
 
 # dtypes whose np.fmax/np.fmin reductions are vectorised (float16's ran at
 # ~3x np.maximum's time: not fused, nor the bfloat16 family, whose kernels go
@@ -162,7 +162,7 @@ def _all_nan(eqn, eqns, only_use):
 
 # dtypes whose np.sort/np.searchsorted order is the sort order of
 # searchsorted's comparisons (not the ml_dtypes floats)
-_SEARCHABLE = frozenset(np.dtype(t) for t in (
+SORTED_COUNT_DTYPES = frozenset(np.dtype(t) for t in (
     np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
     np.float16, np.float32, np.float64))
 
@@ -220,7 +220,7 @@ def _sorted_count(eqn, eqns, only_use, uses, producer):
   if ab is vb or any(type(x) is Literal for x in (ab, vb)):
     return None
   dtype = ab.aval.dtype
-  if dtype not in _SEARCHABLE or (dtype.kind == "f") != floats or vb.aval.dtype != dtype:
+  if dtype not in SORTED_COUNT_DTYPES or (dtype.kind == "f") != floats or vb.aval.dtype != dtype:
     return None
   # the two broadcasts, read by the pattern alone: a along axis 0 (none
   # when v is 0-d and a already has the shape), v along the others
