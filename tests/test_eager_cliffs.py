@@ -431,3 +431,38 @@ def test_eager_searchsorted_of_complex_past_the_limit_co_sorts():
   v = (rng.integers(-4, 4, (20, 30)) + 1j * rng.integers(-3, 3, (20, 30))).astype(np.complex64)
   got = jnp.searchsorted(jnp.asarray(a), jnp.asarray(v), method="sort")
   np.testing.assert_array_equal(got, np.searchsorted(a, v))
+
+
+@pytest.mark.parametrize("period", [None, 2.5])
+def test_eager_interp_searches_by_the_fused_count(period):
+  # eagerly interp's search is inline and lean: past the compare-all limit
+  # the fused count where the staged search co-sorts (the same indices)
+  rng = np.random.default_rng(8)
+  xp = np.sort(rng.integers(-30, 30, 300)).astype(np.float32)   # repeated points
+  fp = rng.standard_normal(300).astype(np.float32)
+  x = (rng.standard_normal(1000) * 20).astype(np.float32)
+  x[:4] = [np.nan, -0.0, xp[0], xp[-1]]
+  f = lambda x, xp, fp: jnp.interp(x, xp, fp, period=period)   # noqa: E731
+  got = f(jnp.asarray(x), jnp.asarray(xp), jnp.asarray(fp))
+  with jax.disable_jit():
+    _same_bits(got, f(jnp.asarray(x), jnp.asarray(xp), jnp.asarray(fp)))
+  if period is None:
+    np.testing.assert_allclose(got[4:], np.interp(x, xp, fp)[4:], rtol=1e-5, atol=1e-5)
+  from openjax._src.numpy.searching import _interp_lean
+  kernels = _program_kernels(
+      lambda x, xp, fp: _interp_lean(x, xp, fp, None, None, period, extrapolate_left=False,
+                                     extrapolate_right=False), x, xp, fp)
+  assert "_sorted_count.<locals>.kernel" in kernels
+
+
+def test_eager_searchsorted_op_by_op_never_compares_all_pairs_past_the_limit():
+  # under disable_jit (or debug flags) nothing is fused: the co-sort stays,
+  # not n x m compares (here 4e10 pairs)
+  from openjax._src.numpy import searching
+  a, v = jnp.arange(200_000, dtype=jnp.int32), jnp.arange(200_000, dtype=jnp.int32)
+  with jax.disable_jit():
+    assert not searching._compares_all("scan", 200_000, 200_000, True, np.dtype(np.int32))
+    np.testing.assert_array_equal(jnp.searchsorted(a, v), np.arange(200_000))
+  with jax.debug_nans(True):
+    assert not searching._compares_all("sort", 200_000, 200_000, True, np.dtype(np.int32))
+  assert searching._compares_all("scan", 200_000, 200_000, True, np.dtype(np.int32))
