@@ -18,6 +18,15 @@ unchanged: ``make_jaxpr`` and compiled calls see JAX's equations.
   ``b`` is ``ne(y, 0)`` (``count_nonzero``'s comparison; for bool ``y``
   ``ne(y, False)`` is ``y``), ``np.count_nonzero(y)`` (NumPy counts NaN as
   nonzero, as ``ne(NaN, 0)``). 1e6 bool: ~430 -> ~50 us.
+* ``reduce_sum(convert(less(broadcast(a), broadcast(v))), axes=(0,))``, the
+  count of a 1-D ``a``'s elements before each ``v`` in the sort order
+  (``searchsorted``'s compare-all count: ``lt``/``le`` of integers, or of
+  floats the NaN-largest forms ``not(le(v, a) | ne(a, a))`` and ``le(a, v) |
+  ne(v, v)``): ``np.searchsorted(np.sort(a), v)`` (NumPy sorts and searches
+  NaN last with -0.0 == 0.0: the same counts, for any ``a``), O((n + m)
+  log n) with no n x m arrays; the kernel reads two operands. Measured on a
+  loaded machine: 7 x 6 elements 29-48 -> 12-14 us, 126 x 1944
+  (method='compare_all') 929-997 -> 149-163 us.
 """
 from __future__ import annotations
 
