@@ -328,3 +328,141 @@ def test_array_equiv_program_matches_numpy(a, b):
 def test_array_equiv_of_shapes_that_do_not_broadcast_is_false():
   assert not jnp.array_equiv(jnp.ones((2, 3)), jnp.ones((2, 2)))
   assert "jit" not in str(jax.make_jaxpr(jnp.array_equiv)(jnp.ones((1, 3)), jnp.ones((2, 3))))
+
+
+# ----------------------------------------------- fused searchsorted counts
+def _total_order_count(a, v, side):
+  """The count of ``a``'s elements before each ``v`` in the sort order (NaN
+  largest, -0.0 == 0.0), for any ``a``."""
+  def less(x, y):
+    if x.dtype.kind == "f":
+      return (x < y) | (np.isnan(y) & ~np.isnan(x))
+    return x < y
+  x, y = a[:, None], v.reshape(-1)[None]
+  flags = less(x, y) if side == "left" else ~less(y, x)
+  return flags.sum(0).reshape(v.shape).astype(np.int32)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int8, np.int32,
+                                   np.uint8, np.bool_], ids=str)
+@pytest.mark.parametrize("side", ["left", "right"])
+@pytest.mark.parametrize("n,m", [(1, ()), (7, (2, 3)), (40, (50,)), (6, (0,)), (90, (3, 4, 5))],
+                         ids=str)
+def test_fused_searchsorted_count_matches_compare_all(dtype, side, n, m):
+  rng = np.random.default_rng(n + len(m))
+  a = rng.integers(-3, 4, n).astype(dtype)            # unsorted, with ties
+  v = rng.integers(-4, 5, m).astype(dtype)
+  if a.dtype.kind == "f":
+    a[rng.random(n) < 0.3] = np.nan
+    a[rng.random(n) < 0.3] = -0.0
+    a[rng.random(n) < 0.2] = np.inf
+    if v.size:
+      v.flat[0], v.flat[-1] = np.nan, -0.0
+  f = lambda a, v: jnp.searchsorted(a, v, side=side, method="compare_all")   # noqa: E731
+  got = f(jnp.asarray(a), jnp.asarray(v))
+  want = _total_order_count(a, v, side)
+  _same_bits(got, want)
+  # the same bits as the equations op by op and compiled
+  with jax.disable_jit():
+    _same_bits(f(jnp.asarray(a), jnp.asarray(v)), want)
+  _same_bits(jax.jit(f)(a, v), want)
+  assert "_sorted_count.<locals>.kernel" in _program_kernels(f, a, v)
+
+
+def test_fused_searchsorted_leaves_complex_and_plain_float_compares():
+  # complex keys compare real and imaginary parts; a float ``lt`` without the
+  # NaN terms is not the sort order: neither is fused
+  a = np.array([1 + 2j, np.nan, 0j, 1 - 1j], np.complex64)
+  v = np.array([1 + 0j, np.nan + 0j], np.complex64)
+  f = lambda a, v: jnp.searchsorted(a, v, method="compare_all")   # noqa: E731
+  assert "_sorted_count.<locals>.kernel" not in _program_kernels(f, a, v)
+  np.testing.assert_array_equal(f(jnp.asarray(a), jnp.asarray(v)), jax.jit(f)(a, v))
+
+  def g(a, v):
+    x = lax.broadcast_in_dim(a, (a.shape[0],) + v.shape, (0,))
+    y = lax.broadcast_in_dim(v, (a.shape[0],) + v.shape, (1,))
+    return jnp.sum(lax.lt(x, y), axis=0, dtype=jnp.int32)
+  a = np.array([np.nan, 1.0, 3.0, -0.0], np.float32)
+  v = np.array([np.nan, 0.0, 2.0], np.float32)
+  assert "_sorted_count.<locals>.kernel" not in _program_kernels(g, a, v)
+  np.testing.assert_array_equal(jax.jit(g)(a, v), [0, 0, 2])
+
+
+def test_fused_searchsorted_of_digitize_and_the_sorter_form():
+  bins = np.array([0.0, 1.0, 2.5, 4.0], np.float32)
+  x = np.array([-1.0, 0.0, 1.0, 2.6, 4.0, np.nan, -0.0], np.float32)
+  for right in (False, True):
+    np.testing.assert_array_equal(jnp.digitize(jnp.asarray(x), jnp.asarray(bins), right),
+                                  np.digitize(x, bins, right))
+  s = np.array([1, 2, 0, 3])
+  a = np.array([3.0, 1.0, 2.0, 5.0], np.float32)
+  v = np.array([0.5, 2.0, 4.0, 6.0], np.float32)
+  np.testing.assert_array_equal(jnp.searchsorted(jnp.asarray(a), jnp.asarray(v), sorter=s),
+                                np.searchsorted(a, v, sorter=s))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32, np.uint8], ids=str)
+@pytest.mark.parametrize("method", ["scan", "sort"])
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_eager_searchsorted_past_the_compare_all_limit_counts_as_the_co_sort(dtype, method, side):
+  # eagerly the co-sort's counts come from the fused compare-all count (no
+  # n x m arrays); op by op (disable_jit) and compiled they co-sort
+  rng = np.random.default_rng(3)
+  a = np.resize(np.sort(rng.integers(-20, 20, 7)).astype(dtype), 300)   # unsorted, ties
+  v = rng.integers(-25, 25, (20, 30)).astype(dtype)
+  if a.dtype.kind == "f":
+    a[::13], a[5::17], v[0, :5] = np.nan, -0.0, [np.nan, -0.0, 0.0, np.inf, -np.inf]
+  f = lambda a, v: jnp.searchsorted(a, v, side=side, method=method)   # noqa: E731
+  got = f(jnp.asarray(a), jnp.asarray(v))
+  _same_bits(got, _total_order_count(a, v, side))
+  with jax.disable_jit():
+    _same_bits(f(jnp.asarray(a), jnp.asarray(v)), np.asarray(got))
+  from openjax._src.numpy.searching import _searchsorted_lean
+  lean = _program_kernels(lambda a, v: _searchsorted_lean(a, v, side, method=method), a, v)
+  assert lean == ["_sorted_count.<locals>.kernel"]
+  if method == "sort":
+    _same_bits(jax.jit(f)(a, v), np.asarray(got))
+
+
+def test_eager_searchsorted_of_complex_past_the_limit_co_sorts():
+  rng = np.random.default_rng(4)
+  a = np.sort_complex(rng.integers(-3, 3, 300) + 1j * rng.integers(-2, 2, 300)).astype(
+      np.complex64)
+  v = (rng.integers(-4, 4, (20, 30)) + 1j * rng.integers(-3, 3, (20, 30))).astype(np.complex64)
+  got = jnp.searchsorted(jnp.asarray(a), jnp.asarray(v), method="sort")
+  np.testing.assert_array_equal(got, np.searchsorted(a, v))
+
+
+@pytest.mark.parametrize("period", [None, 2.5])
+def test_eager_interp_searches_by_the_fused_count(period):
+  # eagerly interp's search is inline and lean: past the compare-all limit
+  # the fused count where the staged search co-sorts (the same indices)
+  rng = np.random.default_rng(8)
+  xp = np.sort(rng.integers(-30, 30, 300)).astype(np.float32)   # repeated points
+  fp = rng.standard_normal(300).astype(np.float32)
+  x = (rng.standard_normal(1000) * 20).astype(np.float32)
+  x[:4] = [np.nan, -0.0, xp[0], xp[-1]]
+  f = lambda x, xp, fp: jnp.interp(x, xp, fp, period=period)   # noqa: E731
+  got = f(jnp.asarray(x), jnp.asarray(xp), jnp.asarray(fp))
+  with jax.disable_jit():
+    _same_bits(got, f(jnp.asarray(x), jnp.asarray(xp), jnp.asarray(fp)))
+  if period is None:
+    np.testing.assert_allclose(got[4:], np.interp(x, xp, fp)[4:], rtol=1e-5, atol=1e-5)
+  from openjax._src.numpy.searching import _interp_lean
+  kernels = _program_kernels(
+      lambda x, xp, fp: _interp_lean(x, xp, fp, None, None, period, extrapolate_left=False,
+                                     extrapolate_right=False), x, xp, fp)
+  assert "_sorted_count.<locals>.kernel" in kernels
+
+
+def test_eager_searchsorted_op_by_op_never_compares_all_pairs_past_the_limit():
+  # under disable_jit (or debug flags) nothing is fused: the co-sort stays,
+  # not n x m compares (here 4e10 pairs)
+  from openjax._src.numpy import searching
+  a, v = jnp.arange(200_000, dtype=jnp.int32), jnp.arange(200_000, dtype=jnp.int32)
+  with jax.disable_jit():
+    assert not searching._compares_all("scan", 200_000, 200_000, True, np.dtype(np.int32))
+    np.testing.assert_array_equal(jnp.searchsorted(a, v), np.arange(200_000))
+  with jax.debug_nans(True):
+    assert not searching._compares_all("sort", 200_000, 200_000, True, np.dtype(np.int32))
+  assert searching._compares_all("scan", 200_000, 200_000, True, np.dtype(np.int32))

@@ -36,7 +36,7 @@ from openjax._src import dtypes
 from openjax._src.config import config
 from openjax._src.core.array import Array
 from openjax._src.core.avals import ShapedArray
-from openjax._src.core.fused_steps import fused_steps
+from openjax._src.core.fused_steps import fused_releases, fused_steps
 from openjax._src.core.jaxpr import Jaxpr, JaxprTypeError, Literal, eqn_effects, jaxprs_in_params
 from openjax._src.core.memory import translate_memory_error
 from openjax._src.core.trace import (FP_ERRSTATE, FP_IGNORE, SCALAR_TYPES, canonical_value,
@@ -169,13 +169,7 @@ class Program:
       constant = set(self.literal_slots)
       live = self._live_steps()
       fused = fused_steps(self.eqns, self.out_vars)
-      # A fused step reads a slot its pattern's first steps read: released
-      # after it (``held``), not after them; the dropped steps' releases too.
-      owner = {j: k for k, (_, _, gone, _) in fused.items() for j in gone}
-      held = {self.reads[j][i]: k for k, (_, ops, _, _) in fused.items() for j, i in ops}
-      # a fused step returning dropped steps' results runs when they are needed
-      live |= {k for k, (_, _, _, out_steps) in fused.items()
-               if out_steps and live.intersection(out_steps)}
+      owner, held = fused_releases(fused, self.reads, live)
       deferred: dict[int, set] = {k: set() for k in fused}
       pending_free: tuple = ()   # dead steps' slots to release: after the next live step
       for k, (eqn, ins, (p, impl, params, gather, unary, outs, free)) in enumerate(
@@ -198,13 +192,10 @@ class Program:
         if k in fused:
           kernel, ops, _, out_steps = fused[k]
           ins = tuple(self.reads[j][i] for j, i in ops)
-          if out_steps is None:
-            ksteps.append((kernel, True, params, itemgetter(*ins), len(ins) == 1, outs, free,
-                           outs[0][0]))
-          else:   # the kernel returns the results of several steps
+          if out_steps is not None:   # the kernel returns the results of several steps
             outs = tuple(self.steps[j][5][0] for j in out_steps)
-            ksteps.append((kernel, False, {}, itemgetter(*ins), len(ins) == 1, outs, free,
-                           outs[0][0]))
+          ksteps.append((kernel, out_steps is None, params if out_steps is None else {},
+                         itemgetter(*ins), len(ins) == 1, outs, free, outs[0][0]))
           kreads.append((ins, False))
           continue
         try:
