@@ -239,7 +239,21 @@ class CallTooSlow(BaseException):
   library code catching Exception does not swallow it)."""
 
 
+def _in_compiler(frame) -> bool:
+  while frame is not None:
+    if frame.f_code.co_filename.endswith(("runtime/compiler.py", "runtime/pipeline.py")):
+      return True
+    frame = frame.f_back
+  return False
+
+
 def _too_slow(signum, frame):
+  # Not inside an IREE compile or the wait for one (a first call's compile
+  # takes ~1 s on a loaded machine): an exception raised in the compiler's
+  # diagnostics callback left IREE broken for the rest of the run (later
+  # cases all "skipped", once a double free). The timer fires again.
+  if _in_compiler(frame):
+    return
   raise CallTooSlow(f"a call ran over {MAX_CALL_S:g} s")
 
 
