@@ -50,7 +50,8 @@ import openjax  # noqa: E402
 import openjax.numpy  # noqa: E402,F401 - resolved by jax_equivalent
 import openjax.scipy  # noqa: E402,F401
 import tests.ops  # noqa: E402
-import eager_causes  # noqa: E402 - benchmarks/, beside this script
+sys.path.insert(0, str(Path(__file__).resolve().parent))   # eager_causes, beside this script
+import eager_causes  # noqa: E402
 from openjax._src.core.jaxpr import jaxprs_in_params  # noqa: E402
 from openjax._src.runtime.pipeline import background  # noqa: E402
 
