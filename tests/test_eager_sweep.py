@@ -1,10 +1,14 @@
 """``benchmarks/eager_sweep.py``'s case building (not its timings): scaled
 inputs keep matched dimensions matched, matrix rows get square and
-vector-matrix cases, JAX's function is found by public name."""
+vector-matrix cases, JAX's function is found by public name; flagged cases
+are timed again, the floor is measured, an earlier run's rows can be swept
+again."""
 import importlib.util
+import json
 import pathlib
 
 import numpy as np
+import pytest
 
 import openjax
 import openjax.numpy as jnp
@@ -58,3 +62,48 @@ def test_slow_threshold():
   assert eager_sweep.is_slow({"openjax_s": 40e-6, "numpy_s": 10e-6})
   assert not eager_sweep.is_slow({"openjax_s": 10e-6, "numpy_s": 1e-6})   # within 10 us
   assert not eager_sweep.is_slow({"openjax_s": 2.9e-3, "numpy_s": 1e-3})  # within 3x
+
+
+def test_a_flagged_case_is_timed_again_with_the_implementations_taking_turns(monkeypatch):
+  # The first timing of openjax reads slow (a slow moment of the machine);
+  # the confirming rounds, NumPy and openjax in turn, read it fast.
+  (module, row), = eager_sweep.load_rows("jnp.add_float32")
+  timings = {"numpy": iter([1e-6] + [1e-6] * 9), "openjax": iter([50e-6, 2e-6, 2e-6, 2e-6])}
+  order = []
+
+  def fake_best_time(call, budget, first):
+    impl = "openjax" if "block_until_ready" in call.__code__.co_names else "numpy"
+    order.append(impl)
+    return next(timings[impl])
+
+  monkeypatch.setattr(eager_sweep, "best_time", fake_best_time)
+  results, _ = eager_sweep.sweep_row(module, row, [10], 1e-4, with_jax=False)
+  assert results[0]["openjax_s"] == 2e-6 and results[0]["numpy_s"] == 1e-6
+  assert not eager_sweep.is_slow(results[0])
+  assert order == ["numpy", "openjax"] + ["numpy", "openjax"] * eager_sweep.CONFIRM_ROUNDS
+
+
+def test_the_floor_is_measured_on_the_machine_and_recorded_per_case():
+  entry, step = eager_sweep.measure_floor(budget=0.01)
+  assert 0 < step < 50e-6 and 0 <= entry < 500e-6
+  case = {"openjax_s": 30e-6, "numpy_s": 1e-6, "eqns": 10}
+  assert eager_sweep.floor_s(case) == pytest.approx(eager_sweep.FLOOR_ENTRY_S
+                                                    + 10 * eager_sweep.FLOOR_STEP_S)
+  assert not eager_sweep.floor_bound(case)        # 9 us < the line (11 us)
+  slow_machine = dict(case, floor_entry_s=4e-6, floor_step_s=1.5e-6)
+  assert eager_sweep.floor_s(slow_machine) == pytest.approx(19e-6)
+  assert eager_sweep.floor_bound(slow_machine)
+
+
+def test_rows_from_an_earlier_run_sweeps_only_its_flagged_rows(tmp_path, capsys):
+  earlier = [{"row": "jnp.add_float32", "module": "elementwise", "size": "10", "elements": 10,
+              "openjax_s": 90e-6, "numpy_s": 1e-6},
+             {"row": "jnp.subtract_float32", "module": "elementwise", "size": "10",
+              "elements": 10, "openjax_s": 2e-6, "numpy_s": 1e-6}]
+  path = tmp_path / "earlier.json"
+  path.write_text(json.dumps(earlier))
+  out = tmp_path / "now.json"
+  eager_sweep.main(["--rows-from", str(path), "--sizes", "10",
+                    "--budget", "1e-4", "--no-jax", "--json", str(out)])
+  assert {r["row"] for r in json.loads(out.read_text())} == {"jnp.add_float32"}
+  assert "eager floor on this machine" in capsys.readouterr().out
