@@ -247,3 +247,64 @@ def _sharded_and_pmapped_products():
   got = g(a.reshape(2, 800, 600), np.stack([b, b]))
   np.testing.assert_allclose(np.asarray(got)[1], a[:800] @ b + a[800:] @ b, rtol=1e-4,
                              atol=1e-4)
+
+
+# The MLP step's per-device products: 128x784 @ 784x512 (1.03e8 flops) and its
+# gradient's 784x128 @ 128x512, under BLAS_MIN_FLOPS (3e8).
+MID = ((128, 784), (784, 512), (((1,), (0,)), ((), ())))
+
+
+@pytest.mark.parametrize("vector_bytes,one_thread,blas", [
+    (32, True, True),     # AVX2, one thread: OpenBLAS's kernel is the faster
+    (32, False, False),   # a program on the task executor's workers: IREE's
+    (64, True, False),    # AVX-512: IREE's kernels were the faster on one thread
+])
+def test_mid_size_products_of_one_thread_programs(monkeypatch, vector_bytes, one_thread, blas):
+  monkeypatch.setattr(dot_lowering, "native_vector_bytes", lambda: vector_bytes)
+  lhs_shape, rhs_shape, dnums = MID
+  a, b = _rand(lhs_shape), _rand(rhs_shape, seed=1)
+  closed = jax.make_jaxpr(lambda x, y: jnp.maximum(lax.dot_general(x, y, dnums), 0.0))(a, b)
+  lowered = pipeline.lower_closed_jaxpr(closed, "mid", one_thread=one_thread)
+  assert (KERNEL in lowered.text) == blas
+  got = pipeline.compile_lowered(lowered).execute([jnp.asarray(a), jnp.asarray(b)])[0]
+  np.testing.assert_allclose(np.asarray(got), np.maximum(a.astype(np.float64) @ b, 0.0),
+                             rtol=1e-4, atol=1e-4)
+
+
+def test_a_one_thread_cap_lowers_every_program_for_one_thread(monkeypatch):
+  monkeypatch.setattr(dot_lowering, "native_vector_bytes", lambda: 32)
+  monkeypatch.setattr(dot_lowering, "cpu_thread_cap", lambda: 1)
+  lhs_shape, rhs_shape, dnums = MID
+  a, b = _rand(lhs_shape), _rand(rhs_shape, seed=1)
+  closed = jax.make_jaxpr(lambda x, y: lax.dot_general(x, y, dnums))(a, b)
+  assert KERNEL in pipeline.lower_closed_jaxpr(closed, "capped").text
+
+
+def test_pmapped_mlp_gradients_use_one_thread_blas_products(monkeypatch):
+  # Each device's program runs on a core of its own (execute_per_device), so
+  # on hosts without AVX-512 its mid-size products call OpenBLAS on one
+  # thread; values as on one device.
+  monkeypatch.setattr(dot_lowering, "native_vector_bytes", lambda: 32)
+  calls = []
+  matmul = host_blas.matmul
+
+  def record(a, b, out):
+    calls.append((a.shape, host_blas.on_device_thread()))
+    matmul(a, b, out)
+
+  monkeypatch.setattr(host_blas, "matmul", record)
+  rng = np.random.default_rng(0)
+  w = (rng.standard_normal((784, 512)) / 28).astype(np.float32)
+  x = rng.standard_normal((2, 128, 784)).astype(np.float32)
+
+  def loss(w, x):
+    return jnp.sum(jnp.tanh(x @ w) ** 2)
+
+  with cpu_devices(2):
+    step = jax.pmap(lambda w, x: lax.pmean(jax.grad(loss)(w, x), "i"), axis_name="i")
+    got = np.asarray(step(np.stack([w, w]), x))
+  want = np.mean([np.asarray(jax.grad(loss)(w, x[k])) for k in range(2)], axis=0)
+  np.testing.assert_allclose(got[0], want, rtol=2e-4, atol=2e-4)
+  np.testing.assert_allclose(got[1], want, rtol=2e-4, atol=2e-4)
+  assert calls and all(on_thread for _, on_thread in calls)
+  assert {shape for shape, _ in calls} >= {(1, 128, 784), (1, 784, 128)}

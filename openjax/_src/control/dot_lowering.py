@@ -20,6 +20,8 @@ import numpy as np
 
 from openjax._src.primitives.dot_conv.dot import dot_general_p, dot_general_stablehlo
 from openjax._src.runtime import host_blas, host_calls
+from openjax._src.runtime.compiler import native_vector_bytes
+from openjax._src.runtime.iree_device import cpu_thread_cap
 
 #: Products of at least this many flops (2 * batch * M * N * K) use BLAS.
 #: Below it IREE's kernels, fused with their neighbours, are as fast (median
@@ -34,6 +36,15 @@ BLAS_MIN_FLOPS_PER_MATRIX = 3e7
 #: thin product is bound by reading or writing memory, which IREE fuses with
 #: its neighbours (1000x30 @ 30x10000: IREE 7 ms, BLAS 8-9.6 ms).
 BLAS_MIN_DIM = 64
+#: A product of a program that runs on one thread (a device's program of an
+#: SPMD step on a core of its own, or every program with
+#: ``OPENJAX_CPU_THREADS=1``) uses BLAS from this many flops on hosts
+#: without AVX-512, where OpenBLAS's one-thread kernel is faster than IREE's
+#: from there (AVX2 znver3, one worker, interleaved A/B: the MLP gradient at
+#: batch 128, products of 0.7-1e8 flops, 12.4-12.8 -> 10.6-10.8 ms; the pmap
+#: MLP step over 2 devices 21-25 -> 17-19 ms). On AVX-512 IREE's kernels
+#: were the faster ones there (pmap MLP step 8.1 vs 9.2-9.5 ms).
+ONE_THREAD_BLAS_MIN_FLOPS = 5e7
 
 
 class _BlasProduct:
@@ -57,9 +68,13 @@ class _BlasProduct:
   def flops(self) -> int:
     return 2 * self.b * self.m * self.n * self.k
 
-  def worth_blas(self) -> bool:
+  def worth_blas(self, one_thread: bool = False) -> bool:
     per_matrix = 2 * self.m * self.n * self.k
-    return (self.flops >= BLAS_MIN_FLOPS and per_matrix >= BLAS_MIN_FLOPS_PER_MATRIX
+    if one_thread and native_vector_bytes() < 64:
+      least = ONE_THREAD_BLAS_MIN_FLOPS
+    else:
+      least = BLAS_MIN_FLOPS
+    return (self.flops >= least and per_matrix >= BLAS_MIN_FLOPS_PER_MATRIX
             and min(self.m, self.n, self.k) >= BLAS_MIN_DIM)
 
   def _operand(self, x: np.ndarray, perm, rows: int, cols: int) -> np.ndarray:
@@ -75,8 +90,9 @@ class _BlasProduct:
 def _uses_blas(ctx, product: _BlasProduct) -> bool:
   lhs, rhs = ctx.avals_in
   out, = ctx.avals_out
+  one_thread = ctx.module.one_thread or cpu_thread_cap() == 1
   return (lhs.dtype == rhs.dtype == out.dtype and out.dtype in host_blas.DTYPES
-          and product.worth_blas() and host_blas.available())
+          and product.worth_blas(one_thread) and host_blas.available())
 
 
 @dot_general_p.def_lower
@@ -97,4 +113,5 @@ def _dot_general_lower(ctx, lhs, rhs, *, dimension_numbers, precision, preferred
                                out_sharding=out_sharding)
 
 
-__all__ = ["BLAS_MIN_FLOPS", "BLAS_MIN_FLOPS_PER_MATRIX", "BLAS_MIN_DIM"]
+__all__ = ["BLAS_MIN_FLOPS", "BLAS_MIN_FLOPS_PER_MATRIX", "BLAS_MIN_DIM",
+           "ONE_THREAD_BLAS_MIN_FLOPS"]
