@@ -21,9 +21,26 @@ import fnmatch
 #: cause -> (section of eager_exceptions.md, what limits the case)
 CAUSES = {
     "floor": ("1", "JAX's program for the call has more equations than the eager floor "
-                   "(~2 us to enter, ~0.7 us a primitive) fits under the line"),
+                   "(measured by the run: entry + a step per primitive) fits under the line"),
     "constant-reference": ("5", "NumPy's reference returns a view, its input or a "
                                 "constant; openjax computes the array as JAX does"),
+    "front-end": ("1", "~10 elements: the jnp wrapper (argument checks, dtype promotion, "
+                       "its plan) and one to a few binds against NumPy's one C call"),
+    "index-front-end": ("1", "~10 elements: .at[] updates and gathers of index arrays "
+                             "(index plan, scatter/gather kernel, bind) against one NumPy "
+                             "fancy-index call"),
+    "control-entry": ("2", "eager control flow and transformations: a cached program's "
+                           "entry, the branch or body runner, one body run a trip"),
+    "special-kernel": ("3", "special functions: series and continued fractions in the "
+                            "operand's precision, Python floats per element at ~10"),
+    "narrow-float": ("3", "float16/bfloat16: NumPy's scalar float16 loops, ml_dtypes' "
+                          "bfloat16 loops, or JAX's round trips through float32"),
+    "jax-formulation": ("4", "JAX's formulation of the function (its jaxpr) makes more "
+                             "passes, or a costlier algorithm, than NumPy's kernel"),
+    "linalg-driver": ("4", "a LAPACK driver or a JAX algorithm other than NumPy/SciPy's "
+                           "(eigh, schur, iterative solvers, Parlett recurrences)"),
+    "devices": ("5", "a call over several devices (pmap, shard_map, resharding) against "
+                     "NumPy's one-array reference"),
 }
 
 #: (row pattern, sizes (None: every size), cause). Filled from a quiet run's
