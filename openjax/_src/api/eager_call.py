@@ -27,11 +27,12 @@ from openjax._src.core.trace import SCALAR_TYPES, eager_config
 from openjax._src.runtime.pipeline import interpreting_first_call
 
 INLINE = object()   # an eager library call known to run inline (as the function itself)
-# The cache's slot of (state key, key parts, runner) of the last positional call: a
-# key no call has (keys start with the state key, an int or a tuple of flags).
+# The cache's slot of the last call with positional arguments alone: (state key,
+# key parts of its leaves, runner, None, (position, value) of its static
+# arguments, argument count); a key no call has (keys start with the state
+# key, an int or a tuple of flags).
 _LAST = ("last call",)
-# ... and of the last call with static keyword arguments: (state key, key parts
-# of the positional arguments, runner, the keyword arguments).
+# ... and of the last call with static keyword arguments (those in the 4th place).
 _LAST_KW = ("last call", "keywords")
 
 
@@ -105,6 +106,35 @@ def _sequence_key(a):
   return (t, tuple(parts))
 
 
+def _dynamic_args(args, statics):
+  """``args`` without the static positional ones when those are the values
+  ``statics`` holds ((position, value) pairs, of the same types), else None."""
+  for i, v in statics:
+    a = args[i]
+    if type(a) is not type(v) or a != v:
+      return None
+  positions = {i for i, _ in statics}
+  return [a for i, a in enumerate(args) if i not in positions]
+
+
+def _keep_last(wrapped, args, kwargs, key, leaves, entry) -> None:
+  """Store the runner of a keyed call as the last call when its other
+  positional arguments are leaves and its keyword arguments static."""
+  if kwargs and not all(k in wrapped.static_argnames for k in kwargs):
+    return
+  statics = wrapped.static_argnums
+  static_items = tuple((i, key[1 + i]) for i in statics if i < len(args)) if statics else ()
+  if len(leaves) + len(static_items) != len(args):
+    return   # a None positional argument (no leaf)
+  parts = (key[1:1 + len(args)] if not static_items else
+           tuple(p for i, p in enumerate(key[1:1 + len(args)]) if i not in statics))
+  cache = wrapped._eager_fast
+  if kwargs:
+    cache[_LAST_KW] = (key[0], parts, entry, dict(kwargs), static_items, len(args))
+  else:
+    cache[_LAST] = (key[0], parts, entry, None, static_items, len(args))
+
+
 def call_eager(wrapped, args, kwargs):
   """An eager library call: its cached program, run on the eval trace's
   kernels (``Program.library_runner``); jit's general path on a miss.
@@ -114,32 +144,30 @@ def call_eager(wrapped, args, kwargs):
   runner called with positional arguments alone is checked first, by the
   identity of the arguments' avals (no key to build and hash)."""
   cache = wrapped._eager_fast
-  # The last call with positional leaves alone (and static keyword arguments
-  # equal to these: jnp.sort(x, axis=0), whose key costs ~2-3 us to build
-  # and hash, a fifth of a 10-element sort).
+  # The last call with these positional leaves and static arguments equal to
+  # these (jnp.sort(x, axis=0), jnp.partition(x, 2): their keys cost ~2-3 us
+  # to build and hash, a fifth of a 10-element sort).
   last = cache.get(_LAST_KW if kwargs else _LAST)
-  if (last is not None and len(args) == len(last[1]) and last[0] == config.state_key()
+  if (last is not None and len(args) == last[5] and last[0] == config.state_key()
       and (not kwargs or kwargs == last[3])):
-    for a, s in zip(args, last[1]):
-      if type(a) is Array:
-        if (a.aval is not s or a._np is None or a._device is not None
-            or type(a._buffer) is ShardedBuffer):
+    leaves = args if not last[4] else _dynamic_args(args, last[4])
+    if leaves is not None:
+      for a, s in zip(leaves, last[1]):
+        if type(a) is Array:
+          if (a.aval is not s or a._np is None or a._device is not None
+              or type(a._buffer) is ShardedBuffer):
+            break
+        elif type(a) is not s:   # a Python or NumPy scalar of the type keyed
           break
-      elif type(a) is not s:   # a Python or NumPy scalar of the type keyed
-        break
-    else:
-      return last[2](args)   # every positional argument is a leaf
+      else:
+        return last[2](leaves)   # every other positional argument is a leaf
   try:
     key, leaves = eager_key(wrapped, args, kwargs)
     entry = cache.get(key) if key is not None else None
   except TypeError:   # an unhashable static argument: the general path decides
     key = entry = None
   if type(entry) is FunctionType:   # the runner of this call's program
-    if len(leaves) == len(args):
-      if not kwargs:
-        cache[_LAST] = (key[0], key[1:], entry)
-      elif all(k in wrapped.static_argnames for k in kwargs):
-        cache[_LAST_KW] = (key[0], key[1:1 + len(args)], entry, dict(kwargs))
+    _keep_last(wrapped, args, kwargs, key, leaves, entry)
     return entry(leaves)
   if not eager_config.flags_ok or config.read("jax_disable_jit"):
     # Debugging flags: op by op, each eager operation checks itself.

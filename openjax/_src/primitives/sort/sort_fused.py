@@ -48,7 +48,10 @@ def permutation(keys, dimension: int) -> np.ndarray:
   if (len(keys) > 1 and key.size >= sort_kernels.SEVERAL_KEYS_FROM
       and all(sort_kernels.is_numpy_key(k.dtype) and k.dtype.itemsize <= 4 for k in keys)):
     return sort_kernels.stable_argsort_keys(keys, dimension)
-  # np.lexsort is stable, takes its primary key last and sorts along any axis.
+  # np.lexsort is stable, takes its primary key last and sorts along any axis
+  # (NaN last, -0.0 == 0.0, False < True: keys of NumPy's dtypes as they are).
+  if all(sort_kernels.is_numpy_key(k.dtype) for k in keys):
+    return np.lexsort(keys[::-1], axis=dimension)
   return np.lexsort([k for o in keys for k in numpy_sort_keys(o)][::-1], axis=dimension)
 
 
