@@ -45,7 +45,7 @@ def test_static_positional_of_another_type_takes_the_general_path():
   jnp.partition(x, 2)
   jnp.partition(x, 2)   # (the first call makes the runner, the second keeps it)
   slot = jnp.partition._eager_fast.get(eager_call._LAST)
-  assert slot is not None and slot[4] == ((1, 2),)
+  assert slot is not None and slot[4] == (((1, 2),), (0,))
   with pytest.raises(TypeError):   # JAX's error for a float kth, not the stored runner's
     jnp.partition(x, 2.5)
   with pytest.raises(TypeError):
@@ -79,3 +79,16 @@ def test_dynamic_keyword_arguments_are_not_kept():
     np.testing.assert_array_equal(jnp.bincount(i, weights=w2, length=3),
                                   np.bincount(np.arange(8) % 3, np.arange(8.0), 3))
   assert jnp.sort(x, axis=0).shape == (8,)
+
+
+def test_positional_none_and_arrays_in_its_place():
+  a = jnp.asarray(np.array([3.0, 1.0, 2.0, 5.0], np.float32))
+  v = jnp.asarray(np.array([0.5, 2.0, 4.0, 6.0], np.float32))
+  s = jnp.asarray(np.array([1, 2, 0, 3]))
+  an, vn, sn = np.asarray(a), np.asarray(v), np.asarray(s)
+  for _ in range(3):
+    np.testing.assert_array_equal(jnp.searchsorted(jnp.sort(a), v), np.searchsorted(np.sort(an), vn))
+    np.testing.assert_array_equal(jnp.searchsorted(a, v, sorter=s),
+                                  np.searchsorted(an, vn, sorter=sn))
+    np.testing.assert_array_equal(jnp.searchsorted(jnp.sort(a), v, side="right"),
+                                  np.searchsorted(np.sort(an), vn, side="right"))

@@ -28,8 +28,8 @@ from openjax._src.runtime.pipeline import interpreting_first_call
 
 INLINE = object()   # an eager library call known to run inline (as the function itself)
 # The cache's slot of the last call with positional arguments alone: (state key,
-# key parts of its leaves, runner, None, (position, value) of its static
-# arguments, argument count); a key no call has (keys start with the state
+# key parts of its leaves, runner, None, ((position, value) of its static
+# arguments and Nones, the other positions) or (), argument count); a key no call has (keys start with the state
 # key, an int or a tuple of flags).
 _LAST = ("last call",)
 # ... and of the last call with static keyword arguments (those in the 4th place).
@@ -106,15 +106,15 @@ def _sequence_key(a):
   return (t, tuple(parts))
 
 
-def _dynamic_args(args, statics):
-  """``args`` without the static positional ones when those are the values
-  ``statics`` holds ((position, value) pairs, of the same types), else None."""
-  for i, v in statics:
+def _dynamic_args(args, fixed):
+  """``args`` at the positions ``fixed[1]`` when those at the others hold
+  the values ``fixed[0]`` holds ((position, value) pairs, of the same
+  types), else None."""
+  for i, v in fixed[0]:
     a = args[i]
     if type(a) is not type(v) or a != v:
       return None
-  positions = {i for i, _ in statics}
-  return [a for i, a in enumerate(args) if i not in positions]
+  return [args[i] for i in fixed[1]]
 
 
 def _keep_last(wrapped, args, kwargs, key, leaves, entry) -> None:
@@ -122,17 +122,20 @@ def _keep_last(wrapped, args, kwargs, key, leaves, entry) -> None:
   positional arguments are leaves and its keyword arguments static."""
   if kwargs and not all(k in wrapped.static_argnames for k in kwargs):
     return
+  # static arguments and None (no leaf: searchsorted's sorter) by their values
   statics = wrapped.static_argnums
-  static_items = tuple((i, key[1 + i]) for i in statics if i < len(args)) if statics else ()
+  fixed = [i for i, a in enumerate(args) if a is None or i in statics]
+  static_items = tuple((i, key[1 + i]) for i in fixed)
   if len(leaves) + len(static_items) != len(args):
-    return   # a None positional argument (no leaf)
+    return   # an argument of several leaves
   parts = (key[1:1 + len(args)] if not static_items else
-           tuple(p for i, p in enumerate(key[1:1 + len(args)]) if i not in statics))
+           tuple(p for i, p in enumerate(key[1:1 + len(args)]) if i not in fixed))
+  fixed = (static_items, tuple(i for i in range(len(args)) if i not in fixed)) if fixed else ()
   cache = wrapped._eager_fast
   if kwargs:
-    cache[_LAST_KW] = (key[0], parts, entry, dict(kwargs), static_items, len(args))
+    cache[_LAST_KW] = (key[0], parts, entry, dict(kwargs), fixed, len(args))
   else:
-    cache[_LAST] = (key[0], parts, entry, None, static_items, len(args))
+    cache[_LAST] = (key[0], parts, entry, None, fixed, len(args))
 
 
 def call_eager(wrapped, args, kwargs):
