@@ -154,3 +154,26 @@ def test_fused_sorts_compiled_and_under_jit_agree():
             lambda v: jnp.lexsort((v, -v), axis=0)):
     _same_bits(jax.jit(f)(x), f(x))
 
+
+
+@pytest.mark.parametrize("zeros", ["negative", "positive", "both", "none"])
+@pytest.mark.parametrize("shape,axis", [((40000,), 0), ((200, 150), 1), ((200, 150), 0)],
+                         ids=str)
+def test_float16_sort_through_float32_keeps_the_bits(shape, axis, zeros):
+  from openjax._src.primitives.sort.sort import _sort_lexsort
+  rng = np.random.default_rng(7)
+  x = (rng.standard_normal(shape) * 100).astype(np.float16)
+  flat = x.reshape(-1)
+  flat[::5] = rng.choice(np.array([0.0, 1.0, -2.5, 65504.0, -np.inf, np.inf], np.float16),
+                         flat[::5].size)
+  if zeros != "none":
+    signs = {"negative": [-0.0], "positive": [0.0], "both": [0.0, -0.0]}[zeros]
+    flat[3::7] = rng.choice(np.array(signs, np.float16), flat[3::7].size)
+  bits = flat.view(np.uint16)
+  bits[1::97] = rng.choice(np.array([0x7E00, 0xFE00, 0x7C01, 0xFD55, 0x7FFF], np.uint16),
+                           bits[1::97].size)   # quiet, negative, signalling, payload NaNs
+  bits[11::1001] = 0x0001   # subnormals
+  want, = _sort_lexsort(x, dimension=axis, is_stable=True, num_keys=1)
+  got = jnp.sort(jnp.asarray(x), axis=axis)
+  _same_bits(got, want)
+  _same_bits(jax.jit(lambda v: jnp.sort(v, axis=axis))(jnp.asarray(x)), want)

@@ -303,6 +303,13 @@ def sort_one(x: np.ndarray, axis: int) -> np.ndarray:
   if x.size < (_SMALL_SORT_1D if x.ndim == 1 else _SMALL_SORT) or x.shape[axis] <= _SHORT_ROW:
     # NumPy's stable sort is as fast here (an insertion sort) and needs no fixing.
     return _sorted_copy(x, axis, "stable")
+  if x.dtype == np.float16:
+    # NumPy compares float16 in software (no SIMD sort): 1e6 ~125 ms. Their
+    # float32 values (exact both ways) sort by the SIMD sort, ~10x faster; a
+    # conversion may quiet a NaN, whose runs are rewritten from x's bits below.
+    out = x.astype(np.float32)
+    out.sort(axis=axis)
+    return _restore_runs(x, out.astype(np.float16), axis)
   return _restore_runs(x, _sorted_copy(x, axis, None), axis)
 
 
