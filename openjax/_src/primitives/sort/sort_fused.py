@@ -9,7 +9,8 @@ work of results nothing reads.
 * ``top_k`` whose indices are unread (``partition``'s two): the values alone,
   by a stable sort of the reversed rows read backwards (descending, equal
   keys in index order, NaN largest: top_k's order), where the impl packs
-  each key with its index into a uint64 and sorts those.
+  each key with its index into a uint64 and sorts those; a few of many by
+  a partition of the values when no zero or NaN is among them.
 """
 from __future__ import annotations
 
@@ -93,9 +94,8 @@ def _top_k_values_pattern(k_eqn, eqn, eqns, only_use, uses):
   if not sort_kernels.is_numpy_key(x.aval.dtype) or not x.aval.shape:
     return None
   k, axis = eqn.params["k"], eqn.params["axis"]
-  n = x.aval.shape[axis]
-  if 0 in x.aval.shape or (x.aval.size >= sort_kernels._SMALL_ARGSORT and 2 * k <= n):
-    return None   # the impl's partition of the packed keys finds a few in O(n)
+  if 0 in x.aval.shape:
+    return None
 
   def kernel(v):
     return top_k_values(v, k, axis)
@@ -105,10 +105,40 @@ def _top_k_values_pattern(k_eqn, eqn, eqns, only_use, uses):
 def top_k_values(x: np.ndarray, k: int, axis: int) -> np.ndarray:
   """``top_k(x, k, axis)``'s values: a stable ascending sort of the rows
   reversed, read backwards (descending; equal keys, -0.0 and 0.0 or NaNs
-  of other bits, in index order)."""
-  rows = sort_kernels._axis_last(x, axis)[..., ::-1]
+  of other bits, in index order); a few of many by a partition."""
+  rows = sort_kernels._axis_last(x, axis)
+  n = rows.shape[-1]
+  if k and 2 * k <= n and x.size >= sort_kernels._SMALL_ARGSORT:
+    few = _largest_few(rows, k)
+    if few is not None:
+      return sort_kernels._axis_last(few, axis)
+    packed = sort_kernels.top_k(x, k, axis)
+    if packed is not None:
+      return packed[0]
+  rows = rows[..., ::-1]
   values = sort_kernels.sort_one(rows, rows.ndim - 1)[..., :-k - 1:-1] if k else rows[..., :0]
   return sort_kernels._axis_last(values, axis)
+
+
+# dtypes np.partition selects by vectorised compares (float16's are in software)
+_PARTITIONED = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int8, np.int16,
+                                               np.int32, np.int64, np.uint8, np.uint16,
+                                               np.uint32, np.uint64))
+
+
+def _largest_few(rows: np.ndarray, k: int) -> np.ndarray | None:
+  """The ``k`` largest of each row, descending, by one ``np.partition`` and a
+  sort of those k (partition's bottom of 1e6 float32: the packed uint64 keys'
+  ~6 passes and partition -> one float partition); None when they hold a
+  zero or a NaN, whose bits the order of equal elements decides."""
+  if rows.dtype not in _PARTITIONED:
+    return None
+  n = rows.shape[-1]
+  few = np.partition(rows, n - k, axis=-1)[..., n - k:]
+  if rows.dtype.kind == "f" and (np.count_nonzero(few == 0) or np.isnan(few).any()):
+    return None
+  few.sort(axis=-1)   # equal values have equal bits: any order of them is JAX's
+  return few[..., ::-1]
 
 
 add_pattern("sort", _argsort_pattern)
