@@ -59,7 +59,7 @@ def fused_releases(fused: dict, reads: list, live: set) -> tuple[dict, dict]:
     for j, i in operands:
       held[reads[j][i]] = max(k, held.get(reads[j][i], -1))
   live |= {k for k, (_, _, _, out_steps) in fused.items()
-           if out_steps and live.intersection(_step_of(j) for j in out_steps)}
+           if out_steps and live.intersection(j for j, _ in out_steps)}
   return owner, held
 
 
@@ -68,9 +68,9 @@ def fused_steps(eqns: list, out_vars: list) -> dict:
   out_steps)}: the fused kernel, which reads operand i of equation k for
   each (k, i) of ``operands``, the indices of the equations it makes
   unneeded (all before it), and ``out_steps``: None when the kernel
-  returns the last equation's one result, else the equations whose (first)
-  results it returns, in order (``fused_templates``' frexp); an entry
-  ``(j, r)`` names result r of equation j (``add_pattern``'s argsort)."""
+  returns the last equation's one result, else ``(j, r)`` for each result
+  it returns, in order: result r of equation j (``fused_templates``' frexp,
+  ``add_pattern``'s argsort)."""
   producer, uses = {}, {}
   for k, eqn in enumerate(eqns):
     for v in eqn.outvars:
@@ -110,7 +110,9 @@ def fused_steps(eqns: list, out_vars: list) -> dict:
       dropped |= gone
   for k, entry in match_templates(eqns, producer, out_vars).items():
     if k not in fused and k not in dropped and not (entry[2] & dropped):
-      fused[k] = entry
+      kernel, operands, gone, out_steps = entry
+      fused[k] = (kernel, operands, gone,
+                  None if out_steps is None else tuple((j, 0) for j in out_steps))
       dropped |= entry[2]
   return fused
 
@@ -310,7 +312,3 @@ def _added_pattern(k, eqn, eqns, only_use, uses):
       return found
   return None
 
-
-def _step_of(out_step) -> int:
-  """The equation of an ``out_steps`` entry (an index, or (index, result))."""
-  return out_step if type(out_step) is int else out_step[0]
