@@ -290,7 +290,6 @@ def _broadcast(eqns, k, operand_shape: tuple, dims: tuple) -> bool:
           and tuple(eqns[k].params["broadcast_dimensions"]) == dims)
 
 
-
 # ------------------------------------------------- patterns of primitive families
 # Finders that primitive families register for their own equations (their
 # kernels live with the primitives, above this layer): ``finder(k, eqn, eqns,
