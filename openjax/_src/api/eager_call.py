@@ -27,9 +27,13 @@ from openjax._src.core.trace import SCALAR_TYPES, eager_config
 from openjax._src.runtime.pipeline import interpreting_first_call
 
 INLINE = object()   # an eager library call known to run inline (as the function itself)
-# The cache's slot of (state key, key parts, runner) of the last positional call: a
-# key no call has (keys start with the state key, an int or a tuple of flags).
+# The cache's slot of the last call with positional arguments alone: (state key,
+# key parts of its leaves, runner, None, ((position, value) of its static
+# arguments and Nones, the other positions) or (), argument count); a key no call has (keys start with the state
+# key, an int or a tuple of flags).
 _LAST = ("last call",)
+# ... and of the last call with static keyword arguments (those in the 4th place).
+_LAST_KW = ("last call", "keywords")
 
 
 def eager_key(wrapped, args, kwargs):
@@ -102,6 +106,38 @@ def _sequence_key(a):
   return (t, tuple(parts))
 
 
+def _dynamic_args(args, fixed):
+  """``args`` at the positions ``fixed[1]`` when those at the others hold
+  the values ``fixed[0]`` holds ((position, value) pairs, of the same
+  types), else None."""
+  for i, v in fixed[0]:
+    a = args[i]
+    if type(a) is not type(v) or a != v:
+      return None
+  return [args[i] for i in fixed[1]]
+
+
+def _keep_last(wrapped, args, kwargs, key, leaves, entry) -> None:
+  """Store the runner of a keyed call as the last call when its other
+  positional arguments are leaves and its keyword arguments static."""
+  if kwargs and not all(k in wrapped.static_argnames for k in kwargs):
+    return
+  # static arguments and None (no leaf: searchsorted's sorter) by their values
+  statics = wrapped.static_argnums
+  fixed = [i for i, a in enumerate(args) if a is None or i in statics]
+  static_items = tuple((i, key[1 + i]) for i in fixed)
+  if len(leaves) + len(static_items) != len(args):
+    return   # an argument of several leaves
+  parts = (key[1:1 + len(args)] if not static_items else
+           tuple(p for i, p in enumerate(key[1:1 + len(args)]) if i not in fixed))
+  fixed = (static_items, tuple(i for i in range(len(args)) if i not in fixed)) if fixed else ()
+  cache = wrapped._eager_fast
+  if kwargs:
+    cache[_LAST_KW] = (key[0], parts, entry, dict(kwargs), fixed, len(args))
+  else:
+    cache[_LAST] = (key[0], parts, entry, None, fixed, len(args))
+
+
 def call_eager(wrapped, args, kwargs):
   """An eager library call: its cached program, run on the eval trace's
   kernels (``Program.library_runner``); jit's general path on a miss.
@@ -111,10 +147,15 @@ def call_eager(wrapped, args, kwargs):
   runner called with positional arguments alone is checked first, by the
   identity of the arguments' avals (no key to build and hash)."""
   cache = wrapped._eager_fast
-  if not kwargs:
-    last = cache.get(_LAST)
-    if last is not None and len(args) == len(last[1]) and last[0] == config.state_key():
-      for a, s in zip(args, last[1]):
+  # The last call with these positional leaves and static arguments equal to
+  # these (jnp.sort(x, axis=0), jnp.partition(x, 2): their keys cost ~2-3 us
+  # to build and hash, a fifth of a 10-element sort).
+  last = cache.get(_LAST_KW if kwargs else _LAST)
+  if (last is not None and len(args) == last[5] and last[0] == config.state_key()
+      and (not kwargs or kwargs == last[3])):
+    leaves = args if not last[4] else _dynamic_args(args, last[4])
+    if leaves is not None:
+      for a, s in zip(leaves, last[1]):
         if type(a) is Array:
           if (a.aval is not s or a._np is None or a._device is not None
               or type(a._buffer) is ShardedBuffer):
@@ -122,15 +163,14 @@ def call_eager(wrapped, args, kwargs):
         elif type(a) is not s:   # a Python or NumPy scalar of the type keyed
           break
       else:
-        return last[2](args)   # every argument is a leaf
+        return last[2](leaves)   # every other positional argument is a leaf
   try:
     key, leaves = eager_key(wrapped, args, kwargs)
     entry = cache.get(key) if key is not None else None
   except TypeError:   # an unhashable static argument: the general path decides
     key = entry = None
   if type(entry) is FunctionType:   # the runner of this call's program
-    if not kwargs and len(leaves) == len(args):
-      cache[_LAST] = (key[0], key[1:], entry)
+    _keep_last(wrapped, args, kwargs, key, leaves, entry)
     return entry(leaves)
   if not eager_config.flags_ok or config.read("jax_disable_jit"):
     # Debugging flags: op by op, each eager operation checks itself.

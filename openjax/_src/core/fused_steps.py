@@ -35,7 +35,7 @@ import numpy as np
 from openjax._src.core.fused_templates import match_templates
 from openjax._src.core.jaxpr import Literal
 
-__all__ = ["fused_releases", "fused_steps", "SORTED_COUNT_DTYPES"]
+__all__ = ["add_pattern", "fused_releases", "fused_steps", "SORTED_COUNT_DTYPES"]
 
 # dtypes whose np.fmax/np.fmin reductions are vectorised (float16's ran at
 # ~3x np.maximum's time: not fused, nor the bfloat16 family, whose kernels go
@@ -59,7 +59,7 @@ def fused_releases(fused: dict, reads: list, live: set) -> tuple[dict, dict]:
     for j, i in operands:
       held[reads[j][i]] = max(k, held.get(reads[j][i], -1))
   live |= {k for k, (_, _, _, out_steps) in fused.items()
-           if out_steps and live.intersection(out_steps)}
+           if out_steps and live.intersection(j for j, _ in out_steps)}
   return owner, held
 
 
@@ -68,8 +68,9 @@ def fused_steps(eqns: list, out_vars: list) -> dict:
   out_steps)}: the fused kernel, which reads operand i of equation k for
   each (k, i) of ``operands``, the indices of the equations it makes
   unneeded (all before it), and ``out_steps``: None when the kernel
-  returns the last equation's one result, else the equations whose (first)
-  results it returns, in order (``fused_templates``' frexp)."""
+  returns the last equation's one result, else ``(j, r)`` for each result
+  it returns, in order: result r of equation j (``fused_templates``' frexp,
+  ``add_pattern``'s argsort)."""
   producer, uses = {}, {}
   for k, eqn in enumerate(eqns):
     for v in eqn.outvars:
@@ -99,15 +100,19 @@ def fused_steps(eqns: list, out_vars: list) -> dict:
                or _count(eqn, eqns, only_use))
     elif name == "reduce_and":
       found = _all_nan(eqn, eqns, only_use)
+    elif name in _ADDED:
+      found = _added_pattern(k, eqn, eqns, only_use, uses)
     else:
       continue
     if found is not None and not (found[2] & dropped):
-      kernel, operands, gone = found
-      fused[k] = (kernel, operands, gone, None)
+      kernel, operands, gone, *out_steps = found
+      fused[k] = (kernel, operands, gone, out_steps[0] if out_steps else None)
       dropped |= gone
   for k, entry in match_templates(eqns, producer, out_vars).items():
     if k not in fused and k not in dropped and not (entry[2] & dropped):
-      fused[k] = entry
+      kernel, operands, gone, out_steps = entry
+      fused[k] = (kernel, operands, gone,
+                  None if out_steps is None else tuple((j, 0) for j in out_steps))
       dropped |= entry[2]
   return fused
 
@@ -283,4 +288,26 @@ def _broadcast(eqns, k, operand_shape: tuple, dims: tuple) -> bool:
   x, = eqns[k].invars
   return (type(x) is not Literal and tuple(x.aval.shape) == operand_shape
           and tuple(eqns[k].params["broadcast_dimensions"]) == dims)
+
+
+# ------------------------------------------------- patterns of primitive families
+# Finders that primitive families register for their own equations (their
+# kernels live with the primitives, above this layer): ``finder(k, eqn, eqns,
+# only_use, uses)`` gives None or ``(kernel, operands, dropped)``, optionally
+# with ``out_steps`` (see ``fused_steps``), for equation k, one of that primitive's.
+# ``uses`` counts each variable's readers (a result nothing reads has none).
+_ADDED: dict[str, list] = {}
+
+
+def add_pattern(name: str, finder) -> None:
+  """Register ``finder`` for the equations of the primitive ``name``."""
+  _ADDED.setdefault(name, []).append(finder)
+
+
+def _added_pattern(k, eqn, eqns, only_use, uses):
+  for finder in _ADDED[eqn.primitive.name]:
+    found = finder(k, eqn, eqns, only_use, uses)
+    if found is not None:
+      return found
+  return None
 

@@ -193,7 +193,7 @@ class Program:
           kernel, ops, _, out_steps = fused[k]
           ins = tuple(self.reads[j][i] for j, i in ops)
           if out_steps is not None:   # the kernel returns the results of several steps
-            outs = tuple(self.steps[j][5][0] for j in out_steps)
+            outs = tuple(self.steps[j][5][r] for j, r in out_steps)
           ksteps.append((kernel, out_steps is None, params if out_steps is None else {},
                          itemgetter(*ins), len(ins) == 1, outs, free, outs[0][0]))
           kreads.append((ins, False))

@@ -24,26 +24,15 @@ from openjax._src.primitives.base.structural import (broadcast_in_dim, broadcast
 from openjax._src.primitives.index.gather_scatter import gather
 from openjax._src.primitives.index.indexing_util import GatherDimensionNumbers, GatherScatterMode
 from openjax._src.primitives.sort import sort_kernels
+from openjax._src.primitives.sort.sort_fused import numpy_sort_keys, permutation
 from openjax._src.primitives.sort.sort_lowering import (from_rows, smallest_permutation, sort_keys,
                                                         sort_permutation, take_rows, to_rows)
 
 __all__ = ["sort", "sort_p", "sort_key_val", "top_k", "top_k_p"]
 
 
-def _sort_keys(x: np.ndarray) -> list[np.ndarray]:
-  """NumPy key arrays whose lexicographic order is JAX's total order for ``x``.
-
-  NumPy's own sorts already place NaN last and treat -0.0 == 0.0; complex
-  values become two keys so NaN parts order like JAX's (real, imag) keys.
-  """
-  if dtypes.kind(x.dtype) == "c":
-    return [np.real(x), np.imag(x)]
-  if x.dtype in dtypes.custom_float_dtypes:
-    return [x.astype(np.float32)]
-  if x.dtype == np.bool_:
-    return [x.astype(np.uint8)]
-  return [x]
-
+# JAX's sort keys as NumPy arrays (approx_top_k's too; the reference of the kernels' tests).
+_sort_keys = numpy_sort_keys
 
 # ------------------------------------------------------------------- sort
 sort_p = Primitive("sort", multiple_results=True)
@@ -78,11 +67,11 @@ def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1
 
 
 def _sort_lexsort(*operands, dimension, is_stable, num_keys):
-  """The general path: a stable ``np.lexsort`` of ``_sort_keys`` (every key
+  """The general path: a stable ``np.lexsort`` of ``numpy_sort_keys`` (every key
   dtype, any number of keys); the reference of the faster kernels."""
   # np.lexsort is stable, takes its primary key last and sorts along any
   # axis; the takes index with cached index arrays of the other axes.
-  perm = np.lexsort([k for o in operands[:num_keys] for k in _sort_keys(o)][::-1],
+  perm = np.lexsort([k for o in operands[:num_keys] for k in numpy_sort_keys(o)][::-1],
                     axis=dimension)
   return sort_kernels.take_sorted(operands, perm, dimension)
 
@@ -90,19 +79,13 @@ def _sort_lexsort(*operands, dimension, is_stable, num_keys):
 @sort_p.def_impl
 def _sort_impl(*operands, dimension, is_stable, num_keys):
   key = operands[0]
-  if num_keys == 1 and sort_kernels.is_numpy_key(key.dtype):
-    if len(operands) == 1:
-      return [sort_kernels.sort_one(key, dimension)]
-    # One key of a NumPy dtype (argsort's iota, sort_key_val): a stable
-    # argsort, then a take per operand.
-    return sort_kernels.take_sorted(operands, sort_kernels.stable_argsort(key, dimension),
-                                    dimension)
-  keys = operands[:num_keys]
-  if (key.size >= sort_kernels.SEVERAL_KEYS_FROM
-      and all(sort_kernels.is_numpy_key(k.dtype) and k.dtype.itemsize <= 4 for k in keys)):
-    return sort_kernels.take_sorted(operands, sort_kernels.stable_argsort_keys(keys, dimension),
-                                    dimension)
-  return _sort_lexsort(*operands, dimension=dimension, is_stable=is_stable, num_keys=num_keys)
+  if len(operands) == 1 and sort_kernels.is_numpy_key(key.dtype):
+    return [sort_kernels.sort_one(key, dimension)]
+  # One key of a NumPy dtype (argsort's iota, sort_key_val): a stable
+  # argsort, then a take per operand; several keys: a radix sort key by key
+  # or np.lexsort (``permutation``).
+  return sort_kernels.take_sorted(operands, permutation(operands[:num_keys], dimension),
+                                  dimension)
 
 
 @sort_p.def_eval_kernel
@@ -243,7 +226,7 @@ def _top_k_argsort(x, *, k, axis):
   # Descending and stable (lowest index first among equals), NaN largest:
   # an ascending stable argsort of the reversed array, read backwards.
   n = x.shape[-1]
-  idx_rev = _sort_keys(x)[0][..., ::-1].argsort(axis=-1, kind="stable")
+  idx_rev = numpy_sort_keys(x)[0][..., ::-1].argsort(axis=-1, kind="stable")
   idx = np.subtract(n - 1, idx_rev[..., ::-1][..., :k], dtype=np.int32)
   # A fancy index with cached index arrays of the other axes (np.take_along_axis
   # costs ~4 us in argument handling: a third of a 15-element top_k).
