@@ -47,7 +47,7 @@ def _convert(x, dtype):
 
 class _ReductionPlan:
   __slots__ = ("dims", "computation_dtype", "result_dtype", "reducer", "op", "shape",
-               "fill", "fill_array", "initial", "several", "program")
+               "fill", "fill_array", "initial", "several", "program", "masked_program")
 
   def __init__(self, dims, computation_dtype, result_dtype, reducer, op, shape, fill, initial):
     self.dims, self.computation_dtype, self.result_dtype = dims, computation_dtype, result_dtype
@@ -62,7 +62,7 @@ class _ReductionPlan:
     # where each bind costs 2-6 us), the same kernels and bits; made at the
     # first eager call (a plan may be made by a trace).
     self.several = False
-    self.program = None
+    self.program = self.masked_program = None   # (operand) and (operand, mask) calls
 
   def run(self, a, where_):
     """The reduction of ``a`` (masked by ``where_``), before ``initial``."""
@@ -123,10 +123,15 @@ def _replay(plan: _ReductionPlan, a, where_, preproc: Callable | None, keepdims:
   return _convert(result, plan.result_dtype)
 
 
-def _plan_program(name: str, plan: _ReductionPlan, preproc: Callable | None, keepdims: bool):
+def _plan_program(name: str, plan: _ReductionPlan, preproc: Callable | None, keepdims: bool,
+                  masked: bool):
   """The eager library function of a plan: its replay, traced once per
-  operand type."""
-  def reduction(a, where_):
-    return _replay(plan, a, where_, preproc, keepdims)
+  operand type; ``masked``: it takes the ``where`` mask too."""
+  if masked:
+    def reduction(a, where_):
+      return _replay(plan, a, where_, preproc, keepdims)
+  else:
+    def reduction(a):
+      return _replay(plan, a, None, preproc, keepdims)
   reduction.__name__ = reduction.__qualname__ = name
   return util.jit(reduction)

@@ -170,11 +170,24 @@ def _reduction(a, name: str, reducer: Callable, op: Callable, init_val, *,
     except TypeError:   # an unhashable axis (a list): the general path
       cacheable, plan = False, None
     if plan is not None:
-      if (plan.several and trace_state.trace is eval_trace and eager_leaf_key(a) is not NO_KEY
+      if not plan.several:
+        # One operation on an operand of the computation dtype (no mask, no
+        # initial, no kept dims, no cast): the reducer itself; _replay's
+        # casts and checks are no-ops here (jnp.sum f32[3,4] 10.9 -> 8.7 us).
+        return plan.reducer(a, plan.dims)
+      if (trace_state.trace is eval_trace and eager_leaf_key(a) is not NO_KEY
           and eager_leaf_key(where_) is not NO_KEY):   # (committed Arrays: op by op)
-        program = plan.program
+        if where_ is None:
+          # The operand alone: a call of one positional Array takes the
+          # library call's fast path (keyed by its aval's identity), where
+          # (a, None) built and hashed a key (jnp.any f32[3,4] 13.8 -> 9.6 us).
+          program = plan.program
+          if program is None:
+            program = plan.program = _plan_program(name, plan, preproc, keepdims, False)
+          return program(a)
+        program = plan.masked_program
         if program is None:
-          program = plan.program = _plan_program(name, plan, preproc, keepdims)
+          program = plan.masked_program = _plan_program(name, plan, preproc, keepdims, True)
         return program(a, where_)
       return _replay(plan, a, where_, preproc, keepdims)
   _check_out(name, out)
@@ -220,7 +233,9 @@ def _reduction(a, name: str, reducer: Callable, op: Callable, init_val, *,
     if len(_REDUCTION_PLANS) >= 4096:
       _REDUCTION_PLANS.clear()
     _REDUCTION_PLANS[key] = plan
+    # (a weakly typed operand's result is cast to a strong type: several)
     plan.several = bool(where_ is not None or initial is not None or (keepdims and dims)
+                        or aval.weak_type
                         or not operand_dtype == computation_dtype == result_dtype)
   if keepdims:
     result = _expand_dims(result, dims)
@@ -654,12 +669,46 @@ def _eager_unjitted(name: str, reduction: Callable):
   def wrap(jitted):
     @functools.wraps(jitted)
     def call(a, axis=None, dtype=None, out=None):
-      if (type(a) is Array and out is None and trace_state.trace is eval_trace
-          and _one_operation(name, reduction, a, axis, dtype)):
-        return _cumulative_reduction(name, reduction, a, axis, dtype)
+      if type(a) is Array and out is None and trace_state.trace is eval_trace:
+        if dtype is None and type(axis) is int and eager_config.flags_ok:
+          # The commonest call again (an int axis, no dtype): its plan looked
+          # up once, its one operation bound directly (the two lookups and
+          # the casts' checks: jnp.cumsum f32[3,4] axis=0 ~3 -> ~1 us over
+          # lax.cumsum).
+          plan = _CUMULATIVE_PLANS.get((name, reduction, a.aval, axis, None, False,
+                                        eager_config.x64))
+          aval = a.aval
+          if (plan is not None and plan[0] is None and not aval.weak_type
+              and aval.dtype == plan[2] == plan[3]):
+            return reduction(a, plan[1])
+        if _one_operation(name, reduction, a, axis, dtype):
+          return _cumulative_reduction(name, reduction, a, axis, dtype)
+        if ((axis is None or type(axis) is int) and (dtype is None or _canonical_dtype(dtype))
+            and eager_leaf_key(a) is not NO_KEY):
+          # Several operations (a flattening, a cast): the program of this
+          # (axis, dtype) called with the Array alone takes the library
+          # call's fast path, where jitted's keyword call built and hashed
+          # a key (jnp.cumsum bool[3,4] axis=0 ~14.5 -> ~11 us).
+          key = (axis, dtype)
+          program = programs.get(key)
+          if program is None:
+            if len(programs) >= 256:
+              programs.clear()
+            program = programs[key] = _cumulative_program(name, reduction, axis, dtype)
+          return program(a)
       return jitted(a, axis=axis, dtype=dtype, out=out)
+    programs: dict = {}   # (axis, dtype) -> _cumulative_program
     return call
   return wrap
+
+
+def _cumulative_program(name: str, reduction: Callable, axis, dtype):
+  """The eager library function of ``name`` with a static ``axis`` and
+  ``dtype``: the operations of the jitted function's body."""
+  def cumulative(a):
+    return _cumulative_reduction(name, reduction, a, axis, dtype)
+  cumulative.__name__ = cumulative.__qualname__ = name
+  return util.jit(cumulative)
 
 
 @_eager_unjitted("cumsum", lax.cumsum)
