@@ -57,6 +57,12 @@ _CALLS = [
     ("cumprod f16 none", lambda: jnp.cumprod(jnp.asarray(_F.astype(np.float16)))),
     ("cumsum dtype", lambda: jnp.cumsum(jnp.asarray(_I), axis=1, dtype=jnp.float32)),
     ("cumsum empty", lambda: jnp.cumsum(jnp.zeros((0, 3), np.int32), axis=0)),
+    ("nancumsum f32 axis", lambda: jnp.nancumsum(jnp.asarray(_F), axis=1)),
+    ("nancumprod f16 none", lambda: jnp.nancumprod(jnp.asarray(_F.astype(np.float16)))),
+    ("nancumsum bool dtype", lambda: jnp.nancumsum(jnp.asarray(_B), axis=0, dtype=jnp.int8)),
+    ("cumulative_sum initial", lambda: jnp.cumulative_sum(jnp.asarray(_F), axis=1,
+                                                          include_initial=True)),
+    ("cumulative_prod empty", lambda: jnp.cumulative_prod(jnp.zeros((2, 0), np.int32), axis=1)),
 ]
 
 
@@ -94,7 +100,10 @@ def test_several_operations_call_the_program_with_the_operand_alone(monkeypatch)
   x, b = jnp.asarray(_F), jnp.asarray(_B)
   calls = (lambda: jnp.any(x), lambda: jnp.all(x, axis=1, keepdims=True),
            lambda: jnp.sum(b, axis=0), lambda: jnp.cumsum(b, axis=0),
-           lambda: jnp.cumsum(x), lambda: b.cumprod())
+           lambda: jnp.cumsum(x), lambda: b.cumprod(), lambda: jnp.nancumsum(x, axis=0),
+           lambda: jnp.nancumprod(b, axis=1, dtype=jnp.float32),
+           lambda: jnp.cumulative_sum(x, axis=1, include_initial=True),
+           lambda: jnp.cumulative_prod(b, axis=0))
   want = [c() for c in calls]
   for c in calls:   # each program's fast path set up
     c()
@@ -128,6 +137,8 @@ def test_jit_and_traced_jaxprs_after_fast_paths():
   assert "name=cumsum" in text and "convert_element_type" in text
   text = str(jax.make_jaxpr(lambda a: jnp.cumsum(a, axis=0))(x))
   assert "name=cumsum" in text
+  assert "name=nancumsum" in str(jax.make_jaxpr(lambda a: jnp.nancumsum(a, axis=1))(x))
+  _same(jax.jit(lambda a: jnp.nancumsum(a, axis=1))(x), jnp.nancumsum(x, axis=1))
   text = str(jax.make_jaxpr(lambda a: jnp.sum(a))(_weak_row()))
   assert "convert_element_type" in text
 

@@ -4,13 +4,15 @@ kin (``_ReductionPlan``), their plan keys, and the eager library program a
 plan of several operations runs as."""
 from __future__ import annotations
 
+import functools
 from typing import Callable
 
 import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
-from openjax._src.core import Array, Tracer
+from openjax._src.api.library_compile import NO_KEY, eager_leaf_key
+from openjax._src.core import Array, Tracer, eval_trace, trace_state
 from openjax._src.numpy import util
 
 
@@ -135,3 +137,42 @@ def _plan_program(name: str, plan: _ReductionPlan, preproc: Callable | None, kee
       return _replay(plan, a, None, preproc, keepdims)
   reduction.__name__ = reduction.__qualname__ = name
   return util.jit(reduction)
+
+
+# (name, function, static arguments) -> the eager library function of
+# ``a -> function(a, *static)`` (``operand_program``).
+_OPERAND_PROGRAMS: dict = {}
+
+
+def operand_program(name: str, fun: Callable, *static):
+  """An eager library function of the operand alone: ``fun(a, *static)``,
+  traced once per operand type. Called with one positional Array it takes
+  the library call's fast path (its runner found by the Array's aval),
+  where a call with static keyword arguments builds and hashes a key
+  (jnp.nancumsum f32[3,4] axis=0 ~2 us less). ``static`` must hash."""
+  key = (name, fun, static)
+  program = _OPERAND_PROGRAMS.get(key)
+  if program is None:
+    def call(a):
+      return fun(a, *static)
+    call.__name__ = call.__qualname__ = name
+    if len(_OPERAND_PROGRAMS) >= 1024:
+      _OPERAND_PROGRAMS.clear()
+    program = _OPERAND_PROGRAMS[key] = util.jit(call)
+  return program
+
+
+def operand_alone(jitted):
+  """``jitted`` (nancumsum, nancumprod), except that eager calls on an Array
+  with a static axis and dtype run its program of the operand alone
+  (``operand_program``): 10 elements ~2 us less."""
+  @functools.wraps(jitted)
+  def call(a, axis=None, dtype=None, out=None):
+    if axis is None and dtype is None and out is None:
+      return jitted(a)   # (positional already: the fast path)
+    if (type(a) is Array and out is None and trace_state.trace is eval_trace
+        and type(axis) is int and (dtype is None or _canonical_dtype(dtype))
+        and eager_leaf_key(a) is not NO_KEY):
+      return operand_program(jitted.__name__, jitted.fun, axis, dtype)(a)
+    return jitted(a, axis=axis, dtype=dtype, out=out)
+  return call

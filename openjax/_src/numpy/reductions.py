@@ -25,7 +25,8 @@ from openjax._src.core.trace import eager_config
 from openjax._src.numpy import util
 from openjax._src.numpy.reduction_plans import (_ReductionPlan, _canonical_dtype, _convert,
                                                 _expand_dims, _initial_key, _operand_key,
-                                                _plan_program, _replay, _static_or_traced)
+                                                _plan_program, _replay, _static_or_traced,
+                                                operand_alone, operand_program)
 
 __all__ = [
     "sum", "prod", "max", "min", "amax", "amin", "all", "any", "mean", "var", "std", "ptp",
@@ -689,26 +690,11 @@ def _eager_unjitted(name: str, reduction: Callable):
           # (axis, dtype) called with the Array alone takes the library
           # call's fast path, where jitted's keyword call built and hashed
           # a key (jnp.cumsum bool[3,4] axis=0 ~14.5 -> ~11 us).
-          key = (axis, dtype)
-          program = programs.get(key)
-          if program is None:
-            if len(programs) >= 256:
-              programs.clear()
-            program = programs[key] = _cumulative_program(name, reduction, axis, dtype)
-          return program(a)
+          return operand_program(name, jitted.fun, axis, dtype)(a)
       return jitted(a, axis=axis, dtype=dtype, out=out)
-    programs: dict = {}   # (axis, dtype) -> _cumulative_program
     return call
   return wrap
 
-
-def _cumulative_program(name: str, reduction: Callable, axis, dtype):
-  """The eager library function of ``name`` with a static ``axis`` and
-  ``dtype``: the operations of the jitted function's body."""
-  def cumulative(a):
-    return _cumulative_reduction(name, reduction, a, axis, dtype)
-  cumulative.__name__ = cumulative.__qualname__ = name
-  return util.jit(cumulative)
 
 
 @_eager_unjitted("cumsum", lax.cumsum)
@@ -725,6 +711,7 @@ def cumprod(a, axis=None, dtype=None, out=None):
   return _cumulative_reduction("cumprod", lax.cumprod, a, axis, dtype, out)
 
 
+@operand_alone
 @util.jit(static_argnames=('axis', 'dtype', 'out'))
 def nancumsum(a, axis=None, dtype=None, out=None):
   """``cumsum`` treating NaNs as zero."""
@@ -732,6 +719,7 @@ def nancumsum(a, axis=None, dtype=None, out=None):
                                fill_value=0)
 
 
+@operand_alone
 @util.jit(static_argnames=('axis', 'dtype', 'out'))
 def nancumprod(a, axis=None, dtype=None, out=None):
   """``cumprod`` treating NaNs as one."""
@@ -784,6 +772,8 @@ _CUMULATIVE_PROGRAMS = {f: util.jit(f, static_argnames=("axis", "dtype", "includ
 def _cumulative_call(fun: Callable, x, axis, dtype, include_initial):
   if (trace_state.trace is eval_trace and type(x) is Array and eager_leaf_key(x) is not NO_KEY
       and (dtype is None or _canonical_dtype(dtype))):   # (else explicit_dtype's warning)
+    if axis is None or type(axis) is int:   # the Array alone: the fast path
+      return operand_program(fun.__name__, fun, axis, dtype, bool(include_initial))(x)
     return _CUMULATIVE_PROGRAMS[fun](x, axis=axis, dtype=dtype, include_initial=include_initial)
   return fun(x, axis, dtype, include_initial)
 
