@@ -57,6 +57,11 @@ _CALLS = [
     ("cumprod f16 none", lambda: jnp.cumprod(jnp.asarray(_F.astype(np.float16)))),
     ("cumsum dtype", lambda: jnp.cumsum(jnp.asarray(_I), axis=1, dtype=jnp.float32)),
     ("cumsum empty", lambda: jnp.cumsum(jnp.zeros((0, 3), np.int32), axis=0)),
+    ("mean i32 tuple", lambda: jnp.mean(jnp.asarray(_I), axis=(0, 1))),
+    ("mean f16 keepdims", lambda: jnp.mean(jnp.asarray(_F.astype(np.float16)), axis=0,
+                                           keepdims=True)),
+    ("mean bool method", lambda: jnp.asarray(_B).mean(axis=1)),
+    ("mean empty", lambda: jnp.mean(jnp.zeros((0, 3), np.int32), axis=0)),
     ("nancumsum f32 axis", lambda: jnp.nancumsum(jnp.asarray(_F), axis=1)),
     ("nancumprod f16 none", lambda: jnp.nancumprod(jnp.asarray(_F.astype(np.float16)))),
     ("nancumsum bool dtype", lambda: jnp.nancumsum(jnp.asarray(_B), axis=0, dtype=jnp.int8)),
@@ -103,7 +108,8 @@ def test_several_operations_call_the_program_with_the_operand_alone(monkeypatch)
            lambda: jnp.cumsum(x), lambda: b.cumprod(), lambda: jnp.nancumsum(x, axis=0),
            lambda: jnp.nancumprod(b, axis=1, dtype=jnp.float32),
            lambda: jnp.cumulative_sum(x, axis=1, include_initial=True),
-           lambda: jnp.cumulative_prod(b, axis=0))
+           lambda: jnp.cumulative_prod(b, axis=0),
+           lambda: jnp.mean(jnp.asarray(_I), axis=(0, 1)), lambda: b.mean(axis=1))
   want = [c() for c in calls]
   for c in calls:   # each program's fast path set up
     c()

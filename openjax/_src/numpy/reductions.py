@@ -357,9 +357,15 @@ def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None,
     if plan is not None:
       if (plan.several and trace_state.trace is eval_trace and eager_leaf_key(a) is not NO_KEY
           and eager_leaf_key(where) is not NO_KEY):
-        program = plan.program
+        if where is None:   # the operand alone: the library call's fast path
+          program = plan.program
+          if program is None:
+            program = plan.program = operand_program("mean", _operand_mean, plan, axis,
+                                                     keepdims)
+          return program(a)
+        program = plan.masked_program
         if program is None:
-          program = plan.program = _mean_program(plan, axis, keepdims)
+          program = plan.masked_program = _mean_program(plan, axis, keepdims)
         return program(a, where)
       return _planned_mean(plan, a, axis, keepdims, where)
   a = util.ensure_arraylike("mean", a)
@@ -394,17 +400,23 @@ class _MeanPlan:
   (None with a mask: counted per call); eager means of more than a sum and
   a division (a cast of the operand or of the result, a mask, keepdims) run
   as one cached program, made at the first eager call."""
-  __slots__ = ("computation_dtype", "result_dtype", "normalizer", "several", "program")
+  __slots__ = ("computation_dtype", "result_dtype", "normalizer", "several", "program",
+               "masked_program")
 
   def __init__(self, computation_dtype, result_dtype, normalizer, several: bool):
     self.computation_dtype, self.result_dtype = computation_dtype, result_dtype
-    self.normalizer, self.several, self.program = normalizer, several, None
+    self.normalizer, self.several = normalizer, several
+    self.program = self.masked_program = None   # (operand) and (operand, mask) calls
 
 
 def _mean_program(plan: _MeanPlan, axis, keepdims):
   def mean(a, where):
     return _planned_mean(plan, a, axis, keepdims, where)
   return util.jit(mean)
+
+
+def _operand_mean(a, plan: _MeanPlan, axis, keepdims):
+  return _planned_mean(plan, a, axis, keepdims, None)
 
 
 def _planned_mean(plan: _MeanPlan, a, axis, keepdims, where):
@@ -672,10 +684,8 @@ def _eager_unjitted(name: str, reduction: Callable):
     def call(a, axis=None, dtype=None, out=None):
       if type(a) is Array and out is None and trace_state.trace is eval_trace:
         if dtype is None and type(axis) is int and eager_config.flags_ok:
-          # The commonest call again (an int axis, no dtype): its plan looked
-          # up once, its one operation bound directly (the two lookups and
-          # the casts' checks: jnp.cumsum f32[3,4] axis=0 ~3 -> ~1 us over
-          # lax.cumsum).
+          # An int axis, no dtype: one plan lookup, its one operation bound
+          # directly (jnp.cumsum f32[3,4] axis=0 ~3 -> ~1 us over lax.cumsum).
           plan = _CUMULATIVE_PLANS.get((name, reduction, a.aval, axis, None, False,
                                         eager_config.x64))
           aval = a.aval
@@ -687,9 +697,8 @@ def _eager_unjitted(name: str, reduction: Callable):
         if ((axis is None or type(axis) is int) and (dtype is None or _canonical_dtype(dtype))
             and eager_leaf_key(a) is not NO_KEY):
           # Several operations (a flattening, a cast): the program of this
-          # (axis, dtype) called with the Array alone takes the library
-          # call's fast path, where jitted's keyword call built and hashed
-          # a key (jnp.cumsum bool[3,4] axis=0 ~14.5 -> ~11 us).
+          # (axis, dtype) called with the Array alone, the library call's fast
+          # path (jitted's keywords: a key per call; bool[3,4] 14.5 -> 11 us).
           return operand_program(name, jitted.fun, axis, dtype)(a)
       return jitted(a, axis=axis, dtype=dtype, out=out)
     return call
