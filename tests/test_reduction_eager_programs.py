@@ -8,7 +8,7 @@ import pytest
 
 import openjax as jax
 import openjax.numpy as jnp
-from openjax._src.numpy import reductions
+from openjax._src.numpy import reduction_plans, reductions
 
 
 def _same(a, b) -> None:
@@ -175,6 +175,13 @@ def test_cumulative_errors_and_jaxprs():
   text = str(jax.make_jaxpr(lambda a: jnp.cumulative_sum(a, axis=1, include_initial=True))(x))
   assert "jit" not in text and "cumsum" in text and "concatenate" in text
   assert "jit" in str(jax.make_jaxpr(lambda a: jnp.cumsum(a, axis=0, dtype=bool))(x))
+  # An int axis: the program of the operand alone (reduction_plans.operand_program);
+  # another axis (a NumPy integer): the program with static keyword arguments.
+  program = reduction_plans._OPERAND_PROGRAMS[
+      ("_cumulative_sum", reductions._cumulative_sum, (1, None, True))]
+  assert any(callable(r) for r in program._eager_fast.values())
+  for _ in range(3):
+    jnp.cumulative_sum(x, axis=np.int64(1), include_initial=True)
   assert reductions._CUMULATIVE_PROGRAMS[reductions._cumulative_sum]._eager_fast
 
 

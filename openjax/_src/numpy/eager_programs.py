@@ -16,7 +16,7 @@ import functools
 from openjax._src.core import eval_trace, trace_state
 from openjax._src.numpy import util
 
-__all__ = ["eager_program"]
+__all__ = ["eager_program", "eager_program_when"]
 
 
 def eager_program(*, static_argnames=()):
@@ -30,5 +30,25 @@ def eager_program(*, static_argnames=()):
       if trace_state.trace is eval_trace:
         return program(*args, **kwargs)
       return fun(*args, **kwargs)
+    return call
+  return wrap
+
+
+def eager_program_when(test):
+  """Decorator: eager calls whose positional arguments pass ``test`` (a
+  cheap check of Arrays' dtypes: the calls of several primitives, such as
+  ``logical_and`` of floats or ``isfinite`` of complex numbers) run as one
+  library program; the others, and traced calls, run the function itself
+  (a single bind costs less than a program's call). The program is the
+  wrapper's ``program`` attribute."""
+  def wrap(fun):
+    program = util.jit(fun)
+
+    @functools.wraps(fun)
+    def call(*args):
+      if trace_state.trace is eval_trace and test(*args):
+        return program(*args)
+      return fun(*args)
+    call.program = program
     return call
   return wrap

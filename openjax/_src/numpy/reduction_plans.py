@@ -4,13 +4,15 @@ kin (``_ReductionPlan``), their plan keys, and the eager library program a
 plan of several operations runs as."""
 from __future__ import annotations
 
+import functools
 from typing import Callable
 
 import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
-from openjax._src.core import Array, Tracer
+from openjax._src.api.library_compile import NO_KEY, eager_leaf_key
+from openjax._src.core import Array, Tracer, eval_trace, trace_state
 from openjax._src.numpy import util
 
 
@@ -47,7 +49,7 @@ def _convert(x, dtype):
 
 class _ReductionPlan:
   __slots__ = ("dims", "computation_dtype", "result_dtype", "reducer", "op", "shape",
-               "fill", "fill_array", "initial", "several", "program")
+               "fill", "fill_array", "initial", "several", "program", "masked_program")
 
   def __init__(self, dims, computation_dtype, result_dtype, reducer, op, shape, fill, initial):
     self.dims, self.computation_dtype, self.result_dtype = dims, computation_dtype, result_dtype
@@ -62,7 +64,7 @@ class _ReductionPlan:
     # where each bind costs 2-6 us), the same kernels and bits; made at the
     # first eager call (a plan may be made by a trace).
     self.several = False
-    self.program = None
+    self.program = self.masked_program = None   # (operand) and (operand, mask) calls
 
   def run(self, a, where_):
     """The reduction of ``a`` (masked by ``where_``), before ``initial``."""
@@ -123,10 +125,54 @@ def _replay(plan: _ReductionPlan, a, where_, preproc: Callable | None, keepdims:
   return _convert(result, plan.result_dtype)
 
 
-def _plan_program(name: str, plan: _ReductionPlan, preproc: Callable | None, keepdims: bool):
+def _plan_program(name: str, plan: _ReductionPlan, preproc: Callable | None, keepdims: bool,
+                  masked: bool):
   """The eager library function of a plan: its replay, traced once per
-  operand type."""
-  def reduction(a, where_):
-    return _replay(plan, a, where_, preproc, keepdims)
+  operand type; ``masked``: it takes the ``where`` mask too."""
+  if masked:
+    def reduction(a, where_):
+      return _replay(plan, a, where_, preproc, keepdims)
+  else:
+    def reduction(a):
+      return _replay(plan, a, None, preproc, keepdims)
   reduction.__name__ = reduction.__qualname__ = name
   return util.jit(reduction)
+
+
+# (name, function, static arguments) -> the eager library function of
+# ``a -> function(a, *static)`` (``operand_program``).
+_OPERAND_PROGRAMS: dict = {}
+
+
+def operand_program(name: str, fun: Callable, *static):
+  """An eager library function of the operand alone: ``fun(a, *static)``,
+  traced once per operand type. Called with one positional Array it takes
+  the library call's fast path (its runner found by the Array's aval),
+  where a call with static keyword arguments builds and hashes a key
+  (jnp.nancumsum f32[3,4] axis=0 ~2 us less). ``static`` must hash."""
+  key = (name, fun, static)
+  program = _OPERAND_PROGRAMS.get(key)
+  if program is None:
+    def call(a):
+      return fun(a, *static)
+    call.__name__ = call.__qualname__ = name
+    if len(_OPERAND_PROGRAMS) >= 1024:
+      _OPERAND_PROGRAMS.clear()
+    program = _OPERAND_PROGRAMS[key] = util.jit(call)
+  return program
+
+
+def operand_alone(jitted):
+  """``jitted`` (nancumsum, nancumprod), except that eager calls on an Array
+  with a static axis and dtype run its program of the operand alone
+  (``operand_program``): 10 elements ~2 us less."""
+  @functools.wraps(jitted)
+  def call(a, axis=None, dtype=None, out=None):
+    if axis is None and dtype is None and out is None:
+      return jitted(a)   # (positional already: the fast path)
+    if (type(a) is Array and out is None and trace_state.trace is eval_trace
+        and type(axis) is int and (dtype is None or _canonical_dtype(dtype))
+        and eager_leaf_key(a) is not NO_KEY):
+      return operand_program(jitted.__name__, jitted.fun, axis, dtype)(a)
+    return jitted(a, axis=axis, dtype=dtype, out=out)
+  return call

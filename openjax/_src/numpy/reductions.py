@@ -25,7 +25,8 @@ from openjax._src.core.trace import eager_config
 from openjax._src.numpy import util
 from openjax._src.numpy.reduction_plans import (_ReductionPlan, _canonical_dtype, _convert,
                                                 _expand_dims, _initial_key, _operand_key,
-                                                _plan_program, _replay, _static_or_traced)
+                                                _plan_program, _replay, _static_or_traced,
+                                                operand_alone, operand_program)
 
 __all__ = [
     "sum", "prod", "max", "min", "amax", "amin", "all", "any", "mean", "var", "std", "ptp",
@@ -170,11 +171,24 @@ def _reduction(a, name: str, reducer: Callable, op: Callable, init_val, *,
     except TypeError:   # an unhashable axis (a list): the general path
       cacheable, plan = False, None
     if plan is not None:
-      if (plan.several and trace_state.trace is eval_trace and eager_leaf_key(a) is not NO_KEY
+      if not plan.several:
+        # One operation on an operand of the computation dtype (no mask, no
+        # initial, no kept dims, no cast): the reducer itself; _replay's
+        # casts and checks are no-ops here (jnp.sum f32[3,4] 10.9 -> 8.7 us).
+        return plan.reducer(a, plan.dims)
+      if (trace_state.trace is eval_trace and eager_leaf_key(a) is not NO_KEY
           and eager_leaf_key(where_) is not NO_KEY):   # (committed Arrays: op by op)
-        program = plan.program
+        if where_ is None:
+          # The operand alone: a call of one positional Array takes the
+          # library call's fast path (keyed by its aval's identity), where
+          # (a, None) built and hashed a key (jnp.any f32[3,4] 13.8 -> 9.6 us).
+          program = plan.program
+          if program is None:
+            program = plan.program = _plan_program(name, plan, preproc, keepdims, False)
+          return program(a)
+        program = plan.masked_program
         if program is None:
-          program = plan.program = _plan_program(name, plan, preproc, keepdims)
+          program = plan.masked_program = _plan_program(name, plan, preproc, keepdims, True)
         return program(a, where_)
       return _replay(plan, a, where_, preproc, keepdims)
   _check_out(name, out)
@@ -220,7 +234,9 @@ def _reduction(a, name: str, reducer: Callable, op: Callable, init_val, *,
     if len(_REDUCTION_PLANS) >= 4096:
       _REDUCTION_PLANS.clear()
     _REDUCTION_PLANS[key] = plan
+    # (a weakly typed operand's result is cast to a strong type: several)
     plan.several = bool(where_ is not None or initial is not None or (keepdims and dims)
+                        or aval.weak_type
                         or not operand_dtype == computation_dtype == result_dtype)
   if keepdims:
     result = _expand_dims(result, dims)
@@ -341,9 +357,15 @@ def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None,
     if plan is not None:
       if (plan.several and trace_state.trace is eval_trace and eager_leaf_key(a) is not NO_KEY
           and eager_leaf_key(where) is not NO_KEY):
-        program = plan.program
+        if where is None:   # the operand alone: the library call's fast path
+          program = plan.program
+          if program is None:
+            program = plan.program = operand_program("mean", _operand_mean, plan, axis,
+                                                     keepdims)
+          return program(a)
+        program = plan.masked_program
         if program is None:
-          program = plan.program = _mean_program(plan, axis, keepdims)
+          program = plan.masked_program = _mean_program(plan, axis, keepdims)
         return program(a, where)
       return _planned_mean(plan, a, axis, keepdims, where)
   a = util.ensure_arraylike("mean", a)
@@ -378,17 +400,23 @@ class _MeanPlan:
   (None with a mask: counted per call); eager means of more than a sum and
   a division (a cast of the operand or of the result, a mask, keepdims) run
   as one cached program, made at the first eager call."""
-  __slots__ = ("computation_dtype", "result_dtype", "normalizer", "several", "program")
+  __slots__ = ("computation_dtype", "result_dtype", "normalizer", "several", "program",
+               "masked_program")
 
   def __init__(self, computation_dtype, result_dtype, normalizer, several: bool):
     self.computation_dtype, self.result_dtype = computation_dtype, result_dtype
-    self.normalizer, self.several, self.program = normalizer, several, None
+    self.normalizer, self.several = normalizer, several
+    self.program = self.masked_program = None   # (operand) and (operand, mask) calls
 
 
 def _mean_program(plan: _MeanPlan, axis, keepdims):
   def mean(a, where):
     return _planned_mean(plan, a, axis, keepdims, where)
   return util.jit(mean)
+
+
+def _operand_mean(a, plan: _MeanPlan, axis, keepdims):
+  return _planned_mean(plan, a, axis, keepdims, None)
 
 
 def _planned_mean(plan: _MeanPlan, a, axis, keepdims, where):
@@ -654,12 +682,28 @@ def _eager_unjitted(name: str, reduction: Callable):
   def wrap(jitted):
     @functools.wraps(jitted)
     def call(a, axis=None, dtype=None, out=None):
-      if (type(a) is Array and out is None and trace_state.trace is eval_trace
-          and _one_operation(name, reduction, a, axis, dtype)):
-        return _cumulative_reduction(name, reduction, a, axis, dtype)
+      if type(a) is Array and out is None and trace_state.trace is eval_trace:
+        if dtype is None and type(axis) is int and eager_config.flags_ok:
+          # An int axis, no dtype: one plan lookup, its one operation bound
+          # directly (jnp.cumsum f32[3,4] axis=0 ~3 -> ~1 us over lax.cumsum).
+          plan = _CUMULATIVE_PLANS.get((name, reduction, a.aval, axis, None, False,
+                                        eager_config.x64))
+          aval = a.aval
+          if (plan is not None and plan[0] is None and not aval.weak_type
+              and aval.dtype == plan[2] == plan[3]):
+            return reduction(a, plan[1])
+        if _one_operation(name, reduction, a, axis, dtype):
+          return _cumulative_reduction(name, reduction, a, axis, dtype)
+        if ((axis is None or type(axis) is int) and (dtype is None or _canonical_dtype(dtype))
+            and eager_leaf_key(a) is not NO_KEY):
+          # Several operations (a flattening, a cast): the program of this
+          # (axis, dtype) called with the Array alone, the library call's fast
+          # path (jitted's keywords: a key per call; bool[3,4] 14.5 -> 11 us).
+          return operand_program(name, jitted.fun, axis, dtype)(a)
       return jitted(a, axis=axis, dtype=dtype, out=out)
     return call
   return wrap
+
 
 
 @_eager_unjitted("cumsum", lax.cumsum)
@@ -676,6 +720,7 @@ def cumprod(a, axis=None, dtype=None, out=None):
   return _cumulative_reduction("cumprod", lax.cumprod, a, axis, dtype, out)
 
 
+@operand_alone
 @util.jit(static_argnames=('axis', 'dtype', 'out'))
 def nancumsum(a, axis=None, dtype=None, out=None):
   """``cumsum`` treating NaNs as zero."""
@@ -683,6 +728,7 @@ def nancumsum(a, axis=None, dtype=None, out=None):
                                fill_value=0)
 
 
+@operand_alone
 @util.jit(static_argnames=('axis', 'dtype', 'out'))
 def nancumprod(a, axis=None, dtype=None, out=None):
   """``cumprod`` treating NaNs as one."""
@@ -735,6 +781,8 @@ _CUMULATIVE_PROGRAMS = {f: util.jit(f, static_argnames=("axis", "dtype", "includ
 def _cumulative_call(fun: Callable, x, axis, dtype, include_initial):
   if (trace_state.trace is eval_trace and type(x) is Array and eager_leaf_key(x) is not NO_KEY
       and (dtype is None or _canonical_dtype(dtype))):   # (else explicit_dtype's warning)
+    if axis is None or type(axis) is int:   # the Array alone: the fast path
+      return operand_program(fun.__name__, fun, axis, dtype, bool(include_initial))(x)
     return _CUMULATIVE_PROGRAMS[fun](x, axis=axis, dtype=dtype, include_initial=include_initial)
   return fun(x, axis, dtype, include_initial)
 

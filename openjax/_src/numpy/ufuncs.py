@@ -19,7 +19,7 @@ from openjax._src import lax
 from openjax._src.api.custom_derivatives import custom_jvp
 from openjax._src.core import Array, is_concrete
 from openjax._src.numpy import util
-from openjax._src.numpy.eager_programs import eager_program
+from openjax._src.numpy.eager_programs import eager_program, eager_program_when
 from openjax._src.numpy._ufunc_helpers import (
     asarray, broadcast_arrays, const, constant_like, full_like, is_kind, weak_scalar,
     where as _where)
@@ -114,6 +114,7 @@ def sign(x, /):
   return lax.sign(*promote_args("sign", x))
 
 
+@eager_program_when(lambda x: type(x) is Array and x.aval.dtype == _BOOL)   # cast + square
 def square(x, /):
   """Elementwise ``x * x``."""
   x = ensure_arraylike("square", x)
@@ -420,6 +421,7 @@ def deg2rad(x, /):
   return lax.mul(x, const(x, np.pi / 180))
 
 
+@eager_program_when(lambda x: type(x) is Array and x.aval.dtype.kind in "biu")   # cast + mul
 def rad2deg(x, /):
   """Convert angles from radians to degrees."""
   x, = promote_args_inexact("rad2deg", x)
@@ -533,20 +535,30 @@ def not_equal(x, y, /):
 _ORDERS = {"less": lax.lt, "less_equal": lax.le, "greater": lax.gt, "greater_equal": lax.ge}
 
 
-# JAX does not jit these: its 10 equations, staged inline under a trace;
-# eagerly one library program (10 elements: ~20 us op by op, ~9 us).
-@eager_program(static_argnames=("name",))
-def _lexicographic(x, y, name):
+def _lexicographic_of(name):
   lax_op = _ORDERS[name]
-  return lax.select(lax.eq(lax.real(x), lax.real(y)), lax_op(lax.imag(x), lax.imag(y)),
-                    lax_op(lax.real(x), lax.real(y)))
+
+  # JAX does not jit these: its 10 equations, staged inline under a trace;
+  # eagerly one library program (10 elements: ~20 us op by op, ~9 us), one
+  # per comparison called positionally (a static keyword built a key per call).
+  @eager_program()
+  def lexicographic(x, y):
+    return lax.select(lax.eq(lax.real(x), lax.real(y)), lax_op(lax.imag(x), lax.imag(y)),
+                      lax_op(lax.real(x), lax.real(y)))
+  lexicographic.__name__ = lexicographic.__qualname__ = f"_lexicographic_{name}"
+  return lexicographic
+
+
+_LEXICOGRAPHIC = {name: _lexicographic_of(name) for name in _ORDERS}
 
 
 def _ordered(name, lax_op, doc):
+  lexicographic = _LEXICOGRAPHIC[name]
+
   def fn(x, y, /):
     x, y = promote_args(name, x, y)
     if is_kind(x, "c"):   # lexicographic on (real, imag), like NumPy
-      return _lexicographic(x, y, name=name)
+      return lexicographic(x, y)
     return lax_op(x, y)
   fn.__name__ = fn.__qualname__ = name
   fn.__doc__ = doc

@@ -2,8 +2,12 @@
 and integers, bit counts and shifts (re-exported by ``ufuncs``)."""
 from __future__ import annotations
 
+import numpy as np
+
 from openjax._src import lax
+from openjax._src.core import Array
 from openjax._src.numpy import util
+from openjax._src.numpy.eager_programs import eager_program_when
 from openjax._src.numpy._ufunc_helpers import is_kind, to_bool
 from openjax._src.numpy.util import promote_args, promote_args_numeric
 
@@ -22,7 +26,17 @@ def _binary(name, lax_fn, doc, logical=False):
     return lax_fn(*args)
   fn.__name__ = fn.__qualname__ = name
   fn.__doc__ = doc
-  return fn
+  # Logical functions of non-bool Arrays: their comparisons with zero and
+  # the operation as one program (3 binds ~14 us -> ~7 us at 10 elements).
+  return eager_program_when(_not_both_bool)(fn) if logical else fn
+
+
+_BOOL = np.dtype(bool)
+
+
+def _not_both_bool(x, y) -> bool:
+  return (type(x) is Array and type(y) is Array
+          and not (x.aval.dtype == _BOOL and y.aval.dtype == _BOOL))
 
 
 logical_and = _binary("logical_and", lax.bitwise_and, "Elementwise truth of ``x and y``.",

@@ -12,8 +12,9 @@ from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.api.autodiff import jvp as _jvp
 from openjax._src.api.custom_derivatives import custom_jvp
+from openjax._src.core import Array
 from openjax._src.numpy import util
-from openjax._src.numpy.eager_programs import eager_program
+from openjax._src.numpy.eager_programs import eager_program, eager_program_when
 from openjax._src.numpy._ufunc_helpers import (
     asarray, const, constant_like, full_like, is_kind, weak_scalar, where as _where)
 from openjax._src.numpy.util import (
@@ -35,6 +36,7 @@ def isnan(x, /):
   return lax.ne(x, x)
 
 
+@eager_program_when(lambda x: type(x) is Array and x.aval.dtype.kind == "c")   # 5 operations
 def isfinite(x, /):
   """Elementwise test for neither infinity nor NaN."""
   x = ensure_arraylike("isfinite", x)
