@@ -132,10 +132,30 @@ def _pad_lattice(padding_config, shape) -> list:
   return out
 
 
+# Operands from this many elements are padded edges-only (below it np.full's
+# one call is cheaper than a write per edge).
+_PAD_EDGES_MIN = 4096
+
+
 @pad_p.def_impl
 def _pad_impl(x, padding_value, *, padding_config):
   # One strided copy of the surviving elements into a filled result.
   shape = _padded_shape(padding_config, x.shape)
+  if x.size >= _PAD_EDGES_MIN and all(lo >= 0 and hi >= 0 and i == 0
+                                      for lo, hi, i in padding_config):
+    # Edges only: the operand copied into an empty result and the padding
+    # written around it, each element written once (np.full wrote the whole
+    # result first: 1e6 f32 padded by 3 ~0.75 -> 0.5 ms).
+    out = np.empty(shape, x.dtype)
+    inner = [builtins_slice(lo, lo + d) for (lo, _, _), d in zip(padding_config, x.shape)]
+    out[tuple(inner)] = x
+    value = np.asarray(padding_value, dtype=x.dtype)
+    for k, (lo, hi, _) in enumerate(padding_config):
+      # axes before k inside the operand, axis k its low or high edge, axes after whole
+      for edge in ((builtins_slice(0, lo),) if lo else ()) + \
+          ((builtins_slice(lo + x.shape[k], shape[k]),) if hi else ()):
+        out[tuple(inner[:k]) + (edge,)] = value
+    return [out]
   out = np.full(shape, np.asarray(padding_value, dtype=x.dtype), dtype=x.dtype)
   lattice = _pad_lattice(padding_config, x.shape)
   if any(lat is None for lat in lattice):
