@@ -247,3 +247,16 @@ def test_dynamic_slice_with_concrete_starts_keeps_errors_and_weak_types():
   _same(jax.lax.dynamic_slice(weak, (1,), (2,)), _traced(
       lambda a: jax.lax.dynamic_slice(a, (1,), (2,)), weak))
   _same(jax.jit(f)(weak, upd, 1), f(weak, upd, 1))
+
+
+# ---------------------------------------------------------------- lax.full
+def test_lax_full_values_and_jaxpr():
+  _same(jax.lax.full((2, 3), 1.5), np.full((2, 3), 1.5, np.float32))
+  assert jax.lax.full((2,), 1.5).aval.weak_type
+  _same(jax.lax.full((), 7, jnp.int8), np.array(7, np.int8))
+  _same(jax.lax.full(3, jnp.asarray(np.float16(2.5))), np.full(3, 2.5, np.float16))
+  with pytest.raises(TypeError):
+    jax.lax.full((2,), np.zeros(2))
+  text = str(jax.make_jaxpr(lambda v: jax.lax.full((2, 3), v))(np.float32(1)))
+  assert "broadcast_in_dim[" in text and "broadcast_dimensions=()" in text, text
+  assert str(jax.make_jaxpr(lambda v: jax.lax.full((), v))(np.float32(1))).count("=") <= 1

@@ -385,22 +385,47 @@ def _eager_starts(operand, start_indices, sizes, allow_negative) -> tuple | None
     allow_negative = (allow_negative,) * n
   elif type(allow_negative) not in (list, tuple) or len(allow_negative) != n:
     return None
+  # (``_eager_start``'s per-axis work, the operand's checks made once)
+  if type(operand._buffer) is ShardedBuffer:
+    return None
+  shape = operand.aval.shape
   first = None
-  for i in start_indices:
-    t = type(i)
-    dt = (dtypes.default_int_dtype() if t is int else
-          i.aval.dtype if t is Array else getattr(i, "dtype", None))
+  starts = []
+  for axis in range(n):
+    index, size, dim = start_indices[axis], sizes[axis], shape[axis]
+    if type(size) is not int or not 0 <= size <= dim:
+      return None
+    t = type(index)
+    if t is int:
+      if index not in _INT32_RANGE:
+        return None
+      dt, v = dtypes.default_int_dtype(), index
+      if v < 0:
+        if not allow_negative[axis]:
+          return None
+        v += dim   # within int32: -2**31 <= v < 0 and dim < 2**31
+    else:
+      if t is Array:
+        value = index._np
+        if value is None or type(index._buffer) is ShardedBuffer:
+          return None
+      elif t is np.ndarray or isinstance(index, np.integer):
+        value = index
+      else:
+        return None
+      dt = value.dtype
+      if value.ndim or dt not in _NUMPY_INTEGERS:
+        return None
+      v = int(value)
+      if v < 0:
+        if not allow_negative[axis]:
+          return None
+        v = int(np.asarray(v + dim).astype(dt))   # the general path's wrap, in dt
     if first is None:
       first = dt
     elif dt != first:
       return None   # abstract evaluation raises
-  starts = []
-  for axis in range(n):
-    start = _eager_start(operand, start_indices[axis], axis, sizes[axis],
-                         bool(allow_negative[axis]))
-    if start is None:
-      return None
-    starts.append(start)
+    starts.append(min(max(v, 0), dim - size))
   return tuple(starts)
 
 

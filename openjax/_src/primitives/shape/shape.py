@@ -688,14 +688,15 @@ def full(shape, fill_value, dtype=None, *, sharding=None):
   ``dtype`` if given; weakly typed when ``fill_value`` is a Python scalar)."""
   shape = (shape,) if isinstance(shape, int) else shape
   shape = _shape_tuple("full", "shape", shape)
-  if np.shape(fill_value):
+  if type(fill_value) not in dtypes.python_scalar_dtypes and np.shape(fill_value):
     raise TypeError(f"full must be called with scalar fill_value, got fill_value.shape "
                     f"{np.shape(fill_value)}.")
   if dtype is None:
     weak, dt = dtypes.is_weakly_typed(fill_value), dtypes.dtype(fill_value)
   else:
     weak, dt = False, dtypes.explicit_dtype(dtype, "full")
-  return broadcast(_convert_element_type(fill_value, dt, weak), shape)
+  # (``broadcast`` of the 0-d fill: broadcast_in_dim with no operand dimensions)
+  return broadcast_in_dim(_convert_element_type(fill_value, dt, weak), shape, ())
 
 
 def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
