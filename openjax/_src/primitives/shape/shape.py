@@ -145,7 +145,8 @@ def _pad_impl(x, padding_value, *, padding_config):
                                       for lo, hi, i in padding_config):
     # Edges only: the operand copied into an empty result and the padding
     # written around it, each element written once (np.full wrote the whole
-    # result first: 1e6 f32 padded by 3 ~0.75 -> 0.5 ms).
+    # result first: f32[816,1225] padded by one row 0.53 -> 0.22 ms; the
+    # sweep's jnp.pad(mode='empty') at 1e6 ~0.7-4.5 -> ~0.3-0.44 ms).
     out = np.empty(shape, x.dtype)
     inner = [builtins_slice(lo, lo + d) for (lo, _, _), d in zip(padding_config, x.shape)]
     out[tuple(inner)] = x
