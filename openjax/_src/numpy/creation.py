@@ -43,7 +43,10 @@ def user_dtype(dtype: Any, fun_name: str):
   """A user-requested dtype, canonicalised (warns when x64 truncates it)."""
   if dtype is None:
     return None
-  if isinstance(dtype, Array) or isinstance(dtype, Tracer):
+  # (a class, a NumPy dtype or a name is never an array: the Array check
+  # goes through its metaclass: jnp.int8 2.4 -> 0.5 us)
+  if not isinstance(dtype, (type, np.dtype, str)) and (isinstance(dtype, Array)
+                                                       or isinstance(dtype, Tracer)):
     raise ValueError("Passing an array as a dtype argument is no longer supported; "
                      "instead of dtype=arr use dtype=arr.dtype.")
   return dtypes.explicit_dtype(dtype, fun_name)
