@@ -261,3 +261,32 @@ def test_lax_full_values_and_jaxpr():
   assert text == "{ lambda ; a:f32[]. let b:f32[2,3] = broadcast_in_dim a in (b,) }", text
   text = str(jax.make_jaxpr(lambda v: jax.lax.full((), v))(np.float32(1)))
   assert text == "{ lambda ; a:f32[]. let  in (a,) }", text
+
+
+# ------------------------------------------- jnp.array of lists: the join cached
+_LEAF_LISTS = [
+    lambda x: [x, 1.5, 2], lambda x: [x, 2], lambda x: [np.int8(1), 2.0], lambda x: [True, 1],
+    lambda x: [[1, 2], [3, 4.5]], lambda x: [np.array([1, 2], np.uint8), [3, 4]],
+    lambda x: [x * 1, x.astype(jnp.bfloat16)], lambda x: [1 + 2j, x], lambda x: [True, False],
+]
+
+
+@pytest.mark.parametrize("x64", [False, True])
+def test_array_of_lists_dtypes_are_the_join(x64):
+  from openjax._src.numpy import creation
+  with jax.enable_x64(x64):
+    x = jnp.asarray(np.float32(1.5))
+    for make in _LEAF_LISTS:
+      creation._INFERRED_DTYPES.clear()
+      first = jnp.array(make(x))
+      for _ in range(2):   # the cached join
+        again = jnp.array(make(x))
+        _same(again, first)
+
+  # a join cached without x64 is not the one with it (Python ints and floats)
+  creation._INFERRED_DTYPES.clear()
+  assert jnp.array([1, 2.5]).dtype == np.float32
+  with jax.enable_x64(True):
+    assert jnp.array([1, 2.5]).dtype == np.float64
+    assert jnp.array([1, 2]).dtype == np.int64
+  assert jnp.array([1, 2]).dtype == np.int32
