@@ -494,7 +494,7 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *,
   else:
     util.check_arraylike("full_like", a, fill_value)
   _, dt, shp, weak = _like_args("full_like", a, dtype, shape)
-  if np.ndim(fill_value) == 0:
+  if type(fill_value) in dtypes.python_scalar_dtypes or np.ndim(fill_value) == 0:
     return _filled_like("full_like", a, shp, fill_value, dt, weak, device, out_sharding)
   out_sharding = _like_layout(a, shp, out_sharding)
   return put_on(util.broadcast_to_shape(asarray(fill_value, dtype=dt), shp), device, out_sharding)
