@@ -407,8 +407,9 @@ def _eager_starts(operand, start_indices, sizes, allow_negative) -> tuple | None
     else:
       if t is Array:
         value = index._np
-        if value is None or type(index._buffer) is ShardedBuffer:
-          return None
+        if (value is None or type(index._buffer) is ShardedBuffer
+            or index._device not in (None, operand._device)):
+          return None   # (committed elsewhere: the general path raises)
       elif t is np.ndarray or isinstance(index, np.integer):
         value = index
       else:
