@@ -13,7 +13,9 @@ import openjax as jax
 import openjax.numpy as jnp
 from openjax._src.core import Array, eval_jaxpr
 from openjax._src.core.avals import ShapedArray
+from openjax._src.numpy import creation
 from openjax._src.primitives.base import convert
+from openjax._src.primitives.shape.shape import _pad_impl, _pad_lattice, _padded_shape
 
 
 def _traced(f, *args):
@@ -192,13 +194,12 @@ def test_compiled_results_agree():
     ((64, 64), ((1, 2, 1), (0, 0, 0))),     # interior: the general impl
 ])
 def test_pad_of_large_operands_by_edges_is_np_full_then_copy(dt, shape, config):
-  from openjax._src.primitives.shape import shape as shape_mod
   x = (np.arange(int(np.prod(shape))) % 11 - 5).astype(dt).reshape(shape)
   v = np.asarray(-7 if np.dtype(dt).kind != "b" else True, dt)
-  got, = shape_mod._pad_impl(x, v, padding_config=config)
-  want_shape = shape_mod._padded_shape(config, shape)
+  got, = _pad_impl(x, v, padding_config=config)
+  want_shape = _padded_shape(config, shape)
   want = np.full(want_shape, v, dt)
-  lattice = shape_mod._pad_lattice(config, shape)
+  lattice = _pad_lattice(config, shape)
   src = tuple(slice(a, b + 1) for a, b, *_ in lattice)
   dst = tuple(slice(s, e, st) for *_, s, e, st in lattice)
   want[dst] = x[src]
@@ -273,7 +274,6 @@ _LEAF_LISTS = [
 
 @pytest.mark.parametrize("x64", [False, True])
 def test_array_of_lists_dtypes_are_the_join(x64):
-  from openjax._src.numpy import creation
   with jax.enable_x64(x64):
     x = jnp.asarray(np.float32(1.5))
     for make in _LEAF_LISTS:
