@@ -166,6 +166,31 @@ def explicit_dtype(dtype, fun_name: str | None = None) -> np.dtype:
   64-bit type is truncated because x64 is off."""
   if dtype is None:
     raise ValueError("dtype must be specified.")
+  x64 = _x64_flag.read()
+  try:
+    hit = _EXPLICIT_DTYPES.get((dtype, x64))
+  except TypeError:   # an unhashable dtype-like: the checks below
+    hit = None
+  if hit is not None:
+    return hit
+  out = _explicit_dtype(dtype, fun_name)
+  if (isinstance(dtype, type) and dtype in python_scalar_dtypes) or out == np.dtype(dtype):
+    try:   # (not a truncated one: its warning is given on every call)
+      if len(_EXPLICIT_DTYPES) >= 1024:
+        _EXPLICIT_DTYPES.clear()
+      _EXPLICIT_DTYPES[(dtype, x64)] = out
+    except TypeError:
+      pass
+  return out
+
+
+# (a dtype-like, x64) -> explicit_dtype's result, for those it does not warn
+# about: ``jnp.array(x, dtype=jnp.int32)`` and the like read it once
+# (the checks ~1.5 us a call).
+_EXPLICIT_DTYPES: dict = {}
+
+
+def _explicit_dtype(dtype, fun_name: str | None = None) -> np.dtype:
   if isinstance(dtype, type) and dtype in python_scalar_dtypes:
     return default_dtype_of_kind(python_scalar_dtypes[dtype].kind) if dtype is not bool else bool_
   dt = np.dtype(dtype)
@@ -180,7 +205,7 @@ def explicit_dtype(dtype, fun_name: str | None = None) -> np.dtype:
         f"truncated to dtype {canonical.name}. To enable more dtypes, set the "
         "jax_enable_x64 configuration option or the JAX_ENABLE_X64 shell "
         "environment variable. See https://github.com/jax-ml/jax#current-gotchas "
-        "for more.", UserWarning, stacklevel=3)
+        "for more.", UserWarning, stacklevel=4)
   return canonical
 
 

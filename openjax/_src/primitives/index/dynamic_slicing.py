@@ -41,8 +41,15 @@ def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices
   """The slice of ``operand`` of shape ``slice_sizes`` starting at
   ``start_indices`` (possibly traced). Starts are clamped so the slice fits;
   negative starts count from the end when ``allow_negative_indices``."""
-  starts = _dynamic_slice_indices(operand, start_indices, allow_negative_indices)
   sizes = shape_param("dynamic_slice", "slice_sizes", slice_sizes)
+  starts = _eager_starts(operand, start_indices, sizes, allow_negative_indices)
+  if starts is not None:
+    # Eager, concrete starts: the clamped window as one static slice (the
+    # same values; lax.dynamic_slice at 10 elements ~37 -> ~10 us).
+    return slice_p.bind1(operand, start_indices=starts,
+                         limit_indices=tuple([s + z for s, z in zip(starts, sizes)]),
+                         strides=None)
+  starts = _dynamic_slice_indices(operand, start_indices, allow_negative_indices)
   return dynamic_slice_p.bind1(operand, *starts, slice_sizes=sizes)
 
 
@@ -210,6 +217,15 @@ dynamic_update_slice_p = Primitive("dynamic_update_slice", kind="linear")
 def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indices=True):
   """``operand`` with ``update`` written at ``start_indices`` (possibly
   traced); starts are clamped so the update fits."""
+  u_aval = getattr(update, "aval", None)
+  if u_aval is not None and not (u_aval.weak_type and getattr(operand, "aval", u_aval).weak_type):
+    # (Python int starts are weak: with a weak operand and update the result
+    # would be weak, which the general path's int32 starts do not give.)
+    starts = _eager_starts(operand, start_indices, u_aval.shape, allow_negative_indices)
+    if starts is not None and len(u_aval.shape) == len(starts):
+      # Eager, concrete starts: wrapped and clamped on the host, bound as
+      # Python ints (dynamic_update_slice_in_dim's; ~36 -> ~12 us at 10).
+      return dynamic_update_slice_p.bind1(operand, update, *starts)
   starts = _dynamic_slice_indices(operand, start_indices, allow_negative_indices)
   return dynamic_update_slice_p.bind1(operand, update, *starts)
 
@@ -353,6 +369,65 @@ def _eager_start(operand, index, axis, size, allow_negative):
         return None
       v = int(np.asarray(v + dim).astype(dt))   # the general path's wrap, in dt
   return min(max(v, 0), dim - size)
+
+
+def _eager_starts(operand, start_indices, sizes, allow_negative) -> tuple | None:
+  """``_eager_start`` of every axis (``start_indices`` a list or tuple of
+  concrete scalar integers of one dtype, as abstract evaluation requires;
+  Python ints count as the default int), or None (the general path)."""
+  if (trace_state.trace is not eval_trace or type(operand) is not Array
+      or type(start_indices) not in (list, tuple) or type(sizes) is not tuple):
+    return None
+  n = len(operand.aval.shape)
+  if len(start_indices) != n or len(sizes) != n:
+    return None
+  if type(allow_negative) is bool:
+    allow_negative = (allow_negative,) * n
+  elif type(allow_negative) not in (list, tuple) or len(allow_negative) != n:
+    return None
+  # (``_eager_start``'s per-axis work, the operand's checks made once)
+  if type(operand._buffer) is ShardedBuffer:
+    return None
+  shape = operand.aval.shape
+  first = None
+  starts = []
+  for axis in range(n):
+    index, size, dim = start_indices[axis], sizes[axis], shape[axis]
+    if type(size) is not int or not 0 <= size <= dim:
+      return None
+    t = type(index)
+    if t is int:
+      if index not in _INT32_RANGE:
+        return None
+      dt, v = dtypes.default_int_dtype(), index
+      if v < 0:
+        if not allow_negative[axis]:
+          return None
+        v += dim   # within int32: -2**31 <= v < 0 and dim < 2**31
+    else:
+      if t is Array:
+        value = index._np
+        if (value is None or type(index._buffer) is ShardedBuffer
+            or index._device not in (None, operand._device)):
+          return None   # (committed elsewhere: the general path raises)
+      elif t is np.ndarray or isinstance(index, np.integer):
+        value = index
+      else:
+        return None
+      dt = value.dtype
+      if value.ndim or dt not in _NUMPY_INTEGERS:
+        return None
+      v = int(value)
+      if v < 0:
+        if not allow_negative[axis]:
+          return None
+        v = int(np.asarray(v + dim).astype(dt))   # the general path's wrap, in dt
+    if first is None:
+      first = dt
+    elif dt != first:
+      return None   # abstract evaluation raises
+    starts.append(min(max(v, 0), dim - size))
+  return tuple(starts)
 
 
 def _static_slice(operand, start: int, size: int, axis: int):
