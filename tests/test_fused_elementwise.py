@@ -289,3 +289,20 @@ def test_sign_of_unsigned(dtype):
   _same_bits(got, (x != 0).astype(dtype))
   _same_bits(jnp.sign(jnp.asarray(x[:5])), (x[:5] != 0).astype(dtype))
   _same_bits(jax.jit(lax.sign)(jnp.asarray(x[:5])), (x[:5] != 0).astype(dtype))
+
+
+def test_reduce_precision_to_bfloat16_on_the_bits():
+  rng = np.random.default_rng(7)
+  u = np.concatenate([rng.integers(0, 1 << 32, 200000, dtype=np.uint64).astype(np.uint32),
+                      np.arange(0, 1 << 17, dtype=np.uint32),            # subnormals
+                      np.arange(0x7F7F0000, 0x7F800001, 7, dtype=np.uint32),  # to inf
+                      np.arange(0xFF7F0000, 0xFF800001, 7, dtype=np.uint32),
+                      np.array([0x7FC00001, 0xFFFFFFFF, 0x7F800001, 0x80000000], np.uint32)])
+  x = u.view(np.float32)
+  want = x.astype(BF16).astype(np.float32)
+  nan = np.isnan(x)
+  want[nan] = x[nan]                     # NaNs come back as they are
+  _same_bits(lax.reduce_precision(jnp.asarray(x), 8, 7), want)
+  _same_bits(lax.reduce_precision(jnp.asarray(x[:5]), 8, 7), want[:5])
+  y = x[~nan][:50000]
+  _same_bits(lax.reduce_precision(jnp.asarray(y), 8, 7), y.astype(BF16).astype(np.float32))

@@ -661,9 +661,37 @@ def _round_float32_to_bfloat16(x):
   and keeps bfloat16's subnormals, the bits above; NaNs are the operand's
   own, as above. 2 casts and a masked copy (10 elements ~1.7 us, the bit
   arithmetic ~17)."""
-  out = np.asarray(x.astype(dtypes.bfloat16).astype(np.float32))   # 0-d: a NumPy scalar
-  np.copyto(out, x, where=np.isnan(x))
+  if x.size >= _BITS_ROUND_MIN_SIZE:
+    out = _round_bits_to_bfloat16(x)
+  else:
+    out = np.asarray(x.astype(dtypes.bfloat16).astype(np.float32))   # 0-d: a NumPy scalar
+  # NaNs only where the sum of squares is NaN (BLAS's dot, 1e6 ~0.1 ms):
+  # no boolean array nor masked copy otherwise
+  total = np.vdot(x, x)
+  if total != total:
+    np.copyto(out, x, where=np.isnan(x))
   return out
+
+
+# From this size the rounding is integer arithmetic on the bits, one fresh
+# buffer and four in-place passes, where ml_dtypes' cast to bfloat16 and
+# back (two buffers) took ~1.2 ms at 1e6 (the kernel at 1e6 ~2.2 -> ~1.2 ms, NumPy's two casts ~1.2-1.6)
+_BITS_ROUND_MIN_SIZE = 1 << 14
+
+
+def _round_bits_to_bfloat16(x):
+  """float32 -> nearest bfloat16 (ties to even) -> float32 on the bits: add
+  0x7fff plus the kept mantissa's last bit, drop the low half. A carry
+  reaches the exponent exactly where the cast rounds up a binade or
+  overflows to inf; subnormals round the same way. NaNs (whose bits may
+  wrap) are the caller's to restore."""
+  u = np.ascontiguousarray(x).view(np.uint32)
+  t = np.right_shift(u, 16)
+  t &= 1
+  t += 0x7FFF
+  t += u
+  t &= 0xFFFF0000
+  return t.view(np.float32).reshape(x.shape)
 
 
 @reduce_precision_p.def_eval_kernel
