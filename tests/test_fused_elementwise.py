@@ -260,6 +260,13 @@ def test_clamp_python_scalars_and_jnp_clip_bits():
     _same_bits(lax.clamp(lo, jnp.asarray(x), hi), want_clamp)
     _same_bits(jnp.clip(jnp.asarray(x), lo, hi), want_clip)
     _same_bits(jnp.clip(jnp.asarray(x), lo, hi), _op_by_op(jnp.clip, jnp.asarray(x), lo, hi))
+  assert _kernels(lambda v: jnp.clip(v, -0.5, 0.5), jnp.asarray(x)) == ["_clip.<locals>.kernel"]
+  # array bounds are not fused
+  assert "_clip.<locals>.kernel" not in _kernels(jnp.clip, jnp.asarray(x), jnp.asarray(x),
+                                                 jnp.asarray(x))
+  lo_arr = jnp.asarray(np.full(x.shape, -1.0, np.float32))
+  _same_bits(jnp.clip(jnp.asarray(x), lo_arr, 1.0), np.minimum(np.float32(1), np.maximum(
+      np.asarray(lo_arr), x)))
 
 
 @pytest.mark.parametrize("name", ["max", "min"])
