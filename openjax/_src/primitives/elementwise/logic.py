@@ -259,6 +259,12 @@ def eq(x, y):
   return eq_p.bind1(x, y)
 
 
+# bfloat16/float8 operands through float32; the others as naryop plans them
+# (broadcast scalars computed once)
+eq_p.def_eval_kernel(half_via_float32(np.equal, HALF_COMPARE_MIN, eq_p.eval_kernel,
+                                      compare=True, custom_only=True))
+
+
 ne_p = naryop("ne", np.not_equal, ANY, result_dtype=bool_dtype, kind="nondifferentiable",
               lower=compare_rule("NE"))
 
@@ -268,10 +274,6 @@ def ne(x, y):
   return ne_p.bind1(x, y)
 
 
-# bfloat16/float8 operands through float32; the others as naryop plans them
-# (broadcast scalars computed once)
-eq_p.def_eval_kernel(half_via_float32(np.equal, HALF_COMPARE_MIN, eq_p.eval_kernel,
-                                      compare=True, custom_only=True))
 ne_p.def_eval_kernel(half_via_float32(np.not_equal, HALF_COMPARE_MIN, ne_p.eval_kernel,
                                       compare=True, custom_only=True))
 
