@@ -314,3 +314,23 @@ def test_reduce_precision_to_bfloat16_on_the_bits():
   _same_bits(lax.reduce_precision(jnp.asarray(x[:5]), 8, 7), want[:5])
   y = x[~nan][:50000]
   _same_bits(lax.reduce_precision(jnp.asarray(y), 8, 7), y.astype(BF16).astype(np.float32))
+
+
+def test_lean_kernels_are_planned():
+  # the eval trace plans these kernels (no impl fallback, no extra passes)
+  from openjax._src.core import ShapedArray
+  from openjax._src.primitives.elementwise import arithmetic, logic
+  bf = ShapedArray((1000,), BF16)
+  f32 = ShapedArray((1 << 15,), np.dtype(np.float32))
+  for p in (logic.lt_p, logic.le_p, logic.gt_p, logic.ge_p, logic.eq_p, logic.ne_p):
+    assert p.eval_kernel(bf, bf).__name__ == "compare_in_float32"
+  assert logic.is_finite_p.eval_kernel(bf).__name__ == "_is_finite_float32"
+  assert arithmetic.abs_p.eval_kernel(bf).__name__ == "_abs_of_bits"
+  assert arithmetic.conj_p.eval_kernel(f32, input_dtype=f32.dtype).__name__ == "conj_of_real"
+  i8 = ShapedArray((10,), np.dtype(np.int8))
+  assert logic.population_count_p.eval_kernel(i8).__name__ == "_population_count_narrow"
+  scalar = ShapedArray((), np.dtype(np.float32))
+  assert arithmetic.max_p.eval_kernel(scalar, f32).__name__ == "scalar_first"
+  assert arithmetic.min_p.eval_kernel(f32, scalar).__name__ == "scalar_second"
+  assert logic.clamp_p.eval_kernel(scalar, f32, scalar).__name__ == "_clamp_scalar_bounds"
+  assert arithmetic.sign_p.eval_kernel(ShapedArray((10,), np.dtype(np.uint8))) is np.sign
