@@ -10,6 +10,8 @@ unchanged: ``make_jaxpr`` and compiled calls see JAX's equations.
   (NaN-ignoring; -inf where all are NaN, as the select gives; NumPy's
   nanmax bits, which of +-0 may differ from the select's max); likewise
   ``reduce_min`` with ``+inf`` and ``np.fmin``. 1e6 float32: ~1.5 -> ~0.3 ms.
+* ``min(hi, max(lo, x))`` of 0-d bounds (``jnp.clip``): ``np.clip(x, lo,
+  hi)`` (see ``_clip``); 1e6 float32 ~2-3 -> ~0.75 ms (loaded machine).
 * ``reduce_and(ne(x, x))`` (all NaN): NaN of ``np.fmax.reduce(x)`` (one
   pass, no bool array).
 * ``reduce_sum(convert_element_type(b, int))`` of a bool ``b`` (a count):
@@ -100,6 +102,8 @@ def fused_steps(eqns: list, out_vars: list) -> dict:
                or _count(eqn, eqns, only_use))
     elif name == "reduce_and":
       found = _all_nan(eqn, eqns, only_use)
+    elif name == "min":
+      found = _clip(k, eqn, eqns, only_use)
     elif name in _ADDED:
       found = _added_pattern(k, eqn, eqns, only_use, uses)
     else:
@@ -196,6 +200,31 @@ def _all_nan(eqn, eqns, only_use):
     # NaN-ignoring max without an initial value: NaN only where all are NaN
     return np.isnan(np.fmax.reduce(v, axis=axes))
   return kernel, ((k_ne, 0),), {k_ne}
+
+
+_CLIP_FLOATS = frozenset(np.dtype(t) for t in (np.float32, np.float64))
+
+
+def _clip(k, eqn, eqns, only_use):
+  """``min(hi, max(lo, x))`` of 0-d ``lo``/``hi`` (``jnp.clip``): np.clip's
+  one pass (np.maximum/np.minimum against a 0-d operand run a slow loop,
+  1e6 float32 ~1.2 ms each), the same bits: ties give x as both of JAX's
+  steps give their second operand, a NaN x stays itself; NaN bounds take
+  the two steps."""
+  hi, m = eqn.invars
+  k_max = only_use(m, "max")
+  if k_max is None or type(hi) is Literal or hi.aval.shape:
+    return None
+  lo, x = eqns[k_max].invars
+  if (type(lo) is Literal or type(x) is Literal or lo.aval.shape or not x.aval.shape
+      or x.aval.dtype not in _CLIP_FLOATS):
+    return None
+
+  def kernel(lo_, x_, hi_):
+    if lo_ != lo_ or hi_ != hi_:
+      return np.minimum(hi_, np.maximum(lo_, x_))
+    return np.clip(x_, lo_, hi_)
+  return kernel, ((k_max, 0), (k_max, 1), (k, 0)), {k_max}
 
 
 # dtypes whose np.sort/np.searchsorted order is the sort order of
