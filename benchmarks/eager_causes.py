@@ -45,7 +45,50 @@ CAUSES = {
 
 #: (row pattern, sizes (None: every size), cause). Filled from a quiet run's
 #: flagged cases; keep patterns narrow so a new row is not explained by accident.
-RULES: list[tuple[str, tuple[str, ...] | None, str]] = []
+_SMALL = ("10", "sample", "8x8", "vec8")
+
+RULES: list[tuple[str, tuple[str, ...] | None, str]] = [
+    # several devices (eager_exceptions.md section 5)
+    *[(p, None, "devices") for p in ("lax.*_pmap*", "lax.*_shard_map*", "sharding.reshard",
+                                       "lax.with_sharding_constraint", "jax.device_put_traced")],
+    # eager control flow and transformations (section 2)
+    *[(p, None, "control-entry") for p in (
+        "cond_*", "switch_*", "while_loop_*", "scan_*", "fori_loop_*", "map_*",
+        "checkpoint_*", "custom_jvp_*", "custom_vjp_*", "lax.custom_linear_solve*",
+        "piecewise*", "apply_over_axes_*", "lax.reduce_lambda_*", "lax.reduce_monoid_add",
+        "lax.reduce_variadic_argmax", "lax.reduce_int32_wrapping_mul", "lax.reduce_logaddexp",
+        "lax.associative_scan_linear_recurrence", "lax.*_vmap*", "lax.psum_nested",
+        "lax.stage*", "lax.dce_sink", "lax.optimization_barrier")],
+    # narrow floats (section 3)
+    *[(p, None, "narrow-float") for p in ("*float16*", "*bfloat16*", "*_f16*", "*_bf16*")],
+    # special functions (section 3)
+    *[(p, None, "special-kernel") for p in (
+        "lax.bessel_*", "lax.betainc_*", "lax.igamma*", "lax.digamma_*", "lax.erf*",
+        "lax.lgamma_*", "lax.polygamma*", "lax.zeta*", "scipy.special.*", "scipy.stats.*")],
+    # linear algebra drivers and programs (section 4)
+    *[(p, None, "linalg-driver") for p in ("jnp_linalg_*", "lax_linalg_*", "scipy_linalg_*")],
+    # .at[] and gathers (section 1)
+    *[(p, _SMALL + ("1e3",), "index-front-end") for p in (
+        "at.*", "getitem.*", "jnp.choose*", "jnp.compress", "jnp.extract", "jnp.nonzero",
+        "jnp.argwhere*", "jnp.diag_indices", "jnp.ravel_multi_index*", "lax.index_take",
+        "jnp_put_along_axis", "jnp.select*", "jnp.take*")],
+    # JAX's formulation (section 4)
+    *[(p, None, "jax-formulation") for p in (
+        "jnp.divmod_*", "jnp.floor_divide_*", "jnp.gcd_*", "jnp.lcm_*", "jnp.interp*",
+        "jnp.hypot_*", "jnp.ldexp_*", "jnp.sinc_*", "jnp_set*", "jnp_union1d*",
+        "jnp_intersect1d*", "jnp_isin*", "jnp.argpartition*", "jnp.partition*",
+        "jnp.unique_*", "jnp.bincount*", "jnp.searchsorted_*", "jnp_packbits",
+        "jnp_unpackbits", "jnp.linspace_*", "jnp_gradient", "jnp_poly*", "scipy_fft_*dct*",
+        "scipy_ndimage_map_coordinates_*", "scipy_spatial_*", "scipy_cluster_*",
+        "jnp.average_*", "lax.approx_m*_k*", "lax.select_and_scatter_*",
+        "select_and_scatter_*", "lax.reduce_window_*", "jnp.convolve_*", "jsp.signal.*",
+        "lax.rng_uniform_*", "lax.ragged_dot", "lax.scaled_dot_f32", "jnp.*_complex64",
+        "jnp.pad_*", "jnp.insert*", "jnp.delete*", "jnp.block*", "jnp.lexsort*",
+        "jnp.at.*", "at.divide", "at.power", "jnp.bitwise_count_*")],
+    # the front end and a few binds at ~10 elements (section 1)
+    *[(p, _SMALL, "front-end") for p in ("jnp.*", "lax.*", "method.*", "property.*",
+                                          "Array.*", "nn.*", "jnp_*")],
+]
 
 
 def cause_of(result: dict, floor_bound: bool, constant_reference: bool) -> str | None:
