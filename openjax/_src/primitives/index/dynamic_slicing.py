@@ -329,24 +329,19 @@ def _scalar_zero_like(index):
 _INT32_RANGE = range(-2**31, 2**31)
 
 
-def _eager_start(operand, index, axis, size, allow_negative):
-  """Eagerly, for an Array ``operand`` and a concrete scalar integer
-  ``index`` (a Python int, a NumPy integer or 0-d array, an Array): the
-  start ``dynamic_slice`` takes along ``axis`` (the general path's wrap of
-  a negative index, in the index's dtype, and its clamp), worked out on the
-  host; None for every other case (the general path decides and raises)."""
-  if (trace_state.trace is not eval_trace or type(operand) is not Array
-      or type(operand._buffer) is ShardedBuffer or type(axis) is not int):
-    return None
-  shape = operand.aval.shape
-  if not 0 <= axis < len(shape) or type(size) is not int or not 0 <= size <= shape[axis]:
-    return None
-  dim = shape[axis]
+def _host_start(index, dim: int, size: int, allow_negative: bool, device=None,
+                check_device: bool = False):
+  """(dtype, start) of one concrete scalar integer ``index`` (a Python int, a
+  NumPy integer or 0-d array, an Array) along an axis of ``dim`` elements
+  for a window of ``size``: the general path's wrap of a negative index, in
+  the index's dtype, and its clamp, worked out on the host; None for every
+  other case (with ``check_device``, also an Array committed to a device
+  other than ``device``: the general path raises)."""
   t = type(index)
   if t is int:
     if index not in _INT32_RANGE:
       return None
-    v = index
+    dt, v = dtypes.default_int_dtype(), index
     if v < 0:
       if not allow_negative:
         return None
@@ -354,7 +349,8 @@ def _eager_start(operand, index, axis, size, allow_negative):
   else:
     if t is Array:
       value = index._np
-      if value is None or type(index._buffer) is ShardedBuffer:
+      if (value is None or type(index._buffer) is ShardedBuffer
+          or (check_device and index._device not in (None, device))):
         return None
     elif t is np.ndarray or isinstance(index, np.integer):
       value = index
@@ -368,7 +364,22 @@ def _eager_start(operand, index, axis, size, allow_negative):
       if not allow_negative:
         return None
       v = int(np.asarray(v + dim).astype(dt))   # the general path's wrap, in dt
-  return min(max(v, 0), dim - size)
+  return dt, min(max(v, 0), dim - size)
+
+
+def _eager_start(operand, index, axis, size, allow_negative):
+  """Eagerly, for an Array ``operand`` and a concrete scalar integer
+  ``index``: the start ``dynamic_slice`` takes along ``axis``
+  (``_host_start``); None for every other case (the general path decides
+  and raises)."""
+  if (trace_state.trace is not eval_trace or type(operand) is not Array
+      or type(operand._buffer) is ShardedBuffer or type(axis) is not int):
+    return None
+  shape = operand.aval.shape
+  if not 0 <= axis < len(shape) or type(size) is not int or not 0 <= size <= shape[axis]:
+    return None
+  got = _host_start(index, shape[axis], size, allow_negative)
+  return None if got is None else got[1]
 
 
 def _eager_starts(operand, start_indices, sizes, allow_negative) -> tuple | None:
@@ -385,48 +396,26 @@ def _eager_starts(operand, start_indices, sizes, allow_negative) -> tuple | None
     allow_negative = (allow_negative,) * n
   elif type(allow_negative) not in (list, tuple) or len(allow_negative) != n:
     return None
-  # (``_eager_start``'s per-axis work, the operand's checks made once)
+  # (``_host_start`` per axis, the operand's checks made once)
   if type(operand._buffer) is ShardedBuffer:
     return None
   shape = operand.aval.shape
   first = None
   starts = []
   for axis in range(n):
-    index, size, dim = start_indices[axis], sizes[axis], shape[axis]
+    size, dim = sizes[axis], shape[axis]
     if type(size) is not int or not 0 <= size <= dim:
       return None
-    t = type(index)
-    if t is int:
-      if index not in _INT32_RANGE:
-        return None
-      dt, v = dtypes.default_int_dtype(), index
-      if v < 0:
-        if not allow_negative[axis]:
-          return None
-        v += dim   # within int32: -2**31 <= v < 0 and dim < 2**31
-    else:
-      if t is Array:
-        value = index._np
-        if (value is None or type(index._buffer) is ShardedBuffer
-            or index._device not in (None, operand._device)):
-          return None   # (committed elsewhere: the general path raises)
-      elif t is np.ndarray or isinstance(index, np.integer):
-        value = index
-      else:
-        return None
-      dt = value.dtype
-      if value.ndim or dt not in _NUMPY_INTEGERS:
-        return None
-      v = int(value)
-      if v < 0:
-        if not allow_negative[axis]:
-          return None
-        v = int(np.asarray(v + dim).astype(dt))   # the general path's wrap, in dt
+    got = _host_start(start_indices[axis], dim, size, allow_negative[axis],
+                      operand._device, check_device=True)
+    if got is None:
+      return None
+    dt, start = got
     if first is None:
       first = dt
     elif dt != first:
       return None   # abstract evaluation raises
-    starts.append(min(max(v, 0), dim - size))
+    starts.append(start)
   return tuple(starts)
 
 
