@@ -28,13 +28,16 @@ from openjax._src.core.trace import canonical_value
 #: Largest folded result (bytes): a constant is module text IREE parses.
 FOLD_MAX_BYTES = 1 << 22
 
-# Primitives whose value is not a function of their operands alone, or that
-# place or communicate values: never folded.
-_NEVER_FOLDED = frozenset({
+#: Primitives whose value is not a function of their operands alone, or that
+#: place or communicate values: never folded, never moved out of a loop
+#: (``scan_hoist``).
+NOT_PURE_VALUES = frozenset({
     "pure_callback", "io_callback", "debug_callback", "debug_print", "device_put",
     "reshard", "sharding_constraint", "axis_index", "psum", "pmax", "pmin", "pmean",
     "all_gather", "all_to_all", "ppermute", "psum_scatter", "pbroadcast", "pvary", "pcast",
-    "optimization_barrier", "copy_p", "iota"})
+    "optimization_barrier", "copy_p"})
+# (and iota: its folded result would be a dense constant of the module)
+_NEVER_FOLDED = NOT_PURE_VALUES | {"iota"}
 _NEVER_PREFIXES = ("random_", "rng_", "threefry")
 
 
@@ -102,4 +105,4 @@ def fold_constants(closed: ClosedJaxpr) -> ClosedJaxpr:
   return ClosedJaxpr(folded, [c for _, c in consts])
 
 
-__all__ = ["FOLD_MAX_BYTES", "fold_constants"]
+__all__ = ["FOLD_MAX_BYTES", "NOT_PURE_VALUES", "fold_constants"]

@@ -23,18 +23,12 @@ from __future__ import annotations
 from openjax._src.core import ClosedJaxpr, Jaxpr, Literal, check_transformed, eqn_effects
 from openjax._src.core import jaxprs_in_params
 from openjax._src.interpreters.batching import batch_jaxpr
+from openjax._src.interpreters.fold_constants import NOT_PURE_VALUES
 
 #: Most bytes the hoisted values of one scan may take over all its trips
 #: (they are held for the whole loop instead of one trip at a time).
 HOIST_MAX_BYTES = 1 << 27
 
-# Equations never moved out of a loop: values that are not functions of
-# their operands alone, that place or communicate values, or effects.
-_NEVER_HOISTED = frozenset({
-    "pure_callback", "io_callback", "debug_callback", "debug_print", "device_put",
-    "reshard", "sharding_constraint", "axis_index", "psum", "pmax", "pmin", "pmean",
-    "all_gather", "all_to_all", "ppermute", "psum_scatter", "pbroadcast", "pvary", "pcast",
-    "optimization_barrier", "copy_p"})
 
 
 def _nbytes(aval) -> int:
@@ -45,7 +39,7 @@ def _nbytes(aval) -> int:
 
 
 def _movable(eqn) -> bool:
-  return (eqn.primitive.name not in _NEVER_HOISTED and not eqn_effects(eqn)
+  return (eqn.primitive.name not in NOT_PURE_VALUES and not eqn_effects(eqn)
           and not jaxprs_in_params(eqn.params))
 
 
@@ -108,7 +102,8 @@ def _split(eqn):
   outer = dict(zip(body.invars, eqn.invars))
   sub = Jaxpr(sub_constvars, sub_in, given, sub_eqns)
   sub_closed = ClosedJaxpr(sub, [body_closed.consts[const_idx[v]] for v in sub_constvars])
-  in_dims = [0 if v in set(xs_in) else None for v in sub_in]
+  xs_set = set(xs_in)
+  in_dims = [0 if v in xs_set else None for v in sub_in]
   rest = body.replace(invars=[*body.invars, *given],
                       eqns=[e for i, e in enumerate(body.eqns) if i not in moved_set])
   return sub_closed, in_dims, [outer[v] for v in sub_in], rest
