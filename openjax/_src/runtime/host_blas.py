@@ -137,6 +137,37 @@ def _block_pool() -> concurrent.futures.ThreadPoolExecutor:
   return _pool
 
 
+def gemm(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+  """``out = a @ b`` of 2-D arrays on this thread (``out`` writable; a copy
+  is made of an operand with neither contiguous rows nor columns, and the
+  result goes through a temporary when ``out``'s rows are not contiguous);
+  call only when ``available()``."""
+  _gemm_block(_library(), a[None], b[None], out[None])
+
+
+def block_count(flops: float) -> int:
+  """How many blocks of work of ``flops`` in all to run at once: one per
+  core, none under ``FLOPS_PER_BLOCK``, one on a device's own thread."""
+  if on_device_thread():
+    return 1
+  return max(1, min(host_cores(), int(flops // FLOPS_PER_BLOCK)))
+
+
+def run_blocks(work, count: int) -> None:
+  """``work(i)`` for ``i`` in ``range(count)``: block 0 on this thread, the
+  others on the pool; returns when all are done (re-raising an error)."""
+  if count <= 1:
+    work(0)
+    return
+  pool = _block_pool()
+  futures = [pool.submit(work, i) for i in range(1, count)]
+  try:
+    work(0)
+  finally:
+    for f in futures:
+      f.result()
+
+
 def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
   """``out = a @ b`` for batches of matrices ``a[B, M, K]``, ``b[B, K, N]``
   and ``out[B, M, N]`` (one dtype of ``DTYPES``; ``out`` C-contiguous), in
@@ -145,7 +176,7 @@ def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
   nb, m, k = a.shape
   n = b.shape[2]
   flops = 2.0 * nb * m * n * k
-  blocks = 1 if on_device_thread() else min(host_cores(), int(flops // FLOPS_PER_BLOCK))
+  blocks = block_count(flops)
   if blocks <= 1:
     _gemm_block(blas, a, b, out)
     return
@@ -165,13 +196,8 @@ def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
       parts.append((a[:, lo:hi], b, out[:, lo:hi]))
     else:
       parts.append((a, b[:, :, lo:hi], out[:, :, lo:hi]))
-  pool = _block_pool()
-  futures = [pool.submit(_gemm_block, blas, *p) for p in parts[1:]]
-  try:
-    _gemm_block(blas, *parts[0])
-  finally:
-    for f in futures:
-      f.result()
+  run_blocks(lambda i: _gemm_block(blas, *parts[i]), len(parts))
 
 
-__all__ = ["available", "matmul", "DTYPES", "FLOPS_PER_BLOCK"]
+__all__ = ["available", "block_count", "gemm", "matmul", "run_blocks", "DTYPES",
+           "FLOPS_PER_BLOCK"]
