@@ -1,0 +1,52 @@
+"""Session 16 eager kernels (helper cliff16): the same values as the
+primitive path, on edge values, eagerly and under jit."""
+import numpy as np
+import pytest
+
+import openjax as jax
+import openjax.numpy as jnp
+from openjax._src.primitives.elementwise.transcendental import _pow_eval_kernel
+
+
+def _same_bits(a, b) -> None:
+  a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
+  assert a.dtype == b.dtype and a.shape == b.shape
+  np.testing.assert_array_equal(a.reshape(-1).view(np.uint8), b.reshape(-1).view(np.uint8))
+
+
+def _edge_column(dtype, n=5000):
+  info = np.finfo(dtype)
+  rng = np.random.default_rng(3)
+  x = (3 * rng.standard_normal(n)).astype(dtype)
+  edges = [0.0, -0.0, np.inf, -np.inf, np.nan, info.smallest_subnormal,
+           -info.smallest_subnormal, info.max, -info.max, info.tiny, 1.0, -1.0, 2.0,
+           float(np.sqrt(info.max)), -float(np.cbrt(info.max))]
+  x[:len(edges)] = np.array(edges, dtype)
+  return x.reshape(n, 1)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32], ids=str)
+@pytest.mark.parametrize("exps", [[[3, 2, 1, 0]], [[0, 1, 2, 3, 4]], 3, [4], [[[2]], [[1]]],
+                                  [[-1, 2]], [[5, 1]]], ids=str)
+def test_pow_of_few_small_int_exponents_gives_float64_pow_rounded(dtype, exps):
+  """pow(float, int) with exponents in [0, 4] along axes where the base has
+  size 1 (vander's layout) as float64 products: the bits of float64 pow
+  rounded to the dtype (negative or larger exponents: pow itself)."""
+  x = _edge_column(dtype)
+  y = np.asarray(exps, np.int32)
+  with np.errstate(all="ignore"):
+    want = np.power(x, y).astype(dtype)
+    _same_bits(_pow_eval_kernel(x, y)(x, y), want)
+
+
+def test_vander_values_eager_and_jit():
+  x = _edge_column(np.float32, 300)[:, 0]
+  with np.errstate(all="ignore"):
+    want = np.power(x[:, None].astype(np.float64), np.arange(3, -1, -1)).astype(np.float32)
+  got = jnp.vander(jnp.asarray(x), 4)
+  _same_bits(np.asarray(got), want)
+  np.testing.assert_allclose(np.asarray(jax.jit(lambda v: jnp.vander(v, 4))(x)), want,
+                             rtol=1e-6)
+  with np.errstate(all="ignore"):
+    want5 = np.power(x[:, None].astype(np.float64), np.arange(5)).astype(np.float32)
+  _same_bits(np.asarray(jnp.vander(jnp.asarray(x), 5, increasing=True)), want5)
