@@ -50,3 +50,25 @@ def test_vander_values_eager_and_jit():
   with np.errstate(all="ignore"):
     want5 = np.power(x[:, None].astype(np.float64), np.arange(5)).astype(np.float32)
   _same_bits(np.asarray(jnp.vander(jnp.asarray(x), 5, increasing=True)), want5)
+
+
+def test_index_take_eager_program_values_and_jaxpr():
+  """lax.index_take runs eagerly as one library program: the values of its
+  equations op by op (indices wrapping, negative ones too), JAX's equations
+  printed under a trace, and the same values under jit."""
+  from openjax import lax   # noqa: PLC0415
+  x = np.arange(3 * 2 * 4, dtype=np.float32).reshape(3, 2, 4)
+  i = np.array([0, -1, 2, 5, -7], np.int32)
+  j = np.array([3, 4, -1, 0, 9], np.int32)
+  want = x[i % 3, :, j % 4]
+  got = lax.index_take(jnp.asarray(x), (jnp.asarray(i), jnp.asarray(j)), [0, 2])
+  _same_bits(np.asarray(got), want)
+  with jax.disable_jit():
+    _same_bits(np.asarray(lax.index_take(x, (i, j), (0, 2))), want)
+  _same_bits(np.asarray(jax.jit(lambda x, i, j: lax.index_take(x, (i, j), (0, 2)))(x, i, j)),
+             want)
+  text = str(jax.make_jaxpr(lambda x, i, j: lax.index_take(x, (i, j), (0, 2)))(x, i, j))
+  assert text.count("rem") == 4 and "concatenate[dimension=1]" in text and "gather[" in text
+  assert "pjit" not in text and "jit[" not in text
+  one = lax.index_take(jnp.asarray(x), (jnp.asarray(i),), (0,))
+  _same_bits(np.asarray(one), x[i % 3])
