@@ -72,3 +72,33 @@ def test_index_take_eager_program_values_and_jaxpr():
   assert "pjit" not in text and "jit[" not in text
   one = lax.index_take(jnp.asarray(x), (jnp.asarray(i),), (0,))
   _same_bits(np.asarray(one), x[i % 3])
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128], ids=str)
+def test_complex_atan2_of_real_valued_operands(dtype):
+  """Complex atan2 of operands whose imaginary parts are zeros (of either
+  sign) skips their terms: the bits of the general by-parts path (run with
+  one more element whose imaginary part is not zero), edges included; the
+  real part is arctan2 of the real parts; jit gives the same values."""
+  from openjax import lax   # noqa: PLC0415
+  from openjax._src.primitives.elementwise.transcendental import _complex_atan2_by_parts
+  ft = np.finfo(dtype).dtype
+  rng = np.random.default_rng(4)
+  edges = np.array([0, -0.0, 1, -1, np.inf, -np.inf, np.nan, 1e-30, -2.5, 0.5], ft)
+  a = (3 * rng.standard_normal(1200)).astype(ft)
+  c = (3 * rng.standard_normal(1200)).astype(ft)
+  a[:100], c[:100] = np.repeat(edges, 10), np.tile(edges, 10)
+  for sign in (0.0, -0.0):
+    x, y = np.empty(1200, dtype), np.empty(1200, dtype)
+    x.real, x.imag, y.real, y.imag = a, sign, c, sign
+    with np.errstate(all="ignore"):
+      got = (np.asarray(lax.atan2(jnp.asarray(x), jnp.asarray(y))) if dtype == np.complex64
+             else _complex_atan2_by_parts(x, y))   # (complex128 needs x64 through lax)
+      general = _complex_atan2_by_parts(np.append(x, dtype(1 + 1j)), np.append(y, dtype(1)))
+    _same_bits(got, general[:-1])
+    # (tiny operands: x^2 + y^2 underflows, the formula's NaN, as JAX's)
+    ok = np.isfinite(a) & np.isfinite(c) & (np.abs(a) > 1e-15) & (np.abs(c) > 1e-15)
+    np.testing.assert_array_equal(got.real[ok], np.arctan2(a, c)[ok])
+    if dtype == np.complex64:
+      np.testing.assert_allclose(np.asarray(jax.jit(lax.atan2)(x, y))[ok], got[ok],
+                                 rtol=1e-5, atol=1e-6)
