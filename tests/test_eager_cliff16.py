@@ -102,3 +102,46 @@ def test_complex_atan2_of_real_valued_operands(dtype):
     if dtype == np.complex64:
       np.testing.assert_allclose(np.asarray(jax.jit(lax.atan2)(x, y))[ok], got[ok],
                                  rtol=1e-5, atol=1e-6)
+
+
+def _integer_pow_reference(x, y):
+  # square-and-multiply with a fresh array per product (the kernel before)
+  if y == 0:
+    return np.ones_like(x)
+  acc, base, n = None, x, abs(y)
+  while n:
+    if n & 1:
+      acc = base if acc is None else acc * base
+    n >>= 1
+    if n:
+      base = base * base
+  return np.asarray(1, x.dtype) / acc if y < 0 else acc
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32, np.uint8, np.complex64],
+                         ids=str)
+def test_integer_pow_in_place_products_same_bits_input_kept(dtype):
+  """integer_pow's products after the first reuse the call's own buffers:
+  the same bits for every exponent, the operand (also strided or 0-d)
+  never written, eagerly and under jit."""
+  from openjax import lax   # noqa: PLC0415
+  from openjax._src.primitives.elementwise.arithmetic import _integer_pow
+  rng = np.random.default_rng(6)
+  x = (3 * rng.standard_normal(600)).astype(dtype) if dtype != np.complex64 else \
+      (rng.standard_normal(600) + 1j * rng.standard_normal(600)).astype(dtype)
+  if dtype in (np.float32, np.float16):
+    x[:6] = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-3], dtype)
+  for y in range(-7, 34):
+    if y < 0 and np.dtype(dtype).kind in "iu":
+      continue
+    for v in (x, x.reshape(20, 30)[:, ::4], x[:1].reshape(())):
+      before = v.copy()
+      with np.errstate(all="ignore"):
+        got, want = _integer_pow(v, y=y), _integer_pow_reference(v, y)
+      _same_bits(np.asarray(got), np.asarray(want))
+      _same_bits(v, before)
+  with np.errstate(all="ignore"):
+    want = _integer_pow_reference(x, 3)
+  _same_bits(np.asarray(lax.integer_pow(jnp.asarray(x), 3)), want)
+  np.testing.assert_allclose(np.asarray(jax.jit(lambda v: lax.integer_pow(v, 3))(x)), want,
+                             rtol=1e-3 if dtype == np.float16 else 1e-6)

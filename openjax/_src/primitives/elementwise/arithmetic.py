@@ -246,12 +246,24 @@ def _integer_pow(x, *, y):
   if y == 0:
     return np.ones_like(x)
   acc, base, n = None, x, -y if y < 0 else y
+  # Products after the first write into the buffers this call made (the
+  # same products, one fresh array instead of two or more: x**3 of 1e6
+  # float32 in custom_root's Newton steps); NumPy scalars (0-d) as before.
+  inplace = type(x) is np.ndarray and x.ndim > 0
   while n:                          # square-and-multiply, like XLA's expansion
     if n & 1:
-      acc = base if acc is None else acc * base
+      if acc is None:
+        acc = base
+      elif inplace and base is not x and not n >> 1:   # base's last use
+        acc = np.multiply(acc, base, out=base)
+      elif inplace and acc is not x and acc is not base:
+        acc = np.multiply(acc, base, out=acc)
+      else:
+        acc = acc * base
     n >>= 1
     if n:
-      base = base * base
+      base = np.multiply(base, base, out=base) if (
+          inplace and base is not x and base is not acc) else base * base
   return np.asarray(1, x.dtype) / acc if y < 0 else acc
 
 
