@@ -145,3 +145,30 @@ def test_integer_pow_in_place_products_same_bits_input_kept(dtype):
   _same_bits(np.asarray(lax.integer_pow(jnp.asarray(x), 3)), want)
   np.testing.assert_allclose(np.asarray(jax.jit(lambda v: lax.integer_pow(v, 3))(x)), want,
                              rtol=1e-3 if dtype == np.float16 else 1e-6)
+
+
+def test_flatnonzero_eager_host_flatten():
+  """flatnonzero of an eager Array flattens its host value (no reshape
+  bind): NumPy's indices, padded with 0 or fill_value to ``size``; n-d NumPy
+  inputs flatten too (lists raise, as JAX's); the same values under jit."""
+  x = np.array([[0, 3, 0], [7, 0, 1]], np.uint8)
+  f = np.array([[0.0, -0.0, np.nan], [1.0, 0.0, -2.0]], np.float32)
+  for v in (x, f, np.array(5, np.int32), np.zeros((0, 3), np.float32)):
+    found = np.flatnonzero(v)
+    for size, fill in ((4, None), (1, None), (6, -1), (None, None)):
+      got = jnp.flatnonzero(jnp.asarray(v), size=size, fill_value=fill)
+      n = found.size if size is None else size
+      # (an empty operand gives zeros whatever the fill, as JAX's nonzero)
+      want = np.full(n, 0 if fill is None or not v.size else fill, np.int32)
+      want[:min(n, found.size)] = found[:n]
+      assert got.dtype == np.int32 and got.shape == want.shape
+      np.testing.assert_array_equal(np.asarray(got), want)
+      np.testing.assert_array_equal(np.asarray(jnp.flatnonzero(v, size=size, fill_value=fill)),
+                                    want)
+      if size is not None and v.size:
+        jitted = jax.jit(lambda a, s=size, fv=fill: jnp.flatnonzero(a, size=s, fill_value=fv))
+        np.testing.assert_array_equal(np.asarray(jitted(v)), want)
+  with pytest.raises(TypeError, match="flatnonzero requires ndarray"):
+    jnp.flatnonzero([[0, 1], [2, 0]])
+  text = str(jax.make_jaxpr(lambda a: jnp.flatnonzero(a, size=3))(x))
+  assert "reshape" in text
