@@ -172,3 +172,29 @@ def test_flatnonzero_eager_host_flatten():
     jnp.flatnonzero([[0, 1], [2, 0]])
   text = str(jax.make_jaxpr(lambda a: jnp.flatnonzero(a, size=3))(x))
   assert "reshape" in text
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32, np.int8,
+                                   np.uint8, np.complex64, "bfloat16"], ids=str)
+def test_integer_pow_eval_kernel_matches_the_impl(dtype):
+  """integer_pow's eager kernel (the impl's function without its wrappers):
+  the impl's bits and dtype, 0-d operands, no warnings on 0 ** -1."""
+  import warnings   # noqa: PLC0415
+  from openjax import lax   # noqa: PLC0415
+  from openjax._src.primitives.elementwise.arithmetic import integer_pow_p
+  dt = jnp.dtype(dtype)
+  rng = np.random.default_rng(8)
+  x = (5 * rng.standard_normal(64)).astype(dt) if dt.kind != "c" else \
+      (rng.standard_normal(64) + 1j * rng.standard_normal(64)).astype(dt)
+  if dt.kind == "f" or dt == jnp.bfloat16:
+    x[:4] = np.array([0.0, -0.0, np.inf, np.nan]).astype(dt)
+  for y in (-3, -1, 0, 1, 2, 3, 4, 7, 31):
+    if y < 0 and dt.kind in "iu":
+      continue
+    for v in (x, x[:1].reshape(())):
+      with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = lax.integer_pow(jnp.asarray(v), y)
+      want, = integer_pow_p.impl(v, y=y)
+      assert got.dtype == want.dtype == dt and got.shape == v.shape
+      _same_bits(np.asarray(got), np.asarray(want))

@@ -270,6 +270,17 @@ def _integer_pow(x, *, y):
 integer_pow_p = unop("integer_pow", fl(_integer_pow), NUM, lower=integer_pow_rule)
 
 
+@integer_pow_p.def_eval_kernel
+def _integer_pow_eval_kernel(x, *, y):
+  # The impl's square-and-multiply without its three wrappers (the eval
+  # trace casts the result and silences warnings): jnp.power(i32[1e3], 4)
+  # ~15 -> ~11 us. ml_dtypes floats keep the impl's float32 round trip, 0-d
+  # operands its warnings off (NumPy warns of integer scalars' overflow).
+  if x.dtype in dtypes.custom_float_dtypes or not x.shape:
+    return None
+  return lambda v: _integer_pow(v, y=y)
+
+
 def integer_pow(x, y: int):
   """Elementwise power with a static integer exponent: x**y."""
   return integer_pow_p.bind1(x, y=int(y))
