@@ -98,3 +98,25 @@ def test_nanmin_nanmax_of_large_arrays():
   assert float(jnp.nanmax(a)) == np.nanmax(a)
   a[:] = np.nan
   assert np.isnan(float(jnp.nanmin(a)))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.float32], ids=str)
+def test_one_window_gather_is_a_fresh_copy_in_output_order(dtype):
+  """``x[1:, i]`` / ``x[i, 1:]`` with ``i`` of shape (1,): one window, copied
+  once (not np.stack) into the output's layout; out of bounds clamps, or
+  fills with mode='fill'; the same values under jit."""
+  import openjax as jax   # noqa: PLC0415
+  x = np.arange(37 * 29).astype(dtype).reshape(37, 29)
+  xa = jnp.asarray(x)
+  for i in (np.array([2], np.int32), np.array([-1], np.int32), np.array([40], np.int32)):
+    ia = jnp.asarray(i)
+    want = x[1:, np.clip(np.where(i < 0, i + 29, i), 0, 28)]
+    got = xa[1:, ia]
+    _same_bits(np.asarray(got), want)
+    assert got.shape == (36, 1) and np.asarray(got).flags.c_contiguous
+    assert not np.shares_memory(np.asarray(got), np.asarray(xa))
+    _same_bits(np.asarray(jax.jit(lambda x, i: x[1:, i])(xa, ia)), want)
+    rows = xa[ia, 1:]
+    _same_bits(np.asarray(rows), x[np.clip(np.where(i < 0, i + 37, i), 0, 36), 1:])
+  filled = xa.at[1:, jnp.asarray(np.array([40], np.int32))].get(mode="fill", fill_value=-7)
+  _same_bits(np.asarray(filled), np.full((36, 1), -7, dtype))

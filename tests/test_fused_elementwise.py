@@ -129,6 +129,25 @@ def test_fmax_fmin_fused_give_the_bits_of_jax_equations(dtype, name):
   _same_bits(fn(c, d), _op_by_op(fn, c, d))
 
 
+@pytest.mark.parametrize("dtype", _FLOATS, ids=str)
+@pytest.mark.parametrize("name", ["fmax", "fmin"])
+def test_fmax_fmin_zero_ties_without_nans_large(dtype, name):
+  """Past the select size, zero results without NaNs take np.fmax's value
+  with the +-0 ties set to b's bits by index (np.fmax's sign of a tie
+  varies along an array); C- and F-ordered operands, a broadcast row."""
+  fn = getattr(jnp, name)
+  rng = np.random.default_rng(7)
+  n = 3 * 4099
+  a = rng.choice(np.array([0.0, -0.0, 1.5, -2.0, np.inf, -np.inf], dtype), n)
+  b = rng.choice(np.array([0.0, -0.0, 0.5, -1.0, -np.inf], dtype), n)
+  _same_bits(fn(a, b), _op_by_op(fn, a, b))
+  _same_bits(fn(b, a), _op_by_op(fn, b, a))
+  af, bf = np.asfortranarray(a.reshape(4099, 3)), np.asfortranarray(b.reshape(4099, 3))
+  _same_bits(fn(af, bf), _op_by_op(fn, af, bf))
+  _same_bits(fn(a.reshape(4099, 3), bf[:1]), _op_by_op(fn, a.reshape(4099, 3), bf[:1]))
+  _same_bits(jax.jit(fn)(a, b), _op_by_op(fn, a, b))
+
+
 def test_fmax_fused_float64(x64):
   a, b = _pairs(np.float64)
   _same_bits(jnp.fmax(a, b), _op_by_op(jnp.fmax, a, b))

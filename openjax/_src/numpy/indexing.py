@@ -434,10 +434,10 @@ def nonzero(a, *, size: int | None = None, fill_value=None):
 
 
 def flatnonzero(a, *, size: int | None = None, fill_value=None):
-  """Indices of the nonzero elements of the flattened ``a``."""
-  a = util.ensure_arraylike("flatnonzero", a)
-  return nonzero(_reshape(a, (int(np.prod(np.shape(a))),)), size=size,
-                 fill_value=fill_value)[0]
+  """Indices of the nonzero elements of the flattened ``a`` (eager: flattened on the host)."""
+  a = a._value if type(a) is Array else util.ensure_arraylike("flatnonzero", a)
+  a = a.reshape(-1) if type(a) is np.ndarray else _reshape(a, (int(np.prod(np.shape(a))),))
+  return nonzero(a, size=size, fill_value=fill_value)[0]
 
 
 def argwhere(a, *, size: int | None = None, fill_value=None):
