@@ -270,6 +270,16 @@ def _integer_pow(x, *, y):
 integer_pow_p = unop("integer_pow", fl(_integer_pow), NUM, lower=integer_pow_rule)
 
 
+def integer_pow(x, y: int):
+  """Elementwise power with a static integer exponent: x**y."""
+  return integer_pow_p.bind1(x, y=int(y))
+
+
+def reciprocal(x):
+  """Elementwise reciprocal: 1 / x."""
+  return integer_pow(x, -1)
+
+
 @integer_pow_p.def_eval_kernel
 def _integer_pow_eval_kernel(x, *, y):
   # The impl's square-and-multiply without its three wrappers (the eval
@@ -279,16 +289,6 @@ def _integer_pow_eval_kernel(x, *, y):
   if x.dtype in dtypes.custom_float_dtypes or not x.shape:
     return None
   return lambda v: _integer_pow(v, y=y)
-
-
-def integer_pow(x, y: int):
-  """Elementwise power with a static integer exponent: x**y."""
-  return integer_pow_p.bind1(x, y=int(y))
-
-
-def reciprocal(x):
-  """Elementwise reciprocal: 1 / x."""
-  return integer_pow(x, -1)
 
 
 integer_pow_p.def_sharding_rule(elementwise_rule("integer_pow"))
