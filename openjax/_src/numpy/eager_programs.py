@@ -12,11 +12,12 @@ needs a concrete value, such as ``unique`` without ``size``) runs inline:
 from __future__ import annotations
 
 import functools
+import inspect
 
 from openjax._src.core import eval_trace, trace_state
 from openjax._src.numpy import util
 
-__all__ = ["eager_program", "eager_program_when"]
+__all__ = ["eager_program", "eager_program_if", "eager_program_when", "sequence_program"]
 
 
 def eager_program(*, static_argnames=()):
@@ -50,5 +51,47 @@ def eager_program_when(test):
         return program(*args)
       return fun(*args)
     call.program = program
+    return call
+  return wrap
+
+
+
+
+def sequence_program(fun, static_argnames=()):
+  """``fun(seq, **static)`` (a join: ``seq`` a list or tuple of Arrays, or
+  one Array; the others static and hashable) as one library program, called
+  the same way. The program takes the list's Arrays as separate arguments
+  and the others by keyword, so a repeated call takes the library call's
+  last-call slot (a list argument is keyed anew per call: ~3 us)."""
+  def flat(*arrays, sequence_type, **static):
+    return fun(arrays[0] if sequence_type is None else sequence_type(arrays), **static)
+  flat.__name__ = fun.__name__
+  program = util.jit(flat, static_argnames=("sequence_type",) + tuple(static_argnames))
+
+  def run(seq, **static):
+    t = type(seq)
+    if t is list or t is tuple:
+      return program(*seq, sequence_type=t, **static)
+    return program(seq, sequence_type=None, **static)
+  return run
+
+
+def eager_program_if(test, *, static_argnames=()):
+  """Decorator for the joins (the stacks), whose first argument is a list or
+  tuple of arrays (or one array) and whose others are static: eager calls
+  for which ``test(*args, **kwargs)`` holds (a cheap look at the arguments'
+  types: Arrays) run as one ``sequence_program``, the others and traced
+  calls as the function itself."""
+  def wrap(fun):
+    names = tuple(inspect.signature(fun).parameters)[1:]
+    run = sequence_program(fun, static_argnames)
+
+    @functools.wraps(fun)
+    def call(seq, *args, **kwargs):
+      if trace_state.trace is eval_trace and test(seq, *args, **kwargs):
+        if args:
+          kwargs.update(zip(names, args))
+        return run(seq, **kwargs)
+      return fun(seq, *args, **kwargs)
     return call
   return wrap
