@@ -168,6 +168,46 @@ def repeat(a, repeats, axis: int | None = None, *, total_repeat_length: int | No
   """Repeat each element of ``a`` ``repeats`` times along ``axis`` (the
   flattened array when None). Under ``jit`` an array of repeats needs a static
   ``total_repeat_length``."""
+  if (type(a) is Array and out_sharding is None and trace_state.trace is eval_trace
+      and (axis is None or type(axis) is int)
+      and (total_repeat_length is None or type(total_repeat_length) is int)):
+    # Eager calls with static counts: one library program of the 2-3 binds
+    # (ravel, broadcast, reshape; a gather for counts per element), ~4.5 us
+    # a bind against ~0.6 a step (repeat 30 -> 10 us; an array of counts
+    # 77 -> 11). A NumPy array of counts is keyed by its values.
+    t = type(repeats)
+    if t is int and repeats >= 0:
+      return _repeat_program(a, repeats, axis, total_repeat_length)
+    if t is np.ndarray and repeats.dtype.kind in "iu" and repeats.size <= _KEYED_COUNTS:
+      counts = _Counts(repeats.tobytes(), repeats.dtype.str, repeats.shape)
+      return _repeat_program(a, counts, axis, total_repeat_length)
+  return _repeat(a, repeats, axis, total_repeat_length)
+
+
+#: NumPy arrays of counts up to this size key the eager repeat program.
+_KEYED_COUNTS = 64
+
+
+class _Counts(NamedTuple):
+  """A NumPy array of repeat counts as a static argument (its bytes)."""
+  data: bytes
+  dtype: str
+  shape: tuple
+
+  def value(self) -> np.ndarray:
+    return np.frombuffer(self.data, np.dtype(self.dtype)).reshape(self.shape)
+
+
+def _repeat_static(a, repeats, axis, total_repeat_length):
+  if type(repeats) is _Counts:
+    repeats = repeats.value()
+  return _repeat(a, repeats, axis, total_repeat_length)
+
+
+_repeat_program = util.jit(_repeat_static, static_argnums=(1, 2, 3))
+
+
+def _repeat(a, repeats, axis, total_repeat_length):
   if isinstance(repeats, int) or (util.is_arraylike(repeats) and not np.shape(repeats)
                                   and not isinstance(repeats, Tracer)):
     util.check_arraylike("repeat", a)
