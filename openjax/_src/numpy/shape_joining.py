@@ -320,7 +320,9 @@ def unstack(x, /, *, axis: int = 0) -> tuple:
     raise ValueError("Unstack requires arrays with rank > 0, however a scalar array was passed.")
   # One unstack primitive, as JAX's jaxpr has it (a split and a squeeze per
   # slice cost ~8 us a slice eager).
-  return tuple(as_array(t) for t in lax.unstack(x, canonicalize_axis(axis, x.ndim)))
+  # (lax.unstack's results are Arrays or tracers already: no per-slice
+  # ``as_array``, ~0.4 us a slice: 1732 slices 2.1 -> 1.4 ms)
+  return lax.unstack(x, canonicalize_axis(axis, x.ndim))
 
 
 # --------------------------------------------------------------------- block
