@@ -706,7 +706,7 @@ def _run(primitive, kernel, lean, quiet, out_avals, vals, params) -> list:
     if len(outs) == 1:   # most primitives: no loop
       result = [_concrete_result(outs[0], out_avals[0])]
     else:
-      result = [_concrete_result(o, a) for o, a in zip(outs, out_avals)]
+      result = _concrete_results(outs, out_avals)
   if not eager_config.flags_ok and (config.read("jax_debug_nans")
                                    or config.read("jax_debug_infs")):
     _check_nans(primitive, result)
