@@ -98,6 +98,13 @@ _CASES = [
     ("full array fill bool", lambda v: jnp.full((2, 3), v, dtype=jnp.complex64), (_V > 0,)),
     ("full_like array fill", lambda x, v: jnp.full_like(x, v), (_F, _I)),
     ("full_like array fill shape", lambda x, v: jnp.full_like(x, v, shape=(4, 3)), (_B, _V)),
+    ("eye numpy offset", lambda k: jnp.eye(3, 4, k=k), (np.int32(1),)),
+    ("eye array offset", lambda k: jnp.eye(3, k=k, dtype=jnp.int8), (jnp.asarray(np.int32(-2)),)),
+    ("eye far offset", lambda k: jnp.eye(2, 3, k=k, dtype=bool), (np.int64(-7),)),
+    ("eye uint8 offset", lambda k: jnp.eye(3, k=k, dtype=jnp.bfloat16), (np.uint8(1),)),
+    ("tri numpy offset", lambda k: jnp.tri(3, 4, k=k, dtype=jnp.int32), (np.int32(-1),)),
+    ("tri array offset", lambda k: jnp.tri(3, k=k), (jnp.asarray(np.int32(2)),)),
+    ("tri empty", lambda k: jnp.tri(0, 3, k=k, dtype=jnp.float16), (np.int16(1),)),
     ("full_like weak array fill", lambda x, v: jnp.full_like(x, v, dtype=jnp.bfloat16), (_I, _WV)),
 ]
 
@@ -249,3 +256,18 @@ def test_unstack_makes_each_slice_once(monkeypatch):
   got = jnp.unstack(x)
   assert len(got) == 5 and all(np.asarray(g).tobytes() == np.asarray(x)[i].tobytes()
                                for i, g in enumerate(got))
+
+
+@pytest.mark.parametrize("f", [
+    lambda: jnp.full((2,), _S, dtype=np.float64),
+    lambda: jnp.vstack([_V, _F], dtype=np.int64),
+    lambda: jnp.stack([_V, _V], dtype=np.complex128),
+    lambda: jnp.eye(3, k=np.int32(1), dtype=np.float64),
+    lambda: jnp.tri(3, k=np.int32(1), dtype=np.uint64),
+])
+def test_truncation_warnings_on_every_call(f):
+  # Without x64 a 64-bit dtype warns on each call (a program would warn once,
+  # at its trace): those calls keep the op-by-op path.
+  for _ in range(2):
+    with pytest.warns(UserWarning, match="truncated"):
+      f()

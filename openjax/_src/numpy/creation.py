@@ -22,6 +22,7 @@ from openjax._src.core.mesh import get_concrete_mesh
 from openjax._src.core.sharding import NamedSharding, PartitionSpec, traced_out_sharding
 from openjax._src.core.trace import eager_config
 from openjax._src.numpy import util
+from openjax._src.numpy.eager_programs import quiet_dtype
 from openjax._src.primitives.base.util import is_int_tuple
 from openjax._src.primitives.collectives.varying import pvary
 from openjax._src.runtime.transfer import device_put
@@ -404,7 +405,8 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None,
   """An array of ``shape`` filled with ``fill_value`` (broadcast when it is an
   array); the dtype defaults to the fill value's, weak for Python scalars."""
   if (type(fill_value) is Array and device is None and out_sharding is None
-      and (type(shape) is int or is_int_tuple(shape)) and _eager_on_one_device(fill_value)):
+      and (type(shape) is int or is_int_tuple(shape)) and _eager_on_one_device(fill_value)
+      and quiet_dtype(dtype)):
     # An eager Array fill: its cast and broadcast as one library program
     # (the front end's checks and ~4.5 us a bind against ~0.6 a step:
     # full((2,), f32 scalar, dtype=int32) 48 -> 12 us, an array fill 29 -> 10).

@@ -14,10 +14,14 @@ from __future__ import annotations
 import functools
 import inspect
 
+import numpy as np
+
+from openjax._src import dtypes
 from openjax._src.core import eval_trace, trace_state
 from openjax._src.numpy import util
 
-__all__ = ["eager_program", "eager_program_if", "eager_program_when", "sequence_program"]
+__all__ = ["eager_program", "eager_program_if", "eager_program_when", "quiet_dtype",
+           "sequence_program"]
 
 
 def eager_program(*, static_argnames=()):
@@ -95,3 +99,16 @@ def eager_program_if(test, *, static_argnames=()):
       return fun(seq, *args, **kwargs)
     return call
   return wrap
+
+
+def quiet_dtype(dtype) -> bool:
+  """Whether ``dtype`` (an argument a program would take as static) is None
+  or a dtype-like that needs no x64 truncation warning: that warning is
+  given on every call, a program's trace would give it once."""
+  if dtype is None or (isinstance(dtype, type) and dtype in dtypes.python_scalar_dtypes):
+    return True
+  try:
+    dt = np.dtype(dtype)
+  except TypeError:
+    return False
+  return dtypes.canonicalize_dtype(dt) == dt

@@ -13,7 +13,7 @@ from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.core import Array, Tracer, concrete_or_error, eval_trace, trace_state
 from openjax._src.numpy import util
-from openjax._src.numpy.eager_programs import eager_program_if, sequence_program
+from openjax._src.numpy.eager_programs import eager_program_if, quiet_dtype, sequence_program
 from openjax._src.numpy.shape_reshaping import (
     as_array, atleast_1d, atleast_2d, atleast_3d, atleast_nd, expand_dims, index_tuple, moveaxis, ravel, take_static)
 from openjax._src.numpy.util import (canonicalize_axis, check_arraylike, ensure_arraylike,
@@ -43,13 +43,14 @@ def _rows(x) -> list:
   return [lax.index_in_dim(x, i, 0, keepdims=False) for i in range(x.shape[0])]
 
 
-def _arrays_in(tup, *_, **__) -> bool:
+def _arrays_in(tup, dtype=None) -> bool:
   """Whether ``tup`` is an Array or a non-empty list/tuple of Arrays: the
   eager calls a join runs as one library program. Its 2-5 binds cost ~4.5
   us each; the program ~4.5 us plus ~0.6 a step (column_stack of a vector
   and a matrix 29 -> 16 us, hstack 22 -> 12, dstack 20 -> 11)."""
   t = type(tup)
-  return t is Array or ((t is list or t is tuple) and len(tup) > 0 and _all_arrays(tup))
+  return (t is Array or ((t is list or t is tuple) and len(tup) > 0 and _all_arrays(tup))) \
+      and quiet_dtype(dtype)
 
 
 def _converts(arrays) -> bool:
@@ -170,14 +171,14 @@ def _stack(arrays, axis, out, dtype, as_program: bool):
     raise NotImplementedError("The 'out' argument to jnp.stack is not supported.")
   eager = as_program and trace_state.trace is eval_trace
   if _is_single_array(arrays):
-    if eager and type(arrays) is Array:   # an expand_dims and a concatenate
+    if eager and type(arrays) is Array and quiet_dtype(dtype):   # expand_dims, concatenate
       return _stack_program(arrays, axis=axis, dtype=dtype)
     arrays = ensure_arraylike("stack", arrays)
     axis = canonicalize_axis(axis, arrays.ndim)
     return concatenate(expand_dims(arrays, axis + 1), axis=axis, dtype=dtype)
   t = type(arrays)
   if (t is list or t is tuple) and _all_arrays(arrays):   # most calls: nothing to check
-    if eager and (dtype is not None or _converts(arrays)):
+    if eager and (dtype is not None or _converts(arrays)) and quiet_dtype(dtype):
       return _stack_program(arrays, axis=axis, dtype=dtype)   # casts and the stack: one program
     shapes = [a.shape for a in arrays]
   else:
