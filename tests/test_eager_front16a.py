@@ -105,6 +105,9 @@ _CASES = [
     ("tri numpy offset", lambda k: jnp.tri(3, 4, k=k, dtype=jnp.int32), (np.int32(-1),)),
     ("tri array offset", lambda k: jnp.tri(3, k=k), (jnp.asarray(np.int32(2)),)),
     ("tri empty", lambda k: jnp.tri(0, 3, k=k, dtype=jnp.float16), (np.int16(1),)),
+    ("diagflat", lambda v: jnp.diagflat(v, -1), (_a((2, 2)),)),
+    ("diagflat weak 0-d", lambda v: jnp.diagflat(v, 2), (_W,)),
+    ("diagflat complex", lambda v: jnp.diagflat(v), (_C,)),
     ("full_like weak array fill", lambda x, v: jnp.full_like(x, v, dtype=jnp.bfloat16), (_I, _WV)),
 ]
 
