@@ -108,6 +108,20 @@ _CASES = [
     ("diagflat", lambda v: jnp.diagflat(v, -1), (_a((2, 2)),)),
     ("diagflat weak 0-d", lambda v: jnp.diagflat(v, 2), (_W,)),
     ("diagflat complex", lambda v: jnp.diagflat(v), (_C,)),
+    ("insert", lambda x: jnp.insert(x, 1, 9), (_I,)),
+    ("insert indices", lambda x, v: jnp.insert(x, np.array([3, 0, 3]), v), (_V, _V)),
+    ("insert axis", lambda x, v: jnp.insert(x, -1, v, axis=1), (_F, _a((2,)))),
+    ("insert slice", lambda x: jnp.insert(x, slice(0, 2), 0.5, axis=0), (_F,)),
+    ("insert negative zero", lambda x: jnp.insert(x, 2, -0.0), (_V,)),
+    ("insert nan", lambda x: jnp.insert(x, np.int64(0), float("nan")), (_H,)),
+    ("insert complex", lambda x: jnp.insert(x, 1, 1 - 2j, axis=1), (_C,)),
+    ("insert numpy value", lambda x: jnp.insert(x, 0, np.float16(-0.0)), (_BF,)),
+    ("insert weak", lambda x: jnp.insert(x, 1, 7), (_WV,)),
+    ("delete", lambda x: jnp.delete(x, 1), (_I,)),
+    ("delete indices", lambda x: jnp.delete(x, np.array([0, 2]), axis=1), (_F,)),
+    ("delete slice", lambda x: jnp.delete(x, slice(None, None, 2)), (_B,)),
+    ("delete mask", lambda x: jnp.delete(x, np.array([True, False, True]), axis=0), (_a((3, 2)),)),
+    ("delete empty", lambda x: jnp.delete(x, np.array([], np.int32)), (_C,)),
     ("full_like weak array fill", lambda x, v: jnp.full_like(x, v, dtype=jnp.bfloat16), (_I, _WV)),
 ]
 
@@ -203,6 +217,11 @@ def test_one_bind_joins_stay_binds(monkeypatch):
     (lambda: jnp.full((2, 2), _V), ValueError, "broadcast"),
     (lambda: jnp.tile(_V, (2, -1)), ValueError, "nonnegative"),
     (lambda: jnp.reshape(_F, (4, 2), order="F"), TypeError, "cannot reshape"),
+    (lambda: jnp.insert(_V, 2, 2 ** 40), OverflowError, "too large"),
+    (lambda: jnp.insert(_V, np.array([[1]]), 1.0), ValueError, "one-dimensional"),
+    (lambda: jnp.delete(_V, 7), np.exceptions.AxisError, "out of bounds"),
+    (lambda: jnp.delete(_V, np.array([1.5])), ValueError, "must be integer or bool"),
+    (lambda: jnp.delete(_V, np.array([True])), ValueError, "boolean indices"),
 ])
 def test_errors_are_the_op_by_op_errors(f, error, match):
   with pytest.raises(error, match=match) as eager:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -21,7 +22,7 @@ from openjax._src.core import eval_trace, trace_state
 from openjax._src.numpy import util
 
 __all__ = ["eager_program", "eager_program_if", "eager_program_when", "quiet_dtype",
-           "sequence_program"]
+           "sequence_program", "static_key", "static_value"]
 
 
 def eager_program(*, static_argnames=()):
@@ -112,3 +113,70 @@ def quiet_dtype(dtype) -> bool:
   except TypeError:
     return False
   return dtypes.canonicalize_dtype(dt) == dt
+
+
+#: NumPy arrays up to this size may be static arguments (keyed by their bytes).
+STATIC_ARRAY_MAX = 64
+
+
+class _HostArray(NamedTuple):
+  """A small NumPy array as a hashable static argument (its bytes)."""
+  data: bytes
+  dtype: str
+  shape: tuple
+
+
+class _Slice(NamedTuple):
+  start: Any
+  stop: Any
+  step: Any
+
+
+class _Scalar(NamedTuple):
+  """A Python scalar keyed by its exact bits (0.0 and -0.0 differ, NaN
+  equals itself)."""
+  kind: type
+  bits: Any
+
+
+def static_key(obj: Any):
+  """A hashable stand-in for the static index-like argument ``obj`` of a
+  library program (an int, a slice of ints, a Python scalar, a NumPy scalar
+  or a small NumPy array of numbers), from which ``static_value`` gives back
+  an equal object; None for anything else."""
+  t = type(obj)
+  if t is int or t is bool:
+    return _Scalar(t, obj)
+  if t is float:
+    return _Scalar(t, obj.hex())
+  if t is complex:
+    return _Scalar(t, (obj.real.hex(), obj.imag.hex()))
+  if t is slice:
+    if all(v is None or type(v) is int for v in (obj.start, obj.stop, obj.step)):
+      return _Slice(obj.start, obj.stop, obj.step)
+    return None
+  if isinstance(obj, np.generic):
+    obj = np.asarray(obj)
+    key = static_key(obj)
+    return None if key is None else (np.generic, key)
+  if t is np.ndarray and obj.size <= STATIC_ARRAY_MAX and obj.dtype.kind in "biuf":
+    return _HostArray(obj.tobytes(), obj.dtype.str, obj.shape)
+  return None
+
+
+def static_value(key: Any) -> Any:
+  """The object ``static_key`` stood in for (a read-only NumPy array for
+  an array)."""
+  t = type(key)
+  if t is _Scalar:
+    if key.kind is float:
+      return float.fromhex(key.bits)
+    if key.kind is complex:
+      return complex(float.fromhex(key.bits[0]), float.fromhex(key.bits[1]))
+    return key.bits
+  if t is _Slice:
+    return slice(key.start, key.stop, key.step)
+  if t is _HostArray:
+    return np.frombuffer(key.data, np.dtype(key.dtype)).reshape(key.shape)
+  _, inner = key   # a NumPy scalar
+  return static_value(inner)[()]
