@@ -122,6 +122,12 @@ _CASES = [
     ("delete slice", lambda x: jnp.delete(x, slice(None, None, 2)), (_B,)),
     ("delete mask", lambda x: jnp.delete(x, np.array([True, False, True]), axis=0), (_a((3, 2)),)),
     ("delete empty", lambda x: jnp.delete(x, np.array([], np.int32)), (_C,)),
+    ("array_equal", jnp.array_equal, (_I, _I + 0)),
+    ("array_equal promote", jnp.array_equal, (_I, _a((3,)))),
+    ("array_equal nan", lambda a, b: jnp.array_equal(a, b, equal_nan=True), (_F, _F + 0)),
+    ("array_equal nan unequal", jnp.array_equal, (_F, _F + 0)),
+    ("array_equal complex nan", lambda a, b: jnp.array_equal(a, b, True), (_C, _C * 1)),
+    ("array_equal empty", jnp.array_equal, (_E, _E + 1)),
     ("full_like weak array fill", lambda x, v: jnp.full_like(x, v, dtype=jnp.bfloat16), (_I, _WV)),
 ]
 
