@@ -128,6 +128,13 @@ _CASES = [
     ("array_equal nan unequal", jnp.array_equal, (_F, _F + 0)),
     ("array_equal complex nan", lambda a, b: jnp.array_equal(a, b, True), (_C, _C * 1)),
     ("array_equal empty", jnp.array_equal, (_E, _E + 1)),
+    ("full_like 0-d fill", lambda x, v: jnp.full_like(x, v, shape=(2, 2)), (_V, _a(()))),
+    ("full_like nan to uint8", lambda x, v: jnp.full_like(x, v), (_a((3,), np.uint8), _NAN)),
+    ("full_like negative zero", lambda x, v: jnp.full_like(x, v), (_V, _S)),
+    ("full_like of a weak array", lambda x, v: jnp.full_like(x, v), (_WV, _a(()))),
+    ("full_like weak fill f16", lambda x, v: jnp.full_like(x, v, dtype=jnp.float16), (_V, _W)),
+    ("full_like saturates int8", lambda x, v: jnp.full_like(x, v, dtype=jnp.int8), (_V, -_BIG)),
+    ("full_like complex", lambda x, v: jnp.full_like(x, v, dtype=jnp.complex64), (_B, _S)),
     ("full_like weak array fill", lambda x, v: jnp.full_like(x, v, dtype=jnp.bfloat16), (_I, _WV)),
 ]
 

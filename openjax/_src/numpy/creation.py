@@ -524,6 +524,12 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *,
     # An eager array fill: its cast and broadcast as one library program
     # (full_like(f32[2, 3], i32[3]) 42 -> 11 us).
     return _fill_array_program(fill_value, dt, tuple(shp))
+  if (type(fill_value) is Array and device is None and out_sharding is None
+      and _eager_on_one_device(fill_value) and (type(a) is not Array or _eager_on_one_device(a))):
+    # An eager 0-d Array fill: its cast (on the host as a concrete scalar,
+    # ~10 us of checks) and broadcast as one library program, the same
+    # kernels' bits (full_like(x, f32[], shape=(2, 2)) 23 -> 9 us).
+    return _fill_scalar_program(fill_value, dt, tuple(shp), weak)
   if type(fill_value) in dtypes.python_scalar_dtypes or np.ndim(fill_value) == 0:
     return _filled_like("full_like", a, shp, fill_value, dt, weak, device, out_sharding)
   out_sharding = _like_layout(a, shp, out_sharding)
@@ -535,6 +541,8 @@ def _fill_array(value: Any, dtype: np.dtype, shape: tuple):
 
 
 _fill_array_program = util.jit(_fill_array, static_argnums=(1, 2))
+_fill_scalar_program = util.jit(lambda value, dtype, shape, weak: fill(shape, value, dtype, weak),
+                                static_argnums=(1, 2, 3))
 
 
 # ------------------------------------------------------------ host converters
