@@ -306,3 +306,27 @@ def test_truncation_warnings_on_every_call(f):
   for _ in range(2):
     with pytest.warns(UserWarning, match="truncated"):
       f()
+
+
+@pytest.mark.parametrize("shape,reps,dtype", [
+    ((3,), (2,), np.int32), ((1, 1, 3), (2, 1, 2), np.float32), ((2, 2), (1, 2), np.uint32),
+    ((2, 3), (3, 1), ml_dtypes.bfloat16), ((1, 1), (2, 2), bool), ((2, 0), (2, 3), np.float32),
+    ((2, 3), (1, 1), np.float16), ((40, 30), (2, 2), np.float32), ((2, 3), (0, 2), np.int8),
+    ((2,), (1000,), np.complex64), ((2, 2), (16, 16), np.float32)])
+def test_tile_kernel_is_the_impl(shape, reps, dtype):
+  # Small tiles by one np.concatenate per repeated axis: the impl's bits.
+  from openjax._src.primitives.shape.shape import _tile_eval_kernel, _tile_impl
+  from openjax._src.core.avals import ShapedArray
+  v = np.asarray(_a(shape, dtype))
+  got = jax.lax.tile(jnp.asarray(v), reps)
+  want = _tile_impl(v, reps=reps)[0]
+  assert got.shape == want.shape and got.dtype == want.dtype
+  assert np.asarray(got).tobytes() == want.tobytes()
+  kernel = _tile_eval_kernel(ShapedArray(shape, np.dtype(dtype)), reps=reps)
+  if shape == (1, 1, 3):
+    assert kernel is not None and kernel(v).tobytes() == want.tobytes()
+  if reps in ((1000,), (1, 1), (0, 2)):
+    assert kernel is None
+  wide = np.complex128 if want.dtype.kind == "c" else np.float64   # (bfloat16 NaNs compare)
+  np.testing.assert_array_equal(
+      np.asarray(jax.jit(lambda x: jax.lax.tile(x, reps))(v)).astype(wide), want.astype(wide))
