@@ -121,15 +121,17 @@ def _concatenate(arrays, axis, dtype, as_program: bool):
     # one concatenate (casts, the reshapes of axis=None) runs as one library
     # program: ~4.5 us a bind against ~0.6 a step (concatenate_promote 14 ->
     # 10 us, with dtype= 33 -> 14, axis=None 25 -> 10).
-    if as_program and trace_state.trace is eval_trace and _binds_more(arrays, axis, dtype):
+    eager = as_program and trace_state.trace is eval_trace
+    if eager and _binds_more(arrays, axis, dtype):
       return _concatenate_program(arrays, axis=axis, dtype=dtype)
     if axis is None:   # ravel each (math.prod: an aval's size costs ~5 us)
       arrays = [a if a.ndim == 1 else lax.reshape(a, (math.prod(a.shape),)) for a in arrays]
       axis = 0
     ndim = arrays[0].ndim
     if type(axis) is int and -ndim <= axis < ndim:
-      arrays = promote_dtypes(*arrays) if dtype is None else [
-          lax._convert_element_type(a, dtype) for a in arrays]
+      if not eager:   # (eager: nothing to cast, ``_binds_more`` saw)
+        arrays = promote_dtypes(*arrays) if dtype is None else [
+            lax._convert_element_type(a, dtype) for a in arrays]
       return lax.concatenate(arrays, axis % ndim)
   if _is_single_array(arrays):
     if as_program and type(arrays) is Array and trace_state.trace is eval_trace:
