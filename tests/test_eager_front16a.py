@@ -135,6 +135,12 @@ _CASES = [
     ("full_like weak fill f16", lambda x, v: jnp.full_like(x, v, dtype=jnp.float16), (_V, _W)),
     ("full_like saturates int8", lambda x, v: jnp.full_like(x, v, dtype=jnp.int8), (_V, -_BIG)),
     ("full_like complex", lambda x, v: jnp.full_like(x, v, dtype=jnp.complex64), (_B, _S)),
+    ("block", lambda a, b: jnp.block([[a, b], [b, a]]), (_a((2, 2)), _a((2, 2), np.int32))),
+    ("block 1-d", lambda a, b: jnp.block([a, b, a]), (_I, _V)),
+    ("block rank", lambda a, b: jnp.block([[a], [b]]), (_V, _F)),
+    ("block weak", lambda a, b: jnp.block([[a, b]]), (_WV, _a((3,), np.float16))),
+    ("block 3 deep", lambda a: jnp.block([[[a, a]], [[a, a]]]), (_C,)),
+    ("block one", lambda a: jnp.block([a]), (_S,)),
     ("full_like weak array fill", lambda x, v: jnp.full_like(x, v, dtype=jnp.bfloat16), (_I, _WV)),
 ]
 
@@ -231,6 +237,9 @@ def test_one_bind_joins_stay_binds(monkeypatch):
     (lambda: jnp.tile(_V, (2, -1)), ValueError, "nonnegative"),
     (lambda: jnp.reshape(_F, (4, 2), order="F"), TypeError, "cannot reshape"),
     (lambda: jnp.insert(_V, 2, 2 ** 40), OverflowError, "too large"),
+    (lambda: jnp.block([[_F], _F]), ValueError, "Mismatched list depths"),
+    (lambda: jnp.block([_F, []]), ValueError, "empty list"),
+    (lambda: jnp.block([_F, _a((1, 2))]), TypeError, "Cannot concatenate"),
     (lambda: jnp.insert(_V, np.array([[1]]), 1.0), ValueError, "one-dimensional"),
     (lambda: jnp.delete(_V, 7), np.exceptions.AxisError, "out of bounds"),
     (lambda: jnp.delete(_V, np.array([1.5])), ValueError, "must be integer or bool"),
@@ -330,3 +339,8 @@ def test_tile_kernel_is_the_impl(shape, reps, dtype):
   wide = np.complex128 if want.dtype.kind == "c" else np.float64   # (bfloat16 NaNs compare)
   np.testing.assert_array_equal(
       np.asarray(jax.jit(lambda x: jax.lax.tile(x, reps))(v)).astype(wide), want.astype(wide))
+
+
+def test_block_traced_is_jaxs_jit():
+  jaxpr = str(jax.make_jaxpr(lambda a, b: jnp.block([[a, b], [b, a]]))(_F, _F))
+  assert "name=block" in jaxpr and jaxpr.count("concatenate") == 3

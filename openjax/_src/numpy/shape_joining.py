@@ -346,12 +346,58 @@ def _block(xs):
   return as_array(ensure_arraylike("block", xs)), 1
 
 
-@util.jit
 def block(arrays):
   """Assemble an array from nested lists of blocks (the innermost lists join
   along the last axis)."""
+  if type(arrays) is list and trace_state.trace is eval_trace:
+    leaves: list = []
+    structure = _block_structure(arrays, leaves)
+    if structure is not None:
+      # Eager nested lists of Arrays: the blocks as separate arguments of
+      # one program, the nesting static (a nested list argument is keyed
+      # by jit's general path on every call: block([[a, b], [b, a]]) 55 ->
+      # 12 us).
+      return _block_program(*leaves, structure=structure)
+  return _block_jit(arrays)
+
+
+def _block_fun(arrays):
   out, _ = _block(arrays)
   return out
+
+
+_block_fun.__name__ = _block_fun.__qualname__ = "block"   # (traced: ``jit[name=block]``)
+_block_jit = util.jit(_block_fun)
+
+
+def _block_structure(xs, leaves: list):
+  """The nesting of the lists ``xs`` with each Array replaced by its
+  position in ``leaves`` (appended), or None when something else (a tuple,
+  an empty list, a non-Array) is in it."""
+  if type(xs) is list:
+    if not xs:
+      return None
+    parts = []
+    for x in xs:
+      part = _block_structure(x, leaves)
+      if part is None:
+        return None
+      parts.append(part)
+    return tuple(parts)
+  if type(xs) is Array:
+    leaves.append(xs)
+    return len(leaves) - 1
+  return None
+
+
+def _block_rebuild(structure, leaves):
+  if type(structure) is tuple:
+    return [_block_rebuild(s, leaves) for s in structure]
+  return leaves[structure]
+
+
+_block_program = util.jit(lambda *leaves, structure: _block(_block_rebuild(structure, leaves))[0],
+                          static_argnames=("structure",))
 
 
 # ----------------------------------------------------- append/insert/delete
