@@ -71,6 +71,7 @@ NUMPY_ORDER = (
     "index_plans",
     "index_update",
     "indexing",
+    "repeating",
     "reduction_plans",
     "reductions",
     "nan_reductions",

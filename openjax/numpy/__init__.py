@@ -7,6 +7,7 @@ from openjax._src.numpy.ufuncs import *  # noqa: F401,F403
 from openjax._src.numpy.shape_reshaping import *  # noqa: F401,F403
 from openjax._src.numpy.shape_joining import *  # noqa: F401,F403
 from openjax._src.numpy.indexing import *  # noqa: F401,F403
+from openjax._src.numpy.repeating import *  # noqa: F401,F403
 from openjax._src.numpy.reductions import *  # noqa: F401,F403
 from openjax._src.numpy.nan_reductions import *  # noqa: F401,F403
 from openjax._src.numpy.misc import *  # noqa: F401,F403

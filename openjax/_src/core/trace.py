@@ -484,7 +484,7 @@ class EvalTrace(Trace):
       return result
     outs = entry[3](*vals, **params)
     if len(outs) != 1:
-      result = [_concrete_result(o, a) for o, a in zip(outs, entry[6])]
+      result = _concrete_results(outs, entry[6])
       if device is not None:
         _place(result, device)
     else:   # most impls: one result, inline as a lean kernel's (``_concrete_result``)
@@ -706,10 +706,23 @@ def _run(primitive, kernel, lean, quiet, out_avals, vals, params) -> list:
     if len(outs) == 1:   # most primitives: no loop
       result = [_concrete_result(outs[0], out_avals[0])]
     else:
-      result = [_concrete_result(o, a) for o, a in zip(outs, out_avals)]
+      result = _concrete_results(outs, out_avals)
   if not eager_config.flags_ok and (config.read("jax_debug_nans")
                                    or config.read("jax_debug_infs")):
     _check_nans(primitive, result)
+  return result
+
+
+def _concrete_results(outs, avals) -> list:
+  """``_concrete_result`` of each result, inline for arrays of their aval's
+  dtype (jnp.unstack's 1732 slices at 1e6 elements: 2.0-3.0 -> 1.6 ms)."""
+  result = []
+  for o, a in zip(outs, avals):
+    if type(o) is _ndarray and o.dtype == a.dtype:
+      _setflags(o, False)
+      result.append(Array(o, a))
+    else:
+      result.append(_concrete_result(o, a))
   return result
 
 

@@ -7,7 +7,8 @@ imports.
 2. creation: ``creation``, ``scalar_types``
 3. ufuncs: ``_ufunc_helpers``, ``ufuncs_bitwise``, ``ufuncs_float``, ``ufuncs``
 4. shape: ``shape_reshaping``, ``shape_joining``
-5. indexing: ``indexer``, ``index_update`` (``x.at[]``), ``indexing`` (with ``repeat``)
+5. indexing: ``indexer``, ``index_update`` (``x.at[]``), ``indexing``,
+   ``repeating`` (``repeat``)
 6. reductions: ``reduction_plans``, ``reductions``, ``nan_reductions``, then ``misc``
    (``where``, ``clip``, dtype API), ``statistics``, ``searching`` (with ``interp``),
    ``sorting``, ``shape_padding`` (``pad``'s statistic modes use the reductions and

@@ -11,12 +11,13 @@ from openjax._src.core import Array, Tracer
 from openjax._src.numpy.creation import copy
 from openjax._src.numpy.index_update import _IndexUpdateHelper
 from openjax._src.numpy.indexing import (
-    _getitem as _general_getitem, _method_compress, choose, nonzero, repeat, take)
+    _getitem as _general_getitem, _method_compress, choose, nonzero, take)
 from openjax._src.numpy.linalg_ops import diagonal, dot, matmul, trace
 from openjax._src.numpy.misc import _method_astype, _method_view, clip, round as _round
 from openjax._src.numpy.reductions import (
     all as _all, any as _any, argmax, argmin, cumprod, cumsum, max as _max, mean, min as _min,
     prod, ptp, std, sum as _sum, var)
+from openjax._src.numpy.repeating import repeat
 from openjax._src.numpy.searching import searchsorted
 from openjax._src.numpy.shape_reshaping import (
     _method_reshape, _method_transpose, flatten, matrix_transpose, ravel, squeeze, swapaxes,

@@ -1,5 +1,5 @@
 """Indexing in ``jax.numpy``: ``x[idx]`` (``_getitem``) and the index
-functions (``take``, ``repeat``, ``take_along_axis``, ``nonzero``, ``choose``,
+functions (``take``, ``take_along_axis``, ``nonzero``, ``choose``,
 ``select``, the ``*_indices`` constructors, ``unravel_index``,
 ``ravel_multi_index``, ``ix_``, ...); ``x.at[...]`` is in ``index_update``.
 
@@ -23,11 +23,10 @@ from openjax._src.numpy.eager_programs import eager_program
 from openjax._src.numpy.index_plans import rewriting_take
 from openjax._src.numpy.indexer import (_to_index_dtype, _wrap_negative, add_size_to_negatives,
                                          host_floor_mod, int_fits)
-from openjax._src.numpy.shape_reshaping import (as_array, axis_dnums, broadcast_to, moveaxis, ravel,
-                                                take_static)
+from openjax._src.numpy.shape_reshaping import axis_dnums, moveaxis, take_static
 
 __all__ = [
-    "take", "repeat", "take_along_axis", "nonzero", "flatnonzero", "argwhere", "extract",
+    "take", "take_along_axis", "nonzero", "flatnonzero", "argwhere", "extract",
     "compress", "choose", "select", "diag_indices", "diag_indices_from", "tril_indices",
     "triu_indices", "tril_indices_from", "triu_indices_from", "mask_indices", "unravel_index",
     "ravel_multi_index", "ix_",
@@ -147,93 +146,6 @@ def take(a, indices, axis: int | None = None, out=None, mode: str | None = None,
   return lax.gather(a, idx, dnums, tuple(slice_sizes), mode=gather_mode,
                     unique_indices=unique_indices, indices_are_sorted=indices_are_sorted,
                     fill_value=fill_value)
-
-
-# ------------------------------------------------------------------- repeat
-def _repeat_traced(a, repeats, axis: int, total: int):
-  # Output position j takes element #(how many inclusive cumulative counts are <= j),
-  # clamped so positions past sum(repeats) repeat the last element.
-  n = a.shape[axis]
-  reps = lax.convert_element_type(broadcast_to(ravel(repeats), (n,)), np.int32)
-  ends = lax.cumsum(reps)
-  pos = lax.broadcasted_iota(np.int32, (total, n), 0)
-  counts = lax.reduce_sum(lax.convert_element_type(
-      lax.le(lax.broadcast_in_dim(ends, (total, n), (1,)), pos), np.int32), (1,))
-  idx = lax.min(counts, lax.full((), n - 1, np.int32))
-  return take(a, idx, axis=axis)
-
-
-def repeat(a, repeats, axis: int | None = None, *, total_repeat_length: int | None = None,
-           out_sharding=None):
-  """Repeat each element of ``a`` ``repeats`` times along ``axis`` (the
-  flattened array when None). Under ``jit`` an array of repeats needs a static
-  ``total_repeat_length``."""
-  if isinstance(repeats, int) or (util.is_arraylike(repeats) and not np.shape(repeats)
-                                  and not isinstance(repeats, Tracer)):
-    util.check_arraylike("repeat", a)
-  else:
-    util.check_arraylike("repeat", a, repeats)
-  a = util.ensure_arraylike("repeat", a)
-  if axis is None:
-    a, axis = ravel(a), 0
-  axis = concrete_or_error(operator.index, axis, "'axis' argument of jnp.repeat()")
-  if type(repeats) is int and total_repeat_length is None:
-    # An int count (most calls): the checks and branches below decided
-    # without making it a NumPy array.
-    if repeats < 0:
-      raise ValueError(f"jnp.repeat: repeats may not contain negative values, got {repeats}")
-    if a.ndim == 0:
-      return _repeat_scalar(a, (), repeats)
-    return _repeat_each(a, repeats, util.canonicalize_axis(axis, a.ndim))
-  if total_repeat_length is None:
-    repeats = concrete_or_error(
-        None, repeats,
-        "When jit-compiling jnp.repeat, the total number of repeats must be static. To fix "
-        "this, either specify a static value for `repeats`, or pass a static value to "
-        "`total_repeat_length`.")
-  elif isinstance(repeats, Tracer) and repeats.to_concrete_value() is None:
-    total = operator.index(total_repeat_length)
-    if a.ndim == 0:
-      return _repeat_scalar(a, np.shape(repeats), total)
-    return _repeat_traced(a, repeats, util.canonicalize_axis(axis, a.ndim), total)
-  reps = np.asarray(repeats)
-  if reps.dtype.kind not in "iub":
-    raise TypeError(f"jnp.repeat: repeats must be integers, got dtype {reps.dtype}")
-  if reps.size and reps.min() < 0:
-    raise ValueError(f"jnp.repeat: repeats may not contain negative values, got {repeats}")
-  if a.ndim == 0:
-    total = int(reps.sum()) if total_repeat_length is None else int(total_repeat_length)
-    return _repeat_scalar(a, reps.shape if reps.ndim == 0 else (reps.size,), total)
-  axis = util.canonicalize_axis(axis, a.ndim)
-  n = a.shape[axis]
-  if reps.ndim == 0 and total_repeat_length is None:
-    return _repeat_each(a, int(reps), axis)
-  reps = np.broadcast_to(reps.ravel(), (n,))
-  idx = np.repeat(np.arange(n), reps)
-  if total_repeat_length is not None:
-    total = operator.index(total_repeat_length)
-    idx = idx[:total]
-    if total > idx.size and n:
-      idx = np.concatenate([idx, np.full(total - idx.size, n - 1)])
-  if n == 0:
-    return as_array(a)
-  return take_static(a, idx, axis)
-
-
-def _repeat_each(a, r: int, axis: int):
-  """Every element of ``a`` repeated ``r`` times along ``axis``: a new axis
-  after ``axis`` broadcast to ``r``, merged into it."""
-  shape = a.shape
-  out = lax.broadcast_in_dim(a, shape[:axis + 1] + (r,) + shape[axis + 1:],
-                             tuple(i for i in range(len(shape) + 1) if i != axis + 1))
-  return as_array(lax.reshape(out, shape[:axis] + (shape[axis] * r,) + shape[axis + 1:]))
-
-
-def _repeat_scalar(a, reps_shape, total: int):
-  if tuple(reps_shape) not in ((), (1,)):
-    raise ValueError("`repeat` with a scalar parameter `a` is only implemented for scalar "
-                     "values of the parameter `repeats`.")
-  return as_array(lax.broadcast(a, (total,)))
 
 
 class _AlongAxis(NamedTuple):

@@ -14,7 +14,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
-from openjax._src.core import Array, concrete_or_error
+from openjax._src.core import Array, concrete_or_error, eval_trace, trace_state
 from openjax._src.numpy import util
 from openjax._src.numpy.creation import array, asarray, fresh_copy, put_on, user_dtype
 from openjax._src.numpy.eager_programs import eager_program
@@ -283,6 +283,15 @@ def allclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bo
 
 def array_equal(a1: Any, a2: Any, equal_nan: bool = False):
   """Whether ``a1`` and ``a2`` have the same shape and elements."""
+  if (type(a1) is Array and type(a2) is Array and a1 is not a2 and type(equal_nan) is bool
+      and a1.aval.shape == a2.aval.shape and trace_state.trace is eval_trace):
+    # Eager Arrays of one shape: its casts, compares and reduction as one
+    # library program (~4.5 us a bind against ~0.6 a step: 18 -> 10 us).
+    return _array_equal_program(a1, a2, equal_nan)
+  return _array_equal(a1, a2, equal_nan)
+
+
+def _array_equal(a1: Any, a2: Any, equal_nan: bool):
   if equal_nan and a1 is a2 and type(a1) is Array:
     # An array equals itself when NaNs compare equal (NumPy answers so without
     # reading it too): no pass over a large operand. Tracers still trace.
@@ -295,6 +304,9 @@ def array_equal(a1: Any, a2: Any, equal_nan: bool = False):
   if equal_nan:
     eq = lax.bitwise_or(eq, lax.bitwise_and(_isnan(a1), _isnan(a2)))
   return _all(eq)
+
+
+_array_equal_program = util.jit(_array_equal, static_argnums=(2,))
 
 
 # JAX does not jit array_equiv (broadcasts, compare, all): eagerly one

@@ -12,7 +12,7 @@ from openjax._src import lax
 from openjax._src.core import concrete_or_error, eval_trace, trace_state
 from openjax._src.numpy import util
 from openjax._src.numpy.functional import apply_along_axis
-from openjax._src.numpy.indexing import repeat
+from openjax._src.numpy.repeating import repeat
 from openjax._src.numpy.reductions import max as _max, mean, min as _min
 from openjax._src.numpy.shape_reshaping import as_array, flip
 from openjax._src.numpy.statistics import median

@@ -15,7 +15,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
-from openjax._src.core import Array, Tracer, concrete_or_error
+from openjax._src.core import Array, Tracer, concrete_or_error, eval_trace, trace_state
 from openjax._src.numpy import util
 from openjax._src.numpy.util import canonicalize_axis, check_arraylike, ensure_arraylike
 from openjax._src.primitives.base.util import is_int_tuple
@@ -125,13 +125,24 @@ def _reshape(a, shape, order: str = "C"):
   if order == "C":
     return as_array(lax.reshape(a, newshape))
   if order == "F":
-    # Fill in Fortran order: reverse the axes, reshape to the reversed shape, reverse back.
-    rev = tuple(range(a.ndim))[::-1]
-    out = lax.reshape(a, newshape[::-1], rev if a.ndim > 1 else None)
-    return as_array(lax.transpose(out, tuple(range(len(newshape)))[::-1]))
+    if type(a) is Array and trace_state.trace is eval_trace:
+      # Eagerly its reshape and transpose as one library program: ~4.5 us
+      # a bind against ~0.6 a step (ravel(order="F") 15 -> 9 us).
+      return _reshape_f_program(a, newshape)
+    return _reshape_f(a, newshape)
   if order == "A":
     raise NotImplementedError("np.reshape order=A is not implemented.")
   raise ValueError(f"Unexpected value for 'order' argument: {order}.")
+
+
+def _reshape_f(a, newshape):
+  # Fill in Fortran order: reverse the axes, reshape to the reversed shape, reverse back.
+  rev = tuple(range(a.ndim))[::-1]
+  out = lax.reshape(a, newshape[::-1], rev if a.ndim > 1 else None)
+  return as_array(lax.transpose(out, tuple(range(len(newshape)))[::-1]))
+
+
+_reshape_f_program = util.jit(_reshape_f, static_argnums=(1,))
 
 
 def reshape(a, shape=None, order: str = "C", *, copy=None, out_sharding=None):
@@ -396,12 +407,24 @@ def rot90(m, k: int = 1, axes: tuple[int, int] = (0, 1)):
 # ------------------------------------------------------------------ tiling
 def tile(A, reps):
   """Repeat the whole of ``A`` ``reps`` times (per axis when a tuple)."""
+  if (type(A) is Array and type(reps) is tuple and len(reps) > A.ndim
+      and trace_state.trace is eval_trace and is_int_tuple(reps)):
+    # Eagerly its expand_dims and tile as one library program: ~4.5 us a
+    # bind against ~0.6 a step (tile_scalar 24 -> 19 us).
+    return _tile_program(A, reps)
+  return _tile(A, reps)
+
+
+def _tile(A, reps):
   A = ensure_arraylike("tile", A)
   reps_t = index_tuple(reps, "'reps' argument of jnp.tile")
   reps_t = (1,) * (A.ndim - len(reps_t)) + reps_t
   if len(reps_t) > A.ndim:
     A = lax.expand_dims(A, tuple(range(len(reps_t) - A.ndim)))
   return as_array(lax.tile(A, reps_t))
+
+
+_tile_program = util.jit(_tile, static_argnums=(1,))
 
 
 # (rank, axis) -> the dimension numbers of a gather along one axis: the same

@@ -2,6 +2,7 @@
 layer's view of ``openjax._src.numpy``; the same names as ``openjax.numpy``)."""
 from openjax._src.numpy.creation import *  # noqa: F401,F403
 from openjax._src.numpy.indexing import *  # noqa: F401,F403
+from openjax._src.numpy.repeating import *  # noqa: F401,F403
 from openjax._src.numpy.linalg_ops import *  # noqa: F401,F403
 from openjax._src.numpy.misc import *  # noqa: F401,F403
 from openjax._src.numpy.reductions import *  # noqa: F401,F403

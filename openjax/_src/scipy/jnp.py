@@ -5,6 +5,7 @@ from openjax._src.numpy.einsum import einsum  # noqa: F401
 from openjax._src.numpy import linalg  # noqa: F401 - ``jnp.linalg``
 from openjax._src.numpy.functional import *  # noqa: F401,F403
 from openjax._src.numpy.indexing import *  # noqa: F401,F403
+from openjax._src.numpy.repeating import *  # noqa: F401,F403
 from openjax._src.numpy.linalg_ops import *  # noqa: F401,F403
 from openjax._src.numpy.misc import *  # noqa: F401,F403
 from openjax._src.numpy.nan_reductions import *  # noqa: F401,F403

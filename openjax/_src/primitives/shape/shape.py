@@ -4,6 +4,7 @@ written on the structural primitives of ``base.structural`` (broadcast_in_dim,
 reshape, iota, squeeze, transpose, reduce_sum)."""
 from __future__ import annotations
 
+import functools
 import math
 import operator
 from builtins import slice as builtins_slice
@@ -479,6 +480,25 @@ def _tile_impl(x, *, reps):
   pairs = tuple(n for r, d in zip(reps, x.shape) for n in (r, d))
   spread = x.reshape(tuple(n for d in x.shape for n in (1, d)))
   return [np.broadcast_to(spread, pairs).reshape(shape)]
+
+
+@tile_p.def_eval_kernel
+def _tile_eval_kernel(x, *, reps):
+  # A small result by one np.concatenate per repeated axis (~0.6 us each),
+  # where the impl's np.broadcast_to costs ~5 us of Python (tile of i32[3]
+  # by (2, 1, 2) in a program: 21 -> 13 us); larger ones, empty results
+  # and nothing to repeat: the impl (one copy).
+  axes = tuple((i, r) for i, r in enumerate(reps) if r != 1)
+  if (not x.shape or not axes or 0 in reps or max(reps) > 16
+      or math.prod(x.shape) * math.prod(reps) > 4096):
+    return None   # (a concatenate of 1000 copies of 2 elements: ~175 us)
+  return functools.partial(_tile_by_concatenates, axes=axes)
+
+
+def _tile_by_concatenates(v, *, axes):
+  for i, r in axes:
+    v = np.concatenate((v,) * r, axis=i)
+  return v
 
 
 @tile_p.def_abstract_eval
