@@ -1,0 +1,136 @@
+"""Eager front ends of einsum and dot products planned once per signature
+(session 16, helper front16b): a repeated eager ``jnp.einsum`` (subscripts or
+the interleaved form) runs its program of the operands alone, found by
+(subscripts, options, shapes) without opt_einsum's path lookup or the
+interleaved form's conversion. Results keep the general path's bits,
+dtypes and weak types (compared with the same call under ``jit``, which
+stages the equations), and traced calls stage the same equations."""
+import numpy as np
+import opt_einsum
+import pytest
+
+import openjax as jax
+import openjax.numpy as jnp
+from openjax._src.numpy import einsum
+
+
+def _same(a, b) -> None:
+  assert a.dtype == b.dtype and a.shape == b.shape and a.weak_type == b.weak_type
+  np.testing.assert_array_equal(np.asarray(a).reshape(-1).view(np.uint8),
+                                np.asarray(b).reshape(-1).view(np.uint8))
+
+
+_RNG = np.random.default_rng(16)
+
+
+def _f(shape, dtype=np.float32):
+  x = _RNG.standard_normal(shape).astype(dtype)
+  if x.size >= 4 and dtype != np.bool_:
+    x.flat[0], x.flat[-1] = -0.0, np.nan if np.dtype(dtype).kind in "fc" else 0
+  return x
+
+
+_I8 = _RNG.integers(-128, 128, (3, 4)).astype(np.int8)
+_I8V = _RNG.integers(-128, 128, (4,)).astype(np.int8)
+_I32 = np.array([[2**31 - 1, 3], [-2**31, 7]], np.int32)
+
+_EINSUMS = [
+    ("matmul", "ij,jk->ik", [_f((3, 4)), _f((4, 5))], {}),
+    ("implicit", "kj,ji", [_f((3, 4)), _f((4, 5))], {}),
+    ("batch", "bij,bjk->bki", [_f((2, 3, 4)), _f((2, 4, 5))], {}),
+    ("trace i32", "ii", [_I32], {}),
+    ("int overflow", "ij,jk->ik", [_I32, _I32], {}),
+    ("diag", "ii->i", [_f((4, 4))], {}),
+    ("triple repeat", "iji->j", [_f((3, 2, 3))], {}),
+    ("sum i8", "ij->", [_I8], {}),
+    ("pref i8 -> i32", "ij,j", [_I8, _I8V], {"preferred_element_type": np.int32}),
+    ("bool", "ij,jk->ik", [_f((3, 4)) > 0, _f((4, 2)) > 0], {}),
+    ("bool sum", "ij->i", [_f((3, 4)) > 0], {}),
+    ("f16", "ij,j->i", [_f((3, 8), np.float16), _f((8,), np.float16)], {}),
+    ("bf16", "ij,j->i", [_f((3, 8)).astype(jnp.bfloat16), _f((8,)).astype(jnp.bfloat16)], {}),
+    ("c64 outer", "i,j->ij", [_f((3,), np.complex64), _f((2,), np.complex64)], {}),
+    ("ellipsis", "...ij,...jk->...ik", [_f((2, 1, 3, 4)), _f((5, 4, 2))], {}),
+    ("chain unoptimized", "ij,jk,kl->il", [_f((2, 3)), _f((3, 4)), _f((4, 5))],
+     {"optimize": False}),
+    ("greedy", "ijk,jl->ilk", [_f((2, 3, 4)), _f((3, 2))], {"optimize": "greedy"}),
+    ("explicit path", "ij,jk,kl->il", [_f((2, 3)), _f((3, 4)), _f((4, 5))],
+     {"optimize": [(1, 2), (0, 1)]}),
+    ("empty", "ij,jk->ik", [_f((0, 4)), _f((4, 5))], {}),
+    ("empty contraction", "ij,jk->ik", [_f((3, 0)), _f((0, 5))], {}),
+    ("0-d", ",->", [np.float32(-0.0), np.float32(3.0)], {}),
+    ("mixed dtypes", "ij,j->i", [_I8, _f((4,))], {}),
+    ("precision", "ij,jk->ik", [_f((3, 4)), _f((4, 5))], {"precision": "highest"}),
+]
+
+
+@pytest.mark.parametrize("name,subscripts,args,kw", _EINSUMS, ids=[c[0] for c in _EINSUMS])
+def test_einsum_eager_matches_compiled(name, subscripts, args, kw):
+  arrays = [jnp.asarray(a) for a in args]
+  want = jax.jit(lambda *xs: jnp.einsum(subscripts, *xs, **kw))(*arrays)
+  for _ in range(3):   # the first call makes the program, the others replay it
+    _same(jnp.einsum(subscripts, *arrays, **kw), want)
+
+
+def test_einsum_weak_operand():
+  weak = jnp.broadcast_to(2.5, (4,))
+  x = jnp.asarray(_f((3, 4)))
+  want = jax.jit(lambda a, b: jnp.einsum("ij,j->i", a, b))(x, weak)
+  for _ in range(3):
+    _same(jnp.einsum("ij,j->i", x, weak), want)
+  w2 = jnp.broadcast_to(1.5, (3,))
+  _same(jnp.einsum("i,i->", w2, w2), jax.jit(lambda a: jnp.einsum("i,i->", a, a))(w2))
+
+
+def test_einsum_replays_without_path_lookup(monkeypatch):
+  x, y = jnp.asarray(_f((3, 4))), jnp.asarray(_f((4, 6)))
+  first = jnp.einsum("ij,jk->ki", x, y)
+  calls = []
+  real = einsum._path
+  monkeypatch.setattr(einsum, "_cached_path",
+                      lambda *a: calls.append(a) or real(*a))
+  again = jnp.einsum("ij,jk->ki", x, y)
+  _same(again, first)
+  assert not calls   # planned once per (subscripts, shapes)
+  # another shape plans again, with the right result
+  z = jnp.asarray(_f((4, 2)))
+  np.testing.assert_allclose(jnp.einsum("ij,jk->ki", x, z),
+                             np.einsum("ij,jk->ki", np.asarray(x), np.asarray(z)), rtol=1e-5)
+  assert calls
+
+
+def test_einsum_interleaved(monkeypatch):
+  x, y = jnp.asarray(_f((3, 4))), jnp.asarray(_f((4,)))
+  want = jax.jit(lambda a, b: jnp.einsum(a, [0, 1], b, [1], [0]))(x, y)
+  _same(jnp.einsum(x, [0, 1], y, [1], [0]), want)
+  calls = []
+  real = opt_einsum.parser.convert_interleaved_input
+  monkeypatch.setattr(opt_einsum.parser, "convert_interleaved_input",
+                      lambda a: calls.append(1) or real(a))
+  for _ in range(2):
+    _same(jnp.einsum(x, [0, 1], y, [1], [0]), want)
+    _same(jnp.einsum(x, (0, 1), y, (1,)), want)   # implicit output, tuples
+  assert len(calls) == 1   # the tuple spelling once, then both replay
+  xy = np.einsum(np.asarray(x), [0, 1], np.asarray(x), [2, 1], [2, 0])
+  np.testing.assert_allclose(jnp.einsum(x, [0, 1], x, [2, 1], [2, 0]), xy, rtol=1e-5)
+  with pytest.raises(ValueError):
+    jnp.einsum(x, [0, 1], y, [0], [0])   # mismatched sizes (3, 4), as before
+
+
+def test_einsum_errors_unchanged():
+  x = jnp.asarray(_f((3, 4)))
+  for _ in range(2):
+    with pytest.raises(ValueError):
+      jnp.einsum("ij,jk->ik", x, jnp.asarray(_f((5, 2))))
+    with pytest.raises(NotImplementedError):
+      jnp.einsum("ij->ij", x, out=x)
+    with pytest.raises(NotImplementedError):
+      jnp.einsum("ij->ij", x, out_sharding="x")
+
+
+def test_einsum_traced_jaxpr_unchanged():
+  x, y = jnp.asarray(_f((3, 4))), jnp.asarray(_f((4,)))
+  jnp.einsum("ij,j->i", x, y)   # an eager call first (makes its program)
+  text = str(jax.make_jaxpr(lambda a, b: jnp.einsum("ij,j->i", a, b))(x, y))
+  assert "dot_general" in text and "pjit" not in text
+  inter = str(jax.make_jaxpr(lambda a, b: jnp.einsum(a, [0, 1], b, [1], [0]))(x, y))
+  assert inter == text
