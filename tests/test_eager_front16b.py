@@ -134,3 +134,90 @@ def test_einsum_traced_jaxpr_unchanged():
   assert "dot_general" in text and "pjit" not in text
   inter = str(jax.make_jaxpr(lambda a, b: jnp.einsum(a, [0, 1], b, [1], [0]))(x, y))
   assert inter == text
+
+
+# ------------------------------------------------------------ dot_general
+_INT_PAIRS = [(np.int8, np.int8, None), (np.int8, np.int8, np.int32), (np.uint8, np.uint8, None),
+              (np.int16, np.int16, None), (np.int32, np.int32, None),
+              (np.uint32, np.uint32, None), (np.int16, np.int16, np.int32),
+              (np.uint8, np.uint8, np.int16)]
+
+
+def _wrapped(x, y, out_dt):
+  """The exact integer product modulo 2**w of ``out_dt`` (Python ints)."""
+  exact = np.asarray(x).astype(object) @ np.asarray(y).astype(object)
+  bits = np.dtype(out_dt).itemsize * 8
+  flat = [int(v) % (1 << bits) for v in np.ravel(exact)]
+  return np.array(flat, np.uint64).astype(f"u{bits // 8}").view(out_dt).reshape(np.shape(exact))
+
+
+@pytest.mark.parametrize("lt,rt,pref", _INT_PAIRS, ids=lambda t: getattr(t, "__name__", str(t)))
+@pytest.mark.parametrize("shapes", [((3, 4), (4, 2)), ((4,), (4, 5)), ((2, 3, 4), (2, 4, 2)),
+                                    ((0, 4), (4, 2)), ((3, 0), (0, 2))],
+                         ids=["mm", "vm", "batch", "empty", "empty-k"])
+def test_integer_products_wrap(lt, rt, pref, shapes):
+  rng = np.random.default_rng(7)
+  def big(shape, t):
+    info = np.iinfo(t)
+    return rng.integers(info.min, info.max, shape, endpoint=True).astype(t)
+  x, y = big(shapes[0], lt), big(shapes[1], rt)
+  xa, ya = jnp.asarray(x), jnp.asarray(y)
+  batch = ((0,), (0,)) if len(shapes[0]) == 3 else ((), ())
+  dims = (((len(shapes[0]) - 1,), (len(shapes[1]) - 2,)), batch)
+  got = jax.lax.dot_general(xa, ya, dims, preferred_element_type=pref)
+  want_dt = got.dtype
+  if not batch[0]:
+    np.testing.assert_array_equal(np.asarray(got), _wrapped(x, y, want_dt).reshape(got.shape))
+  compiled = jax.jit(lambda a, b: jax.lax.dot_general(a, b, dims,
+                                                      preferred_element_type=pref))(xa, ya)
+  _same(got, compiled)
+  if pref is None and len(shapes[0]) == 2:
+    _same(jnp.matmul(xa, ya), jax.jit(jnp.matmul)(xa, ya))
+
+
+def test_precision_strings():
+  x, v = jnp.asarray(_f((3, 5))), jnp.asarray(_f((5,)))
+  for p in ("highest", "float32", "high", "tensorfloat32", "default", "bfloat16", "fastest"):
+    got = jax.lax.dot(x, v, precision=p)
+    _same(got, jax.lax.dot(x, v))
+    text = str(jax.make_jaxpr(lambda a, b: jax.lax.dot(a, b, precision=p))(x, v))
+    want = {"highest": "HIGHEST", "float32": "HIGHEST", "high": "HIGH",
+            "tensorfloat32": "HIGH"}.get(p, "DEFAULT")
+    assert f"precision=(Precision.{want}, Precision.{want})" in text
+
+
+# ------------------------------------------------------------ tensordot
+def test_tensordot_list_axes_replay(monkeypatch):
+  from openjax._src.numpy import linalg_ops
+  x = jnp.asarray(_RNG.integers(-9, 9, (2, 3, 4)).astype(np.int32))
+  y = jnp.asarray(_RNG.integers(-9, 9, (4, 5, 2)).astype(np.int32))
+  want = np.tensordot(np.asarray(x), np.asarray(y), axes=([0, 2], [2, 0]))
+  for axes in (([0, 2], [2, 0]), [[0, 2], [2, 0]], ((0, 2), (2, 0)), [(0, -1), [-1, 0]]):
+    got = jnp.tensordot(x, y, axes=axes)
+    np.testing.assert_array_equal(np.asarray(got), want)
+    assert got.dtype == np.int32
+  calls = []
+  real = linalg_ops._product
+  monkeypatch.setattr(linalg_ops, "_product", lambda *a, **k: calls.append(1) or real(*a, **k))
+  for _ in range(3):
+    np.testing.assert_array_equal(np.asarray(jnp.tensordot(x, y, axes=([0, 2], [2, 0]))), want)
+    np.testing.assert_array_equal(np.asarray(jnp.tensordot(x, y, ([0, 2], [2, 0]))), want)
+  assert not calls   # list axes: the cached program, not op by op
+  traced = jax.make_jaxpr(lambda a, b: jnp.tensordot(a, b, axes=([0, 2], [2, 0])))(x, y)
+  assert str(traced) == str(jax.make_jaxpr(
+      lambda a, b: jnp.tensordot(a, b, axes=((0, 2), (2, 0))))(x, y))
+  xf = jnp.asarray(_f((3, 4)))
+  np.testing.assert_allclose(jnp.tensordot(xf, xf, axes=[1, 1]),
+                             np.tensordot(np.asarray(xf), np.asarray(xf), axes=[1, 1]), rtol=1e-6)
+
+
+@pytest.mark.parametrize("axes,msg", [
+    (([0, 2], [2]), "tensordot requires axes lists to have equal length, got [0, 2] and [2]."),
+    (([0], 1), "tensordot requires both axes lists to be either ints, tuples or lists"),
+    ((0, 1, 2), "tensordot axes argument must be an int"),
+])
+def test_tensordot_errors_unchanged(axes, msg):
+  x = jnp.asarray(_f((2, 3, 4)))
+  with pytest.raises(TypeError) as e:
+    jnp.tensordot(x, x, axes=axes)
+  assert msg in str(e.value)
