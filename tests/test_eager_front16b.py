@@ -221,3 +221,91 @@ def test_tensordot_errors_unchanged(axes, msg):
   with pytest.raises(TypeError) as e:
     jnp.tensordot(x, x, axes=axes)
   assert msg in str(e.value)
+
+
+# ------------------------------------------------------------ matmul / dot plans
+_PRODUCTS = [
+    ("ones batch", jnp.matmul, (_f((1, 1, 3, 4)), _f((1, 4, 2)))),
+    ("batch vec", jnp.matmul, (_f((2, 3, 4)), _f((4,)))),
+    ("vec batch", jnp.matmul, (_f((3,)), _f((2, 3, 4)))),
+    ("broadcast", jnp.matmul, (_f((2, 1, 3, 4)), _f((5, 4, 2)))),
+    ("empty batch", jnp.matmul, (_f((0, 3, 4)), _f((4, 2)))),
+    ("mixed", jnp.matmul, (_I8, _f((4, 2)))),
+    ("bool", jnp.matmul, (_f((3, 4)) > 0, _f((4, 2)) > 0)),
+    ("c64 batch", jnp.matmul, (_f((2, 3, 4), np.complex64), _f((1, 4, 2), np.complex64))),
+    ("f16", jnp.matmul, (_f((1, 3, 8), np.float16), _f((8,), np.float16))),
+    ("dot nd", jnp.dot, (_f((2, 3, 4)), _f((5, 4, 2)))),
+    ("dot mv", jnp.dot, (_f((3, 4)), _f((4,)))),
+]
+
+
+@pytest.mark.parametrize("name,fn,args", _PRODUCTS, ids=[c[0] for c in _PRODUCTS])
+def test_products_eager_match_compiled(name, fn, args):
+  arrays = [jnp.asarray(a) for a in args]
+  want = jax.jit(fn)(*arrays)
+  for _ in range(3):
+    _same(fn(*arrays), want)
+
+
+def test_products_weak_operands():
+  w = jnp.broadcast_to(2.5, (4,))
+  m = jnp.broadcast_to(1.5, (3, 4))
+  for fn, args in ((jnp.matmul, (m, w)), (jnp.dot, (m, w)), (jnp.matmul, (w, w))):
+    want = jax.jit(fn)(*args)
+    assert want.weak_type
+    for _ in range(3):
+      _same(fn(*args), want)
+
+
+@pytest.mark.parametrize("scalar", [2.0, -0.0, float("nan"), float("inf")])
+@pytest.mark.parametrize("dtype", [np.int32, np.float32, np.float16, np.complex64, np.bool_])
+def test_dot_python_float(scalar, dtype):
+  x = jnp.asarray(_f((3,), dtype))
+  want = jax.jit(lambda a: jnp.dot(a, scalar))(x)
+  for _ in range(3):
+    _same(jnp.dot(x, scalar), want)
+    _same(jnp.dot(scalar, x), jax.jit(lambda a: jnp.dot(scalar, a))(x))
+  # another value of the same type replays the plan with that value
+  _same(jnp.dot(x, 3.0), jax.jit(lambda a: jnp.dot(a, 3.0))(x))
+
+
+def test_dot_scalar_traced_jaxpr_unchanged():
+  x = jnp.asarray(np.arange(3, dtype=np.int32))
+  jnp.dot(x, 2.0)
+  jnp.dot(x, 2.0)   # the eager plan and its program exist
+  text = str(jax.make_jaxpr(lambda a: jnp.dot(a, 2.0))(x))
+  assert "2.0:f32[]" in text and "pjit" not in text and "jit[" not in text
+  assert "convert_element_type[new_dtype=float32 weak_type=True]" in text
+  m = jnp.asarray(_f((1, 1, 3, 4)))
+  jnp.matmul(m, jnp.asarray(_f((1, 4, 2))))
+  text = str(jax.make_jaxpr(jnp.matmul)(m, jnp.asarray(_f((1, 4, 2)))))
+  assert text.count("squeeze") == 2 and "broadcast_in_dim" in text and "jit[" not in text
+  g = jax.grad(lambda a: jnp.sum(jnp.dot(a, 2.0)))(jnp.asarray(_f((3,))))
+  np.testing.assert_array_equal(np.asarray(g), np.full(3, 2.0, np.float32))
+
+
+def test_matmul_errors_unchanged():
+  x = jnp.asarray(_f((2, 3, 4)))
+  for _ in range(2):
+    with pytest.raises(ValueError, match="Incompatible types for matmul"):
+      jnp.matmul(x, jnp.asarray(_f((3, 4, 2))))
+    with pytest.raises(ValueError, match="ndim at least 1"):
+      jnp.matmul(x, 2.0)
+    with pytest.raises(TypeError):
+      jnp.dot(x, "a")
+
+
+def test_product_plans_run_programs(monkeypatch):
+  from openjax._src.numpy import linalg_ops
+  a, b = jnp.asarray(_f((1, 1, 3, 4))), jnp.asarray(_f((1, 4, 2)))
+  x = jnp.asarray(np.arange(3, dtype=np.int32))
+  want_mm, want_dot = jnp.matmul(a, b), jnp.dot(x, 2.0)
+  jnp.matmul(a, b), jnp.dot(x, 2.0)   # the programs are made
+  calls = []
+  for name in ("_matmul_steps", "_product"):
+    real = getattr(linalg_ops, name)
+    monkeypatch.setattr(linalg_ops, name, lambda *a, real=real, **k: calls.append(1) or real(*a, **k))
+  for _ in range(3):
+    _same(jnp.matmul(a, b), want_mm)
+    _same(jnp.dot(x, 2.0), want_dot)
+  assert not calls   # several binds (or a Python float): the plan's program
