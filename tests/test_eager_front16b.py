@@ -16,8 +16,8 @@ from openjax._src.numpy import einsum
 
 def _same(a, b) -> None:
   assert a.dtype == b.dtype and a.shape == b.shape and a.weak_type == b.weak_type
-  np.testing.assert_array_equal(np.asarray(a).reshape(-1).view(np.uint8),
-                                np.asarray(b).reshape(-1).view(np.uint8))
+  np.testing.assert_array_equal(np.ascontiguousarray(np.asarray(a).reshape(-1)).view(np.uint8),
+                                np.ascontiguousarray(np.asarray(b).reshape(-1)).view(np.uint8))
 
 
 _RNG = np.random.default_rng(16)
@@ -309,3 +309,33 @@ def test_product_plans_run_programs(monkeypatch):
     _same(jnp.matmul(a, b), want_mm)
     _same(jnp.dot(x, 2.0), want_dot)
   assert not calls   # several binds (or a Python float): the plan's program
+
+
+# ------------------------------------------------------------ searchsorted
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32, np.uint8, np.int8])
+@pytest.mark.parametrize("side", ["left", "right"])
+@pytest.mark.parametrize("method", ["compare_all", "sort", "scan"])
+def test_searchsorted_fused_count(dtype, side, method):
+  rng = np.random.default_rng(3)
+  a = rng.integers(-3, 4, 12).astype(dtype)
+  v = rng.integers(-4, 5, (2, 5)).astype(dtype)
+  if np.dtype(dtype).kind == "f":
+    a[[2, 7]] = [np.nan, -0.0]
+    v[0, :3] = [np.nan, 0.0, -np.inf]
+  a_sorted = np.sort(a)
+  want = jax.jit(lambda x, y: jnp.searchsorted(x, y, side=side, method=method))(
+      jnp.asarray(a_sorted), jnp.asarray(v))
+  for _ in range(3):
+    got = jnp.searchsorted(jnp.asarray(a_sorted), jnp.asarray(v), side=side, method=method)
+    _same(got, want)
+  np.testing.assert_array_equal(np.asarray(want), np.searchsorted(a_sorted, v, side))
+  # an empty sorted array and empty queries
+  _same(jnp.searchsorted(jnp.asarray(a_sorted[:0]), jnp.asarray(v), side=side, method=method),
+        jax.jit(lambda x, y: jnp.searchsorted(x, y, side=side, method=method))(
+            jnp.asarray(a_sorted[:0]), jnp.asarray(v)))
+  _same(jnp.searchsorted(jnp.asarray(a_sorted), jnp.asarray(v[:, :0]), side=side, method=method),
+        jax.jit(lambda x, y: jnp.searchsorted(x, y, side=side, method=method))(
+            jnp.asarray(a_sorted), jnp.asarray(v[:, :0])))
+  x = jnp.asarray(a_sorted)
+  _same(jnp.searchsorted(x, x[3], side=side, method=method),
+        jax.jit(lambda x, y: jnp.searchsorted(x, y, side=side, method=method))(x, x[3]))
