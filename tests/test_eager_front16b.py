@@ -339,3 +339,39 @@ def test_searchsorted_fused_count(dtype, side, method):
   x = jnp.asarray(a_sorted)
   _same(jnp.searchsorted(x, x[3], side=side, method=method),
         jax.jit(lambda x, y: jnp.searchsorted(x, y, side=side, method=method))(x, x[3]))
+
+
+# ------------------------------------------------------------ reductions
+def test_reduction_last_plan_slot(monkeypatch):
+  from openjax._src.numpy import reductions
+  f = _f((3, 4))
+  x = jnp.asarray(f)
+  w = jnp.asarray(f > 0)
+  calls = [
+      lambda: x.sum(axis=1), lambda: x.sum(axis=0), lambda: x.sum(axis=1, keepdims=True),
+      lambda: x.sum(axis=1, initial=1.0), lambda: x.sum(axis=1, initial=2.0),
+      lambda: jnp.sum(x, axis=1, initial=1), lambda: jnp.sum(x, axis=1, initial=True),
+      lambda: jnp.sum(x, axis=1, where=w), lambda: jnp.sum(x, axis=1, dtype=jnp.float16),
+      lambda: jnp.sum(x.astype(jnp.int8), axis=1), lambda: jnp.sum(x.astype(jnp.int8), axis=1,
+                                                                 promote_integers=False),
+      lambda: x.all(axis=1), lambda: x.any(), lambda: x.prod(axis=(0, 1)),
+      lambda: jnp.max(x, axis=-1), lambda: jnp.max(x, axis=-1, initial=0.5),
+      lambda: jnp.sum(jnp.broadcast_to(2.5, (3, 4)), axis=1),
+  ]
+  wants = [jax.jit(c)() for c in calls]
+  for _ in range(3):   # each repeated, and interleaved with the others
+    for c, want in zip(calls, wants):
+      _same(c(), want)
+      _same(c(), want)
+  gets = []
+
+  class Counting(dict):
+    def get(self, k, d=None):
+      gets.append(k)
+      return super().get(k, d)
+  monkeypatch.setattr(reductions, "_REDUCTION_PLANS", Counting(reductions._REDUCTION_PLANS))
+  for c, want in zip(calls, wants):
+    c()
+    gets.clear()
+    _same(c(), want)   # the same call again: the last plan, no key looked up
+    assert not gets

@@ -47,6 +47,21 @@ def _convert(x, dtype):
   return _static_or_traced(x, dtype)
 
 
+def _init_value(dtype: np.dtype, value) -> np.ndarray:
+  """The reduction's identity in ``dtype`` (±inf saturate for integers and for
+  floats without infinities)."""
+  if dtype == np.bool_:
+    return np.array(value > 0, dtype=dtype)
+  k = dtypes.kind(dtype)
+  if k in "iu" and np.isinf(value):
+    info = dtypes.iinfo(dtype)
+    return np.array(info.min if value < 0 else info.max, dtype=dtype)
+  if k == "f" and np.isinf(value) and not np.isinf(np.array(value).astype(dtype)):
+    info = dtypes.finfo(dtype)
+    return np.array(info.min if value < 0 else info.max, dtype=dtype)
+  return np.array(value).astype(dtype)
+
+
 class _ReductionPlan:
   __slots__ = ("dims", "computation_dtype", "result_dtype", "reducer", "op", "shape",
                "fill", "fill_array", "initial", "several", "program", "masked_program")
