@@ -375,3 +375,41 @@ def test_reduction_last_plan_slot(monkeypatch):
     gets.clear()
     _same(c(), want)   # the same call again: the last plan, no key looked up
     assert not gets
+
+
+def test_cumulative_last_program_slot(monkeypatch):
+  from openjax._src.numpy import reduction_plans
+  f = _f((3, 4))
+  xi = jnp.asarray(_RNG.integers(-3, 4, (3, 4)).astype(np.int32))
+  xf, xb = jnp.asarray(f), jnp.asarray(f > 0)
+  x16 = jnp.asarray(f.astype(np.float16))
+  calls = [
+      lambda: jnp.cumsum(xi, axis=0, dtype=jnp.float32), lambda: jnp.cumsum(xi, axis=1,
+                                                                          dtype=jnp.float32),
+      lambda: jnp.cumsum(xi, axis=0, dtype=jnp.int8), lambda: jnp.cumsum(xi, axis=0),
+      lambda: jnp.cumprod(xi, axis=0, dtype=jnp.float32), lambda: jnp.cumsum(xb, axis=0),
+      lambda: jnp.cumsum(xb, axis=1), lambda: xf.cumprod(), lambda: xf.cumsum(),
+      lambda: jnp.cumsum(x16), lambda: jnp.cumsum(xi, axis=0, dtype=bool),
+      lambda: jnp.nancumprod(xf, axis=0, dtype=jnp.float32), lambda: jnp.nancumsum(xf, axis=1),
+      lambda: jnp.nancumsum(x16, axis=1), lambda: jnp.nancumsum(xf, axis=1, dtype=jnp.float16),
+      lambda: jnp.cumulative_sum(xi, axis=0, dtype=jnp.float32),
+      lambda: jnp.cumulative_sum(xi, axis=0, dtype=jnp.float32, include_initial=True),
+      lambda: jnp.cumulative_sum(xi, axis=1), lambda: jnp.cumulative_prod(xb, axis=1),
+      lambda: jnp.cumulative_prod(xf, axis=0, include_initial=1),
+      lambda: jnp.cumsum(jnp.broadcast_to(2.5, (3, 4)), axis=0, dtype=jnp.float16),
+  ]
+  wants = [jax.jit(c)() for c in calls]
+  for _ in range(3):
+    for c, want in zip(calls, wants):
+      _same(c(), want)
+      _same(c(), want)
+  made = []
+  monkeypatch.setattr(reduction_plans, "_OPERAND_PROGRAMS",
+                      type("Counting", (dict,), {"get": lambda self, k, d=None: made.append(k)
+                                                 or dict.get(self, k, d)})(
+                          reduction_plans._OPERAND_PROGRAMS))
+  for c, want in zip(calls, wants):
+    c()
+    made.clear()
+    _same(c(), want)
+    assert not made   # the last call's program, found by identity

@@ -25,8 +25,9 @@ from openjax._src.core.trace import eager_config
 from openjax._src.numpy import util
 from openjax._src.numpy.reduction_plans import (_ReductionPlan, _canonical_dtype, _convert,
                                                 _expand_dims, _init_value, _initial_key,
-                                                _operand_key,
+                                                _operand_key, _reduction_dims, _static_axes,
                                                 _plan_program, _replay, _static_or_traced,
+                                                keep_operand_program, last_operand_program,
                                                 operand_alone, operand_program)
 
 __all__ = [
@@ -97,31 +98,6 @@ def _check_where(name: str, where):
     raise ValueError(f"jnp.{name}: where must be None or a boolean array; got "
                      f"where.dtype=dtype('{util.dtype_of(where).name}').")
   return where
-
-
-def _static_axes(axis):
-  """``axis`` as None, an int or a tuple of ints; it must be static."""
-  if axis is None or type(axis) is int:   # the common cases
-    return axis
-  def force(ax):
-    if ax is None:
-      return None
-    try:
-      return operator.index(ax)
-    except TypeError:
-      return tuple(operator.index(i) for i in ax)
-  return concrete_or_error(force, axis, "The axis argument must be known statically.")
-
-
-def _reduction_dims(a, axis) -> tuple[int, ...]:
-  ndim = len(util.shape_of(a))
-  if axis is None:
-    return tuple(range(ndim))
-  axes = tuple(axis) if isinstance(axis, (tuple, list, np.ndarray)) else (axis,)
-  dims = tuple(util.canonicalize_axis(ax, ndim) for ax in axes)
-  if len(dims) != len(set(dims)):
-    raise ValueError(f"duplicate value in 'axis': {axis}")
-  return dims
 
 
 # (name, reducer, preproc, ..., operand aval, axis, dtype, keepdims, where's
@@ -687,6 +663,9 @@ def _eager_unjitted(name: str, reduction: Callable):
     @functools.wraps(jitted)
     def call(a, axis=None, dtype=None, out=None):
       if type(a) is Array and out is None and trace_state.trace is eval_trace:
+        program = last_operand_program(name, a, axis, dtype)
+        if program is not None:
+          return program(a)
         if dtype is None and type(axis) is int and eager_config.flags_ok:
           # An int axis, no dtype: one plan lookup, its one operation bound
           # directly (jnp.cumsum f32[3,4] axis=0 ~3 -> ~1 us over lax.cumsum).
@@ -703,7 +682,9 @@ def _eager_unjitted(name: str, reduction: Callable):
           # Several operations (a flattening, a cast): the program of this
           # (axis, dtype) called with the Array alone, the library call's fast
           # path (jitted's keywords: a key per call; bool[3,4] 14.5 -> 11 us).
-          return operand_program(name, jitted.fun, axis, dtype)(a)
+          program = operand_program(name, jitted.fun, axis, dtype)
+          keep_operand_program(name, a, program, axis, dtype)
+          return program(a)
       return jitted(a, axis=axis, dtype=dtype, out=out)
     return call
   return wrap
@@ -786,7 +767,12 @@ def _cumulative_call(fun: Callable, x, axis, dtype, include_initial):
   if (trace_state.trace is eval_trace and type(x) is Array and eager_leaf_key(x) is not NO_KEY
       and (dtype is None or _canonical_dtype(dtype))):   # (else explicit_dtype's warning)
     if axis is None or type(axis) is int:   # the Array alone: the fast path
-      return operand_program(fun.__name__, fun, axis, dtype, bool(include_initial))(x)
+      name = fun.__name__
+      program = last_operand_program(name, x, axis, dtype, include_initial)
+      if program is None:
+        program = operand_program(name, fun, axis, dtype, bool(include_initial))
+        keep_operand_program(name, x, program, axis, dtype, include_initial)
+      return program(x)
     return _CUMULATIVE_PROGRAMS[fun](x, axis=axis, dtype=dtype, include_initial=include_initial)
   return fun(x, axis, dtype, include_initial)
 
