@@ -413,3 +413,34 @@ def test_cumulative_last_program_slot(monkeypatch):
     made.clear()
     _same(c(), want)
     assert not made   # the last call's program, found by identity
+
+
+def test_argminmax_last_program_slot(monkeypatch):
+  from openjax._src.numpy import reductions
+  f = _f((3, 4))
+  xf, xi = jnp.asarray(f), jnp.asarray(_RNG.integers(-3, 4, (3, 4)).astype(np.int32))
+  x1 = jnp.asarray(f[0])
+  calls = [lambda: jnp.argmax(xf), lambda: jnp.argmin(xf, keepdims=True), lambda: xf.argmin(),
+           lambda: jnp.argmin(xf, axis=-1, keepdims=True), lambda: jnp.argmax(xi),
+           lambda: jnp.argmax(xi, axis=0), lambda: jnp.argmin(xf, axis=1, keepdims=False),
+           lambda: jnp.argmax(x1), lambda: jnp.argmax(x1, keepdims=True),
+           lambda: jnp.argmin(jnp.broadcast_to(2.5, (3, 4)))]
+  wants = [jax.jit(c)() for c in calls]
+  for _ in range(3):
+    for c, want in zip(calls, wants):
+      _same(c(), want)
+      _same(c(), want)
+  gets = []
+
+  class Counting(dict):
+    def get(self, k, d=None):
+      gets.append(k)
+      return super().get(k, d)
+  monkeypatch.setattr(reductions, "_ARG_PLANS", Counting(reductions._ARG_PLANS))
+  for c in (calls[0], calls[1], calls[2], calls[3], calls[4]):   # the programs' plans
+    c()
+    gets.clear()
+    c()
+    assert not gets
+  with pytest.raises(ValueError):
+    jnp.argmax(jnp.asarray(f[:0]))

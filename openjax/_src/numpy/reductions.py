@@ -518,6 +518,11 @@ def _argminmax(name: str, lax_fn: Callable, a, axis, out, keepdims):
   cacheable = (out is None and eager_config.flags_ok and (axis is None or type(axis) is int)
                and (type(a) is Array or isinstance(a, Tracer)))
   if cacheable:
+    if type(a) is Array and trace_state.trace is eval_trace:
+      # the last eager call's program, by identity (jnp.argmax(f32[3,4]) ~1 us less)
+      program = last_operand_program(name, a, axis, keepdims)
+      if program is not None:
+        return program(a)
     key = (name, a.aval, axis, bool(keepdims), eager_config.x64)
     plan = _ARG_PLANS.get(key)
     if plan is not None:
@@ -526,6 +531,7 @@ def _argminmax(name: str, lax_fn: Callable, a, axis, out, keepdims):
         program = _ARG_PROGRAMS.get(key)
         if program is None:
           program = _ARG_PROGRAMS[key] = _arg_program(name, lax_fn, plan)
+        keep_operand_program(name, a, program, axis, keepdims)
         return program(a)
       return _argminmax_steps(lax_fn, a, *plan)
   a = util.ensure_arraylike(name, a)
