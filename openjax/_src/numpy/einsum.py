@@ -318,7 +318,11 @@ def _contract(operands, contractions, precision, preferred_element_type, dot_gen
     for name, count in counts.items():
       if count > 1:
         axes = [i for i, n in enumerate(names) if n == name]
-        if eager and np.shape(x)[axes[0]] > 1 and _nbytes(x) >= _FOLDED_BYTES:
+        # Adjacent axes' diagonal is one strided slice of a free reshape:
+        # eagerly that at any size (iij,jk->k of 1e3 elements 18.3 -> 12.0 us;
+        # the mask's select reads all of x); others from _FOLDED_BYTES.
+        if eager and np.shape(x)[axes[0]] > 1 and (
+            _nbytes(x) >= _FOLDED_BYTES or axes[-1] - axes[0] == len(axes) - 1):
           x, names = eager_repeats(x, names, name, axes, keep)
           continue
         x = lax.select(_delta_mask(np.shape(x), axes), x, lax.full_like(x, 0))
