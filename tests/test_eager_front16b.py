@@ -451,3 +451,32 @@ def test_argminmax_last_program_slot(monkeypatch):
     assert not gets
   with pytest.raises(ValueError):
     jnp.argmax(jnp.asarray(f[:0]))
+
+
+def test_one_dot_general_plans_bind_directly(monkeypatch):
+  from openjax._src.numpy import linalg_ops
+  a, b, v = jnp.asarray(_f((3, 4))), jnp.asarray(_f((4, 5))), jnp.asarray(_f((4,)))
+  c = jnp.asarray(_f((2, 3, 4)))
+  d = jnp.asarray(_f((2, 4, 5)))
+  w = jnp.broadcast_to(1.5, (4, 4))
+  cases = [(jnp.matmul, (a, b), {}), (jnp.matmul, (a, v), {}), (jnp.dot, (a, v), {}),
+           (jnp.matmul, (c, d), {}), (jnp.matmul, (a, b), {"precision": "highest"}),
+           (jnp.matmul, (w, w), {"preferred_element_type": jnp.float32}),
+           (jnp.dot, (w, w), {"preferred_element_type": jnp.float32}),
+           (jnp.matmul, (w, w), {}), (jnp.dot, (_I8, _I8.T), {"preferred_element_type": jnp.int32})]
+  wants = [jax.jit(lambda *x, f=f, kw=kw: f(*x, **kw))(*args) for f, args, kw in cases]
+  for (f, args, kw), want in zip(cases, wants):
+    for _ in range(3):
+      _same(f(*args, **kw), want)
+    jx = str(jax.make_jaxpr(lambda *x, f=f, kw=kw: f(*x, **kw))(*args))
+    assert "jit[" not in jx and jx.count("dot_general") == 1
+  calls = []
+  for name in ("_matmul_steps", "_product"):
+    real = getattr(linalg_ops, name)
+    monkeypatch.setattr(linalg_ops, name, lambda *x, real=real, **k: calls.append(1) or real(*x, **k))
+  for f, args, kw in cases[:5]:
+    f(*args, **kw)
+  assert not calls   # one dot_general, bound from the plan
+  assert str(jax.make_jaxpr(jnp.matmul)(a, b)) == str(jax.make_jaxpr(
+      lambda x, y: jax.lax.dot_general(x, y, (((1,), (0,)), ((), ())),
+                                       preferred_element_type=jnp.float32))(a, b))

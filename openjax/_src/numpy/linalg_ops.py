@@ -25,6 +25,7 @@ from openjax._src.numpy.eager_programs import eager_program
 from openjax._src.numpy.einsum import diagonal_take, einsum, einsum_path
 from openjax._src.numpy.reductions import sum as _sum
 from openjax._src.numpy.vectorize import vectorize
+from openjax._src.primitives.dot_conv.dot import canonicalize_precision, dot_general_p
 
 __all__ = ["matmul", "dot", "vdot", "vecdot", "inner", "outer", "tensordot", "kron",
            "matvec", "vecmat", "cross", "trace", "diagonal", "tril", "triu",
@@ -148,15 +149,34 @@ def _operand_key(x):
   return float if type(x) is float else None
 
 
-def _record_plan(key, dims, out_dt, weak, several: bool) -> None:
+def _record_plan(key, dims, out_dt, weak, several: bool, direct: bool = False) -> None:
   """Record a product's plan: its lax steps ``dims``, result dtype and weak
   type, and whether it makes several binds (then eager calls run its steps
   as one program, made at the first replay: a bind costs ~4.5 us, a program
-  step ~0.6)."""
+  step ~0.6); ``direct``: it is one dot_general whose result needs no cast
+  (bound without lax.dot's checks)."""
   if key is not None:
     if len(_PRODUCT_PLANS) >= 4096:
       _PRODUCT_PLANS.clear()
-    _PRODUCT_PLANS[key] = [dims, out_dt, weak, None if several else False]
+    _PRODUCT_PLANS[key] = [dims, out_dt, weak, None if several else False, direct]
+
+
+def _strong_product(a, b, weak: bool) -> bool:
+  """Whether dot_general of ``a`` and ``b`` (arrays or tracers) gives the
+  product's strong result type itself (no cast after it): a weak result is
+  made only of two weak operands."""
+  return (not weak and _is_array(a) and _is_array(b)
+          and not (a.aval.weak_type and b.aval.weak_type))
+
+
+def _dot_general(a, b, dims, precision, out_dt):
+  """A plan's one dot_general (canonical dimension numbers and result dtype),
+  bound as lax.dot binds it without its checks (the dimension numbers'
+  lookup, explicit_dtype) and the no-op cast after it: ~2 us of a 9 us
+  jnp.matmul of 12 elements."""
+  return dot_general_p.bind1(a, b, dimension_numbers=dims,
+                             precision=canonicalize_precision(precision),
+                             preferred_element_type=out_dt, out_sharding=None)
 
 
 def _is_array(x) -> bool:
@@ -186,7 +206,9 @@ def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=No
   key, plan = (None, None) if out_sharding is not None else \
       _product_plan("matmul", a, b, precision, preferred_element_type)
   if plan is not None:
-    steps, out_dt, weak, _ = plan
+    steps, out_dt, weak, _, direct = plan
+    if direct:
+      return _dot_general(a, b, steps[2], precision, out_dt)
     if _eager_plan(plan, a, b):
       # jnp.matmul(f32[1,1,3,4], f32[1,4,2]): 4 binds, 40 -> 13 us
       return _plan_program(plan, lambda a, b: _matmul_steps(a, b, steps, precision, out_dt,
@@ -207,7 +229,7 @@ def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=No
     # without the batch bookkeeping.
     dims = (((len(a_shape) - 1,), (len(b_shape) - 1 - b_mat,)), ((), ()))
     steps = ((), (), dims, None, ())
-    _record_plan(key, steps, out_dt, weak, several=weak)
+    _record_plan(key, steps, out_dt, weak, several=weak, direct=_strong_product(a, b, weak))
     return _matmul_steps(a, b, steps, precision, out_dt, weak)
   a_bd = a_shape[:-2] if a_mat else ()
   b_bd = b_shape[:-2] if b_mat else ()
@@ -245,9 +267,12 @@ def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=No
   dims = (((a_nd - 1,), (b_nd - 1 - b_mat,)), (tuple(lhs_batch), tuple(rhs_batch)))
   order = out_batch + out_a + ([nb] if a_mat else []) + out_b + ([nb + 1] if b_mat else [])
   perm = tuple(sorted(range(len(order)), key=order.__getitem__))
+  if perm == tuple(range(len(perm))):
+    perm = None   # (no transpose: the batch-major layout already)
   steps = (a_sq, b_sq, dims, perm, tuple(restore))
-  several = bool(a_sq or b_sq or restore or weak or perm != tuple(range(len(perm))))
-  _record_plan(key, steps, out_dt, weak, several)
+  several = bool(a_sq or b_sq or restore or weak or perm)
+  _record_plan(key, steps, out_dt, weak, several,
+               direct=not several and _strong_product(a, b, weak))
   return _matmul_steps(a, b, steps, precision, out_dt, weak)
 
 
@@ -273,7 +298,9 @@ def dot(a, b, *, precision=None, preferred_element_type=None, out_sharding=None)
   broadcast. With a scalar operand it is elementwise multiplication."""
   key, plan = _product_plan("dot", a, b, precision, preferred_element_type)
   if plan is not None:
-    contract, out_dt, weak, _ = plan
+    contract, out_dt, weak, _, direct = plan
+    if direct and out_sharding is None:
+      return _dot_general(a, b, (contract, ((), ())), precision, out_dt)
     if out_sharding is None and _eager_plan(plan, a, b):
       # jnp.dot(i32[3], 2.0): ensure_arraylike, promotion and 2 binds, 35 -> 12 us
       return _plan_program(plan, lambda a, b: _product(a, b, contract, ((), ()), precision,
@@ -287,7 +314,9 @@ def dot(a, b, *, precision=None, preferred_element_type=None, out_sharding=None)
     contract = ((), ())
   else:
     contract = ((an - 1,), (0,) if bn == 1 else (bn - 2,))
-  _record_plan(key, contract, out_dt, weak, several=weak or float in (type(a), type(b)))
+  several = weak or float in (type(a), type(b))
+  _record_plan(key, contract, out_dt, weak, several, direct=not several and _strong_product(a, b,
+                                                                                          weak))
   # out_sharding: the result's layout (a PartitionSpec over the context
   # mesh, or a NamedSharding), as lax.dot_general takes it.
   return _product(a, b, contract, ((), ()), precision, out_dt, weak, out_sharding)
