@@ -480,3 +480,18 @@ def test_one_dot_general_plans_bind_directly(monkeypatch):
   assert str(jax.make_jaxpr(jnp.matmul)(a, b)) == str(jax.make_jaxpr(
       lambda x, y: jax.lax.dot_general(x, y, (((1,), (0,)), ((), ())),
                                        preferred_element_type=jnp.float32))(a, b))
+
+
+@pytest.mark.parametrize("shapes", [((3, 5), (5,)), ((5,), (5,)), ((5,), (5, 2)), ((3, 5), (5, 2)),
+                                    ((0, 5), (5,)), ((3, 0), (0, 2))])
+def test_lax_dot_plain_dimension_numbers(shapes):
+  x, y = jnp.asarray(_f(shapes[0])), jnp.asarray(_f(shapes[1]))
+  dims = (((len(shapes[0]) - 1,), (0,)), ((), ()))
+  want = jax.lax.dot_general(x, y, dims)
+  for _ in range(2):
+    _same(jax.lax.dot(x, y), want)
+    _same(jax.lax.dot(np.asarray(x), np.asarray(y)), want)   # NumPy operands
+  assert str(jax.make_jaxpr(jax.lax.dot)(x, y)) == str(
+      jax.make_jaxpr(lambda a, b: jax.lax.dot_general(a, b, dims))(x, y))
+  with pytest.raises(ValueError, match="dimension_numbers must be specified"):
+    jax.lax.dot(jnp.asarray(_f((2, 3, 5))), y)

@@ -18,7 +18,7 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src.config import config
-from openjax._src.core import Primitive, ShapedArray, get_aval, pp_eqn
+from openjax._src.core import Array, Primitive, ShapedArray, Tracer, get_aval, pp_eqn
 from openjax._src.core.sharding import NamedSharding, PartitionSpec, resolve_sharding
 from openjax._src.core.sharding_rules import spec_of, type_str
 from openjax._src.errors import ShardingTypeError
@@ -211,6 +211,11 @@ def _dimension_numbers(dimension_numbers) -> tuple:
   return dims
 
 
+# lax.dot's dimension numbers of a vector (1) or matrix (2) left operand
+_PLAIN_DIMS = {1: (((0,), (0,)), ((), ())), 2: (((1,), (0,)), ((), ()))}
+_SHAPED = (Array, Tracer)
+
+
 def dot(lhs, rhs, *, dimension_numbers=None, precision=None, preferred_element_type=None,
         out_sharding=None):
   """General dot product (XLA's DotGeneral). Without ``dimension_numbers``,
@@ -220,11 +225,15 @@ def dot(lhs, rhs, *, dimension_numbers=None, precision=None, preferred_element_t
   rhs_batch))``; the result holds the batch dimensions, then the remaining
   ``lhs`` dimensions, then the remaining ``rhs`` dimensions.
   """
+  dims = None
   if dimension_numbers is None:
-    lhs_shape, rhs_shape = np.shape(lhs), np.shape(rhs)
+    # (an Array's or tracer's shape without np.shape's dispatch)
+    lhs_shape = lhs.shape if isinstance(lhs, _SHAPED) else np.shape(lhs)
+    rhs_shape = rhs.shape if isinstance(rhs, _SHAPED) else np.shape(rhs)
     if 1 <= len(lhs_shape) <= 2 and 1 <= len(rhs_shape) <= 2 and \
         lhs_shape[-1] == rhs_shape[0]:
-      dimension_numbers = (((len(lhs_shape) - 1,), (0,)), ((), ()))
+      # canonical as made: no lookup (lax.dot(f32[3,5], f32[5]) 8.2 -> ~7 us)
+      dimension_numbers = dims = _PLAIN_DIMS[len(lhs_shape)]
     else:
       raise ValueError(
           "jax.lax.dot: dimension_numbers must be specified when not performing simple "
@@ -234,12 +243,13 @@ def dot(lhs, rhs, *, dimension_numbers=None, precision=None, preferred_element_t
     # Kept as the spec alone (hashable, printed): the mesh is the operands'.
     out_sharding = resolve_sharding(out_sharding, "dot_general")
     out_sharding = out_sharding.spec if isinstance(out_sharding, NamedSharding) else None
-  try:   # dimension numbers seen before (tuples of ints, hashable): no checks
-    dims = _DIMENSION_NUMBERS.get(dimension_numbers)
-  except TypeError:
-    dims = None
   if dims is None:
-    dims = _dimension_numbers(dimension_numbers)
+    try:   # dimension numbers seen before (tuples of ints, hashable): no checks
+      dims = _DIMENSION_NUMBERS.get(dimension_numbers)
+    except TypeError:
+      dims = None
+    if dims is None:
+      dims = _dimension_numbers(dimension_numbers)
   if preferred_element_type is not None:
     preferred_element_type = dtypes.explicit_dtype(preferred_element_type, "dot")
   return dot_general_p.bind1(lhs, rhs, dimension_numbers=dims,
