@@ -495,3 +495,21 @@ def test_lax_dot_plain_dimension_numbers(shapes):
       jax.make_jaxpr(lambda a, b: jax.lax.dot_general(a, b, dims))(x, y))
   with pytest.raises(ValueError, match="dimension_numbers must be specified"):
     jax.lax.dot(jnp.asarray(_f((2, 3, 5))), y)
+
+
+@pytest.mark.parametrize("shapes", [((2, 3, 4), (2, 4, 5)), ((3, 4), (4, 2)), ((2, 2, 3, 4), (2, 2, 4, 1)),
+                                    ((0, 3, 4), (0, 4, 5))])
+def test_batch_matmul_dimension_numbers(shapes):
+  x, y = jnp.asarray(_f(shapes[0])), jnp.asarray(_f(shapes[1]))
+  nd = len(shapes[0])
+  batch = tuple(range(nd - 2))
+  dims = (((nd - 1,), (nd - 2,)), (batch, batch))
+  want = jax.lax.dot_general(x, y, dims)
+  for _ in range(2):
+    _same(jax.lax.batch_matmul(x, y), want)
+  assert str(jax.make_jaxpr(jax.lax.batch_matmul)(x, y)) == str(
+      jax.make_jaxpr(lambda a, b: jax.lax.dot_general(a, b, dims))(x, y))
+  with pytest.raises(ValueError, match="same ndim"):
+    jax.lax.batch_matmul(x, jnp.asarray(_f((1,) + shapes[1])))
+  with pytest.raises(ValueError, match="at least 2D"):
+    jax.lax.batch_matmul(jnp.asarray(_f((4,))), y)

@@ -250,6 +250,11 @@ def dot(lhs, rhs, *, dimension_numbers=None, precision=None, preferred_element_t
       dims = None
     if dims is None:
       dims = _dimension_numbers(dimension_numbers)
+  return _bind_dot(lhs, rhs, dims, precision, preferred_element_type, out_sharding)
+
+
+def _bind_dot(lhs, rhs, dims, precision, preferred_element_type, out_sharding):
+  """dot_general of canonical dimension numbers ``dims``."""
   if preferred_element_type is not None:
     preferred_element_type = dtypes.explicit_dtype(preferred_element_type, "dot")
   return dot_general_p.bind1(lhs, rhs, dimension_numbers=dims,
@@ -269,14 +274,21 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
 def batch_matmul(lhs, rhs, precision=None):
   """Batched matrix product over the leading dimensions of equal-rank
   operands of rank at least 2."""
-  lnd, rnd = np.ndim(lhs), np.ndim(rhs)
+  lnd = lhs.ndim if isinstance(lhs, _SHAPED) else np.ndim(lhs)
+  rnd = rhs.ndim if isinstance(rhs, _SHAPED) else np.ndim(rhs)
   if min(lnd, rnd) < 2:
     raise ValueError(f"Arguments to batch_matmul must be at least 2D, got {lnd}, {rnd}")
   if lnd != rnd:
     raise ValueError(f"Arguments to batch_matmul must have same ndim, got {lnd}, {rnd}")
-  batch = tuple(range(lnd - 2))
-  return dot_general(lhs, rhs, (((lnd - 1,), (rnd - 2,)), (batch, batch)),
-                     precision=precision)
+  dims = _BATCH_DIMS.get(lnd)
+  if dims is None:   # canonical as made: dot() skips its lookup and checks
+    batch = tuple(range(lnd - 2))
+    dims = _BATCH_DIMS[lnd] = (((lnd - 1,), (rnd - 2,)), (batch, batch))
+  return _bind_dot(lhs, rhs, dims, precision, None, None)
+
+
+# batch_matmul's dimension numbers by rank
+_BATCH_DIMS: dict = {}
 
 
 def _index_tuple(x, what: str) -> tuple[int, ...]:
