@@ -513,3 +513,27 @@ def test_batch_matmul_dimension_numbers(shapes):
     jax.lax.batch_matmul(x, jnp.asarray(_f((1,) + shapes[1])))
   with pytest.raises(ValueError, match="at least 2D"):
     jax.lax.batch_matmul(jnp.asarray(_f((4,))), y)
+
+
+def test_digitize_searchsorted_default_method_positional():
+  from openjax._src.numpy import searching
+  x = jnp.asarray(_f((10,)))
+  bins = jnp.asarray(np.linspace(-1, 1, 5).astype(np.float32))
+  for right in (False, True):
+    for b in (bins, bins[::-1]):
+      want = jax.jit(lambda a, c, right=right: jnp.digitize(a, c, right))(x, b)
+      for _ in range(2):
+        _same(jnp.digitize(x, b, right), want)
+        _same(jnp.digitize(x, b, right, method="scan"), want)
+  for side in ("left", "right"):
+    want = jax.jit(lambda a, c, side=side: jnp.searchsorted(a, c, side))(bins, x)
+    for _ in range(2):
+      _same(jnp.searchsorted(bins, x, side), want)
+      _same(jnp.searchsorted(bins, x, side, method="scan"), want)
+  # the default method's eager call keys no keyword arguments
+  before = dict(searching._searchsorted_eager._eager_fast)
+  jnp.searchsorted(bins, x)
+  assert all(type(k) is not tuple or "keywords" not in k for k in searching._searchsorted_eager._eager_fast
+             if k not in before)
+  with pytest.raises(ValueError):
+    jnp.searchsorted(bins, x, "middle")
