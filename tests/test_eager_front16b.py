@@ -311,7 +311,8 @@ def test_product_plans_run_programs(monkeypatch):
   calls = []
   for name in ("_matmul_steps", "_product"):
     real = getattr(linalg_ops, name)
-    monkeypatch.setattr(linalg_ops, name, lambda *a, real=real, **k: calls.append(1) or real(*a, **k))
+    monkeypatch.setattr(linalg_ops, name,
+                        lambda *a, real=real, **k: calls.append(1) or real(*a, **k))
   for _ in range(3):
     _same(jnp.matmul(a, b), want_mm)
     _same(jnp.dot(x, 2.0), want_dot)
@@ -473,7 +474,8 @@ def test_one_dot_general_plans_bind_directly(monkeypatch):
   calls = []
   for name in ("_matmul_steps", "_product"):
     real = getattr(linalg_ops, name)
-    monkeypatch.setattr(linalg_ops, name, lambda *x, real=real, **k: calls.append(1) or real(*x, **k))
+    monkeypatch.setattr(linalg_ops, name,
+                        lambda *x, real=real, **k: calls.append(1) or real(*x, **k))
   for f, args, kw in cases[:5]:
     f(*args, **kw)
   assert not calls   # one dot_general, bound from the plan
@@ -497,8 +499,8 @@ def test_lax_dot_plain_dimension_numbers(shapes):
     jax.lax.dot(jnp.asarray(_f((2, 3, 5))), y)
 
 
-@pytest.mark.parametrize("shapes", [((2, 3, 4), (2, 4, 5)), ((3, 4), (4, 2)), ((2, 2, 3, 4), (2, 2, 4, 1)),
-                                    ((0, 3, 4), (0, 4, 5))])
+@pytest.mark.parametrize("shapes", [((2, 3, 4), (2, 4, 5)), ((3, 4), (4, 2)),
+                                    ((2, 2, 3, 4), (2, 2, 4, 1)), ((0, 3, 4), (0, 4, 5))])
 def test_batch_matmul_dimension_numbers(shapes):
   x, y = jnp.asarray(_f(shapes[0])), jnp.asarray(_f(shapes[1]))
   nd = len(shapes[0])
@@ -533,7 +535,7 @@ def test_digitize_searchsorted_default_method_positional():
   # the default method's eager call keys no keyword arguments
   before = dict(searching._searchsorted_eager._eager_fast)
   jnp.searchsorted(bins, x)
-  assert all(type(k) is not tuple or "keywords" not in k for k in searching._searchsorted_eager._eager_fast
-             if k not in before)
+  assert all(type(k) is not tuple or "keywords" not in k
+             for k in searching._searchsorted_eager._eager_fast if k not in before)
   with pytest.raises(ValueError):
     jnp.searchsorted(bins, x, "middle")

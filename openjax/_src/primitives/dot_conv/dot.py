@@ -211,8 +211,7 @@ def _dimension_numbers(dimension_numbers) -> tuple:
   return dims
 
 
-# lax.dot's dimension numbers of a vector (1) or matrix (2) left operand
-_PLAIN_DIMS = {1: (((0,), (0,)), ((), ())), 2: (((1,), (0,)), ((), ()))}
+_PLAIN_DIMS = {1: (((0,), (0,)), ((), ())), 2: (((1,), (0,)), ((), ()))}   # lax.dot's by lhs rank
 _SHAPED = (Array, Tracer)
 
 
@@ -287,8 +286,7 @@ def batch_matmul(lhs, rhs, precision=None):
   return _bind_dot(lhs, rhs, dims, precision, None, None)
 
 
-# batch_matmul's dimension numbers by rank
-_BATCH_DIMS: dict = {}
+_BATCH_DIMS: dict = {}   # batch_matmul's dimension numbers by rank
 
 
 def _index_tuple(x, what: str) -> tuple[int, ...]:
