@@ -33,3 +33,18 @@ def test_the_order_of_causes(monkeypatch):
   assert eager_causes.cause_of(case, False, False) == "front-end"
   assert eager_causes.cause_of(dict(case, size="1e6"), False, False) == "jax-formulation"
   assert eager_causes.cause_of(dict(case, row="lax.sort"), False, False) is None
+
+
+def test_a_size_independent_case_takes_the_front_end_rules_at_any_size(monkeypatch):
+  monkeypatch.setattr(eager_causes, "RULES", [("jnp.*", ("10",), "front-end")])
+  small = {"row": "jnp.astype", "size": "10", "elements": 10, "openjax_s": 15e-6}
+  flat = {"row": "jnp.astype", "size": "1e3", "elements": 1000, "openjax_s": 20e-6}
+  grows = {"row": "jnp.astype", "size": "1e6", "elements": 10**6, "openjax_s": 400e-6}
+  fixed = eager_causes.fixed_cost_cases([small, flat, grows])
+  assert fixed == {id(flat)}
+  assert eager_causes.cause_of(flat, False, False, id(flat) in fixed) == "front-end"
+  assert eager_causes.cause_of(flat, False, False) is None
+  assert eager_causes.cause_of(grows, False, False, id(grows) in fixed) is None
+  # only the front-end causes extend to other sizes
+  monkeypatch.setattr(eager_causes, "RULES", [("jnp.*", ("10",), "jax-formulation")])
+  assert eager_causes.cause_of(flat, False, False, True) is None

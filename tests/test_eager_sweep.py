@@ -107,3 +107,11 @@ def test_rows_from_an_earlier_run_sweeps_only_its_flagged_rows(tmp_path, capsys)
                     "--budget", "1e-4", "--no-jax", "--json", str(out)])
   assert {r["row"] for r in json.loads(out.read_text())} == {"jnp.add_float32"}
   assert "eager floor on this machine" in capsys.readouterr().out
+
+
+def test_constant_time_references_allow_a_microsecond_of_noise():
+  def case(row, elements, numpy_s):
+    return {"row": row, "elements": elements, "numpy_s": numpy_s}
+  results = [case("view", 10, 0.3e-6), case("view", 10**6, 0.7e-6),
+             case("work", 10, 1e-6), case("work", 10**6, 300e-6)]
+  assert eager_sweep.constant_time_references(results) == {"view"}
