@@ -112,9 +112,15 @@ class _HostConv:
             and self.contraction >= MIN_CONTRACTION and self.o >= MIN_FEATURES
             and self.positions > 0)
 
-  def _windows(self, x: np.ndarray) -> np.ndarray:
-    """The (n, out..., taps..., c) view of every window of ``x`` (channels
-    last, padded)."""
+  def _windows(self, lhs: np.ndarray) -> np.ndarray:
+    """The (n, out..., taps..., c) view of every window of the operand, read
+    channels last, zero-padded (and dilated) into a new buffer unless its
+    padding is none."""
+    x = lhs.transpose(self.lhs_perm)
+    if not self.plain:
+      padded = np.zeros((self.n, *self.padded, self.c), self.dtype)
+      padded[self.dst] = x[self.src]
+      x = padded
     st = x.strides
     nsp = len(self.taps)
     shape = (self.n, *self.out_spatial, *self.taps, self.c)
@@ -123,12 +129,7 @@ class _HostConv:
     return np.lib.stride_tricks.as_strided(x, shape, strides, writeable=False)
 
   def __call__(self, lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray) -> None:
-    x = lhs.transpose(self.lhs_perm)
-    if not self.plain:
-      padded = np.zeros((self.n, *self.padded, self.c), self.dtype)
-      padded[self.dst] = x[self.src]
-      x = padded
-    windows = self._windows(x)
+    windows = self._windows(lhs)
     w = np.ascontiguousarray(rhs.transpose(self.rhs_perm)).reshape(self.contraction, self.o)
     y = out.transpose(self.out_perm)
     starts = list(range(0, self.n, self.images))
@@ -185,12 +186,7 @@ class _HostKernelGradient(_HostConv):
     self.images = max(1, min(self.n, COLUMN_BYTES // max(1, image_bytes)))
 
   def __call__(self, lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray) -> None:
-    x = lhs.transpose(self.lhs_perm)
-    if not self.plain:
-      padded = np.zeros((self.n, *self.padded, self.c), self.dtype)
-      padded[self.dst] = x[self.src]
-      x = padded
-    windows = self._windows(x)
+    windows = self._windows(lhs)
     r = rhs.transpose(self.rhs_perm)
     starts = list(range(0, self.n, self.images))
     blocks = min(len(starts), host_blas.block_count(self.flops))
