@@ -98,6 +98,10 @@ class _HostConv:
         size == lhs_shape[d] for size, d in zip(self.padded, lhs_spec[2:]))
     self.dst = None if layout is None else (slice(None),) + tuple(s for _, s, _ in layout)
     self.src = None if layout is None else (slice(None),) + tuple(s for _, _, s in layout)
+    self._size_blocks()
+
+  def _size_blocks(self) -> None:
+    """The GEMM's sizes, and how many images a block's column matrix holds."""
     self.contraction = math.prod(self.taps) * self.c
     self.positions = math.prod(self.out_spatial)
     image_bytes = self.positions * self.contraction * self.dtype.itemsize
@@ -128,30 +132,36 @@ class _HostConv:
                *(st[1 + d] * self.rhs_dilation[d] for d in range(nsp)), st[-1])
     return np.lib.stride_tricks.as_strided(x, shape, strides, writeable=False)
 
-  def __call__(self, lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray) -> None:
+  def _in_blocks(self, lhs: np.ndarray, product) -> None:
+    """``product(block, cols, start, stop)`` for every block of images
+    ``start:stop`` (``cols``: their windows as a column matrix), the blocks
+    shared out over the cores (``host_blas.run_blocks``)."""
     windows = self._windows(lhs)
-    w = np.ascontiguousarray(rhs.transpose(self.rhs_perm)).reshape(self.contraction, self.o)
-    y = out.transpose(self.out_perm)
     starts = list(range(0, self.n, self.images))
     blocks = min(len(starts), host_blas.block_count(self.flops))
-    images = self.images
 
     def work(block: int) -> None:
-      cols = np.empty((images, *self.out_spatial, *self.taps, self.c), self.dtype)
+      cols = np.empty((self.images, *self.out_spatial, *self.taps, self.c), self.dtype)
       for start in starts[block::blocks]:
-        stop = min(start + images, self.n)
+        stop = min(start + self.images, self.n)
         m = stop - start
         np.copyto(cols[:m], windows[start:stop])
-        rows = m * self.positions
-        target = y[start:stop]
-        if target.flags.c_contiguous:
-          host_blas.gemm(cols[:m].reshape(rows, self.contraction), w,
-                         target.reshape(rows, self.o))
-        else:
-          result = np.empty((rows, self.o), self.dtype)
-          host_blas.gemm(cols[:m].reshape(rows, self.contraction), w, result)
-          target[...] = result.reshape(target.shape)
+        product(block, cols[:m].reshape(m * self.positions, self.contraction), start, stop)
     host_blas.run_blocks(work, blocks)
+
+  def __call__(self, lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray) -> None:
+    w = np.ascontiguousarray(rhs.transpose(self.rhs_perm)).reshape(self.contraction, self.o)
+    y = out.transpose(self.out_perm)
+
+    def product(block, cols, start, stop):
+      target = y[start:stop]
+      if target.flags.c_contiguous:
+        host_blas.gemm(cols, w, target.reshape(cols.shape[0], self.o))
+      else:
+        result = np.empty((cols.shape[0], self.o), self.dtype)
+        host_blas.gemm(cols, w, result)
+        target[...] = result.reshape(target.shape)
+    self._in_blocks(lhs, product)
 
 
 class _HostKernelGradient(_HostConv):
@@ -174,41 +184,28 @@ class _HostKernelGradient(_HostConv):
                      padding=padding, lhs_dilation=lhs_dilation, rhs_dilation=window_strides,
                      dimension_numbers=((lhs_spec[1], lhs_spec[0], *lhs_spec[2:]),
                                         rhs_spec, out_spec))
-    self.b, self.f = lhs_shape[lhs_spec[0]], lhs_shape[lhs_spec[1]]
-    self.n, self.c = self.f, self.b
+    # (n and c, read from the swapped lhs dims, are already f and b)
     self.taps = tuple(out_shape[d] for d in out_spec[2:])
     self.out_spatial = tuple(rhs_shape[d] for d in rhs_spec[2:])
     self.rhs_perm = (rhs_spec[1], *rhs_spec[2:], rhs_spec[0])      # (f, window..., o)
     self.out_perm = (*out_spec[2:], out_spec[0], out_spec[1])      # (p..., b, o)
-    self.contraction = math.prod(self.taps) * self.c
-    self.positions = math.prod(self.out_spatial)
-    image_bytes = self.positions * self.contraction * self.dtype.itemsize
-    self.images = max(1, min(self.n, COLUMN_BYTES // max(1, image_bytes)))
+    self._size_blocks()
 
   def __call__(self, lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray) -> None:
-    windows = self._windows(lhs)
     r = rhs.transpose(self.rhs_perm)
-    starts = list(range(0, self.n, self.images))
-    blocks = min(len(starts), host_blas.block_count(self.flops))
-    images = self.images
-    sums = [None] * blocks
+    sums = {}   # block -> its images' sum of products
 
-    def work(block: int) -> None:
-      cols = np.empty((images, *self.out_spatial, *self.taps, self.c), self.dtype)
+    def product(block, cols, start, stop):
       part = np.empty((self.contraction, self.o), self.dtype)
-      total = np.zeros((self.contraction, self.o), self.dtype)
-      for start in starts[block::blocks]:
-        stop = min(start + images, self.n)
-        m = stop - start
-        np.copyto(cols[:m], windows[start:stop])
-        rows = m * self.positions
-        host_blas.gemm(cols[:m].reshape(rows, self.contraction).T,
-                       np.ascontiguousarray(r[start:stop]).reshape(rows, self.o), part)
-        total += part
-      sums[block] = total
-    host_blas.run_blocks(work, blocks)
-    total = sums[0]
-    for part in sums[1:]:
+      host_blas.gemm(cols.T, np.ascontiguousarray(r[start:stop]).reshape(cols.shape[0], self.o),
+                     part)
+      if block in sums:
+        sums[block] += part
+      else:
+        sums[block] = part
+    self._in_blocks(lhs, product)
+    total = sums.pop(0)
+    for part in sums.values():
       total += part
     out.transpose(self.out_perm)[...] = total.reshape(*self.taps, self.c, self.o)
 
