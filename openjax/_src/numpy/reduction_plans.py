@@ -215,6 +215,14 @@ def keep_operand_program(name: str, a, program, *static) -> None:
   _LAST_OPERAND[name] = (a.aval, static, eager_config.x64, program)
 
 
+def run_operand_program(name: str, fun: Callable, a, *static):
+  """``operand_program(name, fun, *static)`` run on ``a`` and kept as
+  ``name``'s last eager call (``keep_operand_program``)."""
+  program = operand_program(name, fun, *static)
+  keep_operand_program(name, a, program, *static)
+  return program(a)
+
+
 def last_operand_program(name: str, a, *static):
   """The program ``keep_operand_program`` kept for ``name`` when this eager
   call on the Array ``a`` has the same aval and static arguments (by
@@ -249,8 +257,6 @@ def operand_alone(jitted):
         return program(a)
       if (type(axis) is int and (dtype is None or _canonical_dtype(dtype))
           and eager_leaf_key(a) is not NO_KEY):
-        program = operand_program(name, jitted.fun, axis, dtype)
-        keep_operand_program(name, a, program, axis, dtype)
-        return program(a)
+        return run_operand_program(name, jitted.fun, a, axis, dtype)
     return jitted(a, axis=axis, dtype=dtype, out=out)
   return call
