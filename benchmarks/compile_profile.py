@@ -1,7 +1,8 @@
 """Where IREE's compile time goes for jaxbench's compile_time program.
 
 Lowers the ~50-op function of ``jaxbench.py``'s compile_time case (sin, tanh,
-exp, means, transposes, 64x64 products, ...) with openjax, then runs the
+exp, means, transposes, 64x64 products, ...; built by jaxbench itself) with
+openjax, then runs the
 installed ``iree-compile`` on that module text with openjax's flags
 (``compiler.compile_flags``), once plain (wall time) and once with
 ``--mlir-timing``; prints the number of dispatches IREE forms and the passes
@@ -20,12 +21,11 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.join(_HERE, ".."), _HERE]
 
-import numpy as np  # noqa: E402
-
+import jaxbench  # noqa: E402
 import openjax as jax  # noqa: E402
-import openjax.numpy as jnp  # noqa: E402
 from openjax._src.runtime import compiler  # noqa: E402
 from iree.compiler.tools import binaries  # noqa: E402
 
@@ -37,18 +37,14 @@ VARIANTS = {
 }
 
 
-def program(ops: int):
-  c = 1.000001
-  steps = [lambda x: jnp.sin(x), lambda x: x * c, lambda x: x + 0.1, lambda x: jnp.tanh(x),
-           lambda x: x.T, lambda x: jnp.maximum(x, 0.0), lambda x: x - jnp.mean(x, axis=0),
-           lambda x: (x @ x) * 0.01, lambda x: jnp.exp(-x * x),
-           lambda x: jnp.where(x > 0.5, x, -x)]
-
-  def f(x):
-    for i in range(ops):
-      x = steps[i % len(steps)](x)
-    return x
-  return f
+def lowered_text(ops: int) -> tuple[str, float]:
+  """jaxbench's compile_time program of ``ops`` steps, traced and lowered by
+  openjax: (its StableHLO text, seconds taken)."""
+  jaxbench.COMPILE_OPS = ops
+  cases = jaxbench.REGISTRY["compile_time"]["impl"]["jax"](jax)
+  start = time.perf_counter()
+  lowered = cases["trace_lower"].fn()
+  return lowered.as_text(), time.perf_counter() - start
 
 
 def run_compile(text: str, flags, extra=()) -> tuple[float, str]:
@@ -88,10 +84,7 @@ def main():
   ap.add_argument("--top", type=int, default=15)
   ap.add_argument("--reps", type=int, default=3)
   args = ap.parse_args()
-  x = jnp.asarray(np.random.default_rng(15).standard_normal((64, 64)).astype(np.float32))
-  start = time.perf_counter()
-  text = jax.jit(program(args.ops)).lower(x).as_text()
-  lower_s = time.perf_counter() - start
+  text, lower_s = lowered_text(args.ops)
   flags = compiler.compile_flags(text)
   print(f"# {args.ops}-op program: trace + lower {lower_s * 1e3:.1f} ms, "
         f"{len(text.splitlines())} lines of StableHLO")
