@@ -10,19 +10,7 @@ import openjax as jax
 import openjax.numpy as jnp
 from openjax import lax
 from openjax._src.numpy import ufuncs
-
-
-def _same(a, b) -> None:
-  """Equal bits, dtype, shape and weak type."""
-  assert type(a) is type(b)
-  if isinstance(a, (tuple, list)):
-    assert len(a) == len(b)
-    for x, y in zip(a, b):
-      _same(x, y)
-    return
-  assert a.dtype == b.dtype and a.shape == b.shape and a.weak_type == b.weak_type
-  np.testing.assert_array_equal(np.asarray(a).reshape(-1).view(np.uint8),
-                                np.asarray(b).reshape(-1).view(np.uint8))
+from tests.test_eager_floor import _same
 
 
 def _op_by_op(f, *args):

@@ -32,8 +32,9 @@ def _same(a, b) -> None:
       _same(x, y)
     return
   assert a.dtype == b.dtype and a.shape == b.shape and a.weak_type == b.weak_type
-  np.testing.assert_array_equal(np.asarray(a).reshape(-1).view(np.uint8),
-                                np.asarray(b).reshape(-1).view(np.uint8))
+  # (contiguous first: a strided 1-d view reshapes to itself)
+  np.testing.assert_array_equal(np.ascontiguousarray(a).reshape(-1).view(np.uint8),
+                                np.ascontiguousarray(b).reshape(-1).view(np.uint8))
 
 
 def _runner_of(fn, *args, **kwargs):

@@ -12,6 +12,7 @@ import pytest
 import openjax as jax
 import openjax.numpy as jnp
 from openjax._src.core.trace import EvalTrace
+from tests.test_eager_floor import _same
 
 _RNG = np.random.default_rng(16)
 
@@ -145,16 +146,16 @@ _CASES = [
 ]
 
 
-def _same(got, want):
-  assert type(got) is type(want)
-  if isinstance(want, (list, tuple)):
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-      _same(g, w)
-    return
-  assert got.dtype == want.dtype and got.shape == want.shape, (got, want)
-  assert got.weak_type == want.weak_type, (got.aval, want.aval)
-  assert np.asarray(got).tobytes() == np.asarray(want).tobytes(), (got, want)
+def _count_binds(monkeypatch) -> list:
+  """The names of the primitives bound through the eval trace from now on."""
+  calls = []
+  original = EvalTrace.process_primitive
+
+  def counting(self, primitive, *rest):
+    calls.append(primitive.name)
+    return original(self, primitive, *rest)
+  monkeypatch.setattr(EvalTrace, "process_primitive", counting)
+  return calls
 
 
 @pytest.mark.parametrize("name,f,args", _CASES, ids=[c[0] for c in _CASES])
@@ -179,13 +180,7 @@ def test_compiled_values_agree(name, f, args):
 def test_a_repeated_eager_call_binds_nothing(name, f, args, monkeypatch):
   # One library program: its kernels run without a bind each.
   f(*args)
-  calls = []
-  original = EvalTrace.process_primitive
-
-  def counting(self, primitive, *rest):
-    calls.append(primitive.name)
-    return original(self, primitive, *rest)
-  monkeypatch.setattr(EvalTrace, "process_primitive", counting)
+  calls = _count_binds(monkeypatch)
   f(*args)
   assert calls == []
 
@@ -209,13 +204,7 @@ def test_one_bind_joins_stay_binds(monkeypatch):
   # would cost more).
   x, y = _a((2, 3)), _a((1, 3))
   x0, y0 = x[0], y[0]
-  calls = []
-  original = EvalTrace.process_primitive
-
-  def counting(self, primitive, *rest):
-    calls.append(primitive.name)
-    return original(self, primitive, *rest)
-  monkeypatch.setattr(EvalTrace, "process_primitive", counting)
+  calls = _count_binds(monkeypatch)
   jnp.concatenate([x, y])
   jnp.stack([x, x])
   jnp.concatenate([x0, y0], axis=None)

@@ -20,6 +20,30 @@ def _same(a, b) -> None:
                                 np.ascontiguousarray(np.asarray(b).reshape(-1)).view(np.uint8))
 
 
+def _counting_gets(monkeypatch, module, name: str) -> list:
+  """The keys looked up in the cache dict ``module.name`` from now on (a
+  counting copy of it replaces it)."""
+  gets = []
+
+  class Counting(dict):
+    def get(self, k, d=None):
+      gets.append(k)
+      return super().get(k, d)
+  monkeypatch.setattr(module, name, Counting(getattr(module, name)))
+  return gets
+
+
+def _eager_agrees_with_jit(calls) -> list:
+  """Each call's compiled result, after checking every eager call against
+  it, each repeated and interleaved with the others."""
+  wants = [jax.jit(c)() for c in calls]
+  for _ in range(3):
+    for c, want in zip(calls, wants):
+      _same(c(), want)
+      _same(c(), want)
+  return wants
+
+
 _RNG = np.random.default_rng(16)
 
 
@@ -366,18 +390,8 @@ def test_reduction_last_plan_slot(monkeypatch):
       lambda: jnp.max(x, axis=-1), lambda: jnp.max(x, axis=-1, initial=0.5),
       lambda: jnp.sum(jnp.broadcast_to(2.5, (3, 4)), axis=1),
   ]
-  wants = [jax.jit(c)() for c in calls]
-  for _ in range(3):   # each repeated, and interleaved with the others
-    for c, want in zip(calls, wants):
-      _same(c(), want)
-      _same(c(), want)
-  gets = []
-
-  class Counting(dict):
-    def get(self, k, d=None):
-      gets.append(k)
-      return super().get(k, d)
-  monkeypatch.setattr(reductions, "_REDUCTION_PLANS", Counting(reductions._REDUCTION_PLANS))
+  wants = _eager_agrees_with_jit(calls)
+  gets = _counting_gets(monkeypatch, reductions, "_REDUCTION_PLANS")
   for c, want in zip(calls, wants):
     c()
     gets.clear()
@@ -406,16 +420,8 @@ def test_cumulative_last_program_slot(monkeypatch):
       lambda: jnp.cumulative_prod(xf, axis=0, include_initial=1),
       lambda: jnp.cumsum(jnp.broadcast_to(2.5, (3, 4)), axis=0, dtype=jnp.float16),
   ]
-  wants = [jax.jit(c)() for c in calls]
-  for _ in range(3):
-    for c, want in zip(calls, wants):
-      _same(c(), want)
-      _same(c(), want)
-  made = []
-  monkeypatch.setattr(reduction_plans, "_OPERAND_PROGRAMS",
-                      type("Counting", (dict,), {"get": lambda self, k, d=None: made.append(k)
-                                                 or dict.get(self, k, d)})(
-                          reduction_plans._OPERAND_PROGRAMS))
+  wants = _eager_agrees_with_jit(calls)
+  made = _counting_gets(monkeypatch, reduction_plans, "_OPERAND_PROGRAMS")
   for c, want in zip(calls, wants):
     c()
     made.clear()
@@ -433,18 +439,8 @@ def test_argminmax_last_program_slot(monkeypatch):
            lambda: jnp.argmax(xi, axis=0), lambda: jnp.argmin(xf, axis=1, keepdims=False),
            lambda: jnp.argmax(x1), lambda: jnp.argmax(x1, keepdims=True),
            lambda: jnp.argmin(jnp.broadcast_to(2.5, (3, 4)))]
-  wants = [jax.jit(c)() for c in calls]
-  for _ in range(3):
-    for c, want in zip(calls, wants):
-      _same(c(), want)
-      _same(c(), want)
-  gets = []
-
-  class Counting(dict):
-    def get(self, k, d=None):
-      gets.append(k)
-      return super().get(k, d)
-  monkeypatch.setattr(reductions, "_ARG_PLANS", Counting(reductions._ARG_PLANS))
+  wants = _eager_agrees_with_jit(calls)
+  gets = _counting_gets(monkeypatch, reductions, "_ARG_PLANS")
   for c in (calls[0], calls[1], calls[2], calls[3], calls[4]):   # the programs' plans
     c()
     gets.clear()

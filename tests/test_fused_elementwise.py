@@ -5,7 +5,6 @@ float32, conj of a real array as one cast, population_count through an
 unsigned view. Each is compared bit for bit with JAX's equations run op by
 op (``disable_jit``) or with NumPy's definition, on the dtype edges (signed
 zeros, infinities, NaNs with payloads, signalling NaNs, subnormals)."""
-import ml_dtypes
 import numpy as np
 import pytest
 
@@ -15,51 +14,14 @@ from openjax._src import lax
 from openjax._src.control.nested_calls import inline_interpreted_calls
 from openjax._src.core.program import program_of
 
-BF16 = np.dtype(ml_dtypes.bfloat16)
-_UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
-
-
-@pytest.fixture
-def x64():
-  jax.config.update("jax_enable_x64", True)
-  yield
-  jax.config.update("jax_enable_x64", False)
-
-
-def _same_bits(a, b) -> None:
-  a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
-  assert a.dtype == b.dtype and a.shape == b.shape
-  np.testing.assert_array_equal(a.reshape(-1).view(np.uint8), b.reshape(-1).view(np.uint8))
+from tests.test_fused_templates import BF16, _op_by_op, _same_bits, x64  # noqa: F401
+from tests.test_fused_templates import _samples as _edge_samples
 
 
 def _samples(dtype) -> np.ndarray:
   """Every float16; else edges and random bit patterns of ``dtype``, and
-  normals near 1 (signs mixed, fractions)."""
-  dtype = np.dtype(dtype)
-  u = _UINT[dtype.itemsize]
-  if dtype == np.float16:
-    return np.arange(1 << 16, dtype=np.uint32).astype(u).view(dtype)
-  info = ml_dtypes.finfo(dtype)
-  nbits = 8 * dtype.itemsize
-  sign = 1 << (nbits - 1)
-  quiet = 1 << (info.nmant - 1)
-  exp_all = ((1 << info.nexp) - 1) << info.nmant
-  special = [0, 1, 2, 3, quiet, (1 << info.nmant) - 1, 1 << info.nmant, exp_all,
-             exp_all | quiet, exp_all | 1, exp_all | quiet | 5, exp_all - 1,
-             (info.nmant + 2) << info.nmant]
-  special = special + [s | sign for s in special]
-  rng = np.random.default_rng(11)
-  rand = rng.integers(0, 1 << min(nbits, 63), 4000, dtype=np.uint64)
-  if nbits == 64:
-    rand |= rng.integers(0, 2, 4000, dtype=np.uint64) << np.uint64(63)
-  bits = np.concatenate([np.array(special, np.uint64), rand]).astype(u)
-  x = bits.view(dtype)
-  return np.concatenate([x, (3 * rng.standard_normal(2000)).astype(dtype)])
-
-
-def _op_by_op(f, *args):
-  with jax.disable_jit():
-    return f(*args)
+  normals with signs mixed and fractions (3 x standard normal)."""
+  return _edge_samples(dtype, normals=2000, scale=3.0)
 
 
 def _kernels(f, *args):

@@ -31,8 +31,9 @@ def _same_bits(a, b) -> None:
   np.testing.assert_array_equal(a.reshape(-1).view(np.uint8), b.reshape(-1).view(np.uint8))
 
 
-def _samples(dtype) -> np.ndarray:
-  """Every float16; else edges and random bit patterns of ``dtype``."""
+def _samples(dtype, normals: int = 500, scale: float = 1.0) -> np.ndarray:
+  """Every float16; else edges and random bit patterns of ``dtype``, and
+  ``normals`` normal numbers times ``scale``."""
   dtype = np.dtype(dtype)
   u = _UINT[dtype.itemsize]
   if dtype == np.float16:
@@ -53,7 +54,7 @@ def _samples(dtype) -> np.ndarray:
   bits = np.concatenate([np.array(special, np.uint64), rand]).astype(u)
   x = bits.view(dtype)
   # normals near 1 as well (the random bits are mostly huge or tiny)
-  return np.concatenate([x, rng.standard_normal(500).astype(dtype)])
+  return np.concatenate([x, (scale * rng.standard_normal(normals)).astype(dtype)])
 
 
 def _op_by_op(f, *args):
