@@ -52,6 +52,7 @@ from openjax._src.api.jit_shardings import (as_asked, check_devices_agree, check
                                             spelled_meshless, used_leaves)
 from openjax._src.primitives.collectives.collectives import current_axis_env
 from openjax._src.runtime.compiler import clear_memory_cache
+from openjax._src.runtime.iree_device import trim_buffer_cache
 from openjax._src.runtime.pipeline import (background, cached_executable, compile_lowered,
                                            compiling, interpreting_first_call,
                                            lower_closed_jaxpr, warn_background_compile_failed)
@@ -733,11 +734,13 @@ class _PlacedJit(JitWrapped):
 
 
 def clear_caches() -> None:
-  """Drop every jit cache and the eval trace's plans."""
+  """Drop every jit cache and the eval trace's plans, and return the freed
+  device buffers kept for reuse to the system."""
   for w in list(_all_jitted):
     w.clear_cache()
   eval_trace.clear_cache()
   clear_memory_cache()
+  trim_buffer_cache()
 
 
 __all__ = ["jit", "clear_caches", "ShapeDtypeStruct",
