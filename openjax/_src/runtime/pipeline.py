@@ -22,6 +22,7 @@ from typing import Sequence
 from iree.compiler import ir
 from iree.compiler.api import Session
 
+from openjax._src import blas_threads
 from openjax._src.config import config
 from openjax._src.core import ClosedJaxpr, Literal, dce_jaxpr, eqn_effects, jaxprs_in_params
 from openjax._src.interpreters.fold_constants import fold_constants
@@ -32,7 +33,7 @@ from openjax._src.lowering.cost import cost_analysis
 from openjax._src.lowering.simplify import simplify_for_lowering
 from openjax._src.runtime import compiler, host_calls
 from openjax._src.runtime.executable import Executable
-from openjax._src.runtime.iree_device import cpu_thread_cap
+from openjax._src.runtime.iree_device import cpu_thread_cap, host_cores
 
 
 _EXECUTORS = ("iree", "interpreter")
@@ -280,6 +281,8 @@ class _BackgroundCompiler:
     self._thread = None
     self._closed = False
     self._busy = None   # the compile in progress
+    # NumPy's BLAS thread count while compiles are pending (to restore)
+    self._blas_before = None
 
   def submit(self, lowered: LoweredModule, compiler_options: dict | None) -> Future:
     fut: Future = Future()
@@ -287,6 +290,8 @@ class _BackgroundCompiler:
       if self._closed:
         fut.set_exception(RuntimeError("openjax: the interpreter is shutting down"))
         return fut
+      if not self._queue and self._busy is None:
+        self._blas_before = blas_threads.leave_a_core(host_cores())
       # (the caller's disk cache: config overrides are per thread)
       self._queue.append((fut, lowered, compiler_options, compiler.cache_dir()))
       if self._thread is None:
@@ -312,17 +317,18 @@ class _BackgroundCompiler:
           return
         fut, lowered, options, directory = self._queue.pop(0)
         self._busy = fut
-      if not fut.set_running_or_notify_cancel():
-        self._busy = None
-        continue
       try:
-        with compiler.using_cache_dir(directory):
-          fut.set_result(compile_lowered(lowered, options))
+        if fut.set_running_or_notify_cancel():
+          with compiler.using_cache_dir(directory):
+            fut.set_result(compile_lowered(lowered, options))
       except BaseException as e:  # noqa: BLE001 - delivered to the caller
         fut.set_exception(e)
       finally:
         with self._lock:
           self._busy = None
+          if not self._queue:
+            blas_threads.restore(self._blas_before)
+            self._blas_before = None
 
   def wait_idle(self, timeout: float) -> bool:
     """Wait until every submitted compile has finished (at most ``timeout``
@@ -353,6 +359,9 @@ class _BackgroundCompiler:
       fut.cancel()
     if thread is not None:
       thread.join()
+    with self._lock:
+      blas_threads.restore(self._blas_before)
+      self._blas_before = None
 
 
 _COMPILE_NICENESS = 10
