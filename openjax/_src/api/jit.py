@@ -45,7 +45,7 @@ from openjax._src.control.spmd import Layout, SpmdPlan, constraint_mesh, layout_
 from openjax._src.core.array import ShardedBuffer
 from openjax._src.core.sharding import (NamedSharding, is_meshless_argument, meshless_arguments,
                                         resolve_sharding)
-from openjax._src.api.jit_tiers import TierTrial, runner_for
+from openjax._src.api.jit_tiers import TierTrial, pending_tier, runner_for
 from openjax._src.api.jit_shardings import (as_asked, check_devices_agree, check_in_shardings,
                                             context_mesh, is_sharding_leaf, meshless_results,
                                             named_device_error, prefix_leaves,
@@ -412,7 +412,8 @@ class JitWrapped:
             outs = runner.execute(dyn)
           except IncompatibleDevicesError as err:
             raise named_device_error(err, self.fun, dyn, args, kwargs) from None
-          return outs[0] if entry.single else tree_util.tree_unflatten(entry.out_tree, outs)
+          if outs is not None:   # None: a PendingTier whose compile is done
+            return outs[0] if entry.single else tree_util.tree_unflatten(entry.out_tree, outs)
     if config.read("jax_disable_jit"):
       return self.fun(*args, **kwargs)
     if self._refs is not None:
@@ -471,6 +472,15 @@ class JitWrapped:
         and compiling(self.tiered is not False)):
       ex = entry.executable or self._executable(entry, in_tree, len(leaves))
       if ex is None:   # compiling in the background: interpret this call
+        if fast_key is not None and eager_config.flags_ok:
+          runner = pending_tier(entry, self.name, self._fast, fast_key)
+          if runner is not None:
+            if len(self._fast) >= 64:
+              self._fast.clear()
+            self._fast[fast_key] = (runner, entry)
+            outs = runner.execute(leaves)
+            if outs is not None:
+              return entry.unflatten(outs)
         jaxpr = folded(entry.closed_jaxpr)   # as it is lowered
         device = committed_device(leaves, self.name)
         with interpreting_first_call():

@@ -19,6 +19,7 @@ run compiled.
 """
 from __future__ import annotations
 
+import math
 import time
 from typing import Sequence
 
@@ -108,6 +109,41 @@ class TierTrial:
     return outs
 
 
+class PendingTier:
+  """A cache entry's runner on jit's fast path while its program compiles
+  in the background: the program evaluator (``InterpretedExecutable``).
+  Once the compile is done it leaves the fast path and returns None: that
+  call goes on through jit's general path, which takes the executable and
+  its runner.
+
+  Why: a call while compiling otherwise takes the general path (flatten,
+  signature, cache lookup, ``eval_jaxpr``): ``jit(lambda x, y: x * y + 1)``
+  on two scalars 68-76 us a call during its compile, ~5 us here."""
+  __slots__ = ("entry", "interpreted", "fast", "key")
+
+  def __init__(self, entry, interpreted: InterpretedExecutable, fast: dict, key):
+    self.entry, self.interpreted, self.fast, self.key = entry, interpreted, fast, key
+
+  def execute(self, args: Sequence) -> list | None:
+    pending = self.entry.pending
+    if pending is None or pending.done():
+      hit = self.fast.get(self.key)
+      if hit is not None and hit[0] is self:
+        del self.fast[self.key]
+      return None
+    return self.interpreted.execute(args)
+
+
+def pending_tier(entry, name: str, fast: dict, key):
+  """A ``PendingTier`` for a cache entry whose program compiles in the
+  background, or None when its steps are not all plain primitives (a
+  sub-program or an effect: those calls keep ``eval_jaxpr``)."""
+  jaxpr = entry.closed_jaxpr.jaxpr
+  if not small_plain_steps([jaxpr], (*jaxpr.constvars, *jaxpr.invars), math.inf, math.inf):
+    return None
+  return PendingTier(entry, InterpretedExecutable(entry.closed_jaxpr, name), fast, key)
+
+
 def runner_for(entry, compiled, name: str, may_interpret: bool):
   """The runner of a cache entry whose executable ``compiled`` is ready
   (tiered execution): the executable, or a ``TierTrial`` for a small
@@ -117,4 +153,4 @@ def runner_for(entry, compiled, name: str, may_interpret: bool):
   return TierTrial(entry, compiled, InterpretedExecutable(entry.closed_jaxpr, name))
 
 
-__all__ = ["InterpretedExecutable", "TierTrial", "runner_for"]
+__all__ = ["InterpretedExecutable", "TierTrial", "PendingTier", "pending_tier", "runner_for"]
