@@ -94,3 +94,24 @@ def test_committed_arguments_keep_their_device(held_compiles):
     out = f(x)
     np.testing.assert_array_equal(np.asarray(out), [1.0, 2.0, 3.0])
     assert out.devices() == {dev} and out.committed
+
+
+def test_a_failed_compile_leaves_no_pending_runner(tiered, monkeypatch):  # noqa: F811
+  from openjax._src.runtime import compiler
+
+  def broken(text, flags, name):
+    raise compiler.CompilationError(f"jit of {name}: simulated failure")
+  monkeypatch.setattr(compiler, "_compile_in_process", broken)
+  monkeypatch.setattr(compiler, "_compile_in_subprocess", broken)
+
+  def halve(v):
+    return v * 0.5
+  f = jax.jit(halve)
+  x = jnp.arange(4.0, dtype=jnp.float32)
+  np.testing.assert_array_equal(np.asarray(f(x)), np.arange(4.0) * 0.5)
+  assert pipeline.background.wait_idle(120)
+  with pytest.warns(RuntimeWarning, match="compiling it failed"):
+    f(x)
+  for _ in range(3):
+    np.testing.assert_array_equal(np.asarray(f(x)), np.arange(4.0) * 0.5)
+  assert not any(type(r) is PendingTier for r in _runners(f))

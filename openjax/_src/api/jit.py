@@ -472,7 +472,7 @@ class JitWrapped:
         and compiling(self.tiered is not False)):
       ex = entry.executable or self._executable(entry, in_tree, len(leaves))
       if ex is None:   # compiling in the background: interpret this call
-        if fast_key is not None and eager_config.flags_ok:
+        if fast_key is not None and eager_config.flags_ok and entry.pending is not None:
           runner = pending_tier(entry, self.name, self._fast, fast_key)
           if runner is not None:
             if len(self._fast) >= 64:
