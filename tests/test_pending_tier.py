@@ -115,3 +115,18 @@ def test_a_failed_compile_leaves_no_pending_runner(tiered, monkeypatch):  # noqa
   for _ in range(3):
     np.testing.assert_array_equal(np.asarray(f(x)), np.arange(4.0) * 0.5)
   assert not any(type(r) is PendingTier for r in _runners(f))
+
+
+def test_nested_library_calls_are_inlined_into_the_pending_runner(held_compiles):
+  inner = jax.jit(lambda v: jnp.tanh(v) * 2.0)
+
+  def outer(v):
+    return jax.nn.log_softmax(inner(v) + 1.0)
+  f = jax.jit(outer)
+  x = jnp.asarray(np.linspace(-2, 2, 6, dtype=np.float32))
+  t = np.tanh(np.linspace(-2, 2, 6, dtype=np.float32)) * 2 + 1
+  want = t - np.log(np.sum(np.exp(t - t.max()))) - t.max()
+  assert any(e.primitive.name == "jit" for e in jax.make_jaxpr(outer)(x).jaxpr.eqns)
+  for _ in range(3):
+    np.testing.assert_allclose(np.asarray(f(x)), want, rtol=1e-5, atol=1e-6)
+  assert type(_runners(f)[0]) is PendingTier

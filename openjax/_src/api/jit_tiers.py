@@ -23,6 +23,7 @@ import math
 import time
 from typing import Sequence
 
+from openjax._src.control.nested_calls import inline_interpreted_calls
 from openjax._src.core import Array, ClosedJaxpr, program_of
 from openjax._src.core.placement import commit, committed_device
 from openjax._src.core.program import small_plain_steps
@@ -136,12 +137,15 @@ class PendingTier:
 
 def pending_tier(entry, name: str, fast: dict, key):
   """A ``PendingTier`` for a cache entry whose program compiles in the
-  background, or None when its steps are not all plain primitives (a
-  sub-program or an effect: those calls keep ``eval_jaxpr``)."""
-  jaxpr = entry.closed_jaxpr.jaxpr
+  background, or None when its steps, with the nested calls an interpreted
+  call runs inlined (``inline_interpreted_calls``: tiered jits, custom
+  derivatives' primals), are not all plain primitives (a loop, a branch, an
+  effect, a sampler's compiled call: those calls keep ``eval_jaxpr``)."""
+  closed = inline_interpreted_calls(entry.closed_jaxpr)
+  jaxpr = closed.jaxpr
   if not small_plain_steps([jaxpr], (*jaxpr.constvars, *jaxpr.invars), math.inf, math.inf):
     return None
-  return PendingTier(entry, InterpretedExecutable(entry.closed_jaxpr, name), fast, key)
+  return PendingTier(entry, InterpretedExecutable(closed, name), fast, key)
 
 
 def runner_for(entry, compiled, name: str, may_interpret: bool):
