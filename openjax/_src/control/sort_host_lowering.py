@@ -1,0 +1,138 @@
+"""``sort``'s lowering: long sorts in compiled CPU programs run as host kernels.
+
+IREE lowers ``stablehlo.sort`` as O(n^2) per row, so the primitive's own
+lowering (``primitives/sort/sort_lowering.py``) sorts long rows by a radix
+sort written in StableHLO (a ``while`` over the key bits, a counting sort per
+two bits): correct, but ~8x slower than NumPy's sorts (jaxbench's ``sort``,
+``jit(jnp.sort)`` of 1M float32: ~150-230 ms compiled vs ~20-30 ms
+interpreted). A compiled program whose module may call host kernels
+(``ModuleBuilder.host_kernels``) therefore sorts rows long enough to repay a
+host call (``SORT_HOST_MIN_ELEMENTS``) with the sort primitive's own NumPy
+impl (``primitives/sort/sort_kernels.py``: the values the interpreted path
+gives, bit for bit), on views of the program's buffers, written into the
+result buffers; many rows are shared out over the cores
+(``host_blas.run_blocks``). Short sorts, where IREE's comparator sort costs
+less than the call, and modules lowered for reading (``Lowered.as_text``)
+keep the primitive's lowering.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from openjax._src import dtypes
+from openjax._src.primitives.sort.sort import sort_p
+from openjax._src.primitives.sort.sort_lowering import use_comparator
+from openjax._src.runtime import host_blas, host_calls
+from openjax._src.runtime.iree_device import hal_element_type
+
+#: A sort runs on the host when its rows are at least HOST_MIN_ROW long and
+#: IREE's comparator sort (~3 ns * rows * n**2) would cost at least ~60 us:
+#: rows * n**2 >= HOST_MIN_WORK; rows the primitive sorts by its radix sort
+#: (~1 ms + 0.2 us an element) always do. A/B in one process, process CPU
+#: ms, min of 7-9 (2 shared cores), IREE -> host kernel, one row: 64 0.157
+#: -> 0.182, 96 0.175 -> 0.188, 128 0.21-0.29 -> 0.18-0.32, 144 0.278 ->
+#: 0.228, 200 0.331 -> 0.196, 512 1.25 -> 0.30, 1e3 0.57 -> 0.28, 1e5 14.8
+#: -> 2.4, 1e6 153 -> 13.9; rows x n: 1000x2 0.152 -> 0.260, 1e5x2 2.7 ->
+#: 5.7, 1e5x4 6.7 -> 7.6, 1e5x8 27.8 -> 18.8, 1000x8 0.311 -> 0.309,
+#: 100x16 0.239 -> 0.237, 1000x16 0.93 -> 0.57, 100x32 0.54 -> 0.31,
+#: 1000x64 16.5 -> 3.2, 1000x1000 227 -> 9.7 (axis 0: 247 -> 15.0);
+#: sort_key_val 100 0.243 -> 0.277, 200 0.275 -> 0.217, 1e6 145 -> 60;
+#: two keys 200 0.428 -> 0.317, 1e6 196 -> 126.
+HOST_MIN_ROW = 8
+HOST_MIN_WORK = 2e4
+#: A block of rows sorted on a pool thread holds at least this many elements.
+ELEMENTS_PER_BLOCK = 1 << 16
+
+_primitive_lower = sort_p.lower
+_impl = sort_p.impl
+
+
+class _HostSort:
+  """A sort of ``n_operands`` arrays of ``shape`` by the first ``num_keys``
+  along ``dimension`` as the impl computes it; calling it is the kernel."""
+  __slots__ = ("shape", "dimension", "num_keys", "n_operands", "split_axis")
+
+  def __init__(self, shape, dimension: int, num_keys: int, n_operands: int):
+    self.shape = tuple(shape)
+    self.dimension = dimension
+    self.num_keys = num_keys
+    self.n_operands = n_operands
+    # Rows are cut along the longest other axis, a block per core.
+    others = [d for d in range(len(shape)) if d != dimension]
+    self.split_axis = max(others, key=lambda d: shape[d]) if others else None
+
+  def _blocks(self) -> int:
+    """How many blocks of rows to sort at once (one per core at most)."""
+    if self.split_axis is None:
+      return 1
+    size = int(np.prod(self.shape, dtype=np.int64))
+    count = min(self.shape[self.split_axis], size // ELEMENTS_PER_BLOCK)
+    return host_blas.block_count(max(1, count) * host_blas.FLOPS_PER_BLOCK)
+
+  def _sort(self, operands, results) -> None:
+    outs = _impl(*operands, dimension=self.dimension, is_stable=True, num_keys=self.num_keys)
+    for r, o in zip(results, outs):
+      np.copyto(r, o, casting="no")
+
+  def __call__(self, *buffers) -> None:
+    operands, results = buffers[:self.n_operands], buffers[self.n_operands:]
+    blocks = self._blocks()
+    if blocks <= 1:
+      self._sort(operands, results)
+      return
+    axis, size = self.split_axis, self.shape[self.split_axis]
+    bounds = [size * i // blocks for i in range(blocks + 1)]
+
+    def work(i: int) -> None:
+      index = (slice(None),) * axis + (slice(bounds[i], bounds[i + 1]),)
+      self._sort([o[index] for o in operands], [r[index] for r in results])
+    host_blas.run_blocks(work, blocks)
+
+
+def worth_host(avals, dimension: int, num_keys: int) -> bool:
+  """Whether sorting operands of ``avals`` along ``dimension`` costs less
+  as a host kernel than as IREE's sort (``HOST_MIN_ROW``, ``HOST_MIN_WORK``)."""
+  shape = avals[0].shape
+  if not shape or 0 in shape:
+    return False
+  n = shape[dimension]
+  rows = avals[0].size // n
+  if n < HOST_MIN_ROW or not all(_in_buffers(a.dtype) for a in avals):
+    return False
+  if rows * n * n >= HOST_MIN_WORK:
+    return True
+  return not use_comparator(rows, n, [b for a in avals[:num_keys] for b in _key_bytes(a.dtype)])
+
+
+def _in_buffers(dtype) -> bool:
+  """Whether IREE buffers hold ``dtype`` (sub-byte types stay in the program)."""
+  try:
+    hal_element_type(np.dtype(dtype))
+  except NotImplementedError:
+    return False
+  return True
+
+
+def _key_bytes(dtype) -> list[int]:
+  """The widths of the integer keys the primitive's lowering sorts ``dtype``
+  by (``sort_lowering.sort_keys``: i64 for 64-bit parts, else i32)."""
+  dt = np.dtype(dtype)
+  if dtypes.kind(dt) == "c":
+    return [8 if dt.itemsize == 16 else 4] * 2
+  return [8 if dt.itemsize == 8 else 4]
+
+
+@sort_p.def_lower
+def _sort_lower(ctx, *operands, dimension, is_stable, num_keys):
+  avals = ctx.avals_in
+  if ctx.module.host_kernels and worth_host(avals, dimension, num_keys):
+    shape = avals[0].shape
+    sort = _HostSort(shape, dimension, num_keys, len(avals))
+    kernel = host_calls.register_kernel(sort, avals, ctx.avals_out,
+                                        key=("sort", dimension, num_keys))
+    return ctx.call_import(kernel.symbol, list(operands), ctx.avals_out)
+  return _primitive_lower(ctx, *operands, dimension=dimension, is_stable=is_stable,
+                          num_keys=num_keys)
+
+
+__all__ = ["HOST_MIN_ROW", "HOST_MIN_WORK", "ELEMENTS_PER_BLOCK", "worth_host"]
