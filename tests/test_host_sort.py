@@ -167,14 +167,20 @@ def test_several_operands_by_one_and_two_keys():
 
 def test_descending_argsort_and_sort_key_val():
   x = _specials(np.float32, 2000, seed=6)
-  got, = _check(lambda x: jnp.sort(x, descending=True), x)
-  np.testing.assert_array_equal(got, _numpy_sort(x)[::-1])
-  idx, = _check(jnp.argsort, x)
-  np.testing.assert_array_equal(idx, np.argsort(x, kind="stable"))
-  _check(lambda x: jnp.argsort(x, descending=True), x)
   v = np.arange(2000, dtype=np.int32)
-  keys, vals = _check(lax.sort_key_val, x, v)
-  np.testing.assert_array_equal(vals, np.argsort(x, kind="stable"))
+
+  def f(x, v):   # one program (one compile)
+    return (jnp.sort(x, descending=True), jnp.argsort(x), jnp.argsort(x, descending=True),
+            lax.sort_key_val(x, v))
+  desc, idx, idx_desc, keys, vals = _check(f, x, v)
+  stable = np.argsort(x, kind="stable")
+  np.testing.assert_array_equal(desc, _numpy_sort(x)[::-1])
+  np.testing.assert_array_equal(idx, stable)
+  np.testing.assert_array_equal(vals, stable)
+  np.testing.assert_array_equal(keys, x[stable])
+  # descending and stable: equal keys (NaNs, zeros of both signs) in input order
+  rev = x.shape[0] - 1 - np.argsort(x[::-1], kind="stable")[::-1]
+  np.testing.assert_array_equal(idx_desc, rev)
 
 
 def test_grad_of_sort_and_vmap_of_a_jitted_sort():
@@ -194,12 +200,15 @@ def test_grad_of_sort_and_vmap_of_a_jitted_sort():
   np.testing.assert_array_equal(got, np.sort(xs, axis=1))
 
 
-@pytest.mark.parametrize("shape, axis", [((100,), 0), ((1000, 4), 1), ((100, 7), 1),
-                                         ((4, 50), 1), ((2, 1), 1)])
-def test_short_sorts_keep_the_compiled_sort(shape, axis):
-  x = _specials(np.float32, int(np.prod(shape)), seed=9).reshape(shape)
-  got, = _check(lambda x: jnp.sort(x, axis=axis), x, kernels=False)
-  np.testing.assert_array_equal(got, _numpy_sort(x, axis=axis))
+def test_short_sorts_keep_the_compiled_sort():
+  cases = [((100,), 0), ((1000, 4), 1), ((100, 7), 1), ((4, 50), 1), ((2, 1), 1)]
+  xs = [_specials(np.float32, int(np.prod(shape)), seed=9).reshape(shape) for shape, _ in cases]
+
+  def f(*xs):   # one program (one compile)
+    return [jnp.sort(x, axis=axis) for x, (_, axis) in zip(xs, cases)]
+  got = _check(f, *xs, kernels=False)
+  for g, x, (_, axis) in zip(got, xs, cases):
+    np.testing.assert_array_equal(g, _numpy_sort(x, axis=axis))
 
 
 def test_the_rule():
