@@ -278,3 +278,16 @@ def test_the_top_k_rule():
   assert worth((1000, 16), 3)
   assert not worth((10 ** 6,), 32) and not worth((100, 1000), 5) and not worth((100,), 40)
   assert not worth((0, 100), 0)
+
+
+def test_sorts_inside_loops_and_conditionals():
+  xs = _specials(np.float32, 4 * 300, seed=14).reshape(4, 300)
+
+  def f(xs):
+    def body(carry, x):
+      s = jnp.sort(x + carry[0])
+      return carry + s[:1], s
+    _, ys = lax.scan(body, jnp.zeros(1, np.float32), xs)
+    z = lax.cond(xs[0, 0] > 0, lambda x: jnp.sort(x), lambda x: jnp.sort(-x), xs[1])
+    return ys, z
+  _check(f, xs)

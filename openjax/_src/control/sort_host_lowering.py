@@ -1,19 +1,21 @@
-"""``sort``'s lowering: long sorts in compiled CPU programs run as host kernels.
+"""``sort``'s and ``top_k``'s lowerings: long sorts in compiled CPU programs
+run as host kernels.
 
-IREE lowers ``stablehlo.sort`` as O(n^2) per row, so the primitive's own
-lowering (``primitives/sort/sort_lowering.py``) sorts long rows by a radix
+IREE lowers ``stablehlo.sort`` as O(n^2) per row, so the primitives' own
+lowerings (``primitives/sort/sort_lowering.py``) sort long rows by a radix
 sort written in StableHLO (a ``while`` over the key bits, a counting sort per
-two bits): correct, but ~8x slower than NumPy's sorts (jaxbench's ``sort``,
-``jit(jnp.sort)`` of 1M float32: ~150-230 ms compiled vs ~20-30 ms
+two bits): correct, but ~10x slower than NumPy's sorts (jaxbench's ``sort``,
+``jit(jnp.sort)`` of 1M float32: 150-230 ms compiled vs 15-30 ms
 interpreted). A compiled program whose module may call host kernels
-(``ModuleBuilder.host_kernels``) therefore sorts rows long enough to repay a
-host call (``SORT_HOST_MIN_ELEMENTS``) with the sort primitive's own NumPy
-impl (``primitives/sort/sort_kernels.py``: the values the interpreted path
-gives, bit for bit), on views of the program's buffers, written into the
-result buffers; many rows are shared out over the cores
-(``host_blas.run_blocks``). Short sorts, where IREE's comparator sort costs
-less than the call, and modules lowered for reading (``Lowered.as_text``)
-keep the primitive's lowering.
+(``ModuleBuilder.host_kernels``) therefore runs a sort that repays a host
+call (``worth_host``) as the primitive's own NumPy impl
+(``primitives/sort/sort_kernels.py``: the values the interpreted path gives,
+bit for bit: JAX's total order, equal keys in input order) on views of the
+program's buffers, copied into the result buffers (~2% of a 1M sort's time);
+so does a ``top_k`` that the primitive would sort for (``top_k_worth_host``).
+Short sorts, where IREE's comparator sort costs less than the call, top_k of
+a few elements of long rows (selected by min-reductions), and modules
+lowered for reading (``Lowered.as_text``) keep the primitives' lowerings.
 """
 from __future__ import annotations
 
