@@ -24,7 +24,7 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src.primitives.sort.sort import sort_p, top_k_p
 from openjax._src.primitives.sort.sort_lowering import SELECTION_MAX_K, use_comparator
-from openjax._src.runtime import host_blas, host_calls
+from openjax._src.runtime import host_calls
 from openjax._src.runtime.iree_device import hal_element_type
 
 #: A sort runs on the host when its rows are at least HOST_MIN_ROW long and
@@ -42,8 +42,6 @@ from openjax._src.runtime.iree_device import hal_element_type
 #: two keys 200 0.428 -> 0.317, 1e6 196 -> 126.
 HOST_MIN_ROW = 8
 HOST_MIN_WORK = 2e4
-#: A block of rows sorted on a pool thread holds at least this many elements.
-ELEMENTS_PER_BLOCK = 1 << 16
 
 _primitive_lower = sort_p.lower
 _impl = sort_p.impl
@@ -51,45 +49,28 @@ _top_k_primitive_lower = top_k_p.lower
 
 
 class _HostSort:
-  """A sort of ``n_operands`` arrays of ``shape`` by the first ``num_keys``
-  along ``dimension`` as the impl computes it; calling it is the kernel."""
-  __slots__ = ("shape", "dimension", "num_keys", "n_operands", "split_axis")
+  """A sort of ``n_operands`` arrays by the first ``num_keys`` along
+  ``dimension`` as the impl computes it; calling it is the kernel.
 
-  def __init__(self, shape, dimension: int, num_keys: int, n_operands: int):
-    self.shape = tuple(shape)
+  One thread: rows shared out over the cores (``host_blas.run_blocks``, a
+  block of rows per core) were not faster on the 2 shared cores measured
+  (wall ms, min of 30, one block -> two: 1000x1000 f32 13.1 -> 12.9, along
+  axis 0 10.4 -> 12.0, 64x16384 10.7 -> 11.1, 100x1000 0.73 -> 0.73; with an
+  int32 payload 43 -> 36, 47 -> 43, 28 -> 30, 2.3 -> 2.4; the process CPU
+  stayed equal to the wall time, the second core busy: worth measuring
+  again on a quiet machine)."""
+  __slots__ = ("dimension", "num_keys", "n_operands")
+
+  def __init__(self, dimension: int, num_keys: int, n_operands: int):
     self.dimension = dimension
     self.num_keys = num_keys
     self.n_operands = n_operands
-    # Rows are cut along the longest other axis, a block per core.
-    others = [d for d in range(len(shape)) if d != dimension]
-    self.split_axis = max(others, key=lambda d: shape[d]) if others else None
-
-  def _blocks(self) -> int:
-    """How many blocks of rows to sort at once (one per core at most)."""
-    if self.split_axis is None:
-      return 1
-    size = int(np.prod(self.shape, dtype=np.int64))
-    count = min(self.shape[self.split_axis], size // ELEMENTS_PER_BLOCK)
-    return host_blas.block_count(max(1, count) * host_blas.FLOPS_PER_BLOCK)
-
-  def _sort(self, operands, results) -> None:
-    outs = _impl(*operands, dimension=self.dimension, is_stable=True, num_keys=self.num_keys)
-    for r, o in zip(results, outs):
-      np.copyto(r, o, casting="no")
 
   def __call__(self, *buffers) -> None:
     operands, results = buffers[:self.n_operands], buffers[self.n_operands:]
-    blocks = self._blocks()
-    if blocks <= 1:
-      self._sort(operands, results)
-      return
-    axis, size = self.split_axis, self.shape[self.split_axis]
-    bounds = [size * i // blocks for i in range(blocks + 1)]
-
-    def work(i: int) -> None:
-      index = (slice(None),) * axis + (slice(bounds[i], bounds[i + 1]),)
-      self._sort([o[index] for o in operands], [r[index] for r in results])
-    host_blas.run_blocks(work, blocks)
+    outs = _impl(*operands, dimension=self.dimension, is_stable=True, num_keys=self.num_keys)
+    for r, o in zip(results, outs):
+      np.copyto(r, o, casting="no")
 
 
 def worth_host(avals, dimension: int, num_keys: int) -> bool:
@@ -151,8 +132,7 @@ def _key_bytes(dtype) -> list[int]:
 def _sort_lower(ctx, *operands, dimension, is_stable, num_keys):
   avals = ctx.avals_in
   if ctx.module.host_kernels and worth_host(avals, dimension, num_keys):
-    shape = avals[0].shape
-    sort = _HostSort(shape, dimension, num_keys, len(avals))
+    sort = _HostSort(dimension, num_keys, len(avals))
     kernel = host_calls.register_kernel(sort, avals, ctx.avals_out,
                                         key=("sort", dimension, num_keys))
     return ctx.call_import(kernel.symbol, list(operands), ctx.avals_out)
@@ -182,5 +162,5 @@ def _top_k_lower(ctx, x, *, k, axis):
   return _top_k_primitive_lower(ctx, x, k=k, axis=axis)
 
 
-__all__ = ["HOST_MIN_ROW", "HOST_MIN_WORK", "ELEMENTS_PER_BLOCK", "worth_host",
+__all__ = ["HOST_MIN_ROW", "HOST_MIN_WORK", "worth_host",
            "top_k_worth_host"]
