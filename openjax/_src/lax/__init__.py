@@ -37,6 +37,7 @@ from openjax._src.control import linalg_schur_lowering  # noqa: F401
 from openjax._src.control import linalg_extra_lowering  # noqa: F401
 from openjax._src.control import dot_lowering  # noqa: F401 - sets dot_general's lowering
 from openjax._src.control import conv_host_lowering  # noqa: F401 - sets conv_general_dilated's lowering
+from openjax._src.control import sort_host_lowering  # noqa: F401 - sets sort's lowering
 from openjax._src.lax.parallel import *  # noqa: F401,F403
 from openjax._src.sharding.api import with_sharding_constraint  # noqa: F401
 from openjax._src.primitives.shape.sharding_constraint import sharding_constraint_p  # noqa: F401
