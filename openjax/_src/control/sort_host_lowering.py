@@ -8,9 +8,8 @@ two bits): correct, but ~10x slower than NumPy's sorts (jaxbench's ``sort``,
 ``jit(jnp.sort)`` of 1M float32: 150-230 ms compiled vs 15-30 ms
 interpreted). A compiled program whose module may call host kernels
 (``ModuleBuilder.host_kernels``) therefore runs a sort that repays a host
-call (``worth_host``) as the primitive's own NumPy impl
-(``primitives/sort/sort_kernels.py``: the values the interpreted path gives,
-bit for bit: JAX's total order, equal keys in input order) on views of the
+call (``worth_host``) as the NumPy sort the primitive's impl runs
+(``sort.sort_arrays``: the values the interpreted path gives, bit for bit: JAX's total order, equal keys in input order) on views of the
 program's buffers, copied into the result buffers (~2% of a 1M sort's time);
 so does a ``top_k`` that the primitive would sort for (``top_k_worth_host``).
 Short sorts, where IREE's comparator sort costs less than the call, top_k of
@@ -22,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from openjax._src import dtypes
-from openjax._src.primitives.sort.sort import sort_p, top_k_p
+from openjax._src.primitives.sort.sort import sort_arrays, sort_p, top_k_arrays, top_k_p
 from openjax._src.primitives.sort.sort_lowering import SELECTION_MAX_K, use_comparator
 from openjax._src.runtime import host_calls
 from openjax._src.runtime.iree_device import hal_element_type
@@ -44,7 +43,6 @@ HOST_MIN_ROW = 8
 HOST_MIN_WORK = 2e4
 
 _primitive_lower = sort_p.lower
-_impl = sort_p.impl
 _top_k_primitive_lower = top_k_p.lower
 
 
@@ -68,7 +66,7 @@ class _HostSort:
 
   def __call__(self, *buffers) -> None:
     operands, results = buffers[:self.n_operands], buffers[self.n_operands:]
-    outs = _impl(*operands, dimension=self.dimension, is_stable=True, num_keys=self.num_keys)
+    outs = sort_arrays(*operands, dimension=self.dimension, num_keys=self.num_keys)
     for r, o in zip(results, outs):
       np.copyto(r, o, casting="no")
 
@@ -148,7 +146,7 @@ class _HostTopK:
     self.k, self.axis = k, axis
 
   def __call__(self, x: np.ndarray, values: np.ndarray, indices: np.ndarray) -> None:
-    got_values, got_indices = top_k_p.impl(x, k=self.k, axis=self.axis)
+    got_values, got_indices = top_k_arrays(x, k=self.k, axis=self.axis)
     np.copyto(values, got_values, casting="no")
     np.copyto(indices, got_indices, casting="no")
 

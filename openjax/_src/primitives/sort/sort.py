@@ -28,7 +28,7 @@ from openjax._src.primitives.sort.sort_fused import numpy_sort_keys, permutation
 from openjax._src.primitives.sort.sort_lowering import (from_rows, smallest_permutation, sort_keys,
                                                         sort_permutation, take_rows, to_rows)
 
-__all__ = ["sort", "sort_p", "sort_key_val", "top_k", "top_k_p"]
+__all__ = ["sort", "sort_p", "sort_key_val", "top_k", "top_k_p", "sort_arrays", "top_k_arrays"]
 
 
 # JAX's sort keys as NumPy arrays (approx_top_k's too; the reference of the kernels' tests).
@@ -78,6 +78,13 @@ def _sort_lexsort(*operands, dimension, is_stable, num_keys):
 
 @sort_p.def_impl
 def _sort_impl(*operands, dimension, is_stable, num_keys):
+  return sort_arrays(*operands, dimension=dimension, num_keys=num_keys)
+
+
+def sort_arrays(*operands, dimension: int, num_keys: int) -> list:
+  """The impl's sort of NumPy ``operands`` by the first ``num_keys`` along
+  ``dimension`` (stable, JAX's total order); compiled programs' host kernel
+  for long sorts calls it too (``control/sort_host_lowering.py``)."""
   key = operands[0]
   if len(operands) == 1 and sort_kernels.is_numpy_key(key.dtype):
     return [sort_kernels.sort_one(key, dimension)]
@@ -211,6 +218,12 @@ def top_k(operand, k: int, *, axis: int = -1):
 
 @top_k_p.def_impl
 def _top_k_impl(x, *, k, axis):
+  return top_k_arrays(x, k=k, axis=axis)
+
+
+def top_k_arrays(x, *, k: int, axis: int) -> list:
+  """The impl's ``top_k`` of NumPy ``x`` (values, int32 indices); compiled
+  programs' host kernel calls it too (``control/sort_host_lowering.py``)."""
   fast = sort_kernels.top_k(x, k, axis)
   if fast is not None:
     return list(fast)
