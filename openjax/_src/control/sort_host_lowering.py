@@ -9,8 +9,9 @@ two bits): correct, but ~10x slower than NumPy's sorts (jaxbench's ``sort``,
 interpreted). A compiled program whose module may call host kernels
 (``ModuleBuilder.host_kernels``) therefore runs a sort that repays a host
 call (``worth_host``) as the NumPy sort the primitive's impl runs
-(``sort.sort_arrays``: the values the interpreted path gives, bit for bit: JAX's total order, equal keys in input order) on views of the
-program's buffers, copied into the result buffers (~2% of a 1M sort's time);
+(``sort.sort_arrays``: the values the interpreted path gives, bit for bit:
+JAX's total order, equal keys in input order) on views of the program's
+buffers, copied into the result buffers (~2% of a 1M sort's time);
 so does a ``top_k`` that the primitive would sort for (``top_k_worth_host``).
 Short sorts, where IREE's comparator sort costs less than the call, top_k of
 a few elements of long rows (selected by min-reductions), and modules
