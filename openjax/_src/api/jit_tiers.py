@@ -119,7 +119,7 @@ class PendingTier:
 
   Why: a call while compiling otherwise takes the general path (flatten,
   signature, cache lookup, ``eval_jaxpr``): ``jit(lambda x, y: x * y + 1)``
-  on two scalars 68-76 us a call during its compile, ~5 us here."""
+  on two scalars 68-76 us a call during its compile, 10-17 us here."""
   __slots__ = ("entry", "interpreted", "fast", "key")
 
   def __init__(self, entry, interpreted: InterpretedExecutable, fast: dict, key):
