@@ -280,3 +280,15 @@ def test_sorts_inside_loops_and_conditionals():
     z = lax.cond(xs[0, 0] > 0, lambda x: jnp.sort(x), lambda x: jnp.sort(-x), xs[1])
     return ys, z
   _check(f, xs)
+
+
+def test_approx_top_k_of_many_sorts_on_the_host_and_few_select():
+  x = _specials(np.float32, 3 * 500, seed=14).reshape(3, 500)
+  values, idx = _check(lambda x: lax.approx_max_k(x, 40), x)
+  want_values, want_idx = _numpy_top_k(x, 40)
+  np.testing.assert_array_equal(idx, want_idx)
+  np.testing.assert_array_equal(values, want_values)
+  _check(lambda x: lax.approx_min_k(x, 40, reduction_dimension=0), x.T.copy())
+  _check(lambda x: lax.approx_max_k(x, 10, aggregate_to_topk=False), x)
+  y = _specials(np.float32, 5000, seed=15)
+  _check(lambda y: lax.approx_max_k(y, 3), y, kernels=False)

@@ -12,7 +12,8 @@ call (``worth_host``) as the NumPy sort the primitive's impl runs
 (``sort.sort_arrays``: the values the interpreted path gives, bit for bit:
 JAX's total order, equal keys in input order) on views of the program's
 buffers, copied into the result buffers (~2% of a 1M sort's time);
-so does a ``top_k`` that the primitive would sort for (``top_k_worth_host``).
+so does a ``top_k`` (or ``approx_max_k``/``approx_min_k``, exact on the
+CPU) that the primitive would sort for (``top_k_worth_host``).
 Short sorts, where IREE's comparator sort costs less than the call, top_k of
 a few elements of long rows (selected by min-reductions), and modules
 lowered for reading (``Lowered.as_text``) keep the primitives' lowerings.
@@ -22,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from openjax._src import dtypes
+from openjax._src.primitives.sort.approx_top_k import approx_top_k_arrays, approx_top_k_p
 from openjax._src.primitives.sort.sort import sort_arrays, sort_p, top_k_arrays, top_k_p
 from openjax._src.primitives.sort.sort_lowering import SELECTION_MAX_K, use_comparator
 from openjax._src.runtime import host_calls
@@ -45,6 +47,7 @@ HOST_MIN_WORK = 2e4
 
 _primitive_lower = sort_p.lower
 _top_k_primitive_lower = top_k_p.lower
+_approx_primitive_lower = approx_top_k_p.lower
 
 
 class _HostSort:
@@ -96,9 +99,7 @@ def top_k_worth_host(aval, k: int, axis: int) -> bool:
   Sorting instead, the host wins as for sort: k=100 of 1e6 295 -> 32, k=40
   of 100x1000 14.9 -> 2.3, of 1e4 1.69 -> 0.61, of 200 0.345 -> 0.321, of
   100 0.221 -> 0.283, k=3 of 1000x16 1.38 -> 1.06, k=10 of 300 0.57 -> 0.31.
-  (``approx_max_k``/``approx_min_k`` keep their lowering: their impl, a
-  stable argsort of every row, was slower than IREE's radix sort, approx
-  max and min k=100 of 1e6 354 -> 491 ms, k=5 of 1e5 1.2 -> 35 ms.)"""
+  ``approx_max_k``/``approx_min_k`` follow the same rule."""
   shape = aval.shape
   if k <= 0 or not shape or 0 in shape:
     return False
@@ -150,6 +151,34 @@ class _HostTopK:
     got_values, got_indices = top_k_arrays(x, k=self.k, axis=self.axis)
     np.copyto(values, got_values, casting="no")
     np.copyto(indices, got_indices, casting="no")
+
+
+class _HostApproxTopK:
+  """``approx_max_k``/``approx_min_k`` as the impl computes them (exact on
+  the CPU, as in JAX); calling it is the kernel."""
+  __slots__ = ("params",)
+
+  def __init__(self, params: dict):
+    self.params = params
+
+  def __call__(self, x: np.ndarray, values: np.ndarray, indices: np.ndarray) -> None:
+    got_values, got_indices = approx_top_k_arrays(x, **self.params)
+    np.copyto(values, got_values, casting="no")
+    np.copyto(indices, got_indices, casting="no")
+
+
+@approx_top_k_p.def_lower
+def _approx_top_k_lower(ctx, x, **params):
+  # As top_k: the primitive's lowering selects a few of long rows by
+  # min-reductions, and sorts otherwise (its radix sort: k=100 of 1e6
+  # float32, process CPU ms, IREE 354 vs the impl's partition kernel ~10).
+  aval, (values, _) = ctx.avals_in[0], ctx.avals_out
+  axis = params["reduction_dimension"] % aval.ndim
+  if ctx.module.host_kernels and top_k_worth_host(aval, values.shape[axis], axis):
+    kernel = host_calls.register_kernel(_HostApproxTopK(params), ctx.avals_in, ctx.avals_out,
+                                        key=("approx_top_k", *sorted(params.items())))
+    return ctx.call_import(kernel.symbol, [x], ctx.avals_out)
+  return _approx_primitive_lower(ctx, x, **params)
 
 
 @top_k_p.def_lower

@@ -321,17 +321,22 @@ def _sorted_copy(x: np.ndarray, axis: int, kind: str | None) -> np.ndarray:
   return out
 
 
-def top_k(x: np.ndarray, k: int, axis: int) -> tuple[np.ndarray, np.ndarray] | None:
+def top_k(x: np.ndarray, k: int, axis: int,
+          descending: bool = True) -> tuple[np.ndarray, np.ndarray] | None:
   """``top_k``'s values and int32 indices for ``x`` of a NumPy dtype of up to
   32 bits with at least ``_SMALL_ARGSORT`` elements (else None): descending,
-  NaN first, ties in index order. Each element becomes one uint64, its key's
-  bits inverted above its index, so an ascending partition and sort of the
-  first ``k`` give JAX's order in O(n + k log k)."""
+  NaN first, ties in index order (``descending=False``: the ``k`` smallest,
+  ascending, NaN last, ties in index order). Each element becomes one uint64,
+  its key's bits (inverted for descending) above its index, so an ascending
+  partition and sort of the first ``k`` give JAX's order in O(n + k log k)."""
   n = x.shape[axis]
   if (x.size < _SMALL_ARGSORT or not is_numpy_key(x.dtype) or x.dtype.itemsize > 4
       or n > np.iinfo(np.uint32).max):
     return None
-  packed = _axis_last(np.invert(_ordered_uint(x)), axis).astype(np.uint64, order="C")
+  key = _ordered_uint(x)
+  if descending:
+    key = np.invert(key)
+  packed = _axis_last(key, axis).astype(np.uint64, order="C")
   packed <<= np.uint64(32)
   packed |= np.arange(n, dtype=np.uint64)
   if 2 * k <= n:   # a partition finds the first k in O(n); only they are sorted
