@@ -1,14 +1,13 @@
 """While a program compiles in the background, NumPy's OpenBLAS runs on one
 core fewer (the compiler takes it): interpreted calls that keep every core
 busy with products otherwise stretch the compile ~10x (blas_threads.py)."""
-import threading
-
 import numpy as np
 import pytest
 
 import openjax as jax
 from openjax._src import blas_threads
 from openjax._src.runtime import pipeline
+from tests.test_pending_tier import held_compiles  # noqa: F401 - the fixture
 from tests.test_tiered import tiered  # noqa: F401 - the fixture
 
 _counts = blas_threads._numpy_openblas()
@@ -39,15 +38,9 @@ def test_nothing_changes_with_one_core_or_few_threads(blas_at_four):
   assert blas_at_four() == 4
 
 
-def test_a_pending_compile_holds_a_core_until_it_is_done(tiered, blas_at_four, monkeypatch):
+def test_a_pending_compile_holds_a_core_until_it_is_done(held_compiles, blas_at_four,
+                                                         monkeypatch):
   monkeypatch.setattr(pipeline, "host_cores", lambda: 3)
-  gate = threading.Event()
-  real = pipeline.compile_lowered
-
-  def held(lowered, options):
-    gate.wait(60)
-    return real(lowered, options)
-  monkeypatch.setattr(pipeline, "compile_lowered", held)
 
   def triple_minus_one(x):
     return x * 3.0 - 1.0
@@ -55,7 +48,7 @@ def test_a_pending_compile_holds_a_core_until_it_is_done(tiered, blas_at_four, m
   x = np.arange(5, dtype=np.float32)
   np.testing.assert_array_equal(np.asarray(f(x)), x * 3 - 1)   # interpreted meanwhile
   assert blas_at_four() == 2
-  gate.set()
+  held_compiles.set()
   assert pipeline.background.wait_idle(120)
   assert blas_at_four() == 4
   np.testing.assert_array_equal(np.asarray(f(x)), x * 3 - 1)

@@ -242,12 +242,19 @@ def _numpy_top_k(x, k):
   return np.take_along_axis(x, order, -1), order.astype(np.int32)
 
 
-def test_top_k_of_many_sorts_on_the_host_and_few_select():
-  x = _specials(np.float32, 3 * 500, seed=12).reshape(3, 500)
-  values, idx = _check(lambda x: lax.top_k(x, 40), x)
+def _many_on_the_host(top_k, seed):
+  """``top_k(x, 40)`` of 3 rows of 500 calls the kernel and gives NumPy's
+  order (descending, NaN first, ties in index order); the input and indices."""
+  x = _specials(np.float32, 3 * 500, seed=seed).reshape(3, 500)
+  values, idx = _check(lambda x: top_k(x, 40), x)
   want_values, want_idx = _numpy_top_k(x, 40)
   np.testing.assert_array_equal(idx, want_idx)
   np.testing.assert_array_equal(values, want_values)
+  return x, want_idx
+
+
+def test_top_k_of_many_sorts_on_the_host_and_few_select():
+  x, want_idx = _many_on_the_host(lax.top_k, seed=12)
   # a few of long rows: IREE's selection by min-reductions stays
   y = _specials(np.float32, 5000, seed=13)
   values, idx = _check(lambda y: lax.top_k(y, 3), y, kernels=False)
@@ -283,11 +290,7 @@ def test_sorts_inside_loops_and_conditionals():
 
 
 def test_approx_top_k_of_many_sorts_on_the_host_and_few_select():
-  x = _specials(np.float32, 3 * 500, seed=14).reshape(3, 500)
-  values, idx = _check(lambda x: lax.approx_max_k(x, 40), x)
-  want_values, want_idx = _numpy_top_k(x, 40)
-  np.testing.assert_array_equal(idx, want_idx)
-  np.testing.assert_array_equal(values, want_values)
+  x, _ = _many_on_the_host(lax.approx_max_k, seed=14)
   _check(lambda x: lax.approx_min_k(x, 40, reduction_dimension=0), x.T.copy())
   _check(lambda x: lax.approx_max_k(x, 10, aggregate_to_topk=False), x)
   y = _specials(np.float32, 5000, seed=15)
