@@ -295,3 +295,23 @@ def test_approx_top_k_of_many_sorts_on_the_host_and_few_select():
   _check(lambda x: lax.approx_max_k(x, 10, aggregate_to_topk=False), x)
   y = _specials(np.float32, 5000, seed=15)
   _check(lambda y: lax.approx_max_k(y, 3), y, kernels=False)
+
+
+def test_rows_of_a_large_sort_split_over_the_cores(monkeypatch):
+  from openjax._src.runtime import host_blas
+  monkeypatch.setattr(sort_host_lowering, "SPLIT_MIN_ELEMENTS", 1000)
+  monkeypatch.setattr(sort_host_lowering, "host_cores", lambda: 3)
+  counts = []
+  real = host_blas.run_blocks
+
+  def counting(work, count):
+    counts.append(count)
+    return real(work, count)
+  monkeypatch.setattr(host_blas, "run_blocks", counting)
+  x = _specials(np.float32, 7 * 300, seed=21).reshape(7, 300)
+  payload = np.arange(7 * 300, dtype=np.int32).reshape(7, 300)
+  _check(lambda x: jnp.sort(x, axis=1), x)
+  _check(lambda x: jnp.sort(x, axis=0), x.T.copy())    # split along axis 1
+  _check(lambda x, y: lax.sort((x, y), dimension=1, num_keys=1), x, payload)
+  _check(lambda x: jnp.sort(x, axis=1), _specials(np.float32, 2 * 600, seed=22).reshape(2, 600))
+  assert counts == [3, 3, 3, 2]

@@ -26,8 +26,9 @@ from openjax._src import dtypes
 from openjax._src.primitives.sort.approx_top_k import approx_top_k_arrays, approx_top_k_p
 from openjax._src.primitives.sort.sort import sort_arrays, sort_p, top_k_arrays, top_k_p
 from openjax._src.primitives.sort.sort_lowering import SELECTION_MAX_K, use_comparator
-from openjax._src.runtime import host_calls
-from openjax._src.runtime.iree_device import hal_element_type
+from openjax._src.runtime import host_blas, host_calls
+from openjax._src.runtime.executable import on_device_thread
+from openjax._src.runtime.iree_device import hal_element_type, host_cores
 
 #: A sort runs on the host when its rows are at least HOST_MIN_ROW long and
 #: IREE's comparator sort (~3 ns * rows * n**2) would cost at least ~60 us:
@@ -50,17 +51,21 @@ _top_k_primitive_lower = top_k_p.lower
 _approx_primitive_lower = approx_top_k_p.lower
 
 
+#: A sort of several rows of at least this many elements in all sorts a
+#: block of rows per core (``host_blas.run_blocks``; the hand-off to a pool
+#: thread costs ~20-50 us). Quiet 2-core machine, wall ms, min of 15, one
+#: block -> two: 1000x1000 f32 13.6 -> 7.9, 64x16384 12.6 -> 8.0, 8x125000
+#: 12.1 -> 9.6, 100x1000 1.02 -> 0.90; compiled jnp.sort of 1000x1000 along
+#: axis 1, median 14.2 -> 7.4 ms. (On the loaded machine, with the second core
+#: busy, the two were equal.) One row stays on one thread.
+SPLIT_MIN_ELEMENTS = 1 << 17
+
+
 class _HostSort:
   """A sort of ``n_operands`` arrays by the first ``num_keys`` along
-  ``dimension`` as the impl computes it; calling it is the kernel.
-
-  One thread: rows shared out over the cores (``host_blas.run_blocks``, a
-  block of rows per core) were not faster on the 2 shared cores measured
-  (wall ms, min of 30, one block -> two: 1000x1000 f32 13.1 -> 12.9, along
-  axis 0 10.4 -> 12.0, 64x16384 10.7 -> 11.1, 100x1000 0.73 -> 0.73; with an
-  int32 payload 43 -> 36, 47 -> 43, 28 -> 30, 2.3 -> 2.4; the process CPU
-  stayed equal to the wall time, the second core busy: worth measuring
-  again on a quiet machine)."""
+  ``dimension`` as the impl computes it; calling it is the kernel. Rows
+  are independent: large sorts of several rows split them over the cores
+  along the longest other axis (``SPLIT_MIN_ELEMENTS``)."""
   __slots__ = ("dimension", "num_keys", "n_operands")
 
   def __init__(self, dimension: int, num_keys: int, n_operands: int):
@@ -70,6 +75,26 @@ class _HostSort:
 
   def __call__(self, *buffers) -> None:
     operands, results = buffers[:self.n_operands], buffers[self.n_operands:]
+    shape = operands[0].shape
+    others = [d for d in range(len(shape)) if d != self.dimension]
+    axis = max(others, key=lambda d: shape[d], default=None)
+    count = 1
+    if (axis is not None and operands[0].size >= SPLIT_MIN_ELEMENTS
+        and not on_device_thread()):
+      count = min(host_cores(), shape[axis])
+    if count <= 1:
+      self._sort(operands, results)
+      return
+    bounds = [shape[axis] * i // count for i in range(count + 1)]
+
+    def block(i: int) -> None:
+      index = [slice(None)] * len(shape)
+      index[axis] = slice(bounds[i], bounds[i + 1])
+      index = tuple(index)
+      self._sort([o[index] for o in operands], [r[index] for r in results])
+    host_blas.run_blocks(block, count)
+
+  def _sort(self, operands, results) -> None:
     outs = sort_arrays(*operands, dimension=self.dimension, num_keys=self.num_keys)
     for r, o in zip(results, outs):
       np.copyto(r, o, casting="no")
@@ -190,5 +215,5 @@ def _top_k_lower(ctx, x, *, k, axis):
   return _top_k_primitive_lower(ctx, x, k=k, axis=axis)
 
 
-__all__ = ["HOST_MIN_ROW", "HOST_MIN_WORK", "worth_host",
+__all__ = ["HOST_MIN_ROW", "HOST_MIN_WORK", "SPLIT_MIN_ELEMENTS", "worth_host",
            "top_k_worth_host"]
