@@ -81,6 +81,8 @@ def test_a_program_with_a_sub_program_keeps_the_general_path(held_compiles):
   for _ in range(3):
     np.testing.assert_array_equal(np.asarray(f(x)), np.arange(4.0) * 2)
   assert not any(type(r) is PendingTier for r in _runners(f))
+  (entry,) = f._cache.values()
+  assert entry.pending_plain is False    # asked once, not on every call
 
 
 def test_committed_arguments_keep_their_device(held_compiles):

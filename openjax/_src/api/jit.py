@@ -138,7 +138,7 @@ class _HashableStatic:
 class _CacheEntry:
   __slots__ = ("closed_jaxpr", "out_tree", "hoisted", "lowered", "executable", "pending",
                "compile_error", "single", "program", "unchecked", "spmd", "exact", "interpreted_s",
-               "runner")
+               "runner", "pending_plain")
 
   def __init__(self, closed_jaxpr, out_tree, hoisted):
     self.closed_jaxpr = closed_jaxpr
@@ -159,6 +159,9 @@ class _CacheEntry:
     self.exact = None        # eager library call: runs compiled (library_compile.py)
     self.interpreted_s = 0.0   # time of its interpreted calls before compiling starts
     self.runner = None       # what runs its compiled-ready calls (api/jit_tiers.py)
+    # False once its program is known not to run on the fast path while it
+    # compiles (jit_tiers.pending_tier: a loop, a branch, an effect)
+    self.pending_plain = None
 
   def run_program(self, leaves) -> list:
     """Run the jaxpr with the eval trace's kernels (an eager library call):
@@ -472,12 +475,12 @@ class JitWrapped:
         and compiling(self.tiered is not False)):
       ex = entry.executable or self._executable(entry, in_tree, len(leaves))
       if ex is None:   # compiling in the background: interpret this call
-        if fast_key is not None and eager_config.flags_ok and entry.pending is not None:
+        if (fast_key is not None and eager_config.flags_ok and entry.pending is not None
+            and entry.pending_plain is not False):
           runner = pending_tier(entry, self.name, self._fast, fast_key)
+          entry.pending_plain = runner is not None
           if runner is not None:
-            if len(self._fast) >= 64:
-              self._fast.clear()
-            self._fast[fast_key] = (runner, entry)
+            self._remember_fast(fast_key, runner, entry)
             outs = runner.execute(leaves)
             if outs is not None:
               return entry.unflatten(outs)
@@ -493,15 +496,20 @@ class JitWrapped:
       if type(runner) is TierTrial:   # timing its tiers: not yet for the fast path
         return entry.unflatten(runner.execute(leaves))
       if fast_key is not None and eager_config.flags_ok:   # flagged calls check each time
-        if len(self._fast) >= 64:
-          self._fast.clear()
-        self._fast[fast_key] = (runner, entry)
+        self._remember_fast(fast_key, runner, entry)
       return entry.unflatten(runner.execute(leaves))
     outs = jit_p.bind(*entry.hoisted, *leaves, jaxpr=entry.closed_jaxpr, name=self.name,
                       donated_invars=self._donated_invars(entry, in_tree, len(leaves)),
                       keep_unused=self.keep_unused, inline=self.inline,
                       tiered=self.tiered is not False)
     return entry.unflatten(outs)
+
+  def _remember_fast(self, fast_key, runner, entry) -> None:
+    """Serve later calls of ``fast_key`` by ``runner`` on the fast path
+    (at most 64 keys: the dict starts over past that)."""
+    if len(self._fast) >= 64:
+      self._fast.clear()
+    self._fast[fast_key] = (runner, entry)
 
   def _call_sharded(self, entry, leaves, in_tree, args):
     """Run a call whose arguments (or ``in_shardings``/``out_shardings``)
