@@ -327,8 +327,7 @@ class _BackgroundCompiler:
         with self._lock:
           self._busy = None
           if not self._queue:
-            blas_threads.restore(self._blas_before)
-            self._blas_before = None
+            self._give_back_blas_core()
 
   def wait_idle(self, timeout: float) -> bool:
     """Wait until every submitted compile has finished (at most ``timeout``
@@ -360,8 +359,12 @@ class _BackgroundCompiler:
     if thread is not None:
       thread.join()
     with self._lock:
-      blas_threads.restore(self._blas_before)
-      self._blas_before = None
+      self._give_back_blas_core()
+
+  def _give_back_blas_core(self) -> None:
+    # (under the lock) NumPy's BLAS threads as they were before the compiles
+    blas_threads.restore(self._blas_before)
+    self._blas_before = None
 
 
 _COMPILE_NICENESS = 10
