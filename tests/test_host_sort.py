@@ -299,8 +299,8 @@ def test_approx_top_k_of_many_sorts_on_the_host_and_few_select():
 
 def test_rows_of_a_large_sort_split_over_the_cores(monkeypatch):
   from openjax._src.runtime import host_blas
-  monkeypatch.setattr(sort_host_lowering, "SPLIT_MIN_ELEMENTS", 1000)
-  monkeypatch.setattr(sort_host_lowering, "host_cores", lambda: 3)
+  monkeypatch.setattr(sort_host_lowering, "BLOCK_MIN_ELEMENTS", 500)
+  monkeypatch.setattr(host_blas, "host_cores", lambda: 3)
   counts = []
   real = host_blas.run_blocks
 

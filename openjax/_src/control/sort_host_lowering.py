@@ -27,8 +27,7 @@ from openjax._src.primitives.sort.approx_top_k import approx_top_k_arrays, appro
 from openjax._src.primitives.sort.sort import sort_arrays, sort_p, top_k_arrays, top_k_p
 from openjax._src.primitives.sort.sort_lowering import SELECTION_MAX_K, use_comparator
 from openjax._src.runtime import host_blas, host_calls
-from openjax._src.runtime.executable import on_device_thread
-from openjax._src.runtime.iree_device import hal_element_type, host_cores
+from openjax._src.runtime.iree_device import hal_element_type
 
 #: A sort runs on the host when its rows are at least HOST_MIN_ROW long and
 #: IREE's comparator sort (~3 ns * rows * n**2) would cost at least ~60 us:
@@ -51,21 +50,22 @@ _top_k_primitive_lower = top_k_p.lower
 _approx_primitive_lower = approx_top_k_p.lower
 
 
-#: A sort of several rows of at least this many elements in all sorts a
-#: block of rows per core (``host_blas.run_blocks``; the hand-off to a pool
-#: thread costs ~20-50 us). Quiet 2-core machine, wall ms, min of 15, one
-#: block -> two: 1000x1000 f32 13.6 -> 7.9, 64x16384 12.6 -> 8.0, 8x125000
-#: 12.1 -> 9.6, 100x1000 1.02 -> 0.90; compiled jnp.sort of 1000x1000 along
-#: axis 1, median 14.2 -> 7.4 ms. (On the loaded machine, with the second core
-#: busy, the two were equal.) One row stays on one thread.
-SPLIT_MIN_ELEMENTS = 1 << 17
+#: A sort of several rows sorts a block of rows per core, each of at least
+#: this many elements (``host_blas.block_count``, ``run_blocks``; the
+#: hand-off to a pool thread costs ~20-50 us). Quiet 2-core machine, wall
+#: ms, min of 15, one block -> two: 1000x1000 f32 13.6 -> 7.9, 64x16384 12.6
+#: -> 8.0, 8x125000 12.1 -> 9.6, 100x1000 1.02 -> 0.90; compiled jnp.sort of
+#: 1000x1000 along axis 1, median 14.2 -> 7.4 ms: two blocks from 2**17
+#: elements on 2 cores. (On the loaded machine, with the second core busy,
+#: the two were equal.) One row stays on one thread.
+BLOCK_MIN_ELEMENTS = 1 << 16
 
 
 class _HostSort:
   """A sort of ``n_operands`` arrays by the first ``num_keys`` along
   ``dimension`` as the impl computes it; calling it is the kernel. Rows
   are independent: large sorts of several rows split them over the cores
-  along the longest other axis (``SPLIT_MIN_ELEMENTS``)."""
+  along the longest other axis (``BLOCK_MIN_ELEMENTS``)."""
   __slots__ = ("dimension", "num_keys", "n_operands")
 
   def __init__(self, dimension: int, num_keys: int, n_operands: int):
@@ -79,9 +79,8 @@ class _HostSort:
     others = [d for d in range(len(shape)) if d != self.dimension]
     axis = max(others, key=lambda d: shape[d], default=None)
     count = 1
-    if (axis is not None and operands[0].size >= SPLIT_MIN_ELEMENTS
-        and not on_device_thread()):
-      count = min(host_cores(), shape[axis])
+    if axis is not None:
+      count = min(host_blas.block_count(operands[0].size, BLOCK_MIN_ELEMENTS), shape[axis])
     if count <= 1:
       self._sort(operands, results)
       return
@@ -215,5 +214,5 @@ def _top_k_lower(ctx, x, *, k, axis):
   return _top_k_primitive_lower(ctx, x, k=k, axis=axis)
 
 
-__all__ = ["HOST_MIN_ROW", "HOST_MIN_WORK", "SPLIT_MIN_ELEMENTS", "worth_host",
+__all__ = ["HOST_MIN_ROW", "HOST_MIN_WORK", "BLOCK_MIN_ELEMENTS", "worth_host",
            "top_k_worth_host"]

@@ -145,12 +145,13 @@ def gemm(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
   _gemm_block(_library(), a[None], b[None], out[None])
 
 
-def block_count(flops: float) -> int:
-  """How many blocks of work of ``flops`` in all to run at once: one per
-  core, none under ``FLOPS_PER_BLOCK``, one on a device's own thread."""
+def block_count(work: float, per_block: float = FLOPS_PER_BLOCK) -> int:
+  """How many blocks of ``work`` in all (flops, or another measure with its
+  ``per_block``) to run at once: one per core, each of at least
+  ``per_block``, one on a device's own thread."""
   if on_device_thread():
     return 1
-  return max(1, min(host_cores(), int(flops // FLOPS_PER_BLOCK)))
+  return max(1, min(host_cores(), int(work // per_block)))
 
 
 def run_blocks(work, count: int) -> None:
