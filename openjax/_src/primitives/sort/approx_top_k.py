@@ -100,7 +100,8 @@ def approx_top_k_arrays(x, *, k, reduction_dimension, recall_target, is_max_k,
                    recall_target=recall_target, aggregate_to_topk=aggregate_to_topk,
                    reduction_input_size_override=reduction_input_size_override)
   # The k largest (smallest) in order by one partition and a sort of those k
-  # (NumPy dtypes of up to 32 bits): k=100 of 1e6 float32 ~490 -> ~30 ms.
+  # (NumPy dtypes of up to 32 bits): k=100 of 1e6 float32, max 303 -> 9.4 ms,
+  # min 274 -> 14 ms.
   fast = sort_kernels.top_k(x, size, axis, descending=is_max_k)
   if fast is not None:
     return list(fast)
