@@ -263,18 +263,9 @@ def summarise(samples: list) -> dict:
   return out
 
 
-def fmt_t(s):
-  if s is None:
-    return "-"
-  if s < 1e-3:
-    return "%.1fus" % (s * 1e6)
-  if s < 1:
-    return "%.1fms" % (s * 1e3)
-  return "%.2fs" % s
-
-
 def table(summary: dict, labels) -> str:
-  """The printed table: one row per case."""
+  """The printed table: one row per case (times as jaxbench prints them)."""
+  fmt_t = jaxbench.fmt_t
   hdr = ("%-22s | %9s %9s %9s %6s %9s %9s | %9s | %9s | %7s"
          % ("case", "first", "switch", "to speed", "calls", "lost", "steady",
             "off first", "jax first", "ratio"))

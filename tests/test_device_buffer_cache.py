@@ -61,7 +61,10 @@ print(_held_bytes(allocator) // BIG)
 
 
 def _child(value):
-  env = dict(os.environ, OPENJAX_DEVICE_BUFFER_CACHE=value)
+  """``_CHILD`` run with the variable set to ``value`` (None: unset)."""
+  env = {k: v for k, v in os.environ.items() if k != "OPENJAX_DEVICE_BUFFER_CACHE"}
+  if value is not None:
+    env["OPENJAX_DEVICE_BUFFER_CACHE"] = value
   return subprocess.run([sys.executable, "-c", _CHILD], env=env, capture_output=True, text=True,
                         timeout=120, cwd=os.path.dirname(os.path.dirname(__file__)))
 
@@ -80,9 +83,7 @@ def test_the_bound_counts_the_buffers_out_and_kept():
 
 
 def test_the_default_bound_keeps_both():
-  env = {k: v for k, v in os.environ.items() if k != "OPENJAX_DEVICE_BUFFER_CACHE"}
-  out = subprocess.run([sys.executable, "-c", _CHILD], env=env, capture_output=True, text=True,
-                       timeout=120, cwd=os.path.dirname(os.path.dirname(__file__)))
+  out = _child(None)
   assert out.returncode == 0, out.stderr
   assert out.stdout.split()[1:] == ["2", "2"]
 
