@@ -28,6 +28,7 @@ from openjax._src.core import ClosedJaxpr, Literal, dce_jaxpr, eqn_effects, jaxp
 from openjax._src.interpreters.fold_constants import fold_constants
 from openjax._src.interpreters.fold_reductions import folded
 from openjax._src.interpreters.scan_hoist import hoist_scan_products
+from openjax._src.interpreters.scan_sink import sink_scan_accumulations
 from openjax._src.lowering import lower_jaxpr_to_module, plan_donation
 from openjax._src.lowering.cost import cost_analysis
 from openjax._src.lowering.simplify import simplify_for_lowering
@@ -148,8 +149,8 @@ def lower_closed_jaxpr(closed_jaxpr: ClosedJaxpr, name: str,
   # Equations whose results nobody reads are not compiled (as XLA drops
   # them): an unused pure_callback is not called. Effects are kept.
   closed_jaxpr = closed_jaxpr.map_jaxpr(dce_jaxpr)
-  lowered_jaxpr = simplify_for_lowering(
-      hoist_scan_products(fold_constants(folded(closed_jaxpr))))
+  lowered_jaxpr = simplify_for_lowering(sink_scan_accumulations(
+      hoist_scan_products(fold_constants(folded(closed_jaxpr)))))
   text = lower_jaxpr_to_module(lowered_jaxpr, name, input_output_aliases=aliases,
                                host_kernels=_HOST_KERNELS, one_thread=one_thread)
   return LoweredModule(text, name, closed_jaxpr, aliases, donated, lowered_jaxpr)
