@@ -1,6 +1,6 @@
-"""Compiled float32 sin/cos of large operands reduce huge arguments (|x| >=
+"""Compiled float32 sin/cos/tan of large operands reduce huge arguments (|x| >=
 2**23) in a branch taken only when the operand holds one
-(``math_lowering._sin_cos_f32``): the values must be those of the
+(``math_lowering._huge_branch``): the values must be those of the
 per-element path (small operands, bit for bit) whether or not the branch is
 taken, wherever the huge elements are, for every shape and for the real
 parts of complex64 operands."""
@@ -43,7 +43,7 @@ def _operand(n, huge_at=(), seed=0):
   return x
 
 
-@pytest.mark.parametrize("name", ["sin", "cos"])
+@pytest.mark.parametrize("name", ["sin", "cos", "tan"])
 @pytest.mark.parametrize("huge_at", [(), (0,), (LIMIT + 5,), (-1,), (3, 100, LIMIT, -7, -2, -1)])
 def test_large_operand_matches_the_per_element_path(name, huge_at):
   n = 2 * LIMIT + 64
@@ -53,8 +53,12 @@ def test_large_operand_matches_the_per_element_path(name, huge_at):
   want = _per_element(f, x)
   np.testing.assert_array_equal(got, want)   # the same bits, NaN where NaN
   finite = np.isfinite(x)
-  np.testing.assert_allclose(got[finite], getattr(np, name)(x[finite].astype(np.float64)),
-                             rtol=0, atol=1.2e-7)
+  exact = getattr(np, name)(x[finite].astype(np.float64))
+  if name == "tan":   # relative, away from its poles
+    ok = np.abs(exact) < 1e3
+    np.testing.assert_allclose(got[finite][ok], exact[ok], rtol=3e-6, atol=3e-7)
+  else:
+    np.testing.assert_allclose(got[finite], exact, rtol=0, atol=1.2e-7)
   assert np.isnan(got[~finite]).all()
 
 
@@ -68,11 +72,13 @@ def test_shapes_whose_size_has_no_row_split(shape):
   np.testing.assert_allclose(got[finite], want[finite], rtol=0, atol=3e-7)
 
 
-def test_branch_in_the_lowered_module_of_large_operands_only():
-  small = jax.jit(jnp.sin).lower(jnp.ones(LIMIT - 1, jnp.float32)).as_text()
-  large = jax.jit(jnp.sin).lower(jnp.ones(LIMIT, jnp.float32)).as_text()
+@pytest.mark.parametrize("name", ["sin", "cos", "tan"])
+def test_branch_in_the_lowered_module_of_large_operands_only(name):
+  f = getattr(jnp, name)
+  small = jax.jit(f).lower(jnp.ones(LIMIT - 1, jnp.float32)).as_text()
+  large = jax.jit(f).lower(jnp.ones(LIMIT, jnp.float32)).as_text()
   assert "stablehlo.if" not in small
-  assert "stablehlo.if" in large
+  assert large.count("stablehlo.if") == 1
 
 
 @pytest.mark.parametrize("huge", [None, 1e20])

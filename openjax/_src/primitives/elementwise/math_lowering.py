@@ -574,19 +574,26 @@ HUGE_BRANCH_MIN_ELEMENTS = 1 << 14
 
 
 def _sin_cos_f32(ctx, x, name):
-  """float32 sin or cos of float32 ``x`` (``_sin_cos_f32_lanes``). Large
-  operands compute the exact reduction of huge arguments (|x| >= 2**23,
-  ``_reduce_huge``, ~35% of a sine's time: vector lanes compute both sides
-  of a select) only when one is there: the elementwise values are computed
-  without it, and a ``stablehlo.if`` on max |x| >= 2**23 (one pass over x)
-  gives the exact values (else ``x`` itself, unread) that a select takes for
-  the huge elements; the values stay fused with their consumers. Process
-  CPU of 10M float32s, interleaved, min of 15 (without / with the branch /
-  with no huge-argument reduction at all): sum(sin(x)) 50 / 33 / 32 ms,
-  jaxbench's sum(x * 2 + sin(x) * cos(y) - exp(-x * x)) 88 / 66 / 59 ms."""
+  """float32 sin or cos of float32 ``x`` (``_sin_cos_f32_lanes``), huge
+  arguments reduced only when there are some (``_huge_branch``)."""
+  return _huge_branch(ctx, x, lambda huge: _sin_cos_f32_lanes(ctx, x, name, huge))
+
+
+def _huge_branch(ctx, x, lanes):
+  """``lanes(huge)`` (float32 values of float32 ``x``; ``huge=False``: no
+  exact reduction of huge arguments, |x| >= 2**23). Large operands compute
+  that reduction (``_reduce_huge``, ~35% of a sine's time: vector lanes
+  compute both sides of a select) only when one is there: the elementwise
+  values are computed without it, and a ``stablehlo.if`` on max |x| >=
+  2**23 (one pass over x) gives the exact values (else ``x`` itself,
+  unread) that a select takes for the huge elements; the values stay fused
+  with their consumers. Process CPU of 10M float32s, interleaved, min of 15
+  (without / with the branch / with no huge-argument reduction at all):
+  sum(sin(x)) 50 / 33 / 32 ms, jaxbench's sum(x * 2 + sin(x) * cos(y) -
+  exp(-x * x)) 88 / 66 / 59 ms."""
   shape = shape_of(x)
   if math.prod(shape) < HUGE_BRANCH_MIN_ELEMENTS:
-    return _sin_cos_f32_lanes(ctx, x, name, huge=True)
+    return lanes(True)
   f32, i32 = F32, np.dtype(np.int32)
   # The largest |x| by its bits (x & 0x7fffffff ordered as integers; NaN
   # counts as huge), in rows so that the workers share the pass (IREE runs a
@@ -608,11 +615,11 @@ def _sin_cos_f32(ctx, x, name):
   limit = ctx.constant(np.array(0x4B000000, i32))    # the bits of 2**23
   any_huge = compare(ctx, mag, limit, "GE", i32)
   with ctx.region([]) as exact:
-    ctx.ret([_sin_cos_f32_lanes(ctx, x, name, huge=True)])
+    ctx.ret([lanes(True)])
   with ctx.region([]) as none:
     ctx.ret([x])
   exact_values = ctx.op("stablehlo.if", [any_huge], x.type, regions=[exact, none])
-  fast = _sin_cos_f32_lanes(ctx, x, name, huge=False)
+  fast = lanes(False)
   is_huge = compare(ctx, op(ctx, "stablehlo.abs", [x]), const_like(ctx, x, 2.0 ** 23, f32),
                     "GE", f32)
   return select(ctx, is_huge, exact_values, fast)
@@ -665,10 +672,14 @@ def reduced_trig(ctx, x, name):
   sin r and cos r Taylor polynomials (|r| <= pi/4, error < 1e-13)."""
   if name != "tan":
     return _sin_cos_f32(ctx, x, name)
+  return _huge_branch(ctx, x, lambda huge: _tan_f32_lanes(ctx, x, huge))
+
+
+def _tan_f32_lanes(ctx, x, huge: bool):
   f64 = np.dtype(np.float64)
   f = lambda nm, *xs: op(ctx, f"stablehlo.{nm}", list(xs))  # noqa: E731
   c64 = lambda v: const_like(ctx, x, v, f64)  # noqa: E731
-  n, r = _pio2_reduced(ctx, x, len(_PIO2))
+  n, r = _pio2_reduced(ctx, x, len(_PIO2), huge)
   lim = c64(np.pi / 4)                           # the reduction is lost past ~1e18
   r = ctx.op("stablehlo.clamp", [f("negate", lim), r, lim], r.type)
   r2 = f("multiply", r, r)
