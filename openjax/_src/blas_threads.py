@@ -80,6 +80,12 @@ def leave_a_core(cores: int) -> int | None:
   return before
 
 
+def numpy_threads() -> int | None:
+  """NumPy's OpenBLAS thread count now (None: no OpenBLAS found)."""
+  counts = _numpy_openblas()
+  return None if counts is None else counts[0]()
+
+
 def restore(before: int | None) -> None:
   """Give NumPy's OpenBLAS back the thread count ``leave_a_core`` took."""
   if before is not None:

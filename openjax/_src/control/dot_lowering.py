@@ -21,9 +21,9 @@ import numpy as np
 from openjax._src.primitives.dot_conv.dot import dot_general_p, dot_general_stablehlo
 from openjax._src.runtime import host_blas, host_calls
 from openjax._src.runtime.compiler import native_vector_bytes
-from openjax._src.runtime.iree_device import cpu_thread_cap
 
-#: Products of at least this many flops (2 * batch * M * N * K) use BLAS.
+#: Products of at least this many flops (2 * batch * M * N * K) use BLAS on
+#: hosts with AVX-512 (``NARROW_VECTOR_BLAS_MIN_FLOPS`` on others).
 #: Below it IREE's kernels, fused with their neighbours, are as fast (median
 #: ms, IREE -> BLAS, 2 cores: 512^2 1.30-1.48 -> 1.30-1.87, 128x784 @ 784x512
 #: 0.93-1.0 -> 0.71-0.95; on one core per device, the pmap MLP step at batch
@@ -36,15 +36,20 @@ BLAS_MIN_FLOPS_PER_MATRIX = 3e7
 #: thin product is bound by reading or writing memory, which IREE fuses with
 #: its neighbours (1000x30 @ 30x10000: IREE 7 ms, BLAS 8-9.6 ms).
 BLAS_MIN_DIM = 64
-#: A product of a program that runs on one thread (a device's program of an
-#: SPMD step on a core of its own, or every program with
-#: ``OPENJAX_CPU_THREADS=1``) uses BLAS from this many flops on hosts
-#: without AVX-512, where OpenBLAS's one-thread kernel is faster than IREE's
-#: from there (AVX2 znver3, one worker, interleaved A/B: the MLP gradient at
-#: batch 128, products of 0.7-1e8 flops, 12.4-12.8 -> 10.6-10.8 ms; the pmap
-#: MLP step over 2 devices 21-25 -> 17-19 ms). On AVX-512 IREE's kernels
-#: were the faster ones there (pmap MLP step 8.1 vs 9.2-9.5 ms).
-ONE_THREAD_BLAS_MIN_FLOPS = 5e7
+#: On hosts without AVX-512 products use BLAS from this many flops, where
+#: OpenBLAS's kernels are faster than IREE's from there. On one thread (a
+#: device's program of an SPMD step on a core of its own, or every program
+#: with ``OPENJAX_CPU_THREADS=1``; AVX2 znver3, one worker, interleaved A/B):
+#: the MLP gradient at batch 128, products of 0.7-1e8 flops, 12.4-12.8 ->
+#: 10.6-10.8 ms; the pmap MLP step over 2 devices 21-25 -> 17-19 ms. On the
+#: task executor's 2 workers, with ``host_blas.matmul``'s choice of NumPy's
+#: threaded GEMM (median ms, IREE -> BLAS, interleaved in one process):
+#: 256x512 @ 512x512 5.2 -> 2.4, 512^3 7.2 -> 5.5, relu(128x784 @ 784x512 +
+#: b) 3.8 -> 2.2, 384^3 3.9 -> 2.2, relu(64x1024 @ 1024^2 + b) 6.8 -> 2.9;
+#: jaxbench's MLP train step 20.7 -> 14.4 and 24.2 -> 18.4. On AVX-512
+#: IREE's kernels were the faster ones below ``BLAS_MIN_FLOPS`` (pmap MLP
+#: step 8.1 vs 9.2-9.5 ms).
+NARROW_VECTOR_BLAS_MIN_FLOPS = 5e7
 
 
 class _BlasProduct:
@@ -68,12 +73,9 @@ class _BlasProduct:
   def flops(self) -> int:
     return 2 * self.b * self.m * self.n * self.k
 
-  def worth_blas(self, one_thread: bool = False) -> bool:
+  def worth_blas(self) -> bool:
     per_matrix = 2 * self.m * self.n * self.k
-    if one_thread and native_vector_bytes() < 64:
-      least = ONE_THREAD_BLAS_MIN_FLOPS
-    else:
-      least = BLAS_MIN_FLOPS
+    least = NARROW_VECTOR_BLAS_MIN_FLOPS if native_vector_bytes() < 64 else BLAS_MIN_FLOPS
     return (self.flops >= least and per_matrix >= BLAS_MIN_FLOPS_PER_MATRIX
             and min(self.m, self.n, self.k) >= BLAS_MIN_DIM)
 
@@ -90,9 +92,8 @@ class _BlasProduct:
 def _uses_blas(ctx, product: _BlasProduct) -> bool:
   lhs, rhs = ctx.avals_in
   out, = ctx.avals_out
-  one_thread = ctx.module.one_thread or cpu_thread_cap() == 1
   return (lhs.dtype == rhs.dtype == out.dtype and out.dtype in host_blas.DTYPES
-          and product.worth_blas(one_thread) and host_blas.available())
+          and product.worth_blas() and host_blas.available())
 
 
 @dot_general_p.def_lower
@@ -114,4 +115,4 @@ def _dot_general_lower(ctx, lhs, rhs, *, dimension_numbers, precision, preferred
 
 
 __all__ = ["BLAS_MIN_FLOPS", "BLAS_MIN_FLOPS_PER_MATRIX", "BLAS_MIN_DIM",
-           "ONE_THREAD_BLAS_MIN_FLOPS"]
+           "NARROW_VECTOR_BLAS_MIN_FLOPS"]

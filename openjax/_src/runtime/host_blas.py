@@ -21,10 +21,11 @@ from __future__ import annotations
 import concurrent.futures
 import ctypes
 import threading
+import time
 
 import numpy as np
 
-from openjax._src import openblas
+from openjax._src import blas_threads, openblas
 from openjax._src.runtime.executable import on_device_thread
 from openjax._src.runtime.iree_device import host_cores
 
@@ -169,10 +170,32 @@ def run_blocks(work, count: int) -> None:
       f.result()
 
 
+#: Products timed each way (blocks here, NumPy's threaded GEMM) before one
+#: is kept for their shape (``matmul``).
+TRIAL_CALLS = 2
+#: NumPy's GEMM is kept when its best time is below this share of the
+#: blocks' (the blocks do not wait at OpenBLAS's barriers on a busy machine).
+NUMPY_GEMM_MARGIN = 0.85
+_clock = time.perf_counter   # the trial's timer (tests replace it)
+# (dtype, batch, M, K, N) -> "numpy", "blocks", or the trial's times so far
+_ways: dict = {}
+
+
 def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
   """``out = a @ b`` for batches of matrices ``a[B, M, K]``, ``b[B, K, N]``
-  and ``out[B, M, N]`` (one dtype of ``DTYPES``; ``out`` C-contiguous), in
-  blocks over the cores; call only when ``available()``."""
+  and ``out[B, M, N]`` (one dtype of ``DTYPES``; ``out`` C-contiguous), over
+  the cores; call only when ``available()``.
+
+  Over several cores a product runs either in blocks here (one one-thread
+  GEMM per core) or as NumPy's threaded GEMM (its OpenBLAS's threads
+  share the packed operands), whichever its first calls found faster
+  (``TRIAL_CALLS`` each, alternating, while NumPy's BLAS has every core):
+  the two differ by machine. AVX-512 (session 10), 2 cores, blocks ahead:
+  2048^2 75.7 -> 60.9 ms. A 2-vCPU AVX2 VM, median ms blocks / NumPy:
+  6400x256 @ 256x256 20.3 / 10.1, 256x6400 @ 6400x256 21.7 / 10.7, 1024^2
+  48.6 / 25.2, 2048^2 225 / 193, 8 x 256^2 8.7 / 4.0 (each block thread
+  there ran at half its one-thread speed). The two GEMMs round
+  differently (relative ~1e-7)."""
   blas = _library()
   nb, m, k = a.shape
   n = b.shape[2]
@@ -181,6 +204,40 @@ def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
   if blocks <= 1:
     _gemm_block(blas, a, b, out)
     return
+  key = (out.dtype, nb, m, k, n)
+  way = _ways.get(key)
+  if way == "numpy" and (blas_threads.numpy_threads() or 0) >= blocks:
+    np.matmul(a, b, out=out)
+    return
+  if way is None or type(way) is tuple:
+    _trial(key, a, b, out, blocks)
+    return
+  _in_blocks(blas, a, b, out, blocks)
+
+
+def _trial(key, a, b, out, blocks: int) -> None:
+  """One timed call of a product whose way is not chosen yet."""
+  times = _ways.setdefault(key, ([], []))
+  if (blas_threads.numpy_threads() or 0) < blocks:   # capped (a compile runs) or absent
+    _in_blocks(_library(), a, b, out, blocks)
+    return
+  use_numpy = len(times[1]) < len(times[0])
+  t0 = _clock()
+  if use_numpy:
+    np.matmul(a, b, out=out)
+  else:
+    _in_blocks(_library(), a, b, out, blocks)
+  times[1 if use_numpy else 0].append(_clock() - t0)
+  if len(times[1]) >= TRIAL_CALLS:
+    faster = min(times[1]) < NUMPY_GEMM_MARGIN * min(times[0])
+    _ways[key] = "numpy" if faster else "blocks"
+
+
+def _in_blocks(blas: _Blas, a: np.ndarray, b: np.ndarray, out: np.ndarray,
+               blocks: int) -> None:
+  """``matmul`` in ``blocks`` blocks, one per core."""
+  nb, m = a.shape[:2]
+  n = b.shape[2]
   # Cut along the largest of batch, rows and columns (each block whole GEMMs);
   # rows over columns of the same size, as each block then writes one
   # contiguous part of the output (2 blocks, ms: 1024^3 6.7 vs 7.0, 768^3
@@ -201,4 +258,4 @@ def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
 
 
 __all__ = ["available", "block_count", "gemm", "matmul", "run_blocks", "DTYPES",
-           "FLOPS_PER_BLOCK"]
+           "FLOPS_PER_BLOCK", "TRIAL_CALLS", "NUMPY_GEMM_MARGIN"]
