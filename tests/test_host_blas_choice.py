@@ -18,7 +18,7 @@ SHAPE = (1, 256, 400, 256)   # batch, M, K, N: 5.2e7 flops, two blocks of 2e7
 def _fresh(monkeypatch):
   monkeypatch.setattr(host_blas, "_ways", {})
   monkeypatch.setattr(host_blas, "host_cores", lambda: 2)
-  monkeypatch.setattr(blas_threads, "numpy_threads", lambda: 2)
+  monkeypatch.setattr(blas_threads, "_compiling", False)
 
 
 def _operands(seed=0):
@@ -77,9 +77,9 @@ def test_the_faster_way_is_kept(monkeypatch, numpy_s, kept):
   assert len(calls) == host_blas.TRIAL_CALLS + (3 if kept == "numpy" else 0)
 
 
-def test_no_trial_while_numpy_blas_leaves_a_core(monkeypatch):
+def test_no_trial_while_a_compile_holds_a_core(monkeypatch):
   calls = _spy_numpy(monkeypatch)
-  monkeypatch.setattr(blas_threads, "numpy_threads", lambda: 1)   # a compile runs
+  monkeypatch.setattr(blas_threads, "_compiling", True)   # leave_a_core ran
   a, b = _operands(1)
   for _ in range(4):
     _run(a, b)
@@ -88,14 +88,14 @@ def test_no_trial_while_numpy_blas_leaves_a_core(monkeypatch):
   assert times == ([], [])
 
 
-def test_numpy_kept_falls_back_to_blocks_while_capped(monkeypatch):
+def test_numpy_kept_falls_back_to_blocks_while_a_compile_runs(monkeypatch):
   calls = _spy_numpy(monkeypatch)
   key = (np.dtype(np.float32), *SHAPE)
   host_blas._ways[key] = "numpy"
   a, b = _operands(2)
   _run(a, b)
   assert len(calls) == 1
-  monkeypatch.setattr(blas_threads, "numpy_threads", lambda: 1)
+  monkeypatch.setattr(blas_threads, "_compiling", True)
   _run(a, b)
   assert len(calls) == 1
 
@@ -124,3 +124,32 @@ def test_numpy_threads_follows_leave_a_core(monkeypatch):
   finally:
     blas_threads.restore(before)
   assert blas_threads.numpy_threads() == n
+
+
+@pytest.mark.skipif(blas_threads._numpy_openblas() is None, reason="NumPy without OpenBLAS")
+def test_threaded_gemm_uses_the_cores_whatever_numpy_is_set_to(monkeypatch):
+  # OPENBLAS_NUM_THREADS=1 (or threadpoolctl) limits NumPy's own products;
+  # a compiled program's host kernel uses its cores and sets the count back
+  get, put = blas_threads._numpy_openblas()
+  before = get()
+  seen = []
+  matmul = np.matmul
+
+  def spy(*args, **kwargs):
+    seen.append(get())
+    return matmul(*args, **kwargs)
+  monkeypatch.setattr(np, "matmul", spy)
+  a, b = _operands(4)
+  out = np.empty((a.shape[0], a.shape[1], b.shape[2]), np.float32)
+  put(1)
+  try:
+    assert blas_threads.threaded_gemm(a, b, out, 2)
+    assert seen == [2] and get() == 1
+    blas_threads.leave_a_core(2)             # a compile starts: nothing runs
+    assert not blas_threads.can_thread_gemm()
+    assert not blas_threads.threaded_gemm(a, b, out, 2) and seen == [2]
+    blas_threads.restore(None)
+    assert blas_threads.can_thread_gemm()
+  finally:
+    put(before)
+  np.testing.assert_allclose(out, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)

@@ -21,6 +21,7 @@ os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 
 _lock = threading.Lock()
 _counts = None   # (get, set) of NumPy's OpenBLAS thread count; False: none found
+_compiling = False   # between leave_a_core and restore: a compile holds a core
 
 
 def _numpy_openblas():
@@ -68,11 +69,13 @@ def leave_a_core(cores: int) -> int | None:
   ~20 ms each. An interpreted scan of small products: first call 8.3 s ->
   0.21 s (the two BLAS threads were waiting on each other behind the
   compile)."""
+  global _compiling
   counts = _numpy_openblas()
   if counts is None or cores < 2:
     return None
   get, put = counts
   with _lock:
+    _compiling = True
     before = get()
     if before <= cores - 1:
       return None
@@ -88,6 +91,39 @@ def numpy_threads() -> int | None:
 
 def restore(before: int | None) -> None:
   """Give NumPy's OpenBLAS back the thread count ``leave_a_core`` took."""
-  if before is not None:
-    with _lock:
+  global _compiling
+  with _lock:
+    _compiling = False
+    if before is not None:
       _numpy_openblas()[1](before)
+
+
+def can_thread_gemm() -> bool:
+  """Whether ``threaded_gemm`` may run now: NumPy has an OpenBLAS and no
+  background compile holds a core."""
+  return not _compiling and _numpy_openblas() is not None
+
+
+def threaded_gemm(a, b, out, threads: int) -> bool:
+  """``np.matmul(a, b, out=out)`` on ``threads`` of NumPy's OpenBLAS
+  threads, its count set back after (a compiled program's host kernel: the
+  program's cores are openjax's, whatever NumPy's own products are set to
+  use, as XLA's thread pool ignores ``OPENBLAS_NUM_THREADS``); False, doing
+  nothing, when ``can_thread_gemm()`` is not true."""
+  import numpy as np
+  counts = _numpy_openblas()
+  if counts is None:
+    return False
+  get, put = counts
+  with _lock:
+    if _compiling:
+      return False
+    before = get()
+    if before != threads:
+      put(threads)
+    try:
+      np.matmul(a, b, out=out)
+    finally:
+      if before != threads:
+        put(before)
+  return True

@@ -187,10 +187,11 @@ def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
   the cores; call only when ``available()``.
 
   Over several cores a product runs either in blocks here (one one-thread
-  GEMM per core) or as NumPy's threaded GEMM (its OpenBLAS's threads
-  share the packed operands), whichever its first calls found faster
-  (``TRIAL_CALLS`` each, alternating, while NumPy's BLAS has every core):
-  the two differ by machine. AVX-512 (session 10), 2 cores, blocks ahead:
+  GEMM per core) or as NumPy's threaded GEMM on as many threads
+  (``blas_threads.threaded_gemm``: its OpenBLAS's threads share the packed
+  operands), whichever its first calls found faster (``TRIAL_CALLS`` each,
+  alternating, while no background compile holds a core): the two differ
+  by machine. AVX-512 (session 10), 2 cores, blocks ahead:
   2048^2 75.7 -> 60.9 ms. A 2-vCPU AVX2 VM, median ms blocks / NumPy:
   6400x256 @ 256x256 20.3 / 10.1, 256x6400 @ 6400x256 21.7 / 10.7, 1024^2
   48.6 / 25.2, 2048^2 225 / 193, 8 x 256^2 8.7 / 4.0 (each block thread
@@ -206,8 +207,7 @@ def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
     return
   key = (out.dtype, nb, m, k, n)
   way = _ways.get(key)
-  if way == "numpy" and (blas_threads.numpy_threads() or 0) >= blocks:
-    np.matmul(a, b, out=out)
+  if way == "numpy" and blas_threads.threaded_gemm(a, b, out, blocks):
     return
   if way is None or type(way) is tuple:
     _trial(key, a, b, out, blocks)
@@ -216,17 +216,17 @@ def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
 
 
 def _trial(key, a, b, out, blocks: int) -> None:
-  """One timed call of a product whose way is not chosen yet."""
+  """One timed call of a product whose way is not chosen yet (not while a
+  compile holds a core: the two would not be timed alike)."""
   times = _ways.setdefault(key, ([], []))
-  if (blas_threads.numpy_threads() or 0) < blocks:   # capped (a compile runs) or absent
-    _in_blocks(_library(), a, b, out, blocks)
-    return
   use_numpy = len(times[1]) < len(times[0])
   t0 = _clock()
-  if use_numpy:
-    np.matmul(a, b, out=out)
-  else:
+  if not blas_threads.can_thread_gemm():
     _in_blocks(_library(), a, b, out, blocks)
+    return
+  if not (use_numpy and blas_threads.threaded_gemm(a, b, out, blocks)):
+    _in_blocks(_library(), a, b, out, blocks)
+    use_numpy = False
   times[1 if use_numpy else 0].append(_clock() - t0)
   if len(times[1]) >= TRIAL_CALLS:
     faster = min(times[1]) < NUMPY_GEMM_MARGIN * min(times[0])
