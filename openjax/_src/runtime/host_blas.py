@@ -21,11 +21,11 @@ from __future__ import annotations
 import concurrent.futures
 import ctypes
 import threading
-import time
 
 import numpy as np
 
 from openjax._src import blas_threads, openblas
+from openjax._src.runtime.compiler import native_vector_bytes
 from openjax._src.runtime.executable import on_device_thread
 from openjax._src.runtime.iree_device import host_cores
 
@@ -170,15 +170,9 @@ def run_blocks(work, count: int) -> None:
       f.result()
 
 
-#: Products timed each way (blocks here, NumPy's threaded GEMM) before one
-#: is kept for their shape (``matmul``).
-TRIAL_CALLS = 2
-#: NumPy's GEMM is kept when its best time is below this share of the
-#: blocks' (the blocks do not wait at OpenBLAS's barriers on a busy machine).
-NUMPY_GEMM_MARGIN = 0.85
-_clock = time.perf_counter   # the trial's timer (tests replace it)
-# (dtype, batch, M, K, N) -> "numpy", "blocks", or the trial's times so far
-_ways: dict = {}
+#: On hosts without AVX-512, products over several cores below this many
+#: flops run as NumPy's threaded GEMM (``matmul``).
+THREADED_GEMM_MAX_FLOPS = 3e8
 
 
 def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
@@ -186,17 +180,19 @@ def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
   and ``out[B, M, N]`` (one dtype of ``DTYPES``; ``out`` C-contiguous), over
   the cores; call only when ``available()``.
 
-  Over several cores a product runs either in blocks here (one one-thread
-  GEMM per core) or as NumPy's threaded GEMM on as many threads
-  (``blas_threads.threaded_gemm``: its OpenBLAS's threads share the packed
-  operands), whichever its first calls found faster (``TRIAL_CALLS`` each,
-  alternating, while no background compile holds a core): the two differ
-  by machine. AVX-512 (session 10), 2 cores, blocks ahead:
-  2048^2 75.7 -> 60.9 ms. A 2-vCPU AVX2 VM, median ms blocks / NumPy:
-  6400x256 @ 256x256 20.3 / 10.1, 256x6400 @ 6400x256 21.7 / 10.7, 1024^2
-  48.6 / 25.2, 2048^2 225 / 193, 8 x 256^2 8.7 / 4.0 (each block thread
-  there ran at half its one-thread speed). The two GEMMs round
-  differently (relative ~1e-7)."""
+  Over several cores a product runs in blocks here (one one-thread GEMM per
+  core), or, on hosts without AVX-512 and under ``THREADED_GEMM_MAX_FLOPS``,
+  as NumPy's threaded GEMM on as many threads (``blas_threads.
+  threaded_gemm``; not while a background compile holds a core). Measured
+  on the 2-vCPU AVX2 VM, each way in a process of its own (min / median
+  ms, blocks -> NumPy's): the MLP train step's products of 0.7-2e8 flops,
+  handed to the block thread in ~0.1-0.5 ms each, where NumPy's threads,
+  spinning after each product, take the next at once: step 11.3-11.5 /
+  12.2-13.6 -> 8.5 / 8.8-9.0. Larger ones in blocks: NumPy's spinning
+  threads slowed the program's next dispatches (scan_rnn/grad 63-77 /
+  68-83 -> 80-91 / 98-110, matmul/1024 16.1-17.0 / 16.5-17.5 -> 19.5-21.5 /
+  21.6-21.7); alone the two ways took the same time (1024^2 17.4-23.9 vs
+  20.6-21.4, 6400x256 @ 256x256 9.0-10.0 vs 9.0-9.2)."""
   blas = _library()
   nb, m, k = a.shape
   n = b.shape[2]
@@ -205,32 +201,10 @@ def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
   if blocks <= 1:
     _gemm_block(blas, a, b, out)
     return
-  key = (out.dtype, nb, m, k, n)
-  way = _ways.get(key)
-  if way == "numpy" and blas_threads.threaded_gemm(a, b, out, blocks):
-    return
-  if way is None or type(way) is tuple:
-    _trial(key, a, b, out, blocks)
+  if (flops < THREADED_GEMM_MAX_FLOPS and native_vector_bytes() < 64
+      and blas_threads.threaded_gemm(a, b, out, blocks)):
     return
   _in_blocks(blas, a, b, out, blocks)
-
-
-def _trial(key, a, b, out, blocks: int) -> None:
-  """One timed call of a product whose way is not chosen yet (not while a
-  compile holds a core: the two would not be timed alike)."""
-  times = _ways.setdefault(key, ([], []))
-  use_numpy = len(times[1]) < len(times[0])
-  t0 = _clock()
-  if not blas_threads.can_thread_gemm():
-    _in_blocks(_library(), a, b, out, blocks)
-    return
-  if not (use_numpy and blas_threads.threaded_gemm(a, b, out, blocks)):
-    _in_blocks(_library(), a, b, out, blocks)
-    use_numpy = False
-  times[1 if use_numpy else 0].append(_clock() - t0)
-  if len(times[1]) >= TRIAL_CALLS:
-    faster = min(times[1]) < NUMPY_GEMM_MARGIN * min(times[0])
-    _ways[key] = "numpy" if faster else "blocks"
 
 
 def _in_blocks(blas: _Blas, a: np.ndarray, b: np.ndarray, out: np.ndarray,
@@ -258,4 +232,4 @@ def _in_blocks(blas: _Blas, a: np.ndarray, b: np.ndarray, out: np.ndarray,
 
 
 __all__ = ["available", "block_count", "gemm", "matmul", "run_blocks", "DTYPES",
-           "FLOPS_PER_BLOCK", "TRIAL_CALLS", "NUMPY_GEMM_MARGIN"]
+           "FLOPS_PER_BLOCK", "THREADED_GEMM_MAX_FLOPS"]
