@@ -12,6 +12,7 @@ import openjax.numpy as jnp
 from openjax import lax
 from openjax._src.interpreters import scan_hoist, scan_sink
 from openjax._src.runtime import pipeline
+from tests import test_scan_hoist as scan_hoist_tests
 from tests.test_compiler import iree_executor
 
 
@@ -139,34 +140,17 @@ def test_the_byte_limit(monkeypatch):
   assert scan_sink.sink_scan_accumulations(closed) is not closed
 
 
-def rnn(params, xs):
-  wx, wh, b = params
-
-  def cell(h, x):
-    h = jnp.tanh(x @ wx + h @ wh + b)
-    return h, h
-  return lax.scan(cell, jnp.zeros((xs.shape[1], H), xs.dtype), xs)[1]
-
-
-def _params(seed):
-  rng = np.random.default_rng(seed)
-  return ((rng.standard_normal((H, H)) / 4).astype(np.float32),
-          (rng.standard_normal((H, H)) / 4).astype(np.float32),
-          rng.standard_normal(H).astype(np.float32))
-
-
 def test_rnn_gradient_weight_products_leave_the_backward_loop():
-  params, xs = _params(8), _xs(9)
-  loss = lambda p, xs: jnp.mean(rnn(p, xs) ** 2)  # noqa: E731
+  # test_scan_hoist's RNN; its test_compiled_gradients_match_the_interpreter
+  # checks the values of this lowered program against the interpreter
+  params, xs = scan_hoist_tests._data(8)
+  loss = lambda p, xs: jnp.mean(scan_hoist_tests.rnn(p, xs) ** 2)  # noqa: E731
   closed = jax.make_jaxpr(jax.grad(loss))(params, xs)
   lowered = pipeline.lower_closed_jaxpr(closed, "rnn_grad").lowered_jaxpr.jaxpr
   backward = _scan(lowered).params["jaxpr"].jaxpr
   assert len(_dots(backward)) == 1            # only the carried h cotangent's product
-  got = jax.jit(jax.grad(loss))(params, xs)
-  with jax.disable_jit():
-    want = jax.grad(loss)(params, xs)
-  for g, w in zip(got, want):
-    np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-4, atol=1e-6)
+  after = [e for e in _dots(lowered) if tuple(e.params["dimension_numbers"][0][0])[:1] == (0,)]
+  assert len(after) >= 2                      # the wx and wh cotangents, over the trips
 
 
 def test_after_hoisting_and_unused_final_carries():
