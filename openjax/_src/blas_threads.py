@@ -83,12 +83,6 @@ def leave_a_core(cores: int) -> int | None:
   return before
 
 
-def numpy_threads() -> int | None:
-  """NumPy's OpenBLAS thread count now (None: no OpenBLAS found)."""
-  counts = _numpy_openblas()
-  return None if counts is None else counts[0]()
-
-
 def restore(before: int | None) -> None:
   """Give NumPy's OpenBLAS back the thread count ``leave_a_core`` took."""
   global _compiling
@@ -98,18 +92,13 @@ def restore(before: int | None) -> None:
       _numpy_openblas()[1](before)
 
 
-def can_thread_gemm() -> bool:
-  """Whether ``threaded_gemm`` may run now: NumPy has an OpenBLAS and no
-  background compile holds a core."""
-  return not _compiling and _numpy_openblas() is not None
-
-
 def threaded_gemm(a, b, out, threads: int) -> bool:
   """``np.matmul(a, b, out=out)`` on ``threads`` of NumPy's OpenBLAS
   threads, its count set back after (a compiled program's host kernel: the
   program's cores are openjax's, whatever NumPy's own products are set to
   use, as XLA's thread pool ignores ``OPENBLAS_NUM_THREADS``); False, doing
-  nothing, when ``can_thread_gemm()`` is not true."""
+  nothing, when NumPy has no OpenBLAS or a background compile holds a core
+  (between ``leave_a_core`` and ``restore``)."""
   import numpy as np
   counts = _numpy_openblas()
   if counts is None:

@@ -42,11 +42,12 @@ BLAS_MIN_DIM = 64
 #: with ``OPENJAX_CPU_THREADS=1``; AVX2 znver3, one worker, interleaved A/B):
 #: the MLP gradient at batch 128, products of 0.7-1e8 flops, 12.4-12.8 ->
 #: 10.6-10.8 ms; the pmap MLP step over 2 devices 21-25 -> 17-19 ms. On the
-#: task executor's 2 workers, with ``host_blas.matmul``'s choice of NumPy's
-#: threaded GEMM (median ms, IREE -> BLAS, interleaved in one process):
-#: 256x512 @ 512x512 5.2 -> 2.4, 512^3 7.2 -> 5.5, relu(128x784 @ 784x512 +
-#: b) 3.8 -> 2.2, 384^3 3.9 -> 2.2, relu(64x1024 @ 1024^2 + b) 6.8 -> 2.9;
-#: jaxbench's MLP train step 20.7 -> 14.4 and 24.2 -> 18.4. On AVX-512
+#: task executor's 2 workers, these products on NumPy's threaded GEMM
+#: (``host_blas.matmul``; median ms, IREE -> BLAS, interleaved in one
+#: process): 256x512 @ 512x512 4.4 -> 1.9, 512^3 7.4 -> 3.5, relu(128x784 @
+#: 784x512 + b) 2.3 -> 1.7, relu(64x1024 @ 1024^2 + b) 4.8 -> 2.3; jaxbench's
+#: MLP train step 18.4 -> 11.4 and (``OPENBLAS_NUM_THREADS=1``) 17.2 ->
+#: 11.6. On AVX-512
 #: IREE's kernels were the faster ones below ``BLAS_MIN_FLOPS`` (pmap MLP
 #: step 8.1 vs 9.2-9.5 ms).
 NARROW_VECTOR_BLAS_MIN_FLOPS = 5e7

@@ -24,17 +24,10 @@ from __future__ import annotations
 from collections import Counter
 
 from openjax._src.core import ClosedJaxpr, Literal, Var, check_transformed
-from openjax._src.interpreters.scan_hoist import HOIST_MAX_BYTES
+from openjax._src.interpreters.scan_hoist import HOIST_MAX_BYTES, _nbytes
 
 _ADDS = ("add", "add_any")
 _LINEAR = ("transpose", "reshape")
-
-
-def _nbytes(aval) -> int:
-  n = aval.dtype.itemsize
-  for d in aval.shape:
-    n *= d
-  return n
 
 
 def _sinkable(body, nc: int, nk: int):
