@@ -258,18 +258,16 @@ def _sharded_and_pmapped_products():
 MID = ((128, 784), (784, 512), (((1,), (0,)), ((), ())))
 
 
-@pytest.mark.parametrize("vector_bytes,one_thread,blas", [
-    (32, True, True),     # AVX2, one thread: OpenBLAS's kernel is the faster
-    (32, False, True),    # AVX2 on the task executor's workers: BLAS's (NumPy's threads)
-    (64, True, False),    # AVX-512: IREE's kernels were the faster on one thread
-    (64, False, False),
+@pytest.mark.parametrize("vector_bytes,blas", [
+    (32, True),     # AVX2: OpenBLAS's kernels are the faster
+    (64, False),    # AVX-512: IREE's kernels were the faster
 ])
-def test_mid_size_products_of_one_thread_programs(monkeypatch, vector_bytes, one_thread, blas):
+def test_mid_size_products_by_vector_width(monkeypatch, vector_bytes, blas):
   monkeypatch.setattr(dot_lowering, "native_vector_bytes", lambda: vector_bytes)
   lhs_shape, rhs_shape, dnums = MID
   a, b = _rand(lhs_shape), _rand(rhs_shape, seed=1)
   closed = jax.make_jaxpr(lambda x, y: jnp.maximum(lax.dot_general(x, y, dnums), 0.0))(a, b)
-  lowered = pipeline.lower_closed_jaxpr(closed, "mid", one_thread=one_thread)
+  lowered = pipeline.lower_closed_jaxpr(closed, "mid")
   assert (KERNEL in lowered.text) == blas
   got = pipeline.compile_lowered(lowered).execute([jnp.asarray(a), jnp.asarray(b)])[0]
   np.testing.assert_allclose(np.asarray(got), np.maximum(a.astype(np.float64) @ b, 0.0),

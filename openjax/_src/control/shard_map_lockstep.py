@@ -26,7 +26,7 @@ from openjax._src.primitives.collectives.collectives import (
     extend_axis_env, pmax_p, pmin_p, psum_p, running_on_mesh_device)
 from openjax._src.primitives.collectives.varying import psum_invariant_p
 from openjax._src.primitives.shape.shape import concatenate, index_in_dim
-from openjax._src.runtime.executable import execute_per_device, one_thread_per_device
+from openjax._src.runtime.executable import execute_per_device
 from openjax._src.runtime.pipeline import executable_for_jaxpr
 
 __all__ = ["InStepMember", "device_groups", "group_devices", "interpretable", "lockstep_ok",
@@ -145,8 +145,7 @@ def run_lockstep(plan: Plan, per_device_args: list, devices: list, mesh) -> list
       _, prim, names, eqns, _ = step
       _, closed, ins, outs = steps[i + 1]
       n = len(group_devices(coords[0], names, sizes, shape))
-      executable, rest, kept = _fused_executable(plan, i, prim, eqns, n, closed,
-                                                 one_thread_per_device(len(devices)))
+      executable, rest, kept = _fused_executable(plan, i, prim, eqns, n, closed)
       args = []
       for k in range(len(devices)):
         group = group_devices(coords[k], names, sizes, shape)
@@ -158,8 +157,7 @@ def run_lockstep(plan: Plan, per_device_args: list, devices: list, mesh) -> list
       fused_call = i + 1
     elif kind == "call":
       _, closed, ins, outs = step
-      executable = executable_for_jaxpr(closed, "shard_map", (),
-                                        one_thread_per_device(len(devices)))
+      executable = executable_for_jaxpr(closed, "shard_map", ())
       results = execute_per_device(executable, [[env[v] for v in ins] for env in envs], devices)
       for env, vals in zip(envs, results):
         env.update(zip(outs, vals))
@@ -228,13 +226,11 @@ def _combined(prim, eqns: list, group_size: int, xs) -> list:
   return outs
 
 
-def _fused_executable(plan: Plan, i: int, prim, eqns: list, group_size: int, segment,
-                      one_thread: bool):
+def _fused_executable(plan: Plan, i: int, prim, eqns: list, group_size: int, segment):
   """The all-reduce step ``i`` followed by the call ``segment`` that reads it,
   as one program: its arguments are the group's operands, then ``rest`` (the
   segment's other inputs); its results the segment's, then the reduced
-  values ``kept`` that later steps read (lowered for one thread per device
-  when ``one_thread``)."""
+  values ``kept`` that later steps read."""
   key = ("fused", i)
   got = plan.programs.get(key)
   if got is None:
@@ -252,7 +248,7 @@ def _fused_executable(plan: Plan, i: int, prim, eqns: list, group_size: int, seg
       outs = eval_jaxpr(segment.jaxpr, segment.consts, *[env[v] for v in segment.jaxpr.invars])
       return list(outs) + [env[v] for v in kept]
     closed = trace_to_closed_jaxpr(fused, avals)
-    got = plan.programs[key] = (executable_for_jaxpr(closed, "shard_map", (), one_thread),
+    got = plan.programs[key] = (executable_for_jaxpr(closed, "shard_map", ()),
                                 rest, kept)
     plan.programs[key + ("jaxpr",)] = closed   # the executable cache is keyed weakly on it
   return got

@@ -35,7 +35,7 @@ from openjax._src.interpreters.staging import trace_to_jaxpr
 from openjax._src.primitives.elementwise.arithmetic import add, mul
 from openjax._src.primitives.index.dynamic_slicing import dynamic_slice
 from openjax._src.primitives.shape.sharding_constraint import constraint_spec
-from openjax._src.runtime.executable import execute_per_device, one_thread_per_device
+from openjax._src.runtime.executable import execute_per_device
 from openjax._src.runtime.pipeline import compile_lowered, compiling, lower_closed_jaxpr
 from openjax._src.runtime.sharded_arrays import put_sharded
 
@@ -552,7 +552,7 @@ class SpmdPlan:
       if donated is not None:
         donated = donated + (False,) * seg.needs_coords
       seg.executable = compile_lowered(lower_closed_jaxpr(
-          seg.closed, f"{self.name}_spmd", donated, one_thread_per_device(len(devices))))
+          seg.closed, f"{self.name}_spmd", donated))
     return execute_per_device(seg.executable, per_device, devices)
 
   def _local_slice(self, x, aval, src_spec, spec, coords):

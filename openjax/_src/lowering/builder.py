@@ -261,10 +261,6 @@ class ModuleBuilder:
     # CPU): True for the module a CPU executable is compiled from, False
     # for the portable StableHLO users read (``Lowered.as_text``).
     self.host_kernels = False
-    # Whether the program runs on one thread (a device's program of an SPMD
-    # step on a core of its own): rules may choose kernels for that
-    # (``control/dot_lowering``'s one-thread BLAS products).
-    self.one_thread = False
 
   def declare_import(self, symbol: str, arg_types: Sequence, result_types: Sequence) -> str:
     """Declare ``@symbol`` (``module.function``), a function the program

@@ -260,7 +260,7 @@ def plan_donation(jaxpr: Jaxpr, donated_invars: Sequence[bool]) -> tuple[dict[in
 def lower_jaxpr_to_module(closed_jaxpr: ClosedJaxpr, name: str, *,
                           donated_invars: Sequence[bool] | None = None,
                           input_output_aliases: dict[int, int] | None = None,
-                          host_kernels: bool = False, one_thread: bool = False) -> str:
+                          host_kernels: bool = False) -> str:
   """The StableHLO module of a closed jaxpr, as text.
 
   ``module @jit_<name>`` holds ``func.func public @main`` taking the jaxpr's
@@ -270,8 +270,7 @@ def lower_jaxpr_to_module(closed_jaxpr: ClosedJaxpr, name: str, *,
   ``stablehlo.optimization_barrier``, so every read of a donated input
   happens before its buffer is overwritten (without it IREE may schedule a
   reader after the in-place write). With ``host_kernels`` lowering rules
-  may call host kernels (``ModuleBuilder.host_kernels``); ``one_thread``
-  says the program will run on one thread (``ModuleBuilder.one_thread``).
+  may call host kernels (``ModuleBuilder.host_kernels``).
   """
   jaxpr = closed_jaxpr.jaxpr
   if input_output_aliases is None:
@@ -279,7 +278,6 @@ def lower_jaxpr_to_module(closed_jaxpr: ClosedJaxpr, name: str, *,
         jaxpr, donated_invars or (False,) * len(jaxpr.invars))[0]
   module = ModuleBuilder(f"jit_{name}")
   module.host_kernels = host_kernels
-  module.one_thread = one_thread
   arg_attrs = [None] * len(jaxpr.invars)
   for i, j in input_output_aliases.items():
     arg_attrs[i] = {"iree.abi.output": f"{int(j)} : index"}

@@ -474,13 +474,6 @@ def execute_per_device(executable: Executable, per_device_args: Sequence, device
   return results
 
 
-def one_thread_per_device(n_devices: int) -> bool:
-  """Whether a large program of an SPMD step over ``n_devices`` runs on one
-  thread per device (``execute_per_device``), so it may be lowered for one
-  thread (``lower_closed_jaxpr``'s ``one_thread``)."""
-  return n_devices > 1 and host_cores() > 1
-
-
 _device_thread = threading.local()   # .active: this thread runs one device's program
 
 
@@ -499,4 +492,4 @@ def _execute_group(executable: Executable, per_device_args, devices, group) -> l
     _device_thread.active = False
 
 
-__all__ = ["Executable", "execute_per_device", "on_device_thread", "one_thread_per_device"]
+__all__ = ["Executable", "execute_per_device", "on_device_thread"]

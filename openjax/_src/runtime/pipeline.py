@@ -130,11 +130,8 @@ class LoweredModule:
 
 
 def lower_closed_jaxpr(closed_jaxpr: ClosedJaxpr, name: str,
-                       donated_invars: Sequence[bool] | None = None,
-                       one_thread: bool = False) -> LoweredModule:
-  """Lower a closed jaxpr to a StableHLO module (``module @jit_<name>``);
-  ``one_thread``: each call will run on one thread (a device's program of an
-  SPMD step, ``execute_per_device``)."""
+                       donated_invars: Sequence[bool] | None = None) -> LoweredModule:
+  """Lower a closed jaxpr to a StableHLO module (``module @jit_<name>``)."""
   n = len(closed_jaxpr.jaxpr.invars)
   donated = tuple(donated_invars) if donated_invars is not None else (False,) * n
   aliases, unusable = plan_donation(closed_jaxpr.jaxpr, donated)
@@ -152,7 +149,7 @@ def lower_closed_jaxpr(closed_jaxpr: ClosedJaxpr, name: str,
   lowered_jaxpr = simplify_for_lowering(sink_scan_accumulations(
       hoist_scan_products(fold_constants(folded(closed_jaxpr)))))
   text = lower_jaxpr_to_module(lowered_jaxpr, name, input_output_aliases=aliases,
-                               host_kernels=_HOST_KERNELS, one_thread=one_thread)
+                               host_kernels=_HOST_KERNELS)
   return LoweredModule(text, name, closed_jaxpr, aliases, donated, lowered_jaxpr)
 
 
@@ -427,18 +424,15 @@ _by_jaxpr: "weakref.WeakKeyDictionary[ClosedJaxpr, dict]" = weakref.WeakKeyDicti
 
 
 def executable_for_jaxpr(closed_jaxpr: ClosedJaxpr, name: str,
-                         donated_invars: Sequence[bool] = (),
-                         one_thread: bool = False) -> Executable:
-  """The executable of ``jit_p``'s jaxpr, lowered and compiled once
-  (``one_thread`` as ``lower_closed_jaxpr``'s)."""
+                         donated_invars: Sequence[bool] = ()) -> Executable:
+  """The executable of ``jit_p``'s jaxpr, lowered and compiled once."""
   donated = tuple(donated_invars)
   per = _by_jaxpr.get(closed_jaxpr)
   if per is None:
     per = _by_jaxpr.setdefault(closed_jaxpr, {})
-  ex = per.get((donated, one_thread))
+  ex = per.get(donated)
   if ex is None:
-    ex = per[(donated, one_thread)] = compile_lowered(
-        lower_closed_jaxpr(closed_jaxpr, name, donated, one_thread))
+    ex = per[donated] = compile_lowered(lower_closed_jaxpr(closed_jaxpr, name, donated))
   return ex
 
 
