@@ -15,7 +15,8 @@ from openjax._src.api.eager_call import eager_key
 from openjax._src.control.nested_calls import nested_call_kernel
 from openjax._src.control.closed_call import jit_p
 from openjax._src.core.avals import ShapedArray
-from openjax._src.core.program import _same_value, program_of
+from openjax._src.core.program import program_of
+from openjax._src.core.program_codegen import same_value
 from openjax._src.core.trace import make_plan
 from openjax._src.numpy import util
 from openjax._src.primitives.base import convert
@@ -167,7 +168,7 @@ def test_same_dtype_convert_step_is_the_value_itself():
   inner = closed.jaxpr.eqns[0].params["jaxpr"].jaxpr
   program = program_of(inner)
   kernels = [k for k, *_ in program.kernel_steps]
-  assert _same_value in kernels
+  assert same_value in kernels
   x = jnp.asarray(np.array([0.1, 0.7, 3.0], np.float32))
   for _ in range(3):
     out = jnp.clip(x, 0.5, 1.0)

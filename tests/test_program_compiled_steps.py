@@ -1,5 +1,5 @@
 """A program run often runs its kernel steps as one generated function
-(``core/program.py`` ``StepRunner``, ``_compiled_steps``): the same kernels
+(``core/program.py`` ``StepRunner``, ``program_codegen.compiled_steps``): the same kernels
 on the same values, so the same bits, dtypes and released values as the
 interpreted steps; the floating-point state restored when a kernel raises."""
 import numpy as np
@@ -45,12 +45,12 @@ def test_compiled_steps_give_the_interpreted_bits(monkeypatch):
   monkeypatch.setattr(program, "COMPILE_AFTER_RUNS", 10**9)
   interpreted = [_bits(f()) for f in calls for _ in range(3)]
   compiled_runs = []
-  made = program._compiled_steps
+  made = program.compiled_steps
 
   def counting(*args):
     compiled_runs.append(1)
     return made(*args)
-  monkeypatch.setattr(program, "_compiled_steps", counting)
+  monkeypatch.setattr(program, "compiled_steps", counting)
   monkeypatch.setattr(program, "COMPILE_AFTER_RUNS", 1)
   jax.clear_caches()
   compiled = [_bits(f()) for f in calls for _ in range(3)]

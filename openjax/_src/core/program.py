@@ -39,6 +39,7 @@ from openjax._src.core.avals import ShapedArray
 from openjax._src.core.fused_steps import fused_releases, fused_steps
 from openjax._src.core.jaxpr import Jaxpr, JaxprTypeError, Literal, eqn_effects, jaxprs_in_params
 from openjax._src.core.memory import translate_memory_error
+from openjax._src.core.program_codegen import compiled_steps, direct_runner, same_value
 from openjax._src.core.trace import (FP_ERRSTATE, FP_IGNORE, SCALAR_TYPES, canonical_value,
                                      check_nans, eager_config, eval_trace, make_plan,
                                      scalar_value, trace_state)
@@ -52,13 +53,6 @@ _fp_set, _fp_reset = FP_ERRSTATE.set, FP_ERRSTATE.reset
 
 def _no_inputs(env: list) -> tuple:
   return ()
-
-
-def _same_value(x: np.ndarray) -> np.ndarray:
-  """The kernel of a ``convert_element_type`` to the dtype its operand has
-  (a weak scalar made strong): the value itself, as the impl returns it, as
-  a lean step (the impl's call and result check cost ~0.5 us)."""
-  return x
 
 
 def _nbytes(aval: ShapedArray) -> int:
@@ -204,7 +198,7 @@ class Program:
           kernel, lean = impl, False
         if (not lean and p.name == "convert_element_type" and params.get("sharding") is None
             and eqn.invars[0].aval.dtype == eqn.outvars[0].aval.dtype):
-          kernel, lean = _same_value, True
+          kernel, lean = same_value, True
         lean = lean and len(outs) == 1
         if lean and not free and self._fold(kernel, eqn, ins, unary, gather, outs, constant):
           continue
@@ -305,6 +299,17 @@ class Program:
     env0 = self.values.copy()
     env0[:self.n_consts] = [canonical_value(c) for c in consts]
     return steps, env0
+
+  def direct_call(self, consts: Sequence[Any], out_avals: Sequence,
+                  general: Callable[[Sequence], list]) -> Callable[[Sequence], list]:
+    """``args -> outs``, uncommitted Arrays in and read-only Arrays of
+    ``out_avals`` out, as one generated function of the kernel steps
+    (``program_codegen.direct_runner``; other arguments and the debugging
+    flags: ``general(args)``)."""
+    steps, env0 = self.stepper(consts)
+    lo = self.n_consts
+    return direct_runner(steps, self._kernel_reads, self.out_slots, env0,
+                         range(lo, lo + self.n_args), out_avals, general)
 
   def input_values(self, consts: Sequence, args: Sequence) -> list | None:
     """The initial slots for the impl path: NumPy values of ``consts`` and
@@ -623,7 +628,7 @@ def kernel_scan_runner(body: tuple, n_consts: int, n_carry: int) -> Callable | N
 
 
 #: A program's kernel steps run interpreted (``_run_kernels``) for this many
-#: runs, then as one generated function (``_compiled_steps``). Generating
+#: runs, then as one generated function (``compiled_steps``). Generating
 #: costs ~0.3 ms + ~20 us a step, once; a compiled step saves ~0.14 us of
 #: the interpreter's ~0.25 (no step tuple to unpack, no ``itemgetter``
 #: call, values in locals), so a program called this often pays it back.
@@ -657,68 +662,11 @@ class StepRunner:
   def _interpreted(self, steps: list, env: list) -> None:
     self.runs += 1
     if self.runs >= COMPILE_AFTER_RUNS:
-      self.run_steps = _compiled_steps(self.steps, self.reads, self.out_slots, self.fp)
+      self.run_steps = compiled_steps(self.steps, self.reads, self.out_slots, self.fp)
     if self.fp:
       _run_kernels(steps, env)
     else:
       _run_steps(steps, env)
-
-
-def _compiled_steps(steps: list, reads: list, out_slots: Sequence[int],
-                    fp: bool) -> Callable[[list, list], None]:
-  """The kernel ``steps`` (``reads``: the slots each step reads) as one
-  straight-line function ``run(steps, env)`` (``_run_kernels``' signature;
-  ``steps`` unused): each step's result in a local, the program's results
-  stored to ``env`` at the end, large values released after their last use
-  as ``_run_kernels`` releases them."""
-  names = {"ndarray": np.ndarray, "asarray": np.asarray, "fp_set": _fp_set,
-           "fp_reset": _fp_reset, "FP_IGNORE": FP_IGNORE}
-  written: set = set()
-  lines = ["def run(steps, env):"]
-  body = []
-
-  def value(i: int) -> str:
-    return f"v{i}" if i in written else f"env[{i}]"
-
-  def checked(i: int, dt_name: str | None) -> None:
-    body.append(f"if type(v{i}) is not ndarray: v{i} = asarray(v{i})")
-    if dt_name is not None:
-      body.append(f"if v{i}.dtype is not {dt_name} and v{i}.dtype != {dt_name}: "
-                  f"v{i} = v{i}.astype({dt_name})")
-
-  for n, ((kernel, lean, params, gather, unary, outs, free, slot), (ins, ufunc_array)) in (
-      enumerate(zip(steps, reads))):
-    names[f"k{n}"] = kernel
-    operands = ", ".join(value(i) for i in ins)
-    if lean and kernel is _same_value and ins[0] in written:
-      body.append(f"v{slot} = {operands}")   # an earlier step's ndarray itself
-      written.add(slot)
-    elif lean:
-      body.append(f"v{slot} = k{n}({operands})")
-      written.add(slot)
-      if not ufunc_array:
-        checked(slot, None)
-    else:
-      names[f"p{n}"] = params
-      body.append(f"r = k{n}({operands}{', ' if ins else ''}**p{n})")
-      for j, (i, dt) in enumerate(outs):
-        names[f"d{n}_{j}"] = dt
-        body.append(f"v{i} = r[{j}]")
-        written.add(i)
-        checked(i, f"d{n}_{j}")
-      body.append("r = None")   # a dead result list must not outlive its slots
-    for i in free:
-      if i in written:
-        body.append(f"v{i} = None")
-  body += [f"env[{i}] = v{i}" for i in dict.fromkeys(out_slots) if i in written]
-  if fp:
-    lines += ["  token = fp_set(FP_IGNORE)", "  try:"]
-    lines += [f"    {line}" for line in body] or ["    pass"]
-    lines += ["  finally:", "    fp_reset(token)"]
-  else:
-    lines += [f"  {line}" for line in body] or ["  pass"]
-  exec(compile("\n".join(lines), "<openjax program>", "exec"), names)   # noqa: S102
-  return names["run"]
 
 
 def _run_impls_checked(steps: list, env: list) -> None:
