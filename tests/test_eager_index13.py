@@ -12,7 +12,7 @@ import pytest
 import openjax as jax
 import openjax.numpy as jnp
 from openjax._src.core import eval_trace
-from openjax._src.numpy import index_plans, index_update
+from openjax._src.numpy import index_update
 from openjax._src.primitives.elementwise.logic import select_n_p
 from openjax._src.primitives.elementwise.transcendental import pow_p
 
@@ -279,10 +279,7 @@ def test_arrays_beside_partial_slices_match_jit(first, mode, monkeypatch):
     assert np.asarray(got).tobytes() == np.asarray(want).tobytes(), idx
 
 
-def test_array_beside_a_strided_slice_gathers_one_column(monkeypatch):
-  # the gather path (still taken for masks, lists and ``mode``), not
-  # index_plans._eager_numpy_take's NumPy indexing
-  monkeypatch.setattr(index_plans, "_eager_numpy_take", lambda arr, idx: None)
+def test_array_beside_a_strided_slice_gathers_one_column():
   from openjax._src.primitives.index.gather_scatter import gather_p
   x = jnp.asarray(np.arange(2000.0, dtype=np.float32).reshape(40, 50))
   i = jnp.asarray(np.random.default_rng(1).integers(-40, 40, (8, 8)).astype(np.int32))
@@ -388,8 +385,7 @@ def test_default_fill_value_per_dtype():
   np.testing.assert_array_equal(np.asarray(jnp.take(x, jnp.asarray([1, 9]))), [1, -2**15])
 
 
-def test_scalar_array_beside_a_slice_stays_one_dynamic_slice(monkeypatch):
-  monkeypatch.setattr(index_plans, "_eager_numpy_take", lambda arr, idx: None)
+def test_scalar_array_beside_a_slice_stays_one_dynamic_slice():
   from openjax._src.primitives.shape.shape import slice_p
   x = jnp.asarray(np.arange(12, dtype=np.int32).reshape(4, 3))
   i = jnp.asarray(np.int32(2))

@@ -142,9 +142,6 @@ def test_update_values_broadcast_and_warn_as_before():
 
 
 def test_plans_are_made_once_per_structure(monkeypatch):
-  # the gather path's plans (integer arrays alone take NumPy's indexing:
-  # index_plans._eager_numpy_take)
-  monkeypatch.setattr(index_plans, "_eager_numpy_take", lambda arr, idx: None)
   made = []
   plan = index_plans._eager_plan
   monkeypatch.setattr(index_plans, "_eager_plan",
@@ -216,8 +213,7 @@ def test_host_indices_under_transforms_give_the_same_jaxprs():
     assert _outcome(jax.vmap(fn), jnp.stack([x, x + 1])) == want_vmap
 
 
-def test_plans_keep_no_index_values(monkeypatch):
-  monkeypatch.setattr(index_plans, "_eager_numpy_take", lambda arr, idx: None)
+def test_plans_keep_no_index_values():
   x = _operand()
   index_plans._EAGER_PLANS.clear()
   for make in (lambda: np.array([0, -1, 2]), lambda: (slice(None), np.array([[1], [2]]), 1)):

@@ -20,7 +20,6 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.core import Array, Tracer, eval_trace, get_aval, trace_state
-from openjax._src.core.avals import shaped_array
 from openjax._src.core.array import ShardedBuffer
 from openjax._src.core.trace import eager_config
 from openjax._src.numpy.indexer import (
@@ -540,116 +539,10 @@ def _slices_first(idx: tuple, shape: tuple, entries: int) -> tuple | None:
   return (tuple(block), tuple(rest)) if partial and arrays else None
 
 
-_MIN, _MAX = np.minimum.reduce, np.maximum.reduce
-
-
-def _integer_index(e, d: int, device, wrap_only: bool = False):
-  """An integer index array ``e`` (NumPy, or an Array on ``device`` or
-  uncommitted) of a dimension of size ``d`` as NumPy indices in bounds:
-  negative ones wrapped, then clamped as the gather clamps (``wrap_only``:
-  not clamped, for ``np.take(mode="clip")``). None for other kinds (bool
-  masks, other devices)."""
-  t = type(e)
-  if t is Array:
-    v = e._np
-    if v is None or (e._device is not None and e._device is not device) \
-        or type(e._buffer) is ShardedBuffer:
-      return None
-  elif t is np.ndarray:
-    v = e
-  else:
-    return None
-  if v.dtype.kind not in "iu" or v.dtype.itemsize > 8:
-    return None
-  n = v.size
-  if n <= 16:   # bounds from a list: ~0.5 us where two reductions cost ~3
-    values = v.ravel().tolist()
-    inside = not n or (min(values) >= 0 and max(values) < d)
-  else:
-    inside = _MIN(v, axis=None) >= 0 and _MAX(v, axis=None) < d
-  if not inside:
-    if v.dtype.kind == "i":
-      v = np.where(v < 0, v + d, v)
-    if not wrap_only:
-      v = np.clip(v, 0, d - 1)
-  return v
-
-
-def _eager_numpy_take(arr: Array, idx):
-  """Eagerly, ``arr[idx]`` for an index of integer arrays (NumPy, or Arrays
-  with values) with Python ints, slices, None and Ellipsis: NumPy's
-  advanced indexing of the value with the arrays' indices wrapped and
-  clamped (the gather's out-of-bounds reads clamp), which places the
-  arrays' dimensions as the gather plan does. None for other indices.
-
-  Why: the gather's plan, index stacking and kernel cost 40-100 us at 10
-  elements (``x[np.array([0, 2]), 1:3]``) where this costs ~5-10."""
-  items = idx if type(idx) is tuple else (idx,)
-  shape = arr.aval.shape
-  device = arr._device
-  if len(items) == 1 and shape:   # ``x[i]``: np.take of rows, clamping itself
-    v = _integer_index(items[0], shape[0], device, wrap_only=True)
-    if v is None:
-      return None
-    out = np.take(arr._np, v, axis=0, mode="clip")
-    out.setflags(write=False)
-    aval = arr.aval
-    return Array(out, shaped_array(out.shape, aval.dtype, aval.weak_type), device)
-  real = sum(1 for e in items if e is not None and e is not Ellipsis)
-  if real > len(shape):
-    return None
-  index, dim, arrays, ellipsis = [], 0, False, False
-  for e in items:
-    t = type(e)
-    if e is None:
-      index.append(None)
-    elif e is Ellipsis:
-      if ellipsis:
-        return None
-      ellipsis = True
-      index.append(e)
-      dim += len(shape) - real
-    elif t is int:
-      d = shape[dim]
-      e = e + d if e < 0 else e
-      index.append(min(max(e, 0), d - 1) if d else e)   # static ints clamp too
-      dim += 1
-    elif t is slice:
-      if not _static_slice(e) or e.step == 0:
-        return None
-      index.append(e)
-      dim += 1
-    else:
-      v = _integer_index(e, shape[dim], device)
-      if v is None:
-        return None
-      index.append(v)
-      arrays = True
-      dim += 1
-  if not arrays or 0 in shape:
-    return None
-  try:
-    out = arr._np[tuple(index)]
-  except IndexError:   # arrays that do not broadcast: the general path's error
-    return None
-  if type(out) is not np.ndarray or not out.flags.c_contiguous:
-    out = np.ascontiguousarray(out)   # (arrays apart: NumPy puts their dimensions first)
-  out.setflags(write=False)
-  aval = arr.aval
-  return Array(out, shaped_array(out.shape, aval.dtype, aval.weak_type), device)
-
-
 def rewriting_take(arr, idx, *, indices_are_sorted: bool = False, unique_indices: bool = False,
                    mode=None, fill_value=None, normalize_indices: bool = True):
   """``arr[idx]`` with NumPy's semantics, lowered to the cheapest lax ops."""
   shape = get_aval(arr).shape
-  if (mode is None and fill_value is None and normalize_indices and type(arr) is Array
-      and eager_config.flags_ok and trace_state.trace is eval_trace and arr._np is not None
-      and arr.aval.sharding is None and type(arr._buffer) is not ShardedBuffer
-      and (type(idx) is tuple or type(idx) is np.ndarray or type(idx) is Array)):
-    out = _eager_numpy_take(arr, idx)
-    if out is not None:
-      return out
   if type(idx) is Array and eager_config.flags_ok:
     # an index Array's gather plan, found by its id (``_ARRAY_TAKE_PLANS``)
     hit = _ARRAY_TAKE_PLANS.get(id(idx))
