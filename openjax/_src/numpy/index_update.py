@@ -22,12 +22,11 @@ from openjax._src.control.trace_cache import IdentityKey
 from openjax._src.core import (Array, ClosedJaxpr, ShapedArray, Tracer, eval_trace, get_aval,
                                trace_state)
 from openjax._src.core.array import ShardedBuffer
-from openjax._src.core.trace import FP_ERRSTATE, FP_IGNORE, eager_config
+from openjax._src.core.trace import eager_config
 from openjax._src.interpreters.staging import trace_to_jaxpr
 from openjax._src.numpy import util
 from openjax._src.numpy.creation import asarray, ones_like
 from openjax._src.numpy.index_plans import gather_plan, rewriting_take
-from openjax._src.numpy.indexer import _static_index_key
 from openjax._src.numpy.ufuncs import divide as _divide, power as _power
 from openjax._src.primitives.base.convert import convert_numpy
 from openjax._src.primitives.index.gather_scatter import (
@@ -254,112 +253,6 @@ def _scatter_by_plan(x, plan, y, scatter_op: Callable, indices_are_sorted: bool,
   return out
 
 
-# lax's scatter functions -> the NumPy ufunc that combines in place (None:
-# replace) for ``_eager_basic_update``, and the dtype kinds it takes there
-_BASIC_UPDATES = {lax.scatter: (None, None), lax.scatter_add: (np.add, "iufc"),
-                  lax.scatter_sub: (np.subtract, "iufc"),
-                  lax.scatter_mul: (np.multiply, "iufc"),
-                  lax.scatter_min: (np.minimum, "iuf"), lax.scatter_max: (np.maximum, "iuf")}
-# (static index key, shape, normalize) -> the NumPy index of the updated
-# view, or None where the index is not a basic in-bounds one
-_BASIC_INDICES: dict = {}
-_fp_set, _fp_reset = FP_ERRSTATE.set, FP_ERRSTATE.reset
-
-
-def _basic_index(idx, shape: tuple, normalize: bool) -> tuple | None:
-  """``idx`` (Python ints, slices, None, Ellipsis) as the NumPy index of a
-  view of the updated elements: in-bounds ints (negative ones wrapped when
-  ``normalize``), a trailing Ellipsis so that the view of one element is a
-  0-d array. None for an int out of bounds (the scatter drops that write
-  where NumPy would raise), a zero slice step, or too many indices (the
-  general path's errors)."""
-  items = idx if type(idx) is tuple else (idx,)
-  real = sum(1 for e in items if e is not None and e is not Ellipsis)
-  ellipses = sum(1 for e in items if e is Ellipsis)
-  if real > len(shape) or ellipses > 1:
-    return None
-  out, dim = [], 0
-  for e in items:
-    if e is None:
-      out.append(None)
-    elif e is Ellipsis:
-      out.append(e)
-      dim += len(shape) - real
-    elif type(e) is int:
-      d = shape[dim]
-      if e < 0 and normalize:
-        e += d
-      if not 0 <= e < d:
-        return None
-      out.append(e)
-      dim += 1
-    elif type(e) is slice and e.step != 0:
-      out.append(e)
-      dim += 1
-    else:
-      return None
-  if not ellipses:
-    out.append(Ellipsis)
-  return tuple(out)
-
-
-def _eager_basic_update(x: Array, idx, value: np.ndarray, scatter_op: Callable,
-                        normalize: bool):
-  """``x.at[idx].set/add/...(value)`` of an eager Array at a basic static
-  index (in-bounds ints, slices, None, Ellipsis): a copy of the value with
-  the view of those elements assigned or combined in place by the NumPy
-  ufunc, the scatter's values (each element written once: a basic index
-  repeats none). None where that does not apply: other indices or
-  operations, updates that do not broadcast to the view (the general path
-  raises JAX's error), sharded Arrays, dtypes whose ufunc the scatter's
-  kernels do not share.
-
-  Why: the scatter's general point kernel costs ~30-90 us at 12 elements
-  (``x.at[1, 2].set(5.0)``: index columns, bounds masks, raveled offsets)
-  where the copy and the assignment cost ~2."""
-  op = _BASIC_UPDATES.get(scatter_op)
-  if op is None:
-    return None
-  ufunc, kinds = op
-  aval = x.aval
-  dtype = aval.dtype
-  if ufunc is not None and (dtype.kind not in kinds or dtype in dtypes.custom_float_dtypes
-                            or dtype in dtypes.custom_int_dtypes):
-    return None
-  if aval.sharding is not None or type(x._buffer) is ShardedBuffer:
-    return None
-  key = _static_index_key(idx)
-  if key is None:
-    return None
-  key = (key, aval.shape, normalize)
-  index = _BASIC_INDICES.get(key, _MISSING)
-  if index is _MISSING:
-    index = _basic_index(idx, aval.shape, normalize)
-    if len(_BASIC_INDICES) >= 4096:
-      _BASIC_INDICES.clear()
-    _BASIC_INDICES[key] = index
-  if index is None:
-    return None
-  out = np.array(x._value, order="C")
-  target = out[index]
-  if target.size == 0:
-    return x   # nothing written: x itself, as the scatter path returns it
-  shape = target.shape
-  if value.shape != shape and (value.ndim > len(shape) or any(
-      a not in (1, b) for a, b in zip(value.shape[::-1], shape[::-1]))):
-    return None
-  if ufunc is None:
-    target[...] = value
-  else:
-    token = _fp_set(FP_IGNORE)
-    try:
-      ufunc(target, value, out=target)
-    finally:
-      _fp_reset(token)
-  out.setflags(write=False)
-  return Array(out, aval, x._device)
-
-
 def scatter_update(x, idx, y, scatter_op: Callable, *, indices_are_sorted: bool,
                    unique_indices: bool, mode=None, normalize_indices: bool = True):
   """The value of ``x`` after ``x[idx] op= y``, as one scatter."""
@@ -368,9 +261,6 @@ def scatter_update(x, idx, y, scatter_op: Callable, *, indices_are_sorted: bool,
   if type(x) is Array and trace_state.trace is eval_trace and eager_config.flags_ok:
     value = _eager_update_value(x, y, eager_config.x64)
     if value is not None:
-      out = _eager_basic_update(x, idx, value, scatter_op, normalize_indices)
-      if out is not None:
-        return out
       out = _eager_scatter(x, idx, value, scatter_op, indices_are_sorted, unique_indices, mode,
                            normalize_indices)
       if out is not None:
