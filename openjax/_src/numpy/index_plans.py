@@ -20,7 +20,6 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.core import Array, Tracer, eval_trace, get_aval, trace_state
-from openjax._src.core.array import ShardedBuffer
 from openjax._src.core.trace import eager_config
 from openjax._src.numpy.indexer import (
     DynamicSlice, GatherPlan, Kind, StaticSlice, _index_dtype, _static_fill_value,
@@ -462,33 +461,6 @@ def _host_dynamic_slice(arr, entry: EagerDynamic, values: list, normalize: bool)
 # path: ``x[i]`` and ``x[a:b]`` in loops are parsed once.
 _STATIC_PLANS: dict = {}
 _MISSING = object()
-# (static key, operand aval) -> ``_eager_view``: an eager ``x[idx]`` of a
-# static index as one NumPy basic index of its value (the view the slice,
-# rev, squeeze and expand_dims kernels give, ~2 us where their four binds cost
-# ~10 us: ``x[0]`` of a 3x4 Array 13.6 -> ~3 us).
-_EAGER_VIEWS: dict = {}
-
-
-def _eager_view(ops: tuple, shape: tuple, out_aval) -> tuple:
-  """(NumPy index, shape to reshape to or None, result aval) of the static
-  slice ``ops`` (``_static_slice_ops``) on ``shape``: its slices with
-  the reversed axes' slices run backwards, then a reshape that drops the
-  squeezed axes and adds the new ones (unit axes: always a view)."""
-  slice_args, rev_axes, _, _ = ops
-  n = len(shape)
-  starts, limits, strides = slice_args if slice_args is not None else ((0,) * n, shape, None)
-  strides = strides or (1,) * n
-  index = []
-  for axis, (start, limit, step) in enumerate(zip(starts, limits, strides)):
-    if axis in rev_axes:
-      count = len(range(start, limit, step))
-      last = start + (count - 1) * step
-      index.append(slice(last, start - 1 if start > 0 else None, -step) if count
-                   else slice(0, 0))
-    else:
-      index.append(slice(start, limit, step))
-  sliced = tuple(len(range(*i.indices(d))) for i, d in zip(index, shape))
-  return tuple(index), (None if sliced == out_aval.shape else out_aval.shape), out_aval
 
 
 # Gathers of this many index entries or more read partial slices first (one
@@ -552,15 +524,6 @@ def rewriting_take(arr, idx, *, indices_are_sorted: bool = False, unique_indices
   key = _static_index_key(idx)
   if key is not None:
     key = (shape, key, mode, normalize_indices)
-    eager = type(arr) is Array and eager_config.flags_ok and trace_state.trace is eval_trace
-    if eager:
-      view = _EAGER_VIEWS.get((key, arr.aval))
-      if view is not None and arr._np is not None and type(arr._buffer) is not ShardedBuffer:
-        v = arr._np[view[0]]
-        if view[1] is not None:
-          v = v.reshape(view[1])
-        v.setflags(write=False)
-        return Array(v, view[2], arr._device)
     ops = _STATIC_PLANS.get(key, _MISSING)
     if ops is _MISSING:
       plan = to_static_slice(parse(idx, shape), shape, mode=mode, normalize=normalize_indices)
@@ -577,11 +540,6 @@ def rewriting_take(arr, idx, *, indices_are_sorted: bool = False, unique_indices
         out = lax.squeeze(out, squeeze_axes)
       if newaxis_dims:
         out = lax.expand_dims(out, newaxis_dims)
-      if (eager and type(out) is Array and out is not arr and arr.aval.sharding is None
-          and type(arr._buffer) is not ShardedBuffer):
-        if len(_EAGER_VIEWS) >= 4096:
-          _EAGER_VIEWS.clear()
-        _EAGER_VIEWS[(key, arr.aval)] = _eager_view(ops, shape, out.aval)
       return out
   if has_slice(idx):
     block, rest, _ = slice_block(arr, idx)
