@@ -300,3 +300,53 @@ def test_take_along_axis_plans_once_per_signature_and_reads_each_calls_values():
       jnp.take_along_axis(m, i.astype(np.float32), axis=1)
     with pytest.raises(ValueError, match="same number of dimensions"):
       jnp.take_along_axis(m, i[0], axis=1)
+
+
+@pytest.mark.parametrize("dt", _DTYPES, ids=str)
+def test_few_replacing_writes_over_several_dimensions_give_the_impls_bits(dt):
+  # A replacing scatter of at most _FEW_WRITES index vectors writes each by a
+  # basic index (scatter_kernels._few_replace), also over two or three
+  # indexed dimensions (x.at[1, 2].set(v)): out-of-bounds vectors dropped,
+  # repeated ones the last write, rows taken whole.
+  rng = np.random.default_rng(3)
+  sd = ScatterDimensionNumbers
+  cube = _draw(rng, dt, 3, 4, 5)
+  repeated = np.array([[1, 2], [1, 2], [-1, 0], [2, 4], [3, 0], [0, 9]], np.int32)
+  cases = [
+      (cube, np.array([[1, 2]], np.int32), _draw(rng, dt, 1, 5), sd((1,), (0, 1), (0, 1))),
+      (cube, np.array([1, 2], np.int64), _draw(rng, dt, 5), sd((0,), (0, 1), (0, 1))),
+      (cube, repeated, _draw(rng, dt, 6, 5), sd((1,), (0, 1), (0, 1))),
+      (cube, repeated, _draw(rng, dt, 5, 6), sd((0,), (0, 1), (0, 1))),
+      (cube, repeated[:, ::-1].copy(), _draw(rng, dt, 6, 3), sd((1,), (1, 2), (2, 1))),
+      (cube, np.array([[2, 3, 4], [0, 0, 0], [2, 3, 4], [3, 0, 0]], np.uint8),
+       _draw(rng, dt, 4), sd((), (0, 1, 2), (0, 1, 2))),
+      (cube, np.array([[2, 3, 4]], np.int16), np.broadcast_to(_draw(rng, dt, 1).reshape(()), (1,)),
+       sd((), (0, 1, 2), (0, 1, 2))),
+  ]
+  for operand, indices, updates, dn in cases:
+    params = dict(dimension_numbers=dn, indices_are_sorted=False, unique_indices=False,
+                  mode=GatherScatterMode.FILL_OR_DROP, update_jaxpr=None, update_consts=())
+    kernel = _lean_kernel(gather_scatter.scatter_p, [operand, indices, updates], params)
+    assert kernel is not None
+    want = gather_scatter.scatter_p.impl(operand, indices, updates, **params)[0]
+    _same_bits(kernel(operand, indices, updates), want)
+  x = jnp.asarray(cube)
+  for idx in [(1, 2), (2, -1, 4), (0, 9), (-1, 3)]:
+    got = x.at[idx].set(cube[0, 0, 0])
+    want = jax.jit(lambda v: v.at[idx].set(cube[0, 0, 0]))(x)
+    _same_bits(np.asarray(got), np.asarray(want))
+
+
+def test_a_few_writes_over_two_dimensions_take_the_basic_index_writes(monkeypatch):
+  from openjax._src.primitives.index import scatter_kernels
+  calls = []
+  few = scatter_kernels._few_replace
+  monkeypatch.setattr(scatter_kernels, "_few_replace",
+                      lambda *a: calls.append(a[1].shape) or few(*a))
+  x = jnp.asarray(np.arange(12.0, dtype=np.float32).reshape(3, 4))
+  for _ in range(2):
+    out = x.at[1, 2].set(-5.0)
+  assert calls and all(shape[-1] == 2 for shape in calls)
+  want = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+  want[1, 2] = -5.0
+  np.testing.assert_array_equal(np.asarray(out), want)

@@ -206,23 +206,36 @@ def _replace(target, lin, vals):
 
 def _few_replace(x, idx, upd, layout: PointLayout):
   """``_point_rows`` then ``_replace`` for a replacing scatter of a few
-  index vectors on one indexed dimension (not ``CLIP``): each kept vector's
-  update assigned in order of occurrence (the last write wins), vectors out
-  of bounds dropped, as the impl does."""
+  index vectors (not ``CLIP``): each kept vector's update assigned by a
+  basic index in order of occurrence (the last write wins), vectors out of
+  bounds dropped, as the impl does."""
   out = np.array(x, order="C")
   if out.size == 0 or upd.size == 0:
     return out
-  d = layout.points[0]
-  high = x.shape[d] - 1
-  positions = idx.reshape(-1).tolist()
+  points = layout.points
+  k = len(points)
+  vectors = idx.reshape(-1).tolist() if k == 1 else idx.reshape(-1, k).tolist()
   if upd.ndim:
     if layout.update_perm is not None:
       upd = np.transpose(upd, layout.update_perm)
-    upd = upd.reshape((len(positions),) + tuple([x.shape[r] for r in layout.rest]))
-  lead = (slice(None),) * d
-  for j, p in enumerate(positions):
-    if 0 <= p <= high:
-      out[lead + (p,) if d else p] = upd[j] if upd.ndim else upd
+    upd = upd.reshape((len(vectors),) + tuple([x.shape[r] for r in layout.rest]))
+  if k == 1:   # (the loop below costs ~1-3 us more a call for one column)
+    d = points[0]
+    high = x.shape[d] - 1
+    lead = (slice(None),) * d
+    for j, p in enumerate(vectors):
+      if 0 <= p <= high:
+        out[lead + (p,) if d else p] = upd[j] if upd.ndim else upd
+    return out
+  highs = [x.shape[d] - 1 for d in points]
+  where = [slice(None)] * x.ndim
+  for j, vector in enumerate(vectors):
+    for d, p, high in zip(points, vector, highs):
+      if not 0 <= p <= high:
+        break
+      where[d] = p
+    else:
+      out[tuple(where)] = upd[j] if upd.ndim else upd
   return out
 
 
@@ -414,8 +427,8 @@ def point_scatter_kernel(ufunc=None, bool_ufunc=None):
       # would cost ~30% more on them.
       point_combine, elements = _checked_combine(ufunc, point_combine), False
 
-    if ufunc is None and update_jaxpr is None and not clip and len(layout.points) == 1 \
-        and math.prod(indices.shape) <= _FEW_WRITES:
+    if ufunc is None and update_jaxpr is None and not clip \
+        and math.prod(indices.shape[:-1]) <= _FEW_WRITES:
       return lambda x, idx, upd: _few_replace(x, idx, upd, layout)
 
     def kernel(x, idx, upd):
