@@ -123,3 +123,15 @@ def test_floating_point_warnings_stay_off_and_the_state_is_restored(monkeypatch)
   with np.errstate(all="ignore"):
     want = X / Y
   np.testing.assert_array_equal(np.asarray(out), want)
+
+
+def test_long_programs_stay_interpreted(monkeypatch):
+  from openjax._src.core import program
+  monkeypatch.setattr(jit_tiers, "DIRECT_AFTER_CALLS", 2)
+  monkeypatch.setattr(program, "COMPILE_MAX_STEPS", 3)
+  ex, arrays = _executable(lambda x: jnp.tanh(jnp.sin(x) * 2.0 + 1.0) - x, (X,))
+  outs = [_bits(ex.execute(arrays)) for _ in range(5)]
+  assert ex.direct is None and outs[0] == outs[-1]
+  with np.errstate(all="ignore"):
+    want = np.tanh(np.sin(X) * f32(2) + f32(1)) - X
+  np.testing.assert_array_equal(np.asarray(ex.execute(arrays)[0]), want)

@@ -75,7 +75,7 @@ class InterpretedExecutable:
     if direct is not None:
       return direct(args)
     self.calls += 1
-    if self.calls >= DIRECT_AFTER_CALLS:
+    if self.calls == DIRECT_AFTER_CALLS:   # (None for a long program: not asked again)
       self.direct = self.program.direct_call(self.consts, self.out_avals, self._general)
     if eager_config.flags_ok:
       vals = []

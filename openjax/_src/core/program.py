@@ -301,12 +301,15 @@ class Program:
     return steps, env0
 
   def direct_call(self, consts: Sequence[Any], out_avals: Sequence,
-                  general: Callable[[Sequence], list]) -> Callable[[Sequence], list]:
+                  general: Callable[[Sequence], list]) -> Callable[[Sequence], list] | None:
     """``args -> outs``, uncommitted Arrays in and read-only Arrays of
     ``out_avals`` out, as one generated function of the kernel steps
     (``program_codegen.direct_runner``; other arguments and the debugging
-    flags: ``general(args)``)."""
+    flags: ``general(args)``); None for programs over ``COMPILE_MAX_STEPS``
+    steps, which stay interpreted."""
     steps, env0 = self.stepper(consts)
+    if len(steps) > COMPILE_MAX_STEPS:
+      return None
     lo = self.n_consts
     return direct_runner(steps, self._kernel_reads, self.out_slots, env0,
                          range(lo, lo + self.n_args), out_avals, general)
