@@ -350,3 +350,35 @@ def test_a_few_writes_over_two_dimensions_take_the_basic_index_writes(monkeypatc
   want = np.arange(12.0, dtype=np.float32).reshape(3, 4)
   want[1, 2] = -5.0
   np.testing.assert_array_equal(np.asarray(out), want)
+
+
+def test_a_few_combining_writes_take_the_basic_index_writes(monkeypatch):
+  # add/multiply/min/max of a few index vectors: the ufunc on each write in
+  # order (repeats accumulate, as ufunc.at does); not for complex numbers
+  from openjax._src.primitives.index import scatter_kernels
+  calls = []
+  few = scatter_kernels._few_replace
+  monkeypatch.setattr(scatter_kernels, "_few_replace",
+                      lambda *a: calls.append(a[4:]) or few(*a))
+  a = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+  x = jnp.asarray(a)
+  i = jnp.asarray(np.array([2, 0, 2, -1]))
+  for _ in range(2):
+    out = x.at[:, i].add(1.5)   # columns, repeated
+  assert calls and calls[-1] == (np.add,)
+  want = a.copy()
+  np.add.at(want, (slice(None), np.array([2, 0, 2, 3])), np.float32(1.5))
+  np.testing.assert_array_equal(np.asarray(out), want)
+  calls.clear()
+  for _ in range(2):
+    out = x.at[1, 2].max(99.0)
+  assert calls and calls[-1] == (np.maximum,)
+  calls.clear()
+  x.at[i].add(1.0)   # whole rows: ufunc.at
+  x.at[i].add(1.0)
+  assert not calls
+  calls.clear()
+  z = jnp.asarray(a.astype(np.complex64))
+  z.at[1, 2].multiply(2j)
+  z.at[1, 2].multiply(2j)
+  assert not calls

@@ -204,11 +204,12 @@ def _replace(target, lin, vals):
   target[lin] = vals
 
 
-def _few_replace(x, idx, upd, layout: PointLayout):
-  """``_point_rows`` then ``_replace`` for a replacing scatter of a few
-  index vectors (not ``CLIP``): each kept vector's update assigned by a
-  basic index in order of occurrence (the last write wins), vectors out of
-  bounds dropped, as the impl does."""
+def _few_replace(x, idx, upd, layout: PointLayout, ufunc=None):
+  """``_point_rows`` then ``_replace`` (or, with ``ufunc``, its in-order
+  combination: ``ufunc.at``'s) for a scatter of a few index vectors (not
+  ``CLIP``): each kept vector's update written by a basic index in order of
+  occurrence (the last write wins; repeats combine one after another),
+  vectors out of bounds dropped, as the impl does."""
   out = np.array(x, order="C")
   if out.size == 0 or upd.size == 0:
     return out
@@ -219,7 +220,7 @@ def _few_replace(x, idx, upd, layout: PointLayout):
     if layout.update_perm is not None:
       upd = np.transpose(upd, layout.update_perm)
     upd = upd.reshape((len(vectors),) + tuple([x.shape[r] for r in layout.rest]))
-  if k == 1:   # (the loop below costs ~1-3 us more a call for one column)
+  if k == 1 and ufunc is None:   # (the loop below costs ~1-3 us more a call)
     d = points[0]
     high = x.shape[d] - 1
     lead = (slice(None),) * d
@@ -229,13 +230,15 @@ def _few_replace(x, idx, upd, layout: PointLayout):
     return out
   highs = [x.shape[d] - 1 for d in points]
   where = [slice(None)] * x.ndim
-  for j, vector in enumerate(vectors):
+  for j, vector in enumerate(vectors if k > 1 else [[p] for p in vectors]):
     for d, p, high in zip(points, vector, highs):
       if not 0 <= p <= high:
         break
       where[d] = p
     else:
-      out[tuple(where)] = upd[j] if upd.ndim else upd
+      w = tuple(where)
+      u = upd[j] if upd.ndim else upd
+      out[w] = u if ufunc is None else ufunc(out[w], u)
   return out
 
 
@@ -427,9 +430,17 @@ def point_scatter_kernel(ufunc=None, bool_ufunc=None):
       # would cost ~30% more on them.
       point_combine, elements = _checked_combine(ufunc, point_combine), False
 
-    if ufunc is None and update_jaxpr is None and not clip \
-        and math.prod(indices.shape[:-1]) <= _FEW_WRITES:
-      return lambda x, idx, upd: _few_replace(x, idx, upd, layout)
+    if update_jaxpr is None and not clip and math.prod(indices.shape[:-1]) <= _FEW_WRITES:
+      if ufunc is None:
+        return lambda x, idx, upd: _few_replace(x, idx, upd, layout)
+      if (operand.dtype.kind in "iuf" and operand.dtype not in dtypes.custom_float_dtypes
+          and operand.dtype not in dtypes.custom_int_dtypes
+          and (len(layout.points) > 1 or not layout.leading)):
+        # The same ufunc on the same values in the same order as ufunc.at
+        # (complex products are not: ufunc.at's loop rounds them otherwise).
+        # Kernel alone, 3x4 float32: x.at[1, 2].add 40.6 -> 7.6 us, x.at[:, 1]
+        # .multiply 29.1 -> 7.8; whole rows stay with ufunc.at (8.9 vs 17.1).
+        return lambda x, idx, upd: _few_replace(x, idx, upd, layout, ufunc)
 
     def kernel(x, idx, upd):
       out, target, lin, vals = _point_rows(x, idx, upd, layout, clip, elements)
