@@ -1,5 +1,5 @@
 """Session 14's eager ``x.at[]`` shortcuts: a few index vectors replaced one
-by one (``scatter_kernels._few_replace``) and bounds-checked from a list,
+by one (``scatter_kernels._few_writes``) and bounds-checked from a list,
 the scatter bound with parameters made once per plan
 (``index_update._bind_params``) and plans of a single index Array found
 by its id (``index_plans._ARRAY_INDEX_PLANS``): the impl's bits, jit's
@@ -69,10 +69,10 @@ def _few_cases(dt, rng):
 
 
 @pytest.mark.parametrize("dt", _DTYPES, ids=str)
-def test_few_replaced_vectors_give_the_impls_bits(dt, monkeypatch):
+def test_few_writesd_vectors_give_the_impls_bits(dt, monkeypatch):
   calls = []
-  real = scatter_kernels._few_replace
-  monkeypatch.setattr(scatter_kernels, "_few_replace",
+  real = scatter_kernels._few_writes
+  monkeypatch.setattr(scatter_kernels, "_few_writes",
                       lambda *a: calls.append(1) or real(*a))
   rng = np.random.default_rng(14)
   p = gather_scatter.scatter_p
@@ -106,7 +106,7 @@ def test_few_vectors_bounds_from_a_list_give_the_impls_bits(p, dt):
                  p.impl(operand, indices, updates, **params)[0])
 
 
-def test_few_replace_keeps_the_kernel_on_large_rows():
+def test_few_writes_keeps_the_kernel_on_large_rows():
   """A few vectors with long rows: the eval trace checks the kernel at size
   1 and keeps it; values as NumPy's (the last write wins)."""
   x = np.arange(3 * 50_000, dtype=np.float32).reshape(3, 50_000)

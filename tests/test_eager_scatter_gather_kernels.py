@@ -305,7 +305,7 @@ def test_take_along_axis_plans_once_per_signature_and_reads_each_calls_values():
 @pytest.mark.parametrize("dt", _DTYPES, ids=str)
 def test_few_replacing_writes_over_several_dimensions_give_the_impls_bits(dt):
   # A replacing scatter of at most _FEW_WRITES index vectors writes each by a
-  # basic index (scatter_kernels._few_replace), also over two or three
+  # basic index (scatter_kernels._few_writes), also over two or three
   # indexed dimensions (x.at[1, 2].set(v)): out-of-bounds vectors dropped,
   # repeated ones the last write, rows taken whole.
   rng = np.random.default_rng(3)
@@ -340,8 +340,8 @@ def test_few_replacing_writes_over_several_dimensions_give_the_impls_bits(dt):
 def test_a_few_writes_over_two_dimensions_take_the_basic_index_writes(monkeypatch):
   from openjax._src.primitives.index import scatter_kernels
   calls = []
-  few = scatter_kernels._few_replace
-  monkeypatch.setattr(scatter_kernels, "_few_replace",
+  few = scatter_kernels._few_writes
+  monkeypatch.setattr(scatter_kernels, "_few_writes",
                       lambda *a: calls.append(a[1].shape) or few(*a))
   x = jnp.asarray(np.arange(12.0, dtype=np.float32).reshape(3, 4))
   for _ in range(2):
@@ -357,8 +357,8 @@ def test_a_few_combining_writes_take_the_basic_index_writes(monkeypatch):
   # order (repeats accumulate, as ufunc.at does); not for complex numbers
   from openjax._src.primitives.index import scatter_kernels
   calls = []
-  few = scatter_kernels._few_replace
-  monkeypatch.setattr(scatter_kernels, "_few_replace",
+  few = scatter_kernels._few_writes
+  monkeypatch.setattr(scatter_kernels, "_few_writes",
                       lambda *a: calls.append(a[4:]) or few(*a))
   a = np.arange(12.0, dtype=np.float32).reshape(3, 4)
   x = jnp.asarray(a)

@@ -145,8 +145,8 @@ def _window_slices(ndim: int, points: tuple, sizes: tuple, collapsed: tuple,
       if out is None:   # the windows written in place: np.stack costs ~10 us at 10 elements
         out = np.empty((len(rows),) + w.shape, x.dtype)
       out[j] = w if inside or fill is None else fill
-    shape = batch_shape + tuple(out.shape[d + (len(rows) != 1)] for d in range(ndim)
-                                if d not in collapsed)
+    window = out.shape[out.ndim - ndim:]   # (after the windows' axis, when several)
+    shape = batch_shape + tuple(window[d] for d in range(ndim) if d not in collapsed)
     out = out.reshape(shape)
     return out if perm is None else np.ascontiguousarray(np.transpose(out, perm))
   return kernel

@@ -204,9 +204,9 @@ def _replace(target, lin, vals):
   target[lin] = vals
 
 
-def _few_replace(x, idx, upd, layout: PointLayout, ufunc=None):
-  """``_point_rows`` then ``_replace`` (or, with ``ufunc``, its in-order
-  combination: ``ufunc.at``'s) for a scatter of a few index vectors (not
+def _few_writes(x, idx, upd, layout: PointLayout, ufunc=None):
+  """``_point_rows`` then ``_replace`` (or, with ``ufunc``, ``ufunc.at``'s
+  in-order combination) for a scatter of a few index vectors (not
   ``CLIP``): each kept vector's update written by a basic index in order of
   occurrence (the last write wins; repeats combine one after another),
   vectors out of bounds dropped, as the impl does."""
@@ -215,22 +215,21 @@ def _few_replace(x, idx, upd, layout: PointLayout, ufunc=None):
     return out
   points = layout.points
   k = len(points)
-  vectors = idx.reshape(-1).tolist() if k == 1 else idx.reshape(-1, k).tolist()
   if upd.ndim:
     if layout.update_perm is not None:
       upd = np.transpose(upd, layout.update_perm)
-    upd = upd.reshape((len(vectors),) + tuple([x.shape[r] for r in layout.rest]))
+    upd = upd.reshape((idx.size // k,) + tuple([x.shape[r] for r in layout.rest]))
   if k == 1 and ufunc is None:   # (the loop below costs ~1-3 us more a call)
     d = points[0]
     high = x.shape[d] - 1
     lead = (slice(None),) * d
-    for j, p in enumerate(vectors):
+    for j, p in enumerate(idx.reshape(-1).tolist()):
       if 0 <= p <= high:
         out[lead + (p,) if d else p] = upd[j] if upd.ndim else upd
     return out
   highs = [x.shape[d] - 1 for d in points]
   where = [slice(None)] * x.ndim
-  for j, vector in enumerate(vectors if k > 1 else [[p] for p in vectors]):
+  for j, vector in enumerate(idx.reshape(-1, k).tolist()):
     for d, p, high in zip(points, vector, highs):
       if not 0 <= p <= high:
         break
@@ -432,7 +431,7 @@ def point_scatter_kernel(ufunc=None, bool_ufunc=None):
 
     if update_jaxpr is None and not clip and math.prod(indices.shape[:-1]) <= _FEW_WRITES:
       if ufunc is None:
-        return lambda x, idx, upd: _few_replace(x, idx, upd, layout)
+        return lambda x, idx, upd: _few_writes(x, idx, upd, layout)
       if (operand.dtype.kind in "iuf" and operand.dtype not in dtypes.custom_float_dtypes
           and operand.dtype not in dtypes.custom_int_dtypes
           and (len(layout.points) > 1 or not layout.leading)):
@@ -440,7 +439,7 @@ def point_scatter_kernel(ufunc=None, bool_ufunc=None):
         # (complex products are not: ufunc.at's loop rounds them otherwise).
         # Kernel alone, 3x4 float32: x.at[1, 2].add 40.6 -> 7.6 us, x.at[:, 1]
         # .multiply 29.1 -> 7.8; whole rows stay with ufunc.at (8.9 vs 17.1).
-        return lambda x, idx, upd: _few_replace(x, idx, upd, layout, ufunc)
+        return lambda x, idx, upd: _few_writes(x, idx, upd, layout, ufunc)
 
     def kernel(x, idx, upd):
       out, target, lin, vals = _point_rows(x, idx, upd, layout, clip, elements)
