@@ -36,6 +36,7 @@ from openjax._src import dtypes
 from openjax._src.config import config
 from openjax._src.core.array import Array
 from openjax._src.core.avals import ShapedArray
+from openjax._src.core.common_steps import literal_key, repeated_steps
 from openjax._src.core.fused_steps import fused_releases, fused_steps
 from openjax._src.core.jaxpr import Jaxpr, JaxprTypeError, Literal, eqn_effects, jaxprs_in_params
 from openjax._src.core.memory import translate_memory_error
@@ -83,7 +84,8 @@ class Program:
   """
   __slots__ = ("n_consts", "n_args", "in_avals", "eqns", "steps", "out_slots", "out_vars",
                "out_avals",
-               "out_literals", "values", "operands", "reads", "literal_slots", "_kernel_steps",
+               "out_literals", "values", "operands", "reads", "literal_slots", "repeats",
+               "_kernel_steps",
                "_kernel_reads", "_step_runner",
                "__weakref__")
 
@@ -91,7 +93,7 @@ class Program:
     slots: dict = {}
     values: list = []
     operands: list = []
-    literal_slots: set = set()
+    literal_slots: dict = {}   # slot -> its literal_key
     last_use: dict[int, int] = {}   # large slot -> the step after which it is dead
 
     def define(v, k: int) -> int:
@@ -108,7 +110,7 @@ class Program:
         value.setflags(False)
         values.append(value)
         operands.append(a.operand)
-        literal_slots.add(len(values) - 1)
+        literal_slots[len(values) - 1] = literal_key(value, a.aval.weak_type)
         return len(values) - 1
       i = slots.get(a)
       if i is None:
@@ -128,6 +130,13 @@ class Program:
       reads.append(tuple(read(a, k) for a in eqn.invars))
       writes.append(tuple(define(v, k) for v in eqn.outvars))
     self.out_slots = [read(a, len(self.eqns)) for a in jaxpr.outvars]
+    # Kernel steps that repeat an earlier step read its result: it lives
+    # until the repeat's step, as if the repeat read it.
+    self.repeats = repeated_steps(self.eqns, reads, writes, literal_slots)
+    for k, j in self.repeats.items():
+      i = writes[j][0]
+      if i in last_use:
+        last_use[i] = max(last_use[i], k)
     self.out_vars = list(jaxpr.outvars)
     self.out_avals = [a.aval for a in jaxpr.outvars]
     self.out_literals = [a.operand if type(a) is Literal else None for a in jaxpr.outvars]
@@ -157,7 +166,8 @@ class Program:
     nothing reads and that have no effect (``linspace``'s step when
     ``retstep=False``): a compiled program drops them too. A few library
     patterns run as one fused NumPy call at their last step, their other
-    steps dropped (``fused_steps``)."""
+    steps dropped (``fused_steps``); a step repeating an earlier one takes
+    its result (``common_steps``)."""
     if self._kernel_steps is None:
       ksteps, kreads = [], []
       constant = set(self.literal_slots)
@@ -192,10 +202,15 @@ class Program:
                          itemgetter(*ins), len(ins) == 1, outs, free, outs[0][0]))
           kreads.append((ins, False))
           continue
-        try:
-          kernel, lean, _, _, _ = make_plan(p, [a.aval for a in eqn.invars], params)
-        except Exception:  # noqa: BLE001 - no plan for these operands: the impl, as before
-          kernel, lean = impl, False
+        j = self.repeats.get(k)
+        if j is not None and j not in owner:   # the original's result (common_steps)
+          i = self.steps[j][5][0][0]
+          kernel, lean, ins, gather, unary = same_value, True, (i,), itemgetter(i), True
+        else:
+          try:
+            kernel, lean, _, _, _ = make_plan(p, [a.aval for a in eqn.invars], params)
+          except Exception:  # noqa: BLE001 - no plan for these operands: the impl, as before
+            kernel, lean = impl, False
         if (not lean and p.name == "convert_element_type" and params.get("sharding") is None
             and eqn.invars[0].aval.dtype == eqn.outvars[0].aval.dtype):
           kernel, lean = same_value, True
@@ -237,6 +252,9 @@ class Program:
       if any(i in used for i, _ in outs) or eqn_effects(self.eqns[k]):
         live.add(k)
         used.update(self.reads[k])
+        j = self.repeats.get(k)
+        if j is not None:   # its kernel step reads the original's result
+          used.add(self.steps[j][5][0][0])
     return live
 
   def _fold(self, kernel, eqn, ins, unary, gather, outs, constant: set) -> bool:
