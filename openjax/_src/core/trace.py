@@ -433,12 +433,13 @@ class EvalTrace(Trace):
       vals = (xv, yv)
     elif n == 1 and len(sig) == 1:
       x, = args
-      if type(x) is not Array or x.aval is not sig[0]:
-        return self._recent(primitive, args, params, x64, recent)
-      xv = x._np
+      if type(x) is Array:
+        xv = x._np if x.aval is sig[0] else None
+        device = x._device
+      else:   # a NumPy operand (jnp.sin(np_array), a promotion's cast of one)
+        xv = _numpy_operand_value(x, sig[0])
       if xv is None:
         return self._recent(primitive, args, params, x64, recent)
-      device = x._device
       vals = (xv,)
     elif n == len(sig) and n:
       # Three or more operands (select, clamp, dynamic_slice's starts, a

@@ -116,8 +116,8 @@ def _promote_dtypes(args: tuple, refine) -> list:
     dt = refine(dt)
     if key is None:
       return [_convert(a, dt, weak) for a in args]
-    converts = tuple([type(a) in _CONSTANT_TYPES or a.aval.dtype != dt
-                      or a.aval.weak_type != weak for a in args])
+    converts = tuple([type(a) in _CONSTANT_TYPES or type(a) is np.ndarray
+                      or a.aval.dtype != dt or a.aval.weak_type != weak for a in args])
     hit = dt, weak, converts if any(converts) else None
     if len(_DTYPE_PROMOTIONS) >= 4096:
       _DTYPE_PROMOTIONS.clear()
@@ -142,6 +142,8 @@ def _dtype_key(args: tuple, refine) -> tuple | None:
       key.append((aval.dtype, aval.weak_type))
     elif t in _CONSTANT_TYPES:
       key.append(t)
+    elif t is np.ndarray:   # (a NumPy array: converted to an Array, whatever its dtype)
+      key.append((np.ndarray, a.dtype))
     else:
       return None
   return tuple(key)
@@ -223,6 +225,8 @@ def _operand_key(a, t):
   (``t``: its type, not a Python scalar type)."""
   if t in NUMPY_SCALAR_TYPES:
     return t
+  if t is np.ndarray:   # weak type None: a NumPy array, always converted to an Array
+    return a.dtype, None, a.ndim
   if t is not Array and not isinstance(a, Tracer):
     return None
   aval = a.aval
@@ -343,12 +347,12 @@ def _promotion(args: tuple, key: tuple, refine):
     return False
   if refine is _same_dtype and len(args) == 1:   # promote_dtypes of one operand: as it is
     a, = args
-    if type(a) in _CONSTANT_TYPES:
+    if type(a) in _CONSTANT_TYPES or type(a) is np.ndarray:
       return dtypes.dtype(a), dtypes.is_weakly_typed(a), (True,)
     return a.aval.dtype, a.aval.weak_type, None
   dt, weak = dtypes.result_type(*args, return_weak_type_flag=True)
   dt = refine(dt)
-  converts = tuple([type(a) in _CONSTANT_TYPES or a.aval.dtype != dt
+  converts = tuple([type(a) in _CONSTANT_TYPES or type(a) is np.ndarray or a.aval.dtype != dt
                     or a.aval.weak_type != weak for a in args])
   if len(_PROMOTIONS) >= 4096:
     _PROMOTIONS.clear()
