@@ -16,6 +16,8 @@ from __future__ import annotations
 from types import FunctionType
 from typing import Callable
 
+import numpy as np
+
 from openjax._src import tree_util
 from openjax._src.api.library_compile import NO_KEY, eager_leaf_key, library_outputs
 from openjax._src.config import config
@@ -161,7 +163,9 @@ def call_eager(wrapped, args, kwargs):
               or type(a._buffer) is ShardedBuffer):
             break
         elif type(a) is not s:   # a Python or NumPy scalar of the type keyed
-          break
+          # a NumPy array of the shape and dtype keyed (jnp.take(x, np_idx))
+          if type(a) is not np.ndarray or s != (np.ndarray, a.shape, a.dtype):
+            break
       else:
         return last[2](leaves)   # every other positional argument is a leaf
   try:

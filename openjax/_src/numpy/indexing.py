@@ -19,11 +19,12 @@ from openjax._src import lax
 from openjax._src.core import Array, Tracer, concrete_or_error, eval_trace, get_aval, trace_state
 from openjax._src.numpy import util
 from openjax._src.numpy.creation import asarray, ones
+from openjax._src.numpy._ufunc_helpers import _where as _where_jit
 from openjax._src.numpy.eager_programs import eager_program
 from openjax._src.numpy.index_plans import rewriting_take
-from openjax._src.numpy.indexer import (_to_index_dtype, _wrap_negative, add_size_to_negatives,
-                                         host_floor_mod, int_fits)
+from openjax._src.numpy.indexer import _to_index_dtype, _wrap_negative, add_size_to_negatives
 from openjax._src.numpy.shape_reshaping import axis_dnums, moveaxis, take_static
+from openjax._src.numpy.ufuncs import remainder
 
 __all__ = [
     "take", "take_along_axis", "nonzero", "flatnonzero", "argwhere", "extract",
@@ -102,28 +103,38 @@ def take(a, indices, axis: int | None = None, out=None, mode: str | None = None,
   """Elements of ``a`` at ``indices`` along ``axis`` (flattened if None).
   ``mode``: 'fill' (default; out of bounds gives ``fill_value``, NaN for
   floats), 'clip' or 'wrap'."""
+  util.check_arraylike("take", a, indices)
+  return _take(a, indices, None if axis is None else operator.index(axis), out, mode,
+               unique_indices=unique_indices, indices_are_sorted=indices_are_sorted,
+               fill_value=fill_value)
+
+
+# A jit, as JAX's ``_take`` (make_jaxpr prints ``jit[name=_take]``); eager
+# calls run it as one cached library program: ``jnp.take(x, i, axis=1)`` at
+# 10 elements ~57 -> see benchmarks/README.md (session 20), where the wrapper
+# and a gather bind ran per call.
+@util.jit(static_argnames=("axis", "mode", "unique_indices", "indices_are_sorted",
+                           "fill_value"))
+def _take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
+          indices_are_sorted=False, fill_value=None):
   if out is not None:
     raise NotImplementedError("The 'out' argument to jnp.take is not supported.")
   a, indices = util.ensure_arraylike("take", a, indices)
   if axis is None:
     a, axis_idx = _ravel(a), 0
+  else:
+    axis_idx = util.canonicalize_axis(axis, np.ndim(a))
   shape = get_aval(a).shape
-  if axis is not None:
-    axis_idx = util.canonicalize_axis(operator.index(axis), len(shape))
   size = shape[axis_idx]
   if mode is None or mode == "fill":
     gather_mode = lax.GatherScatterMode.FILL_OR_DROP
-    indices = _wrap_negative(indices, size, dtypes.dtype(indices))
+    # gather reads no negative index: wrapped first, as JAX does (its
+    # ``_where``, also for unsigned indices, where it changes nothing)
+    indices = _where_jit(indices < 0, indices + size, indices)
   elif mode == "raise":
     raise NotImplementedError("The 'raise' mode to jnp.take is not supported.")
   elif mode == "wrap":
-    if size and _host(indices) and int_fits(size, dtypes.dtype(indices)):
-      # NumPy's mod of host indices is the floor mod below, in their dtype
-      # (one pass where the divmod's seven binds take ~20 us at 10 and
-      # copy 1e6 indices seven times)
-      indices = host_floor_mod(np.asarray(indices), size)
-    elif size:
-      indices = _floor_divmod(indices, size)[1]
+    indices = remainder(indices, _const(size, indices))
     gather_mode = lax.GatherScatterMode.PROMISE_IN_BOUNDS
   elif mode == "clip":
     gather_mode = lax.GatherScatterMode.CLIP
@@ -134,18 +145,15 @@ def take(a, indices, axis: int | None = None, out=None, mode: str | None = None,
     if math.prod(idx_shape) != 0:
       raise IndexError("Cannot do a non-empty jnp.take() from an empty axis.")
     return a
-  out_shape = shape[:axis_idx] + idx_shape + shape[axis_idx + 1:]
   if math.prod(idx_shape) == 0:
-    return lax.full_like(a, 0, shape=out_shape)
+    return lax.full_like(a, 0, shape=shape[:axis_idx] + idx_shape + shape[axis_idx + 1:])
   slice_sizes = list(shape)
   slice_sizes[axis_idx] = 1
   nidx = len(idx_shape)
-  dnums = _take_dnums(axis_idx, nidx, len(shape))
-  idx = lax.expand_dims(indices, (nidx,)) if not _host(indices) else \
-      np.asarray(indices).reshape(idx_shape + (1,))   # (np.expand_dims: ~2 us of checks)
-  return lax.gather(a, idx, dnums, tuple(slice_sizes), mode=gather_mode,
-                    unique_indices=unique_indices, indices_are_sorted=indices_are_sorted,
-                    fill_value=fill_value)
+  return lax.gather(a, lax.expand_dims(indices, (nidx,)),
+                    _take_dnums(axis_idx, nidx, len(shape)), tuple(slice_sizes),
+                    mode=gather_mode, unique_indices=unique_indices,
+                    indices_are_sorted=indices_are_sorted, fill_value=fill_value)
 
 
 class _AlongAxis(NamedTuple):
@@ -218,6 +226,9 @@ def _along_axis_plan(a_shape, idx_shape, idx_dtype, axis, mode, wrap_negative_in
                     fill_zero)
 
 
+# A jit, as JAX's (make_jaxpr prints ``jit[name=take_along_axis]``); eager
+# calls run it as one cached library program.
+@util.jit(static_argnames=("axis", "mode", "fill_value", "wrap_negative_indices"))
 def take_along_axis(arr, indices, axis: int | None = -1, mode=None, fill_value=None, *,
                     wrap_negative_indices: bool | None = None):
   """``arr`` indexed by ``indices`` along ``axis``, matching index and array

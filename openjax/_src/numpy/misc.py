@@ -17,6 +17,7 @@ from openjax._src import lax
 from openjax._src.core import Array, concrete_or_error, eval_trace, trace_state
 from openjax._src.numpy import util
 from openjax._src.numpy.creation import array, asarray, fresh_copy, put_on, user_dtype
+from openjax._src.numpy._ufunc_helpers import _where, broadcast_shapes
 from openjax._src.numpy.eager_programs import eager_program
 from openjax._src.numpy.indexing import nonzero
 from openjax._src.numpy.reductions import all as _all
@@ -174,45 +175,6 @@ def size(a: Any, axis: Any = None) -> int:
 
 
 # ---------------------------------------------------------------- selection
-def broadcast_shapes(*shapes) -> tuple[int, ...]:
-  try:
-    return tuple(np.broadcast_shapes(*shapes))
-  except ValueError:
-    raise ValueError(
-        f"Incompatible shapes for broadcasting: shapes={[tuple(s) for s in shapes]}") from None
-
-
-def _broadcast_all(*args) -> list:
-  shp = broadcast_shapes(*(np.shape(a) for a in args))
-  return [util.broadcast_to_shape(a, shp) for a in args]
-
-
-def _shape_of(x) -> tuple[int, ...]:
-  aval = getattr(x, "aval", None)   # Arrays and tracers: their static shape
-  return aval.shape if aval is not None else np.shape(x)
-
-
-# JAX's three-term where is a jit named ``_where`` (make_jaxpr prints it so);
-# eagerly one cached program (~27 -> ~6 us at 3 elements).
-@util.jit
-def _where(condition, x, y):
-  condition, x, y = util.ensure_arraylike("where", condition, x, y)
-  if dtypes.dtype(condition) != np.bool_:
-    condition = lax.ne(condition, np.zeros((), dtypes.dtype(condition)))
-  x, y = util.promote_dtypes(x, y)
-  shape = _shape_of(x)
-  if _shape_of(y) != shape or _shape_of(condition) not in ((), shape):
-    # Broadcasting (the common case of equal shapes needs none).
-    if np.ndim(condition) == 0:
-      x, y = _broadcast_all(x, y)
-    else:
-      condition, x, y = _broadcast_all(condition, x, y)
-    shape = _shape_of(x)
-  if 0 in shape:
-    return x
-  return lax.select(condition, x, y)
-
-
 def where(condition: Any, x: Any = None, y: Any = None, /, *, size: int | None = None,
           fill_value: Any = None):
   """Elements of ``x`` where ``condition`` holds, else of ``y``; with only

@@ -38,9 +38,24 @@ def _point_read(points):
 
 def _clamped(c: np.ndarray, high: int) -> np.ndarray:
   """``c`` clamped into ``[0, high]`` (a new array; ``high`` at most the
-  index dtype's largest value, see ``_index_max``)."""
+  index dtype's largest value: the plan's ``top``)."""
   c = np.maximum(c, 0)
   return np.minimum(c, high, out=c) if c.ndim else np.minimum(c, high)   # 0-d: a scalar
+
+
+_UNSIGNED_OF = {np.dtype(t): np.dtype(u) for t, u in ((np.int8, np.uint8), (np.int16, np.uint16),
+                                                      (np.int32, np.uint32), (np.int64, np.uint64))}
+
+
+def _in_bounds(c: np.ndarray, high: int) -> bool:
+  """Whether every index of ``c`` is in ``[0, high]`` (``high`` at most the
+  index dtype's largest value, the plan's ``top``): the largest read as
+  unsigned (a negative index reads above any such bound), one reduction
+  where two compares, their ``&`` and ``all`` took ~9 us at 10 elements (~3)."""
+  if not c.size:
+    return True
+  u = _UNSIGNED_OF.get(c.dtype)
+  return int((c if u is None else c.view(u)).max()) <= high
 
 
 def _axis_take(axis: int, ndim: int, fill, top: int):
@@ -54,8 +69,8 @@ def _axis_take(axis: int, ndim: int, fill, top: int):
     out = np.take(x, col, axis=axis, mode="clip")
     if fill is not None:
       high = min(x.shape[axis] - 1, top)
-      ok = (col >= 0) & (col <= high)
-      if not ok.all():
+      if not _in_bounds(col, high):
+        ok = (col >= 0) & (col <= high)
         out = np.where(ok.reshape((1,) * axis + ok.shape + (1,) * (ndim - axis - 1)), out, fill)
     return out
   return kernel
@@ -84,6 +99,9 @@ def _advanced_take(ndim: int, points, batching, nrest: int, perm, fill, top: int
     for j, d in enumerate(points):
       c = idx[..., j]
       high = min(x.shape[d] - 1, top)
+      if _in_bounds(c, high):   # most calls: nothing to clamp or fill
+        columns.append(c)
+        continue
       columns.append(_clamped(c, high))
       if fill is not None:
         inside = (c >= 0) & (c <= high)
