@@ -180,3 +180,47 @@ def test_in_bounds_reads_negatives_as_out_of_bounds(dt):
     assert not gather_kernels._in_bounds(np.array([info.min], dt), int(info.max))
   strided = np.array([[1, 9], [2, 9]], dt)[:, 0]   # a column view, as the kernels read
   assert gather_kernels._in_bounds(strided, 2)
+
+
+@pytest.mark.parametrize("idt", [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint32])
+@pytest.mark.parametrize("mode", [None, "fill", "wrap", "clip"])
+def test_many_host_indices_wrap_on_the_host(idt, mode, monkeypatch):
+  # Past _HOST_INDICES_MIN host indices are wrapped on the host and the
+  # gather bound (the program's passes each make a fresh result): the same
+  # values as the staged program, int64 indices truncated first as JAX's
+  # int32 conversion does.
+  rng = np.random.default_rng(3)
+  info = np.iinfo(idt)
+  n_idx = indexing._HOST_INDICES_MIN + 5
+  calls = []
+  real = indexing._take_host_indices
+  monkeypatch.setattr(indexing, "_take_host_indices", lambda *a: calls.append(1) or real(*a))
+  for size in (1, 7, 127, 300):
+    x = jnp.asarray(rng.standard_normal((size, 2)).astype(np.float32))
+    lo, hi = max(int(info.min), -3 * size), min(int(info.max), 3 * size)
+    i = rng.integers(lo, hi + 1, n_idx).astype(idt)
+    staged = jax.jit(lambda a, b: jnp.take(a, b, axis=0, mode=mode))
+    for idx in (i, jnp.asarray(i)):
+      got = jnp.take(x, idx, axis=0, mode=mode)
+      want = staged(x, idx)
+      assert got.dtype == want.dtype
+      np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+  assert calls or mode == "clip"
+  big = np.array([2**32 + 5, -2**33 - 1] * n_idx, np.int64)
+  x = jnp.asarray(np.arange(10, dtype=np.float32))
+  np.testing.assert_array_equal(np.asarray(jnp.take(x, big, mode=mode)),
+                                np.asarray(jax.jit(lambda a, b: jnp.take(a, b, mode=mode))(x, big)))
+
+
+def test_many_host_indices_along_an_axis():
+  rng = np.random.default_rng(4)
+  x = jnp.asarray(rng.standard_normal((3, 2000)).astype(np.float32))
+  for dt in (np.int8, np.int32, np.int64, np.uint16):
+    lo = -2500 if np.dtype(dt).kind == "i" else 0
+    i = rng.integers(lo, 2500, (3, 2000)).astype(dt)
+    for idx in (i, jnp.asarray(i)):
+      for mode in (None, "clip", "fill"):
+        got = jnp.take_along_axis(x, idx, axis=1, mode=mode)
+        want = jax.jit(lambda a, b: jnp.take_along_axis(a, b, axis=1, mode=mode))(x, idx)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))

@@ -22,7 +22,8 @@ from openjax._src.numpy.creation import asarray, ones
 from openjax._src.numpy._ufunc_helpers import _where as _where_jit
 from openjax._src.numpy.eager_programs import eager_program
 from openjax._src.numpy.index_plans import rewriting_take
-from openjax._src.numpy.indexer import _to_index_dtype, _wrap_negative, add_size_to_negatives
+from openjax._src.numpy.indexer import (_to_index_dtype, _wrap_negative, add_size_to_negatives,
+                                         host_floor_mod, int_fits)
 from openjax._src.numpy.shape_reshaping import axis_dnums, moveaxis, take_static
 from openjax._src.numpy.ufuncs import remainder
 
@@ -104,9 +105,50 @@ def take(a, indices, axis: int | None = None, out=None, mode: str | None = None,
   ``mode``: 'fill' (default; out of bounds gives ``fill_value``, NaN for
   floats), 'clip' or 'wrap'."""
   util.check_arraylike("take", a, indices)
-  return _take(a, indices, None if axis is None else operator.index(axis), out, mode,
-               unique_indices=unique_indices, indices_are_sorted=indices_are_sorted,
-               fill_value=fill_value)
+  axis = None if axis is None else operator.index(axis)
+  if (out is None and mode in (None, "fill", "wrap") and trace_state.trace is eval_trace
+      and type(indices) in (np.ndarray, Array) and np.size(indices) > _HOST_INDICES_MIN):
+    taken = _take_host_indices(a, np.asarray(indices), axis, mode, unique_indices,
+                               indices_are_sorted, fill_value)
+    if taken is not None:
+      return taken
+  return _take(a, indices, axis, out, mode, unique_indices=unique_indices,
+               indices_are_sorted=indices_are_sorted, fill_value=fill_value)
+
+
+# Eager calls with more host indices than this wrap them on the host, in
+# place on their canonical copy, and bind the gather (the session-19 path):
+# 1e6 indices, instructions a call, the program's JAX formulation against
+# this: mode="wrap" 41.9M (a remainder: an integer division, compares and a
+# select, each a fresh 4 MB result) against 41.5M and ~40 against ~24 ms;
+# fill 36.7M against 32.7M. Fewer indices run the program (10: ~2x faster).
+_HOST_INDICES_MIN = 1 << 12
+
+
+def _take_host_indices(a, v: np.ndarray, axis, mode, unique_indices, indices_are_sorted,
+                       fill_value):
+  """``take`` of host index values ``v``, or None (an index dtype that
+  cannot hold the axis size: the program's wrapping)."""
+  dt = dtypes.canonicalize_dtype(v.dtype)
+  if dt.kind not in "iu":
+    return None
+  a = util.ensure_arraylike("take", a)
+  if axis is None:
+    a, axis_idx = _ravel(a), 0
+  else:
+    axis_idx = util.canonicalize_axis(axis, np.ndim(a))
+  size = get_aval(a).shape[axis_idx]
+  if not size or not int_fits(size, dt):
+    return None
+  if mode == "wrap":
+    v, gather_mode = host_floor_mod(v.astype(dt, copy=False), size), "promise_in_bounds"
+  else:
+    v, gather_mode = np.array(v, dt), lax.GatherScatterMode.FILL_OR_DROP
+    if dt.kind == "i":
+      add_size_to_negatives(v, size)
+    v.setflags(write=False)
+  return _gather_taken(a, v, axis_idx, gather_mode, unique_indices, indices_are_sorted,
+                       fill_value)
 
 
 # A jit, as JAX's ``_take`` (make_jaxpr prints ``jit[name=_take]``); eager
@@ -124,8 +166,7 @@ def _take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
     a, axis_idx = _ravel(a), 0
   else:
     axis_idx = util.canonicalize_axis(axis, np.ndim(a))
-  shape = get_aval(a).shape
-  size = shape[axis_idx]
+  size = get_aval(a).shape[axis_idx]
   if mode is None or mode == "fill":
     gather_mode = lax.GatherScatterMode.FILL_OR_DROP
     # gather reads no negative index: wrapped first, as JAX does (its
@@ -140,8 +181,17 @@ def _take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
     gather_mode = lax.GatherScatterMode.CLIP
   else:
     raise ValueError(f"Invalid mode '{mode}' for np.take")
-  idx_shape = get_aval(indices).shape
-  if size == 0:
+  return _gather_taken(a, indices, axis_idx, gather_mode, unique_indices, indices_are_sorted,
+                       fill_value)
+
+
+def _gather_taken(a, indices, axis_idx: int, gather_mode, unique_indices, indices_are_sorted,
+                  fill_value):
+  """``take``'s gather of ``a`` along ``axis_idx`` at the wrapped
+  ``indices`` (traced, or host values: their index column is a view)."""
+  shape = get_aval(a).shape
+  idx_shape = tuple(np.shape(indices))
+  if shape[axis_idx] == 0:
     if math.prod(idx_shape) != 0:
       raise IndexError("Cannot do a non-empty jnp.take() from an empty axis.")
     return a
@@ -150,8 +200,9 @@ def _take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
   slice_sizes = list(shape)
   slice_sizes[axis_idx] = 1
   nidx = len(idx_shape)
-  return lax.gather(a, lax.expand_dims(indices, (nidx,)),
-                    _take_dnums(axis_idx, nidx, len(shape)), tuple(slice_sizes),
+  idx = (np.reshape(indices, idx_shape + (1,)) if type(indices) is np.ndarray
+         else lax.expand_dims(indices, (nidx,)))
+  return lax.gather(a, idx, _take_dnums(axis_idx, nidx, len(shape)), tuple(slice_sizes),
                     mode=gather_mode, unique_indices=unique_indices,
                     indices_are_sorted=indices_are_sorted, fill_value=fill_value)
 
@@ -226,13 +277,23 @@ def _along_axis_plan(a_shape, idx_shape, idx_dtype, axis, mode, wrap_negative_in
                     fill_zero)
 
 
-# A jit, as JAX's (make_jaxpr prints ``jit[name=take_along_axis]``); eager
-# calls run it as one cached library program.
-@util.jit(static_argnames=("axis", "mode", "fill_value", "wrap_negative_indices"))
 def take_along_axis(arr, indices, axis: int | None = -1, mode=None, fill_value=None, *,
                     wrap_negative_indices: bool | None = None):
   """``arr`` indexed by ``indices`` along ``axis``, matching index and array
   positions elsewhere (``indices`` broadcasts against ``arr``)."""
+  if (trace_state.trace is eval_trace and type(indices) in (np.ndarray, Array)
+      and np.size(indices) > _HOST_INDICES_MIN):
+    # many host indices: wrapped on the host in place (as ``take``'s)
+    return _take_along_axis.fun(arr, indices, axis, mode, fill_value,
+                                wrap_negative_indices=wrap_negative_indices)
+  return _take_along_axis(arr, indices, axis, mode, fill_value,
+                          wrap_negative_indices=wrap_negative_indices)
+
+
+# A jit, as JAX's (make_jaxpr prints ``jit[name=take_along_axis]``); eager
+# calls run it as one cached library program.
+@util.jit(static_argnames=("axis", "mode", "fill_value", "wrap_negative_indices"))
+def _take_along_axis(arr, indices, axis, mode, fill_value, *, wrap_negative_indices):
   a, indices = util.ensure_arraylike("take_along_axis", arr, indices)
   idx_dtype = dtypes.dtype(indices)
   idx_shape = tuple(np.shape(indices))
@@ -272,6 +333,9 @@ def take_along_axis(arr, indices, axis: int | None = -1, mode=None, fill_value=N
   return lax.gather(a, gather_indices, plan.dnums, plan.slice_sizes, mode=plan.mode,
                     fill_value=0 if plan.fill_zero else fill_value)
 
+
+
+_take_along_axis.name = "take_along_axis"   # (JAX's name, as make_jaxpr prints it)
 
 # ------------------------------------------------------------------- nonzero
 _NONZERO_SIZE_MSG = ("The size argument of jnp.nonzero must be statically specified to use "

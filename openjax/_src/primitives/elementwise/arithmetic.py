@@ -481,9 +481,21 @@ def _div_transpose(cts, x, y):
 
 
 # ------------------------------------------------------------------------ rem
+# Integer remainders by one divisor of at least this many elements first
+# check whether every |x| < |y| (two reductions, ~0.2 ms at 1e6 int32): then
+# the remainder is x itself, where NumPy's integer fmod takes ~3.3 ms
+# (jnp.take(mode="wrap")'s indices, most already in range).
+_REM_RANGE_MIN = 1 << 12
+
+
 def _rem(x, y):
   if x.dtype.kind not in "iu":
     return np.fmod(x, y)
+  if y.ndim == 0 and x.size >= _REM_RANGE_MIN:
+    d = int(y)
+    d = -d if d < 0 else d   # (this module's ``abs`` is lax's)
+    if d and -d < int(x.min()) and int(x.max()) < d:
+      return x.copy()
   if np.count_nonzero(y) == y.size:   # no zero divisor: one call (cheaper than the selects)
     return np.fmod(x, y)
   zero = y == 0   # XLA: x % 0 == x
