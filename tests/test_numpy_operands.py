@@ -113,3 +113,25 @@ def test_dtype_of_invalid_numpy_values_raises(value):
     dtypes.dtype(value)
   with pytest.raises(TypeError):
     jnp.add(value, value)
+
+
+# make_jaxpr(lambda a: jnp.add(a, v))(v) and (lambda a: jnp.sin(v) + a), JAX 0.10.2
+JAX_ADD_CONST = "{ lambda a:f32[5]; b:f32[5]. let c:f32[5] = add b a in (c,) }"
+JAX_SIN_CONST = "{ lambda a:f32[5]; b:f32[5]. let c:f32[5] = sin a; d:f32[5] = add c b in (d,) }"
+
+
+def test_numpy_constants_convert_while_tracing_as_in_jax():
+  # JAX folds a NumPy constant's conversion at trace time: the jaxpr holds it
+  # as a constant, with no convert equation of it (even of another dtype).
+  v = np.linspace(0.1, 0.9, 5, dtype=np.float32)
+  assert str(jax.make_jaxpr(lambda a: jnp.add(a, v))(v)) == JAX_ADD_CONST
+  assert str(jax.make_jaxpr(lambda a: jnp.sin(v) + a)(v)) == JAX_SIN_CONST
+  w = np.arange(5)   # int64 NumPy values, promoted to float32 with the traced operand
+  closed = jax.make_jaxpr(lambda a: a * w)(v)
+  assert [e.primitive.name for e in closed.jaxpr.eqns] == ["mul"]
+  assert closed.consts[0].dtype == np.float32
+  np.testing.assert_array_equal(np.asarray(jax.jit(lambda a: a * w)(v)), v * w.astype(np.float32))
+  g = jax.grad(lambda a: jnp.sum(jnp.sin(a) * w))(v)
+  np.testing.assert_allclose(np.asarray(g), np.cos(v) * w, rtol=1e-6)
+  out = jax.vmap(lambda a: a + v)(np.ones((3, 5), np.float32))
+  np.testing.assert_array_equal(np.asarray(out), np.ones((3, 5), np.float32) + v)

@@ -10,7 +10,8 @@ import math
 import numpy as np
 
 from openjax._src import dtypes
-from openjax._src.core import Array, Primitive, ShapedArray, array_of, get_aval
+from openjax._src.core import (Array, Primitive, ShapedArray, array_of, eval_trace, get_aval,
+                               set_current_trace, trace_state)
 from openjax._src.core.avals import shaped_array
 from openjax._src.core.sharding_rules import elementwise_rule
 from openjax._src.core.trace import NUMPY_SCALAR_TYPES, python_int_value
@@ -63,6 +64,12 @@ def _convert_element_type(operand, new_dtype=None, weak_type: bool = False):
     # Concrete scalars convert now, as JAX does, so traces keep them literals.
     return _concrete_scalar(np.array(getattr(operand, "_value", operand), copy=True), new_dtype,
                             weak_type)
+  if type(operand) is np.ndarray and trace_state.trace is not eval_trace:
+    # A NumPy constant converts now, as JAX folds it while tracing: make_jaxpr
+    # prints it as a constant, not as a convert equation of one.
+    with set_current_trace(eval_trace):
+      return convert_element_type_p.bind1(operand, new_dtype=new_dtype,
+                                          weak_type=bool(weak_type), sharding=None)
   return convert_element_type_p.bind1(operand, new_dtype=new_dtype, weak_type=bool(weak_type),
                                       sharding=None)
 
