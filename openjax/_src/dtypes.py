@@ -214,9 +214,8 @@ def is_python_scalar(x: Any) -> bool:
   return type(x) in python_scalar_dtypes
 
 
-_NUMPY_SCALAR_TYPES = frozenset(t for t in np.sctypeDict.values()
-                                if isinstance(t, type) and issubclass(t, np.generic)
-                                and t not in (np.str_, np.bytes_, np.void, np.object_))
+#: The NumPy scalar types of JAX's dtypes (``np.float32``, ``ml_dtypes.bfloat16``, ...).
+numpy_scalar_types = frozenset(np.dtype(d).type for d in jax_dtypes)
 
 
 def dtype(x: Any, *, canonicalize: bool = True) -> np.dtype:
@@ -226,7 +225,7 @@ def dtype(x: Any, *, canonicalize: bool = True) -> np.dtype:
     raise ValueError(f"Invalid argument to dtype: {x}.")
   t = type(x)
   dt = python_scalar_dtypes.get(t)
-  if t is np.ndarray or t in _NUMPY_SCALAR_TYPES:
+  if t is np.ndarray or t in numpy_scalar_types:
     # A NumPy operand (an index array, a jnp argument): its dtype at once,
     # where the aval probe and _dtype_of_other's type checks took ~1 us.
     dt = x.dtype

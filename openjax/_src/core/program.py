@@ -130,11 +130,12 @@ class Program:
       reads.append(tuple(read(a, k) for a in eqn.invars))
       writes.append(tuple(define(v, k) for v in eqn.outvars))
     self.out_slots = [read(a, len(self.eqns)) for a in jaxpr.outvars]
-    # Kernel steps that repeat an earlier step read its result: it lives
-    # until the repeat's step, as if the repeat read it.
-    self.repeats = repeated_steps(self.eqns, reads, writes, literal_slots)
-    for k, j in self.repeats.items():
-      i = writes[j][0]
+    # Kernel steps that repeat an earlier step read its result (repeat ->
+    # (original, its result's slot)): it lives until the repeat's step, as
+    # if the repeat read it.
+    self.repeats = {k: (j, writes[j][0])
+                    for k, j in repeated_steps(self.eqns, reads, writes, literal_slots).items()}
+    for k, (_, i) in self.repeats.items():
       if i in last_use:
         last_use[i] = max(last_use[i], k)
     self.out_vars = list(jaxpr.outvars)
@@ -202,9 +203,9 @@ class Program:
                          itemgetter(*ins), len(ins) == 1, outs, free, outs[0][0]))
           kreads.append((ins, False))
           continue
-        j = self.repeats.get(k)
-        if j is not None and j not in owner:   # the original's result (common_steps)
-          i = self.steps[j][5][0][0]
+        repeat = self.repeats.get(k)
+        if repeat is not None and repeat[0] not in owner:   # the original's result
+          i = repeat[1]
           kernel, lean, ins, gather, unary = same_value, True, (i,), itemgetter(i), True
         else:
           try:
@@ -252,9 +253,9 @@ class Program:
       if any(i in used for i, _ in outs) or eqn_effects(self.eqns[k]):
         live.add(k)
         used.update(self.reads[k])
-        j = self.repeats.get(k)
-        if j is not None:   # its kernel step reads the original's result
-          used.add(self.steps[j][5][0][0])
+        repeat = self.repeats.get(k)
+        if repeat is not None:   # its kernel step reads the original's result
+          used.add(repeat[1])
     return live
 
   def _fold(self, kernel, eqn, ins, unary, gather, outs, constant: set) -> bool:

@@ -187,7 +187,7 @@ _setflags = np.ndarray.setflags
 _fp_set, _fp_reset = FP_ERRSTATE.set, FP_ERRSTATE.reset
 SCALAR_TYPES = frozenset(dtypes.python_scalar_dtypes)   # Python scalar operand types
 # NumPy scalar types of JAX's dtypes (``np.float32(2)``): strongly typed rank-0 operands
-NUMPY_SCALAR_TYPES = frozenset(np.dtype(d).type for d in dtypes.jax_dtypes)
+NUMPY_SCALAR_TYPES = dtypes.numpy_scalar_types
 _SCALAR_VALUES: dict = {}
 
 

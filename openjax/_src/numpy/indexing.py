@@ -106,8 +106,7 @@ def take(a, indices, axis: int | None = None, out=None, mode: str | None = None,
   floats), 'clip' or 'wrap'."""
   util.check_arraylike("take", a, indices)
   axis = None if axis is None else operator.index(axis)
-  if (out is None and mode in (None, "fill", "wrap") and trace_state.trace is eval_trace
-      and type(indices) in (np.ndarray, Array) and np.size(indices) > _HOST_INDICES_MIN):
+  if out is None and mode in (None, "fill", "wrap") and _many_host_indices(indices):
     taken = _take_host_indices(a, np.asarray(indices), axis, mode, unique_indices,
                                indices_are_sorted, fill_value)
     if taken is not None:
@@ -125,6 +124,21 @@ def take(a, indices, axis: int | None = None, out=None, mode: str | None = None,
 _HOST_INDICES_MIN = 1 << 12
 
 
+def _many_host_indices(indices) -> bool:
+  """An eager call's index of host values (a NumPy array or an Array) with
+  more than ``_HOST_INDICES_MIN`` entries."""
+  return (trace_state.trace is eval_trace and type(indices) in (np.ndarray, Array)
+          and np.size(indices) > _HOST_INDICES_MIN)
+
+
+def _take_axis(a, axis) -> tuple:
+  """``(a, axis)`` of a take: ``a`` flattened for axis None, else the axis
+  canonicalised."""
+  if axis is None:
+    return _ravel(a), 0
+  return a, util.canonicalize_axis(axis, np.ndim(a))
+
+
 def _take_host_indices(a, v: np.ndarray, axis, mode, unique_indices, indices_are_sorted,
                        fill_value):
   """``take`` of host index values ``v``, or None (an index dtype that
@@ -133,10 +147,7 @@ def _take_host_indices(a, v: np.ndarray, axis, mode, unique_indices, indices_are
   if dt.kind not in "iu":
     return None
   a = util.ensure_arraylike("take", a)
-  if axis is None:
-    a, axis_idx = _ravel(a), 0
-  else:
-    axis_idx = util.canonicalize_axis(axis, np.ndim(a))
+  a, axis_idx = _take_axis(a, axis)
   size = get_aval(a).shape[axis_idx]
   if not size or not int_fits(size, dt):
     return None
@@ -162,10 +173,7 @@ def _take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
   if out is not None:
     raise NotImplementedError("The 'out' argument to jnp.take is not supported.")
   a, indices = util.ensure_arraylike("take", a, indices)
-  if axis is None:
-    a, axis_idx = _ravel(a), 0
-  else:
-    axis_idx = util.canonicalize_axis(axis, np.ndim(a))
+  a, axis_idx = _take_axis(a, axis)
   size = get_aval(a).shape[axis_idx]
   if mode is None or mode == "fill":
     gather_mode = lax.GatherScatterMode.FILL_OR_DROP
@@ -281,8 +289,7 @@ def take_along_axis(arr, indices, axis: int | None = -1, mode=None, fill_value=N
                     wrap_negative_indices: bool | None = None):
   """``arr`` indexed by ``indices`` along ``axis``, matching index and array
   positions elsewhere (``indices`` broadcasts against ``arr``)."""
-  if (trace_state.trace is eval_trace and type(indices) in (np.ndarray, Array)
-      and np.size(indices) > _HOST_INDICES_MIN):
+  if _many_host_indices(indices):
     # many host indices: wrapped on the host in place (as ``take``'s)
     return _take_along_axis.fun(arr, indices, axis, mode, fill_value,
                                 wrap_negative_indices=wrap_negative_indices)

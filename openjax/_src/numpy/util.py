@@ -116,9 +116,7 @@ def _promote_dtypes(args: tuple, refine) -> list:
     dt = refine(dt)
     if key is None:
       return [_convert(a, dt, weak) for a in args]
-    converts = tuple([type(a) in _CONSTANT_TYPES or type(a) is np.ndarray
-                      or a.aval.dtype != dt or a.aval.weak_type != weak for a in args])
-    hit = dt, weak, converts if any(converts) else None
+    hit = dt, weak, _converts(args, dt, weak)
     if len(_DTYPE_PROMOTIONS) >= 4096:
       _DTYPE_PROMOTIONS.clear()
     _DTYPE_PROMOTIONS[key] = hit
@@ -217,6 +215,8 @@ _DTYPE_PROMOTIONS: dict = {}
 # type alone, as Python scalars do: ``x * np.float32(2)`` took the general
 # path, 13 us against 2.5 us for ``x * 2.0``.
 _CONSTANT_TYPES = SCALAR_TYPES | NUMPY_SCALAR_TYPES
+# Operands a promotion always converts (to Arrays), whatever their dtype.
+_CONVERTED_TYPES = _CONSTANT_TYPES | {np.ndarray}
 
 
 def _operand_key(a, t):
@@ -347,16 +347,23 @@ def _promotion(args: tuple, key: tuple, refine):
     return False
   if refine is _same_dtype and len(args) == 1:   # promote_dtypes of one operand: as it is
     a, = args
-    if type(a) in _CONSTANT_TYPES or type(a) is np.ndarray:
+    if type(a) in _CONVERTED_TYPES:
       return dtypes.dtype(a), dtypes.is_weakly_typed(a), (True,)
     return a.aval.dtype, a.aval.weak_type, None
   dt, weak = dtypes.result_type(*args, return_weak_type_flag=True)
   dt = refine(dt)
-  converts = tuple([type(a) in _CONSTANT_TYPES or type(a) is np.ndarray or a.aval.dtype != dt
-                    or a.aval.weak_type != weak for a in args])
   if len(_PROMOTIONS) >= 4096:
     _PROMOTIONS.clear()
-  return dt, weak, converts if any(converts) else None
+  return dt, weak, _converts(args, dt, weak)
+
+
+def _converts(args: tuple, dt, weak: bool) -> tuple | None:
+  """Which of ``args`` a promotion to ``(dt, weak)`` converts (scalars and
+  NumPy arrays always; Arrays and tracers of another type), or None when
+  none does."""
+  converts = tuple([type(a) in _CONVERTED_TYPES or a.aval.dtype != dt
+                    or a.aval.weak_type != weak for a in args])
+  return converts if any(converts) else None
 
 
 promote_args = _promoter(
