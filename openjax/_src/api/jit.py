@@ -32,6 +32,7 @@ from openjax._src.core.ref import Ref
 from openjax._src.core import (Array, ClosedJaxpr, Jaxpr, Tracer, check_transformed, eval_jaxpr,
                                eval_trace, jaxpr_effects, program_of, trace_state)
 from openjax._src.core.devices import local_devices
+from openjax._src.core.memory import release_recycled
 from openjax._src.core.mesh import get_concrete_mesh
 from openjax._src.core.placement import IncompatibleDevicesError, commit, committed_device
 from openjax._src.core.trace import eager_config
@@ -753,12 +754,13 @@ class _PlacedJit(JitWrapped):
 
 def clear_caches() -> None:
   """Drop every jit cache and the eval trace's plans, and return the freed
-  device buffers kept for reuse to the system."""
+  device buffers and large host results kept for reuse to the system."""
   for w in list(_all_jitted):
     w.clear_cache()
   eval_trace.clear_cache()
   clear_memory_cache()
   trim_buffer_cache()
+  release_recycled()
 
 
 __all__ = ["jit", "clear_caches", "ShapeDtypeStruct",

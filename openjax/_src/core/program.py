@@ -37,6 +37,7 @@ from openjax._src.config import config
 from openjax._src.core.array import Array
 from openjax._src.core.avals import ShapedArray
 from openjax._src.core.common_steps import literal_key, repeated_steps
+from openjax._src.core.compact_steps import compact_kernel, compact_shapes
 from openjax._src.core.fused_steps import fused_releases, fused_steps
 from openjax._src.core.jaxpr import Jaxpr, JaxprTypeError, Literal, eqn_effects, jaxprs_in_params
 from openjax._src.core.memory import translate_memory_error
@@ -174,6 +175,7 @@ class Program:
       constant = set(self.literal_slots)
       live = self._live_steps()
       fused = fused_steps(self.eqns, self.out_vars)
+      compacts = compact_shapes(self.eqns)
       owner, held = fused_releases(fused, self.reads, live)
       deferred: dict[int, set] = {k: set() for k in fused}
       pending_free: tuple = ()   # dead steps' slots to release: after the next live step
@@ -209,7 +211,10 @@ class Program:
           kernel, lean, ins, gather, unary = same_value, True, (i,), itemgetter(i), True
         else:
           try:
-            kernel, lean, _, _, _ = make_plan(p, [a.aval for a in eqn.invars], params)
+            kernel = _compact_kernel(p, eqn, params, compacts[k]) if k in compacts else None
+            lean = kernel is not None
+            if not lean:
+              kernel, lean, _, _, _ = make_plan(p, [a.aval for a in eqn.invars], params)
           except Exception:  # noqa: BLE001 - no plan for these operands: the impl, as before
             kernel, lean = impl, False
         if (not lean and p.name == "convert_element_type" and params.get("sharding") is None
@@ -689,6 +694,19 @@ class StepRunner:
       _run_kernels(steps, env)
     else:
       _run_steps(steps, env)
+
+
+def _compact_kernel(p, eqn, params, compact: tuple) -> Callable | None:
+  """The kernel of an elementwise step run on its operands' slices of the
+  ``compact`` shape (``compact_steps``), or None when that plan is no lean
+  kernel."""
+  avals = [a.aval if not a.aval.ndim else ShapedArray(compact, a.aval.dtype, a.aval.weak_type)
+           for a in eqn.invars]
+  kernel, lean, _, _, _ = make_plan(p, avals, params)
+  if not lean:
+    return None
+  return compact_kernel(kernel, [a.aval.ndim for a in eqn.invars], eqn.outvars[0].aval.shape,
+                        compact)
 
 
 def _run_impls_checked(steps: list, env: list) -> None:
