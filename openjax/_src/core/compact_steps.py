@@ -12,7 +12,9 @@ array divides, subtracts and multiplies iotas and broadcasts of shape (667,
 is unchanged (printed jaxprs, compiled programs and the bind path see every
 equation); only the kernel steps compute less (``Program.kernel_steps``).
 Each element of the result is the kernel applied to the same operand
-elements: the same bits.
+elements: the same bits (a kernel that picks its method by the operand's
+size, as the special functions evaluate small arrays element by element,
+gives the smaller slice's, within its accuracy).
 
 The compact shape of a value has, per axis, its size where the value may
 vary along it and 1 where it is constant along it: an input's is its shape;
