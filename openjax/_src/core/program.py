@@ -210,9 +210,9 @@ class Program:
           i = repeat[1]
           kernel, lean, ins, gather, unary = same_value, True, (i,), itemgetter(i), True
         else:
+          kernel = _compact_kernel(p, eqn, params, compacts[k]) if k in compacts else None
+          lean = kernel is not None
           try:
-            kernel = _compact_kernel(p, eqn, params, compacts[k]) if k in compacts else None
-            lean = kernel is not None
             if not lean:
               kernel, lean, _, _, _ = make_plan(p, [a.aval for a in eqn.invars], params)
           except Exception:  # noqa: BLE001 - no plan for these operands: the impl, as before
@@ -699,10 +699,13 @@ class StepRunner:
 def _compact_kernel(p, eqn, params, compact: tuple) -> Callable | None:
   """The kernel of an elementwise step run on its operands' slices of the
   ``compact`` shape (``compact_steps``), or None when that plan is no lean
-  kernel."""
+  kernel (or no plan: the step's own plan runs)."""
   avals = [a.aval if not a.aval.ndim else ShapedArray(compact, a.aval.dtype, a.aval.weak_type)
            for a in eqn.invars]
-  kernel, lean, _, _, _ = make_plan(p, avals, params)
+  try:
+    kernel, lean, _, _, _ = make_plan(p, avals, params)
+  except Exception:  # noqa: BLE001 - the whole step's plan decides
+    return None
   if not lean:
     return None
   return compact_kernel(kernel, [a.aval.ndim for a in eqn.invars], eqn.outvars[0].aval.shape,
