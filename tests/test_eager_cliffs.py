@@ -369,6 +369,35 @@ def test_fused_searchsorted_count_matches_compare_all(dtype, side, n, m):
   assert "_sorted_count.<locals>.kernel" in _program_kernels(f, a, v)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32, np.uint8], ids=str)
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_fused_searchsorted_of_many_keys_in_key_order(dtype, side, monkeypatch):
+  # past the caches the keys are searched in their sort order (fused_steps.
+  # _search_in_key_order): the counts of the search in the keys' own order
+  from openjax._src.core import fused_steps
+  calls = []
+  reorder = fused_steps._search_in_key_order
+  monkeypatch.setattr(fused_steps, "_search_in_key_order",
+                      lambda *a: calls.append(1) or reorder(*a))
+  rng = np.random.default_rng(7)
+  n, m = fused_steps.SEARCH_SORTED_KEYS_FROM + 5, (fused_steps.SEARCH_SORTED_KEYS_MIN // 64, 65)
+  a = rng.integers(-50, 50, n).astype(dtype)            # unsorted, with ties
+  v = rng.integers(-60, 60, m).astype(dtype)
+  if a.dtype.kind == "f":
+    a[rng.random(n) < 0.05] = np.nan
+    a[rng.random(n) < 0.05] = -0.0
+    v[rng.random(m) < 0.05] = np.nan
+    v[rng.random(m) < 0.05] = -0.0
+  f = lambda a, v: jnp.searchsorted(a, v, side=side, method="compare_all")   # noqa: E731
+  got = np.asarray(f(jnp.asarray(a), jnp.asarray(v)))
+  assert calls
+  s = np.sort(a)
+  want = np.array([s.searchsorted(k, side) for k in v.reshape(-1)[:500]])   # key by key
+  np.testing.assert_array_equal(got.reshape(-1)[:500], want)
+  np.testing.assert_array_equal(got, s.searchsorted(v, side).astype(np.int32))
+  assert got.dtype == np.int32 and got.shape == m
+
+
 def test_fused_searchsorted_leaves_complex_and_plain_float_compares():
   # complex keys compare real and imaginary parts; a float ``lt`` without the
   # NaN terms is not the sort order: neither is fused

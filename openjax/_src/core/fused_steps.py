@@ -310,8 +310,30 @@ def _sorted_count(eqn, eqns, only_use, uses, producer):
     # search): 10 elements 4.2 -> 2.0 us.
     s = a.copy()
     s.sort()
+    if s.size >= SEARCH_SORTED_KEYS_FROM and v.size >= SEARCH_SORTED_KEYS_MIN:
+      return _search_in_key_order(s, v, side, dt)
     return s.searchsorted(v, side).astype(dt)
   return kernel, (a_operand, (kv, 0)), gone
+
+
+#: Past the caches, binary searches of keys in random order miss on most of
+#: their steps; keys searched in their own sort order walk nearby paths
+#: (NumPy's search also narrows from the previous key). Measured, float32
+#: sorted array of n, m keys: n=2**16 m=1e6 186 -> 134 ms, n=2**17 m=1e4
+#: 2.0 -> 1.1 ms, n=1e6 m=4096 1.17 -> 0.61 ms, n=1e6 m=1e6 362 -> 187 ms;
+#: n=1000 m=1e6 89 -> 120 ms (in cache: the argsort costs more).
+SEARCH_SORTED_KEYS_FROM = 1 << 16
+SEARCH_SORTED_KEYS_MIN = 1 << 12
+
+
+def _search_in_key_order(s: np.ndarray, v: np.ndarray, side: str, dt) -> np.ndarray:
+  """``s.searchsorted(v, side)`` in ``dt``, the keys searched in their sort
+  order (NaN last, as ``searchsorted`` places them): the same counts."""
+  flat = v.reshape(-1)
+  order = flat.argsort()
+  out = np.empty(flat.size, dt)
+  out[order] = s.searchsorted(flat[order], side)
+  return out.reshape(v.shape)
 
 
 def _broadcast(eqns, k, operand_shape: tuple, dims: tuple) -> bool:
