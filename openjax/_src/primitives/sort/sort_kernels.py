@@ -25,6 +25,8 @@ import functools
 
 import numpy as np
 
+from openjax._src.core import fused_steps
+
 __all__ = ["is_numpy_key", "other_axes_index", "sort_one", "stable_argsort", "stable_argsort_keys", "take_sorted",
            "top_k"]
 
@@ -362,3 +364,7 @@ def _take_rows(x: np.ndarray, idx: np.ndarray) -> np.ndarray:
   rows = np.arange(0, x.size, n, dtype=np.int64).reshape(x.shape[:-1] + (1,))
   flat = np.add(idx, rows, dtype=np.int64)   # idx may be a strided uint32 view
   return np.take(x.reshape(-1), flat)
+
+
+# searchsorted's fused count orders its keys by the packed-key argsort
+fused_steps.set_key_argsort(lambda keys: stable_argsort(keys, 0))
