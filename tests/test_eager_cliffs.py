@@ -381,8 +381,8 @@ def test_fused_searchsorted_of_many_keys_in_key_order(dtype, side, monkeypatch):
                       lambda *a: calls.append(1) or reorder(*a))
   rng = np.random.default_rng(7)
   n, m = fused_steps.SEARCH_SORTED_KEYS_FROM + 5, (fused_steps.SEARCH_SORTED_KEYS_MIN // 64, 65)
-  a = rng.integers(-50, 50, n).astype(dtype)            # unsorted, with ties
-  v = rng.integers(-60, 60, m).astype(dtype)
+  a = rng.integers(-3000, 3000, n).astype(dtype)        # unsorted, with ties
+  v = rng.integers(-3500, 3500, m).astype(dtype)
   if a.dtype.kind == "f":
     a[rng.random(n) < 0.05] = np.nan
     a[rng.random(n) < 0.05] = -0.0
@@ -396,6 +396,12 @@ def test_fused_searchsorted_of_many_keys_in_key_order(dtype, side, monkeypatch):
   np.testing.assert_array_equal(got.reshape(-1)[:500], want)
   np.testing.assert_array_equal(got, s.searchsorted(v, side).astype(np.int32))
   assert got.dtype == np.int32 and got.shape == m
+  # keys of a few values walk the same search paths in any order: searched as they come
+  calls.clear()
+  few = v % 50 if v.dtype != np.bool_ else v
+  got = np.asarray(f(jnp.asarray(a), jnp.asarray(few)))
+  assert not calls
+  np.testing.assert_array_equal(got, s.searchsorted(few, side).astype(np.int32))
 
 
 def test_fused_searchsorted_leaves_complex_and_plain_float_compares():
