@@ -764,3 +764,23 @@ def test_reduce_sum_compiled_dtypes():
                        lax.reduce_sum(i.astype(np.int8), (1,)), lax.reduce_sum(c, (1,))]
   for g, w in zip(_compiled(f, b, i, c), f(b, i, c)):
     _bits_equal(g, w)
+
+
+@pytest.mark.parametrize("start,limit,stride,axis", [
+    (0, 1, 1, 1), (None, None, 1, 0), (-2, None, 1, -1), (1, 3, 2, 2), (0, 2, 1, -3),
+    (np.int64(1), np.int32(3), np.int8(1), 1)])
+def test_slice_in_dim_against_numpy_and_its_parameters(start, limit, stride, axis):
+  x = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
+  idx = [slice(None)] * 3
+  idx[axis] = slice(start, limit, stride)
+  np.testing.assert_array_equal(np.asarray(lax.slice_in_dim(x, start, limit, stride, axis)),
+                                x[tuple(idx)])
+  np.testing.assert_array_equal(lax.slice_in_dim(jnp.asarray(x), start, limit, stride, axis),
+                                x[tuple(idx)])
+  eqn, = jax.make_jaxpr(lambda a: lax.slice_in_dim(a, start, limit, stride, axis))(x).eqns
+  # JAX's parameters: tuples of Python ints over every axis
+  for name in ("start_indices", "limit_indices", "strides"):
+    value = eqn.params[name]
+    assert type(value) is tuple and len(value) == 3 and all(type(v) is int for v in value)
+  with pytest.raises(IndexError):
+    lax.slice_in_dim(x, 0, 1, axis=3)
