@@ -580,7 +580,7 @@ def index_in_dim(operand, index: int, axis: int = 0, keepdims: bool = True):
   """``operand[index]`` along ``axis`` (the axis is kept unless
   ``keepdims=False``); IndexError when out of bounds."""
   index, axis = operator.index(index), int(axis)
-  n = np.shape(operand)[axis]
+  n = shape_of(operand)[axis]
   wrapped = index + n if index < 0 else index
   if not 0 <= wrapped < n:
     raise IndexError(f"index {index} is out of bounds for axis {axis} with size {n}")
