@@ -20,7 +20,7 @@ def _program(fn, *args):
 
 
 def _compact_kernels(program) -> int:
-  return sum(getattr(s[0], "__qualname__", "").startswith("compact_kernel")
+  return sum(getattr(s[0], "__qualname__", "").startswith("compact_step_kernel")
              for s in program.kernel_steps)
 
 

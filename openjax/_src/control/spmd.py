@@ -29,7 +29,7 @@ from openjax._src.core.array import ShardedBuffer, sharded_array_of_shards
 from openjax._src.core.mesh import AxisType, Mesh
 from openjax._src.core.placement import commit
 from openjax._src.core.sharding import NamedSharding, PartitionSpec, aval_sharding, dim_axes
-from openjax._src.core.sharding_rules import is_replicated, spec_of
+from openjax._src.core.sharding_rules import is_elementwise_rule, is_replicated, spec_of
 from openjax._src.errors import ShardingTypeError
 from openjax._src.interpreters.staging import trace_to_jaxpr
 from openjax._src.primitives.elementwise.arithmetic import add, mul
@@ -370,7 +370,7 @@ class SpmdPlan:
     rule = prim.sharding_rule
     if rule is None:
       return None
-    elementwise = getattr(rule, "__qualname__", "").startswith("elementwise_rule")
+    elementwise = is_elementwise_rule(rule)
     if not elementwise and not is_local(name, specs, params):
       return None
     sh_avals = [self._sharded_aval(a, s) for a, s in zip(avals, specs)]

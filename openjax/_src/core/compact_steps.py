@@ -33,10 +33,13 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from openjax._src.core.avals import ShapedArray
 from openjax._src.core.jaxpr import Literal
 from openjax._src.core.memory import CHECK_MIN_BYTES
+from openjax._src.core.sharding_rules import is_elementwise_rule
+from openjax._src.core.trace import make_plan
 
-__all__ = ["compact_kernel", "compact_shapes", "COMPACT_MIN_ELEMENTS"]
+__all__ = ["compact_shapes", "compact_step_kernel", "COMPACT_MIN_ELEMENTS"]
 
 #: Smaller results run their kernels as they are: slicing the operands and
 #: broadcasting the result back costs ~1-2 us a step.
@@ -50,9 +53,8 @@ def is_pointwise(eqn) -> bool:
   """Whether ``eqn`` computes each result element from the operand elements
   at its own position alone (an elementwise primitive with one result)."""
   p = eqn.primitive
-  rule = p.sharding_rule
   return (len(eqn.outvars) == 1 and p.name not in _NOT_POINTWISE and not p.multiple_results
-          and getattr(rule, "__qualname__", "").startswith("elementwise_rule"))
+          and is_elementwise_rule(p.sharding_rule))
 
 
 def compact_shapes(eqns: Sequence) -> dict:
@@ -103,15 +105,25 @@ def compact_shapes(eqns: Sequence) -> dict:
   return steps
 
 
-def compact_kernel(kernel: Callable, ranks: Sequence[int], shape: tuple,
-                   compact: tuple) -> Callable:
-  """A lean step's kernel over operands of ``shape`` (those of rank 0 as
-  they are; ``ranks``: each operand's) computed on their slice of the
-  ``compact`` shape by ``kernel`` (the step's kernel for operands of that
-  shape), its result broadcast back to ``shape`` as a read-only view."""
+def compact_step_kernel(eqn, params: dict, compact: tuple) -> Callable | None:
+  """The kernel of the elementwise step ``eqn`` (a ``compact_shapes`` step)
+  over operands of its shape, computed on their slices of the ``compact``
+  shape by the lean kernel of a plan for operands of that shape, its result
+  broadcast back as a read-only view; None when that plan is no lean kernel
+  (or there is no plan): the step's own plan runs."""
+  ranks = [a.aval.ndim for a in eqn.invars]
+  avals = [a.aval if not a.aval.ndim else ShapedArray(compact, a.aval.dtype, a.aval.weak_type)
+           for a in eqn.invars]
+  try:
+    kernel, lean, _, _, _ = make_plan(eqn.primitive, avals, params)
+  except Exception:  # noqa: BLE001 - the whole step's plan decides
+    return None
+  if not lean:
+    return None
+  shape = eqn.outvars[0].aval.shape
   index = tuple(slice(0, 1) if c == 1 and n != 1 else slice(None)
                 for c, n in zip(compact, shape))
-  sliced = tuple(r > 0 for r in ranks)
+  sliced = tuple(r > 0 for r in ranks)   # rank-0 operands as they are
   broadcast_to = np.broadcast_to
 
   def run(*xs):

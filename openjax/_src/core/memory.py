@@ -99,7 +99,8 @@ def aligned_empty(shape: tuple, dtype) -> np.ndarray:
   so the runtime imports it into any device without a copy."""
   dtype = np.dtype(dtype)
   nbytes = math.prod(shape) * dtype.itemsize
-  raw = _recycled(nbytes + ALIGNMENT) if nbytes >= RECYCLE_MIN_BYTES else None
+  kept = nbytes >= RECYCLE_MIN_BYTES
+  raw = _recycled(nbytes + ALIGNMENT) if kept else None
   if raw is None:
     try:
       raw = np.empty(nbytes + ALIGNMENT, np.uint8)
@@ -107,7 +108,7 @@ def aligned_empty(shape: tuple, dtype) -> np.ndarray:
       if not release_recycled():
         raise
       raw = np.empty(nbytes + ALIGNMENT, np.uint8)   # with the kept buffers freed
-    if nbytes >= RECYCLE_MIN_BYTES:
+    if kept:
       _keep(raw)
   off = (-raw.ctypes.data) % ALIGNMENT
   return raw[off:off + nbytes].view(dtype).reshape(shape)

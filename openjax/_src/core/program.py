@@ -37,7 +37,7 @@ from openjax._src.config import config
 from openjax._src.core.array import Array
 from openjax._src.core.avals import ShapedArray
 from openjax._src.core.common_steps import literal_key, repeated_steps
-from openjax._src.core.compact_steps import compact_kernel, compact_shapes
+from openjax._src.core.compact_steps import compact_shapes, compact_step_kernel
 from openjax._src.core.fused_steps import fused_releases, fused_steps
 from openjax._src.core.jaxpr import Jaxpr, JaxprTypeError, Literal, eqn_effects, jaxprs_in_params
 from openjax._src.core.memory import translate_memory_error
@@ -210,7 +210,7 @@ class Program:
           i = repeat[1]
           kernel, lean, ins, gather, unary = same_value, True, (i,), itemgetter(i), True
         else:
-          kernel = _compact_kernel(p, eqn, params, compacts[k]) if k in compacts else None
+          kernel = compact_step_kernel(eqn, params, compacts[k]) if k in compacts else None
           lean = kernel is not None
           try:
             if not lean:
@@ -694,22 +694,6 @@ class StepRunner:
       _run_kernels(steps, env)
     else:
       _run_steps(steps, env)
-
-
-def _compact_kernel(p, eqn, params, compact: tuple) -> Callable | None:
-  """The kernel of an elementwise step run on its operands' slices of the
-  ``compact`` shape (``compact_steps``), or None when that plan is no lean
-  kernel (or no plan: the step's own plan runs)."""
-  avals = [a.aval if not a.aval.ndim else ShapedArray(compact, a.aval.dtype, a.aval.weak_type)
-           for a in eqn.invars]
-  try:
-    kernel, lean, _, _, _ = make_plan(p, avals, params)
-  except Exception:  # noqa: BLE001 - the whole step's plan decides
-    return None
-  if not lean:
-    return None
-  return compact_kernel(kernel, [a.aval.ndim for a in eqn.invars], eqn.outvars[0].aval.shape,
-                        compact)
 
 
 def _run_impls_checked(steps: list, env: list) -> None:

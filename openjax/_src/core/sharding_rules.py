@@ -58,6 +58,11 @@ MANUAL_AXES_ONLY = ("named-axis collective: runs over Manual axes (shard_map, pm
 
 
 # ----------------------------------------------------------------- rules
+def is_elementwise_rule(rule) -> bool:
+  """Whether ``rule`` (a primitive's sharding rule) is an ``elementwise_rule``."""
+  return getattr(rule, "__qualname__", "").startswith("elementwise_rule")
+
+
 def elementwise_rule(name: str):
   """Operands of the result's shape share one sharding (a whole dimension
   takes the other operands' split); rank-0 operands broadcast."""
@@ -236,7 +241,7 @@ def apply_sharding_rule(primitive, avals: list, out_avals: list, params: dict) -
 
 
 __all__ = ["MANUAL_AXES_ONLY", "TYPED_BY_SUB_JAXPR", "apply_sharding_rule", "concatenate_rule",
-           "elementwise_rule", "is_replicated", "join_axes", "operands_split_alike",
+           "elementwise_rule", "is_elementwise_rule", "is_replicated", "join_axes", "operands_split_alike",
            "reduce_axes_rule",
            "replicated_rule", "reshape_spec", "same_as_operand_rule", "spec_of", "type_str",
            "unsharded_axis_rule"]

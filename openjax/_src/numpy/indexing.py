@@ -341,7 +341,6 @@ def _take_along_axis(arr, indices, axis, mode, fill_value, *, wrap_negative_indi
                     fill_value=0 if plan.fill_zero else fill_value)
 
 
-
 _take_along_axis.name = "take_along_axis"   # (JAX's name, as make_jaxpr prints it)
 
 # ------------------------------------------------------------------- nonzero
