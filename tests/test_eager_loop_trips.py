@@ -12,6 +12,7 @@ import openjax as jax
 import openjax.numpy as jnp
 from openjax import lax
 from openjax._src.control import nested_calls
+from openjax._src.core.fused_steps import fused_steps
 from openjax._src.control.while_loop import keyed_while_loop
 from openjax._src.primitives.elementwise.arithmetic import _rem
 from openjax._src.primitives.reduce import reductions
@@ -205,6 +206,63 @@ def test_gcd_lcm_of_arrays_of_two_and_three_axes(dt):
                       (jax.jit(jnp.gcd)(a, b), want_gcd)):
       assert got.dtype == dt and got.shape == shape
       np.testing.assert_array_equal(np.asarray(got), want)
+
+
+def _gcd_loop_steps(*args):
+  """(the fused steps, the equations) of jnp.gcd's eager program."""
+  closed = nested_calls.inline_interpreted_calls(jax.make_jaxpr(jnp.gcd)(*args))
+  return fused_steps(closed.jaxpr.eqns, closed.jaxpr.outvars), closed.jaxpr.eqns
+
+
+@pytest.mark.parametrize("shapes", [((7,), (7,)), ((3, 4), (3, 4)), ((), ()), ((0,), (0,)),
+                                    ((2, 3), ())], ids=str)
+def test_gcd_loop_is_one_np_gcd_step(shapes):
+  fused, eqns = _gcd_loop_steps(*(np.ones(s, i32) for s in shapes))
+  loop, = [k for k, e in enumerate(eqns) if e.primitive.name == "while"]
+  assert loop in fused   # the loop's equation runs np.gcd
+  rng = np.random.default_rng(6)
+  a = rng.integers(-50, 50, shapes[0]).astype(i32)
+  b = rng.integers(-50, 50, shapes[1]).astype(i32)
+  got = jnp.gcd(a, b)
+  want = np.gcd(a, b)
+  assert got.shape == np.shape(want) and got.dtype == i32
+  np.testing.assert_array_equal(np.asarray(got), want)
+  with jax.disable_jit():   # the loop trip by trip
+    np.testing.assert_array_equal(np.asarray(jnp.gcd(a, b)), want)
+
+
+def test_loops_like_gcds_are_not_fused():
+  u = np.array([12, 7, 0, 30], np.uint32)
+  v = np.array([8, 0, 5, 45], np.uint32)
+
+  def loop(cond, body):
+    return jax.make_jaxpr(lambda a, b: lax.while_loop(cond, body, (a, b)))(u, v)
+
+  euclid = (lambda c: lax.rem(c[0], c[1]), lambda c, r: (lax.max(c[1], r), lax.min(c[1], r)))
+
+  def body(c):
+    return euclid[1](c, euclid[0](c))
+  cases = [
+      (lambda c: jnp.any(c[1] != 0), body, True),
+      (lambda c: jnp.any(c[1] != 1), body, False),                       # another bound
+      (lambda c: jnp.any(c[0] != 0), body, False),                       # the other carry
+      (lambda c: jnp.any(c[1] != 0), lambda c: (lax.min(c[1], lax.rem(c[0], c[1])),
+                                                 lax.max(c[1], lax.rem(c[0], c[1]))), False),
+      (lambda c: jnp.any(c[1] != 0), lambda c: (lax.max(c[1], lax.rem(c[1], c[0] + 1)),
+                                                 lax.min(c[1], lax.rem(c[1], c[0] + 1))), False),
+  ]
+  for cond, b, fuses in cases:
+    closed = loop(cond, b)
+    fused = fused_steps(closed.jaxpr.eqns, closed.jaxpr.outvars)
+    assert bool(fused) == fuses
+  closed = jax.make_jaxpr(lambda a, b: lax.while_loop(
+      lambda c: jnp.any(c[1] != 0), body, (a, b)))(u.astype(i32), v.astype(i32))
+  assert not fused_steps(closed.jaxpr.eqns, closed.jaxpr.outvars)   # signed: not NumPy's gcd
+  # Both results: the gcd and the zeros the loop ends with.
+  g, z = lax.while_loop(lambda c: jnp.any(c[1] != 0), body, (u, v))
+  np.testing.assert_array_equal(np.asarray(g), np.gcd(u, v))
+  np.testing.assert_array_equal(np.asarray(z), np.zeros(4, np.uint32))
+  assert g.dtype == z.dtype == np.uint32
 
 
 def test_gcd_loops_over_one_axis():

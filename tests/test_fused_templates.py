@@ -10,6 +10,7 @@ import pytest
 
 import openjax as jax
 import openjax.numpy as jnp
+from openjax import lax
 from openjax._src import lax
 from openjax._src.control.nested_calls import inline_interpreted_calls
 from openjax._src.core.program import eval_jaxpr, program_of
@@ -251,4 +252,7 @@ def test_fused_int_power_is_not_worth_compiling():
   x = jnp.asarray(np.arange(12, dtype=np.int32))
   closed = jax.make_jaxpr(jnp.power)(x, x).jaxpr.eqns[0].params["jaxpr"]
   assert len(closed.jaxpr.eqns) >= 20 and not worth_compiling(closed)
-  assert worth_compiling(jax.make_jaxpr(jnp.gcd)(x, x).jaxpr.eqns[0].params["jaxpr"])
+  # gcd's loop is one fused np.gcd: interpreted too; another integer loop compiles
+  assert not worth_compiling(jax.make_jaxpr(jnp.gcd)(x, x).jaxpr.eqns[0].params["jaxpr"])
+  assert worth_compiling(jax.make_jaxpr(lambda v: lax.while_loop(
+      lambda c: jnp.any(c != 0), lambda c: c // 2, v))(x))

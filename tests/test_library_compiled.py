@@ -46,10 +46,20 @@ def _entries_with_executables(f):
   return [e for e in f._cache.values() if e.executable is not None]
 
 
+def _bit_loop(x, y):
+  """An integer while loop of a library function: (x, y) -> (x + 3 y
+  (wrapping), y >> 1 logically) until every y is 0."""
+  def body(c):
+    return c[0] + c[1] * 3, lax.shift_right_logical(c[1], jnp.ones_like(c[1]))
+  return lax.while_loop(lambda c: jnp.any(c[1] != 0), body, (x, y))[0]
+
+
+_BIT_LOOP = util.jit(_bit_loop)
+
+
 @pytest.mark.parametrize("dtype", INT_DTYPES, ids=lambda d: np.dtype(d).name)
-@pytest.mark.parametrize("name", ["gcd", "lcm"])
-def test_integer_loops_run_compiled_with_the_interpreters_bits(compiled, name, dtype):
-  f = getattr(jnp, name)
+def test_integer_loops_run_compiled_with_the_interpreters_bits(compiled, dtype):
+  f = _BIT_LOOP
   x = _edge_values(dtype)
   y = np.roll(_edge_values(dtype), 5)
   expected = _interpreted(f, x, y)
@@ -57,12 +67,33 @@ def test_integer_loops_run_compiled_with_the_interpreters_bits(compiled, name, d
   first = f(jnp.asarray(x), jnp.asarray(y))   # interpreted, not lowered
   assert not _entries_with_executables(f)
   out = f(jnp.asarray(x), jnp.asarray(y))
-  assert _entries_with_executables(f), f"{name} did not switch to its compiled program"
+  assert _entries_with_executables(f), "the loop did not switch to its compiled program"
   assert out.dtype == first.dtype == expected.dtype
   np.testing.assert_array_equal(np.asarray(first), expected)
   np.testing.assert_array_equal(np.asarray(out), expected)
   # And again on the compiled entry.
   np.testing.assert_array_equal(np.asarray(f(jnp.asarray(x), jnp.asarray(y))), expected)
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("name", ["gcd", "lcm"])
+def test_gcd_lcm_eager_and_compiled_give_the_same_integers(compiled, name, dtype):
+  # Eagerly gcd's loop is one np.gcd (core/fused_steps), so it is not
+  # compiled; jit compiles IREE's loop: the same integers.
+  f = getattr(jnp, name)
+  x, y = _edge_values(dtype), np.roll(_edge_values(dtype), 5)
+  f.clear_cache()
+  eager = [f(jnp.asarray(x), jnp.asarray(y)) for _ in range(3)]
+  assert not _entries_with_executables(f)
+  jitted = jax.jit(f)(x, y)
+  wide = getattr(np, name)(x.astype(np.int64), y.astype(np.int64))
+  for got in (*eager, jitted):
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(eager[0]))
+  # gcd of |INT_MIN| wraps back to INT_MIN, as JAX's uint bitcast gives;
+  # lcm is NumPy's where it fits the dtype.
+  fits = wide <= np.iinfo(dtype).max if name == "lcm" else wide == wide
+  np.testing.assert_array_equal(np.asarray(jitted)[fits], wide[fits].astype(dtype))
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.int32, np.uint8], ids=lambda d: np.dtype(d).name)
