@@ -12,6 +12,7 @@ import openjax as jax
 import openjax.numpy as jnp
 from openjax._src.api import eager_call
 from openjax._src.numpy import indexing
+from openjax._src.numpy import indexer
 from openjax._src.primitives.index import gather_kernels
 
 # make_jaxpr(lambda x, i: jnp.take(x, i, axis=1))(f32[2,4], i32[2]), JAX 0.10.2
@@ -180,6 +181,32 @@ def test_in_bounds_reads_negatives_as_out_of_bounds(dt):
     assert not gather_kernels._in_bounds(np.array([info.min], dt), int(info.max))
   strided = np.array([[1, 9], [2, 9]], dt)[:, 0]   # a column view, as the kernels read
   assert gather_kernels._in_bounds(strided, 2)
+
+
+@pytest.mark.parametrize("dt", [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint32])
+@pytest.mark.parametrize("n", [1, 7, indexer.SMALL_INDEX, indexer.SMALL_INDEX + 1, 300])
+def test_index_checks_agree_on_the_small_and_the_array_paths(dt, n):
+  # up to SMALL_INDEX values the checks run on Python ints, past it by ufuncs
+  rng = np.random.default_rng(n)
+  signed = np.dtype(dt).kind == "i"
+  for shape in ((n,), (n, 1), (1, n)):
+    c = rng.integers(0, 6, shape).astype(dt)
+    assert gather_kernels._in_bounds(c, 5) and gather_kernels._in_bounds(c.T, 5)
+    for bad in ([6] + [-1] * signed):
+      d = c.copy()
+      d.flat[n // 2] = bad
+      assert not gather_kernels._in_bounds(d, 5)
+    v = rng.integers(-7 if signed else 0, 7, shape).astype(dt)
+    want = np.where(v < 0, v + 7, v).astype(dt)
+    got = indexer.add_size_to_negatives(v.copy(), 7)
+    assert got.dtype == dt
+    np.testing.assert_array_equal(got, want)
+    col = np.stack([v, v], -1)[..., 0]   # a strided column, changed in place
+    indexer.add_size_to_negatives(col, 7)
+    np.testing.assert_array_equal(col, want)
+  if signed:
+    assert int(indexer.add_size_to_negatives(np.array(-2, dt), 5)) == 3
+  assert indexer.add_size_to_negatives(np.zeros((0, 2), dt), 5).shape == (0, 2)
 
 
 @pytest.mark.parametrize("idt", [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint32])
