@@ -7,6 +7,7 @@ import openjax as jax
 import openjax.numpy as jnp
 from openjax import lax
 from openjax._src.lax import _convert_element_type
+from openjax._src.primitives.reduce import reductions as reduce_rules
 from openjax.errors import ConcretizationTypeError
 
 F32 = np.float32
@@ -336,6 +337,37 @@ def test_cumprod_with_zeros_grad():
   t = np.arange(5, dtype=F32)
   np.testing.assert_allclose(jax.jvp(lax.cumprod, (x,), (t,))[1], [0., 2., 6., 0., 0.])
   np.testing.assert_allclose(jax.vjp(lax.cumprod, x)[1](t)[0], [0., 14., 0., 0., 0.])
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 8, 9])
+@pytest.mark.parametrize("axis", [0, 1])
+def test_bool_argmax_argmin_along_a_short_axis(k, axis, monkeypatch):
+  # Large bool operands reduced along a short axis other than the last pack
+  # the slices' bits (reductions._bool_first_index, up to 8 slices); NumPy's
+  # first True / first False, 0 where there is none; transposed operands too.
+  packed = []
+  kernel = reduce_rules._bool_first_index
+  monkeypatch.setattr(reduce_rules, "_bool_first_index",
+                      lambda *a: packed.append(1) or kernel(*a))
+  rng = np.random.default_rng(k)
+  shape = [130, 130, 130]
+  shape[axis] = k
+  x = rng.random(shape) < 0.3
+  x[(slice(None),) * axis + (slice(None), 0)] = False   # columns of no True
+  x[(slice(None),) * axis + (slice(None), 1)] = True    # and of no False
+  for operand in (x, np.swapaxes(x, 2, 1 - axis)):
+    for ax in range(operand.ndim - 1):
+      if operand.shape[ax] != k:
+        continue
+      for jf, nf in ((jnp.argmax, np.argmax), (jnp.argmin, np.argmin)):
+        got = jf(jnp.asarray(operand), axis=ax)
+        assert got.dtype == np.int32
+        np.testing.assert_array_equal(np.asarray(got), nf(operand, axis=ax))
+        np.testing.assert_array_equal(np.asarray(lax.argmax(jnp.asarray(operand), ax, np.int8)
+                                                 if jf is jnp.argmax else
+                                                 lax.argmin(jnp.asarray(operand), ax, np.int8)),
+                                      nf(operand, axis=ax).astype(np.int8))
+  assert bool(packed) == (k <= 8)
 
 
 def test_argmax_tangent_is_float0():

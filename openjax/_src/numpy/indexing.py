@@ -29,7 +29,7 @@ from openjax._src.numpy.ufuncs import remainder
 
 __all__ = [
     "take", "take_along_axis", "nonzero", "flatnonzero", "argwhere", "extract",
-    "compress", "choose", "select", "diag_indices", "diag_indices_from", "tril_indices",
+    "compress", "choose", "diag_indices", "diag_indices_from", "tril_indices",
     "triu_indices", "tril_indices_from", "triu_indices_from", "mask_indices", "unravel_index",
     "ravel_multi_index", "ix_",
 ]
@@ -569,27 +569,6 @@ def choose(a, choices, out=None, mode: str = "raise"):
   shape = np.broadcast_shapes(np.shape(which), *(np.shape(c) for c in cases))
   return lax.select_n(util.broadcast_to_shape(which, shape),
                       *(util.broadcast_to_shape(c, shape) for c in cases))
-
-
-def select(condlist: Sequence, choicelist: Sequence, default=0):
-  """``choicelist[i]`` where ``condlist[i]`` is the first True condition,
-  else ``default``."""
-  if len(condlist) != len(choicelist):
-    raise ValueError("condlist must have length equal to choicelist "
-                     f"({len(condlist)} vs {len(choicelist)})")
-  if len(condlist) == 0:
-    raise ValueError("condlist must be non-empty")
-  util.check_arraylike("select", *condlist, *choicelist, default)
-  conds = [util.asarray_operand(c) for c in condlist]
-  cases = util.promote_dtypes(default, *choicelist)
-  shape = np.broadcast_shapes(*(np.shape(c) for c in conds), *(np.shape(c) for c in cases))
-  which = np.zeros(shape, np.int32)
-  for k in range(len(conds) - 1, -1, -1):   # the first True condition wins
-    c = conds[k]
-    c = lax.ne(c, _const(0, c)) if dtypes.dtype(c) != np.bool_ else c
-    which = lax.select(util.broadcast_to_shape(c, shape),
-                       np.full(shape, k + 1, np.int32), util.broadcast_to_shape(which, shape))
-  return lax.select_n(which, *(util.broadcast_to_shape(c, shape) for c in cases))
 
 
 # ---------------------------------------------------------- index generators

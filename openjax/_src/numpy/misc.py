@@ -20,11 +20,13 @@ from openjax._src.numpy.creation import array, asarray, fresh_copy, put_on, user
 from openjax._src.numpy._ufunc_helpers import _where, broadcast_shapes
 from openjax._src.numpy.eager_programs import eager_program
 from openjax._src.numpy.indexing import nonzero
-from openjax._src.numpy.reductions import all as _all
+from openjax._src.numpy.reductions import all as _all, argmax
+from openjax._src.numpy.shape_joining import stack
+from openjax._src.numpy.shape_reshaping import broadcast_arrays
 
 __all__ = [
     # selection, comparison, casting
-    "where", "clip", "isclose", "allclose", "array_equal", "array_equiv", "astype",
+    "where", "select", "clip", "isclose", "allclose", "array_equal", "array_equiv", "astype",
     "round", "around",
     # dtype API
     "can_cast", "result_type", "promote_types", "issubdtype", "isdtype", "dtype", "finfo",
@@ -186,6 +188,25 @@ def where(condition: Any, x: Any = None, y: Any = None, /, *, size: int | None =
     raise ValueError("size and fill_value arguments cannot be used in three-term where "
                      "function.")
   return _where(condition, x, y)
+
+
+@eager_program()
+def select(condlist, choicelist, default=0):
+  """``choicelist[i]`` where ``condlist[i]`` is the first True condition,
+  else ``default``. JAX's formulation: the conditions stacked behind an
+  all-False one, their ``argmax`` the index of a ``select_n`` over the
+  default and the choices (an eager call runs it as one program)."""
+  if len(condlist) != len(choicelist):
+    raise ValueError("condlist must have length equal to choicelist "
+                     f"({len(condlist)} vs {len(choicelist)})")
+  if len(condlist) == 0:
+    raise ValueError("condlist must be non-empty")
+  util.check_arraylike("select", *condlist, *choicelist, default)
+  choices = util.promote_dtypes(default, *choicelist)
+  # argmax of all-False is 0: the default's place
+  conditions = stack(broadcast_arrays(False, *condlist))
+  which = argmax(conditions.astype(bool), axis=0)
+  return lax.select_n(*broadcast_arrays(which, *choices))
 
 
 @util.jit

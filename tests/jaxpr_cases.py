@@ -1,0 +1,70 @@
+"""make_jaxpr cases of jax.numpy / jax.nn functions whose printed jaxprs
+openjax must print as JAX 0.10.2 does (DESIGN decision 12: the printed jaxpr
+is part of what JAX defines). ``cases(jax)`` gives name -> a thunk printing
+the jaxpr under ``jax`` (JAX itself, or openjax). JAX's texts are stored in
+``data/jnp_jaxprs_jax.json`` (written by ``data/jnp_jaxprs_jax.py`` in a
+JAX venv); ``test_jaxpr_texts.py`` compares."""
+import numpy as np
+
+
+def cases(jax) -> dict:
+  jnp, lax = jax.numpy, jax.lax
+  x = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
+  v = np.arange(6, dtype=np.int32)
+  b = np.array([True, False, True])
+  c1 = np.array([[True, False, True], [False, False, True]])
+  c2 = np.array([True, False, False])
+  ones, zeros = np.ones((2, 3), np.float32), np.zeros((2, 3), np.float32)
+
+  def jaxpr(f, *args):
+    return lambda: str(jax.make_jaxpr(f)(*args))
+  return {
+      "any": jaxpr(jnp.any, b),
+      "arange_like": jaxpr(lambda a: a + jnp.arange(4), x),
+      "argmax": jaxpr(lambda a: jnp.argmax(a, axis=1), x),
+      "argsort": jaxpr(jnp.argsort, x),
+      "array_equal": jaxpr(jnp.array_equal, x, x),
+      "average": jaxpr(lambda a: jnp.average(a, axis=0, weights=np.ones(3, np.float32)), x),
+      "clip": jaxpr(lambda a: jnp.clip(a, -0.5, 0.5), x),
+      "concatenate": jaxpr(lambda a: jnp.concatenate([a, a]), x),
+      "count_nonzero": jaxpr(jnp.count_nonzero, v),
+      "cumprod": jaxpr(jnp.cumprod, x),
+      "cumsum": jaxpr(lambda a: jnp.cumsum(a, axis=1), x),
+      "einsum": jaxpr(lambda a: jnp.einsum("ij,kj->ik", a, a), x),
+      "expand_dims": jaxpr(lambda a: jnp.expand_dims(a, 0), x),
+      "eye": jaxpr(lambda a: a + jnp.eye(3, 4), x),
+      "full_like": jaxpr(lambda a: jnp.full_like(a, 2.0), x),
+      "gelu": jaxpr(jax.nn.gelu, x),
+      "lexsort": jaxpr(lambda a: jnp.lexsort((a, a)), v),
+      "logaddexp": jaxpr(jnp.logaddexp, x, x),
+      "matmul": jaxpr(jnp.matmul, x, x.T),
+      "mean": jaxpr(jnp.mean, x),
+      "meshgrid": jaxpr(lambda a: jnp.meshgrid(a, a), v),
+      "moveaxis": jaxpr(lambda a: jnp.moveaxis(a, 0, 1), x),
+      "norm": jaxpr(jnp.linalg.norm, x),
+      "norm_axis": jaxpr(lambda a: jnp.linalg.norm(a, axis=1), x),
+      "one_hot": jaxpr(lambda a: jax.nn.one_hot(a, 6), v),
+      "partition": jaxpr(lambda a: jnp.partition(a, 2), v),
+      "polyval": jaxpr(jnp.polyval, x[0], x[1]),
+      "relu": jaxpr(jax.nn.relu, x),
+      "repeat": jaxpr(lambda a: jnp.repeat(a, 2), v),
+      "roll": jaxpr(lambda a: jnp.roll(a, 2, axis=1), x),
+      "round": jaxpr(lambda a: jnp.round(a, 2), x),
+      "sort": jaxpr(jnp.sort, x),
+      "squeeze": jaxpr(lambda a: jnp.squeeze(a[None]), x),
+      "stack": jaxpr(lambda a: jnp.stack([a, a]), x),
+      "take": jaxpr(lambda a: jnp.take(a, np.array([0, 2]), axis=1), x),
+      "tile": jaxpr(lambda a: jnp.tile(a, 2), v),
+      "trapezoid": jaxpr(jnp.trapezoid, x[0]),
+      "where": jaxpr(lambda a: jnp.where(a > 0, a, 0.0), x),
+      # select: the conditions stacked behind an all-False one, argmax, select_n
+      "select": jaxpr(lambda a: jnp.select([a > 0, a < -0.5], [a, -a], 0.0), x),
+      "select_broadcast": jaxpr(lambda a, b, c, d: jnp.select([a, b], [c, d], default=-1.0),
+                                c1, c2, ones, zeros),
+      "select_int_condition": jaxpr(lambda a, c: jnp.select([a], [c]),
+                                    np.array([1, 0, 2]), np.array([1, 2, 3], np.int8)),
+      "select_float_condition": jaxpr(lambda a, c: jnp.select([a], [c]),
+                                      np.array([1.0, 0, 2]), np.array([1, 2, 3], np.int8)),
+      "select_scalars": jaxpr(lambda a, c: jnp.select([a], [c], 5), np.bool_(True), np.float32(2)),
+      "select_array_default": jaxpr(lambda a, d: jnp.select([a > 0], [d], a), x, np.float32(3)),
+  }
