@@ -2,7 +2,7 @@
 openjax must print as JAX 0.10.2 does (DESIGN decision 12: the printed jaxpr
 is part of what JAX defines). ``cases(jax)`` gives name -> a thunk printing
 the jaxpr under ``jax`` (JAX itself, or openjax). JAX's texts are stored in
-``data/jnp_jaxprs_jax.json`` (written by ``data/jnp_jaxprs_jax.py`` in a
+``data/jaxprs_jax.json`` (written by ``data/jnp_jaxprs_jax.py`` in a
 JAX venv); ``test_jaxpr_texts.py`` compares."""
 import numpy as np
 
@@ -57,6 +57,16 @@ def cases(jax) -> dict:
       "tile": jaxpr(lambda a: jnp.tile(a, 2), v),
       "trapezoid": jaxpr(jnp.trapezoid, x[0]),
       "where": jaxpr(lambda a: jnp.where(a > 0, a, 0.0), x),
+      # flips: JAX's _flip jit (eager calls bind rev directly)
+      "flip": jaxpr(jnp.flip, x),
+      "flip_axis": jaxpr(lambda a: jnp.flip(a, 1), x),
+      "flip_axes_list": jaxpr(lambda a: jnp.flip(a, [0, 1]), x),
+      "fliplr": jaxpr(jnp.fliplr, x),
+      "flipud": jaxpr(jnp.flipud, x),
+      "rot90": jaxpr(jnp.rot90, x),
+      "rot90_k2": jaxpr(lambda a: jnp.rot90(a, 2), x),
+      "rot90_k3_axes": jaxpr(lambda a: jnp.rot90(a, 3, axes=(1, 0)), x),
+      "flip_in_jit": jaxpr(jax.jit(lambda a: jnp.flip(a) * 2), x),
       # select: the conditions stacked behind an all-False one, argmax, select_n
       "select": jaxpr(lambda a: jnp.select([a > 0, a < -0.5], [a, -a], 0.0), x),
       "select_broadcast": jaxpr(lambda a, b, c, d: jnp.select([a, b], [c, d], default=-1.0),

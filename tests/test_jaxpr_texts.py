@@ -1,6 +1,7 @@
-"""make_jaxpr prints JAX's text for the cases of ``jaxpr_cases.py``: JAX
-0.10.2's texts are data (``data/jnp_jaxprs_jax.json``, written by
+"""make_jaxpr prints JAX's text for the cases of ``jaxpr_cases*.py``: JAX
+0.10.2's texts are data (``data/jaxprs*_jax.json``, written by
 ``data/jnp_jaxprs_jax.py`` with JAX installed)."""
+import importlib
 import json
 import pathlib
 
@@ -9,20 +10,36 @@ import pytest
 
 import openjax as jax
 import openjax.numpy as jnp
-from tests.jaxpr_cases import cases
 
-_JAX = json.loads((pathlib.Path(__file__).parent / "data" / "jnp_jaxprs_jax.json").read_text())
-_CASES = cases(jax)
+_TESTS = pathlib.Path(__file__).parent
 
 
-def test_every_case_has_jaxs_text():
-  assert _JAX["jax_version"] == "0.10.2"
-  assert sorted(_CASES) == sorted(k for k in _JAX if k != "jax_version")
+def _groups() -> dict:
+  """module stem -> (its cases under openjax, JAX's texts)."""
+  out = {}
+  for path in sorted(_TESTS.glob("jaxpr_cases*.py")):
+    group = path.stem[len("jaxpr_cases"):].lstrip("_")
+    data = _TESTS / "data" / (f"jaxprs_{group}_jax.json" if group else "jaxprs_jax.json")
+    out[path.stem] = (importlib.import_module("tests." + path.stem).cases(jax),
+                      json.loads(data.read_text()))
+  return out
 
 
-@pytest.mark.parametrize("name", sorted(_CASES))
-def test_prints_jaxs_jaxpr(name):
-  assert _CASES[name]() == _JAX[name]
+_GROUPS = _groups()
+
+
+@pytest.mark.parametrize("stem", sorted(_GROUPS))
+def test_every_case_has_jaxs_text(stem):
+  cases, texts = _GROUPS[stem]
+  assert texts["jax_version"] == "0.10.2"
+  assert sorted(cases) == sorted(k for k in texts if k != "jax_version")
+
+
+@pytest.mark.parametrize("stem,name", [(s, n) for s, (c, _) in sorted(_GROUPS.items())
+                                       for n in sorted(c)])
+def test_prints_jaxs_jaxpr(stem, name):
+  cases, texts = _GROUPS[stem]
+  assert cases[name]() == texts[name]
 
 
 def test_select_values_eager_and_jitted():
@@ -31,8 +48,8 @@ def test_select_values_eager_and_jitted():
   rng = np.random.default_rng(0)
   a = rng.standard_normal((4, 5)).astype(np.float32)
   a[0, 0] = np.nan
-  conds = [a > 0.5, np.nan_to_num(a * 10).astype(np.int32) % 3, np.array([1.0, 0.0, np.nan, 0.0, 2.0],
-                                                                np.float32)]
+  conds = [a > 0.5, np.nan_to_num(a * 10).astype(np.int32) % 3,
+           np.array([1.0, 0.0, np.nan, 0.0, 2.0], np.float32)]
   choices = [a, -a, np.float32(7)]
   want = np.select([np.asarray(c).astype(bool) for c in conds], choices, default=-1.0)
   for f in (jnp.select, jax.jit(jnp.select)):
