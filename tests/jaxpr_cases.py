@@ -57,6 +57,15 @@ def cases(jax) -> dict:
       "tile": jaxpr(lambda a: jnp.tile(a, 2), v),
       "trapezoid": jaxpr(jnp.trapezoid, x[0]),
       "where": jaxpr(lambda a: jnp.where(a > 0, a, 0.0), x),
+      # reduce_max/reduce_min have no out_sharding parameter (reduce_sum's has)
+      "max_axis": jaxpr(lambda a: jnp.max(a, axis=1), x),
+      "min": jaxpr(jnp.min, x),
+      "lax_reduce_max": jaxpr(lambda a: lax.reduce_max(a, (1,)), x),
+      "amax_keepdims": jaxpr(lambda a: jnp.amax(a, axis=1, keepdims=True), x),
+      "logsumexp": jaxpr(lambda a: jax.nn.logsumexp(a, axis=1), x),
+      "softmax": jaxpr(jax.nn.softmax, x),
+      "sum_axis": jaxpr(lambda a: jnp.sum(a, axis=1), x),
+      "prod_axis": jaxpr(lambda a: jnp.prod(a, axis=0), x),
       # flips: JAX's _flip jit (eager calls bind rev directly)
       "flip": jaxpr(jnp.flip, x),
       "flip_axis": jaxpr(lambda a: jnp.flip(a, 1), x),

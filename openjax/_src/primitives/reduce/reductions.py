@@ -242,11 +242,11 @@ def _reduce_prod_lower(ctx, x, *, axes):
 
 
 # ------------------------------------------------------ reduce_max / min
-def _chooser_abstract_eval(x, *, axes, out_sharding=None):
+def _chooser_abstract_eval(x, *, axes):
   return [ShapedArray(reduced_shape(x, axes), x.dtype, x.weak_type)]
 
 
-def _chooser_jvp(g, ans, x, *, axes, out_sharding=None):
+def _chooser_jvp(g, ans, x, *, axes):
   # JAX's "location indicators": the tangent is averaged over tied extrema.
   shape = get_aval(x).shape
   kept = tuple(i for i in range(len(shape)) if i not in axes)
@@ -258,21 +258,22 @@ def _chooser_jvp(g, ans, x, *, axes, out_sharding=None):
 reduce_max_p = Primitive("reduce_max")
 
 
-def reduce_max(operand, axes, *, out_sharding=None):
-  """Maximum of ``operand`` over ``axes`` (NaN propagates)."""
-  return reduce_max_p.bind1(operand, axes=axes_tuple("reduce_max", axes), out_sharding=None)
+def reduce_max(operand, axes):
+  """Maximum of ``operand`` over ``axes`` (NaN propagates). As in JAX, no
+  ``out_sharding`` (``reduce_sum``'s alone has one)."""
+  return reduce_max_p.bind1(operand, axes=axes_tuple("reduce_max", axes))
 
 
 @reduce_max_p.def_impl
 @quiet
-def _reduce_max_impl(x, *, axes, out_sharding=None):
+def _reduce_max_impl(x, *, axes):
   # An empty reduction gives the identity (-inf, iinfo.min, False), as XLA does.
   xc, dt = in_float32(x)
   return [np.asarray(np.max(xc, axis=axes, initial=_max_identity(dt))).astype(dt)]
 
 
 @reduce_max_p.def_eval_kernel
-def _reduce_max_eval_kernel(x, *, axes, out_sharding=None):
+def _reduce_max_eval_kernel(x, *, axes):
   if not axes:   # nothing reduced: the operand itself (NumPy's reduce copies it)
     return _same_value
   if x.dtype in dtypes.custom_float_dtypes:
@@ -287,7 +288,7 @@ reduce_max_p.def_batch(_reducer_batch(reduce_max_p))
 
 
 @reduce_max_p.def_lower
-def _reduce_max_lower(ctx, x, *, axes, out_sharding=None):
+def _reduce_max_lower(ctx, x, *, axes):
   dt = ctx.avals_in[0].dtype
   return [reduce(ctx, x, axes, "max", _max_identity(dt), dt, ctx.avals_out[0])]
 
@@ -295,20 +296,20 @@ def _reduce_max_lower(ctx, x, *, axes, out_sharding=None):
 reduce_min_p = Primitive("reduce_min")
 
 
-def reduce_min(operand, axes, *, out_sharding=None):
-  """Minimum of ``operand`` over ``axes`` (NaN propagates)."""
-  return reduce_min_p.bind1(operand, axes=axes_tuple("reduce_min", axes), out_sharding=None)
+def reduce_min(operand, axes):
+  """Minimum of ``operand`` over ``axes`` (NaN propagates); no ``out_sharding``."""
+  return reduce_min_p.bind1(operand, axes=axes_tuple("reduce_min", axes))
 
 
 @reduce_min_p.def_impl
 @quiet
-def _reduce_min_impl(x, *, axes, out_sharding=None):
+def _reduce_min_impl(x, *, axes):
   xc, dt = in_float32(x)
   return [np.asarray(np.min(xc, axis=axes, initial=_min_identity(dt))).astype(dt)]
 
 
 @reduce_min_p.def_eval_kernel
-def _reduce_min_eval_kernel(x, *, axes, out_sharding=None):
+def _reduce_min_eval_kernel(x, *, axes):
   if not axes:   # nothing reduced: the operand itself (NumPy's reduce copies it)
     return _same_value
   if x.dtype in dtypes.custom_float_dtypes:
@@ -323,7 +324,7 @@ reduce_min_p.def_batch(_reducer_batch(reduce_min_p))
 
 
 @reduce_min_p.def_lower
-def _reduce_min_lower(ctx, x, *, axes, out_sharding=None):
+def _reduce_min_lower(ctx, x, *, axes):
   dt = ctx.avals_in[0].dtype
   return [reduce(ctx, x, axes, "min", _min_identity(dt), dt, ctx.avals_out[0])]
 
