@@ -173,7 +173,7 @@ def test_cumulative_errors_and_jaxprs():
     jnp.cumulative_sum(x, axis=1, include_initial=True)
     jnp.cumsum(x, axis=0, dtype=bool)
   text = str(jax.make_jaxpr(lambda a: jnp.cumulative_sum(a, axis=1, include_initial=True))(x))
-  assert "jit" not in text and "cumsum" in text and "concatenate" in text
+  assert "name=_cumsum_with_promotion" in text and "concatenate" in text   # as JAX's
   assert "jit" in str(jax.make_jaxpr(lambda a: jnp.cumsum(a, axis=0, dtype=bool))(x))
   # An int axis: the program of the operand alone (reduction_plans.operand_program);
   # another axis (a NumPy integer): the program with static keyword arguments.

@@ -13,13 +13,15 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.numpy import util
+from openjax._src.numpy._ufunc_helpers import _where as _where_jit
+from openjax._src.numpy.reduction_plans import operand_alone
 from openjax._src.numpy.reductions import (
-    _check_out, _check_where, _const, _convert, _init_value, _isnan, _static_axes, _sub,
-    _user_dtype, _var_promote_types, _where, all as _all, argmax, argmin, max as _max, mean,
-    min as _min, prod, sum as _sum)
+    _check_out, _check_where, _const, _convert, _cumulative_reduction, _init_value, _isnan,
+    _static_axes, _sub, _user_dtype, _var_promote_types, _where, all as _all, argmax, argmin,
+    max as _max, mean, min as _min, prod, sum as _sum)
 
 __all__ = ["nansum", "nanprod", "nanmax", "nanmin", "nanmean", "nanvar", "nanstd", "nanargmax",
-           "nanargmin"]
+           "nanargmin", "nancumsum", "nancumprod"]
 
 
 # ------------------------------------------------------------ NaN-ignoring
@@ -29,11 +31,12 @@ def _nan_reduction(a, name: str, jnp_reduction: Callable, init_val, nan_if_all_n
   where = _check_where(name, where)
   if dtypes.kind(util.dtype_of(a)) not in "fc":
     return jnp_reduction(a, axis=axis, keepdims=keepdims, where=where, **kwargs)
-  out = jnp_reduction(_where(_isnan(a), _init_value(util.dtype_of(a), init_val), a),
+  # jnp.where's jit (JAX's ``_where``, as its jaxpr prints)
+  out = jnp_reduction(_where_jit(_isnan(a), _init_value(util.dtype_of(a), init_val), a),
                       axis=axis, keepdims=keepdims, where=where, **kwargs)
   if nan_if_all_nan:
     all_nan = _all(_isnan(a), axis=axis, keepdims=keepdims)
-    return _where(all_nan, _const(a, np.nan), out)
+    return _where_jit(all_nan, _const(a, np.nan), out)
   return out
 
 
@@ -160,3 +163,19 @@ def nanargmin(a, axis=None, out=None, keepdims=None):
   _check_out("nanargmin", out)
   a = util.ensure_arraylike("nanargmin", a)
   return _nanargmin(a, None if axis is None else operator.index(axis), bool(keepdims))
+
+
+@operand_alone
+@util.jit(static_argnames=('axis', 'dtype', 'out'))
+def nancumsum(a, axis=None, dtype=None, out=None):
+  """``cumsum`` treating NaNs as zero."""
+  return _cumulative_reduction("nancumsum", lax.cumsum, a, axis, dtype, out, fill_nan=True,
+                               fill_value=0)
+
+
+@operand_alone
+@util.jit(static_argnames=('axis', 'dtype', 'out'))
+def nancumprod(a, axis=None, dtype=None, out=None):
+  """``cumprod`` treating NaNs as one."""
+  return _cumulative_reduction("nancumprod", lax.cumprod, a, axis, dtype, out, fill_nan=True,
+                               fill_value=1)

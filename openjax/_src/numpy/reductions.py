@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import inspect
 import math
 import operator
 from typing import Any, Callable
@@ -23,18 +24,15 @@ from openjax._src.api.library_compile import NO_KEY, eager_leaf_key
 from openjax._src.core import Array, Tracer, concrete_or_error, eval_trace, trace_state
 from openjax._src.core.trace import eager_config
 from openjax._src.numpy import util
-from openjax._src.numpy.reduction_plans import (_ReductionPlan, _canonical_dtype, _convert,
-                                                _expand_dims, _init_value, _initial_key,
-                                                _operand_key, _reduction_dims, _static_axes,
-                                                _plan_program, _replay, _static_or_traced,
-                                                keep_operand_program, last_operand_program,
-                                                operand_alone, operand_program,
-                                                run_operand_program)
+from openjax._src.numpy._ufunc_helpers import _where as _where_jit
+from openjax._src.numpy.reduction_plans import (
+    _ReductionPlan, _canonical_dtype, _convert, _expand_dims, _init_value, _initial_key,
+    _operand_key, _plan_program, _reduction_dims, _replay, _static_axes, _static_or_traced,
+    keep_operand_program, last_operand_program, operand_program, run_operand_program)
 
 __all__ = [
     "sum", "prod", "max", "min", "amax", "amin", "all", "any", "mean", "var", "std", "ptp",
-    "count_nonzero", "argmax", "argmin", "cumsum", "cumprod", "nancumsum",
-    "nancumprod", "cumulative_sum", "cumulative_prod",
+    "count_nonzero", "argmax", "argmin", "cumsum", "cumprod", "cumulative_sum", "cumulative_prod",
 ]
 
 _py_all = builtins.all  # this module defines its own ``all``
@@ -294,11 +292,7 @@ def any(a, axis=None, out=None, keepdims=False, *, where=None):  # noqa: A001
 
 
 def _axis_size(a, dims) -> int:
-  shape = np.shape(a)
-  n = 1
-  for d in dims:
-    n *= shape[d]
-  return n
+  return math.prod(np.shape(a)[d] for d in dims)
 
 
 def _count(a, axis, keepdims, where, dtype):
@@ -314,8 +308,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
                upcast_f16_for_computation=dtype is None)
 
 
-# (operand aval, axis, dtype, keepdims, upcast, where aval, x64) -> _MeanPlan
-# of means without out.
+# (operand aval, axis, dtype, keepdims, upcast, where aval, x64) -> _MeanPlan (no out)
 _MEAN_PLANS: dict = {}
 
 
@@ -436,23 +429,29 @@ def _correction(ddof, correction):
   return correction
 
 
-@util.jit(static_argnames=('axis', 'dtype', 'out', 'ddof', 'keepdims', 'correction'))
-def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
-        mean=None, correction=None):  # noqa: A002 - NumPy's parameter name
+def var(a, *args, **kwargs):
   """Variance over ``axis``; divides by ``N - correction`` (alias ``ddof``)."""
-  correction = _correction(ddof, correction)
+  if trace_state.trace is eval_trace:   # eagerly: the program of the static arguments
+    return _var_program(a, *args, **kwargs)
+  return _var_api(a, *args, **kwargs)
+
+
+def _var_api(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
+             mean=None, correction=None):  # noqa: A002 - NumPy's parameter name
+  return _var(a, _static_axes(axis), dtype, out, _correction(ddof, correction), keepdims,
+              where=where, mean=mean)
+
+
+@util.jit(static_argnames=('axis', 'dtype', 'out', 'keepdims'))
+def _var(a, axis, dtype, out, correction, keepdims, *, where=None, mean=None):  # noqa: A002
   a = util.ensure_arraylike("var", a)
   where = _check_where("var", where)
-  axis = _static_axes(axis)
-  if dtype is not None:
-    dtype = _user_dtype(dtype, "var")
+  dtype = None if dtype is None else _user_dtype(dtype, "var")
   _check_out("var", out)
   computation_dtype, dtype = _var_promote_types(util.dtype_of(a), dtype)
   a = _convert(a, computation_dtype)
-  if mean is None:
-    a_mean = _mean(a, axis, dtype=computation_dtype, keepdims=True, where=where)
-  else:
-    a_mean = _convert(util.ensure_arraylike("var", mean), computation_dtype)
+  a_mean = (_mean(a, axis, dtype=computation_dtype, keepdims=True, where=where) if mean is None
+            else _convert(util.ensure_arraylike("var", mean), computation_dtype))
   centered = _sub(a, a_mean)
   if dtypes.kind(computation_dtype) == "c":
     centered = lax.real(lax.mul(centered, lax.conj(centered)))
@@ -463,7 +462,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
   normalizer = lax.sub(normalizer, _convert(correction, computation_dtype))
   result = sum(centered, axis, dtype=computation_dtype, keepdims=keepdims, where=where)
   result = _convert(lax.div(result, normalizer), dtype)
-  return _where(lax.gt(normalizer, _const(normalizer, 0)), result, np.nan)
+  return _where_jit(lax.gt(normalizer, _const(normalizer, 0)), result, np.nan)
 
 
 def _sub(x, y):
@@ -473,11 +472,21 @@ def _sub(x, y):
   return lax.sub(x, y)
 
 
-@util.jit(static_argnames=('axis', 'dtype', 'out', 'ddof', 'keepdims', 'correction'))
-def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
-        mean=None, correction=None):  # noqa: A002 - NumPy's parameter name
+def std(a, *args, **kwargs):
   """Standard deviation over ``axis`` (the square root of ``var``)."""
-  correction = _correction(ddof, correction)
+  if trace_state.trace is eval_trace:   # as var
+    return _std_program(a, *args, **kwargs)
+  return _std_api(a, *args, **kwargs)
+
+
+def _std_api(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
+             mean=None, correction=None):  # noqa: A002 - NumPy's parameter name
+  return _std(a, _static_axes(axis), dtype, out, _correction(ddof, correction), keepdims,
+              where=where, mean=mean)
+
+
+@util.jit(static_argnames=('axis', 'dtype', 'out', 'keepdims'))
+def _std(a, axis, dtype, out, correction, keepdims, *, where=None, mean=None):  # noqa: A002
   a = util.ensure_arraylike("std", a)
   where = _check_where("std", where)
   if dtype is not None:
@@ -485,8 +494,16 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     if dtypes.kind(dtype) not in "fc":
       raise ValueError(f"dtype argument to jnp.std must be inexact; got {dtype}")
   _check_out("std", out)
-  return lax.sqrt(var(a, axis=axis, dtype=dtype, correction=correction, keepdims=keepdims,
-                      where=where, mean=mean))
+  return lax.sqrt(_var(a, axis, dtype, None, correction, keepdims, where=where, mean=mean))
+
+
+# Traced calls stage JAX's jits _var and _std (``correction`` an operand: ``_var x 0:i32[]``);
+# eager calls one program per static arguments (an operand would be converted per call).
+_STATICS = ('axis', 'dtype', 'out', 'ddof', 'keepdims', 'correction')
+_var_program = util.jit(_var_api, static_argnames=_STATICS)
+_std_program = util.jit(_std_api, static_argnames=_STATICS)
+var.__signature__ = inspect.signature(_var_api)
+std.__signature__ = inspect.signature(_std_api)
 
 
 @util.jit(static_argnames=('axis', 'out', 'keepdims'))
@@ -496,6 +513,9 @@ def ptp(a, axis=None, out=None, keepdims=False):
   _check_out("ptp", out)
   axis = _static_axes(axis)
   return lax.sub(max(a, axis=axis, keepdims=keepdims), min(a, axis=axis, keepdims=keepdims))
+
+
+ptp.name = "_ptp"   # traced calls stage JAX's jit of that name
 
 
 @util.jit(static_argnames=('axis', 'keepdims'))
@@ -588,9 +608,8 @@ def argmin(a, axis=None, out=None, keepdims=None):
 
 # ------------------------------------------------------------- cumulative
 # (name, reduction, operand aval, axis, dtype, promote_integers, x64) ->
-# (flat size or None, axis, computation dtype, result dtype) of cumulative
-# reductions without NaN filling, out or a bool dtype: their checks done once;
-# replays make the same lax calls.
+# (flat size or None, axis, computation dtype, result dtype) of cumulative reductions
+# without NaN filling, out or a bool dtype: checks done once; replays make the same calls.
 _CUMULATIVE_PLANS: dict = {}
 
 
@@ -695,7 +714,6 @@ def _eager_unjitted(name: str, reduction: Callable):
   return wrap
 
 
-
 @_eager_unjitted("cumsum", lax.cumsum)
 @util.jit(static_argnames=('axis', 'dtype', 'out'))
 def cumsum(a, axis=None, dtype=None, out=None):
@@ -710,24 +728,14 @@ def cumprod(a, axis=None, dtype=None, out=None):
   return _cumulative_reduction("cumprod", lax.cumprod, a, axis, dtype, out)
 
 
-@operand_alone
-@util.jit(static_argnames=('axis', 'dtype', 'out'))
-def nancumsum(a, axis=None, dtype=None, out=None):
-  """``cumsum`` treating NaNs as zero."""
-  return _cumulative_reduction("nancumsum", lax.cumsum, a, axis, dtype, out, fill_nan=True,
-                               fill_value=0)
-
-
-@operand_alone
-@util.jit(static_argnames=('axis', 'dtype', 'out'))
-def nancumprod(a, axis=None, dtype=None, out=None):
-  """``cumprod`` treating NaNs as one."""
-  return _cumulative_reduction("nancumprod", lax.cumprod, a, axis, dtype, out, fill_nan=True,
-                               fill_value=1)
+# Traced cumulative_sum's JAX jit (eagerly one program: the jit's call would stay in it).
+@util.jit(static_argnames=('axis', 'dtype'))
+def _cumsum_with_promotion(a, axis, dtype):
+  return _cumulative_reduction("cumulative_sum", lax.cumsum, a, axis, dtype, promote_integers=True)
 
 
 def _cumulative_api(name: str, what: str, reduction: Callable, identity: int, x, axis, dtype,
-                    include_initial: bool, promote_integers: bool):
+                    include_initial: bool, promote_integers: bool, staged: bool = False):
   x = util.ensure_arraylike(name, x)
   if np.ndim(x) == 0:
     raise ValueError(f"The input must be non-scalar to take a cumulative {what}, however a "
@@ -741,8 +749,8 @@ def _cumulative_api(name: str, what: str, reduction: Callable, identity: int, x,
   axis = util.canonicalize_axis(axis, np.ndim(x))
   if dtype is not None:
     dtype = _user_dtype(dtype, name)
-  out = _cumulative_reduction(name, reduction, x, axis, dtype,
-                              promote_integers=promote_integers)
+  out = (_cumsum_with_promotion(x, axis=axis, dtype=dtype) if staged and promote_integers else
+         _cumulative_reduction(name, reduction, x, axis, dtype, promote_integers=promote_integers))
   if include_initial:
     shape = list(np.shape(x))
     shape[axis] = 1
@@ -751,12 +759,12 @@ def _cumulative_api(name: str, what: str, reduction: Callable, identity: int, x,
   return out
 
 
-def _cumulative_sum(x, axis, dtype, include_initial):
+def _cumulative_sum(x, axis, dtype, include_initial, staged=False):
   return _cumulative_api("cumulative_sum", "sum", lax.cumsum, 0, x, axis, dtype,
-                         include_initial, promote_integers=True)
+                         include_initial, promote_integers=True, staged=staged)
 
 
-def _cumulative_prod(x, axis, dtype, include_initial):
+def _cumulative_prod(x, axis, dtype, include_initial, staged=False):
   return _cumulative_api("cumulative_prod", "product", lax.cumprod, 1, x, axis, dtype,
                          include_initial, promote_integers=False)
 
@@ -779,7 +787,7 @@ def _cumulative_call(fun: Callable, x, axis, dtype, include_initial):
         keep_operand_program(name, x, program, axis, dtype, include_initial)
       return program(x)
     return _CUMULATIVE_PROGRAMS[fun](x, axis=axis, dtype=dtype, include_initial=include_initial)
-  return fun(x, axis, dtype, include_initial)
+  return fun(x, axis, dtype, include_initial, staged=True)
 
 
 def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
