@@ -13,6 +13,7 @@ import numpy as np
 from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.numpy import util
+from openjax._src.numpy._ufunc_helpers import _where as _where_jit
 from openjax._src.numpy.reductions import (
     _const, _convert, _expand_dims, _isnan, _ravel, _reduction_dims, _static_axes, _where,
     any as _any, cumsum, mean, sum as _sum)
@@ -174,16 +175,16 @@ def _quantile(a, q, axis, method: str, keepdims: bool, squash_nans: bool, weight
 def _order_stats(a, q, axis: int, keepdims: bool):
   a_shape = np.shape(a)
   # A NaN anywhere in a slice makes every quantile of that slice NaN.
-  a = _where(_any(_isnan(a), axis=axis, keepdims=True), np.nan, a)
+  # (jnp.where's jit, JAX's ``_where``, and n - 1 staged at each use, as JAX's jaxpr)
+  a = _where_jit(_any(_isnan(a), axis=axis, keepdims=True), np.nan, a)
   a = lax.sort(a, dimension=axis)
-  q_dtype = util.dtype_of(q)
-  n_minus_1 = np.array(a_shape[axis] - 1).astype(q_dtype)
-  qn = lax.mul(q, n_minus_1)
+  n = _const(q, a_shape[axis])
+  qn = lax.mul(q, lax.sub(n, _const(q, 1)))
   low, high = lax.floor(qn), lax.ceil(qn)
   high_weight = lax.sub(qn, low)
   low_weight = lax.sub(_const(high_weight, 1), high_weight)
-  low = lax.clamp(_const(low, 0), low, n_minus_1)
-  high = lax.clamp(_const(high, 0), high, n_minus_1)
+  low = lax.clamp(_const(low, 0), low, lax.sub(n, _const(q, 1)))
+  high = lax.clamp(_const(high, 0), high, lax.sub(n, _const(q, 1)))
   int_dtype = dtypes.default_int_dtype()
   low, high = _convert(low, int_dtype), _convert(high, int_dtype)
   q_ndim = np.ndim(q)

@@ -10,13 +10,14 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
-from openjax._src.api.jit import jit as _api_jit
 from openjax._src.numpy import util
 from openjax._src.numpy.creation import asarray
+from openjax._src.numpy.linalg_ops import dot
 from openjax._src.numpy.misc import clip, where
 from openjax._src.numpy.ranges import arange
 from openjax._src.numpy.reductions import cumsum, mean, sum as _sum
 from openjax._src.numpy.shape_joining import concatenate
+from openjax._src.numpy.statistics import average
 from openjax._src.numpy.shape_reshaping import (atleast_2d, broadcast_to, expand_dims, moveaxis,
                                                 ravel)
 from openjax._src.numpy.ufuncs import abs as _abs, not_equal, power, remainder, sqrt
@@ -74,10 +75,6 @@ def _edge_piece(arr, extra, axis):
   return extra
 
 
-_diff.__name__ = _diff.__qualname__ = "diff"
-_diff_jit = _api_jit(_diff, static_argnums=(1, 2))
-
-
 @util.jit(static_argnames=('n', 'axis'))
 def diff(a, n=1, axis=-1, prepend=None, append=None):
   """The ``n``-th discrete difference of ``a`` along ``axis`` (``numpy.diff``);
@@ -85,7 +82,7 @@ def diff(a, n=1, axis=-1, prepend=None, append=None):
   along ``axis`` first (scalars broadcast to one slice)."""
   a = util.ensure_arraylike("diff", a)
   _static_int("diff", "'n' argument", n)
-  return _diff_jit(a, n, axis, prepend, append)
+  return _diff(a, n, axis, prepend, append)   # one jit, as JAX's
 
 
 @util.jit
@@ -107,12 +104,16 @@ def ediff1d(ary, to_end=None, to_begin=None):
 
 
 def _gradient_1axis(a, h, axis):
-  lo_edge = lax.sub(_slice_axis(a, 1, 2, axis), _slice_axis(a, 0, 1, axis))
-  hi_edge = lax.sub(_slice_axis(a, -1, None, axis), _slice_axis(a, -2, -1, axis))
+  # lax.slice_in_dim (strides of 1 printed, as JAX's); the inner and last
+  # slices divided before the first, as JAX's jaxpr
+  lo_edge = lax.sub(lax.slice_in_dim(a, 1, 2, axis=axis), lax.slice_in_dim(a, 0, 1, axis=axis))
+  hi_edge = lax.sub(lax.slice_in_dim(a, -1, None, axis=axis),
+                    lax.slice_in_dim(a, -2, -1, axis=axis))
   if h.ndim == 0:
-    inner = (_slice_axis(a, 2, None, axis) - _slice_axis(a, None, -2, axis)) * 0.5 / h
-    lo_edge = lo_edge / h
+    inner = (lax.slice_in_dim(a, 2, None, axis=axis)
+             - lax.slice_in_dim(a, None, -2, axis=axis)) * 0.5 / h
     hi_edge = hi_edge / h
+    lo_edge = lo_edge / h
   elif h.ndim == 1:
     if h.shape[0] != a.shape[axis]:
       raise ValueError("Spacing arrays must have the same length as the dimension along which "
@@ -143,6 +144,15 @@ def gradient(f, *varargs, axis=None, edge_order=None):
   ``edge_order`` is not supported (as in JAX)."""
   if edge_order is not None:
     raise NotImplementedError("The 'edge_order' argument to jnp.gradient is not supported.")
+  axis = tuple(axis) if isinstance(axis, list) else axis
+  if type(f) in (list, tuple) or any(type(v) in (list, tuple) for v in varargs):
+    return _gradient.fun(f, *varargs, axis=axis)   # (its TypeError naming the sequence)
+  return _gradient(f, *varargs, axis=axis)
+
+
+# JAX jits gradient (make_jaxpr prints jit[name=gradient]); eagerly one program.
+@util.jit(static_argnames=('axis',))
+def _gradient(f, *varargs, axis=None):
   a, *spacing = util.promote_dtypes_inexact(f, *varargs)
   if axis is None:
     axes = tuple(range(a.ndim))
@@ -163,6 +173,9 @@ def gradient(f, *varargs, axis=None, edge_order=None):
                     f"{len(axes)} (one per axis), got {len(spacing)}.")
   out = [_gradient_1axis(a, h, ax) for ax, h in zip(axes, spacing)]
   return out[0] if len(axes) == 1 else out
+
+
+_gradient.name = "gradient"
 
 
 @util.jit(static_argnames=('dx', 'axis'))
@@ -224,6 +237,10 @@ def vander(x, N=None, increasing=False):
   return power(x[:, None], expand_dims(powers, 0))
 
 
+# JAX's atleast_2d is a jit (cov's jaxpr prints it)
+_atleast_2d = util.jit(atleast_2d)
+
+
 @util.jit(static_argnames=('rowvar', 'bias', 'ddof', 'dtype'))
 def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None,
         dtype=None):
@@ -236,7 +253,9 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     m = util.ensure_arraylike("cov", m)
   if m.ndim > 2:
     raise ValueError("m has more than 2 dimensions")
-  x = atleast_2d(m)
+  if dtype is None:   # (JAX's order: the cast, then atleast_2d)
+    (m,) = util.promote_dtypes_inexact(m)
+  x = _atleast_2d(m)
   if dtype is not None:
     x = lax.convert_element_type(x, dtype)
     y = None if y is None else lax.convert_element_type(y, dtype)
@@ -268,10 +287,11 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     if aweights.shape[0] != x.shape[1]:
       raise RuntimeError("incompatible numbers of samples and aweights")
     w = aweights if w is None else w * aweights
-  if w is None:
-    avg = mean(x, axis=1)
-    w_sum = asarray(x.shape[1], dtype=avg.dtype)
-    fact = w_sum - ddof
+  if w is None:   # JAX's equations: average's sum of weights (its first unused), n - ddof
+    avg, w_sum = average(x, axis=1, returned=True)
+    w_sum[0]  # noqa: B018 - staged as in JAX
+    x = x - avg[:, None]
+    return (dot(x, conjugate(x.T)) / (x.shape[1] - ddof)).squeeze()
   else:
     avg = _sum(x * w, axis=1) / _sum(w)
     w_sum = _sum(w)
