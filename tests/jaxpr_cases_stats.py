@@ -1,6 +1,7 @@
 """make_jaxpr cases of jax.numpy's statistics (var, std, ptp, cumulative_sum,
-nanmean, ...) whose printed jaxprs openjax must print as JAX 0.10.2 does; JAX's
-texts are ``data/jaxprs_stats_jax.json`` (see ``jaxpr_cases.py``)."""
+nanmean, diff, gradient, cov) whose printed jaxprs openjax must print as JAX
+0.10.2 does; JAX's texts are ``data/jaxprs_stats_jax.json`` (see
+``jaxpr_cases.py``)."""
 import numpy as np
 
 
@@ -23,7 +24,23 @@ def cases(jax) -> dict:
       "std_axis_ddof": jaxpr(lambda a: jnp.std(a, axis=1, ddof=1), x),
       "std_keepdims": jaxpr(lambda a: jnp.std(a, axis=0, keepdims=True), x),
       "std_int": jaxpr(jnp.std, m),
+      "nanmean": jaxpr(jnp.nanmean, x),
+      "nanmean_axis": jaxpr(lambda a: jnp.nanmean(a, axis=1), x),
+      "nanmean_keepdims": jaxpr(lambda a: jnp.nanmean(a, axis=0, keepdims=True), x),
       "nanmean_int": jaxpr(jnp.nanmean, m),
+      "cov": jaxpr(jnp.cov, x),
+      "cov_rowvar": jaxpr(lambda a: jnp.cov(a, rowvar=False), x),
+      "cov_ddof": jaxpr(lambda a: jnp.cov(a, ddof=0), x),
+      "cov_int": jaxpr(jnp.cov, m),
+      "diff": jaxpr(jnp.diff, x),
+      "diff_axis": jaxpr(lambda a: jnp.diff(a, axis=0), x),
+      "diff_n2": jaxpr(lambda a: jnp.diff(a, n=2), x),
+      "diff_int": jaxpr(jnp.diff, v),
+      "diff_prepend": jaxpr(lambda a: jnp.diff(a, prepend=0.0), f1),
+      "gradient": jaxpr(jnp.gradient, f1),
+      "gradient_2d": jaxpr(jnp.gradient, x),
+      "gradient_axis": jaxpr(lambda a: jnp.gradient(a, axis=1), x),
+      "gradient_spacing": jaxpr(lambda a: jnp.gradient(a, 0.5), f1),
       "ptp": jaxpr(jnp.ptp, x),
       "ptp_axis": jaxpr(lambda a: jnp.ptp(a, axis=1), x),
       "ptp_keepdims": jaxpr(lambda a: jnp.ptp(a, axis=0, keepdims=True), x),
