@@ -31,12 +31,14 @@ def _nan_reduction(a, name: str, jnp_reduction: Callable, init_val, nan_if_all_n
   where = _check_where(name, where)
   if dtypes.kind(util.dtype_of(a)) not in "fc":
     return jnp_reduction(a, axis=axis, keepdims=keepdims, where=where, **kwargs)
-  # jnp.where's jit (JAX's ``_where``, as its jaxpr prints)
-  out = jnp_reduction(_where_jit(_isnan(a), _init_value(util.dtype_of(a), init_val), a),
+  # nansum/nanprod: jnp.where's jit (JAX's ``_where``, as their jaxprs print); nanmax/nanmin
+  # keep lax.select, the equations core/fused_steps runs as one kernel eagerly
+  select = _where if nan_if_all_nan else _where_jit
+  out = jnp_reduction(select(_isnan(a), _init_value(util.dtype_of(a), init_val), a),
                       axis=axis, keepdims=keepdims, where=where, **kwargs)
   if nan_if_all_nan:
     all_nan = _all(_isnan(a), axis=axis, keepdims=keepdims)
-    return _where_jit(all_nan, _const(a, np.nan), out)
+    return _where(all_nan, _const(a, np.nan), out)
   return out
 
 

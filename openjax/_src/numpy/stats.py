@@ -15,7 +15,7 @@ from openjax._src.numpy.creation import asarray
 from openjax._src.numpy.linalg_ops import dot
 from openjax._src.numpy.misc import clip, where
 from openjax._src.numpy.ranges import arange
-from openjax._src.numpy.reductions import cumsum, mean, sum as _sum
+from openjax._src.numpy.reductions import cumsum, sum as _sum
 from openjax._src.numpy.shape_joining import concatenate
 from openjax._src.numpy.statistics import average
 from openjax._src.numpy.shape_reshaping import (atleast_2d, broadcast_to, expand_dims, moveaxis,
