@@ -30,6 +30,7 @@ from openjax._src.numpy.reductions import (
     _const, _convert, _isnan, _ravel, _where, any as _any, cumsum, max as _max, min as _min,
     sum as _sum)
 from openjax._src.numpy.shape_joining import concatenate
+from openjax._src.numpy.ufuncs import floor_divide
 
 __all__ = ["searchsorted", "digitize", "interp", "bincount", "histogram", "histogram_bin_edges",
            "unique", "unique_values", "unique_counts", "unique_inverse", "unique_all"]
@@ -144,6 +145,60 @@ def _searchsorted_scan(a, v, side: str, dtype):
   return _convert(lax.fori_loop(0, n_levels, body, init)[1], dtype)
 
 
+def _canonical_float(x):
+  """-0.0 -> 0.0 and every NaN -> one NaN: the total order's keys of the
+  sort order (JAX's canonicalisation before its ``le_to``/``lt_to``)."""
+  shape, dtype = np.shape(x), util.dtype_of(x)
+  is_zero = lax.eq(x, lax.full((), 0, dtype))
+  y = lax.select(is_zero, lax.full(shape, 0, dtype), x)
+  is_nan = lax.ne(x, x)
+  return lax.select(is_nan, lax.full(shape, np.nan, dtype), y)
+
+
+def _searchsorted_scan_impl(a, v, side: str, dtype):
+  """JAX's default binary search, as its jaxpr shows it: a ``scan`` of
+  ceil(log2(n + 1)) rounds over one query, batched over ``v``'s elements
+  (a nested ``jit[name=_searchsorted_scan_impl]`` per batched dimension)."""
+  n, v_shape = np.shape(a)[0], np.shape(v)
+  work = np.dtype(np.uint64) if np.dtype(dtype).itemsize == 8 else np.dtype(np.uint32)
+  less = lax.le_to_p if side == "left" else lax.lt_to_p
+  is_float = dtypes.kind(util.dtype_of(a)) == "f"
+
+  def body(carry, _):
+    low, high = carry
+    mid = lax.add(low, floor_divide(lax.sub(high, low), 2))
+    if v_shape:
+      at_mid = lax.gather(
+          a, lax.broadcast_in_dim(mid, v_shape + (1,), tuple(range(len(v_shape)))),
+          lax.GatherDimensionNumbers(offset_dims=(len(v_shape),), collapsed_slice_dims=(),
+                                     start_index_map=(0,)), (1,), mode="clip")
+      at_mid = lax.squeeze(at_mid, (len(v_shape),))
+    else:
+      at_mid = lax.squeeze(lax.dynamic_slice(a, (mid,), (1,)), (0,))
+    if is_float:
+      go_left = less.bind1(_canonical_float(v), _canonical_float(at_mid))
+    elif dtypes.kind(util.dtype_of(a)) == "c":
+      go_left = _sort_less(v, at_mid, or_equal=side == "left")
+    else:
+      go_left = less.bind1(v, at_mid)
+    return (lax.select(go_left, low, mid), lax.select(go_left, mid, high)), None
+
+  init = (lax.full(v_shape, 0, work), lax.full(v_shape, n, work))
+  (_, high), _ = lax.scan(body, init, None, length=int(np.ceil(np.log2(n + 1))))
+  return _convert(high, dtype)
+
+
+_scan_impl_jit = util.jit(_searchsorted_scan_impl, static_argnames=("side", "dtype"))
+
+
+def _searchsorted_scan_batched(a, v, side: str, dtype):
+  return _scan_impl_jit(a, v, side, dtype)
+
+
+_scan_impl_batched = util.jit(_searchsorted_scan_batched, static_argnames=("side", "dtype"))
+_scan_impl_batched.name = "_searchsorted_scan_impl"
+
+
 def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
   """Indices where ``v`` would be inserted into the sorted 1-D ``a`` to keep
   it sorted (``side='left'``: before equal values, ``'right'``: after)."""
@@ -209,6 +264,10 @@ def _searchsorted(a, v, side, sorter, method, lean: bool = False):
   dtype = np.dtype(np.int64) if n > np.iinfo(np.int32).max else np.dtype(np.int32)
   if n == 0:
     return lax.full(np.shape(v), 0, dtype)
+  if not lean and method == "scan" and dtypes.kind(util.dtype_of(a)) != "c":
+    # Traced: JAX's binary search (eager programs keep the counts below).
+    run = _scan_impl_batched if np.ndim(v) else _scan_impl_jit
+    return run(a, v, side, dtype)
   if _compares_all(method, n, np.size(v), lean, util.dtype_of(a)):
     return _searchsorted_compare_all(a, v, side, dtype)
   if method == "sort" or (np.size(v) > _SCAN_MAX_SIDE and n > _SCAN_MAX_SORTED):
@@ -277,15 +336,13 @@ def interp(x, xp, fp, left=None, right=None, period=None):
   x, xp, fp = util.ensure_arraylike("interp", x, xp, fp)
   if np.shape(xp) != np.shape(fp) or np.ndim(xp) != 1:
     raise ValueError("xp and fp must be one-dimensional arrays of equal size")
-  x, xp = util.promote_dtypes_inexact(x, xp)
-  fp, = util.promote_dtypes_inexact(fp)
   extrapolate = {}
   for name, value in (("left", left), ("right", right)):
     if isinstance(value, str) and value != "extrapolate":
       raise ValueError(f"the only valid string value of `{name}` is 'extrapolate', "
                        f"but got: {value!r}")
     extrapolate[name] = isinstance(value, str)
-  if is_kind(x, "c"):
+  if is_kind(x, "c") or is_kind(xp, "c"):
     raise ValueError("jnp.interp: complex x values not supported.")
   if period is not None and np.ndim(period) != 0:
     raise ValueError(f"period must be a scalar; got {period}")
@@ -318,6 +375,9 @@ _interp_eager.name = "_interp"
 
 def _interp_equations(x, xp, fp, left, right, period, extrapolate_left, extrapolate_right,
                       lean: bool):
+  # (promoted inside the jit, as JAX's jaxpr shows)
+  x, xp = util.promote_dtypes_inexact(x, xp)
+  fp, = util.promote_dtypes_inexact(fp)
   if period is not None:
     period = _abs_of_period(period)
     x, xp = _mod(x, period), _mod(xp, period)
@@ -333,10 +393,13 @@ def _interp_equations(x, xp, fp, left, right, period, extrapolate_left, extrapol
   eps = np.spacing(dtypes.finfo(dtypes.dtype(xp)).eps)
   dx0 = lax.le(lax.abs(dx), const(dx, eps))
   f = where(dx0, fp[i - 1], fp[i - 1] + delta / where(dx0, 1, dx) * df)
+  # (the fill before the compare: JAX's order of equations)
   if not extrapolate_left and period is None:
-    f = where(x < xp[0], fp[0] if left is None else left, f)
+    fill = fp[0] if left is None else left
+    f = where(x < xp[0], fill, f)
   if not extrapolate_right and period is None:
-    f = where(x > xp[-1], fp[-1] if right is None else right, f)
+    fill = fp[-1] if right is None else right
+    f = where(x > xp[-1], fill, f)
   return f
 
 
