@@ -442,8 +442,9 @@ def outer(a, b, out=None):
   a, b = util.ensure_arraylike("outer", a, b)
   a, b = util.promote_dtypes(a, b)
   a, b = _ravel(a), _ravel(b)
-  shape = (np.shape(a)[0], np.shape(b)[0])
-  return _mul(lax.broadcast_in_dim(a, shape, (0,)), lax.broadcast_in_dim(b, shape, (1,)))
+  n, m = np.shape(a)[0], np.shape(b)[0]
+  # As JAX: [n,1] * [1,m], the multiply broadcasting the size-1 dims.
+  return _mul(lax.broadcast_in_dim(a, (n, 1), (0,)), lax.broadcast_in_dim(b, (1, m), (1,)))
 
 
 @util.jit

@@ -240,24 +240,28 @@ def _isfinite(x):
   return lax.is_finite(x)
 
 
-@util.jit(static_argnames=('rtol', 'atol', 'equal_nan'))
+@util.jit(static_argnames=('equal_nan',))
 def isclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bool = False):
   """Elementwise ``|a - b| <= atol + rtol * |b|`` (infinities equal when they
   match; NaNs equal only with ``equal_nan``)."""
+  # rtol/atol are traced arguments and the NaN test is computed first (used
+  # only with equal_nan), as in JAX's printed jaxpr.
   a, b = util.promote_args_inexact("isclose", a, b)
   dt = dtypes.dtype(a)
   if dtypes.kind(dt) == "c":
     dt = dtypes.finfo(dt).dtype
   rtol = lax.convert_element_type(rtol, dt)
   atol = lax.convert_element_type(atol, dt)
+  both_nan = lax.bitwise_and(_isnan(a), _isnan(b))
+  finite = _isfinite(b)
   in_range = lax.le(lax.abs(lax.sub(a, b)), lax.add(atol, lax.mul(rtol, lax.abs(b))))
-  out = lax.bitwise_or(lax.eq(a, b), lax.bitwise_and(_isfinite(b), in_range))
+  out = lax.bitwise_or(lax.eq(a, b), lax.bitwise_and(finite, in_range))
   if equal_nan:
-    out = lax.bitwise_or(out, lax.bitwise_and(_isnan(a), _isnan(b)))
+    out = lax.bitwise_or(out, both_nan)
   return out
 
 
-@util.jit(static_argnames=('rtol', 'atol', 'equal_nan'))
+@util.jit(static_argnames=('equal_nan',))
 def allclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bool = False):
   """Whether every element of ``a`` and ``b`` is close (see ``isclose``)."""
   util.check_arraylike("allclose", a, b)

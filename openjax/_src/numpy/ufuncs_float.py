@@ -16,7 +16,8 @@ from openjax._src.core import Array
 from openjax._src.numpy import util
 from openjax._src.numpy.eager_programs import eager_program, eager_program_when
 from openjax._src.numpy._ufunc_helpers import (
-    asarray, const, constant_like, full_like, is_kind, weak_scalar, where as _where)
+    _where as _jit_where, asarray, const, constant_like, full_like, is_kind, weak_scalar,
+    where as _where)
 from openjax._src.numpy.util import (
     ensure_arraylike, promote_args, promote_args_inexact, promote_dtypes_inexact)
 
@@ -81,7 +82,7 @@ def isneginf(x, /, out=None):
   return _isposneginf("isneginf", -np.inf, x, out)
 
 
-@util.jit(static_argnames=('copy', 'nan', 'posinf', 'neginf'))
+@util.jit(static_argnames=('copy',))
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
   """Replace NaN by ``nan`` and infinities by ``posinf``/``neginf`` (the
   largest finite values by default)."""
@@ -96,9 +97,11 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
   info = dtypes.finfo(dt)
   posinf = info.max if posinf is None else posinf
   neginf = info.min if neginf is None else neginf
-  out = _where(isnan(x), _typed(nan, dt), x)
-  out = _where(isposinf(out), _typed(posinf, dt), out)
-  return _where(isneginf(out), _typed(neginf, dt), out)
+  # The replacements are traced arguments, put in by jnp.where (JAX's jit
+  # _where), as in JAX's jaxpr.
+  out = _jit_where(isnan(x), _typed(nan, dt), x)
+  out = _jit_where(isposinf(out), _typed(posinf, dt), out)
+  return _jit_where(isneginf(out), _typed(neginf, dt), out)
 
 
 def _typed(value, dt):
