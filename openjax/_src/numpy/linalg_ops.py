@@ -456,12 +456,17 @@ def kron(a, b):
   a, b = util.promote_dtypes(a, b)
   sa, sb = np.shape(a), np.shape(b)
   nd = max(len(sa), len(sb))
+  if len(sa) < nd:   # leading size-1 axes (JAX's expand_dims)
+    a = lax.expand_dims(a, tuple(range(nd - len(sa))))
+  if len(sb) < nd:
+    b = lax.expand_dims(b, tuple(range(nd - len(sb))))
   sa, sb = (1,) * (nd - len(sa)) + tuple(sa), (1,) * (nd - len(sb)) + tuple(sb)
-  a, b = lax.reshape(a, sa), lax.reshape(b, sb)
   # Interleave: a's axes at even positions, b's at odd, then merge pairs.
-  full = tuple(d for pair in zip(sa, sb) for d in pair)
-  prod = _mul(lax.broadcast_in_dim(a, full, tuple(range(0, 2 * nd, 2))),
-                 lax.broadcast_in_dim(b, full, tuple(range(1, 2 * nd, 2))))
+  # As JAX: size-1 axes interleaved, the multiply broadcasting them.
+  a_shape = tuple(d for x in sa for d in (x, 1))
+  b_shape = tuple(d for x in sb for d in (1, x))
+  prod = _mul(lax.broadcast_in_dim(a, a_shape, tuple(range(0, 2 * nd, 2))),
+              lax.broadcast_in_dim(b, b_shape, tuple(range(1, 2 * nd, 2))))
   return lax.reshape(prod, tuple(x * y for x, y in zip(sa, sb)))
 
 
