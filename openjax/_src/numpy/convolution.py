@@ -8,6 +8,7 @@ from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.core import get_aval
 from openjax._src.numpy import util
+from openjax._src.numpy.shape_reshaping import _flip_staged
 
 __all__ = ["convolve", "correlate"]
 
@@ -22,6 +23,14 @@ def _conv_1d(x, y, mode: str, op: str, precision, preferred_element_type):
   x, y = util.ensure_arraylike(op, x, y)
   if np.ndim(x) != 1 or np.ndim(y) != 1:
     raise ValueError(f"{op}() only support 1-dimensional inputs.")
+  return _conv(x, y, mode=mode, op=op, precision=precision,
+               preferred_element_type=preferred_element_type)
+
+
+# JAX's jit ``_conv`` (make_jaxpr prints it inside convolve's and correlate's);
+# eagerly inlined in their one program.
+@util.jit(static_argnames=('mode', 'op', 'precision', 'preferred_element_type'))
+def _conv(x, y, mode: str, op: str, precision, preferred_element_type):
   if preferred_element_type is None:
     # NumPy convolves integers in floating point; so does jnp by default.
     x, y = util.promote_dtypes_inexact(x, y)
@@ -41,7 +50,7 @@ def _conv_1d(x, y, mode: str, op: str, precision, preferred_element_type):
   else:
     if n < m:
       x, y, n, m = y, x, m, n
-    y = lax.rev(y, (0,))
+    y = _flip_staged(y, None)
   if mode == "valid":
     padding = [(0, 0)]
   elif mode == "same":
@@ -53,8 +62,9 @@ def _conv_1d(x, y, mode: str, op: str, precision, preferred_element_type):
   out = lax.conv_general_dilated(
       lax.broadcast_in_dim(x, (1, 1, n), (2,)), lax.broadcast_in_dim(y, (1, 1, m), (2,)),
       (1,), padding, precision=precision, preferred_element_type=preferred_element_type)
-  out = lax.squeeze(out, (0, 1))
-  return lax.rev(out, (0,)) if reverse_out else out
+  if reverse_out:   # (reversed before the squeeze, as JAX)
+    out = lax.rev(out, (2,))
+  return lax.squeeze(out, (0, 1))
 
 
 @util.jit(static_argnames=('mode', 'precision', 'preferred_element_type'))

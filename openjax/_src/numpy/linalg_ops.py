@@ -22,6 +22,7 @@ from openjax._src.core import (Array, Tracer, concrete_or_error, eval_trace, get
 from openjax._src.core.trace import eager_config
 from openjax._src.numpy import util
 from openjax._src.numpy.eager_programs import eager_program
+from openjax._src.numpy._ufunc_helpers import _where
 from openjax._src.numpy.einsum import diagonal_take, einsum, einsum_path
 from openjax._src.numpy.reductions import sum as _sum
 from openjax._src.numpy.vectorize import vectorize
@@ -442,8 +443,9 @@ def outer(a, b, out=None):
   a, b = util.ensure_arraylike("outer", a, b)
   a, b = util.promote_dtypes(a, b)
   a, b = _ravel(a), _ravel(b)
-  shape = (np.shape(a)[0], np.shape(b)[0])
-  return _mul(lax.broadcast_in_dim(a, shape, (0,)), lax.broadcast_in_dim(b, shape, (1,)))
+  n, m = np.shape(a)[0], np.shape(b)[0]
+  # As JAX: [n,1] * [1,m], the multiply broadcasting the size-1 dims.
+  return _mul(lax.broadcast_in_dim(a, (n, 1), (0,)), lax.broadcast_in_dim(b, (1, m), (1,)))
 
 
 @util.jit
@@ -454,12 +456,17 @@ def kron(a, b):
   a, b = util.promote_dtypes(a, b)
   sa, sb = np.shape(a), np.shape(b)
   nd = max(len(sa), len(sb))
+  if len(sa) < nd:   # leading size-1 axes (JAX's expand_dims)
+    a = lax.expand_dims(a, tuple(range(nd - len(sa))))
+  if len(sb) < nd:
+    b = lax.expand_dims(b, tuple(range(nd - len(sb))))
   sa, sb = (1,) * (nd - len(sa)) + tuple(sa), (1,) * (nd - len(sb)) + tuple(sb)
-  a, b = lax.reshape(a, sa), lax.reshape(b, sb)
   # Interleave: a's axes at even positions, b's at odd, then merge pairs.
-  full = tuple(d for pair in zip(sa, sb) for d in pair)
-  prod = _mul(lax.broadcast_in_dim(a, full, tuple(range(0, 2 * nd, 2))),
-                 lax.broadcast_in_dim(b, full, tuple(range(1, 2 * nd, 2))))
+  # As JAX: size-1 axes interleaved, the multiply broadcasting them.
+  a_shape = tuple(d for x in sa for d in (x, 1))
+  b_shape = tuple(d for x in sb for d in (1, x))
+  prod = _mul(lax.broadcast_in_dim(a, a_shape, tuple(range(0, 2 * nd, 2))),
+              lax.broadcast_in_dim(b, b_shape, tuple(range(1, 2 * nd, 2))))
   return lax.reshape(prod, tuple(x * y for x, y in zip(sa, sb)))
 
 
@@ -519,10 +526,22 @@ def diagonal(a, offset=0, axis1: int = 0, axis2: int = 1):
   return diagonal_take(a, (ax1, ax2), offsets, len(shape) - 2)
 
 
-@util.jit(static_argnames=('offset', 'axis1', 'axis2', 'dtype', 'out'))
 def trace(a, offset=0, axis1: int = 0, axis2: int = 1, dtype=None, out=None):
   """Sum of the ``offset`` diagonal over ``axis1``/``axis2`` (``dtype``: the
   accumulation and result dtype, as for ``jnp.sum``)."""
+  if trace_state.trace is eval_trace:
+    # Eagerly the diagonal's strided slice and its sum (JAX's masked sum of the
+    # whole matrix reads every element); the defaults keep the call's key short.
+    if type(offset) is int and offset == 0 and axis1 == 0 and axis2 == 1 and dtype is None \
+        and out is None:
+      return _trace_diagonal(a)
+    return _trace_diagonal(a, offset, axis1, axis2, dtype, out)
+  if type(offset) is int and offset == 0:
+    return trace_masked(a, axis1=axis1, axis2=axis2, dtype=dtype, out=out)
+  return trace_masked(a, offset, axis1=axis1, axis2=axis2, dtype=dtype, out=out)
+
+
+def _trace_axes(a, axis1, axis2, dtype, out):
   a = util.ensure_arraylike("trace", a)
   if out is not None:
     raise NotImplementedError("The 'out' argument to jnp.trace is not supported.")
@@ -532,28 +551,47 @@ def trace(a, offset=0, axis1: int = 0, axis2: int = 1, dtype=None, out=None):
     raise ValueError(f"axis1 and axis2 can not be same. axis1={axis1} and axis2={axis2}")
   if dtype is not None:
     dtype = dtypes.explicit_dtype(dtype, "trace")
-  if is_concrete(offset):
-    off = operator.index(to_concrete_value(offset))
-    return _sum(diagonal(a, off, ax1, ax2), axis=-1, dtype=dtype)
-  # A traced offset: mask the matrix with (col - row == offset) and sum.
-  off = util.ensure_arraylike("trace", offset)
-  if np.shape(off) or dtypes.kind(dtypes.dtype(off)) not in "iu":
-    raise ValueError(f"k must be a scalar integer; got {offset}")
+  return a, ax1, ax2, dtype
+
+
+@util.jit(static_argnames=('offset', 'axis1', 'axis2', 'dtype', 'out'))
+def _trace_diagonal(a, offset=0, axis1: int = 0, axis2: int = 1, dtype=None, out=None):
+  a, ax1, ax2, dtype = _trace_axes(a, axis1, axis2, dtype, out)
+  off = operator.index(to_concrete_value(offset))
+  return _sum(diagonal(a, off, ax1, ax2), axis=-1, dtype=dtype)
+
+
+def trace_masked(a, offset=0, axis1: int = 0, axis2: int = 1, dtype=None, out=None):
+  # JAX's formulation (its printed jaxpr): the axes moved last, the matrix
+  # masked by (row + offset == col) through jnp.where, summed.
+  a, ax1, ax2, dtype = _trace_axes(a, axis1, axis2, dtype, out)
+  if not isinstance(offset, int):
+    off = util.ensure_arraylike("trace", offset)
+    if np.shape(off) or dtypes.kind(dtypes.dtype(off)) not in "iu":
+      raise ValueError(f"k must be a scalar integer; got {offset}")
+    offset = off
   a = _moveaxis(a, (ax1, ax2), (-2, -1))
   shape = np.shape(a)
-  mask = _offset_mask(shape[-2:], lax.convert_element_type(off, np.int32), lax.eq)
-  mask = lax.broadcast(mask, shape[:-2])
-  a = lax.select(mask, a, lax.full_like(a, 0))
-  return _sum(a, axis=(-2, -1), dtype=dtype)
+  mask = _offset_mask(shape[-2:], offset, lax.eq, add_first=False)
+  return _sum(_where(mask, a, lax.full_like(a, 0)), axis=(-2, -1), dtype=dtype)
 
 
-def _offset_mask(nm, offset, cmp):
-  """``cmp(row + offset, col)`` over an ``n x m`` grid of int32 iotas."""
+trace_masked.__name__ = "trace"
+trace_masked = util.jit(trace_masked, static_argnames=('axis1', 'axis2', 'dtype', 'out'))
+
+
+def _offset_mask(nm, offset, cmp, add_first=True):
+  """``cmp(row + offset, col)`` over an ``n x m`` grid of int32 iotas (the
+  offset added before or after the column iota: JAX's tril's and trace's)."""
+  def add(rows):
+    # A static offset is a rank-0 int32 constant (a literal when traced).
+    return lax.add(rows, np.int32(offset) if isinstance(offset, int)
+                   else lax.convert_element_type(offset, np.int32))
   rows = lax.broadcasted_iota(np.int32, nm, 0)
+  if add_first:
+    rows = add(rows)
   cols = lax.broadcasted_iota(np.int32, nm, 1)
-  # A static offset is a rank-0 int32 constant (a literal when traced).
-  rows = lax.add(rows, np.int32(offset) if isinstance(offset, int) else offset)
-  return cmp(rows, cols)
+  return cmp(rows if add_first else add(rows), cols)
 
 
 def _triangle(fun: str, m, k, lower: bool):

@@ -240,28 +240,67 @@ def _isfinite(x):
   return lax.is_finite(x)
 
 
-@util.jit(static_argnames=('rtol', 'atol', 'equal_nan'))
-def isclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bool = False):
+_RTOL, _ATOL = 1e-05, 1e-08
+
+
+def isclose(a: Any, b: Any, rtol: Any = _RTOL, atol: Any = _ATOL, equal_nan: bool = False):
   """Elementwise ``|a - b| <= atol + rtol * |b|`` (infinities equal when they
   match; NaNs equal only with ``equal_nan``)."""
+  if trace_state.trace is eval_trace:
+    # Eagerly the tolerances are static (a Python float as a traced argument
+    # costs ~20k instructions a call); traced they are arguments, as in JAX.
+    if rtol is _RTOL and atol is _ATOL and equal_nan is False:
+      return _isclose_static(a, b)
+    if type(rtol) is float and type(atol) is float:
+      return _isclose_static(a, b, rtol, atol, equal_nan)
+  if rtol is _RTOL and atol is _ATOL:   # JAX's jit leaves defaults out of the call
+    return _isclose_traced(a, b, equal_nan=equal_nan)
+  return _isclose_traced(a, b, rtol, atol, equal_nan)
+
+
+def _isclose(a, b, rtol=_RTOL, atol=_ATOL, equal_nan=False):
+  # rtol/atol traced arguments (under a trace) and the NaN test computed first
+  # (used only with equal_nan), as in JAX's printed jaxpr.
   a, b = util.promote_args_inexact("isclose", a, b)
   dt = dtypes.dtype(a)
   if dtypes.kind(dt) == "c":
     dt = dtypes.finfo(dt).dtype
   rtol = lax.convert_element_type(rtol, dt)
   atol = lax.convert_element_type(atol, dt)
+  both_nan = lax.bitwise_and(_isnan(a), _isnan(b))
+  finite = _isfinite(b)
   in_range = lax.le(lax.abs(lax.sub(a, b)), lax.add(atol, lax.mul(rtol, lax.abs(b))))
-  out = lax.bitwise_or(lax.eq(a, b), lax.bitwise_and(_isfinite(b), in_range))
+  out = lax.bitwise_or(lax.eq(a, b), lax.bitwise_and(finite, in_range))
   if equal_nan:
-    out = lax.bitwise_or(out, lax.bitwise_and(_isnan(a), _isnan(b)))
+    out = lax.bitwise_or(out, both_nan)
   return out
 
 
-@util.jit(static_argnames=('rtol', 'atol', 'equal_nan'))
-def allclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bool = False):
+_isclose.__name__ = "isclose"
+_isclose_traced = util.jit(_isclose, static_argnames=('equal_nan',))
+_isclose_static = util.jit(_isclose, static_argnames=('rtol', 'atol', 'equal_nan'))
+
+
+def allclose(a: Any, b: Any, rtol: Any = _RTOL, atol: Any = _ATOL, equal_nan: bool = False):
   """Whether every element of ``a`` and ``b`` is close (see ``isclose``)."""
+  if trace_state.trace is eval_trace:
+    if rtol is _RTOL and atol is _ATOL and equal_nan is False:
+      return _allclose_static(a, b)
+    if type(rtol) is float and type(atol) is float:
+      return _allclose_static(a, b, rtol, atol, equal_nan)
+  if rtol is _RTOL and atol is _ATOL:
+    return _allclose_traced(a, b, equal_nan=equal_nan)
+  return _allclose_traced(a, b, rtol, atol, equal_nan)
+
+
+def _allclose(a, b, rtol=_RTOL, atol=_ATOL, equal_nan=False):
   util.check_arraylike("allclose", a, b)
-  return _all(isclose(a, b, rtol, atol, equal_nan))
+  return _all(_isclose_traced(a, b, rtol, atol, equal_nan))
+
+
+_allclose.__name__ = "allclose"
+_allclose_traced = util.jit(_allclose, static_argnames=('equal_nan',))
+_allclose_static = util.jit(_allclose, static_argnames=('rtol', 'atol', 'equal_nan'))
 
 
 def array_equal(a1: Any, a2: Any, equal_nan: bool = False):

@@ -256,10 +256,10 @@ def pad(array, pad_width, mode: str | Callable = "constant", **kwargs):
   median (``stat_length``), empty, or a callable."""
   array = ensure_arraylike("pad", array)
   nd = array.ndim
-  pad_width = _broadcast_to_pairs(pad_width, nd, "pad_width")
-  if pad_width and not all(np.asarray(p).dtype.kind in "iu" for pair in pad_width for p in pair):
+  widths = _broadcast_to_pairs(pad_width, nd, "pad_width")
+  if widths and not all(np.asarray(p).dtype.kind in "iu" for pair in widths for p in pair):
     raise TypeError("`pad_width` must be of integral type.")
-  pad_width = tuple((operator.index(lo), operator.index(hi)) for lo, hi in pad_width)
+  pad_width = tuple((operator.index(lo), operator.index(hi)) for lo, hi in widths)
   if callable(mode):
     return as_array(_pad_func(as_array(array), pad_width, mode, **kwargs))
   if mode not in _ALLOWED_KWARGS:
@@ -282,6 +282,10 @@ def pad(array, pad_width, mode: str | Callable = "constant", **kwargs):
   stat_length = kwargs.get("stat_length")
   if stat_length is not None:
     stat_length = _broadcast_to_pairs(stat_length, nd, "stat_length")
+  if mode == "constant":
+    # lax.pad's padding_config keeps the widths' NumPy integers (np.int64 for
+    # Python ints), as JAX's printed jaxpr shows them.
+    pad_width = tuple((lo, hi) for lo, hi in widths)
   if (mode == "empty" or mode == "constant" and np.ndim(cv) == 0) \
       and trace_state.trace is eval_trace:
     # Eager, one lax.pad needs no program around it (~15 us of jit call).

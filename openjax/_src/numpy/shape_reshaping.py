@@ -330,13 +330,24 @@ def atleast_1d(*arys):
   return out[0] if len(out) == 1 else out
 
 
+def _atleast_2d(*arys):
+  out = [atleast_nd(a, 2) for a in arys]
+  return out[0] if len(out) == 1 else out
+
+
+_atleast_2d.__name__ = "atleast_2d"
+_atleast_2d_jit = util.jit(_atleast_2d)
+
+
 def atleast_2d(*arys):
   """Each input viewed with at least two dimensions (a list if several)."""
+  # Traced: JAX's jit[name=atleast_2d]; eagerly the one bind (as _flip_staged).
+  eager = trace_state.trace is eval_trace
   if len(arys) == 1 and type(arys[0]) is Array:   # most calls: nothing to check
-    return atleast_nd(arys[0], 2)
+    return atleast_nd(arys[0], 2) if eager else _atleast_2d_jit(arys[0])
   check_arraylike("atleast_2d", *arys)
-  out = [atleast_nd(ensure_arraylike("atleast_2d", a), 2) for a in arys]
-  return out[0] if len(out) == 1 else out
+  arys = [ensure_arraylike("atleast_2d", a) for a in arys]
+  return _atleast_2d(*arys) if eager else _atleast_2d_jit(*arys)
 
 
 # rank -> the axes atleast_3d inserts (NumPy's positions)

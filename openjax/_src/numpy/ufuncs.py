@@ -21,8 +21,8 @@ from openjax._src.core import Array, is_concrete
 from openjax._src.numpy import util
 from openjax._src.numpy.eager_programs import eager_program, eager_program_when
 from openjax._src.numpy._ufunc_helpers import (
-    asarray, broadcast_arrays, const, constant_like, full_like, is_kind, weak_scalar,
-    where as _where)
+    _where as _jit_where, asarray, broadcast_arrays, const, constant_like, full_like, is_kind,
+    weak_scalar, where as _where)
 from openjax._src.numpy.util import (
     check_arraylike, ensure_arraylike, promote_args, promote_args_inexact,
     promote_args_numeric, promote_dtypes_inexact, promote_dtypes_numeric, promote_shapes)
@@ -409,10 +409,12 @@ def hypot(x1, x2, /):
   inf = constant_like(x1, np.inf)
   any_inf = lax.bitwise_or(lax.eq(x1, inf), lax.eq(x2, inf))
   big, small = lax.max(x1, x2), lax.min(x1, x2)
+  # jnp.where (JAX's jit _where) and the zero test made twice, as JAX's jaxpr.
   is_zero = lax.eq(big, const(big, 0))
-  ratio = lax.div(small, _where(is_zero, full_like(big, 1), big))
-  x = _where(is_zero, big, lax.mul(big, lax.sqrt(lax.add(weak_scalar(ratio, 1), lax.square(ratio)))))
-  return _where(any_inf, const(x, np.inf), x)
+  ratio = lax.div(small, _jit_where(lax.eq(big, const(big, 0)), full_like(big, 1), big))
+  x = _jit_where(is_zero, big,
+                 lax.mul(big, lax.sqrt(lax.add(weak_scalar(ratio, 1), lax.square(ratio)))))
+  return _jit_where(any_inf, const(x, np.inf), x)
 
 
 def deg2rad(x, /):

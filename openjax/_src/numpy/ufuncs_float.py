@@ -12,11 +12,12 @@ from openjax._src import dtypes
 from openjax._src import lax
 from openjax._src.api.autodiff import jvp as _jvp
 from openjax._src.api.custom_derivatives import custom_jvp
-from openjax._src.core import Array
+from openjax._src.core import Array, eval_trace, trace_state
 from openjax._src.numpy import util
 from openjax._src.numpy.eager_programs import eager_program, eager_program_when
 from openjax._src.numpy._ufunc_helpers import (
-    asarray, const, constant_like, full_like, is_kind, weak_scalar, where as _where)
+    _where as _jit_where, asarray, const, constant_like, full_like, is_kind, weak_scalar,
+    where as _where)
 from openjax._src.numpy.util import (
     ensure_arraylike, promote_args, promote_args_inexact, promote_dtypes_inexact)
 
@@ -81,24 +82,46 @@ def isneginf(x, /, out=None):
   return _isposneginf("isneginf", -np.inf, x, out)
 
 
-@util.jit(static_argnames=('copy', 'nan', 'posinf', 'neginf'))
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
   """Replace NaN by ``nan`` and infinities by ``posinf``/``neginf`` (the
   largest finite values by default)."""
+  if trace_state.trace is eval_trace:
+    # Eagerly the replacements are static (a Python float as a traced
+    # argument costs ~25k instructions a call); traced they are arguments.
+    if nan is _NAN and posinf is None and neginf is None:
+      return _nan_to_num_static(x)
+    if not (hasattr(nan, "aval") or hasattr(posinf, "aval") or hasattr(neginf, "aval")):
+      return _nan_to_num_static(x, nan=nan, posinf=posinf, neginf=neginf)
+  # Only the values given (JAX's jit leaves the defaults out of the call)
+  kw = {k: v for k, v, d in (("nan", nan, _NAN), ("posinf", posinf, None),
+                             ("neginf", neginf, None)) if v is not d}
+  return _nan_to_num_traced(x, copy=copy, **kw)
+
+
+_NAN = 0.0
+
+
+def _nan_to_num(x, copy=True, nan=_NAN, posinf=None, neginf=None):
   del copy   # arrays are immutable
   x = ensure_arraylike("nan_to_num", x)
   if not is_kind(x, "f", "c"):
     return asarray(x)
   if is_kind(x, "c"):
     kw = dict(nan=nan, posinf=posinf, neginf=neginf)
-    return lax.complex(nan_to_num(lax.real(x), **kw), nan_to_num(lax.imag(x), **kw))
+    return lax.complex(_nan_to_num(lax.real(x), **kw), _nan_to_num(lax.imag(x), **kw))
   dt = dtypes.dtype(x)
   info = dtypes.finfo(dt)
   posinf = info.max if posinf is None else posinf
   neginf = info.min if neginf is None else neginf
-  out = _where(isnan(x), _typed(nan, dt), x)
-  out = _where(isposinf(out), _typed(posinf, dt), out)
-  return _where(isneginf(out), _typed(neginf, dt), out)
+  # jnp.where (JAX's jit _where), as in JAX's jaxpr.
+  out = _jit_where(isnan(x), _typed(nan, dt), x)
+  out = _jit_where(isposinf(out), _typed(posinf, dt), out)
+  return _jit_where(isneginf(out), _typed(neginf, dt), out)
+
+
+_nan_to_num.__name__ = "nan_to_num"
+_nan_to_num_traced = util.jit(_nan_to_num, static_argnames=('copy',))
+_nan_to_num_static = util.jit(_nan_to_num, static_argnames=('copy', 'nan', 'posinf', 'neginf'))
 
 
 def _typed(value, dt):
