@@ -7,7 +7,7 @@ import openjax as jax
 import openjax.numpy as jnp
 from openjax import lax
 from openjax._src.lax import _convert_element_type
-from openjax._src.primitives.reduce import reductions as reduce_rules
+from openjax._src.primitives.reduce import reductions
 from openjax.errors import ConcretizationTypeError
 
 F32 = np.float32
@@ -346,8 +346,8 @@ def test_bool_argmax_argmin_along_a_short_axis(k, axis, monkeypatch):
   # the slices' bits (reductions._bool_first_index, up to 8 slices); NumPy's
   # first True / first False, 0 where there is none; transposed operands too.
   packed = []
-  kernel = reduce_rules._bool_first_index
-  monkeypatch.setattr(reduce_rules, "_bool_first_index",
+  kernel = reductions._bool_first_index
+  monkeypatch.setattr(reductions, "_bool_first_index",
                       lambda *a: packed.append(1) or kernel(*a))
   rng = np.random.default_rng(k)
   shape = [130, 130, 130]

@@ -237,10 +237,6 @@ def vander(x, N=None, increasing=False):
   return power(x[:, None], expand_dims(powers, 0))
 
 
-# JAX's atleast_2d is a jit (cov's jaxpr prints it)
-_atleast_2d = util.jit(atleast_2d)
-
-
 @util.jit(static_argnames=('rowvar', 'bias', 'ddof', 'dtype'))
 def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None,
         dtype=None):
@@ -255,7 +251,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     raise ValueError("m has more than 2 dimensions")
   if dtype is None:   # (JAX's order: the cast, then atleast_2d)
     (m,) = util.promote_dtypes_inexact(m)
-  x = _atleast_2d(m)
+  x = atleast_2d(m)   # (a jit when traced, as JAX's: cov's jaxpr prints it)
   if dtype is not None:
     x = lax.convert_element_type(x, dtype)
     y = None if y is None else lax.convert_element_type(y, dtype)
