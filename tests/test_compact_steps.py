@@ -34,15 +34,7 @@ def _op_by_op(fn, *args):
 def test_linspace_of_arrays_runs_compact_steps_with_the_same_bits():
   a = jnp.asarray(rng.random((67, 1)).astype(np.float32))
   b = jnp.asarray(rng.random(300).astype(np.float32))
-  shape = (67, 300, 5)
-
-  def f(a, b):
-    # linspace's values written with full-shape broadcasts (jnp.linspace
-    # itself, as JAX's, now multiplies size-1 dims and has none)
-    t = lax.broadcasted_iota(jnp.float32, shape, 2) / 4.0
-    lo = lax.broadcast_in_dim(a, shape, (0, 1))
-    hi = lax.broadcast_in_dim(b, shape, (1,))
-    return lo * (1.0 - t) + hi * t
+  f = lambda a, b: jnp.linspace(a, b, 5, axis=-1)  # noqa: E731
   _, program = _program(f, a, b)
   # (67, 300, 5): the iota's divisions, the broadcasts' products
   assert _compact_kernels(program) >= 4

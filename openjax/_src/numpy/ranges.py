@@ -123,22 +123,16 @@ def _linspace(start, stop, num, endpoint, retstep, dtype, axis):
     div = num - 1 if endpoint else num
     delta = lax.div(lax.sub(stop, start), np.asarray(div, cdt))
     real = dtypes.finfo(cdt).dtype
-    # As JAX's jaxpr: t = i / div along ``axis`` (size 1 elsewhere), the bounds
-    # reshaped with a 1 at ``axis``, start * (1 - t) + stop * t broadcasting the
-    # size-1 dims (both endpoints exact), and with ``endpoint`` stop appended.
-    ones = list(bounds)
-    ones.insert(axis, 1)
-    iota = lax.broadcasted_iota(real, (div,), 0)
-    if bounds:
-      iota = lax.reshape(iota, tuple(div if i == axis else 1 for i in range(len(ones))))
-    t = _strong(lax.div(iota, np.asarray(div, real)), cdt)
-    out = lax.mul(lax.reshape(start, tuple(ones)), lax.sub(np.asarray(1, cdt), t))
-    out = lax.add(out, lax.mul(lax.reshape(stop, tuple(ones)), t))
+    # start * (1 - t) + stop * t with t = i / div recovers both endpoints exactly.
+    t = _strong(lax.div(lax.broadcasted_iota(real, out_shape, axis), np.asarray(div, real)), cdt)
+    lo, hi = _bcast(start, out_shape, rest), _bcast(stop, out_shape, rest)
+    out = lax.add(lax.mul(lo, lax.sub(np.asarray(1, cdt), t)), lax.mul(hi, t))
     if endpoint:
-      out = lax.concatenate([out, _bcast(stop, ones, rest)], axis)
+      last = lax.eq(lax.broadcasted_iota(np.int32, out_shape, axis), np.asarray(num - 1, np.int32))
+      out = lax.select(last, hi, out)
   elif num == 1:
     delta = (fill((), np.nan, cdt, False) if endpoint else lax.sub(stop, start))
-    out = lax.reshape(start, tuple(out_shape))
+    out = _bcast(start, out_shape, rest)
   else:
     delta = fill((), np.nan, cdt, False)
     out = fill(tuple(out_shape), 0, cdt, False)
