@@ -11,7 +11,12 @@ def cases(jax) -> dict:
 
   def jaxpr(f, *args):
     return lambda: str(jax.make_jaxpr(f)(*args))
+  f4 = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
   return {
+      # interp's jit holds _where jits printed as shared lets (the printer
+      # names every shared jaxpr before printing any)
+      "interp": jaxpr(jnp.interp, f4[0], f4[1], f4[2]),
+      "interp_i32": jaxpr(jnp.interp, v, v, fv),
       "isin": jaxpr(jnp.isin, v, v[:3]),
       "isin_f32": jaxpr(jnp.isin, fv, fv[:2]),
       "isin_invert": jaxpr(lambda a, b: jnp.isin(a, b, invert=True), v, v[:3]),

@@ -478,10 +478,11 @@ def pp_toplevel_jaxpr(top: Jaxpr) -> Doc:
     name_counts[name] += 1
     ctx.shared_names.add(name)
     shared.append((name, by_id[jid]))
+  for name, j in shared:
+    ctx.shared_jaxprs[id(j)] = name
   docs = []
   for name, j in shared:
     docs.append(concat([text("let "), text(name), text(" = "),
                         _pp_skeleton(j, ctx), text(" in"), brk()]))
-    ctx.shared_jaxprs[id(j)] = name
   docs.append(pp_jaxpr(top, ctx))
   return concat(docs)
