@@ -25,7 +25,7 @@ from openjax._src.numpy.index_plans import rewriting_take
 from openjax._src.numpy.indexer import (_to_index_dtype, _wrap_negative, add_size_to_negatives,
                                          host_floor_mod, int_fits)
 from openjax._src.numpy.shape_reshaping import axis_dnums, moveaxis, take_static
-from openjax._src.numpy.ufuncs import floor_divide, remainder
+from openjax._src.numpy.ufuncs import remainder
 
 __all__ = [
     "take", "take_along_axis", "nonzero", "flatnonzero", "argwhere", "extract",
@@ -348,31 +348,6 @@ _NONZERO_SIZE_MSG = ("The size argument of jnp.nonzero must be statically specif
                      "jnp.nonzero within JAX transformations.")
 
 
-def cumsum(x):
-  """JAX's ``jnp.cumsum`` of a bool/int mask, flattened (a later module's)."""
-  x = _ravel(x) if np.ndim(x) != 1 else x
-  if util.dtype_of(x) != dtypes.default_int_dtype():
-    x = lax.convert_element_type(x, dtypes.default_int_dtype())
-  return lax.cumsum(x, 0)
-
-
-def clip(x, lo):
-  """``jnp.clip(x, lo)`` of an integer array (JAX's jit[name=clip])."""
-  return lax.max(lax.convert_element_type(lo, util.dtype_of(x)), x)
-
-
-_cumsum_jit, _clip_jit = util.jit(cumsum), util.jit(clip)
-
-
-def _nonzero_jax(mask, shape, size: int):
-  """JAX's equations of ``nonzero(size=)``: a bincount of the running count,
-  its cumsum, unravelled by floor_divide and remainder."""
-  hist = lax.full((size,), 0, dtypes.default_int_dtype())
-  hist = hist.at[_clip_jit(_cumsum_jit(mask), 0)].add(1, mode="drop")
-  flat, strides = _cumsum_jit(hist), np.cumprod((1,) + tuple(shape[::-1]))[:-1][::-1]
-  return tuple(remainder(floor_divide(flat, int(s)), d) for s, d in zip(strides, shape))
-
-
 def _nonzero_traced(mask, shape, size: int):
   """Indices of the first ``size`` True entries of a traced mask (padded
   with index 0), via a scatter-add histogram of the running count."""
@@ -438,8 +413,6 @@ def nonzero(a, *, size: int | None = None, fill_value=None):
       return out   # the fills written on the host: what the selects below give
     count = int(found[0].size)
   else:
-    if fill_value is None:   # JAX's equations (eager programs pass fills: the lean path)
-      return _nonzero_jax(mask, shape, size)
     out = _nonzero_traced(mask, shape, size)
     count = lax.reduce_sum(lax.convert_element_type(mask, np.int32), tuple(range(len(shape))))
   if fill_value is not None:

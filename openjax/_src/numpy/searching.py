@@ -30,7 +30,6 @@ from openjax._src.numpy.reductions import (
     _const, _convert, _isnan, _ravel, _where, any as _any, cumsum, max as _max, min as _min,
     sum as _sum)
 from openjax._src.numpy.shape_joining import concatenate
-from openjax._src.numpy.ufuncs import floor_divide
 
 __all__ = ["searchsorted", "digitize", "interp", "bincount", "histogram", "histogram_bin_edges",
            "unique", "unique_values", "unique_counts", "unique_inverse", "unique_all"]
@@ -125,49 +124,24 @@ def _searchsorted_sort(a, v, side: str, dtype):
   return _convert(lax.reshape(at, np.shape(v)), dtype)
 
 
-def _canonical_float(x):
-  """-0.0 -> 0.0, every NaN -> one NaN (JAX's keys before ``le_to``/``lt_to``)."""
-  shape, dt = np.shape(x), util.dtype_of(x)
-  y = lax.select(lax.eq(x, lax.full((), 0, dt)), lax.full(shape, 0, dt), x)
-  return lax.select(lax.ne(x, x), lax.full(shape, np.nan, dt), y)
-
-
-def _searchsorted_scan_impl(a, v, side: str, dtype, jax_form: bool = True):
-  """Binary search of all queries: ceil(log2(n + 1)) rounds, O(m log n); ``jax_form``:
-  JAX's equations (le_to/lt_to of canonical floats), else the sort order's compare."""
+def _searchsorted_scan(a, v, side: str, dtype):
+  """Binary search of every query at once (JAX's "scan" method): ceil(log2(n + 1))
+  rounds of a gather and a compare, O(m log n) where co-sorting is O((n + m) log(n + m))."""
   n, v_shape = np.shape(a)[0], np.shape(v)
   work = np.dtype(np.uint64) if np.dtype(dtype).itemsize == 8 else np.dtype(np.uint32)
-  kind = dtypes.kind(util.dtype_of(a))
+  or_equal = side == "left"
 
-  def body(carry, _):
-    low, high = carry
-    if not jax_form:   # a shift and a collapsed gather: fewer steps eagerly
-      mid = lax.add(low, lax.shift_right_logical(lax.sub(high, low), lax.full((), 1, work)))
-      at_mid = lax.gather(a, lax.broadcast_in_dim(mid, v_shape + (1,), tuple(range(len(v_shape)))),
-                          _GATHER_1D, (1,), mode="clip")
-      go_left = _sort_less(v, at_mid, or_equal=side == "left")
-    else:
-      mid = lax.add(low, floor_divide(lax.sub(high, low), 2))
-      if v_shape:
-        at_mid = lax.squeeze(lax.gather(
-            a, lax.broadcast_in_dim(mid, v_shape + (1,), tuple(range(len(v_shape)))),
-            lax.GatherDimensionNumbers(offset_dims=(len(v_shape),), collapsed_slice_dims=(),
-                                       start_index_map=(0,)), (1,), mode="clip"), (len(v_shape),))
-      else:
-        at_mid = lax.squeeze(lax.dynamic_slice(a, (mid,), (1,)), (0,))
-      keys = (_canonical_float(v), _canonical_float(at_mid)) if kind == "f" else (v, at_mid)
-      go_left = (lax.le_to_p if side == "left" else lax.lt_to_p).bind1(*keys)
-    return (lax.select(go_left, low, mid), lax.select(go_left, mid, high)), None
+  def body(_, bounds):
+    low, high = bounds
+    mid = lax.add(low, lax.shift_right_logical(lax.sub(high, low), lax.full((), 1, work)))
+    at_mid = lax.gather(a, lax.broadcast_in_dim(mid, v_shape + (1,), tuple(range(len(v_shape)))),
+                        _GATHER_1D, (1,), mode="clip")
+    go_left = _sort_less(v, at_mid, or_equal=or_equal)
+    return lax.select(go_left, low, mid), lax.select(go_left, mid, high)
 
+  n_levels = int(np.ceil(np.log2(n + 1)))
   init = (lax.full(v_shape, 0, work), lax.full(v_shape, n, work))
-  (_, high), _ = lax.scan(body, init, None, length=int(np.ceil(np.log2(n + 1))))
-  return _convert(high, dtype)
-
-
-_scan_impl_jit = util.jit(_searchsorted_scan_impl, static_argnames=("side", "dtype"))
-# JAX's jaxpr nests one more jit of it per batched dimension of ``v`` (1-D: two).
-_scan_impl_batched = util.jit(_scan_impl_jit, static_argnames=("side", "dtype"))
-_scan_impl_batched.name = "_searchsorted_scan_impl"
+  return _convert(lax.fori_loop(0, n_levels, body, init)[1], dtype)
 
 
 def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
@@ -188,8 +162,11 @@ def _searchsorted_lean(a, v, side="left", sorter=None, *, method="scan"):
   return _searchsorted(a, v, side, sorter, method, lean=True)
 
 
-# Traced, JAX's jit[name=searchsorted]; eagerly, a program counting by comparing all
-# pairs up to _COMPARE_ALL_LIMIT, method='sort' too (10 elements: 12 steps -> 8).
+# Traced, JAX's jit[name=searchsorted] of the method asked for; eagerly, a
+# library program that counts by comparing all pairs wherever they number at
+# most _COMPARE_ALL_LIMIT, for method='sort' too: its co-sort's rank of a
+# query is the count of a's elements sorted before it, for any ``a`` (the
+# same bits; 10 elements: 12 steps -> 8).
 _searchsorted_staged = util.jit(_searchsorted_jax, static_argnames=('side', 'method'))
 _searchsorted_staged.name = "searchsorted"
 _searchsorted_eager = util.jit(_searchsorted_lean, static_argnames=('side', 'method'))
@@ -232,15 +209,11 @@ def _searchsorted(a, v, side, sorter, method, lean: bool = False):
   dtype = np.dtype(np.int64) if n > np.iinfo(np.int32).max else np.dtype(np.int32)
   if n == 0:
     return lax.full(np.shape(v), 0, dtype)
-  if not lean and method == "scan" and dtypes.kind(util.dtype_of(a)) != "c":
-    # Traced: JAX's binary search (eager programs keep the counts below).
-    run = _scan_impl_batched if np.ndim(v) else _scan_impl_jit
-    return run(a, v, side, dtype)
   if _compares_all(method, n, np.size(v), lean, util.dtype_of(a)):
     return _searchsorted_compare_all(a, v, side, dtype)
   if method == "sort" or (np.size(v) > _SCAN_MAX_SIDE and n > _SCAN_MAX_SORTED):
     return _searchsorted_sort(a, v, side, dtype)
-  return _searchsorted_scan_impl(a, v, side, dtype, jax_form=False)
+  return _searchsorted_scan(a, v, side, dtype)
 
 
 def digitize(x, bins, right=False, *, method=None):
@@ -304,13 +277,15 @@ def interp(x, xp, fp, left=None, right=None, period=None):
   x, xp, fp = util.ensure_arraylike("interp", x, xp, fp)
   if np.shape(xp) != np.shape(fp) or np.ndim(xp) != 1:
     raise ValueError("xp and fp must be one-dimensional arrays of equal size")
+  x, xp = util.promote_dtypes_inexact(x, xp)
+  fp, = util.promote_dtypes_inexact(fp)
   extrapolate = {}
   for name, value in (("left", left), ("right", right)):
     if isinstance(value, str) and value != "extrapolate":
       raise ValueError(f"the only valid string value of `{name}` is 'extrapolate', "
                        f"but got: {value!r}")
     extrapolate[name] = isinstance(value, str)
-  if is_kind(x, "c") or is_kind(xp, "c"):
+  if is_kind(x, "c"):
     raise ValueError("jnp.interp: complex x values not supported.")
   if period is not None and np.ndim(period) != 0:
     raise ValueError(f"period must be a scalar; got {period}")
@@ -320,7 +295,8 @@ def interp(x, xp, fp, left=None, right=None, period=None):
              extrapolate_left=extrapolate["left"], extrapolate_right=extrapolate["right"])
 
 
-# Traced, JAX's jit[name=_interp] (eager calls run _interp_eager below).
+# One library program: eager calls run it as one cached program, not the
+# ~40 primitives op by op (10 elements: 4.7 ms -> see benchmarks/eager_sweep.py).
 @util.jit(static_argnames=("extrapolate_left", "extrapolate_right"))
 def _interp(x, xp, fp, left, right, period, *, extrapolate_left, extrapolate_right):
   return _interp_equations(x, xp, fp, left, right, period, extrapolate_left,
@@ -332,16 +308,16 @@ def _interp_lean(x, xp, fp, left, right, period, *, extrapolate_left, extrapolat
                            extrapolate_right, lean=True)
 
 
-# Eagerly, the search inline and lean: past the compare-all limit the fused count
-# (1e6 queries in 100 points, loaded machine: 280 -> 95 ms, NumPy 30 ms).
+# Eagerly, the search inline and lean (no nested searchsorted jit): past the
+# compare-all limit its count is the fused np.searchsorted of the sorted xp
+# where the staged search co-sorts the queries (the same indices; 1e6
+# queries in 100 points, loaded machine: 280 -> 95 ms, NumPy 30 ms).
 _interp_eager = util.jit(_interp_lean, static_argnames=("extrapolate_left", "extrapolate_right"))
 _interp_eager.name = "_interp"
 
 
 def _interp_equations(x, xp, fp, left, right, period, extrapolate_left, extrapolate_right,
                       lean: bool):
-  x, xp = util.promote_dtypes_inexact(x, xp)   # inside the jit, as JAX's
-  fp, = util.promote_dtypes_inexact(fp)
   if period is not None:
     period = _abs_of_period(period)
     x, xp = _mod(x, period), _mod(xp, period)
@@ -357,13 +333,10 @@ def _interp_equations(x, xp, fp, left, right, period, extrapolate_left, extrapol
   eps = np.spacing(dtypes.finfo(dtypes.dtype(xp)).eps)
   dx0 = lax.le(lax.abs(dx), const(dx, eps))
   f = where(dx0, fp[i - 1], fp[i - 1] + delta / where(dx0, 1, dx) * df)
-  # (each fill before its compare: JAX's order of equations)
   if not extrapolate_left and period is None:
-    fill = fp[0] if left is None else left
-    f = where(x < xp[0], fill, f)
+    f = where(x < xp[0], fp[0] if left is None else left, f)
   if not extrapolate_right and period is None:
-    fill = fp[-1] if right is None else right
-    f = where(x > xp[-1], fill, f)
+    f = where(x > xp[-1], fp[-1] if right is None else right, f)
   return f
 
 
@@ -423,10 +396,6 @@ def bincount(x, weights=None, minlength=0, *, length=None):
 def _bincount(x, weights, *, length: int, lean: bool):
   if util.dtype_of(x) == np.bool_:
     x = _convert(x, np.int32)
-  if not lean:   # traced: JAX's equations (zeros, clip, .at[].add)
-    out = lax.full((length,), 0, dtypes.default_int_dtype() if weights is None
-                   else util.dtype_of(weights))
-    return out.at[clip(x, 0)].add(1 if weights is None else weights, mode="drop")
   counting = weights is None
   if counting:   # made here: a NumPy operand would take the program's slow path
     weights = np.array(1, dtype=dtypes.default_int_dtype())
@@ -449,7 +418,8 @@ def _bincount_lean(x, weights, *, length: int):
   return _bincount(x, weights, length=length, lean=True)
 
 
-# Eagerly, one library program that counts integers without the scatter (same bits).
+# Traced, JAX's equations inline (clip and scatter-add); eagerly, one library
+# program that counts integers without the scatter (the same bits).
 _bincount_eager = util.jit(_bincount_lean, static_argnames=("length",))
 _bincount_eager.name = "bincount"
 
@@ -592,9 +562,11 @@ def _unique_lean(ar, return_index=False, return_inverse=False, return_counts=Fal
                        size=size, fill_value=fill_value, sorted=sorted, lean=True)
 
 
-# Eagerly, one library program of a lean formulation with the same bits: a values-only
-# sort when no result needs the permutation, one search for the values' and counts'
-# bounds, in-bounds gathers (unique_counts(size=3) at 10 elements: ~60 -> ~30 steps).
+# Traced, JAX's equations inline (jit[name=_unique_sorted_mask], nonzero's
+# cumsum and search per result); eagerly, one library program of a lean
+# formulation with the same bits: a values-only sort when no result needs
+# the permutation, one search for the values' and the counts' bounds, plain
+# in-bounds gathers (unique_counts(size=3) at 10 elements: ~60 -> ~30 steps).
 _unique_eager = util.jit(_unique_lean, static_argnames=(
     "return_index", "return_inverse", "return_counts", "axis", "equal_nan", "size", "sorted"))
 _unique_eager.name = "unique"
