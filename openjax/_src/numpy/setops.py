@@ -46,7 +46,7 @@ def _membership(a, b) -> str:
   return "auto"
 
 
-def _in1d(a, b, invert: bool, method: str):
+def _in1d_flat(a, b, invert: bool, method: str):
   """Membership of each element of the flat ``a`` in the flat ``b``."""
   if method not in _ISIN_METHODS:
     raise ValueError(f"{method=} is not implemented; options are 'compare_all', "
@@ -74,12 +74,22 @@ def isin(element, test_elements, assume_unique=False, invert=False, *, method="a
   return _isin(element, test_elements, assume_unique, invert, method=method)
 
 
+def _in1d(element, test_elements, invert, method):
+  """Membership of each element of ``element`` (flattened) in
+  ``test_elements``: JAX's jitted ``_in1d`` (make_jaxpr prints
+  ``jit[name=_in1d]``)."""
+  a, b = util.promote_dtypes(element, test_elements)
+  return _in1d_flat(ravel(a), ravel(b), invert, method)
+
+
+_in1d_jit = util.jit(_in1d, static_argnames=("invert", "method"))
+
+
 @eager_program(static_argnames=("assume_unique", "invert", "method"))
 def _isin(element, test_elements, assume_unique, invert, *, method):
   del assume_unique   # only a speed hint
   element, test_elements = util.ensure_arraylike("isin", element, test_elements)
-  a, b = util.promote_dtypes(element, test_elements)
-  return _in1d(ravel(a), ravel(b), invert, method).reshape(element.shape)
+  return _in1d_jit(element, test_elements, invert, method).reshape(element.shape)
 
 
 def _static_size(name: str, size):
@@ -142,7 +152,7 @@ def _setdiff1d(ar1, ar2, assume_unique, *, size, fill_value, membership):
   size = _static_size("setdiff1d", size)
   a = ravel(ar1)
   a = a if assume_unique else sort(a)
-  keep = _in1d(a, ravel(ar2), True, membership)
+  keep = _in1d_flat(a, ravel(ar2), True, membership)
   if not assume_unique:
     keep = keep & _first_of_runs(a)
   return _compact(a, keep, size, fill_value, lambda p, count: zeros((), p.dtype))
@@ -160,8 +170,8 @@ def _setxor1d(ar1, ar2, assume_unique, *, size, fill_value, membership):
   ar1, ar2 = util.ensure_arraylike("setxor1d", ar1, ar2)
   size = _static_size("setxor1d", size)
   a, b = util.promote_dtypes(sort(ravel(ar1)), sort(ravel(ar2)))
-  only_a = _in1d(a, b, True, membership)
-  only_b = _in1d(b, a, True, membership)
+  only_a = _in1d_flat(a, b, True, membership)
+  only_b = _in1d_flat(b, a, True, membership)
   if not assume_unique:
     only_a = only_a & _first_of_runs(a)
     only_b = only_b & _first_of_runs(b)
@@ -190,7 +200,7 @@ def _intersect1d(ar1, ar2, assume_unique, return_indices, *, size, fill_value, m
   a, b = util.promote_dtypes(ravel(ar1), ravel(ar2))
   order_a = argsort(a, stable=True)
   sa = a[order_a]
-  keep = _in1d(sa, b, False, membership)
+  keep = _in1d_flat(sa, b, False, membership)
   if not assume_unique:
     keep = keep & _first_of_runs(sa)
   values = _compact(sa, keep, size, fill_value, _smallest)
