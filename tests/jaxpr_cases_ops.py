@@ -17,6 +17,7 @@ def cases(jax) -> dict:
   def jaxpr(fn, *args):
     return lambda: str(jax.make_jaxpr(fn)(*args))
   return {
+      "vstack": jaxpr(lambda a, b: jnp.vstack([a, b]), f, f),
       # jnp.where's _where jits inside another shared jaxpr (forward references)
       "hypot": jaxpr(jnp.hypot, x, x),
       "hypot_int": jaxpr(jnp.hypot, v, v),
