@@ -12,9 +12,6 @@ def cases(jax) -> dict:
   x = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
   v = np.arange(6, dtype=np.int32)
   b = np.array([True, False, True])
-  c1 = np.array([[True, False, True], [False, False, True]])
-  c2 = np.array([True, False, False])
-  ones, zeros = np.ones((2, 3), np.float32), np.zeros((2, 3), np.float32)
 
   def jaxpr(f, *args):
     return lambda: str(jax.make_jaxpr(f)(*args))
@@ -76,14 +73,4 @@ def cases(jax) -> dict:
       "rot90_k2": jaxpr(lambda a: jnp.rot90(a, 2), x),
       "rot90_k3_axes": jaxpr(lambda a: jnp.rot90(a, 3, axes=(1, 0)), x),
       "flip_in_jit": jaxpr(jax.jit(lambda a: jnp.flip(a) * 2), x),
-      # select: the conditions stacked behind an all-False one, argmax, select_n
-      "select": jaxpr(lambda a: jnp.select([a > 0, a < -0.5], [a, -a], 0.0), x),
-      "select_broadcast": jaxpr(lambda a, b, c, d: jnp.select([a, b], [c, d], default=-1.0),
-                                c1, c2, ones, zeros),
-      "select_int_condition": jaxpr(lambda a, c: jnp.select([a], [c]),
-                                    np.array([1, 0, 2]), np.array([1, 2, 3], np.int8)),
-      "select_float_condition": jaxpr(lambda a, c: jnp.select([a], [c]),
-                                      np.array([1.0, 0, 2]), np.array([1, 2, 3], np.int8)),
-      "select_scalars": jaxpr(lambda a, c: jnp.select([a], [c], 5), np.bool_(True), np.float32(2)),
-      "select_array_default": jaxpr(lambda a, d: jnp.select([a > 0], [d], a), x, np.float32(3)),
   }

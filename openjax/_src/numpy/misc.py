@@ -20,9 +20,7 @@ from openjax._src.numpy.creation import array, asarray, fresh_copy, put_on, user
 from openjax._src.numpy._ufunc_helpers import _where, broadcast_shapes
 from openjax._src.numpy.eager_programs import eager_program
 from openjax._src.numpy.indexing import nonzero
-from openjax._src.numpy.reductions import all as _all, argmax
-from openjax._src.numpy.shape_joining import stack
-from openjax._src.numpy.shape_reshaping import broadcast_arrays
+from openjax._src.numpy.reductions import all as _all
 
 __all__ = [
     # selection, comparison, casting
@@ -193,20 +191,28 @@ def where(condition: Any, x: Any = None, y: Any = None, /, *, size: int | None =
 @eager_program()
 def select(condlist, choicelist, default=0):
   """``choicelist[i]`` where ``condlist[i]`` is the first True condition,
-  else ``default``. JAX's formulation: the conditions stacked behind an
-  all-False one, their ``argmax`` the index of a ``select_n`` over the
-  default and the choices (an eager call runs it as one program)."""
+  else ``default`` (an eager call runs as one program). JAX stacks the
+  conditions behind an all-False one and takes their ``argmax``; that module
+  made IREE's stream partitioning report a cycle (the conformance suite's
+  special_hypergeometric rows), so the index is built by selects from the
+  last condition to the first."""
   if len(condlist) != len(choicelist):
     raise ValueError("condlist must have length equal to choicelist "
                      f"({len(condlist)} vs {len(choicelist)})")
   if len(condlist) == 0:
     raise ValueError("condlist must be non-empty")
   util.check_arraylike("select", *condlist, *choicelist, default)
-  choices = util.promote_dtypes(default, *choicelist)
-  # argmax of all-False is 0: the default's place
-  conditions = stack(broadcast_arrays(False, *condlist))
-  which = argmax(conditions.astype(bool), axis=0)
-  return lax.select_n(*broadcast_arrays(which, *choices))
+  conds = [util.asarray_operand(c) for c in condlist]
+  cases = util.promote_dtypes(default, *choicelist)
+  shape = np.broadcast_shapes(*(np.shape(c) for c in conds), *(np.shape(c) for c in cases))
+  which = np.zeros(shape, np.int32)
+  for k in range(len(conds) - 1, -1, -1):   # the first True condition wins
+    c = conds[k]
+    if dtypes.dtype(c) != np.bool_:
+      c = lax.ne(c, lax._convert_element_type(0, dtypes.dtype(c), dtypes.is_weakly_typed(c)))
+    which = lax.select(util.broadcast_to_shape(c, shape),
+                       np.full(shape, k + 1, np.int32), util.broadcast_to_shape(which, shape))
+  return lax.select_n(which, *(util.broadcast_to_shape(c, shape) for c in cases))
 
 
 @util.jit
