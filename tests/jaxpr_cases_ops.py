@@ -1,5 +1,5 @@
 """make_jaxpr cases of jnp.outer, isclose, nan_to_num, atleast_2d,
-pad, trace, tril/triu, kron, convolve and correlate, whose printed jaxprs
+pad, tril/triu, kron, convolve and correlate, whose printed jaxprs
 openjax prints as JAX 0.10.2 does. JAX's texts: ``data/jaxprs_ops_jax.json``
 (``data/jnp_jaxprs_jax.py ops``); ``test_jaxpr_texts.py`` compares."""
 import numpy as np
@@ -47,16 +47,7 @@ def cases(jax) -> dict:
       "atleast_2d_two": jaxpr(lambda a, b: jnp.atleast_2d(a, b), v, x),
       "pad_edge": jaxpr(lambda a: jnp.pad(a, 1, mode="edge"), x),
       "pad_wrap": jaxpr(lambda a: jnp.pad(a, 1, mode="wrap"), x),
-      # trace: iota mask, _where, sum (traced); tril/triu: offset added first
-      "trace": jaxpr(jnp.trace, x),
-      "trace_offset": jaxpr(lambda a: jnp.trace(a, 1), x),
-      "trace_int": jaxpr(jnp.trace, v.reshape(2, 3)),
-      "trace_3d": jaxpr(jnp.trace, x3),
-      "trace_axes": jaxpr(lambda a: jnp.trace(a, axis1=1, axis2=2), x3),
-      "trace_swapped": jaxpr(lambda a: jnp.trace(a, axis1=1, axis2=0), x3[0]),
-      "trace_dtype": jaxpr(lambda a: jnp.trace(a, 1, dtype=jnp.float32),
-                           np.ones((3, 4), np.int32)),
-      "linalg_trace": jaxpr(jnp.linalg.trace, x3),
+      # tril/triu: the offset added first
       "tril": jaxpr(jnp.tril, x),
       "tril_k": jaxpr(lambda a: jnp.tril(a, 1), x),
       "tril_int": jaxpr(jnp.tril, v.reshape(2, 3)),
