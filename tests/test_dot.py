@@ -536,3 +536,6 @@ def test_trace_gives_the_same_bits_eager_and_jitted():
         eager = np.asarray(jnp.trace(x, *args))
         jitted = np.asarray(jax.jit(lambda a: jnp.trace(a, *args))(x))
         assert eager.tobytes() == jitted.tobytes()
+      eager = np.asarray(jnp.linalg.trace(x, offset=1))
+      jitted = np.asarray(jax.jit(lambda a: jnp.linalg.trace(a, offset=1))(x))
+      assert eager.tobytes() == jitted.tobytes()

@@ -13,14 +13,12 @@ import numpy as np
 
 from openjax._src import dtypes
 from openjax._src import lax
-from openjax._src.core import eval_trace, trace_state
 from openjax._src.numpy import util
 from openjax._src.numpy.creation import asarray
 from openjax._src.numpy.indexing import take_along_axis
 from openjax._src.numpy.linalg_ops import (
     cross as _cross, diagonal as _diagonal, matmul as _matmul, outer as _outer,
-    tensordot as _tensordot, trace as _trace, trace_masked as _trace_masked,
-    vecdot as _vecdot)
+    tensordot as _tensordot, trace as _trace, vecdot as _vecdot)
 from openjax._src.numpy.misc import where
 from openjax._src.numpy.ranges import eye
 from openjax._src.numpy.reductions import amax, count_nonzero, prod, sum as _sum
@@ -593,9 +591,6 @@ def vecdot(x1, x2, /, *, axis: int = -1, precision=None, preferred_element_type=
 
 def trace(x, /, *, offset: int = 0, dtype=None):
   """The sum of the ``offset`` diagonal of the matrices in the last two axes."""
-  if trace_state.trace is not eval_trace:
-    # JAX passes the offset on to jnp.trace's jit (a traced argument)
-    return _trace_masked(x, offset, axis1=-2, axis2=-1, dtype=dtype)
   return _trace(x, offset=offset, axis1=-2, axis2=-1, dtype=dtype)
 
 
